@@ -1,0 +1,94 @@
+// Package atomicfile writes a file so that its name only ever refers to
+// nothing, the old content, or the complete new content: the bytes go to a
+// temporary file in the same directory, which is synced and renamed over the
+// name, and the directory is synced, so a crash, a kill or a full disk at any
+// instant leaves no partial file under the name.
+package atomicfile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// File is a file being written under a temporary name.
+type File struct {
+	*os.File
+	name string // the final name
+	done bool
+}
+
+// TempPrefix starts the name of every temporary file, so that nobody (and no
+// glob for *.warc.gz) takes one for a finished file.
+const TempPrefix = ".tmp-"
+
+// Create starts writing the file name. The temporary file is
+// ".tmp-<base>-<random>" in name's directory, so the rename cannot cross
+// file systems.
+func Create(name string, perm os.FileMode) (*File, error) {
+	dir, base := filepath.Split(name)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, TempPrefix+base+"-*")
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	return &File{File: f, name: name}, nil
+}
+
+// Commit syncs the file, renames it over the final name and syncs the
+// directory. After an error the temporary file is removed and the final
+// name is untouched.
+func (f *File) Commit() error {
+	if f.done {
+		return errors.New("atomicfile: Commit after Commit or Abort")
+	}
+	f.done = true
+	tmp := f.File.Name()
+	err := f.File.Sync()
+	if cerr := f.File.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, f.name)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", f.name, err)
+	}
+	return SyncDir(filepath.Dir(f.name))
+}
+
+// Abort removes the temporary file; the final name is untouched. It does
+// nothing after Commit, so it can be deferred.
+func (f *File) Abort() {
+	if f.done {
+		return
+	}
+	f.done = true
+	f.File.Close()
+	os.Remove(f.File.Name())
+}
+
+// Name is the final name.
+func (f *File) Name() string { return f.name }
+
+// SyncDir syncs a directory, making a rename in it durable.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("syncing directory %s: %w", dir, err)
+	}
+	return nil
+}

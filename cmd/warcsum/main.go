@@ -1,0 +1,162 @@
+// Command warcsum writes the hash manifest of WARC and ARC files: one line
+// per response record with its file, offset, length, URI, date and payload
+// digest. It is the first stage of the deduplication pipeline.
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"warcdedup/digest"
+	"warcdedup/internal/cmdutil"
+	"warcdedup/warcsum"
+)
+
+const description = `warcsum reads WARC (0.17 to 1.1) and ARC (v1, v2) files, plain or gzip,
+and writes one manifest line per candidate record:
+
+  file offset length uri date algo:digest
+
+Field 1 is the path relative to the directory argument it was found under,
+or the base name of a file named directly. A directory's files ending in
+.warc, .warc.gz, .arc or .arc.gz (any case) are read, its subdirectories
+too with -r. A PATH of - reads a list of paths, one per line, from standard
+input (as does -i FILE). Output order is argument order, then file order,
+whatever -j is.
+
+Candidates are WARC response records and ARC HTTP records with a 2xx status
+(--all-statuses: every status but 206) that are not truncated or segmented.
+The payload is the HTTP entity body as stored. A WARC-Payload-Digest that
+does not match the payload is reported and counted; the computed digest is
+listed. Damaged records are reported with file and offset and never listed.
+
+Sort the output for the next stage with:
+  LC_ALL=C sort -k6,6 -k5,5 -k1,1 -k2,2n`
+
+func main() {
+	cmdutil.Main(cmdutil.NewApp("warcsum", "list the payload digests of WARC/ARC response records", description,
+		[]cli.Flag{
+			&cli.StringFlag{Name: "hash", Aliases: []string{"H"}, Value: "sha1", Usage: "payload digest `ALGO`: md5, sha1, sha256 or sha512"},
+			&cli.BoolFlag{Name: "recursive", Aliases: []string{"r"}, Usage: "read subdirectories of directory arguments"},
+			&cli.BoolFlag{Name: "skip-empty", Usage: "leave out records with an empty payload (they all share one digest)"},
+			&cli.BoolFlag{Name: "all-statuses", Usage: "list every HTTP status but 206, not only 2xx"},
+			&cli.BoolFlag{Name: "trust-header", Usage: "reuse a WARC-Payload-Digest of the requested algorithm instead of hashing"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "read `N` files in parallel"},
+			cmdutil.InputFlag,
+			cmdutil.OutputFlag,
+			cmdutil.QuietFlag,
+			cmdutil.VerboseFlag,
+		}, run))
+}
+
+func run(c *cli.Context) error {
+	algo, err := digest.ParseLabel(c.String("hash"))
+	if err != nil {
+		return cli.Exit(err, cmdutil.ExitFatal)
+	}
+	paths, err := inputPaths(c)
+	if err != nil {
+		return cli.Exit(err, cmdutil.ExitFatal)
+	}
+	if len(paths) == 0 {
+		return cli.Exit("no input: name files or directories, or - to read paths from standard input", cmdutil.ExitFatal)
+	}
+	inputs, err := warcsum.Collect(paths, c.Bool("recursive"))
+	if err != nil {
+		return cli.Exit(err, cmdutil.ExitFatal)
+	}
+	log := cmdutil.NewLog(c)
+	out, err := cmdutil.CreateOutput(c.String("output"))
+	if err != nil {
+		return cli.Exit(err, cmdutil.ExitFatal)
+	}
+	defer out.Abort()
+
+	opt := warcsum.Options{
+		Algorithm:   algo,
+		SkipEmpty:   c.Bool("skip-empty"),
+		AllStatuses: c.Bool("all-statuses"),
+		TrustHeader: c.Bool("trust-header"),
+		Warn:        log.Warn,
+	}
+	var progress warcsum.Progress
+	stop := log.StartProgress(func(elapsed time.Duration) string {
+		return progressLine(&progress, elapsed)
+	})
+	start := time.Now()
+	stats, err := warcsum.Run(inputs, opt, out, c.Int("jobs"), &progress, func(in warcsum.Input, err error) {
+		log.Warn(err)
+	})
+	stop()
+	if err != nil {
+		return cli.Exit(fmt.Errorf("writing the manifest: %w", err), cmdutil.ExitFatal)
+	}
+	if err := out.Commit(); err != nil {
+		return cli.Exit(err, cmdutil.ExitFatal)
+	}
+	if !log.Quiet {
+		elapsed := time.Since(start)
+		stats.Summary(log.Writer())
+		fmt.Fprintf(log.Writer(), "time: %s (%s/s)\n", elapsed.Round(time.Millisecond), cmdutil.Bytes(int64(float64(stats.Bytes)/elapsed.Seconds())))
+	}
+	if stats.Failed() {
+		return cmdutil.Damaged("%d damaged records, %d files not read to the end (see the warnings above)", stats.Damaged, stats.FilesFailed)
+	}
+	return nil
+}
+
+// inputPaths gathers the paths from the arguments, from -i FILE, and from
+// standard input when an argument is -.
+func inputPaths(c *cli.Context) ([]string, error) {
+	var paths []string
+	readList := func(name string) error {
+		f, name, err := cmdutil.OpenInput(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		s := bufio.NewScanner(f)
+		s.Buffer(make([]byte, 64<<10), 1<<20)
+		for s.Scan() {
+			if p := strings.TrimRight(s.Text(), "\r"); p != "" {
+				paths = append(paths, p)
+			}
+		}
+		if err := s.Err(); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return nil
+	}
+	if c.IsSet("input") {
+		if err := readList(c.String("input")); err != nil {
+			return nil, err
+		}
+	}
+	for _, a := range c.Args().Slice() {
+		if a == "-" {
+			if err := readList("-"); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		paths = append(paths, a)
+	}
+	return paths, nil
+}
+
+func progressLine(p *warcsum.Progress, elapsed time.Duration) string {
+	done := p.Bytes.Load()
+	rate := float64(done) / elapsed.Seconds()
+	eta := "?"
+	if rate > 0 && p.TotalBytes > done {
+		eta = (time.Duration(float64(p.TotalBytes-done)/rate) * time.Second / time.Second).Round(time.Second).String()
+	}
+	return fmt.Sprintf("files %d/%d  %s/%s  %s/s  ETA %s", p.Files.Load(), p.TotalFiles,
+		cmdutil.Bytes(done), cmdutil.Bytes(p.TotalBytes), cmdutil.Bytes(int64(rate)), eta)
+}
+

@@ -1,0 +1,248 @@
+// Package cmdutil holds what every command of the toolchain does the same
+// way: common flags, exit statuses, output written atomically, warnings and
+// a progress line on a terminal. Commands stay thin: flags and wiring.
+package cmdutil
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"warcdedup/atomicfile"
+)
+
+// Version is set at build time with -ldflags "-X warcdedup/internal/cmdutil.Version=...".
+var Version = "dev"
+
+// Exit statuses shared by all commands.
+const (
+	ExitOK      = 0
+	ExitDamaged = 1 // the run finished, but some input was damaged or unreadable (reported)
+	ExitFatal   = 2 // bad usage, bad input that stops the run, or output that could not be written
+)
+
+// ExitHelp is the paragraph every command's help ends with.
+const ExitHelp = `Exit status: 0 when everything was read and written; 1 when the run
+finished but some input was damaged or could not be read (each case is
+reported on stderr, the output is complete for everything else); 2 when
+the run stopped: bad usage, bad input, or output that could not be written
+(no output file is left behind).`
+
+// Flags every command has.
+var (
+	QuietFlag   = &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but errors: no warnings, progress or summary"}
+	VerboseFlag = &cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print more detail"}
+	InputFlag   = &cli.StringFlag{Name: "input", Aliases: []string{"i"}, Value: "-", Usage: "read from `FILE` (- for standard input)"}
+	OutputFlag  = &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "write to `FILE` (- for standard output); a file is written under a temporary name and renamed when complete"}
+	manFlag     = &cli.BoolFlag{Name: "man", Hidden: true, Usage: "print the man page"}
+)
+
+// NewApp returns a cli.App with the toolchain's conventions: --version
+// (without -v, which is --verbose), --help, the hidden --man that prints a
+// man page, and errors turned into exit statuses.
+func NewApp(name, usage, description string, flags []cli.Flag, action cli.ActionFunc) *cli.App {
+	app := &cli.App{
+		Name:                   name,
+		Usage:                  usage,
+		Description:            description + "\n\n" + ExitHelp,
+		Version:                Version,
+		Flags:                  append(flags, manFlag),
+		UseShortOptionHandling: true,
+		HideHelpCommand:        true,
+		Action: func(c *cli.Context) error {
+			if c.Bool("man") {
+				man, err := c.App.ToMan()
+				if err != nil {
+					return err
+				}
+				fmt.Fprint(c.App.Writer, man)
+				return nil
+			}
+			return action(c)
+		},
+		ExitErrHandler: func(c *cli.Context, err error) {},
+	}
+	return app
+}
+
+// Main runs app with the process arguments and exits with its status.
+func Main(app *cli.App) {
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version"}
+	err := app.Run(os.Args)
+	os.Exit(Status(app.Name, err))
+}
+
+// Status prints err, if any, and returns the exit status for it.
+func Status(name string, err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ec cli.ExitCoder
+	if errors.As(err, &ec) {
+		if msg := err.Error(); msg != "" {
+			fmt.Fprintf(os.Stderr, "%s: %s\n", name, msg)
+		}
+		return ec.ExitCode()
+	}
+	fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+	return ExitFatal
+}
+
+// Damaged is the error a command returns when it finished but reported
+// damaged or unreadable input.
+func Damaged(format string, args ...any) error {
+	return cli.Exit(fmt.Sprintf(format, args...), ExitDamaged)
+}
+
+// Output is where a command writes its result: standard output, or a file
+// that only appears under its name when Commit is called.
+type Output struct {
+	io.Writer
+	file *atomicfile.File
+}
+
+// CreateOutput opens name for writing; "-" or "" is standard output.
+func CreateOutput(name string) (*Output, error) {
+	if name == "" || name == "-" {
+		return &Output{Writer: os.Stdout}, nil
+	}
+	f, err := atomicfile.Create(name, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &Output{Writer: f, file: f}, nil
+}
+
+// Commit makes a file output appear under its name.
+func (o *Output) Commit() error {
+	if o.file == nil {
+		return nil
+	}
+	return o.file.Commit()
+}
+
+// Abort removes an uncommitted file output; it can be deferred.
+func (o *Output) Abort() {
+	if o.file != nil {
+		o.file.Abort()
+	}
+}
+
+// OpenInput opens name for reading; "-" or "" is standard input.
+func OpenInput(name string) (io.ReadCloser, string, error) {
+	if name == "" || name == "-" {
+		return io.NopCloser(os.Stdin), "-", nil
+	}
+	f, err := os.Open(name)
+	return f, name, err
+}
+
+// Log prints warnings and the summary to stderr, safely from many
+// goroutines, and counts the warnings.
+type Log struct {
+	mu      sync.Mutex
+	w       io.Writer
+	Quiet   bool
+	Verbose bool
+	count   int64
+	onLine  func() // clears a progress line before a message
+}
+
+// NewLog returns a Log to stderr.
+func NewLog(c *cli.Context) *Log {
+	return &Log{w: os.Stderr, Quiet: c.Bool("quiet"), Verbose: c.Bool("verbose")}
+}
+
+// Warn prints err as a warning (unless quiet) and counts it.
+func (l *Log) Warn(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.count++
+	if l.Quiet {
+		return
+	}
+	if l.onLine != nil {
+		l.onLine()
+	}
+	fmt.Fprintf(l.w, "warning: %v\n", err)
+}
+
+// Printf prints a line unless quiet.
+func (l *Log) Printf(format string, args ...any) {
+	if l.Quiet {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.onLine != nil {
+		l.onLine()
+	}
+	fmt.Fprintf(l.w, format, args...)
+}
+
+// Writer is the Log's stream, for summaries.
+func (l *Log) Writer() io.Writer { return l.w }
+
+// IsTerminal reports whether f is a terminal (a character device).
+func IsTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// StartProgress redraws a progress line on stderr twice a second while
+// stderr is a terminal and the log is not quiet; status returns the line.
+// The returned stop function erases the line.
+func (l *Log) StartProgress(status func(elapsed time.Duration) string) (stop func()) {
+	if l.Quiet || !IsTerminal(os.Stderr) {
+		return func() {}
+	}
+	start := time.Now()
+	clear := func() { fmt.Fprint(l.w, "\r\033[K") }
+	l.mu.Lock()
+	l.onLine = clear
+	l.mu.Unlock()
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				l.mu.Lock()
+				fmt.Fprintf(l.w, "\r\033[K%s", status(time.Since(start)))
+				l.mu.Unlock()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+		l.mu.Lock()
+		clear()
+		l.onLine = nil
+		l.mu.Unlock()
+	}
+}
+
+// Bytes formats a byte count for people: 1.5 GB.
+func Bytes(n int64) string {
+	const unit = 1000
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTPE"[exp])
+}

@@ -1,0 +1,170 @@
+// Package manifest reads and writes the hash manifest, the sorted text files
+// that carry records from one stage of the toolchain to the next. The format
+// is specified in shared/spec/manifest.md: one record per line, fields
+// separated by one space, 6, 7 or 10 fields.
+package manifest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"warcdedup/digest"
+)
+
+// Line is one record of the manifest. Which fields are meaningful depends on
+// the stage that wrote it: Fields is 6 after warcsum, 7 after warccollres
+// (Ext), 10 after warcsumproc (Copy, RefURI, RefDate).
+type Line struct {
+	File   string // path relative to its root, escaped (see EscapeFile)
+	Offset int64  // where the record starts in the file as stored
+	Length int64  // bytes the record occupies in the file as stored
+	URI    string // target URI, escaped (see EscapeField)
+	Date   string // WARC-Date as in the record, escaped
+	Digest string // payload digest, "algo:value"
+
+	Ext     int    // hash extension: byte-identical class within a digest
+	Copy    int    // 1 for the record kept, 2, 3, ... for duplicates
+	RefURI  string // URI of copy 1 of the class, "-" on copy 1
+	RefDate string // date of copy 1 of the class, "-" on copy 1
+
+	Fields int // 6, 7 or 10
+}
+
+// Algorithm returns the digest algorithm named by l.Digest's label.
+func (l *Line) Algorithm() digest.Algorithm {
+	a, _, _ := digest.Parse(l.Digest)
+	return a
+}
+
+// Append appends l in manifest form, with its line feed, to dst.
+func (l *Line) Append(dst []byte) []byte {
+	dst = append(dst, l.File...)
+	dst = append(dst, ' ')
+	dst = strconv.AppendInt(dst, l.Offset, 10)
+	dst = append(dst, ' ')
+	dst = strconv.AppendInt(dst, l.Length, 10)
+	dst = append(dst, ' ')
+	dst = append(dst, l.URI...)
+	dst = append(dst, ' ')
+	dst = append(dst, l.Date...)
+	dst = append(dst, ' ')
+	dst = append(dst, l.Digest...)
+	if l.Fields >= 7 {
+		dst = append(dst, ' ')
+		dst = strconv.AppendInt(dst, int64(l.Ext), 10)
+	}
+	if l.Fields == 10 {
+		dst = append(dst, ' ')
+		dst = strconv.AppendInt(dst, int64(l.Copy), 10)
+		dst = append(dst, ' ')
+		dst = append(dst, l.RefURI...)
+		dst = append(dst, ' ')
+		dst = append(dst, l.RefDate...)
+	}
+	return append(dst, '\n')
+}
+
+// String returns l in manifest form without the line feed.
+func (l *Line) String() string {
+	b := l.Append(nil)
+	return string(b[:len(b)-1])
+}
+
+// Parse reads one manifest line (without its line feed). It rejects a line
+// that a later stage could misread: a wrong field count, an empty field, a
+// non-numeric or negative number, an unknown digest algorithm or a digest
+// value of the wrong form.
+func Parse(text []byte) (Line, error) {
+	var f [10][]byte
+	n := 0
+	for rest := text; ; n++ {
+		i := bytes.IndexByte(rest, ' ')
+		if n == len(f) {
+			return Line{}, fmt.Errorf("more than %d fields", len(f))
+		}
+		if i < 0 {
+			f[n] = rest
+			n++
+			break
+		}
+		f[n], rest = rest[:i], rest[i+1:]
+	}
+	if n != 6 && n != 7 && n != 10 {
+		return Line{}, fmt.Errorf("%d fields, want 6, 7 or 10", n)
+	}
+	for i := range n {
+		if len(f[i]) == 0 {
+			return Line{}, fmt.Errorf("field %d is empty (two spaces in a row?)", i+1)
+		}
+		if bytes.ContainsAny(f[i], "\t\r\n\x00") {
+			return Line{}, fmt.Errorf("field %d holds a control character", i+1)
+		}
+	}
+	l := Line{
+		File:   string(f[0]),
+		URI:    string(f[3]),
+		Date:   string(f[4]),
+		Digest: string(f[5]),
+		Fields: n,
+	}
+	var err error
+	if l.Offset, err = parseNumber(f[1], "offset"); err != nil {
+		return Line{}, err
+	}
+	if l.Length, err = parseNumber(f[2], "length"); err != nil {
+		return Line{}, err
+	}
+	if l.Length == 0 {
+		return Line{}, errors.New("length 0: a record occupies at least one byte")
+	}
+	if _, _, err := digest.Parse(l.Digest); err != nil {
+		return Line{}, err
+	}
+	if n >= 7 {
+		ext, err := parseNumber(f[6], "ext")
+		if err != nil {
+			return Line{}, err
+		}
+		l.Ext = int(ext)
+	}
+	if n == 10 {
+		c, err := parseNumber(f[7], "copy")
+		if err != nil {
+			return Line{}, err
+		}
+		if c == 0 {
+			return Line{}, errors.New("copy 0: copies are numbered from 1")
+		}
+		l.Copy = int(c)
+		l.RefURI, l.RefDate = string(f[8]), string(f[9])
+		if (l.Copy == 1) != (l.RefURI == "-") || (l.Copy == 1) != (l.RefDate == "-") {
+			return Line{}, fmt.Errorf("copy %d with reference %q %q: copy 1 and only copy 1 has \"- -\"", l.Copy, l.RefURI, l.RefDate)
+		}
+	}
+	return l, nil
+}
+
+// parseNumber accepts a decimal number without sign or leading zeros, the
+// form `sort -n` and every stage agree on.
+func parseNumber(b []byte, name string) (int64, error) {
+	if len(b) > 1 && b[0] == '0' {
+		return 0, fmt.Errorf("%s %q has a leading zero", name, b)
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("%s %q is not a non-negative whole number", name, b)
+		}
+	}
+	v, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s %q is out of range", name, b)
+	}
+	if name == "ext" || name == "copy" {
+		if v > 1<<31-1 {
+			return 0, fmt.Errorf("%s %q is out of range", name, b)
+		}
+	}
+	return v, nil
+}

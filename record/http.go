@@ -1,0 +1,110 @@
+package record
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+)
+
+// HTTPHead is the HTTP status line and header lines at the start of a block,
+// as stored.
+type HTTPHead struct {
+	// Status is the status code, 0 if the block does not start with an HTTP
+	// response status line.
+	Status int
+	// Raw holds the head byte for byte, through the blank line that ends it.
+	// It is only valid until the next call to ReadHTTPHead or Next.
+	Raw []byte
+	// Complete is false when the block ended before the blank line.
+	Complete bool
+}
+
+// ReadHTTPHead reads the HTTP head of the current record's block, which must
+// not have been read from yet. The payload, in the sense of
+// WARC-Payload-Digest, is what remains of the block afterwards: the entity
+// body as stored, chunked framing and content coding included. A block that
+// is no HTTP response is left unread and gives Status 0.
+func (r *Reader) ReadHTTPHead() (*HTTPHead, error) {
+	h := &r.http
+	h.Status, h.Raw, h.Complete = 0, h.Raw[:0], false
+	if r.st != inRecord || r.blockLeft != r.rec.BlockLength {
+		return nil, fmt.Errorf("record: ReadHTTPHead after the block was read from")
+	}
+	first, _ := r.br.Peek(int(min(r.blockLeft, 32)))
+	status, ok := parseStatusLine(first, false)
+	if !ok {
+		return h, nil
+	}
+	h.Status = status
+	for r.blockLeft > 0 {
+		start := len(h.Raw)
+		line, err := r.readBlockLine(h.Raw)
+		h.Raw = line
+		if err != nil {
+			return h, err
+		}
+		if len(h.Raw) > maxHTTPHead {
+			return h, r.errorAt(r.rec.Offset, fmt.Errorf("%w: HTTP head over %d bytes", ErrHeaderTooLong, maxHTTPHead))
+		}
+		// An empty line (LF, CR LF, or CR CR LF) after the status line ends
+		// the head.
+		if start > 0 && len(bytes.TrimRight(h.Raw[start:], "\r\n")) == 0 && h.Raw[len(h.Raw)-1] == '\n' {
+			h.Complete = true
+			return h, nil
+		}
+	}
+	return h, nil
+}
+
+// readBlockLine appends the next line of the block, with its LF, to dst,
+// without reading past the block.
+func (r *Reader) readBlockLine(dst []byte) ([]byte, error) {
+	for r.blockLeft > 0 {
+		want := int(min(r.blockLeft, int64(r.br.Size())))
+		buf, err := r.br.Peek(want)
+		if len(buf) == 0 {
+			if err == io.EOF {
+				return dst, r.truncated()
+			}
+			return dst, r.fail(err)
+		}
+		n, found := len(buf), false
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			n, found = i+1, true
+		}
+		dst = append(dst, buf[:n]...)
+		r.discard(n)
+		r.blockLeft -= int64(n)
+		if found || len(dst) > maxHTTPHead {
+			return dst, nil
+		}
+	}
+	return dst, nil
+}
+
+// parseStatusLine reads "HTTP/x.y NNN" from the start of b. With prefixOnly
+// a short b that is only "HTTP/" is enough (for typing ARC records).
+func parseStatusLine(b []byte, prefixOnly bool) (int, bool) {
+	if len(b) < 5 || !bytes.EqualFold(b[:5], []byte("HTTP/")) {
+		return 0, false
+	}
+	if prefixOnly {
+		return 0, true
+	}
+	sp := bytes.IndexByte(b, ' ')
+	if sp < 0 || len(b) < sp+4 {
+		return 0, false
+	}
+	code := b[sp+1 : sp+4]
+	status := 0
+	for _, c := range code {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		status = status*10 + int(c-'0')
+	}
+	if len(b) > sp+4 && b[sp+4] != ' ' && b[sp+4] != '\r' && b[sp+4] != '\n' {
+		return 0, false
+	}
+	return status, true
+}

@@ -1,0 +1,422 @@
+// Package record reads the records of WARC (0.17, 0.18, 1.0, 1.1) and ARC
+// (v1, v2) files, plain or gzip, with each record's offset and length in the
+// file as stored. It is tolerant of what real crawlers wrote (LF-only lines,
+// lower-case version lines, folded and repeated fields, missing or extra
+// blank lines between records, ARC length quirks) and strict about what
+// matters for deduplication: a record is only whole when its block has all
+// of its declared bytes and ends where the next record, or the gzip member,
+// ends. Damage is reported with file and offset, and reading goes on at the
+// next record where the file allows it.
+package record
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"warcdedup/gzmulti"
+)
+
+// Format is the container format of a file.
+type Format int
+
+// The formats a Reader knows.
+const (
+	WARC Format = iota + 1
+	ARC
+)
+
+func (f Format) String() string {
+	switch f {
+	case WARC:
+		return "WARC"
+	case ARC:
+		return "ARC"
+	}
+	return "unknown"
+}
+
+// Record is the header of one record and where it is stored.
+type Record struct {
+	Format Format
+	Offset int64 // where the record starts in the file as stored (its gzip member for .gz)
+	Length int64 // bytes it occupies in the file as stored; set by Finish
+
+	// Version is the WARC version line as written ("WARC/1.0", "warc/0.17")
+	// or, for ARC, the file's version ("1" or "2").
+	Version string
+	// Header holds a WARC record's named fields; it is empty for ARC.
+	Header Header
+	// Type is WARC-Type in lower case. ARC records are typed by content:
+	// "filedesc" for the file header, "response" for HTTP records, "resource"
+	// for everything else (dns:, metadata:, ...).
+	Type string
+	// URI is WARC-Target-URI or the ARC URL, as written.
+	URI string
+	// Date is WARC-Date as written, or the ARC date as YYYY-MM-DDThh:mm:ssZ;
+	// "" when the record has none that can be used.
+	Date string
+	// BlockLength is Content-Length (WARC) or Archive-length (ARC).
+	BlockLength int64
+	// HeaderLength is the length of the WARC header or ARC record line,
+	// through the blank line (WARC) or line feed (ARC) that ends it.
+	HeaderLength int64
+
+	// ARCLine is the ARC record line without its line feed; ARCFields holds
+	// its fields: URL, IP-address, Archive-date, Content-type, Archive-length,
+	// and for v2 also Result-code, Checksum, Location, Offset, Filename.
+	ARCLine   string
+	ARCFields ARCFields
+}
+
+// ARCFields are the fields of an ARC record line.
+type ARCFields struct {
+	URL, IP, Date, ContentType, ResultCode, Checksum, Location, Offset, Filename string
+}
+
+// Error is damage in a record or between records, found at Offset.
+type Error struct {
+	Name   string
+	Offset int64
+	Err    error
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s: offset %d: %v", e.Name, e.Offset, e.Err) }
+func (e *Error) Unwrap() error { return e.Err }
+
+// The kinds of damage, wrapped in an *Error.
+var (
+	ErrTruncated     = errors.New("record truncated")
+	ErrBadHeader     = errors.New("malformed record header")
+	ErrNoRecord      = errors.New("no record starts here")
+	ErrRecordEnd     = errors.New("record does not end where its length says")
+	ErrMultiRecord   = errors.New("gzip member holds more than one record")
+	ErrHeaderTooLong = errors.New("header too long")
+)
+
+// Limits that keep memory bounded on hostile or broken input.
+const (
+	bufferSize    = 256 << 10 // decompressed bytes buffered
+	maxHeader     = 4 << 20   // a WARC header, or an ARC record line
+	maxHTTPHead   = 1 << 20   // HTTP status line and headers
+	maxARCLineLen = 64 << 10  // longest line taken as an ARC record line when resynchronising
+)
+
+type state int
+
+const (
+	idle     state = iota // between records
+	inRecord              // Next returned a record; its block may be read
+)
+
+// Reader reads the records of one file.
+type Reader struct {
+	name string
+	z    *gzmulti.Reader
+	br   *bufio.Reader // decompressed bytes of the current member, or the plain file
+
+	format     Format
+	arcVersion int
+
+	pos          int64 // offset in the decompressed stream of the next byte of br
+	memberOffset int64 // offset of the current gzip member
+	needMember   bool  // gzip: the next record starts in the next member
+	resync       bool  // plain: skip to the next record start before reading
+
+	st        state
+	rec       Record
+	blockLeft int64
+	finishErr error
+	http      HTTPHead
+	hbuf      []byte
+}
+
+// NewReader returns a Reader of the file r, whose name is used in errors.
+func NewReader(r io.Reader, name string) (*Reader, error) {
+	z, err := gzmulti.NewReader(r, name)
+	if err != nil {
+		return nil, err
+	}
+	return &Reader{name: name, z: z, br: bufio.NewReaderSize(z, bufferSize), needMember: true}, nil
+}
+
+// Compressed reports whether the file is gzip.
+func (r *Reader) Compressed() bool { return r.z.Compressed() }
+
+// Format is the file's format, known once the first record was read.
+func (r *Reader) Format() Format { return r.format }
+
+func (r *Reader) errorAt(off int64, err error) error {
+	return &Error{Name: r.name, Offset: off, Err: err}
+}
+
+// Next returns the next record, positioned at the start of its block, or
+// io.EOF. Damage is returned as an *Error; call Next again to go on with the
+// next record. Any other error (reading the file failed) ends the file.
+//
+// If the previous record was not finished, Next finishes it first and
+// returns its damage, if any, before moving on.
+func (r *Reader) Next() (*Record, error) {
+	if r.st == inRecord {
+		if r.finishErr != nil {
+			// Reading the block already returned the damage; move past it.
+			r.st, r.resync = idle, true
+		} else if err := r.Finish(); err != nil {
+			return nil, err
+		}
+	}
+	r.st = idle
+	if r.z.Compressed() {
+		return r.nextInMember()
+	}
+	return r.nextPlain()
+}
+
+func (r *Reader) nextInMember() (*Record, error) {
+	for {
+		if r.needMember {
+			m, err := r.z.Next()
+			if err != nil {
+				return nil, r.gzipError(err)
+			}
+			r.br.Reset(r.z)
+			r.pos, r.memberOffset, r.needMember = 0, m.Offset, false
+		}
+		// One record per member. A member with nothing but line ends (some
+		// writers close a file with one) holds no record.
+		if err := r.skipLineEnds(); err != nil {
+			r.needMember = true
+			if err == io.EOF {
+				continue
+			}
+			return nil, r.gzipError(err)
+		}
+		r.needMember = true
+		if err := r.readHeader(r.memberOffset); err != nil {
+			return nil, err
+		}
+		return &r.rec, nil
+	}
+}
+
+func (r *Reader) nextPlain() (*Record, error) {
+	if r.needMember {
+		if _, err := r.z.Next(); err != nil {
+			return nil, err
+		}
+		r.br.Reset(r.z)
+		r.needMember = false
+	}
+	if r.resync {
+		r.resync = false
+		from := r.pos
+		if err := r.skipToRecord(); err != nil && err != io.EOF {
+			return nil, err
+		}
+		if r.pos > from {
+			at := r.pos
+			if _, err := r.br.Peek(1); err == io.EOF {
+				return nil, r.errorAt(from, fmt.Errorf("%w: %d bytes before the end of the file", ErrNoRecord, at-from))
+			}
+			return nil, r.errorAt(from, fmt.Errorf("%w: %d bytes skipped up to the next record at offset %d", ErrNoRecord, at-from, at))
+		}
+	}
+	if err := r.skipLineEnds(); err != nil {
+		return nil, err // io.EOF at the end of the file
+	}
+	start := r.pos
+	if err := r.readHeader(start); err != nil {
+		r.resync = true
+		return nil, err
+	}
+	return &r.rec, nil
+}
+
+// gzipError passes gzmulti damage on as a record Error, and anything else
+// (io.EOF, read errors) as it is.
+func (r *Reader) gzipError(err error) error {
+	var ge *gzmulti.Error
+	if errors.As(err, &ge) {
+		return &Error{Name: r.name, Offset: ge.Offset, Err: ge.Err}
+	}
+	return err
+}
+
+// skipLineEnds consumes CR and LF bytes; io.EOF if nothing else follows.
+func (r *Reader) skipLineEnds() error {
+	for {
+		buf, err := r.br.Peek(1)
+		if len(buf) == 0 {
+			if err == nil {
+				err = io.EOF
+			}
+			return err
+		}
+		n := 0
+		buf, _ = r.br.Peek(r.br.Buffered())
+		for n < len(buf) && (buf[n] == '\r' || buf[n] == '\n') {
+			n++
+		}
+		r.discard(n)
+		if n < len(buf) {
+			return nil
+		}
+	}
+}
+
+func (r *Reader) discard(n int) {
+	d, _ := r.br.Discard(n)
+	r.pos += int64(d)
+}
+
+// readLine returns the next line, without its line end (LF, CRLF, or the
+// CR CR LF of files that went through a text-mode conversion), appended to
+// r.hbuf's storage; the returned slice is valid until the next readLine.
+// total counts header bytes read so far, against maxHeader.
+func (r *Reader) readLine(total *int) ([]byte, error) {
+	start := len(r.hbuf)
+	for {
+		frag, err := r.br.ReadSlice('\n')
+		r.pos += int64(len(frag))
+		*total += len(frag)
+		r.hbuf = append(r.hbuf, frag...)
+		if *total > maxHeader {
+			return nil, ErrHeaderTooLong
+		}
+		if err == nil {
+			line := r.hbuf[start : len(r.hbuf)-1]
+			return bytes.TrimRight(line, "\r"), nil
+		}
+		if err != bufio.ErrBufferFull {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
+}
+
+// readHeader reads the header of the record starting at offset start.
+func (r *Reader) readHeader(start int64) error {
+	if r.format == 0 {
+		head, _ := r.br.Peek(5)
+		if isWARCVersion(head) {
+			r.format = WARC
+		} else {
+			r.format = ARC
+		}
+	}
+	r.rec = Record{Format: r.format, Offset: start, Length: -1}
+	r.hbuf = r.hbuf[:0]
+	headerStart := r.pos
+	var err error
+	if r.format == WARC {
+		err = r.readWARCHeader()
+	} else {
+		err = r.readARCHeader()
+	}
+	if err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			err = fmt.Errorf("%w: the file ends inside the record header", ErrTruncated)
+		}
+		var ge *gzmulti.Error
+		if errors.As(err, &ge) {
+			return r.gzipError(err)
+		}
+		return r.errorAt(start, err)
+	}
+	r.rec.HeaderLength = r.pos - headerStart
+	r.blockLeft = r.rec.BlockLength
+	r.st = inRecord
+	r.finishErr = nil
+	return nil
+}
+
+func isWARCVersion(b []byte) bool {
+	return len(b) >= 5 && strings.EqualFold(string(b[:5]), "WARC/")
+}
+
+func (r *Reader) readWARCHeader() error {
+	total := 0
+	line, err := r.readLine(&total)
+	if err != nil {
+		return err
+	}
+	if !isWARCVersion(line) {
+		return fmt.Errorf("%w: %q is not a WARC version line", ErrNoRecord, clip(line))
+	}
+	// The fields are sliced out of one string holding the whole header, so a
+	// record costs one allocation for all of its names and values.
+	type span struct{ name, value [2]int }
+	var spans []span
+	var raw []byte
+	version := string(bytes.TrimSpace(line))
+	for {
+		line, err := r.readLine(&total)
+		if err != nil {
+			return err
+		}
+		if len(line) == 0 {
+			break
+		}
+		if line[0] == ' ' || line[0] == '\t' {
+			if len(spans) == 0 {
+				return fmt.Errorf("%w: continuation line before any field", ErrBadHeader)
+			}
+			// A folded value: join with one space.
+			last := &spans[len(spans)-1]
+			if last.value[1] != len(raw) {
+				return fmt.Errorf("%w: folded line out of place", ErrBadHeader)
+			}
+			if last.value[1] > last.value[0] {
+				raw = append(raw, ' ')
+			}
+			raw = append(raw, bytes.TrimSpace(line)...)
+			last.value[1] = len(raw)
+			continue
+		}
+		colon := bytes.IndexByte(line, ':')
+		if colon <= 0 {
+			return fmt.Errorf("%w: %q is not a field", ErrBadHeader, clip(line))
+		}
+		var s span
+		s.name[0] = len(raw)
+		raw = append(raw, bytes.TrimSpace(line[:colon])...)
+		s.name[1] = len(raw)
+		s.value[0] = len(raw)
+		raw = append(raw, bytes.TrimSpace(line[colon+1:])...)
+		s.value[1] = len(raw)
+		spans = append(spans, s)
+	}
+	all := string(raw)
+	h := make(Header, len(spans))
+	for i, s := range spans {
+		h[i] = Field{Name: all[s.name[0]:s.name[1]], Value: all[s.value[0]:s.value[1]]}
+	}
+	rec := &r.rec
+	rec.Version, rec.Header = version, h
+	rec.Type = strings.ToLower(h.Get("WARC-Type"))
+	rec.URI = h.Get("WARC-Target-URI")
+	rec.Date = h.Get("WARC-Date")
+	cl, ok := h.Lookup("Content-Length")
+	if !ok {
+		return fmt.Errorf("%w: no Content-Length", ErrBadHeader)
+	}
+	n, err := strconv.ParseInt(cl, 10, 64)
+	if err != nil || n < 0 {
+		return fmt.Errorf("%w: Content-Length %q is not a length", ErrBadHeader, clip([]byte(cl)))
+	}
+	rec.BlockLength = n
+	return nil
+}
+
+func clip(b []byte) string {
+	if len(b) > 80 {
+		return string(b[:80]) + "..."
+	}
+	return string(b)
+}

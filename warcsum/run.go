@@ -1,0 +1,262 @@
+package warcsum
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"warcdedup/manifest"
+)
+
+// Input is one file to read: where it is on disk and the name field 1 gives
+// it (relative to the directory it was found under, or its base name when
+// it was named directly).
+type Input struct {
+	Path string
+	Name string
+	Size int64
+}
+
+// IsArchiveName reports whether a file found in a directory is read: the
+// WARC and ARC names, in any case (.ARC files exist).
+func IsArchiveName(name string) bool {
+	n := strings.ToLower(name)
+	for _, ext := range []string{".warc", ".warc.gz", ".arc", ".arc.gz"} {
+		if strings.HasSuffix(n, ext) {
+			return true
+		}
+	}
+	return false
+}
+
+// Collect turns command-line paths into Inputs, in argument order and, within
+// a directory, in byte order of the names. A file named directly is read
+// whatever its name; files in a directory only if IsArchiveName, and
+// subdirectories only when recursive. Two inputs with the same name are an
+// error, because field 1 must name one file.
+func Collect(paths []string, recursive bool) ([]Input, error) {
+	var inputs []Input
+	seen := map[string]string{}
+	add := func(in Input) error {
+		if prev, dup := seen[in.Name]; dup {
+			return fmt.Errorf("%s and %s would both be listed as %q: field 1 must name one file (name the directory above them instead)", prev, in.Path, in.Name)
+		}
+		seen[in.Name] = in.Path
+		inputs = append(inputs, in)
+		return nil
+	}
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if !fi.IsDir() {
+			if err := add(Input{Path: p, Name: filepath.Base(p), Size: fi.Size()}); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		var found []Input
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if path != p && !recursive {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !d.Type().IsRegular() || !IsArchiveName(d.Name()) {
+				return nil
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			rel, err := filepath.Rel(p, path)
+			if err != nil {
+				return err
+			}
+			found = append(found, Input{Path: path, Name: filepath.ToSlash(rel), Size: info.Size()})
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		slices.SortFunc(found, func(a, b Input) int { return strings.Compare(a.Name, b.Name) })
+		for _, in := range found {
+			if err := add(in); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return inputs, nil
+}
+
+// Progress is updated while Run works, for a display to read.
+type Progress struct {
+	Bytes      atomic.Int64 // bytes of input read so far
+	Files      atomic.Int64 // files finished
+	TotalBytes int64
+	TotalFiles int64
+}
+
+// spoolMemory is how much of one file's manifest lines is held in memory
+// while an earlier file is still being read; the rest goes to a temporary
+// file, so memory stays bounded however many records a file holds.
+const spoolMemory = 4 << 20
+
+// spool holds the output of one file until it is that file's turn.
+type spool struct {
+	in    Input
+	mem   bytes.Buffer
+	tmp   *os.File
+	buf   []byte
+	done  chan struct{}
+	stats Stats
+	err   error
+}
+
+func (s *spool) write(l *manifest.Line) error {
+	s.buf = l.Append(s.buf[:0])
+	if s.tmp == nil && s.mem.Len()+len(s.buf) <= spoolMemory {
+		s.mem.Write(s.buf)
+		return nil
+	}
+	if s.tmp == nil {
+		f, err := os.CreateTemp("", "warcsum-spool-*")
+		if err != nil {
+			return err
+		}
+		os.Remove(f.Name()) // deleted on close, even if we are killed
+		s.tmp = f
+	}
+	_, err := s.tmp.Write(s.buf)
+	return err
+}
+
+// copyTo writes the spooled lines to w and releases the spool.
+func (s *spool) copyTo(w io.Writer) error {
+	if _, err := w.Write(s.mem.Bytes()); err != nil {
+		return err
+	}
+	s.mem = bytes.Buffer{}
+	if s.tmp == nil {
+		return nil
+	}
+	defer s.tmp.Close()
+	if _, err := s.tmp.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	_, err := io.Copy(w, s.tmp)
+	return err
+}
+
+// countingReader adds what it reads to a progress counter.
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// Run reads the inputs with jobs files in parallel and writes their manifest
+// lines to out: files in input order, records in file order, whatever jobs
+// is. A file that cannot be read is reported through onFileError and counted;
+// the run goes on. The error returned is one that makes the output unusable
+// (writing it failed).
+func Run(inputs []Input, opt Options, out io.Writer, jobs int, progress *Progress, onFileError func(Input, error)) (Stats, error) {
+	if jobs < 1 {
+		jobs = 1
+	}
+	if progress == nil {
+		progress = new(Progress)
+	}
+	for _, in := range inputs {
+		progress.TotalBytes += in.Size
+	}
+	progress.TotalFiles = int64(len(inputs))
+
+	var stop atomic.Bool
+	// window bounds the files read ahead of the one being written.
+	window := make(chan struct{}, 2*jobs)
+	work := make(chan *spool)
+	order := make(chan *spool, 2*jobs)
+	go func() {
+		defer close(work)
+		defer close(order)
+		for _, in := range inputs {
+			window <- struct{}{}
+			if stop.Load() {
+				return
+			}
+			s := &spool{in: in, done: make(chan struct{})}
+			order <- s
+			work <- s
+		}
+	}()
+	var wg sync.WaitGroup
+	for range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			summer := NewSummer(opt)
+			for s := range work {
+				if !stop.Load() {
+					s.stats, s.err = sumPath(summer, s, progress)
+				}
+				progress.Files.Add(1)
+				close(s.done)
+			}
+		}()
+	}
+
+	bw := bufio.NewWriterSize(out, 256<<10)
+	var total Stats
+	var fatal error
+	for s := range order {
+		<-s.done
+		if fatal == nil {
+			if s.err != nil {
+				onFileError(s.in, s.err)
+			}
+			total.Add(&s.stats)
+			if err := s.copyTo(bw); err != nil {
+				fatal = err
+				stop.Store(true)
+			}
+		} else if s.tmp != nil {
+			s.tmp.Close()
+		}
+		<-window
+	}
+	wg.Wait()
+	if fatal == nil {
+		fatal = bw.Flush()
+	}
+	return total, fatal
+}
+
+func sumPath(summer *Summer, s *spool, progress *Progress) (Stats, error) {
+	f, err := os.Open(s.in.Path)
+	if err != nil {
+		return Stats{FilesFailed: 1}, err
+	}
+	defer f.Close()
+	st, err := summer.SumFile(countingReader{f, &progress.Bytes}, s.in.Name, s.write)
+	st.Bytes = s.in.Size
+	return st, err
+}
