@@ -117,18 +117,19 @@ const spoolMemory = 4 << 20
 
 // spool holds the output of one file until it is that file's turn.
 type spool struct {
-	in    Input
-	mem   bytes.Buffer
-	tmp   *os.File
-	buf   []byte
-	done  chan struct{}
-	stats Stats
-	err   error
+	in     Input
+	memory int
+	mem    bytes.Buffer
+	tmp    *os.File
+	buf    []byte
+	done   chan struct{}
+	stats  Stats
+	err    error
 }
 
 func (s *spool) write(l *manifest.Line) error {
 	s.buf = l.Append(s.buf[:0])
-	if s.tmp == nil && s.mem.Len()+len(s.buf) <= spoolMemory {
+	if s.tmp == nil && s.mem.Len()+len(s.buf) <= s.memory {
 		s.mem.Write(s.buf)
 		return nil
 	}
@@ -144,21 +145,27 @@ func (s *spool) write(l *manifest.Line) error {
 	return err
 }
 
-// copyTo writes the spooled lines to w and releases the spool.
+// copyTo writes the spooled lines to w.
 func (s *spool) copyTo(w io.Writer) error {
 	if _, err := w.Write(s.mem.Bytes()); err != nil {
 		return err
 	}
-	s.mem = bytes.Buffer{}
 	if s.tmp == nil {
 		return nil
 	}
-	defer s.tmp.Close()
 	if _, err := s.tmp.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
 	_, err := io.Copy(w, s.tmp)
 	return err
+}
+
+// close releases the spool's memory and temporary file.
+func (s *spool) close() {
+	s.mem = bytes.Buffer{}
+	if s.tmp != nil {
+		s.tmp.Close()
+	}
 }
 
 // countingReader adds what it reads to a progress counter.
@@ -173,15 +180,26 @@ func (c countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Run reads the inputs with jobs files in parallel and writes their manifest
-// lines to out: files in input order, records in file order, whatever jobs
-// is. A file that cannot be read is reported through onFileError and counted;
-// the run goes on. The error returned is one that makes the output unusable
-// (writing it failed).
-func Run(inputs []Input, opt Options, out io.Writer, jobs int, progress *Progress, onFileError func(Input, error)) (Stats, error) {
-	if jobs < 1 {
-		jobs = 1
-	}
+// Runner reads many files in parallel and writes their manifest lines in
+// input order.
+type Runner struct {
+	Options
+	Jobs     int       // files read in parallel; 1 if < 1
+	Progress *Progress // updated while Run works; may be nil
+	// OnFileError receives each file that could not be read to its end. It
+	// is called in input order from the goroutine that called Run.
+	OnFileError func(Input, error)
+
+	spoolMemory int // per-file output held in memory; spoolMemory if 0
+}
+
+// Run reads the inputs and writes their manifest lines to out: files in
+// input order, records in file order, whatever Jobs is. A file that cannot
+// be read is passed to OnFileError and counted; the run goes on. The error
+// returned is one that makes the output unusable (writing it failed).
+func (r *Runner) Run(inputs []Input, out io.Writer) (Stats, error) {
+	jobs := max(r.Jobs, 1)
+	progress := r.Progress
 	if progress == nil {
 		progress = new(Progress)
 	}
@@ -189,9 +207,14 @@ func Run(inputs []Input, opt Options, out io.Writer, jobs int, progress *Progres
 		progress.TotalBytes += in.Size
 	}
 	progress.TotalFiles = int64(len(inputs))
+	memory := r.spoolMemory
+	if memory == 0 {
+		memory = spoolMemory
+	}
 
 	var stop atomic.Bool
-	// window bounds the files read ahead of the one being written.
+	// window bounds the files read ahead of the one being written, and so
+	// the memory their spooled output takes.
 	window := make(chan struct{}, 2*jobs)
 	work := make(chan *spool)
 	order := make(chan *spool, 2*jobs)
@@ -203,7 +226,7 @@ func Run(inputs []Input, opt Options, out io.Writer, jobs int, progress *Progres
 			if stop.Load() {
 				return
 			}
-			s := &spool{in: in, done: make(chan struct{})}
+			s := &spool{in: in, memory: memory, done: make(chan struct{})}
 			order <- s
 			work <- s
 		}
@@ -213,7 +236,7 @@ func Run(inputs []Input, opt Options, out io.Writer, jobs int, progress *Progres
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			summer := NewSummer(opt)
+			summer := NewSummer(r.Options)
 			for s := range work {
 				if !stop.Load() {
 					s.stats, s.err = sumPath(summer, s, progress)
@@ -230,17 +253,16 @@ func Run(inputs []Input, opt Options, out io.Writer, jobs int, progress *Progres
 	for s := range order {
 		<-s.done
 		if fatal == nil {
-			if s.err != nil {
-				onFileError(s.in, s.err)
+			if s.err != nil && r.OnFileError != nil {
+				r.OnFileError(s.in, s.err)
 			}
 			total.Add(&s.stats)
 			if err := s.copyTo(bw); err != nil {
 				fatal = err
 				stop.Store(true)
 			}
-		} else if s.tmp != nil {
-			s.tmp.Close()
 		}
+		s.close()
 		<-window
 	}
 	wg.Wait()

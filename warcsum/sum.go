@@ -71,6 +71,7 @@ type Stats struct {
 	Listed        int64           // manifest lines written
 	Skipped       [numSkips]int64 // records read but not listed, by reason
 	Damaged       int64           // damaged records and stretches of bytes, never listed
+	Checked       int64           // listed records whose WARC-Payload-Digest was compared with the payload
 	Disagreements int64           // WARC-Payload-Digest values that do not match the payload
 	Bytes         int64           // bytes of the files as stored
 	PayloadBytes  int64           // payload bytes of listed records
@@ -86,6 +87,7 @@ func (s *Stats) Add(o *Stats) {
 		s.Skipped[i] += o.Skipped[i]
 	}
 	s.Damaged += o.Damaged
+	s.Checked += o.Checked
 	s.Disagreements += o.Disagreements
 	s.Bytes += o.Bytes
 	s.PayloadBytes += o.PayloadBytes
@@ -104,7 +106,7 @@ func (s *Stats) Summary(w io.Writer) {
 	if len(skips) > 0 {
 		fmt.Fprintf(w, "skipped: %s\n", strings.Join(skips, ", "))
 	}
-	fmt.Fprintf(w, "digest disagreements: %d\n", s.Disagreements)
+	fmt.Fprintf(w, "header digests: %d checked, %d disagree with the payload\n", s.Checked, s.Disagreements)
 	fmt.Fprintf(w, "bytes read: %d (payload listed: %d)\n", s.Bytes, s.PayloadBytes)
 }
 
@@ -230,6 +232,7 @@ func (s *Summer) sumRecord(rr *record.Reader, rec *record.Record, file string, s
 	}
 
 	payloadLength := rr.BlockLeft()
+	checked := false
 	claimed, claimedSum, claimErr := s.headerDigest(rec)
 	var sum []byte
 	if s.opt.TrustHeader && claimErr == nil && claimed == s.opt.Algorithm {
@@ -256,6 +259,7 @@ func (s *Summer) sumRecord(rr *record.Reader, rec *record.Record, file string, s
 			s.warn(fmt.Errorf("%s: offset %d: WARC-Payload-Digest: %w", s.name, rec.Offset, claimErr))
 		}
 		if claimErr == nil {
+			checked = true
 			actual := sum
 			if check != nil {
 				s.check = check.Sum(s.check[:0])
@@ -276,6 +280,9 @@ func (s *Summer) sumRecord(rr *record.Reader, rec *record.Record, file string, s
 		return false, nil
 	}
 	st.PayloadBytes += payloadLength
+	if checked {
+		st.Checked++
+	}
 	s.line = manifest.Line{
 		File:   file,
 		Offset: rec.Offset,

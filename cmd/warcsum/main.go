@@ -89,9 +89,13 @@ func run(c *cli.Context) error {
 		return progressLine(&progress, elapsed)
 	})
 	start := time.Now()
-	stats, err := warcsum.Run(inputs, opt, out, c.Int("jobs"), &progress, func(in warcsum.Input, err error) {
-		log.Warn(err)
-	})
+	runner := warcsum.Runner{
+		Options:     opt,
+		Jobs:        c.Int("jobs"),
+		Progress:    &progress,
+		OnFileError: func(in warcsum.Input, err error) { log.Warn(err) },
+	}
+	stats, err := runner.Run(inputs, out)
 	stop()
 	if err != nil {
 		return cli.Exit(fmt.Errorf("writing the manifest: %w", err), cmdutil.ExitFatal)
@@ -105,7 +109,7 @@ func run(c *cli.Context) error {
 		fmt.Fprintf(log.Writer(), "time: %s (%s/s)\n", elapsed.Round(time.Millisecond), cmdutil.Bytes(int64(float64(stats.Bytes)/elapsed.Seconds())))
 	}
 	if stats.Failed() {
-		return cmdutil.Damaged("%d damaged records, %d files not read to the end (see the warnings above)", stats.Damaged, stats.FilesFailed)
+		return cmdutil.Damaged("%d damaged records, %d files not read to the end", stats.Damaged, stats.FilesFailed)
 	}
 	return nil
 }
@@ -159,4 +163,3 @@ func progressLine(p *warcsum.Progress, elapsed time.Duration) string {
 	return fmt.Sprintf("files %d/%d  %s/%s  %s/s  ETA %s", p.Files.Load(), p.TotalFiles,
 		cmdutil.Bytes(done), cmdutil.Bytes(p.TotalBytes), cmdutil.Bytes(int64(rate)), eta)
 }
-
