@@ -177,4 +177,3 @@ func TestCorpusKnownFiles(t *testing.T) {
 		})
 	}
 }
-
