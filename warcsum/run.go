@@ -2,7 +2,6 @@ package warcsum
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"io/fs"
@@ -13,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"warcdedup/internal/spool"
 	"warcdedup/manifest"
 )
 
@@ -115,57 +115,20 @@ type Progress struct {
 // file, so memory stays bounded however many records a file holds.
 const spoolMemory = 4 << 20
 
-// spool holds the output of one file until it is that file's turn.
-type spool struct {
-	in     Input
-	memory int
-	mem    bytes.Buffer
-	tmp    *os.File
-	buf    []byte
-	done   chan struct{}
-	stats  Stats
-	err    error
+// job is one file of a run and the lines it produced.
+type job struct {
+	in    Input
+	out   *spool.Spool
+	buf   []byte
+	done  chan struct{}
+	stats Stats
+	err   error
 }
 
-func (s *spool) write(l *manifest.Line) error {
-	s.buf = l.Append(s.buf[:0])
-	if s.tmp == nil && s.mem.Len()+len(s.buf) <= s.memory {
-		s.mem.Write(s.buf)
-		return nil
-	}
-	if s.tmp == nil {
-		f, err := os.CreateTemp("", "warcsum-spool-*")
-		if err != nil {
-			return err
-		}
-		os.Remove(f.Name()) // deleted on close, even if we are killed
-		s.tmp = f
-	}
-	_, err := s.tmp.Write(s.buf)
+func (j *job) write(l *manifest.Line) error {
+	j.buf = l.Append(j.buf[:0])
+	_, err := j.out.Write(j.buf)
 	return err
-}
-
-// copyTo writes the spooled lines to w.
-func (s *spool) copyTo(w io.Writer) error {
-	if _, err := w.Write(s.mem.Bytes()); err != nil {
-		return err
-	}
-	if s.tmp == nil {
-		return nil
-	}
-	if _, err := s.tmp.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	_, err := io.Copy(w, s.tmp)
-	return err
-}
-
-// close releases the spool's memory and temporary file.
-func (s *spool) close() {
-	s.mem = bytes.Buffer{}
-	if s.tmp != nil {
-		s.tmp.Close()
-	}
 }
 
 // countingReader adds what it reads to a progress counter.
@@ -216,8 +179,8 @@ func (r *Runner) Run(inputs []Input, out io.Writer) (Stats, error) {
 	// window bounds the files read ahead of the one being written, and so
 	// the memory their spooled output takes.
 	window := make(chan struct{}, 2*jobs)
-	work := make(chan *spool)
-	order := make(chan *spool, 2*jobs)
+	work := make(chan *job)
+	order := make(chan *job, 2*jobs)
 	go func() {
 		defer close(work)
 		defer close(order)
@@ -226,7 +189,7 @@ func (r *Runner) Run(inputs []Input, out io.Writer) (Stats, error) {
 			if stop.Load() {
 				return
 			}
-			s := &spool{in: in, memory: memory, done: make(chan struct{})}
+			s := &job{in: in, out: spool.New(memory), done: make(chan struct{})}
 			order <- s
 			work <- s
 		}
@@ -257,12 +220,12 @@ func (r *Runner) Run(inputs []Input, out io.Writer) (Stats, error) {
 				r.OnFileError(s.in, s.err)
 			}
 			total.Add(&s.stats)
-			if err := s.copyTo(bw); err != nil {
+			if _, err := s.out.WriteTo(bw); err != nil {
 				fatal = err
 				stop.Store(true)
 			}
 		}
-		s.close()
+		s.out.Close()
 		<-window
 	}
 	wg.Wait()
@@ -272,7 +235,7 @@ func (r *Runner) Run(inputs []Input, out io.Writer) (Stats, error) {
 	return total, fatal
 }
 
-func sumPath(summer *Summer, s *spool, progress *Progress) (Stats, error) {
+func sumPath(summer *Summer, s *job, progress *Progress) (Stats, error) {
 	f, err := os.Open(s.in.Path)
 	if err != nil {
 		return Stats{FilesFailed: 1}, err

@@ -287,8 +287,8 @@ func (s *Summer) sumRecord(rr *record.Reader, rec *record.Record, file string, s
 		File:   file,
 		Offset: rec.Offset,
 		Length: rec.Length,
-		URI:    manifest.EscapeField(stripAngles(rec.URI)),
-		Date:   manifest.EscapeField(rec.Date),
+		URI:    URIField(rec),
+		Date:   DateField(rec),
 		Digest: s.opt.Algorithm.Format(sum),
 		Fields: 6,
 	}
@@ -333,6 +333,14 @@ func (s *Summer) hashFor(a digest.Algorithm) hash.Hash {
 	}
 	return h
 }
+
+// URIField is field 4 for rec: its target URI without a wget-1.14 <...>
+// wrapper, escaped for the manifest. Later stages compare a record they
+// read back with its line through this function.
+func URIField(rec *record.Record) string { return manifest.EscapeField(stripAngles(rec.URI)) }
+
+// DateField is field 5 for rec: its date as written, escaped.
+func DateField(rec *record.Record) string { return manifest.EscapeField(rec.Date) }
 
 // stripAngles removes the <...> that wget 1.14 wrapped around target URIs.
 func stripAngles(uri string) string {

@@ -4,6 +4,7 @@
 package cmdutil
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"warcdedup/atomicfile"
+	"warcdedup/source"
 )
 
 // Version is set at build time with -ldflags "-X warcdedup/internal/cmdutil.Version=...".
@@ -246,3 +248,35 @@ func Bytes(n int64) string {
 	}
 	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTPE"[exp])
 }
+
+// Locator builds the source.Locator of the --root, --locations,
+// --url-template, --per-host, --retries and --timeout flags.
+func Locator(c *cli.Context) (*source.Locator, error) {
+	loc := &source.Locator{Roots: c.StringSlice("root"), URLTemplate: c.String("url-template")}
+	if name := c.String("locations"); name != "" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if loc.Locations, err = source.ReadLocations(f, name); err != nil {
+			return nil, err
+		}
+	}
+	if len(loc.Roots) == 0 && loc.Locations == nil && loc.URLTemplate == "" {
+		return nil, errors.New("say where the files are: --root DIR, --locations FILE or --url-template URL")
+	}
+	h := source.NewHTTP(c.Int("per-host"))
+	if c.IsSet("retries") {
+		h.Retries = c.Int("retries")
+	}
+	if c.IsSet("timeout") {
+		h.IdleTimeout = c.Duration("timeout")
+	}
+	loc.HTTP = h
+	return loc, nil
+}
+
+// BufferedWriter is a buffered writer over a command's output; Flush it
+// before Commit.
+func BufferedWriter(o *Output) *bufio.Writer { return bufio.NewWriterSize(o, 256<<10) }

@@ -1,0 +1,131 @@
+package collres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"warcdedup/manifest"
+	"warcdedup/record"
+	"warcdedup/warcsum"
+)
+
+// Opener opens the stored bytes of the record a manifest line names.
+// source.Locator is the Opener of the commands.
+type Opener interface {
+	Open(ctx context.Context, file string, offset, length int64) (io.ReadCloser, error)
+}
+
+// StaleError is a manifest line that no longer describes its record: the
+// file is missing or changed, the offset does not start a record of the
+// stated length, the record is not a response with the line's URI and date,
+// or its payload does not hash to the line's digest. A stale line is left
+// out of the output: it never becomes an original or a duplicate.
+type StaleError struct {
+	File   string
+	Offset int64
+	Err    error
+}
+
+func (e *StaleError) Error() string {
+	return fmt.Sprintf("%s: offset %d: stale manifest line: %v", e.File, e.Offset, e.Err)
+}
+func (e *StaleError) Unwrap() error { return e.Err }
+
+// The reasons a line is stale, wrapped in a *StaleError.
+var (
+	ErrNotARecord     = errors.New("the bytes at offset/length are not one whole record")
+	ErrNotResponse    = errors.New("the record is not an HTTP response")
+	ErrFieldsChanged  = errors.New("the record's URI or date differ from the line's")
+	ErrDigestMismatch = errors.New("the payload does not hash to the line's digest")
+)
+
+// payload is the payload of a fetched record, checked against its line
+// while it is read.
+type payload struct {
+	line *manifest.Line
+	body io.ReadCloser
+	rr   *record.Reader
+}
+
+func stale(l *manifest.Line, err error) error {
+	return &StaleError{File: l.File, Offset: l.Offset, Err: err}
+}
+
+// openPayload fetches the record l names and reads it up to its payload,
+// checking that it is the response the line describes.
+func openPayload(ctx context.Context, src Opener, l *manifest.Line) (*payload, error) {
+	body, err := src.Open(ctx, l.File, l.Offset, l.Length)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, stale(l, err)
+	}
+	p := &payload{line: l, body: body}
+	if err := p.start(); err != nil {
+		body.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *payload) start() error {
+	l := p.line
+	rr, err := record.NewReader(p.body, l.File)
+	if err != nil {
+		return stale(l, err)
+	}
+	p.rr = rr
+	rec, err := rr.Next()
+	if err != nil {
+		return stale(l, fmt.Errorf("%w: %v", ErrNotARecord, err))
+	}
+	if rec.Type != "response" {
+		return stale(l, fmt.Errorf("%w: it is a %q record", ErrNotResponse, rec.Type))
+	}
+	if uri, date := warcsum.URIField(rec), warcsum.DateField(rec); uri != l.URI || date != l.Date {
+		return stale(l, fmt.Errorf("%w: record has %s %s", ErrFieldsChanged, uri, date))
+	}
+	head, err := rr.ReadHTTPHead()
+	if err != nil {
+		return stale(l, fmt.Errorf("%w: %v", ErrNotARecord, err))
+	}
+	if head.Status == 0 || !head.Complete {
+		return stale(l, ErrNotResponse)
+	}
+	return nil
+}
+
+// WriteTo streams the payload to w.
+func (p *payload) WriteTo(w io.Writer) (int64, error) {
+	n, err := p.rr.WriteTo(w)
+	var damage *record.Error
+	if errors.As(err, &damage) {
+		err = stale(p.line, fmt.Errorf("%w: %v", ErrNotARecord, err))
+	}
+	return n, err
+}
+
+// finish checks that the record ended exactly where the line says, with
+// nothing after it, and closes the fetch.
+func (p *payload) finish() error {
+	defer p.body.Close()
+	l := p.line
+	if err := p.rr.Finish(); err != nil {
+		return stale(l, fmt.Errorf("%w: %v", ErrNotARecord, err))
+	}
+	// Finish set the record's length; it must be the line's, with nothing
+	// after it in the bytes fetched.
+	if rec, err := p.rr.Next(); err != io.EOF {
+		what := fmt.Sprint(err)
+		if err == nil {
+			what = fmt.Sprintf("another record at byte %d", rec.Offset)
+		}
+		return stale(l, fmt.Errorf("%w: %s follows the record", ErrNotARecord, what))
+	}
+	return nil
+}
+
+func (p *payload) close() { p.body.Close() }

@@ -1,0 +1,289 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// HTTP reads byte ranges of files from storage hosts, which are plain HTTP
+// servers. It keeps connections alive, follows redirects (a front host may
+// answer 302 with the host that holds the file), retries transient failures
+// with exponential backoff, resumes a body that ends early where it stopped,
+// and limits the requests open at once to each host.
+type HTTP struct {
+	Client      *http.Client
+	PerHost     int           // requests open at once per host
+	Retries     int           // further attempts after a transient failure
+	Backoff     time.Duration // wait before the first retry; doubled for each next one
+	IdleTimeout time.Duration // an attempt that receives no byte for this long fails
+
+	mu    sync.Mutex
+	hosts map[string]chan struct{}
+}
+
+// DefaultHTTP returns an HTTP with 4 requests per host, 5 retries starting
+// at 200ms, and a 60s idle timeout.
+func DefaultHTTP() *HTTP { return NewHTTP(4) }
+
+// NewHTTP returns an HTTP allowing perHost requests open at once per host.
+func NewHTTP(perHost int) *HTTP {
+	perHost = max(perHost, 1)
+	transport := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   perHost,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: 60 * time.Second,
+		// Compressed transfer would hide the stored bytes behind a decoder.
+		DisableCompression: true,
+	}
+	return &HTTP{
+		Client:      &http.Client{Transport: transport},
+		PerHost:     perHost,
+		Retries:     5,
+		Backoff:     200 * time.Millisecond,
+		IdleTimeout: 60 * time.Second,
+	}
+}
+
+// HTTPError is a response that retrying will not change (404, 403, 416...).
+type HTTPError struct {
+	URL    string
+	Status string
+}
+
+func (e *HTTPError) Error() string { return fmt.Sprintf("%s: %s", e.URL, e.Status) }
+
+// errRetry marks a failure worth another attempt.
+type errRetry struct{ err error }
+
+func (e errRetry) Error() string { return e.err.Error() }
+func (e errRetry) Unwrap() error { return e.err }
+
+func (h *HTTP) slot(ctx context.Context, host string) (release func(), err error) {
+	h.mu.Lock()
+	if h.hosts == nil {
+		h.hosts = map[string]chan struct{}{}
+	}
+	sem, ok := h.hosts[host]
+	if !ok {
+		sem = make(chan struct{}, max(h.PerHost, 1))
+		h.hosts[host] = sem
+	}
+	h.mu.Unlock()
+	select {
+	case sem <- struct{}{}:
+		return func() { <-sem }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Open returns a reader of length bytes at offset of the file at rawURL. The
+// first request is made before Open returns, so a missing file is an error
+// here; later failures are retried from the byte where they happened.
+func (h *HTTP) Open(ctx context.Context, rawURL string, offset, length int64) (io.ReadCloser, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	release, err := h.slot(ctx, u.Host)
+	if err != nil {
+		return nil, err
+	}
+	r := &rangeReader{h: h, ctx: ctx, url: rawURL, pos: offset, start: offset, end: offset + length, release: release}
+	if err := r.connect(); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// rangeReader reads bytes [start, end) of a URL, reconnecting from pos.
+type rangeReader struct {
+	h          *HTTP
+	ctx        context.Context
+	url        string
+	start, end int64
+	pos        int64
+	body       io.ReadCloser
+	cancel     context.CancelFunc
+	idle       *time.Timer
+	release    func()
+	attempts   int
+}
+
+// connect requests [pos, end), retrying transient failures. attempts
+// counts the failures since bytes last arrived; Retries bounds it.
+func (r *rangeReader) connect() error {
+	for {
+		err := r.request()
+		if err == nil {
+			return nil
+		}
+		if err := r.retry(err); err != nil {
+			return err
+		}
+	}
+}
+
+// retry waits before the next attempt after err, or returns err when it is
+// not transient or the retries are spent.
+func (r *rangeReader) retry(err error) error {
+	var transient errRetry
+	if !errors.As(err, &transient) || r.attempts >= r.h.Retries {
+		return err
+	}
+	r.attempts++
+	t := time.NewTimer(r.h.Backoff << (r.attempts - 1))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-r.ctx.Done():
+		return r.ctx.Err()
+	}
+}
+
+func (r *rangeReader) request() error {
+	r.closeBody()
+	ctx, cancel := context.WithCancel(r.ctx)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.url, nil)
+	if err != nil {
+		cancel()
+		return err
+	}
+	req.Header.Set("Range", fmt.Sprintf("bytes=%d-%d", r.pos, r.end-1))
+	resp, err := r.h.Client.Do(req)
+	if err != nil {
+		cancel()
+		if r.ctx.Err() != nil {
+			return r.ctx.Err()
+		}
+		return errRetry{fmt.Errorf("%s: %w", r.url, err)}
+	}
+	if err := r.check(resp); err != nil {
+		resp.Body.Close()
+		cancel()
+		return err
+	}
+	r.body, r.cancel = resp.Body, cancel
+	r.idle = time.AfterFunc(r.h.IdleTimeout, cancel)
+	return nil
+}
+
+// check accepts a response that carries exactly the bytes asked for.
+func (r *rangeReader) check(resp *http.Response) error {
+	switch {
+	case resp.StatusCode == http.StatusPartialContent:
+		first, _, err := parseContentRange(resp.Header.Get("Content-Range"))
+		if err != nil || first != r.pos {
+			return fmt.Errorf("%s: Content-Range %q does not start at %d", r.url, resp.Header.Get("Content-Range"), r.pos)
+		}
+		return nil
+	case resp.StatusCode == http.StatusOK:
+		// A server that ignores Range sends the whole file; that is only
+		// the bytes asked for when they are the whole file.
+		if r.pos == 0 && resp.ContentLength == r.end {
+			return nil
+		}
+		return &HTTPError{r.url, "server ignored the Range request (200 instead of 206)"}
+	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable:
+		return &HTTPError{r.url, fmt.Sprintf("%s: the file is shorter than offset %d", resp.Status, r.pos)}
+	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusRequestTimeout:
+		return errRetry{&HTTPError{r.url, resp.Status}}
+	}
+	return &HTTPError{r.url, resp.Status}
+}
+
+// parseContentRange reads "bytes first-last/total".
+func parseContentRange(v string) (first, last int64, err error) {
+	v, ok := strings.CutPrefix(v, "bytes ")
+	span, _, ok2 := strings.Cut(v, "/")
+	a, b, ok3 := strings.Cut(span, "-")
+	if !ok || !ok2 || !ok3 {
+		return 0, 0, fmt.Errorf("bad Content-Range %q", v)
+	}
+	if first, err = strconv.ParseInt(a, 10, 64); err == nil {
+		last, err = strconv.ParseInt(b, 10, 64)
+	}
+	return first, last, err
+}
+
+func (r *rangeReader) Read(p []byte) (int, error) {
+	for {
+		if r.pos >= r.end {
+			return 0, io.EOF
+		}
+		if r.body == nil {
+			if err := r.connect(); err != nil {
+				return 0, err
+			}
+		}
+		if int64(len(p)) > r.end-r.pos {
+			p = p[:r.end-r.pos]
+		}
+		n, err := r.body.Read(p)
+		r.pos += int64(n)
+		if n > 0 {
+			r.idle.Reset(r.h.IdleTimeout)
+			r.attempts = 0
+		}
+		if r.pos >= r.end {
+			r.closeBody()
+			return n, nil
+		}
+		if err == nil {
+			return n, nil
+		}
+		// The body ended early or broke: go on from pos with a new request.
+		r.closeBody()
+		if r.ctx.Err() != nil {
+			return n, r.ctx.Err()
+		}
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		err = fmt.Errorf("%s: body ended at byte %d of %d-%d: %w", r.url, r.pos, r.start, r.end-1, err)
+		if rerr := r.retry(errRetry{err}); rerr != nil {
+			return n, rerr
+		}
+		if n > 0 {
+			return n, nil
+		}
+	}
+}
+
+func (r *rangeReader) closeBody() {
+	if r.idle != nil {
+		r.idle.Stop()
+		r.idle = nil
+	}
+	if r.body != nil {
+		r.body.Close()
+		r.body = nil
+	}
+	if r.cancel != nil {
+		r.cancel()
+		r.cancel = nil
+	}
+}
+
+func (r *rangeReader) Close() error {
+	r.closeBody()
+	if r.release != nil {
+		r.release()
+		r.release = nil
+	}
+	return nil
+}
