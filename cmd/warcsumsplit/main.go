@@ -1,0 +1,146 @@
+// Command warcsumsplit partitions manifests so the pipeline's stages run in
+// parallel on many hosts.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"warcdedup/internal/cmdutil"
+	"warcdedup/manifest"
+	"warcdedup/split"
+)
+
+const description = `warcsumsplit writes parts PREFIX-000, PREFIX-001, ... (or PREFIX-HOST),
+each under a temporary name until the whole input was read, and prints each
+part's lines and bytes. One mode:
+
+  -c N, -s SIZE      cut a manifest sorted on digest into N parts, or parts
+                     of about SIZE bytes (K, M, G suffixes), never splitting a
+                     digest cluster (so parts may be uneven). Sorted with
+                     LC_ALL=C sort -k6,6 -k5,5 -k1,1 -k2,2n
+  --hash-ranges N    partition an UNSORTED manifest by digest value into N
+                     parts: each part can be sorted and resolved on its own
+                     host, and the sorted parts in part order are the sorted
+                     whole. This is how the sort scales past one machine.
+  --hosts MAP        split a manifest by the storage host that holds each
+                     line's file, for per-host warcrefs runs. MAP has
+                     "pattern host" lines: an exact file name or a pattern
+                     like crawl-2012-* (first match wins); a file no rule
+                     matches stops the split.`
+
+func main() {
+	cmdutil.Main(cmdutil.NewApp("warcsumsplit", "partition manifests for parallel runs", description,
+		[]cli.Flag{
+			&cli.IntFlag{Name: "count", Aliases: []string{"c"}, Usage: "cut into `N` parts"},
+			&cli.StringFlag{Name: "size", Aliases: []string{"s"}, Usage: "cut into parts of about `SIZE` bytes (K, M, G)"},
+			&cli.IntFlag{Name: "hash-ranges", Usage: "partition by digest value into `N` parts"},
+			&cli.StringFlag{Name: "hosts", Usage: "split by storage host, as the `MAP` file says"},
+			&cli.StringFlag{Name: "prefix", Aliases: []string{"o"}, Value: "part", Usage: "parts are named `PREFIX`-000, ..."},
+			cmdutil.InputFlag,
+			cmdutil.QuietFlag,
+			cmdutil.VerboseFlag,
+		}, run))
+}
+
+func run(c *cli.Context) error {
+	modes := 0
+	for _, f := range []string{"count", "size", "hash-ranges", "hosts"} {
+		if c.IsSet(f) {
+			modes++
+		}
+	}
+	if modes != 1 {
+		return cli.Exit("give exactly one of -c, -s, --hash-ranges, --hosts", cmdutil.ExitFatal)
+	}
+	in, name, err := cmdutil.OpenInput(c.String("input"))
+	if err != nil {
+		return cli.Exit(err, cmdutil.ExitFatal)
+	}
+	defer in.Close()
+	parts := split.NewParts(c.String("prefix"))
+	defer parts.Abort()
+	r := manifest.NewReader(in, name)
+
+	switch {
+	case c.IsSet("count"), c.IsSet("size"):
+		size, err := partSize(c, in)
+		if err == nil {
+			err = split.BySize(r, parts, size)
+		}
+		if err != nil {
+			return cli.Exit(err, cmdutil.ExitFatal)
+		}
+	case c.IsSet("hash-ranges"):
+		if err := split.ByHashRange(r, name, parts, c.Int("hash-ranges")); err != nil {
+			return cli.Exit(err, cmdutil.ExitFatal)
+		}
+	case c.IsSet("hosts"):
+		f, err := os.Open(c.String("hosts"))
+		if err != nil {
+			return cli.Exit(err, cmdutil.ExitFatal)
+		}
+		rules, err := split.ReadHostMap(f, c.String("hosts"))
+		f.Close()
+		if err == nil {
+			err = split.ByHost(r, name, parts, rules)
+		}
+		if err != nil {
+			return cli.Exit(err, cmdutil.ExitFatal)
+		}
+	}
+	if err := parts.Commit(); err != nil {
+		return cli.Exit(err, cmdutil.ExitFatal)
+	}
+	if !c.Bool("quiet") {
+		parts.Summary(os.Stderr)
+	}
+	return nil
+}
+
+// partSize is -s, or the input's size divided by -c (which needs an input
+// file whose size is known).
+func partSize(c *cli.Context, in io.Reader) (int64, error) {
+	if c.IsSet("size") {
+		return parseSize(c.String("size"))
+	}
+	n := c.Int("count")
+	if n < 1 {
+		return 0, fmt.Errorf("-c %d: want at least 1 part", n)
+	}
+	f, ok := in.(*os.File)
+	if !ok {
+		return 0, errors.New("-c needs the manifest as a file (-i FILE) to know its size; use -s SIZE with standard input")
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return max(1, (fi.Size()+int64(n)-1)/int64(n)), nil
+}
+
+func parseSize(s string) (int64, error) {
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(s, "K"), strings.HasSuffix(s, "k"):
+		mult = 1 << 10
+	case strings.HasSuffix(s, "M"), strings.HasSuffix(s, "m"):
+		mult = 1 << 20
+	case strings.HasSuffix(s, "G"), strings.HasSuffix(s, "g"):
+		mult = 1 << 30
+	}
+	if mult > 1 {
+		s = s[:len(s)-1]
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v < 1 {
+		return 0, fmt.Errorf("size %q: want a positive number with an optional K, M or G", s)
+	}
+	return v * mult, nil
+}
