@@ -15,30 +15,15 @@ import (
 	"testing"
 
 	"warcdedup/digest"
+	"warcdedup/internal/warctest"
 	"warcdedup/manifest"
 )
 
-// warcRecord builds one WARC/1.0 record; extra header lines go before
-// Content-Length.
-func warcRecord(typ, uri, date string, block string, extra ...string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "WARC/1.0\r\nWARC-Type: %s\r\nWARC-Record-ID: <urn:uuid:%x>\r\n", typ, sha1.Sum([]byte(uri+date+typ)))
-	if uri != "" {
-		fmt.Fprintf(&b, "WARC-Target-URI: %s\r\n", uri)
-	}
-	if date != "" {
-		fmt.Fprintf(&b, "WARC-Date: %s\r\n", date)
-	}
-	for _, e := range extra {
-		b.WriteString(e + "\r\n")
-	}
-	fmt.Fprintf(&b, "Content-Length: %d\r\n\r\n%s\r\n\r\n", len(block), block)
-	return b.String()
-}
-
-func httpResponse(status int, body string) string {
-	return fmt.Sprintf("HTTP/1.1 %d X\r\nContent-Type: text/plain\r\n\r\n%s", status, body)
-}
+// warcRecord and httpResponse build test records.
+var (
+	warcRecord   = warctest.Record
+	httpResponse = warctest.HTTP
+)
 
 func sha1Base32(s string) string {
 	sum := sha1.Sum([]byte(s))

@@ -1,0 +1,324 @@
+package collres
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"warcdedup/digest"
+	"warcdedup/internal/warctest"
+	"warcdedup/manifest"
+	"warcdedup/source"
+	"warcdedup/warcsum"
+)
+
+const collisionsDir = "../../shared/collisions"
+
+// collection writes files into a directory and returns it.
+type collection map[string][]byte
+
+func (c collection) write(t *testing.T) string {
+	dir := t.TempDir()
+	for name, data := range c {
+		warctest.WriteFile(t, dir, name, data)
+	}
+	return dir
+}
+
+// hashDir runs warcsum over dir and returns the manifest sorted for
+// warccollres, as the pipeline's `sort` would.
+func hashDir(t *testing.T, dir string, algo digest.Algorithm) []manifest.Line {
+	t.Helper()
+	inputs, err := warcsum.Collect([]string{dir}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	r := warcsum.Runner{Options: warcsum.Options{Algorithm: algo}, Jobs: 2}
+	if _, err := r.Run(inputs, &out); err != nil {
+		t.Fatal(err)
+	}
+	return sortLines(t, out.Bytes(), manifest.ByDigest)
+}
+
+func sortLines(t *testing.T, text []byte, o *manifest.Order) []manifest.Line {
+	t.Helper()
+	var lines []manifest.Line
+	for _, s := range strings.Split(strings.TrimSpace(string(text)), "\n") {
+		if s == "" {
+			continue
+		}
+		l, err := manifest.Parse([]byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, l)
+	}
+	sortByOrder(lines, o)
+	return lines
+}
+
+func sortByOrder(lines []manifest.Line, o *manifest.Order) {
+	for i := 1; i < len(lines); i++ {
+		for j := i; j > 0 && o.Compare(&lines[j-1], &lines[j]) > 0; j-- {
+			lines[j-1], lines[j] = lines[j], lines[j-1]
+		}
+	}
+}
+
+func format(lines []manifest.Line) []byte {
+	var b []byte
+	for i := range lines {
+		b = lines[i].Append(b)
+	}
+	return b
+}
+
+// resolve runs a Resolver over lines and returns its output and warnings.
+func resolve(t *testing.T, res Resolver, lines []manifest.Line) ([]manifest.Line, Stats, []error) {
+	t.Helper()
+	var warnings []error
+	res.Warn = func(err error) { warnings = append(warnings, err) }
+	var out bytes.Buffer
+	st, err := res.Run(context.Background(), manifest.NewReader(bytes.NewReader(format(lines)), "test.manifest"), &out)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	got := sortLines(t, out.Bytes(), manifest.ByDigest)
+	return got, st, warnings
+}
+
+// byURI indexes resolved lines by URI.
+func byURI(lines []manifest.Line) map[string]manifest.Line {
+	m := map[string]manifest.Line{}
+	for _, l := range lines {
+		m[l.URI] = l
+	}
+	return m
+}
+
+func readPair(t *testing.T, a, b string) (string, string) {
+	t.Helper()
+	x, err := os.ReadFile(filepath.Join(collisionsDir, a))
+	if err != nil {
+		t.Skip("shared collisions absent:", err)
+	}
+	y, err := os.ReadFile(filepath.Join(collisionsDir, b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(x), string(y)
+}
+
+// TestCollisions proves that real colliding payloads end in different ext
+// classes and are never numbered as copies of each other, while identical
+// payloads at other URLs, files and dates are numbered 1, 2, 3 from the
+// earliest.
+func TestCollisions(t *testing.T) {
+	tests := []struct {
+		name string
+		a, b string
+		algo digest.Algorithm
+	}{
+		{"md5 Wang et al.", "wang1.bin", "wang2.bin", digest.MD5},
+		{"md5 fastcoll", "fastcoll1.bin", "fastcoll2.bin", digest.MD5},
+		{"md5 single block", "single-ipc1.bin", "single-ipc2.bin", digest.MD5},
+		{"sha1 SHAmbles", "sha-mbles-1.bin", "sha-mbles-2.bin", digest.SHA1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			x, y := readPair(t, tt.a, tt.b)
+			// A common suffix keeps the collision (Merkle-Damgard).
+			suffix := strings.Repeat("same page body\n", 100)
+			x, y = x+suffix, y+suffix
+			dir := collection{
+				"a.warc.gz": warctest.Gzip(
+					warctest.Response("http://a/x", "2020-01-01T00:00:00Z", x),
+					warctest.Response("http://a/y", "2020-01-02T00:00:00Z", y)),
+				"b.warc": []byte(warctest.Response("http://b/x-again", "2020-01-03T00:00:00Z", x) +
+					warctest.Response("http://b/y-again", "2020-01-04T00:00:00Z", y)),
+				"c/d.warc.gz": warctest.Gzip(warctest.Response("http://c/x-third", "2020-01-05T00:00:00Z", x)),
+			}.write(t)
+			lines := hashDir(t, dir, tt.algo)
+			if len(lines) != 5 || lines[0].Digest != lines[4].Digest {
+				t.Fatalf("want 5 lines sharing one %s digest, got %v", tt.algo, lines)
+			}
+			got, st, warnings := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Proc: true, Jobs: 2}, lines)
+			m := byURI(got)
+			want := map[string][3]any{ // ext, copy, refuri
+				"http://a/x":        {0, 1, "-"},
+				"http://b/x-again":  {0, 2, "http://a/x"},
+				"http://c/x-third":  {0, 3, "http://a/x"},
+				"http://a/y":        {1, 1, "-"},
+				"http://b/y-again":  {1, 2, "http://a/y"},
+			}
+			for uri, w := range want {
+				l := m[uri]
+				if l.Ext != w[0] || l.Copy != w[1] || l.RefURI != w[2] {
+					t.Errorf("%s: ext %d copy %d ref %s, want %v", uri, l.Ext, l.Copy, l.RefURI, w)
+				}
+			}
+			if st.Collisions != 1 || st.Stale != 0 || st.Clusters != 1 || st.Fetched != 6 {
+				t.Errorf("stats %+v: want 1 collision, 1 cluster, 6 fetches (5 + the colliding one again), no stale", st)
+			}
+			if len(warnings) != 1 || !strings.Contains(warnings[0].Error(), "hash collision") {
+				t.Errorf("warnings %v, want one collision report", warnings)
+			}
+		})
+	}
+}
+
+// TestStale proves that a line whose record no longer matches it is left
+// out, reported with file and offset, and never becomes an original: the
+// next valid line of its cluster does.
+func TestStale(t *testing.T) {
+	body := strings.Repeat("payload ", 50)
+	first := warctest.Response("http://s/1", "2021-01-01T00:00:00Z", body)
+	second := warctest.Response("http://s/2", "2021-01-02T00:00:00Z", body)
+	third := warctest.Response("http://s/3", "2021-01-03T00:00:00Z", body)
+	tests := []struct {
+		name   string
+		damage func(t *testing.T, dir string, lines []manifest.Line) []manifest.Line
+		reason error
+	}{
+		{"payload changed after warcsum", func(t *testing.T, dir string, lines []manifest.Line) []manifest.Line {
+			p := filepath.Join(dir, "one.warc")
+			data, _ := os.ReadFile(p)
+			os.WriteFile(p, bytes.Replace(data, []byte("payload"), []byte("PAYLOAD"), 1), 0o644)
+			return lines
+		}, ErrDigestMismatch},
+		{"file truncated", func(t *testing.T, dir string, lines []manifest.Line) []manifest.Line {
+			p := filepath.Join(dir, "one.warc")
+			data, _ := os.ReadFile(p)
+			os.WriteFile(p, data[:len(data)-100], 0o644)
+			return lines
+		}, nil},
+		{"file missing", func(t *testing.T, dir string, lines []manifest.Line) []manifest.Line {
+			os.Remove(filepath.Join(dir, "one.warc"))
+			return lines
+		}, os.ErrNotExist},
+		{"offset inside a record", func(t *testing.T, dir string, lines []manifest.Line) []manifest.Line {
+			for i := range lines {
+				if lines[i].File == "one.warc" {
+					lines[i].Offset += 10
+				}
+			}
+			return lines
+		}, ErrNotARecord},
+		{"length longer than the record", func(t *testing.T, dir string, lines []manifest.Line) []manifest.Line {
+			os.WriteFile(filepath.Join(dir, "one.warc"), []byte(first+first), 0o644)
+			for i := range lines {
+				if lines[i].File == "one.warc" {
+					lines[i].Length += 10
+				}
+			}
+			return lines
+		}, ErrNotARecord},
+		{"URI of the line differs", func(t *testing.T, dir string, lines []manifest.Line) []manifest.Line {
+			for i := range lines {
+				if lines[i].File == "one.warc" {
+					lines[i].URI = "http://s/other"
+				}
+			}
+			return lines
+		}, ErrFieldsChanged},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := collection{
+				"one.warc":   []byte(first),
+				"two.warc":   []byte(second),
+				"three.warc": []byte(third),
+			}.write(t)
+			lines := tt.damage(t, dir, hashDir(t, dir, digest.SHA1))
+			sortByOrder(lines, manifest.ByDigest)
+			got, st, warnings := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Proc: true}, lines)
+			if st.Stale != 1 || len(got) != 2 {
+				t.Fatalf("stale %d, %d lines out; want 1 stale and 2 lines", st.Stale, len(got))
+			}
+			var se *StaleError
+			if len(warnings) != 1 || !errors.As(warnings[0], &se) || se.File != "one.warc" {
+				t.Fatalf("warnings %v, want one *StaleError for one.warc", warnings)
+			}
+			if tt.reason != nil && !errors.Is(warnings[0], tt.reason) {
+				t.Errorf("warning %v does not wrap %v", warnings[0], tt.reason)
+			}
+			m := byURI(got)
+			if l := m["http://s/2"]; l.Copy != 1 {
+				t.Errorf("the next valid line should be the original: %q", l.String())
+			}
+			if l := m["http://s/3"]; l.Copy != 2 || l.RefURI != "http://s/2" {
+				t.Errorf("the third line should refer to the second: %q", l.String())
+			}
+		})
+	}
+}
+
+// TestInputErrors proves that unsorted, malformed or wrongly-sized input
+// stops the run with the line number, and that an unsafe file name is
+// refused.
+func TestInputErrors(t *testing.T) {
+	l1 := "a.warc 0 10 http://a/ 2020-01-01T00:00:00Z sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n"
+	l2 := "a.warc 20 10 http://b/ 2020-01-01T00:00:00Z sha1:BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB\n"
+	tests := []struct {
+		name, input, want string
+	}{
+		{"unsorted", l2 + l1, "test.manifest:2: line out of order: not sorted by digest, date, file, offset; sort the input with LC_ALL=C sort -k6,6 -k5,5 -k1,1 -k2,2n"},
+		{"malformed", l1 + "a.warc 0 10 http://a/\n", "test.manifest:2: 4 fields"},
+		{"seven fields", strings.TrimSuffix(l1, "\n") + " 0\n", "test.manifest:1: 7 fields, want 6"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			res := Resolver{Source: &source.Locator{Roots: []string{t.TempDir()}}}
+			_, err := res.Run(context.Background(), manifest.NewReader(strings.NewReader(tt.input), "test.manifest"), &out)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err %v, want %q", err, tt.want)
+			}
+		})
+	}
+	t.Run("name leaving the root", func(t *testing.T) {
+		lines := []manifest.Line{
+			{File: "../etc/x.warc", Offset: 0, Length: 10, URI: "u", Date: "d", Digest: "sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", Fields: 6},
+			{File: "../etc/x.warc", Offset: 10, Length: 10, URI: "u", Date: "d", Digest: "sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", Fields: 6},
+		}
+		_, st, warnings := resolve(t, Resolver{Source: &source.Locator{Roots: []string{t.TempDir()}}}, lines)
+		if st.Stale != 2 || !errors.Is(warnings[0], source.ErrUnsafeName) {
+			t.Errorf("stale %d, warnings %v: want both refused as unsafe", st.Stale, warnings)
+		}
+	})
+}
+
+// TestLargeClassesSpill proves that classes above ClassMemory are compared
+// from a temporary file with the same result, and that the output does not
+// depend on the number of jobs.
+func TestLargeClassesSpill(t *testing.T) {
+	files := collection{}
+	for i := range 6 {
+		var recs []string
+		for j := range 5 {
+			body := fmt.Sprintf("%d", j%3) + strings.Repeat("x", 5000+j%3)
+			recs = append(recs, warctest.Response(fmt.Sprintf("http://f%d/%d", i, j), fmt.Sprintf("2020-0%d-0%dT00:00:00Z", i+1, j+1), body))
+		}
+		files[fmt.Sprintf("f%d.warc.gz", i)] = warctest.Gzip(recs...)
+	}
+	dir := files.write(t)
+	lines := hashDir(t, dir, digest.SHA1)
+	var want []byte
+	for _, c := range []struct{ jobs, memory int }{{1, 0}, {4, 0}, {2, 100}, {3, 1}} {
+		got, st, warnings := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Proc: true, Jobs: c.jobs, ClassMemory: int64(c.memory)}, lines)
+		if len(warnings) != 0 || st.Stale != 0 || st.Clusters != 3 || len(got) != 30 {
+			t.Fatalf("jobs %d memory %d: stats %+v warnings %v", c.jobs, c.memory, st, warnings)
+		}
+		if want == nil {
+			want = format(got)
+		} else if !bytes.Equal(format(got), want) {
+			t.Errorf("jobs %d memory %d: output differs", c.jobs, c.memory)
+		}
+	}
+}

@@ -1,0 +1,68 @@
+// Package warctest builds small WARC files for tests.
+package warctest
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// Record returns one WARC/1.0 record of type typ with the given block;
+// uri and date are left out when empty; extra header lines go before
+// Content-Length.
+func Record(typ, uri, date, block string, extra ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "WARC/1.0\r\nWARC-Type: %s\r\nWARC-Record-ID: <urn:uuid:%x>\r\n", typ, sha1.Sum([]byte(uri+date+typ+block)))
+	if uri != "" {
+		fmt.Fprintf(&b, "WARC-Target-URI: %s\r\n", uri)
+	}
+	if date != "" {
+		fmt.Fprintf(&b, "WARC-Date: %s\r\n", date)
+	}
+	for _, e := range extra {
+		b.WriteString(e + "\r\n")
+	}
+	fmt.Fprintf(&b, "Content-Length: %d\r\n\r\n%s\r\n\r\n", len(block), block)
+	return b.String()
+}
+
+// HTTP returns an HTTP response message with the given status and body.
+func HTTP(status int, body string) string {
+	return fmt.Sprintf("HTTP/1.1 %d X\r\nContent-Type: application/octet-stream\r\nContent-Length: %d\r\n\r\n%s", status, len(body), body)
+}
+
+// Response returns a WARC response record of a 200 response with body.
+func Response(uri, date, body string) string {
+	return Record("response", uri, date, HTTP(200, body))
+}
+
+// Gzip compresses each record as a gzip member of its own, as crawlers
+// write .warc.gz files.
+func Gzip(records ...string) []byte {
+	var out bytes.Buffer
+	for _, r := range records {
+		zw := gzip.NewWriter(&out)
+		zw.Write([]byte(r))
+		zw.Close()
+	}
+	return out.Bytes()
+}
+
+// WriteFile writes data to dir/name, creating directories.
+func WriteFile(t testing.TB, dir, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
