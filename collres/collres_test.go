@@ -151,11 +151,11 @@ func TestCollisions(t *testing.T) {
 			got, st, warnings := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Proc: true, Jobs: 2}, lines)
 			m := byURI(got)
 			want := map[string][3]any{ // ext, copy, refuri
-				"http://a/x":        {0, 1, "-"},
-				"http://b/x-again":  {0, 2, "http://a/x"},
-				"http://c/x-third":  {0, 3, "http://a/x"},
-				"http://a/y":        {1, 1, "-"},
-				"http://b/y-again":  {1, 2, "http://a/y"},
+				"http://a/x":       {0, 1, "-"},
+				"http://b/x-again": {0, 2, "http://a/x"},
+				"http://c/x-third": {0, 3, "http://a/x"},
+				"http://a/y":       {1, 1, "-"},
+				"http://b/y-again": {1, 2, "http://a/y"},
 			}
 			for uri, w := range want {
 				l := m[uri]
