@@ -121,13 +121,14 @@ func Parse(field string) (Algorithm, []byte, error) {
 	if a == SHA1 {
 		sum, err = base32.StdEncoding.DecodeString(value)
 	} else {
-		if strings.ToLower(value) != value {
-			err = ErrValue
-		} else {
-			sum, err = hex.DecodeString(value)
-		}
+		sum, err = hex.DecodeString(value)
 	}
-	if err != nil {
+	// The decoders accept more than the manifest form: base32 padding, line
+	// breaks (both skipped by encoding/base32) and upper-case hex. Only the
+	// canonical encoding of a full-size sum is a manifest digest, so that
+	// equal sums are always equal fields.
+	var buf [160]byte
+	if err != nil || len(sum) != a.Size() || string(a.AppendFormat(buf[:0], sum)) != field {
 		return 0, nil, fmt.Errorf("%s digest %q: %w", a, value, ErrValue)
 	}
 	return a, sum, nil
@@ -147,6 +148,14 @@ func ParseHeader(value string) (Algorithm, []byte, error) {
 		return 0, nil, err
 	}
 	v = strings.TrimSpace(v)
+	// Every encoding below is printable ASCII. The base32 and base64 decoders
+	// skip CR and LF, and strings.ToUpper maps some non-ASCII letters to ASCII
+	// ones ('ſ' to 'S'), so such bytes must be refused here.
+	for i := 0; i < len(v); i++ {
+		if v[i] <= ' ' || v[i] >= 0x7F {
+			return 0, nil, fmt.Errorf("%s digest %q: %w", a, v, ErrValue)
+		}
+	}
 	for _, decode := range headerDecoders {
 		if sum, ok := decode(v, a.Size()); ok {
 			return a, sum, nil

@@ -98,8 +98,8 @@ func Parse(text []byte) (Line, error) {
 		if len(f[i]) == 0 {
 			return Line{}, fmt.Errorf("field %d is empty (two spaces in a row?)", i+1)
 		}
-		if bytes.ContainsAny(f[i], "\t\r\n\x00") {
-			return Line{}, fmt.Errorf("field %d holds a control character", i+1)
+		if j := indexControl(f[i]); j >= 0 {
+			return Line{}, fmt.Errorf("field %d holds a control character (byte 0x%02X)", i+1, f[i][j])
 		}
 	}
 	l := Line{
@@ -144,6 +144,19 @@ func Parse(text []byte) (Line, error) {
 		}
 	}
 	return l, nil
+}
+
+// indexControl returns the index of the first byte in b that a manifest
+// writer escapes (0x00-0x1F and 0x7F; 0x20 separates fields), or -1. A field
+// never holds one: tools that split on whitespace (awk, strings.Fields) would
+// see a field boundary in \t, \v or \f.
+func indexControl(b []byte) int {
+	for i, c := range b {
+		if c < 0x20 || c == 0x7F {
+			return i
+		}
+	}
+	return -1
 }
 
 // parseNumber accepts a decimal number without sign or leading zeros, the

@@ -127,14 +127,14 @@ func (r *Reader) readLine() ([]byte, error) {
 		}
 		r.buf = append(r.buf, frag...)
 		switch {
+		case len(r.buf) > maxLine+1: // +1 for the line feed
+			r.line++
+			return nil, r.errorf("line longer than %d bytes", maxLine)
 		case err == nil:
 			r.line++
 			return r.buf[:len(r.buf)-1], nil
 		case errors.Is(err, bufio.ErrBufferFull):
-			if len(r.buf) > maxLine {
-				r.line++
-				return nil, r.errorf("line longer than %d bytes", maxLine)
-			}
+			// Read on.
 		case err == io.EOF && len(r.buf) == 0:
 			return nil, io.EOF
 		case err == io.EOF:
@@ -143,7 +143,9 @@ func (r *Reader) readLine() ([]byte, error) {
 			r.line++
 			return nil, r.errorf("last line has no line feed: the manifest looks truncated")
 		default:
-			return nil, fmt.Errorf("%s: %w", r.name, err)
+			// The line being read is the next one; r.line counts only lines
+			// read in full.
+			return nil, &Error{Name: r.name, Line: r.line + 1, Err: err}
 		}
 	}
 }
