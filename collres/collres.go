@@ -30,7 +30,9 @@ type Resolver struct {
 	// ClassMemory is the largest payload held in memory as a class; larger
 	// ones go to a temporary file. 8 MiB if 0.
 	ClassMemory int64
-	// Warn receives stale lines, collisions and repeated records.
+	// Stale receives each stale line (left out of the output), Warn each
+	// collision and repeated record.
+	Stale    func(error)
 	Warn     func(error)
 	Progress *Progress
 }
@@ -320,7 +322,9 @@ func (w *worker) run(ctx context.Context, t *task) error {
 		var st *StaleError
 		if errors.As(err, &st) {
 			t.stats.Stale++
-			w.r.warn(err)
+			if w.r.Stale != nil {
+				w.r.Stale(err)
+			}
 			continue
 		}
 		if err != nil {

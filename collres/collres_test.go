@@ -84,6 +84,7 @@ func resolve(t *testing.T, res Resolver, lines []manifest.Line) ([]manifest.Line
 	t.Helper()
 	var warnings []error
 	res.Warn = func(err error) { warnings = append(warnings, err) }
+	res.Stale = res.Warn
 	var out bytes.Buffer
 	st, err := res.Run(context.Background(), manifest.NewReader(bytes.NewReader(format(lines)), "test.manifest"), &out)
 	if err != nil {

@@ -81,7 +81,8 @@ func TestCorpus(t *testing.T) {
 			t.Fatal(err)
 		}
 		var warnings []error
-		s := NewSummer(Options{Warn: func(err error) { warnings = append(warnings, err) }})
+		collect := func(err error) { warnings = append(warnings, err) }
+		s := NewSummer(Options{Warn: collect, Damage: collect})
 		var lines []manifest.Line
 		st, err := s.SumFile(bytes.NewReader(data), name, func(l *manifest.Line) error {
 			lines = append(lines, *l)

@@ -26,9 +26,11 @@ type Options struct {
 	// instead of hashing the payload. Faster, and wrong where writers wrote
 	// wrong digests; warccollres re-hashes every record it compares anyway.
 	TrustHeader bool
-	// Warn receives each damaged record and each digest disagreement. It is
-	// called from the goroutine that reads the file.
-	Warn func(error)
+	// Damage receives each damaged record (never listed), Warn each digest
+	// disagreement (the computed digest is listed). Both are called from
+	// the goroutine that reads the file.
+	Damage func(error)
+	Warn   func(error)
 }
 
 func (o *Options) algorithm() digest.Algorithm {
@@ -135,6 +137,12 @@ func NewSummer(o Options) *Summer {
 	return s
 }
 
+func (s *Summer) damage(err error) {
+	if s.opt.Damage != nil {
+		s.opt.Damage(err)
+	}
+}
+
 func (s *Summer) warn(err error) {
 	if s.opt.Warn != nil {
 		s.opt.Warn(err)
@@ -164,7 +172,7 @@ func (s *Summer) SumFile(r io.Reader, name string, emit func(*manifest.Line) err
 		var damage *record.Error
 		if errors.As(err, &damage) {
 			st.Damaged++
-			s.warn(err)
+			s.damage(err)
 			continue
 		}
 		if err != nil {
@@ -176,7 +184,7 @@ func (s *Summer) SumFile(r io.Reader, name string, emit func(*manifest.Line) err
 		listed, err := s.sumRecord(rr, rec, file, &st)
 		if errors.As(err, &damage) {
 			st.Damaged++
-			s.warn(err)
+			s.damage(err)
 			continue
 		}
 		if err != nil {

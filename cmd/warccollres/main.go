@@ -84,6 +84,7 @@ func run(c *cli.Context) error {
 		Source:   loc,
 		Jobs:     c.Int("jobs"),
 		Proc:     c.Bool("proc"),
+		Stale:    log.Error,
 		Warn:     log.Warn,
 		Progress: &progress,
 	}

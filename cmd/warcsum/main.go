@@ -82,6 +82,7 @@ func run(c *cli.Context) error {
 		SkipEmpty:   c.Bool("skip-empty"),
 		AllStatuses: c.Bool("all-statuses"),
 		TrustHeader: c.Bool("trust-header"),
+		Damage:      log.Error,
 		Warn:        log.Warn,
 	}
 	var progress warcsum.Progress
@@ -93,7 +94,7 @@ func run(c *cli.Context) error {
 		Options:     opt,
 		Jobs:        c.Int("jobs"),
 		Progress:    &progress,
-		OnFileError: func(in warcsum.Input, err error) { log.Warn(err) },
+		OnFileError: func(in warcsum.Input, err error) { log.Error(err) },
 	}
 	stats, err := runner.Run(inputs, out)
 	stop()

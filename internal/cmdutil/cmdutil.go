@@ -37,7 +37,7 @@ the run stopped: bad usage, bad input, or output that could not be written
 
 // Flags every command has.
 var (
-	QuietFlag   = &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but errors: no warnings, progress or summary"}
+	QuietFlag   = &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors (what makes the exit status non-zero): no warnings, progress or summary"}
 	VerboseFlag = &cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print more detail"}
 	InputFlag   = &cli.StringFlag{Name: "input", Aliases: []string{"i"}, Value: "-", Usage: "read from `FILE` (- for standard input)"}
 	OutputFlag  = &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "write to `FILE` (- for standard output); a file is written under a temporary name and renamed when complete"}
@@ -151,7 +151,6 @@ type Log struct {
 	w       io.Writer
 	Quiet   bool
 	Verbose bool
-	count   int64
 	onLine  func() // clears a progress line before a message
 }
 
@@ -160,18 +159,26 @@ func NewLog(c *cli.Context) *Log {
 	return &Log{w: os.Stderr, Quiet: c.Bool("quiet"), Verbose: c.Bool("verbose")}
 }
 
-// Warn prints err as a warning (unless quiet) and counts it.
+// Warn prints err as a warning, unless quiet.
 func (l *Log) Warn(err error) {
+	if !l.Quiet {
+		l.print("warning: ", err)
+	}
+}
+
+// Error prints err as an error, quiet or not: errors are what make the
+// exit status non-zero, so they are always said.
+func (l *Log) Error(err error) {
+	l.print("error: ", err)
+}
+
+func (l *Log) print(prefix string, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.count++
-	if l.Quiet {
-		return
-	}
 	if l.onLine != nil {
 		l.onLine()
 	}
-	fmt.Fprintf(l.w, "warning: %v\n", err)
+	fmt.Fprintf(l.w, "%s%v\n", prefix, err)
 }
 
 // Printf prints a line unless quiet.
