@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -75,8 +76,45 @@ func NewApp(name, usage, description string, flags []cli.Flag, action cli.Action
 // Main runs app with the process arguments and exits with its status.
 func Main(app *cli.App) {
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version"}
-	err := app.Run(os.Args)
+	err := app.Run(FlagsFirst(app.Flags, os.Args))
 	os.Exit(Status(app.Name, err))
+}
+
+// FlagsFirst moves flags given after positional arguments ahead of them,
+// because urfave/cli v2 stops at the first positional argument and users
+// write "warcsum -r DIR -o FILE". A flag's value stays with its flag; "-"
+// and everything after "--" are positional.
+func FlagsFirst(flags []cli.Flag, args []string) []string {
+	takesValue := map[string]bool{}
+	for _, f := range flags {
+		_, isBool := f.(*cli.BoolFlag)
+		for _, name := range f.Names() {
+			takesValue[name] = !isBool
+		}
+	}
+	if len(args) == 0 {
+		return args
+	}
+	out := []string{args[0]}
+	var positional []string
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			positional = append(positional, args[i:]...)
+			i = len(args)
+		case len(a) > 1 && a[0] == '-':
+			out = append(out, a)
+			name := strings.TrimLeft(a, "-")
+			if !strings.Contains(name, "=") && takesValue[name] && i+1 < len(args) {
+				i++
+				out = append(out, args[i])
+			}
+		default:
+			positional = append(positional, a)
+		}
+	}
+	return append(out, positional...)
 }
 
 // Status prints err, if any, and returns the exit status for it.
