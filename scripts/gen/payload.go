@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"strconv"
+	"sync"
 )
 
 // Kind says how a Payload's bytes are made.
@@ -126,6 +127,7 @@ func chunkHeaderLen(c int64) int {
 // write writes the stored bytes to w through buf.
 func (p Payload) write(w io.Writer, buf []byte) (int64, error) {
 	g := newContentGen(p)
+	defer g.release()
 	var total int64
 	put := func(b []byte) error {
 		n, err := w.Write(b)
@@ -183,30 +185,45 @@ var (
 
 func newContentGen(p Payload) *contentGen {
 	g := &contentGen{}
+	words := false
 	switch p.Kind {
 	case KindHTML:
 		g.head = fmt.Appendf(nil, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>Page %016x</title>\n</head>\n<body>\n<p>", p.Seed)
 		g.tail = htmlTail
-		g.words = newWordGen(p.Seed, true)
+		words = true
 	case KindText:
 		g.head = fmt.Appendf(nil, "/* %016x */\n", p.Seed)
-		g.words = newWordGen(p.Seed, false)
+		words = true
 	case KindBinary:
 		g.head = magics[p.Seed&1]
-		var s [32]byte
-		binary.LittleEndian.PutUint64(s[:], p.Seed)
-		binary.LittleEndian.PutUint64(s[8:], 0x62696e617279)
-		g.rnd = rand.NewChaCha8(s)
 	case KindCollision:
 		g.head = []byte(p.Prefix)
-		g.words = newWordGen(p.Seed, true)
+		words = true
 	}
 	g.hl = min(int64(len(g.head)), p.Size)
 	if p.Size >= int64(len(g.head)+len(g.tail)) {
 		g.tl = int64(len(g.tail))
 	}
 	g.bl = p.Size - g.hl - g.tl
+	switch {
+	case g.bl == 0:
+	case words:
+		g.words = newWordGen(p.Seed, p.Kind != KindText, g.bl)
+	default:
+		var s [32]byte
+		binary.LittleEndian.PutUint64(s[:], p.Seed)
+		binary.LittleEndian.PutUint64(s[8:], 0x62696e617279)
+		g.rnd = rand.NewChaCha8(s)
+	}
 	return g
+}
+
+// release returns the generator's buffers for reuse.
+func (g *contentGen) release() {
+	if g.words != nil {
+		wordBufs.Put(&g.words.buf)
+		g.words = nil
+	}
 }
 
 // read fills b with the next len(b) content bytes.
@@ -250,18 +267,23 @@ var vocab = func() [1024][]byte {
 }()
 
 // wordGen produces an endless stream of words, in blocks, so that the
-// stream does not depend on the sizes it is read in.
+// stream does not depend on the sizes it is read in. The block size depends
+// only on the length wanted, so short payloads cost little.
 type wordGen struct {
-	rng  rand.PCG
-	html bool
-	buf  []byte
-	pend []byte
+	rng   rand.PCG
+	html  bool
+	block int
+	buf   []byte
+	pend  []byte
 }
 
 const wordBlock = 16 << 10
 
-func newWordGen(seed uint64, html bool) *wordGen {
-	g := &wordGen{html: html, buf: make([]byte, 0, wordBlock+256)}
+var wordBufs = sync.Pool{New: func() any { b := make([]byte, 0, wordBlock+256); return &b }}
+
+// newWordGen returns a generator for n bytes of words.
+func newWordGen(seed uint64, html bool, n int64) *wordGen {
+	g := &wordGen{html: html, block: int(min(n, wordBlock)), buf: (*wordBufs.Get().(*[]byte))[:0]}
 	g.rng.Seed(seed, 0x776f726473)
 	return g
 }
@@ -279,7 +301,7 @@ func (g *wordGen) read(b []byte) {
 
 func (g *wordGen) refill() {
 	b := g.buf[:0]
-	for len(b) < wordBlock {
+	for len(b) < g.block {
 		r := g.rng.Uint64()
 		for range 6 {
 			b = append(b, vocab[r&1023]...)

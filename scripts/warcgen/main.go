@@ -1,0 +1,152 @@
+// Command warcgen writes a synthetic collection of WARC/ARC files and the
+// hash manifest a correct deduplication of it produces (see scripts/gen).
+//
+//	warcgen -o /tmp/coll -files 10 -records 5000 -dup 0.3 -expect /tmp/coll.expected
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"warcdedup/digest"
+	"warcdedup/scripts/gen"
+)
+
+// sizeFlag is a byte count that accepts K, M, G (powers of 1024) suffixes.
+type sizeFlag int64
+
+func (s *sizeFlag) String() string { return strconv.FormatInt(int64(*s), 10) }
+
+func (s *sizeFlag) Set(v string) error {
+	n, err := parseSize(v)
+	if err != nil {
+		return err
+	}
+	*s = sizeFlag(n)
+	return nil
+}
+
+func parseSize(v string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(v))
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
+	mult := int64(1)
+	if t != "" {
+		switch t[len(t)-1] {
+		case 'K':
+			mult = 1 << 10
+		case 'M':
+			mult = 1 << 20
+		case 'G':
+			mult = 1 << 30
+		case 'T':
+			mult = 1 << 40
+		}
+		if mult > 1 {
+			t = t[:len(t)-1]
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("bad size %q (want a byte count like 30000, 30K, 2G)", v)
+	}
+	return n * mult, nil
+}
+
+func main() {
+	var (
+		out        = flag.String("o", "", "output `DIR` (created); required")
+		files      = flag.Int("files", 4, "number of files")
+		records    = flag.Int("records", 1000, "listed (2xx) response records in total")
+		dup        = flag.Float64("dup", 0.3, "fraction of listed responses that repeat an earlier payload")
+		seed       = flag.Int64("seed", 1, "random seed; the output is a function of all flags")
+		algo       = flag.String("H", "sha1", "digest `algorithm` of the expected manifest: md5, sha1, sha256, sha512")
+		formats    = flag.String("formats", "warc.gz,warc,warc1.1.gz,warc1.1,arc.gz,arc", "comma list of file formats, used in turn: warc, warc.gz, warc1.1, warc1.1.gz, arc, arc.gz (or all)")
+		chunked    = flag.Float64("chunked", 0.05, "fraction of payloads stored with Transfer-Encoding: chunked framing")
+		collisions = flag.String("collisions", "", "`DIR` of published collision pairs (shared/collisions) to include; empty disables")
+		expect     = flag.String("expect", "", "write the expected 10-field manifest, sorted by digest, ext, date, file, offset, to `FILE`")
+		nonCand    = flag.Bool("noncandidates", true, "also write records that must not be listed (warcinfo, requests, metadata, resource, 404, 301, 206, revisit, truncated)")
+		quirks     = flag.Bool("quirks", false, "add legal oddities: URIs with a space, <...>-wrapped WARC-Target-URIs in WARC/1.0")
+		sameURL    = flag.Float64("sameurl", 0.4, "fraction of duplicates that re-fetch the same URL")
+		crossFile  = flag.Float64("crossfile", 0.5, "fraction of duplicates whose source is in another file")
+		prefix     = flag.String("prefix", "gen", "file name prefix")
+		mean       = sizeFlag(20 << 10)
+		maxPayload sizeFlag
+		huge       sizeFlag
+	)
+	flag.Var(&mean, "mean", "mean payload size in bytes (K, M, G suffixes accepted)")
+	flag.Var(&maxPayload, "max", "largest payload in bytes; 0 means max(8M, 64*mean)")
+	flag.Var(&huge, "huge", "add one response with a payload of this many `BYTES` (e.g. 2G); 0 for none")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: warcgen -o DIR [flags]\n\nWrites a synthetic WARC/ARC collection and its expected deduplication manifest.\n\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if *out == "" || flag.NArg() > 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	a, err := digest.ParseLabel(*algo)
+	if err != nil {
+		fail(err)
+	}
+	fs, err := gen.ParseFormats(*formats)
+	if err != nil {
+		fail(err)
+	}
+	cfg := gen.Config{
+		Files:         *files,
+		Records:       *records,
+		DupRate:       *dup,
+		Seed:          *seed,
+		Algorithm:     a,
+		MeanPayload:   int(mean),
+		MaxPayload:    int(maxPayload),
+		Formats:       fs,
+		Chunked:       *chunked,
+		Collisions:    *collisions != "",
+		CollisionDir:  *collisions,
+		NonCandidates: *nonCand,
+		Huge:          int64(huge),
+		SameURL:       negZero(*sameURL),
+		CrossFile:     negZero(*crossFile),
+		Quirks:        *quirks,
+		Prefix:        *prefix,
+	}
+	res, err := gen.Write(*out, cfg)
+	if err != nil {
+		fail(err)
+	}
+	if *expect != "" {
+		f, err := os.Create(*expect)
+		if err != nil {
+			fail(err)
+		}
+		if err := res.WriteExpected(f); err != nil {
+			f.Close()
+			os.Remove(*expect)
+			fail(err)
+		}
+		if err := f.Close(); err != nil {
+			os.Remove(*expect)
+			fail(err)
+		}
+	}
+	fmt.Fprintln(os.Stderr, "warcgen:", res.Summary())
+}
+
+// negZero maps an explicit 0 to the library's "none" (a negative value),
+// since the library reads 0 as "default".
+func negZero(v float64) float64 {
+	if v == 0 {
+		return -1
+	}
+	return v
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "warcgen:", err)
+	os.Exit(1)
+}
