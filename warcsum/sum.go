@@ -26,6 +26,12 @@ type Options struct {
 	// instead of hashing the payload. Faster, and wrong where writers wrote
 	// wrong digests; warccollres re-hashes every record it compares anyway.
 	TrustHeader bool
+	// Revisits also lists WARC revisit records, as 10-field lines with
+	// ext 0, copy 2 and their WARC-Refers-To-Target-URI and -Date (the
+	// record's own URI when it names none, "*" for a missing date), and the
+	// digest of their WARC-Payload-Digest. Verification compares such
+	// manifests from before and after a rewrite.
+	Revisits bool
 	// Damage receives each damaged record (never listed), Warn each digest
 	// disagreement (the computed digest is listed). Both are called from
 	// the goroutine that reads the file.
@@ -55,12 +61,14 @@ const (
 	SkipNoURI                   // no target URI
 	SkipNoDate                  // no usable date
 	SkipEmpty                   // empty payload (with SkipEmpty)
+	SkipRevisitDigest           // with Revisits: a revisit without a usable payload digest
 	numSkips
 )
 
 var skipNames = [numSkips]string{
 	"not a response", "not HTTP", "truncated", "segmented", "status 206",
 	"status not 2xx", "HTTP head incomplete", "no target URI", "no date", "empty payload",
+	"revisit without payload digest",
 }
 
 func (s Skip) String() string { return skipNames[s] }
@@ -210,6 +218,9 @@ func (s *Summer) SumFile(r io.Reader, name string, emit func(*manifest.Line) err
 // payload into s.line. The record is always finished, so its damage is
 // found whether it is listed or not.
 func (s *Summer) sumRecord(rr *record.Reader, rec *record.Record, file string, st *Stats) (bool, error) {
+	if s.opt.Revisits && rec.Type == "revisit" {
+		return s.revisitLine(rr, rec, file, st)
+	}
 	skip := s.precheck(rec)
 	if skip < 0 {
 		head, err := rr.ReadHTTPHead()
@@ -299,6 +310,32 @@ func (s *Summer) sumRecord(rr *record.Reader, rec *record.Record, file string, s
 		Date:   DateField(rec),
 		Digest: s.opt.Algorithm.Format(sum),
 		Fields: 6,
+	}
+	return true, nil
+}
+
+// revisitLine lists a revisit record with what it refers to.
+func (s *Summer) revisitLine(rr *record.Reader, rec *record.Record, file string, st *Stats) (bool, error) {
+	if err := rr.Finish(); err != nil {
+		return false, err
+	}
+	algo, sum, err := digest.ParseHeader(rec.Header.Get("WARC-Payload-Digest"))
+	uri := URIField(rec)
+	if err != nil || uri == "" || rec.Date == "" {
+		st.Skipped[SkipRevisitDigest]++
+		return false, nil
+	}
+	refURI := manifest.EscapeField(stripAngles(rec.Header.Get("WARC-Refers-To-Target-URI")))
+	if refURI == "" {
+		refURI = uri
+	}
+	refDate := manifest.EscapeField(rec.Header.Get("WARC-Refers-To-Date"))
+	if refDate == "" {
+		refDate = "*"
+	}
+	s.line = manifest.Line{
+		File: file, Offset: rec.Offset, Length: rec.Length, URI: uri, Date: DateField(rec),
+		Digest: algo.Format(sum), Ext: 0, Copy: 2, RefURI: refURI, RefDate: refDate, Fields: 10,
 	}
 	return true, nil
 }

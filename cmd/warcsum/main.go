@@ -46,6 +46,7 @@ func main() {
 			&cli.BoolFlag{Name: "skip-empty", Usage: "leave out records with an empty payload (they all share one digest)"},
 			&cli.BoolFlag{Name: "all-statuses", Usage: "list every HTTP status but 206, not only 2xx"},
 			&cli.BoolFlag{Name: "trust-header", Usage: "reuse a WARC-Payload-Digest of the requested algorithm instead of hashing"},
+			&cli.BoolFlag{Name: "revisits", Usage: "also list revisit records as 10-field lines with their Refers-To URI and date (for warcsumcmp)"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "read `N` files in parallel"},
 			cmdutil.InputFlag,
 			cmdutil.OutputFlag,
@@ -82,6 +83,7 @@ func run(c *cli.Context) error {
 		SkipEmpty:   c.Bool("skip-empty"),
 		AllStatuses: c.Bool("all-statuses"),
 		TrustHeader: c.Bool("trust-header"),
+		Revisits:    c.Bool("revisits"),
 		Damage:      log.Error,
 		Warn:        log.Warn,
 	}

@@ -1,0 +1,67 @@
+// Command warcsumcmp compares two manifests of one collection, taken before
+// and after deduplication, and proves nothing was lost.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"warcdedup/internal/cmdutil"
+	"warcdedup/manifest"
+	"warcdedup/verify"
+)
+
+const description = `warcsumcmp BEFORE AFTER compares the manifests of a collection taken
+before and after a rewrite, both written by "warcsum --revisits" (any order
+of lines), and proves that nothing was lost:
+
+  - every record of BEFORE is present in AFTER with the same URI, date and
+    digest, either as itself or as a revisit whose Refers-To URI and date
+    name a response in AFTER with the same digest;
+  - every revisit of BEFORE is still in AFTER;
+  - every digest keeps at least one response (one per ext class when BEFORE
+    has field 7).
+
+It prints every violation on stdout and a summary on stderr, and exits 1 if
+there is any. AFTER is held in memory (about a line's length per record).`
+
+func main() {
+	cmdutil.Main(cmdutil.NewApp("warcsumcmp", "prove that a rewrite lost no record", description,
+		[]cli.Flag{cmdutil.QuietFlag, cmdutil.VerboseFlag}, run))
+}
+
+func run(c *cli.Context) error {
+	if c.NArg() != 2 {
+		return cli.Exit("give two manifests: BEFORE AFTER", cmdutil.ExitFatal)
+	}
+	open := func(name string) (*manifest.Reader, func(), error) {
+		f, name, err := cmdutil.OpenInput(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		return manifest.NewReader(f, name), func() { f.Close() }, nil
+	}
+	before, closeBefore, err := open(c.Args().Get(0))
+	if err != nil {
+		return cli.Exit(err, cmdutil.ExitFatal)
+	}
+	defer closeBefore()
+	after, closeAfter, err := open(c.Args().Get(1))
+	if err != nil {
+		return cli.Exit(err, cmdutil.ExitFatal)
+	}
+	defer closeAfter()
+	stats, err := verify.Rewrite(before, after, func(v string) { fmt.Fprintln(os.Stdout, v) })
+	if err != nil {
+		return cli.Exit(err, cmdutil.ExitFatal)
+	}
+	if !c.Bool("quiet") {
+		stats.Summary(os.Stderr)
+	}
+	if stats.Violations > 0 {
+		return cmdutil.Damaged("%d violations: records were lost", stats.Violations)
+	}
+	return nil
+}

@@ -1,0 +1,147 @@
+// Package refs is stage 4 of the toolchain: it rewrites every duplicate
+// record (copy > 1 in the manifest) as a WARC revisit record that refers to
+// the copy that is kept, copying every other byte of the file unchanged,
+// and replaces the file only when the new one is complete and checked.
+package refs
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"warcdedup/digest"
+	"warcdedup/record"
+)
+
+// Profile is the WARC-Profile of a revisit for a WARC version line
+// ("WARC/1.1" gives http://netpreserve.org/warc/1.1/revisit/identical-payload-digest):
+// jwat's validator reports a profile whose version differs from the
+// record's as an error.
+func Profile(versionLine string) string {
+	v := versionLine
+	if i := strings.IndexByte(v, '/'); i >= 0 {
+		v = v[i+1:]
+	}
+	return "http://netpreserve.org/warc/" + strings.TrimSpace(v) + "/revisit/identical-payload-digest"
+}
+
+// Revisit describes the revisit record that replaces one duplicate.
+type Revisit struct {
+	Record *record.Record // the duplicate's header, as read
+	// HTTPHead is the duplicate's HTTP status line and headers, byte for
+	// byte as stored, through the blank line: the revisit's whole block.
+	HTTPHead []byte
+	RefURI   string // the original's URI (manifest field 9)
+	RefDate  string // the original's WARC-Date (manifest field 10)
+	// PayloadDigest is the WARC-Payload-Digest to write: the duplicate's own
+	// header value when it is right for the payload, else the manifest's.
+	PayloadDigest string
+}
+
+// header names compared case-insensitively.
+const (
+	hType          = "WARC-Type"
+	hProfile       = "WARC-Profile"
+	hRefersURI     = "WARC-Refers-To-Target-URI"
+	hRefersDate    = "WARC-Refers-To-Date"
+	hRefersTo      = "WARC-Refers-To"
+	hPayloadDigest = "WARC-Payload-Digest"
+	hBlockDigest   = "WARC-Block-Digest"
+	hTruncated     = "WARC-Truncated"
+	hContentType   = "Content-Type"
+	hContentLength = "Content-Length"
+)
+
+// Bytes returns the revisit record: the duplicate's own header with as
+// little changed as possible (records.md section 2). Its fields keep their
+// order; WARC-Type becomes revisit, Content-Length and WARC-Block-Digest
+// describe the new block, WARC-Payload-Digest is kept or set, and
+// WARC-Profile, WARC-Refers-To-Target-URI, WARC-Refers-To-Date and
+// WARC-Truncated are inserted before Content-Type (or Content-Length).
+// Lines end in CRLF and the record in CRLF CRLF.
+func (v *Revisit) Bytes() ([]byte, error) {
+	rec := v.Record
+	if rec.Format != record.WARC {
+		return nil, fmt.Errorf("a revisit replaces a WARC record, not %s", rec.Format)
+	}
+	var blockDigest string
+	if old, ok := rec.Header.Lookup(hBlockDigest); ok {
+		algo, _, err := digest.ParseHeader(old)
+		if err != nil {
+			// The old value cannot tell the algorithm: use the manifest's
+			// convention rather than write a digest nobody can check.
+			algo = digest.SHA1
+		}
+		h := algo.New()
+		h.Write(v.HTTPHead)
+		blockDigest = headerDigest(algo, h.Sum(nil))
+	}
+	inserted := []record.Field{
+		{Name: hProfile, Value: Profile(rec.Version)},
+		{Name: hRefersURI, Value: v.RefURI},
+		{Name: hRefersDate, Value: v.RefDate},
+	}
+	if !rec.Header.Has(hPayloadDigest) {
+		inserted = append(inserted, record.Field{Name: hPayloadDigest, Value: v.PayloadDigest})
+	}
+	inserted = append(inserted, record.Field{Name: hTruncated, Value: "length"})
+
+	insertBefore := hContentLength
+	if rec.Header.Has(hContentType) {
+		insertBefore = hContentType
+	}
+	var b bytes.Buffer
+	b.Grow(1024 + len(v.HTTPHead))
+	b.WriteString(rec.Version)
+	b.WriteString("\r\n")
+	done := false
+	insert := func() {
+		if !done {
+			for _, f := range inserted {
+				writeField(&b, f.Name, f.Value)
+			}
+			done = true
+		}
+	}
+	for _, f := range rec.Header {
+		switch {
+		case strings.EqualFold(f.Name, insertBefore):
+			insert()
+		case strings.EqualFold(f.Name, hProfile), strings.EqualFold(f.Name, hRefersURI),
+			strings.EqualFold(f.Name, hRefersDate), strings.EqualFold(f.Name, hTruncated),
+			strings.EqualFold(f.Name, hRefersTo):
+			// A response has none of these; if one is there it would
+			// contradict the revisit, so the new value replaces it.
+			continue
+		}
+		switch {
+		case strings.EqualFold(f.Name, hType):
+			writeField(&b, f.Name, "revisit")
+		case strings.EqualFold(f.Name, hPayloadDigest):
+			writeField(&b, f.Name, v.PayloadDigest)
+		case strings.EqualFold(f.Name, hBlockDigest):
+			writeField(&b, f.Name, blockDigest)
+		case strings.EqualFold(f.Name, hContentLength):
+			insert()
+			writeField(&b, f.Name, strconv.Itoa(len(v.HTTPHead)))
+		default:
+			writeField(&b, f.Name, f.Value)
+		}
+	}
+	b.WriteString("\r\n")
+	b.Write(v.HTTPHead)
+	b.WriteString("\r\n\r\n")
+	return b.Bytes(), nil
+}
+
+func writeField(b *bytes.Buffer, name, value string) {
+	b.WriteString(name)
+	b.WriteString(": ")
+	b.WriteString(value)
+	b.WriteString("\r\n")
+}
+
+// headerDigest writes a digest the way WARC headers do: sha1 in base32,
+// the others in hex, each with its label.
+func headerDigest(a digest.Algorithm, sum []byte) string { return a.Format(sum) }

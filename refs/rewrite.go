@@ -1,0 +1,551 @@
+package refs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/klauspost/compress/gzip"
+
+	"warcdedup/atomicfile"
+	"warcdedup/digest"
+	"warcdedup/internal/spool"
+	"warcdedup/manifest"
+	"warcdedup/record"
+	"warcdedup/source"
+)
+
+// Rewriter rewrites the files a manifest names.
+type Rewriter struct {
+	Roots     []string          // directories field 1 is relative to
+	Locations map[string]string // file name -> local path
+	// Exactly one of InPlace and OutputDir: replace each file, or write the
+	// new file under OutputDir with the same relative name.
+	InPlace   bool
+	OutputDir string
+	DryRun    bool // check and measure everything, write nothing
+	Jobs      int  // files rewritten at once; 1 if < 1
+	// Refused receives each file left untouched and why; Warn other notes.
+	Refused  func(error)
+	Warn     func(error)
+	Progress *Progress
+
+	// create makes the temporary file of a new version; tests replace it
+	// to simulate failing disks.
+	create func(name string, perm os.FileMode) (*atomicfile.File, error)
+}
+
+// Progress is updated while Run works.
+type Progress struct {
+	Files    atomic.Int64
+	Revisits atomic.Int64
+	Bytes    atomic.Int64 // bytes of input files done
+}
+
+// Stats counts what a run did.
+type Stats struct {
+	Files          int64 // files named by copy > 1 lines
+	Rewritten      int64 // files replaced by (or written as) a new version
+	Untouched      int64 // files with nothing left to do
+	Refused        int64 // files left untouched because a check failed
+	Revisits       int64 // records rewritten as revisits
+	AlreadyRevisit int64 // records an earlier run already rewrote
+	NotSmaller     int64 // records kept because their revisit would not be smaller
+	ARC            int64 // ARC files skipped: their records have no revisit form
+	BytesBefore    int64 // size of the rewritten files before
+	BytesAfter     int64 // and after
+}
+
+func (s *Stats) add(o *Stats) {
+	s.Files += o.Files
+	s.Rewritten += o.Rewritten
+	s.Untouched += o.Untouched
+	s.Refused += o.Refused
+	s.Revisits += o.Revisits
+	s.AlreadyRevisit += o.AlreadyRevisit
+	s.NotSmaller += o.NotSmaller
+	s.ARC += o.ARC
+	s.BytesBefore += o.BytesBefore
+	s.BytesAfter += o.BytesAfter
+}
+
+// Summary writes the end-of-run summary.
+func (s *Stats) Summary(w io.Writer, dryRun bool) {
+	verb := "rewritten"
+	if dryRun {
+		verb = "would be rewritten"
+	}
+	fmt.Fprintf(w, "files: %d %s, %d untouched (nothing to do), %d refused, %d ARC files skipped\n", s.Rewritten, verb, s.Untouched, s.Refused, s.ARC)
+	fmt.Fprintf(w, "revisits written: %d; skipped: %d already revisits, %d not smaller as a revisit\n", s.Revisits, s.AlreadyRevisit, s.NotSmaller)
+	fmt.Fprintf(w, "bytes of those files: %d before, %d after, %d saved\n", s.BytesBefore, s.BytesAfter, s.BytesBefore-s.BytesAfter)
+}
+
+// LogEntry is one rewritten record, for updating an external index.
+type LogEntry struct {
+	File                 string
+	OldOffset, OldLength int64
+	NewOffset, NewLength int64
+}
+
+func (e *LogEntry) append(b []byte) []byte {
+	return fmt.Appendf(b, "%s %d %d %d %d\n", e.File, e.OldOffset, e.OldLength, e.NewOffset, e.NewLength)
+}
+
+// task is the lines of one file.
+type task struct {
+	file  string
+	lines chan manifest.Line
+	log   *spool.Spool
+	done  chan struct{}
+	stats Stats
+	err   error
+}
+
+// Run reads the manifest (10 fields, sorted by file and offset; copy-1
+// lines are ignored) and rewrites each file it names, writing the log of
+// rewritten records to log (may be nil) in file order. The error is one
+// that stops the run (bad input, a failed log write); a refused file is
+// reported through Refused, counted, and the run goes on.
+func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log io.Writer) (Stats, error) {
+	if r.InPlace == (r.OutputDir != "") {
+		return Stats{}, errors.New("give exactly one of in-place or an output directory")
+	}
+	in.RequireFields(10)
+	in.RequireOrder(manifest.ByFile)
+	if r.Progress == nil {
+		r.Progress = new(Progress)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := max(r.Jobs, 1)
+	window := make(chan struct{}, 2*jobs)
+	order := make(chan *task, 2*jobs)
+	work := make(chan *task)
+	var readErr error
+	go func() {
+		defer close(work)
+		defer close(order)
+		readErr = r.dispatch(ctx, in, window, order, work)
+	}()
+	var wg sync.WaitGroup
+	for range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := &worker{r: r, hashes: map[digest.Algorithm]hash.Hash{}}
+			for t := range work {
+				t.err = w.rewrite(ctx, t)
+				for range t.lines {
+				}
+				r.Progress.Files.Add(1)
+				close(t.done)
+			}
+		}()
+	}
+	var total Stats
+	var fatal error
+	for t := range order {
+		<-t.done
+		if fatal == nil {
+			total.add(&t.stats)
+			var refused *RefusedError
+			switch {
+			case errors.As(t.err, &refused):
+				if r.Refused != nil {
+					r.Refused(t.err)
+				}
+			case t.err != nil:
+				fatal = t.err
+			case log != nil:
+				if _, err := t.log.WriteTo(log); err != nil {
+					fatal = fmt.Errorf("writing the log: %w", err)
+				}
+			}
+			if fatal != nil {
+				cancel()
+			}
+		}
+		t.log.Close()
+		<-window
+	}
+	wg.Wait()
+	if fatal == nil {
+		fatal = readErr
+	}
+	return total, fatal
+}
+
+// dispatch groups the copy > 1 lines by file and hands out one task per
+// file, streaming its lines.
+func (r *Rewriter) dispatch(ctx context.Context, in *manifest.Reader, window chan struct{}, order, work chan *task) error {
+	var cur *task
+	defer func() {
+		if cur != nil {
+			close(cur.lines)
+		}
+	}()
+	for {
+		l, err := in.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if l.Copy <= 1 {
+			continue
+		}
+		if cur == nil || cur.file != l.File {
+			if cur != nil {
+				close(cur.lines)
+			}
+			select {
+			case window <- struct{}{}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			cur = &task{file: l.File, lines: make(chan manifest.Line, 1024), log: spool.New(1 << 20), done: make(chan struct{})}
+			order <- cur
+			select {
+			case work <- cur:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		select {
+		case cur.lines <- l:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// worker rewrites files one at a time, keeping its buffers.
+type worker struct {
+	r      *Rewriter
+	hashes map[digest.Algorithm]hash.Hash
+	head   []byte
+	buf    []byte
+	zw     *gzip.Writer
+	zbuf   bytes.Buffer
+}
+
+func (w *worker) hash(a digest.Algorithm) hash.Hash {
+	h := w.hashes[a]
+	if h == nil {
+		h = a.New()
+		w.hashes[a] = h
+	}
+	h.Reset()
+	return h
+}
+
+// segment is a stretch of the new file: a copy of the source from srcOff,
+// or (srcOff < 0) a revisit written for the record of line.
+type segment struct {
+	newOff, length int64
+	srcOff         int64
+	line           manifest.Line
+}
+
+// paths returns the file to read and the file to write for a manifest name.
+func (r *Rewriter) paths(field string) (src, dst string, err error) {
+	loc := source.Locator{Roots: r.Roots, Locations: r.Locations}
+	src, err = loc.Where(field)
+	if err != nil {
+		return "", "", err
+	}
+	if strings.Contains(src, "://") {
+		return "", "", fmt.Errorf("%s: warcrefs rewrites local files only, not %s", field, src)
+	}
+	if r.InPlace {
+		return src, src, nil
+	}
+	name, err := manifest.UnescapeFile(field)
+	if err != nil {
+		return "", "", err
+	}
+	if err := source.CheckName(name); err != nil {
+		return "", "", err
+	}
+	return src, filepath.Join(r.OutputDir, filepath.FromSlash(name)), nil
+}
+
+// rewrite does one file: walks it with its lines, writes the new version
+// under a temporary name, checks it, and renames it over the target. Any
+// failed check leaves the file untouched and returns a *RefusedError.
+func (w *worker) rewrite(ctx context.Context, t *task) (err error) {
+	r := w.r
+	t.stats.Files = 1
+	refuse := func(err error) error {
+		var re *RefusedError
+		if errors.As(err, &re) {
+			return err
+		}
+		return &RefusedError{File: t.file, Offset: -1, Err: err}
+	}
+	defer func() {
+		if err != nil {
+			t.stats = Stats{Files: 1, Refused: 1}
+		}
+	}()
+	srcPath, dstPath, err := r.paths(t.file)
+	if err != nil {
+		return refuse(err)
+	}
+	src, err := os.Open(srcPath)
+	if err != nil {
+		return refuse(err)
+	}
+	defer src.Close()
+	fi, err := src.Stat()
+	if err != nil {
+		return refuse(err)
+	}
+	size := fi.Size()
+	gz, err := isGzip(src)
+	if err != nil {
+		return refuse(err)
+	}
+
+	// The new version goes to a temporary file beside its target.
+	var tmp *atomicfile.File
+	if !r.DryRun {
+		if err := os.MkdirAll(filepath.Dir(dstPath), 0o755); err != nil {
+			return refuse(err)
+		}
+		removeLeftovers(dstPath)
+		create := r.create
+		if create == nil {
+			create = atomicfile.Create
+		}
+		if tmp, err = create(dstPath, fi.Mode().Perm()); err != nil {
+			return refuse(err)
+		}
+		defer tmp.Abort()
+	}
+	var written int64 // bytes of the new version so far
+	var segments []segment
+	var entries []LogEntry
+	// copyTo copies source bytes [pos, end) unchanged. From file to file
+	// io.Copy lets the kernel copy (copy_file_range), as cp does.
+	copyTo := func(pos, end int64) error {
+		if end <= pos {
+			return nil
+		}
+		segments = append(segments, segment{newOff: written, length: end - pos, srcOff: pos})
+		written += end - pos
+		if tmp == nil {
+			return nil
+		}
+		if _, err := src.Seek(pos, io.SeekStart); err != nil {
+			return err
+		}
+		n, err := io.Copy(tmp.File, io.LimitReader(src, end-pos))
+		if err == nil && n != end-pos {
+			err = fmt.Errorf("copying %d bytes at %d: %w after %d", end-pos, pos, io.ErrUnexpectedEOF, n)
+		}
+		return err
+	}
+	write := func(b []byte) error {
+		written += int64(len(b))
+		if tmp == nil {
+			return nil
+		}
+		_, err := tmp.Write(b)
+		return err
+	}
+	var pos, shrink int64 // in the source; bytes earlier runs saved before pos
+	for l := range t.lines {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		at := l.Offset - shrink
+		if at < pos || at >= size {
+			return refuse(&RefusedError{File: t.file, Offset: l.Offset, Err: fmt.Errorf("%w (or the file is shorter than the manifest says)", ErrOverlap)})
+		}
+		if err := copyTo(pos, at); err != nil {
+			return refuse(err)
+		}
+		rr, err := record.NewReader(io.NewSectionReader(src, at, size-at), t.file)
+		if err != nil {
+			return refuse(err)
+		}
+		f, err := w.examine(rr, &l)
+		if err == errARC {
+			t.stats = Stats{Files: 1, ARC: 1}
+			if r.Warn != nil {
+				r.Warn(fmt.Errorf("%s: skipped: %w", t.file, err))
+			}
+			return nil
+		}
+		if err != nil {
+			return refuse(err)
+		}
+		switch {
+		case f.already:
+			t.stats.AlreadyRevisit++
+			shrink += l.Length - f.length
+			if err := copyTo(at, at+f.length); err != nil {
+				return refuse(err)
+			}
+			pos = at + f.length
+			continue
+		}
+		stored := f.revisit
+		if gz {
+			if stored, err = w.gzip(f.revisit); err != nil {
+				return refuse(err)
+			}
+		}
+		if int64(len(stored)) >= f.length {
+			t.stats.NotSmaller++
+			if err := copyTo(at, at+f.length); err != nil {
+				return refuse(err)
+			}
+			pos = at + f.length
+			continue
+		}
+		segments = append(segments, segment{newOff: written, length: int64(len(stored)), srcOff: -1, line: l})
+		entries = append(entries, LogEntry{File: t.file, OldOffset: at, OldLength: f.length, NewOffset: written, NewLength: int64(len(stored))})
+		if err := write(stored); err != nil {
+			return refuse(err)
+		}
+		t.stats.Revisits++
+		r.Progress.Revisits.Add(1)
+		pos = at + f.length
+	}
+	if err := copyTo(pos, size); err != nil {
+		return refuse(err)
+	}
+	r.Progress.Bytes.Add(size)
+	if t.stats.Revisits == 0 {
+		// Nothing to write: every line was done before or not worth it.
+		t.stats.Untouched = 1
+		return nil
+	}
+	t.stats.Rewritten = 1
+	t.stats.BytesBefore, t.stats.BytesAfter = size, written
+	if !r.DryRun {
+		if err := tmp.Sync(); err != nil {
+			return refuse(err)
+		}
+		if err := w.verify(tmp.File, src, segments, gz); err != nil {
+			return refuse(fmt.Errorf("the new version failed its check and was removed: %w", err))
+		}
+		if err := tmp.Commit(); err != nil {
+			return refuse(err)
+		}
+	}
+	for i := range entries {
+		w.buf = entries[i].append(w.buf[:0])
+		if _, err := t.log.Write(w.buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gzip compresses a revisit as a gzip member of its own.
+func (w *worker) gzip(b []byte) ([]byte, error) {
+	w.zbuf.Reset()
+	if w.zw == nil {
+		w.zw, _ = gzip.NewWriterLevel(&w.zbuf, gzip.BestCompression)
+	} else {
+		w.zw.Reset(&w.zbuf)
+	}
+	if _, err := w.zw.Write(b); err != nil {
+		return nil, err
+	}
+	if err := w.zw.Close(); err != nil {
+		return nil, err
+	}
+	return w.zbuf.Bytes(), nil
+}
+
+// verify re-reads the new version from disk: every copied segment must equal
+// the source byte for byte, and every revisit must read back as one whole
+// revisit record of its length.
+func (w *worker) verify(newFile, src *os.File, segments []segment, gz bool) error {
+	a := make([]byte, 256<<10)
+	b := make([]byte, 256<<10)
+	var end int64
+	for _, s := range segments {
+		if s.newOff != end {
+			return fmt.Errorf("segment at %d does not follow the one before", s.newOff)
+		}
+		end = s.newOff + s.length
+		if s.srcOff >= 0 {
+			for off := int64(0); off < s.length; {
+				n := int(min(int64(len(a)), s.length-off))
+				if _, err := newFile.ReadAt(a[:n], s.newOff+off); err != nil {
+					return fmt.Errorf("re-reading offset %d: %w", s.newOff+off, err)
+				}
+				if _, err := src.ReadAt(b[:n], s.srcOff+off); err != nil {
+					return fmt.Errorf("re-reading the source at %d: %w", s.srcOff+off, err)
+				}
+				if !bytes.Equal(a[:n], b[:n]) {
+					return fmt.Errorf("bytes at %d differ from the source at %d", s.newOff+off, s.srcOff+off)
+				}
+				off += int64(n)
+			}
+			continue
+		}
+		rr, err := record.NewReader(io.NewSectionReader(newFile, s.newOff, s.length), "new version")
+		if err != nil {
+			return err
+		}
+		rec, err := rr.Next()
+		if err == nil {
+			err = rr.Finish()
+		}
+		if err != nil {
+			return fmt.Errorf("revisit at %d: %w", s.newOff, err)
+		}
+		if rec.Type != "revisit" || rec.Length != s.length || rec.Header.Get(hRefersURI) != s.line.RefURI {
+			return fmt.Errorf("revisit at %d reads back as a %q record of %d bytes", s.newOff, rec.Type, rec.Length)
+		}
+		if _, err := rr.Next(); err != io.EOF {
+			return fmt.Errorf("revisit at %d: more than one record in %d bytes", s.newOff, s.length)
+		}
+	}
+	fi, err := newFile.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() != end {
+		return fmt.Errorf("the new version has %d bytes, %d were written", fi.Size(), end)
+	}
+	return nil
+}
+
+func isGzip(f *os.File) (bool, error) {
+	var head [3]byte
+	n, err := f.ReadAt(head[:], 0)
+	if err != nil && err != io.EOF {
+		return false, err
+	}
+	return n == 3 && head[0] == 0x1f && head[1] == 0x8b && head[2] == 8, nil
+}
+
+// removeLeftovers deletes temporary files an interrupted run left beside
+// target; they were never renamed, so nothing refers to them.
+func removeLeftovers(target string) {
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(target), atomicfile.TempPrefix+globEscape(filepath.Base(target))+"-*"))
+	for _, m := range matches {
+		os.Remove(m)
+	}
+}
+
+func globEscape(s string) string {
+	r := strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `\`, `\\`)
+	return r.Replace(s)
+}
