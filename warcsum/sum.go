@@ -51,17 +51,17 @@ type Skip int
 
 // The reasons, in the order the summary prints them.
 const (
-	SkipNotResponse Skip = iota // request, metadata, warcinfo, revisit, ARC dns:/filedesc ...
-	SkipNotHTTP                 // a response whose block is no HTTP response
-	SkipTruncated               // WARC-Truncated present
-	SkipSegmented               // WARC-Segment-Number present
-	SkipPartial                 // HTTP 206
-	SkipStatus                  // status outside 2xx (without AllStatuses)
-	SkipHTTPHead                // the HTTP head has no end, or is too long
-	SkipNoURI                   // no target URI
-	SkipNoDate                  // no usable date
-	SkipEmpty                   // empty payload (with SkipEmpty)
-	SkipRevisitDigest           // with Revisits: a revisit without a usable payload digest
+	SkipNotResponse   Skip = iota // request, metadata, warcinfo, revisit, ARC dns:/filedesc ...
+	SkipNotHTTP                   // a response whose block is no HTTP response
+	SkipTruncated                 // WARC-Truncated present
+	SkipSegmented                 // WARC-Segment-Number present
+	SkipPartial                   // HTTP 206
+	SkipStatus                    // status outside 2xx (without AllStatuses)
+	SkipHTTPHead                  // the HTTP head has no end, or is too long
+	SkipNoURI                     // no target URI
+	SkipNoDate                    // no usable date
+	SkipEmpty                     // empty payload (with SkipEmpty)
+	SkipRevisitDigest             // with Revisits: a revisit without a usable payload digest
 	numSkips
 )
 
