@@ -24,12 +24,20 @@ of lines), and proves that nothing was lost:
   - every digest keeps at least one response (one per ext class when BEFORE
     has field 7).
 
+With --order it checks a conversion instead (ARC to WARC, the paper's step
+4): the two manifests, each of one file in file order, must list the same
+URI, date and digest in the same order; offsets and lengths may differ.
+
 It prints every violation on stdout and a summary on stderr, and exits 1 if
-there is any. AFTER is held in memory (about a line's length per record).`
+there is any. Without --order AFTER is held in memory (about a line's length
+per record).`
 
 func main() {
 	cmdutil.Main(cmdutil.NewApp("warcsumcmp", "prove that a rewrite lost no record", description,
-		[]cli.Flag{cmdutil.QuietFlag, cmdutil.VerboseFlag}, run))
+		[]cli.Flag{
+			&cli.BoolFlag{Name: "order", Usage: "compare record by record in order (a conversion), not by URI and date"},
+			cmdutil.QuietFlag, cmdutil.VerboseFlag,
+		}, run))
 }
 
 func run(c *cli.Context) error {
@@ -53,7 +61,11 @@ func run(c *cli.Context) error {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}
 	defer closeAfter()
-	stats, err := verify.Rewrite(before, after, func(v string) { fmt.Fprintln(os.Stdout, v) })
+	compare := verify.Rewrite
+	if c.Bool("order") {
+		compare = verify.Order
+	}
+	stats, err := compare(before, after, func(v string) { fmt.Fprintln(os.Stdout, v) })
 	if err != nil {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}

@@ -324,4 +324,7 @@ func Locator(c *cli.Context) (*source.Locator, error) {
 
 // BufferedWriter is a buffered writer over a command's output; Flush it
 // before Commit.
-func BufferedWriter(o *Output) *bufio.Writer { return bufio.NewWriterSize(o, 256<<10) }
+func BufferedWriter(o *Output) *bufio.Writer { return BufferedWriterTo(o) }
+
+// BufferedWriterTo is a buffered writer over any output file.
+func BufferedWriterTo(w io.Writer) *bufio.Writer { return bufio.NewWriterSize(w, 256<<10) }

@@ -1,0 +1,401 @@
+// Package convert turns ARC files into WARC files, mapped as the IIPC
+// implementation guidelines say (shared/spec/records.md section 4): a new
+// warcinfo record naming the source, the filedesc as a metadata record,
+// response records for HTTP and resource records for the rest, each block
+// the ARC record's bytes verbatim, with new record IDs and computed digests.
+package convert
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha1"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+
+	"warcdedup/digest"
+	"warcdedup/gzmulti"
+	"warcdedup/manifest"
+	"warcdedup/record"
+)
+
+// Options of a conversion.
+type Options struct {
+	Version       string // WARC version written: "1.0" (default) or "1.1"
+	Plain         bool   // write .warc, not one gzip member per record
+	DropTruncated bool   // leave truncated ARC records out instead of writing them with WARC-Truncated
+	Software      string // named in the warcinfo record
+	// Now and NewID make output reproducible in tests; time.Now and random
+	// UUIDs when nil.
+	Now   func() time.Time
+	NewID func() string
+	// Damage receives each ARC record that could not be converted whole
+	// (truncated, or unreadable) with its offset.
+	Damage func(error)
+}
+
+// Stats counts what a conversion did.
+type Stats struct {
+	Records   int64 // ARC records read, filedesc included
+	Written   int64 // WARC records written, warcinfo included
+	Truncated int64 // truncated ARC records written with WARC-Truncated: length
+	Dropped   int64 // truncated ARC records left out (DropTruncated)
+	Damaged   int64 // ARC records (or stretches) that could not be read at all
+}
+
+// Add adds o to s.
+func (s *Stats) Add(o *Stats) {
+	s.Records += o.Records
+	s.Written += o.Written
+	s.Truncated += o.Truncated
+	s.Dropped += o.Dropped
+	s.Damaged += o.Damaged
+}
+
+// OutputName is the WARC name for an ARC name: x.arc.gz and x.arc become
+// x.warc.gz (x.warc with plain).
+func OutputName(arcName string, plain bool) string {
+	base := arcName
+	lower := strings.ToLower(base)
+	for _, ext := range []string{".arc.gz", ".arc"} {
+		if strings.HasSuffix(lower, ext) {
+			base = base[:len(base)-len(ext)]
+			break
+		}
+	}
+	if plain {
+		return base + ".warc"
+	}
+	return base + ".warc.gz"
+}
+
+// blockMemory is the largest block held in memory while its digests are
+// computed; larger ones go through a temporary file.
+const blockMemory = 8 << 20
+
+// converter writes one WARC file.
+type converter struct {
+	opt      Options
+	out      io.Writer
+	zw       *gzip.Writer
+	hdr      bytes.Buffer
+	block    bytes.Buffer
+	tmp      *os.File
+	size     int64
+	infoID   string
+	srcName  string
+	outName  string
+	blockSum hash.Hash
+	paySum   hash.Hash
+}
+
+// Convert reads the ARC file src and writes its WARC form to dst; srcName
+// names the ARC in the warcinfo record and in errors, outName is the WARC
+// file's name.
+func Convert(src io.Reader, srcName, outName string, dst io.Writer, opt Options) (Stats, error) {
+	if opt.Version == "" {
+		opt.Version = "1.0"
+	}
+	if opt.Version != "1.0" && opt.Version != "1.1" {
+		return Stats{}, fmt.Errorf("WARC version %q: want 1.0 or 1.1", opt.Version)
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.NewID == nil {
+		opt.NewID = randomID
+	}
+	c := &converter{opt: opt, out: dst, srcName: srcName, outName: outName, blockSum: sha1.New(), paySum: sha1.New()}
+	if !opt.Plain {
+		c.zw, _ = gzip.NewWriterLevel(dst, gzip.DefaultCompression)
+	}
+	defer c.closeTmp()
+	var st Stats
+	rr, err := record.NewReader(src, srcName)
+	if err != nil {
+		return st, err
+	}
+	first := true
+	for {
+		rec, err := rr.Next()
+		if err == io.EOF {
+			break
+		}
+		var damage *record.Error
+		if errors.As(err, &damage) {
+			st.Damaged++
+			c.damage(err)
+			continue
+		}
+		if err != nil {
+			return st, err
+		}
+		if rec.Format != record.ARC {
+			return st, fmt.Errorf("%s: not an ARC file (a %s record at offset %d)", srcName, rec.Format, rec.Offset)
+		}
+		st.Records++
+		if first {
+			first = false
+			if err := c.warcinfo(rec); err != nil {
+				return st, err
+			}
+			st.Written++
+		}
+		truncated, err := c.readBlock(rr, rec)
+		if err != nil {
+			if !errors.As(err, &damage) {
+				return st, err
+			}
+			st.Damaged++
+			c.damage(err)
+			continue
+		}
+		if truncated {
+			c.damage(fmt.Errorf("%s: offset %d: ARC record truncated: %d of its %d bytes are in the file", srcName, rec.Offset, c.size, rec.BlockLength))
+			if opt.DropTruncated {
+				st.Dropped++
+				continue
+			}
+			st.Truncated++
+		}
+		if err := c.writeRecord(rec, truncated); err != nil {
+			return st, err
+		}
+		st.Written++
+	}
+	if first {
+		return st, fmt.Errorf("%s: no ARC record could be read", srcName)
+	}
+	return st, nil
+}
+
+func (c *converter) damage(err error) {
+	if c.opt.Damage != nil {
+		c.opt.Damage(err)
+	}
+}
+
+// readBlock reads rec's block into c.block (or a temporary file), hashing
+// it and its payload. A block the file cuts short keeps the bytes that
+// exist; truncated says so.
+func (c *converter) readBlock(rr *record.Reader, rec *record.Record) (truncated bool, err error) {
+	c.block.Reset()
+	c.size = 0
+	c.closeTmp()
+	c.blockSum.Reset()
+	c.paySum.Reset()
+	if rec.Type == "filedesc" {
+		// The filedesc block is its record line and content verbatim.
+		c.store([]byte(rec.ARCLine + "\n"))
+	}
+	if rec.Type == "response" {
+		head, err := rr.ReadHTTPHead()
+		if head != nil {
+			c.store(head.Raw)
+		}
+		if err != nil {
+			return c.endBlock(err)
+		}
+	}
+	_, err = rr.WriteTo(storeFunc(c.storePayload))
+	if err != nil {
+		return c.endBlock(err)
+	}
+	if err := rr.Finish(); errors.Is(err, record.ErrRecordEnd) || errors.Is(err, record.ErrMultiRecord) {
+		// The record has all its bytes; what follows it is reported, and
+		// reading goes on at the next record.
+		c.damage(err)
+	} else if err != nil {
+		return c.endBlock(err)
+	}
+	return false, nil
+}
+
+// endBlock turns a truncation (the ARC ends inside the record, or its gzip
+// member does) into truncated, passing other errors on.
+func (c *converter) endBlock(err error) (bool, error) {
+	if err == nil {
+		return false, nil
+	}
+	if errors.Is(err, record.ErrTruncated) || errors.Is(err, gzmulti.ErrTruncated) {
+		return true, nil
+	}
+	return false, err
+}
+
+type storeFunc func([]byte) error
+
+func (f storeFunc) Write(p []byte) (int, error) {
+	if err := f(p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// store adds block bytes that are not payload (HTTP head, filedesc line).
+func (c *converter) store(p []byte) error {
+	c.blockSum.Write(p)
+	return c.keep(p)
+}
+
+func (c *converter) storePayload(p []byte) error {
+	c.blockSum.Write(p)
+	c.paySum.Write(p)
+	return c.keep(p)
+}
+
+func (c *converter) keep(p []byte) error {
+	c.size += int64(len(p))
+	if c.tmp == nil && c.block.Len()+len(p) <= blockMemory {
+		c.block.Write(p)
+		return nil
+	}
+	if c.tmp == nil {
+		f, err := os.CreateTemp("", "arc2warc-block-*")
+		if err != nil {
+			return err
+		}
+		os.Remove(f.Name())
+		if _, err := f.Write(c.block.Bytes()); err != nil {
+			f.Close()
+			return err
+		}
+		c.tmp = f
+		c.block.Reset()
+	}
+	_, err := c.tmp.Write(p)
+	return err
+}
+
+func (c *converter) closeTmp() {
+	if c.tmp != nil {
+		c.tmp.Close()
+		c.tmp = nil
+	}
+}
+
+// warcinfo writes the record that opens the WARC file.
+func (c *converter) warcinfo(filedesc *record.Record) error {
+	c.infoID = c.opt.NewID()
+	software := c.opt.Software
+	if software == "" {
+		software = "warcdedup arc2warc"
+	}
+	body := fmt.Sprintf("software: %s\r\nformat: WARC File Format %s\r\nconformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-%s/\r\ndescription: converted from the ARC (version %s) file %s\r\n",
+		software, c.opt.Version, c.opt.Version, filedesc.Version, c.srcName)
+	c.hdr.Reset()
+	c.field("WARC-Type", "warcinfo")
+	c.field("WARC-Record-ID", c.infoID)
+	c.field("WARC-Date", c.opt.Now().UTC().Format("2006-01-02T15:04:05Z"))
+	c.field("WARC-Filename", c.outName)
+	c.field("Content-Type", "application/warc-fields")
+	c.field("Content-Length", strconv.Itoa(len(body)))
+	return c.emit(strings.NewReader(body))
+}
+
+// writeRecord writes rec with the block read by readBlock.
+func (c *converter) writeRecord(rec *record.Record, truncated bool) error {
+	c.hdr.Reset()
+	date := rec.Date
+	if date == "" {
+		// A WARC record must have a date; a dash in the ARC gives the
+		// conversion's, and a warning.
+		date = c.opt.Now().UTC().Format("2006-01-02T15:04:05Z")
+		c.damage(fmt.Errorf("%s: offset %d: ARC record has no date (%q); WARC-Date set to the conversion time", c.srcName, rec.Offset, rec.ARCFields.Date))
+	}
+	switch rec.Type {
+	case "filedesc":
+		c.field("WARC-Type", "metadata")
+		c.field("WARC-Record-ID", c.opt.NewID())
+		c.field("WARC-Date", date)
+		c.field("WARC-Target-URI", manifest.EscapeField(rec.URI))
+		c.field("WARC-Concurrent-To", c.infoID)
+		c.field("Content-Type", "text/plain")
+	default:
+		typ, ctype := "resource", rec.ARCFields.ContentType
+		switch {
+		case rec.Type == "response":
+			typ, ctype = "response", "application/http; msgtype=response"
+		case strings.HasPrefix(rec.URI, "dns:"):
+			ctype = "text/dns"
+		case ctype == "" || ctype == "-" || strings.EqualFold(ctype, "no-type"):
+			ctype = "application/octet-stream"
+		}
+		c.field("WARC-Type", typ)
+		c.field("WARC-Record-ID", c.opt.NewID())
+		c.field("WARC-Date", date)
+		c.field("WARC-Target-URI", manifest.EscapeField(rec.URI))
+		if ip := rec.ARCFields.IP; net.ParseIP(ip) != nil {
+			c.field("WARC-IP-Address", ip)
+		}
+		c.field("WARC-Warcinfo-ID", c.infoID)
+		c.field("Content-Type", ctype)
+		c.field("WARC-Payload-Digest", digest.SHA1.Format(c.paySum.Sum(nil)))
+	}
+	c.field("WARC-Block-Digest", digest.SHA1.Format(c.blockSum.Sum(nil)))
+	if truncated {
+		c.field("WARC-Truncated", "length")
+	}
+	c.field("Content-Length", strconv.FormatInt(c.size, 10))
+	var block io.Reader = bytes.NewReader(c.block.Bytes())
+	if c.tmp != nil {
+		if _, err := c.tmp.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		block = c.tmp
+	}
+	return c.emit(block)
+}
+
+func (c *converter) field(name, value string) {
+	c.hdr.WriteString(name)
+	c.hdr.WriteString(": ")
+	c.hdr.WriteString(value)
+	c.hdr.WriteString("\r\n")
+}
+
+// emit writes the version line, the header in c.hdr, the block and the
+// record end, as a gzip member of its own unless plain.
+func (c *converter) emit(block io.Reader) error {
+	var w io.Writer = c.out
+	if c.zw != nil {
+		c.zw.Reset(c.out)
+		w = c.zw
+	}
+	if _, err := io.WriteString(w, "WARC/"+c.opt.Version+"\r\n"); err != nil {
+		return err
+	}
+	if _, err := w.Write(c.hdr.Bytes()); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(w, "\r\n"); err != nil {
+		return err
+	}
+	if _, err := io.Copy(w, block); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(w, "\r\n\r\n"); err != nil {
+		return err
+	}
+	if c.zw != nil {
+		return c.zw.Close()
+	}
+	return nil
+}
+
+// randomID returns a new "<urn:uuid:...>" (version 4).
+func randomID() string {
+	var u [16]byte
+	rand.Read(u[:])
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	return fmt.Sprintf("<urn:uuid:%x-%x-%x-%x-%x>", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+}
