@@ -46,7 +46,6 @@ best() { # label, prepare-command, command... ; best of 2
 		if [ -z "$b" ] || awk "BEGIN{exit !($t < $b)}"; then b=$t bm=$m; fi
 	done
 	printf "%-34s %7.2f s %9.1f MB/s %8.1f MB peak\n" "$label" "$b" "$(awk "BEGIN{print $bytes/1e6/$b}")" "$bm"
-	eval "t_$3=$b" 2>/dev/null || true
 	last=$b
 }
 
