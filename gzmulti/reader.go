@@ -171,19 +171,36 @@ const bufferSize = 256 << 10
 // gzip if it starts with a gzip member header, whatever its name says (real
 // collections hold gzip files named .warc).
 func NewReader(r io.Reader, name string) (*Reader, error) {
-	z := &Reader{name: name, src: source{r: r, record: true}}
+	z := new(Reader)
 	z.br = bufio.NewReaderSize(&z.src, bufferSize)
-	head, err := z.br.Peek(len(gzipMagic))
+	if err := z.Reset(r, name); err != nil {
+		return nil, err
+	}
+	return z, nil
+}
+
+// Reset makes z read r from its start as a new Reader would, keeping its
+// buffers, so that a stage reading many records one after another (each
+// from its own offset) allocates once.
+func (z *Reader) Reset(r io.Reader, name string) error {
+	br, inflate, hist, scratch := z.br, z.inflate, z.src.hist[:0], z.scratch
+	*z = Reader{name: name, src: source{r: r, record: true, hist: hist}, br: br, scratch: scratch}
+	br.Reset(&z.src)
+	head, err := br.Peek(len(gzipMagic))
 	if err != nil && err != io.EOF {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	z.gz = bytes.Equal(head, gzipMagic)
 	if z.gz {
-		z.inflate = new(klauspostInflater)
+		if inflate == nil {
+			inflate = new(klauspostInflater)
+		}
+		z.inflate = inflate
 	} else {
-		z.src.record, z.src.hist = false, nil
+		z.inflate = inflate
+		z.src.record = false
 	}
-	return z, nil
+	return nil
 }
 
 // Compressed reports whether the file is gzip.

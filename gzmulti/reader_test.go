@@ -4,6 +4,7 @@ import (
 	"bytes"
 	stdgzip "compress/gzip"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -454,4 +455,51 @@ func corpusFiles(t testing.TB, maxSize int64) []string {
 		return nil
 	})
 	return files
+}
+
+// TestReset proves that a Reader reset onto another file reads it exactly
+// as a new Reader does, gzip after plain and plain after gzip, also when
+// the previous file was left half read.
+func TestReset(t *testing.T) {
+	gz := func(parts ...string) []byte {
+		var b bytes.Buffer
+		w := NewWriter(&b, 6)
+		for _, p := range parts {
+			w.Write([]byte(p))
+			w.CloseMember()
+		}
+		return b.Bytes()
+	}
+	files := [][]byte{gz("one", "two"), []byte("plain file"), gz("three"), gz("four", "five", "six"), []byte("x")}
+	readAll := func(z *Reader) []string {
+		var got []string
+		for {
+			m, err := z.Next()
+			if err != nil {
+				break
+			}
+			b, _ := io.ReadAll(z)
+			got = append(got, fmt.Sprintf("%d:%s", m.Offset, b))
+		}
+		return got
+	}
+	var z *Reader
+	for i, f := range files {
+		fresh, err := NewReader(bytes.NewReader(f), "f")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := readAll(fresh)
+		if z == nil {
+			z, _ = NewReader(bytes.NewReader(f), "f")
+		} else if err := z.Reset(bytes.NewReader(f), "f"); err != nil {
+			t.Fatal(err)
+		}
+		if got := readAll(z); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("file %d after Reset: %v, want %v", i, got, want)
+		}
+		// Leave the reader half way into the next file before resetting.
+		z.Reset(bytes.NewReader(files[(i+1)%len(files)]), "g")
+		z.Next()
+	}
 }
