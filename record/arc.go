@@ -56,29 +56,45 @@ type arcLine struct {
 	length string
 }
 
-// parseARCLine splits a record line. version 2 expects the ten-field form,
-// anything else the five-field form; a line of the other form is still
-// accepted when its field count leaves no doubt.
+// parseARCLine splits a record line. Fields are taken from the right. A v1
+// file expects the five-field form, a v2 file the ten-field form, and a file
+// whose version is not known yet (version 0: its filedesc line) tries the
+// ten-field form first; a line of the other form, or the four-field Alexa
+// form, is still accepted when its fields leave no doubt.
 func parseARCLine(line []byte, version int) (arcLine, bool) {
 	if len(line) == 0 || len(line) > maxARCLineLen || bytes.IndexByte(line, 0) >= 0 {
 		return arcLine{}, false
 	}
-	f := strings.Split(string(line), " ")
-	var a arcLine
-	switch n := len(f); {
-	case version == 2 && n >= 10:
-		a.URL = strings.Join(f[:n-9], " ")
-		a.IP, a.Date, a.ContentType, a.ResultCode, a.Checksum, a.Location, a.Offset, a.Filename = f[n-9], f[n-8], f[n-7], f[n-6], f[n-5], f[n-4], f[n-3], f[n-2]
-		a.length = f[n-1]
-	case n >= 5:
-		a.URL = strings.Join(f[:n-4], " ")
-		a.IP, a.Date, a.ContentType = f[n-4], f[n-3], f[n-2]
-		a.length = f[n-1]
-	case n == 4: // Alexa: URL IP date length
-		a.URL, a.IP, a.Date = f[0], f[1], f[2]
-		a.length = f[3]
-	default:
+	f := strings.Split(string(bytes.TrimRight(line, " \t\r")), " ")
+	forms := [...]int{10, 5, 4}
+	if version == 1 {
+		forms = [...]int{5, 4, 10}
+	}
+	for _, n := range forms {
+		if a, ok := arcFields(f, n); ok {
+			return a, true
+		}
+	}
+	return arcLine{}, false
+}
+
+// arcFields reads f as a record line of n fields (10, 5 or 4), the URL
+// taking whatever the others leave.
+func arcFields(f []string, n int) (arcLine, bool) {
+	k := len(f)
+	if k < n {
 		return arcLine{}, false
+	}
+	var a arcLine
+	a.URL = strings.Join(f[:k-n+1], " ")
+	a.length = f[k-1]
+	switch n {
+	case 10:
+		a.IP, a.Date, a.ContentType, a.ResultCode, a.Checksum, a.Location, a.Offset, a.Filename = f[k-9], f[k-8], f[k-7], f[k-6], f[k-5], f[k-4], f[k-3], f[k-2]
+	case 5:
+		a.IP, a.Date, a.ContentType = f[k-4], f[k-3], f[k-2]
+	case 4: // Alexa: URL IP date length
+		a.IP, a.Date = f[k-3], f[k-2]
 	}
 	if !strings.Contains(a.URL, ":") || !isARCDate(a.Date) {
 		return arcLine{}, false

@@ -3,8 +3,11 @@ package record
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+
+	"warcdedup/gzmulti"
 )
 
 // Read reads the block of the current record; io.EOF at its end. A block
@@ -62,15 +65,25 @@ func (r *Reader) truncated() error {
 }
 
 // fail records the error that ended the current record's block, so that it
-// is reported once, and returns it.
+// is reported once, and returns it. A gzip member that ends early cuts the
+// block short: that is ErrTruncated as much as a clipped plain file.
 func (r *Reader) fail(err error) error {
+	var ge *gzmulti.Error
+	if errors.As(err, &ge) && errors.Is(ge.Err, gzmulti.ErrTruncated) {
+		have := r.rec.BlockLength - r.blockLeft
+		r.finishErr = &Error{Name: r.name, Offset: ge.Offset, Err: fmt.Errorf("%w: %w after %d of the block's %d bytes", ErrTruncated, ge.Err, have, r.rec.BlockLength)}
+		return r.finishErr
+	}
 	r.finishErr = r.gzipError(err)
 	return r.finishErr
 }
 
 // Finish reads the rest of the current record, checks that it ends where its
 // length says, and sets its Length. An *Error means the record is damaged and
-// must not be used; the next call to Next goes on after it.
+// must not be used; the next call to Next goes on after it. Finish returns
+// the damage found while the block was read (by Read, WriteTo or
+// ReadHTTPHead) again, as the answer to whether the record is whole, but
+// Next never reports it a second time.
 func (r *Reader) Finish() error {
 	if r.st != inRecord {
 		return r.finishErr
@@ -80,7 +93,6 @@ func (r *Reader) Finish() error {
 	}
 	r.st = idle
 	if r.finishErr != nil {
-		r.resync = true
 		return r.finishErr
 	}
 	// The record ends with its terminator, CRLF CRLF for WARC and LF for ARC
@@ -99,18 +111,27 @@ func (r *Reader) Finish() error {
 		r.finishErr = r.gzipError(err)
 		return r.finishErr
 	}
-	r.rec.Length = r.pos - r.rec.Offset
 	if err == io.EOF {
+		r.rec.Length = r.pos - r.rec.Offset
 		return nil
 	}
 	if err != nil {
+		r.finishErr = err
 		return err
 	}
 	if r.atRecordStart() {
+		r.rec.Length = r.pos - r.rec.Offset
 		return nil
 	}
-	r.resync = true
-	r.finishErr = r.errorAt(r.rec.Offset, fmt.Errorf("%w: unexpected bytes at offset %d after its %d-byte block", ErrRecordEnd, r.pos, r.rec.BlockLength))
+	// Bytes that start no record follow the block: its length is wrong, or
+	// garbage follows it. Skip them now and say how far, in this one report.
+	junk := r.pos
+	skipped, err := r.skipToNext()
+	if err != nil {
+		r.finishErr = err
+		return err
+	}
+	r.finishErr = r.errorAt(r.rec.Offset, fmt.Errorf("%w: unexpected bytes at offset %d after its %d-byte block; %s", ErrRecordEnd, junk, r.rec.BlockLength, skipped))
 	return r.finishErr
 }
 
@@ -123,22 +144,46 @@ func (r *Reader) trailingBytes(multi error, hint string) error {
 }
 
 // atRecordStart reports whether the next bytes start a record of the file's
-// format.
-func (r *Reader) atRecordStart() bool {
+// format (of either format while it is not known).
+func (r *Reader) atRecordStart() bool { return r.recordAt() != 0 }
+
+// recordAt returns the format of the record whose header line starts at the
+// next byte, or 0 if no record of the file's format starts there. Only a
+// whole line is taken as an ARC record line; a WARC version line may be the
+// last bytes of the file (its header is then reported as truncated).
+func (r *Reader) recordAt() Format {
+	n := maxARCLineLen + 1
 	if r.format == WARC {
-		b, _ := r.br.Peek(5)
-		return isWARCVersion(b)
+		n = maxVersionLine + 1
 	}
-	b, _ := r.br.Peek(min(maxARCLineLen, r.br.Size()))
-	if i := bytes.IndexByte(b, '\n'); i >= 0 {
-		return looksLikeARCLine(b[:i], r.arcVersion)
+	b, err := r.br.Peek(min(n, r.br.Size()))
+	r.peekErr = err
+	if r.format != ARC {
+		w := b[:min(len(b), maxVersionLine+1)]
+		if i := bytes.IndexByte(w, '\n'); i >= 0 {
+			if isVersionLine(w[:i]) {
+				return WARC
+			}
+		} else if err != nil && len(w) == len(b) && isVersionLine(w) {
+			return WARC
+		}
 	}
-	return false
+	if r.format != WARC {
+		if i := bytes.IndexByte(b, '\n'); i >= 0 && looksLikeARCLine(b[:i], r.arcVersion) {
+			return ARC
+		}
+	}
+	return 0
 }
 
+// maxVersionLine is the longest line (without its LF) taken for a WARC
+// version line.
+const maxVersionLine = 64
+
 // skipToRecord advances a plain file to the next record start: for WARC the
-// next "WARC/" wherever it stands (damage may leave no line end before it),
-// for ARC the next line that parses as a record line.
+// next version line wherever it stands (damage may leave no line end before
+// it), for ARC (or a file whose format is not known yet) the next line that
+// is a record line.
 func (r *Reader) skipToRecord() error {
 	if r.format == WARC {
 		return r.skipToWARC()
@@ -149,6 +194,27 @@ func (r *Reader) skipToRecord() error {
 		}
 		if r.atRecordStart() {
 			return nil
+		}
+		if r.format == 0 {
+			// A WARC version line may also end this line.
+			b, err := r.br.Peek(min(maxARCLineLen+1, r.br.Size()))
+			line, whole := b, false
+			if i := bytes.IndexByte(b, '\n'); i >= 0 {
+				line, whole = b[:i], true
+			}
+			if whole || err != nil {
+				for i := 1; i < len(line); i++ {
+					j := indexWARC(line[i:])
+					if j < 0 {
+						break
+					}
+					i += j
+					if isVersionLine(line[i:]) {
+						r.discard(i)
+						return nil
+					}
+				}
+			}
 		}
 		for { // drop the rest of this line
 			frag, err := r.br.ReadSlice('\n')
@@ -163,14 +229,39 @@ func (r *Reader) skipToRecord() error {
 	}
 }
 
+// skipToWARC advances to the next "WARC/" (either case) that starts a
+// version line, or to the end of the file.
 func (r *Reader) skipToWARC() error {
 	for {
 		buf, err := r.br.Peek(r.br.Size())
-		if i := indexWARC(buf); i >= 0 {
-			r.discard(i)
-			return nil
+		atEnd := err != nil && err != bufio.ErrBufferFull
+		for i := 0; ; {
+			j := indexWARC(buf[i:])
+			if j < 0 {
+				break
+			}
+			i += j
+			if !atEnd && len(buf)-i <= maxVersionLine {
+				// Too close to the end of what is buffered to tell.
+				r.discard(i)
+				buf = nil
+				break
+			}
+			line := buf[i:min(len(buf), i+maxVersionLine+1)]
+			whole := false
+			if k := bytes.IndexByte(line, '\n'); k >= 0 {
+				line, whole = line[:k], true
+			}
+			if (whole || atEnd && i+len(line) == len(buf)) && isVersionLine(line) {
+				r.discard(i)
+				return nil
+			}
+			i++
 		}
-		if err != nil && err != bufio.ErrBufferFull {
+		if buf == nil {
+			continue
+		}
+		if atEnd {
 			r.discard(len(buf))
 			return err
 		}
@@ -178,7 +269,7 @@ func (r *Reader) skipToWARC() error {
 	}
 }
 
-// indexWARC finds a version line's "WARC/", in either case.
+// indexWARC finds "WARC/" or "warc/" in b.
 func indexWARC(b []byte) int {
 	i, j := bytes.Index(b, []byte("WARC/")), bytes.Index(b, []byte("warc/"))
 	if i < 0 || (j >= 0 && j < i) {
@@ -190,7 +281,7 @@ func indexWARC(b []byte) int {
 // blockStartsHTTP reports whether the current block starts with an HTTP
 // status line.
 func (r *Reader) blockStartsHTTP() bool {
-	b, _ := r.br.Peek(int(min(r.rec.BlockLength, 16)))
-	_, ok := parseStatusLine(b, true)
+	b, _ := r.br.Peek(int(min(r.rec.BlockLength, 32)))
+	_, ok := parseStatusLine(b)
 	return ok
 }

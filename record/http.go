@@ -31,7 +31,7 @@ func (r *Reader) ReadHTTPHead() (*HTTPHead, error) {
 		return nil, fmt.Errorf("record: ReadHTTPHead after the block was read from")
 	}
 	first, _ := r.br.Peek(int(min(r.blockLeft, 32)))
-	status, ok := parseStatusLine(first, false)
+	status, ok := parseStatusLine(first)
 	if !ok {
 		return h, nil
 	}
@@ -60,14 +60,17 @@ func (r *Reader) ReadHTTPHead() (*HTTPHead, error) {
 // without reading past the block.
 func (r *Reader) readBlockLine(dst []byte) ([]byte, error) {
 	for r.blockLeft > 0 {
-		want := int(min(r.blockLeft, int64(r.br.Size())))
-		buf, err := r.br.Peek(want)
-		if len(buf) == 0 {
-			if err == io.EOF {
-				return dst, r.truncated()
+		if r.br.Buffered() == 0 {
+			if _, err := r.br.Peek(1); err != nil {
+				if err == io.EOF {
+					return dst, r.truncated()
+				}
+				return dst, r.fail(err)
 			}
-			return dst, r.fail(err)
 		}
+		// Only what is buffered: asking for more would make the buffer
+		// slide and refill for every line.
+		buf, _ := r.br.Peek(int(min(int64(r.br.Buffered()), r.blockLeft)))
 		n, found := len(buf), false
 		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
 			n, found = i+1, true
@@ -82,18 +85,24 @@ func (r *Reader) readBlockLine(dst []byte) ([]byte, error) {
 	return dst, nil
 }
 
-// parseStatusLine reads "HTTP/x.y NNN" from the start of b. With prefixOnly
-// a short b that is only "HTTP/" is enough (for typing ARC records).
-func parseStatusLine(b []byte, prefixOnly bool) (int, bool) {
+// parseStatusLine reads an HTTP response status line, "HTTP/x.y NNN" (a
+// code from 100 to 999) and an optional reason phrase, from the start of b,
+// which may be cut short after the code.
+func parseStatusLine(b []byte) (int, bool) {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[:i]
+	}
 	if len(b) < 5 || !bytes.EqualFold(b[:5], []byte("HTTP/")) {
 		return 0, false
 	}
-	if prefixOnly {
-		return 0, true
-	}
 	sp := bytes.IndexByte(b, ' ')
-	if sp < 0 || len(b) < sp+4 {
+	if sp < 6 || len(b) < sp+4 {
 		return 0, false
+	}
+	for _, c := range b[5:sp] { // the version: "1.1", "1.0", "2"
+		if (c < '0' || c > '9') && c != '.' {
+			return 0, false
+		}
 	}
 	code := b[sp+1 : sp+4]
 	status := 0
@@ -103,7 +112,11 @@ func parseStatusLine(b []byte, prefixOnly bool) (int, bool) {
 		}
 		status = status*10 + int(c-'0')
 	}
-	if len(b) > sp+4 && b[sp+4] != ' ' && b[sp+4] != '\r' && b[sp+4] != '\n' {
+	if len(b) > sp+4 && b[sp+4] != ' ' && b[sp+4] != '\r' {
+		return 0, false
+	}
+	if status < 100 {
+		// No status code: Status 0 must keep meaning "no HTTP response".
 		return 0, false
 	}
 	return status, true

@@ -125,7 +125,6 @@ type Reader struct {
 	pos          int64 // offset in the decompressed stream of the next byte of br
 	memberOffset int64 // offset of the current gzip member
 	needMember   bool  // gzip: the next record starts in the next member
-	resync       bool  // plain: skip to the next record start before reading
 
 	st        state
 	rec       Record
@@ -133,6 +132,7 @@ type Reader struct {
 	finishErr error
 	http      HTTPHead
 	hbuf      []byte
+	peekErr   error // what stopped recordAt's look ahead short, if anything
 }
 
 // NewReader returns a Reader of the file r, whose name is used in errors.
@@ -155,16 +155,23 @@ func (r *Reader) errorAt(off int64, err error) error {
 }
 
 // Next returns the next record, positioned at the start of its block, or
-// io.EOF. Damage is returned as an *Error; call Next again to go on with the
-// next record. Any other error (reading the file failed) ends the file.
+// io.EOF. The Record is reused: it is valid until the next call to Next.
+// Damage is returned as an *Error; call Next again to go on with the next
+// record. Any other error (reading the file failed) ends the file.
 //
 // If the previous record was not finished, Next finishes it first and
-// returns its damage, if any, before moving on.
+// returns its damage, if any, before moving on. Each problem is reported
+// once: in a plain file the bytes skipped to reach the next record are
+// described in the report of the damage that made them unreadable, and
+// damage already returned by Read, WriteTo, ReadHTTPHead or Finish is not
+// returned again.
 func (r *Reader) Next() (*Record, error) {
 	if r.st == inRecord {
 		if r.finishErr != nil {
-			// Reading the block already returned the damage; move past it.
-			r.st, r.resync = idle, true
+			// Reading the block already returned the damage (a plain file
+			// ends there; a gzip member is left for the next one): it is
+			// not reported again.
+			r.st = idle
 		} else if err := r.Finish(); err != nil {
 			return nil, err
 		}
@@ -211,39 +218,71 @@ func (r *Reader) nextPlain() (*Record, error) {
 		r.br.Reset(r.z)
 		r.needMember = false
 	}
-	if r.resync {
-		r.resync = false
-		from := r.pos
-		if err := r.skipToRecord(); err != nil && err != io.EOF {
-			return nil, err
-		}
-		if r.pos > from {
-			at := r.pos
-			if _, err := r.br.Peek(1); err == io.EOF {
-				return nil, r.errorAt(from, fmt.Errorf("%w: %d bytes before the end of the file", ErrNoRecord, at-from))
-			}
-			return nil, r.errorAt(from, fmt.Errorf("%w: %d bytes skipped up to the next record at offset %d", ErrNoRecord, at-from, at))
-		}
-	}
 	if err := r.skipLineEnds(); err != nil {
 		return nil, err // io.EOF at the end of the file
 	}
 	start := r.pos
 	if err := r.readHeader(start); err != nil {
-		r.resync = true
-		return nil, err
+		var damage *Error
+		if !errors.As(err, &damage) {
+			return nil, err
+		}
+		// Move on to the next record now, so that the bytes skipped are
+		// reported with the damage that caused the skip, once.
+		skipped, serr := r.skipJunk()
+		if serr != nil {
+			return nil, serr
+		}
+		if skipped != "" {
+			damage.Err = fmt.Errorf("%w; %s", damage.Err, skipped)
+		}
+		return nil, damage
 	}
 	return &r.rec, nil
 }
 
+// skipJunk moves a plain file past bytes that start no record: line ends,
+// then anything up to the next record start or the end of the file. It
+// describes the bytes skipped other than line ends, "" if there were none.
+func (r *Reader) skipJunk() (string, error) {
+	if err := r.skipLineEnds(); err != nil {
+		if err == io.EOF {
+			return "", nil
+		}
+		return "", err
+	}
+	if r.atRecordStart() {
+		return "", nil
+	}
+	return r.skipToNext()
+}
+
+// skipToNext skips from a position that starts no record to the next record
+// start or the end of the file and describes what it skipped.
+func (r *Reader) skipToNext() (string, error) {
+	from := r.pos
+	err := r.skipToRecord()
+	switch {
+	case err == io.EOF:
+		return fmt.Sprintf("%d bytes at offset %d skipped up to the end of the file", r.pos-from, from), nil
+	case err != nil:
+		return "", err
+	}
+	return fmt.Sprintf("%d bytes at offset %d skipped up to the next record at offset %d", r.pos-from, from, r.pos), nil
+}
+
 // gzipError passes gzmulti damage on as a record Error, and anything else
-// (io.EOF, read errors) as it is.
+// (io.EOF, read errors) as it is. A member that ends early cuts its record
+// short: that is ErrTruncated as much as a clipped plain file.
 func (r *Reader) gzipError(err error) error {
 	var ge *gzmulti.Error
-	if errors.As(err, &ge) {
-		return &Error{Name: r.name, Offset: ge.Offset, Err: ge.Err}
+	if !errors.As(err, &ge) {
+		return err
 	}
-	return err
+	if errors.Is(ge.Err, gzmulti.ErrTruncated) {
+		return &Error{Name: r.name, Offset: ge.Offset, Err: fmt.Errorf("%w: %w", ErrTruncated, ge.Err)}
+	}
+	return &Error{Name: r.name, Offset: ge.Offset, Err: ge.Err}
 }
 
 // skipLineEnds consumes CR and LF bytes; io.EOF if nothing else follows.
@@ -302,13 +341,32 @@ func (r *Reader) readLine(total *int) ([]byte, error) {
 
 // readHeader reads the header of the record starting at offset start.
 func (r *Reader) readHeader(start int64) error {
+	// The first record tells the format; until one is recognised, a line of
+	// either format starts a record. The same test finds records when
+	// resynchronising, so a record is recognised the same way wherever it is.
+	kind := r.recordAt()
 	if r.format == 0 {
-		head, _ := r.br.Peek(5)
-		if isWARCVersion(head) {
-			r.format = WARC
-		} else {
-			r.format = ARC
+		r.format = kind
+	}
+	if kind == 0 {
+		var ge *gzmulti.Error
+		if errors.As(r.peekErr, &ge) {
+			// The member is damaged where a record should start.
+			return r.gzipError(ge)
 		}
+		line, _ := r.br.Peek(min(80, r.br.Buffered()))
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line = line[:i]
+		}
+		line = bytes.TrimRight(line, "\r")
+		what := "a WARC version line"
+		switch r.format {
+		case 0:
+			what = "a WARC version line or an ARC record line"
+		case ARC:
+			what = "an ARC record line"
+		}
+		return r.errorAt(start, fmt.Errorf("%w: %q is not %s", ErrNoRecord, clip(line), what))
 	}
 	r.rec = Record{Format: r.format, Offset: start, Length: -1}
 	r.hbuf = r.hbuf[:0]
@@ -320,12 +378,12 @@ func (r *Reader) readHeader(start int64) error {
 		err = r.readARCHeader()
 	}
 	if err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			err = fmt.Errorf("%w: the file ends inside the record header", ErrTruncated)
-		}
 		var ge *gzmulti.Error
-		if errors.As(err, &ge) {
-			return r.gzipError(err)
+		switch {
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			err = fmt.Errorf("%w: the file ends inside the record header", ErrTruncated)
+		case errors.As(err, &ge):
+			return r.gzipError(ge)
 		}
 		return r.errorAt(start, err)
 	}
@@ -336,8 +394,23 @@ func (r *Reader) readHeader(start int64) error {
 	return nil
 }
 
-func isWARCVersion(b []byte) bool {
-	return len(b) >= 5 && strings.EqualFold(string(b[:5]), "WARC/")
+// isVersionLine reports whether line, without its line end, is a WARC
+// version line: "WARC/" in either case, a version number of digits and dots,
+// and nothing else but blanks.
+func isVersionLine(line []byte) bool {
+	if len(line) > maxVersionLine || len(line) < 6 || !bytes.EqualFold(line[:5], []byte("WARC/")) {
+		return false
+	}
+	v := bytes.TrimRight(line[5:], " \t\r")
+	if len(v) == 0 || v[0] < '0' || v[0] > '9' {
+		return false
+	}
+	for _, c := range v {
+		if (c < '0' || c > '9') && c != '.' {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *Reader) readWARCHeader() error {
@@ -346,7 +419,7 @@ func (r *Reader) readWARCHeader() error {
 	if err != nil {
 		return err
 	}
-	if !isWARCVersion(line) {
+	if !isVersionLine(line) {
 		return fmt.Errorf("%w: %q is not a WARC version line", ErrNoRecord, clip(line))
 	}
 	// The fields are sliced out of one string holding the whole header, so a
@@ -372,10 +445,14 @@ func (r *Reader) readWARCHeader() error {
 			if last.value[1] != len(raw) {
 				return fmt.Errorf("%w: folded line out of place", ErrBadHeader)
 			}
+			more := bytes.TrimSpace(line)
+			if len(more) == 0 {
+				continue
+			}
 			if last.value[1] > last.value[0] {
 				raw = append(raw, ' ')
 			}
-			raw = append(raw, bytes.TrimSpace(line)...)
+			raw = append(raw, more...)
 			last.value[1] = len(raw)
 			continue
 		}
