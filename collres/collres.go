@@ -19,6 +19,7 @@ import (
 
 	"warcdedup/internal/spool"
 	"warcdedup/manifest"
+	"warcdedup/record"
 	"warcdedup/sumproc"
 )
 
@@ -276,6 +277,7 @@ type worker struct {
 	hashes  map[string]hash.Hash
 	buf     []byte
 	scratch []byte
+	rr      *record.Reader // reset onto each fetched record
 }
 
 func (r *Resolver) newWorker() *worker {
@@ -401,10 +403,11 @@ func (w *worker) classify(ctx context.Context, l *manifest.Line, classes *[]*cla
 
 // compare streams l's payload through a comparer and checks its digest.
 func (w *worker) compare(ctx context.Context, l *manifest.Line, classes []*class, collect *classWriter, st *Stats) (*comparer, error) {
-	p, err := openPayload(ctx, w.r.Source, l)
+	p, err := openPayload(ctx, w.r.Source, l, w.rr)
 	if err != nil {
 		return nil, err
 	}
+	w.rr = p.rr
 	st.Fetched++
 	w.r.Progress.Fetched.Add(1)
 	h := w.hashFor(l)

@@ -54,8 +54,9 @@ func stale(l *manifest.Line, err error) error {
 }
 
 // openPayload fetches the record l names and reads it up to its payload,
-// checking that it is the response the line describes.
-func openPayload(ctx context.Context, src Opener, l *manifest.Line) (*payload, error) {
+// checking that it is the response the line describes. rr is reset onto
+// the fetched bytes (nil for a new reader).
+func openPayload(ctx context.Context, src Opener, l *manifest.Line, rr *record.Reader) (*payload, error) {
 	body, err := src.Open(ctx, l.File, l.Offset, l.Length)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -63,7 +64,7 @@ func openPayload(ctx context.Context, src Opener, l *manifest.Line) (*payload, e
 		}
 		return nil, stale(l, err)
 	}
-	p := &payload{line: l, body: body}
+	p := &payload{line: l, body: body, rr: rr}
 	if err := p.start(); err != nil {
 		body.Close()
 		return nil, err
@@ -73,11 +74,16 @@ func openPayload(ctx context.Context, src Opener, l *manifest.Line) (*payload, e
 
 func (p *payload) start() error {
 	l := p.line
-	rr, err := record.NewReader(p.body, l.File)
-	if err != nil {
+	if p.rr == nil {
+		rr, err := record.NewReader(p.body, l.File)
+		if err != nil {
+			return stale(l, err)
+		}
+		p.rr = rr
+	} else if err := p.rr.Reset(p.body, l.File); err != nil {
 		return stale(l, err)
 	}
-	p.rr = rr
+	rr := p.rr
 	rec, err := rr.Next()
 	if err != nil {
 		return stale(l, fmt.Errorf("%w: %v", ErrNotARecord, err))

@@ -144,6 +144,18 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 	return &Reader{name: name, z: z, br: bufio.NewReaderSize(z, bufferSize), needMember: true}, nil
 }
 
+// Reset makes r read the file src from its start as a new Reader would,
+// keeping its buffers: stages that read many single records, each from its
+// own offset (warccollres, warcrefs), then allocate once per worker.
+func (r *Reader) Reset(src io.Reader, name string) error {
+	if err := r.z.Reset(src, name); err != nil {
+		return err
+	}
+	r.br.Reset(r.z)
+	*r = Reader{name: name, z: r.z, br: r.br, needMember: true, http: HTTPHead{Raw: r.http.Raw[:0]}, hbuf: r.hbuf[:0]}
+	return nil
+}
+
 // Compressed reports whether the file is gzip.
 func (r *Reader) Compressed() bool { return r.z.Compressed() }
 

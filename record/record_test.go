@@ -601,3 +601,49 @@ func TestEmptyInput(t *testing.T) {
 		}
 	}
 }
+
+// TestReset proves that a reset Reader reads a file exactly as a new one,
+// whatever state the previous file left it in (half-read block, damage,
+// gzip or plain, WARC or ARC).
+func TestReset(t *testing.T) {
+	warc := "WARC/1.0\r\nWARC-Type: response\r\nContent-Length: 20\r\n\r\nHTTP/1.1 200 OK\r\n\r\nab\r\n\r\n"
+	arc := "filedesc://x.arc 0.0.0.0 20240102030405 text/plain 3\nabc\n"
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(warc))
+	zw.Close()
+	files := [][]byte{[]byte(warc + warc), gz.Bytes(), []byte(arc), []byte("junk"), []byte(warc[:30])}
+	summary := func(rr *Reader) string {
+		var b strings.Builder
+		for i := 0; i < 10; i++ {
+			rec, err := rr.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				fmt.Fprintf(&b, "err %v;", err)
+				continue
+			}
+			block, err := io.ReadAll(rr)
+			fmt.Fprintf(&b, "%s %d %q %v %v;", rec.Type, rec.Offset, block, err, rr.Finish())
+		}
+		return b.String()
+	}
+	var rr *Reader
+	for i, f := range files {
+		fresh, _ := NewReader(bytes.NewReader(f), "f")
+		want := summary(fresh)
+		if rr == nil {
+			rr, _ = NewReader(bytes.NewReader(f), "f")
+		} else if err := rr.Reset(bytes.NewReader(f), "f"); err != nil {
+			t.Fatal(err)
+		}
+		if got := summary(rr); got != want {
+			t.Errorf("file %d after Reset:\n%s\nwant\n%s", i, got, want)
+		}
+		// Leave the next file half read before the next Reset.
+		rr.Reset(bytes.NewReader(files[(i+1)%len(files)]), "g")
+		rr.Next()
+		rr.Read(make([]byte, 3))
+	}
+}
