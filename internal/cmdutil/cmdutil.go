@@ -59,7 +59,7 @@ func NewApp(name, usage, description string, flags []cli.Flag, action cli.Action
 		HideHelpCommand:        true,
 		Action: func(c *cli.Context) error {
 			if c.Bool("man") {
-				man, err := c.App.ToMan()
+				man, err := c.App.ToManWithSection(1)
 				if err != nil {
 					return err
 				}
