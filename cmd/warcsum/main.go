@@ -161,7 +161,7 @@ func progressLine(p *warcsum.Progress, elapsed time.Duration) string {
 	rate := float64(done) / elapsed.Seconds()
 	eta := "?"
 	if rate > 0 && p.TotalBytes > done {
-		eta = (time.Duration(float64(p.TotalBytes-done)/rate) * time.Second / time.Second).Round(time.Second).String()
+		eta = time.Duration(float64(p.TotalBytes-done) / rate * float64(time.Second)).Round(time.Second).String()
 	}
 	return fmt.Sprintf("files %d/%d  %s/%s  %s/s  ETA %s", p.Files.Load(), p.TotalFiles,
 		cmdutil.Bytes(done), cmdutil.Bytes(p.TotalBytes), cmdutil.Bytes(int64(rate)), eta)
