@@ -4,8 +4,11 @@
 package verify
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"warcdedup/manifest"
 )
@@ -26,27 +29,40 @@ func (s *Stats) Summary(w io.Writer) {
 	fmt.Fprintf(w, "violations: %d\n", s.Violations)
 }
 
-type capture struct {
-	date, digest string
+// key names a capture: its URI and date, as both manifests write them.
+type key struct{ uri, date string }
+
+// response is a response line of the after-manifest.
+type response struct {
+	digest string
+	// kept is set when a before-response is present after as this very
+	// record (each after-record stands for one before-record at most);
+	// ext is then that before-record's payload class.
+	kept bool
+	ext  int
 }
 
+// revisit is a revisit line of the after-manifest.
 type revisit struct {
-	date, digest, refURI, refDate string
+	digest, refURI, refDate string
+	used                    bool // stands for a before-record already
 }
 
-// index holds the after-manifest: responses and revisits by URI, and how
-// many responses carry each digest. It costs memory per record (about the
-// length of its line); split a very large collection per host or crawl
-// with warcsumsplit and compare the parts.
+// index holds the after-manifest: responses and revisits by URI and date.
+// It costs memory per record (about the length of its line); split a very
+// large collection per host or crawl with warcsumsplit and compare the
+// parts.
 type index struct {
-	responses map[string][]capture
-	revisits  map[string][]revisit
-	byDigest  map[string]int
+	responses map[key][]*response
+	revisits  map[key][]*revisit
+	// For Refers-To without a date ("*"), built when first needed.
+	byURI       map[string][]*response
+	revisitURIs map[string]bool
 }
 
 func readAfter(after *manifest.Reader, st *Stats) (*index, error) {
 	after.RequireFields(6, 7, 10)
-	ix := &index{responses: map[string][]capture{}, revisits: map[string][]revisit{}, byDigest: map[string]int{}}
+	ix := &index{responses: map[key][]*response{}, revisits: map[key][]*revisit{}}
 	for {
 		l, err := after.Next()
 		if err == io.EOF {
@@ -56,53 +72,75 @@ func readAfter(after *manifest.Reader, st *Stats) (*index, error) {
 			return nil, err
 		}
 		st.After++
+		k := key{l.URI, l.Date}
 		if isRevisit(&l) {
-			ix.revisits[l.URI] = append(ix.revisits[l.URI], revisit{l.Date, l.Digest, l.RefURI, l.RefDate})
+			ix.revisits[k] = append(ix.revisits[k], &revisit{digest: l.Digest, refURI: l.RefURI, refDate: l.RefDate})
 			continue
 		}
-		ix.responses[l.URI] = append(ix.responses[l.URI], capture{l.Date, l.Digest})
-		ix.byDigest[l.Digest]++
+		ix.responses[k] = append(ix.responses[k], &response{digest: l.Digest})
 	}
 }
 
 // isRevisit tells a revisit line (warcsum --revisits) from a response line.
 func isRevisit(l *manifest.Line) bool { return l.Fields == 10 && l.Copy > 1 }
 
-// hasResponse reports whether a response at uri and date (any date for
-// "*") carries digest.
-func (ix *index) hasResponse(uri, date, digest string) bool {
-	for _, c := range ix.responses[uri] {
-		if (date == "*" || c.date == date) && c.digest == digest {
-			return true
+// targets returns the responses a Refers-To URI and date name: any date
+// of the URI for "*".
+func (ix *index) targets(uri, date string) []*response {
+	if date != "*" {
+		return ix.responses[key{uri, date}]
+	}
+	if ix.byURI == nil {
+		ix.byURI = map[string][]*response{}
+		for k, rs := range ix.responses {
+			ix.byURI[k.uri] = append(ix.byURI[k.uri], rs...)
 		}
 	}
-	return false
+	return ix.byURI[uri]
+}
+
+// algorithm returns the label of a digest field.
+func algorithm(d string) string {
+	label, _, _ := strings.Cut(d, ":")
+	return label
 }
 
 // sameAlgorithm reports whether two digest fields use the same algorithm,
 // so that their values can be compared.
-func sameAlgorithm(a, b string) bool {
-	la, _, _ := cut(a)
-	lb, _, _ := cut(b)
-	return la == lb
-}
+func sameAlgorithm(a, b string) bool { return algorithm(a) == algorithm(b) }
 
-func cut(d string) (string, string, bool) {
-	for i := 0; i < len(d); i++ {
-		if d[i] == ':' {
-			return d[:i], d[i+1:], true
-		}
-	}
-	return d, "", false
+// mayEqual reports whether two digest fields may name the same payload:
+// they are equal, or in different algorithms and so cannot be compared.
+func mayEqual(a, b string) bool { return a == b || !sameAlgorithm(a, b) }
+
+// class is one payload class of the before-manifest: the responses of one
+// digest and ext.
+type class struct {
+	digest  string
+	ext     int
+	records int
+	first   manifest.Line // the earliest capture (date, file, offset): the original
+	kept    bool          // a record of the class is present after as itself
 }
 
 // Rewrite compares the manifests of a collection before and after
-// deduplication (both written by warcsum --revisits) and reports through
-// violation every record that was lost: each before-record must be present
-// after with the same URI, date and digest, either as itself or as a
-// revisit whose Refers-To URI and date name a response present after with
-// the same digest; and each digest (each ext class, when the before-manifest
-// has exts) must keep at least as many responses as it had classes.
+// deduplication (both written by warcsum --revisits, lines in any order) and
+// reports through violation every record that was lost. Each after-record
+// stands for one before-record at most, and:
+//
+//   - each before-response is present after with the same URI, date and
+//     digest, either as itself or as a revisit whose own digest is the same
+//     (or in another algorithm) and whose Refers-To URI and date ("*": any
+//     date) name a response after with the same digest that was a
+//     before-response of the same payload class (digest and ext) kept as
+//     itself;
+//   - each before-revisit is present after unchanged, and if it named a
+//     before-response, it still names a response after;
+//   - each payload class (digest and ext, when the before-manifest has
+//     field 7) keeps at least one of its records as a response.
+//
+// Besides the after-manifest, the before-responses that became revisits are
+// held in memory until the end.
 func Rewrite(before, after *manifest.Reader, violation func(string)) (Stats, error) {
 	var st Stats
 	ix, err := readAfter(after, &st)
@@ -114,7 +152,18 @@ func Rewrite(before, after *manifest.Reader, violation func(string)) (Stats, err
 		violation(fmt.Sprintf(format, args...))
 	}
 	before.RequireFields(6, 7, 10)
-	classes := map[string]map[int]bool{}
+	type classKey struct {
+		digest string
+		ext    int
+	}
+	classes := map[classKey]*class{}
+	// The before-responses not present after as themselves must be there
+	// as revisits. They are resolved once the whole before-manifest has
+	// been read, so that before-revisits, which must be found unchanged,
+	// claim their after-lines first whatever the order of lines.
+	var pending []manifest.Line
+	// The before-revisits found unchanged after.
+	var revisitsBefore []manifest.Line
 	for {
 		l, err := before.Next()
 		if err == io.EOF {
@@ -124,57 +173,214 @@ func Rewrite(before, after *manifest.Reader, violation func(string)) (Stats, err
 			return st, err
 		}
 		st.Before++
+		k := key{l.URI, l.Date}
 		if isRevisit(&l) {
 			// A revisit before must still be there, unchanged in meaning.
 			found := false
-			for _, r := range ix.revisits[l.URI] {
-				if r.date == l.Date && r.digest == l.Digest && r.refURI == l.RefURI && r.refDate == l.RefDate {
-					found = true
+			for _, r := range ix.revisits[k] {
+				if !r.used && r.digest == l.Digest && r.refURI == l.RefURI && r.refDate == l.RefDate {
+					r.used, found = true, true
 					break
 				}
 			}
 			if found {
 				st.Themselves++
+				revisitsBefore = append(revisitsBefore, l)
 			} else {
-				report("%s %s: a revisit before (refers to %s %s) is missing after", l.URI, l.Date, l.RefURI, l.RefDate)
+				report("%s %s (revisit %s, was %s offset %d): a revisit before (refers to %s %s) is missing after",
+					l.URI, l.Date, l.Digest, l.File, l.Offset, l.RefURI, l.RefDate)
 			}
 			continue
 		}
-		if classes[l.Digest] == nil {
-			classes[l.Digest] = map[int]bool{}
+		ck := classKey{l.Digest, l.Ext}
+		c := classes[ck]
+		if c == nil {
+			c = &class{digest: l.Digest, ext: l.Ext, first: l}
+			classes[ck] = c
+		} else if earlier(&l, &c.first) {
+			c.first = l
 		}
-		classes[l.Digest][l.Ext] = true
-		if ix.hasResponse(l.URI, l.Date, l.Digest) {
+		c.records++
+		if r := unkept(ix.responses[k], l.Digest); r != nil {
+			r.kept, r.ext = true, l.Ext
+			c.kept = true
 			st.Themselves++
 			continue
 		}
-		resolved, tried := false, false
-		for _, r := range ix.revisits[l.URI] {
-			if r.date != l.Date {
-				continue
+		pending = append(pending, l)
+	}
+
+	// How many classes each digest had, and how many responses after that
+	// stand for no before-record (their class is unknown).
+	classesOf := map[string]int{}
+	for ck := range classes {
+		classesOf[ck.digest]++
+	}
+	unclaimed := map[string]int{}
+	for _, rs := range ix.responses {
+		for _, r := range rs {
+			if !r.kept {
+				unclaimed[r.digest]++
 			}
-			tried = true
-			if sameAlgorithm(r.digest, l.Digest) && r.digest != l.Digest {
-				continue
+		}
+	}
+
+	// The before-responses that are not present as themselves must be
+	// revisits that resolve to a kept original of their class.
+	for i := range pending {
+		l := &pending[i]
+		candidates := ix.revisits[key{l.URI, l.Date}]
+		var chosen *revisit
+		why := ""
+		// Prefer a revisit with the very digest over one in another
+		// algorithm, so that the latter stays for a record it alone fits.
+		for _, exact := range []bool{true, false} {
+			for _, r := range candidates {
+				if r.used || (r.digest == l.Digest) != exact {
+					continue
+				}
+				if reason := ix.resolve(r, l, classesOf[l.Digest]); reason != "" {
+					if why == "" {
+						why = reason
+					}
+					continue
+				}
+				chosen = r
+				break
 			}
-			if ix.hasResponse(r.refURI, r.refDate, l.Digest) {
-				resolved = true
+			if chosen != nil {
 				break
 			}
 		}
 		switch {
-		case resolved:
+		case chosen != nil:
+			chosen.used = true
 			st.Revisits++
-		case tried:
-			report("%s %s (%s, was %s offset %d): its revisit refers to no response with digest %s", l.URI, l.Date, l.Digest, l.File, l.Offset, l.Digest)
+		case why != "":
+			report("%s %s (%s, was %s offset %d): %s", l.URI, l.Date, l.Digest, l.File, l.Offset, why)
 		default:
 			report("%s %s (%s, was %s offset %d): missing after, neither as itself nor as a revisit", l.URI, l.Date, l.Digest, l.File, l.Offset)
 		}
 	}
-	for d, exts := range classes {
-		if ix.byDigest[d] < len(exts) {
-			report("digest %s: %d payload classes before, %d responses after: a payload was lost", d, len(exts), ix.byDigest[d])
+
+	// A before-revisit that named a before-response must still name a
+	// response: the rewrite must not have turned its original into a
+	// revisit (a chain that replay does not follow) or removed it.
+	pendingAt := map[key][]*manifest.Line{}
+	pendingByURI := map[string][]*manifest.Line{}
+	for i := range pending {
+		l := &pending[i]
+		pendingAt[key{l.URI, l.Date}] = append(pendingAt[key{l.URI, l.Date}], l)
+		pendingByURI[l.URI] = append(pendingByURI[l.URI], l)
+	}
+	for i := range revisitsBefore {
+		v := &revisitsBefore[i]
+		isResponse := false
+		for _, r := range ix.targets(v.RefURI, v.RefDate) {
+			isResponse = isResponse || mayEqual(r.digest, v.Digest)
+		}
+		// A before-response at the target is either present as itself
+		// (then isResponse) or pending.
+		wasResponse := false
+		gone := pendingAt[key{v.RefURI, v.RefDate}]
+		if v.RefDate == "*" {
+			gone = pendingByURI[v.RefURI]
+		}
+		for _, p := range gone {
+			wasResponse = wasResponse || mayEqual(p.Digest, v.Digest)
+		}
+		if wasResponse && !isResponse {
+			report("%s %s (revisit %s, was %s offset %d): refers to %s %s, a response before that is no longer one after",
+				v.URI, v.Date, v.Digest, v.File, v.Offset, v.RefURI, v.RefDate)
 		}
 	}
+
+	// Every payload class keeps a response.
+	lost := []*class{}
+	for _, c := range classes {
+		if !c.kept && (classesOf[c.digest] > 1 || unclaimed[c.digest] == 0) {
+			lost = append(lost, c)
+		}
+	}
+	slices.SortFunc(lost, func(a, b *class) int { return cmp.Or(strings.Compare(a.digest, b.digest), cmp.Compare(a.ext, b.ext)) })
+	for _, c := range lost {
+		name := "digest " + c.digest
+		if classesOf[c.digest] > 1 {
+			name += fmt.Sprintf(" ext %d (one of %d payload classes of the digest)", c.ext, classesOf[c.digest])
+		}
+		report("%s %s (%s, was %s offset %d): %s: none of its %d records before is a response after: the payload is lost",
+			c.first.URI, c.first.Date, c.digest, c.first.File, c.first.Offset, name, c.records)
+	}
 	return st, nil
+}
+
+// unkept returns a response of rs with digest d that stands for no
+// before-record yet, or nil.
+func unkept(rs []*response, d string) *response {
+	for _, r := range rs {
+		if !r.kept && r.digest == d {
+			return r
+		}
+	}
+	return nil
+}
+
+// earlier reports whether a sorts before b as the spec chooses originals:
+// by date, then file, then offset.
+func earlier(a, b *manifest.Line) bool {
+	return cmp.Or(strings.Compare(a.Date, b.Date), strings.Compare(a.File, b.File), cmp.Compare(a.Offset, b.Offset)) < 0
+}
+
+// resolve tells why revisit r after does not stand for before-response l,
+// or "" if it does. classes is how many payload classes l's digest had
+// before.
+func (ix *index) resolve(r *revisit, l *manifest.Line, classes int) string {
+	if !mayEqual(r.digest, l.Digest) {
+		return fmt.Sprintf("now a revisit with another digest, %s", r.digest)
+	}
+	targets := ix.targets(r.refURI, r.refDate)
+	otherDigest, otherClass, notBefore := "", -1, false
+	for _, t := range targets {
+		switch {
+		case t.digest != l.Digest:
+			otherDigest = t.digest
+		case t.kept && t.ext == l.Ext:
+			return ""
+		case t.kept:
+			otherClass = t.ext
+		case classes == 1:
+			// A response that stands for no before-record: its payload
+			// is there, and the digest had one class only.
+			return ""
+		default:
+			notBefore = true
+		}
+	}
+	ref := r.refURI + " " + r.refDate
+	switch {
+	case otherClass >= 0:
+		return fmt.Sprintf("its revisit refers to %s, a response of another payload class of the digest (ext %d, not %d)", ref, otherClass, l.Ext)
+	case notBefore:
+		return fmt.Sprintf("its revisit refers to %s, a response of no known payload class (not in the before-manifest)", ref)
+	case otherDigest != "":
+		return fmt.Sprintf("its revisit refers to %s, a response with another digest, %s", ref, otherDigest)
+	case ix.isRevisitAt(r.refURI, r.refDate):
+		return fmt.Sprintf("its revisit refers to %s, a revisit, not a response", ref)
+	}
+	return fmt.Sprintf("its revisit refers to %s, which names no record after", ref)
+}
+
+// isRevisitAt reports whether a revisit after has the URI and date ("*":
+// any date).
+func (ix *index) isRevisitAt(uri, date string) bool {
+	if date != "*" {
+		return len(ix.revisits[key{uri, date}]) > 0
+	}
+	if ix.revisitURIs == nil {
+		ix.revisitURIs = map[string]bool{}
+		for k := range ix.revisits {
+			ix.revisitURIs[k.uri] = true
+		}
+	}
+	return ix.revisitURIs[uri]
 }
