@@ -81,3 +81,22 @@ printf "sort:                                     %6.2fs\n" "$t_sort"
 printf "warccollres -p -j 2 (disk):               %6.2fs\n" "$t_res"
 printf "whole chain warcsum | sort | warccollres: %6.2fs (%.2fx warcsum alone)\n" "$(awk "BEGIN{print $t_sum+$t_sort+$t_res}")" "$(awk "BEGIN{print ($t_sum+$t_sort+$t_res)/$t_sum}")"
 printf "reading the clustered records once:       %6.2fs (warcsum's time x their share of stored bytes)\n" "$t_read_once"
+
+# Bounded memory: one digest cluster of two identical 2 GB payloads (the
+# same record in two files), resolved with the class spilled to disk.
+huge=${BENCH_HUGE:-2147483648}
+if [ "$huge" != 0 ]; then
+	hdir=$dir/chain-huge-$huge
+	if [ ! -f "$hdir/.done" ]; then
+		rm -rf "$hdir"
+		echo "generating a ${huge}-byte payload, stored twice ..." >&2
+		bin/warcgen -o "$hdir" -files 1 -records 2 -huge "$huge" -formats warc.gz -seed 5 -collisions "" -noncandidates=false >&2
+		f=$(ls "$hdir"/*.warc.gz)
+		cp "$f" "${f%.warc.gz}-copy.warc.gz"
+		touch "$hdir/.done"
+	fi
+	bin/warcsum -q -r "$hdir" | sort -k6,6 -k5,5 -k1,1 -k2,2n >"$dir/huge.manifest"
+	read -r t m < <(timed "$dir/huge.resolved" bin/warccollres -p -j 2 --root "$hdir" -i "$dir/huge.manifest")
+	printf "\ncluster of two %d-byte payloads: warccollres -p %.2f s, peak %s MB, %s\n" "$huge" "$t" "$m" \
+		"$(awk '$8 == 2 {print "copy 2 found"}' "$dir/huge.resolved" | head -1)"
+fi
