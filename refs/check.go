@@ -67,6 +67,12 @@ func (w *worker) examine(rr *record.Reader, l *manifest.Line) (*found, error) {
 	if rec.Format != record.WARC {
 		return nil, errARC
 	}
+	if rec.Offset != 0 {
+		// The reader skips line ends before a record of a plain file: a
+		// line whose offset points at them names no record. Rewriting
+		// from there would cut the terminator of the record before.
+		return nil, refuse(fmt.Errorf("%w: the record starts %d bytes after the line's offset", ErrNotARecord, rec.Offset))
+	}
 	if warcsum.URIField(rec) != l.URI || warcsum.DateField(rec) != l.Date {
 		return nil, refuse(fmt.Errorf("%w: the record has %s %s", ErrFieldsChanged, warcsum.URIField(rec), warcsum.DateField(rec)))
 	}
@@ -82,6 +88,11 @@ func (w *worker) examine(rr *record.Reader, l *manifest.Line) (*found, error) {
 		}
 		return &found{already: true, length: rec.Length}, nil
 	case "response":
+		// warcsum never lists these (records.md section 1): a line naming
+		// one comes from something else than this toolchain's manifest.
+		if rec.Header.Has(hTruncated) || rec.Header.Has(hSegmentNumber) {
+			return nil, refuse(fmt.Errorf("%w: a truncated or segmented response must never become a revisit", ErrNotResponse))
+		}
 	default:
 		return nil, refuse(fmt.Errorf("%w: it is a %q record", ErrNotResponse, rec.Type))
 	}

@@ -49,6 +49,7 @@ const (
 	hPayloadDigest = "WARC-Payload-Digest"
 	hBlockDigest   = "WARC-Block-Digest"
 	hTruncated     = "WARC-Truncated"
+	hSegmentNumber = "WARC-Segment-Number"
 	hContentType   = "Content-Type"
 	hContentLength = "Content-Length"
 )
@@ -67,7 +68,8 @@ func (v *Revisit) Bytes() ([]byte, error) {
 	}
 	var blockDigest string
 	if old, ok := rec.Header.Lookup(hBlockDigest); ok {
-		algo, _, err := digest.ParseHeader(old)
+		label, _, _ := strings.Cut(old, ":")
+		algo, err := digest.ParseLabel(strings.TrimSpace(label))
 		if err != nil {
 			// The old value cannot tell the algorithm: use the manifest's
 			// convention rather than write a digest nobody can check.

@@ -103,11 +103,19 @@ func (e *LogEntry) append(b []byte) []byte {
 type task struct {
 	file  string
 	lines chan manifest.Line
+	// cut is set before lines is closed when reading the manifest stopped
+	// with an error: more lines of the file may have followed, so the
+	// file must not be replaced.
+	cut   bool
 	log   *spool.Spool
 	done  chan struct{}
 	stats Stats
 	err   error
 }
+
+// errCut is the error of a task whose lines the manifest cut short; the
+// manifest's error is the one reported.
+var errCut = errors.New("the manifest stopped before the file's last line")
 
 // Run reads the manifest (10 fields, sorted by file and offset; copy-1
 // lines are ignored) and rewrites each file it names, writing the log of
@@ -162,6 +170,8 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log io.Writer) 
 				if r.Refused != nil {
 					r.Refused(t.err)
 				}
+			case t.err == errCut:
+				// readErr says why.
 			case t.err != nil:
 				fatal = t.err
 			case log != nil:
@@ -185,10 +195,11 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log io.Writer) 
 
 // dispatch groups the copy > 1 lines by file and hands out one task per
 // file, streaming its lines.
-func (r *Rewriter) dispatch(ctx context.Context, in *manifest.Reader, window chan struct{}, order, work chan *task) error {
+func (r *Rewriter) dispatch(ctx context.Context, in *manifest.Reader, window chan struct{}, order, work chan *task) (err error) {
 	var cur *task
 	defer func() {
 		if cur != nil {
+			cur.cut = err != nil
 			close(cur.lines)
 		}
 	}()
@@ -293,7 +304,10 @@ func (w *worker) rewrite(ctx context.Context, t *task) (err error) {
 		return &RefusedError{File: t.file, Offset: -1, Err: err}
 	}
 	defer func() {
-		if err != nil {
+		switch {
+		case err == errCut:
+			t.stats = Stats{}
+		case err != nil:
 			t.stats = Stats{Files: 1, Refused: 1}
 		}
 	}()
@@ -316,49 +330,74 @@ func (w *worker) rewrite(ctx context.Context, t *task) (err error) {
 		return refuse(err)
 	}
 
-	// The new version goes to a temporary file beside its target.
-	var tmp *atomicfile.File
+	// The new version goes to a temporary file beside its target, made
+	// when the first revisit is to be written: a file with nothing to do
+	// (a second run, or only records that would not shrink) is never
+	// copied, so such a run needs neither space nor a writable directory.
+	// Leftovers of interrupted runs are removed all the same.
 	if !r.DryRun {
-		if err := os.MkdirAll(filepath.Dir(dstPath), 0o755); err != nil {
-			return refuse(err)
-		}
 		removeLeftovers(dstPath)
-		create := r.create
-		if create == nil {
-			create = atomicfile.Create
-		}
-		if tmp, err = create(dstPath, fi.Mode().Perm()); err != nil {
-			return refuse(err)
-		}
-		defer tmp.Abort()
 	}
+	var tmp *atomicfile.File
+	defer func() {
+		if tmp != nil {
+			tmp.Abort()
+		}
+	}()
 	var written int64 // bytes of the new version so far
 	var segments []segment
 	var entries []LogEntry
-	// copyTo copies source bytes [pos, end) unchanged. From file to file
+	// copySegment copies the source bytes of s unchanged. From file to file
 	// io.Copy lets the kernel copy (copy_file_range), as cp does.
+	copySegment := func(s segment) error {
+		if _, err := src.Seek(s.srcOff, io.SeekStart); err != nil {
+			return err
+		}
+		n, err := io.Copy(tmp.File, io.LimitReader(src, s.length))
+		if err == nil && n != s.length {
+			err = fmt.Errorf("copying %d bytes at %d: %w after %d", s.length, s.srcOff, io.ErrUnexpectedEOF, n)
+		}
+		return err
+	}
+	// copyTo copies source bytes [pos, end) unchanged, once there is a
+	// temporary file; until then it only notes them.
 	copyTo := func(pos, end int64) error {
 		if end <= pos {
 			return nil
 		}
-		segments = append(segments, segment{newOff: written, length: end - pos, srcOff: pos})
+		s := segment{newOff: written, length: end - pos, srcOff: pos}
+		segments = append(segments, s)
 		written += end - pos
 		if tmp == nil {
 			return nil
 		}
-		if _, err := src.Seek(pos, io.SeekStart); err != nil {
-			return err
-		}
-		n, err := io.Copy(tmp.File, io.LimitReader(src, end-pos))
-		if err == nil && n != end-pos {
-			err = fmt.Errorf("copying %d bytes at %d: %w after %d", end-pos, pos, io.ErrUnexpectedEOF, n)
-		}
-		return err
+		return copySegment(s)
 	}
+	// write writes a revisit, making the temporary file and copying what
+	// comes before it first if this is the first.
 	write := func(b []byte) error {
 		written += int64(len(b))
-		if tmp == nil {
+		if r.DryRun {
 			return nil
+		}
+		if tmp == nil {
+			if err := os.MkdirAll(filepath.Dir(dstPath), 0o755); err != nil {
+				return err
+			}
+			create := r.create
+			if create == nil {
+				create = atomicfile.Create
+			}
+			f, err := create(dstPath, fi.Mode().Perm())
+			if err != nil {
+				return err
+			}
+			tmp = f
+			for _, s := range segments {
+				if err := copySegment(s); err != nil {
+					return err
+				}
+			}
 		}
 		_, err := tmp.Write(b)
 		return err
@@ -369,15 +408,18 @@ func (w *worker) rewrite(ctx context.Context, t *task) (err error) {
 			return ctx.Err()
 		}
 		at := l.Offset - shrink
-		if at < pos || at >= size {
-			return refuse(&RefusedError{File: t.file, Offset: l.Offset, Err: fmt.Errorf("%w (or the file is shorter than the manifest says)", ErrOverlap)})
+		if at < pos {
+			return refuse(&RefusedError{File: t.file, Offset: l.Offset, Err: ErrOverlap})
+		}
+		if at >= size {
+			return refuse(&RefusedError{File: t.file, Offset: l.Offset, Err: fmt.Errorf("%w: the file has only %d bytes (the file is shorter than the manifest says)", ErrNotARecord, size)})
 		}
 		if err := copyTo(pos, at); err != nil {
 			return refuse(err)
 		}
 		rr, err := record.NewReader(io.NewSectionReader(src, at, size-at), t.file)
 		if err != nil {
-			return refuse(err)
+			return refuse(&RefusedError{File: t.file, Offset: l.Offset, Err: err})
 		}
 		f, err := w.examine(rr, &l)
 		if err == errARC {
@@ -414,14 +456,18 @@ func (w *worker) rewrite(ctx context.Context, t *task) (err error) {
 			pos = at + f.length
 			continue
 		}
-		segments = append(segments, segment{newOff: written, length: int64(len(stored)), srcOff: -1, line: l})
 		entries = append(entries, LogEntry{File: t.file, OldOffset: at, OldLength: f.length, NewOffset: written, NewLength: int64(len(stored))})
+		rs := segment{newOff: written, length: int64(len(stored)), srcOff: -1, line: l}
 		if err := write(stored); err != nil {
 			return refuse(err)
 		}
+		segments = append(segments, rs)
 		t.stats.Revisits++
 		r.Progress.Revisits.Add(1)
 		pos = at + f.length
+	}
+	if t.cut {
+		return errCut
 	}
 	if err := copyTo(pos, size); err != nil {
 		return refuse(err)
@@ -537,12 +583,28 @@ func isGzip(f *os.File) (bool, error) {
 }
 
 // removeLeftovers deletes temporary files an interrupted run left beside
-// target; they were never renamed, so nothing refers to them.
+// target; they were never renamed, so nothing refers to them. Only names
+// atomicfile.Create can have made for target are removed: its random part
+// is digits, so the temporary file of another file whose name starts with
+// target's ("a.warc-2.warc" beside "a.warc"), which a concurrent worker
+// may be writing, is left alone.
 func removeLeftovers(target string) {
-	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(target), atomicfile.TempPrefix+globEscape(filepath.Base(target))+"-*"))
+	prefix := atomicfile.TempPrefix + filepath.Base(target) + "-"
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(target), globEscape(prefix)+"*"))
 	for _, m := range matches {
-		os.Remove(m)
+		if isDigits(strings.TrimPrefix(filepath.Base(m), prefix)) {
+			os.Remove(m)
+		}
 	}
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func globEscape(s string) string {

@@ -1,0 +1,266 @@
+package refs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"warcdedup/atomicfile"
+	"warcdedup/manifest"
+	"warcdedup/scripts/gen"
+)
+
+// mountTmpfs mounts a tmpfs of size bytes on a new directory, unmounted
+// when the test ends; the test is skipped where mounting is not allowed.
+func mountTmpfs(t *testing.T, size string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
+		t.Skipf("cannot mount a tmpfs (not root?): %v", err)
+	}
+	t.Cleanup(func() {
+		if err := syscall.Unmount(dir, 0); err != nil {
+			t.Errorf("unmount %s: %v", dir, err)
+		}
+	})
+	return dir
+}
+
+func remountReadOnly(t *testing.T, dir string) {
+	t.Helper()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
+		t.Fatalf("remount %s read-only: %v", dir, err)
+	}
+}
+
+// checkWholeFileRefusals checks that exactly the files named were refused,
+// as whole files, for a reason that wraps want.
+func checkWholeFileRefusals(t *testing.T, o *outcome, files []string, want error) {
+	t.Helper()
+	if len(o.refused) != len(files) || o.stats.Refused != int64(len(files)) {
+		t.Errorf("%d refusals (stats %+v), want %d: %v", len(o.refused), o.stats, len(files), o.refused)
+	}
+	for _, f := range files {
+		re := o.refusedFor(f)
+		if re == nil {
+			t.Errorf("%s was not refused", f)
+			continue
+		}
+		if re.Offset != -1 || !errors.Is(re, want) || !strings.Contains(re.Error(), f) {
+			t.Errorf("refusal %q (offset %d), want one of the whole file for %v", re, re.Offset, want)
+		}
+	}
+}
+
+// TestReadOnlyTarget rewrites a collection of which some files lie on a
+// read-only file system: those are refused and keep their bytes, the
+// others are rewritten; an output directory on a read-only file system
+// refuses every file; a dry run works on a read-only file system.
+func TestReadOnlyTarget(t *testing.T) {
+	c := generate(t, gen.Config{Files: 4, Records: 120, DupRate: 0.5, Seed: 31, MeanPayload: 3 << 10,
+		Formats: []gen.Format{gen.WARC10Gz, gen.WARC11}, NonCandidates: true})
+	orig := snapshot(t, c.dir)
+	ref := t.TempDir()
+	copyDir(t, c.dir, ref)
+	full := mustRun(t, Rewriter{Roots: []string{ref}, InPlace: true}, c.dups)
+	rewritten := snapshot(t, ref)
+
+	ro := mountTmpfs(t, "64m")
+	rw := t.TempDir()
+	names := c.res.Names
+	onRO := names[:2]
+	for i, n := range names {
+		dst := rw
+		if i < 2 {
+			dst = ro
+		}
+		if err := os.WriteFile(filepath.Join(dst, n), orig[n], 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	remountReadOnly(t, ro)
+
+	t.Run("dry run", func(t *testing.T) {
+		o := mustRun(t, Rewriter{Roots: []string{ro, rw}, InPlace: true, DryRun: true}, c.dups)
+		if o.stats != full.stats {
+			t.Errorf("stats %+v, want %+v", o.stats, full.stats)
+		}
+	})
+	t.Run("in place", func(t *testing.T) {
+		o := run(t, Rewriter{Roots: []string{ro, rw}, InPlace: true, Jobs: 2}, c.dups)
+		if o.err != nil {
+			t.Fatalf("Run: %v", o.err)
+		}
+		checkWholeFileRefusals(t, o, onRO, syscall.EROFS)
+		if o.stats.Rewritten != int64(len(names)-len(onRO)) {
+			t.Errorf("stats %+v, want %d files rewritten", o.stats, len(names)-len(onRO))
+		}
+		wantRO, wantRW := map[string][]byte{}, map[string][]byte{}
+		for i, n := range names {
+			if i < 2 {
+				wantRO[n] = orig[n]
+			} else {
+				wantRW[n] = rewritten[n]
+			}
+		}
+		sameFiles(t, "read-only file system", snapshot(t, ro), wantRO)
+		sameFiles(t, "writable directory", snapshot(t, rw), wantRW)
+	})
+	t.Run("a second run has nothing to do", func(t *testing.T) {
+		done := mountTmpfs(t, "64m")
+		copyDir(t, ref, done)
+		remountReadOnly(t, done)
+		o := mustRun(t, Rewriter{Roots: []string{done}, InPlace: true, Jobs: 2}, c.dups)
+		want := Stats{Files: full.stats.Files, Untouched: full.stats.Files, AlreadyRevisit: full.stats.Revisits, NotSmaller: full.stats.NotSmaller}
+		if o.stats != want {
+			t.Errorf("stats %+v, want %+v", o.stats, want)
+		}
+	})
+	t.Run("output dir", func(t *testing.T) {
+		o := run(t, Rewriter{Roots: []string{c.dir}, OutputDir: filepath.Join(ro, "out"), Jobs: 2}, c.dups)
+		if o.err != nil {
+			t.Fatalf("Run: %v", o.err)
+		}
+		checkWholeFileRefusals(t, o, names, syscall.EROFS)
+		sameFiles(t, "source", snapshot(t, c.dir), orig)
+	})
+}
+
+// TestDiskFull writes into an output directory on a 1 MB file system: the
+// file too big for it is refused and leaves nothing there, not even a
+// temporary file; the smaller files are written.
+func TestDiskFull(t *testing.T) {
+	src := t.TempDir()
+	big, err := gen.Write(src, gen.Config{Prefix: "big", Files: 1, Records: 250, DupRate: 0.2, Seed: 41,
+		MeanPayload: 24 << 10, MaxPayload: 256 << 10, Formats: []gen.Format{gen.WARC10Gz}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, err := gen.Write(src, gen.Config{Prefix: "small", Files: 3, Records: 60, DupRate: 0.5, Seed: 42,
+		MeanPayload: 2 << 10, MaxPayload: 8 << 10, Formats: []gen.Format{gen.WARC10, gen.WARC11Gz}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []manifest.Line
+	for _, l := range append(big.Expected, small.Expected...) {
+		if l.Copy > 1 {
+			lines = append(lines, l)
+		}
+	}
+	sortByFile(lines)
+	orig := snapshot(t, src)
+	if n := len(orig[big.Names[0]]); n < 2<<20 {
+		t.Fatalf("the big file has %d bytes, the test needs more than 2 MB", n)
+	}
+	ref := t.TempDir()
+	mustRun(t, Rewriter{Roots: []string{src}, OutputDir: ref}, lines)
+	want := snapshot(t, ref)
+	delete(want, big.Names[0])
+	total := 0
+	for _, b := range want {
+		total += len(b)
+	}
+	if total > 700<<10 || len(want) != 3 {
+		t.Fatalf("the small files' new versions are %d files of %d bytes: they must fit 1 MB", len(want), total)
+	}
+
+	out := mountTmpfs(t, "1m")
+	o := run(t, Rewriter{Roots: []string{src}, OutputDir: out, Jobs: 1}, lines)
+	if o.err != nil {
+		t.Fatalf("Run: %v", o.err)
+	}
+	checkWholeFileRefusals(t, o, big.Names, syscall.ENOSPC)
+	sameFiles(t, "the full output dir", snapshot(t, out), want)
+	sameFiles(t, "source", snapshot(t, src), orig)
+}
+
+// memfdCreate is the memfd_create system call's number where known.
+var memfdCreate = map[string]uintptr{"amd64": 319, "arm64": 279, "riscv64": 279, "loong64": 279, "386": 356}
+
+// failingFile returns an *os.File, named name, whose writes fail (EPERM)
+// once they would take it past n bytes: a memfd, grown to n bytes and
+// sealed against growing.
+func failingFile(t *testing.T, name string, n int64) *os.File {
+	t.Helper()
+	nr, ok := memfdCreate[runtime.GOARCH]
+	if !ok {
+		t.Skipf("memfd_create's number on %s is not known", runtime.GOARCH)
+	}
+	p, _ := syscall.BytePtrFromString("refs-test")
+	const mfdAllowSealing, fAddSeals, fSealShrink, fSealGrow = 2, 1033, 2, 4
+	fd, _, errno := syscall.Syscall(nr, uintptr(unsafe.Pointer(p)), mfdAllowSealing, 0)
+	if errno != 0 {
+		t.Skipf("memfd_create: %v", errno)
+	}
+	if err := syscall.Ftruncate(int(fd), n); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, errno := syscall.Syscall(syscall.SYS_FCNTL, fd, fAddSeals, fSealShrink|fSealGrow); errno != 0 {
+		t.Skipf("sealing a memfd: %v", errno)
+	}
+	return os.NewFile(fd, name)
+}
+
+// TestWriteFailsAfterN makes the new version of one file fail to be
+// written after n bytes, through the Rewriter's create hook: the file is
+// refused with the write error and left untouched, its temporary file is
+// removed, and the other files are rewritten.
+func TestWriteFailsAfterN(t *testing.T) {
+	c := generate(t, gen.Config{Files: 3, Records: 90, DupRate: 0.5, Seed: 51, MeanPayload: 8 << 10,
+		Formats: []gen.Format{gen.WARC10, gen.WARC10Gz, gen.WARC11}})
+	orig := snapshot(t, c.dir)
+	ref := t.TempDir()
+	copyDir(t, c.dir, ref)
+	o := mustRun(t, Rewriter{Roots: []string{ref}, InPlace: true}, c.dups)
+	rewritten := snapshot(t, ref)
+	for _, victim := range c.res.Names[:2] {
+		newSize := int64(len(rewritten[victim]))
+		var firstRevisit int64 = -1
+		for _, e := range o.log {
+			if e.File == victim && firstRevisit < 0 {
+				firstRevisit = e.NewOffset
+			}
+		}
+		for _, n := range []int64{0, 1, firstRevisit + 10, newSize / 2, newSize - 1} {
+			t.Run(fmt.Sprintf("%s, writes fail after %d bytes", victim, n), func(t *testing.T) {
+				dir := t.TempDir()
+				copyDir(t, c.dir, dir)
+				var made []string
+				rw := Rewriter{Roots: []string{dir}, InPlace: true, Jobs: 2}
+				rw.create = func(name string, perm os.FileMode) (*atomicfile.File, error) {
+					f, err := atomicfile.Create(name, perm)
+					if err != nil || filepath.Base(name) != victim {
+						return f, err
+					}
+					// The temporary file stays on disk, its name on the
+					// failing file, so that Abort must remove it.
+					tmp := f.File.Name()
+					made = append(made, tmp)
+					f.File.Close()
+					f.File = failingFile(t, tmp, n)
+					return f, nil
+				}
+				res := run(t, rw, c.dups)
+				if res.err != nil {
+					t.Fatalf("Run: %v", res.err)
+				}
+				if len(made) != 1 {
+					t.Fatalf("the hook made %d temporary files for %s, want 1", len(made), victim)
+				}
+				checkWholeFileRefusals(t, res, []string{victim}, syscall.EPERM)
+				want := map[string][]byte{}
+				for name := range rewritten {
+					want[name] = rewritten[name]
+				}
+				want[victim] = orig[victim]
+				sameFiles(t, "after the run", snapshot(t, dir), want)
+			})
+		}
+	}
+}
