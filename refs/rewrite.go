@@ -32,7 +32,10 @@ type Rewriter struct {
 	InPlace   bool
 	OutputDir string
 	DryRun    bool // check and measure everything, write nothing
-	Jobs      int  // files rewritten at once; 1 if < 1
+	// Protect lists records existing revisits refer to; their lines are
+	// skipped and counted, so those records stay responses.
+	Protect *Protection
+	Jobs    int // files rewritten at once; 1 if < 1
 	// Refused receives each file left untouched and why; Warn other notes.
 	Refused  func(error)
 	Warn     func(error)
@@ -60,6 +63,7 @@ type Stats struct {
 	AlreadyRevisit int64 // records an earlier run already rewrote
 	NotSmaller     int64 // records kept because their revisit would not be smaller
 	ARC            int64 // ARC files skipped: their records have no revisit form
+	Protected      int64 // records kept because an existing revisit refers to them
 	BytesBefore    int64 // size of the rewritten files before
 	BytesAfter     int64 // and after
 }
@@ -73,6 +77,7 @@ func (s *Stats) add(o *Stats) {
 	s.AlreadyRevisit += o.AlreadyRevisit
 	s.NotSmaller += o.NotSmaller
 	s.ARC += o.ARC
+	s.Protected += o.Protected
 	s.BytesBefore += o.BytesBefore
 	s.BytesAfter += o.BytesAfter
 }
@@ -84,7 +89,7 @@ func (s *Stats) Summary(w io.Writer, dryRun bool) {
 		verb = "would be rewritten"
 	}
 	fmt.Fprintf(w, "files: %d %s, %d untouched (nothing to do), %d refused, %d ARC files skipped\n", s.Rewritten, verb, s.Untouched, s.Refused, s.ARC)
-	fmt.Fprintf(w, "revisits written: %d; skipped: %d already revisits, %d not smaller as a revisit\n", s.Revisits, s.AlreadyRevisit, s.NotSmaller)
+	fmt.Fprintf(w, "revisits written: %d; skipped: %d already revisits, %d not smaller as a revisit, %d referred to by existing revisits\n", s.Revisits, s.AlreadyRevisit, s.NotSmaller, s.Protected)
 	fmt.Fprintf(w, "bytes of those files: %d before, %d after, %d saved\n", s.BytesBefore, s.BytesAfter, s.BytesBefore-s.BytesAfter)
 }
 
@@ -138,10 +143,11 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log io.Writer) 
 	order := make(chan *task, 2*jobs)
 	work := make(chan *task)
 	var readErr error
+	var protected int64 // written by dispatch, read after it ends
 	go func() {
 		defer close(work)
 		defer close(order)
-		readErr = r.dispatch(ctx, in, window, order, work)
+		readErr = r.dispatch(ctx, in, window, order, work, &protected)
 	}()
 	var wg sync.WaitGroup
 	for range jobs {
@@ -162,6 +168,11 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log io.Writer) 
 	var fatal error
 	for t := range order {
 		<-t.done
+		if fatal != nil && t.err == nil && log != nil {
+			// Stopping: files already replaced are still logged, or an
+			// external index would never learn their new offsets.
+			t.log.WriteTo(log)
+		}
 		if fatal == nil {
 			total.add(&t.stats)
 			var refused *RefusedError
@@ -187,6 +198,7 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log io.Writer) 
 		<-window
 	}
 	wg.Wait()
+	total.Protected = protected
 	if fatal == nil {
 		fatal = readErr
 	}
@@ -195,7 +207,7 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log io.Writer) 
 
 // dispatch groups the copy > 1 lines by file and hands out one task per
 // file, streaming its lines.
-func (r *Rewriter) dispatch(ctx context.Context, in *manifest.Reader, window chan struct{}, order, work chan *task) (err error) {
+func (r *Rewriter) dispatch(ctx context.Context, in *manifest.Reader, window chan struct{}, order, work chan *task, protected *int64) (err error) {
 	var cur *task
 	defer func() {
 		if cur != nil {
@@ -212,6 +224,10 @@ func (r *Rewriter) dispatch(ctx context.Context, in *manifest.Reader, window cha
 			return err
 		}
 		if l.Copy <= 1 {
+			continue
+		}
+		if r.Protect.Has(l.URI, l.Date) {
+			*protected++
 			continue
 		}
 		if cur == nil || cur.file != l.File {
@@ -247,6 +263,17 @@ type worker struct {
 	buf    []byte
 	zw     *gzip.Writer
 	zbuf   bytes.Buffer
+	rr     *record.Reader // reset onto each record examined or verified
+}
+
+// reader returns the worker's record reader, reset onto src.
+func (w *worker) reader(src io.Reader, name string) (*record.Reader, error) {
+	if w.rr == nil {
+		rr, err := record.NewReader(src, name)
+		w.rr = rr
+		return rr, err
+	}
+	return w.rr, w.rr.Reset(src, name)
 }
 
 func (w *worker) hash(a digest.Algorithm) hash.Hash {
@@ -417,7 +444,7 @@ func (w *worker) rewrite(ctx context.Context, t *task) (err error) {
 		if err := copyTo(pos, at); err != nil {
 			return refuse(err)
 		}
-		rr, err := record.NewReader(io.NewSectionReader(src, at, size-at), t.file)
+		rr, err := w.reader(io.NewSectionReader(src, at, size-at), t.file)
 		if err != nil {
 			return refuse(&RefusedError{File: t.file, Offset: l.Offset, Err: err})
 		}
@@ -545,7 +572,7 @@ func (w *worker) verify(newFile, src *os.File, segments []segment, gz bool) erro
 			}
 			continue
 		}
-		rr, err := record.NewReader(io.NewSectionReader(newFile, s.newOff, s.length), "new version")
+		rr, err := w.reader(io.NewSectionReader(newFile, s.newOff, s.length), "new version")
 		if err != nil {
 			return err
 		}

@@ -63,13 +63,10 @@ awk 'NF == 6' "$tmp/before.manifest" | sort -k6,6 -k5,5 -k1,1 -k2,2n -T "$tmp" |
 note $? warccollres
 
 echo "== warcrefs: rewriting duplicates as revisits" >&2
-# A record that a revisit already in the collection refers to must stay a
-# response, or that revisit would point at a revisit: leave such records
-# out (by URI and date; by URI alone for a revisit without Refers-To-Date).
-awk 'NR == FNR { if (NF == 10) { if ($10 == "*") anydate[$9] = 1; else pinned[$9 " " $10] = 1 }; next }
-     $8 > 1 && !(($4 " " $5) in pinned) && !($4 in anydate)' "$tmp/before.manifest" "$tmp/resolved.manifest" |
-	sort -k1,1 -k2,2n -T "$tmp" >"$tmp/dups.manifest"
-warcrefs --in-place "${dry[@]}" --root "$coll" "${jobs[@]}" --log "$tmp/rewrite.log" -i "$tmp/dups.manifest" 2>"$tmp/warcrefs.err"
+# --protect: a record that a revisit already in the collection refers to
+# stays a response, or that revisit would point at a revisit.
+awk '$8 > 1' "$tmp/resolved.manifest" | sort -k1,1 -k2,2n -T "$tmp" >"$tmp/dups.manifest"
+warcrefs --in-place "${dry[@]}" --protect "$tmp/before.manifest" --root "$coll" "${jobs[@]}" --log "$tmp/rewrite.log" -i "$tmp/dups.manifest" 2>"$tmp/warcrefs.err"
 s=$?
 grep -v '^time:' "$tmp/warcrefs.err" >&2
 note $s warcrefs

@@ -32,7 +32,10 @@ for any line of a file, that file is left untouched and reported, and the run
 goes on with the other files (exit status 1). A record that is already the
 line's revisit (an earlier run's work) is skipped and counted, so running the
 same manifest again changes nothing; a revisit that would not be smaller
-than the record is not written.
+than the record is not written. With --protect MANIFEST (the warcsum
+--revisits manifest of the collection) records that revisits already in
+the collection refer to are never rewritten, so no revisit ends up pointing
+at a revisit.
 
 The new version of a file is written next to its target under a temporary
 name (.tmp-NAME-*), synced, re-read and checked (copied bytes equal the
@@ -50,6 +53,7 @@ func main() {
 			&cli.BoolFlag{Name: "in-place", Usage: "replace each file with its rewritten version"},
 			&cli.StringFlag{Name: "output-dir", Usage: "write rewritten files under `DIR` with their relative names"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "check and report what would be rewritten; write nothing"},
+			&cli.StringFlag{Name: "protect", Usage: "never rewrite a record a revisit in `MANIFEST` (warcsum --revisits) refers to"},
 			&cli.StringFlag{Name: "log", Usage: "write \"file old-offset old-length new-offset new-length\" per rewritten record to `FILE`"},
 			&cli.StringSliceFlag{Name: "root", Usage: "directory field 1 is relative to (repeatable)"},
 			&cli.StringFlag{Name: "locations", Usage: "`FILE` of \"name local-path\" lines"},
@@ -77,6 +81,17 @@ func run(c *cli.Context) error {
 			return cli.Exit(err, cmdutil.ExitFatal)
 		}
 		rw.Locations, err = source.ReadLocations(f, name)
+		f.Close()
+		if err != nil {
+			return cli.Exit(err, cmdutil.ExitFatal)
+		}
+	}
+	if name := c.String("protect"); name != "" {
+		f, err := os.Open(name)
+		if err != nil {
+			return cli.Exit(err, cmdutil.ExitFatal)
+		}
+		rw.Protect, err = refs.ReadProtection(manifest.NewReader(f, name))
 		f.Close()
 		if err != nil {
 			return cli.Exit(err, cmdutil.ExitFatal)
@@ -112,11 +127,13 @@ func run(c *cli.Context) error {
 	if logOut != nil {
 		w := cmdutil.BufferedWriter(logOut)
 		stats, err = rw.Run(ctx, manifest.NewReader(in, name), w)
-		if err == nil {
-			err = w.Flush()
+		// The log is kept even when the run stopped: it lists the files
+		// that were replaced before it did.
+		if ferr := w.Flush(); err == nil {
+			err = ferr
 		}
-		if err == nil {
-			err = logOut.Commit()
+		if cerr := logOut.Commit(); err == nil {
+			err = cerr
 		}
 	} else {
 		stats, err = rw.Run(ctx, manifest.NewReader(in, name), nil)

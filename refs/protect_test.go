@@ -1,0 +1,65 @@
+package refs
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"warcdedup/digest"
+	"warcdedup/internal/warctest"
+	"warcdedup/manifest"
+	"warcdedup/warcsum"
+)
+
+// TestProtect proves that a record an existing revisit refers to is kept as
+// a response under Protect, and rewritten without it.
+func TestProtect(t *testing.T) {
+	body := strings.Repeat("same payload ", 200)
+	a := warctest.Response("http://x/a", "2020-01-01T00:00:00Z", body)
+	b := warctest.Response("http://x/b", "2020-01-02T00:00:00Z", body)
+	// A revisit written by a crawler, pointing at b.
+	sum := sha1.Sum([]byte(body))
+	old := warctest.Record("revisit", "http://x/c", "2020-01-03T00:00:00Z", "HTTP/1.1 200 OK\r\n\r\n",
+		"WARC-Payload-Digest: "+digest.SHA1.Format(sum[:]),
+		"WARC-Refers-To-Target-URI: http://x/b", "WARC-Refers-To-Date: 2020-01-02T00:00:00Z",
+		"WARC-Profile: http://netpreserve.org/warc/1.0/revisit/identical-payload-digest")
+	for _, protect := range []bool{false, true} {
+		dir := t.TempDir()
+		warctest.WriteFile(t, dir, "f.warc", []byte(a+b+old))
+		inputs, _ := warcsum.Collect([]string{dir}, false)
+		var before bytes.Buffer
+		r := warcsum.Runner{Options: warcsum.Options{Revisits: true}}
+		if _, err := r.Run(inputs, &before); err != nil {
+			t.Fatal(err)
+		}
+		// Number b as a copy of a, as the earlier stages would.
+		var dups []string
+		for _, s := range strings.Split(strings.TrimSpace(before.String()), "\n") {
+			l, _ := manifest.Parse([]byte(s))
+			if l.URI == "http://x/b" {
+				l.Fields, l.Ext, l.Copy, l.RefURI, l.RefDate = 10, 0, 2, "http://x/a", "2020-01-01T00:00:00Z"
+				dups = append(dups, l.String())
+			}
+		}
+		rw := Rewriter{Roots: []string{dir}, InPlace: true}
+		if protect {
+			var err error
+			if rw.Protect, err = ReadProtection(manifest.NewReader(bytes.NewReader(before.Bytes()), "before")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st, err := rw.Run(context.Background(), manifest.NewReader(strings.NewReader(strings.Join(dups, "\n")+"\n"), "dups"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := os.ReadFile(filepath.Join(dir, "f.warc"))
+		kept := bytes.Equal(data, []byte(a+b+old))
+		if protect != kept || (protect && st.Protected != 1) || (!protect && st.Revisits != 1) {
+			t.Errorf("protect %v: file kept %v, stats %+v", protect, kept, st)
+		}
+	}
+}
