@@ -2,8 +2,8 @@ package refs
 
 import (
 	"bytes"
-	"crypto/sha1"
 	"context"
+	"crypto/sha1"
 	"os"
 	"path/filepath"
 	"strings"
