@@ -5,14 +5,14 @@
 #   warcsum -j 1, -j 2    the real thing
 # and warcsum's peak memory on a file holding one huge payload.
 #
-# Environment: BENCH_SIZE_MB (uncompressed size, default 1100), BENCH_DIR
+# Environment: BENCH_SIZE_MB (about the uncompressed size, default 1300), BENCH_DIR
 # (where the collection is generated and kept between runs; default a
 # temporary directory removed at the end), BENCH_HUGE (payload bytes of the
 # memory check, default 2147483648; 0 skips it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-size_mb=${BENCH_SIZE_MB:-1100}
+size_mb=${BENCH_SIZE_MB:-1300}
 huge=${BENCH_HUGE:-2147483648}
 if [ -n "${BENCH_DIR:-}" ]; then
 	dir=$BENCH_DIR
@@ -65,5 +65,7 @@ if [ "$huge" != 0 ]; then
 		bin/warcgen -o "$dir/huge" -files 1 -records 4 -huge "$huge" -formats warc.gz -seed 2 -collisions "" >&2
 		touch "$dir/huge/.done-$huge"
 	fi
+	read -r _ comp _ uncomp _ _ _ _ < <(bin/inflatehash "$dir"/huge/*.warc.gz)
+	echo "huge-payload file: $((comp / 1000000)) MB compressed, $((uncomp / 1000000)) MB uncompressed"
 	measure "warcsum, huge payload" bin/warcsum -j 1 "$dir"/huge/*.warc.gz
 fi
