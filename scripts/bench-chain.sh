@@ -33,7 +33,7 @@ timed() { # output-file command... ; prints "seconds peak-MB"
 	local out=$1
 	shift
 	/usr/bin/time -f "%e %M" -o "$dir/time" "$@" >"$out" 2>"$dir/stderr" || { cat "$dir/stderr" >&2; exit 1; }
-	awk '{printf "%s %.1f", $1, $2/1024}' "$dir/time"
+	awk '{printf "%s %.1f\n", $1, $2/1024}' "$dir/time"
 }
 
 read -r t_sum m_sum < <(timed "$dir/all" bin/warcsum -j 2 -r "$coll")

@@ -33,7 +33,7 @@ dup_bytes=$(awk '{s += $3} END {print s}' "$dups")
 
 timed() { # prints "seconds peak-MB"
 	/usr/bin/time -f "%e %M" -o "$dir/time" "$@" >/dev/null 2>"$dir/stderr" || { cat "$dir/stderr" >&2; exit 1; }
-	awk '{printf "%s %.1f", $1, $2/1024}' "$dir/time"
+	awk '{printf "%s %.1f\n", $1, $2/1024}' "$dir/time"
 }
 work=$dir/work
 best() { # label, prepare-command, command... ; best of 2
