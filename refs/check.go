@@ -43,6 +43,12 @@ var (
 	errARC = errors.New("ARC records cannot become revisits: convert the file to WARC first")
 )
 
+// refersURI is a revisit's WARC-Refers-To-Target-URI in the manifest's
+// spelling (field 9), to compare with a line.
+func refersURI(rec *record.Record) string {
+	return manifest.EscapeField(strings.Trim(rec.Header.Get(hRefersURI), "<>"))
+}
+
 // found is what stands at a line's offset.
 type found struct {
 	revisit  []byte // the revisit to write (plain record bytes), for a response
@@ -79,7 +85,7 @@ func (w *worker) examine(rr *record.Reader, l *manifest.Line) (*found, error) {
 	switch rec.Type {
 	case "revisit":
 		// Done by an earlier run if it points where this line says.
-		if rec.Header.Get(hRefersURI) != l.RefURI || rec.Header.Get(hRefersDate) != l.RefDate {
+		if refersURI(rec) != l.RefURI || rec.Header.Get(hRefersDate) != l.RefDate {
 			return nil, refuse(fmt.Errorf("%w: a revisit that refers to %s %s, not %s %s", ErrNotResponse,
 				rec.Header.Get(hRefersURI), rec.Header.Get(hRefersDate), l.RefURI, l.RefDate))
 		}
@@ -142,7 +148,14 @@ func (w *worker) examine(rr *record.Reader, l *manifest.Line) (*found, error) {
 			payloadDigest = strings.TrimSpace(ownValue)
 		}
 	}
-	v := Revisit{Record: rec, HTTPHead: w.head, RefURI: l.RefURI, RefDate: l.RefDate, PayloadDigest: payloadDigest}
+	// The manifest escapes whitespace in URIs as %XX and cannot be decoded
+	// (a URI may hold a literal %20). When the original has the duplicate's
+	// own URI, its exact spelling is at hand: the duplicate's own.
+	refURI := l.RefURI
+	if refURI == l.URI {
+		refURI = warcsum.TargetURI(rec)
+	}
+	v := Revisit{Record: rec, HTTPHead: w.head, RefURI: refURI, RefDate: l.RefDate, PayloadDigest: payloadDigest}
 	b, err := v.Bytes()
 	if err != nil {
 		return nil, refuse(err)

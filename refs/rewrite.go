@@ -583,7 +583,7 @@ func (w *worker) verify(newFile, src *os.File, segments []segment, gz bool) erro
 		if err != nil {
 			return fmt.Errorf("revisit at %d: %w", s.newOff, err)
 		}
-		if rec.Type != "revisit" || rec.Length != s.length || rec.Header.Get(hRefersURI) != s.line.RefURI {
+		if rec.Type != "revisit" || rec.Length != s.length || refersURI(rec) != s.line.RefURI {
 			return fmt.Errorf("revisit at %d reads back as a %q record of %d bytes", s.newOff, rec.Type, rec.Length)
 		}
 		if _, err := rr.Next(); err != io.EOF {

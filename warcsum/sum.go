@@ -379,6 +379,11 @@ func (s *Summer) hashFor(a digest.Algorithm) hash.Hash {
 	return h
 }
 
+// TargetURI is rec's target URI as written, without a wget-1.14 <...>
+// wrapper and unescaped: what a revisit's Refers-To-Target-URI must say to
+// name rec exactly.
+func TargetURI(rec *record.Record) string { return stripAngles(rec.URI) }
+
 // URIField is field 4 for rec: its target URI without a wget-1.14 <...>
 // wrapper, escaped for the manifest. Later stages compare a record they
 // read back with its line through this function.
