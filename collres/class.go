@@ -38,6 +38,14 @@ func newClassWriter(l *manifest.Line, limit int64) *classWriter {
 	return &classWriter{limit: limit, c: &class{line: *l}}
 }
 
+// grow makes room for a payload of n bytes when it will be held in memory,
+// so that collecting it costs one allocation and no copying.
+func (w *classWriter) grow(n int64) {
+	if n <= w.limit && w.c.file == nil && int64(cap(w.c.mem)) < n {
+		w.c.mem = make([]byte, 0, n)
+	}
+}
+
 func (w *classWriter) Write(p []byte) (int, error) {
 	if w.err != nil {
 		return 0, w.err

@@ -96,10 +96,12 @@ type task struct {
 	err     error
 }
 
-// Batches of single-line digests, and the read-ahead of cluster lines.
+// Batches of single-line digests, and the read-ahead of cluster lines. A
+// task's channel buffer is allocated per task (a Line is ~150 bytes), so
+// these stay small: most clusters have a few lines.
 const (
-	singletonBatch = 4096
-	clusterBuffer  = 1024
+	singletonBatch = 256
+	clusterBuffer  = 32
 	spoolMemory    = 1 << 20
 )
 
@@ -414,6 +416,9 @@ func (w *worker) compare(ctx context.Context, l *manifest.Line, classes []*class
 	var sink io.Writer
 	if collect != nil {
 		sink = collect
+	}
+	if collect != nil {
+		collect.grow(p.rr.BlockLeft())
 	}
 	cmp := newComparer(h, classes, sink, w.scratch)
 	n, err := p.WriteTo(cmp)
