@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -256,6 +257,10 @@ func (r *Rewriter) dispatch(ctx context.Context, in *manifest.Reader, window cha
 }
 
 // worker rewrites files one at a time, keeping its buffers.
+// lookAhead is read past a record's stated end, so that the check that
+// the next record starts there sees its whole first line.
+const lookAhead = 64 << 10
+
 type worker struct {
 	r      *Rewriter
 	hashes map[digest.Algorithm]hash.Hash
@@ -264,6 +269,7 @@ type worker struct {
 	zw     *gzip.Writer
 	zbuf   bytes.Buffer
 	rr     *record.Reader // reset onto each record examined or verified
+	ahead  []*worker      // examiners of records ahead of the writer
 }
 
 // reader returns the worker's record reader, reset onto src.
@@ -430,7 +436,11 @@ func (w *worker) rewrite(ctx context.Context, t *task) (err error) {
 		return err
 	}
 	var pos, shrink int64 // in the source; bytes earlier runs saved before pos
-	for l := range t.lines {
+	ahead := w.examineAhead(t, src, size, gz)
+	defer ahead.stop()
+	for e := range ahead.results {
+		<-e.done
+		l := e.line
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -444,11 +454,12 @@ func (w *worker) rewrite(ctx context.Context, t *task) (err error) {
 		if err := copyTo(pos, at); err != nil {
 			return refuse(err)
 		}
-		rr, err := w.reader(io.NewSectionReader(src, at, size-at), t.file)
-		if err != nil {
-			return refuse(&RefusedError{File: t.file, Offset: l.Offset, Err: err})
+		f, stored, err := e.found, e.stored, e.err
+		if e.at != at {
+			// Examined at the offset the shift known then gave; an earlier
+			// run's revisit found since moved it.
+			f, stored, err = w.prepare(src, size, gz, &l, at)
 		}
-		f, err := w.examine(rr, &l)
 		if err == errARC {
 			t.stats = Stats{Files: 1, ARC: 1}
 			if r.Warn != nil {
@@ -463,17 +474,12 @@ func (w *worker) rewrite(ctx context.Context, t *task) (err error) {
 		case f.already:
 			t.stats.AlreadyRevisit++
 			shrink += l.Length - f.length
+			ahead.shrink.Store(shrink)
 			if err := copyTo(at, at+f.length); err != nil {
 				return refuse(err)
 			}
 			pos = at + f.length
 			continue
-		}
-		stored := f.revisit
-		if gz {
-			if stored, err = w.gzip(f.revisit); err != nil {
-				return refuse(err)
-			}
 		}
 		if int64(len(stored)) >= f.length {
 			t.stats.NotSmaller++
@@ -527,11 +533,115 @@ func (w *worker) rewrite(ctx context.Context, t *task) (err error) {
 	return nil
 }
 
+// prepare examines the record of l at offset at of src and, for a response,
+// builds its revisit as it will be stored (a gzip member in a .gz file).
+// The bytes returned are the caller's.
+func (w *worker) prepare(src *os.File, size int64, gz bool, l *manifest.Line, at int64) (*found, []byte, error) {
+	if at < 0 || at >= size {
+		return nil, nil, &RefusedError{File: l.File, Offset: l.Offset, Err: fmt.Errorf("%w: the file has only %d bytes", ErrNotARecord, size)}
+	}
+	// Read the record and a little beyond (the start of the next one, for
+	// the end check): not the rest of the file, which read-ahead would
+	// otherwise pull through the kernel for every record.
+	rr, err := w.reader(io.NewSectionReader(src, at, min(size-at, l.Length+lookAhead)), l.File)
+	if err != nil {
+		return nil, nil, &RefusedError{File: l.File, Offset: l.Offset, Err: err}
+	}
+	f, err := w.examine(rr, l)
+	if err != nil || f.already {
+		return f, nil, err
+	}
+	if !gz {
+		return f, f.revisit, nil
+	}
+	stored, err := w.gzip(f.revisit)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, bytes.Clone(stored), nil
+}
+
+// examined is one line's record, examined ahead of the writer.
+type examined struct {
+	line   manifest.Line
+	at     int64 // the offset it was examined at
+	found  *found
+	stored []byte
+	err    error
+	done   chan struct{}
+}
+
+// lookahead examines a file's records on several goroutines while the
+// writer, which must go in file order, consumes them in order from results.
+type lookahead struct {
+	results chan *examined
+	shrink  atomic.Int64 // the writer's shift, for offsets examined from now on
+	halt    chan struct{}
+	wg      sync.WaitGroup
+}
+
+// examiners is how many records of one file are examined at once.
+func examiners() int { return min(runtime.GOMAXPROCS(0), 4) }
+
+// examineAhead starts examining t's lines. The examiners are the worker's
+// own (kept between files), each with its readers, hashes and gzip writer.
+func (w *worker) examineAhead(t *task, src *os.File, size int64, gz bool) *lookahead {
+	n := examiners()
+	for len(w.ahead) < n {
+		w.ahead = append(w.ahead, &worker{r: w.r, hashes: map[digest.Algorithm]hash.Hash{}})
+	}
+	a := &lookahead{results: make(chan *examined, 2*n), halt: make(chan struct{})}
+	jobs := make(chan *examined, 2*n)
+	for _, ex := range w.ahead[:n] {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			for e := range jobs {
+				e.found, e.stored, e.err = ex.prepare(src, size, gz, &e.line, e.at)
+				close(e.done)
+			}
+		}()
+	}
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		defer close(jobs)
+		defer close(a.results)
+		for l := range t.lines {
+			e := &examined{line: l, at: l.Offset - a.shrink.Load(), done: make(chan struct{})}
+			select {
+			case a.results <- e:
+			case <-a.halt:
+				return
+			}
+			select {
+			case jobs <- e:
+			case <-a.halt:
+				close(e.done)
+				return
+			}
+		}
+	}()
+	return a
+}
+
+// stop ends the look-ahead early or late: it waits for every examiner, so
+// nothing reads the file after the writer is done with it.
+func (a *lookahead) stop() {
+	close(a.halt)
+	for e := range a.results {
+		<-e.done
+	}
+	a.wg.Wait()
+}
+
 // gzip compresses a revisit as a gzip member of its own.
 func (w *worker) gzip(b []byte) ([]byte, error) {
 	w.zbuf.Reset()
 	if w.zw == nil {
-		w.zw, _ = gzip.NewWriterLevel(&w.zbuf, gzip.BestCompression)
+		// A revisit is about a kilobyte: the default level compresses it as
+		// well as the best one, and its per-member reset is far cheaper.
+		w.zw, _ = gzip.NewWriterLevel(&w.zbuf, gzip.DefaultCompression)
 	} else {
 		w.zw.Reset(&w.zbuf)
 	}
