@@ -31,11 +31,13 @@ fuzz:
 	$(GO) test ./gzmulti -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./record -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME)
 
-# Go benchmarks next to the code, then the warcsum speed comparison on a
-# generated collection of BENCH_SIZE (see scripts/bench-warcsum.sh).
+# Go benchmarks next to the code, then each stage on generated collections
+# of about 1 GB (scripts/bench-*.sh; BENCH_DIR keeps the data between runs).
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	scripts/bench-warcsum.sh
+	scripts/bench-chain.sh
+	scripts/bench-refs.sh
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin
