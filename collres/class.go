@@ -87,7 +87,6 @@ type comparer struct {
 	off     int64
 	collect io.Writer // nil, or the classWriter of a would-be class
 	scratch []byte
-	err     error
 }
 
 func newComparer(h hash.Hash, classes []*class, collect io.Writer, scratch []byte) *comparer {

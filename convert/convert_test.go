@@ -45,7 +45,7 @@ func arcV1() string {
 	return fmt.Sprintf("filedesc://test.arc 0.0.0.0 20240102030405 text/plain %d\n%s\n", len(desc), desc) +
 		fmt.Sprintf("dns:example.com 10.0.0.1 20240102030405 text/dns %d\n%s\n", len(dns), dns) +
 		fmt.Sprintf("http://example.com/a b.html 93.184.216.34 20240102030406 text/html %d\n%s\n", len(httpBody), httpBody) +
-		fmt.Sprintf("http://example.com/raw 93.184.216.34 20240102030407 no-type 3\nxyz\n")
+		"http://example.com/raw 93.184.216.34 20240102030407 no-type 3\nxyz\n"
 }
 
 func arcV2() string {

@@ -78,14 +78,13 @@ func stdMember(t testing.TB, payload []byte, hdr stdgzip.Header) []byte {
 
 // hdrOpts are the optional RFC 1952 header fields of a hand-made member.
 type hdrOpts struct {
-	text     bool
-	extra    []byte
-	name     string
-	comment  string
-	hcrc     bool
-	level    int  // deflate level; 0 means DefaultCompression
-	stored   bool // deflate with stored blocks only
-	noHeader bool
+	text    bool
+	extra   []byte
+	name    string
+	comment string
+	hcrc    bool
+	level   int  // deflate level; 0 means DefaultCompression
+	stored  bool // deflate with stored blocks only
 }
 
 // handMember builds a member byte by byte: header with the fields asked for

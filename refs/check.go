@@ -51,10 +51,9 @@ func refersURI(rec *record.Record) string {
 
 // found is what stands at a line's offset.
 type found struct {
-	revisit  []byte // the revisit to write (plain record bytes), for a response
-	already  bool   // the record is already this line's revisit
-	length   int64  // the record's length as stored
-	notSmall bool   // the revisit would not be smaller: keep the record
+	revisit []byte // the revisit to write (plain record bytes), for a response
+	already bool   // the record is already this line's revisit
+	length  int64  // the record's length as stored
 }
 
 // examine reads the record at the reader's start and checks it against l:

@@ -185,10 +185,10 @@ func (c Config) withDefaults() (Config, error) {
 		}
 	}
 	if c.Chunked < 0 || c.Chunked > 1 {
-		return c, fmt.Errorf("Chunked %v out of range [0, 1]", c.Chunked)
+		return c, fmt.Errorf("chunked fraction %v out of range [0, 1]", c.Chunked)
 	}
 	if c.Collisions && c.CollisionDir == "" {
-		return c, errors.New("Collisions needs CollisionDir")
+		return c, errors.New("collisions need a CollisionDir")
 	}
 	c.SameURL = fraction(c.SameURL, 0.4)
 	c.CrossFile = fraction(c.CrossFile, 0.5)
