@@ -132,8 +132,13 @@ type Reader struct {
 	finishErr error
 	http      HTTPHead
 	hbuf      []byte
-	peekErr   error // what stopped recordAt's look ahead short, if anything
+	raw       []byte // a WARC header's names and values, while it is read
+	spans     []span // where each name and value is in raw
+	peekErr   error  // what stopped recordAt's look ahead short, if anything
 }
+
+// span locates a header field's name and value in Reader.raw.
+type span struct{ name, value [2]int }
 
 // NewReader returns a Reader of the file r, whose name is used in errors.
 func NewReader(r io.Reader, name string) (*Reader, error) {
@@ -152,7 +157,7 @@ func (r *Reader) Reset(src io.Reader, name string) error {
 		return err
 	}
 	r.br.Reset(r.z)
-	*r = Reader{name: name, z: r.z, br: r.br, needMember: true, http: HTTPHead{Raw: r.http.Raw[:0]}, hbuf: r.hbuf[:0]}
+	*r = Reader{name: name, z: r.z, br: r.br, needMember: true, http: HTTPHead{Raw: r.http.Raw[:0]}, hbuf: r.hbuf[:0], raw: r.raw[:0], spans: r.spans[:0]}
 	return nil
 }
 
@@ -436,9 +441,9 @@ func (r *Reader) readWARCHeader() error {
 	}
 	// The fields are sliced out of one string holding the whole header, so a
 	// record costs one allocation for all of its names and values.
-	type span struct{ name, value [2]int }
-	var spans []span
-	var raw []byte
+	// raw and spans are the Reader's, reused from record to record.
+	spans, raw := r.spans[:0], r.raw[:0]
+	defer func() { r.spans, r.raw = spans, raw }()
 	version := string(bytes.TrimSpace(line))
 	for {
 		line, err := r.readLine(&total)
