@@ -473,7 +473,7 @@ func (rep warcioReport) String() string {
 // such revisits are counted and logged instead of failing, and
 // TestWarcioGenerated, whose collection has them, fails if none shows up:
 // set it to false once the revisits name the original's URI as written.
-const refURIEscapeBug = true
+const refURIEscapeBug = false
 
 // TestWarcioGenerated deduplicates a generated collection of WARC files
 // (1.0 and 1.1, plain and gzip, with non-candidate records including a

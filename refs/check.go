@@ -151,8 +151,13 @@ func (w *worker) examine(rr *record.Reader, l *manifest.Line) (*found, error) {
 	// (a URI may hold a literal %20). When the original has the duplicate's
 	// own URI, its exact spelling is at hand: the duplicate's own.
 	refURI := l.RefURI
-	if refURI == l.URI {
+	switch {
+	case refURI == l.URI:
 		refURI = warcsum.TargetURI(rec)
+	case hasEscape(refURI):
+		if exact, ok := w.r.Protect.exactURI(l.RefURI, l.RefDate); ok {
+			refURI = exact
+		}
 	}
 	v := Revisit{Record: rec, HTTPHead: w.head, RefURI: refURI, RefDate: l.RefDate, PayloadDigest: payloadDigest}
 	b, err := v.Bytes()

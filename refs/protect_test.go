@@ -63,3 +63,24 @@ func TestProtect(t *testing.T) {
 		}
 	}
 }
+
+// TestHasEscape proves which manifest URIs hold an escape the manifest
+// made (whitespace and control bytes), as opposed to a URI's own %XX.
+func TestHasEscape(t *testing.T) {
+	for uri, want := range map[string]bool{
+		"http://x/a%20b":   true,
+		"http://x/a%09b":   true,
+		"http://x/a%7Fb":   true,
+		"http://x/%1F":     true,
+		"http://x/a%2Fb":   false,
+		"http://x/%C3%A9":  false,
+		"http://x/100%":    false,
+		"http://x/plain":   false,
+		"http://x/a%2":     false,
+		"http://x/%41%42%": false,
+	} {
+		if got := hasEscape(uri); got != want {
+			t.Errorf("hasEscape(%q) = %v, want %v", uri, got, want)
+		}
+	}
+}

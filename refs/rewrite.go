@@ -134,6 +134,10 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log io.Writer) 
 	}
 	in.RequireFields(10)
 	in.RequireOrder(manifest.ByFile)
+	r.Protect.resolve(func(file string) (string, error) {
+		src, _, err := r.paths(file)
+		return src, err
+	})
 	if r.Progress == nil {
 		r.Progress = new(Progress)
 	}

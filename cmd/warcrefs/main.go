@@ -35,7 +35,10 @@ same manifest again changes nothing; a revisit that would not be smaller
 than the record is not written. With --protect MANIFEST (the warcsum
 --revisits manifest of the collection) records that revisits already in
 the collection refer to are never rewritten, so no revisit ends up pointing
-at a revisit.
+at a revisit. The same manifest lets a revisit name an original whose URI
+holds whitespace exactly as that record spells it (the manifest escapes it
+as %XX, which cannot be undone); without it such a revisit refers to the
+escaped spelling.
 
 The new version of a file is written next to its target under a temporary
 name (.tmp-NAME-*), synced, re-read and checked (copied bytes equal the
