@@ -11,13 +11,8 @@ cd "$(dirname "$0")/.."
 export LC_ALL=C
 
 size_mb=${BENCH_SIZE_MB:-1000}
-if [ -n "${BENCH_DIR:-}" ]; then
-	dir=$BENCH_DIR
-	mkdir -p "$dir"
-else
-	dir=$(mktemp -d)
-	trap 'rm -rf "$dir"' EXIT
-fi
+. scripts/bench-lib.sh
+bench_dir
 go build -o bin/ ./cmd/... ./scripts/warcgen
 
 coll=$dir/chain-$size_mb
@@ -29,12 +24,6 @@ if [ ! -f "$coll/.done" ]; then
 	touch "$coll/.done"
 fi
 
-timed() { # output-file command... ; prints "seconds peak-MB"
-	local out=$1
-	shift
-	/usr/bin/time -f "%e %M" -o "$dir/time" "$@" >"$out" 2>"$dir/stderr" || { cat "$dir/stderr" >&2; exit 1; }
-	awk '{printf "%s %.1f\n", $1, $2/1024}' "$dir/time"
-}
 
 read -r t_sum m_sum < <(timed "$dir/all" bin/warcsum -j 2 -r "$coll")
 read -r t_sort _ < <(timed "$dir/by-digest" sort -k6,6 -k5,5 -k1,1 -k2,2n -S 1G "$dir/all")

@@ -9,13 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export LC_ALL=C
 size_mb=${BENCH_SIZE_MB:-1000}
-if [ -n "${BENCH_DIR:-}" ]; then
-	dir=$BENCH_DIR
-	mkdir -p "$dir"
-else
-	dir=$(mktemp -d)
-	trap 'rm -rf "$dir"' EXIT
-fi
+. scripts/bench-lib.sh
+bench_dir
 go build -o bin/ ./cmd/... ./scripts/warcgen
 
 src=$dir/refs-$size_mb
@@ -31,10 +26,6 @@ dups=$src/../refs-$size_mb.dups
 bytes=$(stat -c %s "$file")
 dup_bytes=$(awk '{s += $3} END {print s}' "$dups")
 
-timed() { # prints "seconds peak-MB"
-	/usr/bin/time -f "%e %M" -o "$dir/time" "$@" >/dev/null 2>"$dir/stderr" || { cat "$dir/stderr" >&2; exit 1; }
-	awk '{printf "%s %.1f\n", $1, $2/1024}' "$dir/time"
-}
 work=$dir/work
 best() { # label, prepare-command, command... ; best of 2
 	local label=$1 prep=$2 b="" bm=""
@@ -42,7 +33,7 @@ best() { # label, prepare-command, command... ; best of 2
 	for _ in 1 2; do
 		rm -rf "$work" && mkdir -p "$work" && eval "$prep"
 		sync
-		read -r t m < <(timed "$@")
+		read -r t m < <(timed /dev/null "$@")
 		if [ -z "$b" ] || awk "BEGIN{exit !($t < $b)}"; then b=$t bm=$m; fi
 	done
 	printf "%-34s %7.2f s %9.1f MB/s %8.1f MB peak\n" "$label" "$b" "$(awk "BEGIN{print $bytes/1e6/$b}")" "$bm"

@@ -14,13 +14,8 @@ cd "$(dirname "$0")/.."
 
 size_mb=${BENCH_SIZE_MB:-1300}
 huge=${BENCH_HUGE:-2147483648}
-if [ -n "${BENCH_DIR:-}" ]; then
-	dir=$BENCH_DIR
-	mkdir -p "$dir"
-else
-	dir=$(mktemp -d)
-	trap 'rm -rf "$dir"' EXIT
-fi
+. scripts/bench-lib.sh
+bench_dir
 
 go build -o bin/ ./cmd/warcsum ./scripts/warcgen ./scripts/inflatehash
 
