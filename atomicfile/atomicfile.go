@@ -43,9 +43,16 @@ func Create(name string, perm os.FileMode) (*File, error) {
 	return &File{File: f, name: name}, nil
 }
 
+// ErrNotSynced wraps the error of a Commit that renamed the file but could
+// not sync its directory (some network and FUSE file systems refuse to):
+// the name holds the complete new content, but the rename may not survive
+// a crash of the machine.
+var ErrNotSynced = errors.New("renamed, but the directory could not be synced")
+
 // Commit syncs the file, renames it over the final name and syncs the
 // directory. After an error the temporary file is removed and the final
-// name is untouched.
+// name is untouched, except for an error wrapping ErrNotSynced, which comes
+// after the rename.
 func (f *File) Commit() error {
 	if f.done {
 		return errors.New("atomicfile: Commit after Commit or Abort")
@@ -63,7 +70,10 @@ func (f *File) Commit() error {
 		os.Remove(tmp)
 		return fmt.Errorf("writing %s: %w", f.name, err)
 	}
-	return SyncDir(filepath.Dir(f.name))
+	if err := SyncDir(filepath.Dir(f.name)); err != nil {
+		return fmt.Errorf("%s: %w: %v", f.name, ErrNotSynced, err)
+	}
+	return nil
 }
 
 // Abort removes the temporary file; the final name is untouched. It does

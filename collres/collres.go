@@ -183,7 +183,11 @@ func (r *Resolver) dispatch(ctx context.Context, in *manifest.Reader, window cha
 		select {
 		case work <- t:
 		case <-ctx.Done():
+			// Queued but never run: finish it here, or Run would wait for
+			// it forever.
 			close(t.lines)
+			t.err = ctx.Err()
+			close(t.done)
 			return nil, ctx.Err()
 		}
 		return t, nil

@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"warcdedup/digest"
 	"warcdedup/internal/warctest"
@@ -320,6 +322,58 @@ func TestLargeClassesSpill(t *testing.T) {
 			want = format(got)
 		} else if !bytes.Equal(format(got), want) {
 			t.Errorf("jobs %d memory %d: output differs", c.jobs, c.memory)
+		}
+	}
+}
+
+// TestStaleOffsetBeforeRecord proves that a line whose offset points at the
+// line ends before a record (plain file) is stale, not the record after them.
+func TestStaleOffsetBeforeRecord(t *testing.T) {
+	body := strings.Repeat("x", 300)
+	dir := collection{
+		"a.warc": []byte(warctest.Response("http://a/", "2020-01-01T00:00:00Z", body) + "\r\n" + warctest.Response("http://b/", "2020-01-02T00:00:00Z", body)),
+		"c.warc": []byte(warctest.Response("http://c/", "2020-01-03T00:00:00Z", body)),
+	}.write(t)
+	lines := hashDir(t, dir, digest.SHA1)
+	for i := range lines {
+		if lines[i].URI == "http://b/" {
+			lines[i].Offset -= 2 // the extra CRLF before the record
+			lines[i].Length += 2
+		}
+	}
+	sortByOrder(lines, manifest.ByDigest)
+	got, st, _ := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}}, lines)
+	if st.Stale != 1 || len(got) != 2 {
+		t.Errorf("stale %d, %d lines: want the shifted line stale", st.Stale, len(got))
+	}
+}
+
+// TestCancelledRunReturns proves that a cancelled run (Ctrl-C, or a fatal
+// error elsewhere) returns instead of waiting for tasks never started.
+func TestCancelledRunReturns(t *testing.T) {
+	var in strings.Builder
+	for i := range 200 {
+		d := "sha1:" + strings.Repeat("A", 32-len(fmt.Sprint(i/2))) + strings.Map(func(r rune) rune { return 'A' + (r - '0') }, fmt.Sprint(i/2))
+		fmt.Fprintf(&in, "f.warc %d 10 http://x/%d 2020-01-01T00:00:00Z %s\n", i*10, i, d)
+	}
+	// The race this guards against strands a task only some of the time:
+	// repeat the cancelled run.
+	for range 30 {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		done := make(chan error, 1)
+		go func() {
+			res := Resolver{Source: &source.Locator{Roots: []string{t.TempDir()}}, Jobs: 2}
+			_, err := res.Run(ctx, manifest.NewReader(strings.NewReader(in.String()), "m"), io.Discard)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("err %v, want context.Canceled", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Run did not return after its context was cancelled")
 		}
 	}
 }

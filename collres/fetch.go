@@ -47,6 +47,7 @@ type payload struct {
 	line *manifest.Line
 	body io.ReadCloser
 	rr   *record.Reader
+	rec  *record.Record // the record's header, valid until rr is reset
 }
 
 func stale(l *manifest.Line, err error) error {
@@ -88,6 +89,7 @@ func (p *payload) start() error {
 	if err != nil {
 		return stale(l, fmt.Errorf("%w: %v", ErrNotARecord, err))
 	}
+	p.rec = rec
 	if rec.Type != "response" {
 		return stale(l, fmt.Errorf("%w: it is a %q record", ErrNotResponse, rec.Type))
 	}
@@ -121,6 +123,11 @@ func (p *payload) finish() error {
 	l := p.line
 	if err := p.rr.Finish(); err != nil {
 		return stale(l, fmt.Errorf("%w: %v", ErrNotARecord, err))
+	}
+	// The record must start at the line's offset, not after line ends
+	// there, and take exactly the line's length.
+	if p.rec.Offset != 0 || p.rec.Length != l.Length {
+		return stale(l, fmt.Errorf("%w: a %d-byte record at byte %d of the %d bytes named", ErrNotARecord, p.rec.Length, p.rec.Offset, l.Length))
 	}
 	// Finish set the record's length; it must be the line's, with nothing
 	// after it in the bytes fetched.

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha1"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"warcdedup/digest"
 	"warcdedup/internal/warctest"
@@ -81,6 +84,35 @@ func TestHasEscape(t *testing.T) {
 	} {
 		if got := hasEscape(uri); got != want {
 			t.Errorf("hasEscape(%q) = %v, want %v", uri, got, want)
+		}
+	}
+}
+
+// TestCancelledRunReturns proves that a cancelled run returns, without
+// waiting for files never started and without closing a file's lines twice.
+func TestCancelledRunReturns(t *testing.T) {
+	var in strings.Builder
+	for f := range 6 {
+		for i := range 3 {
+			fmt.Fprintf(&in, "f%d.warc %d 10 http://x/%d 2020-01-02T00:00:00Z sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA 0 2 http://x/0 2020-01-01T00:00:00Z\n", f, i*10, i)
+		}
+	}
+	for _, jobs := range []int{1, 4} {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		done := make(chan error, 1)
+		go func() {
+			rw := Rewriter{Roots: []string{t.TempDir()}, InPlace: true, Jobs: jobs}
+			_, err := rw.Run(ctx, manifest.NewReader(strings.NewReader(in.String()), "m"), io.Discard)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("jobs %d: a cancelled run reported success", jobs)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("jobs %d: Run did not return after its context was cancelled", jobs)
 		}
 	}
 }

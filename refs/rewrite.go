@@ -238,19 +238,26 @@ func (r *Rewriter) dispatch(ctx context.Context, in *manifest.Reader, window cha
 		if cur == nil || cur.file != l.File {
 			if cur != nil {
 				close(cur.lines)
+				cur = nil // closed: the deferred close must not close it again
 			}
 			select {
 			case window <- struct{}{}:
 			case <-ctx.Done():
 				return ctx.Err()
 			}
-			cur = &task{file: l.File, lines: make(chan manifest.Line, 1024), log: spool.New(1 << 20), done: make(chan struct{})}
-			order <- cur
+			t := &task{file: l.File, lines: make(chan manifest.Line, 1024), log: spool.New(1 << 20), done: make(chan struct{})}
+			order <- t
 			select {
-			case work <- cur:
+			case work <- t:
 			case <-ctx.Done():
+				// Queued but never run: finish it here, or Run would wait
+				// for it forever.
+				close(t.lines)
+				t.err = ctx.Err()
+				close(t.done)
 				return ctx.Err()
 			}
+			cur = t
 		}
 		select {
 		case cur.lines <- l:
@@ -524,7 +531,18 @@ func (w *worker) rewrite(ctx context.Context, t *task) (err error) {
 		if err := w.verify(tmp.File, src, segments, gz); err != nil {
 			return refuse(fmt.Errorf("the new version failed its check and was removed: %w", err))
 		}
-		if err := tmp.Commit(); err != nil {
+		// The file must still be the one that was read: bytes appended
+		// meanwhile (a crawler still writing it) would otherwise be lost.
+		if err := unchanged(srcPath, fi); err != nil {
+			return refuse(err)
+		}
+		if err := tmp.Commit(); errors.Is(err, atomicfile.ErrNotSynced) {
+			// Replaced, complete; only the directory entry may not be on
+			// disk yet. Not a refusal: the log must list its new offsets.
+			if r.Warn != nil {
+				r.Warn(err)
+			}
+		} else if err != nil {
 			return refuse(err)
 		}
 	}
@@ -637,6 +655,19 @@ func (a *lookahead) stop() {
 		<-e.done
 	}
 	a.wg.Wait()
+}
+
+// unchanged checks that the file at path is still the one described by
+// before: same file, size and modification time.
+func unchanged(path string, before os.FileInfo) error {
+	now, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !os.SameFile(before, now) || now.Size() != before.Size() || !now.ModTime().Equal(before.ModTime()) {
+		return fmt.Errorf("the file changed while it was being rewritten (%d bytes, now %d): run again", before.Size(), now.Size())
+	}
+	return nil
 }
 
 // gzip compresses a revisit as a gzip member of its own.

@@ -158,12 +158,17 @@ func CreateOutput(name string) (*Output, error) {
 	return &Output{Writer: f, file: f}, nil
 }
 
-// Commit makes a file output appear under its name.
+// Commit makes a file output appear under its name. A directory that
+// could not be synced after the rename is not an error here: the output
+// is complete under its name.
 func (o *Output) Commit() error {
 	if o.file == nil {
 		return nil
 	}
-	return o.file.Commit()
+	if err := o.file.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+		return err
+	}
+	return nil
 }
 
 // Abort removes an uncommitted file output; it can be deferred.
