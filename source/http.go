@@ -121,6 +121,12 @@ type rangeReader struct {
 	idle       *time.Timer
 	release    func()
 	attempts   int
+	// The version of the file the first response came from: a resumed
+	// request asks for the rest of that version only (If-Range), and its
+	// total size must not change, or bytes of two versions would be
+	// spliced together.
+	validator string // ETag, or Last-Modified
+	total     string // from Content-Range
 }
 
 // connect requests [pos, end), retrying transient failures. attempts
@@ -164,6 +170,9 @@ func (r *rangeReader) request() error {
 		return err
 	}
 	req.Header.Set("Range", fmt.Sprintf("bytes=%d-%d", r.pos, r.end-1))
+	if r.validator != "" {
+		req.Header.Set("If-Range", r.validator)
+	}
 	resp, err := r.h.Client.Do(req)
 	if err != nil {
 		cancel()
@@ -186,11 +195,27 @@ func (r *rangeReader) request() error {
 func (r *rangeReader) check(resp *http.Response) error {
 	switch {
 	case resp.StatusCode == http.StatusPartialContent:
-		first, _, err := parseContentRange(resp.Header.Get("Content-Range"))
+		cr := resp.Header.Get("Content-Range")
+		first, _, err := parseContentRange(cr)
 		if err != nil || first != r.pos {
-			return fmt.Errorf("%s: Content-Range %q does not start at %d", r.url, resp.Header.Get("Content-Range"), r.pos)
+			return fmt.Errorf("%s: Content-Range %q does not start at %d", r.url, cr, r.pos)
+		}
+		_, total, _ := strings.Cut(cr, "/")
+		if r.total != "" && total != r.total {
+			return &HTTPError{r.url, fmt.Sprintf("the file changed while it was read (size %s, now %s)", r.total, total)}
+		}
+		if r.total == "" {
+			r.total = total
+			r.validator = resp.Header.Get("ETag")
+			if r.validator == "" || strings.HasPrefix(r.validator, "W/") {
+				// A weak ETag may not be used with If-Range.
+				r.validator = resp.Header.Get("Last-Modified")
+			}
 		}
 		return nil
+	case resp.StatusCode == http.StatusOK && r.validator != "" && r.pos > r.start:
+		// If-Range did not match: the server sends the new version whole.
+		return &HTTPError{r.url, "the file changed while it was read (If-Range did not match)"}
 	case resp.StatusCode == http.StatusOK:
 		// A server that ignores Range sends the whole file; that is only
 		// the bytes asked for when they are the whole file.

@@ -202,3 +202,35 @@ func TestHTTPContextCancel(t *testing.T) {
 		t.Errorf("err %v, want context.Canceled", err)
 	}
 }
+
+// TestHTTPResumeSameVersion proves that a body cut short is not resumed
+// from a file that changed meanwhile: bytes of two versions are never
+// spliced together.
+func TestHTTPResumeSameVersion(t *testing.T) {
+	changed := append([]byte(nil), blob...)
+	changed[500000] ^= 0xFF
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		content, mod := blob, time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+		if n.Add(1) > 1 {
+			content, mod = changed, mod.Add(time.Hour) // replaced after the first request
+		}
+		if n.Load() == 1 {
+			// As nginx does, the first answer names its version.
+			w.Header().Set("Last-Modified", mod.Format(http.TimeFormat))
+			shortBody(w, r)
+			return
+		}
+		http.ServeContent(w, r, "f", mod, bytes.NewReader(content))
+	}))
+	defer srv.Close()
+	r, err := testHTTP().Open(context.Background(), srv.URL+"/f", 0, 900000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	_, err = io.ReadAll(r)
+	if err == nil || !strings.Contains(err.Error(), "changed") {
+		t.Errorf("err %v: want the change reported, not a spliced body", err)
+	}
+}
