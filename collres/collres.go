@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"warcdedup/internal/ordered"
 	"warcdedup/internal/spool"
 	"warcdedup/manifest"
 	"warcdedup/record"
@@ -96,6 +97,13 @@ type task struct {
 	err     error
 }
 
+// Abandon finishes a task that no worker will run.
+func (t *task) Abandon(err error) {
+	close(t.lines)
+	t.err = err
+	close(t.done)
+}
+
 // Batches of single-line digests, and the read-ahead of cluster lines. A
 // task's channel buffer is allocated per task (a Line is ~150 bytes), so
 // these stay small: most clusters have a few lines.
@@ -119,14 +127,11 @@ func (r *Resolver) Run(ctx context.Context, in *manifest.Reader, out io.Writer) 
 		r.Progress = new(Progress)
 	}
 
-	window := make(chan struct{}, 4*jobs)
-	order := make(chan *task, 4*jobs)
-	work := make(chan *task)
+	q := ordered.New[*task](4 * jobs)
 	var readErr error
 	go func() {
-		defer close(work)
-		defer close(order)
-		readErr = r.dispatch(ctx, in, window, order, work)
+		defer q.Close()
+		readErr = r.dispatch(ctx, in, q)
 	}()
 	var wg sync.WaitGroup
 	for range jobs {
@@ -134,7 +139,7 @@ func (r *Resolver) Run(ctx context.Context, in *manifest.Reader, out io.Writer) 
 		go func() {
 			defer wg.Done()
 			w := r.newWorker()
-			for t := range work {
+			for t := range q.Work() {
 				t.err = w.run(ctx, t)
 				close(t.done)
 			}
@@ -143,7 +148,7 @@ func (r *Resolver) Run(ctx context.Context, in *manifest.Reader, out io.Writer) 
 
 	var total Stats
 	var fatal error
-	for t := range order {
+	for t := range q.Results() {
 		<-t.done
 		if fatal == nil {
 			total.add(&t.stats)
@@ -157,7 +162,7 @@ func (r *Resolver) Run(ctx context.Context, in *manifest.Reader, out io.Writer) 
 			}
 		}
 		t.out.Close()
-		<-window
+		q.Release()
 	}
 	wg.Wait()
 	if fatal == nil {
@@ -167,28 +172,15 @@ func (r *Resolver) Run(ctx context.Context, in *manifest.Reader, out io.Writer) 
 }
 
 // dispatch reads the manifest and hands out tasks in input order.
-func (r *Resolver) dispatch(ctx context.Context, in *manifest.Reader, window chan struct{}, order, work chan *task) error {
+func (r *Resolver) dispatch(ctx context.Context, in *manifest.Reader, q *ordered.Queue[*task]) error {
 	start := func(cluster bool) (*task, error) {
-		select {
-		case window <- struct{}{}:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
 		size := singletonBatch
 		if cluster {
 			size = clusterBuffer
 		}
 		t := &task{lines: make(chan manifest.Line, size), cluster: cluster, out: spool.New(spoolMemory), done: make(chan struct{})}
-		order <- t
-		select {
-		case work <- t:
-		case <-ctx.Done():
-			// Queued but never run: finish it here, or Run would wait for
-			// it forever.
-			close(t.lines)
-			t.err = ctx.Err()
-			close(t.done)
-			return nil, ctx.Err()
+		if err := q.Add(ctx, t); err != nil {
+			return nil, err
 		}
 		return t, nil
 	}

@@ -18,6 +18,7 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/digest"
+	"warcdedup/internal/ordered"
 	"warcdedup/internal/spool"
 	"warcdedup/manifest"
 	"warcdedup/record"
@@ -119,6 +120,13 @@ type task struct {
 	err   error
 }
 
+// Abandon finishes a task that no worker will run.
+func (t *task) Abandon(err error) {
+	close(t.lines)
+	t.err = err
+	close(t.done)
+}
+
 // errCut is the error of a task whose lines the manifest cut short; the
 // manifest's error is the one reported.
 var errCut = errors.New("the manifest stopped before the file's last line")
@@ -144,15 +152,12 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log io.Writer) 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := max(r.Jobs, 1)
-	window := make(chan struct{}, 2*jobs)
-	order := make(chan *task, 2*jobs)
-	work := make(chan *task)
+	q := ordered.New[*task](2 * jobs)
 	var readErr error
 	var protected int64 // written by dispatch, read after it ends
 	go func() {
-		defer close(work)
-		defer close(order)
-		readErr = r.dispatch(ctx, in, window, order, work, &protected)
+		defer q.Close()
+		readErr = r.dispatch(ctx, in, q, &protected)
 	}()
 	var wg sync.WaitGroup
 	for range jobs {
@@ -160,7 +165,7 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log io.Writer) 
 		go func() {
 			defer wg.Done()
 			w := &worker{r: r, hashes: map[digest.Algorithm]hash.Hash{}}
-			for t := range work {
+			for t := range q.Work() {
 				t.err = w.rewrite(ctx, t)
 				for range t.lines {
 				}
@@ -171,7 +176,7 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log io.Writer) 
 	}
 	var total Stats
 	var fatal error
-	for t := range order {
+	for t := range q.Results() {
 		<-t.done
 		if fatal != nil && t.err == nil && log != nil {
 			// Stopping: files already replaced are still logged, or an
@@ -200,7 +205,7 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log io.Writer) 
 			}
 		}
 		t.log.Close()
-		<-window
+		q.Release()
 	}
 	wg.Wait()
 	total.Protected = protected
@@ -212,7 +217,7 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log io.Writer) 
 
 // dispatch groups the copy > 1 lines by file and hands out one task per
 // file, streaming its lines.
-func (r *Rewriter) dispatch(ctx context.Context, in *manifest.Reader, window chan struct{}, order, work chan *task, protected *int64) (err error) {
+func (r *Rewriter) dispatch(ctx context.Context, in *manifest.Reader, q *ordered.Queue[*task], protected *int64) (err error) {
 	var cur *task
 	defer func() {
 		if cur != nil {
@@ -240,22 +245,9 @@ func (r *Rewriter) dispatch(ctx context.Context, in *manifest.Reader, window cha
 				close(cur.lines)
 				cur = nil // closed: the deferred close must not close it again
 			}
-			select {
-			case window <- struct{}{}:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
 			t := &task{file: l.File, lines: make(chan manifest.Line, 1024), log: spool.New(1 << 20), done: make(chan struct{})}
-			order <- t
-			select {
-			case work <- t:
-			case <-ctx.Done():
-				// Queued but never run: finish it here, or Run would wait
-				// for it forever.
-				close(t.lines)
-				t.err = ctx.Err()
-				close(t.done)
-				return ctx.Err()
+			if err := q.Add(ctx, t); err != nil {
+				return err
 			}
 			cur = t
 		}

@@ -2,6 +2,7 @@ package warcsum
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"warcdedup/internal/ordered"
 	"warcdedup/internal/spool"
 	"warcdedup/manifest"
 )
@@ -125,6 +127,9 @@ type job struct {
 	err   error
 }
 
+// Abandon finishes a job that no worker will run.
+func (j *job) Abandon(error) { close(j.done) }
+
 func (j *job) write(l *manifest.Line) error {
 	j.buf = l.Append(j.buf[:0])
 	_, err := j.out.Write(j.buf)
@@ -175,23 +180,17 @@ func (r *Runner) Run(inputs []Input, out io.Writer) (Stats, error) {
 		memory = spoolMemory
 	}
 
-	var stop atomic.Bool
-	// window bounds the files read ahead of the one being written, and so
-	// the memory their spooled output takes.
-	window := make(chan struct{}, 2*jobs)
-	work := make(chan *job)
-	order := make(chan *job, 2*jobs)
+	// The queue bounds the files read ahead of the one being written, and
+	// so the memory their spooled output takes. A failed write stops it.
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	q := ordered.New[*job](2 * jobs)
 	go func() {
-		defer close(work)
-		defer close(order)
+		defer q.Close()
 		for _, in := range inputs {
-			window <- struct{}{}
-			if stop.Load() {
+			if q.Add(ctx, &job{in: in, out: spool.New(memory), done: make(chan struct{})}) != nil {
 				return
 			}
-			s := &job{in: in, out: spool.New(memory), done: make(chan struct{})}
-			order <- s
-			work <- s
 		}
 	}()
 	var wg sync.WaitGroup
@@ -200,8 +199,8 @@ func (r *Runner) Run(inputs []Input, out io.Writer) (Stats, error) {
 		go func() {
 			defer wg.Done()
 			summer := NewSummer(r.Options)
-			for s := range work {
-				if !stop.Load() {
+			for s := range q.Work() {
+				if ctx.Err() == nil {
 					s.stats, s.err = sumPath(summer, s, progress)
 				}
 				progress.Files.Add(1)
@@ -213,7 +212,7 @@ func (r *Runner) Run(inputs []Input, out io.Writer) (Stats, error) {
 	bw := bufio.NewWriterSize(out, 256<<10)
 	var total Stats
 	var fatal error
-	for s := range order {
+	for s := range q.Results() {
 		<-s.done
 		if fatal == nil {
 			if s.err != nil && r.OnFileError != nil {
@@ -222,11 +221,11 @@ func (r *Runner) Run(inputs []Input, out io.Writer) (Stats, error) {
 			total.Add(&s.stats)
 			if _, err := s.out.WriteTo(bw); err != nil {
 				fatal = err
-				stop.Store(true)
+				stop()
 			}
 		}
 		s.out.Close()
-		<-window
+		q.Release()
 	}
 	wg.Wait()
 	if fatal == nil {
