@@ -15,7 +15,6 @@ import (
 	"warcdedup/internal/cmdutil"
 	"warcdedup/manifest"
 	"warcdedup/refs"
-	"warcdedup/source"
 )
 
 const description = `warcrefs reads a post-processed manifest (10 fields, sorted on file and
@@ -78,16 +77,9 @@ func run(c *cli.Context) error {
 		DryRun:    c.Bool("dry-run"),
 		Jobs:      c.Int("jobs"),
 	}
-	if name := c.String("locations"); name != "" {
-		f, err := os.Open(name)
-		if err != nil {
-			return cli.Exit(err, cmdutil.ExitFatal)
-		}
-		rw.Locations, err = source.ReadLocations(f, name)
-		f.Close()
-		if err != nil {
-			return cli.Exit(err, cmdutil.ExitFatal)
-		}
+	var err error
+	if rw.Locations, err = cmdutil.Locations(c); err != nil {
+		return cli.Exit(err, cmdutil.ExitFatal)
 	}
 	if name := c.String("protect"); name != "" {
 		f, err := os.Open(name)

@@ -19,10 +19,13 @@ of lines), and proves that nothing was lost:
 
   - every record of BEFORE is present in AFTER with the same URI, date and
     digest, either as itself or as a revisit whose Refers-To URI and date
-    name a response in AFTER with the same digest;
-  - every revisit of BEFORE is still in AFTER;
-  - every digest keeps at least one response (one per ext class when BEFORE
-    has field 7).
+    name a response in AFTER with the same digest (and, when BEFORE has
+    field 7, the same ext class); each record of AFTER stands for one
+    record of BEFORE;
+  - every revisit of BEFORE is still in AFTER, and one that referred to a
+    response still does (the rewrite did not turn its original into a
+    revisit);
+  - every payload class keeps a response of its own.
 
 With --order it checks a conversion instead (ARC to WARC, the paper's step
 4): the two manifests, each of one file in file order, must list the same

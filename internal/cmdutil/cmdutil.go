@@ -299,19 +299,27 @@ func Bytes(n int64) string {
 	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTPE"[exp])
 }
 
+// Locations reads the file of the --locations flag, if given.
+func Locations(c *cli.Context) (map[string]string, error) {
+	name := c.String("locations")
+	if name == "" {
+		return nil, nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return source.ReadLocations(f, name)
+}
+
 // Locator builds the source.Locator of the --root, --locations,
 // --url-template, --per-host, --retries and --timeout flags.
 func Locator(c *cli.Context) (*source.Locator, error) {
 	loc := &source.Locator{Roots: c.StringSlice("root"), URLTemplate: c.String("url-template")}
-	if name := c.String("locations"); name != "" {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		if loc.Locations, err = source.ReadLocations(f, name); err != nil {
-			return nil, err
-		}
+	var err error
+	if loc.Locations, err = Locations(c); err != nil {
+		return nil, err
 	}
 	if len(loc.Roots) == 0 && loc.Locations == nil && loc.URLTemplate == "" {
 		return nil, errors.New("say where the files are: --root DIR, --locations FILE or --url-template URL")
