@@ -8,7 +8,6 @@ import (
 
 	"warcdedup/manifest"
 	"warcdedup/record"
-	"warcdedup/warcsum"
 )
 
 // Opener opens the stored bytes of the record a manifest line names.
@@ -93,7 +92,7 @@ func (p *payload) start() error {
 	if rec.Type != "response" {
 		return stale(l, fmt.Errorf("%w: it is a %q record", ErrNotResponse, rec.Type))
 	}
-	if uri, date := warcsum.URIField(rec), warcsum.DateField(rec); uri != l.URI || date != l.Date {
+	if uri, date := manifest.URIField(rec), manifest.DateField(rec); uri != l.URI || date != l.Date {
 		return stale(l, fmt.Errorf("%w: record has %s %s", ErrFieldsChanged, uri, date))
 	}
 	head, err := rr.ReadHTTPHead()

@@ -88,7 +88,7 @@ func canonical(t *testing.T, text string) string {
 		}
 		lines = append(lines, l)
 	}
-	slices.SortFunc(lines, func(a, b manifest.Line) int { return manifest.ByClass.Compare(&a, &b) })
+	slices.SortFunc(lines, func(a, b manifest.Line) int { return manifest.ByDigest.Compare(&a, &b) })
 	var b []byte
 	for i := range lines {
 		b = lines[i].Append(b)

@@ -3,6 +3,8 @@ package manifest
 import (
 	"fmt"
 	"strings"
+
+	"warcdedup/record"
 )
 
 const hexDigits = "0123456789ABCDEF"
@@ -45,6 +47,14 @@ func escape(s string, percent bool) string {
 	}
 	return b.String()
 }
+
+// URIField is field 4 for rec: its target URI without a wget-1.14 <...>
+// wrapper, escaped. Every stage that reads a record back compares it with
+// its line through this function.
+func URIField(rec *record.Record) string { return EscapeField(rec.TargetURI()) }
+
+// DateField is field 5 for rec: its date as written, escaped.
+func DateField(rec *record.Record) string { return EscapeField(rec.Date) }
 
 // UnescapeFile reverses EscapeFile.
 func UnescapeFile(s string) (string, error) {

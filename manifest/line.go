@@ -16,6 +16,11 @@ import (
 // Line is one record of the manifest. Which fields are meaningful depends on
 // the stage that wrote it: Fields is 6 after warcsum, 7 after warccollres
 // (Ext), 10 after warcsumproc (Copy, RefURI, RefDate).
+//
+// A revisit line (see IsRevisit) lists a revisit record already in the
+// collection: 10 fields, ext -1, copy 0, and the URI and date it refers to.
+// warcsum writes one for every revisit it reads, so that every later stage
+// knows which responses existing revisits resolve to and keeps them.
 type Line struct {
 	File   string // path relative to its root, escaped (see EscapeFile)
 	Offset int64  // where the record starts in the file as stored
@@ -24,13 +29,38 @@ type Line struct {
 	Date   string // WARC-Date as in the record, escaped
 	Digest string // payload digest, "algo:value"
 
-	Ext     int    // hash extension: byte-identical class within a digest
-	Copy    int    // 1 for the record kept, 2, 3, ... for duplicates
-	RefURI  string // URI of copy 1 of the class, "-" on copy 1
-	RefDate string // date of copy 1 of the class, "-" on copy 1
+	Ext     int    // class within a digest (byte-identical, replay-equivalent); -1 on a revisit line
+	Copy    int    // 1 for a record kept, 2, 3, ... for duplicates; 0 on a revisit line
+	RefURI  string // URI of the original, "-" on copy 1
+	RefDate string // date of the original, "-" on copy 1; "*" on a revisit line that names none
 
 	Fields int // 6, 7 or 10
 }
+
+// RevisitExt and RevisitCopy mark a revisit line. -1 sorts first under
+// `sort -k7,7n`, so a digest's revisit lines reach the stages that number
+// its copies before its responses do.
+const (
+	RevisitExt  = -1
+	RevisitCopy = 0
+)
+
+// NoDigest is field 6 of a revisit line whose record names no payload
+// digest in the manifest's algorithm (none at all, or one in another
+// algorithm, which cannot be compared). It sorts before every digest, so
+// such lines reach the stages that number copies before any cluster.
+const NoDigest = "-"
+
+// IsRevisit reports whether l lists a revisit record already in the
+// collection rather than a response.
+func (l *Line) IsRevisit() bool { return l.Fields == 10 && l.Ext == RevisitExt }
+
+// IsDuplicate reports whether l is a response to be rewritten as a revisit
+// (copy 2, 3, ...).
+func (l *Line) IsDuplicate() bool { return l.Fields == 10 && l.Copy > 1 }
+
+// IsKept reports whether l is a numbered response that stays one (copy 1).
+func (l *Line) IsKept() bool { return l.Fields == 10 && l.Copy == 1 }
 
 // Algorithm returns the digest algorithm named by l.Digest's label.
 func (l *Line) Algorithm() digest.Algorithm {
@@ -119,8 +149,23 @@ func Parse(text []byte) (Line, error) {
 	if l.Length == 0 {
 		return Line{}, errors.New("length 0: a record occupies at least one byte")
 	}
-	if _, _, err := digest.Parse(l.Digest); err != nil {
-		return Line{}, err
+	revisit := n == 10 && string(f[6]) == "-1"
+	if !(revisit && l.Digest == NoDigest) {
+		if _, _, err := digest.Parse(l.Digest); err != nil {
+			return Line{}, err
+		}
+	}
+	if revisit {
+		// A revisit line: copy 0 and the URI and date it refers to.
+		if string(f[7]) != "0" {
+			return Line{}, fmt.Errorf("ext -1 with copy %q: a revisit line has copy 0", f[7])
+		}
+		l.Ext, l.Copy = RevisitExt, RevisitCopy
+		l.RefURI, l.RefDate = string(f[8]), string(f[9])
+		if l.RefURI == "-" || l.RefDate == "-" {
+			return Line{}, fmt.Errorf("revisit line with reference %q %q: it must name what it refers to", l.RefURI, l.RefDate)
+		}
+		return l, nil
 	}
 	if n >= 7 {
 		ext, err := parseNumber(f[6], "ext")
@@ -135,7 +180,7 @@ func Parse(text []byte) (Line, error) {
 			return Line{}, err
 		}
 		if c == 0 {
-			return Line{}, errors.New("copy 0: copies are numbered from 1")
+			return Line{}, errors.New("copy 0 on a response: copies are numbered from 1 (copy 0 marks a revisit line, whose ext is -1)")
 		}
 		l.Copy = int(c)
 		l.RefURI, l.RefDate = string(f[8]), string(f[9])

@@ -32,21 +32,15 @@ type Order struct {
 	Compare func(a, b *Line) int
 }
 
-// The orders of the spec. All compare bytes (LC_ALL=C) except offset and
-// ext, which `sort -n` compares as numbers.
+// The orders of the toolchain. All compare bytes (LC_ALL=C) except offset
+// and ext, which `sort -n` compares as numbers.
 var (
-	// ByDigest is what warccollres and warcsumsplit's cluster mode read.
+	// ByDigest is what warccollres, warcsumproc and warcsumsplit's cluster
+	// modes read: each digest together; within it the revisit lines (ext
+	// -1) first, so that the records they refer to are known before any
+	// response is numbered, then each ext class (a response without field 7
+	// counts as ext 0, as it does for sort -n), the earliest capture first.
 	ByDigest = &Order{
-		Name:    "digest, date, file, offset",
-		Command: "LC_ALL=C sort -k6,6 -k5,5 -k1,1 -k2,2n",
-		Compare: func(a, b *Line) int {
-			return cmp.Or(strings.Compare(a.Digest, b.Digest), strings.Compare(a.Date, b.Date),
-				strings.Compare(a.File, b.File), cmp.Compare(a.Offset, b.Offset))
-		},
-	}
-	// ByClass is what warcsumproc reads: within a digest, each ext class
-	// together, the earliest capture first.
-	ByClass = &Order{
 		Name:    "digest, ext, date, file, offset",
 		Command: "LC_ALL=C sort -k6,6 -k7,7n -k5,5 -k1,1 -k2,2n",
 		Compare: func(a, b *Line) int {

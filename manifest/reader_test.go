@@ -269,10 +269,13 @@ func TestRequireOrderPairs(t *testing.T) {
 		{"ByDigest date before file", manifest.ByDigest, "z 1 1 u 2010 " + d1, "a 1 1 u 2020 " + d1, true},
 		{"ByDigest date out of order", manifest.ByDigest, "a 1 1 u 2020 " + d1, "z 1 1 u 2010 " + d1, false},
 		{"ByDigest offset 10 before 9", manifest.ByDigest, "a 10 1 u 2010 " + d1, "a 9 1 u 2010 " + d1, false},
-		{"ByDigest ignores ext", manifest.ByDigest, "a 1 1 u 2010 " + d1 + " 1", "a 1 1 u 2010 " + d1 + " 0", true},
-		{"ByClass ext before date", manifest.ByClass, "a 1 1 u 2020 " + d1 + " 0", "a 1 1 u 2010 " + d1 + " 1", true},
-		{"ByClass ext 10 before 9", manifest.ByClass, "a 1 1 u 2010 " + d1 + " 10", "a 1 1 u 2010 " + d1 + " 9", false},
-		{"ByClass digest before ext", manifest.ByClass, "a 1 1 u 2010 " + d1 + " 5", "a 1 1 u 2010 " + d2 + " 0", true},
+		{"ByDigest ext before date", manifest.ByDigest, "a 1 1 u 2020 " + d1 + " 0", "a 1 1 u 2010 " + d1 + " 1", true},
+		{"ByDigest ext 10 before 9", manifest.ByDigest, "a 1 1 u 2010 " + d1 + " 10", "a 1 1 u 2010 " + d1 + " 9", false},
+		{"ByDigest digest before ext", manifest.ByDigest, "a 1 1 u 2010 " + d1 + " 5", "a 1 1 u 2010 " + d2 + " 0", true},
+		{"ByDigest no field 7 is ext 0", manifest.ByDigest, "a 1 1 u 2010 " + d1, "a 1 1 u 2000 " + d1 + " 1", true},
+		{"ByDigest revisit line before responses", manifest.ByDigest, "z 1 1 u 2030 " + d1 + " -1 0 u 2010", "a 1 1 u 2010 " + d1, true},
+		{"ByDigest revisit line after a response", manifest.ByDigest, "a 1 1 u 2010 " + d1, "z 1 1 u 2030 " + d1 + " -1 0 u 2010", false},
+		{"ByDigest digest-less revisit lines first", manifest.ByDigest, "z 1 1 u 2030 - -1 0 u 2010", "a 1 1 u 2010 " + d1, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -466,9 +469,9 @@ func TestRequireOrderAgreesWithSort(t *testing.T) {
 	}{
 		{manifest.ByDigest, []int{6}},
 		{manifest.ByDigest, []int{6, 7, 10}},
-		{manifest.ByClass, []int{7}},
-		{manifest.ByClass, []int{10}},
-		{manifest.ByClass, []int{6, 7, 10}},
+		{manifest.ByDigest, []int{7}},
+		{manifest.ByDigest, []int{10}},
+		{manifest.ByDigest, []int{6, 7, 10}},
 		{manifest.ByFile, []int{6}},
 		{manifest.ByFile, []int{6, 7, 10}},
 	}

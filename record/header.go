@@ -35,3 +35,16 @@ func (h Header) Has(name string) bool {
 	_, ok := h.Lookup(name)
 	return ok
 }
+
+// TargetURI is the record's target URI as written, without the <...> that
+// wget 1.14 wrapped around it: what indexers (warcio, pywb) record for it,
+// and so what a revisit's WARC-Refers-To-Target-URI must say to name it.
+func (r *Record) TargetURI() string { return StripAngles(r.URI) }
+
+// StripAngles removes a <...> wrapper from a URI.
+func StripAngles(uri string) string {
+	if len(uri) >= 2 && uri[0] == '<' && uri[len(uri)-1] == '>' {
+		return uri[1 : len(uri)-1]
+	}
+	return uri
+}

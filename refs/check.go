@@ -11,7 +11,6 @@ import (
 	"warcdedup/digest"
 	"warcdedup/manifest"
 	"warcdedup/record"
-	"warcdedup/warcsum"
 )
 
 // RefusedError says why a file is left untouched: a line of the manifest
@@ -78,8 +77,8 @@ func (w *worker) examine(rr *record.Reader, l *manifest.Line) (*found, error) {
 		// from there would cut the terminator of the record before.
 		return nil, refuse(fmt.Errorf("%w: the record starts %d bytes after the line's offset", ErrNotARecord, rec.Offset))
 	}
-	if warcsum.URIField(rec) != l.URI || warcsum.DateField(rec) != l.Date {
-		return nil, refuse(fmt.Errorf("%w: the record has %s %s", ErrFieldsChanged, warcsum.URIField(rec), warcsum.DateField(rec)))
+	if manifest.URIField(rec) != l.URI || manifest.DateField(rec) != l.Date {
+		return nil, refuse(fmt.Errorf("%w: the record has %s %s", ErrFieldsChanged, manifest.URIField(rec), manifest.DateField(rec)))
 	}
 	switch rec.Type {
 	case "revisit":
@@ -153,7 +152,7 @@ func (w *worker) examine(rr *record.Reader, l *manifest.Line) (*found, error) {
 	refURI := l.RefURI
 	switch {
 	case refURI == l.URI:
-		refURI = warcsum.TargetURI(rec)
+		refURI = rec.TargetURI()
 	case hasEscape(refURI):
 		if exact, ok := w.r.Protect.exactURI(l.RefURI, l.RefDate); ok {
 			refURI = exact

@@ -385,10 +385,10 @@ func checkRevisitOf(t testing.TB, name string, orig, rev []byte, l *manifest.Lin
 	if o.Type != "response" || r.Type != "revisit" {
 		t.Errorf("%s offset %d: a %s became a %s", name, l.Offset, o.Type, r.Type)
 	}
-	if got := warcsum.URIField(r); got != l.URI {
+	if got := manifest.URIField(r); got != l.URI {
 		t.Errorf("%s offset %d: revisit URI %q, want %q", name, l.Offset, got, l.URI)
 	}
-	if got := warcsum.DateField(r); got != l.Date {
+	if got := manifest.DateField(r); got != l.Date {
 		t.Errorf("%s offset %d: revisit date %q, want %q", name, l.Offset, got, l.Date)
 	}
 	// In the manifest's spelling; when the original has the revisit's own
@@ -396,8 +396,8 @@ func checkRevisitOf(t testing.TB, name string, orig, rev []byte, l *manifest.Lin
 	if got := refersURI(r); got != l.RefURI {
 		t.Errorf("%s offset %d: WARC-Refers-To-Target-URI %q, want %q", name, l.Offset, got, l.RefURI)
 	}
-	if raw := r.Header.Get("WARC-Refers-To-Target-URI"); l.RefURI == l.URI && raw != warcsum.TargetURI(o) {
-		t.Errorf("%s offset %d: same-URI revisit refers to %q, want the record's own %q", name, l.Offset, raw, warcsum.TargetURI(o))
+	if raw := r.Header.Get("WARC-Refers-To-Target-URI"); l.RefURI == l.URI && raw != o.TargetURI() {
+		t.Errorf("%s offset %d: same-URI revisit refers to %q, want the record's own %q", name, l.Offset, raw, o.TargetURI())
 	}
 	if got := r.Header.Get("WARC-Refers-To-Date"); got != l.RefDate {
 		t.Errorf("%s offset %d: WARC-Refers-To-Date %q, want %q", name, l.Offset, got, l.RefDate)

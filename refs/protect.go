@@ -6,7 +6,6 @@ import (
 
 	"warcdedup/manifest"
 	"warcdedup/record"
-	"warcdedup/warcsum"
 )
 
 // Protection holds the records that revisits already in the collection
@@ -105,10 +104,10 @@ func readTargetURI(path func(string) (string, error), loc location, key string) 
 		return "", false
 	}
 	rec, err := rr.Next()
-	if err != nil || warcsum.URIField(rec)+" "+warcsum.DateField(rec) != key {
+	if err != nil || manifest.URIField(rec)+" "+manifest.DateField(rec) != key {
 		return "", false
 	}
-	return warcsum.TargetURI(rec), true
+	return rec.TargetURI(), true
 }
 
 // hasEscape reports whether a manifest URI holds a %XX that escaping made:

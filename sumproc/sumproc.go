@@ -141,11 +141,11 @@ func (d Deps) Write(w io.Writer) error {
 	return nil
 }
 
-// Process reads a 7-field manifest sorted by manifest.ByClass and writes
+// Process reads a 7-field manifest sorted by manifest.ByDigest and writes
 // its 10-field form. deps may be nil.
 func Process(in *manifest.Reader, out *manifest.Writer, opt Options, deps Deps) (*Stats, error) {
 	in.RequireFields(7)
-	in.RequireOrder(manifest.ByClass)
+	in.RequireOrder(manifest.ByDigest)
 	st := &Stats{}
 	keep := opt.Largest
 	if keep == 0 {

@@ -147,7 +147,8 @@ func TestCorpusKnownFiles(t *testing.T) {
 		failed  bool
 	}{
 		// pywb's recording of iana.org: 48 responses, 4 of them not 2xx.
-		{"pywb iana responses", "webrecorder+pywb/sample_archive/warcs/iana.warc.gz", 44, 0, false},
+		// 44 responses and a revisit line for each of its 123 revisits.
+		{"pywb iana responses and revisits", "webrecorder+pywb/sample_archive/warcs/iana.warc.gz", 44 + 123, 0, false},
 		// A whole-file gzip member: its records cannot be addressed one by one,
 		// so the member is reported once and nothing is listed.
 		{"whole-file gzip is refused", "webrecorder+warcio/test/data/example-bad-non-chunked.warc.gz", 0, 1, false},

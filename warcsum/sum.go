@@ -26,12 +26,14 @@ type Options struct {
 	// instead of hashing the payload. Faster, and wrong where writers wrote
 	// wrong digests; warccollres re-hashes every record it compares anyway.
 	TrustHeader bool
-	// Revisits also lists WARC revisit records, as 10-field lines with
-	// ext 0, copy 2 and their WARC-Refers-To-Target-URI and -Date (the
-	// record's own URI when it names none, "*" for a missing date), and the
-	// digest of their WARC-Payload-Digest. Verification compares such
-	// manifests from before and after a rewrite.
-	Revisits bool
+	// ResponsesOnly leaves revisit records out. By default each is listed
+	// as a revisit line (10 fields, ext -1, copy 0, the URI and date it
+	// refers to: WARC-Refers-To-Target-URI, or its own URI when it names
+	// none, and WARC-Refers-To-Date, or "*") so that the later stages keep
+	// the responses existing revisits resolve to, and verification can
+	// prove they still do. Field 6 is its WARC-Payload-Digest when that is
+	// in the run's algorithm, else manifest.NoDigest.
+	ResponsesOnly bool
 	// Damage receives each damaged record (never listed), Warn each digest
 	// disagreement (the computed digest is listed). Both are called from
 	// the goroutine that reads the file.
@@ -61,14 +63,14 @@ const (
 	SkipNoURI                     // no target URI
 	SkipNoDate                    // no usable date
 	SkipEmpty                     // empty payload (with SkipEmpty)
-	SkipRevisitDigest             // with Revisits: a revisit without a usable payload digest
+	SkipRevisit                   // with ResponsesOnly: a revisit
 	numSkips
 )
 
 var skipNames = [numSkips]string{
 	"not a response", "not HTTP", "truncated", "segmented", "status 206",
 	"status not 2xx", "HTTP head incomplete", "no target URI", "no date", "empty payload",
-	"revisit without payload digest",
+	"revisit",
 }
 
 func (s Skip) String() string { return skipNames[s] }
@@ -79,6 +81,11 @@ type Stats struct {
 	FilesFailed   int64           // files that could not be opened or read to the end
 	Records       int64           // records read, damaged ones included
 	Listed        int64           // manifest lines written
+	Revisits      int64           // revisit lines among them
+	// RevisitsWithoutDigest counts revisit lines whose record names no
+	// payload digest in the run's algorithm: the later stages hold what
+	// they refer to in memory, not cluster by cluster.
+	RevisitsWithoutDigest int64
 	Skipped       [numSkips]int64 // records read but not listed, by reason
 	Damaged       int64           // damaged records and stretches of bytes, never listed
 	Checked       int64           // listed records whose WARC-Payload-Digest was compared with the payload
@@ -93,6 +100,8 @@ func (s *Stats) Add(o *Stats) {
 	s.FilesFailed += o.FilesFailed
 	s.Records += o.Records
 	s.Listed += o.Listed
+	s.Revisits += o.Revisits
+	s.RevisitsWithoutDigest += o.RevisitsWithoutDigest
 	for i := range s.Skipped {
 		s.Skipped[i] += o.Skipped[i]
 	}
@@ -106,7 +115,10 @@ func (s *Stats) Add(o *Stats) {
 // Summary writes the end-of-run summary.
 func (s *Stats) Summary(w io.Writer) {
 	fmt.Fprintf(w, "files: %d read, %d failed\n", s.Files, s.FilesFailed)
-	fmt.Fprintf(w, "records: %d read, %d listed, %d damaged\n", s.Records, s.Listed, s.Damaged)
+	fmt.Fprintf(w, "records: %d read, %d listed (%d of them revisits), %d damaged\n", s.Records, s.Listed, s.Revisits, s.Damaged)
+	if s.RevisitsWithoutDigest > 0 {
+		fmt.Fprintf(w, "revisits naming no payload digest in this run's algorithm: %d (hash with the algorithm of their WARC-Payload-Digest to protect their originals digest by digest)\n", s.RevisitsWithoutDigest)
+	}
 	var skips []string
 	for i, n := range s.Skipped {
 		if n > 0 {
@@ -218,7 +230,11 @@ func (s *Summer) SumFile(r io.Reader, name string, emit func(*manifest.Line) err
 // payload into s.line. The record is always finished, so its damage is
 // found whether it is listed or not.
 func (s *Summer) sumRecord(rr *record.Reader, rec *record.Record, file string, st *Stats) (bool, error) {
-	if s.opt.Revisits && rec.Type == "revisit" {
+	if rec.Type == "revisit" {
+		if s.opt.ResponsesOnly {
+			st.Skipped[SkipRevisit]++
+			return false, rr.Finish()
+		}
 		return s.revisitLine(rr, rec, file, st)
 	}
 	skip := s.precheck(rec)
@@ -306,26 +322,33 @@ func (s *Summer) sumRecord(rr *record.Reader, rec *record.Record, file string, s
 		File:   file,
 		Offset: rec.Offset,
 		Length: rec.Length,
-		URI:    URIField(rec),
-		Date:   DateField(rec),
+		URI:    manifest.URIField(rec),
+		Date:   manifest.DateField(rec),
 		Digest: s.opt.Algorithm.Format(sum),
 		Fields: 6,
 	}
 	return true, nil
 }
 
-// revisitLine lists a revisit record with what it refers to.
+// revisitLine lists a revisit record with what it refers to. A revisit
+// without a URI or date cannot be named by verification; it is counted as
+// skipped.
 func (s *Summer) revisitLine(rr *record.Reader, rec *record.Record, file string, st *Stats) (bool, error) {
 	if err := rr.Finish(); err != nil {
 		return false, err
 	}
-	algo, sum, err := digest.ParseHeader(rec.Header.Get("WARC-Payload-Digest"))
-	uri := URIField(rec)
-	if err != nil || uri == "" || rec.Date == "" {
-		st.Skipped[SkipRevisitDigest]++
+	uri := manifest.URIField(rec)
+	if uri == "" || rec.Date == "" {
+		st.Skipped[SkipNoURI]++
 		return false, nil
 	}
-	refURI := manifest.EscapeField(stripAngles(rec.Header.Get("WARC-Refers-To-Target-URI")))
+	d := manifest.NoDigest
+	if algo, sum, err := digest.ParseHeader(rec.Header.Get("WARC-Payload-Digest")); err == nil && algo == s.opt.Algorithm {
+		d = algo.Format(sum)
+	} else {
+		st.RevisitsWithoutDigest++
+	}
+	refURI := manifest.EscapeField(record.StripAngles(rec.Header.Get("WARC-Refers-To-Target-URI")))
 	if refURI == "" {
 		refURI = uri
 	}
@@ -333,9 +356,10 @@ func (s *Summer) revisitLine(rr *record.Reader, rec *record.Record, file string,
 	if refDate == "" {
 		refDate = "*"
 	}
+	st.Revisits++
 	s.line = manifest.Line{
-		File: file, Offset: rec.Offset, Length: rec.Length, URI: uri, Date: DateField(rec),
-		Digest: algo.Format(sum), Ext: 0, Copy: 2, RefURI: refURI, RefDate: refDate, Fields: 10,
+		File: file, Offset: rec.Offset, Length: rec.Length, URI: uri, Date: manifest.DateField(rec),
+		Digest: d, Ext: manifest.RevisitExt, Copy: manifest.RevisitCopy, RefURI: refURI, RefDate: refDate, Fields: 10,
 	}
 	return true, nil
 }
@@ -350,7 +374,7 @@ func (s *Summer) precheck(rec *record.Record) Skip {
 		return SkipTruncated
 	case rec.Header.Has("WARC-Segment-Number"):
 		return SkipSegmented
-	case stripAngles(rec.URI) == "":
+	case rec.TargetURI() == "":
 		return SkipNoURI
 	case rec.Date == "":
 		return SkipNoDate
@@ -377,25 +401,4 @@ func (s *Summer) hashFor(a digest.Algorithm) hash.Hash {
 		s.hashes[a] = h
 	}
 	return h
-}
-
-// TargetURI is rec's target URI as written, without a wget-1.14 <...>
-// wrapper and unescaped: what a revisit's Refers-To-Target-URI must say to
-// name rec exactly.
-func TargetURI(rec *record.Record) string { return stripAngles(rec.URI) }
-
-// URIField is field 4 for rec: its target URI without a wget-1.14 <...>
-// wrapper, escaped for the manifest. Later stages compare a record they
-// read back with its line through this function.
-func URIField(rec *record.Record) string { return manifest.EscapeField(stripAngles(rec.URI)) }
-
-// DateField is field 5 for rec: its date as written, escaped.
-func DateField(rec *record.Record) string { return manifest.EscapeField(rec.Date) }
-
-// stripAngles removes the <...> that wget 1.14 wrapped around target URIs.
-func stripAngles(uri string) string {
-	if len(uri) >= 2 && uri[0] == '<' && uri[len(uri)-1] == '>' {
-		return uri[1 : len(uri)-1]
-	}
-	return uri
 }

@@ -55,7 +55,7 @@ func TestCandidates(t *testing.T) {
 	}{
 		{"200 response is listed", Options{}, warcRecord("response", "http://a/", d, httpResponse(200, "x")), true, 0},
 		{"request is not", Options{}, warcRecord("request", "http://a/", d, "GET / HTTP/1.1\r\n\r\n"), false, SkipNotResponse},
-		{"revisit is not", Options{}, warcRecord("revisit", "http://a/", d, httpResponse(200, "")), false, SkipNotResponse},
+		{"revisit is not, with responses only", Options{ResponsesOnly: true}, warcRecord("revisit", "http://a/", d, httpResponse(200, "")), false, SkipRevisit},
 		{"resource is not", Options{}, warcRecord("resource", "http://a/", d, "x"), false, SkipNotResponse},
 		{"404 is not, by default", Options{}, warcRecord("response", "http://a/", d, httpResponse(404, "x")), false, SkipStatus},
 		{"404 is with all statuses", Options{AllStatuses: true}, warcRecord("response", "http://a/", d, httpResponse(404, "x")), true, 0},
@@ -81,6 +81,53 @@ func TestCandidates(t *testing.T) {
 			}
 			if st.Records != 1 || st.Damaged != 0 {
 				t.Errorf("records %d damaged %d, want 1 and 0", st.Records, st.Damaged)
+			}
+		})
+	}
+}
+
+// TestRevisitLine proves how an existing revisit is listed: ext -1, copy 0,
+// what it refers to, and its digest only when it is in the run's algorithm
+// (else "-", so that the later stages hold it apart from the clusters).
+func TestRevisitLine(t *testing.T) {
+	const d = "2024-01-02T03:04:05Z"
+	sha1Digest := "sha1:" + sha1Base32("x")
+	tests := []struct {
+		name   string
+		opt    Options
+		extra  []string
+		digest string
+		refURI string
+		refDat string
+	}{
+		{"both Refers-To fields", Options{},
+			[]string{"WARC-Payload-Digest: " + sha1Digest, "WARC-Refers-To-Target-URI: <http://o/ x>", "WARC-Refers-To-Date: 2020-01-01T00:00:00Z"},
+			sha1Digest, "http://o/%20x", "2020-01-01T00:00:00Z"},
+		{"no Refers-To: its own URI, any date", Options{},
+			[]string{"WARC-Payload-Digest: " + sha1Digest},
+			sha1Digest, "http://a/", "*"},
+		{"digest in another algorithm", Options{Algorithm: digest.SHA256},
+			[]string{"WARC-Payload-Digest: " + sha1Digest, "WARC-Refers-To-Target-URI: http://o/", "WARC-Refers-To-Date: 2020-01-01T00:00:00Z"},
+			"-", "http://o/", "2020-01-01T00:00:00Z"},
+		{"no digest", Options{},
+			[]string{"WARC-Refers-To-Target-URI: http://o/", "WARC-Refers-To-Date: 2020-01-01T00:00:00Z"},
+			"-", "http://o/", "2020-01-01T00:00:00Z"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lines, st := sum(t, tt.opt, warcRecord("revisit", "http://a/", d, "HTTP/1.1 200 OK\r\n\r\n", tt.extra...))
+			if len(lines) != 1 {
+				t.Fatalf("listed %d lines, want 1", len(lines))
+			}
+			l := lines[0]
+			if !l.IsRevisit() || l.Digest != tt.digest || l.RefURI != tt.refURI || l.RefDate != tt.refDat || l.URI != "http://a/" || l.Date != d {
+				t.Errorf("line %q, want a revisit line of %s referring to %s %s", l.String(), tt.digest, tt.refURI, tt.refDat)
+			}
+			if _, err := manifest.Parse([]byte(l.String())); err != nil {
+				t.Errorf("the line does not parse back: %v", err)
+			}
+			if st.Revisits != 1 || (st.RevisitsWithoutDigest == 1) != (tt.digest == "-") {
+				t.Errorf("revisits %d, without digest %d", st.Revisits, st.RevisitsWithoutDigest)
 			}
 		})
 	}

@@ -35,6 +35,15 @@ The payload is the HTTP entity body as stored. A WARC-Payload-Digest that
 does not match the payload is reported and counted; the computed digest is
 listed. Damaged records are reported with file and offset and never listed.
 
+Every revisit record is listed too, as a revisit line:
+
+  file offset length uri date algo:digest -1 0 refers-to-uri refers-to-date
+
+(the digest is "-" when the revisit names none in this run's algorithm, the
+date "*" when it names none). The later stages keep every response such a
+line refers to, so an existing revisit never ends up pointing at a revisit,
+and warcsumcmp proves it still resolves. --responses-only leaves them out.
+
 Sort the output for the next stage with:
   LC_ALL=C sort -k6,6 -k5,5 -k1,1 -k2,2n`
 
@@ -46,7 +55,8 @@ func main() {
 			&cli.BoolFlag{Name: "skip-empty", Usage: "leave out records with an empty payload (they all share one digest)"},
 			&cli.BoolFlag{Name: "all-statuses", Usage: "list every HTTP status but 206, not only 2xx"},
 			&cli.BoolFlag{Name: "trust-header", Usage: "reuse a WARC-Payload-Digest of the requested algorithm instead of hashing"},
-			&cli.BoolFlag{Name: "revisits", Usage: "also list revisit records as 10-field lines with their Refers-To URI and date (for warcsumcmp)"},
+			&cli.BoolFlag{Name: "responses-only", Usage: "leave revisit records out (unsafe: later stages then cannot keep the records existing revisits refer to)"},
+			&cli.BoolFlag{Name: "revisits", Hidden: true, Usage: "revisit lines are always listed now; accepted for old scripts"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "read `N` files in parallel"},
 			cmdutil.InputFlag,
 			cmdutil.OutputFlag,
@@ -71,6 +81,13 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}
+	if len(inputs) == 0 {
+		hint := ""
+		if !c.Bool("recursive") {
+			hint = " (subdirectories are read with -r)"
+		}
+		return cli.Exit(fmt.Sprintf("no WARC or ARC file found in %s%s", strings.Join(paths, ", "), hint), cmdutil.ExitFatal)
+	}
 	log := cmdutil.NewLog(c)
 	out, err := cmdutil.CreateOutput(c.String("output"))
 	if err != nil {
@@ -79,13 +96,13 @@ func run(c *cli.Context) error {
 	defer out.Abort()
 
 	opt := warcsum.Options{
-		Algorithm:   algo,
-		SkipEmpty:   c.Bool("skip-empty"),
-		AllStatuses: c.Bool("all-statuses"),
-		TrustHeader: c.Bool("trust-header"),
-		Revisits:    c.Bool("revisits"),
-		Damage:      log.Error,
-		Warn:        log.Warn,
+		Algorithm:     algo,
+		SkipEmpty:     c.Bool("skip-empty"),
+		AllStatuses:   c.Bool("all-statuses"),
+		TrustHeader:   c.Bool("trust-header"),
+		ResponsesOnly: c.Bool("responses-only"),
+		Damage:        log.Error,
+		Warn:          log.Warn,
 	}
 	var progress warcsum.Progress
 	stop := log.StartProgress(func(elapsed time.Duration) string {
@@ -113,6 +130,11 @@ func run(c *cli.Context) error {
 	}
 	if stats.Failed() {
 		return cmdutil.Damaged("%d damaged records, %d files not read to the end", stats.Damaged, stats.FilesFailed)
+	}
+	if stats.Records == 0 {
+		// Files that hold no record at all: nothing was checked, which a
+		// pipeline must not take for a clean collection.
+		return cmdutil.Damaged("%d files read, but they hold no record", stats.Files)
 	}
 	return nil
 }

@@ -213,7 +213,7 @@ func fraction(v, def float64) float64 {
 // Result is what Write wrote and what a correct deduplication of it gives.
 type Result struct {
 	// Expected has one 10-field line per listed record, sorted by
-	// manifest.ByClass: file, offset and length as stored, URI, date, the
+	// manifest.ByDigest: file, offset and length as stored, URI, date, the
 	// Config.Algorithm digest of the payload, and the ext, copy, refuri and
 	// refdate that collision resolution and post-processing must assign.
 	Expected []manifest.Line
@@ -307,7 +307,7 @@ func Write(dir string, cfg Config) (*Result, error) {
 		outs[i] = nil
 	}
 	resolve(lines, metas)
-	idx := order(lines, manifest.ByClass)
+	idx := order(lines, manifest.ByDigest)
 	for i := range idx { // lines[i], metas[i] = old lines[idx[i]], metas[idx[i]]
 		if idx[i] < 0 {
 			continue

@@ -450,7 +450,7 @@ func TestExpectedIsConsistent(t *testing.T) {
 			}
 			_, res := write(t, tt.cfg)
 			exp := res.Expected
-			if !slices.IsSortedFunc(exp, func(a, b manifest.Line) int { return manifest.ByClass.Compare(&a, &b) }) {
+			if !slices.IsSortedFunc(exp, func(a, b manifest.Line) int { return manifest.ByDigest.Compare(&a, &b) }) {
 				t.Fatal("Expected is not sorted by class")
 			}
 			ids := make([][32]byte, len(exp))
