@@ -1,10 +1,16 @@
 // Package collres is stage 2 of the toolchain: collision resolution. It
 // reads the manifest sorted on digest, fetches every record of each digest
 // cluster, re-hashes its payload and compares payloads byte for byte, and
-// writes each line with its hash extension: 0 for the first byte-identical
-// class of the digest, 1, 2, ... for payloads that share the digest but
-// differ in bytes. A line whose record no longer matches it is stale and is
-// left out. Optionally it numbers the copies too (the paper's shortcut).
+// writes each line with its class within the digest (field 7, ext): records
+// of one class have the same bytes and, under the replay policy, replay the
+// same way. A payload that shares the digest but differs in bytes (a hash
+// collision) opens a class of its own, as does one that a replay tool would
+// serve differently. A line whose record no longer matches it is stale and
+// is left out. Optionally it numbers the copies too (the paper's shortcut).
+//
+// Revisit lines (ext -1: revisit records already in the collection) pass
+// through unchanged; the responses they refer to are never numbered as
+// duplicates.
 package collres
 
 import (
@@ -20,13 +26,17 @@ import (
 	"warcdedup/internal/ordered"
 	"warcdedup/internal/spool"
 	"warcdedup/manifest"
+	"warcdedup/policy"
 	"warcdedup/record"
-	"warcdedup/sumproc"
 )
 
 // Resolver resolves the clusters of a manifest.
 type Resolver struct {
 	Source Opener
+	// Policy decides which byte-identical records share a class (ext):
+	// policy.Replay, the zero value, keeps apart records a replay tool
+	// would serve differently.
+	Policy policy.Policy
 	Jobs   int  // clusters resolved at once; 1 if < 1
 	Proc   bool // also number the copies: write the 10-field form
 	// ClassMemory is the largest payload held in memory as a class; larger
@@ -37,6 +47,11 @@ type Resolver struct {
 	Stale    func(error)
 	Warn     func(error)
 	Progress *Progress
+
+	// global pins what the revisit lines without a digest in the
+	// manifest's algorithm refer to. They sort before every digest, so
+	// dispatch has read them all before it hands out the first cluster.
+	global manifest.Pins
 }
 
 // Progress is updated while Run works.
@@ -53,9 +68,14 @@ type Stats struct {
 	Clusters   int64 // digests with two or more lines
 	Fetched    int64 // records fetched
 	Compared   int64 // payload bytes read and compared
-	Collisions int64 // classes beyond the first of their digest (ext > 0)
-	Stale      int64 // lines left out because their record no longer matches
-	Repeated   int64 // with Proc: lines naming a record already listed
+	Collisions int64 // payloads that share a digest with another but differ in bytes
+	// Split counts classes of identical bytes beyond the first that the
+	// policy keeps apart (another status, type or encoding).
+	Split    int64
+	Stale    int64 // lines left out because their record no longer matches
+	Repeated int64 // with Proc: lines naming a record already listed
+	Revisits int64 // revisit lines passed through
+	Pinned   int64 // with Proc: responses kept because a revisit in the collection refers to them
 }
 
 func (s *Stats) add(o *Stats) {
@@ -65,15 +85,22 @@ func (s *Stats) add(o *Stats) {
 	s.Fetched += o.Fetched
 	s.Compared += o.Compared
 	s.Collisions += o.Collisions
+	s.Split += o.Split
 	s.Stale += o.Stale
 	s.Repeated += o.Repeated
+	s.Revisits += o.Revisits
+	s.Pinned += o.Pinned
 }
 
 // Summary writes the end-of-run summary.
 func (s *Stats) Summary(w io.Writer) {
 	fmt.Fprintf(w, "lines: %d read, %d written, %d stale (left out)\n", s.Lines, s.Written, s.Stale)
 	fmt.Fprintf(w, "clusters: %d with two or more lines; %d records fetched, %d payload bytes compared\n", s.Clusters, s.Fetched, s.Compared)
-	fmt.Fprintf(w, "collisions: %d\n", s.Collisions)
+	fmt.Fprintf(w, "collisions: %d; classes of identical bytes kept apart by the policy: %d\n", s.Collisions, s.Split)
+	fmt.Fprintf(w, "revisit lines passed through: %d\n", s.Revisits)
+	if s.Pinned > 0 {
+		fmt.Fprintf(w, "captures kept because existing revisits refer to them: %d\n", s.Pinned)
+	}
 	if s.Repeated > 0 {
 		fmt.Fprintf(w, "repeated records listed once: %d\n", s.Repeated)
 	}
@@ -85,16 +112,17 @@ func (r *Resolver) warn(err error) {
 	}
 }
 
-// task is a unit of work: a run of single-line digests, which are passed
-// through unfetched, or one cluster, whose lines stream in while it is
-// resolved. Its output is spooled until the tasks before it are written.
+// task is a unit of work: a run of lines that need no fetch (digests with
+// one response, digest-less revisit lines), or one digest group, whose
+// lines stream in while it is resolved. Its output is spooled until the
+// tasks before it are written.
 type task struct {
-	lines   chan manifest.Line
-	cluster bool
-	out     *spool.Spool
-	done    chan struct{}
-	stats   Stats
-	err     error
+	lines chan manifest.Line
+	group bool
+	out   *spool.Spool
+	done  chan struct{}
+	stats Stats
+	err   error
 }
 
 // Abandon finishes a task that no worker will run.
@@ -109,7 +137,7 @@ func (t *task) Abandon(err error) {
 // these stay small: most clusters have a few lines.
 const (
 	singletonBatch = 256
-	clusterBuffer  = 32
+	groupBuffer    = 32
 	spoolMemory    = 1 << 20
 )
 
@@ -118,7 +146,7 @@ const (
 // run: bad input, a failed write, or ctx ending. Stale lines are warned
 // about, counted and left out; they do not stop the run.
 func (r *Resolver) Run(ctx context.Context, in *manifest.Reader, out io.Writer) (Stats, error) {
-	in.RequireFields(6)
+	in.RequireFields(6, 10)
 	in.RequireOrder(manifest.ByDigest)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -171,101 +199,145 @@ func (r *Resolver) Run(ctx context.Context, in *manifest.Reader, out io.Writer) 
 	return total, fatal
 }
 
-// dispatch reads the manifest and hands out tasks in input order.
+// dispatch reads the manifest and hands out tasks in input order: a digest
+// with revisit lines or two or more responses is a group of its own; lines
+// that need no fetch are batched.
 func (r *Resolver) dispatch(ctx context.Context, in *manifest.Reader, q *ordered.Queue[*task]) error {
-	start := func(cluster bool) (*task, error) {
-		size := singletonBatch
-		if cluster {
-			size = clusterBuffer
-		}
-		t := &task{lines: make(chan manifest.Line, size), cluster: cluster, out: spool.New(spoolMemory), done: make(chan struct{})}
-		if err := q.Add(ctx, t); err != nil {
-			return nil, err
-		}
-		return t, nil
-	}
-	send := func(t *task, l manifest.Line) error {
-		select {
-		case t.lines <- l:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-
-	var (
-		batch   *task // open run of single-line digests
-		cluster *task // open cluster
-		held    *manifest.Line
-	)
-	closeBatch := func() {
-		if batch != nil {
-			close(batch.lines)
-			batch = nil
-		}
-	}
-	// flushHeld passes the held line on as a single-line digest.
-	flushHeld := func() error {
-		if held == nil {
-			return nil
-		}
-		if batch == nil {
-			var err error
-			if batch, err = start(false); err != nil {
-				return err
-			}
-		}
-		if err := send(batch, *held); err != nil {
-			return err
-		}
-		held = nil
-		if len(batch.lines) == cap(batch.lines) {
-			closeBatch()
-		}
-		return nil
-	}
-	defer func() {
-		closeBatch()
-		if cluster != nil {
-			close(cluster.lines)
-		}
-	}()
-	var last string
+	d := dispatcher{r: r, ctx: ctx, q: q}
+	defer d.closeAll()
 	for {
 		l, err := in.Next()
 		if err == io.EOF {
-			return flushHeld()
+			return d.endDigest()
 		}
 		if err != nil {
 			return err
 		}
+		if l.Fields == 10 && !l.IsRevisit() {
+			return in.Errorf("a numbered line (copy %d): warccollres reads warcsum's manifest (6 fields and revisit lines)", l.Copy)
+		}
 		r.Progress.Lines.Add(1)
-		if l.Digest == last {
-			if cluster == nil {
-				// The held line starts a cluster.
-				closeBatch()
-				if cluster, err = start(true); err != nil {
-					return err
-				}
-				if err := send(cluster, *held); err != nil {
-					return err
-				}
-				held = nil
-			}
-			if err := send(cluster, l); err != nil {
-				return err
-			}
-			continue
-		}
-		if cluster != nil {
-			close(cluster.lines)
-			cluster = nil
-		}
-		if err := flushHeld(); err != nil {
+		if err := d.add(l); err != nil {
 			return err
 		}
-		last = l.Digest
-		held = &l
+	}
+}
+
+// dispatcher groups the lines of one digest.
+type dispatcher struct {
+	r      *Resolver
+	ctx    context.Context
+	q      *ordered.Queue[*task]
+	batch  *task          // open run of lines that need no fetch
+	group  *task          // open digest group
+	held   *manifest.Line // the digest's first response, alone so far
+	digest string
+}
+
+func (d *dispatcher) add(l manifest.Line) error {
+	if l.Digest != d.digest {
+		if err := d.endDigest(); err != nil {
+			return err
+		}
+		d.digest = l.Digest
+	}
+	switch {
+	case l.IsRevisit() && l.Digest == manifest.NoDigest:
+		// Pins for every cluster; all of them come before the first.
+		d.r.global.Add(&l)
+		return d.toBatch(l)
+	case d.group != nil:
+		return d.send(d.group, l)
+	case l.IsRevisit() || d.held != nil:
+		if err := d.startGroup(); err != nil {
+			return err
+		}
+		return d.send(d.group, l)
+	}
+	d.held = &l
+	return nil
+}
+
+// startGroup opens a group for the current digest, with the held response.
+func (d *dispatcher) startGroup() error {
+	d.closeBatch()
+	t, err := d.start(true)
+	if err != nil {
+		return err
+	}
+	d.group = t
+	if d.held != nil {
+		l := *d.held
+		d.held = nil
+		return d.send(t, l)
+	}
+	return nil
+}
+
+// endDigest closes the current digest's group, or batches its one response.
+func (d *dispatcher) endDigest() error {
+	if d.group != nil {
+		close(d.group.lines)
+		d.group = nil
+	}
+	if d.held != nil {
+		l := *d.held
+		d.held = nil
+		return d.toBatch(l)
+	}
+	return nil
+}
+
+func (d *dispatcher) toBatch(l manifest.Line) error {
+	if d.batch == nil {
+		t, err := d.start(false)
+		if err != nil {
+			return err
+		}
+		d.batch = t
+	}
+	if err := d.send(d.batch, l); err != nil {
+		return err
+	}
+	if len(d.batch.lines) == cap(d.batch.lines) {
+		d.closeBatch()
+	}
+	return nil
+}
+
+func (d *dispatcher) closeBatch() {
+	if d.batch != nil {
+		close(d.batch.lines)
+		d.batch = nil
+	}
+}
+
+func (d *dispatcher) closeAll() {
+	d.closeBatch()
+	if d.group != nil {
+		close(d.group.lines)
+		d.group = nil
+	}
+}
+
+func (d *dispatcher) start(group bool) (*task, error) {
+	size := singletonBatch
+	if group {
+		size = groupBuffer
+	}
+	t := &task{lines: make(chan manifest.Line, size), group: group, out: spool.New(spoolMemory), done: make(chan struct{})}
+	if err := d.q.Add(d.ctx, t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func (d *dispatcher) send(t *task, l manifest.Line) error {
+	select {
+	case t.lines <- l:
+		return nil
+	case <-d.ctx.Done():
+		return d.ctx.Err()
 	}
 }
 
@@ -294,13 +366,13 @@ func (w *worker) run(ctx context.Context, t *task) error {
 		for range t.lines { // drain after an error so dispatch never blocks
 		}
 	}()
-	if !t.cluster {
+	if !t.group {
 		for l := range t.lines {
 			t.stats.Lines++
-			l.Ext, l.Fields = 0, 7
-			if w.r.Proc {
-				var n sumproc.Numberer
-				n.Number(&l)
+			if l.IsRevisit() {
+				t.stats.Revisits++
+			} else {
+				w.single(&l)
 			}
 			if err := w.emit(t, &l); err != nil {
 				return err
@@ -308,46 +380,122 @@ func (w *worker) run(ctx context.Context, t *task) error {
 		}
 		return nil
 	}
-	t.stats.Clusters++
-	var classes []*class
-	defer func() {
-		for _, c := range classes {
-			c.close()
-		}
-	}()
-	numberers := map[int]*sumproc.Numberer{}
+	g := &group{w: w, t: t}
+	defer g.close()
 	for l := range t.lines {
 		t.stats.Lines++
-		ext, err := w.classify(ctx, &l, &classes, &t.stats)
-		var st *StaleError
-		if errors.As(err, &st) {
-			t.stats.Stale++
-			if w.r.Stale != nil {
-				w.r.Stale(err)
-			}
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		l.Ext, l.Fields = ext, 7
-		if w.r.Proc {
-			n := numberers[ext]
-			if n == nil {
-				n = new(sumproc.Numberer)
-				numberers[ext] = n
-			}
-			if !n.Number(&l) {
-				t.stats.Repeated++
-				w.r.warn(fmt.Errorf("%s: offset %d is listed twice; listed once", l.File, l.Offset))
-				continue
-			}
-		}
-		if err := w.emit(t, &l); err != nil {
+		if err := g.add(ctx, l); err != nil {
 			return err
 		}
 	}
-	return nil
+	return g.end()
+}
+
+// single gives the only response of its digest ext 0 (and copy 1).
+func (w *worker) single(l *manifest.Line) {
+	l.Ext, l.Fields = 0, 7
+	if w.r.Proc {
+		var n manifest.Numberer
+		n.Number(l)
+	}
+}
+
+// group resolves the lines of one digest: its revisit lines first (the
+// order puts them there), whose targets it pins, then its responses in
+// (date, file, offset) order. The first response is only fetched when a
+// second one comes: a digest with one response has nothing to compare.
+type group struct {
+	w    *worker
+	t    *task
+	pins manifest.Pins
+	held *manifest.Line
+	// payloads are the distinct payloads of the digest, in the order
+	// found; classes maps a payload and a policy key to its ext.
+	payloads  []*class
+	classes   map[classKey]int
+	keys      map[int]int // classes per payload
+	numberers map[int]*manifest.Numberer
+}
+
+type classKey struct {
+	payload int
+	key     string
+}
+
+func (g *group) add(ctx context.Context, l manifest.Line) error {
+	if l.IsRevisit() {
+		g.pins.Add(&l)
+		g.t.stats.Revisits++
+		return g.w.emit(g.t, &l)
+	}
+	if g.held == nil && g.classes == nil {
+		g.held = &l
+		return nil
+	}
+	if g.held != nil {
+		g.t.stats.Clusters++
+		held := *g.held
+		g.held = nil
+		if err := g.resolve(ctx, held); err != nil {
+			return err
+		}
+	}
+	return g.resolve(ctx, l)
+}
+
+// end writes the digest's one response, if it had only one.
+func (g *group) end() error {
+	if g.held == nil {
+		return nil
+	}
+	l := *g.held
+	g.w.single(&l)
+	return g.w.emit(g.t, &l)
+}
+
+func (g *group) close() {
+	for _, c := range g.payloads {
+		c.close()
+	}
+}
+
+// resolve classifies l and writes it, numbered with Proc; a stale line is
+// reported and left out.
+func (g *group) resolve(ctx context.Context, l manifest.Line) error {
+	w, st := g.w, &g.t.stats
+	ext, err := g.classify(ctx, &l)
+	var stale *StaleError
+	if errors.As(err, &stale) {
+		st.Stale++
+		if w.r.Stale != nil {
+			w.r.Stale(err)
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	l.Ext, l.Fields = ext, 7
+	if w.r.Proc {
+		n := g.numberers[ext]
+		if n == nil {
+			n = &manifest.Numberer{Pinned: g.pinned}
+			g.numberers[ext] = n
+		}
+		if !n.Number(&l) {
+			st.Repeated++
+			w.r.warn(fmt.Errorf("%s: offset %d is listed twice; listed once", l.File, l.Offset))
+			return nil
+		}
+		if g.pinned(l.URI, l.Date) {
+			st.Pinned++
+		}
+	}
+	return w.emit(g.t, &l)
+}
+
+func (g *group) pinned(uri, date string) bool {
+	return g.pins.Has(uri, date) || g.w.r.global.Has(uri, date)
 }
 
 func (w *worker) hashFor(l *manifest.Line) hash.Hash {
@@ -360,50 +508,67 @@ func (w *worker) hashFor(l *manifest.Line) hash.Hash {
 	return h
 }
 
-// classify fetches l's record and returns the ext of the class its payload
-// belongs to, opening a new class if it equals none.
-func (w *worker) classify(ctx context.Context, l *manifest.Line, classes *[]*class, st *Stats) (int, error) {
+// classify fetches l's record and returns the ext of its class: the
+// payload it equals byte for byte (a new one if it equals none) together
+// with its policy key.
+func (g *group) classify(ctx context.Context, l *manifest.Line) (int, error) {
+	w, st := g.w, &g.t.stats
 	limit := w.r.ClassMemory
 	if limit == 0 {
 		limit = 8 << 20
 	}
-	// The first payload of a cluster always founds a class, so it is
+	if g.classes == nil {
+		g.classes = map[classKey]int{}
+		g.keys = map[int]int{}
+		g.numberers = map[int]*manifest.Numberer{}
+	}
+	// The first payload of a digest always founds a class, so it is
 	// collected while it is compared; later ones are only fetched again in
 	// the rare case that they turn out to collide.
 	var collect *classWriter
-	if len(*classes) == 0 {
+	if len(g.payloads) == 0 {
 		collect = newClassWriter(l, limit)
 	}
-	cmp, err := w.compare(ctx, l, *classes, collect, st)
+	cmp, key, err := w.compare(ctx, l, g.payloads, collect, st)
 	if err != nil {
 		if collect != nil {
 			collect.c.close()
 		}
 		return 0, err
 	}
-	if k := cmp.matched(); k >= 0 {
-		return k, nil
-	}
-	if collect == nil {
-		collect = newClassWriter(l, limit)
-		if _, err := w.compare(ctx, l, nil, collect, st); err != nil {
-			collect.c.close()
-			return 0, err
+	payload := cmp.matched()
+	if payload < 0 {
+		if collect == nil {
+			collect = newClassWriter(l, limit)
+			if _, _, err := w.compare(ctx, l, nil, collect, st); err != nil {
+				collect.c.close()
+				return 0, err
+			}
+			st.Collisions++
+			first := g.payloads[0].line
+			w.r.warn(fmt.Errorf("hash collision: %s: %s offset %d differs in bytes from %s offset %d", l.Digest, l.File, l.Offset, first.File, first.Offset))
 		}
-		st.Collisions++
-		first := (*classes)[0].line
-		w.r.warn(fmt.Errorf("hash collision: %s: %s offset %d differs in bytes from %s offset %d; it gets ext %d",
-			l.Digest, l.File, l.Offset, first.File, first.Offset, len(*classes)))
+		g.payloads = append(g.payloads, collect.c)
+		payload = len(g.payloads) - 1
 	}
-	*classes = append(*classes, collect.c)
-	return len(*classes) - 1, nil
+	ck := classKey{payload, key}
+	ext, ok := g.classes[ck]
+	if !ok {
+		ext = len(g.classes)
+		g.classes[ck] = ext
+		if g.keys[payload]++; g.keys[payload] > 1 {
+			st.Split++
+		}
+	}
+	return ext, nil
 }
 
-// compare streams l's payload through a comparer and checks its digest.
-func (w *worker) compare(ctx context.Context, l *manifest.Line, classes []*class, collect *classWriter, st *Stats) (*comparer, error) {
-	p, err := openPayload(ctx, w.r.Source, l, w.rr)
+// compare streams l's payload through a comparer, checks its digest, and
+// returns the comparer and the record's policy key.
+func (w *worker) compare(ctx context.Context, l *manifest.Line, classes []*class, collect *classWriter, st *Stats) (*comparer, string, error) {
+	p, err := openPayload(ctx, w.r.Source, l, w.rr, w.r.Policy)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	w.rr = p.rr
 	st.Fetched++
@@ -412,8 +577,6 @@ func (w *worker) compare(ctx context.Context, l *manifest.Line, classes []*class
 	var sink io.Writer
 	if collect != nil {
 		sink = collect
-	}
-	if collect != nil {
 		collect.grow(p.rr.BlockLeft())
 	}
 	cmp := newComparer(h, classes, sink, w.scratch)
@@ -423,13 +586,13 @@ func (w *worker) compare(ctx context.Context, l *manifest.Line, classes []*class
 	w.r.Progress.Bytes.Add(n)
 	if err != nil {
 		p.close()
-		return nil, err
+		return nil, "", err
 	}
 	if err := p.finish(); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if got := l.Algorithm().AppendFormat(nil, h.Sum(nil)); !bytes.Equal(got, []byte(l.Digest)) {
-		return nil, stale(l, fmt.Errorf("%w: it hashes to %s", ErrDigestMismatch, got))
+		return nil, "", stale(l, fmt.Errorf("%w: it hashes to %s", ErrDigestMismatch, got))
 	}
-	return cmp, nil
+	return cmp, p.key, nil
 }

@@ -3,6 +3,8 @@ package collres
 import (
 	"bytes"
 	"context"
+	"crypto/sha1"
+	"encoding/base32"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +17,7 @@ import (
 	"warcdedup/digest"
 	"warcdedup/internal/warctest"
 	"warcdedup/manifest"
+	"warcdedup/policy"
 	"warcdedup/source"
 	"warcdedup/warcsum"
 )
@@ -105,6 +108,11 @@ func byURI(lines []manifest.Line) map[string]manifest.Line {
 	return m
 }
 
+func sha1Base32(s string) string {
+	sum := sha1.Sum([]byte(s))
+	return base32.StdEncoding.EncodeToString(sum[:])
+}
+
 func readPair(t *testing.T, a, b string) (string, string) {
 	t.Helper()
 	x, err := os.ReadFile(filepath.Join(collisionsDir, a))
@@ -171,6 +179,120 @@ func TestCollisions(t *testing.T) {
 			}
 			if len(warnings) != 1 || !strings.Contains(warnings[0].Error(), "hash collision") {
 				t.Errorf("warnings %v, want one collision report", warnings)
+			}
+		})
+	}
+}
+
+// TestPins proves that a response an existing revisit refers to is never
+// numbered as a duplicate, whether the revisit line carries the digest (it
+// sorts first in its cluster) or names none in the manifest's algorithm
+// (it sorts before every cluster), and that revisit lines pass through.
+func TestPins(t *testing.T) {
+	body := strings.Repeat("logo bytes ", 40)
+	sha1Body := "sha1:" + sha1Base32(body)
+	revisit := func(digestHeader string) string {
+		extra := []string{"WARC-Refers-To-Target-URI: http://p/2", "WARC-Refers-To-Date: 2021-01-02T00:00:00Z"}
+		if digestHeader != "" {
+			extra = append(extra, "WARC-Payload-Digest: "+digestHeader)
+		}
+		return warctest.Record("revisit", "http://p/4", "2021-01-04T00:00:00Z", "HTTP/1.1 200 OK\r\n\r\n", extra...)
+	}
+	tests := []struct {
+		name    string
+		header  string
+		digest  string // of the revisit line
+		pinned  int64
+		fetched int64
+	}{
+		{"revisit line with the digest", sha1Body, sha1Body, 1, 3},
+		{"revisit line in another algorithm", "md5:" + strings.Repeat("0", 32), manifest.NoDigest, 1, 3},
+		{"revisit line without digest", "", manifest.NoDigest, 1, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := collection{
+				"a.warc": []byte(warctest.Response("http://p/1", "2021-01-01T00:00:00Z", body) +
+					warctest.Response("http://p/2", "2021-01-02T00:00:00Z", body) +
+					warctest.Response("http://p/3", "2021-01-03T00:00:00Z", body) + revisit(tt.header)),
+			}.write(t)
+			lines := hashDir(t, dir, digest.SHA1)
+			got, st, warnings := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Proc: true}, lines)
+			if len(warnings) != 0 {
+				t.Fatalf("warnings %v", warnings)
+			}
+			m := byURI(got)
+			want := map[string][2]any{ // copy, refuri
+				"http://p/1": {1, "-"},
+				"http://p/2": {1, "-"}, // the revisit's original stays a response
+				"http://p/3": {2, "http://p/1"},
+				"http://p/4": {0, "http://p/2"},
+			}
+			for uri, w := range want {
+				l := m[uri]
+				if l.Copy != w[0] || l.RefURI != w[1] {
+					t.Errorf("%s: %q, want copy %v ref %v", uri, l.String(), w[0], w[1])
+				}
+			}
+			if l := m["http://p/4"]; !l.IsRevisit() || l.Digest != tt.digest {
+				t.Errorf("revisit line %q not passed through with digest %s", l.String(), tt.digest)
+			}
+			if st.Pinned != tt.pinned || st.Fetched != tt.fetched || st.Revisits != 1 {
+				t.Errorf("stats %+v, want %d pinned, %d fetched, 1 revisit line", st, tt.pinned, tt.fetched)
+			}
+		})
+	}
+	t.Run("one response and revisit lines: nothing fetched", func(t *testing.T) {
+		dir := collection{"a.warc": []byte(warctest.Response("http://p/2", "2021-01-02T00:00:00Z", body) + revisit(sha1Body))}.write(t)
+		got, st, _ := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Proc: true}, hashDir(t, dir, digest.SHA1))
+		if st.Fetched != 0 || len(got) != 2 || byURI(got)["http://p/2"].Copy != 1 {
+			t.Errorf("stats %+v, lines %v: want the response kept unfetched and the revisit line", st, got)
+		}
+	})
+}
+
+// TestPolicies proves which byte-identical captures share a class under
+// each policy: replay keeps apart those a replay tool would serve
+// differently (status, type, encoding, container format), uri those of
+// other URIs, payload none.
+func TestPolicies(t *testing.T) {
+	body := strings.Repeat("same bytes ", 40)
+	resp := func(uri, date string, head string) string {
+		return warctest.Record("response", uri, date, head+"\r\n"+body, "Content-Type: application/http; msgtype=response")
+	}
+	dir := collection{
+		"a.warc": []byte(
+			resp("http://x/1", "2021-01-01T00:00:00Z", "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n") +
+				resp("http://x/2", "2021-01-02T00:00:00Z", "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n") +
+				resp("http://x/1", "2021-01-03T00:00:00Z", "HTTP/1.1 200 OK\r\ncontent-type:  TEXT/plain\r\nServer: other\r\n") +
+				resp("http://x/1", "2021-01-04T00:00:00Z", "HTTP/1.1 203 Non-Authoritative\r\nContent-Type: text/plain\r\n") +
+				resp("http://x/2", "2021-01-05T00:00:00Z", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n") +
+				resp("http://x/1", "2021-01-06T00:00:00Z", "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Encoding: gzip\r\n") +
+				resp("http://x/2", "2021-01-07T00:00:00Z", "HTTP/1.1 203 Non-Authoritative\r\nContent-Type: text/plain\r\n")),
+	}.write(t)
+	lines := hashDir(t, dir, digest.SHA1)
+	tests := []struct {
+		policy policy.Policy
+		// copy and refdate day by capture day 1..7
+		want [7]string
+	}{
+		{policy.Payload, [7]string{"1 -", "2 01", "3 01", "4 01", "5 01", "6 01", "7 01"}},
+		{policy.Replay, [7]string{"1 -", "2 01", "3 01", "1 -", "1 -", "1 -", "2 04"}},
+		{policy.URI, [7]string{"1 -", "1 -", "2 01", "3 01", "2 02", "4 01", "3 02"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.policy.String(), func(t *testing.T) {
+			got, _, _ := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Proc: true, Policy: tt.policy}, lines)
+			for _, l := range got {
+				day := l.Date[8:10]
+				ref := "-"
+				if l.Copy > 1 {
+					ref = l.RefDate[8:10]
+				}
+				want := tt.want[int(day[1]-'1')]
+				if g := fmt.Sprintf("%d %s", l.Copy, ref); g != want {
+					t.Errorf("day %s (%s): copy and ref day %q, want %q", day, l.URI, g, want)
+				}
 			}
 		})
 	}
@@ -271,7 +393,8 @@ func TestInputErrors(t *testing.T) {
 	tests := []struct {
 		name, input, want string
 	}{
-		{"unsorted", l2 + l1, "test.manifest:2: line out of order: not sorted by digest, date, file, offset; sort the input with LC_ALL=C sort -k6,6 -k5,5 -k1,1 -k2,2n"},
+		{"unsorted", l2 + l1, "test.manifest:2: line out of order: not sorted by digest, ext, date, file, offset; sort the input with LC_ALL=C sort -k6,6 -k7,7n -k5,5 -k1,1 -k2,2n"},
+		{"numbered line", strings.TrimSuffix(l1, "\n") + " 0 1 - -\n", "test.manifest:1: a numbered line (copy 1)"},
 		{"malformed", l1 + "a.warc 0 10 http://a/\n", "test.manifest:2: 4 fields"},
 		{"seven fields", strings.TrimSuffix(l1, "\n") + " 0\n", "test.manifest:1: 7 fields, want 6"},
 	}

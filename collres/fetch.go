@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"warcdedup/manifest"
+	"warcdedup/policy"
 	"warcdedup/record"
 )
 
@@ -43,10 +44,12 @@ var (
 // payload is the payload of a fetched record, checked against its line
 // while it is read.
 type payload struct {
-	line *manifest.Line
-	body io.ReadCloser
-	rr   *record.Reader
-	rec  *record.Record // the record's header, valid until rr is reset
+	line   *manifest.Line
+	body   io.ReadCloser
+	rr     *record.Reader
+	rec    *record.Record // the record's header, valid until rr is reset
+	policy policy.Policy
+	key    string // the record's policy key
 }
 
 func stale(l *manifest.Line, err error) error {
@@ -56,7 +59,7 @@ func stale(l *manifest.Line, err error) error {
 // openPayload fetches the record l names and reads it up to its payload,
 // checking that it is the response the line describes. rr is reset onto
 // the fetched bytes (nil for a new reader).
-func openPayload(ctx context.Context, src Opener, l *manifest.Line, rr *record.Reader) (*payload, error) {
+func openPayload(ctx context.Context, src Opener, l *manifest.Line, rr *record.Reader, pol policy.Policy) (*payload, error) {
 	body, err := src.Open(ctx, l.File, l.Offset, l.Length)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -64,7 +67,7 @@ func openPayload(ctx context.Context, src Opener, l *manifest.Line, rr *record.R
 		}
 		return nil, stale(l, err)
 	}
-	p := &payload{line: l, body: body, rr: rr}
+	p := &payload{line: l, body: body, rr: rr, policy: pol}
 	if err := p.start(); err != nil {
 		body.Close()
 		return nil, err
@@ -102,6 +105,7 @@ func (p *payload) start() error {
 	if head.Status == 0 || !head.Complete {
 		return stale(l, ErrNotResponse)
 	}
+	p.key = p.policy.Key(rec, head)
 	return nil
 }
 

@@ -85,6 +85,13 @@ func (r *Reader) RequireFields(n ...int) { r.fields = n }
 // RequireOrder makes Next reject a line that sorts before the line above it.
 func (r *Reader) RequireOrder(o *Order) { r.order = o }
 
+// Name is the manifest's name, as given to NewReader.
+func (r *Reader) Name() string { return r.name }
+
+// Errorf returns an *Error about the line Next returned last, for a stage
+// that finds the line well formed but wrong for it.
+func (r *Reader) Errorf(format string, args ...any) error { return r.errorf(format, args...) }
+
 // LineNumber is the number of the line Next returned last.
 func (r *Reader) LineNumber() int { return r.line }
 

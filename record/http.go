@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // HTTPHead is the HTTP status line and header lines at the start of a block,
@@ -120,4 +121,43 @@ func parseStatusLine(b []byte) (int, bool) {
 		return 0, false
 	}
 	return status, true
+}
+
+// Get returns the value of the HTTP header field name (case-insensitive),
+// its repetitions joined with ", " as HTTP allows, without surrounding
+// blanks; "" when the head has none. Folded lines are joined with a space.
+func (h *HTTPHead) Get(name string) string {
+	var values []string
+	lines := h.Raw
+	// Skip the status line.
+	if i := bytes.IndexByte(lines, '\n'); i >= 0 {
+		lines = lines[i+1:]
+	} else {
+		return ""
+	}
+	matching := false
+	for len(lines) > 0 {
+		line := lines
+		if i := bytes.IndexByte(lines, '\n'); i >= 0 {
+			line, lines = lines[:i], lines[i+1:]
+		} else {
+			lines = nil
+		}
+		line = bytes.TrimRight(line, "\r")
+		if len(line) == 0 {
+			break
+		}
+		if line[0] == ' ' || line[0] == '\t' {
+			if matching && len(values) > 0 {
+				values[len(values)-1] += " " + string(bytes.TrimSpace(line))
+			}
+			continue
+		}
+		colon := bytes.IndexByte(line, ':')
+		matching = colon > 0 && bytes.EqualFold(bytes.TrimSpace(line[:colon]), []byte(name))
+		if matching {
+			values = append(values, string(bytes.TrimSpace(line[colon+1:])))
+		}
+	}
+	return strings.Join(values, ", ")
 }

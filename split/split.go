@@ -98,23 +98,34 @@ func (p *Parts) Summary(w io.Writer) {
 
 // BySize cuts a manifest sorted by manifest.ByDigest into parts of about
 // partBytes bytes each, never splitting a digest cluster (so a part may be
-// larger). Parts are numbered from 000.
+// larger). Parts are numbered from 000. The revisit lines without a digest
+// in the manifest's algorithm, which sort first, start every part: the
+// responses they refer to may be in any cluster, and each part is resolved
+// on its own. They are held in memory meanwhile.
 func BySize(in *manifest.Reader, parts *Parts, partBytes int64) error {
 	in.RequireOrder(manifest.ByDigest)
 	n := 0
 	var cur *Part
 	var last string
+	var prelude []manifest.Line
 	var err error
 	for {
 		l, rerr := in.Next()
 		if rerr == io.EOF {
-			return nil
+			if cur == nil && len(prelude) > 0 {
+				_, err = startPart(parts, "000", prelude)
+			}
+			return err
 		}
 		if rerr != nil {
 			return rerr
 		}
+		if l.Digest == manifest.NoDigest {
+			prelude = append(prelude, l)
+			continue
+		}
 		if cur == nil || (cur.Bytes >= partBytes && l.Digest != last) {
-			if cur, err = parts.Get(fmt.Sprintf("%03d", n)); err != nil {
+			if cur, err = startPart(parts, fmt.Sprintf("%03d", n), prelude); err != nil {
 				return err
 			}
 			n++
@@ -124,6 +135,20 @@ func BySize(in *manifest.Reader, parts *Parts, partBytes int64) error {
 			return err
 		}
 	}
+}
+
+// startPart opens a part and writes the lines every part starts with.
+func startPart(parts *Parts, key string, prelude []manifest.Line) (*Part, error) {
+	part, err := parts.Get(key)
+	if err != nil {
+		return nil, err
+	}
+	for i := range prelude {
+		if err := part.Write(&prelude[i]); err != nil {
+			return nil, err
+		}
+	}
+	return part, nil
 }
 
 // sortedAlphabet lists a digest encoding's characters in byte order, so a
@@ -159,6 +184,9 @@ func rangeOf(digest string, n int) (int, error) {
 // ByHashRange partitions an unsorted manifest into n parts by digest value:
 // every line of a digest goes to the same part, so each part can be sorted
 // and resolved on its own host, and the parts' ranges follow the sort order.
+// Every part is written, empty or not, so that a job per range finds its
+// input. A revisit line without a digest in the manifest's algorithm goes
+// to every part: the response it refers to may be in any range.
 func ByHashRange(in *manifest.Reader, inName string, parts *Parts, n int) error {
 	if n < 1 {
 		return fmt.Errorf("number of ranges %d, want at least 1", n)
@@ -166,6 +194,13 @@ func ByHashRange(in *manifest.Reader, inName string, parts *Parts, n int) error 
 	width := len(fmt.Sprint(n - 1))
 	if width < 3 {
 		width = 3
+	}
+	all := make([]*Part, n)
+	for i := range all {
+		var err error
+		if all[i], err = parts.Get(fmt.Sprintf("%0*d", width, i)); err != nil {
+			return err
+		}
 	}
 	for {
 		l, err := in.Next()
@@ -175,15 +210,19 @@ func ByHashRange(in *manifest.Reader, inName string, parts *Parts, n int) error 
 		if err != nil {
 			return err
 		}
+		if l.Digest == manifest.NoDigest {
+			for _, part := range all {
+				if err := part.Write(&l); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		r, err := rangeOf(l.Digest, n)
 		if err != nil {
 			return &manifest.Error{Name: inName, Line: in.LineNumber(), Err: err}
 		}
-		part, err := parts.Get(fmt.Sprintf("%0*d", width, r))
-		if err != nil {
-			return err
-		}
-		if err := part.Write(&l); err != nil {
+		if err := all[r].Write(&l); err != nil {
 			return err
 		}
 	}

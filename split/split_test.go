@@ -136,6 +136,45 @@ func TestByHashRange(t *testing.T) {
 	}
 }
 
+// TestDigestlessRevisitLines proves that a revisit line without a digest
+// in the manifest's algorithm reaches every part of a split by size or by
+// hash range (the response it refers to may be in any of them), ahead of
+// the part's clusters, and that every hash range is written even if empty.
+func TestDigestlessRevisitLines(t *testing.T) {
+	pin := manifest.Line{File: "r.warc", Offset: 5, Length: 9, URI: "http://r/", Date: "2021-01-01T00:00:00Z",
+		Digest: manifest.NoDigest, Ext: manifest.RevisitExt, Copy: manifest.RevisitCopy, RefURI: "http://h/7", RefDate: "*", Fields: 10}
+	lines := append([]manifest.Line{pin}, randomLines(300, digest.SHA1)...)
+	splits := []struct {
+		name  string
+		split func(in *manifest.Reader, parts *Parts) error
+	}{
+		{"by size", func(in *manifest.Reader, parts *Parts) error { return BySize(in, parts, 3000) }},
+		{"by hash range", func(in *manifest.Reader, parts *Parts) error { return ByHashRange(in, "in", parts, 40) }},
+	}
+	for _, sp := range splits {
+		t.Run(sp.name, func(t *testing.T) {
+			dir := t.TempDir()
+			parts := NewParts(filepath.Join(dir, "p"))
+			in := text(sorted(lines, manifest.ByDigest))
+			if err := sp.split(manifest.NewReader(strings.NewReader(in), "in"), parts); err != nil {
+				t.Fatal(err)
+			}
+			if err := parts.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			names, contents := readParts(t, dir)
+			if len(names) < 3 {
+				t.Fatalf("%d parts, want several", len(names))
+			}
+			for _, n := range names {
+				if !strings.HasPrefix(contents[n], pin.String()+"\n") {
+					t.Errorf("part %s does not start with the revisit line", n)
+				}
+			}
+		})
+	}
+}
+
 // TestByHost proves the host map: exact names, patterns, first match, and
 // that an unmatched file stops the split with its line.
 func TestByHost(t *testing.T) {

@@ -1,6 +1,9 @@
 // Package sumproc is stage 3 of the toolchain: it numbers the copies of each
-// byte-identical payload class. Copy 1 is the earliest capture and is kept;
-// every later copy becomes a revisit that names copy 1's URI and date.
+// payload class (digest and ext). Copy 1 is the earliest capture and is
+// kept; every later copy becomes a revisit that names copy 1's URI and date,
+// except the captures that revisits already in the collection refer to, and
+// those with the original's own URI and date, which are kept as well (see
+// manifest.Numberer).
 package sumproc
 
 import (
@@ -14,40 +17,6 @@ import (
 
 	"warcdedup/manifest"
 )
-
-// Numberer assigns copy numbers within one (digest, ext) class whose lines
-// arrive in (date, file, offset) order. A new class starts when either the
-// digest or the ext differs (the original warcsumproc required both to
-// differ, and so numbered a collision class as copies of another).
-type Numberer struct {
-	digest     string
-	ext        int
-	copies     int
-	refURI     string
-	refDate    string
-	prevFile   string
-	prevOffset int64
-}
-
-// Number turns l into its 10-field form. It returns false, leaving l as it
-// was, when l names the same record (file and offset) as the line before it
-// in its class: the same record listed twice is not a duplicate of itself.
-func (n *Numberer) Number(l *manifest.Line) bool {
-	if n.copies == 0 || l.Digest != n.digest || l.Ext != n.ext {
-		*n = Numberer{digest: l.Digest, ext: l.Ext, refURI: l.URI, refDate: l.Date}
-	} else if l.File == n.prevFile && l.Offset == n.prevOffset {
-		return false
-	}
-	n.copies++
-	n.prevFile, n.prevOffset = l.File, l.Offset
-	l.Fields, l.Copy = 10, n.copies
-	if n.copies == 1 {
-		l.RefURI, l.RefDate = "-", "-"
-	} else {
-		l.RefURI, l.RefDate = n.refURI, n.refDate
-	}
-	return true
-}
 
 // Options of a run.
 type Options struct {
@@ -67,6 +36,12 @@ type Stats struct {
 	Repeated       int64   `json:"repeated_records"` // lines naming a record already listed
 	UniquePayloads int64   `json:"unique_payloads"`  // (digest, ext) classes
 	Duplicates     int64   `json:"duplicates"`       // lines with copy > 1
+	// Kept counts later captures of a class that stay responses (copy 1
+	// after the original): an existing revisit refers to them, or they
+	// have the original's URI and date.
+	Kept     int64 `json:"later_captures_kept"`
+	Pinned   int64 `json:"referred_to_by_revisits"` // responses existing revisits refer to
+	Revisits int64 `json:"revisit_lines"`           // existing revisits, passed through
 	Bytes          int64   `json:"stored_bytes"`
 	DuplicateBytes int64   `json:"duplicate_stored_bytes"`
 	RateByCount    float64 `json:"duplication_rate_by_count"`
@@ -141,19 +116,24 @@ func (d Deps) Write(w io.Writer) error {
 	return nil
 }
 
-// Process reads a 7-field manifest sorted by manifest.ByDigest and writes
-// its 10-field form. deps may be nil.
+// Process reads a 7-field manifest sorted by manifest.ByDigest, with
+// revisit lines, and writes its 10-field form; revisit lines pass through.
+// deps may be nil.
 func Process(in *manifest.Reader, out *manifest.Writer, opt Options, deps Deps) (*Stats, error) {
-	in.RequireFields(7)
+	in.RequireFields(7, 10)
 	in.RequireOrder(manifest.ByDigest)
 	st := &Stats{}
 	keep := opt.Largest
 	if keep == 0 {
 		keep = 10
 	}
-	var n Numberer
+	// global pins what digest-less revisit lines refer to (they come
+	// first); pins what the current digest's revisit lines do.
+	var global, pins manifest.Pins
+	pinned := func(uri, date string) bool { return pins.Has(uri, date) || global.Has(uri, date) }
+	n := manifest.Numberer{Pinned: pinned}
 	var class Class
-	var origFile string
+	var origFile, digest string
 	flush := func() {
 		if class.Copies > 1 {
 			st.largest.offer(class, keep)
@@ -167,6 +147,25 @@ func Process(in *manifest.Reader, out *manifest.Writer, opt Options, deps Deps) 
 		if err != nil {
 			return st, err
 		}
+		if l.Digest != digest {
+			digest = l.Digest
+			pins.Reset()
+		}
+		if l.Fields == 10 {
+			if !l.IsRevisit() {
+				return st, in.Errorf("already numbered (copy %d): warcsumproc reads warccollres's 7-field manifest", l.Copy)
+			}
+			if l.Digest == manifest.NoDigest {
+				global.Add(&l)
+			} else {
+				pins.Add(&l)
+			}
+			st.Revisits++
+			if err := out.Write(&l); err != nil {
+				return st, err
+			}
+			continue
+		}
 		if !n.Number(&l) {
 			st.Repeated++
 			if opt.Warn != nil {
@@ -176,18 +175,26 @@ func Process(in *manifest.Reader, out *manifest.Writer, opt Options, deps Deps) 
 		}
 		st.Records++
 		st.Bytes += l.Length
-		if l.Copy == 1 {
+		switch {
+		case l.RefURI == "-" && (class.Digest != l.Digest || class.Ext != l.Ext || class.Copies == 0):
+			// The original of a new class.
 			flush()
 			st.UniquePayloads++
 			class = Class{Digest: l.Digest, Ext: l.Ext, URI: l.URI, Date: l.Date}
 			origFile = l.File
-		} else {
+		case l.Copy == 1:
+			// A later capture kept as a response.
+			st.Kept++
+		default:
 			st.Duplicates++
 			st.DuplicateBytes += l.Length
 			st.SavedEstimate += max(0, l.Length-RevisitOverhead)
 			if deps != nil {
 				deps.Add(l.File, origFile)
 			}
+		}
+		if pinned(l.URI, l.Date) {
+			st.Pinned++
 		}
 		class.Copies++
 		class.Bytes += l.Length

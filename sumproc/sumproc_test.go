@@ -79,6 +79,21 @@ func TestNumbering(t *testing.T) {
 			want: "a.warc 0 900 http://x/ 2020-01-01T00:00:00Z " + dA + " 0 1 - -\n" +
 				"b.warc 0 900 http://y/ 2020-01-02T00:00:00Z " + dA + " 0 2 http://x/ 2020-01-01T00:00:00Z\n",
 		},
+		{
+			name: "revisit lines pass through; what they refer to stays a response",
+			in: "r.warc 0 400 http://r/ 2020-05-01T00:00:00Z - -1 0 http://w/ 2020-01-04T00:00:00Z\n" +
+				"r.warc 400 400 http://r/ 2020-05-02T00:00:00Z " + dA + " -1 0 http://y/ 2020-01-02T00:00:00Z\n" +
+				"a.warc 0 900 http://x/ 2020-01-01T00:00:00Z " + dA + " 0\n" +
+				"b.warc 0 900 http://y/ 2020-01-02T00:00:00Z " + dA + " 0\n" +
+				"c.warc 0 900 http://z/ 2020-01-03T00:00:00Z " + dA + " 0\n" +
+				"d.warc 0 900 http://w/ 2020-01-04T00:00:00Z " + dA + " 0\n",
+			want: "r.warc 0 400 http://r/ 2020-05-01T00:00:00Z - -1 0 http://w/ 2020-01-04T00:00:00Z\n" +
+				"r.warc 400 400 http://r/ 2020-05-02T00:00:00Z " + dA + " -1 0 http://y/ 2020-01-02T00:00:00Z\n" +
+				"a.warc 0 900 http://x/ 2020-01-01T00:00:00Z " + dA + " 0 1 - -\n" +
+				"b.warc 0 900 http://y/ 2020-01-02T00:00:00Z " + dA + " 0 1 - -\n" +
+				"c.warc 0 900 http://z/ 2020-01-03T00:00:00Z " + dA + " 0 2 http://x/ 2020-01-01T00:00:00Z\n" +
+				"d.warc 0 900 http://w/ 2020-01-04T00:00:00Z " + dA + " 0 1 - -\n",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

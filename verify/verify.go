@@ -81,8 +81,8 @@ func readAfter(after *manifest.Reader, st *Stats) (*index, error) {
 	}
 }
 
-// isRevisit tells a revisit line (warcsum --revisits) from a response line.
-func isRevisit(l *manifest.Line) bool { return l.Fields == 10 && l.Copy > 1 }
+// isRevisit tells a revisit line (ext -1) from a response line.
+func isRevisit(l *manifest.Line) bool { return l.IsRevisit() }
 
 // targets returns the responses a Refers-To URI and date name: any date
 // of the URI for "*".
@@ -124,7 +124,7 @@ type class struct {
 }
 
 // Rewrite compares the manifests of a collection before and after
-// deduplication (both written by warcsum --revisits, lines in any order) and
+// deduplication (both written by warcsum, with its revisit lines; lines in any order) and
 // reports through violation every record that was lost. Each after-record
 // stands for one before-record at most, and:
 //

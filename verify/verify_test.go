@@ -39,7 +39,7 @@ func resp7(file string, off int, uri, date, dig string, ext int) string {
 }
 
 func rev(file string, off int, uri, date, dig, refURI, refDate string) string {
-	return fmt.Sprintf("%s %d 40 %s %s %s 0 2 %s %s", file, off, uri, date, dig, refURI, refDate)
+	return fmt.Sprintf("%s %d 40 %s %s %s -1 0 %s %s", file, off, uri, date, dig, refURI, refDate)
 }
 
 func text(lines []string) string {
@@ -433,8 +433,8 @@ func TestRewriteInputErrors(t *testing.T) {
 		{"before: 5 fields", bad("a.warc.gz 9 100 " + uC + " " + t3), good, "before.manifest", 3, "5 fields"},
 		{"before: offset not a number", bad(strings.Replace(resp("a.warc.gz", 9, uC, t3, dX), " 9 ", " x9 ", 1)), good, "before.manifest", 3, "offset"},
 		{"before: unknown digest algorithm", bad(resp("a.warc.gz", 9, uC, t3, "crc32:00000000")), good, "before.manifest", 3, "crc32"},
-		{"before: revisit line without its reference", bad("a.warc.gz 9 100 " + uC + " " + t3 + " " + dX + " 0 2 - -"), good, "before.manifest", 3, "copy 2"},
-		{"after: 9 fields", good, []string{good[0], "b.warc.gz 0 40 " + uB + " " + t2 + " " + dY + " 0 2 " + uA}, "after.manifest", 2, "9 fields"},
+		{"before: revisit line without its reference", bad("a.warc.gz 9 100 " + uC + " " + t3 + " " + dX + " -1 0 - -"), good, "before.manifest", 3, "must name"},
+		{"after: 9 fields", good, []string{good[0], "b.warc.gz 0 40 " + uB + " " + t2 + " " + dY + " -1 0 " + uA}, "after.manifest", 2, "9 fields"},
 		{"after: malformed digest", good, []string{"a.warc.gz 0 100 " + uA + " " + t1 + " sha1:notbase32"}, "after.manifest", 1, "malformed digest"},
 		{"after: last line cut short", good, []string{good[0], "a.warc.gz 500"}, "after.manifest", 2, "no line feed"},
 	}
@@ -534,7 +534,7 @@ func generate(rng *rand.Rand, exts bool) *collection {
 		v := manifest.Line{
 			File: "old.warc.gz", Offset: offsets["old.warc.gz"], Length: 300,
 			URI: fmt.Sprintf("http://h%d.example/p%d", rng.IntN(6), rng.IntN(8)), Date: date(i),
-			Digest: k.digest, Ext: 0, Copy: 2, RefURI: o.URI, RefDate: o.Date, Fields: 10,
+			Digest: k.digest, Ext: -1, Copy: 0, RefURI: o.URI, RefDate: o.Date, Fields: 10,
 		}
 		offsets["old.warc.gz"] += v.Length
 		if rng.IntN(4) == 0 {
@@ -564,7 +564,7 @@ func generate(rng *rand.Rand, exts bool) *collection {
 			c.originals = append(c.originals, len(c.after))
 		} else {
 			a = manifest.Line{File: a.File, Offset: a.Offset, Length: 350, URI: b.URI, Date: b.Date, Digest: b.Digest,
-				Copy: 2, RefURI: c.before[o].URI, RefDate: c.before[o].Date, Fields: 10}
+				Ext: -1, Copy: 0, RefURI: c.before[o].URI, RefDate: c.before[o].Date, Fields: 10}
 			if rng.IntN(5) == 0 {
 				a.Digest = md(fmt.Sprint("payload of ", b.Digest))
 			}
@@ -613,7 +613,7 @@ func without(after []manifest.Line, i int) []manifest.Line {
 // asRevisitOf turns after-line i into a revisit that refers to after-line j.
 func asRevisitOf(after []manifest.Line, i, j int) {
 	a := &after[i]
-	a.Fields, a.Ext, a.Copy, a.RefURI, a.RefDate = 10, 0, 2, after[j].URI, after[j].Date
+	a.Fields, a.Ext, a.Copy, a.RefURI, a.RefDate = 10, -1, 0, after[j].URI, after[j].Date
 }
 
 var corruptions = []corruption{

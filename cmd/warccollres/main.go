@@ -16,17 +16,32 @@ import (
 	"warcdedup/collres"
 	"warcdedup/internal/cmdutil"
 	"warcdedup/manifest"
+	"warcdedup/policy"
 )
 
-const description = `warccollres reads a manifest sorted on digest (6 fields), fetches every
-record that shares its digest with another line, re-hashes its payload and
-compares the payloads byte for byte, and writes each line with field 7, the
-hash extension: 0 for the first byte-identical class of a digest, 1, 2, ...
-for payloads that collide on the digest but differ in bytes. A digest seen
-once is passed through with ext 0 and never fetched.
+const description = `warccollres reads warcsum's manifest sorted on digest, fetches every
+record that shares its digest with another response line, re-hashes its
+payload and compares the payloads byte for byte, and writes each line with
+field 7, its class within the digest: 0 for the first class, 1, 2, ... for
+each further one. Records of a class have identical payload bytes and, under
+the default policy, replay the same way. A digest with one response is
+passed through with ext 0 and never fetched.
 
-With -p it also numbers the copies of each class (fields 8-10, as
-warcsumproc does) in the same pass.
+--policy chooses which byte-identical records share a class:
+  replay   (default) only those a replay tool that takes the HTTP status and
+           headers from either record serves the same way: same container
+           format (WARC or ARC), status, Content-Type, Content-Encoding,
+           Transfer-Encoding, Content-Disposition and Location. ReplayWeb.page
+           serves a revisit with its original's status and headers.
+  payload  identical payload bytes are enough (the WARCrefs paper's rule;
+           right for pywb, which takes a revisit's own headers).
+  uri      only records of the same URI (OpenWayback resolves revisits
+           within one URL).
+
+Revisit lines (ext -1, written by warcsum for every revisit already in the
+collection) pass through unchanged. With -p it also numbers the copies of
+each class (fields 8-10, as warcsumproc does) in the same pass, keeping as
+responses those that existing revisits refer to.
 
 A line whose record no longer matches it (missing file, offset that does not
 start a record of that length, not a response, other URI or date, payload
@@ -42,12 +57,13 @@ followed, transient failures are retried with backoff and short bodies are
 resumed, and at most --per-host requests are open to one host.
 
 The input order is checked; sort it with
-  LC_ALL=C sort -k6,6 -k5,5 -k1,1 -k2,2n`
+  LC_ALL=C sort -k6,6 -k7,7n -k5,5 -k1,1 -k2,2n`
 
 func main() {
 	cmdutil.Main(cmdutil.NewApp("warccollres", "prove duplicates byte for byte and resolve hash collisions", description,
 		[]cli.Flag{
 			&cli.BoolFlag{Name: "proc", Aliases: []string{"p"}, Usage: "also assign copy numbers (write the 10-field manifest)"},
+			&cli.StringFlag{Name: "policy", Value: "replay", Usage: "which byte-identical records share a class: `replay`, payload or uri"},
 			&cli.StringSliceFlag{Name: "root", Usage: "directory field 1 is relative to (repeatable)"},
 			&cli.StringFlag{Name: "locations", Usage: "`FILE` of \"name location\" lines (local path or URL)"},
 			&cli.StringFlag{Name: "url-template", Usage: "URL of each file, {file} standing for field 1"},
@@ -78,10 +94,15 @@ func run(c *cli.Context) error {
 	}
 	defer out.Abort()
 
+	pol, err := policy.Parse(c.String("policy"))
+	if err != nil {
+		return cli.Exit(err, cmdutil.ExitFatal)
+	}
 	log := cmdutil.NewLog(c)
 	var progress collres.Progress
 	resolver := collres.Resolver{
 		Source:   loc,
+		Policy:   pol,
 		Jobs:     c.Int("jobs"),
 		Proc:     c.Bool("proc"),
 		Stale:    log.Error,

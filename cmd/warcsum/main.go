@@ -45,7 +45,7 @@ line refers to, so an existing revisit never ends up pointing at a revisit,
 and warcsumcmp proves it still resolves. --responses-only leaves them out.
 
 Sort the output for the next stage with:
-  LC_ALL=C sort -k6,6 -k5,5 -k1,1 -k2,2n`
+  LC_ALL=C sort -k6,6 -k7,7n -k5,5 -k1,1 -k2,2n`
 
 func main() {
 	cmdutil.Main(cmdutil.NewApp("warcsum", "list the payload digests of WARC/ARC response records", description,

@@ -14,9 +14,13 @@ const description = `warcsumproc reads the 7-field manifest written by warccollr
 digest, ext, date, file, offset, and writes the 10-field form: the first
 line of each (digest, ext) class, the earliest capture, is copy 1 with "- -";
 every later line is copy 2, 3, ... with the URI and date of copy 1, the
-record its revisit will point at. A line naming the same file and offset as
-the line before it is the same record listed twice: it is reported and
-listed once.
+record its revisit will point at. Two kinds of later captures stay responses
+(copy 1 too): those that a revisit already in the collection refers to (its
+revisit line, which sorts first in its digest, says so; revisit lines pass
+through), and those with copy 1's own URI and date (a revisit naming its
+own URI and date is dropped by ReplayWeb.page). A line naming the same file
+and offset as the line before it is the same record listed twice: it is
+reported and listed once.
 
 --stats FILE writes JSON: records, unique payloads, duplicates, duplication
 rate by count and by stored bytes, an estimate of the bytes a rewrite would
@@ -29,7 +33,7 @@ The input order is checked; sort it with
 func main() {
 	cmdutil.Main(cmdutil.NewApp("warcsumproc", "number the copies of each payload", description,
 		[]cli.Flag{
-			&cli.BoolFlag{Name: "dups-only", Usage: "leave copy-1 lines out (what warcrefs needs)"},
+			&cli.BoolFlag{Name: "dups-only", Usage: "leave copy-1 lines out"},
 			&cli.StringFlag{Name: "stats", Usage: "write duplication statistics as JSON to `FILE`"},
 			&cli.StringFlag{Name: "deps", Usage: "write which files hold the originals each file needs to `FILE`"},
 			cmdutil.InputFlag,

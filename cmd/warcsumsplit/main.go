@@ -24,7 +24,7 @@ part's lines and bytes. One mode:
   -c N, -s SIZE      cut a manifest sorted on digest into N parts, or parts
                      of about SIZE bytes (K, M, G suffixes), never splitting a
                      digest cluster (so parts may be uneven). Sorted with
-                     LC_ALL=C sort -k6,6 -k5,5 -k1,1 -k2,2n
+                     LC_ALL=C sort -k6,6 -k7,7n -k5,5 -k1,1 -k2,2n
   --hash-ranges N    partition an UNSORTED manifest by digest value into N
                      parts: each part can be sorted and resolved on its own
                      host, and the sorted parts in part order are the sorted
