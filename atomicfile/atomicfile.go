@@ -8,14 +8,19 @@ package atomicfile
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
+	"path"
 	"path/filepath"
+	"strconv"
 )
 
 // File is a file being written under a temporary name.
 type File struct {
 	*os.File
-	name string // the final name
+	root *os.Root // nil: name and tmp are ordinary paths
+	name string   // the final name
+	tmp  string   // the temporary name
 	done bool
 }
 
@@ -24,7 +29,7 @@ type File struct {
 const TempPrefix = ".tmp-"
 
 // Create starts writing the file name. The temporary file is
-// ".tmp-<base>-<random>" in name's directory, so the rename cannot cross
+// ".tmp-<base>-<digits>" in name's directory, so the rename cannot cross
 // file systems.
 func Create(name string, perm os.FileMode) (*File, error) {
 	dir, base := filepath.Split(name)
@@ -40,7 +45,30 @@ func Create(name string, perm os.FileMode) (*File, error) {
 		os.Remove(f.Name())
 		return nil, err
 	}
-	return &File{File: f, name: name}, nil
+	return &File{File: f, name: name, tmp: f.Name()}, nil
+}
+
+// CreateIn is Create confined to root: name is a slash-separated path
+// beneath it, and neither the temporary file nor the rename can be led
+// out of root by a symbolic link, even one swapped in meanwhile.
+func CreateIn(root *os.Root, name string, perm os.FileMode) (*File, error) {
+	dir, base := path.Split(name)
+	for try := 0; ; try++ {
+		tmp := path.Join(dir, TempPrefix+base+"-"+strconv.FormatUint(uint64(rand.Uint32()), 10))
+		f, err := root.OpenFile(filepath.FromSlash(tmp), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, os.ErrExist) && try < 100 {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := f.Chmod(perm); err != nil {
+			f.Close()
+			root.Remove(filepath.FromSlash(tmp))
+			return nil, err
+		}
+		return &File{File: f, root: root, name: filepath.FromSlash(name), tmp: filepath.FromSlash(tmp)}, nil
+	}
 }
 
 // ErrNotSynced wraps the error of a Commit that renamed the file but could
@@ -58,22 +86,48 @@ func (f *File) Commit() error {
 		return errors.New("atomicfile: Commit after Commit or Abort")
 	}
 	f.done = true
-	tmp := f.File.Name()
 	err := f.File.Sync()
 	if cerr := f.File.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, f.name)
+		err = f.rename()
 	}
 	if err != nil {
-		os.Remove(tmp)
+		f.remove()
 		return fmt.Errorf("writing %s: %w", f.name, err)
 	}
-	if err := SyncDir(filepath.Dir(f.name)); err != nil {
+	if err := f.syncDir(); err != nil {
 		return fmt.Errorf("%s: %w: %v", f.name, ErrNotSynced, err)
 	}
 	return nil
+}
+
+func (f *File) rename() error {
+	if f.root != nil {
+		return f.root.Rename(f.tmp, f.name)
+	}
+	return os.Rename(f.tmp, f.name)
+}
+
+func (f *File) remove() {
+	if f.root != nil {
+		f.root.Remove(f.tmp)
+		return
+	}
+	os.Remove(f.tmp)
+}
+
+func (f *File) syncDir() error {
+	if f.root == nil {
+		return SyncDir(filepath.Dir(f.name))
+	}
+	d, err := f.root.Open(filepath.Dir(f.name))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // Abort removes the temporary file; the final name is untouched. It does
@@ -84,7 +138,7 @@ func (f *File) Abort() {
 	}
 	f.done = true
 	f.File.Close()
-	os.Remove(f.File.Name())
+	f.remove()
 }
 
 // Name is the final name.

@@ -72,6 +72,8 @@ type Reader struct {
 	order  *Order
 	prev   Line
 	buf    []byte
+	start  int64 // offset of the line Next returned last
+	next   int64 // offset of the line after it
 }
 
 // NewReader returns a Reader of r; name is used in error messages.
@@ -91,6 +93,9 @@ func (r *Reader) Name() string { return r.name }
 // Errorf returns an *Error about the line Next returned last, for a stage
 // that finds the line well formed but wrong for it.
 func (r *Reader) Errorf(format string, args ...any) error { return r.errorf(format, args...) }
+
+// Offset is the byte offset of the line Next returned last.
+func (r *Reader) Offset() int64 { return r.start }
 
 // LineNumber is the number of the line Next returned last.
 func (r *Reader) LineNumber() int { return r.line }
@@ -120,8 +125,10 @@ func (r *Reader) Next() (Line, error) {
 
 func (r *Reader) readLine() ([]byte, error) {
 	r.buf = r.buf[:0]
+	r.start = r.next
 	for {
 		frag, err := r.br.ReadSlice('\n')
+		r.next += int64(len(frag))
 		if err == nil && len(r.buf) == 0 {
 			r.line++
 			return frag[:len(frag)-1], nil

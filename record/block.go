@@ -71,7 +71,7 @@ func (r *Reader) fail(err error) error {
 	var ge *gzmulti.Error
 	if errors.As(err, &ge) && errors.Is(ge.Err, gzmulti.ErrTruncated) {
 		have := r.rec.BlockLength - r.blockLeft
-		r.finishErr = &Error{Name: r.name, Offset: ge.Offset, Err: fmt.Errorf("%w: %w after %d of the block's %d bytes", ErrTruncated, ge.Err, have, r.rec.BlockLength)}
+		r.finishErr = &Error{Name: r.name, Offset: r.base + ge.Offset, Err: fmt.Errorf("%w: %w after %d of the block's %d bytes", ErrTruncated, ge.Err, have, r.rec.BlockLength)}
 		return r.finishErr
 	}
 	r.finishErr = r.gzipError(err)
@@ -131,7 +131,7 @@ func (r *Reader) Finish() error {
 		r.finishErr = err
 		return err
 	}
-	r.finishErr = r.errorAt(r.rec.Offset, fmt.Errorf("%w: unexpected bytes at offset %d after its %d-byte block; %s", ErrRecordEnd, junk, r.rec.BlockLength, skipped))
+	r.finishErr = r.errorAt(r.rec.Offset, fmt.Errorf("%w: unexpected bytes at offset %d after its %d-byte block; %s", ErrRecordEnd, r.base+junk, r.rec.BlockLength, skipped))
 	return r.finishErr
 }
 

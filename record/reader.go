@@ -135,6 +135,7 @@ type Reader struct {
 	raw       []byte // a WARC header's names and values, while it is read
 	spans     []span // where each name and value is in raw
 	peekErr   error  // what stopped recordAt's look ahead short, if anything
+	base      int64  // added to the offsets that errors report
 }
 
 // span locates a header field's name and value in Reader.raw.
@@ -161,6 +162,17 @@ func (r *Reader) Reset(src io.Reader, name string) error {
 	return nil
 }
 
+// SetBase makes errors report offsets plus base, for a Reader of a section
+// of a file that starts at base: messages then name offsets in the file,
+// not in the section. Record offsets (Record.Offset) stay in the section.
+func (r *Reader) SetBase(base int64) { r.base = base }
+
+// RawHeader is the header of the current record as stored (uncompressed):
+// a WARC record's version line through the blank line that ends its
+// header, an ARC record line with its line feed. It is valid until the
+// next call to Next.
+func (r *Reader) RawHeader() []byte { return r.hbuf }
+
 // Compressed reports whether the file is gzip.
 func (r *Reader) Compressed() bool { return r.z.Compressed() }
 
@@ -168,7 +180,7 @@ func (r *Reader) Compressed() bool { return r.z.Compressed() }
 func (r *Reader) Format() Format { return r.format }
 
 func (r *Reader) errorAt(off int64, err error) error {
-	return &Error{Name: r.name, Offset: off, Err: err}
+	return &Error{Name: r.name, Offset: r.base + off, Err: err}
 }
 
 // Next returns the next record, positioned at the start of its block, or
@@ -281,11 +293,11 @@ func (r *Reader) skipToNext() (string, error) {
 	err := r.skipToRecord()
 	switch {
 	case err == io.EOF:
-		return fmt.Sprintf("%d bytes at offset %d skipped up to the end of the file", r.pos-from, from), nil
+		return fmt.Sprintf("%d bytes at offset %d skipped up to the end of the file", r.pos-from, r.base+from), nil
 	case err != nil:
 		return "", err
 	}
-	return fmt.Sprintf("%d bytes at offset %d skipped up to the next record at offset %d", r.pos-from, from, r.pos), nil
+	return fmt.Sprintf("%d bytes at offset %d skipped up to the next record at offset %d", r.pos-from, r.base+from, r.base+r.pos), nil
 }
 
 // gzipError passes gzmulti damage on as a record Error, and anything else
@@ -297,9 +309,9 @@ func (r *Reader) gzipError(err error) error {
 		return err
 	}
 	if errors.Is(ge.Err, gzmulti.ErrTruncated) {
-		return &Error{Name: r.name, Offset: ge.Offset, Err: fmt.Errorf("%w: %w", ErrTruncated, ge.Err)}
+		return &Error{Name: r.name, Offset: r.base + ge.Offset, Err: fmt.Errorf("%w: %w", ErrTruncated, ge.Err)}
 	}
-	return &Error{Name: r.name, Offset: ge.Offset, Err: ge.Err}
+	return &Error{Name: r.name, Offset: r.base + ge.Offset, Err: ge.Err}
 }
 
 // skipLineEnds consumes CR and LF bytes; io.EOF if nothing else follows.

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path"
@@ -20,8 +21,8 @@ import (
 )
 
 // Locator finds files named by field 1 of a manifest. A name is looked up
-// in Locations first, then expanded with URLTemplate, then searched for
-// under each of Roots in turn.
+// in Locations first, then searched for under each of Roots in turn, then
+// expanded with URLTemplate.
 type Locator struct {
 	Roots       []string          // directories field 1 is relative to
 	Locations   map[string]string // file name -> local path or http(s) URL
@@ -50,8 +51,79 @@ func CheckName(name string) error {
 	return nil
 }
 
-// Where returns the local path or URL of the file a manifest names (field
-// 1, escaped as in the manifest).
+// Local is a file found beneath a root: the root's real path (its own
+// symbolic links resolved: the user named it) and the file's path relative
+// to it, with every symbolic link on the way resolved and none leading out
+// of the root. Open and create through OpenRoot, so that a link swapped in
+// later cannot lead out either.
+type Local struct {
+	Root string // the root's real path
+	Rel  string // the file's real path beneath it, slash-separated
+}
+
+// Path is the file's real path.
+func (l Local) Path() string { return filepath.Join(l.Root, filepath.FromSlash(l.Rel)) }
+
+// OpenRoot opens the root, for operations confined to it.
+func (l Local) OpenRoot() (*os.Root, error) { return os.OpenRoot(l.Root) }
+
+// Open opens the file for reading, confined to its root.
+func (l Local) Open() (*os.File, error) {
+	root, err := l.OpenRoot()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return root.Open(filepath.FromSlash(l.Rel))
+}
+
+// Resolve finds the file a manifest names (field 1, escaped) beneath the
+// first root that has it. A name that leaves its root, or a symbolic link
+// (of a directory or of the file) that leads out of it, is refused with
+// ErrUnsafeName: a manifest must not make a stage read, or warcrefs
+// rewrite, anything outside the collection.
+func (l *Locator) Resolve(field string) (Local, error) {
+	name, err := manifest.UnescapeFile(field)
+	if err != nil {
+		return Local{}, err
+	}
+	if err := CheckName(name); err != nil {
+		return Local{}, err
+	}
+	if len(l.Roots) == 0 {
+		return Local{}, fmt.Errorf("%s: no --root says where it is", name)
+	}
+	for _, root := range l.Roots {
+		real, err := filepath.EvalSymlinks(root)
+		if err != nil {
+			return Local{}, fmt.Errorf("root %s: %w", root, err)
+		}
+		local, err := beneath(real, name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		return local, err
+	}
+	return Local{}, fmt.Errorf("%s: %w under %s", name, os.ErrNotExist, strings.Join(l.Roots, ", "))
+}
+
+// beneath resolves name under the real root path, refusing a path that
+// symbolic links take out of it.
+func beneath(root, name string) (Local, error) {
+	real, err := filepath.EvalSymlinks(filepath.Join(root, filepath.FromSlash(name)))
+	if err != nil {
+		return Local{}, err
+	}
+	rel, err := filepath.Rel(root, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return Local{}, fmt.Errorf("%s: a symbolic link leads to %s, outside the root %s: %w", name, real, root, ErrUnsafeName)
+	}
+	return Local{Root: root, Rel: filepath.ToSlash(rel)}, nil
+}
+
+// Where returns where the file a manifest names (field 1, escaped) is: its
+// Locations entry as written; else its real path beneath the first root
+// that has it (see Resolve); else the URL made from URLTemplate.
 func (l *Locator) Where(field string) (string, error) {
 	name, err := manifest.UnescapeFile(field)
 	if err != nil {
@@ -63,40 +135,61 @@ func (l *Locator) Where(field string) (string, error) {
 	if err := CheckName(name); err != nil {
 		return "", err
 	}
+	if len(l.Roots) > 0 {
+		local, err := l.Resolve(field)
+		if err == nil {
+			return local.Path(), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) || l.URLTemplate == "" {
+			return "", err
+		}
+	}
 	if l.URLTemplate != "" {
 		return strings.ReplaceAll(l.URLTemplate, "{file}", escapeURLPath(name)), nil
 	}
-	if len(l.Roots) == 0 {
-		return "", fmt.Errorf("%s: no --root, --locations or --url-template says where it is", name)
-	}
-	for _, root := range l.Roots {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("%s: %w under %s", name, os.ErrNotExist, strings.Join(l.Roots, ", "))
+	return "", fmt.Errorf("%s: no --root, --locations or --url-template says where it is", name)
 }
 
 // Open returns the length bytes at offset of the file a manifest names. The
-// reader fails with io.ErrUnexpectedEOF if the file ends before them.
+// reader fails with io.ErrUnexpectedEOF if the file ends before them. A file
+// beneath a root is opened confined to it.
 func (l *Locator) Open(ctx context.Context, field string, offset, length int64) (io.ReadCloser, error) {
-	where, err := l.Where(field)
+	name, err := manifest.UnescapeFile(field)
 	if err != nil {
 		return nil, err
 	}
-	if isURL(where) {
-		h := l.HTTP
-		if h == nil {
-			h = DefaultHTTP()
+	var f *os.File
+	where, ok := l.Locations[name]
+	switch {
+	case ok && isURL(where):
+		return l.http().Open(ctx, where, offset, length)
+	case ok:
+		if f, err = os.Open(where); err != nil {
+			return nil, err
 		}
-		return h.Open(ctx, where, offset, length)
-	}
-	f, err := os.Open(where)
-	if err != nil {
-		return nil, err
+	default:
+		if where, err = l.Where(field); err != nil {
+			return nil, err
+		}
+		if isURL(where) {
+			return l.http().Open(ctx, where, offset, length)
+		}
+		local, err := l.Resolve(field)
+		if err != nil {
+			return nil, err
+		}
+		if f, err = local.Open(); err != nil {
+			return nil, err
+		}
 	}
 	return &localRecord{f: f, r: io.NewSectionReader(f, offset, length), want: length, name: where, offset: offset}, nil
+}
+
+func (l *Locator) http() *HTTP {
+	if l.HTTP == nil {
+		return DefaultHTTP()
+	}
+	return l.HTTP
 }
 
 func isURL(s string) bool {

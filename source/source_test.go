@@ -23,8 +23,8 @@ func TestCheckName(t *testing.T) {
 	}
 }
 
-// TestWhere proves the lookup order: locations, then the URL template,
-// then each root in turn; and that field 1 is unescaped.
+// TestWhere proves the lookup order: locations, then each root in turn,
+// then the URL template; and that field 1 is unescaped.
 func TestWhere(t *testing.T) {
 	r1, r2 := t.TempDir(), t.TempDir()
 	os.WriteFile(filepath.Join(r2, "b c.warc"), []byte("x"), 0o644)
@@ -42,6 +42,8 @@ func TestWhere(t *testing.T) {
 		{"missing everywhere", Locator{Roots: []string{r1, r2}}, "z.warc", "", "file does not exist"},
 		{"locations win", Locator{Roots: []string{r1}, Locations: map[string]string{"a.warc": "http://h/a"}}, "a.warc", "http://h/a", ""},
 		{"URL template, path escaped", Locator{URLTemplate: "http://h:8/warcs/{file}"}, "d/b%20c.warc", "http://h:8/warcs/d/b%20c.warc", ""},
+		{"a root before the URL template", Locator{Roots: []string{r1}, URLTemplate: "http://h:8/{file}"}, "a.warc", filepath.Join(r1, "a.warc"), ""},
+		{"the URL template when no root has it", Locator{Roots: []string{r1}, URLTemplate: "http://h:8/{file}"}, "z.warc", "http://h:8/z.warc", ""},
 		{"unsafe name", Locator{Roots: []string{r1}}, "../a.warc", "", "leaves its root"},
 		{"nowhere said", Locator{}, "a.warc", "", "no --root"},
 	}
@@ -56,6 +58,62 @@ func TestWhere(t *testing.T) {
 			}
 			if err != nil || got != tt.want {
 				t.Errorf("got %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestResolveBeneathRoot proves that symbolic links are followed only while
+// they stay beneath the root: a linked directory or file leading out of it
+// is refused, one staying inside resolves to its real path, and a root that
+// is itself a link is the user's choice.
+func TestResolveBeneathRoot(t *testing.T) {
+	top := t.TempDir()
+	root, outside := filepath.Join(top, "root"), filepath.Join(top, "outside")
+	for _, d := range []string{root, outside, filepath.Join(root, "real")} {
+		os.MkdirAll(d, 0o755)
+	}
+	os.WriteFile(filepath.Join(outside, "x.warc"), []byte("outside"), 0o644)
+	os.WriteFile(filepath.Join(root, "real", "y.warc"), []byte("inside"), 0o644)
+	os.Symlink(outside, filepath.Join(root, "escape"))                            // directory link out
+	os.Symlink(filepath.Join(outside, "x.warc"), filepath.Join(root, "out.warc")) // file link out
+	os.Symlink("real/y.warc", filepath.Join(root, "in.warc"))                     // file link in
+	os.Symlink("real", filepath.Join(root, "alias"))                              // directory link in
+	os.Symlink(root, filepath.Join(top, "root-link"))                             // the root itself a link
+	realRoot, _ := filepath.EvalSymlinks(root)
+	tests := []struct {
+		name, root, field, want, err string
+	}{
+		{"directory link out of the root", root, "escape/x.warc", "", "outside the root"},
+		{"file link out of the root", root, "out.warc", "", "outside the root"},
+		{"file link inside", root, "in.warc", "real/y.warc", ""},
+		{"directory link inside", root, "alias/y.warc", "real/y.warc", ""},
+		{"root given as a link", filepath.Join(top, "root-link"), "real/y.warc", "real/y.warc", ""},
+		{"missing", root, "none.warc", "", "does not exist"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := Locator{Roots: []string{tt.root}}
+			got, err := l.Resolve(tt.field)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("Resolve = %+v, %v; want an error saying %q", got, err, tt.err)
+				}
+				if _, err := l.Open(context.Background(), tt.field, 0, 3); err == nil {
+					t.Errorf("Open read a file Resolve refuses")
+				}
+				return
+			}
+			if err != nil || got.Rel != tt.want || got.Root != realRoot {
+				t.Fatalf("Resolve = %+v, %v; want %s beneath %s", got, err, tt.want, realRoot)
+			}
+			r, err := l.Open(context.Background(), tt.field, 0, 6)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if b, _ := io.ReadAll(r); string(b) != "inside" {
+				t.Errorf("read %q", b)
 			}
 		})
 	}

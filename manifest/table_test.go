@@ -1,0 +1,79 @@
+package manifest_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"warcdedup/manifest"
+)
+
+// TestTableFind proves that every line of a digest is found, wherever the
+// marks fall (tables from a few lines to many stretches, long lines
+// included), and nothing else; and that an unsorted table is refused.
+func TestTableFind(t *testing.T) {
+	digestOf := func(i int) string { return fmt.Sprintf("md5:%032x", i*7919) }
+	for _, n := range []int{1, 3, 100, 5000} {
+		t.Run(fmt.Sprint(n, " digests"), func(t *testing.T) {
+			var b bytes.Buffer
+			want := map[string]int{}
+			for i := range n {
+				d := digestOf(i)
+				copies := 1 + i%3
+				for c := range copies {
+					uri := "http://h/" + strings.Repeat("x", (i*31)%300)
+					if i == n/2 {
+						uri = "http://h/" + strings.Repeat("long", 40000) // a line over the read buffer
+					}
+					l := manifest.Line{File: "f", Offset: int64(c), Length: 1, URI: uri, Date: "d", Digest: d, Fields: 6}
+					b.Write(l.Append(nil))
+				}
+				want[d] = copies
+			}
+			// The lines must be sorted on digest: sort the digests.
+			lines := strings.SplitAfter(b.String(), "\n")
+			lines = lines[:len(lines)-1]
+			sortByDigestField(lines)
+			data := []byte(strings.Join(lines, ""))
+			tab, err := manifest.NewTable(bytes.NewReader(data), int64(len(data)), "t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tab.Lines() != int64(len(lines)) {
+				t.Errorf("%d lines, want %d", tab.Lines(), len(lines))
+			}
+			for d, copies := range want {
+				got := 0
+				err := tab.Find(d, func(l *manifest.Line) error {
+					if l.Digest != d {
+						t.Errorf("Find(%s) gave %s", d, l.Digest)
+					}
+					got++
+					return nil
+				})
+				if err != nil || got != copies {
+					t.Errorf("Find(%s): %d lines, %v; want %d", d, got, err, copies)
+				}
+			}
+			for _, absent := range []string{"md5:" + strings.Repeat("0", 31) + "1", "md5:" + strings.Repeat("f", 32), "-"} {
+				if err := tab.Find(absent, func(l *manifest.Line) error { return errors.New("found") }); err != nil {
+					t.Errorf("Find(%s): %v", absent, err)
+				}
+			}
+		})
+	}
+	t.Run("unsorted", func(t *testing.T) {
+		data := "f 1 1 u d md5:" + strings.Repeat("b", 32) + "\nf 2 1 u d md5:" + strings.Repeat("a", 32) + "\n"
+		if _, err := manifest.NewTable(strings.NewReader(data), int64(len(data)), "t"); !errors.Is(err, manifest.ErrOrder) || !strings.Contains(err.Error(), "t:2:") {
+			t.Errorf("err %v, want ErrOrder at t:2", err)
+		}
+	})
+}
+
+func sortByDigestField(lines []string) {
+	key := func(s string) string { return strings.Fields(s)[5] }
+	slices.SortStableFunc(lines, func(a, b string) int { return strings.Compare(key(a), key(b)) })
+}
