@@ -87,6 +87,7 @@ func (p *payload) start() error {
 		return stale(l, err)
 	}
 	rr := p.rr
+	rr.SetBase(l.Offset)
 	rec, err := rr.Next()
 	if err != nil {
 		return stale(l, fmt.Errorf("%w: %v", ErrNotARecord, err))

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"warcdedup/manifest"
+	"warcdedup/refs"
 )
 
 // corpusDir holds real files from public projects' test suites (see its
@@ -69,8 +70,8 @@ var corpusSelection = []string{
 }
 
 // corpusRevisits is the number of revisits warcrefs wrote into each file of
-// the selection when the test was written (sha1, the default; 52 in all);
-// the test asserts at least these. Every other file gets none:
+// the selection when the test was written (sha1, the payload policy; 44 in
+// all); the test asserts at least these. Every other file gets none:
 //
 //	file                                        revisits  duplicates listed
 //	pywb example-wget-1-14.warc.gz                1         1  (example.com; copy 1: http://example.iana.org/ in example-url-agnostic-orig.warc.gz)
@@ -81,13 +82,15 @@ var corpusSelection = []string{
 //	     example-extra.warc                       0         1 each (originals of the files' own revisits: kept)
 //	pywb iana.warc.gz                             0        15  (all empty bodies, 453-458 bytes: a revisit is not smaller)
 //	pywb example.arc, example.arc.gz              0         1 each (ARC: skipped)
-//	IAH-urls-wget.warc                            7         7  (5 refer to the same capture in its gzip twin, 2 to the IAH ARC)
+//	IAH-urls-wget.warc                            2         7  (2 refer to the IAH ARC; 5 are the same capture, URI and
+//	                                                            date, as in its gzip twin: kept, as a revisit naming its
+//	                                                            own URI and date is dropped by wabac.js)
 //	IAH-urls-wget.warc.gz                         2         2  (logoc.jpg, go-button-gateway.gif: copy 1 is
 //	                                                            www.archive.org's, 2008, in the truncated IAH ARC)
 //	NAS-20100909163324-00000-mette.kb.dk.warc    20        31  (originals mostly in the NetarchiveSuite ARCs)
 //	netarkivet-20081105135926-00000.warc (0.18)   8        14
 //	netarkivet-20081105135926-00001.warc (0.18)   9        14
-//	jwat invalid-warcfile-digest-fields.warc      3         3  (WARC/0.17; the original's payload digest header is wrong)
+//	jwat invalid-warcfile-digest-fields.warc      0         3  (WARC/0.17; all four captures share one URI and date: kept)
 //	ipwb mkelly2.warc (twin of mkelly1.warc)      1         2
 //	NetarchiveSuite-store1.arc, 2-2-...arc,
 //	NetarchiveSuite-netarkivet.arc.gz             0   17, 18, 7 (ARC: skipped)
@@ -99,12 +102,11 @@ var corpusSelection = []string{
 var corpusRevisits = map[string]int{
 	"webrecorder+pywb/sample_archive/warcs/example-wget-1-14.warc.gz":                                                                               1,
 	"webrecorder+pywb/sample_archive/warcs/example-wpull.warc.gz":                                                                                   1,
-	"iipc+webarchive-commons/src/test/resources/org/archive/format/warc/IAH-urls-wget.warc":                                                         7,
+	"iipc+webarchive-commons/src/test/resources/org/archive/format/warc/IAH-urls-wget.warc":                                                         2,
 	"iipc+webarchive-commons/src/test/resources/org/archive/format/gzip/IAH-urls-wget.warc.gz":                                                      2,
 	nasWARCs + "archive/archive-test/tests/dk/netarkivet/archive/distribute/arcrepository/data/originals/NAS-20100909163324-00000-mette.kb.dk.warc": 20,
 	nasWARCs + "common/common-test/tests/dk/netarkivet/common/utils/cdx/data/input/warcs/netarkivet-20081105135926-00000.warc":                      8,
 	nasWARCs + "common/common-test/tests/dk/netarkivet/common/utils/cdx/data/input/warcs/netarkivet-20081105135926-00001.warc":                      9,
-	"netarchivesuite+jwat/jwat-warc/src/test/resources/invalid-warcfile-digest-fields.warc":                                                         3,
 	"oduwsdl+ipwb/samples/warcs/mkelly2.warc":                                                                                                       1,
 }
 
@@ -248,11 +250,11 @@ type rewriteEntry struct {
 var summaryRE = regexp.MustCompile(`(?m)^summary: .*$`)
 
 // runDedup runs scripts/dedup.sh --keep KEEP COLL in work and reads its
-// rewrite log.
-func runDedup(t *testing.T, work, coll, keep string) *dedupRun {
+// rewrite log; args go before COLL.
+func runDedup(t *testing.T, work, coll, keep string, args ...string) *dedupRun {
 	t.Helper()
 	script := dedupScript(t, work)
-	stdout, stderr, code := sh(t, work, "bash "+script+" --keep "+keep+" "+coll)
+	stdout, stderr, code := sh(t, work, "bash "+script+" --keep "+keep+" "+strings.Join(args, " ")+" "+coll)
 	r := &dedupRun{work: work, coll: coll, keep: keep, stderr: stderr, code: code, byFile: map[string][]rewriteEntry{}}
 	r.summary = summaryRE.FindString(stdout)
 	if code >= 2 || r.summary == "" || strings.Contains(stderr, "panic:") || strings.Contains(stderr, "goroutine ") {
@@ -265,21 +267,18 @@ func runDedup(t *testing.T, work, coll, keep string) *dedupRun {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		if len(fs) != 5 {
-			t.Fatalf("rewrite.log line %q: want 5 fields", sc.Text())
+		if strings.HasPrefix(sc.Text(), "#") {
+			continue
 		}
-		var n [4]int64
-		for i := range n {
-			if n[i], err = strconv.ParseInt(fs[i+1], 10, 64); err != nil {
-				t.Fatalf("rewrite.log line %q: %v", sc.Text(), err)
-			}
+		le, err := refs.ParseLogEntry(sc.Text())
+		if err != nil {
+			t.Fatalf("rewrite.log line %q: %v", sc.Text(), err)
 		}
-		name, err := manifest.UnescapeFile(fs[0])
+		name, err := manifest.UnescapeFile(le.File)
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := rewriteEntry{file: name, manifestFile: fs[0], oldOff: n[0], oldLen: n[1], newOff: n[2], newLen: n[3]}
+		e := rewriteEntry{file: name, manifestFile: le.File, oldOff: le.OldOffset, oldLen: le.OldLength, newOff: le.NewOffset, newLen: le.NewLength}
 		r.log = append(r.log, e)
 		r.byFile[name] = append(r.byFile[name], e)
 	}
@@ -427,19 +426,19 @@ func checkFiles(t *testing.T, r *dedupRun, before string) {
 // satisfied by a twin file's copy of the record.
 func checkRevisitLines(t *testing.T, r *dedupRun) {
 	t.Helper()
-	dups := byOffset(r.readManifest(t, "dups.manifest"))
+	dups := byOffset(r.readManifest(t, "by-file.manifest"))
 	afterLines := r.readManifest(t, "after.manifest")
 	after := byOffset(afterLines)
 	responses := map[string]bool{} // "uri date digest"
 	for _, l := range afterLines {
-		if l.Fields != 10 {
+		if !l.IsRevisit() {
 			responses[l.URI+" "+l.Date+" "+l.Digest] = true
 		}
 	}
 	for _, e := range r.log {
 		d, ok := dups[fileOffset{e.manifestFile, e.oldOff}]
 		if !ok || d.Length != e.oldLen {
-			t.Errorf("%s %d: rewritten, but dups.manifest has no such line (%v)", e.file, e.oldOff, d)
+			t.Errorf("%s %d: rewritten, but by-file.manifest has no such line (%v)", e.file, e.oldOff, d)
 			continue
 		}
 		a, ok := after[fileOffset{e.manifestFile, e.newOff}]
@@ -447,7 +446,7 @@ func checkRevisitLines(t *testing.T, r *dedupRun) {
 		case !ok:
 			t.Errorf("%s %d (was %d): warcsum does not list the revisit", e.file, e.newOff, e.oldOff)
 			continue
-		case a.Fields != 10 || a.Length != e.newLen || a.URI != d.URI || a.Date != d.Date || a.RefURI != d.RefURI || a.RefDate != d.RefDate:
+		case !a.IsRevisit() || a.Length != e.newLen || a.URI != d.URI || a.Date != d.Date || a.RefURI != d.RefURI || a.RefDate != d.RefDate:
 			t.Errorf("%s %d: revisit line %q for duplicate %q", e.file, e.newOff, a.String(), d.String())
 		case a.Algorithm() == d.Algorithm() && a.Digest != d.Digest:
 			t.Errorf("%s %d: revisit has digest %s, the duplicate %s", e.file, e.newOff, a.Digest, d.Digest)
@@ -458,21 +457,20 @@ func checkRevisitLines(t *testing.T, r *dedupRun) {
 	}
 }
 
-// brokenRevisits returns the revisits (10-field lines of warcsum
-// --revisits) that resolved in the before-manifest and do not in the
+// brokenRevisits returns the revisits (revisit lines of warcsum) that resolved in the before-manifest and do not in the
 // after-manifest: no response at their Refers-To URI (and date, when they
 // have one) with their digest.
 func brokenRevisits(before, after []manifest.Line) []manifest.Line {
 	resolves := func(lines []manifest.Line) map[string]bool {
 		byURI := map[string][]manifest.Line{}
 		for _, l := range lines {
-			if l.Fields != 10 {
+			if !l.IsRevisit() {
 				byURI[l.URI] = append(byURI[l.URI], l)
 			}
 		}
 		ok := map[string]bool{}
 		for _, v := range lines {
-			if v.Fields != 10 {
+			if !v.IsRevisit() {
 				continue
 			}
 			for _, o := range byURI[v.RefURI] {
@@ -488,7 +486,7 @@ func brokenRevisits(before, after []manifest.Line) []manifest.Line {
 	for k := range resolves(before) {
 		if !is[k] {
 			for _, l := range before {
-				if l.Fields == 10 && revisitKey(&l) == k {
+				if l.IsRevisit() && revisitKey(&l) == k {
 					broken = append(broken, l)
 					break
 				}
@@ -499,13 +497,14 @@ func brokenRevisits(before, after []manifest.Line) []manifest.Line {
 	return broken
 }
 
-// checkPinned proves that each of the duplicates named ("file URI date")
-// is still a response after the run, not rewritten into a revisit.
+// checkPinned proves that each of the records named ("file URI date"),
+// duplicates that revisits already in the collection refer to, is kept
+// (copy 1) by the numbering and is still a response after the run.
 func checkPinned(t *testing.T, r *dedupRun, pinned []string) {
 	t.Helper()
 	responses := map[string]bool{}
 	for _, l := range r.readManifest(t, "after.manifest") {
-		if l.Fields != 10 {
+		if !l.IsRevisit() {
 			responses[revisitKey(&l)+" "+l.Digest] = true
 		}
 	}
@@ -516,8 +515,8 @@ func checkPinned(t *testing.T, r *dedupRun, pinned []string) {
 				continue
 			}
 			found = true
-			if l.Copy < 2 {
-				t.Errorf("%s: copy %d, want a duplicate", p, l.Copy)
+			if l.Copy != 1 {
+				t.Errorf("%s: copy %d, want it kept: a revisit refers to it", p, l.Copy)
 			}
 			if !responses[p+" "+l.Digest] {
 				t.Errorf("%s: a revisit in the collection refers to it, but it is no longer a response", p)
@@ -543,8 +542,8 @@ func revisitKeys(lines []manifest.Line) []string {
 // checkBrokenRevisits fails for each revisit ("file URI date") that the
 // run broke: it resolved before and no longer does, because the run
 // rewrote the response it refers to into a revisit (a chain replay does
-// not follow; records.md section 2: never). dedup.sh keeps the records
-// that existing revisits refer to (warcrefs --protect).
+// not follow; records.md section 2: never). Every stage keeps the records
+// that existing revisits refer to (their revisit lines say which).
 func checkBrokenRevisits(t *testing.T, broken []string) {
 	t.Helper()
 	for _, k := range broken {
@@ -563,7 +562,9 @@ func TestCorpusDedup(t *testing.T) {
 	work := t.TempDir()
 	names := copyCorpus(t, filepath.Join(work, "coll"))
 	copyTree(t, filepath.Join(work, "coll"), filepath.Join(work, "orig"))
-	r := runDedup(t, work, "coll", "keep")
+	// The payload policy: the figures below count every byte-identical
+	// duplicate (the replay policy keeps fewer, checked by TestReplay...).
+	r := runDedup(t, work, "coll", "keep", "--policy", "payload")
 	t.Log(r.summary)
 
 	// Damaged records make warcsum, and so the script, exit 1; the run
@@ -624,7 +625,7 @@ func TestCorpusDedup(t *testing.T) {
 
 	// Again on the result: nothing left to rewrite, no byte changed.
 	copyTree(t, filepath.Join(work, "coll"), filepath.Join(work, "once"))
-	r2 := runDedup(t, work, "coll", "keep2")
+	r2 := runDedup(t, work, "coll", "keep2", "--policy", "payload")
 	if r2.code != 1 || len(r2.log) != 0 || r2.summaryCount(t, "rewritten as revisits") != 0 {
 		t.Errorf("second run: exit %d, %d rewrites: %s\n%s", r2.code, len(r2.log), r2.summary, r2.stderr)
 	}

@@ -106,16 +106,20 @@ func TestCrashSafety(t *testing.T) {
 	if c.res.TotalBytes < 20<<20 || c.res.TotalBytes > 50<<20 {
 		t.Fatalf("the collection has %d bytes, the test wants 20 to 50 MB", c.res.TotalBytes)
 	}
-	mf := writeManifest(t, c.dups)
+	mf := writeManifest(t, c.lines)
+	originals := writeManifest(t, c.all) // sorted on digest
 	names := c.res.Names
 	origHash := hashDir(t, c.dir)
-	args := func(dir string) []string { return []string{"--in-place", "--root", dir, "-i", mf, "-q", "-j", "2"} }
+	logs := t.TempDir()
+	args := func(dir, log string) []string {
+		return []string{"--in-place", "--root", dir, "-i", mf, "--originals", originals, "--log", filepath.Join(logs, log), "-q", "-j", "2"}
+	}
 
 	// The complete rewrite, and how long it takes.
 	ref := t.TempDir()
 	copyDir(t, c.dir, ref)
 	t0 := time.Now()
-	if out, err := exec.Command(bin, args(ref)...).CombinedOutput(); err != nil {
+	if out, err := exec.Command(bin, args(ref, "ref.log")...).CombinedOutput(); err != nil {
 		t.Fatalf("warcrefs: %v\n%s", err, out)
 	}
 	full := time.Since(t0)
@@ -134,7 +138,8 @@ func TestCrashSafety(t *testing.T) {
 		delay := full * time.Duration(i) / (runs - 1)
 		os.RemoveAll(dir)
 		copyDir(t, c.dir, dir)
-		cmd := exec.Command(bin, args(dir)...)
+		log := fmt.Sprintf("run-%d.log", i)
+		cmd := exec.Command(bin, args(dir, log)...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
@@ -180,10 +185,14 @@ func TestCrashSafety(t *testing.T) {
 		os.WriteFile(leftover, []byte("partial"), 0o600)
 		os.WriteFile(other, []byte("not warcrefs's"), 0o600)
 
-		// Running again completes the job.
-		if out, err := exec.Command(bin, args(dir)...).CombinedOutput(); err != nil {
+		// Running again, with the same log, completes the job: the
+		// originals the killed run moved are found through the log.
+		if out, err := exec.Command(bin, args(dir, log)...).CombinedOutput(); err != nil {
 			t.Fatalf("run %d: the run after the kill: %v\n%s", i, err, out)
 		}
+		// The log lists every replaced file once, whether the kill came
+		// before, during or after its entries were written.
+		checkLogOnce(t, filepath.Join(logs, log), names)
 		if err := os.Remove(other); err != nil {
 			t.Errorf("run %d: a file warcrefs did not make was removed: %v", i, err)
 		}
@@ -211,6 +220,33 @@ func TestCrashSafety(t *testing.T) {
 	}
 }
 
+// checkLogOnce checks that the log at path has one "# file" line for each
+// of names, and no journal is left.
+func checkLogOnce(t *testing.T, path string, names []string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if fr, ok, err := ParseFileLine(line); ok {
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen[fr.File]++
+		}
+	}
+	for _, n := range names {
+		if seen[n] != 1 {
+			t.Errorf("%s: %s is listed %d times, want once", path, n, seen[n])
+		}
+	}
+	if _, err := os.Stat(path + ".pending"); err == nil {
+		t.Errorf("%s.pending left after a finished run", path)
+	}
+}
+
 // TestCommandExitStatus runs the command on a clean manifest (status 0), a
 // stale one (status 1, the refused file named with the offset, the others
 // rewritten) and an unsorted one (status 2).
@@ -222,6 +258,7 @@ func TestCommandExitStatus(t *testing.T) {
 	stale[0].Digest = formatDigest(stale[0].Algorithm(), []byte("changed"))
 	unsorted := append([]manifest.Line(nil), c.dups...)
 	unsorted[0], unsorted[1] = unsorted[1], unsorted[0]
+	originals := writeManifest(t, c.all)
 	tests := []struct {
 		name    string
 		lines   []manifest.Line
@@ -230,14 +267,14 @@ func TestCommandExitStatus(t *testing.T) {
 		changed int // files rewritten
 	}{
 		{"a clean manifest", c.dups, 0, "", 2},
-		{"a stale line", stale, 1, fmt.Sprintf("%s: offset %d: left untouched: %s", stale[0].File, stale[0].Offset, ErrDigestMismatch), 1},
+		{"a stale line", stale, 1, fmt.Sprintf("warcrefs: error: %s: offset %d: left untouched: %s", stale[0].File, stale[0].Offset, ErrNoOriginal), 1},
 		{"an unsorted manifest", unsorted, 2, "not sorted by file, offset", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			copyDir(t, c.dir, dir)
-			cmd := exec.Command(bin, "--in-place", "--root", dir, "-i", writeManifest(t, tt.lines), "-q")
+			cmd := exec.Command(bin, "--in-place", "--root", dir, "-i", writeManifest(t, tt.lines), "--originals", originals, "-q")
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			err := cmd.Run()

@@ -4,15 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"unsafe"
 
 	"warcdedup/atomicfile"
-	"warcdedup/manifest"
 	"warcdedup/scripts/gen"
 )
 
@@ -68,7 +69,7 @@ func TestReadOnlyTarget(t *testing.T) {
 	orig := snapshot(t, c.dir)
 	ref := t.TempDir()
 	copyDir(t, c.dir, ref)
-	full := mustRun(t, Rewriter{Roots: []string{ref}, InPlace: true}, c.dups)
+	full := mustRun(t, Rewriter{Roots: []string{ref}, InPlace: true}, c.lines)
 	rewritten := snapshot(t, ref)
 
 	ro := mountTmpfs(t, "64m")
@@ -87,13 +88,13 @@ func TestReadOnlyTarget(t *testing.T) {
 	remountReadOnly(t, ro)
 
 	t.Run("dry run", func(t *testing.T) {
-		o := mustRun(t, Rewriter{Roots: []string{ro, rw}, InPlace: true, DryRun: true}, c.dups)
+		o := mustRun(t, Rewriter{Roots: []string{ro, rw}, InPlace: true, DryRun: true}, c.lines)
 		if o.stats != full.stats {
 			t.Errorf("stats %+v, want %+v", o.stats, full.stats)
 		}
 	})
 	t.Run("in place", func(t *testing.T) {
-		o := run(t, Rewriter{Roots: []string{ro, rw}, InPlace: true, Jobs: 2}, c.dups)
+		o := run(t, Rewriter{Roots: []string{ro, rw}, InPlace: true, Jobs: 2}, c.lines)
 		if o.err != nil {
 			t.Fatalf("Run: %v", o.err)
 		}
@@ -116,14 +117,14 @@ func TestReadOnlyTarget(t *testing.T) {
 		done := mountTmpfs(t, "64m")
 		copyDir(t, ref, done)
 		remountReadOnly(t, done)
-		o := mustRun(t, Rewriter{Roots: []string{done}, InPlace: true, Jobs: 2}, c.dups)
-		want := Stats{Files: full.stats.Files, Untouched: full.stats.Files, AlreadyRevisit: full.stats.Revisits, NotSmaller: full.stats.NotSmaller}
+		o := mustRunLogged(t, Rewriter{Roots: []string{done}, InPlace: true, Jobs: 2}, c.lines, c.lines, full.tl)
+		want := Stats{Lines: full.stats.Lines, Files: full.stats.Files, Untouched: full.stats.Files, AlreadyRevisit: full.stats.Revisits, NotSmaller: full.stats.NotSmaller}
 		if o.stats != want {
 			t.Errorf("stats %+v, want %+v", o.stats, want)
 		}
 	})
 	t.Run("output dir", func(t *testing.T) {
-		o := run(t, Rewriter{Roots: []string{c.dir}, OutputDir: filepath.Join(ro, "out"), Jobs: 2}, c.dups)
+		o := run(t, Rewriter{Roots: []string{c.dir}, OutputDir: filepath.Join(ro, "out"), Jobs: 2}, c.lines)
 		if o.err != nil {
 			t.Fatalf("Run: %v", o.err)
 		}
@@ -133,8 +134,9 @@ func TestReadOnlyTarget(t *testing.T) {
 }
 
 // TestDiskFull writes into an output directory on a 1 MB file system: the
-// file too big for it is refused and leaves nothing there, not even a
-// temporary file; the smaller files are written.
+// file too big for it stops the run (a full disk fails every later file
+// too) and leaves nothing there, not even a temporary file; once there is
+// room, the same run writes everything.
 func TestDiskFull(t *testing.T) {
 	src := t.TempDir()
 	big, err := gen.Write(src, gen.Config{Prefix: "big", Files: 1, Records: 250, DupRate: 0.2, Seed: 41,
@@ -147,12 +149,7 @@ func TestDiskFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var lines []manifest.Line
-	for _, l := range append(big.Expected, small.Expected...) {
-		if l.Copy > 1 {
-			lines = append(lines, l)
-		}
-	}
+	lines := slices.Clone(append(big.Expected, small.Expected...))
 	sortByFile(lines)
 	orig := snapshot(t, src)
 	if n := len(orig[big.Names[0]]); n < 2<<20 {
@@ -172,12 +169,20 @@ func TestDiskFull(t *testing.T) {
 
 	out := mountTmpfs(t, "1m")
 	o := run(t, Rewriter{Roots: []string{src}, OutputDir: out, Jobs: 1}, lines)
-	if o.err != nil {
-		t.Fatalf("Run: %v", o.err)
+	var we *WriteError
+	if !errors.As(o.err, &we) || we.File != big.Names[0] || !errors.Is(o.err, syscall.ENOSPC) {
+		t.Fatalf("Run: %v, want a *WriteError of %s wrapping ENOSPC", o.err, big.Names[0])
 	}
-	checkWholeFileRefusals(t, o, big.Names, syscall.ENOSPC)
-	sameFiles(t, "the full output dir", snapshot(t, out), want)
+	if len(o.refused) != 0 {
+		t.Errorf("refusals %v, want none: the run stopped", o.refused)
+	}
+	sameFiles(t, "the full output dir", snapshot(t, out), map[string][]byte{})
 	sameFiles(t, "source", snapshot(t, src), orig)
+
+	// With room, the same run finishes.
+	roomy := t.TempDir()
+	mustRun(t, Rewriter{Roots: []string{src}, OutputDir: roomy}, lines)
+	sameFiles(t, "the output dir with room", snapshot(t, roomy), snapshot(t, ref))
 }
 
 // memfdCreate is the memfd_create system call's number where known.
@@ -217,7 +222,7 @@ func TestWriteFailsAfterN(t *testing.T) {
 	orig := snapshot(t, c.dir)
 	ref := t.TempDir()
 	copyDir(t, c.dir, ref)
-	o := mustRun(t, Rewriter{Roots: []string{ref}, InPlace: true}, c.dups)
+	o := mustRun(t, Rewriter{Roots: []string{ref}, InPlace: true}, c.lines)
 	rewritten := snapshot(t, ref)
 	for _, victim := range c.res.Names[:2] {
 		newSize := int64(len(rewritten[victim]))
@@ -233,20 +238,20 @@ func TestWriteFailsAfterN(t *testing.T) {
 				copyDir(t, c.dir, dir)
 				var made []string
 				rw := Rewriter{Roots: []string{dir}, InPlace: true, Jobs: 2}
-				rw.create = func(name string, perm os.FileMode) (*atomicfile.File, error) {
-					f, err := atomicfile.Create(name, perm)
-					if err != nil || filepath.Base(name) != victim {
+				rw.create = func(root *os.Root, name string, perm os.FileMode) (*atomicfile.File, error) {
+					f, err := atomicfile.CreateIn(root, name, perm)
+					if err != nil || path.Base(name) != victim {
 						return f, err
 					}
 					// The temporary file stays on disk, its name on the
 					// failing file, so that Abort must remove it.
-					tmp := f.File.Name()
+					tmp := filepath.Join(root.Name(), filepath.Dir(name), filepath.Base(f.File.Name()))
 					made = append(made, tmp)
 					f.File.Close()
 					f.File = failingFile(t, tmp, n)
 					return f, nil
 				}
-				res := run(t, rw, c.dups)
+				res := run(t, rw, c.lines)
 				if res.err != nil {
 					t.Fatalf("Run: %v", res.err)
 				}

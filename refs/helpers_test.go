@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"warcdedup/manifest"
 	"warcdedup/record"
 	"warcdedup/scripts/gen"
+	"warcdedup/source"
 	"warcdedup/verify"
 	"warcdedup/warcsum"
 )
@@ -27,11 +27,16 @@ import (
 type coll struct {
 	dir string
 	res *gen.Result
+	// all is the whole numbered manifest: the originals manifest.
+	all []manifest.Line
 	// dups are the copy > 1 lines of its WARC files, sorted by file and
 	// offset: what warcrefs is given.
 	dups []manifest.Line
 	// arcDups are the copy > 1 lines of its ARC files.
 	arcDups []manifest.Line
+	// lines is the whole numbered manifest sorted by file and offset: what
+	// the pipeline gives warcrefs (it rewrites only the duplicates).
+	lines []manifest.Line
 }
 
 func isARCName(name string) bool {
@@ -47,7 +52,7 @@ func generate(t testing.TB, cfg gen.Config) *coll {
 	if err != nil {
 		t.Fatalf("gen.Write: %v", err)
 	}
-	c := &coll{dir: dir, res: res}
+	c := &coll{dir: dir, res: res, all: res.Expected}
 	for _, l := range res.Expected {
 		if l.Copy <= 1 {
 			continue
@@ -60,6 +65,8 @@ func generate(t testing.TB, cfg gen.Config) *coll {
 	}
 	sortByFile(c.dups)
 	sortByFile(c.arcDups)
+	c.lines = slices.Clone(res.Expected)
+	sortByFile(c.lines)
 	if len(c.dups) == 0 {
 		t.Fatalf("the collection has no duplicates in WARC files: %s", res.Summary())
 	}
@@ -96,6 +103,8 @@ type outcome struct {
 	warns   []error
 	logText string
 	log     []LogEntry
+	files   []FileResult
+	tl      *testLog // the log the run wrote to, for a run on its result
 }
 
 // refusedFor returns the refusal of file, or nil.
@@ -109,8 +118,53 @@ func (o *outcome) refusedFor(file string) *RefusedError {
 	return nil
 }
 
-// run runs rw on lines (sorted by file) and collects everything it reports.
+// originalsOf makes the Originals of a numbered manifest (any order),
+// reading originals under roots.
+func originalsOf(t testing.TB, all []manifest.Line, log *Log, roots ...string) *Originals {
+	t.Helper()
+	sorted := slices.Clone(all)
+	slices.SortStableFunc(sorted, func(a, b manifest.Line) int { return manifest.ByDigest.Compare(&a, &b) })
+	text := manifestText(sorted)
+	tab, err := manifest.NewTable(bytes.NewReader(text), int64(len(text)), "originals.manifest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := NewOriginals(&source.Locator{Roots: roots}, log, tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// run runs rw on lines (sorted by file) and collects everything it
+// reports. Without Originals, the lines themselves are the originals
+// manifest, read under rw's roots.
 func run(t testing.TB, rw Rewriter, lines []manifest.Line) *outcome {
+	return runWith(t, rw, lines, lines)
+}
+
+// runWith is run with all as the originals manifest when rw has none.
+func runWith(t testing.TB, rw Rewriter, lines, all []manifest.Line) *outcome {
+	t.Helper()
+	return runLogged(t, rw, lines, all, newTestLog())
+}
+
+// testLog is a rewrite log in memory, kept across runs like a log file.
+type testLog struct {
+	buf  bytes.Buffer
+	log  *Log
+	seen int
+}
+
+func newTestLog() *testLog {
+	tl := &testLog{}
+	tl.log = NewLog(&tl.buf)
+	return tl
+}
+
+// runLogged is runWith writing to the log tl (whose entries move the
+// offsets of originals in files earlier runs replaced).
+func runLogged(t testing.TB, rw Rewriter, lines, all []manifest.Line, tl *testLog) *outcome {
 	t.Helper()
 	o := &outcome{}
 	var mu sync.Mutex
@@ -124,10 +178,41 @@ func run(t testing.TB, rw Rewriter, lines []manifest.Line) *outcome {
 		defer mu.Unlock()
 		o.warns = append(o.warns, err)
 	}
-	var log bytes.Buffer
-	o.stats, o.err = rw.Run(context.Background(), manifest.NewReader(bytes.NewReader(manifestText(lines)), "test.manifest"), &log)
-	o.logText = log.String()
-	o.log = parseLog(t, o.logText)
+	log := tl.log
+	if rw.Originals == nil {
+		var moves *Log
+		if rw.InPlace {
+			moves = log
+		}
+		rw.Originals = originalsOf(t, all, moves, rw.Roots...)
+	}
+	o.stats, o.err = rw.Run(context.Background(), manifest.NewReader(bytes.NewReader(manifestText(lines)), "test.manifest"), log)
+	o.tl = tl
+	o.logText = tl.buf.String()[tl.seen:]
+	tl.seen = tl.buf.Len()
+	o.log, o.files = parseLog(t, o.logText)
+	return o
+}
+
+// mustRunWith is runWith that fails the test on an error or a refusal.
+func mustRunWith(t testing.TB, rw Rewriter, lines, all []manifest.Line) *outcome {
+	t.Helper()
+	return mustRunLogged(t, rw, lines, all, newTestLog())
+}
+
+// mustRunLogged is runLogged that fails the test on an error or a refusal.
+func mustRunLogged(t testing.TB, rw Rewriter, lines, all []manifest.Line, tl *testLog) *outcome {
+	t.Helper()
+	o := runLogged(t, rw, lines, all, tl)
+	if o.err != nil {
+		t.Fatalf("Run: %v", o.err)
+	}
+	for _, err := range o.refused {
+		t.Errorf("refused: %v", err)
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
 	return o
 }
 
@@ -147,28 +232,28 @@ func mustRun(t testing.TB, rw Rewriter, lines []manifest.Line) *outcome {
 	return o
 }
 
-func parseLog(t testing.TB, text string) []LogEntry {
+func parseLog(t testing.TB, text string) ([]LogEntry, []FileResult) {
 	t.Helper()
 	var out []LogEntry
+	var files []FileResult
 	for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
-		if line == "" {
+		if line == "" || strings.HasPrefix(line, "# run ") {
 			continue
 		}
-		f := strings.Fields(line)
-		if len(f) != 5 {
-			t.Fatalf("log line %q: %d fields, want 5", line, len(f))
-		}
-		var n [4]int64
-		for i := range n {
-			v, err := strconv.ParseInt(f[i+1], 10, 64)
+		if fr, ok, err := ParseFileLine(line); ok {
 			if err != nil {
-				t.Fatalf("log line %q: %v", line, err)
+				t.Fatalf("log: %v", err)
 			}
-			n[i] = v
+			files = append(files, fr)
+			continue
 		}
-		out = append(out, LogEntry{File: f[0], OldOffset: n[0], OldLength: n[1], NewOffset: n[2], NewLength: n[3]})
+		e, err := ParseLogEntry(line)
+		if err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		out = append(out, e)
 	}
-	return out
+	return out, files
 }
 
 // snapshot reads every file under dir, temporary files included, by path
@@ -268,14 +353,14 @@ func copyDir(t testing.TB, src, dst string) {
 	}
 }
 
-// warcsumDir hashes every archive under dir as `warcsum --revisits -r`.
+// warcsumDir hashes every archive under dir as `warcsum -r`.
 func warcsumDir(t testing.TB, dir string) []byte {
 	t.Helper()
 	inputs, err := warcsum.Collect([]string{dir}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := warcsum.Runner{Options: warcsum.Options{Revisits: true}, Jobs: 2}
+	r := warcsum.Runner{Jobs: 2}
 	r.OnFileError = func(in warcsum.Input, err error) { t.Errorf("warcsum %s: %v", in.Name, err) }
 	var out bytes.Buffer
 	if _, err := r.Run(inputs, &out); err != nil {
@@ -438,8 +523,7 @@ func httpHeadOf(data []byte) ([]byte, error) {
 	return nil, errors.New("no HTTP head")
 }
 
-// withoutRevisits drops the revisit lines (10 fields) of a warcsum
-// --revisits manifest.
+// withoutRevisits drops the revisit lines of a warcsum manifest.
 func withoutRevisits(t testing.TB, m []byte) []byte {
 	t.Helper()
 	var out []byte
@@ -452,7 +536,7 @@ func withoutRevisits(t testing.TB, m []byte) []byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if l.Fields != 10 {
+		if !l.IsRevisit() {
 			out = l.Append(out)
 		}
 	}

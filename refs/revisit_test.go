@@ -22,6 +22,7 @@ import (
 	"warcdedup/digest"
 	"warcdedup/internal/warctest"
 	"warcdedup/manifest"
+	"warcdedup/record"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -351,14 +352,19 @@ func TestRevisitGolden(t *testing.T) {
 			warctest.WriteFile(t, dir, "r.warc.gz", warctest.Gzip(string(rec)))
 			uri, _ := tc.field("WARC-Target-URI")
 			date, _ := tc.field("WARC-Date")
-			var lines []manifest.Line
+			// The original, served the same way, in a file of its own.
+			orig := warctest.Record("response", tc.refURI, goldenRefDate, tc.head+string(goldenPayload))
+			warctest.WriteFile(t, dir, "o.warc", []byte(orig))
+			d := formatDigest(tc.algo, goldenPayload)
+			lines := []manifest.Line{{File: "o.warc", Offset: 0, Length: int64(len(orig)), URI: tc.refURI, Date: goldenRefDate,
+				Digest: d, Copy: 1, RefURI: "-", RefDate: "-", Fields: 10}}
 			for _, name := range []string{"r.warc", "r.warc.gz"} {
 				st, err := os.Stat(filepath.Join(dir, name))
 				if err != nil {
 					t.Fatal(err)
 				}
-				lines = append(lines, manifest.Line{File: name, Offset: 0, Length: st.Size(), URI: uri, Date: date,
-					Digest: formatDigest(tc.algo, goldenPayload), Copy: 2, RefURI: tc.refURI, RefDate: goldenRefDate, Fields: 10})
+				lines = append(lines, manifest.Line{File: name, Offset: 0, Length: st.Size(), URI: manifest.URIField(&record.Record{URI: uri}), Date: date,
+					Digest: d, Copy: 2, RefURI: tc.refURI, RefDate: goldenRefDate, Fields: 10})
 			}
 			o := mustRun(t, Rewriter{Roots: []string{dir}, OutputDir: out}, lines)
 			if o.stats.Revisits != 2 {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -65,8 +66,9 @@ func TestBadManifestStops(t *testing.T) {
 			before, _ := os.Stat(filepath.Join(dir, second))
 			orig, _ := os.ReadFile(filepath.Join(dir, second))
 			var refused []error
-			rw := Rewriter{Roots: []string{dir}, InPlace: true, Jobs: 2, Refused: func(err error) { refused = append(refused, err) }}
-			st, err := rw.Run(context.Background(), manifest.NewReader(tt.manifest, "dups.manifest"), io.Discard)
+			rw := Rewriter{Roots: []string{dir}, InPlace: true, Jobs: 2, Refused: func(err error) { refused = append(refused, err) },
+				Originals: originalsOf(t, c.all, nil, dir)}
+			st, err := rw.Run(context.Background(), manifest.NewReader(tt.manifest, "dups.manifest"), nil)
 			if err == nil {
 				t.Fatalf("Run succeeded on a bad manifest: %+v", st)
 			}
@@ -96,27 +98,33 @@ type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
-// TestRunNeedsOneTarget checks that Run refuses to guess between in place
-// and an output directory.
-func TestRunNeedsOneTarget(t *testing.T) {
-	for _, rw := range []Rewriter{{}, {InPlace: true, OutputDir: t.TempDir()}} {
+// TestRunNeedsOneTargetAndOriginals checks that Run refuses to guess
+// between in place and an output directory, and to run without an
+// originals manifest.
+func TestRunNeedsOneTargetAndOriginals(t *testing.T) {
+	o := originalsOf(t, nil, nil)
+	for _, rw := range []Rewriter{{Originals: o}, {InPlace: true, OutputDir: t.TempDir(), Originals: o}, {InPlace: true}} {
 		_, err := rw.Run(context.Background(), manifest.NewReader(strings.NewReader(""), "m"), nil)
 		if err == nil {
-			t.Errorf("Run with InPlace %v and OutputDir %q succeeded", rw.InPlace, rw.OutputDir)
+			t.Errorf("Run with InPlace %v, OutputDir %q, originals %v succeeded", rw.InPlace, rw.OutputDir, rw.Originals != nil)
 		}
 	}
 }
 
 // dupResponses returns a plain WARC file of two responses with the same
-// payload and the manifest line that makes the second a duplicate.
-func dupResponses(name string) ([]byte, manifest.Line) {
+// payload and the manifest lines that keep the first and make the second
+// a duplicate of it.
+func dupResponses(name string) ([]byte, []manifest.Line) {
 	body := strings.Repeat("the same payload, fetched twice. ", 60)
 	a := warctest.Response("http://example.com/"+name, "2024-01-01T00:00:00Z", body)
 	b := warctest.Response("http://example.com/"+name+"?again", "2024-01-02T00:00:00Z", body)
-	l := manifest.Line{File: name, Offset: int64(len(a)), Length: int64(len(b)), URI: "http://example.com/" + name + "?again",
-		Date: "2024-01-02T00:00:00Z", Digest: formatDigest(digest.SHA1, []byte(body)), Copy: 2,
+	d := formatDigest(digest.SHA1, []byte(body))
+	orig := manifest.Line{File: name, Offset: 0, Length: int64(len(a)), URI: "http://example.com/" + name,
+		Date: "2024-01-01T00:00:00Z", Digest: d, Copy: 1, RefURI: "-", RefDate: "-", Fields: 10}
+	dup := manifest.Line{File: name, Offset: int64(len(a)), Length: int64(len(b)), URI: "http://example.com/" + name + "?again",
+		Date: "2024-01-02T00:00:00Z", Digest: d, Copy: 2,
 		RefURI: "http://example.com/" + name, RefDate: "2024-01-01T00:00:00Z", Fields: 10}
-	return []byte(a + b), l
+	return []byte(a + b), []manifest.Line{orig, dup}
 }
 
 // TestLeftoversRemoved checks which temporary files a run removes: those
@@ -127,10 +135,10 @@ func TestLeftoversRemoved(t *testing.T) {
 	dir := t.TempDir()
 	var lines []manifest.Line
 	for _, name := range []string{"a.warc", "a.warc-1.warc", "b[1]*.warc"} {
-		data, l := dupResponses(name)
+		data, ls := dupResponses(name)
 		warctest.WriteFile(t, dir, name, data)
 		if name != "a.warc-1.warc" {
-			lines = append(lines, l)
+			lines = append(lines, ls...)
 		}
 	}
 	sortByFile(lines)
@@ -186,14 +194,14 @@ func TestCheckCatchesBadNewVersion(t *testing.T) {
 			copyDir(t, c.dir, dir)
 			orig := snapshot(t, dir)
 			rw := Rewriter{Roots: []string{dir}, InPlace: true}
-			rw.create = func(name string, perm os.FileMode) (*atomicfile.File, error) {
-				f, err := atomicfile.Create(name, perm)
-				if err == nil && filepath.Base(name) == victim {
+			rw.create = func(root *os.Root, name string, perm os.FileMode) (*atomicfile.File, error) {
+				f, err := atomicfile.CreateIn(root, name, perm)
+				if err == nil && path.Base(name) == victim {
 					err = tt.spoil(f.File)
 				}
 				return f, err
 			}
-			o := run(t, rw, c.dups)
+			o := run(t, rw, c.lines)
 			if o.err != nil {
 				t.Fatal(o.err)
 			}

@@ -15,12 +15,13 @@ export LC_ALL=C
 here=$(cd "$(dirname "$0")/.." && pwd)
 PATH="$here/bin:$PATH"
 
-dry=() jobs=() algo=() keep=""
+dry=() jobs=() algo=() keep="" pol=()
 while [ $# -gt 1 ]; do
 	case $1 in
 	--dry-run) dry=(--dry-run) ;;
 	-j) jobs=(-j "$2"); shift ;;
 	-H) algo=(-H "$2"); shift ;;
+	--policy) pol=(--policy "$2"); shift ;;
 	--keep) keep=$2; shift ;;
 	*) echo "dedup.sh: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -54,26 +55,27 @@ note() { # the exit status of a stage: 1 is remembered, 2 or more stops
 }
 
 echo "== warcsum: hashing $coll" >&2
-warcsum -q --revisits "${algo[@]}" "${jobs[@]}" -r "$coll" -o "$tmp/before.manifest"
+warcsum -q "${algo[@]}" "${jobs[@]}" -r "$coll" -o "$tmp/before.manifest"
 note $? warcsum
 
 echo "== warccollres -p: comparing duplicates byte for byte" >&2
-awk 'NF == 6' "$tmp/before.manifest" | sort -k6,6 -k5,5 -k1,1 -k2,2n -T "$tmp" |
-	warccollres -q -p --root "$coll" "${jobs[@]}" -o "$tmp/resolved.manifest"
+sort -k6,6 -k7,7n -k5,5 -k1,1 -k2,2n -T "$tmp" "$tmp/before.manifest" |
+	warccollres -q -p "${pol[@]}" --root "$coll" "${jobs[@]}" -o "$tmp/resolved.manifest"
 note $? warccollres
 
 echo "== warcrefs: rewriting duplicates as revisits" >&2
-# --protect: a record that a revisit already in the collection refers to
-# stays a response, or that revisit would point at a revisit.
-awk '$8 > 1' "$tmp/resolved.manifest" | sort -k1,1 -k2,2n -T "$tmp" >"$tmp/dups.manifest"
-warcrefs --in-place "${dry[@]}" --protect "$tmp/before.manifest" --root "$coll" "${jobs[@]}" --log "$tmp/rewrite.log" -i "$tmp/dups.manifest" 2>"$tmp/warcrefs.err"
+# --originals: the numbered manifest, sorted on digest, where each
+# duplicate's original and the existing revisits are looked up.
+awk '$8 > 1' "$tmp/resolved.manifest" >"$tmp/dups.list"
+sort -k1,1 -k2,2n -T "$tmp" "$tmp/resolved.manifest" >"$tmp/by-file.manifest"
+warcrefs --in-place "${dry[@]}" "${pol[@]}" --originals "$tmp/resolved.manifest" --root "$coll" "${jobs[@]}" --log "$tmp/rewrite.log" -i "$tmp/by-file.manifest" 2>"$tmp/warcrefs.err"
 s=$?
 grep -v '^time:' "$tmp/warcrefs.err" >&2
 note $s warcrefs
 
 if [ ${#dry[@]} -eq 0 ]; then
 	echo "== warcsumcmp: proving nothing was lost" >&2
-	warcsum -q --revisits "${algo[@]}" "${jobs[@]}" -r "$coll" -o "$tmp/after.manifest"
+	warcsum -q "${algo[@]}" "${jobs[@]}" -r "$coll" -o "$tmp/after.manifest"
 	note $? "warcsum (after)"
 	warcsumcmp -q "$tmp/before.manifest" "$tmp/after.manifest" >"$tmp/violations"
 	s=$?
@@ -83,7 +85,7 @@ fi
 
 files=$(find "$coll" -type f \( -iname '*.warc' -o -iname '*.warc.gz' -o -iname '*.arc' -o -iname '*.arc.gz' \) | wc -l)
 records=$(wc -l <"$tmp/before.manifest")
-dups=$(wc -l <"$tmp/dups.manifest")
+dups=$(wc -l <"$tmp/dups.list")
 saved=$(awk '/bytes of those files/ { print $(NF-1) }' "$tmp/warcrefs.err")
 revisits=$(awk '/revisits written/ { print $3 }' "$tmp/warcrefs.err" | tr -d ';')
 violations=$( [ -f "$tmp/violations" ] && wc -l <"$tmp/violations" || echo "not checked (dry run)")

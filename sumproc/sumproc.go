@@ -32,16 +32,16 @@ const RevisitOverhead = 600
 
 // Stats describes the duplication in a manifest.
 type Stats struct {
-	Records        int64   `json:"records"`
-	Repeated       int64   `json:"repeated_records"` // lines naming a record already listed
-	UniquePayloads int64   `json:"unique_payloads"`  // (digest, ext) classes
-	Duplicates     int64   `json:"duplicates"`       // lines with copy > 1
+	Records        int64 `json:"records"`
+	Repeated       int64 `json:"repeated_records"` // lines naming a record already listed
+	UniquePayloads int64 `json:"unique_payloads"`  // (digest, ext) classes
+	Duplicates     int64 `json:"duplicates"`       // lines with copy > 1
 	// Kept counts later captures of a class that stay responses (copy 1
 	// after the original): an existing revisit refers to them, or they
 	// have the original's URI and date.
-	Kept     int64 `json:"later_captures_kept"`
-	Pinned   int64 `json:"referred_to_by_revisits"` // responses existing revisits refer to
-	Revisits int64 `json:"revisit_lines"`           // existing revisits, passed through
+	Kept           int64   `json:"later_captures_kept"`
+	Pinned         int64   `json:"referred_to_by_revisits"` // responses existing revisits refer to
+	Revisits       int64   `json:"revisit_lines"`           // existing revisits, passed through
 	Bytes          int64   `json:"stored_bytes"`
 	DuplicateBytes int64   `json:"duplicate_stored_bytes"`
 	RateByCount    float64 `json:"duplication_rate_by_count"`

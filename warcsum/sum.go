@@ -53,17 +53,17 @@ type Skip int
 
 // The reasons, in the order the summary prints them.
 const (
-	SkipNotResponse   Skip = iota // request, metadata, warcinfo, revisit, ARC dns:/filedesc ...
-	SkipNotHTTP                   // a response whose block is no HTTP response
-	SkipTruncated                 // WARC-Truncated present
-	SkipSegmented                 // WARC-Segment-Number present
-	SkipPartial                   // HTTP 206
-	SkipStatus                    // status outside 2xx (without AllStatuses)
-	SkipHTTPHead                  // the HTTP head has no end, or is too long
-	SkipNoURI                     // no target URI
-	SkipNoDate                    // no usable date
-	SkipEmpty                     // empty payload (with SkipEmpty)
-	SkipRevisit                   // with ResponsesOnly: a revisit
+	SkipNotResponse Skip = iota // request, metadata, warcinfo, revisit, ARC dns:/filedesc ...
+	SkipNotHTTP                 // a response whose block is no HTTP response
+	SkipTruncated               // WARC-Truncated present
+	SkipSegmented               // WARC-Segment-Number present
+	SkipPartial                 // HTTP 206
+	SkipStatus                  // status outside 2xx (without AllStatuses)
+	SkipHTTPHead                // the HTTP head has no end, or is too long
+	SkipNoURI                   // no target URI
+	SkipNoDate                  // no usable date
+	SkipEmpty                   // empty payload (with SkipEmpty)
+	SkipRevisit                 // with ResponsesOnly: a revisit
 	numSkips
 )
 
@@ -77,21 +77,21 @@ func (s Skip) String() string { return skipNames[s] }
 
 // Stats counts what a run read and listed.
 type Stats struct {
-	Files         int64           // files read to the end
-	FilesFailed   int64           // files that could not be opened or read to the end
-	Records       int64           // records read, damaged ones included
-	Listed        int64           // manifest lines written
-	Revisits      int64           // revisit lines among them
+	Files       int64 // files read to the end
+	FilesFailed int64 // files that could not be opened or read to the end
+	Records     int64 // records read, damaged ones included
+	Listed      int64 // manifest lines written
+	Revisits    int64 // revisit lines among them
 	// RevisitsWithoutDigest counts revisit lines whose record names no
 	// payload digest in the run's algorithm: the later stages hold what
 	// they refer to in memory, not cluster by cluster.
 	RevisitsWithoutDigest int64
-	Skipped       [numSkips]int64 // records read but not listed, by reason
-	Damaged       int64           // damaged records and stretches of bytes, never listed
-	Checked       int64           // listed records whose WARC-Payload-Digest was compared with the payload
-	Disagreements int64           // WARC-Payload-Digest values that do not match the payload
-	Bytes         int64           // bytes of the files as stored
-	PayloadBytes  int64           // payload bytes of listed records
+	Skipped               [numSkips]int64 // records read but not listed, by reason
+	Damaged               int64           // damaged records and stretches of bytes, never listed
+	Checked               int64           // listed records whose WARC-Payload-Digest was compared with the payload
+	Disagreements         int64           // WARC-Payload-Digest values that do not match the payload
+	Bytes                 int64           // bytes of the files as stored
+	PayloadBytes          int64           // payload bytes of listed records
 }
 
 // Add adds o's counts to s.

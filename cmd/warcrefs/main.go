@@ -14,37 +14,64 @@ import (
 
 	"warcdedup/internal/cmdutil"
 	"warcdedup/manifest"
+	"warcdedup/policy"
 	"warcdedup/refs"
 )
 
-const description = `warcrefs reads a post-processed manifest (10 fields, sorted on file and
-offset; copy-1 lines are ignored) and rewrites every record whose copy
-number is above 1 as a WARC revisit record (profile identical-payload-digest)
-that refers to the URI and date of copy 1. Every other byte of the file is
-copied unchanged; gzip members are never recompressed, and a revisit in a
-.warc.gz file is a gzip member of its own.
+const description = `warcrefs reads the numbered manifest (10 fields, sorted on file and offset)
+and rewrites every duplicate (copy 2, 3, ...) as a WARC revisit record
+(profile identical-payload-digest) that refers to its original. Every other
+byte of the file is copied unchanged; gzip members are never recompressed,
+and a revisit in a .warc.gz file is a gzip member of its own. Kept lines
+(copy 1) and revisit lines are read and ignored.
 
-Before a record is rewritten, warcrefs checks that the line's offset starts a
-record of the line's length, that it is a response with the line's URI and
-date, and that its payload hashes to the line's digest. If any check fails
-for any line of a file, that file is left untouched and reported, and the run
-goes on with the other files (exit status 1). A record that is already the
-line's revisit (an earlier run's work) is skipped and counted, so running the
-same manifest again changes nothing; a revisit that would not be smaller
-than the record is not written. With --protect MANIFEST (the warcsum
---revisits manifest of the collection) records that revisits already in
-the collection refer to are never rewritten, so no revisit ends up pointing
-at a revisit. The same manifest lets a revisit name an original whose URI
-holds whitespace exactly as that record spells it (the manifest escapes it
-as %XX, which cannot be undone); without it such a revisit refers to the
-escaped spelling.
+Nothing becomes a revisit on the manifest's word. --originals names the
+numbered manifest again (or only its copy-1 and revisit lines), sorted on
+digest: warcrefs searches it, without holding it in memory, and refuses a
+line's file unless
 
-The new version of a file is written next to its target under a temporary
-name (.tmp-NAME-*), synced, re-read and checked (copied bytes equal the
-source, every revisit reads back whole), then renamed over the target and the
-directory synced: a crash at any instant leaves the old file or the complete
-new one. Give exactly one of --in-place or --output-dir DIR (same relative
-names; only files with rewrites are written there).
+  - the original the line names (refers-to URI and date) is a kept record
+    (copy 1) of the line's own class (digest and ext), and the line's
+    record is not itself kept;
+  - the original is not the line's own URI and date;
+  - the line's offset starts a record of its length, the record is the
+    response with the line's URI and date, and its payload hashes to the
+    line's digest;
+  - the original, read now (from --root, --locations or --url-template,
+    over HTTP if need be), is a whole response with the URI and date the
+    manifest gives, its payload equals the record's byte for byte, and the
+    two replay alike under --policy (replay: same status, Content-Type,
+    Content-Encoding, Transfer-Encoding, Content-Disposition, Location and
+    container format; payload: the payload suffices; uri: same URI too).
+
+A record that a revisit already in the collection refers to (a revisit line
+of the originals manifest says so) stays a response, and the rest of its
+file is rewritten. A refused file is left untouched and reported, and the
+run goes on with the other files (exit status 1). A record that is already
+the line's revisit (an earlier run's work) is skipped and counted, so
+running the same manifest again finishes an interrupted run and otherwise
+changes nothing; a revisit that would not be smaller than the record is not
+written. Revisits name their original's URI and date exactly as its record
+spells them (what indexers record for it).
+
+The new version of a file is written next to it under a temporary name
+(.tmp-NAME-*), synced, re-read and checked (copied bytes equal the source,
+every revisit reads back whole), given the file's owner, group, mode and
+extended attributes, then renamed over it and the directory synced: a crash
+at any instant leaves the old file or the complete new one. Paths are
+resolved beneath their --root: a symbolic link leading out of it is
+refused, one inside it is followed (the file it points to is rewritten). A
+file with several hard links is refused unless --hard-links. Give exactly
+one of --in-place or --output-dir DIR (same relative names; only files with
+rewrites are written there).
+
+--log FILE appends, per replaced file, a "# file NAME OLD-SIZE OLD-SHA256
+NEW-SIZE NEW-SHA256" line and one line per rewritten record:
+  file old-offset old-length new-offset new-length revisit payload-digest refers-to-uri refers-to-date
+(warccdx updates CDX/CDXJ indexes from it). The entries of a file appear if
+and only if it was replaced, even across a crash (a journal FILE.pending
+bridges the rename). Give the same --log to later runs on the same files:
+originals in files an earlier run shortened are found through it.
 
 Sort the input with
   LC_ALL=C sort -k1,1 -k2,2n`
@@ -54,12 +81,18 @@ func main() {
 		[]cli.Flag{
 			&cli.BoolFlag{Name: "in-place", Usage: "replace each file with its rewritten version"},
 			&cli.StringFlag{Name: "output-dir", Usage: "write rewritten files under `DIR` with their relative names"},
+			&cli.StringSliceFlag{Name: "originals", Usage: "numbered `MANIFEST` sorted on digest, where originals and existing revisits are looked up (repeatable; required)"},
+			&cli.StringFlag{Name: "policy", Value: "replay", Usage: "when a duplicate may refer to an original: `replay`, payload or uri"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "check and report what would be rewritten; write nothing"},
-			&cli.StringFlag{Name: "protect", Usage: "never rewrite a record a revisit in `MANIFEST` (warcsum --revisits) refers to"},
-			&cli.StringFlag{Name: "log", Usage: "write \"file old-offset old-length new-offset new-length\" per rewritten record to `FILE`"},
+			&cli.StringFlag{Name: "log", Usage: "append the rewrite log to `FILE`"},
+			&cli.BoolFlag{Name: "hard-links", Usage: "rewrite files with several hard links (the other names keep the old bytes)"},
 			&cli.StringSliceFlag{Name: "root", Usage: "directory field 1 is relative to (repeatable)"},
-			&cli.StringFlag{Name: "locations", Usage: "`FILE` of \"name local-path\" lines"},
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "rewrite `N` files at once"},
+			&cli.StringFlag{Name: "locations", Usage: "`FILE` of \"name location\" lines (local path, or URL for originals)"},
+			&cli.StringFlag{Name: "url-template", Usage: "URL of originals not found locally, {file} standing for field 1"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), DefaultText: "the number of CPUs", Usage: "rewrite `N` files at once"},
+			&cli.IntFlag{Name: "per-host", Value: 4, Usage: "at most `N` HTTP requests open to one host"},
+			&cli.IntFlag{Name: "retries", Value: 5, Usage: "retry a transient HTTP failure `N` times"},
+			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up an HTTP attempt after this long without a byte"},
 			cmdutil.InputFlag,
 			cmdutil.QuietFlag,
 			cmdutil.VerboseFlag,
@@ -68,47 +101,67 @@ func main() {
 
 func run(c *cli.Context) error {
 	if c.Bool("in-place") == (c.String("output-dir") != "") {
-		return cli.Exit("give exactly one of --in-place or --output-dir DIR", cmdutil.ExitFatal)
+		return cmdutil.Usage("give exactly one of --in-place or --output-dir DIR")
+	}
+	if len(c.StringSlice("originals")) == 0 {
+		return cmdutil.Usage("give --originals MANIFEST: the numbered manifest sorted on digest (LC_ALL=C sort -k6,6), where each duplicate's original is looked up and checked")
+	}
+	pol, err := policy.Parse(c.String("policy"))
+	if err != nil {
+		return cmdutil.Usage("%v", err)
+	}
+	loc, err := cmdutil.Locator(c)
+	if err != nil {
+		return cmdutil.Usage("%v", err)
+	}
+	if len(loc.Roots) == 0 && loc.Locations == nil {
+		return cmdutil.Usage("say where the files are: --root DIR or --locations FILE")
+	}
+	log := cmdutil.NewLog(c)
+	var rlog *refs.Log
+	if n := c.String("log"); n != "" && !c.Bool("dry-run") {
+		if rlog, err = refs.OpenLog(n); err != nil {
+			return cli.Exit(err, cmdutil.ExitFatal)
+		}
+		defer rlog.Close()
+	}
+	var tables []*manifest.Table
+	for _, name := range c.StringSlice("originals") {
+		t, err := manifest.OpenTable(name)
+		if err != nil {
+			return cli.Exit(err, cmdutil.ExitFatal)
+		}
+		defer t.Close()
+		tables = append(tables, t)
+	}
+	// Originals in files this (or an earlier) run shortened in place are
+	// found through the log; an output directory leaves them where they are.
+	var moves *refs.Log
+	if c.Bool("in-place") {
+		moves = rlog
+	}
+	originals, err := refs.NewOriginals(loc, moves, tables...)
+	if err != nil {
+		return cli.Exit(err, cmdutil.ExitFatal)
 	}
 	rw := refs.Rewriter{
-		Roots:     c.StringSlice("root"),
+		Roots:     loc.Roots,
+		Locations: loc.Locations,
 		InPlace:   c.Bool("in-place"),
 		OutputDir: c.String("output-dir"),
 		DryRun:    c.Bool("dry-run"),
+		Originals: originals,
+		Policy:    pol,
+		HardLinks: c.Bool("hard-links"),
 		Jobs:      c.Int("jobs"),
-	}
-	var err error
-	if rw.Locations, err = cmdutil.Locations(c); err != nil {
-		return cli.Exit(err, cmdutil.ExitFatal)
-	}
-	if name := c.String("protect"); name != "" {
-		f, err := os.Open(name)
-		if err != nil {
-			return cli.Exit(err, cmdutil.ExitFatal)
-		}
-		rw.Protect, err = refs.ReadProtection(manifest.NewReader(f, name))
-		f.Close()
-		if err != nil {
-			return cli.Exit(err, cmdutil.ExitFatal)
-		}
-	}
-	if len(rw.Roots) == 0 && rw.Locations == nil {
-		return cli.Exit("say where the files are: --root DIR or --locations FILE", cmdutil.ExitFatal)
+		Refused:   log.Error,
+		Warn:      log.Warn,
 	}
 	in, name, err := cmdutil.OpenInput(c.String("input"))
 	if err != nil {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}
 	defer in.Close()
-	var logOut *cmdutil.Output
-	if n := c.String("log"); n != "" {
-		if logOut, err = cmdutil.CreateOutput(n); err != nil {
-			return cli.Exit(err, cmdutil.ExitFatal)
-		}
-		defer logOut.Abort()
-	}
-	log := cmdutil.NewLog(c)
-	rw.Refused, rw.Warn = log.Error, log.Warn
 	var progress refs.Progress
 	rw.Progress = &progress
 	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -118,21 +171,7 @@ func run(c *cli.Context) error {
 			cmdutil.Bytes(progress.Bytes.Load()), cmdutil.Bytes(int64(float64(progress.Bytes.Load())/elapsed.Seconds())))
 	})
 	start := time.Now()
-	var stats refs.Stats
-	if logOut != nil {
-		w := cmdutil.BufferedWriter(logOut)
-		stats, err = rw.Run(ctx, manifest.NewReader(in, name), w)
-		// The log is kept even when the run stopped: it lists the files
-		// that were replaced before it did.
-		if ferr := w.Flush(); err == nil {
-			err = ferr
-		}
-		if cerr := logOut.Commit(); err == nil {
-			err = cerr
-		}
-	} else {
-		stats, err = rw.Run(ctx, manifest.NewReader(in, name), nil)
-	}
+	stats, err := rw.Run(ctx, manifest.NewReader(in, name), rlog)
 	stop()
 	if err != nil {
 		return cli.Exit(err, cmdutil.ExitFatal)
@@ -143,6 +182,9 @@ func run(c *cli.Context) error {
 	}
 	if stats.Refused > 0 {
 		return cmdutil.Damaged("%d files refused and left untouched", stats.Refused)
+	}
+	if stats.Lines == 0 {
+		return cmdutil.Damaged("the manifest is empty: nothing was checked")
 	}
 	return nil
 }

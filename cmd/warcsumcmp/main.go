@@ -14,8 +14,8 @@ import (
 )
 
 const description = `warcsumcmp BEFORE AFTER compares the manifests of a collection taken
-before and after a rewrite, both written by "warcsum --revisits" (any order
-of lines), and proves that nothing was lost:
+before and after a rewrite, both written by warcsum (with its revisit lines;
+any order of lines), and proves that nothing was lost:
 
   - every record of BEFORE is present in AFTER with the same URI, date and
     digest, either as itself or as a revisit whose Refers-To URI and date

@@ -39,7 +39,7 @@ const (
 	dup  = "crawl-b.warc.gz 88127 610 http://example.com/robots.txt 2012-05-08T20:13:41Z " + dX + "\n"
 	// dup after the rewrite: a revisit of orig.
 	dupRevisit = "crawl-b.warc.gz 88127 402 http://example.com/robots.txt 2012-05-08T20:13:41Z " + dX +
-		" 0 2 http://example.com/robots.txt 2012-04-08T20:13:38Z\n"
+		" -1 0 http://example.com/robots.txt 2012-04-08T20:13:38Z\n"
 	other = "crawl-b.warc.gz 0 900 http://example.com/ 2012-05-08T20:13:40Z " + dY + "\n"
 )
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -43,6 +44,8 @@ var (
 	InputFlag   = &cli.StringFlag{Name: "input", Aliases: []string{"i"}, Value: "-", Usage: "read from `FILE` (- for standard input)"}
 	OutputFlag  = &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "write to `FILE` (- for standard output); a file is written under a temporary name and renamed when complete"}
 	manFlag     = &cli.BoolFlag{Name: "man", Hidden: true, Usage: "print the man page"}
+	// profileFlag writes a CPU profile, for measuring the hot loops.
+	profileFlag = &cli.StringFlag{Name: "cpuprofile", Hidden: true, Usage: "write a CPU profile to `FILE`"}
 )
 
 // NewApp returns a cli.App with the toolchain's conventions: --version
@@ -54,9 +57,15 @@ func NewApp(name, usage, description string, flags []cli.Flag, action cli.Action
 		Usage:                  usage,
 		Description:            description + "\n\n" + ExitHelp,
 		Version:                Version,
-		Flags:                  append(flags, manFlag),
+		Flags:                  append(flags, manFlag, profileFlag),
 		UseShortOptionHandling: true,
 		HideHelpCommand:        true,
+		// A wrong flag must not print help to standard output, where a
+		// pipeline's next stage (or a redirected manifest) would take it
+		// for data.
+		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
+			return Usage("%v (see %s --help)", err, name)
+		},
 		Action: func(c *cli.Context) error {
 			if c.Bool("man") {
 				man, err := c.App.ToManWithSection(1)
@@ -65,6 +74,17 @@ func NewApp(name, usage, description string, flags []cli.Flag, action cli.Action
 				}
 				fmt.Fprint(c.App.Writer, man)
 				return nil
+			}
+			if p := c.String("cpuprofile"); p != "" {
+				f, err := os.Create(p)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
 			}
 			return action(c)
 		},
@@ -133,6 +153,11 @@ func Status(name string, err error) int {
 	return ExitFatal
 }
 
+// Usage is the error of a command run the wrong way: exit status 2.
+func Usage(format string, args ...any) error {
+	return cli.Exit(fmt.Sprintf(format, args...), ExitFatal)
+}
+
 // Damaged is the error a command returns when it finished but reported
 // damaged or unreadable input.
 func Damaged(format string, args ...any) error {
@@ -188,10 +213,12 @@ func OpenInput(name string) (io.ReadCloser, string, error) {
 }
 
 // Log prints warnings and the summary to stderr, safely from many
-// goroutines, and counts the warnings.
+// goroutines. Warnings and errors start with the program's name, so that
+// in a pipeline it is clear who spoke.
 type Log struct {
 	mu      sync.Mutex
 	w       io.Writer
+	name    string
 	Quiet   bool
 	Verbose bool
 	onLine  func() // clears a progress line before a message
@@ -199,7 +226,7 @@ type Log struct {
 
 // NewLog returns a Log to stderr.
 func NewLog(c *cli.Context) *Log {
-	return &Log{w: os.Stderr, Quiet: c.Bool("quiet"), Verbose: c.Bool("verbose")}
+	return &Log{w: os.Stderr, name: c.App.Name, Quiet: c.Bool("quiet"), Verbose: c.Bool("verbose")}
 }
 
 // Warn prints err as a warning, unless quiet.
@@ -220,6 +247,10 @@ func (l *Log) print(prefix string, err error) {
 	defer l.mu.Unlock()
 	if l.onLine != nil {
 		l.onLine()
+	}
+	if l.name != "" {
+		fmt.Fprintf(l.w, "%s: %s%v\n", l.name, prefix, err)
+		return
 	}
 	fmt.Fprintf(l.w, "%s%v\n", prefix, err)
 }

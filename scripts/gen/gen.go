@@ -22,6 +22,7 @@ import (
 
 	"warcdedup/digest"
 	"warcdedup/manifest"
+	"warcdedup/policy"
 )
 
 // Format is the kind of file written.
@@ -113,9 +114,10 @@ type Config struct {
 	Files   int // number of files; default 1
 	Records int // listed (2xx, candidate) response records in total; default 100
 	// DupRate is the fraction of listed responses whose payload repeats
-	// another listed response's payload (0 means none; at most 0.95). The
-	// count is exact: Result.Duplicates is round(DupRate*Records) (at most
-	// Records-1), the repeats of collision members included.
+	// another listed response's payload (0 means none; at most 0.95). Under
+	// the payload policy the count is exact: Result.Duplicates is
+	// round(DupRate*Records) (at most Records-1), the repeats of collision
+	// members included; the other policies make fewer of them duplicates.
 	DupRate   float64
 	Seed      int64            // the output is a function of the Config, Seed included
 	Algorithm digest.Algorithm // of the expected manifest; default SHA1
@@ -151,6 +153,14 @@ type Config struct {
 	// Quirks adds legal oddities readers must cope with: a few URIs holding a
 	// space, and in WARC/1.0 files a few WARC-Target-URIs in a <...> wrapper.
 	Quirks bool
+	// ReplayVariants is the fraction of duplicates served differently from
+	// the record they repeat: status 203, another Content-Type, or
+	// Content-Encoding: gzip. Under the replay policy they are not
+	// duplicates of it.
+	ReplayVariants float64
+	// Policy decides which byte-identical records Result.Expected makes
+	// copies of one another (policy.Replay, the zero value, by default).
+	Policy policy.Policy
 	Prefix string // file name prefix; default "gen"
 }
 
@@ -215,7 +225,8 @@ type Result struct {
 	// Expected has one 10-field line per listed record, sorted by
 	// manifest.ByDigest: file, offset and length as stored, URI, date, the
 	// Config.Algorithm digest of the payload, and the ext, copy, refuri and
-	// refdate that collision resolution and post-processing must assign.
+	// refdate that collision resolution and post-processing must assign
+	// under Config.Policy; and a revisit line per revisit record written.
 	Expected []manifest.Line
 	// Payloads[i] is the payload of Expected[i], to regenerate its bytes.
 	Payloads []Payload
@@ -226,9 +237,11 @@ type Result struct {
 	Files          int   // files written
 	Responses      int   // response records written (WARC responses, ARC HTTP records), listed or not
 	Listed         int   // len(Expected)
+	Revisits       int   // revisit lines in Expected
 	Duplicates     int   // listed records with copy > 1
 	DuplicateBytes int64 // sum of the stored payload sizes of those records
-	Collisions     int   // (digest, ext) classes with ext > 0
+	Collisions     int   // payloads that share a digest with another but differ in bytes
+	Split          int   // classes of identical bytes beyond the first that the policy keeps apart
 	TotalBytes     int64 // bytes written, all files
 }
 
@@ -306,7 +319,7 @@ func Write(dir string, cfg Config) (*Result, error) {
 		}
 		outs[i] = nil
 	}
-	resolve(lines, metas)
+	counts := resolve(lines, metas)
 	idx := order(lines, manifest.ByDigest)
 	for i := range idx { // lines[i], metas[i] = old lines[idx[i]], metas[idx[i]]
 		if idx[i] < 0 {
@@ -327,14 +340,17 @@ func Write(dir string, cfg Config) (*Result, error) {
 	r.Expected = lines
 	r.Payloads = make([]Payload, len(lines))
 	for i := range lines {
+		if lines[i].IsRevisit() {
+			r.Revisits++
+			continue
+		}
 		r.Payloads[i] = payloads[metas[i].pay]
 		if lines[i].Copy > 1 {
 			r.Duplicates++
 			r.DuplicateBytes += metas[i].stored
-		} else if lines[i].Ext > 0 {
-			r.Collisions++
 		}
 	}
+	r.Collisions, r.Split = counts.collisions, counts.split
 	r.Listed = len(r.Expected)
 	return r, nil
 }
@@ -355,45 +371,73 @@ type listedRec struct {
 // recMeta is what is known of a listed record's payload.
 type recMeta struct {
 	key    payloadKey
-	pay    int32 // index into plan.payloads
-	stored int64 // StoredSize of the payload
+	replay string // its policy key
+	pay    int32  // index into plan.payloads; -1 for a revisit line
+	stored int64  // StoredSize of the payload
 }
 
-// resolve assigns Ext, Copy, RefURI and RefDate: within a digest, in
-// (date, file, offset) order, each new byte string gets the next ext; within
-// a (digest, ext) class the first line is copy 1 and the others refer to it.
-func resolve(lines []manifest.Line, metas []recMeta) {
+// classCounts are the classes resolve found beyond the first of a digest.
+type classCounts struct{ collisions, split int }
+
+// resolve assigns Ext, Copy, RefURI and RefDate as the pipeline must:
+// within a digest, in (date, file, offset) order, each new pair of byte
+// string and policy key gets the next ext; within a (digest, ext) class the
+// lines are numbered by manifest.Numberer, keeping what the revisit lines
+// (which sort first) refer to.
+func resolve(lines []manifest.Line, metas []recMeta) classCounts {
 	type class struct {
-		copies        int
-		refURI, rDate string
+		key    payloadKey
+		replay string
 	}
-	var keys []payloadKey
-	var classes []class
+	var counts classCounts
+	var global manifest.Pins
 	idx := order(lines, manifest.ByDigest)
+	for _, k := range idx {
+		if lines[k].IsRevisit() && lines[k].Digest == manifest.NoDigest {
+			global.Add(&lines[k])
+		}
+	}
 	for i := 0; i < len(idx); {
 		j := i
 		for j < len(idx) && lines[idx[j]].Digest == lines[idx[i]].Digest {
 			j++
 		}
-		keys, classes = keys[:0], classes[:0]
+		var pins manifest.Pins
+		var classes []class
+		var payloads []payloadKey
+		numberers := map[int]*manifest.Numberer{}
+		pinned := func(uri, date string) bool { return pins.Has(uri, date) || global.Has(uri, date) }
 		for _, k := range idx[i:j] {
 			l := &lines[k]
-			ext := slices.Index(keys, metas[k].key)
+			if l.IsRevisit() {
+				pins.Add(l)
+				continue
+			}
+			c := class{metas[k].key, metas[k].replay}
+			ext := slices.Index(classes, c)
 			if ext < 0 {
-				ext = len(keys)
-				keys = append(keys, metas[k].key)
-				classes = append(classes, class{refURI: l.URI, rDate: l.Date})
+				ext = len(classes)
+				classes = append(classes, c)
+				if !slices.Contains(payloads, c.key) {
+					payloads = append(payloads, c.key)
+					if len(payloads) > 1 {
+						counts.collisions++
+					}
+				} else {
+					counts.split++
+				}
 			}
-			c := &classes[ext]
-			c.copies++
-			l.Ext, l.Copy, l.Fields = ext, c.copies, 10
-			l.RefURI, l.RefDate = "-", "-"
-			if c.copies > 1 {
-				l.RefURI, l.RefDate = c.refURI, c.rDate
+			n := numberers[ext]
+			if n == nil {
+				n = &manifest.Numberer{Pinned: pinned}
+				numberers[ext] = n
 			}
+			l.Ext = ext
+			n.Number(l)
 		}
 		i = j
 	}
+	return counts
 }
 
 // order returns the indexes of lines in the order o.

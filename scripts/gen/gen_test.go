@@ -24,6 +24,7 @@ import (
 
 	"warcdedup/digest"
 	"warcdedup/manifest"
+	"warcdedup/policy"
 )
 
 const collisionDir = "../../../shared/collisions"
@@ -281,6 +282,13 @@ func TestExpectedPointsAtRecords(t *testing.T) {
 				}
 				arc := strings.Contains(l.File, ".arc")
 				p := parse(t, raw, arc)
+				if l.IsRevisit() {
+					if p.header["WARC-Type"] != "revisit" || manifest.EscapeField(p.header["WARC-Refers-To-Target-URI"]) != l.RefURI ||
+						p.header["WARC-Refers-To-Date"] != l.RefDate || p.header["WARC-Date"] != l.Date {
+						t.Errorf("%s: the revisit line does not describe %v", l, p.header)
+					}
+					continue
+				}
 				var uri, date string
 				if arc {
 					uri, date = p.header["url"], arcToWARCDate(p.header["date"])
@@ -388,6 +396,7 @@ func checkCandidates(t *testing.T, dir string, res *Result, cfg Config) {
 						t.Errorf("%s@%d: request is not followed by the response it is concurrent to", name, r.offset)
 					}
 				case "revisit":
+					candidate = true // listed as a revisit line
 					if h["WARC-Refers-To-Target-URI"] == "" || h["WARC-Refers-To-Date"] == "" ||
 						h["WARC-Profile"] != "http://netpreserve.org/warc/"+h["version"][5:]+"/revisit/identical-payload-digest" {
 						t.Errorf("%s@%d: bad revisit header %v", name, r.offset, h)
@@ -432,90 +441,181 @@ func checkCandidates(t *testing.T, dir string, res *Result, cfg Config) {
 }
 
 // TestExpectedIsConsistent checks the resolution rules on the Expected lines
-// against the regenerated payload bytes.
+// against the regenerated payload bytes and the records' HTTP heads, read
+// back from the files: within a digest, each class (ext) is one byte
+// string and one policy key, numbered 0, 1, ... in order of its first
+// capture; within a class the first capture is kept, as are the later ones
+// a revisit line refers to or that have its URI and date, and every other
+// one names it.
 func TestExpectedIsConsistent(t *testing.T) {
 	tests := []struct {
 		name string
 		cfg  Config
 	}{
-		{"sha1 mix", Config{Files: 5, Records: 600, DupRate: 0.35, Seed: 5, NonCandidates: true, Chunked: 0.1, MeanPayload: 4 << 10}},
+		{"sha1 mix, replay policy", Config{Files: 5, Records: 600, DupRate: 0.35, Seed: 5, NonCandidates: true, Chunked: 0.1, MeanPayload: 4 << 10, ReplayVariants: 0.2}},
+		{"sha1 mix, payload policy", Config{Files: 5, Records: 600, DupRate: 0.35, Seed: 5, NonCandidates: true, Chunked: 0.1, MeanPayload: 4 << 10, ReplayVariants: 0.2, Policy: policy.Payload}},
+		{"sha1 mix, uri policy", Config{Files: 5, Records: 600, DupRate: 0.35, Seed: 5, NonCandidates: true, MeanPayload: 4 << 10, Policy: policy.URI}},
 		{"md5 with collisions", Config{Files: 3, Records: 300, DupRate: 0.3, Seed: 6, Algorithm: digest.MD5, MeanPayload: 4 << 10,
 			Collisions: true, CollisionDir: collisionDir}},
-		{"sha512, one file", Config{Files: 1, Records: 200, DupRate: 0.5, Seed: 8, Algorithm: digest.SHA512, MeanPayload: 4 << 10}},
+		{"sha512, one file, revisit lines without digest", Config{Files: 1, Records: 200, DupRate: 0.5, Seed: 8, Algorithm: digest.SHA512, MeanPayload: 4 << 10, NonCandidates: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.cfg.Collisions {
 				skipWithoutCollisions(t)
 			}
-			_, res := write(t, tt.cfg)
+			dir, res := write(t, tt.cfg)
 			exp := res.Expected
 			if !slices.IsSortedFunc(exp, func(a, b manifest.Line) int { return manifest.ByDigest.Compare(&a, &b) }) {
 				t.Fatal("Expected is not sorted by class")
 			}
+			// Each record's bytes and replay identity, read independently.
 			ids := make([][32]byte, len(exp))
+			keys := make([]string, len(exp))
+			var global []manifest.Line
 			for i := range exp {
-				if _, err := manifest.Parse(bytes.TrimSuffix(exp[i].Append(nil), []byte("\n"))); err != nil || exp[i].Fields != 10 {
-					t.Fatalf("%s: not a valid 10-field line: %v", &exp[i], err)
+				l := &exp[i]
+				if _, err := manifest.Parse(bytes.TrimSuffix(l.Append(nil), []byte("\n"))); err != nil || l.Fields != 10 {
+					t.Fatalf("%s: not a valid 10-field line: %v", l, err)
+				}
+				if l.IsRevisit() {
+					if l.Digest == manifest.NoDigest {
+						global = append(global, *l)
+					}
+					continue
 				}
 				b := res.Payloads[i].Bytes()
 				ids[i] = sha256.Sum256(b)
-				if got := independentDigest(cmpOr(tt.cfg.Algorithm, digest.SHA1), b); got != exp[i].Digest {
-					t.Errorf("%s: regenerated payload hashes to %s", &exp[i], got)
+				if got := independentDigest(cmpOr(tt.cfg.Algorithm, digest.SHA1), b); got != l.Digest {
+					t.Errorf("%s: regenerated payload hashes to %s", l, got)
 				}
+				keys[i] = replayIdentity(t, dir, l, tt.cfg.Policy)
 			}
-			dups, collisions := 0, 0
+			pinnedBy := func(revisits []manifest.Line, l *manifest.Line) bool {
+				for _, r := range revisits {
+					if r.RefURI == l.URI && (r.RefDate == l.Date || r.RefDate == "*") {
+						return true
+					}
+				}
+				return false
+			}
+			dups, collisions, split := 0, 0, 0
 			var dupBytes int64
 			for i := 0; i < len(exp); {
 				j := i + 1
 				for j < len(exp) && exp[j].Digest == exp[i].Digest {
 					j++
 				}
-				// Within the digest: classes numbered 0, 1, ... in order of
-				// their first (date, file, offset), each one byte string.
-				classID := map[int][32]byte{}
-				var firsts []manifest.Line
+				type class struct {
+					id    [32]byte
+					key   string
+					first manifest.Line
+					last  int // copy number of its last duplicate
+				}
+				var classes []class
+				var revisits []manifest.Line
 				for k := i; k < j; k++ {
 					l := exp[k]
-					if id, ok := classID[l.Ext]; ok && id != ids[k] {
-						t.Errorf("%s: bytes differ within a class", &l)
+					if l.IsRevisit() {
+						revisits = append(revisits, l)
+						continue
 					}
-					if l.Ext != len(firsts) && (l.Ext != len(firsts)-1) {
-						t.Errorf("%s: ext out of sequence", &l)
-					}
-					if l.Ext == len(firsts) {
-						for e, id := range classID {
-							if id == ids[k] {
-								t.Errorf("%s: same bytes as ext %d", &l, e)
-							}
+					if l.Ext < len(classes) {
+						c := &classes[l.Ext]
+						if c.id != ids[k] || c.key != keys[k] {
+							t.Errorf("%s: bytes or replay identity differ within a class", &l)
 						}
-						classID[l.Ext] = ids[k]
-						firsts = append(firsts, l)
-						if l.Copy != 1 || l.RefURI != "-" || l.RefDate != "-" {
-							t.Errorf("%s: first of its class is not copy 1", &l)
-						}
-						if l.Ext > 0 {
-							collisions++
-							if manifest.ByDigest.Compare(&firsts[l.Ext-1], &l) >= 0 {
-								t.Errorf("%s: ext %d starts before ext %d", &l, l.Ext, l.Ext-1)
-							}
+						kept := pinnedBy(revisits, &l) || pinnedBy(global, &l) || (l.URI == c.first.URI && l.Date == c.first.Date)
+						switch {
+						case kept && (l.Copy != 1 || l.RefURI != "-"):
+							t.Errorf("%s: a capture that must stay a response is numbered as a duplicate of %s", &l, &c.first)
+						case !kept && (l.Copy != c.last+1 || l.RefURI != c.first.URI || l.RefDate != c.first.Date):
+							t.Errorf("%s: after copy %d in a class whose first is %s", &l, c.last, &c.first)
+						case !kept:
+							c.last = l.Copy
+							dups++
+							dupBytes += res.Payloads[k].StoredSize()
 						}
 						continue
 					}
-					f := firsts[l.Ext]
-					if l.Copy != exp[k-1].Copy+1 || l.RefURI != f.URI || l.RefDate != f.Date {
-						t.Errorf("%s: after %s in a class whose first is %s", &l, &exp[k-1], &f)
+					if l.Ext != len(classes) {
+						t.Fatalf("%s: ext out of sequence", &l)
 					}
-					dups++
-					dupBytes += res.Payloads[k].StoredSize()
+					newBytes := true
+					for _, c := range classes {
+						if c.id == ids[k] && c.key == keys[k] {
+							t.Errorf("%s: same bytes and replay identity as ext %d", &l, c.first.Ext)
+						}
+						if c.id == ids[k] {
+							newBytes = false
+						}
+					}
+					if len(classes) > 0 {
+						if newBytes {
+							collisions++
+						} else {
+							split++
+						}
+					}
+					if l.Copy != 1 || l.RefURI != "-" || l.RefDate != "-" {
+						t.Errorf("%s: first of its class is not copy 1", &l)
+					}
+					classes = append(classes, class{id: ids[k], key: keys[k], first: l, last: 1})
 				}
 				i = j
 			}
-			if dups != res.Duplicates || dupBytes != res.DuplicateBytes || collisions != res.Collisions || len(exp) != res.Listed {
-				t.Errorf("counted %d duplicates, %d bytes, %d collisions, %d lines; Result: %s", dups, dupBytes, collisions, len(exp), res.Summary())
+			if dups != res.Duplicates || dupBytes != res.DuplicateBytes || collisions != res.Collisions || split != res.Split || len(exp) != res.Listed {
+				t.Errorf("counted %d duplicates, %d bytes, %d collisions, %d split, %d lines; Result: %s", dups, dupBytes, collisions, split, len(exp), res.Summary())
+			}
+			if tt.cfg.ReplayVariants > 0 && tt.cfg.Policy == policy.Replay && split == 0 {
+				t.Error("no class was split by the replay policy: the test proves nothing")
 			}
 		})
 	}
+}
+
+// replayIdentity reads the record l lists and spells what the policy
+// compares, independently of package policy: format, status and the
+// headers that change how a browser takes the body; the URI for the uri
+// policy; nothing for the payload policy.
+func replayIdentity(t *testing.T, dir string, l *manifest.Line, pol policy.Policy) string {
+	t.Helper()
+	switch pol {
+	case policy.Payload:
+		return ""
+	case policy.URI:
+		return l.URI
+	}
+	f, err := os.Open(filepath.Join(dir, l.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	raw := make([]byte, l.Length)
+	if _, err := f.ReadAt(raw, l.Offset); err != nil {
+		t.Fatal(err)
+	}
+	if strings.HasSuffix(l.File, ".gz") {
+		zr, err := gzip.NewReader(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if raw, err = io.ReadAll(zr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	arc := strings.Contains(l.File, ".arc")
+	p := parse(t, raw, arc)
+	head := string(p.block[:len(p.block)-len(p.payload)])
+	id := fmt.Sprintf("arc=%v status=%d", arc, p.status)
+	for _, line := range strings.Split(head, "\r\n")[1:] {
+		name, value, _ := strings.Cut(line, ":")
+		switch strings.ToLower(name) {
+		case "content-type", "content-encoding", "transfer-encoding", "content-disposition", "location":
+			id += " " + strings.ToLower(name) + "=" + strings.ToLower(strings.TrimSpace(value))
+		}
+	}
+	return id
 }
 
 func skipWithoutCollisions(t *testing.T) {
@@ -603,8 +703,10 @@ func TestDupRate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			// The payload policy: the rate is planned over payload bytes;
+			// the replay policy keeps ARC and WARC captures apart.
 			cfg := Config{Files: tt.files, Records: 2000, DupRate: tt.rate, Seed: 99, MeanPayload: 2 << 10, Chunked: 0.1,
-				Formats: []Format{WARC10Gz, ARC}}
+				Formats: []Format{WARC10Gz, ARC}, Policy: policy.Payload}
 			_, res := write(t, cfg)
 			got := float64(res.Duplicates) / float64(res.Listed)
 			if diff := got - tt.rate; diff > 0.1*tt.rate || -diff > 0.1*tt.rate {

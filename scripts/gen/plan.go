@@ -25,12 +25,13 @@ const (
 // item is one record of a file plan (request records are implied by the
 // responses they precede).
 type item struct {
-	typ  itemType
-	wrap bool // Quirks: WARC-Target-URI written as <uri>
-	host int32
-	pay  int32 // index into plan.payloads, -1 for none
-	date int64 // Unix seconds
-	path string
+	typ     itemType
+	wrap    bool    // Quirks: WARC-Target-URI written as <uri>
+	variant variant // how a listed response's HTTP head differs from the usual
+	host    int32
+	pay     int32 // index into plan.payloads, -1 for none
+	date    int64 // Unix seconds
+	path    string
 }
 
 type filePlan struct {
@@ -62,13 +63,26 @@ const t0 = 1717200000
 
 // slot is a listed response while planning.
 type slot struct {
-	file int32
-	host int32
-	pay  int32
-	dup  bool
-	date int64
-	path string
+	file    int32
+	host    int32
+	pay     int32
+	dup     bool
+	variant variant
+	date    int64
+	path    string
 }
+
+// variant is a way a listed response serves its payload that a replay
+// tool taking headers from another record would not reproduce.
+type variant uint8
+
+const (
+	plain          variant = iota
+	nonAuthorative         // status 203 instead of 200
+	otherType              // Content-Type application/octet-stream
+	encoded                // Content-Encoding: gzip (the bytes as stored stay the same)
+	numVariants
+)
 
 type planner struct {
 	*plan
@@ -311,6 +325,9 @@ func (pl *planner) addPairs(slots []slot, pairs []pairData) {
 // (a re-fetch, never at the same date) or at another one.
 func (pl *planner) repeat(d, s *slot) {
 	d.pay = s.pay
+	if pl.cfg.ReplayVariants > 0 && pl.rng.Float64() < pl.cfg.ReplayVariants {
+		d.variant = variant(1 + pl.rng.IntN(int(numVariants)-1))
+	}
 	if pl.rng.Float64() < pl.cfg.SameURL {
 		d.host, d.path = s.host, s.path
 		if d.date == s.date {
@@ -416,7 +433,7 @@ func (pl *planner) makeFiles(slots []slot) {
 		var listed []item
 		for _, s := range slots {
 			if s.file == int32(f) {
-				listed = append(listed, item{typ: itResponse, host: s.host, pay: s.pay, date: s.date, path: s.path})
+				listed = append(listed, item{typ: itResponse, host: s.host, pay: s.pay, date: s.date, path: s.path, variant: s.variant})
 			}
 		}
 		warc := !fp.format.IsARC()

@@ -20,6 +20,7 @@ import (
 
 	"warcdedup/digest"
 	"warcdedup/manifest"
+	"warcdedup/record"
 )
 
 // smallPayload is the largest payload generated once into memory; larger
@@ -316,7 +317,16 @@ func (w *writer) warcRevisit(it *item) error {
 	w.field("Content-Type", "application/http; msgtype=response")
 	w.field("WARC-Block-Digest", blockDigest(w.httpHdr))
 	w.finishHeader(int64(len(w.httpHdr)))
-	return w.simpleRecord(w.httpHdr)
+	start := w.begin()
+	w.out.Write(w.hdr)
+	w.out.Write(w.httpHdr)
+	w.out.Write([]byte("\r\n\r\n"))
+	length, err := w.end(start)
+	if err != nil {
+		return err
+	}
+	w.revisitListed(w.p.uri(it), warcDate(it.date), w.first.uri, w.first.date, w.first.payloadDigest, start, length)
+	return nil
 }
 
 var statusLines = map[itemType]string{
@@ -335,13 +345,24 @@ func (w *writer) httpHeader(p Payload, it *item) {
 	if typ == itRevisit {
 		typ = itResponse
 	}
-	b := append(w.httpHdr[:0], statusLines[typ]...)
+	status := statusLines[typ]
+	if it.variant == nonAuthorative {
+		status = "HTTP/1.1 203 Non-Authoritative Information"
+	}
+	b := append(w.httpHdr[:0], status...)
 	b = append(b, "\r\nDate: "...)
 	b = time.Unix(it.date, 0).UTC().AppendFormat(b, "Mon, 02 Jan 2006 15:04:05 GMT")
 	b = append(b, "\r\nServer: "...)
 	b = append(b, h.server...)
 	b = append(b, "\r\nContent-Type: "...)
-	b = append(b, p.ContentType()...)
+	if it.variant == otherType {
+		b = append(b, "application/octet-stream"...)
+	} else {
+		b = append(b, p.ContentType()...)
+	}
+	if it.variant == encoded {
+		b = append(b, "\r\nContent-Encoding: gzip"...)
+	}
 	switch {
 	case p.Chunked:
 		b = append(b, "\r\nTransfer-Encoding: chunked"...)
@@ -398,7 +419,8 @@ func (w *writer) writePayload(p Payload, small bool) {
 	p.write(&w.out, w.buf)
 }
 
-// listed records a listed response's manifest line.
+// listed records a listed response's manifest line, and its replay key
+// under the configured policy, made from the head just written.
 func (w *writer) listed(it *item, uri, date string, start, length int64) {
 	p := w.p.payloads[it.pay]
 	var d string
@@ -407,6 +429,11 @@ func (w *writer) listed(it *item, uri, date string, start, length int64) {
 	} else {
 		d = sha1Label(w.sha1p)
 	}
+	format := record.WARC
+	if w.fp.format.IsARC() {
+		format = record.ARC
+	}
+	head := record.HTTPHead{Raw: w.httpHdr, Status: httpStatus(w.httpHdr), Complete: true}
 	w.out1.recs = append(w.out1.recs, listedRec{
 		line: manifest.Line{
 			File:   w.fp.name,
@@ -419,9 +446,31 @@ func (w *writer) listed(it *item, uri, date string, start, length int64) {
 		},
 		recMeta: recMeta{
 			key:    payloadKey{size: p.StoredSize(), hash: w.identity.Sum64()},
+			replay: w.p.cfg.Policy.Key(&record.Record{Format: format, URI: uri}, &head),
 			pay:    it.pay,
 			stored: p.StoredSize(),
 		},
+	})
+}
+
+// httpStatus reads the status code of a status line the writer made.
+func httpStatus(head []byte) int {
+	n, _ := strconv.Atoi(string(head[9:12]))
+	return n
+}
+
+// revisitListed records the revisit line warcsum lists for a revisit
+// record: its digest only when it is in the manifest's algorithm.
+func (w *writer) revisitListed(uri, date, refURI, refDate, payloadDigest string, start, length int64) {
+	d := payloadDigest
+	if w.algo != nil {
+		d = manifest.NoDigest
+	}
+	w.out1.recs = append(w.out1.recs, listedRec{
+		line: manifest.Line{File: w.fp.name, Offset: start, Length: length, URI: manifest.EscapeField(uri), Date: date,
+			Digest: d, Ext: manifest.RevisitExt, Copy: manifest.RevisitCopy,
+			RefURI: manifest.EscapeField(refURI), RefDate: refDate, Fields: 10},
+		recMeta: recMeta{pay: -1},
 	})
 }
 

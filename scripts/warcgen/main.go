@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"warcdedup/digest"
+	"warcdedup/policy"
 	"warcdedup/scripts/gen"
 )
 
@@ -72,6 +73,8 @@ func main() {
 		sameURL    = flag.Float64("sameurl", 0.4, "fraction of duplicates that re-fetch the same URL")
 		crossFile  = flag.Float64("crossfile", 0.5, "fraction of duplicates whose source is in another file")
 		prefix     = flag.String("prefix", "gen", "file name prefix")
+		variants   = flag.Float64("variants", 0, "fraction of duplicates served another way (status 203, another Content-Type, Content-Encoding: gzip)")
+		pol        = flag.String("policy", "replay", "`policy` of the expected manifest: replay, payload or uri")
 		mean       = sizeFlag(20 << 10)
 		maxPayload sizeFlag
 		huge       sizeFlag
@@ -96,24 +99,31 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
+	policy, err := policy.Parse(*pol)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "warcgen:", err)
+		os.Exit(2)
+	}
 	cfg := gen.Config{
-		Files:         *files,
-		Records:       *records,
-		DupRate:       *dup,
-		Seed:          *seed,
-		Algorithm:     a,
-		MeanPayload:   int(mean),
-		MaxPayload:    int(maxPayload),
-		Formats:       fs,
-		Chunked:       *chunked,
-		Collisions:    *collisions != "",
-		CollisionDir:  *collisions,
-		NonCandidates: *nonCand,
-		Huge:          int64(huge),
-		SameURL:       negZero(*sameURL),
-		CrossFile:     negZero(*crossFile),
-		Quirks:        *quirks,
-		Prefix:        *prefix,
+		Policy:         policy,
+		ReplayVariants: *variants,
+		Files:          *files,
+		Records:        *records,
+		DupRate:        *dup,
+		Seed:           *seed,
+		Algorithm:      a,
+		MeanPayload:    int(mean),
+		MaxPayload:     int(maxPayload),
+		Formats:        fs,
+		Chunked:        *chunked,
+		Collisions:     *collisions != "",
+		CollisionDir:   *collisions,
+		NonCandidates:  *nonCand,
+		Huge:           int64(huge),
+		SameURL:        negZero(*sameURL),
+		CrossFile:      negZero(*crossFile),
+		Quirks:         *quirks,
+		Prefix:         *prefix,
 	}
 	res, err := gen.Write(*out, cfg)
 	if err != nil {

@@ -1,0 +1,285 @@
+package refs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"strings"
+
+	"github.com/klauspost/compress/gzip"
+
+	"warcdedup/digest"
+	"warcdedup/manifest"
+	"warcdedup/policy"
+	"warcdedup/record"
+)
+
+// RefusedError says why a file is left untouched: a line of the manifest
+// does not describe the record at its offset (a stale or lying manifest),
+// the original it names cannot be used, or the file could not be rewritten
+// safely.
+type RefusedError struct {
+	File   string
+	Offset int64 // -1 when the refusal is about the whole file
+	Err    error
+}
+
+func (e *RefusedError) Error() string {
+	if e.Offset < 0 {
+		return fmt.Sprintf("%s: left untouched: %v", e.File, e.Err)
+	}
+	return fmt.Sprintf("%s: offset %d: left untouched: %v", e.File, e.Offset, e.Err)
+}
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// The reasons a line refuses its file, wrapped in a *RefusedError.
+var (
+	ErrNotARecord     = errors.New("the bytes at offset/length are not one whole record")
+	ErrNotResponse    = errors.New("the record is neither the response the line names nor its revisit")
+	ErrFieldsChanged  = errors.New("the record's URI or date differ from the line's")
+	ErrDigestMismatch = errors.New("the payload does not hash to the line's digest")
+	ErrOverlap        = errors.New("the line overlaps the record before it")
+	// ErrNoOriginal: no kept record (copy 1) of the line's class has the
+	// URI and date the line names: the manifest names no original, names
+	// one of another class, or lists the class without keeping any record.
+	ErrNoOriginal = errors.New("no record kept (copy 1) of its class has the URI and date it names")
+	// ErrIsOriginal: the record is itself kept (copy 1) by the originals
+	// manifest; rewriting it would lose what others refer to.
+	ErrIsOriginal = errors.New("the record is an original (copy 1) in the originals manifest")
+	// ErrSelfReference: the original has the duplicate's own URI and date;
+	// wabac.js drops such a revisit, and every index confuses the two.
+	ErrSelfReference = errors.New("its original has its own URI and date")
+	// ErrNotEquivalent: the original would replay differently (policy).
+	ErrNotEquivalent = errors.New("its original would replay differently")
+	// ErrPayloadDiffers: the payload is not byte for byte the original's.
+	ErrPayloadDiffers = errors.New("its payload differs from its original's, byte for byte")
+	// errARC: an ARC record has no revisit form; the file is skipped, not
+	// refused (convert it to WARC, then deduplicate the WARC).
+	errARC = errors.New("ARC records cannot become revisits: convert the file to WARC first")
+)
+
+// refersURI is a revisit's WARC-Refers-To-Target-URI in the manifest's
+// spelling (field 9), to compare with a line.
+func refersURI(rec *record.Record) string {
+	return manifest.EscapeField(record.StripAngles(rec.Header.Get(hRefersURI)))
+}
+
+// found is what stands at a line's offset.
+type found struct {
+	revisit   []byte // the revisit to write (plain record bytes), for a response
+	already   bool   // the record is already this line's revisit
+	protected bool   // a revisit in the collection refers to it: it stays
+	length    int64  // the record's length as stored
+	digest    string // the revisit's WARC-Payload-Digest, for the log
+	refURI    string // its WARC-Refers-To-Target-URI, escaped, for the log
+}
+
+// examiner examines records; one per goroutine, keeping its buffers.
+type examiner struct {
+	r      *Rewriter
+	hashes map[digest.Algorithm]hash.Hash
+	head   []byte
+	buf    []byte // comparison buffer
+	rr     *record.Reader
+	zw     *gzip.Writer
+	zbuf   bytes.Buffer
+}
+
+func newExaminer(r *Rewriter) *examiner {
+	return &examiner{r: r, hashes: map[digest.Algorithm]hash.Hash{}, buf: make([]byte, 0, 64<<10)}
+}
+
+// reader returns the examiner's record reader, reset onto src.
+func (x *examiner) reader(src io.Reader, name string) (*record.Reader, error) {
+	if x.rr == nil {
+		rr, err := record.NewReader(src, name)
+		x.rr = rr
+		return rr, err
+	}
+	return x.rr, x.rr.Reset(src, name)
+}
+
+func (x *examiner) hash(a digest.Algorithm) hash.Hash {
+	h := x.hashes[a]
+	if h == nil {
+		h = a.New()
+		x.hashes[a] = h
+	}
+	h.Reset()
+	return h
+}
+
+// plan is what the originals manifest says about a line, before its record
+// is read: whether it stays (protected) and which kept record is its
+// original.
+type plan struct {
+	protected bool
+	orig      *manifest.Line
+}
+
+// plan checks the line against the originals manifest: it must not be kept
+// itself, must name a kept record of its own class, not one with its own
+// URI and date; a line whose record an existing revisit refers to stays.
+func (x *examiner) plan(l *manifest.Line) (plan, error) {
+	d, err := x.r.Originals.lookup(l.Digest)
+	if err != nil {
+		return plan{}, err
+	}
+	if x.r.Originals.pinned(d, l) {
+		return plan{protected: true}, nil
+	}
+	var orig *manifest.Line
+	for i := range d.kept {
+		k := &d.kept[i]
+		if k.File == l.File && k.Offset == l.Offset {
+			return plan{}, ErrIsOriginal
+		}
+		if orig == nil && k.Ext == l.Ext && k.URI == l.RefURI && k.Date == l.RefDate {
+			orig = k
+		}
+	}
+	switch {
+	case orig == nil:
+		return plan{}, fmt.Errorf("%w (%s %s, digest %s ext %d)", ErrNoOriginal, l.RefURI, l.RefDate, l.Digest, l.Ext)
+	case orig.URI == l.URI && orig.Date == l.Date:
+		return plan{}, ErrSelfReference
+	}
+	return plan{orig: orig}, nil
+}
+
+// examine reads the record at the reader's start and checks it against l:
+// either the response l names (then the revisit that replaces it is built)
+// or a revisit of l's original written by an earlier run (then nothing is
+// to be done). A response becomes a revisit only if its payload hashes to
+// l's digest and equals, byte for byte, the payload of the original p
+// names, read and checked now, and the two would replay alike.
+func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.Line, p plan) (*found, error) {
+	refuse := func(err error) error { return &RefusedError{File: l.File, Offset: l.Offset, Err: err} }
+	rec, err := rr.Next()
+	if err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, refuse(fmt.Errorf("%w: %v", ErrNotARecord, err))
+	}
+	if rec.Format != record.WARC {
+		return nil, errARC
+	}
+	if rec.Offset != 0 {
+		// The reader skips line ends before a record of a plain file: a
+		// line whose offset points at them names no record. Rewriting
+		// from there would cut the terminator of the record before.
+		return nil, refuse(fmt.Errorf("%w: the record starts %d bytes after the line's offset", ErrNotARecord, rec.Offset))
+	}
+	if manifest.URIField(rec) != l.URI || manifest.DateField(rec) != l.Date {
+		return nil, refuse(fmt.Errorf("%w: the record has %s %s", ErrFieldsChanged, manifest.URIField(rec), manifest.DateField(rec)))
+	}
+	switch rec.Type {
+	case "revisit":
+		// Done by an earlier run if it points where this line says.
+		if refersURI(rec) != l.RefURI || rec.Header.Get(hRefersDate) != l.RefDate {
+			return nil, refuse(fmt.Errorf("%w: a revisit that refers to %s %s, not %s %s", ErrNotResponse,
+				rec.Header.Get(hRefersURI), rec.Header.Get(hRefersDate), l.RefURI, l.RefDate))
+		}
+		if err := rr.Finish(); err != nil {
+			return nil, refuse(fmt.Errorf("%w: %v", ErrNotARecord, err))
+		}
+		return &found{already: true, length: rec.Length}, nil
+	case "response":
+		// warcsum never lists these (records.md section 1): a line naming
+		// one comes from something else than this toolchain's manifest.
+		if rec.Header.Has(hTruncated) || rec.Header.Has(hSegmentNumber) {
+			return nil, refuse(fmt.Errorf("%w: a truncated or segmented response must never become a revisit", ErrNotResponse))
+		}
+	default:
+		return nil, refuse(fmt.Errorf("%w: it is a %q record", ErrNotResponse, rec.Type))
+	}
+
+	head, err := rr.ReadHTTPHead()
+	if err != nil || head.Status == 0 || !head.Complete {
+		return nil, refuse(fmt.Errorf("%w: no complete HTTP response head (%v)", ErrNotResponse, err))
+	}
+	x.head = append(x.head[:0], head.Raw...)
+	key := x.r.Policy.Key(rec, head)
+
+	// The original, read and checked now.
+	orig, origPayload, err := x.r.Originals.open(ctx, p.orig, x.r.Policy)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, refuse(fmt.Errorf("%w %s offset %d (%s %s): %v", ErrOriginal, p.orig.File, p.orig.Offset, p.orig.URI, p.orig.Date, err))
+	}
+	if origPayload != nil {
+		defer origPayload.Close()
+	}
+	if orig.key != key {
+		return nil, refuse(fmt.Errorf("%w under the %s policy: it is %s, this record %s", ErrNotEquivalent, x.r.Policy, policy.Describe(orig.key), policy.Describe(key)))
+	}
+
+	// Hash the payload in the manifest's algorithm and, if it differs, in
+	// that of the record's own WARC-Payload-Digest, to know whether the
+	// record's value may be kept; compare it with the original's.
+	algo := l.Algorithm()
+	sum := x.hash(algo)
+	var own hash.Hash
+	ownValue, hasOwn := rec.Header.Lookup(hPayloadDigest)
+	ownAlgo, ownSum, ownErr := digest.ParseHeader(ownValue)
+	cmp := &comparer{orig: origPayload, buf: x.buf}
+	if origPayload == nil {
+		cmp.orig = bytes.NewReader(orig.payload)
+	}
+	sinks := []io.Writer{sum, cmp}
+	if hasOwn && ownErr == nil && ownAlgo != algo {
+		own = x.hash(ownAlgo)
+		sinks = append(sinks, own)
+	}
+	if _, err := rr.WriteTo(io.MultiWriter(sinks...)); err != nil {
+		if errors.Is(err, ErrOriginal) {
+			return nil, refuse(fmt.Errorf("%s offset %d: %w", p.orig.File, p.orig.Offset, err))
+		}
+		return nil, refuse(fmt.Errorf("%w: %v", ErrNotARecord, err))
+	}
+	if err := rr.Finish(); err != nil {
+		return nil, refuse(fmt.Errorf("%w: %v", ErrNotARecord, err))
+	}
+	if rec.Length != l.Length {
+		return nil, refuse(fmt.Errorf("%w: the record is %d bytes, the line says %d", ErrNotARecord, rec.Length, l.Length))
+	}
+	got := algo.AppendFormat(nil, sum.Sum(nil))
+	if !bytes.Equal(got, []byte(l.Digest)) {
+		return nil, refuse(fmt.Errorf("%w: it hashes to %s", ErrDigestMismatch, got))
+	}
+	same, err := cmp.end()
+	if err != nil {
+		return nil, refuse(fmt.Errorf("%s offset %d: %w", p.orig.File, p.orig.Offset, err))
+	}
+	if !same {
+		return nil, refuse(fmt.Errorf("%w (%s offset %d)", ErrPayloadDiffers, p.orig.File, p.orig.Offset))
+	}
+
+	payloadDigest := l.Digest
+	if hasOwn && ownErr == nil {
+		ownRight := false
+		if own != nil {
+			ownRight = bytes.Equal(own.Sum(nil), ownSum)
+		} else {
+			ownRight = bytes.Equal(sum.Sum(nil), ownSum)
+		}
+		if ownRight {
+			// What an indexer saw on the original, so lookups match.
+			payloadDigest = strings.TrimSpace(ownValue)
+		}
+	}
+	// The original's URI and date as its record spells them (without a
+	// wget <...> wrapper): what indexers record for it, byte for byte.
+	v := Revisit{Record: rec, HTTPHead: x.head, RefURI: orig.uri, RefDate: orig.date, PayloadDigest: payloadDigest}
+	b, err := v.Bytes()
+	if err != nil {
+		return nil, refuse(err)
+	}
+	return &found{revisit: b, length: rec.Length, digest: payloadDigest, refURI: manifest.EscapeField(orig.uri)}, nil
+}

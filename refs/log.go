@@ -1,0 +1,530 @@
+package refs
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"warcdedup/internal/lru"
+)
+
+// The rewrite log lists every record a run rewrote, so that indexes can be
+// brought up to date (warccdx), a later run can find originals whose file
+// an earlier run shortened, and the rewrite can be undone. It is plain
+// text, appended to across runs and never rewritten:
+//
+//	# run 2026-11-22T10:00:00Z
+//	# file a.warc.gz 1000 <sha256 before> 800 <sha256 after>
+//	a.warc.gz 100 300 100 100 revisit sha1:... http://example.com/ 2024-01-01T00:00:00Z
+//
+// A "# file" line starts each replaced file's entries (its size and SHA-256
+// before and after: the fixity of the change); each entry is
+//
+//	file old-offset old-length new-offset new-length kind payload-digest refers-to-uri refers-to-date
+//
+// with kind "revisit" (payload-digest as written in the revisit, refers-to
+// fields escaped as manifest fields) or "restored" (undone; the last three
+// fields "-"). Offsets of a later run describe the file as the earlier runs
+// left it. A file's entries appear if and only if its replacement did: they
+// are first written, synced, to a journal beside the log (LOG.pending)
+// before the file is renamed, and a run that finds the journal after a crash
+// adds the entries of every file that was in fact replaced.
+type Log struct {
+	w    io.Writer
+	file *os.File // nil when the log is only a writer
+	name string
+
+	mu      sync.Mutex
+	journal *os.File
+	// blocks locates each file's entries in the log file, run by run;
+	// mem holds them for a log that is only a writer, and for files
+	// replaced in this run until their entries reach the log.
+	blocks map[string][]logBlock
+	mem    map[string][]*shifts
+	end    int64 // size of the log file
+	cache  *lru.Cache[logBlock, *shifts]
+	// run is the header of this run's entries, written before the first.
+	run string
+}
+
+// LogEntry is one rewritten record.
+type LogEntry struct {
+	File                 string
+	OldOffset, OldLength int64
+	NewOffset, NewLength int64
+	Kind                 string // KindRevisit or KindRestored
+	PayloadDigest        string // as written in the revisit; "-" when restored
+	RefURI, RefDate      string // the revisit's Refers-To fields, escaped; "-" when restored
+}
+
+// The kinds of log entries.
+const (
+	KindRevisit  = "revisit"
+	KindRestored = "restored"
+)
+
+// FileResult is one replaced file: its fixity before and after.
+type FileResult struct {
+	File      string // as field 1 of the manifest
+	Path      string // its real path
+	OldSize   int64
+	OldSHA256 string
+	NewSize   int64
+	NewSHA256 string
+}
+
+func (e *LogEntry) append(b []byte) []byte {
+	b = fmt.Appendf(b, "%s %d %d %d %d %s ", e.File, e.OldOffset, e.OldLength, e.NewOffset, e.NewLength, e.Kind)
+	return fmt.Appendf(b, "%s %s %s\n", or(e.PayloadDigest), or(e.RefURI), or(e.RefDate))
+}
+
+func or(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func (f *FileResult) header() string {
+	return fmt.Sprintf("# file %s %d %s %d %s\n", f.File, f.OldSize, f.OldSHA256, f.NewSize, f.NewSHA256)
+}
+
+// ParseLogEntry reads one entry line (without its line feed).
+func ParseLogEntry(line string) (LogEntry, error) {
+	f := strings.Split(line, " ")
+	if len(f) != 9 {
+		return LogEntry{}, fmt.Errorf("%d fields, want 9", len(f))
+	}
+	e := LogEntry{File: f[0], Kind: f[5], PayloadDigest: f[6], RefURI: f[7], RefDate: f[8]}
+	for i, p := range []*int64{&e.OldOffset, &e.OldLength, &e.NewOffset, &e.NewLength} {
+		v, err := strconv.ParseInt(f[1+i], 10, 64)
+		if err != nil || v < 0 {
+			return LogEntry{}, fmt.Errorf("field %d: %q is not an offset or length", 2+i, f[1+i])
+		}
+		*p = v
+	}
+	if e.Kind != KindRevisit && e.Kind != KindRestored {
+		return LogEntry{}, fmt.Errorf("kind %q, want revisit or restored", e.Kind)
+	}
+	return e, nil
+}
+
+// ParseFileLine reads a "# file" line (without its line feed); ok is false
+// for any other line.
+func ParseFileLine(line string) (f FileResult, ok bool, err error) {
+	rest, ok := strings.CutPrefix(line, "# file ")
+	if !ok {
+		return FileResult{}, false, nil
+	}
+	p := strings.Split(rest, " ")
+	if len(p) != 5 {
+		return FileResult{}, true, fmt.Errorf("%q: want \"# file NAME OLD-SIZE OLD-SHA256 NEW-SIZE NEW-SHA256\"", line)
+	}
+	f = FileResult{File: p[0], OldSHA256: p[2], NewSHA256: p[4]}
+	var e1, e2 error
+	f.OldSize, e1 = strconv.ParseInt(p[1], 10, 64)
+	f.NewSize, e2 = strconv.ParseInt(p[3], 10, 64)
+	if e1 != nil || e2 != nil {
+		return FileResult{}, true, fmt.Errorf("%q: sizes are not numbers", line)
+	}
+	return f, true, nil
+}
+
+// logBlock is where one file's entries of one run stand in the log file.
+type logBlock struct {
+	file string
+	at   int64 // offset of the first entry line
+	n    int   // entries
+}
+
+// shifts is one block's entries, for moving offsets: the old offsets of the
+// rewritten records in increasing order, their old lengths, and the bytes
+// the file had lost (or gained, negative) after each.
+type shifts struct {
+	old, oldLen, cum []int64
+}
+
+func newShifts(entries []LogEntry) *shifts {
+	s := &shifts{}
+	var cum int64
+	for _, e := range entries {
+		cum += e.OldLength - e.NewLength
+		s.old = append(s.old, e.OldOffset)
+		s.oldLen = append(s.oldLen, e.OldLength)
+		s.cum = append(s.cum, cum)
+	}
+	return s
+}
+
+// ErrRewritten says that the record at an offset is one a run rewrote.
+var ErrRewritten = errors.New("a run rewrote the record there")
+
+// move returns where the record at old offset off stands after the block's
+// run, or ErrRewritten if it is one the run rewrote.
+func (s *shifts) move(off int64) (int64, error) {
+	i := sort.Search(len(s.old), func(i int) bool { return s.old[i] >= off })
+	if i < len(s.old) && s.old[i] == off {
+		return 0, ErrRewritten
+	}
+	if i > 0 && off < s.old[i-1]+s.oldLen[i-1] {
+		return 0, fmt.Errorf("offset %d is inside the record at %d that a run rewrote", off, s.old[i-1])
+	}
+	if i == 0 {
+		return off, nil
+	}
+	return off - s.cum[i-1], nil
+}
+
+// NewLog returns a log written to w only (standard output, a test buffer):
+// without a journal, and remembering the entries of the run in memory.
+func NewLog(w io.Writer) *Log {
+	return &Log{w: w, mem: map[string][]*shifts{}, blocks: map[string][]logBlock{}}
+}
+
+// OpenLog opens (or creates) the log file name for appending, indexes the
+// entries of earlier runs, and completes the entries of a run that was
+// interrupted between replacing a file and logging it.
+func OpenLog(name string) (*Log, error) {
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	l := &Log{w: f, file: f, name: name, blocks: map[string][]logBlock{}, mem: map[string][]*shifts{},
+		cache: lru.New[logBlock, *shifts](64 << 20)}
+	done, err := l.index()
+	if err == nil {
+		err = l.recover(done)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// index reads the log file once and notes where each file's entries are;
+// it returns the "# file" lines seen, to recognise blocks already logged.
+func (l *Log) index() (map[string]bool, error) {
+	seen := map[string]bool{}
+	br := bufio.NewReaderSize(l.file, 256<<10)
+	var pos int64
+	var cur *logBlock
+	for n := 1; ; n++ {
+		line, err := br.ReadString('\n')
+		if err == io.EOF && line == "" {
+			break
+		}
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("%s: %w", l.name, err)
+		}
+		if err == io.EOF {
+			// A last line without its line feed: a write cut short before
+			// its file was replaced. Cut it off; entries only follow a
+			// complete "# file" line.
+			if terr := l.file.Truncate(pos); terr != nil {
+				return nil, fmt.Errorf("%s: dropping a cut-short last line: %w", l.name, terr)
+			}
+			break
+		}
+		pos += int64(len(line))
+		line = strings.TrimSuffix(line, "\n")
+		if strings.HasPrefix(line, "#") {
+			cur = nil
+			fr, ok, ferr := ParseFileLine(line)
+			if ferr != nil {
+				return nil, fmt.Errorf("%s:%d: %w", l.name, n, ferr)
+			}
+			if ok {
+				seen[fr.File+" "+fr.NewSHA256] = true
+				l.blocks[fr.File] = append(l.blocks[fr.File], logBlock{file: fr.File, at: pos})
+				cur = &l.blocks[fr.File][len(l.blocks[fr.File])-1]
+			}
+			continue
+		}
+		e, perr := ParseLogEntry(line)
+		if perr != nil {
+			return nil, fmt.Errorf("%s:%d: %w", l.name, n, perr)
+		}
+		if cur == nil || e.File != cur.file {
+			return nil, fmt.Errorf("%s:%d: an entry of %s outside its file's block", l.name, n, e.File)
+		}
+		cur.n++
+	}
+	l.end = pos
+	return seen, nil
+}
+
+// journalName is where a file's entries wait while it is being replaced.
+func (l *Log) journalName() string { return l.name + ".pending" }
+
+// recover reads the journal an interrupted run left, if any: the entries of
+// each file it names are logged if the file was in fact replaced (it now
+// has the new size and SHA-256) and were not logged yet.
+func (l *Log) recover(logged map[string]bool) error {
+	data, err := os.ReadFile(l.journalName())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	type intent struct {
+		fr      FileResult
+		entries []byte
+	}
+	var intents []*intent
+	done := map[string]bool{}
+	var cur *intent
+	for _, line := range strings.SplitAfter(string(data), "\n") {
+		if !strings.HasSuffix(line, "\n") {
+			break // cut short: its file was never renamed
+		}
+		text := strings.TrimSuffix(line, "\n")
+		switch {
+		case strings.HasPrefix(text, "# pending "):
+			p := strings.SplitN(strings.TrimPrefix(text, "# pending "), " ", 6)
+			if len(p) != 6 {
+				return fmt.Errorf("%s: bad line %q", l.journalName(), text)
+			}
+			fr, _, ferr := ParseFileLine("# file " + strings.Join(p[:5], " "))
+			if ferr != nil {
+				return fmt.Errorf("%s: %w", l.journalName(), ferr)
+			}
+			fr.Path = p[5]
+			cur = &intent{fr: fr}
+			intents = append(intents, cur)
+		case strings.HasPrefix(text, "# end"):
+			cur = nil
+		case strings.HasPrefix(text, "# done "):
+			done[strings.TrimPrefix(text, "# done ")] = true
+		case cur != nil:
+			cur.entries = append(cur.entries, line...)
+		}
+	}
+	var out bytes.Buffer
+	for _, in := range intents {
+		key := in.fr.File + " " + in.fr.NewSHA256
+		if done[key] || logged[key] {
+			continue
+		}
+		size, sum, err := fileSHA256(in.fr.Path)
+		if err != nil || size != in.fr.NewSize || sum != in.fr.NewSHA256 {
+			continue // not replaced: the old version is in place
+		}
+		if out.Len() == 0 {
+			fmt.Fprintf(&out, "# run %s recovered from %s\n", time.Now().UTC().Format(time.RFC3339), l.journalName())
+		}
+		out.WriteString(in.fr.header())
+		out.Write(in.entries)
+	}
+	if out.Len() > 0 {
+		if _, err := l.file.Write(out.Bytes()); err != nil {
+			return err
+		}
+		if err := l.file.Sync(); err != nil {
+			return err
+		}
+		// Index what was added.
+		l.blocks, l.end = map[string][]logBlock{}, 0
+		if _, err := l.file.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		if _, err := l.index(); err != nil {
+			return err
+		}
+	}
+	return os.Remove(l.journalName())
+}
+
+// StartRun starts a run's entries: its "# run" line precedes the first of
+// them (a run that replaces nothing leaves the log as it was).
+func (l *Log) StartRun(now time.Time) {
+	l.run = fmt.Sprintf("# run %s\n", now.UTC().Format(time.RFC3339))
+}
+
+// write appends b to the log, noting where the log file ends.
+func (l *Log) write(b []byte) error {
+	if _, err := l.w.Write(b); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.end += int64(len(b))
+	l.mu.Unlock()
+	return nil
+}
+
+// pending notes, before a file is renamed over its old version, the
+// entries it will have; the journal is synced. It registers the entries
+// for moving offsets in the file, which the caller must hold the file's
+// lock for, from the rename on.
+func (l *Log) pending(fr *FileResult, entries []LogEntry) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.file != nil {
+		if l.journal == nil {
+			j, err := os.OpenFile(l.journalName(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+			if err != nil {
+				return err
+			}
+			l.journal = j
+		}
+		var b []byte
+		b = fmt.Appendf(b, "# pending %s %d %s %d %s %s\n", fr.File, fr.OldSize, fr.OldSHA256, fr.NewSize, fr.NewSHA256, fr.Path)
+		for i := range entries {
+			b = entries[i].append(b)
+		}
+		b = append(b, "# end\n"...)
+		if _, err := l.journal.Write(b); err != nil {
+			return err
+		}
+		if err := l.journal.Sync(); err != nil {
+			return err
+		}
+	}
+	l.mem[fr.File] = append(l.mem[fr.File], newShifts(entries))
+	return nil
+}
+
+// unpend forgets the entries of a file whose rename failed.
+func (l *Log) unpend(fr *FileResult) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if m := l.mem[fr.File]; len(m) > 0 {
+		l.mem[fr.File] = m[:len(m)-1]
+	}
+}
+
+// commit writes a replaced file's entries to the log, in the order the
+// run's files are written.
+func (l *Log) commit(fr *FileResult, entries []LogEntry) error {
+	var b []byte
+	if l.run != "" {
+		b = append(b, l.run...)
+		l.run = ""
+	}
+	b = append(b, fr.header()...)
+	at := l.end + int64(len(b))
+	for i := range entries {
+		b = entries[i].append(b)
+	}
+	if err := l.write(b); err != nil {
+		return err
+	}
+	if l.file == nil || fr.NewSHA256 == "-" {
+		return nil // kept in memory; a dry run's entries move nothing
+	}
+	if err := l.file.Sync(); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	// From the log file on: memory holds only what is not there yet.
+	l.blocks[fr.File] = append(l.blocks[fr.File], logBlock{file: fr.File, at: at, n: len(entries)})
+	if m := l.mem[fr.File]; len(m) > 0 {
+		l.mem[fr.File] = m[1:]
+	}
+	if len(l.mem[fr.File]) == 0 {
+		delete(l.mem, fr.File)
+	}
+	if l.journal != nil {
+		fmt.Fprintf(l.journal, "# done %s %s\n", fr.File, fr.NewSHA256)
+	}
+	return nil
+}
+
+// Move returns where the record that the manifest puts at offset off of
+// file stands now, after the runs this log records (and the files this run
+// replaced so far), or ErrRewritten.
+func (l *Log) Move(file string, off int64) (int64, error) {
+	if l == nil {
+		return off, nil
+	}
+	l.mu.Lock()
+	blocks := l.blocks[file]
+	mem := l.mem[file]
+	l.mu.Unlock()
+	for _, b := range blocks {
+		s, err := l.read(b)
+		if err != nil {
+			return 0, err
+		}
+		if off, err = s.move(off); err != nil {
+			return 0, err
+		}
+	}
+	for _, s := range mem {
+		var err error
+		if off, err = s.move(off); err != nil {
+			return 0, err
+		}
+	}
+	return off, nil
+}
+
+// read returns a block's shifts, from the cache or the log file.
+func (l *Log) read(b logBlock) (*shifts, error) {
+	if s, ok := l.cache.Get(b); ok {
+		return s, nil
+	}
+	br := bufio.NewReader(io.NewSectionReader(l.file, b.at, l.end-b.at))
+	entries := make([]LogEntry, 0, b.n)
+	for range b.n {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return nil, fmt.Errorf("%s: reading the entries of %s: %w", l.name, b.file, err)
+		}
+		e, err := ParseLogEntry(strings.TrimSuffix(line, "\n"))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", l.name, err)
+		}
+		entries = append(entries, e)
+	}
+	s := newShifts(entries)
+	l.cache.Put(b, s, int64(24*len(entries)+64))
+	return s, nil
+}
+
+// Close ends the log; after a clean run the journal is removed.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var err error
+	if l.journal != nil {
+		err = l.journal.Close()
+		if rerr := os.Remove(l.journalName()); err == nil {
+			err = rerr
+		}
+		l.journal = nil
+	}
+	if l.file != nil {
+		if cerr := l.file.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// fileSHA256 returns a file's size and SHA-256 (hex).
+func fileSHA256(path string) (int64, string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return 0, "", err
+	}
+	return n, hex.EncodeToString(h.Sum(nil)), nil
+}

@@ -1,0 +1,158 @@
+package refs
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/klauspost/compress/gzip"
+
+	"warcdedup/manifest"
+)
+
+// lookAhead is read past a record's stated end, so that the check that the
+// next record starts there sees its whole first line.
+const lookAhead = 64 << 10
+
+// prepare examines the record of l at offset at of src and, for a response,
+// builds its revisit as it will be stored (a gzip member in a .gz file).
+// The bytes returned are the caller's.
+func (x *examiner) prepare(ctx context.Context, src *os.File, size int64, gz bool, l *manifest.Line, at int64) (*found, []byte, error) {
+	p, err := x.plan(l)
+	if err != nil {
+		return nil, nil, &RefusedError{File: l.File, Offset: l.Offset, Err: err}
+	}
+	if p.protected {
+		return &found{protected: true}, nil, nil
+	}
+	if at < 0 || at >= size {
+		return nil, nil, &RefusedError{File: l.File, Offset: l.Offset, Err: ErrNotARecord}
+	}
+	// Read the record and a little beyond (the start of the next one, for
+	// the end check): not the rest of the file, which read-ahead would
+	// otherwise pull through the kernel for every record.
+	rr, err := x.reader(io.NewSectionReader(src, at, min(size-at, l.Length+lookAhead)), l.File)
+	if err != nil {
+		return nil, nil, &RefusedError{File: l.File, Offset: l.Offset, Err: err}
+	}
+	rr.SetBase(at)
+	f, err := x.examine(ctx, rr, l, p)
+	if err != nil || f.already {
+		return f, nil, err
+	}
+	if !gz {
+		return f, f.revisit, nil
+	}
+	stored, err := x.gzip(f.revisit)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, bytes.Clone(stored), nil
+}
+
+// gzip compresses a revisit as a gzip member of its own.
+func (x *examiner) gzip(b []byte) ([]byte, error) {
+	x.zbuf.Reset()
+	if x.zw == nil {
+		// A revisit is about a kilobyte: the default level compresses it as
+		// well as the best one, and its per-member reset is far cheaper.
+		x.zw, _ = gzip.NewWriterLevel(&x.zbuf, gzip.DefaultCompression)
+	} else {
+		x.zw.Reset(&x.zbuf)
+	}
+	if _, err := x.zw.Write(b); err != nil {
+		return nil, err
+	}
+	if err := x.zw.Close(); err != nil {
+		return nil, err
+	}
+	return x.zbuf.Bytes(), nil
+}
+
+// examined is one line's record, examined ahead of the writer.
+type examined struct {
+	line      manifest.Line
+	at        int64 // the offset it was examined at
+	protected bool
+	found     *found
+	stored    []byte
+	err       error
+	done      chan struct{}
+}
+
+// lookahead examines a file's records on several goroutines while the
+// writer, which must go in file order, consumes them in order from results.
+type lookahead struct {
+	results chan *examined
+	shrink  atomic.Int64 // the writer's shift, for offsets examined from now on
+	halt    chan struct{}
+	wg      sync.WaitGroup
+}
+
+// examiners is how many records of one file are examined at once.
+func examiners() int { return min(runtime.GOMAXPROCS(0), 4) }
+
+// ownExaminer is the writer's examiner, for a record examined again.
+func (w *worker) ownExaminer() *examiner {
+	if w.own == nil {
+		w.own = newExaminer(w.r)
+	}
+	return w.own
+}
+
+// examineAhead starts examining t's lines. The examiners are the worker's
+// own (kept between files), each with its readers, hashes and gzip writer.
+func (w *worker) examineAhead(ctx context.Context, t *task, src *os.File, size int64, gz bool) *lookahead {
+	n := examiners()
+	for len(w.ahead) < n {
+		w.ahead = append(w.ahead, newExaminer(w.r))
+	}
+	a := &lookahead{results: make(chan *examined, 2*n), halt: make(chan struct{})}
+	jobs := make(chan *examined, 2*n)
+	for _, ex := range w.ahead[:n] {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			for e := range jobs {
+				e.found, e.stored, e.err = ex.prepare(ctx, src, size, gz, &e.line, e.at)
+				e.protected = e.err == nil && e.found.protected
+				close(e.done)
+			}
+		}()
+	}
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		defer close(jobs)
+		defer close(a.results)
+		for l := range t.lines {
+			e := &examined{line: l, at: l.Offset - a.shrink.Load(), done: make(chan struct{})}
+			select {
+			case a.results <- e:
+			case <-a.halt:
+				return
+			}
+			select {
+			case jobs <- e:
+			case <-a.halt:
+				close(e.done)
+				return
+			}
+		}
+	}()
+	return a
+}
+
+// stop ends the look-ahead early or late: it waits for every examiner, so
+// nothing reads the file after the writer is done with it.
+func (a *lookahead) stop() {
+	close(a.halt)
+	for e := range a.results {
+		<-e.done
+	}
+	a.wg.Wait()
+}

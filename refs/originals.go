@@ -1,0 +1,324 @@
+package refs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"warcdedup/internal/lru"
+	"warcdedup/manifest"
+	"warcdedup/policy"
+	"warcdedup/record"
+)
+
+// Opener opens the stored bytes of the record a manifest line names, on
+// local disk or over HTTP. source.Locator is the Opener of the commands.
+type Opener interface {
+	Open(ctx context.Context, file string, offset, length int64) (io.ReadCloser, error)
+}
+
+// Originals tells warcrefs what it must know before a duplicate becomes a
+// revisit: which records of its class are kept (copy 1), which responses
+// revisits already in the collection refer to, and the original itself,
+// read and checked.
+//
+// warcrefs learns of originals from the numbered manifest (or only its
+// copy-1 and revisit lines), sorted on digest, which it searches by
+// digest (manifest.Table); it reads each original where that manifest says
+// it is, locally or over HTTP (Opener), moved by the rewrite log where a
+// run shortened its file.
+type Originals struct {
+	tables []*manifest.Table
+	src    Opener
+	log    *Log
+	// global pins what the digest-less revisit lines refer to: every
+	// table's first lines, read when the Originals are made.
+	global manifest.Pins
+
+	digests  *lru.Cache[string, *digestInfo]
+	payloads *lru.Cache[origKey, *original]
+	// locks serialise reading an original with replacing its file.
+	locks sync.Map // file -> *sync.RWMutex
+	// readers are record readers kept between originals: each holds a
+	// read buffer and an inflater, too costly to make for every read.
+	readers sync.Pool
+}
+
+// digestInfo is what the tables say about one digest.
+type digestInfo struct {
+	kept []manifest.Line // copy-1 lines, every ext
+	pins manifest.Pins   // what its revisit lines refer to
+}
+
+type origKey struct {
+	file   string
+	offset int64
+}
+
+// original is a record checked to be a response that can be an original.
+type original struct {
+	line manifest.Line
+	uri  string // its WARC-Target-URI as written, without <...>
+	date string // its WARC-Date as written
+	key  string // its policy key
+	// payload is its payload when small enough to keep; nil means it is
+	// read again for each comparison.
+	payload []byte
+}
+
+// Budgets of the caches, and the largest payload kept in memory: a small
+// original (a logo, a stylesheet) named by many duplicates is read once.
+const (
+	digestCache   = 32 << 20
+	payloadCache  = 64 << 20
+	payloadInline = 1 << 20
+)
+
+// NewOriginals returns the Originals of the tables (each sorted on digest),
+// reading originals through src and moving their offsets by log (nil: no
+// earlier run shortened any file).
+func NewOriginals(src Opener, log *Log, tables ...*manifest.Table) (*Originals, error) {
+	o := &Originals{tables: tables, src: src, log: log,
+		digests:  lru.New[string, *digestInfo](digestCache),
+		payloads: lru.New[origKey, *original](payloadCache)}
+	for _, t := range tables {
+		err := t.Find(manifest.NoDigest, func(l *manifest.Line) error {
+			o.global.Add(l)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
+}
+
+// lookup returns what the tables say about a digest.
+func (o *Originals) lookup(digest string) (*digestInfo, error) {
+	if d, ok := o.digests.Get(digest); ok {
+		return d, nil
+	}
+	d := &digestInfo{}
+	cost := int64(64)
+	for _, t := range o.tables {
+		err := t.Find(digest, func(l *manifest.Line) error {
+			switch {
+			case l.IsRevisit():
+				d.pins.Add(l)
+				cost += int64(len(l.RefURI) + len(l.RefDate) + 32)
+			case l.IsKept():
+				d.kept = append(d.kept, *l)
+				cost += int64(len(l.File) + len(l.URI) + len(l.Date) + len(l.Digest) + 96)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	o.digests.Put(digest, d, cost)
+	return d, nil
+}
+
+// pinned reports whether a revisit in the collection refers to the
+// response l lists.
+func (o *Originals) pinned(d *digestInfo, l *manifest.Line) bool {
+	return d.pins.Has(l.URI, l.Date) || o.global.Has(l.URI, l.Date)
+}
+
+// lock returns the lock of a file's replacement.
+func (o *Originals) lock(file string) *sync.RWMutex {
+	m, _ := o.locks.LoadOrStore(file, new(sync.RWMutex))
+	return m.(*sync.RWMutex)
+}
+
+// ErrOriginal wraps why the original a line names cannot be used.
+var ErrOriginal = errors.New("its original")
+
+// open reads the original l lists up to its payload and checks it: a whole
+// response, not truncated or segmented, with l's URI and date, where the
+// manifest (moved by the log) says it is. It returns the original and, if
+// its payload is not kept in memory, a reader of the payload that checks
+// the record's end when it reaches EOF.
+func (o *Originals) open(ctx context.Context, l *manifest.Line, pol policy.Policy) (*original, io.ReadCloser, error) {
+	// One run has one policy, so a kept original's key stays right.
+	if orig, ok := o.payloads.Get(origKey{l.File, l.Offset}); ok {
+		return orig, nil, nil
+	}
+	// Hold the file's read lock while the record is read: a replacement of
+	// its file in this run takes the write lock, so the offset moved by
+	// the log and the file on disk agree.
+	mu := o.lock(l.File)
+	mu.RLock()
+	at, err := o.log.Move(l.File, l.Offset)
+	if err != nil {
+		mu.RUnlock()
+		return nil, nil, err
+	}
+	body, err := o.src.Open(ctx, l.File, at, l.Length)
+	if err != nil {
+		mu.RUnlock()
+		return nil, nil, err
+	}
+	rr, err := o.reader(body, l.File)
+	if err != nil {
+		body.Close()
+		mu.RUnlock()
+		return nil, nil, err
+	}
+	rr.SetBase(at)
+	r := &origReader{body: body, rr: rr, line: *l, unlock: mu.RUnlock, release: func() { o.readers.Put(rr) }}
+	orig, err := r.start(pol)
+	if err != nil {
+		r.Close()
+		return nil, nil, err
+	}
+	if rr.BlockLeft() > payloadInline {
+		return orig, r, nil
+	}
+	orig.payload, err = io.ReadAll(r)
+	if cerr := r.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	o.payloads.Put(origKey{l.File, l.Offset}, orig, int64(len(orig.payload)+len(orig.uri)+len(orig.key)+256))
+	return orig, nil, nil
+}
+
+// reader returns a record reader of src from the pool, or a new one.
+func (o *Originals) reader(src io.Reader, name string) (*record.Reader, error) {
+	if rr, ok := o.readers.Get().(*record.Reader); ok {
+		return rr, rr.Reset(src, name)
+	}
+	return record.NewReader(src, name)
+}
+
+// origReader reads an original's payload, and checks at its end that the
+// record ends exactly where its line says.
+type origReader struct {
+	body    io.ReadCloser
+	rr      *record.Reader
+	rec     *record.Record
+	line    manifest.Line
+	unlock  func()
+	release func() // returns rr to its pool
+	done    bool
+}
+
+func (r *origReader) start(pol policy.Policy) (*original, error) {
+	l := &r.line
+	rec, err := r.rr.Next()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNotARecord, err)
+	}
+	r.rec = rec
+	switch {
+	case rec.Offset != 0:
+		return nil, fmt.Errorf("%w: no record starts at its offset", ErrNotARecord)
+	case rec.Type != "response":
+		return nil, fmt.Errorf("it is a %q record, not a response", rec.Type)
+	case rec.Header.Has(hTruncated) || rec.Header.Has(hSegmentNumber):
+		return nil, errors.New("it is truncated or segmented")
+	case manifest.URIField(rec) != l.URI || manifest.DateField(rec) != l.Date:
+		return nil, fmt.Errorf("%w: the record has %s %s", ErrFieldsChanged, manifest.URIField(rec), manifest.DateField(rec))
+	}
+	head, err := r.rr.ReadHTTPHead()
+	if err != nil || head.Status == 0 || !head.Complete {
+		return nil, fmt.Errorf("no complete HTTP response head (%v)", err)
+	}
+	return &original{line: *l, uri: rec.TargetURI(), date: rec.Date, key: pol.Key(rec, head)}, nil
+}
+
+func (r *origReader) Read(p []byte) (int, error) {
+	n, err := r.rr.Read(p)
+	if err == io.EOF && !r.done {
+		r.done = true
+		if ferr := r.finish(); ferr != nil {
+			return n, ferr
+		}
+	}
+	return n, err
+}
+
+// finish checks the record ends where its line says, with nothing after.
+func (r *origReader) finish() error {
+	if err := r.rr.Finish(); err != nil {
+		return fmt.Errorf("%w: %v", ErrNotARecord, err)
+	}
+	if r.rec.Length != r.line.Length {
+		return fmt.Errorf("%w: the record is %d bytes, its line says %d", ErrNotARecord, r.rec.Length, r.line.Length)
+	}
+	if _, err := r.rr.Next(); err != io.EOF {
+		return fmt.Errorf("%w: more follows the record in its %d bytes", ErrNotARecord, r.line.Length)
+	}
+	return nil
+}
+
+func (r *origReader) Close() error {
+	if r.unlock != nil {
+		r.unlock()
+		r.unlock = nil
+	}
+	err := r.body.Close()
+	if r.release != nil {
+		r.release()
+		r.release = nil
+	}
+	return err
+}
+
+// comparer is the io.Writer a duplicate's payload streams into alongside
+// its hash: it compares it byte for byte with its original's payload.
+type comparer struct {
+	orig    io.Reader
+	buf     []byte
+	off     int64
+	differs bool
+}
+
+func (c *comparer) Write(p []byte) (int, error) {
+	written := len(p)
+	if c.differs {
+		return written, nil
+	}
+	for len(p) > 0 {
+		n := min(len(p), cap(c.buf))
+		b := c.buf[:n]
+		if _, err := io.ReadFull(c.orig, b); err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				c.differs = true
+				return written, nil
+			}
+			return 0, fmt.Errorf("%w: reading it: %v", ErrOriginal, err)
+		}
+		if !bytes.Equal(b, p[:n]) {
+			c.differs = true
+			return written, nil
+		}
+		c.off += int64(n)
+		p = p[n:]
+	}
+	return written, nil
+}
+
+// end reports whether the whole payload equalled the original's: the
+// original must end where the duplicate did.
+func (c *comparer) end() (bool, error) {
+	if c.differs {
+		return false, nil
+	}
+	var one [1]byte
+	n, err := io.ReadFull(c.orig, one[:])
+	switch {
+	case n > 0:
+		return false, nil
+	case err == io.EOF:
+		return true, nil
+	}
+	return false, fmt.Errorf("%w: reading it: %v", ErrOriginal, err)
+}
