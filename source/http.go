@@ -25,13 +25,19 @@ type HTTP struct {
 	Retries     int           // further attempts after a transient failure
 	Backoff     time.Duration // wait before the first retry; doubled for each next one
 	IdleTimeout time.Duration // an attempt that receives no byte for this long fails
+	// MinRate bounds the time a record may take: an attempt fails after
+	// IdleTimeout plus the time its bytes take at MinRate bytes a second,
+	// and the whole record (retries included) after Retries+1 times what
+	// the first attempt was allowed. A server trickling a few bytes at a
+	// time is cut off; 0 means no bound.
+	MinRate int64
 
 	mu    sync.Mutex
 	hosts map[string]chan struct{}
 }
 
 // DefaultHTTP returns an HTTP with 4 requests per host, 5 retries starting
-// at 200ms, and a 60s idle timeout.
+// at 200ms, a 60s idle timeout and a minimum rate of 64 KiB/s.
 func DefaultHTTP() *HTTP { return NewHTTP(4) }
 
 // NewHTTP returns an HTTP allowing perHost requests open at once per host.
@@ -53,6 +59,7 @@ func NewHTTP(perHost int) *HTTP {
 		Retries:     5,
 		Backoff:     200 * time.Millisecond,
 		IdleTimeout: 60 * time.Second,
+		MinRate:     64 << 10,
 	}
 }
 
@@ -102,6 +109,9 @@ func (h *HTTP) Open(ctx context.Context, rawURL string, offset, length int64) (i
 		return nil, err
 	}
 	r := &rangeReader{h: h, ctx: ctx, url: rawURL, pos: offset, start: offset, end: offset + length, release: release}
+	if h.MinRate > 0 {
+		r.deadline = time.Now().Add(time.Duration(h.Retries+1) * r.allowance())
+	}
 	if err := r.connect(); err != nil {
 		r.Close()
 		return nil, err
@@ -125,9 +135,21 @@ type rangeReader struct {
 	// request asks for the rest of that version only (If-Range), and its
 	// total size must not change, or bytes of two versions would be
 	// spliced together.
-	validator string // ETag, or Last-Modified
-	total     string // from Content-Range
+	validator string    // ETag, or Last-Modified
+	total     string    // from Content-Range
+	deadline  time.Time // for the whole record; zero: none
 }
+
+// allowance is how long an attempt may take for the bytes still to come.
+func (r *rangeReader) allowance() time.Duration {
+	if r.h.MinRate <= 0 {
+		return 0
+	}
+	return r.h.IdleTimeout + time.Duration(float64(r.end-r.pos)/float64(r.h.MinRate)*float64(time.Second))
+}
+
+// ErrTooSlow is a record that took longer than its rate allows.
+var ErrTooSlow = errors.New("too slow")
 
 // connect requests [pos, end), retrying transient failures. attempts
 // counts the failures since bytes last arrived; Retries bounds it.
@@ -164,6 +186,17 @@ func (r *rangeReader) retry(err error) error {
 func (r *rangeReader) request() error {
 	r.closeBody()
 	ctx, cancel := context.WithCancel(r.ctx)
+	if !r.deadline.IsZero() {
+		if time.Now().After(r.deadline) {
+			cancel()
+			return r.tooSlow()
+		}
+		d := time.Now().Add(r.allowance())
+		if d.After(r.deadline) {
+			d = r.deadline
+		}
+		ctx, cancel = context.WithDeadline(r.ctx, d)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.url, nil)
 	if err != nil {
 		cancel()
@@ -276,6 +309,9 @@ func (r *rangeReader) Read(p []byte) (int, error) {
 		if r.ctx.Err() != nil {
 			return n, r.ctx.Err()
 		}
+		if !r.deadline.IsZero() && time.Now().After(r.deadline) {
+			return n, r.tooSlow()
+		}
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
@@ -287,6 +323,11 @@ func (r *rangeReader) Read(p []byte) (int, error) {
 			return n, nil
 		}
 	}
+}
+
+func (r *rangeReader) tooSlow() error {
+	return fmt.Errorf("%s: %w: %d of bytes %d-%d read within the time %d bytes/s allows (%d retries)",
+		r.url, ErrTooSlow, r.pos-r.start, r.start, r.end-1, r.h.MinRate, r.h.Retries)
 }
 
 func (r *rangeReader) closeBody() {

@@ -234,3 +234,46 @@ func TestHTTPResumeSameVersion(t *testing.T) {
 		t.Errorf("err %v: want the change reported, not a spliced body", err)
 	}
 }
+
+// TestHTTPTrickle proves that a server sending a few bytes at a time, never
+// silent long enough for the idle timeout, is cut off by the minimum rate:
+// the read fails with ErrTooSlow within the record's allowance, retries
+// included, instead of taking minutes.
+func TestHTTPTrickle(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var first, last int64
+		fmt.Sscanf(r.Header.Get("Range"), "bytes=%d-%d", &first, &last)
+		w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", first, last, len(blob)))
+		w.Header().Set("Content-Length", fmt.Sprint(last-first+1))
+		w.WriteHeader(http.StatusPartialContent)
+		for i := first; i <= last; i += 64 {
+			w.Write(blob[i:min(i+64, last+1)])
+			w.(http.Flusher).Flush()
+			select {
+			case <-time.After(20 * time.Millisecond):
+			case <-r.Context().Done():
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	h := testHTTP()
+	h.IdleTimeout = 200 * time.Millisecond // never reached: a byte comes every 20 ms
+	h.MinRate = 16 << 10                  // 64 bytes / 20 ms is 3.2 KB/s
+	h.Retries = 2
+	const length = 8 << 10
+	start := time.Now()
+	r, err := h.Open(context.Background(), srv.URL+"/f", 0, length)
+	if err == nil {
+		_, err = io.ReadAll(r)
+		r.Close()
+	}
+	took := time.Since(start)
+	allowance := time.Duration(h.Retries+1) * (h.IdleTimeout + time.Duration(float64(length)/float64(h.MinRate)*float64(time.Second)))
+	if !errors.Is(err, ErrTooSlow) {
+		t.Fatalf("err %v after %v, want ErrTooSlow", err, took)
+	}
+	if took > allowance+time.Second {
+		t.Errorf("took %v, the allowance is %v", took, allowance)
+	}
+}

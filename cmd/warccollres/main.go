@@ -71,6 +71,7 @@ func main() {
 			&cli.IntFlag{Name: "per-host", Value: 4, Usage: "at most `N` HTTP requests open to one host"},
 			&cli.IntFlag{Name: "retries", Value: 5, Usage: "retry a transient HTTP failure `N` times"},
 			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up an HTTP attempt after this long without a byte"},
+			&cli.Int64Flag{Name: "min-rate", Value: 64 << 10, Usage: "give up a record read over HTTP slower than `BYTES` a second (retries included); 0: no bound"},
 			cmdutil.InputFlag,
 			cmdutil.OutputFlag,
 			cmdutil.QuietFlag,
@@ -134,6 +135,9 @@ func run(c *cli.Context) error {
 	}
 	if stats.Stale > 0 {
 		return cmdutil.Damaged("%d stale lines left out", stats.Stale)
+	}
+	if stats.Lines == 0 {
+		return cmdutil.Damaged("the manifest is empty: nothing was resolved")
 	}
 	return nil
 }

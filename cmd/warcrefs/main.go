@@ -93,6 +93,7 @@ func main() {
 			&cli.IntFlag{Name: "per-host", Value: 4, Usage: "at most `N` HTTP requests open to one host"},
 			&cli.IntFlag{Name: "retries", Value: 5, Usage: "retry a transient HTTP failure `N` times"},
 			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up an HTTP attempt after this long without a byte"},
+			&cli.Int64Flag{Name: "min-rate", Value: 64 << 10, Usage: "give up a record read over HTTP slower than `BYTES` a second (retries included); 0: no bound"},
 			cmdutil.InputFlag,
 			cmdutil.QuietFlag,
 			cmdutil.VerboseFlag,

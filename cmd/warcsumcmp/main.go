@@ -78,5 +78,8 @@ func run(c *cli.Context) error {
 	if stats.Violations > 0 {
 		return cmdutil.Damaged("%d violations: records were lost", stats.Violations)
 	}
+	if stats.Before == 0 {
+		return cmdutil.Damaged("the before-manifest is empty: nothing was compared")
+	}
 	return nil
 }

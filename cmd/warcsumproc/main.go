@@ -106,5 +106,8 @@ func run(c *cli.Context) error {
 	if !log.Quiet {
 		stats.Summary(log.Writer())
 	}
+	if stats.Records == 0 && stats.Revisits == 0 {
+		return cmdutil.Damaged("the manifest is empty: nothing was numbered")
+	}
 	return nil
 }

@@ -355,12 +355,24 @@ func Locator(c *cli.Context) (*source.Locator, error) {
 	if len(loc.Roots) == 0 && loc.Locations == nil && loc.URLTemplate == "" {
 		return nil, errors.New("say where the files are: --root DIR, --locations FILE or --url-template URL")
 	}
+	// A root that is not there would make every line stale: a run that
+	// read nothing must not look like a run over a changed collection.
+	for _, r := range loc.Roots {
+		if fi, err := os.Stat(r); err != nil {
+			return nil, fmt.Errorf("--root %s: %w", r, err)
+		} else if !fi.IsDir() {
+			return nil, fmt.Errorf("--root %s is not a directory", r)
+		}
+	}
 	h := source.NewHTTP(c.Int("per-host"))
 	if c.IsSet("retries") {
 		h.Retries = c.Int("retries")
 	}
 	if c.IsSet("timeout") {
 		h.IdleTimeout = c.Duration("timeout")
+	}
+	if c.IsSet("min-rate") {
+		h.MinRate = c.Int64("min-rate")
 	}
 	loc.HTTP = h
 	return loc, nil
