@@ -50,3 +50,39 @@ func TestKillStepsTakesTheTree(t *testing.T) {
 		t.Error("killSteps killed a process outside the step")
 	}
 }
+
+// TestKillStepsTakesStrays proves that killSteps also kills a process that
+// left the step's tree but carries the node's job environment, and spares
+// one of another node or another cluster.
+func TestKillStepsTakesStrays(t *testing.T) {
+	c := &Cluster{t: t, dir: t.TempDir(), conf: "/tmp/slurmtest-x/slurm.conf", slurmd: map[string]*daemon{}}
+	for _, tc := range []struct {
+		sleep string
+		env   []string
+		dies  bool
+	}{
+		{"300.4", []string{"SLURM_CONF=" + c.conf, "SLURMD_NODENAME=n1"}, true},
+		{"300.5", []string{"SLURM_CONF=" + c.conf, "SLURMD_NODENAME=n2"}, false},
+		{"300.6", []string{"SLURM_CONF=/tmp/other/slurm.conf", "SLURMD_NODENAME=n1"}, false},
+	} {
+		cmd := exec.Command("sleep", tc.sleep)
+		cmd.Env = tc.env
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Process.Kill()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		c.killSteps("n1")
+		select {
+		case <-done:
+			if !tc.dies {
+				t.Errorf("sleep with %v was killed", tc.env)
+			}
+		case <-time.After(time.Second):
+			if tc.dies {
+				t.Errorf("sleep with %v was not killed", tc.env)
+			}
+		}
+	}
+}

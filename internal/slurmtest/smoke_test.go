@@ -243,24 +243,35 @@ func TestNodeCrash(t *testing.T) {
 
 // TestSlurmdKilled proves that killing only a node's slurmd does not kill
 // its running job: the job completes once, with no restart, and the node
-// turns DOWN until its slurmd is back.
+// turns DOWN until its slurmd is back. A job sent to the node meanwhile
+// fails to launch, is requeued, and runs once when the node is back.
 func TestSlurmdKilled(t *testing.T) {
 	smoke(t)
 	c := Start(t)
 	work := t.TempDir()
-	job := c.Submit("--nodelist=store1", "--chdir="+work, "--output=job.out", "--wrap", `echo "$SLURMD_NODENAME" >> attempts; sleep 3`)
+	job := c.Submit("--nodelist=store1", "--chdir="+work, "--output=job.out", "--wrap", `echo "job $SLURMD_NODENAME" >> attempts; sleep 3`)
 	w := c.watch(t, job, "store1")
 	w.until("job running", time.Minute, func(j Job, _ string) bool { return j.State == "RUNNING" })
 	c.KillSlurmd("store1")
+	late := c.Submit("--nodelist=store1", "--chdir="+work, "--output=late.out", "--wrap", `echo "late $SLURMD_NODENAME ${SLURM_RESTART_COUNT:-0}" >> attempts`)
 	w.until("node down", time.Minute, func(_ Job, n string) bool { return strings.HasPrefix(n, "down") })
 	j, _ := w.until("job finished", time.Minute, func(j Job, _ string) bool { return Finished(j.State) })
 	if j.State != "COMPLETED" || j.Restarts != 0 {
 		t.Errorf("job whose slurmd died: %+v, want COMPLETED with no restart", j)
 	}
-	if got := readFile(t, filepath.Join(work, "attempts")); got != "store1\n" {
-		t.Errorf("attempts: %q, want one", got)
+	lw := c.watch(t, late, "store1")
+	if j, _ := lw.until("late job requeued", time.Minute, func(j Job, _ string) bool { return j.Restarts > 0 }); j.State != "PENDING" {
+		t.Errorf("job sent to the dead node: %+v, want PENDING again", j)
 	}
 	c.StartNode("store1")
+	for _, j := range c.WaitJob(late, time.Minute) {
+		if j.State != "COMPLETED" || j.Restarts != 1 {
+			t.Errorf("job sent to the dead node, after its return: %+v, want COMPLETED with Restarts=1", j)
+		}
+	}
+	if got := readFile(t, filepath.Join(work, "attempts")); got != "job store1\nlate store1 1\n" {
+		t.Errorf("attempts: %q, want each job once", got)
+	}
 	c.WaitNodeState("store1", 30*time.Second, "idle")
 }
 
@@ -289,7 +300,8 @@ func TestRetry(t *testing.T) {
 	onArray := c.Submit("--dependency=afterok:"+array, "--chdir="+work, "--output=/dev/null", "--wrap", "true")
 	onTasks := c.Submit("--dependency=afterok:"+strings.Join(tasks, ":"), "--chdir="+work, "--output=/dev/null", "--wrap", "true")
 
-	c.watch(t, tasks[1], "store1").until("task 1 running", time.Minute, func(j Job, _ string) bool { return j.State == "RUNNING" })
+	// RUNNING comes before the script starts; wait until it hangs.
+	c.watch(t, tasks[1], "store1").until("task 1 hanging", time.Minute, func(Job, string) bool { return running("sleep 297.25") })
 	run(t, c, "scancel", tasks[1])
 	for _, id := range []string{tasks[0], tasks[2], tasks[3]} {
 		c.WaitJob(id, time.Minute)
@@ -331,5 +343,23 @@ func TestRetry(t *testing.T) {
 	run(t, c, "scancel", onArray)
 	if got := readFile(t, filepath.Join(work, "attempts")); len(strings.Split(strings.TrimSpace(got), "\n")) != 6 {
 		t.Errorf("attempts: %q, want 6 (four tasks, two retried)", got)
+	}
+	if running("sleep 297.25") {
+		t.Error("the cancelled task's process is still running")
+	}
+}
+
+// TestConfig proves that Config's nodes, CPUs and Extra lines reach the
+// running cluster, an Extra line overriding the generated setting.
+func TestConfig(t *testing.T) {
+	smoke(t)
+	c := StartConfig(t, Config{Nodes: []string{"a", "b"}, CPUs: 3, Extra: []string{"SlurmdTimeout=42"}})
+	out := run(t, c, "scontrol", "show", "config")
+	if !strings.Contains(out, "SlurmdTimeout           = 42 sec") {
+		t.Errorf("SlurmdTimeout not overridden:\n%s", out)
+	}
+	out = run(t, c, "sinfo", "--noheader", "--Node", "--format=%N %c %t")
+	if got := strings.Fields(out); strings.Join(got, " ") != "a 3 idle b 3 idle" {
+		t.Errorf("sinfo: %q, want nodes a and b with 3 CPUs, idle", out)
 	}
 }
