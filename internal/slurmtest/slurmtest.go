@@ -96,9 +96,10 @@ type Cluster struct {
 	nodes []string
 	ports map[string]int
 
-	munged *daemon
-	ctld   *daemon
-	slurmd map[string]*daemon
+	munged  *daemon
+	ctld    *daemon
+	slurmd  map[string]*daemon
+	stopped bool
 }
 
 // Start runs a cluster of the named nodes (store1..store3 when none are
@@ -504,9 +505,10 @@ func (c *Cluster) daemons() []*daemon {
 // Stop kills every process of the cluster: job steps and the jobs'
 // processes (as KillNode does), slurmd, slurmctld and munged. Start registers it as a cleanup; calling it twice is fine.
 func (c *Cluster) Stop() {
-	if c.t.Failed() {
+	if c.t.Failed() && !c.stopped {
 		c.logTails()
 	}
+	c.stopped = true
 	for _, n := range c.nodes {
 		c.killSteps(n)
 		if d := c.slurmd[n]; d != nil {
