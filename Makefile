@@ -9,7 +9,7 @@ LDFLAGS  := -X warcdedup/internal/cmdutil.Version=$(VERSION)
 COMMANDS := $(notdir $(wildcard cmd/*))
 BINARIES := $(addprefix bin/,$(COMMANDS))
 
-.PHONY: all build test fuzz bench install man demo clean $(BINARIES)
+.PHONY: all build test test-cluster fuzz bench install man demo clean $(BINARIES)
 
 all: build
 
@@ -22,6 +22,13 @@ $(BINARIES):
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
+
+# The Slurm smoke test: a real three-node cluster on this machine
+# (internal/slurmtest), jobs pinned to nodes, arrays, dependencies, a node
+# crash and retries; about a minute. Needs Debian's slurmctld, slurmd,
+# slurm-client and munge (.ci/run installs them).
+test-cluster:
+	WARCDEDUP_TEST_CLUSTER=1 WARCDEDUP_REQUIRE_SLURM=1 $(GO) test -count=1 -v -timeout 10m ./internal/slurmtest
 
 # Each fuzz target for FUZZTIME (the seed corpora also run in `make test`).
 FUZZTIME ?= 1m
