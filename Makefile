@@ -9,7 +9,7 @@ LDFLAGS  := -X warcdedup/internal/cmdutil.Version=$(VERSION)
 COMMANDS := $(notdir $(wildcard cmd/*))
 BINARIES := $(addprefix bin/,$(COMMANDS))
 
-.PHONY: all build test fuzz bench install man demo clean $(BINARIES)
+.PHONY: all build test test-browser fuzz bench install man demo clean $(BINARIES)
 
 all: build
 
@@ -18,10 +18,20 @@ build: $(BINARIES)
 $(BINARIES):
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/$(notdir $@)
 
-# Every test: unit, corpus (skipped when ../shared is absent) and end to end.
+# Every test: unit, corpus (skipped when ../shared is absent), end to end,
+# and the browser replay tests.
 test:
 	$(GO) vet ./...
+	$(GO) vet -tags browser ./e2e/replay
 	$(GO) test -count=1 -timeout 30m ./...
+	$(MAKE) test-browser
+
+# Deduplicated collections replayed in ReplayWeb.page in headless Chromium
+# (e2e/replay, build tag "browser"; scripts/replay-setup.sh installs what
+# it needs, and it skips without it unless WARCDEDUP_REQUIRE_BROWSER=1).
+# One package, one Chromium per collection.
+test-browser:
+	$(GO) test -count=1 -timeout 15m -tags browser -run '^TestReplay$$' -v ./e2e/replay
 
 # Each fuzz target for FUZZTIME (the seed corpora also run in `make test`).
 FUZZTIME ?= 1m
