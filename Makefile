@@ -31,7 +31,7 @@ test:
 # it needs, and it skips without it unless WARCDEDUP_REQUIRE_BROWSER=1).
 # One package, one Chromium per collection.
 test-browser:
-	$(GO) test -count=1 -timeout 15m -tags browser -run '^TestReplay$$' -v ./e2e/replay
+	$(GO) test -count=1 -timeout 15m -tags browser -run '^TestReplay' -v ./e2e/replay
 
 # Each fuzz target for FUZZTIME (the seed corpora also run in `make test`).
 FUZZTIME ?= 1m
