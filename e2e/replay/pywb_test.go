@@ -15,24 +15,33 @@ import (
 func (c *collection) index(t *testing.T, cli, dir string) (lines []cdxj.Line, archives []replaytest.Archive, unreadable []string) {
 	t.Helper()
 	for _, f := range c.files {
-		if !isWARC(f) {
-			continue
+		if isWARC(f) {
+			a := replaytest.Archive{Name: archiveName(f), Path: c.before(f)}
+			if dir == "after" {
+				a.Path = c.after(f)
+			}
+			archives = append(archives, a)
 		}
-		a := replaytest.Archive{Name: archiveName(f), Path: c.before(f)}
-		if dir == "after" {
-			a.Path = c.after(f)
-		}
+	}
+	lines, err := replaytest.Index(cli, archives)
+	if err == nil {
+		return lines, archives, nil
+	}
+	// Some file is unreadable: index them one by one.
+	var readable []replaytest.Archive
+	lines = nil
+	for _, a := range archives {
 		ls, err := replaytest.Index(cli, []replaytest.Archive{a})
 		if err != nil {
-			t.Logf("%s: left out of the index: %v", f, err)
-			unreadable = append(unreadable, f)
+			t.Logf("%s: left out of the index: %v", a.Path, err)
+			unreadable = append(unreadable, a.Path)
 			continue
 		}
 		lines = append(lines, ls...)
-		archives = append(archives, a)
+		readable = append(readable, a)
 	}
 	cdxj.Sort(lines)
-	return lines, archives, unreadable
+	return lines, readable, unreadable
 }
 
 // pywbReport counts how pywb's rule resolved the revisits written.

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"warcdedup/internal/cdxj"
+	"warcdedup/internal/warctest"
 )
 
 // TestCollectionID checks the ids against those ReplayWeb.page 2.5.3 gave
@@ -182,5 +183,49 @@ func TestDiff(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestIndex proves that lines are named by Archive.Name, also for files
+// with the same base name (indexed one by one), and that a file warcio
+// cannot read fails the index, named.
+func TestIndex(t *testing.T) {
+	cli := WarcioCLI(t)
+	dir := t.TempDir()
+	one := warctest.WriteFile(t, dir, "x/a.warc.gz", warctest.Gzip(warctest.Response("http://example.com/1", "2020-01-01T00:00:00Z", "one")))
+	two := warctest.WriteFile(t, dir, "y/a.warc.gz", warctest.Gzip(warctest.Response("http://example.com/2", "2020-01-02T00:00:00Z", "two")))
+	three := warctest.WriteFile(t, dir, "b.warc", []byte(warctest.Response("http://example.com/3", "2020-01-03T00:00:00Z", "three")))
+	tests := []struct {
+		name     string
+		archives []Archive
+		want     map[string]string // URL -> file name
+	}{
+		{"unique base names", []Archive{{"first", one}, {"third", three}}, map[string]string{"http://example.com/1": "first", "http://example.com/3": "third"}},
+		{"same base names", []Archive{{"first", one}, {"second", two}, {"third", three}}, map[string]string{"http://example.com/1": "first", "http://example.com/2": "second", "http://example.com/3": "third"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lines, err := Index(cli, tt.archives)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, l := range lines {
+				got[l.URL] = l.Filename
+			}
+			if len(got) != len(tt.want) || len(lines) != len(tt.want) {
+				t.Fatalf("lines %v, want %v", got, tt.want)
+			}
+			for u, f := range tt.want {
+				if got[u] != f {
+					t.Errorf("%s: file %q, want %q", u, got[u], f)
+				}
+			}
+		})
+	}
+	link := filepath.Join(dir, "link.warc")
+	os.Symlink(three, link)
+	if _, err := Index(cli, []Archive{{"first", one}, {"link", link}}); err == nil || !strings.Contains(err.Error(), link) {
+		t.Errorf("error %v, want one naming %s", err, link)
 	}
 }

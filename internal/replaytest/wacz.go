@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -56,33 +57,71 @@ func WarcioCLI(t testing.TB) string {
 // Index indexes the archives with `warcio cdx-index` (CDXJ, the records
 // replay tools index: responses, revisits, resources, metadata), names
 // each line's file by its Archive.Name, and returns the lines in CDXJ
-// order. A file warcio cannot read fails the index.
+// order. A file warcio cannot read fails the index, naming the file.
 func Index(cli string, archives []Archive) ([]cdxj.Line, error) {
-	var all []cdxj.Line
+	if len(archives) == 0 {
+		return nil, nil
+	}
+	// warcio writes each file's base name as the line's filename: one run
+	// for all files when those are unique, else a run per file.
+	byBase := map[string]string{}
+	args := []string{"cdx-index"}
 	for _, a := range archives {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		cmd := exec.CommandContext(ctx, cli, "cdx-index", a.Path, "--format", "cdxj")
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		cancel()
-		if err != nil {
-			return nil, fmt.Errorf("warcio cdx-index %s: %v\n%s", a.Path, err, stderr.String())
+		if strings.Contains(a.Name, "/") {
+			return nil, fmt.Errorf("archive name %q has a slash", a.Name)
 		}
-		lines, err := cdxj.Read(&stdout, a.Path)
-		if err != nil {
+		base := filepath.Base(a.Path)
+		if _, dup := byBase[base]; dup {
+			var all []cdxj.Line
+			for _, a := range archives {
+				lines, err := Index(cli, []Archive{a})
+				if err != nil {
+					return nil, err
+				}
+				all = append(all, lines...)
+			}
+			cdxj.Sort(all)
+			return all, nil
+		}
+		byBase[base] = a.Name
+		args = append(args, a.Path)
+	}
+	args = append(args, "--format", "cdxj")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cli, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if err == nil && strings.Contains(stderr.String(), "Skipping") {
+		err = errors.New("a file was skipped")
+	}
+	if err != nil {
+		if len(archives) == 1 {
+			return nil, fmt.Errorf("warcio cdx-index %s: %v\n%s", archives[0].Path, err, stderr.String())
+		}
+		for _, a := range archives {
+			if _, err := Index(cli, []Archive{a}); err != nil {
+				return nil, err
+			}
+		}
+		return nil, fmt.Errorf("warcio cdx-index of %d files: %v\n%s", len(archives), err, stderr.String())
+	}
+	lines, err := cdxj.Read(&stdout, "warcio cdx-index")
+	if err != nil {
+		return nil, err
+	}
+	for i, l := range lines {
+		name, ok := byBase[l.Filename]
+		if !ok {
+			return nil, fmt.Errorf("warcio cdx-index names the file %q, not one of those given", l.Filename)
+		}
+		if lines[i], err = l.WithFilename(name); err != nil {
 			return nil, err
 		}
-		for _, l := range lines {
-			l, err := l.WithFilename(a.Name)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %v", a.Path, err)
-			}
-			all = append(all, l)
-		}
 	}
-	cdxj.Sort(all)
-	return all, nil
+	cdxj.Sort(lines)
+	return lines, nil
 }
 
 // Page is an entry of a WACZ's pages/pages.jsonl.
