@@ -3,6 +3,8 @@
 package replay
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/url"
 	"os"
@@ -176,6 +178,11 @@ func fetch(t *testing.T, c *replaytest.Collection, caps []replaytest.Capture) []
 	if err != nil {
 		t.Fatal(err)
 	}
+	for i, r := range rs {
+		if r.Time > 5*time.Second {
+			t.Logf("slow: %s %s took %v (status %d) from %s", caps[i].Timestamp, caps[i].URL, r.Time.Round(time.Millisecond), r.Status, c.Source)
+		}
+	}
 	return rs
 }
 
@@ -273,7 +280,14 @@ func TestReplay(t *testing.T) {
 				}
 			}
 			revs := c.revisits(t, afterIdx)
+			phases := []string{fmt.Sprintf("deduplicated and indexed %v", time.Since(started).Round(time.Millisecond))}
+			mark := time.Now()
+			phase := func(what string) {
+				phases = append(phases, fmt.Sprintf("%s %v", what, time.Since(mark).Round(time.Millisecond)))
+				mark = time.Now()
+			}
 			b := replaytest.Start(t, c.root)
+			phase("browser started")
 
 			// WACZ: the whole collection as one source, so every original
 			// is there whatever file holds it.
@@ -281,6 +295,7 @@ func TestReplay(t *testing.T) {
 			wb, wa := loadPair(t, b, wacz, "before.wacz", "after.wacz")
 			caps := captures(revs)
 			compare(t, c, wacz, revs, wb, fetch(t, wb, caps), fetch(t, wa, caps))
+			phase("WACZ")
 
 			// Each WARC file with revisits as its own source: only the
 			// revisits whose original is in the same file can replay.
@@ -304,6 +319,7 @@ func TestReplay(t *testing.T) {
 				compare(t, c, warc, byFile[f], cb, fetch(t, cb, caps), fetch(t, ca, caps))
 			}
 
+			phase("WARC files")
 			reports := []fmt.Stringer{wacz, warc}
 			dates := []fmt.Stringer{measureDates(t, "WACZ", b, wa, revs, 0)}
 
@@ -322,8 +338,9 @@ func TestReplay(t *testing.T) {
 			if cc.name == "site" {
 				measureSubresources(t, "WACZ", b, wa, revs)
 			}
-			t.Logf("%s: %d revisits written\n%v\n%v\nrequests refused by the proxy (would have left the machine): %d\ntime %v",
-				cc.name, len(c.rewrites), reports, dates, len(b.Refused()), time.Since(started).Round(time.Millisecond))
+			phase("one-file WARC and dates")
+			t.Logf("%s: %d revisits written\n%v\n%v\nrequests refused by the proxy (would have left the machine): %d\ntime %v: %s",
+				cc.name, len(c.rewrites), reports, dates, len(b.Refused()), time.Since(started).Round(time.Millisecond), strings.Join(phases, ", "))
 			if wacz.checked != len(revs) || wacz.checked == wacz.notReplayableBefore {
 				t.Errorf("WACZ: %d of %d revisits checked, %d did not replay before", wacz.checked, len(revs), wacz.notReplayableBefore)
 			}
@@ -402,4 +419,27 @@ func oneFile(c *collection) bool {
 		}
 	}
 	return true
+}
+
+// replayDiff lists how two heads would replay differently: status,
+// Content-Type, Content-Encoding. It is the replay-equivalence a revisit
+// must have with its original for a reader that serves the original's
+// head (ReplayWeb.page) to serve what was captured.
+func replayDiff(own, orig httpHead) []string {
+	var d []string
+	if own.status != orig.status {
+		d = append(d, fmt.Sprintf("status %d, original %d", own.status, orig.status))
+	}
+	if !strings.EqualFold(own.contentType, orig.contentType) {
+		d = append(d, fmt.Sprintf("Content-Type %q, original %q", own.contentType, orig.contentType))
+	}
+	if !strings.EqualFold(own.contentEnc, orig.contentEnc) {
+		d = append(d, fmt.Sprintf("Content-Encoding %q, original %q", own.contentEnc, orig.contentEnc))
+	}
+	return d
+}
+
+func sha256hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
 }

@@ -11,8 +11,6 @@ package replay
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -398,24 +396,6 @@ func parseHead(raw []byte) httpHead {
 	return h
 }
 
-// replayDiff lists how two heads would replay differently: status,
-// Content-Type, Content-Encoding. It is the replay-equivalence a revisit
-// must have with its original for a reader that serves the original's
-// head (ReplayWeb.page) to serve what was captured.
-func replayDiff(own, orig httpHead) []string {
-	var d []string
-	if own.status != orig.status {
-		d = append(d, fmt.Sprintf("status %d, original %d", own.status, orig.status))
-	}
-	if !strings.EqualFold(own.contentType, orig.contentType) {
-		d = append(d, fmt.Sprintf("Content-Type %q, original %q", own.contentType, orig.contentType))
-	}
-	if !strings.EqualFold(own.contentEnc, orig.contentEnc) {
-		d = append(d, fmt.Sprintf("Content-Encoding %q, original %q", own.contentEnc, orig.contentEnc))
-	}
-	return d
-}
-
 // revisit is a record that became a revisit, with what is known of it.
 type revisit struct {
 	rewrite
@@ -504,9 +484,4 @@ func (c *collection) revisits(t *testing.T, after []cdxj.Line) []*revisit {
 		out = append(out, r)
 	}
 	return out
-}
-
-func sha256hex(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
 }

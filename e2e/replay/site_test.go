@@ -140,17 +140,6 @@ func writeSite(t *testing.T, dir string) []siteCapture {
 	return caps
 }
 
-// siteDate is the WARC-Date of the i-th capture of its day.
-func siteDates(caps []siteCapture) []time.Time {
-	seq := make([]int, len(siteDays))
-	out := make([]time.Time, len(caps))
-	for i, c := range caps {
-		out[i] = siteDays[c.day].start.Add(time.Duration(seq[c.day]) * time.Second)
-		seq[c.day]++
-	}
-	return out
-}
-
 // writeSiteRecord appends the capture as a WARC/1.1 response record in a
 // gzip member of its own, with payload and block digests.
 func writeSiteRecord(w *bytes.Buffer, c siteCapture, date time.Time) {

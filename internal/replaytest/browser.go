@@ -43,7 +43,6 @@ var ChromiumFlags = []string{
 // Browser is ReplayWeb.page in a running Chromium, with the test server
 // and the refusing proxy.
 type Browser struct {
-	t      testing.TB
 	base   string // the test server, "http://127.0.0.1:PORT"
 	proxy  *refusingProxy
 	driver *driver
@@ -56,7 +55,7 @@ type Browser struct {
 func Start(t testing.TB, root string) *Browser {
 	t.Helper()
 	s := need(t)
-	b := &Browser{t: t}
+	b := &Browser{}
 	b.base = startServer(t, s.RWP, root)
 	var proxyAddr string
 	b.proxy, proxyAddr = startProxy(t)
@@ -301,7 +300,8 @@ type Response struct {
 	Redirected bool
 	Header     http.Header
 	Body       []byte
-	Err        string // the fetch failed
+	Err        string        // the fetch failed
+	Time       time.Duration // from asking to the whole body
 }
 
 // Fetch fetches the raw captures (id_) from the collection, all in the
@@ -332,6 +332,7 @@ func (b *Browser) fetchPaths(paths []string) ([]Response, error) {
 				Headers    [][2]string `json:"headers"`
 				Body       string      `json:"body"`
 				Error      string      `json:"error"`
+				MS         int64       `json:"ms"`
 			} `json:"results"`
 		}
 		if err := b.driver.call(map[string]any{"op": "fetch", "paths": paths[:n]}, &ans, 5*time.Minute); err != nil {
@@ -341,7 +342,7 @@ func (b *Browser) fetchPaths(paths []string) ([]Response, error) {
 			return nil, fmt.Errorf("driver: %d answers to %d fetches", len(ans.Results), n)
 		}
 		for i, r := range ans.Results {
-			resp := Response{Status: r.Status, URL: r.URL, Redirected: r.Redirected, Err: r.Error, Header: http.Header{}}
+			resp := Response{Status: r.Status, URL: r.URL, Redirected: r.Redirected, Err: r.Error, Header: http.Header{}, Time: time.Duration(r.MS) * time.Millisecond}
 			for _, h := range r.Headers {
 				resp.Header.Add(h[0], h[1])
 			}

@@ -75,6 +75,7 @@ async function fetchAll({ paths }) {
   async function worker() {
     while (next < paths.length) {
       const i = next++;
+      const t0 = Date.now();
       results[i] = await controlTab.evaluate(async (path) => {
         try {
           const resp = await fetch(path, { cache: "no-store" });
@@ -94,6 +95,7 @@ async function fetchAll({ paths }) {
           return { error: String(e) };
         }
       }, paths[i]);
+      results[i].ms = Date.now() - t0;
     }
   }
   await Promise.all([worker(), worker(), worker(), worker()]);

@@ -3,7 +3,6 @@ package replaytest
 import (
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -84,10 +83,4 @@ func startProxy(t testing.TB) (*refusingProxy, string) {
 	p := &refusingProxy{}
 	base := serve(t, p)
 	return p, strings.TrimPrefix(base, "http://")
-}
-
-// WARCPath is the URL path under which the test server serves the file
-// rel of the root.
-func WARCPath(rel string) string {
-	return "/warcs/" + filepath.ToSlash(rel)
 }
