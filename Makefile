@@ -9,7 +9,7 @@ LDFLAGS  := -X warcdedup/internal/cmdutil.Version=$(VERSION)
 COMMANDS := $(notdir $(wildcard cmd/*))
 BINARIES := $(addprefix bin/,$(COMMANDS))
 
-.PHONY: all build test test-cluster fuzz bench install man demo clean $(BINARIES)
+.PHONY: all build test test-go test-browser test-cluster fuzz bench install man demo clean $(BINARIES)
 
 all: build
 
@@ -18,10 +18,23 @@ build: $(BINARIES)
 $(BINARIES):
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/$(notdir $@)
 
-# Every test: unit, corpus (skipped when ../shared is absent) and end to end.
-test:
+# Every test: unit, corpus (skipped when ../shared is absent), end to end,
+# the browser replay tests and the Slurm cluster tests. Each of the last two
+# starts its own real parts once (Chromium; munge, slurmctld and three
+# slurmd), so they run as targets of their own, not per package.
+test: test-go test-browser test-cluster
+
+test-go:
 	$(GO) vet ./...
+	$(GO) vet -tags browser ./e2e/replay
 	$(GO) test -count=1 -timeout 30m ./...
+
+# Deduplicated collections replayed in ReplayWeb.page in headless Chromium
+# (e2e/replay, build tag "browser"; scripts/replay-setup.sh installs what
+# it needs, and it skips without it unless WARCDEDUP_REQUIRE_BROWSER=1).
+# One package, one Chromium per collection.
+test-browser:
+	$(GO) test -count=1 -timeout 15m -tags browser -run '^TestReplay' -v ./e2e/replay
 
 # The Slurm smoke test: a real three-node cluster on this machine
 # (internal/slurmtest), jobs pinned to nodes, arrays, dependencies, a node
