@@ -1,0 +1,133 @@
+// Package report is what a deduplication did, or would do, to a collection:
+// the figures a preservation officer needs to decide and to account for it,
+// kept as JSON (stats.json) and shown as one self-contained HTML page with
+// SVG charts (report.html). Both are written by warcdedup run and assess
+// into the work directory.
+package report
+
+import "time"
+
+// Report is the account of one run or assessment.
+type Report struct {
+	Title     string    `json:"title"`
+	Generated time.Time `json:"generated"`
+	// Mode says what the figures are: "run" (done), "dry run" and
+	// "assess" (what a run would do), "sample" (estimated from a sample of
+	// the files), "cdx" (estimated from CDX/CDXJ indexes alone).
+	Mode        string   `json:"mode"`
+	Collections []string `json:"collections"`
+	Policy      string   `json:"policy"`    // replay, payload or uri
+	Algorithm   string   `json:"algorithm"` // of the payload digests
+	// Caveats are sentences the reader must see next to the figures (for
+	// example "header digests are trusted: no payload was read").
+	Caveats []string `json:"caveats,omitempty"`
+
+	Totals   Totals    `json:"totals"`
+	Estimate *Estimate `json:"estimate,omitempty"` // for sample and cdx modes
+
+	// Breakdowns of the duplication; each bucket counts the records listed
+	// (candidates), their duplicates, and the bytes involved.
+	ByMIME  []Bucket `json:"by_mime"`  // top MIME types by duplicate bytes, then "other"
+	ByHost  []Bucket `json:"by_host"`  // top hosts by duplicate bytes, then "other"
+	ByMonth []Bucket `json:"by_month"` // capture month, YYYY-MM, in order
+	BySize  []Bucket `json:"by_size"`  // payload size ranges, in order ("< 1 KB", "1-10 KB", ...)
+	// SameURL are duplicates whose original has their own URI (a re-fetch);
+	// CrossURL the others (the same bytes under another URI).
+	SameURL  Bucket `json:"same_url"`
+	CrossURL Bucket `json:"cross_url"`
+
+	// LargestClasses are the payload classes with the most duplicate bytes.
+	LargestClasses []Class `json:"largest_classes"`
+	// NotDeduplicable says what stays as it is, and why.
+	NotDeduplicable []Reason `json:"not_deduplicable"`
+
+	Stages []Stage `json:"stages,omitempty"` // what the run did, in order, with times
+	Crawls []Crawl `json:"crawls,omitempty"` // with an index: per crawl
+	// Exit is the run's exit status and, when not 0, why.
+	Exit       int      `json:"exit_status"`
+	ExitReason []string `json:"exit_reason,omitempty"`
+}
+
+// Totals are the collection's figures.
+type Totals struct {
+	Files           int64 `json:"files"`
+	StoredBytes     int64 `json:"stored_bytes"`   // of the files
+	Records         int64 `json:"records"`        // candidate responses listed
+	RecordBytes     int64 `json:"record_bytes"`   // their stored bytes
+	Revisits        int64 `json:"revisits_found"` // revisit records already in the collection
+	Duplicates      int64 `json:"duplicates"`     // responses that are duplicates under the policy
+	DuplicateBytes  int64 `json:"duplicate_bytes"`
+	RevisitsWritten int64 `json:"revisits_written"` // (or that would be written)
+	BytesSaved      int64 `json:"bytes_saved"`      // (or that would be saved)
+	FilesRewritten  int64 `json:"files_rewritten"`
+	FilesRefused    int64 `json:"files_refused"`
+	StaleLines      int64 `json:"stale_lines"`
+	DamagedRecords  int64 `json:"damaged_records"`
+	Violations      int64 `json:"violations"` // found by verification; must be 0
+}
+
+// Estimate qualifies figures that were not measured on every record.
+type Estimate struct {
+	Method string `json:"method"` // how the figures were estimated, in one sentence
+	// SampledFiles and SampledBytes say what was read.
+	SampledFiles int64 `json:"sampled_files"`
+	SampledBytes int64 `json:"sampled_bytes"`
+	// BytesSaved is the estimate, with a range within which the true value
+	// lies with the stated confidence.
+	BytesSaved     int64   `json:"bytes_saved"`
+	BytesSavedLow  int64   `json:"bytes_saved_low"`
+	BytesSavedHigh int64   `json:"bytes_saved_high"`
+	Confidence     float64 `json:"confidence"` // e.g. 0.95
+	Duplicates     int64   `json:"duplicates"`
+	DuplicatesLow  int64   `json:"duplicates_low"`
+	DuplicatesHigh int64   `json:"duplicates_high"`
+}
+
+// Bucket is one group of records in a breakdown.
+type Bucket struct {
+	Label          string `json:"label"`
+	Records        int64  `json:"records"`
+	Bytes          int64  `json:"bytes"` // stored bytes of those records
+	Duplicates     int64  `json:"duplicates"`
+	DuplicateBytes int64  `json:"duplicate_bytes"`
+	BytesSaved     int64  `json:"bytes_saved"` // by the revisits written (or that would be)
+}
+
+// Class is one payload class (digest and ext).
+type Class struct {
+	Digest         string `json:"digest"`
+	Ext            int    `json:"ext"`
+	Copies         int64  `json:"copies"`
+	Bytes          int64  `json:"stored_bytes"`    // of all its records
+	DuplicateBytes int64  `json:"duplicate_bytes"` // of its duplicates
+	MIME           string `json:"mime,omitempty"`
+	URI            string `json:"original_uri"`
+	Date           string `json:"original_date"`
+}
+
+// Reason is a kind of record that stays as it is, though it repeats a
+// payload.
+type Reason struct {
+	Why     string `json:"why"` // e.g. "in an ARC file (convert it to WARC first)"
+	Records int64  `json:"records"`
+	Bytes   int64  `json:"bytes"`
+}
+
+// Stage is one stage of a run.
+type Stage struct {
+	Name    string        `json:"name"`
+	Took    time.Duration `json:"took_ns"`
+	Skipped bool          `json:"skipped,omitempty"` // done by an earlier, interrupted run
+	Note    string        `json:"note,omitempty"`
+}
+
+// Crawl is one crawl of a deduplication index (warcdedup run --index).
+type Crawl struct {
+	Name            string   `json:"name"`
+	Committed       bool     `json:"committed"`
+	Records         int64    `json:"records"`          // responses and revisits
+	RevisitsWritten int64    `json:"revisits_written"` // by this toolchain
+	BytesConserved  int64    `json:"bytes_conserved"`
+	Size            int64    `json:"size"`
+	Requires        []string `json:"requires,omitempty"` // crawls its revisits need for replay
+}
