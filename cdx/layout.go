@@ -8,8 +8,8 @@ import (
 // Layout is the columns of a CDX line, named by the letters of a CDX
 // header.
 type Layout struct {
-	letters string  // "N b a m s k r M S V g"
-	n       int     // columns
+	letters string // "N b a m s k r M S V g"
+	n       int    // columns
 	cols    [nFields]int8
 	urlCol  int8 // the column that takes extra fields (a URL with spaces), or -1
 }

@@ -301,4 +301,3 @@ func (l *Line) AppendCDX11(dst []byte) []byte {
 	dst = append(num(dst, l.Offset), ' ')
 	return col(dst, l.Filename)
 }
-
