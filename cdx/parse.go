@@ -354,23 +354,18 @@ func (s *scanner) str() (end int, escaped bool, err error) {
 	if s.i >= len(s.b) || s.b[s.i] != '"' {
 		return 0, false, fmt.Errorf("JSON: want a string at byte %d", s.i)
 	}
-	i := s.i + 1
-	for {
-		j := bytes.IndexAny(s.b[i:], "\"\\")
-		if j < 0 {
-			return 0, false, errors.New("JSON: string not closed")
-		}
-		i += j
-		if s.b[i] == '"' {
+	b := s.b
+	for i := s.i + 1; i < len(b); i++ {
+		switch b[i] {
+		case '"':
 			s.i = i + 1
 			return i, escaped, nil
-		}
-		escaped = true
-		i += 2
-		if i > len(s.b) {
-			return 0, false, errors.New("JSON: string not closed")
+		case '\\':
+			escaped = true
+			i++
 		}
 	}
+	return 0, false, errors.New("JSON: string not closed")
 }
 
 // skipValue skips a number, literal, object or array.
