@@ -1,0 +1,222 @@
+// Package rewritelog reads and writes the rewrite log of warcrefs: one line
+// per rewritten record, saying where it was and where it is, and knows the
+// offsets the log moves, so that anything that points into the rewritten
+// files (a CDX index) can follow.
+//
+// The log is plain text, fields separated by one space, appended to across
+// runs; a line "# run <RFC3339 time>" starts each run's entries and other
+// lines starting with "#" are comments:
+//
+//	file old-offset old-length new-offset new-length kind payload-digest refers-to-uri refers-to-date
+//
+// file is the name relative to the collection root, escaped as manifest
+// field 1 (manifest.EscapeFile); offsets and lengths are bytes in the file
+// as stored (the gzip member of a .warc.gz), before and after; kind is
+// "revisit" (a response became a revisit) or "restored" (a revisit this
+// toolchain wrote became the full record again); payload-digest is the
+// revisit's WARC-Payload-Digest as written ("sha1:..."), refers-to-uri and
+// refers-to-date its WARC-Refers-To-Target-URI (escaped as
+// manifest.EscapeField) and WARC-Refers-To-Date; the last three are "-"
+// for restored. Lines of five fields (warcrefs before this format) are
+// revisits whose digest and references are unknown.
+//
+// Within a run a file's entries are in increasing old-offset order, files
+// in byte order of their names; a later run's offsets are those of the
+// file as the earlier runs left it. The records between two entries move
+// by what the entries before them in the same run saved.
+package rewritelog
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"warcdedup/manifest"
+)
+
+// Kind is what a rewrite did to a record.
+type Kind uint8
+
+// The kinds of rewrite.
+const (
+	Revisit  Kind = 1 + iota // a response became a revisit
+	Restored                 // a revisit became the full record again
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Revisit:
+		return "revisit"
+	case Restored:
+		return "restored"
+	}
+	return "?"
+}
+
+// Entry is one line of the log.
+type Entry struct {
+	File                  string // relative name, unescaped
+	OldOffset, OldLength  int64
+	NewOffset, NewLength  int64
+	Kind                  Kind
+	PayloadDigest         string // revisit: WARC-Payload-Digest as written; "" if unknown (five fields) or restored
+	RefersToURI, RefersTo string // revisit: as in the log (manifest escaping); "" otherwise
+	Run                   int    // the run it belongs to: index in Reader.Runs
+	Line                  int64  // 1-based line number in the log
+}
+
+// AppendTo appends the entry's log line, without a line end.
+func (e *Entry) AppendTo(dst []byte) []byte {
+	dst = append(dst, manifest.EscapeFile(e.File)...)
+	for _, n := range []int64{e.OldOffset, e.OldLength, e.NewOffset, e.NewLength} {
+		dst = strconv.AppendInt(append(dst, ' '), n, 10)
+	}
+	dst = append(append(dst, ' '), e.Kind.String()...)
+	for _, s := range []string{e.PayloadDigest, e.RefersToURI, e.RefersTo} {
+		if s == "" {
+			s = "-"
+		}
+		dst = append(append(dst, ' '), s...)
+	}
+	return dst
+}
+
+// AppendRun appends the line that starts a run at t.
+func AppendRun(dst []byte, t time.Time) []byte {
+	return t.UTC().AppendFormat(append(dst, "# run "...), time.RFC3339)
+}
+
+// Reader reads a log, checking that it is in order and that its offsets
+// add up; an error names the log and the line.
+type Reader struct {
+	name  string
+	sc    *bufio.Scanner
+	line  int64
+	entry Entry
+	// Runs are the start times of the runs read so far; the entries before
+	// the first "# run" line belong to a run with the zero time.
+	Runs []time.Time
+	// The last entry of the current run, for the order and offset checks.
+	prevFile  string // as escaped in the log, whose byte order it follows
+	prevEnd   int64  // old offset + old length
+	shift     int64  // bytes the current file's entries of this run saved
+	seenFirst bool
+	legacy    bool
+}
+
+// NewReader returns a Reader of the log r, named name in errors.
+func NewReader(r io.Reader, name string) *Reader {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	return &Reader{name: name, sc: sc}
+}
+
+// Legacy reports whether five-field lines were read.
+func (r *Reader) Legacy() bool { return r.legacy }
+
+func (r *Reader) errorf(format string, args ...any) error {
+	return fmt.Errorf("%s: line %d: %s", r.name, r.line, fmt.Sprintf(format, args...))
+}
+
+// Next returns the next entry, or io.EOF. The entry is valid until the
+// next call.
+func (r *Reader) Next() (*Entry, error) {
+	for r.sc.Scan() {
+		r.line++
+		text := r.sc.Bytes()
+		if len(text) == 0 {
+			continue
+		}
+		if text[0] == '#' {
+			if rest, ok := bytes.CutPrefix(text, []byte("# run ")); ok {
+				t, err := time.Parse(time.RFC3339, strings.TrimSpace(string(rest)))
+				if err != nil {
+					return nil, r.errorf("run time: %v", err)
+				}
+				r.startRun(t)
+			}
+			continue
+		}
+		if err := r.parse(text); err != nil {
+			return nil, err
+		}
+		return &r.entry, nil
+	}
+	if err := r.sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: after line %d: %w", r.name, r.line, err)
+	}
+	return nil, io.EOF
+}
+
+func (r *Reader) startRun(t time.Time) {
+	r.Runs = append(r.Runs, t)
+	r.prevFile, r.prevEnd, r.shift, r.seenFirst = "", 0, 0, false
+}
+
+var errFields = errors.New("want 9 fields (file old-offset old-length new-offset new-length kind payload-digest refers-to-uri refers-to-date) or the 5 of older logs")
+
+func (r *Reader) parse(text []byte) error {
+	if len(r.Runs) == 0 {
+		r.startRun(time.Time{})
+	}
+	f := strings.Split(string(text), " ")
+	if len(f) != 9 && len(f) != 5 {
+		return r.errorf("%d fields: %v", len(f), errFields)
+	}
+	name, err := manifest.UnescapeFile(f[0])
+	if err != nil || name == "" {
+		return r.errorf("file %q: %v", f[0], err)
+	}
+	var n [4]int64
+	for i := range n {
+		v, err := strconv.ParseInt(f[i+1], 10, 64)
+		if err != nil || v < 0 {
+			return r.errorf("field %d %q: want a number", i+2, f[i+1])
+		}
+		n[i] = v
+	}
+	e := Entry{File: name, OldOffset: n[0], OldLength: n[1], NewOffset: n[2], NewLength: n[3],
+		Kind: Revisit, Run: len(r.Runs) - 1, Line: r.line}
+	if len(f) == 9 {
+		switch f[5] {
+		case "revisit":
+			if f[6] == "-" || f[7] == "-" || f[8] == "-" {
+				return r.errorf("a revisit needs its payload digest and the URI and date it refers to")
+			}
+			e.PayloadDigest, e.RefersToURI, e.RefersTo = f[6], f[7], f[8]
+		case "restored":
+			e.Kind = Restored
+			if f[6] != "-" || f[7] != "-" || f[8] != "-" {
+				return r.errorf("a restored record has \"-\" for digest and references")
+			}
+		default:
+			return r.errorf("kind %q: want revisit or restored", f[5])
+		}
+	} else {
+		r.legacy = true
+	}
+	if e.OldLength == 0 || e.NewLength == 0 {
+		return r.errorf("a record of length 0")
+	}
+	// Order within the run: files in byte order, offsets increasing.
+	switch {
+	case !r.seenFirst || f[0] > r.prevFile:
+		r.shift = 0
+	case f[0] < r.prevFile:
+		return r.errorf("%s after %s: files out of order within a run", f[0], r.prevFile)
+	case e.OldOffset < r.prevEnd:
+		return r.errorf("old offset %d before the end (%d) of the previous entry of the file", e.OldOffset, r.prevEnd)
+	}
+	if e.NewOffset != e.OldOffset+r.shift {
+		return r.errorf("new offset %d: the entries before it in this run moved offset %d to %d", e.NewOffset, e.OldOffset, e.OldOffset+r.shift)
+	}
+	r.shift += e.NewLength - e.OldLength
+	r.prevFile, r.prevEnd, r.seenFirst = f[0], e.OldOffset+e.OldLength, true
+	r.entry = e
+	return nil
+}
