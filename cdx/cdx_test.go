@@ -167,6 +167,32 @@ func TestEdit(t *testing.T) {
 	}
 }
 
+func TestRemove(t *testing.T) {
+	cases := []struct{ name, line, want string }{
+		{"middle", `a)/ 1 {"url":"u","mime":"text/html","status":"200"}`, `a)/ 1 {"url":"u","status":"200"}`},
+		{"first", `a)/ 1 {"mime": "text/html", "status": "200"}`, `a)/ 1 {"status": "200"}`},
+		{"only", `a)/ 1 {"mime": "text/html"}`, `a)/ 1 {}`},
+		{"last", `a)/ 1 {"url": "u", "mime": "text/html"}`, `a)/ 1 {"url": "u"}`},
+		{"absent", `a)/ 1 {"url": "u"}`, `a)/ 1 {"url": "u"}`},
+		{"CDX", `a)/ 2014 http://a/ text/html 200 D - - 10 5 f`, `a)/ 2014 http://a/ - 200 D - - 10 5 f`},
+	}
+	for _, c := range cases {
+		lines, bad := readAll(t, []byte(c.line+"\n"), Options{})
+		if len(bad) > 0 {
+			t.Fatal(bad)
+		}
+		l := lines[0]
+		l.SetMIME("")
+		if s := string(l.AppendTo(nil)); s != c.want || l.MIME != nil {
+			t.Errorf("%s: got %s, want %s", c.name, s, c.want)
+		}
+		l.Revert()
+		if s := string(l.AppendTo(nil)); s != c.line || l.IsEdited() {
+			t.Errorf("%s: reverted to %s", c.name, s)
+		}
+	}
+}
+
 func TestCDX11(t *testing.T) {
 	cases := []struct{ name, line, want string }{
 		{"CDXJ", `a)/ 2014 {"url":"http://a/b c","mime":"text/html","status":"200","digest":"D","length":"10","offset":"5","filename":"f.warc.gz"}`,

@@ -103,7 +103,8 @@ type Line struct {
 	cdxLayout *Layout // of a CDX line
 	extra     bool    // a CDX line with spaces in its URL (more fields than its layout)
 
-	edited  uint16 // bit per field
+	orig    origValues // the edited values as read
+	edited  uint16     // bit per field
 	newVals [nFields][]byte
 	scratch []byte // decoded JSON strings
 }
@@ -140,6 +141,17 @@ func (l *Line) Clone() *Line {
 	return c
 }
 
+type origValues struct {
+	offset, length int64
+	mime, digest   []byte
+}
+
+// Revert drops every edit: the line is as read again.
+func (l *Line) Revert() {
+	l.edited = 0
+	l.Offset, l.Length, l.MIME, l.Digest = l.orig.offset, l.orig.length, l.orig.mime, l.orig.digest
+}
+
 // SetOffset sets the record's offset, keeping the line's spelling of
 // numbers (a CDXJ string stays a string).
 func (l *Line) SetOffset(n int64) {
@@ -153,16 +165,24 @@ func (l *Line) SetLength(n int64) {
 	l.set(fLength, strconv.AppendInt(l.newVals[fLength][:0], n, 10))
 }
 
-// SetMIME sets the mime field.
+// SetMIME sets the mime field; "" makes it absent (a CDXJ key is removed,
+// a CDX column is "-").
 func (l *Line) SetMIME(s string) {
 	l.set(fMIME, append(l.newVals[fMIME][:0], s...))
 	l.MIME = l.newVals[fMIME]
+	if s == "" {
+		l.MIME = nil
+	}
 }
 
-// SetDigest sets the digest field, as given (with or without a label).
+// SetDigest sets the digest field, as given (with or without a label); ""
+// makes it absent.
 func (l *Line) SetDigest(s string) {
 	l.set(fDigest, append(l.newVals[fDigest][:0], s...))
 	l.Digest = l.newVals[fDigest]
+	if s == "" {
+		l.Digest = nil
+	}
 }
 
 func (l *Line) set(f field, v []byte) {
@@ -187,6 +207,7 @@ func (l *Line) AppendTo(dst []byte) []byte {
 		at, end int32
 		f       field
 		insert  bool
+		remove  bool
 	}
 	var buf [nFields]splice
 	ss := buf[:0]
@@ -196,6 +217,11 @@ func (l *Line) AppendTo(dst []byte) []byte {
 		}
 		sp := l.spans[f]
 		switch {
+		case sp.present && l.Format == CDXJ && len(l.newVals[f]) == 0:
+			start, end := l.memberBounds(sp)
+			ss = append(ss, splice{at: start, end: end, f: f, remove: true})
+		case len(l.newVals[f]) == 0 && l.Format == CDXJ:
+			// Absent and to stay absent.
 		case sp.present:
 			ss = append(ss, splice{at: sp.start, end: sp.start, f: f})
 			ss[len(ss)-1].end = sp.end
@@ -221,6 +247,7 @@ func (l *Line) AppendTo(dst []byte) []byte {
 		dst = append(dst, l.Raw[pos:s.at]...)
 		v := l.newVals[s.f]
 		switch {
+		case s.remove:
 		case s.insert && s.at == l.objEnd:
 			if !empty {
 				dst = append(dst, l.memberSep...)
@@ -248,6 +275,38 @@ func (l *Line) AppendTo(dst []byte) []byte {
 }
 
 var dash = []byte("-")
+
+// memberBounds is the stretch of Raw to cut to remove the CDXJ member of
+// sp: with the separator before it, or for the first member the one after.
+func (l *Line) memberBounds(sp span) (int32, int32) {
+	raw := l.Raw
+	start, end := sp.key, sp.end
+	i := start
+	for i > 0 && isSpace(raw[i-1]) {
+		i--
+	}
+	if i > 0 && raw[i-1] == ',' {
+		i--
+		for i > 0 && isSpace(raw[i-1]) {
+			i--
+		}
+		return i, end
+	}
+	j := end
+	for int(j) < len(raw) && isSpace(raw[j]) {
+		j++
+	}
+	if int(j) < len(raw) && raw[j] == ',' {
+		j++
+		for int(j) < len(raw) && isSpace(raw[j]) {
+			j++
+		}
+		return start, j
+	}
+	return start, end
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 func (l *Line) appendValue(dst []byte, f field, v []byte, quoted bool) []byte {
 	if !quoted && (f == fOffset || f == fLength) {

@@ -24,10 +24,14 @@ func (p *parser) parse(l *Line, raw []byte, format Format, layout *Layout) error
 	if n := len(text); n > 0 && text[n-1] == '\r' {
 		text = text[:n-1]
 	}
+	var err error
 	if format == CDXJ {
-		return p.parseCDXJ(l, text)
+		err = p.parseCDXJ(l, text)
+	} else {
+		err = p.parseCDX(l, text, layout)
 	}
-	return p.parseCDX(l, text, layout)
+	l.orig = origValues{l.Offset, l.Length, l.MIME, l.Digest}
+	return err
 }
 
 // isCDXJ tells a CDXJ record line: its third token starts the JSON.
@@ -78,7 +82,7 @@ func (p *parser) parseCDXJ(l *Line, text []byte) error {
 	i := bytes.IndexByte(text, ' ')
 	var brace int
 	if i > 0 {
-		if j := bytes.IndexByte(text[i+1:], ' '); j > 0 && i+1+j+1 < len(text) && text[i+1+j+1] == '{' {
+		if j := bytes.IndexByte(text[i+1:], ' '); j >= 0 && i+1+j+1 < len(text) && text[i+1+j+1] == '{' {
 			brace = i + 1 + j + 1
 		}
 	}

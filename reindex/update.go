@@ -97,16 +97,15 @@ func (u *Updater) Update(l *cdx.Line, input string) (bool, error) {
 		return false, nil
 	}
 	f.Lines++
-	length := l.Length
 	u.revisited, u.ours = isRevisit(l.MIME), false
 	var restored, revisits, reindexed int64
-	off, err := u.Moves.Follow(f, l.Offset, func(mv rewritelog.Move) error {
+	off, length, err := u.Moves.Follow(f, l.Offset, l.Length, func(mv rewritelog.Move, off, length int64) error {
 		switch mv.Kind {
 		case rewritelog.Revisit:
 			if u.revisited {
 				return fmt.Errorf("log line %d makes the record at %d a revisit, but the index line already is one: was the index written after that run of the log? (--since)", mv.Line, mv.OldOffset)
 			}
-			if err := checkLength(f.Name, length, mv); err != nil {
+			if err := checkLength(f.Name, off, length, mv); err != nil {
 				return err
 			}
 			l.SetMIME(RevisitMIME)
@@ -135,14 +134,11 @@ func (u *Updater) Update(l *cdx.Line, input string) (bool, error) {
 			default:
 				return fmt.Errorf("log line %d restores the record at %d, but the index line is no revisit", mv.Line, mv.OldOffset)
 			}
-			if err := checkLength(f.Name, length, mv); err != nil {
+			if err := checkLength(f.Name, off, length, mv); err != nil {
 				return err
 			}
 			u.revisited, u.ours = false, false
 			restored++
-		}
-		if length >= 0 {
-			length += mv.NewLength - mv.OldLength
 		}
 		return nil
 	})
@@ -180,8 +176,9 @@ func isRevisit(mime []byte) bool { return string(mime) == RevisitMIME }
 // log rewrote: in a gzip file a record is its member, whose length both
 // know; in a plain file the indexer may leave out the record's final
 // CRLF CRLF.
-func checkLength(file string, length int64, mv rewritelog.Move) error {
-	if length < 0 {
+func checkLength(file string, off, length int64, mv rewritelog.Move) error {
+	if length < 0 || off != mv.OldOffset {
+		// Unknown, or a range that ends with the record (Follow checked).
 		return nil
 	}
 	d := mv.OldLength - length

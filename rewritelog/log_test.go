@@ -122,7 +122,7 @@ func TestFollow(t *testing.T) {
 				t.Fatal(f, err)
 			}
 			var hits string
-			got, err := m.Follow(f, c.off, func(mv Move) error {
+			got, _, err := m.Follow(f, c.off, -1, func(mv Move, _, _ int64) error {
 				hits += mv.Kind.String() + " " + string(mv.PayloadDigest) + ", "
 				return nil
 			})
@@ -171,7 +171,7 @@ func TestUnmatched(t *testing.T) {
 	m := load(t, log, time.Time{})
 	a, _ := m.Resolve([]byte("a.warc"))
 	a.Lines++
-	if _, err := m.Follow(a, 100, nil); err != nil {
+	if _, _, err := m.Follow(a, 100, -1, nil); err != nil {
 		t.Fatal(err)
 	}
 	var got []string

@@ -171,11 +171,23 @@ func (e *InsideError) Error() string {
 	return fmt.Sprintf("offset %d falls inside the record at %d+%d that log line %d rewrote", e.Offset, e.Move.OldOffset, e.Move.OldLength, e.Move.Line)
 }
 
-// Follow follows the record that started at off in f before the first
-// run kept through every run, and returns where it starts now. For each
-// entry that rewrote it, in run order, it calls rewrote with the entry and
-// marks the entry as matched.
-func (m *Moves) Follow(f *File, off int64, rewrote func(Move) error) (int64, error) {
+// Follow follows the record that started at off in f, length bytes long
+// (-1: unknown), before the first run kept, through every run, and
+// returns where it starts now and its length. A record that an entry
+// rewrote gets the entry's new offset, and its length moves by what the
+// entry says it shrank or grew (so it stays whatever the caller's length
+// counts: an indexer may leave out the CRLF CRLF after an uncompressed
+// record); every other record moves by what the entries before it saved.
+//
+// A range that ends where a rewritten record ends, and holds no other
+// rewritten record, is that record's: warcio.js gives the record after a
+// dns: response in NetarchiveSuite's WARC files the dns: record's offset
+// and the length of both. Its offset moves as the records before it.
+//
+// For each entry that rewrote the record, in run order, Follow calls
+// rewrote with the entry and the record's offset and length before it,
+// and marks the entry as matched.
+func (m *Moves) Follow(f *File, off, length int64, rewrote func(mv Move, off, length int64) error) (int64, int64, error) {
 	for _, s := range f.spans {
 		ms := m.moves[s.first:s.end]
 		// The last entry at or before off.
@@ -189,27 +201,53 @@ func (m *Moves) Follow(f *File, off int64, rewrote func(Move) error) (int64, err
 			}
 		}
 		i := lo - 1
-		if i < 0 {
-			continue
+		var hit *move
+		newOff := off
+		if i >= 0 {
+			mv := &ms[i]
+			switch {
+			case mv.oldOff == off:
+				hit, newOff = mv, mv.newOff
+			case off < mv.oldOff+mv.oldLen:
+				return off, length, &InsideError{Offset: off, Move: m.view(mv, s.run)}
+			default:
+				newOff += mv.newOff + mv.newLen - mv.oldOff - mv.oldLen
+			}
 		}
-		mv := &ms[i]
-		switch {
-		case mv.oldOff == off:
+		if j := i + 1; hit == nil && length > 0 && j < len(ms) && ms[j].oldOff < off+length {
+			mv := &ms[j]
+			if end := mv.oldOff + mv.oldLen; end < off+length || end > off+length+4 || j+1 < len(ms) && ms[j+1].oldOff < off+length {
+				return off, length, &CoverError{Offset: off, Length: length, Move: m.view(mv, s.run)}
+			}
+			hit = mv
+			i = j
+		}
+		if hit != nil {
 			id := s.first + i
 			m.hit[id/64] |= 1 << (id % 64)
 			if rewrote != nil {
-				if err := rewrote(m.view(mv, s.run)); err != nil {
-					return off, err
+				if err := rewrote(m.view(hit, s.run), off, length); err != nil {
+					return off, length, err
 				}
 			}
-			off = mv.newOff
-		case off < mv.oldOff+mv.oldLen:
-			return off, &InsideError{Offset: off, Move: m.view(mv, s.run)}
-		default:
-			off += mv.newOff + mv.newLen - mv.oldOff - mv.oldLen
+			if length >= 0 {
+				length += hit.newLen - hit.oldLen
+			}
 		}
+		off = newOff
 	}
-	return off, nil
+	return off, length, nil
+}
+
+// CoverError is an index range that holds the start of a rewritten record
+// without being that record's.
+type CoverError struct {
+	Offset, Length int64
+	Move           Move
+}
+
+func (e *CoverError) Error() string {
+	return fmt.Sprintf("the range %d+%d holds the start of the record at %d+%d that log line %d rewrote, and does not end with it", e.Offset, e.Length, e.Move.OldOffset, e.Move.OldLength, e.Move.Line)
 }
 
 func (m *Moves) view(mv *move, run int) Move {
