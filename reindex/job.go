@@ -52,6 +52,7 @@ func (j *Job) Index(in io.Reader, name string) error {
 				return err
 			}
 			j.problem(err)
+			j.Stats.Lines++
 			if err := j.Out.Write(l); err != nil {
 				return err
 			}
