@@ -355,3 +355,46 @@ func TestWarccdxCorpus(t *testing.T) {
 	n := checkWarccdx(t, cli, r, filepath.Join(work, "orig"), warccdxCases[:2])
 	t.Logf("%d revisits written, %d revisit lines more after warccdx", len(r.log), n)
 }
+
+// TestWarccdxExit checks warccdx's exit statuses and outputs: 0 and the
+// updated index; 1 with every line written when a line or log entry is
+// reported; 2 and no output file for a bad log.
+func TestWarccdxExit(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"ok.log":    "a.warc.gz 100 50 100 20 revisit sha1:D u d\n",
+		"bad.log":   "a.warc.gz 100 50 100\n",
+		"index.cdx": "a)/ 2024 http://a/ text/html 200 D - - 50 100 a.warc.gz\nb)/ 2024 http://b/ text/html 200 D - - 10 150 a.warc.gz\n",
+		"other.cdx": "b)/ 2024 http://b/ text/html 200 D - - 10 150 a.warc.gz\nnot an index line\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		name, cmd string
+		code      int
+		stdout    string
+		stderr    string
+	}{
+		{"updated", "warccdx -q --log ok.log index.cdx", 0,
+			"a)/ 2024 http://a/ warc/revisit 200 D - - 20 100 a.warc.gz\nb)/ 2024 http://b/ text/html 200 D - - 10 120 a.warc.gz\n", ""},
+		{"standard input, -o", "warccdx -q --log ok.log -o out.cdx < index.cdx && cat out.cdx", 0,
+			"a)/ 2024 http://a/ warc/revisit 200 D - - 20 100 a.warc.gz\nb)/ 2024 http://b/ text/html 200 D - - 10 120 a.warc.gz\n", ""},
+		{"a bad line and an entry without its line", "warccdx -q --log ok.log other.cdx", 1,
+			"b)/ 2024 http://b/ text/html 200 D - - 10 120 a.warc.gz\nnot an index line\n",
+			"other.cdx: line 2: "},
+		{"a bad log", "warccdx --log bad.log -o never.cdx index.cdx; s=$?; test ! -e never.cdx; exit $s", 2, "", "bad.log: line 1: 4 fields"},
+		{"no log", "warccdx index.cdx", 2, "", `Required flag "log" not set`},
+		{"help", "warccdx --help | grep -c OutbackCDX", 0, "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			stdout, stderr, code := sh(t, dir, c.cmd)
+			if code != c.code || c.stdout != "" && stdout != c.stdout || !strings.Contains(stderr, c.stderr) {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, stdout, stderr)
+			}
+		})
+	}
+}
