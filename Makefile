@@ -38,6 +38,7 @@ bench: build
 	scripts/bench-warcsum.sh
 	scripts/bench-chain.sh
 	scripts/bench-refs.sh
+	scripts/bench-cdx.sh
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin
