@@ -94,19 +94,32 @@ func AppendRun(dst []byte, t time.Time) []byte {
 // Reader reads a log, checking that it is in order and that its offsets
 // add up; an error names the log and the line.
 type Reader struct {
-	name  string
-	sc    *bufio.Scanner
-	line  int64
-	entry Entry
+	name string
+	sc   *bufio.Scanner
+	line int64
+	raw  rawEntry
 	// Runs are the start times of the runs read so far; the entries before
 	// the first "# run" line belong to a run with the zero time.
 	Runs []time.Time
 	// The last entry of the current run, for the order and offset checks.
-	prevFile  string // as escaped in the log, whose byte order it follows
+	prevFile  []byte // as escaped in the log, whose byte order it follows
 	prevEnd   int64  // old offset + old length
 	shift     int64  // bytes the current file's entries of this run saved
 	seenFirst bool
 	legacy    bool
+	entry     Entry
+	unescaped []byte
+}
+
+// rawEntry is an entry whose text fields point into the line read, so
+// that loading a log of millions of lines makes no garbage.
+type rawEntry struct {
+	file                           []byte // unescaped
+	oldOff, oldLen, newOff, newLen int64
+	kind                           Kind
+	digest, refURI, refDate        []byte // nil for "-"
+	run                            int
+	line                           int64
 }
 
 // NewReader returns a Reader of the log r, named name in errors.
@@ -126,6 +139,17 @@ func (r *Reader) errorf(format string, args ...any) error {
 // Next returns the next entry, or io.EOF. The entry is valid until the
 // next call.
 func (r *Reader) Next() (*Entry, error) {
+	e, err := r.next()
+	if err != nil {
+		return nil, err
+	}
+	r.entry = Entry{File: string(e.file), OldOffset: e.oldOff, OldLength: e.oldLen, NewOffset: e.newOff, NewLength: e.newLen,
+		Kind: e.kind, PayloadDigest: string(e.digest), RefersToURI: string(e.refURI), RefersTo: string(e.refDate), Run: e.run, Line: e.line}
+	return &r.entry, nil
+}
+
+// next reads the next entry; its slices are valid until the next call.
+func (r *Reader) next() (*rawEntry, error) {
 	for r.sc.Scan() {
 		r.line++
 		text := r.sc.Bytes()
@@ -145,7 +169,7 @@ func (r *Reader) Next() (*Entry, error) {
 		if err := r.parse(text); err != nil {
 			return nil, err
 		}
-		return &r.entry, nil
+		return &r.raw, nil
 	}
 	if err := r.sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: after line %d: %w", r.name, r.line, err)
@@ -155,43 +179,68 @@ func (r *Reader) Next() (*Entry, error) {
 
 func (r *Reader) startRun(t time.Time) {
 	r.Runs = append(r.Runs, t)
-	r.prevFile, r.prevEnd, r.shift, r.seenFirst = "", 0, 0, false
+	r.prevFile, r.prevEnd, r.shift, r.seenFirst = r.prevFile[:0], 0, 0, false
 }
 
 var errFields = errors.New("want 9 fields (file old-offset old-length new-offset new-length kind payload-digest refers-to-uri refers-to-date) or the 5 of older logs")
+
+var dash = []byte("-")
 
 func (r *Reader) parse(text []byte) error {
 	if len(r.Runs) == 0 {
 		r.startRun(time.Time{})
 	}
-	f := strings.Split(string(text), " ")
-	if len(f) != 9 && len(f) != 5 {
-		return r.errorf("%d fields: %v", len(f), errFields)
+	var f [9][]byte
+	n := 0
+	for rest := text; ; n++ {
+		i := bytes.IndexByte(rest, ' ')
+		if n == len(f) {
+			return r.errorf("more than 9 fields: %v", errFields)
+		}
+		if i < 0 {
+			f[n] = rest
+			n++
+			break
+		}
+		f[n], rest = rest[:i], rest[i+1:]
 	}
-	name, err := manifest.UnescapeFile(f[0])
-	if err != nil || name == "" {
-		return r.errorf("file %q: %v", f[0], err)
+	if n != 9 && n != 5 {
+		return r.errorf("%d fields: %v", n, errFields)
 	}
-	var n [4]int64
-	for i := range n {
-		v, err := strconv.ParseInt(f[i+1], 10, 64)
-		if err != nil || v < 0 {
+	name := f[0]
+	if bytes.IndexByte(name, '%') >= 0 {
+		u, err := manifest.UnescapeFile(string(name))
+		if err != nil {
+			return r.errorf("file %q: %v", name, err)
+		}
+		r.unescaped = append(r.unescaped[:0], u...)
+		name = r.unescaped
+	}
+	if len(name) == 0 {
+		return r.errorf("no file name")
+	}
+	var num [4]int64
+	for i := range num {
+		v, ok := parseUint(f[i+1])
+		if !ok {
 			return r.errorf("field %d %q: want a number", i+2, f[i+1])
 		}
-		n[i] = v
+		num[i] = v
 	}
-	e := Entry{File: name, OldOffset: n[0], OldLength: n[1], NewOffset: n[2], NewLength: n[3],
-		Kind: Revisit, Run: len(r.Runs) - 1, Line: r.line}
-	if len(f) == 9 {
-		switch f[5] {
+	e := rawEntry{file: name, oldOff: num[0], oldLen: num[1], newOff: num[2], newLen: num[3],
+		kind: Revisit, run: len(r.Runs) - 1, line: r.line}
+	if n == 9 {
+		none := bytes.Equal(f[6], dash) || bytes.Equal(f[7], dash) || bytes.Equal(f[8], dash)
+		all := bytes.Equal(f[6], dash) && bytes.Equal(f[7], dash) && bytes.Equal(f[8], dash)
+		switch string(f[5]) {
 		case "revisit":
-			if f[6] == "-" || f[7] == "-" || f[8] == "-" {
+			if none {
 				return r.errorf("a revisit needs its payload digest and the URI and date it refers to")
 			}
-			e.PayloadDigest, e.RefersToURI, e.RefersTo = f[6], f[7], f[8]
+			e.digest, e.refURI, e.refDate = f[6], f[7], f[8]
 		case "restored":
-			e.Kind = Restored
-			if f[6] != "-" || f[7] != "-" || f[8] != "-" {
+			e.kind = Restored
+			if !all {
 				return r.errorf("a restored record has \"-\" for digest and references")
 			}
 		default:
@@ -200,23 +249,37 @@ func (r *Reader) parse(text []byte) error {
 	} else {
 		r.legacy = true
 	}
-	if e.OldLength == 0 || e.NewLength == 0 {
+	if e.oldLen == 0 || e.newLen == 0 {
 		return r.errorf("a record of length 0")
 	}
 	// Order within the run: files in byte order, offsets increasing.
-	switch {
-	case !r.seenFirst || f[0] > r.prevFile:
+	switch c := bytes.Compare(f[0], r.prevFile); {
+	case !r.seenFirst || c > 0:
 		r.shift = 0
-	case f[0] < r.prevFile:
+	case c < 0:
 		return r.errorf("%s after %s: files out of order within a run", f[0], r.prevFile)
-	case e.OldOffset < r.prevEnd:
-		return r.errorf("old offset %d before the end (%d) of the previous entry of the file", e.OldOffset, r.prevEnd)
+	case e.oldOff < r.prevEnd:
+		return r.errorf("old offset %d before the end (%d) of the previous entry of the file", e.oldOff, r.prevEnd)
 	}
-	if e.NewOffset != e.OldOffset+r.shift {
-		return r.errorf("new offset %d: the entries before it in this run moved offset %d to %d", e.NewOffset, e.OldOffset, e.OldOffset+r.shift)
+	if e.newOff != e.oldOff+r.shift {
+		return r.errorf("new offset %d: the entries before it in this run moved offset %d to %d", e.newOff, e.oldOff, e.oldOff+r.shift)
 	}
-	r.shift += e.NewLength - e.OldLength
-	r.prevFile, r.prevEnd, r.seenFirst = f[0], e.OldOffset+e.OldLength, true
-	r.entry = e
+	r.shift += e.newLen - e.oldLen
+	r.prevFile, r.prevEnd, r.seenFirst = append(r.prevFile[:0], f[0]...), e.oldOff+e.oldLen, true
+	r.raw = e
 	return nil
+}
+
+func parseUint(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
 }

@@ -79,7 +79,7 @@ func TestReader(t *testing.T) {
 	}
 }
 
-func load(t *testing.T, log string, since time.Time) *Moves {
+func loadLog(t *testing.T, log string, since time.Time) *Moves {
 	t.Helper()
 	m, err := Load(NewReader(strings.NewReader(log), "log"), since)
 	if err != nil {
@@ -116,7 +116,7 @@ func TestFollow(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			m := load(t, log, c.since)
+			m := loadLog(t, log, c.since)
 			f, err := m.Resolve([]byte("a.warc.gz"))
 			if err != nil || f == nil {
 				t.Fatal(f, err)
@@ -141,7 +141,7 @@ func TestFollow(t *testing.T) {
 
 func TestResolve(t *testing.T) {
 	log := "a/x.warc.gz 0 10 0 5\nb/x.warc.gz 0 10 0 5\nb/y.warc.gz 0 10 0 5\nz.warc 0 10 0 5\n"
-	m := load(t, log, time.Time{})
+	m := loadLog(t, log, time.Time{})
 	cases := []struct{ name, want, err string }{
 		{"a/x.warc.gz", "a/x.warc.gz", ""},
 		{"/data/coll/b/x.warc.gz", "b/x.warc.gz", ""},
@@ -168,7 +168,7 @@ func TestResolve(t *testing.T) {
 
 func TestUnmatched(t *testing.T) {
 	log := "a.warc 0 10 0 5\na.warc 100 10 95 5\nb.warc 0 10 0 5\n"
-	m := load(t, log, time.Time{})
+	m := loadLog(t, log, time.Time{})
 	a, _ := m.Resolve([]byte("a.warc"))
 	a.Lines++
 	if _, _, err := m.Follow(a, 100, -1, nil); err != nil {
@@ -178,5 +178,19 @@ func TestUnmatched(t *testing.T) {
 	m.Unmatched(func(f *File, mv Move) { got = append(got, f.Name+" "+string(rune('0'+mv.Line))) })
 	if len(got) != 1 || got[0] != "a.warc 1" {
 		t.Errorf("unmatched %v, want a.warc's line 1 only (b.warc has no lines)", got)
+	}
+}
+
+// TestDigestKept: a base32 sha1 digest (held as 20 bytes) and any other
+// (held as text) come back as written.
+func TestDigestKept(t *testing.T) {
+	for _, d := range []string{"sha1:2ZD2IYWV3YOKUTLTUXTLIZNLKESMDTO4", "sha1:2zd2iywv3yokutltuxtliznlkesmdto4", "sha256:abc", "md5:0123"} {
+		m := loadLog(t, "a.warc 0 10 0 5 revisit "+d+" u t\n", time.Time{})
+		f, _ := m.Resolve([]byte("a.warc"))
+		var got string
+		m.Follow(f, 0, -1, func(mv Move, _, _ int64) error { got = string(mv.PayloadDigest); return nil })
+		if got != d {
+			t.Errorf("digest %s came back as %s", d, got)
+		}
 	}
 }

@@ -1,19 +1,23 @@
 package rewritelog
 
 import (
+	"bytes"
+	"encoding/base32"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"time"
 )
 
-// Moves is a log held in memory to follow offsets through it: about 48
-// bytes per entry plus its payload digest (~37 bytes for sha1), whatever
-// the size of what is looked up in it.
+// Moves is a log held in memory to follow offsets through it: 48 bytes
+// per entry plus its payload digest (20 bytes for a base32 sha1, else its
+// text), whatever the size of what is looked up in it.
 type Moves struct {
 	moves   []move
 	digests []byte
+	scratch []byte // a digest spelt out for view
 	files   []*File
 	byName  map[string]*File
 	byBase  map[string][]*File
@@ -30,9 +34,11 @@ type move struct {
 	oldOff, oldLen, newOff, newLen int64
 	line                           int64
 	digOff                         uint32
-	digLen                         uint16
+	digLen                         uint16 // sha1Binary: 20 bytes of a "sha1:" base32 digest
 	kind                           Kind
 }
+
+const sha1Binary = 0xffff
 
 // File is a file the log names.
 type File struct {
@@ -63,49 +69,91 @@ type Move struct {
 	Line          int64 // in the log
 }
 
+// LoadFile reads the log file name into memory (see Load), counting its
+// lines first so that memory holds the entries and no more.
+func LoadFile(name string, since time.Time) (*Moves, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	lines, err := countLines(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	return load(NewReader(f, name), since, lines)
+}
+
+func countLines(r io.Reader) (int, error) {
+	buf := make([]byte, 1<<20)
+	n := 0
+	for {
+		k, err := r.Read(buf)
+		n += bytes.Count(buf[:k], []byte("\n"))
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
 // Load reads the log into memory, keeping the runs that started at or
 // after since (every run for the zero time).
-func Load(r *Reader, since time.Time) (*Moves, error) {
-	m := &Moves{byName: map[string]*File{}, byBase: map[string][]*File{}, resolved: map[string]resolution{}}
+func Load(r *Reader, since time.Time) (*Moves, error) { return load(r, since, 0) }
+
+func load(r *Reader, since time.Time, sizeHint int) (*Moves, error) {
+	m := &Moves{byName: map[string]*File{}, byBase: map[string][]*File{}, resolved: map[string]resolution{},
+		moves: make([]move, 0, sizeHint), digests: make([]byte, 0, sizeHint*20)}
 	var cur *File
 	curRun := -1
 	keep := map[int]int{} // run in the log -> index in m.Runs
 	for {
-		e, err := r.Next()
+		e, err := r.next()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				break
 			}
 			return nil, err
 		}
-		if !since.IsZero() && r.Runs[e.Run].Before(since) {
+		if !since.IsZero() && r.Runs[e.run].Before(since) {
 			continue
 		}
-		run, ok := keep[e.Run]
+		run, ok := keep[e.run]
 		if !ok {
 			run = len(m.Runs)
-			keep[e.Run] = run
-			m.Runs = append(m.Runs, r.Runs[e.Run])
+			keep[e.run] = run
+			m.Runs = append(m.Runs, r.Runs[e.run])
 		}
-		if cur == nil || cur.Name != e.File || curRun != run {
-			cur = m.byName[e.File]
+		if cur == nil || cur.Name != string(e.file) || curRun != run {
+			cur = m.byName[string(e.file)]
 			if cur == nil {
-				cur = &File{Name: e.File}
-				m.byName[e.File] = cur
-				base := path.Base(e.File)
+				cur = &File{Name: string(e.file)}
+				m.byName[cur.Name] = cur
+				base := path.Base(cur.Name)
 				m.byBase[base] = append(m.byBase[base], cur)
 				m.files = append(m.files, cur)
 			}
 			cur.spans = append(cur.spans, runSpan{run: run, first: len(m.moves), end: len(m.moves)})
 			curRun = run
 		}
-		mv := move{oldOff: e.OldOffset, oldLen: e.OldLength, newOff: e.NewOffset, newLen: e.NewLength, line: e.Line, kind: e.Kind}
-		if d := e.PayloadDigest; d != "" {
-			if len(d) > 0xffff || len(m.digests)+len(d) > 0xffffffff {
-				return nil, fmt.Errorf("%s: line %d: digest too long, or too many", r.name, e.Line)
+		mv := move{oldOff: e.oldOff, oldLen: e.oldLen, newOff: e.newOff, newLen: e.newLen, line: e.line, kind: e.kind}
+		if d := e.digest; len(d) > 0 {
+			if len(m.digests)+len(d) > 0xffffffff || len(d) >= sha1Binary {
+				return nil, fmt.Errorf("%s: line %d: digest too long, or too many", r.name, e.line)
 			}
-			mv.digOff, mv.digLen = uint32(len(m.digests)), uint16(len(d))
-			m.digests = append(m.digests, d...)
+			mv.digOff = uint32(len(m.digests))
+			if b, ok := sha1Base32(d); ok {
+				mv.digLen = sha1Binary
+				m.digests = append(m.digests, b[:]...)
+			} else {
+				mv.digLen = uint16(len(d))
+				m.digests = append(m.digests, d...)
+			}
 		}
 		m.moves = append(m.moves, mv)
 		cur.spans[len(cur.spans)-1].end = len(m.moves)
@@ -250,12 +298,35 @@ func (e *CoverError) Error() string {
 	return fmt.Sprintf("the range %d+%d holds the start of the record at %d+%d that log line %d rewrote, and does not end with it", e.Offset, e.Length, e.Move.OldOffset, e.Move.OldLength, e.Move.Line)
 }
 
+// view is mv as a Move; its PayloadDigest is valid until the next view.
 func (m *Moves) view(mv *move, run int) Move {
 	v := Move{OldOffset: mv.oldOff, OldLength: mv.oldLen, NewOffset: mv.newOff, NewLength: mv.newLen, Kind: mv.kind, Run: run, Line: mv.line}
-	if mv.digLen > 0 {
+	switch mv.digLen {
+	case 0:
+	case sha1Binary:
+		m.scratch = append(m.scratch[:0], "sha1:"...)
+		m.scratch = base32.StdEncoding.AppendEncode(m.scratch, m.digests[mv.digOff:mv.digOff+20])
+		v.PayloadDigest = m.scratch
+	default:
 		v.PayloadDigest = m.digests[mv.digOff : mv.digOff+uint32(mv.digLen) : mv.digOff+uint32(mv.digLen)]
 	}
 	return v
+}
+
+// sha1Base32 decodes a "sha1:" digest of 32 upper-case base32 letters,
+// the form nearly every WARC-Payload-Digest has, into its 20 bytes.
+func sha1Base32(d []byte) ([20]byte, bool) {
+	var b [20]byte
+	if len(d) != 37 || string(d[:5]) != "sha1:" {
+		return b, false
+	}
+	for i := 5; i < len(d); i++ {
+		if c := d[i]; !('A' <= c && c <= 'Z' || '2' <= c && c <= '7') {
+			return b, false
+		}
+	}
+	n, err := base32.StdEncoding.Decode(b[:], d[5:])
+	return b, err == nil && n == 20
 }
 
 // Unmatched calls fn for every entry no Follow landed on, of the files
@@ -268,7 +339,9 @@ func (m *Moves) Unmatched(fn func(f *File, mv Move)) {
 		for _, s := range f.spans {
 			for id := s.first; id < s.end; id++ {
 				if m.hit[id/64]&(1<<(id%64)) == 0 {
-					fn(f, m.view(&m.moves[id], s.run))
+					v := m.view(&m.moves[id], s.run)
+					v.PayloadDigest = bytes.Clone(v.PayloadDigest)
+					fn(f, v)
 				}
 			}
 		}

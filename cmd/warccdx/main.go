@@ -4,7 +4,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -41,8 +40,8 @@ the index are counted only: an index may cover part of the collection.
 A line that cannot be read or updated is reported and written as read
 (exit status 1), or with --strict stops the run.
 
-Memory: the log is held in about 48 bytes per entry plus its digest (85
-bytes for sha1); the indexes stream, whatever their size.`
+Memory: the log is held in 68 bytes per entry (with a sha1 digest); the
+indexes stream, whatever their size.`
 
 func main() {
 	cmdutil.Main(cmdutil.NewApp("warccdx", "update CDX/CDXJ indexes with warcrefs' rewrite log", description,
@@ -78,7 +77,7 @@ func run(c *cli.Context) error {
 		since = *t
 	}
 	start := time.Now()
-	moves, err := loadLog(c.String("log"), since)
+	moves, err := rewritelog.LoadFile(c.String("log"), since)
 	if err != nil {
 		return fatal(err)
 	}
@@ -153,13 +152,4 @@ func run(c *cli.Context) error {
 		return cmdutil.Damaged("%d problems (%d log entries without their index line)", job.Problems, unmatched)
 	}
 	return nil
-}
-
-func loadLog(name string, since time.Time) (*rewritelog.Moves, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return rewritelog.Load(rewritelog.NewReader(f, name), since)
 }
