@@ -21,8 +21,10 @@ log names gets its record's new offset, a record the log made a revisit
 also its new length, mime "warc/revisit" and the revisit's payload digest
 (spelt as the index spells digests, with or without "sha1:"), a restored
 record its line from before the revisit; lines of other files, header and
-metadata lines pass byte for byte. Sort the output as the input was sorted
-and it equals the re-run indexer's (tested with warcio.js cdx-index).
+metadata lines pass byte for byte. Several indexes are written one after
+the other; gzip input is written plain. Sort the output as the input was
+sorted and it equals the re-run indexer's (tested with warcio.js
+cdx-index).
 
 Formats: CDXJ (pywb's cdxj-indexer, warcio.js) and space-separated CDX
 named by a " CDX N b a m s k r M S V g" header, or headerless of 11, 10, 9
