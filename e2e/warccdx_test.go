@@ -386,7 +386,9 @@ func TestWarccdxExit(t *testing.T) {
 			"b)/ 2024 http://b/ text/html 200 D - - 10 120 a.warc.gz\nnot an index line\n",
 			"other.cdx: line 2: "},
 		{"a bad log", "warccdx --log bad.log -o never.cdx index.cdx; s=$?; test ! -e never.cdx; exit $s", 2, "", "bad.log: line 1: 4 fields"},
-		{"no log", "warccdx index.cdx", 2, "", `Required flag "log" not set`},
+		{"no log", "warccdx index.cdx", 2, "", "--log FILE"},
+		{"since a later run: nothing to apply", "warccdx -q --since 2030-01-01T00:00:00Z --log ok.log index.cdx", 0, files["index.cdx"], ""},
+		{"man page", "warccdx --man | grep -c OutbackCDX", 0, "", ""},
 		{"help", "warccdx --help | grep -c OutbackCDX", 0, "", ""},
 	}
 	for _, c := range cases {

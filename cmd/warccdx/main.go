@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -46,9 +47,9 @@ Memory: the log is held in 68 bytes per entry (with a sha1 digest); the
 indexes stream, whatever their size.`
 
 func main() {
-	cmdutil.Main(cmdutil.NewApp("warccdx", "update CDX/CDXJ indexes with warcrefs' rewrite log", description,
+	app := cmdutil.NewApp("warccdx", "update CDX/CDXJ indexes with warcrefs' rewrite log", description,
 		[]cli.Flag{
-			&cli.StringFlag{Name: "log", Required: true, Usage: "warcrefs' rewrite log `FILE`"},
+			&cli.StringFlag{Name: "log", Usage: "warcrefs' rewrite log `FILE` (required)"},
 			cmdutil.OutputFlag,
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "`FORMAT` of every line: auto, cdxj or cdx"},
 			&cli.StringFlag{Name: "cdx-fields", Usage: "the `LETTERS` of a headerless CDX index (\"N b a m s k r M S V g\")"},
@@ -59,11 +60,16 @@ func main() {
 			&cli.BoolFlag{Name: "strict", Usage: "stop at the first line that cannot be read or updated"},
 			cmdutil.QuietFlag,
 			cmdutil.VerboseFlag,
-		}, run))
+		}, run)
+	app.ArgsUsage = "--log FILE [INDEX...]"
+	cmdutil.Main(app)
 }
 
 func run(c *cli.Context) error {
 	fatal := func(err error) error { return cli.Exit(err, cmdutil.ExitFatal) }
+	if c.String("log") == "" {
+		return fatal(errors.New("say which rewrite log: --log FILE"))
+	}
 	format, err := cdx.ParseFormat(c.String("format"))
 	if err != nil {
 		return fatal(err)
