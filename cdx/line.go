@@ -2,7 +2,6 @@ package cdx
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"strconv"
 )
@@ -189,10 +188,6 @@ func (l *Line) set(f field, v []byte) {
 	l.newVals[f] = v
 	l.edited |= 1 << f
 }
-
-// ErrNoField is returned by AppendTo for an edit that the line has no
-// place for (a CDX layout without that column).
-var ErrNoField = errors.New("the line's layout has no such field")
 
 // AppendTo appends the line, without its "\n", to dst: Raw when it was not
 // edited, else Raw with the edited values replaced or inserted. An edit

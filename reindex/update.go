@@ -11,13 +11,15 @@
 // revisit; every other line of the file moves by what the rewrites before
 // it saved. The length of a rewritten record moves by what the log says
 // the record shrank or grew, so it stays the indexer's length whether or
-// not that counts the CRLF CRLF after an uncompressed record. Lines of
-// other files, and header and metadata lines, pass unchanged.
+// not that counts the CRLF CRLF after an uncompressed record. A line
+// whose range ends where a rewritten record ends is that record's (warcio.js
+// gives the record after a dns: record the dns: record's offset and both
+// lengths). Lines of other files, and header and metadata lines, pass
+// unchanged.
 package reindex
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -211,6 +213,3 @@ func (u *Updater) spell(l *cdx.Line, d []byte) string {
 	}
 	return string(d)
 }
-
-// ErrUnmatched is reported for log entries no index line was found for.
-var ErrUnmatched = errors.New("no index line at that offset")
