@@ -12,9 +12,10 @@
 // " CDX N b a m s k r M S V g" (OpenWayback, IA, pywb). Without a header
 // the layout follows the first record line's field count: 11 is
 // "N b a m s k r M S V g", 10 "N b a m s k r M V g", 9 "N b a m s k r V g"
-// (cdxj-indexer -9, NetarchiveSuite), 14 is the 11 with pywb's three
-// resolved-revisit fields, 7 and 8 are NetarchiveSuite's ARC layout
-// "A e b m n g v [c]", and more than 14 is CDX11. A line with more fields
+// (cdxj-indexer -9, NetarchiveSuite), 7 and 8 are NetarchiveSuite's ARC
+// layout "A e b m n g v [c]", 14 is the 11 with pywb's three
+// resolved-revisit fields when it ends like that (an offset, a file name,
+// three more), and any other count above 11 is CDX11. A line with more fields
 // than its layout has spaces in its original URL (warcio.js writes such
 // URLs raw): the fields before the URL column are taken from the left,
 // those after it from the right. The letters read are N (urlkey), b
