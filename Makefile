@@ -50,6 +50,7 @@ fuzz:
 	$(GO) test ./digest -run '^$$' -fuzz '^FuzzParseHeader$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./gzmulti -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./record -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./cdx -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME)
 
 # Go benchmarks next to the code, then each stage on generated collections
 # of about 1 GB (scripts/bench-*.sh; BENCH_DIR keeps the data between runs).
@@ -58,6 +59,7 @@ bench: build
 	scripts/bench-warcsum.sh
 	scripts/bench-chain.sh
 	scripts/bench-refs.sh
+	scripts/bench-cdx.sh
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin

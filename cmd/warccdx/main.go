@@ -1,0 +1,163 @@
+// Command warccdx brings a CDX or CDXJ index written before warcrefs
+// rewrote the collection up to date with warcrefs' rewrite log.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"warcdedup/cdx"
+	"warcdedup/internal/cmdutil"
+	"warcdedup/reindex"
+	"warcdedup/rewritelog"
+)
+
+const description = `warccdx reads the indexes (files, or standard input without any; plain or
+gzip) and writes them, line for line in the same order and format, as the
+indexer would write them for the rewritten files: every line of a file the
+log names gets its record's new offset, a record the log made a revisit
+also its new length, mime "warc/revisit" and the revisit's payload digest
+(spelt as the index spells digests, with or without "sha1:"), a restored
+record its line from before the revisit; lines of other files, header and
+metadata lines pass byte for byte. Several indexes are written one after
+the other; gzip input is written plain. Sort the output as the input was
+sorted and it equals the re-run indexer's (tested with warcio.js
+cdx-index).
+
+Formats: CDXJ (pywb's cdxj-indexer, warcio.js) and space-separated CDX
+named by a " CDX N b a m s k r M S V g" header, or headerless of 11, 10, 9
+(and NetarchiveSuite's 7 or 8) fields; each line's format is detected.
+
+Index file names are matched to the log's (relative to the collection
+root): the same name, else the index name's longest "/"-suffix that the
+log names (absolute paths, URLs), else the base name (what indexers write)
+when only one file of the log has it.
+
+A log line whose record no line of that file has at its old offset is
+reported (exit status 1): the index does not describe the files the log
+rewrote, or lacks that record. Files the log names without any line in
+the index are counted only: an index may cover part of the collection.
+A line that cannot be read or updated is reported and written as read
+(exit status 1), or with --strict stops the run.
+
+Memory: the log is held in 68 bytes per entry (with a sha1 digest); the
+indexes stream, whatever their size.`
+
+func main() {
+	app := cmdutil.NewApp("warccdx", "update CDX/CDXJ indexes with warcrefs' rewrite log", description,
+		[]cli.Flag{
+			&cli.StringFlag{Name: "log", Usage: "warcrefs' rewrite log `FILE` (required)"},
+			cmdutil.OutputFlag,
+			&cli.StringFlag{Name: "format", Value: "auto", Usage: "`FORMAT` of every line: auto, cdxj or cdx"},
+			&cli.StringFlag{Name: "cdx-fields", Usage: "the `LETTERS` of a headerless CDX index (\"N b a m s k r M S V g\")"},
+			&cli.TimestampFlag{Name: "since", Layout: time.RFC3339, Usage: "apply only the log's runs started at or after `TIME` (RFC 3339): the index was written after the earlier ones"},
+			&cli.StringSliceFlag{Name: "root", Usage: "collection `DIR` to read restored records from whose line the index lacks (repeatable)"},
+			&cli.StringFlag{Name: "outbackcdx-delete", Usage: "write the CDX11 lines to POST to OutbackCDX's /{coll}/delete to `FILE`"},
+			&cli.StringFlag{Name: "outbackcdx-add", Usage: "write the CDX11 lines to POST to OutbackCDX's /{coll} to `FILE` (after the deletions)"},
+			&cli.BoolFlag{Name: "strict", Usage: "stop at the first line that cannot be read or updated"},
+			cmdutil.QuietFlag,
+			cmdutil.VerboseFlag,
+		}, run)
+	app.ArgsUsage = "--log FILE [INDEX...]"
+	cmdutil.Main(app)
+}
+
+func run(c *cli.Context) error {
+	fatal := func(err error) error { return cli.Exit(err, cmdutil.ExitFatal) }
+	if c.String("log") == "" {
+		return fatal(errors.New("say which rewrite log: --log FILE"))
+	}
+	format, err := cdx.ParseFormat(c.String("format"))
+	if err != nil {
+		return fatal(err)
+	}
+	opts := cdx.Options{Format: format}
+	if s := c.String("cdx-fields"); s != "" {
+		if opts.Layout, err = cdx.ParseLayout(s); err != nil {
+			return fatal(err)
+		}
+	}
+	var since time.Time
+	if t := c.Timestamp("since"); t != nil {
+		since = *t
+	}
+	start := time.Now()
+	moves, err := rewritelog.LoadFile(c.String("log"), since)
+	if err != nil {
+		return fatal(err)
+	}
+	log := cmdutil.NewLog(c)
+	job := &reindex.Job{Updater: reindex.Updater{Moves: moves}, Options: opts, Strict: c.Bool("strict"), Report: log.Error}
+	if roots := c.StringSlice("root"); len(roots) > 0 {
+		job.Records = &reindex.Files{Roots: roots}
+	}
+
+	out, err := cmdutil.CreateOutput(c.String("output"))
+	if err != nil {
+		return fatal(err)
+	}
+	defer out.Abort()
+	outputs := []*cmdutil.Output{out}
+	job.Out = cdx.NewWriter(out)
+	for _, b := range []struct {
+		flag string
+		w    **cdx.Writer
+	}{{"outbackcdx-delete", &job.Delete}, {"outbackcdx-add", &job.Add}} {
+		if name := c.String(b.flag); name != "" {
+			o, err := cmdutil.CreateOutput(name)
+			if err != nil {
+				return fatal(err)
+			}
+			defer o.Abort()
+			outputs = append(outputs, o)
+			*b.w = cdx.NewWriter(o)
+		}
+	}
+
+	inputs := c.Args().Slice()
+	if len(inputs) == 0 {
+		inputs = []string{"-"}
+	}
+	for _, name := range inputs {
+		in, shown, err := cmdutil.OpenInput(name)
+		if err != nil {
+			return fatal(err)
+		}
+		err = job.Index(in, shown)
+		in.Close()
+		if err != nil {
+			return fatal(err)
+		}
+	}
+	unmatched := job.Finish()
+	for _, w := range []*cdx.Writer{job.Out, job.Delete, job.Add} {
+		if w != nil {
+			if err := w.Flush(); err != nil {
+				return fatal(err)
+			}
+		}
+	}
+	for _, o := range outputs {
+		if err := o.Commit(); err != nil {
+			return fatal(err)
+		}
+	}
+	if !log.Quiet {
+		job.Summary(log.Writer())
+		if log.Verbose {
+			for _, f := range moves.Files() {
+				if f.Lines == 0 {
+					fmt.Fprintf(log.Writer(), "no index line: %s\n", f.Name)
+				}
+			}
+		}
+		fmt.Fprintf(log.Writer(), "time: %s\n", time.Since(start).Round(time.Millisecond))
+	}
+	if job.Problems > 0 {
+		return cmdutil.Damaged("%d problems (%d log entries without their index line)", job.Problems, unmatched)
+	}
+	return nil
+}

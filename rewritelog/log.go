@@ -1,0 +1,285 @@
+// Package rewritelog reads and writes the rewrite log of warcrefs: one line
+// per rewritten record, saying where it was and where it is, and knows the
+// offsets the log moves, so that anything that points into the rewritten
+// files (a CDX index) can follow.
+//
+// The log is plain text, fields separated by one space, appended to across
+// runs; a line "# run <RFC3339 time>" starts each run's entries and other
+// lines starting with "#" are comments:
+//
+//	file old-offset old-length new-offset new-length kind payload-digest refers-to-uri refers-to-date
+//
+// file is the name relative to the collection root, escaped as manifest
+// field 1 (manifest.EscapeFile); offsets and lengths are bytes in the file
+// as stored (the gzip member of a .warc.gz), before and after; kind is
+// "revisit" (a response became a revisit) or "restored" (a revisit this
+// toolchain wrote became the full record again); payload-digest is the
+// revisit's WARC-Payload-Digest as written ("sha1:..."), refers-to-uri and
+// refers-to-date its WARC-Refers-To-Target-URI (escaped as
+// manifest.EscapeField) and WARC-Refers-To-Date; the last three are "-"
+// for restored. Lines of five fields (warcrefs before this format) are
+// revisits whose digest and references are unknown.
+//
+// Within a run a file's entries are in increasing old-offset order, files
+// in byte order of their names; a later run's offsets are those of the
+// file as the earlier runs left it. The records between two entries move
+// by what the entries before them in the same run saved.
+package rewritelog
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"warcdedup/manifest"
+)
+
+// Kind is what a rewrite did to a record.
+type Kind uint8
+
+// The kinds of rewrite.
+const (
+	Revisit  Kind = 1 + iota // a response became a revisit
+	Restored                 // a revisit became the full record again
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Revisit:
+		return "revisit"
+	case Restored:
+		return "restored"
+	}
+	return "?"
+}
+
+// Entry is one line of the log.
+type Entry struct {
+	File                  string // relative name, unescaped
+	OldOffset, OldLength  int64
+	NewOffset, NewLength  int64
+	Kind                  Kind
+	PayloadDigest         string // revisit: WARC-Payload-Digest as written; "" if unknown (five fields) or restored
+	RefersToURI, RefersTo string // revisit: as in the log (manifest escaping); "" otherwise
+	Run                   int    // the run it belongs to: index in Reader.Runs
+	Line                  int64  // 1-based line number in the log
+}
+
+// AppendTo appends the entry's log line, without a line end.
+func (e *Entry) AppendTo(dst []byte) []byte {
+	dst = append(dst, manifest.EscapeFile(e.File)...)
+	for _, n := range []int64{e.OldOffset, e.OldLength, e.NewOffset, e.NewLength} {
+		dst = strconv.AppendInt(append(dst, ' '), n, 10)
+	}
+	dst = append(append(dst, ' '), e.Kind.String()...)
+	for _, s := range []string{e.PayloadDigest, e.RefersToURI, e.RefersTo} {
+		if s == "" {
+			s = "-"
+		}
+		dst = append(append(dst, ' '), s...)
+	}
+	return dst
+}
+
+// AppendRun appends the line that starts a run at t.
+func AppendRun(dst []byte, t time.Time) []byte {
+	return t.UTC().AppendFormat(append(dst, "# run "...), time.RFC3339)
+}
+
+// Reader reads a log, checking that it is in order and that its offsets
+// add up; an error names the log and the line.
+type Reader struct {
+	name string
+	sc   *bufio.Scanner
+	line int64
+	raw  rawEntry
+	// Runs are the start times of the runs read so far; the entries before
+	// the first "# run" line belong to a run with the zero time.
+	Runs []time.Time
+	// The last entry of the current run, for the order and offset checks.
+	prevFile  []byte // as escaped in the log, whose byte order it follows
+	prevEnd   int64  // old offset + old length
+	shift     int64  // bytes the current file's entries of this run saved
+	seenFirst bool
+	legacy    bool
+	entry     Entry
+	unescaped []byte
+}
+
+// rawEntry is an entry whose text fields point into the line read, so
+// that loading a log of millions of lines makes no garbage.
+type rawEntry struct {
+	file                           []byte // unescaped
+	oldOff, oldLen, newOff, newLen int64
+	kind                           Kind
+	digest, refURI, refDate        []byte // nil for "-"
+	run                            int
+	line                           int64
+}
+
+// NewReader returns a Reader of the log r, named name in errors.
+func NewReader(r io.Reader, name string) *Reader {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	return &Reader{name: name, sc: sc}
+}
+
+// Legacy reports whether five-field lines were read.
+func (r *Reader) Legacy() bool { return r.legacy }
+
+func (r *Reader) errorf(format string, args ...any) error {
+	return fmt.Errorf("%s: line %d: %s", r.name, r.line, fmt.Sprintf(format, args...))
+}
+
+// Next returns the next entry, or io.EOF. The entry is valid until the
+// next call.
+func (r *Reader) Next() (*Entry, error) {
+	e, err := r.next()
+	if err != nil {
+		return nil, err
+	}
+	r.entry = Entry{File: string(e.file), OldOffset: e.oldOff, OldLength: e.oldLen, NewOffset: e.newOff, NewLength: e.newLen,
+		Kind: e.kind, PayloadDigest: string(e.digest), RefersToURI: string(e.refURI), RefersTo: string(e.refDate), Run: e.run, Line: e.line}
+	return &r.entry, nil
+}
+
+// next reads the next entry; its slices are valid until the next call.
+func (r *Reader) next() (*rawEntry, error) {
+	for r.sc.Scan() {
+		r.line++
+		text := r.sc.Bytes()
+		if len(text) == 0 {
+			continue
+		}
+		if text[0] == '#' {
+			if rest, ok := bytes.CutPrefix(text, []byte("# run ")); ok {
+				t, err := time.Parse(time.RFC3339, strings.TrimSpace(string(rest)))
+				if err != nil {
+					return nil, r.errorf("run time: %v", err)
+				}
+				r.startRun(t)
+			}
+			continue
+		}
+		if err := r.parse(text); err != nil {
+			return nil, err
+		}
+		return &r.raw, nil
+	}
+	if err := r.sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: after line %d: %w", r.name, r.line, err)
+	}
+	return nil, io.EOF
+}
+
+func (r *Reader) startRun(t time.Time) {
+	r.Runs = append(r.Runs, t)
+	r.prevFile, r.prevEnd, r.shift, r.seenFirst = r.prevFile[:0], 0, 0, false
+}
+
+var errFields = errors.New("want 9 fields (file old-offset old-length new-offset new-length kind payload-digest refers-to-uri refers-to-date) or the 5 of older logs")
+
+var dash = []byte("-")
+
+func (r *Reader) parse(text []byte) error {
+	if len(r.Runs) == 0 {
+		r.startRun(time.Time{})
+	}
+	var f [9][]byte
+	n := 0
+	for rest := text; ; n++ {
+		i := bytes.IndexByte(rest, ' ')
+		if n == len(f) {
+			return r.errorf("more than 9 fields: %v", errFields)
+		}
+		if i < 0 {
+			f[n] = rest
+			n++
+			break
+		}
+		f[n], rest = rest[:i], rest[i+1:]
+	}
+	if n != 9 && n != 5 {
+		return r.errorf("%d fields: %v", n, errFields)
+	}
+	name := f[0]
+	if bytes.IndexByte(name, '%') >= 0 {
+		u, err := manifest.UnescapeFile(string(name))
+		if err != nil {
+			return r.errorf("file %q: %v", name, err)
+		}
+		r.unescaped = append(r.unescaped[:0], u...)
+		name = r.unescaped
+	}
+	if len(name) == 0 {
+		return r.errorf("no file name")
+	}
+	var num [4]int64
+	for i := range num {
+		v, ok := parseUint(f[i+1])
+		if !ok {
+			return r.errorf("field %d %q: want a number", i+2, f[i+1])
+		}
+		num[i] = v
+	}
+	e := rawEntry{file: name, oldOff: num[0], oldLen: num[1], newOff: num[2], newLen: num[3],
+		kind: Revisit, run: len(r.Runs) - 1, line: r.line}
+	if n == 9 {
+		none := bytes.Equal(f[6], dash) || bytes.Equal(f[7], dash) || bytes.Equal(f[8], dash)
+		all := bytes.Equal(f[6], dash) && bytes.Equal(f[7], dash) && bytes.Equal(f[8], dash)
+		switch string(f[5]) {
+		case "revisit":
+			if none {
+				return r.errorf("a revisit needs its payload digest and the URI and date it refers to")
+			}
+			e.digest, e.refURI, e.refDate = f[6], f[7], f[8]
+		case "restored":
+			e.kind = Restored
+			if !all {
+				return r.errorf("a restored record has \"-\" for digest and references")
+			}
+		default:
+			return r.errorf("kind %q: want revisit or restored", f[5])
+		}
+	} else {
+		r.legacy = true
+	}
+	if e.oldLen == 0 || e.newLen == 0 {
+		return r.errorf("a record of length 0")
+	}
+	// Order within the run: files in byte order, offsets increasing.
+	switch c := bytes.Compare(f[0], r.prevFile); {
+	case !r.seenFirst || c > 0:
+		r.shift = 0
+	case c < 0:
+		return r.errorf("%s after %s: files out of order within a run", f[0], r.prevFile)
+	case e.oldOff < r.prevEnd:
+		return r.errorf("old offset %d before the end (%d) of the previous entry of the file", e.oldOff, r.prevEnd)
+	}
+	if e.newOff != e.oldOff+r.shift {
+		return r.errorf("new offset %d: the entries before it in this run moved offset %d to %d", e.newOff, e.oldOff, e.oldOff+r.shift)
+	}
+	r.shift += e.newLen - e.oldLen
+	r.prevFile, r.prevEnd, r.seenFirst = append(r.prevFile[:0], f[0]...), e.oldOff+e.oldLen, true
+	r.raw = e
+	return nil
+}
+
+func parseUint(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}

@@ -1,0 +1,349 @@
+package rewritelog
+
+import (
+	"bytes"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"time"
+)
+
+// Moves is a log held in memory to follow offsets through it: 48 bytes
+// per entry plus its payload digest (20 bytes for a base32 sha1, else its
+// text), whatever the size of what is looked up in it.
+type Moves struct {
+	moves   []move
+	digests []byte
+	scratch []byte // a digest spelt out for view
+	files   []*File
+	byName  map[string]*File
+	byBase  map[string][]*File
+	// resolved caches the answer for each file name looked up.
+	resolved map[string]resolution
+	hit      []uint64 // a bit per move: some lookup landed on it
+	// Runs are the start times of the runs kept.
+	Runs []time.Time
+	// Legacy is true when the log had five-field lines (no digests).
+	Legacy bool
+}
+
+type move struct {
+	oldOff, oldLen, newOff, newLen int64
+	line                           int64
+	digOff                         uint32
+	digLen                         uint16 // sha1Binary: 20 bytes of a "sha1:" base32 digest
+	kind                           Kind
+}
+
+const sha1Binary = 0xffff
+
+// File is a file the log names.
+type File struct {
+	Name  string // relative, unescaped
+	spans []runSpan
+	// Lines counts what a caller found pointing into the file (index
+	// lines); Unmatched reports only for files with some.
+	Lines int64
+}
+
+type runSpan struct {
+	run        int
+	first, end int
+}
+
+type resolution struct {
+	f   *File
+	err error
+}
+
+// Move is what one entry of the log did to a record.
+type Move struct {
+	OldOffset, OldLength, NewOffset, NewLength int64
+	Kind                                       Kind
+	// PayloadDigest of a revisit as written, "" when unknown.
+	PayloadDigest []byte
+	Run           int
+	Line          int64 // in the log
+}
+
+// LoadFile reads the log file name into memory (see Load), counting its
+// lines first so that memory holds the entries and no more.
+func LoadFile(name string, since time.Time) (*Moves, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	lines, err := countLines(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	return load(NewReader(f, name), since, lines)
+}
+
+func countLines(r io.Reader) (int, error) {
+	buf := make([]byte, 1<<20)
+	n := 0
+	for {
+		k, err := r.Read(buf)
+		n += bytes.Count(buf[:k], []byte("\n"))
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+// Load reads the log into memory, keeping the runs that started at or
+// after since (every run for the zero time).
+func Load(r *Reader, since time.Time) (*Moves, error) { return load(r, since, 0) }
+
+func load(r *Reader, since time.Time, sizeHint int) (*Moves, error) {
+	m := &Moves{byName: map[string]*File{}, byBase: map[string][]*File{}, resolved: map[string]resolution{},
+		moves: make([]move, 0, sizeHint), digests: make([]byte, 0, sizeHint*20)}
+	var cur *File
+	curRun := -1
+	keep := map[int]int{} // run in the log -> index in m.Runs
+	for {
+		e, err := r.next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return nil, err
+		}
+		if !since.IsZero() && r.Runs[e.run].Before(since) {
+			continue
+		}
+		run, ok := keep[e.run]
+		if !ok {
+			run = len(m.Runs)
+			keep[e.run] = run
+			m.Runs = append(m.Runs, r.Runs[e.run])
+		}
+		if cur == nil || cur.Name != string(e.file) || curRun != run {
+			cur = m.byName[string(e.file)]
+			if cur == nil {
+				cur = &File{Name: string(e.file)}
+				m.byName[cur.Name] = cur
+				base := path.Base(cur.Name)
+				m.byBase[base] = append(m.byBase[base], cur)
+				m.files = append(m.files, cur)
+			}
+			cur.spans = append(cur.spans, runSpan{run: run, first: len(m.moves), end: len(m.moves)})
+			curRun = run
+		}
+		mv := move{oldOff: e.oldOff, oldLen: e.oldLen, newOff: e.newOff, newLen: e.newLen, line: e.line, kind: e.kind}
+		if d := e.digest; len(d) > 0 {
+			if len(m.digests)+len(d) > 0xffffffff || len(d) >= sha1Binary {
+				return nil, fmt.Errorf("%s: line %d: digest too long, or too many", r.name, e.line)
+			}
+			mv.digOff = uint32(len(m.digests))
+			if b, ok := sha1Base32(d); ok {
+				mv.digLen = sha1Binary
+				m.digests = append(m.digests, b[:]...)
+			} else {
+				mv.digLen = uint16(len(d))
+				m.digests = append(m.digests, d...)
+			}
+		}
+		m.moves = append(m.moves, mv)
+		cur.spans[len(cur.spans)-1].end = len(m.moves)
+	}
+	m.Legacy = r.Legacy()
+	m.hit = make([]uint64, (len(m.moves)+63)/64)
+	return m, nil
+}
+
+// Entries is the number of entries kept.
+func (m *Moves) Entries() int { return len(m.moves) }
+
+// Files are the files the log names, in the order it first names them.
+func (m *Moves) Files() []*File { return m.files }
+
+// Resolve finds the file of the log that name (a file name in an index)
+// is: the same relative name; else the longest suffix of name after a "/"
+// that is one (an index naming files by absolute path, or by URL); else a
+// file with the same base name (indexers write base names), if only one
+// has it. It returns nil, nil for a file the log does not name.
+func (m *Moves) Resolve(name []byte) (*File, error) {
+	if r, ok := m.resolved[string(name)]; ok {
+		return r.f, r.err
+	}
+	r := m.resolve(string(name))
+	m.resolved[string(name)] = r
+	return r.f, r.err
+}
+
+func (m *Moves) resolve(name string) resolution {
+	if f := m.byName[name]; f != nil {
+		return resolution{f: f}
+	}
+	for i := 0; i < len(name); i++ {
+		if name[i] == '/' {
+			if f := m.byName[name[i+1:]]; f != nil {
+				return resolution{f: f}
+			}
+		}
+	}
+	switch fs := m.byBase[path.Base(name)]; len(fs) {
+	case 0:
+		return resolution{}
+	case 1:
+		return resolution{f: fs[0]}
+	default:
+		var names []string
+		for _, f := range fs {
+			names = append(names, f.Name)
+		}
+		return resolution{err: fmt.Errorf("file name %q: the log names %d files of that name (%v)", name, len(fs), names)}
+	}
+}
+
+// InsideError is an offset that falls inside a record that the log
+// rewrote, not at its start.
+type InsideError struct {
+	Offset int64
+	Move   Move
+}
+
+func (e *InsideError) Error() string {
+	return fmt.Sprintf("offset %d falls inside the record at %d+%d that log line %d rewrote", e.Offset, e.Move.OldOffset, e.Move.OldLength, e.Move.Line)
+}
+
+// Follow follows the record that started at off in f, length bytes long
+// (-1: unknown), before the first run kept, through every run, and
+// returns where it starts now and its length. A record that an entry
+// rewrote gets the entry's new offset, and its length moves by what the
+// entry says it shrank or grew (so it stays whatever the caller's length
+// counts: an indexer may leave out the CRLF CRLF after an uncompressed
+// record); every other record moves by what the entries before it saved.
+//
+// A range that ends where a rewritten record ends, and holds no other
+// rewritten record, is that record's: warcio.js gives the record after a
+// dns: response in NetarchiveSuite's WARC files the dns: record's offset
+// and the length of both. Its offset moves as the records before it.
+//
+// For each entry that rewrote the record, in run order, Follow calls
+// rewrote with the entry and the record's offset and length before it,
+// and marks the entry as matched.
+func (m *Moves) Follow(f *File, off, length int64, rewrote func(mv Move, off, length int64) error) (int64, int64, error) {
+	for _, s := range f.spans {
+		ms := m.moves[s.first:s.end]
+		// The last entry at or before off.
+		lo, hi := 0, len(ms)
+		for lo < hi {
+			mid := int(uint(lo+hi) >> 1)
+			if ms[mid].oldOff <= off {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		i := lo - 1
+		var hit *move
+		newOff := off
+		if i >= 0 {
+			mv := &ms[i]
+			switch {
+			case mv.oldOff == off:
+				hit, newOff = mv, mv.newOff
+			case off < mv.oldOff+mv.oldLen:
+				return off, length, &InsideError{Offset: off, Move: m.view(mv, s.run)}
+			default:
+				newOff += mv.newOff + mv.newLen - mv.oldOff - mv.oldLen
+			}
+		}
+		if j := i + 1; hit == nil && length > 0 && j < len(ms) && ms[j].oldOff < off+length {
+			mv := &ms[j]
+			if end := mv.oldOff + mv.oldLen; end < off+length || end > off+length+4 || j+1 < len(ms) && ms[j+1].oldOff < off+length {
+				return off, length, &CoverError{Offset: off, Length: length, Move: m.view(mv, s.run)}
+			}
+			hit = mv
+			i = j
+		}
+		if hit != nil {
+			id := s.first + i
+			m.hit[id/64] |= 1 << (id % 64)
+			if rewrote != nil {
+				if err := rewrote(m.view(hit, s.run), off, length); err != nil {
+					return off, length, err
+				}
+			}
+			if length >= 0 {
+				length += hit.newLen - hit.oldLen
+			}
+		}
+		off = newOff
+	}
+	return off, length, nil
+}
+
+// CoverError is an index range that holds the start of a rewritten record
+// without being that record's.
+type CoverError struct {
+	Offset, Length int64
+	Move           Move
+}
+
+func (e *CoverError) Error() string {
+	return fmt.Sprintf("the range %d+%d holds the start of the record at %d+%d that log line %d rewrote, and does not end with it", e.Offset, e.Length, e.Move.OldOffset, e.Move.OldLength, e.Move.Line)
+}
+
+// view is mv as a Move; its PayloadDigest is valid until the next view.
+func (m *Moves) view(mv *move, run int) Move {
+	v := Move{OldOffset: mv.oldOff, OldLength: mv.oldLen, NewOffset: mv.newOff, NewLength: mv.newLen, Kind: mv.kind, Run: run, Line: mv.line}
+	switch mv.digLen {
+	case 0:
+	case sha1Binary:
+		m.scratch = append(m.scratch[:0], "sha1:"...)
+		m.scratch = base32.StdEncoding.AppendEncode(m.scratch, m.digests[mv.digOff:mv.digOff+20])
+		v.PayloadDigest = m.scratch
+	default:
+		v.PayloadDigest = m.digests[mv.digOff : mv.digOff+uint32(mv.digLen) : mv.digOff+uint32(mv.digLen)]
+	}
+	return v
+}
+
+// sha1Base32 decodes a "sha1:" digest of 32 upper-case base32 letters,
+// the form nearly every WARC-Payload-Digest has, into its 20 bytes.
+func sha1Base32(d []byte) ([20]byte, bool) {
+	var b [20]byte
+	if len(d) != 37 || string(d[:5]) != "sha1:" {
+		return b, false
+	}
+	for i := 5; i < len(d); i++ {
+		if c := d[i]; !('A' <= c && c <= 'Z' || '2' <= c && c <= '7') {
+			return b, false
+		}
+	}
+	n, err := base32.StdEncoding.Decode(b[:], d[5:])
+	return b, err == nil && n == 20
+}
+
+// Unmatched calls fn for every entry no Follow landed on, of the files
+// with Lines above 0, in log order within each file.
+func (m *Moves) Unmatched(fn func(f *File, mv Move)) {
+	for _, f := range m.files {
+		if f.Lines == 0 {
+			continue
+		}
+		for _, s := range f.spans {
+			for id := s.first; id < s.end; id++ {
+				if m.hit[id/64]&(1<<(id%64)) == 0 {
+					v := m.view(&m.moves[id], s.run)
+					v.PayloadDigest = bytes.Clone(v.PayloadDigest)
+					fn(f, v)
+				}
+			}
+		}
+	}
+}
