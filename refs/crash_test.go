@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"warcdedup/rewritelog"
 
 	"warcdedup/atomicfile"
 	"warcdedup/manifest"
@@ -230,7 +231,7 @@ func checkLogOnce(t *testing.T, path string, names []string) {
 	}
 	seen := map[string]int{}
 	for _, line := range strings.Split(string(data), "\n") {
-		if fr, ok, err := ParseFileLine(line); ok {
+		if fr, ok, err := rewritelog.ParseFixity([]byte(line)); ok {
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -75,6 +75,7 @@ type found struct {
 	length    int64  // the record's length as stored
 	digest    string // the revisit's WARC-Payload-Digest, for the log
 	refURI    string // its WARC-Refers-To-Target-URI, escaped, for the log
+	refDate   string // its WARC-Refers-To-Date, escaped, for the log
 }
 
 // examiner examines records; one per goroutine, keeping its buffers.
@@ -281,5 +282,5 @@ func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.L
 	if err != nil {
 		return nil, refuse(err)
 	}
-	return &found{revisit: b, length: rec.Length, digest: payloadDigest, refURI: manifest.EscapeField(orig.uri)}, nil
+	return &found{revisit: b, length: rec.Length, digest: payloadDigest, refURI: manifest.EscapeField(orig.uri), refDate: manifest.EscapeField(orig.date)}, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/manifest"
+	"warcdedup/rewritelog"
 	"warcdedup/source"
 )
 
@@ -42,6 +43,7 @@ type fileRewrite struct {
 	srcRoot, dstRoot *os.Root
 	srcName, dstName string // slash-separated
 	path             string // the file's real path, for messages and the journal
+	name             string // the file's name in the collection (field 1, unescaped)
 
 	tmp      *atomicfile.File
 	written  int64 // bytes of the new version so far
@@ -106,6 +108,11 @@ func (w *worker) rewrite(ctx context.Context, t *task) (err error) {
 // safely, and opens it.
 func (f *fileRewrite) open() error {
 	r := f.w.r
+	name, err := manifest.UnescapeFile(f.t.file)
+	if err != nil {
+		return err
+	}
+	f.name = name
 	local, err := f.resolve()
 	if err != nil {
 		return err
@@ -319,9 +326,9 @@ func (e *WriteError) Unwrap() error { return e.Err }
 // is the first.
 func (f *fileRewrite) writeRevisit(at int64, found *found, stored []byte, l *manifest.Line) error {
 	r, t := f.w.r, f.t
-	t.entries = append(t.entries, LogEntry{File: t.file, OldOffset: at, OldLength: found.length,
-		NewOffset: f.written, NewLength: int64(len(stored)), Kind: KindRevisit,
-		PayloadDigest: found.digest, RefURI: found.refURI, RefDate: manifest.EscapeField(l.RefDate)})
+	t.entries = append(t.entries, rewritelog.Entry{File: f.name, OldOffset: at, OldLength: found.length,
+		NewOffset: f.written, NewLength: int64(len(stored)), Kind: rewritelog.Revisit,
+		PayloadDigest: found.digest, RefersToURI: found.refURI, RefersTo: found.refDate})
 	s := segment{newOff: f.written, length: int64(len(stored)), srcOff: at, revisit: true, oldLen: found.length, line: *l}
 	f.written += s.length
 	f.pos = at + found.length
@@ -383,7 +390,7 @@ func (f *fileRewrite) finish() error {
 	t.stats.Rewritten = 1
 	t.stats.BytesBefore, t.stats.BytesAfter = f.size, f.written
 	if r.DryRun {
-		t.result = &FileResult{File: t.file, Path: f.path, OldSize: f.size, OldSHA256: "-", NewSize: f.written, NewSHA256: "-"}
+		t.result = &replaced{fix: rewritelog.Fixity{File: f.name, OldSize: f.size, OldSHA256: "-", NewSize: f.written, NewSHA256: "-"}, path: f.path}
 		return nil
 	}
 	if err := f.tmp.Sync(); err != nil {
@@ -401,7 +408,7 @@ func (f *fileRewrite) finish() error {
 	if err := keepAttributes(f.tmp.File, f.src, f.info); err != nil {
 		return f.refuse(fmt.Errorf("cannot give the new version the file's owner, mode or attributes: %w", err))
 	}
-	result := &FileResult{File: t.file, Path: f.path, OldSize: f.size, OldSHA256: oldSum, NewSize: f.written, NewSHA256: newSum}
+	result := &replaced{fix: rewritelog.Fixity{File: f.name, OldSize: f.size, OldSHA256: oldSum, NewSize: f.written, NewSHA256: newSum}, path: f.path}
 	lock := r.Originals.lock(t.file)
 	lock.Lock()
 	defer lock.Unlock()

@@ -17,6 +17,7 @@ import (
 	"warcdedup/atomicfile"
 	"warcdedup/manifest"
 	"warcdedup/record"
+	"warcdedup/rewritelog"
 	"warcdedup/scripts/gen"
 	"warcdedup/source"
 	"warcdedup/verify"
@@ -102,8 +103,8 @@ type outcome struct {
 	refused []error
 	warns   []error
 	logText string
-	log     []LogEntry
-	files   []FileResult
+	log     []rewritelog.Entry
+	files   []rewritelog.Fixity
 	tl      *testLog // the log the run wrote to, for a run on its result
 }
 
@@ -232,28 +233,30 @@ func mustRun(t testing.TB, rw Rewriter, lines []manifest.Line) *outcome {
 	return o
 }
 
-func parseLog(t testing.TB, text string) ([]LogEntry, []FileResult) {
+// parseLog reads a run's log text: its entries and its files' fixity
+// lines. The entries' File is escaped again, as field 1 of the manifests.
+func parseLog(t testing.TB, text string) ([]rewritelog.Entry, []rewritelog.Fixity) {
 	t.Helper()
-	var out []LogEntry
-	var files []FileResult
-	for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
-		if line == "" || strings.HasPrefix(line, "# run ") {
-			continue
-		}
-		if fr, ok, err := ParseFileLine(line); ok {
-			if err != nil {
-				t.Fatalf("log: %v", err)
-			}
-			files = append(files, fr)
-			continue
-		}
-		e, err := ParseLogEntry(line)
-		if err != nil {
-			t.Fatalf("log line %q: %v", line, err)
-		}
-		out = append(out, e)
+	var files []rewritelog.Fixity
+	r := rewritelog.NewReader(strings.NewReader(text), "log")
+	r.Fixity = func(f rewritelog.Fixity) error {
+		f.File = manifest.EscapeFile(f.File)
+		files = append(files, f)
+		return nil
 	}
-	return out, files
+	var out []rewritelog.Entry
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			return out, files
+		}
+		if err != nil {
+			t.Fatalf("log: %v", err)
+		}
+		c := *e
+		c.File, c.Run, c.Line = manifest.EscapeFile(c.File), 0, 0
+		out = append(out, c)
+	}
 }
 
 // snapshot reads every file under dir, temporary files included, by path
@@ -413,7 +416,7 @@ func readRecord(data []byte) (*record.Record, []byte, error) {
 // line names, and each new stretch is one revisit record of that line.
 // lines are the file's copy > 1 lines; shrink maps a line to where it
 // stood in old (the same offset on a first run).
-func checkRewrittenFile(t testing.TB, name string, old, new []byte, entries []LogEntry, lines []manifest.Line) {
+func checkRewrittenFile(t testing.TB, name string, old, new []byte, entries []rewritelog.Entry, lines []manifest.Line) {
 	t.Helper()
 	byOffset := map[int64]manifest.Line{}
 	for _, l := range lines {

@@ -10,12 +10,12 @@ import (
 	"io"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"warcdedup/internal/lru"
+	"warcdedup/rewritelog"
 )
 
 // The rewrite log lists every record a run rewrote, so that indexes can be
@@ -34,7 +34,7 @@ import (
 //
 // with kind "revisit" (payload-digest as written in the revisit, refers-to
 // fields escaped as manifest fields) or "restored" (undone; the last three
-// fields "-"). Offsets of a later run describe the file as the earlier runs
+// fields "-"): the formats of package rewritelog. Offsets of a later run describe the file as the earlier runs
 // left it. A file's entries appear if and only if its replacement did: they
 // are first written, synced, to a journal beside the log (LOG.pending)
 // before the file is renamed, and a run that finds the journal after a crash
@@ -57,88 +57,14 @@ type Log struct {
 	run string
 }
 
-// LogEntry is one rewritten record.
-type LogEntry struct {
-	File                 string
-	OldOffset, OldLength int64
-	NewOffset, NewLength int64
-	Kind                 string // KindRevisit or KindRestored
-	PayloadDigest        string // as written in the revisit; "-" when restored
-	RefURI, RefDate      string // the revisit's Refers-To fields, escaped; "-" when restored
+// replaced is a file replaced by its new version: its fixity line and its
+// real path, which the journal keeps so that recovery can look at it.
+type replaced struct {
+	fix  rewritelog.Fixity
+	path string
 }
 
-// The kinds of log entries.
-const (
-	KindRevisit  = "revisit"
-	KindRestored = "restored"
-)
-
-// FileResult is one replaced file: its fixity before and after.
-type FileResult struct {
-	File      string // as field 1 of the manifest
-	Path      string // its real path
-	OldSize   int64
-	OldSHA256 string
-	NewSize   int64
-	NewSHA256 string
-}
-
-func (e *LogEntry) append(b []byte) []byte {
-	b = fmt.Appendf(b, "%s %d %d %d %d %s ", e.File, e.OldOffset, e.OldLength, e.NewOffset, e.NewLength, e.Kind)
-	return fmt.Appendf(b, "%s %s %s\n", or(e.PayloadDigest), or(e.RefURI), or(e.RefDate))
-}
-
-func or(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func (f *FileResult) header() string {
-	return fmt.Sprintf("# file %s %d %s %d %s\n", f.File, f.OldSize, f.OldSHA256, f.NewSize, f.NewSHA256)
-}
-
-// ParseLogEntry reads one entry line (without its line feed).
-func ParseLogEntry(line string) (LogEntry, error) {
-	f := strings.Split(line, " ")
-	if len(f) != 9 {
-		return LogEntry{}, fmt.Errorf("%d fields, want 9", len(f))
-	}
-	e := LogEntry{File: f[0], Kind: f[5], PayloadDigest: f[6], RefURI: f[7], RefDate: f[8]}
-	for i, p := range []*int64{&e.OldOffset, &e.OldLength, &e.NewOffset, &e.NewLength} {
-		v, err := strconv.ParseInt(f[1+i], 10, 64)
-		if err != nil || v < 0 {
-			return LogEntry{}, fmt.Errorf("field %d: %q is not an offset or length", 2+i, f[1+i])
-		}
-		*p = v
-	}
-	if e.Kind != KindRevisit && e.Kind != KindRestored {
-		return LogEntry{}, fmt.Errorf("kind %q, want revisit or restored", e.Kind)
-	}
-	return e, nil
-}
-
-// ParseFileLine reads a "# file" line (without its line feed); ok is false
-// for any other line.
-func ParseFileLine(line string) (f FileResult, ok bool, err error) {
-	rest, ok := strings.CutPrefix(line, "# file ")
-	if !ok {
-		return FileResult{}, false, nil
-	}
-	p := strings.Split(rest, " ")
-	if len(p) != 5 {
-		return FileResult{}, true, fmt.Errorf("%q: want \"# file NAME OLD-SIZE OLD-SHA256 NEW-SIZE NEW-SHA256\"", line)
-	}
-	f = FileResult{File: p[0], OldSHA256: p[2], NewSHA256: p[4]}
-	var e1, e2 error
-	f.OldSize, e1 = strconv.ParseInt(p[1], 10, 64)
-	f.NewSize, e2 = strconv.ParseInt(p[3], 10, 64)
-	if e1 != nil || e2 != nil {
-		return FileResult{}, true, fmt.Errorf("%q: sizes are not numbers", line)
-	}
-	return f, true, nil
-}
+func (r *replaced) header() []byte { return append(r.fix.AppendTo(nil), '\n') }
 
 // logBlock is where one file's entries of one run stand in the log file.
 type logBlock struct {
@@ -154,7 +80,7 @@ type shifts struct {
 	old, oldLen, cum []int64
 }
 
-func newShifts(entries []LogEntry) *shifts {
+func newShifts(entries []rewritelog.Entry) *shifts {
 	s := &shifts{}
 	var cum int64
 	for _, e := range entries {
@@ -240,7 +166,7 @@ func (l *Log) index() (map[string]bool, error) {
 		line = strings.TrimSuffix(line, "\n")
 		if strings.HasPrefix(line, "#") {
 			cur = nil
-			fr, ok, ferr := ParseFileLine(line)
+			fr, ok, ferr := rewritelog.ParseFixity([]byte(line))
 			if ferr != nil {
 				return nil, fmt.Errorf("%s:%d: %w", l.name, n, ferr)
 			}
@@ -251,7 +177,7 @@ func (l *Log) index() (map[string]bool, error) {
 			}
 			continue
 		}
-		e, perr := ParseLogEntry(line)
+		e, perr := rewritelog.ParseEntry([]byte(line))
 		if perr != nil {
 			return nil, fmt.Errorf("%s:%d: %w", l.name, n, perr)
 		}
@@ -279,7 +205,7 @@ func (l *Log) recover(logged map[string]bool) error {
 		return err
 	}
 	type intent struct {
-		fr      FileResult
+		fr      replaced
 		entries []byte
 	}
 	var intents []*intent
@@ -296,12 +222,11 @@ func (l *Log) recover(logged map[string]bool) error {
 			if len(p) != 6 {
 				return fmt.Errorf("%s: bad line %q", l.journalName(), text)
 			}
-			fr, _, ferr := ParseFileLine("# file " + strings.Join(p[:5], " "))
+			fr, _, ferr := rewritelog.ParseFixity([]byte("# file " + strings.Join(p[:5], " ")))
 			if ferr != nil {
 				return fmt.Errorf("%s: %w", l.journalName(), ferr)
 			}
-			fr.Path = p[5]
-			cur = &intent{fr: fr}
+			cur = &intent{fr: replaced{fix: fr, path: p[5]}}
 			intents = append(intents, cur)
 		case strings.HasPrefix(text, "# end"):
 			cur = nil
@@ -313,18 +238,18 @@ func (l *Log) recover(logged map[string]bool) error {
 	}
 	var out bytes.Buffer
 	for _, in := range intents {
-		key := in.fr.File + " " + in.fr.NewSHA256
+		key := in.fr.fix.File + " " + in.fr.fix.NewSHA256
 		if done[key] || logged[key] {
 			continue
 		}
-		size, sum, err := fileSHA256(in.fr.Path)
-		if err != nil || size != in.fr.NewSize || sum != in.fr.NewSHA256 {
+		size, sum, err := fileSHA256(in.fr.path)
+		if err != nil || size != in.fr.fix.NewSize || sum != in.fr.fix.NewSHA256 {
 			continue // not replaced: the old version is in place
 		}
 		if out.Len() == 0 {
 			fmt.Fprintf(&out, "# run %s recovered from %s\n", time.Now().UTC().Format(time.RFC3339), l.journalName())
 		}
-		out.WriteString(in.fr.header())
+		out.Write(in.fr.header())
 		out.Write(in.entries)
 	}
 	if out.Len() > 0 {
@@ -367,7 +292,7 @@ func (l *Log) write(b []byte) error {
 // entries it will have; the journal is synced. It registers the entries
 // for moving offsets in the file, which the caller must hold the file's
 // lock for, from the rename on.
-func (l *Log) pending(fr *FileResult, entries []LogEntry) error {
+func (l *Log) pending(fr *replaced, entries []rewritelog.Entry) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.file != nil {
@@ -378,10 +303,11 @@ func (l *Log) pending(fr *FileResult, entries []LogEntry) error {
 			}
 			l.journal = j
 		}
-		var b []byte
-		b = fmt.Appendf(b, "# pending %s %d %s %d %s %s\n", fr.File, fr.OldSize, fr.OldSHA256, fr.NewSize, fr.NewSHA256, fr.Path)
+		b := []byte("# pending ")
+		b = append(b, bytes.TrimPrefix(fr.fix.AppendTo(nil), []byte("# file "))...)
+		b = append(append(append(b, ' '), fr.path...), '\n')
 		for i := range entries {
-			b = entries[i].append(b)
+			b = append(entries[i].AppendTo(b), '\n')
 		}
 		b = append(b, "# end\n"...)
 		if _, err := l.journal.Write(b); err != nil {
@@ -391,22 +317,22 @@ func (l *Log) pending(fr *FileResult, entries []LogEntry) error {
 			return err
 		}
 	}
-	l.mem[fr.File] = append(l.mem[fr.File], newShifts(entries))
+	l.mem[fr.fix.File] = append(l.mem[fr.fix.File], newShifts(entries))
 	return nil
 }
 
 // unpend forgets the entries of a file whose rename failed.
-func (l *Log) unpend(fr *FileResult) {
+func (l *Log) unpend(fr *replaced) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if m := l.mem[fr.File]; len(m) > 0 {
-		l.mem[fr.File] = m[:len(m)-1]
+	if m := l.mem[fr.fix.File]; len(m) > 0 {
+		l.mem[fr.fix.File] = m[:len(m)-1]
 	}
 }
 
 // commit writes a replaced file's entries to the log, in the order the
 // run's files are written.
-func (l *Log) commit(fr *FileResult, entries []LogEntry) error {
+func (l *Log) commit(fr *replaced, entries []rewritelog.Entry) error {
 	var b []byte
 	if l.run != "" {
 		b = append(b, l.run...)
@@ -415,12 +341,12 @@ func (l *Log) commit(fr *FileResult, entries []LogEntry) error {
 	b = append(b, fr.header()...)
 	at := l.end + int64(len(b))
 	for i := range entries {
-		b = entries[i].append(b)
+		b = append(entries[i].AppendTo(b), '\n')
 	}
 	if err := l.write(b); err != nil {
 		return err
 	}
-	if l.file == nil || fr.NewSHA256 == "-" {
+	if l.file == nil || fr.fix.NewSHA256 == "-" {
 		return nil // kept in memory; a dry run's entries move nothing
 	}
 	if err := l.file.Sync(); err != nil {
@@ -429,15 +355,16 @@ func (l *Log) commit(fr *FileResult, entries []LogEntry) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	// From the log file on: memory holds only what is not there yet.
-	l.blocks[fr.File] = append(l.blocks[fr.File], logBlock{file: fr.File, at: at, n: len(entries)})
-	if m := l.mem[fr.File]; len(m) > 0 {
-		l.mem[fr.File] = m[1:]
+	f := fr.fix.File
+	l.blocks[f] = append(l.blocks[f], logBlock{file: f, at: at, n: len(entries)})
+	if m := l.mem[f]; len(m) > 0 {
+		l.mem[f] = m[1:]
 	}
-	if len(l.mem[fr.File]) == 0 {
-		delete(l.mem, fr.File)
+	if len(l.mem[f]) == 0 {
+		delete(l.mem, f)
 	}
 	if l.journal != nil {
-		fmt.Fprintf(l.journal, "# done %s %s\n", fr.File, fr.NewSHA256)
+		fmt.Fprintf(l.journal, "# done %s %s\n", f, fr.fix.NewSHA256)
 	}
 	return nil
 }
@@ -477,13 +404,13 @@ func (l *Log) read(b logBlock) (*shifts, error) {
 		return s, nil
 	}
 	br := bufio.NewReader(io.NewSectionReader(l.file, b.at, l.end-b.at))
-	entries := make([]LogEntry, 0, b.n)
+	entries := make([]rewritelog.Entry, 0, b.n)
 	for range b.n {
 		line, err := br.ReadString('\n')
 		if err != nil {
 			return nil, fmt.Errorf("%s: reading the entries of %s: %w", l.name, b.file, err)
 		}
-		e, err := ParseLogEntry(strings.TrimSuffix(line, "\n"))
+		e, err := rewritelog.ParseEntry([]byte(strings.TrimSuffix(line, "\n")))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", l.name, err)
 		}

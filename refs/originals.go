@@ -153,7 +153,12 @@ func (o *Originals) open(ctx context.Context, l *manifest.Line, pol policy.Polic
 	// the log and the file on disk agree.
 	mu := o.lock(l.File)
 	mu.RLock()
-	at, err := o.log.Move(l.File, l.Offset)
+	name, err := manifest.UnescapeFile(l.File)
+	if err != nil {
+		mu.RUnlock()
+		return nil, nil, err
+	}
+	at, err := o.log.Move(name, l.Offset)
 	if err != nil {
 		mu.RUnlock()
 		return nil, nil, err

@@ -13,6 +13,7 @@ import (
 	"warcdedup/internal/ordered"
 	"warcdedup/manifest"
 	"warcdedup/policy"
+	"warcdedup/rewritelog"
 	"warcdedup/source"
 )
 
@@ -105,8 +106,8 @@ type task struct {
 	cut     bool
 	done    chan struct{}
 	stats   Stats
-	entries []LogEntry
-	result  *FileResult // set when the file was replaced
+	entries []rewritelog.Entry
+	result  *replaced // set when the file was replaced
 	err     error
 }
 

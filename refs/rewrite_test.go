@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
+	"warcdedup/rewritelog"
 
 	"warcdedup/atomicfile"
 	"warcdedup/manifest"
@@ -70,14 +71,14 @@ func TestRewriteGenerated(t *testing.T) {
 				}
 			})
 			t.Run("only the logged records changed", func(t *testing.T) {
-				entries := map[string][]LogEntry{}
+				entries := map[string][]rewritelog.Entry{}
 				for _, e := range o.log {
 					entries[e.File] = append(entries[e.File], e)
 				}
 				for name := range orig {
 					checkRewrittenFile(t, name, orig[name], after[name], entries[name], files[name])
 				}
-				if !slices.IsSortedFunc(o.log, func(a, b LogEntry) int {
+				if !slices.IsSortedFunc(o.log, func(a, b rewritelog.Entry) int {
 					return manifest.ByFile.Compare(&manifest.Line{File: a.File, Offset: a.OldOffset}, &manifest.Line{File: b.File, Offset: b.OldOffset})
 				}) {
 					t.Errorf("the log is not in file and offset order")
@@ -205,7 +206,7 @@ func checkCompletes(t *testing.T, c *coll, first []manifest.Line, jobs int, want
 	for _, e := range o1.log {
 		done[fmt.Sprint(e.File, e.OldOffset)] = true
 	}
-	entries := map[string][]LogEntry{}
+	entries := map[string][]rewritelog.Entry{}
 	for _, e := range o2.log {
 		entries[e.File] = append(entries[e.File], e)
 	}
@@ -229,8 +230,8 @@ func checkCompletes(t *testing.T, c *coll, first []manifest.Line, jobs int, want
 
 // sameSizes reports whether two runs replaced the same files with the same
 // sizes (a dry run has no SHA-256 of new versions).
-func sameSizes(a, b []FileResult) bool {
-	return slices.EqualFunc(a, b, func(x, y FileResult) bool {
+func sameSizes(a, b []rewritelog.Fixity) bool {
+	return slices.EqualFunc(a, b, func(x, y rewritelog.Fixity) bool {
 		return x.File == y.File && x.OldSize == y.OldSize && x.NewSize == y.NewSize
 	})
 }

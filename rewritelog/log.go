@@ -4,8 +4,10 @@
 // files (a CDX index) can follow.
 //
 // The log is plain text, fields separated by one space, appended to across
-// runs; a line "# run <RFC3339 time>" starts each run's entries and other
-// lines starting with "#" are comments:
+// runs; a line "# run <RFC3339 time>" starts each run's entries, a line
+// "# file NAME OLD-SIZE OLD-SHA256 NEW-SIZE NEW-SHA256" each replaced file's
+// entries of a run (its fixity: see Fixity), and other lines starting with
+// "#" are comments:
 //
 //	file old-offset old-length new-offset new-length kind payload-digest refers-to-uri refers-to-date
 //
@@ -101,6 +103,8 @@ type Reader struct {
 	// Runs are the start times of the runs read so far; the entries before
 	// the first "# run" line belong to a run with the zero time.
 	Runs []time.Time
+	// Fixity, if set, receives each "# file" line.
+	Fixity func(Fixity) error
 	// The last entry of the current run, for the order and offset checks.
 	prevFile  []byte // as escaped in the log, whose byte order it follows
 	prevEnd   int64  // old offset + old length
@@ -164,6 +168,14 @@ func (r *Reader) next() (*rawEntry, error) {
 				}
 				r.startRun(t)
 			}
+			if f, ok, err := ParseFixity(text); ok && r.Fixity != nil {
+				if err == nil {
+					err = r.Fixity(f)
+				}
+				if err != nil {
+					return nil, r.errorf("%v", err)
+				}
+			}
 			continue
 		}
 		if err := r.parse(text); err != nil {
@@ -191,67 +203,14 @@ func (r *Reader) parse(text []byte) error {
 		r.startRun(time.Time{})
 	}
 	var f [9][]byte
-	n := 0
-	for rest := text; ; n++ {
-		i := bytes.IndexByte(rest, ' ')
-		if n == len(f) {
-			return r.errorf("more than 9 fields: %v", errFields)
-		}
-		if i < 0 {
-			f[n] = rest
-			n++
-			break
-		}
-		f[n], rest = rest[:i], rest[i+1:]
+	e, n, err := parseFields(text, &f, &r.unescaped)
+	if err != nil {
+		return r.errorf("%v", err)
 	}
-	if n != 9 && n != 5 {
-		return r.errorf("%d fields: %v", n, errFields)
-	}
-	name := f[0]
-	if bytes.IndexByte(name, '%') >= 0 {
-		u, err := manifest.UnescapeFile(string(name))
-		if err != nil {
-			return r.errorf("file %q: %v", name, err)
-		}
-		r.unescaped = append(r.unescaped[:0], u...)
-		name = r.unescaped
-	}
-	if len(name) == 0 {
-		return r.errorf("no file name")
-	}
-	var num [4]int64
-	for i := range num {
-		v, ok := parseUint(f[i+1])
-		if !ok {
-			return r.errorf("field %d %q: want a number", i+2, f[i+1])
-		}
-		num[i] = v
-	}
-	e := rawEntry{file: name, oldOff: num[0], oldLen: num[1], newOff: num[2], newLen: num[3],
-		kind: Revisit, run: len(r.Runs) - 1, line: r.line}
-	if n == 9 {
-		none := bytes.Equal(f[6], dash) || bytes.Equal(f[7], dash) || bytes.Equal(f[8], dash)
-		all := bytes.Equal(f[6], dash) && bytes.Equal(f[7], dash) && bytes.Equal(f[8], dash)
-		switch string(f[5]) {
-		case "revisit":
-			if none {
-				return r.errorf("a revisit needs its payload digest and the URI and date it refers to")
-			}
-			e.digest, e.refURI, e.refDate = f[6], f[7], f[8]
-		case "restored":
-			e.kind = Restored
-			if !all {
-				return r.errorf("a restored record has \"-\" for digest and references")
-			}
-		default:
-			return r.errorf("kind %q: want revisit or restored", f[5])
-		}
-	} else {
+	if n == 5 {
 		r.legacy = true
 	}
-	if e.oldLen == 0 || e.newLen == 0 {
-		return r.errorf("a record of length 0")
-	}
+	e.run, e.line = len(r.Runs)-1, r.line
 	// Order within the run: files in byte order, offsets increasing.
 	switch c := bytes.Compare(f[0], r.prevFile); {
 	case !r.seenFirst || c > 0:
@@ -270,6 +229,83 @@ func (r *Reader) parse(text []byte) error {
 	return nil
 }
 
+// parseFields reads one entry line into e, splitting it into f; the
+// unescaped file name is kept in *buf. It returns the number of fields.
+func parseFields(text []byte, f *[9][]byte, buf *[]byte) (rawEntry, int, error) {
+	n := 0
+	for rest := text; ; n++ {
+		i := bytes.IndexByte(rest, ' ')
+		if n == len(f) {
+			return rawEntry{}, n, fmt.Errorf("more than 9 fields: %v", errFields)
+		}
+		if i < 0 {
+			f[n] = rest
+			n++
+			break
+		}
+		f[n], rest = rest[:i], rest[i+1:]
+	}
+	if n != 9 && n != 5 {
+		return rawEntry{}, n, fmt.Errorf("%d fields: %v", n, errFields)
+	}
+	name := f[0]
+	if bytes.IndexByte(name, '%') >= 0 {
+		u, err := manifest.UnescapeFile(string(name))
+		if err != nil {
+			return rawEntry{}, n, fmt.Errorf("file %q: %v", name, err)
+		}
+		*buf = append((*buf)[:0], u...)
+		name = *buf
+	}
+	if len(name) == 0 {
+		return rawEntry{}, n, errors.New("no file name")
+	}
+	var num [4]int64
+	for i := range num {
+		v, ok := parseUint(f[i+1])
+		if !ok {
+			return rawEntry{}, n, fmt.Errorf("field %d %q: want a number", i+2, f[i+1])
+		}
+		num[i] = v
+	}
+	e := rawEntry{file: name, oldOff: num[0], oldLen: num[1], newOff: num[2], newLen: num[3], kind: Revisit}
+	if n == 9 {
+		none := bytes.Equal(f[6], dash) || bytes.Equal(f[7], dash) || bytes.Equal(f[8], dash)
+		all := bytes.Equal(f[6], dash) && bytes.Equal(f[7], dash) && bytes.Equal(f[8], dash)
+		switch string(f[5]) {
+		case "revisit":
+			if none {
+				return rawEntry{}, n, errors.New("a revisit needs its payload digest and the URI and date it refers to")
+			}
+			e.digest, e.refURI, e.refDate = f[6], f[7], f[8]
+		case "restored":
+			e.kind = Restored
+			if !all {
+				return rawEntry{}, n, errors.New("a restored record has \"-\" for digest and references")
+			}
+		default:
+			return rawEntry{}, n, fmt.Errorf("kind %q: want revisit or restored", f[5])
+		}
+	}
+	if e.oldLen == 0 || e.newLen == 0 {
+		return rawEntry{}, n, errors.New("a record of length 0")
+	}
+	return e, n, nil
+}
+
+// ParseEntry reads one entry line (without its line end) on its own,
+// without the order checks of a Reader.
+func ParseEntry(line []byte) (Entry, error) {
+	var f [9][]byte
+	var buf []byte
+	e, _, err := parseFields(line, &f, &buf)
+	if err != nil {
+		return Entry{}, err
+	}
+	return Entry{File: string(e.file), OldOffset: e.oldOff, OldLength: e.oldLen, NewOffset: e.newOff, NewLength: e.newLen,
+		Kind: e.kind, PayloadDigest: string(e.digest), RefersToURI: string(e.refURI), RefersTo: string(e.refDate)}, nil
+}
+
 func parseUint(b []byte) (int64, bool) {
 	if len(b) == 0 || len(b) > 18 {
 		return 0, false
@@ -282,4 +318,45 @@ func parseUint(b []byte) (int64, bool) {
 		n = n*10 + int64(c-'0')
 	}
 	return n, true
+}
+
+// Fixity is a replaced file's size and SHA-256 (hex) before and after: the
+// "# file" line that starts the file's entries of a run, for a
+// preservation system's fixity records.
+type Fixity struct {
+	File      string // relative name, unescaped
+	OldSize   int64
+	OldSHA256 string
+	NewSize   int64
+	NewSHA256 string // "-" for a dry run, which writes nothing
+}
+
+// AppendTo appends the fixity line, without a line end.
+func (f *Fixity) AppendTo(dst []byte) []byte {
+	return fmt.Appendf(dst, "# file %s %d %s %d %s", manifest.EscapeFile(f.File), f.OldSize, f.OldSHA256, f.NewSize, f.NewSHA256)
+}
+
+// ParseFixity reads a "# file" line (without its line end); ok is false for
+// any other line.
+func ParseFixity(line []byte) (f Fixity, ok bool, err error) {
+	rest, ok := bytes.CutPrefix(line, []byte("# file "))
+	if !ok {
+		return Fixity{}, false, nil
+	}
+	p := strings.Split(string(rest), " ")
+	if len(p) != 5 {
+		return Fixity{}, true, fmt.Errorf("%q: want \"# file NAME OLD-SIZE OLD-SHA256 NEW-SIZE NEW-SHA256\"", line)
+	}
+	name, err := manifest.UnescapeFile(p[0])
+	if err != nil {
+		return Fixity{}, true, err
+	}
+	f = Fixity{File: name, OldSHA256: p[2], NewSHA256: p[4]}
+	var ok1, ok2 bool
+	f.OldSize, ok1 = parseUint([]byte(p[1]))
+	f.NewSize, ok2 = parseUint([]byte(p[3]))
+	if !ok1 || !ok2 {
+		return Fixity{}, true, fmt.Errorf("%q: sizes are not numbers", line)
+	}
+	return f, true, nil
 }
