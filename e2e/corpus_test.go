@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -15,7 +14,7 @@ import (
 	"testing"
 
 	"warcdedup/manifest"
-	"warcdedup/refs"
+	"warcdedup/rewritelog"
 )
 
 // corpusDir holds real files from public projects' test suites (see its
@@ -265,25 +264,18 @@ func runDedup(t *testing.T, work, coll, keep string, args ...string) *dedupRun {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if strings.HasPrefix(sc.Text(), "#") {
-			continue
+	lr := rewritelog.NewReader(f, "rewrite.log")
+	for {
+		le, err := lr.Next()
+		if err == io.EOF {
+			break
 		}
-		le, err := refs.ParseLogEntry(sc.Text())
-		if err != nil {
-			t.Fatalf("rewrite.log line %q: %v", sc.Text(), err)
-		}
-		name, err := manifest.UnescapeFile(le.File)
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := rewriteEntry{file: name, manifestFile: le.File, oldOff: le.OldOffset, oldLen: le.OldLength, newOff: le.NewOffset, newLen: le.NewLength}
+		e := rewriteEntry{file: le.File, manifestFile: manifest.EscapeFile(le.File), oldOff: le.OldOffset, oldLen: le.OldLength, newOff: le.NewOffset, newLen: le.NewLength}
 		r.log = append(r.log, e)
-		r.byFile[name] = append(r.byFile[name], e)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+		r.byFile[le.File] = append(r.byFile[le.File], e)
 	}
 	return r
 }

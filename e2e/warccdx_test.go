@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,9 +16,6 @@ import (
 	"time"
 
 	"warcdedup/cdx"
-	"warcdedup/manifest"
-	"warcdedup/record"
-	"warcdedup/rewritelog"
 	"warcdedup/scripts/gen"
 )
 
@@ -29,70 +25,6 @@ import (
 // warcio.js again, and compare the two, sorted, line for line. In both
 // formats warcio.js writes (CDXJ and CDX11), and with --all (every
 // record, requests and warcinfo too).
-
-// completeLog writes, from the rewrite log of a dedup run, the log in the
-// format warccdx reads (rewritelog), with each revisit's payload digest
-// and references read from the rewritten file: what warcrefs writes once
-// it logs them. Lines that already have them are kept.
-func completeLog(t *testing.T, r *dedupRun) string {
-	t.Helper()
-	src := filepath.Join(r.work, r.keep, "rewrite.log")
-	f, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	lr := rewritelog.NewReader(f, src)
-	out := rewritelog.AppendRun(nil, time.Now())
-	out = append(out, '\n')
-	for {
-		e, err := lr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e.PayloadDigest == "" {
-			h := recordHeader(t, filepath.Join(r.work, r.coll, filepath.FromSlash(e.File)), e.NewOffset)
-			if h.Get("WARC-Type") != "revisit" {
-				t.Fatalf("%s %d: the log's new record is a %s", e.File, e.NewOffset, h.Get("WARC-Type"))
-			}
-			e.PayloadDigest = h.Get("WARC-Payload-Digest")
-			e.RefersToURI = manifest.EscapeField(h.Get("WARC-Refers-To-Target-URI"))
-			e.RefersTo = manifest.EscapeField(h.Get("WARC-Refers-To-Date"))
-		}
-		out = append(e.AppendTo(out), '\n')
-	}
-	name := filepath.Join(r.work, r.keep, "rewrite-full.log")
-	if err := os.WriteFile(name, out, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return name
-}
-
-// recordHeader reads the WARC header of the record at off in name.
-func recordHeader(t *testing.T, name string, off int64) record.Header {
-	t.Helper()
-	f, err := os.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rr, err := record.NewReader(io.NewSectionReader(f, off, fi.Size()-off), name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := rr.Next()
-	if err != nil {
-		t.Fatalf("%s %d: %v", name, off, err)
-	}
-	return rec.Header
-}
 
 // warcioIndex is the output of warcio cdx-index for one file, or why
 // there is none.
@@ -187,7 +119,7 @@ var warccdxCases = []warccdxCase{
 // log, and compares. It returns the number of revisit lines warccdx wrote.
 func checkWarccdx(t *testing.T, cli string, r *dedupRun, orig string, cases []warccdxCase) int {
 	t.Helper()
-	log := completeLog(t, r)
+	log := filepath.Join(r.work, r.keep, "rewrite.log")
 	coll := filepath.Join(r.work, r.coll)
 	var names []string
 	err := filepath.WalkDir(coll, func(p string, d os.DirEntry, err error) error {
