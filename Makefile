@@ -30,6 +30,7 @@ fuzz:
 	$(GO) test ./digest -run '^$$' -fuzz '^FuzzParseHeader$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./gzmulti -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./record -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./record -run '^$$' -fuzz '^FuzzStreamReader$$' -fuzztime $(FUZZTIME)
 
 # Go benchmarks next to the code, then each stage on generated collections
 # of about 1 GB (scripts/bench-*.sh; BENCH_DIR keeps the data between runs).
