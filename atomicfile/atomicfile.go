@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // File is a file being written under a temporary name.
@@ -101,4 +102,33 @@ func SyncDir(dir string) error {
 		return fmt.Errorf("syncing directory %s: %w", dir, err)
 	}
 	return nil
+}
+
+// RemoveLeftovers deletes the temporary files that Create made for name and
+// that an interrupted run never committed nor aborted (a killed process):
+// nothing refers to them. Only names Create can have made for name are
+// removed: its random part is digits, so the temporary file of another file
+// whose name starts with name's ("a.warc-2.warc" beside "a.warc"), which
+// another writer may be writing, is left alone.
+func RemoveLeftovers(name string) {
+	prefix := TempPrefix + filepath.Base(name) + "-"
+	entries, err := os.ReadDir(filepath.Dir(name))
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if ok && e.Type().IsRegular() && isDigits(rest) {
+			os.Remove(filepath.Join(filepath.Dir(name), e.Name()))
+		}
+	}
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
