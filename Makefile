@@ -39,6 +39,7 @@ bench: build
 	scripts/bench-warcsum.sh
 	scripts/bench-chain.sh
 	scripts/bench-refs.sh
+	scripts/bench-recompress.sh
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin

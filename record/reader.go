@@ -6,7 +6,9 @@
 // matters for deduplication: a record is only whole when its block has all
 // of its declared bytes and ends where the next record, or the gzip member,
 // ends. Damage is reported with file and offset, and reading goes on at the
-// next record where the file allows it.
+// next record where the file allows it. NewStreamReader reads files whose
+// gzip members are not records (a file gzipped whole), with offsets in the
+// inflated stream, for conversion and recompression.
 package record
 
 import (
