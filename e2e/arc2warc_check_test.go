@@ -101,7 +101,7 @@ func TestArc2warcCheck(t *testing.T) {
 		{"not converted", map[string][]byte{"small.arc": []byte(arc)},
 			"mkdir warcs", 0, "./check.sh --no-convert arcs warcs", 1, []string{"small.arc: FAILED"}, []string{"does not exist"}, ""},
 		{"damaged ARC: bytes no record holds", map[string][]byte{"small.arc": []byte(junk)},
-			"", 0, "./check.sh arcs warcs", 1, []string{"small.arc: FAILED", "1 stretches of bytes"}, []string{"skipped", "not in the WARC"}, ""},
+			"", 0, "./check.sh arcs warcs", 1, []string{"small.arc: FAILED", "1 damaged stretches in the ARC"}, []string{"skipped", "not in the WARC"}, ""},
 		{"truncated record kept", map[string][]byte{"small.arc": []byte(cut)},
 			"", 0, "./check.sh arcs warcs", 0, []string{"small.arc: OK: 22 records, 1 truncated (WARC-Truncated)"}, nil, ""},
 		{"truncated record left out", map[string][]byte{"small.arc": []byte(cut)},

@@ -50,7 +50,7 @@ func TestArc2warcCorpus(t *testing.T) {
 	// broken files), which the converter reported as damage.
 	ok, failed, records := 0, 0, 0
 	okRE := regexp.MustCompile(`^\S+: OK: (\d+) records`)
-	failedRE := regexp.MustCompile(`^\S+: FAILED: \d+ problems \(see stderr\); (\d+) of its (\d+) records found in \S+; (\d+) stretches`)
+	failedRE := regexp.MustCompile(`^\S+: FAILED: \d+ problems \(see stderr\); (\d+) of its (\d+) records found in \S+; (\d+) damaged stretches`)
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		if m := okRE.FindStringSubmatch(l); m != nil {
 			ok++

@@ -130,7 +130,7 @@ func (c *conversionCheck) records() error {
 		var damage *record.Error
 		if errors.As(err, &damage) {
 			c.st.ARCDamage++
-			c.report("%v: not in the WARC (no conversion can hold bytes that are no record)", err)
+			c.report("%v: what the ARC held there cannot be in the WARC", err)
 			continue
 		}
 		if err != nil {
@@ -292,7 +292,8 @@ func (c *conversionCheck) manifests() error {
 	errA := arcSum.wait()
 	errW := warcSum.wait()
 	c.st.ListedARC, c.st.ListedWARC = st.Before, st.After
-	if errA != nil {
+	if errA != nil && c.st.ARCDamage == 0 {
+		// (With damage found above, this is the same damage again.)
 		c.report("warcsum could not read the ARC: %v", errA)
 	}
 	if errW != nil {

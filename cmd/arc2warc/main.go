@@ -245,7 +245,7 @@ func checkAll(c *cli.Context, log *cmdutil.Log, jobs []*job, skipped int) error 
 			fmt.Printf("%s: FAILED: %v\n", j.in.Name, j.err)
 		case j.check.Violations > 0:
 			failed++
-			fmt.Printf("%s: FAILED: %d problems (see stderr); %d of its %d records found in %s; %d stretches of bytes in it that no record holds\n",
+			fmt.Printf("%s: FAILED: %d problems (see stderr); %d of its %d records found in %s; %d damaged stretches in the ARC\n",
 				j.in.Name, j.check.Violations, j.check.Matched, j.check.ARCRecords, filepath.Base(j.out), j.check.ARCDamage)
 		default:
 			ok++
