@@ -13,6 +13,7 @@ import (
 	"path"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // File is a file being written under a temporary name.
@@ -155,4 +156,51 @@ func SyncDir(dir string) error {
 		return fmt.Errorf("syncing directory %s: %w", dir, err)
 	}
 	return nil
+}
+
+// RemoveLeftovers deletes the temporary files that Create made for name and
+// that an interrupted run never committed nor aborted (a killed process):
+// nothing refers to them. Only names Create can have made for name are
+// removed: its random part is digits, so the temporary file of another file
+// whose name starts with name's ("a.warc-2.warc" beside "a.warc"), which
+// another writer may be writing, is left alone.
+func RemoveLeftovers(name string) {
+	prefix := TempPrefix + filepath.Base(name) + "-"
+	entries, err := os.ReadDir(filepath.Dir(name))
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if ok && e.Type().IsRegular() && isDigits(rest) {
+			os.Remove(filepath.Join(filepath.Dir(name), e.Name()))
+		}
+	}
+}
+
+// RemoveLeftoversIn is RemoveLeftovers confined to root, for a slash
+// separated name beneath it.
+func RemoveLeftoversIn(root *os.Root, name string) {
+	dir, base := path.Split(name)
+	prefix := TempPrefix + base + "-"
+	d, err := root.Open(filepath.FromSlash(path.Clean("./" + dir)))
+	if err != nil {
+		return
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	for _, n := range names {
+		if rest, ok := strings.CutPrefix(n, prefix); ok && isDigits(rest) {
+			root.Remove(filepath.FromSlash(path.Join(dir, n)))
+		}
+	}
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }

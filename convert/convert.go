@@ -38,9 +38,16 @@ type Options struct {
 	Now   func() time.Time
 	NewID func() string
 	// Damage receives each ARC record that could not be converted whole
-	// (truncated, or unreadable) with its offset.
+	// (truncated, or unreadable) and each stretch of bytes skipped, with
+	// its offset: each is counted in Stats. Warn receives what was
+	// converted whole but changed (a missing date set to the conversion's).
 	Damage func(error)
+	Warn   func(error)
 }
+
+// ErrNotARC is the error of a file that is not an ARC file (a WARC file, or
+// a file in which no ARC record could be read): nothing is converted.
+var ErrNotARC = errors.New("not an ARC file")
 
 // Stats counts what a conversion did.
 type Stats struct {
@@ -48,7 +55,7 @@ type Stats struct {
 	Written   int64 // WARC records written, warcinfo included
 	Truncated int64 // truncated ARC records written with WARC-Truncated: length
 	Dropped   int64 // truncated ARC records left out (DropTruncated)
-	Damaged   int64 // ARC records (or stretches) that could not be read at all
+	Damaged   int64 // ARC records that could not be read at all, and stretches of bytes skipped
 }
 
 // Add adds o to s.
@@ -83,18 +90,21 @@ const blockMemory = 8 << 20
 
 // converter writes one WARC file.
 type converter struct {
-	opt      Options
-	out      io.Writer
-	zw       *gzip.Writer
-	hdr      bytes.Buffer
-	block    bytes.Buffer
-	tmp      *os.File
-	size     int64
-	infoID   string
-	srcName  string
-	outName  string
-	blockSum hash.Hash
-	paySum   hash.Hash
+	opt     Options
+	out     io.Writer
+	zw      *gzip.Writer
+	hdr     bytes.Buffer
+	block   bytes.Buffer
+	tmp     *os.File
+	size    int64
+	infoID  string
+	srcName string
+	outName string
+	// compressed is set for a gzip ARC, whose record offsets count bytes
+	// of its inflated stream.
+	compressed bool
+	blockSum   hash.Hash
+	paySum     hash.Hash
 }
 
 // Convert reads the ARC file src and writes its WARC form to dst; srcName
@@ -119,10 +129,13 @@ func Convert(src io.Reader, srcName, outName string, dst io.Writer, opt Options)
 	}
 	defer c.closeTmp()
 	var st Stats
-	rr, err := record.NewReader(src, srcName)
+	// Records need no gzip member of their own to be converted: a whole
+	// ARC compressed as one member reads as well as one member per record.
+	rr, err := record.NewStreamReader(src, srcName)
 	if err != nil {
 		return st, err
 	}
+	c.compressed = rr.Compressed()
 	first := true
 	for {
 		rec, err := rr.Next()
@@ -139,7 +152,7 @@ func Convert(src io.Reader, srcName, outName string, dst io.Writer, opt Options)
 			return st, err
 		}
 		if rec.Format != record.ARC {
-			return st, fmt.Errorf("%s: not an ARC file (a %s record at offset %d)", srcName, rec.Format, rec.Offset)
+			return st, fmt.Errorf("%s: %w: it holds %s records (the first at %s)", srcName, ErrNotARC, rec.Format, c.offset(rec.Offset))
 		}
 		st.Records++
 		if first {
@@ -149,7 +162,12 @@ func Convert(src io.Reader, srcName, outName string, dst io.Writer, opt Options)
 			}
 			st.Written++
 		}
-		truncated, err := c.readBlock(rr, rec)
+		truncated, after, err := c.readBlock(rr, rec)
+		if after != nil {
+			// The record is whole; bytes after it were skipped.
+			st.Damaged++
+			c.damage(after)
+		}
 		if err != nil {
 			if !errors.As(err, &damage) {
 				return st, err
@@ -159,7 +177,11 @@ func Convert(src io.Reader, srcName, outName string, dst io.Writer, opt Options)
 			continue
 		}
 		if truncated {
-			c.damage(fmt.Errorf("%s: offset %d: ARC record truncated: %d of its %d bytes are in the file", srcName, rec.Offset, c.size, rec.BlockLength))
+			what := "written with WARC-Truncated: length"
+			if opt.DropTruncated {
+				what = "left out (--drop-truncated)"
+			}
+			c.damage(fmt.Errorf("%s: %s: ARC record truncated: %d of its %d bytes are in the file; %s", srcName, c.offset(rec.Offset), c.size, rec.BlockLength, what))
 			if opt.DropTruncated {
 				st.Dropped++
 				continue
@@ -172,7 +194,7 @@ func Convert(src io.Reader, srcName, outName string, dst io.Writer, opt Options)
 		st.Written++
 	}
 	if first {
-		return st, fmt.Errorf("%s: no ARC record could be read", srcName)
+		return st, fmt.Errorf("%s: %w: no ARC record could be read", srcName, ErrNotARC)
 	}
 	return st, nil
 }
@@ -183,10 +205,26 @@ func (c *converter) damage(err error) {
 	}
 }
 
+func (c *converter) warn(err error) {
+	if c.opt.Warn != nil {
+		c.opt.Warn(err)
+	}
+}
+
+// offset names an offset of a record as the reader gives it: in the
+// inflated stream for a gzip ARC.
+func (c *converter) offset(off int64) string {
+	if c.compressed {
+		return fmt.Sprintf("inflated offset %d", off)
+	}
+	return fmt.Sprintf("offset %d", off)
+}
+
 // readBlock reads rec's block into c.block (or a temporary file), hashing
 // it and its payload. A block the file cuts short keeps the bytes that
-// exist; truncated says so.
-func (c *converter) readBlock(rr *record.Reader, rec *record.Record) (truncated bool, err error) {
+// exist; truncated says so. after is the damage of bytes skipped after a
+// whole block.
+func (c *converter) readBlock(rr *record.Reader, rec *record.Record) (truncated bool, after, err error) {
 	c.block.Reset()
 	c.size = 0
 	c.closeTmp()
@@ -202,21 +240,24 @@ func (c *converter) readBlock(rr *record.Reader, rec *record.Record) (truncated 
 			c.store(head.Raw)
 		}
 		if err != nil {
-			return c.endBlock(err)
+			truncated, err = c.endBlock(err)
+			return truncated, nil, err
 		}
 	}
 	_, err = rr.WriteTo(storeFunc(c.storePayload))
 	if err != nil {
-		return c.endBlock(err)
+		truncated, err = c.endBlock(err)
+		return truncated, nil, err
 	}
-	if err := rr.Finish(); errors.Is(err, record.ErrRecordEnd) || errors.Is(err, record.ErrMultiRecord) {
+	if err := rr.Finish(); errors.Is(err, record.ErrRecordEnd) {
 		// The record has all its bytes; what follows it is reported, and
 		// reading goes on at the next record.
-		c.damage(err)
+		return false, err, nil
 	} else if err != nil {
-		return c.endBlock(err)
+		truncated, err = c.endBlock(err)
+		return truncated, nil, err
 	}
-	return false, nil
+	return false, nil, nil
 }
 
 // endBlock turns a truncation (the ARC ends inside the record, or its gzip
@@ -309,7 +350,7 @@ func (c *converter) writeRecord(rec *record.Record, truncated bool) error {
 		// A WARC record must have a date; a dash in the ARC gives the
 		// conversion's, and a warning.
 		date = c.opt.Now().UTC().Format("2006-01-02T15:04:05Z")
-		c.damage(fmt.Errorf("%s: offset %d: ARC record has no date (%q); WARC-Date set to the conversion time", c.srcName, rec.Offset, rec.ARCFields.Date))
+		c.warn(fmt.Errorf("%s: %s: ARC record has no date (%q); WARC-Date set to the conversion time", c.srcName, c.offset(rec.Offset), rec.ARCFields.Date))
 	}
 	switch rec.Type {
 	case "filedesc":

@@ -70,6 +70,7 @@ func (r *Reader) truncated() error {
 func (r *Reader) fail(err error) error {
 	var ge *gzmulti.Error
 	if errors.As(err, &ge) && errors.Is(ge.Err, gzmulti.ErrTruncated) {
+		r.noteStreamDamage(ge)
 		have := r.rec.BlockLength - r.blockLeft
 		r.finishErr = &Error{Name: r.name, Offset: r.base + ge.Offset, Err: fmt.Errorf("%w: %w after %d of the block's %d bytes", ErrTruncated, ge.Err, have, r.rec.BlockLength)}
 		return r.finishErr
@@ -99,7 +100,7 @@ func (r *Reader) Finish() error {
 	// as written; real files have fewer or more line ends, which belong to
 	// the record they follow.
 	err := r.skipLineEnds()
-	if r.z.Compressed() {
+	if r.z.Compressed() && r.stream == nil {
 		// The member must end here, with nothing but the record in it.
 		if err == io.EOF {
 			r.rec.Length = r.z.Member().Length
@@ -115,6 +116,11 @@ func (r *Reader) Finish() error {
 		r.rec.Length = r.pos - r.rec.Offset
 		return nil
 	}
+	if r.damageFollows(err) {
+		// The block is whole; the gzip damage after it is Next's to report.
+		r.rec.Length = r.pos - r.rec.Offset
+		return nil
+	}
 	if err != nil {
 		r.finishErr = err
 		return err
@@ -127,7 +133,9 @@ func (r *Reader) Finish() error {
 	// garbage follows it. Skip them now and say how far, in this one report.
 	junk := r.pos
 	skipped, err := r.skipToNext()
-	if err != nil {
+	if r.damageFollows(err) {
+		skipped = r.skippedToDamage(junk)
+	} else if err != nil {
 		r.finishErr = err
 		return err
 	}

@@ -6,7 +6,9 @@
 // matters for deduplication: a record is only whole when its block has all
 // of its declared bytes and ends where the next record, or the gzip member,
 // ends. Damage is reported with file and offset, and reading goes on at the
-// next record where the file allows it.
+// next record where the file allows it. NewStreamReader reads files whose
+// gzip members are not records (a file gzipped whole), with offsets in the
+// inflated stream, for conversion and recompression.
 package record
 
 import (
@@ -43,8 +45,12 @@ func (f Format) String() string {
 // Record is the header of one record and where it is stored.
 type Record struct {
 	Format Format
-	Offset int64 // where the record starts in the file as stored (its gzip member for .gz)
-	Length int64 // bytes it occupies in the file as stored; set by Finish
+	// Offset is where the record starts in the file as stored (its gzip
+	// member for .gz). For a Reader of NewStreamReader it is the offset in
+	// the inflated stream instead, which no later stage can use to address
+	// the record.
+	Offset int64
+	Length int64 // bytes it occupies from Offset on (as Offset counts them); set by Finish
 
 	// Version is the WARC version line as written ("WARC/1.0", "warc/0.17")
 	// or, for ARC, the file's version ("1" or "2").
@@ -83,9 +89,17 @@ type Error struct {
 	Name   string
 	Offset int64
 	Err    error
+	// Inflated is set when Offset counts bytes of the inflated stream of a
+	// gzip file (a Reader of NewStreamReader), not bytes of the file.
+	Inflated bool
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("%s: offset %d: %v", e.Name, e.Offset, e.Err) }
+func (e *Error) Error() string {
+	if e.Inflated {
+		return fmt.Sprintf("%s: inflated offset %d: %v", e.Name, e.Offset, e.Err)
+	}
+	return fmt.Sprintf("%s: offset %d: %v", e.Name, e.Offset, e.Err)
+}
 func (e *Error) Unwrap() error { return e.Err }
 
 // The kinds of damage, wrapped in an *Error.
@@ -126,6 +140,13 @@ type Reader struct {
 	memberOffset int64 // offset of the current gzip member
 	needMember   bool  // gzip: the next record starts in the next member
 
+	// stream is set for a Reader of NewStreamReader: br reads it, and
+	// members are no record boundaries. streamReported is set once the
+	// damage it stopped at was returned to the caller, so that Next can go
+	// on after it.
+	stream         *gzmulti.Stream
+	streamReported bool
+
 	st        state
 	rec       Record
 	blockLeft int64
@@ -157,8 +178,14 @@ func (r *Reader) Reset(src io.Reader, name string) error {
 	if err := r.z.Reset(src, name); err != nil {
 		return err
 	}
-	r.br.Reset(r.z)
-	*r = Reader{name: name, z: r.z, br: r.br, needMember: true, http: HTTPHead{Raw: r.http.Raw[:0]}, hbuf: r.hbuf[:0], raw: r.raw[:0], spans: r.spans[:0]}
+	var stream *gzmulti.Stream
+	if r.stream != nil {
+		stream = gzmulti.NewStream(r.z)
+		r.br.Reset(stream)
+	} else {
+		r.br.Reset(r.z)
+	}
+	*r = Reader{name: name, z: r.z, br: r.br, needMember: stream == nil, stream: stream, http: HTTPHead{Raw: r.http.Raw[:0]}, hbuf: r.hbuf[:0], raw: r.raw[:0], spans: r.spans[:0]}
 	return nil
 }
 
@@ -180,7 +207,7 @@ func (r *Reader) Compressed() bool { return r.z.Compressed() }
 func (r *Reader) Format() Format { return r.format }
 
 func (r *Reader) errorAt(off int64, err error) error {
-	return &Error{Name: r.name, Offset: r.base + off, Err: err}
+	return &Error{Name: r.name, Offset: r.base + off, Err: err, Inflated: r.stream != nil && r.z.Compressed()}
 }
 
 // Next returns the next record, positioned at the start of its block, or
@@ -206,7 +233,10 @@ func (r *Reader) Next() (*Record, error) {
 		}
 	}
 	r.st = idle
-	if r.z.Compressed() {
+	switch {
+	case r.stream != nil:
+		return r.nextInStream()
+	case r.z.Compressed():
 		return r.nextInMember()
 	}
 	return r.nextPlain()
@@ -253,13 +283,16 @@ func (r *Reader) nextPlain() (*Record, error) {
 	start := r.pos
 	if err := r.readHeader(start); err != nil {
 		var damage *Error
-		if !errors.As(err, &damage) {
+		if !errors.As(err, &damage) || r.streamReported {
 			return nil, err
 		}
 		// Move on to the next record now, so that the bytes skipped are
 		// reported with the damage that caused the skip, once.
+		from := r.pos
 		skipped, serr := r.skipJunk()
-		if serr != nil {
+		if r.damageFollows(serr) {
+			skipped = r.skippedToDamage(from)
+		} else if serr != nil {
 			return nil, serr
 		}
 		if skipped != "" {
@@ -308,6 +341,7 @@ func (r *Reader) gzipError(err error) error {
 	if !errors.As(err, &ge) {
 		return err
 	}
+	r.noteStreamDamage(ge)
 	if errors.Is(ge.Err, gzmulti.ErrTruncated) {
 		return &Error{Name: r.name, Offset: r.base + ge.Offset, Err: fmt.Errorf("%w: %w", ErrTruncated, ge.Err)}
 	}

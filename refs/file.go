@@ -162,7 +162,7 @@ func (f *fileRewrite) open() error {
 	// Leftovers of interrupted runs are removed; a file with nothing to do
 	// (a second run) is never copied, so needs no space.
 	if !r.DryRun {
-		removeLeftovers(f.dstRoot, f.dstName)
+		atomicfile.RemoveLeftoversIn(f.dstRoot, f.dstName)
 	}
 	return nil
 }
@@ -531,35 +531,4 @@ func isGzip(f *os.File) (bool, error) {
 		return false, err
 	}
 	return n == 3 && head[0] == 0x1f && head[1] == 0x8b && head[2] == 8, nil
-}
-
-// removeLeftovers deletes temporary files an interrupted run left beside
-// name; they were never renamed, so nothing refers to them. Only names
-// atomicfile can have made for it are removed: its random part is digits,
-// so the temporary file of another file whose name starts with name's
-// ("a.warc-2.warc" beside "a.warc"), which a concurrent worker may be
-// writing, is left alone.
-func removeLeftovers(root *os.Root, name string) {
-	dir, base := path.Split(name)
-	prefix := atomicfile.TempPrefix + base + "-"
-	d, err := root.Open(filepath.FromSlash(path.Clean("./" + dir)))
-	if err != nil {
-		return
-	}
-	names, _ := d.Readdirnames(-1)
-	d.Close()
-	for _, n := range names {
-		if rest, ok := strings.CutPrefix(n, prefix); ok && isDigits(rest) {
-			root.Remove(filepath.FromSlash(path.Join(dir, n)))
-		}
-	}
-}
-
-func isDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
 }

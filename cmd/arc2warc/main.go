@@ -1,4 +1,5 @@
-// Command arc2warc converts ARC files to WARC files, record for record.
+// Command arc2warc converts ARC files to WARC files, record for record, and
+// checks conversions.
 package main
 
 import (
@@ -15,6 +16,7 @@ import (
 	"warcdedup/atomicfile"
 	"warcdedup/convert"
 	"warcdedup/internal/cmdutil"
+	"warcdedup/verify"
 	"warcdedup/warcsum"
 )
 
@@ -24,105 +26,170 @@ a warcinfo record naming the source file and this software, the filedesc as
 a metadata record, response records for HTTP, resource records for dns: and
 header-less records (text/dns, or the ARC content type), new record IDs,
 WARC-Date from the 14-digit date, block and payload digests. Each block is
-the ARC record's bytes verbatim; no HTTP header is invented.
+the ARC record's bytes verbatim; no HTTP header is invented. The WARC has
+one gzip member per record, whatever the ARC's gzip form: one member per
+record, the whole file in one member, or members of several records.
 
 A truncated ARC record is written with the bytes that exist and
-WARC-Truncated: length (left out with --drop-truncated); damaged records are
-reported with their offset. The output is written under a temporary name and
-renamed when complete; an existing output is never overwritten without
---force. Check a conversion with scripts/arc2warc-check.sh (warcsum of both,
-compared in order by warcsumcmp --order).`
+WARC-Truncated: length (left out with --drop-truncated). Every stretch of
+ARC bytes that is no readable record (junk, a record line that does not
+parse, bytes after a record's declared length, gzip damage) is skipped,
+reported once with its offset and counted as damaged: such a file, like
+one with a truncated record, makes the exit status 1 (its WARC is written
+with everything else). Offsets in a gzip ARC count bytes of its inflated
+stream ("inflated offset"), except those of gzip damage.
+
+A file named on the command line that is not an ARC file (a WARC file, or
+a file without any ARC record) is refused, nothing is written for it, and
+the exit status is 1; in a directory, .warc and .warc.gz files are passed
+over. The output is written under a temporary name and renamed when
+complete; an existing output is never overwritten without --force.
+
+--check converts nothing: for each ARC it checks the WARC already in -o DIR
+(x.warc.gz, or x.warc) record for record, reading both files independently
+of the converter: a warcinfo record first, then each ARC record in order
+with its mapped type, URI, date and block byte for byte (WARC-Truncated for
+a truncated one), the WARC read as deduplication reads it (one record per
+gzip member); and warcsum of both compared in order as "warcsumcmp --order"
+does. It prints a line per file on stdout and each problem on stderr, and
+exits 1 if an ARC holds anything its WARC lacks (a missing or damaged WARC,
+a record left out or changed, bytes of the ARC that no record holds).`
 
 func main() {
-	cmdutil.Main(cmdutil.NewApp("arc2warc", "convert ARC files to WARC", description,
+	cmdutil.Main(cmdutil.NewApp("arc2warc", "convert ARC files to WARC, or check conversions", description,
 		[]cli.Flag{
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: ".", Usage: "write WARC files into `DIR`"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: ".", Usage: "write WARC files into `DIR` (with --check: find them there)"},
 			&cli.StringFlag{Name: "warc-version", Value: "1.0", Usage: "WARC version to write: 1.0 or 1.1"},
 			&cli.BoolFlag{Name: "plain", Usage: "write uncompressed .warc files"},
 			&cli.BoolFlag{Name: "drop-truncated", Usage: "leave truncated ARC records out"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite existing WARC files"},
+			&cli.BoolFlag{Name: "check", Usage: "convert nothing: check the WARC files in -o DIR against the ARC files"},
 			&cli.BoolFlag{Name: "recursive", Aliases: []string{"r"}, Usage: "read subdirectories of directory arguments"},
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "convert `N` files at once"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "convert or check `N` files at once"},
 			cmdutil.QuietFlag,
 			cmdutil.VerboseFlag,
 		}, run))
 }
 
+// job is one ARC file to convert or check, and what came of it.
+type job struct {
+	in    warcsum.Input
+	out   string // the WARC file
+	stats convert.Stats
+	check verify.ConversionStats
+	// problems are the check's violations, the first maxProblems of them.
+	problems []string
+	err      error
+}
+
+// maxProblems bounds the violations kept per file; the rest are counted.
+const maxProblems = 100
+
 func run(c *cli.Context) error {
-	inputs, err := warcsum.Collect(c.Args().Slice(), c.Bool("recursive"))
+	args := c.Args().Slice()
+	inputs, err := warcsum.Collect(args, c.Bool("recursive"))
 	if err != nil {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}
 	if len(inputs) == 0 {
 		return cli.Exit("no input: name ARC files or directories", cmdutil.ExitFatal)
 	}
-	outDir := c.String("output")
+	// Files named on the command line are converted whatever their name
+	// (and refused if they are no ARC); in a directory, WARC files are
+	// passed over.
+	named := map[string]bool{}
+	for _, a := range args {
+		if fi, err := os.Stat(a); err == nil && !fi.IsDir() {
+			named[a] = true
+		}
+	}
+	plain := c.Bool("plain")
+	var jobs []*job
+	skipped := 0
+	outputs := map[string]string{}
+	for _, in := range inputs {
+		if !named[in.Path] && isWARCName(in.Name) {
+			skipped++
+			continue
+		}
+		out := filepath.Join(c.String("output"), filepath.FromSlash(convert.OutputName(in.Name, plain)))
+		// Two inputs may not become one output (x.arc and x.arc.gz), or the
+		// second conversion would overwrite the first.
+		if prev, dup := outputs[out]; dup {
+			return cli.Exit(fmt.Sprintf("%s and %s would both be written to %s", prev, in.Path, out), cmdutil.ExitFatal)
+		}
+		outputs[out] = in.Path
+		jobs = append(jobs, &job{in: in, out: out})
+	}
 	log := cmdutil.NewLog(c)
+	if c.Bool("check") {
+		return checkAll(c, log, jobs, skipped)
+	}
+	return convertAll(c, log, jobs, skipped)
+}
+
+func isWARCName(name string) bool {
+	n := strings.ToLower(name)
+	return strings.HasSuffix(n, ".warc") || strings.HasSuffix(n, ".warc.gz")
+}
+
+// each runs do on every job, n at once.
+func each(jobs []*job, n int, do func(*job)) {
+	sem := make(chan struct{}, max(1, n))
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			do(j)
+		}()
+	}
+	wg.Wait()
+}
+
+func convertAll(c *cli.Context, log *cmdutil.Log, jobs []*job, skipped int) error {
 	opt := convert.Options{
 		Version:       c.String("warc-version"),
 		Plain:         c.Bool("plain"),
 		DropTruncated: c.Bool("drop-truncated"),
 		Software:      "warcdedup arc2warc " + cmdutil.Version,
 		Damage:        log.Error,
+		Warn:          log.Warn,
 	}
-	type result struct {
-		stats convert.Stats
-		out   string
-		err   error
-	}
-	// Two inputs may not become one output (x.arc and x.arc.gz), or the
-	// second conversion would overwrite the first.
-	outputs := map[string]string{}
-	for _, in := range inputs {
-		out := convert.OutputName(in.Name, opt.Plain)
-		if prev, dup := outputs[out]; dup {
-			return cli.Exit(fmt.Sprintf("%s and %s would both be written to %s", prev, in.Path, out), cmdutil.ExitFatal)
-		}
-		outputs[out] = in.Path
-	}
-	results := make([]result, len(inputs))
-	sem := make(chan struct{}, max(1, c.Int("jobs")))
-	var wg sync.WaitGroup
-	for i, in := range inputs {
-		if strings.HasSuffix(strings.ToLower(in.Name), ".warc") || strings.HasSuffix(strings.ToLower(in.Name), ".warc.gz") {
-			continue // a directory of mixed files: only its ARC files are converted
-		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			out := filepath.Join(outDir, filepath.FromSlash(convert.OutputName(in.Name, opt.Plain)))
-			results[i].out = out
-			results[i].stats, results[i].err = convertFile(in, out, opt, c.Bool("force"))
-		}()
-	}
-	wg.Wait()
+	each(jobs, c.Int("jobs"), func(j *job) {
+		j.stats, j.err = convertFile(j.in, j.out, opt, c.Bool("force"))
+	})
 	var total convert.Stats
-	failed := 0
-	for i, r := range results {
-		if r.out == "" {
+	converted, refused, failed := 0, 0, 0
+	for _, j := range jobs {
+		switch {
+		case errors.Is(j.err, convert.ErrNotARC):
+			refused++
+			log.Error(fmt.Errorf("%w; refused, nothing written", j.err))
 			continue
-		}
-		total.Add(&r.stats)
-		if r.err != nil {
+		case j.err != nil:
 			failed++
-			log.Error(r.err)
+			log.Error(fmt.Errorf("%s not converted: %w", j.in.Path, j.err))
 			continue
 		}
+		converted++
+		total.Add(&j.stats)
 		if log.Verbose {
-			log.Printf("%s -> %s: %d records\n", inputs[i].Name, r.out, r.stats.Written)
+			log.Printf("%s -> %s: %d records\n", j.in.Name, j.out, j.stats.Written)
 		}
 	}
 	if !log.Quiet {
-		fmt.Fprintf(log.Writer(), "files: %d converted, %d failed\nrecords: %d read, %d written; truncated: %d written with WARC-Truncated, %d left out; damaged: %d\n",
-			len(results)-failed, failed, total.Records, total.Written, total.Truncated, total.Dropped, total.Damaged)
+		fmt.Fprintf(log.Writer(), "files: %d converted, %d refused (not ARC), %d failed; %d WARC files passed over\n"+
+			"records: %d read, %d written; truncated: %d written with WARC-Truncated, %d left out; damaged: %d\n",
+			converted, refused, failed, skipped, total.Records, total.Written, total.Truncated, total.Dropped, total.Damaged)
 	}
 	if failed > 0 {
 		return cli.Exit(fmt.Sprintf("%d files not converted", failed), cmdutil.ExitFatal)
 	}
-	if total.Damaged+total.Truncated+total.Dropped > 0 {
-		return cmdutil.Damaged("%d damaged and %d truncated ARC records (see above)", total.Damaged, total.Truncated+total.Dropped)
+	if refused > 0 || total.Damaged+total.Truncated+total.Dropped > 0 {
+		return cmdutil.Damaged("%d files refused, %d damaged stretches, %d truncated ARC records (see above)", refused, total.Damaged, total.Truncated+total.Dropped)
 	}
 	return nil
 }
@@ -155,4 +222,96 @@ func convertFile(in warcsum.Input, out string, opt convert.Options, force bool) 
 		err = f.Commit()
 	}
 	return st, err
+}
+
+func checkAll(c *cli.Context, log *cmdutil.Log, jobs []*job, skipped int) error {
+	each(jobs, c.Int("jobs"), checkFile)
+	ok, failed := 0, 0
+	var total verify.ConversionStats
+	for _, j := range jobs {
+		total.ARCRecords += j.check.ARCRecords
+		total.Matched += j.check.Matched
+		total.Truncated += j.check.Truncated
+		for _, p := range j.problems {
+			log.Error(errors.New(p))
+		}
+		if more := j.check.Violations - int64(len(j.problems)); more > 0 {
+			log.Error(fmt.Errorf("%s: %d more problems", j.in.Path, more))
+		}
+		switch {
+		case j.err != nil:
+			failed++
+			log.Error(j.err)
+			fmt.Printf("%s: FAILED: %v\n", j.in.Name, j.err)
+		case j.check.Violations > 0:
+			failed++
+			fmt.Printf("%s: FAILED: %d problems (see stderr); %d of its %d records found in %s; %d damaged stretches in the ARC\n",
+				j.in.Name, j.check.Violations, j.check.Matched, j.check.ARCRecords, filepath.Base(j.out), j.check.ARCDamage)
+		default:
+			ok++
+			note := ""
+			if j.check.Truncated > 0 {
+				note = fmt.Sprintf(", %d truncated (WARC-Truncated)", j.check.Truncated)
+			}
+			fmt.Printf("%s: OK: %d records%s in %s (%d records), %d responses in order\n",
+				j.in.Name, j.check.ARCRecords, note, filepath.Base(j.out), j.check.WARCRecords, j.check.ListedARC)
+		}
+	}
+	if !log.Quiet {
+		fmt.Fprintf(log.Writer(), "files: %d checked, %d OK, %d failed; %d WARC files passed over\nrecords: %d read from the ARC files, %d found in the WARC files (%d truncated)\n",
+			len(jobs), ok, failed, skipped, total.ARCRecords, total.Matched, total.Truncated)
+	}
+	if failed > 0 {
+		return cmdutil.Damaged("%d of %d conversions lost or changed something (see above)", failed, len(jobs))
+	}
+	return nil
+}
+
+// checkFile checks j's WARC against its ARC: the WARC is j.out, or, when
+// only that one exists, the name of the other choice of --plain.
+func checkFile(j *job) {
+	warcPath := j.out
+	if _, err := os.Stat(warcPath); errors.Is(err, os.ErrNotExist) {
+		other := j.out + ".gz"
+		if plain := strings.TrimSuffix(j.out, ".gz"); plain != j.out {
+			other = plain
+		}
+		if _, err := os.Stat(other); err == nil {
+			warcPath = other
+		}
+	}
+	j.out = warcPath
+	arc, err := os.Open(j.in.Path)
+	if err != nil {
+		j.err = err
+		return
+	}
+	defer arc.Close()
+	warc, err := os.Open(warcPath)
+	if errors.Is(err, os.ErrNotExist) {
+		j.err = fmt.Errorf("%s: not converted: %s does not exist", j.in.Path, warcPath)
+		return
+	} else if err != nil {
+		j.err = err
+		return
+	}
+	defer warc.Close()
+	fa, err := arc.Stat()
+	if err != nil {
+		j.err = err
+		return
+	}
+	fw, err := warc.Stat()
+	if err != nil {
+		j.err = err
+		return
+	}
+	j.check, j.err = verify.Conversion(
+		verify.File{Name: j.in.Path, R: arc, Size: fa.Size()},
+		verify.File{Name: warcPath, R: warc, Size: fw.Size()},
+		func(v string) {
+			if len(j.problems) < maxProblems {
+				j.problems = append(j.problems, v)
+			}
+		})
 }
