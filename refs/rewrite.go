@@ -139,6 +139,11 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log *Log) (Stat
 	if log == nil {
 		log = NewLog(io.Discard)
 	}
+	if r.InPlace && r.Originals.log == nil {
+		// Originals in files this run replaces move: the run's own log
+		// says where to.
+		r.Originals.log = log
+	}
 	in.RequireFields(10)
 	in.RequireOrder(manifest.ByFile)
 	if r.Progress == nil {

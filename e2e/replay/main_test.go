@@ -9,7 +9,6 @@
 package replay
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -22,9 +21,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"warcdedup/rewritelog"
 
 	"warcdedup/internal/cdxj"
-	"warcdedup/manifest"
 	"warcdedup/record"
 	"warcdedup/scripts/gen"
 )
@@ -119,28 +118,17 @@ func readRewriteLog(t *testing.T, name string) []rewrite {
 	}
 	defer f.Close()
 	var out []rewrite
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		if len(fs) != 5 {
-			t.Fatalf("%s: line %q: want 5 fields", name, sc.Text())
+	lr := rewritelog.NewReader(f, name)
+	for {
+		e, err := lr.Next()
+		if err == io.EOF {
+			return out
 		}
-		file, err := manifest.UnescapeFile(fs[0])
 		if err != nil {
-			t.Fatalf("%s: %v", name, err)
+			t.Fatal(err)
 		}
-		var n [4]int64
-		for i := range n {
-			if n[i], err = strconv.ParseInt(fs[i+1], 10, 64); err != nil {
-				t.Fatalf("%s: line %q: %v", name, sc.Text(), err)
-			}
-		}
-		out = append(out, rewrite{file, n[0], n[1], n[2], n[3]})
+		out = append(out, rewrite{e.File, e.OldOffset, e.OldLength, e.NewOffset, e.NewLength})
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // collection is a collection as it was and as deduplicated: the
