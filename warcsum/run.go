@@ -3,6 +3,7 @@ package warcsum
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -117,10 +118,11 @@ type Progress struct {
 // file, so memory stays bounded however many records a file holds.
 const spoolMemory = 4 << 20
 
-// job is one file of a run and the lines it produced.
+// job is one file of a run and the lines (and facts) it produced.
 type job struct {
 	in    Input
 	out   *spool.Spool
+	facts *spool.Spool // nil without Runner.Facts
 	buf   []byte
 	done  chan struct{}
 	stats Stats
@@ -130,9 +132,26 @@ type job struct {
 // Abandon finishes a job that no worker will run.
 func (j *job) Abandon(error) { close(j.done) }
 
-func (j *job) write(l *manifest.Line) error {
+// writer writes a job's lines (and facts), and copies them to a cache
+// entry being made.
+type writer struct {
+	j      *job
+	summer *Summer
+	lines  io.Writer
+	facts  io.Writer // nil without facts
+}
+
+func (w *writer) write(l *manifest.Line) error {
+	j := w.j
 	j.buf = l.Append(j.buf[:0])
-	_, err := j.out.Write(j.buf)
+	if _, err := w.lines.Write(j.buf); err != nil {
+		return err
+	}
+	if w.facts == nil || l.IsRevisit() {
+		return nil
+	}
+	j.buf = AppendFacts(j.buf[:0], l, w.summer.Facts())
+	_, err := w.facts.Write(j.buf)
 	return err
 }
 
@@ -154,6 +173,12 @@ type Runner struct {
 	Options
 	Jobs     int       // files read in parallel; 1 if < 1
 	Progress *Progress // updated while Run works; may be nil
+	// Facts, if set, receives a facts line (see AppendFacts) per response
+	// line, in the order of the manifest.
+	Facts io.Writer
+	// Cache, if set, keeps each file's lines, so that a file unchanged
+	// since a run read it is not read again (see Cache).
+	Cache *Cache
 	// OnFileError receives each file that could not be read to its end. It
 	// is called in input order from the goroutine that called Run.
 	OnFileError func(Input, error)
@@ -188,7 +213,11 @@ func (r *Runner) Run(inputs []Input, out io.Writer) (Stats, error) {
 	go func() {
 		defer q.Close()
 		for _, in := range inputs {
-			if q.Add(ctx, &job{in: in, out: spool.New(memory), done: make(chan struct{})}) != nil {
+			j := &job{in: in, out: spool.New(memory), done: make(chan struct{})}
+			if r.Facts != nil {
+				j.facts = spool.New(memory)
+			}
+			if q.Add(ctx, j) != nil {
 				return
 			}
 		}
@@ -201,7 +230,7 @@ func (r *Runner) Run(inputs []Input, out io.Writer) (Stats, error) {
 			summer := NewSummer(r.Options)
 			for s := range q.Work() {
 				if ctx.Err() == nil {
-					s.stats, s.err = sumPath(summer, s, progress)
+					s.stats, s.err = r.sum(summer, s, progress)
 				}
 				progress.Files.Add(1)
 				close(s.done)
@@ -210,6 +239,10 @@ func (r *Runner) Run(inputs []Input, out io.Writer) (Stats, error) {
 	}
 
 	bw := bufio.NewWriterSize(out, 256<<10)
+	var fw *bufio.Writer
+	if r.Facts != nil {
+		fw = bufio.NewWriterSize(r.Facts, 256<<10)
+	}
 	var total Stats
 	var fatal error
 	for s := range q.Results() {
@@ -219,28 +252,95 @@ func (r *Runner) Run(inputs []Input, out io.Writer) (Stats, error) {
 				r.OnFileError(s.in, s.err)
 			}
 			total.Add(&s.stats)
-			if _, err := s.out.WriteTo(bw); err != nil {
+			_, err := s.out.WriteTo(bw)
+			if err == nil && fw != nil {
+				_, err = s.facts.WriteTo(fw)
+			}
+			if err != nil {
 				fatal = err
 				stop()
 			}
 		}
 		s.out.Close()
+		if s.facts != nil {
+			s.facts.Close()
+		}
 		q.Release()
 	}
 	wg.Wait()
 	if fatal == nil {
 		fatal = bw.Flush()
 	}
+	if fatal == nil && fw != nil {
+		fatal = fw.Flush()
+	}
 	return total, fatal
 }
 
-func sumPath(summer *Summer, s *job, progress *Progress) (Stats, error) {
+// sum reads one file, or replays what reading it gave when the cache
+// knows it unchanged.
+func (r *Runner) sum(summer *Summer, s *job, progress *Progress) (Stats, error) {
+	if r.Cache == nil {
+		return sumPath(summer, s, progress, nil)
+	}
+	if e, ok := r.Cache.lookup(s.in); ok && e.check() == nil {
+		var facts io.Writer
+		if s.facts != nil {
+			facts = s.facts
+		}
+		if err := e.replay(s.out, facts); err == nil {
+			for _, m := range e.stamp.Messages {
+				summer.damage(errors.New(m))
+			}
+			progress.Bytes.Add(s.in.Size)
+			st := e.stamp.Stats
+			st.Cached = 1
+			if e.stamp.Failed != "" {
+				return st, errors.New(e.stamp.Failed)
+			}
+			return st, nil
+		}
+		// The entry could not be read whole: read the file.
+		s.out.Reset()
+		if s.facts != nil {
+			s.facts.Reset()
+		}
+	}
+	ew := r.Cache.create(s.in)
+	if ew != nil {
+		summer.noted = ew.message
+		defer func() { summer.noted = nil }()
+	}
+	st, err := sumPath(summer, s, progress, ew)
+	if ew != nil {
+		if cerr := ew.commit(st, err); cerr != nil && err == nil {
+			// The cache is an optimisation: a file it cannot keep is
+			// read again next time.
+			ew.abort()
+		}
+	}
+	return st, err
+}
+
+func sumPath(summer *Summer, s *job, progress *Progress, ew *entryWriter) (Stats, error) {
 	f, err := os.Open(s.in.Path)
 	if err != nil {
 		return Stats{FilesFailed: 1}, err
 	}
 	defer f.Close()
-	st, err := summer.SumFile(countingReader{f, &progress.Bytes}, s.in.Name, s.write)
+	w := &writer{j: s, summer: summer, lines: s.out}
+	if s.facts != nil {
+		w.facts = s.facts
+	}
+	if ew != nil {
+		w.lines = io.MultiWriter(w.lines, ew.Lines())
+		if w.facts != nil {
+			w.facts = io.MultiWriter(w.facts, ew.Facts())
+		} else {
+			w.facts = ew.Facts()
+		}
+	}
+	st, err := summer.SumFile(countingReader{f, &progress.Bytes}, s.in.Name, w.write)
 	st.Bytes = s.in.Size
 	return st, err
 }

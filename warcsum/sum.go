@@ -92,6 +92,7 @@ type Stats struct {
 	Disagreements         int64           // WARC-Payload-Digest values that do not match the payload
 	Bytes                 int64           // bytes of the files as stored
 	PayloadBytes          int64           // payload bytes of listed records
+	Cached                int64           // files not read again: a cache knew them unchanged
 }
 
 // Add adds o's counts to s.
@@ -110,11 +111,16 @@ func (s *Stats) Add(o *Stats) {
 	s.Disagreements += o.Disagreements
 	s.Bytes += o.Bytes
 	s.PayloadBytes += o.PayloadBytes
+	s.Cached += o.Cached
 }
 
 // Summary writes the end-of-run summary.
 func (s *Stats) Summary(w io.Writer) {
-	fmt.Fprintf(w, "files: %d read, %d failed\n", s.Files, s.FilesFailed)
+	fmt.Fprintf(w, "files: %d read, %d failed", s.Files, s.FilesFailed)
+	if s.Cached > 0 {
+		fmt.Fprintf(w, "; %d of them known unchanged and not read again", s.Cached)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "records: %d read, %d listed (%d of them revisits), %d damaged\n", s.Records, s.Listed, s.Revisits, s.Damaged)
 	if s.RevisitsWithoutDigest > 0 {
 		fmt.Fprintf(w, "revisits naming no payload digest in this run's algorithm: %d (hash with the algorithm of their WARC-Payload-Digest to protect their originals digest by digest)\n", s.RevisitsWithoutDigest)
@@ -144,8 +150,40 @@ type Summer struct {
 	hash   hash.Hash
 	hashes map[digest.Algorithm]hash.Hash // for header digests in another algorithm
 	line   manifest.Line
+	facts  Facts // of line, when it lists a response
 	sum    []byte
 	check  []byte
+	// noted receives the damage of the file being read too (the Runner
+	// keeps it with the file's cache entry).
+	noted func(error)
+}
+
+// Facts are what the manifest line of a response does not say but a report
+// of the collection needs: its HTTP status and media type.
+type Facts struct {
+	Status int
+	MIME   string // the Content-Type's media type, lower case, without parameters; "" if none
+}
+
+// AppendFacts appends the facts line of a manifest line: "file offset
+// status mime", mime "-" when there is none, with a line feed. A facts file
+// is sorted like its manifest (LC_ALL=C sort -k1,1 -k2,2n to join them).
+func AppendFacts(dst []byte, l *manifest.Line, f Facts) []byte {
+	mime := f.MIME
+	if mime == "" {
+		mime = "-"
+	}
+	return fmt.Appendf(dst, "%s %d %d %s\n", l.File, l.Offset, f.Status, mime)
+}
+
+// mediaType reduces a Content-Type value to its media type, lower case:
+// what a MIME breakdown groups by. Bytes that cannot stand in a manifest
+// field are escaped.
+func mediaType(ct string) string {
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	return manifest.EscapeField(strings.ToLower(strings.TrimSpace(ct)))
 }
 
 // NewSummer returns a Summer with the options o.
@@ -161,6 +199,9 @@ func (s *Summer) damage(err error) {
 	if s.opt.Damage != nil {
 		s.opt.Damage(err)
 	}
+	if s.noted != nil {
+		s.noted(err)
+	}
 }
 
 func (s *Summer) warn(err error) {
@@ -168,6 +209,10 @@ func (s *Summer) warn(err error) {
 		s.opt.Warn(err)
 	}
 }
+
+// Facts returns the facts of the line SumFile emitted last: zero for a
+// revisit line.
+func (s *Summer) Facts() Facts { return s.facts }
 
 // SumFile reads the file r and calls emit with each manifest line; name is
 // field 1 of the lines (unescaped) and the name used in messages. The Stats
@@ -235,11 +280,16 @@ func (s *Summer) sumRecord(rr *record.Reader, rec *record.Record, file string, s
 			st.Skipped[SkipRevisit]++
 			return false, rr.Finish()
 		}
+		s.facts = Facts{}
 		return s.revisitLine(rr, rec, file, st)
 	}
 	skip := s.precheck(rec)
+	s.facts = Facts{}
 	if skip < 0 {
 		head, err := rr.ReadHTTPHead()
+		if err == nil && head.Status != 0 {
+			s.facts = Facts{Status: head.Status, MIME: mediaType(head.Get("Content-Type"))}
+		}
 		switch {
 		case err != nil:
 			var damage *record.Error

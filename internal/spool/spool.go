@@ -52,6 +52,15 @@ func (s *Spool) WriteTo(w io.Writer) (int64, error) {
 	return total + m, err
 }
 
+// Reset empties the spool for writing again.
+func (s *Spool) Reset() {
+	s.mem.Reset()
+	if s.tmp != nil {
+		s.tmp.Close()
+		s.tmp = nil
+	}
+}
+
 // Close releases the memory and the temporary file.
 func (s *Spool) Close() error {
 	s.mem = bytes.Buffer{}

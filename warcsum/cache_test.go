@@ -1,0 +1,91 @@
+package warcsum
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"warcdedup/digest"
+	"warcdedup/internal/warctest"
+)
+
+// TestCache proves that a file whose stamp is unchanged is not read again
+// and gives the same lines and facts, and that every way a file or its
+// entry can change makes it read again: new bytes at the same size and
+// modification time (the change time moves), a replaced file, other
+// options, a damaged entry.
+func TestCache(t *testing.T) {
+	dir := t.TempDir()
+	body := strings.Repeat("body ", 100)
+	a := warctest.WriteFile(t, dir, "a.warc", []byte(warctest.Response("http://a/", "2024-01-01T00:00:00Z", body)+
+		warctest.Record("response", "http://a/img", "2024-01-01T00:00:01Z", "HTTP/1.1 200 OK\r\nContent-Type: Image/PNG; q=1\r\n\r\n"+body)))
+	warctest.WriteFile(t, dir, "b.warc", []byte(warctest.Response("http://b/", "2024-01-02T00:00:00Z", body)))
+	cacheDir := filepath.Join(t.TempDir(), "cache")
+	run := func(o Options) (string, string, Stats) {
+		t.Helper()
+		inputs, err := Collect([]string{dir}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := NewCache(cacheDir, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out, facts bytes.Buffer
+		r := Runner{Options: o, Jobs: 2, Facts: &facts, Cache: c}
+		st, err := r.Run(inputs, &out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), facts.String(), st
+	}
+	lines, facts, st := run(Options{})
+	if st.Cached != 0 || st.Files != 2 {
+		t.Fatalf("first run: %+v", st)
+	}
+	if !strings.Contains(facts, "a.warc 0 200 application/octet-stream\n") || !strings.Contains(facts, " 200 image/png\n") {
+		t.Errorf("facts %q", facts)
+	}
+	steps := []struct {
+		name   string
+		change func()
+		opt    Options
+		cached int64
+		same   bool // the lines equal the step before's
+	}{
+		{"nothing changed", func() {}, Options{}, 2, true},
+		{"same size and mtime, new bytes", func() {
+			fi, _ := os.Stat(a)
+			data, _ := os.ReadFile(a)
+			os.WriteFile(a, bytes.Replace(data, []byte("body"), []byte("BODY"), 1), 0o644)
+			os.Chtimes(a, fi.ModTime(), fi.ModTime())
+		}, Options{}, 1, false},
+		{"unchanged again", func() {}, Options{}, 2, true},
+		{"another algorithm", func() {}, Options{Algorithm: digest.MD5}, 0, false},
+		{"back to sha1: the entries are md5's now", func() {}, Options{}, 0, false},
+		{"a damaged entry", func() {
+			matches, _ := filepath.Glob(filepath.Join(cacheDir, "*.lines"))
+			for _, m := range matches {
+				os.WriteFile(m, []byte("x 1 1 u d sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n"), 0o644)
+			}
+		}, Options{}, 0, true},
+		{"a replaced file", func() {
+			data, _ := os.ReadFile(a)
+			os.Remove(a)
+			os.WriteFile(a, data, 0o644)
+		}, Options{}, 1, true},
+	}
+	for _, s := range steps {
+		s.change()
+		got, gotFacts, st := run(s.opt)
+		if st.Cached != s.cached {
+			t.Errorf("%s: %d files cached, want %d", s.name, st.Cached, s.cached)
+		}
+		if same := got == lines && gotFacts == facts; same != s.same {
+			t.Errorf("%s: lines and facts equal the step before's: %v, want %v", s.name, same, s.same)
+		}
+		lines, facts = got, gotFacts
+	}
+}
