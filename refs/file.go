@@ -85,7 +85,7 @@ func (w *worker) rewrite(ctx context.Context, t *task) (err error) {
 			t.stats = Stats{}
 		case err != nil:
 			t.stats = Stats{Files: 1, Refused: 1}
-			t.entries = nil
+			t.entries, t.records = nil, nil
 		}
 	}()
 	if err := f.open(); err != nil {
@@ -238,6 +238,7 @@ func (f *fileRewrite) walk(ctx context.Context) error {
 			continue
 		case found.already:
 			st.AlreadyRevisit++
+			t.records = append(t.records, recordResult{l, found.length})
 			f.shrink += l.Length - found.length
 			ahead.shrink.Store(f.shrink)
 			if err := f.copyTo(at + found.length); err != nil {
@@ -329,6 +330,7 @@ func (f *fileRewrite) writeRevisit(at int64, found *found, stored []byte, l *man
 	t.entries = append(t.entries, rewritelog.Entry{File: f.name, OldOffset: at, OldLength: found.length,
 		NewOffset: f.written, NewLength: int64(len(stored)), Kind: rewritelog.Revisit,
 		PayloadDigest: found.digest, RefersToURI: found.refURI, RefersTo: found.refDate})
+	t.records = append(t.records, recordResult{*l, int64(len(stored))})
 	s := segment{newOff: f.written, length: int64(len(stored)), srcOff: at, revisit: true, oldLen: found.length, line: *l}
 	f.written += s.length
 	f.pos = at + found.length

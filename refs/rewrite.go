@@ -41,6 +41,11 @@ type Rewriter struct {
 	Refused  func(error)
 	Warn     func(error)
 	Progress *Progress
+	// Record, if set, receives each duplicate that is (or, in a dry run,
+	// would be) a revisit in a file replaced or left as an earlier run left
+	// it, in manifest order: its line, and the length of its revisit.
+	// Records of refused files are not given.
+	Record func(l *manifest.Line, revisitLength int64)
 
 	// create makes the temporary file of a new version; tests replace it
 	// to simulate failing disks.
@@ -107,8 +112,15 @@ type task struct {
 	done    chan struct{}
 	stats   Stats
 	entries []rewritelog.Entry
-	result  *replaced // set when the file was replaced
+	records []recordResult // for Rewriter.Record
+	result  *replaced      // set when the file was replaced
 	err     error
+}
+
+// recordResult is a duplicate that is a revisit once the task is done.
+type recordResult struct {
+	line          manifest.Line
+	revisitLength int64
 }
 
 // Abandon finishes a task that no worker will run.
@@ -200,6 +212,10 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log *Log) (Stat
 			case t.err != nil:
 				fatal = t.err
 				cancel()
+			case r.Record != nil:
+				for i := range t.records {
+					r.Record(&t.records[i].line, t.records[i].revisitLength)
+				}
 			}
 		}
 		q.Release()

@@ -5,7 +5,10 @@
 // into the work directory.
 package report
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Report is the account of one run or assessment.
 type Report struct {
@@ -130,4 +133,22 @@ type Crawl struct {
 	BytesConserved  int64    `json:"bytes_conserved"`
 	Size            int64    `json:"size"`
 	Requires        []string `json:"requires,omitempty"` // crawls its revisits need for replay
+}
+
+// JSON returns the report as indented JSON (stats.json).
+func JSON(r *Report) ([]byte, error) {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
+}
+
+// Add adds x's counts to b.
+func (b *Bucket) Add(x Bucket) {
+	b.Records += x.Records
+	b.Bytes += x.Bytes
+	b.Duplicates += x.Duplicates
+	b.DuplicateBytes += x.DuplicateBytes
+	b.BytesSaved += x.BytesSaved
 }

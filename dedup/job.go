@@ -1,0 +1,639 @@
+package dedup
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"warcdedup/atomicfile"
+	"warcdedup/collres"
+	"warcdedup/digest"
+	"warcdedup/internal/progress"
+	"warcdedup/manifest"
+	"warcdedup/policy"
+	"warcdedup/refs"
+	"warcdedup/report"
+	"warcdedup/source"
+	"warcdedup/verify"
+	"warcdedup/warcsum"
+)
+
+// Options of a job.
+type Options struct {
+	Collections []string // directories; file names are relative to each
+	WorkDir     string   // "" for DefaultWorkDir of the first collection
+	DryRun      bool     // do everything but rewrite; report what would be
+	Jobs        int      // files or clusters at once
+	Algorithm   digest.Algorithm
+	Policy      policy.Policy
+	SortMemory  string // sort's buffer (sort -S), e.g. "1G" or "25%"; "" for sort's default
+	HardLinks   bool   // rewrite files with several names (see refs.Rewriter)
+	Display     *progress.Display
+}
+
+// The stages of a job, in order.
+const (
+	stageHash    = "hash"
+	stageSort    = "sort by digest"
+	stageResolve = "resolve and number"
+	stageSortF   = "sort by file"
+	stageRewrite = "rewrite"
+	stageAfter   = "hash again"
+	stageVerify  = "verify"
+	stageAccount = "account"
+)
+
+// Job is one run of the job on a collection.
+type Job struct {
+	opt    Options
+	wd     *WorkDir
+	state  *State
+	show   *progress.Display
+	inputs []warcsum.Input
+	rep    *report.Report
+
+	hashed   warcsum.Stats
+	resolved collres.Stats
+	rewrote  refs.Stats
+	verified verify.Stats
+	refused  []string // files left untouched, and why
+	stale    []string // lines left out, and why (the first ones)
+	damaged  []string // damage reported, the first ones
+}
+
+// Result is what a job did, for the summary and the exit status.
+type Result struct {
+	Report      *report.Report
+	WorkDir     string
+	NothingToDo bool // a rerun of a complete job on unchanged files
+}
+
+// Run runs the job, resuming what an earlier run of it left unfinished.
+// The error is one that stopped it; what it did is in the Result's report
+// either way, with the exit status and its reasons.
+func Run(ctx context.Context, opt Options) (*Result, error) {
+	if len(opt.Collections) == 0 {
+		return nil, errors.New("no collection given")
+	}
+	for i, c := range opt.Collections {
+		fi, err := os.Stat(c)
+		if err != nil {
+			return nil, err
+		}
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("%s is not a directory: a collection is a directory of WARC and ARC files", c)
+		}
+		if opt.Collections[i], err = filepath.Abs(c); err != nil {
+			return nil, err
+		}
+	}
+	if opt.WorkDir == "" {
+		opt.WorkDir = DefaultWorkDir(opt.Collections[0])
+	}
+	if opt.Algorithm == 0 {
+		opt.Algorithm = digest.SHA1
+	}
+	opt.Jobs = max(opt.Jobs, 1)
+	wd, err := OpenWorkDir(opt.WorkDir)
+	if err != nil {
+		return nil, err
+	}
+	defer wd.Close()
+	runLog, err := os.OpenFile(wd.File(RunLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer runLog.Close()
+	show := opt.Display
+	if show == nil {
+		show = progress.NewPlain(io.Discard, "warcdedup")
+	}
+	show.Tee(runLog)
+	defer show.Tee(nil)
+
+	j := &Job{opt: opt, wd: wd, show: show}
+	if j.state, err = wd.readState(); err != nil {
+		return nil, err
+	}
+	params := Params{Collections: opt.Collections, Algorithm: opt.Algorithm.String(), Policy: opt.Policy.String()}
+	if !j.state.Params.equal(params) {
+		// Another job's outputs (other collections, algorithm or policy):
+		// start from the first stage; the log and the cache stay.
+		j.state = &State{Params: params}
+	}
+	if j.inputs, err = warcsum.Collect(opt.Collections, true); err != nil {
+		return nil, err
+	}
+	if len(j.inputs) == 0 {
+		return nil, fmt.Errorf("no WARC or ARC file found in %s", strings.Join(opt.Collections, ", "))
+	}
+	if j.state.Complete && !opt.DryRun {
+		if j.unchanged() {
+			rep, err := readReport(wd.File(StatsFile))
+			if err == nil {
+				return &Result{Report: rep, WorkDir: wd.Path, NothingToDo: true}, nil
+			}
+		}
+		// The collection changed since the job completed: a new job on it.
+		j.state = &State{Params: params}
+	}
+	show.Print("warcdedup: %s %s, work directory %s", map[bool]string{true: "dry run on", false: "deduplicating"}[opt.DryRun],
+		strings.Join(opt.Collections, ", "), wd.Path)
+	j.rep = &report.Report{Title: "Deduplication of " + strings.Join(opt.Collections, ", "), Generated: time.Now().UTC(),
+		Mode: "run", Collections: opt.Collections, Policy: opt.Policy.String(), Algorithm: opt.Algorithm.String()}
+	if opt.DryRun {
+		j.rep.Mode = "dry run"
+	}
+	err = j.stages(ctx)
+	j.finish(err)
+	return &Result{Report: j.rep, WorkDir: wd.Path}, err
+}
+
+// stage is one step of the job.
+type stage struct {
+	name string
+	run  func(ctx context.Context) (note string, err error)
+	// keep: the stage's outputs stay valid once it is done (a resumed job
+	// does not run it again).
+	keep bool
+}
+
+func (j *Job) stages(ctx context.Context) error {
+	all := []stage{
+		{stageHash, j.hash, true},
+		{stageSort, j.sortByDigest, true},
+		{stageResolve, j.resolve, true},
+		{stageSortF, j.sortByFile, true},
+		{stageRewrite, j.rewrite, !j.opt.DryRun},
+	}
+	if !j.opt.DryRun {
+		all = append(all, stage{stageAfter, j.hashAfter, true}, stage{stageVerify, j.verify, true})
+	}
+	all = append(all, stage{stageAccount, j.account, false})
+	for _, s := range all {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if s.keep && j.state.done(s.name) && j.outputsExist(s.name) {
+			j.rep.Stages = append(j.rep.Stages, report.Stage{Name: s.name, Skipped: true, Note: "done by an earlier run"})
+			if err := j.reload(s.name); err != nil {
+				return err
+			}
+			continue
+		}
+		start := time.Now()
+		note, err := s.run(ctx)
+		j.rep.Stages = append(j.rep.Stages, report.Stage{Name: s.name, Took: time.Since(start), Note: note})
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		if s.keep {
+			j.state.Done = append(j.state.Done, s.name)
+			if err := j.wd.writeState(j.state); err != nil {
+				return err
+			}
+		}
+	}
+	if !j.opt.DryRun {
+		j.state.Complete = true
+		j.state.Stamps = j.stamps()
+		return j.wd.writeState(j.state)
+	}
+	return nil
+}
+
+// outputsExist checks that a stage marked done left its outputs.
+func (j *Job) outputsExist(stage string) bool {
+	var files []string
+	switch stage {
+	case stageHash:
+		files = []string{BeforeFile, FactsFile}
+	case stageSort:
+		files = []string{tmpDir + "/by-digest.manifest"}
+	case stageResolve:
+		files = []string{NumberedFile}
+	case stageSortF:
+		files = []string{ByFileFile, tmpDir + "/facts-by-file"}
+	case stageRewrite:
+		files = []string{SavedFile}
+	case stageAfter:
+		files = []string{AfterFile}
+	case stageVerify:
+		files = []string{Violations}
+	}
+	for _, f := range files {
+		if _, err := os.Stat(j.wd.File(f)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// reload recovers the figures of a stage an earlier run did.
+func (j *Job) reload(stage string) error {
+	var err error
+	switch stage {
+	case stageHash:
+		j.hashed, err = readJSON[warcsum.Stats](j.wd.File("hash.json"))
+	case stageResolve:
+		j.resolved, err = readJSON[collres.Stats](j.wd.File("resolve.json"))
+	case stageRewrite:
+		j.rewrote, err = readJSON[refs.Stats](j.wd.File("rewrite.json"))
+	case stageVerify:
+		j.verified, err = readJSON[verify.Stats](j.wd.File("verify.json"))
+	}
+	return err
+}
+
+// locator finds the collection's files, each beneath its root.
+func (j *Job) locator() *source.Locator {
+	return &source.Locator{Roots: j.opt.Collections}
+}
+
+// hash lists every candidate response and existing revisit of the
+// collection (stage 1), with each response's status and media type.
+func (j *Job) hash(ctx context.Context) (string, error) {
+	st, err := j.sum(ctx, BeforeFile, FactsFile, stageHash)
+	if err != nil {
+		return "", err
+	}
+	j.hashed = st
+	if err := writeJSON(j.wd.File("hash.json"), st); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s files, %s records listed, %s damaged, %s files known unchanged",
+		progress.Count(st.Files), progress.Count(st.Listed), progress.Count(st.Damaged), progress.Count(st.Cached)), nil
+}
+
+// sum runs warcsum over the collection into a manifest (and facts) of the
+// work directory, through the per-file cache.
+func (j *Job) sum(ctx context.Context, manifestName, factsName, stageName string) (warcsum.Stats, error) {
+	opt := warcsum.Options{Algorithm: j.opt.Algorithm, Damage: func(err error) {
+		if len(j.damaged) < 100 {
+			j.damaged = append(j.damaged, err.Error())
+		}
+		j.show.Print("warcdedup: error: %v", err)
+	}, Warn: func(err error) {}}
+	cache, err := warcsum.NewCache(j.wd.File(cacheDir), opt)
+	if err != nil {
+		return warcsum.Stats{}, err
+	}
+	inputs, err := warcsum.Collect(j.opt.Collections, true)
+	if err != nil {
+		return warcsum.Stats{}, err
+	}
+	var total int64
+	for _, in := range inputs {
+		total += in.Size
+	}
+	out, err := atomicfile.Create(j.wd.File(manifestName), 0o644)
+	if err != nil {
+		return warcsum.Stats{}, err
+	}
+	defer out.Abort()
+	var facts *atomicfile.File
+	if factsName != "" {
+		if facts, err = atomicfile.Create(j.wd.File(factsName), 0o644); err != nil {
+			return warcsum.Stats{}, err
+		}
+		defer facts.Abort()
+	}
+	show := j.show.Start(stageName, "bytes", total)
+	var prog warcsum.Progress
+	r := warcsum.Runner{Options: opt, Jobs: j.opt.Jobs, Progress: &prog, Cache: cache,
+		OnFileError: func(in warcsum.Input, err error) {
+			j.damaged = append(j.damaged, err.Error())
+			j.show.Print("warcdedup: error: %v", err)
+		}}
+	if facts != nil {
+		r.Facts = facts
+	}
+	stop := follow(&prog.Bytes, show)
+	st, err := r.Run(inputs, out)
+	stop()
+	show.Done("")
+	if err != nil {
+		return st, err
+	}
+	if err := out.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+		return st, err
+	}
+	if facts != nil {
+		if err := facts.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+			return st, err
+		}
+	}
+	if st.Records == 0 {
+		return st, errors.New("the collection's files hold no record")
+	}
+	return st, ctx.Err()
+}
+
+// follow copies a counter into a stage's progress until stopped.
+func follow(from interface{ Load() int64 }, s *progress.Stage) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		var last int64
+		for {
+			select {
+			case <-done:
+				if n := from.Load(); n > last {
+					s.Add(n - last)
+				}
+				return
+			case <-t.C:
+				if n := from.Load(); n > last {
+					s.Add(n - last)
+					last = n
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+// sortByDigest orders the manifest for resolution (stage 2's input).
+func (j *Job) sortByDigest(ctx context.Context) (string, error) {
+	return "", j.sortFile(ctx, BeforeFile, tmpDir+"/by-digest.manifest", manifest.ByDigest.Command)
+}
+
+// sortFile runs the system sort (LC_ALL=C, temporary files in the work
+// directory, the buffer size asked for) from one work file to another,
+// which appears only when complete.
+func (j *Job) sortFile(ctx context.Context, from, to, command string) error {
+	show := j.show.Start("sort "+filepath.Base(to), "files", 1)
+	defer show.Done("")
+	return Sort(ctx, SortOptions{TempDir: j.wd.File(tmpDir), Memory: j.opt.SortMemory, Parallel: j.opt.Jobs},
+		command, j.wd.File(from), j.wd.File(to))
+}
+
+// resolve proves duplicates byte for byte and numbers the copies (stages 2
+// and 3 in one pass).
+func (j *Job) resolve(ctx context.Context) (string, error) {
+	in, err := os.Open(j.wd.File(tmpDir + "/by-digest.manifest"))
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	out, err := atomicfile.Create(j.wd.File(NumberedFile), 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer out.Abort()
+	show := j.show.Start(stageResolve, "lines", j.hashed.Listed)
+	var prog collres.Progress
+	res := collres.Resolver{Source: j.locator(), Policy: j.opt.Policy, Jobs: j.opt.Jobs, Proc: true, Progress: &prog,
+		Stale: func(err error) {
+			if len(j.stale) < 100 {
+				j.stale = append(j.stale, err.Error())
+			}
+			j.show.Print("warcdedup: error: %v", err)
+		},
+		Warn: func(err error) { j.show.Print("warcdedup: warning: %v", err) }}
+	stop := follow(&prog.Lines, show)
+	bw := bufio.NewWriterSize(out, 256<<10)
+	st, err := res.Run(ctx, manifest.NewReader(in, j.wd.File(tmpDir+"/by-digest.manifest")), bw)
+	stop()
+	show.Done("")
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		return "", err
+	}
+	if err := out.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+		return "", err
+	}
+	j.resolved = st
+	if err := writeJSON(j.wd.File("resolve.json"), st); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s clusters, %s records compared, %s stale", progress.Count(st.Clusters), progress.Count(st.Fetched), progress.Count(st.Stale)), nil
+}
+
+// sortByFile orders the numbered manifest, and the facts, for the rewrite
+// and the accounting.
+func (j *Job) sortByFile(ctx context.Context) (string, error) {
+	if err := j.sortFile(ctx, NumberedFile, ByFileFile, manifest.ByFile.Command); err != nil {
+		return "", err
+	}
+	return "", j.sortFile(ctx, FactsFile, tmpDir+"/facts-by-file", manifest.ByFile.Command)
+}
+
+// rewrite turns the duplicates into revisits, in place (stage 4), or
+// measures what it would do.
+func (j *Job) rewrite(ctx context.Context) (string, error) {
+	if !j.opt.DryRun {
+		// From here on the files change: the manifests before must not be
+		// made again, whatever happens.
+		j.state.Done = append(j.state.Done, "rewrite started")
+		if err := j.wd.writeState(j.state); err != nil {
+			return "", err
+		}
+	}
+	var log *refs.Log
+	var err error
+	if j.opt.DryRun {
+		log = refs.NewLog(io.Discard)
+	} else {
+		if log, err = refs.OpenLog(j.wd.File(LogFile)); err != nil {
+			return "", err
+		}
+		defer log.Close()
+	}
+	table, err := manifest.OpenTable(j.wd.File(NumberedFile))
+	if err != nil {
+		return "", err
+	}
+	defer table.Close()
+	originals, err := refs.NewOriginals(j.locator(), log, table)
+	if err != nil {
+		return "", err
+	}
+	in, err := os.Open(j.wd.File(ByFileFile))
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	saved, err := atomicfile.Create(j.wd.File(SavedFile), 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer saved.Abort()
+	sw := bufio.NewWriter(saved)
+	var total int64
+	for _, in := range j.inputs {
+		total += in.Size
+	}
+	show := j.show.Start(stageRewrite, "bytes", total)
+	var prog refs.Progress
+	rw := refs.Rewriter{Roots: j.opt.Collections, InPlace: true, DryRun: j.opt.DryRun, Originals: originals,
+		Policy: j.opt.Policy, HardLinks: j.opt.HardLinks, Jobs: j.opt.Jobs, Progress: &prog,
+		Refused: func(err error) {
+			j.refused = append(j.refused, err.Error())
+			j.show.Print("warcdedup: error: %v", err)
+		},
+		Warn: func(err error) { j.show.Print("warcdedup: warning: %v", err) },
+		Record: func(l *manifest.Line, revisitLength int64) {
+			fmt.Fprintf(sw, "%s %d %d %d\n", l.File, l.Offset, l.Length, revisitLength)
+		}}
+	stop := follow(&prog.Bytes, show)
+	st, err := rw.Run(ctx, manifest.NewReader(in, j.wd.File(ByFileFile)), log)
+	stop()
+	show.Done("")
+	if err == nil {
+		err = sw.Flush()
+	}
+	if err != nil {
+		return "", err
+	}
+	if err := saved.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+		return "", err
+	}
+	j.rewrote = st
+	if err := writeJSON(j.wd.File("rewrite.json"), st); err != nil {
+		return "", err
+	}
+	verb := "written"
+	if j.opt.DryRun {
+		verb = "that would be written"
+	}
+	return fmt.Sprintf("%s revisits %s in %s files, %s refused", progress.Count(st.Revisits+st.AlreadyRevisit), verb,
+		progress.Count(st.Rewritten), progress.Count(st.Refused)), nil
+}
+
+// hashAfter lists the collection again; only the files the rewrite
+// replaced are read, the others are known unchanged.
+func (j *Job) hashAfter(ctx context.Context) (string, error) {
+	st, err := j.sum(ctx, AfterFile, "", stageAfter)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s files read again, %s known unchanged", progress.Count(st.Files-st.Cached), progress.Count(st.Cached)), nil
+}
+
+// verify proves that nothing was lost (warcsumcmp).
+func (j *Job) verify(ctx context.Context) (string, error) {
+	before, err := os.Open(j.wd.File(BeforeFile))
+	if err != nil {
+		return "", err
+	}
+	defer before.Close()
+	after, err := os.Open(j.wd.File(AfterFile))
+	if err != nil {
+		return "", err
+	}
+	defer after.Close()
+	out, err := atomicfile.Create(j.wd.File(Violations), 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer out.Abort()
+	show := j.show.Start(stageVerify, "records", j.hashed.Listed)
+	bw := bufio.NewWriter(out)
+	st, err := verify.Rewrite(manifest.NewReader(before, j.wd.File(BeforeFile)), manifest.NewReader(after, j.wd.File(AfterFile)),
+		func(v string) {
+			fmt.Fprintln(bw, v)
+			j.show.Print("warcdedup: error: lost: %s", v)
+		})
+	show.Done("")
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		return "", err
+	}
+	if err := out.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+		return "", err
+	}
+	j.verified = st
+	if err := writeJSON(j.wd.File("verify.json"), st); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s violations", progress.Count(st.Violations)), nil
+}
+
+// finish sets the exit status and its reasons.
+func (j *Job) finish(err error) {
+	rep := j.rep
+	var reasons []string
+	if err != nil {
+		rep.Exit = 2
+		reasons = append(reasons, "the run stopped: "+err.Error())
+	}
+	if n := j.hashed.Damaged + j.hashed.FilesFailed; n > 0 {
+		reasons = append(reasons, fmt.Sprintf("%s damaged records or unreadable files (hash stage; see %s)", progress.Count(n), RunLog))
+		reasons = append(reasons, first(j.damaged, 5)...)
+	}
+	if j.resolved.Stale > 0 {
+		reasons = append(reasons, fmt.Sprintf("%s stale manifest lines left out (resolve stage)", progress.Count(j.resolved.Stale)))
+		reasons = append(reasons, first(j.stale, 5)...)
+	}
+	if j.rewrote.Refused > 0 {
+		reasons = append(reasons, fmt.Sprintf("%s files refused and left untouched (rewrite stage)", progress.Count(j.rewrote.Refused)))
+		reasons = append(reasons, first(j.refused, 10)...)
+	}
+	if j.verified.Violations > 0 {
+		reasons = append(reasons, fmt.Sprintf("%s violations: records lost (see %s)", progress.Count(j.verified.Violations), Violations))
+	}
+	if rep.Exit == 0 && len(reasons) > 0 {
+		rep.Exit = 1
+	}
+	rep.ExitReason = reasons
+	// The report, also of a run that stopped, is written when it can be.
+	if data, jerr := report.JSON(rep); jerr == nil {
+		writeFile(j.wd.File(StatsFile), data)
+	}
+}
+
+func first(s []string, n int) []string {
+	out := slices.Clone(s[:min(n, len(s))])
+	for i := range out {
+		out[i] = "  " + out[i]
+	}
+	if len(s) > n {
+		out = append(out, fmt.Sprintf("  and %d more", len(s)-n))
+	}
+	return out
+}
+
+// stamps records every input's stamp as the job completes.
+func (j *Job) stamps() map[string]string {
+	m := map[string]string{}
+	inputs, err := warcsum.Collect(j.opt.Collections, true)
+	if err != nil {
+		return nil
+	}
+	for _, in := range inputs {
+		if s, ok := fileStamp(in.Path); ok {
+			m[in.Name] = s
+		}
+	}
+	return m
+}
+
+// unchanged reports whether the collection's files are those the
+// completed job left: the same names, each with the same stamp.
+func (j *Job) unchanged() bool {
+	if len(j.state.Stamps) != len(j.inputs) {
+		return false
+	}
+	for _, in := range j.inputs {
+		s, ok := fileStamp(in.Path)
+		if !ok || j.state.Stamps[in.Name] != s {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,60 @@
+package dedup
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"warcdedup/internal/progress"
+)
+
+// Summary writes what a job did, in human units: the collection, the
+// duplication, what was rewritten and saved, what was kept and why, the
+// verification, each stage's time, where the work directory is, and why
+// the exit status is not 0 when it is not.
+func Summary(w io.Writer, res *Result) {
+	r := res.Report
+	t := &r.Totals
+	would := func(done, maybe string) string {
+		if r.Mode == "run" {
+			return done
+		}
+		return maybe
+	}
+	if res.NothingToDo {
+		fmt.Fprintf(w, "nothing to do: every file is as the job of %s left it\n", r.Generated.Format("2006-01-02 15:04 MST"))
+	}
+	fmt.Fprintf(w, "collection: %s: %s files, %s; %s responses listed, %s revisits already there\n",
+		strings.Join(r.Collections, ", "), progress.Count(t.Files), progress.Bytes(t.StoredBytes),
+		progress.Count(t.Records), progress.Count(t.Revisits))
+	fmt.Fprintf(w, "duplicates (%s policy, %s): %s of the responses (%s), %s\n", r.Policy, r.Algorithm,
+		progress.Count(t.Duplicates), progress.Percent(t.Duplicates, t.Records), progress.Bytes(t.DuplicateBytes))
+	fmt.Fprintf(w, "%s: %s revisits in %s files; %s %s (%s of the collection)\n",
+		would("rewritten", "would be rewritten"), progress.Count(t.RevisitsWritten), progress.Count(t.FilesRewritten),
+		progress.Bytes(t.BytesSaved), would("saved", "would be saved"), progress.Percent(t.BytesSaved, t.StoredBytes))
+	for _, k := range r.NotDeduplicable {
+		fmt.Fprintf(w, "kept: %s duplicates (%s): %s\n", progress.Count(k.Records), progress.Bytes(k.Bytes), k.Why)
+	}
+	if r.Mode == "run" && !res.NothingToDo {
+		fmt.Fprintf(w, "verification: %s records lost (warcsumcmp of the manifests before and after)\n", progress.Count(t.Violations))
+	}
+	var stages []string
+	for _, s := range r.Stages {
+		if s.Skipped {
+			stages = append(stages, s.Name+" (done before)")
+			continue
+		}
+		stages = append(stages, fmt.Sprintf("%s %s", s.Name, progress.Duration(s.Took)))
+	}
+	if len(stages) > 0 {
+		fmt.Fprintf(w, "stages: %s\n", strings.Join(stages, ", "))
+	}
+	fmt.Fprintf(w, "work directory: %s (report.html, stats.json, fixity.tsv, deps.tsv, rewrite.log, manifests)\n", res.WorkDir)
+	if r.Exit != 0 {
+		fmt.Fprintf(w, "exit status %d:\n", r.Exit)
+		for _, why := range r.ExitReason {
+			fmt.Fprintf(w, "  %s\n", why)
+		}
+	}
+}
+

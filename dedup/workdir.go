@@ -1,0 +1,174 @@
+// Package dedup is the whole deduplication job on a collection, as the
+// operator's command warcdedup runs it: hash, sort, resolve and number,
+// sort again, rewrite in place, hash again and prove nothing was lost, then
+// account for it. Each stage calls the package that owns it (warcsum,
+// collres, refs, verify) and the system sort. A work directory keeps every
+// stage's output, so that an interrupted job resumes where it stopped, and
+// what a preservation officer needs afterwards: the manifests, the rewrite
+// log, a fixity list, the dependencies between files, and the report.
+package dedup
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"warcdedup/atomicfile"
+)
+
+// WorkDir is a job's work directory. One job at a time uses it: Open takes
+// a lock that a second warcdedup on the same directory finds taken.
+type WorkDir struct {
+	Path string
+	lock *os.File
+}
+
+// The files of a work directory.
+const (
+	StateFile    = "state.json"        // what was done, to resume
+	BeforeFile   = "before.manifest"   // warcsum of the collection before
+	FactsFile    = "facts.manifest"    // status and media type of its responses
+	NumberedFile = "numbered.manifest" // warccollres -p: classes and copy numbers, on digest
+	ByFileFile   = "by-file.manifest"  // the same, sorted on file and offset
+	LogFile      = "rewrite.log"       // warcrefs' log, appended across runs
+	SavedFile    = "saved.tsv"         // per record rewritten: file offset old-length new-length
+	AfterFile    = "after.manifest"    // warcsum of the collection after
+	Violations   = "violations.txt"    // what verification found lost (nothing)
+	FixityFile   = "fixity.tsv"        // per replaced file: sizes and SHA-256 before and after
+	DepsFile     = "deps.tsv"          // file, file holding originals it needs, count
+	StatsFile    = "stats.json"        // the report's figures
+	ReportFile   = "report.html"       // the report
+	RunLog       = "run.log"           // every run's messages, appended
+	cacheDir     = "cache"             // warcsum's per-file cache
+	tmpDir       = "tmp"               // sort's temporary files
+)
+
+// DefaultWorkDir is where a collection's work directory goes when none is
+// given: beside it, named after it ("/data/crawl-1" -> "/data/crawl-1.warcdedup").
+func DefaultWorkDir(collection string) string {
+	abs, err := filepath.Abs(collection)
+	if err != nil {
+		abs = collection
+	}
+	return filepath.Clean(abs) + ".warcdedup"
+}
+
+// OpenWorkDir creates (if need be) and locks the work directory at path.
+func OpenWorkDir(path string) (*WorkDir, error) {
+	for _, d := range []string{path, filepath.Join(path, cacheDir), filepath.Join(path, tmpDir)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	f, err := os.OpenFile(filepath.Join(path, ".lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%s: another warcdedup is using this work directory", path)
+		}
+		return nil, fmt.Errorf("%s: locking the work directory: %w", path, err)
+	}
+	return &WorkDir{Path: path, lock: f}, nil
+}
+
+// File is the path of one of the work directory's files.
+func (w *WorkDir) File(name string) string { return filepath.Join(w.Path, name) }
+
+// Close releases the lock. Sort's temporary files are removed: whatever
+// stopped the job, nothing of it stays in $TMPDIR or here but its results.
+func (w *WorkDir) Close() error {
+	os.RemoveAll(w.File(tmpDir))
+	os.MkdirAll(w.File(tmpDir), 0o755)
+	return w.lock.Close()
+}
+
+// State is what a job has done so far, kept in state.json.
+type State struct {
+	// Params are what the job's outputs depend on: a job with other
+	// parameters starts again from the first stage.
+	Params Params `json:"params"`
+	// Done lists the stages finished, in order.
+	Done []string `json:"done"`
+	// Complete is set when a real (not dry) run finished every stage.
+	Complete bool `json:"complete"`
+	// Stamps of the collection's files when the job completed: a later
+	// run finding them all unchanged has nothing to do.
+	Stamps map[string]string `json:"stamps,omitempty"`
+}
+
+// Params are the parameters of a job that its outputs depend on.
+type Params struct {
+	Collections []string `json:"collections"`
+	Algorithm   string   `json:"algorithm"`
+	Policy      string   `json:"policy"`
+	DryRun      bool     `json:"dry_run"`
+}
+
+func (p Params) equal(q Params) bool {
+	if len(p.Collections) != len(q.Collections) {
+		return false
+	}
+	for i := range p.Collections {
+		if p.Collections[i] != q.Collections[i] {
+			return false
+		}
+	}
+	return p.Algorithm == q.Algorithm && p.Policy == q.Policy && p.DryRun == q.DryRun
+}
+
+// readState reads state.json; a missing file is a new job.
+func (w *WorkDir) readState() (*State, error) {
+	data, err := os.ReadFile(w.File(StateFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return &State{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var s State
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", w.File(StateFile), err)
+	}
+	return &s, nil
+}
+
+// writeState replaces state.json atomically.
+func (w *WorkDir) writeState(s *State) error {
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFile(w.File(StateFile), append(data, '\n'))
+}
+
+// writeFile writes a small file atomically.
+func writeFile(name string, data []byte) error {
+	f, err := atomicfile.Create(name, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Abort()
+		return err
+	}
+	if err := f.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+		return err
+	}
+	return nil
+}
+
+// done reports whether a stage is finished.
+func (s *State) done(stage string) bool {
+	for _, d := range s.Done {
+		if d == stage {
+			return true
+		}
+	}
+	return false
+}

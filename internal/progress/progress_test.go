@@ -1,0 +1,62 @@
+package progress
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestUnits proves the human units of the summaries.
+func TestUnits(t *testing.T) {
+	tests := []struct{ got, want string }{
+		{Bytes(999), "999 B"},
+		{Bytes(1000), "1.0 kB"},
+		{Bytes(1_500_000_000), "1.5 GB"},
+		{Bytes(-2000), "-2.0 kB"},
+		{Count(0), "0"},
+		{Count(1234567), "1,234,567"},
+		{Count(-1000), "-1,000"},
+		{Duration(850 * time.Millisecond), "850 ms"},
+		{Duration(12300 * time.Millisecond), "12.3 s"},
+		{Duration(4*time.Minute + 5*time.Second), "4 min 05 s"},
+		{Duration(2*time.Hour + 3*time.Minute), "2 h 03 min"},
+		{Percent(1, 8), "12.5%"},
+		{Percent(1, 0), "0%"},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("got %q, want %q", tt.got, tt.want)
+		}
+	}
+}
+
+// TestPlain proves what a display writes where there is no terminal: a
+// line per stage start and end, progress lines at the set interval with
+// done/total, rate and time left, and messages; and that the tee gets them
+// all with time stamps.
+func TestPlain(t *testing.T) {
+	var out, tee bytes.Buffer
+	d := NewPlain(&out, "warcdedup")
+	d.Tee(&tee)
+	d.every = 0
+	s := d.Start("hash", "bytes", 2_000_000)
+	time.Sleep(5 * time.Millisecond)
+	s.Add(1_000_000)
+	d.Print("warcdedup: warning: %s", "something")
+	s.Done("1 file")
+	d.Close()
+	text := out.String()
+	for _, want := range []string{"warcdedup: hash: started\n", "hash  1.0 MB / 2.0 MB (50%)", "/s  ETA ",
+		"warcdedup: warning: something\n", "warcdedup: hash: done in "} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "\r") {
+		t.Errorf("carriage return in plain output: %q", text)
+	}
+	if n := strings.Count(tee.String(), "\n"); n != strings.Count(text, "\n") {
+		t.Errorf("tee has %d lines, output %d", n, strings.Count(text, "\n"))
+	}
+}
