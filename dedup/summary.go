@@ -57,4 +57,3 @@ func Summary(w io.Writer, res *Result) {
 		}
 	}
 }
-
