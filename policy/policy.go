@@ -23,9 +23,11 @@ type Policy int
 const (
 	// Replay, the default: a duplicate becomes a revisit only of an
 	// original that a replay tool taking headers from either record serves
-	// the same way: the same container format (ReplayWeb.page cannot load
-	// ARC files), HTTP status, and the response headers that change what
-	// the browser makes of the body (ReplayHeaders).
+	// the same way: the same container format (ReplayWeb.page serves no
+	// record of an ARC file, nor of a pre-standard WARC/0.17 or 0.18 file,
+	// which it indexes but answers 404 for), HTTP status, and the response
+	// headers that change what the browser makes of the body
+	// (ReplayHeaders).
 	Replay Policy = iota
 	// Payload: identical payload bytes are enough (the WARCrefs paper's
 	// rule). Right for pywb, which serves a revisit's own headers.
@@ -77,7 +79,7 @@ func (p Policy) Key(rec *record.Record, head *record.HTTPHead) string {
 		return manifest.URIField(rec)
 	}
 	var b strings.Builder
-	b.WriteString(rec.Format.String())
+	b.WriteString(container(rec))
 	b.WriteByte(0)
 	b.WriteString(strconv.Itoa(head.Status))
 	for _, name := range ReplayHeaders {
@@ -89,6 +91,15 @@ func (p Policy) Key(rec *record.Record, head *record.HTTPHead) string {
 		b.WriteString(v)
 	}
 	return b.String()
+}
+
+// container names what holds a record, as replay tools tell them apart:
+// ARC, WARC/0.x (before the standard) or WARC.
+func container(rec *record.Record) string {
+	if rec.Format == record.WARC && (strings.HasPrefix(rec.Version, "WARC/0.") || strings.HasPrefix(rec.Version, "warc/0.")) {
+		return "WARC/0.x"
+	}
+	return rec.Format.String()
 }
 
 // Describe spells a key out for messages: status and headers that differ.

@@ -30,14 +30,14 @@ import (
 
 var binDir string
 
-// replayPolicy is false while the deduplication may make a record a
-// revisit of an original that replays differently (another status,
-// Content-Type or Content-Encoding; an ARC original, which ReplayWeb.page
-// cannot read): those mismatches are known, logged and counted, and fail
-// only under WARCDEDUP_REPLAY_STRICT=1. Set it to true once the
-// replay-equivalence policy is in the toolchain: then every mismatch
-// fails. A mismatch the stored records do not explain fails either way.
-const replayPolicy = false
+// replayPolicy is true: the toolchain's default (replay) policy makes a
+// record a revisit only of an original that replays the same way, so
+// every mismatch fails the test. (It was false while the toolchain could
+// make a record a revisit of an original with another status,
+// Content-Type or Content-Encoding, or in an ARC file; those mismatches
+// were then logged, counted, and failed only under
+// WARCDEDUP_REPLAY_STRICT=1.)
+const replayPolicy = true
 
 func strict() bool { return replayPolicy || os.Getenv("WARCDEDUP_REPLAY_STRICT") == "1" }
 
