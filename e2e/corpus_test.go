@@ -2,18 +2,18 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"warcdedup/manifest"
+	"warcdedup/report"
 	"warcdedup/rewritelog"
 )
 
@@ -111,7 +111,7 @@ var corpusRevisits = map[string]int{
 
 const nasWARCs = "netarchivesuite+netarchivesuite/"
 
-// corpusPinned are the duplicates dedup.sh must keep as responses because
+// corpusPinned are the duplicates warcdedup must keep as responses because
 // a revisit already in the collection refers to them: "file URI date".
 var corpusPinned = []string{
 	"webrecorder+pywb/sample_archive/warcs/dupes.warc.gz http://example.com 2014-01-27T17:12:00Z",
@@ -134,15 +134,15 @@ var corpusDamaged = []string{
 }
 
 // checkViolations runs warcsumcmp on the kept manifests: no violation,
-// and the script's summary says so.
+// and warcdedup's own verification says so.
 func checkViolations(t *testing.T, r *dedupRun) {
 	t.Helper()
 	out, stderr, code := sh(t, r.work, "warcsumcmp "+r.keep+"/before.manifest "+r.keep+"/after.manifest")
 	if code != 0 || out != "" || !strings.Contains(stderr, "violations: 0\n") {
 		t.Errorf("warcsumcmp: exit %d\n%s%s", code, out, stderr)
 	}
-	if !strings.Contains(r.summary, "violations: 0,") {
-		t.Errorf("dedup.sh summary: %s", r.summary)
+	if r.stats.Totals.Violations != 0 || !strings.Contains(r.stderr, "verification: 0 records lost") {
+		t.Errorf("warcdedup's verification: %d violations\n%s", r.stats.Totals.Violations, r.stderr)
 	}
 }
 
@@ -211,29 +211,12 @@ func copyFile(t *testing.T, src, dst string) {
 	}
 }
 
-// dedupScript installs a copy of scripts/dedup.sh under work and returns
-// its path. The script puts <repo>/bin first on PATH, where `make build`
-// leaves binaries that may be older than the source; the copy's bin is
-// binDir, the commands TestMain built.
-func dedupScript(t *testing.T, work string) string {
-	t.Helper()
-	root := filepath.Join(work, "tool")
-	if err := os.MkdirAll(filepath.Join(root, "scripts"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	copyFile(t, "../scripts/dedup.sh", filepath.Join(root, "scripts", "dedup.sh"))
-	if err := os.Symlink(binDir, filepath.Join(root, "bin")); err != nil && !os.IsExist(err) {
-		t.Fatal(err)
-	}
-	return filepath.Join(root, "scripts", "dedup.sh")
-}
-
-// dedupRun is one run of scripts/dedup.sh --keep on a collection.
+// dedupRun is one run of warcdedup run --work-dir KEEP on a collection.
 type dedupRun struct {
 	work, coll, keep string // coll and keep are relative to work
 	stderr           string
 	code             int
-	summary          string
+	stats            *report.Report // stats.json
 	log              []rewriteEntry
 	byFile           map[string][]rewriteEntry // log entries by file
 }
@@ -246,18 +229,25 @@ type rewriteEntry struct {
 	newOff, newLen int64
 }
 
-var summaryRE = regexp.MustCompile(`(?m)^summary: .*$`)
-
-// runDedup runs scripts/dedup.sh --keep KEEP COLL in work and reads its
-// rewrite log; args go before COLL.
+// runDedup runs warcdedup run --work-dir KEEP COLL in work and reads its
+// statistics and rewrite log; args go before COLL.
 func runDedup(t *testing.T, work, coll, keep string, args ...string) *dedupRun {
 	t.Helper()
-	script := dedupScript(t, work)
-	stdout, stderr, code := sh(t, work, "bash "+script+" --keep "+keep+" "+strings.Join(args, " ")+" "+coll)
+	_, stderr, code := sh(t, work, "warcdedup run --work-dir "+keep+" "+strings.Join(args, " ")+" "+coll)
 	r := &dedupRun{work: work, coll: coll, keep: keep, stderr: stderr, code: code, byFile: map[string][]rewriteEntry{}}
-	r.summary = summaryRE.FindString(stdout)
-	if code >= 2 || r.summary == "" || strings.Contains(stderr, "panic:") || strings.Contains(stderr, "goroutine ") {
-		t.Fatalf("dedup.sh did not finish: exit %d\n%s", code, stderr)
+	if code >= 2 || strings.Contains(stderr, "panic:") || strings.Contains(stderr, "goroutine ") {
+		t.Fatalf("warcdedup did not finish: exit %d\n%s", code, stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(work, keep, "stats.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.stats = new(report.Report)
+	if err := json.Unmarshal(data, r.stats); err != nil {
+		t.Fatal(err)
+	}
+	if r.stats.Exit != code {
+		t.Errorf("exit status %d, stats.json says %d", code, r.stats.Exit)
 	}
 	f, err := os.Open(filepath.Join(work, keep, "rewrite.log"))
 	if err != nil {
@@ -280,19 +270,6 @@ func runDedup(t *testing.T, work, coll, keep string, args ...string) *dedupRun {
 	return r
 }
 
-// summaryCount returns the number before label in the summary line
-// ("12 rewritten as revisits").
-func (r *dedupRun) summaryCount(t *testing.T, label string) int {
-	t.Helper()
-	m := regexp.MustCompile(`(\d+) ` + regexp.QuoteMeta(label)).FindStringSubmatch(r.summary)
-	if m == nil {
-		t.Fatalf("summary has no %q: %s", label, r.summary)
-	}
-	n, _ := strconv.Atoi(m[1])
-	return n
-}
-
-// readManifest parses a manifest the run kept.
 func (r *dedupRun) readManifest(t *testing.T, name string) []manifest.Line {
 	t.Helper()
 	return readManifestFile(t, filepath.Join(r.work, r.keep, name))
@@ -502,7 +479,7 @@ func checkPinned(t *testing.T, r *dedupRun, pinned []string) {
 	}
 	for _, p := range pinned {
 		found := false
-		for _, l := range r.readManifest(t, "resolved.manifest") {
+		for _, l := range r.readManifest(t, "numbered.manifest") {
 			if revisitKey(&l) != p {
 				continue
 			}
@@ -515,7 +492,7 @@ func checkPinned(t *testing.T, r *dedupRun, pinned []string) {
 			}
 		}
 		if !found {
-			t.Errorf("%s: not in resolved.manifest", p)
+			t.Errorf("%s: not in numbered.manifest", p)
 		}
 	}
 }
@@ -544,7 +521,7 @@ func checkBrokenRevisits(t *testing.T, broken []string) {
 }
 
 // TestCorpusDedup deduplicates real crawler files in place with
-// scripts/dedup.sh and proves that nothing was lost: warcsumcmp finds no
+// warcdedup run and proves that nothing was lost: warcsumcmp finds no
 // violation, the expected revisits were written, every file warcrefs did
 // not rewrite is byte-identical, rewritten files changed only in the
 // records the log names, damaged files are reported and the run finishes,
@@ -557,12 +534,12 @@ func TestCorpusDedup(t *testing.T) {
 	// The payload policy: the figures below count every byte-identical
 	// duplicate (the replay policy keeps fewer, checked by TestReplay...).
 	r := runDedup(t, work, "coll", "keep", "--policy", "payload")
-	t.Log(r.summary)
+	t.Log(r.stderr)
 
 	// Damaged records make warcsum, and so the script, exit 1; the run
 	// still goes through every stage and every file.
 	if r.code != 1 {
-		t.Errorf("dedup.sh exit %d, want 1 (damaged records reported)", r.code)
+		t.Errorf("warcdedup exit %d, want 1 (damaged records reported)", r.code)
 	}
 	for _, f := range corpusDamaged {
 		if !strings.Contains(r.stderr, f+": offset ") {
@@ -572,10 +549,10 @@ func TestCorpusDedup(t *testing.T) {
 			t.Errorf("damaged file %s was rewritten", f)
 		}
 	}
-	if !strings.Contains(r.stderr, "warcsum: ") || !strings.Contains(r.stderr, "damaged records") {
-		t.Errorf("warcsum's summary does not count damaged records:\n%s", r.stderr)
+	if !strings.Contains(r.stderr, "damaged records") || r.stats.Totals.DamagedRecords == 0 {
+		t.Errorf("the summary does not count damaged records:\n%s", r.stderr)
 	}
-	if !strings.Contains(r.stderr, "ARC files skipped") || strings.Contains(r.stderr, " 0 ARC files skipped") {
+	if !strings.Contains(r.stderr, "skipped: ARC records cannot become revisits") {
 		t.Errorf("the ARC files with duplicates were not reported as skipped:\n%s", r.stderr)
 	}
 
@@ -583,7 +560,7 @@ func TestCorpusDedup(t *testing.T) {
 	checkViolations(t, r)
 
 	// Revisits written, per file, against what was observed.
-	written := r.summaryCount(t, "rewritten as revisits")
+	written := int(r.stats.Totals.RevisitsWritten)
 	if written != len(r.log) {
 		t.Errorf("summary says %d revisits, the log has %d", written, len(r.log))
 	}
@@ -618,8 +595,8 @@ func TestCorpusDedup(t *testing.T) {
 	// Again on the result: nothing left to rewrite, no byte changed.
 	copyTree(t, filepath.Join(work, "coll"), filepath.Join(work, "once"))
 	r2 := runDedup(t, work, "coll", "keep2", "--policy", "payload")
-	if r2.code != 1 || len(r2.log) != 0 || r2.summaryCount(t, "rewritten as revisits") != 0 {
-		t.Errorf("second run: exit %d, %d rewrites: %s\n%s", r2.code, len(r2.log), r2.summary, r2.stderr)
+	if r2.code != 1 || len(r2.log) != 0 || r2.stats.Totals.BytesSaved != 0 {
+		t.Errorf("second run: exit %d, %d rewrites, %d bytes saved\n%s", r2.code, len(r2.log), r2.stats.Totals.BytesSaved, r2.stderr)
 	}
 	checkFiles(t, r2, filepath.Join(work, "once"))
 	checkViolations(t, r2)

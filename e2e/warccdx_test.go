@@ -265,7 +265,7 @@ func TestWarccdxGenerated(t *testing.T) {
 	copyTree(t, filepath.Join(work, "coll"), filepath.Join(work, "orig"))
 	r := runDedup(t, work, "coll", "keep")
 	if r.code != 0 || len(r.log) == 0 {
-		t.Fatalf("dedup.sh exit %d, %d revisits\n%s", r.code, len(r.log), r.stderr)
+		t.Fatalf("warcdedup exit %d, %d revisits\n%s", r.code, len(r.log), r.stderr)
 	}
 	if n := checkWarccdx(t, cli, r, filepath.Join(work, "orig"), warccdxCases); n != len(r.log) {
 		t.Errorf("%d revisit lines more after warccdx, %d revisits written", n, len(r.log))
@@ -282,7 +282,7 @@ func TestWarccdxCorpus(t *testing.T) {
 	copyTree(t, filepath.Join(work, "coll"), filepath.Join(work, "orig"))
 	r := runDedup(t, work, "coll", "keep")
 	if len(r.log) == 0 {
-		t.Fatalf("no revisits written: %s", r.summary)
+		t.Fatalf("no revisits written:\n%s", r.stderr)
 	}
 	n := checkWarccdx(t, cli, r, filepath.Join(work, "orig"), warccdxCases[:2])
 	t.Logf("%d revisits written, %d revisit lines more after warccdx", len(r.log), n)

@@ -69,39 +69,25 @@ type rewrite struct {
 
 // deduplicate deduplicates the collection in dir in place, the way users
 // do, and returns the records it rewrote as revisits. It is the one place
-// that knows how: today scripts/dedup.sh with the commands TestMain built.
+// that knows how: warcdedup run, built by TestMain, with its work
+// directory beside the collection.
 func deduplicate(t *testing.T, dir string) []rewrite {
 	t.Helper()
-	tool := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(tool, "scripts"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	script, err := os.ReadFile("../../scripts/dedup.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(tool, "scripts", "dedup.sh"), script, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// dedup.sh puts the bin beside its scripts directory first on PATH.
-	if err := os.Symlink(binDir, filepath.Join(tool, "bin")); err != nil {
-		t.Fatal(err)
-	}
-	keep := filepath.Join(tool, "keep")
-	cmd := exec.Command("bash", filepath.Join(tool, "scripts", "dedup.sh"), "--keep", keep, dir)
+	keep := filepath.Join(t.TempDir(), "work")
+	cmd := exec.Command(filepath.Join(binDir, "warcdedup"), "run", "--work-dir", keep, dir)
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee) && ee.ExitCode() == 1:
 		// Damaged input was reported; the rest was deduplicated.
-		t.Logf("dedup.sh exit 1 (damaged input reported):\n%s", lastLines(stderr.String(), 10))
+		t.Logf("warcdedup exit 1 (damaged input reported):\n%s", lastLines(stderr.String(), 10))
 	case err != nil:
-		t.Fatalf("dedup.sh: %v\n%s", err, stderr.String())
+		t.Fatalf("warcdedup: %v\n%s", err, stderr.String())
 	}
-	t.Log(strings.TrimSpace(stdout.String()))
+	t.Log(lastLines(stderr.String(), 8))
 	return readRewriteLog(t, filepath.Join(keep, "rewrite.log"))
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"runtime/pprof"
 	"strings"
 	"sync"
@@ -96,8 +97,27 @@ func NewApp(name, usage, description string, flags []cli.Flag, action cli.Action
 // Main runs app with the process arguments and exits with its status.
 func Main(app *cli.App) {
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version"}
-	err := app.Run(FlagsFirst(app.Flags, os.Args))
+	err := app.Run(reorder(app, os.Args))
 	os.Exit(Status(app.Name, err))
+}
+
+// reorder applies FlagsFirst to a command line: to the app's arguments, or,
+// when they name one of its commands (possibly after the app's own flags),
+// to that command's.
+func reorder(app *cli.App, args []string) []string {
+	for i := 1; i < len(args); i++ {
+		if strings.HasPrefix(args[i], "-") {
+			continue
+		}
+		for _, c := range app.Commands {
+			if c.HasName(args[i]) {
+				rest := FlagsFirst(c.Flags, append([]string{args[i]}, args[i+1:]...))
+				return append(slices.Clone(args[:i]), rest...)
+			}
+		}
+		break
+	}
+	return FlagsFirst(app.Flags, args)
 }
 
 // FlagsFirst moves flags given after positional arguments ahead of them,

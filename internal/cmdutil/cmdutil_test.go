@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/urfave/cli/v2"
@@ -33,5 +34,24 @@ func TestFlagsFirst(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestReorderCommands proves that flags after the paths of a command go
+// before them, behind the command's name, and that the app's own flags stay
+// where they are.
+func TestReorderCommands(t *testing.T) {
+	app := &cli.App{Name: "x", Flags: []cli.Flag{&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}}},
+		Commands: []*cli.Command{{Name: "run", Flags: []cli.Flag{&cli.StringFlag{Name: "work-dir"}, &cli.BoolFlag{Name: "dry-run"}}}}}
+	tests := []struct{ in, want string }{
+		{"x run coll --work-dir w --dry-run", "x run --work-dir w --dry-run coll"},
+		{"x -q run coll --work-dir w", "x -q run --work-dir w coll"},
+		{"x run --work-dir w coll", "x run --work-dir w coll"},
+		{"x coll -q", "x -q coll"},
+	}
+	for _, tt := range tests {
+		if got := strings.Join(reorder(app, strings.Fields(tt.in)), " "); got != tt.want {
+			t.Errorf("%q: got %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }
