@@ -46,6 +46,7 @@ type account struct {
 	arc, refusedDups, kept  report.Reason
 	refusedFiles            map[string]bool
 	largest                 classHeap
+	replaced                int64 // files the log says were replaced
 }
 
 func newAccount(j *Job) *account {
@@ -69,7 +70,7 @@ func (a *account) records() error {
 		return err
 	}
 	defer numbered.Close()
-	facts, err := newLineScanner(j.wd.File(tmpDir + "/facts-by-file"))
+	facts, err := newLineScanner(j.wd.File(FactsByFile))
 	if err != nil {
 		return err
 	}
@@ -443,6 +444,7 @@ func (a *account) fixity() error {
 			return err
 		}
 	}
+	a.replaced = int64(len(order))
 	var b strings.Builder
 	b.WriteString("# file old-size old-sha256 new-size new-sha256\n")
 	sort.Strings(order)
@@ -460,6 +462,10 @@ func (a *account) fill() {
 	t.Files = j.hashed.Files + j.hashed.FilesFailed
 	t.StoredBytes = j.hashed.Bytes
 	t.FilesRewritten = j.rewrote.Rewritten
+	if !j.opt.DryRun {
+		// Across the runs of the job (an interrupted one replaced some).
+		t.FilesRewritten = a.replaced
+	}
 	t.FilesRefused = j.rewrote.Refused
 	t.StaleLines = j.resolved.Stale
 	t.DamagedRecords = j.hashed.Damaged

@@ -216,11 +216,11 @@ func (j *Job) outputsExist(stage string) bool {
 	case stageHash:
 		files = []string{BeforeFile, FactsFile}
 	case stageSort:
-		files = []string{tmpDir + "/by-digest.manifest"}
+		files = []string{ByDigestFile}
 	case stageResolve:
 		files = []string{NumberedFile}
 	case stageSortF:
-		files = []string{ByFileFile, tmpDir + "/facts-by-file"}
+		files = []string{ByFileFile, FactsByFile}
 	case stageRewrite:
 		files = []string{SavedFile}
 	case stageAfter:
@@ -365,7 +365,7 @@ func follow(from interface{ Load() int64 }, s *progress.Stage) (stop func()) {
 
 // sortByDigest orders the manifest for resolution (stage 2's input).
 func (j *Job) sortByDigest(ctx context.Context) (string, error) {
-	return "", j.sortFile(ctx, BeforeFile, tmpDir+"/by-digest.manifest", manifest.ByDigest.Command)
+	return "", j.sortFile(ctx, BeforeFile, ByDigestFile, manifest.ByDigest.Command)
 }
 
 // sortFile runs the system sort (LC_ALL=C, temporary files in the work
@@ -381,7 +381,7 @@ func (j *Job) sortFile(ctx context.Context, from, to, command string) error {
 // resolve proves duplicates byte for byte and numbers the copies (stages 2
 // and 3 in one pass).
 func (j *Job) resolve(ctx context.Context) (string, error) {
-	in, err := os.Open(j.wd.File(tmpDir + "/by-digest.manifest"))
+	in, err := os.Open(j.wd.File(ByDigestFile))
 	if err != nil {
 		return "", err
 	}
@@ -403,7 +403,7 @@ func (j *Job) resolve(ctx context.Context) (string, error) {
 		Warn: func(err error) { j.show.Print("warcdedup: warning: %v", err) }}
 	stop := follow(&prog.Lines, show)
 	bw := bufio.NewWriterSize(out, 256<<10)
-	st, err := res.Run(ctx, manifest.NewReader(in, j.wd.File(tmpDir+"/by-digest.manifest")), bw)
+	st, err := res.Run(ctx, manifest.NewReader(in, j.wd.File(ByDigestFile)), bw)
 	stop()
 	show.Done("")
 	if err == nil {
@@ -428,7 +428,7 @@ func (j *Job) sortByFile(ctx context.Context) (string, error) {
 	if err := j.sortFile(ctx, NumberedFile, ByFileFile, manifest.ByFile.Command); err != nil {
 		return "", err
 	}
-	return "", j.sortFile(ctx, FactsFile, tmpDir+"/facts-by-file", manifest.ByFile.Command)
+	return "", j.sortFile(ctx, FactsFile, FactsByFile, manifest.ByFile.Command)
 }
 
 // rewrite turns the duplicates into revisits, in place (stage 4), or

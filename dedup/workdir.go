@@ -28,22 +28,24 @@ type WorkDir struct {
 
 // The files of a work directory.
 const (
-	StateFile    = "state.json"        // what was done, to resume
-	BeforeFile   = "before.manifest"   // warcsum of the collection before
-	FactsFile    = "facts.manifest"    // status and media type of its responses
-	NumberedFile = "numbered.manifest" // warccollres -p: classes and copy numbers, on digest
-	ByFileFile   = "by-file.manifest"  // the same, sorted on file and offset
-	LogFile      = "rewrite.log"       // warcrefs' log, appended across runs
-	SavedFile    = "saved.tsv"         // per record rewritten: file offset old-length new-length
-	AfterFile    = "after.manifest"    // warcsum of the collection after
-	Violations   = "violations.txt"    // what verification found lost (nothing)
-	FixityFile   = "fixity.tsv"        // per replaced file: sizes and SHA-256 before and after
-	DepsFile     = "deps.tsv"          // file, file holding originals it needs, count
-	StatsFile    = "stats.json"        // the report's figures
-	ReportFile   = "report.html"       // the report
-	RunLog       = "run.log"           // every run's messages, appended
-	cacheDir     = "cache"             // warcsum's per-file cache
-	tmpDir       = "tmp"               // sort's temporary files
+	StateFile    = "state.json"             // what was done, to resume
+	BeforeFile   = "before.manifest"        // warcsum of the collection before
+	FactsFile    = "facts.manifest"         // status and media type of its responses
+	ByDigestFile = "by-digest.manifest"     // before.manifest sorted for resolution
+	FactsByFile  = "facts-by-file.manifest" // facts.manifest sorted on file and offset
+	NumberedFile = "numbered.manifest"      // warccollres -p: classes and copy numbers, on digest
+	ByFileFile   = "by-file.manifest"       // the same, sorted on file and offset
+	LogFile      = "rewrite.log"            // warcrefs' log, appended across runs
+	SavedFile    = "saved.tsv"              // per record rewritten: file offset old-length new-length
+	AfterFile    = "after.manifest"         // warcsum of the collection after
+	Violations   = "violations.txt"         // what verification found lost (nothing)
+	FixityFile   = "fixity.tsv"             // per replaced file: sizes and SHA-256 before and after
+	DepsFile     = "deps.tsv"               // file, file holding originals it needs, count
+	StatsFile    = "stats.json"             // the report's figures
+	ReportFile   = "report.html"            // the report
+	RunLog       = "run.log"                // every run's messages, appended
+	cacheDir     = "cache"                  // warcsum's per-file cache
+	tmpDir       = "tmp"                    // sort's temporary files
 )
 
 // DefaultWorkDir is where a collection's work directory goes when none is

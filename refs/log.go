@@ -247,7 +247,7 @@ func (l *Log) recover(logged map[string]bool) error {
 			continue // not replaced: the old version is in place
 		}
 		if out.Len() == 0 {
-			fmt.Fprintf(&out, "# run %s recovered from %s\n", time.Now().UTC().Format(time.RFC3339), l.journalName())
+			fmt.Fprintf(&out, "# run %s\n# recovered from %s: files replaced before a crash\n", time.Now().UTC().Format(time.RFC3339), l.journalName())
 		}
 		out.Write(in.fr.header())
 		out.Write(in.entries)

@@ -353,7 +353,10 @@ func TestRevisitGolden(t *testing.T) {
 			uri, _ := tc.field("WARC-Target-URI")
 			date, _ := tc.field("WARC-Date")
 			// The original, served the same way, in a file of its own.
-			orig := warctest.Record("response", tc.refURI, goldenRefDate, tc.head+string(goldenPayload))
+			// It shares the record's WARC version: the replay policy keeps
+			// pre-standard WARC/0.x files a container of their own.
+			orig := strings.Replace(warctest.Record("response", tc.refURI, goldenRefDate, tc.head+string(goldenPayload)),
+				"WARC/1.0", tc.version, 1)
 			warctest.WriteFile(t, dir, "o.warc", []byte(orig))
 			d := formatDigest(tc.algo, goldenPayload)
 			lines := []manifest.Line{{File: "o.warc", Offset: 0, Length: int64(len(orig)), URI: tc.refURI, Date: goldenRefDate,

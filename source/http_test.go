@@ -259,7 +259,7 @@ func TestHTTPTrickle(t *testing.T) {
 	t.Cleanup(srv.Close)
 	h := testHTTP()
 	h.IdleTimeout = 200 * time.Millisecond // never reached: a byte comes every 20 ms
-	h.MinRate = 16 << 10                  // 64 bytes / 20 ms is 3.2 KB/s
+	h.MinRate = 16 << 10                   // 64 bytes / 20 ms is 3.2 KB/s
 	h.Retries = 2
 	const length = 8 << 10
 	start := time.Now()

@@ -1,0 +1,321 @@
+package dedup
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"warcdedup/atomicfile"
+	"warcdedup/manifest"
+	"warcdedup/rewritelog"
+	"warcdedup/scripts/gen"
+)
+
+// collection writes a generated collection into a new directory.
+func collection(t *testing.T, cfg gen.Config) (string, *gen.Result) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "coll")
+	res, err := gen.Write(dir, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, res
+}
+
+var genCfg = gen.Config{Files: 5, Records: 400, DupRate: 0.4, Seed: 7, MeanPayload: 6 << 10, NonCandidates: true,
+	Chunked: 0.1, ReplayVariants: 0.1, Formats: []gen.Format{gen.WARC10Gz, gen.WARC10, gen.WARC11Gz, gen.WARC11, gen.ARCGz}}
+
+// hashTree returns the SHA-256 of every file under dir by relative path.
+func hashTree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(data)
+		rel, _ := filepath.Rel(dir, p)
+		m[rel] = hex.EncodeToString(sum[:])
+		return nil
+	})
+	return m
+}
+
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	out, err := exec.Command("cp", "-a", src, dst).CombinedOutput()
+	if err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+}
+
+// TestRun runs the job on a generated collection and checks what it
+// reports and keeps against the collection and the files: the duplicates
+// the generator planned, the revisits written, nothing lost, the fixity
+// list giving every replaced file's SHA-256 before and after, the
+// dependencies, and that a rerun has nothing to do and changes nothing.
+func TestRun(t *testing.T) {
+	dir, res := collection(t, genCfg)
+	before := hashTree(t, dir)
+	wd := filepath.Join(t.TempDir(), "work")
+	r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := r.Report
+	tot := rep.Totals
+	if rep.Exit != 0 || tot.Violations != 0 || tot.FilesRefused != 0 {
+		t.Fatalf("exit %d %v, totals %+v", rep.Exit, rep.ExitReason, tot)
+	}
+	if tot.Duplicates != int64(res.Duplicates) || tot.Records != int64(res.Listed-res.Revisits) || tot.Revisits != int64(res.Revisits) {
+		t.Errorf("totals %+v; the generator has %d listed, %d revisits, %d duplicates", tot, res.Listed, res.Revisits, res.Duplicates)
+	}
+	var arcDups int64
+	for _, l := range res.Expected {
+		if l.IsDuplicate() && isARC(l.File) {
+			arcDups++
+		}
+	}
+	if tot.RevisitsWritten < (tot.Duplicates-arcDups)*8/10 || tot.BytesSaved <= 0 {
+		t.Errorf("%d revisits written, %d bytes saved, of %d duplicates in WARC files", tot.RevisitsWritten, tot.BytesSaved, tot.Duplicates-arcDups)
+	}
+	after := hashTree(t, dir)
+
+	// The fixity list: every changed file, with its sums before and after.
+	fixity := readLines(t, filepath.Join(wd, FixityFile))
+	changed := 0
+	for name, sum := range after {
+		if sum != before[name] {
+			changed++
+			want := fmt.Sprintf(" %s ", before[name])
+			found := false
+			for _, l := range fixity {
+				if strings.HasPrefix(l, manifest.EscapeFile(name)+" ") && strings.Contains(l, want) && strings.HasSuffix(l, " "+sum) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("%s changed but fixity.tsv has no line with its sums:\n%s", name, strings.Join(fixity, "\n"))
+			}
+		}
+	}
+	if changed == 0 || int64(changed) != tot.FilesRewritten || len(fixity) != changed+1 {
+		t.Errorf("%d files changed, %d rewritten, fixity.tsv has %d lines", changed, tot.FilesRewritten, len(fixity))
+	}
+	// The dependencies: as many revisits as were written.
+	var deps int64
+	for _, l := range readLines(t, filepath.Join(wd, DepsFile))[1:] {
+		var a, b string
+		var n int64
+		fmt.Sscan(l, &a, &b, &n)
+		deps += n
+	}
+	if deps != tot.RevisitsWritten {
+		t.Errorf("deps.tsv counts %d revisits, %d were written", deps, tot.RevisitsWritten)
+	}
+	if len(rep.ByMIME) == 0 || len(rep.ByHost) == 0 || len(rep.ByMonth) == 0 || len(rep.BySize) == 0 || len(rep.LargestClasses) == 0 {
+		t.Errorf("a breakdown is empty: %d MIME, %d host, %d month, %d size, %d classes", len(rep.ByMIME), len(rep.ByHost), len(rep.ByMonth), len(rep.BySize), len(rep.LargestClasses))
+	}
+	var saved int64
+	for _, b := range rep.ByMIME {
+		saved += b.BytesSaved
+	}
+	if saved != tot.BytesSaved {
+		t.Errorf("the MIME breakdown saves %d bytes, the total is %d", saved, tot.BytesSaved)
+	}
+
+	// Again: nothing to do, nothing touched.
+	start := time.Now()
+	r2, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r2.NothingToDo || time.Since(start) > 2*time.Second {
+		t.Errorf("rerun: nothing to do %v, took %v", r2.NothingToDo, time.Since(start))
+	}
+	sameTree(t, "after a rerun", hashTree(t, dir), after)
+}
+
+func readLines(t *testing.T, name string) []string {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+}
+
+func sameTree(t *testing.T, what string, got, want map[string]string) {
+	t.Helper()
+	for name, sum := range want {
+		if got[name] != sum {
+			t.Errorf("%s: %s differs", what, name)
+		}
+	}
+	for name := range got {
+		if _, ok := want[name]; !ok {
+			t.Errorf("%s: unexpected file %s", what, name)
+		}
+	}
+}
+
+// TestDryRunEqualsRun proves that a dry run changes nothing and says it
+// would write and save exactly what the real run then writes and saves,
+// and that the real run reuses the dry run's hashing and resolution.
+func TestDryRunEqualsRun(t *testing.T) {
+	dir, _ := collection(t, genCfg)
+	before := hashTree(t, dir)
+	wd := filepath.Join(t.TempDir(), "work")
+	dry, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameTree(t, "after a dry run", hashTree(t, dir), before)
+	var summary bytes.Buffer
+	Summary(&summary, dry)
+	if !strings.Contains(summary.String(), "would be rewritten") || !strings.Contains(summary.String(), "would be saved") || strings.Contains(summary.String(), "\nrewritten") {
+		t.Errorf("a dry run's summary must say would:\n%s", summary.String())
+	}
+	real, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, r := dry.Report.Totals, real.Report.Totals
+	if d.RevisitsWritten != r.RevisitsWritten || d.BytesSaved != r.BytesSaved || d.FilesRewritten != r.FilesRewritten || r.RevisitsWritten == 0 {
+		t.Errorf("dry run %+v, real run %+v", d, r)
+	}
+	for _, s := range real.Report.Stages[:4] {
+		if !s.Skipped {
+			t.Errorf("the real run redid stage %q of the dry run", s.Name)
+		}
+	}
+}
+
+var binPath string
+
+// TestMain builds the command for the kill test.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "dedup-test-bin-")
+	if err != nil {
+		panic(err)
+	}
+	binPath = filepath.Join(dir, "warcdedup")
+	if out, err := exec.Command("go", "build", "-o", binPath, "warcdedup/cmd/warcdedup").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+		os.Exit(2)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// TestKillAndResume kills warcdedup run (SIGKILL) at instants spread over
+// a whole job, every stage included, then runs the same command again:
+// it must finish, with every file byte for byte what an uninterrupted job
+// gives, nothing lost, each replaced file logged once, and no temporary
+// file left in the collection, the work directory or $TMPDIR.
+func TestKillAndResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills warcdedup many times")
+	}
+	cfg := genCfg
+	cfg.Files, cfg.Records, cfg.MeanPayload = 6, 1200, 12<<10
+	src, _ := collection(t, cfg)
+	tmp := t.TempDir()
+	run := func(coll, wd string) *exec.Cmd {
+		cmd := exec.Command(binPath, "run", "-q", "-j", "2", "--work-dir", wd, coll)
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+		return cmd
+	}
+	// The job uninterrupted, and how long it takes.
+	ref := filepath.Join(t.TempDir(), "ref")
+	copyTree(t, src, ref)
+	start := time.Now()
+	if out, err := run(ref, ref+".work").CombinedOutput(); err != nil {
+		t.Fatalf("warcdedup: %v\n%s", err, out)
+	}
+	full := time.Since(start)
+	want := hashTree(t, ref)
+	rng := rand.New(rand.NewPCG(1, 2))
+	const kills = 12
+	for i := range kills {
+		coll := filepath.Join(t.TempDir(), "coll")
+		copyTree(t, src, coll)
+		wd := coll + ".work"
+		delay := time.Duration(rng.Int64N(int64(full)))
+		if i == 0 {
+			delay = 10 * time.Millisecond
+		}
+		cmd := run(coll, wd)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(delay)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		state, _ := os.ReadFile(filepath.Join(wd, StateFile))
+		if out, err := run(coll, wd).CombinedOutput(); err != nil {
+			t.Fatalf("kill %d after %v: the resumed run: %v\n%s", i, delay, err, out)
+		}
+		sameTree(t, fmt.Sprintf("kill %d after %v, resumed", i, delay), hashTree(t, coll), want)
+		checkLoggedOnce(t, filepath.Join(wd, LogFile))
+		for _, d := range []string{coll, filepath.Join(wd, tmpDir), tmp} {
+			entries, _ := os.ReadDir(d)
+			for _, e := range entries {
+				if strings.HasPrefix(e.Name(), atomicfile.TempPrefix) || d != coll {
+					t.Errorf("kill %d: %s left in %s", i, e.Name(), d)
+				}
+			}
+		}
+		if t.Failed() {
+			t.Logf("state at the kill: %s", state)
+			break
+		}
+	}
+}
+
+// checkLoggedOnce checks that the rewrite log lists each replaced file
+// once.
+func checkLoggedOnce(t *testing.T, name string) {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	seen := map[string]int{}
+	r := rewritelog.NewReader(bufio.NewReader(f), name)
+	r.Fixity = func(fx rewritelog.Fixity) error { seen[fx.File]++; return nil }
+	for {
+		_, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for file, n := range seen {
+		if n != 1 {
+			t.Errorf("%s: %s logged %d times", name, file, n)
+		}
+	}
+}
