@@ -260,6 +260,10 @@ func (j *Job) locator() *source.Locator {
 // hash lists every candidate response and existing revisit of the
 // collection (stage 1), with each response's status and media type.
 func (j *Job) hash(ctx context.Context) (string, error) {
+	j.state.LogSizeAtHash = 0
+	if fi, err := os.Stat(j.wd.File(LogFile)); err == nil {
+		j.state.LogSizeAtHash = fi.Size()
+	}
 	st, err := j.sum(ctx, BeforeFile, FactsFile, stageHash)
 	if err != nil {
 		return "", err
@@ -451,6 +455,9 @@ func (j *Job) rewrite(ctx context.Context) (string, error) {
 			return "", err
 		}
 		defer log.Close()
+		// Earlier jobs' runs shortened the files before this job hashed
+		// them: only this job's runs move the manifest's offsets.
+		log.Since(j.state.LogSizeAtHash)
 	}
 	table, err := manifest.OpenTable(j.wd.File(NumberedFile))
 	if err != nil {

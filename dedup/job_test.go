@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"warcdedup/atomicfile"
+	"warcdedup/internal/warctest"
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
 	"warcdedup/scripts/gen"
@@ -318,4 +319,32 @@ func checkLoggedOnce(t *testing.T, name string) {
 			t.Errorf("%s: %s logged %d times", name, file, n)
 		}
 	}
+}
+
+// TestNextCrawl runs a second job on a collection the first one
+// deduplicated, after a new crawl was added: an original stands in a file
+// the first job shortened, after a record it rewrote. The second job's
+// manifest gives the offset the file has now, which the first job's log
+// entries must not move again.
+func TestNextCrawl(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "coll")
+	logo, page := strings.Repeat("logo ", 2000), strings.Repeat("page ", 2000)
+	warctest.WriteFile(t, dir, "2024-01.warc", []byte(
+		warctest.Response("http://example.com/logo.png", "2024-01-01T00:00:00Z", logo)+
+			warctest.Response("http://example.com/logo.png", "2024-01-02T00:00:00Z", logo)+
+			warctest.Response("http://example.com/page.html", "2024-01-03T00:00:00Z", page)))
+	wd := filepath.Join(t.TempDir(), "work")
+	run := func(wantRevisits int64) {
+		t.Helper()
+		r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tot := r.Report.Totals; r.Report.Exit != 0 || tot.FilesRefused != 0 || tot.RevisitsWritten != wantRevisits {
+			t.Fatalf("exit %d %v; %d files refused, %d revisits written, want %d", r.Report.Exit, r.Report.ExitReason, tot.FilesRefused, tot.RevisitsWritten, wantRevisits)
+		}
+	}
+	run(1)
+	warctest.WriteFile(t, dir, "2024-02.warc", []byte(warctest.Response("http://example.com/page.html", "2024-02-01T00:00:00Z", page)))
+	run(1)
 }

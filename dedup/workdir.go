@@ -99,6 +99,11 @@ type State struct {
 	Done []string `json:"done"`
 	// Complete is set when a real (not dry) run finished every stage.
 	Complete bool `json:"complete"`
+	// LogSizeAtHash is the size of the rewrite log when the hash stage
+	// started: the manifests give offsets in the files as they were then,
+	// so the rewrite moves them only by the entries logged since (this
+	// job's).
+	LogSizeAtHash int64 `json:"log_size_at_hash"`
 	// Stamps of the collection's files when the job completed: a later
 	// run finding them all unchanged has nothing to do.
 	Stamps map[string]string `json:"stamps,omitempty"`

@@ -99,7 +99,9 @@ func (r *Reader) Finish() error {
 	// The record ends with its terminator, CRLF CRLF for WARC and LF for ARC
 	// as written; real files have fewer or more line ends, which belong to
 	// the record they follow.
+	r.trailer, r.trailerLen, r.capture = r.trailer[:0], 0, true
 	err := r.skipLineEnds()
+	r.capture = false
 	if r.z.Compressed() && r.stream == nil {
 		// The member must end here, with nothing but the record in it.
 		if err == io.EOF {

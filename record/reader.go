@@ -156,6 +156,11 @@ type Reader struct {
 	raw       []byte // a WARC header's names and values, while it is read
 	spans     []span // where each name and value is in raw
 	peekErr   error  // what stopped recordAt's look ahead short, if anything
+	// trailer holds the line ends Finish read after the block (at most
+	// maxTrailer of them), trailerLen how many there were.
+	trailer    []byte
+	trailerLen int64
+	capture    bool
 	base      int64  // added to the offsets that errors report
 }
 
@@ -185,7 +190,7 @@ func (r *Reader) Reset(src io.Reader, name string) error {
 	} else {
 		r.br.Reset(r.z)
 	}
-	*r = Reader{name: name, z: r.z, br: r.br, needMember: stream == nil, stream: stream, http: HTTPHead{Raw: r.http.Raw[:0]}, hbuf: r.hbuf[:0], raw: r.raw[:0], spans: r.spans[:0]}
+	*r = Reader{name: name, z: r.z, br: r.br, needMember: stream == nil, stream: stream, http: HTTPHead{Raw: r.http.Raw[:0]}, hbuf: r.hbuf[:0], raw: r.raw[:0], spans: r.spans[:0], trailer: r.trailer[:0]}
 	return nil
 }
 
@@ -363,11 +368,26 @@ func (r *Reader) skipLineEnds() error {
 		for n < len(buf) && (buf[n] == '\r' || buf[n] == '\n') {
 			n++
 		}
+		if r.capture {
+			r.trailerLen += int64(n)
+			r.trailer = append(r.trailer, buf[:min(n, maxTrailer-len(r.trailer))]...)
+		}
 		r.discard(n)
 		if n < len(buf) {
 			return nil
 		}
 	}
+}
+
+// maxTrailer is the most line ends after a block that Trailer keeps.
+const maxTrailer = 64
+
+// Trailer returns the line ends that Finish read after the current
+// record's block (CRLF CRLF as written; real files have others), and
+// whether that is all of them: more than a few dozen are not kept. It is
+// valid until the next call to Next.
+func (r *Reader) Trailer() ([]byte, bool) {
+	return r.trailer, r.trailerLen == int64(len(r.trailer))
 }
 
 func (r *Reader) discard(n int) {

@@ -83,14 +83,30 @@ type examiner struct {
 	r      *Rewriter
 	hashes map[digest.Algorithm]hash.Hash
 	head   []byte
-	buf    []byte // comparison buffer
-	rr     *record.Reader
-	zw     *gzip.Writer
-	zbuf   bytes.Buffer
+	// rawHeader is the record's header as stored, kept past the reads of
+	// its block (the reader's own copy is valid until its next record).
+	rawHeader []byte
+	blocks    map[digest.Algorithm]hash.Hash
+	buf       []byte // comparison buffer
+	rr        *record.Reader
+	zw        *gzip.Writer
+	zbuf      bytes.Buffer
 }
 
 func newExaminer(r *Rewriter) *examiner {
-	return &examiner{r: r, hashes: map[digest.Algorithm]hash.Hash{}, buf: make([]byte, 0, 64<<10)}
+	return &examiner{r: r, hashes: map[digest.Algorithm]hash.Hash{}, blocks: map[digest.Algorithm]hash.Hash{}, buf: make([]byte, 0, 64<<10)}
+}
+
+// blockHash is a hash of a's for a block, apart from those of hash (the
+// block and payload are hashed at once, maybe in the same algorithm).
+func (x *examiner) blockHash(a digest.Algorithm) hash.Hash {
+	h := x.blocks[a]
+	if h == nil {
+		h = a.New()
+		x.blocks[a] = h
+	}
+	h.Reset()
+	return h
 }
 
 // reader returns the examiner's record reader, reset onto src.
@@ -238,6 +254,17 @@ func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.L
 		own = x.hash(ownAlgo)
 		sinks = append(sinks, own)
 	}
+	// The block's digest as undo would write it, to know whether the
+	// revisit must keep the header (see keep).
+	var block hash.Hash
+	blockDigestValue, hasBlockDigest := rec.Header.Lookup(hBlockDigest)
+	if hasBlockDigest {
+		block = x.blockHash(blockDigestAlgorithm(blockDigestValue))
+		block.Write(x.head)
+		sinks = append(sinks, block)
+	}
+	rawHeader := append(x.rawHeader[:0], rr.RawHeader()...)
+	x.rawHeader = rawHeader
 	if _, err := rr.WriteTo(io.MultiWriter(sinks...)); err != nil {
 		if errors.Is(err, ErrOriginal) {
 			return nil, refuse(fmt.Errorf("%s offset %d: %w", p.orig.File, p.orig.Offset, err))
@@ -246,6 +273,10 @@ func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.L
 	}
 	if err := rr.Finish(); err != nil {
 		return nil, refuse(fmt.Errorf("%w: %v", ErrNotARecord, err))
+	}
+	trailer, whole := rr.Trailer()
+	if !whole {
+		return nil, refuse(fmt.Errorf("%w: more line ends follow its block than a revisit keeps for undo", ErrNotARecord))
 	}
 	if rec.Length != l.Length {
 		return nil, refuse(fmt.Errorf("%w: the record is %d bytes, the line says %d", ErrNotARecord, rec.Length, l.Length))
@@ -281,6 +312,18 @@ func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.L
 	b, err := v.Bytes()
 	if err != nil {
 		return nil, refuse(err)
+	}
+	var blockDigest string
+	if hasBlockDigest {
+		blockDigest = blockDigestAlgorithm(blockDigestValue).Format(block.Sum(nil))
+	}
+	if v.Kept, err = keep(b, rawHeader, trailer, rec.BlockLength, blockDigest); err != nil {
+		return nil, refuse(err)
+	}
+	if len(v.Kept.added) > 0 || v.Kept.header != nil || v.Kept.trailer != nil {
+		if b, err = v.Bytes(); err != nil {
+			return nil, refuse(err)
+		}
 	}
 	return &found{revisit: b, length: rec.Length, digest: payloadDigest, refURI: manifest.EscapeField(orig.uri), refDate: manifest.EscapeField(orig.date)}, nil
 }

@@ -55,6 +55,9 @@ type Log struct {
 	cache  *lru.Cache[logBlock, *shifts]
 	// run is the header of this run's entries, written before the first.
 	run string
+	// since: Move leaves out the entries before this offset of the log
+	// file (see Since).
+	since int64
 }
 
 // replaced is a file replaced by its new version: its fixity line and its
@@ -277,6 +280,23 @@ func (l *Log) StartRun(now time.Time) {
 	l.run = fmt.Sprintf("# run %s\n", now.UTC().Format(time.RFC3339))
 }
 
+// Size is the size of the log file (0 for a log that is only a writer).
+func (l *Log) Size() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.end
+}
+
+// Since makes Move leave out the entries in the first size bytes of the
+// log file: the manifest it moves offsets of was made when the log had
+// that size, from the files those entries describe. By default every entry
+// counts (a manifest made before the first run).
+func (l *Log) Since(size int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.since = size
+}
+
 // write appends b to the log, noting where the log file ends.
 func (l *Log) write(b []byte) error {
 	if _, err := l.w.Write(b); err != nil {
@@ -379,8 +399,12 @@ func (l *Log) Move(file string, off int64) (int64, error) {
 	l.mu.Lock()
 	blocks := l.blocks[file]
 	mem := l.mem[file]
+	since := l.since
 	l.mu.Unlock()
 	for _, b := range blocks {
+		if b.at < since {
+			continue
+		}
 		s, err := l.read(b)
 		if err != nil {
 			return 0, err

@@ -37,6 +37,10 @@ type Revisit struct {
 	// PayloadDigest is the WARC-Payload-Digest to write: the duplicate's own
 	// header value when it is right for the payload, else the manifest's.
 	PayloadDigest string
+	// Kept is what undo needs of the duplicate beyond the rule (see
+	// restoredHeader): its header and record end as stored, when the rule
+	// would not give them back.
+	Kept keptOriginal
 }
 
 // header names compared case-insensitively.
@@ -68,13 +72,9 @@ func (v *Revisit) Bytes() ([]byte, error) {
 	}
 	var blockDigest string
 	if old, ok := rec.Header.Lookup(hBlockDigest); ok {
-		label, _, _ := strings.Cut(old, ":")
-		algo, err := digest.ParseLabel(strings.TrimSpace(label))
-		if err != nil {
-			// The old value cannot tell the algorithm: use the manifest's
-			// convention rather than write a digest nobody can check.
-			algo = digest.SHA1
-		}
+		// An old value that cannot tell the algorithm gets sha1, the
+		// manifest's convention, rather than a digest nobody can check.
+		algo := blockDigestAlgorithm(old)
 		h := algo.New()
 		h.Write(v.HTTPHead)
 		blockDigest = headerDigest(algo, h.Sum(nil))
@@ -88,6 +88,15 @@ func (v *Revisit) Bytes() ([]byte, error) {
 		inserted = append(inserted, record.Field{Name: hPayloadDigest, Value: v.PayloadDigest})
 	}
 	inserted = append(inserted, record.Field{Name: hTruncated, Value: "length"})
+	if len(v.Kept.added) > 0 {
+		inserted = append(inserted, record.Field{Name: hAddedFields, Value: strings.Join(v.Kept.added, ", ")})
+	}
+	if v.Kept.header != nil {
+		inserted = append(inserted, record.Field{Name: hOriginalHeader, Value: escapeRaw(v.Kept.header)})
+	}
+	if v.Kept.trailer != nil {
+		inserted = append(inserted, record.Field{Name: hOriginalTrailer, Value: escapeTrailer(v.Kept.trailer)})
+	}
 
 	insertBefore := hContentLength
 	if rec.Header.Has(hContentType) {
@@ -112,7 +121,7 @@ func (v *Revisit) Bytes() ([]byte, error) {
 			insert()
 		case strings.EqualFold(f.Name, hProfile), strings.EqualFold(f.Name, hRefersURI),
 			strings.EqualFold(f.Name, hRefersDate), strings.EqualFold(f.Name, hTruncated),
-			strings.EqualFold(f.Name, hRefersTo):
+			isRevisitField(f.Name):
 			// A response has none of these; if one is there it would
 			// contradict the revisit, so the new value replaces it.
 			continue

@@ -79,6 +79,13 @@ type goldenCase struct {
 	wantPayloadDigest string
 	wantBlockAlgo     digest.Algorithm
 	wantOrder         []string
+	// keepsHeader: undo's rule would not give the record back byte for
+	// byte, so the revisit keeps its header in Warcdedup-Original-Header
+	// (after WARC-Truncated, left out of wantOrder).
+	keepsHeader bool
+	// addsPayloadDigest: the revisit names the WARC-Payload-Digest it
+	// added in Warcdedup-Added-Fields (left out of wantOrder too).
+	addsPayloadDigest bool
 }
 
 const (
@@ -108,7 +115,7 @@ var goldenCases = []goldenCase{
 			"WARC-Truncated", "Content-Type", "Content-Length"},
 	},
 	{
-		name: "WARC/1.1, own sha1 digest wrong, sha1 block digest", golden: "warc11-own-sha1-wrong.warc",
+		name: "WARC/1.1, own sha1 digest wrong, sha1 block digest", golden: "warc11-own-sha1-wrong.warc", keepsHeader: true,
 		version: "WARC/1.1",
 		fields: []string{
 			"WARC-Type: response",
@@ -127,7 +134,7 @@ var goldenCases = []goldenCase{
 			"Content-Type", "WARC-Payload-Digest", "WARC-Block-Digest", "Content-Length"},
 	},
 	{
-		name: "WARC/1.1, no payload or block digest, no Content-Type, refers to its own URI", golden: "warc11-no-digests.warc",
+		name: "WARC/1.1, no payload or block digest, no Content-Type, refers to its own URI", golden: "warc11-no-digests.warc", addsPayloadDigest: true,
 		version: "WARC/1.1",
 		fields: []string{
 			"WARC-Type: response",
@@ -164,7 +171,7 @@ var goldenCases = []goldenCase{
 			"Content-Type", "WARC-Block-Digest", "Content-Length"},
 	},
 	{
-		name: "WARC/0.18 with LF line ends, own sha1 base16 digest right, LF HTTP head", golden: "warc018-lf-own-sha1-base16.warc",
+		name: "WARC/0.18 with LF line ends, own sha1 base16 digest right, LF HTTP head", golden: "warc018-lf-own-sha1-base16.warc", keepsHeader: true,
 		version: "WARC/0.18", lf: true,
 		fields: []string{
 			"WARC-Type: response",
@@ -184,7 +191,7 @@ var goldenCases = []goldenCase{
 	},
 	{
 		name:   "WARC/1.0, own md5 digest wrong, sha256 block digest, extension field, Content-Length before Content-Type",
-		golden: "warc10-own-md5-wrong-sha256-block.warc", version: "WARC/1.0",
+		golden: "warc10-own-md5-wrong-sha256-block.warc", keepsHeader: true, version: "WARC/1.0",
 		fields: []string{
 			"WARC-Type: response",
 			"WARC-Record-ID: <urn:uuid:77777777-8888-4999-aaaa-bbbbbbbbbbbb>",
@@ -221,7 +228,7 @@ var goldenCases = []goldenCase{
 			"Content-Type", "WARC-Payload-Digest", "Content-Length"},
 	},
 	{
-		name: "WARC/1.0, md5 manifest, own sha1 digest wrong", golden: "warc10-md5-manifest-own-sha1-wrong.warc",
+		name: "WARC/1.0, md5 manifest, own sha1 digest wrong", golden: "warc10-md5-manifest-own-sha1-wrong.warc", keepsHeader: true,
 		version: "WARC/1.0",
 		fields: []string{
 			"WARC-Type: response",
@@ -239,7 +246,7 @@ var goldenCases = []goldenCase{
 			"Content-Type", "Content-Length"},
 	},
 	{
-		name: "WARC/1.1, malformed sha256 block digest", golden: "warc11-malformed-sha256-block.warc",
+		name: "WARC/1.1, malformed sha256 block digest", golden: "warc11-malformed-sha256-block.warc", keepsHeader: true,
 		version: "WARC/1.1",
 		fields: []string{
 			"WARC-Type: response",
@@ -257,7 +264,7 @@ var goldenCases = []goldenCase{
 			"Content-Type", "WARC-Block-Digest", "WARC-Payload-Digest", "Content-Length"},
 	},
 	{
-		name: "WARC/1.0, block digest of an unknown algorithm", golden: "warc10-unknown-block-algorithm.warc",
+		name: "WARC/1.0, block digest of an unknown algorithm", golden: "warc10-unknown-block-algorithm.warc", keepsHeader: true,
 		version: "WARC/1.0",
 		fields: []string{
 			"WARC-Type: response",
@@ -450,8 +457,29 @@ func checkRevisitFields(t *testing.T, tc *goldenCase, got []byte) {
 		if _, dup := values[n]; dup {
 			t.Errorf("field %s twice", n)
 		}
-		names = append(names, n)
+		if n != hOriginalHeader && n != hAddedFields {
+			names = append(names, n)
+		} else if names[len(names)-1] != "WARC-Truncated" {
+			t.Errorf("%s follows %s, want WARC-Truncated", n, names[len(names)-1])
+		}
 		values[n] = v
+	}
+	kept, keeps := values[hOriginalHeader]
+	switch {
+	case keeps != tc.keepsHeader:
+		t.Errorf("%s present: %v, want %v", hOriginalHeader, keeps, tc.keepsHeader)
+	case keeps:
+		rec := tc.record()
+		header := rec[:bytes.Index(rec, []byte(tc.head))]
+		if got, err := unescapeRaw(kept); err != nil || !bytes.Equal(got, header) {
+			t.Errorf("%s holds\n%q (%v)\nwant the record's header\n%q", hOriginalHeader, got, err, header)
+		}
+	}
+	if added, ok := values[hAddedFields]; ok != tc.addsPayloadDigest || ok && added != "WARC-Payload-Digest" {
+		t.Errorf("%s: %q (present: %v), want it to name WARC-Payload-Digest: %v", hAddedFields, added, ok, tc.addsPayloadDigest)
+	}
+	if v, ok := values[hOriginalTrailer]; ok {
+		t.Errorf("%s: %q, but the record ended in CRLF CRLF", hOriginalTrailer, v)
 	}
 	if strings.Join(names, "\n") != strings.Join(tc.wantOrder, "\n") {
 		t.Errorf("fields\n  %s\nwant\n  %s", strings.Join(names, "\n  "), strings.Join(tc.wantOrder, "\n  "))

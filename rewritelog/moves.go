@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"sort"
 	"time"
 )
 
@@ -346,4 +347,49 @@ func (m *Moves) Unmatched(fn func(f *File, mv Move)) {
 			}
 		}
 	}
+}
+
+// Live calls fn, in log order, for each revisit of f that the log's runs
+// wrote and no later run rewrote again (undid): where it stands now, after
+// every run kept, and the entry that wrote it.
+func (m *Moves) Live(f *File, fn func(mv Move, off int64) error) error {
+	for si, s := range f.spans {
+		for id := s.first; id < s.end; id++ {
+			mv := &m.moves[id]
+			if mv.kind != Revisit {
+				continue
+			}
+			off, live, err := m.after(f.spans[si+1:], mv.newOff)
+			if err != nil {
+				return fmt.Errorf("%s: the revisit log line %d wrote: %w", f.Name, mv.line, err)
+			}
+			if live {
+				if err := fn(m.view(mv, s.run), off); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// after follows the record at off through the runs of spans: where it
+// stands after them, or false if one of them rewrote it.
+func (m *Moves) after(spans []runSpan, off int64) (int64, bool, error) {
+	for _, s := range spans {
+		ms := m.moves[s.first:s.end]
+		i := sort.Search(len(ms), func(i int) bool { return ms[i].oldOff > off }) - 1
+		if i < 0 {
+			continue
+		}
+		mv := &ms[i]
+		switch {
+		case mv.oldOff == off:
+			return 0, false, nil
+		case off < mv.oldOff+mv.oldLen:
+			return 0, false, &InsideError{Offset: off, Move: m.view(mv, s.run)}
+		}
+		off += mv.newOff + mv.newLen - mv.oldOff - mv.oldLen
+	}
+	return off, true, nil
 }
