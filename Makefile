@@ -50,11 +50,8 @@ fuzz:
 	$(GO) test ./digest -run '^$$' -fuzz '^FuzzParseHeader$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./gzmulti -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./record -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME)
-<<<<<<< HEAD
 	$(GO) test ./cdx -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME)
-=======
 	$(GO) test ./record -run '^$$' -fuzz '^FuzzStreamReader$$' -fuzztime $(FUZZTIME)
->>>>>>> arc
 
 # Go benchmarks next to the code, then each stage on generated collections
 # of about 1 GB (scripts/bench-*.sh; BENCH_DIR keeps the data between runs).
@@ -63,11 +60,8 @@ bench: build
 	scripts/bench-warcsum.sh
 	scripts/bench-chain.sh
 	scripts/bench-refs.sh
-<<<<<<< HEAD
 	scripts/bench-cdx.sh
-=======
 	scripts/bench-recompress.sh
->>>>>>> arc
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin
