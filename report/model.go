@@ -48,6 +48,11 @@ type Report struct {
 	ExitReason []string `json:"exit_reason,omitempty"`
 }
 
+// Other is the label of the bucket that holds the groups after the top
+// ones of a breakdown (ByMIME, ByHost); the HTML page adds the groups it
+// has no room for to it.
+const Other = "other"
+
 // Totals are the collection's figures.
 type Totals struct {
 	Files           int64 `json:"files"`
