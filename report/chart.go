@@ -261,7 +261,7 @@ type catLabel struct {
 // categoryLabels chooses the labels under bars slot pixels wide: all of
 // them when they fit; for months, "Jan", "Feb"... with the year under
 // the first month of each, or only the years, at each January, when not
-// even those fit; all of them on two lines when that fits ("100 KB–" over
+// even those fit; all of them on two lines when that fits ("100 kB-" over
 // "1 MB"); otherwise every k-th label.
 func categoryLabels(rows []barRow, slot float64) []catLabel {
 	out := make([]catLabel, len(rows))

@@ -11,7 +11,7 @@ import (
 // The page shows figures in human units, decimal (1 GB = 10^9 bytes) with
 // one decimal, and keeps the exact figures for tooltips and tables.
 
-var byteUnits = []string{"KB", "MB", "GB", "TB", "PB", "EB"}
+var byteUnits = []string{"kB", "MB", "GB", "TB", "PB", "EB"}
 
 // humanBytes is n bytes in the largest decimal unit that keeps the figure
 // at least 1: "512 B", "1.2 GB".
@@ -28,7 +28,7 @@ func bytesOf(v float64) string {
 	}
 	for i, u := range byteUnits {
 		v /= 1000
-		// Rounded to one decimal, 999.96 KB reads 1000.0 KB: one unit up.
+		// Rounded to one decimal, 999.96 kB reads 1000.0 kB: one unit up.
 		if math.Round(v*10) < 10000 || i == len(byteUnits)-1 {
 			return strconv.FormatFloat(v, 'f', 1, 64) + " " + u
 		}

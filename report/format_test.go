@@ -14,13 +14,13 @@ func TestHumanBytes(t *testing.T) {
 	}{
 		{"zero", 0, "0 B"},
 		{"below a kilobyte", 999, "999 B"},
-		{"a kilobyte", 1000, "1.0 KB"},
-		{"rounds to one decimal", 1_449, "1.4 KB"},
-		{"999.95 KB is a megabyte, not 1000.0 KB", 999_950, "1.0 MB"},
+		{"a kilobyte", 1000, "1.0 kB"},
+		{"rounds to one decimal", 1_449, "1.4 kB"},
+		{"999.95 kB is a megabyte, not 1000.0 kB", 999_950, "1.0 MB"},
 		{"gigabytes with one decimal", 12_345_678_901, "12.3 GB"},
 		{"terabytes", 14_213_000_000_000, "14.2 TB"},
 		{"the largest int64", math.MaxInt64, "9.2 EB"},
-		{"negative", -1_500, "−1.5 KB"},
+		{"negative", -1_500, "−1.5 kB"},
 	} {
 		if got := humanBytes(c.n); got != c.want {
 			t.Errorf("%s: humanBytes(%d) = %q, want %q", c.name, c.n, got, c.want)

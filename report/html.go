@@ -109,6 +109,7 @@ type breakdown struct {
 	Saved              string // "saved" or "that would be saved"
 	Chart              *chart
 	None               string
+	Aside              []string // what the chart leaves out
 	Rows               []bucketRow
 }
 
@@ -324,26 +325,29 @@ func (p *page) breakdowns(r *Report, words tense) {
 	verb := words.saved
 	mime, mimeMerged := topBuckets(r.ByMIME, topMIME)
 	host, hostMerged := topBuckets(r.ByHost, topHosts)
+	months, undated := timeSeries(r.ByMonth)
 	p.Breakdowns = []breakdown{
 		newBreakdown("mime", "By MIME type", "The MIME types with the most bytes "+verb+".", "MIME types", verb, mime, mimeMerged, false),
 		newBreakdown("host", "By host", "The hosts with the most bytes "+verb+".", "hosts", verb, host, hostMerged, false),
-		newBreakdown("month", "By capture month", "Duplicates by the month they were captured in.", "months", verb, fillMonths(r.ByMonth), 0, true),
+		newBreakdown("month", "By capture month", "Duplicates by the month they were captured in.", "months", verb, months, 0, true),
 		newBreakdown("size", "By payload size", "Duplicates by the size of their payload.", "size ranges", verb, r.BySize, 0, true),
 	}
+	p.Breakdowns[2].addAside(undated, "not in the chart: not a month", verb)
 	p.URL = urlBreakdown(r.SameURL, r.CrossURL, verb)
 	for _, b := range p.Breakdowns {
 		p.Charted = p.Charted || b.Chart != nil
 	}
 }
 
-// maxMonths bounds the months fillMonths adds: a century.
+// maxMonths bounds the months timeSeries adds: a century.
 const maxMonths = 1200
 
-// fillMonths puts the months in order and adds those without captures
-// between the first and the last, so that the bars are a time series.
-// Labels that are not months (YYYY-MM), or a span beyond maxMonths, leave
-// the buckets as they are.
-func fillMonths(bs []Bucket) []Bucket {
+// timeSeries puts the capture months (YYYY-MM) in order and adds those
+// without captures between the first and the last, so that the bars are
+// a time series (unless they span more than maxMonths). The buckets whose
+// label is not a month ("(unknown)", "other") have no place on a time
+// axis: they are returned apart, in their order.
+func timeSeries(bs []Bucket) (series, undated []Bucket) {
 	index := func(label string) int {
 		y, _ := strconv.Atoi(label[:4])
 		return y*12 + monthOf(label) - 1
@@ -351,23 +355,39 @@ func fillMonths(bs []Bucket) []Bucket {
 	first, last := math.MaxInt, math.MinInt
 	for _, b := range bs {
 		if !isMonth(b.Label) {
-			return bs
+			undated = append(undated, b)
+			continue
 		}
+		series = append(series, b)
 		first, last = min(first, index(b.Label)), max(last, index(b.Label))
 	}
-	if len(bs) == 0 || last-first >= maxMonths {
-		return bs
+	if len(series) == 0 {
+		return nil, undated
 	}
-	out := make([]Bucket, last-first+1)
-	for i := range out {
+	if last-first >= maxMonths {
+		slices.SortStableFunc(series, func(a, b Bucket) int { return cmp.Compare(a.Label, b.Label) })
+		return series, undated
+	}
+	filled := make([]Bucket, last-first+1)
+	for i := range filled {
 		m := first + i
-		out[i].Label = fmt.Sprintf("%04d-%02d", m/12, m%12+1)
+		filled[i].Label = fmt.Sprintf("%04d-%02d", m/12, m%12+1)
 	}
-	for _, b := range bs {
+	for _, b := range series {
 		i := index(b.Label) - first
-		out[i] = addBuckets(out[i], b)
+		filled[i] = addBuckets(filled[i], b)
 	}
-	return out
+	return filled, undated
+}
+
+// addAside lists, under the chart and in the table of exact figures, the
+// buckets the chart leaves out.
+func (b *breakdown) addAside(bs []Bucket, why, verb string) {
+	for _, k := range bs {
+		b.Aside = append(b.Aside, fmt.Sprintf("%s, %s: %s duplicates, %s %s.", k.Label, why,
+			count(k.Duplicates), humanBytes(k.BytesSaved), verb))
+		b.Rows = append(b.Rows, newBucketRow(k, k.Label, why))
+	}
 }
 
 // newBreakdown is the section of one breakdown: horizontal bars, or
@@ -411,13 +431,7 @@ func newBreakdown(id, heading, intro, groups, verb string, bs []Bucket, merged i
 			value += " · " + percent(k.BytesSaved, k.Bytes)
 		}
 		rows[i] = barRow{Label: label, Back: k.DuplicateBytes, Front: k.BytesSaved, Value: value, Tip: strings.Join(tip, "\n")}
-		b.Rows = append(b.Rows, bucketRow{
-			Label: label, Note: note,
-			Records: count(k.Records), Bytes: count(k.Bytes),
-			Duplicates: count(k.Duplicates), DuplicateShare: percent(k.Duplicates, k.Records),
-			DuplicateBytes: count(k.DuplicateBytes),
-			Saved:          count(k.BytesSaved), SavedShare: percent(k.BytesSaved, k.Bytes),
-		})
+		b.Rows = append(b.Rows, newBucketRow(k, label, note))
 	}
 	title := "Bytes " + verb + " " + strings.ToLower(heading)
 	desc := fmt.Sprintf("%d %s; for each, its duplicate bytes and the bytes %s.", len(bs), groups, verb)
@@ -427,6 +441,18 @@ func newBreakdown(id, heading, intro, groups, verb string, bs []Bucket, merged i
 		b.Chart = hbarChart("chart-"+id, title, desc, rows)
 	}
 	return b
+}
+
+// newBucketRow is the exact figures of a bucket, for the table under its
+// chart.
+func newBucketRow(k Bucket, label, note string) bucketRow {
+	return bucketRow{
+		Label: label, Note: note,
+		Records: count(k.Records), Bytes: count(k.Bytes),
+		Duplicates: count(k.Duplicates), DuplicateShare: percent(k.Duplicates, k.Records),
+		DuplicateBytes: count(k.DuplicateBytes),
+		Saved:          count(k.BytesSaved), SavedShare: percent(k.BytesSaved, k.Bytes),
+	}
 }
 
 // urlBreakdown splits the duplicates, and the bytes saved, into

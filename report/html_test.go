@@ -190,7 +190,7 @@ func TestWriteHTMLTopN(t *testing.T) {
 		t.Errorf("bars %q, want host-39 to host-25, then other", bars)
 	}
 	// The other line: 25 hosts of 100..124 bytes saved, and 5.
-	if !strings.Contains(page, "the 25 hosts after the top 15") || !strings.Contains(chart, "bytes that would be saved: 2.8 KB (2,805 bytes)") {
+	if !strings.Contains(page, "the 25 hosts after the top 15") || !strings.Contains(chart, "bytes that would be saved: 2.8 kB (2,805 bytes)") {
 		t.Error("the other line does not add up the rest")
 	}
 }
@@ -307,7 +307,7 @@ func TestWriteHTMLGolden(t *testing.T) {
 	}
 }
 
-func TestFillMonths(t *testing.T) {
+func TestTimeSeries(t *testing.T) {
 	m := func(labels ...string) []Bucket {
 		var bs []Bucket
 		for _, l := range labels {
@@ -323,18 +323,28 @@ func TestFillMonths(t *testing.T) {
 		return strings.Join(s, " ")
 	}
 	for _, c := range []struct {
-		name string
-		in   []Bucket
-		want string
+		name            string
+		in              []Bucket
+		series, undated string
 	}{
-		{"in order, gaps filled", m("2021-11", "2022-02"), "2021-11=1 2021-12=0 2022-01=0 2022-02=1"},
-		{"out of order, the same month twice", m("2022-01", "2021-12", "2022-01"), "2021-12=1 2022-01=2"},
-		{"not months: as they are", m("2022-01", "later"), "2022-01=1 later=1"},
-		{"a span beyond a century: as it is", m("1900-01", "2001-01"), "1900-01=1 2001-01=1"},
-		{"none", nil, ""},
+		{"in order, gaps filled", m("2021-11", "2022-02"), "2021-11=1 2021-12=0 2022-01=0 2022-02=1", ""},
+		{"out of order, the same month twice", m("2022-01", "2021-12", "2022-01"), "2021-12=1 2022-01=2", ""},
+		{"not months: apart", m("(unknown)", "2022-01", Other), "2022-01=1", "(unknown)=1 other=1"},
+		{"a span beyond a century: sorted, not filled", m("2001-01", "1900-01"), "1900-01=1 2001-01=1", ""},
+		{"only undated", m("(unknown)"), "", "(unknown)=1"},
+		{"none", nil, "", ""},
 	} {
-		if got := show(fillMonths(c.in)); got != c.want {
-			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		series, undated := timeSeries(c.in)
+		if show(series) != c.series || show(undated) != c.undated {
+			t.Errorf("%s: %q and %q, want %q and %q", c.name, show(series), show(undated), c.series, c.undated)
 		}
+	}
+	// The page lists what the chart leaves out.
+	r := &Report{Mode: "run", ByMonth: []Bucket{
+		{Label: "2021-01", Duplicates: 2, DuplicateBytes: 2000, BytesSaved: 1900},
+		{Label: "(unknown)", Duplicates: 3, DuplicateBytes: 3000, BytesSaved: 2900},
+	}}
+	if page := render(t, r); !strings.Contains(page, "(unknown), not in the chart: not a month: 3 duplicates, 2.9 kB saved.") {
+		t.Error("the undated bucket is not listed")
 	}
 }

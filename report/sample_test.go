@@ -91,7 +91,9 @@ func sampleReport() *Report {
 			r.ByMonth = append(r.ByMonth, bucket(fmt.Sprintf("%d-%02d", y, m), size+rng.Int64N(6*GB), 0.1+0.3*rng.Float64()))
 		}
 	}
-	for i, s := range []string{"< 1 KB", "1–10 KB", "10–100 KB", "100 KB–1 MB", "1–10 MB", "10–100 MB", "100 MB–1 GB", "≥ 1 GB"} {
+	r.ByMonth = append(r.ByMonth, bucket("(unknown)", 30*1e6, 0.2))
+	// The size classes as warcdedup labels them.
+	for i, s := range []string{"< 1 kB", "1-10 kB", "10-100 kB", "100 kB-1 MB", "1-10 MB", "10-100 MB", ">= 100 MB"} {
 		r.BySize = append(r.BySize, bucket(s, int64(float64(40*GB)*(1+float64(i%5))*(0.5+rng.Float64())), 0.1+0.4*rng.Float64()))
 	}
 	r.SameURL = Bucket{Label: "same URL", Records: 5_100_000, Bytes: 300 * GB, Duplicates: 5_100_000, DuplicateBytes: 290 * GB, BytesSaved: 281 * GB}
