@@ -26,15 +26,18 @@ test: test-go test-browser test-cluster
 
 test-go:
 	$(GO) vet ./...
-	$(GO) vet -tags browser ./e2e/replay
+	$(GO) vet -tags browser ./e2e/replay ./report
 	$(GO) test -count=1 -timeout 30m ./...
 
 # Deduplicated collections replayed in ReplayWeb.page in headless Chromium
 # (e2e/replay, build tag "browser"; scripts/replay-setup.sh installs what
 # it needs, and it skips without it unless WARCDEDUP_REQUIRE_BROWSER=1).
-# One package, one Chromium per collection.
+# One package, one Chromium per collection. Then report.html opened in the
+# same Chromium harness: it must request nothing but itself; screenshots
+# and an A4 PDF go to $WARCDEDUP_ARTEFACTS when set.
 test-browser:
 	$(GO) test -count=1 -timeout 15m -tags browser -run '^TestReplay' -v ./e2e/replay
+	$(GO) test -count=1 -timeout 5m -tags browser -run '^TestReport' -v ./report
 
 # The Slurm smoke test: a real three-node cluster on this machine
 # (internal/slurmtest), jobs pinned to nodes, arrays, dependencies, a node

@@ -33,7 +33,7 @@ type Report struct {
 	ByMIME  []Bucket `json:"by_mime"`  // top MIME types by duplicate bytes, then "other"
 	ByHost  []Bucket `json:"by_host"`  // top hosts by duplicate bytes, then "other"
 	ByMonth []Bucket `json:"by_month"` // capture month, YYYY-MM, in order
-	BySize  []Bucket `json:"by_size"`  // payload size ranges, in order ("< 1 KB", "1-10 KB", ...)
+	BySize  []Bucket `json:"by_size"`  // payload size ranges, in order ("< 1 kB", "1-10 kB", ...)
 	// SameURL are duplicates whose original has their own URI (a re-fetch);
 	// CrossURL the others (the same bytes under another URI).
 	SameURL  Bucket `json:"same_url"`
@@ -50,6 +50,11 @@ type Report struct {
 	Exit       int      `json:"exit_status"`
 	ExitReason []string `json:"exit_reason,omitempty"`
 }
+
+// Other is the label of the bucket that holds the groups after the top
+// ones of a breakdown (ByMIME, ByHost); the HTML page adds the groups it
+// has no room for to it.
+const Other = "other"
 
 // Totals are the collection's figures.
 type Totals struct {

@@ -36,6 +36,8 @@ var ChromiumFlags = []string{
 	"--disable-sync", "--disable-domain-reliability", "--disable-breakpad",
 	"--disable-client-side-phishing-detection", "--metrics-recording-only",
 	"--disable-default-apps", "--disable-extensions", "--mute-audio",
+	// Screenshots show the page, not a scroll bar eating its right edge.
+	"--hide-scrollbars",
 	"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
 	"--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
 }
@@ -54,9 +56,24 @@ type Browser struct {
 // WARCDEDUP_REQUIRE_BROWSER=1).
 func Start(t testing.TB, root string) *Browser {
 	t.Helper()
-	s := need(t)
-	b := &Browser{}
-	b.base = startServer(t, s.RWP, root)
+	s := need(t, true)
+	base := startServer(t, s.RWP, root)
+	return startBrowser(t, s, base)
+}
+
+// StartPages starts the proxy, Chromium and the driver, without the test
+// server or ReplayWeb.page, for pages opened as files (OpenFile); it
+// needs, skips and fails as Start does, but not ReplayWeb.page.
+func StartPages(t testing.TB) *Browser {
+	t.Helper()
+	return startBrowser(t, need(t, false), "")
+}
+
+// startBrowser starts the proxy, Chromium and the driver, which knows the
+// test server as base ("" without one).
+func startBrowser(t testing.TB, s Setup, base string) *Browser {
+	t.Helper()
+	b := &Browser{base: base}
 	var proxyAddr string
 	b.proxy, proxyAddr = startProxy(t)
 
@@ -420,4 +437,95 @@ func Diff(before, after *Response) []string { return before.diff(after) }
 func sha(b []byte) []byte {
 	s := sha256.Sum256(b)
 	return s[:]
+}
+
+// FileOptions say how OpenFile shows a page.
+type FileOptions struct {
+	Width, Height int    // of the viewport, in CSS pixels (default 1280x800)
+	Media         string // "print" to lay the page out as printed; "" for the screen
+	Screenshot    string // where to write a PNG of the whole page, if not ""
+	PDF           string // where to write the page printed on A4, if not ""
+}
+
+// FileView is what a page opened as a file did and showed.
+type FileView struct {
+	Requests []FileRequest // every request the page made, the file itself first
+	Console  []ConsoleMessage
+	Errors   []string // uncaught exceptions
+	Title    string   // document.title
+	Text     string   // the body's innerText
+	// Width and Height are the document's scroll size; ClientWidth is the
+	// width it is laid out in. A Width above ClientWidth means the page
+	// scrolls sideways.
+	Width, Height, ClientWidth float64
+	// Wide names the innermost elements (at most 10) that reach beyond
+	// ClientWidth, with their right edge and text.
+	Wide []string
+	SVGs []SVGBox
+}
+
+// FileRequest is one request a page made.
+type FileRequest struct {
+	URL    string `json:"url"`
+	Method string `json:"method"`
+	Type   string `json:"type"` // puppeteer's resource type: document, image, ...
+}
+
+// ConsoleMessage is one message the page logged: its type ("log",
+// "error", "warn", ...) and text.
+type ConsoleMessage struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// SVGBox is an svg element as laid out: its id and aria-label, its size,
+// and the boxes of its text elements relative to its top left corner.
+type SVGBox struct {
+	ID     string    `json:"id"`
+	Label  string    `json:"label"`
+	Width  float64   `json:"width"`
+	Height float64   `json:"height"`
+	Texts  []TextBox `json:"texts"`
+}
+
+// TextBox is the box an SVG text element's glyphs take, and the size of
+// its font as drawn: its CSS font size scaled as its svg is.
+type TextBox struct {
+	Text   string  `json:"text"`
+	X      float64 `json:"x"`
+	Y      float64 `json:"y"`
+	W      float64 `json:"w"`
+	H      float64 `json:"h"`
+	FontPx float64 `json:"px"`
+}
+
+// OpenFile opens the local file path as a file:// URL in a tab of its own,
+// waits for its load event, and returns what the page requested, logged
+// and laid out; it writes a screenshot and a PDF when opts asks for them.
+// A page that must stand alone requests nothing but itself, and the
+// refusing proxy (Refused) sees nothing.
+func (b *Browser) OpenFile(path string, opts FileOptions) (*FileView, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
+	req := map[string]any{"op": "file", "url": u.String(), "width": opts.Width, "height": opts.Height,
+		"media": opts.Media, "screenshot": opts.Screenshot, "pdf": opts.PDF, "timeoutMs": 60000}
+	var ans struct {
+		Requests []FileRequest    `json:"requests"`
+		Console  []ConsoleMessage `json:"console"`
+		Errors   []string         `json:"errors"`
+		Title    string           `json:"title"`
+		Text     string           `json:"text"`
+		Width    float64          `json:"width"`
+		Height   float64          `json:"height"`
+		Client   float64          `json:"clientWidth"`
+		Wide     []string         `json:"wide"`
+		SVGs     []SVGBox         `json:"svgs"`
+	}
+	if err := b.driver.call(req, &ans, 2*time.Minute); err != nil {
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	return &FileView{ans.Requests, ans.Console, ans.Errors, ans.Title, ans.Text, ans.Width, ans.Height, ans.Client, ans.Wide, ans.SVGs}, nil
 }

@@ -19,6 +19,22 @@
 //       every response the tab's frames got, in order, with the SHA-256 of
 //       its body (which captures a replayed page loads), and the tab's URL
 //       once quiet (where ReplayWeb.page's view ended).
+//   {"op": "file", "url": FILE-URL, "width": W, "height": H, "media": M,
+//    "screenshot": PNG, "pdf": PDF, "timeoutMs": N}
+//       opens a page that must stand alone (file://) in a new tab with a
+//       viewport of W x H (1280 x 800), laid out for media M ("print" or
+//       the screen), waits for its load event, writes a full-page PNG
+//       screenshot and an A4 PDF when asked, and answers {"requests":
+//       [{"url", "method", "type"}], "console": [{"type", "text"}],
+//       "errors": [MESSAGE], "title", "text", "width", "height",
+//       "clientWidth", "wide": [ELEMENT], "svgs":
+//       [{"id", "label", "width", "height", "texts": [{"text", "x", "y",
+//       "w", "h", "px"}]}]}: every request it made, what it logged, its
+//       uncaught exceptions, its innerText, the document's scroll size
+//       and the width it is laid out in, the innermost elements reaching
+//       beyond that width (at most 10), and each svg element's size with
+//       its text elements' boxes and font sizes as drawn (scaled with
+//       the svg).
 //
 // An answer that failed is {"error": MESSAGE}. The driver never starts or
 // stops the browser; it only disconnects.
@@ -141,7 +157,68 @@ async function frames({ path, waitMs }) {
   return { requests, href };
 }
 
-const ops = { load, fetch: fetchAll, frames };
+async function file({ url, width, height, media, screenshot, pdf, timeoutMs }) {
+  const tab = await browser.newPage();
+  const requests = [];
+  const logged = [];
+  const errors = [];
+  tab.on("request", (r) => requests.push({ url: r.url(), method: r.method(), type: r.resourceType() }));
+  tab.on("console", (m) => logged.push({ type: m.type(), text: m.text() }));
+  tab.on("pageerror", (e) => errors.push(String(e && e.message ? e.message : e)));
+  try {
+    await tab.setViewport({ width: width || 1280, height: height || 800 });
+    await tab.emulateMediaType(media || null);
+    await tab.goto(url, { waitUntil: "load", timeout: timeoutMs || 60000 });
+    const seen = await tab.evaluate(() => {
+      const svgs = [...document.querySelectorAll("svg")].map((svg) => {
+        const box = svg.getBoundingClientRect();
+        // A chart drawn in a viewBox and scaled to fit scales its text.
+        const vb = svg.viewBox && svg.viewBox.baseVal;
+        const scale = vb && vb.width ? box.width / vb.width : 1;
+        const texts = [...svg.querySelectorAll("text")].map((t) => {
+          const r = t.getBoundingClientRect();
+          const px = parseFloat(getComputedStyle(t).fontSize) * scale;
+          return { text: t.textContent, x: r.left - box.left, y: r.top - box.top, w: r.width, h: r.height, px };
+        });
+        return { id: svg.id, label: svg.getAttribute("aria-label") || "", width: box.width, height: box.height, texts };
+      });
+      const root = document.documentElement;
+      // The innermost elements that reach beyond the width the page is
+      // laid out in: what makes it scroll sideways.
+      const wide = [];
+      for (const el of document.body ? document.body.querySelectorAll("*") : []) {
+        const r = el.getBoundingClientRect();
+        if (r.right > root.clientWidth + 0.5 && ![...el.children].some((c) => c.getBoundingClientRect().right > root.clientWidth + 0.5)) {
+          const name = el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + (el.className && typeof el.className === "string" ? "." + el.className.split(" ").join(".") : "");
+          wide.push(`${name} (right edge ${Math.round(r.right)} px): ${(el.textContent || "").trim().slice(0, 60)}`);
+          if (wide.length >= 10) {
+            break;
+          }
+        }
+      }
+      return {
+        wide,
+        title: document.title,
+        text: document.body ? document.body.innerText : "",
+        width: root.scrollWidth,
+        height: root.scrollHeight,
+        clientWidth: root.clientWidth,
+        svgs,
+      };
+    });
+    if (screenshot) {
+      await tab.screenshot({ path: screenshot, fullPage: true });
+    }
+    if (pdf) {
+      await tab.pdf({ path: pdf, format: "A4", printBackground: true, preferCSSPageSize: true });
+    }
+    return { requests, console: logged, errors, ...seen };
+  } finally {
+    await tab.close();
+  }
+}
+
+const ops = { load, fetch: fetchAll, frames, file };
 let browser;
 
 async function main() {

@@ -14,6 +14,11 @@
 //
 // Every process is stopped when the test ends, failed or not.
 //
+// StartPages starts only the proxy, Chromium and the driver, for tests of
+// pages that must stand alone (a report.html opened as a file): they
+// count what the page asked for, its console messages, and take
+// screenshots (Browser.OpenFile).
+//
 // The browser, node, puppeteer-core and ReplayWeb.page are found as
 // scripts/replay-setup.sh installs them: Chromium at /usr/bin/chromium (or
 // $WARCDEDUP_CHROMIUM), puppeteer-core and the unpacked replaywebpage
@@ -48,7 +53,11 @@ type Setup struct {
 }
 
 // Find locates the parts, or says which is missing and how to install it.
-func Find() (Setup, error) {
+func Find() (Setup, error) { return find(true) }
+
+// find locates Chromium, node and puppeteer-core, and ReplayWeb.page when
+// rwp is true.
+func find(rwp bool) (Setup, error) {
 	var s Setup
 	var missing []string
 	s.Chromium = os.Getenv("WARCDEDUP_CHROMIUM")
@@ -75,11 +84,13 @@ func Find() (Setup, error) {
 	if _, err := os.Stat(filepath.Join(s.Modules, "puppeteer-core", "package.json")); err != nil {
 		missing = append(missing, "puppeteer-core in "+s.Modules)
 	}
-	s.RWP = filepath.Join(dir, "replaywebpage-"+RWPVersion)
-	for _, f := range []string{"index.html", "sw.js", "ui.js"} {
-		if _, err := os.Stat(filepath.Join(s.RWP, f)); err != nil {
-			missing = append(missing, "replaywebpage "+RWPVersion+" in "+s.RWP)
-			break
+	if rwp {
+		s.RWP = filepath.Join(dir, "replaywebpage-"+RWPVersion)
+		for _, f := range []string{"index.html", "sw.js", "ui.js"} {
+			if _, err := os.Stat(filepath.Join(s.RWP, f)); err != nil {
+				missing = append(missing, "replaywebpage "+RWPVersion+" in "+s.RWP)
+				break
+			}
 		}
 	}
 	if len(missing) > 0 {
@@ -88,11 +99,11 @@ func Find() (Setup, error) {
 	return s, nil
 }
 
-// need returns the set-up, or skips the test (fails it when the
-// environment requires the browser).
-func need(t testing.TB) Setup {
+// need returns the set-up (with ReplayWeb.page when rwp is true), or skips
+// the test (fails it when the environment requires the browser).
+func need(t testing.TB, rwp bool) Setup {
 	t.Helper()
-	s, err := Find()
+	s, err := find(rwp)
 	if err != nil {
 		if os.Getenv("WARCDEDUP_REQUIRE_BROWSER") == "1" {
 			t.Fatalf("the replay browser is required (WARCDEDUP_REQUIRE_BROWSER=1): %v", err)
