@@ -599,9 +599,7 @@ func (j *Job) finish(err error) {
 	}
 	rep.ExitReason = reasons
 	// The report, also of a run that stopped, is written when it can be.
-	if data, jerr := report.JSON(rep); jerr == nil {
-		writeFile(j.wd.File(StatsFile), data)
-	}
+	writeReport(j.wd, rep)
 }
 
 func first(s []string, n int) []string {

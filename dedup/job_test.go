@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -141,6 +142,16 @@ func TestRun(t *testing.T) {
 	}
 	if saved != tot.BytesSaved {
 		t.Errorf("the MIME breakdown saves %d bytes, the total is %d", saved, tot.BytesSaved)
+	}
+
+	// The page and the figures kept: the same report.
+	page, err := os.ReadFile(filepath.Join(wd, ReportFile))
+	if err != nil || !bytes.Contains(page, []byte("<svg")) || !bytes.Contains(page, []byte(html.EscapeString(rep.Title))) {
+		t.Errorf("report.html (%v) has no chart or not the title %q", err, rep.Title)
+	}
+	kept, err := readReport(filepath.Join(wd, StatsFile))
+	if err != nil || kept.Totals != tot {
+		t.Errorf("stats.json (%v) holds totals %+v, the run %+v", err, kept.Totals, tot)
 	}
 
 	// Again: nothing to do, nothing touched.

@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -30,8 +31,32 @@ func readJSON[T any](name string) (T, error) {
 }
 
 func readReport(name string) (*report.Report, error) {
-	r, err := readJSON[report.Report](name)
-	return &r, err
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := report.ReadJSON(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return r, nil
+}
+
+// writeReport writes the report's figures (stats.json) and its page
+// (report.html) into the work directory.
+func writeReport(wd *WorkDir, rep *report.Report) error {
+	var js, page bytes.Buffer
+	if err := report.WriteJSON(&js, rep); err != nil {
+		return err
+	}
+	if err := report.WriteHTML(&page, rep); err != nil {
+		return err
+	}
+	if err := writeFile(wd.File(StatsFile), js.Bytes()); err != nil {
+		return err
+	}
+	return writeFile(wd.File(ReportFile), page.Bytes())
 }
 
 // fileStamp is a file's identity for "nothing changed": size,

@@ -6,7 +6,6 @@
 package report
 
 import (
-	"encoding/json"
 	"time"
 )
 
@@ -138,15 +137,6 @@ type Crawl struct {
 	BytesConserved  int64    `json:"bytes_conserved"`
 	Size            int64    `json:"size"`
 	Requires        []string `json:"requires,omitempty"` // crawls its revisits need for replay
-}
-
-// JSON returns the report as indented JSON (stats.json).
-func JSON(r *Report) ([]byte, error) {
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return append(data, '\n'), nil
 }
 
 // Add adds x's counts to b.
