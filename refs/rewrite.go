@@ -277,7 +277,9 @@ type worker struct {
 	own   *examiner   // the writer's own, for a record examined again
 }
 
-// locator is where the files to rewrite are.
-func (r *Rewriter) locator() *source.Locator {
-	return &source.Locator{Roots: r.Roots, Locations: r.Locations}
+// placement is where the files to rewrite are and where their new
+// versions go.
+func (r *Rewriter) placement() *placement {
+	return &placement{locator: &source.Locator{Roots: r.Roots, Locations: r.Locations}, inPlace: r.InPlace,
+		outputDir: r.OutputDir, dryRun: r.DryRun, hardLinks: r.HardLinks, create: r.create}
 }
