@@ -48,6 +48,15 @@ var (
 				strings.Compare(a.Date, b.Date), strings.Compare(a.File, b.File), cmp.Compare(a.Offset, b.Offset))
 		},
 	}
+	// ByCapture is what a restore looks originals up in: by URI and date,
+	// as revisits name them.
+	ByCapture = &Order{
+		Name:    "URI, date",
+		Command: "LC_ALL=C sort -k4,4 -k5,5",
+		Compare: func(a, b *Line) int {
+			return cmp.Or(strings.Compare(a.URI, b.URI), strings.Compare(a.Date, b.Date))
+		},
+	}
 	// ByFile is what warcrefs reads: each file's records in file order.
 	ByFile = &Order{
 		Name:    "file, offset",

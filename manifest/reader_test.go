@@ -474,6 +474,7 @@ func TestRequireOrderAgreesWithSort(t *testing.T) {
 		{manifest.ByDigest, []int{6, 7, 10}},
 		{manifest.ByFile, []int{6}},
 		{manifest.ByFile, []int{6, 7, 10}},
+		{manifest.ByCapture, []int{6, 7, 10}},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s/%v", tt.order.Name, tt.fields), func(t *testing.T) {

@@ -10,14 +10,15 @@ import (
 	"sort"
 )
 
-// Table is a manifest file whose lines are sorted on digest (field 6, any
-// order within a digest: warccollres -p output, warcsumproc output, or a
-// sort by manifest.ByDigest), searched by digest without holding it in
-// memory. Opening it reads it once to check the order and to note where
-// every markEvery-th byte's next line starts, so a look-up reads only the
-// stretch of the file that can hold the digest.
+// Table is a manifest file whose lines are sorted on a key, by default the
+// digest (field 6, any order within a digest: warccollres -p output,
+// warcsumproc output, or a sort by manifest.ByDigest), searched by key
+// without holding it in memory. Opening it reads it once to check the
+// order and to note where every markEvery-th byte's next line starts, so
+// a look-up reads only the stretch of the file that can hold the key.
 type Table struct {
 	name  string
+	key   *TableKey
 	r     io.ReaderAt
 	size  int64
 	marks []mark
@@ -26,17 +27,50 @@ type Table struct {
 
 // mark notes the first line that starts at or after a file position.
 type mark struct {
-	digest string
+	key    string
 	offset int64
 }
+
+// A TableKey is what a Table is sorted and searched on.
+type TableKey struct {
+	Order *Order // the sort that gives a table of the key
+	// of appends the key of a raw line to dst, ofLine that of a line.
+	of     func(dst, line []byte) []byte
+	ofLine func(dst []byte, l *Line) []byte
+}
+
+// The keys of tables.
+var (
+	// DigestKey: field 6, the digest.
+	DigestKey = &TableKey{Order: ByDigest,
+		of:     func(dst, line []byte) []byte { return append(dst, field(line, 5)...) },
+		ofLine: func(dst []byte, l *Line) []byte { return append(dst, l.Digest...) }}
+	// CaptureKey: fields 4 and 5, the URI and the date of a capture (see
+	// CaptureKeyOf), which revisits name their original by.
+	CaptureKey = &TableKey{Order: ByCapture,
+		of: func(dst, line []byte) []byte {
+			dst = append(dst, field(line, 3)...)
+			return append(append(dst, 0), field(line, 4)...)
+		},
+		ofLine: func(dst []byte, l *Line) []byte { return append(append(append(dst, l.URI...), 0), l.Date...) }}
+)
+
+// CaptureKeyOf is the CaptureKey of the capture of uri at date (manifest
+// fields 4 and 5, escaped): the two joined by a NUL, which sorts before
+// every byte an escaped field holds, so the keys sort as the fields do.
+func CaptureKeyOf(uri, date string) string { return uri + "\x00" + date }
 
 // markEvery is the spacing of the marks: memory is about 80 bytes per
 // 64 KiB of table (1.2 MB for a 1 GB table), and a look-up reads at least
 // one such stretch.
 const markEvery = 64 << 10
 
-// OpenTable opens the table in the named file. Close it when done.
-func OpenTable(name string) (*Table, error) {
+// OpenTable opens the table in the named file, sorted on digest. Close it
+// when done.
+func OpenTable(name string) (*Table, error) { return OpenTableBy(name, DigestKey) }
+
+// OpenTableBy opens the table in the named file, sorted on key.
+func OpenTableBy(name string, key *TableKey) (*Table, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -46,7 +80,7 @@ func OpenTable(name string) (*Table, error) {
 		f.Close()
 		return nil, err
 	}
-	t, err := NewTable(f, fi.Size(), name)
+	t, err := NewTableBy(f, fi.Size(), name, key)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -57,9 +91,14 @@ func OpenTable(name string) (*Table, error) {
 // NewTable reads r (size bytes, named name in errors) once, checking every
 // line and the digest order.
 func NewTable(r io.ReaderAt, size int64, name string) (*Table, error) {
-	t := &Table{name: name, r: r, size: size}
+	return NewTableBy(r, size, name, DigestKey)
+}
+
+// NewTableBy is NewTable for a table sorted on key.
+func NewTableBy(r io.ReaderAt, size int64, name string, key *TableKey) (*Table, error) {
+	t := &Table{name: name, key: key, r: r, size: size}
 	in := NewReader(io.NewSectionReader(r, 0, size), name)
-	var prev string
+	var prev, cur []byte
 	var next int64 // where the next mark goes
 	for {
 		l, err := in.Next()
@@ -69,12 +108,13 @@ func NewTable(r io.ReaderAt, size int64, name string) (*Table, error) {
 		if err != nil {
 			return nil, err
 		}
-		if l.Digest < prev {
-			return nil, in.Errorf("%w: not sorted on digest; sort it with %s", ErrOrder, ByDigest.Command)
+		cur = key.ofLine(cur[:0], &l)
+		if bytes.Compare(cur, prev) < 0 {
+			return nil, in.Errorf("%w: not sorted on %s; sort it with %s", ErrOrder, key.Order.Name, key.Order.Command)
 		}
-		prev = l.Digest
+		prev, cur = cur, prev
 		if pos := in.Offset(); pos >= next {
-			t.marks = append(t.marks, mark{digest: l.Digest, offset: pos})
+			t.marks = append(t.marks, mark{key: string(prev), offset: pos})
 			next = pos + markEvery
 		}
 		t.lines++
@@ -98,18 +138,20 @@ func (t *Table) Close() error {
 // ErrStop ends Find early without an error.
 var ErrStop = errors.New("stop")
 
-// Find calls fn with each line of the digest, in table order. fn's error
-// ends the search and is returned, except ErrStop.
-func (t *Table) Find(digest string, fn func(*Line) error) error {
-	// Start at the last mark before the digest: every line of the digest
-	// starts after it.
-	i := sort.Search(len(t.marks), func(i int) bool { return t.marks[i].digest >= digest })
+// Find calls fn with each line of the key (a digest, or what the table's
+// key is), in table order. fn's error ends the search and is returned,
+// except ErrStop.
+func (t *Table) Find(key string, fn func(*Line) error) error {
+	// Start at the last mark before the key: every line of the key starts
+	// after it.
+	i := sort.Search(len(t.marks), func(i int) bool { return t.marks[i].key >= key })
 	var start int64
 	if i > 0 {
 		start = t.marks[i-1].offset
 	}
 	br := bufio.NewReaderSize(io.NewSectionReader(t.r, start, t.size-start), 64<<10)
-	want := []byte(digest)
+	want := []byte(key)
+	var d []byte
 	for {
 		text, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -128,7 +170,7 @@ func (t *Table) Find(digest string, fn func(*Line) error) error {
 			return fmt.Errorf("%s: %w", t.name, err)
 		}
 		text = bytes.TrimSuffix(text, []byte("\n"))
-		d := field(text, 5)
+		d = t.key.of(d[:0], text)
 		switch c := bytes.Compare(d, want); {
 		case c < 0:
 			continue

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -76,4 +77,65 @@ func TestTableFind(t *testing.T) {
 func sortByDigestField(lines []string) {
 	key := func(s string) string { return strings.Fields(s)[5] }
 	slices.SortStableFunc(lines, func(a, b string) int { return strings.Compare(key(a), key(b)) })
+}
+
+// TestTableByCapture proves that a table sorted as the system sort sorts
+// on URI and date (LC_ALL=C sort -k4,4 -k5,5) is searched by capture: a
+// URI that is a prefix of another, several dates of one URI, and a date
+// that is missing.
+func TestTableByCapture(t *testing.T) {
+	lines := []manifest.Line{
+		{File: "a", URI: "http://h/", Date: "2024-01-01T00:00:00Z"},
+		{File: "b", URI: "http://h/", Date: "2024-02-01T00:00:00Z"},
+		{File: "c", URI: "http://h/a", Date: "2023-01-01T00:00:00Z"},
+		{File: "d", URI: "http://h/a%20b", Date: "2022-01-01T00:00:00Z"},
+		{File: "e", URI: "http://h/ab", Date: "2021-01-01T00:00:00Z"},
+		{File: "f", URI: "http://h/ab", Date: "2021-01-01T00:00:00Z"},
+	}
+	var text []string
+	for i := range lines {
+		lines[i].Length, lines[i].Digest, lines[i].Fields = 1, "sha1:"+strings.Repeat("A", 32), 6
+		text = append(text, string(lines[i].Append(nil)))
+	}
+	sortPath, err := exec.LookPath("sort")
+	if err != nil {
+		t.Skip("sort(1) not found:", err)
+	}
+	for i := range text {
+		text[i] = strings.TrimSuffix(text[i], "\n")
+	}
+	sorted := strings.Join(runSort(t, sortPath, []string{"-k4,4", "-k5,5"}, text), "\n") + "\n"
+	for i := range text {
+		text[i] += "\n"
+	}
+	tab, err := manifest.NewTableBy(strings.NewReader(sorted), int64(len(sorted)), "t", manifest.CaptureKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		uri, date string
+		want      string // files found
+	}{
+		{"http://h/", "2024-01-01T00:00:00Z", "a"},
+		{"http://h/", "2024-02-01T00:00:00Z", "b"},
+		{"http://h/a", "2023-01-01T00:00:00Z", "c"},
+		{"http://h/ab", "2021-01-01T00:00:00Z", "ef"},
+		{"http://h/a", "2024-01-01T00:00:00Z", ""},
+		{"http://h/", "2023-01-01T00:00:00Z", ""},
+	}
+	for _, tt := range tests {
+		var got string
+		err := tab.Find(manifest.CaptureKeyOf(tt.uri, tt.date), func(l *manifest.Line) error {
+			got += l.File
+			return nil
+		})
+		if err != nil || got != tt.want {
+			t.Errorf("Find(%s %s) = %q, %v; want %q", tt.uri, tt.date, got, err, tt.want)
+		}
+	}
+	// A table sorted otherwise is refused.
+	bad := strings.Join(text[1:], "") + text[0]
+	if _, err := manifest.NewTableBy(strings.NewReader(bad), int64(len(bad)), "t", manifest.CaptureKey); !errors.Is(err, manifest.ErrOrder) {
+		t.Errorf("unsorted table: %v, want ErrOrder", err)
+	}
 }

@@ -64,6 +64,10 @@ type original struct {
 	uri  string // its WARC-Target-URI as written, without <...>
 	date string // its WARC-Date as written
 	key  string // its policy key
+	// head is its HTTP head as stored, and payloadLength the length of
+	// the payload after it: what a restored record takes from it.
+	head          []byte
+	payloadLength int64
 	// payload is its payload when small enough to keep; nil means it is
 	// read again for each comparison.
 	payload []byte
@@ -121,6 +125,24 @@ func (o *Originals) lookup(digest string) (*digestInfo, error) {
 	}
 	o.digests.Put(digest, d, cost)
 	return d, nil
+}
+
+// responses returns the tables' lines of a digest that are not revisits:
+// the records a revisit of that payload may refer to.
+func (o *Originals) responses(digest string) ([]manifest.Line, error) {
+	var lines []manifest.Line
+	for _, t := range o.tables {
+		err := t.Find(digest, func(l *manifest.Line) error {
+			if !l.IsRevisit() {
+				lines = append(lines, *l)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return lines, nil
 }
 
 // pinned reports whether a revisit in the collection refers to the
@@ -236,7 +258,8 @@ func (r *origReader) start(pol policy.Policy) (*original, error) {
 	if err != nil || head.Status == 0 || !head.Complete {
 		return nil, fmt.Errorf("no complete HTTP response head (%v)", err)
 	}
-	return &original{line: *l, uri: rec.TargetURI(), date: rec.Date, key: pol.Key(rec, head)}, nil
+	return &original{line: *l, uri: rec.TargetURI(), date: rec.Date, key: pol.Key(rec, head),
+		head: bytes.Clone(head.Raw), payloadLength: rec.BlockLength - int64(len(head.Raw))}, nil
 }
 
 func (r *origReader) Read(p []byte) (int, error) {

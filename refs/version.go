@@ -72,6 +72,7 @@ type segment struct {
 	written        bool
 	oldLen         int64
 	line           manifest.Line // of a revisit
+	payloadDigest  string        // of a restored record: its WARC-Payload-Digest
 }
 
 func (v *version) refuse(err error) error {
@@ -278,7 +279,10 @@ func (v *version) createTemp() error {
 // renamed over the old file while lock is held (no original in it is being
 // read). check re-reads each written segment of the new version. It
 // returns the file's fixity.
-func (v *version) replace(log *Log, lock interface{ Lock(); Unlock() }, entries []rewritelog.Entry, check func(s segment, newFile *os.File) error) (*replaced, error) {
+func (v *version) replace(log *Log, lock interface {
+	Lock()
+	Unlock()
+}, entries []rewritelog.Entry, check func(s segment, newFile *os.File) error) (*replaced, error) {
 	if err := v.tmp.Sync(); err != nil {
 		return nil, v.writeError(err)
 	}

@@ -170,6 +170,9 @@ func (m *Moves) Entries() int { return len(m.moves) }
 // Files are the files the log names, in the order it first names them.
 func (m *Moves) Files() []*File { return m.files }
 
+// Lookup returns the file of the log with that relative name, or nil.
+func (m *Moves) Lookup(name string) *File { return m.byName[name] }
+
 // Resolve finds the file of the log that name (a file name in an index)
 // is: the same relative name; else the longest suffix of name after a "/"
 // that is one (an index naming files by absolute path, or by URL); else a

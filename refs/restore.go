@@ -1,0 +1,206 @@
+package refs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"warcdedup/atomicfile"
+	"warcdedup/internal/ordered"
+	"warcdedup/manifest"
+	"warcdedup/rewritelog"
+	"warcdedup/source"
+)
+
+// Restorer undoes deduplication: it turns revisits back into the records
+// they replaced, taking each payload from the original the revisit refers
+// to, in place and as safely as Rewriter writes revisits (each file
+// replaced only by a checked, complete new version, its entries logged).
+//
+// A revisit this toolchain wrote comes back byte for byte as the record it
+// replaced (uncompressed; a .warc.gz file gets a gzip member of its own):
+// its header by the rule of restoredHeader, or as the revisit kept it (see
+// keep). With All, other tools' revisits of the identical-payload-digest
+// profile are made whole records too, by the same rule: a complete,
+// self-contained copy of the crawl.
+type Restorer struct {
+	Roots     []string          // directories the file names are relative to
+	Locations map[string]string // file name -> local path
+	// Captures is a manifest of the collection as it is now (warcsum's),
+	// sorted on URI and date (manifest.CaptureKey): where the original a
+	// revisit names by its WARC-Refers-To-Target-URI and -Date is.
+	Captures *manifest.Table
+	// Originals reads and checks each original, at the offset of its line
+	// moved by the log from the size given to Log.Since on. Its tables,
+	// sorted on digest, find the original of a revisit that names none
+	// (some tools write only the digest): optional.
+	Originals *Originals
+	// Written is the rewrite log: the revisits this toolchain wrote and
+	// no run undid since. Only those are restored, unless All.
+	Written *rewritelog.Moves
+	// All restores every revisit of the identical-payload-digest profile
+	// whose original is found, whoever wrote it.
+	All       bool
+	HardLinks bool // replace files with several names (see Rewriter)
+	Jobs      int  // files restored at once; 1 if < 1
+	// Refused receives each file left untouched and why; Warn other notes
+	// (each revisit left as it is, and why).
+	Refused  func(error)
+	Warn     func(error)
+	Progress *Progress
+
+	create func(root *osRoot, name string, perm fileMode) (*atomicfile.File, error)
+}
+
+// RestoreStats counts what a restore did.
+type RestoreStats struct {
+	Files     int64 // files read
+	Restored  int64 // files replaced by their restored version
+	Untouched int64 // files with nothing to restore
+	Refused   int64 // files left untouched because a check failed
+	Records   int64 // revisits this toolchain wrote, restored
+	Foreign   int64 // other tools' revisits made whole (All)
+	Left      int64 // revisits left as they are (see Warn)
+	// Exact counts the restored records the rule gave back alone; Kept
+	// those whose revisit kept something of them (see keep).
+	Exact, Kept             int64
+	BytesBefore, BytesAfter int64 // of the files replaced
+}
+
+func (s *RestoreStats) add(o *RestoreStats) {
+	s.Files += o.Files
+	s.Restored += o.Restored
+	s.Untouched += o.Untouched
+	s.Refused += o.Refused
+	s.Records += o.Records
+	s.Foreign += o.Foreign
+	s.Left += o.Left
+	s.Exact += o.Exact
+	s.Kept += o.Kept
+	s.BytesBefore += o.BytesBefore
+	s.BytesAfter += o.BytesAfter
+}
+
+// restoreTask is one file to restore.
+type restoreTask struct {
+	file    string // escaped as manifest field 1
+	done    chan struct{}
+	stats   RestoreStats
+	entries []rewritelog.Entry
+	result  *replaced
+	err     error
+}
+
+// Abandon finishes a task that no worker will run.
+func (t *restoreTask) Abandon(err error) {
+	t.err = err
+	close(t.done)
+}
+
+// Files returns the files (escaped as manifest field 1) in which the log
+// has revisits that no run undid, in the log's order.
+func Files(written *rewritelog.Moves) ([]string, error) {
+	var files []string
+	for _, f := range written.Files() {
+		live := false
+		err := written.Live(f, func(rewritelog.Move, int64) error {
+			live = true
+			return errStopLive
+		})
+		if err != nil && err != errStopLive {
+			return nil, err
+		}
+		if live {
+			files = append(files, manifest.EscapeFile(f.Name))
+		}
+	}
+	return files, nil
+}
+
+var errStopLive = errors.New("stop")
+
+// Run restores the revisits of each file (escaped as manifest field 1),
+// writing the entries of every replaced file to log ("restored") in the
+// order of files. The error is one that stops the run (a full disk, a
+// failed log write); a refused file is reported through Refused, counted,
+// and the run goes on.
+func (r *Restorer) Run(ctx context.Context, files []string, log *Log) (RestoreStats, error) {
+	if r.Originals == nil || r.Captures == nil {
+		return RestoreStats{}, errors.New("no manifest of the captures: a revisit is restored only from its original, read and checked")
+	}
+	if r.Written == nil && !r.All {
+		return RestoreStats{}, errors.New("no rewrite log: which revisits this toolchain wrote is known only from it (or restore every revisit)")
+	}
+	if log == nil {
+		return RestoreStats{}, errors.New("no log: the restored records' new offsets must be logged")
+	}
+	if r.Originals.log == nil {
+		r.Originals.log = log
+	}
+	if r.Progress == nil {
+		r.Progress = new(Progress)
+	}
+	log.StartRun(time.Now())
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := max(r.Jobs, 1)
+	q := ordered.New[*restoreTask](2 * jobs)
+	go func() {
+		defer q.Close()
+		for _, f := range files {
+			if q.Add(ctx, &restoreTask{file: f, done: make(chan struct{})}) != nil {
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := newRestoreWorker(r, log)
+			for t := range q.Work() {
+				t.err = w.restore(ctx, t)
+				r.Progress.Files.Add(1)
+				close(t.done)
+			}
+		}()
+	}
+	var total RestoreStats
+	var fatal error
+	for t := range q.Results() {
+		<-t.done
+		if t.result != nil {
+			if err := log.commit(t.result, t.entries); err != nil && fatal == nil {
+				fatal = fmt.Errorf("writing the log: %w", err)
+				cancel()
+			}
+		}
+		if fatal == nil {
+			total.add(&t.stats)
+			var refused *RefusedError
+			switch {
+			case errors.As(t.err, &refused):
+				if r.Refused != nil {
+					r.Refused(t.err)
+				}
+			case t.err != nil:
+				fatal = t.err
+				cancel()
+			}
+		}
+		q.Release()
+	}
+	wg.Wait()
+	if fatal == nil {
+		fatal = ctx.Err()
+	}
+	return total, fatal
+}
+
+func (r *Restorer) placement() *placement {
+	return &placement{locator: &source.Locator{Roots: r.Roots, Locations: r.Locations}, inPlace: true,
+		hardLinks: r.HardLinks, create: r.create}
+}

@@ -1,0 +1,506 @@
+package refs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/klauspost/compress/gzip"
+
+	"warcdedup/atomicfile"
+	"warcdedup/digest"
+	"warcdedup/manifest"
+	"warcdedup/policy"
+	"warcdedup/record"
+	"warcdedup/rewritelog"
+)
+
+// restoreWorker restores files one at a time, keeping its buffers.
+type restoreWorker struct {
+	r     *Restorer
+	log   *Log
+	scan  *record.Reader // walks a file's records
+	check *record.Reader // reads restored records back
+	zw    *gzip.Writer
+	buf   []byte
+}
+
+func newRestoreWorker(r *Restorer, log *Log) *restoreWorker {
+	return &restoreWorker{r: r, log: log, buf: make([]byte, 256<<10)}
+}
+
+func reset(rr **record.Reader, src io.Reader, name string) (*record.Reader, error) {
+	if *rr == nil {
+		var err error
+		*rr, err = record.NewReader(src, name)
+		return *rr, err
+	}
+	return *rr, (*rr).Reset(src, name)
+}
+
+// fileRestore is the restore of one file: it walks the file's records,
+// copies every byte it keeps, and writes each revisit it restores as the
+// whole record into a new version beside the file, then checks the new
+// version and puts it in place.
+type fileRestore struct {
+	version
+	w *restoreWorker
+	t *restoreTask
+	// logged are the log's revisits in the file that no run undid, by
+	// where they stand now.
+	logged map[int64]rewritelog.Move
+}
+
+// restore does one file. A failed check leaves the file untouched and
+// returns a *RefusedError; a file that cannot be written stops the run.
+func (w *restoreWorker) restore(ctx context.Context, t *restoreTask) (err error) {
+	t.stats.Files = 1
+	f := &fileRestore{w: w, t: t}
+	defer func() {
+		f.close()
+		if err != nil {
+			t.stats = RestoreStats{Files: 1, Refused: 1}
+			t.entries, t.result = nil, nil
+		}
+	}()
+	if err := f.open(w.r.placement(), t.file); err != nil {
+		return f.refuse(err)
+	}
+	if err := f.findWritten(); err != nil {
+		return f.refuse(err)
+	}
+	if err := f.walk(ctx); err != nil {
+		return err
+	}
+	return f.finish()
+}
+
+// findWritten lists the log's revisits in the file.
+func (f *fileRestore) findWritten() error {
+	f.logged = map[int64]rewritelog.Move{}
+	m := f.w.r.Written
+	if m == nil {
+		return nil
+	}
+	lf := m.Lookup(f.name)
+	if lf == nil {
+		return nil
+	}
+	return m.Live(lf, func(mv rewritelog.Move, off int64) error {
+		mv.PayloadDigest = bytes.Clone(mv.PayloadDigest)
+		f.logged[off] = mv
+		return nil
+	})
+}
+
+// walk goes through the file's records, restoring the revisits due.
+func (f *fileRestore) walk(ctx context.Context) error {
+	rr, err := reset(&f.w.scan, io.NewSectionReader(f.src, 0, f.size), f.file)
+	if err != nil {
+		return f.refuse(err)
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rec, err := rr.Next()
+		if err == io.EOF {
+			break
+		}
+		var damaged *record.Error
+		if errors.As(err, &damaged) {
+			// Its bytes are copied as they are; only revisits are read.
+			continue
+		}
+		if err != nil {
+			return f.refuse(fmt.Errorf("reading it: %w", err))
+		}
+		mv, ours := f.logged[rec.Offset]
+		if rec.Type != "revisit" || !ours && !f.w.r.All {
+			if ours {
+				return f.refuse(fmt.Errorf("log line %d wrote a revisit at offset %d, and a %q record stands there: the log is not this file's", mv.Line, rec.Offset, rec.Type))
+			}
+			rr.Finish() // damage in a record that is copied as it is
+			continue
+		}
+		delete(f.logged, rec.Offset)
+		if err := f.restoreRecord(ctx, rr, rec, ours, mv); err != nil {
+			return err
+		}
+	}
+	for off, mv := range f.logged {
+		return f.refuse(fmt.Errorf("log line %d wrote a revisit at offset %d, and no record starts there: the log is not this file's", mv.Line, off))
+	}
+	return f.copyTo(f.size)
+}
+
+// restoreRecord restores the revisit rec, whose block rr is about to
+// read. A revisit this toolchain wrote must be restored, or the file is
+// refused; another tool's that cannot be is left as it is.
+func (f *fileRestore) restoreRecord(ctx context.Context, rr *record.Reader, rec *record.Record, ours bool, mv rewritelog.Move) error {
+	r, at := f.w.r, rec.Offset
+	leave := func(err error) error {
+		if ours {
+			return &RefusedError{File: f.file, Offset: at, Err: fmt.Errorf("the revisit this toolchain wrote cannot be restored: %w", err)}
+		}
+		rr.Finish()
+		f.t.stats.Left++
+		if r.Warn != nil {
+			r.Warn(fmt.Errorf("%s: offset %d: revisit left as it is: %w", f.file, at, err))
+		}
+		return nil
+	}
+	if p := rec.Header.Get(hProfile); !strings.Contains(p, "/revisit/identical-payload-digest") {
+		return leave(fmt.Errorf("profile %q: only identical-payload-digest revisits hold a payload found elsewhere", p))
+	}
+	digestValue := strings.TrimSpace(rec.Header.Get(hPayloadDigest))
+	algo, sum, err := digest.ParseHeader(digestValue)
+	if err != nil {
+		return leave(fmt.Errorf("WARC-Payload-Digest: %w", err))
+	}
+	if ours && len(mv.PayloadDigest) > 0 && string(mv.PayloadDigest) != digestValue {
+		return f.refuse(fmt.Errorf("log line %d wrote a revisit of %s at offset %d, and the revisit there names %s: the log is not this file's", mv.Line, mv.PayloadDigest, at, digestValue))
+	}
+	// The revisit's block: the HTTP head of the record it replaced.
+	var revHead []byte
+	h, err := rr.ReadHTTPHead()
+	if err != nil {
+		return leave(err)
+	}
+	if h.Status != 0 && h.Complete {
+		revHead = bytes.Clone(h.Raw)
+	}
+	if rr.BlockLeft() > 0 {
+		return leave(fmt.Errorf("its block holds %d bytes more than an HTTP head", rr.BlockLeft()))
+	}
+	if err := rr.Finish(); err != nil {
+		return leave(err)
+	}
+
+	// The original, read and checked now.
+	line, err := f.pickOriginal(algo.Format(sum), rec)
+	if err != nil {
+		return leave(err)
+	}
+	orig, payload, err := r.Originals.open(ctx, &line, policy.Payload)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return leave(fmt.Errorf("%w %s offset %d (%s %s): %v", ErrOriginal, line.File, line.Offset, line.URI, line.Date, err))
+	}
+	closePayload := func() {
+		if payload != nil {
+			payload.Close()
+			payload = nil
+		}
+	}
+	defer closePayload()
+	if revHead == nil {
+		if ours {
+			return leave(errors.New("it has no HTTP head"))
+		}
+		revHead = orig.head // another tool's revisit without one: the original's
+	}
+	blockLen := int64(len(revHead)) + orig.payloadLength
+
+	// Its header and record end: kept in the revisit, or by the rule.
+	var header, trailer []byte
+	kept := false
+	if v, ok := rec.Header.Lookup(hOriginalHeader); ok {
+		kept = true
+		if header, err = unescapeRaw(v); err != nil {
+			return leave(fmt.Errorf("%s: %w", hOriginalHeader, err))
+		}
+		if n, err := contentLength(header); err != nil || n != blockLen {
+			return leave(fmt.Errorf("%s gives Content-Length %d (%v), the restored block has %d bytes", hOriginalHeader, n, err, blockLen))
+		}
+	} else {
+		var blockDigest string
+		if v, ok := rec.Header.Lookup(hBlockDigest); ok {
+			a := blockDigestAlgorithm(v)
+			bh := a.New()
+			bh.Write(revHead)
+			if payload == nil {
+				bh.Write(orig.payload)
+			} else {
+				// A payload too large to keep is read twice: once for the
+				// digest the header gives before it, once to write it.
+				_, err := io.CopyBuffer(bh, payload, f.w.buf)
+				closePayload()
+				if err == nil {
+					_, payload, err = r.Originals.open(ctx, &line, policy.Payload)
+				}
+				if err != nil {
+					return leave(fmt.Errorf("%w %s offset %d: %v", ErrOriginal, line.File, line.Offset, err))
+				}
+			}
+			blockDigest = a.Format(bh.Sum(nil))
+		}
+		header = restoredHeader(rec, blockLen, blockDigest)
+		kept = rec.Header.Has(hAddedFields)
+	}
+	trailer = []byte(recordEnd)
+	if v, ok := rec.Header.Lookup(hOriginalTrailer); ok {
+		kept = true
+		if trailer, err = unescapeTrailer(v); err != nil {
+			return leave(fmt.Errorf("%s: %w", hOriginalTrailer, err))
+		}
+	}
+
+	// The record, written and its payload hashed as it goes.
+	if err := f.copyTo(at); err != nil {
+		return err
+	}
+	if f.tmp == nil {
+		if err := f.createTemp(); err != nil {
+			return err
+		}
+	}
+	newOff := f.written
+	ph := algo.New()
+	n, err := f.writeRecord(header, revHead, orig.payload, payload, trailer, ph)
+	if err != nil {
+		return err
+	}
+	if got := ph.Sum(nil); !bytes.Equal(got, sum) {
+		return f.refuse(fmt.Errorf("offset %d: the payload of its original %s offset %d hashes to %s, not the revisit's %s", at, line.File, line.Offset, algo.Format(got), digestValue))
+	}
+	f.replacing(at, rec.Length, n, nil)
+	f.segments[len(f.segments)-1].payloadDigest = digestValue
+	f.t.entries = append(f.t.entries, rewritelog.Entry{File: f.name, OldOffset: at, OldLength: rec.Length,
+		NewOffset: newOff, NewLength: n, Kind: rewritelog.Restored})
+	switch {
+	case ours:
+		f.t.stats.Records++
+	default:
+		f.t.stats.Foreign++
+	}
+	if kept {
+		f.t.stats.Kept++
+	} else {
+		f.t.stats.Exact++
+	}
+	return nil
+}
+
+// writeRecord writes a restored record to the new version (a gzip member
+// of its own in a .gz file), feeding its payload to ph, and returns the
+// bytes it takes there. The payload is inline, or read from stream.
+func (f *fileRestore) writeRecord(header, head, inline []byte, stream io.Reader, trailer []byte, ph hash.Hash) (int64, error) {
+	cw := &countWriter{w: f.tmp.File}
+	var out io.Writer = cw
+	if f.gz {
+		if f.w.zw == nil {
+			f.w.zw = gzip.NewWriter(cw)
+		} else {
+			f.w.zw.Reset(cw)
+		}
+		out = f.w.zw
+	}
+	for _, b := range [][]byte{header, head} {
+		if _, err := out.Write(b); err != nil {
+			return 0, f.writeError(err)
+		}
+	}
+	if stream == nil {
+		if _, err := out.Write(inline); err != nil {
+			return 0, f.writeError(err)
+		}
+		ph.Write(inline)
+	} else {
+		// Errors reading the original refuse the file; writing, class.
+		sink := &splitWriter{out: out, h: ph}
+		if _, err := io.CopyBuffer(sink, stream, f.w.buf); err != nil {
+			if sink.err != nil {
+				return 0, f.writeError(sink.err)
+			}
+			return 0, f.refuse(fmt.Errorf("%w: reading it: %v", ErrOriginal, err))
+		}
+	}
+	if _, err := out.Write(trailer); err != nil {
+		return 0, f.writeError(err)
+	}
+	if f.gz {
+		if err := f.w.zw.Close(); err != nil {
+			return 0, f.writeError(err)
+		}
+	}
+	return cw.n, nil
+}
+
+// splitWriter writes to out and hashes, remembering a write error.
+type splitWriter struct {
+	out io.Writer
+	h   hash.Hash
+	err error
+}
+
+func (s *splitWriter) Write(p []byte) (int, error) {
+	n, err := s.out.Write(p)
+	s.h.Write(p[:n])
+	if err != nil {
+		s.err = err
+	}
+	return n, err
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// pickOriginal finds the response the revisit rec refers to, of payload
+// digest key (manifest form): the capture its WARC-Refers-To-Target-URI
+// and -Date name (of that digest, if several and the manifest's digests
+// are of the revisit's algorithm). For a revisit that names no date or no
+// URI (some tools write only the digest), among the responses of its
+// digest: one of the URI it names, else the latest capture of its own URI
+// not after it, else the latest capture not after it, else the earliest.
+func (f *fileRestore) pickOriginal(key string, rec *record.Record) (manifest.Line, error) {
+	r := f.w.r
+	refURI, hasURI := rec.Header.Lookup(hRefersURI)
+	refDate, hasDate := rec.Header.Lookup(hRefersDate)
+	uri := manifest.EscapeField(record.StripAngles(refURI))
+	if hasURI && hasDate {
+		date := manifest.EscapeField(strings.TrimSpace(refDate))
+		var found *manifest.Line
+		err := r.Captures.Find(manifest.CaptureKeyOf(uri, date), func(l *manifest.Line) error {
+			switch {
+			case l.IsRevisit():
+			case l.Digest == key:
+				found = l
+				return manifest.ErrStop
+			case found == nil:
+				found = l
+			}
+			return nil
+		})
+		if err != nil {
+			return manifest.Line{}, err
+		}
+		if found == nil {
+			return manifest.Line{}, fmt.Errorf("%w: no response captured at %s %s in %s", ErrNoOriginal, uri, date, r.Captures.Name())
+		}
+		return *found, nil
+	}
+	lines, err := r.Originals.responses(key)
+	if err != nil {
+		return manifest.Line{}, err
+	}
+	if len(lines) == 0 {
+		return manifest.Line{}, fmt.Errorf("%w: no response of digest %s in the originals manifest", ErrNoOriginal, key)
+	}
+	if hasURI {
+		for _, l := range lines {
+			if l.URI == uri {
+				return l, nil
+			}
+		}
+	}
+	own, date := manifest.URIField(rec), manifest.DateField(rec)
+	best, bestOwn := -1, false
+	for i, l := range lines {
+		if l.Date > date {
+			continue
+		}
+		isOwn := l.URI == own
+		if best < 0 || isOwn && !bestOwn || isOwn == bestOwn && l.Date > lines[best].Date {
+			best, bestOwn = i, isOwn
+		}
+	}
+	if best < 0 {
+		best = 0
+		for i, l := range lines {
+			if l.Date < lines[best].Date {
+				best = i
+			}
+		}
+	}
+	return lines[best], nil
+}
+
+// contentLength reads the Content-Length of a raw WARC header.
+func contentLength(header []byte) (int64, error) {
+	for _, line := range bytes.Split(header, []byte("\n")) {
+		name, value, ok := bytes.Cut(line, []byte(":"))
+		if ok && strings.EqualFold(string(bytes.TrimSpace(name)), hContentLength) {
+			return strconv.ParseInt(string(bytes.TrimSpace(value)), 10, 64)
+		}
+	}
+	return 0, errors.New("no Content-Length")
+}
+
+// finish puts the restored version in place (see version.replace).
+func (f *fileRestore) finish() error {
+	r, t := f.w.r, f.t
+	r.Progress.Bytes.Add(f.size)
+	if t.stats.Records+t.stats.Foreign == 0 {
+		t.stats.Untouched = 1
+		return nil
+	}
+	t.stats.Restored = 1
+	t.stats.BytesBefore, t.stats.BytesAfter = f.size, f.written
+	result, err := f.replace(f.w.log, r.Originals.lock(t.file), t.entries, f.checkRestored)
+	if errors.Is(err, atomicfile.ErrNotSynced) {
+		if r.Warn != nil {
+			r.Warn(err)
+		}
+		err = nil
+	}
+	if err != nil {
+		return err
+	}
+	t.result = result
+	return nil
+}
+
+// checkRestored reads a restored record back from the new version: one
+// whole response of its length whose payload hashes to its revisit's
+// digest.
+func (f *fileRestore) checkRestored(s segment, newFile *os.File) error {
+	rr, err := reset(&f.w.check, io.NewSectionReader(newFile, s.newOff, s.length), "new version")
+	if err != nil {
+		return err
+	}
+	rec, err := rr.Next()
+	if err != nil {
+		return fmt.Errorf("restored record at %d: %w", s.newOff, err)
+	}
+	if rec.Type != "response" {
+		return fmt.Errorf("restored record at %d reads back as a %q record", s.newOff, rec.Type)
+	}
+	algo, sum, err := digest.ParseHeader(s.payloadDigest)
+	if err != nil {
+		return err
+	}
+	if _, err := rr.ReadHTTPHead(); err != nil {
+		return fmt.Errorf("restored record at %d: %w", s.newOff, err)
+	}
+	ph := algo.New()
+	if _, err := io.CopyBuffer(ph, rr, f.w.buf); err != nil {
+		return fmt.Errorf("restored record at %d: %w", s.newOff, err)
+	}
+	if err := rr.Finish(); err != nil {
+		return fmt.Errorf("restored record at %d: %w", s.newOff, err)
+	}
+	if !bytes.Equal(ph.Sum(nil), sum) || rec.Length != s.length {
+		return fmt.Errorf("restored record at %d reads back as %d bytes whose payload is not %s", s.newOff, rec.Length, s.payloadDigest)
+	}
+	if _, err := rr.Next(); err != io.EOF {
+		return fmt.Errorf("restored record at %d: more than one record in %d bytes", s.newOff, s.length)
+	}
+	return nil
+}

@@ -1,0 +1,348 @@
+package refs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+
+	"warcdedup/digest"
+	"warcdedup/internal/warctest"
+	"warcdedup/manifest"
+	"warcdedup/record"
+	"warcdedup/rewritelog"
+	"warcdedup/scripts/gen"
+	"warcdedup/warcsum"
+)
+
+// undoOutcome is what a restore reported.
+type undoOutcome struct {
+	stats   RestoreStats
+	err     error
+	refused []error
+	warns   []error
+	logText string
+}
+
+// undo restores the revisits under dir that the log text says this
+// toolchain wrote (every revisit, with all), looking originals up in a
+// manifest of dir as it is now, as warcdedup undo does.
+func undo(t testing.TB, dir, logText string, all bool) *undoOutcome {
+	t.Helper()
+	lines := parseManifest(t, warcsumDir(t, dir))
+	byCapture := slices.Clone(lines)
+	slices.SortStableFunc(byCapture, func(a, b manifest.Line) int { return manifest.ByCapture.Compare(&a, &b) })
+	text := manifestText(byCapture)
+	captures, err := manifest.NewTableBy(bytes.NewReader(text), int64(len(text)), "captures.manifest", manifest.CaptureKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	log := NewLog(&buf)
+	moves, err := rewritelog.Load(rewritelog.NewReader(strings.NewReader(logText), "rewrite.log"), time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := Files(moves)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all {
+		files = nil
+		inputs, err := warcsum.Collect([]string{dir}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range inputs {
+			files = append(files, manifest.EscapeFile(in.Name))
+		}
+	}
+	o := &undoOutcome{}
+	var mu sync.Mutex
+	r := Restorer{Roots: []string{dir}, Captures: captures, Originals: originalsOf(t, lines, log, dir), Written: moves, All: all, Jobs: 2,
+		Refused: func(err error) { mu.Lock(); o.refused = append(o.refused, err); mu.Unlock() },
+		Warn:    func(err error) { mu.Lock(); o.warns = append(o.warns, err); mu.Unlock() }}
+	o.stats, o.err = r.Run(context.Background(), files, log)
+	o.logText = buf.String()
+	return o
+}
+
+func mustUndo(t testing.TB, dir, logText string, all bool) *undoOutcome {
+	t.Helper()
+	o := undo(t, dir, logText, all)
+	if o.err != nil {
+		t.Fatalf("undo: %v", o.err)
+	}
+	for _, err := range o.refused {
+		t.Errorf("undo refused: %v", err)
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	return o
+}
+
+func parseManifest(t testing.TB, text []byte) []manifest.Line {
+	t.Helper()
+	var lines []manifest.Line
+	r := manifest.NewReader(bytes.NewReader(text), "manifest")
+	for {
+		l, err := r.Next()
+		if err == io.EOF {
+			return lines
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, l)
+	}
+}
+
+// uncompressed is a file's bytes, decompressed if it is gzip: what a
+// restored file must equal, byte for byte, the file before deduplication
+// as (its revisits' gzip members are new).
+func uncompressed(t testing.TB, data []byte) []byte {
+	t.Helper()
+	if len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+		return data
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// sameUncompressed reports every file whose uncompressed bytes differ.
+func sameUncompressed(t testing.TB, what string, got, want map[string][]byte) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: %d files, want %d", what, len(got), len(want))
+	}
+	for name, w := range want {
+		g, w := uncompressed(t, got[name]), uncompressed(t, w)
+		if !bytes.Equal(g, w) {
+			i := firstDiff(g, w)
+			t.Errorf("%s: %s differs uncompressed at byte %d:\n%q\nwant\n%q", what, name, i, clipAt(g, i), clipAt(w, i))
+		}
+	}
+}
+
+func clipAt(b []byte, i int) []byte {
+	return b[max(0, i-80):min(len(b), i+80)]
+}
+
+// TestUndoGolden rewrites each golden case (LF line ends, wrong, missing
+// and unknown digests, an extension field, Content-Length first) in a
+// .warc and a .warc.gz file and restores it: the record comes back byte
+// for byte (uncompressed), whether the rule restores it alone or from
+// what the revisit kept.
+func TestUndoGolden(t *testing.T) {
+	for _, tc := range goldenCases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := tc.record()
+			dir := t.TempDir()
+			orig := strings.Replace(warctest.Record("response", tc.refURI, goldenRefDate, tc.head+string(goldenPayload)),
+				"WARC/1.0", tc.version, 1)
+			warctest.WriteFile(t, dir, "o.warc", []byte(orig))
+			warctest.WriteFile(t, dir, "r.warc", rec)
+			warctest.WriteFile(t, dir, "r.warc.gz", warctest.Gzip(string(rec)))
+			before := snapshot(t, dir)
+			uri, _ := tc.field("WARC-Target-URI")
+			date, _ := tc.field("WARC-Date")
+			d := formatDigest(tc.algo, goldenPayload)
+			lines := []manifest.Line{{File: "o.warc", Offset: 0, Length: int64(len(orig)), URI: tc.refURI, Date: goldenRefDate,
+				Digest: d, Copy: 1, RefURI: "-", RefDate: "-", Fields: 10}}
+			for _, name := range []string{"r.warc", "r.warc.gz"} {
+				lines = append(lines, manifest.Line{File: name, Offset: 0, Length: int64(len(before[name])), URI: manifest.URIField(&record.Record{URI: uri}), Date: date,
+					Digest: d, Copy: 2, RefURI: tc.refURI, RefDate: goldenRefDate, Fields: 10})
+			}
+			o := mustRun(t, Rewriter{Roots: []string{dir}, InPlace: true}, lines)
+			if o.stats.Revisits != 2 {
+				t.Fatalf("stats %+v, want 2 revisits", o.stats)
+			}
+			u := mustUndo(t, dir, o.logText, false)
+			if u.stats.Records != 2 || u.stats.Restored != 2 {
+				t.Errorf("undo stats %+v, want 2 records in 2 files", u.stats)
+			}
+			if kept := u.stats.Kept > 0; kept != (tc.keepsHeader || tc.addsPayloadDigest) {
+				t.Errorf("%d restored from what the revisit kept, want that to be %v", u.stats.Kept, tc.keepsHeader || tc.addsPayloadDigest)
+			}
+			sameUncompressed(t, "after undo", snapshot(t, dir), before)
+			if after := snapshot(t, dir); !bytes.Equal(after["r.warc"], before["r.warc"]) {
+				t.Errorf("r.warc is not byte for byte as it was")
+			}
+		})
+	}
+}
+
+// TestUndoGenerated deduplicates generated collections (every WARC
+// version and compression, chunked and replay variants) and undoes it:
+// every file comes back as it was, uncompressed; the log then names no
+// revisit left to restore, and a second undo does nothing.
+func TestUndoGenerated(t *testing.T) {
+	cfg := gen.Config{Files: 6, Records: 300, DupRate: 0.5, Seed: 11, MeanPayload: 3 << 10, Chunked: 0.2, ReplayVariants: 0.1,
+		Formats: []gen.Format{gen.WARC10Gz, gen.WARC10, gen.WARC11Gz, gen.WARC11}}
+	c := generate(t, cfg)
+	before := snapshot(t, c.dir)
+	o := mustRunWith(t, Rewriter{Roots: []string{c.dir}, InPlace: true, Jobs: 2}, c.dups, c.all)
+	if o.stats.Revisits == 0 {
+		t.Fatalf("nothing rewritten: %+v", o.stats)
+	}
+	u := mustUndo(t, c.dir, o.logText, false)
+	if u.stats.Records != o.stats.Revisits || u.stats.Restored != o.stats.Rewritten {
+		t.Errorf("restored %d records in %d files; %d revisits were written in %d files", u.stats.Records, u.stats.Restored, o.stats.Revisits, o.stats.Rewritten)
+	}
+	sameUncompressed(t, "after undo", snapshot(t, c.dir), before)
+	for name, data := range snapshot(t, c.dir) {
+		if !strings.HasSuffix(name, ".gz") && !bytes.Equal(data, before[name]) {
+			t.Errorf("%s is not byte for byte as it was", name)
+		}
+	}
+	moves, err := rewritelog.Load(rewritelog.NewReader(strings.NewReader(o.logText+u.logText), "log"), time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files, err := Files(moves); err != nil || len(files) != 0 {
+		t.Errorf("after undo the log still has revisits in %v (%v)", files, err)
+	}
+	again := mustUndo(t, c.dir, o.logText+u.logText, false)
+	if again.stats.Records != 0 || again.stats.Restored != 0 {
+		t.Errorf("a second undo restored %+v", again.stats)
+	}
+}
+
+// TestUndoRefuses proves that undo leaves a file untouched when it cannot
+// restore a revisit this toolchain wrote: its original is gone, the log
+// is another file's, or the original's payload is not the one the
+// revisit names.
+func TestUndoRefuses(t *testing.T) {
+	payload := strings.Repeat("payload ", 500)
+	setup := func(t *testing.T) (string, string) {
+		dir := t.TempDir()
+		o := warctest.Response("http://example.com/a", "2024-01-01T00:00:00Z", payload)
+		d := warctest.Response("http://example.com/b", "2024-02-01T00:00:00Z", payload)
+		warctest.WriteFile(t, dir, "o.warc", []byte(o))
+		warctest.WriteFile(t, dir, "d.warc", []byte(d))
+		lines := parseManifest(t, warcsumDir(t, dir))
+		var all, dups []manifest.Line
+		for _, l := range lines {
+			l.Ext, l.RefURI, l.RefDate, l.Fields = 0, "-", "-", 10
+			l.Copy = 1
+			if l.File == "d.warc" {
+				l.Copy, l.RefURI, l.RefDate = 2, "http://example.com/a", "2024-01-01T00:00:00Z"
+				dups = append(dups, l)
+			}
+			all = append(all, l)
+		}
+		out := mustRunWith(t, Rewriter{Roots: []string{dir}, InPlace: true}, dups, all)
+		if out.stats.Revisits != 1 {
+			t.Fatalf("rewrite: %+v", out.stats)
+		}
+		return dir, out.logText
+	}
+	tests := []struct {
+		name  string
+		spoil func(t *testing.T, dir, log string) string // returns the log to use
+		want  string
+	}{
+		{"original gone", func(t *testing.T, dir, log string) string {
+			os.Remove(filepath.Join(dir, "o.warc"))
+			return log
+		}, "no response captured"},
+		{"original's payload changed", func(t *testing.T, dir, log string) string {
+			o := warctest.Response("http://example.com/a", "2024-01-01T00:00:00Z", strings.Repeat("PAYLOAD ", 500))
+			warctest.WriteFile(t, dir, "o.warc", []byte(o))
+			return log
+		}, "hashes to"},
+		{"log of another file", func(t *testing.T, dir, log string) string {
+			return strings.ReplaceAll(log, "d.warc", "o.warc")
+		}, "the log is not this file's"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir, log := setup(t)
+			log = tt.spoil(t, dir, log)
+			before := snapshot(t, dir)
+			u := undo(t, dir, log, false)
+			if u.err != nil {
+				t.Fatal(u.err)
+			}
+			if len(u.refused) != 1 || !strings.Contains(u.refused[0].Error(), tt.want) {
+				t.Errorf("refused %v, want one refusal saying %q", u.refused, tt.want)
+			}
+			var re *RefusedError
+			if len(u.refused) == 1 && !errors.As(u.refused[0], &re) {
+				t.Errorf("%v is not a *RefusedError", u.refused[0])
+			}
+			sameFiles(t, "after a refused undo", snapshot(t, dir), before)
+		})
+	}
+}
+
+// TestUndoAll makes other tools' revisits whole records: one naming its
+// original by URI and date, one naming only the digest (the latest
+// capture of its own URI before it is taken), one without an HTTP head
+// (the original's is used); a server-not-modified revisit, and one whose
+// original is not in the collection, are left and reported.
+func TestUndoAll(t *testing.T) {
+	payload := strings.Repeat("shared ", 400)
+	dg := formatDigest(digest.SHA1, []byte(payload))
+	block := strconv.Itoa(len(warctest.HTTP(200, payload)))
+	revisit := func(uri, date, block string, extra ...string) string {
+		return warctest.Record("revisit", uri, date, block, append([]string{"WARC-Payload-Digest: " + dg}, extra...)...)
+	}
+	head := "HTTP/1.1 200 X\r\nContent-Type: application/octet-stream\r\nContent-Length: 2800\r\n\r\n"
+	profile := "WARC-Profile: http://netpreserve.org/warc/1.0/revisit/identical-payload-digest"
+	dir := t.TempDir()
+	warctest.WriteFile(t, dir, "o.warc", []byte(
+		warctest.Response("http://example.com/a", "2024-01-01T00:00:00Z", payload)+
+			warctest.Response("http://example.com/c", "2024-01-05T00:00:00Z", payload)))
+	warctest.WriteFile(t, dir, "r.warc.gz", warctest.Gzip(
+		revisit("http://example.com/b", "2024-02-01T00:00:00Z", head, profile,
+			"WARC-Refers-To-Target-URI: http://example.com/a", "WARC-Refers-To-Date: 2024-01-01T00:00:00Z"),
+		revisit("http://example.com/c", "2024-02-02T00:00:00Z", head, profile),
+		revisit("http://example.com/d", "2024-02-03T00:00:00Z", "", profile,
+			"WARC-Refers-To-Target-URI: http://example.com/a", "WARC-Refers-To-Date: 2024-01-01T00:00:00Z"),
+		revisit("http://example.com/e", "2024-02-04T00:00:00Z", "HTTP/1.1 304 Not Modified\r\n\r\n",
+			"WARC-Profile: http://netpreserve.org/warc/1.0/revisit/server-not-modified"),
+		revisit("http://example.com/f", "2024-02-05T00:00:00Z", head, profile,
+			"WARC-Refers-To-Target-URI: http://example.com/gone", "WARC-Refers-To-Date: 2023-01-01T00:00:00Z"),
+	))
+	u := mustUndo(t, dir, "", true)
+	if u.stats.Foreign != 3 || u.stats.Left != 2 || u.stats.Records != 0 {
+		t.Errorf("stats %+v, want 3 made whole and 2 left", u.stats)
+	}
+	if len(u.warns) != 2 {
+		t.Errorf("warnings %v, want the 2 revisits left", u.warns)
+	}
+	data := uncompressed(t, snapshot(t, dir)["r.warc.gz"])
+	for _, want := range []string{
+		"WARC-Type: response\r\nWARC-Record-ID: <urn:uuid:", // the first, its fields in order
+		"WARC-Target-URI: http://example.com/b\r\nWARC-Date: 2024-02-01T00:00:00Z\r\nWARC-Payload-Digest: " + dg + "\r\nContent-Length: " + block + "\r\n\r\n" + head + payload + "\r\n\r\n",
+		"WARC-Target-URI: http://example.com/c\r\nWARC-Date: 2024-02-02T00:00:00Z\r\nWARC-Payload-Digest: " + dg + "\r\nContent-Length: " + block + "\r\n\r\n" + head + payload,
+		"WARC-Target-URI: http://example.com/d\r\nWARC-Date: 2024-02-03T00:00:00Z\r\nWARC-Payload-Digest: " + dg + "\r\nContent-Length: " + block + "\r\n\r\n" + warctest.HTTP(200, payload),
+		"WARC-Type: revisit", // e and f stay
+	} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("the restored file lacks\n%q", want)
+		}
+	}
+	if strings.Count(string(data), "WARC-Type: revisit") != 2 {
+		t.Errorf("want 2 revisits left in\n%s", data)
+	}
+}
