@@ -2,6 +2,7 @@ package rewritelog
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -191,6 +192,45 @@ func TestDigestKept(t *testing.T) {
 		m.Follow(f, 0, -1, func(mv Move, _, _ int64) error { got = string(mv.PayloadDigest); return nil })
 		if got != d {
 			t.Errorf("digest %s came back as %s", d, got)
+		}
+	}
+}
+
+// TestLive lists the revisits a log's runs wrote and no later run undid,
+// where each stands now: one restored by run 2, one moved by run 2's
+// restoring, one written by run 3; and a log whose later run rewrote a
+// range inside a revisit is an error.
+func TestLive(t *testing.T) {
+	log := "# run 2026-01-01T00:00:00Z\n" +
+		"a.warc 100 1000 100 300 revisit sha1:AAAA u d\n" +
+		"a.warc 2000 500 1300 200 revisit sha1:BBBB u d\n" +
+		"b.warc 0 100 0 50 revisit sha1:DDDD u d\n" +
+		"# run 2026-02-01T00:00:00Z\n" +
+		"a.warc 100 300 100 1000 restored - - -\n" +
+		"# run 2026-03-01T00:00:00Z\n" +
+		"a.warc 3000 400 3000 100 revisit sha1:CCCC u d\n"
+	cases := []struct {
+		log, file, want string
+		err             string
+	}{
+		{log, "a.warc", "sha1:BBBB@2000 sha1:CCCC@3000 ", ""},
+		{log, "b.warc", "sha1:DDDD@0 ", ""},
+		{log + "# run 2026-04-01T00:00:00Z\nb.warc 10 20 10 5 revisit sha1:EEEE u d\n", "b.warc", "", "holds the start of the record at 10+20"},
+	}
+	for _, c := range cases {
+		m := loadLog(t, c.log, time.Time{})
+		var got string
+		err := m.Live(m.Lookup(c.file), func(mv Move, off int64) error {
+			got += fmt.Sprintf("%s@%d ", mv.PayloadDigest, off)
+			return nil
+		})
+		switch {
+		case c.err != "":
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: error %v, want %q", c.file, err, c.err)
+			}
+		case err != nil || got != c.want:
+			t.Errorf("%s: live %q, %v; want %q", c.file, got, err, c.want)
 		}
 	}
 }

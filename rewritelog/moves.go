@@ -362,7 +362,7 @@ func (m *Moves) Live(f *File, fn func(mv Move, off int64) error) error {
 			if mv.kind != Revisit {
 				continue
 			}
-			off, live, err := m.after(f.spans[si+1:], mv.newOff)
+			off, live, err := m.after(f.spans[si+1:], mv.newOff, mv.newLen)
 			if err != nil {
 				return fmt.Errorf("%s: the revisit log line %d wrote: %w", f.Name, mv.line, err)
 			}
@@ -376,12 +376,15 @@ func (m *Moves) Live(f *File, fn func(mv Move, off int64) error) error {
 	return nil
 }
 
-// after follows the record at off through the runs of spans: where it
-// stands after them, or false if one of them rewrote it.
-func (m *Moves) after(spans []runSpan, off int64) (int64, bool, error) {
+// after follows the record at off, length bytes long, through the runs of
+// spans: where it stands after them, or false if one of them rewrote it.
+func (m *Moves) after(spans []runSpan, off, length int64) (int64, bool, error) {
 	for _, s := range spans {
 		ms := m.moves[s.first:s.end]
 		i := sort.Search(len(ms), func(i int) bool { return ms[i].oldOff > off }) - 1
+		if j := i + 1; j < len(ms) && ms[j].oldOff < off+length {
+			return 0, false, &CoverError{Offset: off, Length: length, Move: m.view(&ms[j], s.run)}
+		}
 		if i < 0 {
 			continue
 		}
