@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -63,8 +64,8 @@ type RestoreStats struct {
 	Records   int64 // revisits this toolchain wrote, restored
 	Foreign   int64 // other tools' revisits made whole (All)
 	Left      int64 // revisits left as they are (see Warn)
-	// Exact counts the restored records the rule gave back alone; Kept
-	// those whose revisit kept something of them (see keep).
+	// Of Records, Exact were restored by the rule alone, Kept from what
+	// their revisit kept of them (see keep).
 	Exact, Kept             int64
 	BytesBefore, BytesAfter int64 // of the files replaced
 }
@@ -81,6 +82,14 @@ func (s *RestoreStats) add(o *RestoreStats) {
 	s.Kept += o.Kept
 	s.BytesBefore += o.BytesBefore
 	s.BytesAfter += o.BytesAfter
+}
+
+// Summary writes the end-of-restore summary.
+func (s *RestoreStats) Summary(w io.Writer) {
+	fmt.Fprintf(w, "files: %d restored, %d untouched (nothing to restore), %d refused\n", s.Restored, s.Untouched, s.Refused)
+	fmt.Fprintf(w, "records restored: %d revisits this toolchain wrote (%d by the rule alone, %d from what the revisit kept), %d other tools' revisits made whole; %d revisits left as they are\n",
+		s.Records, s.Exact, s.Kept, s.Foreign, s.Left)
+	fmt.Fprintf(w, "bytes of those files: %d before, %d after, %d more\n", s.BytesBefore, s.BytesAfter, s.BytesAfter-s.BytesBefore)
 }
 
 // restoreTask is one file to restore.

@@ -277,14 +277,13 @@ func (f *fileRestore) restoreRecord(ctx context.Context, rr *record.Reader, rec 
 	f.t.entries = append(f.t.entries, rewritelog.Entry{File: f.name, OldOffset: at, OldLength: rec.Length,
 		NewOffset: newOff, NewLength: n, Kind: rewritelog.Restored})
 	switch {
-	case ours:
-		f.t.stats.Records++
-	default:
+	case !ours:
 		f.t.stats.Foreign++
-	}
-	if kept {
+	case kept:
+		f.t.stats.Records++
 		f.t.stats.Kept++
-	} else {
+	default:
+		f.t.stats.Records++
 		f.t.stats.Exact++
 	}
 	return nil

@@ -74,7 +74,24 @@ bridges the rename). Give the same --log to later runs on the same files:
 originals in files an earlier run shortened are found through it.
 
 Sort the input with
-  LC_ALL=C sort -k1,1 -k2,2n`
+  LC_ALL=C sort -k1,1 -k2,2n
+
+--undo turns revisits back into the records they replaced, in place, with
+the same checks and crash safety: the revisits this toolchain wrote, as the
+--log that recorded them says (every revisit of the identical-payload-digest
+profile whose original is found with --all). Each comes back byte for byte
+(uncompressed) as the record it replaced: its header by rule from the
+revisit's, or from what the revisit kept in its Warcdedup-Added-Fields,
+Warcdedup-Original-Header and Warcdedup-Original-Trailer fields when the
+rule would not give it back; its payload from the original, read and
+re-hashed against the revisit's WARC-Payload-Digest. --captures names a
+warcsum manifest of the collection as it is now, sorted on URI and date
+(LC_ALL=C sort -k4,4 -k5,5), where originals are looked up by the revisits'
+WARC-Refers-To-Target-URI and -Date; with --all, --originals may name the
+same manifest sorted on digest, for revisits that name no original. The
+operands are the files to restore (names relative to --root); without any,
+every file in which the log has revisits (with --all, every file under the
+roots). The restored records' entries ("restored") are appended to the log.`
 
 func main() {
 	cmdutil.Main(cmdutil.NewApp("warcrefs", "rewrite duplicate records as WARC revisit records", description,
@@ -94,6 +111,9 @@ func main() {
 			&cli.IntFlag{Name: "retries", Value: 5, Usage: "retry a transient HTTP failure `N` times"},
 			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up an HTTP attempt after this long without a byte"},
 			&cli.Int64Flag{Name: "min-rate", Value: 64 << 10, Usage: "give up a record read over HTTP slower than `BYTES` a second (retries included); 0: no bound"},
+			&cli.BoolFlag{Name: "undo", Usage: "restore the revisits this toolchain wrote (--log says which) as the records they replaced"},
+			&cli.BoolFlag{Name: "all", Usage: "with --undo: also make other tools' revisits whole records"},
+			&cli.StringFlag{Name: "captures", Usage: "with --undo: warcsum `MANIFEST` of the collection now, sorted on URI and date (LC_ALL=C sort -k4,4 -k5,5)"},
 			cmdutil.InputFlag,
 			cmdutil.QuietFlag,
 			cmdutil.VerboseFlag,
@@ -101,6 +121,12 @@ func main() {
 }
 
 func run(c *cli.Context) error {
+	if c.Bool("undo") {
+		return undo(c)
+	}
+	if c.NArg() > 0 {
+		return cmdutil.Usage("unexpected operand %q: warcrefs reads the manifest from standard input or --input (file operands are for --undo)", c.Args().First())
+	}
 	if c.Bool("in-place") == (c.String("output-dir") != "") {
 		return cmdutil.Usage("give exactly one of --in-place or --output-dir DIR")
 	}
