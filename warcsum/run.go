@@ -136,17 +136,21 @@ func (j *job) write(l *manifest.Line) error {
 	return err
 }
 
-// countingReader adds what it reads to a progress counter.
+// countingReader adds what it reads from a file to a progress counter.
 type countingReader struct {
-	r io.Reader
+	f *os.File
 	n *atomic.Int64
 }
 
 func (c countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
+	n, err := c.f.Read(p)
 	c.n.Add(int64(n))
 	return n, err
 }
+
+// Seek lets the reader seek back over a damaged gzip member instead of
+// keeping a copy of every byte it reads in case one is.
+func (c countingReader) Seek(off int64, whence int) (int64, error) { return c.f.Seek(off, whence) }
 
 // Runner reads many files in parallel and writes their manifest lines in
 // input order.
@@ -185,10 +189,19 @@ func (r *Runner) Run(inputs []Input, out io.Writer) (Stats, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	q := ordered.New[*job](2 * jobs)
+	// Spools written out are used again: their memory is then allocated
+	// once, not once per file.
+	spools := make(chan *spool.Spool, jobs)
 	go func() {
 		defer q.Close()
 		for _, in := range inputs {
-			if q.Add(ctx, &job{in: in, out: spool.New(memory), done: make(chan struct{})}) != nil {
+			var out *spool.Spool
+			select {
+			case out = <-spools:
+			default:
+				out = spool.New(memory)
+			}
+			if q.Add(ctx, &job{in: in, out: out, done: make(chan struct{})}) != nil {
 				return
 			}
 		}
@@ -224,7 +237,13 @@ func (r *Runner) Run(inputs []Input, out io.Writer) (Stats, error) {
 				stop()
 			}
 		}
-		s.out.Close()
+		if s.out.Reset() == nil {
+			select {
+			case spools <- s.out:
+			default:
+				s.out.Close()
+			}
+		}
 		q.Release()
 	}
 	wg.Wait()

@@ -52,6 +52,19 @@ func (s *Spool) WriteTo(w io.Writer) (int64, error) {
 	return total + m, err
 }
 
+// Reset empties s for another unit of work, keeping its memory: a stage
+// that spools many units one after another then allocates (and the system
+// maps) that memory once.
+func (s *Spool) Reset() error {
+	s.mem.Reset()
+	if s.tmp != nil {
+		err := s.tmp.Close()
+		s.tmp = nil
+		return err
+	}
+	return nil
+}
+
 // Close releases the memory and the temporary file.
 func (s *Spool) Close() error {
 	s.mem = bytes.Buffer{}
