@@ -330,30 +330,39 @@ func (r *Reader) discard(n int) {
 }
 
 // readLine returns the next line, without its line end (LF, CRLF, or the
-// CR CR LF of files that went through a text-mode conversion), appended to
-// r.hbuf's storage; the returned slice is valid until the next readLine.
-// total counts header bytes read so far, against maxHeader.
+// CR CR LF of files that went through a text-mode conversion). The returned
+// slice is valid until the next read of the file: it is the read buffer
+// itself when the line is whole in it, else r.hbuf, where the fragments of a
+// line longer than the buffer are gathered. total counts header bytes read
+// so far, against maxHeader.
 func (r *Reader) readLine(total *int) ([]byte, error) {
-	start := len(r.hbuf)
-	for {
-		frag, err := r.br.ReadSlice('\n')
-		r.pos += int64(len(frag))
-		*total += len(frag)
+	frag, err := r.br.ReadSlice('\n')
+	line := frag
+	if err == bufio.ErrBufferFull {
+		r.hbuf = r.hbuf[:0]
+		for err == bufio.ErrBufferFull && *total+len(r.hbuf)+len(frag) <= maxHeader {
+			r.hbuf = append(r.hbuf, frag...)
+			frag, err = r.br.ReadSlice('\n')
+		}
 		r.hbuf = append(r.hbuf, frag...)
-		if *total > maxHeader {
-			return nil, ErrHeaderTooLong
-		}
-		if err == nil {
-			line := r.hbuf[start : len(r.hbuf)-1]
-			return bytes.TrimRight(line, "\r"), nil
-		}
-		if err != bufio.ErrBufferFull {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, err
-		}
+		line = r.hbuf
 	}
+	r.pos += int64(len(line))
+	*total += len(line)
+	if *total > maxHeader {
+		return nil, ErrHeaderTooLong
+	}
+	if err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	line = line[:len(line)-1]
+	for len(line) > 0 && line[len(line)-1] == '\r' {
+		line = line[:len(line)-1]
+	}
+	return line, nil
 }
 
 // readHeader reads the header of the record starting at offset start.
@@ -386,7 +395,6 @@ func (r *Reader) readHeader(start int64) error {
 		return r.errorAt(start, fmt.Errorf("%w: %q is not %s", ErrNoRecord, clip(line), what))
 	}
 	r.rec = Record{Format: r.format, Offset: start, Length: -1}
-	r.hbuf = r.hbuf[:0]
 	headerStart := r.pos
 	var err error
 	if r.format == WARC {
@@ -444,7 +452,7 @@ func (r *Reader) readWARCHeader() error {
 	// raw and spans are the Reader's, reused from record to record.
 	spans, raw := r.spans[:0], r.raw[:0]
 	defer func() { r.spans, r.raw = spans, raw }()
-	version := string(bytes.TrimSpace(line))
+	version := versionString(bytes.TrimSpace(line))
 	for {
 		line, err := r.readLine(&total)
 		if err != nil {
@@ -506,6 +514,17 @@ func (r *Reader) readWARCHeader() error {
 	}
 	rec.BlockLength = n
 	return nil
+}
+
+// versionString returns the version line v as a string, without allocating
+// for the versions nearly every record has.
+func versionString(v []byte) string {
+	for _, known := range [...]string{"WARC/1.0", "WARC/1.1", "WARC/0.17", "WARC/0.18"} {
+		if string(v) == known {
+			return known
+		}
+	}
+	return string(v)
 }
 
 func clip(b []byte) string {
