@@ -17,12 +17,16 @@ typedef struct {
 } gzm_step;
 
 // gzm_inflate runs isal_inflate over in and out, which are Go memory: the
-// state keeps no pointer to them after the call. At the end of the stream
+// state keeps no pointer to them after the call. reset starts a new stream
+// (saving a call per member). At the end of the stream
 // the whole bytes still in ISA-L's bit buffer lie past the end (the trailer);
 // releases before 2.31 do not give them back, so this does, and reports
 // them as not consumed.
-static gzm_step gzm_inflate(struct inflate_state *s, uint8_t *in, uint32_t in_len, uint8_t *out, uint32_t out_len) {
+static gzm_step gzm_inflate(struct inflate_state *s, int reset, uint8_t *in, uint32_t in_len, uint8_t *out, uint32_t out_len) {
 	gzm_step r;
+	if (reset) {
+		isal_inflate_reset(s);
+	}
 	s->next_in = in;
 	s->avail_in = in_len;
 	s->next_out = out;
@@ -47,6 +51,9 @@ static struct inflate_state *gzm_new(void) {
 	struct inflate_state *s = malloc(sizeof *s);
 	if (s != NULL) {
 		isal_inflate_init(s);
+		// The CRC-32 of the output, kept by ISA-L as it writes it; the
+		// trailer is read and checked in Go.
+		s->crc_flag = ISAL_GZIP_NO_HDR;
 	}
 	return s;
 }
@@ -74,6 +81,7 @@ const Inflater = "isal"
 type isalInflater struct {
 	state *C.struct_inflate_state
 	src   *bufio.Reader
+	fresh bool    // Reset was called and no Read since
 	in    int64   // deflate bytes consumed so far
 	tail  [8]byte // the last bytes consumed, newest last
 	over  []byte  // bytes given back at the end of the stream, a suffix of tail
@@ -92,8 +100,7 @@ func newInflater() inflater {
 }
 
 func (z *isalInflater) Reset(src *bufio.Reader) {
-	C.isal_inflate_reset(z.state)
-	z.src, z.in, z.over, z.done, z.err = src, 0, nil, false, nil
+	z.src, z.fresh, z.in, z.over, z.done, z.err = src, true, 0, nil, false, nil
 }
 
 // maxOut bounds one call's output, which ISA-L counts in 32 bits.
@@ -116,7 +123,11 @@ func (z *isalInflater) Read(p []byte) (int, error) {
 		if len(in) > 0 {
 			inPtr = (*C.uint8_t)(unsafe.Pointer(&in[0]))
 		}
-		r := C.gzm_inflate(z.state, inPtr, C.uint32_t(len(in)), (*C.uint8_t)(unsafe.Pointer(&p[0])), C.uint32_t(len(p)))
+		reset := C.int(0)
+		if z.fresh {
+			reset, z.fresh = 1, false
+		}
+		r := C.gzm_inflate(z.state, reset, inPtr, C.uint32_t(len(in)), (*C.uint8_t)(unsafe.Pointer(&p[0])), C.uint32_t(len(p)))
 		n := int(r.produced)
 		z.consume(in, int(r.consumed))
 		switch {
@@ -175,3 +186,10 @@ func (z *isalInflater) consume(in []byte, n int) {
 }
 
 func (z *isalInflater) Overread() []byte { return z.over }
+
+func (z *isalInflater) Sum32() uint32 {
+	if z.fresh {
+		return 0
+	}
+	return uint32(z.state.crc)
+}

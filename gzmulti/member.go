@@ -24,6 +24,8 @@ type inflater interface {
 	// Overread returns the bytes past the end of the stream that Read took
 	// from src and cannot give back, at most 8: the trailer starts with them.
 	Overread() []byte
+	// Sum32 is the CRC-32 (IEEE) of the bytes Read returned since Reset.
+	Sum32() uint32
 }
 
 // corruptError is deflate data that cannot be decoded, found near byte
@@ -57,14 +59,14 @@ type member struct {
 	src     *bufio.Reader
 	deflate inflater
 	hdrLen  int64  // bytes of the header
-	crc     uint32 // of the bytes decompressed so far
-	size    uint32 // how many, modulo 2^32
+	size    uint32 // bytes decompressed so far, modulo 2^32
 	err     error  // what Read returns once the member ended: io.EOF or its damage
 	// sizeOK is set when the trailer was read: its size is the size
 	// inflated, so the deflate data ended where the member did even if the
 	// CRC-32 is wrong.
-	sizeOK bool
-	str    [maxHeaderString]byte
+	sizeOK  bool
+	str     [maxHeaderString]byte
+	trailer [8]byte
 }
 
 // Reset reads the header of the member at src's next byte. It returns
@@ -194,7 +196,6 @@ func (m *member) Read(p []byte) (int, error) {
 		return 0, m.err
 	}
 	n, err := m.deflate.Read(p)
-	m.crc = crc32.Update(m.crc, crc32.IEEETable, p[:n])
 	m.size += uint32(n)
 	switch e := err.(type) {
 	case nil:
@@ -213,13 +214,13 @@ func (m *member) Read(p []byte) (int, error) {
 
 // readTrailer reads the 8-byte trailer after the deflate data and checks it.
 func (m *member) readTrailer() error {
-	var t [8]byte
+	t := &m.trailer
 	k := copy(t[:], m.deflate.Overread())
 	if _, err := io.ReadFull(m.src, t[k:]); err != nil {
 		return noEOF(err)
 	}
 	m.sizeOK = binary.LittleEndian.Uint32(t[4:]) == m.size
-	if !m.sizeOK || binary.LittleEndian.Uint32(t[:4]) != m.crc {
+	if !m.sizeOK || binary.LittleEndian.Uint32(t[:4]) != m.deflate.Sum32() {
 		return ErrChecksum
 	}
 	return io.EOF
