@@ -501,19 +501,57 @@ func (r *Reader) readWARCHeader() error {
 	}
 	rec := &r.rec
 	rec.Version, rec.Header = version, h
-	rec.Type = strings.ToLower(h.Get("WARC-Type"))
-	rec.URI = h.Get("WARC-Target-URI")
-	rec.Date = h.Get("WARC-Date")
-	cl, ok := h.Lookup("Content-Length")
-	if !ok {
+	// The first of each of the fields a Record has a member for, as
+	// Header.Get finds them, in one pass.
+	var own [numOwnFields]int
+	for i := len(h) - 1; i >= 0; i-- {
+		if k := ownField(h[i].Name); k >= 0 {
+			own[k] = i + 1
+		}
+	}
+	get := func(k int) string {
+		if own[k] == 0 {
+			return ""
+		}
+		return h[own[k]-1].Value
+	}
+	rec.Type = strings.ToLower(get(fieldType))
+	rec.URI = get(fieldURI)
+	rec.Date = get(fieldDate)
+	if own[fieldLength] == 0 {
 		return fmt.Errorf("%w: no Content-Length", ErrBadHeader)
 	}
+	cl := get(fieldLength)
 	n, err := strconv.ParseInt(cl, 10, 64)
 	if err != nil || n < 0 {
 		return fmt.Errorf("%w: Content-Length %q is not a length", ErrBadHeader, clip([]byte(cl)))
 	}
 	rec.BlockLength = n
 	return nil
+}
+
+// The WARC fields a Record has members for, as ownField numbers them.
+const (
+	fieldType = iota
+	fieldURI
+	fieldDate
+	fieldLength
+	numOwnFields
+)
+
+var ownFieldNames = [numOwnFields]string{"WARC-Type", "WARC-Target-URI", "WARC-Date", "Content-Length"}
+
+// ownField returns which of the fields a Record has a member for name is
+// (compared as Header.Get does), or -1. No letter of those names has a
+// case-folding partner outside ASCII (as K has the Kelvin sign), so a name
+// that matches has the same length: most names cost a length comparison.
+func ownField(name string) int {
+	for k, own := range ownFieldNames {
+		if len(name) == len(own) && strings.EqualFold(name, own) {
+			return k
+		}
+	}
+	return -1
 }
 
 // versionString returns the version line v as a string, without allocating
