@@ -16,7 +16,7 @@ import (
 // with -tags isal).
 const Inflater = "go"
 
-func newInflater() inflater { return new(goInflater) }
+func newInflater() (inflater, error) { return new(goInflater), nil }
 
 // goInflater is the pure-Go inflater, klauspost/compress/flate.
 type goInflater struct {

@@ -62,6 +62,7 @@ import "C"
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -89,14 +90,14 @@ type isalInflater struct {
 	err   error
 }
 
-func newInflater() inflater {
+func newInflater() (inflater, error) {
 	s := C.gzm_new()
 	if s == nil {
-		panic("gzmulti: out of C memory for an ISA-L inflate state")
+		return nil, errors.New("gzmulti: no memory for an ISA-L inflate state")
 	}
 	z := &isalInflater{state: s}
 	runtime.AddCleanup(z, func(s *C.struct_inflate_state) { C.free(unsafe.Pointer(s)) }, s)
-	return z
+	return z, nil
 }
 
 func (z *isalInflater) Reset(src *bufio.Reader) {

@@ -75,7 +75,11 @@ type member struct {
 func (m *member) Reset(src *bufio.Reader) error {
 	*m = member{src: src, deflate: m.deflate}
 	if m.deflate == nil {
-		m.deflate = newInflater()
+		d, err := newInflater()
+		if err != nil {
+			return err
+		}
+		m.deflate = d
 	}
 	if err := m.readHeader(); err != nil {
 		m.err = err
