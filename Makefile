@@ -9,11 +9,25 @@ LDFLAGS  := -X warcdedup/internal/cmdutil.Version=$(VERSION)
 COMMANDS := $(notdir $(wildcard cmd/*))
 BINARIES := $(addprefix bin/,$(COMMANDS))
 
+# The inflater gzip members are read with: isal (Intel ISA-L through cgo,
+# Debian's libisal-dev) when its header is installed, else go (pure Go,
+# klauspost/compress). INFLATE=go or INFLATE=isal forces one. The tag goes in
+# GOFLAGS so that the binaries tests build with `go build` get it too.
+INFLATE ?= $(if $(wildcard /usr/include/isa-l/igzip_lib.h),isal,go)
+ifeq ($(INFLATE),isal)
+export GOFLAGS := $(strip $(GOFLAGS) -tags=isal)
+else ifneq ($(INFLATE),go)
+$(error INFLATE must be isal or go, not $(INFLATE))
+endif
+# What the build really holds (cgo off means pure Go whatever the tag).
+SAY_INFLATER = @echo "inflater: $$($(GO) list -f '{{if .CgoFiles}}ISA-L (-tags isal){{else}}pure Go{{end}}' ./gzmulti)"
+
 .PHONY: all build test test-go test-browser test-cluster fuzz bench install man demo clean $(BINARIES)
 
 all: build
 
 build: $(BINARIES)
+	$(SAY_INFLATER)
 
 $(BINARIES):
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/$(notdir $@)
@@ -25,6 +39,7 @@ $(BINARIES):
 test: test-go test-browser test-cluster
 
 test-go:
+	$(SAY_INFLATER)
 	$(GO) vet ./...
 	$(GO) vet -tags browser ./e2e/replay ./report
 	$(GO) test -count=1 -timeout 30m ./...
@@ -60,6 +75,7 @@ fuzz:
 # of about 1 GB (scripts/bench-*.sh; BENCH_DIR keeps the data between runs).
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	scripts/bench-inflate.sh
 	scripts/bench-warcsum.sh
 	scripts/bench-chain.sh
 	scripts/bench-refs.sh

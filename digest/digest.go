@@ -169,6 +169,9 @@ func ParseHeader(value string) (Algorithm, []byte, error) {
 // each decoder checks that it yields exactly n bytes.
 var headerDecoders = []func(v string, n int) ([]byte, bool){
 	func(v string, n int) ([]byte, bool) { // base16, either case
+		if len(v) != 2*n {
+			return nil, false
+		}
 		sum, err := hex.DecodeString(v)
 		return sum, err == nil && len(sum) == n
 	},

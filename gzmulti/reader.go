@@ -9,13 +9,9 @@ package gzmulti
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-
-	"github.com/klauspost/compress/flate"
-	"github.com/klauspost/compress/gzip"
 )
 
 // Member is one gzip member of a file (or, for a plain file, the whole file).
@@ -45,32 +41,6 @@ var (
 
 // gzipMagic starts every gzip member that uses deflate (RFC 1952).
 var gzipMagic = []byte{0x1f, 0x8b, 0x08}
-
-// inflater is the one seam between this package and a deflate
-// implementation: it decompresses one member at a time from src, which is
-// positioned at a member header, and must leave src just after the member's
-// trailer when Read returns io.EOF. A faster inflater (ISA-L through cgo)
-// plugs in here.
-type inflater interface {
-	Reset(src *bufio.Reader) error // reads the member header
-	Read(p []byte) (int, error)    // io.EOF once the trailer was read and checked
-}
-
-// klauspostInflater is the pure-Go inflater.
-type klauspostInflater struct{ z gzip.Reader }
-
-func (k *klauspostInflater) Reset(src *bufio.Reader) error {
-	// src is a *bufio.Reader, which klauspost/flate reads through its fast
-	// path without an interface call per byte, and which (being an
-	// io.ByteReader) it never reads past the end of the member.
-	if err := k.z.Reset(src); err != nil {
-		return err
-	}
-	k.z.Multistream(false)
-	return nil
-}
-
-func (k *klauspostInflater) Read(p []byte) (int, error) { return k.z.Read(p) }
 
 // source is the file as read from its io.Reader. It counts the bytes, so
 // that the position of a member is the count less what is still buffered.
@@ -135,21 +105,6 @@ func (s *source) keep(b []byte) {
 	s.hist = append(s.hist, b...)
 }
 
-// bytesAt returns the n bytes of the file at off: read again from a source
-// that can seek, else from the history if it still holds them.
-func (s *source) bytesAt(off int64, n int) ([]byte, bool) {
-	if s.seeker == nil {
-		return s.kept(off, n)
-	}
-	ra, ok := s.seeker.(io.ReaderAt)
-	if !ok {
-		return nil, false
-	}
-	b := make([]byte, n)
-	_, err := ra.ReadAt(b, s.base+off)
-	return b, err == nil
-}
-
 // kept returns the n bytes of the file at off if the history still holds them.
 func (s *source) kept(off int64, n int) ([]byte, bool) {
 	start := s.end - int64(len(s.hist))
@@ -167,7 +122,7 @@ type Reader struct {
 	src     source
 	br      *bufio.Reader
 	gz      bool
-	inflate inflater
+	inflate member // the gzip member being read
 	member  Member
 	started bool  // Next has been called
 	reading bool  // the current member has not reached its end
@@ -203,8 +158,9 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 // buffers, so that a stage reading many records one after another (each
 // from its own offset) allocates once.
 func (z *Reader) Reset(r io.Reader, name string) error {
-	br, inflate, hist, scratch := z.br, z.inflate, z.src.hist[:0], z.scratch
+	br, deflate, hist, scratch := z.br, z.inflate.deflate, z.src.hist[:0], z.scratch
 	*z = Reader{name: name, src: source{r: r, record: true, hist: hist}, br: br, scratch: scratch}
+	z.inflate.deflate = deflate
 	// Copying every byte into the history costs a few percent of the
 	// inflation time; a source that can seek back does without.
 	if sk, ok := r.(io.Seeker); ok {
@@ -218,13 +174,7 @@ func (z *Reader) Reset(r io.Reader, name string) error {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	z.gz = bytes.Equal(head, gzipMagic)
-	if z.gz {
-		if inflate == nil {
-			inflate = new(klauspostInflater)
-		}
-		z.inflate = inflate
-	} else {
-		z.inflate = inflate
+	if !z.gz {
 		z.src.record = false
 	}
 	return nil
@@ -353,7 +303,7 @@ func (z *Reader) find() (at int64, truncated bool, err error) {
 				return at, false, nil
 			}
 			ended := herr == io.EOF || herr == io.ErrUnexpectedEOF
-			if !ended && !errors.Is(herr, gzip.ErrHeader) {
+			if !ended && herr != errHeader {
 				return at, false, &Error{z.name, at, herr}
 			}
 			// Not a member after all; its header may have taken bytes of
@@ -412,26 +362,21 @@ func (z *Reader) Read(p []byte) (int, error) {
 		return n, io.EOF
 	}
 	z.err = z.memberError(err)
-	if errors.Is(err, gzip.ErrChecksum) {
-		// The trailer was read. If its size is the size inflated, the
-		// deflate data ended where the member did and only the CRC-32 is
-		// wrong; otherwise the inflater may have run on into what follows.
-		trailer, ok := z.src.bytesAt(z.position()-4, 4)
-		z.intact = ok && binary.LittleEndian.Uint32(trailer) == uint32(z.out)
-	}
+	// A trailer whose size is the size inflated means the deflate data
+	// ended where the member did and only the CRC-32 is wrong; otherwise the
+	// inflater may have run on into what follows.
+	z.intact = err == ErrChecksum && z.inflate.sizeOK
 	return n, z.err
 }
 
 // memberError names the damage an inflater reported, with the member offset.
 func (z *Reader) memberError(err error) error {
-	var corrupt flate.CorruptInputError
+	var corrupt corruptError
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		err = ErrTruncated
-	case errors.Is(err, gzip.ErrChecksum):
-		err = ErrChecksum
 	case errors.As(err, &corrupt):
-		err = fmt.Errorf("%w at byte %d of the member", ErrCorrupt, int64(corrupt))
+		err = fmt.Errorf("%w at byte %d of the member", ErrCorrupt, corrupt.Offset)
 	}
 	return &Error{z.name, z.member.Offset, err}
 }

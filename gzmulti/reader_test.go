@@ -99,6 +99,16 @@ func TestMembers(t *testing.T) {
 				b.member(klauspostMember(t, p, gzip.Header{}, 1), p, 10)
 			}
 		}},
+		// Members that expand far beyond the read buffers.
+		{"members of 1 MB compressed 1000 to 1 between small ones", func(t *testing.T, b *builder) {
+			small := textPayload(20, 300)
+			for i := range 3 {
+				b.member(klauspostMember(t, small, gzip.Header{}, 6), small, 10)
+				p := bytes.Repeat([]byte{'a' + byte(i)}, 1<<20)
+				b.member(klauspostMember(t, p, gzip.Header{}, gzip.BestCompression), p, 10)
+			}
+			b.member(klauspostMember(t, small, gzip.Header{}, 6), small, 10)
+		}},
 		{"members written by gzmulti.Writer", func(t *testing.T, b *builder) {
 			var out bytes.Buffer
 			w := NewWriter(&out, gzip.DefaultCompression)

@@ -49,12 +49,22 @@ func (r *Reader) ReadHTTPHead() (*HTTPHead, error) {
 		}
 		// An empty line (LF, CR LF, or CR CR LF) after the status line ends
 		// the head.
-		if start > 0 && len(bytes.TrimRight(h.Raw[start:], "\r\n")) == 0 && h.Raw[len(h.Raw)-1] == '\n' {
+		if start > 0 && onlyLineEnds(h.Raw[start:]) && h.Raw[len(h.Raw)-1] == '\n' {
 			h.Complete = true
 			return h, nil
 		}
 	}
 	return h, nil
+}
+
+// onlyLineEnds reports whether b holds nothing but CR and LF bytes.
+func onlyLineEnds(b []byte) bool {
+	for _, c := range b {
+		if c != '\r' && c != '\n' {
+			return false
+		}
+	}
+	return true
 }
 
 // readBlockLine appends the next line of the block, with its LF, to dst,

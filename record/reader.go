@@ -153,15 +153,18 @@ type Reader struct {
 	finishErr error
 	http      HTTPHead
 	hbuf      []byte
-	raw       []byte // a WARC header's names and values, while it is read
-	spans     []span // where each name and value is in raw
-	peekErr   error  // what stopped recordAt's look ahead short, if anything
+	// header is the current record's header as stored, when keepHeader.
+	header     []byte
+	keepHeader bool
+	raw        []byte // a WARC header's names and values, while it is read
+	spans      []span // where each name and value is in raw
+	peekErr    error  // what stopped recordAt's look ahead short, if anything
 	// trailer holds the line ends Finish read after the block (at most
 	// maxTrailer of them), trailerLen how many there were.
 	trailer    []byte
 	trailerLen int64
 	capture    bool
-	base      int64  // added to the offsets that errors report
+	base       int64 // added to the offsets that errors report
 }
 
 // span locates a header field's name and value in Reader.raw.
@@ -190,7 +193,8 @@ func (r *Reader) Reset(src io.Reader, name string) error {
 	} else {
 		r.br.Reset(r.z)
 	}
-	*r = Reader{name: name, z: r.z, br: r.br, needMember: stream == nil, stream: stream, http: HTTPHead{Raw: r.http.Raw[:0]}, hbuf: r.hbuf[:0], raw: r.raw[:0], spans: r.spans[:0], trailer: r.trailer[:0]}
+	*r = Reader{name: name, z: r.z, br: r.br, needMember: stream == nil, stream: stream, http: HTTPHead{Raw: r.http.Raw[:0]}, hbuf: r.hbuf[:0], raw: r.raw[:0], spans: r.spans[:0], trailer: r.trailer[:0],
+		header: r.header[:0], keepHeader: r.keepHeader}
 	return nil
 }
 
@@ -203,7 +207,11 @@ func (r *Reader) SetBase(base int64) { r.base = base }
 // a WARC record's version line through the blank line that ends its
 // header, an ARC record line with its line feed. It is valid until the
 // next call to Next.
-func (r *Reader) RawHeader() []byte { return r.hbuf }
+func (r *Reader) RawHeader() []byte { return r.header }
+
+// KeepHeaders makes the Reader keep each record's header as stored, for
+// RawHeader; it costs a copy of every header, so it is off by default.
+func (r *Reader) KeepHeaders(keep bool) { r.keepHeader = keep }
 
 // Compressed reports whether the file is gzip.
 func (r *Reader) Compressed() bool { return r.z.Compressed() }
@@ -396,30 +404,42 @@ func (r *Reader) discard(n int) {
 }
 
 // readLine returns the next line, without its line end (LF, CRLF, or the
-// CR CR LF of files that went through a text-mode conversion), appended to
-// r.hbuf's storage; the returned slice is valid until the next readLine.
-// total counts header bytes read so far, against maxHeader.
+// CR CR LF of files that went through a text-mode conversion). The returned
+// slice is valid until the next read of the file: it is the read buffer
+// itself when the line is whole in it, else r.hbuf, where the fragments of a
+// line longer than the buffer are gathered. total counts header bytes read
+// so far, against maxHeader.
 func (r *Reader) readLine(total *int) ([]byte, error) {
-	start := len(r.hbuf)
-	for {
-		frag, err := r.br.ReadSlice('\n')
-		r.pos += int64(len(frag))
-		*total += len(frag)
+	frag, err := r.br.ReadSlice('\n')
+	line := frag
+	if err == bufio.ErrBufferFull {
+		r.hbuf = r.hbuf[:0]
+		for err == bufio.ErrBufferFull && *total+len(r.hbuf)+len(frag) <= maxHeader {
+			r.hbuf = append(r.hbuf, frag...)
+			frag, err = r.br.ReadSlice('\n')
+		}
 		r.hbuf = append(r.hbuf, frag...)
-		if *total > maxHeader {
-			return nil, ErrHeaderTooLong
-		}
-		if err == nil {
-			line := r.hbuf[start : len(r.hbuf)-1]
-			return bytes.TrimRight(line, "\r"), nil
-		}
-		if err != bufio.ErrBufferFull {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, err
-		}
+		line = r.hbuf
 	}
+	r.pos += int64(len(line))
+	*total += len(line)
+	if *total > maxHeader {
+		return nil, ErrHeaderTooLong
+	}
+	if r.keepHeader {
+		r.header = append(r.header, line...)
+	}
+	if err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	line = line[:len(line)-1]
+	for len(line) > 0 && line[len(line)-1] == '\r' {
+		line = line[:len(line)-1]
+	}
+	return line, nil
 }
 
 // readHeader reads the header of the record starting at offset start.
@@ -452,7 +472,7 @@ func (r *Reader) readHeader(start int64) error {
 		return r.errorAt(start, fmt.Errorf("%w: %q is not %s", ErrNoRecord, clip(line), what))
 	}
 	r.rec = Record{Format: r.format, Offset: start, Length: -1}
-	r.hbuf = r.hbuf[:0]
+	r.header = r.header[:0]
 	headerStart := r.pos
 	var err error
 	if r.format == WARC {
@@ -510,7 +530,7 @@ func (r *Reader) readWARCHeader() error {
 	// raw and spans are the Reader's, reused from record to record.
 	spans, raw := r.spans[:0], r.raw[:0]
 	defer func() { r.spans, r.raw = spans, raw }()
-	version := string(bytes.TrimSpace(line))
+	version := versionString(bytes.TrimSpace(line))
 	for {
 		line, err := r.readLine(&total)
 		if err != nil {
@@ -559,19 +579,68 @@ func (r *Reader) readWARCHeader() error {
 	}
 	rec := &r.rec
 	rec.Version, rec.Header = version, h
-	rec.Type = strings.ToLower(h.Get("WARC-Type"))
-	rec.URI = h.Get("WARC-Target-URI")
-	rec.Date = h.Get("WARC-Date")
-	cl, ok := h.Lookup("Content-Length")
-	if !ok {
+	// The first of each of the fields a Record has a member for, as
+	// Header.Get finds them, in one pass.
+	var own [numOwnFields]int
+	for i := len(h) - 1; i >= 0; i-- {
+		if k := ownField(h[i].Name); k >= 0 {
+			own[k] = i + 1
+		}
+	}
+	get := func(k int) string {
+		if own[k] == 0 {
+			return ""
+		}
+		return h[own[k]-1].Value
+	}
+	rec.Type = strings.ToLower(get(fieldType))
+	rec.URI = get(fieldURI)
+	rec.Date = get(fieldDate)
+	if own[fieldLength] == 0 {
 		return fmt.Errorf("%w: no Content-Length", ErrBadHeader)
 	}
+	cl := get(fieldLength)
 	n, err := strconv.ParseInt(cl, 10, 64)
 	if err != nil || n < 0 {
 		return fmt.Errorf("%w: Content-Length %q is not a length", ErrBadHeader, clip([]byte(cl)))
 	}
 	rec.BlockLength = n
 	return nil
+}
+
+// The WARC fields a Record has members for, as ownField numbers them.
+const (
+	fieldType = iota
+	fieldURI
+	fieldDate
+	fieldLength
+	numOwnFields
+)
+
+var ownFieldNames = [numOwnFields]string{"WARC-Type", "WARC-Target-URI", "WARC-Date", "Content-Length"}
+
+// ownField returns which of the fields a Record has a member for name is
+// (compared as Header.Get does), or -1. No letter of those names has a
+// case-folding partner outside ASCII (as K has the Kelvin sign), so a name
+// that matches has the same length: most names cost a length comparison.
+func ownField(name string) int {
+	for k, own := range ownFieldNames {
+		if len(name) == len(own) && strings.EqualFold(name, own) {
+			return k
+		}
+	}
+	return -1
+}
+
+// versionString returns the version line v as a string, without allocating
+// for the versions nearly every record has.
+func versionString(v []byte) string {
+	for _, known := range [...]string{"WARC/1.0", "WARC/1.1", "WARC/0.17", "WARC/0.18"} {
+		if string(v) == known {
+			return known
+		}
+	}
+	return string(v)
 }
 
 func clip(b []byte) string {

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -645,5 +647,29 @@ func TestReset(t *testing.T) {
 		rr.Reset(bytes.NewReader(files[(i+1)%len(files)]), "g")
 		rr.Next()
 		rr.Read(make([]byte, 3))
+	}
+}
+
+// ownField finds exactly the names Header.Get finds, in any case, and no
+// other: no letter of the four names folds to a rune outside ASCII.
+func TestOwnField(t *testing.T) {
+	for k, own := range ownFieldNames {
+		for _, c := range own {
+			for f := unicode.SimpleFold(c); f != c; f = unicode.SimpleFold(f) {
+				if f >= utf8.RuneSelf {
+					t.Errorf("%s: %q folds to %q: a matching name may be longer", own, c, f)
+				}
+			}
+		}
+		for _, name := range []string{own, strings.ToLower(own), strings.ToUpper(own)} {
+			if got := ownField(name); got != k {
+				t.Errorf("ownField(%q) = %d, want %d", name, got, k)
+			}
+		}
+	}
+	for _, name := range []string{"", "WARC-Typ", "WARC-Types", "WARC-Record-ID", "Content-Type", "WARC-IP-Address", "Content-Lengtk"} {
+		if got := ownField(name); got != -1 {
+			t.Errorf("ownField(%q) = %d, want -1", name, got)
+		}
 	}
 }

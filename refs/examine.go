@@ -113,6 +113,9 @@ func (x *examiner) blockHash(a digest.Algorithm) hash.Hash {
 func (x *examiner) reader(src io.Reader, name string) (*record.Reader, error) {
 	if x.rr == nil {
 		rr, err := record.NewReader(src, name)
+		if err == nil {
+			rr.KeepHeaders(true) // what a revisit may keep for undo
+		}
 		x.rr = rr
 		return rr, err
 	}

@@ -155,17 +155,21 @@ func (w *writer) write(l *manifest.Line) error {
 	return err
 }
 
-// countingReader adds what it reads to a progress counter.
+// countingReader adds what it reads from a file to a progress counter.
 type countingReader struct {
-	r io.Reader
+	f *os.File
 	n *atomic.Int64
 }
 
 func (c countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
+	n, err := c.f.Read(p)
 	c.n.Add(int64(n))
 	return n, err
 }
+
+// Seek lets the reader seek back over a damaged gzip member instead of
+// keeping a copy of every byte it reads in case one is.
+func (c countingReader) Seek(off int64, whence int) (int64, error) { return c.f.Seek(off, whence) }
 
 // Runner reads many files in parallel and writes their manifest lines in
 // input order.
@@ -210,12 +214,33 @@ func (r *Runner) Run(inputs []Input, out io.Writer) (Stats, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	q := ordered.New[*job](2 * jobs)
+	// Spools written out are used again: their memory is then allocated
+	// once, not once per file.
+	spools := make(chan *spool.Spool, 2*jobs)
+	take := func() *spool.Spool {
+		select {
+		case sp := <-spools:
+			return sp
+		default:
+			return spool.New(memory)
+		}
+	}
+	give := func(sp *spool.Spool) {
+		if sp.Reset() != nil {
+			return
+		}
+		select {
+		case spools <- sp:
+		default:
+			sp.Close()
+		}
+	}
 	go func() {
 		defer q.Close()
 		for _, in := range inputs {
-			j := &job{in: in, out: spool.New(memory), done: make(chan struct{})}
+			j := &job{in: in, out: take(), done: make(chan struct{})}
 			if r.Facts != nil {
-				j.facts = spool.New(memory)
+				j.facts = take()
 			}
 			if q.Add(ctx, j) != nil {
 				return
@@ -261,9 +286,9 @@ func (r *Runner) Run(inputs []Input, out io.Writer) (Stats, error) {
 				stop()
 			}
 		}
-		s.out.Close()
+		give(s.out)
 		if s.facts != nil {
-			s.facts.Close()
+			give(s.facts)
 		}
 		q.Release()
 	}

@@ -234,8 +234,7 @@ func (s *Summer) SumFile(r io.Reader, name string, emit func(*manifest.Line) err
 		if err == io.EOF {
 			break
 		}
-		var damage *record.Error
-		if errors.As(err, &damage) {
+		if isDamage(err) {
 			st.Damaged++
 			s.damage(err)
 			continue
@@ -247,7 +246,7 @@ func (s *Summer) SumFile(r io.Reader, name string, emit func(*manifest.Line) err
 		found = true
 		st.Records++
 		listed, err := s.sumRecord(rr, rec, file, &st)
-		if errors.As(err, &damage) {
+		if isDamage(err) {
 			st.Damaged++
 			s.damage(err)
 			continue
@@ -269,6 +268,17 @@ func (s *Summer) SumFile(r io.Reader, name string, emit func(*manifest.Line) err
 	}
 	st.Files++
 	return st, nil
+}
+
+// isDamage reports whether err is damage that costs one record only. (The
+// target of errors.As escapes: in a function of its own it is allocated
+// only when there is an error, not once per record.)
+func isDamage(err error) bool {
+	if err == nil {
+		return false
+	}
+	var damage *record.Error
+	return errors.As(err, &damage)
 }
 
 // sumRecord decides whether rec is a candidate and, if it is, hashes its

@@ -5,7 +5,7 @@
 package spool
 
 import (
-	"bytes"
+	"bufio"
 	"io"
 	"os"
 )
@@ -13,17 +13,33 @@ import (
 // Spool is an io.Writer that can be replayed once with WriteTo.
 type Spool struct {
 	limit int
-	mem   bytes.Buffer
+	mem   []byte // never grows past limit
 	tmp   *os.File
+	tmpw  *bufio.Writer // over tmp: callers write a line at a time
 }
 
 // New returns a Spool holding up to limit bytes in memory.
 func New(limit int) *Spool { return &Spool{limit: limit} }
 
+// minGrowth is the least the memory grows by, so that a unit of small
+// writes does not reallocate at every one of the first few.
+const minGrowth = 64 << 10
+
+// tmpBuffer is the buffer of writes to the temporary file.
+const tmpBuffer = 64 << 10
+
 // Write appends p.
 func (s *Spool) Write(p []byte) (int, error) {
-	if s.tmp == nil && s.mem.Len()+len(p) <= s.limit {
-		return s.mem.Write(p)
+	if s.tmp == nil && len(s.mem)+len(p) <= s.limit {
+		if len(s.mem)+len(p) > cap(s.mem) {
+			// Double, but never past the limit: the limit bounds the
+			// memory held, not just the bytes.
+			grown := make([]byte, len(s.mem), min(s.limit, max(2*cap(s.mem), len(s.mem)+len(p), minGrowth)))
+			copy(grown, s.mem)
+			s.mem = grown
+		}
+		s.mem = append(s.mem, p...)
+		return len(p), nil
 	}
 	if s.tmp == nil {
 		f, err := os.CreateTemp("", "warcdedup-spool-*")
@@ -34,15 +50,23 @@ func (s *Spool) Write(p []byte) (int, error) {
 		// process dies.
 		os.Remove(f.Name())
 		s.tmp = f
+		if s.tmpw == nil {
+			s.tmpw = bufio.NewWriterSize(f, tmpBuffer)
+		} else {
+			s.tmpw.Reset(f)
+		}
 	}
-	return s.tmp.Write(p)
+	return s.tmpw.Write(p)
 }
 
 // WriteTo writes everything written so far to w.
 func (s *Spool) WriteTo(w io.Writer) (int64, error) {
-	n, err := w.Write(s.mem.Bytes())
+	n, err := w.Write(s.mem)
 	total := int64(n)
 	if err != nil || s.tmp == nil {
+		return total, err
+	}
+	if err := s.tmpw.Flush(); err != nil {
 		return total, err
 	}
 	if _, err := s.tmp.Seek(0, io.SeekStart); err != nil {
@@ -52,22 +76,24 @@ func (s *Spool) WriteTo(w io.Writer) (int64, error) {
 	return total + m, err
 }
 
-// Reset empties the spool for writing again.
-func (s *Spool) Reset() {
-	s.mem.Reset()
+// Reset empties s for another unit of work, keeping its memory: a stage
+// that spools many units one after another then allocates (and the system
+// maps) that memory once.
+func (s *Spool) Reset() error {
+	s.mem = s.mem[:0]
 	if s.tmp != nil {
-		s.tmp.Close()
+		err := s.tmp.Close()
 		s.tmp = nil
+		s.tmpw.Reset(nil)
+		return err
 	}
+	return nil
 }
 
 // Close releases the memory and the temporary file.
 func (s *Spool) Close() error {
-	s.mem = bytes.Buffer{}
-	if s.tmp != nil {
-		err := s.tmp.Close()
-		s.tmp = nil
-		return err
-	}
-	return nil
+	s.mem = nil
+	err := s.Reset()
+	s.tmpw = nil
+	return err
 }
