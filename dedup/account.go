@@ -408,22 +408,31 @@ func (h *classHeap) offer(c report.Class, keep int) {
 	}
 }
 
-// fixity writes, from the rewrite log, one line per file ever replaced in
-// this work directory: its size and SHA-256 before the first replacement
-// and after the last.
+// fixity writes, from the rewrite log, one line per file this job
+// replaced: its size and SHA-256 before and after (see writeFixity).
 func (a *account) fixity() error {
-	j := a.j
-	f, err := os.Open(j.wd.File(LogFile))
+	n, err := writeFixity(a.j.wd.File(LogFile), a.j.state.LogSizeAtHash, a.j.wd.File(FixityFile))
+	a.replaced = n
+	return err
+}
+
+// writeFixity writes the fixity list of the files the log's entries from
+// offset from on replaced (this job's, or this undo's): each file's size
+// and SHA-256 before the first of those runs and after the last. It
+// returns how many files it lists.
+func writeFixity(logName string, from int64, out string) (int64, error) {
+	const header = "# file old-size old-sha256 new-size new-sha256\n"
+	f, err := os.Open(logName)
 	if os.IsNotExist(err) {
-		return writeFile(j.wd.File(FixityFile), []byte("# file old-size old-sha256 new-size new-sha256\n"))
+		return 0, writeFile(out, []byte(header))
 	}
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer f.Close()
 	files := map[string]*rewritelog.Fixity{}
 	var order []string
-	r := rewritelog.NewReader(f, j.wd.File(LogFile))
+	r := rewritelog.NewReader(io.NewSectionReader(f, from, 1<<62), logName)
 	r.Fixity = func(fx rewritelog.Fixity) error {
 		if fx.NewSHA256 == "-" {
 			return nil
@@ -441,18 +450,17 @@ func (a *account) fixity() error {
 		if _, err := r.Next(); err == io.EOF {
 			break
 		} else if err != nil {
-			return err
+			return 0, err
 		}
 	}
-	a.replaced = int64(len(order))
 	var b strings.Builder
-	b.WriteString("# file old-size old-sha256 new-size new-sha256\n")
+	b.WriteString(header)
 	sort.Strings(order)
 	for _, name := range order {
 		fx := files[name]
 		fmt.Fprintf(&b, "%s %d %s %d %s\n", manifest.EscapeFile(name), fx.OldSize, fx.OldSHA256, fx.NewSize, fx.NewSHA256)
 	}
-	return writeFile(j.wd.File(FixityFile), []byte(b.String()))
+	return int64(len(order)), writeFile(out, []byte(b.String()))
 }
 
 // fill sets the report's figures from the stages' statistics.

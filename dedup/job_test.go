@@ -3,6 +3,7 @@ package dedup
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -358,4 +359,83 @@ func TestNextCrawl(t *testing.T) {
 	run(1)
 	warctest.WriteFile(t, dir, "2024-02.warc", []byte(warctest.Response("http://example.com/page.html", "2024-02-01T00:00:00Z", page)))
 	run(1)
+}
+
+// TestUndo runs the job and undoes it, first one file, then the rest of
+// the collection: every file comes back as it was (uncompressed, byte for
+// byte), a second undo has nothing to do, and a run after it deduplicates
+// the collection again as the first did.
+func TestUndo(t *testing.T) {
+	dir, _ := collection(t, genCfg)
+	before := hashUncompressed(t, dir)
+	wd := filepath.Join(t.TempDir(), "work")
+	r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err != nil || r.Report.Exit != 0 {
+		t.Fatalf("run: %v %v", err, r.Report.ExitReason)
+	}
+	written := r.Report.Totals.RevisitsWritten
+	fixity := readLines(t, filepath.Join(wd, FixityFile))[1:]
+	one := filepath.Join(dir, strings.Fields(fixity[0])[0])
+
+	u1, err := Undo(context.Background(), UndoOptions{Paths: []string{one}, WorkDir: wd, Jobs: 2})
+	if err != nil || u1.Exit != 0 || u1.Stats.Restored != 1 {
+		t.Fatalf("undo %s: %v, %+v", one, err, u1)
+	}
+	// The work directory is found beside the collection; here it is not.
+	if _, err := Undo(context.Background(), UndoOptions{Paths: []string{dir}}); err == nil || !strings.Contains(err.Error(), "no work directory") {
+		t.Errorf("undo without a work directory beside the collection: %v", err)
+	}
+	u2, err := Undo(context.Background(), UndoOptions{Paths: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err != nil || u2.Exit != 0 {
+		t.Fatalf("undo: %v, %+v", err, u2)
+	}
+	if got := u1.Stats.Records + u2.Stats.Records; got != written || u2.Stats.Restored != int64(len(fixity))-1 {
+		t.Errorf("restored %d records in %d+%d files; the run wrote %d revisits in %d files", got, u1.Stats.Restored, u2.Stats.Restored, written, len(fixity))
+	}
+	sameTree(t, "after undo (uncompressed)", hashUncompressed(t, dir), before)
+	if fx := readLines(t, filepath.Join(wd, UndoFixityFile)); int64(len(fx)-1) != u2.Stats.Restored {
+		t.Errorf("undo-fixity.tsv has %d lines for %d files", len(fx)-1, u2.Stats.Restored)
+	}
+
+	u3, err := Undo(context.Background(), UndoOptions{Paths: []string{dir}, WorkDir: wd})
+	if err != nil || !u3.NothingToDo {
+		t.Errorf("a second undo: %v, nothing to do %v", err, u3.NothingToDo)
+	}
+	again, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err != nil || again.NothingToDo || again.Report.Totals.RevisitsWritten != written {
+		t.Errorf("a run after undo: %v, nothing to do %v, %d revisits written, the first run %d", err, again.NothingToDo, again.Report.Totals.RevisitsWritten, written)
+	}
+}
+
+// hashUncompressed returns the SHA-256 of every file under dir by relative
+// path, of its bytes decompressed if it is gzip.
+func hashUncompressed(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		var r io.Reader = f
+		if strings.HasSuffix(p, ".gz") {
+			zr, err := gzip.NewReader(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r = zr
+		}
+		h := sha256.New()
+		if _, err := io.Copy(h, r); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		rel, _ := filepath.Rel(dir, p)
+		m[rel] = hex.EncodeToString(h.Sum(nil))
+		return nil
+	})
+	return m
 }

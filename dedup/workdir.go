@@ -131,16 +131,22 @@ func (p Params) equal(q Params) bool {
 
 // readState reads state.json; a missing file is a new job.
 func (w *WorkDir) readState() (*State, error) {
-	data, err := os.ReadFile(w.File(StateFile))
+	s, err := readStateFile(w.File(StateFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return &State{}, nil
 	}
+	return s, err
+}
+
+// readStateFile reads a state.json.
+func readStateFile(name string) (*State, error) {
+	data, err := os.ReadFile(name)
 	if err != nil {
 		return nil, err
 	}
 	var s State
 	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, fmt.Errorf("%s: %w", w.File(StateFile), err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return &s, nil
 }

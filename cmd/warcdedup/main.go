@@ -30,7 +30,7 @@ command.`
 func main() {
 	app := cmdutil.NewApp("warcdedup", "deduplicate web archive collections after the crawl", description, nil, nil)
 	app.Action = nil
-	app.Commands = []*cli.Command{runCommand()}
+	app.Commands = []*cli.Command{runCommand(), undoCommand()}
 	cmdutil.Main(app)
 }
 
@@ -126,4 +126,64 @@ func jobOptions(c *cli.Context) (dedup.Options, error) {
 		SortMemory:  c.String("sort-memory"),
 		Display:     progress.New(os.Stderr, "warcdedup", c.Bool("quiet")),
 	}, nil
+}
+
+func undoCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "undo",
+		Usage:     "turn the revisits a run wrote back into the records they replaced",
+		ArgsUsage: "PATH...",
+		Description: `warcdedup undo restores, in place, every revisit that warcdedup run wrote
+in the files at each PATH (a collection, a directory in it, or a file) as
+the record it replaced, byte for byte when uncompressed: its header by rule
+from the revisit's, or as the revisit kept it when the rule would not give
+it back (fields Warcdedup-Added-Fields, Warcdedup-Original-Header,
+Warcdedup-Original-Trailer), its payload from the original it refers to,
+read now and re-hashed against the revisit's WARC-Payload-Digest. The
+rewrite log of the work directory says which revisits are the toolchain's.
+
+Each file is replaced only by a complete, checked new version, as the run
+replaces them; a file whose revisit cannot be restored (its original is
+gone or changed) is left untouched and named (exit status 1). Interrupted,
+the same command restores what is left. The log gets a "restored" entry per
+record (warccdx brings indexes up to date from it), and undo-fixity.tsv the
+size and SHA-256 of every replaced file before and after.
+
+With --all, other tools' revisits (identical-payload-digest profile) whose
+original is in the collection become whole records too: a complete,
+self-contained copy of the crawl.
+
+The work directory is found beside the collection holding the first PATH
+(COLLECTION.warcdedup), or given with --work-dir.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "work-dir", Usage: "the job's work directory `DIR` (default: beside the collection, COLLECTION.warcdedup)"},
+			&cli.BoolFlag{Name: "all", Usage: "also make other tools' revisits whole records"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), DefaultText: "the number of CPUs", Usage: "restore `N` files at once"},
+			&cli.StringFlag{Name: "sort-memory", Usage: "buffer of the system sort (sort -S `SIZE`, e.g. 2G or 25%)"},
+			&cli.BoolFlag{Name: "hard-links", Usage: "restore files with several hard links (the other names keep the old bytes)"},
+			cmdutil.QuietFlag,
+			cmdutil.VerboseFlag,
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return cmdutil.Usage("name what to undo: %s undo PATH... (a collection, a directory or a file in it; see --help)", c.App.Name)
+			}
+			display := progress.New(os.Stderr, "warcdedup", c.Bool("quiet"))
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			res, err := dedup.Undo(ctx, dedup.UndoOptions{Paths: c.Args().Slice(), WorkDir: c.String("work-dir"), All: c.Bool("all"),
+				HardLinks: c.Bool("hard-links"), Jobs: c.Int("jobs"), SortMemory: c.String("sort-memory"), Display: display})
+			display.Close()
+			if res != nil {
+				dedup.UndoSummary(os.Stderr, res)
+			}
+			switch {
+			case err != nil:
+				return cli.Exit(err, cmdutil.ExitFatal)
+			case res.Exit != 0:
+				return cli.Exit("", res.Exit)
+			}
+			return nil
+		},
+	}
 }
