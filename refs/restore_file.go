@@ -156,7 +156,8 @@ func (f *fileRestore) restoreRecord(ctx context.Context, rr *record.Reader, rec 
 		}
 		return nil
 	}
-	if p := rec.Header.Get(hProfile); !strings.Contains(p, "/revisit/identical-payload-digest") {
+	// identical-payload-digest, or warcio's uri-agnostic-identical-payload-digest.
+	if p := rec.Header.Get(hProfile); !strings.HasSuffix(strings.TrimSpace(p), "identical-payload-digest") {
 		return leave(fmt.Errorf("profile %q: only identical-payload-digest revisits hold a payload found elsewhere", p))
 	}
 	digestValue := strings.TrimSpace(rec.Header.Get(hPayloadDigest))
@@ -391,7 +392,7 @@ func (f *fileRestore) pickOriginal(key string, rec *record.Record) (manifest.Lin
 			return manifest.Line{}, err
 		}
 		if found == nil {
-			return manifest.Line{}, fmt.Errorf("%w: no response captured at %s %s in %s", ErrNoOriginal, uri, date, r.Captures.Name())
+			return manifest.Line{}, fmt.Errorf("its original is not in the collection: no response captured at %s %s in %s", uri, date, r.Captures.Name())
 		}
 		return *found, nil
 	}
@@ -400,7 +401,7 @@ func (f *fileRestore) pickOriginal(key string, rec *record.Record) (manifest.Lin
 		return manifest.Line{}, err
 	}
 	if len(lines) == 0 {
-		return manifest.Line{}, fmt.Errorf("%w: no response of digest %s in the originals manifest", ErrNoOriginal, key)
+		return manifest.Line{}, fmt.Errorf("its original is not in the collection: no response of digest %s in the originals manifest", key)
 	}
 	if hasURI {
 		for _, l := range lines {

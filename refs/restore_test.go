@@ -322,10 +322,13 @@ func TestUndoAll(t *testing.T) {
 			"WARC-Profile: http://netpreserve.org/warc/1.0/revisit/server-not-modified"),
 		revisit("http://example.com/f", "2024-02-05T00:00:00Z", head, profile,
 			"WARC-Refers-To-Target-URI: http://example.com/gone", "WARC-Refers-To-Date: 2023-01-01T00:00:00Z"),
+		revisit("http://example.com/g", "2024-02-06T00:00:00Z", head,
+			"WARC-Profile: http://netpreserve.org/warc/1.0/revisit/uri-agnostic-identical-payload-digest",
+			"WARC-Refers-To-Target-URI: http://example.com/c", "WARC-Refers-To-Date: 2024-01-05T00:00:00Z"),
 	))
 	u := mustUndo(t, dir, "", true)
-	if u.stats.Foreign != 3 || u.stats.Left != 2 || u.stats.Records != 0 {
-		t.Errorf("stats %+v, want 3 made whole and 2 left", u.stats)
+	if u.stats.Foreign != 4 || u.stats.Left != 2 || u.stats.Records != 0 {
+		t.Errorf("stats %+v, want 4 made whole and 2 left", u.stats)
 	}
 	if len(u.warns) != 2 {
 		t.Errorf("warnings %v, want the 2 revisits left", u.warns)
@@ -336,6 +339,7 @@ func TestUndoAll(t *testing.T) {
 		"WARC-Target-URI: http://example.com/b\r\nWARC-Date: 2024-02-01T00:00:00Z\r\nWARC-Payload-Digest: " + dg + "\r\nContent-Length: " + block + "\r\n\r\n" + head + payload + "\r\n\r\n",
 		"WARC-Target-URI: http://example.com/c\r\nWARC-Date: 2024-02-02T00:00:00Z\r\nWARC-Payload-Digest: " + dg + "\r\nContent-Length: " + block + "\r\n\r\n" + head + payload,
 		"WARC-Target-URI: http://example.com/d\r\nWARC-Date: 2024-02-03T00:00:00Z\r\nWARC-Payload-Digest: " + dg + "\r\nContent-Length: " + block + "\r\n\r\n" + warctest.HTTP(200, payload),
+		"WARC-Target-URI: http://example.com/g\r\nWARC-Date: 2024-02-06T00:00:00Z\r\nWARC-Payload-Digest: " + dg + "\r\nContent-Length: " + block + "\r\n\r\n" + head + payload,
 		"WARC-Type: revisit", // e and f stay
 	} {
 		if !strings.Contains(string(data), want) {
