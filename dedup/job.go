@@ -35,6 +35,9 @@ type Options struct {
 	Policy      policy.Policy
 	SortMemory  string // sort's buffer (sort -S), e.g. "1G" or "25%"; "" for sort's default
 	HardLinks   bool   // rewrite files with several names (see refs.Rewriter)
+	// CDX are CDX/CDXJ index files of the collection, written before the
+	// job: each is brought up to date with the rewrite (see warccdx).
+	CDX []string
 	Display     *progress.Display
 }
 
@@ -47,6 +50,7 @@ const (
 	stageRewrite = "rewrite"
 	stageAfter   = "hash again"
 	stageVerify  = "verify"
+	stageIndexes = "update indexes"
 	stageAccount = "account"
 )
 
@@ -66,6 +70,8 @@ type Job struct {
 	refused  []string // files left untouched, and why
 	stale    []string // lines left out, and why (the first ones)
 	damaged  []string // damage reported, the first ones
+	// indexProblems counts index lines that could not be updated.
+	indexProblems int64
 }
 
 // Result is what a job did, for the summary and the exit status.
@@ -175,6 +181,9 @@ func (j *Job) stages(ctx context.Context) error {
 	}
 	if !j.opt.DryRun {
 		all = append(all, stage{stageAfter, j.hashAfter, true}, stage{stageVerify, j.verify, true})
+		if len(j.opt.CDX) > 0 {
+			all = append(all, stage{stageIndexes, j.updateIndexes, true})
+		}
 	}
 	all = append(all, stage{stageAccount, j.account, false})
 	for _, s := range all {
@@ -590,6 +599,9 @@ func (j *Job) finish(err error) {
 	if j.rewrote.Refused > 0 {
 		reasons = append(reasons, fmt.Sprintf("%s files refused and left untouched (rewrite stage)", progress.Count(j.rewrote.Refused)))
 		reasons = append(reasons, first(j.refused, 10)...)
+	}
+	if j.indexProblems > 0 {
+		reasons = append(reasons, fmt.Sprintf("%s index lines could not be updated (update indexes stage; see run.log)", progress.Count(j.indexProblems)))
 	}
 	if j.verified.Violations > 0 {
 		reasons = append(reasons, fmt.Sprintf("%s violations: records lost (see %s)", progress.Count(j.verified.Violations), Violations))

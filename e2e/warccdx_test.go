@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -330,5 +331,72 @@ func TestWarccdxExit(t *testing.T) {
 				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, stdout, stderr)
 			}
 		})
+	}
+}
+
+// TestRunCDX proves warcdedup run --cdx: a CDXJ index of the collection
+// written by warcio.js before the job (kept gzip-compressed, as archives
+// keep them) is, after the job, what warcio.js writes for the rewritten
+// files, line for line after sorting, and still gzip; the index from
+// before is kept in the work directory.
+func TestRunCDX(t *testing.T) {
+	cli := warcioCLI(t)
+	work := t.TempDir()
+	cfg := gen.Config{Files: 4, Records: 150, DupRate: 0.4, Seed: 5, MeanPayload: 3000,
+		Formats: []gen.Format{gen.WARC10Gz, gen.WARC11}, NonCandidates: true}
+	if _, err := gen.Write(filepath.Join(work, "coll"), cfg); err != nil {
+		t.Fatal(err)
+	}
+	files := func() []string {
+		var out []string
+		filepath.WalkDir(filepath.Join(work, "coll"), func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				out = append(out, p)
+			}
+			return err
+		})
+		slices.Sort(out)
+		return out
+	}
+	index := func() []byte {
+		var b []byte
+		for _, ix := range indexWithWarcio(t, cli, files(), "--format", "cdxj") {
+			if ix.err != nil {
+				t.Fatalf("warcio.js: %s: %v", ix.file, ix.err)
+			}
+			b = append(b, ix.out...)
+		}
+		return b
+	}
+	before := index()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(before)
+	zw.Close()
+	if err := os.WriteFile(filepath.Join(work, "coll.cdxj.gz"), gz.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runDedup(t, work, "coll", "keep", "--cdx", "coll.cdxj.gz")
+	if r.code != 0 || len(r.log) == 0 {
+		t.Fatalf("warcdedup exit %d, %d revisits\n%s", r.code, len(r.log), r.stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(work, "coll.cdxj.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("the updated index is no longer gzip: %v", err)
+	}
+	updated, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := sortedLines(updated), sortedLines(index()); !slices.Equal(got, want) {
+		t.Errorf("the index warcdedup updated differs from warcio.js's on the rewritten files:\n%s", lineDiff(got, want))
+	}
+	kept, _ := filepath.Glob(filepath.Join(work, "keep", "indexes", "*-coll.cdxj.gz"))
+	if len(kept) != 1 {
+		t.Errorf("the index from before is not kept in the work directory: %v", kept)
 	}
 }

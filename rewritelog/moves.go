@@ -88,6 +88,25 @@ func LoadFile(name string, since time.Time) (*Moves, error) {
 	return load(NewReader(f, name), since, lines)
 }
 
+// LoadFileFrom is LoadFile of the entries from byte offset from of the
+// log file on: those appended since it had that size.
+func LoadFileFrom(name string, from int64) (*Moves, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	section := io.NewSectionReader(f, from, 1<<62)
+	lines, err := countLines(section)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if _, err := section.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	return load(NewReader(section, name), time.Time{}, lines)
+}
+
 func countLines(r io.Reader) (int, error) {
 	buf := make([]byte, 1<<20)
 	n := 0

@@ -63,7 +63,8 @@ files, read with its subdirectories) in place:
                checked, complete new version (warcrefs --in-place)
   6. hash      again: only the files replaced are read
   7. verify    prove nothing was lost (warcsumcmp)
-  8. account   report.html, stats.json, fixity.tsv, deps.tsv
+  8. indexes   with --cdx: each CDX/CDXJ index updated in place (warccdx)
+  9. account   report.html, stats.json, fixity.tsv, deps.tsv
 
 The work directory keeps every stage's output: the same command after an
 interruption (even SIGKILL) resumes, without redoing finished stages or
@@ -78,6 +79,7 @@ write and save (the same figures a run then gives).`,
 		Flags: append(jobFlags(),
 			&cli.BoolFlag{Name: "dry-run", Usage: "rewrite nothing; report what would be rewritten and saved"},
 			&cli.BoolFlag{Name: "hard-links", Usage: "rewrite files with several hard links (the other names keep the old bytes)"},
+			&cli.StringSliceFlag{Name: "cdx", Usage: "bring the CDX or CDXJ `INDEX` of the collection (plain or gzip) up to date with the rewrite, in place (repeatable)"},
 		),
 		Action: func(c *cli.Context) error {
 			opt, err := jobOptions(c)
@@ -86,6 +88,7 @@ write and save (the same figures a run then gives).`,
 			}
 			opt.DryRun = c.Bool("dry-run")
 			opt.HardLinks = c.Bool("hard-links")
+			opt.CDX = c.StringSlice("cdx")
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			res, err := dedup.Run(ctx, opt)
