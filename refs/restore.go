@@ -29,6 +29,7 @@ import (
 type Restorer struct {
 	Roots     []string          // directories the file names are relative to
 	Locations map[string]string // file name -> local path
+	Prefixes  map[string]string // crawl name -> its directory (see source.Locator)
 	// Captures is a manifest of the collection as it is now (warcsum's),
 	// sorted on URI and date (manifest.CaptureKey): where the original a
 	// revisit names by its WARC-Refers-To-Target-URI and -Date is.
@@ -210,6 +211,6 @@ func (r *Restorer) Run(ctx context.Context, files []string, log *Log) (RestoreSt
 }
 
 func (r *Restorer) placement() *placement {
-	return &placement{locator: &source.Locator{Roots: r.Roots, Locations: r.Locations}, inPlace: true,
+	return &placement{locator: &source.Locator{Roots: r.Roots, Locations: r.Locations, Prefixes: r.Prefixes}, inPlace: true,
 		hardLinks: r.HardLinks, create: r.create}
 }

@@ -21,6 +21,9 @@ import (
 type Rewriter struct {
 	Roots     []string          // directories field 1 is relative to
 	Locations map[string]string // file name -> local path
+	// Prefixes maps a name's first path element (a crawl of an index) to
+	// the directory the rest is relative to (see source.Locator).
+	Prefixes map[string]string
 	// Exactly one of InPlace and OutputDir: replace each file, or write the
 	// new file under OutputDir with the same relative name.
 	InPlace   bool
@@ -280,6 +283,6 @@ type worker struct {
 // placement is where the files to rewrite are and where their new
 // versions go.
 func (r *Rewriter) placement() *placement {
-	return &placement{locator: &source.Locator{Roots: r.Roots, Locations: r.Locations}, inPlace: r.InPlace,
+	return &placement{locator: &source.Locator{Roots: r.Roots, Locations: r.Locations, Prefixes: r.Prefixes}, inPlace: r.InPlace,
 		outputDir: r.OutputDir, dryRun: r.DryRun, hardLinks: r.HardLinks, create: r.create}
 }

@@ -21,13 +21,31 @@ import (
 )
 
 // Locator finds files named by field 1 of a manifest. A name is looked up
-// in Locations first, then searched for under each of Roots in turn, then
-// expanded with URLTemplate.
+// in Locations first; a name whose first path element is one of Prefixes
+// is found beneath that prefix's directory or URL; other names are
+// searched for under each of Roots in turn, then expanded with
+// URLTemplate.
 type Locator struct {
 	Roots       []string          // directories field 1 is relative to
 	Locations   map[string]string // file name -> local path or http(s) URL
 	URLTemplate string            // e.g. "http://host:8080/warcs/{file}"
 	HTTP        *HTTP             // for URLs; a default one if nil
+	// Prefixes maps a name's first path element (a crawl's name, in the
+	// manifests of a crawl index) to the directory the rest of the name
+	// is relative to, or to the base URL that serves it.
+	Prefixes map[string]string
+}
+
+// prefixed returns where the prefix of name says its file is: a root
+// directory or a base URL, and the rest of the name; ok is false when
+// name has no prefix of Prefixes.
+func (l *Locator) prefixed(name string) (where, rest string, ok bool) {
+	first, rest, found := strings.Cut(name, "/")
+	if !found || l.Prefixes == nil {
+		return "", "", false
+	}
+	where, ok = l.Prefixes[first]
+	return where, rest, ok
 }
 
 // ErrUnsafeName is returned for a file name that would leave its root.
@@ -90,6 +108,16 @@ func (l *Locator) Resolve(field string) (Local, error) {
 	if err := CheckName(name); err != nil {
 		return Local{}, err
 	}
+	if where, rest, ok := l.prefixed(name); ok {
+		if isURL(where) {
+			return Local{}, fmt.Errorf("%s: %w: it is served at %s", name, os.ErrNotExist, where)
+		}
+		real, err := filepath.EvalSymlinks(where)
+		if err != nil {
+			return Local{}, fmt.Errorf("root %s: %w", where, err)
+		}
+		return beneath(real, rest)
+	}
 	if len(l.Roots) == 0 {
 		return Local{}, fmt.Errorf("%s: no --root says where it is", name)
 	}
@@ -134,6 +162,16 @@ func (l *Locator) Where(field string) (string, error) {
 	}
 	if err := CheckName(name); err != nil {
 		return "", err
+	}
+	if where, rest, ok := l.prefixed(name); ok {
+		if isURL(where) {
+			return strings.TrimSuffix(where, "/") + "/" + escapeURLPath(rest), nil
+		}
+		local, err := l.Resolve(field)
+		if err != nil {
+			return "", err
+		}
+		return local.Path(), nil
 	}
 	if len(l.Roots) > 0 {
 		local, err := l.Resolve(field)

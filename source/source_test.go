@@ -46,6 +46,11 @@ func TestWhere(t *testing.T) {
 		{"the URL template when no root has it", Locator{Roots: []string{r1}, URLTemplate: "http://h:8/{file}"}, "z.warc", "http://h:8/z.warc", ""},
 		{"unsafe name", Locator{Roots: []string{r1}}, "../a.warc", "", "leaves its root"},
 		{"nowhere said", Locator{}, "a.warc", "", "no --root"},
+		{"crawl prefix to its directory", Locator{Roots: []string{r1}, Prefixes: map[string]string{"jan": r2}}, "jan/b%20c.warc", filepath.Join(r2, "b c.warc"), ""},
+		{"crawl prefix to its URL", Locator{Prefixes: map[string]string{"jan": "http://h/jan/"}}, "jan/d/b%20c.warc", "http://h/jan/d/b%20c.warc", ""},
+		{"a prefix is no root: the rest must be beneath it", Locator{Roots: []string{r1}, Prefixes: map[string]string{"jan": r2}}, "jan/z.warc", "", "no such file"},
+		{"a name without a known prefix goes to the roots", Locator{Roots: []string{r1}, Prefixes: map[string]string{"jan": r2}}, "a.warc", filepath.Join(r1, "a.warc"), ""},
+		{"a prefix cannot climb out", Locator{Prefixes: map[string]string{"jan": r2}}, "jan/../a.warc", "", "leaves its root"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
