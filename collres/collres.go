@@ -47,6 +47,10 @@ type Resolver struct {
 	Stale    func(error)
 	Warn     func(error)
 	Progress *Progress
+	// Kept, with Proc, names the records that must stay responses
+	// whatever their date: the committed originals of a crawl index,
+	// merged into the manifest, which later runs never rewrite.
+	Kept func(l *manifest.Line) bool
 
 	// global pins what the revisit lines without a digest in the
 	// manifest's algorithm refer to. They sort before every digest, so
@@ -479,7 +483,7 @@ func (g *group) resolve(ctx context.Context, l manifest.Line) error {
 	if w.r.Proc {
 		n := g.numberers[ext]
 		if n == nil {
-			n = &manifest.Numberer{Pinned: g.pinned}
+			n = &manifest.Numberer{Pinned: g.pinned, Kept: w.r.Kept}
 			g.numberers[ext] = n
 		}
 		if !n.Number(&l) {

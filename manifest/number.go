@@ -62,7 +62,8 @@ func (p *Pins) Reset() {
 //
 // The first line of a class is its original, copy 1. A later line is kept
 // too (copy 1, "- -") when a revisit already in the collection refers to it
-// (Pinned), or when it has the original's URI and date: a revisit that
+// (Pinned), when it must stay (Kept), or when it has the original's URI
+// and date: a revisit that
 // names its own URI and date is dropped by wabac.js and is ambiguous to
 // every index. Every other line is a duplicate, copy 2, 3, ..., naming the
 // original's URI and date.
@@ -70,6 +71,10 @@ type Numberer struct {
 	// Pinned reports whether an existing revisit refers to the response
 	// with this URI and date; nil means none does.
 	Pinned func(uri, date string) bool
+	// Kept reports whether the line's record must stay a response
+	// whatever its date (a committed original of a crawl index, which
+	// later runs never rewrite); nil means none must.
+	Kept func(l *Line) bool
 
 	started    bool
 	digest     string
@@ -97,7 +102,7 @@ func (n *Numberer) Number(l *Line) bool {
 	}
 	n.prevFile, n.prevOffset = l.File, l.Offset
 	l.Fields = 10
-	if (l.URI == n.refURI && l.Date == n.refDate) || (n.Pinned != nil && n.Pinned(l.URI, l.Date)) {
+	if (l.URI == n.refURI && l.Date == n.refDate) || (n.Pinned != nil && n.Pinned(l.URI, l.Date)) || (n.Kept != nil && n.Kept(l)) {
 		l.Copy, l.RefURI, l.RefDate = 1, "-", "-"
 		return true
 	}

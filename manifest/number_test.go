@@ -2,6 +2,7 @@ package manifest_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"warcdedup/manifest"
@@ -39,6 +40,8 @@ func TestNumberer(t *testing.T) {
 		{"pinned by URI, any date", []manifest.Line{line("f", 0, "u1", "d1", a, 0), line("f", 10, "u2", "d2", a, 0), line("f", 20, "u2", "d3", a, 0)},
 			[]manifest.Line{{URI: "r", Date: "d9", Digest: a, Ext: -1, RefURI: "u2", RefDate: "*", Fields: 10}},
 			[]string{"1 - -", "1 - -", "1 - -"}},
+		{"committed capture kept, later than a new original", []manifest.Line{line("new/f", 0, "u1", "d1", a, 0), line("jan/f", 10, "u2", "d2", a, 0), line("new/g", 20, "u3", "d3", a, 0)}, nil,
+			[]string{"1 - -", "1 - -", "2 u1 d1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -46,7 +49,9 @@ func TestNumberer(t *testing.T) {
 			for i := range tt.pins {
 				pins.Add(&tt.pins[i])
 			}
-			n := manifest.Numberer{Pinned: pins.Has}
+			// Files of the committed crawl "jan" must stay.
+			committed := func(l *manifest.Line) bool { return strings.HasPrefix(l.File, "jan/") }
+			n := manifest.Numberer{Pinned: pins.Has, Kept: committed}
 			for i, l := range tt.lines {
 				got := ""
 				if n.Number(&l) {
