@@ -1,0 +1,395 @@
+package crawlindex
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"warcdedup/atomicfile"
+	"warcdedup/manifest"
+)
+
+// Change is what a new generation adds to the one before, or takes from it.
+type Change struct {
+	// Add is a crawl to commit, with its Files and its originals: a
+	// manifest of its responses (6 fields, files named CRAWL/PATH), sorted
+	// on digest (manifest.ByDigest).
+	Add       *Crawl
+	Files     []FileInfo
+	Originals string
+	// Remove is the name of a committed crawl to remove: its originals
+	// leave the index and it moves to the removed crawls.
+	Remove string
+	// Update, if set, changes the new registry's crawls last (their
+	// figures, what they require).
+	Update func(r *Registry) error
+}
+
+// Commit makes the next generation of the index in dir with the change,
+// under the index's lock, and returns it. The change applies to the
+// generation committed when the lock is taken (another run may have
+// committed since this one opened the index).
+func Commit(dir string, ch Change) (*Index, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	lk, err := lock(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer lk.Close()
+	base, err := Open(dir)
+	if err != nil && !errors.Is(err, ErrNoIndex) {
+		return nil, err
+	}
+	c := &commit{base: base, ch: ch}
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	next := base.Registry.Generation + 1
+	c.tmp, err = os.MkdirTemp(base.Dir, atomicfile.TempPrefix+fmt.Sprintf("%s%06d-", genPrefix, next))
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(c.tmp) // gone once renamed
+	if err := c.write(next); err != nil {
+		return nil, err
+	}
+	gen := fmt.Sprintf("%s%06d", genPrefix, next)
+	if err := os.Rename(c.tmp, filepath.Join(base.Dir, gen)); err != nil {
+		return nil, err
+	}
+	if err := atomicfile.SyncDir(base.Dir); err != nil {
+		return nil, err
+	}
+	cur, err := atomicfile.Create(filepath.Join(base.Dir, currentFile), 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer cur.Abort()
+	if _, err := io.WriteString(cur, gen+"\n"); err != nil {
+		return nil, err
+	}
+	if err := cur.Commit(); err != nil {
+		return nil, err
+	}
+	cleanup(base.Dir, next)
+	return Open(base.Dir)
+}
+
+// commit is the making of one generation.
+type commit struct {
+	base *Index
+	ch   Change
+	tmp  string
+	reg  Registry
+}
+
+// check refuses a change the index cannot take.
+func (c *commit) check() error {
+	r := c.base.Registry
+	if a := c.ch.Add; a != nil {
+		if err := CheckName(a.Name); err != nil {
+			return err
+		}
+		if r.Crawl(a.Name) != nil {
+			return fmt.Errorf("crawl %s is already committed to the index %s", a.Name, c.base.Dir)
+		}
+	}
+	if c.ch.Remove != "" && r.Crawl(c.ch.Remove) == nil {
+		return fmt.Errorf("crawl %s is not committed to the index %s", c.ch.Remove, c.base.Dir)
+	}
+	return nil
+}
+
+// write fills the temporary generation directory.
+func (c *commit) write(next int) error {
+	for _, d := range []string{originalsDir, crawlsDir} {
+		if err := os.Mkdir(filepath.Join(c.tmp, d), 0o755); err != nil {
+			return err
+		}
+	}
+	c.reg = *c.base.Registry
+	c.reg.Version, c.reg.Generation = registryVersion, next
+	c.reg.Crawls = slices.Clone(c.reg.Crawls)
+	c.reg.Removed = slices.Clone(c.reg.Removed)
+	added, err := c.partitions()
+	if err != nil {
+		return err
+	}
+	if err := c.crawls(added); err != nil {
+		return err
+	}
+	if c.ch.Update != nil {
+		if err := c.ch.Update(&c.reg); err != nil {
+			return err
+		}
+	}
+	data, err := json.MarshalIndent(&c.reg, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeSynced(filepath.Join(c.tmp, registryFile), append(data, '\n')); err != nil {
+		return err
+	}
+	for _, d := range []string{originalsDir, crawlsDir, "."} {
+		if err := atomicfile.SyncDir(filepath.Join(c.tmp, d)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// crawls writes the registry's crawls and their files' lists.
+func (c *commit) crawls(added int64) error {
+	if a := c.ch.Add; a != nil {
+		a := *a
+		a.Committed = time.Now().UTC().Truncate(time.Second)
+		a.Originals = added
+		a.Files = int64(len(c.ch.Files))
+		a.Size = 0
+		for _, f := range c.ch.Files {
+			a.Size += f.Size
+		}
+		if c.reg.Algorithm == "" {
+			c.reg.Algorithm = algorithmOf(c.ch.Originals)
+		}
+		c.reg.Crawls = append(c.reg.Crawls, &a)
+		data, err := json.MarshalIndent(&CrawlFiles{Crawl: a.Name, Files: c.ch.Files}, "", " ")
+		if err != nil {
+			return err
+		}
+		if err := writeSynced(filepath.Join(c.tmp, crawlsDir, a.Name+".json"), append(data, '\n')); err != nil {
+			return err
+		}
+	}
+	if name := c.ch.Remove; name != "" {
+		i := slices.IndexFunc(c.reg.Crawls, func(k *Crawl) bool { return k.Name == name })
+		gone := *c.reg.Crawls[i]
+		gone.Removed = time.Now().UTC().Truncate(time.Second)
+		c.reg.Crawls = slices.Delete(c.reg.Crawls, i, i+1)
+		c.reg.Removed = append(c.reg.Removed, &gone)
+	}
+	for _, k := range c.reg.Crawls {
+		if c.ch.Add != nil && k.Name == c.ch.Add.Name {
+			continue
+		}
+		if err := linkOrCopy(filepath.Join(c.base.gen, crawlsDir, k.Name+".json"), filepath.Join(c.tmp, crawlsDir, k.Name+".json")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// algorithmOf is the label of the first digest of a manifest ("" if none).
+func algorithmOf(name string) string {
+	if name == "" {
+		return ""
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	l, err := manifest.NewReader(f, name).Next()
+	if err != nil {
+		return ""
+	}
+	label, _, _ := strings.Cut(l.Digest, ":")
+	return label
+}
+
+// partitions writes the new generation's originals: each partition the
+// change touches is the merge of the old one (without a removed crawl's
+// lines) and the added lines of its digests; the others are hard links.
+// It returns the number of lines added.
+func (c *commit) partitions() (int64, error) {
+	old, err := c.base.Partitions()
+	if err != nil {
+		return 0, err
+	}
+	var add *lineSource
+	if c.ch.Add != nil && c.ch.Originals != "" {
+		f, err := os.Open(c.ch.Originals)
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		in := manifest.NewReader(f, c.ch.Originals)
+		in.RequireFields(6)
+		in.RequireOrder(manifest.ByDigest)
+		add = &lineSource{in: in}
+		if err := add.next(); err != nil {
+			return 0, err
+		}
+	}
+	byKey := map[string]string{}
+	var keys []string
+	for _, p := range old {
+		k := strings.TrimSuffix(filepath.Base(p), partitionExt)
+		byKey[k] = p
+		keys = append(keys, k)
+	}
+	var added int64
+	for {
+		// The next partition: the lowest of the old ones left and the
+		// one the next added line goes to.
+		var key string
+		if add != nil && add.ok {
+			k, err := partitionOf(add.line.Digest)
+			if err != nil {
+				return 0, add.in.Errorf("%v", err)
+			}
+			key = k
+		}
+		if len(keys) > 0 && (key == "" || keys[0] <= key) {
+			key = keys[0]
+		}
+		if key == "" {
+			return added, nil
+		}
+		if len(keys) > 0 && keys[0] == key {
+			keys = keys[1:]
+		}
+		n, err := c.partition(key, byKey[key], add)
+		if err != nil {
+			return 0, err
+		}
+		added += n
+	}
+}
+
+// partition writes one partition of the new generation; it returns how
+// many added lines went into it.
+func (c *commit) partition(key, old string, add *lineSource) (int64, error) {
+	dst := filepath.Join(c.tmp, originalsDir, key+partitionExt)
+	takes := add != nil && add.ok && mustPartition(add.line.Digest) == key
+	if !takes && c.ch.Remove == "" {
+		return 0, linkOrCopy(old, dst)
+	}
+	out, err := os.Create(dst)
+	if err != nil {
+		return 0, err
+	}
+	defer out.Close()
+	w := manifest.NewWriter(out)
+	var prev *lineSource
+	if old != "" {
+		f, err := os.Open(old)
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		prev = &lineSource{in: manifest.NewReader(f, old)}
+		if err := prev.next(); err != nil {
+			return 0, err
+		}
+	}
+	var added int64
+	for {
+		fromOld := prev != nil && prev.ok
+		fromAdd := add != nil && add.ok && mustPartition(add.line.Digest) == key
+		switch {
+		case !fromOld && !fromAdd:
+			if err := w.Flush(); err != nil {
+				return 0, err
+			}
+			return added, out.Sync()
+		case fromOld && (!fromAdd || manifest.ByDigest.Compare(&prev.line, &add.line) <= 0):
+			if c.ch.Remove == "" || CrawlOf(prev.line.File) != c.ch.Remove {
+				if err := w.Write(&prev.line); err != nil {
+					return 0, err
+				}
+			}
+			if err := prev.next(); err != nil {
+				return 0, err
+			}
+		default:
+			l := &add.line
+			if CrawlOf(l.File) != c.ch.Add.Name || l.IsRevisit() {
+				return 0, add.in.Errorf("%s is no response of crawl %s", l.File, c.ch.Add.Name)
+			}
+			if err := w.Write(l); err != nil {
+				return 0, err
+			}
+			added++
+			if err := add.next(); err != nil {
+				return 0, err
+			}
+		}
+	}
+}
+
+func mustPartition(digest string) string {
+	k, _ := partitionOf(digest)
+	return k
+}
+
+// lineSource is a manifest read one line ahead.
+type lineSource struct {
+	in   *manifest.Reader
+	line manifest.Line
+	ok   bool
+}
+
+func (s *lineSource) next() error {
+	l, err := s.in.Next()
+	switch {
+	case err == io.EOF:
+		s.ok = false
+		return nil
+	case err != nil:
+		return err
+	}
+	s.line, s.ok = l, true
+	return nil
+}
+
+// writeSynced writes a new file and syncs it.
+func writeSynced(name string, data []byte) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// linkOrCopy gives a file of the old generation to the new one: a hard
+// link (it never changes), or a copy where links cannot be made.
+func linkOrCopy(from, to string) error {
+	if err := os.Link(from, to); err == nil {
+		return nil
+	}
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}

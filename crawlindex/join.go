@@ -1,0 +1,93 @@
+package crawlindex
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"warcdedup/manifest"
+)
+
+// JoinStats counts what Join read and wrote.
+type JoinStats struct {
+	IndexLines int64 // originals of the index read
+	Digests    int64 // distinct digests of the crawl
+	Matched    int64 // originals written: of a digest the crawl has
+}
+
+// Join writes to w the index's originals whose digest the crawl's manifest
+// (sorted on digest, manifest.ByDigest) has, in digest order: what the
+// resolution of the crawl must see besides the crawl itself. It reads the
+// index and the manifest once each, side by side, whatever their size.
+func (ix *Index) Join(ctx context.Context, crawl io.Reader, crawlName string, w io.Writer) (JoinStats, error) {
+	var st JoinStats
+	parts, err := ix.Partitions()
+	if err != nil {
+		return st, err
+	}
+	cr := manifest.NewReader(crawl, crawlName)
+	cr.RequireOrder(manifest.ByDigest)
+	// want is the crawl's next digest, "" at its end.
+	var want string
+	nextDigest := func() error {
+		for {
+			l, err := cr.Next()
+			if err == io.EOF {
+				want = ""
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if l.Digest != want && l.Digest != manifest.NoDigest {
+				want = l.Digest
+				st.Digests++
+				return nil
+			}
+		}
+	}
+	if err := nextDigest(); err != nil {
+		return st, err
+	}
+	out := manifest.NewWriter(w)
+	for _, p := range parts {
+		if want == "" {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return st, err
+		}
+		in := manifest.NewReader(f, p)
+		for want != "" {
+			l, err := in.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				f.Close()
+				return st, fmt.Errorf("index: %w", err)
+			}
+			st.IndexLines++
+			for want != "" && want < l.Digest {
+				if err := nextDigest(); err != nil {
+					f.Close()
+					return st, err
+				}
+			}
+			if l.Digest == want {
+				if err := out.Write(&l); err != nil {
+					f.Close()
+					return st, err
+				}
+				st.Matched++
+			}
+		}
+		f.Close()
+	}
+	return st, out.Flush()
+}

@@ -1,0 +1,145 @@
+// Package crawlindex is the index of what earlier crawls keep: their
+// originals (every response left in a committed crawl), partitioned by
+// digest range, and a registry of the crawls, committed one at a time when
+// their run is verified, so that each new crawl is deduplicated against
+// everything before it without hashing it again.
+//
+// The index is a directory of plain files; no server is needed:
+//
+//	DIR/CURRENT                     "gen-000007": the committed generation
+//	DIR/gen-000007/registry.json    the crawls and their figures
+//	DIR/gen-000007/crawls/NAME.json a crawl's files: size, SHA-256, stamp
+//	DIR/gen-000007/originals/sha1-A.manifest
+//	                                the originals whose digest starts with
+//	                                A, as warcsum lines (6 fields, files
+//	                                named CRAWL/PATH), sorted on digest
+//	DIR/lock                        taken while a generation is made
+//
+// A commit writes a whole new generation beside the current one (unchanged
+// files are hard links), syncs it, and then renames a new CURRENT over the
+// old: a crash leaves the old index or the new one, never a mix. The two
+// latest generations are kept, so that a run that started on the one before
+// finishes reading it.
+package crawlindex
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+)
+
+// Registry is what the index holds besides the originals.
+type Registry struct {
+	Version    int    `json:"version"`
+	Generation int    `json:"generation"`
+	Algorithm  string `json:"algorithm"` // of every digest in the index
+	// Crawls are the committed crawls, in the order committed.
+	Crawls []*Crawl `json:"crawls"`
+	// Removed are the crawls removed from the index, with their figures.
+	Removed []*Crawl `json:"removed,omitempty"`
+}
+
+// registryVersion is the layout this package writes and reads.
+const registryVersion = 1
+
+// Crawl is one committed (or removed) crawl.
+type Crawl struct {
+	Name string `json:"name"`
+	// Location is where its files are: the directory they are relative
+	// to, or the base URL that serves them.
+	Location  string    `json:"location"`
+	Committed time.Time `json:"committed"`
+	Removed   time.Time `json:"removed,omitzero"`
+	// Imported crawls come from CDX/CDXJ indexes: their lines are
+	// candidates, taken only once a run has compared the bytes.
+	Imported bool `json:"imported,omitempty"`
+	// Include and Exclude are the globs that chose its files.
+	Include []string `json:"include,omitempty"`
+	Exclude []string `json:"exclude,omitempty"`
+
+	Files           int64 `json:"files"`
+	Size            int64 `json:"size"`             // bytes of its files now
+	Records         int64 `json:"records"`          // responses and revisits
+	Revisits        int64 `json:"revisits"`         // revisit records in it, its own and earlier
+	RevisitsWritten int64 `json:"revisits_written"` // by its run
+	BytesConserved  int64 `json:"bytes_conserved"`  // by its run
+	Originals       int64 `json:"originals"`        // its lines in the index
+
+	// Requires are the other crawls whose records its revisits need for
+	// replay (a WACZ datapackage's relation.requires), with their files.
+	Requires []Need `json:"requires,omitempty"`
+}
+
+// Need is a crawl another needs, and which of its files.
+type Need struct {
+	Crawl    string     `json:"crawl"`
+	Revisits int64      `json:"revisits"` // revisits that refer to its records
+	Files    []FileInfo `json:"files"`
+}
+
+// FileInfo is one file of a crawl as committed.
+type FileInfo struct {
+	Name   string `json:"name"` // relative to the crawl's location
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256,omitempty"`
+	// Stamp identifies the file as committed (size, times, inode, device):
+	// a file with the same stamp is unchanged.
+	Stamp string `json:"stamp,omitempty"`
+}
+
+// CrawlFiles is a crawl's files, kept in crawls/NAME.json.
+type CrawlFiles struct {
+	Crawl string     `json:"crawl"`
+	Files []FileInfo `json:"files"`
+}
+
+// Crawl returns the committed crawl of that name, or nil.
+func (r *Registry) Crawl(name string) *Crawl {
+	for _, c := range r.Crawls {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Totals are the sums over the committed crawls.
+func (r *Registry) Totals() Crawl {
+	var t Crawl
+	for _, c := range r.Crawls {
+		t.Files += c.Files
+		t.Size += c.Size
+		t.Records += c.Records
+		t.Revisits += c.Revisits
+		t.RevisitsWritten += c.RevisitsWritten
+		t.BytesConserved += c.BytesConserved
+		t.Originals += c.Originals
+	}
+	return t
+}
+
+// Dependents returns the committed crawls whose revisits need name.
+func (r *Registry) Dependents(name string) []*Crawl {
+	var out []*Crawl
+	for _, c := range r.Crawls {
+		for _, n := range c.Requires {
+			if n.Crawl == name {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func readJSON(name string, v any) error {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
