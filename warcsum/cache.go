@@ -57,6 +57,9 @@ type stamp struct {
 	// not used.
 	LinesSum string `json:"lines_sha256"`
 	FactsSum string `json:"facts_sha256"`
+	// SHA256 is the file's own, when the run that read it was asked for
+	// it (Runner.OnFile).
+	SHA256 string `json:"sha256,omitempty"`
 }
 
 // stampOf reads a file's stamp; ok is false where the file system gives
@@ -194,7 +197,7 @@ func (w *entryWriter) message(err error) {
 }
 
 // commit stores the entry, unless the file changed while it was read.
-func (w *entryWriter) commit(st Stats, failed error) error {
+func (w *entryWriter) commit(st Stats, failed error, fileSum string) error {
 	after, ok, err := stampOf(w.in.Path)
 	if err != nil || !ok || !after.sameFile(&w.before) {
 		w.abort()
@@ -210,6 +213,7 @@ func (w *entryWriter) commit(st Stats, failed error) error {
 	s := w.before
 	s.Name, s.Options, s.Stats, s.Messages = w.in.Name, w.c.key, st, w.msgs
 	s.LinesSum, s.FactsSum = hex.EncodeToString(w.linesH.Sum(nil)), hex.EncodeToString(w.factsH.Sum(nil))
+	s.SHA256 = fileSum
 	if failed != nil {
 		s.Failed = failed.Error()
 	}

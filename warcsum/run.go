@@ -3,8 +3,11 @@ package warcsum
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -127,6 +130,8 @@ type job struct {
 	done  chan struct{}
 	stats Stats
 	err   error
+	// sha256 of the file, for Runner.OnFile.
+	sha256 string
 }
 
 // Abandon finishes a job that no worker will run.
@@ -155,21 +160,44 @@ func (w *writer) write(l *manifest.Line) error {
 	return err
 }
 
-// countingReader adds what it reads from a file to a progress counter.
+// countingReader adds what it reads from a file to a progress counter,
+// and to the file's SHA-256 when h is set.
 type countingReader struct {
-	f *os.File
-	n *atomic.Int64
+	f      *os.File
+	n      *atomic.Int64
+	h      hash.Hash
+	read   int64
+	seeked bool
 }
 
-func (c countingReader) Read(p []byte) (int, error) {
+func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.f.Read(p)
 	c.n.Add(int64(n))
+	c.read += int64(n)
+	if c.h != nil {
+		c.h.Write(p[:n])
+	}
 	return n, err
 }
 
 // Seek lets the reader seek back over a damaged gzip member instead of
-// keeping a copy of every byte it reads in case one is.
-func (c countingReader) Seek(off int64, whence int) (int64, error) { return c.f.Seek(off, whence) }
+// keeping a copy of every byte it reads in case one is. The file's SHA-256
+// is then not known from this read.
+func (c *countingReader) Seek(off int64, whence int) (int64, error) {
+	if off != 0 || whence != io.SeekCurrent { // not only asking where it is
+		c.seeked = true
+	}
+	return c.f.Seek(off, whence)
+}
+
+// sum is the file's SHA-256 (hex) if it was read once, whole, in order
+// (size bytes); "" otherwise.
+func (c *countingReader) sum(size int64) string {
+	if c.h == nil || c.seeked || c.read != size {
+		return ""
+	}
+	return hex.EncodeToString(c.h.Sum(nil))
+}
 
 // Runner reads many files in parallel and writes their manifest lines in
 // input order.
@@ -186,6 +214,11 @@ type Runner struct {
 	// OnFileError receives each file that could not be read to its end. It
 	// is called in input order from the goroutine that called Run.
 	OnFileError func(Input, error)
+	// OnFile, if set, receives each file's SHA-256 (hex) as read (or as
+	// the cache kept it), in input order from the goroutine that called
+	// Run: "" for a file that was not read whole, once, in order. It costs
+	// a SHA-256 of the bytes read.
+	OnFile func(in Input, sha256 string)
 
 	spoolMemory int // per-file output held in memory; spoolMemory if 0
 }
@@ -276,6 +309,9 @@ func (r *Runner) Run(inputs []Input, out io.Writer) (Stats, error) {
 			if s.err != nil && r.OnFileError != nil {
 				r.OnFileError(s.in, s.err)
 			}
+			if r.OnFile != nil {
+				r.OnFile(s.in, s.sha256)
+			}
 			total.Add(&s.stats)
 			_, err := s.out.WriteTo(bw)
 			if err == nil && fw != nil {
@@ -305,10 +341,11 @@ func (r *Runner) Run(inputs []Input, out io.Writer) (Stats, error) {
 // sum reads one file, or replays what reading it gave when the cache
 // knows it unchanged.
 func (r *Runner) sum(summer *Summer, s *job, progress *Progress) (Stats, error) {
+	wantSum := r.OnFile != nil
 	if r.Cache == nil {
-		return sumPath(summer, s, progress, nil)
+		return sumPath(summer, s, progress, nil, wantSum)
 	}
-	if e, ok := r.Cache.lookup(s.in); ok && e.check() == nil {
+	if e, ok := r.Cache.lookup(s.in); ok && e.check() == nil && (!wantSum || e.stamp.SHA256 != "") {
 		var facts io.Writer
 		if s.facts != nil {
 			facts = s.facts
@@ -318,6 +355,7 @@ func (r *Runner) sum(summer *Summer, s *job, progress *Progress) (Stats, error) 
 				summer.damage(errors.New(m))
 			}
 			progress.Bytes.Add(s.in.Size)
+			s.sha256 = e.stamp.SHA256
 			st := e.stamp.Stats
 			st.Cached = 1
 			if e.stamp.Failed != "" {
@@ -336,9 +374,9 @@ func (r *Runner) sum(summer *Summer, s *job, progress *Progress) (Stats, error) 
 		summer.noted = ew.message
 		defer func() { summer.noted = nil }()
 	}
-	st, err := sumPath(summer, s, progress, ew)
+	st, err := sumPath(summer, s, progress, ew, wantSum)
 	if ew != nil {
-		if cerr := ew.commit(st, err); cerr != nil && err == nil {
+		if cerr := ew.commit(st, err, s.sha256); cerr != nil && err == nil {
 			// The cache is an optimisation: a file it cannot keep is
 			// read again next time.
 			ew.abort()
@@ -347,7 +385,7 @@ func (r *Runner) sum(summer *Summer, s *job, progress *Progress) (Stats, error) 
 	return st, err
 }
 
-func sumPath(summer *Summer, s *job, progress *Progress, ew *entryWriter) (Stats, error) {
+func sumPath(summer *Summer, s *job, progress *Progress, ew *entryWriter, wantSum bool) (Stats, error) {
 	f, err := os.Open(s.in.Path)
 	if err != nil {
 		return Stats{FilesFailed: 1}, err
@@ -365,7 +403,18 @@ func sumPath(summer *Summer, s *job, progress *Progress, ew *entryWriter) (Stats
 			w.facts = ew.Facts()
 		}
 	}
-	st, err := summer.SumFile(countingReader{f, &progress.Bytes}, s.in.Name, w.write)
+	cr := &countingReader{f: f, n: &progress.Bytes}
+	if wantSum {
+		cr.h = sha256.New()
+	}
+	st, err := summer.SumFile(cr, s.in.Name, w.write)
 	st.Bytes = s.in.Size
+	if err == nil {
+		// The reader may stop at the last record's end: the rest of the
+		// file counts too.
+		if _, cerr := io.Copy(io.Discard, cr); cerr == nil {
+			s.sha256 = cr.sum(s.in.Size)
+		}
+	}
 	return st, err
 }
