@@ -38,7 +38,17 @@ type Options struct {
 	// CDX are CDX/CDXJ index files of the collection, written before the
 	// job: each is brought up to date with the rewrite (see warccdx).
 	CDX []string
-	Display     *progress.Display
+	// Index is a crawl index (package crawlindex): the collection is one
+	// crawl, deduplicated against the originals of the crawls committed
+	// to it, and committed to it when verified. "" for none.
+	Index string
+	// Crawl names the crawl; the collection directory's name if "".
+	Crawl string
+	// Include and Exclude are globs on the crawl's file names (relative
+	// to the collection): only files matching an Include (if any) and no
+	// Exclude take part.
+	Include, Exclude []string
+	Display          *progress.Display
 }
 
 // The stages of a job, in order.
@@ -50,7 +60,9 @@ const (
 	stageRewrite = "rewrite"
 	stageAfter   = "hash again"
 	stageVerify  = "verify"
+	stageJoin    = "join the index"
 	stageIndexes = "update indexes"
+	stageCommit  = "commit"
 	stageAccount = "account"
 )
 
@@ -72,6 +84,8 @@ type Job struct {
 	damaged  []string // damage reported, the first ones
 	// indexProblems counts index lines that could not be updated.
 	indexProblems int64
+	// crawl is the crawl index mode; nil without an index.
+	crawl *crawlMode
 }
 
 // Result is what a job did, for the summary and the exit status.
@@ -100,11 +114,22 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	if opt.WorkDir == "" {
-		opt.WorkDir = DefaultWorkDir(opt.Collections[0])
-	}
 	if opt.Algorithm == 0 {
 		opt.Algorithm = digest.SHA1
+	}
+	var crawl *crawlMode
+	if opt.Index != "" {
+		var err error
+		if crawl, err = openCrawlMode(&opt); err != nil {
+			return nil, err
+		}
+		if opt.WorkDir == "" {
+			// The index keeps its crawls' work directories.
+			opt.WorkDir = filepath.Join(crawl.index.Dir, "work", crawl.name)
+		}
+	}
+	if opt.WorkDir == "" {
+		opt.WorkDir = DefaultWorkDir(opt.Collections[0])
 	}
 	opt.Jobs = max(opt.Jobs, 1)
 	wd, err := OpenWorkDir(opt.WorkDir)
@@ -124,21 +149,30 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	show.Tee(runLog)
 	defer show.Tee(nil)
 
-	j := &Job{opt: opt, wd: wd, show: show}
+	j := &Job{opt: opt, wd: wd, show: show, crawl: crawl}
 	if j.state, err = wd.readState(); err != nil {
 		return nil, err
 	}
 	params := Params{Collections: opt.Collections, Algorithm: opt.Algorithm.String(), Policy: opt.Policy.String()}
+	if crawl != nil {
+		params.Index, params.Crawl = crawl.index.Dir, crawl.name
+	}
 	if !j.state.Params.equal(params) {
 		// Another job's outputs (other collections, algorithm or policy):
 		// start from the first stage; the log and the cache stay.
 		j.state = &State{Params: params}
 	}
-	if j.inputs, err = warcsum.Collect(opt.Collections, true); err != nil {
+
+	if j.inputs, err = j.collect(); err != nil {
 		return nil, err
 	}
 	if len(j.inputs) == 0 {
 		return nil, fmt.Errorf("no WARC or ARC file found in %s", strings.Join(opt.Collections, ", "))
+	}
+	if j.crawl != nil {
+		if res, err := j.crawl.committedAlready(j); res != nil || err != nil {
+			return res, err
+		}
 	}
 	if j.state.Complete && !opt.DryRun {
 		if j.unchanged() {
@@ -175,10 +209,15 @@ func (j *Job) stages(ctx context.Context) error {
 	all := []stage{
 		{stageHash, j.hash, true},
 		{stageSort, j.sortByDigest, true},
+	}
+	if j.crawl != nil {
+		all = append(all, stage{stageJoin, j.joinIndex, true})
+	}
+	all = append(all, []stage{
 		{stageResolve, j.resolve, true},
 		{stageSortF, j.sortByFile, true},
 		{stageRewrite, j.rewrite, !j.opt.DryRun},
-	}
+	}...)
 	if !j.opt.DryRun {
 		all = append(all, stage{stageAfter, j.hashAfter, true}, stage{stageVerify, j.verify, true})
 		if len(j.opt.CDX) > 0 {
@@ -186,6 +225,9 @@ func (j *Job) stages(ctx context.Context) error {
 		}
 	}
 	all = append(all, stage{stageAccount, j.account, false})
+	if j.crawl != nil && !j.opt.DryRun {
+		all = append(all, stage{stageCommit, j.commit, true})
+	}
 	for _, s := range all {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -226,6 +268,8 @@ func (j *Job) outputsExist(stage string) bool {
 		files = []string{BeforeFile, FactsFile}
 	case stageSort:
 		files = []string{ByDigestFile}
+	case stageJoin:
+		files = []string{JoinedFile}
 	case stageResolve:
 		files = []string{NumberedFile}
 	case stageSortF:
@@ -234,6 +278,9 @@ func (j *Job) outputsExist(stage string) bool {
 		files = []string{SavedFile}
 	case stageAfter:
 		files = []string{AfterFile}
+		if j.crawl != nil {
+			files = append(files, afterFilesFile)
+		}
 	case stageVerify:
 		files = []string{Violations}
 	}
@@ -261,9 +308,22 @@ func (j *Job) reload(stage string) error {
 	return err
 }
 
-// locator finds the collection's files, each beneath its root.
+// locator finds the collection's files, each beneath its root; with an
+// index, the files of every crawl, named CRAWL/PATH.
 func (j *Job) locator() *source.Locator {
+	if j.crawl != nil {
+		return &source.Locator{Prefixes: j.crawl.prefixes()}
+	}
 	return &source.Locator{Roots: j.opt.Collections}
+}
+
+// collect lists the collection's files (see crawlMode.collect with an
+// index).
+func (j *Job) collect() ([]warcsum.Input, error) {
+	if j.crawl != nil {
+		return j.crawl.collect()
+	}
+	return warcsum.Collect(j.opt.Collections, true)
 }
 
 // hash lists every candidate response and existing revisit of the
@@ -298,7 +358,7 @@ func (j *Job) sum(ctx context.Context, manifestName, factsName, stageName string
 	if err != nil {
 		return warcsum.Stats{}, err
 	}
-	inputs, err := warcsum.Collect(j.opt.Collections, true)
+	inputs, err := j.collect()
 	if err != nil {
 		return warcsum.Stats{}, err
 	}
@@ -327,6 +387,9 @@ func (j *Job) sum(ctx context.Context, manifestName, factsName, stageName string
 		}}
 	if facts != nil {
 		r.Facts = facts
+	}
+	if j.crawl != nil {
+		r.OnFile = func(in warcsum.Input, sum string) { j.crawl.sums[in.Name] = sum }
 	}
 	stop := follow(&prog.Bytes, show)
 	st, err := r.Run(inputs, out)
@@ -394,7 +457,11 @@ func (j *Job) sortFile(ctx context.Context, from, to, command string) error {
 // resolve proves duplicates byte for byte and numbers the copies (stages 2
 // and 3 in one pass).
 func (j *Job) resolve(ctx context.Context) (string, error) {
-	in, err := os.Open(j.wd.File(ByDigestFile))
+	input := ByDigestFile
+	if j.crawl != nil {
+		input = JoinedFile
+	}
+	in, err := os.Open(j.wd.File(input))
 	if err != nil {
 		return "", err
 	}
@@ -414,9 +481,12 @@ func (j *Job) resolve(ctx context.Context) (string, error) {
 			j.show.Print("warcdedup: error: %v", err)
 		},
 		Warn: func(err error) { j.show.Print("warcdedup: warning: %v", err) }}
+	if j.crawl != nil {
+		res.Kept = j.crawl.committedLine
+	}
 	stop := follow(&prog.Lines, show)
 	bw := bufio.NewWriterSize(out, 256<<10)
-	st, err := res.Run(ctx, manifest.NewReader(in, j.wd.File(ByDigestFile)), bw)
+	st, err := res.Run(ctx, manifest.NewReader(in, j.wd.File(input)), bw)
 	stop()
 	show.Done("")
 	if err == nil {
@@ -494,7 +564,8 @@ func (j *Job) rewrite(ctx context.Context) (string, error) {
 	}
 	show := j.show.Start(stageRewrite, "bytes", total)
 	var prog refs.Progress
-	rw := refs.Rewriter{Roots: j.opt.Collections, InPlace: true, DryRun: j.opt.DryRun, Originals: originals,
+	loc := j.locator()
+	rw := refs.Rewriter{Roots: loc.Roots, Prefixes: loc.Prefixes, InPlace: true, DryRun: j.opt.DryRun, Originals: originals,
 		Policy: j.opt.Policy, HardLinks: j.opt.HardLinks, Jobs: j.opt.Jobs, Progress: &prog,
 		Refused: func(err error) {
 			j.refused = append(j.refused, err.Error())
@@ -536,6 +607,11 @@ func (j *Job) hashAfter(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if j.crawl != nil {
+		if err := j.saveFileSums(); err != nil {
+			return "", err
+		}
+	}
 	return fmt.Sprintf("%s files read again, %s known unchanged", progress.Count(st.Files-st.Cached), progress.Count(st.Cached)), nil
 }
 
@@ -558,7 +634,17 @@ func (j *Job) verify(ctx context.Context) (string, error) {
 	defer out.Abort()
 	show := j.show.Start(stageVerify, "records", j.hashed.Listed)
 	bw := bufio.NewWriter(out)
-	st, err := verify.Rewrite(manifest.NewReader(before, j.wd.File(BeforeFile)), manifest.NewReader(after, j.wd.File(AfterFile)),
+	// With an index, revisits may refer to the committed originals joined.
+	var external *manifest.Reader
+	if j.crawl != nil {
+		f, err := os.Open(j.wd.File(indexOriginalsFile))
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		external = manifest.NewReader(f, j.wd.File(indexOriginalsFile))
+	}
+	st, err := verify.RewriteAgainst(manifest.NewReader(before, j.wd.File(BeforeFile)), manifest.NewReader(after, j.wd.File(AfterFile)), external,
 		func(v string) {
 			fmt.Fprintln(bw, v)
 			j.show.Print("warcdedup: error: lost: %s", v)
@@ -628,7 +714,7 @@ func first(s []string, n int) []string {
 // stamps records every input's stamp as the job completes.
 func (j *Job) stamps() map[string]string {
 	m := map[string]string{}
-	inputs, err := warcsum.Collect(j.opt.Collections, true)
+	inputs, err := j.collect()
 	if err != nil {
 		return nil
 	}

@@ -33,6 +33,7 @@ const (
 	FactsFile    = "facts.manifest"         // status and media type of its responses
 	ByDigestFile = "by-digest.manifest"     // before.manifest sorted for resolution
 	FactsByFile  = "facts-by-file.manifest" // facts.manifest sorted on file and offset
+	JoinedFile   = "joined.manifest"        // with an index: by-digest.manifest and the index's originals of its digests
 	NumberedFile = "numbered.manifest"      // warccollres -p: classes and copy numbers, on digest
 	ByFileFile   = "by-file.manifest"       // the same, sorted on file and offset
 	LogFile      = "rewrite.log"            // warcrefs' log, appended across runs
@@ -115,6 +116,8 @@ type Params struct {
 	Algorithm   string   `json:"algorithm"`
 	Policy      string   `json:"policy"`
 	DryRun      bool     `json:"dry_run"`
+	Index       string   `json:"index,omitempty"` // a crawl index's directory
+	Crawl       string   `json:"crawl,omitempty"` // the crawl's name in it
 }
 
 func (p Params) equal(q Params) bool {
@@ -126,7 +129,7 @@ func (p Params) equal(q Params) bool {
 			return false
 		}
 	}
-	return p.Algorithm == q.Algorithm && p.Policy == q.Policy && p.DryRun == q.DryRun
+	return p.Algorithm == q.Algorithm && p.Policy == q.Policy && p.DryRun == q.DryRun && p.Index == q.Index && p.Crawl == q.Crawl
 }
 
 // readState reads state.json; a missing file is a new job.

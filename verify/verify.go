@@ -58,6 +58,12 @@ type index struct {
 	// For Refers-To without a date ("*"), built when first needed.
 	byURI       map[string][]*response
 	revisitURIs map[string]bool
+	// external are responses outside the collection that revisits may
+	// refer to (the committed originals of a crawl index): their digests
+	// by URI and date, and by URI.
+	external        map[key][]string
+	externalByURI   map[string][]string
+	externalDigests map[string]bool
 }
 
 func readAfter(after *manifest.Reader, st *Stats) (*index, error) {
@@ -142,10 +148,24 @@ type class struct {
 // Besides the after-manifest, the before-responses that became revisits are
 // held in memory until the end.
 func Rewrite(before, after *manifest.Reader, violation func(string)) (Stats, error) {
+	return RewriteAgainst(before, after, nil, violation)
+}
+
+// RewriteAgainst is Rewrite for a collection deduplicated against records
+// outside it (the committed crawls of a crawl index): a revisit may also
+// refer to a response of external (a manifest, nil for none) with its
+// digest. Those records are taken to exist as the manifest says; that the
+// index's crawls are unchanged is checked apart (warcdedup index verify).
+func RewriteAgainst(before, after, external *manifest.Reader, violation func(string)) (Stats, error) {
 	var st Stats
 	ix, err := readAfter(after, &st)
 	if err != nil {
 		return st, err
+	}
+	if external != nil {
+		if err := ix.readExternal(external); err != nil {
+			return st, err
+		}
 	}
 	report := func(format string, args ...any) {
 		st.Violations++
@@ -298,7 +318,7 @@ func Rewrite(before, after *manifest.Reader, violation func(string)) (Stats, err
 	// Every payload class keeps a response.
 	lost := []*class{}
 	for _, c := range classes {
-		if !c.kept && (classesOf[c.digest] > 1 || unclaimed[c.digest] == 0) {
+		if !c.kept && (classesOf[c.digest] > 1 || unclaimed[c.digest] == 0) && !ix.externalDigests[c.digest] {
 			lost = append(lost, c)
 		}
 	}
@@ -357,6 +377,9 @@ func (ix *index) resolve(r *revisit, l *manifest.Line, classes int) string {
 		}
 	}
 	ref := r.refURI + " " + r.refDate
+	if ix.externalHas(r.refURI, r.refDate, l.Digest) {
+		return ""
+	}
 	switch {
 	case otherClass >= 0:
 		return fmt.Sprintf("its revisit refers to %s, a response of another payload class of the digest (ext %d, not %d)", ref, otherClass, l.Ext)
@@ -368,6 +391,37 @@ func (ix *index) resolve(r *revisit, l *manifest.Line, classes int) string {
 		return fmt.Sprintf("its revisit refers to %s, a revisit, not a response", ref)
 	}
 	return fmt.Sprintf("its revisit refers to %s, which names no record after", ref)
+}
+
+// readExternal reads the responses outside the collection.
+func (ix *index) readExternal(r *manifest.Reader) error {
+	ix.external, ix.externalByURI, ix.externalDigests = map[key][]string{}, map[string][]string{}, map[string]bool{}
+	for {
+		l, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if isRevisit(&l) {
+			continue
+		}
+		k := key{l.URI, l.Date}
+		ix.external[k] = append(ix.external[k], l.Digest)
+		ix.externalByURI[l.URI] = append(ix.externalByURI[l.URI], l.Digest)
+		ix.externalDigests[l.Digest] = true
+	}
+}
+
+// externalHas reports whether a response outside the collection with the
+// URI and date ("*": any date) has the digest.
+func (ix *index) externalHas(uri, date, digest string) bool {
+	ds := ix.external[key{uri, date}]
+	if date == "*" {
+		ds = ix.externalByURI[uri]
+	}
+	return slices.Contains(ds, digest)
 }
 
 // isRevisitAt reports whether a revisit after has the URI and date ("*":

@@ -815,3 +815,47 @@ func TestSummary(t *testing.T) {
 		}
 	}
 }
+
+// TestRewriteAgainst proves verification of a crawl deduplicated against
+// the committed crawls of an index: a revisit of an external original
+// with its digest resolves, and a payload class kept only outside the
+// collection is not lost; a revisit of an external response with another
+// digest, or of one the index does not have, is still reported, and a
+// payload the index does not hold is lost.
+func TestRewriteAgainst(t *testing.T) {
+	external := []string{resp("jan/a.warc.gz", 0, uA, t1, dX), resp("jan/a.warc.gz", 500, uC, t1, dY)}
+	tests := []struct {
+		name          string
+		before, after []string
+		want          []string // a string each violation must contain, in order
+	}{
+		{"revisit of an external original", []string{resp("feb/b.warc.gz", 0, uB, t2, dX)}, []string{rev("feb/b.warc.gz", 0, uB, t2, dX, uA, t1)}, nil},
+		{"refers to an external response of another digest", []string{resp("feb/b.warc.gz", 0, uB, t2, dX)}, []string{rev("feb/b.warc.gz", 0, uB, t2, dX, uC, t1)},
+			[]string{"names no record after"}},
+		{"refers to a capture the index lacks", []string{resp("feb/b.warc.gz", 0, uB, t2, dX)}, []string{rev("feb/b.warc.gz", 0, uB, t2, dX, uA, t3)},
+			[]string{"names no record after"}},
+		{"a payload neither here nor in the index is lost", []string{resp("feb/b.warc.gz", 0, uB, t2, dZ)}, []string{rev("feb/b.warc.gz", 0, uB, t2, dZ, uA, t1)},
+			[]string{"names no record after", "payload is lost"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var violations []string
+			_, err := verify.RewriteAgainst(
+				manifest.NewReader(strings.NewReader(text(tt.before)), "before.manifest"),
+				manifest.NewReader(strings.NewReader(text(tt.after)), "after.manifest"),
+				manifest.NewReader(strings.NewReader(text(external)), "index.manifest"),
+				func(v string) { violations = append(violations, v) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(violations) != len(tt.want) {
+				t.Fatalf("violations %q, want %d", violations, len(tt.want))
+			}
+			for i, w := range tt.want {
+				if !strings.Contains(violations[i], w) {
+					t.Errorf("violation %q, want it to say %q", violations[i], w)
+				}
+			}
+		})
+	}
+}

@@ -75,11 +75,24 @@ rewrite log (appended across runs), the fixity list of every replaced file
 on, the statistics and the report.
 
 With --dry-run it does everything but rewrite, and reports what a run would
-write and save (the same figures a run then gives).`,
+write and save (the same figures a run then gives).
+
+With --index DIR the collection is one crawl (named after its directory, or
+--crawl NAME) of a crawl index: its duplicates of the originals of the
+crawls committed to the index, and of each other, become revisits (bytes
+compared with the committed original, read where the index says it is);
+when the run is verified, the crawl is committed: its responses join the
+index as originals for later crawls, atomically. Committed crawls are never
+rewritten; a run on a committed, unchanged crawl has nothing to do. The work
+directory is DIR/work/NAME unless --work-dir. See warcdedup index.`,
 		Flags: append(jobFlags(),
 			&cli.BoolFlag{Name: "dry-run", Usage: "rewrite nothing; report what would be rewritten and saved"},
 			&cli.BoolFlag{Name: "hard-links", Usage: "rewrite files with several hard links (the other names keep the old bytes)"},
 			&cli.StringSliceFlag{Name: "cdx", Usage: "bring the CDX or CDXJ `INDEX` of the collection (plain or gzip) up to date with the rewrite, in place (repeatable)"},
+			&cli.StringFlag{Name: "index", Usage: "deduplicate the crawl against the crawls committed to the index in `DIR` (created if need be), and commit it when verified"},
+			&cli.StringFlag{Name: "crawl", Usage: "with --index: the crawl's `NAME` (default: its directory's name)"},
+			&cli.StringSliceFlag{Name: "include", Usage: "with --index: only the crawl's files matching `GLOB` (path or base name; repeatable)"},
+			&cli.StringSliceFlag{Name: "exclude", Usage: "with --index: leave out the crawl's files matching `GLOB` (repeatable)"},
 		),
 		Action: func(c *cli.Context) error {
 			opt, err := jobOptions(c)
@@ -89,6 +102,11 @@ write and save (the same figures a run then gives).`,
 			opt.DryRun = c.Bool("dry-run")
 			opt.HardLinks = c.Bool("hard-links")
 			opt.CDX = c.StringSlice("cdx")
+			opt.Index, opt.Crawl = c.String("index"), c.String("crawl")
+			opt.Include, opt.Exclude = c.StringSlice("include"), c.StringSlice("exclude")
+			if opt.Index == "" && (opt.Crawl != "" || len(opt.Include) > 0 || len(opt.Exclude) > 0) {
+				return cmdutil.Usage("--crawl, --include and --exclude name a crawl of an index: give --index DIR")
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			res, err := dedup.Run(ctx, opt)

@@ -146,6 +146,11 @@ type Config struct {
 	// record they repeat, at another date; the others have another URL.
 	// 0 means the default 0.4; a negative value means none.
 	SameURL float64
+	// Sequential lays the files out one after another in time, a day
+	// apart, as crawls a month apart are: no capture of a file is earlier
+	// than a capture of the file before it. By default files are written
+	// two at a time, as by a crawler's writer threads.
+	Sequential bool
 	// CrossFile is the fraction of duplicates whose source record is drawn
 	// from another file (earlier or later). 0 means the default 0.5; a
 	// negative value means none.

@@ -151,8 +151,14 @@ func (pl *planner) makeSlots() []slot {
 	n, f := pl.cfg.Records, pl.cfg.Files
 	slots := make([]slot, 0, n)
 	per := max(n/f, 1)
+	next := int64(t0) // with Sequential: the earliest start of the next file
 	for i := range f {
 		start := t0 + int64(i/2)*int64(per)*3/2 + pl.rng.Int64N(int64(per)/4+1)
+		if pl.cfg.Sequential {
+			// A day after the last capture of the file before, which
+			// may be written up to two minutes out of order.
+			start = next + 120
+		}
 		pl.files = append(pl.files, filePlan{
 			name:   fmt.Sprintf("%s-%05d%s", pl.cfg.Prefix, i, pl.cfg.Formats[i%len(pl.cfg.Formats)].Ext()),
 			format: pl.cfg.Formats[i%len(pl.cfg.Formats)],
@@ -171,6 +177,7 @@ func (pl *planner) makeSlots() []slot {
 			}
 			slots = append(slots, slot{file: int32(i), date: d, pay: -1})
 		}
+		next = t + 86400
 	}
 	need := min(int(math.Round(pl.cfg.DupRate*float64(n))), n-1)
 	for i := range slots {

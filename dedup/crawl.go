@@ -1,0 +1,495 @@
+package dedup
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"warcdedup/atomicfile"
+	"warcdedup/crawlindex"
+	"warcdedup/internal/progress"
+	"warcdedup/manifest"
+	"warcdedup/report"
+	"warcdedup/rewritelog"
+	"warcdedup/warcsum"
+)
+
+// The files a job with an index adds to its work directory.
+const (
+	indexOriginalsFile = "index-originals.manifest" // the index's originals of the crawl's digests
+	crawlOriginals     = "crawl-originals.manifest" // the crawl's responses after the run, for the commit
+	crawlOriginalsSort = "crawl-originals-by-digest.manifest"
+	afterFilesFile     = "after-files.tsv" // name size sha256 of each file after the run
+)
+
+// crawlMode is a job on one crawl with a crawl index: its files are named
+// CRAWL/PATH in every manifest, the index's originals of its digests join
+// the resolution (as records that must stay responses), and the crawl is
+// committed to the index once verified.
+type crawlMode struct {
+	index            *crawlindex.Index // as opened when the job started
+	name, root       string
+	include, exclude []string
+	committed        map[string]bool // crawls of the index
+	// sums are the files' SHA-256 from the last hash stage.
+	sums map[string]string
+}
+
+// openCrawlMode checks the crawl against the index: one crawl per run, a
+// name the index can hold, the index's digest algorithm, and no overlap
+// with a committed crawl's files (which later runs never rewrite).
+func openCrawlMode(opt *Options) (*crawlMode, error) {
+	if len(opt.Collections) != 1 {
+		return nil, fmt.Errorf("with --index, one crawl per run (%d given): run them one after another, each is committed before the next", len(opt.Collections))
+	}
+	ix, err := crawlindex.OpenOrCreate(opt.Index)
+	if err != nil {
+		return nil, err
+	}
+	root := opt.Collections[0]
+	c := &crawlMode{index: ix, name: opt.Crawl, root: root, include: opt.Include, exclude: opt.Exclude,
+		committed: map[string]bool{}, sums: map[string]string{}}
+	if c.name == "" {
+		c.name = filepath.Base(root)
+	}
+	if err := crawlindex.CheckName(c.name); err != nil {
+		return nil, err
+	}
+	for _, g := range slices.Concat(c.include, c.exclude) {
+		if _, err := path.Match(g, ""); err != nil {
+			return nil, fmt.Errorf("glob %q: %w", g, err)
+		}
+	}
+	if a := ix.Registry.Algorithm; a != "" && a != opt.Algorithm.String() {
+		return nil, fmt.Errorf("the index %s holds %s digests: run with --hash %s", ix.Dir, a, a)
+	}
+	for _, k := range ix.Registry.Crawls {
+		c.committed[k.Name] = true
+		if k.Name == c.name {
+			continue // a rerun: committedAlready decides
+		}
+		if within(root, k.Location) || within(k.Location, root) {
+			return nil, fmt.Errorf("%s and the committed crawl %s (%s) share files: committed crawls are never rewritten", root, k.Name, k.Location)
+		}
+	}
+	return c, nil
+}
+
+// within reports whether the path a is b or beneath it.
+func within(a, b string) bool {
+	return a == b || strings.HasPrefix(a, strings.TrimSuffix(b, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// collect lists the crawl's files that take part, named CRAWL/PATH.
+func (c *crawlMode) collect() ([]warcsum.Input, error) {
+	all, err := warcsum.Collect([]string{c.root}, true)
+	if err != nil {
+		return nil, err
+	}
+	var inputs []warcsum.Input
+	for _, in := range all {
+		if !c.takes(in.Name) {
+			continue
+		}
+		in.Name = c.name + "/" + in.Name
+		inputs = append(inputs, in)
+	}
+	return inputs, nil
+}
+
+// takes reports whether a file (its name relative to the crawl) takes
+// part: it matches an Include (if any) and no Exclude, by its whole name
+// or its base name.
+func (c *crawlMode) takes(name string) bool {
+	match := func(globs []string) bool {
+		for _, g := range globs {
+			if ok, _ := path.Match(g, name); ok {
+				return true
+			}
+			if ok, _ := path.Match(g, path.Base(name)); ok {
+				return true
+			}
+		}
+		return false
+	}
+	return (len(c.include) == 0 || match(c.include)) && !match(c.exclude)
+}
+
+// prefixes are where every crawl's files are: the committed crawls' and
+// this one's.
+func (c *crawlMode) prefixes() map[string]string {
+	m := c.index.Prefixes()
+	m[c.name] = c.root
+	return m
+}
+
+// committedLine reports whether a line is a committed crawl's: a record
+// that stays a response.
+func (c *crawlMode) committedLine(l *manifest.Line) bool {
+	return c.committed[crawlindex.CrawlOf(l.File)]
+}
+
+// committedAlready answers a run on a crawl the index holds: nothing to
+// do when every file is as committed (the same names and stamps), else a
+// refusal, since committed crawls are never rewritten.
+func (c *crawlMode) committedAlready(j *Job) (*Result, error) {
+	k := c.index.Registry.Crawl(c.name)
+	if k == nil {
+		return nil, nil
+	}
+	files, err := c.index.Files(c.name)
+	if err != nil {
+		return nil, err
+	}
+	stamps := map[string]string{}
+	for _, f := range files {
+		stamps[c.name+"/"+f.Name] = f.Stamp
+	}
+	changed := ""
+	if len(stamps) != len(j.inputs) {
+		changed = fmt.Sprintf("%d files, %d committed", len(j.inputs), len(stamps))
+	}
+	for _, in := range j.inputs {
+		if changed != "" {
+			break
+		}
+		if s, ok := fileStamp(in.Path); !ok || stamps[in.Name] != s {
+			changed = in.Name + " changed"
+		}
+	}
+	if changed != "" {
+		return nil, fmt.Errorf("crawl %s is committed to the index %s and its files changed since (%s): committed crawls are never rewritten (warcdedup index verify checks them; warcdedup index remove takes a crawl out)", c.name, c.index.Dir, changed)
+	}
+	rep, err := readReport(j.wd.File(StatsFile))
+	if err != nil {
+		rep = &report.Report{Title: "Crawl " + c.name, Mode: "run", Collections: j.opt.Collections, Generated: k.Committed}
+	}
+	rep.Crawls = crawlsOf(c.index.Registry)
+	return &Result{Report: rep, WorkDir: j.wd.Path, NothingToDo: true}, nil
+}
+
+// joinIndex adds to the crawl's manifest, sorted on digest, the index's
+// originals of its digests: what the resolution compares the crawl with.
+func (j *Job) joinIndex(ctx context.Context) (string, error) {
+	c := j.crawl
+	in, err := os.Open(j.wd.File(ByDigestFile))
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	joined, err := atomicfile.Create(j.wd.File(indexOriginalsFile), 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer joined.Abort()
+	show := j.show.Start(stageJoin, "files", 1)
+	defer show.Done("")
+	bw := bufio.NewWriterSize(joined, 256<<10)
+	st, err := c.index.Join(ctx, in, j.wd.File(ByDigestFile), bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		return "", err
+	}
+	if err := joined.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+		return "", err
+	}
+	if err := mergeByDigest(j.wd.File(ByDigestFile), j.wd.File(indexOriginalsFile), j.wd.File(JoinedFile)); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s originals of %s crawls read, %s of the crawl's %s digests", progress.Count(st.IndexLines),
+		progress.Count(int64(len(c.index.Registry.Crawls))), progress.Count(st.Matched), progress.Count(st.Digests)), nil
+}
+
+// mergeByDigest merges two manifests sorted on digest into a new one.
+func mergeByDigest(a, b, to string) error {
+	fa, err := os.Open(a)
+	if err != nil {
+		return err
+	}
+	defer fa.Close()
+	fb, err := os.Open(b)
+	if err != nil {
+		return err
+	}
+	defer fb.Close()
+	out, err := atomicfile.Create(to, 0o644)
+	if err != nil {
+		return err
+	}
+	defer out.Abort()
+	w := manifest.NewWriter(out)
+	ra, rb := manifest.NewReader(fa, a), manifest.NewReader(fb, b)
+	ra.RequireOrder(manifest.ByDigest)
+	rb.RequireOrder(manifest.ByDigest)
+	la, erra := ra.Next()
+	lb, errb := rb.Next()
+	for {
+		for _, err := range []error{erra, errb} {
+			if err != nil && err != io.EOF {
+				return err
+			}
+		}
+		if erra == io.EOF && errb == io.EOF {
+			break
+		}
+		if errb == io.EOF || erra == nil && manifest.ByDigest.Compare(&la, &lb) <= 0 {
+			if err := w.Write(&la); err != nil {
+				return err
+			}
+			la, erra = ra.Next()
+			continue
+		}
+		if err := w.Write(&lb); err != nil {
+			return err
+		}
+		lb, errb = rb.Next()
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if err := out.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+		return err
+	}
+	return nil
+}
+
+// saveFileSums keeps the files' SHA-256 of the last hash stage, for the
+// commit.
+func (j *Job) saveFileSums() error {
+	var b strings.Builder
+	names := make([]string, 0, len(j.crawl.sums))
+	for n := range j.crawl.sums {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(&b, "%s %s\n", manifest.EscapeFile(n), j.crawl.sums[n])
+	}
+	return writeFile(j.wd.File(afterFilesFile), []byte(b.String()))
+}
+
+// commit commits the verified crawl to the index: its responses as they
+// are now become originals for later crawls, with its files (size,
+// SHA-256, stamp), its figures and the crawls its revisits need.
+func (j *Job) commit(ctx context.Context) (string, error) {
+	c := j.crawl
+	if j.verified.Violations > 0 {
+		return "", fmt.Errorf("not committed: verification found %d records lost", j.verified.Violations)
+	}
+	k := &crawlindex.Crawl{Name: c.name, Location: c.root, Include: c.include, Exclude: c.exclude}
+	files, err := j.crawlFiles()
+	if err != nil {
+		return "", err
+	}
+	if err := j.crawlOriginals(ctx, k); err != nil {
+		return "", err
+	}
+	if err := j.crawlFigures(k); err != nil {
+		return "", err
+	}
+	if k.Requires, err = j.requires(); err != nil {
+		return "", err
+	}
+	ix, err := crawlindex.Commit(c.index.Dir, crawlindex.Change{Add: k, Files: files, Originals: j.wd.File(crawlOriginalsSort)})
+	if err != nil {
+		return "", err
+	}
+	j.rep.Crawls = crawlsOf(ix.Registry)
+	if err := writeReport(j.wd, j.rep); err != nil {
+		return "", err
+	}
+	var needs []string
+	for _, n := range k.Requires {
+		needs = append(needs, n.Crawl)
+	}
+	note := fmt.Sprintf("crawl %s committed to %s (generation %d): %s originals", c.name, ix.Dir, ix.Registry.Generation, progress.Count(ix.Registry.Crawl(c.name).Originals))
+	if len(needs) > 0 {
+		note += "; it needs " + strings.Join(needs, ", ")
+	}
+	return note, nil
+}
+
+// crawlFiles lists the crawl's files as committed.
+func (j *Job) crawlFiles() ([]crawlindex.FileInfo, error) {
+	sums := map[string]string{}
+	data, err := os.ReadFile(j.wd.File(afterFilesFile))
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if name, sum, ok := strings.Cut(l, " "); ok {
+			if n, err := manifest.UnescapeFile(name); err == nil {
+				sums[n] = sum
+			}
+		}
+	}
+	inputs, err := j.collect()
+	if err != nil {
+		return nil, err
+	}
+	var files []crawlindex.FileInfo
+	for _, in := range inputs {
+		fi, err := os.Stat(in.Path)
+		if err != nil {
+			return nil, err
+		}
+		stamp, _ := fileStamp(in.Path)
+		files = append(files, crawlindex.FileInfo{Name: strings.TrimPrefix(in.Name, j.crawl.name+"/"), Size: fi.Size(), SHA256: sums[in.Name], Stamp: stamp})
+	}
+	return files, nil
+}
+
+// crawlOriginals writes the crawl's responses as they are after the run,
+// sorted on digest, and counts its records.
+func (j *Job) crawlOriginals(ctx context.Context, k *crawlindex.Crawl) error {
+	in, err := os.Open(j.wd.File(AfterFile))
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := atomicfile.Create(j.wd.File(crawlOriginals), 0o644)
+	if err != nil {
+		return err
+	}
+	defer out.Abort()
+	w := manifest.NewWriter(out)
+	r := manifest.NewReader(in, j.wd.File(AfterFile))
+	for {
+		l, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		k.Records++
+		if l.IsRevisit() {
+			k.Revisits++
+			continue
+		}
+		if err := w.Write(&l); err != nil {
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if err := out.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+		return err
+	}
+	return j.sortFile(ctx, crawlOriginals, crawlOriginalsSort, manifest.ByDigest.Command)
+}
+
+// crawlFigures counts the revisits the job wrote and the bytes they
+// conserve, from its log entries (every run of the job, resumed or not).
+func (j *Job) crawlFigures(k *crawlindex.Crawl) error {
+	f, err := os.Open(j.wd.File(LogFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r := rewritelog.NewReader(io.NewSectionReader(f, j.state.LogSizeAtHash, 1<<62), j.wd.File(LogFile))
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if e.Kind == rewritelog.Revisit {
+			k.RevisitsWritten++
+			k.BytesConserved += e.OldLength - e.NewLength
+		}
+	}
+}
+
+// requires lists the committed crawls whose records the crawl's revisits
+// need, with those files, from deps.tsv.
+func (j *Job) requires() ([]crawlindex.Need, error) {
+	data, err := os.ReadFile(j.wd.File(DepsFile))
+	if err != nil {
+		return nil, err
+	}
+	type need struct {
+		revisits int64
+		files    map[string]bool
+	}
+	needs := map[string]*need{}
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.Fields(l)
+		if len(f) != 3 || strings.HasPrefix(l, "#") {
+			continue
+		}
+		orig, err := manifest.UnescapeFile(f[1])
+		if err != nil {
+			return nil, err
+		}
+		crawl := crawlindex.CrawlOf(orig)
+		if crawl == j.crawl.name {
+			continue
+		}
+		n := needs[crawl]
+		if n == nil {
+			n = &need{files: map[string]bool{}}
+			needs[crawl] = n
+		}
+		count, _ := strconv.ParseInt(f[2], 10, 64)
+		n.revisits += count
+		n.files[strings.TrimPrefix(orig, crawl+"/")] = true
+	}
+	var out []crawlindex.Need
+	for _, crawl := range slices.Sorted(mapKeys(needs)) {
+		n := needs[crawl]
+		committed, err := j.crawl.index.Files(crawl)
+		if err != nil {
+			return nil, fmt.Errorf("crawl %s, whose records the revisits need: %w", crawl, err)
+		}
+		need := crawlindex.Need{Crawl: crawl, Revisits: n.revisits}
+		for _, f := range committed {
+			if n.files[f.Name] {
+				need.Files = append(need.Files, f)
+			}
+		}
+		out = append(out, need)
+	}
+	return out, nil
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// crawlsOf is the report's table of an index's crawls.
+func crawlsOf(r *crawlindex.Registry) []report.Crawl {
+	var out []report.Crawl
+	for _, k := range r.Crawls {
+		rc := report.Crawl{Name: k.Name, Committed: true, Records: k.Records, RevisitsWritten: k.RevisitsWritten,
+			BytesConserved: k.BytesConserved, Size: k.Size}
+		for _, n := range k.Requires {
+			rc.Requires = append(rc.Requires, n.Crawl)
+		}
+		out = append(out, rc)
+	}
+	return out
+}
