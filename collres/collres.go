@@ -49,7 +49,9 @@ type Resolver struct {
 	Progress *Progress
 	// Kept, with Proc, names the records that must stay responses
 	// whatever their date: the committed originals of a crawl index,
-	// merged into the manifest, which later runs never rewrite.
+	// merged into the manifest, which later runs never rewrite. Their
+	// lines take the URI and date their record spells (an index imported
+	// from CDX writes its own).
 	Kept func(l *manifest.Line) bool
 
 	// global pins what the revisit lines without a digest in the
@@ -570,7 +572,7 @@ func (g *group) classify(ctx context.Context, l *manifest.Line) (int, error) {
 // compare streams l's payload through a comparer, checks its digest, and
 // returns the comparer and the record's policy key.
 func (w *worker) compare(ctx context.Context, l *manifest.Line, classes []*class, collect *classWriter, st *Stats) (*comparer, string, error) {
-	p, err := openPayload(ctx, w.r.Source, l, w.rr, w.r.Policy)
+	p, err := openPayload(ctx, w.r.Source, l, w.rr, w.r.Policy, w.r.Kept != nil && w.r.Kept(l))
 	if err != nil {
 		return nil, "", err
 	}

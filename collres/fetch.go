@@ -50,6 +50,7 @@ type payload struct {
 	rec    *record.Record // the record's header, valid until rr is reset
 	policy policy.Policy
 	key    string // the record's policy key
+	adopt  bool   // the line takes the record's URI and date
 }
 
 func stale(l *manifest.Line, err error) error {
@@ -59,7 +60,13 @@ func stale(l *manifest.Line, err error) error {
 // openPayload fetches the record l names and reads it up to its payload,
 // checking that it is the response the line describes. rr is reset onto
 // the fetched bytes (nil for a new reader).
-func openPayload(ctx context.Context, src Opener, l *manifest.Line, rr *record.Reader, pol policy.Policy) (*payload, error) {
+//
+// With adopt (a committed original of a crawl index, which may have come
+// from a CDX index that spells URIs and dates its own way), a record whose
+// URI or date the line spells otherwise is taken, and the line given the
+// record's own: its offset, length and payload digest, checked as for any
+// line, say it is the record.
+func openPayload(ctx context.Context, src Opener, l *manifest.Line, rr *record.Reader, pol policy.Policy, adopt bool) (*payload, error) {
 	body, err := src.Open(ctx, l.File, l.Offset, l.Length)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -67,7 +74,7 @@ func openPayload(ctx context.Context, src Opener, l *manifest.Line, rr *record.R
 		}
 		return nil, stale(l, err)
 	}
-	p := &payload{line: l, body: body, rr: rr, policy: pol}
+	p := &payload{line: l, body: body, rr: rr, policy: pol, adopt: adopt}
 	if err := p.start(); err != nil {
 		body.Close()
 		return nil, err
@@ -97,7 +104,10 @@ func (p *payload) start() error {
 		return stale(l, fmt.Errorf("%w: it is a %q record", ErrNotResponse, rec.Type))
 	}
 	if uri, date := manifest.URIField(rec), manifest.DateField(rec); uri != l.URI || date != l.Date {
-		return stale(l, fmt.Errorf("%w: record has %s %s", ErrFieldsChanged, uri, date))
+		if !p.adopt {
+			return stale(l, fmt.Errorf("%w: record has %s %s", ErrFieldsChanged, uri, date))
+		}
+		l.URI, l.Date = uri, date
 	}
 	head, err := rr.ReadHTTPHead()
 	if err != nil {

@@ -23,9 +23,16 @@ type Change struct {
 	Add       *Crawl
 	Files     []FileInfo
 	Originals string
+	// Replace are committed crawls whose files changed (their revisits
+	// restored or re-pointed when a crawl they needed was removed), with
+	// their files now: all their originals are replaced by their lines in
+	// Originals.
+	Replace map[string][]FileInfo
 	// Remove is the name of a committed crawl to remove: its originals
-	// leave the index and it moves to the removed crawls.
+	// leave the index and it moves to the removed crawls. It is refused
+	// while other crawls' revisits need it, unless Force.
 	Remove string
+	Force  bool
 	// Update, if set, changes the new registry's crawls last (their
 	// figures, what they require).
 	Update func(r *Registry) error
@@ -102,10 +109,38 @@ func (c *commit) check() error {
 			return fmt.Errorf("crawl %s is already committed to the index %s", a.Name, c.base.Dir)
 		}
 	}
-	if c.ch.Remove != "" && r.Crawl(c.ch.Remove) == nil {
-		return fmt.Errorf("crawl %s is not committed to the index %s", c.ch.Remove, c.base.Dir)
+	if name := c.ch.Remove; name != "" {
+		if r.Crawl(name) == nil {
+			return fmt.Errorf("crawl %s is not committed to the index %s", name, c.base.Dir)
+		}
+		if deps := r.Dependents(name); len(deps) > 0 && !c.ch.Force {
+			var names []string
+			var revisits int64
+			for _, d := range deps {
+				names = append(names, d.Name)
+				for _, n := range d.Requires {
+					if n.Crawl == name {
+						revisits += n.Revisits
+					}
+				}
+			}
+			return &DependentsError{Crawl: name, Dependents: names, Revisits: revisits}
+		}
 	}
 	return nil
+}
+
+// DependentsError refuses to remove a crawl that other crawls' revisits
+// need.
+type DependentsError struct {
+	Crawl      string
+	Dependents []string
+	Revisits   int64
+}
+
+func (e *DependentsError) Error() string {
+	return fmt.Sprintf("crawl %s is needed by %d revisits of %s: remove with --restore (each revisit re-pointed to another committed copy or made a whole record first), or with --force (they will not replay once its files are gone)",
+		e.Crawl, e.Revisits, strings.Join(e.Dependents, ", "))
 }
 
 // write fills the temporary generation directory.
@@ -146,12 +181,13 @@ func (c *commit) write(next int) error {
 	return nil
 }
 
-// crawls writes the registry's crawls and their files' lists.
-func (c *commit) crawls(added int64) error {
+// crawls writes the registry's crawls and their files' lists; added
+// counts the originals added per crawl.
+func (c *commit) crawls(added map[string]int64) error {
 	if a := c.ch.Add; a != nil {
 		a := *a
 		a.Committed = time.Now().UTC().Truncate(time.Second)
-		a.Originals = added
+		a.Originals = added[a.Name]
 		a.Files = int64(len(c.ch.Files))
 		a.Size = 0
 		for _, f := range c.ch.Files {
@@ -176,8 +212,24 @@ func (c *commit) crawls(added int64) error {
 		c.reg.Crawls = slices.Delete(c.reg.Crawls, i, i+1)
 		c.reg.Removed = append(c.reg.Removed, &gone)
 	}
-	for _, k := range c.reg.Crawls {
+	for i, k := range c.reg.Crawls {
 		if c.ch.Add != nil && k.Name == c.ch.Add.Name {
+			continue
+		}
+		if files, ok := c.ch.Replace[k.Name]; ok {
+			k := *k
+			k.Originals, k.Files, k.Size = added[k.Name], int64(len(files)), 0
+			for _, f := range files {
+				k.Size += f.Size
+			}
+			c.reg.Crawls[i] = &k
+			data, err := json.MarshalIndent(&CrawlFiles{Crawl: k.Name, Files: files}, "", " ")
+			if err != nil {
+				return err
+			}
+			if err := writeSynced(filepath.Join(c.tmp, crawlsDir, k.Name+".json"), append(data, '\n')); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := linkOrCopy(filepath.Join(c.base.gen, crawlsDir, k.Name+".json"), filepath.Join(c.tmp, crawlsDir, k.Name+".json")); err != nil {
@@ -206,19 +258,19 @@ func algorithmOf(name string) string {
 }
 
 // partitions writes the new generation's originals: each partition the
-// change touches is the merge of the old one (without a removed crawl's
-// lines) and the added lines of its digests; the others are hard links.
-// It returns the number of lines added.
-func (c *commit) partitions() (int64, error) {
+// change touches is the merge of the old one (without the lines of a
+// removed or replaced crawl) and the added lines of its digests; the
+// others are hard links. It returns the number of lines added per crawl.
+func (c *commit) partitions() (map[string]int64, error) {
 	old, err := c.base.Partitions()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	var add *lineSource
-	if c.ch.Add != nil && c.ch.Originals != "" {
+	if c.ch.Originals != "" {
 		f, err := os.Open(c.ch.Originals)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		defer f.Close()
 		in := manifest.NewReader(f, c.ch.Originals)
@@ -226,7 +278,7 @@ func (c *commit) partitions() (int64, error) {
 		in.RequireOrder(manifest.ByDigest)
 		add = &lineSource{in: in}
 		if err := add.next(); err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
 	byKey := map[string]string{}
@@ -236,7 +288,7 @@ func (c *commit) partitions() (int64, error) {
 		byKey[k] = p
 		keys = append(keys, k)
 	}
-	var added int64
+	added := map[string]int64{}
 	for {
 		// The next partition: the lowest of the old ones left and the
 		// one the next added line goes to.
@@ -244,7 +296,7 @@ func (c *commit) partitions() (int64, error) {
 		if add != nil && add.ok {
 			k, err := partitionOf(add.line.Digest)
 			if err != nil {
-				return 0, add.in.Errorf("%v", err)
+				return nil, add.in.Errorf("%v", err)
 			}
 			key = k
 		}
@@ -257,25 +309,37 @@ func (c *commit) partitions() (int64, error) {
 		if len(keys) > 0 && keys[0] == key {
 			keys = keys[1:]
 		}
-		n, err := c.partition(key, byKey[key], add)
-		if err != nil {
-			return 0, err
+		if err := c.partition(key, byKey[key], add, added); err != nil {
+			return nil, err
 		}
-		added += n
 	}
 }
 
-// partition writes one partition of the new generation; it returns how
-// many added lines went into it.
-func (c *commit) partition(key, old string, add *lineSource) (int64, error) {
+// drops reports whether an old line leaves the index: its crawl is
+// removed or replaced.
+func (c *commit) drops(l *manifest.Line) bool {
+	crawl := CrawlOf(l.File)
+	_, replaced := c.ch.Replace[crawl]
+	return replaced || crawl == c.ch.Remove
+}
+
+// adds reports whether a crawl's lines may be added.
+func (c *commit) adds(crawl string) bool {
+	_, replaced := c.ch.Replace[crawl]
+	return replaced || c.ch.Add != nil && crawl == c.ch.Add.Name
+}
+
+// partition writes one partition of the new generation, counting the
+// added lines per crawl.
+func (c *commit) partition(key, old string, add *lineSource, added map[string]int64) error {
 	dst := filepath.Join(c.tmp, originalsDir, key+partitionExt)
 	takes := add != nil && add.ok && mustPartition(add.line.Digest) == key
-	if !takes && c.ch.Remove == "" {
-		return 0, linkOrCopy(old, dst)
+	if !takes && c.ch.Remove == "" && len(c.ch.Replace) == 0 {
+		return linkOrCopy(old, dst)
 	}
 	out, err := os.Create(dst)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer out.Close()
 	w := manifest.NewWriter(out)
@@ -283,44 +347,44 @@ func (c *commit) partition(key, old string, add *lineSource) (int64, error) {
 	if old != "" {
 		f, err := os.Open(old)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		defer f.Close()
 		prev = &lineSource{in: manifest.NewReader(f, old)}
 		if err := prev.next(); err != nil {
-			return 0, err
+			return err
 		}
 	}
-	var added int64
 	for {
 		fromOld := prev != nil && prev.ok
 		fromAdd := add != nil && add.ok && mustPartition(add.line.Digest) == key
 		switch {
 		case !fromOld && !fromAdd:
 			if err := w.Flush(); err != nil {
-				return 0, err
+				return err
 			}
-			return added, out.Sync()
+			return out.Sync()
 		case fromOld && (!fromAdd || manifest.ByDigest.Compare(&prev.line, &add.line) <= 0):
-			if c.ch.Remove == "" || CrawlOf(prev.line.File) != c.ch.Remove {
+			if !c.drops(&prev.line) {
 				if err := w.Write(&prev.line); err != nil {
-					return 0, err
+					return err
 				}
 			}
 			if err := prev.next(); err != nil {
-				return 0, err
+				return err
 			}
 		default:
 			l := &add.line
-			if CrawlOf(l.File) != c.ch.Add.Name || l.IsRevisit() {
-				return 0, add.in.Errorf("%s is no response of crawl %s", l.File, c.ch.Add.Name)
+			crawl := CrawlOf(l.File)
+			if !c.adds(crawl) || l.IsRevisit() {
+				return add.in.Errorf("%s is no response of a crawl this commit adds or replaces", l.File)
 			}
 			if err := w.Write(l); err != nil {
-				return 0, err
+				return err
 			}
-			added++
+			added[crawl]++
 			if err := add.next(); err != nil {
-				return 0, err
+				return err
 			}
 		}
 	}

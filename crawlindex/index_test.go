@@ -187,7 +187,7 @@ func TestCommitFailureKeepsIndex(t *testing.T) {
 func TestCommitRefusesForeignLines(t *testing.T) {
 	dir, work := filepath.Join(t.TempDir(), "index"), t.TempDir()
 	jan := originals(t, work, "jan", digestOf('A', 1))
-	if _, err := Commit(dir, Change{Add: &Crawl{Name: "feb"}, Originals: jan}); err == nil || !strings.Contains(err.Error(), "no response of crawl feb") {
+	if _, err := Commit(dir, Change{Add: &Crawl{Name: "feb"}, Originals: jan}); err == nil || !strings.Contains(err.Error(), "no response of a crawl this commit adds") {
 		t.Errorf("another crawl's lines: %v", err)
 	}
 	unsorted := filepath.Join(work, "unsorted")

@@ -54,6 +54,9 @@ type Crawl struct {
 	// Imported crawls come from CDX/CDXJ indexes: their lines are
 	// candidates, taken only once a run has compared the bytes.
 	Imported bool `json:"imported,omitempty"`
+	// Log is the rewrite log of its run: what a later restore of its
+	// revisits (index remove --restore, undo) appends to and follows.
+	Log string `json:"log,omitempty"`
 	// Include and Exclude are the globs that chose its files.
 	Include []string `json:"include,omitempty"`
 	Exclude []string `json:"exclude,omitempty"`

@@ -29,6 +29,10 @@ const (
 	crawlOriginals     = "crawl-originals.manifest" // the crawl's responses after the run, for the commit
 	crawlOriginalsSort = "crawl-originals-by-digest.manifest"
 	afterFilesFile     = "after-files.tsv" // name size sha256 of each file after the run
+	// resolvedOriginalsFile holds the committed originals the resolution
+	// kept, as their records spell them: what verification checks the
+	// crawl's revisits against.
+	resolvedOriginalsFile = "index-originals-resolved.manifest"
 )
 
 // crawlMode is a job on one crawl with a crawl index: its files are named
@@ -264,6 +268,46 @@ func mergeByDigest(a, b, to string) error {
 	return nil
 }
 
+// resolvedOriginals writes the committed originals of the numbered
+// manifest (those the resolution read and kept) to a work file, and
+// returns its name.
+func (c *crawlMode) resolvedOriginals(wd *WorkDir) (string, error) {
+	in, err := os.Open(wd.File(NumberedFile))
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	name := wd.File(resolvedOriginalsFile)
+	out, err := atomicfile.Create(name, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer out.Abort()
+	w := manifest.NewWriter(out)
+	r := manifest.NewReader(in, wd.File(NumberedFile))
+	for {
+		l, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+		if c.committedLine(&l) {
+			if err := w.Write(&l); err != nil {
+				return "", err
+			}
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return "", err
+	}
+	if err := out.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+		return "", err
+	}
+	return name, nil
+}
+
 // saveFileSums keeps the files' SHA-256 of the last hash stage, for the
 // commit.
 func (j *Job) saveFileSums() error {
@@ -287,7 +331,7 @@ func (j *Job) commit(ctx context.Context) (string, error) {
 	if j.verified.Violations > 0 {
 		return "", fmt.Errorf("not committed: verification found %d records lost", j.verified.Violations)
 	}
-	k := &crawlindex.Crawl{Name: c.name, Location: c.root, Include: c.include, Exclude: c.exclude}
+	k := &crawlindex.Crawl{Name: c.name, Location: c.root, Include: c.include, Exclude: c.exclude, Log: j.wd.File(LogFile)}
 	files, err := j.crawlFiles()
 	if err != nil {
 		return "", err

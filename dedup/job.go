@@ -634,15 +634,21 @@ func (j *Job) verify(ctx context.Context) (string, error) {
 	defer out.Abort()
 	show := j.show.Start(stageVerify, "records", j.hashed.Listed)
 	bw := bufio.NewWriter(out)
-	// With an index, revisits may refer to the committed originals joined.
+	// With an index, revisits may refer to the committed originals joined,
+	// as the resolution found them (URI and date as their records spell
+	// them).
 	var external *manifest.Reader
 	if j.crawl != nil {
-		f, err := os.Open(j.wd.File(indexOriginalsFile))
+		name, err := j.crawl.resolvedOriginals(j.wd)
+		if err != nil {
+			return "", err
+		}
+		f, err := os.Open(name)
 		if err != nil {
 			return "", err
 		}
 		defer f.Close()
-		external = manifest.NewReader(f, j.wd.File(indexOriginalsFile))
+		external = manifest.NewReader(f, name)
 	}
 	st, err := verify.RewriteAgainst(manifest.NewReader(before, j.wd.File(BeforeFile)), manifest.NewReader(after, j.wd.File(AfterFile)), external,
 		func(v string) {

@@ -27,6 +27,7 @@ import (
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
 	"warcdedup/scripts/gen"
+	"warcdedup/warcsum"
 )
 
 // collection writes a generated collection into a new directory.
@@ -537,4 +538,157 @@ func TestCrawlIndex(t *testing.T) {
 	if _, err := Run(context.Background(), Options{Collections: []string{crawl1}, Index: index}); err == nil || !strings.Contains(err.Error(), "committed crawls are never rewritten") {
 		t.Errorf("a changed committed crawl: %v", err)
 	}
+}
+
+// TestRemoveCrawl removes the first of three monthly crawls from their
+// index: refused while the later crawls' revisits need it; with Restore,
+// their revisits of it are re-pointed or restored, the crawl leaves, its
+// files can be deleted and every revisit left still names a response of
+// the crawls that stay, and verify finds nothing. A crawl removed with
+// Force and then deleted shows in verify as originals gone.
+func TestRemoveCrawl(t *testing.T) {
+	top := t.TempDir()
+	crawls, index := filepath.Join(top, "crawls"), filepath.Join(top, "index")
+	monthly(t, crawls)
+	for i := range 3 {
+		r, err := Run(context.Background(), Options{Collections: []string{filepath.Join(crawls, fmt.Sprintf("crawl-%d", i))}, Index: index, Jobs: 2})
+		if err != nil || r.Report.Exit != 0 {
+			t.Fatalf("crawl-%d: %v %v", i, err, r.Report.ExitReason)
+		}
+	}
+	var deps *crawlindex.DependentsError
+	if _, err := RemoveCrawl(context.Background(), RemoveOptions{Index: index, Crawl: "crawl-0"}); !errors.As(err, &deps) || len(deps.Dependents) == 0 {
+		t.Fatalf("removing a crawl others need: %v", err)
+	}
+	res, err := RemoveCrawl(context.Background(), RemoveOptions{Index: index, Crawl: "crawl-0", Restore: true, Jobs: 2})
+	if err != nil || !res.Removed || res.Refused != 0 || res.Repointed+res.Restored == 0 {
+		t.Fatalf("remove --restore: %v %+v", err, res)
+	}
+	if err := os.RemoveAll(filepath.Join(crawls, "crawl-0")); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := crawlindex.Open(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var problems []string
+	if _, err := ix.Verify(true, func(p string) { problems = append(problems, p) }); err != nil || len(problems) > 0 {
+		t.Errorf("verify after removal: %v\n%s", err, strings.Join(problems, "\n"))
+	}
+	for _, k := range ix.Registry.Crawls {
+		for _, n := range k.Requires {
+			if n.Crawl == "crawl-0" {
+				t.Errorf("%s still requires crawl-0", k.Name)
+			}
+		}
+	}
+	checkRevisitsResolve(t, crawls)
+
+	// crawl-2 needs crawl-1: removed by force, then deleted.
+	if _, err := RemoveCrawl(context.Background(), RemoveOptions{Index: index, Crawl: "crawl-1", Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(filepath.Join(crawls, "crawl-1"))
+	ix, _ = crawlindex.Open(index)
+	problems = nil
+	ix.Verify(false, func(p string) { problems = append(problems, p) })
+	if len(problems) == 0 || !strings.Contains(strings.Join(problems, "\n"), "crawl-1, which is no longer committed") || !strings.Contains(strings.Join(problems, "\n"), "originals of its revisits are lost") {
+		t.Errorf("verify after a forced removal and deletion:\n%s", strings.Join(problems, "\n"))
+	}
+}
+
+// checkRevisitsResolve fails for each revisit under dir whose Refers-To
+// names no response with its digest under dir.
+func checkRevisitsResolve(t *testing.T, dir string) {
+	t.Helper()
+	inputs, err := warcsum.Collect([]string{dir}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if _, err := (&warcsum.Runner{Jobs: 2}).Run(inputs, &out); err != nil {
+		t.Fatal(err)
+	}
+	responses := map[string]bool{}
+	var revisits []manifest.Line
+	r := manifest.NewReader(&out, "manifest")
+	for {
+		l, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.IsRevisit() {
+			revisits = append(revisits, l)
+			continue
+		}
+		responses[l.URI+" "+l.Date+" "+l.Digest] = true
+	}
+	for _, v := range revisits {
+		if v.Digest != manifest.NoDigest && !responses[v.RefURI+" "+v.RefDate+" "+v.Digest] {
+			t.Errorf("%s offset %d: its revisit refers to %s %s, no response of %s", v.File, v.Offset, v.RefURI, v.RefDate, v.Digest)
+		}
+	}
+}
+
+// TestImportCrawl seeds an index from a CDX index of the first monthly
+// crawl, without reading its WARC files, then deduplicates the second
+// against it: the second's run compares bytes with the imported originals
+// (whose CDX dates are 14-digit timestamps), writes revisits of them,
+// passes verification and records that it needs the imported crawl.
+func TestImportCrawl(t *testing.T) {
+	top := t.TempDir()
+	crawls, index := filepath.Join(top, "crawls"), filepath.Join(top, "index")
+	monthly(t, crawls)
+	jan := filepath.Join(crawls, "crawl-0")
+	inputs, err := warcsum.Collect([]string{jan}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines bytes.Buffer
+	if _, err := (&warcsum.Runner{}).Run(inputs, &lines); err != nil {
+		t.Fatal(err)
+	}
+	var cdxText strings.Builder
+	cdxText.WriteString(" CDX N b a m s k r M S V g\n")
+	r := manifest.NewReader(&lines, "jan")
+	for {
+		l, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.IsRevisit() {
+			continue
+		}
+		ts := strings.NewReplacer("-", "", "T", "", ":", "", "Z", "").Replace(l.Date)
+		fmt.Fprintf(&cdxText, "%s %s %s application/octet-stream 200 %s - - %d %d %s\n", "key", ts, l.URI,
+			strings.TrimPrefix(l.Digest, "sha1:"), l.Length, l.Offset, l.File)
+	}
+	cdxFile := filepath.Join(top, "jan.cdx")
+	if err := os.WriteFile(cdxFile, []byte(cdxText.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := ImportCrawl(context.Background(), index, "jan", jan, []string{cdxFile}, func(err error) { t.Log(err) })
+	if err != nil || st.Imported == 0 {
+		t.Fatalf("import: %v %+v", err, st)
+	}
+	feb := filepath.Join(crawls, "crawl-1")
+	res, err := Run(context.Background(), Options{Collections: []string{feb}, Index: index, Jobs: 2})
+	if err != nil || res.Report.Exit != 0 {
+		t.Fatalf("crawl-1 against the imported crawl: %v %v", err, res.Report.ExitReason)
+	}
+	ix, err := crawlindex.Open(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := ix.Registry.Crawl("crawl-1")
+	if k == nil || len(k.Requires) != 1 || k.Requires[0].Crawl != "jan" || k.Requires[0].Revisits == 0 {
+		t.Errorf("crawl-1 requires %+v, want revisits of the imported crawl jan", k)
+	}
+	checkRevisitsResolve(t, crawls)
 }

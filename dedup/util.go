@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"syscall"
 
+	"warcdedup/crawlindex"
 	"warcdedup/report"
 )
 
@@ -66,9 +66,6 @@ func fileStamp(path string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return "", false
-	}
-	return fmt.Sprintf("%d %d %d %d %d", fi.Size(), fi.ModTime().UnixNano(), st.Ctim.Nano(), st.Ino, st.Dev), true
+	s := crawlindex.Stamp(fi)
+	return s, s != ""
 }

@@ -11,6 +11,7 @@ import (
 	"warcdedup/atomicfile"
 	"warcdedup/internal/ordered"
 	"warcdedup/manifest"
+	"warcdedup/policy"
 	"warcdedup/rewritelog"
 	"warcdedup/source"
 )
@@ -44,7 +45,18 @@ type Restorer struct {
 	Written *rewritelog.Moves
 	// All restores every revisit of the identical-payload-digest profile
 	// whose original is found, whoever wrote it.
-	All       bool
+	All bool
+	// Only, if set, restricts the restore to the revisits whose
+	// Refers-To-Target-URI and -Date (as manifest fields) it accepts: the
+	// revisits of the records of a crawl being removed.
+	Only func(refURI, refDate string) bool
+	// Retarget, if set, names for a revisit's original another response
+	// of its payload that can take the original's place: the revisit is
+	// then re-pointed to it (its Refers-To fields rewritten) instead of
+	// restored, once the two payloads compared equal byte for byte and
+	// replay alike under Policy.
+	Retarget  func(original *manifest.Line) (manifest.Line, bool)
+	Policy    policy.Policy
 	HardLinks bool // replace files with several names (see Rewriter)
 	Jobs      int  // files restored at once; 1 if < 1
 	// Refused receives each file left untouched and why; Warn other notes
@@ -65,6 +77,7 @@ type RestoreStats struct {
 	Records   int64 // revisits this toolchain wrote, restored
 	Foreign   int64 // other tools' revisits made whole (All)
 	Left      int64 // revisits left as they are (see Warn)
+	Repointed int64 // revisits re-pointed to another original (Retarget)
 	// Of Records, Exact were restored by the rule alone, Kept from what
 	// their revisit kept of them (see keep).
 	Exact, Kept             int64
@@ -79,6 +92,7 @@ func (s *RestoreStats) add(o *RestoreStats) {
 	s.Records += o.Records
 	s.Foreign += o.Foreign
 	s.Left += o.Left
+	s.Repointed += o.Repointed
 	s.Exact += o.Exact
 	s.Kept += o.Kept
 	s.BytesBefore += o.BytesBefore

@@ -16,7 +16,6 @@ import (
 	"warcdedup/atomicfile"
 	"warcdedup/digest"
 	"warcdedup/manifest"
-	"warcdedup/policy"
 	"warcdedup/record"
 	"warcdedup/rewritelog"
 )
@@ -29,10 +28,12 @@ type restoreWorker struct {
 	check *record.Reader // reads restored records back
 	zw    *gzip.Writer
 	buf   []byte
+	// cmpBuf is the comparison buffer of re-pointing.
+	cmpBuf []byte
 }
 
 func newRestoreWorker(r *Restorer, log *Log) *restoreWorker {
-	return &restoreWorker{r: r, log: log, buf: make([]byte, 256<<10)}
+	return &restoreWorker{r: r, log: log, buf: make([]byte, 256<<10), cmpBuf: make([]byte, 0, 64<<10)}
 }
 
 func reset(rr **record.Reader, src io.Reader, name string) (*record.Reader, error) {
@@ -122,6 +123,10 @@ func (f *fileRestore) walk(ctx context.Context) error {
 			return f.refuse(fmt.Errorf("reading it: %w", err))
 		}
 		mv, ours := f.logged[rec.Offset]
+		if rec.Type == "revisit" && !ours && f.w.r.Only != nil && !f.w.r.Only(refersURI(rec), manifest.EscapeField(strings.TrimSpace(rec.Header.Get(hRefersDate)))) {
+			rr.Finish()
+			continue
+		}
 		if rec.Type != "revisit" || !ours && !f.w.r.All {
 			if ours {
 				return f.refuse(fmt.Errorf("log line %d wrote a revisit at offset %d, and a %q record stands there: the log is not this file's", mv.Line, rec.Offset, rec.Type))
@@ -189,7 +194,7 @@ func (f *fileRestore) restoreRecord(ctx context.Context, rr *record.Reader, rec 
 	if err != nil {
 		return leave(err)
 	}
-	orig, payload, err := r.Originals.open(ctx, &line, policy.Payload)
+	orig, payload, err := r.Originals.open(ctx, &line, r.Policy)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -203,6 +208,20 @@ func (f *fileRestore) restoreRecord(ctx context.Context, rr *record.Reader, rec 
 		}
 	}
 	defer closePayload()
+	if r.Retarget != nil && rec.Header.Has(hRefersURI) && rec.Header.Has(hRefersDate) {
+		if alt, ok := r.Retarget(&line); ok {
+			done, err := f.repoint(ctx, rec, revHead, &line, orig, payload, alt, digestValue)
+			if done || err != nil {
+				return err
+			}
+			// Not the same payload or replay after all: restored below,
+			// from the original read again.
+			closePayload()
+			if orig, payload, err = r.Originals.open(ctx, &line, r.Policy); err != nil {
+				return leave(fmt.Errorf("%w %s offset %d: %v", ErrOriginal, line.File, line.Offset, err))
+			}
+		}
+	}
 	if revHead == nil {
 		if ours {
 			return leave(errors.New("it has no HTTP head"))
@@ -236,7 +255,7 @@ func (f *fileRestore) restoreRecord(ctx context.Context, rr *record.Reader, rec 
 				_, err := io.CopyBuffer(bh, payload, f.w.buf)
 				closePayload()
 				if err == nil {
-					_, payload, err = r.Originals.open(ctx, &line, policy.Payload)
+					_, payload, err = r.Originals.open(ctx, &line, r.Policy)
 				}
 				if err != nil {
 					return leave(fmt.Errorf("%w %s offset %d: %v", ErrOriginal, line.File, line.Offset, err))
@@ -290,6 +309,81 @@ func (f *fileRestore) restoreRecord(ctx context.Context, rr *record.Reader, rec 
 	return nil
 }
 
+// repoint rewrites the revisit rec, whose original line (orig, its payload
+// inline or streaming from payload) is to go, as a revisit of alt, if alt's
+// payload equals the original's byte for byte and replays alike. It
+// reports whether it did; false leaves the file as it was, the original's
+// payload read.
+func (f *fileRestore) repoint(ctx context.Context, rec *record.Record, block []byte, line *manifest.Line, orig *original, payload io.Reader, alt manifest.Line, digestValue string) (bool, error) {
+	r, at := f.w.r, rec.Offset
+	altOrig, altPayload, err := r.Originals.open(ctx, &alt, r.Policy)
+	if err != nil {
+		if r.Warn != nil {
+			r.Warn(fmt.Errorf("%s: offset %d: not re-pointed to %s offset %d: %v", f.file, at, alt.File, alt.Offset, err))
+		}
+		return false, nil
+	}
+	if altPayload != nil {
+		defer altPayload.Close()
+	}
+	if altOrig.key != orig.key {
+		return false, nil
+	}
+	cmp := &comparer{orig: altPayload, buf: f.w.cmpBuf}
+	if altPayload == nil {
+		cmp.orig = bytes.NewReader(altOrig.payload)
+	}
+	if payload == nil {
+		cmp.Write(orig.payload)
+	} else if _, err := io.CopyBuffer(cmp, payload, f.w.buf); err != nil {
+		return false, f.refuse(fmt.Errorf("%w %s offset %d: reading it: %v", ErrOriginal, line.File, line.Offset, err))
+	}
+	same, err := cmp.end()
+	if err != nil || !same {
+		return false, nil
+	}
+
+	// The revisit as it was, but for what it refers to.
+	var b bytes.Buffer
+	b.WriteString(rec.Version)
+	b.WriteString("\r\n")
+	for _, fl := range rec.Header {
+		switch {
+		case strings.EqualFold(fl.Name, hRefersURI):
+			writeField(&b, fl.Name, altOrig.uri)
+		case strings.EqualFold(fl.Name, hRefersDate):
+			writeField(&b, fl.Name, altOrig.date)
+		case strings.EqualFold(fl.Name, hRefersTo):
+			// The record ID of the original that goes: it names no record.
+		default:
+			writeField(&b, fl.Name, fl.Value)
+		}
+	}
+	b.WriteString("\r\n")
+	b.Write(block)
+	b.WriteString(recordEnd)
+
+	if err := f.copyTo(at); err != nil {
+		return false, err
+	}
+	if f.tmp == nil {
+		if err := f.createTemp(); err != nil {
+			return false, err
+		}
+	}
+	newOff := f.written
+	n, err := f.writeRecord(b.Bytes(), nil, nil, nil, nil, nil)
+	if err != nil {
+		return false, err
+	}
+	refURI, refDate := manifest.EscapeField(altOrig.uri), manifest.EscapeField(altOrig.date)
+	f.replacing(at, rec.Length, n, &manifest.Line{RefURI: refURI, RefDate: refDate})
+	f.t.entries = append(f.t.entries, rewritelog.Entry{File: f.name, OldOffset: at, OldLength: rec.Length, NewOffset: newOff, NewLength: n,
+		Kind: rewritelog.Revisit, PayloadDigest: digestValue, RefersToURI: refURI, RefersTo: refDate})
+	f.t.stats.Repointed++
+	return true, nil
+}
+
 // writeRecord writes a restored record to the new version (a gzip member
 // of its own in a .gz file), feeding its payload to ph, and returns the
 // bytes it takes there. The payload is inline, or read from stream.
@@ -313,7 +407,9 @@ func (f *fileRestore) writeRecord(header, head, inline []byte, stream io.Reader,
 		if _, err := out.Write(inline); err != nil {
 			return 0, f.writeError(err)
 		}
-		ph.Write(inline)
+		if ph != nil {
+			ph.Write(inline)
+		}
 	} else {
 		// Errors reading the original refuse the file; writing, class.
 		sink := &splitWriter{out: out, h: ph}
@@ -447,7 +543,7 @@ func contentLength(header []byte) (int64, error) {
 func (f *fileRestore) finish() error {
 	r, t := f.w.r, f.t
 	r.Progress.Bytes.Add(f.size)
-	if t.stats.Records+t.stats.Foreign == 0 {
+	if t.stats.Records+t.stats.Foreign+t.stats.Repointed == 0 {
 		t.stats.Untouched = 1
 		return nil
 	}
@@ -478,6 +574,16 @@ func (f *fileRestore) checkRestored(s segment, newFile *os.File) error {
 	rec, err := rr.Next()
 	if err != nil {
 		return fmt.Errorf("restored record at %d: %w", s.newOff, err)
+	}
+	if s.line.RefURI != "" {
+		// Re-pointed: a whole revisit of its new original.
+		if err := rr.Finish(); err != nil {
+			return fmt.Errorf("re-pointed revisit at %d: %w", s.newOff, err)
+		}
+		if rec.Type != "revisit" || refersURI(rec) != s.line.RefURI || rec.Length != s.length {
+			return fmt.Errorf("re-pointed revisit at %d reads back as a %q record of %d bytes referring to %s", s.newOff, rec.Type, rec.Length, refersURI(rec))
+		}
+		return nil
 	}
 	if rec.Type != "response" {
 		return fmt.Errorf("restored record at %d reads back as a %q record", s.newOff, rec.Type)

@@ -3,6 +3,8 @@ package refs
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"os"
@@ -349,4 +351,119 @@ func TestUndoAll(t *testing.T) {
 	if strings.Count(string(data), "WARC-Type: revisit") != 2 {
 		t.Errorf("want 2 revisits left in\n%s", data)
 	}
+}
+
+// TestRestoreRetarget re-points revisits whose original goes (a crawl
+// removed from an index) to another copy of their payload, and restores
+// those whose other copy is not the same bytes or would replay otherwise;
+// revisits of other originals are left alone.
+func TestRestoreRetarget(t *testing.T) {
+	payload := noise(4000, 1) // does not compress: its revisit is smaller even in a .gz file
+	dir := t.TempDir()
+	warctest.WriteFile(t, dir, "old/o.warc", []byte(warctest.Response("http://example.com/a", "2024-01-01T00:00:00Z", payload)+
+		warctest.Response("http://example.com/k", "2024-01-01T00:00:01Z", "kept "+payload)))
+	warctest.WriteFile(t, dir, "new/o.warc", []byte(warctest.Response("http://example.com/c", "2024-02-01T00:00:00Z", payload)+
+		warctest.Response("http://example.com/x", "2024-02-01T00:00:01Z", noise(4000, 2))+
+		warctest.Record("response", "http://example.com/y", "2024-02-01T00:00:02Z", warctest.HTTP(203, payload))))
+	dup := func(uri, date, body string) string { return warctest.Response(uri, date, body) }
+	warctest.WriteFile(t, dir, "d.warc.gz", warctest.Gzip(dup("http://example.com/b1", "2024-03-01T00:00:00Z", payload),
+		dup("http://example.com/b2", "2024-03-01T00:00:01Z", payload), dup("http://example.com/b3", "2024-03-01T00:00:02Z", payload),
+		dup("http://example.com/k2", "2024-03-01T00:00:03Z", "kept "+payload)))
+	// Deduplicate d.warc.gz against old/o.warc.
+	all := parseManifest(t, warcsumDir(t, dir))
+	var dups []manifest.Line
+	for i := range all {
+		l := &all[i]
+		l.Ext, l.Copy, l.RefURI, l.RefDate, l.Fields = 0, 1, "-", "-", 10
+		if l.File == "d.warc.gz" {
+			l.Copy, l.RefURI, l.RefDate = 2, "http://example.com/a", "2024-01-01T00:00:00Z"
+			if strings.HasPrefix(l.URI, "http://example.com/k") {
+				l.RefURI, l.RefDate = "http://example.com/k", "2024-01-01T00:00:01Z"
+			}
+			dups = append(dups, *l)
+		}
+		if l.File == "new/o.warc" {
+			l.Copy = 0 // no class of the rewrite: another crawl's
+			l.Fields = 6
+		}
+	}
+	var kept []manifest.Line
+	for _, l := range all {
+		if l.File != "new/o.warc" {
+			kept = append(kept, l)
+		}
+	}
+	o := mustRunWith(t, Rewriter{Roots: []string{dir}, InPlace: true}, dups, kept)
+	if o.stats.Revisits != 4 {
+		t.Fatalf("rewrite: %+v", o.stats)
+	}
+	// The copies that could take old/o.warc's place: b1 -> c (same bytes,
+	// same replay), b2 -> x (other bytes), b3 -> y (another status).
+	alts := map[string]manifest.Line{}
+	for _, l := range parseManifest(t, warcsumDir(t, dir)) {
+		if l.File == "new/o.warc" {
+			alts[l.URI] = l
+		}
+	}
+	next := map[string]string{"http://example.com/b1": "http://example.com/c", "http://example.com/b2": "http://example.com/x", "http://example.com/b3": "http://example.com/y"}
+	var mu sync.Mutex
+	asked := 0
+	lines := parseManifest(t, warcsumDir(t, dir))
+	byCapture := slices.Clone(lines)
+	slices.SortStableFunc(byCapture, func(a, b manifest.Line) int { return manifest.ByCapture.Compare(&a, &b) })
+	text := manifestText(byCapture)
+	captures, err := manifest.NewTableBy(bytes.NewReader(text), int64(len(text)), "captures", manifest.CaptureKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	log := NewLog(&buf)
+	var refused []error
+	// Which duplicate's revisit is asked about: the restorer reads them in
+	// file order, b1, b2, b3.
+	order := []string{"http://example.com/b1", "http://example.com/b2", "http://example.com/b3"}
+	r := Restorer{Roots: []string{dir}, Captures: captures, Originals: originalsOf(t, lines, log, dir), All: true,
+		Only: func(uri, date string) bool { return uri == "http://example.com/a" },
+		Retarget: func(orig *manifest.Line) (manifest.Line, bool) {
+			mu.Lock()
+			defer mu.Unlock()
+			alt, ok := alts[next[order[asked]]]
+			asked++
+			return alt, ok
+		},
+		Refused: func(err error) { refused = append(refused, err) }}
+	st, err := r.Run(context.Background(), []string{"d.warc.gz"}, log)
+	if err != nil || len(refused) > 0 {
+		t.Fatalf("run: %v %v", err, refused)
+	}
+	if st.Repointed != 1 || st.Foreign != 2 || st.Left != 0 {
+		t.Errorf("stats %+v, want 1 re-pointed, 2 restored", st)
+	}
+	data := string(uncompressed(t, snapshot(t, dir)["d.warc.gz"]))
+	for _, want := range []string{
+		"WARC-Target-URI: http://example.com/b1\r\n",
+		"WARC-Refers-To-Target-URI: http://example.com/c\r\nWARC-Refers-To-Date: 2024-02-01T00:00:00Z\r\n",
+		"WARC-Refers-To-Target-URI: http://example.com/k\r\n", // another original's revisit stays
+	} {
+		if !strings.Contains(data, want) {
+			t.Errorf("d.warc.gz lacks %q", want)
+		}
+	}
+	if n := strings.Count(data, "WARC-Type: revisit"); n != 2 {
+		t.Errorf("%d revisits left, want 2 (b1 re-pointed, k2 untouched)", n)
+	}
+	if n := strings.Count(data, payload+"\r\n\r\n"); n != 2 {
+		t.Errorf("%d whole records of the payload, want b2 and b3", n)
+	}
+}
+
+// noise is n bytes of hex digits that do not compress much, from a seed.
+func noise(n int, seed byte) string {
+	var b strings.Builder
+	sum := sha256.Sum256([]byte{seed})
+	for b.Len() < n {
+		b.WriteString(hex.EncodeToString(sum[:]))
+		sum = sha256.Sum256(sum[:])
+	}
+	return b.String()[:n]
 }

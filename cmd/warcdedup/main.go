@@ -30,7 +30,7 @@ command.`
 func main() {
 	app := cmdutil.NewApp("warcdedup", "deduplicate web archive collections after the crawl", description, nil, nil)
 	app.Action = nil
-	app.Commands = []*cli.Command{runCommand(), undoCommand()}
+	app.Commands = []*cli.Command{runCommand(), undoCommand(), indexCommand()}
 	cmdutil.Main(app)
 }
 
@@ -208,3 +208,5 @@ The work directory is found beside the collection holding the first PATH
 		},
 	}
 }
+
+func runtimeCPUs() int { return runtime.NumCPU() }

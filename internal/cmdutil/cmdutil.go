@@ -103,21 +103,25 @@ func Main(app *cli.App) {
 
 // reorder applies FlagsFirst to a command line: to the app's arguments, or,
 // when they name one of its commands (possibly after the app's own flags),
-// to that command's.
+// to that command's, or to its subcommand's, and so on down.
 func reorder(app *cli.App, args []string) []string {
+	return reorderFor(app.Commands, app.Flags, args)
+}
+
+func reorderFor(commands []*cli.Command, flags []cli.Flag, args []string) []string {
 	for i := 1; i < len(args); i++ {
 		if strings.HasPrefix(args[i], "-") {
 			continue
 		}
-		for _, c := range app.Commands {
+		for _, c := range commands {
 			if c.HasName(args[i]) {
-				rest := FlagsFirst(c.Flags, append([]string{args[i]}, args[i+1:]...))
+				rest := reorderFor(c.Subcommands, c.Flags, append([]string{args[i]}, args[i+1:]...))
 				return append(slices.Clone(args[:i]), rest...)
 			}
 		}
 		break
 	}
-	return FlagsFirst(app.Flags, args)
+	return FlagsFirst(flags, args)
 }
 
 // FlagsFirst moves flags given after positional arguments ahead of them,

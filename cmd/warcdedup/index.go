@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"warcdedup/crawlindex"
+	"warcdedup/dedup"
+	"warcdedup/internal/cmdutil"
+	"warcdedup/internal/progress"
+)
+
+func indexCommand() *cli.Command {
+	indexFlag := &cli.StringFlag{Name: "index", Required: true, Usage: "the crawl index in `DIR`"}
+	return &cli.Command{
+		Name:  "index",
+		Usage: "look after a crawl index: verify, statistics, dependencies, remove, import",
+		Description: `A crawl index (warcdedup run --index DIR) holds the originals of every
+crawl committed to it, partitioned by digest range, and a registry of the
+crawls with their files (size, SHA-256), figures and dependencies. These
+commands read it, check it, and change it a whole generation at a time.`,
+		Subcommands: []*cli.Command{
+			{
+				Name:      "verify",
+				Usage:     "check the index, its crawls' files and their dependencies",
+				ArgsUsage: " ",
+				Description: `warcdedup index verify checks the committed generation of the index: each
+partition of originals is sorted on digest and holds only its digest range
+and committed crawls' lines, as many as the registry says; each committed
+crawl's files are there and unchanged since the commit (size and stamp, or
+with --deep their SHA-256); each crawl a crawl's revisits need is still
+committed, with the files they need. A crawl removed with --force and then
+deleted shows here as revisits whose originals are gone.
+Exit status: 0 if all is well, 1 if a problem was found (each on stderr),
+2 if the index could not be read.`,
+				Flags: []cli.Flag{indexFlag, &cli.BoolFlag{Name: "deep", Usage: "compare every file's SHA-256 (reads them all)"}, cmdutil.QuietFlag},
+				Action: func(c *cli.Context) error {
+					ix, err := openIndex(c)
+					if err != nil {
+						return err
+					}
+					log := cmdutil.NewLog(c)
+					st, err := ix.Verify(c.Bool("deep"), func(p string) { log.Error(errors.New(p)) })
+					if err != nil {
+						return cli.Exit(err, cmdutil.ExitFatal)
+					}
+					if !log.Quiet {
+						fmt.Fprintf(log.Writer(), "index %s, generation %d: %d crawls, %d files, %d originals in %d partitions: %d problems\n",
+							ix.Dir, ix.Registry.Generation, st.Crawls, st.Files, st.Originals, st.Partitions, st.Problems)
+					}
+					if st.Problems > 0 {
+						return cmdutil.Damaged("%d problems", st.Problems)
+					}
+					return nil
+				},
+			},
+			{
+				Name:      "stats",
+				Usage:     "print the index's figures per crawl and in total, as JSON",
+				ArgsUsage: " ",
+				Flags:     []cli.Flag{indexFlag},
+				Action: func(c *cli.Context) error {
+					ix, err := openIndex(c)
+					if err != nil {
+						return err
+					}
+					return printJSON(c.App.Writer, indexStats(ix.Registry))
+				},
+			},
+			{
+				Name:      "deps",
+				Usage:     "print which crawls and files a crawl's revisits need (or, with --reverse, which crawls need it), as JSON",
+				ArgsUsage: "NAME",
+				Flags:     []cli.Flag{indexFlag, &cli.BoolFlag{Name: "reverse", Usage: "the crawls whose revisits need NAME"}},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return cmdutil.Usage("name one crawl: warcdedup index deps --index DIR NAME")
+					}
+					ix, err := openIndex(c)
+					if err != nil {
+						return err
+					}
+					name := c.Args().First()
+					k := ix.Registry.Crawl(name)
+					if k == nil {
+						return cli.Exit(fmt.Errorf("crawl %s is not committed to the index %s", name, ix.Dir), cmdutil.ExitFatal)
+					}
+					if !c.Bool("reverse") {
+						return printJSON(c.App.Writer, map[string]any{"crawl": name, "requires": orEmpty(k.Requires)})
+					}
+					type need struct {
+						Crawl    string `json:"crawl"`
+						Revisits int64  `json:"revisits"`
+					}
+					var by []need
+					for _, d := range ix.Registry.Dependents(name) {
+						for _, n := range d.Requires {
+							if n.Crawl == name {
+								by = append(by, need{d.Name, n.Revisits})
+							}
+						}
+					}
+					return printJSON(c.App.Writer, map[string]any{"crawl": name, "required_by": orEmpty(by)})
+				},
+			},
+			{
+				Name:      "remove",
+				Usage:     "take a crawl out of the index",
+				ArgsUsage: "NAME",
+				Description: `warcdedup index remove takes a crawl out of the index: its originals leave
+the partitions, it moves to the removed crawls with its figures, and its
+files may then be deleted. It is refused while other crawls' revisits need
+the crawl, naming them. With --restore, each of those revisits is first
+re-pointed to another committed copy of its payload (bytes compared, the
+same replay) when there is one, or else made the whole record again from
+the crawl being removed (as warcdedup undo does); every count is recomputed.
+With --force the crawl is removed all the same: its dependents' revisits
+stop replaying once its files are deleted, and index verify says so.`,
+				Flags: []cli.Flag{indexFlag,
+					&cli.BoolFlag{Name: "restore", Usage: "first re-point or restore every revisit that needs the crawl"},
+					&cli.BoolFlag{Name: "force", Usage: "remove the crawl though other crawls' revisits need it"},
+					&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtimeCPUs(), DefaultText: "the number of CPUs", Usage: "rewrite `N` files at once (with --restore)"},
+					cmdutil.QuietFlag},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return cmdutil.Usage("name one crawl: warcdedup index remove --index DIR NAME")
+					}
+					if c.Bool("restore") && c.Bool("force") {
+						return cmdutil.Usage("give --restore or --force, not both")
+					}
+					ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+					defer stop()
+					display := progress.New(os.Stderr, "warcdedup", c.Bool("quiet"))
+					res, err := dedup.RemoveCrawl(ctx, dedup.RemoveOptions{Index: c.String("index"), Crawl: c.Args().First(),
+						Restore: c.Bool("restore"), Force: c.Bool("force"), Jobs: c.Int("jobs"), Display: display})
+					display.Close()
+					if res != nil {
+						dedup.RemoveSummary(os.Stderr, res)
+					}
+					var deps *crawlindex.DependentsError
+					switch {
+					case errors.As(err, &deps):
+						return cli.Exit(err, 1)
+					case err != nil:
+						return cli.Exit(err, cmdutil.ExitFatal)
+					case res.Refused > 0:
+						return cmdutil.Damaged("%d files refused and left untouched: the crawl stays in the index", res.Refused)
+					}
+					return nil
+				},
+			},
+			{
+				Name:      "import",
+				Usage:     "commit a crawl to the index from its CDX/CDXJ indexes, without reading its WARC files",
+				ArgsUsage: "INDEX...",
+				Description: `warcdedup index import commits a crawl from existing CDX or CDXJ indexes
+(digest, URL, date, file, offset, length per line) without reading any WARC
+file: every 200 capture with a SHA-1 digest becomes an original of the
+index. Header digests are trusted only as candidates: a later run still
+compares the bytes of such an original with its duplicate before it writes
+any revisit. --location says where the crawl's files are (the directory the
+indexes' file names are relative to, or the base URL that serves them).`,
+				Flags: []cli.Flag{indexFlag,
+					&cli.StringFlag{Name: "crawl", Required: true, Usage: "the crawl's `NAME`"},
+					&cli.StringFlag{Name: "location", Required: true, Usage: "the crawl's files: `DIR` or base URL"},
+					cmdutil.QuietFlag},
+				Action: func(c *cli.Context) error {
+					if c.NArg() == 0 {
+						return cmdutil.Usage("name the CDX or CDXJ indexes: warcdedup index import --index DIR --crawl NAME --location DIR INDEX...")
+					}
+					ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+					defer stop()
+					log := cmdutil.NewLog(c)
+					st, err := dedup.ImportCrawl(ctx, c.String("index"), c.String("crawl"), c.String("location"), c.Args().Slice(), log.Warn)
+					if err != nil {
+						return cli.Exit(err, cmdutil.ExitFatal)
+					}
+					if !log.Quiet {
+						fmt.Fprintf(log.Writer(), "crawl %s imported: %s index lines, %s captures, %s originals, %s left out\n", c.String("crawl"),
+							progress.Count(st.Lines), progress.Count(st.Records), progress.Count(st.Imported), progress.Count(st.Skipped))
+					}
+					return nil
+				},
+			},
+		},
+	}
+}
+
+func openIndex(c *cli.Context) (*crawlindex.Index, error) {
+	ix, err := crawlindex.Open(c.String("index"))
+	if err != nil {
+		return nil, cli.Exit(err, cmdutil.ExitFatal)
+	}
+	return ix, nil
+}
+
+func printJSON(w io.Writer, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return cli.Exit(err, cmdutil.ExitFatal)
+	}
+	_, err = fmt.Fprintf(w, "%s\n", data)
+	return err
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// indexStats are the Browsertrix counts, per crawl and in total.
+func indexStats(r *crawlindex.Registry) any {
+	type counts struct {
+		Crawls          int   `json:"crawls"`
+		Records         int64 `json:"records"`
+		Revisits        int64 `json:"revisits"`
+		RevisitsWritten int64 `json:"revisits_written"`
+		BytesConserved  int64 `json:"bytes_conserved"`
+		Size            int64 `json:"size"`
+		Originals       int64 `json:"originals"`
+		Removed         int   `json:"removed_crawls"`
+		RemovedSize     int64 `json:"removed_size"`
+	}
+	t := r.Totals()
+	total := counts{Crawls: len(r.Crawls), Records: t.Records, Revisits: t.Revisits, RevisitsWritten: t.RevisitsWritten,
+		BytesConserved: t.BytesConserved, Size: t.Size, Originals: t.Originals, Removed: len(r.Removed)}
+	for _, k := range r.Removed {
+		total.RemovedSize += k.Size
+	}
+	return map[string]any{"generation": r.Generation, "algorithm": r.Algorithm, "total": total,
+		"crawls": orEmpty(r.Crawls), "removed": orEmpty(r.Removed)}
+}

@@ -1,0 +1,217 @@
+package crawlindex
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base32"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"warcdedup/cdx"
+	"warcdedup/manifest"
+)
+
+// ImportOptions say what to import and from where.
+type ImportOptions struct {
+	Crawl string
+	// Location is where the crawl's files are: the directory the index's
+	// file names are relative to, or the base URL that serves them.
+	Location string
+	// Sort sorts a manifest file on digest into another (the system sort,
+	// as the job runs it).
+	Sort func(ctx context.Context, in, out string) error
+	// TempDir holds the files of the import while it runs.
+	TempDir string
+	// Report receives each line left out, and why.
+	Report func(error)
+}
+
+// ImportStats counts what an import read.
+type ImportStats struct {
+	Lines    int64 // index lines read
+	Records  int64 // capture lines
+	Imported int64 // originals imported
+	Skipped  int64 // capture lines left out (not a 200 response, no digest, no location)
+}
+
+// Import commits a crawl from CDX or CDXJ indexes alone, without reading its
+// WARC files: each 200 capture with a SHA-1 digest, a file name, an offset
+// and a length becomes an original of the index. Header digests are
+// trusted only as candidates: a run compares the bytes of such an
+// original with its duplicate's before it writes any revisit, and takes
+// the URI and date its record spells. Only the files the indexes name are
+// listed, with their size when Location is a directory.
+func Import(ctx context.Context, dir string, opt ImportOptions, indexes []io.Reader, names []string) (*Index, ImportStats, error) {
+	var st ImportStats
+	if err := CheckName(opt.Crawl); err != nil {
+		return nil, st, err
+	}
+	if opt.Location == "" {
+		return nil, st, errors.New("say where the crawl's files are (a directory or a base URL)")
+	}
+	raw := filepath.Join(opt.TempDir, "import-"+opt.Crawl+".manifest")
+	sorted := raw + ".by-digest"
+	defer os.Remove(raw)
+	defer os.Remove(sorted)
+	out, err := os.Create(raw)
+	if err != nil {
+		return nil, st, err
+	}
+	w := manifest.NewWriter(out)
+	files := map[string]bool{}
+	for i, in := range indexes {
+		if err := importIndex(ctx, in, names[i], opt, w, files, &st); err != nil {
+			out.Close()
+			return nil, st, err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		out.Close()
+		return nil, st, err
+	}
+	if err := out.Close(); err != nil {
+		return nil, st, err
+	}
+	if st.Imported == 0 {
+		return nil, st, fmt.Errorf("no capture to import in %s", strings.Join(names, ", "))
+	}
+	if err := opt.Sort(ctx, raw, sorted); err != nil {
+		return nil, st, err
+	}
+	var infos []FileInfo
+	for _, name := range slices.Sorted(mapKeys(files)) {
+		f := FileInfo{Name: name}
+		if !strings.Contains(opt.Location, "://") {
+			if fi, err := os.Stat(filepath.Join(opt.Location, filepath.FromSlash(name))); err == nil {
+				f.Size, f.Stamp = fi.Size(), Stamp(fi)
+			}
+		}
+		infos = append(infos, f)
+	}
+	ix, err := Commit(dir, Change{Add: &Crawl{Name: opt.Crawl, Location: opt.Location, Imported: true, Records: st.Records},
+		Files: infos, Originals: sorted})
+	return ix, st, err
+}
+
+func mapKeys(m map[string]bool) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// importIndex reads one index into manifest lines.
+func importIndex(ctx context.Context, in io.Reader, name string, opt ImportOptions, w *manifest.Writer, files map[string]bool, st *ImportStats) error {
+	r, err := cdx.NewReader(bufio.NewReaderSize(in, 256<<10), name, cdx.Options{})
+	if err != nil {
+		return err
+	}
+	skip := func(l *cdx.Line, why string) {
+		st.Skipped++
+		if opt.Report != nil {
+			opt.Report(fmt.Errorf("%s: line %d: left out: %s", name, l.Number, why))
+		}
+	}
+	for {
+		if st.Lines%100000 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		l, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		st.Lines++
+		if err != nil {
+			var le *cdx.LineError
+			if errors.As(err, &le) {
+				if opt.Report != nil {
+					opt.Report(err)
+				}
+				st.Skipped++
+				continue
+			}
+			return err
+		}
+		if l.Kind != cdx.Record {
+			continue
+		}
+		st.Records++
+		switch {
+		case string(l.MIME) == "warc/revisit":
+			skip(l, "a revisit")
+			continue
+		case string(l.Status) != "200":
+			skip(l, fmt.Sprintf("status %q, not a 200 response", l.Status))
+			continue
+		case l.Offset < 0 || l.Length <= 0 || len(l.Filename) == 0:
+			skip(l, "no file, offset or length")
+			continue
+		}
+		digest, ok := sha1Digest(l.Digest)
+		if !ok {
+			skip(l, fmt.Sprintf("digest %q is no SHA-1", l.Digest))
+			continue
+		}
+		date, ok := warcDate(l.Timestamp)
+		if !ok {
+			skip(l, fmt.Sprintf("timestamp %q", l.Timestamp))
+			continue
+		}
+		file := path.Clean(strings.TrimPrefix(string(l.Filename), "/"))
+		if file == "." || strings.HasPrefix(file, "../") || strings.Contains(string(l.Filename), "://") {
+			skip(l, fmt.Sprintf("file name %q is not relative to the crawl", l.Filename))
+			continue
+		}
+		files[file] = true
+		ml := manifest.Line{File: opt.Crawl + "/" + manifest.EscapeFile(file), Offset: l.Offset, Length: l.Length,
+			URI: manifest.EscapeField(string(l.URL)), Date: date, Digest: digest, Fields: 6}
+		if err := w.Write(&ml); err != nil {
+			return err
+		}
+		st.Imported++
+	}
+}
+
+// sha1Digest is a CDX digest as the manifest writes it: "sha1:" and 32
+// base32 digits (indexes write it with or without its label, some in hex).
+func sha1Digest(d []byte) (string, bool) {
+	v := string(bytes.TrimPrefix(bytes.TrimPrefix(d, []byte("sha1:")), []byte("SHA1:")))
+	switch len(v) {
+	case 32:
+		b, err := base32.StdEncoding.DecodeString(strings.ToUpper(v))
+		if err != nil || len(b) != 20 {
+			return "", false
+		}
+		return "sha1:" + base32.StdEncoding.EncodeToString(b), true
+	case 40:
+		b, err := hex.DecodeString(v)
+		if err != nil {
+			return "", false
+		}
+		return "sha1:" + base32.StdEncoding.EncodeToString(b), true
+	}
+	return "", false
+}
+
+// warcDate turns a 14-digit CDX timestamp into a WARC-Date.
+func warcDate(ts []byte) (string, bool) {
+	t, err := time.Parse("20060102150405", string(ts))
+	if err != nil {
+		return "", false
+	}
+	return t.UTC().Format("2006-01-02T15:04:05Z"), true
+}

@@ -1,0 +1,193 @@
+package crawlindex
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"warcdedup/manifest"
+)
+
+// VerifyStats counts what Verify read and found.
+type VerifyStats struct {
+	Partitions int64
+	Originals  int64
+	Crawls     int64
+	Files      int64
+	Problems   int64
+}
+
+// Verify checks the committed generation: every partition is sorted on
+// digest, holds only digests of its range and lines of committed crawls,
+// as many per crawl as the registry says; every committed crawl's files
+// are there, unchanged since the commit (their stamp; with deep, their
+// SHA-256, which reads them all); and every crawl its revisits need is
+// still committed, with the files they need. Each problem goes to report;
+// the error is one that stopped the check.
+func (ix *Index) Verify(deep bool, report func(string)) (VerifyStats, error) {
+	var st VerifyStats
+	problem := func(format string, args ...any) {
+		st.Problems++
+		report(fmt.Sprintf(format, args...))
+	}
+	if !ix.Exists() {
+		return st, fmt.Errorf("%s: %w", ix.Dir, ErrNoIndex)
+	}
+	if want := fmt.Sprintf("%s%06d", genPrefix, ix.Registry.Generation); filepath.Base(ix.gen) != want {
+		problem("CURRENT names %s, its registry says generation %d", filepath.Base(ix.gen), ix.Registry.Generation)
+	}
+	perCrawl, err := ix.verifyPartitions(&st, problem)
+	if err != nil {
+		return st, err
+	}
+	for _, c := range ix.Registry.Crawls {
+		st.Crawls++
+		if perCrawl[c.Name] != c.Originals {
+			problem("crawl %s: %d originals in the partitions, the registry says %d", c.Name, perCrawl[c.Name], c.Originals)
+		}
+		delete(perCrawl, c.Name)
+		files, err := ix.Files(c.Name)
+		if err != nil {
+			problem("crawl %s: its list of files: %v", c.Name, err)
+			continue
+		}
+		for _, f := range files {
+			st.Files++
+			if why := checkFile(c.Location, f, deep); why != "" {
+				problem("crawl %s: %s: %s", c.Name, f.Name, why)
+			}
+		}
+		for _, n := range c.Requires {
+			need := ix.Registry.Crawl(n.Crawl)
+			if need == nil {
+				gone := ""
+				for _, f := range n.Files {
+					if r := removedCrawl(ix.Registry, n.Crawl); r != nil && checkFile(r.Location, f, false) != "" {
+						gone = fmt.Sprintf("; %s is gone: the originals of its revisits are lost", f.Name)
+						break
+					}
+				}
+				problem("crawl %s: %d revisits need crawl %s, which is no longer committed%s", c.Name, n.Revisits, n.Crawl, gone)
+				continue
+			}
+			for _, f := range n.Files {
+				if why := checkFile(need.Location, f, deep); why != "" {
+					problem("crawl %s: its revisits need %s of crawl %s: %s", c.Name, f.Name, n.Crawl, why)
+				}
+			}
+		}
+	}
+	for name, n := range perCrawl {
+		problem("%d originals of crawl %s, which is not committed", n, name)
+	}
+	return st, nil
+}
+
+func removedCrawl(r *Registry, name string) *Crawl {
+	for _, c := range r.Removed {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// verifyPartitions reads every partition and counts the originals per
+// crawl.
+func (ix *Index) verifyPartitions(st *VerifyStats, problem func(string, ...any)) (map[string]int64, error) {
+	parts, err := ix.Partitions()
+	if err != nil {
+		return nil, err
+	}
+	perCrawl := map[string]int64{}
+	for _, p := range parts {
+		st.Partitions++
+		key := strings.TrimSuffix(filepath.Base(p), partitionExt)
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		r := manifest.NewReader(f, p)
+		r.RequireFields(6)
+		r.RequireOrder(manifest.ByDigest)
+		for {
+			l, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				problem("%v", err)
+				break
+			}
+			st.Originals++
+			if k, _ := partitionOf(l.Digest); k != key {
+				problem("%s:%d: digest %s belongs in partition %s", p, r.LineNumber(), l.Digest, k)
+			}
+			perCrawl[CrawlOf(l.File)]++
+		}
+		f.Close()
+	}
+	return perCrawl, nil
+}
+
+// checkFile says what is wrong with a committed file, "" if nothing: it is
+// missing, has another size, or (with deep) another SHA-256; a file whose
+// stamp changed but whose bytes are the same is fine with deep.
+func checkFile(location string, f FileInfo, deep bool) string {
+	if strings.Contains(location, "://") {
+		return "" // served over HTTP: not checked from here
+	}
+	path := filepath.Join(location, filepath.FromSlash(f.Name))
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err.Error()
+	}
+	if fi.Size() != f.Size {
+		return fmt.Sprintf("%d bytes, %d when committed", fi.Size(), f.Size)
+	}
+	if deep && f.SHA256 != "" {
+		sum, err := fileSHA256(path)
+		if err != nil {
+			return err.Error()
+		}
+		if sum != f.SHA256 {
+			return fmt.Sprintf("SHA-256 %s, %s when committed", sum, f.SHA256)
+		}
+		return ""
+	}
+	if f.Stamp != "" && Stamp(fi) != f.Stamp {
+		return "changed since it was committed (its size, times or inode differ; --deep compares its SHA-256)"
+	}
+	return ""
+}
+
+// Stamp identifies a file as it is: size, modification and change times,
+// inode and device. A file with the stamp it had is unchanged: its change
+// time moves with every write, and no user can set it back.
+func Stamp(fi os.FileInfo) string {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return ""
+	}
+	return strings.Join([]string{strconv.FormatInt(fi.Size(), 10), strconv.FormatInt(fi.ModTime().UnixNano(), 10),
+		strconv.FormatInt(st.Ctim.Nano(), 10), strconv.FormatUint(st.Ino, 10), strconv.FormatUint(uint64(st.Dev), 10)}, " ")
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
