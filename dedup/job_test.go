@@ -692,3 +692,95 @@ func TestImportCrawl(t *testing.T) {
 	}
 	checkRevisitsResolve(t, crawls)
 }
+
+// TestKillAndResumeIndex kills warcdedup run --index on the second of
+// three monthly crawls at random instants (the commit included) and runs
+// it again: the files end as an uninterrupted run leaves them, the index
+// holds the same crawls and originals, and verifies.
+func TestKillAndResumeIndex(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills warcdedup many times")
+	}
+	src := filepath.Join(t.TempDir(), "crawls")
+	monthly(t, src)
+	run := func(crawl, index string) *exec.Cmd {
+		return exec.Command(binPath, "run", "-q", "-j", "2", "--index", index, crawl)
+	}
+	setup := func() (crawls, index string) {
+		crawls, index = filepath.Join(t.TempDir(), "crawls"), filepath.Join(t.TempDir(), "index")
+		copyTree(t, src, crawls)
+		if out, err := run(filepath.Join(crawls, "crawl-0"), index).CombinedOutput(); err != nil {
+			t.Fatalf("crawl-0: %v\n%s", err, out)
+		}
+		return crawls, index
+	}
+	refCrawls, refIndex := setup()
+	start := time.Now()
+	if out, err := run(filepath.Join(refCrawls, "crawl-1"), refIndex).CombinedOutput(); err != nil {
+		t.Fatalf("crawl-1: %v\n%s", err, out)
+	}
+	full := time.Since(start)
+	want := hashTree(t, refCrawls)
+	wantIx, err := crawlindex.Open(refIndex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 6 {
+		crawls, index := setup()
+		delay := time.Duration(rng.Int64N(int64(full)))
+		cmd := run(filepath.Join(crawls, "crawl-1"), index)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(delay)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		if out, err := run(filepath.Join(crawls, "crawl-1"), index).CombinedOutput(); err != nil {
+			t.Fatalf("kill %d after %v: the resumed run: %v\n%s", i, delay, err, out)
+		}
+		sameTree(t, fmt.Sprintf("kill %d after %v, resumed", i, delay), hashTree(t, crawls), want)
+		ix, err := crawlindex.Open(index)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"crawl-0", "crawl-1"} {
+			got, ref := ix.Registry.Crawl(name), wantIx.Registry.Crawl(name)
+			if got == nil || got.Originals != ref.Originals || got.RevisitsWritten != ref.RevisitsWritten || got.BytesConserved != ref.BytesConserved {
+				t.Errorf("kill %d after %v: %s in the index: %+v, want %+v", i, delay, name, got, ref)
+			}
+		}
+		var problems []string
+		if _, err := ix.Verify(true, func(p string) { problems = append(problems, p) }); err != nil || len(problems) > 0 {
+			t.Errorf("kill %d after %v: verify: %v %v", i, delay, err, problems)
+		}
+		if t.Failed() {
+			break
+		}
+	}
+}
+
+// TestCrawlExclude proves that --exclude keeps a crawl's file out of its
+// run (a WARC converted from an ARC must not be deduplicated against its
+// source): the file is not read, not rewritten, not committed.
+func TestCrawlExclude(t *testing.T) {
+	top := t.TempDir()
+	crawl := filepath.Join(top, "crawl")
+	body := strings.Repeat("the same payload ", 400)
+	warctest.WriteFile(t, crawl, "a.warc", []byte(warctest.Response("http://example.com/a", "2024-01-01T00:00:00Z", body)))
+	warctest.WriteFile(t, crawl, "converted/a-from-arc.warc", []byte(warctest.Response("http://example.com/a", "2024-01-02T00:00:00Z", body)))
+	before := hashTree(t, crawl)
+	r, err := Run(context.Background(), Options{Collections: []string{crawl}, Index: filepath.Join(top, "index"), Exclude: []string{"converted/*"}})
+	if err != nil || r.Report.Exit != 0 || r.Report.Totals.RevisitsWritten != 0 || r.Report.Totals.Files != 1 {
+		t.Fatalf("run: %v %v, %+v", err, r.Report.ExitReason, r.Report.Totals)
+	}
+	sameTree(t, "after the run", hashTree(t, crawl), before)
+	ix, err := crawlindex.Open(filepath.Join(top, "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := ix.Files("crawl")
+	if len(files) != 1 || files[0].Name != "a.warc" {
+		t.Errorf("committed files %+v, want a.warc alone", files)
+	}
+}
