@@ -72,6 +72,7 @@ func main() {
 		quirks     = flag.Bool("quirks", false, "add legal oddities: URIs with a space, <...>-wrapped WARC-Target-URIs in WARC/1.0")
 		sameURL    = flag.Float64("sameurl", 0.4, "fraction of duplicates that re-fetch the same URL")
 		crossFile  = flag.Float64("crossfile", 0.5, "fraction of duplicates whose source is in another file")
+		sequential = flag.Bool("sequential", false, "lay the files out one after another in time, a day apart, as monthly crawls (default: two at a time)")
 		prefix     = flag.String("prefix", "gen", "file name prefix")
 		variants   = flag.Float64("variants", 0, "fraction of duplicates served another way (status 203, another Content-Type, Content-Encoding: gzip)")
 		pol        = flag.String("policy", "replay", "`policy` of the expected manifest: replay, payload or uri")
@@ -122,6 +123,7 @@ func main() {
 		Huge:           int64(huge),
 		SameURL:        negZero(*sameURL),
 		CrossFile:      negZero(*crossFile),
+		Sequential:     *sequential,
 		Quirks:         *quirks,
 		Prefix:         *prefix,
 	}
