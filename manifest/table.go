@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
+	"strings"
 )
 
 // Table is a manifest file whose lines are sorted on digest (field 6, any
@@ -22,6 +24,9 @@ type Table struct {
 	size  int64
 	marks []mark
 	lines int64
+	// algorithms are the labels of the digests of its lines ("sha1"), in
+	// order of first appearance; a revisit line without a digest has none.
+	algorithms []string
 }
 
 // mark notes the first line that starts at or after a file position.
@@ -73,6 +78,11 @@ func NewTable(r io.ReaderAt, size int64, name string) (*Table, error) {
 			return nil, in.Errorf("%w: not sorted on digest; sort it with %s", ErrOrder, ByDigest.Command)
 		}
 		prev = l.Digest
+		if l.Digest != NoDigest {
+			if label, _, _ := strings.Cut(l.Digest, ":"); !slices.Contains(t.algorithms, label) {
+				t.algorithms = append(t.algorithms, label)
+			}
+		}
 		if pos := in.Offset(); pos >= next {
 			t.marks = append(t.marks, mark{digest: l.Digest, offset: pos})
 			next = pos + markEvery
@@ -83,6 +93,10 @@ func NewTable(r io.ReaderAt, size int64, name string) (*Table, error) {
 
 // Name is the table's name.
 func (t *Table) Name() string { return t.name }
+
+// Algorithms returns the digest algorithms of the table's lines, as their
+// labels ("sha1"), in order of first appearance.
+func (t *Table) Algorithms() []string { return t.algorithms }
 
 // Lines is the number of lines in the table.
 func (t *Table) Lines() int64 { return t.lines }

@@ -42,6 +42,7 @@ type fileRewrite struct {
 	srcRoot, dstRoot *os.Root
 	srcName, dstName string // slash-separated
 	path             string // the file's real path, for messages and the journal
+	writingAt        string // where its new version goes, while noted in w.writing
 
 	tmp      *atomicfile.File
 	written  int64 // bytes of the new version so far
@@ -152,10 +153,18 @@ func (f *fileRewrite) open() error {
 			return err
 		}
 	}
-	// Leftovers of interrupted runs are removed; a file with nothing to do
-	// (a second run) is never copied, so needs no space.
+	// Leftovers of interrupted runs are removed (but not the temporary
+	// file of another worker writing the same file under another name); a
+	// file with nothing to do (a second run) is never copied, so needs no
+	// space.
 	if !r.DryRun {
-		removeLeftovers(f.dstRoot, f.dstName)
+		f.writingAt = f.path
+		if !r.InPlace {
+			f.writingAt = filepath.Join(r.OutputDir, filepath.FromSlash(f.dstName))
+		}
+		if f.w.writing.enter(f.writingAt) {
+			removeLeftovers(f.dstRoot, f.dstName)
+		}
 	}
 	return nil
 }
@@ -184,6 +193,9 @@ func (f *fileRewrite) resolve() (source.Local, error) {
 func (f *fileRewrite) close() {
 	if f.tmp != nil {
 		f.tmp.Abort()
+	}
+	if f.writingAt != "" {
+		f.w.writing.leave(f.writingAt)
 	}
 	if f.src != nil {
 		f.src.Close()

@@ -155,11 +155,12 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log *Log) (Stat
 		readErr = r.dispatch(ctx, in, q, &lines)
 	}()
 	var wg sync.WaitGroup
+	writing := &writing{n: map[string]int{}}
 	for range jobs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := &worker{r: r, log: log}
+			w := &worker{r: r, log: log, writing: writing}
 			for t := range q.Work() {
 				t.err = w.rewrite(ctx, t)
 				for range t.lines {
@@ -249,10 +250,38 @@ func (r *Rewriter) dispatch(ctx context.Context, in *manifest.Reader, q *ordered
 
 // worker rewrites files one at a time, keeping its examiners.
 type worker struct {
-	r     *Rewriter
-	log   *Log
-	ahead []*examiner // examiners of records ahead of the writer
-	own   *examiner   // the writer's own, for a record examined again
+	r       *Rewriter
+	log     *Log
+	writing *writing
+	ahead   []*examiner // examiners of records ahead of the writer
+	own     *examiner   // the writer's own, for a record examined again
+}
+
+// writing counts, for each file a run's workers are writing the new
+// version of (by the real path of the file replaced, or of the new file
+// under the output directory), the workers doing so. A manifest can name
+// one file twice (another spelling of field 1, a symbolic link beside its
+// target), and the temporary file one worker is writing must not be
+// removed by the other as the leftover of an interrupted run.
+type writing struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// enter notes a worker writing path; it reports whether it is the only one.
+func (w *writing) enter(path string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.n[path]++
+	return w.n[path] == 1
+}
+
+func (w *writing) leave(path string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.n[path]--; w.n[path] <= 0 {
+		delete(w.n, path)
+	}
 }
 
 // locator is where the files to rewrite are.
