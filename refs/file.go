@@ -158,16 +158,26 @@ func (f *fileRewrite) open() error {
 	// file with nothing to do (a second run) is never copied, so needs no
 	// space.
 	if !r.DryRun {
-		f.writingAt = f.path
+		at := f.path
 		if !r.InPlace {
-			f.writingAt = filepath.Join(r.OutputDir, filepath.FromSlash(f.dstName))
+			at = filepath.Join(r.OutputDir, filepath.FromSlash(f.dstName))
 		}
-		if f.w.writing.enter(f.writingAt) {
+		// Checked once the file is open: a new version put there under
+		// another name is noted before it is renamed into place.
+		if other, ok := f.w.files.writtenBy(at); ok && other != f.t.file {
+			return fmt.Errorf("%w, %s", ErrNamedTwice, other)
+		}
+		f.writingAt = at
+		if f.w.files.enter(at) {
 			removeLeftovers(f.dstRoot, f.dstName)
 		}
 	}
 	return nil
 }
+
+// ErrNamedTwice: the manifest names the file under two names (field 1),
+// and it was rewritten under the other one in this run.
+var ErrNamedTwice = errors.New("the file was rewritten earlier in this run under another name")
 
 // resolve finds the file: its --locations entry (the user's own path,
 // taken as written and its links followed), or beneath a root.
@@ -195,7 +205,7 @@ func (f *fileRewrite) close() {
 		f.tmp.Abort()
 	}
 	if f.writingAt != "" {
-		f.w.writing.leave(f.writingAt)
+		f.w.files.leave(f.writingAt)
 	}
 	if f.src != nil {
 		f.src.Close()
@@ -422,6 +432,16 @@ func (f *fileRewrite) finish() error {
 			return fmt.Errorf("writing the log's journal: %w", err)
 		}
 	}
+	undo := f.w.files.write(f.writingAt, t.file)
+	if undo == nil {
+		// Another name of the file got there first, after this one opened
+		// it (unchanged saw the old file): not replaced, not logged.
+		if r.InPlace {
+			f.w.log.unpend(result)
+		}
+		other, _ := f.w.files.writtenBy(f.writingAt)
+		return f.refuse(fmt.Errorf("%w, %s", ErrNamedTwice, other))
+	}
 	err = f.tmp.Commit()
 	f.tmp = nil
 	switch {
@@ -433,6 +453,7 @@ func (f *fileRewrite) finish() error {
 			r.Warn(err)
 		}
 	default:
+		undo()
 		if r.InPlace {
 			f.w.log.unpend(result)
 		}

@@ -311,21 +311,26 @@ func payloadOf(t testing.TB, dir string, l *manifest.Line) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rr, err := record.NewReader(bytes.NewReader(data[l.Offset:l.Offset+l.Length]), l.File)
+	p, err := payloadFromRecord(data[l.Offset:l.Offset+l.Length], l.File)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rr.Next(); err != nil {
-		t.Fatal(err)
-	}
-	if head, err := rr.ReadHTTPHead(); err != nil || !head.Complete {
-		t.Fatalf("%s: no HTTP head (%v)", l, err)
-	}
-	p, err := io.ReadAll(rr)
-	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", l, err)
 	}
 	return p
+}
+
+// payloadFromRecord returns the payload of the one response data holds.
+func payloadFromRecord(data []byte, name string) ([]byte, error) {
+	rr, err := record.NewReader(bytes.NewReader(data), name)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := rr.Next(); err != nil {
+		return nil, err
+	}
+	if head, err := rr.ReadHTTPHead(); err != nil || !head.Complete {
+		return nil, fmt.Errorf("no HTTP head (%v)", err)
+	}
+	return io.ReadAll(rr)
 }
 
 // closedPortURL returns an http:// URL template on a local port nothing

@@ -171,6 +171,10 @@ type lieCase struct {
 	// want is the reason each victim's file is refused; wantRun, if set,
 	// the error that stops the run before anything is written instead.
 	want, wantRun error
+	// orWhole, if set, may refuse a victim's whole file instead of want:
+	// the lie names a file twice, and which name is rewritten first
+	// depends on the order the workers reach them.
+	orWhole error
 	// old is what warcrefs before the originals check (commit 66a8c35)
 	// did with the manifest's duplicate lines; checked when
 	// WARCDEDUP_OLD_WARCREFS names that warcrefs binary.
@@ -313,7 +317,7 @@ var lieCases = []lieCase{
 			keep(at(t, m, c.dups[0]))
 			return told{lies: append(m, again), victims: []manifest.Line{again}, altered: []string{c.dups[0].File}}
 		}},
-	{name: "the original listed as a duplicate too, under another spelling of its file name", want: ErrIsOriginal, old: oldLost,
+	{name: "the original listed as a duplicate too, under another spelling of its file name", want: ErrIsOriginal, orWhole: ErrNamedTwice, old: oldLost,
 		tell: func(t *testing.T, s *lieSetup, dir, remote string, m []manifest.Line) told {
 			// A duplicate in a file rewritten before the original's
 			// (names sort so): it becomes a revisit of the original while
@@ -328,7 +332,7 @@ var lieCases = []lieCase{
 			keep(at(t, m, promoted))
 			return told{lies: append(m, again), victims: []manifest.Line{again}, altered: []string{promoted.File}}
 		}},
-	{name: "the original listed as a duplicate too, through a symbolic link to its file", want: ErrIsOriginal, old: oldLost,
+	{name: "the original listed as a duplicate too, through a symbolic link to its file", want: ErrIsOriginal, orWhole: ErrNamedTwice, old: oldLost,
 		tell: func(t *testing.T, s *lieSetup, dir, remote string, m []manifest.Line) told {
 			c := s.class(t, 2, func(c *lieClass) bool {
 				return slices.ContainsFunc(c.dups, func(d manifest.Line) bool { return d.File < c.kept[0].File })
@@ -561,6 +565,7 @@ func (s *lieSetup) runLie(t *testing.T, tc lieCase, jobs int) {
 		switch {
 		case re == nil:
 			t.Errorf("%s was not refused (its line %s lies)", f, first)
+		case tc.orWhole != nil && re.Offset == -1 && errors.Is(re, tc.orWhole):
 		case re.Offset != first.Offset:
 			t.Errorf("%s refused at offset %d, want %d: %v", f, re.Offset, first.Offset, re)
 		case !errors.Is(re, tc.want):
@@ -605,16 +610,31 @@ func (s *lieSetup) runLie(t *testing.T, tc lieCase, jobs int) {
 			t.Errorf("log entry %+v of a refused file", e)
 		}
 	}
-	checkLogEntries(t, o.log, after)
+	checkLogEntries(t, o, after)
 }
 
-// checkLogEntries checks that each log entry names the revisit its file now
-// has at the new offset: its length, payload digest and Refers-To URI and
-// date, which a CDX index is updated with.
-func checkLogEntries(t testing.TB, entries []LogEntry, after map[string][]byte) {
+// checkLogEntries checks that each log entry of a run names the revisit
+// its file now has at the new offset: its length, payload digest and
+// Refers-To URI and date, which a CDX index is updated with. A file
+// rewritten twice in the run, under two names (field 1) of it, has only the
+// entries of its last rewrite checked: the earlier ones name offsets of
+// the version in between.
+func checkLogEntries(t testing.TB, o *outcome, after map[string][]byte) {
 	t.Helper()
-	for _, e := range entries {
-		data := after[e.File]
+	last := map[string]string{} // file -> field 1 of its last rewrite
+	for _, f := range o.files {
+		name, err := manifest.UnescapeFile(f.File)
+		if err != nil {
+			t.Errorf("log: %q: %v", f.File, err)
+		}
+		last[name] = f.File
+	}
+	for _, e := range o.log {
+		name, err := manifest.UnescapeFile(e.File)
+		if err != nil || last[name] != e.File {
+			continue
+		}
+		data := after[name]
 		if e.NewOffset+e.NewLength > int64(len(data)) {
 			t.Errorf("log entry %+v: beyond the end of %s (%d bytes)", e, e.File, len(data))
 			continue
@@ -692,3 +712,71 @@ func (s *lieSetup) runOld(t *testing.T, tc lieCase, bin string) {
 // errMixedAlgorithms is what a manifest of originals mixing digest
 // algorithms must be refused with.
 var errMixedAlgorithms = ErrMixedAlgorithms
+
+// TestUnlistedRevisitTargets takes from the originals manifest what says
+// that an existing revisit record refers to a response (its revisit line
+// left out, or moved to another digest), and demotes that response to a
+// duplicate of its class's original. The response must stay one: a revisit
+// referring to a revisit does not replay.
+//
+// warcrefs learns which responses existing revisits refer to from the
+// originals manifest alone, and reads only the records its lines name, so
+// it cannot tell: the response becomes a revisit, and warcsumcmp reports
+// the existing revisit left pointing at a revisit. See the report of
+// issue 8 for ways to close this.
+func TestUnlistedRevisitTargets(t *testing.T) {
+	t.Skip("LIMITATION (issue 8): responses that existing revisits refer to are known from the originals manifest's revisit lines only")
+	s := newLieSetup(t)
+	var pins manifest.Pins
+	for _, l := range s.c.all {
+		pins.Add(&l)
+	}
+	// A class keeping a second record because a revisit refers to it.
+	var c *lieClass
+	var pinned manifest.Line
+	for i := range s.classes {
+		k := s.classes[i].kept
+		if len(k) > 1 && pins.Has(k[1].URI, k[1].Date) {
+			c, pinned = &s.classes[i], k[1]
+			break
+		}
+	}
+	if c == nil {
+		t.Fatal("no class keeps a record an existing revisit refers to")
+	}
+	tests := []struct {
+		name   string
+		unlist func(m []manifest.Line) []manifest.Line
+	}{
+		{"its revisit line left out", func(m []manifest.Line) []manifest.Line {
+			return slices.DeleteFunc(m, func(l manifest.Line) bool {
+				return l.IsRevisit() && l.RefURI == pinned.URI && l.RefDate == pinned.Date
+			})
+		}},
+		{"its revisit line under another digest", func(m []manifest.Line) []manifest.Line {
+			for i := range m {
+				if m[i].IsRevisit() && m[i].RefURI == pinned.URI && m[i].RefDate == pinned.Date {
+					m[i].Digest = s.classes[0].kept[0].Digest
+				}
+			}
+			return m
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			copyDir(t, s.c.dir, dir)
+			m := slices.Clone(s.c.all)
+			refer(at(t, m, pinned), c.kept[0])
+			m = tt.unlist(m)
+			before := warcsumDirs(t, dir)
+			o := runWith(t, Rewriter{Roots: []string{dir}, InPlace: true}, byFileOrder(m), m)
+			if o.err != nil {
+				t.Fatal(o.err)
+			}
+			for _, v := range violations(t, before, warcsumDirs(t, dir)) {
+				t.Errorf("warcsumcmp: %s", v)
+			}
+		})
+	}
+}

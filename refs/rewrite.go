@@ -155,12 +155,12 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log *Log) (Stat
 		readErr = r.dispatch(ctx, in, q, &lines)
 	}()
 	var wg sync.WaitGroup
-	writing := &writing{n: map[string]int{}}
+	files := newRunFiles()
 	for range jobs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := &worker{r: r, log: log, writing: writing}
+			w := &worker{r: r, log: log, files: files}
 			for t := range q.Work() {
 				t.err = w.rewrite(ctx, t)
 				for range t.lines {
@@ -250,37 +250,76 @@ func (r *Rewriter) dispatch(ctx context.Context, in *manifest.Reader, q *ordered
 
 // worker rewrites files one at a time, keeping its examiners.
 type worker struct {
-	r       *Rewriter
-	log     *Log
-	writing *writing
-	ahead   []*examiner // examiners of records ahead of the writer
-	own     *examiner   // the writer's own, for a record examined again
+	r     *Rewriter
+	log   *Log
+	files *runFiles
+	ahead []*examiner // examiners of records ahead of the writer
+	own   *examiner   // the writer's own, for a record examined again
 }
 
-// writing counts, for each file a run's workers are writing the new
-// version of (by the real path of the file replaced, or of the new file
-// under the output directory), the workers doing so. A manifest can name
+// runFiles is what a run's workers share about the files they write, by
+// where each new version goes: the real path of the file replaced, or the
+// path of the new file under the output directory. A manifest can name
 // one file twice (another spelling of field 1, a symbolic link beside its
-// target), and the temporary file one worker is writing must not be
-// removed by the other as the leftover of an interrupted run.
-type writing struct {
+// target, overlapping roots).
+type runFiles struct {
 	mu sync.Mutex
-	n  map[string]int
+	// writing counts the workers writing a new version there: the
+	// temporary file one is writing must not be removed by the other as
+	// the leftover of an interrupted run.
+	writing map[string]int
+	// written holds field 1 of the task that put (or is putting) a new
+	// version there. Another name of the file is refused: its lines would
+	// be read from a version they do not describe, and the log, written in
+	// manifest order, would list the two rewrites in the wrong order.
+	written map[string]string
+}
+
+func newRunFiles() *runFiles {
+	return &runFiles{writing: map[string]int{}, written: map[string]string{}}
 }
 
 // enter notes a worker writing path; it reports whether it is the only one.
-func (w *writing) enter(path string) bool {
+func (w *runFiles) enter(path string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.n[path]++
-	return w.n[path] == 1
+	w.writing[path]++
+	return w.writing[path] == 1
 }
 
-func (w *writing) leave(path string) {
+func (w *runFiles) leave(path string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.n[path]--; w.n[path] <= 0 {
-		delete(w.n, path)
+	if w.writing[path]--; w.writing[path] <= 0 {
+		delete(w.writing, path)
+	}
+}
+
+// writtenBy returns the name a new version at path was put under in this
+// run, if any.
+func (w *runFiles) writtenBy(path string) (string, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	name, ok := w.written[path]
+	return name, ok
+}
+
+// write notes that name puts a new version at path; undo, if not nil,
+// forgets it again.
+func (w *runFiles) write(path, name string) (undo func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if other, ok := w.written[path]; ok {
+		if other == name {
+			return func() {}
+		}
+		return nil
+	}
+	w.written[path] = name
+	return func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		delete(w.written, path)
 	}
 }
 
