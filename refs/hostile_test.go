@@ -3,6 +3,7 @@ package refs
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -371,6 +372,84 @@ var hostileMutations = []mutation{
 		refer(d, *k)
 		return true
 	}},
+	{"the original again, as a duplicate of a record made kept", func(m *mutant) bool {
+		// The attack on "the duplicate is not itself kept": the original
+		// listed once more, under its name, another spelling of it or
+		// another algorithm, as a duplicate of another record of its
+		// class that the lie keeps; the class's duplicates still refer
+		// to the original.
+		k := m.pick(isKept)
+		if k == nil {
+			return false
+		}
+		cls := m.class(k)
+		if len(cls) < 2 {
+			return false
+		}
+		o := cls[1+m.r.IntN(len(cls)-1)]
+		again := *k
+		refer(&again, *o)
+		switch m.r.IntN(3) {
+		case 1:
+			again.File = aliasName(again.File)
+		case 2:
+			p, ok := payloadAt(m.c.dir, k)
+			if !ok {
+				return false
+			}
+			again.Digest = formatDigest(digest.SHA256, p)
+			kept := *o
+			kept.Digest = again.Digest
+			keep(&kept)
+			m.lines = append(m.lines, kept)
+		}
+		keep(o)
+		m.lines = append(m.lines, again)
+		return true
+	}},
+	{"the original kept again, with another URI or date", func(m *mutant) bool {
+		// A second kept line at the original's place that the record does
+		// not match, a duplicate referring to it: it must be checked as
+		// the first was, even once the original is read.
+		k := m.pick(isKept)
+		if k == nil {
+			return false
+		}
+		cls := m.class(k)
+		if len(cls) < 2 {
+			return false
+		}
+		f := *k
+		if m.r.IntN(2) == 0 {
+			f.Date = strings.Replace(f.Date, "2024", "2001", 1)
+		} else {
+			f.URI += "?again"
+		}
+		refer(cls[1+m.r.IntN(len(cls)-1)], f)
+		m.lines = append(m.lines, f)
+		return true
+	}},
+	{"an absurd offset or length", func(m *mutant) bool {
+		l := m.pick(anyLine)
+		if l == nil {
+			return false
+		}
+		big := []int64{1 << 31, 1 << 40, math.MaxInt64 - int64(m.r.IntN(2)), math.MaxInt64 - l.Offset}
+		if m.r.IntN(2) == 0 {
+			l.Offset = big[m.r.IntN(len(big)-1)]
+		} else {
+			l.Length = big[m.r.IntN(len(big))]
+		}
+		return true
+	}},
+	{"refer to any date", func(m *mutant) bool {
+		d := m.pick(isDup)
+		if d == nil {
+			return false
+		}
+		d.RefDate = "*"
+		return true
+	}},
 	{"renumber a copy", func(m *mutant) bool {
 		d := m.pick(isDup)
 		if d == nil {
@@ -394,12 +473,13 @@ func payloadAt(dir string, l *manifest.Line) ([]byte, bool) {
 
 // hostileTally counts what the property test did.
 type hostileTally struct {
-	mu                                         sync.Mutex
-	trials, runs, mutations                    int
-	byMutation                                 map[string]int
-	filesRefused, filesRewritten, filesKept    int
-	revisits, manifestErrors, pinsRemovedDrops int
-	violations                                 int
+	mu                                          sync.Mutex
+	trials, runs, mutations                     int
+	byMutation                                  map[string]int
+	filesRefused, filesRewritten, filesKept     int
+	revisits, manifestErrors, pinsRemovedDrops  int
+	honestRuns, honestRewritten, honestRevisits int
+	violations                                  int
 }
 
 func (h *hostileTally) add(f func(h *hostileTally)) {
@@ -421,11 +501,11 @@ func (h *hostileTally) add(f func(h *hostileTally)) {
 // refused files are untouched, no temporary file is left, the log
 // describes the revisits written, and the only errors are manifest errors.
 //
-// WARCDEDUP_HOSTILE_TRIALS=N runs N trials (default 16),
+// WARCDEDUP_HOSTILE_TRIALS=N runs N trials (default 40),
 // WARCDEDUP_HOSTILE_SEED=S starts from another seed, and
 // WARCDEDUP_HOSTILE_COLLECTIONS=N lies about N generated collections.
 func TestHostileManifests(t *testing.T) {
-	trials := envInt(t, "WARCDEDUP_HOSTILE_TRIALS", 16)
+	trials := envInt(t, "WARCDEDUP_HOSTILE_TRIALS", 40)
 	seed := uint64(envInt(t, "WARCDEDUP_HOSTILE_SEED", 1))
 	ncoll := envInt(t, "WARCDEDUP_HOSTILE_COLLECTIONS", len(hostileConfigs))
 	var colls []*hostileColl
@@ -444,9 +524,10 @@ func TestHostileManifests(t *testing.T) {
 		}
 	})
 	t.Logf("%d trials (seed %d, %d collections), %d mutations, %d runs: %d files refused, %d rewritten, %d left as they were; "+
-		"%d revisits written; %d runs stopped by a manifest error; %d duplicate lines of pinned records dropped (revisit lines removed); %d violations",
+		"%d revisits written; %d runs stopped by a manifest error; %d duplicate lines of pinned records dropped (revisit lines removed); "+
+		"%d honest runs after a lie: %d files rewritten, %d revisits in all; %d violations",
 		tally.trials, seed, ncoll, tally.mutations, tally.runs, tally.filesRefused, tally.filesRewritten, tally.filesKept,
-		tally.revisits, tally.manifestErrors, tally.pinsRemovedDrops, tally.violations)
+		tally.revisits, tally.manifestErrors, tally.pinsRemovedDrops, tally.honestRuns, tally.honestRewritten, tally.honestRevisits, tally.violations)
 	for _, mu := range hostileMutations {
 		t.Logf("  %5d × %s", tally.byMutation[mu.name], mu.name)
 	}
@@ -465,7 +546,10 @@ func envInt(t *testing.T, name string, def int) int {
 	return n
 }
 
-// hostileTrial tells one set of lies in the three ways and checks each run.
+// hostileTrial tells one set of lies in the three ways and checks each run;
+// after the first, an honest run (the correct manifest, the same log)
+// must lose nothing either, and the lies are also told with an output
+// directory.
 func hostileTrial(t *testing.T, c *hostileColl, r *rand.Rand, tally *hostileTally) {
 	m := &mutant{r: r, c: c, lines: slices.Clone(c.all)}
 	var told []string
@@ -483,17 +567,15 @@ func hostileTrial(t *testing.T, c *hostileColl, r *rand.Rand, tally *hostileTall
 		}
 	})
 	t.Logf("lies: %s", strings.Join(told, ", "))
-	modes := []struct {
-		name             string
-		input, originals []manifest.Line
-		reorder          bool
-	}{
-		{"lying input and originals", m.lines, m.lines, m.reorder},
-		{"lying input, correct originals", m.lines, c.all, m.reorder},
-		{"correct input, lying originals", c.all, m.lines, false},
+	modes := []hostileMode{
+		{name: "lying input and originals", input: m.lines, originals: m.lines, reorder: m.reorder, thenHonest: true},
+		{name: "lying input, correct originals", input: m.lines, originals: c.all, reorder: m.reorder},
+		{name: "correct input, lying originals", input: c.all, originals: m.lines},
+		{name: "lying input and originals, output directory", input: m.lines, originals: m.lines, reorder: m.reorder, outputDir: true},
 	}
 	for _, mode := range modes {
-		hostileRun(t, c, mode.name, mode.input, mode.originals, mode.reorder, 1+r.IntN(3), tally)
+		mode.jobs = 1 + r.IntN(3)
+		hostileRun(t, c, mode, tally)
 		if t.Failed() {
 			t.Logf("the lying manifest:\n%s", manifestText(m.lines))
 			return
@@ -501,77 +583,74 @@ func hostileTrial(t *testing.T, c *hostileColl, r *rand.Rand, tally *hostileTall
 	}
 }
 
-// hostileRun runs warcrefs in place on a copy of the collection and checks
-// that nothing was lost.
-func hostileRun(t *testing.T, c *hostileColl, mode string, input, originals []manifest.Line, reorder bool, jobs int, tally *hostileTally) {
+// hostileMode is one way of giving warcrefs a lie.
+type hostileMode struct {
+	name             string
+	input, originals []manifest.Line
+	reorder          bool // two lines of one file swapped in the input
+	jobs             int
+	outputDir        bool // new versions into an output directory, not in place
+	thenHonest       bool // then the correct manifest, with the same log
+}
+
+// hostileRun runs warcrefs on a copy of the collection and checks that
+// nothing was lost.
+func hostileRun(t *testing.T, c *hostileColl, mode hostileMode, tally *hostileTally) {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "hostile-")
+	top, err := os.MkdirTemp("", "hostile-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
+	defer os.RemoveAll(top)
+	dir, out := filepath.Join(top, "coll"), filepath.Join(top, "out")
 	copyDir(t, c.dir, dir)
 	ids := statFiles(t, dir, c.files)
 
-	// warcrefs knows what existing revisits refer to from the originals'
-	// revisit lines only: without them a response they refer to may
-	// become a revisit, which warcsumcmp reports (see
-	// TestUnlistedRevisitTargets). Such lines are left out of the input.
-	pins := map[string]bool{}
-	for _, l := range originals {
-		if l.IsRevisit() {
-			pins[pinKey(&l)] = true
-		}
-	}
-	intact := true
-	for k := range c.pins {
-		intact = intact && pins[k]
-	}
-	in := byFileOrder(input)
-	if !intact {
-		n := len(in)
-		in = slices.DeleteFunc(in, func(l manifest.Line) bool {
-			name, err := manifest.UnescapeFile(l.File)
-			return l.IsDuplicate() && err == nil && c.pinned[recKey(name, l.Offset)]
-		})
-		tally.add(func(h *hostileTally) { h.pinsRemovedDrops += n - len(in) })
-	}
-	if reorder {
-		for i := 1; i < len(in); i++ {
-			if in[i].File == in[i-1].File && in[i].Offset != in[i-1].Offset {
-				in[i], in[i-1] = in[i-1], in[i]
-				break
-			}
-		}
-	}
-
+	in := hostileInput(c, mode, tally)
 	tl := newTestLog()
-	orig, err := NewOriginals(&source.Locator{Roots: []string{dir}}, tl.log, tableOf(t, originals, "originals.manifest"))
-	var o *outcome
-	if err == nil {
-		o = runLogged(t, Rewriter{Roots: []string{dir}, InPlace: true, Jobs: jobs, Originals: orig}, in, originals, tl)
-		err = o.err
+	var moves *Log
+	rw := Rewriter{Roots: []string{dir}, Jobs: mode.jobs}
+	if mode.outputDir {
+		rw.OutputDir = out
+	} else {
+		rw.InPlace, moves = true, tl.log
 	}
+	o, err := hostileRewrite(t, rw, in, mode.originals, moves, tl)
 	var me *manifest.Error
 	switch {
 	case err == nil:
 	case errors.As(err, &me) || errors.Is(err, ErrMixedAlgorithms):
 		tally.add(func(h *hostileTally) { h.manifestErrors++ })
 	default:
-		t.Errorf("%s: the run stopped with %v, which is no manifest error", mode, err)
+		t.Errorf("%s: the run stopped with %v, which is no manifest error", mode.name, err)
 	}
 
-	after := regularFiles(t, dir)
-	v := violations(t, c.before, warcsumDirs(t, dir))
+	// What a user has after the run: the collection, with the new
+	// versions of an output directory moved into it.
+	result := dir
+	if mode.outputDir {
+		for name, id := range ids {
+			if why := id.untouched(filepath.Join(dir, name)); why != "" {
+				t.Errorf("%s: the source %s was touched: %s", mode.name, name, why)
+			}
+		}
+		if _, err := os.Stat(out); err == nil {
+			copyDir(t, out, dir)
+		}
+	}
+	after := regularFiles(t, result)
+	v := violations(t, c.before, warcsumDirs(t, result))
 	for _, x := range v {
-		t.Errorf("%s: warcsumcmp: %s", mode, x)
+		t.Errorf("%s: warcsumcmp: %s", mode.name, x)
 	}
 	rewritten, revisits, problems := nothingLost(c.files, after, nil)
 	for _, p := range problems {
-		t.Errorf("%s: %s", mode, p)
+		t.Errorf("%s: %s", mode.name, p)
 	}
-	if tf := tempFiles(t, dir); len(tf) > 0 {
-		t.Errorf("%s: temporary files left: %v", mode, tf)
+	for _, d := range []string{dir, out} {
+		if tf := tempFiles(t, d); len(tf) > 0 {
+			t.Errorf("%s: temporary files left: %v", mode.name, tf)
+		}
 	}
 	refused := 0
 	if o != nil {
@@ -587,19 +666,21 @@ func hostileRun(t *testing.T, c *hostileColl, mode string, input, originals []ma
 		for f, re := range refusedFiles(t, o) {
 			refused++
 			if slices.ContainsFunc(o.log, func(e LogEntry) bool { return e.File == f }) {
-				t.Errorf("%s: %s was refused (%v) and logged", mode, f, re)
+				t.Errorf("%s: %s was refused (%v) and logged", mode.name, f, re)
 			}
 		}
 		for _, name := range rewritten {
 			if !logged[name] {
-				t.Errorf("%s: %s was rewritten without a log entry", mode, name)
+				t.Errorf("%s: %s was rewritten without a log entry", mode.name, name)
 			}
 		}
 	}
-	for _, name := range sortedKeys(c.files) {
-		if !slices.Contains(rewritten, name) {
-			if why := ids[name].untouched(filepath.Join(dir, name)); why != "" {
-				t.Errorf("%s: %s has its bytes but was touched: %s", mode, name, why)
+	if !mode.outputDir {
+		for _, name := range sortedKeys(c.files) {
+			if !slices.Contains(rewritten, name) {
+				if why := ids[name].untouched(filepath.Join(dir, name)); why != "" {
+					t.Errorf("%s: %s has its bytes but was touched: %s", mode.name, name, why)
+				}
 			}
 		}
 	}
@@ -611,4 +692,82 @@ func hostileRun(t *testing.T, c *hostileColl, mode string, input, originals []ma
 		h.revisits += revisits
 		h.violations += len(v) + len(problems)
 	})
+
+	if mode.thenHonest && !mode.outputDir {
+		// The correct manifest after the lie, with the same log: what the
+		// lie made of the files stands, the rest is done, nothing lost.
+		o2, err := hostileRewrite(t, Rewriter{Roots: []string{dir}, InPlace: true, Jobs: mode.jobs}, byFileOrder(c.all), c.all, tl.log, tl)
+		if err != nil {
+			t.Errorf("the honest run after the lie: %v", err)
+		}
+		final := regularFiles(t, dir)
+		v := violations(t, c.before, warcsumDirs(t, dir))
+		for _, x := range v {
+			t.Errorf("the honest run after the lie: warcsumcmp: %s", x)
+		}
+		done, revisits, problems := nothingLost(c.files, final, nil)
+		for _, p := range problems {
+			t.Errorf("the honest run after the lie: %s", p)
+		}
+		if tf := tempFiles(t, dir); len(tf) > 0 {
+			t.Errorf("the honest run after the lie: temporary files left: %v", tf)
+		}
+		if o2 != nil {
+			checkLogEntries(t, o2, final)
+		}
+		tally.add(func(h *hostileTally) {
+			h.honestRuns++
+			h.honestRewritten += len(done)
+			h.honestRevisits += revisits
+			h.violations += len(v) + len(problems)
+		})
+	}
+}
+
+// hostileInput is the input of a run: the mode's lines sorted by file,
+// without the duplicate lines of records existing revisits refer to when
+// the originals do not say so (TestUnlistedRevisitTargets), and with two
+// lines of a file swapped if the mode says.
+func hostileInput(c *hostileColl, mode hostileMode, tally *hostileTally) []manifest.Line {
+	pins := map[string]bool{}
+	for _, l := range mode.originals {
+		if l.IsRevisit() {
+			pins[pinKey(&l)] = true
+		}
+	}
+	intact := true
+	for k := range c.pins {
+		intact = intact && pins[k]
+	}
+	in := byFileOrder(mode.input)
+	if !intact {
+		n := len(in)
+		in = slices.DeleteFunc(in, func(l manifest.Line) bool {
+			name, err := manifest.UnescapeFile(l.File)
+			return l.IsDuplicate() && err == nil && c.pinned[recKey(name, l.Offset)]
+		})
+		tally.add(func(h *hostileTally) { h.pinsRemovedDrops += n - len(in) })
+	}
+	if mode.reorder {
+		for i := 1; i < len(in); i++ {
+			if in[i].File == in[i-1].File && in[i].Offset != in[i-1].Offset {
+				in[i], in[i-1] = in[i-1], in[i]
+				break
+			}
+		}
+	}
+	return in
+}
+
+// hostileRewrite runs rw on in with the originals manifest originals,
+// whose records are read under rw's roots and moved by moves.
+func hostileRewrite(t *testing.T, rw Rewriter, in, originals []manifest.Line, moves *Log, tl *testLog) (*outcome, error) {
+	t.Helper()
+	orig, err := NewOriginals(&source.Locator{Roots: rw.Roots}, moves, tableOf(t, originals, "originals.manifest"))
+	if err != nil {
+		return nil, err
+	}
+	rw.Originals = orig
+	o := runLogged(t, rw, in, originals, tl)
+	return o, o.err
 }
