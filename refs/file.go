@@ -42,7 +42,7 @@ type fileRewrite struct {
 	srcRoot, dstRoot *os.Root
 	srcName, dstName string // slash-separated
 	path             string // the file's real path, for messages and the journal
-	writingAt        string // where its new version goes, while noted in w.writing
+	writingAt        string // where its new version goes, while noted in w.files
 
 	tmp      *atomicfile.File
 	written  int64 // bytes of the new version so far

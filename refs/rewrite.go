@@ -272,6 +272,7 @@ type runFiles struct {
 	// version there. Another name of the file is refused: its lines would
 	// be read from a version they do not describe, and the log, written in
 	// manifest order, would list the two rewrites in the wrong order.
+	// One entry per file rewritten in the run, as the log's index holds.
 	written map[string]string
 }
 
@@ -280,46 +281,46 @@ func newRunFiles() *runFiles {
 }
 
 // enter notes a worker writing path; it reports whether it is the only one.
-func (w *runFiles) enter(path string) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.writing[path]++
-	return w.writing[path] == 1
+func (rf *runFiles) enter(path string) bool {
+	rf.mu.Lock()
+	defer rf.mu.Unlock()
+	rf.writing[path]++
+	return rf.writing[path] == 1
 }
 
-func (w *runFiles) leave(path string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.writing[path]--; w.writing[path] <= 0 {
-		delete(w.writing, path)
+func (rf *runFiles) leave(path string) {
+	rf.mu.Lock()
+	defer rf.mu.Unlock()
+	if rf.writing[path]--; rf.writing[path] <= 0 {
+		delete(rf.writing, path)
 	}
 }
 
 // writtenBy returns the name a new version at path was put under in this
 // run, if any.
-func (w *runFiles) writtenBy(path string) (string, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	name, ok := w.written[path]
+func (rf *runFiles) writtenBy(path string) (string, bool) {
+	rf.mu.Lock()
+	defer rf.mu.Unlock()
+	name, ok := rf.written[path]
 	return name, ok
 }
 
 // write notes that name puts a new version at path; undo, if not nil,
 // forgets it again.
-func (w *runFiles) write(path, name string) (undo func()) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if other, ok := w.written[path]; ok {
+func (rf *runFiles) write(path, name string) (undo func()) {
+	rf.mu.Lock()
+	defer rf.mu.Unlock()
+	if other, ok := rf.written[path]; ok {
 		if other == name {
 			return func() {}
 		}
 		return nil
 	}
-	w.written[path] = name
+	rf.written[path] = name
 	return func() {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		delete(w.written, path)
+		rf.mu.Lock()
+		defer rf.mu.Unlock()
+		delete(rf.written, path)
 	}
 }
 
