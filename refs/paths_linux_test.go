@@ -75,12 +75,13 @@ func checkRevisitFile(t *testing.T, name string, old, data []byte) {
 // TestSymlinksLeadingOutsideRoot names files whose path leaves the root
 // through a symbolic link (a directory inside the root linked to one
 // outside, a file linked to one outside): they are refused, and nothing
-// outside the root is touched, not even by a temporary file; the file
-// inside is rewritten.
+// outside the root is touched, not even by a temporary file; a duplicate
+// inside whose original is through such a link is refused too (the
+// original is not read); the other file inside is rewritten.
 func TestSymlinksLeadingOutsideRoot(t *testing.T) {
 	top := t.TempDir()
 	root, outside := filepath.Join(top, "root"), filepath.Join(top, "outside")
-	in := newPathCase(t, root, "inside.warc")
+	in := newPathCase(t, root, "inside.warc", "inside2.warc")
 	out := newPathCase(t, outside, "sub/x.warc", "y.warc")
 	if err := os.Symlink(filepath.Join(outside, "sub"), filepath.Join(root, "sub")); err != nil {
 		t.Fatal(err)
@@ -90,12 +91,19 @@ func TestSymlinksLeadingOutsideRoot(t *testing.T) {
 	}
 	lines := append(in.linesOf("inside.warc", "inside.warc"), out.linesOf("sub/x.warc", "sub/x.warc")...)
 	lines = append(lines, out.linesOf("y.warc", "y.warc")...)
+	// Every file holds the same payload: inside2.warc's duplicate names
+	// y.warc's original instead of its own.
+	for _, l := range in.linesOf("inside2.warc", "inside2.warc") {
+		if l.IsDuplicate() {
+			y := out.linesOf("y.warc", "y.warc")[0]
+			l.RefURI, l.RefDate = y.URI, y.Date
+		}
+		lines = append(lines, l)
+	}
 	sortByFile(lines)
 	outsideBefore := regularFiles(t, outside)
 	ids := statFiles(t, outside, outsideBefore)
 
-	// The originals are read beneath the root too: the lines of the files
-	// outside are refused whoever reads them first.
 	o := run(t, Rewriter{Roots: []string{root}, InPlace: true, Jobs: 2}, lines)
 	if o.err != nil {
 		t.Fatalf("Run: %v", o.err)
@@ -103,12 +111,15 @@ func TestSymlinksLeadingOutsideRoot(t *testing.T) {
 	refused := refusedFiles(t, o)
 	for _, name := range []string{"sub/x.warc", "y.warc"} {
 		re := refused[name]
-		if re == nil || !errors.Is(re, source.ErrUnsafeName) && !errors.Is(re, ErrOriginal) {
-			t.Errorf("%s: refusal %v, want one for a link leading out of the root", name, re)
+		if re == nil || !errors.Is(re, source.ErrUnsafeName) || re.Offset != -1 {
+			t.Errorf("%s: refusal %v, want the whole file refused for a link leading out of the root", name, re)
 		}
 	}
-	if len(refused) != 2 || o.stats.Rewritten != 1 {
-		t.Errorf("refusals %v, stats %+v: want the 2 files outside refused, the one inside rewritten", o.refused, o.stats)
+	if re := refused["inside2.warc"]; re == nil || !errors.Is(re, ErrOriginal) || !strings.Contains(re.Error(), source.ErrUnsafeName.Error()) {
+		t.Errorf("inside2.warc: refusal %v, want one for its original through a link leading out of the root", re)
+	}
+	if len(refused) != 3 || o.stats.Rewritten != 1 {
+		t.Errorf("refusals %v, stats %+v: want the 2 files outside and inside2.warc refused, inside.warc rewritten", o.refused, o.stats)
 	}
 	sameFiles(t, "outside the root", regularFiles(t, outside), outsideBefore)
 	for name, id := range ids {
