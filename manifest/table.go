@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
+	"strings"
 )
 
 // Table is a manifest file whose lines are sorted on a key, by default the
@@ -23,6 +25,9 @@ type Table struct {
 	size  int64
 	marks []mark
 	lines int64
+	// algorithms are the labels of the digests of its lines ("sha1"), in
+	// order of first appearance; a revisit line without a digest has none.
+	algorithms []string
 }
 
 // mark notes the first line that starts at or after a file position.
@@ -113,6 +118,11 @@ func NewTableBy(r io.ReaderAt, size int64, name string, key *TableKey) (*Table, 
 			return nil, in.Errorf("%w: not sorted on %s; sort it with %s", ErrOrder, key.Order.Name, key.Order.Command)
 		}
 		prev, cur = cur, prev
+		if l.Digest != NoDigest {
+			if label, _, _ := strings.Cut(l.Digest, ":"); !slices.Contains(t.algorithms, label) {
+				t.algorithms = append(t.algorithms, label)
+			}
+		}
 		if pos := in.Offset(); pos >= next {
 			t.marks = append(t.marks, mark{key: string(prev), offset: pos})
 			next = pos + markEvery
@@ -123,6 +133,10 @@ func NewTableBy(r io.ReaderAt, size int64, name string, key *TableKey) (*Table, 
 
 // Name is the table's name.
 func (t *Table) Name() string { return t.name }
+
+// Algorithms returns the digest algorithms of the table's lines, as their
+// labels ("sha1"), in order of first appearance.
+func (t *Table) Algorithms() []string { return t.algorithms }
 
 // Lines is the number of lines in the table.
 func (t *Table) Lines() int64 { return t.lines }

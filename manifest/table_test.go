@@ -139,3 +139,33 @@ func TestTableByCapture(t *testing.T) {
 		t.Errorf("unsorted table: %v, want ErrOrder", err)
 	}
 }
+
+// TestTableAlgorithms proves that a table reports every digest algorithm
+// of its lines once, in order of first appearance, and none for the
+// digest-less revisit lines.
+func TestTableAlgorithms(t *testing.T) {
+	md5 := "md5:" + strings.Repeat("a", 32)
+	sha1 := "sha1:" + strings.Repeat("A", 32)
+	revisit := "f 9 1 u d - -1 0 http://o/ 2024-01-01T00:00:00Z\n"
+	tests := []struct {
+		name  string
+		table string
+		want  []string
+	}{
+		{"empty", "", nil},
+		{"revisit lines without a digest only", revisit, nil},
+		{"one algorithm", revisit + "f 1 1 u d " + md5 + "\nf 2 1 u d " + md5 + "\n", []string{"md5"}},
+		{"two algorithms", revisit + "f 1 1 u d " + md5 + "\nf 2 1 u d " + sha1 + "\n", []string{"md5", "sha1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tab, err := manifest.NewTable(strings.NewReader(tt.table), int64(len(tt.table)), "t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tab.Algorithms(); !slices.Equal(got, tt.want) {
+				t.Errorf("Algorithms() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

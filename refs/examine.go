@@ -143,6 +143,13 @@ type plan struct {
 // plan checks the line against the originals manifest: it must not be kept
 // itself, must name a kept record of its own class, not one with its own
 // URI and date; a line whose record an existing revisit refers to stays.
+//
+// A record is kept if a kept line of its digest (any ext) names its file
+// and offset, or its URI and date: revisits, those of this run and those
+// already in the collection, name their originals by URI and date, and
+// one record has many names (another spelling of field 1, a symbolic
+// link, a --locations entry), so a record could otherwise be rewritten
+// under one name while a revisit refers to it under another.
 func (x *examiner) plan(l *manifest.Line) (plan, error) {
 	d, err := x.r.Originals.lookup(l.Digest)
 	if err != nil {
@@ -151,11 +158,14 @@ func (x *examiner) plan(l *manifest.Line) (plan, error) {
 	if x.r.Originals.pinned(d, l) {
 		return plan{protected: true}, nil
 	}
-	var orig *manifest.Line
+	var orig, same *manifest.Line
 	for i := range d.kept {
 		k := &d.kept[i]
 		if k.File == l.File && k.Offset == l.Offset {
 			return plan{}, ErrIsOriginal
+		}
+		if same == nil && k.URI == l.URI && k.Date == l.Date {
+			same = k
 		}
 		if orig == nil && k.Ext == l.Ext && k.URI == l.RefURI && k.Date == l.RefDate {
 			orig = k
@@ -166,6 +176,8 @@ func (x *examiner) plan(l *manifest.Line) (plan, error) {
 		return plan{}, fmt.Errorf("%w (%s %s, digest %s ext %d)", ErrNoOriginal, l.RefURI, l.RefDate, l.Digest, l.Ext)
 	case orig.URI == l.URI && orig.Date == l.Date:
 		return plan{}, ErrSelfReference
+	case same != nil:
+		return plan{}, fmt.Errorf("%w: the kept line %s %d has its URI and date (the same record under another name?)", ErrIsOriginal, same.File, same.Offset)
 	}
 	return plan{orig: orig}, nil
 }
@@ -258,7 +270,7 @@ func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.L
 		sinks = append(sinks, own)
 	}
 	// The block's digest as undo would write it, to know whether the
-	// revisit must keep the header (see keep).
+	// revisit must keep the header (see keptFor).
 	var block hash.Hash
 	blockDigestValue, hasBlockDigest := rec.Header.Lookup(hBlockDigest)
 	if hasBlockDigest {
@@ -320,7 +332,7 @@ func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.L
 	if hasBlockDigest {
 		blockDigest = blockDigestAlgorithm(blockDigestValue).Format(block.Sum(nil))
 	}
-	if v.Kept, err = keep(b, rawHeader, trailer, rec.BlockLength, blockDigest); err != nil {
+	if v.Kept, err = keptFor(b, rawHeader, trailer, rec.BlockLength, blockDigest); err != nil {
 		return nil, refuse(err)
 	}
 	if len(v.Kept.added) > 0 || v.Kept.header != nil || v.Kept.trailer != nil {

@@ -40,7 +40,9 @@ func (w *worker) rewrite(ctx context.Context, t *task) (err error) {
 			t.entries, t.records = nil, nil
 		}
 	}()
-	if err := f.open(w.r.placement(), t.file); err != nil {
+	pl := w.r.placement()
+	pl.files = w.files
+	if err := f.open(pl, t.file); err != nil {
 		return f.refuse(err)
 	}
 	if err := f.walk(ctx); err != nil {

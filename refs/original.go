@@ -166,12 +166,12 @@ type keptOriginal struct {
 	header, trailer []byte   // nil: what the rule writes
 }
 
-// keep compares the record as stored (raw header, the line ends after its
+// keptFor compares the record as stored (raw header, the line ends after its
 // block) with what the rule would restore from the revisit revisit (its
 // bytes, without kept fields) and a block of blockLen bytes whose digest,
 // in the revisit's block digest algorithm, is blockDigest. It returns
 // what the revisit must keep.
-func keep(revisit []byte, rawHeader, trailer []byte, blockLen int64, blockDigest string) (keptOriginal, error) {
+func keptFor(revisit []byte, rawHeader, trailer []byte, blockLen int64, blockDigest string) (keptOriginal, error) {
 	rr, err := record.NewReader(bytes.NewReader(revisit), "revisit")
 	if err != nil {
 		return keptOriginal{}, err

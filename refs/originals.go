@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"warcdedup/internal/lru"
@@ -85,6 +86,21 @@ const (
 // reading originals through src and moving their offsets by log (nil: no
 // earlier run shortened any file).
 func NewOriginals(src Opener, log *Log, tables ...*manifest.Table) (*Originals, error) {
+	// A record's lines are found through its digest: the same record
+	// listed under two algorithms could be kept under one digest and
+	// rewritten under the other, its revisits left pointing at a revisit.
+	var algorithms, from []string
+	for _, t := range tables {
+		for _, a := range t.Algorithms() {
+			if !slices.Contains(algorithms, a) {
+				algorithms, from = append(algorithms, a), append(from, t.Name())
+			}
+		}
+	}
+	if len(algorithms) > 1 {
+		return nil, fmt.Errorf("%w: %s (%s) and %s (%s): a record listed under both could be kept under one and rewritten under the other",
+			ErrMixedAlgorithms, algorithms[0], from[0], algorithms[1], from[1])
+	}
 	o := &Originals{tables: tables, src: src, log: log,
 		digests:  lru.New[string, *digestInfo](digestCache),
 		payloads: lru.New[origKey, *original](payloadCache)}
@@ -157,6 +173,10 @@ func (o *Originals) lock(file string) *sync.RWMutex {
 	return m.(*sync.RWMutex)
 }
 
+// ErrMixedAlgorithms: the originals manifests list digests of more than
+// one algorithm.
+var ErrMixedAlgorithms = errors.New("the originals manifests mix digest algorithms")
+
 // ErrOriginal wraps why the original a line names cannot be used.
 var ErrOriginal = errors.New("its original")
 
@@ -166,8 +186,11 @@ var ErrOriginal = errors.New("its original")
 // its payload is not kept in memory, a reader of the payload that checks
 // the record's end when it reaches EOF.
 func (o *Originals) open(ctx context.Context, l *manifest.Line, pol policy.Policy) (*original, io.ReadCloser, error) {
-	// One run has one policy, so a kept original's key stays right.
-	if orig, ok := o.payloads.Get(origKey{l.File, l.Offset}); ok {
+	// One run has one policy, so a kept original's key stays right. Only
+	// the line it was checked against may use it: another kept line at the
+	// same place (a lying manifest's) names another URI, date or length,
+	// which must be checked against the record, not taken on trust.
+	if orig, ok := o.payloads.Get(origKey{l.File, l.Offset}); ok && orig.line == *l {
 		return orig, nil, nil
 	}
 	// Hold the file's read lock while the record is read: a replacement of

@@ -79,7 +79,7 @@ type RestoreStats struct {
 	Left      int64 // revisits left as they are (see Warn)
 	Repointed int64 // revisits re-pointed to another original (Retarget)
 	// Of Records, Exact were restored by the rule alone, Kept from what
-	// their revisit kept of them (see keep).
+	// their revisit kept of them (see keptFor).
 	Exact, Kept             int64
 	BytesBefore, BytesAfter int64 // of the files replaced
 }
@@ -180,11 +180,13 @@ func (r *Restorer) Run(ctx context.Context, files []string, log *Log) (RestoreSt
 		}
 	}()
 	var wg sync.WaitGroup
+	written := newRunFiles()
 	for range jobs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			w := newRestoreWorker(r, log)
+			w.files = written
 			for t := range q.Work() {
 				t.err = w.restore(ctx, t)
 				r.Progress.Files.Add(1)

@@ -30,6 +30,7 @@ type restoreWorker struct {
 	buf   []byte
 	// cmpBuf is the comparison buffer of re-pointing.
 	cmpBuf []byte
+	files  *runFiles
 }
 
 func newRestoreWorker(r *Restorer, log *Log) *restoreWorker {
@@ -70,7 +71,9 @@ func (w *restoreWorker) restore(ctx context.Context, t *restoreTask) (err error)
 			t.entries, t.result = nil, nil
 		}
 	}()
-	if err := f.open(w.r.placement(), t.file); err != nil {
+	pl := w.r.placement()
+	pl.files = w.files
+	if err := f.open(pl, t.file); err != nil {
 		return f.refuse(err)
 	}
 	if err := f.findWritten(); err != nil {

@@ -176,11 +176,12 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log *Log) (Stat
 		readErr = r.dispatch(ctx, in, q, &lines)
 	}()
 	var wg sync.WaitGroup
+	files := newRunFiles()
 	for range jobs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := &worker{r: r, log: log}
+			w := &worker{r: r, log: log, files: files}
 			for t := range q.Work() {
 				t.err = w.rewrite(ctx, t)
 				for range t.lines {
@@ -276,6 +277,7 @@ func (r *Rewriter) dispatch(ctx context.Context, in *manifest.Reader, q *ordered
 type worker struct {
 	r     *Rewriter
 	log   *Log
+	files *runFiles
 	ahead []*examiner // examiners of records ahead of the writer
 	own   *examiner   // the writer's own, for a record examined again
 }

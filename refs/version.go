@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"warcdedup/atomicfile"
@@ -37,7 +38,80 @@ type placement struct {
 	// create makes the temporary file of a new version; tests replace it
 	// to simulate failing disks.
 	create func(root *osRoot, name string, perm fileMode) (*atomicfile.File, error)
+	// files is what the run's workers share about where they write.
+	files *runFiles
 }
+
+// runFiles is what a run's workers share about the files they write, by
+// where each new version goes: the real path of the file replaced, or the
+// path of the new file under the output directory. A manifest can name
+// one file twice (another spelling of field 1, a symbolic link beside its
+// target, overlapping roots).
+type runFiles struct {
+	mu sync.Mutex
+	// writing counts the workers writing a new version there: the
+	// temporary file one is writing must not be removed by the other as
+	// the leftover of an interrupted run.
+	writing map[string]int
+	// written holds field 1 of the task that put (or is putting) a new
+	// version there. Another name of the file is refused: its lines would
+	// be read from a version they do not describe, and the log, written in
+	// manifest order, would list the two rewrites in the wrong order.
+	// One entry per file rewritten in the run, as the log's index holds.
+	written map[string]string
+}
+
+func newRunFiles() *runFiles {
+	return &runFiles{writing: map[string]int{}, written: map[string]string{}}
+}
+
+// enter notes a worker writing path; it reports whether it is the only one.
+func (rf *runFiles) enter(path string) bool {
+	rf.mu.Lock()
+	defer rf.mu.Unlock()
+	rf.writing[path]++
+	return rf.writing[path] == 1
+}
+
+func (rf *runFiles) leave(path string) {
+	rf.mu.Lock()
+	defer rf.mu.Unlock()
+	if rf.writing[path]--; rf.writing[path] <= 0 {
+		delete(rf.writing, path)
+	}
+}
+
+// writtenBy returns the name a new version at path was put under in this
+// run, if any.
+func (rf *runFiles) writtenBy(path string) (string, bool) {
+	rf.mu.Lock()
+	defer rf.mu.Unlock()
+	name, ok := rf.written[path]
+	return name, ok
+}
+
+// write notes that name puts a new version at path; undo, if not nil,
+// forgets it again.
+func (rf *runFiles) write(path, name string) (undo func()) {
+	rf.mu.Lock()
+	defer rf.mu.Unlock()
+	if other, ok := rf.written[path]; ok {
+		if other == name {
+			return func() {}
+		}
+		return nil
+	}
+	rf.written[path] = name
+	return func() {
+		rf.mu.Lock()
+		defer rf.mu.Unlock()
+		delete(rf.written, path)
+	}
+}
+
+// ErrNamedTwice: the manifest names the file under two names (field 1),
+// and it was rewritten under the other one in this run.
+var ErrNamedTwice = errors.New("the file was rewritten earlier in this run under another name")
 
 // version is a file and the new version of it written beside it: the
 // stretches copied from the file and those written anew (segments), in a
@@ -56,6 +130,7 @@ type version struct {
 	srcRoot, dstRoot *os.Root
 	srcName, dstName string // slash-separated
 	path             string // the file's real path, for messages and the journal
+	writingAt        string // where its new version goes, while noted in pl.files
 
 	tmp      *atomicfile.File
 	written  int64 // bytes of the new version so far
@@ -134,10 +209,24 @@ func (v *version) open(pl *placement, file string) error {
 			return err
 		}
 	}
-	// Leftovers of interrupted runs are removed; a file with nothing to do
-	// (a second run) is never copied, so needs no space.
+	// Leftovers of interrupted runs are removed (but not the temporary
+	// file of another worker writing the same file under another name); a
+	// file with nothing to do (a second run) is never copied, so needs no
+	// space.
 	if !pl.dryRun {
-		atomicfile.RemoveLeftoversIn(v.dstRoot, v.dstName)
+		at := v.path
+		if !pl.inPlace {
+			at = filepath.Join(pl.outputDir, filepath.FromSlash(v.dstName))
+		}
+		// Checked once the file is open: a new version put there under
+		// another name is noted before it is renamed into place.
+		if other, ok := pl.files.writtenBy(at); ok && other != file {
+			return fmt.Errorf("%w, %s", ErrNamedTwice, other)
+		}
+		v.writingAt = at
+		if pl.files.enter(at) {
+			atomicfile.RemoveLeftoversIn(v.dstRoot, v.dstName)
+		}
 	}
 	return nil
 }
@@ -161,6 +250,10 @@ func (v *version) resolve() (source.Local, error) {
 func (v *version) close() {
 	if v.tmp != nil {
 		v.tmp.Abort()
+	}
+	if v.writingAt != "" {
+		v.pl.files.leave(v.writingAt)
+		v.writingAt = ""
 	}
 	if v.src != nil {
 		v.src.Close()
@@ -286,6 +379,11 @@ func (v *version) replace(log *Log, lock interface {
 	if err := v.tmp.Sync(); err != nil {
 		return nil, v.writeError(err)
 	}
+	// Another name of the file replaced it meanwhile: that is why it
+	// changed (see runFiles).
+	if other, ok := v.pl.files.writtenBy(v.writingAt); ok && other != v.file {
+		return nil, v.refuse(fmt.Errorf("%w, %s", ErrNamedTwice, other))
+	}
 	oldSum, newSum, err := v.verify(check)
 	if err != nil {
 		return nil, v.refuse(fmt.Errorf("the new version failed its check and was removed: %w", err))
@@ -306,6 +404,16 @@ func (v *version) replace(log *Log, lock interface {
 			return nil, fmt.Errorf("writing the log's journal: %w", err)
 		}
 	}
+	undo := v.pl.files.write(v.writingAt, v.file)
+	if undo == nil {
+		// Another name of the file got there first, after this one opened
+		// it (unchanged saw the old file): not replaced, not logged.
+		if v.pl.inPlace {
+			log.unpend(result)
+		}
+		other, _ := v.pl.files.writtenBy(v.writingAt)
+		return nil, v.refuse(fmt.Errorf("%w, %s", ErrNamedTwice, other))
+	}
 	err = v.tmp.Commit()
 	v.tmp = nil
 	switch {
@@ -315,6 +423,7 @@ func (v *version) replace(log *Log, lock interface {
 		// yet. Not a refusal: the log must list its new offsets.
 		return result, err
 	default:
+		undo()
 		if v.pl.inPlace {
 			log.unpend(result)
 		}

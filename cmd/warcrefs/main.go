@@ -27,12 +27,13 @@ and a revisit in a .warc.gz file is a gzip member of its own. Kept lines
 
 Nothing becomes a revisit on the manifest's word. --originals names the
 numbered manifest again (or only its copy-1 and revisit lines), sorted on
-digest: warcrefs searches it, without holding it in memory, and refuses a
-line's file unless
+digest, all in one digest algorithm: warcrefs searches it, without
+holding it in memory, and refuses a line's file unless
 
   - the original the line names (refers-to URI and date) is a kept record
     (copy 1) of the line's own class (digest and ext), and the line's
-    record is not itself kept;
+    record is not itself kept (no kept line of its digest names its file
+    and offset, or its URI and date: one record can have several names);
   - the original is not the line's own URI and date;
   - the line's offset starts a record of its length, the record is the
     response with the line's URI and date, and its payload hashes to the

@@ -61,6 +61,9 @@ func NewApp(name, usage, description string, flags []cli.Flag, action cli.Action
 		Flags:                  append(flags, manFlag, profileFlag),
 		UseShortOptionHandling: true,
 		HideHelpCommand:        true,
+		// Repeatable flags (--root, --originals) take each value whole:
+		// a directory named "coll,new" is one root, not "coll" and "new".
+		DisableSliceFlagSeparator: true,
 		// A wrong flag must not print help to standard output, where a
 		// pipeline's next stage (or a redirected manifest) would take it
 		// for data.
