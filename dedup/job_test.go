@@ -376,6 +376,7 @@ func TestUndo(t *testing.T) {
 		t.Fatalf("run: %v %v", err, r.Report.ExitReason)
 	}
 	written := r.Report.Totals.RevisitsWritten
+	deduplicated := hashTree(t, dir)
 	fixity := readLines(t, filepath.Join(wd, FixityFile))[1:]
 	one := filepath.Join(dir, strings.Fields(fixity[0])[0])
 
@@ -407,6 +408,12 @@ func TestUndo(t *testing.T) {
 	if err != nil || again.NothingToDo || again.Report.Totals.RevisitsWritten != written {
 		t.Errorf("a run after undo: %v, nothing to do %v, %d revisits written, the first run %d", err, again.NothingToDo, again.Report.Totals.RevisitsWritten, written)
 	}
+	for _, st := range again.Report.Stages {
+		if st.Skipped {
+			t.Errorf("a run after undo skipped %s as done before: the files changed since", st.Name)
+		}
+	}
+	sameTree(t, "deduplicated again after undo", hashTree(t, dir), deduplicated)
 }
 
 // hashUncompressed returns the SHA-256 of every file under dir by relative

@@ -192,8 +192,9 @@ func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
 	if cerr := log.Close(); err == nil {
 		err = cerr
 	}
-	// The collection changed: a later run starts a new job on it.
-	state.Complete, state.Stamps = false, nil
+	// The collection changed: a later run starts a new job on it, from
+	// its first stage (the manifests kept describe the files before).
+	*state = State{Params: state.Params}
 	if serr := wd.writeState(state); err == nil {
 		err = serr
 	}

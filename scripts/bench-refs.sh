@@ -18,11 +18,15 @@ if [ ! -f "$src/.done" ]; then
 	rm -rf "$src"
 	echo "generating one ~${size_mb} MB .warc.gz with 40% duplicates ..." >&2
 	bin/warcgen -o "$src" -files 1 -records $((size_mb * 1000 * 1000 / 33000)) -dup 0.4 -mean 30000 -formats warc.gz -seed 4 -collisions "" >&2
-	bin/warcsum -q -r "$src" | sort -k6,6 -k5,5 -k1,1 -k2,2n | bin/warccollres -q -p --root "$src" | awk '$8 > 1' | sort -k1,1 -k2,2n >"$src/../refs-$size_mb.dups"
+	# The numbered manifest, on digest (warcrefs --originals), and its
+	# duplicate lines on file and offset (warcrefs' input).
+	bin/warcsum -q -r "$src" | sort -k6,6 -k7,7n -k5,5 -k1,1 -k2,2n | bin/warccollres -q -p --root "$src" >"$src/../refs-$size_mb.numbered"
+	awk '$8 > 1' "$src/../refs-$size_mb.numbered" | sort -k1,1 -k2,2n >"$src/../refs-$size_mb.dups"
 	touch "$src/.done"
 fi
 file=$(ls "$src"/*.warc.gz)
 dups=$src/../refs-$size_mb.dups
+numbered=$src/../refs-$size_mb.numbered
 bytes=$(stat -c %s "$file")
 dup_bytes=$(awk '{s += $3} END {print s}' "$dups")
 
@@ -44,9 +48,9 @@ echo
 echo "file: $((bytes / 1000000)) MB, $(wc -l <"$dups") duplicate records holding $((dup_bytes / 1000000)) MB; $(nproc) cores"
 best "cp" "" cp "$file" "$work/copy.warc.gz"; t_cp=$last
 best "warcsum -j 1" "" bin/warcsum -q -j 1 "$file"; t_sum=$last
-best "warcrefs --output-dir" "" bin/warcrefs -q --output-dir "$work" --root "$src" -i "$dups"; t_out=$last
-best "warcrefs --in-place (on a copy)" "cp $file $work/" bin/warcrefs -q --in-place --root "$work" -i "$dups"; t_in=$last
-best "warcrefs --dry-run" "" bin/warcrefs -q --dry-run --in-place --root "$src" -i "$dups"
+best "warcrefs --output-dir" "" bin/warcrefs -q --output-dir "$work" --root "$src" --originals "$numbered" -i "$dups"; t_out=$last
+best "warcrefs --in-place (on a copy)" "cp $file $work/" bin/warcrefs -q --in-place --root "$work" --originals "$numbered" -i "$dups"; t_in=$last
+best "warcrefs --dry-run" "" bin/warcrefs -q --dry-run --in-place --root "$src" --originals "$numbered" -i "$dups"
 t_read=$(awk "BEGIN{print $t_sum * $dup_bytes / $bytes}")
 echo
 printf "reading the rewritten records once (warcsum time x their share): %.2f s\n" "$t_read"

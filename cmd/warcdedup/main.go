@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"runtime"
@@ -111,8 +112,13 @@ directory is DIR/work/NAME unless --work-dir. See warcdedup index.`,
 			defer stop()
 			res, err := dedup.Run(ctx, opt)
 			opt.Display.Close()
-			if res != nil {
+			switch {
+			case res == nil:
+			case !c.Bool("quiet"):
 				dedup.Summary(os.Stderr, res)
+			case res.Report.Exit != 0:
+				// Quiet: only why the exit status is not 0.
+				exitReasons(res.Report.Exit, res.Report.ExitReason)
 			}
 			switch {
 			case err != nil:
@@ -195,8 +201,12 @@ The work directory is found beside the collection holding the first PATH
 			res, err := dedup.Undo(ctx, dedup.UndoOptions{Paths: c.Args().Slice(), WorkDir: c.String("work-dir"), All: c.Bool("all"),
 				HardLinks: c.Bool("hard-links"), Jobs: c.Int("jobs"), SortMemory: c.String("sort-memory"), Display: display})
 			display.Close()
-			if res != nil {
+			switch {
+			case res == nil:
+			case !c.Bool("quiet"):
 				dedup.UndoSummary(os.Stderr, res)
+			case res.Exit != 0:
+				exitReasons(res.Exit, res.ExitReason)
 			}
 			switch {
 			case err != nil:
@@ -210,3 +220,11 @@ The work directory is found beside the collection holding the first PATH
 }
 
 func runtimeCPUs() int { return runtime.NumCPU() }
+
+// exitReasons says why the exit status is not 0.
+func exitReasons(status int, reasons []string) {
+	fmt.Fprintf(os.Stderr, "warcdedup: exit status %d:\n", status)
+	for _, r := range reasons {
+		fmt.Fprintf(os.Stderr, "  %s\n", r)
+	}
+}
