@@ -198,6 +198,21 @@ func TestManPages(t *testing.T) {
 					t.Errorf("EXIT STATUS does not say what %s means", status)
 				}
 			}
+			// An example fits an 80-column terminal (indented by 11), so
+			// that it can be read and copied whole.
+			_, examples, _ := strings.Cut(src, "\n.SH EXAMPLES\n")
+			examples, _, _ = strings.Cut(examples, "\n.SH ")
+			inExample := false
+			for _, l := range strings.Split(examples, "\n") {
+				switch {
+				case l == ".EX":
+					inExample = true
+				case l == ".EE":
+					inExample = false
+				case inExample && len(unescape.Replace(l)) > 69:
+					t.Errorf("example line of %d columns, more than 69: %s", len(unescape.Replace(l)), unescape.Replace(l))
+				}
+			}
 			if strings.Contains(src, `\fIVALUE\fR`) {
 				t.Errorf("a flag that takes a value names no placeholder in its usage (`NAME`)")
 			}
@@ -232,6 +247,9 @@ func TestManPages(t *testing.T) {
 }
 
 var overstrike = regexp.MustCompile(".\b")
+
+// unescape undoes cmdutil's roff escapes.
+var unescape = strings.NewReplacer(`\-`, "-", `\(aq`, "'", `\(ga`, "`", `\(ha`, "^", `\(ti`, "~", `\e`, `\`, `\&`, "")
 
 // TestManPagesMachineIndependent proves that the man pages and the help
 // show no default taken from the machine that ran them: written again

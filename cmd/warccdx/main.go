@@ -58,7 +58,8 @@ var manual = cmdutil.Manual{
 		{Says: "The same for gzip indexes, into a file that appears only when complete:",
 			Run: "zcat index/*.cdxj.gz | warccdx --log rewrite.log -o index.cdxj"},
 		{Says: "Update an OutbackCDX index: the lines to delete, then those to add:",
-			Run: "warccdx --log rewrite.log --outbackcdx-delete del.cdx --outbackcdx-add add.cdx index.cdx > /dev/null\n" +
+			Run: "warccdx --log rewrite.log --outbackcdx-delete del.cdx \\\n" +
+				"  --outbackcdx-add add.cdx index.cdx > /dev/null\n" +
 				"curl --data-binary @del.cdx http://localhost:8080/coll/delete\n" +
 				"curl --data-binary @add.cdx http://localhost:8080/coll"},
 	},

@@ -67,10 +67,12 @@ var manual = cmdutil.Manual{
 	},
 	Examples: []cmdutil.Example{
 		{Says: "Prove the duplicates of a collection and number the copies in one pass, reading the records from disk:",
-			Run: "warcsum -r coll | LC_ALL=C sort -k6,6 -k7,7n -k5,5 -k1,1 -k2,2n > by-digest\n" +
+			Run: "warcsum -r coll |\n" +
+				"  LC_ALL=C sort -k6,6 -k7,7n -k5,5 -k1,1 -k2,2n > by-digest\n" +
 				"warccollres -p --root coll -i by-digest -o numbered"},
 		{Says: "Read the records from a storage host over HTTP, at most 8 requests at a time:",
-			Run: "warccollres -p --url-template 'http://store1:8080/warcs/{file}' --per-host 8 < by-digest > numbered"},
+			Run: "warccollres -p --per-host 8 -i by-digest -o numbered \\\n" +
+				"  --url-template 'http://store1:8080/warcs/{file}'"},
 	},
 	SeeAlso: []string{"warcsum(1)", "warcsumproc(1)", "warcrefs(1)", "warcsumsplit(1)", "sort(1)"},
 }

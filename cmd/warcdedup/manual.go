@@ -30,9 +30,10 @@ var manual = cmdutil.Manual{
 				{Says: "See what deduplicating a collection would save, then do it; the work directory is coll.warcdedup, beside it:",
 					Run: "warcdedup run --dry-run coll\n" +
 						"warcdedup run coll\n" +
-						"ls coll.warcdedup   # report.html, stats.json, fixity.tsv, rewrite.log, ..."},
+						"ls coll.warcdedup   # report.html, stats.json, fixity.tsv, ..."},
 				{Says: "Keep the work directory on another disk, give the system sort 2 GB, read four files at a time:",
-					Run: "warcdedup run -j 4 --sort-memory 2G --work-dir /scratch/crawl.warcdedup /archive/crawl"},
+					Run: "warcdedup run -j 4 --sort-memory 2G \\\n" +
+						"  --work-dir /scratch/crawl.warcdedup /archive/crawl"},
 				{Says: "Bring the collection's CDXJ index up to date afterwards:",
 					Run: "warccdx --log coll.warcdedup/rewrite.log index.cdxj > index.new.cdxj"},
 			},

@@ -102,9 +102,11 @@ var manual = cmdutil.Manual{
 	Examples: []cmdutil.Example{
 		{Says: "Rewrite the duplicates of a collection in place, from the manifest warccollres -p numbered, keeping the log for warccdx and for undoing:",
 			Run: "LC_ALL=C sort -k1,1 -k2,2n numbered > by-file\n" +
-				"warcrefs --in-place --root coll --originals numbered --log rewrite.log -i by-file"},
+				"warcrefs --in-place --root coll --originals numbered \\\n" +
+				"  --log rewrite.log -i by-file"},
 		{Says: "Check everything and report what would be rewritten, writing nothing:",
-			Run: "warcrefs --dry-run --in-place --root coll --originals numbered -i by-file"},
+			Run: "warcrefs --dry-run --in-place --root coll \\\n" +
+				"  --originals numbered -i by-file"},
 		{Says: "Turn the revisits the log names back into the records they replaced:",
 			Run: "warcsum -r coll | LC_ALL=C sort -k4,4 -k5,5 > by-capture\n" +
 				"warcrefs --undo --root coll --log rewrite.log --captures by-capture"},

@@ -55,11 +55,13 @@ var manual = cmdutil.Manual{
 	},
 	Examples: []cmdutil.Example{
 		{Says: "Hash a collection and sort the manifest on digest, as warccollres reads it:",
-			Run: "warcsum -r coll | LC_ALL=C sort -k6,6 -k7,7n -k5,5 -k1,1 -k2,2n > by-digest"},
+			Run: "warcsum -r coll |\n" +
+				"  LC_ALL=C sort -k6,6 -k7,7n -k5,5 -k1,1 -k2,2n > by-digest"},
 		{Says: "Hash with SHA-256, four files at a time, into a file that appears only when complete:",
 			Run: "warcsum -r -H sha256 -j 4 -o coll.manifest coll"},
 		{Says: "Hash the files a list names (field 1 is then each file's base name):",
-			Run: "find coll -name '*.warc.gz' -newer last-run | warcsum -o new.manifest -"},
+			Run: "find coll -name '*.warc.gz' -newer last-run |\n" +
+				"  warcsum -o new.manifest -"},
 	},
 	SeeAlso: []string{"warccollres(1)", "warcsumproc(1)", "warcsumcmp(1)", "warcdedup(1)", "sort(1)"},
 }

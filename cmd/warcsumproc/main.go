@@ -38,10 +38,12 @@ var manual = cmdutil.Manual{
 	},
 	Examples: []cmdutil.Example{
 		{Says: "Resolve without -p, sort again on the classes, and number the copies, with the statistics and the files each file's revisits will need:",
-			Run: "warccollres --root coll -i by-digest | LC_ALL=C sort -k6,6 -k7,7n -k5,5 -k1,1 -k2,2n |\n" +
+			Run: "warccollres --root coll -i by-digest |\n" +
+				"  LC_ALL=C sort -k6,6 -k7,7n -k5,5 -k1,1 -k2,2n |\n" +
 				"  warcsumproc --stats stats.json --deps deps.tsv > numbered"},
 		{Says: "List only the duplicates, the records a rewrite would make revisits:",
-			Run: "warccollres -q --root coll -i by-digest | LC_ALL=C sort -k6,6 -k7,7n -k5,5 -k1,1 -k2,2n |\n" +
+			Run: "warccollres -q --root coll -i by-digest |\n" +
+				"  LC_ALL=C sort -k6,6 -k7,7n -k5,5 -k1,1 -k2,2n |\n" +
 				"  warcsumproc --dups-only -o duplicates"},
 	},
 	SeeAlso: []string{"warccollres(1)", "warcrefs(1)", "warcsum(1)", "sort(1)"},

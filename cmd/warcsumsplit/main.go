@@ -44,7 +44,10 @@ var manual = cmdutil.Manual{
 		{Says: "Cut a collection's manifest into 16 ranges of digests, then sort and resolve each on its own (here one after the other; on a cluster, one host each):",
 			Run: "warcsum -r coll > all\n" +
 				"warcsumsplit --hash-ranges 16 -i all -o range\n" +
-				"for p in range-*; do LC_ALL=C sort -k6,6 -k7,7n -k5,5 -k1,1 -k2,2n $p | warccollres -p --root coll > $p.numbered; done"},
+				"for p in range-*; do\n" +
+				"  LC_ALL=C sort -k6,6 -k7,7n -k5,5 -k1,1 -k2,2n $p |\n" +
+				"    warccollres -p --root coll > $p.numbered\n" +
+				"done"},
 		{Says: "Split a numbered manifest by the storage host that holds each file, for one warcrefs run per host:",
 			Run: "warcsumsplit --hosts hosts.map -i numbered -o host"},
 		{Says: "Cut a manifest sorted on digest into parts of about 2 GiB, never splitting a digest:",

@@ -116,8 +116,12 @@ func (s *manSource) roff(version string) string {
 	w.comment(fmt.Sprintf("%s(1): generated from the definition of %q by its --man; do not edit.", s.name, s.invocation))
 	w.macro("TH", strings.ToUpper(s.name), "1", "", "warcdedup "+version, "warcdedup manual")
 	// Names of options, headers and files hyphenated at the line's end
-	// would read as something else.
+	// would read as something else. The man macros turn hyphenation on
+	// again at every paragraph, as register HY says; without it, lines are
+	// better left ragged than justified with wide gaps.
+	w.macro("nr", "HY", "0")
 	w.macro("nh")
+	w.macro("ad", "l")
 
 	w.macro("SH", "NAME")
 	w.line(escape(s.name) + ` \- ` + escape(s.usage))
@@ -353,10 +357,11 @@ func (w *roffWriter) line(s string) {
 }
 
 // text writes a description as laid out for --help: paragraphs between
-// blank lines are filled; indented lines (layouts, lists, commands) are
-// kept as they are, indented.
+// blank lines are filled; an indented block is a list or table (see
+// listItems), filled to the reader's width, or else (a layout, a command)
+// kept as it is, indented.
 func (w *roffWriter) text(s string) {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
+	lines := strings.Split(strings.Trim(s, "\n"), "\n")
 	started := false // a paragraph of this text has begun
 	for i := 0; i < len(lines); {
 		l := strings.TrimRight(lines[i], " \t")
@@ -369,17 +374,35 @@ func (w *roffWriter) text(s string) {
 			for j < len(lines) && strings.TrimSpace(lines[j]) != "" && (lines[j][0] == ' ' || lines[j][0] == '\t') {
 				j++
 			}
-			block := lines[i:j]
+			block := make([]string, j-i)
+			indent := commonIndent(lines[i:j])
+			for k, b := range lines[i:j] {
+				block[k] = strings.TrimRight(b[indent:], " \t")
+			}
 			if !started && w.para {
 				w.macro("PP")
 			}
 			w.macro("RS", "2")
-			w.macro("nf")
-			indent := commonIndent(block)
-			for _, b := range block {
-				w.line(escapeLine(strings.TrimRight(b[indent:], " \t")))
+			if items, col, ok := listItems(block); ok {
+				// As compact as in --help: no blank line between entries.
+				w.macro("PD", "0")
+				for _, it := range items {
+					if it.tag == "-" {
+						w.macro("IP", "-", strconv.Itoa(col))
+					} else {
+						w.macro("TP", strconv.Itoa(col))
+						w.line(escape(it.tag))
+					}
+					w.line(escape(it.text))
+				}
+				w.macro("PD")
+			} else {
+				w.macro("nf")
+				for _, b := range block {
+					w.line(escapeLine(b))
+				}
+				w.macro("fi")
 			}
-			w.macro("fi")
 			w.macro("RE")
 			started, w.para = true, true
 			i = j
@@ -392,6 +415,51 @@ func (w *roffWriter) text(s string) {
 			i++
 		}
 	}
+}
+
+// listItem is an entry of a list or table in a description: its tag
+// ("-", "1. hash", "replay", "-c N, -s SIZE") and its text.
+type listItem struct{ tag, text string }
+
+// tagged is a table row: a tag, two or more spaces, the text.
+var tagged = regexp.MustCompile(`^(\S(?:.*?\S)?)( {2,})(\S.*)$`)
+
+// listItems reads block (without its common indentation) as a list or
+// table: each entry a line starting "- " or a tag and two spaces, its
+// text continued on lines indented to where its text starts, all texts
+// starting in one column col. A block of one line, or with a line that
+// fits none of it, is no list (ok false): it is a layout to keep as it is.
+func listItems(block []string) (items []listItem, col int, ok bool) {
+	col = -1
+	continued := false
+	for _, l := range block {
+		indent := len(l) - len(strings.TrimLeft(l, " "))
+		if indent > 0 {
+			if len(items) == 0 || indent != col {
+				return nil, 0, false
+			}
+			items[len(items)-1].text += " " + strings.TrimSpace(l)
+			continued = true
+			continue
+		}
+		var it listItem
+		at := 0
+		if rest, found := strings.CutPrefix(l, "- "); found {
+			it = listItem{tag: "-", text: strings.TrimLeft(rest, " ")}
+			at = len(l) - len(it.text)
+		} else if m := tagged.FindStringSubmatch(l); m != nil {
+			it = listItem{tag: m[1], text: m[3]}
+			at = len(m[1]) + len(m[2])
+		} else {
+			return nil, 0, false
+		}
+		if col >= 0 && at != col {
+			return nil, 0, false
+		}
+		col = at
+		items = append(items, it)
+	}
+	return items, col, len(items) > 1 || continued
 }
 
 func commonIndent(lines []string) int {

@@ -33,14 +33,18 @@ func TestEscape(t *testing.T) {
 }
 
 // TestText proves that a description laid out for --help becomes filled
-// paragraphs, with indented lines kept as laid out (relative indentation
-// too) and a leading dot made text.
+// paragraphs, lists and tables, with other indented lines kept as laid
+// out (relative indentation too) and a leading dot made text.
 func TestText(t *testing.T) {
 	tests := []struct{ name, in, want string }{
 		{"paragraphs", "one\ntwo\n\nthree", "one\ntwo\n.PP\nthree\n"},
 		{"indented block in a paragraph", "Sort with:\n  LC_ALL=C sort -k1,1\n    -k2,2n\nthen", "Sort with:\n.RS 2\n.nf\nLC_ALL=C sort \\-k1,1\n  \\-k2,2n\n.fi\n.RE\nthen\n"},
 		{"block after a blank line", "a\n\n  x", "a\n.PP\n.RS 2\n.nf\nx\n.fi\n.RE\n"},
 		{"leading dot", ".warc files", "\\&.warc files\n"},
+		{"table, filled", "One mode:\n\n  -c N     cut into N\n           parts\n  --hosts  split by host", "One mode:\n.PP\n.RS 2\n.PD 0\n.TP 9\n\\-c N\ncut into N parts\n.TP 9\n\\-\\-hosts\nsplit by host\n.PD\n.RE\n"},
+		{"list, filled", "Unless\n  - one\n    more\n  - two", "Unless\n.RS 2\n.PD 0\n.IP \\- 2\none more\n.IP \\- 2\ntwo\n.PD\n.RE\n"},
+		{"one line with two spaces is no table", "  ls x   # y", ".RS 2\n.nf\nls x   # y\n.fi\n.RE\n"},
+		{"a line out of column is no table", "  a    b\n  cc  d", ".RS 2\n.nf\na    b\ncc  d\n.fi\n.RE\n"},
 	}
 	for _, tt := range tests {
 		var b strings.Builder
