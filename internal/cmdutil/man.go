@@ -125,30 +125,10 @@ func (s *manSource) roff(version string) string {
 
 	w.macro("SH", "NAME")
 	w.line(escape(s.name) + ` \- ` + escape(s.usage))
-
 	w.macro("SH", "SYNOPSIS")
-	if len(s.commands) > 0 {
-		for _, c := range s.commands {
-			for _, l := range usageLines(c.ArgsUsage) {
-				w.macro("SY", s.invocation+" "+c.Name)
-				w.line(synopsisRoff(l))
-				w.macro("YS")
-			}
-		}
-		w.macro("SY", s.invocation)
-		w.line(`\fB\-\-help\fR | \fB\-\-version\fR`)
-		w.macro("YS")
-	} else {
-		for _, l := range usageLines(s.argsUsage) {
-			w.macro("SY", s.invocation)
-			w.line(synopsisRoff(l))
-			w.macro("YS")
-		}
-	}
-
+	s.synopsis(w)
 	w.macro("SH", "DESCRIPTION")
 	w.text(s.description)
-
 	if len(s.commands) > 0 {
 		w.macro("SH", "COMMANDS")
 		for _, c := range s.commands {
@@ -157,8 +137,57 @@ func (s *manSource) roff(version string) string {
 			w.line(escape(sentence(c.Usage) + " See " + s.invocation + "-" + c.Name + "(1)."))
 		}
 	}
-
 	w.macro("SH", "OPTIONS")
+	s.options(w)
+	w.macro("SH", "EXIT STATUS")
+	exits := s.manual.exits()
+	for _, status := range slices.Sorted(maps.Keys(exits)) {
+		w.macro("TP")
+		w.macro("B", strconv.Itoa(status))
+		w.line(escape(exits[status]))
+	}
+	if len(s.manual.Examples) > 0 {
+		w.macro("SH", "EXAMPLES")
+		s.examples(w)
+	}
+	see := slices.Clone(s.manual.SeeAlso)
+	for _, c := range s.commands {
+		see = append(see, s.invocation+"-"+c.Name+"(1)")
+	}
+	if len(see) > 0 {
+		w.macro("SH", "SEE ALSO")
+		seeAlso(w, see)
+	}
+	w.w.Flush()
+	return b.String()
+}
+
+// synopsis writes the usage lines: the command's, or each of its
+// commands'.
+func (s *manSource) synopsis(w *roffWriter) {
+	if len(s.commands) == 0 {
+		for _, l := range usageLines(s.argsUsage) {
+			w.macro("SY", s.invocation)
+			w.line(synopsisRoff(l))
+			w.macro("YS")
+		}
+		return
+	}
+	for _, c := range s.commands {
+		for _, l := range usageLines(c.ArgsUsage) {
+			w.macro("SY", s.invocation+" "+c.Name)
+			w.line(synopsisRoff(l))
+			w.macro("YS")
+		}
+	}
+	w.macro("SY", s.invocation)
+	w.line(`\fB\-\-help\fR | \fB\-\-version\fR`)
+	w.macro("YS")
+}
+
+// options writes the visible flags, then --help and --version, which
+// urfave/cli adds only when it runs the command.
+func (s *manSource) options(w *roffWriter) {
 	for _, f := range s.flags {
 		if name := f.Names()[0]; !visible(f) || name == "help" || name == "version" {
 			continue
@@ -173,54 +202,40 @@ func (s *manSource) roff(version string) string {
 		w.line(`\fB\-\-version\fR`)
 		w.line("Print the version and exit with status 0.")
 	}
+}
 
-	w.macro("SH", "EXIT STATUS")
-	exits := s.manual.exits()
-	for _, status := range slices.Sorted(maps.Keys(exits)) {
-		w.macro("TP")
-		w.macro("B", strconv.Itoa(status))
-		w.line(escape(exits[status]))
-	}
-
-	if len(s.manual.Examples) > 0 {
-		w.macro("SH", "EXAMPLES")
-		for i, e := range s.manual.Examples {
-			if i > 0 {
-				w.macro("PP")
-			}
-			w.line(escape(e.Says))
+// examples writes each example's sentence, then its lines as typed.
+func (s *manSource) examples(w *roffWriter) {
+	for i, e := range s.manual.Examples {
+		if i > 0 {
 			w.macro("PP")
-			w.macro("RS", "4")
-			w.macro("EX")
-			for _, l := range strings.Split(strings.TrimRight(e.Run, "\n"), "\n") {
-				w.line(escapeLine(l))
-			}
-			w.macro("EE")
-			w.macro("RE")
 		}
+		w.line(escape(e.Says))
+		w.macro("PP")
+		w.macro("RS", "4")
+		w.macro("EX")
+		for _, l := range strings.Split(strings.TrimRight(e.Run, "\n"), "\n") {
+			w.line(escapeLine(l))
+		}
+		w.macro("EE")
+		w.macro("RE")
 	}
+}
 
-	see := slices.Clone(s.manual.SeeAlso)
-	for _, c := range s.commands {
-		see = append(see, s.invocation+"-"+c.Name+"(1)")
-	}
-	if len(see) > 0 {
-		w.macro("SH", "SEE ALSO")
-		for i, ref := range see {
-			name, section, ok := strings.Cut(strings.TrimSuffix(ref, ")"), "(")
-			sep := ","
-			if i == len(see)-1 {
-				sep = ""
-			}
-			if !ok {
-				w.line(escape(ref) + sep)
-				continue
-			}
-			w.line(`\fB` + escape(name) + `\fR(` + escape(section) + `)` + sep)
+// seeAlso writes references "name(1)" as a list, names in bold.
+func seeAlso(w *roffWriter, refs []string) {
+	for i, ref := range refs {
+		sep := ","
+		if i == len(refs)-1 {
+			sep = ""
 		}
+		name, section, ok := strings.Cut(strings.TrimSuffix(ref, ")"), "(")
+		if !ok {
+			w.line(escape(ref) + sep)
+			continue
+		}
+		w.line(`\fB` + escape(name) + `\fR(` + escape(section) + `)` + sep)
 	}
-	w.w.Flush()
-	return b.String()
 }
 
 // genericExit is what the exit statuses mean when a command says nothing
@@ -256,9 +271,9 @@ func sentence(s string) string {
 	return s
 }
 
-// FlagPlaceholder is the placeholder a flag that takes a value is shown
+// valuePlaceholder is the placeholder a flag that takes a value is shown
 // with when its usage names none in backquotes; the tests refuse it.
-const FlagPlaceholder = "VALUE"
+const valuePlaceholder = "VALUE"
 
 // option writes a flag's entry: names, placeholder, usage and default.
 func (w *roffWriter) option(f cli.Flag) {
@@ -278,7 +293,7 @@ func (w *roffWriter) option(f cli.Flag) {
 	tag := strings.Join(names, ", ")
 	if df.TakesValue() {
 		if placeholder == "" {
-			placeholder = FlagPlaceholder
+			placeholder = valuePlaceholder
 		}
 		tag += ` \fI` + escape(placeholder) + `\fR`
 	}
