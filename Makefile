@@ -3,11 +3,18 @@
 # `make test` runs every test (what CI runs).
 
 GO       ?= go
-PREFIX   ?= /usr/local
 VERSION  := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X warcdedup/internal/cmdutil.Version=$(VERSION)
 COMMANDS := $(notdir $(wildcard cmd/*))
-BINARIES := $(addprefix bin/,$(COMMANDS))
+# Where the build puts the commands and their man pages.
+BIN      ?= bin
+MAN      ?= man
+BINARIES := $(addprefix $(BIN)/,$(COMMANDS))
+# Where `make install` puts them (under DESTDIR, for packaging).
+PREFIX   ?= /usr/local
+bindir   ?= $(PREFIX)/bin
+mandir   ?= $(PREFIX)/share/man
+man1dir  ?= $(mandir)/man1
 
 # The inflater gzip members are read with: isal (Intel ISA-L through cgo,
 # Debian's libisal-dev) when its header is installed, else go (pure Go,
@@ -82,16 +89,23 @@ bench: build
 	scripts/bench-cdx.sh
 	scripts/bench-recompress.sh
 
-install: build
-	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 755 $(BINARIES) $(DESTDIR)$(PREFIX)/bin/
+# Every command and every man page.
+install: build man
+	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(man1dir)
+	install -m 755 $(BINARIES) $(DESTDIR)$(bindir)/
+	install -m 644 $(MAN)/*.1 $(DESTDIR)$(man1dir)/
 
+# The man pages, generated from the commands' definitions (their flags,
+# operands, exit statuses and examples): one per command, and one per
+# command of warcdedup (warcdedup-run.1, ...). `man -l man/warcsum.1`
+# shows one.
 man: build
-	mkdir -p man
-	for c in $(COMMANDS); do bin/$$c --man > man/$$c.1; done
+	mkdir -p $(MAN)
+	rm -f $(MAN)/*.1
+	for c in $(COMMANDS); do $(BIN)/$$c --man-dir $(MAN) || exit 1; done
 
 demo: build
 	scripts/demo.sh
 
 clean:
-	rm -rf bin man
+	rm -rf $(BIN) $(MAN)

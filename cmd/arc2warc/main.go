@@ -55,20 +55,38 @@ does. It prints a line per file on stdout and each problem on stderr, and
 exits 1 if an ARC holds anything its WARC lacks (a missing or damaged WARC,
 a record left out or changed, bytes of the ARC that no record holds).`
 
+var manual = cmdutil.Manual{
+	Exit: map[int]string{
+		cmdutil.ExitOK:      "Every ARC file was converted whole (with --check: every WARC file holds every record of its ARC file).",
+		cmdutil.ExitDamaged: "ARC files had damaged stretches or truncated records (their WARC files are written with everything else), or a file named was no ARC file (refused, nothing written); with --check, a conversion lost or changed something, or is missing.",
+		cmdutil.ExitFatal:   "The run stopped, or files could not be converted: bad usage, no input, two inputs that would be written to one file, a WARC file that exists (without --force), or one that could not be written. No partial WARC file is left behind.",
+	},
+	Examples: []cmdutil.Example{
+		{Says: "Convert a directory of ARC files, then check every conversion against its ARC file:",
+			Run: "arc2warc -o warcs arcs\n" +
+				"arc2warc --check -o warcs arcs"},
+		{Says: "Convert a tree of ARC files to uncompressed WARC 1.1, four files at a time:",
+			Run: "arc2warc -r -j 4 --plain --warc-version 1.1 -o warcs arcs"},
+	},
+	SeeAlso: []string{"warcsum(1)", "warcsumcmp(1)", "warcrecompress(1)", "warcdedup(1)"},
+}
+
 func main() {
-	cmdutil.Main(cmdutil.NewApp("arc2warc", "convert ARC files to WARC, or check conversions", description,
+	app := cmdutil.NewApp("arc2warc", "convert ARC files to WARC, or check conversions", description,
 		[]cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: ".", Usage: "write WARC files into `DIR` (with --check: find them there)"},
-			&cli.StringFlag{Name: "warc-version", Value: "1.0", Usage: "WARC version to write: 1.0 or 1.1"},
+			&cli.StringFlag{Name: "warc-version", Value: "1.0", Usage: "the WARC `VERSION` to write: 1.0 or 1.1"},
 			&cli.BoolFlag{Name: "plain", Usage: "write uncompressed .warc files"},
 			&cli.BoolFlag{Name: "drop-truncated", Usage: "leave truncated ARC records out"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite existing WARC files"},
 			&cli.BoolFlag{Name: "check", Usage: "convert nothing: check the WARC files in -o DIR against the ARC files"},
 			&cli.BoolFlag{Name: "recursive", Aliases: []string{"r"}, Usage: "read subdirectories of directory arguments"},
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "convert or check `N` files at once"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), DefaultText: "the number of CPUs", Usage: "convert or check `N` files at once"},
 			cmdutil.QuietFlag,
 			cmdutil.VerboseFlag,
-		}, run))
+		}, run)
+	app.ArgsUsage = "[-o DIR] FILE|DIR...\n--check [-o DIR] FILE|DIR..."
+	cmdutil.Main(app, manual)
 }
 
 // job is one ARC file to convert or check, and what came of it.

@@ -46,6 +46,26 @@ A line that cannot be read or updated is reported and written as read
 Memory: the log is held in 68 bytes per entry (with a sha1 digest); the
 indexes stream, whatever their size.`
 
+var manual = cmdutil.Manual{
+	Exit: map[int]string{
+		cmdutil.ExitOK:      "Every line was written, updated where the log says so.",
+		cmdutil.ExitDamaged: "Problems were reported: lines that could not be read or updated (written as read), or log entries whose record no line of that file has. Every line is written.",
+		cmdutil.ExitFatal:   "The run stopped: bad usage (no --log), a log that could not be read, with --strict a line that could not be read or updated, or output that could not be written. No output file is left behind.",
+	},
+	Examples: []cmdutil.Example{
+		{Says: "Bring the index of a collection up to date after warcdedup run:",
+			Run: "warccdx --log coll.warcdedup/rewrite.log index.cdxj > index.new.cdxj"},
+		{Says: "The same for gzip indexes, into a file that appears only when complete:",
+			Run: "zcat index/*.cdxj.gz | warccdx --log rewrite.log -o index.cdxj"},
+		{Says: "Update an OutbackCDX index: the lines to delete, then those to add:",
+			Run: "warccdx --log rewrite.log --outbackcdx-delete del.cdx \\\n" +
+				"  --outbackcdx-add add.cdx index.cdx > /dev/null\n" +
+				"curl --data-binary @del.cdx http://localhost:8080/coll/delete\n" +
+				"curl --data-binary @add.cdx http://localhost:8080/coll"},
+	},
+	SeeAlso: []string{"warcrefs(1)", "warcdedup-run(1)", "warcdedup-undo(1)"},
+}
+
 func main() {
 	app := cmdutil.NewApp("warccdx", "update CDX/CDXJ indexes with warcrefs' rewrite log", description,
 		[]cli.Flag{
@@ -62,7 +82,7 @@ func main() {
 			cmdutil.VerboseFlag,
 		}, run)
 	app.ArgsUsage = "--log FILE [INDEX...]"
-	cmdutil.Main(app)
+	cmdutil.Main(app, manual)
 }
 
 func run(c *cli.Context) error {

@@ -59,24 +59,44 @@ resumed, and at most --per-host requests are open to one host.
 The input order is checked; sort it with
   LC_ALL=C sort -k6,6 -k7,7n -k5,5 -k1,1 -k2,2n`
 
+var manual = cmdutil.Manual{
+	Exit: map[int]string{
+		cmdutil.ExitOK:      "Every line was resolved and written.",
+		cmdutil.ExitDamaged: "The output was written, but stale lines (whose record no longer matches them: a file missing or changed, an offset that starts no such record, a payload with another digest) were reported and left out, or the manifest was empty.",
+		cmdutil.ExitFatal:   "The run stopped: bad usage, no --root, --locations or --url-template, a manifest that is malformed or not sorted, an interruption, or output that could not be written. No output file is left behind.",
+	},
+	Examples: []cmdutil.Example{
+		{Says: "Prove the duplicates of a collection and number the copies in one pass, reading the records from disk:",
+			Run: "warcsum -r coll |\n" +
+				"  LC_ALL=C sort -k6,6 -k7,7n -k5,5 -k1,1 -k2,2n > by-digest\n" +
+				"warccollres -p --root coll -i by-digest -o numbered"},
+		{Says: "Read the records from a storage host over HTTP, at most 8 requests at a time:",
+			Run: "warccollres -p --per-host 8 -i by-digest -o numbered \\\n" +
+				"  --url-template 'http://store1:8080/warcs/{file}'"},
+	},
+	SeeAlso: []string{"warcsum(1)", "warcsumproc(1)", "warcrefs(1)", "warcsumsplit(1)", "sort(1)"},
+}
+
 func main() {
-	cmdutil.Main(cmdutil.NewApp("warccollres", "prove duplicates byte for byte and resolve hash collisions", description,
+	app := cmdutil.NewApp("warccollres", "prove duplicates byte for byte and resolve hash collisions", description,
 		[]cli.Flag{
 			&cli.BoolFlag{Name: "proc", Aliases: []string{"p"}, Usage: "also assign copy numbers (write the 10-field manifest)"},
-			&cli.StringFlag{Name: "policy", Value: "replay", Usage: "which byte-identical records share a class: `replay`, payload or uri"},
-			&cli.StringSliceFlag{Name: "root", Usage: "directory field 1 is relative to (repeatable)"},
+			&cli.StringFlag{Name: "policy", Value: "replay", Usage: "which byte-identical records share a class, the `POLICY`: replay, payload or uri"},
+			&cli.StringSliceFlag{Name: "root", Usage: "read the files under `DIR`, the directory field 1 is relative to (repeatable)"},
 			&cli.StringFlag{Name: "locations", Usage: "`FILE` of \"name location\" lines (local path or URL)"},
-			&cli.StringFlag{Name: "url-template", Usage: "URL of each file, {file} standing for field 1"},
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "resolve `N` clusters at once"},
+			&cli.StringFlag{Name: "url-template", Usage: "`URL` of each file, {file} standing for field 1"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), DefaultText: "the number of CPUs", Usage: "resolve `N` clusters at once"},
 			&cli.IntFlag{Name: "per-host", Value: 4, Usage: "at most `N` HTTP requests open to one host"},
 			&cli.IntFlag{Name: "retries", Value: 5, Usage: "retry a transient HTTP failure `N` times"},
-			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up an HTTP attempt after this long without a byte"},
+			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up an HTTP attempt after `DURATION` without a byte"},
 			&cli.Int64Flag{Name: "min-rate", Value: 64 << 10, Usage: "give up a record read over HTTP slower than `BYTES` a second (retries included); 0: no bound"},
 			cmdutil.InputFlag,
 			cmdutil.OutputFlag,
 			cmdutil.QuietFlag,
 			cmdutil.VerboseFlag,
-		}, run))
+		}, run)
+	app.ArgsUsage = "(--root DIR | --locations FILE | --url-template URL) [-i MANIFEST]"
+	cmdutil.Main(app, manual)
 }
 
 func run(c *cli.Context) error {

@@ -21,8 +21,9 @@ import (
 func indexCommand() *cli.Command {
 	indexFlag := &cli.StringFlag{Name: "index", Required: true, Usage: "the crawl index in `DIR`"}
 	return &cli.Command{
-		Name:  "index",
-		Usage: "look after a crawl index: verify, statistics, dependencies, remove, import",
+		Name:      "index",
+		Usage:     "look after a crawl index: verify, statistics, dependencies, remove, import",
+		ArgsUsage: "verify|stats|deps|remove|import --index DIR [ARGUMENTS...]",
 		Description: `A crawl index (warcdedup run --index DIR) holds the originals of every
 crawl committed to it, partitioned by digest range, and a registry of the
 crawls with their files (size, SHA-256), figures and dependencies. These
@@ -31,7 +32,7 @@ commands read it, check it, and change it a whole generation at a time.`,
 			{
 				Name:      "verify",
 				Usage:     "check the index, its crawls' files and their dependencies",
-				ArgsUsage: " ",
+				ArgsUsage: "--index DIR",
 				Description: `warcdedup index verify checks the committed generation of the index: each
 partition of originals is sorted on digest and holds only its digest range
 and committed crawls' lines, as many as the registry says; each committed
@@ -65,7 +66,7 @@ Exit status: 0 if all is well, 1 if a problem was found (each on stderr),
 			{
 				Name:      "stats",
 				Usage:     "print the index's figures per crawl and in total, as JSON",
-				ArgsUsage: " ",
+				ArgsUsage: "--index DIR",
 				Flags:     []cli.Flag{indexFlag},
 				Action: func(c *cli.Context) error {
 					ix, err := openIndex(c)

@@ -32,7 +32,7 @@ func main() {
 	app := cmdutil.NewApp("warcdedup", "deduplicate web archive collections after the crawl", description, nil, nil)
 	app.Action = nil
 	app.Commands = []*cli.Command{runCommand(), undoCommand(), indexCommand()}
-	cmdutil.Main(app)
+	cmdutil.Main(app, manual)
 }
 
 // jobFlags are the flags of the commands that run the job.
@@ -41,7 +41,7 @@ func jobFlags() []cli.Flag {
 		&cli.StringFlag{Name: "work-dir", Usage: "keep the job's files in `DIR` (default: beside the first collection, COLLECTION.warcdedup)"},
 		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), DefaultText: "the number of CPUs", Usage: "read `N` files or clusters at once"},
 		&cli.StringFlag{Name: "hash", Aliases: []string{"H"}, Value: "sha1", Usage: "payload digest `ALGO`: md5, sha1, sha256 or sha512"},
-		&cli.StringFlag{Name: "policy", Value: "replay", Usage: "which byte-identical captures may become revisits of each other: `replay`, payload or uri"},
+		&cli.StringFlag{Name: "policy", Value: "replay", Usage: "which byte-identical captures may become revisits of each other, the `POLICY`: replay, payload or uri"},
 		&cli.StringFlag{Name: "sort-memory", Usage: "buffer of the system sort (sort -S `SIZE`, e.g. 2G or 25%)"},
 		cmdutil.QuietFlag,
 		cmdutil.VerboseFlag,

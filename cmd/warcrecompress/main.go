@@ -48,17 +48,35 @@ for .warc, .warc.gz, .arc and .arc.gz files (-r: also subdirectories, kept
 under DIR with -o). --dry-run reads and checks every file and writes
 nothing.`
 
+var manual = cmdutil.Manual{
+	Exit: map[int]string{
+		cmdutil.ExitOK:      "Every file is stored one record per gzip member (recompressed now, or already), or is uncompressed.",
+		cmdutil.ExitDamaged: "Files were refused and left untouched: damaged, with several hard links, a link out of its directory, changed while read, or (with -o) an output that exists.",
+		cmdutil.ExitFatal:   "The run stopped: bad usage, no input, two inputs that would be written to one file, or an interruption. Files not reported as recompressed are untouched.",
+	},
+	Examples: []cmdutil.Example{
+		{Says: "See which files of a collection need recompressing, then recompress them in place:",
+			Run: "warcrecompress -n -v -r coll\n" +
+				"warcrecompress -r coll"},
+		{Says: "Gzip an uncompressed WARC file one record per member (writes gz/plain.warc.gz):",
+			Run: "warcrecompress -o gz plain.warc"},
+	},
+	SeeAlso: []string{"warcsum(1)", "warcrefs(1)", "arc2warc(1)", "gzip(1)"},
+}
+
 func main() {
-	cmdutil.Main(cmdutil.NewApp("warcrecompress", "rewrite WARC/ARC files as one gzip member per record", description,
+	app := cmdutil.NewApp("warcrecompress", "rewrite WARC/ARC files as one gzip member per record", description,
 		[]cli.Flag{
 			&cli.StringFlag{Name: "output-dir", Aliases: []string{"o"}, Usage: "write the new versions into `DIR` and leave the files as they are"},
 			&cli.BoolFlag{Name: "force", Usage: "with -o: overwrite files in DIR"},
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "read and check, write nothing"},
 			&cli.BoolFlag{Name: "recursive", Aliases: []string{"r"}, Usage: "read subdirectories of directory arguments"},
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "recompress `N` files at once"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), DefaultText: "the number of CPUs", Usage: "recompress `N` files at once"},
 			cmdutil.QuietFlag,
 			cmdutil.VerboseFlag,
-		}, run))
+		}, run)
+	app.ArgsUsage = "[-o DIR] FILE|DIR..."
+	cmdutil.Main(app, manual)
 }
 
 type job struct {

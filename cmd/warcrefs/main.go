@@ -94,23 +94,44 @@ operands are the files to restore (names relative to --root); without any,
 every file in which the log has revisits (with --all, every file under the
 roots). The restored records' entries ("restored") are appended to the log.`
 
+var manual = cmdutil.Manual{
+	Exit: map[int]string{
+		cmdutil.ExitOK:      "Every file with duplicates was rewritten (with --undo: restored), or had nothing left to do.",
+		cmdutil.ExitDamaged: "Files were refused and left untouched, each reported with the check that failed, or the manifest was empty; the other files were rewritten (restored).",
+		cmdutil.ExitFatal:   "The run stopped: bad usage, a manifest that is malformed or not sorted, a log or manifest that could not be read or written, or an interruption. Every file is its old version or its complete new one; the same command finishes the job.",
+	},
+	Examples: []cmdutil.Example{
+		{Says: "Rewrite the duplicates of a collection in place, from the manifest warccollres -p numbered, keeping the log for warccdx and for undoing:",
+			Run: "LC_ALL=C sort -k1,1 -k2,2n numbered > by-file\n" +
+				"warcrefs --in-place --root coll --originals numbered \\\n" +
+				"  --log rewrite.log -i by-file"},
+		{Says: "Check everything and report what would be rewritten, writing nothing:",
+			Run: "warcrefs --dry-run --in-place --root coll \\\n" +
+				"  --originals numbered -i by-file"},
+		{Says: "Turn the revisits the log names back into the records they replaced:",
+			Run: "warcsum -r coll | LC_ALL=C sort -k4,4 -k5,5 > by-capture\n" +
+				"warcrefs --undo --root coll --log rewrite.log --captures by-capture"},
+	},
+	SeeAlso: []string{"warccollres(1)", "warcsumproc(1)", "warcsumcmp(1)", "warccdx(1)", "warcdedup-run(1)", "warcdedup-undo(1)", "sort(1)"},
+}
+
 func main() {
-	cmdutil.Main(cmdutil.NewApp("warcrefs", "rewrite duplicate records as WARC revisit records", description,
+	app := cmdutil.NewApp("warcrefs", "rewrite duplicate records as WARC revisit records", description,
 		[]cli.Flag{
 			&cli.BoolFlag{Name: "in-place", Usage: "replace each file with its rewritten version"},
 			&cli.StringFlag{Name: "output-dir", Usage: "write rewritten files under `DIR` with their relative names"},
 			&cli.StringSliceFlag{Name: "originals", Usage: "numbered `MANIFEST` sorted on digest, where originals and existing revisits are looked up (repeatable; required)"},
-			&cli.StringFlag{Name: "policy", Value: "replay", Usage: "when a duplicate may refer to an original: `replay`, payload or uri"},
+			&cli.StringFlag{Name: "policy", Value: "replay", Usage: "when a duplicate may refer to an original, the `POLICY`: replay, payload or uri"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "check and report what would be rewritten; write nothing"},
 			&cli.StringFlag{Name: "log", Usage: "append the rewrite log to `FILE`"},
 			&cli.BoolFlag{Name: "hard-links", Usage: "rewrite files with several hard links (the other names keep the old bytes)"},
-			&cli.StringSliceFlag{Name: "root", Usage: "directory field 1 is relative to (repeatable)"},
+			&cli.StringSliceFlag{Name: "root", Usage: "read the files under `DIR`, the directory field 1 is relative to (repeatable)"},
 			&cli.StringFlag{Name: "locations", Usage: "`FILE` of \"name location\" lines (local path, or URL for originals)"},
-			&cli.StringFlag{Name: "url-template", Usage: "URL of originals not found locally, {file} standing for field 1"},
+			&cli.StringFlag{Name: "url-template", Usage: "`URL` of originals not found locally, {file} standing for field 1"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), DefaultText: "the number of CPUs", Usage: "rewrite `N` files at once"},
 			&cli.IntFlag{Name: "per-host", Value: 4, Usage: "at most `N` HTTP requests open to one host"},
 			&cli.IntFlag{Name: "retries", Value: 5, Usage: "retry a transient HTTP failure `N` times"},
-			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up an HTTP attempt after this long without a byte"},
+			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up an HTTP attempt after `DURATION` without a byte"},
 			&cli.Int64Flag{Name: "min-rate", Value: 64 << 10, Usage: "give up a record read over HTTP slower than `BYTES` a second (retries included); 0: no bound"},
 			&cli.BoolFlag{Name: "undo", Usage: "restore the revisits this toolchain wrote (--log says which) as the records they replaced"},
 			&cli.BoolFlag{Name: "all", Usage: "with --undo: also make other tools' revisits whole records"},
@@ -118,7 +139,9 @@ func main() {
 			cmdutil.InputFlag,
 			cmdutil.QuietFlag,
 			cmdutil.VerboseFlag,
-		}, run))
+		}, run)
+	app.ArgsUsage = "(--in-place | --output-dir DIR) --originals MANIFEST --root DIR [-i MANIFEST]\n--undo --log FILE --captures MANIFEST --root DIR [FILE...]"
+	cmdutil.Main(app, manual)
 }
 
 func run(c *cli.Context) error {

@@ -47,8 +47,27 @@ and warcsumcmp proves it still resolves. --responses-only leaves them out.
 Sort the output for the next stage with:
   LC_ALL=C sort -k6,6 -k7,7n -k5,5 -k1,1 -k2,2n`
 
+var manual = cmdutil.Manual{
+	Exit: map[int]string{
+		cmdutil.ExitOK:      "Every file was read to the end and the manifest was written.",
+		cmdutil.ExitDamaged: "The manifest was written, but damaged records (reported on standard error with file and offset, and not listed) or files that could not be read to the end were found, or the files held no record at all. The manifest lists everything else.",
+		cmdutil.ExitFatal:   "The run stopped: bad usage, an unknown --hash, no WARC or ARC file found, or a manifest that could not be written. No output file is left behind.",
+	},
+	Examples: []cmdutil.Example{
+		{Says: "Hash a collection and sort the manifest on digest, as warccollres reads it:",
+			Run: "warcsum -r coll |\n" +
+				"  LC_ALL=C sort -k6,6 -k7,7n -k5,5 -k1,1 -k2,2n > by-digest"},
+		{Says: "Hash with SHA-256, four files at a time, into a file that appears only when complete:",
+			Run: "warcsum -r -H sha256 -j 4 -o coll.manifest coll"},
+		{Says: "Hash the files a list names (field 1 is then each file's base name):",
+			Run: "find coll -name '*.warc.gz' -newer last-run |\n" +
+				"  warcsum -o new.manifest -"},
+	},
+	SeeAlso: []string{"warccollres(1)", "warcsumproc(1)", "warcsumcmp(1)", "warcdedup(1)", "sort(1)"},
+}
+
 func main() {
-	cmdutil.Main(cmdutil.NewApp("warcsum", "list the payload digests of WARC/ARC response records", description,
+	app := cmdutil.NewApp("warcsum", "list the payload digests of WARC/ARC response records", description,
 		[]cli.Flag{
 			&cli.StringFlag{Name: "hash", Aliases: []string{"H"}, Value: "sha1", Usage: "payload digest `ALGO`: md5, sha1, sha256 or sha512"},
 			&cli.BoolFlag{Name: "recursive", Aliases: []string{"r"}, Usage: "read subdirectories of directory arguments"},
@@ -57,12 +76,14 @@ func main() {
 			&cli.BoolFlag{Name: "trust-header", Usage: "reuse a WARC-Payload-Digest of the requested algorithm instead of hashing"},
 			&cli.BoolFlag{Name: "responses-only", Usage: "leave revisit records out (unsafe: later stages then cannot keep the records existing revisits refer to)"},
 			&cli.BoolFlag{Name: "revisits", Hidden: true, Usage: "revisit lines are always listed now; accepted for old scripts"},
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "read `N` files in parallel"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), DefaultText: "the number of CPUs", Usage: "read `N` files in parallel"},
 			cmdutil.InputFlag,
 			cmdutil.OutputFlag,
 			cmdutil.QuietFlag,
 			cmdutil.VerboseFlag,
-		}, run))
+		}, run)
+	app.ArgsUsage = "[FILE|DIR|-]..."
+	cmdutil.Main(app, manual)
 }
 
 func run(c *cli.Context) error {

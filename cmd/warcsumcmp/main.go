@@ -35,12 +35,32 @@ It prints every violation on stdout and a summary on stderr, and exits 1 if
 there is any. Without --order AFTER is held in memory (about a line's length
 per record).`
 
+var manual = cmdutil.Manual{
+	Exit: map[int]string{
+		cmdutil.ExitOK:      "Nothing was lost: every record of BEFORE is in AFTER, as itself or as a revisit that resolves (with --order: the same records in the same order).",
+		cmdutil.ExitDamaged: "Violations were found (each printed on standard output), or BEFORE was empty: nothing was compared.",
+		cmdutil.ExitFatal:   "The run stopped: bad usage (not two manifests), or a manifest that could not be read or is malformed.",
+	},
+	Examples: []cmdutil.Example{
+		{Says: "Prove that a rewrite lost nothing:",
+			Run: "warcsum -r coll > before\n" +
+				"# ... warccollres, warcrefs ...\n" +
+				"warcsum -r coll > after\n" +
+				"warcsumcmp before after"},
+		{Says: "Prove that a conversion kept every record, in order:",
+			Run: "warcsumcmp --order <(warcsum x.arc.gz) <(warcsum warcs/x.warc.gz)"},
+	},
+	SeeAlso: []string{"warcsum(1)", "warcrefs(1)", "arc2warc(1)", "warcdedup-run(1)"},
+}
+
 func main() {
-	cmdutil.Main(cmdutil.NewApp("warcsumcmp", "prove that a rewrite lost no record", description,
+	app := cmdutil.NewApp("warcsumcmp", "prove that a rewrite lost no record", description,
 		[]cli.Flag{
 			&cli.BoolFlag{Name: "order", Usage: "compare record by record in order (a conversion), not by URI and date"},
 			cmdutil.QuietFlag, cmdutil.VerboseFlag,
-		}, run))
+		}, run)
+	app.ArgsUsage = "BEFORE AFTER"
+	cmdutil.Main(app, manual)
 }
 
 func run(c *cli.Context) error {

@@ -30,8 +30,27 @@ lines: the files that hold the originals each file's revisits will need.
 The input order is checked; sort it with
   LC_ALL=C sort -k6,6 -k7,7n -k5,5 -k1,1 -k2,2n`
 
+var manual = cmdutil.Manual{
+	Exit: map[int]string{
+		cmdutil.ExitOK:      "The numbered manifest, and the --stats and --deps files, were written.",
+		cmdutil.ExitDamaged: "The manifest was empty: nothing was numbered (the outputs are written, empty).",
+		cmdutil.ExitFatal:   "The run stopped: bad usage, a manifest that is malformed or not sorted, or output that could not be written. None of the output files is left behind.",
+	},
+	Examples: []cmdutil.Example{
+		{Says: "Resolve without -p, sort again on the classes, and number the copies, with the statistics and the files each file's revisits will need:",
+			Run: "warccollres --root coll -i by-digest |\n" +
+				"  LC_ALL=C sort -k6,6 -k7,7n -k5,5 -k1,1 -k2,2n |\n" +
+				"  warcsumproc --stats stats.json --deps deps.tsv > numbered"},
+		{Says: "List only the duplicates, the records a rewrite would make revisits:",
+			Run: "warccollres -q --root coll -i by-digest |\n" +
+				"  LC_ALL=C sort -k6,6 -k7,7n -k5,5 -k1,1 -k2,2n |\n" +
+				"  warcsumproc --dups-only -o duplicates"},
+	},
+	SeeAlso: []string{"warccollres(1)", "warcrefs(1)", "warcsum(1)", "sort(1)"},
+}
+
 func main() {
-	cmdutil.Main(cmdutil.NewApp("warcsumproc", "number the copies of each payload", description,
+	app := cmdutil.NewApp("warcsumproc", "number the copies of each payload", description,
 		[]cli.Flag{
 			&cli.BoolFlag{Name: "dups-only", Usage: "leave copy-1 lines out"},
 			&cli.StringFlag{Name: "stats", Usage: "write duplication statistics as JSON to `FILE`"},
@@ -40,7 +59,9 @@ func main() {
 			cmdutil.OutputFlag,
 			cmdutil.QuietFlag,
 			cmdutil.VerboseFlag,
-		}, run))
+		}, run)
+	app.ArgsUsage = "[-i MANIFEST]"
+	cmdutil.Main(app, manual)
 }
 
 func run(c *cli.Context) error {

@@ -35,8 +35,29 @@ part's lines and bytes. One mode:
                      like crawl-2012-* (first match wins); a file no rule
                      matches stops the split.`
 
+var manual = cmdutil.Manual{
+	Exit: map[int]string{
+		cmdutil.ExitOK:    "Every part was written; their lines and bytes are printed on standard error.",
+		cmdutil.ExitFatal: "The run stopped: bad usage (not exactly one of -c, -s, --hash-ranges, --hosts), a manifest that is malformed or (for -c and -s) not sorted on digest, a file no --hosts rule matches, or a part that could not be written. No part is left behind.",
+	},
+	Examples: []cmdutil.Example{
+		{Says: "Cut a collection's manifest into 16 ranges of digests, then sort and resolve each on its own (here one after the other; on a cluster, one host each):",
+			Run: "warcsum -r coll > all\n" +
+				"warcsumsplit --hash-ranges 16 -i all -o range\n" +
+				"for p in range-*; do\n" +
+				"  LC_ALL=C sort -k6,6 -k7,7n -k5,5 -k1,1 -k2,2n $p |\n" +
+				"    warccollres -p --root coll > $p.numbered\n" +
+				"done"},
+		{Says: "Split a numbered manifest by the storage host that holds each file, for one warcrefs run per host:",
+			Run: "warcsumsplit --hosts hosts.map -i numbered -o host"},
+		{Says: "Cut a manifest sorted on digest into parts of about 2 GiB, never splitting a digest:",
+			Run: "warcsumsplit -s 2G -i by-digest -o chunk"},
+	},
+	SeeAlso: []string{"warcsum(1)", "warccollres(1)", "warcrefs(1)", "sort(1)"},
+}
+
 func main() {
-	cmdutil.Main(cmdutil.NewApp("warcsumsplit", "partition manifests for parallel runs", description,
+	app := cmdutil.NewApp("warcsumsplit", "partition manifests for parallel runs", description,
 		[]cli.Flag{
 			&cli.IntFlag{Name: "count", Aliases: []string{"c"}, Usage: "cut into `N` parts"},
 			&cli.StringFlag{Name: "size", Aliases: []string{"s"}, Usage: "cut into parts of about `SIZE` bytes (K, M, G)"},
@@ -46,7 +67,9 @@ func main() {
 			cmdutil.InputFlag,
 			cmdutil.QuietFlag,
 			cmdutil.VerboseFlag,
-		}, run))
+		}, run)
+	app.ArgsUsage = "(-c N | -s SIZE | --hash-ranges N | --hosts MAP) [-i MANIFEST]"
+	cmdutil.Main(app, manual)
 }
 
 func run(c *cli.Context) error {

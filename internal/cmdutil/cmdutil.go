@@ -31,34 +31,27 @@ const (
 	ExitFatal   = 2 // bad usage, bad input that stops the run, or output that could not be written
 )
 
-// ExitHelp is the paragraph every command's help ends with.
-const ExitHelp = `Exit status: 0 when everything was read and written; 1 when the run
-finished but some input was damaged or could not be read (each case is
-reported on stderr, the output is complete for everything else); 2 when
-the run stopped: bad usage, bad input, or output that could not be written
-(no output file is left behind).`
-
 // Flags every command has.
 var (
 	QuietFlag   = &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors (what makes the exit status non-zero): no warnings, progress or summary"}
 	VerboseFlag = &cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print more detail"}
 	InputFlag   = &cli.StringFlag{Name: "input", Aliases: []string{"i"}, Value: "-", Usage: "read from `FILE` (- for standard input)"}
 	OutputFlag  = &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "write to `FILE` (- for standard output); a file is written under a temporary name and renamed when complete"}
-	manFlag     = &cli.BoolFlag{Name: "man", Hidden: true, Usage: "print the man page"}
 	// profileFlag writes a CPU profile, for measuring the hot loops.
 	profileFlag = &cli.StringFlag{Name: "cpuprofile", Hidden: true, Usage: "write a CPU profile to `FILE`"}
 )
 
 // NewApp returns a cli.App with the toolchain's conventions: --version
-// (without -v, which is --verbose), --help, the hidden --man that prints a
-// man page, and errors turned into exit statuses.
+// (without -v, which is --verbose), --help, and errors turned into exit
+// statuses. Main adds the help's usage lines, exit statuses and examples,
+// and the hidden --man and --man-dir that print and write the man pages.
 func NewApp(name, usage, description string, flags []cli.Flag, action cli.ActionFunc) *cli.App {
 	app := &cli.App{
 		Name:                   name,
 		Usage:                  usage,
-		Description:            description + "\n\n" + ExitHelp,
+		Description:            description,
 		Version:                Version,
-		Flags:                  append(flags, manFlag, profileFlag),
+		Flags:                  append(flags, profileFlag),
 		UseShortOptionHandling: true,
 		HideHelpCommand:        true,
 		// Repeatable flags (--root, --originals) take each value whole:
@@ -67,18 +60,11 @@ func NewApp(name, usage, description string, flags []cli.Flag, action cli.Action
 		// A wrong flag must not print help to standard output, where a
 		// pipeline's next stage (or a redirected manifest) would take it
 		// for data.
-		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
-			return Usage("%v (see %s --help)", err, name)
-		},
-		Action: func(c *cli.Context) error {
-			if c.Bool("man") {
-				man, err := c.App.ToManWithSection(1)
-				if err != nil {
-					return err
-				}
-				fmt.Fprint(c.App.Writer, man)
-				return nil
-			}
+		OnUsageError:   usageError(name),
+		ExitErrHandler: func(c *cli.Context, err error) {},
+	}
+	if action != nil {
+		app.Action = func(c *cli.Context) error {
 			if p := c.String("cpuprofile"); p != "" {
 				f, err := os.Create(p)
 				if err != nil {
@@ -91,15 +77,22 @@ func NewApp(name, usage, description string, flags []cli.Flag, action cli.Action
 				defer pprof.StopCPUProfile()
 			}
 			return action(c)
-		},
-		ExitErrHandler: func(c *cli.Context, err error) {},
+		}
 	}
 	return app
 }
 
-// Main runs app with the process arguments and exits with its status.
-func Main(app *cli.App) {
-	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version"}
+func usageError(invocation string) cli.OnUsageErrorFunc {
+	return func(c *cli.Context, err error, isSubcommand bool) error {
+		return Usage("%v (see %s --help)", err, invocation)
+	}
+}
+
+// Main runs app with the process arguments and exits with its status. m
+// is what the command's help and man page say beyond its definition.
+func Main(app *cli.App, m Manual) {
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version", DisableDefaultText: true}
+	Document(app, m)
 	err := app.Run(reorder(app, os.Args))
 	os.Exit(Status(app.Name, err))
 }

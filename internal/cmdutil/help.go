@@ -1,0 +1,179 @@
+package cmdutil
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"warcdedup/atomicfile"
+)
+
+// The hidden flags that print the command's man page, or write the pages
+// of the command and of each of its commands into a directory (make man).
+var (
+	manFlag    = &cli.BoolFlag{Name: "man", Hidden: true, Usage: "print the man page"}
+	manDirFlag = &cli.StringFlag{Name: "man-dir", Hidden: true, Usage: "write the man pages, NAME.1 and NAME-COMMAND.1, into `DIR`"}
+)
+
+// Document gives app the toolchain's help conventions, from its
+// definition and m: usage lines with the operands (ArgsUsage; one line per
+// way of using the command), the exit statuses and examples of m at the
+// end of each help, usage errors of commands reported like the app's (exit
+// status 2, no help on standard output), a usage error for an app with
+// commands run without one, and the hidden --man and --man-dir. Main
+// calls it; tests call it on apps of their own.
+func Document(app *cli.App, m Manual) {
+	descriptions := map[*cli.Command]string{nil: app.Description}
+	commands := visibleCommands(app)
+	if len(commands) == 0 {
+		app.UsageText = usageText(app.Name, app.ArgsUsage)
+	} else {
+		var lines []string
+		for _, c := range commands {
+			lines = append(lines, usageText(app.Name+" "+c.Name, c.ArgsUsage))
+		}
+		app.UsageText = strings.Join(lines, "\n")
+	}
+	app.CustomAppHelpTemplate = helpTemplate(strings.ReplaceAll(cli.AppHelpTemplate, "GLOBAL OPTIONS:", "OPTIONS:"), m)
+	for _, c := range app.Commands {
+		descriptions[c] = c.Description
+		c.UsageText = usageText(app.Name+" "+c.Name, c.ArgsUsage)
+		c.CustomHelpTemplate = helpTemplate(cli.CommandHelpTemplate, m.Commands[c.Name])
+		c.HideHelpCommand = true
+		if c.OnUsageError == nil {
+			c.OnUsageError = usageError(app.Name + " " + c.Name)
+		}
+	}
+	app.Flags = append(app.Flags, manFlag, manDirFlag)
+	// "(default: false)" after every switch says nothing.
+	for _, flags := range allFlags(app) {
+		for _, f := range flags {
+			if b, ok := f.(*cli.BoolFlag); ok {
+				b.DisableDefaultText = true
+			}
+		}
+	}
+	action := app.Action
+	app.Action = func(c *cli.Context) error {
+		switch {
+		case c.Bool("man") || c.IsSet("man-dir"):
+			pages, err := manPages(c.App, descriptions, m)
+			if err != nil {
+				return err
+			}
+			if c.Bool("man") {
+				_, err := fmt.Fprint(c.App.Writer, pages[0].Source)
+				return err
+			}
+			return writeManPages(c.String("man-dir"), pages)
+		case action != nil:
+			return action(c)
+		case c.NArg() > 0:
+			return Usage("%q is not a command of %s: %s (see %s --help)", c.Args().First(), app.Name, commandNames(commands), app.Name)
+		default:
+			return Usage("name a command: %s (see %s --help)", commandNames(commands), app.Name)
+		}
+	}
+}
+
+func allFlags(app *cli.App) [][]cli.Flag {
+	flags := [][]cli.Flag{app.Flags}
+	for _, c := range app.Commands {
+		flags = append(flags, c.Flags)
+	}
+	return flags
+}
+
+func commandNames(cs []*cli.Command) string {
+	var names []string
+	for _, c := range cs {
+		names = append(names, c.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// usageText is the usage lines of a command invoked as invocation.
+func usageText(invocation, argsUsage string) string {
+	var lines []string
+	for _, l := range usageLines(argsUsage) {
+		lines = append(lines, invocation+" "+l)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// writeManPages writes each page into dir as NAME.1, whole or not at all.
+func writeManPages(dir string, pages []ManPage) error {
+	if dir == "" {
+		return errors.New("--man-dir: name the directory")
+	}
+	for _, p := range pages {
+		f, err := atomicfile.Create(filepath.Join(dir, p.Name+".1"), 0o644)
+		if err != nil {
+			return err
+		}
+		if _, err := f.Write([]byte(p.Source)); err != nil {
+			f.Abort()
+			return err
+		}
+		if err := f.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+			return err
+		}
+	}
+	return nil
+}
+
+// helpTemplate is base with the exit statuses and examples of m after
+// the options.
+func helpTemplate(base string, m Manual) string {
+	var b strings.Builder
+	b.WriteString("\nEXIT STATUS:\n")
+	exits := m.exits()
+	for _, status := range slices.Sorted(maps.Keys(exits)) {
+		b.WriteString(wrap(exits[status], "   "+strconv.Itoa(status)+"  ", "      ", helpWidth))
+	}
+	if len(m.Examples) > 0 {
+		b.WriteString("\nEXAMPLES:\n")
+		for i, e := range m.Examples {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(wrap(e.Says, "   ", "   ", helpWidth))
+			for _, l := range strings.Split(strings.TrimRight(e.Run, "\n"), "\n") {
+				b.WriteString("     " + l + "\n")
+			}
+		}
+	}
+	// The text is data, not template: its braces ({file}) stay braces.
+	text := strings.ReplaceAll(b.String(), "{{", `{{"{{"}}`)
+	return strings.TrimRight(base, "\n") + "\n" + text
+}
+
+// helpWidth is the width the help's own paragraphs are wrapped at.
+const helpWidth = 79
+
+// wrap fills s into lines of at most width columns, the first starting
+// with first, the others with rest.
+func wrap(s string, first, rest string, width int) string {
+	var b strings.Builder
+	line := first
+	empty := true
+	for _, word := range strings.Fields(s) {
+		if !empty && len(line)+1+len(word) > width {
+			b.WriteString(line + "\n")
+			line, empty = rest, true
+		}
+		if !empty {
+			line += " "
+		}
+		line += word
+		empty = false
+	}
+	b.WriteString(line + "\n")
+	return b.String()
+}
