@@ -1,7 +1,8 @@
-// Package cdxj reads CDXJ index lines ("urlkey timestamp {json}", as
-// pywb, warcio and the WACZ format write them) and resolves revisit
-// records over them the way pywb 2.x does (Index.ResolvePywb), so tests
-// can check what a replay tool would serve for each revisit.
+// Package cdxj holds CDXJ index lines ("urlkey timestamp {json}", as
+// pywb, warcio and the WACZ format write them, read with package cdx) and
+// resolves revisit records over them the way pywb 2.x does
+// (Index.ResolvePywb), so tests can check what a replay tool would serve
+// for each revisit.
 package cdxj
 
 import (
@@ -11,8 +12,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
+	"warcdedup/cdx"
 )
 
 // Line is one CDXJ line: the key fields and the JSON fields replay tools
@@ -33,73 +34,41 @@ type Line struct {
 // IsRevisit tells a revisit line, as pywb does (its mime).
 func (l *Line) IsRevisit() bool { return l.Mime == "warc/revisit" }
 
-// Parse reads one CDXJ line.
+// Parse reads one CDXJ line, as package cdx reads indexes.
 func Parse(s string) (Line, error) {
-	key, rest, ok1 := strings.Cut(s, " ")
-	ts, js, ok2 := strings.Cut(rest, " ")
-	if !ok1 || !ok2 || !strings.HasPrefix(js, "{") {
+	lines, err := Read(strings.NewReader(s+"\n"), "CDXJ line")
+	if err != nil {
+		return Line{}, err
+	}
+	if len(lines) != 1 {
 		return Line{}, fmt.Errorf("not a CDXJ line: %.100q", s)
 	}
-	var f struct {
-		URL      string `json:"url"`
-		Mime     string `json:"mime"`
-		Status   string `json:"status"`
-		Digest   string `json:"digest"`
-		Filename string `json:"filename"`
-		Offset   any    `json:"offset"`
-		Length   any    `json:"length"`
-	}
-	if err := json.Unmarshal([]byte(js), &f); err != nil {
-		return Line{}, fmt.Errorf("CDXJ line %.100q: %v", s, err)
-	}
-	l := Line{URLKey: key, Timestamp: ts, URL: f.URL, Mime: f.Mime, Status: f.Status, Digest: f.Digest, Filename: f.Filename, Raw: s}
-	var err error
-	if l.Offset, err = number(f.Offset); err != nil {
-		return Line{}, fmt.Errorf("CDXJ line %.100q: offset: %v", s, err)
-	}
-	if l.Length, err = number(f.Length); err != nil {
-		return Line{}, fmt.Errorf("CDXJ line %.100q: length: %v", s, err)
-	}
-	return l, nil
+	return lines[0], nil
 }
 
-// number reads a JSON number or a string of digits (warcio writes
-// strings); absent is -1.
-func number(v any) (int64, error) {
-	switch n := v.(type) {
-	case nil:
-		return -1, nil
-	case float64:
-		return int64(n), nil
-	case string:
-		return strconv.ParseInt(n, 10, 64)
-	}
-	return 0, fmt.Errorf("%v is no number", v)
-}
-
-// Read reads every line of a CDXJ stream; blank lines and lines starting
-// with "!" (a header) are skipped. name is used in errors.
+// Read reads every capture line of a CDXJ stream with package cdx; other
+// lines (a "!" header, blank lines) are skipped. name is used in errors.
 func Read(r io.Reader, name string) ([]Line, error) {
+	cr, err := cdx.NewReader(r, name, cdx.Options{Format: cdx.CDXJ})
+	if err != nil {
+		return nil, err
+	}
 	var lines []Line
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	n := 0
-	for sc.Scan() {
-		n++
-		s := strings.TrimRight(sc.Text(), "\r")
-		if s == "" || strings.HasPrefix(s, "!") {
+	for {
+		l, err := cr.Next()
+		if err == io.EOF {
+			return lines, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if l.Kind != cdx.Record {
 			continue
 		}
-		l, err := Parse(s)
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, n, err)
-		}
-		lines = append(lines, l)
+		lines = append(lines, Line{URLKey: string(l.URLKey), Timestamp: string(l.Timestamp), URL: string(l.URL),
+			Mime: string(l.MIME), Status: string(l.Status), Digest: string(l.Digest), Filename: string(l.Filename),
+			Offset: l.Offset, Length: l.Length, Raw: strings.TrimRight(string(l.Raw), "\r")})
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return lines, nil
 }
 
 // Sort puts lines in CDXJ order: byte order of the whole line, as

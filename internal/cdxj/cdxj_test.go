@@ -138,8 +138,8 @@ func TestReadSortWrite(t *testing.T) {
 	if want := "a)/ 1 {\"url\":\"a\"}\na)/ 3 {\"url\":\"a\"}\nb)/ 2 {\"url\":\"b\"}\n"; out.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
 	}
-	if _, err := Read(strings.NewReader("a)/ 1 {\"url\":\"a\"}\nbroken\n"), "idx"); err == nil || !strings.Contains(err.Error(), "idx:2:") {
-		t.Errorf("error %v, want one naming idx:2", err)
+	if _, err := Read(strings.NewReader("a)/ 1 {\"url\":\"a\"}\nbroken\n"), "idx"); err == nil || !strings.Contains(err.Error(), "idx: line 2:") {
+		t.Errorf("error %v, want one naming idx line 2", err)
 	}
 }
 
