@@ -36,6 +36,10 @@ type Options struct {
 	SortMemory  string // sort's buffer (sort -S), e.g. "1G" or "25%"; "" for sort's default
 	HardLinks   bool   // rewrite files with several names (see refs.Rewriter)
 	Display     *progress.Display
+	// Files, when not nil, restricts the job to the files it names (as
+	// warcsum.Collect names them, relative to their collection): warcdedup
+	// assess --sample runs a dry run on a sample of the files.
+	Files map[string]bool
 }
 
 // The stages of a job, in order.
@@ -122,13 +126,13 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	if j.state, err = wd.readState(); err != nil {
 		return nil, err
 	}
-	params := Params{Collections: opt.Collections, Algorithm: opt.Algorithm.String(), Policy: opt.Policy.String()}
+	params := Params{Collections: opt.Collections, Algorithm: opt.Algorithm.String(), Policy: opt.Policy.String(), Files: filesKey(opt.Files)}
 	if !j.state.Params.equal(params) {
 		// Another job's outputs (other collections, algorithm or policy):
 		// start from the first stage; the log and the cache stay.
 		j.state = &State{Params: params}
 	}
-	if j.inputs, err = warcsum.Collect(opt.Collections, true); err != nil {
+	if j.inputs, err = j.collect(); err != nil {
 		return nil, err
 	}
 	if len(j.inputs) == 0 {
@@ -252,6 +256,16 @@ func (j *Job) reload(stage string) error {
 	return err
 }
 
+// collect lists the collections' files, only those of Options.Files when
+// it is set.
+func (j *Job) collect() ([]warcsum.Input, error) {
+	inputs, err := warcsum.Collect(j.opt.Collections, true)
+	if err != nil || j.opt.Files == nil {
+		return inputs, err
+	}
+	return slices.DeleteFunc(inputs, func(in warcsum.Input) bool { return !j.opt.Files[in.Name] }), nil
+}
+
 // locator finds the collection's files, each beneath its root.
 func (j *Job) locator() *source.Locator {
 	return &source.Locator{Roots: j.opt.Collections}
@@ -289,7 +303,7 @@ func (j *Job) sum(ctx context.Context, manifestName, factsName, stageName string
 	if err != nil {
 		return warcsum.Stats{}, err
 	}
-	inputs, err := warcsum.Collect(j.opt.Collections, true)
+	inputs, err := j.collect()
 	if err != nil {
 		return warcsum.Stats{}, err
 	}
@@ -616,7 +630,7 @@ func first(s []string, n int) []string {
 // stamps records every input's stamp as the job completes.
 func (j *Job) stamps() map[string]string {
 	m := map[string]string{}
-	inputs, err := warcsum.Collect(j.opt.Collections, true)
+	inputs, err := j.collect()
 	if err != nil {
 		return nil
 	}

@@ -1,0 +1,3 @@
+// Package assess estimates what deduplicating a collection would save
+// before anything is rewritten.
+package assess
