@@ -80,6 +80,7 @@ bench: build
 	scripts/bench-chain.sh
 	scripts/bench-refs.sh
 	scripts/bench-cdx.sh
+	scripts/bench-assess.sh
 	scripts/bench-recompress.sh
 
 install: build

@@ -76,8 +76,7 @@ func NewFileSample(files, sampled int) (*FileSample, error) {
 	if sampled < 1 || files < sampled {
 		return nil, fmt.Errorf("a sample of %d of %d files", sampled, files)
 	}
-	t := spread(sampled, files)
-	terms := max(smoothing(t, 1).terms(), smoothing(t, 2).terms())
+	terms := max(smoothing(sampled, files, 1).terms(), smoothing(sampled, files, 2).terms())
 	s := &FileSample{files: files, sampled: sampled, terms: terms, q: make([]vec, terms+2), perFile: make([]fileTerms, sampled)}
 	for i := range s.perFile {
 		s.perFile[i].q = make([]vec, terms+2)
@@ -124,9 +123,9 @@ func (s *FileSample) Observed() vec { return s.total.sub(s.classes) }
 // the series' first terms kept whole.
 func (s *FileSample) estimate(n int, total, classes vec, q []vec, whole int) vec {
 	p := float64(n) / float64(s.files)
-	sr := smoothing(spread(n, s.files), whole)
+	sr := smoothing(n, s.files, whole)
 	if sr.terms() > s.terms {
-		sr.tail = sr.tail[:s.terms+1]
+		sr.weight = sr.weight[:s.terms+1]
 	}
 	var out vec
 	for f := range out {
@@ -222,53 +221,85 @@ const (
 	maxCoefficient = 50
 )
 
-// series is the smoothed Good-Toulmin series for a spread t: its g-th
-// term weighted by P(L >= g), L = whole + Binomial(k, q), q = 2/(t+2).
+// series is the smoothed Good-Toulmin series of a sample of n of N
+// files: weight[g] is its g-th coefficient times P(L >= g), L = whole +
+// Binomial(k, q), q = 2/(t+2), t = (N-n)/n.
+//
+// The coefficients are those of the estimator that is unbiased for a
+// simple random sample of files (Goodman 1949, the number of classes of a
+// finite population): a class held by G files is missed with probability
+// C(N-G, n)/C(N, n), and
+//
+//	sum over g of (-1)^(g+1) c_g P(g of its G files read) = C(N-G, n)/C(N, n),  c_g = prod_{i<g} (N-n+i)/(n-i)
+//
+// for every G <= n. c_g is close to t^g, Good and Toulmin's coefficient
+// for files drawn independently, when N is large, but not for a small
+// collection: with 4 of 20 files read, c_2 is 1.42 t^2.
 type series struct {
-	t    float64
-	tail []float64 // P(L >= g), g from 0 to the last term
+	weight []float64 // index 0 unused
 }
 
 // terms is the number of terms, the largest g with a weight.
-func (s series) terms() int { return len(s.tail) - 1 }
+func (s series) terms() int { return len(s.weight) - 1 }
 
 // unseen is the series over q[1..terms()]: the estimated weight of the
 // classes no sampled file holds.
 func (s series) unseen(q []vec, f int) float64 {
-	u, coef := 0.0, 1.0
+	u := 0.0
 	for g := 1; g <= s.terms(); g++ {
-		coef *= -s.t // (-t)^g
-		u -= coef * s.tail[g] * q[g][f]
+		u += s.weight[g] * q[g][f]
 	}
 	return u
 }
 
-// smoothing returns the series for spread t with its first terms kept
-// whole (fewer if their coefficients would exceed the bound), then k
-// smoothed ones, k the largest (up to maxSmoothing) whose coefficients
-// t^g P(L >= g) stay within maxCoefficient*t.
-func smoothing(t float64, whole int) series {
-	if t <= 0 {
-		return series{t: t, tail: []float64{1}}
+// coefficients returns c_1, ..., c_max for a sample of n of N files
+// (max <= n), unsigned, index 0 unused.
+func coefficients(n, files, last int) []float64 {
+	c := make([]float64, last+1)
+	c[0] = 1
+	for g := 1; g <= last; g++ {
+		c[g] = c[g-1] * float64(files-n+g-1) / float64(n-g+1)
 	}
-	for whole > 1 && math.Pow(t, float64(whole)) > maxCoefficient*t*(1+1e-9) {
+	return c
+}
+
+// smoothing returns the series for a sample of n of N files with its
+// first terms kept whole (fewer if their coefficients would exceed the
+// bound), then k smoothed ones, k the largest (up to maxSmoothing) whose
+// coefficients c_g P(L >= g) stay within maxCoefficient*c_1. The series
+// has at most n terms: no class is found in more files than were read.
+func smoothing(n, files, whole int) series {
+	if n >= files {
+		return series{weight: []float64{0}}
+	}
+	t := spread(n, files)
+	last := min(n, whole+maxSmoothing)
+	c := coefficients(n, files, last)
+	whole = min(whole, last)
+	for whole > 1 && c[whole] > maxCoefficient*c[1]*(1+1e-9) {
 		whole--
 	}
 	q := 2 / (t + 2)
 	best := smoothingTail(whole, 0, q)
-	for k := 1; k <= maxSmoothing; k++ {
+	for k := 1; whole+k <= last; k++ {
 		tail := smoothingTail(whole, k, q)
-		worst, coef := 0.0, 1.0
+		worst := 0.0
 		for g := 1; g < len(tail); g++ {
-			coef *= t
-			worst = max(worst, coef*tail[g])
+			worst = max(worst, c[g]*tail[g])
 		}
-		if worst > maxCoefficient*t*(1+1e-9) {
+		if worst > maxCoefficient*c[1]*(1+1e-9) {
 			break
 		}
 		best = tail
 	}
-	return series{t: t, tail: best}
+	w := make([]float64, len(best))
+	for g := 1; g < len(w); g++ {
+		w[g] = c[g] * best[g]
+		if g%2 == 0 {
+			w[g] = -w[g]
+		}
+	}
+	return series{weight: w}
 }
 
 // smoothingTail returns P(whole + Binomial(k, q) >= g) for g from 0 to

@@ -115,9 +115,13 @@ func TestFileSampleBias(t *testing.T) {
 		{scenario{"Zipf copies in nearby files", 200, 200000, 0.35, false, 0.9, true, 1.2}, 20, 0.05, 0.85, 0.2},
 		{scenario{"pairs, half across files", 200, 200000, 0.4, true, 0.5, false, 0.5}, 20, 0.06, 0.85, 0.3},
 		{scenario{"pairs, all across files", 200, 200000, 0.4, true, 1, false, 0.5}, 20, 0.08, 0.80, 0.6},
-		{scenario{"Zipf copies, 90% across files, 10% sample", 300, 300000, 0.35, false, 0.9, false, 1.2}, 10, 0.08, 0.80, 0.3},
+		{scenario{"Zipf copies, 90% across files, 10% sample", 300, 300000, 0.35, false, 0.9, false, 1.2}, 10, 0.12, 0.80, 0.3},
 		{scenario{"pairs across files, 10% sample", 300, 300000, 0.4, true, 1, false, 0.5}, 10, 0.25, 0.6, 0.7},
 		{scenario{"Zipf copies, half sample", 100, 100000, 0.35, false, 0.9, false, 1.2}, 50, 0.03, 0.85, 0.05},
+		{scenario{"small collection: 4 of 20 files, pairs", 20, 20000, 0.4, true, 0.5, false, 0.5}, 20, 0.06, 0.8, 0.2},
+		// Payloads held by more files than were read: no estimator is
+		// unbiased for them, this one is low.
+		{scenario{"small collection: 4 of 20 files, Zipf copies", 20, 20000, 0.35, false, 0.5, false, 1}, 20, 0.15, 0.8, 0.1},
 		// Small samples: the estimate over-counts payloads held by many
 		// files; the interval's other end makes up for it.
 		{scenario{"Zipf copies, 5% sample", 1000, 500000, 0.35, false, 0.9, false, 1.2}, 5, 0.4, 0.85, 0.3},
@@ -214,33 +218,70 @@ func TestFileSampleExact(t *testing.T) {
 	}
 }
 
-// TestSmoothing checks the series chosen for each spread: its terms,
-// the first ones whole, and its coefficients within their bound.
+// TestSmoothing checks the series chosen for samples of each size: its
+// terms, the first ones whole, and its coefficients within their bound.
 func TestSmoothing(t *testing.T) {
 	cases := []struct {
-		percent float64
-		terms   int
-		whole   int
-	}{{100, 0, 0}, {50, 2 + maxSmoothing, 2}, {20, 2 + 4, 2}, {10, 2 + 2, 2}, {5, 2 + 1, 2}, {1, 1 + 4, 1}}
+		n, files     int
+		terms, whole int
+	}{
+		{1000, 1000, 0, 0},
+		{500, 1000, 2 + maxSmoothing, 2},
+		{200, 1000, 2 + 4, 2},
+		{100, 1000, 2 + 2, 2},
+		{50, 1000, 2 + 1, 2},
+		{10, 1000, 1 + 3, 1},
+		{4, 20, 3, 2},
+		{2, 20, 2, 1}, // no more terms than files read
+		{1, 20, 1, 1},
+	}
 	for _, c := range cases {
-		tt := (100 - c.percent) / c.percent
-		sr := smoothing(tt, estimateWhole)
+		sr := smoothing(c.n, c.files, estimateWhole)
 		if sr.terms() != c.terms {
-			t.Errorf("%v%% sample: %d terms, want %d", c.percent, sr.terms(), c.terms)
+			t.Errorf("%d of %d files: %d terms, want %d", c.n, c.files, sr.terms(), c.terms)
 		}
+		if c.terms == 0 {
+			continue
+		}
+		coef := coefficients(c.n, c.files, sr.terms())
 		whole := 0
-		for g := 1; g <= sr.terms() && sr.tail[g] == 1; g++ {
+		for g := 1; g <= sr.terms() && math.Abs(math.Abs(sr.weight[g])-coef[g]) < 1e-9*coef[g]; g++ {
 			whole = g
 		}
-		if whole != c.whole {
-			t.Errorf("%v%% sample: %d terms whole (%v), want %d", c.percent, whole, sr.tail, c.whole)
+		if whole < c.whole {
+			t.Errorf("%d of %d files: %d terms whole (%v), want %d", c.n, c.files, whole, sr.weight, c.whole)
 		}
-		coef := 1.0
 		for g := 1; g <= sr.terms(); g++ {
-			coef *= tt
-			if coef*sr.tail[g] > maxCoefficient*tt*(1+1e-9) {
-				t.Errorf("%v%%: coefficient %d is %v, above %v", c.percent, g, coef*sr.tail[g], maxCoefficient*tt)
+			if math.Abs(sr.weight[g]) > maxCoefficient*coef[1]*(1+1e-9) {
+				t.Errorf("%d of %d files: coefficient %d is %v, above %v", c.n, c.files, g, sr.weight[g], maxCoefficient*coef[1])
 			}
+			if (sr.weight[g] > 0) != (g%2 == 1) {
+				t.Errorf("%d of %d files: coefficient %d is %v: the signs alternate, + first", c.n, c.files, g, sr.weight[g])
+			}
+		}
+	}
+}
+
+// TestCoefficients checks the series without smoothing on every
+// population of a small collection: unbiased for the classes held by at
+// most n files, whatever G.
+func TestCoefficients(t *testing.T) {
+	const files, n = 20, 4
+	c := coefficients(n, files, n)
+	hyper := func(g, held int) float64 { // P(g of the held files are read)
+		return binomial(held, g) * binomial(files-held, n-g) / binomial(files, n)
+	}
+	for held := 1; held <= n; held++ {
+		est := 0.0
+		for g := 1; g <= min(held, n); g++ {
+			sign := 1.0
+			if g%2 == 0 {
+				sign = -1
+			}
+			est += sign * c[g] * hyper(g, held)
+		}
+		if want := hyper(0, held); math.Abs(est-want) > 1e-9 {
+			t.Errorf("a class held by %d files: expected unseen %v, want %v", held, est, want)
 		}
 	}
 }

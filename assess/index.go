@@ -92,7 +92,7 @@ func Index(ctx context.Context, opt IndexOptions) (*Result, error) {
 	rep := &report.Report{Title: "Assessment from the indexes " + strings.Join(indexes, ", "), Generated: time.Now().UTC(),
 		Mode: "cdx", Collections: indexes, Policy: opt.Policy.String()}
 	a.rep = rep
-	show.Print("warcdedup: assessing from %d index(es), %s, work directory %s", len(indexes), progress.Bytes(total), opt.Dir)
+	show.Print("warcdedup: assessing from %s, %s, work directory %s", plural(len(indexes), "index", "indexes"), progress.Bytes(total), opt.Dir)
 
 	lines := wd.File("tmp/lines")
 	sorted := wd.File("tmp/lines-by-digest")
@@ -153,7 +153,7 @@ type indexAssessment struct {
 // Why index lines are left out of the assessment.
 const (
 	leftRevisit  = iota // a revisit record: already deduplicated
-	leftStatus          // not a 2xx response (requests, redirects, errors, metadata)
+	leftStatus          // not a 2xx response, or a 206 (requests, redirects, errors, partial content, metadata)
 	leftDigest          // no payload digest
 	leftLength          // no length
 	leftFilename        // no file name
@@ -163,7 +163,7 @@ const (
 
 var leftOutWhy = [nLeftOut]string{
 	leftRevisit:  "revisit records (already deduplicated; counted as revisits)",
-	leftStatus:   "lines of other records than 2xx responses (requests, redirects, errors, metadata)",
+	leftStatus:   "lines of other records than 2xx responses, or of 206 partial content (requests, redirects, errors, metadata)",
 	leftDigest:   "lines without a payload digest",
 	leftLength:   "lines without a record length",
 	leftFilename: "lines without a file name",
@@ -277,7 +277,7 @@ func (a *indexAssessment) line(w *bufio.Writer, l *cdx.Line, buf []byte) ([]byte
 	case string(l.MIME) == "warc/revisit":
 		a.leftOut[leftRevisit]++
 		return buf, nil
-	case len(l.Status) != 3 || l.Status[0] != '2' || !allDigits(string(l.Status)):
+	case len(l.Status) != 3 || l.Status[0] != '2' || !allDigits(string(l.Status)) || string(l.Status) == "206":
 		a.leftOut[leftStatus]++
 		return buf, nil
 	case l.Digest == nil:
@@ -568,11 +568,11 @@ func (a *indexAssessment) finish(err error) {
 			Why: "served differently (status, MIME type or container) from the earlier captures of the same payload: kept as an original of its own under the replay policy"})
 	}
 	rep.Estimate = &report.Estimate{
-		Method: fmt.Sprintf("From %s lines of %d index(es), without reading any WARC file: each payload digest's earliest capture is its original "+
+		Method: fmt.Sprintf("From %s lines of %s, without reading any WARC file: each payload digest's earliest capture is its original "+
 			"(under the replay policy, of the same status, MIME type and container), every later capture a duplicate; a duplicate's "+
 			"revisit is taken to be %s long, and a duplicate saves its length less that, if it is smaller and not in an ARC file. "+
 			"The range takes revisits %.2g to %.2g times as long.",
-			progress.Count(a.lines), len(rep.Collections), a.opt.Model, RevisitLow, RevisitHigh),
+			progress.Count(a.lines), plural(len(rep.Collections), "index", "indexes"), a.opt.Model, RevisitLow, RevisitHigh),
 		BytesSaved: t.BytesSaved, BytesSavedLow: min(a.low, t.BytesSaved), BytesSavedHigh: max(a.high, t.BytesSaved),
 		Duplicates: t.Duplicates, DuplicatesLow: t.Duplicates, DuplicatesHigh: t.Duplicates,
 	}
@@ -581,7 +581,8 @@ func (a *indexAssessment) finish(err error) {
 			"or computed by the indexer). No WARC file was read, so no duplicate was proven byte for byte, and a wrong digest goes unnoticed.",
 		"The bytes saved are estimated from the records' lengths in the indexes (as stored, compressed in .gz files) less a modelled revisit length; "+
 			"a run builds each revisit and measures it.",
-		"Stored bytes are the sum of the lengths of the records the indexes list; records they leave out (warcinfo, most often) are not counted.")
+		"Stored bytes are the sum of the lengths of the records the indexes list; records they leave out (warcinfo, most often) are not counted.",
+		"An index does not say which responses are truncated (WARC-Truncated) or segmented: they are counted, though a run leaves them out.")
 	if a.opt.Policy == policy.Replay {
 		rep.Caveats = append(rep.Caveats, "The indexes give no Content-Encoding, Content-Disposition or Location, which the replay policy also compares: "+
 			"a run may find fewer duplicates.")
@@ -619,6 +620,14 @@ func (a *indexAssessment) finish(err error) {
 		rep.Exit = 1
 	}
 	rep.ExitReason = reasons
+}
+
+// plural is "1 index" or "2 indexes".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return progress.Count(int64(n)) + " " + many
 }
 
 // algorithm names the digest algorithm of most lines.

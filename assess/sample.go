@@ -143,7 +143,8 @@ func sampleReport(dry *report.Report, est [nFigures]Interval, fs *FileSample, op
 			"found spread over the files read (Good-Toulmin's series over the payloads found in 1, 2, 3... files, smoothed; "+
 			"see the assess package). The range spans the series kept whole to its first and to its second term, which err "+
 			"in opposite directions, each with %.0f%% delete-one-file jackknife limits; it is never below what the files "+
-			"read hold. Simulated samples of 20%% came within 8%% of the truth on average, of 5%% within 35%%.",
+			"read hold. On simulated collections the estimate came within 1%% of the truth on average from samples of 20%%, "+
+			"and up to 30%% over it from samples of 5%% when payloads repeat across many files.",
 			progress.Count(int64(n)), progress.Count(int64(files)), opt.Percent, opt.Seed, 100*opt.Confidence),
 		SampledFiles: int64(n), SampledBytes: read,
 		BytesSaved: round(est[BytesSaved].Value), BytesSavedLow: round(est[BytesSaved].Low), BytesSavedHigh: round(est[BytesSaved].High),

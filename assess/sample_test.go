@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"warcdedup/dedup"
+	"warcdedup/report"
 	"warcdedup/scripts/gen"
 	"warcdedup/warcsum"
 )
@@ -23,7 +24,8 @@ var sampleCfg = gen.Config{Files: 10, Records: 600, DupRate: 0.4, Seed: 11, Mean
 // give a range around its estimate, never below what the files read hold.
 func TestSample(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "coll")
-	if _, err := gen.Write(dir, sampleCfg); err != nil {
+	generated, err := gen.Write(dir, sampleCfg)
+	if err != nil {
 		t.Fatal(err)
 	}
 	full, err := dedup.Run(context.Background(), dedup.Options{Collections: []string{dir}, WorkDir: filepath.Join(t.TempDir(), "full"), Jobs: 2, DryRun: true})
@@ -33,6 +35,25 @@ func TestSample(t *testing.T) {
 	truth := full.Report.Totals
 	if truth.Duplicates == 0 || truth.BytesSaved == 0 {
 		t.Fatalf("the collection has nothing to find: %+v", truth)
+	}
+	// What the estimate is checked against counts right: ARC duplicates
+	// and revisits that would not be smaller are kept, not saved, and the
+	// largest classes rank by bytes.
+	var arcDups int64
+	for _, l := range generated.Expected {
+		if l.IsDuplicate() && isARC(l.File) {
+			arcDups++
+		}
+	}
+	kept := map[string]int64{}
+	for _, k := range full.Report.NotDeduplicable {
+		kept[k.Why[:10]] += k.Records
+	}
+	if arcDups == 0 || kept["in an ARC "] != arcDups || truth.RevisitsWritten+kept["in an ARC "]+kept["its revisi"] != truth.Duplicates {
+		t.Errorf("%d duplicates, %d revisits, kept %v; the generator put %d duplicates in ARC files", truth.Duplicates, truth.RevisitsWritten, kept, arcDups)
+	}
+	if !slices.IsSortedFunc(full.Report.LargestClasses, func(a, b report.Class) int { return int(b.DuplicateBytes - a.DuplicateBytes) }) {
+		t.Errorf("the largest classes are not in order of duplicate bytes")
 	}
 	cases := []struct {
 		percent float64

@@ -258,9 +258,11 @@ func (p *page) figures(r *Report, words tense) {
 		}
 	}
 	p.Key = save
-	p.Figures = append(p.Figures, dup,
-		countFigure(words.toWrite, t.RevisitsWritten,
-			count(t.RevisitsWritten)+" revisit records"))
+	written := countFigure(words.toWrite, t.RevisitsWritten, count(t.RevisitsWritten)+" revisit records")
+	if e := r.Estimate; e != nil && e.SampledFiles > 0 {
+		written.Lines = append(written.Lines, "in the files read")
+	}
+	p.Figures = append(p.Figures, dup, written)
 }
 
 // between is ", between LOW and HIGH" in the form f gives, and the

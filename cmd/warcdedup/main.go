@@ -164,9 +164,9 @@ is written. Three ways, from the surest to the fastest:
 			case c.IsSet("sample") && c.Bool("cdx"):
 				return cmdutil.Usage("--sample reads WARC files and --cdx none: choose one (see --help)")
 			case c.Bool("cdx"):
-				format, err := cdx.ParseFormat(c.String("format"))
-				if err != nil {
-					return cmdutil.Usage("%v", err)
+				format, ferr := cdx.ParseFormat(c.String("format"))
+				if ferr != nil {
+					return cmdutil.Usage("%v", ferr)
 				}
 				res, err = assess.Index(ctx, assess.IndexOptions{Indexes: opt.Collections,
 					Dir: filepath.Join(workDir(opt), "assess-cdx"), Policy: opt.Policy, Format: format,
@@ -197,7 +197,7 @@ is written. Three ways, from the surest to the fastest:
 			switch {
 			case err != nil:
 				return cli.Exit(err, cmdutil.ExitFatal)
-			case res.Report.Exit != 0:
+			case res.Report != nil && res.Report.Exit != 0:
 				return cli.Exit("", res.Report.Exit)
 			}
 			return nil
