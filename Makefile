@@ -87,6 +87,7 @@ bench: build
 	scripts/bench-chain.sh
 	scripts/bench-refs.sh
 	scripts/bench-cdx.sh
+	scripts/bench-assess.sh
 	scripts/bench-recompress.sh
 
 # Every command and every man page.

@@ -49,6 +49,10 @@ type Options struct {
 	// Exclude take part.
 	Include, Exclude []string
 	Display          *progress.Display
+	// Files, when not nil, restricts the job to the files it names (as
+	// warcsum.Collect names them, relative to their collection): warcdedup
+	// assess --sample runs a dry run on a sample of the files.
+	Files map[string]bool
 }
 
 // The stages of a job, in order.
@@ -153,7 +157,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	if j.state, err = wd.readState(); err != nil {
 		return nil, err
 	}
-	params := Params{Collections: opt.Collections, Algorithm: opt.Algorithm.String(), Policy: opt.Policy.String()}
+	params := Params{Collections: opt.Collections, Algorithm: opt.Algorithm.String(), Policy: opt.Policy.String(), Files: filesKey(opt.Files)}
 	if crawl != nil {
 		params.Index, params.Crawl = crawl.index.Dir, crawl.name
 	}
@@ -318,12 +322,19 @@ func (j *Job) locator() *source.Locator {
 }
 
 // collect lists the collection's files (see crawlMode.collect with an
-// index).
+// index), only those of Options.Files when it is set.
 func (j *Job) collect() ([]warcsum.Input, error) {
+	var inputs []warcsum.Input
+	var err error
 	if j.crawl != nil {
-		return j.crawl.collect()
+		inputs, err = j.crawl.collect()
+	} else {
+		inputs, err = warcsum.Collect(j.opt.Collections, true)
 	}
-	return warcsum.Collect(j.opt.Collections, true)
+	if err != nil || j.opt.Files == nil {
+		return inputs, err
+	}
+	return slices.DeleteFunc(inputs, func(in warcsum.Input) bool { return !j.opt.Files[in.Name] }), nil
 }
 
 // hash lists every candidate response and existing revisit of the

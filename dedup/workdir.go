@@ -9,11 +9,14 @@
 package dedup
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"syscall"
 
 	"warcdedup/atomicfile"
@@ -118,6 +121,9 @@ type Params struct {
 	DryRun      bool     `json:"dry_run"`
 	Index       string   `json:"index,omitempty"` // a crawl index's directory
 	Crawl       string   `json:"crawl,omitempty"` // the crawl's name in it
+	// Files identifies the subset of files a job was restricted to
+	// (Options.Files; "" for all): a job on a sample is another job.
+	Files string `json:"files,omitempty"`
 }
 
 func (p Params) equal(q Params) bool {
@@ -129,7 +135,29 @@ func (p Params) equal(q Params) bool {
 			return false
 		}
 	}
-	return p.Algorithm == q.Algorithm && p.Policy == q.Policy && p.DryRun == q.DryRun && p.Index == q.Index && p.Crawl == q.Crawl
+	return p.Algorithm == q.Algorithm && p.Policy == q.Policy && p.DryRun == q.DryRun && p.Index == q.Index && p.Crawl == q.Crawl &&
+		p.Files == q.Files
+}
+
+// filesKey identifies a set of file names: the SHA-256 of the names in
+// order, "" for no restriction.
+func filesKey(files map[string]bool) string {
+	if files == nil {
+		return ""
+	}
+	names := make([]string, 0, len(files))
+	for name, in := range files {
+		if in {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, name := range names {
+		h.Write([]byte(name))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // readState reads state.json; a missing file is a new job.

@@ -234,24 +234,44 @@ func (p *page) figures(r *Report, words tense) {
 		share(t.BytesSaved, t.StoredBytes, "the "+humanBytes(t.StoredBytes)+" stored"))
 	if e := r.Estimate; e != nil {
 		conf := confidence(e.Confidence)
+		records := t.Records
+		if e.Records > 0 {
+			// Totals count what was read: the share is of the estimated whole.
+			records = e.Records
+			p.Figures[1] = countFigure("Responses listed (estimate)", e.Records, count(e.Records)+" candidate responses",
+				count(t.Records)+" read")
+		}
 		dup = countFigure("Duplicates (estimate)", e.Duplicates,
-			count(e.Duplicates)+" duplicates, between "+count(e.DuplicatesLow)+" and "+count(e.DuplicatesHigh)+conf,
-			share(e.Duplicates, t.Records, "responses"),
-			"between "+humanCount(e.DuplicatesLow)+" and "+humanCount(e.DuplicatesHigh)+conf)
+			count(e.Duplicates)+" duplicates"+between(count, e.DuplicatesLow, e.DuplicatesHigh, e.Duplicates, conf),
+			share(e.Duplicates, records, "responses"),
+			strings.TrimPrefix(between(humanCount, e.DuplicatesLow, e.DuplicatesHigh, e.Duplicates, conf), ", "))
 		save = bytesFigure(words.save+" (estimate)", e.BytesSaved,
-			exactBytes(e.BytesSaved)+", between "+exactBytes(e.BytesSavedLow)+" and "+exactBytes(e.BytesSavedHigh)+conf,
+			exactBytes(e.BytesSaved)+between(exactBytes, e.BytesSavedLow, e.BytesSavedHigh, e.BytesSaved, conf),
 			share(e.BytesSaved, t.StoredBytes, "the "+humanBytes(t.StoredBytes)+" stored"),
-			"between "+humanBytes(e.BytesSavedLow)+" and "+humanBytes(e.BytesSavedHigh)+conf)
+			strings.TrimPrefix(between(humanBytes, e.BytesSavedLow, e.BytesSavedHigh, e.BytesSaved, conf), ", "))
 		if e.Method != "" {
 			p.Estimate = append(p.Estimate, e.Method)
 		}
-		p.Estimate = append(p.Estimate, fmt.Sprintf("Read %s of %s files (%s of %s). The breakdowns below count what was read.",
-			count(e.SampledFiles), count(t.Files), humanBytes(e.SampledBytes), humanBytes(t.StoredBytes)))
+		if e.SampledFiles > 0 {
+			p.Estimate = append(p.Estimate, fmt.Sprintf("Read %s of %s files (%s of %s). The breakdowns below count what was read.",
+				count(e.SampledFiles), count(t.Files), humanBytes(e.SampledBytes), humanBytes(t.StoredBytes)))
+		}
 	}
 	p.Key = save
-	p.Figures = append(p.Figures, dup,
-		countFigure(words.toWrite, t.RevisitsWritten,
-			count(t.RevisitsWritten)+" revisit records"))
+	written := countFigure(words.toWrite, t.RevisitsWritten, count(t.RevisitsWritten)+" revisit records")
+	if e := r.Estimate; e != nil && e.SampledFiles > 0 {
+		written.Lines = append(written.Lines, "in the files read")
+	}
+	p.Figures = append(p.Figures, dup, written)
+}
+
+// between is ", between LOW and HIGH" in the form f gives, and the
+// confidence, or nothing when the estimate has no range.
+func between(f func(int64) string, low, high, value int64, conf string) string {
+	if low == value && high == value {
+		return ""
+	}
+	return ", between " + f(low) + " and " + f(high) + conf
 }
 
 // countFigure shows n in words ("311.4 million"), exactly in its tooltip.

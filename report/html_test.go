@@ -262,6 +262,49 @@ func TestWriteHTMLModes(t *testing.T) {
 	}
 }
 
+// TestWriteHTMLEstimates checks how the page states the estimates of an
+// assessment: the range only when there is one, the duplicates' share of
+// the estimated responses when Totals count only those read, and the
+// files read only when files were sampled.
+func TestWriteHTMLEstimates(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(r *Report)
+		want []string
+		not  []string
+	}{
+		{"a sample estimating the responses",
+			func(r *Report) { r.Estimate.Records = 3 * r.Totals.Records },
+			[]string{"Responses listed (estimate)", "311,402,118 read", "7.7% of responses", "Read 120 of 1,482 files", "in the files read"}, nil},
+		{"a sample counting every response",
+			func(r *Report) {},
+			[]string{"23.0% of responses", "Read 120 of 1,482 files"}, []string{"Responses listed (estimate)"}},
+		{"an index: exact duplicates, modelled bytes, nothing sampled",
+			func(r *Report) {
+				e := r.Estimate
+				r.Mode, e.SampledFiles, e.SampledBytes, e.Confidence = "cdx", 0, 0, 0
+				e.DuplicatesLow, e.DuplicatesHigh = e.Duplicates, e.Duplicates
+			},
+			[]string{"between 3.1 TB and 4.1 TB"}, []string{"Read 0", "between 71,600,000", "confidence)", "in the files read"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := sampleReport()
+			c.edit(r)
+			page := render(t, r)
+			for _, w := range c.want {
+				if !strings.Contains(page, w) {
+					t.Errorf("no %q", w)
+				}
+			}
+			for _, w := range c.not {
+				if strings.Contains(page, w) {
+					t.Errorf("%q", w)
+				}
+			}
+		})
+	}
+}
+
 // TestWriteHTMLGolden compares a small report's page with
 // testdata/small.golden.html; go test -run Golden -update rewrites it.
 func TestWriteHTMLGolden(t *testing.T) {

@@ -88,6 +88,10 @@ type Estimate struct {
 	Duplicates     int64   `json:"duplicates"`
 	DuplicatesLow  int64   `json:"duplicates_low"`
 	DuplicatesHigh int64   `json:"duplicates_high"`
+	// Records is the estimated number of candidate responses in the
+	// whole collection (the duplicates' share is of it); 0 when Totals
+	// count them all.
+	Records int64 `json:"records,omitempty"`
 }
 
 // Bucket is one group of records in a breakdown.

@@ -10,11 +10,14 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 
+	"warcdedup/assess"
+	"warcdedup/cdx"
 	"warcdedup/dedup"
 	"warcdedup/digest"
 	"warcdedup/internal/cmdutil"
@@ -31,7 +34,7 @@ command.`
 func main() {
 	app := cmdutil.NewApp("warcdedup", "deduplicate web archive collections after the crawl", description, nil, nil)
 	app.Action = nil
-	app.Commands = []*cli.Command{runCommand(), undoCommand(), indexCommand()}
+	app.Commands = []*cli.Command{runCommand(), assessCommand(), undoCommand(), indexCommand()}
 	cmdutil.Main(app, manual)
 }
 
@@ -129,6 +132,113 @@ directory is DIR/work/NAME unless --work-dir. See warcdedup index.`,
 			return nil
 		},
 	}
+}
+
+func assessCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "assess",
+		Usage:     "estimate what deduplication would save, rewriting nothing",
+		ArgsUsage: "COLLECTION... | --cdx INDEX...",
+		Description: `warcdedup assess tells, before anything is rewritten, what deduplicating
+would find and save, in a report (report.html, stats.json) with the same
+breakdowns a run gives: by MIME type, host, capture month and payload
+size, the largest classes by bytes, same-URL against cross-URL
+duplicates, and what stays as it is and why. Nothing in the collection
+is written. Three ways, from the surest to the fastest:
+
+  warcdedup assess COLLECTION...
+      The whole job as a dry run (warcdedup run --dry-run): every file is
+      hashed and every duplicate proven byte for byte; its revisit is built
+      and measured, not written. The figures are those a run then gives,
+      and a run in the same work directory reuses the hashing.
+
+  warcdedup assess --sample P COLLECTION...
+      The same dry run on P% of the files, drawn at random (--seed), and an
+      estimate for the whole collection with its range: duplicates within
+      the files read are found; those across files not read are estimated
+      from how the payloads found spread over the files read (see the
+      report's "How this was estimated"). Files go to WORKDIR/assess-sample.
+
+  warcdedup assess --cdx INDEX...
+      From existing CDX or CDXJ indexes (plain or gzip) alone, without
+      reading any WARC file: each payload digest's earliest capture is the
+      original, every later 2xx capture a duplicate, and its revisit's
+      length is modelled. The digests are the indexes' (the records'
+      WARC-Payload-Digest headers): trusted, not verified. Minutes for
+      millions of lines; memory bounded (the system sort orders the lines,
+      one pass reads them). A line that cannot be read is named (index and
+      line) and left out: exit status 1. Files go to WORKDIR/assess-cdx,
+      WORKDIR being beside the first index unless --work-dir is given.`,
+		Flags: append(jobFlags(),
+			&cli.Float64Flag{Name: "sample", Usage: "read `P` percent of the files, drawn at random, and estimate the rest"},
+			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "draw the sample with `N`: the same files for the same N"},
+			&cli.Float64Flag{Name: "confidence", Value: 0.95, Usage: "confidence `LEVEL` of a sample's range"},
+			&cli.BoolFlag{Name: "cdx", Usage: "the operands are CDX or CDXJ index files: assess from them alone"},
+			&cli.StringFlag{Name: "format", Value: "auto", Usage: "with --cdx, the indexes' `FORMAT`: auto (each line's), cdxj or cdx"},
+		),
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return cmdutil.Usage("name the collection, or the indexes with --cdx: %s assess COLLECTION... (see --help)", c.App.Name)
+			}
+			opt, err := jobOptions(c)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			var res *assess.Result
+			switch {
+			case c.IsSet("sample") && c.Bool("cdx"):
+				return cmdutil.Usage("--sample reads WARC files and --cdx none: choose one (see --help)")
+			case c.Bool("cdx"):
+				format, ferr := cdx.ParseFormat(c.String("format"))
+				if ferr != nil {
+					return cmdutil.Usage("%v", ferr)
+				}
+				res, err = assess.Index(ctx, assess.IndexOptions{Indexes: opt.Collections,
+					Dir: filepath.Join(workDir(opt), "assess-cdx"), Policy: opt.Policy, Format: format,
+					SortMemory: opt.SortMemory, Jobs: opt.Jobs, Display: opt.Display})
+				opt.Display.Close()
+			case c.IsSet("sample"):
+				res, err = assess.Sample(ctx, assess.SampleOptions{Job: opt, Dir: filepath.Join(workDir(opt), "assess-sample"),
+					Percent: c.Float64("sample"), Seed: c.Uint64("seed"), Confidence: c.Float64("confidence")})
+				opt.Display.Close()
+			default:
+				opt.DryRun = true
+				full, err := dedup.Run(ctx, opt)
+				opt.Display.Close()
+				if full != nil {
+					dedup.Summary(os.Stderr, full)
+				}
+				switch {
+				case err != nil:
+					return cli.Exit(err, cmdutil.ExitFatal)
+				case full.Report.Exit != 0:
+					return cli.Exit("", full.Report.Exit)
+				}
+				return nil
+			}
+			if res != nil && res.Report != nil && !c.Bool("quiet") {
+				assess.Summary(os.Stderr, res)
+			}
+			switch {
+			case err != nil:
+				return cli.Exit(err, cmdutil.ExitFatal)
+			case res.Report != nil && res.Report.Exit != 0:
+				return cli.Exit("", res.Report.Exit)
+			}
+			return nil
+		},
+	}
+}
+
+// workDir is the work directory a job's flags name, or the default beside
+// the first operand.
+func workDir(opt dedup.Options) string {
+	if opt.WorkDir != "" {
+		return opt.WorkDir
+	}
+	return dedup.DefaultWorkDir(opt.Collections[0])
 }
 
 // jobOptions reads the flags every job command has.

@@ -40,7 +40,24 @@ var manual = cmdutil.Manual{
 					Run: "warcdedup run --index /archive/dedup-index /archive/2024-05\n" +
 						"warcdedup run --index /archive/dedup-index /archive/2024-06"},
 			},
-			SeeAlso: []string{"warcdedup-undo(1)", "warcdedup-index(1)", "warcsum(1)", "warccollres(1)", "warcrefs(1)", "warcsumcmp(1)", "warccdx(1)", "sort(1)"},
+			SeeAlso: []string{"warcdedup-assess(1)", "warcdedup-undo(1)", "warcdedup-index(1)", "warcsum(1)", "warccollres(1)", "warcrefs(1)", "warcsumcmp(1)", "warccdx(1)", "sort(1)"},
+		},
+		"assess": {
+			Exit: map[int]string{
+				cmdutil.ExitOK:      "The assessment read everything it was given: the report holds its figures (exact, or estimated with a range).",
+				cmdutil.ExitDamaged: "The assessment finished, but records were damaged, files unreadable or index lines unreadable; each is named, and the figures leave them out.",
+				cmdutil.ExitFatal:   "The assessment stopped: bad usage, nothing to read, or a failure its summary names. Nothing in the collection was written.",
+			},
+			Examples: []cmdutil.Example{
+				{Says: "Exact figures, from the dry run that a run then reuses:",
+					Run: "warcdedup assess /archive/crawl-2024\n" +
+						"warcdedup run /archive/crawl-2024"},
+				{Says: "An estimate with its range from 5% of the files:",
+					Run: "warcdedup assess --sample 5 /archive/crawl-2024"},
+				{Says: "An estimate from the collection's CDXJ indexes alone, reading no WARC file:",
+					Run: "warcdedup assess --cdx /archive/indexes/*.cdxj.gz"},
+			},
+			SeeAlso: []string{"warcdedup-run(1)", "warcdedup-index(1)"},
 		},
 		"undo": {
 			Exit: map[int]string{
