@@ -30,7 +30,7 @@ command.`
 func main() {
 	app := cmdutil.NewApp("warcdedup", "deduplicate web archive collections after the crawl", description, nil, nil)
 	app.Action = nil
-	app.Commands = []*cli.Command{runCommand(), undoCommand()}
+	app.Commands = []*cli.Command{runCommand(), undoCommand(), clusterCommand(), clusterTaskCommand()}
 	cmdutil.Main(app)
 }
 

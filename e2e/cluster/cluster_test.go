@@ -1,0 +1,413 @@
+// Package clustere2e runs warcdedup cluster on a real three-node Slurm
+// cluster on this machine (internal/slurmtest), with one nginx per storage
+// host (internal/storagetest), against warcdedup run over the same files.
+// It starts daemons and takes minutes, so it runs only when asked:
+// WARCDEDUP_TEST_CLUSTER=1 (make test-cluster).
+package clustere2e
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"warcdedup/internal/slurmtest"
+	"warcdedup/internal/storagetest"
+	"warcdedup/manifest"
+	"warcdedup/report"
+	"warcdedup/scripts/gen"
+)
+
+// binDir holds the commands built for the tests; the Slurm jobs run
+// warcdedup from there, as nodes sharing a file system would.
+var binDir string
+
+func TestMain(m *testing.M) {
+	if os.Getenv("WARCDEDUP_TEST_CLUSTER") != "1" {
+		os.Exit(m.Run()) // every test skips
+	}
+	dir, err := os.MkdirTemp("", "warcdedup-cluster-bin-")
+	if err != nil {
+		panic(err)
+	}
+	os.Chmod(dir, 0o755)
+	build := exec.Command("go", "build", "-o", dir+"/", "../../cmd/warcdedup")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		panic("building warcdedup: " + err.Error())
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func needCluster(t *testing.T) {
+	t.Helper()
+	if os.Getenv("WARCDEDUP_TEST_CLUSTER") != "1" {
+		t.Skip("cluster test: set WARCDEDUP_TEST_CLUSTER=1 (make test-cluster)")
+	}
+}
+
+// corpusDir holds real files from public projects' test suites; absent on
+// users' machines (the corpus part of the collection is then left out).
+const corpusDir = "../../../shared/corpus"
+
+var hostNames = []string{"store1", "store2", "store3"}
+
+// pristine writes the collection every case starts from: a generated
+// collection under gen/ (every format, duplicates within and across
+// files, replay variants, ARC files, records that are no candidates) and
+// every WARC and ARC file of the corpus under corpus/ (real crawls,
+// existing revisits, damaged files).
+func pristine(t *testing.T, dir string) {
+	t.Helper()
+	cfg := gen.Config{Files: 9, Records: 900, DupRate: 0.4, Seed: 12, MeanPayload: 6 << 10, NonCandidates: true,
+		Chunked: 0.1, ReplayVariants: 0.1,
+		Formats: []gen.Format{gen.WARC10Gz, gen.WARC10, gen.WARC11Gz, gen.WARC11, gen.ARCGz}}
+	if _, err := gen.Write(filepath.Join(dir, "gen"), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(corpusDir, "MANIFEST.md")); err != nil {
+		t.Logf("no corpus at %s: the generated collection only", corpusDir)
+		return
+	}
+	err := filepath.WalkDir(corpusDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		n := strings.ToLower(d.Name())
+		if !strings.HasSuffix(n, ".warc") && !strings.HasSuffix(n, ".warc.gz") && !strings.HasSuffix(n, ".arc") && !strings.HasSuffix(n, ".arc.gz") {
+			return nil
+		}
+		rel, _ := filepath.Rel(corpusDir, p)
+		copyFile(t, p, filepath.Join(dir, "corpus", rel))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// files lists the regular files under dir by relative name.
+func files(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out = append(out, filepath.ToSlash(rel))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// spread copies the pristine collection onto the hosts' roots, each file
+// on the host SWAP places it on: MD5 of its relative name mod 3.
+func spread(t *testing.T, src, base string) map[string]string {
+	t.Helper()
+	roots := map[string]string{}
+	for _, h := range hostNames {
+		roots[h] = filepath.Join(base, h)
+		if err := os.MkdirAll(roots[h], 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, rel := range files(t, src) {
+		h := hostNames[storagetest.Slice(rel, len(hostNames))]
+		copyFile(t, filepath.Join(src, rel), filepath.Join(roots[h], rel))
+	}
+	return roots
+}
+
+func sha(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func readStats(t *testing.T, work string) *report.Report {
+	t.Helper()
+	f, err := os.Open(filepath.Join(work, "stats.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rep, err := report.ReadJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// baseline is warcdedup run over the whole collection in one directory.
+type baseline struct {
+	dir   string // the collection, deduplicated
+	code  int
+	stats *report.Report
+}
+
+func runBaseline(t *testing.T, src, base string) *baseline {
+	t.Helper()
+	b := &baseline{dir: filepath.Join(base, "whole")}
+	for _, rel := range files(t, src) {
+		copyFile(t, filepath.Join(src, rel), filepath.Join(b.dir, rel))
+	}
+	work := filepath.Join(base, "run-work")
+	cmd := exec.Command(filepath.Join(binDir, "warcdedup"), "run", "-q", "-j", "2", "--work-dir", work, b.dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		b.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if b.code >= 2 {
+		t.Fatalf("warcdedup run: exit %d\n%s", b.code, stderr.String())
+	}
+	b.stats = readStats(t, work)
+	t.Logf("warcdedup run: exit %d, %d duplicates, %d revisits written, %d bytes saved, %d files rewritten",
+		b.code, b.stats.Totals.Duplicates, b.stats.Totals.RevisitsWritten, b.stats.Totals.BytesSaved, b.stats.Totals.FilesRewritten)
+	return b
+}
+
+// hostsFile writes a hosts file: each host with its own URL, or (swap)
+// all with the first host's URL, which redirects to the holder.
+func hostsFile(t *testing.T, base string, roots map[string]string, st *storagetest.Storage, swap bool) string {
+	t.Helper()
+	var b strings.Builder
+	for _, h := range hostNames {
+		url := st.URL(h)
+		if swap {
+			url = st.URL(hostNames[0])
+		}
+		fmt.Fprintf(&b, "%s %s %s/warcs\n", h, roots[h], url)
+	}
+	name := filepath.Join(base, "hosts")
+	if err := os.WriteFile(name, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+func storageHosts(roots map[string]string) []storagetest.Host {
+	var hs []storagetest.Host
+	for _, h := range hostNames {
+		hs = append(hs, storagetest.Host{Name: h, Root: roots[h]})
+	}
+	return hs
+}
+
+// monitor is a warcdedup cluster command, run in the background.
+type monitor struct {
+	cmd    *exec.Cmd
+	stderr *bytes.Buffer
+	done   chan struct{}
+	code   int
+}
+
+func startCluster(t *testing.T, c *slurmtest.Cluster, env []string, args ...string) *monitor {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "warcdedup"), append([]string{"cluster", "--poll", "300ms", "-j", "2"}, args...)...)
+	cmd.Env = append(append(os.Environ(), c.Env()...), env...)
+	m := &monitor{cmd: cmd, stderr: new(bytes.Buffer), done: make(chan struct{})}
+	cmd.Stderr = m.stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		err := cmd.Wait()
+		if ee, ok := err.(*exec.ExitError); ok {
+			m.code = ee.ExitCode()
+		} else if err != nil {
+			m.code = -1
+		}
+		close(m.done)
+	}()
+	t.Cleanup(func() { cmd.Process.Kill(); <-m.done })
+	return m
+}
+
+func (m *monitor) wait(t *testing.T, timeout time.Duration) int {
+	t.Helper()
+	select {
+	case <-m.done:
+	case <-time.After(timeout):
+		m.cmd.Process.Kill()
+		<-m.done
+		t.Fatalf("warcdedup cluster did not end within %v:\n%s", timeout, m.stderr.String())
+	}
+	return m.code
+}
+
+func runCluster(t *testing.T, c *slurmtest.Cluster, args ...string) (int, string) {
+	t.Helper()
+	m := startCluster(t, c, nil, args...)
+	code := m.wait(t, 5*time.Minute)
+	return code, m.stderr.String()
+}
+
+// sameAsBaseline checks that the cluster job did what warcdedup run did:
+// the same exit status, figures, and every file byte for byte the same,
+// and that it proved that nothing was lost.
+func sameAsBaseline(t *testing.T, b *baseline, code int, work string, roots map[string]string) {
+	t.Helper()
+	got := readStats(t, work)
+	if code != b.code || got.Exit != b.code {
+		t.Errorf("exit status %d (stats.json %d), warcdedup run's %d", code, got.Exit, b.code)
+	}
+	g, w := got.Totals, b.stats.Totals
+	if g != w {
+		t.Errorf("totals differ from warcdedup run's:\n got %+v\nwant %+v", g, w)
+	}
+	if g.Violations != 0 || g.RevisitsWritten == 0 || g.BytesSaved == 0 {
+		t.Errorf("totals %+v: want revisits written, bytes saved and no violation", g)
+	}
+	if len(got.ByMIME) != len(b.stats.ByMIME) || len(got.NotDeduplicable) != len(b.stats.NotDeduplicable) {
+		t.Errorf("breakdowns differ: %d MIME types, %d reasons; run: %d, %d", len(got.ByMIME), len(got.NotDeduplicable),
+			len(b.stats.ByMIME), len(b.stats.NotDeduplicable))
+	}
+	n := 0
+	for _, h := range hostNames {
+		for _, rel := range files(t, roots[h]) {
+			n++
+			if sha(t, filepath.Join(roots[h], rel)) != sha(t, filepath.Join(b.dir, rel)) {
+				t.Errorf("%s on %s differs from warcdedup run's", rel, h)
+			}
+		}
+	}
+	if want := len(files(t, b.dir)); n != want {
+		t.Errorf("%d files on the hosts, %d in the collection", n, want)
+	}
+	for _, f := range []string{"report.html", "fixity.tsv", "deps.tsv", "violations.txt"} {
+		if _, err := os.Stat(filepath.Join(work, f)); err != nil {
+			t.Errorf("work directory: %v", err)
+		}
+	}
+}
+
+// TestCluster runs warcdedup cluster on three storage hosts, each file
+// placed as SWAP places it (MD5 of its name mod 3), and compares it with
+// warcdedup run over the same files: with each host's own URL, then with
+// one URL for all (SWAP's 302 redirects) and a fault in every stage, then
+// with a storage host down.
+func TestCluster(t *testing.T) {
+	needCluster(t)
+	base := t.TempDir()
+	os.Chmod(base, 0o755)
+	src := filepath.Join(base, "pristine")
+	pristine(t, src)
+	b := runBaseline(t, src, base)
+	c := slurmtest.Start(t, hostNames...)
+
+	t.Run("each host's own URL", func(t *testing.T) {
+		dir := filepath.Join(base, "own")
+		roots := spread(t, src, dir)
+		st := storagetest.Start(t, storageHosts(roots)...)
+		hosts := hostsFile(t, dir, roots, st, false)
+		work := filepath.Join(dir, "work")
+		start := time.Now()
+		code, stderr := runCluster(t, c, "--work-dir", work, hosts)
+		t.Logf("warcdedup cluster: exit %d in %v\n%s", code, time.Since(start).Round(time.Millisecond), stderr)
+		sameAsBaseline(t, b, code, work, roots)
+
+		// Run again: the job is complete, nothing is submitted.
+		code2, stderr2 := runCluster(t, c, "--work-dir", work, hosts)
+		if code2 != code || !strings.Contains(stderr2, "nothing submitted") {
+			t.Errorf("second run: exit %d\n%s", code2, stderr2)
+		}
+	})
+}
+
+// jobOf returns the Slurm job ID of a task from the monitor's state.
+func jobOf(t *testing.T, work, step string, task int) string {
+	t.Helper()
+	var st struct {
+		Steps map[string]struct {
+			Tasks []struct {
+				Slurm string `json:"slurm"`
+			} `json:"tasks"`
+		} `json:"steps"`
+	}
+	data, err := os.ReadFile(filepath.Join(work, "cluster-state.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Steps[step].Tasks[task].Slurm
+}
+
+// frozen waits until a task has frozen itself (WARCDEDUP_TEST_FREEZE) and
+// returns its process ID.
+func frozen(t *testing.T, m *monitor, work, step string, task int) int {
+	t.Helper()
+	name := filepath.Join(work, "tasks", step, strconv.Itoa(task)+".frozen")
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		if data, err := os.ReadFile(name); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && stopped(pid) {
+				return pid
+			}
+		}
+		select {
+		case <-m.done:
+			t.Fatalf("warcdedup cluster ended (exit %d) before %s froze:\n%s", m.code, step, m.stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s %d did not freeze:\n%s", step, task, m.stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// stopped reports whether process pid is stopped (state T).
+func stopped(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	return i >= 0 && bytes.HasPrefix(stat[i+1:], []byte(" T"))
+}
+
+var _ = io.Discard
+var _ = manifest.NoDigest
