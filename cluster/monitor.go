@@ -335,14 +335,31 @@ func (m *monitor) cancelAll() (int, error) {
 		return 0, err
 	}
 	var ids []string
-	for _, ss := range m.state.Steps {
-		for _, ts := range ss.Tasks {
+	for _, name := range m.stepNames() {
+		for _, ts := range m.state.Steps[name].Tasks {
 			if j, ok := jobs[ts.Slurm]; ok && !j.Finished() {
 				ids = append(ids, ts.Slurm)
 			}
 		}
 	}
 	return len(ids), m.sched.Cancel(ids)
+}
+
+// stepNames lists the steps of the state in plan order.
+func (m *monitor) stepNames() []string {
+	var names []string
+	for name := range m.state.Steps {
+		names = append(names, name)
+	}
+	plan := NewPlan(m.spec)
+	slices.SortFunc(names, func(a, b string) int {
+		ia, ib := slices.IndexFunc(plan.Steps, func(s Step) bool { return s.Name == a }), slices.IndexFunc(plan.Steps, func(s Step) bool { return s.Name == b })
+		if ia != ib {
+			return ia - ib
+		}
+		return strings.Compare(a, b)
+	})
+	return names
 }
 
 // follow submits what needs submitting and follows the jobs until the
@@ -527,7 +544,8 @@ func (m *monitor) tick() (finished bool, err error) {
 		s := &m.plan.Steps[si]
 		ss := m.state.Steps[s.Name]
 		want := m.dependency(s)
-		if !mend[s.Name] && want == ss.Dependency {
+		if !mend[s.Name] && !newIDs(want, ss.Dependency) {
+			// Tasks that succeeded since leave the dependency met as it is.
 			continue
 		}
 		var pending []string
@@ -551,6 +569,17 @@ func (m *monitor) tick() (finished bool, err error) {
 	}
 	m.display(jobs)
 	return m.isDone(kindAccount, 0), nil
+}
+
+// newIDs reports whether dependency want names a job that had does not.
+func newIDs(want, had string) bool {
+	old := strings.Split(strings.TrimPrefix(had, "afterok:"), ":")
+	for _, id := range strings.Split(strings.TrimPrefix(want, "afterok:"), ":") {
+		if id != "" && !slices.Contains(old, id) {
+			return true
+		}
+	}
+	return false
 }
 
 // taskName names a task in messages: the step, and an array's range.

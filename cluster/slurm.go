@@ -187,6 +187,10 @@ func (s *Slurm) Requeue(ids []string) error {
 
 func (s *Slurm) SetDependency(job, dependency string) error {
 	_, err := s.run("scontrol", "update", "jobid="+job, "dependency="+dependency)
+	if err != nil && strings.Contains(err.Error(), "no longer pending") {
+		// It started meanwhile: what it waited for is done.
+		return nil
+	}
 	return err
 }
 

@@ -293,6 +293,15 @@ func (r *rangeReader) check(resp *http.Response) error {
 			return nil
 		}
 		return &HTTPError{r.url, "server ignored the Range request (200 instead of 206)"}
+	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable && r.size >= 0 && r.end <= r.size:
+		// The version expected holds the range: this one is shorter.
+		got := int64(-1)
+		if n, ok := strings.CutPrefix(resp.Header.Get("Content-Range"), "bytes */"); ok {
+			if v, err := strconv.ParseInt(n, 10, 64); err == nil {
+				got = v
+			}
+		}
+		return &SizeError{URL: r.url, Want: r.size, Got: got}
 	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable:
 		return &HTTPError{r.url, fmt.Sprintf("%s: the file is shorter than offset %d", resp.Status, r.pos)}
 	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusRequestTimeout:

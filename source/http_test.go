@@ -291,12 +291,17 @@ func TestHTTPOpenSized(t *testing.T) {
 		{"the expected version", "/f", int64(len(blob)), -2},
 		{"a shorter version than expected", "/f", int64(len(blob)) + 100, int64(len(blob))},
 		{"through a redirect", "/front", int64(len(blob)) - 1, int64(len(blob))},
+		{"a version too short for the range (416)", "/short", int64(len(blob)), 50},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, count := faultServer(t, func(n int64, w http.ResponseWriter, r *http.Request) bool {
-				if r.URL.Path == "/front" {
+				switch r.URL.Path {
+				case "/front":
 					http.Redirect(w, r, "/f", http.StatusFound)
+					return true
+				case "/short":
+					http.ServeContent(w, r, "f", time.Time{}, bytes.NewReader(blob[:50]))
 					return true
 				}
 				return false

@@ -353,6 +353,167 @@ func TestCluster(t *testing.T) {
 			t.Errorf("second run: exit %d\n%s", code2, stderr2)
 		}
 	})
+
+	t.Run("one URL for all (SWAP), a fault in every stage", func(t *testing.T) {
+		dir := filepath.Join(base, "swap")
+		roots := spread(t, src, dir)
+		st := storagetest.StartSWAP(t, storageHosts(roots)...)
+		hosts := hostsFile(t, dir, roots, st, true)
+		work := filepath.Join(dir, "work")
+		args := []string{"--work-dir", work, hosts}
+		// Each task named freezes itself once (SIGSTOP) at the point
+		// named, for the fault below to strike it there.
+		env := []string{"WARCDEDUP_TEST_FREEZE=hash@store2:mid,resolve#1:mid,rewrite@store3:mid,rehash@store1:mid,verify:start,account:start"}
+		start := time.Now()
+		m := startCluster(t, c, env, args...)
+		step := func(what string) { t.Logf("+%5.1fs %s", time.Since(start).Seconds(), what) }
+
+		// hash: store2 crashes under its task; Slurm requeues the job,
+		// which waits for the node and runs again when it is back.
+		frozen(t, m, work, "hash@store2", 0)
+		step("hash@store2 frozen: crashing store2")
+		c.KillNode("store2")
+		c.WaitNodeState("store2", time.Minute, "down*", "down")
+		c.StartNode("store2")
+		step("store2 back")
+
+		// resolve: a task of the array is cancelled; the monitor requeues
+		// it and mends the dependency of the rewrites waiting for it.
+		frozen(t, m, work, "resolve", 1)
+		step("resolve 001 frozen: scancel")
+		scancel(t, c, jobOf(t, work, "resolve", 1))
+
+		// rewrite: store3 crashes in the middle of its rewrite.
+		frozen(t, m, work, "rewrite@store3", 0)
+		step("rewrite@store3 frozen: crashing store3")
+		c.KillNode("store3")
+		c.WaitNodeState("store3", time.Minute, "down*", "down")
+		c.StartNode("store3")
+		step("store3 back")
+
+		// hash again: only store1's slurmd dies; its task goes on.
+		pid := frozen(t, m, work, "rehash@store1", 0)
+		step("rehash@store1 frozen: killing store1's slurmd")
+		c.KillSlurmd("store1")
+		syscall.Kill(pid, syscall.SIGCONT)
+		c.WaitNodeState("store1", time.Minute, "down*", "down")
+		c.StartNode("store1")
+		step("store1 back")
+
+		// verify: cancelled as it starts.
+		frozen(t, m, work, "verify", 0)
+		step("verify frozen: scancel")
+		scancel(t, c, jobOf(t, work, "verify", 0))
+
+		// account: the monitor is killed, the task cancelled meanwhile;
+		// the same command resumes the job and runs the task again.
+		frozen(t, m, work, "account", 0)
+		step("account frozen: killing the monitor, scancel")
+		m.cmd.Process.Kill()
+		<-m.done
+		scancel(t, c, jobOf(t, work, "account", 0))
+		first := m.stderr.String()
+		m = startCluster(t, c, env, args...)
+		code := m.wait(t, 5*time.Minute)
+		step("done")
+		t.Logf("first monitor:\n%s\nsecond monitor: exit %d\n%s", first, code, m.stderr.String())
+		for _, want := range []string{"resolve 001 (Slurm job", "verify (Slurm job", "retry 1 of 3"} {
+			if !strings.Contains(first, want) {
+				t.Errorf("the first monitor did not say %q", want)
+			}
+		}
+		if !strings.Contains(m.stderr.String(), "resuming job") || !strings.Contains(m.stderr.String(), "account (Slurm job") {
+			t.Errorf("the second monitor did not resume the job and retry the account")
+		}
+		sameAsBaseline(t, b, code, work, roots)
+	})
+}
+
+// TestClusterStorageDown runs the job with one storage host's nginx down:
+// records that must be read from it are stale, left out of the numbered
+// manifest (the exit status says so), its files stay as they were, no
+// revisit refers to them, and the other hosts are deduplicated among
+// themselves with nothing lost.
+func TestClusterStorageDown(t *testing.T) {
+	needCluster(t)
+	base := t.TempDir()
+	os.Chmod(base, 0o755)
+	src := filepath.Join(base, "pristine")
+	pristine(t, src)
+	c := slurmtest.Start(t, hostNames...)
+	roots := spread(t, src, base)
+	st := storagetest.Start(t, storageHosts(roots)...)
+	hosts := hostsFile(t, base, roots, st, false)
+	down := "store2"
+	before := map[string]string{}
+	for _, rel := range files(t, roots[down]) {
+		before[rel] = sha(t, filepath.Join(roots[down], rel))
+	}
+	st.Stop(down)
+	work := filepath.Join(base, "work")
+	code, stderr := runCluster(t, c, "--work-dir", work, "--http-retries", "0", hosts)
+	t.Logf("exit %d\n%s", code, stderr)
+	rep := readStats(t, work)
+	tot := rep.Totals
+	if code != 1 || rep.Exit != 1 || tot.StaleLines == 0 || tot.Violations != 0 || tot.RevisitsWritten == 0 {
+		t.Errorf("exit %d (stats.json %d), totals %+v: want exit 1, stale lines, revisits and no violation", code, rep.Exit, tot)
+	}
+	if !strings.Contains(strings.Join(rep.ExitReason, "\n"), "stale manifest lines left out") {
+		t.Errorf("exit reasons %q do not name the stale lines", rep.ExitReason)
+	}
+	for rel, want := range before {
+		if sha(t, filepath.Join(roots[down], rel)) != want {
+			t.Errorf("%s on %s, whose storage was down, changed", rel, down)
+		}
+	}
+	// No class with duplicates keeps its original on the host that was
+	// down, and none of its records is numbered as a duplicate.
+	onDown := map[string]bool{}
+	for rel := range before {
+		onDown[manifest.EscapeFile(rel)] = true
+	}
+	f, err := os.Open(filepath.Join(work, "numbered.manifest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := manifest.NewReader(f, "numbered.manifest")
+	kept := map[string]string{} // digest ext -> file of copy 1
+	var downLines int
+	for {
+		l, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.IsRevisit() {
+			continue
+		}
+		class := fmt.Sprintf("%s %d", l.Digest, l.Ext)
+		if onDown[l.File] {
+			downLines++
+		}
+		switch {
+		case l.IsKept():
+			kept[class] = l.File
+		case onDown[l.File]:
+			t.Errorf("%s %d on %s is numbered a duplicate", l.File, l.Offset, down)
+		case onDown[kept[class]]:
+			t.Errorf("%s %d refers to an original on %s (%s)", l.File, l.Offset, down, kept[class])
+		}
+	}
+	if downLines == 0 {
+		t.Errorf("no line of %s's files left: the ones that needed no reading should be", down)
+	}
+}
+
+func scancel(t *testing.T, c *slurmtest.Cluster, id string) {
+	t.Helper()
+	if out, err := c.Run("scancel", id); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
 }
 
 // jobOf returns the Slurm job ID of a task from the monitor's state.
@@ -409,5 +570,3 @@ func stopped(pid int) bool {
 	return i >= 0 && bytes.HasPrefix(stat[i+1:], []byte(" T"))
 }
 
-var _ = io.Discard
-var _ = manifest.NoDigest
