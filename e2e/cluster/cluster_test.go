@@ -569,4 +569,3 @@ func stopped(pid int) bool {
 	i := bytes.LastIndexByte(stat, ')')
 	return i >= 0 && bytes.HasPrefix(stat[i+1:], []byte(" T"))
 }
-
