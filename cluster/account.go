@@ -175,9 +175,39 @@ func (k *task) mergeOutputs(ctx context.Context, acc *dedup.Accounting) error {
 		if err := k.mergeFixity(ctx, fixity, k.wd.file(dedup.FixityFile)); err != nil {
 			return err
 		}
+		if err := k.mergeLogs(k.wd.file(dedup.LogFile)); err != nil {
+			return err
+		}
 	}
 	k.prog.done.Add(1)
 	return nil
+}
+
+// mergeLogs writes the hosts' rewrite logs one after the other, for
+// warccdx and undo, which read one log of the collection: each host's
+// runs, whole. The hosts' own logs (hosts/NAME/rewrite.log) are the
+// originals, appended to by every job; this is made anew from them.
+func (k *task) mergeLogs(out string) error {
+	f, err := atomicfile.Create(out, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	for i := range k.spec.Hosts {
+		in, err := os.Open(k.wd.host(&k.spec.Hosts[i], rewriteLog))
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(f, in)
+		in.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return commit(f)
 }
 
 // concatRanges writes the ranges' numbered manifests one after the other:
@@ -265,8 +295,14 @@ func (k *task) stages(acc *dedup.Accounting) []report.Stage {
 			if k.spec.DryRun {
 				verb = "that would be written"
 			}
-			st.Note = fmt.Sprintf("%d hosts: %s revisits %s in %s files, %s refused", tasks,
-				progress.Count(r.Revisits+r.AlreadyRevisit), verb, progress.Count(r.Rewritten), progress.Count(r.Refused))
+			var remote RemoteStats
+			for _, m := range k.stepMarkers(kindRewrite) {
+				remote.Reads += m.Rewrite.Remote.Reads
+				remote.Moved += m.Rewrite.Remote.Moved
+			}
+			st.Note = fmt.Sprintf("%d hosts: %s revisits %s in %s files, %s refused; %s originals read from other hosts, %s in files replaced since", tasks,
+				progress.Count(r.Revisits+r.AlreadyRevisit), verb, progress.Count(r.Rewritten), progress.Count(r.Refused),
+				progress.Count(remote.Reads), progress.Count(remote.Moved))
 		case StageAfter:
 			var a warcsum.Stats
 			for _, m := range k.stepMarkers(kindAfter) {

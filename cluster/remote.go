@@ -37,6 +37,20 @@ type remoteFiles struct {
 	http  *source.HTTP
 	files map[string]*remoteFile // by manifest field 1, the other hosts' files
 	wait  time.Duration
+
+	mu    sync.Mutex
+	stats RemoteStats
+}
+
+// RemoteStats counts a rewrite's reads of originals on other hosts.
+type RemoteStats struct {
+	Reads int64 `json:"reads"` // originals read from another host
+	// Moved counts those read from a version of their file that its
+	// host's rewrite had replaced, at the place its log gave.
+	Moved int64 `json:"moved"`
+	// Again counts reads asked again because the host had replaced the
+	// file but not logged it yet.
+	Again int64 `json:"again"`
 }
 
 // remoteFile is a file on another host.
@@ -64,8 +78,19 @@ func (r *remoteFiles) Open(ctx context.Context, file string, offset, length int6
 		body, err := r.http.OpenSized(ctx, rf.url, at, length, size)
 		var other *source.SizeError
 		if !errors.As(err, &other) || time.Now().After(deadline) {
+			if err == nil {
+				r.mu.Lock()
+				r.stats.Reads++
+				if size != rf.size {
+					r.stats.Moved++
+				}
+				r.mu.Unlock()
+			}
 			return body, err
 		}
+		r.mu.Lock()
+		r.stats.Again++
+		r.mu.Unlock()
 		select {
 		case <-time.After(pause):
 		case <-ctx.Done():

@@ -489,13 +489,15 @@ func (k *task) rewrite(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	k.marker.Rewrite = &RewriteResult{Stats: st, Refused: refused.list}
+	k.marker.Rewrite = &RewriteResult{Stats: st, Refused: refused.list, Remote: remote.stats}
 	verb := "written"
 	if k.spec.DryRun {
 		verb = "that would be written"
 	}
-	k.marker.Note = fmt.Sprintf("%s revisits %s in %s files, %s refused", progress.Count(st.Revisits+st.AlreadyRevisit), verb,
-		progress.Count(st.Rewritten), progress.Count(st.Refused))
+	k.marker.Note = fmt.Sprintf("%s revisits %s in %s files, %s refused; %s originals read from other hosts, %s of them in files replaced since",
+		progress.Count(st.Revisits+st.AlreadyRevisit), verb, progress.Count(st.Rewritten), progress.Count(st.Refused),
+		progress.Count(remote.stats.Reads), progress.Count(remote.stats.Moved))
+	fmt.Fprintf(k.Log, "warcdedup: %s: %s\n", k.name(), k.marker.Note)
 	return nil
 }
 

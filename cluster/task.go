@@ -140,6 +140,11 @@ func (t *Task) Run(ctx context.Context) (err error) {
 	if err := k.freezeForTest("end"); err != nil {
 		return err
 	}
+	// A task told to stop (scancel) claims nothing, even with its work
+	// done: it is run again.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	k.marker.Finished = time.Now().UTC()
 	if err := writeJSON(wd.taskFile(t.Step, t.Index, ".json"), k.marker); err != nil {
 		return err

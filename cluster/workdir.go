@@ -166,8 +166,9 @@ type ResolveResult struct {
 
 // RewriteResult is what a host's rewrite did.
 type RewriteResult struct {
-	Stats   refs.Stats `json:"stats"`
-	Refused []string   `json:"refused,omitempty"` // every file refused, and why
+	Stats   refs.Stats  `json:"stats"`
+	Refused []string    `json:"refused,omitempty"` // every file refused, and why
+	Remote  RemoteStats `json:"remote"`            // originals read from other hosts
 }
 
 // readJSON reads a JSON file into v.

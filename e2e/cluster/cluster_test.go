@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -26,6 +27,7 @@ import (
 	"warcdedup/internal/storagetest"
 	"warcdedup/manifest"
 	"warcdedup/report"
+	"warcdedup/rewritelog"
 	"warcdedup/scripts/gen"
 )
 
@@ -177,6 +179,7 @@ func readStats(t *testing.T, work string) *report.Report {
 // baseline is warcdedup run over the whole collection in one directory.
 type baseline struct {
 	dir   string // the collection, deduplicated
+	work  string // its work directory
 	code  int
 	stats *report.Report
 }
@@ -188,6 +191,7 @@ func runBaseline(t *testing.T, src, base string) *baseline {
 		copyFile(t, filepath.Join(src, rel), filepath.Join(b.dir, rel))
 	}
 	work := filepath.Join(base, "run-work")
+	b.work = work
 	cmd := exec.Command(filepath.Join(binDir, "warcdedup"), "run", "-q", "-j", "2", "--work-dir", work, b.dir)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -320,6 +324,57 @@ func sameAsBaseline(t *testing.T, b *baseline, code int, work string, roots map[
 			t.Errorf("work directory: %v", err)
 		}
 	}
+	// The same revisits: the rewrite logs hold the same entries.
+	if got, want := logEntries(t, filepath.Join(work, "rewrite.log")), logEntries(t, filepath.Join(b.work, "rewrite.log")); !slices.Equal(got, want) {
+		t.Errorf("rewrite logs differ: %d entries, warcdedup run's %d", len(got), len(want))
+	}
+	for _, h := range hostNames {
+		t.Logf("rewrite@%s: %+v", h, remoteReads(t, work, h))
+	}
+}
+
+// remoteReads are what a host's rewrite says of the originals it read
+// from other hosts.
+func remoteReads(t *testing.T, work, host string) (r struct{ Reads, Moved, Again int64 }) {
+	t.Helper()
+	var m struct {
+		Rewrite struct {
+			Remote struct{ Reads, Moved, Again int64 }
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(work, "tasks", "rewrite@"+host, "0.json"))
+	if err == nil {
+		err = json.Unmarshal(data, &m)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Rewrite.Remote
+}
+
+// logEntries lists the entries of a rewrite log, sorted.
+func logEntries(t *testing.T, name string) []string {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := rewritelog.NewReader(f, name)
+	var out []string
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%s %d %d %d %d %s %s %s %s", e.File, e.OldOffset, e.OldLength, e.NewOffset, e.NewLength,
+			e.Kind, e.PayloadDigest, e.RefersToURI, e.RefersTo))
+	}
+	slices.Sort(out)
+	return out
 }
 
 // TestCluster runs warcdedup cluster on three storage hosts, each file
@@ -426,6 +481,11 @@ func TestCluster(t *testing.T) {
 			t.Errorf("the second monitor did not resume the job and retry the account")
 		}
 		sameAsBaseline(t, b, code, work, roots)
+		// store3's rewrite ran again once the others had replaced their
+		// files: it read originals there where their logs put them.
+		if r := remoteReads(t, work, "store3"); r.Moved == 0 {
+			t.Errorf("rewrite@store3 read no original from a file another host had replaced: %+v", r)
+		}
 	})
 }
 
