@@ -397,8 +397,35 @@ func TestCluster(t *testing.T) {
 		st := storagetest.Start(t, storageHosts(roots)...)
 		hosts := hostsFile(t, dir, roots, st, false)
 		work := filepath.Join(dir, "work")
+
+		// A dry run first: nothing changes, and its figures are what the
+		// run then does.
+		before := map[string]string{}
+		for _, h := range hostNames {
+			for _, rel := range files(t, roots[h]) {
+				before[h+"/"+rel] = sha(t, filepath.Join(roots[h], rel))
+			}
+		}
+		code, stderr := runCluster(t, c, "--dry-run", "--work-dir", work, hosts)
+		dry := readStats(t, work)
+		if dry.Mode != "dry run" || code != b.code || !strings.Contains(stderr, "would be saved") {
+			t.Errorf("dry run: exit %d, mode %q\n%s", code, dry.Mode, stderr)
+		}
+		d, w := dry.Totals, b.stats.Totals
+		if d.Records != w.Records || d.Duplicates != w.Duplicates || d.RevisitsWritten != w.RevisitsWritten ||
+			d.BytesSaved != w.BytesSaved || d.FilesRewritten != w.FilesRewritten {
+			t.Errorf("the dry run's figures are not what warcdedup run did:\n dry %+v\n run %+v", d, w)
+		}
+		for _, h := range hostNames {
+			for _, rel := range files(t, roots[h]) {
+				if sha(t, filepath.Join(roots[h], rel)) != before[h+"/"+rel] {
+					t.Errorf("the dry run changed %s on %s", rel, h)
+				}
+			}
+		}
+
 		start := time.Now()
-		code, stderr := runCluster(t, c, "--work-dir", work, hosts)
+		code, stderr = runCluster(t, c, "--work-dir", work, hosts)
 		t.Logf("warcdedup cluster: exit %d in %v\n%s", code, time.Since(start).Round(time.Millisecond), stderr)
 		sameAsBaseline(t, b, code, work, roots)
 
