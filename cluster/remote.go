@@ -45,6 +45,7 @@ type remoteFiles struct {
 // RemoteStats counts a rewrite's reads of originals on other hosts.
 type RemoteStats struct {
 	Reads int64 `json:"reads"` // originals read from another host
+	Bytes int64 `json:"bytes"` // their bytes as stored
 	// Moved counts those read from a version of their file that its
 	// host's rewrite had replaced, at the place its log gave.
 	Moved int64 `json:"moved"`
@@ -81,6 +82,7 @@ func (r *remoteFiles) Open(ctx context.Context, file string, offset, length int6
 			if err == nil {
 				r.mu.Lock()
 				r.stats.Reads++
+				r.stats.Bytes += length
 				if size != rf.size {
 					r.stats.Moved++
 				}

@@ -38,6 +38,7 @@ const (
 	cacheDir        = "cache"                  // warcsum's per-file cache
 	numberedFile    = "numbered.manifest"      // a range's lines resolved and numbered, on digest
 	byFilePrefix    = "by-file-"               // a range's lines of one host's files, on file: by-file-NAME
+	originalsPrefix = "originals-"             // a range's lines a host's rewrite looks originals up in: originals-NAME
 	violationsFile  = "violations.txt"
 )
 
@@ -312,9 +313,11 @@ func (k *task) resolve(ctx context.Context) error {
 }
 
 // splitByHost writes a range's numbered lines of each host's files to
-// by-file-NAME, sorted on file. The revisit lines without a digest in the
-// job's algorithm, which every range holds, go only into range 0's parts.
-// It returns how many such lines the range has.
+// by-file-NAME, sorted on file, for the host's rewrite, and the lines the
+// rewrite looks its originals up in to originals-NAME (see
+// originalsSplit). The revisit lines without a digest in the job's
+// algorithm, which every range holds, go only into range 0's parts. It
+// returns how many such lines the range has.
 func (k *task) splitByHost(ctx context.Context, numbered string, files map[string]hostFile) (int64, error) {
 	in, err := os.Open(numbered)
 	if err != nil {
@@ -324,11 +327,13 @@ func (k *task) splitByHost(ctx context.Context, numbered string, files map[strin
 	if err := os.MkdirAll(k.sorter.tmp, 0o755); err != nil {
 		return 0, err
 	}
+	dir := k.wd.rangeDir(k.Index, k.spec.Ranges)
 	type part struct {
 		f *os.File
 		w *bufio.Writer
 	}
 	parts := make([]part, len(k.spec.Hosts))
+	orig := &originalsSplit{limit: 4 << 20, dup: make([]bool, len(k.spec.Hosts))}
 	for i, h := range k.spec.Hosts {
 		f, err := os.Create(filepath.Join(k.sorter.tmp, "host-"+h.Name))
 		if err != nil {
@@ -336,6 +341,13 @@ func (k *task) splitByHost(ctx context.Context, numbered string, files map[strin
 		}
 		defer f.Close()
 		parts[i] = part{f, bufio.NewWriter(f)}
+		o, err := atomicfile.Create(filepath.Join(dir, originalsPrefix+h.Name), 0o644)
+		if err != nil {
+			return 0, err
+		}
+		defer o.Abort()
+		orig.files = append(orig.files, o)
+		orig.parts = append(orig.parts, bufio.NewWriterSize(o, 64<<10))
 	}
 	rd := manifest.NewReader(bufio.NewReaderSize(in, 256<<10), numbered)
 	var noDigest int64
@@ -362,8 +374,13 @@ func (k *task) splitByHost(ctx context.Context, numbered string, files map[strin
 		if _, err := parts[f.host].w.Write(buf); err != nil {
 			return 0, err
 		}
+		if err := orig.add(&l, buf, f.host); err != nil {
+			return 0, err
+		}
 	}
-	dir := k.wd.rangeDir(k.Index, k.spec.Ranges)
+	if err := orig.close(); err != nil {
+		return 0, err
+	}
 	for i, h := range k.spec.Hosts {
 		if err := parts[i].w.Flush(); err != nil {
 			return 0, err
@@ -375,12 +392,94 @@ func (k *task) splitByHost(ctx context.Context, numbered string, files map[strin
 	return noDigest, nil
 }
 
-// numberedTables opens every range's numbered manifest, where the rewrite
-// looks up originals by digest.
-func (k *task) numberedTables() ([]*manifest.Table, error) {
+// originalsSplit writes, for each host, the lines of a range that its
+// rewrite looks originals up in: the kept (copy 1) and revisit lines of
+// every digest of which the host has a duplicate, and the revisit lines
+// without a digest, which pin records of any digest. A host's rewrite so
+// reads a share of the numbered manifest that grows with its own
+// duplicates, not the whole of it. The lines of one digest are held until
+// the digest ends; past limit bytes they go to every host as they come.
+type originalsSplit struct {
+	files  []*atomicfile.File
+	parts  []*bufio.Writer
+	limit  int
+	digest string
+	held   []byte // kept and revisit lines of the digest
+	dup    []bool // hosts with a duplicate of the digest
+	all    bool   // the digest's lines go to every host
+}
+
+func (o *originalsSplit) add(l *manifest.Line, text []byte, host int) error {
+	if l.Digest == manifest.NoDigest {
+		return o.toAll(text)
+	}
+	if l.Digest != o.digest {
+		if err := o.endDigest(); err != nil {
+			return err
+		}
+		o.digest = l.Digest
+	}
+	switch {
+	case l.IsDuplicate():
+		o.dup[host] = true
+	case o.all:
+		return o.toAll(text)
+	default:
+		o.held = append(o.held, text...)
+		if len(o.held) > o.limit {
+			o.all = true
+			err := o.toAll(o.held)
+			o.held = o.held[:0]
+			return err
+		}
+	}
+	return nil
+}
+
+func (o *originalsSplit) toAll(text []byte) error {
+	for _, w := range o.parts {
+		if _, err := w.Write(text); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// endDigest writes the digest's lines to the hosts with a duplicate of it.
+func (o *originalsSplit) endDigest() error {
+	for h, dup := range o.dup {
+		if dup && len(o.held) > 0 {
+			if _, err := o.parts[h].Write(o.held); err != nil {
+				return err
+			}
+		}
+		o.dup[h] = false
+	}
+	o.held, o.all = o.held[:0], false
+	return nil
+}
+
+func (o *originalsSplit) close() error {
+	if err := o.endDigest(); err != nil {
+		return err
+	}
+	for i, w := range o.parts {
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		if err := commit(o.files[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// originalsTables opens every range's originals part of the host, where
+// its rewrite looks up originals by digest.
+func (k *task) originalsTables() ([]*manifest.Table, error) {
 	var tables []*manifest.Table
 	for r := range k.spec.Ranges {
-		t, err := manifest.OpenTable(filepath.Join(k.wd.rangeDir(r, k.spec.Ranges), numberedFile))
+		t, err := manifest.OpenTable(filepath.Join(k.wd.rangeDir(r, k.spec.Ranges), originalsPrefix+k.host.Name))
 		if err != nil {
 			for _, t := range tables {
 				t.Close()
@@ -394,8 +493,9 @@ func (k *task) numberedTables() ([]*manifest.Table, error) {
 
 // rewrite turns a host's duplicates into revisits in place (stage 3), or
 // measures what it would do: warcrefs over the host's lines of every
-// range, merged on file, with every range's numbered manifest as the
-// originals, read locally or over HTTP from the other hosts (remoteFiles).
+// range, merged on file, with its originals parts of every range as the
+// originals manifest, the originals read locally or over HTTP from the
+// other hosts (remoteFiles).
 func (k *task) rewrite(ctx context.Context) error {
 	h := k.host
 	var inputs []string
@@ -440,7 +540,7 @@ func (k *task) rewrite(ctx context.Context) error {
 		// them: only this job's runs move the manifest's offsets.
 		log.Since(hashed[k.step.Host].LogSize)
 	}
-	tables, err := k.numberedTables()
+	tables, err := k.originalsTables()
 	if err != nil {
 		return err
 	}
