@@ -61,12 +61,16 @@ test-browser:
 	$(GO) test -count=1 -timeout 15m -tags browser -run '^TestReplay' -v ./e2e/replay
 	$(GO) test -count=1 -timeout 5m -tags browser -run '^TestReport' -v ./report
 
-# The Slurm smoke test: a real three-node cluster on this machine
-# (internal/slurmtest), jobs pinned to nodes, arrays, dependencies, a node
-# crash and retries; about a minute. Needs Debian's slurmctld, slurmd,
-# slurm-client and munge (.ci/run installs them).
+# The Slurm tests: a real three-node cluster on this machine
+# (internal/slurmtest): its smoke test (jobs pinned to nodes, arrays,
+# dependencies, a node crash and retries; about a minute), then warcdedup
+# cluster against warcdedup run on three storage hosts (one nginx each),
+# with a fault in every stage and a storage host down (e2e/cluster; about
+# three minutes). One package at a time: each starts its own cluster.
+# Needs Debian's slurmctld, slurmd, slurm-client, munge and nginx (.ci/run
+# installs them).
 test-cluster:
-	WARCDEDUP_TEST_CLUSTER=1 WARCDEDUP_REQUIRE_SLURM=1 $(GO) test -count=1 -v -timeout 10m ./internal/slurmtest
+	WARCDEDUP_TEST_CLUSTER=1 WARCDEDUP_REQUIRE_SLURM=1 $(GO) test -p 1 -count=1 -v -timeout 20m ./internal/slurmtest ./e2e/cluster
 
 # Each fuzz target for FUZZTIME (the seed corpora also run in `make test`).
 FUZZTIME ?= 1m

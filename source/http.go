@@ -100,6 +100,32 @@ func (h *HTTP) slot(ctx context.Context, host string) (release func(), err error
 // first request is made before Open returns, so a missing file is an error
 // here; later failures are retried from the byte where they happened.
 func (h *HTTP) Open(ctx context.Context, rawURL string, offset, length int64) (io.ReadCloser, error) {
+	return h.open(ctx, rawURL, offset, length, -1)
+}
+
+// SizeError is a file that is not the size it was expected to have: another
+// version of it than the one the offsets were computed for.
+type SizeError struct {
+	URL  string
+	Want int64
+	Got  int64 // -1 when the server did not say
+}
+
+func (e *SizeError) Error() string {
+	return fmt.Sprintf("%s: the file is %d bytes, not the %d expected (another version of it)", e.URL, e.Got, e.Want)
+}
+
+// OpenSized is Open of a file that must be size bytes long: the first
+// response's Content-Range must give that size, or the reader is not
+// returned and the error is a *SizeError. The bytes read then come from
+// that version of the file (a resumed request asks for that version only).
+// A reader of a file that another host replaces by shorter versions tells
+// by the size which version it read, and so where its records are.
+func (h *HTTP) OpenSized(ctx context.Context, rawURL string, offset, length, size int64) (io.ReadCloser, error) {
+	return h.open(ctx, rawURL, offset, length, size)
+}
+
+func (h *HTTP) open(ctx context.Context, rawURL string, offset, length, size int64) (io.ReadCloser, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, err
@@ -108,7 +134,7 @@ func (h *HTTP) Open(ctx context.Context, rawURL string, offset, length int64) (i
 	if err != nil {
 		return nil, err
 	}
-	r := &rangeReader{h: h, ctx: ctx, url: rawURL, pos: offset, start: offset, end: offset + length, release: release}
+	r := &rangeReader{h: h, ctx: ctx, url: rawURL, pos: offset, start: offset, end: offset + length, release: release, size: size}
 	if h.MinRate > 0 {
 		r.deadline = time.Now().Add(time.Duration(h.Retries+1) * r.allowance())
 	}
@@ -138,6 +164,7 @@ type rangeReader struct {
 	validator string    // ETag, or Last-Modified
 	total     string    // from Content-Range
 	deadline  time.Time // for the whole record; zero: none
+	size      int64     // the file's size that the first response must give; -1: any
 }
 
 // allowance is how long an attempt may take for the bytes still to come.
@@ -238,6 +265,13 @@ func (r *rangeReader) check(resp *http.Response) error {
 			return &HTTPError{r.url, fmt.Sprintf("the file changed while it was read (size %s, now %s)", r.total, total)}
 		}
 		if r.total == "" {
+			if r.size >= 0 && total != strconv.FormatInt(r.size, 10) {
+				got, err := strconv.ParseInt(total, 10, 64)
+				if err != nil {
+					got = -1
+				}
+				return &SizeError{URL: r.url, Want: r.size, Got: got}
+			}
 			r.total = total
 			r.validator = resp.Header.Get("ETag")
 			if r.validator == "" || strings.HasPrefix(r.validator, "W/") {
@@ -253,9 +287,21 @@ func (r *rangeReader) check(resp *http.Response) error {
 		// A server that ignores Range sends the whole file; that is only
 		// the bytes asked for when they are the whole file.
 		if r.pos == 0 && resp.ContentLength == r.end {
+			if r.size >= 0 && r.size != r.end {
+				return &SizeError{URL: r.url, Want: r.size, Got: resp.ContentLength}
+			}
 			return nil
 		}
 		return &HTTPError{r.url, "server ignored the Range request (200 instead of 206)"}
+	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable && r.size >= 0 && r.end <= r.size:
+		// The version expected holds the range: this one is shorter.
+		got := int64(-1)
+		if n, ok := strings.CutPrefix(resp.Header.Get("Content-Range"), "bytes */"); ok {
+			if v, err := strconv.ParseInt(n, 10, 64); err == nil {
+				got = v
+			}
+		}
+		return &SizeError{URL: r.url, Want: r.size, Got: got}
 	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable:
 		return &HTTPError{r.url, fmt.Sprintf("%s: the file is shorter than offset %d", resp.Status, r.pos)}
 	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusRequestTimeout:

@@ -277,3 +277,54 @@ func TestHTTPTrickle(t *testing.T) {
 		t.Errorf("took %v, the allowance is %v", took, allowance)
 	}
 }
+
+// TestHTTPOpenSized proves that a reader of a file of an expected size gets
+// the bytes of that version only: another size is a *SizeError that names
+// the size found, before any byte is handed over, and is not retried.
+func TestHTTPOpenSized(t *testing.T) {
+	tests := []struct {
+		name    string
+		path    string
+		size    int64
+		wantGot int64 // -2: no error
+	}{
+		{"the expected version", "/f", int64(len(blob)), -2},
+		{"a shorter version than expected", "/f", int64(len(blob)) + 100, int64(len(blob))},
+		{"through a redirect", "/front", int64(len(blob)) - 1, int64(len(blob))},
+		{"a version too short for the range (416)", "/short", int64(len(blob)), 50},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, count := faultServer(t, func(n int64, w http.ResponseWriter, r *http.Request) bool {
+				switch r.URL.Path {
+				case "/front":
+					http.Redirect(w, r, "/f", http.StatusFound)
+					return true
+				case "/short":
+					http.ServeContent(w, r, "f", time.Time{}, bytes.NewReader(blob[:50]))
+					return true
+				}
+				return false
+			})
+			r, err := testHTTP().OpenSized(context.Background(), srv.URL+tt.path, 10, 100, tt.size)
+			var se *SizeError
+			if tt.wantGot == -2 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := io.ReadAll(r)
+				r.Close()
+				if err != nil || !bytes.Equal(got, blob[10:110]) {
+					t.Fatalf("err %v, %d bytes", err, len(got))
+				}
+				return
+			}
+			if !errors.As(err, &se) || se.Got != tt.wantGot || se.Want != tt.size {
+				t.Fatalf("err %v, want a SizeError saying %d, not %d", err, tt.wantGot, tt.size)
+			}
+			if want := int64(1) + map[bool]int64{true: 1}[tt.path == "/front"]; count.Load() != want {
+				t.Errorf("%d requests, want %d (no retry)", count.Load(), want)
+			}
+		})
+	}
+}

@@ -40,7 +40,7 @@ var manual = cmdutil.Manual{
 					Run: "warcdedup run --index /archive/dedup-index /archive/2024-05\n" +
 						"warcdedup run --index /archive/dedup-index /archive/2024-06"},
 			},
-			SeeAlso: []string{"warcdedup-assess(1)", "warcdedup-undo(1)", "warcdedup-index(1)", "warcsum(1)", "warccollres(1)", "warcrefs(1)", "warcsumcmp(1)", "warccdx(1)", "sort(1)"},
+			SeeAlso: []string{"warcdedup-assess(1)", "warcdedup-undo(1)", "warcdedup-index(1)", "warcdedup-cluster(1)", "warcsum(1)", "warccollres(1)", "warcrefs(1)", "warcsumcmp(1)", "warccdx(1)", "sort(1)"},
 		},
 		"assess": {
 			Exit: map[int]string{
@@ -58,6 +58,28 @@ var manual = cmdutil.Manual{
 					Run: "warcdedup assess --cdx /archive/indexes/*.cdxj.gz"},
 			},
 			SeeAlso: []string{"warcdedup-run(1)", "warcdedup-index(1)"},
+		},
+		"cluster": {
+			Exit: map[int]string{
+				cmdutil.ExitOK:      "Every stage finished on every host: the collection is deduplicated (with --dry-run: measured) and the verification proved that no record was lost.",
+				cmdutil.ExitDamaged: "The job finished, but records were damaged, lines stale (a storage host down, a file changed), files refused, or tasks failed for good; the summary names them and the stage.",
+				cmdutil.ExitFatal:   "The job stopped: bad usage, a HOSTS file that cannot be read, Slurm that cannot be reached, or an interruption. The Slurm jobs go on; the same command follows them again.",
+			},
+			Examples: []cmdutil.Example{
+				{Says: "Three storage hosts, each serving its share over HTTP; see the jobs, measure, then deduplicate:",
+					Run: "cat hosts\n" +
+						"store1 /data/warcs http://store1/warcs\n" +
+						"store2 /data/warcs http://store2/warcs\n" +
+						"store3 /data/warcs http://store3/warcs\n" +
+						"warcdedup cluster --plan --work-dir /shared/job hosts\n" +
+						"warcdedup cluster --dry-run --work-dir /shared/job hosts\n" +
+						"warcdedup cluster --work-dir /shared/job hosts"},
+				{Says: "Run the jobs in a partition of their own, and cancel them:",
+					Run: "warcdedup cluster --sbatch=--partition=storage \\\n" +
+						"  --work-dir /shared/job hosts\n" +
+						"warcdedup cluster --cancel --work-dir /shared/job hosts"},
+			},
+			SeeAlso: []string{"warcdedup-run(1)", "sbatch(1)", "squeue(1)", "scontrol(1)"},
 		},
 		"undo": {
 			Exit: map[int]string{

@@ -66,6 +66,7 @@ type Stage struct {
 	Unit    string // "bytes", "lines", "files": bytes are shown in human units
 	total   atomic.Int64
 	done    atomic.Int64
+	note    atomic.Pointer[string]
 	start   time.Time
 	lastLog time.Time
 }
@@ -100,6 +101,10 @@ func (s *Stage) Counter() *atomic.Int64 { return &s.done }
 
 // SetTotal changes the stage's total once it is known.
 func (s *Stage) SetTotal(n int64) { s.total.Store(n) }
+
+// SetNote sets words shown after the stage's figures (for a stage done by
+// many tasks elsewhere: how many are done, running, waiting).
+func (s *Stage) SetNote(note string) { s.note.Store(&note) }
 
 // Done ends the stage and returns how long it took.
 func (s *Stage) Done(note string) time.Duration {
@@ -143,6 +148,10 @@ func (s *Stage) status(now time.Time) string {
 			b.WriteString("  ETA ")
 			b.WriteString(Duration(time.Duration(float64(total-done) / rate * float64(time.Second))))
 		}
+	}
+	if note := s.note.Load(); note != nil && *note != "" {
+		b.WriteString("  ")
+		b.WriteString(*note)
 	}
 	return b.String()
 }

@@ -60,3 +60,23 @@ func TestPlain(t *testing.T) {
 		t.Errorf("tee has %d lines, output %d", n, strings.Count(text, "\n"))
 	}
 }
+
+// TestNote proves that a stage's note follows its figures in the progress
+// line, and changes when it is set again.
+func TestNote(t *testing.T) {
+	var out bytes.Buffer
+	d := NewPlain(&out, "warcdedup")
+	d.every = 0
+	s := d.Start("resolve", "lines", 10)
+	s.SetNote("tasks 1/4 done, 2 running")
+	s.Add(5)
+	s.SetNote("tasks 3/4 done")
+	s.Add(1)
+	s.Done("")
+	text := out.String()
+	for _, want := range []string{"resolve  5 lines / 10 lines (50%)", "tasks 1/4 done, 2 running\n", "tasks 3/4 done\n"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+}

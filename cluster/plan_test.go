@@ -1,0 +1,74 @@
+package cluster
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestPlan proves the steps of a job and what each waits for, for a real
+// run and a dry run: hash on every host, the resolve array after them all,
+// each host's rewrite after the whole array, its hash again after its own
+// rewrite, verify after every hash again, the account last.
+func TestPlan(t *testing.T) {
+	hosts := []Host{{Name: "a"}, {Name: "b"}}
+	tests := []struct {
+		dryRun bool
+		want   []string // "name kind host tasks <- deps"
+	}{
+		{false, []string{
+			"hash@a 0 1 <- ", "hash@b 1 1 <- ",
+			"resolve -1 5 <- hash@a,hash@b",
+			"rewrite@a 0 1 <- resolve", "rewrite@b 1 1 <- resolve",
+			"rehash@a 0 1 <- rewrite@a", "rehash@b 1 1 <- rewrite@b",
+			"verify -1 1 <- rehash@a,rehash@b",
+			"account -1 1 <- verify",
+		}},
+		{true, []string{
+			"hash@a 0 1 <- ", "hash@b 1 1 <- ",
+			"resolve -1 5 <- hash@a,hash@b",
+			"rewrite@a 0 1 <- resolve", "rewrite@b 1 1 <- resolve",
+			"account -1 1 <- rewrite@a,rewrite@b",
+		}},
+	}
+	for _, tt := range tests {
+		p := NewPlan(&Spec{Params: Params{Hosts: hosts, Ranges: 5, DryRun: tt.dryRun}})
+		var got []string
+		for _, s := range p.Steps {
+			got = append(got, s.Name+" "+itoa(s.Host)+" "+itoa(s.Tasks)+" <- "+strings.Join(s.Deps, ","))
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("dry run %v:\n got %q\nwant %q", tt.dryRun, got, tt.want)
+		}
+		for i, s := range p.Steps {
+			for _, d := range s.Deps {
+				if j := slices.IndexFunc(p.Steps, func(x Step) bool { return x.Name == d }); j < 0 || j >= i {
+					t.Errorf("%s depends on %s, which is not before it", s.Name, d)
+				}
+			}
+		}
+	}
+	p := NewPlan(&Spec{Params: Params{Hosts: hosts, Ranges: 2}})
+	if got := p.Dependents("resolve"); !slices.Equal(got, []string{"rewrite@a", "rewrite@b"}) {
+		t.Errorf("dependents of resolve: %q", got)
+	}
+	if got := p.Stages(); !slices.Equal(got, []string{StageHash, StageResolve, StageRewrite, StageAfter, StageVerify, StageAccount}) {
+		t.Errorf("stages %q", got)
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestRangeName proves that ranges are named as warcsumsplit --hash-ranges
+// names its parts.
+func TestRangeName(t *testing.T) {
+	for _, tt := range []struct {
+		r, n int
+		want string
+	}{{0, 1, "000"}, {7, 8, "007"}, {999, 1000, "999"}, {12, 1001, "0012"}} {
+		if got := rangeName(tt.r, tt.n); got != tt.want {
+			t.Errorf("range %d of %d: %s, want %s", tt.r, tt.n, got, tt.want)
+		}
+	}
+}

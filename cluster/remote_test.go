@@ -1,0 +1,170 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"warcdedup/refs"
+	"warcdedup/rewritelog"
+	"warcdedup/source"
+)
+
+// A file of 1000 bytes and its rewrite: the record at 200 (300 bytes)
+// becomes a revisit of 100 bytes, and the one at 700 (200 bytes) one of 50,
+// so the record at 600 moves to 400 and the file is 650 bytes long.
+var (
+	v0 = func() []byte {
+		b := make([]byte, 1000)
+		for i := range b {
+			b[i] = byte(i*7 + i/13)
+		}
+		return b
+	}()
+	v1 = func() []byte {
+		b := append([]byte(nil), v0[:200]...)
+		b = append(b, bytes.Repeat([]byte{'r'}, 100)...)
+		b = append(b, v0[500:700]...)
+		b = append(b, bytes.Repeat([]byte{'s'}, 50)...)
+		return append(b, v0[900:]...)
+	}()
+)
+
+// logBlockText is a log's "# file" line for d/a.warc and, of its two
+// entries, the first n.
+func logBlockText(n int) string {
+	fx := rewritelog.Fixity{File: "d/a.warc", OldSize: 1000, OldSHA256: "aa", NewSize: 650, NewSHA256: "bb"}
+	b := append(fx.AppendTo(nil), '\n')
+	for i, e := range []rewritelog.Entry{
+		{File: "d/a.warc", OldOffset: 200, OldLength: 300, NewOffset: 200, NewLength: 100, Kind: rewritelog.Revisit, PayloadDigest: "sha1:X", RefersToURI: "http://e/", RefersTo: "2020-01-01T00:00:00Z"},
+		{File: "d/a.warc", OldOffset: 700, OldLength: 200, NewOffset: 500, NewLength: 50, Kind: rewritelog.Revisit, PayloadDigest: "sha1:Y", RefersToURI: "http://e/", RefersTo: "2020-01-01T00:00:00Z"},
+	} {
+		if i < n {
+			b = append(e.AppendTo(b), '\n')
+		}
+	}
+	return string(b)
+}
+
+// TestHostLog proves what a reader of another host's rewrite log takes a
+// file's version and its records' places from: only whole blocks logged
+// since the job's hash, in order.
+func TestHostLog(t *testing.T) {
+	earlier := "# run 2019-01-01T00:00:00Z\n" + strings.ReplaceAll(logBlockText(2), "1000 aa 650 bb", "1200 cc 1000 aa") // an earlier job's
+	tests := []struct {
+		name    string
+		log     string // "" for no log file
+		since   int64
+		offset  int64
+		size    int64
+		at      int64
+		wantErr string
+	}{
+		{"no log: the hashed version", "", 0, 600, 1000, 600, ""},
+		{"a whole block: the record moved", "# run 2026-01-01T00:00:00Z\n" + logBlockText(2), 0, 600, 650, 400, ""},
+		{"before the first rewritten record: not moved", "# run 2026-01-01T00:00:00Z\n" + logBlockText(2), 0, 100, 650, 100, ""},
+		{"after both", "# run 2026-01-01T00:00:00Z\n" + logBlockText(2), 0, 950, 650, 600, ""},
+		{"a record rewritten is no original", "# run 2026-01-01T00:00:00Z\n" + logBlockText(2), 0, 200, 0, 0, refs.ErrRewritten.Error()},
+		{"inside a rewritten record", "# run 2026-01-01T00:00:00Z\n" + logBlockText(2), 0, 300, 0, 0, "inside the record at 200"},
+		{"a block half written is not taken", "# run 2026-01-01T00:00:00Z\n" + logBlockText(1), 0, 600, 1000, 600, ""},
+		{"a line half written is not taken", "# run 2026-01-01T00:00:00Z\n" + logBlockText(2)[:len(logBlockText(2))-5], 0, 600, 1000, 600, ""},
+		{"an earlier job's block is left out", earlier + "# run 2026-01-01T00:00:00Z\n" + logBlockText(2), int64(len(earlier)), 600, 650, 400, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			name := filepath.Join(t.TempDir(), "rewrite.log")
+			if tt.log != "" {
+				if err := os.WriteFile(name, []byte(tt.log), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			size, at, err := newHostLog(name, tt.since).locate("d/a.warc", 1000, tt.offset)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || size != tt.size || at != tt.at {
+				t.Fatalf("size %d at %d (%v), want size %d at %d", size, at, err, tt.size, tt.at)
+			}
+		})
+	}
+
+	// The log grows: a half-written block is taken once it is whole.
+	name := filepath.Join(t.TempDir(), "rewrite.log")
+	os.WriteFile(name, []byte("# run 2026-01-01T00:00:00Z\n"+logBlockText(1)), 0o644)
+	l := newHostLog(name, 0)
+	if size, _, _ := l.locate("d/a.warc", 1000, 600); size != 1000 {
+		t.Fatalf("half a block: size %d", size)
+	}
+	os.WriteFile(name, []byte("# run 2026-01-01T00:00:00Z\n"+logBlockText(2)), 0o644)
+	if size, at, err := l.locate("d/a.warc", 1000, 600); size != 650 || at != 400 || err != nil {
+		t.Fatalf("the whole block: size %d at %d %v", size, at, err)
+	}
+}
+
+// TestRemoteFiles proves that an original on another host is read from
+// the version of its file the host's log names: while the host has
+// replaced the file but not logged it yet, the reader waits and reads
+// again, and gets the record's bytes at its new place; a version the log
+// never names fails after the wait with the sizes said.
+func TestRemoteFiles(t *testing.T) {
+	var content atomic.Pointer[[]byte]
+	content.Store(&v0)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.ServeContent(w, r, "a.warc", time.Time{}, bytes.NewReader(*content.Load()))
+	}))
+	defer srv.Close()
+	logName := filepath.Join(t.TempDir(), "rewrite.log")
+	h := source.NewHTTP(2)
+	h.Backoff = time.Millisecond
+	r := &remoteFiles{http: h, wait: 5 * time.Second, files: map[string]*remoteFile{
+		"d/a.warc": {url: srv.URL + "/d/a.warc", size: 1000, log: newHostLog(logName, 0)},
+	}}
+	read := func() ([]byte, error) {
+		body, err := r.Open(context.Background(), "d/a.warc", 600, 100)
+		if err != nil {
+			return nil, err
+		}
+		defer body.Close()
+		return io.ReadAll(body)
+	}
+	want := v0[600:700]
+	if got, err := read(); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("the hashed version: %v", err)
+	}
+
+	// Replaced, logged 300 ms later.
+	content.Store(&v1)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		os.WriteFile(logName, []byte("# run 2026-01-01T00:00:00Z\n"+logBlockText(2)), 0o644)
+	}()
+	start := time.Now()
+	if got, err := read(); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("the new version: %v (%q)", err, got)
+	}
+	if d := time.Since(start); d < 250*time.Millisecond {
+		t.Errorf("read after %v: before the log named the version", d)
+	}
+
+	// Replaced again, never logged.
+	v2 := v1[:640]
+	content.Store(&v2)
+	r.wait = 300 * time.Millisecond
+	_, err := read()
+	var se *source.SizeError
+	if !errors.As(err, &se) || se.Want != 650 || se.Got != 640 {
+		t.Fatalf("err %v, want the sizes 650 and 640 said", err)
+	}
+}

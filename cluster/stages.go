@@ -1,0 +1,776 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"warcdedup/atomicfile"
+	"warcdedup/collres"
+	"warcdedup/internal/progress"
+	"warcdedup/manifest"
+	"warcdedup/refs"
+	"warcdedup/source"
+	"warcdedup/split"
+	"warcdedup/verify"
+	"warcdedup/warcsum"
+)
+
+// The files of a host's directory.
+const (
+	beforeFile      = "before.manifest"        // warcsum of the root, file order
+	factsFile       = "facts.manifest"         // status and type of its responses
+	byDigestFile    = "by-digest.manifest"     // before.manifest sorted on digest
+	factsByFileFile = "facts-by-file.manifest" // facts.manifest sorted on file
+	rangePrefix     = "range"                  // by-digest.manifest cut by hash range: range-NNN
+	filesFile       = "files.tsv"              // escaped name and size of each file, when hashed
+	hostByFile      = "by-file.manifest"       // the host's numbered lines, on file
+	rewriteLog      = "rewrite.log"            // warcrefs' log, appended across runs
+	savedFile       = "saved.tsv"              // per record rewritten: file offset old-length new-length
+	afterFile       = "after.manifest"         // warcsum of the root after the rewrite
+	fixityFile      = "fixity.tsv"             // the files this job replaced
+	cacheDir        = "cache"                  // warcsum's per-file cache
+	numberedFile    = "numbered.manifest"      // a range's lines resolved and numbered, on digest
+	byFilePrefix    = "by-file-"               // a range's lines of one host's files, on file: by-file-NAME
+	originalsPrefix = "originals-"             // a range's lines a host's rewrite looks originals up in: originals-NAME
+	violationsFile  = "violations.txt"
+)
+
+// commit makes an atomic file appear under its name.
+func commit(f *atomicfile.File) error {
+	if err := f.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+		return err
+	}
+	return nil
+}
+
+// sum lists the host's root into a manifest of its directory (and facts),
+// through the host's cache of files unchanged since they were read.
+func (k *task) sum(ctx context.Context, manifestName, factsName string, damaged *errorsOf) (warcsum.Stats, []warcsum.Input, error) {
+	h := k.host
+	if fi, err := os.Stat(h.Root); err != nil {
+		return warcsum.Stats{}, nil, fmt.Errorf("root of %s: %w", h.Name, err)
+	} else if !fi.IsDir() {
+		return warcsum.Stats{}, nil, permanent("root of %s: %s is not a directory", h.Name, h.Root)
+	}
+	inputs, err := warcsum.Collect([]string{h.Root}, true)
+	if err != nil {
+		return warcsum.Stats{}, nil, err
+	}
+	if len(inputs) == 0 {
+		k.warn(fmt.Errorf("%s: no WARC or ARC file in %s", h.Name, h.Root))
+	}
+	opt := warcsum.Options{Algorithm: k.algo, Damage: func(err error) {
+		damaged.add(err)
+		k.printError(err)
+	}, Warn: func(error) {}}
+	cache, err := warcsum.NewCache(k.wd.host(h, cacheDir), opt)
+	if err != nil {
+		return warcsum.Stats{}, nil, err
+	}
+	var total int64
+	for _, in := range inputs {
+		total += in.Size
+	}
+	out, err := atomicfile.Create(k.wd.host(h, manifestName), 0o644)
+	if err != nil {
+		return warcsum.Stats{}, nil, err
+	}
+	defer out.Abort()
+	r := warcsum.Runner{Options: opt, Jobs: k.spec.Jobs, Cache: cache, Progress: new(warcsum.Progress),
+		OnFileError: func(in warcsum.Input, err error) {
+			damaged.add(err)
+			k.printError(err)
+		}}
+	var facts *atomicfile.File
+	if factsName != "" {
+		if facts, err = atomicfile.Create(k.wd.host(h, factsName), 0o644); err != nil {
+			return warcsum.Stats{}, nil, err
+		}
+		defer facts.Abort()
+		r.Facts = facts
+	}
+	k.prog.set("bytes", total)
+	stop := k.prog.follow(&r.Progress.Bytes)
+	st, err := r.Run(inputs, out)
+	stop()
+	if err != nil {
+		return st, nil, err
+	}
+	if err := commit(out); err != nil {
+		return st, nil, err
+	}
+	if facts != nil {
+		if err := commit(facts); err != nil {
+			return st, nil, err
+		}
+	}
+	return st, inputs, ctx.Err()
+}
+
+// hash lists a host's files (stage 1): the manifest, sorted on digest and
+// cut into the hash ranges, the facts sorted on file, and the files with
+// their sizes.
+func (k *task) hash(ctx context.Context) error {
+	h := k.host
+	var logSize int64
+	if fi, err := os.Stat(k.wd.host(h, rewriteLog)); err == nil {
+		logSize = fi.Size()
+	}
+	damaged := &errorsOf{limit: 100}
+	st, inputs, err := k.sum(ctx, beforeFile, factsFile, damaged)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	for _, in := range inputs {
+		fmt.Fprintf(&b, "%s %d\n", manifest.EscapeFile(in.Name), in.Size)
+	}
+	if err := writeFile(k.wd.host(h, filesFile), []byte(b.String())); err != nil {
+		return err
+	}
+	if err := k.sorter.sort(ctx, manifest.ByDigest, false, []string{k.wd.host(h, beforeFile)}, k.wd.host(h, byDigestFile)); err != nil {
+		return err
+	}
+	if err := k.sorter.sort(ctx, manifest.ByFile, false, []string{k.wd.host(h, factsFile)}, k.wd.host(h, factsByFileFile)); err != nil {
+		return err
+	}
+	// The ranges: each is a contiguous stretch of the digest order, so
+	// the parts of the sorted manifest are sorted.
+	in, err := os.Open(k.wd.host(h, byDigestFile))
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	parts := split.NewParts(k.wd.host(h, rangePrefix))
+	defer parts.Abort()
+	if err := split.ByHashRange(manifest.NewReader(bufio.NewReaderSize(in, 256<<10), in.Name()), in.Name(), parts, k.spec.Ranges); err != nil {
+		return err
+	}
+	if err := parts.Commit(); err != nil {
+		return err
+	}
+	lines := make([]int64, len(parts.List))
+	for i, p := range parts.List {
+		lines[i] = p.Lines
+	}
+	k.marker.Hash = &HashResult{Stats: st, Damaged: damaged.list, LogSize: logSize, RangeLines: lines}
+	k.marker.Note = fmt.Sprintf("%s files, %s records listed, %s damaged, %s files known unchanged",
+		progress.Count(st.Files), progress.Count(st.Listed), progress.Count(st.Damaged), progress.Count(st.Cached))
+	return nil
+}
+
+// hostFile is a file of the collection: the host that holds it and its
+// size when hashed.
+type hostFile struct {
+	host int
+	name string // unescaped
+	size int64
+}
+
+// collectionFiles reads every host's files.tsv: the collection's files by
+// manifest field 1. A name on two hosts is refused: a manifest line could
+// not say which file it lists.
+func (k *task) collectionFiles() (map[string]hostFile, error) {
+	files := map[string]hostFile{}
+	for i := range k.spec.Hosts {
+		h := &k.spec.Hosts[i]
+		f, err := os.Open(k.wd.host(h, filesFile))
+		if err != nil {
+			return nil, err
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for n := 1; sc.Scan(); n++ {
+			field, size, ok := strings.Cut(sc.Text(), " ")
+			sz, err := strconv.ParseInt(size, 10, 64)
+			if !ok || err != nil {
+				f.Close()
+				return nil, fmt.Errorf("%s:%d: want \"NAME SIZE\"", f.Name(), n)
+			}
+			name, err := manifest.UnescapeFile(field)
+			if err != nil {
+				f.Close()
+				return nil, fmt.Errorf("%s:%d: %w", f.Name(), n, err)
+			}
+			if prev, dup := files[field]; dup {
+				f.Close()
+				return nil, permanent("%s is on %s (%s) and on %s (%s): names relative to each root must be unique across the hosts",
+					name, k.spec.Hosts[prev.host].Name, k.spec.Hosts[prev.host].Root, h.Name, h.Root)
+			}
+			files[field] = hostFile{host: i, name: name, size: sz}
+		}
+		err = sc.Err()
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
+}
+
+// httpClient reads records from the storage hosts as the job's settings say.
+func (k *task) httpClient() *source.HTTP {
+	h := source.NewHTTP(k.spec.PerHost)
+	h.Retries = k.spec.HTTPRetries
+	if k.spec.HTTPTimeout > 0 {
+		h.IdleTimeout = k.spec.HTTPTimeout
+	}
+	h.MinRate = k.spec.MinRate
+	return h
+}
+
+// hashMarkers are the results of every host's hash task.
+func (k *task) hashMarkers() ([]*HashResult, error) {
+	out := make([]*HashResult, len(k.spec.Hosts))
+	for i, h := range k.spec.Hosts {
+		m := k.wd.readMarker(k.spec.ID, kindHash+"@"+h.Name, 0)
+		if m == nil || m.Hash == nil {
+			return nil, fmt.Errorf("%s has not been hashed in this job", h.Name)
+		}
+		out[i] = m.Hash
+	}
+	return out, nil
+}
+
+// resolve proves the duplicates of a hash range byte for byte and numbers
+// the copies (stage 2): the hosts' sorted parts of the range are merged
+// (sort -m) into warccollres -p, which reads every record over HTTP from
+// the host that holds it. The numbered lines are then split by host, each
+// host's sorted on file for its rewrite.
+func (k *task) resolve(ctx context.Context) error {
+	r, n := k.Index, k.spec.Ranges
+	hashed, err := k.hashMarkers()
+	if err != nil {
+		return err
+	}
+	files, err := k.collectionFiles()
+	if err != nil {
+		return err
+	}
+	loc := &source.Locator{Locations: map[string]string{}, HTTP: k.httpClient()}
+	for _, f := range files {
+		loc.Locations[f.name] = k.spec.Hosts[f.host].FileURL(f.name)
+	}
+	var inputs []string
+	var total int64
+	for i := range k.spec.Hosts {
+		inputs = append(inputs, k.wd.host(&k.spec.Hosts[i], rangePrefix+"-"+rangeName(r, n)))
+		total += hashed[i].RangeLines[r]
+	}
+	dir := k.wd.rangeDir(r, n)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	m, err := k.sorter.merge(ctx, manifest.ByDigest, inputs)
+	if err != nil {
+		return err
+	}
+	out, err := atomicfile.Create(filepath.Join(dir, numberedFile), 0o644)
+	if err != nil {
+		m.Wait()
+		return err
+	}
+	defer out.Abort()
+	stale := &errorsOf{limit: 100}
+	var prog collres.Progress
+	res := collres.Resolver{Source: loc, Policy: k.policy, Jobs: k.spec.Jobs, Proc: true, Progress: &prog,
+		Stale: func(err error) {
+			stale.add(err)
+			k.printError(err)
+		},
+		Warn: k.warn}
+	k.prog.set("lines", total)
+	stop := k.prog.follow(&prog.Lines)
+	bw := bufio.NewWriterSize(out, 256<<10)
+	st, err := res.Run(ctx, manifest.NewReader(bufio.NewReaderSize(m, 256<<10), "range "+rangeName(r, n)+" of the hosts' manifests"), bw)
+	stop()
+	if merr := m.Wait(); err == nil {
+		err = merr
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = commit(out)
+	}
+	if err != nil {
+		return err
+	}
+	noDigest, err := k.splitByHost(ctx, filepath.Join(dir, numberedFile), files)
+	if err != nil {
+		return err
+	}
+	k.marker.Resolve = &ResolveResult{Stats: st, Stale: stale.list, NoDigest: noDigest}
+	k.marker.Note = fmt.Sprintf("%s clusters, %s records compared, %s stale", progress.Count(st.Clusters), progress.Count(st.Fetched), progress.Count(st.Stale))
+	return nil
+}
+
+// splitByHost writes a range's numbered lines of each host's files to
+// by-file-NAME, sorted on file, for the host's rewrite, and the lines the
+// rewrite looks its originals up in to originals-NAME (see
+// originalsSplit). The revisit lines without a digest in the job's
+// algorithm, which every range holds, go only into range 0's parts. It
+// returns how many such lines the range has.
+func (k *task) splitByHost(ctx context.Context, numbered string, files map[string]hostFile) (int64, error) {
+	in, err := os.Open(numbered)
+	if err != nil {
+		return 0, err
+	}
+	defer in.Close()
+	if err := os.MkdirAll(k.sorter.tmp, 0o755); err != nil {
+		return 0, err
+	}
+	dir := k.wd.rangeDir(k.Index, k.spec.Ranges)
+	type part struct {
+		f *os.File
+		w *bufio.Writer
+	}
+	parts := make([]part, len(k.spec.Hosts))
+	orig := &originalsSplit{limit: 4 << 20, dup: make([]bool, len(k.spec.Hosts))}
+	for i, h := range k.spec.Hosts {
+		f, err := os.Create(filepath.Join(k.sorter.tmp, "host-"+h.Name))
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		parts[i] = part{f, bufio.NewWriter(f)}
+		o, err := atomicfile.Create(filepath.Join(dir, originalsPrefix+h.Name), 0o644)
+		if err != nil {
+			return 0, err
+		}
+		defer o.Abort()
+		orig.files = append(orig.files, o)
+		orig.parts = append(orig.parts, bufio.NewWriterSize(o, 64<<10))
+	}
+	rd := manifest.NewReader(bufio.NewReaderSize(in, 256<<10), numbered)
+	var noDigest int64
+	var buf []byte
+	for {
+		l, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+		if l.Digest == manifest.NoDigest {
+			noDigest++
+			if k.Index > 0 {
+				continue
+			}
+		}
+		f, ok := files[l.File]
+		if !ok {
+			return 0, rd.Errorf("%s is on no host", l.File)
+		}
+		buf = l.Append(buf[:0])
+		if _, err := parts[f.host].w.Write(buf); err != nil {
+			return 0, err
+		}
+		if err := orig.add(&l, buf, f.host); err != nil {
+			return 0, err
+		}
+	}
+	if err := orig.close(); err != nil {
+		return 0, err
+	}
+	for i, h := range k.spec.Hosts {
+		if err := parts[i].w.Flush(); err != nil {
+			return 0, err
+		}
+		if err := k.sorter.sort(ctx, manifest.ByFile, false, []string{parts[i].f.Name()}, filepath.Join(dir, byFilePrefix+h.Name)); err != nil {
+			return 0, err
+		}
+	}
+	return noDigest, nil
+}
+
+// originalsSplit writes, for each host, the lines of a range that its
+// rewrite looks originals up in: the kept (copy 1) and revisit lines of
+// every digest of which the host has a duplicate, and the revisit lines
+// without a digest, which pin records of any digest. A host's rewrite so
+// reads a share of the numbered manifest that grows with its own
+// duplicates, not the whole of it. The lines of one digest are held until
+// the digest ends; past limit bytes they go to every host as they come.
+type originalsSplit struct {
+	files  []*atomicfile.File
+	parts  []*bufio.Writer
+	limit  int
+	digest string
+	held   []byte // kept and revisit lines of the digest
+	dup    []bool // hosts with a duplicate of the digest
+	all    bool   // the digest's lines go to every host
+}
+
+func (o *originalsSplit) add(l *manifest.Line, text []byte, host int) error {
+	if l.Digest == manifest.NoDigest {
+		return o.toAll(text)
+	}
+	if l.Digest != o.digest {
+		if err := o.endDigest(); err != nil {
+			return err
+		}
+		o.digest = l.Digest
+	}
+	switch {
+	case l.IsDuplicate():
+		o.dup[host] = true
+	case o.all:
+		return o.toAll(text)
+	default:
+		o.held = append(o.held, text...)
+		if len(o.held) > o.limit {
+			o.all = true
+			err := o.toAll(o.held)
+			o.held = o.held[:0]
+			return err
+		}
+	}
+	return nil
+}
+
+func (o *originalsSplit) toAll(text []byte) error {
+	for _, w := range o.parts {
+		if _, err := w.Write(text); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// endDigest writes the digest's lines to the hosts with a duplicate of it.
+func (o *originalsSplit) endDigest() error {
+	for h, dup := range o.dup {
+		if dup && len(o.held) > 0 {
+			if _, err := o.parts[h].Write(o.held); err != nil {
+				return err
+			}
+		}
+		o.dup[h] = false
+	}
+	o.held, o.all = o.held[:0], false
+	return nil
+}
+
+func (o *originalsSplit) close() error {
+	if err := o.endDigest(); err != nil {
+		return err
+	}
+	for i, w := range o.parts {
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		if err := commit(o.files[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// originalsTables opens every range's originals part of the host, where
+// its rewrite looks up originals by digest.
+func (k *task) originalsTables() ([]*manifest.Table, error) {
+	var tables []*manifest.Table
+	for r := range k.spec.Ranges {
+		t, err := manifest.OpenTable(filepath.Join(k.wd.rangeDir(r, k.spec.Ranges), originalsPrefix+k.host.Name))
+		if err != nil {
+			for _, t := range tables {
+				t.Close()
+			}
+			return nil, err
+		}
+		tables = append(tables, t)
+	}
+	return tables, nil
+}
+
+// rewrite turns a host's duplicates into revisits in place (stage 3), or
+// measures what it would do: warcrefs over the host's lines of every
+// range, merged on file, with its originals parts of every range as the
+// originals manifest, the originals read locally or over HTTP from the
+// other hosts (remoteFiles).
+func (k *task) rewrite(ctx context.Context) error {
+	h := k.host
+	var inputs []string
+	for r := range k.spec.Ranges {
+		inputs = append(inputs, filepath.Join(k.wd.rangeDir(r, k.spec.Ranges), byFilePrefix+h.Name))
+	}
+	byFile := k.wd.host(h, hostByFile)
+	if err := k.sorter.sort(ctx, manifest.ByFile, true, inputs, byFile); err != nil {
+		return err
+	}
+	hashed, err := k.hashMarkers()
+	if err != nil {
+		return err
+	}
+	files, err := k.collectionFiles()
+	if err != nil {
+		return err
+	}
+	remote := &remoteFiles{local: &source.Locator{Roots: []string{h.Root}}, http: k.httpClient(),
+		files: map[string]*remoteFile{}, wait: k.spec.VersionWait}
+	logs := make([]*hostLog, len(k.spec.Hosts))
+	var total int64
+	for field, f := range files {
+		if f.host == k.step.Host {
+			total += f.size
+			continue
+		}
+		if logs[f.host] == nil {
+			logs[f.host] = newHostLog(k.wd.host(&k.spec.Hosts[f.host], rewriteLog), hashed[f.host].LogSize)
+		}
+		remote.files[field] = &remoteFile{url: k.spec.Hosts[f.host].FileURL(f.name), size: f.size, log: logs[f.host]}
+	}
+	var log *refs.Log
+	if k.spec.DryRun {
+		log = refs.NewLog(io.Discard)
+	} else {
+		if log, err = refs.OpenLog(k.wd.host(h, rewriteLog)); err != nil {
+			return err
+		}
+		defer log.Close()
+		// Earlier jobs' runs shortened the files before this job hashed
+		// them: only this job's runs move the manifest's offsets.
+		log.Since(hashed[k.step.Host].LogSize)
+	}
+	tables, err := k.originalsTables()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, t := range tables {
+			t.Close()
+		}
+	}()
+	originals, err := refs.NewOriginals(remote, log, tables...)
+	if err != nil {
+		return err
+	}
+	in, err := os.Open(byFile)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	saved, err := atomicfile.Create(k.wd.host(h, savedFile), 0o644)
+	if err != nil {
+		return err
+	}
+	defer saved.Abort()
+	sw := bufio.NewWriter(saved)
+	refused := &errorsOf{}
+	var prog refs.Progress
+	rw := refs.Rewriter{Roots: []string{h.Root}, InPlace: true, DryRun: k.spec.DryRun, Originals: originals,
+		Policy: k.policy, HardLinks: k.spec.HardLinks, Jobs: k.spec.Jobs, Progress: &prog,
+		Refused: func(err error) {
+			refused.add(err)
+			k.printError(err)
+		},
+		Warn: k.warn,
+		Record: func(l *manifest.Line, revisitLength int64) {
+			fmt.Fprintf(sw, "%s %d %d %d\n", l.File, l.Offset, l.Length, revisitLength)
+		}}
+	k.prog.set("bytes", total)
+	stop := k.prog.follow(&prog.Bytes)
+	st, err := rw.Run(ctx, manifest.NewReader(bufio.NewReaderSize(in, 256<<10), byFile), log)
+	stop()
+	if err == nil {
+		err = sw.Flush()
+	}
+	if err == nil {
+		err = commit(saved)
+	}
+	if err != nil {
+		return err
+	}
+	k.marker.Rewrite = &RewriteResult{Stats: st, Refused: refused.list, Remote: remote.stats}
+	verb := "written"
+	if k.spec.DryRun {
+		verb = "that would be written"
+	}
+	k.marker.Note = fmt.Sprintf("%s revisits %s in %s files, %s refused; %s originals read from other hosts, %s of them in files replaced since",
+		progress.Count(st.Revisits+st.AlreadyRevisit), verb, progress.Count(st.Rewritten), progress.Count(st.Refused),
+		progress.Count(remote.stats.Reads), progress.Count(remote.stats.Moved))
+	fmt.Fprintf(k.Log, "warcdedup: %s: %s\n", k.name(), k.marker.Note)
+	return nil
+}
+
+// hashAfter lists a host's files again (stage 4); only those the rewrite
+// replaced are read, the cache knows the others unchanged.
+func (k *task) hashAfter(ctx context.Context) error {
+	st, _, err := k.sum(ctx, afterFile, "", &errorsOf{limit: 100})
+	if err != nil {
+		return err
+	}
+	k.marker.After = &st
+	k.marker.Note = fmt.Sprintf("%s files read again, %s known unchanged", progress.Count(st.Files-st.Cached), progress.Count(st.Cached))
+	return nil
+}
+
+// concat opens files as one stream.
+func concat(names []string) (io.Reader, func(), error) {
+	var readers []io.Reader
+	var open []*os.File
+	closeAll := func() {
+		for _, f := range open {
+			f.Close()
+		}
+	}
+	for _, n := range names {
+		f, err := os.Open(n)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		open = append(open, f)
+		readers = append(readers, bufio.NewReaderSize(f, 256<<10))
+	}
+	return io.MultiReader(readers...), closeAll, nil
+}
+
+// verify proves that nothing was lost (stage 5), over the whole
+// collection: every host's manifest before against every host's after (a
+// revisit's original may be on any host).
+func (k *task) verify(ctx context.Context) error {
+	var befores, afters []string
+	var total int64
+	hashed, err := k.hashMarkers()
+	if err != nil {
+		return err
+	}
+	for i := range k.spec.Hosts {
+		befores = append(befores, k.wd.host(&k.spec.Hosts[i], beforeFile))
+		afters = append(afters, k.wd.host(&k.spec.Hosts[i], afterFile))
+		total += hashed[i].Stats.Listed
+	}
+	before, closeBefore, err := concat(befores)
+	if err != nil {
+		return err
+	}
+	defer closeBefore()
+	after, closeAfter, err := concat(afters)
+	if err != nil {
+		return err
+	}
+	defer closeAfter()
+	out, err := atomicfile.Create(k.wd.file(violationsFile), 0o644)
+	if err != nil {
+		return err
+	}
+	defer out.Abort()
+	bw := bufio.NewWriter(out)
+	k.prog.set("records", total)
+	st, err := verify.Rewrite(manifest.NewReader(before, "the hosts' manifests before"), manifest.NewReader(after, "the hosts' manifests after"),
+		func(v string) {
+			fmt.Fprintln(bw, v)
+			k.printError(fmt.Errorf("lost: %s", v))
+		})
+	k.prog.done.Store(total)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = commit(out)
+	}
+	if err != nil {
+		return err
+	}
+	k.marker.Verify = &st
+	k.marker.Note = fmt.Sprintf("%s violations", progress.Count(st.Violations))
+	return ctx.Err()
+}
+
+// stepMarkers returns the results of every task of the steps of a kind,
+// in plan order.
+func (k *task) stepMarkers(kind string) []*Marker {
+	var out []*Marker
+	for _, s := range k.plan.Steps {
+		if s.Kind != kind {
+			continue
+		}
+		for i := range s.Tasks {
+			if m := k.wd.readMarker(k.spec.ID, s.Name, i); m != nil {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// mergeFixity writes the fixity list of the whole job: the header, then
+// every host's list (each without its header line), sorted on file.
+func (k *task) mergeFixity(ctx context.Context, lists []string, out string) error {
+	const header = "# file old-size old-sha256 new-size new-sha256\n"
+	if err := os.MkdirAll(k.sorter.tmp, 0o755); err != nil {
+		return err
+	}
+	body := filepath.Join(k.sorter.tmp, "fixity-lines")
+	if err := filterLines(lists, body); err != nil {
+		return err
+	}
+	sorted := body + "-sorted"
+	if err := k.sorter.sort(ctx, fixityOrder, false, []string{body}, sorted); err != nil {
+		return err
+	}
+	in, err := os.Open(sorted)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	f, err := atomicfile.Create(out, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if _, err := io.WriteString(f, header); err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, in); err != nil {
+		return err
+	}
+	return commit(f)
+}
+
+// filterLines copies the lines of files that are not comments into out.
+func filterLines(files []string, out string) error {
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	for _, name := range files {
+		in, err := os.Open(name)
+		if err != nil {
+			f.Close()
+			return err
+		}
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			if l := sc.Text(); l != "" && !strings.HasPrefix(l, "#") {
+				w.WriteString(l)
+				w.WriteByte('\n')
+			}
+		}
+		err = sc.Err()
+		in.Close()
+		if err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// fixityOrder sorts the lines of a fixity list on file name.
+var fixityOrder = &manifest.Order{Name: "file", Command: "LC_ALL=C sort -k1,1"}

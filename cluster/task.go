@@ -1,0 +1,310 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"warcdedup/digest"
+	"warcdedup/policy"
+)
+
+// ExitPermanent is the exit status of a task that failed in a way no retry
+// can mend (a hosts file naming one file on two hosts, a task sent to the
+// wrong node): the monitor stops the job and says why instead of retrying.
+const ExitPermanent = 3
+
+// PermanentError is such a failure.
+type PermanentError struct{ Err error }
+
+func (e *PermanentError) Error() string { return e.Err.Error() }
+func (e *PermanentError) Unwrap() error { return e.Err }
+
+func permanent(format string, args ...any) error {
+	return &PermanentError{fmt.Errorf(format, args...)}
+}
+
+// Task is one task of a job's plan, run on the node Slurm sent it to
+// (warcdedup cluster-task). It reads the job from the work directory,
+// does its step's work for its host or hash range, and writes its result
+// (Marker) last: a task that finds its result there has nothing to do, so
+// Slurm may run it again (a requeue after a node failure) at any time.
+type Task struct {
+	WorkDir string
+	Step    string
+	Index   int       // the array index; 0 for a single task
+	Log     io.Writer // messages (Slurm's output file of the job)
+}
+
+// task is a Task at work.
+type task struct {
+	*Task
+	wd     workDir
+	spec   *Spec
+	plan   *Plan
+	step   *Step
+	host   *Host // the host of a pinned step
+	algo   digest.Algorithm
+	policy policy.Policy
+	sorter sorter
+	prog   *progressWriter
+	marker *Marker
+}
+
+// Run does the task.
+func (t *Task) Run(ctx context.Context) (err error) {
+	wd := workDir(t.WorkDir)
+	var spec Spec
+	if err := readJSON(wd.file(specFile), &spec); err != nil {
+		return permanent("reading the job: %w", err)
+	}
+	plan := NewPlan(&spec)
+	step := plan.Step(t.Step)
+	if step == nil || t.Index < 0 || t.Index >= step.Tasks {
+		return permanent("job %s has no task %s %d", spec.ID, t.Step, t.Index)
+	}
+	k := &task{Task: t, wd: wd, spec: &spec, plan: plan, step: step}
+	if step.Host >= 0 {
+		k.host = &spec.Hosts[step.Host]
+		if node := os.Getenv("SLURMD_NODENAME"); node != "" && node != k.host.Name {
+			return permanent("task %s runs on node %s, not on %s", t.Step, node, k.host.Name)
+		}
+	}
+	if k.algo, err = digest.ParseLabel(spec.Algorithm); err != nil {
+		return permanent("%v", err)
+	}
+	if k.policy, err = policy.Parse(spec.Policy); err != nil {
+		return permanent("%v", err)
+	}
+	// One instance of a task at a time: a task Slurm runs twice (a
+	// requeue racing a late start) waits for the other and then finds
+	// its result.
+	lk, err := lock(wd.taskFile(t.Step, t.Index, ".lock"), true)
+	if err != nil {
+		return err
+	}
+	defer lk.Close()
+	if wd.readMarker(spec.ID, t.Step, t.Index) != nil {
+		fmt.Fprintf(t.Log, "warcdedup: %s %d: done already\n", t.Step, t.Index)
+		return nil
+	}
+	os.Remove(wd.taskFile(t.Step, t.Index, ".error"))
+	restarts, _ := strconv.Atoi(os.Getenv("SLURM_RESTART_COUNT"))
+	k.marker = &Marker{Job: spec.ID, Step: t.Step, Task: t.Index, Node: os.Getenv("SLURMD_NODENAME"), Slurm: slurmJobID(),
+		Restarts: restarts, Started: time.Now().UTC()}
+	tmp := wd.file(tmpDir, fmt.Sprintf("%s-%d", t.Step, t.Index))
+	os.RemoveAll(tmp)
+	defer os.RemoveAll(tmp)
+	k.sorter = sorter{tmp: tmp, memory: spec.SortMemory, parallel: spec.Jobs}
+	k.prog = startProgress(wd.taskFile(t.Step, t.Index, ".progress"), spec.ID)
+	if os.Getenv("WARCDEDUP_TEST_FREEZE") != "" {
+		k.prog.midway = func() { k.freezeForTest("mid") }
+	}
+	fmt.Fprintf(t.Log, "warcdedup: %s %d of job %s on %s (attempt %d)\n", t.Step, t.Index, spec.ID, k.marker.Node, restarts+1)
+	defer func() {
+		k.prog.stop()
+		if err != nil {
+			msg := fmt.Sprintf("%s %d: %v\n", t.Step, t.Index, err)
+			fmt.Fprint(t.Log, "warcdedup: error: "+msg)
+			writeFile(wd.taskFile(t.Step, t.Index, ".error"), []byte(msg))
+		}
+	}()
+	if err := k.freezeForTest("start"); err != nil {
+		return err
+	}
+	switch step.Kind {
+	case kindHash:
+		err = k.hash(ctx)
+	case kindResolve:
+		err = k.resolve(ctx)
+	case kindRewrite:
+		err = k.rewrite(ctx)
+	case kindAfter:
+		err = k.hashAfter(ctx)
+	case kindVerify:
+		err = k.verify(ctx)
+	case kindAccount:
+		err = k.account(ctx)
+	default:
+		err = permanent("step %s: unknown kind %q", step.Name, step.Kind)
+	}
+	if err != nil {
+		return err
+	}
+	if err := k.freezeForTest("end"); err != nil {
+		return err
+	}
+	// A task told to stop (scancel) claims nothing, even with its work
+	// done: it is run again.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	k.marker.Finished = time.Now().UTC()
+	if err := writeJSON(wd.taskFile(t.Step, t.Index, ".json"), k.marker); err != nil {
+		return err
+	}
+	fmt.Fprintf(t.Log, "warcdedup: %s %d: done in %s\n", t.Step, t.Index, k.marker.Finished.Sub(k.marker.Started).Round(time.Millisecond))
+	return nil
+}
+
+func slurmJobID() string {
+	if a := os.Getenv("SLURM_ARRAY_JOB_ID"); a != "" {
+		return a + "_" + os.Getenv("SLURM_ARRAY_TASK_ID")
+	}
+	return os.Getenv("SLURM_JOB_ID")
+}
+
+// name is the task as messages name it.
+func (k *task) name() string {
+	if k.step.Array() {
+		return fmt.Sprintf("%s %s", k.step.Name, rangeName(k.Index, k.step.Tasks))
+	}
+	return k.step.Name
+}
+
+func (k *task) warn(err error) { fmt.Fprintf(k.Log, "warcdedup: warning: %v\n", err) }
+
+func (k *task) printError(err error) { fmt.Fprintf(k.Log, "warcdedup: error: %v\n", err) }
+
+// freezeForTest stops the task's own process, for the fault tests: when
+// WARCDEDUP_TEST_FREEZE names the task ("STEP" or "STEP#INDEX", with
+// ":start", ":mid" or ":end", the default, for where), the first attempt
+// that reaches that point writes its process ID to tasks/STEP/N.frozen and
+// stops (SIGSTOP), so that a test can crash its node or cancel it
+// mid-stage. "mid" is the first look at the progress that finds some work
+// done and some left, or the end for a task too quick for that. A later
+// attempt finds the file and goes on.
+func (k *task) freezeForTest(where string) error {
+	spec := os.Getenv("WARCDEDUP_TEST_FREEZE")
+	if spec == "" {
+		return nil
+	}
+	me := k.step.Name
+	if k.step.Array() {
+		me += "#" + strconv.Itoa(k.Index)
+	}
+	for _, f := range strings.Split(spec, ",") {
+		name, at, _ := strings.Cut(f, ":")
+		if at == "" {
+			at = "end"
+		}
+		if name != me || (at != where && !(at == "mid" && where == "end")) {
+			continue
+		}
+		marker := k.wd.taskFile(k.Step, k.Index, ".frozen")
+		if _, err := os.Stat(marker); err == nil {
+			return nil
+		}
+		if err := writeFile(marker, []byte(strconv.Itoa(os.Getpid())+"\n")); err != nil {
+			return err
+		}
+		fmt.Fprintf(k.Log, "warcdedup: %s: frozen for a test (pid %d)\n", me, os.Getpid())
+		return stopSelf()
+	}
+	return nil
+}
+
+// progressWriter keeps a task's progress file up to date: what it has done
+// of how much, in what unit, read by the monitor.
+type progressWriter struct {
+	name string
+	job  string
+	// midway, if set, is called when the work is seen part done.
+	midway func()
+	unit   atomic.Pointer[string]
+	done   atomic.Int64
+	total  atomic.Int64
+	quit   chan struct{}
+	ended  chan struct{}
+}
+
+// Progress is a task's progress file.
+type Progress struct {
+	Job     string    `json:"job"`
+	Unit    string    `json:"unit"`
+	Done    int64     `json:"done"`
+	Total   int64     `json:"total"`
+	Updated time.Time `json:"updated"`
+}
+
+func startProgress(name, job string) *progressWriter {
+	p := &progressWriter{name: name, job: job, quit: make(chan struct{}), ended: make(chan struct{})}
+	unit := "bytes"
+	p.unit.Store(&unit)
+	go func() {
+		defer close(p.ended)
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.quit:
+				p.write()
+				return
+			case <-t.C:
+				p.write()
+			}
+		}
+	}()
+	return p
+}
+
+// set starts counting anew, in unit, out of total.
+func (p *progressWriter) set(unit string, total int64) {
+	p.unit.Store(&unit)
+	p.total.Store(total)
+	p.done.Store(0)
+}
+
+func (p *progressWriter) write() {
+	writeJSON(p.name, Progress{Job: p.job, Unit: *p.unit.Load(), Done: p.done.Load(), Total: p.total.Load(), Updated: time.Now().UTC()})
+}
+
+func (p *progressWriter) stop() {
+	close(p.quit)
+	<-p.ended
+}
+
+// follow copies a counter of the work into the progress until stopped.
+func (p *progressWriter) follow(from *atomic.Int64) (stop func()) {
+	quit, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			done := from.Load()
+			p.done.Store(done)
+			if p.midway != nil && done > 0 && done < p.total.Load() {
+				p.midway()
+			}
+			select {
+			case <-quit:
+				p.done.Store(from.Load())
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(quit); <-ended }
+}
+
+// errorsOf collects messages: all of them, or the first limit.
+type errorsOf struct {
+	limit int
+	mu    sync.Mutex
+	list  []string
+}
+
+func (e *errorsOf) add(err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.limit == 0 || len(e.list) < e.limit {
+		e.list = append(e.list, err.Error())
+	}
+}
