@@ -504,7 +504,7 @@ func (a *account) fill() {
 	}
 	if n := j.resolved.Split; n > 0 {
 		rep.NotDeduplicable = append(rep.NotDeduplicable, report.Reason{Records: n,
-			Why: fmt.Sprintf("served differently (status, type or encoding) from the earlier captures of the same bytes: kept as an original of its own under the %s policy", j.opt.Policy)})
+			Why: fmt.Sprintf("%s the earlier captures of the same bytes: kept as an original of its own under the %s policy", j.opt.Policy.Apart(), j.opt.Policy)})
 	}
 	if n := j.wholeFileGzip(); n > 0 {
 		rep.NotDeduplicable = append(rep.NotDeduplicable, report.Reason{Records: n,

@@ -69,6 +69,15 @@ func (p Policy) String() string {
 	return "Policy(" + strconv.Itoa(int(p)) + ")"
 }
 
+// Apart says how a duplicate that the policy keeps as an original of its
+// own differs from the earlier captures of the same bytes.
+func (p Policy) Apart() string {
+	if p == URI {
+		return "of another URI than"
+	}
+	return "served differently (status, type, encoding or container) from"
+}
+
 // Key returns what two byte-identical records must share to be revisits of
 // one another under p. rec is the record's header; head its HTTP head.
 func (p Policy) Key(rec *record.Record, head *record.HTTPHead) string {
