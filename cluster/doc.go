@@ -1,0 +1,20 @@
+// Package cluster runs the deduplication job of package dedup over a
+// collection spread across storage hosts, as jobs of a Slurm cluster
+// (warcdedup cluster).
+//
+// A Plan is the job's Slurm jobs and their dependencies: hash on each host
+// (pinned to it with --nodelist), resolve as a job array with a task per
+// hash range on any node, rewrite and hash again on each host, verify and
+// account once. Each Slurm task runs warcdedup cluster-task, which is a
+// Task: it reads its inputs from the shared work directory,
+// writes its outputs there atomically, and is idempotent, so that a task
+// Slurm requeues or runs twice finishes the same way. Records on other
+// hosts are read over HTTP (package source); a rewrite reads an original
+// in the version of its file that its host's rewrite log names
+// (remoteFiles), since that host may have replaced the file meanwhile.
+//
+// Run submits the plan (or finds it submitted), follows the jobs through
+// squeue with progress on a terminal, requeues failed tasks up
+// to a bound, and, when the account is written, gives the Result of
+// warcdedup run: the same report, fixity list and rewrite log.
+package cluster
