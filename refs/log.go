@@ -129,7 +129,7 @@ func OpenLog(name string) (*Log, error) {
 		return nil, err
 	}
 	l := &Log{w: f, file: f, name: name, blocks: map[string][]logBlock{}, mem: map[string][]*shifts{},
-		cache: lru.New[logBlock, *shifts](64 << 20)}
+		cache: lru.New[logBlock, *shifts](16 << 20)}
 	done, err := l.index()
 	if err == nil {
 		err = l.recover(done)

@@ -77,9 +77,9 @@ type original struct {
 // Budgets of the caches, and the largest payload kept in memory: a small
 // original (a logo, a stylesheet) named by many duplicates is read once.
 const (
-	digestCache   = 32 << 20
-	payloadCache  = 64 << 20
-	payloadInline = 1 << 20
+	digestCache   = 24 << 20
+	payloadCache  = 8 << 20
+	payloadInline = 256 << 10
 )
 
 // NewOriginals returns the Originals of the tables (each sorted on digest),
