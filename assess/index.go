@@ -92,7 +92,7 @@ func Index(ctx context.Context, opt IndexOptions) (*Result, error) {
 	rep := &report.Report{Title: "Assessment from the indexes " + strings.Join(indexes, ", "), Generated: time.Now().UTC(),
 		Mode: "cdx", Collections: indexes, Policy: opt.Policy.String()}
 	a.rep = rep
-	show.Print("warcdedup: assessing from %s, %s, work directory %s", plural(len(indexes), "index", "indexes"), progress.Bytes(total), opt.Dir)
+	show.Note("warcdedup: assessing from %s, %s, work directory %s", plural(len(indexes), "index", "indexes"), progress.Bytes(total), opt.Dir)
 
 	lines := wd.File("tmp/lines")
 	sorted := wd.File("tmp/lines-by-digest")

@@ -107,7 +107,7 @@ func Sample(ctx context.Context, opt SampleOptions) (*Result, error) {
 	job.Files = files
 	show := job.Display
 	if show != nil {
-		show.Print("warcdedup: assessing from a sample of %d of %d files (%.3g%%, seed %d)", len(chosen), len(inputs), opt.Percent, opt.Seed)
+		show.Note("warcdedup: assessing from a sample of %d of %d files (%.3g%%, seed %d)", len(chosen), len(inputs), opt.Percent, opt.Seed)
 	}
 	res, err := dedup.Run(ctx, job)
 	out := &Result{Dir: opt.Dir, Sample: res}

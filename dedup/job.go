@@ -188,7 +188,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		// The collection changed since the job completed: a new job on it.
 		j.state = &State{Params: params}
 	}
-	show.Print("warcdedup: %s %s, work directory %s", map[bool]string{true: "dry run on", false: "deduplicating"}[opt.DryRun],
+	show.Note("warcdedup: %s %s, work directory %s", map[bool]string{true: "dry run on", false: "deduplicating"}[opt.DryRun],
 		strings.Join(opt.Collections, ", "), wd.Path)
 	j.rep = &report.Report{Title: "Deduplication of " + strings.Join(opt.Collections, ", "), Generated: time.Now().UTC(),
 		Mode: "run", Collections: opt.Collections, Policy: opt.Policy.String(), Algorithm: opt.Algorithm.String()}
@@ -491,7 +491,7 @@ func (j *Job) resolve(ctx context.Context) (string, error) {
 			}
 			j.show.Print("warcdedup: error: %v", err)
 		},
-		Warn: func(err error) { j.show.Print("warcdedup: warning: %v", err) }}
+		Warn: func(err error) { j.show.Note("warcdedup: warning: %v", err) }}
 	if j.crawl != nil {
 		res.Kept = j.crawl.committedLine
 	}
@@ -582,7 +582,7 @@ func (j *Job) rewrite(ctx context.Context) (string, error) {
 			j.refused = append(j.refused, err.Error())
 			j.show.Print("warcdedup: error: %v", err)
 		},
-		Warn: func(err error) { j.show.Print("warcdedup: warning: %v", err) },
+		Warn: func(err error) { j.show.Note("warcdedup: warning: %v", err) },
 		Record: func(l *manifest.Line, revisitLength int64) {
 			fmt.Fprintf(sw, "%s %d %d %d\n", l.File, l.Offset, l.Length, revisitLength)
 		}}

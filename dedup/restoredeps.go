@@ -234,7 +234,7 @@ func (r *restoreDependents) runOne(ctx context.Context, d *crawlindex.Crawl, res
 		},
 		Warn: func(err error) {
 			if r.opt.Display != nil {
-				r.opt.Display.Print("warcdedup: warning: %v", err)
+				r.opt.Display.Note("warcdedup: warning: %v", err)
 			}
 		}}
 	st, err := rs.Run(ctx, files, log)

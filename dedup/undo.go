@@ -128,7 +128,7 @@ func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
 		res.Took = time.Since(start)
 		return res, nil
 	}
-	show.Print("warcdedup: undoing the deduplication of %d files of %s, work directory %s", len(todo), strings.Join(collections, ", "), wd.Path)
+	show.Note("warcdedup: undoing the deduplication of %d files of %s, work directory %s", len(todo), strings.Join(collections, ", "), wd.Path)
 
 	// The collection as it is now, and where each capture is.
 	algo, err := digest.ParseLabel(state.Params.Algorithm)
@@ -184,7 +184,7 @@ func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
 			res.Refused = append(res.Refused, err.Error())
 			show.Print("warcdedup: error: %v", err)
 		},
-		Warn: func(err error) { show.Print("warcdedup: warning: %v", err) }}
+		Warn: func(err error) { show.Note("warcdedup: warning: %v", err) }}
 	stop := follow(&prog.Bytes, stage)
 	res.Stats, err = r.Run(ctx, todo, log)
 	stop()

@@ -174,6 +174,18 @@ func (d *Display) Print(format string, args ...any) {
 	d.teeLine(msg)
 }
 
+// Note writes an informational message (what the job is about to do, a
+// warning) above the progress line, unless quiet; the tee gets it always.
+func (d *Display) Note(format string, args ...any) {
+	if !d.quiet {
+		d.Print(format, args...)
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.teeLine(fmt.Sprintf(format, args...))
+}
+
 // plain writes a stage's start, end or progress as a line of its own.
 func (d *Display) plain(line string) {
 	d.mu.Lock()

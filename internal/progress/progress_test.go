@@ -80,3 +80,26 @@ func TestNote(t *testing.T) {
 		}
 	}
 }
+
+// TestQuiet proves what -q leaves on the terminal: errors (Print), not
+// notes (the job's start, warnings), which still reach the log.
+func TestQuiet(t *testing.T) {
+	for _, quiet := range []bool{false, true} {
+		var out, tee bytes.Buffer
+		d := NewPlain(&out, "warcdedup")
+		d.quiet = quiet
+		d.Tee(&tee)
+		d.Note("warcdedup: warning: %s", "a note")
+		d.Print("warcdedup: error: %s", "an error")
+		d.Close()
+		if got := strings.Contains(out.String(), "a note"); got == quiet {
+			t.Errorf("quiet %v: note shown %v:\n%s", quiet, got, out.String())
+		}
+		if !strings.Contains(out.String(), "an error") {
+			t.Errorf("quiet %v: error not shown:\n%s", quiet, out.String())
+		}
+		if !strings.Contains(tee.String(), "a note") || !strings.Contains(tee.String(), "an error") {
+			t.Errorf("quiet %v: the log lacks a message:\n%s", quiet, tee.String())
+		}
+	}
+}

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Measures warcdedup run (issue 9) on a generated collection of
+# BENCH_SIZE_MB (default 1000) .warc.gz with 40% duplicates, mean payload
+# 30 KB:
+#
+#  1. the stage commands run by hand, as README.md's pipeline block writes
+#     them (warcsum, sort, warccollres -p, awk | sort, warcrefs --in-place,
+#     warcsum again, warcsumcmp), on a copy;
+#  2. warcdedup run on another copy: its time against the stages' (the
+#     limit is 5% more), peak memory;
+#  3. the same warcdedup run again, with nothing to do;
+#  4. warcdedup undo of the run: time and MB/s of the restored files.
+#
+# Each copy is made before its clock starts. Environment: BENCH_SIZE_MB,
+# BENCH_DIR (kept between runs: generation is slow), BENCH_JOBS (default:
+# the number of CPUs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export LC_ALL=C
+size_mb=${BENCH_SIZE_MB:-1000}
+jobs=${BENCH_JOBS:-$(nproc)}
+. scripts/bench-lib.sh
+bench_dir
+go build -o bin/ ./cmd/warcdedup ./cmd/warcsum ./cmd/warccollres ./cmd/warcrefs ./cmd/warcsumcmp ./scripts/warcgen
+export PATH=$PWD/bin:$PATH
+
+src=$dir/run-src-$size_mb
+if [ ! -f "$src/.done" ]; then
+	rm -rf "$src"
+	echo "generating ~${size_mb} MB of .warc.gz with 40% duplicates ..." >&2
+	warcgen -o "$src" -files 16 -records $((size_mb * 1000 * 1000 / 33000)) -dup 0.4 -mean 30000 \
+		-formats warc.gz,warc1.1.gz -seed 9 -collisions "" >&2
+	touch "$src/.done"
+fi
+bytes=$(du -sb --exclude=.done "$src" | cut -f1)
+work=$dir/run-work
+rm -rf "$work"
+mkdir -p "$work"
+
+fresh() { # a copy of the collection at $work/$1
+	rm -rf "${work:?}/$1"
+	cp -a "$src" "$work/$1"
+	rm -f "$work/$1/.done"
+}
+
+# 1. The stages by hand.
+fresh coll
+cat >"$work/stages.sh" <<SH
+set -euo pipefail
+cd "$work"
+warcsum -q -j $jobs -r coll > before.manifest
+sort -T . -k6,6 -k7,7n -k5,5 -k1,1 -k2,2n before.manifest | warccollres -q -j $jobs -p --root coll > numbered.manifest
+awk '\$8 > 1' numbered.manifest | sort -T . -k1,1 -k2,2n | warcrefs -q -j $jobs --in-place --root coll --originals numbered.manifest --log rewrite.log
+warcsum -q -j $jobs -r coll > after.manifest
+warcsumcmp -q before.manifest after.manifest
+SH
+read -r t_stages m_stages < <(timed /dev/null bash "$work/stages.sh")
+saved=$((bytes - $(du -sb "$work/coll" | cut -f1)))
+
+# 2. warcdedup run.
+fresh run
+read -r t_run m_run < <(timed /dev/null warcdedup run -q -j "$jobs" --work-dir "$work/run.warcdedup" "$work/run")
+saved_run=$((bytes - $(du -sb "$work/run" | cut -f1)))
+
+# 3. Again, with nothing to do.
+read -r t_rerun m_rerun < <(timed /dev/null warcdedup run -q -j "$jobs" --work-dir "$work/run.warcdedup" "$work/run")
+
+# 4. Undo.
+restored=$(awk '/^# file /{s += $6} END {print s + 0}' "$work/run.warcdedup/rewrite.log")
+read -r t_undo m_undo < <(timed /dev/null warcdedup undo -q -j "$jobs" --work-dir "$work/run.warcdedup" "$work/run")
+if ! diff -rq "$src" "$work/run" --exclude=.done >/dev/null; then
+	echo "undo did not give the collection back byte for byte" >&2
+	exit 1
+fi
+
+mb() { awk -v b="$1" 'BEGIN {printf "%.0f", b / 1e6}'; }
+echo "collection: $(mb "$bytes") MB in 16 .warc.gz files, -j $jobs"
+printf '%-44s %8s s  peak %6s MB  (saved %s MB)\n' "stages by hand (README's pipeline)" "$t_stages" "$m_stages" "$(mb "$saved")"
+printf '%-44s %8s s  peak %6s MB  (saved %s MB)\n' "warcdedup run" "$t_run" "$m_run" "$(mb "$saved_run")"
+awk -v a="$t_run" -v b="$t_stages" 'BEGIN {printf "%-44s %+7.1f%%  (limit +5%%)\n", "overhead of warcdedup run", (a / b - 1) * 100}'
+printf '%-44s %8s s  peak %6s MB  (%s)\n' "warcdedup run again, nothing to do" "$t_rerun" "$m_rerun" \
+	"$(awk -v a="$t_rerun" -v b="$t_run" 'BEGIN {printf "%.1f%% of the run", a / b * 100}')"
+printf '%-44s %8s s  peak %6s MB  (%s MB of rewritten files, %s MB/s)\n' "warcdedup undo" "$t_undo" "$m_undo" "$(mb "$restored")" \
+	"$(awk -v b="$restored" -v t="$t_undo" 'BEGIN {printf "%.0f", b / 1e6 / t}')"
