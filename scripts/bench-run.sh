@@ -3,6 +3,7 @@
 # BENCH_SIZE_MB (default 1000) .warc.gz with 40% duplicates, mean payload
 # 30 KB:
 #
+#  0. warcsum alone (the whole job's limit is 2.5x its time);
 #  1. the stage commands run by hand, as README.md's pipeline block writes
 #     them (warcsum, sort, warccollres -p, awk | sort, warcrefs --in-place,
 #     warcsum again, warcsumcmp), on a copy;
@@ -43,6 +44,10 @@ fresh() { # a copy of the collection at $work/$1
 	rm -f "$work/$1/.done"
 }
 
+# 0. warcsum alone over the collection: the whole job's yardstick (the
+# limit is 2.5x).
+read -r t_sum m_sum < <(timed /dev/null warcsum -q -j "$jobs" -r "$src")
+
 # 1. The stages by hand.
 fresh coll
 cat >"$work/stages.sh" <<SH
@@ -75,9 +80,11 @@ fi
 
 mb() { awk -v b="$1" 'BEGIN {printf "%.0f", b / 1e6}'; }
 echo "collection: $(mb "$bytes") MB in 16 .warc.gz files, -j $jobs"
+printf '%-44s %8s s  peak %6s MB\n' "warcsum alone" "$t_sum" "$m_sum"
 printf '%-44s %8s s  peak %6s MB  (saved %s MB)\n' "stages by hand (README's pipeline)" "$t_stages" "$m_stages" "$(mb "$saved")"
 printf '%-44s %8s s  peak %6s MB  (saved %s MB)\n' "warcdedup run" "$t_run" "$m_run" "$(mb "$saved_run")"
 awk -v a="$t_run" -v b="$t_stages" 'BEGIN {printf "%-44s %+7.1f%%  (limit +5%%)\n", "overhead of warcdedup run", (a / b - 1) * 100}'
+awk -v a="$t_run" -v b="$t_sum" 'BEGIN {printf "%-44s %7.2fx  (limit 2.5x)\n", "warcdedup run against warcsum alone", a / b}'
 printf '%-44s %8s s  peak %6s MB  (%s)\n' "warcdedup run again, nothing to do" "$t_rerun" "$m_rerun" \
 	"$(awk -v a="$t_rerun" -v b="$t_run" 'BEGIN {printf "%.1f%% of the run", a / b * 100}')"
 printf '%-44s %8s s  peak %6s MB  (%s MB of rewritten files, %s MB/s)\n' "warcdedup undo" "$t_undo" "$m_undo" "$(mb "$restored")" \
