@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"warcdedup/digest"
 	"warcdedup/manifest"
@@ -205,6 +206,47 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+// TestReadNothing proves that a run that read nothing is no success: a
+// directory without -r, a directory without WARC or ARC files, a --root
+// that does not exist, and an empty manifest each give a non-zero exit
+// status and say why.
+func TestReadNothing(t *testing.T) {
+	dir, _ := generate(t, digest.SHA1)
+	work := filepath.Dir(dir)
+	if err := os.Mkdir(filepath.Join(work, "empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// nested holds a file of the collection one directory down.
+	if err := os.MkdirAll(filepath.Join(work, "nested", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("sh", "-c", "cp \"$(ls -d "+dir+"/* | head -1)\" "+filepath.Join(work, "nested", "sub")).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	tests := []struct {
+		name, script string
+		code         int
+		want         string
+	}{
+		{"warcsum on a directory without -r", "warcsum nested", 2, "warcsum: no WARC or ARC file found in nested (subdirectories are read with -r)"},
+		{"warcsum on a directory without WARC files", "warcsum -r empty", 2, "warcsum: no WARC or ARC file found in empty"},
+		{"warccollres with a missing root", "warcsum -q -r coll | " + byDigest + " | warccollres --root missing", 2, "warccollres: --root missing"},
+		{"warccollres on an empty manifest", "warccollres --root coll < /dev/null", 1, "warccollres: the manifest is empty: nothing was resolved"},
+		{"warcsumproc on an empty manifest", "warcsumproc < /dev/null", 1, "warcsumproc: the manifest is empty: nothing was numbered"},
+		{"warcrefs on an empty manifest", "warcrefs --in-place --root coll --originals /dev/null < /dev/null", 1, "warcrefs: the manifest is empty: nothing was checked"},
+		{"warcsumcmp on empty manifests", "warcsumcmp /dev/null /dev/null", 1, "warcsumcmp: the before-manifest is empty: nothing was compared"},
+		{"warcdedup run on a directory without WARC files", "warcdedup run -q --work-dir w empty", 2, "warcdedup: no WARC or ARC file found in "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, code := sh(t, work, tt.script+" > /dev/null")
+			if code != tt.code || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, tt.code, tt.want)
+			}
+		})
+	}
+}
+
 // TestStaleExitStatus proves that a stale manifest line makes warccollres
 // exit 1 with the line left out and named on stderr.
 func TestStaleExitStatus(t *testing.T) {
@@ -220,6 +262,10 @@ func TestStaleExitStatus(t *testing.T) {
 	file := strings.TrimSpace(out[strings.Index(out, "file ")+5:])
 	if !strings.Contains(stderr, file) || !strings.Contains(stderr, "stale manifest line") {
 		t.Errorf("stderr does not name the stale line of %s: %q", file, stderr)
+	}
+	// The record's bytes never reach the terminal: the message is text.
+	if !utf8.ValidString(stderr) || strings.ContainsFunc(stderr, func(r rune) bool { return r < ' ' && r != '\n' && r != '\t' }) {
+		t.Errorf("stderr holds raw bytes: %q", stderr)
 	}
 	resolved, _ := os.ReadFile(filepath.Join(work, "resolved"))
 	byDigest, _ := os.ReadFile(filepath.Join(work, "by-digest"))
