@@ -50,6 +50,7 @@ test-go:
 	$(GO) vet ./...
 	$(GO) vet -tags browser ./e2e/replay ./report
 	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -count=1 -race ./rewritelog ./internal/ordered ./internal/spool ./internal/lru
 
 # Deduplicated collections replayed in ReplayWeb.page in headless Chromium
 # (e2e/replay, build tag "browser"; scripts/replay-setup.sh installs what

@@ -18,7 +18,6 @@ import (
 type Moves struct {
 	moves   []move
 	digests []byte
-	scratch []byte // a digest spelt out for view
 	files   []*File
 	byName  map[string]*File
 	byBase  map[string][]*File
@@ -321,15 +320,15 @@ func (e *CoverError) Error() string {
 	return fmt.Sprintf("the range %d+%d holds the start of the record at %d+%d that log line %d rewrote, and does not end with it", e.Offset, e.Length, e.Move.OldOffset, e.Move.OldLength, e.Move.Line)
 }
 
-// view is mv as a Move; its PayloadDigest is valid until the next view.
+// view is mv as a Move. Its PayloadDigest is a slice of its own, or of
+// m.digests, never rewritten: Moves is read by the restores of several
+// files at once, and a Move may be kept after the next view.
 func (m *Moves) view(mv *move, run int) Move {
 	v := Move{OldOffset: mv.oldOff, OldLength: mv.oldLen, NewOffset: mv.newOff, NewLength: mv.newLen, Kind: mv.kind, Run: run, Line: mv.line}
 	switch mv.digLen {
 	case 0:
 	case sha1Binary:
-		m.scratch = append(m.scratch[:0], "sha1:"...)
-		m.scratch = base32.StdEncoding.AppendEncode(m.scratch, m.digests[mv.digOff:mv.digOff+20])
-		v.PayloadDigest = m.scratch
+		v.PayloadDigest = base32.StdEncoding.AppendEncode(append(make([]byte, 0, 37), "sha1:"...), m.digests[mv.digOff:mv.digOff+20])
 	default:
 		v.PayloadDigest = m.digests[mv.digOff : mv.digOff+uint32(mv.digLen) : mv.digOff+uint32(mv.digLen)]
 	}
@@ -362,9 +361,7 @@ func (m *Moves) Unmatched(fn func(f *File, mv Move)) {
 		for _, s := range f.spans {
 			for id := s.first; id < s.end; id++ {
 				if m.hit[id/64]&(1<<(id%64)) == 0 {
-					v := m.view(&m.moves[id], s.run)
-					v.PayloadDigest = bytes.Clone(v.PayloadDigest)
-					fn(f, v)
+					fn(f, m.view(&m.moves[id], s.run))
 				}
 			}
 		}
