@@ -91,6 +91,19 @@ type monitor struct {
 // Interrupted, it returns ctx's error; the Slurm jobs go on, and Run
 // follows them again when called again.
 func Run(ctx context.Context, opt Options) (*dedup.Result, error) {
+	if opt.Params.Index != "" {
+		ix, err := opt.Params.CheckIndex()
+		if err != nil {
+			return nil, err
+		}
+		if res, err := committedAlready(opt, ix); res != nil || err != nil {
+			if res != nil && opt.Display != nil {
+				opt.Display.Print("warcdedup: crawl %s is committed to the index %s: nothing to do (committed crawls are never rewritten; warcdedup index verify checks their files)",
+					opt.Params.Crawl, ix.Dir)
+			}
+			return res, err
+		}
+	}
 	m, err := newMonitor(opt)
 	if m != nil {
 		defer m.close()
