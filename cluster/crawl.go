@@ -271,7 +271,8 @@ func (k *task) keptIndexFiles(name string) []string {
 }
 
 // fileSums records a host's files after the rewrite, for the commit:
-// name (as the manifests give it), size, SHA-256 and stamp.
+// name (as the manifests give it), size, SHA-256 and stamp (which has
+// blanks of its own), a file a line.
 type fileSums struct {
 	b strings.Builder
 }
@@ -304,7 +305,7 @@ func (k *task) crawlFiles() ([]crawlindex.FileInfo, error) {
 			if l == "" {
 				continue
 			}
-			f := strings.Fields(l)
+			f := strings.SplitN(l, " ", 4) // the stamp has blanks: it is last
 			if len(f) != 4 {
 				return nil, fmt.Errorf("%s:%d: want \"NAME SIZE SHA256 STAMP\"", name, n+1)
 			}

@@ -3,10 +3,12 @@ package cluster
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"warcdedup/crawlindex"
+	"warcdedup/warcsum"
 )
 
 // committedIndex makes an index with the crawl jan committed, at
@@ -125,5 +127,33 @@ func TestCommittedAlready(t *testing.T) {
 	opt.Again, opt.Params.Crawl = false, "feb"
 	if res, err := committedAlready(opt, ix); res != nil || err != nil {
 		t.Errorf("feb: %+v, %v", res, err)
+	}
+}
+
+// TestCrawlFiles: the files a host's rehash records (stamps have blanks)
+// are read back as the index records them, named beneath their roots.
+func TestCrawlFiles(t *testing.T) {
+	wd := workDir(t.TempDir())
+	spec := &Spec{Params: Params{Hosts: []Host{{Name: "store1"}}, Index: "/i", Crawl: "feb"}}
+	dir := t.TempDir()
+	name := filepath.Join(dir, "a b.warc")
+	if err := os.WriteFile(name, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var sums fileSums
+	sums.add(warcsum.Input{Name: "feb/d/a b.warc", Path: name, Size: 10}, "abc")
+	sums.add(warcsum.Input{Name: "feb/gone.warc", Path: filepath.Join(dir, "gone"), Size: 5}, "")
+	if err := writeFile(wd.host(&spec.Hosts[0], afterFilesFile), []byte(sums.b.String())); err != nil {
+		t.Fatal(err)
+	}
+	k := &task{wd: wd, spec: spec}
+	files, err := k.crawlFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(name)
+	want := []crawlindex.FileInfo{{Name: "d/a b.warc", Size: 10, SHA256: "abc", Stamp: crawlindex.Stamp(fi)}, {Name: "gone.warc", Size: 5}}
+	if !slices.Equal(files, want) {
+		t.Errorf("files %+v\nwant %+v", files, want)
 	}
 }

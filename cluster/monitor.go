@@ -745,6 +745,9 @@ func Describe(opt Options) string {
 	m.plan = NewPlan(m.spec)
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %d hosts, %d hash ranges; work directory %s\n", len(opt.Params.Hosts), opt.Params.Ranges, abs)
+	if p := opt.Params; p.Index != "" {
+		fmt.Fprintf(&b, "# crawl %s against the index %s, committed by the account as served at %s\n", p.Crawl, p.Index, p.CrawlURL)
+	}
 	b.WriteString(m.plan.String())
 	b.WriteString("\n# sbatch commands (ID_STEP stands for the job ID that step's sbatch prints):\n")
 	for i := range m.plan.Steps {
