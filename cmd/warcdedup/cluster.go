@@ -73,7 +73,8 @@ NAME/REL in the manifests: each hash range joins its part of the index
 (the index is partitioned by digest), and the crawl's duplicates of
 committed originals, and of each other, become revisits, the bytes
 compared with the committed original read from where the index says it
-is; committed crawls are never rewritten. Once verified, the account
+is (a path must be readable at that path on every node); committed crawls
+are never rewritten. Once verified, the account
 commits the crawl, its files recorded as served at --crawl-url (default:
 the hosts' URL when they all give one), where later runs, on a cluster
 or on one machine, read them. A run of a committed crawl does nothing
