@@ -55,6 +55,14 @@ func (k *task) account(ctx context.Context) error {
 			len(k.plan.Steps), len(k.spec.Hosts), k.spec.Ranges)}}
 	acc.Report.Stages = k.stages(acc)
 	err := dedup.Account(ctx, acc)
+	if err == nil && k.spec.withIndex() && !k.spec.DryRun {
+		// As run's commit stage: the report says what was committed.
+		var st report.Stage
+		start := time.Now()
+		st, err = k.commitCrawl(ctx, acc)
+		st.Took = time.Since(start)
+		acc.Report.Stages = append(acc.Report.Stages, st)
+	}
 	dedup.Finish(acc, err)
 	if err != nil {
 		return err
@@ -140,6 +148,9 @@ func (k *task) mergeOutputs(ctx context.Context, acc *dedup.Accounting) error {
 			byFile = append(byFile, filepath.Join(k.wd.rangeDir(r, k.spec.Ranges), byFilePrefix+h.Name))
 		}
 	}
+	// With an index, run's numbered manifest on file has the committed
+	// originals the resolution kept.
+	byFile = append(byFile, k.keptIndexFiles(indexKeptByFile)...)
 	hashed, err := k.hashMarkers()
 	if err != nil {
 		return err

@@ -13,6 +13,12 @@
 // in the version of its file that its host's rewrite log names
 // (remoteFiles), since that host may have replaced the file meanwhile.
 //
+// With a crawl index (Params.Index, see crawl.go) the hosts' files are
+// one crawl: each hash range joins its part of the index, committed
+// originals take part in the resolution as kept copies and are read where
+// the index says they are, and the account commits the verified crawl as
+// warcdedup run --index does.
+//
 // Run submits the plan (or finds it submitted), follows the jobs through
 // squeue with progress on a terminal, requeues failed tasks up
 // to a bound, and, when the account is written, gives the Result of

@@ -91,6 +91,19 @@ type monitor struct {
 // Interrupted, it returns ctx's error; the Slurm jobs go on, and Run
 // follows them again when called again.
 func Run(ctx context.Context, opt Options) (*dedup.Result, error) {
+	if opt.Params.Index != "" {
+		ix, err := opt.Params.CheckIndex()
+		if err != nil {
+			return nil, err
+		}
+		if res, err := committedAlready(opt, ix); res != nil || err != nil {
+			if res != nil && opt.Display != nil {
+				opt.Display.Print("warcdedup: crawl %s is committed to the index %s: nothing to do (committed crawls are never rewritten; warcdedup index verify checks their files)",
+					opt.Params.Crawl, ix.Dir)
+			}
+			return res, err
+		}
+	}
 	m, err := newMonitor(opt)
 	if m != nil {
 		defer m.close()
@@ -732,6 +745,9 @@ func Describe(opt Options) string {
 	m.plan = NewPlan(m.spec)
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %d hosts, %d hash ranges; work directory %s\n", len(opt.Params.Hosts), opt.Params.Ranges, abs)
+	if p := opt.Params; p.Index != "" {
+		fmt.Fprintf(&b, "# crawl %s against the index %s, committed by the account as served at %s\n", p.Crawl, p.Index, p.CrawlURL)
+	}
 	b.WriteString(m.plan.String())
 	b.WriteString("\n# sbatch commands (ID_STEP stands for the job ID that step's sbatch prints):\n")
 	for i := range m.plan.Steps {

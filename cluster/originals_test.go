@@ -17,16 +17,18 @@ import (
 // host, and a digest whose lines pass the limit goes to every host.
 func TestOriginalsSplit(t *testing.T) {
 	const (
-		keptA  = "a.warc 0 10 http://a/ 2024-01-01T00:00:00Z sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA 0 1 - -"
-		dupA   = "b.warc 0 10 http://a2/ 2024-02-01T00:00:00Z sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA 0 2 http://a/ 2024-01-01T00:00:00Z"
-		pin    = "a.warc 50 10 http://p/ 2024-01-01T00:00:00Z - -1 0 http://x/ *"
-		revB   = "c.warc 0 10 http://b/ 2024-03-01T00:00:00Z sha1:BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB -1 0 http://b/ 2024-01-01T00:00:00Z"
-		keptB  = "a.warc 20 10 http://b/ 2024-01-01T00:00:00Z sha1:BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB 0 1 - -"
-		dupB   = "c.warc 20 10 http://b/ 2024-04-01T00:00:00Z sha1:BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB 0 2 http://b/ 2024-01-01T00:00:00Z"
-		keptC  = "a.warc 40 10 http://c/ 2024-01-01T00:00:00Z sha1:CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC 0 1 - -"
-		keptD1 = "a.warc 60 10 http://d/ 2024-01-01T00:00:00Z sha1:DDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDD 0 1 - -"
-		keptD2 = "a.warc 80 10 http://d/ 2024-01-02T00:00:00Z sha1:DDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDD 1 1 - -"
-		dupD   = "b.warc 80 10 http://d/ 2024-01-03T00:00:00Z sha1:DDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDD 1 2 http://d/ 2024-01-02T00:00:00Z"
+		keptA = "a.warc 0 10 http://a/ 2024-01-01T00:00:00Z sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA 0 1 - -"
+		dupA  = "b.warc 0 10 http://a2/ 2024-02-01T00:00:00Z sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA 0 2 http://a/ 2024-01-01T00:00:00Z"
+		pin   = "a.warc 50 10 http://p/ 2024-01-01T00:00:00Z - -1 0 http://x/ *"
+		revB  = "c.warc 0 10 http://b/ 2024-03-01T00:00:00Z sha1:BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB -1 0 http://b/ 2024-01-01T00:00:00Z"
+		keptB = "a.warc 20 10 http://b/ 2024-01-01T00:00:00Z sha1:BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB 0 1 - -"
+		dupB  = "c.warc 20 10 http://b/ 2024-04-01T00:00:00Z sha1:BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB 0 2 http://b/ 2024-01-01T00:00:00Z"
+		// A committed original joined from a crawl index: held by no host.
+		keptJan = "jan/a.warc 0 10 http://a/ 2024-01-01T00:00:00Z sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA 0 1 - -"
+		keptC   = "a.warc 40 10 http://c/ 2024-01-01T00:00:00Z sha1:CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC 0 1 - -"
+		keptD1  = "a.warc 60 10 http://d/ 2024-01-01T00:00:00Z sha1:DDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDD 0 1 - -"
+		keptD2  = "a.warc 80 10 http://d/ 2024-01-02T00:00:00Z sha1:DDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDD 1 1 - -"
+		dupD    = "b.warc 80 10 http://d/ 2024-01-03T00:00:00Z sha1:DDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDD 1 2 http://d/ 2024-01-02T00:00:00Z"
 	)
 	type in struct {
 		line string
@@ -41,6 +43,9 @@ func TestOriginalsSplit(t *testing.T) {
 		{"kept line only where a duplicate is", 1 << 20,
 			[]in{{keptA, 0}, {dupA, 1}, {keptC, 0}},
 			[3][]string{nil, {keptA}, nil}},
+		{"a committed original goes where a duplicate is", 1 << 20,
+			[]in{{keptJan, -1}, {dupA, 2}, {keptC, 0}},
+			[3][]string{nil, nil, {keptJan}}},
 		{"a line without digest goes everywhere", 1 << 20,
 			[]in{{pin, 0}, {keptA, 0}, {dupA, 2}},
 			[3][]string{{pin}, {pin}, {pin, keptA}}},

@@ -13,6 +13,7 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/collres"
+	"warcdedup/crawlindex"
 	"warcdedup/internal/progress"
 	"warcdedup/manifest"
 	"warcdedup/refs"
@@ -52,7 +53,7 @@ func commit(f *atomicfile.File) error {
 
 // sum lists the host's root into a manifest of its directory (and facts),
 // through the host's cache of files unchanged since they were read.
-func (k *task) sum(ctx context.Context, manifestName, factsName string, damaged *errorsOf) (warcsum.Stats, []warcsum.Input, error) {
+func (k *task) sum(ctx context.Context, manifestName, factsName string, damaged *errorsOf, onFile func(warcsum.Input, string)) (warcsum.Stats, []warcsum.Input, error) {
 	h := k.host
 	if fi, err := os.Stat(h.Root); err != nil {
 		return warcsum.Stats{}, nil, fmt.Errorf("root of %s: %w", h.Name, err)
@@ -65,6 +66,9 @@ func (k *task) sum(ctx context.Context, manifestName, factsName string, damaged 
 	}
 	if len(inputs) == 0 {
 		k.warn(fmt.Errorf("%s: no WARC or ARC file in %s", h.Name, h.Root))
+	}
+	for i := range inputs {
+		inputs[i].Name = k.spec.fileName(inputs[i].Name)
 	}
 	opt := warcsum.Options{Algorithm: k.algo, Damage: func(err error) {
 		damaged.add(err)
@@ -87,7 +91,7 @@ func (k *task) sum(ctx context.Context, manifestName, factsName string, damaged 
 		OnFileError: func(in warcsum.Input, err error) {
 			damaged.add(err)
 			k.printError(err)
-		}}
+		}, OnFile: onFile}
 	var facts *atomicfile.File
 	if factsName != "" {
 		if facts, err = atomicfile.Create(k.wd.host(h, factsName), 0o644); err != nil {
@@ -124,7 +128,13 @@ func (k *task) hash(ctx context.Context) error {
 		logSize = fi.Size()
 	}
 	damaged := &errorsOf{limit: 100}
-	st, inputs, err := k.sum(ctx, beforeFile, factsFile, damaged)
+	var onFile func(warcsum.Input, string)
+	if k.spec.withIndex() {
+		// The cache keeps each file's SHA-256 from here: the commit
+		// records those the rewrite leaves unchanged without a read.
+		onFile = func(warcsum.Input, string) {}
+	}
+	st, inputs, err := k.sum(ctx, beforeFile, factsFile, damaged, onFile)
 	if err != nil {
 		return err
 	}
@@ -256,7 +266,7 @@ func (k *task) resolve(ctx context.Context) error {
 	}
 	loc := &source.Locator{Locations: map[string]string{}, HTTP: k.httpClient()}
 	for _, f := range files {
-		loc.Locations[f.name] = k.spec.Hosts[f.host].FileURL(f.name)
+		loc.Locations[f.name] = k.spec.Hosts[f.host].FileURL(k.spec.relName(f.name))
 	}
 	var inputs []string
 	var total int64
@@ -267,6 +277,22 @@ func (k *task) resolve(ctx context.Context) error {
 	dir := k.wd.rangeDir(r, n)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
+	}
+	var joined crawlindex.JoinStats
+	if k.spec.withIndex() {
+		ix, err := k.spec.openIndex()
+		if err != nil {
+			return err
+		}
+		index, st, err := k.joinIndex(ctx, ix, inputs, dir)
+		if err != nil {
+			return fmt.Errorf("joining the index %s: %w", k.spec.Index, err)
+		}
+		joined = st
+		inputs = append(inputs, index)
+		total += st.Matched
+		// The committed crawls' files, where the index says they are.
+		loc.Prefixes = ix.Prefixes()
 	}
 	m, err := k.sorter.merge(ctx, manifest.ByDigest, inputs)
 	if err != nil {
@@ -286,6 +312,11 @@ func (k *task) resolve(ctx context.Context) error {
 			k.printError(err)
 		},
 		Warn: k.warn}
+	if k.spec.withIndex() {
+		// Committed originals stay responses: committed crawls are
+		// never rewritten.
+		res.Kept = func(l *manifest.Line) bool { return !k.spec.ours(l.File) }
+	}
 	k.prog.set("lines", total)
 	stop := k.prog.follow(&prog.Lines)
 	bw := bufio.NewWriterSize(out, 256<<10)
@@ -309,6 +340,10 @@ func (k *task) resolve(ctx context.Context) error {
 	}
 	k.marker.Resolve = &ResolveResult{Stats: st, Stale: stale.list, NoDigest: noDigest}
 	k.marker.Note = fmt.Sprintf("%s clusters, %s records compared, %s stale", progress.Count(st.Clusters), progress.Count(st.Fetched), progress.Count(st.Stale))
+	if k.spec.withIndex() {
+		k.marker.Note += fmt.Sprintf("; %s originals of the index read, %s of the range's %s digests", progress.Count(joined.IndexLines),
+			progress.Count(joined.Matched), progress.Count(joined.Digests))
+	}
 	return nil
 }
 
@@ -328,11 +363,7 @@ func (k *task) splitByHost(ctx context.Context, numbered string, files map[strin
 		return 0, err
 	}
 	dir := k.wd.rangeDir(k.Index, k.spec.Ranges)
-	type part struct {
-		f *os.File
-		w *bufio.Writer
-	}
-	parts := make([]part, len(k.spec.Hosts))
+	parts := make([]hostPart, len(k.spec.Hosts))
 	orig := &originalsSplit{limit: 4 << 20, dup: make([]bool, len(k.spec.Hosts))}
 	for i, h := range k.spec.Hosts {
 		f, err := os.Create(filepath.Join(k.sorter.tmp, "host-"+h.Name))
@@ -340,7 +371,7 @@ func (k *task) splitByHost(ctx context.Context, numbered string, files map[strin
 			return 0, err
 		}
 		defer f.Close()
-		parts[i] = part{f, bufio.NewWriter(f)}
+		parts[i] = hostPart{f, bufio.NewWriter(f)}
 		o, err := atomicfile.Create(filepath.Join(dir, originalsPrefix+h.Name), 0o644)
 		if err != nil {
 			return 0, err
@@ -349,6 +380,34 @@ func (k *task) splitByHost(ctx context.Context, numbered string, files map[strin
 		orig.files = append(orig.files, o)
 		orig.parts = append(orig.parts, bufio.NewWriterSize(o, 64<<10))
 	}
+	var kept *keptIndex
+	if k.spec.withIndex() {
+		if kept, err = k.newKeptIndex(dir); err != nil {
+			return 0, err
+		}
+	}
+	noDigest, err := k.splitLines(numbered, in, files, parts, orig, kept)
+	if kept != nil {
+		err = kept.close(ctx, err)
+	}
+	if err != nil {
+		return 0, err
+	}
+	for i, h := range k.spec.Hosts {
+		if err := parts[i].w.Flush(); err != nil {
+			return 0, err
+		}
+		if err := k.sorter.sort(ctx, manifest.ByFile, false, []string{parts[i].f.Name()}, filepath.Join(dir, byFilePrefix+h.Name)); err != nil {
+			return 0, err
+		}
+	}
+	return noDigest, nil
+}
+
+// splitLines is splitByHost's pass over the numbered lines. The committed
+// lines joined from the index go to kept, and as originals to the hosts
+// with duplicates of them.
+func (k *task) splitLines(numbered string, in io.Reader, files map[string]hostFile, parts []hostPart, orig *originalsSplit, kept *keptIndex) (int64, error) {
 	rd := manifest.NewReader(bufio.NewReaderSize(in, 256<<10), numbered)
 	var noDigest int64
 	var buf []byte
@@ -366,11 +425,20 @@ func (k *task) splitByHost(ctx context.Context, numbered string, files map[strin
 				continue
 			}
 		}
+		buf = l.Append(buf[:0])
+		if !k.spec.ours(l.File) {
+			if err := kept.add(buf); err != nil {
+				return 0, err
+			}
+			if err := orig.add(&l, buf, -1); err != nil {
+				return 0, err
+			}
+			continue
+		}
 		f, ok := files[l.File]
 		if !ok {
 			return 0, rd.Errorf("%s is on no host", l.File)
 		}
-		buf = l.Append(buf[:0])
 		if _, err := parts[f.host].w.Write(buf); err != nil {
 			return 0, err
 		}
@@ -378,23 +446,19 @@ func (k *task) splitByHost(ctx context.Context, numbered string, files map[strin
 			return 0, err
 		}
 	}
-	if err := orig.close(); err != nil {
-		return 0, err
-	}
-	for i, h := range k.spec.Hosts {
-		if err := parts[i].w.Flush(); err != nil {
-			return 0, err
-		}
-		if err := k.sorter.sort(ctx, manifest.ByFile, false, []string{parts[i].f.Name()}, filepath.Join(dir, byFilePrefix+h.Name)); err != nil {
-			return 0, err
-		}
-	}
-	return noDigest, nil
+	return noDigest, orig.close()
+}
+
+// hostPart is a host's lines of a range, before they are sorted.
+type hostPart struct {
+	f *os.File
+	w *bufio.Writer
 }
 
 // originalsSplit writes, for each host, the lines of a range that its
 // rewrite looks originals up in: the kept (copy 1) and revisit lines of
-// every digest of which the host has a duplicate, and the revisit lines
+// every digest of which the host has a duplicate (host -1 is none: a
+// committed original of the index), and the revisit lines
 // without a digest, which pin records of any digest. A host's rewrite so
 // reads a share of the numbered manifest that grows with its own
 // duplicates, not the whole of it. The lines of one digest are held until
@@ -420,7 +484,7 @@ func (o *originalsSplit) add(l *manifest.Line, text []byte, host int) error {
 		o.digest = l.Digest
 	}
 	switch {
-	case l.IsDuplicate():
+	case l.IsDuplicate() && host >= 0:
 		o.dup[host] = true
 	case o.all:
 		return o.toAll(text)
@@ -514,7 +578,18 @@ func (k *task) rewrite(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	remote := &remoteFiles{local: &source.Locator{Roots: []string{h.Root}}, http: k.httpClient(),
+	// The host's own files beneath its root; with an index, named
+	// CRAWL/REL, and the committed crawls' files where the index says.
+	local := &source.Locator{Roots: []string{h.Root}, HTTP: k.httpClient()}
+	if k.spec.withIndex() {
+		ix, err := k.spec.openIndex()
+		if err != nil {
+			return err
+		}
+		local.Roots, local.Prefixes = nil, ix.Prefixes()
+		local.Prefixes[k.spec.Crawl] = h.Root
+	}
+	remote := &remoteFiles{local: local, http: k.httpClient(),
 		files: map[string]*remoteFile{}, wait: k.spec.VersionWait}
 	logs := make([]*hostLog, len(k.spec.Hosts))
 	var total int64
@@ -526,7 +601,7 @@ func (k *task) rewrite(ctx context.Context) error {
 		if logs[f.host] == nil {
 			logs[f.host] = newHostLog(k.wd.host(&k.spec.Hosts[f.host], rewriteLog), hashed[f.host].LogSize)
 		}
-		remote.files[field] = &remoteFile{url: k.spec.Hosts[f.host].FileURL(f.name), size: f.size, log: logs[f.host]}
+		remote.files[field] = &remoteFile{url: k.spec.Hosts[f.host].FileURL(k.spec.relName(f.name)), size: f.size, log: logs[f.host]}
 	}
 	var log *refs.Log
 	if k.spec.DryRun {
@@ -566,7 +641,7 @@ func (k *task) rewrite(ctx context.Context) error {
 	sw := bufio.NewWriter(saved)
 	refused := &errorsOf{}
 	var prog refs.Progress
-	rw := refs.Rewriter{Roots: []string{h.Root}, InPlace: true, DryRun: k.spec.DryRun, Originals: originals,
+	rw := refs.Rewriter{Roots: local.Roots, Prefixes: local.Prefixes, InPlace: true, DryRun: k.spec.DryRun, Originals: originals,
 		Policy: k.policy, HardLinks: k.spec.HardLinks, Jobs: k.spec.Jobs, Progress: &prog,
 		Refused: func(err error) {
 			refused.add(err)
@@ -604,9 +679,22 @@ func (k *task) rewrite(ctx context.Context) error {
 // hashAfter lists a host's files again (stage 4); only those the rewrite
 // replaced are read, the cache knows the others unchanged.
 func (k *task) hashAfter(ctx context.Context) error {
-	st, _, err := k.sum(ctx, afterFile, "", &errorsOf{limit: 100})
+	var sums *fileSums
+	var onFile func(warcsum.Input, string)
+	if k.spec.withIndex() {
+		// The files as committed: their SHA-256 and stamps, read here
+		// on their host.
+		sums = &fileSums{}
+		onFile = sums.add
+	}
+	st, _, err := k.sum(ctx, afterFile, "", &errorsOf{limit: 100}, onFile)
 	if err != nil {
 		return err
+	}
+	if sums != nil {
+		if err := writeFile(k.wd.host(k.host, afterFilesFile), []byte(sums.b.String())); err != nil {
+			return err
+		}
 	}
 	k.marker.After = &st
 	k.marker.Note = fmt.Sprintf("%s files read again, %s known unchanged", progress.Count(st.Files-st.Cached), progress.Count(st.Cached))
@@ -666,7 +754,18 @@ func (k *task) verify(ctx context.Context) error {
 	defer out.Abort()
 	bw := bufio.NewWriter(out)
 	k.prog.set("records", total)
-	st, err := verify.Rewrite(manifest.NewReader(before, "the hosts' manifests before"), manifest.NewReader(after, "the hosts' manifests after"),
+	// With an index, revisits may refer to the committed originals the
+	// ranges kept, as the resolution found them.
+	var external *manifest.Reader
+	if kept := k.keptIndexFiles(indexKeptFile); kept != nil {
+		r, closeKept, err := concat(kept)
+		if err != nil {
+			return err
+		}
+		defer closeKept()
+		external = manifest.NewReader(r, "the ranges' committed originals")
+	}
+	st, err := verify.RewriteAgainst(manifest.NewReader(before, "the hosts' manifests before"), manifest.NewReader(after, "the hosts' manifests after"), external,
 		func(v string) {
 			fmt.Fprintln(bw, v)
 			k.printError(fmt.Errorf("lost: %s", v))

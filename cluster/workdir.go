@@ -31,7 +31,9 @@ import (
 //	                      files.tsv, warcsum's cache, its rewrite.log,
 //	                      saved.tsv and fixity.tsv
 //	ranges/NNN/           a hash range: numbered.manifest (on digest) and
-//	                      by-file-NAME, its lines of each host's files
+//	                      by-file-NAME, its lines of each host's files;
+//	                      with an index, the index's originals joined and
+//	                      those kept (crawl.go)
 //	tasks/STEP/N.json     a task's result, written when it succeeded
 //	tasks/STEP/N.progress what a running task has done, for the progress
 //	tasks/STEP/N.error    why a task failed
@@ -93,12 +95,20 @@ type Params struct {
 	Policy    string `json:"policy"`
 	DryRun    bool   `json:"dry_run"`
 	HardLinks bool   `json:"hard_links"`
+	// Index is a crawl index (package crawlindex), "" for none: the
+	// hosts' files are the crawl Crawl, deduplicated against the index's
+	// committed originals and committed to it once verified, as served
+	// at CrawlURL (see crawl.go).
+	Index    string `json:"index,omitempty"`
+	Crawl    string `json:"crawl,omitempty"`
+	CrawlURL string `json:"crawl_url,omitempty"`
 }
 
 // Equal reports whether two jobs would have the same outputs.
 func (p *Params) Equal(q *Params) bool {
 	return slices.Equal(p.Hosts, q.Hosts) && p.Ranges == q.Ranges && p.Algorithm == q.Algorithm &&
-		p.Policy == q.Policy && p.DryRun == q.DryRun && p.HardLinks == q.HardLinks
+		p.Policy == q.Policy && p.DryRun == q.DryRun && p.HardLinks == q.HardLinks &&
+		p.Index == q.Index && p.Crawl == q.Crawl && p.CrawlURL == q.CrawlURL
 }
 
 // Settings are how a job's tasks run; a later run of the same job may

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"warcdedup/manifest"
 )
@@ -58,6 +60,9 @@ func (ix *Index) Join(ctx context.Context, crawl io.Reader, crawlName string, w 
 		if err := ctx.Err(); err != nil {
 			return st, err
 		}
+		if before(p, want) {
+			continue
+		}
 		f, err := os.Open(p)
 		if err != nil {
 			return st, err
@@ -90,4 +95,17 @@ func (ix *Index) Join(ctx context.Context, crawl io.Reader, crawlName string, w 
 		f.Close()
 	}
 	return st, out.Flush()
+}
+
+// before reports whether the partition p holds only digests before
+// digest: it is of the same algorithm, and of a lower first character.
+func before(p, digest string) bool {
+	key, err := partitionOf(digest)
+	if err != nil {
+		return false
+	}
+	name := strings.TrimSuffix(filepath.Base(p), partitionExt)
+	label, _, _ := strings.Cut(key, "-")
+	plabel, _, _ := strings.Cut(name, "-")
+	return label == plabel && name < key
 }

@@ -177,7 +177,7 @@ func (c *crawlMode) committedAlready(j *Job) (*Result, error) {
 	if err != nil {
 		rep = &report.Report{Title: "Crawl " + c.name, Mode: "run", Collections: j.opt.Collections, Generated: k.Committed}
 	}
-	rep.Crawls = crawlsOf(c.index.Registry)
+	rep.Crawls = CrawlsOf(c.index.Registry)
 	return &Result{Report: rep, WorkDir: j.wd.Path, NothingToDo: true}, nil
 }
 
@@ -331,37 +331,78 @@ func (j *Job) commit(ctx context.Context) (string, error) {
 	if j.verified.Violations > 0 {
 		return "", fmt.Errorf("not committed: verification found %d records lost", j.verified.Violations)
 	}
-	k := &crawlindex.Crawl{Name: c.name, Location: c.root, Include: c.include, Exclude: c.exclude, Log: j.wd.File(LogFile)}
 	files, err := j.crawlFiles()
 	if err != nil {
 		return "", err
 	}
-	if err := j.crawlOriginals(ctx, k); err != nil {
-		return "", err
-	}
-	if err := j.crawlFigures(k); err != nil {
-		return "", err
-	}
-	if k.Requires, err = j.requires(); err != nil {
-		return "", err
-	}
-	ix, err := crawlindex.Commit(c.index.Dir, crawlindex.Change{Add: k, Files: files, Originals: j.wd.File(crawlOriginalsSort)})
+	cc := &CrawlCommit{Index: c.index, Crawl: &crawlindex.Crawl{Name: c.name, Location: c.root, Include: c.include, Exclude: c.exclude, Log: j.wd.File(LogFile)},
+		Files: files, After: []string{j.wd.File(AfterFile)}, Logs: []LogFrom{{j.wd.File(LogFile), j.state.LogSizeAtHash}},
+		Deps: j.wd.File(DepsFile), WorkDir: j.wd.Path, Sort: SortOptions{TempDir: j.wd.File(tmpDir), Memory: j.opt.SortMemory, Parallel: j.opt.Jobs}}
+	ix, err := CommitCrawl(ctx, cc)
 	if err != nil {
 		return "", err
 	}
-	j.rep.Crawls = crawlsOf(ix.Registry)
+	j.rep.Crawls = CrawlsOf(ix.Registry)
 	if err := writeReport(j.wd, j.rep); err != nil {
 		return "", err
 	}
+	return CommitNote(ix, cc.Crawl), nil
+}
+
+// CrawlCommit is what committing a verified crawl to its index takes: the
+// commit stage of run, and the account of warcdedup cluster with an index.
+type CrawlCommit struct {
+	Index *crawlindex.Index // as opened when the job started
+	// Crawl is the crawl's name, location, globs and rewrite log;
+	// CommitCrawl fills in its figures and what it requires.
+	Crawl *crawlindex.Crawl
+	Files []crawlindex.FileInfo // its files after the run, named PATH
+	// After are the crawl's manifests after the run (files named
+	// CRAWL/PATH), in any order: its responses become originals.
+	After []string
+	// Logs are the rewrite logs of the run, each from where the job's
+	// entries start (every run of the job, resumed or not): its figures.
+	Logs []LogFrom
+	Deps string // the job's deps.tsv: the crawls its revisits need
+	// WorkDir gets the crawl's originals (crawl-originals.manifest and
+	// crawl-originals-by-digest.manifest), sorted as Sort says.
+	WorkDir string
+	Sort    SortOptions
+}
+
+// LogFrom is a rewrite log from byte offset From.
+type LogFrom struct {
+	Name string
+	From int64
+}
+
+// CommitCrawl commits a verified crawl to the index c.Index is a
+// generation of, and returns the new generation.
+func CommitCrawl(ctx context.Context, c *CrawlCommit) (*crawlindex.Index, error) {
+	if err := c.originals(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.figures(); err != nil {
+		return nil, err
+	}
+	var err error
+	if c.Crawl.Requires, err = c.requires(); err != nil {
+		return nil, err
+	}
+	return crawlindex.Commit(c.Index.Dir, crawlindex.Change{Add: c.Crawl, Files: c.Files, Originals: filepath.Join(c.WorkDir, crawlOriginalsSort)})
+}
+
+// CommitNote says what CommitCrawl committed, for the report's stage.
+func CommitNote(ix *crawlindex.Index, k *crawlindex.Crawl) string {
 	var needs []string
 	for _, n := range k.Requires {
 		needs = append(needs, n.Crawl)
 	}
-	note := fmt.Sprintf("crawl %s committed to %s (generation %d): %s originals", c.name, ix.Dir, ix.Registry.Generation, progress.Count(ix.Registry.Crawl(c.name).Originals))
+	note := fmt.Sprintf("crawl %s committed to %s (generation %d): %s originals", k.Name, ix.Dir, ix.Registry.Generation, progress.Count(ix.Registry.Crawl(k.Name).Originals))
 	if len(needs) > 0 {
 		note += "; it needs " + strings.Join(needs, ", ")
 	}
-	return note, nil
+	return note
 }
 
 // crawlFiles lists the crawl's files as committed.
@@ -394,25 +435,44 @@ func (j *Job) crawlFiles() ([]crawlindex.FileInfo, error) {
 	return files, nil
 }
 
-// crawlOriginals writes the crawl's responses as they are after the run,
+// originals writes the crawl's responses as they are after the run,
 // sorted on digest, and counts its records.
-func (j *Job) crawlOriginals(ctx context.Context, k *crawlindex.Crawl) error {
-	in, err := os.Open(j.wd.File(AfterFile))
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := atomicfile.Create(j.wd.File(crawlOriginals), 0o644)
+func (c *CrawlCommit) originals(ctx context.Context) error {
+	k := c.Crawl
+	k.Records, k.Revisits = 0, 0
+	out, err := atomicfile.Create(filepath.Join(c.WorkDir, crawlOriginals), 0o644)
 	if err != nil {
 		return err
 	}
 	defer out.Abort()
 	w := manifest.NewWriter(out)
-	r := manifest.NewReader(in, j.wd.File(AfterFile))
+	for _, name := range c.After {
+		if err := copyResponses(name, w, k); err != nil {
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if err := out.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+		return err
+	}
+	return Sort(ctx, c.Sort, manifest.ByDigest.Command, filepath.Join(c.WorkDir, crawlOriginals), filepath.Join(c.WorkDir, crawlOriginalsSort))
+}
+
+// copyResponses writes the lines of a manifest that are not revisits to
+// w, counting its records and revisits in k.
+func copyResponses(name string, w *manifest.Writer, k *crawlindex.Crawl) error {
+	in, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	r := manifest.NewReader(bufio.NewReaderSize(in, 256<<10), name)
 	for {
 		l, err := r.Next()
 		if err == io.EOF {
-			break
+			return nil
 		}
 		if err != nil {
 			return err
@@ -426,19 +486,23 @@ func (j *Job) crawlOriginals(ctx context.Context, k *crawlindex.Crawl) error {
 			return err
 		}
 	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	if err := out.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
-		return err
-	}
-	return j.sortFile(ctx, crawlOriginals, crawlOriginalsSort, manifest.ByDigest.Command)
 }
 
-// crawlFigures counts the revisits the job wrote and the bytes they
-// conserve, from its log entries (every run of the job, resumed or not).
-func (j *Job) crawlFigures(k *crawlindex.Crawl) error {
-	f, err := os.Open(j.wd.File(LogFile))
+// figures counts the revisits the job wrote and the bytes they conserve,
+// from its log entries.
+func (c *CrawlCommit) figures() error {
+	k := c.Crawl
+	k.RevisitsWritten, k.BytesConserved = 0, 0
+	for _, lf := range c.Logs {
+		if err := logFigures(lf, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func logFigures(lf LogFrom, k *crawlindex.Crawl) error {
+	f, err := os.Open(lf.Name)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -446,7 +510,7 @@ func (j *Job) crawlFigures(k *crawlindex.Crawl) error {
 		return err
 	}
 	defer f.Close()
-	r := rewritelog.NewReader(io.NewSectionReader(f, j.state.LogSizeAtHash, 1<<62), j.wd.File(LogFile))
+	r := rewritelog.NewReader(io.NewSectionReader(f, lf.From, 1<<62), lf.Name)
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
@@ -464,8 +528,8 @@ func (j *Job) crawlFigures(k *crawlindex.Crawl) error {
 
 // requires lists the committed crawls whose records the crawl's revisits
 // need, with those files, from deps.tsv.
-func (j *Job) requires() ([]crawlindex.Need, error) {
-	data, err := os.ReadFile(j.wd.File(DepsFile))
+func (c *CrawlCommit) requires() ([]crawlindex.Need, error) {
+	data, err := os.ReadFile(c.Deps)
 	if err != nil {
 		return nil, err
 	}
@@ -484,7 +548,7 @@ func (j *Job) requires() ([]crawlindex.Need, error) {
 			return nil, err
 		}
 		crawl := crawlindex.CrawlOf(orig)
-		if crawl == j.crawl.name {
+		if crawl == c.Crawl.Name {
 			continue
 		}
 		n := needs[crawl]
@@ -499,7 +563,7 @@ func (j *Job) requires() ([]crawlindex.Need, error) {
 	var out []crawlindex.Need
 	for _, crawl := range slices.Sorted(mapKeys(needs)) {
 		n := needs[crawl]
-		committed, err := j.crawl.index.Files(crawl)
+		committed, err := c.Index.Files(crawl)
 		if err != nil {
 			return nil, fmt.Errorf("crawl %s, whose records the revisits need: %w", crawl, err)
 		}
@@ -524,8 +588,8 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 	}
 }
 
-// crawlsOf is the report's table of an index's crawls.
-func crawlsOf(r *crawlindex.Registry) []report.Crawl {
+// CrawlsOf is the report's table of an index's crawls.
+func CrawlsOf(r *crawlindex.Registry) []report.Crawl {
 	var out []report.Crawl
 	for _, k := range r.Crawls {
 		rc := report.Crawl{Name: k.Name, Committed: true, Records: k.Records, RevisitsWritten: k.RevisitsWritten,

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -64,7 +65,21 @@ rate, ETA, tasks done, running and waiting), failed tasks run again
 command follows them again, and submits again what Slurm lost. When the
 job is done it prints the summary of warcdedup run. With --dry-run
 nothing is rewritten, and the figures are what a run would do. --plan
-shows the jobs it would submit; --cancel cancels them.`,
+shows the jobs it would submit; --cancel cancels them.
+
+With --index DIR, as with warcdedup run --index, the hosts' files are one
+crawl (--crawl NAME, default HOSTS's name without its extension), named
+NAME/REL in the manifests: each hash range joins its part of the index
+(the index is partitioned by digest), and the crawl's duplicates of
+committed originals, and of each other, become revisits, the bytes
+compared with the committed original read from where the index says it
+is (a path must be readable at that path on every node); committed crawls
+are never rewritten. Once verified, the account
+commits the crawl, its files recorded as served at --crawl-url (default:
+the hosts' URL when they all give one), where later runs, on a cluster
+or on one machine, read them. A run of a committed crawl does nothing
+(its files on the hosts are not looked at: warcdedup index verify checks
+them).`,
 		Flags: append(jobFlags(),
 			&cli.BoolFlag{Name: "dry-run", Usage: "rewrite nothing; report what would be rewritten and saved"},
 			&cli.BoolFlag{Name: "hard-links", Usage: "rewrite files with several hard links (the other names keep the old bytes)"},
@@ -76,6 +91,9 @@ shows the jobs it would submit; --cancel cancels them.`,
 			&cli.DurationFlag{Name: "http-timeout", Value: 60 * time.Second, Usage: "give up an HTTP attempt after `DURATION` without a byte"},
 			&cli.Int64Flag{Name: "min-rate", Value: 64 << 10, Usage: "give up a record read over HTTP slower than `BYTES` a second"},
 			&cli.DurationFlag{Name: "version-wait", Value: 2 * time.Minute, Usage: "wait up to `DURATION` for another host's log to name the version of a file a rewrite reads"},
+			&cli.StringFlag{Name: "index", Usage: "deduplicate the crawl against the crawls committed to the index in `DIR` (created if need be; every node reads it at that path), and commit it when verified"},
+			&cli.StringFlag{Name: "crawl", Usage: "with --index: the crawl's `NAME` (default: HOSTS's name without its extension)"},
+			&cli.StringFlag{Name: "crawl-url", Usage: "with --index: the base `URL` serving every host's files, which the index records for later runs (default: the hosts' URL, when they all give one)"},
 			&cli.BoolFlag{Name: "again", Usage: "start a new job even if the last one completed (what changed since is deduplicated)"},
 			&cli.BoolFlag{Name: "plan", Usage: "show the Slurm jobs the job is made of, and submit nothing"},
 			&cli.BoolFlag{Name: "cancel", Usage: "cancel the Slurm jobs of the work directory's job"},
@@ -130,10 +148,27 @@ func clusterOptions(c *cli.Context) (cluster.Options, error) {
 		}
 		workDir = abs + ".warcdedup"
 	}
+	params := cluster.Params{Hosts: hosts, Ranges: ranges, Algorithm: algo.String(), Policy: pol.String(),
+		DryRun: c.Bool("dry-run"), HardLinks: c.Bool("hard-links")}
+	if params.Index = c.String("index"); params.Index != "" {
+		if params.Index, err = filepath.Abs(params.Index); err != nil {
+			return cluster.Options{}, err
+		}
+		params.Crawl = c.String("crawl")
+		if params.Crawl == "" {
+			base := filepath.Base(hostsFile)
+			params.Crawl = strings.TrimSuffix(base, filepath.Ext(base))
+		}
+		params.CrawlURL = strings.TrimRight(c.String("crawl-url"), "/")
+		if params.CrawlURL == "" {
+			params.CrawlURL = params.DefaultCrawlURL()
+		}
+	} else if c.IsSet("crawl") || c.IsSet("crawl-url") {
+		return cluster.Options{}, cmdutil.Usage("--crawl and --crawl-url go with --index")
+	}
 	return cluster.Options{
 		WorkDir: workDir,
-		Params: cluster.Params{Hosts: hosts, Ranges: ranges, Algorithm: algo.String(), Policy: pol.String(),
-			DryRun: c.Bool("dry-run"), HardLinks: c.Bool("hard-links")},
+		Params:  params,
 		Settings: cluster.Settings{Binary: bin, Jobs: max(1, c.Int("jobs")), SortMemory: c.String("sort-memory"),
 			PerHost: c.Int("per-host"), HTTPRetries: c.Int("http-retries"), HTTPTimeout: c.Duration("http-timeout"),
 			MinRate: c.Int64("min-rate"), VersionWait: c.Duration("version-wait")},

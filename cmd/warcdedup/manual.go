@@ -78,8 +78,11 @@ var manual = cmdutil.Manual{
 					Run: "warcdedup cluster --sbatch=--partition=storage \\\n" +
 						"  --work-dir /shared/job hosts\n" +
 						"warcdedup cluster --cancel --work-dir /shared/job hosts"},
+				{Says: "Crawl after crawl against a crawl index, the hosts behind one front that redirects to each file's host; each crawl is committed once verified, and a rerun does nothing:",
+					Run: "warcdedup cluster --index /shared/index --crawl 2024-05 \\\n" +
+						"  --crawl-url http://front/warcs --work-dir /shared/may hosts"},
 			},
-			SeeAlso: []string{"warcdedup-run(1)", "sbatch(1)", "squeue(1)", "scontrol(1)"},
+			SeeAlso: []string{"warcdedup-run(1)", "warcdedup-index(1)", "sbatch(1)", "squeue(1)", "scontrol(1)"},
 		},
 		"undo": {
 			Exit: map[int]string{
