@@ -4,7 +4,7 @@
 # 30 KB:
 #
 #  0. warcsum alone (the whole job's limit is 2.5x its time);
-#  1. the stage commands run by hand, as README.md's pipeline block writes
+#  1. (alternating with 2, BENCH_ROUNDS rounds, medians) the stage commands run by hand, as README.md's pipeline block writes
 #     them (warcsum, sort, warccollres -p, awk | sort, warcrefs --in-place,
 #     warcsum again, warcsumcmp), on a copy;
 #  2. warcdedup run on another copy: its time against the stages' (the
@@ -48,8 +48,8 @@ fresh() { # a copy of the collection at $work/$1
 # limit is 2.5x).
 read -r t_sum m_sum < <(timed /dev/null warcsum -q -j "$jobs" -r "$src")
 
-# 1. The stages by hand.
-fresh coll
+# 1 and 2, alternating for BENCH_ROUNDS rounds (default 3), medians: the
+# stages by hand, then warcdedup run, each on a fresh copy.
 cat >"$work/stages.sh" <<SH
 set -euo pipefail
 cd "$work"
@@ -59,13 +59,23 @@ awk '\$8 > 1' numbered.manifest | sort -T . -k1,1 -k2,2n | warcrefs -q -j $jobs 
 warcsum -q -j $jobs -r coll > after.manifest
 warcsumcmp -q before.manifest after.manifest
 SH
-read -r t_stages m_stages < <(timed /dev/null bash "$work/stages.sh")
-saved=$((bytes - $(du -sb "$work/coll" | cut -f1)))
-
-# 2. warcdedup run.
-fresh run
-read -r t_run m_run < <(timed /dev/null warcdedup run -q -j "$jobs" --work-dir "$work/run.warcdedup" "$work/run")
-saved_run=$((bytes - $(du -sb "$work/run" | cut -f1)))
+rounds=${BENCH_ROUNDS:-3}
+: >"$work/stages.times"
+: >"$work/run.times"
+for round in $(seq "$rounds"); do
+	echo "round $round of $rounds ..." >&2
+	fresh coll
+	rm -f "$work/rewrite.log"
+	timed /dev/null bash "$work/stages.sh" >>"$work/stages.times"
+	saved=$((bytes - $(du -sb "$work/coll" | cut -f1)))
+	fresh run
+	rm -rf "$work/run.warcdedup"
+	timed /dev/null warcdedup run -q -j "$jobs" --work-dir "$work/run.warcdedup" "$work/run" >>"$work/run.times"
+	saved_run=$((bytes - $(du -sb "$work/run" | cut -f1)))
+done
+median() { sort -n -k1,1 "$1" | awk '{t[NR] = $1; m[NR] = $2} END {i = int((NR + 1) / 2); print t[i], m[i]}'; }
+read -r t_stages m_stages < <(median "$work/stages.times")
+read -r t_run m_run < <(median "$work/run.times")
 
 # 3. Again, with nothing to do.
 read -r t_rerun m_rerun < <(timed /dev/null warcdedup run -q -j "$jobs" --work-dir "$work/run.warcdedup" "$work/run")
@@ -81,6 +91,7 @@ fi
 mb() { awk -v b="$1" 'BEGIN {printf "%.0f", b / 1e6}'; }
 echo "collection: $(mb "$bytes") MB in 16 .warc.gz files, -j $jobs"
 printf '%-44s %8s s  peak %6s MB\n' "warcsum alone" "$t_sum" "$m_sum"
+echo "medians of $rounds alternating rounds"
 printf '%-44s %8s s  peak %6s MB  (saved %s MB)\n' "stages by hand (README's pipeline)" "$t_stages" "$m_stages" "$(mb "$saved")"
 printf '%-44s %8s s  peak %6s MB  (saved %s MB)\n' "warcdedup run" "$t_run" "$m_run" "$(mb "$saved_run")"
 awk -v a="$t_run" -v b="$t_stages" 'BEGIN {printf "%-44s %+7.1f%%  (limit +5%%)\n", "overhead of warcdedup run", (a / b - 1) * 100}'
