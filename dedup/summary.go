@@ -33,7 +33,11 @@ func Summary(w io.Writer, res *Result) {
 		would("rewritten", "would be rewritten"), progress.Count(t.RevisitsWritten), progress.Count(t.FilesRewritten),
 		progress.Bytes(t.BytesSaved), would("saved", "would be saved"), progress.Percent(t.BytesSaved, t.StoredBytes))
 	for _, k := range r.NotDeduplicable {
-		fmt.Fprintf(w, "kept: %s duplicates (%s): %s\n", progress.Count(k.Records), progress.Bytes(k.Bytes), k.Why)
+		noun := "duplicates"
+		if k.Records == 1 {
+			noun = "duplicate"
+		}
+		fmt.Fprintf(w, "kept: %s %s (%s): %s\n", progress.Count(k.Records), noun, progress.Bytes(k.Bytes), k.Why)
 	}
 	if r.Mode == "run" && !res.NothingToDo {
 		fmt.Fprintf(w, "verification: %s records lost (warcsumcmp of the manifests before and after)\n", progress.Count(t.Violations))
