@@ -94,8 +94,8 @@ func RemoveSummary(w io.Writer, res *RemoveResult) {
 
 // ImportCrawl commits a crawl to the index from CDX/CDXJ indexes (see
 // crawlindex.Import), sorting with the system sort in the index's
-// directory.
-func ImportCrawl(ctx context.Context, index, crawl, location string, cdx []string, warn func(error)) (crawlindex.ImportStats, error) {
+// directory with a buffer of sortMemory (sort -S; "" for sort's default).
+func ImportCrawl(ctx context.Context, index, crawl, location string, cdx []string, sortMemory string, warn func(error)) (crawlindex.ImportStats, error) {
 	if err := os.MkdirAll(index, 0o755); err != nil {
 		return crawlindex.ImportStats{}, err
 	}
@@ -120,7 +120,7 @@ func ImportCrawl(ctx context.Context, index, crawl, location string, cdx []strin
 	}
 	opt := crawlindex.ImportOptions{Crawl: crawl, Location: location, TempDir: tmp, Report: warn,
 		Sort: func(ctx context.Context, in, out string) error {
-			return Sort(ctx, SortOptions{TempDir: tmp}, manifest.ByDigest.Command, in, out)
+			return Sort(ctx, SortOptions{TempDir: tmp, Memory: sortMemory}, manifest.ByDigest.Command, in, out)
 		}}
 	_, st, err := crawlindex.Import(ctx, index, opt, readers, cdx)
 	return st, err

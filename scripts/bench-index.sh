@@ -89,6 +89,6 @@ if [ ! -f "$cdxj.done" ]; then
 	touch "$cdxj.done"
 fi
 rm -rf "$dir/import-index"
-read -r t_imp m_imp < <(timed /dev/null bin/warcdedup index import -q --index "$dir/import-index" --crawl imported --location "$dir/nowhere" "$cdxj")
-printf "%-44s %8.2f s %8.1f MB peak, %.0f lines/s\n" "index import of $import_lines CDXJ lines" "$t_imp" "$m_imp" \
+read -r t_imp m_imp < <(timed /dev/null bin/warcdedup index import -q --sort-memory 64M --index "$dir/import-index" --crawl imported --location "$dir/nowhere" "$cdxj")
+printf "%-44s %8.2f s %8.1f MB peak, %.0f lines/s\n" "index import of $import_lines CDXJ lines (sort -S 64M)" "$t_imp" "$m_imp" \
 	"$(awk "BEGIN{print $import_lines/$t_imp}")"

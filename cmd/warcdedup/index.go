@@ -172,6 +172,7 @@ indexes' file names are relative to, or the base URL that serves them).`,
 				Flags: []cli.Flag{indexFlag,
 					&cli.StringFlag{Name: "crawl", Required: true, Usage: "the crawl's `NAME`"},
 					&cli.StringFlag{Name: "location", Required: true, Usage: "the crawl's files: `DIR` or base URL"},
+					&cli.StringFlag{Name: "sort-memory", Usage: "buffer of the system sort (sort -S `SIZE`, e.g. 2G or 25%)"},
 					cmdutil.QuietFlag},
 				Action: func(c *cli.Context) error {
 					if c.NArg() == 0 {
@@ -180,7 +181,7 @@ indexes' file names are relative to, or the base URL that serves them).`,
 					ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 					defer stop()
 					log := cmdutil.NewLog(c)
-					st, err := dedup.ImportCrawl(ctx, c.String("index"), c.String("crawl"), c.String("location"), c.Args().Slice(), log.Warn)
+					st, err := dedup.ImportCrawl(ctx, c.String("index"), c.String("crawl"), c.String("location"), c.Args().Slice(), c.String("sort-memory"), log.Warn)
 					if err != nil {
 						return cli.Exit(err, cmdutil.ExitFatal)
 					}
