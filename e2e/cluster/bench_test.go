@@ -266,8 +266,8 @@ func printReport(b *testing.B, work string, stored int64, runTime, clusterTime t
 			mbps(r.Stats.BytesBefore, d), r.Remote.Reads, float64(r.Remote.Bytes)/1e6, r.Remote.Moved)
 	}
 	stages += span(rewrites)
-	p("rewrite: %.2f s; each host read the numbered manifest of every range: %.1f MB", span(rewrites).Seconds(),
-		float64(size(filepath.Join(work, "ranges", "*", "numbered.manifest")))/1e6)
+	p("rewrite: %.2f s; the hosts read their originals parts of every range: %.1f MB (the numbered manifests: %.1f MB)", span(rewrites).Seconds(),
+		float64(size(filepath.Join(work, "ranges", "*", "originals-*")))/1e6, float64(size(filepath.Join(work, "ranges", "*", "numbered.manifest")))/1e6)
 	afters := readMarkers(b, work, "rehash@*")
 	stages += span(afters)
 	p("hash again: %.2f s (each %s)", span(afters).Seconds(), taskTimes(afters))
