@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"warcdedup/digest"
 	"warcdedup/record"
@@ -166,16 +167,30 @@ type keptOriginal struct {
 	header, trailer []byte   // nil: what the rule writes
 }
 
+// revisitReaders are the record readers keptFor reads revisits back with.
+// A new Reader allocates buffers of a few hundred kB; for every revisit
+// written, of a few hundred bytes, that cost a sixth of a rewrite's CPU
+// (1.3 s of 7.4 s on a 716 MB collection with 12,117 revisits).
+var revisitReaders sync.Pool
+
 // keptFor compares the record as stored (raw header, the line ends after its
 // block) with what the rule would restore from the revisit revisit (its
 // bytes, without kept fields) and a block of blockLen bytes whose digest,
 // in the revisit's block digest algorithm, is blockDigest. It returns
 // what the revisit must keep.
 func keptFor(revisit []byte, rawHeader, trailer []byte, blockLen int64, blockDigest string) (keptOriginal, error) {
-	rr, err := record.NewReader(bytes.NewReader(revisit), "revisit")
+	src := bytes.NewReader(revisit)
+	rr, _ := revisitReaders.Get().(*record.Reader)
+	var err error
+	if rr == nil {
+		rr, err = record.NewReader(src, "revisit")
+	} else {
+		err = rr.Reset(src, "revisit")
+	}
 	if err != nil {
 		return keptOriginal{}, err
 	}
+	defer revisitReaders.Put(rr)
 	rev, err := rr.Next()
 	if err != nil {
 		return keptOriginal{}, fmt.Errorf("the revisit does not read back: %w", err)
