@@ -89,7 +89,7 @@ if ! diff -rq "$src" "$work/run" --exclude=.done >/dev/null; then
 fi
 
 mb() { awk -v b="$1" 'BEGIN {printf "%.0f", b / 1e6}'; }
-echo "collection: $(mb "$bytes") MB in 16 .warc.gz files, -j $jobs"
+echo "collection: $(mb "$bytes") MB in 16 .warc.gz files, -j $jobs, inflater: $(go list -f '{{if .CgoFiles}}ISA-L{{else}}pure Go{{end}}' ./gzmulti)"
 printf '%-44s %8s s  peak %6s MB\n' "warcsum alone" "$t_sum" "$m_sum"
 echo "medians of $rounds alternating rounds"
 printf '%-44s %8s s  peak %6s MB  (saved %s MB)\n' "stages by hand (README's pipeline)" "$t_stages" "$m_stages" "$(mb "$saved")"
