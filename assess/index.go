@@ -88,7 +88,8 @@ func Index(ctx context.Context, opt IndexOptions) (*Result, error) {
 	}
 	defer wd.Close()
 	a := &indexAssessment{opt: opt, show: show, files: map[string]bool{}, rewritten: map[string]bool{},
-		mime: newTally(10000), host: newTally(100000), month: newTally(1 << 20), size: newTally(64), algos: map[string]int64{}}
+		mime: report.NewBreakdown(10000), host: report.NewBreakdown(100000), month: report.NewBreakdown(1 << 20), size: report.NewBreakdown(64),
+		largest: report.NewLargest(20), algos: map[string]int64{}}
 	rep := &report.Report{Title: "Assessment from the indexes " + strings.Join(indexes, ", "), Generated: time.Now().UTC(),
 		Mode: "cdx", Collections: indexes, Policy: opt.Policy.String()}
 	a.rep = rep
@@ -141,13 +142,13 @@ type indexAssessment struct {
 
 	files, rewritten  map[string]bool
 	filesOver         bool
-	mime, host, month *tally
-	size              *tally
+	mime, host, month *report.Breakdown
+	size              *report.Breakdown
 	same, cross       report.Bucket
 	arc, notSmaller   report.Reason
 	split             int64
 	low, high         int64
-	largest           classHeap
+	largest           *report.Largest
 }
 
 // Why index lines are left out of the assessment.
@@ -518,15 +519,15 @@ func (a *indexAssessment) record(c *indexClass, r indexRecord) {
 			a.cross.Add(b)
 		}
 	}
-	a.mime.add(r.mime, b)
-	a.host.add(hostOf(r.url), b)
-	a.month.add(monthOf(r.ts), b)
-	a.size.add(sizeClass(r.length), b)
+	a.mime.Add(r.mime, b)
+	a.host.Add(report.HostOf(r.url), b)
+	a.month.Add(monthOf(r.ts), b)
+	a.size.Add(report.SizeClass(r.length), b)
 }
 
 func (a *indexAssessment) closeClass(c *indexClass) {
 	if c.class.DuplicateBytes > 0 {
-		a.largest.offer(c.class, 20)
+		a.largest.Offer(c.class)
 	}
 }
 
@@ -548,13 +549,13 @@ func (a *indexAssessment) finish(err error) {
 	t.Revisits = a.leftOut[leftRevisit]
 	t.FilesRewritten = int64(len(a.rewritten))
 	rep.Algorithm = a.algorithm()
-	rep.ByMIME = a.mime.top(12)
-	rep.ByHost = a.host.top(15)
-	rep.ByMonth = a.month.ordered(nil)
-	rep.BySize = a.size.ordered(sizeLabels())
+	rep.ByMIME = a.mime.Top(12)
+	rep.ByHost = a.host.Top(15)
+	rep.ByMonth = a.month.Ordered(nil)
+	rep.BySize = a.size.Ordered(report.SizeLabels())
 	rep.SameURL, rep.CrossURL = a.same, a.cross
 	rep.SameURL.Label, rep.CrossURL.Label = "same URL (re-fetched)", "another URL"
-	rep.LargestClasses = a.largest.largestFirst()
+	rep.LargestClasses = a.largest.Classes()
 	if a.arc.Records > 0 {
 		a.arc.Why = "in an ARC file: ARC records have no revisit form (convert the file to WARC with arc2warc first)"
 		rep.NotDeduplicable = append(rep.NotDeduplicable, a.arc)

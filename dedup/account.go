@@ -2,7 +2,6 @@ package dedup
 
 import (
 	"bufio"
-	"container/heap"
 	"context"
 	"fmt"
 	"io"
@@ -41,17 +40,18 @@ type account struct {
 	j   *Job
 	rep *report.Report
 
-	mime, host, month, size *breakdown
+	mime, host, month, size *report.Breakdown
 	same, cross             report.Bucket
 	arc, refusedDups, kept  report.Reason
 	refusedFiles            map[string]bool
-	largest                 classHeap
+	largest                 *report.Largest
 	replaced                int64 // files the log says were replaced
 }
 
 func newAccount(j *Job) *account {
 	a := &account{j: j, rep: j.rep, refusedFiles: map[string]bool{},
-		mime: newBreakdown(10000), host: newBreakdown(100000), month: newBreakdown(1 << 20), size: newBreakdown(64)}
+		mime: report.NewBreakdown(10000), host: report.NewBreakdown(100000), month: report.NewBreakdown(1 << 20), size: report.NewBreakdown(64),
+		largest: report.NewLargest(20)}
 	for _, r := range j.refused {
 		// "FILE: left untouched: ..." or "FILE: offset N: left untouched: ..."
 		if f, _, ok := strings.Cut(r, ": "); ok {
@@ -105,10 +105,10 @@ func (a *account) records() error {
 			revisitLen, _ = strconv.ParseInt(f[3], 10, 64)
 		}
 		b := bucketOf(&l, revisitLen)
-		a.mime.add(mime, b)
-		a.host.add(hostOf(l.URI), b)
-		a.month.add(monthOf(l.Date), b)
-		a.size.add(sizeClass(l.Length), b)
+		a.mime.Add(mime, b)
+		a.host.Add(report.HostOf(l.URI), b)
+		a.month.Add(monthOf(l.Date), b)
+		a.size.Add(report.SizeClass(l.Length), b)
 		if !l.IsDuplicate() {
 			continue
 		}
@@ -154,119 +154,12 @@ func isARC(file string) bool {
 	return strings.HasSuffix(f, ".arc") || strings.HasSuffix(f, ".arc.gz")
 }
 
-// hostOf is the host of a URI, lower case, without port or user.
-func hostOf(uri string) string {
-	_, rest, ok := strings.Cut(uri, "://")
-	if !ok {
-		if scheme, _, ok := strings.Cut(uri, ":"); ok {
-			return "(" + strings.ToLower(scheme) + ")"
-		}
-		return "(none)"
-	}
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		rest = rest[:i]
-	}
-	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
-		rest = rest[i+1:]
-	}
-	if i := strings.LastIndexByte(rest, ':'); i >= 0 && !strings.HasSuffix(rest, "]") {
-		rest = rest[:i]
-	}
-	return strings.ToLower(rest)
-}
-
 // monthOf is the YYYY-MM of a WARC date.
 func monthOf(date string) string {
 	if len(date) >= 7 && date[4] == '-' {
 		return date[:7]
 	}
 	return "(unknown)"
-}
-
-// sizeClasses are the payload size ranges of the size breakdown, by the
-// record's stored length.
-var sizeClasses = []struct {
-	limit int64
-	label string
-}{{1e3, "< 1 kB"}, {1e4, "1-10 kB"}, {1e5, "10-100 kB"}, {1e6, "100 kB-1 MB"}, {1e7, "1-10 MB"}, {1e8, "10-100 MB"}, {1 << 62, ">= 100 MB"}}
-
-func sizeClass(n int64) string {
-	for _, c := range sizeClasses {
-		if n < c.limit {
-			return c.label
-		}
-	}
-	return sizeClasses[len(sizeClasses)-1].label
-}
-
-// breakdown groups records by a label, in memory up to a number of labels;
-// records of further labels are counted under "other" (a collection of
-// millions of hosts keeps a bounded account).
-type breakdown struct {
-	limit   int
-	buckets map[string]*report.Bucket
-	other   report.Bucket
-}
-
-func newBreakdown(limit int) *breakdown {
-	return &breakdown{limit: limit, buckets: map[string]*report.Bucket{}}
-}
-
-func (b *breakdown) add(label string, x report.Bucket) {
-	bk, ok := b.buckets[label]
-	if !ok {
-		if len(b.buckets) >= b.limit {
-			b.other.Add(x)
-			return
-		}
-		bk = &report.Bucket{Label: label}
-		b.buckets[label] = bk
-	}
-	bk.Add(x)
-}
-
-// top returns the n buckets with the most duplicate bytes, then "other".
-func (b *breakdown) top(n int) []report.Bucket {
-	all := b.sorted(func(x, y *report.Bucket) bool {
-		if x.DuplicateBytes != y.DuplicateBytes {
-			return x.DuplicateBytes > y.DuplicateBytes
-		}
-		return x.Label < y.Label
-	})
-	if len(all) <= n && b.other.Records == 0 {
-		return all
-	}
-	out := all[:min(n, len(all))]
-	other := b.other
-	other.Label = "other"
-	for _, x := range all[min(n, len(all)):] {
-		other.Add(x)
-	}
-	return append(out, other)
-}
-
-// ordered returns the buckets in label order (months), or in the order of
-// labels given (size classes).
-func (b *breakdown) ordered(labels []string) []report.Bucket {
-	if labels == nil {
-		return b.sorted(func(x, y *report.Bucket) bool { return x.Label < y.Label })
-	}
-	var out []report.Bucket
-	for _, l := range labels {
-		if bk, ok := b.buckets[l]; ok {
-			out = append(out, *bk)
-		}
-	}
-	return out
-}
-
-func (b *breakdown) sorted(less func(x, y *report.Bucket) bool) []report.Bucket {
-	out := make([]report.Bucket, 0, len(b.buckets))
-	for _, bk := range b.buckets {
-		out = append(out, *bk)
-	}
-	sort.Slice(out, func(i, k int) bool { return less(&out[i], &out[k]) })
-	return out
 }
 
 // classes streams the numbered manifest, digest by digest, for the largest
@@ -294,7 +187,7 @@ func (a *account) classes(ctx context.Context) error {
 	flush := func() {
 		for _, c := range cur {
 			if c.DuplicateBytes > 0 {
-				a.largest.offer(*c, 20)
+				a.largest.Offer(*c)
 			}
 		}
 		clear(cur)
@@ -387,27 +280,6 @@ func (a *account) deps(ctx context.Context, pairsName string) error {
 	return writeFile(j.wd.File(DepsFile), []byte(b.String()))
 }
 
-// classHeap keeps the classes with the most duplicate bytes.
-type classHeap []report.Class
-
-func (h classHeap) Len() int           { return len(h) }
-func (h classHeap) Less(i, k int) bool { return h[i].DuplicateBytes < h[k].DuplicateBytes }
-func (h classHeap) Swap(i, k int)      { h[i], h[k] = h[k], h[i] }
-func (h *classHeap) Push(x any)        { *h = append(*h, x.(report.Class)) }
-func (h *classHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-func (h *classHeap) offer(c report.Class, keep int) {
-	heap.Push(h, c)
-	if h.Len() > keep {
-		heap.Pop(h)
-	}
-}
-
 // fixity writes, from the rewrite log, one line per file this job
 // replaced: its size and SHA-256 before and after (see writeFixity).
 func (a *account) fixity() error {
@@ -478,18 +350,13 @@ func (a *account) fill() {
 	t.StaleLines = j.resolved.Stale
 	t.DamagedRecords = j.hashed.Damaged
 	t.Violations = j.verified.Violations
-	rep.ByMIME = a.mime.top(12)
-	rep.ByHost = a.host.top(15)
-	rep.ByMonth = a.month.ordered(nil)
-	var labels []string
-	for _, c := range sizeClasses {
-		labels = append(labels, c.label)
-	}
-	rep.BySize = a.size.ordered(labels)
+	rep.ByMIME = a.mime.Top(12)
+	rep.ByHost = a.host.Top(15)
+	rep.ByMonth = a.month.Ordered(nil)
+	rep.BySize = a.size.Ordered(report.SizeLabels())
 	rep.SameURL, rep.CrossURL = a.same, a.cross
 	rep.SameURL.Label, rep.CrossURL.Label = "same URL (re-fetched)", "another URL"
-	sort.Sort(sort.Reverse(a.largest))
-	rep.LargestClasses = a.largest
+	rep.LargestClasses = a.largest.Classes()
 	if a.arc.Records > 0 {
 		a.arc.Why = "in an ARC file: ARC records have no revisit form (convert the file to WARC with arc2warc first)"
 		rep.NotDeduplicable = append(rep.NotDeduplicable, a.arc)
