@@ -2,7 +2,6 @@ package assess
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -36,7 +35,7 @@ func WriteReport(dir string, rep *report.Report) error {
 			out.Abort()
 			return err
 		}
-		if err := out.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+		if err := out.CommitRenamed(); err != nil {
 			return err
 		}
 	}

@@ -104,6 +104,18 @@ func (f *File) Commit() error {
 	return nil
 }
 
+// CommitRenamed is Commit for a file whose name holding its complete
+// content is all the caller needs: an error wrapping ErrNotSynced (the
+// rename done, the directory not synced, as on file systems that refuse
+// to) is no error. It is what outputs and work files, which a rerun makes
+// again, use; a rewrite that must log what it replaced calls Commit.
+func (f *File) CommitRenamed() error {
+	if err := f.Commit(); err != nil && !errors.Is(err, ErrNotSynced) {
+		return err
+	}
+	return nil
+}
+
 func (f *File) rename() error {
 	if f.root != nil {
 		return f.root.Rename(f.tmp, f.name)

@@ -218,7 +218,7 @@ func (k *task) mergeLogs(out string) error {
 			return err
 		}
 	}
-	return commit(f)
+	return f.CommitRenamed()
 }
 
 // concatRanges writes the ranges' numbered manifests one after the other:
@@ -262,7 +262,7 @@ func (k *task) concatRanges(out string) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	return commit(f)
+	return f.CommitRenamed()
 }
 
 // stages are the report's stages: each from its first task's start to its

@@ -199,7 +199,7 @@ func (k *task) joinIndex(ctx context.Context, ix *crawlindex.Index, parts []stri
 		err = bw.Flush()
 	}
 	if err == nil {
-		err = commit(out)
+		err = out.CommitRenamed()
 	}
 	return name, st, err
 }
@@ -248,7 +248,7 @@ func (ki *keptIndex) close(ctx context.Context, err error) error {
 	if err := ki.w.Flush(); err != nil {
 		return err
 	}
-	if err := commit(ki.out); err != nil {
+	if err := ki.out.CommitRenamed(); err != nil {
 		return err
 	}
 	if err := ki.uw.Flush(); err != nil {

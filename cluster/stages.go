@@ -3,7 +3,6 @@ package cluster
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -42,14 +41,6 @@ const (
 	originalsPrefix = "originals-"             // a range's lines a host's rewrite looks originals up in: originals-NAME
 	violationsFile  = "violations.txt"
 )
-
-// commit makes an atomic file appear under its name.
-func commit(f *atomicfile.File) error {
-	if err := f.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
-		return err
-	}
-	return nil
-}
 
 // sum lists the host's root into a manifest of its directory (and facts),
 // through the host's cache of files unchanged since they were read.
@@ -107,11 +98,11 @@ func (k *task) sum(ctx context.Context, manifestName, factsName string, damaged 
 	if err != nil {
 		return st, nil, err
 	}
-	if err := commit(out); err != nil {
+	if err := out.CommitRenamed(); err != nil {
 		return st, nil, err
 	}
 	if facts != nil {
-		if err := commit(facts); err != nil {
+		if err := facts.CommitRenamed(); err != nil {
 			return st, nil, err
 		}
 	}
@@ -329,7 +320,7 @@ func (k *task) resolve(ctx context.Context) error {
 		err = bw.Flush()
 	}
 	if err == nil {
-		err = commit(out)
+		err = out.CommitRenamed()
 	}
 	if err != nil {
 		return err
@@ -531,7 +522,7 @@ func (o *originalsSplit) close() error {
 		if err := w.Flush(); err != nil {
 			return err
 		}
-		if err := commit(o.files[i]); err != nil {
+		if err := o.files[i].CommitRenamed(); err != nil {
 			return err
 		}
 	}
@@ -659,7 +650,7 @@ func (k *task) rewrite(ctx context.Context) error {
 		err = sw.Flush()
 	}
 	if err == nil {
-		err = commit(saved)
+		err = saved.CommitRenamed()
 	}
 	if err != nil {
 		return err
@@ -775,7 +766,7 @@ func (k *task) verify(ctx context.Context) error {
 		err = bw.Flush()
 	}
 	if err == nil {
-		err = commit(out)
+		err = out.CommitRenamed()
 	}
 	if err != nil {
 		return err
@@ -833,7 +824,7 @@ func (k *task) mergeFixity(ctx context.Context, lists []string, out string) erro
 	if _, err := io.Copy(f, in); err != nil {
 		return err
 	}
-	return commit(f)
+	return f.CommitRenamed()
 }
 
 // filterLines copies the lines of files that are not comments into out.

@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -215,7 +214,7 @@ func writeFile(name string, data []byte) error {
 		f.Abort()
 		return err
 	}
-	if err := f.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+	if err := f.CommitRenamed(); err != nil {
 		return err
 	}
 	return nil

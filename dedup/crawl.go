@@ -205,7 +205,7 @@ func (j *Job) joinIndex(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := joined.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+	if err := joined.CommitRenamed(); err != nil {
 		return "", err
 	}
 	if err := mergeByDigest(j.wd.File(ByDigestFile), j.wd.File(indexOriginalsFile), j.wd.File(JoinedFile)); err != nil {
@@ -262,7 +262,7 @@ func mergeByDigest(a, b, to string) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	if err := out.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+	if err := out.CommitRenamed(); err != nil {
 		return err
 	}
 	return nil
@@ -302,7 +302,7 @@ func (c *crawlMode) resolvedOriginals(wd *WorkDir) (string, error) {
 	if err := w.Flush(); err != nil {
 		return "", err
 	}
-	if err := out.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+	if err := out.CommitRenamed(); err != nil {
 		return "", err
 	}
 	return name, nil
@@ -454,7 +454,7 @@ func (c *CrawlCommit) originals(ctx context.Context) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	if err := out.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+	if err := out.CommitRenamed(); err != nil {
 		return err
 	}
 	return Sort(ctx, c.Sort, manifest.ByDigest.Command, filepath.Join(c.WorkDir, crawlOriginals), filepath.Join(c.WorkDir, crawlOriginalsSort))

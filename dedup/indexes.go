@@ -141,7 +141,7 @@ func (u *indexUpdate) run() (indexStats, error) {
 			return indexStats{}, err
 		}
 	}
-	if err := out.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+	if err := out.CommitRenamed(); err != nil {
 		return indexStats{}, err
 	}
 	return indexStats{Lines: job.Stats.Lines, Changed: job.Stats.Moved + job.Stats.Revisits + job.Stats.Restored, Problems: job.Problems}, nil
@@ -171,7 +171,7 @@ func copyFile(from, to string) error {
 	if _, err := io.Copy(out, in); err != nil {
 		return err
 	}
-	if err := out.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+	if err := out.CommitRenamed(); err != nil {
 		return err
 	}
 	return nil

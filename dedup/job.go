@@ -409,11 +409,11 @@ func (j *Job) sum(ctx context.Context, manifestName, factsName, stageName string
 	if err != nil {
 		return st, err
 	}
-	if err := out.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+	if err := out.CommitRenamed(); err != nil {
 		return st, err
 	}
 	if facts != nil {
-		if err := facts.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+		if err := facts.CommitRenamed(); err != nil {
 			return st, err
 		}
 	}
@@ -506,7 +506,7 @@ func (j *Job) resolve(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := out.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+	if err := out.CommitRenamed(); err != nil {
 		return "", err
 	}
 	j.resolved = st
@@ -596,7 +596,7 @@ func (j *Job) rewrite(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := saved.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+	if err := saved.CommitRenamed(); err != nil {
 		return "", err
 	}
 	j.rewrote = st
@@ -673,7 +673,7 @@ func (j *Job) verify(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := out.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+	if err := out.CommitRenamed(); err != nil {
 		return "", err
 	}
 	j.verified = st

@@ -201,7 +201,7 @@ func writeFile(name string, data []byte) error {
 		f.Abort()
 		return err
 	}
-	if err := f.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+	if err := f.CommitRenamed(); err != nil {
 		return err
 	}
 	return nil

@@ -183,7 +183,7 @@ func file(ctx context.Context, name string, opt Options) (Result, error) {
 			return res, err
 		}
 	}
-	if err := tmp.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+	if err := tmp.CommitRenamed(); err != nil {
 		return res, err
 	}
 	return res, nil

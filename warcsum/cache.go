@@ -230,7 +230,7 @@ func (w *entryWriter) commit(st Stats, failed error, fileSum string) error {
 		f.Abort()
 		return err
 	}
-	if err := f.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+	if err := f.CommitRenamed(); err != nil {
 		return err
 	}
 	return nil

@@ -210,7 +210,7 @@ func (o *Output) Commit() error {
 	if o.file == nil {
 		return nil
 	}
-	if err := o.file.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+	if err := o.file.CommitRenamed(); err != nil {
 		return err
 	}
 	return nil

@@ -121,7 +121,7 @@ func writeManPages(dir string, pages []ManPage) error {
 			f.Abort()
 			return err
 		}
-		if err := f.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+		if err := f.CommitRenamed(); err != nil {
 			return err
 		}
 	}
