@@ -63,21 +63,32 @@ func NewApp(name, usage, description string, flags []cli.Flag, action cli.Action
 		OnUsageError:   usageError(name),
 		ExitErrHandler: func(c *cli.Context, err error) {},
 	}
-	if action != nil {
-		app.Action = func(c *cli.Context) error {
-			if p := c.String("cpuprofile"); p != "" {
-				f, err := os.Create(p)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return err
-				}
-				defer pprof.StopCPUProfile()
-			}
-			return action(c)
+	app.Action = action
+	// The profile is started before any action, a subcommand's too
+	// (warcdedup --cpuprofile FILE run ...), and stopped after it.
+	var profile *os.File
+	app.Before = func(c *cli.Context) error {
+		p := c.String("cpuprofile")
+		if p == "" {
+			return nil
 		}
+		f, err := os.Create(p)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return err
+		}
+		profile = f
+		return nil
+	}
+	app.After = func(c *cli.Context) error {
+		if profile == nil {
+			return nil
+		}
+		pprof.StopCPUProfile()
+		return profile.Close()
 	}
 	return app
 }
@@ -105,8 +116,14 @@ func reorder(app *cli.App, args []string) []string {
 }
 
 func reorderFor(commands []*cli.Command, flags []cli.Flag, args []string) []string {
+	takesValue := valueFlags(flags)
 	for i := 1; i < len(args); i++ {
-		if strings.HasPrefix(args[i], "-") {
+		if a := args[i]; strings.HasPrefix(a, "-") {
+			// The value of an app's own flag (warcdedup --cpuprofile
+			// FILE run) is no command name.
+			if name := strings.TrimLeft(a, "-"); !strings.Contains(name, "=") && takesValue[name] {
+				i++
+			}
 			continue
 		}
 		for _, c := range commands {
@@ -125,13 +142,7 @@ func reorderFor(commands []*cli.Command, flags []cli.Flag, args []string) []stri
 // write "warcsum -r DIR -o FILE". A flag's value stays with its flag; "-"
 // and everything after "--" are positional.
 func FlagsFirst(flags []cli.Flag, args []string) []string {
-	takesValue := map[string]bool{}
-	for _, f := range flags {
-		_, isBool := f.(*cli.BoolFlag)
-		for _, name := range f.Names() {
-			takesValue[name] = !isBool
-		}
-	}
+	takesValue := valueFlags(flags)
 	if len(args) == 0 {
 		return args
 	}
@@ -155,6 +166,18 @@ func FlagsFirst(flags []cli.Flag, args []string) []string {
 		}
 	}
 	return append(out, positional...)
+}
+
+// valueFlags says, by name, which of flags take a value.
+func valueFlags(flags []cli.Flag) map[string]bool {
+	takesValue := map[string]bool{}
+	for _, f := range flags {
+		_, isBool := f.(*cli.BoolFlag)
+		for _, name := range f.Names() {
+			takesValue[name] = !isBool
+		}
+	}
+	return takesValue
 }
 
 // Status prints err, if any, and returns the exit status for it.

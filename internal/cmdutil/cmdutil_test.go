@@ -41,13 +41,16 @@ func TestFlagsFirst(t *testing.T) {
 // before them, behind the command's name, and that the app's own flags stay
 // where they are.
 func TestReorderCommands(t *testing.T) {
-	app := &cli.App{Name: "x", Flags: []cli.Flag{&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}}},
+	app := &cli.App{Name: "x", Flags: []cli.Flag{&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}}, profileFlag},
 		Commands: []*cli.Command{{Name: "run", Flags: []cli.Flag{&cli.StringFlag{Name: "work-dir"}, &cli.BoolFlag{Name: "dry-run"}}}}}
 	tests := []struct{ in, want string }{
 		{"x run coll --work-dir w --dry-run", "x run --work-dir w --dry-run coll"},
 		{"x -q run coll --work-dir w", "x -q run --work-dir w coll"},
 		{"x run --work-dir w coll", "x run --work-dir w coll"},
 		{"x coll -q", "x -q coll"},
+		// the value of an app's flag is not taken for the command
+		{"x --cpuprofile p run coll -q", "x --cpuprofile p run -q coll"},
+		{"x --cpuprofile=p run coll -q", "x --cpuprofile=p run -q coll"},
 	}
 	for _, tt := range tests {
 		if got := strings.Join(reorder(app, strings.Fields(tt.in)), " "); got != tt.want {
