@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"warcdedup/internal/lru"
+	"warcdedup/manifest"
 	"warcdedup/rewritelog"
 )
 
@@ -239,6 +240,12 @@ func (l *Log) recover(logged map[string]bool) error {
 			cur.entries = append(cur.entries, line...)
 		}
 	}
+	// Workers journal their files in the order they finish; the log lists
+	// a run's files in byte order of their escaped names (what its readers
+	// check), so the recovered ones are put in that order.
+	sort.SliceStable(intents, func(i, j int) bool {
+		return manifest.EscapeFile(intents[i].fr.fix.File) < manifest.EscapeFile(intents[j].fr.fix.File)
+	})
 	var out bytes.Buffer
 	for _, in := range intents {
 		key := in.fr.fix.File + " " + in.fr.fix.NewSHA256

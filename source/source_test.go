@@ -32,25 +32,25 @@ func TestWhere(t *testing.T) {
 	os.WriteFile(filepath.Join(r2, "a.warc"), []byte("x"), 0o644)
 	tests := []struct {
 		name  string
-		loc   Locator
+		loc   *Locator
 		field string
 		want  string
 		err   string
 	}{
-		{"first root that has it", Locator{Roots: []string{r1, r2}}, "a.warc", filepath.Join(r1, "a.warc"), ""},
-		{"escaped name found in the second root", Locator{Roots: []string{r1, r2}}, "b%20c.warc", filepath.Join(r2, "b c.warc"), ""},
-		{"missing everywhere", Locator{Roots: []string{r1, r2}}, "z.warc", "", "file does not exist"},
-		{"locations win", Locator{Roots: []string{r1}, Locations: map[string]string{"a.warc": "http://h/a"}}, "a.warc", "http://h/a", ""},
-		{"URL template, path escaped", Locator{URLTemplate: "http://h:8/warcs/{file}"}, "d/b%20c.warc", "http://h:8/warcs/d/b%20c.warc", ""},
-		{"a root before the URL template", Locator{Roots: []string{r1}, URLTemplate: "http://h:8/{file}"}, "a.warc", filepath.Join(r1, "a.warc"), ""},
-		{"the URL template when no root has it", Locator{Roots: []string{r1}, URLTemplate: "http://h:8/{file}"}, "z.warc", "http://h:8/z.warc", ""},
-		{"unsafe name", Locator{Roots: []string{r1}}, "../a.warc", "", "leaves its root"},
-		{"nowhere said", Locator{}, "a.warc", "", "no --root"},
-		{"crawl prefix to its directory", Locator{Roots: []string{r1}, Prefixes: map[string]string{"jan": r2}}, "jan/b%20c.warc", filepath.Join(r2, "b c.warc"), ""},
-		{"crawl prefix to its URL", Locator{Prefixes: map[string]string{"jan": "http://h/jan/"}}, "jan/d/b%20c.warc", "http://h/jan/d/b%20c.warc", ""},
-		{"a prefix is no root: the rest must be beneath it", Locator{Roots: []string{r1}, Prefixes: map[string]string{"jan": r2}}, "jan/z.warc", "", "no such file"},
-		{"a name without a known prefix goes to the roots", Locator{Roots: []string{r1}, Prefixes: map[string]string{"jan": r2}}, "a.warc", filepath.Join(r1, "a.warc"), ""},
-		{"a prefix cannot climb out", Locator{Prefixes: map[string]string{"jan": r2}}, "jan/../a.warc", "", "leaves its root"},
+		{"first root that has it", &Locator{Roots: []string{r1, r2}}, "a.warc", filepath.Join(r1, "a.warc"), ""},
+		{"escaped name found in the second root", &Locator{Roots: []string{r1, r2}}, "b%20c.warc", filepath.Join(r2, "b c.warc"), ""},
+		{"missing everywhere", &Locator{Roots: []string{r1, r2}}, "z.warc", "", "file does not exist"},
+		{"locations win", &Locator{Roots: []string{r1}, Locations: map[string]string{"a.warc": "http://h/a"}}, "a.warc", "http://h/a", ""},
+		{"URL template, path escaped", &Locator{URLTemplate: "http://h:8/warcs/{file}"}, "d/b%20c.warc", "http://h:8/warcs/d/b%20c.warc", ""},
+		{"a root before the URL template", &Locator{Roots: []string{r1}, URLTemplate: "http://h:8/{file}"}, "a.warc", filepath.Join(r1, "a.warc"), ""},
+		{"the URL template when no root has it", &Locator{Roots: []string{r1}, URLTemplate: "http://h:8/{file}"}, "z.warc", "http://h:8/z.warc", ""},
+		{"unsafe name", &Locator{Roots: []string{r1}}, "../a.warc", "", "leaves its root"},
+		{"nowhere said", &Locator{}, "a.warc", "", "no --root"},
+		{"crawl prefix to its directory", &Locator{Roots: []string{r1}, Prefixes: map[string]string{"jan": r2}}, "jan/b%20c.warc", filepath.Join(r2, "b c.warc"), ""},
+		{"crawl prefix to its URL", &Locator{Prefixes: map[string]string{"jan": "http://h/jan/"}}, "jan/d/b%20c.warc", "http://h/jan/d/b%20c.warc", ""},
+		{"a prefix is no root: the rest must be beneath it", &Locator{Roots: []string{r1}, Prefixes: map[string]string{"jan": r2}}, "jan/z.warc", "", "no such file"},
+		{"a name without a known prefix goes to the roots", &Locator{Roots: []string{r1}, Prefixes: map[string]string{"jan": r2}}, "a.warc", filepath.Join(r1, "a.warc"), ""},
+		{"a prefix cannot climb out", &Locator{Prefixes: map[string]string{"jan": r2}}, "jan/../a.warc", "", "leaves its root"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -151,5 +151,51 @@ func TestReadLocations(t *testing.T) {
 		if _, err := ReadLocations(strings.NewReader(bad), "locs"); err == nil || !strings.Contains(err.Error(), "locs:") {
 			t.Errorf("%q: err %v", bad, err)
 		}
+	}
+}
+
+// TestLinkSwappedInAfterResolve proves that remembering what Resolve found
+// weakens nothing: a directory replaced by a link out of the root after
+// its file was first opened is refused on the next open, and a file gone
+// since is reported missing.
+func TestLinkSwappedInAfterResolve(t *testing.T) {
+	top := t.TempDir()
+	root, outside := filepath.Join(top, "root"), filepath.Join(top, "outside")
+	for _, d := range []string{filepath.Join(root, "d"), outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(root, "d", "x.warc"), []byte("inside"), 0o644)
+	os.WriteFile(filepath.Join(root, "gone.warc"), []byte("inside"), 0o644)
+	os.WriteFile(filepath.Join(outside, "x.warc"), []byte("secret"), 0o644)
+	l := &Locator{Roots: []string{root}}
+	for _, field := range []string{"d/x.warc", "gone.warc"} {
+		r, err := l.Open(context.Background(), field, 0, 6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+	}
+	if err := os.RemoveAll(filepath.Join(root, "d")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "d")); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(root, "gone.warc"))
+	tests := []struct{ name, field string }{
+		{"directory swapped for a link out of the root", "d/x.warc"},
+		{"file removed", "gone.warc"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := l.Open(context.Background(), tt.field, 0, 6)
+			if err == nil {
+				b, _ := io.ReadAll(r)
+				r.Close()
+				t.Fatalf("read %q, want a refusal", b)
+			}
+		})
 	}
 }
