@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strings"
 	"sync"
@@ -39,6 +40,8 @@ var (
 	OutputFlag  = &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "write to `FILE` (- for standard output); a file is written under a temporary name and renamed when complete"}
 	// profileFlag writes a CPU profile, for measuring the hot loops.
 	profileFlag = &cli.StringFlag{Name: "cpuprofile", Hidden: true, Usage: "write a CPU profile to `FILE`"}
+	// traceFlag writes an execution trace, for finding where cores idle.
+	traceFlag = &cli.StringFlag{Name: "trace", Hidden: true, Usage: "write an execution trace to `FILE`"}
 )
 
 // NewApp returns a cli.App with the toolchain's conventions: --version
@@ -51,7 +54,7 @@ func NewApp(name, usage, description string, flags []cli.Flag, action cli.Action
 		Usage:                  usage,
 		Description:            description,
 		Version:                Version,
-		Flags:                  append(flags, profileFlag),
+		Flags:                  append(flags, profileFlag, traceFlag),
 		UseShortOptionHandling: true,
 		HideHelpCommand:        true,
 		// Repeatable flags (--root, --originals) take each value whole:
@@ -64,31 +67,45 @@ func NewApp(name, usage, description string, flags []cli.Flag, action cli.Action
 		ExitErrHandler: func(c *cli.Context, err error) {},
 	}
 	app.Action = action
-	// The profile is started before any action, a subcommand's too
-	// (warcdedup --cpuprofile FILE run ...), and stopped after it.
-	var profile *os.File
+	// The profile and the trace are started before any action, a
+	// subcommand's too (warcdedup --cpuprofile FILE run ...), and stopped
+	// after it.
+	var profile, traced *os.File
 	app.Before = func(c *cli.Context) error {
-		p := c.String("cpuprofile")
-		if p == "" {
-			return nil
+		if p := c.String("cpuprofile"); p != "" {
+			f, err := os.Create(p)
+			if err != nil {
+				return err
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				f.Close()
+				return err
+			}
+			profile = f
 		}
-		f, err := os.Create(p)
-		if err != nil {
-			return err
+		if p := c.String("trace"); p != "" {
+			f, err := os.Create(p)
+			if err != nil {
+				return err
+			}
+			if err := trace.Start(f); err != nil {
+				f.Close()
+				return err
+			}
+			traced = f
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			return err
-		}
-		profile = f
 		return nil
 	}
 	app.After = func(c *cli.Context) error {
-		if profile == nil {
-			return nil
+		if traced != nil {
+			trace.Stop()
+			traced.Close()
 		}
-		pprof.StopCPUProfile()
-		return profile.Close()
+		if profile != nil {
+			pprof.StopCPUProfile()
+			return profile.Close()
+		}
+		return nil
 	}
 	return app
 }
