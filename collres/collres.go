@@ -162,10 +162,13 @@ func (r *Resolver) Run(ctx context.Context, in *manifest.Reader, out io.Writer) 
 	}
 
 	q := ordered.New[*task](4 * jobs)
+	// Each task's output is spooled; the spools of tasks written out are
+	// used again by later ones.
+	spools := spool.NewPool(spoolMemory, 4*jobs)
 	var readErr error
 	go func() {
 		defer q.Close()
-		readErr = r.dispatch(ctx, in, q)
+		readErr = r.dispatch(ctx, in, q, spools)
 	}()
 	var wg sync.WaitGroup
 	for range jobs {
@@ -195,7 +198,7 @@ func (r *Resolver) Run(ctx context.Context, in *manifest.Reader, out io.Writer) 
 				cancel()
 			}
 		}
-		t.out.Close()
+		spools.Put(t.out)
 		q.Release()
 	}
 	wg.Wait()
@@ -208,8 +211,8 @@ func (r *Resolver) Run(ctx context.Context, in *manifest.Reader, out io.Writer) 
 // dispatch reads the manifest and hands out tasks in input order: a digest
 // with revisit lines or two or more responses is a group of its own; lines
 // that need no fetch are batched.
-func (r *Resolver) dispatch(ctx context.Context, in *manifest.Reader, q *ordered.Queue[*task]) error {
-	d := dispatcher{r: r, ctx: ctx, q: q}
+func (r *Resolver) dispatch(ctx context.Context, in *manifest.Reader, q *ordered.Queue[*task], spools *spool.Pool) error {
+	d := dispatcher{r: r, ctx: ctx, q: q, spools: spools}
 	defer d.closeAll()
 	for {
 		l, err := in.Next()
@@ -234,6 +237,7 @@ type dispatcher struct {
 	r      *Resolver
 	ctx    context.Context
 	q      *ordered.Queue[*task]
+	spools *spool.Pool
 	batch  *task          // open run of lines that need no fetch
 	group  *task          // open digest group
 	held   *manifest.Line // the digest's first response, alone so far
@@ -331,7 +335,7 @@ func (d *dispatcher) start(group bool) (*task, error) {
 	if group {
 		size = groupBuffer
 	}
-	t := &task{lines: make(chan manifest.Line, size), group: group, out: spool.New(spoolMemory), done: make(chan struct{})}
+	t := &task{lines: make(chan manifest.Line, size), group: group, out: d.spools.Get(), done: make(chan struct{})}
 	if err := d.q.Add(d.ctx, t); err != nil {
 		return nil, err
 	}

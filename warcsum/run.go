@@ -249,31 +249,13 @@ func (r *Runner) Run(inputs []Input, out io.Writer) (Stats, error) {
 	q := ordered.New[*job](2 * jobs)
 	// Spools written out are used again: their memory is then allocated
 	// once, not once per file.
-	spools := make(chan *spool.Spool, 2*jobs)
-	take := func() *spool.Spool {
-		select {
-		case sp := <-spools:
-			return sp
-		default:
-			return spool.New(memory)
-		}
-	}
-	give := func(sp *spool.Spool) {
-		if sp.Reset() != nil {
-			return
-		}
-		select {
-		case spools <- sp:
-		default:
-			sp.Close()
-		}
-	}
+	spools := spool.NewPool(memory, 2*jobs)
 	go func() {
 		defer q.Close()
 		for _, in := range inputs {
-			j := &job{in: in, out: take(), done: make(chan struct{})}
+			j := &job{in: in, out: spools.Get(), done: make(chan struct{})}
 			if r.Facts != nil {
-				j.facts = take()
+				j.facts = spools.Get()
 			}
 			if q.Add(ctx, j) != nil {
 				return
@@ -322,9 +304,9 @@ func (r *Runner) Run(inputs []Input, out io.Writer) (Stats, error) {
 				stop()
 			}
 		}
-		give(s.out)
+		spools.Put(s.out)
 		if s.facts != nil {
-			give(s.facts)
+			spools.Put(s.facts)
 		}
 		q.Release()
 	}

@@ -97,3 +97,42 @@ func (s *Spool) Close() error {
 	s.tmpw = nil
 	return err
 }
+
+// Pool hands out spools and takes back those written out, so that a stage
+// that spools many units one after another allocates their memory once,
+// not once per unit (warccollres spools every digest group: a fresh 64 kB
+// per group was a tenth of its CPU).
+type Pool struct {
+	limit int
+	free  chan *Spool
+}
+
+// NewPool returns a Pool of spools holding up to limit bytes in memory
+// each, keeping up to keep of them for reuse.
+func NewPool(limit, keep int) *Pool {
+	return &Pool{limit: limit, free: make(chan *Spool, keep)}
+}
+
+// Get returns an empty spool.
+func (p *Pool) Get() *Spool {
+	select {
+	case s := <-p.free:
+		return s
+	default:
+		return New(p.limit)
+	}
+}
+
+// Put empties s and keeps it for a later Get, or closes it when the pool
+// holds enough (or s cannot be emptied).
+func (p *Pool) Put(s *Spool) {
+	if s.Reset() != nil {
+		s.Close()
+		return
+	}
+	select {
+	case p.free <- s:
+	default:
+		s.Close()
+	}
+}

@@ -69,3 +69,31 @@ func ExampleSpool() {
 	fmt.Print(out.String())
 	// Output: in memory and on disk
 }
+
+// TestPool proves that a spool put back comes out empty, with its memory
+// kept, and that the pool keeps no more than it was told to.
+func TestPool(t *testing.T) {
+	p := NewPool(1<<20, 1)
+	a := p.Get()
+	a.Write([]byte("first unit\n"))
+	mem := &a.mem[:1][0]
+	p.Put(a)
+	b := p.Get()
+	if b != a {
+		t.Fatalf("Get after Put made a new spool")
+	}
+	var out bytes.Buffer
+	if _, err := b.WriteTo(&out); err != nil || out.Len() != 0 {
+		t.Errorf("a spool put back holds %q (%v)", out.String(), err)
+	}
+	b.Write([]byte("second unit\n"))
+	if &b.mem[:1][0] != mem {
+		t.Errorf("the spool's memory was allocated again")
+	}
+	c := p.Get()
+	p.Put(b)
+	p.Put(c) // one more than the pool keeps: closed
+	if c.mem != nil {
+		t.Errorf("a spool the pool had no room for was not closed")
+	}
+}
