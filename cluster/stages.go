@@ -297,7 +297,9 @@ func (k *task) resolve(ctx context.Context) error {
 	defer out.Abort()
 	stale := &errorsOf{limit: 100}
 	var prog collres.Progress
-	res := collres.Resolver{Source: loc, Policy: k.policy, Jobs: k.spec.Jobs, Proc: true, Progress: &prog,
+	open := loc.Files(source.KeptOpen)
+	defer open.Close()
+	res := collres.Resolver{Source: open, Policy: k.policy, Jobs: k.spec.Jobs, Proc: true, Progress: &prog,
 		Stale: func(err error) {
 			stale.add(err)
 			k.printError(err)

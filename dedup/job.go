@@ -484,7 +484,11 @@ func (j *Job) resolve(ctx context.Context) (string, error) {
 	defer out.Abort()
 	show := j.show.Start(stageResolve, "lines", j.hashed.Listed)
 	var prog collres.Progress
-	res := collres.Resolver{Source: j.locator(), Policy: j.opt.Policy, Jobs: j.opt.Jobs, Proc: true, Progress: &prog,
+	// Nothing replaces the files while they are compared: they are kept
+	// open between records.
+	files := j.locator().Files(source.KeptOpen)
+	defer files.Close()
+	res := collres.Resolver{Source: files, Policy: j.opt.Policy, Jobs: j.opt.Jobs, Proc: true, Progress: &prog,
 		Stale: func(err error) {
 			if len(j.stale) < 100 {
 				j.stale = append(j.stale, err.Error())

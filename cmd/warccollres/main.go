@@ -17,6 +17,7 @@ import (
 	"warcdedup/internal/cmdutil"
 	"warcdedup/manifest"
 	"warcdedup/policy"
+	"warcdedup/source"
 )
 
 const description = `warccollres reads warcsum's manifest sorted on digest, fetches every
@@ -121,8 +122,12 @@ func run(c *cli.Context) error {
 	}
 	log := cmdutil.NewLog(c)
 	var progress collres.Progress
+	// Nothing replaces the files while they are compared: they are kept
+	// open between records.
+	files := loc.Files(source.KeptOpen)
+	defer files.Close()
 	resolver := collres.Resolver{
-		Source:   loc,
+		Source:   files,
 		Policy:   pol,
 		Jobs:     c.Int("jobs"),
 		Proc:     c.Bool("proc"),
