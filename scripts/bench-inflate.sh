@@ -7,18 +7,22 @@
 #                       of every response payload, nothing else (the limit)
 #   warcsum isal -j 1   the ISA-L build (-tags isal)
 #   warcsum go -j 1     the pure-Go build
+#   orig                (sha1 only) the original C warcsum (arcalex, zlib
+#                       inflate + OpenSSL), built by scripts/warcsum-orig.sh
+#                       from its git mirror; no row when that cannot build
 #   warcsum isal -j 2   (sha1 only) for the two-core scaling, and beside it
 #   C loop x2           two C loops at once, on half the files each
 # Targets: warcsum isal -j 1 >= 0.85x the C loop on 30 KB records and >= 0.75x
 # on 4 KB records (sha1); -j 2 >= 1.85x -j 1; peak memory < 100 MB, also on a
 # file holding one huge payload.
 #
-# Needs gcc, libisal-dev and libssl-dev (the C loop, the ISA-L build).
+# Needs gcc, libisal-dev and libssl-dev (the C loop, the ISA-L build), and
+# zlib1g-dev for the original warcsum.
 # Environment: BENCH_SIZE_MB (uncompressed size of each collection, default
 # 1300), BENCH_ROUNDS (default 5), BENCH_ALGOS (default "sha1 md5 sha256"),
 # BENCH_HUGE (payload bytes of the memory check, default 2147483648; 0 skips
 # it), BENCH_DIR (kept between runs; default a temporary directory),
-# BENCH_EXTRA="label=command" (one more sha1 row, e.g. a hand-built original
+# BENCH_EXTRA="label=command" (one more sha1 row, e.g. another build of
 # warcsum; its files follow the command).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,6 +51,14 @@ if ! ldd bin/warcsum-isal | grep -q libisal || ldd bin/warcsum-go | grep -q libi
 	echo "bench-inflate: the builds do not hold the inflaters they are named after" >&2
 	exit 1
 fi
+# The original warcsum, when its mirrors are here and it builds. It hashes
+# only sha1 on these collections (their header digests are sha1; see
+# scripts/warcsum-orig.sh), so it is a sha1 row only.
+orig=$(scripts/warcsum-orig.sh "$dir/warcsum-orig") || {
+	echo "bench-inflate: no original warcsum row (scripts/warcsum-orig.sh exit $?)" >&2
+	orig=
+}
+export orig
 
 # generate NAME MEAN RECORDS: a collection of about size_mb uncompressed.
 generate() {
@@ -86,6 +98,16 @@ halves() {
 }
 export -f halves
 
+# origsum FILES...: the original warcsum on each file in turn (it takes one
+# input file), appending (-a) as every run names the same output.
+origsum() {
+	local f
+	for f; do
+		"$orig" -q -a -H sha1 -i "$f" -o /dev/stdout
+	done
+}
+export -f origsum
+
 # median of the numbers on stdin.
 median() { sort -n | awk '{v[NR]=$1} END{print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
@@ -97,12 +119,14 @@ for coll in 30KB 4KB; do
 		for algo in $algos; do
 			# The order of the contenders changes from round to round.
 			contenders=(c isal go)
-			[ $((r % 2)) = 0 ] && contenders=(go isal c)
+			[ "$algo" = sha1 ] && [ -n "$orig" ] && contenders+=(orig)
+			[ $((r % 2)) = 0 ] && mapfile -t contenders < <(printf '%s\n' "${contenders[@]}" | tac)
 			for who in "${contenders[@]}"; do
 				case $who in
 				c) run "$coll $algo C-loop" bin/inflatehash-c -H "$algo" "${files[@]}" ;;
 				isal) run "$coll $algo isal-j1" bin/warcsum-isal -j 1 -H "$algo" "${files[@]}" ;;
 				go) run "$coll $algo go-j1" bin/warcsum-go -j 1 -H "$algo" "${files[@]}" ;;
+				orig) run "$coll $algo orig" bash -c 'origsum "$@"' _ "${files[@]}" ;;
 				esac
 			done
 			if [ "$algo" = sha1 ]; then
@@ -137,7 +161,7 @@ for coll in 30KB 4KB; do
 	for algo in $algos; do
 		c=$(stat $coll $algo C-loop secs)
 		whos="C-loop isal-j1 go-j1"
-		[ "$algo" = sha1 ] && whos="$whos isal-j2 C-loop-x2${BENCH_EXTRA:+ ${BENCH_EXTRA%%=*}}"
+		[ "$algo" = sha1 ] && whos="$whos${orig:+ orig} isal-j2 C-loop-x2${BENCH_EXTRA:+ ${BENCH_EXTRA%%=*}}"
 		for who in $whos; do
 			s=$(stat $coll $algo "$who" secs)
 			printf "%-8s %-14s %8.2f %8.0f %12s %8.1f %8.2f\n" "$algo" "$who" "$s" "$(awk -v u="$uncomp" -v s="$s" 'BEGIN{print u/1e6/s}')" \
