@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"warcdedup/digest"
 )
 
 // invocation is a command as users type it: a program, or warcdedup and
@@ -330,5 +332,40 @@ func TestMakeInstall(t *testing.T) {
 		if err != nil || !strings.Contains(string(out), "warcdedup run [OPTIONS] COLLECTION...") {
 			t.Errorf("man -l warcdedup-run.1: %v\n%s", err, out)
 		}
+	}
+}
+
+// TestBundledShortFlags proves that a bundle of short flags whose last
+// takes a value keeps its value, wherever the bundle stands: "-qo FILE"
+// after the inputs once made FILE an input and the WARC before it the
+// output, renamed over with a manifest.
+func TestBundledShortFlags(t *testing.T) {
+	coll, _ := generate(t, digest.SHA1)
+	entries, err := os.ReadDir(coll)
+	if err != nil || len(entries) == 0 {
+		t.Fatalf("no generated file: %v", err)
+	}
+	warc := entries[0].Name()
+	cases := []struct{ name, cmd string }{
+		{"after the input", "warcsum " + warc + " -qo manifest.txt"},
+		{"before the input", "warcsum -qo manifest.txt " + warc},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before, err := os.ReadFile(filepath.Join(coll, warc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(coll, "manifest.txt"), []byte("an older manifest\n"), 0o644)
+			_, stderr, code := sh(t, coll, c.cmd)
+			after, _ := os.ReadFile(filepath.Join(coll, warc))
+			if !bytes.Equal(after, before) {
+				t.Fatalf("%s: %s changed (exit %d, %s)", c.cmd, warc, code, stderr)
+			}
+			m, _ := os.ReadFile(filepath.Join(coll, "manifest.txt"))
+			if code != 0 || !strings.HasPrefix(string(m), warc+" ") {
+				t.Errorf("%s: exit %d, manifest %.80q; stderr %s", c.cmd, code, m, stderr)
+			}
+		})
 	}
 }

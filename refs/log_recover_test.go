@@ -22,6 +22,8 @@ func TestRecoverInFileOrder(t *testing.T) {
 		{"journaled in order", []string{"a.warc", "b.warc", "c d.warc"}},
 		{"the second worker first", []string{"b.warc", "a.warc"}},
 		{"reversed, an escaped name among them", []string{"c d.warc", "b.warc", "a.warc"}},
+		// "a b" < "a!" unescaped, but "a%20b" > "a!" as the log spells them
+		{"the order of the escaped names, not of the names", []string{"a!.warc", "a b.warc"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

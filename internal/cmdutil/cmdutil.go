@@ -97,15 +97,16 @@ func NewApp(name, usage, description string, flags []cli.Flag, action cli.Action
 		return nil
 	}
 	app.After = func(c *cli.Context) error {
+		var err error
 		if traced != nil {
 			trace.Stop()
-			traced.Close()
+			err = traced.Close()
 		}
 		if profile != nil {
 			pprof.StopCPUProfile()
-			return profile.Close()
+			err = errors.Join(err, profile.Close())
 		}
-		return nil
+		return err
 	}
 	return app
 }
@@ -138,7 +139,7 @@ func reorderFor(commands []*cli.Command, flags []cli.Flag, args []string) []stri
 		if a := args[i]; strings.HasPrefix(a, "-") {
 			// The value of an app's own flag (warcdedup --cpuprofile
 			// FILE run) is no command name.
-			if name := strings.TrimLeft(a, "-"); !strings.Contains(name, "=") && takesValue[name] {
+			if takesNext(a, takesValue) {
 				i++
 			}
 			continue
@@ -173,8 +174,7 @@ func FlagsFirst(flags []cli.Flag, args []string) []string {
 			i = len(args)
 		case len(a) > 1 && a[0] == '-':
 			out = append(out, a)
-			name := strings.TrimLeft(a, "-")
-			if !strings.Contains(name, "=") && takesValue[name] && i+1 < len(args) {
+			if takesNext(a, takesValue) && i+1 < len(args) {
 				i++
 				out = append(out, args[i])
 			}
@@ -183,6 +183,29 @@ func FlagsFirst(flags []cli.Flag, args []string) []string {
 		}
 	}
 	return append(out, positional...)
+}
+
+// takesNext says whether the flag argument a is followed by its value: a
+// flag that takes one (-o FILE, --output FILE, not --output=FILE), or a
+// bundle of short flags whose last one does (-qo FILE: -q -o FILE, as
+// urfave/cli reads it with short option handling). Taking "-qo FILE" for
+// an unknown flag once moved FILE among the inputs and a WARC named there
+// into the output's place.
+func takesNext(a string, takesValue map[string]bool) bool {
+	name := strings.TrimLeft(a, "-")
+	if name == "" || strings.Contains(name, "=") {
+		return false
+	}
+	if v, known := takesValue[name]; known || strings.HasPrefix(a, "--") {
+		return v
+	}
+	// A bundle of one-letter flags: each must be known.
+	for _, r := range name {
+		if _, known := takesValue[string(r)]; !known {
+			return false
+		}
+	}
+	return takesValue[name[len(name)-1:]]
 }
 
 // valueFlags says, by name, which of flags take a value.

@@ -13,6 +13,7 @@ import (
 func TestFlagsFirst(t *testing.T) {
 	flags := []cli.Flag{
 		&cli.BoolFlag{Name: "recursive", Aliases: []string{"r"}},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}},
 		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}},
 	}
@@ -27,6 +28,12 @@ func TestFlagsFirst(t *testing.T) {
 		{"dash is stdin, a positional", []string{"cmd", "-", "-j", "2"}, []string{"cmd", "-j", "2", "-"}},
 		{"after -- all positional", []string{"cmd", "a", "--", "-o", "b"}, []string{"cmd", "a", "--", "-o", "b"}},
 		{"unknown flags move alone", []string{"cmd", "a", "--zap", "b"}, []string{"cmd", "--zap", "a", "b"}},
+		// -qo FILE is -q -o FILE: FILE is the output, not an input (taken
+		// for an input, a WARC named before it became the output)
+		{"bundled short flags, the last taking a value", []string{"cmd", "a.warc.gz", "-qo", "m.txt"}, []string{"cmd", "-qo", "m.txt", "a.warc.gz"}},
+		{"bundled short flags first", []string{"cmd", "-ro", "m.txt", "dir"}, []string{"cmd", "-ro", "m.txt", "dir"}},
+		{"bundled booleans take no value", []string{"cmd", "dir", "-qr", "dir2"}, []string{"cmd", "-qr", "dir", "dir2"}},
+		{"a bundle with an unknown letter moves alone", []string{"cmd", "a", "-qz", "b"}, []string{"cmd", "-qz", "a", "b"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -42,7 +49,7 @@ func TestFlagsFirst(t *testing.T) {
 // where they are.
 func TestReorderCommands(t *testing.T) {
 	app := &cli.App{Name: "x", Flags: []cli.Flag{&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}}, profileFlag},
-		Commands: []*cli.Command{{Name: "run", Flags: []cli.Flag{&cli.StringFlag{Name: "work-dir"}, &cli.BoolFlag{Name: "dry-run"}}}}}
+		Commands: []*cli.Command{{Name: "run", Flags: []cli.Flag{&cli.StringFlag{Name: "work-dir", Aliases: []string{"w"}}, &cli.BoolFlag{Name: "dry-run"}, &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}}}}}}
 	tests := []struct{ in, want string }{
 		{"x run coll --work-dir w --dry-run", "x run --work-dir w --dry-run coll"},
 		{"x -q run coll --work-dir w", "x -q run --work-dir w coll"},
@@ -51,6 +58,7 @@ func TestReorderCommands(t *testing.T) {
 		// the value of an app's flag is not taken for the command
 		{"x --cpuprofile p run coll -q", "x --cpuprofile p run -q coll"},
 		{"x --cpuprofile=p run coll -q", "x --cpuprofile=p run -q coll"},
+		{"x run coll -qw w", "x run -qw w coll"},
 	}
 	for _, tt := range tests {
 		if got := strings.Join(reorder(app, strings.Fields(tt.in)), " "); got != tt.want {
