@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the bench-*.sh scripts: where the generated data lives, and
 # how a command is timed.
 
@@ -28,3 +29,29 @@ timed() {
 if [ -z "${GOFLAGS:-}" ] && [ -e /usr/include/isa-l/igzip_lib.h ]; then
 	export GOFLAGS=-tags=isal
 fi
+
+# run_collection sets src to the collection the whole job is measured on
+# (bench-run.sh, bench-warchaeology.sh: the same files, generated once per
+# BENCH_DIR): about size_mb of .warc.gz in 16 files, 40% duplicates, mean
+# payload 30 KB; and bytes to its size. The caller sets size_mb and has
+# warcgen on PATH.
+run_collection() {
+	# shellcheck disable=SC2154 # size_mb is the caller's
+	src=$dir/run-src-$size_mb
+	if [ ! -f "$src/.done" ]; then
+		rm -rf "$src"
+		echo "generating ~${size_mb} MB of .warc.gz with 40% duplicates ..." >&2
+		warcgen -o "$src" -files 16 -records $((size_mb * 1000 * 1000 / 33000)) -dup 0.4 -mean 30000 \
+			-formats warc.gz,warc1.1.gz -seed 9 -collisions "" >&2
+		touch "$src/.done"
+	fi
+	# shellcheck disable=SC2034 # bytes is the caller's
+	bytes=$(du -sb --exclude=.done "$src" | cut -f1)
+}
+
+# fresh NAME makes a copy of the collection at $work/NAME.
+fresh() {
+	rm -rf "${work:?}/$1"
+	cp -a "$src" "$work/$1"
+	rm -f "$work/$1/.done"
+}

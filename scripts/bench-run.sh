@@ -25,24 +25,10 @@ bench_dir
 go build -o bin/ ./cmd/warcdedup ./cmd/warcsum ./cmd/warccollres ./cmd/warcrefs ./cmd/warcsumcmp ./scripts/warcgen
 export PATH=$PWD/bin:$PATH
 
-src=$dir/run-src-$size_mb
-if [ ! -f "$src/.done" ]; then
-	rm -rf "$src"
-	echo "generating ~${size_mb} MB of .warc.gz with 40% duplicates ..." >&2
-	warcgen -o "$src" -files 16 -records $((size_mb * 1000 * 1000 / 33000)) -dup 0.4 -mean 30000 \
-		-formats warc.gz,warc1.1.gz -seed 9 -collisions "" >&2
-	touch "$src/.done"
-fi
-bytes=$(du -sb --exclude=.done "$src" | cut -f1)
+run_collection
 work=$dir/run-work
 rm -rf "$work"
 mkdir -p "$work"
-
-fresh() { # a copy of the collection at $work/$1
-	rm -rf "${work:?}/$1"
-	cp -a "$src" "$work/$1"
-	rm -f "$work/$1/.done"
-}
 
 # 0. warcsum alone over the collection: the whole job's yardstick (the
 # limit is 2.5x).
