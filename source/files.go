@@ -22,9 +22,10 @@ type Files struct {
 	loc   *Locator
 	limit int
 
-	mu   sync.Mutex
-	open map[string]*list.Element // field 1 -> its *openFile in lru
-	lru  list.List                // most recently used first
+	mu     sync.Mutex
+	open   map[string]*list.Element // field 1 -> its *openFile in lru
+	lru    list.List                // most recently used first
+	closed bool                     // after Close, records are opened alone
 }
 
 // openFile is a file Files keeps open, and its readers.
@@ -90,6 +91,10 @@ func (fs *Files) keep(of *openFile) *openFile {
 		return of
 	}
 	of.readers = 1
+	if fs.closed {
+		of.evicted = true // closed by its reader
+		return of
+	}
 	fs.open[of.field] = fs.lru.PushFront(of)
 	for fs.lru.Len() > fs.limit {
 		fs.evict(fs.lru.Back())
@@ -137,6 +142,7 @@ func (fs *Files) openLocal(field, where string) (*os.File, error) {
 func (fs *Files) Close() error {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
+	fs.closed = true
 	for fs.lru.Len() > 0 {
 		fs.evict(fs.lru.Back())
 	}

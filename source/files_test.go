@@ -105,3 +105,60 @@ func TestFilesConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestFilesClosedByLastReader proves that no descriptor outlives its
+// readers: a file evicted, or left by Close, while a record of it is read
+// is closed when that record is; a file opened after Close is not kept.
+func TestFilesClosedByLastReader(t *testing.T) {
+	root := t.TempDir()
+	for _, name := range []string{"a.warc", "b.warc"} {
+		os.WriteFile(filepath.Join(root, name), []byte("0123456789"), 0o644)
+	}
+	open := func(fs *Files, name string) (*sharedRecord, *os.File) {
+		r, err := fs.Open(context.Background(), name, 0, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := r.(*sharedRecord)
+		return s, s.of.f
+	}
+	closed := func(f *os.File) bool {
+		_, err := f.Stat()
+		return errors.Is(err, os.ErrClosed)
+	}
+	tests := []struct {
+		name  string
+		leave func(fs *Files) // what happens while a.warc is read
+	}{
+		{"evicted by another file", func(fs *Files) {
+			r, _ := open(fs, "b.warc")
+			r.Close()
+		}},
+		{"left by Close", func(fs *Files) { fs.Close() }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := (&Locator{Roots: []string{root}}).Files(1)
+			defer fs.Close()
+			r, f := open(fs, "a.warc")
+			tt.leave(fs)
+			if closed(f) {
+				t.Fatalf("closed while a record of it is read")
+			}
+			io.ReadAll(r)
+			r.Close()
+			if !closed(f) {
+				t.Errorf("still open after its last reader")
+			}
+		})
+	}
+	t.Run("opened after Close", func(t *testing.T) {
+		fs := (&Locator{Roots: []string{root}}).Files(1)
+		fs.Close()
+		r, f := open(fs, "a.warc")
+		r.Close()
+		if !closed(f) || len(fs.open) != 0 {
+			t.Errorf("a file opened after Close was kept")
+		}
+	})
+}
