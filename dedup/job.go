@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"warcdedup/atomicfile"
@@ -359,12 +360,14 @@ func (j *Job) hash(ctx context.Context) (string, error) {
 // sum runs warcsum over the collection into a manifest (and facts) of the
 // work directory, through the per-file cache.
 func (j *Job) sum(ctx context.Context, manifestName, factsName, stageName string) (warcsum.Stats, error) {
-	opt := warcsum.Options{Algorithm: j.opt.Algorithm, Damage: func(err error) {
+	opt := j.sumOptions()
+	opt.Damage = func(err error) {
 		if len(j.damaged) < 100 {
 			j.damaged = append(j.damaged, err.Error())
 		}
 		j.show.Print("warcdedup: error: %v", err)
-	}, Warn: func(err error) {}}
+	}
+	opt.Warn = func(err error) {}
 	cache, err := warcsum.NewCache(j.wd.File(cacheDir), opt)
 	if err != nil {
 		return warcsum.Stats{}, err
@@ -421,6 +424,12 @@ func (j *Job) sum(ctx context.Context, manifestName, factsName, stageName string
 		return st, errors.New("the collection's files hold no record")
 	}
 	return st, ctx.Err()
+}
+
+// sumOptions are the options the collection is listed with, in both hash
+// stages and the entries the rewrite derives.
+func (j *Job) sumOptions() warcsum.Options {
+	return warcsum.Options{Algorithm: j.opt.Algorithm}
 }
 
 // follow copies a counter into a stage's progress until stopped.
@@ -590,6 +599,20 @@ func (j *Job) rewrite(ctx context.Context) (string, error) {
 		Record: func(l *manifest.Line, revisitLength int64) {
 			fmt.Fprintf(sw, "%s %d %d %d\n", l.File, l.Offset, l.Length, revisitLength)
 		}}
+	// Each file replaced gets its listing for the hash again stage from its
+	// old one, and the new records read (warcsum.Cache.Derive); a file
+	// that cannot is read again there.
+	cache, err := warcsum.NewCache(j.wd.File(cacheDir), j.sumOptions())
+	if err != nil {
+		return "", err
+	}
+	var derived atomic.Int64
+	rw.Replaced = func(r refs.Replacement) {
+		err := cache.Derive(warcsum.Rewritten{Input: warcsum.Input{Name: r.Name, Path: r.Path}, Old: r.Old, New: r.New, Entries: r.Entries, SHA256: r.SHA256})
+		if err == nil {
+			derived.Add(1)
+		}
+	}
 	stop := follow(&prog.Bytes, show)
 	st, err := rw.Run(ctx, manifest.NewReader(in, j.wd.File(ByFileFile)), log)
 	stop()
@@ -611,8 +634,12 @@ func (j *Job) rewrite(ctx context.Context) (string, error) {
 	if j.opt.DryRun {
 		verb = "that would be written"
 	}
-	return fmt.Sprintf("%s revisits %s in %s files, %s refused", progress.Count(st.Revisits+st.AlreadyRevisit), verb,
-		progress.Count(st.Rewritten), progress.Count(st.Refused)), nil
+	note := fmt.Sprintf("%s revisits %s in %s files, %s refused", progress.Count(st.Revisits+st.AlreadyRevisit), verb,
+		progress.Count(st.Rewritten), progress.Count(st.Refused))
+	if n := derived.Load(); n > 0 {
+		note += fmt.Sprintf("; %s files listed from the records written, not read again", progress.Count(n))
+	}
+	return note, nil
 }
 
 // hashAfter lists the collection again; only the files the rewrite

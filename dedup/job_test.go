@@ -104,6 +104,25 @@ func TestRun(t *testing.T) {
 	}
 	after := hashTree(t, dir)
 
+	// The rewritten files were listed from the records written, not read
+	// again, and the listing is the one reading them gives.
+	for _, s := range rep.Stages {
+		if s.Name == stageAfter && !strings.HasPrefix(s.Note, "0 files read again") {
+			t.Errorf("hash again: %s", s.Note)
+		}
+	}
+	inputs, err := warcsum.Collect([]string{dir}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reread bytes.Buffer
+	if _, err := (&warcsum.Runner{Jobs: 2}).Run(inputs, &reread); err != nil {
+		t.Fatal(err)
+	}
+	if listed, _ := os.ReadFile(filepath.Join(wd, AfterFile)); !bytes.Equal(listed, reread.Bytes()) {
+		t.Errorf("the manifest after differs from what reading the files gives")
+	}
+
 	// The fixity list: every changed file, with its sums before and after.
 	fixity := readLines(t, filepath.Join(wd, FixityFile))
 	changed := 0

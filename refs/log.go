@@ -66,6 +66,9 @@ type Log struct {
 type replaced struct {
 	fix  rewritelog.Fixity
 	path string
+	// old and new are the versions as the replacement left them (see
+	// Replacement); nil if they could not be known.
+	old, new os.FileInfo
 }
 
 func (r *replaced) header() []byte { return append(r.fix.AppendTo(nil), '\n') }

@@ -397,6 +397,10 @@ func (v *version) replace(log *Log, lock interface {
 		return nil, v.refuse(fmt.Errorf("cannot give the new version the file's owner, mode or attributes: %w", err))
 	}
 	result := &replaced{fix: rewritelog.Fixity{File: v.name, OldSize: v.size, OldSHA256: oldSum, NewSize: v.written, NewSHA256: newSum}, path: v.path}
+	// The two versions as they are now, for Replacement: the old one as
+	// it was read, the new one as checked, before its rename.
+	oldInfo, oldErr := v.src.Stat()
+	tmpInfo, tmpErr := v.tmp.File.Stat()
 	lock.Lock()
 	defer lock.Unlock()
 	if v.pl.inPlace {
@@ -417,10 +421,13 @@ func (v *version) replace(log *Log, lock interface {
 	err = v.tmp.Commit()
 	v.tmp = nil
 	switch {
-	case err == nil:
-	case errors.Is(err, atomicfile.ErrNotSynced):
-		// Replaced, complete; only the directory entry may not be on disk
-		// yet. Not a refusal: the log must list its new offsets.
+	case err == nil, errors.Is(err, atomicfile.ErrNotSynced):
+		// Replaced, complete (with ErrNotSynced, only the directory entry
+		// may not be on disk yet: not a refusal, the log must list its new
+		// offsets).
+		if oldErr == nil && tmpErr == nil {
+			result.old, result.new = oldInfo, v.renamed(tmpInfo)
+		}
 		return result, err
 	default:
 		undo()
@@ -429,7 +436,18 @@ func (v *version) replace(log *Log, lock interface {
 		}
 		return nil, v.writeError(err)
 	}
-	return result, nil
+}
+
+// renamed returns the new version's FileInfo as it stands at its name
+// after the rename, if it is still the file checked (tmp: as it was
+// before the rename), nil otherwise. The rename changed its change time,
+// nothing else.
+func (v *version) renamed(tmp os.FileInfo) os.FileInfo {
+	fi, err := v.dstRoot.Stat(filepath.FromSlash(v.dstName))
+	if err != nil || !os.SameFile(fi, tmp) || fi.Size() != tmp.Size() || !fi.ModTime().Equal(tmp.ModTime()) {
+		return nil
+	}
+	return fi
 }
 
 // unchanged checks that the file is still the one that was opened: same
@@ -454,12 +472,23 @@ func (v *version) verify(check func(s segment, newFile *os.File) error) (oldSum,
 	b := make([]byte, 256<<10)
 	oldHash, newHash := sha256.New(), sha256.New()
 	newFile := v.tmp.File
-	var end int64
+	var end, srcEnd int64
 	for _, s := range v.segments {
 		if s.newOff != end {
 			return "", "", fmt.Errorf("segment at %d does not follow the one before", s.newOff)
 		}
+		// Every byte of the source is copied or written over, once, in
+		// order: what the rewrite log says of the file (and what a cache
+		// entry derived from it takes on trust) is then the whole truth.
+		if s.srcOff != srcEnd {
+			return "", "", fmt.Errorf("segment at %d takes the source from %d, not from %d", s.newOff, s.srcOff, srcEnd)
+		}
 		end = s.newOff + s.length
+		if s.written {
+			srcEnd += s.oldLen
+		} else {
+			srcEnd += s.length
+		}
 		if !s.written {
 			for off := int64(0); off < s.length; {
 				n := int(min(int64(len(a)), s.length-off))
@@ -494,6 +523,9 @@ func (v *version) verify(check func(s segment, newFile *os.File) error) (oldSum,
 	}
 	if fi.Size() != end {
 		return "", "", fmt.Errorf("the new version has %d bytes, %d were written", fi.Size(), end)
+	}
+	if srcEnd != v.size {
+		return "", "", fmt.Errorf("the segments cover %d bytes of the source's %d", srcEnd, v.size)
 	}
 	return hex.EncodeToString(oldHash.Sum(nil)), hex.EncodeToString(newHash.Sum(nil)), nil
 }

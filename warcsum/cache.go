@@ -1,6 +1,7 @@
 package warcsum
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -25,7 +26,8 @@ import (
 // replaced (a new inode).
 type Cache struct {
 	dir string
-	key string // the options the lines depend on
+	key string  // the options the lines depend on
+	opt Options // what Derive reads new records with
 }
 
 // NewCache returns the Cache in dir (created if need be) for runs with the
@@ -37,7 +39,7 @@ func NewCache(dir string, o Options) (*Cache, error) {
 	}
 	key := fmt.Sprintf("%s skipEmpty=%v allStatuses=%v trustHeader=%v responsesOnly=%v",
 		o.algorithm(), o.SkipEmpty, o.AllStatuses, o.TrustHeader, o.ResponsesOnly)
-	return &Cache{dir: dir, key: key}, nil
+	return &Cache{dir: dir, key: key, opt: o}, nil
 }
 
 // stamp identifies a version of a file, and holds what reading it gave.
@@ -57,6 +59,10 @@ type stamp struct {
 	// not used.
 	LinesSum string `json:"lines_sha256"`
 	FactsSum string `json:"facts_sha256"`
+	// CountsSum is the SHA-256 of the third file, each record's counts
+	// (see RecordCount); "" in entries made before there was one, which
+	// Derive cannot use.
+	CountsSum string `json:"counts_sha256,omitempty"`
 	// SHA256 is the file's own, when the run that read it was asked for
 	// it (Runner.OnFile).
 	SHA256 string `json:"sha256,omitempty"`
@@ -69,49 +75,68 @@ func stampOf(path string) (stamp, bool, error) {
 	if err != nil {
 		return stamp{}, false, err
 	}
+	s, ok := stampFromInfo(fi)
+	return s, ok, nil
+}
+
+// stampFromInfo is the stamp of the version fi describes.
+func stampFromInfo(fi os.FileInfo) (stamp, bool) {
+	if fi == nil {
+		return stamp{}, false
+	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
-		return stamp{}, false, nil
+		return stamp{}, false
 	}
 	return stamp{Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Ctime: st.Ctim.Nano(),
-		Inode: uint64(st.Ino), Device: uint64(st.Dev)}, true, nil
+		Inode: uint64(st.Ino), Device: uint64(st.Dev)}, true
 }
 
 func (a *stamp) sameFile(b *stamp) bool {
 	return a.Size == b.Size && a.Mtime == b.Mtime && a.Ctime == b.Ctime && a.Inode == b.Inode && a.Device == b.Device
 }
 
+// entryFiles are the files of one input's entry.
+type entryFiles struct {
+	lines, facts, counts, stamp string
+}
+
 // paths are the files of one input's entry.
-func (c *Cache) paths(name string) (lines, facts, stampFile string) {
+func (c *Cache) paths(name string) entryFiles {
 	sum := sha256.Sum256([]byte(name))
 	base := filepath.Join(c.dir, hex.EncodeToString(sum[:16]))
-	return base + ".lines", base + ".facts", base + ".stamp"
+	return entryFiles{base + ".lines", base + ".facts", base + ".counts", base + ".stamp"}
 }
 
 // cached is one input's entry, found unchanged.
 type cached struct {
 	stamp stamp
-	lines string
-	facts string
+	entryFiles
 }
 
 // lookup returns the entry of in if the file is unchanged since it was
 // made.
 func (c *Cache) lookup(in Input) (*cached, bool) {
-	lines, facts, stampFile := c.paths(in.Name)
-	data, err := os.ReadFile(stampFile)
+	now, ok, err := stampOf(in.Path)
+	if err != nil || !ok {
+		return nil, false
+	}
+	return c.entry(in.Name, &now)
+}
+
+// entry returns the entry of the named file if it was made from the
+// version with stamp now.
+func (c *Cache) entry(name string, now *stamp) (*cached, bool) {
+	files := c.paths(name)
+	data, err := os.ReadFile(files.stamp)
 	if err != nil {
 		return nil, false
 	}
 	var old stamp
-	if json.Unmarshal(data, &old) != nil || old.Name != in.Name || old.Options != c.key {
+	if json.Unmarshal(data, &old) != nil || old.Name != name || old.Options != c.key || !now.sameFile(&old) {
 		return nil, false
 	}
-	now, ok, err := stampOf(in.Path)
-	if err != nil || !ok || !now.sameFile(&old) {
-		return nil, false
-	}
-	return &cached{stamp: old, lines: lines, facts: facts}, true
+	return &cached{stamp: old, entryFiles: files}, true
 }
 
 // errDamagedEntry is a cache entry whose files do not have its sum.
@@ -119,7 +144,11 @@ var errDamagedEntry = errors.New("damaged cache entry")
 
 // check reads the entry's files through its sum, before any of it is used.
 func (e *cached) check() error {
-	for _, f := range []struct{ name, sum string }{{e.lines, e.stamp.LinesSum}, {e.facts, e.stamp.FactsSum}} {
+	files := []struct{ name, sum string }{{e.lines, e.stamp.LinesSum}, {e.facts, e.stamp.FactsSum}}
+	if e.stamp.CountsSum != "" {
+		files = append(files, struct{ name, sum string }{e.counts, e.stamp.CountsSum})
+	}
+	for _, f := range files {
 		h := sha256.New()
 		if err := copyFile(h, f.name); err != nil {
 			return err
@@ -152,22 +181,57 @@ func copyFile(w io.Writer, name string) error {
 	return err
 }
 
+// entryFile is one of an entry's files being written: buffered, and
+// hashed for the entry's stamp as it goes.
+type entryFile struct {
+	f   *atomicfile.File
+	bw  *bufio.Writer
+	sum hash.Hash
+}
+
+func createEntryFile(name string) (*entryFile, error) {
+	f, err := atomicfile.Create(name, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &entryFile{f: f, bw: bufio.NewWriterSize(f, 32<<10), sum: sha256.New()}, nil
+}
+
+func (e *entryFile) Write(p []byte) (int, error) {
+	e.sum.Write(p)
+	return e.bw.Write(p)
+}
+
+// commit puts the file in place; its SHA-256 (hex) goes in the stamp.
+func (e *entryFile) commit() (string, error) {
+	if err := e.bw.Flush(); err != nil {
+		e.f.Abort()
+		return "", err
+	}
+	if err := e.f.Commit(); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(e.sum.Sum(nil)), nil
+}
+
+func (e *entryFile) abort() { e.f.Abort() }
+
 // entryWriter makes the entry of one input while the file is read; Commit
 // makes it count only if the file did not change meanwhile.
 type entryWriter struct {
 	c      *Cache
 	in     Input
 	before stamp
-	lines  *atomicfile.File
-	facts  *atomicfile.File
-	linesH hash.Hash
-	factsH hash.Hash
-	msgs   []string
+	// lines and facts are what the run wrote; counts what each record
+	// added to the file's Stats (see RecordCount).
+	lines, facts, counts *entryFile
+	buf                  []byte
+	msgs                 []string
 }
 
-// Lines and Facts are the writers of the entry's two files.
-func (w *entryWriter) Lines() io.Writer { return io.MultiWriter(w.lines, w.linesH) }
-func (w *entryWriter) Facts() io.Writer { return io.MultiWriter(w.facts, w.factsH) }
+// Lines and Facts are the writers of the entry's lines and facts.
+func (w *entryWriter) Lines() io.Writer { return w.lines }
+func (w *entryWriter) Facts() io.Writer { return w.facts }
 
 // create starts the entry of in, taking the file's stamp before it is
 // read. It returns nil where the cache cannot be used for the file.
@@ -176,17 +240,34 @@ func (c *Cache) create(in Input) *entryWriter {
 	if err != nil || !ok {
 		return nil
 	}
-	linesName, factsName, _ := c.paths(in.Name)
-	lines, err := atomicfile.Create(linesName, 0o644)
-	if err != nil {
+	return c.newEntry(in, before)
+}
+
+// newEntry starts the entry of in for the version with stamp before.
+func (c *Cache) newEntry(in Input, before stamp) *entryWriter {
+	files := c.paths(in.Name)
+	w := &entryWriter{c: c, in: in, before: before}
+	var err error
+	if w.lines, err = createEntryFile(files.lines); err != nil {
 		return nil
 	}
-	facts, err := atomicfile.Create(factsName, 0o644)
-	if err != nil {
-		lines.Abort()
+	if w.facts, err = createEntryFile(files.facts); err != nil {
+		w.lines.abort()
 		return nil
 	}
-	return &entryWriter{c: c, in: in, before: before, lines: lines, facts: facts, linesH: sha256.New(), factsH: sha256.New()}
+	if w.counts, err = createEntryFile(files.counts); err != nil {
+		w.lines.abort()
+		w.facts.abort()
+		return nil
+	}
+	return w
+}
+
+// count notes what a record added to the file's counts. A failed write
+// is found when the entry is stored.
+func (w *entryWriter) count(c RecordCount) {
+	w.buf = appendCount(w.buf[:0], &c)
+	w.counts.Write(w.buf)
 }
 
 // message notes damage reported, to report again when the entry is used.
@@ -203,16 +284,23 @@ func (w *entryWriter) commit(st Stats, failed error, fileSum string) error {
 		w.abort()
 		return nil
 	}
-	if err := w.lines.Commit(); err != nil {
-		w.facts.Abort()
-		return err
-	}
-	if err := w.facts.Commit(); err != nil {
-		return err
+	return w.store(st, failed, fileSum)
+}
+
+// store commits the entry's files and then its stamp, which makes it count.
+func (w *entryWriter) store(st Stats, failed error, fileSum string) error {
+	var sums [3]string
+	for i, f := range []*entryFile{w.lines, w.facts, w.counts} {
+		sum, err := f.commit()
+		if err != nil {
+			w.abort()
+			return err
+		}
+		sums[i] = sum
 	}
 	s := w.before
 	s.Name, s.Options, s.Stats, s.Messages = w.in.Name, w.c.key, st, w.msgs
-	s.LinesSum, s.FactsSum = hex.EncodeToString(w.linesH.Sum(nil)), hex.EncodeToString(w.factsH.Sum(nil))
+	s.LinesSum, s.FactsSum, s.CountsSum = sums[0], sums[1], sums[2]
 	s.SHA256 = fileSum
 	if failed != nil {
 		s.Failed = failed.Error()
@@ -221,8 +309,7 @@ func (w *entryWriter) commit(st Stats, failed error, fileSum string) error {
 	if err != nil {
 		return err
 	}
-	_, _, stampFile := w.c.paths(w.in.Name)
-	f, err := atomicfile.Create(stampFile, 0o644)
+	f, err := atomicfile.Create(w.c.paths(w.in.Name).stamp, 0o644)
 	if err != nil {
 		return err
 	}
@@ -237,6 +324,7 @@ func (w *entryWriter) commit(st Stats, failed error, fileSum string) error {
 }
 
 func (w *entryWriter) abort() {
-	w.lines.Abort()
-	w.facts.Abort()
+	w.lines.abort()
+	w.facts.abort()
+	w.counts.abort()
 }

@@ -353,8 +353,8 @@ func (r *Runner) sum(summer *Summer, s *job, progress *Progress) (Stats, error) 
 	}
 	ew := r.Cache.create(s.in)
 	if ew != nil {
-		summer.noted = ew.message
-		defer func() { summer.noted = nil }()
+		summer.noted, summer.counted = ew.message, ew.count
+		defer func() { summer.noted, summer.counted = nil, nil }()
 	}
 	st, err := sumPath(summer, s, progress, ew, wantSum)
 	if ew != nil {

@@ -156,6 +156,13 @@ type Summer struct {
 	// noted receives the damage of the file being read too (the Runner
 	// keeps it with the file's cache entry).
 	noted func(error)
+	// counted, if set, receives what each record read whole added to the
+	// file's counts (the Runner keeps it with the file's cache entry, from
+	// which Cache.Derive lists a rewritten file without reading it).
+	counted func(RecordCount)
+	// rr is reset onto each file: a new one allocates buffers of a few
+	// hundred kB, which would cost more than a small file's records.
+	rr *record.Reader
 }
 
 // Facts are what the manifest line of a response does not say but a report
@@ -221,11 +228,18 @@ func (s *Summer) Facts() Facts { return s.facts }
 // file.
 func (s *Summer) SumFile(r io.Reader, name string, emit func(*manifest.Line) error) (Stats, error) {
 	var st Stats
-	rr, err := record.NewReader(r, name)
-	if err != nil {
+	if s.rr == nil {
+		rr, err := record.NewReader(r, name)
+		if err != nil {
+			st.FilesFailed++
+			return st, err
+		}
+		s.rr = rr
+	} else if err := s.rr.Reset(r, name); err != nil {
 		st.FilesFailed++
 		return st, err
 	}
+	rr := s.rr
 	file := manifest.EscapeFile(name)
 	s.name = name
 	found := false
@@ -244,6 +258,7 @@ func (s *Summer) SumFile(r io.Reader, name string, emit func(*manifest.Line) err
 			return st, err
 		}
 		found = true
+		before := st
 		st.Records++
 		listed, err := s.sumRecord(rr, rec, file, &st)
 		if isDamage(err) {
@@ -257,6 +272,11 @@ func (s *Summer) SumFile(r io.Reader, name string, emit func(*manifest.Line) err
 		}
 		if listed {
 			st.Listed++
+		}
+		if s.counted != nil {
+			s.counted(countOf(rec.Offset, rec.Length, &before, &st))
+		}
+		if listed {
 			if err := emit(&s.line); err != nil {
 				return st, err
 			}

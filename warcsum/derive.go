@@ -1,0 +1,344 @@
+package warcsum
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"warcdedup/manifest"
+	"warcdedup/rewritelog"
+)
+
+// Rewritten is a new version of a file that a rewrite made from the
+// version a cache entry describes: the stretches between its entries
+// copied from the old version, and checked against it byte for byte,
+// the entries' records written anew.
+type Rewritten struct {
+	Input Input // Name as the lines list it; Path where the new version is
+	// Old is the version the rewrite read, as it was when the new one
+	// replaced it; New is the new version, renamed into place.
+	Old, New os.FileInfo
+	Entries  []rewritelog.Entry // the records written anew, in offset order
+	SHA256   string             // of the new version
+}
+
+// ErrNotDerived wraps why a rewritten file's entry could not be derived:
+// the file is then read again, as any file the cache does not know.
+var ErrNotDerived = errors.New("not derived")
+
+// stretch is a part of a new version: copied from the old one, or
+// written anew in place of oldLen bytes of it.
+type stretch struct {
+	oldOff, oldLen int64
+	newOff, newLen int64
+	written        bool
+}
+
+// Derive makes the cache entry of a rewritten file's new version from the
+// entry of its old version, reading only the records written anew: a
+// record copied unchanged lists and counts as before, at its new offset.
+// Nothing is taken on trust that is not checked here: the old entry must
+// have been made from the version the rewrite read, its counts must add
+// up to its Stats, each record must lie wholly in one copied stretch or be
+// exactly the one written over, and the new version must be the one on
+// disk, before and after its new records are read. A file with damage is
+// not derived. Anything else returns an error wrapping ErrNotDerived, and
+// the file is read again the next time the cache is asked for it.
+func (c *Cache) Derive(r Rewritten) error {
+	d, err := c.newDerivation(r)
+	if err != nil {
+		return fmt.Errorf("%s: %w: %v", r.Input.Name, ErrNotDerived, err)
+	}
+	defer d.close()
+	if err := d.run(); err != nil {
+		d.w.abort()
+		return fmt.Errorf("%s: %w: %v", r.Input.Name, ErrNotDerived, err)
+	}
+	return nil
+}
+
+// derivation is the making of one derived entry.
+type derivation struct {
+	c         *Cache
+	r         Rewritten
+	old       *cached
+	newStamp  stamp
+	stretches []stretch
+	file      *os.File // the new version
+	w         *entryWriter
+	oldSum    Stats // what the old entry's counts add up to
+	newSum    Stats
+	summer    *Summer // reads the records written
+	counted   []RecordCount
+	buf       []byte
+}
+
+func (c *Cache) newDerivation(r Rewritten) (*derivation, error) {
+	oldStamp, ok := stampFromInfo(r.Old)
+	if !ok {
+		return nil, errors.New("the file system gives no stamp")
+	}
+	newStamp, ok := stampFromInfo(r.New)
+	if !ok {
+		return nil, errors.New("the file system gives no stamp")
+	}
+	old, ok := c.entry(r.Input.Name, &oldStamp)
+	switch {
+	case !ok:
+		return nil, errors.New("no entry of the version rewritten")
+	case old.stamp.CountsSum == "":
+		return nil, errors.New("its entry has no record counts")
+	case old.stamp.Failed != "" || len(old.stamp.Messages) > 0 || old.stamp.Stats.Damaged > 0 || old.stamp.Stats.Files != 1:
+		return nil, errors.New("the version rewritten was damaged")
+	}
+	if err := old.check(); err != nil {
+		return nil, err
+	}
+	stretches, err := stretchesOf(r, oldStamp.Size, newStamp.Size)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(r.Input.Path)
+	if err != nil {
+		return nil, err
+	}
+	if err := sameVersion(f, &newStamp); err != nil {
+		f.Close()
+		return nil, err
+	}
+	in := r.Input
+	in.Size = newStamp.Size
+	w := c.newEntry(in, newStamp)
+	if w == nil {
+		f.Close()
+		return nil, errors.New("cannot make the entry's files")
+	}
+	o := c.opt
+	o.Damage, o.Warn = nil, nil
+	d := &derivation{c: c, r: r, old: old, newStamp: newStamp, stretches: stretches, file: f, w: w, summer: NewSummer(o)}
+	d.summer.counted = func(rc RecordCount) { d.counted = append(d.counted, rc) }
+	return d, nil
+}
+
+func (d *derivation) close() { d.file.Close() }
+
+// stretchesOf turns a rewrite's entries into the stretches of the new
+// version, checking that they cover both versions, in order, without a
+// gap or an overlap, and that every copied stretch keeps its length.
+func stretchesOf(r Rewritten, oldSize, newSize int64) ([]stretch, error) {
+	var out []stretch
+	var oldAt, newAt int64
+	copied := func(oldEnd, newEnd int64) error {
+		if oldEnd-oldAt != newEnd-newAt || oldEnd < oldAt {
+			return fmt.Errorf("the stretch copied from %d to %d is %d bytes long in the new version", oldAt, oldEnd, newEnd-newAt)
+		}
+		if oldEnd > oldAt {
+			out = append(out, stretch{oldOff: oldAt, oldLen: oldEnd - oldAt, newOff: newAt, newLen: newEnd - newAt})
+		}
+		return nil
+	}
+	for _, e := range r.Entries {
+		if e.File != r.Input.Name || e.Kind != rewritelog.Revisit || e.OldLength <= 0 || e.NewLength <= 0 {
+			return nil, fmt.Errorf("entry of %s at %d is not a revisit written in this file", e.File, e.OldOffset)
+		}
+		if err := copied(e.OldOffset, e.NewOffset); err != nil {
+			return nil, err
+		}
+		out = append(out, stretch{oldOff: e.OldOffset, oldLen: e.OldLength, newOff: e.NewOffset, newLen: e.NewLength, written: true})
+		oldAt, newAt = e.OldOffset+e.OldLength, e.NewOffset+e.NewLength
+	}
+	if err := copied(oldSize, newSize); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// sameVersion checks that f is the version with stamp want.
+func sameVersion(f *os.File, want *stamp) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	now, ok := stampFromInfo(fi)
+	if !ok || !now.sameFile(want) {
+		return errors.New("the new version changed since it was written")
+	}
+	return nil
+}
+
+// run walks the old entry's records with the stretches, moving each
+// copied record's count, line and facts line, and reading each written
+// one.
+func (d *derivation) run() error {
+	counts, err := os.Open(d.old.counts)
+	if err != nil {
+		return err
+	}
+	defer counts.Close()
+	lines, err := os.Open(d.old.lines)
+	if err != nil {
+		return err
+	}
+	defer lines.Close()
+	facts, err := os.Open(d.old.facts)
+	if err != nil {
+		return err
+	}
+	defer facts.Close()
+	cr := newCountReader(bufio.NewReader(counts))
+	lr := manifest.NewReader(lines, d.old.lines)
+	fr := bufio.NewScanner(facts)
+	fr.Buffer(nil, 1<<20)
+
+	si := 0 // the stretch of the record
+	replaced := false
+	for {
+		rc, err := cr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		rc.addTo(&d.oldSum)
+		for si < len(d.stretches) && rc.Offset >= d.stretches[si].oldOff+d.stretches[si].oldLen {
+			if d.stretches[si].written && !replaced {
+				return fmt.Errorf("no record stood where the record at %d was written", d.stretches[si].newOff)
+			}
+			si, replaced = si+1, false
+		}
+		if si == len(d.stretches) || rc.Offset < d.stretches[si].oldOff {
+			return fmt.Errorf("the record at %d is in no stretch", rc.Offset)
+		}
+		s := &d.stretches[si]
+		var line *manifest.Line
+		var fact []byte
+		if rc.Listed {
+			l, err := lr.Next()
+			if err != nil || l.Offset != rc.Offset {
+				return fmt.Errorf("the entry has no line of the record at %d (%v)", rc.Offset, err)
+			}
+			line = &l
+			if !rc.Revisit {
+				if fact, err = nextFact(fr, rc.Offset); err != nil {
+					return err
+				}
+			}
+		}
+		if s.written {
+			if rc.Offset != s.oldOff || rc.Length != s.oldLen || replaced {
+				return fmt.Errorf("the record at %d (%d bytes) is not the one written over at %d (%d bytes)", rc.Offset, rc.Length, s.oldOff, s.oldLen)
+			}
+			replaced = true
+			if err := d.readWritten(s); err != nil {
+				return err
+			}
+			continue
+		}
+		if rc.Offset+rc.Length > s.oldOff+s.oldLen {
+			return fmt.Errorf("the record at %d runs past the stretch copied", rc.Offset)
+		}
+		if err := d.move(rc, line, fact, s.newOff-s.oldOff); err != nil {
+			return err
+		}
+	}
+	for ; si < len(d.stretches); si, replaced = si+1, false {
+		if d.stretches[si].written && !replaced {
+			return fmt.Errorf("no record stood where the record at %d was written", d.stretches[si].newOff)
+		}
+	}
+	if _, err := lr.Next(); err != io.EOF {
+		return errors.New("the entry has lines of no record")
+	}
+	if fr.Scan() {
+		return errors.New("the entry has facts of no record")
+	}
+	if !recordCountsEqual(&d.oldSum, &d.old.stamp.Stats) {
+		return errors.New("the entry's record counts do not add up to its counts")
+	}
+	if err := sameVersion(d.file, &d.newStamp); err != nil {
+		return err
+	}
+	d.newSum.Files, d.newSum.Bytes = 1, d.newStamp.Size
+	return d.w.store(d.newSum, nil, d.r.SHA256)
+}
+
+// nextFact returns the next facts line, which must be of the record at
+// offset.
+func nextFact(fr *bufio.Scanner, offset int64) ([]byte, error) {
+	if !fr.Scan() {
+		return nil, fmt.Errorf("the entry has no facts of the record at %d", offset)
+	}
+	f := fr.Bytes()
+	fields := bytes.Fields(f)
+	if len(fields) != 4 || string(fields[1]) != strconv.FormatInt(offset, 10) {
+		return nil, fmt.Errorf("the entry's facts line %q is not of the record at %d", f, offset)
+	}
+	return f, nil
+}
+
+// move adds a copied record, shift bytes further on, to the new entry.
+func (d *derivation) move(rc RecordCount, line *manifest.Line, fact []byte, shift int64) error {
+	rc.Offset += shift
+	d.w.count(rc)
+	rc.addTo(&d.newSum)
+	if line == nil {
+		return nil
+	}
+	line.Offset += shift
+	d.buf = line.Append(d.buf[:0])
+	if _, err := d.w.Lines().Write(d.buf); err != nil {
+		return err
+	}
+	if fact == nil {
+		return nil
+	}
+	fields := bytes.Fields(fact)
+	d.buf = fmt.Appendf(d.buf[:0], "%s %d %s %s\n", fields[0], line.Offset, fields[2], fields[3])
+	_, err := d.w.Facts().Write(d.buf)
+	return err
+}
+
+// readWritten lists the record written at s, read from the new version:
+// one whole record, undamaged, filling the stretch.
+func (d *derivation) readWritten(s *stretch) error {
+	summer := d.summer
+	d.counted = d.counted[:0]
+	st, err := summer.SumFile(io.NewSectionReader(d.file, s.newOff, s.newLen), d.r.Input.Name, func(l *manifest.Line) error {
+		l.Offset += s.newOff
+		d.buf = l.Append(d.buf[:0])
+		if _, err := d.w.Lines().Write(d.buf); err != nil {
+			return err
+		}
+		if l.IsRevisit() {
+			return nil
+		}
+		d.buf = AppendFacts(d.buf[:0], l, summer.Facts())
+		_, err := d.w.Facts().Write(d.buf)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("the record written at %d: %w", s.newOff, err)
+	}
+	if st.Damaged > 0 || len(d.counted) != 1 || d.counted[0].Offset != 0 || d.counted[0].Length != s.newLen {
+		return fmt.Errorf("the %d bytes written at %d do not read as one whole record", s.newLen, s.newOff)
+	}
+	rc := d.counted[0]
+	rc.Offset = s.newOff
+	d.w.count(rc)
+	rc.addTo(&d.newSum)
+	return nil
+}
+
+// recordCountsEqual reports whether a and b agree on what records add
+// (not on files and bytes).
+func recordCountsEqual(a, b *Stats) bool {
+	return a.Records == b.Records && a.Listed == b.Listed && a.Revisits == b.Revisits &&
+		a.RevisitsWithoutDigest == b.RevisitsWithoutDigest && a.Skipped == b.Skipped &&
+		a.Damaged == b.Damaged && a.Checked == b.Checked && a.Disagreements == b.Disagreements &&
+		a.PayloadBytes == b.PayloadBytes
+}
