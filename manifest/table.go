@@ -66,8 +66,8 @@ var (
 func CaptureKeyOf(uri, date string) string { return uri + "\x00" + date }
 
 // markEvery is the spacing of the marks: memory is about 80 bytes per
-// 64 KiB of table (1.2 MB for a 1 GB table), and a look-up reads at least
-// one such stretch.
+// 64 KiB of table (1.2 MB for a 1 GB table); a look-up bisects the stretch
+// between two marks (see seek).
 const markEvery = 64 << 10
 
 // OpenTable opens the table in the named file, sorted on digest. Close it
@@ -163,8 +163,13 @@ func (t *Table) Find(key string, fn func(*Line) error) error {
 	if i > 0 {
 		start = t.marks[i-1].offset
 	}
-	br := bufio.NewReaderSize(io.NewSectionReader(t.r, start, t.size-start), 64<<10)
+	end := t.size
+	if i < len(t.marks) {
+		end = t.marks[i].offset
+	}
 	want := []byte(key)
+	start = t.seek(want, start, end)
+	br := bufio.NewReaderSize(io.NewSectionReader(t.r, start, t.size-start), scanBuffer)
 	var d []byte
 	for {
 		text, err := br.ReadSlice('\n')
@@ -205,6 +210,52 @@ func (t *Table) Find(key string, fn func(*Line) error) error {
 			return nil
 		}
 	}
+}
+
+// Find reads a stretch between two marks from a line start at or before
+// the key's first line. Reading the whole stretch cost a look-up 64 KiB
+// and a key comparison per line (a tenth of warcrefs' CPU); seek narrows
+// it by bisection first, a small read a step.
+const (
+	probeWindow = 1 << 10 // read by a step: enough for a line or two
+	scanBelow   = 4 << 10 // a stretch this short is read through
+	scanBuffer  = 8 << 10
+)
+
+// seek returns a line start in [lo, hi] from which reading finds every
+// line of want: lo is a line start after which the first line of want
+// starts (or lo itself is one), and hi the start of a line whose key is at
+// least want (or the end).
+func (t *Table) seek(want []byte, lo, hi int64) int64 {
+	var buf [probeWindow]byte
+	var k []byte
+	for hi-lo > scanBelow {
+		mid := lo + (hi-lo)/2
+		// The first line that starts after mid, whole in the window; a
+		// longer one stops the bisection (reading from lo is still right).
+		n, err := t.r.ReadAt(buf[:], mid)
+		if err != nil && err != io.EOF {
+			break
+		}
+		w := buf[:n]
+		nl := bytes.IndexByte(w, '\n')
+		if nl < 0 {
+			break
+		}
+		line := w[nl+1:]
+		end := bytes.IndexByte(line, '\n')
+		p := mid + int64(nl) + 1
+		if end < 0 || p >= hi {
+			break
+		}
+		k = t.key.of(k[:0], line[:end])
+		if bytes.Compare(k, want) < 0 {
+			lo = p // the line at p is before want's: they start after it
+		} else {
+			hi = p // want's first line starts at or before p
+		}
+	}
+	return lo
 }
 
 // field returns the i-th (0-based) space-separated field of a line.
