@@ -176,14 +176,14 @@ func TestRun(t *testing.T) {
 		t.Errorf("stats.json (%v) holds totals %+v, the run %+v", err, kept.Totals, tot)
 	}
 
-	// Again: nothing to do, nothing touched.
-	start := time.Now()
+	// Again: nothing to do, nothing touched. (How fast that is, is
+	// measured by scripts/bench-run.sh, not here.)
 	r2, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r2.NothingToDo || time.Since(start) > 2*time.Second {
-		t.Errorf("rerun: nothing to do %v, took %v", r2.NothingToDo, time.Since(start))
+	if !r2.NothingToDo {
+		t.Errorf("rerun: not nothing to do")
 	}
 	sameTree(t, "after a rerun", hashTree(t, dir), after)
 }
