@@ -104,6 +104,27 @@ func (f *File) Commit() error {
 	return nil
 }
 
+// CommitUnsynced closes the file and renames it over the final name,
+// without syncing either: for files whose content is checked on use (a
+// cache entry, under the SHA-256 its stamp keeps), where a crash that
+// leaves the name holding part of the bytes costs a reread, not a wrong
+// result, and two syncs a file would cost more than they save.
+func (f *File) CommitUnsynced() error {
+	if f.done {
+		return errors.New("atomicfile: Commit after Commit or Abort")
+	}
+	f.done = true
+	err := f.File.Close()
+	if err == nil {
+		err = f.rename()
+	}
+	if err != nil {
+		f.remove()
+		return fmt.Errorf("writing %s: %w", f.name, err)
+	}
+	return nil
+}
+
 // CommitRenamed is Commit for a file whose name holding its complete
 // content is all the caller needs: an error wrapping ErrNotSynced (the
 // rename done, the directory not synced, as on file systems that refuse

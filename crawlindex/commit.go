@@ -60,6 +60,10 @@ func Commit(dir string, ch Change) (*Index, error) {
 		return nil, err
 	}
 	next := base.Registry.Generation + 1
+	// A commit killed between renaming its generation into place and
+	// renaming CURRENT left a generation that was never current, which
+	// nothing reads: it goes, or this one's rename would fail on it.
+	removeUncommitted(base.Dir, base.Registry.Generation)
 	c.tmp, err = os.MkdirTemp(base.Dir, atomicfile.TempPrefix+fmt.Sprintf("%s%06d-", genPrefix, next))
 	if err != nil {
 		return nil, err

@@ -173,6 +173,20 @@ func generationNumber(name string) (int, bool) {
 	return n, err == nil && strings.HasPrefix(name, genPrefix)
 }
 
+// removeUncommitted removes the generations numbered after the current
+// one, which interrupted commits left. The lock must be held.
+func removeUncommitted(dir string, current int) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if n, ok := generationNumber(e.Name()); ok && n > current {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
 // cleanup removes what interrupted commits left (temporary generation
 // directories) and the generations older than the kept ones. The lock
 // must be held.

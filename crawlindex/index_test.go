@@ -203,3 +203,30 @@ func TestCommitRefusesForeignLines(t *testing.T) {
 		t.Errorf("after refused commits: %v, want no index", err)
 	}
 }
+
+// TestCommitAfterKilledRename proves that a commit killed after renaming
+// its generation into place, before CURRENT named it, does not stop the
+// next commit: the generation nothing ever read goes, the new one takes
+// its number.
+func TestCommitAfterKilledRename(t *testing.T) {
+	dir, work := filepath.Join(t.TempDir(), "index"), t.TempDir()
+	jan := originals(t, work, "jan", digestOf('A', 1))
+	if _, err := Commit(dir, Change{Add: &Crawl{Name: "jan"}, Originals: jan}); err != nil {
+		t.Fatal(err)
+	}
+	left := filepath.Join(dir, "gen-000002")
+	if err := os.MkdirAll(filepath.Join(left, "crawls"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(left, "registry.json"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	feb := originals(t, work, "feb", digestOf('A', 2))
+	ix, err := Commit(dir, Change{Add: &Crawl{Name: "feb"}, Originals: feb})
+	if err != nil {
+		t.Fatalf("commit after the killed one: %v", err)
+	}
+	if ix.Registry.Generation != 2 || ix.Registry.Crawl("feb") == nil || ix.Registry.Crawl("jan") == nil {
+		t.Errorf("generation %d, crawls %+v", ix.Registry.Generation, ix.Registry.Crawls)
+	}
+}

@@ -601,16 +601,14 @@ func (j *Job) rewrite(ctx context.Context) (string, error) {
 		}}
 	// Each file replaced gets its listing for the hash again stage from its
 	// old one, and the new records read (warcsum.Cache.Derive); a file
-	// that cannot is read again there.
-	cache, err := warcsum.NewCache(j.wd.File(cacheDir), j.sumOptions())
-	if err != nil {
-		return "", err
-	}
+	// that cannot (or all of them, without the cache) is read again there.
 	var derived atomic.Int64
-	rw.Replaced = func(r refs.Replacement) {
-		err := cache.Derive(warcsum.Rewritten{Input: warcsum.Input{Name: r.Name, Path: r.Path}, Old: r.Old, New: r.New, Entries: r.Entries, SHA256: r.SHA256})
-		if err == nil {
-			derived.Add(1)
+	if cache, err := warcsum.NewCache(j.wd.File(cacheDir), j.sumOptions()); err == nil {
+		rw.Replaced = func(r refs.Replacement) {
+			err := cache.Derive(warcsum.Rewritten{Input: warcsum.Input{Name: r.Name, Path: r.Path}, Old: r.Old, New: r.New, Entries: r.Entries, SHA256: r.SHA256})
+			if err == nil {
+				derived.Add(1)
+			}
 		}
 	}
 	stop := follow(&prog.Bytes, show)

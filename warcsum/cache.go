@@ -30,6 +30,11 @@ type Cache struct {
 	opt Options // what Derive reads new records with
 }
 
+// cacheVersion is that of what warcsum lists for a record: raised when a
+// change makes it list or count any record otherwise, so that no entry
+// made before (nor, through Derive, carried forward from one) is used.
+const cacheVersion = 2
+
 // NewCache returns the Cache in dir (created if need be) for runs with the
 // options o: entries made with other options (another digest algorithm,
 // other records listed) are not used.
@@ -37,8 +42,8 @@ func NewCache(dir string, o Options) (*Cache, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	key := fmt.Sprintf("%s skipEmpty=%v allStatuses=%v trustHeader=%v responsesOnly=%v",
-		o.algorithm(), o.SkipEmpty, o.AllStatuses, o.TrustHeader, o.ResponsesOnly)
+	key := fmt.Sprintf("v%d %s skipEmpty=%v allStatuses=%v trustHeader=%v responsesOnly=%v",
+		cacheVersion, o.algorithm(), o.SkipEmpty, o.AllStatuses, o.TrustHeader, o.ResponsesOnly)
 	return &Cache{dir: dir, key: key, opt: o}, nil
 }
 
@@ -202,13 +207,14 @@ func (e *entryFile) Write(p []byte) (int, error) {
 	return e.bw.Write(p)
 }
 
-// commit puts the file in place; its SHA-256 (hex) goes in the stamp.
+// commit puts the file in place, unsynced: the stamp's SHA-256 (hex) of
+// it is checked before it is used.
 func (e *entryFile) commit() (string, error) {
 	if err := e.bw.Flush(); err != nil {
 		e.f.Abort()
 		return "", err
 	}
-	if err := e.f.Commit(); err != nil {
+	if err := e.f.CommitUnsynced(); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(e.sum.Sum(nil)), nil
@@ -317,10 +323,9 @@ func (w *entryWriter) store(st Stats, failed error, fileSum string) error {
 		f.Abort()
 		return err
 	}
-	if err := f.CommitRenamed(); err != nil {
-		return err
-	}
-	return nil
+	// Unsynced too: a stamp cut short by a crash does not parse, and one
+	// whose files were cut short does not match their sums.
+	return f.CommitUnsynced()
 }
 
 func (w *entryWriter) abort() {

@@ -41,13 +41,19 @@ type stretch struct {
 // Derive makes the cache entry of a rewritten file's new version from the
 // entry of its old version, reading only the records written anew: a
 // record copied unchanged lists and counts as before, at its new offset.
-// Nothing is taken on trust that is not checked here: the old entry must
-// have been made from the version the rewrite read, its counts must add
-// up to its Stats, each record must lie wholly in one copied stretch or be
-// exactly the one written over, and the new version must be the one on
-// disk, before and after its new records are read. A file with damage is
-// not derived. Anything else returns an error wrapping ErrNotDerived, and
-// the file is read again the next time the cache is asked for it.
+//
+// The caller vouches for two things: that every stretch between the
+// entries was copied unchanged, checked byte for byte (refs checks the new
+// version read back from disk before it renames it), and SHA256. Derive
+// checks the rest: the old entry must have been made from the version
+// rewritten (its stamp, change time included), its counts must add up to
+// its Stats, the entries must tile both versions, each record must lie
+// wholly in one copied stretch or be exactly the one written over, the
+// bytes written must read as one whole record each, and the new version
+// must be the one on disk, before and after its new records are read. A
+// file with damage is not derived. Anything else returns an error wrapping
+// ErrNotDerived, and the file is read again the next time the cache is
+// asked for it.
 func (c *Cache) Derive(r Rewritten) error {
 	d, err := c.newDerivation(r)
 	if err != nil {
