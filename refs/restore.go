@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"warcdedup/atomicfile"
@@ -109,12 +108,9 @@ func (s *RestoreStats) Summary(w io.Writer) {
 
 // restoreTask is one file to restore.
 type restoreTask struct {
-	file    string // escaped as manifest field 1
-	done    chan struct{}
-	stats   RestoreStats
-	entries []rewritelog.Entry
-	result  *replaced
-	err     error
+	file  string // escaped as manifest field 1
+	stats RestoreStats
+	fileOutcome
 }
 
 // Abandon finishes a task that no worker will run.
@@ -174,52 +170,25 @@ func (r *Restorer) Run(ctx context.Context, files []string, log *Log) (RestoreSt
 	go func() {
 		defer q.Close()
 		for _, f := range files {
-			if q.Add(ctx, &restoreTask{file: f, done: make(chan struct{})}) != nil {
+			if q.Add(ctx, &restoreTask{file: f, fileOutcome: fileOutcome{done: make(chan struct{})}}) != nil {
 				return
 			}
 		}
 	}()
-	var wg sync.WaitGroup
 	written := newRunFiles()
-	for range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w := newRestoreWorker(r, log)
-			w.files = written
-			for t := range q.Work() {
-				t.err = w.restore(ctx, t)
-				r.Progress.Files.Add(1)
-				close(t.done)
-			}
-		}()
-	}
 	var total RestoreStats
-	var fatal error
-	for t := range q.Results() {
-		<-t.done
-		if t.result != nil {
-			if err := log.commit(t.result, t.entries); err != nil && fatal == nil {
-				fatal = fmt.Errorf("writing the log: %w", err)
-				cancel()
-			}
+	fatal := drive(q, cancel, jobs, log, func() func(*restoreTask) error {
+		w := newRestoreWorker(r, log)
+		w.files = written
+		return func(t *restoreTask) error {
+			err := w.restore(ctx, t)
+			r.Progress.Files.Add(1)
+			return err
 		}
-		if fatal == nil {
-			total.add(&t.stats)
-			var refused *RefusedError
-			switch {
-			case errors.As(t.err, &refused):
-				if r.Refused != nil {
-					r.Refused(t.err)
-				}
-			case t.err != nil:
-				fatal = t.err
-				cancel()
-			}
-		}
-		q.Release()
-	}
-	wg.Wait()
+	}, func(t *restoreTask) error {
+		total.add(&t.stats)
+		return refusedOr(t.err, r.Refused)
+	})
 	if fatal == nil {
 		fatal = ctx.Err()
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -131,12 +130,9 @@ type task struct {
 	// with an error: more lines of the file may have followed, so the
 	// file must not be replaced.
 	cut     bool
-	done    chan struct{}
 	stats   Stats
-	entries []rewritelog.Entry
 	records []recordResult // for Rewriter.Record
-	result  *replaced      // set when the file was replaced
-	err     error
+	fileOutcome
 }
 
 // recordResult is a duplicate that is a revisit once the task is done.
@@ -194,56 +190,31 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log *Log) (Stat
 		defer q.Close()
 		readErr = r.dispatch(ctx, in, q, &lines)
 	}()
-	var wg sync.WaitGroup
 	files := newRunFiles()
-	for range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w := &worker{r: r, log: log, files: files}
-			for t := range q.Work() {
-				t.err = w.rewrite(ctx, t)
-				for range t.lines {
-				}
-				r.Progress.Files.Add(1)
-				close(t.done)
-			}
-		}()
-	}
 	var total Stats
-	var fatal error
-	for t := range q.Results() {
-		<-t.done
-		if t.result != nil {
-			// Replaced: its entries are logged even when the run is
-			// stopping, or an index would never learn its new offsets.
-			if err := log.commit(t.result, t.entries); err != nil && fatal == nil {
-				fatal = fmt.Errorf("writing the log: %w", err)
-				cancel()
+	fatal := drive(q, cancel, jobs, log, func() func(*task) error {
+		w := &worker{r: r, log: log, files: files}
+		return func(t *task) error {
+			err := w.rewrite(ctx, t)
+			for range t.lines {
+			}
+			r.Progress.Files.Add(1)
+			return err
+		}
+	}, func(t *task) error {
+		total.add(&t.stats)
+		switch {
+		case t.err == errCut:
+			return nil // readErr says why
+		case t.err != nil:
+			return refusedOr(t.err, r.Refused)
+		case r.Record != nil:
+			for i := range t.records {
+				r.Record(&t.records[i].line, t.records[i].revisitLength)
 			}
 		}
-		if fatal == nil {
-			total.add(&t.stats)
-			var refused *RefusedError
-			switch {
-			case errors.As(t.err, &refused):
-				if r.Refused != nil {
-					r.Refused(t.err)
-				}
-			case t.err == errCut:
-				// readErr says why.
-			case t.err != nil:
-				fatal = t.err
-				cancel()
-			case r.Record != nil:
-				for i := range t.records {
-					r.Record(&t.records[i].line, t.records[i].revisitLength)
-				}
-			}
-		}
-		q.Release()
-	}
-	wg.Wait()
+		return nil
+	})
 	total.Lines = lines
 	if fatal == nil {
 		fatal = readErr
@@ -278,7 +249,7 @@ func (r *Rewriter) dispatch(ctx context.Context, in *manifest.Reader, q *ordered
 				close(cur.lines)
 				cur = nil // closed: the deferred close must not close it again
 			}
-			t := &task{file: l.File, lines: make(chan manifest.Line, 1024), done: make(chan struct{})}
+			t := &task{file: l.File, lines: make(chan manifest.Line, 1024), fileOutcome: fileOutcome{done: make(chan struct{})}}
 			if err := q.Add(ctx, t); err != nil {
 				return err
 			}

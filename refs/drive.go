@@ -1,0 +1,84 @@
+package refs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"warcdedup/internal/ordered"
+	"warcdedup/rewritelog"
+)
+
+// fileOutcome is what a worker leaves of one file for the run: the new
+// version put in place, if any, with the entries to log, and the task's
+// error. The tasks of a rewrite and of a restore embed it.
+type fileOutcome struct {
+	done    chan struct{} // closed when the task is over
+	entries []rewritelog.Entry
+	result  *replaced // set when the file was replaced
+	err     error
+}
+
+func (o *fileOutcome) outcome() *fileOutcome { return o }
+
+// fileTask is a task of a run over files, rewrite or restore.
+type fileTask interface {
+	ordered.Task
+	outcome() *fileOutcome
+}
+
+// drive runs the tasks of q on jobs goroutines, each with the work
+// function newWorker makes it, and then, in task order, logs the entries
+// of every file replaced, even once the run is stopping (an index must
+// learn the new offsets of a file that was replaced), and, until the run
+// fails, lets finish take each task's outcome. It returns the error that
+// stopped the run: a failed log write, or one finish returned.
+func drive[T fileTask](q *ordered.Queue[T], cancel context.CancelFunc, jobs int, log *Log,
+	newWorker func() func(T) error, finish func(T) error) error {
+	var wg sync.WaitGroup
+	for range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work := newWorker()
+			for t := range q.Work() {
+				o := t.outcome()
+				o.err = work(t)
+				close(o.done)
+			}
+		}()
+	}
+	var fatal error
+	for t := range q.Results() {
+		o := t.outcome()
+		<-o.done
+		if o.result != nil {
+			if err := log.commit(o.result, o.entries); err != nil && fatal == nil {
+				fatal = fmt.Errorf("writing the log: %w", err)
+				cancel()
+			}
+		}
+		if fatal == nil {
+			if fatal = finish(t); fatal != nil {
+				cancel()
+			}
+		}
+		q.Release()
+	}
+	wg.Wait()
+	return fatal
+}
+
+// refusedOr passes a refusal (the file left untouched, the run goes on) to
+// refused and returns any other error, which stops the run.
+func refusedOr(err error, refused func(error)) error {
+	var re *RefusedError
+	if !errors.As(err, &re) {
+		return err
+	}
+	if refused != nil {
+		refused(err)
+	}
+	return nil
+}
