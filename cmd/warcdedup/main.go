@@ -65,7 +65,9 @@ files, read with its subdirectories) in place:
   4. sort      by file
   5. rewrite   duplicates become revisits, each file replaced only by a
                checked, complete new version (warcrefs --in-place)
-  6. hash      again: only the files replaced are read
+  6. hash      again: of the files replaced, only the revisits written are
+               read; the records copied keep their listing (checked byte
+               for byte against the old file before the replacement)
   7. verify    prove nothing was lost (warcsumcmp)
   8. indexes   with --cdx: each CDX/CDXJ index updated in place (warccdx)
   9. account   report.html, stats.json, fixity.tsv, deps.tsv
