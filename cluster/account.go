@@ -319,7 +319,7 @@ func (k *task) stages(acc *dedup.Accounting) []report.Stage {
 			for _, m := range k.stepMarkers(kindAfter) {
 				a.Add(m.After)
 			}
-			st.Note = fmt.Sprintf("%d hosts: %s files read again, %s known unchanged", tasks, progress.Count(a.Files-a.Cached), progress.Count(a.Cached))
+			st.Note = fmt.Sprintf("%d hosts: %s files read again, %s known unchanged", tasks, progress.Count(a.Read()), progress.Count(a.Cached))
 		case StageVerify:
 			st.Note = fmt.Sprintf("%s violations", progress.Count(acc.Verified.Violations))
 		case StageAccount:

@@ -56,7 +56,8 @@ type Plan struct {
 //     hosts' parts of the range merged (sort -m), resolved and numbered
 //     (warccollres -p) reading records over HTTP, and split by host;
 //  3. rewrite@HOST, pinned: warcrefs in place over the host's lines;
-//  4. rehash@HOST, pinned: warcsum again (only the files replaced are read);
+//  4. rehash@HOST, pinned: warcsum again (of the files replaced, only the
+//     revisits written are read);
 //  5. verify: nothing was lost, over the whole collection;
 //  6. account: the merged manifests, fixity list, report and figures.
 //

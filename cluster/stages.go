@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"warcdedup/atomicfile"
 	"warcdedup/collres"
@@ -644,6 +645,18 @@ func (k *task) rewrite(ctx context.Context) error {
 		Record: func(l *manifest.Line, revisitLength int64) {
 			fmt.Fprintf(sw, "%s %d %d %d\n", l.File, l.Offset, l.Length, revisitLength)
 		}}
+	// Each file replaced gets its listing for the hash again task from its
+	// old one, and the revisits read (warcsum.Cache.Derive, as warcdedup
+	// run does); a file that cannot is read again there.
+	var derived atomic.Int64
+	if cache, err := warcsum.NewCache(k.wd.host(h, cacheDir), warcsum.Options{Algorithm: k.algo}); err == nil {
+		rw.Replaced = func(r refs.Replacement) {
+			err := cache.Derive(warcsum.Rewritten{Input: warcsum.Input{Name: r.Name, Path: r.Path}, Old: r.Old, New: r.New, Entries: r.Entries, SHA256: r.SHA256})
+			if err == nil {
+				derived.Add(1)
+			}
+		}
+	}
 	k.prog.set("bytes", total)
 	stop := k.prog.follow(&prog.Bytes)
 	st, err := rw.Run(ctx, manifest.NewReader(bufio.NewReaderSize(in, 256<<10), byFile), log)
@@ -657,13 +670,13 @@ func (k *task) rewrite(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	k.marker.Rewrite = &RewriteResult{Stats: st, Refused: refused.list, Remote: remote.stats}
+	k.marker.Rewrite = &RewriteResult{Stats: st, Refused: refused.list, Remote: remote.stats, Derived: derived.Load()}
 	verb := "written"
 	if k.spec.DryRun {
 		verb = "that would be written"
 	}
-	k.marker.Note = fmt.Sprintf("%s revisits %s in %s files, %s refused; %s originals read from other hosts, %s of them in files replaced since",
-		progress.Count(st.Revisits+st.AlreadyRevisit), verb, progress.Count(st.Rewritten), progress.Count(st.Refused),
+	k.marker.Note = fmt.Sprintf("%s revisits %s in %s files (%s listed from the records written), %s refused; %s originals read from other hosts, %s of them in files replaced since",
+		progress.Count(st.Revisits+st.AlreadyRevisit), verb, progress.Count(st.Rewritten), progress.Count(derived.Load()), progress.Count(st.Refused),
 		progress.Count(remote.stats.Reads), progress.Count(remote.stats.Moved))
 	fmt.Fprintf(k.Log, "warcdedup: %s: %s\n", k.name(), k.marker.Note)
 	return nil
@@ -690,7 +703,7 @@ func (k *task) hashAfter(ctx context.Context) error {
 		}
 	}
 	k.marker.After = &st
-	k.marker.Note = fmt.Sprintf("%s files read again, %s known unchanged", progress.Count(st.Files-st.Cached), progress.Count(st.Cached))
+	k.marker.Note = fmt.Sprintf("%s files read again, %s known unchanged", progress.Count(st.Read()), progress.Count(st.Cached))
 	return nil
 }
 

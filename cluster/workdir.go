@@ -178,6 +178,9 @@ type RewriteResult struct {
 	Stats   refs.Stats  `json:"stats"`
 	Refused []string    `json:"refused,omitempty"` // every file refused, and why
 	Remote  RemoteStats `json:"remote"`            // originals read from other hosts
+	// Derived counts the files replaced whose listing the hash again task
+	// takes from their old one (warcsum.Cache.Derive), not read again.
+	Derived int64 `json:"derived"`
 }
 
 // readJSON reads a JSON file into v.

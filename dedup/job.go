@@ -652,7 +652,7 @@ func (j *Job) hashAfter(ctx context.Context) (string, error) {
 			return "", err
 		}
 	}
-	return fmt.Sprintf("%s files read again, %s known unchanged", progress.Count(st.Files-st.Cached), progress.Count(st.Cached)), nil
+	return fmt.Sprintf("%s files read again, %s known unchanged", progress.Count(st.Read()), progress.Count(st.Cached)), nil
 }
 
 // verify proves that nothing was lost (warcsumcmp).

@@ -138,6 +138,10 @@ func (s *Stats) Summary(w io.Writer) {
 	fmt.Fprintf(w, "bytes read: %d (payload listed: %d)\n", s.Bytes, s.PayloadBytes)
 }
 
+// Read is the number of files read, to their end or not: those the cache
+// did not know (Cached counts files known unchanged, failed ones too).
+func (s *Stats) Read() int64 { return s.Files + s.FilesFailed - s.Cached }
+
 // Failed reports whether anything went wrong: a file not read to its end
 // or a damaged record.
 func (s *Stats) Failed() bool { return s.FilesFailed > 0 || s.Damaged > 0 }

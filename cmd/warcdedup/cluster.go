@@ -49,7 +49,8 @@ holding the file. The job is a plan of Slurm jobs with dependencies:
   3. rewrite     on each host: warcrefs in place over the host's lines, with
                  every check of warcdedup run; originals on other hosts are
                  read over HTTP, where their host's rewrite log says they are
-  4. hash again  on each host: only the files replaced are read
+  4. hash again  on each host: only the revisits written in the files
+                 replaced are read (their other records keep their listing)
   5. verify      nothing was lost, over the whole collection
   6. account     report.html, stats.json, fixity.tsv, deps.tsv, as run's
 

@@ -29,6 +29,7 @@ import (
 	"warcdedup/report"
 	"warcdedup/rewritelog"
 	"warcdedup/scripts/gen"
+	"warcdedup/warcsum"
 )
 
 // binDir holds the commands built for the tests; the Slurm jobs run
@@ -330,6 +331,57 @@ func sameAsBaseline(t *testing.T, b *baseline, code int, work string, roots map[
 	}
 	for _, h := range hostNames {
 		t.Logf("rewrite@%s: %+v", h, remoteReads(t, work, h))
+	}
+	listedAgain(t, work, roots)
+}
+
+// listedAgain checks that each host's hash again read only the files its
+// rewrite replaced and could not list from their old listing, that most
+// were listed so, and that the listing after is what reading the files
+// gives.
+func listedAgain(t *testing.T, work string, roots map[string]string) {
+	t.Helper()
+	var derived, rewritten int64
+	for _, h := range hostNames {
+		var rw struct {
+			Rewrite struct {
+				Stats   struct{ Rewritten int64 }
+				Derived int64
+			}
+		}
+		var after struct{ After warcsum.Stats }
+		readJSONFile(t, filepath.Join(work, "tasks", "rewrite@"+h, "0.json"), &rw)
+		readJSONFile(t, filepath.Join(work, "tasks", "rehash@"+h, "0.json"), &after)
+		if again := after.After.Read(); again != rw.Rewrite.Stats.Rewritten-rw.Rewrite.Derived {
+			t.Errorf("%s: hash again read %d files; %d were replaced, %d of them listed from their old listing", h, again, rw.Rewrite.Stats.Rewritten, rw.Rewrite.Derived)
+		}
+		derived += rw.Rewrite.Derived
+		rewritten += rw.Rewrite.Stats.Rewritten
+		inputs, err := warcsum.Collect([]string{roots[h]}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reread bytes.Buffer
+		if _, err := (&warcsum.Runner{Jobs: 2}).Run(inputs, &reread); err != nil {
+			t.Fatal(err)
+		}
+		if listed, err := os.ReadFile(filepath.Join(work, "hosts", h, "after.manifest")); err != nil || !bytes.Equal(listed, reread.Bytes()) {
+			t.Errorf("%s: the manifest after (%v) is not what reading the files gives", h, err)
+		}
+	}
+	if derived == 0 || derived*2 < rewritten {
+		t.Errorf("%d of %d files replaced listed from their old listing", derived, rewritten)
+	}
+}
+
+func readJSONFile(t *testing.T, name string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err == nil {
+		err = json.Unmarshal(data, v)
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
