@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -59,11 +60,16 @@ func Commit(dir string, ch Change) (*Index, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
-	next := base.Registry.Generation + 1
-	// A commit killed between renaming its generation into place and
-	// renaming CURRENT left a generation that was never current, which
-	// nothing reads: it goes, or this one's rename would fail on it.
-	removeUncommitted(base.Dir, base.Registry.Generation)
+	// The next number is past every generation directory there is: a
+	// commit killed between renaming its generation into place and
+	// renaming CURRENT left one that was never current, and this one's
+	// rename would fail on it. Nothing is removed before CURRENT moves
+	// (such leftovers age out through cleanup like any old generation).
+	high, err := highestGeneration(base.Dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	next := max(base.Registry.Generation, high) + 1
 	c.tmp, err = os.MkdirTemp(base.Dir, atomicfile.TempPrefix+fmt.Sprintf("%s%06d-", genPrefix, next))
 	if err != nil {
 		return nil, err

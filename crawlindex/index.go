@@ -173,18 +173,20 @@ func generationNumber(name string) (int, bool) {
 	return n, err == nil && strings.HasPrefix(name, genPrefix)
 }
 
-// removeUncommitted removes the generations numbered after the current
-// one, which interrupted commits left. The lock must be held.
-func removeUncommitted(dir string, current int) {
+// highestGeneration is the highest number of a generation directory in
+// dir, current or not (0 if none).
+func highestGeneration(dir string) (int, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return
+		return 0, err
 	}
+	high := 0
 	for _, e := range entries {
-		if n, ok := generationNumber(e.Name()); ok && n > current {
-			os.RemoveAll(filepath.Join(dir, e.Name()))
+		if n, ok := generationNumber(e.Name()); ok && n > high {
+			high = n
 		}
 	}
+	return high, nil
 }
 
 // cleanup removes what interrupted commits left (temporary generation

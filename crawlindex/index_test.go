@@ -206,8 +206,9 @@ func TestCommitRefusesForeignLines(t *testing.T) {
 
 // TestCommitAfterKilledRename proves that a commit killed after renaming
 // its generation into place, before CURRENT named it, does not stop the
-// next commit: the generation nothing ever read goes, the new one takes
-// its number.
+// next commit, which takes the next number free, and that nothing is
+// removed before CURRENT moves: a CURRENT naming another generation than
+// its registry says (a state Verify reports) loses no generation.
 func TestCommitAfterKilledRename(t *testing.T) {
 	dir, work := filepath.Join(t.TempDir(), "index"), t.TempDir()
 	jan := originals(t, work, "jan", digestOf('A', 1))
@@ -226,7 +227,32 @@ func TestCommitAfterKilledRename(t *testing.T) {
 	if err != nil {
 		t.Fatalf("commit after the killed one: %v", err)
 	}
-	if ix.Registry.Generation != 2 || ix.Registry.Crawl("feb") == nil || ix.Registry.Crawl("jan") == nil {
+	if ix.Registry.Generation != 3 || ix.Registry.Crawl("feb") == nil || ix.Registry.Crawl("jan") == nil {
 		t.Errorf("generation %d, crawls %+v", ix.Registry.Generation, ix.Registry.Crawls)
+	}
+
+	// CURRENT names gen-000003, whose registry says 1: the next commit
+	// must not take (or remove) gen-000003, the generation read until
+	// CURRENT moves.
+	reg := filepath.Join(dir, "gen-000003", "registry.json")
+	data, err := os.ReadFile(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lying := bytes.Replace(data, []byte(`"generation": 3`), []byte(`"generation": 1`), 1)
+	if bytes.Equal(lying, data) {
+		t.Fatalf("no generation field in %s", data)
+	}
+	if err := os.WriteFile(reg, lying, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mar := originals(t, work, "mar", digestOf('A', 3))
+	if _, err := Commit(dir, Change{Add: &Crawl{Name: "mar"}, Originals: mar}); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	for _, g := range []string{"gen-000003", "gen-000004"} {
+		if _, err := os.Stat(filepath.Join(dir, g)); err != nil {
+			t.Errorf("%s: %v", g, err)
+		}
 	}
 }

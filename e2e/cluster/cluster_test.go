@@ -290,8 +290,9 @@ func runCluster(t *testing.T, c *slurmtest.Cluster, args ...string) (int, string
 
 // sameAsBaseline checks that the cluster job did what warcdedup run did:
 // the same exit status, figures, and every file byte for byte the same,
-// and that it proved that nothing was lost.
-func sameAsBaseline(t *testing.T, b *baseline, code int, work string, roots map[string]string) {
+// and that it proved that nothing was lost. faults: tasks were killed
+// (see listedAgain).
+func sameAsBaseline(t *testing.T, b *baseline, code int, work string, roots map[string]string, faults bool) {
 	t.Helper()
 	got := readStats(t, work)
 	if code != b.code || got.Exit != b.code {
@@ -332,14 +333,16 @@ func sameAsBaseline(t *testing.T, b *baseline, code int, work string, roots map[
 	for _, h := range hostNames {
 		t.Logf("rewrite@%s: %+v", h, remoteReads(t, work, h))
 	}
-	listedAgain(t, work, roots)
+	listedAgain(t, work, roots, faults)
 }
 
 // listedAgain checks that each host's hash again read only the files its
 // rewrite replaced and could not list from their old listing, that most
 // were listed so, and that the listing after is what reading the files
-// gives.
-func listedAgain(t *testing.T, work string, roots map[string]string) {
+// gives. After faults, a file replaced by a rewrite killed before it
+// derived the listing is read again, though the attempt that finished
+// found it done: then only "at least" holds.
+func listedAgain(t *testing.T, work string, roots map[string]string, faults bool) {
 	t.Helper()
 	var derived, rewritten int64
 	for _, h := range hostNames {
@@ -352,7 +355,8 @@ func listedAgain(t *testing.T, work string, roots map[string]string) {
 		var after struct{ After warcsum.Stats }
 		readJSONFile(t, filepath.Join(work, "tasks", "rewrite@"+h, "0.json"), &rw)
 		readJSONFile(t, filepath.Join(work, "tasks", "rehash@"+h, "0.json"), &after)
-		if again := after.After.Read(); again != rw.Rewrite.Stats.Rewritten-rw.Rewrite.Derived {
+		again, want := after.After.Read(), rw.Rewrite.Stats.Rewritten-rw.Rewrite.Derived
+		if again < want || again > want && !faults {
 			t.Errorf("%s: hash again read %d files; %d were replaced, %d of them listed from their old listing", h, again, rw.Rewrite.Stats.Rewritten, rw.Rewrite.Derived)
 		}
 		derived += rw.Rewrite.Derived
@@ -479,7 +483,7 @@ func TestCluster(t *testing.T) {
 		start := time.Now()
 		code, stderr = runCluster(t, c, "--work-dir", work, hosts)
 		t.Logf("warcdedup cluster: exit %d in %v\n%s", code, time.Since(start).Round(time.Millisecond), stderr)
-		sameAsBaseline(t, b, code, work, roots)
+		sameAsBaseline(t, b, code, work, roots, false)
 
 		// Run again: the job is complete, nothing is submitted.
 		code2, stderr2 := runCluster(t, c, "--work-dir", work, hosts)
@@ -563,7 +567,7 @@ func TestCluster(t *testing.T) {
 		if !strings.Contains(m.stderr.String(), "resuming job") || !strings.Contains(m.stderr.String(), "account (Slurm job") {
 			t.Errorf("the second monitor did not resume the job and retry the account")
 		}
-		sameAsBaseline(t, b, code, work, roots)
+		sameAsBaseline(t, b, code, work, roots, true)
 		// store3's rewrite ran again, most often once the others had
 		// replaced their files, and then read originals there where their
 		// logs put them. Which host finishes first is Slurm's choice, so
