@@ -84,16 +84,11 @@ func openPayload(ctx context.Context, src Opener, l *manifest.Line, rr *record.R
 
 func (p *payload) start() error {
 	l := p.line
-	if p.rr == nil {
-		rr, err := record.NewReader(p.body, l.File)
-		if err != nil {
-			return stale(l, err)
-		}
-		p.rr = rr
-	} else if err := p.rr.Reset(p.body, l.File); err != nil {
+	rr, err := record.Reuse(p.rr, p.body, l.File)
+	if err != nil {
 		return stale(l, err)
 	}
-	rr := p.rr
+	p.rr = rr
 	rr.SetBase(l.Offset)
 	rec, err := rr.Next()
 	if err != nil {

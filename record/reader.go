@@ -179,6 +179,16 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 	return &Reader{name: name, z: z, br: bufio.NewReaderSize(z, bufferSize), needMember: true}, nil
 }
 
+// Reuse returns r reset onto src, or a new Reader of src when r is nil:
+// a stage that reads many files, or many single records, keeps one Reader
+// and its buffers of a few hundred kB instead of making one for each.
+func Reuse(r *Reader, src io.Reader, name string) (*Reader, error) {
+	if r == nil {
+		return NewReader(src, name)
+	}
+	return r, r.Reset(src, name)
+}
+
 // Reset makes r read the file src from its start as a new Reader would,
 // keeping its buffers: stages that read many single records, each from its
 // own offset (warccollres, warcrefs), then allocate once per worker.

@@ -111,15 +111,12 @@ func (x *examiner) blockHash(a digest.Algorithm) hash.Hash {
 
 // reader returns the examiner's record reader, reset onto src.
 func (x *examiner) reader(src io.Reader, name string) (*record.Reader, error) {
-	if x.rr == nil {
-		rr, err := record.NewReader(src, name)
-		if err == nil {
-			rr.KeepHeaders(true) // what a revisit may keep for undo
-		}
-		x.rr = rr
-		return rr, err
+	rr, err := record.Reuse(x.rr, src, name)
+	if rr != nil {
+		rr.KeepHeaders(true) // what a revisit may keep for undo
 	}
-	return x.rr, x.rr.Reset(src, name)
+	x.rr = rr
+	return rr, err
 }
 
 func (x *examiner) hash(a digest.Algorithm) hash.Hash {

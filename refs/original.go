@@ -179,14 +179,8 @@ var revisitReaders sync.Pool
 // in the revisit's block digest algorithm, is blockDigest. It returns
 // what the revisit must keep.
 func keptFor(revisit []byte, rawHeader, trailer []byte, blockLen int64, blockDigest string) (keptOriginal, error) {
-	src := bytes.NewReader(revisit)
 	rr, _ := revisitReaders.Get().(*record.Reader)
-	var err error
-	if rr == nil {
-		rr, err = record.NewReader(src, "revisit")
-	} else {
-		err = rr.Reset(src, "revisit")
-	}
+	rr, err := record.Reuse(rr, bytes.NewReader(revisit), "revisit")
 	if err != nil {
 		return keptOriginal{}, err
 	}

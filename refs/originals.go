@@ -242,10 +242,8 @@ func (o *Originals) open(ctx context.Context, l *manifest.Line, pol policy.Polic
 
 // reader returns a record reader of src from the pool, or a new one.
 func (o *Originals) reader(src io.Reader, name string) (*record.Reader, error) {
-	if rr, ok := o.readers.Get().(*record.Reader); ok {
-		return rr, rr.Reset(src, name)
-	}
-	return record.NewReader(src, name)
+	rr, _ := o.readers.Get().(*record.Reader)
+	return record.Reuse(rr, src, name)
 }
 
 // origReader reads an original's payload, and checks at its end that the

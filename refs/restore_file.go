@@ -37,15 +37,6 @@ func newRestoreWorker(r *Restorer, log *Log) *restoreWorker {
 	return &restoreWorker{r: r, log: log, buf: make([]byte, 256<<10), cmpBuf: make([]byte, 0, 64<<10)}
 }
 
-func reset(rr **record.Reader, src io.Reader, name string) (*record.Reader, error) {
-	if *rr == nil {
-		var err error
-		*rr, err = record.NewReader(src, name)
-		return *rr, err
-	}
-	return *rr, (*rr).Reset(src, name)
-}
-
 // fileRestore is the restore of one file: it walks the file's records,
 // copies every byte it keeps, and writes each revisit it restores as the
 // whole record into a new version beside the file, then checks the new
@@ -105,7 +96,8 @@ func (f *fileRestore) findWritten() error {
 
 // walk goes through the file's records, restoring the revisits due.
 func (f *fileRestore) walk(ctx context.Context) error {
-	rr, err := reset(&f.w.scan, io.NewSectionReader(f.src, 0, f.size), f.file)
+	rr, err := record.Reuse(f.w.scan, io.NewSectionReader(f.src, 0, f.size), f.file)
+	f.w.scan = rr
 	if err != nil {
 		return f.refuse(err)
 	}
@@ -570,7 +562,8 @@ func (f *fileRestore) finish() error {
 // whole response of its length whose payload hashes to its revisit's
 // digest.
 func (f *fileRestore) checkRestored(s segment, newFile *os.File) error {
-	rr, err := reset(&f.w.check, io.NewSectionReader(newFile, s.newOff, s.length), "new version")
+	rr, err := record.Reuse(f.w.check, io.NewSectionReader(newFile, s.newOff, s.length), "new version")
+	f.w.check = rr
 	if err != nil {
 		return err
 	}

@@ -212,8 +212,8 @@ func (d *derivation) run() error {
 		}
 		rc.addTo(&d.oldSum)
 		for si < len(d.stretches) && rc.Offset >= d.stretches[si].oldOff+d.stretches[si].oldLen {
-			if d.stretches[si].written && !replaced {
-				return fmt.Errorf("no record stood where the record at %d was written", d.stretches[si].newOff)
+			if err := d.passed(si, replaced); err != nil {
+				return err
 			}
 			si, replaced = si+1, false
 		}
@@ -222,7 +222,7 @@ func (d *derivation) run() error {
 		}
 		s := &d.stretches[si]
 		var line *manifest.Line
-		var fact []byte
+		var fact *Facts
 		if rc.Listed {
 			l, err := lr.Next()
 			if err != nil || l.Offset != rc.Offset {
@@ -253,8 +253,8 @@ func (d *derivation) run() error {
 		}
 	}
 	for ; si < len(d.stretches); si, replaced = si+1, false {
-		if d.stretches[si].written && !replaced {
-			return fmt.Errorf("no record stood where the record at %d was written", d.stretches[si].newOff)
+		if err := d.passed(si, replaced); err != nil {
+			return err
 		}
 	}
 	if _, err := lr.Next(); err != io.EOF {
@@ -273,22 +273,39 @@ func (d *derivation) run() error {
 	return d.w.store(d.newSum, nil, d.r.SHA256)
 }
 
-// nextFact returns the next facts line, which must be of the record at
-// offset.
-func nextFact(fr *bufio.Scanner, offset int64) ([]byte, error) {
+// passed checks the stretch si the walk leaves: a stretch written must
+// have replaced a record.
+func (d *derivation) passed(si int, replaced bool) error {
+	if s := &d.stretches[si]; s.written && !replaced {
+		return fmt.Errorf("no record stood where the record at %d was written", s.newOff)
+	}
+	return nil
+}
+
+// nextFact reads the next facts line (see AppendFacts), which must be of
+// the record at offset.
+func nextFact(fr *bufio.Scanner, offset int64) (*Facts, error) {
 	if !fr.Scan() {
 		return nil, fmt.Errorf("the entry has no facts of the record at %d", offset)
 	}
-	f := fr.Bytes()
-	fields := bytes.Fields(f)
+	line := fr.Bytes()
+	fields := bytes.Fields(line)
 	if len(fields) != 4 || string(fields[1]) != strconv.FormatInt(offset, 10) {
-		return nil, fmt.Errorf("the entry's facts line %q is not of the record at %d", f, offset)
+		return nil, fmt.Errorf("the entry's facts line %q is not of the record at %d", line, offset)
+	}
+	status, err := strconv.Atoi(string(fields[2]))
+	if err != nil {
+		return nil, fmt.Errorf("the entry's facts line %q: %v", line, err)
+	}
+	f := &Facts{Status: status, MIME: string(fields[3])}
+	if f.MIME == "-" {
+		f.MIME = ""
 	}
 	return f, nil
 }
 
 // move adds a copied record, shift bytes further on, to the new entry.
-func (d *derivation) move(rc RecordCount, line *manifest.Line, fact []byte, shift int64) error {
+func (d *derivation) move(rc RecordCount, line *manifest.Line, fact *Facts, shift int64) error {
 	rc.Offset += shift
 	d.w.count(rc)
 	rc.addTo(&d.newSum)
@@ -303,8 +320,7 @@ func (d *derivation) move(rc RecordCount, line *manifest.Line, fact []byte, shif
 	if fact == nil {
 		return nil
 	}
-	fields := bytes.Fields(fact)
-	d.buf = fmt.Appendf(d.buf[:0], "%s %d %s %s\n", fields[0], line.Offset, fields[2], fields[3])
+	d.buf = AppendFacts(d.buf[:0], line, *fact)
 	_, err := d.w.Facts().Write(d.buf)
 	return err
 }

@@ -107,23 +107,23 @@ func (r *countReader) next() (RecordCount, error) {
 		return RecordCount{}, io.EOF
 	}
 	r.line++
-	bad := fmt.Errorf("line %d: %w", r.line, errBadCount)
+	bad := func() error { return fmt.Errorf("line %d: %w", r.line, errBadCount) }
 	f := bytes.Fields(r.sc.Bytes())
 	if len(f) != 5 {
-		return RecordCount{}, bad
+		return RecordCount{}, bad()
 	}
 	var n [4]int64
 	for i, j := range []int{0, 1, 3, 4} {
 		v, err := strconv.ParseInt(string(f[j]), 10, 64)
 		if err != nil {
-			return RecordCount{}, bad
+			return RecordCount{}, bad()
 		}
 		n[i] = v
 	}
 	c := RecordCount{Offset: n[0], Length: n[1], PayloadBytes: n[2]}
 	flags, skip := string(f[2]), n[3]
 	if skip < 0 || skip >= int64(numSkips) || c.Offset < 0 || c.Length <= 0 || c.PayloadBytes < 0 {
-		return RecordCount{}, bad
+		return RecordCount{}, bad()
 	}
 	c.Skipped = Skip(skip)
 	if flags != "-" {
@@ -140,7 +140,7 @@ func (r *countReader) next() (RecordCount, error) {
 			case 'D':
 				c.Disagrees = true
 			default:
-				return RecordCount{}, bad
+				return RecordCount{}, bad()
 			}
 		}
 	}

@@ -232,18 +232,12 @@ func (s *Summer) Facts() Facts { return s.facts }
 // file.
 func (s *Summer) SumFile(r io.Reader, name string, emit func(*manifest.Line) error) (Stats, error) {
 	var st Stats
-	if s.rr == nil {
-		rr, err := record.NewReader(r, name)
-		if err != nil {
-			st.FilesFailed++
-			return st, err
-		}
-		s.rr = rr
-	} else if err := s.rr.Reset(r, name); err != nil {
+	rr, err := record.Reuse(s.rr, r, name)
+	if err != nil {
 		st.FilesFailed++
 		return st, err
 	}
-	rr := s.rr
+	s.rr = rr
 	file := manifest.EscapeFile(name)
 	s.name = name
 	found := false
