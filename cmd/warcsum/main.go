@@ -130,6 +130,7 @@ func run(c *cli.Context) error {
 		return progressLine(&progress, elapsed)
 	})
 	start := time.Now()
+	cmdutil.SpareProcForInflate(c.Int("jobs"))
 	runner := warcsum.Runner{
 		Options:     opt,
 		Jobs:        c.Int("jobs"),
