@@ -810,3 +810,44 @@ func TestCrawlExclude(t *testing.T) {
 		t.Errorf("committed files %+v, want a.warc alone", files)
 	}
 }
+
+// TestRunReadsDamagedFileAgain proves that a rewritten file whose listing
+// cannot be carried over (it has damage) is read again by hash again, and
+// that the run log says why.
+func TestRunReadsDamagedFileAgain(t *testing.T) {
+	cfg := genCfg
+	cfg.Files, cfg.Formats = 2, []gen.Format{gen.WARC10Gz}
+	dir, res := collection(t, cfg)
+	// A gzip member cut short after the last record: damage the rewrite
+	// keeps as it is, and that warcsum reports.
+	damaged := filepath.Join(dir, res.Names[0])
+	f, err := os.OpenFile(damaged, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff, 0x0b}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	wd := filepath.Join(t.TempDir(), "work")
+	r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Report.Totals.FilesRewritten != 2 {
+		t.Fatalf("%d files rewritten, want both", r.Report.Totals.FilesRewritten)
+	}
+	for _, s := range r.Report.Stages {
+		if s.Name == stageAfter && !strings.HasPrefix(s.Note, "1 files read again") {
+			t.Errorf("hash again: %s, want the damaged file read again", s.Note)
+		}
+	}
+	runLog, err := os.ReadFile(filepath.Join(wd, RunLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := manifest.EscapeFile(res.Names[0]) + ": " + warcsum.ErrNotDerived.Error() + ": the version rewritten was damaged; hash again reads the file"
+	if !strings.Contains(string(runLog), want) {
+		t.Errorf("the run log does not say %q:\n%s", want, runLog)
+	}
+}

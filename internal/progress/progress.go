@@ -186,6 +186,15 @@ func (d *Display) Note(format string, args ...any) {
 	d.teeLine(fmt.Sprintf(format, args...))
 }
 
+// Log writes a message to the run log only (the tee): a detail looked up
+// afterwards, such as why a file was read again, not shown as the job
+// runs.
+func (d *Display) Log(format string, args ...any) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.teeLine(fmt.Sprintf(format, args...))
+}
+
 // plain writes a stage's start, end or progress as a line of its own.
 func (d *Display) plain(line string) {
 	d.mu.Lock()
