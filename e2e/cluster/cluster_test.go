@@ -333,16 +333,17 @@ func sameAsBaseline(t *testing.T, b *baseline, code int, work string, roots map[
 	for _, h := range hostNames {
 		t.Logf("rewrite@%s: %+v", h, remoteReads(t, work, h))
 	}
-	listedAgain(t, work, roots, faults)
+	listedAgain(t, work, roots, "", faults)
 }
 
 // listedAgain checks that each host's hash again read only the files its
 // rewrite replaced and could not list from their old listing, that most
 // were listed so, and that the listing after is what reading the files
-// gives. After faults, a file replaced by a rewrite killed before it
+// under each host's root gives, each name after prefix (a crawl's
+// "CRAWL/"). After faults, a file replaced by a rewrite killed before it
 // derived the listing is read again, though the attempt that finished
 // found it done: then only "at least" holds.
-func listedAgain(t *testing.T, work string, roots map[string]string, faults bool) {
+func listedAgain(t *testing.T, work string, roots map[string]string, prefix string, faults bool) {
 	t.Helper()
 	var derived, rewritten int64
 	for _, h := range hostNames {
@@ -364,6 +365,9 @@ func listedAgain(t *testing.T, work string, roots map[string]string, faults bool
 		inputs, err := warcsum.Collect([]string{roots[h]}, true)
 		if err != nil {
 			t.Fatal(err)
+		}
+		for i := range inputs {
+			inputs[i].Name = prefix + inputs[i].Name
 		}
 		var reread bytes.Buffer
 		if _, err := (&warcsum.Runner{Jobs: 2}).Run(inputs, &reread); err != nil {

@@ -99,6 +99,13 @@ func TestClusterIndex(t *testing.T) {
 		if crawl == "feb" && got.Totals.RevisitsWritten == 0 {
 			t.Errorf("crawl feb: no revisit written")
 		}
+		// The listing after, carried over from the one before where a file
+		// was rewritten, under the crawl's names (CRAWL/REL).
+		crawlRoots := map[string]string{}
+		for _, h := range hostNames {
+			crawlRoots[h] = filepath.Join(roots[h], crawl)
+		}
+		listedAgain(t, work, crawlRoots, crawl+"/", false)
 		// The same revisits: the same entries in the rewrite logs.
 		if g, w := logEntries(t, filepath.Join(work, "rewrite.log")), logEntries(t, filepath.Join(singleIndex, "work", crawl, "rewrite.log")); !slices.Equal(g, w) {
 			t.Errorf("crawl %s: rewrite logs differ: %d entries, warcdedup run's %d", crawl, len(g), len(w))
