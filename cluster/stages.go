@@ -655,7 +655,7 @@ func (k *task) rewrite(ctx context.Context) error {
 			if err != nil {
 				// Not an error: hash again reads the file. The task's
 				// log says why.
-				k.note(fmt.Sprintf("%v; hash again reads the file", err))
+				k.notef("%v; hash again reads the file", err)
 				return
 			}
 			derived.Add(1)

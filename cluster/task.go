@@ -172,9 +172,11 @@ func (k *task) warn(err error) { fmt.Fprintf(k.Log, "warcdedup: warning: %v\n", 
 
 func (k *task) printError(err error) { fmt.Fprintf(k.Log, "warcdedup: error: %v\n", err) }
 
-// note writes a detail to the task's log: not a warning, something looked
-// up afterwards.
-func (k *task) note(msg string) { fmt.Fprintf(k.Log, "warcdedup: note: %s\n", msg) }
+// notef writes a detail to the task's log: not a warning, something
+// looked up afterwards.
+func (k *task) notef(format string, args ...any) {
+	fmt.Fprintf(k.Log, "warcdedup: note: "+format+"\n", args...)
+}
 
 // freezeForTest stops the task's own process, for the fault tests: when
 // WARCDEDUP_TEST_FREEZE names the task ("STEP" or "STEP#INDEX", with

@@ -609,7 +609,7 @@ func (j *Job) rewrite(ctx context.Context) (string, error) {
 			if err != nil {
 				// Not an error: hash again reads the file. The run log
 				// says why, for whoever wonders at its time.
-				j.show.Log("rewrite: %v; hash again reads the file", err)
+				j.show.Log("warcdedup: note: %v; hash again reads the file", err)
 				return
 			}
 			derived.Add(1)

@@ -241,13 +241,14 @@ func (o *Originals) open(ctx context.Context, l *manifest.Line, pol policy.Polic
 }
 
 // readAll reads r to its end into a slice of the size the record says
-// is left (size): one allocation, where io.ReadAll's doubling from 512
-// bytes made and cleared a dozen for a 30 KB payload. A record that
-// holds more than it says still reads whole; the check at its end
-// refuses it.
+// is left (size, at most payloadInline: only payloads kept in memory are
+// read so): one allocation, where io.ReadAll's growth from 512 bytes made
+// and cleared several for a 30 KB payload. A reader that gives more than
+// size still reads whole (the slice grows); origReader never does, and
+// checks the record's end itself.
 func readAll(r io.Reader, size int64) ([]byte, error) {
 	// One byte more, so that the read that meets the end has room.
-	b := make([]byte, 0, size+1)
+	b := make([]byte, 0, min(max(size, 0), payloadInline)+1)
 	for {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]

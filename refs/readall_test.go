@@ -25,6 +25,9 @@ func TestReadAll(t *testing.T) {
 		{"more than stated", bytes.NewReader(payload), 100, payload, nil},
 		{"less than stated", bytes.NewReader(payload[:10]), int64(len(payload)), payload[:10], nil},
 		{"empty", bytes.NewReader(nil), 0, []byte{}, nil},
+		{"the last bytes with the end", iotest.DataErrReader(bytes.NewReader(payload)), int64(len(payload)), payload, nil},
+		{"a size past what is kept in memory", bytes.NewReader(payload), 1 << 62, payload, nil},
+		{"a negative size", bytes.NewReader(payload), -1, payload, nil},
 		{"an error after some bytes", io.MultiReader(bytes.NewReader(payload[:50]), iotest.ErrReader(broken)), int64(len(payload)), payload[:50], broken},
 	}
 	for _, tt := range tests {

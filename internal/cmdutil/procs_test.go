@@ -23,7 +23,8 @@ func TestSpareProcForInflate(t *testing.T) {
 		wantISAL, wantGo int
 	}{
 		{"as many jobs as Ps", 2, 2, "", 3, 2},
-		{"more jobs than Ps", 2, 4, "", 5, 2},
+		{"more jobs than Ps: one P more, not jobs+1", 2, 4, "", 3, 2},
+		{"no jobs given: the one the runner reads with", 1, 0, "", 2, 1},
 		{"a P left idle already", 4, 2, "", 4, 4},
 		{"one job, one P", 1, 1, "", 2, 1},
 		{"GOMAXPROCS set by the user", 2, 2, "2", 2, 2},

@@ -181,9 +181,7 @@ func (d *Display) Note(format string, args ...any) {
 		d.Print(format, args...)
 		return
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.teeLine(fmt.Sprintf(format, args...))
+	d.Log(format, args...)
 }
 
 // Log writes a message to the run log only (the tee): a detail looked up
