@@ -17,6 +17,7 @@ import (
 	"warcdedup/internal/progress"
 	"warcdedup/manifest"
 	"warcdedup/refs"
+	"warcdedup/rewritelog"
 	"warcdedup/source"
 	"warcdedup/split"
 	"warcdedup/verify"
@@ -650,9 +651,8 @@ func (k *task) rewrite(ctx context.Context) error {
 	// run does); a file that cannot is read again there.
 	var derived atomic.Int64
 	if cache, err := warcsum.NewCache(k.wd.host(h, cacheDir), warcsum.Options{Algorithm: k.algo}); err == nil {
-		rw.Replaced = func(r refs.Replacement) {
-			err := cache.Derive(warcsum.Rewritten{Input: warcsum.Input{Name: r.Name, Path: r.Path}, Old: r.Old, New: r.New, Entries: r.Entries, SHA256: r.SHA256})
-			if err != nil {
+		rw.Replaced = func(r rewritelog.Replacement) {
+			if err := cache.Derive(r); err != nil {
 				// Not an error: hash again reads the file. The task's
 				// log says why.
 				k.notef("%v; hash again reads the file", err)

@@ -21,6 +21,7 @@ import (
 	"warcdedup/policy"
 	"warcdedup/refs"
 	"warcdedup/report"
+	"warcdedup/rewritelog"
 	"warcdedup/source"
 	"warcdedup/verify"
 	"warcdedup/warcsum"
@@ -604,9 +605,8 @@ func (j *Job) rewrite(ctx context.Context) (string, error) {
 	// that cannot (or all of them, without the cache) is read again there.
 	var derived atomic.Int64
 	if cache, err := warcsum.NewCache(j.wd.File(cacheDir), j.sumOptions()); err == nil {
-		rw.Replaced = func(r refs.Replacement) {
-			err := cache.Derive(warcsum.Rewritten{Input: warcsum.Input{Name: r.Name, Path: r.Path}, Old: r.Old, New: r.New, Entries: r.Entries, SHA256: r.SHA256})
-			if err != nil {
+		rw.Replaced = func(r rewritelog.Replacement) {
+			if err := cache.Derive(r); err != nil {
 				// Not an error: hash again reads the file. The run log
 				// says why, for whoever wonders at its time.
 				j.show.Log("warcdedup: note: %v; hash again reads the file", err)

@@ -172,7 +172,7 @@ func (f *fileRewrite) finish() error {
 	}
 	t.result = result
 	if r.Replaced != nil && result.old != nil && result.new != nil {
-		r.Replaced(Replacement{Name: f.name, Path: f.path, Old: result.old, New: result.new, Entries: t.entries, SHA256: result.fix.NewSHA256})
+		r.Replaced(rewritelog.Replacement{Name: f.name, Path: f.path, Old: result.old, New: result.new, Entries: t.entries, SHA256: result.fix.NewSHA256})
 	}
 	return nil
 }

@@ -67,7 +67,7 @@ type replaced struct {
 	fix  rewritelog.Fixity
 	path string
 	// old and new are the versions as the replacement left them (see
-	// Replacement); nil if they could not be known.
+	// rewritelog.Replacement); nil if they could not be known.
 	old, new os.FileInfo
 }
 

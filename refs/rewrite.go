@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync/atomic"
 	"time"
 
@@ -50,27 +49,13 @@ type Rewriter struct {
 	// Records of refused files are not given.
 	Record func(l *manifest.Line, revisitLength int64)
 	// Replaced, if set, receives each file replaced, once its new version
-	// is in place (see Replacement). It is called from the workers, at
-	// once for different files.
-	Replaced func(Replacement)
+	// is in place (see rewritelog.Replacement). It is called from the
+	// workers, at once for different files.
+	Replaced func(rewritelog.Replacement)
 
 	// create makes the temporary file of a new version; tests replace it
 	// to simulate failing disks.
 	create func(root *osRoot, name string, perm fileMode) (*atomicfile.File, error)
-}
-
-// Replacement is a file a run replaced: what a cache of the file's
-// records needs to move them to the new version without reading them
-// (warcsum.Cache.Derive).
-type Replacement struct {
-	Name string // in the collection, unescaped (field 1's file)
-	Path string // its real path
-	// Old is the version read, as it was when it was replaced; New the new
-	// version, renamed into place after the check that every byte of Old
-	// is copied to it unchanged or replaced by an entry's record.
-	Old, New os.FileInfo
-	Entries  []rewritelog.Entry // the records written, in offset order
-	SHA256   string             // of the new version
 }
 
 // Progress is updated while Run works.

@@ -397,7 +397,7 @@ func (v *version) replace(log *Log, lock interface {
 		return nil, v.refuse(fmt.Errorf("cannot give the new version the file's owner, mode or attributes: %w", err))
 	}
 	result := &replaced{fix: rewritelog.Fixity{File: v.name, OldSize: v.size, OldSHA256: oldSum, NewSize: v.written, NewSHA256: newSum}, path: v.path}
-	// The two versions as they are now, for Replacement: the old one as
+	// The two versions as they are now, for rewritelog.Replacement: the old one as
 	// it was read, the new one as checked, before its rename.
 	oldInfo, oldErr := v.src.Stat()
 	tmpInfo, tmpErr := v.tmp.File.Stat()

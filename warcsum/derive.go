@@ -13,19 +13,6 @@ import (
 	"warcdedup/rewritelog"
 )
 
-// Rewritten is a new version of a file that a rewrite made from the
-// version a cache entry describes: the stretches between its entries
-// copied from the old version, and checked against it byte for byte,
-// the entries' records written anew.
-type Rewritten struct {
-	Input Input // Name as the lines list it; Path where the new version is
-	// Old is the version the rewrite read, as it was when the new one
-	// replaced it; New is the new version, renamed into place.
-	Old, New os.FileInfo
-	Entries  []rewritelog.Entry // the records written anew, in offset order
-	SHA256   string             // of the new version
-}
-
 // ErrNotDerived wraps why a rewritten file's entry could not be derived:
 // the file is then read again, as any file the cache does not know.
 var ErrNotDerived = errors.New("not derived")
@@ -38,9 +25,10 @@ type stretch struct {
 	written        bool
 }
 
-// Derive makes the cache entry of a rewritten file's new version from the
-// entry of its old version, reading only the records written anew: a
-// record copied unchanged lists and counts as before, at its new offset.
+// Derive makes the cache entry of a rewritten file's new version (r, as
+// the rewrite hands it over) from the entry of its old version, reading
+// only the records written anew: a record copied unchanged lists and
+// counts as before, at its new offset.
 //
 // The caller vouches for two things: that every stretch between the
 // entries was copied unchanged, checked byte for byte (refs checks the new
@@ -54,15 +42,15 @@ type stretch struct {
 // file with damage is not derived. Anything else returns an error wrapping
 // ErrNotDerived, and the file is read again the next time the cache is
 // asked for it.
-func (c *Cache) Derive(r Rewritten) error {
+func (c *Cache) Derive(r rewritelog.Replacement) error {
 	d, err := c.newDerivation(r)
 	if err != nil {
-		return fmt.Errorf("%s: %w: %v", r.Input.Name, ErrNotDerived, err)
+		return fmt.Errorf("%s: %w: %v", r.Name, ErrNotDerived, err)
 	}
 	defer d.close()
 	if err := d.run(); err != nil {
 		d.w.abort()
-		return fmt.Errorf("%s: %w: %v", r.Input.Name, ErrNotDerived, err)
+		return fmt.Errorf("%s: %w: %v", r.Name, ErrNotDerived, err)
 	}
 	return nil
 }
@@ -70,7 +58,7 @@ func (c *Cache) Derive(r Rewritten) error {
 // derivation is the making of one derived entry.
 type derivation struct {
 	c         *Cache
-	r         Rewritten
+	r         rewritelog.Replacement
 	old       *cached
 	newStamp  stamp
 	stretches []stretch
@@ -83,7 +71,7 @@ type derivation struct {
 	buf       []byte
 }
 
-func (c *Cache) newDerivation(r Rewritten) (*derivation, error) {
+func (c *Cache) newDerivation(r rewritelog.Replacement) (*derivation, error) {
 	oldStamp, ok := stampFromInfo(r.Old)
 	if !ok {
 		return nil, errors.New("the file system gives no stamp")
@@ -92,7 +80,7 @@ func (c *Cache) newDerivation(r Rewritten) (*derivation, error) {
 	if !ok {
 		return nil, errors.New("the file system gives no stamp")
 	}
-	old, ok := c.entry(r.Input.Name, &oldStamp)
+	old, ok := c.entry(r.Name, &oldStamp)
 	switch {
 	case !ok:
 		return nil, errors.New("no entry of the version rewritten")
@@ -108,7 +96,7 @@ func (c *Cache) newDerivation(r Rewritten) (*derivation, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(r.Input.Path)
+	f, err := os.Open(r.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -116,9 +104,7 @@ func (c *Cache) newDerivation(r Rewritten) (*derivation, error) {
 		f.Close()
 		return nil, err
 	}
-	in := r.Input
-	in.Size = newStamp.Size
-	w := c.newEntry(in, newStamp)
+	w := c.newEntry(Input{Path: r.Path, Name: r.Name, Size: newStamp.Size}, newStamp)
 	if w == nil {
 		f.Close()
 		return nil, errors.New("cannot make the entry's files")
@@ -135,7 +121,7 @@ func (d *derivation) close() { d.file.Close() }
 // stretchesOf turns a rewrite's entries into the stretches of the new
 // version, checking that they cover both versions, in order, without a
 // gap or an overlap, and that every copied stretch keeps its length.
-func stretchesOf(r Rewritten, oldSize, newSize int64) ([]stretch, error) {
+func stretchesOf(r rewritelog.Replacement, oldSize, newSize int64) ([]stretch, error) {
 	var out []stretch
 	var oldAt, newAt int64
 	copied := func(oldEnd, newEnd int64) error {
@@ -148,7 +134,7 @@ func stretchesOf(r Rewritten, oldSize, newSize int64) ([]stretch, error) {
 		return nil
 	}
 	for _, e := range r.Entries {
-		if e.File != r.Input.Name || e.Kind != rewritelog.Revisit || e.OldLength <= 0 || e.NewLength <= 0 {
+		if e.File != r.Name || e.Kind != rewritelog.Revisit || e.OldLength <= 0 || e.NewLength <= 0 {
 			return nil, fmt.Errorf("entry of %s at %d is not a revisit written in this file", e.File, e.OldOffset)
 		}
 		if err := copied(e.OldOffset, e.NewOffset); err != nil {
@@ -330,7 +316,7 @@ func (d *derivation) move(rc RecordCount, line *manifest.Line, fact *Facts, shif
 func (d *derivation) readWritten(s *stretch) error {
 	summer := d.summer
 	d.counted = d.counted[:0]
-	st, err := summer.SumFile(io.NewSectionReader(d.file, s.newOff, s.newLen), d.r.Input.Name, func(l *manifest.Line) error {
+	st, err := summer.SumFile(io.NewSectionReader(d.file, s.newOff, s.newLen), d.r.Name, func(l *manifest.Line) error {
 		l.Offset += s.newOff
 		d.buf = l.Append(d.buf[:0])
 		if _, err := d.w.Lines().Write(d.buf); err != nil {

@@ -171,7 +171,7 @@ func TestDerive(t *testing.T) {
 				tc.change(t, c)
 			}
 
-			err = cache.Derive(Rewritten{Input: Input{Name: name, Path: c.path}, Old: c.old, New: c.new, Entries: c.entries, SHA256: "abc"})
+			err = cache.Derive(rewritelog.Replacement{Name: name, Path: c.path, Old: c.old, New: c.new, Entries: c.entries, SHA256: "abc"})
 			if tc.derived != (err == nil) {
 				t.Fatalf("derived: %v, want %v", err, tc.derived)
 			}

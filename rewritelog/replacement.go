@@ -1,0 +1,20 @@
+package rewritelog
+
+import "os"
+
+// Replacement is a file a rewrite replaced: its entries, as its section of
+// the log holds them, and its two versions as the replacement left them.
+// It is what a listing of the file's records needs to be carried over to
+// the new version without reading it again (warcsum.Cache.Derive): the
+// rewrite hands it over (refs.Rewriter.Replaced) once the new version is
+// in place.
+type Replacement struct {
+	Name string // in the collection, unescaped (field 1's file)
+	Path string // its real path
+	// Old is the version read, as it was when it was replaced; New the new
+	// version, renamed into place after the check that every byte of Old
+	// is copied to it unchanged or replaced by an entry's record.
+	Old, New os.FileInfo
+	Entries  []Entry // the records written, in offset order
+	SHA256   string  // of the new version
+}
