@@ -18,12 +18,11 @@ import (
 // ticks (20 us to 10 ms; an inflate call runs that long) and wakes a
 // thread to look for other work with it; the call, returning, must get a
 // P back. With one P idle the monitor leaves calls shorter than 10 ms
-// alone. Measured
-// with warcsum -j 2 on two cores (30 KB records, SHA-1): 1.27 s with 2 Ps,
-// 1.16 s with 3, half the context switches and 8% fewer CPU seconds. Only
-// for commands whose workers spend most of their time in the inflater:
-// warccollres, warcrefs and warcdedup, which do more in Go meanwhile,
-// were slower with the spare P (measured the same way).
+// alone. Measured with warcsum -j 2 on two cores (30 KB records, SHA-1):
+// 1.27 s with 2 Ps, 1.16 s with 3, half the context switches and 8% fewer
+// CPU seconds. Only for commands whose workers spend most of their time
+// in the inflater: warccollres, warcrefs and warcdedup, which do more in
+// Go meanwhile, were slower with the spare P (measured the same way).
 func SpareProcForInflate(jobs int) {
 	if gzmulti.Inflater != "isal" || os.Getenv("GOMAXPROCS") != "" {
 		return
