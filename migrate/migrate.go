@@ -158,8 +158,8 @@ func (r *Result) Bytes() (arc, warc int64) {
 
 // The work directory's names.
 const (
-	ProofDir = "convert"         // a proof per ARC, named after it with ".proof"
-	MapFile  = "conversion.map"  // the proofs in one map
+	ProofDir = "convert"        // a proof per ARC, named after it with ".proof"
+	MapFile  = "conversion.map" // the proofs in one map
 	proofExt = ".proof"
 )
 
