@@ -28,7 +28,7 @@ func TestWarccdxFollowsConversion(t *testing.T) {
 	dir := t.TempDir()
 	coll := filepath.Join(dir, "coll")
 	if _, err := gen.Write(coll, gen.Config{Files: 4, Records: 160, DupRate: 0.3, Seed: 24, MeanPayload: 2 << 10,
-		Formats: []gen.Format{gen.ARCGz, gen.ARC, gen.WARC10Gz}, NonCandidates: true}); err != nil {
+		Formats: []gen.Format{gen.ARCGz, gen.ARC, gen.WARC10Gz, gen.ARC2Gz}, NonCandidates: true, ARCQuirks: true}); err != nil {
 		t.Fatal(err)
 	}
 	// The ARC records as stored, by file, before the conversion.

@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -20,12 +21,12 @@ import (
 	"warcdedup/verify"
 )
 
-// genCollection writes a mostly-ARC collection (ARC v1 .arc.gz and .arc,
-// one WARC file) into dir.
+// genCollection writes a mostly-ARC collection (ARC v1 and v2, .arc.gz and
+// .arc, with real files' quirks; one WARC file) into dir.
 func genCollection(t testing.TB, dir string, seed int64) {
 	t.Helper()
 	_, err := gen.Write(dir, gen.Config{Files: 5, Records: 120, DupRate: 0.3, Seed: seed, MeanPayload: 2 << 10,
-		Formats: []gen.Format{gen.ARCGz, gen.ARC, gen.WARC10Gz, gen.ARCGz, gen.ARC}, NonCandidates: true, Quirks: true})
+		Formats: []gen.Format{gen.ARCGz, gen.ARC, gen.WARC10Gz, gen.ARC2Gz, gen.ARC2}, NonCandidates: true, Quirks: true, ARCQuirks: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,5 +317,31 @@ func TestMapFollowsIndexOffsets(t *testing.T) {
 	}
 	if n < 100 {
 		t.Errorf("%d records mapped", n)
+	}
+}
+
+// TestWholeGzipARC: an ARC gzipped as one member is converted and proved
+// (the converter and the proof read its inflated stream), and its map
+// section has no records: no index can address them.
+func TestWholeGzipARC(t *testing.T) {
+	dir := t.TempDir()
+	originals, coll := filepath.Join(dir, "orig"), filepath.Join(dir, "coll")
+	genCollection(t, originals, 8)
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(read(t, filepath.Join(originals, "gen-00001.arc")))
+	zw.Close()
+	os.Remove(filepath.Join(originals, "gen-00001.arc"))
+	write(t, filepath.Join(originals, "whole.arc.gz"), z.Bytes())
+	copyTree(t, originals, coll)
+	res, err := (&Converter{Options: Options{WorkDir: filepath.Join(dir, "work")}}).Run(context.Background(), coll, nil)
+	if err != nil || res.Count(Converted) != 4 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	checkConverted(t, originals, coll, res.Map)
+	m, _ := convmap.LoadFile(res.Map)
+	f, _ := m.Resolve("whole.arc.gz")
+	if _, err := m.Lookup(f, 0, -1); err == nil || !strings.Contains(err.Error(), "as a whole") {
+		t.Errorf("a line of the whole-gzip ARC: %v", err)
 	}
 }
