@@ -218,22 +218,41 @@ func (c *Converter) Run(ctx context.Context, collection string, progress *atomic
 		return nil, err
 	}
 	res := &Result{Files: make([]Outcome, len(arcs)), Map: filepath.Join(c.WorkDir, MapFile)}
-	jobs := max(1, c.Jobs)
+	// ARCs with one WARC name (x.arc and x.arc.gz) are converted one
+	// after the other, by one worker: the second finds the first's WARC
+	// and adopts it only if it proves to hold its records too.
+	var groups [][]int
+	byWARC := map[string]int{}
+	for i, in := range arcs {
+		name := strings.ToLower(convert.OutputName(in.Name, false))
+		g, ok := byWARC[name]
+		if !ok {
+			g = len(groups)
+			byWARC[name] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], i)
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(jobs, max(1, len(arcs))) {
+	for range min(max(1, c.Jobs), max(1, len(groups))) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(arcs) || ctx.Err() != nil {
+				g := int(next.Add(1) - 1)
+				if g >= len(groups) {
 					return
 				}
-				f := &file{c: c, root: root, in: arcs[i], progress: progress}
-				res.Files[i] = f.run(ctx)
-				if o := res.Files[i]; o.Status.Left() && c.Report != nil {
-					c.Report(fmt.Errorf("%s: %s, left as it is: %s", o.ARC, o.Status, o.Reason))
+				for _, i := range groups[g] {
+					if ctx.Err() != nil {
+						return
+					}
+					f := &file{c: c, root: root, in: arcs[i], progress: progress}
+					res.Files[i] = f.run(ctx)
+					if o := res.Files[i]; o.Status.Left() && c.Report != nil {
+						c.Report(fmt.Errorf("%s: %s, left as it is: %s", o.ARC, o.Status, o.Reason))
+					}
 				}
 			}
 		}()
@@ -330,6 +349,11 @@ func (f *file) convert(ctx context.Context, o Outcome) Outcome {
 	}
 	tmpName := tmp.Name()
 	defer os.Remove(tmpName) // after the link, or on failure
+	if err := sameOwnerAndMode(tmp, f.arcPath); err != nil {
+		tmp.Close()
+		o.Status, o.Reason = Failed, err.Error()
+		return o
+	}
 	st, arcSum, warcSum, err := f.write(tmp)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
@@ -586,6 +610,24 @@ func copyChecked(src, dst string) error {
 	}
 	if want := hex.EncodeToString(h.Sum(nil)); got != want {
 		return fmt.Errorf("the copy %s reads back with SHA-256 %s, not %s", dst, got, want)
+	}
+	return nil
+}
+
+// sameOwnerAndMode gives the new WARC the ARC's permissions, and its
+// owner and group where this process may (as root, or the owner).
+func sameOwnerAndMode(f *os.File, like string) error {
+	fi, err := os.Stat(like)
+	if err != nil {
+		return err
+	}
+	if err := f.Chmod(fi.Mode().Perm()); err != nil {
+		return err
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		if err := f.Chown(int(st.Uid), int(st.Gid)); err != nil && !errors.Is(err, fs.ErrPermission) {
+			return err
+		}
 	}
 	return nil
 }

@@ -130,6 +130,7 @@ func TestRunConvertsInPlace(t *testing.T) {
 	originals, coll, wd := filepath.Join(dir, "orig"), filepath.Join(dir, "coll"), filepath.Join(dir, "work")
 	genCollection(t, originals, 3)
 	copyTree(t, originals, coll)
+	os.Chmod(filepath.Join(coll, "gen-00000.arc.gz"), 0o640)
 	c := &Converter{Options: Options{WorkDir: wd, Jobs: 2}}
 	res, err := c.Run(context.Background(), coll, nil)
 	if err != nil {
@@ -137,6 +138,11 @@ func TestRunConvertsInPlace(t *testing.T) {
 	}
 	if n := res.Count(Converted); n != 4 || len(res.Files) != 4 {
 		t.Fatalf("%d of %d converted: %+v", n, len(res.Files), res.Files)
+	}
+	for name, mode := range map[string]os.FileMode{"gen-00000.warc.gz": 0o640, "gen-00001.warc.gz": 0o644} {
+		if fi, err := os.Stat(filepath.Join(coll, name)); err != nil || fi.Mode().Perm() != mode {
+			t.Errorf("%s: mode %v, want its ARC's %v (%v)", name, fi.Mode().Perm(), mode, err)
+		}
 	}
 	checkConverted(t, originals, coll, res.Map)
 	// The WARC file that was there is untouched.
@@ -344,4 +350,9 @@ func TestWholeGzipARC(t *testing.T) {
 	if _, err := m.Lookup(f, 0, -1); err == nil || !strings.Contains(err.Error(), "as a whole") {
 		t.Errorf("a line of the whole-gzip ARC: %v", err)
 	}
+}
+
+func verifyConversion(arc, warc verify.File, problems *[]string) (int64, error) {
+	st, err := verify.Conversion(arc, warc, func(v string) { *problems = append(*problems, v) })
+	return st.Violations, err
 }
