@@ -64,6 +64,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"warcdedup/atomicfile"
 	"warcdedup/convert"
@@ -279,6 +280,9 @@ type file struct {
 	progress *atomic.Int64
 
 	arcPath, warcName, warcPath, proofPath string
+	// read is the ARC as it was when it was read for its proof: retire
+	// refuses an ARC whose size or time changed since.
+	read os.FileInfo
 }
 
 func (f *file) hook(step string) {
@@ -350,6 +354,11 @@ func (f *file) convert(ctx context.Context, o Outcome) Outcome {
 	tmpName := tmp.Name()
 	defer os.Remove(tmpName) // after the link, or on failure
 	if err := sameOwnerAndMode(tmp, f.arcPath); err != nil {
+		tmp.Close()
+		o.Status, o.Reason = Failed, err.Error()
+		return o
+	}
+	if f.read, err = os.Stat(f.arcPath); err != nil {
 		tmp.Close()
 		o.Status, o.Reason = Failed, err.Error()
 		return o
@@ -531,6 +540,15 @@ func (f *file) adopt(ctx context.Context, o Outcome) Outcome {
 // retire removes the ARC, or moves it to the keep directory, once its
 // proved WARC is in place.
 func (f *file) retire() error {
+	if f.read != nil {
+		now, err := os.Stat(f.arcPath)
+		if err != nil {
+			return err
+		}
+		if now.Size() != f.read.Size() || !now.ModTime().Equal(f.read.ModTime()) {
+			return fmt.Errorf("it changed while it was converted (now %d bytes, modified %s): not removed", now.Size(), now.ModTime().Format(time.RFC3339Nano))
+		}
+	}
 	if f.c.KeepARC != "" {
 		if err := f.keep(); err != nil {
 			return fmt.Errorf("keeping it in %s: %w", f.c.KeepARC, err)
