@@ -1,0 +1,19 @@
+//go:build !cgo || nozlib
+
+package gzmember
+
+// This build has no zlib: every rebuild returns ErrUnavailable before it
+// reaches the deflater.
+const zlibAvailable = false
+
+func zlibVersion() string { return "" }
+
+type deflater struct{}
+
+func (*deflater) reset(Setting) error { return ErrUnavailable }
+
+func (*deflater) deflate(in, out []byte, finish bool) (consumed, produced int, end bool, err error) {
+	return 0, 0, false, ErrUnavailable
+}
+
+func (*deflater) close() {}
