@@ -18,6 +18,13 @@ type Setting struct {
 	MemLevel   int // 1-9; zlib's default is 8
 	WindowBits int // 9-15 (raw deflate: passed to zlib negated); writers use 15
 	Strategy   int // 0 Z_DEFAULT_STRATEGY, 1 Z_FILTERED, 2 Z_HUFFMAN_ONLY, 3 Z_RLE, 4 Z_FIXED
+	// FlushBeforeFinish: the writer flushed the stream (Z_SYNC_FLUSH, or
+	// Z_FULL_FLUSH, which makes the same bytes there) after its last byte
+	// and then finished it, so that the deflate data ends in an empty
+	// stored block and an empty final block (00 00 ff ff 03 00): Python's
+	// gzip.GzipFile.flush() before close(), as warcprox and the older
+	// pywb and webrecorder writers do.
+	FlushBeforeFinish bool
 }
 
 func (s Setting) String() string {
@@ -28,24 +35,37 @@ func (s Setting) String() string {
 	if s.Strategy != 0 {
 		str += fmt.Sprintf(" strategy %d", s.Strategy)
 	}
+	if s.FlushBeforeFinish {
+		str += ", flushed before finish"
+	}
 	return str
 }
 
 // DefaultOrder is the zlib settings a Rebuilder tries, most likely first:
 // level 6 (Z_DEFAULT_COMPRESSION: Java's Deflater, hence Heritrix and
-// jwarc, and most C writers), level 9 (warcio, warcio.js), then the other
-// levels 1-8 by closeness to those two (7, 8, 5, 4, then the fast levels
-// 1-3, which nobody chooses for archives); all with memLevel 8 (zlib's
-// default, which almost every caller keeps), then the same levels with
-// memLevel 9 (MAX_MEM_LEVEL, chosen by a few tools). The window is always
-// 32 KiB (windowBits 15) and the strategy the default: writers that change
-// either are rare enough that trying them would cost every member that
-// cannot be rebuilt far more than it would gain.
+// jwarc, and most C writers), level 9 (wget, warcio, Python's gzip
+// module), then the other levels by closeness to those two (7, 8, 5, 4,
+// then the fast levels 1-3, which few choose for archives); all with
+// memLevel 8 (zlib's default, which almost every caller keeps), then the
+// same levels with memLevel 9 (MAX_MEM_LEVEL, chosen by a few tools); then
+// all of these again flushed before finish (Python's GzipFile flushed
+// before close: warcprox, older pywb), level 9 first since Python's gzip
+// module defaults to it. The window is always 32 KiB (windowBits 15) and
+// the strategy the default: writers that change either are rare enough
+// that trying them would cost every member that cannot be rebuilt more
+// than it would gain. A Rebuilder tries the setting that matched last
+// first, so the order costs once per writer, not per member.
 var DefaultOrder = func() []Setting {
 	var s []Setting
-	for _, mem := range []int{8, 9} {
-		for _, level := range []int{6, 9, 7, 8, 5, 4, 1, 2, 3} {
-			s = append(s, Setting{Level: level, MemLevel: mem, WindowBits: 15})
+	for _, flush := range []bool{false, true} {
+		levels := []int{6, 9, 7, 8, 5, 4, 1, 2, 3}
+		if flush {
+			levels = []int{9, 6, 7, 8, 5, 4, 1, 2, 3}
+		}
+		for _, mem := range []int{8, 9} {
+			for _, level := range levels {
+				s = append(s, Setting{Level: level, MemLevel: mem, WindowBits: 15, FlushBeforeFinish: flush})
+			}
 		}
 	}
 	return s
@@ -108,11 +128,11 @@ type Rebuilder struct {
 	z      deflater
 	last   Setting // what matched last; the zero Setting if nothing did yet
 	misses int     // members in a row that no setting made
-	in    []byte
-	out   []byte
-	buf   []byte
-	sum   hash.Hash
-	tried int64
+	in     []byte
+	out    []byte
+	buf    []byte
+	sum    hash.Hash
+	tried  int64
 	// noPrefix turns the Prefix check off, for the benchmark that
 	// measures what it saves.
 	noPrefix bool
@@ -290,7 +310,7 @@ func (r *Rebuilder) compress(s Setting, open func() (io.Reader, error), m *membe
 		if n > 0 {
 			crc = crc32.Update(crc, crc32.IEEETable, r.in[:n])
 			size += uint32(n)
-			if err := r.deflate(r.in[:n], false, m); err != nil {
+			if err := r.deflate(r.in[:n], flushNone, m); err != nil {
 				return false, noMismatch(err)
 			}
 		}
@@ -301,7 +321,12 @@ func (r *Rebuilder) compress(s Setting, open func() (io.Reader, error), m *membe
 			return false, fmt.Errorf("reading the inflated bytes: %w", rerr)
 		}
 	}
-	if err := r.deflate(nil, true, m); err != nil {
+	if s.FlushBeforeFinish {
+		if err := r.deflate(nil, flushSync, m); err != nil {
+			return false, noMismatch(err)
+		}
+	}
+	if err := r.deflate(nil, flushFinish, m); err != nil {
 		return false, noMismatch(err)
 	}
 	var t [trailerLength]byte
@@ -321,11 +346,12 @@ func noMismatch(err error) error {
 	return err
 }
 
-// deflate runs zlib over in (and to the end of the stream if finish),
-// giving its output to m.
-func (r *Rebuilder) deflate(in []byte, finish bool, m *memberSink) error {
+// deflate runs zlib over in with the flush mode given (flushNone,
+// flushSync or flushFinish, to the end of the stream), giving its output
+// to m.
+func (r *Rebuilder) deflate(in []byte, flush int, m *memberSink) error {
 	for {
-		consumed, produced, end, err := r.z.deflate(in, r.out, finish)
+		consumed, produced, end, err := r.z.step(in, r.out, flush)
 		if err != nil {
 			return err
 		}
@@ -336,9 +362,9 @@ func (r *Rebuilder) deflate(in []byte, finish bool, m *memberSink) error {
 			}
 		}
 		switch {
-		case finish && end:
+		case flush == flushFinish && end:
 			return nil
-		case finish || len(in) > 0 || produced == len(r.out):
+		case flush == flushFinish || len(in) > 0 || produced == len(r.out):
 			// More to take, or output zlib still holds.
 		default:
 			return nil

@@ -67,7 +67,7 @@ const zlibAvailable = true
 
 func zlibVersion() string { return C.GoString(C.zlibVersion()) }
 
-// The flush modes of deflate (the others are for the tests' members).
+// The flush modes of deflate (Z_FULL_FLUSH for the tests' members).
 const (
 	flushNone   = int(C.Z_NO_FLUSH)
 	flushSync   = int(C.Z_SYNC_FLUSH)
@@ -112,16 +112,8 @@ func (z *deflater) reset(s Setting) error {
 	return nil
 }
 
-// deflate compresses in into out, finishing the stream if finish; end is
+// step runs deflate once over in and out with the flush mode given; end is
 // set when the stream ended (all of its output given).
-func (z *deflater) deflate(in, out []byte, finish bool) (consumed, produced int, end bool, err error) {
-	if finish {
-		return z.step(in, out, flushFinish)
-	}
-	return z.step(in, out, flushNone)
-}
-
-// step runs deflate once with the flush mode given.
 func (z *deflater) step(in, out []byte, flush int) (consumed, produced int, end bool, err error) {
 	const maxChunk = 1 << 30 // zlib counts in 32 bits
 	in, out = in[:min(len(in), maxChunk)], out[:min(len(out), maxChunk)]

@@ -12,7 +12,14 @@ type deflater struct{}
 
 func (*deflater) reset(Setting) error { return ErrUnavailable }
 
-func (*deflater) deflate(in, out []byte, finish bool) (consumed, produced int, end bool, err error) {
+// The flush modes the rebuild uses (zlib's values).
+const (
+	flushNone   = 0
+	flushSync   = 2
+	flushFinish = 4
+)
+
+func (*deflater) step(in, out []byte, flush int) (consumed, produced int, end bool, err error) {
 	return 0, 0, false, ErrUnavailable
 }
 
