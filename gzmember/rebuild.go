@@ -42,9 +42,9 @@ func (s Setting) String() string {
 }
 
 // DefaultOrder is the zlib settings a Rebuilder tries, most likely first:
-// level 6 (Z_DEFAULT_COMPRESSION: Java's Deflater, hence Heritrix and
-// jwarc, and most C writers), level 9 (wget, warcio, Python's gzip
-// module), then the other levels by closeness to those two (7, 8, 5, 4,
+// level 6 (Z_DEFAULT_COMPRESSION, Java's Deflater's default: Heritrix,
+// NetarchiveSuite, pywb's writer in the corpus), level 9 (wget, Nutch,
+// wpull, Python's gzip module in the corpus), then the other levels by closeness to those two (7, 8, 5, 4,
 // then the fast levels 1-3, which few choose for archives); all with
 // memLevel 8 (zlib's default, which almost every caller keeps), then the
 // same levels with memLevel 9 (MAX_MEM_LEVEL, chosen by a few tools); then
@@ -103,8 +103,8 @@ const DefaultMaxBuffer = 4 << 20
 // A Rebuilder rebuilds members from their descriptions and inflated bytes.
 // One is used by one goroutine at a time; it keeps its zlib stream and
 // buffers from one member to the next. Its memory is bounded: two 64 KiB
-// buffers, one zlib stream (about 270 KB), and a member of at most
-// MaxBuffer bytes.
+// buffers, one zlib stream (256 KB at memLevel 8, 384 KB at 9), and a
+// member of at most MaxBuffer bytes.
 type Rebuilder struct {
 	// Order is the settings tried; nil means DefaultOrder. The setting
 	// that matched last is tried first (the members of one file, and

@@ -77,7 +77,7 @@ const (
 
 // deflater is a zlib deflate stream, made again only when the setting
 // changes (deflateReset otherwise: the same bytes as a new stream, without
-// allocating its 270 KB). The C memory is freed by close or, failing that,
+// allocating its 256-384 KB). The C memory is freed by close or, failing that,
 // when the deflater is garbage.
 type deflater struct {
 	c       *zstream
