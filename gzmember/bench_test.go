@@ -13,6 +13,22 @@ import (
 	"warcdedup/gzmulti"
 )
 
+// cpuMetric runs the benchmark's loop and reports, beside the elapsed time,
+// the process's CPU time per operation and the MB/s it stands for
+// ("cpu-MB/s"), which a shared machine disturbs far less.
+func cpuMetric(b *testing.B, bytes int64, loop func()) {
+	b.SetBytes(bytes)
+	start := processCPU()
+	for b.Loop() {
+		loop()
+	}
+	if cpu := processCPU() - start; cpu > 0 {
+		perOp := float64(cpu.Nanoseconds()) / float64(b.N)
+		b.ReportMetric(perOp, "cpu-ns/op")
+		b.ReportMetric(float64(bytes)/perOp*1e3, "cpu-MB/s")
+	}
+}
+
 // benchRecords are 64 WARC records of about 30 KB of text each, zlib level
 // 6 members (the usual writer), with their payloads: about 2 MB inflated.
 func benchRecords(b *testing.B, s Setting) (members, payloads [][]byte, stored, inflated int64) {
@@ -35,9 +51,8 @@ func BenchmarkDescribe(b *testing.B) {
 	members, _, stored, _ := benchRecords(b, Setting{Level: 6, MemLevel: 8, WindowBits: 15})
 	b.Run("describe", func(b *testing.B) {
 		d := NewDescriber(0)
-		b.SetBytes(stored)
 		b.ReportAllocs()
-		for b.Loop() {
+		cpuMetric(b, stored, func() {
 			for _, m := range members {
 				d.Reset(int64(len(m)))
 				d.Write(m)
@@ -45,7 +60,7 @@ func BenchmarkDescribe(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-		}
+		})
 	})
 	for _, tee := range []bool{false, true} {
 		name := map[bool]string{false: "gzmulti read", true: "gzmulti read through Tee"}[tee]
@@ -53,8 +68,7 @@ func BenchmarkDescribe(b *testing.B) {
 			d := NewDescriber(0)
 			buf := make([]byte, 32<<10)
 			var z *gzmulti.Reader
-			b.SetBytes(stored)
-			for b.Loop() {
+			cpuMetric(b, stored, func() {
 				for _, m := range members {
 					var src io.ReadSeeker = bytes.NewReader(m)
 					if tee {
@@ -84,7 +98,7 @@ func BenchmarkDescribe(b *testing.B) {
 						}
 					}
 				}
-			}
+			})
 		})
 	}
 }
@@ -111,8 +125,7 @@ func BenchmarkRebuild(b *testing.B) {
 			}
 			r := NewRebuilder()
 			defer r.Close()
-			b.SetBytes(inflated)
-			for b.Loop() {
+			cpuMetric(b, inflated, func() {
 				for i := range descs {
 					if bc.fresh {
 						r.last = Setting{}
@@ -121,7 +134,7 @@ func BenchmarkRebuild(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-			}
+			})
 		})
 	}
 }
@@ -143,12 +156,11 @@ func BenchmarkNotRebuildable(b *testing.B) {
 				r := NewRebuilder()
 				r.noPrefix = noPrefix
 				defer r.Close()
-				b.SetBytes(int64(len(p)))
-				for b.Loop() {
+				cpuMetric(b, int64(len(p)), func() {
 					if _, err := r.Rebuild(&d, (&opener{p: p}).open, io.Discard); err == nil {
 						b.Fatal("rebuilt")
 					}
-				}
+				})
 			})
 		}
 	}
