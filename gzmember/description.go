@@ -312,6 +312,8 @@ func (d *Describer) Write(p []byte) (int, error) {
 // described, and is compressed afresh if it is ever rebuilt.
 func (d *Describer) Description() (Description, error) {
 	switch {
+	case d.length <= 0:
+		return Description{}, fmt.Errorf("gzip member not described: a length of %d bytes", d.length)
 	case d.moved:
 		return Description{}, errors.New("gzip member not described: its reader moved while reading it")
 	case d.seen < d.length:

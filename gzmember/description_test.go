@@ -77,6 +77,7 @@ func TestDescriberRefuses(t *testing.T) {
 		want   string
 	}{
 		{"fewer bytes than its length", int64(len(m)), m[:len(m)-1], "were read"},
+		{"no length", 0, m, "a length of 0"},
 		{"plain WARC", 100, []byte(strings.Repeat("WARC/1.0\r\n", 10)), "not a gzip member"},
 		{"header longer than MaxHeader", int64(len(long) + 20), append(long, make([]byte, 20)...), "longer than 1024"},
 		{"ends in its header", 12, []byte{0x1f, 0x8b, 8, flagName, 0, 0, 0, 0, 0, 3, 'a', 'b'}, "end inside its header"},
