@@ -171,8 +171,8 @@ func Available() bool { return zlibAvailable }
 // long as its deflate makes the same bytes: the corpus's members, written
 // over a decade through the zlib of Java, wget and Python, are rebuilt by
 // Debian's 1.2.13. A zlib with another deflate (zlib-ng, the system zlib
-// of some distributions; Chromium's fork in Node.js) rebuilds fewer
-// members, never a wrong one: the SHA-256 decides.
+// of some distributions; perhaps Chromium's fork, which Node.js bundles)
+// rebuilds fewer members, never a wrong one: the SHA-256 decides.
 func ZlibVersion() string { return zlibVersion() }
 
 // Rebuild writes to w the member d describes, compressed from its inflated
