@@ -51,6 +51,8 @@ test-go:
 	$(GO) vet -tags browser ./e2e/replay ./report
 	$(GO) test -count=1 -timeout 30m ./...
 	$(GO) test -count=1 -race ./rewritelog ./internal/ordered ./internal/spool ./internal/lru
+	# gzmember without zlib: every rebuild says it cannot, cleanly.
+	CGO_ENABLED=0 $(GO) test -count=1 ./gzmember
 
 # Deduplicated collections replayed in ReplayWeb.page in headless Chromium
 # (e2e/replay, build tag "browser"; scripts/replay-setup.sh installs what
@@ -77,6 +79,7 @@ test-cluster:
 FUZZTIME ?= 1m
 fuzz:
 	$(GO) test ./manifest -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./gzmember -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./digest -run '^$$' -fuzz '^FuzzParseHeader$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./gzmulti -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./record -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME)
