@@ -67,8 +67,10 @@ type UndoResult struct {
 	NothingToDo bool     // no revisit of this toolchain's left in those files
 	Refused     []string // files left untouched, and why
 	// Checked are the files the rewrite log names among those named, read
-	// again once the undo was over; Unrestored those of them that are not
-	// what the log says (revisits left, another version), and why.
+	// again once the undo was over (Verified); Unrestored those of them
+	// that are not what the log says (revisits left, another version), and
+	// why, but for those refused, named already.
+	Verified     bool
 	Checked      int64
 	CheckedBytes int64
 	Unrestored   []string
@@ -114,7 +116,7 @@ func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := &undo{opt: opt, wd: wd, state: state, res: &UndoResult{WorkDir: wd.Path, Collections: state.Params.Collections}}
+	u := &undo{opt: opt, wd: wd, state: state, res: &UndoResult{WorkDir: wd.Path, Collections: state.Params.Collections}, refused: map[string]bool{}}
 	if state.Params.Index != "" {
 		if u.crawl, err = undoCrawl(state.Params); err != nil {
 			return nil, err
@@ -158,6 +160,8 @@ type undo struct {
 	crawl *crawlMode // the crawl of an index undone; nil for a collection
 	show  *progress.Display
 	res   *UndoResult
+	// refused are the files the restore refused (escaped as field 1).
+	refused map[string]bool
 }
 
 // run restores the files named (escaped as manifest field 1) and checks
@@ -285,6 +289,10 @@ func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.M
 		HardLinks: u.opt.HardLinks, Jobs: j.opt.Jobs, Progress: &prog,
 		Refused: func(err error) {
 			u.res.Refused = append(u.res.Refused, err.Error())
+			var re *refs.RefusedError
+			if errors.As(err, &re) {
+				u.refused[re.File] = true
+			}
 			u.show.Print("warcdedup: error: %v", err)
 		},
 		Warn: func(err error) { u.show.Note("warcdedup: warning: %v", err) }}
@@ -336,8 +344,11 @@ func (u *undo) check(ctx context.Context, files []string) error {
 	if err != nil {
 		return err
 	}
-	u.res.Checked, u.res.CheckedBytes = st.Files, st.Bytes
+	u.res.Verified, u.res.Checked, u.res.CheckedBytes = true, st.Files, st.Bytes
 	for _, p := range problems {
+		if u.refused[p.File] {
+			continue
+		}
 		u.res.Unrestored = append(u.res.Unrestored, p.Error())
 		u.show.Print("warcdedup: error: %v", p)
 	}
@@ -484,12 +495,13 @@ func intersect(a, b []string) []string {
 }
 
 // UndoSummary writes what an undo did, in human units, and what its check
-// found.
+// found; of an undo that stopped, only what it did.
 func UndoSummary(w io.Writer, res *UndoResult) {
 	s := &res.Stats
-	if res.NothingToDo {
+	switch {
+	case res.NothingToDo:
 		fmt.Fprintf(w, "nothing to undo: the rewrite log has no revisit left in the files named (of %s)\n", strings.Join(res.Collections, ", "))
-	} else {
+	case s.Files > 0:
 		fmt.Fprintf(w, "restored: %s records in %s files (%s this toolchain's revisits: %s by rule, %s from what the revisit kept; %s other tools' revisits made whole)\n",
 			progress.Count(s.Records+s.Foreign), progress.Count(s.Restored), progress.Count(s.Records), progress.Count(s.Exact),
 			progress.Count(s.Kept), progress.Count(s.Foreign))
@@ -498,9 +510,12 @@ func UndoSummary(w io.Writer, res *UndoResult) {
 		}
 		fmt.Fprintf(w, "bytes of those files: %s before, %s after (%s more)\n", progress.Bytes(s.BytesBefore), progress.Bytes(s.BytesAfter), progress.Bytes(s.BytesAfter-s.BytesBefore))
 	}
-	fmt.Fprintf(w, "checked: %s files the rewrite log names read again (%s): %s with no revisit of the log's left and the size and SHA-256 the log records, %s not\n",
-		progress.Count(res.Checked), progress.Bytes(res.CheckedBytes), progress.Count(res.Checked-int64(len(res.Unrestored))), progress.Count(int64(len(res.Unrestored))))
-	if !res.NothingToDo {
+	if res.Verified {
+		fmt.Fprintf(w, "checked: %s files the rewrite log names, read again (%s): %s as the log records them (no revisit of its left, its size and SHA-256), %s not\n",
+			progress.Count(res.Checked), progress.Bytes(res.CheckedBytes), progress.Count(res.Checked-int64(len(res.Unrestored))-s.Refused),
+			progress.Count(int64(len(res.Unrestored))+s.Refused))
+	}
+	if !res.NothingToDo && s.Files > 0 {
 		fmt.Fprintf(w, "time: %s\n", progress.Duration(res.Took))
 		fmt.Fprintf(w, "work directory: %s (undo-fixity.tsv, undo.json, rewrite.log)\n", res.WorkDir)
 	}
