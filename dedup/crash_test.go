@@ -621,7 +621,9 @@ func (s *soak) collectionRounds(rounds int) {
 		copyTree(t, snap, coll)
 		copyTree(t, snap+".work", wd)
 		lost := func(what string) func(string) {
-			return func(where string) { noLoss(t, fmt.Sprintf("round %d, %s killed %s", round, what, where), c.records, coll) }
+			return func(where string) {
+				noLoss(t, fmt.Sprintf("round %d, %s killed %s", round, what, where), c.records, coll)
+			}
 		}
 		run := func() *exec.Cmd { return warcdedup("run", "--work-dir", wd, coll) }
 		if s.phase(fmt.Sprintf("run (round %d)", round), run, wd, len(c.names), full, 1+s.rng.IntN(3), lost("run")) == 0 {

@@ -106,9 +106,10 @@ func (r *replaced) header() []byte { return append(r.fix.AppendTo(nil), '\n') }
 
 // logBlock is one file's entries of one run in the log file.
 type logBlock struct {
-	at  int64 // offset of the first entry line
-	n   int   // entries
-	fix rewritelog.Fixity
+	start int64 // offset of its "# file" line
+	at    int64 // offset of the first entry line
+	n     int   // entries
+	fix   rewritelog.Fixity
 	// incomplete: its entries do not account for the file's change of
 	// size (see rewritelog.IncompleteError); offsets do not move through it.
 	incomplete bool
@@ -355,6 +356,7 @@ func (l *Log) index(whole int64) error {
 			}
 			break
 		}
+		start := pos
 		pos += int64(len(line))
 		line = strings.TrimSuffix(line, "\n")
 		if strings.HasPrefix(line, "#") {
@@ -364,7 +366,7 @@ func (l *Log) index(whole int64) error {
 				return fmt.Errorf("%s:%d: %w", l.name, n, ferr)
 			}
 			if ok {
-				cur, change, dry = &logBlock{at: pos, fix: fr}, 0, fr.NewSHA256 == "-"
+				cur, change, dry = &logBlock{start: start, at: pos, fix: fr}, 0, fr.NewSHA256 == "-"
 			}
 			continue
 		}
@@ -545,6 +547,7 @@ func (l *Log) commit(fr *replaced, entries []rewritelog.Entry) error {
 		b = append(b, l.run...)
 		l.run = ""
 	}
+	start := l.end + int64(len(b))
 	b = append(b, fr.header()...)
 	at := l.end + int64(len(b))
 	for i := range entries {
@@ -570,7 +573,7 @@ func (l *Log) commit(fr *replaced, entries []rewritelog.Entry) error {
 	}
 	// From the log file on: memory holds only what is not there yet.
 	f := fr.fix.File
-	l.blocks[f] = append(l.blocks[f], logBlock{at: at, n: len(entries), fix: fr.fix})
+	l.blocks[f] = append(l.blocks[f], logBlock{start: start, at: at, n: len(entries), fix: fr.fix})
 	if m := l.mem[f]; len(m) > 0 {
 		l.mem[f] = m[1:]
 	}
@@ -606,7 +609,7 @@ func (l *Log) version(file string) (rewritelog.Fixity, bool) {
 	if m := l.mem[file]; len(m) > 0 {
 		return m[len(m)-1].fix, true
 	}
-	if bs := l.blocks[file]; len(bs) > 0 && bs[len(bs)-1].at >= l.since {
+	if bs := l.blocks[file]; len(bs) > 0 && bs[len(bs)-1].start >= l.since {
 		return bs[len(bs)-1].fix, true
 	}
 	return rewritelog.Fixity{}, false
@@ -625,7 +628,7 @@ func (l *Log) Move(file string, off int64) (int64, error) {
 	since := l.since
 	l.mu.Unlock()
 	for _, b := range blocks {
-		if b.at < since {
+		if b.start < since {
 			continue
 		}
 		if b.incomplete {

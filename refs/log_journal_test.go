@@ -349,3 +349,63 @@ func TestFullDiskTmpfs(t *testing.T) {
 		t.Errorf("the journal is left once the log is whole: %v", err)
 	}
 }
+
+// TestLogRefusals: what OpenLog and Move refuse. A log another process has
+// open; a log shorter than when it was last left whole (its entries cut);
+// a journal begun when the log was longer than it is; and offsets moved
+// through a block whose entries are missing.
+func TestLogRefusals(t *testing.T) {
+	dir := t.TempDir()
+	a := newJournalFile(t, dir, "a.warc", 300)
+	logName := filepath.Join(dir, "rewrite.log")
+	l, err := OpenLog(logName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.StartRun(time.Unix(5, 0))
+	replaceLogged(t, l, a, 0, 1)
+	if other, err := OpenLog(logName); err == nil || !strings.Contains(err.Error(), "another process has the rewrite log open") {
+		if other != nil {
+			other.Close()
+		}
+		t.Errorf("a second OpenLog: %v, want it refused", err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := os.ReadFile(logName)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Cut at a line boundary: the last entry gone.
+	cut := bytes.LastIndexByte(whole[:len(whole)-1], '\n') + 1
+	os.WriteFile(logName, whole[:cut], 0o644)
+	var se *rewritelog.ShortError
+	if _, err := OpenLog(logName); !errors.As(err, &se) {
+		t.Errorf("OpenLog of a cut log: %v, want a *ShortError", err)
+	}
+
+	// The same without its size record: the block is incomplete, and
+	// offsets do not move through it.
+	os.Remove(rewritelog.EndFile(logName))
+	if l, err = OpenLog(logName); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Move("a.warc", 200); err == nil || !strings.Contains(err.Error(), "entries are missing") {
+		t.Errorf("Move through an incomplete block: %v", err)
+	}
+	l.Since(l.Size())
+	if off, err := l.Move("a.warc", 200); err != nil || off != 200 {
+		t.Errorf("Move from after the incomplete block: %d, %v", off, err)
+	}
+	l.Close()
+
+	// A journal begun when the log was longer.
+	os.WriteFile(logName, whole[:cut], 0o644)
+	os.Remove(rewritelog.EndFile(logName))
+	os.WriteFile(logName+".pending", fmt.Appendf(nil, "# journal %d\n", len(whole)), 0o644)
+	if _, err := OpenLog(logName); err == nil || !strings.Contains(err.Error(), "entries are lost") {
+		t.Errorf("OpenLog with a journal begun beyond the log's end: %v", err)
+	}
+}
