@@ -59,11 +59,32 @@ func TestIncompleteBlock(t *testing.T) {
 					continue
 				}
 				err := m.Live(f, func(Move, int64) error { return nil })
-				if want := name == c.file; (err != nil) != want || (m.Incomplete(name) != nil) != want {
-					t.Errorf("%s: Live %v, Incomplete %v; want an error: %v", name, err, m.Incomplete(name), want)
+				_, _, ferr := m.Follow(f, 0, -1, nil)
+				if want := name == c.file; (err != nil) != want || (ferr != nil) != want || (m.Incomplete(name) != nil) != want {
+					t.Errorf("%s: Live %v, Follow %v, Incomplete %v; want an error: %v", name, err, ferr, m.Incomplete(name), want)
 				}
 			}
 		})
+	}
+}
+
+// TestIncompleteBlockBeforeSince: a block missing entries in a run before
+// those kept does not stop following the later runs.
+func TestIncompleteBlockBeforeSince(t *testing.T) {
+	lines := strings.SplitAfter(wholeLog, "\n")
+	log := strings.Join(lines[:3], "") + "# run 2026-02-01T00:00:00Z\n# file a.warc 900 ee 800 ff\na.warc 0 200 0 100 revisit sha1:EEEE u d\n"
+	m, err := Load(NewReader(strings.NewReader(log), "log"), time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off, _, err := m.Follow(m.Lookup("a.warc"), 500, -1, nil); err != nil || off != 400 {
+		t.Errorf("Follow: %d, %v; want 400", off, err)
+	}
+	if m, err = Load(NewReader(strings.NewReader(log), "log"), time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := m.Follow(m.Lookup("a.warc"), 500, -1, nil); err == nil {
+		t.Error("Follow through every run, the first block incomplete: no error")
 	}
 }
 

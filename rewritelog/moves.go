@@ -165,6 +165,11 @@ func load(r *Reader, since time.Time, sizeHint int) (*Moves, error) {
 		return nil
 	}
 	r.Incomplete = func(e *IncompleteError) error {
+		// The block's run is the reader's last (a block ends before the
+		// next "# run" line is read).
+		if !since.IsZero() && (len(r.Runs) == 0 || r.Runs[len(r.Runs)-1].Before(since)) {
+			return nil
+		}
 		if m.incomplete[e.Fixity.File] == nil {
 			m.incomplete[e.Fixity.File] = e
 		}
@@ -302,7 +307,8 @@ func (e *InsideError) Error() string {
 
 // Follow follows the record that started at off in f, length bytes long
 // (-1: unknown), before the first run kept, through every run, and
-// returns where it starts now and its length. A record that an entry
+// returns where it starts now and its length (an *IncompleteError for a
+// file with a block whose entries are missing). A record that an entry
 // rewrote gets the entry's new offset, and its length moves by what the
 // entry says it shrank or grew (so it stays whatever the caller's length
 // counts: an indexer may leave out the CRLF CRLF after an uncompressed
@@ -317,6 +323,9 @@ func (e *InsideError) Error() string {
 // rewrote with the entry and the record's offset and length before it,
 // and marks the entry as matched.
 func (m *Moves) Follow(f *File, off, length int64, rewrote func(mv Move, off, length int64) error) (int64, int64, error) {
+	if err := m.Incomplete(f.Name); err != nil {
+		return off, length, err
+	}
 	for _, s := range f.spans {
 		ms := m.moves[s.first:s.end]
 		// The last entry at or before off.
