@@ -179,7 +179,7 @@ func parsePending(rest string, escaped bool) (*intent, error) {
 			return nil, fmt.Errorf("path %q: %w", p[5], err)
 		}
 	}
-	in := &intent{fr: replaced{fix: fix, path: path, journaled: true}}
+	in := &intent{fr: replaced{fix: fix, path: path}}
 	in.header = append(fix.AppendTo(nil), '\n')
 	return in, nil
 }
