@@ -441,10 +441,14 @@ func TestCrashRunUndo(t *testing.T) {
 	coll0, wd0 := c.afterRunUndo(t)
 	copyTree(t, coll0, snap)
 	copyTree(t, wd0, snap+".work")
-	rng := rand.New(rand.NewPCG(20, uint64(time.Now().UnixNano())))
-	seed := rng.Uint64()
-	rng = rand.New(rand.NewPCG(20, seed))
-	t.Logf("collection: %d files; seed %d", len(c.names), seed)
+	seed := uint64(time.Now().UnixNano())
+	if s, err := strconv.ParseUint(os.Getenv("WARCDEDUP_CRASH_SEED"), 10, 64); err == nil {
+		seed = s
+	}
+	rng := rand.New(rand.NewPCG(20, seed))
+	t.Logf("collection: %d files; seed %d (WARCDEDUP_CRASH_SEED repeats it)", len(c.names), seed)
+	// Ten rounds, and more (up to twenty) while fewer than 20 kills were
+	// made: a command may end before its kill point comes.
 	const rounds = 10
 	kills, finished := 0, 0
 	points := func(undo bool) killPoint {
@@ -489,7 +493,7 @@ func TestCrashRunUndo(t *testing.T) {
 			t.Logf("kill %2d: round %d, %s killed %s: no record lost", kills, round, what, where)
 		}
 	}
-	for round := 1; round <= rounds && !t.Failed(); round++ {
+	for round := 1; (round <= rounds || kills < 20 && round <= 2*rounds) && !t.Failed(); round++ {
 		coll := filepath.Join(t.TempDir(), "coll")
 		wd := coll + ".work"
 		copyTree(t, snap, coll)
@@ -538,12 +542,9 @@ func TestSoak(t *testing.T) {
 	t.Logf("seed %d (WARCDEDUP_SOAK_SEED repeats it)", seed)
 	s.collectionRounds(rounds)
 	if !t.Failed() {
-		s.indexRounds(indexRounds)
+		s.indexRounds(indexRounds, 200)
 	}
-	total := 0
-	for _, n := range s.kills {
-		total += n
-	}
+	total := s.total()
 	t.Logf("%d kills in %v (%v), %d commands finished before their kill: %s", total, time.Since(start).Round(time.Second), s.kills, s.finished,
 		map[bool]string{true: "FAILED", false: "every end state as it must be"}[t.Failed()])
 	if total < 200 && !t.Failed() {
@@ -557,6 +558,15 @@ type soak struct {
 	rng      *rand.Rand
 	kills    map[string]int // by command
 	finished int
+}
+
+// total is the number of kills made.
+func (s *soak) total() int {
+	n := 0
+	for _, k := range s.kills {
+		n += k
+	}
+	return n
 }
 
 // point picks a kill point: a file renamed and not logged, a number of
@@ -647,8 +657,9 @@ func rm(paths ...string) {
 
 // indexRounds are the rounds on a crawl index: crawl-0 committed, then
 // crawl-1 run against it, crawl-0 removed with --restore, crawl-1 removed
-// and undone.
-func (s *soak) indexRounds(rounds int) {
+// and undone; more than rounds (up to twice) while fewer than minKills
+// kills were made in all.
+func (s *soak) indexRounds(rounds, minKills int) {
 	t := s.t
 	src := filepath.Join(t.TempDir(), "crawls")
 	monthly(t, src)
@@ -678,7 +689,7 @@ func (s *soak) indexRounds(rounds int) {
 	fullUndo := timed("undo", "-q", "-j", "2", "--index", ref+".ix", filepath.Join(ref, "crawl-1"))
 	t.Logf("crawl index: run --index %v, index remove --restore %v, undo %v", fullRun.Round(time.Millisecond), fullRemove.Round(time.Millisecond), fullUndo.Round(time.Millisecond))
 	files := 3
-	for round := 1; round <= rounds && !t.Failed(); round++ {
+	for round := 1; (round <= rounds || s.total() < minKills && round <= 2*rounds) && !t.Failed(); round++ {
 		crawls, ix := filepath.Join(t.TempDir(), "crawls"), filepath.Join(t.TempDir(), "ix")
 		copyTree(t, snap, crawls)
 		copyTree(t, snap+".ix", ix)
