@@ -342,10 +342,14 @@ func (j *Job) collect() ([]warcsum.Input, error) {
 // hash lists every candidate response and existing revisit of the
 // collection (stage 1), with each response's status and media type.
 func (j *Job) hash(ctx context.Context) (string, error) {
-	j.state.LogSizeAtHash = 0
-	if fi, err := os.Stat(j.wd.File(LogFile)); err == nil {
-		j.state.LogSizeAtHash = fi.Size()
+	// A run or undo killed between renaming a file and logging it left
+	// the entries in the log's journal: the log is completed first, so
+	// that the listing made now is moved only by what follows it.
+	size, err := refs.RecoverLog(j.wd.File(LogFile))
+	if err != nil {
+		return "", err
 	}
+	j.state.LogSizeAtHash = size
 	st, err := j.sum(ctx, BeforeFile, FactsFile, stageHash)
 	if err != nil {
 		return "", err
