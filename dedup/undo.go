@@ -42,6 +42,8 @@ type UndoOptions struct {
 	Jobs       int
 	SortMemory string
 	Display    *progress.Display
+	// CDX are indexes to bring up to date with the undo (indexes.go).
+	CDX []string
 }
 
 // UndoResult is what an undo did.
@@ -125,8 +127,12 @@ func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
 	res.Files = len(todo)
 	if len(todo) == 0 {
 		res.NothingToDo = true
+		if len(opt.CDX) > 0 {
+			// An earlier undo may have restored without its indexes.
+			err = updateIndexesAfterUndo(ctx, wd, opt.CDX, collections, -1, show, res)
+		}
 		res.Took = time.Since(start)
-		return res, nil
+		return res, err
 	}
 	show.Note("warcdedup: undoing the deduplication of %d files of %s, work directory %s", len(todo), strings.Join(collections, ", "), wd.Path)
 
@@ -200,6 +206,9 @@ func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
 	}
 	if _, ferr := writeFixity(wd.File(LogFile), from, wd.File(UndoFixityFile)); err == nil {
 		err = ferr
+	}
+	if err == nil && len(opt.CDX) > 0 {
+		err = updateIndexesAfterUndo(ctx, wd, opt.CDX, collections, from, show, res)
 	}
 	res.Took = time.Since(start)
 	if res.Stats.Refused > 0 {
