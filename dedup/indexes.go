@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"warcdedup/atomicfile"
-	"warcdedup/cdx"
 	"warcdedup/internal/progress"
 	"warcdedup/reindex"
 	"warcdedup/rewritelog"
@@ -142,9 +141,7 @@ func (u *indexUpdate) run(ctx context.Context, indexes []string) error {
 		}
 		if err := u.one(index); err != nil {
 			var refused *reindex.RefusedError
-			var ie *cdx.IdxError
-			var be *cdx.BlockError
-			if !errors.As(err, &refused) && !errors.As(err, &ie) && !errors.As(err, &be) && !errors.Is(err, errIndexRefused) {
+			if !errors.As(err, &refused) && !errors.Is(err, errIndexRefused) {
 				return fmt.Errorf("%s: %w", index, err)
 			}
 			u.Refused = append(u.Refused, err.Error())
@@ -330,9 +327,7 @@ func (j *Job) updateIndexes(ctx context.Context) (string, error) {
 	if err := u.run(ctx, j.opt.CDX); err != nil {
 		return "", err
 	}
-	if len(u.Refused) > 0 {
-		j.indexProblems = max(u.Problems, int64(len(u.Refused)))
-	}
+	j.indexRefused = u.Refused
 	note := fmt.Sprintf("%s lines in %d indexes, %s changed", progress.Count(u.Lines), u.Indexes, progress.Count(u.Changed))
 	if len(u.Refused) > 0 {
 		note += fmt.Sprintf("; %d indexes left untouched (%s problems)", len(u.Refused), progress.Count(u.Problems))

@@ -3,7 +3,9 @@ package e2e
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -340,5 +342,172 @@ func TestRunCDXForms(t *testing.T) {
 		if exact {
 			f.check(t, ix, "after the undo, against the index before the run", lines(f, beforeCDXJ, beforeCDX))
 		}
+	}
+}
+
+// dedupForIndexes generates the collection of the --cdx tests, keeps a
+// copy of it, writes its indexes in every form under ix, and returns the
+// fresh lines from before (CDXJ, CDX11).
+func dedupForIndexes(t *testing.T, cli, work string) (ix string, cdxj, cdx11 []string) {
+	t.Helper()
+	cfg := gen.Config{Files: 4, Records: 300, DupRate: 0.4, Seed: 5, MeanPayload: 2000,
+		Formats: []gen.Format{gen.WARC10Gz, gen.WARC11}, NonCandidates: true}
+	coll := filepath.Join(work, "coll")
+	if _, err := gen.Write(coll, cfg); err != nil {
+		t.Fatal(err)
+	}
+	ix = filepath.Join(work, "ix")
+	cdxj, cdx11 = freshLines(t, cli, coll, false), freshLines(t, cli, coll, true)
+	for _, f := range indexForms {
+		f.write(t, ix, f.pick(cdxj, cdx11))
+	}
+	return ix, cdxj, cdx11
+}
+
+func (f indexForm) pick(cdxj, cdx11 []string) []string {
+	if f.cdx {
+		return cdx11
+	}
+	return cdxj
+}
+
+// TestWarccdxInPlace proves warccdx --in-place on every form: after
+// warcdedup run (without --cdx), each index updated in place is what the
+// form written afresh from the rewritten files gives; run again with the
+// same log, it is refused and left as it is. Without --in-place, a ZipNum
+// summary is read through its blocks.
+func TestWarccdxInPlace(t *testing.T) {
+	cli := warcioCLI(t)
+	work := t.TempDir()
+	ix, _, _ := dedupForIndexes(t, cli, work)
+	r := runDedup(t, work, "coll", "keep")
+	if r.code != 0 || len(r.log) == 0 {
+		t.Fatalf("warcdedup run: exit %d, %d revisits\n%s", r.code, len(r.log), r.stderr)
+	}
+	// Read through its summary, a ZipNum is its lines (plain).
+	stdout, stderr, code := sh(t, ix, "warccdx -q --log ../keep/rewrite.log wacz/index.idx")
+	afterCDXJ, afterCDX := freshLines(t, cli, filepath.Join(work, "coll"), false), freshLines(t, cli, filepath.Join(work, "coll"), true)
+	if code != 0 || stdout != strings.Join(afterCDXJ, "\n")+"\n" {
+		t.Errorf("warccdx wacz/index.idx: exit %d, %d lines, want %d\n%s", code, strings.Count(stdout, "\n"), len(afterCDXJ), stderr)
+	}
+	var names []string
+	for _, f := range indexForms {
+		names = append(names, f.file)
+	}
+	_, stderr, code = sh(t, ix, "warccdx --log ../keep/rewrite.log --in-place "+strings.Join(names, " "))
+	t.Logf("warccdx --in-place:\n%s", stderr)
+	if code != 0 {
+		t.Fatalf("warccdx --in-place: exit %d", code)
+	}
+	for _, f := range indexForms {
+		f.check(t, ix, "after warccdx --in-place", f.pick(afterCDXJ, afterCDX))
+	}
+	// Again: the revisits are there already.
+	before := treeSums(t, ix)
+	_, stderr, code = sh(t, ix, "warccdx --log ../keep/rewrite.log --in-place "+strings.Join(names, " "))
+	if code != 1 || !strings.Contains(stderr, "left untouched") || !strings.Contains(stderr, "already is one") {
+		t.Errorf("warccdx --in-place again: exit %d\n%s", code, stderr)
+	}
+	if after := treeSums(t, ix); !maps.Equal(after, before) {
+		t.Errorf("a refused update changed files: %v\n%v", before, after)
+	}
+	_, stderr, code = sh(t, ix, "warccdx --log ../keep/rewrite.log --in-place -o x index.cdxj")
+	if code != 2 || !strings.Contains(stderr, "writes no other output") {
+		t.Errorf("--in-place -o: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestRunCDXRefused: warcdedup run --cdx with indexes it cannot keep
+// right (a ZipNum summary whose offsets do not match its blocks, a block
+// that is not gzip, an index of other files) rewrites the collection,
+// leaves each of them byte for byte as it was, names the file and the line
+// or offset, and exits 1; the good index given with them is updated.
+// Once they are right, run again, the finished job updates them.
+func TestRunCDXRefused(t *testing.T) {
+	cli := warcioCLI(t)
+	work := t.TempDir()
+	ix, cdxj, _ := dedupForIndexes(t, cli, work)
+	// shifted: every offset of the second summary line on moved by 1.
+	wacz := filepath.Join(ix, "wacz")
+	idx, _ := os.ReadFile(filepath.Join(wacz, "index.idx"))
+	lines := strings.Split(string(idx), "\n")
+	b, err := cdx.ParseBlock([]byte(lines[2]), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := string(idx)
+	lines[2] = string(b.AppendTo(nil, b.Key, b.Offset+1, b.Length, b.Digest))
+	os.WriteFile(filepath.Join(wacz, "index.idx"), []byte(strings.Join(lines, "\n")), 0o644)
+	// not gzip: the Browsertrix index's third block overwritten.
+	btrix := filepath.Join(ix, "btrix")
+	bidx, _ := os.ReadFile(filepath.Join(btrix, "index.idx"))
+	b3, _ := cdx.ParseBlock([]byte(strings.Split(string(bidx), "\n")[3]), 4)
+	blocks, _ := os.ReadFile(filepath.Join(btrix, "index.cdx.gz"))
+	copy(blocks[b3.Offset:], bytes.Repeat([]byte{'x'}, int(b3.Length)))
+	os.WriteFile(filepath.Join(btrix, "index.cdx.gz"), blocks, 0o644)
+	// other files: a line of a file no collection has.
+	other := append(slices.Clone(cdxj), strings.Replace(cdxj[0], `"filename": "`, `"filename": "elsewhere-`, 1))
+	other[len(other)-1] = strings.Replace(other[len(other)-1], `"filename":"`, `"filename":"elsewhere-`, 1)
+	slices.Sort(other)
+	os.WriteFile(filepath.Join(ix, "other.cdxj"), []byte(strings.Join(other, "\n")+"\n"), 0o644)
+	otherLine := slices.IndexFunc(other, func(l string) bool { return strings.Contains(l, "elsewhere-") }) + 1
+
+	before := treeSums(t, ix)
+	r := runDedup(t, work, "coll", "keep", "--cdx", "ix/wacz/index.idx", "--cdx", "ix/btrix/index.cdx.gz", "--cdx", "ix/other.cdxj", "--cdx", "ix/index.cdxj")
+	if r.code != 1 || len(r.log) == 0 {
+		t.Fatalf("warcdedup run: exit %d, %d revisits\n%s", r.code, len(r.log), r.stderr)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("ix/wacz/index.cdx.gz: offset %d (the block of ix/wacz/index.idx line 3): the summary puts a block here, but the block before it (line 2) ends at %d", b.Offset+1, b.Offset),
+		fmt.Sprintf("ix/btrix/index.cdx.gz: offset %d (the block of ix/btrix/index.idx line 4): not gzip", b3.Offset),
+		fmt.Sprintf("ix/other.cdxj: line %d: names the file \"elsewhere-", otherLine),
+		"3 indexes left untouched (update indexes stage; see run.log)",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("the run does not say %q:\n%s", want, r.stderr)
+		}
+	}
+	after := treeSums(t, ix)
+	for name, sum := range before {
+		if name != filepath.Join(ix, "index.cdxj") && after[name] != sum {
+			t.Errorf("%s changed", name)
+		}
+	}
+	afterCDXJ := freshLines(t, cli, filepath.Join(work, "coll"), false)
+	indexForms[0].check(t, ix, "given with refused indexes", afterCDXJ)
+
+	// Mended (the summary as it was), the finished job updates it (its
+	// exit status stays the job's: 1).
+	os.WriteFile(filepath.Join(wacz, "index.idx"), []byte(good), 0o644)
+	_, stderr, code := sh(t, work, "warcdedup run --work-dir keep --cdx ix/wacz/index.idx --cdx ix/index.cdxj coll")
+	if code != 1 || !strings.Contains(stderr, "nothing to do") || !strings.Contains(stderr, "ix/index.cdxj: up to date") {
+		t.Errorf("run again: exit %d\n%s", code, stderr)
+	}
+	indexForms[3].check(t, ix, "run again on the finished job", afterCDXJ)
+}
+
+// TestUndoCDXLater: an undo without --cdx, then undo --cdx (nothing left
+// to restore), brings the index run --cdx updated back to the restored
+// files: the work directory knows which log entries it lacks.
+func TestUndoCDXLater(t *testing.T) {
+	cli := warcioCLI(t)
+	work := t.TempDir()
+	ix, cdxj, cdx11 := dedupForIndexes(t, cli, work)
+	f := indexForms[2] // pywb's ZipNum
+	r := runDedup(t, work, "coll", "keep", "--cdx", filepath.Join(ix, f.file))
+	if r.code != 0 {
+		t.Fatalf("warcdedup run: exit %d\n%s", r.code, r.stderr)
+	}
+	if _, stderr, code := sh(t, work, "warcdedup undo --work-dir keep coll"); code != 0 {
+		t.Fatalf("undo: exit %d\n%s", code, stderr)
+	}
+	_, stderr, code := sh(t, work, "warcdedup undo --work-dir keep --cdx "+filepath.Join(ix, f.file)+" coll")
+	if code != 0 || !strings.Contains(stderr, "nothing to undo") {
+		t.Fatalf("undo --cdx: exit %d\n%s", code, stderr)
+	}
+	undoneCDXJ, undoneCDX := freshLines(t, cli, filepath.Join(work, "coll"), false), freshLines(t, cli, filepath.Join(work, "coll"), true)
+	f.check(t, ix, "after undo, then undo --cdx", f.pick(undoneCDXJ, undoneCDX))
+	if slices.Equal(undoneCDXJ, cdxj) {
+		f.check(t, ix, "against the index before the run", f.pick(cdxj, cdx11))
 	}
 }

@@ -55,8 +55,10 @@ type InPlace struct {
 	firstProblem            error
 }
 
-// RefusedError is an update that found problems and left the index
-// untouched.
+// RefusedError is an update that left the index untouched because of the
+// index: problems with its lines (Problems of them, the first First), or
+// one that stopped the update (First: a summary that does not match its
+// blocks, a form that cannot be kept).
 type RefusedError struct {
 	Index    string
 	Problems int64
@@ -64,6 +66,9 @@ type RefusedError struct {
 }
 
 func (e *RefusedError) Error() string {
+	if e.Problems == 0 {
+		return fmt.Sprintf("%s: left untouched: %v", e.Index, e.First)
+	}
 	return fmt.Sprintf("%s: left untouched: %d problems, the first: %v", e.Index, e.Problems, e.First)
 }
 func (e *RefusedError) Unwrap() error { return e.First }
@@ -104,10 +109,22 @@ func (p *InPlace) Rewrite(src, dst *Index) error {
 	}
 	if err != nil {
 		r.abort()
+		var re *RefusedError
+		if !errors.As(err, &re) && !isIOError(err) {
+			err = &RefusedError{Index: dst.Path, First: err}
+		}
 		return err
 	}
 	p.Written, err = r.commit()
 	return err
+}
+
+// isIOError tells a failure of the machine (a file that cannot be read or
+// written, a full disk) from a problem of the index.
+func isIOError(err error) bool {
+	var pe *os.PathError
+	var le *os.LinkError
+	return errors.As(err, &pe) || errors.As(err, &le)
 }
 
 // lineTag is where a line was: its block (0 outside a ZipNum) and place in it.
@@ -241,6 +258,9 @@ func (p *InPlace) zipnum(src, dst *Index, r *replacement) error {
 				break
 			}
 			if err != nil {
+				if be := (*cdx.BlockError)(nil); errors.As(err, &be) {
+					return be // it names file and offset
+				}
 				if le := (*cdx.LineError)(nil); !errors.As(err, &le) {
 					return err
 				}
