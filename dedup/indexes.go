@@ -196,14 +196,20 @@ func (u *indexUpdate) one(index string) error {
 	if fi, err := os.Stat(logPath); err == nil {
 		logSize = fi.Size()
 	} else if !errors.Is(err, os.ErrNotExist) {
+		kept.drop()
 		return err
 	}
 	switch {
 	case from > logSize:
+		kept.drop()
 		return fmt.Errorf("%w: %s holds the rewrite log up to byte %d, the log %s has %d bytes: the log is not the one the index was updated with", errIndexRefused, ix.Path, from, logPath, logSize)
 	case from == logSize && st.Current.is(files) && st.Current.LogTo == logSize:
+		kept.drop()
 		u.show.Note("warcdedup: %s: up to date", ix.Path)
 		return writeJSON(statePath, st)
+	}
+	if err := kept.promote(); err != nil {
+		return err
 	}
 	if err := writeJSON(statePath, st); err != nil {
 		return err
@@ -229,7 +235,7 @@ func (u *indexUpdate) one(index string) error {
 			return writeJSON(statePath, st)
 		},
 	}
-	err = p.Rewrite(kept, ix)
+	err = p.Rewrite(kept.Index, ix)
 	u.Problems += p.Problems
 	if shown > 10 {
 		u.show.Print("warcdedup: error: %s: and %d more problems", ix.Path, shown-10)
@@ -250,42 +256,30 @@ func (u *indexUpdate) one(index string) error {
 	return nil
 }
 
-// keepIndex copies the index's files into dir (replacing what an earlier
-// update kept there) and returns the copy, and the files' sizes and
-// SHA-256.
-func keepIndex(ix *reindex.Index, dir string) (*reindex.Index, []reindex.FileSum, error) {
-	tmp := dir + ".new"
-	os.RemoveAll(tmp)
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
+// keepIndex copies the index's files into dir+".new" and returns the
+// copy as it will be once renamed to dir (keep.promote), and the files'
+// sizes and SHA-256, the summary last (as reindex lists what it writes).
+func keepIndex(ix *reindex.Index, dir string) (*keptIndex, []reindex.FileSum, error) {
+	k := &keptIndex{dir: dir, tmp: dir + ".new", Index: &reindex.Index{Form: ix.Form}}
+	os.RemoveAll(k.tmp)
+	if err := os.MkdirAll(k.tmp, 0o755); err != nil {
 		return nil, nil, err
 	}
-	kept := &reindex.Index{Form: ix.Form}
 	var sums []reindex.FileSum
 	for i, f := range ix.Files() {
 		name := fmt.Sprintf("%d-%s", i, filepath.Base(f))
-		sum, size, err := copyFile(f, filepath.Join(tmp, name))
+		sum, size, err := copyFile(f, filepath.Join(k.tmp, name))
 		if err != nil {
 			return nil, nil, err
 		}
 		sums = append(sums, reindex.FileSum{Path: f, Size: size, SHA256: sum})
 		path := filepath.Join(dir, name)
 		if i == 0 {
-			kept.Path = path
+			k.Path = path
 		} else {
-			kept.Parts = append(kept.Parts, reindex.Part{Name: ix.Parts[i-1].Name, Path: path})
+			k.Parts = append(k.Parts, reindex.Part{Name: ix.Parts[i-1].Name, Path: path})
 		}
 	}
-	if err := atomicfile.SyncDir(tmp); err != nil {
-		return nil, nil, err
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		return nil, nil, err
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		return nil, nil, err
-	}
-	// The files in the order the job's state lists them: the summary
-	// last, as reindex writes them.
 	slices.SortStableFunc(sums, func(a, b reindex.FileSum) int {
 		switch {
 		case a.Path == ix.Path && b.Path != ix.Path:
@@ -295,8 +289,28 @@ func keepIndex(ix *reindex.Index, dir string) (*reindex.Index, []reindex.FileSum
 		}
 		return 0
 	})
-	return kept, sums, nil
+	return k, sums, nil
 }
+
+// keptIndex is the copy of an index kept before its update.
+type keptIndex struct {
+	*reindex.Index
+	dir, tmp string
+}
+
+// promote makes the copy the one kept, in place of an earlier update's.
+func (k *keptIndex) promote() error {
+	if err := atomicfile.SyncDir(k.tmp); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(k.dir); err != nil {
+		return err
+	}
+	return os.Rename(k.tmp, k.dir)
+}
+
+// drop removes the copy: the index needs no update.
+func (k *keptIndex) drop() { os.RemoveAll(k.tmp) }
 
 // copyFile copies a file and returns its SHA-256 and size.
 func copyFile(from, to string) (string, int64, error) {

@@ -77,8 +77,9 @@ func isSummary(path string) bool {
 }
 
 // Locate finds out the form of the index at path: a summary (".idx",
-// ".summary") is a ZipNum, and so is a gzip file that a summary beside it
-// names as its block file; any other file is plain or gzip.
+// ".summary" whose first line is a summary's) is a ZipNum, and so is a
+// gzip file that a summary beside it names as its block file; any other
+// file is plain or gzip (a CDX index may be called ".idx" too).
 func Locate(path string) (*Index, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -88,7 +89,13 @@ func Locate(path string) (*Index, error) {
 		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
 	if isSummary(path) {
-		return locateZipNum(path)
+		ok, err := startsAsSummary(path)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return locateZipNum(path)
+		}
 	}
 	gz, err := isGzip(path)
 	if err != nil {
@@ -106,6 +113,9 @@ func Locate(path string) (*Index, error) {
 	var found []*Index
 	for _, e := range entries {
 		if !e.Type().IsRegular() || !isSummary(e.Name()) {
+			continue
+		}
+		if ok, _ := startsAsSummary(filepath.Join(dir, e.Name())); !ok {
 			continue
 		}
 		ix, err := locateZipNum(filepath.Join(dir, e.Name()))
@@ -128,6 +138,26 @@ func Locate(path string) (*Index, error) {
 		return found[0], nil
 	}
 	return nil, fmt.Errorf("%s: the block file of several ZipNum summaries (%s and %s): give the summary to update", path, found[0].Path, found[1].Path)
+}
+
+// startsAsSummary reports whether the file's first line is a ZipNum
+// summary's: "!meta", or a line ParseBlock takes.
+func startsAsSummary(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	line, err := bufio.NewReader(io.LimitReader(f, 1<<20)).ReadSlice('\n')
+	if err != nil && err != io.EOF {
+		return false, nil
+	}
+	line = bytes.TrimSuffix(line, []byte("\n"))
+	if bytes.HasPrefix(line, []byte("!meta ")) {
+		return true, nil
+	}
+	_, err = cdx.ParseBlock(line, 1)
+	return err == nil, nil
 }
 
 func isGzip(path string) (bool, error) {
@@ -171,6 +201,11 @@ func locateZipNum(summary string) (*Index, error) {
 		if !seen[name] {
 			seen[name] = true
 			names = append(names, name)
+		}
+	}
+	for _, n := range names {
+		if isArchiveName(n) {
+			return nil, fmt.Errorf("%s: names %q as a block file: a WARC or ARC file is no ZipNum's block file (is it a CDXJ index called .idx?)", summary, n)
 		}
 	}
 	dir := filepath.Dir(summary)
@@ -226,6 +261,17 @@ func locateZipNum(summary string) (*Index, error) {
 		}
 	}
 	return ix, nil
+}
+
+// isArchiveName tells a WARC or ARC file by its name.
+func isArchiveName(name string) bool {
+	n := strings.ToLower(name)
+	for _, ext := range []string{".warc", ".warc.gz", ".arc", ".arc.gz"} {
+		if strings.HasSuffix(n, ext) {
+			return true
+		}
+	}
+	return false
 }
 
 // partName is the name of the block file of block b: a JSON summary's

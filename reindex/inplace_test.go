@@ -560,3 +560,36 @@ func TestInPlaceCorpus(t *testing.T) {
 		t.Errorf("%+v; %d of %d blocks rewritten", p.Stats, p.BlocksRewritten, p.Blocks)
 	}
 }
+
+// TestLocate tells the forms of index files.
+func TestLocate(t *testing.T) {
+	dir := t.TempDir()
+	lines := inPlaceLines()
+	writeFiles(t, dir, map[string][]byte{
+		"plain.idx":     []byte(strings.Join(lines, "\n") + "\n"), // a CDX index called .idx
+		"cdx.gz":        forms[1].encode(t, lines)["index.cdx.gz"],
+		"z.idx":         []byte(`a)/ 2025 {"offset": "0", "length": "9", "filename": "a.warc.gz"}` + "\n"),
+		"blocks.cdx.gz": forms[4].encode(t, lines)["index.cdx.gz"],
+		"summary.idx":   bytes.ReplaceAll(forms[4].encode(t, lines)["index.idx"], []byte("index.cdx.gz"), []byte("blocks.cdx.gz")),
+		"other.summary": []byte("not a summary\n"),
+		"orphan.cdx.gz": append(forms[1].encode(t, lines)["index.cdx.gz"], forms[1].encode(t, lines)["index.cdx.gz"]...),
+	})
+	for name, want := range map[string]string{
+		"plain.idx": "plain", "cdx.gz": "gzip", "summary.idx": "ZipNum", "blocks.cdx.gz": "ZipNum summary.idx",
+		"orphan.cdx.gz": "gzip", "z.idx": `names "a.warc.gz" as a block file: a WARC or ARC file is no ZipNum's`,
+	} {
+		ix, err := Locate(filepath.Join(dir, name))
+		got := ""
+		switch {
+		case err != nil:
+			got = err.Error()
+		case ix.Form == ZipNum:
+			got = "ZipNum " + filepath.Base(ix.Path)
+		default:
+			got = ix.Form.String()
+		}
+		if !strings.Contains(got, want) {
+			t.Errorf("%s: %s, want %s", name, got, want)
+		}
+	}
+}
