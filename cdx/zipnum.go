@@ -495,16 +495,18 @@ func (e *BlockError) Unwrap() error { return e.Err }
 // gives one, have its digest). A block that does not fails the Read that
 // reaches its end, with a *BlockError.
 type BlockReader struct {
-	b     *Block
-	file  string
-	idx   string
-	src   *bufio.Reader
-	z     *gzip.Reader
-	sum   hash.Hash
-	last  byte
-	got   bool
-	eof   bool
-	lines int64
+	b       *Block
+	file    string
+	idx     string
+	section *io.SectionReader
+	src     *bufio.Reader
+	z       *gzip.Reader
+	sum     hash.Hash
+	hashing bool
+	last    byte
+	got     bool
+	eof     bool
+	lines   int64
 }
 
 // MaxBlockLength bounds a block's length as its summary gives it: a block
@@ -516,29 +518,53 @@ const MaxBlockLength = 64 << 20
 // named name in errors. When raw is not nil, the block's bytes as read
 // are appended to it (to copy a block that stays as it was).
 func NewBlockReader(file io.ReaderAt, name, idx string, b *Block, raw *bytes.Buffer) (*BlockReader, error) {
-	br := &BlockReader{b: b, file: name, idx: idx}
+	br := &BlockReader{}
+	return br, br.Reset(file, name, idx, b, raw)
+}
+
+// Reset starts reading another block as NewBlockReader does, reusing br's
+// buffers.
+func (br *BlockReader) Reset(file io.ReaderAt, name, idx string, b *Block, raw *bytes.Buffer) error {
+	*br = BlockReader{b: b, file: name, idx: idx, src: br.src, z: br.z, sum: br.sum, section: br.section}
 	if b.Length == 0 || b.Length > MaxBlockLength {
-		return nil, br.errorf("length %d: a block is a gzip member of 1 to %d bytes", b.Length, int64(MaxBlockLength))
+		return br.errorf("length %d: a block is a gzip member of 1 to %d bytes", b.Length, int64(MaxBlockLength))
 	}
-	var src io.Reader = io.NewSectionReader(file, b.Offset, b.Length)
+	if br.section == nil {
+		br.section = new(io.SectionReader)
+	}
+	*br.section = *io.NewSectionReader(file, b.Offset, b.Length)
+	var src io.Reader = br.section
 	if raw != nil {
 		src = io.TeeReader(src, raw)
 	}
 	if b.Digest != "" {
-		br.sum = sha256.New()
+		if br.sum == nil {
+			br.sum = sha256.New()
+		}
+		br.sum.Reset()
 		src = io.TeeReader(src, br.sum)
 	}
-	br.src = bufio.NewReaderSize(src, 32<<10)
-	z, err := gzip.NewReader(br.src)
+	if br.src == nil {
+		br.src = bufio.NewReaderSize(src, 32<<10)
+	} else {
+		br.src.Reset(src)
+	}
+	var err error
+	if br.z == nil {
+		br.z, err = gzip.NewReader(br.src)
+	} else {
+		err = br.z.Reset(br.src)
+	}
 	if err != nil {
 		if err == io.EOF {
 			err = errors.New("nothing there (beyond the end of the file?)")
 		}
-		return nil, br.errorf("not gzip: %v", err)
+		br.z = nil
+		return br.errorf("not gzip: %v", err)
 	}
-	z.Multistream(false)
-	br.z = z
-	return br, nil
+	br.z.Multistream(false)
+	br.hashing = b.Digest != ""
+	return nil
 }
 
 func (br *BlockReader) errorf(format string, args ...any) error {
@@ -577,7 +603,7 @@ func (br *BlockReader) end() error {
 	if rest > 0 {
 		return br.errorf("the gzip member ends %d bytes before the end the summary gives the block (length %d)", rest, br.b.Length)
 	}
-	if br.sum != nil {
+	if br.hashing {
 		if got := "sha256:" + hex.EncodeToString(br.sum.Sum(nil)); got != br.b.Digest {
 			return br.errorf("the block's digest is %s, the summary says %s", got, br.b.Digest)
 		}

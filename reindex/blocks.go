@@ -30,6 +30,7 @@ type blocks struct {
 	prevLine int64
 	// raw, when set, gets each block's bytes.
 	raw *bytes.Buffer
+	br  cdx.BlockReader
 }
 
 // openBlocks starts reading the blocks of ix, errors naming the files of
@@ -106,12 +107,12 @@ func (bs *blocks) next() (*cdx.Block, *cdx.BlockReader, error) {
 	if bs.raw != nil {
 		bs.raw.Reset()
 	}
-	br, err := cdx.NewBlockReader(bs.pf, bs.path, bs.shown.Path, b, bs.raw)
-	if err != nil {
+	// The block before is read: its reader's buffers serve again.
+	if err := bs.br.Reset(bs.pf, bs.path, bs.shown.Path, b, bs.raw); err != nil {
 		return nil, nil, err
 	}
 	bs.end, bs.lastLine = b.Offset+b.Length, b.Number
-	return b, br, nil
+	return b, &bs.br, nil
 }
 
 // endPart checks that the block file ends with its last block.

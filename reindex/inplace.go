@@ -231,7 +231,7 @@ func (p *InPlace) zipnum(src, dst *Index, r *replacement) error {
 	opts := p.Options
 	part := ""
 	for j := 0; ; j++ {
-		ob := &outBlock{index: j, lines: -1, unchanged: true}
+		ob := out.newBlock(j)
 		bs.raw = &ob.raw
 		b, br, err := bs.next()
 		if err == io.EOF {
@@ -266,7 +266,7 @@ func (p *InPlace) zipnum(src, dst *Index, r *replacement) error {
 				}
 			}
 			if pos == 0 {
-				ob.origFirst = bytes.Clone(l.Raw)
+				ob.origFirst = append(ob.origFirst[:0], l.Raw...)
 				if !bytes.HasPrefix(l.Raw, b.Key) {
 					return &cdx.IdxError{Name: src.Path, Line: b.Number,
 						Err: fmt.Errorf("key %q does not start its block's first line %q: the summary does not match its blocks", b.Key, l.Raw)}
@@ -328,6 +328,21 @@ type zipnumOut struct {
 	bw       cdx.BlockWriter
 	comp     bytes.Buffer
 	buf      []byte
+	free     []*outBlock // written, their buffers to use again
+}
+
+// newBlock returns an empty outBlock for the block numbered index.
+func (z *zipnumOut) newBlock(index int) *outBlock {
+	ob := &outBlock{}
+	if n := len(z.free); n > 0 {
+		ob = z.free[n-1]
+		z.free = z.free[:n-1]
+	}
+	raw, text, first := ob.raw, ob.text, ob.origFirst[:0]
+	raw.Reset()
+	text.Reset()
+	*ob = outBlock{index: index, lines: -1, unchanged: true, raw: raw, text: text, origFirst: first}
+	return ob
 }
 
 // line adds a line to the first block that has room for it.
@@ -361,6 +376,7 @@ func (z *zipnumOut) finishFull() error {
 		if err := z.write(z.pending[0]); err != nil {
 			return err
 		}
+		z.free = append(z.free, z.pending[0])
 		z.pending[0] = nil
 		z.pending = z.pending[1:]
 	}
