@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"warcdedup/cdx"
 	"warcdedup/scripts/gen"
@@ -510,4 +514,108 @@ func TestUndoCDXLater(t *testing.T) {
 	if slices.Equal(undoneCDXJ, cdxj) {
 		f.check(t, ix, "against the index before the run", f.pick(cdxj, cdx11))
 	}
+}
+
+// TestWarccdxInPlaceKilled kills warccdx --in-place at random moments of
+// its update of a ZipNum (60,000 lines, 30% of them rewritten; half the
+// kills near its end, where the files are replaced) and checks
+// after each kill that the summary and the block file are both the old
+// ones or both the new ones, or that the journal of their replacement is
+// there; then the same command again ends with the new ones, whatever the
+// moment of the kill.
+func TestWarccdxInPlaceKilled(t *testing.T) {
+	dir := t.TempDir()
+	const lines, files = 60000, 50
+	var index bytes.Buffer
+	next := make([]int64, files)
+	var log bytes.Buffer
+	log.WriteString("# run 2026-01-01T00:00:00Z\n")
+	shift := make([]int64, files)
+	var entries [files][]string
+	for i := range lines {
+		f := i % files
+		length := int64(500 + (i*7919)%30000)
+		off := next[f]
+		next[f] += length
+		fmt.Fprintf(&index, `com,example,h%03d)/p/%07d 20240601120000 {"url":"https://h.example.com/p/%07d","mime":"text/html","status":"200","digest":"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567","length":"%d","offset":"%d","filename":"c-%02d.warc.gz"}`+"\n",
+			i/1000, i, i, length, off, f)
+		if i%10 < 3 {
+			entries[f] = append(entries[f], fmt.Sprintf("c-%02d.warc.gz %d %d %d 530 revisit sha1:ZYXWVUTSRQPONMLKJIHGFEDCBA765432 https://h.example.com/ 2024-06-01T00:00:00Z\n", f, off, length, off+shift[f]))
+			shift[f] += 530 - length
+		}
+	}
+	for f := range files {
+		for _, e := range entries[f] {
+			log.WriteString(e)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "rewrite.log"), log.Bytes(), 0o644)
+	var blocks, idx bytes.Buffer
+	w := cdx.NewZipNumWriter(&blocks, &idx, cdx.BrowsertrixStyle)
+	for _, l := range strings.Split(strings.TrimSuffix(index.String(), "\n"), "\n") {
+		w.WriteLine([]byte(l))
+	}
+	w.Close()
+	oldIdx, oldBlocks := idx.Bytes(), blocks.Bytes()
+	ix := filepath.Join(dir, "ix")
+	reset := func() {
+		os.RemoveAll(ix)
+		os.MkdirAll(ix, 0o755)
+		os.WriteFile(filepath.Join(ix, "index.idx"), oldIdx, 0o644)
+		os.WriteFile(filepath.Join(ix, "index.cdx.gz"), oldBlocks, 0o644)
+	}
+	cmd := "warccdx -q --log ../rewrite.log --in-place index.idx"
+	reset()
+	start := time.Now()
+	if _, stderr, code := sh(t, ix, cmd); code != 0 {
+		t.Fatalf("warccdx --in-place: exit %d\n%s", code, stderr)
+	}
+	took := time.Since(start)
+	newIdx, _ := os.ReadFile(filepath.Join(ix, "index.idx"))
+	newBlocks, _ := os.ReadFile(filepath.Join(ix, "index.cdx.gz"))
+	t.Logf("an update takes %s", took)
+
+	rng := rand.New(rand.NewPCG(7, uint64(time.Now().UnixNano())))
+	journal := filepath.Join(ix, ".index.idx.pending")
+	var outcomes []string
+	for i := range 10 {
+		reset()
+		c := exec.Command("bash", "-c", "exec "+cmd)
+		c.Dir = ix
+		c.Env = append(os.Environ(), "PATH="+binDir+":"+os.Getenv("PATH"))
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		at := rng.Int64N(int64(took))
+		if i%2 == 1 {
+			at = int64(took)/2 + rng.Int64N(int64(took)/2)
+		}
+		time.Sleep(time.Duration(at))
+		c.Process.Signal(syscall.SIGKILL)
+		c.Wait()
+		gotIdx, _ := os.ReadFile(filepath.Join(ix, "index.idx"))
+		gotBlocks, _ := os.ReadFile(filepath.Join(ix, "index.cdx.gz"))
+		_, jerr := os.Stat(journal)
+		switch {
+		case bytes.Equal(gotIdx, oldIdx) && bytes.Equal(gotBlocks, oldBlocks):
+			outcomes = append(outcomes, "old")
+		case bytes.Equal(gotIdx, newIdx) && bytes.Equal(gotBlocks, newBlocks):
+			outcomes = append(outcomes, "new")
+		case jerr == nil:
+			outcomes = append(outcomes, "journal")
+		default:
+			t.Fatalf("killed: a summary and blocks of different versions, and no journal")
+		}
+		_, stderr, code := sh(t, ix, cmd)
+		gotIdx, _ = os.ReadFile(filepath.Join(ix, "index.idx"))
+		gotBlocks, _ = os.ReadFile(filepath.Join(ix, "index.cdx.gz"))
+		done := outcomes[len(outcomes)-1] == "new"
+		if !bytes.Equal(gotIdx, newIdx) || !bytes.Equal(gotBlocks, newBlocks) || code != 0 && !(done && code == 1 && strings.Contains(stderr, "already is one")) {
+			t.Fatalf("after a kill (%s), the same command: exit %d, the new files: %v\n%s", outcomes[len(outcomes)-1], code, bytes.Equal(gotIdx, newIdx), stderr)
+		}
+		if left, _ := filepath.Glob(filepath.Join(ix, ".*")); len(left) > 0 {
+			t.Errorf("left behind: %v", left)
+		}
+	}
+	t.Logf("the files as each kill left them: %v", outcomes)
 }

@@ -280,7 +280,7 @@ func FinishPending(ix *Index) (note string, finished bool, err error) {
 		}
 		note, finished = j.Note, true
 	}
-	for _, f := range ix.Files() {
+	for _, f := range append(ix.Files(), path) {
 		atomicfile.RemoveLeftovers(f)
 	}
 	return note, finished, nil
