@@ -260,6 +260,15 @@ func locateZipNum(summary string) (*Index, error) {
 			ix.Parts = append(ix.Parts, Part{Name: n, Path: path})
 		}
 	}
+	for _, p := range ix.Parts {
+		fi, err := os.Stat(p.Path)
+		if err == nil && !fi.Mode().IsRegular() {
+			err = errors.New("not a regular file")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: its block file %q: %w", summary, p.Name, err)
+		}
+	}
 	return ix, nil
 }
 

@@ -43,9 +43,9 @@ CDX or CDXJ, plain or gzip, or a ZipNum (name its summary, or its .cdx.gz
 when a summary beside it names it, and pywb's .loc when there is one):
 its blocks rewritten with as many lines each as before (a block no line of
 which changes is copied as it is), its summary with them, spelt as it was
-("!meta" kept, digests recomputed). A sorted index stays sorted (lines that
-an edit reorders, as sorting afresh would, only among lines with the same
-key and URL). Each index is replaced whole or left untouched: a line that
+("!meta" kept, digests recomputed). A sorted index stays sorted: an edit
+reorders lines, as sorting afresh would, only among lines of the same
+urlkey and timestamp (in CDX, and URL). Each index is replaced whole or left untouched: a line that
 cannot be read or updated, a log entry without its line, a summary that
 does not match its blocks (order, offsets, lengths, gzip members,
 digests), or a .cdx.gz of several gzip members that no summary beside it
@@ -70,7 +70,8 @@ A line that cannot be read or updated is reported and written as read
 (exit status 1), or with --strict stops the run.
 
 Memory: the log is held in 68 bytes per entry (with a sha1 digest); the
-indexes stream, whatever their size.`
+indexes stream, whatever their size (--in-place holds the lines of one
+urlkey and timestamp, at most 64 MiB, and a ZipNum block or two).`
 
 var manual = cmdutil.Manual{
 	Exit: map[int]string{
@@ -95,7 +96,7 @@ var manual = cmdutil.Manual{
 }
 
 func main() {
-	app := cmdutil.NewApp("warccdx", "update CDX/CDXJ indexes with warcrefs' rewrite log", description,
+	app := cmdutil.NewApp("warccdx", "update CDX, CDXJ and ZipNum indexes with warcrefs' rewrite log", description,
 		[]cli.Flag{
 			&cli.StringFlag{Name: "log", Usage: "warcrefs' rewrite log `FILE` (required)"},
 			cmdutil.OutputFlag,
