@@ -88,8 +88,8 @@ type Job struct {
 	refused  []string // files left untouched, and why
 	stale    []string // lines left out, and why (the first ones)
 	damaged  []string // damage reported, the first ones
-	// indexProblems counts index lines that could not be updated.
-	indexProblems int64
+	// indexRefused says why each index --cdx named was left untouched.
+	indexRefused []string
 	// crawl is the crawl index mode; nil without an index.
 	crawl *crawlMode
 }
@@ -740,8 +740,9 @@ func (j *Job) finish(err error) {
 		reasons = append(reasons, fmt.Sprintf("%s files refused and left untouched (rewrite stage)", progress.Count(j.rewrote.Refused)))
 		reasons = append(reasons, first(j.refused, 10)...)
 	}
-	if j.indexProblems > 0 {
-		reasons = append(reasons, fmt.Sprintf("%s index lines could not be updated (update indexes stage; see run.log)", progress.Count(j.indexProblems)))
+	if len(j.indexRefused) > 0 {
+		reasons = append(reasons, fmt.Sprintf("%d indexes left untouched (update indexes stage; see %s)", len(j.indexRefused), RunLog))
+		reasons = append(reasons, first(j.indexRefused, 5)...)
 	}
 	if j.verified.Violations > 0 {
 		reasons = append(reasons, fmt.Sprintf("%s violations: records lost (see %s)", progress.Count(j.verified.Violations), Violations))
