@@ -37,7 +37,6 @@ type Conn struct {
 	where   string // the server, for messages: host:port or a socket path
 	timeout time.Duration
 	err     error // the I/O or protocol error that made the connection unusable
-	buf     []byte
 }
 
 // Address is a parsed Redis URL.
@@ -176,21 +175,22 @@ func (c *Conn) Do(args ...string) (Value, error) {
 }
 
 // Pipeline is a batch of commands written together and answered together:
-// one round trip for the batch.
+// one round trip for the batch. Other commands may be sent on the
+// connection while a batch is being filled.
 type Pipeline struct {
-	c *Conn
-	n int
+	c   *Conn
+	buf []byte
+	n   int
 }
 
 // Pipeline starts a batch.
 func (c *Conn) Pipeline() *Pipeline {
-	c.buf = c.buf[:0]
 	return &Pipeline{c: c}
 }
 
 // Send adds a command to the batch.
 func (p *Pipeline) Send(args ...string) {
-	p.c.buf = appendCommand(p.c.buf, args)
+	p.buf = appendCommand(p.buf, args)
 	p.n++
 }
 
@@ -198,7 +198,7 @@ func (p *Pipeline) Send(args ...string) {
 func (p *Pipeline) Len() int { return p.n }
 
 // Size is the number of bytes the batch will write.
-func (p *Pipeline) Size() int { return len(p.c.buf) }
+func (p *Pipeline) Size() int { return len(p.buf) }
 
 // Exec writes the batch and reads its replies, one per command, in order.
 // Error replies are Values of kind Err, not an error: the other commands
@@ -208,19 +208,18 @@ func (p *Pipeline) Exec() ([]Value, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
-	n := p.n
-	p.n = 0
+	n, buf := p.n, p.buf
+	p.n, p.buf = 0, p.buf[:0]
 	if n == 0 {
 		return nil, nil
 	}
 	c.nc.SetDeadline(time.Now().Add(c.timeout))
-	if _, err := c.w.Write(c.buf); err != nil {
+	if _, err := c.w.Write(buf); err != nil {
 		return nil, c.fail(err)
 	}
 	if err := c.w.Flush(); err != nil {
 		return nil, c.fail(err)
 	}
-	c.buf = c.buf[:0]
 	out := make([]Value, n)
 	for i := range out {
 		v, err := readValue(c.r)

@@ -1,0 +1,1061 @@
+package redisindex
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"warcdedup/crawlindex"
+	"warcdedup/internal/redis"
+	"warcdedup/manifest"
+)
+
+// ExportOptions say what an export writes.
+type ExportOptions struct {
+	// Crawls limits the export to these crawls: each is written if the
+	// index commits it, removed from Redis if this index exported it and
+	// no longer commits it. Empty means every crawl.
+	Crawls []string
+	// Withdraw removes from Redis every crawl (of Crawls) this index
+	// exported, committed or not: the undoing of exports.
+	Withdraw bool
+	// SHA1 exports an index of SHA-1 digests: only crawls run with
+	// --useSHA1 look such digests up.
+	SHA1 bool
+	// WARCFiles exports crawls whose files are WARC files, not WACZ
+	// packages (see docs/browsertrix-redis.md for what that gives).
+	WARCFiles bool
+	// Batch is the number of commands per round trip (1,000 if zero).
+	Batch int
+	// Warn receives what is left out, and why.
+	Warn func(error)
+	// Progress, if set, is told the originals read of those to read.
+	Progress func(done, total int64)
+}
+
+// ExportStats are what an export did.
+type ExportStats struct {
+	Added     []string // crawls written
+	Replaced  []string // crawls written again: their files changed
+	Removed   []string // crawls taken out of Redis
+	Unchanged []string // crawls already there as they are
+	Present   []string // crawls another writer put there, with the same files
+	Entries   int64    // digests written to h:CRAWL
+	LeftOut   int64    // originals left out (a date that is no date, a file of no crawl)
+	NewDupes  int64    // alldupes entries the export's crawls took
+	Repointed int64    // alldupes entries moved to another crawl holding the digest
+	Dropped   int64    // alldupes entries deleted: no committed crawl holds the digest
+	Finished  int      // key sets an interrupted export left, finished
+}
+
+// ConflictError is an export refused before anything was written.
+type ConflictError struct {
+	Problems []string
+}
+
+func (e *ConflictError) Error() string {
+	return "nothing was written: " + strings.Join(e.Problems, "; ")
+}
+
+// Export writes the committed crawls of ix into the Redis dedup index on
+// c, in the crawler's keys, as committed crawls; crawls it exported before
+// and ix no longer commits are taken out as the crawler's purge takes
+// crawls out. See docs/browsertrix-redis.md.
+func Export(ctx context.Context, c *redis.Conn, ix *crawlindex.Index, opt ExportOptions) (*ExportStats, error) {
+	if opt.Batch <= 0 {
+		opt.Batch = 1000
+	}
+	if opt.Warn == nil {
+		opt.Warn = func(error) {}
+	}
+	x := &exporter{c: c, ix: ix, opt: opt, st: &ExportStats{}}
+	if err := x.checkAlgorithm(); err != nil {
+		return nil, err
+	}
+	release, err := takeLock(c)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	x.refresh = func(p *redis.Pipeline) { p.Send("PEXPIRE", keyLock, strconv.Itoa(lockTTL)) }
+	if err := x.readRedis(); err != nil {
+		return nil, err
+	}
+	if err := x.plan(); err != nil {
+		return nil, err
+	}
+	if err := x.retireStaged(); err != nil {
+		return nil, err
+	}
+	if err := x.write(ctx); err != nil {
+		return x.st, err
+	}
+	for _, name := range x.removes {
+		if err := x.remove(name); err != nil {
+			return x.st, err
+		}
+		x.st.Removed = append(x.st.Removed, name)
+	}
+	if err := hook("removed"); err != nil {
+		return x.st, err
+	}
+	if err := x.repointRetired(ctx); err != nil {
+		return x.st, err
+	}
+	return x.st, nil
+}
+
+// exporter is one export.
+type exporter struct {
+	c       *redis.Conn
+	ix      *crawlindex.Index
+	opt     ExportOptions
+	st      *ExportStats
+	refresh func(*redis.Pipeline)
+
+	algorithm   string
+	committed   map[string]bool // allcrawls
+	uncommitted map[string]bool
+	owners      map[string]Owner // keyExported
+
+	writes  []*crawlWrite // in the index's commit order
+	removes []string
+}
+
+// crawlWrite is a crawl being written: its staged keys and figures.
+type crawlWrite struct {
+	crawl   *crawlindex.Crawl
+	order   int
+	replace bool
+	owner   Owner // the new owner record
+	files   []crawlindex.FileInfo
+	byName  map[string]int // file name -> index in c:CRAWL:wacz
+	seq     int64
+	entries int64
+	last    string // the last digest key written
+	counts  Counts
+}
+
+func (w *crawlWrite) stage(kind string) string {
+	return stagePrefix + strconv.FormatInt(w.seq, 10) + ":" + kind + ":" + w.crawl.Name
+}
+
+// checkAlgorithm refuses an index whose digests the crawler does not look
+// up.
+func (x *exporter) checkAlgorithm() error {
+	x.algorithm = x.ix.Registry.Algorithm
+	switch x.algorithm {
+	case "", "sha256":
+		return nil
+	case "sha1":
+		if x.opt.SHA1 {
+			return nil
+		}
+		return fmt.Errorf("the index %s holds SHA-1 digests; Browsertrix's crawler keys on SHA-256 and would never find them: "+
+			"give --sha1 if every crawl that reads this Redis runs with --useSHA1, or build a SHA-256 index "+
+			"(warcdedup run --hash sha256 --index NEWDIR, crawl by crawl) and export that", x.ix.Dir)
+	}
+	return fmt.Errorf("the index %s holds %s digests: Browsertrix's crawler keys on SHA-256 (or SHA-1 with --useSHA1)", x.ix.Dir, x.algorithm)
+}
+
+// readRedis reads the crawl sets and this package's records, and checks
+// that the Redis's digests are of the index's algorithm.
+func (x *exporter) readRedis() error {
+	set := func(key string) (map[string]bool, error) {
+		m, err := redis.Strings(x.c.Do("SMEMBERS", key))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", key, err)
+		}
+		out := map[string]bool{}
+		for _, s := range m {
+			out[s] = true
+		}
+		return out, nil
+	}
+	var err error
+	if x.committed, err = set(keyAllCrawls); err != nil {
+		return err
+	}
+	if x.uncommitted, err = set(keyUncommitted); err != nil {
+		return err
+	}
+	kv, err := redis.Strings(x.c.Do("HGETALL", keyExported))
+	if err != nil {
+		return fmt.Errorf("%s: %w", keyExported, err)
+	}
+	x.owners = map[string]Owner{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		o, err := parseOwner(kv[i+1])
+		if err != nil {
+			return fmt.Errorf("crawl %s: %w", kv[i], err)
+		}
+		x.owners[kv[i]] = o
+	}
+	if x.algorithm == "" {
+		return nil
+	}
+	// A sample of alldupes says which digests the Redis holds.
+	v, err := x.c.Do("HSCAN", keyAllDupes, "0", "COUNT", "50")
+	if err != nil {
+		return fmt.Errorf("%s: %w", keyAllDupes, err)
+	}
+	if v.Kind == redis.Array && len(v.Array) == 2 {
+		kv, _ := redis.Strings(v.Array[1], nil)
+		for i := 0; i < len(kv); i += 2 {
+			_, a, err := DigestOfKey(kv[i])
+			if err != nil {
+				return fmt.Errorf("%s holds %w: not a Redis this export can add to", keyAllDupes, err)
+			}
+			if a.String() != x.algorithm {
+				return fmt.Errorf("%s holds %s digests (%s, of crawl %s), the index %s holds %s digests: the two cannot meet in one Redis",
+					keyAllDupes, a, kv[i], kv[i+1], x.ix.Dir, x.algorithm)
+			}
+		}
+	}
+	return nil
+}
+
+// fingerprint identifies what a crawl's keys are written from: its files
+// and figures. An owner record with the same fingerprint is up to date.
+func fingerprint(k *crawlindex.Crawl, files []crawlindex.FileInfo) string {
+	h := sha256.New()
+	type fp struct {
+		Files                                   []crawlindex.FileInfo
+		Originals, Records, Revisits, Conserved int64
+	}
+	stripped := make([]crawlindex.FileInfo, len(files))
+	for i, f := range files {
+		stripped[i] = crawlindex.FileInfo{Name: f.Name, Size: f.Size, SHA256: f.SHA256}
+	}
+	json.NewEncoder(h).Encode(fp{stripped, k.Originals, k.Records, k.Revisits, k.BytesConserved})
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// plan decides, for every crawl concerned, what the export does, and
+// refuses the export (writing nothing) on any conflict.
+func (x *exporter) plan() error {
+	var problems []string
+	selected := func(name string) bool { return len(x.opt.Crawls) == 0 || slices.Contains(x.opt.Crawls, name) }
+	for _, name := range x.opt.Crawls {
+		_, owned := x.owners[name]
+		if x.ix.Registry.Crawl(name) == nil && !owned {
+			problems = append(problems, fmt.Sprintf("crawl %s is neither committed to the index %s nor exported from it", name, x.ix.Dir))
+		}
+	}
+	for order, k := range x.ix.Registry.Crawls {
+		if !selected(k.Name) || x.opt.Withdraw {
+			continue
+		}
+		if err := checkCrawlID(k.Name); err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		files, err := x.ix.Files(k.Name)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("crawl %s: its list of files: %v", k.Name, err))
+			continue
+		}
+		if !x.opt.WARCFiles {
+			if bad := slices.IndexFunc(files, func(f crawlindex.FileInfo) bool { return !isWACZName(f.Name) }); bad >= 0 {
+				problems = append(problems, fmt.Sprintf("crawl %s: %s is no WACZ package: Browsertrix names the WACZ holding an original "+
+					"(WARC-Refers-To-Container, relation.requires) and ReplayWeb.page loads only WACZ files; give --warc-files to export it all the same",
+					k.Name, files[bad].Name))
+				continue
+			}
+		}
+		w := &crawlWrite{crawl: k, order: order, files: files, byName: map[string]int{}}
+		w.owner = Owner{Index: x.ix.Dir, Fingerprint: fingerprint(k, files), Counts: countsOf(k)}
+		for i, f := range files {
+			w.byName[f.Name] = i
+			w.owner.Files = append(w.owner.Files, f.Name)
+		}
+		owner, owned := x.owners[k.Name]
+		ours := owned && owner.Index == x.ix.Dir
+		switch {
+		case x.uncommitted[k.Name]:
+			problems = append(problems, fmt.Sprintf("crawl %s is running in Browsertrix (it is in %s): a crawl id is one crawl", k.Name, keyUncommitted))
+		case x.committed[k.Name] && ours && owner.Fingerprint == w.owner.Fingerprint:
+			x.st.Unchanged = append(x.st.Unchanged, k.Name)
+		case x.committed[k.Name] && ours:
+			w.replace = true
+			x.writes = append(x.writes, w)
+		case x.committed[k.Name]:
+			same, why, err := x.sameFiles(k.Name, files)
+			switch {
+			case err != nil:
+				problems = append(problems, err.Error())
+			case !same:
+				from := "another writer"
+				if owned {
+					from = "the index " + owner.Index
+				}
+				problems = append(problems, fmt.Sprintf("crawl %s is committed to the Redis by %s with other files (%s): a crawl id is one crawl", k.Name, from, why))
+			default:
+				x.st.Present = append(x.st.Present, k.Name)
+			}
+		default:
+			if keys := x.existing(k.Name); len(keys) > 0 {
+				problems = append(problems, fmt.Sprintf("crawl %s is not committed to the Redis, but %s exist: left by a crawl that stopped? "+
+					"(Browsertrix's indexer --cancelCrawlId %s deletes them)", k.Name, strings.Join(keys, ", "), k.Name))
+				continue
+			}
+			x.writes = append(x.writes, w)
+		}
+	}
+	for _, name := range slices.Sorted(mapKeys(x.owners)) {
+		o := x.owners[name]
+		if o.Index != x.ix.Dir || !selected(name) || (!x.opt.Withdraw && x.ix.Registry.Crawl(name) != nil) {
+			continue
+		}
+		x.removes = append(x.removes, name)
+	}
+	if len(problems) > 0 {
+		return &ConflictError{Problems: problems}
+	}
+	return nil
+}
+
+// checkCrawlID refuses a crawl name the crawler's entries cannot carry.
+func checkCrawlID(name string) error {
+	if name == "" || strings.ContainsAny(name, " \t\r\n") {
+		return fmt.Errorf("crawl name %q cannot be a Browsertrix crawl id", name)
+	}
+	return nil
+}
+
+func isWACZName(name string) bool { return strings.HasSuffix(strings.ToLower(name), ".wacz") }
+
+func countsOf(k *crawlindex.Crawl) Counts {
+	return Counts{TotalURLs: k.Records, DupeURLs: k.Revisits, Conserved: k.BytesConserved, CrawlSize: k.Size}
+}
+
+// sameFiles compares a committed crawl's c:CRAWL:wacz with the index's
+// files: the same names, and the same sizes and hashes where both know
+// them.
+func (x *exporter) sameFiles(crawl string, files []crawlindex.FileInfo) (bool, string, error) {
+	list, err := redis.Strings(x.c.Do("LRANGE", waczKey(crawl), "0", "-1"))
+	if err != nil {
+		return false, "", fmt.Errorf("%s: %w", waczKey(crawl), err)
+	}
+	theirs := map[string]WACZFile{}
+	for _, s := range list {
+		w, err := ParseWACZFile(s)
+		if err != nil {
+			return false, "", fmt.Errorf("%s: %w", waczKey(crawl), err)
+		}
+		theirs[w.Filename] = w
+	}
+	for _, f := range files {
+		w, ok := theirs[f.Name]
+		switch {
+		case !ok:
+			return false, fmt.Sprintf("the Redis lists no %s", f.Name), nil
+		case w.Size != 0 && f.Size != 0 && w.Size != f.Size:
+			return false, fmt.Sprintf("%s is %d bytes in the Redis, %d in the index", f.Name, w.Size, f.Size), nil
+		case w.Hash != "" && f.SHA256 != "" && w.Hash != f.SHA256:
+			return false, fmt.Sprintf("%s has SHA-256 %s in the Redis, %s in the index", f.Name, w.Hash, f.SHA256), nil
+		}
+		delete(theirs, f.Name)
+	}
+	for name := range theirs {
+		return false, fmt.Sprintf("the index lists no %s", name), nil
+	}
+	return true, "", nil
+}
+
+// existing lists the crawl's keys that exist.
+func (x *exporter) existing(crawl string) []string {
+	var out []string
+	for _, k := range []string{hashesKey(crawl), waczKey(crawl), countsKey(crawl)} {
+		if n, err := redis.Int64(x.c.Do("EXISTS", k)); err != nil || n > 0 {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// retireStaged turns the staged keys an interrupted export left into
+// retired digest sets (their crawl never committed: the alldupes entries
+// they took are re-pointed or dropped at the end) and deletes the rest.
+func (x *exporter) retireStaged() error {
+	s := x.c.Scan("SCAN", "", "MATCH", stagePrefix+"*", "COUNT", "1000")
+	var keys []string
+	for {
+		batch, err := s.Next()
+		if err != nil {
+			return err
+		}
+		if batch == nil {
+			break
+		}
+		keys = append(keys, batch...)
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	for _, key := range keys {
+		rest := strings.TrimPrefix(key, stagePrefix)
+		_, rest, _ = strings.Cut(rest, ":")
+		kind, crawl, ok := strings.Cut(rest, ":")
+		if !ok {
+			continue
+		}
+		if kind == "h" {
+			if err := x.retire(key, crawl); err != nil {
+				return err
+			}
+		} else if _, err := x.c.Do("DEL", key); err != nil {
+			return err
+		}
+		x.st.Finished++
+	}
+	return nil
+}
+
+// retire renames a digest set to a retired one of crawl.
+func (x *exporter) retire(key, crawl string) error {
+	seq, err := redis.Int64(x.c.Do("INCR", keySeq))
+	if err != nil {
+		return err
+	}
+	_, err = x.c.Do("RENAME", key, retiredKey(seq, crawl))
+	return err
+}
+
+func retiredKey(seq int64, crawl string) string {
+	return retiredPrefix + strconv.FormatInt(seq, 10) + ":" + crawl
+}
+
+// write stages every crawl to write in one pass over the partitions, then
+// commits each.
+func (x *exporter) write(ctx context.Context) error {
+	if len(x.writes) == 0 {
+		return nil
+	}
+	byName := map[string]*crawlWrite{}
+	var total int64
+	p := x.c.Pipeline()
+	for _, w := range x.writes {
+		seq, err := redis.Int64(x.c.Do("INCR", keySeq))
+		if err != nil {
+			return err
+		}
+		w.seq = seq
+		byName[w.crawl.Name] = w
+		total += w.crawl.Originals
+		for _, f := range w.files {
+			e := WACZFile{Filename: f.Name, Hash: f.SHA256, Size: f.Size}
+			p.Send("RPUSH", w.stage("wacz"), e.String())
+		}
+		w.counts = w.owner.Counts
+		if fields := w.counts.fields(1); len(fields) > 0 {
+			p.Send(append([]string{"HSET", w.stage("counts")}, fields...)...)
+		}
+	}
+	if err := x.exec(p); err != nil {
+		return err
+	}
+	b := &batcher{x: x, p: x.c.Pipeline()}
+	if err := x.stream(ctx, byName, total, b); err != nil {
+		return err
+	}
+	if err := b.flush(); err != nil {
+		return err
+	}
+	if err := hook("staged"); err != nil {
+		return err
+	}
+	for _, w := range x.writes {
+		if err := x.commit(w); err != nil {
+			return err
+		}
+		if err := hook("committed"); err != nil {
+			return err
+		}
+		x.st.Entries += w.entries
+		if w.replace {
+			x.st.Replaced = append(x.st.Replaced, w.crawl.Name)
+		} else {
+			x.st.Added = append(x.st.Added, w.crawl.Name)
+		}
+	}
+	return nil
+}
+
+// batcher sends commands a batch at a time.
+type batcher struct {
+	x *exporter
+	p *redis.Pipeline
+	// newDupes counts the HSETNX alldupes commands of the batch, whose
+	// replies say whether the crawl took the digest.
+	hsetnx []int
+}
+
+func (b *batcher) send(args ...string) error {
+	if args[0] == "HSETNX" {
+		b.hsetnx = append(b.hsetnx, b.p.Len())
+	}
+	b.p.Send(args...)
+	if b.p.Len() >= b.x.opt.Batch {
+		return b.flush()
+	}
+	return nil
+}
+
+func (b *batcher) flush() error {
+	if b.p.Len() == 0 {
+		return nil
+	}
+	b.x.refresh(b.p)
+	vs, err := b.p.Exec()
+	if err != nil {
+		return err
+	}
+	for _, v := range vs {
+		if err := v.Err(); err != nil {
+			return err
+		}
+	}
+	for _, i := range b.hsetnx {
+		b.x.st.NewDupes += vs[i].Int
+	}
+	b.hsetnx = b.hsetnx[:0]
+	return nil
+}
+
+// exec runs a pipeline and fails on any error reply.
+func (x *exporter) exec(p *redis.Pipeline) error {
+	x.refresh(p)
+	vs, err := p.Exec()
+	if err != nil {
+		return err
+	}
+	for _, v := range vs {
+		if err := v.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stream reads the partitions once and stages each original of a crawl
+// being written: the first original of each digest of a crawl is its
+// entry, and each digest goes to alldupes (if no crawl holds it yet) for
+// the earliest committed of the crawls written that hold it.
+func (x *exporter) stream(ctx context.Context, byName map[string]*crawlWrite, total int64, b *batcher) error {
+	parts, err := x.ix.Partitions()
+	if err != nil {
+		return err
+	}
+	var done int64
+	var run string        // the digest key of the lines being read
+	var first *crawlWrite // the earliest crawl of the run
+	endRun := func() error {
+		if first != nil {
+			if err := b.send("HSETNX", keyAllDupes, run, first.crawl.Name); err != nil {
+				return err
+			}
+		}
+		first = nil
+		return nil
+	}
+	for _, part := range parts {
+		f, err := os.Open(part)
+		if err != nil {
+			return err
+		}
+		r := manifest.NewReader(f, part)
+		for {
+			l, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				f.Close()
+				return err
+			}
+			w := byName[crawlindex.CrawlOf(l.File)]
+			if w == nil {
+				continue
+			}
+			done++
+			if done%10000 == 0 {
+				if err := ctx.Err(); err != nil {
+					f.Close()
+					return err
+				}
+				if x.opt.Progress != nil {
+					x.opt.Progress(done, total)
+				}
+			}
+			key, err := DigestKey(l.Digest)
+			if err != nil {
+				f.Close()
+				return fmt.Errorf("%s: line %d: %w", part, r.LineNumber(), err)
+			}
+			if key != run {
+				if err := endRun(); err != nil {
+					f.Close()
+					return err
+				}
+				run = key
+			}
+			if key == w.last {
+				continue // the crawl's entry for the digest is written
+			}
+			e, err := w.entry(&l)
+			if err != nil {
+				x.st.LeftOut++
+				x.opt.Warn(fmt.Errorf("%s: line %d: %s offset %d left out: %w", part, r.LineNumber(), l.File, l.Offset, err))
+				continue
+			}
+			w.last = key
+			w.entries++
+			if first == nil || w.order < first.order {
+				first = w
+			}
+			if err := b.send("HSET", w.stage("h"), key, e.String()); err != nil {
+				f.Close()
+				return err
+			}
+		}
+		f.Close()
+	}
+	if x.opt.Progress != nil {
+		x.opt.Progress(done, total)
+	}
+	return endRun()
+}
+
+// entry is the crawler's entry for an original of the crawl.
+func (w *crawlWrite) entry(l *manifest.Line) (Entry, error) {
+	name, err := manifest.UnescapeFile(strings.TrimPrefix(l.File, w.crawl.Name+"/"))
+	if err != nil {
+		return Entry{}, err
+	}
+	i, ok := w.fileIndex(name)
+	if !ok {
+		return Entry{}, fmt.Errorf("no file of crawl %s holds it", w.crawl.Name)
+	}
+	date, err := DateDigits(l.Date)
+	if err != nil {
+		return Entry{}, err
+	}
+	if strings.ContainsAny(l.URI, " \t\r\n") {
+		return Entry{}, fmt.Errorf("URI %q has a blank", l.URI)
+	}
+	return Entry{WACZ: i, Date: date, URL: l.URI, Size: l.Length}, nil
+}
+
+// fileIndex finds the file of the crawl that holds an original named
+// PATH: the file itself (a record at its offset in the WACZ), or the WACZ
+// that PATH names a member of ("x.wacz#archive/data.warc.gz" or
+// "x.wacz/archive/data.warc.gz").
+func (w *crawlWrite) fileIndex(name string) (int, bool) {
+	if i, ok := w.byName[name]; ok {
+		return i, true
+	}
+	for j := 0; j < len(name); j++ {
+		if name[j] == '#' || name[j] == '/' {
+			if i, ok := w.byName[name[:j]]; ok && isWACZName(name[:j]) {
+				return i, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// commit makes a staged crawl the crawler's committed crawl, in one
+// transaction: its keys renamed into place (an old version's digests
+// retired), allcrawls, allcounts, src:d and the owner record. WATCH makes
+// the transaction fail if another writer touched the crawl meanwhile.
+func (x *exporter) commit(w *crawlWrite) error {
+	name := w.crawl.Name
+	w.owner.Exported = time.Now().UTC().Truncate(time.Second)
+	ownerJSON, err := json.Marshal(w.owner)
+	if err != nil {
+		return err
+	}
+	for try := 0; try < 5; try++ {
+		if _, err := x.c.Do("WATCH", hashesKey(name), waczKey(name), countsKey(name), keyAllCrawls, keyUncommitted, keyExported); err != nil {
+			return err
+		}
+		p := x.c.Pipeline()
+		p.Send("SISMEMBER", keyAllCrawls, name)
+		p.Send("SISMEMBER", keyUncommitted, name)
+		p.Send("HGET", keyExported, name)
+		p.Send("EXISTS", hashesKey(name))
+		p.Send("EXISTS", w.stage("h"))
+		p.Send("EXISTS", w.stage("wacz"))
+		p.Send("EXISTS", w.stage("counts"))
+		vs, err := p.Exec()
+		if err != nil {
+			return err
+		}
+		committed, running, hasOld := vs[0].Int == 1, vs[1].Int == 1, vs[3].Int == 1
+		var old Owner
+		if w.replace {
+			if vs[2].IsNil() {
+				x.c.Do("UNWATCH")
+				return fmt.Errorf("crawl %s: its owner record went away during the export", name)
+			}
+			if old, err = parseOwner(vs[2].Str); err != nil {
+				x.c.Do("UNWATCH")
+				return err
+			}
+		}
+		switch {
+		case running:
+			x.c.Do("UNWATCH")
+			return fmt.Errorf("crawl %s started running in Browsertrix during the export: not committed", name)
+		case !w.replace && (committed || hasOld):
+			x.c.Do("UNWATCH")
+			return fmt.Errorf("crawl %s was committed to the Redis by another writer during the export: not committed", name)
+		case w.replace && (!committed || old.Index != x.ix.Dir):
+			x.c.Do("UNWATCH")
+			return fmt.Errorf("crawl %s changed hands during the export: not committed", name)
+		}
+		var retired string
+		p = x.c.Pipeline()
+		p.Send("MULTI")
+		if w.replace {
+			if hasOld {
+				seq, err := redis.Int64(x.c.Do("INCR", keySeq))
+				if err != nil {
+					return err
+				}
+				retired = retiredKey(seq, name)
+				p.Send("RENAME", hashesKey(name), retired)
+			}
+			p.Send("DEL", waczKey(name), countsKey(name))
+			if fields := old.Counts.fields(-1); len(fields) > 0 {
+				hincr(p, keyAllCounts, fields)
+			}
+			if len(old.Files) > 0 {
+				p.Send(append([]string{"SREM", keySourceDone}, old.Files...)...)
+			}
+		}
+		if vs[4].Int == 1 {
+			p.Send("RENAME", w.stage("h"), hashesKey(name))
+		}
+		if vs[5].Int == 1 {
+			p.Send("RENAME", w.stage("wacz"), waczKey(name))
+		}
+		if vs[6].Int == 1 {
+			p.Send("RENAME", w.stage("counts"), countsKey(name))
+		}
+		if fields := w.counts.fields(1); len(fields) > 0 {
+			hincr(p, keyAllCounts, fields)
+		}
+		if len(w.owner.Files) > 0 {
+			p.Send(append([]string{"SADD", keySourceDone}, w.owner.Files...)...)
+		}
+		p.Send("SADD", keyAllCrawls, name)
+		p.Send("HSET", keyExported, name, string(ownerJSON))
+		p.Send("EXEC")
+		vs, err = p.Exec()
+		if err != nil {
+			return err
+		}
+		exec := vs[len(vs)-1]
+		if exec.IsNil() {
+			continue // a watched key changed: look again
+		}
+		if err := exec.Err(); err != nil {
+			return fmt.Errorf("crawl %s: committing: %w", name, err)
+		}
+		for _, v := range exec.Array {
+			if err := v.Err(); err != nil {
+				return fmt.Errorf("crawl %s: committing: %w", name, err)
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("crawl %s: the Redis kept changing under the commit (5 tries)", name)
+}
+
+// hincr sends HINCRBY for each field, value pair.
+func hincr(p *redis.Pipeline, key string, fields []string) {
+	for i := 0; i+1 < len(fields); i += 2 {
+		p.Send("HINCRBY", key, fields[i], fields[i+1])
+	}
+}
+
+// remove takes a crawl this index exported out of the Redis, as the
+// crawler's purge does: out of allcrawls, its keys deleted, its counts
+// taken from allcounts, its WACZ names from src:d. Its digests are
+// retired: the alldupes entries naming it are re-pointed at the end.
+func (x *exporter) remove(name string) error {
+	for try := 0; try < 5; try++ {
+		if _, err := x.c.Do("WATCH", hashesKey(name), keyAllCrawls, keyExported); err != nil {
+			return err
+		}
+		p := x.c.Pipeline()
+		p.Send("HGET", keyExported, name)
+		p.Send("EXISTS", hashesKey(name))
+		p.Send("SISMEMBER", keyAllCrawls, name)
+		vs, err := p.Exec()
+		if err != nil {
+			return err
+		}
+		if vs[0].IsNil() {
+			x.c.Do("UNWATCH")
+			return nil // removed meanwhile
+		}
+		old, err := parseOwner(vs[0].Str)
+		if err != nil {
+			x.c.Do("UNWATCH")
+			return err
+		}
+		if old.Index != x.ix.Dir {
+			x.c.Do("UNWATCH")
+			return fmt.Errorf("crawl %s changed hands during the export: not removed", name)
+		}
+		p = x.c.Pipeline()
+		var seq int64
+		if vs[1].Int == 1 {
+			if seq, err = redis.Int64(x.c.Do("INCR", keySeq)); err != nil {
+				return err
+			}
+		}
+		p.Send("MULTI")
+		if vs[1].Int == 1 {
+			p.Send("RENAME", hashesKey(name), retiredKey(seq, name))
+		}
+		p.Send("DEL", waczKey(name), countsKey(name))
+		if vs[2].Int == 1 {
+			// Counted in allcounts only while committed.
+			if fields := old.Counts.fields(-1); len(fields) > 0 {
+				hincr(p, keyAllCounts, fields)
+			}
+		}
+		if len(old.Files) > 0 {
+			p.Send(append([]string{"SREM", keySourceDone}, old.Files...)...)
+		}
+		p.Send("SREM", keyAllCrawls, name)
+		p.Send("SREM", keyCanceled, name)
+		p.Send("HDEL", keyExported, name)
+		p.Send("EXEC")
+		vs, err = p.Exec()
+		if err != nil {
+			return err
+		}
+		exec := vs[len(vs)-1]
+		if exec.IsNil() {
+			continue
+		}
+		for _, v := range exec.Array {
+			if err := v.Err(); err != nil {
+				return fmt.Errorf("crawl %s: removing: %w", name, err)
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("crawl %s: the Redis kept changing under the removal (5 tries)", name)
+}
+
+// repointRetired re-points the alldupes entries of every retired digest
+// set and deletes the set.
+func (x *exporter) repointRetired(ctx context.Context) error {
+	s := x.c.Scan("SCAN", "", "MATCH", retiredPrefix+"*", "COUNT", "1000")
+	var keys []string
+	for {
+		batch, err := s.Next()
+		if err != nil {
+			return err
+		}
+		if batch == nil {
+			break
+		}
+		keys = append(keys, batch...)
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	for _, key := range keys {
+		rest := strings.TrimPrefix(key, retiredPrefix)
+		_, crawl, ok := strings.Cut(rest, ":")
+		if !ok {
+			continue
+		}
+		rp := repointer{c: x.c, batch: x.opt.Batch, refresh: x.refresh}
+		if err := rp.run(ctx, key, crawl); err != nil {
+			return err
+		}
+		x.st.Repointed += rp.repointed
+		x.st.Dropped += rp.dropped
+	}
+	return nil
+}
+
+// repointer moves the alldupes entries naming a crawl, for the digests of
+// a retired set, to another committed crawl that holds the digest (the
+// first by name), or deletes them; the crawl keeps those its keys still
+// hold (it was replaced, not removed).
+type repointer struct {
+	c         *redis.Conn
+	batch     int
+	refresh   func(*redis.Pipeline)
+	repointed int64
+	dropped   int64
+}
+
+func (r *repointer) run(ctx context.Context, key, crawl string) error {
+	crawls, err := redis.Strings(r.c.Do("SMEMBERS", keyAllCrawls))
+	if err != nil {
+		return err
+	}
+	sort.Strings(crawls)
+	stillCommitted := slices.Contains(crawls, crawl)
+	others := slices.DeleteFunc(crawls, func(s string) bool { return s == crawl })
+	s := r.c.Scan("HSCAN", key, "COUNT", strconv.Itoa(r.batch))
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		kv, err := s.Next()
+		if err != nil {
+			return err
+		}
+		if kv == nil {
+			break
+		}
+		var digests []string
+		for i := 0; i < len(kv); i += 2 {
+			digests = append(digests, kv[i])
+		}
+		if err := r.batchOf(digests, crawl, stillCommitted, others); err != nil {
+			return err
+		}
+	}
+	_, err = r.c.Do("DEL", key)
+	return err
+}
+
+// batchOf re-points one batch of digests.
+func (r *repointer) batchOf(digests []string, crawl string, stillCommitted bool, others []string) error {
+	hmget := func(key string, fields []string) ([]redis.Value, error) {
+		v, err := r.c.Do(append([]string{"HMGET", key}, fields...)...)
+		if err != nil {
+			return nil, err
+		}
+		if v.Kind != redis.Array || len(v.Array) != len(fields) {
+			return nil, fmt.Errorf("HMGET %s: %d replies for %d fields", key, len(v.Array), len(fields))
+		}
+		return v.Array, nil
+	}
+	vals, err := hmget(keyAllDupes, digests)
+	if err != nil {
+		return err
+	}
+	var pending []string
+	for i, v := range vals {
+		if v.Kind == redis.Bulk && v.Str == crawl {
+			pending = append(pending, digests[i])
+		}
+	}
+	keep := func(key string) ([]string, []string, error) {
+		if len(pending) == 0 {
+			return nil, nil, nil
+		}
+		vals, err := hmget(key, pending)
+		if err != nil {
+			return nil, nil, err
+		}
+		var held, rest []string
+		for i, v := range vals {
+			if v.IsNil() {
+				rest = append(rest, pending[i])
+			} else {
+				held = append(held, pending[i])
+			}
+		}
+		return held, rest, nil
+	}
+	if stillCommitted {
+		if _, pending, err = keep(hashesKey(crawl)); err != nil {
+			return err
+		}
+	}
+	p := r.c.Pipeline()
+	for _, other := range others {
+		if len(pending) == 0 {
+			break
+		}
+		held, rest, err := keep(hashesKey(other))
+		if err != nil {
+			return err
+		}
+		for _, d := range held {
+			p.Send("HSET", keyAllDupes, d, other)
+			r.repointed++
+		}
+		pending = rest
+	}
+	if len(pending) > 0 {
+		p.Send(append([]string{"HDEL", keyAllDupes}, pending...)...)
+		r.dropped += int64(len(pending))
+	}
+	r.refresh(p)
+	vs, err := p.Exec()
+	if err != nil {
+		return err
+	}
+	for _, v := range vs {
+		if err := v.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// The lock one export holds at a time; it expires if its holder dies
+// and is renewed with every batch.
+const lockTTL = 10 * 60 * 1000 // milliseconds
+
+func takeLock(c *redis.Conn) (func(), error) {
+	host, _ := os.Hostname()
+	token := fmt.Sprintf("%s pid %d since %s", host, os.Getpid(), time.Now().UTC().Format(time.RFC3339))
+	v, err := c.Do("SET", keyLock, token, "NX", "PX", strconv.Itoa(lockTTL))
+	if err != nil {
+		return nil, err
+	}
+	if v.IsNil() {
+		holder, _ := c.Do("GET", keyLock)
+		return nil, fmt.Errorf("another export is writing to the Redis (%s: %s); it expires %d minutes after its last batch",
+			keyLock, holder.Str, lockTTL/60000)
+	}
+	return func() {
+		if v, err := c.Do("GET", keyLock); err == nil && v.Str == token {
+			c.Do("DEL", keyLock)
+		}
+	}, nil
+}
+
+// testHook, set by tests, is called at points of an export; an error it
+// returns stops the export there, as a kill would.
+var testHook func(point string) error
+
+func hook(point string) error {
+	if testHook != nil {
+		return testHook(point)
+	}
+	return nil
+}
