@@ -36,9 +36,9 @@ func twoCrawls() []fxCrawl {
 			{name: "c1.wacz", records: []*fxRecord{
 				{uri: "http://ex.com/a", date: "2024-02-01T00:00:01Z", revisitOf: "http://ex.com/a 2024-01-01T00:00:01Z"},
 				{uri: "http://ex.com/c", date: "2024-02-01T00:00:02Z", revisitOf: "http://ex.com/c 2024-01-01T00:00:05Z"},
-				{uri: "http://ex.org/new", date: "2024-02-01T00:00:03Z", body: "delta"},
+				{uri: "http://ex.org/new", date: "2024-02-01T00:00:03.250Z", body: "delta"},
 				{uri: "http://ex.org/common", date: "2024-02-01T00:00:04Z", body: "common"},
-				{uri: "http://ex.org/new2", date: "2024-02-01T00:00:05Z", revisitOf: "http://ex.org/new 2024-02-01T00:00:03Z"},
+				{uri: "http://ex.org/new2", date: "2024-02-01T00:00:05Z", revisitOf: "http://ex.org/new 2024-02-01T00:00:03.250Z"},
 			}},
 		}},
 	}
@@ -88,7 +88,7 @@ func TestExportKeys(t *testing.T) {
 	}
 	a, b := rec("http://ex.com/a", "2024-01-01T00:00:01Z"), rec("http://ex.com/b", "2024-01-01T00:00:02Z")
 	cc, common0 := rec("http://ex.com/c", "2024-01-01T00:00:05Z"), rec("http://ex.com/common", "2024-01-01T00:00:06Z")
-	delta, common1 := rec("http://ex.org/new", "2024-02-01T00:00:03Z"), rec("http://ex.org/common", "2024-02-01T00:00:04Z")
+	delta, common1 := rec("http://ex.org/new", "2024-02-01T00:00:03.250Z"), rec("http://ex.org/common", "2024-02-01T00:00:04Z")
 	hash := func(lines ...string) string {
 		slices.Sort(lines)
 		return "hash:\n  " + strings.Join(lines, "\n  ")

@@ -113,6 +113,11 @@ func Import(ctx context.Context, c *redis.Conn, dir string, opt ImportOptions) (
 		}
 	}
 	for _, p := range plans {
+		if p.crawl.Requires, err = im.requires(ctx, p, plans, tmp); err != nil {
+			return im.st, fmt.Errorf("crawl %s: %w", p.name, err)
+		}
+	}
+	for _, p := range plans {
 		if _, err := crawlindex.Commit(im.ix.Dir, crawlindex.Change{Add: p.crawl, Files: p.files, Originals: p.originals}); err != nil {
 			return im.st, fmt.Errorf("crawl %s: %w", p.name, err)
 		}
@@ -137,9 +142,12 @@ type crawlImport struct {
 	files  []crawlindex.FileInfo
 	counts Counts
 	hlen   int64
-	// Once staged: the crawl to commit and its originals, sorted.
+	// Once staged: the crawl to commit and its originals, sorted; the
+	// crawls its revisits need, and the file of those references.
 	crawl     *crawlindex.Crawl
 	originals string
+	needs     map[string]*need
+	refs      string
 }
 
 // select_ lists the committed crawls to import, sorted, and names those
@@ -396,7 +404,13 @@ func (im *importer) stage(ctx context.Context, p *crawlImport, tmp string) error
 		return err
 	}
 	defer seenOut.Close()
-	ci := &crawlReader{im: im, p: p, w: manifest.NewWriter(out), seen: bufio.NewWriter(seenOut), needs: map[string]*need{}}
+	p.refs = filepath.Join(tmp, p.name+".refs")
+	refsOut, err := os.Create(p.refs)
+	if err != nil {
+		return err
+	}
+	defer refsOut.Close()
+	ci := &crawlReader{im: im, p: p, w: manifest.NewWriter(out), seen: bufio.NewWriter(seenOut), refs: bufio.NewWriter(refsOut), needs: map[string]*need{}}
 	for _, f := range p.files {
 		if err := ci.readWACZ(ctx, f.Name); err != nil {
 			return err
@@ -409,6 +423,12 @@ func (im *importer) stage(ctx context.Context, p *crawlImport, tmp string) error
 		return err
 	}
 	if err := ci.seen.Flush(); err != nil {
+		return err
+	}
+	if err := ci.refs.Flush(); err != nil {
+		return err
+	}
+	if err := refsOut.Close(); err != nil {
 		return err
 	}
 	if err := out.Close(); err != nil {
@@ -437,12 +457,9 @@ func (im *importer) stage(ctx context.Context, p *crawlImport, tmp string) error
 	if err := im.opt.Sort(ctx, manifest.ByDigest.Command, raw, sorted); err != nil {
 		return err
 	}
-	requires, err := ci.requires()
-	if err != nil {
-		return err
-	}
+	p.needs = ci.needs
 	p.crawl = &crawlindex.Crawl{Name: p.name, Location: im.opt.Location, Imported: true,
-		Records: p.counts.TotalURLs, Revisits: p.counts.DupeURLs, BytesConserved: p.counts.Conserved, Requires: requires}
+		Records: p.counts.TotalURLs, Revisits: p.counts.DupeURLs, BytesConserved: p.counts.Conserved}
 	if p.crawl.Records == 0 {
 		p.crawl.Records = ci.originals + ci.revisitCount
 	}
@@ -482,8 +499,10 @@ type crawlReader struct {
 	w    *manifest.Writer
 	seen *bufio.Writer
 
-	pending  []candidate // responses waiting for their look-up
-	revisits []string    // revisit digests waiting for theirs
+	refs *bufio.Writer // "CRAWL DIGEST": a revisit's original is CRAWL's
+
+	pending  []candidate  // responses waiting for their look-up
+	revisits []revisitRef // revisit digests waiting for theirs
 
 	originals    int64 // original lines written
 	revisitCount int64 // revisit lines read
@@ -494,14 +513,22 @@ type crawlReader struct {
 type candidate struct {
 	key  string // as the crawler keys it
 	line manifest.Line
+	url  string // as the CDXJ line has it
+	ts   string // the CDXJ line's timestamp
 	// original: a 2xx response, taken if the crawl holds the digest; else
 	// only its digest counts as seen.
 	original bool
 }
 
+// revisitRef is a revisit line waiting for the look-up of its digest.
+type revisitRef struct{ key, digest string }
+
+// need is another crawl the crawl's revisits need: how many, and the
+// files the crawler's entries name for them (used only where the
+// originals cannot be looked up in the index or the import).
 type need struct {
 	revisits int64
-	files    map[string]bool
+	named    map[string]bool
 }
 
 func (cr *crawlReader) readWACZ(ctx context.Context, filename string) error {
@@ -527,13 +554,13 @@ func (cr *crawlReader) readWACZ(ctx context.Context, filename string) error {
 		if string(l.MIME) == "warc/revisit" {
 			cr.revisitCount++
 			cr.im.st.Revisits++
-			cr.revisits = append(cr.revisits, key)
+			cr.revisits = append(cr.revisits, revisitRef{key, manifestDigest})
 			if len(cr.revisits) >= cr.im.opt.Batch {
 				return cr.resolveRevisits()
 			}
 			return nil
 		}
-		c := candidate{key: key}
+		c := candidate{key: key, url: url, ts: string(l.Timestamp)}
 		status, _ := strconv.Atoi(string(l.Status))
 		if status >= 200 && status <= 299 && status != 206 {
 			member := string(l.Filename)
@@ -623,6 +650,17 @@ func (cr *crawlReader) resolveResponses() error {
 			cr.im.st.Skipped++
 			continue
 		}
+		// The record the entry names gets the entry's date, which has
+		// the milliseconds a CDXJ timestamp lacks.
+		e, err := ParseEntry(v.Array[i].Str)
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", hashesKey(cr.p.name), c.key, err)
+		}
+		if e.URL == c.url && e.Size == c.line.Length && len(e.Date) > len(c.ts) && strings.HasPrefix(e.Date, c.ts) {
+			if c.line.Date, err = WARCDate(e.Date); err != nil {
+				return err
+			}
+		}
 		if err := cr.w.Write(&c.line); err != nil {
 			return err
 		}
@@ -641,15 +679,18 @@ func (cr *crawlReader) resolveRevisits() error {
 		return nil
 	}
 	p := cr.im.c.Pipeline()
-	for _, d := range cr.revisits {
-		p.Send("HEXISTS", hashesKey(cr.p.name), d)
-		p.Send("HGET", keyAllDupes, d)
+	for _, r := range cr.revisits {
+		p.Send("HEXISTS", hashesKey(cr.p.name), r.key)
+		p.Send("HGET", keyAllDupes, r.key)
 	}
 	vs, err := p.Exec()
 	if err != nil {
 		return err
 	}
-	type ref struct{ digest, crawl string }
+	type ref struct {
+		revisitRef
+		crawl string
+	}
 	var refs []ref
 	for i, d := range cr.revisits {
 		own, holder := vs[2*i], vs[2*i+1]
@@ -667,7 +708,7 @@ func (cr *crawlReader) resolveRevisits() error {
 	}
 	p = cr.im.c.Pipeline()
 	for _, r := range refs {
-		p.Send("HGET", hashesKey(r.crawl), r.digest)
+		p.Send("HGET", hashesKey(r.crawl), r.key)
 	}
 	vs, err = p.Exec()
 	if err != nil {
@@ -679,43 +720,23 @@ func (cr *crawlReader) resolveRevisits() error {
 		}
 		e, err := ParseEntry(vs[i].Str)
 		if err != nil {
-			return fmt.Errorf("%s: %s: %w", hashesKey(r.crawl), r.digest, err)
+			return fmt.Errorf("%s: %s: %w", hashesKey(r.crawl), r.key, err)
 		}
 		list, err := cr.im.waczList(r.crawl)
 		if err != nil {
 			return err
 		}
 		if e.WACZ >= len(list) {
-			return fmt.Errorf("%s: %s names WACZ %d, %s lists %d", hashesKey(r.crawl), r.digest, e.WACZ, waczKey(r.crawl), len(list))
+			return fmt.Errorf("%s: %s names WACZ %d, %s lists %d", hashesKey(r.crawl), r.key, e.WACZ, waczKey(r.crawl), len(list))
 		}
 		n := cr.needs[r.crawl]
 		if n == nil {
-			n = &need{files: map[string]bool{}}
+			n = &need{named: map[string]bool{}}
 			cr.needs[r.crawl] = n
 		}
 		n.revisits++
-		n.files[list[e.WACZ].Filename] = true
+		n.named[list[e.WACZ].Filename] = true
+		cr.refs.WriteString(r.crawl + " " + r.digest + "\n")
 	}
 	return nil
-}
-
-// requires are the crawl's needs as the index records them: each crawl,
-// its revisits, and its files that hold their originals.
-func (cr *crawlReader) requires() ([]crawlindex.Need, error) {
-	var out []crawlindex.Need
-	for _, crawl := range slices.Sorted(mapKeys(cr.needs)) {
-		n := cr.needs[crawl]
-		list, err := cr.im.waczList(crawl)
-		if err != nil {
-			return nil, err
-		}
-		need := crawlindex.Need{Crawl: crawl, Revisits: n.revisits}
-		for _, w := range list {
-			if n.files[w.Filename] {
-				need.Files = append(need.Files, crawlindex.FileInfo{Name: w.Filename, Size: w.Size, SHA256: w.Hash})
-			}
-		}
-		out = append(out, need)
-	}
-	return out, nil
 }

@@ -118,7 +118,8 @@ func TestRoundTrip(t *testing.T) {
 }
 
 // browsertrixKeys writes the keys the crawler writes for a finished crawl
-// of the fixture's c0 (dates to the millisecond, its WACZ hashes in hex),
+// of the fixture's c0 (its WACZ hashes in hex, the first WACZ holding a
+// digest named),
 // a running crawl and a canceled one.
 func browsertrixKeys(t *testing.T, c *redis.Conn, fx *fixture) {
 	t.Helper()
@@ -132,7 +133,7 @@ func browsertrixKeys(t *testing.T, c *redis.Conn, fx *fixture) {
 		if r.wacz == "c0-b.wacz" {
 			wacz = 1
 		}
-		p.Send("HSETNX", "h:bx", key(r.digest), Entry{wacz, d + "000", r.uri, r.length}.String())
+		p.Send("HSETNX", "h:bx", key(r.digest), Entry{wacz, d, r.uri, r.length}.String())
 		p.Send("HSETNX", "alldupes", key(r.digest), "bx")
 	}
 	for _, n := range []string{"c0-a.wacz", "c0-b.wacz"} {
@@ -285,5 +286,43 @@ func TestImportNamed(t *testing.T) {
 	st, err := importInto(t, c, dir, fx.dir, ImportOptions{Crawls: []string{"c0", "running"}})
 	if err != nil || !slices.Equal(st.Imported, []string{"c0"}) || !slices.Equal(st.Uncommitted, []string{"running"}) {
 		t.Fatalf("import of c0 and running: %+v %v", st, err)
+	}
+}
+
+// TestImportNeedsFiles: the files a crawl's revisits need are those that
+// hold the originals, whatever WACZ index the entries give (Browsertrix's
+// indexer writes 0 for every WACZ of a crawl), both when the needed crawl
+// is imported at the same time and when it is already in the index.
+func TestImportNeedsFiles(t *testing.T) {
+	for _, together := range []bool{true, false} {
+		t.Run(fmt.Sprintf("together=%v", together), func(t *testing.T) {
+			srv := redistest.Start(t)
+			c := dial(t, srv)
+			fx := newFixture(t, twoCrawls()...)
+			export(t, c, fx.index, ExportOptions{})
+			kv, err := redis.Strings(c.Do("HGETALL", "h:c0"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < len(kv); i += 2 {
+				e, _ := ParseEntry(kv[i+1])
+				e.WACZ = 0
+				c.Do("HSET", "h:c0", kv[i], e.String())
+			}
+			back := filepath.Join(t.TempDir(), "back")
+			if !together {
+				if _, err := importInto(t, c, back, fx.dir, ImportOptions{Crawls: []string{"c0"}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := importInto(t, c, back, fx.dir, ImportOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			want, _ := facts(t, fx.index)
+			got, _ := facts(t, back)
+			if fmt.Sprint(got[1].Requires) != fmt.Sprint(want[1].Requires) {
+				t.Errorf("c1 requires %q, want %q", got[1].Requires, want[1].Requires)
+			}
+		})
 	}
 }
