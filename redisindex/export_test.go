@@ -488,3 +488,25 @@ func writeText(t *testing.T, name string, lines []string) {
 		t.Fatal(err)
 	}
 }
+
+// TestExportNoScripts: a Redis that refuses scripts (here an ACL) gets
+// the same keys, one HSETNX a claim.
+func TestExportNoScripts(t *testing.T) {
+	fx := newFixture(t, twoCrawls()...)
+	srv := redistest.Start(t)
+	c := dial(t, srv)
+	export(t, c, fx.index, ExportOptions{})
+	srv2 := redistest.Start(t)
+	c2 := dial(t, srv2)
+	if _, err := c2.Do("ACL", "SETUSER", "default", "-@scripting"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c2.Do("EVAL", "return 1", "0"); err == nil {
+		t.Fatal("EVAL still allowed")
+	}
+	st := export(t, c2, fx.index, ExportOptions{})
+	if st.NewDupes != 5 {
+		t.Errorf("new alldupes entries %d, want 5", st.NewDupes)
+	}
+	compareDumps(t, dump(t, c2, keyExported, keySeq), dump(t, c, keyExported, keySeq))
+}
