@@ -490,6 +490,10 @@ func countLines(name string) (int64, error) {
 	return n, s.Err()
 }
 
+// errOtherAlgorithm is a CDXJ digest of another algorithm than the
+// index's: the WACZ and the index cannot meet.
+var errOtherAlgorithm = errors.New("a digest of another algorithm than the index's")
+
 // crawlReader reads one crawl's WACZ indexes: responses are checked
 // against the crawl's entries a batch at a time, revisits looked up as
 // the crawler looks them up.
@@ -546,6 +550,9 @@ func (cr *crawlReader) readWACZ(ctx context.Context, filename string) error {
 			return nil
 		}
 		key, manifestDigest, err := cr.digestOf(string(l.Digest))
+		if errors.Is(err, errOtherAlgorithm) {
+			return fmt.Errorf("%s: line %d: %w", name, l.Number, err)
+		}
 		if err != nil {
 			cr.im.st.Skipped++
 			cr.im.opt.Warn(fmt.Errorf("%s: line %d: left out: %v", name, l.Number, err))
@@ -610,7 +617,7 @@ func (cr *crawlReader) digestOf(d string) (string, string, error) {
 		}
 	}
 	if a != cr.im.algorithm {
-		return "", "", fmt.Errorf("digest %s is no %s", d, cr.im.algorithm)
+		return "", "", fmt.Errorf("digest %s: %w (%s)", d, errOtherAlgorithm, cr.im.algorithm)
 	}
 	return key, md, nil
 }

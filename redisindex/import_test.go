@@ -326,3 +326,27 @@ func TestImportNeedsFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestImportOtherAlgorithmInWACZ: a WACZ whose index has SHA-1 digests
+// for a crawl whose entries are SHA-256 stops the import, nothing
+// committed.
+func TestImportOtherAlgorithmInWACZ(t *testing.T) {
+	srv := redistest.Start(t)
+	c := dial(t, srv)
+	fx := newFixture(t, twoCrawls()...)
+	export(t, c, fx.index, ExportOptions{})
+	// c1.wacz again, its index's digests SHA-1.
+	w := fxWACZ{name: "c1.wacz", records: []*fxRecord{{uri: "http://ex.org/new", date: "2024-02-01T00:00:03.250Z", body: "delta"}}}
+	w.records[0].crawl, w.records[0].wacz = "c1", "c1.wacz"
+	w.records[0].digest = "sha1:AAAABBBBCCCCDDDDEEEEFFFFGGGGHHHH"
+	f := fx.writeWACZ(t, w)
+	c.Do("LSET", "c:c1:wacz", "0", WACZFile{f.Name, f.SHA256, f.Size}.String())
+	dir := filepath.Join(t.TempDir(), "index")
+	_, err := importInto(t, c, dir, fx.dir, ImportOptions{})
+	if err == nil || !strings.Contains(err.Error(), "c1.wacz: line 1: digest sha1:AAAABBBBCCCCDDDDEEEEFFFFGGGGHHHH: a digest of another algorithm than the index's (sha256)") {
+		t.Fatalf("import: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "CURRENT")); err == nil {
+		t.Fatal("a refused import committed to the index")
+	}
+}
