@@ -1,8 +1,11 @@
 package redisindex
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -219,6 +222,13 @@ func TestImportRefused(t *testing.T) {
 				f := fx.file(t, "c1.wacz")
 				c.Do("LSET", "c:c1:wacz", "0", WACZFile{f.Name, f.SHA256, f.Size}.String())
 			}},
+		{name: "a WARC member deflated", err: "c1.wacz: archive/data.warc.gz is compressed by ZIP (method 8): WARC members of a WACZ are stored",
+			setup: func(t *testing.T, c *redis.Conn, fx *fixture, dir string) {
+				name := filepath.Join(fx.dir, "c1.wacz")
+				rewriteZip(t, name, zip.Deflate)
+				f := fx.file(t, "c1.wacz")
+				c.Do("LSET", "c:c1:wacz", "0", WACZFile{f.Name, f.SHA256, f.Size}.String())
+			}},
 		{name: "a malformed entry", err: "h:c1: ",
 			setup: func(t *testing.T, c *redis.Conn, fx *fixture, dir string) {
 				c.Do("DEL", "h:c1")
@@ -271,6 +281,38 @@ func TestImportRefused(t *testing.T) {
 				t.Fatalf("a refused import changed the index:\n%+v\nwas\n%+v", after, before)
 			}
 		})
+	}
+}
+
+// rewriteZip writes a ZIP again with every member compressed by method.
+func rewriteZip(t *testing.T, name string, method uint16) {
+	t.Helper()
+	zr, err := zip.OpenReader(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for _, m := range zr.File {
+		rc, err := m.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: m.Name, Method: method})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(w, rc); err != nil {
+			t.Fatal(err)
+		}
+		rc.Close()
+	}
+	zr.Close()
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
