@@ -47,12 +47,22 @@ func Start(t testing.TB) *Server {
 func StartWith(t testing.TB, args ...string) *Server {
 	t.Helper()
 	bin := Binary(t)
-	s := &Server{t: t, bin: bin, Dir: t.TempDir(), Port: FreePort(t), args: args}
-	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port))
-	s.URL = "redis://" + s.Addr + "/0"
+	s := &Server{t: t, bin: bin, Dir: t.TempDir(), args: args}
 	t.Cleanup(s.Stop)
-	s.Restart()
-	return s
+	// A free port may be taken by another test before the server binds
+	// it: then another.
+	for try := 1; ; try++ {
+		s.Port = FreePort(t)
+		s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port))
+		s.URL = "redis://" + s.Addr + "/0"
+		err := s.start()
+		if err == nil {
+			return s
+		}
+		if try == 3 {
+			t.Fatal(err)
+		}
+	}
 }
 
 // Stop ends the server; its address then refuses connections. Stopping a
@@ -70,6 +80,12 @@ func (s *Server) Stop() {
 // stopped) and waits until it answers PING.
 func (s *Server) Restart() {
 	s.t.Helper()
+	if err := s.start(); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s *Server) start() error {
 	s.Stop()
 	cmd := exec.Command(s.bin,
 		"--bind", "127.0.0.1", "--port", strconv.Itoa(s.Port),
@@ -80,7 +96,7 @@ func (s *Server) Restart() {
 	// Dies with the test binary even when a timeout skips the cleanups.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		s.t.Fatal(err)
+		return err
 	}
 	s.cmd = cmd
 	s.exited = make(chan struct{})
@@ -89,18 +105,19 @@ func (s *Server) Restart() {
 	for {
 		err := ping(s.Addr)
 		if err == nil {
-			return
+			return nil
 		}
 		select {
 		case <-s.exited:
 			s.cmd = nil
 			log, _ := os.ReadFile(filepath.Join(s.Dir, "redis.log"))
-			s.t.Fatalf("redis-server exited at start (port %d taken?)\n%s", s.Port, log)
+			return fmt.Errorf("redis-server exited at start (port %d taken?)\n%s", s.Port, log)
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
+			s.Stop()
 			log, _ := os.ReadFile(filepath.Join(s.Dir, "redis.log"))
-			s.t.Fatalf("redis-server did not answer: %v\n%s", err, log)
+			return fmt.Errorf("redis-server did not answer: %v\n%s", err, log)
 		}
 	}
 }
