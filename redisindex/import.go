@@ -39,6 +39,9 @@ type ImportOptions struct {
 	Batch int
 	// Warn receives what is left out, and why.
 	Warn func(error)
+	// Progress, if set, is told the bytes of WACZ files read so far (each
+	// file is hashed, then its indexes read).
+	Progress func(bytes int64)
 }
 
 // ImportStats are what an import did.
@@ -134,6 +137,8 @@ type importer struct {
 
 	algorithm digest.Algorithm // of the index, or of the Redis for a new index
 	waczLists map[string][]WACZFile
+
+	read, reported int64 // bytes of WACZ files read, and last told
 }
 
 // crawlImport is a crawl checked and ready to import.
@@ -365,7 +370,7 @@ func (im *importer) hashFile(ctx context.Context, w WACZFile) (crawlindex.FileIn
 		return crawlindex.FileInfo{}, fmt.Errorf("%s is %d bytes, the Redis says %d", path, fi.Size(), w.Size)
 	}
 	h := sha256.New()
-	if _, err := io.Copy(h, readerCtx{ctx, f}); err != nil {
+	if _, err := io.Copy(h, &readerCtx{ctx: ctx, r: f, im: im}); err != nil {
 		return crawlindex.FileInfo{}, fmt.Errorf("%s: %w", path, err)
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
@@ -376,17 +381,25 @@ func (im *importer) hashFile(ctx context.Context, w WACZFile) (crawlindex.FileIn
 	return crawlindex.FileInfo{Name: w.Filename, Size: fi.Size(), SHA256: sum, Stamp: crawlindex.Stamp(fi)}, nil
 }
 
-// readerCtx stops a long read when the context ends.
+// readerCtx stops a long read when the context ends, and counts what it
+// read for the progress.
 type readerCtx struct {
 	ctx context.Context
 	r   io.Reader
+	im  *importer
 }
 
-func (r readerCtx) Read(p []byte) (int, error) {
+func (r *readerCtx) Read(p []byte) (int, error) {
 	if err := r.ctx.Err(); err != nil {
 		return 0, err
 	}
-	return r.r.Read(p)
+	n, err := r.r.Read(p)
+	r.im.read += int64(n)
+	if r.im.opt.Progress != nil && r.im.read-r.im.reported >= 16<<20 {
+		r.im.reported = r.im.read
+		r.im.opt.Progress(r.im.read)
+	}
+	return n, err
 }
 
 // stage reads a crawl's WACZ indexes into its originals, sorted, and

@@ -89,11 +89,14 @@ func exportAction(c *cli.Context) error {
 	defer conn.Close()
 	display := progress.New(os.Stderr, "warcdedup", c.Bool("quiet"))
 	var stage *progress.Stage
-	var leftOut int64
 	st, err := redisindex.Export(ctx, conn, ix, redisindex.ExportOptions{
 		Crawls: c.Args().Slice(), Withdraw: c.Bool("withdraw"), SHA1: c.Bool("sha1"), WARCFiles: c.Bool("warc-files"),
 		Batch: c.Int("batch"),
-		Warn:  func(err error) { leftOut++; display.Print("warcdedup: warning: %v", err) },
+		Warn: func(err error) {
+			if !log.Quiet {
+				display.Print("warcdedup: warning: %v", err)
+			}
+		},
 		Progress: func(done, total int64) {
 			if stage == nil {
 				stage = display.Start("export", "originals", total)
@@ -182,12 +185,29 @@ func importFromRedis(c *cli.Context) error {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}
 	defer conn.Close()
+	display := progress.New(os.Stderr, "warcdedup", c.Bool("quiet"))
+	var stage *progress.Stage
 	st, err := redisindex.Import(ctx, conn, dir, redisindex.ImportOptions{
-		Crawls: c.Args().Slice(), Location: c.String("location"), TempDir: tmp, Warn: log.Warn,
+		Crawls: c.Args().Slice(), Location: c.String("location"), TempDir: tmp,
+		Warn: func(err error) {
+			if !log.Quiet {
+				display.Print("warcdedup: warning: %v", err)
+			}
+		},
+		Progress: func(n int64) {
+			if stage == nil {
+				stage = display.Start("hash the WACZ files", "bytes", 0)
+			}
+			stage.Counter().Store(n)
+		},
 		Sort: func(ctx context.Context, command, in, out string) error {
 			return dedup.Sort(ctx, dedup.SortOptions{TempDir: tmp, Memory: c.String("sort-memory")}, command, in, out)
 		},
 	})
+	if stage != nil {
+		stage.Done("")
+	}
+	display.Close()
 	if st != nil && !log.Quiet {
 		var parts []string
 		for _, p := range []struct {
