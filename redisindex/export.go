@@ -439,8 +439,8 @@ func (x *exporter) write(ctx context.Context) error {
 
 // batcher gathers a batch of entries and alldupes claims and sends them
 // in one round trip: the entries of a staged hash as one HSET of many
-// fields (the server parses one command, not one per field), each claim
-// as an HSETNX, whose reply says whether the crawl took the digest.
+// fields and the claims as one script of HSETNX (claimScript), so that
+// the server parses one command a batch, not one an original.
 type batcher struct {
 	x       *exporter
 	entries map[string][]string // staged hash -> field, value, ...
