@@ -106,7 +106,7 @@ var manual = cmdutil.Manual{
 		"index": {
 			Exit: map[int]string{
 				cmdutil.ExitOK:      "The command did all its work: the index verified, or printed, or changed as asked.",
-				cmdutil.ExitDamaged: "verify found problems (each on stderr), remove was refused because other crawls' revisits need the crawl (they are named), or remove --restore left files untouched (the crawl stays).",
+				cmdutil.ExitDamaged: "verify found problems (each on stderr), remove was refused because other crawls' revisits need the crawl (they are named), remove --restore left files untouched (the crawl stays), or export left originals out (each named).",
 				cmdutil.ExitFatal:   "The command stopped: bad usage, an index that cannot be read, or a failure it names. The index is the generation before or the new one, never a mix.",
 			},
 			Examples: []cmdutil.Example{
@@ -121,6 +121,13 @@ var manual = cmdutil.Manual{
 				{Says: "Seed an index from an existing crawl's CDXJ index, without reading its WARC files:",
 					Run: "warcdedup index import --index /archive/dedup-index \\\n" +
 						"  --crawl 2023 --location /archive/2023 /archive/2023.cdxj"},
+				{Says: "Give Browsertrix's crawler the originals of a SHA-256 index of WACZ crawls, and crawl against them:",
+					Run: "warcdedup index export --index /archive/dedup-index \\\n" +
+						"  --redis redis://dedupe:6379/0\n" +
+						"crawl --redisDedupeUrl redis://dedupe:6379/0 --generateWACZ ..."},
+				{Says: "Take Browsertrix's committed crawls as originals of the index, their WACZ files in one directory:",
+					Run: "warcdedup index import --index /archive/dedup-index \\\n" +
+						"  --redis redis://dedupe:6379/0 --location /archive/wacz"},
 			},
 			SeeAlso: []string{"warcdedup-run(1)", "warcdedup-undo(1)", "warccdx(1)"},
 		},
