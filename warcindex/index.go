@@ -118,11 +118,25 @@ const maxRequestBody = 1 << 20
 // errors, and calls emit with each entry in file order. A damaged record
 // ends the index with an error naming the file and offset.
 func Index(r io.Reader, filename string, emit func(*Entry) error) error {
+	return IndexWith(r, filename, Options{}, emit)
+}
+
+// Options are the choices of IndexWith.
+type Options struct {
+	// Skipped, if set, is called with each record warcio.js writes no
+	// line for (requests, warcinfo, and the like): an Entry with its
+	// offset, length, type, URL and date, for checks of indexes whose
+	// writers index more.
+	Skipped func(*Entry) error
+}
+
+// IndexWith is Index with options.
+func IndexWith(r io.Reader, filename string, opt Options, emit func(*Entry) error) error {
 	rr, err := record.NewReader(r, filename)
 	if err != nil {
 		return err
 	}
-	ix := indexer{filename: filename, emit: emit}
+	ix := indexer{filename: filename, emit: emit, skipped: opt.Skipped}
 	for {
 		rec, err := rr.Next()
 		if err == io.EOF {
@@ -279,6 +293,7 @@ func jsNumberOf(s string) string {
 type indexer struct {
 	filename string
 	emit     func(*Entry) error
+	skipped  func(*Entry) error
 	last     *facts
 }
 
@@ -324,7 +339,15 @@ func (f *facts) indexed() bool {
 }
 
 func (ix *indexer) index(f, req *facts) error {
+	if req != nil && ix.skipped != nil {
+		if err := ix.skip(req); err != nil {
+			return err
+		}
+	}
 	if !f.indexed() {
+		if ix.skipped != nil {
+			return ix.skip(f)
+		}
 		return nil
 	}
 	e := &Entry{Offset: f.offset, Length: f.length, Filename: ix.filename, Type: f.typ, Date: f.date, PayloadDigest: f.payloadDigest}
@@ -362,4 +385,9 @@ func (ix *indexer) index(f, req *facts) error {
 		e.Digest, e.HasDigest = d, true
 	}
 	return ix.emit(e)
+}
+
+func (ix *indexer) skip(f *facts) error {
+	return ix.skipped(&Entry{Offset: f.offset, Length: f.length, Filename: ix.filename, Type: f.typ, Date: f.date,
+		URL: f.uri, HasURL: f.hasURI, PayloadDigest: f.payloadDigest})
 }
