@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -432,10 +433,11 @@ func (b *Rebuild) rebuildIndex(ix *Index, files map[string]*os.File, rebuilt map
 	default:
 		return errorf(src.Name, ix.CDX.Name, -1, ErrIndex, "a %s index without .idx cannot be rebuilt", ix.Kind)
 	}
+	same := false
 	if b.FreshIndex {
 		err = b.freshIndex(files, out, res)
 	} else {
-		err = b.updateIndex(ix, files, out, res)
+		same, err = b.updateIndex(ix, files, out, res)
 	}
 	if err == nil {
 		err = out.close()
@@ -448,6 +450,11 @@ func (b *Rebuild) rebuildIndex(ix *Index, files map[string]*os.File, rebuilt map
 	}
 	if err != nil {
 		return err
+	}
+	if same {
+		// Every line as it was, in its place: the index is copied as it
+		// is, not recompressed.
+		return nil
 	}
 	for _, f := range []struct {
 		file *os.File
@@ -504,17 +511,19 @@ func (b *Rebuild) prepare(f *os.File, deflate bool, newTemp func() (*os.File, er
 	return p, nil
 }
 
-// updateIndex streams the source index's lines through b.Index.
-func (b *Rebuild) updateIndex(ix *Index, files map[string]*os.File, out lineWriter, res *Result) error {
+// updateIndex streams the source index's lines through b.Index, and
+// reports whether every line came out as it went in.
+func (b *Rebuild) updateIndex(ix *Index, files map[string]*os.File, out lineWriter, res *Result) (same bool, err error) {
 	src := b.Source
 	name := src.Name + ": " + ix.CDX.Name
 	rc := src.IndexReader(ix)
 	defer rc.Close()
 	r, err := cdx.NewReader(rc, name, cdx.Options{Format: cdx.CDXJ})
 	if err != nil {
-		return errorf(src.Name, ix.CDX.Name, -1, ErrIndex, "%v", err)
+		return false, errorf(src.Name, ix.CDX.Name, -1, ErrIndex, "%v", err)
 	}
 	g := &groupWriter{out: out}
+	changedBefore := res.Changed
 	var buf []byte
 	for {
 		l, err := r.Next()
@@ -522,15 +531,15 @@ func (b *Rebuild) updateIndex(ix *Index, files map[string]*os.File, out lineWrit
 			break
 		}
 		if err != nil {
-			return errorf(src.Name, ix.CDX.Name, -1, ErrIndex, "%v", err)
+			return false, errorf(src.Name, ix.CDX.Name, -1, ErrIndex, "%v", err)
 		}
 		if l.Kind != cdx.Record {
 			if err := g.flush(); err != nil {
-				return err
+				return false, err
 			}
 			if len(bytes.TrimSpace(l.Raw)) > 0 {
 				if err := out.writeLine(l.Raw); err != nil {
-					return err
+					return false, err
 				}
 				res.Lines++
 			}
@@ -539,7 +548,7 @@ func (b *Rebuild) updateIndex(ix *Index, files map[string]*os.File, out lineWrit
 		oldDigest, oldMIME, oldLength := bytes.Clone(l.Digest), bytes.Clone(l.MIME), l.Length
 		changed, err := b.Index.Update(l, name)
 		if err != nil {
-			return errorf(src.Name, ix.CDX.Name, -1, ErrIndex, "%v", err)
+			return false, errorf(src.Name, ix.CDX.Name, -1, ErrIndex, "%v", err)
 		}
 		if changed && len(oldDigest) > 0 && len(l.Digest) > 0 && !bytes.Equal(oldDigest, l.Digest) && sameDigest(oldDigest, l.Digest) {
 			// The same payload digest, spelt as this index spells it.
@@ -550,16 +559,19 @@ func (b *Rebuild) updateIndex(ix *Index, files map[string]*os.File, out lineWrit
 			res.Changed++
 			if l.Length != oldLength || !bytes.Equal(l.MIME, oldMIME) {
 				if buf, err = b.fixRecordDigest(buf, l, files); err != nil {
-					return err
+					return false, err
 				}
 			}
 		}
 		if err := g.add(buf); err != nil {
-			return err
+			return false, err
 		}
 		res.Lines++
 	}
-	return g.flush()
+	if err := g.flush(); err != nil {
+		return false, err
+	}
+	return res.Changed == changedBefore && !g.reordered, nil
 }
 
 // sameDigest reports whether two spellings are of the same digest: the
@@ -637,9 +649,10 @@ func jsonStringValue(line []byte, key string) (start, end int, ok bool) {
 // rewrite changes a line's offset, length, mime or digest, never its
 // key, so a sorted index stays sorted once each run is.
 type groupWriter struct {
-	out   lineWriter
-	key   []byte
-	lines [][]byte
+	out       lineWriter
+	key       []byte
+	lines     [][]byte
+	reordered bool // some run was not in order as it came
 }
 
 func (g *groupWriter) add(l []byte) error {
@@ -655,8 +668,9 @@ func (g *groupWriter) add(l []byte) error {
 }
 
 func (g *groupWriter) flush() error {
-	if len(g.lines) > 1 {
-		sortBytes(g.lines)
+	if len(g.lines) > 1 && !slices.IsSortedFunc(g.lines, bytes.Compare) {
+		g.reordered = true
+		slices.SortStableFunc(g.lines, bytes.Compare)
 	}
 	for _, l := range g.lines {
 		if err := g.out.writeLine(l); err != nil {
@@ -665,14 +679,6 @@ func (g *groupWriter) flush() error {
 	}
 	g.lines = g.lines[:0]
 	return nil
-}
-
-func sortBytes(s [][]byte) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && bytes.Compare(s[j], s[j-1]) < 0; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
 
 // freshIndex indexes every WARC member (replaced ones from their files)
