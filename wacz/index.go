@@ -133,10 +133,79 @@ func (p *Package) readIdxMeta(m *Member) (*idxMeta, error) {
 	return meta, nil
 }
 
-// IndexReader returns the index's lines as one CDXJ stream: a plain
-// index as it is, a gzip or ZipNum one inflated (package cdx reads either
-// with its Reader). Reading it to the end checks the member's CRC-32.
-func (p *Package) IndexReader(ix *Index) io.ReadCloser { return p.Open(ix.CDX) }
+// IndexReader returns the index's lines as one plain CDXJ stream: a
+// plain index as it is, a gzip or ZipNum one inflated, each gzip member
+// ending its last line (pywb's ZipNum blocks have no final line feed).
+// Reading it to the end checks the member's CRC-32.
+func (p *Package) IndexReader(ix *Index) io.ReadCloser {
+	rc := p.Open(ix.CDX)
+	if ix.Kind == PlainIndex {
+		return rc
+	}
+	return &gzipLines{rc: rc, src: bufio.NewReaderSize(rc, 1<<20), name: p.Name + ": " + ix.CDX.Name}
+}
+
+// gzipLines inflates gzip members one after the other, adding a line
+// feed after a member whose data does not end with one.
+type gzipLines struct {
+	rc      io.ReadCloser
+	src     *bufio.Reader
+	zr      *gzip.Reader
+	name    string
+	last    byte
+	pending bool // a line feed to give before the next member
+	done    bool
+}
+
+func (g *gzipLines) Read(p []byte) (int, error) {
+	for {
+		if g.pending {
+			if len(p) == 0 {
+				return 0, nil
+			}
+			g.pending = false
+			p[0], g.last = '\n', '\n'
+			return 1, nil
+		}
+		if g.done {
+			return 0, io.EOF
+		}
+		if g.zr == nil {
+			if _, err := g.src.Peek(1); err == io.EOF {
+				g.done = true
+				continue
+			}
+			zr, err := gzip.NewReader(g.src)
+			if err != nil {
+				return 0, fmt.Errorf("%s: %w", g.name, err)
+			}
+			zr.Multistream(false)
+			g.zr = zr
+		}
+		n, err := g.zr.Read(p)
+		if n > 0 {
+			g.last = p[n-1]
+		}
+		if err == io.EOF {
+			if err := g.zr.Close(); err != nil {
+				return n, fmt.Errorf("%s: %w", g.name, err)
+			}
+			g.zr = nil
+			g.pending = g.last != '\n' && g.last != 0
+			g.last = 0
+			if n > 0 {
+				return n, nil
+			}
+			continue
+		}
+		if err != nil {
+			return n, fmt.Errorf("%s: %w", g.name, err)
+		}
+		return n, nil
+	}
+}
+
+func (g *gzipLines) Close() error { return g.rc.Close() }
 
 // idxBlock is one line of a ZipNum .idx.
 type idxBlock struct {
