@@ -134,7 +134,10 @@ func Check(p *Package, opt CheckOptions) (*Report, error) {
 // and each member's content (inflated where deflated) for its CRC-32,
 // SHA-256 and size; WARC members also go to the comparison's indexer.
 func (p *Package) readAll(r *Report, cmp *indexComparison) (map[string][]byte, error) {
-	whole := sha256.New()
+	// The whole file's SHA-256 is computed on another core, beside the
+	// members' own.
+	whole := newAsyncHash()
+	defer whole.Sum()
 	src := bufio.NewReaderSize(io.TeeReader(io.NewSectionReader(p.r, 0, p.Size), whole), 1<<20)
 	byOffset := append([]*Member(nil), p.Members...)
 	sort.Slice(byOffset, func(i, j int) bool { return byOffset[i].DataOffset < byOffset[j].DataOffset })
@@ -187,7 +190,7 @@ func (p *Package) readAll(r *Report, cmp *indexComparison) (map[string][]byte, e
 	if _, err := io.Copy(io.Discard, src); err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name, err)
 	}
-	r.SHA256 = whole.Sum(nil)
+	r.SHA256 = whole.Sum()
 	return sums, nil
 }
 

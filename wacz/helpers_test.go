@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"warcdedup/internal/warctest"
+	"warcdedup/rewritelog"
 	"warcdedup/warcindex"
 )
 
@@ -289,3 +290,6 @@ func freshLinesOf(t *testing.T, name string, warc []byte) []string {
 }
 
 func crc32Of(s string) uint32 { return crc32.ChecksumIEEE([]byte(s)) }
+
+// emptyLog is a rewrite log without entries.
+func emptyLog() *rewritelog.Reader { return rewritelog.NewReader(strings.NewReader(""), "empty.log") }

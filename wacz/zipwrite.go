@@ -2,7 +2,6 @@ package wacz
 
 import (
 	"bufio"
-	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -108,8 +107,10 @@ func (z *zipWriter) copyData(m *Member, r io.Reader, hashers ...io.Writer) error
 // the SHA-256.
 func (z *zipWriter) storeData(m *Member, r io.Reader) ([]byte, error) {
 	crc := crc32.NewIEEE()
-	sum := sha256.New()
-	if err := z.copyData(m, r, crc, sum); err != nil {
+	sum := newAsyncHash()
+	err := z.copyData(m, r, crc, sum)
+	digest := sum.Sum()
+	if err != nil {
 		return nil, err
 	}
 	m.CRC32 = crc.Sum32()
@@ -121,7 +122,7 @@ func (z *zipWriter) storeData(m *Member, r io.Reader) ([]byte, error) {
 	if _, err := z.f.WriteAt(b[:], m.HeaderOffset+14); err != nil {
 		return nil, err
 	}
-	return sum.Sum(nil), nil
+	return digest, nil
 }
 
 func (z *zipWriter) Write(p []byte) (int, error) {
