@@ -241,3 +241,50 @@ func TestCreate(t *testing.T) {
 		})
 	}
 }
+
+// TestLineSorter sorts in memory and, past its memory limit, through a
+// file and the system sort, with the same result.
+func TestLineSorter(t *testing.T) {
+	var want []string
+	for i := range 2000 {
+		want = append(want, fmt.Sprintf("com,example)/%d 2024 {\"n\":%d}", (i*7919)%2000, i))
+	}
+	for _, limit := range []int{1 << 30, 1000} {
+		s := newLineSorter(t.TempDir())
+		s.memLimit = limit
+		for _, l := range want {
+			if err := s.add([]byte(l)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if spilled := s.spill != nil; spilled != (limit == 1000) {
+			t.Errorf("limit %d: spilled to a file: %v", limit, spilled)
+		}
+		var got []string
+		if err := s.each(func(l []byte) error { got = append(got, string(l)); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		s.close()
+		sorted := slices.Clone(want)
+		slices.Sort(sorted)
+		if !slices.Equal(got, sorted) {
+			t.Errorf("limit %d: not sorted as sort does", limit)
+		}
+	}
+}
+
+// TestCheckRecordsOf compares only the members asked: a wrong line of
+// another member goes unseen there, and is found without the limit.
+func TestCheckRecordsOf(t *testing.T) {
+	m := validMembers(t)
+	lines := strings.Split(strings.TrimSuffix(m[1].data, "\n"), "\n")
+	lines[0] = strings.Replace(lines[0], `"status":"200"`, `"status":"404"`, 1)
+	m[1].data = strings.Join(lines, "\n") + "\n"
+	p, _ := packageOf(t, m)
+	r, _ := Check(p, CheckOptions{Records: true, RecordsOf: func(string) bool { return false }})
+	if r.Err() != nil {
+		t.Errorf("problems in members not compared: %v", r.Err())
+	}
+	r, _ = Check(p, CheckOptions{Records: true, RecordsOf: func(m string) bool { return m == "archive/data.warc.gz" }})
+	wantKind(t, r.Err(), ErrIndex, "status 404")
+}

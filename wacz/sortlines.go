@@ -69,7 +69,11 @@ func (s *lineSorter) each(fn func([]byte) error) error {
 	if err := s.w.Flush(); err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(context.Background(), "sort", "-S", "64M", "-T", s.tmpDir, s.spill.Name())
+	args := []string{"-S", "64M"}
+	if s.tmpDir != "" {
+		args = append(args, "-T", s.tmpDir)
+	}
+	cmd := exec.CommandContext(context.Background(), "sort", append(args, s.spill.Name())...)
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
