@@ -383,43 +383,77 @@ func responseOffsets(t *testing.T, warc []byte) []int64 {
 	}
 }
 
-// TestRebuildArchiveWebPage rewrites a record of ArchiveWeb.page's signed
-// example as a revisit: its index keeps its own spelling (17-digit
-// timestamps, "sha-256:" digests, numbers unquoted) and gets the
-// revisit's length and a recordDigest of its new bytes; the package
-// checks clean.
-func TestRebuildArchiveWebPage(t *testing.T) {
+// TestRebuildCorpusRevisit rewrites a response of each corpus package as
+// a revisit and rebuilds the package: it checks clean (index lines against
+// records, ZipNum blocks, hashes), and every index line keeps the
+// spelling of the indexer that wrote it: ArchiveWeb.page's 17-digit
+// timestamps, "sha-256:" digests, unquoted numbers and recordDigest (set
+// to the revisit's new bytes); cdxj-indexer's ", " separators and quoted
+// numbers; py-wacz's deflated index.idx and WACZ 1.0.0 "stats".
+func TestRebuildCorpusRevisit(t *testing.T) {
 	needCorpus(t)
-	dir := t.TempDir()
-	old := openFile(t, corpusDir+"/"+corpusPackages[0].path)
-	sec, _ := old.Section(old.Member("archive/data.warc.gz"))
-	warc, _ := io.ReadAll(sec)
-	offsets := responseOffsets(t, warc)
-	rw := revisitsOf(t, warc, "dir/example.wacz#archive/data.warc.gz", offsets[3])
-	b := &Rebuild{Source: old, Replace: map[string]Replacement{"archive/data.warc.gz": {Path: writeTemp(t, dir, "data.warc.gz", rw.data)}},
-		Index: logUpdate(t, "dir/example.wacz", logOf(rw.entries)), DropSignature: &SignatureRemoval{Reason: "test", When: rebuildTime}}
-	p, _ := rebuildTo(t, b, dir, "new.wacz")
-	checkClean(t, p)
-	oldLines, newLines := indexLines(t, old), indexLines(t, p)
-	if len(oldLines) != len(newLines) {
-		t.Fatalf("%d lines, were %d", len(newLines), len(oldLines))
-	}
-	revisits := 0
-	for i, l := range newLines {
-		if strings.Contains(l, `"mime":"warc/revisit"`) {
-			revisits++
-			if !strings.Contains(l, `"digest":"sha-256:`) || !strings.Contains(l, `"offset":`+fmt.Sprint(rw.entries[0].NewOffset)+",") ||
-				!strings.Contains(l, `"length":`+fmt.Sprint(rw.entries[0].NewLength)+",") || l == oldLines[i] {
-				t.Errorf("revisit line %s\nwas %s", l, oldLines[i])
+	for _, c := range corpusPackages {
+		t.Run(c.path, func(t *testing.T) {
+			dir := t.TempDir()
+			old := openFile(t, corpusDir+"/"+c.path)
+			wm := old.WARCs()[0]
+			sec, _ := old.Section(wm)
+			warc, _ := io.ReadAll(sec)
+			offsets := responseOffsets(t, warc)
+			rw := revisitsOf(t, warc, "dir/x.wacz#"+wm.Name, offsets[len(offsets)/2])
+			b := &Rebuild{Source: old, Replace: map[string]Replacement{wm.Name: {Path: writeTemp(t, dir, "member", rw.data)}},
+				Index: logUpdate(t, "dir/x.wacz", logOf(rw.entries))}
+			if c.signed {
+				b.DropSignature = &SignatureRemoval{Reason: "test", When: rebuildTime}
 			}
-		}
-		if lineKey([]byte(l)) != lineKey([]byte(oldLines[i])) {
-			t.Errorf("line %d: key %q, was %q", i+1, lineKey([]byte(l)), lineKey([]byte(oldLines[i])))
-		}
+			p, res := rebuildTo(t, b, dir, "new.wacz")
+			checkClean(t, p)
+			oldLines, newLines := indexLines(t, old), indexLines(t, p)
+			if len(oldLines) != len(newLines) || res.Changed == 0 {
+				t.Fatalf("%d lines (%d changed), were %d", len(newLines), res.Changed, len(oldLines))
+			}
+			e := rw.entries[0]
+			revisits := 0
+			for i, l := range newLines {
+				if lineKey([]byte(l)) != lineKey([]byte(oldLines[i])) {
+					t.Errorf("line %d: key %q, was %q", i+1, lineKey([]byte(l)), lineKey([]byte(oldLines[i])))
+				}
+				if !strings.Contains(l, "warc/revisit") {
+					continue
+				}
+				revisits++
+				want := []string{fmt.Sprint(e.NewLength), fmt.Sprint(e.NewOffset)}
+				switch c.kind {
+				case PlainIndex: // ArchiveWeb.page
+					want = append(want, `"digest":"sha-256:`, `"offset":`+fmt.Sprint(e.NewOffset)+",", `"recordDigest":"sha256:`)
+				case ZipNumIndex: // py-wacz's cdxj-indexer
+					want = append(want, `"length": "`+fmt.Sprint(e.NewLength)+`"`, `"mime": "warc/revisit"`)
+				}
+				for _, w := range want {
+					if !strings.Contains(l, w) {
+						t.Errorf("revisit line %s\nlacks %s; was %s", l, w, oldLines[i])
+					}
+				}
+			}
+			if revisits != 1 {
+				t.Errorf("%d revisit lines, want 1", revisits)
+			}
+			for _, ix := range mustIndexes(t, p) {
+				if oix := old.Member(ix.CDX.Name); oix.Method != ix.CDX.Method || ix.Idx != nil && old.Member(ix.Idx.Name).Method != ix.Idx.Method {
+					t.Errorf("%s: compression method not kept", ix.Name())
+				}
+			}
+		})
 	}
-	if revisits != 1 {
-		t.Errorf("%d revisit lines, want 1", revisits)
+}
+
+func mustIndexes(t *testing.T, p *Package) []*Index {
+	t.Helper()
+	ixs, err := p.Indexes()
+	if err != nil {
+		t.Fatal(err)
 	}
+	return ixs
 }
 
 // TestRebuildSignature: a signed package is refused without
