@@ -61,6 +61,7 @@ func warcioIndex(t *testing.T, cli string, files []string) map[string][]string {
 	res := map[string][]string{}
 	if !ok {
 		if len(files) == 1 {
+			t.Logf("warcio.js does not read %s", files[0])
 			return res
 		}
 		for _, half := range [][]string{files[:len(files)/2], files[len(files)/2:]} {
@@ -240,10 +241,12 @@ func TestIndexCorpus(t *testing.T) {
 		}
 		return nil
 	})
-	// Files our reader calls damaged are not compared.
+	// Files our reader calls damaged are not compared, nor those
+	// warcio.js does not read (left out of its run, which each would
+	// fail: node starts slowly).
 	var readable []string
 	for _, p := range files {
-		if _, err := ourLines(p); err == nil {
+		if _, err := ourLines(p); err == nil && !warcioUnreadable[strings.TrimPrefix(p, corpusDir+"/")] {
 			readable = append(readable, p)
 		}
 	}
@@ -280,4 +283,16 @@ var warcioDiverges = map[string]string{
 	"oduwsdl+ipwb/samples/warcs/slash.warc":                                                                                                                              "LF line ends",
 	"oduwsdl+ipwb/samples/warcs/variableSizedDates.warc":                                                                                                                 "LF line ends",
 	"webrecorder+pywb/sample_archive/warcs/missing-status-text.warc":                                                                                                     "CR CR LF line ends: warcio.js finds no status",
+}
+
+// warcioUnreadable are the corpus files warcio.js 2.4.11 cdx-index stops
+// on or warns about (an error, a warning) while Index reads them.
+var warcioUnreadable = map[string]bool{
+	"netarchivesuite+jwat/jwat-common/src/test/resources/test-utf8.warc":                                                                            true,
+	"netarchivesuite+jwat/jwat-warc/src/test/resources/invalid-warcfile-contenttype-recommended.warc":                                               true,
+	"netarchivesuite+jwat/jwat-warc/src/test/resources/valid-warcfile-fields-continuation.warc":                                                     true,
+	"netarchivesuite+jwat/jwat-warc/src/test/resources/valid-warcfile-fields-metainfo.warc":                                                         true,
+	"netarchivesuite+jwat/jwat-warc/src/test/resources/valid-warcfile-fields-warcinfo.warc":                                                         true,
+	"netarchivesuite+netarchivesuite/common/common-test/tests/dk/netarkivet/common/utils/cdx/data/input/warcs/netarkivet-20081105135926-00000.warc": true,
+	"netarchivesuite+netarchivesuite/common/common-test/tests/dk/netarkivet/common/utils/cdx/data/input/warcs/netarkivet-20081105135926-00001.warc": true,
 }
