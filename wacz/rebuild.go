@@ -108,121 +108,152 @@ type prepared struct {
 // Write writes the new package to out from its start. out is a file
 // created for it (the rename over the old package, after Check, is the
 // caller's); on error its content is to be discarded.
-func (b *Rebuild) Write(out outFile) (res *Result, err error) {
+func (b *Rebuild) Write(out outFile) (*Result, error) {
 	src := b.Source
-	now := b.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
 	if src.Signed() && b.DropSignature == nil {
 		return nil, errorf(src.Name, DigestName, -1, ErrSigned, "a rewrite invalidates the signature in datapackage-digest.json (signedData); the signature must be removed to go on")
 	}
-	files := map[string]*os.File{} // replaced members, by member name
-	defer func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}()
+	w := &rebuildWrite{Rebuild: b, now: b.Now, files: map[string]*os.File{}, rebuilt: map[string]*prepared{},
+		written: map[string]memberSum{}, res: &Result{}}
+	if w.now.IsZero() {
+		w.now = time.Now()
+	}
+	w.mtime, w.mdate = msdosTime(w.now)
+	defer w.cleanup()
+	if err := w.openReplacements(); err != nil {
+		return nil, err
+	}
+	if err := w.rebuildIndexes(); err != nil {
+		return nil, err
+	}
+	w.zw = newZipWriter(out)
+	if err := w.writeMembers(); err != nil {
+		return nil, err
+	}
+	if err := w.writeMetadata(); err != nil {
+		return nil, err
+	}
+	if err := w.zw.close(src.Comment); err != nil {
+		return nil, err
+	}
+	w.res.Size = w.zw.off
+	return w.res, nil
+}
+
+// memberSum is a member written anew: its SHA-256 and size.
+type memberSum struct {
+	sum  []byte
+	size int64
+}
+
+// rebuildWrite is one Write of a Rebuild.
+type rebuildWrite struct {
+	*Rebuild
+	now          time.Time
+	mtime, mdate uint16
+	files        map[string]*os.File // the replacements, by member name
+	temps        []string            // files to remove at the end
+	rebuilt      map[string]*prepared
+	written      map[string]memberSum
+	zw           *zipWriter
+	res          *Result
+}
+
+func (w *rebuildWrite) cleanup() {
+	for _, f := range w.files {
+		f.Close()
+	}
+	for _, t := range w.temps {
+		os.Remove(t)
+	}
+}
+
+// openReplacements opens the new WARC members, and gives a LogUpdate
+// them to read restored records from.
+func (w *rebuildWrite) openReplacements() error {
 	byIndexName := map[string]*os.File{}
-	for name, r := range b.Replace {
-		m := src.Member(name)
+	for name, r := range w.Replace {
+		m := w.Source.Member(name)
 		if m == nil || !m.IsArchive() {
-			return nil, fmt.Errorf("%s: %s is no WARC member of the package", src.Name, name)
+			return fmt.Errorf("%s: %s is no WARC member of the package", w.Source.Name, name)
 		}
 		f, err := os.Open(r.Path)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		files[name] = f
+		w.files[name] = f
 		byIndexName[IndexName(name)] = f
 	}
-	if lu, ok := b.Index.(*LogUpdate); ok && lu.Records == nil {
+	if lu, ok := w.Index.(*LogUpdate); ok && lu.Records == nil {
 		lu.Records = &memberRecords{files: byIndexName}
 	}
+	return nil
+}
 
-	res = &Result{}
-	var temps []string
-	defer func() {
-		for _, t := range temps {
-			os.Remove(t)
-		}
-	}()
-	rebuilt := map[string]*prepared{} // index members, by name
-	if len(b.Replace) > 0 || b.FreshIndex {
-		if b.Index == nil && !b.FreshIndex {
-			return nil, fmt.Errorf("%s: %w", src.Name, errNoUpdate)
-		}
-		indexes, err := src.Indexes()
-		if err != nil {
-			return nil, err
-		}
-		for _, ix := range indexes {
-			if err := b.rebuildIndex(ix, files, rebuilt, &temps, res); err != nil {
-				return nil, err
-			}
-		}
-		if lu, ok := b.Index.(*LogUpdate); ok && !b.FreshIndex {
-			if err := lu.finish(src.Name); err != nil {
-				return nil, err
-			}
+// rebuildIndexes writes the new indexes to temporary files, when members
+// are replaced or a fresh index is asked for.
+func (w *rebuildWrite) rebuildIndexes() error {
+	if len(w.Replace) == 0 && !w.FreshIndex {
+		return nil
+	}
+	if w.Index == nil && !w.FreshIndex {
+		return fmt.Errorf("%s: %w", w.Source.Name, errNoUpdate)
+	}
+	indexes, err := w.Source.Indexes()
+	if err != nil {
+		return err
+	}
+	for _, ix := range indexes {
+		if err := w.rebuildIndex(ix); err != nil {
+			return err
 		}
 	}
-
-	dp := src.Datapackage.Clone()
-	listed := map[string]bool{}
-	if rs, err := dp.Resources(); err == nil {
-		for _, r := range rs {
-			listed[r.Path] = true
-		}
+	if lu, ok := w.Index.(*LogUpdate); ok && !w.FreshIndex {
+		return lu.finish(w.Source.Name)
 	}
-	written := map[string]struct {
-		sum  []byte
-		size int64
-	}{}
-	zw := newZipWriter(out)
-	mtime, mdate := msdosTime(now)
+	return nil
+}
+
+// writeMembers writes every member but the metadata files, in order:
+// replaced WARC members stored, rebuilt indexes, the others copied.
+func (w *rebuildWrite) writeMembers() error {
+	src, zw := w.Source, w.zw
 	for _, sm := range src.Members {
 		if sm.Name == DatapackageName || sm.Name == DigestName {
 			continue
 		}
 		m := cloneMember(sm)
-		switch {
-		case files[sm.Name] != nil:
-			f := files[sm.Name]
+		switch f, p := w.files[sm.Name], w.rebuilt[sm.Name]; {
+		case f != nil:
 			fi, err := f.Stat()
 			if err != nil {
-				return nil, err
+				return err
 			}
 			m.Method, m.Size, m.CompressedSize, m.CRC32 = Store, fi.Size(), fi.Size(), 0
-			m.ModifiedTime, m.ModifiedDate = mtime, mdate
+			m.ModifiedTime, m.ModifiedDate = w.mtime, w.mdate
 			if err := zw.begin(m); err != nil {
-				return nil, err
+				return err
 			}
 			if _, err := f.Seek(0, io.SeekStart); err != nil {
-				return nil, err
+				return err
 			}
 			sum, err := zw.storeData(m, f)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %s: %w", src.Name, sm.Name, err)
+				return fmt.Errorf("%s: %s: %w", src.Name, sm.Name, err)
 			}
-			written[m.Name] = struct {
-				sum  []byte
-				size int64
-			}{sum, m.Size}
-		case rebuilt[sm.Name] != nil:
-			p := rebuilt[sm.Name]
-			m.ModifiedTime, m.ModifiedDate = mtime, mdate
-			m.Size, m.CompressedSize, m.CRC32 = p.size, p.csize, p.crc
-			m.Method = Store
+			w.written[m.Name] = memberSum{sum, m.Size}
+		case p != nil:
+			m.ModifiedTime, m.ModifiedDate = w.mtime, w.mdate
+			m.Size, m.CompressedSize, m.CRC32, m.Method = p.size, p.csize, p.crc, Store
 			if p.deflated {
 				m.Method = Deflate
 			}
 			if err := zw.begin(m); err != nil {
-				return nil, err
+				return err
 			}
 			f, err := os.Open(p.path)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if p.deflated {
 				err = zw.copyData(m, f)
@@ -231,52 +262,59 @@ func (b *Rebuild) Write(out outFile) (res *Result, err error) {
 			}
 			f.Close()
 			if err != nil {
-				return nil, err
+				return err
 			}
-			written[m.Name] = struct {
-				sum  []byte
-				size int64
-			}{p.sum, p.size}
+			w.written[m.Name] = memberSum{p.sum, p.size}
 		default:
 			if err := zw.begin(m); err != nil {
-				return nil, err
+				return err
 			}
 			if err := zw.copyData(m, src.Raw(sm)); err != nil {
-				return nil, fmt.Errorf("%s: %s: %w", src.Name, sm.Name, err)
+				return fmt.Errorf("%s: %s: %w", src.Name, sm.Name, err)
 			}
 		}
-		res.Members = append(res.Members, m)
+		w.res.Members = append(w.res.Members, m)
 	}
+	return nil
+}
 
-	// datapackage.json and datapackage-digest.json, after every member
-	// they describe.
+// writeMetadata writes datapackage.json and datapackage-digest.json,
+// after every member they describe: the old ones with the new members'
+// hashes and the edits asked for, or Metadata's.
+func (w *rebuildWrite) writeMetadata() error {
+	src, res := w.Source, w.res
 	var dpBytes, digestBytes []byte
-	if b.Metadata != nil {
-		if err := b.checkMetadata(written); err != nil {
-			return nil, err
+	if w.Metadata != nil {
+		if err := w.checkMetadata(w.written); err != nil {
+			return err
 		}
-		dpBytes, digestBytes = b.Metadata.Datapackage, b.Metadata.Digest
+		dpBytes, digestBytes = w.Metadata.Datapackage, w.Metadata.Digest
 		res.MetadataRestored = true
 	} else {
-		for name, w := range written {
-			if listed[name] {
-				if err := dp.setResource(name, w.sum, w.size); err != nil {
-					return nil, err
+		dp := src.Datapackage.Clone()
+		rs, err := dp.Resources()
+		if err != nil {
+			return err
+		}
+		for _, r := range rs {
+			if ws, ok := w.written[r.Path]; ok {
+				if err := dp.setResource(r.Path, ws.sum, ws.size); err != nil {
+					return err
 				}
 			}
 		}
-		dp.SetModified(now)
-		for _, f := range b.Unrequire {
+		dp.SetModified(w.now)
+		for _, f := range w.Unrequire {
 			dp.Unrequire(f)
 		}
-		for _, r := range b.Require {
+		for _, r := range w.Require {
 			if err := dp.Require(r); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		drop := src.Signed()
 		if drop {
-			dp.recordRemoval(src.Digest.signedData().clone(), src.Digest.Hash, *b.DropSignature)
+			dp.recordRemoval(src.Digest.signedData().clone(), src.Digest.Hash, *w.DropSignature)
 			res.RemovedSignature = true
 		}
 		dpBytes = dp.Bytes()
@@ -289,37 +327,27 @@ func (b *Rebuild) Write(out outFile) (res *Result, err error) {
 		name string
 		data []byte
 	}{{DatapackageName, dpBytes}, {DigestName, digestBytes}} {
-		sm := src.Member(meta.name)
 		if meta.data == nil {
 			continue
 		}
-		var m *Member
-		if sm != nil {
+		m := &Member{Name: meta.name, Method: Store, CreatorVersion: 20, ReaderVersion: 20}
+		if sm := src.Member(meta.name); sm != nil {
 			m = cloneMember(sm)
-		} else {
-			m = &Member{Name: meta.name, Method: Store, CreatorVersion: 20, ReaderVersion: 20}
 		}
-		m.ModifiedTime, m.ModifiedDate = mtime, mdate
-		if err := zw.writeBytes(m, meta.data); err != nil {
-			return nil, err
+		m.ModifiedTime, m.ModifiedDate = w.mtime, w.mdate
+		if err := w.zw.writeBytes(m, meta.data); err != nil {
+			return err
 		}
 		res.Members = append(res.Members, m)
 	}
 	res.Datapackage, res.Digest = dpBytes, digestBytes
-	if err := zw.close(src.Comment); err != nil {
-		return nil, err
-	}
-	res.Size = zw.off
-	return res, nil
+	return nil
 }
 
 // checkMetadata checks that Metadata's datapackage.json lists every
 // member written anew with the SHA-256 and size written, and that its
 // digest file is of it.
-func (b *Rebuild) checkMetadata(written map[string]struct {
-	sum  []byte
-	size int64
-}) error {
+func (b *Rebuild) checkMetadata(written map[string]memberSum) error {
 	pkg := b.Source.Name
 	dp, err := ParseDatapackage(b.Metadata.Datapackage)
 	if err != nil {
@@ -396,17 +424,20 @@ func (p *plainWriter) writeLine(l []byte) error {
 
 func (p *plainWriter) close() error { return p.w.Flush() }
 
-// rebuildIndex writes the index's new content to temporary files and
-// records them in rebuilt.
-func (b *Rebuild) rebuildIndex(ix *Index, files map[string]*os.File, rebuilt map[string]*prepared, temps *[]string, res *Result) error {
-	src := b.Source
-	newTemp := func() (*os.File, error) {
-		f, err := os.CreateTemp(b.TempDir, ".tmp-wacz-index-*")
-		if err == nil {
-			*temps = append(*temps, f.Name())
-		}
-		return f, err
+// newTemp creates a temporary file, removed at the end.
+func (w *rebuildWrite) newTemp() (*os.File, error) {
+	f, err := os.CreateTemp(w.TempDir, ".tmp-wacz-index-*")
+	if err == nil {
+		w.temps = append(w.temps, f.Name())
 	}
+	return f, err
+}
+
+// rebuildIndex writes the index's new content to temporary files and
+// records them in w.rebuilt.
+func (w *rebuildWrite) rebuildIndex(ix *Index) error {
+	src, b, files, res := w.Source, w.Rebuild, w.files, w.res
+	newTemp := w.newTemp
 	cdxFile, err := newTemp()
 	if err != nil {
 		return err
@@ -463,18 +494,18 @@ func (b *Rebuild) rebuildIndex(ix *Index, files map[string]*os.File, rebuilt map
 		if f.file == nil {
 			continue
 		}
-		p, err := b.prepare(f.file, f.m.Method == Deflate, newTemp)
+		p, err := prepare(f.file, f.m.Method == Deflate, newTemp)
 		if err != nil {
 			return err
 		}
-		rebuilt[f.m.Name] = p
+		w.rebuilt[f.m.Name] = p
 	}
 	return nil
 }
 
 // prepare makes a prepared member of the file: its size (and, deflated,
 // its compressed copy, CRC-32 and SHA-256).
-func (b *Rebuild) prepare(f *os.File, deflate bool, newTemp func() (*os.File, error)) (*prepared, error) {
+func prepare(f *os.File, deflate bool, newTemp func() (*os.File, error)) (*prepared, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
