@@ -14,6 +14,7 @@ import (
 	"warcdedup/atomicfile"
 	"warcdedup/collres"
 	"warcdedup/crawlindex"
+	"warcdedup/internal/extsort"
 	"warcdedup/internal/progress"
 	"warcdedup/manifest"
 	"warcdedup/refs"
@@ -777,7 +778,8 @@ func (k *task) verify(ctx context.Context) error {
 		defer closeKept()
 		external = manifest.NewReader(r, "the ranges' committed originals")
 	}
-	st, err := verify.RewriteAgainst(manifest.NewReader(before, "the hosts' manifests before"), manifest.NewReader(after, "the hosts' manifests after"), external,
+	sorts := verify.Options{Sort: extsort.Options{TempDir: k.sorter.tmp, Memory: k.sorter.memory, Parallel: k.sorter.parallel}}
+	st, err := sorts.RewriteAgainst(ctx, manifest.NewReader(before, "the hosts' manifests before"), manifest.NewReader(after, "the hosts' manifests after"), external,
 		func(v string) {
 			fmt.Fprintln(bw, v)
 			k.printError(fmt.Errorf("lost: %s", v))

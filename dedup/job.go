@@ -16,6 +16,7 @@ import (
 	"warcdedup/atomicfile"
 	"warcdedup/collres"
 	"warcdedup/digest"
+	"warcdedup/internal/extsort"
 	"warcdedup/internal/progress"
 	"warcdedup/manifest"
 	"warcdedup/policy"
@@ -698,7 +699,9 @@ func (j *Job) verify(ctx context.Context) (string, error) {
 		defer f.Close()
 		external = manifest.NewReader(f, name)
 	}
-	st, err := verify.RewriteAgainst(manifest.NewReader(before, j.wd.File(BeforeFile)), manifest.NewReader(after, j.wd.File(AfterFile)), external,
+	// Merge joins through the system sort, its files in the work directory.
+	sorts := verify.Options{Sort: extsort.Options{TempDir: j.wd.File(tmpDir), Memory: j.opt.SortMemory, Parallel: j.opt.Jobs}}
+	st, err := sorts.RewriteAgainst(ctx, manifest.NewReader(before, j.wd.File(BeforeFile)), manifest.NewReader(after, j.wd.File(AfterFile)), external,
 		func(v string) {
 			fmt.Fprintln(bw, v)
 			j.show.Print("warcdedup: error: lost: %s", v)
