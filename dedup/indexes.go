@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"warcdedup/atomicfile"
+	"warcdedup/internal/extsort"
 	"warcdedup/internal/progress"
 	"warcdedup/reindex"
 	"warcdedup/rewritelog"
@@ -214,16 +215,19 @@ func (u *indexUpdate) one(index string) error {
 	if err := writeJSON(statePath, st); err != nil {
 		return err
 	}
-	moves, err := rewritelog.LoadFileFrom(logPath, from)
+	// The log followed on disk, its lookups sorted in the work directory.
+	updater := reindex.Updater{Records: &reindex.Files{Roots: u.roots}, Sort: extsort.Options{TempDir: u.wd.File(tmpDir)}}
+	updater.Log, err = rewritelog.OpenCatalog(logPath, from, time.Time{})
 	if errors.Is(err, os.ErrNotExist) {
-		moves, err = rewritelog.Load(rewritelog.NewReader(strings.NewReader(""), LogFile), time.Time{})
+		updater.Log = nil
+		updater.Moves, err = rewritelog.Load(rewritelog.NewReader(strings.NewReader(""), LogFile), time.Time{})
 	}
 	if err != nil {
 		return err
 	}
 	shown := 0
 	p := &reindex.InPlace{
-		Updater: reindex.Updater{Moves: moves, Records: &reindex.Files{Roots: u.roots}},
+		Updater: updater,
 		Known:   u.known.Knows,
 		Report: func(err error) {
 			if shown++; shown <= 10 {

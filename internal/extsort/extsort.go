@@ -325,6 +325,7 @@ func (o *Options) command(ctx context.Context, args []string, inputs []*File) (*
 	}
 	cmd := exec.CommandContext(ctx, "sort", args...)
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	dieWithParent(cmd)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	return cmd, &stderr, nil
