@@ -76,11 +76,11 @@ func (g *capture) add(l []byte) error {
 	if f == nil {
 		return g.fs.err
 	}
-	n, side := 9, 4 // a response line's fields, and where its side is
+	side := 4 // where a response line's side is
 	if string(f[2]) == kindRevisit {
-		n, side = 10, 6
+		side = 6
 	}
-	if f = g.fs.split(l, n); f == nil {
+	if f = g.fs.split(l, side+1); f == nil {
 		return g.fs.err
 	}
 	if key := l[:len(f[0])+1+len(f[1])]; !bytes.Equal(key, g.key) {
@@ -104,6 +104,13 @@ func (g *capture) add(l []byte) error {
 		g.after++
 		g.revisitAfter = g.revisitAfter || g.kind == kindRevisit
 		return nil
+	}
+	n := side + 4 // the side, SEQ, [EXT,] FILE, OFFSET
+	if g.kind == kindResponse {
+		n++
+	}
+	if f = g.fs.split(l, n); f == nil {
+		return g.fs.err
 	}
 	seq := g.fs.num(f[side+1])
 	if g.kind == kindRevisit {

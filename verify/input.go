@@ -11,8 +11,10 @@ import (
 // revisits; after-lines ("a") before before-lines ("b") of the same key,
 // which these take in the order of their line numbers (seq):
 //
-//	URI DATE r DIGEST a|b SEQ EXT FILE OFFSET
-//	URI DATE v DIGEST REFURI REFDATE a|b SEQ FILE OFFSET
+//	URI DATE r DIGEST a
+//	URI DATE r DIGEST b SEQ EXT FILE OFFSET
+//	URI DATE v DIGEST REFURI REFDATE a
+//	URI DATE v DIGEST REFURI REFDATE b SEQ FILE OFFSET
 const (
 	kindResponse = "r"
 	kindRevisit  = "v"
@@ -57,11 +59,15 @@ func (c *comparison) readManifest(r *manifest.Reader, side string, count *int64)
 			}
 			b.str(kindResponse).str(l.Digest)
 		}
-		b.str(side).num(int64(r.LineNumber()))
-		if !l.IsRevisit() {
-			b.num(int64(l.Ext))
+		b.str(side)
+		if side == sideBefore {
+			b.num(int64(r.LineNumber()))
+			if !l.IsRevisit() {
+				b.num(int64(l.Ext))
+			}
+			b.str(l.File).num(l.Offset)
 		}
-		if err := b.str(l.File).num(l.Offset).to(c.captures); err != nil {
+		if err := b.to(c.captures); err != nil {
 			return err
 		}
 	}
