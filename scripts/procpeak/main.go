@@ -1,0 +1,174 @@
+// Command procpeak runs a command and reports its elapsed time and the
+// peak resident set of every process of it (the command and every process
+// it starts, sort included), read from /proc while they run: the figures
+// of the scale benchmark (scripts/bench-scale.sh). Linux only.
+//
+//	procpeak [-interval 20ms] -- COMMAND ARGS...
+//
+// It prints to stderr, after the command's own output:
+//
+//	wall SECONDS
+//	proc NAME COUNT PEAK-MB      (one line per command name: how many ran, the largest peak)
+//	peak PEAK-MB NAME            (the largest of all)
+//
+// and exits with the command's status.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func main() {
+	interval := flag.Duration("interval", 20*time.Millisecond, "how often /proc is read")
+	flag.Parse()
+	if flag.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "procpeak: give a command")
+		os.Exit(2)
+	}
+	cmd := exec.Command(flag.Arg(0), flag.Args()[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "procpeak:", err)
+		os.Exit(2)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	w := &watch{root: cmd.Process.Pid, procs: map[int]*proc{}}
+	tick := time.NewTicker(*interval)
+	var err error
+loop:
+	for {
+		w.poll()
+		select {
+		case err = <-done:
+			break loop
+		case <-tick.C:
+		}
+	}
+	wall := time.Since(start)
+	w.report(wall)
+	if ee, ok := err.(*exec.ExitError); ok {
+		os.Exit(ee.ExitCode())
+	} else if err != nil {
+		fmt.Fprintln(os.Stderr, "procpeak:", err)
+		os.Exit(2)
+	}
+}
+
+// proc is a process seen: its command name and largest VmHWM.
+type proc struct {
+	name string
+	peak int64 // kB
+}
+
+type watch struct {
+	root  int
+	procs map[int]*proc
+}
+
+// poll reads the peak resident set of the root and its descendants.
+func (w *watch) poll() {
+	parents := map[int]int{}
+	names := map[int]string{}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, s := range stats {
+		b, err := os.ReadFile(s)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		open, close := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+		if open < 0 || close < open {
+			continue
+		}
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b[:open])))
+		f := strings.Fields(string(b[close+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		parents[pid], names[pid] = ppid, string(b[open+1:close])
+	}
+	for pid := range parents {
+		if !w.descends(pid, parents) {
+			continue
+		}
+		hwm := vmHWM(pid)
+		p := w.procs[pid]
+		if p == nil {
+			p = &proc{name: names[pid]}
+			w.procs[pid] = p
+		}
+		p.name = names[pid] // after exec
+		p.peak = max(p.peak, hwm)
+	}
+}
+
+func (w *watch) descends(pid int, parents map[int]int) bool {
+	for i := 0; i < 64 && pid > 1; i++ {
+		if pid == w.root {
+			return true
+		}
+		pid = parents[pid]
+	}
+	return false
+}
+
+func vmHWM(pid int) int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+func (w *watch) report(wall time.Duration) {
+	type agg struct {
+		count int
+		peak  int64
+	}
+	byName := map[string]*agg{}
+	var top string
+	var topPeak int64
+	for _, p := range w.procs {
+		a := byName[p.name]
+		if a == nil {
+			a = &agg{}
+			byName[p.name] = a
+		}
+		a.count++
+		a.peak = max(a.peak, p.peak)
+		if p.peak > topPeak {
+			top, topPeak = p.name, p.peak
+		}
+	}
+	var names []string
+	for n := range byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fmt.Fprintf(os.Stderr, "wall %.3f\n", wall.Seconds())
+	for _, n := range names {
+		fmt.Fprintf(os.Stderr, "proc %s %d %.1f\n", n, byName[n].count, float64(byName[n].peak)/1024)
+	}
+	fmt.Fprintf(os.Stderr, "peak %.1f %s\n", float64(topPeak)/1024, top)
+}
