@@ -59,8 +59,8 @@ bench_warccdx() {
 }
 
 # measure PART SIZE ROUND runs the part once and appends its figures to
-# $dir/scale-results: PART SIZE ROUND WALL LOAD then NAME:COUNT:PEAK-MB
-# for each command name.
+# $dir/scale-results: PART SIZE ROUND WALL CPU LOAD then
+# NAME:COUNT:PEAK-MB:CPU for each command name.
 measure() {
 	local load
 	load=$(cut -d' ' -f1 /proc/loadavg)
@@ -68,8 +68,9 @@ measure() {
 	bin/procpeak -- $(bench_"$1" "$2") >/dev/null 2>"$dir/scale-stderr" || { cat "$dir/scale-stderr" >&2; exit 1; }
 	awk -v part="$1" -v size="$2" -v round="$3" -v load="$load" '
 		$1 == "wall" { wall = $2 }
-		$1 == "proc" { procs = procs " " $2 ":" $3 ":" $4 }
-		END { print part, size, round, wall, load procs }' "$dir/scale-stderr" >>"$dir/scale-results"
+		$1 == "cpu" { cpu = $2 }
+		$1 == "proc" { procs = procs " " $2 ":" $3 ":" $4 ":" $5 }
+		END { print part, size, round, wall, cpu, load procs }' "$dir/scale-stderr" >>"$dir/scale-results"
 	if [ -n "$(ls -A "$tmp")" ]; then
 		echo "bench-scale: $1 left files in $tmp" >&2
 		exit 1
@@ -92,7 +93,8 @@ for round in $(seq "$rounds"); do
 done
 
 echo
-echo "$(nproc) cores; medians of $rounds alternating rounds; peak resident set per process, the largest of the rounds"
+echo "$(nproc) cores; medians of $rounds alternating rounds (elapsed, and CPU of every process: on a shared machine"
+echo "the CPU seconds tell the work done, the elapsed ones also what others ran); peak resident set per process, the largest of the rounds"
 awk -v sizes="$sizes" '
 	function median(list,    a, n, i, j, t) {
 		n = split(list, a, " ")
@@ -102,13 +104,15 @@ awk -v sizes="$sizes" '
 	{
 		key = $1 " " $2
 		walls[key] = walls[key] " " $4
-		loads[key] = loads[key] " " $5
+		cpus[key] = cpus[key] " " $5
+		loads[key] = loads[key] " " $6
 		if (!(key in seen)) { seen[key] = 1; order[++keys] = key }
-		for (i = 6; i <= NF; i++) {
+		for (i = 7; i <= NF; i++) {
 			split($i, p, ":")
 			pk = key SUBSEP p[1]
 			if (!(pk in peak) || p[3] + 0 > peak[pk] + 0) peak[pk] = p[3]
 			if (!(pk in count) || p[2] + 0 > count[pk] + 0) count[pk] = p[2]
+			pcpu[pk] = pcpu[pk] " " p[4]
 			names[key] = names[key] (index(names[key], " " p[1] " ") ? "" : " " p[1] " ")
 			if (p[3] + 0 > top[key] + 0) top[key] = p[3]
 		}
@@ -118,19 +122,22 @@ awk -v sizes="$sizes" '
 		for (k = 1; k <= keys; k++) {
 			key = order[k]
 			split(key, kp, " ")
-			w = median(walls[key])
-			per[key] = w / kp[2] * 1e6
+			w = median(walls[key]); c = median(cpus[key])
+			per[key] = w / kp[2] * 1e6; cper[key] = c / kp[2] * 1e6
 			procs = ""
 			n = split(names[key], nm, " ")
-			for (i = 1; i <= n; i++) if (nm[i] != "") procs = procs sprintf(" %s %.1f MB (x%d)", nm[i], peak[key SUBSEP nm[i]], count[key SUBSEP nm[i]])
-			printf "%-11s %9d records: %8.2f s, %6.2f us/record, load average%s;%s\n", kp[1], kp[2], w, per[key], loads[key], procs
+			for (i = 1; i <= n; i++) if (nm[i] != "") {
+				pk = key SUBSEP nm[i]
+				procs = procs sprintf(" %s (x%d) %.1f MB, %.1f s CPU;", nm[i], count[pk], peak[pk], median(pcpu[pk]))
+			}
+			printf "%-11s %9d records: %8.2f s (%6.2f us/record), %8.2f s CPU (%6.2f us/record); load average%s;%s\n", kp[1], kp[2], w, per[key], c, cper[key], loads[key], procs
 		}
 		for (k = 1; k <= keys; k++) {
 			split(order[k], kp, " ")
 			if (kp[2] != sz[nsizes]) continue
 			small = kp[1] " " sz[1]
-			ratio = per[order[k]] / per[small]
-			printf "%-11s targets at %d: largest process %.1f MB (%s 150 MB); time per record %.2fx that at %d (%s 1.15x)\n",
-				kp[1], kp[2], top[order[k]], top[order[k]] <= 150 ? "within" : "ABOVE", ratio, sz[1], ratio <= 1.15 ? "within" : "ABOVE"
+			ratio = per[order[k]] / per[small]; cratio = cper[order[k]] / cper[small]
+			printf "%-11s targets at %d: largest process %.1f MB (%s 150 MB); time per record %.2fx that at %d, CPU per record %.2fx (%s 1.15x)\n",
+				kp[1], kp[2], top[order[k]], top[order[k]] <= 150 ? "within" : "ABOVE", ratio, sz[1], cratio, ratio <= 1.15 ? "within" : "ABOVE"
 		}
 	}' "$dir/scale-results"

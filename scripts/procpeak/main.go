@@ -8,7 +8,9 @@
 // It prints to stderr, after the command's own output:
 //
 //	wall SECONDS
-//	proc NAME COUNT PEAK-MB      (one line per command name: how many ran, the largest peak)
+//	cpu SECONDS                  (user and system, of the command and the processes it waited for)
+//	proc NAME COUNT PEAK-MB CPU  (one line per command name: how many ran, the largest peak,
+//	                              their CPU seconds as last read)
 //	peak PEAK-MB NAME            (the largest of all)
 //
 // and exits with the command's status.
@@ -27,6 +29,10 @@ import (
 	"strings"
 	"time"
 )
+
+// ticksPerSecond is the unit of /proc/PID/stat's times (sysconf
+// _SC_CLK_TCK, 100 on every Linux this runs on).
+const ticksPerSecond = 100
 
 func main() {
 	interval := flag.Duration("interval", 20*time.Millisecond, "how often /proc is read")
@@ -57,7 +63,11 @@ loop:
 		}
 	}
 	wall := time.Since(start)
-	w.report(wall)
+	var cpu time.Duration
+	if cmd.ProcessState != nil {
+		cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	w.report(wall, cpu)
 	if ee, ok := err.(*exec.ExitError); ok {
 		os.Exit(ee.ExitCode())
 	} else if err != nil {
@@ -66,10 +76,12 @@ loop:
 	}
 }
 
-// proc is a process seen: its command name and largest VmHWM.
+// proc is a process seen: its command name, largest VmHWM and CPU time,
+// as last read.
 type proc struct {
 	name string
 	peak int64 // kB
+	cpu  int64 // clock ticks
 }
 
 type watch struct {
@@ -80,38 +92,48 @@ type watch struct {
 // poll reads the peak resident set of the root and its descendants.
 func (w *watch) poll() {
 	parents := map[int]int{}
-	names := map[int]string{}
+	ticks := map[int]int64{}
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	for _, s := range stats {
 		b, err := os.ReadFile(s)
 		if err != nil {
 			continue
 		}
-		// pid (comm) state ppid ...
+		// pid (comm) state ppid ... utime (14th field) stime (15th)
 		open, close := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
 		if open < 0 || close < open {
 			continue
 		}
 		pid, _ := strconv.Atoi(strings.TrimSpace(string(b[:open])))
 		f := strings.Fields(string(b[close+1:]))
-		if len(f) < 2 {
+		if len(f) < 13 {
 			continue
 		}
 		ppid, _ := strconv.Atoi(f[1])
-		parents[pid], names[pid] = ppid, string(b[open+1:close])
+		utime, _ := strconv.ParseInt(f[11], 10, 64)
+		stime, _ := strconv.ParseInt(f[12], 10, 64)
+		parents[pid], ticks[pid] = ppid, utime+stime
 	}
 	for pid := range parents {
 		if !w.descends(pid, parents) {
 			continue
 		}
-		hwm := vmHWM(pid)
+		// The name and the peak read together: a process between fork
+		// and exec has its parent's name, and after exec its own peak.
+		name, hwm, ok := status(pid)
+		if !ok {
+			continue
+		}
 		p := w.procs[pid]
 		if p == nil {
-			p = &proc{name: names[pid]}
+			p = &proc{}
 			w.procs[pid] = p
 		}
-		p.name = names[pid] // after exec
+		if name != p.name {
+			p.name, p.peak = name, 0
+		}
 		p.peak = max(p.peak, hwm)
+		p.cpu = ticks[pid]
 	}
 }
 
@@ -125,26 +147,31 @@ func (w *watch) descends(pid int, parents map[int]int) bool {
 	return false
 }
 
-func vmHWM(pid int) int64 {
+// status reads a process's name and peak resident set (kB).
+func status(pid int) (string, int64, bool) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0
+		return "", 0, false
 	}
 	defer f.Close()
+	name := ""
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "Name:"); ok {
+			name = strings.TrimSpace(v)
+		}
 		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
 			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return n
+			return name, n, name != ""
 		}
 	}
-	return 0
+	return name, 0, name != ""
 }
 
-func (w *watch) report(wall time.Duration) {
+func (w *watch) report(wall, cpu time.Duration) {
 	type agg struct {
-		count int
-		peak  int64
+		count     int
+		peak, cpu int64
 	}
 	byName := map[string]*agg{}
 	var top string
@@ -157,6 +184,7 @@ func (w *watch) report(wall time.Duration) {
 		}
 		a.count++
 		a.peak = max(a.peak, p.peak)
+		a.cpu += p.cpu
 		if p.peak > topPeak {
 			top, topPeak = p.name, p.peak
 		}
@@ -167,8 +195,10 @@ func (w *watch) report(wall time.Duration) {
 	}
 	sort.Strings(names)
 	fmt.Fprintf(os.Stderr, "wall %.3f\n", wall.Seconds())
+	fmt.Fprintf(os.Stderr, "cpu %.3f\n", cpu.Seconds())
 	for _, n := range names {
-		fmt.Fprintf(os.Stderr, "proc %s %d %.1f\n", n, byName[n].count, float64(byName[n].peak)/1024)
+		a := byName[n]
+		fmt.Fprintf(os.Stderr, "proc %s %d %.1f %.2f\n", n, a.count, float64(a.peak)/1024, float64(a.cpu)/ticksPerSecond)
 	}
 	fmt.Fprintf(os.Stderr, "peak %.1f %s\n", float64(topPeak)/1024, top)
 }
