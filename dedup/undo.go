@@ -226,6 +226,14 @@ func (u *undo) run(ctx context.Context, files []string) error {
 		u.res.ExitReason = append(u.res.ExitReason, fmt.Sprintf("%s files are not what the rewrite log says they are once restored", progress.Count(int64(len(u.res.Unrestored)))))
 		u.res.ExitReason = append(u.res.ExitReason, first(u.res.Unrestored, 10)...)
 	}
+	if len(u.opt.CDX) > 0 {
+		if len(todo) == 0 {
+			// An earlier undo may have restored without its indexes:
+			// they get every entry of the log they lack.
+			from = -1
+		}
+		return updateIndexesAfterUndo(ctx, u.wd, u.opt.CDX, u.state.Params.Collections, from, u.show, u.res)
+	}
 	return nil
 }
 
