@@ -180,6 +180,11 @@ func (c *crawlMode) begin(j *Job) (*Result, error) {
 	if k == nil {
 		return nil, c.resume(j)
 	}
+	// Committed: what a run killed before it dropped its registration
+	// left holds nothing (the registry says what the crawl needs).
+	if err := c.reg.Drop(); err != nil {
+		return nil, err
+	}
 	files, err := c.index.Files(c.name)
 	if err != nil {
 		return nil, err
