@@ -3,7 +3,6 @@ package crawlindex
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -258,7 +257,7 @@ func (c *commit) write(next int) error {
 	if err := c.checkNeeds(); err != nil {
 		return err
 	}
-	data, err := json.MarshalIndent(&c.reg, "", "  ")
+	data, err := marshalRegistry(&c.reg)
 	if err != nil {
 		return err
 	}
@@ -334,7 +333,7 @@ func (c *commit) crawls(added map[string]int64) error {
 			c.reg.Algorithm = algorithmOf(c.ch.Originals)
 		}
 		c.reg.Crawls = append(c.reg.Crawls, &a)
-		data, err := json.MarshalIndent(&CrawlFiles{Crawl: a.Name, Files: c.ch.Files}, "", " ")
+		data, err := marshalCrawlFiles(&CrawlFiles{Crawl: a.Name, Files: c.ch.Files})
 		if err != nil {
 			return err
 		}
@@ -360,7 +359,7 @@ func (c *commit) crawls(added map[string]int64) error {
 				k.Size += f.Size
 			}
 			c.reg.Crawls[i] = &k
-			data, err := json.MarshalIndent(&CrawlFiles{Crawl: k.Name, Files: files}, "", " ")
+			data, err := marshalCrawlFiles(&CrawlFiles{Crawl: k.Name, Files: files})
 			if err != nil {
 				return err
 			}

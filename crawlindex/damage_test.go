@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -178,10 +179,11 @@ func TestCommitLeftoverIsNoDamage(t *testing.T) {
 	// As if the commit was killed between its generation's rename and
 	// CURRENT's: the generation is there, CURRENT and the generation's
 	// mark are not.
-	for _, f := range []string{currentFile, filepath.Join("gen-000001", committedFile)} {
-		if err := os.Remove(filepath.Join(dir, f)); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.Remove(filepath.Join(dir, currentFile)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "gen-000001", committedFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
 	}
 	if _, err := Open(dir); !errors.Is(err, ErrNoIndex) {
 		t.Errorf("Open after a first commit killed before CURRENT: %v, want no index yet", err)
@@ -298,15 +300,21 @@ func TestNamesAsBytes(t *testing.T) {
 		})
 	}
 	// As every index written before names were kept as bytes has them.
-	var fi FileInfo
-	if err := json.Unmarshal([]byte(`{"name": "d/é ü.warc", "size": 3, "sha256": "ab", "stamp": "s"}`), &fi); err != nil ||
-		fi != (FileInfo{Name: "d/é ü.warc", Size: 3, SHA256: "ab", Stamp: "s"}) {
-		t.Errorf("an index's file as written before: %+v %v", fi, err)
+	cf, err := unmarshalCrawlFiles([]byte(`{"crawl": "jan", "files": [{"name": "d/é ü.warc", "size": 3, "sha256": "ab", "stamp": "s"}]}`))
+	if err != nil || len(cf.Files) != 1 || cf.Files[0] != (FileInfo{Name: "d/é ü.warc", Size: 3, SHA256: "ab", Stamp: "s"}) {
+		t.Errorf("a crawl's files as written before: %+v %v", cf, err)
 	}
-	var k Crawl
-	if err := json.Unmarshal([]byte(`{"name": "jan", "location": "/data/jan", "log": "/w/rewrite.log", "files": 2}`), &k); err != nil ||
-		k.Location != "/data/jan" || k.Log != "/w/rewrite.log" || k.Files != 2 {
-		t.Errorf("an index's crawl as written before: %+v %v", k, err)
+	var r Registry
+	err = unmarshalRegistry([]byte(`{"version": 1, "generation": 2, "crawls": [{"name": "jan", "location": "/data/jan", "log": "/w/rewrite.log", "files": 2,
+		"requires": [{"crawl": "dec", "revisits": 4, "files": [{"name": "a.warc", "size": 9}]}]}]}`), &r)
+	if k := r.Crawl("jan"); err != nil || k == nil || k.Location != "/data/jan" || k.Log != "/w/rewrite.log" || k.Files != 2 ||
+		len(k.Requires) != 1 || k.Requires[0].Revisits != 4 || k.Requires[0].Files[0].Name != "a.warc" {
+		t.Errorf("a registry as written before: %+v %v", k, err)
+	}
+	// What prints a crawl (index stats) writes the bytes too.
+	data, err := json.Marshal(&Crawl{Name: "jan", Location: "/data/\xff"})
+	if err != nil || !strings.Contains(string(data), `"location":{"base64":"L2RhdGEv/w=="}`) {
+		t.Errorf("a crawl printed: %s %v", data, err)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -151,7 +150,7 @@ func open(abs, dir string) (*Index, error) {
 		}
 	}
 	if len(problems) == 0 {
-		if err := json.Unmarshal(reg, ix.Registry); err != nil {
+		if err := unmarshalRegistry(reg, ix.Registry); err != nil {
 			problem("%s/%s: %v", name, registryFile, err)
 		}
 	}
@@ -406,8 +405,8 @@ func (ix *Index) Files(crawl string) ([]FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	var cf CrawlFiles
-	if err := json.Unmarshal(data, &cf); err != nil {
+	cf, err := unmarshalCrawlFiles(data)
+	if err != nil {
 		return nil, fmt.Errorf("crawl %s: its list of files: %w", crawl, err)
 	}
 	if cf.Crawl != crawl {

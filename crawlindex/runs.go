@@ -52,7 +52,7 @@ type claim struct {
 	PID     int       `json:"pid"`
 	Host    string    `json:"host"`
 	Started time.Time `json:"started"`
-	WorkDir text      `json:"work_dir,omitempty"`
+	WorkDir any       `json:"work_dir,omitempty"` // see jsonText
 	// Joined is when a run's join was recorded, Generation the index's
 	// generation it read, Crawls the committed crawls whose originals it
 	// joined, as they were listed then.
@@ -73,7 +73,7 @@ type joinedCrawl struct {
 }
 
 type logMark struct {
-	Name text  `json:"name"`
+	Name any   `json:"name"` // see jsonText
 	Size int64 `json:"size"` // -1: no such file
 }
 
@@ -100,7 +100,8 @@ func (c *claim) holds(crawls []string) []string {
 // rewrote reports whether the run's logs changed since its join.
 func (c *claim) rewrote() bool {
 	for _, m := range c.Logs {
-		if sizeOf(string(m.Name)) != m.Size {
+		name, err := textOf(m.Name)
+		if err != nil || sizeOf(name) != m.Size {
 			return true
 		}
 	}
@@ -109,8 +110,8 @@ func (c *claim) rewrote() bool {
 
 func (c *claim) who() string {
 	s := fmt.Sprintf("pid %d on %s since %s", c.PID, c.Host, c.Started.Local().Format(time.DateTime))
-	if c.WorkDir != "" {
-		s += fmt.Sprintf(", work directory %s", string(c.WorkDir))
+	if dir, _ := textOf(c.WorkDir); dir != "" {
+		s += fmt.Sprintf(", work directory %s", dir)
 	}
 	return s
 }
@@ -271,7 +272,7 @@ var ErrNotJoined = errors.New("no join of the index recorded")
 // removal holds it.
 func (r *Registration) Hold(ix *Index, crawls []string, workDir string, logs []string) error {
 	c := newClaim("run", r.name)
-	c.WorkDir, c.Generation = text(workDir), ix.Generation()
+	c.WorkDir, c.Generation = jsonText(workDir), ix.Generation()
 	for _, k := range crawls {
 		sum, err := ix.listSum(k)
 		if err != nil {
@@ -280,7 +281,7 @@ func (r *Registration) Hold(ix *Index, crawls []string, workDir string, logs []s
 		c.Crawls = append(c.Crawls, joinedCrawl{Crawl: k, List: sum})
 	}
 	for _, l := range logs {
-		c.Logs = append(c.Logs, logMark{Name: text(l), Size: sizeOf(l)})
+		c.Logs = append(c.Logs, logMark{Name: jsonText(l), Size: sizeOf(l)})
 	}
 	return r.hold(c)
 }
