@@ -100,7 +100,7 @@ func (c *crawlMode) use(ix *crawlindex.Index, algorithm string) error {
 	for _, k := range ix.Registry.Crawls {
 		committed[k.Name] = true
 		if k.Name == c.name {
-			continue // a rerun: committedAlready decides
+			continue // a rerun: begin decides
 		}
 		if within(c.root, k.Location) || within(k.Location, c.root) {
 			return fmt.Errorf("%s and the committed crawl %s (%s) share files: committed crawls are never rewritten", c.root, k.Name, k.Location)
