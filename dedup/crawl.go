@@ -40,28 +40,31 @@ const (
 // the resolution (as records that must stay responses), and the crawl is
 // committed to the index once verified.
 type crawlMode struct {
-	index            *crawlindex.Index // as opened when the job started
+	index            *crawlindex.Index // as opened when the job started, then as joined
 	name, root       string
 	include, exclude []string
 	committed        map[string]bool // crawls of the index
 	// sums are the files' SHA-256 from the last hash stage.
 	sums map[string]string
+	// reg is the run's registration in the index (crawlindex.RegisterRun):
+	// no other run of the crawl meanwhile, and no removal of a crawl it
+	// joined until it is committed.
+	reg *crawlindex.Registration
 }
 
-// openCrawlMode checks the crawl against the index: one crawl per run, a
-// name the index can hold, the index's digest algorithm, and no overlap
-// with a committed crawl's files (which later runs never rewrite).
+// openCrawlMode checks the crawl against the index before anything is
+// read or written: one crawl per run, a name the index can hold, an index
+// that verifies (as far as it can be checked without reading its
+// partitions), the index's digest algorithm, no overlap with a committed
+// crawl's files (which later runs never rewrite), an index lock that can
+// be taken, and no other run of the crawl in progress (it registers the
+// run; close lets it go).
 func openCrawlMode(opt *Options) (*crawlMode, error) {
 	if len(opt.Collections) != 1 {
 		return nil, fmt.Errorf("with --index, one crawl per run (%d given): run them one after another, each is committed before the next", len(opt.Collections))
 	}
-	ix, err := crawlindex.OpenOrCreate(opt.Index)
-	if err != nil {
-		return nil, err
-	}
 	root := opt.Collections[0]
-	c := &crawlMode{index: ix, name: opt.Crawl, root: root, include: opt.Include, exclude: opt.Exclude,
-		committed: map[string]bool{}, sums: map[string]string{}}
+	c := &crawlMode{name: opt.Crawl, root: root, include: opt.Include, exclude: opt.Exclude, sums: map[string]string{}}
 	if c.name == "" {
 		c.name = filepath.Base(root)
 	}
@@ -73,20 +76,43 @@ func openCrawlMode(opt *Options) (*crawlMode, error) {
 			return nil, fmt.Errorf("glob %q: %w", g, err)
 		}
 	}
-	if a := ix.Registry.Algorithm; a != "" && a != opt.Algorithm.String() {
-		return nil, fmt.Errorf("the index %s holds %s digests: run with --hash %s", ix.Dir, a, a)
+	ix, err := crawlindex.OpenOrCreate(opt.Index)
+	if err != nil {
+		return nil, err
 	}
-	for _, k := range ix.Registry.Crawls {
-		c.committed[k.Name] = true
-		if k.Name == c.name {
-			continue // a rerun: committedAlready decides
-		}
-		if within(root, k.Location) || within(k.Location, root) {
-			return nil, fmt.Errorf("%s and the committed crawl %s (%s) share files: committed crawls are never rewritten", root, k.Name, k.Location)
-		}
+	if err := c.use(ix, opt.Algorithm.String()); err != nil {
+		return nil, err
+	}
+	if c.reg, err = crawlindex.RegisterRun(ix.Dir, c.name); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
+
+// use takes a generation of the index as the one the job reads, once it
+// checked it against the crawl: the index's digest algorithm, and no
+// committed crawl's files among the crawl's.
+func (c *crawlMode) use(ix *crawlindex.Index, algorithm string) error {
+	if a := ix.Registry.Algorithm; a != "" && a != algorithm {
+		return fmt.Errorf("the index %s holds %s digests: run with --hash %s", ix.Dir, a, a)
+	}
+	committed := map[string]bool{}
+	for _, k := range ix.Registry.Crawls {
+		committed[k.Name] = true
+		if k.Name == c.name {
+			continue // a rerun: begin decides
+		}
+		if within(c.root, k.Location) || within(k.Location, c.root) {
+			return fmt.Errorf("%s and the committed crawl %s (%s) share files: committed crawls are never rewritten", c.root, k.Name, k.Location)
+		}
+	}
+	c.index, c.committed = ix, committed
+	return nil
+}
+
+// close lets the run's registration go (its record stays until the
+// crawl is committed).
+func (c *crawlMode) close() { c.reg.Release() }
 
 // within reports whether the path a is b or beneath it.
 func within(a, b string) bool {
@@ -142,13 +168,22 @@ func (c *crawlMode) committedLine(l *manifest.Line) bool {
 	return c.committed[crawlindex.CrawlOf(l.File)]
 }
 
-// committedAlready answers a run on a crawl the index holds: nothing to
-// do when every file is as committed (the same names and stamps), else a
-// refusal, since committed crawls are never rewritten.
-func (c *crawlMode) committedAlready(j *Job) (*Result, error) {
+// begin answers a run on a crawl the index holds: nothing to do when
+// every file is as committed (the same names and stamps), else a refusal,
+// since committed crawls are never rewritten. A run that resumes a job
+// whose join is done holds again what that join read (see
+// crawlindex.Registration.Resume); when that changed since, the job
+// starts again from its first stage, unless it rewrote files since, which
+// is refused.
+func (c *crawlMode) begin(j *Job) (*Result, error) {
 	k := c.index.Registry.Crawl(c.name)
 	if k == nil {
-		return nil, nil
+		return nil, c.resume(j)
+	}
+	// Committed: what a run killed before it dropped its registration
+	// left holds nothing (the registry says what the crawl needs).
+	if err := c.reg.Drop(); err != nil {
+		return nil, err
 	}
 	files, err := c.index.Files(c.name)
 	if err != nil {
@@ -181,9 +216,61 @@ func (c *crawlMode) committedAlready(j *Job) (*Result, error) {
 	return &Result{Report: rep, WorkDir: j.wd.Path, NothingToDo: true}, nil
 }
 
+// resume holds again what the join of an interrupted run of the job
+// read, if the job is past its join.
+func (c *crawlMode) resume(j *Job) error {
+	if !j.state.done(stageJoin) || !j.outputsExist(stageJoin) {
+		return nil
+	}
+	err := c.reg.Resume()
+	var moved *crawlindex.MovedError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, crawlindex.ErrNotJoined), errors.As(err, &moved) && !moved.Rewrote:
+		// What the join read may have changed, and the job rewrote
+		// nothing since: it starts again.
+		j.show.Note("warcdedup: the index changed since this job joined it (%v): the job starts again", err)
+		j.state = &State{Params: j.state.Params}
+		return nil
+	}
+	return err
+}
+
 // joinIndex adds to the crawl's manifest, sorted on digest, the index's
 // originals of its digests: what the resolution compares the crawl with.
+//
+// The index is read as committed now (the hash stage may have taken
+// hours). The crawls whose originals it joined are those the crawl's
+// revisits may need: their lists of files are read (a list that does not
+// verify stops the job here, before any rewrite, not at its commit), and
+// the run holds them (crawlindex.Registration.Hold) until its commit, so
+// that none is removed meanwhile. A crawl that changed between the join
+// and the hold has the join done again.
 func (j *Job) joinIndex(ctx context.Context) (string, error) {
+	c := j.crawl
+	show := j.show.Start(stageJoin, "files", 1)
+	defer show.Done("")
+	for attempt := 1; ; attempt++ {
+		ix, err := crawlindex.Open(c.index.Dir)
+		if err != nil && !errors.Is(err, crawlindex.ErrNoIndex) {
+			return "", err
+		}
+		if err := c.use(ix, j.opt.Algorithm.String()); err != nil {
+			return "", err
+		}
+		note, err := j.joinOnce(ctx)
+		var moved *crawlindex.MovedError
+		if errors.As(err, &moved) && attempt < 3 {
+			j.show.Note("warcdedup: %v: joining the index again", err)
+			continue
+		}
+		return note, err
+	}
+}
+
+// joinOnce joins the index as c.index has it, and holds what it joined.
+func (j *Job) joinOnce(ctx context.Context) (string, error) {
 	c := j.crawl
 	in, err := os.Open(j.wd.File(ByDigestFile))
 	if err != nil {
@@ -195,14 +282,21 @@ func (j *Job) joinIndex(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer joined.Abort()
-	show := j.show.Start(stageJoin, "files", 1)
-	defer show.Done("")
 	bw := bufio.NewWriterSize(joined, 256<<10)
 	st, err := c.index.Join(ctx, in, j.wd.File(ByDigestFile), bw)
 	if err == nil {
 		err = bw.Flush()
 	}
 	if err != nil {
+		return "", err
+	}
+	crawls := slices.Sorted(mapKeys(st.Crawls))
+	for _, k := range crawls {
+		if _, err := c.index.Files(k); err != nil {
+			return "", fmt.Errorf("crawl %s, whose records the crawl's revisits may need: %w", k, err)
+		}
+	}
+	if err := c.reg.Hold(c.index, crawls, j.wd.Path, j.logFiles()); err != nil {
 		return "", err
 	}
 	if err := joined.CommitRenamed(); err != nil {
@@ -213,6 +307,12 @@ func (j *Job) joinIndex(ctx context.Context) (string, error) {
 	}
 	return fmt.Sprintf("%s originals of %s crawls read, %s of the crawl's %s digests", progress.Count(st.IndexLines),
 		progress.Count(int64(len(c.index.Registry.Crawls))), progress.Count(st.Matched), progress.Count(st.Digests)), nil
+}
+
+// logFiles are the files whose change tells that the job rewrote files:
+// its rewrite log and the log's journal (refs.Log's LOG.pending).
+func (j *Job) logFiles() []string {
+	return []string{j.wd.File(LogFile), j.wd.File(LogFile) + ".pending"}
 }
 
 // mergeByDigest merges two manifests sorted on digest into a new one.
@@ -340,6 +440,10 @@ func (j *Job) commit(ctx context.Context) (string, error) {
 		Deps: j.wd.File(DepsFile), WorkDir: j.wd.Path, Sort: SortOptions{TempDir: j.wd.File(tmpDir), Memory: j.opt.SortMemory, Parallel: j.opt.Jobs}}
 	ix, err := CommitCrawl(ctx, cc)
 	if err != nil {
+		return "", err
+	}
+	// Committed: the registry says what the crawl needs now.
+	if err := c.reg.Drop(); err != nil {
 		return "", err
 	}
 	j.rep.Crawls = CrawlsOf(ix.Registry)

@@ -129,6 +129,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		if crawl, err = openCrawlMode(&opt); err != nil {
 			return nil, err
 		}
+		defer crawl.close()
 		if opt.WorkDir == "" {
 			// The index keeps its crawls' work directories.
 			opt.WorkDir = filepath.Join(crawl.index.Dir, "work", crawl.name)
@@ -176,7 +177,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		return nil, fmt.Errorf("no WARC or ARC file found in %s", strings.Join(opt.Collections, ", "))
 	}
 	if j.crawl != nil {
-		if res, err := j.crawl.committedAlready(j); res != nil || err != nil {
+		if res, err := j.crawl.begin(j); res != nil || err != nil {
 			return res, err
 		}
 	}

@@ -697,7 +697,7 @@ func TestImportCrawl(t *testing.T) {
 	if err := os.WriteFile(cdxFile, []byte(cdxText.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := ImportCrawl(context.Background(), index, "jan", jan, []string{cdxFile}, "", func(err error) { t.Log(err) })
+	st, err := ImportCrawl(context.Background(), ImportOptions{Index: index, Crawl: "jan", Location: jan, CDX: []string{cdxFile}, Warn: func(err error) { t.Log(err) }})
 	if err != nil || st.Imported == 0 {
 		t.Fatalf("import: %v %+v", err, st)
 	}

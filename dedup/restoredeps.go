@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
@@ -151,26 +152,43 @@ func (r *restoreDependents) isGone(uri, date string) bool {
 }
 
 // alternative is another committed copy of an original's payload: the
-// earliest capture of its digest in a crawl that stays.
-func (r *restoreDependents) alternative(orig *manifest.Line) (manifest.Line, bool) {
+// earliest capture of its digest in a crawl that stays, if it is not later
+// than the revisit (re-pointing a revisit forward in time would have it
+// replay a capture taken after it; it is made whole instead).
+func (r *restoreDependents) alternative(orig *manifest.Line, revisitDate string) (manifest.Line, bool) {
 	key, err := partitionKey(orig.Digest)
 	if err != nil {
 		return manifest.Line{}, false
 	}
 	t := r.parts[key]
-	if t == nil {
+	revisit, ok := captureTime(revisitDate)
+	if t == nil || !ok {
 		return manifest.Line{}, false
 	}
 	var alt manifest.Line
 	found := false
 	t.Find(orig.Digest, func(l *manifest.Line) error {
-		if crawlindex.CrawlOf(l.File) != r.gone.Name {
+		if crawlindex.CrawlOf(l.File) == r.gone.Name {
+			return nil
+		}
+		if at, ok := captureTime(l.Date); ok && !at.After(revisit) {
 			alt, found = *l, true
 			return manifest.ErrStop
 		}
 		return nil
 	})
 	return alt, found
+}
+
+// captureTime reads a WARC-Date (W3C-ISO8601, to the second or finer, or
+// less fine as WARC 1.1 allows).
+func captureTime(s string) (time.Time, bool) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04Z07:00", "2006-01-02", "2006-01", "2006"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
 }
 
 func partitionKey(d string) (string, error) {

@@ -53,8 +53,9 @@ type Restorer struct {
 	// of its payload that can take the original's place: the revisit is
 	// then re-pointed to it (its Refers-To fields rewritten) instead of
 	// restored, once the two payloads compared equal byte for byte and
-	// replay alike under Policy.
-	Retarget  func(original *manifest.Line) (manifest.Line, bool)
+	// replay alike under Policy. revisitDate is the revisit's WARC-Date
+	// (a capture after it must not be named).
+	Retarget  func(original *manifest.Line, revisitDate string) (manifest.Line, bool)
 	Policy    policy.Policy
 	HardLinks bool // replace files with several names (see Rewriter)
 	Jobs      int  // files restored at once; 1 if < 1

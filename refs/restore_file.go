@@ -213,7 +213,7 @@ func (f *fileRestore) restoreRecord(ctx context.Context, rr *record.Reader, rec 
 	}
 	defer closePayload()
 	if r.Retarget != nil && rec.Header.Has(hRefersURI) && rec.Header.Has(hRefersDate) {
-		if alt, ok := r.Retarget(&line); ok {
+		if alt, ok := r.Retarget(&line, strings.TrimSpace(rec.Header.Get("WARC-Date"))); ok {
 			done, err := f.repoint(ctx, rec, revHead, &line, orig, payload, alt, digestValue)
 			if done || err != nil {
 				return err

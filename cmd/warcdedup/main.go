@@ -103,7 +103,10 @@ compared with the committed original, read where the index says it is);
 when the run is verified, the crawl is committed: its responses join the
 index as originals for later crawls, atomically. Committed crawls are never
 rewritten; a run on a committed, unchanged crawl has nothing to do. The work
-directory is DIR/work/NAME unless --work-dir. See warcdedup index.`,
+directory is DIR/work/NAME unless --work-dir. An index that does not verify,
+another run of the same crawl in progress, or a name the index cannot hold
+is refused when the run starts, before anything is rewritten; the crawls it
+joined cannot be removed until it is committed. See warcdedup index.`,
 		Flags: append(jobFlags(),
 			&cli.BoolFlag{Name: "dry-run", Usage: "rewrite nothing; report what would be rewritten and saved"},
 			&cli.BoolFlag{Name: "hard-links", Usage: "rewrite files with several hard links (the other names keep the old bytes)"},
