@@ -340,6 +340,7 @@ func (a *account) fill() {
 	j, rep := a.j, a.rep
 	t := &rep.Totals
 	t.Files = j.hashed.Files + j.hashed.FilesFailed
+	t.FilesInProgress = int64(len(j.inProgress))
 	t.StoredBytes = j.hashed.Bytes
 	t.FilesRewritten = j.rewrote.Rewritten
 	if !j.opt.DryRun {

@@ -42,3 +42,25 @@ func TestBackslashInName(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestOpenFileSkipped proves that a file a crawler is still writing
+// (Heritrix's x.warc.gz.open) is never read as part of the collection:
+// it is left as it is, counted, and named in the run log.
+func TestOpenFileSkipped(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "coll")
+	warctest.WriteFile(t, dir, "a.warc", twoCaptures("http://example.com/logo.png"))
+	open := warctest.WriteFile(t, dir, "b.warc.gz.open", warctest.Gzip(string(twoCaptures("http://example.com/b.png"))))
+	before, _ := os.ReadFile(open)
+	wd := filepath.Join(t.TempDir(), "work")
+	r := run(t, dir, wd)
+	if tot := r.Report.Totals; r.Report.Exit != 0 || tot.Files != 1 || tot.RevisitsWritten != 1 || tot.FilesInProgress != 1 {
+		t.Errorf("exit %d %v; %d files, %d in progress, %d revisits written", r.Report.Exit, r.Report.ExitReason, tot.Files, tot.FilesInProgress, tot.RevisitsWritten)
+	}
+	if after, _ := os.ReadFile(open); string(after) != string(before) {
+		t.Errorf("%s changed", open)
+	}
+	log, _ := os.ReadFile(filepath.Join(wd, RunLog))
+	if !strings.Contains(string(log), open+": skipped: still being written") {
+		t.Errorf("run.log does not name %s:\n%s", open, log)
+	}
+}

@@ -88,6 +88,9 @@ type Job struct {
 	refused  []string // files left untouched, and why
 	stale    []string // lines left out, and why (the first ones)
 	damaged  []string // damage reported, the first ones
+	// inProgress are the files a crawler is still writing (".open") that
+	// the last listing of the collection passed over.
+	inProgress []string
 	// indexProblems counts index lines that could not be updated.
 	indexProblems int64
 	// crawl is the crawl index mode; nil without an index.
@@ -172,8 +175,11 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	if j.inputs, err = j.collect(); err != nil {
 		return nil, err
 	}
+	for _, p := range j.inProgress {
+		show.Log("warcdedup: note: %s: skipped: still being written (its name ends in .open); a run after its writer has closed and renamed it takes it", p)
+	}
 	if len(j.inputs) == 0 {
-		return nil, fmt.Errorf("no WARC or ARC file found in %s", strings.Join(opt.Collections, ", "))
+		return nil, fmt.Errorf("no WARC or ARC file found in %s%s", strings.Join(opt.Collections, ", "), j.inProgressNote())
 	}
 	if j.crawl != nil {
 		if res, err := j.crawl.committedAlready(j); res != nil || err != nil {
@@ -324,15 +330,19 @@ func (j *Job) locator() *source.Locator {
 }
 
 // collect lists the collection's files (see crawlMode.collect with an
-// index), only those of Options.Files when it is set.
+// index), only those of Options.Files when it is set, and notes the files
+// still being written that it passes over.
 func (j *Job) collect() ([]warcsum.Input, error) {
 	var inputs []warcsum.Input
 	var err error
+	var open []string
+	col := warcsum.Collector{Recursive: true, InProgress: func(p string) { open = append(open, p) }}
 	if j.crawl != nil {
-		inputs, err = j.crawl.collect()
+		inputs, err = j.crawl.collect(col)
 	} else {
-		inputs, err = warcsum.Collect(j.opt.Collections, true)
+		inputs, err = col.Collect(j.opt.Collections)
 	}
+	j.inProgress = open
 	if err != nil || j.opt.Files == nil {
 		return inputs, err
 	}
@@ -748,6 +758,19 @@ func (j *Job) finish(err error) {
 	rep.ExitReason = reasons
 	// The report, also of a run that stopped, is written when it can be.
 	writeReport(j.wd, rep)
+}
+
+// inProgressNote says, after a sentence, which files still being written
+// were passed over, if any.
+func (j *Job) inProgressNote() string {
+	if len(j.inProgress) == 0 {
+		return ""
+	}
+	names := strings.Join(j.inProgress[:min(3, len(j.inProgress))], ", ")
+	if n := len(j.inProgress) - 3; n > 0 {
+		names += fmt.Sprintf(" and %d more", n)
+	}
+	return fmt.Sprintf(" (%s still being written, not read: %s)", progress.Count(int64(len(j.inProgress))), names)
 }
 
 func first(s []string, n int) []string {

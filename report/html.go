@@ -317,16 +317,20 @@ func (p *page) counts(r *Report, words tense) {
 	b := func(label string, v int64) countRow {
 		return countRow{Label: label, Human: humanBytes(v), Exact: exactBytes(v)}
 	}
+	collection := []countRow{
+		n("Files", t.Files, false),
+		b("Stored bytes", t.StoredBytes),
+		n("Responses listed", t.Records, false),
+		b("Their stored bytes", t.RecordBytes),
+		n("Revisits already in it", t.Revisits, false),
+		n("Duplicates", t.Duplicates, false),
+		b("Duplicate bytes", t.DuplicateBytes),
+	}
+	if t.FilesInProgress > 0 {
+		collection = slices.Insert(collection, 1, n("Files still being written (.open), not read", t.FilesInProgress, true))
+	}
 	p.Counts = []countGroup{
-		{"The collection", []countRow{
-			n("Files", t.Files, false),
-			b("Stored bytes", t.StoredBytes),
-			n("Responses listed", t.Records, false),
-			b("Their stored bytes", t.RecordBytes),
-			n("Revisits already in it", t.Revisits, false),
-			n("Duplicates", t.Duplicates, false),
-			b("Duplicate bytes", t.DuplicateBytes),
-		}},
+		{"The collection", collection},
 		{"The deduplication", []countRow{
 			n(words.written, t.RevisitsWritten, false),
 			b("Bytes "+words.saved, t.BytesSaved),

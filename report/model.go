@@ -57,8 +57,11 @@ const Other = "other"
 
 // Totals are the collection's figures.
 type Totals struct {
-	Files           int64 `json:"files"`
-	StoredBytes     int64 `json:"stored_bytes"`   // of the files
+	Files       int64 `json:"files"`
+	StoredBytes int64 `json:"stored_bytes"` // of the files
+	// FilesInProgress are files a crawler was still writing (".open"),
+	// not read and not counted in Files.
+	FilesInProgress int64 `json:"files_in_progress,omitempty"`
 	Records         int64 `json:"records"`        // candidate responses listed
 	RecordBytes     int64 `json:"record_bytes"`   // their stored bytes
 	Revisits        int64 `json:"revisits_found"` // revisit records already in the collection
