@@ -3,8 +3,10 @@ package dedup
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"warcdedup/internal/warctest"
@@ -62,5 +64,76 @@ func TestOpenFileSkipped(t *testing.T) {
 	log, _ := os.ReadFile(filepath.Join(wd, RunLog))
 	if !strings.Contains(string(log), open+": skipped: still being written") {
 		t.Errorf("run.log does not name %s:\n%s", open, log)
+	}
+}
+
+// nobody is the user the permission tests run warcdedup as when the test
+// runs as root, whom no file mode stops.
+const nobody = 65534
+
+// unprivileged makes cmd run as a user whom file modes apply to: as it is
+// when the test is not root, else as nobody, to whom the paths in own are
+// given (the directories above everything it runs are opened to all).
+func unprivileged(t *testing.T, cmd *exec.Cmd, own ...string) {
+	t.Helper()
+	if os.Getuid() != 0 {
+		return
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	for _, p := range own {
+		if err := filepath.Walk(p, func(p string, _ os.FileInfo, err error) error {
+			if err != nil {
+				return err
+			}
+			return os.Lchown(p, nobody, nobody)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The test's temporary directories are the test user's alone: let
+	// nobody through them to what it runs and owns.
+	for _, p := range append(own, binPath) {
+		for d := filepath.Dir(p); d != "/" && d != "."; d = filepath.Dir(d) {
+			fi, err := os.Stat(d)
+			if err == nil && fi.Mode().Perm()&0o001 == 0 {
+				os.Chmod(d, fi.Mode().Perm()|0o011)
+			}
+		}
+	}
+}
+
+// runCommand runs warcdedup with args, as unprivileged says, and returns
+// its exit status and output.
+func runCommand(t *testing.T, own []string, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(binPath, args...)
+	unprivileged(t, cmd, own...)
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), string(out)
+	}
+	if err != nil {
+		t.Fatalf("warcdedup %s: %v", strings.Join(args, " "), err)
+	}
+	return 0, string(out)
+}
+
+// TestUnreadableFileNamedOnce proves that a file that cannot be read is
+// named once among the reasons for the exit status (the hash again stage
+// reported it a second time).
+func TestUnreadableFileNamedOnce(t *testing.T) {
+	tmp := t.TempDir()
+	dir, wd := filepath.Join(tmp, "coll"), filepath.Join(tmp, "work")
+	warctest.WriteFile(t, dir, "a.warc", twoCaptures("http://example.com/logo.png"))
+	locked := warctest.WriteFile(t, dir, "b.warc", twoCaptures("http://example.com/b.png"))
+	os.Mkdir(wd, 0o755)
+	cmd := []string{dir, wd}
+	if err := os.Chmod(locked, 0); err != nil { // and nobody's, as root
+		t.Fatal(err)
+	}
+	status, out := runCommand(t, cmd, "run", "-q", "-j", "2", "--work-dir", wd, dir)
+	_, reasons, _ := strings.Cut(out, "exit status 1:")
+	if status != 1 || strings.Count(reasons, locked) != 1 || strings.Count(out, locked) != 2 {
+		t.Errorf("exit status %d, want 1, naming %s once as it is found and once among the reasons:\n%s", status, locked, out)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -88,6 +89,12 @@ type Job struct {
 	refused  []string // files left untouched, and why
 	stale    []string // lines left out, and why (the first ones)
 	damaged  []string // damage reported, the first ones
+	// newDamage counts the damaged records and unreadable files the hash
+	// again stage found beyond the hash stage's; damagedAgain names the
+	// first ones.
+	newDamage    int64
+	damagedAgain []string
+	mu           sync.Mutex // of the lists of messages
 	// inProgress are the files a crawler is still writing (".open") that
 	// the last listing of the collection passed over.
 	inProgress []string
@@ -208,6 +215,16 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	return &Result{Report: j.rep, WorkDir: wd.Path}, err
 }
 
+// hashAgain is what the hash again stage found that the hash stage had
+// not, kept for a resumed run's exit status.
+type hashAgain struct {
+	NewDamage int64    `json:"new_damage"`
+	Messages  []string `json:"messages,omitempty"`
+}
+
+// hashAgainStats is where it is kept.
+const hashAgainStats = "hash-again.json"
+
 // stage is one step of the job.
 type stage struct {
 	name string
@@ -316,6 +333,12 @@ func (j *Job) reload(stage string) error {
 		j.rewrote, err = readJSON[refs.Stats](j.wd.File("rewrite.json"))
 	case stageVerify:
 		j.verified, err = readJSON[verify.Stats](j.wd.File("verify.json"))
+	case stageAfter:
+		var h hashAgain
+		if h, err = readJSON[hashAgain](j.wd.File(hashAgainStats)); errors.Is(err, os.ErrNotExist) {
+			err = nil // a stage done before it was kept
+		}
+		j.newDamage, j.damagedAgain = h.NewDamage, h.Messages
 	}
 	return err
 }
@@ -369,15 +392,29 @@ func (j *Job) hash(ctx context.Context) (string, error) {
 }
 
 // sum runs warcsum over the collection into a manifest (and facts) of the
-// work directory, through the per-file cache.
+// work directory, through the per-file cache; the damage it finds is
+// printed and the first of it kept for the exit reasons.
 func (j *Job) sum(ctx context.Context, manifestName, factsName, stageName string) (warcsum.Stats, error) {
-	opt := j.sumOptions()
-	opt.Damage = func(err error) {
-		if len(j.damaged) < 100 {
-			j.damaged = append(j.damaged, err.Error())
-		}
+	return j.sumWith(ctx, manifestName, factsName, stageName, func(err error) {
+		j.keep(&j.damaged, err)
 		j.show.Print("warcdedup: error: %v", err)
+	})
+}
+
+// keep adds a message to the first ones of a list (workers report
+// damage at once).
+func (j *Job) keep(list *[]string, err error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if len(*list) < 100 {
+		*list = append(*list, err.Error())
 	}
+}
+
+// sumWith is sum, damage getting each damaged record and unreadable file.
+func (j *Job) sumWith(ctx context.Context, manifestName, factsName, stageName string, damage func(error)) (warcsum.Stats, error) {
+	opt := j.sumOptions()
+	opt.Damage = damage
 	opt.Warn = func(err error) {}
 	cache, err := warcsum.NewCache(j.wd.File(cacheDir), opt)
 	if err != nil {
@@ -406,10 +443,7 @@ func (j *Job) sum(ctx context.Context, manifestName, factsName, stageName string
 	show := j.show.Start(stageName, "bytes", total)
 	var prog warcsum.Progress
 	r := warcsum.Runner{Options: opt, Jobs: j.opt.Jobs, Progress: &prog, Cache: cache,
-		OnFileError: func(in warcsum.Input, err error) {
-			j.damaged = append(j.damaged, err.Error())
-			j.show.Print("warcdedup: error: %v", err)
-		}}
+		OnFileError: func(in warcsum.Input, err error) { damage(err) }}
 	if facts != nil {
 		r.Facts = facts
 	}
@@ -655,10 +689,25 @@ func (j *Job) rewrite(ctx context.Context) (string, error) {
 }
 
 // hashAfter lists the collection again; only the files the rewrite
-// replaced are read, the others are known unchanged.
+// replaced are read, the others are known unchanged. The damage and
+// unreadable files the hash stage reported are not reported again (the
+// cache gives their messages anew); only what it had not found is.
 func (j *Job) hashAfter(ctx context.Context) (string, error) {
-	st, err := j.sum(ctx, AfterFile, "", stageAfter)
+	var again []string
+	st, err := j.sumWith(ctx, AfterFile, "", stageAfter, func(err error) { j.keep(&again, err) })
 	if err != nil {
+		return "", err
+	}
+	j.newDamage = max(st.Damaged+st.FilesFailed-j.hashed.Damaged-j.hashed.FilesFailed, 0)
+	if j.newDamage > 0 {
+		for _, m := range again {
+			if !slices.Contains(j.damaged, m) {
+				j.damagedAgain = append(j.damagedAgain, m)
+				j.show.Print("warcdedup: error: %s", m)
+			}
+		}
+	}
+	if err := writeJSON(j.wd.File(hashAgainStats), hashAgain{NewDamage: j.newDamage, Messages: j.damagedAgain}); err != nil {
 		return "", err
 	}
 	if j.crawl != nil {
@@ -737,6 +786,10 @@ func (j *Job) finish(err error) {
 	if n := j.hashed.Damaged + j.hashed.FilesFailed; n > 0 {
 		reasons = append(reasons, fmt.Sprintf("%s damaged records or unreadable files (hash stage; see %s)", progress.Count(n), RunLog))
 		reasons = append(reasons, first(j.damaged, 5)...)
+	}
+	if j.newDamage > 0 {
+		reasons = append(reasons, fmt.Sprintf("%s damaged records or unreadable files that the hash stage had not found (hash again stage; see %s)", progress.Count(j.newDamage), RunLog))
+		reasons = append(reasons, first(j.damagedAgain, 5)...)
 	}
 	if j.resolved.Stale > 0 {
 		reasons = append(reasons, fmt.Sprintf("%s stale manifest lines left out (resolve stage)", progress.Count(j.resolved.Stale)))
