@@ -137,3 +137,91 @@ func TestUnreadableFileNamedOnce(t *testing.T) {
 		t.Errorf("exit status %d, want 1, naming %s once as it is found and once among the reasons:\n%s", status, locked, out)
 	}
 }
+
+// TestReadOnlyCollection proves that a collection that cannot be written
+// is found before anything is hashed: exit status 2, naming the
+// directory and what writes nothing (assess); nothing hashed.
+func TestReadOnlyCollection(t *testing.T) {
+	tmp := t.TempDir()
+	dir, wd := filepath.Join(tmp, "coll"), filepath.Join(tmp, "work")
+	warctest.WriteFile(t, dir, "a.warc", twoCaptures("http://example.com/logo.png"))
+	os.Mkdir(wd, 0o755)
+	// Not writable by the user warcdedup runs as (as root: nobody, to
+	// whom the directory does not belong).
+	if err := os.Chmod(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(dir, 0o755) })
+	status, out := runCommand(t, []string{wd}, "run", "-q", "--work-dir", wd, dir)
+	if status != 2 || !strings.Contains(out, dir) || !strings.Contains(out, "assess") {
+		t.Errorf("exit status %d, want 2, naming %s and assess:\n%s", status, dir, out)
+	}
+	if _, err := os.Stat(filepath.Join(wd, BeforeFile)); err == nil {
+		t.Errorf("the collection was hashed before it was found read-only")
+	}
+}
+
+// TestReadOnlyParent proves that a work directory that cannot be made
+// beside the collection says how to put it elsewhere (--work-dir).
+func TestReadOnlyParent(t *testing.T) {
+	parent := filepath.Join(t.TempDir(), "archive")
+	dir := filepath.Join(parent, "coll")
+	warctest.WriteFile(t, dir, "a.warc", twoCaptures("http://example.com/logo.png"))
+	if err := os.Chmod(parent, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(parent, 0o755) })
+	status, out := runCommand(t, []string{dir}, "run", "-q", dir)
+	if status != 2 || !strings.Contains(out, "--work-dir") {
+		t.Errorf("exit status %d, want 2, saying --work-dir:\n%s", status, out)
+	}
+}
+
+// TestLeftoversRemoved proves that the temporary files a killed run left
+// in the work directory are removed when the next run opens it, and only
+// then: not while another run holds it.
+func TestLeftoversRemoved(t *testing.T) {
+	wd := filepath.Join(t.TempDir(), "work")
+	w, err := OpenWorkDir(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := []string{".tmp-before.manifest-123", ".tmp-by-file.manifest-sort", "cache/.tmp-0123abcd.lines-42", "tmp/sortAbCdEf", "tmp/pairs"}
+	for _, name := range left {
+		if err := os.WriteFile(filepath.Join(wd, filepath.FromSlash(name)), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := []string{"before.manifest", "cache/0123abcd.lines"}
+	for _, name := range kept {
+		if err := os.WriteFile(filepath.Join(wd, filepath.FromSlash(name)), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Held by a run: a second opening neither gets it nor cleans it.
+	if _, err := OpenWorkDir(wd); err == nil {
+		t.Fatal("a second OpenWorkDir got the work directory")
+	}
+	for _, name := range left[:3] {
+		if _, err := os.Stat(filepath.Join(wd, filepath.FromSlash(name))); err != nil {
+			t.Errorf("%s removed while another run holds the work directory", name)
+		}
+	}
+	// Killed: its lock goes with it (the descriptor is closed), its files stay.
+	w.lock.Close()
+	w2, err := OpenWorkDir(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Close()
+	for _, name := range left {
+		if _, err := os.Stat(filepath.Join(wd, filepath.FromSlash(name))); err == nil {
+			t.Errorf("%s left in the work directory", name)
+		}
+	}
+	for _, name := range kept {
+		if _, err := os.Stat(filepath.Join(wd, filepath.FromSlash(name))); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

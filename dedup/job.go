@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"warcdedup/atomicfile"
@@ -202,6 +203,11 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		}
 		// The collection changed since the job completed: a new job on it.
 		j.state = &State{Params: params}
+	}
+	if !opt.DryRun {
+		if err := j.checkWritable(); err != nil {
+			return nil, err
+		}
 	}
 	show.Note("warcdedup: %s %s, work directory %s", map[bool]string{true: "dry run on", false: "deduplicating"}[opt.DryRun],
 		strings.Join(opt.Collections, ", "), wd.Path)
@@ -819,11 +825,16 @@ func (j *Job) inProgressNote() string {
 	if len(j.inProgress) == 0 {
 		return ""
 	}
-	names := strings.Join(j.inProgress[:min(3, len(j.inProgress))], ", ")
-	if n := len(j.inProgress) - 3; n > 0 {
-		names += fmt.Sprintf(" and %d more", n)
+	return fmt.Sprintf(" (%s still being written, not read: %s)", progress.Count(int64(len(j.inProgress))), inline(j.inProgress, 3))
+}
+
+// inline is the first n of s in a sentence: "a, b, c and 4 more".
+func inline(s []string, n int) string {
+	text := strings.Join(s[:min(n, len(s))], ", ")
+	if more := len(s) - n; more > 0 {
+		text += fmt.Sprintf(" and %d more", more)
 	}
-	return fmt.Sprintf(" (%s still being written, not read: %s)", progress.Count(int64(len(j.inProgress))), names)
+	return text
 }
 
 func first(s []string, n int) []string {
@@ -836,6 +847,44 @@ func first(s []string, n int) []string {
 	}
 	return out
 }
+
+// checkWritable finds, before anything is read, the directories of the
+// collection where no file can be replaced (a new version is written
+// beside a file and renamed over it): a read-only file system, or a
+// directory this user may not write. If none can be written the job
+// stops; if some, it says which, and their files will be refused.
+func (j *Job) checkWritable() error {
+	var dirs []string
+	for _, in := range j.inputs {
+		if d := filepath.Dir(in.Path); len(dirs) == 0 || dirs[len(dirs)-1] != d {
+			dirs = append(dirs, d)
+		}
+	}
+	slices.Sort(dirs)
+	dirs = slices.Compact(dirs)
+	var refused []string
+	for _, d := range dirs {
+		if err := syscall.Access(d, unixWrite|unixSearch); err != nil {
+			refused = append(refused, fmt.Sprintf("%s (%v)", d, err))
+		}
+	}
+	switch {
+	case len(refused) == 0:
+		return nil
+	case len(refused) == len(dirs):
+		return fmt.Errorf("nothing in %s can be rewritten: no new version of a file can be written beside it in %s: run as a user who may write there, or see what a run would do with warcdedup assess, which writes nothing there",
+			strings.Join(j.opt.Collections, ", "), inline(refused, 3))
+	}
+	j.show.Print("warcdedup: warning: %d of the %d directories of the collection cannot be written: their files will be refused and left untouched: %s",
+		len(refused), len(dirs), inline(refused, 3))
+	return nil
+}
+
+// The modes of access(2) checkWritable asks for.
+const (
+	unixWrite  = 0x2 // W_OK
+	unixSearch = 0x1 // X_OK
+)
 
 // stamps records every input's stamp as the job completes.
 func (j *Job) stamps() map[string]string {

@@ -271,7 +271,8 @@ func TestMain(m *testing.M) {
 // a whole job, every stage included, then runs the same command again:
 // it must finish, with every file byte for byte what an uninterrupted job
 // gives, nothing lost, each replaced file logged once, and no temporary
-// file left in the collection, the work directory or $TMPDIR.
+// file left in the collection, the work directory (its own files, cache
+// and sort's) or $TMPDIR.
 func TestKillAndResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills warcdedup many times")
@@ -317,10 +318,10 @@ func TestKillAndResume(t *testing.T) {
 		}
 		sameTree(t, fmt.Sprintf("kill %d after %v, resumed", i, delay), hashTree(t, coll), want)
 		checkLoggedOnce(t, filepath.Join(wd, LogFile))
-		for _, d := range []string{coll, filepath.Join(wd, tmpDir), tmp} {
+		for _, d := range []string{coll, wd, filepath.Join(wd, cacheDir), filepath.Join(wd, tmpDir), tmp} {
 			entries, _ := os.ReadDir(d)
 			for _, e := range entries {
-				if strings.HasPrefix(e.Name(), atomicfile.TempPrefix) || d != coll {
+				if strings.HasPrefix(e.Name(), atomicfile.TempPrefix) || d == tmp || d == filepath.Join(wd, tmpDir) {
 					t.Errorf("kill %d: %s left in %s", i, e.Name(), d)
 				}
 			}
