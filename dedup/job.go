@@ -72,6 +72,10 @@ const (
 	stageIndexes = "update indexes"
 	stageCommit  = "commit"
 	stageAccount = "account"
+	// stageRewriteStarted marks a job whose rewrite began: the files
+	// changed from then on, and the manifests before must not be made
+	// again.
+	stageRewriteStarted = "rewrite started"
 )
 
 // Job is one run of the job on a collection.
@@ -95,7 +99,10 @@ type Job struct {
 	// first ones.
 	newDamage    int64
 	damagedAgain []string
-	mu           sync.Mutex // of the lists of messages
+	// changes are the files that changed since the hash stage, not by the
+	// job (found by the verify stage).
+	changes *changes
+	mu      sync.Mutex // of the lists of messages
 	// inProgress are the files a crawler is still writing (".open") that
 	// the last listing of the collection passed over.
 	inProgress []string
@@ -194,7 +201,8 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 			return res, err
 		}
 	}
-	if j.state.Complete && !opt.DryRun {
+	switch {
+	case j.state.Complete:
 		if j.unchanged() {
 			rep, err := readReport(wd.File(StatsFile))
 			if err == nil {
@@ -203,6 +211,18 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		}
 		// The collection changed since the job completed: a new job on it.
 		j.state = &State{Params: params}
+	case j.state.done(stageHash) && !j.state.done(stageRewriteStarted):
+		// Hashed by assess or an interrupted run: what changed since is
+		// hashed again (the cache has the rest), and all that follows
+		// done anew.
+		ch, err := j.changesSinceHash(nil)
+		if err != nil {
+			return nil, err
+		}
+		if !ch.none() {
+			show.Note("warcdedup: the collection changed since it was hashed (by assess or an interrupted run): %s; hashing again what changed", ch)
+			j.state = &State{Params: params}
+		}
 	}
 	if !opt.DryRun {
 		if err := j.checkWritable(); err != nil {
@@ -228,8 +248,12 @@ type hashAgain struct {
 	Messages  []string `json:"messages,omitempty"`
 }
 
-// hashAgainStats is where it is kept.
-const hashAgainStats = "hash-again.json"
+// hashAgainStats is where it is kept; changesStats where the verify stage
+// keeps the changes it found.
+const (
+	hashAgainStats = "hash-again.json"
+	changesStats   = "changes.json"
+)
 
 // stage is one step of the job.
 type stage struct {
@@ -338,7 +362,13 @@ func (j *Job) reload(stage string) error {
 	case stageRewrite:
 		j.rewrote, err = readJSON[refs.Stats](j.wd.File("rewrite.json"))
 	case stageVerify:
-		j.verified, err = readJSON[verify.Stats](j.wd.File("verify.json"))
+		if j.verified, err = readJSON[verify.Stats](j.wd.File("verify.json")); err == nil {
+			var ch changes
+			if ch, err = readJSON[changes](j.wd.File(changesStats)); errors.Is(err, os.ErrNotExist) {
+				err = nil // a stage done before it was kept
+			}
+			j.changes = &ch
+		}
 	case stageAfter:
 		var h hashAgain
 		if h, err = readJSON[hashAgain](j.wd.File(hashAgainStats)); errors.Is(err, os.ErrNotExist) {
@@ -385,7 +415,10 @@ func (j *Job) hash(ctx context.Context) (string, error) {
 	if fi, err := os.Stat(j.wd.File(LogFile)); err == nil {
 		j.state.LogSizeAtHash = fi.Size()
 	}
-	st, err := j.sum(ctx, BeforeFile, FactsFile, stageHash)
+	st, err := j.sumWith(ctx, BeforeFile, FactsFile, stageHash, HashedFiles, func(err error) {
+		j.keep(&j.damaged, err)
+		j.show.Print("warcdedup: error: %v", err)
+	})
 	if err != nil {
 		return "", err
 	}
@@ -401,7 +434,7 @@ func (j *Job) hash(ctx context.Context) (string, error) {
 // work directory, through the per-file cache; the damage it finds is
 // printed and the first of it kept for the exit reasons.
 func (j *Job) sum(ctx context.Context, manifestName, factsName, stageName string) (warcsum.Stats, error) {
-	return j.sumWith(ctx, manifestName, factsName, stageName, func(err error) {
+	return j.sumWith(ctx, manifestName, factsName, stageName, "", func(err error) {
 		j.keep(&j.damaged, err)
 		j.show.Print("warcdedup: error: %v", err)
 	})
@@ -417,8 +450,10 @@ func (j *Job) keep(list *[]string, err error) {
 	}
 }
 
-// sumWith is sum, damage getting each damaged record and unreadable file.
-func (j *Job) sumWith(ctx context.Context, manifestName, factsName, stageName string, damage func(error)) (warcsum.Stats, error) {
+// sumWith is sum, damage getting each damaged record and unreadable file;
+// with stamps, the work file of that name gets every file's stamp before
+// it is read (see writeStamps).
+func (j *Job) sumWith(ctx context.Context, manifestName, factsName, stageName, stamps string, damage func(error)) (warcsum.Stats, error) {
 	opt := j.sumOptions()
 	opt.Damage = damage
 	opt.Warn = func(err error) {}
@@ -429,6 +464,11 @@ func (j *Job) sumWith(ctx context.Context, manifestName, factsName, stageName st
 	inputs, err := j.collect()
 	if err != nil {
 		return warcsum.Stats{}, err
+	}
+	if stamps != "" {
+		if err := writeStamps(j.wd.File(stamps), inputs); err != nil {
+			return warcsum.Stats{}, err
+		}
 	}
 	var total int64
 	for _, in := range inputs {
@@ -595,7 +635,7 @@ func (j *Job) rewrite(ctx context.Context) (string, error) {
 	if !j.opt.DryRun {
 		// From here on the files change: the manifests before must not be
 		// made again, whatever happens.
-		j.state.Done = append(j.state.Done, "rewrite started")
+		j.state.Done = append(j.state.Done, stageRewriteStarted)
 		if err := j.wd.writeState(j.state); err != nil {
 			return "", err
 		}
@@ -700,7 +740,7 @@ func (j *Job) rewrite(ctx context.Context) (string, error) {
 // cache gives their messages anew); only what it had not found is.
 func (j *Job) hashAfter(ctx context.Context) (string, error) {
 	var again []string
-	st, err := j.sumWith(ctx, AfterFile, "", stageAfter, func(err error) { j.keep(&again, err) })
+	st, err := j.sumWith(ctx, AfterFile, "", stageAfter, "", func(err error) { j.keep(&again, err) })
 	if err != nil {
 		return "", err
 	}
@@ -726,7 +766,33 @@ func (j *Job) hashAfter(ctx context.Context) (string, error) {
 
 // verify proves that nothing was lost (warcsumcmp).
 func (j *Job) verify(ctx context.Context) (string, error) {
-	before, err := os.Open(j.wd.File(BeforeFile))
+	// Files another process changed since the hash stage hold records
+	// this job never listed and lost none of: they are left out.
+	replaced, err := j.replacedSinceHash()
+	if err != nil {
+		return "", err
+	}
+	if j.changes, err = j.changesSinceHash(replaced); err != nil {
+		return "", err
+	}
+	if err := writeJSON(j.wd.File(changesStats), j.changes); err != nil {
+		return "", err
+	}
+	beforeName := j.wd.File(BeforeFile)
+	if gone := slices.Concat(j.changes.Changed, j.changes.Removed); len(gone) > 0 {
+		for _, n := range gone {
+			j.show.Log("warcdedup: note: %s changed since the hash stage, not by this job: its records are left out of the verification", n)
+		}
+		beforeName = j.wd.File(tmpDir + "/before-unchanged.manifest")
+		if err := withoutFiles(j.wd.File(BeforeFile), beforeName, gone); err != nil {
+			return "", err
+		}
+		defer os.Remove(beforeName)
+	}
+	for _, n := range j.changes.Added {
+		j.show.Log("warcdedup: note: %s was added since the hash stage: it is not part of this job", n)
+	}
+	before, err := os.Open(beforeName)
 	if err != nil {
 		return "", err
 	}
@@ -759,7 +825,7 @@ func (j *Job) verify(ctx context.Context) (string, error) {
 		defer f.Close()
 		external = manifest.NewReader(f, name)
 	}
-	st, err := verify.RewriteAgainst(manifest.NewReader(before, j.wd.File(BeforeFile)), manifest.NewReader(after, j.wd.File(AfterFile)), external,
+	st, err := verify.RewriteAgainst(manifest.NewReader(before, beforeName), manifest.NewReader(after, j.wd.File(AfterFile)), external,
 		func(v string) {
 			fmt.Fprintln(bw, v)
 			j.show.Print("warcdedup: error: lost: %s", v)
@@ -807,6 +873,20 @@ func (j *Job) finish(err error) {
 	}
 	if j.indexProblems > 0 {
 		reasons = append(reasons, fmt.Sprintf("%s index lines could not be updated (update indexes stage; see run.log)", progress.Count(j.indexProblems)))
+	}
+	if c := j.changes; c != nil {
+		if n := len(c.Changed); n > 0 {
+			reasons = append(reasons, fmt.Sprintf("%d files changed since the hash stage, not by this job: their records were not this job's and were left out of its verification; the next run takes them as they are (see %s)", n, RunLog))
+			reasons = append(reasons, first(c.Changed, 5)...)
+		}
+		if n := len(c.Removed); n > 0 {
+			reasons = append(reasons, fmt.Sprintf("%d files removed since the hash stage: their records were left out of the verification (see %s)", n, RunLog))
+			reasons = append(reasons, first(c.Removed, 5)...)
+		}
+		if n := len(c.Added); n > 0 {
+			reasons = append(reasons, fmt.Sprintf("%d files added since the hash stage: not part of this job; the next run takes them", n))
+			reasons = append(reasons, first(c.Added, 5)...)
+		}
 	}
 	if j.verified.Violations > 0 {
 		reasons = append(reasons, fmt.Sprintf("%s violations: records lost (see %s)", progress.Count(j.verified.Violations), Violations))
@@ -886,14 +966,20 @@ const (
 	unixSearch = 0x1 // X_OK
 )
 
-// stamps records every input's stamp as the job completes.
+// stamps records every input's stamp as the job completes, but those of
+// the files that changed since the hash stage (not by the job) or were
+// added: the next run finds them changed, and takes them.
 func (j *Job) stamps() map[string]string {
 	m := map[string]string{}
 	inputs, err := j.collect()
 	if err != nil {
 		return nil
 	}
+	left := j.changes.excluded()
 	for _, in := range inputs {
+		if left[in.Name] {
+			continue
+		}
 		if s, ok := fileStamp(in.Path); ok {
 			m[in.Name] = s
 		}

@@ -33,6 +33,7 @@ type WorkDir struct {
 // The files of a work directory.
 const (
 	StateFile    = "state.json"             // what was done, to resume
+	HashedFiles  = "hashed-files.tsv"       // the files the hash stage read, each with its stamp before
 	BeforeFile   = "before.manifest"        // warcsum of the collection before
 	FactsFile    = "facts.manifest"         // status and media type of its responses
 	ByDigestFile = "by-digest.manifest"     // before.manifest sorted for resolution
