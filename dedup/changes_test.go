@@ -51,6 +51,12 @@ func TestRunAfterAssessTakesAddedFile(t *testing.T) {
 		t.Fatalf("run after a file was added: exit %d %v; %d files, %d revisits written, want 3 files and 2 revisits",
 			r.Report.Exit, r.Report.ExitReason, tot.Files, tot.RevisitsWritten)
 	}
+	// Only the new file was read: the others came from the cache.
+	for _, st := range r.Report.Stages {
+		if st.Name == stageHash && (st.Skipped || !strings.Contains(st.Note, "2 files known unchanged")) {
+			t.Errorf("hash stage: skipped %v, %q; want it run, with the 2 files assess read known unchanged", st.Skipped, st.Note)
+		}
+	}
 	if again := run(t, dir, wd); !again.NothingToDo {
 		t.Errorf("the run after it: not nothing to do")
 	}
