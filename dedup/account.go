@@ -30,6 +30,13 @@ func (j *Job) account(ctx context.Context) (string, error) {
 		if err := a.fixity(); err != nil {
 			return "", err
 		}
+		if j.runDir != "" {
+			// The collection's records, every run's: the fixity list and
+			// the dependencies of the revisits there are now.
+			if err := j.collectionRecords(ctx); err != nil {
+				return "", err
+			}
+		}
 	}
 	a.fill()
 	return fmt.Sprintf("%s duplicates, %s saved", progress.Count(a.rep.Totals.Duplicates), progress.Bytes(a.rep.Totals.BytesSaved)), nil
@@ -277,13 +284,13 @@ func (a *account) deps(ctx context.Context, pairsName string) error {
 	for _, k := range keys {
 		fmt.Fprintf(&b, "%s %s %d\n", k[0], k[1], counts[k])
 	}
-	return writeFile(j.wd.File(DepsFile), []byte(b.String()))
+	return writeFile(j.runFile(DepsFile), []byte(b.String()))
 }
 
 // fixity writes, from the rewrite log, one line per file this job
 // replaced: its size and SHA-256 before and after (see writeFixity).
 func (a *account) fixity() error {
-	n, err := writeFixity(a.j.wd.File(LogFile), a.j.state.LogSizeAtHash, a.j.wd.File(FixityFile))
+	n, err := writeFixity(a.j.wd.File(LogFile), a.j.state.LogSizeAtHash, a.j.runFile(FixityFile))
 	a.replaced = n
 	return err
 }

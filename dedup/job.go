@@ -110,13 +110,17 @@ type Job struct {
 	indexProblems int64
 	// crawl is the crawl index mode; nil without an index.
 	crawl *crawlMode
+	// runDir is the directory of the run's own records, relative to the
+	// work directory ("" for none: see runFile).
+	runDir string
 }
 
 // Result is what a job did, for the summary and the exit status.
 type Result struct {
 	Report      *report.Report
 	WorkDir     string
-	NothingToDo bool // a rerun of a complete job on unchanged files
+	RunDir      string // the run's own records, relative to WorkDir ("" when it had nothing to do)
+	NothingToDo bool   // a rerun of a complete job on unchanged files
 }
 
 // Run runs the job, resuming what an earlier run of it left unfinished.
@@ -236,9 +240,12 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	if opt.DryRun {
 		j.rep.Mode = "dry run"
 	}
+	if j.runDir, err = wd.newRunDir(j.rep.Generated, j.rep.Mode); err != nil {
+		return nil, err
+	}
 	err = j.stages(ctx)
 	j.finish(err)
-	return &Result{Report: j.rep, WorkDir: wd.Path}, err
+	return &Result{Report: j.rep, WorkDir: wd.Path, RunDir: j.runDir}, err
 }
 
 // hashAgain is what the hash again stage found that the hash stage had
@@ -895,8 +902,18 @@ func (j *Job) finish(err error) {
 		rep.Exit = 1
 	}
 	rep.ExitReason = reasons
-	// The report, also of a run that stopped, is written when it can be.
-	writeReport(j.wd, rep)
+	// The report, also of a run that stopped, is written when it can be:
+	// the run's own, and the work directory's with every run.
+	if j.runDir == "" {
+		writeReport(j.wd, rep)
+		return
+	}
+	if err := writeReportIn(j.wd.File(j.runDir), rep); err != nil {
+		j.show.Print("warcdedup: error: writing the run's report: %v", err)
+	}
+	if err := collectionReport(j.wd, rep); err != nil {
+		j.show.Print("warcdedup: error: writing the work directory's report: %v", err)
+	}
 }
 
 // inProgressNote says, after a sentence, which files still being written

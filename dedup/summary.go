@@ -3,6 +3,7 @@ package dedup
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"warcdedup/internal/progress"
@@ -56,7 +57,10 @@ func Summary(w io.Writer, res *Result) {
 	if len(stages) > 0 {
 		fmt.Fprintf(w, "stages: %s\n", strings.Join(stages, ", "))
 	}
-	fmt.Fprintf(w, "work directory: %s (report.html, stats.json, fixity.tsv, deps.tsv, rewrite.log, manifests)\n", res.WorkDir)
+	fmt.Fprintf(w, "work directory: %s (report.html, stats.json, fixity.tsv, deps.tsv of every run; rewrite.log, manifests)\n", res.WorkDir)
+	if res.RunDir != "" {
+		fmt.Fprintf(w, "this run's own: %s\n", filepath.Join(res.WorkDir, res.RunDir))
+	}
 	if r.Exit != 0 {
 		fmt.Fprintf(w, "exit status %d:\n", r.Exit)
 		for _, why := range r.ExitReason {

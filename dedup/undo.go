@@ -209,6 +209,10 @@ func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
 	if werr := writeJSON(wd.File(UndoStatsFile), res); err == nil {
 		err = werr
 	}
+	// The work directory's records of the collection (records.go).
+	if rerr := recordUndo(ctx, wd, state.Params, res, from, start); err == nil {
+		err = rerr
+	}
 	return res, err
 }
 
