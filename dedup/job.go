@@ -911,7 +911,7 @@ func (j *Job) finish(err error) {
 	if err := writeReportIn(j.wd.File(j.runDir), rep); err != nil {
 		j.show.Print("warcdedup: error: writing the run's report: %v", err)
 	}
-	if err := collectionReport(j.wd, rep); err != nil {
+	if err := collectionReport(context.Background(), j.wd, rep); err != nil {
 		j.show.Print("warcdedup: error: writing the work directory's report: %v", err)
 	}
 }

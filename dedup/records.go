@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -73,7 +76,7 @@ func (j *Job) runFile(name string) string {
 // collectionRecords writes the work directory's fixity list and
 // dependencies of the collection as every run has left it.
 func (j *Job) collectionRecords(ctx context.Context) error {
-	if err := writeFixityAll(ctx, j.wd, j.wd.File(FixityFile)); err != nil {
+	if _, err := updateRecords(ctx, j.wd); err != nil {
 		return err
 	}
 	var external []string
@@ -86,24 +89,114 @@ func (j *Job) collectionRecords(ctx context.Context) error {
 // fixityHeader starts every fixity list.
 const fixityHeader = "# file old-size old-sha256 new-size new-sha256\n"
 
-// writeFixityAll writes to out the fixity list of every file the whole
-// rewrite log replaced: its size and SHA-256 before the first replacement
-// and after the last. The system sort gathers each file's lines, so that
-// memory does not grow with the files of years of runs.
-func writeFixityAll(ctx context.Context, wd *WorkDir, out string) error {
+// foldState is how far the work directory's fixity list and totals have
+// taken the rewrite log in: each run folds only the entries appended
+// since, so that their cost follows the run, not the years of runs
+// before it.
+type foldState struct {
+	LogSize int64 `json:"log_size"`
+	// Tail is the SHA-256 of the log's last bytes before LogSize: a log
+	// that is no longer the one folded (cut, replaced) is folded anew.
+	Tail       string            `json:"tail_sha256"`
+	Collection report.Collection `json:"collection"`
+}
+
+// foldFile keeps the foldState.
+const foldFile = "records.json"
+
+// foldTail is how many bytes before LogSize Tail covers.
+const foldTail = 4096
+
+// updateRecords folds the rewrite log's entries appended since the last
+// fold into the work directory's fixity list (each file's size and
+// SHA-256 before the first replacement and after the last) and the
+// totals of every run and undo, and returns the totals. The system sort
+// gathers each file's lines and a merge adds them to the list, so that
+// memory does not grow with the files of years of runs. Killed between
+// the list and the state, the next fold takes the same entries again,
+// which leaves the list as it is.
+func updateRecords(ctx context.Context, wd *WorkDir) (*report.Collection, error) {
+	st, _ := readJSON[foldState](wd.File(foldFile))
 	logName := wd.File(LogFile)
 	f, err := os.Open(logName)
 	if errors.Is(err, os.ErrNotExist) {
-		return writeFile(out, []byte(fixityHeader))
+		st = foldState{}
+		if err := writeFile(wd.File(FixityFile), []byte(fixityHeader)); err != nil {
+			return nil, err
+		}
+		return &st.Collection, writeJSON(wd.File(foldFile), st)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer f.Close()
+	end, err := completeLines(f)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(wd.File(FixityFile)); err != nil || end < st.LogSize || tailSum(f, st.LogSize) != st.Tail {
+		st = foldState{} // fold the whole log anew
+	}
 	lines := wd.File(tmpDir + "/fixity-lines")
 	sorted := lines + "-sorted"
 	defer os.Remove(lines)
 	defer os.Remove(sorted)
+	if err := foldSection(io.NewSectionReader(f, st.LogSize, end-st.LogSize), logName, lines, &st.Collection); err != nil {
+		return nil, err
+	}
+	if err := Sort(ctx, SortOptions{TempDir: wd.File(tmpDir)}, "LC_ALL=C sort -k1,1 -k2,2n", lines, sorted); err != nil {
+		return nil, err
+	}
+	old := ""
+	if st.LogSize > 0 {
+		old = wd.File(FixityFile)
+	}
+	if st.Collection.FilesReplaced, err = mergeFixity(old, sorted, wd.File(FixityFile)); err != nil {
+		return nil, err
+	}
+	st.LogSize, st.Tail = end, tailSum(f, end)
+	return &st.Collection, writeJSON(wd.File(foldFile), st)
+}
+
+// completeLines is the size of the log up to the end of its last whole
+// line: one being appended meanwhile is folded next time.
+func completeLines(f *os.File) (int64, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	end := fi.Size()
+	buf := make([]byte, 64<<10)
+	for end > 0 {
+		n := int64(len(buf))
+		if n > end {
+			n = end
+		}
+		if _, err := f.ReadAt(buf[:n], end-n); err != nil {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			return end - n + int64(i) + 1, nil
+		}
+		end -= n
+	}
+	return 0, nil
+}
+
+// tailSum is the SHA-256 of the foldTail bytes of f before end.
+func tailSum(f *os.File, end int64) string {
+	from := max(end-foldTail, 0)
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, from, end-from)); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// foldSection adds a section of the log's entries to the totals and
+// writes its fixity lines to the file lines: "FILE SEQ OLD-SIZE OLD-SHA256
+// NEW-SIZE NEW-SHA256", SEQ their order.
+func foldSection(r io.Reader, logName, lines string, c *report.Collection) error {
 	lf, err := os.Create(lines)
 	if err != nil {
 		return err
@@ -111,8 +204,8 @@ func writeFixityAll(ctx context.Context, wd *WorkDir, out string) error {
 	defer lf.Close()
 	w := bufio.NewWriterSize(lf, 256<<10)
 	var seq int64
-	r := rewritelog.NewReader(bufio.NewReaderSize(f, 256<<10), logName)
-	r.Fixity = func(fx rewritelog.Fixity) error {
+	lr := rewritelog.NewReader(bufio.NewReaderSize(r, 256<<10), logName)
+	lr.Fixity = func(fx rewritelog.Fixity) error {
 		if fx.NewSHA256 == "-" {
 			return nil
 		}
@@ -121,61 +214,99 @@ func writeFixityAll(ctx context.Context, wd *WorkDir, out string) error {
 		return err
 	}
 	for {
-		if _, err := r.Next(); err == io.EOF {
+		e, err := lr.Next()
+		if err == io.EOF {
 			break
-		} else if err != nil {
+		}
+		if err != nil {
 			return err
+		}
+		switch e.Kind {
+		case rewritelog.Revisit:
+			c.RevisitsWritten++
+			c.BytesSaved += e.OldLength - e.NewLength
+		case rewritelog.Restored:
+			c.RecordsRestored++
+			c.BytesSaved -= e.NewLength - e.OldLength
 		}
 	}
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	if err := lf.Close(); err != nil {
-		return err
+	return lf.Close()
+}
+
+// mergeFixity writes to out the fixity list old (none for "") with the
+// sorted fixity lines of newer replacements: each file's size and
+// SHA-256 before its first replacement, after its last. It returns how
+// many files the list holds.
+func mergeFixity(old, sorted, out string) (int64, error) {
+	var prev *lineScanner
+	if old != "" {
+		var err error
+		if prev, err = newLineScanner(old); err != nil {
+			return 0, err
+		}
+		defer prev.close()
 	}
-	if err := Sort(ctx, SortOptions{TempDir: wd.File(tmpDir)}, "LC_ALL=C sort -k1,1 -k2,2n", lines, sorted); err != nil {
-		return err
-	}
-	in, err := os.Open(sorted)
+	next, err := newLineScanner(sorted)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	defer in.Close()
+	defer next.close()
 	o, err := atomicfile.Create(out, 0o644)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer o.Abort()
-	ow := bufio.NewWriterSize(o, 256<<10)
-	ow.WriteString(fixityHeader)
-	var cur []string // file, old size and sum of the first replacement, new of the last
-	flush := func() {
-		if cur != nil {
-			fmt.Fprintf(ow, "%s %s %s %s %s\n", cur[0], cur[1], cur[2], cur[3], cur[4])
+	w := bufio.NewWriterSize(o, 256<<10)
+	w.WriteString(fixityHeader)
+	var files int64
+	emit := func(f []string) {
+		fmt.Fprintf(w, "%s %s %s %s %s\n", f[0], f[1], f[2], f[3], f[4])
+		files++
+	}
+	// Each side's next file: the old list's line, or the newer lines of
+	// one file folded (the first's old, the last's new).
+	nextOld := func() []string {
+		for prev != nil && !prev.done {
+			f := prev.cur
+			prev.advance()
+			if len(f) == 5 && !strings.HasPrefix(f[0], "#") {
+				return f
+			}
+		}
+		return nil
+	}
+	nextNew := func() []string {
+		if next.done {
+			return nil
+		}
+		f := next.cur
+		cur := []string{f[0], f[2], f[3], f[4], f[5]}
+		for next.advance(); !next.done && next.cur[0] == cur[0]; next.advance() {
+			cur[3], cur[4] = next.cur[4], next.cur[5]
+		}
+		return cur
+	}
+	a, b := nextOld(), nextNew()
+	for a != nil || b != nil {
+		switch {
+		case b == nil || a != nil && a[0] < b[0]:
+			emit(a)
+			a = nextOld()
+		case a == nil || b[0] < a[0]:
+			emit(b)
+			b = nextNew()
+		default: // replaced before and since: its first old, its last new
+			emit([]string{a[0], a[1], a[2], b[3], b[4]})
+			a, b = nextOld(), nextNew()
 		}
 	}
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) != 6 {
-			return fmt.Errorf("%s: %q", sorted, sc.Text())
-		}
-		if cur != nil && cur[0] == f[0] {
-			cur[3], cur[4] = f[4], f[5]
-			continue
-		}
-		flush()
-		cur = []string{f[0], f[2], f[3], f[4], f[5]}
+	if err := w.Flush(); err != nil {
+		return 0, err
 	}
-	if err := sc.Err(); err != nil {
-		return err
-	}
-	flush()
-	if err := ow.Flush(); err != nil {
-		return err
-	}
-	return o.CommitRenamed()
+	return files, o.CommitRenamed()
 }
 
 // depsListing is what the dependencies are found in: manifests of the
@@ -241,7 +372,7 @@ func writeDeps(ctx context.Context, wd *WorkDir, out string, l depsListing) erro
 		return err
 	}
 	j.endURI()
-	keys := slices.SortedFunc(mapKeys2(j.counts), func(a, b [2]string) int {
+	keys := slices.SortedFunc(maps.Keys(j.counts), func(a, b [2]string) int {
 		if c := strings.Compare(a[0], b[0]); c != 0 {
 			return c
 		}
@@ -256,16 +387,6 @@ func writeDeps(ctx context.Context, wd *WorkDir, out string, l depsListing) erro
 		fmt.Fprintf(&b, "# %d revisits refer to no record of the collection\n", j.unresolved)
 	}
 	return writeFile(out, b.Bytes())
-}
-
-func mapKeys2[V any](m map[[2]string]V) func(func([2]string) bool) {
-	return func(yield func([2]string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // captures writes the capture lines of the listing to name: "URI DATE 0
@@ -506,45 +627,6 @@ func sameDigest(a, b string) bool {
 	return la != lb
 }
 
-// collectionTotals counts, from the whole rewrite log, what every run and
-// undo did, and the files replaced from the work directory's fixity list.
-func collectionTotals(wd *WorkDir) (*report.Collection, error) {
-	c := &report.Collection{}
-	f, err := os.Open(wd.File(LogFile))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	if err == nil {
-		defer f.Close()
-		r := rewritelog.NewReader(bufio.NewReaderSize(f, 256<<10), wd.File(LogFile))
-		for {
-			e, err := r.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return nil, err
-			}
-			switch e.Kind {
-			case rewritelog.Revisit:
-				c.RevisitsWritten++
-				c.BytesSaved += e.OldLength - e.NewLength
-			case rewritelog.Restored:
-				c.RecordsRestored++
-				c.BytesSaved -= e.NewLength - e.OldLength
-			}
-		}
-	}
-	if data, err := os.ReadFile(wd.File(FixityFile)); err == nil {
-		for _, l := range strings.Split(string(data), "\n") {
-			if l != "" && !strings.HasPrefix(l, "#") {
-				c.FilesReplaced++
-			}
-		}
-	}
-	return c, nil
-}
-
 // runs reads the history of the work directory: every run directory's
 // own report (stats.json) or undo (undo.json), oldest first.
 func runs(wd *WorkDir) []report.Run {
@@ -590,7 +672,7 @@ func writeReportIn(dir string, rep *report.Report) error {
 // collectionReport writes the work directory's report: body (the last
 // run's report; a dry run's only when no run has been made) with every
 // run and what they did together.
-func collectionReport(wd *WorkDir, body *report.Report) error {
+func collectionReport(ctx context.Context, wd *WorkDir, body *report.Report) error {
 	top := *body
 	if body.Mode != "run" {
 		if last, err := readReport(wd.File(StatsFile)); err == nil && last.Mode == "run" {
@@ -598,7 +680,7 @@ func collectionReport(wd *WorkDir, body *report.Report) error {
 		}
 	}
 	var err error
-	if top.Collection, err = collectionTotals(wd); err != nil {
+	if top.Collection, err = updateRecords(ctx, wd); err != nil {
 		return err
 	}
 	top.Runs = runs(wd)
@@ -621,7 +703,7 @@ func recordUndo(ctx context.Context, wd *WorkDir, params Params, res *UndoResult
 	if _, err := writeFixity(wd.File(LogFile), from, filepath.Join(wd.File(rel), FixityFile)); err != nil {
 		return err
 	}
-	if err := writeFixityAll(ctx, wd, wd.File(FixityFile)); err != nil {
+	if _, err := updateRecords(ctx, wd); err != nil {
 		return err
 	}
 	if _, err := os.Stat(wd.File(UndoManifest)); err == nil {
@@ -640,5 +722,5 @@ func recordUndo(ctx context.Context, wd *WorkDir, params Params, res *UndoResult
 	}
 	body := &report.Report{Title: "Deduplication of " + strings.Join(params.Collections, ", "), Generated: start.UTC(), Mode: "undo",
 		Collections: params.Collections, Policy: params.Policy, Algorithm: params.Algorithm}
-	return collectionReport(wd, body)
+	return collectionReport(ctx, wd, body)
 }

@@ -10,6 +10,7 @@ import (
 
 	"warcdedup/internal/warctest"
 	"warcdedup/policy"
+	"warcdedup/report"
 )
 
 // depsLines are a deps.tsv's lines, its header left out.
@@ -101,4 +102,54 @@ func TestRecordsAccumulate(t *testing.T) {
 		t.Fatalf("undo: %v, exit %d %v, %d records restored", err, u.Exit, u.ExitReason, u.Stats.Records)
 	}
 	check("after an undo", []string{"a.warc a.warc 1"}, []string{"a.warc", "c.warc"}, 2, 1, 4)
+}
+
+// TestFoldLog proves that the work directory's fixity list and totals fold
+// the rewrite log incrementally and give what folding the whole log gives:
+// each file's size and SHA-256 before its first replacement and after its
+// last; that a line being appended waits for the next fold; and that a
+// log that is not the one folded is folded anew.
+func TestFoldLog(t *testing.T) {
+	wd := &WorkDir{Path: t.TempDir()}
+	os.MkdirAll(wd.File(tmpDir), 0o755)
+	const digest = "sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+	run1 := "# run 2024-01-01T00:00:00Z\n" +
+		"# file a.warc 50 a0 40 a1\n" +
+		"a.warc 0 30 0 20 revisit " + digest + " http://x/ 2024-01-01T00:00:00Z\n" +
+		"# file b.warc 100 b0 80 b1\n" +
+		"b.warc 10 40 10 20 revisit " + digest + " http://y/ 2024-01-01T00:00:00Z\n"
+	run2 := "# run 2024-02-01T00:00:00Z\n" +
+		"# file b.warc 80 b1 100 b2\n" +
+		"b.warc 10 20 10 40 restored - - -\n" +
+		"# file c%20d.warc 10 c0 5 c1\n" +
+		"c%20d.warc 0 10 0 5 revisit " + digest + " http://z/ 2024-01-01T00:00:00Z\n"
+	fold := func(log string) (*report.Collection, []string) {
+		t.Helper()
+		if err := os.WriteFile(wd.File(LogFile), []byte(log), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := updateRecords(context.Background(), wd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, readLines(t, wd.File(FixityFile))[1:]
+	}
+	c, fixity := fold(run1)
+	if want := []string{"a.warc 50 a0 40 a1", "b.warc 100 b0 80 b1"}; !slices.Equal(fixity, want) || c.RevisitsWritten != 2 || c.BytesSaved != 30 || c.FilesReplaced != 2 {
+		t.Errorf("run 1: %q, %+v", fixity, c)
+	}
+	want := []string{"a.warc 50 a0 40 a1", "b.warc 100 b0 100 b2", "c%20d.warc 10 c0 5 c1"}
+	c, fixity = fold(run1 + run2 + "d.warc 0 1") // the last line is being appended
+	if !slices.Equal(fixity, want) || c.RevisitsWritten != 3 || c.RecordsRestored != 1 || c.BytesSaved != 15 || c.FilesReplaced != 3 {
+		t.Errorf("run 2, folded on: %q, %+v", fixity, c)
+	}
+	os.Remove(wd.File(foldFile))
+	if c2, fixity2 := fold(run1 + run2); !slices.Equal(fixity2, want) || *c2 != *c {
+		t.Errorf("the whole log folded at once: %q, %+v; folded on: %+v", fixity2, c2, c)
+	}
+	// Another log where the one folded was: folded anew.
+	other := strings.Replace(run1, "a.warc 50 a0", "a.warc 50 A0", 1) + run2
+	if _, fixity = fold(other); fixity[0] != "a.warc 50 A0 40 a1" {
+		t.Errorf("another log: %q", fixity)
+	}
 }
