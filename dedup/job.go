@@ -788,7 +788,7 @@ func (j *Job) verify(ctx context.Context) (string, error) {
 	beforeName := j.wd.File(BeforeFile)
 	if gone := slices.Concat(j.changes.Changed, j.changes.Removed); len(gone) > 0 {
 		for _, n := range gone {
-			j.show.Log("warcdedup: note: %s changed since the hash stage, not by this job: its records are left out of the verification", n)
+			j.show.Log("warcdedup: note: %s changed or was removed since the hash stage, not by this job: its records are left out of the verification", n)
 		}
 		beforeName = j.wd.File(tmpDir + "/before-unchanged.manifest")
 		if err := withoutFiles(j.wd.File(BeforeFile), beforeName, gone); err != nil {
