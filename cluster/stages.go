@@ -116,9 +116,11 @@ func (k *task) sum(ctx context.Context, manifestName, factsName string, damaged 
 // their sizes.
 func (k *task) hash(ctx context.Context) error {
 	h := k.host
-	var logSize int64
-	if fi, err := os.Stat(k.wd.host(h, rewriteLog)); err == nil {
-		logSize = fi.Size()
+	// The host's log completed first from the journal a killed task left
+	// (see refs.Log), so that the listing is moved only by what follows.
+	logSize, err := refs.RecoverLog(k.wd.host(h, rewriteLog))
+	if err != nil {
+		return err
 	}
 	damaged := &errorsOf{limit: 100}
 	var onFile func(warcsum.Input, string)

@@ -32,9 +32,15 @@ func (j *Job) account(ctx context.Context) (string, error) {
 		}
 		if j.runDir != "" {
 			// The collection's records, every run's: the fixity list and
-			// the dependencies of the revisits there are now.
+			// the dependencies of the revisits there are now. Records
+			// that cannot be made (a damaged rewrite log) are named
+			// among the exit reasons; what the run did stands.
 			if err := j.collectionRecords(ctx); err != nil {
-				return "", err
+				if ctx.Err() != nil {
+					return "", err
+				}
+				j.recordsProblem = err.Error()
+				j.show.Print("warcdedup: error: the work directory's fixity.tsv and deps.tsv: %v", err)
 			}
 		}
 	}

@@ -113,6 +113,9 @@ type Job struct {
 	// runDir is the directory of the run's own records, relative to the
 	// work directory ("" for none: see runFile).
 	runDir string
+	// recordsProblem is why the work directory's records of the
+	// collection could not be brought up to date, if they could not.
+	recordsProblem string
 }
 
 // Result is what a job did, for the summary and the exit status.
@@ -418,10 +421,14 @@ func (j *Job) collect() ([]warcsum.Input, error) {
 // hash lists every candidate response and existing revisit of the
 // collection (stage 1), with each response's status and media type.
 func (j *Job) hash(ctx context.Context) (string, error) {
-	j.state.LogSizeAtHash = 0
-	if fi, err := os.Stat(j.wd.File(LogFile)); err == nil {
-		j.state.LogSizeAtHash = fi.Size()
+	// A run or undo killed between renaming a file and logging it left
+	// the entries in the log's journal: the log is completed first, so
+	// that the listing made now is moved only by what follows it.
+	size, err := refs.RecoverLog(j.wd.File(LogFile))
+	if err != nil {
+		return "", err
 	}
+	j.state.LogSizeAtHash = size
 	st, err := j.sumWith(ctx, BeforeFile, FactsFile, stageHash, HashedFiles, func(err error) {
 		j.keep(&j.damaged, err)
 		j.show.Print("warcdedup: error: %v", err)
@@ -897,6 +904,9 @@ func (j *Job) finish(err error) {
 	}
 	if j.verified.Violations > 0 {
 		reasons = append(reasons, fmt.Sprintf("%s violations: records lost (see %s)", progress.Count(j.verified.Violations), Violations))
+	}
+	if j.recordsProblem != "" {
+		reasons = append(reasons, "the work directory's fixity.tsv and deps.tsv were not brought up to date: "+j.recordsProblem)
 	}
 	if rep.Exit == 0 && len(reasons) > 0 {
 		rep.Exit = 1

@@ -312,13 +312,11 @@ func mergeFixity(old, sorted, out string) (int64, error) {
 // depsListing is what the dependencies are found in: manifests of the
 // collection now (responses and revisit lines), responses outside it
 // that revisits may refer to (a crawl index's committed originals),
-// the revisits to leave out as restored since the listing was made, and
-// a prefix for the listing's names (a crawl's "CRAWL/").
+// and the revisits to leave out as restored since the listing was made.
 type depsListing struct {
 	names    []string
 	external []string
 	restored *restoredSince
-	prefix   string
 }
 
 // restoredSince names the rewrite log's entries from offset From on:
@@ -409,10 +407,10 @@ func (l depsListing) captures(ctx context.Context, wd *WorkDir, name string) err
 		defer revisits.Close()
 		rw = bufio.NewWriterSize(revisits, 256<<10)
 	}
-	each := func(names []string, prefix string, responsesOnly bool) error {
+	each := func(names []string, responsesOnly bool) error {
 		for _, n := range names {
 			if err := eachLine(n, func(ln *manifest.Line) error {
-				file := prefix + ln.File
+				file := ln.File
 				switch {
 				case !ln.IsRevisit():
 					_, err := fmt.Fprintf(w, "%s %s %s %s %s\n", ln.URI, ln.Date, captureResponse, ln.Digest, file)
@@ -432,10 +430,10 @@ func (l depsListing) captures(ctx context.Context, wd *WorkDir, name string) err
 		}
 		return nil
 	}
-	if err := each(l.names, l.prefix, false); err != nil {
+	if err := each(l.names, false); err != nil {
 		return err
 	}
-	if err := each(l.external, "", true); err != nil {
+	if err := each(l.external, true); err != nil {
 		return err
 	}
 	if rw != nil {
@@ -458,7 +456,7 @@ func (l depsListing) captures(ctx context.Context, wd *WorkDir, name string) err
 func (l depsListing) unrestored(ctx context.Context, wd *WorkDir, name string, w *bufio.Writer) error {
 	gone := name + "-restored"
 	defer os.Remove(gone)
-	if err := restoredEntries(*l.restored, l.prefix, gone); err != nil {
+	if err := restoredEntries(*l.restored, gone); err != nil {
 		return err
 	}
 	for _, n := range []string{name, gone} {
@@ -495,8 +493,8 @@ func (l depsListing) unrestored(ctx context.Context, wd *WorkDir, name string, w
 
 // restoredEntries writes "FILE OFFSET" of each record the log's entries
 // from rs.From on restored, where it stood before (as the listing made
-// then gives it); names without prefix get it.
-func restoredEntries(rs restoredSince, prefix, out string) error {
+// then gives it).
+func restoredEntries(rs restoredSince, out string) error {
 	o, err := os.Create(out)
 	if err != nil {
 		return err
@@ -521,11 +519,7 @@ func restoredEntries(rs restoredSince, prefix, out string) error {
 			if e.Kind != rewritelog.Restored {
 				continue
 			}
-			name := e.File
-			if !strings.HasPrefix(name, prefix) {
-				name = prefix + name
-			}
-			fmt.Fprintf(w, "%s %d\n", manifest.EscapeFile(name), e.OldOffset)
+			fmt.Fprintf(w, "%s %d\n", manifest.EscapeFile(e.File), e.OldOffset)
 		}
 	}
 	if err := w.Flush(); err != nil {
@@ -691,36 +685,54 @@ func collectionReport(ctx context.Context, wd *WorkDir, body *report.Report) err
 // and the fixity list of the files it replaced) and brings the work
 // directory's up to date: the fixity list, the dependencies (the undo's
 // listing of the collection, made before it restored, less the revisits
-// it restored) and the report's list of runs.
-func recordUndo(ctx context.Context, wd *WorkDir, params Params, res *UndoResult, from int64, start time.Time) error {
+// it restored) and the report's list of runs. Records that cannot be
+// brought up to date (a damaged rewrite log) change nothing the undo did:
+// the exit status is 1, with why.
+func recordUndo(ctx context.Context, wd *WorkDir, params Params, res *UndoResult, from int64, start time.Time, crawl bool) {
+	problem := func(err error) {
+		res.Exit = max(res.Exit, 1)
+		res.ExitReason = append(res.ExitReason, "the work directory's fixity.tsv, deps.tsv and report were not brought up to date: "+err.Error())
+	}
 	rel, err := wd.newRunDir(start, "undo")
 	if err != nil {
-		return err
+		problem(err)
+		return
 	}
-	if err := writeJSON(filepath.Join(wd.File(rel), UndoStatsFile), res); err != nil {
-		return err
+	if err := undoRecords(ctx, wd, rel, from, crawl); err != nil {
+		problem(err)
 	}
+	own := filepath.Join(wd.File(rel), UndoStatsFile)
+	if err := writeJSON(own, res); err != nil {
+		problem(err)
+		return
+	}
+	body := &report.Report{Title: "Deduplication of " + strings.Join(params.Collections, ", "), Generated: start.UTC(), Mode: "undo",
+		Collections: params.Collections, Policy: params.Policy, Algorithm: params.Algorithm}
+	if err := collectionReport(ctx, wd, body); err != nil {
+		problem(err)
+		writeJSON(own, res)
+	}
+}
+
+// undoRecords writes the undo's fixity list into its run directory rel
+// and the work directory's fixity list and dependencies.
+func undoRecords(ctx context.Context, wd *WorkDir, rel string, from int64, crawl bool) error {
 	if _, err := writeFixity(wd.File(LogFile), from, filepath.Join(wd.File(rel), FixityFile)); err != nil {
 		return err
 	}
 	if _, err := updateRecords(ctx, wd); err != nil {
 		return err
 	}
-	if _, err := os.Stat(wd.File(UndoManifest)); err == nil {
-		l := depsListing{names: []string{wd.File(UndoManifest)}, restored: &restoredSince{Log: wd.File(LogFile), From: from}}
-		if params.Crawl != "" {
-			// A crawl's records are named CRAWL/PATH in its index and
-			// manifests, PATH in the undo's listing.
-			l.prefix = params.Crawl + "/"
-			if _, err := os.Stat(wd.File(resolvedOriginalsFile)); err == nil {
-				l.external = []string{wd.File(resolvedOriginalsFile)}
-			}
-		}
-		if err := writeDeps(ctx, wd, wd.File(DepsFile), l); err != nil {
-			return err
+	if _, err := os.Stat(wd.File(UndoManifest)); err != nil {
+		return nil // nothing was listed: nothing restored
+	}
+	l := depsListing{names: []string{wd.File(UndoManifest)}, restored: &restoredSince{Log: wd.File(LogFile), From: from}}
+	if crawl {
+		// A crawl's revisits may need the originals of the crawls of its
+		// index, which the undo joined.
+		if _, err := os.Stat(wd.File(undoIndexOriginals)); err == nil {
+			l.external = []string{wd.File(undoIndexOriginals)}
 		}
 	}
-	body := &report.Report{Title: "Deduplication of " + strings.Join(params.Collections, ", "), Generated: start.UTC(), Mode: "undo",
-		Collections: params.Collections, Policy: params.Policy, Algorithm: params.Algorithm}
-	return collectionReport(ctx, wd, body)
+	return writeDeps(ctx, wd, wd.File(DepsFile), l)
 }

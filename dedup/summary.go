@@ -68,27 +68,3 @@ func Summary(w io.Writer, res *Result) {
 		}
 	}
 }
-
-// UndoSummary writes what an undo did, in human units.
-func UndoSummary(w io.Writer, res *UndoResult) {
-	s := &res.Stats
-	if res.NothingToDo {
-		fmt.Fprintf(w, "nothing to undo: the rewrite log has no revisit left in the files named (of %s)\n", strings.Join(res.Collections, ", "))
-		return
-	}
-	fmt.Fprintf(w, "restored: %s records in %s files (%s this toolchain's revisits: %s by rule, %s from what the revisit kept; %s other tools' revisits made whole)\n",
-		progress.Count(s.Records+s.Foreign), progress.Count(s.Restored), progress.Count(s.Records), progress.Count(s.Exact),
-		progress.Count(s.Kept), progress.Count(s.Foreign))
-	if s.Left > 0 {
-		fmt.Fprintf(w, "left as they are: %s revisits whose original was not found or that hold no payload elsewhere (see the warnings)\n", progress.Count(s.Left))
-	}
-	fmt.Fprintf(w, "bytes of those files: %s before, %s after (%s more)\n", progress.Bytes(s.BytesBefore), progress.Bytes(s.BytesAfter), progress.Bytes(s.BytesAfter-s.BytesBefore))
-	fmt.Fprintf(w, "time: %s\n", progress.Duration(res.Took))
-	fmt.Fprintf(w, "work directory: %s (undo-fixity.tsv, undo.json, rewrite.log)\n", res.WorkDir)
-	if res.Exit != 0 {
-		fmt.Fprintf(w, "exit status %d:\n", res.Exit)
-		for _, why := range res.ExitReason {
-			fmt.Fprintf(w, "  %s\n", why)
-		}
-	}
-}

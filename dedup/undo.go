@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"warcdedup/atomicfile"
+	"warcdedup/crawlindex"
 	"warcdedup/digest"
 	"warcdedup/internal/progress"
 	"warcdedup/manifest"
@@ -23,9 +26,13 @@ import (
 const (
 	UndoManifest   = "undo.manifest"            // warcsum of the collection when the undo started
 	UndoByCapture  = "undo-by-capture.manifest" // the same, sorted on URI and date
-	UndoByDigest   = "undo-by-digest.manifest"  // and on digest (with All)
+	UndoByDigest   = "undo-by-digest.manifest"  // and on digest (with All, or a crawl's)
 	UndoFixityFile = "undo-fixity.tsv"          // per file the undo replaced: sizes and SHA-256 before and after
 	UndoStatsFile  = "undo.json"                // the undo's figures
+	// A crawl's undo: the index's originals of the crawl's digests, and
+	// those with the crawl's own lines, on digest.
+	undoIndexOriginals = "undo-index-originals.manifest"
+	undoJoined         = "undo-joined.manifest"
 )
 
 // UndoOptions are what to undo and how.
@@ -34,8 +41,13 @@ type UndoOptions struct {
 	// in those files are restored.
 	Paths []string
 	// WorkDir is the job's work directory; "" finds it beside the
-	// collection that holds the first path (COLLECTION.warcdedup).
+	// collection that holds the first path (COLLECTION.warcdedup), or in
+	// Index.
 	WorkDir string
+	// Index is the crawl index a crawl was run with (run --index): its
+	// work directory is the one of INDEX/work whose crawl holds the first
+	// path.
+	Index string
 	// All also makes other tools' revisits whole records.
 	All        bool
 	HardLinks  bool
@@ -48,31 +60,49 @@ type UndoOptions struct {
 type UndoResult struct {
 	WorkDir     string
 	Collections []string
-	Files       int // files with revisits to restore
+	Crawl       string // the crawl of an index undone, if one
+	Files       int    // files with revisits to restore
 	Stats       refs.RestoreStats
 	Took        time.Duration
 	NothingToDo bool     // no revisit of this toolchain's left in those files
 	Refused     []string // files left untouched, and why
-	Exit        int
-	ExitReason  []string
+	// Checked are the files the rewrite log names among those named, read
+	// again once the undo was over (Verified); Unrestored those of them
+	// that are not what the log says (revisits left, another version), and
+	// why, but for those refused, named already.
+	Verified     bool
+	Checked      int64
+	CheckedBytes int64
+	Unrestored   []string
+	Exit         int
+	ExitReason   []string
 }
 
 // Undo turns the revisits this toolchain wrote in the files named back into
-// the records they replaced (refs.Restorer), in place: it hashes the
-// collection as it is now (known files from the cache), sorts that manifest
-// on URI and date to find each original, restores, and writes a fixity
-// list of the files it replaced. Run again after an interruption, it
-// restores what is left.
+// the records they replaced (refs.Restorer), in place, and then checks that
+// they are. It first completes the rewrite log from the journal a killed
+// run or undo left; it hashes the collection as it is now (known files
+// from the cache), sorts that manifest on URI and date to find each
+// original, restores, and writes a fixity list of the files it replaced.
+// Then every file named that the log names is read again: no revisit the
+// log wrote may be left in it, and it must have the size and SHA-256 of
+// the log's last replacement of it; any that is not is named, exit status
+// 1. Run again after an interruption, it restores what is left.
 func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
 	start := time.Now()
 	if len(opt.Paths) == 0 {
 		return nil, errors.New("nothing named to undo")
 	}
 	var err error
-	if opt.WorkDir == "" {
-		if opt.WorkDir, err = findWorkDir(opt.Paths[0]); err != nil {
-			return nil, err
-		}
+	switch {
+	case opt.WorkDir != "":
+	case opt.Index != "":
+		opt.WorkDir, err = findCrawlWorkDir(opt.Index, opt.Paths[0])
+	default:
+		opt.WorkDir, err = findWorkDir(opt.Paths[0])
+	}
+	if err != nil {
+		return nil, err
 	}
 	if _, err := os.Stat(filepath.Join(opt.WorkDir, StateFile)); err != nil {
 		return nil, fmt.Errorf("%s is no work directory of warcdedup run (%v)", opt.WorkDir, err)
@@ -86,134 +116,272 @@ func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	collections := state.Params.Collections
-	files, err := filesIn(opt.Paths, collections)
+	u := &undo{opt: opt, wd: wd, state: state, res: &UndoResult{WorkDir: wd.Path, Collections: state.Params.Collections}, refused: map[string]bool{},
+		restoreFrom: -1}
+	if state.Params.Index != "" {
+		if u.crawl, err = undoCrawl(state.Params); err != nil {
+			return nil, err
+		}
+		u.res.Crawl = u.crawl.name
+	}
+	files, err := filesIn(opt.Paths, state.Params.Collections)
 	if err != nil {
 		return nil, err
+	}
+	if u.crawl != nil {
+		// The crawl's files are named CRAWL/PATH in its log.
+		for i, f := range files {
+			files[i] = u.crawl.name + "/" + f
+		}
 	}
 	runLog, err := os.OpenFile(wd.File(RunLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	defer runLog.Close()
-	show := opt.Display
-	if show == nil {
-		show = progress.NewPlain(io.Discard, "warcdedup")
+	u.show = opt.Display
+	if u.show == nil {
+		u.show = progress.NewPlain(io.Discard, "warcdedup")
 	}
-	show.Tee(runLog)
-	defer show.Tee(nil)
-	res := &UndoResult{WorkDir: wd.Path, Collections: collections}
+	u.show.Tee(runLog)
+	defer u.show.Tee(nil)
+	err = u.run(ctx, files)
+	u.res.Took = time.Since(start)
+	// The work directory's records of the collection (records.go).
+	if u.restoreFrom >= 0 {
+		recordUndo(ctx, wd, state.Params, u.res, u.restoreFrom, start, u.crawl != nil)
+	}
+	if werr := writeJSON(wd.File(UndoStatsFile), u.res); err == nil {
+		err = werr
+	}
+	return u.res, err
+}
 
-	// Which files hold revisits to restore.
-	var written *rewritelog.Moves
-	if written, err = rewritelog.LoadFile(wd.File(LogFile), time.Time{}); err != nil {
-		if !errors.Is(err, os.ErrNotExist) || !opt.All {
-			return nil, fmt.Errorf("the rewrite log says which revisits this toolchain wrote: %w", err)
-		}
-		written = nil
+// undo is one undo in a work directory.
+type undo struct {
+	opt   UndoOptions
+	wd    *WorkDir
+	state *State
+	crawl *crawlMode // the crawl of an index undone; nil for a collection
+	show  *progress.Display
+	res   *UndoResult
+	// refused are the files the restore refused (escaped as field 1).
+	refused map[string]bool
+	// restoreFrom is the log's size when the restore began, -1 before.
+	restoreFrom int64
+}
+
+// run restores the files named (escaped as manifest field 1) and checks
+// them.
+func (u *undo) run(ctx context.Context, files []string) error {
+	// The log first: a run or undo killed between renaming a file and
+	// logging it left the entries in the journal, which opening the log
+	// adds. Only then does the log say which revisits are left.
+	log, err := refs.OpenLog(u.wd.File(LogFile))
+	if err != nil {
+		return err
 	}
-	var todo []string
-	if opt.All {
-		todo = files
-	} else {
+	defer log.Close()
+	written, err := rewritelog.LoadFile(u.wd.File(LogFile), time.Time{})
+	if err != nil {
+		return fmt.Errorf("the rewrite log says which revisits this toolchain wrote: %w", err)
+	}
+	todo := files
+	if !u.opt.All {
 		logged, err := refs.Files(written)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		todo = intersect(logged, files)
 	}
-	res.Files = len(todo)
+	u.res.Files = len(todo)
+	from := log.Size()
 	if len(todo) == 0 {
-		res.NothingToDo = true
-		res.Took = time.Since(start)
-		return res, nil
+		u.res.NothingToDo = true
+	} else {
+		u.restoreFrom = from
+		err = u.restore(ctx, todo, written, log)
 	}
-	show.Note("warcdedup: undoing the deduplication of %d files of %s, work directory %s", len(todo), strings.Join(collections, ", "), wd.Path)
+	if cerr := log.Close(); err == nil {
+		err = cerr
+	}
+	if len(todo) > 0 {
+		// The collection changed: a later run starts a new job on it,
+		// from its first stage (the manifests kept describe the files
+		// before).
+		*u.state = State{Params: u.state.Params}
+		if serr := u.wd.writeState(u.state); err == nil {
+			err = serr
+		}
+		if _, ferr := writeFixity(u.wd.File(LogFile), from, u.wd.File(UndoFixityFile)); err == nil {
+			err = ferr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if err := u.check(ctx, files); err != nil {
+		return err
+	}
+	if u.res.Stats.Refused > 0 {
+		u.res.Exit = 1
+		u.res.ExitReason = append([]string{fmt.Sprintf("%s files refused and left untouched", progress.Count(u.res.Stats.Refused))}, first(u.res.Refused, 10)...)
+	}
+	if len(u.res.Unrestored) > 0 {
+		u.res.Exit = 1
+		u.res.ExitReason = append(u.res.ExitReason, fmt.Sprintf("%s files are not what the rewrite log says they are once restored", progress.Count(int64(len(u.res.Unrestored)))))
+		u.res.ExitReason = append(u.res.ExitReason, first(u.res.Unrestored, 10)...)
+	}
+	return nil
+}
 
-	// The collection as it is now, and where each capture is.
-	algo, err := digest.ParseLabel(state.Params.Algorithm)
+// restore hashes the collection as it is now, sorts it to find the
+// originals, and restores the revisits of the files todo.
+func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.Moves, log *refs.Log) error {
+	collections := u.state.Params.Collections
+	u.show.Note("warcdedup: undoing the deduplication of %d files of %s, work directory %s", len(todo), strings.Join(collections, ", "), u.wd.Path)
+	algo, err := digest.ParseLabel(u.state.Params.Algorithm)
 	if err != nil {
 		algo = digest.SHA1
 	}
-	j := &Job{opt: Options{Collections: collections, Algorithm: algo, Jobs: max(opt.Jobs, 1), SortMemory: opt.SortMemory}, wd: wd, show: show}
-	log, err := refs.OpenLog(wd.File(LogFile))
-	if err != nil {
-		return nil, err
-	}
-	defer log.Close()
-	from := log.Size()
-	log.Since(from) // the manifest is of the files as they are now
+	j := &Job{opt: Options{Collections: collections, Algorithm: algo, Jobs: max(u.opt.Jobs, 1), SortMemory: u.opt.SortMemory},
+		wd: u.wd, show: u.show, crawl: u.crawl}
+	log.Since(log.Size()) // the manifest is of the files as they are now
 	if _, err := j.sum(ctx, UndoManifest, "", "hash"); err != nil {
-		return nil, fmt.Errorf("hash: %w", err)
+		return fmt.Errorf("hash: %w", err)
 	}
-	if err := j.sortFile(ctx, UndoManifest, UndoByCapture, manifest.ByCapture.Command); err != nil {
-		return nil, fmt.Errorf("sort: %w", err)
+	byCapture, byDigest := UndoManifest, ""
+	if u.opt.All || u.crawl != nil {
+		if err := j.sortFile(ctx, UndoManifest, UndoByDigest, manifest.ByDigest.Command); err != nil {
+			return fmt.Errorf("sort: %w", err)
+		}
+		byDigest = UndoByDigest
 	}
-	captures, err := manifest.OpenTableBy(wd.File(UndoByCapture), manifest.CaptureKey)
+	if u.crawl != nil {
+		// Its revisits' originals in the crawls committed before it are
+		// found in the index.
+		if err := u.joinIndex(ctx); err != nil {
+			return fmt.Errorf("join the index: %w", err)
+		}
+		byCapture, byDigest = undoJoined, undoJoined
+	}
+	if err := j.sortFile(ctx, byCapture, UndoByCapture, manifest.ByCapture.Command); err != nil {
+		return fmt.Errorf("sort: %w", err)
+	}
+	captures, err := manifest.OpenTableBy(u.wd.File(UndoByCapture), manifest.CaptureKey)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer captures.Close()
 	var tables []*manifest.Table
-	if opt.All {
-		if err := j.sortFile(ctx, UndoManifest, UndoByDigest, manifest.ByDigest.Command); err != nil {
-			return nil, fmt.Errorf("sort: %w", err)
-		}
-		t, err := manifest.OpenTable(wd.File(UndoByDigest))
+	if byDigest != "" {
+		t, err := manifest.OpenTable(u.wd.File(byDigest))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		defer t.Close()
 		tables = append(tables, t)
 	}
 	originals, err := refs.NewOriginals(j.locator(), log, tables...)
 	if err != nil {
-		return nil, err
+		return err
 	}
-
-	// Restore.
 	var total int64
 	for _, in := range j.inputsOf(todo) {
 		total += in
 	}
-	stage := show.Start("restore", "bytes", total)
+	stage := u.show.Start("restore", "bytes", total)
 	var prog refs.Progress
-	r := refs.Restorer{Roots: collections, Captures: captures, Originals: originals, Written: written, All: opt.All,
-		HardLinks: opt.HardLinks, Jobs: j.opt.Jobs, Progress: &prog,
+	loc := j.locator()
+	r := refs.Restorer{Roots: loc.Roots, Prefixes: loc.Prefixes, Captures: captures, Originals: originals, Written: written, All: u.opt.All,
+		HardLinks: u.opt.HardLinks, Jobs: j.opt.Jobs, Progress: &prog,
 		Refused: func(err error) {
-			res.Refused = append(res.Refused, err.Error())
-			show.Print("warcdedup: error: %v", err)
+			u.res.Refused = append(u.res.Refused, err.Error())
+			var re *refs.RefusedError
+			if errors.As(err, &re) {
+				u.refused[re.File] = true
+			}
+			u.show.Print("warcdedup: error: %v", err)
 		},
-		Warn: func(err error) { show.Note("warcdedup: warning: %v", err) }}
+		Warn: func(err error) { u.show.Note("warcdedup: warning: %v", err) }}
 	stop := follow(&prog.Bytes, stage)
-	res.Stats, err = r.Run(ctx, todo, log)
+	u.res.Stats, err = r.Run(ctx, todo, log)
 	stop()
-	stage.Done(fmt.Sprintf("%s records restored in %s files", progress.Count(res.Stats.Records+res.Stats.Foreign), progress.Count(res.Stats.Restored)))
-	if cerr := log.Close(); err == nil {
-		err = cerr
+	st := u.res.Stats
+	stage.Done(fmt.Sprintf("%s records restored in %s files", progress.Count(st.Records+st.Foreign), progress.Count(st.Restored)))
+	return err
+}
+
+// joinIndex writes the index's originals of the crawl's digests and merges
+// them with the crawl's own lines, on digest (undoJoined).
+func (u *undo) joinIndex(ctx context.Context) error {
+	in, err := os.Open(u.wd.File(UndoByDigest))
+	if err != nil {
+		return err
 	}
-	// The collection changed: a later run starts a new job on it, from
-	// its first stage (the manifests kept describe the files before).
-	*state = State{Params: state.Params}
-	if serr := wd.writeState(state); err == nil {
-		err = serr
+	defer in.Close()
+	out, err := atomicfile.Create(u.wd.File(undoIndexOriginals), 0o644)
+	if err != nil {
+		return err
 	}
-	if _, ferr := writeFixity(wd.File(LogFile), from, wd.File(UndoFixityFile)); err == nil {
-		err = ferr
+	defer out.Abort()
+	bw := bufio.NewWriterSize(out, 256<<10)
+	if _, err := u.crawl.index.Join(ctx, in, u.wd.File(UndoByDigest), bw); err != nil {
+		return err
 	}
-	res.Took = time.Since(start)
-	if res.Stats.Refused > 0 {
-		res.Exit = 1
-		res.ExitReason = append([]string{fmt.Sprintf("%s files refused and left untouched", progress.Count(res.Stats.Refused))}, first(res.Refused, 10)...)
+	if err := bw.Flush(); err != nil {
+		return err
 	}
-	if werr := writeJSON(wd.File(UndoStatsFile), res); err == nil {
-		err = werr
+	if err := out.CommitRenamed(); err != nil {
+		return err
 	}
-	// The work directory's records of the collection (records.go).
-	if rerr := recordUndo(ctx, wd, state.Params, res, from, start); err == nil {
-		err = rerr
+	return mergeByDigest(u.wd.File(UndoByDigest), u.wd.File(undoIndexOriginals), u.wd.File(undoJoined))
+}
+
+// check reads again every file named that the log names (see
+// refs.CheckRestored), from the log as the undo left it.
+func (u *undo) check(ctx context.Context, files []string) error {
+	moves, err := rewritelog.LoadFile(u.wd.File(LogFile), time.Time{})
+	if err != nil {
+		return err
 	}
-	return res, err
+	loc := (&Job{opt: Options{Collections: u.state.Params.Collections}, crawl: u.crawl}).locator()
+	stage := u.show.Start("check", "files", int64(len(files)))
+	problems, st, err := refs.CheckRestored(ctx, moves, loc, files, max(u.opt.Jobs, 1))
+	stage.Done(fmt.Sprintf("%s files the log names read again, %s", progress.Count(st.Files), progress.Bytes(st.Bytes)))
+	if err != nil {
+		return err
+	}
+	u.res.Verified, u.res.Checked, u.res.CheckedBytes = true, st.Files, st.Bytes
+	for _, p := range problems {
+		if u.refused[p.File] {
+			continue
+		}
+		u.res.Unrestored = append(u.res.Unrestored, p.Error())
+		u.show.Print("warcdedup: error: %v", p)
+	}
+	return nil
+}
+
+// undoCrawl is the crawl of an index a work directory's job ran on, for
+// its undo. A crawl committed to the index is refused: its responses are
+// originals of later crawls at the offsets the index records, and its
+// files are recorded with their SHA-256; an undo would leave the index
+// describing files that are no longer there. Taken out of the index
+// (warcdedup index remove), it can be undone.
+func undoCrawl(p Params) (*crawlMode, error) {
+	if len(p.Collections) != 1 {
+		return nil, fmt.Errorf("the job of crawl %s names %d collections", p.Crawl, len(p.Collections))
+	}
+	ix, err := crawlindex.Open(p.Index)
+	if err != nil {
+		return nil, fmt.Errorf("crawl %s was run with the index %s: %w", p.Crawl, p.Index, err)
+	}
+	if ix.Registry.Crawl(p.Crawl) != nil {
+		return nil, fmt.Errorf("crawl %s is committed to the index %s: its responses are originals of later crawls, at the offsets the index records, which an undo would move; take it out of the index first (warcdedup index remove --index %s %s, with --restore if later crawls need it), then undo it",
+			p.Crawl, ix.Dir, ix.Dir, p.Crawl)
+	}
+	return &crawlMode{index: ix, name: p.Crawl, root: p.Collections[0], committed: map[string]bool{}, sums: map[string]string{}}, nil
 }
 
 // inputsOf returns the sizes of the named files (escaped field-1 names).
@@ -246,9 +414,36 @@ func findWorkDir(path string) (string, error) {
 			return wd, nil
 		}
 		if d == filepath.Dir(d) {
-			return "", fmt.Errorf("%s: no work directory of warcdedup run beside it or a directory above it (give --work-dir)", path)
+			return "", fmt.Errorf("%s: no work directory of warcdedup run beside it or a directory above it (give --work-dir, or --index for a crawl run with one)", path)
 		}
 	}
+}
+
+// findCrawlWorkDir finds the work directory of the crawl of the index that
+// holds path: the one of INDEX/work/* whose job was on a directory that
+// is path or holds it.
+func findCrawlWorkDir(index, path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	dirs, err := os.ReadDir(filepath.Join(index, "work"))
+	if err != nil {
+		return "", fmt.Errorf("%s: no crawl's work directory: %w", index, err)
+	}
+	for _, d := range dirs {
+		wd := filepath.Join(index, "work", d.Name())
+		st, err := readStateFile(filepath.Join(wd, StateFile))
+		if err != nil || st.Params.Index == "" {
+			continue
+		}
+		for _, c := range st.Params.Collections {
+			if within(abs, c) {
+				return wd, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("%s: no crawl of the index %s was run on it or a directory above it", path, index)
 }
 
 // filesIn lists the WARC and ARC files at the paths (collections,
@@ -305,4 +500,37 @@ func intersect(a, b []string) []string {
 		}
 	}
 	return out
+}
+
+// UndoSummary writes what an undo did, in human units, and what its check
+// found; of an undo that stopped, only what it did.
+func UndoSummary(w io.Writer, res *UndoResult) {
+	s := &res.Stats
+	switch {
+	case res.NothingToDo:
+		fmt.Fprintf(w, "nothing to undo: the rewrite log has no revisit left in the files named (of %s)\n", strings.Join(res.Collections, ", "))
+	case s.Files > 0:
+		fmt.Fprintf(w, "restored: %s records in %s files (%s this toolchain's revisits: %s by rule, %s from what the revisit kept; %s other tools' revisits made whole)\n",
+			progress.Count(s.Records+s.Foreign), progress.Count(s.Restored), progress.Count(s.Records), progress.Count(s.Exact),
+			progress.Count(s.Kept), progress.Count(s.Foreign))
+		if s.Left > 0 {
+			fmt.Fprintf(w, "left as they are: %s revisits whose original was not found or that hold no payload elsewhere (see the warnings)\n", progress.Count(s.Left))
+		}
+		fmt.Fprintf(w, "bytes of those files: %s before, %s after (%s more)\n", progress.Bytes(s.BytesBefore), progress.Bytes(s.BytesAfter), progress.Bytes(s.BytesAfter-s.BytesBefore))
+	}
+	if res.Verified {
+		fmt.Fprintf(w, "checked: %s files the rewrite log names, read again (%s): %s as the log records them (no revisit of its left, its size and SHA-256), %s not\n",
+			progress.Count(res.Checked), progress.Bytes(res.CheckedBytes), progress.Count(res.Checked-int64(len(res.Unrestored))-s.Refused),
+			progress.Count(int64(len(res.Unrestored))+s.Refused))
+	}
+	if !res.NothingToDo && s.Files > 0 {
+		fmt.Fprintf(w, "time: %s\n", progress.Duration(res.Took))
+		fmt.Fprintf(w, "work directory: %s (undo-fixity.tsv, undo.json, rewrite.log)\n", res.WorkDir)
+	}
+	if res.Exit != 0 {
+		fmt.Fprintf(w, "exit status %d:\n", res.Exit)
+		for _, why := range res.ExitReason {
+			fmt.Fprintf(w, "  %s\n", why)
+		}
+	}
 }

@@ -45,6 +45,13 @@ func (w *worker) rewrite(ctx context.Context, t *task) (err error) {
 	if err := f.open(pl, t.file); err != nil {
 		return f.refuse(err)
 	}
+	// Entries of this job's earlier, interrupted run move the file's
+	// lines: the file must be the version they left.
+	if fx, ok := w.log.version(f.name); ok && pl.inPlace {
+		if err := f.expectVersion(fx); err != nil {
+			return f.refuse(err)
+		}
+	}
 	if err := f.walk(ctx); err != nil {
 		if err == errARC {
 			t.stats = Stats{Files: 1, ARC: 1}

@@ -41,7 +41,7 @@ func TestRecoverInFileOrder(t *testing.T) {
 					t.Fatal(err)
 				}
 				sum := sha256.Sum256(content)
-				fr := &replaced{path: path, fix: rewritelog.Fixity{File: name, OldSize: 100, OldSHA256: hex.EncodeToString(make([]byte, 32)),
+				fr := &replaced{path: path, fix: rewritelog.Fixity{File: name, OldSize: int64(len(content)) + 80, OldSHA256: hex.EncodeToString(make([]byte, 32)),
 					NewSize: int64(len(content)), NewSHA256: hex.EncodeToString(sum[:])}}
 				entries := []rewritelog.Entry{{File: name, OldOffset: 10, OldLength: 90, NewOffset: 10, NewLength: 10, Kind: rewritelog.Revisit,
 					PayloadDigest: "sha1:AAAA", RefersToURI: "http://example.com/", RefersTo: "2024-01-01T00:00:00Z"}}
@@ -50,7 +50,7 @@ func TestRecoverInFileOrder(t *testing.T) {
 				}
 			}
 			// The crash: nothing committed, the journal left.
-			l.journal.Close()
+			l.journal.close()
 			l.file.Close()
 			if l, err = OpenLog(logName); err != nil {
 				t.Fatalf("recovering: %v", err)

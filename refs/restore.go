@@ -120,7 +120,9 @@ func (t *restoreTask) Abandon(err error) {
 }
 
 // Files returns the files (escaped as manifest field 1) in which the log
-// has revisits that no run undid, in the log's order.
+// has revisits that no run undid, in the log's order. A file whose entries
+// cannot be followed (a block of it incomplete, a later run's entry inside
+// a revisit) is among them: its restore refuses it, saying why.
 func Files(written *rewritelog.Moves) ([]string, error) {
 	var files []string
 	for _, f := range written.Files() {
@@ -129,10 +131,7 @@ func Files(written *rewritelog.Moves) ([]string, error) {
 			live = true
 			return errStopLive
 		})
-		if err != nil && err != errStopLive {
-			return nil, err
-		}
-		if live {
+		if live || err != nil && err != errStopLive {
 			files = append(files, manifest.EscapeFile(f.Name))
 		}
 	}

@@ -67,6 +67,15 @@ func (w *restoreWorker) restore(ctx context.Context, t *restoreTask) (err error)
 	if err := f.open(pl, t.file); err != nil {
 		return f.refuse(err)
 	}
+	// The log's offsets of its revisits are those of the version its last
+	// replacement of the file left.
+	if m := w.r.Written; m != nil {
+		if fx, ok := m.Version(f.name); ok {
+			if err := f.expectVersion(fx); err != nil {
+				return f.refuse(err)
+			}
+		}
+	}
 	if err := f.findWritten(); err != nil {
 		return f.refuse(err)
 	}

@@ -273,6 +273,15 @@ func TestUndoRefuses(t *testing.T) {
 		}, "hashes to"},
 		{"log of another file", func(t *testing.T, dir, log string) string {
 			return strings.ReplaceAll(log, "d.warc", "o.warc")
+		}, ErrNotLogged.Error()},
+		{"log of another file, without its \"# file\" lines", func(t *testing.T, dir, log string) string {
+			var kept []string
+			for _, line := range strings.SplitAfter(strings.ReplaceAll(log, "d.warc", "o.warc"), "\n") {
+				if !strings.HasPrefix(line, "# file ") {
+					kept = append(kept, line)
+				}
+			}
+			return strings.Join(kept, "")
 		}, "the log is not this file's"},
 	}
 	for _, tt := range tests {

@@ -139,6 +139,25 @@ type version struct {
 	written  int64 // bytes of the new version so far
 	segments []segment
 	pos      int64 // in the source, what is copied or replaced so far
+	// expect, if set, is the version of the file the offsets it is
+	// walked with are of (see expectVersion).
+	expect *rewritelog.Fixity
+}
+
+// ErrNotLogged is a file that is not the version the rewrite log's last
+// replacement of it left: it changed since (another tool, or a run the log
+// does not record), and the offsets the log gives are not its.
+var ErrNotLogged = errors.New("the file is not the version the rewrite log's last replacement of it left")
+
+// expectVersion notes that the file must be the version fx left (its new
+// size and SHA-256): the size is checked now, the SHA-256 from the reads
+// of the check before the file is replaced.
+func (v *version) expectVersion(fx rewritelog.Fixity) error {
+	v.expect = &fx
+	if v.size != fx.NewSize {
+		return fmt.Errorf("%w (%d bytes, SHA-256 %s): it has %d bytes", ErrNotLogged, fx.NewSize, fx.NewSHA256, v.size)
+	}
+	return nil
 }
 
 // segment is a stretch of the new file: a copy of the source from srcOff,
@@ -399,6 +418,9 @@ func (v *version) replace(log *Log, lock interface {
 	oldSum, newSum, err := v.verify(check)
 	if err != nil {
 		return nil, v.refuse(fmt.Errorf("the new version failed its check and was removed: %w", err))
+	}
+	if v.expect != nil && oldSum != v.expect.NewSHA256 {
+		return nil, v.refuse(fmt.Errorf("%w (SHA-256 %s): its SHA-256 is %s", ErrNotLogged, v.expect.NewSHA256, oldSum))
 	}
 	// The file must still be the one that was read: bytes appended
 	// meanwhile (a crawler still writing it) would otherwise be lost.

@@ -30,6 +30,9 @@ type Job struct {
 	Report func(error)
 	// Problems counts what was reported.
 	Problems int64
+	// Conversion, if set, makes converted ARC files' lines their WARC
+	// files' before the log is applied (conversion.go).
+	Conversion *Conversion
 
 	old []byte
 }
@@ -60,6 +63,12 @@ func (j *Job) Index(in io.Reader, name string) error {
 		}
 		if batches && l.Kind == cdx.Record {
 			j.old = l.AppendCDX11(j.old[:0])
+		}
+		if err := j.convert(l, name); err != nil {
+			if j.Strict {
+				return err
+			}
+			j.problem(err)
 		}
 		changed, err := j.Update(l, name)
 		if err != nil {
@@ -107,6 +116,10 @@ func (e *UnmatchedError) Error() string {
 // Finish reports the log entries of files the indexes have lines of that
 // no line was found for, and returns how many.
 func (j *Job) Finish() int64 {
+	if j.Conversion != nil {
+		// A write error stays in the Writer, for its Flush.
+		j.Conversion.Finish(j.Out)
+	}
 	var n int64
 	j.Moves.Unmatched(func(f *rewritelog.File, mv rewritelog.Move) {
 		n++

@@ -26,6 +26,12 @@
 // in byte order of their names; a later run's offsets are those of the
 // file as the earlier runs left it. The records between two entries move
 // by what the entries before them in the same run saved.
+//
+// A "# file" line and the entries after it are a block: the entries of one
+// replacement of the file, which account for its change of size (its old
+// size less what each entry saved is its new size). A block that does not
+// is incomplete: entries are missing (the log was cut, or a write of it
+// failed), and offsets in the file cannot be followed through it.
 package rewritelog
 
 import (
@@ -105,6 +111,11 @@ type Reader struct {
 	Runs []time.Time
 	// Fixity, if set, receives each "# file" line.
 	Fixity func(Fixity) error
+	// Incomplete, if set, receives each block whose entries do not account
+	// for its file's change of size, and the reading goes on unless it
+	// returns an error. If nil, such a block is an error of Next.
+	Incomplete func(*IncompleteError) error
+	block      openBlock
 	// The last entry of the current run, for the order and offset checks.
 	prevFile  []byte // as escaped in the log, whose byte order it follows
 	prevEnd   int64  // old offset + old length
@@ -113,6 +124,46 @@ type Reader struct {
 	legacy    bool
 	entry     Entry
 	unescaped []byte
+}
+
+// openBlock is the block being read: its "# file" line and what its
+// entries so far changed of the file's size.
+type openBlock struct {
+	open   bool
+	fix    Fixity
+	line   int64
+	change int64 // bytes saved (negative: gained) by its entries
+}
+
+// IncompleteError is a block whose entries do not account for the change
+// of its file's size: entries of it are missing.
+type IncompleteError struct {
+	Log    string
+	Line   int64 // of its "# file" line
+	Fixity Fixity
+	Change int64 // what its entries account for: old size less new size
+}
+
+func (e *IncompleteError) Error() string {
+	return fmt.Sprintf("%s: line %d: the entries of %s's replacement account for %d bytes of its change from %d to %d bytes: entries are missing (the log was cut, or a write of it failed), and offsets in the file cannot be followed",
+		e.Log, e.Line, e.Fixity.File, e.Change, e.Fixity.OldSize, e.Fixity.NewSize)
+}
+
+// closeBlock checks the open block, if any, when it ends.
+func (r *Reader) closeBlock() error {
+	b := &r.block
+	if !b.open {
+		return nil
+	}
+	b.open = false
+	if b.fix.OldSize-b.change == b.fix.NewSize {
+		return nil
+	}
+	ie := &IncompleteError{Log: r.name, Line: b.line, Fixity: b.fix, Change: b.change}
+	if r.Incomplete != nil {
+		return r.Incomplete(ie)
+	}
+	return ie
 }
 
 // rawEntry is an entry whose text fields point into the line read, so
@@ -161,6 +212,9 @@ func (r *Reader) next() (*rawEntry, error) {
 			continue
 		}
 		if text[0] == '#' {
+			if err := r.closeBlock(); err != nil {
+				return nil, err
+			}
 			if rest, ok := bytes.CutPrefix(text, []byte("# run ")); ok {
 				t, err := time.Parse(time.RFC3339, strings.TrimSpace(string(rest)))
 				if err != nil {
@@ -168,23 +222,33 @@ func (r *Reader) next() (*rawEntry, error) {
 				}
 				r.startRun(t)
 			}
-			if f, ok, err := ParseFixity(text); ok && r.Fixity != nil {
-				if err == nil {
+			if f, ok, err := ParseFixity(text); ok {
+				if err == nil && r.Fixity != nil {
 					err = r.Fixity(f)
 				}
 				if err != nil {
 					return nil, r.errorf("%v", err)
 				}
+				r.block = openBlock{open: true, fix: f, line: r.line}
 			}
 			continue
 		}
 		if err := r.parse(text); err != nil {
 			return nil, err
 		}
+		if b := &r.block; b.open {
+			if string(r.raw.file) != b.fix.File {
+				return nil, r.errorf("an entry of %s in the block of %s (line %d)", r.raw.file, b.fix.File, b.line)
+			}
+			b.change += r.raw.oldLen - r.raw.newLen
+		}
 		return &r.raw, nil
 	}
 	if err := r.sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: after line %d: %w", r.name, r.line, err)
+	}
+	if err := r.closeBlock(); err != nil {
+		return nil, err
 	}
 	return nil, io.EOF
 }

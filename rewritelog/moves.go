@@ -24,6 +24,11 @@ type Moves struct {
 	// resolved caches the answer for each file name looked up.
 	resolved map[string]resolution
 	hit      []uint64 // a bit per move: some lookup landed on it
+	// versions are the "# file" lines of each file's last replacement
+	// (dry runs left out): the version of the file the log describes.
+	versions map[string]Fixity
+	// incomplete are the files with a block whose entries are missing.
+	incomplete map[string]*IncompleteError
 	// Runs are the start times of the runs kept.
 	Runs []time.Time
 	// Legacy is true when the log had five-field lines (no digests).
@@ -70,9 +75,10 @@ type Move struct {
 }
 
 // LoadFile reads the log file name into memory (see Load), counting its
-// lines first so that memory holds the entries and no more.
+// lines first so that memory holds the entries and no more. A log shorter
+// than its EndFile records is a *ShortError.
 func LoadFile(name string, since time.Time) (*Moves, error) {
-	f, err := os.Open(name)
+	f, err := openWhole(name)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +96,7 @@ func LoadFile(name string, since time.Time) (*Moves, error) {
 // LoadFileFrom is LoadFile of the entries from byte offset from of the
 // log file on: those appended since it had that size.
 func LoadFileFrom(name string, from int64) (*Moves, error) {
-	f, err := os.Open(name)
+	f, err := openWhole(name)
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +110,23 @@ func LoadFileFrom(name string, from int64) (*Moves, error) {
 		return nil, err
 	}
 	return load(NewReader(section, name), time.Time{}, lines)
+}
+
+// openWhole opens the log file name, checked against its EndFile.
+func openWhole(name string) (*os.File, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		err = CheckEnd(name, fi.Size())
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 func countLines(r io.Reader) (int, error) {
@@ -122,12 +145,36 @@ func countLines(r io.Reader) (int, error) {
 }
 
 // Load reads the log into memory, keeping the runs that started at or
-// after since (every run for the zero time).
+// after since (every run for the zero time). A block whose entries are
+// missing is no error here: the file's offsets cannot be followed, which
+// Live and Incomplete say of it (r.Incomplete is replaced).
 func Load(r *Reader, since time.Time) (*Moves, error) { return load(r, since, 0) }
 
 func load(r *Reader, since time.Time, sizeHint int) (*Moves, error) {
 	m := &Moves{byName: map[string]*File{}, byBase: map[string][]*File{}, resolved: map[string]resolution{},
-		moves: make([]move, 0, sizeHint), digests: make([]byte, 0, sizeHint*20)}
+		moves: make([]move, 0, sizeHint), digests: make([]byte, 0, sizeHint*20),
+		versions: map[string]Fixity{}, incomplete: map[string]*IncompleteError{}}
+	fixity := r.Fixity
+	r.Fixity = func(f Fixity) error {
+		if f.NewSHA256 != "-" {
+			m.versions[f.File] = f
+		}
+		if fixity != nil {
+			return fixity(f)
+		}
+		return nil
+	}
+	r.Incomplete = func(e *IncompleteError) error {
+		// The block's run is the reader's last (a block ends before the
+		// next "# run" line is read).
+		if !since.IsZero() && (len(r.Runs) == 0 || r.Runs[len(r.Runs)-1].Before(since)) {
+			return nil
+		}
+		if m.incomplete[e.Fixity.File] == nil {
+			m.incomplete[e.Fixity.File] = e
+		}
+		return nil
+	}
 	var cur *File
 	curRun := -1
 	keep := map[int]int{} // run in the log -> index in m.Runs
@@ -180,6 +227,23 @@ func load(r *Reader, since time.Time, sizeHint int) (*Moves, error) {
 	m.Legacy = r.Legacy()
 	m.hit = make([]uint64, (len(m.moves)+63)/64)
 	return m, nil
+}
+
+// Version returns the "# file" line of the last replacement of the file
+// (a relative name) the log records: the size and SHA-256 the file has if
+// nothing but the runs logged changed it. False if the log has none.
+func (m *Moves) Version(name string) (Fixity, bool) {
+	f, ok := m.versions[name]
+	return f, ok
+}
+
+// Incomplete returns the first block of the file whose entries are
+// missing, or nil.
+func (m *Moves) Incomplete(name string) error {
+	if e := m.incomplete[name]; e != nil {
+		return e
+	}
+	return nil
 }
 
 // Entries is the number of entries kept.
@@ -243,7 +307,8 @@ func (e *InsideError) Error() string {
 
 // Follow follows the record that started at off in f, length bytes long
 // (-1: unknown), before the first run kept, through every run, and
-// returns where it starts now and its length. A record that an entry
+// returns where it starts now and its length (an *IncompleteError for a
+// file with a block whose entries are missing). A record that an entry
 // rewrote gets the entry's new offset, and its length moves by what the
 // entry says it shrank or grew (so it stays whatever the caller's length
 // counts: an indexer may leave out the CRLF CRLF after an uncompressed
@@ -258,6 +323,9 @@ func (e *InsideError) Error() string {
 // rewrote with the entry and the record's offset and length before it,
 // and marks the entry as matched.
 func (m *Moves) Follow(f *File, off, length int64, rewrote func(mv Move, off, length int64) error) (int64, int64, error) {
+	if err := m.Incomplete(f.Name); err != nil {
+		return off, length, err
+	}
 	for _, s := range f.spans {
 		ms := m.moves[s.first:s.end]
 		// The last entry at or before off.
@@ -372,6 +440,9 @@ func (m *Moves) Unmatched(fn func(f *File, mv Move)) {
 // wrote and no later run rewrote again (undid): where it stands now, after
 // every run kept, and the entry that wrote it.
 func (m *Moves) Live(f *File, fn func(mv Move, off int64) error) error {
+	if err := m.Incomplete(f.Name); err != nil {
+		return err
+	}
 	for si, s := range f.spans {
 		for id := s.first; id < s.end; id++ {
 			mv := &m.moves[id]

@@ -45,6 +45,19 @@ the exit status is 1; in a directory, .warc and .warc.gz files are passed
 over. The output is written under a temporary name and renamed when
 complete; an existing output is never overwritten without --force.
 
+--in-place converts the ARC files of each COLLECTION (a directory, read
+with its subdirectories) beside themselves, as warcdedup run --convert-arc
+does: each WARC is written under a temporary name and synced, proved
+against its ARC as --check proves it, the proof (both files' size and
+SHA-256, and where each record went) written to the work directory and
+synced, the WARC linked to its name (never over an existing file), and
+only then the ARC removed, or moved to --keep-arc DIR. Killed at any
+point, the same command goes on. An ARC that is damaged, cut short or no
+ARC is left as it is and named (exit status 1); an ARC whose WARC name is
+taken is left too, unless that WARC proves to be its conversion (then the
+ARC is retired). WORKDIR/conversion.map maps every ARC record to its WARC
+record, for warccdx --conversion.
+
 --check converts nothing: for each ARC it checks the WARC already in -o DIR
 (x.warc.gz, or x.warc) record for record, reading both files independently
 of the converter: a warcinfo record first, then each ARC record in order
@@ -80,6 +93,9 @@ func main() {
 			&cli.BoolFlag{Name: "drop-truncated", Usage: "leave truncated ARC records out"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite existing WARC files"},
 			&cli.BoolFlag{Name: "check", Usage: "convert nothing: check the WARC files in -o DIR against the ARC files"},
+			&cli.BoolFlag{Name: "in-place", Usage: "convert each COLLECTION's ARC files beside themselves, prove each, then retire the ARC (see below)"},
+			&cli.StringFlag{Name: "work-dir", Usage: "with --in-place: keep the proofs and the conversion map in `DIR` (default: COLLECTION.warcdedup, as warcdedup run)"},
+			&cli.StringFlag{Name: "keep-arc", Usage: "with --in-place: move each converted ARC file into `DIR` (its path kept) instead of removing it"},
 			&cli.BoolFlag{Name: "recursive", Aliases: []string{"r"}, Usage: "read subdirectories of directory arguments"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), DefaultText: "the number of CPUs", Usage: "convert or check `N` files at once"},
 			cmdutil.QuietFlag,
@@ -104,6 +120,9 @@ type job struct {
 const maxProblems = 100
 
 func run(c *cli.Context) error {
+	if c.Bool("in-place") {
+		return inPlace(c)
+	}
 	args := c.Args().Slice()
 	inputs, err := warcsum.Collect(args, c.Bool("recursive"))
 	if err != nil {

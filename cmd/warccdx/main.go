@@ -12,7 +12,6 @@ import (
 	"warcdedup/cdx"
 	"warcdedup/internal/cmdutil"
 	"warcdedup/reindex"
-	"warcdedup/rewritelog"
 )
 
 const description = `warccdx reads the indexes (files, or standard input without any; plain or
@@ -43,8 +42,18 @@ the index are counted only: an index may cover part of the collection.
 A line that cannot be read or updated is reported and written as read
 (exit status 1), or with --strict stops the run.
 
-Memory: the log is held in 68 bytes per entry (with a sha1 digest); the
-indexes stream, whatever their size.`
+After an in-place ARC to WARC conversion (warcdedup run --convert-arc),
+--conversion WORKDIR/conversion.map makes each converted ARC file's lines
+its WARC file's first: the WARC's name, its record's offset and length,
+and the mime, status and digest a WARC indexer writes for it; a line for
+each converted file's filedesc (a metadata record in the WARC, which ARC
+indexes leave out) is added at the end. The rewrite log (--log, if given)
+then applies to those lines. Index lines of a converted ARC whose record
+the map cannot address are reported (exit status 1).
+
+Memory: the log is held in 68 bytes per entry (with a sha1 digest), the
+conversion map in about 100 bytes per ARC record; the indexes stream,
+whatever their size.`
 
 var manual = cmdutil.Manual{
 	Exit: map[int]string{
@@ -69,7 +78,8 @@ var manual = cmdutil.Manual{
 func main() {
 	app := cmdutil.NewApp("warccdx", "update CDX/CDXJ indexes with warcrefs' rewrite log", description,
 		[]cli.Flag{
-			&cli.StringFlag{Name: "log", Usage: "warcrefs' rewrite log `FILE` (required)"},
+			&cli.StringFlag{Name: "log", Usage: "warcrefs' rewrite log `FILE` (required, unless --conversion)"},
+			&cli.StringFlag{Name: "conversion", Usage: "the conversion map `FILE` of ARC files converted in place (WORKDIR/conversion.map): their lines become their WARC files'"},
 			cmdutil.OutputFlag,
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "`FORMAT` of every line: auto, cdxj or cdx"},
 			&cli.StringFlag{Name: "cdx-fields", Usage: "the `LETTERS` of a headerless CDX index (\"N b a m s k r M S V g\")"},
@@ -87,8 +97,8 @@ func main() {
 
 func run(c *cli.Context) error {
 	fatal := func(err error) error { return cli.Exit(err, cmdutil.ExitFatal) }
-	if c.String("log") == "" {
-		return fatal(errors.New("say which rewrite log: --log FILE"))
+	if c.String("log") == "" && c.String("conversion") == "" {
+		return fatal(errors.New("say which rewrite log: --log FILE (or conversion map: --conversion FILE)"))
 	}
 	format, err := cdx.ParseFormat(c.String("format"))
 	if err != nil {
@@ -105,12 +115,12 @@ func run(c *cli.Context) error {
 		since = *t
 	}
 	start := time.Now()
-	moves, err := rewritelog.LoadFile(c.String("log"), since)
+	moves, conv, err := loadLogs(c.String("log"), c.String("conversion"), since)
 	if err != nil {
 		return fatal(err)
 	}
 	log := cmdutil.NewLog(c)
-	job := &reindex.Job{Updater: reindex.Updater{Moves: moves}, Options: opts, Strict: c.Bool("strict"), Report: log.Error}
+	job := &reindex.Job{Updater: reindex.Updater{Moves: moves}, Options: opts, Strict: c.Bool("strict"), Report: log.Error, Conversion: conv}
 	if roots := c.StringSlice("root"); len(roots) > 0 {
 		job.Records = &reindex.Files{Roots: roots}
 	}
@@ -167,6 +177,7 @@ func run(c *cli.Context) error {
 	}
 	if !log.Quiet {
 		job.Summary(log.Writer())
+		conversionSummary(log.Writer(), conv)
 		if log.Verbose {
 			for _, f := range moves.Files() {
 				if f.Lines == 0 {

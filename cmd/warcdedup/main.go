@@ -34,7 +34,7 @@ command.`
 func main() {
 	app := cmdutil.NewApp("warcdedup", "deduplicate web archive collections after the crawl", description, nil, nil)
 	app.Action = nil
-	app.Commands = []*cli.Command{runCommand(), assessCommand(), undoCommand(), indexCommand(), clusterCommand(), clusterTaskCommand()}
+	app.Commands = []*cli.Command{runCommand(), assessCommand(), undoCommand(), indexCommand(), clusterCommand(), clusterTaskCommand(), checkCommand(), commitCommand()}
 	cmdutil.Main(app, manual)
 }
 
@@ -296,22 +296,36 @@ rewrite log of the work directory says which revisits are the toolchain's.
 
 Each file is replaced only by a complete, checked new version, as the run
 replaces them; a file whose revisit cannot be restored (its original is
-gone or changed) is left untouched and named (exit status 1). Interrupted,
-the same command restores what is left. The log gets a "restored" entry per
-record (warccdx brings indexes up to date from it), and undo-fixity.tsv the
-size and SHA-256 of every replaced file before and after (kept with
-undo.json in runs/TIME-undo/); the work directory's fixity.tsv, deps.tsv
-(the revisits restored no longer need their originals) and report are
-brought up to date.
+gone or changed), or that is not the version the rewrite log's last entry
+for it describes, is left untouched and named (exit status 1).
+Interrupted, even by kill -9, the same command first completes the log
+from its journal and then restores what is left. The log gets a
+"restored" entry per record (warccdx brings indexes up to date from it),
+and undo-fixity.tsv the size and SHA-256 of every replaced file before
+and after (kept with undo.json in runs/TIME-undo/); the work directory's
+fixity.tsv, deps.tsv (the revisits restored no longer need their
+originals) and report are brought up to date.
+
+Before it exits 0, undo reads again every file named that the log names:
+no revisit the log wrote may be left in it, and it must have the size and
+SHA-256 the log records for its last replacement; any that is not is
+named (exit status 1). A log shorter than it was when last left whole
+(rewrite.log.size) is refused (exit status 2): it has lost entries, and
+undo could not know every revisit to restore.
 
 With --all, other tools' revisits (identical-payload-digest profile) whose
 original is in the collection become whole records too: a complete,
 self-contained copy of the crawl.
 
 The work directory is found beside the collection holding the first PATH
-(COLLECTION.warcdedup), or given with --work-dir.`,
+(COLLECTION.warcdedup), or given with --work-dir. A crawl run with --index
+has its work directory in the index (INDEX/work/CRAWL): give --index. A
+crawl committed to the index is refused: its responses are originals of
+later crawls at the offsets the index records; take it out first
+(warcdedup index remove), then undo it.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "work-dir", Usage: "the job's work directory `DIR` (default: beside the collection, COLLECTION.warcdedup)"},
+			&cli.StringFlag{Name: "index", Usage: "the crawl index `DIR` the crawl was run with: its work directory there"},
 			&cli.BoolFlag{Name: "all", Usage: "also make other tools' revisits whole records"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), DefaultText: "the number of CPUs", Usage: "restore `N` files at once"},
 			&cli.StringFlag{Name: "sort-memory", Usage: "buffer of the system sort (sort -S `SIZE`, e.g. 2G or 25%)"},
@@ -326,7 +340,7 @@ The work directory is found beside the collection holding the first PATH
 			display := progress.New(os.Stderr, "warcdedup", c.Bool("quiet"))
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			res, err := dedup.Undo(ctx, dedup.UndoOptions{Paths: c.Args().Slice(), WorkDir: c.String("work-dir"), All: c.Bool("all"),
+			res, err := dedup.Undo(ctx, dedup.UndoOptions{Paths: c.Args().Slice(), WorkDir: c.String("work-dir"), Index: c.String("index"), All: c.Bool("all"),
 				HardLinks: c.Bool("hard-links"), Jobs: c.Int("jobs"), SortMemory: c.String("sort-memory"), Display: display})
 			display.Close()
 			switch {

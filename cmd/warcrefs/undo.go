@@ -36,15 +36,17 @@ func undo(c *cli.Context) error {
 		return cmdutil.Usage("say where the files are: --root DIR or --locations FILE")
 	}
 	log := cmdutil.NewLog(c)
-	written, err := rewritelog.LoadFile(c.String("log"), time.Time{})
-	if err != nil {
-		return cli.Exit(err, cmdutil.ExitFatal)
-	}
+	// The log is opened first: it is completed from the journal a killed
+	// run or undo left, and only then says which revisits are left.
 	rlog, err := refs.OpenLog(c.String("log"))
 	if err != nil {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}
 	defer rlog.Close()
+	written, err := rewritelog.LoadFile(c.String("log"), time.Time{})
+	if err != nil {
+		return cli.Exit(err, cmdutil.ExitFatal)
+	}
 	// The captures manifest gives offsets as the files are now: only this
 	// run's own entries move them.
 	rlog.Since(rlog.Size())

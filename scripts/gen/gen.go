@@ -37,9 +37,11 @@ const (
 	WARC11Gz               // "warc1.1.gz": WARC/1.1, a gzip member per record
 	ARC                    // "arc": ARC v1, plain
 	ARCGz                  // "arc.gz": ARC v1, a gzip member per record
+	ARC2                   // "arc2": ARC v2 (Alexa's record lines), plain
+	ARC2Gz                 // "arc2.gz": ARC v2, a gzip member per record
 )
 
-var formatNames = [...]string{WARC10: "warc", WARC10Gz: "warc.gz", WARC11: "warc1.1", WARC11Gz: "warc1.1.gz", ARC: "arc", ARCGz: "arc.gz"}
+var formatNames = [...]string{WARC10: "warc", WARC10Gz: "warc.gz", WARC11: "warc1.1", WARC11Gz: "warc1.1.gz", ARC: "arc", ARCGz: "arc.gz", ARC2: "arc2", ARC2Gz: "arc2.gz"}
 
 // AllFormats is every format, the default mix.
 var AllFormats = []Format{WARC10Gz, WARC10, WARC11Gz, WARC11, ARCGz, ARC}
@@ -52,10 +54,10 @@ func (f Format) String() string {
 }
 
 // IsARC reports whether f is an ARC format.
-func (f Format) IsARC() bool { return f == ARC || f == ARCGz }
+func (f Format) IsARC() bool { return f == ARC || f == ARCGz || f.arcV2() }
 
 // Gzip reports whether f writes a gzip member per record.
-func (f Format) Gzip() bool { return f == WARC10Gz || f == WARC11Gz || f == ARCGz }
+func (f Format) Gzip() bool { return f == WARC10Gz || f == WARC11Gz || f == ARCGz || f == ARC2Gz }
 
 // Ext is the file name extension of f.
 func (f Format) Ext() string {
@@ -158,6 +160,10 @@ type Config struct {
 	// Quirks adds legal oddities readers must cope with: a few URIs holding a
 	// space, and in WARC/1.0 files a few WARC-Target-URIs in a <...> wrapper.
 	Quirks bool
+	// ARCQuirks adds, in ARC files, what real ones have (see arc.go): a
+	// filedesc length one short, records followed by no line feed or by
+	// two, dashes in ARC v2 lines.
+	ARCQuirks bool
 	// ReplayVariants is the fraction of duplicates served differently from
 	// the record they repeat: status 203, another Content-Type, or
 	// Content-Encoding: gzip. Under the replay policy they are not

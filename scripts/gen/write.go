@@ -539,9 +539,8 @@ func (w *writer) warcResponse(it *item) error {
 func (w *writer) arcName() string { return strings.TrimSuffix(w.fp.name, ".gz") }
 
 func (w *writer) arcFiledesc() error {
-	body := "1 0 InternetArchive\nURL IP-address Archive-date Content-type Archive-length\n"
 	start := w.begin()
-	fmt.Fprintf(&w.out, "filedesc://%s 0.0.0.0 %s text/plain %d\n%s\n", w.arcName(), arcDate(w.fp.start), len(body), body)
+	w.arcFiledescRecord(start)
 	_, err := w.end(start)
 	return err
 }
@@ -550,7 +549,9 @@ func (w *writer) arcDNS(it *item) error {
 	h := &w.p.hosts[it.host]
 	body := fmt.Sprintf("%s\n%s.\t300\tIN\tA\t%s\n", arcDate(it.date), h.name, h.ip)
 	start := w.begin()
-	fmt.Fprintf(&w.out, "dns:%s 192.0.2.53 %s text/dns %d\n%s\n", h.name, arcDate(it.date), len(body), body)
+	w.arcRecordLine(start, "dns:"+h.name, "192.0.2.53", arcDate(it.date), "text/dns", "-", int64(len(body)))
+	w.out.Write([]byte(body))
+	w.arcRecordEnd(it)
 	_, err := w.end(start)
 	return err
 }
@@ -563,10 +564,10 @@ func (w *writer) arcResponse(it *item) error {
 	small := stored <= smallPayload
 	w.hashPayload(p, small)
 	start := w.begin()
-	fmt.Fprintf(&w.out, "%s %s %s %s %d\n", uri, w.p.hosts[it.host].ip, arcDate(it.date), p.mimeType(), int64(len(w.httpHdr))+stored)
+	w.arcRecordLine(start, uri, w.p.hosts[it.host].ip, arcDate(it.date), p.mimeType(), w.arcResultCode(), int64(len(w.httpHdr))+stored)
 	w.out.Write(w.httpHdr)
 	w.writePayload(p, small)
-	w.out.Write([]byte("\n"))
+	w.arcRecordEnd(it)
 	length, err := w.end(start)
 	if err != nil {
 		return err

@@ -64,12 +64,13 @@ func main() {
 		dup        = flag.Float64("dup", 0.3, "fraction of listed responses that repeat an earlier payload")
 		seed       = flag.Int64("seed", 1, "random seed; the output is a function of all flags")
 		algo       = flag.String("H", "sha1", "digest `algorithm` of the expected manifest: md5, sha1, sha256, sha512")
-		formats    = flag.String("formats", "warc.gz,warc,warc1.1.gz,warc1.1,arc.gz,arc", "comma list of file formats, used in turn: warc, warc.gz, warc1.1, warc1.1.gz, arc, arc.gz (or all)")
+		formats    = flag.String("formats", "warc.gz,warc,warc1.1.gz,warc1.1,arc.gz,arc", "comma list of file formats, used in turn: warc, warc.gz, warc1.1, warc1.1.gz, arc, arc.gz, arc2, arc2.gz (ARC v2) (or all: every format but ARC v2)")
 		chunked    = flag.Float64("chunked", 0.05, "fraction of payloads stored with Transfer-Encoding: chunked framing")
 		collisions = flag.String("collisions", "", "`DIR` of published collision pairs (shared/collisions) to include; empty disables")
 		expect     = flag.String("expect", "", "write the expected 10-field manifest, sorted by digest, ext, date, file, offset, to `FILE`")
 		nonCand    = flag.Bool("noncandidates", true, "also write records that must not be listed (warcinfo, requests, metadata, resource, 404, 301, 206, revisit, truncated)")
 		quirks     = flag.Bool("quirks", false, "add legal oddities: URIs with a space, <...>-wrapped WARC-Target-URIs in WARC/1.0")
+		arcQuirks  = flag.Bool("arcquirks", false, "in ARC files, what real ones have: a filedesc length one short, records followed by no line feed or two, dashes in v2 lines")
 		sameURL    = flag.Float64("sameurl", 0.4, "fraction of duplicates that re-fetch the same URL")
 		crossFile  = flag.Float64("crossfile", 0.5, "fraction of duplicates whose source is in another file")
 		sequential = flag.Bool("sequential", false, "lay the files out one after another in time, a day apart, as monthly crawls (default: two at a time)")
@@ -125,6 +126,7 @@ func main() {
 		CrossFile:      negZero(*crossFile),
 		Sequential:     *sequential,
 		Quirks:         *quirks,
+		ARCQuirks:      *arcQuirks,
 		Prefix:         *prefix,
 	}
 	res, err := gen.Write(*out, cfg)

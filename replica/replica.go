@@ -1,0 +1,351 @@
+// Package replica brings a second copy of a collection up to date with a
+// verified job (the BA plan's step 7, shared/spec/prior-art.md): the
+// files the job replaced, and the ARC files it converted, are copied from
+// the collection to the copy, each only if the copy still holds what the
+// job started from.
+//
+// What the job changed is read from its work directory: the rewrite log's
+// "# file" lines (each replaced file's size and SHA-256 before and after,
+// run after run, undos included) and the conversion map (each ARC file's
+// SHA-256, the WARC file that replaced it and that WARC's SHA-256). A
+// file's history is the chain of those versions; the copy's version must
+// be one of them, else the commit is refused before anything is copied
+// (someone changed the copy, or it is not a copy of this collection).
+//
+// Each file is copied atomically: to a temporary name in the copy, synced,
+// read back and checked against the SHA-256 its last version has, renamed
+// over its name, the directory synced; a converted ARC is removed from the
+// copy only once its WARC is there. Killed and run again, a commit skips
+// the files the copy already holds in their last version.
+package replica
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync/atomic"
+
+	"warcdedup/atomicfile"
+	"warcdedup/convmap"
+	"warcdedup/rewritelog"
+)
+
+// Options of a commit.
+type Options struct {
+	Collection string // the first copy, as the job left it
+	Copy       string // the second copy
+	// Progress, if set, gets the bytes read and written as they are.
+	Progress *atomic.Int64
+	// Hook, if set, is called after each file is committed (tests kill the
+	// process there).
+	Hook func(name string)
+}
+
+// Version is one state of a file: its size and SHA-256 (hex).
+type Version struct {
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// Change is one file the job changed: its versions in order, the last
+// the one the collection must hold now. A converted ARC file is a Change
+// of its own, whose last version is none (Gone): the copy loses it once
+// its WARC is there.
+type Change struct {
+	Name     string    `json:"name"`
+	Versions []Version `json:"versions"`
+	Gone     bool      `json:"gone,omitempty"` // a converted ARC: removed from the copy
+	From     string    `json:"converted_from,omitempty"`
+}
+
+// Last is the version the copy must end with.
+func (c *Change) Last() Version { return c.Versions[len(c.Versions)-1] }
+
+// FileResult is what the commit did with one file.
+type FileResult struct {
+	Name   string `json:"name"`
+	Action string `json:"action"` // "copied", "up to date", "removed", "refused"
+	Bytes  int64  `json:"bytes,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Result is what a commit did.
+type Result struct {
+	Copy     string       `json:"copy"`
+	Files    []FileResult `json:"files"`
+	Copied   int          `json:"copied"`
+	Bytes    int64        `json:"bytes_copied"`
+	UpToDate int          `json:"up_to_date"`
+	Removed  int          `json:"arc_removed"`
+	Refused  int          `json:"refused"`
+}
+
+// ErrRefused is the error of a commit refused before anything was copied.
+var ErrRefused = errors.New("refused")
+
+// Changes reads what the job changed, in file name order, from its
+// rewrite log and conversion map (a path that does not exist is a job
+// without one).
+func Changes(logFile, mapFile string) ([]*Change, error) {
+	byName := map[string]*Change{}
+	var order []*Change
+	get := func(name string) *Change {
+		c := byName[name]
+		if c == nil {
+			c = &Change{Name: name}
+			byName[name] = c
+			order = append(order, c)
+		}
+		return c
+	}
+	if f, err := os.Open(mapFile); err == nil {
+		m, err := convmap.Load(f, mapFile)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		for _, mf := range m.Files() {
+			arc := get(mf.ARC)
+			arc.Versions = append(arc.Versions, Version{mf.ARCSize, mf.ARCSHA256})
+			arc.Gone = true
+			w := get(mf.WARC)
+			w.From = mf.ARC
+			w.Versions = append(w.Versions, Version{mf.WARCSize, mf.WARCSHA256})
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if f, err := os.Open(logFile); err == nil {
+		r := rewritelog.NewReader(f, logFile)
+		r.Fixity = func(fx rewritelog.Fixity) error {
+			if fx.NewSHA256 == "-" || fx.OldSHA256 == "-" {
+				return nil // a dry run wrote nothing
+			}
+			c := get(fx.File)
+			old := Version{fx.OldSize, fx.OldSHA256}
+			if n := len(c.Versions); n == 0 || c.Versions[n-1] != old {
+				c.Versions = append(c.Versions, old)
+			}
+			c.Versions = append(c.Versions, Version{fx.NewSize, fx.NewSHA256})
+			return nil
+		}
+		for {
+			if _, err = r.Next(); err != nil {
+				break
+			}
+		}
+		f.Close()
+		if err != io.EOF {
+			return nil, err
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	slices.SortFunc(order, func(a, b *Change) int {
+		switch {
+		case a.Name < b.Name:
+			return -1
+		case a.Name > b.Name:
+			return 1
+		}
+		return 0
+	})
+	return order, nil
+}
+
+// Commit brings the copy up to date with the collection for every change.
+// It first checks every changed file of the copy and of the collection,
+// and refuses (an error wrapping ErrRefused, nothing copied) when the copy
+// holds a version of a file the job never had, or the collection no
+// longer holds a file's last version.
+func Commit(ctx context.Context, opt Options, changes []*Change) (*Result, error) {
+	res := &Result{Copy: opt.Copy}
+	if fi, err := os.Stat(opt.Copy); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("the second copy %s: not a directory (%v)", opt.Copy, err)
+	}
+	type plan struct {
+		c      *Change
+		action string
+	}
+	var plans []plan
+	var refusals []string
+	for _, c := range changes {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		have, err := sum(filepath.Join(opt.Copy, filepath.FromSlash(c.Name)), opt.Progress)
+		missing := errors.Is(err, fs.ErrNotExist)
+		if err != nil && !missing {
+			return nil, err
+		}
+		last := c.Last()
+		switch {
+		case c.Gone && missing:
+			plans = append(plans, plan{c, "up to date"})
+			continue
+		case c.Gone && have == last:
+			plans = append(plans, plan{c, "remove"})
+			continue
+		case c.Gone:
+			refusals = append(refusals, fmt.Sprintf("%s: the copy's (%d bytes, SHA-256 %s) is not the ARC file the job converted (%s)", c.Name, have.Size, have.SHA256, last.SHA256))
+			continue
+		case !missing && have == last:
+			plans = append(plans, plan{c, "up to date"})
+			continue
+		case missing && c.From != "":
+			// A WARC converted from an ARC: the copy has the ARC (checked
+			// as its own change).
+		case missing:
+			refusals = append(refusals, fmt.Sprintf("%s: not in the copy", c.Name))
+			continue
+		case !slices.Contains(c.Versions, have):
+			refusals = append(refusals, fmt.Sprintf("%s: the copy's (%d bytes, SHA-256 %s) is no version the job knew of it (it started from %s): changed since?", c.Name, have.Size, have.SHA256, c.Versions[0].SHA256))
+			continue
+		}
+		src, err := sum(filepath.Join(opt.Collection, filepath.FromSlash(c.Name)), opt.Progress)
+		if err != nil || src != last {
+			refusals = append(refusals, fmt.Sprintf("%s: the collection's (%d bytes, SHA-256 %s, %v) is not the job's last version (%s)", c.Name, src.Size, src.SHA256, err, last.SHA256))
+			continue
+		}
+		plans = append(plans, plan{c, "copy"})
+	}
+	if len(refusals) > 0 {
+		for _, r := range refusals {
+			res.Files = append(res.Files, FileResult{Action: "refused", Reason: r})
+		}
+		res.Refused = len(refusals)
+		return res, fmt.Errorf("%w: %d files of the second copy do not match what the job started from, or of the collection what it ended with; nothing copied", ErrRefused, len(refusals))
+	}
+	// Copies first, then removals: an ARC leaves the copy only once its
+	// WARC is there.
+	for _, pass := range []string{"copy", "remove", "up to date"} {
+		for _, p := range plans {
+			if p.action != pass {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
+			fr := FileResult{Name: p.c.Name}
+			switch pass {
+			case "copy":
+				n, err := copyFile(filepath.Join(opt.Collection, filepath.FromSlash(p.c.Name)), filepath.Join(opt.Copy, filepath.FromSlash(p.c.Name)), p.c.Last(), opt.Progress)
+				if err != nil {
+					return res, err
+				}
+				fr.Action, fr.Bytes = "copied", n
+				res.Copied++
+				res.Bytes += n
+			case "remove":
+				name := filepath.Join(opt.Copy, filepath.FromSlash(p.c.Name))
+				if err := os.Remove(name); err != nil {
+					return res, err
+				}
+				if err := atomicfile.SyncDir(filepath.Dir(name)); err != nil {
+					return res, err
+				}
+				fr.Action = "removed"
+				res.Removed++
+			default:
+				fr.Action = "up to date"
+				res.UpToDate++
+			}
+			res.Files = append(res.Files, fr)
+			if opt.Hook != nil && pass != "up to date" {
+				opt.Hook(p.c.Name)
+			}
+		}
+	}
+	return res, nil
+}
+
+// copyFile copies src over dst atomically, checking the copy against want.
+func copyFile(src, dst string, want Version, progress *atomic.Int64) (int64, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return 0, err
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return 0, err
+	}
+	// Temporary copies of a killed commit are never anything but that.
+	atomicfile.RemoveLeftovers(dst)
+	out, err := atomicfile.Create(dst, fi.Mode().Perm())
+	if err != nil {
+		return 0, err
+	}
+	defer out.Abort()
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(out, h), counted(in, progress))
+	if err != nil {
+		return 0, fmt.Errorf("copying %s to %s: %w", src, dst, err)
+	}
+	if got := (Version{n, hex.EncodeToString(h.Sum(nil))}); got != want {
+		return 0, fmt.Errorf("%s changed while it was copied: %d bytes, SHA-256 %s, not %s", src, got.Size, got.SHA256, want.SHA256)
+	}
+	if err := out.Sync(); err != nil {
+		return 0, err
+	}
+	// What was written, read back from the copy before it takes the name.
+	h.Reset()
+	m, err := io.Copy(h, io.NewSectionReader(out.File, 0, n+1))
+	if err != nil {
+		return 0, err
+	}
+	if got := (Version{m, hex.EncodeToString(h.Sum(nil))}); got != want {
+		return 0, fmt.Errorf("%s reads back as %d bytes, SHA-256 %s, not %s: not put in place", dst, got.Size, got.SHA256, want.SHA256)
+	}
+	return n, out.Commit()
+}
+
+func sum(name string, progress *atomic.Int64) (Version, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return Version{}, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, counted(f, progress))
+	if err != nil {
+		return Version{}, fmt.Errorf("%s: %w", name, err)
+	}
+	return Version{n, hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	c.n.Add(int64(k))
+	return k, err
+}
+
+func counted(r io.Reader, n *atomic.Int64) io.Reader {
+	if n == nil {
+		return r
+	}
+	return &countingReader{r, n}
+}
+
+// JSON writes the result as JSON.
+func (r *Result) JSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}

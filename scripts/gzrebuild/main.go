@@ -1,0 +1,539 @@
+// Command gzrebuild measures how many gzip members of real WARC and ARC
+// files gzmember rebuilds bit for bit from their inflated bytes, with which
+// zlib setting, and at what cost: the figures behind bit-exact undo.
+//
+// Every member of every file whose name holds ".warc.gz" or ".arc.gz"
+// under the paths given is read as the rewrite reads a record (through a
+// Describer's Tee over a section that goes past the member, by gzmulti),
+// described, and rebuilt: once from a fresh Rebuilder (the first setting
+// of gzmember.DefaultOrder that makes it), and once, timed, by one
+// Rebuilder per file as undo would use it (learning the file's setting,
+// narrowing after Patience misses). With -extended, the members no
+// default setting makes are tried with other zlib settings too (every
+// memLevel, windowBits 9-14, the other strategies), to show what a longer
+// search would gain.
+//
+// With -files, a line per file, with the settings that make every member
+// of it that some setting makes (the writer's, if it is one).
+//
+//	go run ./scripts/gzrebuild [-extended] [-files] ../shared/corpus
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"warcdedup/gzmember"
+	"warcdedup/gzmulti"
+)
+
+// lookAhead is what the rewrite reads past a record (refs.lookAhead).
+const lookAhead = 64 << 10
+
+// cpuTime is the CPU time the process used so far: on a machine others
+// share, the cost of the work rather than of the wait.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// member is one gzip member read and what became of it.
+type member struct {
+	kind          string // WARC-Type, "arc", "filedesc" (ARC), or "other"
+	stored        int64
+	inflated      int64
+	header        string // header form: length and flags
+	describeErr   error
+	setting       *gzmember.Setting // first of DefaultOrder that makes it; nil if none
+	perFile       bool              // rebuilt by the file's Rebuilder (timed)
+	extended      *gzmember.Setting // with -extended: an extended setting that makes it
+	extendedTried bool
+}
+
+type fileResult struct {
+	name     string
+	software string
+	members  []member
+	damaged  int
+	elapsed  time.Duration // the per-file Rebuilder's time
+	cpu      time.Duration // and the process's CPU time meanwhile
+	// writer is the settings of DefaultOrder each of which makes every
+	// member of the file that some setting makes (with -files).
+	writer []gzmember.Setting
+}
+
+func main() {
+	extended := flag.Bool("extended", false, "try the members no default setting makes with other zlib settings")
+	perFile := flag.Bool("files", false, "print a line per file")
+	flag.Parse()
+	if flag.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "usage: gzrebuild [-extended] [-files] PATH...")
+		os.Exit(2)
+	}
+	if !gzmember.Available() {
+		fmt.Fprintln(os.Stderr, "gzrebuild: this build has no zlib (build with cgo and zlib1g-dev)")
+		os.Exit(2)
+	}
+	var names []string
+	for _, root := range flag.Args() {
+		err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if e.Type().IsRegular() && (strings.Contains(e.Name(), ".warc.gz") || strings.Contains(e.Name(), ".arc.gz")) {
+				names = append(names, p)
+			}
+			return nil
+		})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gzrebuild:", err)
+			os.Exit(2)
+		}
+	}
+	sort.Strings(names)
+	var results []fileResult
+	for _, name := range names {
+		res, err := measure(name, *extended, *perFile)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "gzrebuild: %s: %v\n", name, err)
+			os.Exit(1)
+		}
+		results = append(results, res)
+	}
+	report(os.Stdout, results, *extended, *perFile)
+}
+
+// measure reads, describes and rebuilds every member of the file name.
+func measure(name string, extended, writer bool) (fileResult, error) {
+	res := fileResult{name: name}
+	f, err := os.Open(name)
+	if err != nil {
+		return res, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return res, err
+	}
+	size := fi.Size()
+	// The members, as gzmulti finds them.
+	z, err := gzmulti.NewReader(io.NewSectionReader(f, 0, size), name)
+	if err != nil {
+		return res, err
+	}
+	if !z.Compressed() {
+		return res, nil
+	}
+	var spans []gzmulti.Member
+	for {
+		_, err := z.Next()
+		if err == io.EOF {
+			break
+		}
+		if gzmulti.IsDamage(err) {
+			res.damaged++
+			continue
+		}
+		if err != nil {
+			return res, err
+		}
+		if _, err := io.Copy(io.Discard, z); err != nil {
+			if gzmulti.IsDamage(err) {
+				res.damaged++
+				continue
+			}
+			return res, err
+		}
+		spans = append(spans, z.Member())
+	}
+
+	perFile := gzmember.NewRebuilder()
+	defer perFile.Close()
+	d := gzmember.NewDescriber(0)
+	type rebuilt struct {
+		desc     gzmember.Description
+		inflated []byte
+	}
+	var made []rebuilt // the members some setting makes, for the writer's settings
+	for _, sp := range spans {
+		// Read as the rewrite reads a record: the member and a look-ahead,
+		// through the Describer's Tee.
+		d.Reset(sp.Length)
+		sec := io.NewSectionReader(f, sp.Offset, min(size-sp.Offset, sp.Length+lookAhead))
+		mz, err := gzmulti.NewReader(d.Tee(sec), name)
+		if err != nil {
+			return res, err
+		}
+		if _, err := mz.Next(); err != nil {
+			return res, err
+		}
+		inflated, err := io.ReadAll(mz)
+		if err != nil {
+			return res, err
+		}
+		m := member{kind: kindOf(inflated), stored: sp.Length, inflated: int64(len(inflated))}
+		if m.kind == "warcinfo" && res.software == "" {
+			res.software = software(inflated)
+		}
+		desc, err := d.Description()
+		if err != nil {
+			m.describeErr = err
+			res.members = append(res.members, m)
+			continue
+		}
+		m.header = headerForm(desc.Header)
+		raw := make([]byte, sp.Length)
+		if _, err := f.ReadAt(raw, sp.Offset); err != nil {
+			return res, err
+		}
+		if sha256.Sum256(raw) != desc.SHA256 {
+			return res, fmt.Errorf("offset %d: the description taken through the Tee is not the member's", sp.Offset)
+		}
+		open := func() (io.Reader, error) { return bytes.NewReader(inflated), nil }
+
+		// The first setting of the default order that makes it.
+		fresh := gzmember.NewRebuilder()
+		var out bytes.Buffer
+		s, err := fresh.Rebuild(&desc, open, &out)
+		fresh.Close()
+		switch {
+		case err == nil:
+			if !bytes.Equal(out.Bytes(), raw) {
+				return res, fmt.Errorf("offset %d: rebuilt bytes are not the member's", sp.Offset)
+			}
+			m.setting = &s
+			if writer {
+				made = append(made, rebuilt{desc, inflated})
+			}
+		case !errors.Is(err, gzmember.ErrNotRebuildable):
+			return res, fmt.Errorf("offset %d: %w", sp.Offset, err)
+		}
+
+		// As undo would: one Rebuilder for the file.
+		start, startCPU := time.Now(), cpuTime()
+		out.Reset()
+		_, err = perFile.Rebuild(&desc, open, &out)
+		res.elapsed += time.Since(start)
+		res.cpu += cpuTime() - startCPU
+		switch {
+		case err == nil:
+			if !bytes.Equal(out.Bytes(), raw) {
+				return res, fmt.Errorf("offset %d: rebuilt bytes are not the member's", sp.Offset)
+			}
+			m.perFile = true
+		case !errors.Is(err, gzmember.ErrNotRebuildable):
+			return res, fmt.Errorf("offset %d: %w", sp.Offset, err)
+		}
+
+		if extended && m.setting == nil {
+			m.extendedTried = true
+			ext := &gzmember.Rebuilder{Order: extendedOrder(), Patience: -1}
+			s, err := ext.Rebuild(&desc, open, io.Discard)
+			ext.Close()
+			if err == nil {
+				m.extended = &s
+			}
+		}
+		res.members = append(res.members, m)
+	}
+	if len(made) > 0 {
+		for _, s := range gzmember.DefaultOrder {
+			one := &gzmember.Rebuilder{Order: []gzmember.Setting{s}, Patience: -1}
+			all := true
+			for _, mk := range made {
+				if _, err := one.Rebuild(&mk.desc, func() (io.Reader, error) { return bytes.NewReader(mk.inflated), nil }, io.Discard); err != nil {
+					all = false
+					break
+				}
+			}
+			one.Close()
+			if all {
+				res.writer = append(res.writer, s)
+			}
+		}
+	}
+	return res, nil
+}
+
+// extendedOrder is every setting outside DefaultOrder worth a look:
+// levels 0-9 with every memLevel, windowBits 9-14 and the other strategies
+// at levels 1-9 with memLevel 8.
+func extendedOrder() []gzmember.Setting {
+	var s []gzmember.Setting
+	add := func(x gzmember.Setting) {
+		if !slices.Contains(gzmember.DefaultOrder, x) && !slices.Contains(s, x) {
+			s = append(s, x)
+		}
+	}
+	for level := 0; level <= 9; level++ {
+		for mem := 1; mem <= 9; mem++ {
+			add(gzmember.Setting{Level: level, MemLevel: mem, WindowBits: 15})
+		}
+	}
+	for level := 1; level <= 9; level++ {
+		for wb := 9; wb <= 14; wb++ {
+			add(gzmember.Setting{Level: level, MemLevel: 8, WindowBits: wb})
+		}
+		for strategy := 1; strategy <= 4; strategy++ {
+			add(gzmember.Setting{Level: level, MemLevel: 8, WindowBits: 15, Strategy: strategy})
+		}
+	}
+	return s
+}
+
+// kindOf names a member by its first record: its WARC-Type, "filedesc"
+// or "arc" for ARC records.
+func kindOf(b []byte) string {
+	switch {
+	case bytes.HasPrefix(b, []byte("WARC/")):
+		head, _, _ := bytes.Cut(b, []byte("\r\n\r\n"))
+		for _, line := range strings.Split(string(head), "\n") {
+			name, value, ok := strings.Cut(line, ":")
+			if ok && strings.EqualFold(strings.TrimSpace(name), "WARC-Type") {
+				return strings.TrimSpace(value)
+			}
+		}
+		return "WARC, no type"
+	case bytes.HasPrefix(b, []byte("filedesc://")):
+		return "filedesc"
+	case len(b) > 0 && bytes.IndexByte(b[:min(len(b), 512)], '\n') > 0:
+		return "arc"
+	}
+	return "other"
+}
+
+// software is the warcinfo record's software field, if any.
+func software(b []byte) string {
+	for _, line := range strings.Split(string(b[:min(len(b), 4096)]), "\n") {
+		name, value, ok := strings.Cut(line, ":")
+		if ok && strings.EqualFold(strings.TrimSpace(name), "software") {
+			return strings.TrimSpace(value)
+		}
+	}
+	return ""
+}
+
+// headerForm says how long a header is and which optional fields it has.
+func headerForm(h []byte) string {
+	var fields []string
+	for _, f := range []struct {
+		bit  byte
+		name string
+	}{{4, "FEXTRA"}, {8, "FNAME"}, {16, "FCOMMENT"}, {2, "FHCRC"}} {
+		if h[3]&f.bit != 0 {
+			fields = append(fields, f.name)
+		}
+	}
+	if len(fields) == 0 {
+		fields = []string{"none"}
+	}
+	return fmt.Sprintf("%d bytes, %s", len(h), strings.Join(fields, "+"))
+}
+
+// tally counts members and their bytes.
+type tally struct {
+	n                int
+	stored, inflated int64
+}
+
+func (t *tally) add(m *member) { t.n++; t.stored += m.stored; t.inflated += m.inflated }
+
+// The columns: every member, WARC responses, ARC records.
+var columns = []struct {
+	name string
+	in   func(*member) bool
+}{
+	{"all members", func(*member) bool { return true }},
+	{"WARC response", func(m *member) bool { return m.kind == "response" }},
+	{"ARC record", func(m *member) bool { return m.kind == "arc" }},
+}
+
+func report(w io.Writer, results []fileResult, extended, perFile bool) {
+	fmt.Fprintf(w, "zlib %s; %d files\n\n", gzmember.ZlibVersion(), len(results))
+	var members []*member
+	damaged := 0
+	var elapsed, cpu time.Duration
+	for i := range results {
+		damaged += results[i].damaged
+		elapsed += results[i].elapsed
+		cpu += results[i].cpu
+		for j := range results[i].members {
+			members = append(members, &results[i].members[j])
+		}
+	}
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	row := func(label string, pick func(*member) bool) {
+		fmt.Fprintf(tw, "%s\t", label)
+		for _, c := range columns {
+			var all, some tally
+			for _, m := range members {
+				if c.in(m) {
+					all.add(m)
+					if pick(m) {
+						some.add(m)
+					}
+				}
+			}
+			pct := 0.0
+			if all.n > 0 {
+				pct = 100 * float64(some.n) / float64(all.n)
+			}
+			fmt.Fprintf(tw, "%d (%.1f%%)\t", some.n, pct)
+		}
+		fmt.Fprintln(tw)
+	}
+	fmt.Fprintf(tw, "members\t")
+	for _, c := range columns {
+		fmt.Fprintf(tw, "%s\t", c.name)
+	}
+	fmt.Fprintln(tw)
+	row("read", func(*member) bool { return true })
+	row("not described", func(m *member) bool { return m.describeErr != nil })
+	row("rebuilt bit for bit", func(m *member) bool { return m.setting != nil })
+	var settings []gzmember.Setting
+	for _, m := range members {
+		if m.setting != nil && !slices.Contains(settings, *m.setting) {
+			settings = append(settings, *m.setting)
+		}
+	}
+	order := func(s gzmember.Setting) int { return slices.Index(gzmember.DefaultOrder, s) }
+	slices.SortFunc(settings, func(a, b gzmember.Setting) int { return order(a) - order(b) })
+	for _, s := range settings {
+		row("  first at "+s.String(), func(m *member) bool { return m.setting != nil && *m.setting == s })
+	}
+	row("not rebuilt", func(m *member) bool { return m.describeErr == nil && m.setting == nil })
+	row("rebuilt by a Rebuilder per file", func(m *member) bool { return m.perFile })
+	if extended {
+		row("not rebuilt, extended settings make it", func(m *member) bool { return m.extended != nil })
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "(damaged members, not counted: %d)\n\n", damaged)
+
+	var all tally
+	for _, m := range members {
+		if m.describeErr == nil {
+			all.add(m)
+		}
+	}
+	mb := func(n int64) float64 { return float64(n) / 1e6 }
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	fmt.Fprintf(w, "time of a Rebuilder per file, for %.1f MB stored, %.1f MB inflated:\n", mb(all.stored), mb(all.inflated))
+	for _, t := range []struct {
+		name string
+		d    time.Duration
+	}{{"elapsed", elapsed}, {"CPU (user+system)", cpu}} {
+		fmt.Fprintf(w, "  %-18s %.2f s: %.1f ms per MB stored, %.1f ms per MB inflated\n", t.name, t.d.Seconds(), ms(t.d)/mb(all.stored), ms(t.d)/mb(all.inflated))
+	}
+	fmt.Fprintln(w)
+
+	// Header forms and reasons for no description.
+	forms := map[string]int{}
+	for _, m := range members {
+		if m.describeErr != nil {
+			forms["not described: "+m.describeErr.Error()]++
+		} else {
+			forms[m.header]++
+		}
+	}
+	fmt.Fprintln(w, "gzip headers:")
+	for _, k := range sortedKeys(forms) {
+		fmt.Fprintf(w, "  %6d  %s\n", forms[k], k)
+	}
+	if extended {
+		ext := map[string]int{}
+		for _, m := range members {
+			if m.extended != nil {
+				ext[m.extended.String()]++
+			}
+		}
+		fmt.Fprintln(w, "\nmembers no default setting makes that an extended setting makes:")
+		if len(ext) == 0 {
+			fmt.Fprintln(w, "  none")
+		}
+		for _, k := range sortedKeys(ext) {
+			fmt.Fprintf(w, "  %6d  %s\n", ext[k], k)
+		}
+	}
+
+	// Files.
+	whole, partly, none := 0, 0, 0
+	for _, r := range results {
+		n, ok := 0, 0
+		for _, m := range r.members {
+			n++
+			if m.setting != nil {
+				ok++
+			}
+		}
+		switch {
+		case n == 0:
+		case ok == n && r.damaged == 0:
+			whole++
+		case ok > 0:
+			partly++
+		default:
+			none++
+		}
+	}
+	fmt.Fprintf(w, "\nfiles: %d every member rebuilt, %d some, %d none (of %d with members)\n", whole, partly, none, whole+partly+none)
+	if !perFile {
+		return
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "file\tmembers\trebuilt\tdamaged\tfirst settings that make them\twriter's setting (making every one)\tsoftware")
+	for _, r := range results {
+		ok := 0
+		seen := map[string]int{}
+		for _, m := range r.members {
+			if m.setting != nil {
+				ok++
+				seen[m.setting.String()]++
+			}
+		}
+		var s []string
+		for _, k := range sortedKeys(seen) {
+			s = append(s, fmt.Sprintf("%s x%d", k, seen[k]))
+		}
+		w := "-"
+		if len(r.writer) > 0 {
+			w = r.writer[0].String()
+			if len(r.writer) > 1 {
+				w += fmt.Sprintf(" (or %d others)", len(r.writer)-1)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\n", strings.TrimPrefix(r.name, "../shared/corpus/"), len(r.members), ok, r.damaged, strings.Join(s, ", "), w, r.software)
+	}
+	tw.Flush()
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		if m[a] != m[b] {
+			return m[b] - m[a]
+		}
+		return strings.Compare(a, b)
+	})
+	return keys
+}
