@@ -355,3 +355,26 @@ func (l *Line) AppendCDX11(dst []byte) []byte {
 	dst = append(num(dst, l.Offset), ' ')
 	return col(dst, l.Filename)
 }
+
+// Fixed is the start of a Record line that no setter changes: a CDXJ
+// line's "urlkey timestamp", a CDX line's columns before the first of
+// mime, digest, length and offset. Lines whose Fixed parts differ sort as
+// those parts do whatever is edited after them (unless one part is a
+// prefix of the other and the longer goes on with a byte below " "), so
+// keeping a sorted index sorted after edits only reorders lines of equal
+// Fixed parts.
+func (l *Line) Fixed() []byte {
+	if l.Kind != Record {
+		return l.Raw
+	}
+	if l.Format == CDXJ {
+		return l.Raw[:l.spans[fTimestamp].end]
+	}
+	end := int32(len(l.Raw))
+	for _, f := range []field{fMIME, fDigest, fLength, fOffset} {
+		if sp := l.spans[f]; sp.present && sp.start < end {
+			end = sp.start
+		}
+	}
+	return l.Raw[:end]
+}

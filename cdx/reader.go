@@ -70,6 +70,27 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 	return rd, nil
 }
 
+// Continue goes on reading from src (plain), as if it followed the input
+// read so far: line numbers and the CDX layout carry on. It is how the
+// blocks of a ZipNum index are read as one index, each block's text given
+// in turn; a block whose last line has no "\n" ends that line.
+func (r *Reader) Continue(src io.Reader) {
+	r.src.Reset(src)
+	r.gz = nil
+	if r.err == io.EOF {
+		r.err = nil
+	}
+}
+
+// Members is the number of gzip members read to their end so far (0 for
+// plain input): after io.EOF, the input's.
+func (r *Reader) Members() int {
+	if r.gz == nil {
+		return 0
+	}
+	return r.gz.member
+}
+
 // Name is the input's name, as given.
 func (r *Reader) Name() string { return r.name }
 

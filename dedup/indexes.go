@@ -1,7 +1,6 @@
 package dedup
 
 import (
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,169 +9,398 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"warcdedup/atomicfile"
-	"warcdedup/cdx"
 	"warcdedup/internal/progress"
 	"warcdedup/reindex"
 	"warcdedup/rewritelog"
+	"warcdedup/warcsum"
 )
 
-// indexesDir keeps, per CDX/CDXJ index the job updates, the index as it
-// was before the job: every update starts from it, so a resumed job never
-// applies the log twice, and the archive keeps what it had.
+// indexesDir keeps, per index that --cdx names (run and undo), what the
+// work directory knows of it, in NAME.json (indexState), and a copy of it
+// as it was before its last update, in NAME.before/.
+//
+// An index holds the rewrite log up to some byte of it: an index the work
+// directory does not know holds it up to where the job began (run: the
+// log's size when the hash stage ran; undo: when the undo began), as the
+// user says by naming it; one it updated, whose files are still those it
+// wrote (size and SHA-256), up to where that update read. So an update
+// applies exactly the entries the index lacks, whatever ran in between (an
+// undo without --cdx, a killed run, a rerun), and never one twice. Before
+// the new files replace the old ones the state records them as Next: after
+// a crash, files equal to Next hold the log up to Next's end.
 const indexesDir = "indexes"
 
-// updateIndexes brings the CDX/CDXJ indexes of the collection up to date
-// with this job's rewrites (warccdx's work): each index file is replaced,
-// complete and checked, by its lines with the new offsets, lengths and
-// revisit fields; gzip stays gzip.
-func (j *Job) updateIndexes(ctx context.Context) (string, error) {
-	moves, err := rewritelog.LoadFileFrom(j.wd.File(LogFile), j.state.LogSizeAtHash)
-	if errors.Is(err, os.ErrNotExist) {
-		// Nothing rewritten, ever: every line stays.
-		moves, err = rewritelog.Load(rewritelog.NewReader(strings.NewReader(""), LogFile), time.Time{})
-	}
-	if err != nil {
-		return "", err
-	}
-	if err := os.MkdirAll(j.wd.File(indexesDir), 0o755); err != nil {
-		return "", err
-	}
-	show := j.show.Start("update indexes", "files", int64(len(j.opt.CDX)))
-	defer show.Done("")
-	var lines, changed, problems int64
-	for _, index := range j.opt.CDX {
-		if err := ctx.Err(); err != nil {
-			return "", err
-		}
-		u := indexUpdate{index: index, keep: j.wd.File(filepath.Join(indexesDir, keptName(index))), moves: moves, roots: j.opt.Collections,
-			report: func(err error) { j.show.Print("warcdedup: error: %s: %v", index, err) }}
-		st, err := u.run()
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", index, err)
-		}
-		lines += st.Lines
-		changed += st.Changed
-		problems += st.Problems
-		show.Add(1)
-	}
-	if problems > 0 {
-		j.indexProblems = problems
-	}
-	return fmt.Sprintf("%s lines in %d indexes, %s changed, %s problems", progress.Count(lines), len(j.opt.CDX),
-		progress.Count(changed), progress.Count(problems)), nil
+// indexState is what the work directory knows of one index.
+type indexState struct {
+	Index string `json:"index"`
+	// Current is the version the job last saw or wrote.
+	Current *indexVersion `json:"current,omitempty"`
+	// Next is the version an update was replacing it with.
+	Next *indexVersion `json:"next,omitempty"`
 }
 
-// keptName is the name an index's copy from before the job has in the work
-// directory: its base name and a hash of its path, so that indexes of the
-// same name in different directories do not meet.
-func keptName(index string) string {
-	abs, err := filepath.Abs(index)
-	if err != nil {
-		abs = index
+// indexVersion is an index's files and the byte of the log it holds the
+// log up to.
+type indexVersion struct {
+	Files []reindex.FileSum `json:"files"`
+	LogTo int64             `json:"log_to"`
+}
+
+func (v *indexVersion) is(files []reindex.FileSum) bool {
+	if v == nil || len(v.Files) != len(files) {
+		return false
 	}
-	sum := sha256.Sum256([]byte(abs))
+	for i, f := range files {
+		g := v.Files[i]
+		if g.Size != f.Size || g.SHA256 != f.SHA256 || absOf(g.Path) != absOf(f.Path) {
+			return false
+		}
+	}
+	return true
+}
+
+func absOf(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// keptName is the name an index has in indexesDir: its base name after a
+// hash of its path, so that indexes of the same name in different
+// directories do not meet.
+func keptName(index string) string {
+	sum := sha256.Sum256([]byte(absOf(index)))
 	return hex.EncodeToString(sum[:6]) + "-" + filepath.Base(index)
 }
 
-// indexUpdate is the update of one index file.
+// indexUpdate brings the indexes of a job (run or undo) up to date with
+// the rewrite log, each all or nothing (reindex.InPlace).
 type indexUpdate struct {
-	index, keep string
-	moves       *rewritelog.Moves
-	roots       []string
-	report      func(error)
+	wd    *WorkDir
+	base  int64    // where an index the work directory does not know holds the log up to
+	roots []string // the collections
+	show  *progress.Display
+	known *reindex.FileSet
+
+	// Problems counts what was reported; Refused names each index left
+	// untouched and why.
+	Problems       int64
+	Refused        []string
+	Lines, Changed int64
+	Indexes        int
 }
 
-type indexStats struct{ Lines, Changed, Problems int64 }
-
-// run keeps the index as it was (once), then writes the updated index
-// from that copy over the index file.
-func (u *indexUpdate) run() (indexStats, error) {
-	if _, err := os.Stat(u.keep); errors.Is(err, os.ErrNotExist) {
-		if err := copyFile(u.index, u.keep); err != nil {
-			return indexStats{}, err
-		}
-	}
-	in, err := os.Open(u.keep)
-	if err != nil {
-		return indexStats{}, err
-	}
-	defer in.Close()
-	gz, err := isGzipFile(in)
-	if err != nil {
-		return indexStats{}, err
-	}
-	var src io.Reader = in
-	if gz {
-		zr, err := gzip.NewReader(in)
+// CheckIndexes finds out the form of each index --cdx names, for a run or
+// an undo to check before it starts: a file that is missing, a ZipNum
+// whose summary or block files cannot be found, or an index named twice
+// should stop the job before anything is rewritten.
+func CheckIndexes(indexes []string) error {
+	seen := map[string]string{}
+	for _, index := range indexes {
+		ix, err := reindex.Locate(index)
 		if err != nil {
-			return indexStats{}, err
+			return fmt.Errorf("--cdx %s: %w", index, err)
 		}
-		src = zr
-	}
-	fi, err := os.Stat(u.index)
-	if err != nil {
-		return indexStats{}, err
-	}
-	out, err := atomicfile.Create(u.index, fi.Mode().Perm())
-	if err != nil {
-		return indexStats{}, err
-	}
-	defer out.Abort()
-	var w io.Writer = out
-	var zw *gzip.Writer
-	if gz {
-		zw = gzip.NewWriter(out)
-		w = zw
-	}
-	job := &reindex.Job{Updater: reindex.Updater{Moves: u.moves, Records: &reindex.Files{Roots: u.roots}}, Out: cdx.NewWriter(w), Report: u.report}
-	if err := job.Index(src, u.index); err != nil {
-		return indexStats{}, err
-	}
-	job.Finish()
-	if err := job.Out.Flush(); err != nil {
-		return indexStats{}, err
-	}
-	if zw != nil {
-		if err := zw.Close(); err != nil {
-			return indexStats{}, err
+		for _, f := range ix.Files() {
+			if prev, dup := seen[absOf(f)]; dup {
+				return fmt.Errorf("--cdx %s and %s are one index (%s): name it once", prev, index, ix.Path)
+			}
+			seen[absOf(f)] = index
 		}
-	}
-	if err := out.CommitRenamed(); err != nil {
-		return indexStats{}, err
-	}
-	return indexStats{Lines: job.Stats.Lines, Changed: job.Stats.Moved + job.Stats.Revisits + job.Stats.Restored, Problems: job.Problems}, nil
-}
-
-func isGzipFile(f *os.File) (bool, error) {
-	var b [2]byte
-	n, err := f.ReadAt(b[:], 0)
-	if err != nil && err != io.EOF {
-		return false, err
-	}
-	return n == 2 && b[0] == 0x1f && b[1] == 0x8b, nil
-}
-
-// copyFile copies a file to a new one, complete or not at all.
-func copyFile(from, to string) error {
-	in, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := atomicfile.Create(to, 0o644)
-	if err != nil {
-		return err
-	}
-	defer out.Abort()
-	if _, err := io.Copy(out, in); err != nil {
-		return err
-	}
-	if err := out.CommitRenamed(); err != nil {
-		return err
 	}
 	return nil
+}
+
+// run updates each index.
+func (u *indexUpdate) run(ctx context.Context, indexes []string) error {
+	if err := os.MkdirAll(u.wd.File(indexesDir), 0o755); err != nil {
+		return err
+	}
+	var names []string
+	for _, c := range u.roots {
+		inputs, err := warcsum.Collect([]string{c}, true)
+		if err != nil {
+			return err
+		}
+		for _, in := range inputs {
+			names = append(names, in.Name)
+		}
+	}
+	u.known = reindex.NewFileSet(names)
+	stage := u.show.Start("update indexes", "files", int64(len(indexes)))
+	defer stage.Done("")
+	for _, index := range indexes {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := u.one(index); err != nil {
+			var refused *reindex.RefusedError
+			if !errors.As(err, &refused) && !errors.Is(err, errIndexRefused) {
+				return fmt.Errorf("%s: %w", index, err)
+			}
+			u.Refused = append(u.Refused, err.Error())
+			u.show.Print("warcdedup: error: %v", err)
+		}
+		u.Indexes++
+		stage.Add(1)
+	}
+	return nil
+}
+
+// errIndexRefused wraps an index the update leaves untouched for a reason
+// of its own (its form, its log position).
+var errIndexRefused = errors.New("left untouched")
+
+// one updates one index.
+func (u *indexUpdate) one(index string) error {
+	ix, err := reindex.Locate(index)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errIndexRefused, err)
+	}
+	if _, finished, err := reindex.FinishPending(ix); err != nil {
+		return err
+	} else if finished {
+		u.show.Note("warcdedup: %s: completed its replacement, which an interruption had stopped", ix.Path)
+	}
+	name := keptName(ix.Path)
+	statePath := u.wd.File(filepath.Join(indexesDir, name+".json"))
+	st, err := readJSON[indexState](statePath)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	st.Index = absOf(ix.Path)
+
+	// The index as it is now, kept, and which log entries it holds.
+	kept, files, err := keepIndex(ix, u.wd.File(filepath.Join(indexesDir, name+".before")))
+	if err != nil {
+		return err
+	}
+	from := u.base
+	switch {
+	case st.Next.is(files):
+		st.Current, from = st.Next, st.Next.LogTo
+	case st.Current.is(files):
+		from = st.Current.LogTo
+	default:
+		st.Current = &indexVersion{Files: files, LogTo: u.base}
+	}
+	st.Next = nil
+	logPath := u.wd.File(LogFile)
+	var logSize int64
+	if fi, err := os.Stat(logPath); err == nil {
+		logSize = fi.Size()
+	} else if !errors.Is(err, os.ErrNotExist) {
+		kept.drop()
+		return err
+	}
+	switch {
+	case from > logSize:
+		kept.drop()
+		return fmt.Errorf("%w: %s holds the rewrite log up to byte %d, the log %s has %d bytes: the log is not the one the index was updated with", errIndexRefused, ix.Path, from, logPath, logSize)
+	case from == logSize && st.Current.is(files) && st.Current.LogTo == logSize:
+		kept.drop()
+		u.show.Note("warcdedup: %s: up to date", ix.Path)
+		return writeJSON(statePath, st)
+	}
+	if err := kept.promote(); err != nil {
+		return err
+	}
+	if err := writeJSON(statePath, st); err != nil {
+		return err
+	}
+	moves, err := rewritelog.LoadFileFrom(logPath, from)
+	if errors.Is(err, os.ErrNotExist) {
+		moves, err = rewritelog.Load(rewritelog.NewReader(strings.NewReader(""), LogFile), time.Time{})
+	}
+	if err != nil {
+		return err
+	}
+	shown := 0
+	p := &reindex.InPlace{
+		Updater: reindex.Updater{Moves: moves, Records: &reindex.Files{Roots: u.roots}},
+		Known:   u.known.Knows,
+		Report: func(err error) {
+			if shown++; shown <= 10 {
+				u.show.Print("warcdedup: error: %v", err)
+			}
+		},
+		BeforeCommit: func(files []reindex.FileSum) error {
+			st.Next = &indexVersion{Files: files, LogTo: logSize}
+			return writeJSON(statePath, st)
+		},
+	}
+	err = p.Rewrite(kept.Index, ix)
+	u.Problems += p.Problems
+	if shown > 10 {
+		u.show.Print("warcdedup: error: %s: and %d more problems", ix.Path, shown-10)
+	}
+	if err != nil {
+		return err
+	}
+	u.Lines += p.Stats.Lines
+	u.Changed += p.Changed()
+	st.Current, st.Next = &indexVersion{Files: p.Written, LogTo: logSize}, nil
+	if err := writeJSON(statePath, st); err != nil {
+		return err
+	}
+	if ix.Form == reindex.ZipNum {
+		u.show.Note("warcdedup: %s: %s lines, %s changed; %s blocks, %s rewritten", ix.Path,
+			progress.Count(p.Stats.Lines), progress.Count(p.Changed()), progress.Count(p.Blocks), progress.Count(p.BlocksRewritten))
+	}
+	return nil
+}
+
+// keepIndex copies the index's files into dir+".new" and returns the
+// copy as it will be once renamed to dir (keep.promote), and the files'
+// sizes and SHA-256, the summary last (as reindex lists what it writes).
+func keepIndex(ix *reindex.Index, dir string) (*keptIndex, []reindex.FileSum, error) {
+	k := &keptIndex{dir: dir, tmp: dir + ".new", Index: &reindex.Index{Form: ix.Form}}
+	os.RemoveAll(k.tmp)
+	if err := os.MkdirAll(k.tmp, 0o755); err != nil {
+		return nil, nil, err
+	}
+	var sums []reindex.FileSum
+	for i, f := range ix.Files() {
+		name := fmt.Sprintf("%d-%s", i, filepath.Base(f))
+		sum, size, err := copyFile(f, filepath.Join(k.tmp, name))
+		if err != nil {
+			return nil, nil, err
+		}
+		sums = append(sums, reindex.FileSum{Path: f, Size: size, SHA256: sum})
+		path := filepath.Join(dir, name)
+		if i == 0 {
+			k.Path = path
+		} else {
+			k.Parts = append(k.Parts, reindex.Part{Name: ix.Parts[i-1].Name, Path: path})
+		}
+	}
+	slices.SortStableFunc(sums, func(a, b reindex.FileSum) int {
+		switch {
+		case a.Path == ix.Path && b.Path != ix.Path:
+			return 1
+		case b.Path == ix.Path && a.Path != ix.Path:
+			return -1
+		}
+		return 0
+	})
+	return k, sums, nil
+}
+
+// keptIndex is the copy of an index kept before its update.
+type keptIndex struct {
+	*reindex.Index
+	dir, tmp string
+}
+
+// promote makes the copy the one kept, in place of an earlier update's.
+func (k *keptIndex) promote() error {
+	if err := atomicfile.SyncDir(k.tmp); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(k.dir); err != nil {
+		return err
+	}
+	return os.Rename(k.tmp, k.dir)
+}
+
+// drop removes the copy: the index needs no update.
+func (k *keptIndex) drop() { os.RemoveAll(k.tmp) }
+
+// copyFile copies a file and returns its SHA-256 and size.
+func copyFile(from, to string) (string, int64, error) {
+	in, err := os.Open(from)
+	if err != nil {
+		return "", 0, err
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		return "", 0, err
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(out, h), in)
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, err
+}
+
+// updateIndexes is run's stage: the indexes brought up to date with this
+// job's rewrites.
+func (j *Job) updateIndexes(ctx context.Context) (string, error) {
+	u := &indexUpdate{wd: j.wd, base: j.state.LogSizeAtHash, roots: j.opt.Collections, show: j.show}
+	if err := u.run(ctx, j.opt.CDX); err != nil {
+		return "", err
+	}
+	j.indexRefused = u.Refused
+	note := fmt.Sprintf("%s lines in %d indexes, %s changed", progress.Count(u.Lines), u.Indexes, progress.Count(u.Changed))
+	if len(u.Refused) > 0 {
+		note += fmt.Sprintf("; %d indexes left untouched (%s problems)", len(u.Refused), progress.Count(u.Problems))
+	}
+	return note, nil
+}
+
+// updateIndexesAfterUndo brings the indexes undo --cdx names up to date
+// with the undo: the restored records' lines become full records' lines
+// again (read from the restored files where the index has only the
+// revisit's). from is the log's size when the undo began, -1 for its size
+// now (an undo that had nothing to restore).
+func updateIndexesAfterUndo(ctx context.Context, wd *WorkDir, indexes, collections []string, from int64, show *progress.Display, res *UndoResult) error {
+	if from < 0 {
+		from = 0
+		if fi, err := os.Stat(wd.File(LogFile)); err == nil {
+			from = fi.Size()
+		}
+	}
+	u := &indexUpdate{wd: wd, base: from, roots: collections, show: show}
+	if err := u.run(ctx, indexes); err != nil {
+		return err
+	}
+	if len(u.Refused) > 0 {
+		res.Exit = max(res.Exit, 1)
+		res.ExitReason = append(res.ExitReason, fmt.Sprintf("%d indexes left untouched (%s problems; see %s)", len(u.Refused), progress.Count(u.Problems), RunLog))
+		res.ExitReason = append(res.ExitReason, first(u.Refused, 5)...)
+	}
+	return nil
+}
+
+// IndexResult is what UpdateIndexes did.
+type IndexResult struct {
+	Indexes, Refused int
+	Lines, Changed   int64
+	Problems         int64
+	Reasons          []string
+}
+
+// UpdateIndexes brings indexes up to date with the rewrite log of the
+// complete job in workDir (what run --cdx does when the job has nothing
+// left to do): an index the work directory does not know is taken to be
+// of the files before that job.
+func UpdateIndexes(ctx context.Context, workDir string, indexes []string, show *progress.Display) (*IndexResult, error) {
+	wd, err := OpenWorkDir(workDir)
+	if err != nil {
+		return nil, err
+	}
+	defer wd.Close()
+	state, err := wd.readState()
+	if err != nil {
+		return nil, err
+	}
+	if show == nil {
+		show = progress.NewPlain(io.Discard, "warcdedup")
+	}
+	u := &indexUpdate{wd: wd, base: state.LogSizeAtHash, roots: state.Params.Collections, show: show}
+	if err := u.run(ctx, indexes); err != nil {
+		return nil, err
+	}
+	return &IndexResult{Indexes: u.Indexes, Refused: len(u.Refused), Lines: u.Lines, Changed: u.Changed, Problems: u.Problems, Reasons: u.Refused}, nil
 }

@@ -106,8 +106,8 @@ type Job struct {
 	// inProgress are the files a crawler is still writing (".open") that
 	// the last listing of the collection passed over.
 	inProgress []string
-	// indexProblems counts index lines that could not be updated.
-	indexProblems int64
+	// indexRefused says why each index --cdx named was left untouched.
+	indexRefused []string
 	// crawl is the crawl index mode; nil without an index.
 	crawl *crawlMode
 	// runDir is the directory of the run's own records, relative to the
@@ -885,8 +885,9 @@ func (j *Job) finish(err error) {
 		reasons = append(reasons, fmt.Sprintf("%s files refused and left untouched (rewrite stage)", progress.Count(j.rewrote.Refused)))
 		reasons = append(reasons, first(j.refused, 10)...)
 	}
-	if j.indexProblems > 0 {
-		reasons = append(reasons, fmt.Sprintf("%s index lines could not be updated (update indexes stage; see run.log)", progress.Count(j.indexProblems)))
+	if len(j.indexRefused) > 0 {
+		reasons = append(reasons, fmt.Sprintf("%d indexes left untouched (update indexes stage; see %s)", len(j.indexRefused), RunLog))
+		reasons = append(reasons, first(j.indexRefused, 5)...)
 	}
 	if c := j.changes; c != nil {
 		if n := len(c.Changed); n > 0 {

@@ -54,6 +54,8 @@ type UndoOptions struct {
 	Jobs       int
 	SortMemory string
 	Display    *progress.Display
+	// CDX are indexes to bring up to date with the undo (indexes.go).
+	CDX []string
 }
 
 // UndoResult is what an undo did.

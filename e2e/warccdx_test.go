@@ -395,8 +395,11 @@ func TestRunCDX(t *testing.T) {
 	if got, want := sortedLines(updated), sortedLines(index()); !slices.Equal(got, want) {
 		t.Errorf("the index warcdedup updated differs from warcio.js's on the rewritten files:\n%s", lineDiff(got, want))
 	}
-	kept, _ := filepath.Glob(filepath.Join(work, "keep", "indexes", "*-coll.cdxj.gz"))
+	kept, _ := filepath.Glob(filepath.Join(work, "keep", "indexes", "*-coll.cdxj.gz.before", "0-coll.cdxj.gz"))
 	if len(kept) != 1 {
-		t.Errorf("the index from before is not kept in the work directory: %v", kept)
+		t.Fatalf("the index from before is not kept in the work directory: %v", kept)
+	}
+	if b, _ := os.ReadFile(kept[0]); !bytes.Equal(b, gz.Bytes()) {
+		t.Errorf("%s is not the index from before", kept[0])
 	}
 }

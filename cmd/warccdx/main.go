@@ -5,6 +5,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -12,6 +15,7 @@ import (
 	"warcdedup/cdx"
 	"warcdedup/internal/cmdutil"
 	"warcdedup/reindex"
+	"warcdedup/rewritelog"
 )
 
 const description = `warccdx reads the indexes (files, or standard input without any; plain or
@@ -29,6 +33,29 @@ cdx-index).
 Formats: CDXJ (pywb's cdxj-indexer, warcio.js) and space-separated CDX
 named by a " CDX N b a m s k r M S V g" header, or headerless of 11, 10, 9
 (and NetarchiveSuite's 7 or 8) fields; each line's format is detected.
+A ZipNum index (pywb, cdxj-indexer, py-wacz and Browsertrix WACZ files:
+gzip blocks of N lines in a .cdx.gz and a summary, .idx or .summary, of
+one line per block) is read through its summary when the summary is
+named: every block checked to be where the summary says.
+
+With --in-place each INDEX is updated where it is instead, in its form:
+CDX or CDXJ, plain or gzip, or a ZipNum (name its summary, or its .cdx.gz
+when a summary beside it names it, and pywb's .loc when there is one):
+its blocks rewritten with as many lines each as before (a block no line of
+which changes is copied as it is), its summary with them, spelt as it was
+("!meta" kept, digests recomputed). A sorted index stays sorted: an edit
+reorders lines, as sorting afresh would, only among lines of the same
+urlkey and timestamp (in CDX, and URL). Each index is replaced whole or left untouched: a line that
+cannot be read or updated, a log entry without its line, a summary that
+does not match its blocks (order, offsets, lengths, gzip members,
+digests), or a .cdx.gz of several gzip members that no summary beside it
+names, is reported with file and line or offset, and the index stays as it
+was (exit status 1). A ZipNum's files are replaced together: their new
+versions are written and synced beside them, then a journal
+(.SUMMARY.pending) names them, then they are renamed; an update killed
+after the journal is completed by the next warccdx or warcdedup --cdx on
+that index (and not applied twice when it is the same log), one killed
+before leaves the old files.
 
 Index file names are matched to the log's (relative to the collection
 root): the same name, else the index name's longest "/"-suffix that the
@@ -53,7 +80,8 @@ the map cannot address are reported (exit status 1).
 
 Memory: the log is held in 68 bytes per entry (with a sha1 digest), the
 conversion map in about 100 bytes per ARC record; the indexes stream,
-whatever their size.`
+whatever their size (--in-place holds the lines of one urlkey and
+timestamp, at most 64 MiB, and a ZipNum block or two).`
 
 var manual = cmdutil.Manual{
 	Exit: map[int]string{
@@ -66,6 +94,8 @@ var manual = cmdutil.Manual{
 			Run: "warccdx --log coll.warcdedup/rewrite.log index.cdxj > index.new.cdxj"},
 		{Says: "The same for gzip indexes, into a file that appears only when complete:",
 			Run: "zcat index/*.cdxj.gz | warccdx --log rewrite.log -o index.cdxj"},
+		{Says: "Update a WACZ's ZipNum index (index.idx and index.cdx.gz) where it is:",
+			Run: "warccdx --log rewrite.log --in-place indexes/index.idx"},
 		{Says: "Update an OutbackCDX index: the lines to delete, then those to add:",
 			Run: "warccdx --log rewrite.log --outbackcdx-delete del.cdx \\\n" +
 				"  --outbackcdx-add add.cdx index.cdx > /dev/null\n" +
@@ -76,7 +106,7 @@ var manual = cmdutil.Manual{
 }
 
 func main() {
-	app := cmdutil.NewApp("warccdx", "update CDX/CDXJ indexes with warcrefs' rewrite log", description,
+	app := cmdutil.NewApp("warccdx", "update CDX, CDXJ and ZipNum indexes with warcrefs' rewrite log", description,
 		[]cli.Flag{
 			&cli.StringFlag{Name: "log", Usage: "warcrefs' rewrite log `FILE` (required, unless --conversion)"},
 			&cli.StringFlag{Name: "conversion", Usage: "the conversion map `FILE` of ARC files converted in place (WORKDIR/conversion.map): their lines become their WARC files'"},
@@ -88,10 +118,11 @@ func main() {
 			&cli.StringFlag{Name: "outbackcdx-delete", Usage: "write the CDX11 lines to POST to OutbackCDX's /{coll}/delete to `FILE`"},
 			&cli.StringFlag{Name: "outbackcdx-add", Usage: "write the CDX11 lines to POST to OutbackCDX's /{coll} to `FILE` (after the deletions)"},
 			&cli.BoolFlag{Name: "strict", Usage: "stop at the first line that cannot be read or updated"},
+			&cli.BoolFlag{Name: "in-place", Usage: "update each INDEX where it is, in its form (ZipNum too), whole or not at all"},
 			cmdutil.QuietFlag,
 			cmdutil.VerboseFlag,
 		}, run)
-	app.ArgsUsage = "--log FILE [INDEX...]"
+	app.ArgsUsage = "--log FILE [INDEX...] | --log FILE --in-place INDEX..."
 	cmdutil.Main(app, manual)
 }
 
@@ -120,10 +151,17 @@ func run(c *cli.Context) error {
 		return fatal(err)
 	}
 	log := cmdutil.NewLog(c)
-	job := &reindex.Job{Updater: reindex.Updater{Moves: moves}, Options: opts, Strict: c.Bool("strict"), Report: log.Error, Conversion: conv}
+	var records reindex.RecordSource
 	if roots := c.StringSlice("root"); len(roots) > 0 {
-		job.Records = &reindex.Files{Roots: roots}
+		records = &reindex.Files{Roots: roots}
 	}
+	if c.Bool("in-place") {
+		if conv != nil {
+			return cmdutil.Usage("--in-place does not follow a conversion yet: write the index anew with --conversion and -o")
+		}
+		return inPlace(c, log, opts, records, since, start)
+	}
+	job := &reindex.Job{Updater: reindex.Updater{Moves: moves, Records: records}, Options: opts, Strict: c.Bool("strict"), Report: log.Error, Conversion: conv}
 
 	out, err := cmdutil.CreateOutput(c.String("output"))
 	if err != nil {
@@ -152,7 +190,7 @@ func run(c *cli.Context) error {
 		inputs = []string{"-"}
 	}
 	for _, name := range inputs {
-		in, shown, err := cmdutil.OpenInput(name)
+		in, shown, err := openIndex(name)
 		if err != nil {
 			return fatal(err)
 		}
@@ -189,6 +227,88 @@ func run(c *cli.Context) error {
 	}
 	if job.Problems > 0 {
 		return cmdutil.Damaged("%d problems (%d log entries without their index line)", job.Problems, unmatched)
+	}
+	return nil
+}
+
+// openIndex opens an input: a ZipNum summary is read through its blocks.
+func openIndex(name string) (io.ReadCloser, string, error) {
+	if name != "" && name != "-" {
+		if ix, err := reindex.Locate(name); err == nil && ix.Form == reindex.ZipNum && ix.Path == name {
+			rc, err := reindex.OpenZipNum(ix)
+			return rc, name, err
+		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, name, err
+		}
+	}
+	return cmdutil.OpenInput(name)
+}
+
+// inPlace updates each index named where it is.
+func inPlace(c *cli.Context, log *cmdutil.Log, opts cdx.Options, records reindex.RecordSource, since time.Time, start time.Time) error {
+	fatal := func(err error) error { return cli.Exit(err, cmdutil.ExitFatal) }
+	switch {
+	case c.NArg() == 0:
+		return cmdutil.Usage("--in-place updates the INDEX files named: name them")
+	case c.IsSet("output") || c.IsSet("outbackcdx-delete") || c.IsSet("outbackcdx-add"):
+		return cmdutil.Usage("--in-place writes no other output (-o, --outbackcdx-*): run without it for those")
+	}
+	// The log as the journal of an interrupted update records it.
+	logFile, err := filepath.Abs(c.String("log"))
+	if err != nil {
+		return fatal(err)
+	}
+	fi, err := os.Stat(logFile)
+	if err != nil {
+		return fatal(err)
+	}
+	note := fmt.Sprintf("warccdx --log %s (%d bytes) --since %s", logFile, fi.Size(), since.Format(time.RFC3339))
+	refused := 0
+	for _, name := range c.Args().Slice() {
+		ix, err := reindex.Locate(name)
+		if err != nil {
+			log.Error(fmt.Errorf("%s: left untouched: %w", name, err))
+			refused++
+			continue
+		}
+		prev, finished, err := reindex.FinishPending(ix)
+		if err != nil {
+			return fatal(err)
+		}
+		if finished && prev == note {
+			log.Warn(fmt.Errorf("%s: completed the update with this log that an interruption had stopped; not applied again", ix.Path))
+			continue
+		} else if finished {
+			log.Warn(fmt.Errorf("%s: completed an interrupted update (%s)", ix.Path, prev))
+		}
+		// Each index follows the log on its own.
+		moves, err := rewritelog.LoadFile(c.String("log"), since)
+		if err != nil {
+			return fatal(err)
+		}
+		p := &reindex.InPlace{Updater: reindex.Updater{Moves: moves, Records: records}, Options: opts, Report: log.Error, Note: note}
+		err = p.Rewrite(ix, ix)
+		if re := (*reindex.RefusedError)(nil); errors.As(err, &re) {
+			log.Error(err)
+			refused++
+			continue
+		} else if err != nil {
+			return fatal(err)
+		}
+		if !log.Quiet {
+			s := p.Stats
+			fmt.Fprintf(log.Writer(), "%s (%s): %d lines, %d revisits, %d restored, %d moved", ix.Path, ix.Form, s.Lines, s.Revisits, s.Restored, s.Moved)
+			if ix.Form == reindex.ZipNum {
+				fmt.Fprintf(log.Writer(), "; %d blocks, %d rewritten", p.Blocks, p.BlocksRewritten)
+			}
+			fmt.Fprintln(log.Writer())
+		}
+	}
+	if !log.Quiet {
+		fmt.Fprintf(log.Writer(), "time: %s\n", time.Since(start).Round(time.Millisecond))
+	}
+	if refused > 0 {
+		return cmdutil.Damaged("%d of %d indexes left untouched", refused, c.NArg())
 	}
 	return nil
 }

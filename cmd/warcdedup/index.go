@@ -22,8 +22,8 @@ func indexCommand() *cli.Command {
 	indexFlag := &cli.StringFlag{Name: "index", Required: true, Usage: "the crawl index in `DIR`"}
 	return &cli.Command{
 		Name:      "index",
-		Usage:     "look after a crawl index: verify, statistics, dependencies, remove, import",
-		ArgsUsage: "verify|stats|deps|remove|import --index DIR [ARGUMENTS...]",
+		Usage:     "look after a crawl index: verify, statistics, dependencies, remove, import, export",
+		ArgsUsage: "verify|stats|deps|remove|import|export --index DIR [ARGUMENTS...]",
 		Description: `A crawl index (warcdedup run --index DIR) holds the originals of every
 crawl committed to it, partitioned by digest range, and a registry of the
 crawls with their files (size, SHA-256), figures and dependencies. These
@@ -160,21 +160,38 @@ stop replaying once its files are deleted, and index verify says so.`,
 			},
 			{
 				Name:      "import",
-				Usage:     "commit a crawl to the index from its CDX/CDXJ indexes, without reading its WARC files",
-				ArgsUsage: "INDEX...",
+				Usage:     "commit a crawl to the index from its CDX/CDXJ indexes, or Browsertrix's committed crawls from its Redis dedup index, without reading WARC records",
+				ArgsUsage: "--crawl NAME INDEX... | --redis URL [CRAWL...]",
 				Description: `warcdedup index import commits a crawl from existing CDX or CDXJ indexes
 (digest, URL, date, file, offset, length per line) without reading any WARC
 file: every 200 capture with a SHA-1 digest becomes an original of the
 index. Header digests are trusted only as candidates: a later run still
 compares the bytes of such an original with its duplicate before it writes
 any revisit. --location says where the crawl's files are (the directory the
-indexes' file names are relative to, or the base URL that serves them).`,
-				Flags: []cli.Flag{indexFlag,
-					&cli.StringFlag{Name: "crawl", Required: true, Usage: "the crawl's `NAME`"},
-					&cli.StringFlag{Name: "location", Required: true, Usage: "the crawl's files: `DIR` or base URL"},
+indexes' file names are relative to, or the base URL that serves them).
+
+With --redis URL it takes the committed crawls of Browsertrix's Redis dedup
+index (allcrawls; those named, if any) as imported crawls: for each, every
+2xx response of its WACZ files (c:CRAWL:wacz, found in the --location
+directory, their size and SHA-256 checked) whose digest its entries
+(h:CRAWL) hold becomes an original, read from the WACZ files' CDXJ indexes;
+what its revisits need is found as the crawler finds it. Crawls still
+running (uncommittedcrawls) or canceled are left out and named. Every crawl
+is checked and read before any is committed; a partial or inconsistent key
+set, a digest of another algorithm, or a crawl the index holds with other
+files refuses the import.`,
+				Flags: append([]cli.Flag{indexFlag,
+					&cli.StringFlag{Name: "crawl", Usage: "the crawl's `NAME` (of the CDX/CDXJ indexes)"},
+					&cli.StringFlag{Name: "location", Required: true, Usage: "the crawl's files: `DIR` or base URL (with --redis: the directory of the WACZ files)"},
 					&cli.StringFlag{Name: "sort-memory", Usage: "buffer of the system sort (sort -S `SIZE`, e.g. 2G or 25%)"},
-					cmdutil.QuietFlag},
+					cmdutil.QuietFlag}, redisImportFlags()...),
 				Action: func(c *cli.Context) error {
+					if c.IsSet("redis") {
+						return importFromRedis(c)
+					}
+					if c.String("crawl") == "" {
+						return cmdutil.Usage("name the crawl: warcdedup index import --index DIR --crawl NAME --location DIR INDEX...")
+					}
 					if c.NArg() == 0 {
 						return cmdutil.Usage("name the CDX or CDXJ indexes: warcdedup index import --index DIR --crawl NAME --location DIR INDEX...")
 					}
@@ -192,6 +209,7 @@ indexes' file names are relative to, or the base URL that serves them).`,
 					return nil
 				},
 			},
+			indexExportCommand(indexFlag),
 		},
 	}
 }

@@ -69,7 +69,7 @@ files, read with its subdirectories) in place:
                read; the records copied keep their listing (checked byte
                for byte against the old file before the replacement)
   7. verify    prove nothing was lost (warcsumcmp)
-  8. indexes   with --cdx: each CDX/CDXJ index updated in place (warccdx)
+  8. indexes   with --cdx: each index updated in place (warccdx --in-place)
   9. account   report.html, stats.json, fixity.tsv, deps.tsv
 
 The work directory keeps every stage's output: the same command after an
@@ -96,6 +96,19 @@ found before anything is hashed.
 With --dry-run it does everything but rewrite, and reports what a run would
 write and save (the same figures a run then gives).
 
+With --cdx INDEX (repeatable) each index of the collection is brought up to
+date with the rewrite where it is, in the form it has: CDXJ or CDX, plain or
+gzip, or a ZipNum (name its .idx summary or its .cdx.gz blocks): its lines
+with their records' new offsets, lengths and revisit fields, exactly what
+an indexer writes for the rewritten files, a sorted index still sorted, a
+ZipNum's blocks of as many lines as before and its summary (and "!meta")
+rewritten with them. Each index is replaced whole or left untouched: one
+that does not match its blocks, names files that are not the collection's
+or lacks a line the rewrite moved is named with file and line or offset
+(exit status 1). The work directory keeps a copy of each as it was before
+(indexes/). Run again on a finished job, the command updates the indexes it
+names that are not up to date yet.
+
 With --index DIR the collection is one crawl (named after its directory, or
 --crawl NAME) of a crawl index: its duplicates of the originals of the
 crawls committed to the index, and of each other, become revisits (bytes
@@ -107,7 +120,7 @@ directory is DIR/work/NAME unless --work-dir. See warcdedup index.`,
 		Flags: append(jobFlags(),
 			&cli.BoolFlag{Name: "dry-run", Usage: "rewrite nothing; report what would be rewritten and saved"},
 			&cli.BoolFlag{Name: "hard-links", Usage: "rewrite files with several hard links (the other names keep the old bytes)"},
-			&cli.StringSliceFlag{Name: "cdx", Usage: "bring the CDX or CDXJ `INDEX` of the collection (plain or gzip) up to date with the rewrite, in place (repeatable)"},
+			&cli.StringSliceFlag{Name: "cdx", Usage: "bring the `INDEX` of the collection (CDX or CDXJ, plain or gzip, or ZipNum: its .idx or .cdx.gz) up to date with the rewrite, in place (repeatable)"},
 			&cli.StringFlag{Name: "index", Usage: "deduplicate the crawl against the crawls committed to the index in `DIR` (created if need be), and commit it when verified"},
 			&cli.StringFlag{Name: "crawl", Usage: "with --index: the crawl's `NAME` (default: its directory's name)"},
 			&cli.StringSliceFlag{Name: "include", Usage: "with --index: only the crawl's files matching `GLOB` (path or base name; repeatable)"},
@@ -121,6 +134,9 @@ directory is DIR/work/NAME unless --work-dir. See warcdedup index.`,
 			opt.DryRun = c.Bool("dry-run")
 			opt.HardLinks = c.Bool("hard-links")
 			opt.CDX = c.StringSlice("cdx")
+			if err := dedup.CheckIndexes(opt.CDX); err != nil {
+				return cmdutil.Usage("%v", err)
+			}
 			opt.Index, opt.Crawl = c.String("index"), c.String("crawl")
 			opt.Include, opt.Exclude = c.StringSlice("include"), c.StringSlice("exclude")
 			if opt.Index == "" && (opt.Crawl != "" || len(opt.Include) > 0 || len(opt.Exclude) > 0) {
@@ -129,6 +145,11 @@ directory is DIR/work/NAME unless --work-dir. See warcdedup index.`,
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			res, err := dedup.Run(ctx, opt)
+			var ixres *dedup.IndexResult
+			if err == nil && res.NothingToDo && len(opt.CDX) > 0 && !opt.DryRun {
+				// The job is done; the indexes named may not be.
+				ixres, err = dedup.UpdateIndexes(ctx, res.WorkDir, opt.CDX, opt.Display)
+			}
 			opt.Display.Close()
 			switch {
 			case res == nil:
@@ -137,6 +158,15 @@ directory is DIR/work/NAME unless --work-dir. See warcdedup index.`,
 			case res.Report.Exit != 0:
 				// Quiet: only why the exit status is not 0.
 				exitReasons(res.Report.Exit, res.Report.ExitReason)
+			}
+			if ixres != nil {
+				if !c.Bool("quiet") {
+					fmt.Fprintf(os.Stderr, "indexes: %d, %s lines, %s changed\n", ixres.Indexes, progress.Count(ixres.Lines), progress.Count(ixres.Changed))
+				}
+				if ixres.Refused > 0 {
+					exitReasons(cmdutil.ExitDamaged, append([]string{fmt.Sprintf("%d indexes left untouched (%s problems)", ixres.Refused, progress.Count(ixres.Problems))}, ixres.Reasons...))
+					return cli.Exit("", cmdutil.ExitDamaged)
+				}
 			}
 			switch {
 			case err != nil:
@@ -317,6 +347,15 @@ With --all, other tools' revisits (identical-payload-digest profile) whose
 original is in the collection become whole records too: a complete,
 self-contained copy of the crawl.
 
+With --cdx INDEX (repeatable), as run has it, each index (CDX or CDXJ, plain
+or gzip, or ZipNum) is brought up to date with the undo: the restored
+records' lines are full records' lines again, every other line of a restored
+file moves with its record. An index that run --cdx updated is known to the
+work directory, and gets every entry of the log it lacks (an undo without
+--cdx in between, an interrupted one); any other is taken to be of the files
+as they were when the undo began. Each index is replaced whole or left
+untouched and named (exit status 1).
+
 The work directory is found beside the collection holding the first PATH
 (COLLECTION.warcdedup), or given with --work-dir. A crawl run with --index
 has its work directory in the index (INDEX/work/CRAWL): give --index. A
@@ -330,6 +369,7 @@ later crawls at the offsets the index records; take it out first
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), DefaultText: "the number of CPUs", Usage: "restore `N` files at once"},
 			&cli.StringFlag{Name: "sort-memory", Usage: "buffer of the system sort (sort -S `SIZE`, e.g. 2G or 25%)"},
 			&cli.BoolFlag{Name: "hard-links", Usage: "restore files with several hard links (the other names keep the old bytes)"},
+			&cli.StringSliceFlag{Name: "cdx", Usage: "bring the `INDEX` of the collection (CDX or CDXJ, plain or gzip, or ZipNum) up to date with the undo, in place (repeatable)"},
 			cmdutil.QuietFlag,
 			cmdutil.VerboseFlag,
 		},
@@ -337,11 +377,15 @@ later crawls at the offsets the index records; take it out first
 			if c.NArg() == 0 {
 				return cmdutil.Usage("name what to undo: %s undo PATH... (a collection, a directory or a file in it; see --help)", c.App.Name)
 			}
+			if err := dedup.CheckIndexes(c.StringSlice("cdx")); err != nil {
+				return cmdutil.Usage("%v", err)
+			}
 			display := progress.New(os.Stderr, "warcdedup", c.Bool("quiet"))
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			res, err := dedup.Undo(ctx, dedup.UndoOptions{Paths: c.Args().Slice(), WorkDir: c.String("work-dir"), Index: c.String("index"), All: c.Bool("all"),
-				HardLinks: c.Bool("hard-links"), Jobs: c.Int("jobs"), SortMemory: c.String("sort-memory"), Display: display})
+				HardLinks: c.Bool("hard-links"), Jobs: c.Int("jobs"), SortMemory: c.String("sort-memory"), Display: display,
+				CDX: c.StringSlice("cdx")})
 			display.Close()
 			switch {
 			case res == nil:

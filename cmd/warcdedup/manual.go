@@ -23,7 +23,7 @@ var manual = cmdutil.Manual{
 		"run": {
 			Exit: map[int]string{
 				cmdutil.ExitOK:      "Every stage finished: the collection is deduplicated (with --dry-run: measured), and the verification proved that no record was lost.",
-				cmdutil.ExitDamaged: "The job finished, but records were damaged or files unreadable (hash stage), stale lines were left out (resolve stage), files were refused and left untouched (rewrite stage), or the verification found records lost; the summary names the files and the stage, and the work directory keeps the details.",
+				cmdutil.ExitDamaged: "The job finished, but records were damaged or files unreadable (hash stage), stale lines were left out (resolve stage), files were refused and left untouched (rewrite stage), the verification found records lost, or an index --cdx named was left untouched; the summary names the files and the stage, and the work directory keeps the details.",
 				cmdutil.ExitFatal:   "The job stopped: bad usage, a stage that failed (the summary says which and why), or an interruption. Every file is its old version or its complete new one; the same command resumes the job.",
 			},
 			Examples: []cmdutil.Example{
@@ -34,8 +34,9 @@ var manual = cmdutil.Manual{
 				{Says: "Keep the work directory on another disk, give the system sort 2 GB, read four files at a time:",
 					Run: "warcdedup run -j 4 --sort-memory 2G \\\n" +
 						"  --work-dir /scratch/crawl.warcdedup /archive/crawl"},
-				{Says: "Bring the collection's CDXJ index up to date as part of the job:",
-					Run: "warcdedup run --cdx /archive/crawl.cdxj.gz /archive/crawl"},
+				{Says: "Bring the collection's indexes up to date as part of the job: a gzip CDXJ, and a ZipNum (pywb's, or a WACZ's index.idx and index.cdx.gz):",
+					Run: "warcdedup run --cdx /archive/crawl.cdxj.gz \\\n" +
+						"  --cdx /archive/zipnum/index.idx /archive/crawl"},
 				{Says: "Deduplicate each month's crawl against the crawls before it, committed to an index:",
 					Run: "warcdedup run --index /archive/dedup-index /archive/2024-05\n" +
 						"warcdedup run --index /archive/dedup-index /archive/2024-06"},
@@ -87,7 +88,7 @@ var manual = cmdutil.Manual{
 		"undo": {
 			Exit: map[int]string{
 				cmdutil.ExitOK:      "Every revisit to restore was restored: the files hold the records they held before deduplication.",
-				cmdutil.ExitDamaged: "Files whose revisits could not be restored (an original gone or changed) were left untouched and named; the others were restored.",
+				cmdutil.ExitDamaged: "Files whose revisits could not be restored (an original gone or changed), or indexes --cdx named, were left untouched and named; the others were restored.",
 				cmdutil.ExitFatal:   "The undo stopped: bad usage, no work directory, a failure its summary names, or an interruption. Every file is its old version or its complete new one; the same command restores what is left.",
 			},
 			Examples: []cmdutil.Example{
@@ -96,15 +97,16 @@ var manual = cmdutil.Manual{
 						"warcdedup undo coll/2024/crawl-00017.warc.gz"},
 				{Says: "Also make other tools' revisits whole records, for a self-contained copy of the crawl:",
 					Run: "warcdedup undo --all coll"},
-				{Says: "Bring the index up to date with the restored records:",
-					Run: "warccdx --log coll.warcdedup/rewrite.log index.cdxj > index.new.cdxj"},
+				{Says: "Bring the collection's index (any form, ZipNum too) up to date with the restored records, as part of the undo or after it:",
+					Run: "warcdedup undo --cdx index.cdxj coll\n" +
+						"warccdx --log coll.warcdedup/rewrite.log --in-place zipnum/index.idx"},
 			},
 			SeeAlso: []string{"warcdedup-run(1)", "warcrefs(1)", "warccdx(1)"},
 		},
 		"index": {
 			Exit: map[int]string{
 				cmdutil.ExitOK:      "The command did all its work: the index verified, or printed, or changed as asked.",
-				cmdutil.ExitDamaged: "verify found problems (each on stderr), remove was refused because other crawls' revisits need the crawl (they are named), or remove --restore left files untouched (the crawl stays).",
+				cmdutil.ExitDamaged: "verify found problems (each on stderr), remove was refused because other crawls' revisits need the crawl (they are named), remove --restore left files untouched (the crawl stays), or export left originals out (each named).",
 				cmdutil.ExitFatal:   "The command stopped: bad usage, an index that cannot be read, or a failure it names. The index is the generation before or the new one, never a mix.",
 			},
 			Examples: []cmdutil.Example{
@@ -119,6 +121,13 @@ var manual = cmdutil.Manual{
 				{Says: "Seed an index from an existing crawl's CDXJ index, without reading its WARC files:",
 					Run: "warcdedup index import --index /archive/dedup-index \\\n" +
 						"  --crawl 2023 --location /archive/2023 /archive/2023.cdxj"},
+				{Says: "Give Browsertrix's crawler the originals of a SHA-256 index of WACZ crawls, and crawl against them:",
+					Run: "warcdedup index export --index /archive/dedup-index \\\n" +
+						"  --redis redis://dedupe:6379/0\n" +
+						"crawl --redisDedupeUrl redis://dedupe:6379/0 --generateWACZ ..."},
+				{Says: "Take Browsertrix's committed crawls as originals of the index, their WACZ files in one directory:",
+					Run: "warcdedup index import --index /archive/dedup-index \\\n" +
+						"  --redis redis://dedupe:6379/0 --location /archive/wacz"},
 			},
 			SeeAlso: []string{"warcdedup-run(1)", "warcdedup-undo(1)", "warccdx(1)"},
 		},

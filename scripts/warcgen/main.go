@@ -1,7 +1,11 @@
 // Command warcgen writes a synthetic collection of WARC/ARC files and the
-// hash manifest a correct deduplication of it produces (see scripts/gen).
+// hash manifest a correct deduplication of it produces (see scripts/gen);
+// with -wacz, the WARC files packaged as WACZ files of several crawls, as
+// Browsertrix keeps them (see scripts/waczgen).
 //
 //	warcgen -o /tmp/coll -files 10 -records 5000 -dup 0.3 -expect /tmp/coll.expected
+//	warcgen -o /tmp/wacz -files 12 -records 6000 -dup 0.4 -formats warc.gz -sequential \
+//	    -wacz 6 -crawls 3 -wacz-index mixed -collection-json collection.json
 package main
 
 import (
@@ -14,6 +18,7 @@ import (
 	"warcdedup/digest"
 	"warcdedup/policy"
 	"warcdedup/scripts/gen"
+	"warcdedup/scripts/waczgen"
 )
 
 // sizeFlag is a byte count that accepts K, M, G (powers of 1024) suffixes.
@@ -77,6 +82,11 @@ func main() {
 		prefix     = flag.String("prefix", "gen", "file name prefix")
 		variants   = flag.Float64("variants", 0, "fraction of duplicates served another way (status 203, another Content-Type, Content-Encoding: gzip)")
 		pol        = flag.String("policy", "replay", "`policy` of the expected manifest: replay, payload or uri")
+		waczN      = flag.Int("wacz", 0, "package the WARC files as `N` WACZ files (0: leave them as they are)")
+		crawls     = flag.Int("crawls", 0, "group the WACZ files into `N` crawls, each with a crawl id (default: one crawl per WACZ)")
+		waczIndex  = flag.String("wacz-index", "plain", "WACZ index `form`: plain (index.cdxj), zipnum (index.cdx.gz + index.idx) or mixed (every other WACZ ZipNum)")
+		blockLines = flag.Int("wacz-block-lines", 256, "lines per ZipNum block")
+		collJSON   = flag.String("collection-json", "", "also write a multi-WACZ JSON `FILE` (resources: name, path, hash, size, crawlId) beside the WACZ files")
 		mean       = sizeFlag(20 << 10)
 		maxPayload sizeFlag
 		huge       sizeFlag
@@ -133,6 +143,14 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
+	var coll *waczgen.Collection
+	if *waczN > 0 {
+		coll, err = waczgen.Write(*out, res, waczgen.Config{Packages: *waczN, Crawls: *crawls, Index: *waczIndex,
+			LinesPerBlock: *blockLines, CollectionJSON: *collJSON, Prefix: *prefix})
+		if err != nil {
+			fail(err)
+		}
+	}
 	if *expect != "" {
 		f, err := os.Create(*expect)
 		if err != nil {
@@ -149,6 +167,15 @@ func main() {
 		}
 	}
 	fmt.Fprintln(os.Stderr, "warcgen:", res.Summary())
+	if coll != nil {
+		for _, p := range coll.Packages {
+			form := "plain CDXJ"
+			if p.ZipNum {
+				form = "ZipNum"
+			}
+			fmt.Fprintf(os.Stderr, "warcgen: %s: %s, %d WARC files, %d bytes, %s index\n", p.Name, p.CrawlID, len(p.WARCs), p.Size, form)
+		}
+	}
 }
 
 // negZero maps an explicit 0 to the library's "none" (a negative value),

@@ -1,0 +1,63 @@
+package wacz
+
+import (
+	"crypto/sha256"
+	"hash"
+)
+
+// asyncHash is a SHA-256 computed on another goroutine: Write copies
+// the bytes into one of a few buffers and returns, so that hashing runs
+// beside the caller's own work (the other hash, CRC-32, inflating,
+// writing) on another core. Sum waits for the bytes written so far.
+type asyncHash struct {
+	h     hash.Hash
+	work  chan []byte
+	free  chan []byte
+	done  chan struct{}
+	sum   []byte
+	ended bool
+}
+
+const (
+	asyncBuffers = 4
+	asyncChunk   = 1 << 20
+)
+
+func newAsyncHash() *asyncHash {
+	a := &asyncHash{h: sha256.New(), work: make(chan []byte, asyncBuffers), free: make(chan []byte, asyncBuffers), done: make(chan struct{})}
+	for range asyncBuffers {
+		a.free <- make([]byte, 0, asyncChunk)
+	}
+	go func() {
+		defer close(a.done)
+		for b := range a.work {
+			a.h.Write(b)
+			a.free <- b[:0]
+		}
+	}()
+	return a
+}
+
+func (a *asyncHash) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		b := <-a.free
+		k := min(len(p), cap(b))
+		b = append(b, p[:k]...)
+		a.work <- b
+		p = p[k:]
+	}
+	return n, nil
+}
+
+// Sum waits for the bytes written and returns their SHA-256; the hash
+// takes no more writes after it.
+func (a *asyncHash) Sum() []byte {
+	if !a.ended {
+		a.ended = true
+		close(a.work)
+		<-a.done
+		a.sum = a.h.Sum(nil)
+	}
+	return a.sum
+}

@@ -1,0 +1,792 @@
+package wacz
+
+import (
+	"bufio"
+	"bytes"
+	"compress/flate"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"warcdedup/cdx"
+	"warcdedup/warcindex"
+)
+
+// Replacement is the new content of a WARC member, in a file (written
+// by the rewrite beside the package).
+type Replacement struct {
+	Path string
+}
+
+// Metadata is a package's datapackage.json and datapackage-digest.json
+// as they were (Digest nil when it had none), kept to be put back.
+type Metadata struct {
+	Datapackage, Digest []byte
+}
+
+// Rebuild writes a new version of a package: some WARC members replaced,
+// every other member copied byte for byte (its compressed bytes as
+// stored), in the same order, with the same names, times, attributes and
+// extra fields; the index rebuilt in the form it had; datapackage.json
+// with the new members' SHA-256 and sizes and "modified", everything
+// else in it kept; datapackage-digest.json with the new datapackage's
+// SHA-256. WARC members are stored; a rebuilt member keeps its method.
+type Rebuild struct {
+	// Source is the package as it is. Check it first: a rebuild trusts
+	// the members it copies, and datapackage.json's entries for them.
+	Source *Package
+	// Replace maps WARC member names ("archive/data.warc.gz") to their
+	// new content.
+	Replace map[string]Replacement
+	// Index brings the index's lines up to date with the replacements
+	// (a *LogUpdate of the rewrite log's entries); every line keeps the
+	// spelling of the indexer that wrote it. With FreshIndex instead, the
+	// index is written anew from the WARC members with package
+	// warcindex (warcio.js's lines), in the same form. One of them is
+	// needed when members are replaced.
+	Index      IndexUpdate
+	FreshIndex bool
+	// Now is the time of the rebuild ("modified", the new members'
+	// times); the zero time means time.Now.
+	Now time.Time
+	// DropSignature allows the rebuild of a signed package: its signature
+	// is removed from datapackage-digest.json and recorded in
+	// datapackage.json (RemovedSignaturesKey). Without it a signed package
+	// is refused (ErrSigned).
+	DropSignature *SignatureRemoval
+	// Require and Unrequire edit relation.requires (Datapackage.Require,
+	// Unrequire).
+	Require   []Requirement
+	Unrequire []string
+	// Metadata, if set, is written as datapackage.json and
+	// datapackage-digest.json byte for byte instead of the edited ones,
+	// provided every member it lists is written with the SHA-256 and size
+	// it gives (an undo that gave every member back bit for bit gets its
+	// signature back); otherwise the rebuild fails with ErrHash.
+	Metadata *Metadata
+	// TempDir holds the rebuilt index while the package is written (""
+	// is the system's).
+	TempDir string
+}
+
+// Result is what a rebuild wrote.
+type Result struct {
+	// Members are the members written, with their offsets in the new
+	// package.
+	Members []*Member
+	// Datapackage and Digest are the metadata files written (Digest nil
+	// when the package has none).
+	Datapackage, Digest []byte
+	// Size is the new package's size.
+	Size int64
+	// Lines counts the index lines written, Changed those the update
+	// changed.
+	Lines, Changed int64
+	// RemovedSignature is set when a signature was dropped.
+	RemovedSignature bool
+	// MetadataRestored is set when Metadata was written.
+	MetadataRestored bool
+}
+
+// prepared is a member's new content in a file: stored, or deflated
+// with its CRC-32 and sizes known.
+type prepared struct {
+	path        string
+	size, csize int64
+	crc         uint32
+	sum         []byte
+	deflated    bool
+}
+
+// Write writes the new package to out from its start. out is a file
+// created for it (the rename over the old package, after Check, is the
+// caller's); on error its content is to be discarded.
+func (b *Rebuild) Write(out outFile) (*Result, error) {
+	src := b.Source
+	if src.Signed() && b.DropSignature == nil {
+		return nil, errorf(src.Name, DigestName, -1, ErrSigned, "a rewrite invalidates the signature in datapackage-digest.json (signedData); the signature must be removed to go on")
+	}
+	w := &rebuildWrite{Rebuild: b, now: b.Now, files: map[string]*os.File{}, rebuilt: map[string]*prepared{},
+		written: map[string]memberSum{}, res: &Result{}}
+	if w.now.IsZero() {
+		w.now = time.Now()
+	}
+	w.mtime, w.mdate = msdosTime(w.now)
+	defer w.cleanup()
+	if err := w.openReplacements(); err != nil {
+		return nil, err
+	}
+	if err := w.rebuildIndexes(); err != nil {
+		return nil, err
+	}
+	w.zw = newZipWriter(out)
+	if err := w.writeMembers(); err != nil {
+		return nil, err
+	}
+	if err := w.writeMetadata(); err != nil {
+		return nil, err
+	}
+	if err := w.zw.close(src.Comment); err != nil {
+		return nil, err
+	}
+	w.res.Size = w.zw.off
+	return w.res, nil
+}
+
+// memberSum is a member written anew: its SHA-256 and size.
+type memberSum struct {
+	sum  []byte
+	size int64
+}
+
+// rebuildWrite is one Write of a Rebuild.
+type rebuildWrite struct {
+	*Rebuild
+	now          time.Time
+	mtime, mdate uint16
+	files        map[string]*os.File // the replacements, by member name
+	temps        []string            // files to remove at the end
+	rebuilt      map[string]*prepared
+	written      map[string]memberSum
+	zw           *zipWriter
+	res          *Result
+}
+
+func (w *rebuildWrite) cleanup() {
+	for _, f := range w.files {
+		f.Close()
+	}
+	for _, t := range w.temps {
+		os.Remove(t)
+	}
+}
+
+// openReplacements opens the new WARC members, and gives a LogUpdate
+// them to read restored records from.
+func (w *rebuildWrite) openReplacements() error {
+	byIndexName := map[string]*os.File{}
+	for name, r := range w.Replace {
+		m := w.Source.Member(name)
+		if m == nil || !m.IsArchive() {
+			return fmt.Errorf("%s: %s is no WARC member of the package", w.Source.Name, name)
+		}
+		f, err := os.Open(r.Path)
+		if err != nil {
+			return err
+		}
+		w.files[name] = f
+		byIndexName[IndexName(name)] = f
+	}
+	if lu, ok := w.Index.(*LogUpdate); ok && lu.Records == nil {
+		lu.Records = &memberRecords{files: byIndexName}
+	}
+	return nil
+}
+
+// rebuildIndexes writes the new indexes to temporary files, when members
+// are replaced or a fresh index is asked for.
+func (w *rebuildWrite) rebuildIndexes() error {
+	if len(w.Replace) == 0 && !w.FreshIndex {
+		return nil
+	}
+	if w.Index == nil && !w.FreshIndex {
+		return fmt.Errorf("%s: %w", w.Source.Name, errNoUpdate)
+	}
+	indexes, err := w.Source.Indexes()
+	if err != nil {
+		return err
+	}
+	for _, ix := range indexes {
+		if err := w.rebuildIndex(ix); err != nil {
+			return err
+		}
+	}
+	if lu, ok := w.Index.(*LogUpdate); ok && !w.FreshIndex {
+		return lu.finish(w.Source.Name)
+	}
+	return nil
+}
+
+// writeMembers writes every member but the metadata files, in order:
+// replaced WARC members stored, rebuilt indexes, the others copied.
+func (w *rebuildWrite) writeMembers() error {
+	src, zw := w.Source, w.zw
+	for _, sm := range src.Members {
+		if sm.Name == DatapackageName || sm.Name == DigestName {
+			continue
+		}
+		m := cloneMember(sm)
+		switch f, p := w.files[sm.Name], w.rebuilt[sm.Name]; {
+		case f != nil:
+			fi, err := f.Stat()
+			if err != nil {
+				return err
+			}
+			m.Method, m.Size, m.CompressedSize, m.CRC32 = Store, fi.Size(), fi.Size(), 0
+			m.ModifiedTime, m.ModifiedDate = w.mtime, w.mdate
+			if err := zw.begin(m); err != nil {
+				return err
+			}
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return err
+			}
+			sum, err := zw.storeData(m, f)
+			if err != nil {
+				return fmt.Errorf("%s: %s: %w", src.Name, sm.Name, err)
+			}
+			w.written[m.Name] = memberSum{sum, m.Size}
+		case p != nil:
+			m.ModifiedTime, m.ModifiedDate = w.mtime, w.mdate
+			m.Size, m.CompressedSize, m.CRC32, m.Method = p.size, p.csize, p.crc, Store
+			if p.deflated {
+				m.Method = Deflate
+			}
+			if err := zw.begin(m); err != nil {
+				return err
+			}
+			f, err := os.Open(p.path)
+			if err != nil {
+				return err
+			}
+			if p.deflated {
+				err = zw.copyData(m, f)
+			} else {
+				p.sum, err = zw.storeData(m, f)
+			}
+			f.Close()
+			if err != nil {
+				return err
+			}
+			w.written[m.Name] = memberSum{p.sum, p.size}
+		default:
+			if err := zw.begin(m); err != nil {
+				return err
+			}
+			if err := zw.copyData(m, src.Raw(sm)); err != nil {
+				return fmt.Errorf("%s: %s: %w", src.Name, sm.Name, err)
+			}
+		}
+		w.res.Members = append(w.res.Members, m)
+	}
+	return nil
+}
+
+// writeMetadata writes datapackage.json and datapackage-digest.json,
+// after every member they describe: the old ones with the new members'
+// hashes and the edits asked for, or Metadata's.
+func (w *rebuildWrite) writeMetadata() error {
+	src, res := w.Source, w.res
+	var dpBytes, digestBytes []byte
+	if w.Metadata != nil {
+		if err := w.checkMetadata(w.written); err != nil {
+			return err
+		}
+		dpBytes, digestBytes = w.Metadata.Datapackage, w.Metadata.Digest
+		res.MetadataRestored = true
+	} else {
+		dp := src.Datapackage.Clone()
+		rs, err := dp.Resources()
+		if err != nil {
+			return err
+		}
+		for _, r := range rs {
+			if ws, ok := w.written[r.Path]; ok {
+				if err := dp.setResource(r.Path, ws.sum, ws.size); err != nil {
+					return err
+				}
+			}
+		}
+		dp.SetModified(w.now)
+		for _, f := range w.Unrequire {
+			dp.Unrequire(f)
+		}
+		for _, r := range w.Require {
+			if err := dp.Require(r); err != nil {
+				return err
+			}
+		}
+		drop := src.Signed()
+		if drop {
+			dp.recordRemoval(src.Digest.signedData().clone(), src.Digest.Hash, *w.DropSignature)
+			res.RemovedSignature = true
+		}
+		dpBytes = dp.Bytes()
+		if src.Digest != nil {
+			sum := sha256.Sum256(dpBytes)
+			digestBytes = src.Digest.withHash(sum[:], drop)
+		}
+	}
+	for _, meta := range []struct {
+		name string
+		data []byte
+	}{{DatapackageName, dpBytes}, {DigestName, digestBytes}} {
+		if meta.data == nil {
+			continue
+		}
+		m := &Member{Name: meta.name, Method: Store, CreatorVersion: 20, ReaderVersion: 20}
+		if sm := src.Member(meta.name); sm != nil {
+			m = cloneMember(sm)
+		}
+		m.ModifiedTime, m.ModifiedDate = w.mtime, w.mdate
+		if err := w.zw.writeBytes(m, meta.data); err != nil {
+			return err
+		}
+		res.Members = append(res.Members, m)
+	}
+	res.Datapackage, res.Digest = dpBytes, digestBytes
+	return nil
+}
+
+// checkMetadata checks that Metadata's datapackage.json lists every
+// member written anew with the SHA-256 and size written, and that its
+// digest file is of it.
+func (b *Rebuild) checkMetadata(written map[string]memberSum) error {
+	pkg := b.Source.Name
+	dp, err := ParseDatapackage(b.Metadata.Datapackage)
+	if err != nil {
+		return &Error{Package: pkg, Member: DatapackageName, Offset: -1, Err: err}
+	}
+	rs, err := dp.Resources()
+	if err != nil {
+		return err
+	}
+	for _, r := range rs {
+		w, ok := written[r.Path]
+		if !ok {
+			continue
+		}
+		if !bytes.Equal(r.SHA256, w.sum) || r.Bytes != w.size {
+			return errorf(pkg, r.Path, -1, ErrHash, "the datapackage.json to put back gives %s, %d bytes; the member written is sha256:%x, %d bytes", r.Hash, r.Bytes, w.sum, w.size)
+		}
+	}
+	if (b.Metadata.Digest == nil) != (b.Source.Member(DigestName) == nil) {
+		return errorf(pkg, DigestName, -1, ErrDigestFile, "the metadata to put back and the package disagree on whether there is one")
+	}
+	if b.Metadata.Digest != nil {
+		df, err := ParseDigestFile(b.Metadata.Digest)
+		if err != nil {
+			return &Error{Package: pkg, Member: DigestName, Offset: -1, Err: err}
+		}
+		if sum := sha256.Sum256(b.Metadata.Datapackage); !bytes.Equal(df.SHA256, sum[:]) {
+			return errorf(pkg, DigestName, -1, ErrHash, "the digest file to put back is not of the datapackage.json to put back")
+		}
+	}
+	return nil
+}
+
+// writeBytes writes a member from memory, stored or deflated as m says.
+func (z *zipWriter) writeBytes(m *Member, data []byte) error {
+	if m.Method == Deflate {
+		var c bytes.Buffer
+		fw, _ := flate.NewWriter(&c, flate.DefaultCompression)
+		fw.Write(data)
+		fw.Close()
+		m.Size, m.CompressedSize, m.CRC32 = int64(len(data)), int64(c.Len()), crc32.ChecksumIEEE(data)
+		if err := z.begin(m); err != nil {
+			return err
+		}
+		return z.copyData(m, &c)
+	}
+	m.Method = Store
+	m.Size, m.CompressedSize, m.CRC32 = int64(len(data)), int64(len(data)), crc32.ChecksumIEEE(data)
+	if err := z.begin(m); err != nil {
+		return err
+	}
+	return z.copyData(m, bytes.NewReader(data))
+}
+
+func cloneMember(m *Member) *Member {
+	c := *m
+	c.Extra = bytes.Clone(m.Extra)
+	c.LocalExtra = bytes.Clone(m.LocalExtra)
+	return &c
+}
+
+// lineWriter is where index lines go: a plain index, or ZipNum blocks.
+type lineWriter interface {
+	writeLine([]byte) error
+	close() error
+}
+
+type plainWriter struct{ w *bufio.Writer }
+
+func (p *plainWriter) writeLine(l []byte) error {
+	p.w.Write(l)
+	return p.w.WriteByte('\n')
+}
+
+func (p *plainWriter) close() error { return p.w.Flush() }
+
+// newTemp creates a temporary file, removed at the end.
+func (w *rebuildWrite) newTemp() (*os.File, error) {
+	f, err := os.CreateTemp(w.TempDir, ".tmp-wacz-index-*")
+	if err == nil {
+		w.temps = append(w.temps, f.Name())
+	}
+	return f, err
+}
+
+// rebuildIndex writes the index's new content to temporary files and
+// records them in w.rebuilt.
+func (w *rebuildWrite) rebuildIndex(ix *Index) error {
+	src, b, files, res := w.Source, w.Rebuild, w.files, w.res
+	newTemp := w.newTemp
+	cdxFile, err := newTemp()
+	if err != nil {
+		return err
+	}
+	defer cdxFile.Close()
+	cdxBuf := bufio.NewWriterSize(cdxFile, 1<<20)
+	var out lineWriter
+	var idxFile *os.File
+	var idxBuf *bufio.Writer
+	switch ix.Kind {
+	case PlainIndex:
+		out = &plainWriter{w: cdxBuf}
+	case ZipNumIndex:
+		lay, err := src.zipNumLayout(ix)
+		if err != nil {
+			return err
+		}
+		if idxFile, err = newTemp(); err != nil {
+			return err
+		}
+		defer idxFile.Close()
+		idxBuf = bufio.NewWriter(idxFile)
+		out = newZipNumWriter(cdxBuf, idxBuf, path.Base(ix.CDX.Name), lay.linesPerBlock, lay.finalNewline, lay.style)
+	default:
+		return errorf(src.Name, ix.CDX.Name, -1, ErrIndex, "a %s index without .idx cannot be rebuilt", ix.Kind)
+	}
+	same := false
+	if b.FreshIndex {
+		err = b.freshIndex(files, out, res)
+	} else {
+		same, err = b.updateIndex(ix, files, out, res)
+	}
+	if err == nil {
+		err = out.close()
+	}
+	if err == nil {
+		err = cdxBuf.Flush()
+	}
+	if err == nil && idxBuf != nil {
+		err = idxBuf.Flush()
+	}
+	if err != nil {
+		return err
+	}
+	if same {
+		// Every line as it was, in its place: the index is copied as it
+		// is, not recompressed.
+		return nil
+	}
+	for _, f := range []struct {
+		file *os.File
+		m    *Member
+	}{{cdxFile, ix.CDX}, {idxFile, ix.Idx}} {
+		if f.file == nil {
+			continue
+		}
+		p, err := prepare(f.file, f.m.Method == Deflate, newTemp)
+		if err != nil {
+			return err
+		}
+		w.rebuilt[f.m.Name] = p
+	}
+	return nil
+}
+
+// prepare makes a prepared member of the file: its size (and, deflated,
+// its compressed copy, CRC-32 and SHA-256).
+func prepare(f *os.File, deflate bool, newTemp func() (*os.File, error)) (*prepared, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	p := &prepared{path: f.Name(), size: fi.Size(), csize: fi.Size()}
+	if !deflate {
+		return p, nil
+	}
+	c, err := newTemp()
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	bw := bufio.NewWriterSize(c, 1<<20)
+	fw, _ := flate.NewWriter(bw, flate.DefaultCompression)
+	crc, sum := crc32.NewIEEE(), sha256.New()
+	if _, err := io.Copy(io.MultiWriter(fw, crc, sum), f); err != nil {
+		return nil, err
+	}
+	if err := fw.Close(); err != nil {
+		return nil, err
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, err
+	}
+	cfi, err := c.Stat()
+	if err != nil {
+		return nil, err
+	}
+	p.path, p.csize, p.crc, p.sum, p.deflated = c.Name(), cfi.Size(), crc.Sum32(), sum.Sum(nil), true
+	return p, nil
+}
+
+// updateIndex streams the source index's lines through b.Index, and
+// reports whether every line came out as it went in.
+func (b *Rebuild) updateIndex(ix *Index, files map[string]*os.File, out lineWriter, res *Result) (same bool, err error) {
+	src := b.Source
+	name := src.Name + ": " + ix.CDX.Name
+	rc := src.IndexReader(ix)
+	defer rc.Close()
+	r, err := cdx.NewReader(rc, name, cdx.Options{Format: cdx.CDXJ})
+	if err != nil {
+		return false, errorf(src.Name, ix.CDX.Name, -1, ErrIndex, "%v", err)
+	}
+	g := &groupWriter{out: out}
+	changedBefore := res.Changed
+	var buf []byte
+	for {
+		l, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return false, errorf(src.Name, ix.CDX.Name, -1, ErrIndex, "%v", err)
+		}
+		if l.Kind != cdx.Record {
+			if err := g.flush(); err != nil {
+				return false, err
+			}
+			if len(bytes.TrimSpace(l.Raw)) > 0 {
+				if err := out.writeLine(l.Raw); err != nil {
+					return false, err
+				}
+				res.Lines++
+			}
+			continue
+		}
+		oldDigest, oldMIME, oldLength := bytes.Clone(l.Digest), bytes.Clone(l.MIME), l.Length
+		changed, err := b.Index.Update(l, name)
+		if err != nil {
+			return false, errorf(src.Name, ix.CDX.Name, -1, ErrIndex, "%v", err)
+		}
+		if changed && len(oldDigest) > 0 && len(l.Digest) > 0 && !bytes.Equal(oldDigest, l.Digest) && sameDigest(oldDigest, l.Digest) {
+			// The same payload digest, spelt as this index spells it.
+			l.SetDigest(string(oldDigest))
+		}
+		buf = l.AppendTo(buf[:0])
+		if changed {
+			res.Changed++
+			if l.Length != oldLength || !bytes.Equal(l.MIME, oldMIME) {
+				if buf, err = b.fixRecordDigest(buf, l, files); err != nil {
+					return false, err
+				}
+			}
+		}
+		if err := g.add(buf); err != nil {
+			return false, err
+		}
+		res.Lines++
+	}
+	if err := g.flush(); err != nil {
+		return false, err
+	}
+	return res.Changed == changedBefore && !g.reordered, nil
+}
+
+// sameDigest reports whether two spellings are of the same digest: the
+// value after any label, case aside (base32 and hex alike).
+func sameDigest(a, b []byte) bool {
+	va, la := splitDigest(a)
+	vb, lb := splitDigest(b)
+	if la != "" && lb != "" && normAlgo(la) != normAlgo(lb) {
+		return false
+	}
+	return strings.EqualFold(va, vb)
+}
+
+func splitDigest(d []byte) (value, label string) {
+	if i := bytes.IndexByte(d, ':'); i >= 0 {
+		return string(d[i+1:]), string(d[:i])
+	}
+	return string(d), ""
+}
+
+func normAlgo(a string) string { return strings.ReplaceAll(strings.ToLower(a), "-", "") }
+
+// fixRecordDigest sets the "recordDigest" of a line that has one
+// (ArchiveWeb.page: the SHA-256 of the record as stored) to that of the
+// record now at the line's offset.
+func (b *Rebuild) fixRecordDigest(line []byte, l *cdx.Line, files map[string]*os.File) ([]byte, error) {
+	start, end, ok := jsonStringValue(line, "recordDigest")
+	if !ok {
+		return line, nil
+	}
+	f := files["archive/"+string(l.Filename)]
+	if f == nil || l.Offset < 0 || l.Length < 0 {
+		return nil, errorf(b.Source.Name, "archive/"+string(l.Filename), -1, ErrIndex, "a changed line of a member that was not replaced")
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, l.Offset, l.Length)); err != nil {
+		return nil, err
+	}
+	label := "sha256:"
+	if i := bytes.IndexByte(line[start:end], ':'); i >= 0 {
+		label = string(line[start : start+i+1])
+	}
+	v := label + hex.EncodeToString(h.Sum(nil))
+	return append(line[:start:start], append([]byte(v), line[end:]...)...), nil
+}
+
+// jsonStringValue finds the string value of key in a CDXJ line's JSON,
+// and returns where its text (inside the quotes) is.
+func jsonStringValue(line []byte, key string) (start, end int, ok bool) {
+	k := []byte(`"` + key + `"`)
+	i := bytes.Index(line, k)
+	if i < 0 {
+		return 0, 0, false
+	}
+	j := i + len(k)
+	for j < len(line) && (line[j] == ' ' || line[j] == ':') {
+		j++
+	}
+	if j >= len(line) || line[j] != '"' {
+		return 0, 0, false
+	}
+	start = j + 1
+	for end = start; end < len(line) && line[end] != '"'; end++ {
+		if line[end] == '\\' {
+			end++
+		}
+	}
+	if end >= len(line) {
+		return 0, 0, false
+	}
+	return start, end, true
+}
+
+// groupWriter sorts the lines of each run of equal "urlkey timestamp": a
+// rewrite changes a line's offset, length, mime or digest, never its
+// key, so a sorted index stays sorted once each run is.
+type groupWriter struct {
+	out       lineWriter
+	key       []byte
+	lines     [][]byte
+	reordered bool // some run was not in order as it came
+}
+
+func (g *groupWriter) add(l []byte) error {
+	key := []byte(lineKey(l))
+	if len(g.lines) > 0 && !bytes.Equal(key, g.key) {
+		if err := g.flush(); err != nil {
+			return err
+		}
+	}
+	g.key = key
+	g.lines = append(g.lines, bytes.Clone(l))
+	return nil
+}
+
+func (g *groupWriter) flush() error {
+	if len(g.lines) > 1 && !slices.IsSortedFunc(g.lines, bytes.Compare) {
+		g.reordered = true
+		slices.SortStableFunc(g.lines, bytes.Compare)
+	}
+	for _, l := range g.lines {
+		if err := g.out.writeLine(l); err != nil {
+			return err
+		}
+	}
+	g.lines = g.lines[:0]
+	return nil
+}
+
+// freshIndex indexes every WARC member (replaced ones from their files)
+// with warcindex and writes the lines sorted.
+func (b *Rebuild) freshIndex(files map[string]*os.File, out lineWriter, res *Result) error {
+	s := newLineSorter(b.TempDir)
+	defer s.close()
+	if err := indexMembers(b.Source, files, s); err != nil {
+		return err
+	}
+	return s.each(func(l []byte) error {
+		res.Lines++
+		return out.writeLine(l)
+	})
+}
+
+// indexMembers adds the warcindex lines of every WARC member of p to s,
+// reading replaced members from files.
+func indexMembers(p *Package, files map[string]*os.File, s *lineSorter) error {
+	var buf []byte
+	for _, m := range p.WARCs() {
+		var r io.Reader
+		if f := files[m.Name]; f != nil {
+			fi, err := f.Stat()
+			if err != nil {
+				return err
+			}
+			r = io.NewSectionReader(f, 0, fi.Size())
+		} else {
+			sec, err := p.Section(m)
+			if err != nil {
+				return err
+			}
+			r = sec
+		}
+		err := warcindex.Index(r, IndexName(m.Name), func(e *warcindex.Entry) error {
+			buf = e.AppendCDXJ(buf[:0])
+			return s.add(buf)
+		})
+		if err != nil {
+			return &Error{Package: p.Name, Member: m.Name, Offset: -1, Err: err}
+		}
+	}
+	return nil
+}
+
+// zipNumLayout reads what a rebuild keeps of a ZipNum index: the .idx's
+// style, and from its first block the lines per block and whether a
+// block's last line ends with a line feed.
+func (p *Package) zipNumLayout(ix *Index) (*zipNumLayout, error) {
+	blocks, st, err := p.readIdx(ix)
+	if err != nil {
+		return nil, err
+	}
+	lay := &zipNumLayout{style: st, linesPerBlock: DefaultLinesPerBlock, finalNewline: true, blocks: len(blocks)}
+	if len(blocks) == 0 {
+		return lay, nil
+	}
+	rc := p.Open(ix.CDX)
+	defer rc.Close()
+	zr, err := newGzipBlockReader(io.LimitReader(rc, blocks[0].length))
+	if err != nil {
+		return nil, errorf(p.Name, ix.CDX.Name, -1, ErrIndex, "its first block: %v", err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, errorf(p.Name, ix.CDX.Name, -1, ErrIndex, "its first block: %v", err)
+	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		lay.finalNewline = false
+		data = append(data, '\n')
+	}
+	n := bytes.Count(data, []byte("\n"))
+	if len(blocks) > 1 {
+		lay.linesPerBlock = n
+	} else {
+		lay.linesPerBlock = max(n, DefaultLinesPerBlock)
+	}
+	return lay, nil
+}

@@ -1,0 +1,240 @@
+package wacz
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"time"
+	"unicode/utf8"
+)
+
+// zipWriter writes a ZIP file. Every member's sizes are known before its
+// data (they are for all a rebuild writes), so each local header carries
+// its sizes and, when it is known, its CRC-32; a CRC-32 computed while the
+// data is written is patched into the header after it (the output is a
+// file), so no member has a data descriptor and none is read twice.
+// ZIP64 fields are written only where a size or offset needs them.
+type zipWriter struct {
+	f   io.WriterAt
+	w   *bufio.Writer
+	off int64
+	dir []*Member
+}
+
+// outFile is what a package is written to: a file.
+type outFile interface {
+	io.Writer
+	io.WriterAt
+}
+
+func newZipWriter(f outFile) *zipWriter {
+	return &zipWriter{f: f, w: bufio.NewWriterSize(f, 1<<20)}
+}
+
+// begin writes the local header of m (m.Size and m.CompressedSize set)
+// and sets m.HeaderOffset and m.DataOffset.
+func (z *zipWriter) begin(m *Member) error {
+	if len(m.Name) > uint16max {
+		return fmt.Errorf("member name of %d bytes", len(m.Name))
+	}
+	m.Flags &^= flagDescriptor
+	if !isASCII(m.Name) && utf8.ValidString(m.Name) {
+		m.Flags |= flagUTF8
+	}
+	m.HeaderOffset = z.off
+	m.Extra = dropExtra(m.Extra, zip64ExtraID)
+	m.LocalExtra = dropExtra(m.LocalExtra, zip64ExtraID)
+	big := m.Size >= uint32max || m.CompressedSize >= uint32max
+	m.ZIP64 = big || m.HeaderOffset >= uint32max
+	local := m.LocalExtra
+	if big {
+		var z64 [20]byte
+		binary.LittleEndian.PutUint16(z64[0:], zip64ExtraID)
+		binary.LittleEndian.PutUint16(z64[2:], 16)
+		binary.LittleEndian.PutUint64(z64[4:], uint64(m.Size))
+		binary.LittleEndian.PutUint64(z64[12:], uint64(m.CompressedSize))
+		local = append(z64[:], local...)
+	}
+	if len(local) > uint16max {
+		return errors.New("extra fields too long")
+	}
+	m.ReaderVersion = max(m.ReaderVersion, 20)
+	if m.ZIP64 {
+		m.ReaderVersion = max(m.ReaderVersion, 45)
+	}
+	var h [localLen]byte
+	binary.LittleEndian.PutUint32(h[0:], localSig)
+	binary.LittleEndian.PutUint16(h[4:], m.ReaderVersion)
+	binary.LittleEndian.PutUint16(h[6:], m.Flags)
+	binary.LittleEndian.PutUint16(h[8:], m.Method)
+	binary.LittleEndian.PutUint16(h[10:], m.ModifiedTime)
+	binary.LittleEndian.PutUint16(h[12:], m.ModifiedDate)
+	binary.LittleEndian.PutUint32(h[14:], m.CRC32)
+	binary.LittleEndian.PutUint32(h[18:], uint32(min(m.CompressedSize, uint32max)))
+	binary.LittleEndian.PutUint32(h[22:], uint32(min(m.Size, uint32max)))
+	binary.LittleEndian.PutUint16(h[26:], uint16(len(m.Name)))
+	binary.LittleEndian.PutUint16(h[28:], uint16(len(local)))
+	z.write(h[:])
+	z.write([]byte(m.Name))
+	z.write(local)
+	m.LocalExtra = local
+	m.DataOffset = z.off
+	z.dir = append(z.dir, m)
+	return z.err()
+}
+
+// copyData writes m's data from r: exactly m.CompressedSize bytes.
+func (z *zipWriter) copyData(m *Member, r io.Reader, hashers ...io.Writer) error {
+	var dst io.Writer = z
+	if len(hashers) > 0 {
+		dst = io.MultiWriter(append([]io.Writer{z}, hashers...)...)
+	}
+	n, err := io.Copy(dst, io.LimitReader(r, m.CompressedSize))
+	if err != nil {
+		return err
+	}
+	if n != m.CompressedSize {
+		return fmt.Errorf("%s: %d bytes, %d expected (the file changed?)", m.Name, n, m.CompressedSize)
+	}
+	return nil
+}
+
+// storeData writes a stored member's data from r, computing its CRC-32
+// and SHA-256, patches the CRC-32 into its local header, and returns
+// the SHA-256.
+func (z *zipWriter) storeData(m *Member, r io.Reader) ([]byte, error) {
+	crc := crc32.NewIEEE()
+	sum := newAsyncHash()
+	err := z.copyData(m, r, crc, sum)
+	digest := sum.Sum()
+	if err != nil {
+		return nil, err
+	}
+	m.CRC32 = crc.Sum32()
+	if err := z.w.Flush(); err != nil {
+		return nil, err
+	}
+	var b [4]byte
+	binary.LittleEndian.PutUint32(b[:], m.CRC32)
+	if _, err := z.f.WriteAt(b[:], m.HeaderOffset+14); err != nil {
+		return nil, err
+	}
+	return digest, nil
+}
+
+func (z *zipWriter) Write(p []byte) (int, error) {
+	n, err := z.w.Write(p)
+	z.off += int64(n)
+	return n, err
+}
+
+func (z *zipWriter) write(p []byte) { z.Write(p) }
+
+func (z *zipWriter) err() error {
+	_, err := z.w.Write(nil)
+	return err
+}
+
+// close writes the central directory and end records, and flushes.
+func (z *zipWriter) close(comment []byte) error {
+	start := z.off
+	for _, m := range z.dir {
+		extra := m.Extra
+		var z64 []byte
+		for _, v := range []struct {
+			n    int64
+			need bool
+		}{{m.Size, m.Size >= uint32max}, {m.CompressedSize, m.CompressedSize >= uint32max}, {m.HeaderOffset, m.HeaderOffset >= uint32max}} {
+			if v.need {
+				z64 = binary.LittleEndian.AppendUint64(z64, uint64(v.n))
+			}
+		}
+		if len(z64) > 0 {
+			head := binary.LittleEndian.AppendUint16(nil, zip64ExtraID)
+			head = binary.LittleEndian.AppendUint16(head, uint16(len(z64)))
+			extra = append(append(head, z64...), extra...)
+		}
+		if len(extra) > uint16max || len(m.Comment) > uint16max {
+			return fmt.Errorf("%s: extra fields or comment too long", m.Name)
+		}
+		var h [centralLen]byte
+		binary.LittleEndian.PutUint32(h[0:], centralSig)
+		binary.LittleEndian.PutUint16(h[4:], m.CreatorVersion)
+		binary.LittleEndian.PutUint16(h[6:], m.ReaderVersion)
+		binary.LittleEndian.PutUint16(h[8:], m.Flags)
+		binary.LittleEndian.PutUint16(h[10:], m.Method)
+		binary.LittleEndian.PutUint16(h[12:], m.ModifiedTime)
+		binary.LittleEndian.PutUint16(h[14:], m.ModifiedDate)
+		binary.LittleEndian.PutUint32(h[16:], m.CRC32)
+		binary.LittleEndian.PutUint32(h[20:], uint32(min(m.CompressedSize, uint32max)))
+		binary.LittleEndian.PutUint32(h[24:], uint32(min(m.Size, uint32max)))
+		binary.LittleEndian.PutUint16(h[28:], uint16(len(m.Name)))
+		binary.LittleEndian.PutUint16(h[30:], uint16(len(extra)))
+		binary.LittleEndian.PutUint16(h[32:], uint16(len(m.Comment)))
+		binary.LittleEndian.PutUint16(h[36:], m.InternalAttrs)
+		binary.LittleEndian.PutUint32(h[38:], m.ExternalAttrs)
+		binary.LittleEndian.PutUint32(h[42:], uint32(min(m.HeaderOffset, uint32max)))
+		z.write(h[:])
+		z.write([]byte(m.Name))
+		z.write(extra)
+		z.write([]byte(m.Comment))
+		m.Extra = extra
+	}
+	end := z.off
+	size := end - start
+	entries := int64(len(z.dir))
+	if entries >= uint16max || size >= uint32max || start >= uint32max {
+		var e [end64Len]byte
+		binary.LittleEndian.PutUint32(e[0:], end64Sig)
+		binary.LittleEndian.PutUint64(e[4:], end64Len-12)
+		binary.LittleEndian.PutUint16(e[12:], 45)
+		binary.LittleEndian.PutUint16(e[14:], 45)
+		binary.LittleEndian.PutUint64(e[24:], uint64(entries))
+		binary.LittleEndian.PutUint64(e[32:], uint64(entries))
+		binary.LittleEndian.PutUint64(e[40:], uint64(size))
+		binary.LittleEndian.PutUint64(e[48:], uint64(start))
+		z.write(e[:])
+		var l [end64LocLen]byte
+		binary.LittleEndian.PutUint32(l[0:], end64LocSig)
+		binary.LittleEndian.PutUint64(l[8:], uint64(end))
+		binary.LittleEndian.PutUint32(l[16:], 1)
+		z.write(l[:])
+	}
+	if len(comment) > uint16max {
+		comment = comment[:uint16max]
+	}
+	var e [endLen]byte
+	binary.LittleEndian.PutUint32(e[0:], endSig)
+	binary.LittleEndian.PutUint16(e[8:], uint16(min(entries, uint16max)))
+	binary.LittleEndian.PutUint16(e[10:], uint16(min(entries, uint16max)))
+	binary.LittleEndian.PutUint32(e[12:], uint32(min(size, uint32max)))
+	binary.LittleEndian.PutUint32(e[16:], uint32(min(start, uint32max)))
+	binary.LittleEndian.PutUint16(e[20:], uint16(len(comment)))
+	z.write(e[:])
+	z.write(comment)
+	return z.w.Flush()
+}
+
+// msdosTime is t as MS-DOS time and date fields (UTC; 1980 at the
+// earliest).
+func msdosTime(t time.Time) (tm, date uint16) {
+	t = t.UTC()
+	if t.Year() < 1980 {
+		t = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	date = uint16(t.Day() + int(t.Month())<<5 + (t.Year()-1980)<<9)
+	tm = uint16(t.Second()/2 + t.Minute()<<5 + t.Hour()<<11)
+	return tm, date
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
