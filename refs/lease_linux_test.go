@@ -161,6 +161,9 @@ func TestWriterGuard(t *testing.T) {
 	})
 	t.Run("a writer opening it meanwhile", func(t *testing.T) {
 		g := guard(open())
+		if g.scan {
+			t.Skip("no lease on this file system: only writers holding the file open are seen (below)")
+		}
 		w := startWriter(t, name, data) // waits for the guard to give the lease up
 		if err := g.check(); !errors.Is(err, ErrOpenForWriting) {
 			t.Errorf("check: %v, want ErrOpenForWriting", err)
