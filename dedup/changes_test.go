@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"warcdedup/crawlindex"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/warctest"
 )
@@ -137,5 +138,38 @@ func TestResumeAfterCollectionChanged(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(wd, StateFile)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestResumeAfterCrawlChanged proves that a crawl whose files another
+// process changed under an interrupted run is not committed as verified
+// (its verification left them out): the resumed run says so (exit status
+// 1), and the next run deduplicates the crawl as it is and commits it.
+func TestResumeAfterCrawlChanged(t *testing.T) {
+	top := t.TempDir()
+	crawl, index := filepath.Join(top, "2024-01"), filepath.Join(top, "index")
+	warctest.WriteFile(t, crawl, "a.warc", []byte(warctest.Response("http://example.com/logo.png", "2024-01-01T00:00:00Z", logo)+
+		warctest.Response("http://example.com/logo.png", "2024-01-02T00:00:00Z", logo)))
+	warctest.WriteFile(t, crawl, "b.warc", []byte(warctest.Response("http://example.com/page.html", "2024-01-01T00:00:00Z", page)))
+	show, ctx := stopAfter(stageRewrite)
+	if _, err := Run(ctx, Options{Collections: []string{crawl}, Index: index, Jobs: 2, Display: show}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("the interrupted run: %v", err)
+	}
+	warctest.WriteFile(t, crawl, "b.warc", []byte(warctest.Response("http://example.com/other.html", "2024-01-05T00:00:00Z", page)+
+		warctest.Response("http://example.com/logo.png", "2024-01-06T00:00:00Z", logo)))
+	committed := func() bool {
+		ix, err := crawlindex.Open(index)
+		return err == nil && ix.Registry.Crawl("2024-01") != nil
+	}
+	r, err := Run(context.Background(), Options{Collections: []string{crawl}, Index: index, Jobs: 2})
+	if err != nil || r.Report.Exit != 1 || r.Report.Totals.Violations != 0 || committed() ||
+		!strings.Contains(strings.Join(r.Report.ExitReason, "\n"), "not committed") {
+		t.Fatalf("the resumed run: %v, exit %d, %d violations, committed %v; want 1, none, not committed:\n%s",
+			err, r.Report.Exit, r.Report.Totals.Violations, committed(), strings.Join(r.Report.ExitReason, "\n"))
+	}
+	r, err = Run(context.Background(), Options{Collections: []string{crawl}, Index: index, Jobs: 2})
+	if err != nil || r.Report.Exit != 0 || !committed() || r.Report.Totals.RevisitsWritten != 1 {
+		t.Fatalf("the run after it: %v, exit %d %v, committed %v, %d revisits written (want b.warc's logo)",
+			err, r.Report.Exit, r.Report.ExitReason, committed(), r.Report.Totals.RevisitsWritten)
 	}
 }

@@ -116,6 +116,9 @@ type Job struct {
 	// recordsProblem is why the work directory's records of the
 	// collection could not be brought up to date, if they could not.
 	recordsProblem string
+	// uncommitted: the crawl was not committed, its files having changed
+	// since the hash stage.
+	uncommitted bool
 }
 
 // Result is what a job did, for the summary and the exit status.
@@ -295,7 +298,7 @@ func (j *Job) stages(ctx context.Context) error {
 	}
 	all = append(all, stage{stageAccount, j.account, false})
 	if j.crawl != nil && !j.opt.DryRun {
-		all = append(all, stage{stageCommit, j.commit, true})
+		all = append(all, stage{stageCommit, j.commitUnchanged, true})
 	}
 	for _, s := range all {
 		if err := ctx.Err(); err != nil {
@@ -902,6 +905,9 @@ func (j *Job) finish(err error) {
 			reasons = append(reasons, fmt.Sprintf("%d files added since the hash stage: not part of this job; the next run takes them", n))
 			reasons = append(reasons, first(c.Added, 5)...)
 		}
+		if j.uncommitted {
+			reasons = append(reasons, "the crawl was not committed to the index: the next run deduplicates it as it is now and commits it")
+		}
 	}
 	if j.verified.Violations > 0 {
 		reasons = append(reasons, fmt.Sprintf("%s violations: records lost (see %s)", progress.Count(j.verified.Violations), Violations))
@@ -954,6 +960,18 @@ func first(s []string, n int) []string {
 		out = append(out, fmt.Sprintf("  and %d more", len(s)-n))
 	}
 	return out
+}
+
+// commitUnchanged commits the crawl (see commit) unless its files changed
+// since the hash stage, not by the job: what the job verified is then not
+// the crawl as it is. The job completes without it; the next run, a new
+// job on the crawl as it is now, commits it.
+func (j *Job) commitUnchanged(ctx context.Context) (string, error) {
+	if c := j.changes; c != nil && len(c.Added)+len(c.Changed)+len(c.Removed) > 0 {
+		j.uncommitted = true
+		return "not committed: the crawl's files changed since the hash stage; the next run takes the crawl as it is and commits it", nil
+	}
+	return j.commit(ctx)
 }
 
 // checkWritable finds, before anything is read, the directories of the
