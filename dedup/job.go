@@ -216,6 +216,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		if j.unchanged() {
 			rep, err := readReport(wd.File(StatsFile))
 			if err == nil {
+				rep.Totals.FilesInProgress = int64(len(j.inProgress)) // as they are now
 				return &Result{Report: rep, WorkDir: wd.Path, NothingToDo: true}, nil
 			}
 		}

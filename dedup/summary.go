@@ -28,7 +28,7 @@ func Summary(w io.Writer, res *Result) {
 	fmt.Fprintf(w, "collection: %s: %s files, %s; %s responses listed, %s revisits already there\n",
 		strings.Join(r.Collections, ", "), progress.Count(t.Files), progress.Bytes(t.StoredBytes),
 		progress.Count(t.Records), progress.Count(t.Revisits))
-	if n := t.FilesInProgress; n > 0 && !res.NothingToDo {
+	if n := t.FilesInProgress; n > 0 {
 		fmt.Fprintf(w, "skipped: %s files still being written (.open), not read (named in run.log); a run after their writer closes them takes them\n", progress.Count(n))
 	}
 	fmt.Fprintf(w, "duplicates (%s policy, %s): %s of the responses (%s), %s\n", r.Policy, r.Algorithm,
