@@ -89,7 +89,8 @@ type monitor struct {
 // report, as run's). With a job in the work directory that completed with
 // the same parameters, it submits nothing and returns that job's result.
 // Interrupted, it returns ctx's error; the Slurm jobs go on, and Run
-// follows them again when called again.
+// follows them again when called again (it says whether anything was
+// submitted).
 func Run(ctx context.Context, opt Options) (*dedup.Result, error) {
 	if opt.Params.Index != "" {
 		ix, err := opt.Params.CheckIndex()
@@ -382,10 +383,12 @@ func (m *monitor) follow(ctx context.Context) (*dedup.Result, error) {
 	if poll <= 0 {
 		poll = 2 * time.Second
 	}
-	queryFailures := 0
+	queryFailures, submitFailures := 0, 0
 	for {
+		wait := poll
 		finished, err := m.tick()
 		var stop *Stopped
+		var sub *submitError
 		switch {
 		case errors.As(err, &stop):
 			m.endStage("")
@@ -395,15 +398,27 @@ func (m *monitor) follow(ctx context.Context) (*dedup.Result, error) {
 			}
 			m.saveState()
 			return nil, err
+		case errors.As(err, &sub):
+			// No controller answers, or it refuses the job: tried again
+			// as a failed task is (--task-retries), waiting longer each
+			// time, for a controller that restarts.
+			submitFailures++
+			if submitFailures > m.opt.TaskRetries {
+				m.endStage("")
+				m.saveState()
+				return nil, fmt.Errorf("%w (%d tries): does a Slurm controller answer? %s", err, submitFailures, m.submitted("the same command submits the rest and follows them"))
+			}
+			wait = min(poll<<min(submitFailures-1, 16), time.Minute)
+			m.show.Print("warcdedup: warning: %v: trying again in %s (retry %d of %d)", err, progress.Duration(wait), submitFailures, m.opt.TaskRetries)
 		case err != nil:
 			// Slurm may be restarting: try again, for a while.
 			queryFailures++
 			m.show.Print("warcdedup: warning: %v", err)
 			if queryFailures > int(10*time.Minute/poll) {
-				return nil, err
+				return nil, fmt.Errorf("%w: %s", err, m.submitted("the same command follows them again"))
 			}
 		default:
-			queryFailures = 0
+			queryFailures, submitFailures = 0, 0
 		}
 		if finished {
 			m.endStage("")
@@ -417,11 +432,32 @@ func (m *monitor) follow(ctx context.Context) (*dedup.Result, error) {
 		case <-ctx.Done():
 			m.endStage("")
 			m.saveState()
-			return nil, fmt.Errorf("%w: the job's Slurm jobs go on; the same command follows them again", ctx.Err())
-		case <-time.After(poll):
+			return nil, fmt.Errorf("%w: %s", ctx.Err(), m.submitted("the same command follows them again"))
+		case <-time.After(wait):
 		}
 	}
 }
+
+// submitted says what of the job is in Slurm's hands: the jobs submitted,
+// which go on without the monitor, then what the same command does
+// (then), or that nothing was submitted.
+func (m *monitor) submitted(then string) string {
+	n := len(m.slurmJobs())
+	if n == 0 {
+		return "nothing was submitted to Slurm; the same command submits the job"
+	}
+	return fmt.Sprintf("the job's %d Slurm jobs submitted go on; %s", n, then)
+}
+
+// submitError is an sbatch that failed: the step's tasks are not in
+// Slurm's hands.
+type submitError struct {
+	step string
+	err  error
+}
+
+func (e *submitError) Error() string { return fmt.Sprintf("submitting %s: %v", e.step, e.err) }
+func (e *submitError) Unwrap() error { return e.err }
 
 // result reads the job's account.
 func (m *monitor) result() (*dedup.Result, error) {
@@ -532,7 +568,7 @@ func (m *monitor) tick() (finished bool, err error) {
 		id, err := m.sched.Submit(sub)
 		if err != nil {
 			m.saveState()
-			return false, err
+			return false, &submitError{s.Name, err}
 		}
 		ss := m.state.Steps[s.Name]
 		for _, i := range tasks {

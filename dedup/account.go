@@ -30,6 +30,19 @@ func (j *Job) account(ctx context.Context) (string, error) {
 		if err := a.fixity(); err != nil {
 			return "", err
 		}
+		if j.runDir != "" {
+			// The collection's records, every run's: the fixity list and
+			// the dependencies of the revisits there are now. Records
+			// that cannot be made (a damaged rewrite log) are named
+			// among the exit reasons; what the run did stands.
+			if err := j.collectionRecords(ctx); err != nil {
+				if ctx.Err() != nil {
+					return "", err
+				}
+				j.recordsProblem = err.Error()
+				j.show.Print("warcdedup: error: the work directory's fixity.tsv and deps.tsv: %v", err)
+			}
+		}
 	}
 	a.fill()
 	return fmt.Sprintf("%s duplicates, %s saved", progress.Count(a.rep.Totals.Duplicates), progress.Bytes(a.rep.Totals.BytesSaved)), nil
@@ -277,13 +290,13 @@ func (a *account) deps(ctx context.Context, pairsName string) error {
 	for _, k := range keys {
 		fmt.Fprintf(&b, "%s %s %d\n", k[0], k[1], counts[k])
 	}
-	return writeFile(j.wd.File(DepsFile), []byte(b.String()))
+	return writeFile(j.runFile(DepsFile), []byte(b.String()))
 }
 
 // fixity writes, from the rewrite log, one line per file this job
 // replaced: its size and SHA-256 before and after (see writeFixity).
 func (a *account) fixity() error {
-	n, err := writeFixity(a.j.wd.File(LogFile), a.j.state.LogSizeAtHash, a.j.wd.File(FixityFile))
+	n, err := writeFixity(a.j.wd.File(LogFile), a.j.state.LogSizeAtHash, a.j.runFile(FixityFile))
 	a.replaced = n
 	return err
 }
@@ -340,6 +353,7 @@ func (a *account) fill() {
 	j, rep := a.j, a.rep
 	t := &rep.Totals
 	t.Files = j.hashed.Files + j.hashed.FilesFailed
+	t.FilesInProgress = int64(len(j.inProgress))
 	t.StoredBytes = j.hashed.Bytes
 	t.FilesRewritten = j.rewrote.Rewritten
 	if !j.opt.DryRun {

@@ -119,9 +119,10 @@ func within(a, b string) bool {
 	return a == b || strings.HasPrefix(a, strings.TrimSuffix(b, string(filepath.Separator))+string(filepath.Separator))
 }
 
-// collect lists the crawl's files that take part, named CRAWL/PATH.
-func (c *crawlMode) collect() ([]warcsum.Input, error) {
-	all, err := warcsum.Collect([]string{c.root}, true)
+// collect lists the crawl's files that take part, named CRAWL/PATH, with
+// col (which tells of the files still being written).
+func (c *crawlMode) collect(col warcsum.Collector) ([]warcsum.Input, error) {
+	all, err := col.Collect([]string{c.root})
 	if err != nil {
 		return nil, err
 	}

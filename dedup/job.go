@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"warcdedup/atomicfile"
@@ -70,6 +72,10 @@ const (
 	stageIndexes = "update indexes"
 	stageCommit  = "commit"
 	stageAccount = "account"
+	// stageRewriteStarted marks a job whose rewrite began: the files
+	// changed from then on, and the manifests before must not be made
+	// again.
+	stageRewriteStarted = "rewrite started"
 )
 
 // Job is one run of the job on a collection.
@@ -88,17 +94,39 @@ type Job struct {
 	refused  []string // files left untouched, and why
 	stale    []string // lines left out, and why (the first ones)
 	damaged  []string // damage reported, the first ones
+	// newDamage counts the damaged records and unreadable files the hash
+	// again stage found beyond the hash stage's; damagedAgain names the
+	// first ones.
+	newDamage    int64
+	damagedAgain []string
+	// changes are the files that changed since the hash stage, not by the
+	// job (found by the verify stage).
+	changes *changes
+	mu      sync.Mutex // of the lists of messages
+	// inProgress are the files a crawler is still writing (".open") that
+	// the last listing of the collection passed over.
+	inProgress []string
 	// indexRefused says why each index --cdx named was left untouched.
 	indexRefused []string
 	// crawl is the crawl index mode; nil without an index.
 	crawl *crawlMode
+	// runDir is the directory of the run's own records, relative to the
+	// work directory ("" for none: see runFile).
+	runDir string
+	// recordsProblem is why the work directory's records of the
+	// collection could not be brought up to date, if they could not.
+	recordsProblem string
+	// uncommitted: the crawl was not committed, its files having changed
+	// since the hash stage.
+	uncommitted bool
 }
 
 // Result is what a job did, for the summary and the exit status.
 type Result struct {
 	Report      *report.Report
 	WorkDir     string
-	NothingToDo bool // a rerun of a complete job on unchanged files
+	RunDir      string // the run's own records, relative to WorkDir ("" when it had nothing to do)
+	NothingToDo bool   // a rerun of a complete job on unchanged files
 }
 
 // Run runs the job, resuming what an earlier run of it left unfinished.
@@ -173,23 +201,45 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	if j.inputs, err = j.collect(); err != nil {
 		return nil, err
 	}
+	for _, p := range j.inProgress {
+		show.Log("warcdedup: note: %s: skipped: still being written (its name ends in .open); a run after its writer has closed and renamed it takes it", p)
+	}
 	if len(j.inputs) == 0 {
-		return nil, fmt.Errorf("no WARC or ARC file found in %s", strings.Join(opt.Collections, ", "))
+		return nil, fmt.Errorf("no WARC or ARC file found in %s%s", strings.Join(opt.Collections, ", "), j.inProgressNote())
 	}
 	if j.crawl != nil {
 		if res, err := j.crawl.begin(j); res != nil || err != nil {
 			return res, err
 		}
 	}
-	if j.state.Complete && !opt.DryRun {
+	switch {
+	case j.state.Complete:
 		if j.unchanged() {
 			rep, err := readReport(wd.File(StatsFile))
 			if err == nil {
+				rep.Totals.FilesInProgress = int64(len(j.inProgress)) // as they are now
 				return &Result{Report: rep, WorkDir: wd.Path, NothingToDo: true}, nil
 			}
 		}
 		// The collection changed since the job completed: a new job on it.
 		j.state = &State{Params: params}
+	case j.state.done(stageHash) && !j.state.done(stageRewriteStarted):
+		// Hashed by assess or an interrupted run: what changed since is
+		// hashed again (the cache has the rest), and all that follows
+		// done anew.
+		ch, err := j.changesSinceHash(nil)
+		if err != nil {
+			return nil, err
+		}
+		if !ch.none() {
+			show.Note("warcdedup: the collection changed since it was hashed (by assess or an interrupted run): %s; hashing again what changed", ch)
+			j.state = &State{Params: params}
+		}
+	}
+	if !opt.DryRun {
+		if err := j.checkWritable(); err != nil {
+			return nil, err
+		}
 	}
 	show.Note("warcdedup: %s %s, work directory %s", map[bool]string{true: "dry run on", false: "deduplicating"}[opt.DryRun],
 		strings.Join(opt.Collections, ", "), wd.Path)
@@ -198,10 +248,27 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	if opt.DryRun {
 		j.rep.Mode = "dry run"
 	}
+	if j.runDir, err = wd.newRunDir(j.rep.Generated, j.rep.Mode); err != nil {
+		return nil, err
+	}
 	err = j.stages(ctx)
 	j.finish(err)
-	return &Result{Report: j.rep, WorkDir: wd.Path}, err
+	return &Result{Report: j.rep, WorkDir: wd.Path, RunDir: j.runDir}, err
 }
+
+// hashAgain is what the hash again stage found that the hash stage had
+// not, kept for a resumed run's exit status.
+type hashAgain struct {
+	NewDamage int64    `json:"new_damage"`
+	Messages  []string `json:"messages,omitempty"`
+}
+
+// hashAgainStats is where it is kept; changesStats where the verify stage
+// keeps the changes it found.
+const (
+	hashAgainStats = "hash-again.json"
+	changesStats   = "changes.json"
+)
 
 // stage is one step of the job.
 type stage struct {
@@ -233,7 +300,7 @@ func (j *Job) stages(ctx context.Context) error {
 	}
 	all = append(all, stage{stageAccount, j.account, false})
 	if j.crawl != nil && !j.opt.DryRun {
-		all = append(all, stage{stageCommit, j.commit, true})
+		all = append(all, stage{stageCommit, j.commitUnchanged, true})
 	}
 	for _, s := range all {
 		if err := ctx.Err(); err != nil {
@@ -310,7 +377,19 @@ func (j *Job) reload(stage string) error {
 	case stageRewrite:
 		j.rewrote, err = readJSON[refs.Stats](j.wd.File("rewrite.json"))
 	case stageVerify:
-		j.verified, err = readJSON[verify.Stats](j.wd.File("verify.json"))
+		if j.verified, err = readJSON[verify.Stats](j.wd.File("verify.json")); err == nil {
+			var ch changes
+			if ch, err = readJSON[changes](j.wd.File(changesStats)); errors.Is(err, os.ErrNotExist) {
+				err = nil // a stage done before it was kept
+			}
+			j.changes = &ch
+		}
+	case stageAfter:
+		var h hashAgain
+		if h, err = readJSON[hashAgain](j.wd.File(hashAgainStats)); errors.Is(err, os.ErrNotExist) {
+			err = nil // a stage done before it was kept
+		}
+		j.newDamage, j.damagedAgain = h.NewDamage, h.Messages
 	}
 	return err
 }
@@ -325,15 +404,19 @@ func (j *Job) locator() *source.Locator {
 }
 
 // collect lists the collection's files (see crawlMode.collect with an
-// index), only those of Options.Files when it is set.
+// index), only those of Options.Files when it is set, and notes the files
+// still being written that it passes over.
 func (j *Job) collect() ([]warcsum.Input, error) {
 	var inputs []warcsum.Input
 	var err error
+	var open []string
+	col := warcsum.Collector{Recursive: true, InProgress: func(p string) { open = append(open, p) }}
 	if j.crawl != nil {
-		inputs, err = j.crawl.collect()
+		inputs, err = j.crawl.collect(col)
 	} else {
-		inputs, err = warcsum.Collect(j.opt.Collections, true)
+		inputs, err = col.Collect(j.opt.Collections)
 	}
+	j.inProgress = open
 	if err != nil || j.opt.Files == nil {
 		return inputs, err
 	}
@@ -351,7 +434,10 @@ func (j *Job) hash(ctx context.Context) (string, error) {
 		return "", err
 	}
 	j.state.LogSizeAtHash = size
-	st, err := j.sum(ctx, BeforeFile, FactsFile, stageHash)
+	st, err := j.sumWith(ctx, BeforeFile, FactsFile, stageHash, HashedFiles, func(err error) {
+		j.keep(&j.damaged, err)
+		j.show.Print("warcdedup: error: %v", err)
+	})
 	if err != nil {
 		return "", err
 	}
@@ -364,15 +450,31 @@ func (j *Job) hash(ctx context.Context) (string, error) {
 }
 
 // sum runs warcsum over the collection into a manifest (and facts) of the
-// work directory, through the per-file cache.
+// work directory, through the per-file cache; the damage it finds is
+// printed and the first of it kept for the exit reasons.
 func (j *Job) sum(ctx context.Context, manifestName, factsName, stageName string) (warcsum.Stats, error) {
-	opt := j.sumOptions()
-	opt.Damage = func(err error) {
-		if len(j.damaged) < 100 {
-			j.damaged = append(j.damaged, err.Error())
-		}
+	return j.sumWith(ctx, manifestName, factsName, stageName, "", func(err error) {
+		j.keep(&j.damaged, err)
 		j.show.Print("warcdedup: error: %v", err)
+	})
+}
+
+// keep adds a message to the first ones of a list (workers report
+// damage at once).
+func (j *Job) keep(list *[]string, err error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if len(*list) < 100 {
+		*list = append(*list, err.Error())
 	}
+}
+
+// sumWith is sum, damage getting each damaged record and unreadable file;
+// with stamps, the work file of that name gets every file's stamp before
+// it is read (see writeStamps).
+func (j *Job) sumWith(ctx context.Context, manifestName, factsName, stageName, stamps string, damage func(error)) (warcsum.Stats, error) {
+	opt := j.sumOptions()
+	opt.Damage = damage
 	opt.Warn = func(err error) {}
 	cache, err := warcsum.NewCache(j.wd.File(cacheDir), opt)
 	if err != nil {
@@ -381,6 +483,11 @@ func (j *Job) sum(ctx context.Context, manifestName, factsName, stageName string
 	inputs, err := j.collect()
 	if err != nil {
 		return warcsum.Stats{}, err
+	}
+	if stamps != "" {
+		if err := writeStamps(j.wd.File(stamps), inputs); err != nil {
+			return warcsum.Stats{}, err
+		}
 	}
 	var total int64
 	for _, in := range inputs {
@@ -401,10 +508,7 @@ func (j *Job) sum(ctx context.Context, manifestName, factsName, stageName string
 	show := j.show.Start(stageName, "bytes", total)
 	var prog warcsum.Progress
 	r := warcsum.Runner{Options: opt, Jobs: j.opt.Jobs, Progress: &prog, Cache: cache,
-		OnFileError: func(in warcsum.Input, err error) {
-			j.damaged = append(j.damaged, err.Error())
-			j.show.Print("warcdedup: error: %v", err)
-		}}
+		OnFileError: func(in warcsum.Input, err error) { damage(err) }}
 	if facts != nil {
 		r.Facts = facts
 	}
@@ -550,7 +654,7 @@ func (j *Job) rewrite(ctx context.Context) (string, error) {
 	if !j.opt.DryRun {
 		// From here on the files change: the manifests before must not be
 		// made again, whatever happens.
-		j.state.Done = append(j.state.Done, "rewrite started")
+		j.state.Done = append(j.state.Done, stageRewriteStarted)
 		if err := j.wd.writeState(j.state); err != nil {
 			return "", err
 		}
@@ -650,10 +754,25 @@ func (j *Job) rewrite(ctx context.Context) (string, error) {
 }
 
 // hashAfter lists the collection again; only the files the rewrite
-// replaced are read, the others are known unchanged.
+// replaced are read, the others are known unchanged. The damage and
+// unreadable files the hash stage reported are not reported again (the
+// cache gives their messages anew); only what it had not found is.
 func (j *Job) hashAfter(ctx context.Context) (string, error) {
-	st, err := j.sum(ctx, AfterFile, "", stageAfter)
+	var again []string
+	st, err := j.sumWith(ctx, AfterFile, "", stageAfter, "", func(err error) { j.keep(&again, err) })
 	if err != nil {
+		return "", err
+	}
+	j.newDamage = max(st.Damaged+st.FilesFailed-j.hashed.Damaged-j.hashed.FilesFailed, 0)
+	if j.newDamage > 0 {
+		for _, m := range again {
+			if !slices.Contains(j.damaged, m) {
+				j.damagedAgain = append(j.damagedAgain, m)
+				j.show.Print("warcdedup: error: %s", m)
+			}
+		}
+	}
+	if err := writeJSON(j.wd.File(hashAgainStats), hashAgain{NewDamage: j.newDamage, Messages: j.damagedAgain}); err != nil {
 		return "", err
 	}
 	if j.crawl != nil {
@@ -666,7 +785,33 @@ func (j *Job) hashAfter(ctx context.Context) (string, error) {
 
 // verify proves that nothing was lost (warcsumcmp).
 func (j *Job) verify(ctx context.Context) (string, error) {
-	before, err := os.Open(j.wd.File(BeforeFile))
+	// Files another process changed since the hash stage hold records
+	// this job never listed and lost none of: they are left out.
+	replaced, err := j.replacedSinceHash()
+	if err != nil {
+		return "", err
+	}
+	if j.changes, err = j.changesSinceHash(replaced); err != nil {
+		return "", err
+	}
+	if err := writeJSON(j.wd.File(changesStats), j.changes); err != nil {
+		return "", err
+	}
+	beforeName := j.wd.File(BeforeFile)
+	if gone := slices.Concat(j.changes.Changed, j.changes.Removed); len(gone) > 0 {
+		for _, n := range gone {
+			j.show.Log("warcdedup: note: %s changed or was removed since the hash stage, not by this job: its records are left out of the verification", n)
+		}
+		beforeName = j.wd.File(tmpDir + "/before-unchanged.manifest")
+		if err := withoutFiles(j.wd.File(BeforeFile), beforeName, gone); err != nil {
+			return "", err
+		}
+		defer os.Remove(beforeName)
+	}
+	for _, n := range j.changes.Added {
+		j.show.Log("warcdedup: note: %s was added since the hash stage: it is not part of this job", n)
+	}
+	before, err := os.Open(beforeName)
 	if err != nil {
 		return "", err
 	}
@@ -699,7 +844,7 @@ func (j *Job) verify(ctx context.Context) (string, error) {
 		defer f.Close()
 		external = manifest.NewReader(f, name)
 	}
-	st, err := verify.RewriteAgainst(manifest.NewReader(before, j.wd.File(BeforeFile)), manifest.NewReader(after, j.wd.File(AfterFile)), external,
+	st, err := verify.RewriteAgainst(manifest.NewReader(before, beforeName), manifest.NewReader(after, j.wd.File(AfterFile)), external,
 		func(v string) {
 			fmt.Fprintln(bw, v)
 			j.show.Print("warcdedup: error: lost: %s", v)
@@ -733,6 +878,10 @@ func (j *Job) finish(err error) {
 		reasons = append(reasons, fmt.Sprintf("%s damaged records or unreadable files (hash stage; see %s)", progress.Count(n), RunLog))
 		reasons = append(reasons, first(j.damaged, 5)...)
 	}
+	if j.newDamage > 0 {
+		reasons = append(reasons, fmt.Sprintf("%s damaged records or unreadable files that the hash stage had not found (hash again stage; see %s)", progress.Count(j.newDamage), RunLog))
+		reasons = append(reasons, first(j.damagedAgain, 5)...)
+	}
 	if j.resolved.Stale > 0 {
 		reasons = append(reasons, fmt.Sprintf("%s stale manifest lines left out (resolve stage)", progress.Count(j.resolved.Stale)))
 		reasons = append(reasons, first(j.stale, 5)...)
@@ -745,15 +894,63 @@ func (j *Job) finish(err error) {
 		reasons = append(reasons, fmt.Sprintf("%d indexes left untouched (update indexes stage; see %s)", len(j.indexRefused), RunLog))
 		reasons = append(reasons, first(j.indexRefused, 5)...)
 	}
+	if c := j.changes; c != nil {
+		if n := len(c.Changed); n > 0 {
+			reasons = append(reasons, fmt.Sprintf("%d files changed since the hash stage, not by this job: their records were not this job's and were left out of its verification; the next run takes them as they are (see %s)", n, RunLog))
+			reasons = append(reasons, first(c.Changed, 5)...)
+		}
+		if n := len(c.Removed); n > 0 {
+			reasons = append(reasons, fmt.Sprintf("%d files removed since the hash stage: their records were left out of the verification (see %s)", n, RunLog))
+			reasons = append(reasons, first(c.Removed, 5)...)
+		}
+		if n := len(c.Added); n > 0 {
+			reasons = append(reasons, fmt.Sprintf("%d files added since the hash stage: not part of this job; the next run takes them", n))
+			reasons = append(reasons, first(c.Added, 5)...)
+		}
+		if j.uncommitted {
+			reasons = append(reasons, "the crawl was not committed to the index: the next run deduplicates it as it is now and commits it")
+		}
+	}
 	if j.verified.Violations > 0 {
 		reasons = append(reasons, fmt.Sprintf("%s violations: records lost (see %s)", progress.Count(j.verified.Violations), Violations))
+	}
+	if j.recordsProblem != "" {
+		reasons = append(reasons, "the work directory's fixity.tsv and deps.tsv were not brought up to date: "+j.recordsProblem)
 	}
 	if rep.Exit == 0 && len(reasons) > 0 {
 		rep.Exit = 1
 	}
 	rep.ExitReason = reasons
-	// The report, also of a run that stopped, is written when it can be.
-	writeReport(j.wd, rep)
+	// The report, also of a run that stopped, is written when it can be:
+	// the run's own, and the work directory's with every run.
+	if j.runDir == "" {
+		writeReport(j.wd, rep)
+		return
+	}
+	if err := writeReportIn(j.wd.File(j.runDir), rep); err != nil {
+		j.show.Print("warcdedup: error: writing the run's report: %v", err)
+	}
+	if err := collectionReport(context.Background(), j.wd, rep); err != nil {
+		j.show.Print("warcdedup: error: writing the work directory's report: %v", err)
+	}
+}
+
+// inProgressNote says, after a sentence, which files still being written
+// were passed over, if any.
+func (j *Job) inProgressNote() string {
+	if len(j.inProgress) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%s still being written, not read: %s)", progress.Count(int64(len(j.inProgress))), inline(j.inProgress, 3))
+}
+
+// inline is the first n of s in a sentence: "a, b, c and 4 more".
+func inline(s []string, n int) string {
+	text := strings.Join(s[:min(n, len(s))], ", ")
+	if more := len(s) - n; more > 0 {
+		text += fmt.Sprintf(" and %d more", more)
+	}
+	return text
 }
 
 func first(s []string, n int) []string {
@@ -767,14 +964,70 @@ func first(s []string, n int) []string {
 	return out
 }
 
-// stamps records every input's stamp as the job completes.
+// commitUnchanged commits the crawl (see commit) unless its files changed
+// since the hash stage, not by the job: what the job verified is then not
+// the crawl as it is. The job completes without it; the next run, a new
+// job on the crawl as it is now, commits it.
+func (j *Job) commitUnchanged(ctx context.Context) (string, error) {
+	if c := j.changes; c != nil && len(c.Added)+len(c.Changed)+len(c.Removed) > 0 {
+		j.uncommitted = true
+		return "not committed: the crawl's files changed since the hash stage; the next run takes the crawl as it is and commits it", nil
+	}
+	return j.commit(ctx)
+}
+
+// checkWritable finds, before anything is read, the directories of the
+// collection where no file can be replaced (a new version is written
+// beside a file and renamed over it): a read-only file system, or a
+// directory this user may not write. If none can be written the job
+// stops; if some, it says which, and their files will be refused.
+func (j *Job) checkWritable() error {
+	var dirs []string
+	for _, in := range j.inputs {
+		if d := filepath.Dir(in.Path); len(dirs) == 0 || dirs[len(dirs)-1] != d {
+			dirs = append(dirs, d)
+		}
+	}
+	slices.Sort(dirs)
+	dirs = slices.Compact(dirs)
+	var refused []string
+	for _, d := range dirs {
+		if err := syscall.Access(d, unixWrite|unixSearch); err != nil {
+			refused = append(refused, fmt.Sprintf("%s (%v)", d, err))
+		}
+	}
+	switch {
+	case len(refused) == 0:
+		return nil
+	case len(refused) == len(dirs):
+		return fmt.Errorf("nothing in %s can be rewritten: no new version of a file can be written beside it in %s: run as a user who may write there, or see what a run would do with warcdedup assess, which writes nothing there",
+			strings.Join(j.opt.Collections, ", "), inline(refused, 3))
+	}
+	j.show.Print("warcdedup: warning: %d of the %d directories of the collection cannot be written: their files will be refused and left untouched: %s",
+		len(refused), len(dirs), inline(refused, 3))
+	return nil
+}
+
+// The modes of access(2) checkWritable asks for.
+const (
+	unixWrite  = 0x2 // W_OK
+	unixSearch = 0x1 // X_OK
+)
+
+// stamps records every input's stamp as the job completes, but those of
+// the files that changed since the hash stage (not by the job) or were
+// added: the next run finds them changed, and takes them.
 func (j *Job) stamps() map[string]string {
 	m := map[string]string{}
 	inputs, err := j.collect()
 	if err != nil {
 		return nil
 	}
+	left := j.changes.excluded()
 	for _, in := range inputs {
+		if left[in.Name] {
+			continue
+		}
 		if s, ok := fileStamp(in.Path); ok {
 			m[in.Name] = s
 		}

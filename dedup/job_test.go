@@ -136,16 +136,13 @@ func TestRun(t *testing.T) {
 	if changed == 0 || int64(changed) != tot.FilesRewritten || len(fixity) != changed+1 {
 		t.Errorf("%d files changed, %d rewritten, fixity.tsv has %d lines", changed, tot.FilesRewritten, len(fixity))
 	}
-	// The dependencies: as many revisits as were written.
-	var deps int64
-	for _, l := range readLines(t, filepath.Join(wd, DepsFile))[1:] {
-		var a, b string
-		var n int64
-		fmt.Sscan(l, &a, &b, &n)
-		deps += n
+	// The dependencies: the run's own, as many revisits as it wrote; the
+	// collection's, every revisit in it now (those it had too).
+	if deps, _ := depsCount(t, filepath.Join(wd, r.RunDir, DepsFile)); deps != tot.RevisitsWritten {
+		t.Errorf("the run's deps.tsv counts %d revisits, %d were written", deps, tot.RevisitsWritten)
 	}
-	if deps != tot.RevisitsWritten {
-		t.Errorf("deps.tsv counts %d revisits, %d were written", deps, tot.RevisitsWritten)
+	if deps, unresolved := depsCount(t, filepath.Join(wd, DepsFile)); deps+unresolved != tot.RevisitsWritten+tot.Revisits || deps < tot.RevisitsWritten {
+		t.Errorf("deps.tsv counts %d revisits and %d that refer to nothing; %d were written, %d were there", deps, unresolved, tot.RevisitsWritten, tot.Revisits)
 	}
 	if len(rep.ByMIME) == 0 || len(rep.ByHost) == 0 || len(rep.ByMonth) == 0 || len(rep.BySize) == 0 || len(rep.LargestClasses) == 0 {
 		t.Errorf("a breakdown is empty: %d MIME, %d host, %d month, %d size, %d classes", len(rep.ByMIME), len(rep.ByHost), len(rep.ByMonth), len(rep.BySize), len(rep.LargestClasses))
@@ -178,6 +175,23 @@ func TestRun(t *testing.T) {
 		t.Errorf("rerun: not nothing to do")
 	}
 	sameTree(t, "after a rerun", hashTree(t, dir), after)
+}
+
+// depsCount reads a deps.tsv: the revisits it counts, and those it says
+// refer to nothing.
+func depsCount(t *testing.T, name string) (deps, unresolved int64) {
+	t.Helper()
+	for _, l := range readLines(t, name)[1:] {
+		var a, b string
+		var n int64
+		if strings.HasPrefix(l, "# ") {
+			fmt.Sscan(strings.TrimPrefix(l, "# "), &unresolved)
+			continue
+		}
+		fmt.Sscan(l, &a, &b, &n)
+		deps += n
+	}
+	return deps, unresolved
 }
 
 // listing is the manifest warcsum gives of the files under dir, read now.
@@ -271,7 +285,8 @@ func TestMain(m *testing.M) {
 // a whole job, every stage included, then runs the same command again:
 // it must finish, with every file byte for byte what an uninterrupted job
 // gives, nothing lost, each replaced file logged once, and no temporary
-// file left in the collection, the work directory or $TMPDIR.
+// file left in the collection, the work directory (its own files, cache
+// and sort's) or $TMPDIR.
 func TestKillAndResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills warcdedup many times")
@@ -317,10 +332,10 @@ func TestKillAndResume(t *testing.T) {
 		}
 		sameTree(t, fmt.Sprintf("kill %d after %v, resumed", i, delay), hashTree(t, coll), want)
 		checkLoggedOnce(t, filepath.Join(wd, LogFile))
-		for _, d := range []string{coll, filepath.Join(wd, tmpDir), tmp} {
+		for _, d := range []string{coll, wd, filepath.Join(wd, cacheDir), filepath.Join(wd, tmpDir), tmp} {
 			entries, _ := os.ReadDir(d)
 			for _, e := range entries {
-				if strings.HasPrefix(e.Name(), atomicfile.TempPrefix) || d != coll {
+				if strings.HasPrefix(e.Name(), atomicfile.TempPrefix) || d == tmp || d == filepath.Join(wd, tmpDir) {
 					t.Errorf("kill %d: %s left in %s", i, e.Name(), d)
 				}
 			}

@@ -3,6 +3,7 @@ package dedup
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"warcdedup/internal/progress"
@@ -27,6 +28,9 @@ func Summary(w io.Writer, res *Result) {
 	fmt.Fprintf(w, "collection: %s: %s files, %s; %s responses listed, %s revisits already there\n",
 		strings.Join(r.Collections, ", "), progress.Count(t.Files), progress.Bytes(t.StoredBytes),
 		progress.Count(t.Records), progress.Count(t.Revisits))
+	if n := t.FilesInProgress; n > 0 {
+		fmt.Fprintf(w, "skipped: %s files still being written (.open), not read (named in run.log); a run after their writer closes them takes them\n", progress.Count(n))
+	}
 	fmt.Fprintf(w, "duplicates (%s policy, %s): %s of the responses (%s), %s\n", r.Policy, r.Algorithm,
 		progress.Count(t.Duplicates), progress.Percent(t.Duplicates, t.Records), progress.Bytes(t.DuplicateBytes))
 	fmt.Fprintf(w, "%s: %s revisits in %s files; %s %s (%s of the collection)\n",
@@ -53,7 +57,10 @@ func Summary(w io.Writer, res *Result) {
 	if len(stages) > 0 {
 		fmt.Fprintf(w, "stages: %s\n", strings.Join(stages, ", "))
 	}
-	fmt.Fprintf(w, "work directory: %s (report.html, stats.json, fixity.tsv, deps.tsv, rewrite.log, manifests)\n", res.WorkDir)
+	fmt.Fprintf(w, "work directory: %s (report.html, stats.json, fixity.tsv, deps.tsv of every run; rewrite.log, manifests)\n", res.WorkDir)
+	if res.RunDir != "" {
+		fmt.Fprintf(w, "this run's own: %s\n", filepath.Join(res.WorkDir, res.RunDir))
+	}
 	if r.Exit != 0 {
 		fmt.Fprintf(w, "exit status %d:\n", r.Exit)
 		for _, why := range r.ExitReason {

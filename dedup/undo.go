@@ -118,7 +118,8 @@ func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := &undo{opt: opt, wd: wd, state: state, res: &UndoResult{WorkDir: wd.Path, Collections: state.Params.Collections}, refused: map[string]bool{}}
+	u := &undo{opt: opt, wd: wd, state: state, res: &UndoResult{WorkDir: wd.Path, Collections: state.Params.Collections}, refused: map[string]bool{},
+		restoreFrom: -1}
 	if state.Params.Index != "" {
 		if u.crawl, err = undoCrawl(state.Params); err != nil {
 			return nil, err
@@ -148,6 +149,10 @@ func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
 	defer u.show.Tee(nil)
 	err = u.run(ctx, files)
 	u.res.Took = time.Since(start)
+	// The work directory's records of the collection (records.go).
+	if u.restoreFrom >= 0 {
+		recordUndo(ctx, wd, state.Params, u.res, u.restoreFrom, start, u.crawl != nil)
+	}
 	if werr := writeJSON(wd.File(UndoStatsFile), u.res); err == nil {
 		err = werr
 	}
@@ -164,6 +169,8 @@ type undo struct {
 	res   *UndoResult
 	// refused are the files the restore refused (escaped as field 1).
 	refused map[string]bool
+	// restoreFrom is the log's size when the restore began, -1 before.
+	restoreFrom int64
 }
 
 // run restores the files named (escaped as manifest field 1) and checks
@@ -194,6 +201,7 @@ func (u *undo) run(ctx context.Context, files []string) error {
 	if len(todo) == 0 {
 		u.res.NothingToDo = true
 	} else {
+		u.restoreFrom = from
 		err = u.restore(ctx, todo, written, log)
 	}
 	if cerr := log.Close(); err == nil {

@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 
 	"warcdedup/atomicfile"
@@ -32,6 +33,7 @@ type WorkDir struct {
 // The files of a work directory.
 const (
 	StateFile    = "state.json"             // what was done, to resume
+	HashedFiles  = "hashed-files.tsv"       // the files the hash stage read, each with its stamp before
 	BeforeFile   = "before.manifest"        // warcsum of the collection before
 	FactsFile    = "facts.manifest"         // status and media type of its responses
 	ByDigestFile = "by-digest.manifest"     // before.manifest sorted for resolution
@@ -48,6 +50,7 @@ const (
 	StatsFile    = "stats.json"             // the report's figures
 	ReportFile   = "report.html"            // the report
 	RunLog       = "run.log"                // every run's messages, appended
+	RunsDir      = "runs"                   // each run's own records, in a directory named after its start
 	cacheDir     = "cache"                  // warcsum's per-file cache
 	tmpDir       = "tmp"                    // sort's temporary files
 )
@@ -62,11 +65,13 @@ func DefaultWorkDir(collection string) string {
 	return filepath.Clean(abs) + ".warcdedup"
 }
 
-// OpenWorkDir creates (if need be) and locks the work directory at path.
+// OpenWorkDir creates (if need be) and locks the work directory at path,
+// and removes what a killed run left in it: the temporary files of the
+// files it was writing, which no run holding the lock can be writing.
 func OpenWorkDir(path string) (*WorkDir, error) {
 	for _, d := range []string{path, filepath.Join(path, cacheDir), filepath.Join(path, tmpDir)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("the work directory %s cannot be made: %w (name one on a file system you may write with --work-dir)", path, err)
 		}
 	}
 	f, err := os.OpenFile(filepath.Join(path, ".lock"), os.O_RDWR|os.O_CREATE, 0o644)
@@ -80,7 +85,37 @@ func OpenWorkDir(path string) (*WorkDir, error) {
 		}
 		return nil, fmt.Errorf("%s: locking the work directory: %w", path, err)
 	}
-	return &WorkDir{Path: path, lock: f}, nil
+	w := &WorkDir{Path: path, lock: f}
+	w.removeLeftovers()
+	return w, nil
+}
+
+// removeLeftovers removes the temporary files of a run that was killed:
+// every file of tmp (sort's), and the atomicfile temporary files
+// (".tmp-*") beside the work files, the cache's entries and each run's
+// records. Subdirectories with work directories of their own (assess
+// --sample's, assess --cdx's) are left to their own opening.
+func (w *WorkDir) removeLeftovers() {
+	entries, _ := os.ReadDir(w.File(tmpDir))
+	for _, e := range entries {
+		os.RemoveAll(filepath.Join(w.File(tmpDir), e.Name()))
+	}
+	dirs := []string{w.Path, w.File(cacheDir)}
+	if runs, err := os.ReadDir(w.File(RunsDir)); err == nil {
+		for _, r := range runs {
+			if r.IsDir() {
+				dirs = append(dirs, filepath.Join(w.File(RunsDir), r.Name()))
+			}
+		}
+	}
+	for _, d := range dirs {
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			if e.Type().IsRegular() && strings.HasPrefix(e.Name(), atomicfile.TempPrefix) {
+				os.Remove(filepath.Join(d, e.Name()))
+			}
+		}
+	}
 }
 
 // File is the path of one of the work directory's files.

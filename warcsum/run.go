@@ -43,12 +43,38 @@ func IsArchiveName(name string) bool {
 	return false
 }
 
+// InProgress reports whether a file found in a directory is one a crawler
+// is still writing: a WARC or ARC name with the ".open" that Heritrix and
+// warcprox add until the file is complete ("x.warc.gz.open"). Such a file
+// is never read as part of a collection: its last record may be cut short,
+// and its writer will append to it and rename it.
+func InProgress(name string) bool {
+	stem, ok := strings.CutSuffix(strings.ToLower(name), ".open")
+	return ok && IsArchiveName(stem)
+}
+
 // Collect turns command-line paths into Inputs, in argument order and, within
 // a directory, in byte order of the names. A file named directly is read
 // whatever its name; files in a directory only if IsArchiveName, and
 // subdirectories only when recursive. Two inputs with the same name are an
 // error, because field 1 must name one file.
 func Collect(paths []string, recursive bool) ([]Input, error) {
+	return Collector{Recursive: recursive}.Collect(paths)
+}
+
+// Collector is Collect that tells what it passes over that a user would
+// miss: the files still being written.
+type Collector struct {
+	Recursive bool
+	// InProgress, if set, receives the path of each file found in a
+	// directory that a crawler is still writing (see InProgress): it is
+	// not read. Called in the order of the inputs.
+	InProgress func(path string)
+}
+
+// Collect is the package's Collect with c's settings.
+func (c Collector) Collect(paths []string) ([]Input, error) {
+	recursive := c.Recursive
 	var inputs []Input
 	seen := map[string]string{}
 	add := func(in Input) error {
@@ -81,7 +107,13 @@ func Collect(paths []string, recursive bool) ([]Input, error) {
 				}
 				return nil
 			}
-			if !d.Type().IsRegular() || !IsArchiveName(d.Name()) {
+			if !d.Type().IsRegular() {
+				return nil
+			}
+			if !IsArchiveName(d.Name()) {
+				if c.InProgress != nil && InProgress(d.Name()) {
+					c.InProgress(path)
+				}
 				return nil
 			}
 			info, err := d.Info()

@@ -74,11 +74,24 @@ files, read with its subdirectories) in place:
 
 The work directory keeps every stage's output: the same command after an
 interruption (even SIGKILL) resumes, without redoing finished stages or
-files; run again on an unchanged collection, it has nothing to do. It also
-keeps what a preservation officer needs afterwards: the manifests, the
-rewrite log (appended across runs), the fixity list of every replaced file
-(size and SHA-256 before and after), the files each file's revisits depend
-on, the statistics and the report.
+files; run again on an unchanged collection, it has nothing to do. A run
+that resumes a job hashed by assess or an interrupted run first checks the
+files again: what was added or changed is hashed (the rest comes from the
+cache); once the rewrite has begun, a file changed by another process is
+named and left to the next run, never taken for records lost. It also
+keeps what a preservation officer needs afterwards, of every run of the
+collection: the manifests, the rewrite log (appended across runs), the
+fixity list of every file any run replaced (size and SHA-256 before the
+first replacement and now), the files whose originals each file's
+revisits need now, the statistics and the report listing every run; and,
+in runs/TIME-MODE/, each run's own report, fixity list and dependencies.
+
+A file another process has open for writing (a crawler writing it under
+its final name), or opens for writing while it is rewritten, is refused
+and left untouched (Linux: a read lease held from its opening to the
+rename); a file still being written under a .open name (Heritrix) is not
+read, and is named in run.log. A collection that cannot be written is
+found before anything is hashed.
 
 With --dry-run it does everything but rewrite, and reports what a run would
 write and save (the same figures a run then gives).
@@ -322,7 +335,9 @@ Interrupted, even by kill -9, the same command first completes the log
 from its journal and then restores what is left. The log gets a
 "restored" entry per record (warccdx brings indexes up to date from it),
 and undo-fixity.tsv the size and SHA-256 of every replaced file before
-and after.
+and after (kept with undo.json in runs/TIME-undo/); the work directory's
+fixity.tsv, deps.tsv (the revisits restored no longer need their
+originals) and report are brought up to date.
 
 Before it exits 0, undo reads again every file named that the log names:
 no revisit the log wrote may be left in it, and it must have the size and
