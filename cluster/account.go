@@ -168,7 +168,7 @@ func (k *task) mergeOutputs(ctx context.Context, acc *dedup.Accounting) error {
 			fixity = append(fixity, k.wd.host(h, fixityFile))
 		}
 	}
-	k.prog.set("files", 5)
+	k.prog.Begin("files", 5)
 	for _, m := range []struct {
 		inputs []string
 		out    string

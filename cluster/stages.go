@@ -93,8 +93,8 @@ func (k *task) sum(ctx context.Context, manifestName, factsName string, damaged 
 		defer facts.Abort()
 		r.Facts = facts
 	}
-	k.prog.set("bytes", total)
-	stop := k.prog.follow(&r.Progress.Bytes)
+	k.prog.Begin("bytes", total)
+	stop := progress.Follow(&r.Progress.Bytes, k.prog)
 	st, err := r.Run(inputs, out)
 	stop()
 	if err != nil {
@@ -314,8 +314,8 @@ func (k *task) resolve(ctx context.Context) error {
 		// never rewritten.
 		res.Kept = func(l *manifest.Line) bool { return !k.spec.ours(l.File) }
 	}
-	k.prog.set("lines", total)
-	stop := k.prog.follow(&prog.Lines)
+	k.prog.Begin("lines", total)
+	stop := progress.Follow(&prog.Lines, k.prog)
 	bw := bufio.NewWriterSize(out, 256<<10)
 	st, err := res.Run(ctx, manifest.NewReader(bufio.NewReaderSize(m, 256<<10), "range "+rangeName(r, n)+" of the hosts' manifests"), bw)
 	stop()
@@ -663,8 +663,8 @@ func (k *task) rewrite(ctx context.Context) error {
 			derived.Add(1)
 		}
 	}
-	k.prog.set("bytes", total)
-	stop := k.prog.follow(&prog.Bytes)
+	k.prog.Begin("bytes", total)
+	stop := progress.Follow(&prog.Bytes, k.prog)
 	st, err := rw.Run(ctx, manifest.NewReader(bufio.NewReaderSize(in, 256<<10), byFile), log)
 	stop()
 	if err == nil {
@@ -765,7 +765,7 @@ func (k *task) verify(ctx context.Context) error {
 	}
 	defer out.Abort()
 	bw := bufio.NewWriter(out)
-	k.prog.set("records", total)
+	k.prog.Begin("records", total)
 	// With an index, revisits may refer to the committed originals the
 	// ranges kept, as the resolution found them.
 	var external *manifest.Reader

@@ -260,13 +260,6 @@ func startProgress(name, job string) *progressWriter {
 	return p
 }
 
-// set starts counting anew, in unit, out of total.
-func (p *progressWriter) set(unit string, total int64) {
-	p.unit.Store(&unit)
-	p.total.Store(total)
-	p.done.Store(0)
-}
-
 func (p *progressWriter) write() {
 	writeJSON(p.name, Progress{Job: p.job, Unit: *p.unit.Load(), Done: p.done.Load(), Total: p.total.Load(), Updated: time.Now().UTC()})
 }
@@ -276,28 +269,20 @@ func (p *progressWriter) stop() {
 	<-p.ended
 }
 
-// follow copies a counter of the work into the progress until stopped.
-func (p *progressWriter) follow(from *atomic.Int64) (stop func()) {
-	quit, ended := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(ended)
-		t := time.NewTicker(200 * time.Millisecond)
-		defer t.Stop()
-		for {
-			done := from.Load()
-			p.done.Store(done)
-			if p.midway != nil && done > 0 && done < p.total.Load() {
-				p.midway()
-			}
-			select {
-			case <-quit:
-				p.done.Store(from.Load())
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return func() { close(quit); <-ended }
+// Begin starts counting anew, in unit, out of total (progress.Meter).
+func (p *progressWriter) Begin(unit string, total int64) {
+	p.unit.Store(&unit)
+	p.total.Store(total)
+	p.done.Store(0)
+}
+
+// Set records the units done (progress.Meter); the first that finds the
+// work part done calls midway.
+func (p *progressWriter) Set(done int64) {
+	p.done.Store(done)
+	if p.midway != nil && done > 0 && done < p.total.Load() {
+		p.midway()
+	}
 }
 
 // errorsOf collects messages: all of them, or the first limit.

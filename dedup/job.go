@@ -515,7 +515,7 @@ func (j *Job) sumWith(ctx context.Context, manifestName, factsName, stageName, s
 	if j.crawl != nil {
 		r.OnFile = func(in warcsum.Input, sum string) { j.crawl.sums[in.Name] = sum }
 	}
-	stop := follow(&prog.Bytes, show)
+	stop := progress.Follow(&prog.Bytes, show)
 	st, err := r.Run(inputs, out)
 	stop()
 	show.Done("")
@@ -540,33 +540,6 @@ func (j *Job) sumWith(ctx context.Context, manifestName, factsName, stageName, s
 // stages and the entries the rewrite derives.
 func (j *Job) sumOptions() warcsum.Options {
 	return warcsum.Options{Algorithm: j.opt.Algorithm}
-}
-
-// follow copies a counter into a stage's progress until stopped.
-func follow(from interface{ Load() int64 }, s *progress.Stage) (stop func()) {
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(200 * time.Millisecond)
-		defer t.Stop()
-		var last int64
-		for {
-			select {
-			case <-done:
-				if n := from.Load(); n > last {
-					s.Add(n - last)
-				}
-				return
-			case <-t.C:
-				if n := from.Load(); n > last {
-					s.Add(n - last)
-					last = n
-				}
-			}
-		}
-	}()
-	return func() { close(done); <-finished }
 }
 
 // sortByDigest orders the manifest for resolution (stage 2's input).
@@ -618,7 +591,7 @@ func (j *Job) resolve(ctx context.Context) (string, error) {
 	if j.crawl != nil {
 		res.Kept = j.crawl.committedLine
 	}
-	stop := follow(&prog.Lines, show)
+	stop := progress.Follow(&prog.Lines, show)
 	bw := bufio.NewWriterSize(out, 256<<10)
 	st, err := res.Run(ctx, manifest.NewReader(in, j.wd.File(input)), bw)
 	stop()
@@ -724,7 +697,7 @@ func (j *Job) rewrite(ctx context.Context) (string, error) {
 			derived.Add(1)
 		}
 	}
-	stop := follow(&prog.Bytes, show)
+	stop := progress.Follow(&prog.Bytes, show)
 	st, err := rw.Run(ctx, manifest.NewReader(in, j.wd.File(ByFileFile)), log)
 	stop()
 	show.Done("")

@@ -314,7 +314,7 @@ func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.M
 			u.show.Print("warcdedup: error: %v", err)
 		},
 		Warn: func(err error) { u.show.Note("warcdedup: warning: %v", err) }}
-	stop := follow(&prog.Bytes, stage)
+	stop := progress.Follow(&prog.Bytes, stage)
 	u.res.Stats, err = r.Run(ctx, todo, log)
 	stop()
 	st := u.res.Stats
