@@ -17,6 +17,7 @@ import (
 
 	"warcdedup/dedup"
 	"warcdedup/internal/progress"
+	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 	"warcdedup/report"
 	"warcdedup/warcsum"
@@ -115,7 +116,7 @@ func Sample(ctx context.Context, opt SampleOptions) (*Result, error) {
 		return out, err
 	}
 	start := time.Now()
-	est, model, err := estimateSample(ctx, job.WorkDir, dedup.SortOptions{TempDir: filepath.Join(job.WorkDir, "tmp"),
+	est, model, err := estimateSample(ctx, job.WorkDir, syssort.Sorter{TempDir: filepath.Join(job.WorkDir, "tmp"),
 		Memory: job.SortMemory, Parallel: job.Jobs}, len(chosen), len(inputs))
 	if err != nil {
 		return out, fmt.Errorf("estimating from %s: %w", job.WorkDir, err)
@@ -166,7 +167,7 @@ func sampleReport(dry *report.Report, est [nFigures]Interval, fs *FileSample, op
 
 // estimateSample feeds a FileSample from the dry run's work files: the
 // numbered manifest in file order and the revisits it measured.
-func estimateSample(ctx context.Context, jobDir string, so dedup.SortOptions, n, files int) (*FileSample, RevisitModel, error) {
+func estimateSample(ctx context.Context, jobDir string, so syssort.Sorter, n, files int) (*FileSample, RevisitModel, error) {
 	fs, err := NewFileSample(files, n)
 	if err != nil {
 		return nil, RevisitModel{}, err
@@ -180,7 +181,7 @@ func estimateSample(ctx context.Context, jobDir string, so dedup.SortOptions, n,
 		return nil, RevisitModel{}, err
 	}
 	model := fit.model(DefaultRevisitModel)
-	if err := dedup.Sort(ctx, so, "LC_ALL=C sort -k1,1 -k2,2n -k3,3n", records, sorted); err != nil {
+	if err := so.Sort(ctx, "LC_ALL=C sort -k1,1 -k2,2n -k3,3n", []string{records}, sorted); err != nil {
 		return nil, RevisitModel{}, err
 	}
 	f, err := os.Open(sorted)

@@ -173,7 +173,7 @@ func (k *task) mergeOutputs(ctx context.Context, acc *dedup.Accounting) error {
 		inputs []string
 		out    string
 	}{{byFile, dedup.ByFileFile}, {facts, dedup.FactsByFile}, {saved, dedup.SavedFile}} {
-		if err := k.sorter.sort(ctx, manifest.ByFile, true, m.inputs, k.wd.file(m.out)); err != nil {
+		if err := k.sorter.Merge(ctx, manifest.ByFile.Command, m.inputs, k.wd.file(m.out)); err != nil {
 			return err
 		}
 		k.prog.done.Add(1)

@@ -14,6 +14,7 @@ import (
 	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
 	"warcdedup/dedup"
+	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 	"warcdedup/report"
 	"warcdedup/warcsum"
@@ -174,7 +175,7 @@ func committedAlready(opt Options, ix *crawlindex.Index) (*dedup.Result, error) 
 // partition of the range's first digest on.
 func (k *task) joinIndex(ctx context.Context, ix *crawlindex.Index, parts []string, dir string) (string, crawlindex.JoinStats, error) {
 	var st crawlindex.JoinStats
-	m, err := k.sorter.merge(ctx, manifest.ByDigest, parts)
+	m, err := k.sorter.MergeStream(ctx, manifest.ByDigest.Command, parts)
 	if err != nil {
 		return "", st, err
 	}
@@ -222,7 +223,7 @@ func (k *task) newKeptIndex(dir string) (*keptIndex, error) {
 	if ki.out, err = atomicfile.Create(filepath.Join(dir, indexKeptFile), 0o644); err != nil {
 		return nil, err
 	}
-	if ki.unsort, err = os.Create(filepath.Join(k.sorter.tmp, "index-kept")); err != nil {
+	if ki.unsort, err = os.Create(filepath.Join(k.sorter.TempDir, "index-kept")); err != nil {
 		ki.out.Abort()
 		return nil, err
 	}
@@ -254,7 +255,7 @@ func (ki *keptIndex) close(ctx context.Context, err error) error {
 	if err := ki.uw.Flush(); err != nil {
 		return err
 	}
-	return ki.k.sorter.sort(ctx, manifest.ByFile, false, []string{ki.unsort.Name()}, filepath.Join(ki.dir, indexKeptByFile))
+	return ki.k.sorter.Sort(ctx, manifest.ByFile.Command, []string{ki.unsort.Name()}, filepath.Join(ki.dir, indexKeptByFile))
 }
 
 // keptIndexFiles are every range's files of one kind (indexKeptFile or
@@ -353,7 +354,7 @@ func (k *task) commitCrawl(ctx context.Context, acc *dedup.Accounting) (report.S
 	}
 	cc := &dedup.CrawlCommit{Index: ix, Crawl: &crawlindex.Crawl{Name: k.spec.Crawl, Location: k.spec.CrawlURL, Log: k.wd.file(dedup.LogFile)},
 		Files: files, Deps: k.wd.file(dedup.DepsFile), WorkDir: string(k.wd),
-		Sort: dedup.SortOptions{TempDir: k.sorter.tmp, Memory: k.spec.SortMemory, Parallel: k.spec.Jobs}}
+		Sort: syssort.Sorter{TempDir: k.sorter.TempDir, Memory: k.spec.SortMemory, Parallel: k.spec.Jobs}}
 	hashed, err := k.hashMarkers()
 	if err != nil {
 		return st, err
@@ -363,7 +364,7 @@ func (k *task) commitCrawl(ctx context.Context, acc *dedup.Accounting) (report.S
 		cc.After = append(cc.After, k.wd.host(h, afterFile))
 		cc.Logs = append(cc.Logs, dedup.LogFrom{Name: k.wd.host(h, rewriteLog), From: hashed[i].LogSize})
 	}
-	if err := os.MkdirAll(k.sorter.tmp, 0o755); err != nil {
+	if err := os.MkdirAll(k.sorter.TempDir, 0o755); err != nil {
 		return st, err
 	}
 	if ix, err = dedup.CommitCrawl(ctx, cc); err != nil {

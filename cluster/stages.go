@@ -140,10 +140,10 @@ func (k *task) hash(ctx context.Context) error {
 	if err := writeFile(k.wd.host(h, filesFile), []byte(b.String())); err != nil {
 		return err
 	}
-	if err := k.sorter.sort(ctx, manifest.ByDigest, false, []string{k.wd.host(h, beforeFile)}, k.wd.host(h, byDigestFile)); err != nil {
+	if err := k.sorter.Sort(ctx, manifest.ByDigest.Command, []string{k.wd.host(h, beforeFile)}, k.wd.host(h, byDigestFile)); err != nil {
 		return err
 	}
-	if err := k.sorter.sort(ctx, manifest.ByFile, false, []string{k.wd.host(h, factsFile)}, k.wd.host(h, factsByFileFile)); err != nil {
+	if err := k.sorter.Sort(ctx, manifest.ByFile.Command, []string{k.wd.host(h, factsFile)}, k.wd.host(h, factsByFileFile)); err != nil {
 		return err
 	}
 	// The ranges: each is a contiguous stretch of the digest order, so
@@ -289,7 +289,7 @@ func (k *task) resolve(ctx context.Context) error {
 		// The committed crawls' files, where the index says they are.
 		loc.Prefixes = ix.Prefixes()
 	}
-	m, err := k.sorter.merge(ctx, manifest.ByDigest, inputs)
+	m, err := k.sorter.MergeStream(ctx, manifest.ByDigest.Command, inputs)
 	if err != nil {
 		return err
 	}
@@ -356,14 +356,14 @@ func (k *task) splitByHost(ctx context.Context, numbered string, files map[strin
 		return 0, err
 	}
 	defer in.Close()
-	if err := os.MkdirAll(k.sorter.tmp, 0o755); err != nil {
+	if err := os.MkdirAll(k.sorter.TempDir, 0o755); err != nil {
 		return 0, err
 	}
 	dir := k.wd.rangeDir(k.Index, k.spec.Ranges)
 	parts := make([]hostPart, len(k.spec.Hosts))
 	orig := &originalsSplit{limit: 4 << 20, dup: make([]bool, len(k.spec.Hosts))}
 	for i, h := range k.spec.Hosts {
-		f, err := os.Create(filepath.Join(k.sorter.tmp, "host-"+h.Name))
+		f, err := os.Create(filepath.Join(k.sorter.TempDir, "host-"+h.Name))
 		if err != nil {
 			return 0, err
 		}
@@ -394,7 +394,7 @@ func (k *task) splitByHost(ctx context.Context, numbered string, files map[strin
 		if err := parts[i].w.Flush(); err != nil {
 			return 0, err
 		}
-		if err := k.sorter.sort(ctx, manifest.ByFile, false, []string{parts[i].f.Name()}, filepath.Join(dir, byFilePrefix+h.Name)); err != nil {
+		if err := k.sorter.Sort(ctx, manifest.ByFile.Command, []string{parts[i].f.Name()}, filepath.Join(dir, byFilePrefix+h.Name)); err != nil {
 			return 0, err
 		}
 	}
@@ -564,7 +564,7 @@ func (k *task) rewrite(ctx context.Context) error {
 		inputs = append(inputs, filepath.Join(k.wd.rangeDir(r, k.spec.Ranges), byFilePrefix+h.Name))
 	}
 	byFile := k.wd.host(h, hostByFile)
-	if err := k.sorter.sort(ctx, manifest.ByFile, true, inputs, byFile); err != nil {
+	if err := k.sorter.Merge(ctx, manifest.ByFile.Command, inputs, byFile); err != nil {
 		return err
 	}
 	hashed, err := k.hashMarkers()
@@ -818,15 +818,15 @@ func (k *task) stepMarkers(kind string) []*Marker {
 // every host's list (each without its header line), sorted on file.
 func (k *task) mergeFixity(ctx context.Context, lists []string, out string) error {
 	const header = "# file old-size old-sha256 new-size new-sha256\n"
-	if err := os.MkdirAll(k.sorter.tmp, 0o755); err != nil {
+	if err := os.MkdirAll(k.sorter.TempDir, 0o755); err != nil {
 		return err
 	}
-	body := filepath.Join(k.sorter.tmp, "fixity-lines")
+	body := filepath.Join(k.sorter.TempDir, "fixity-lines")
 	if err := filterLines(lists, body); err != nil {
 		return err
 	}
 	sorted := body + "-sorted"
-	if err := k.sorter.sort(ctx, fixityOrder, false, []string{body}, sorted); err != nil {
+	if err := k.sorter.Sort(ctx, fixityOrder.Command, []string{body}, sorted); err != nil {
 		return err
 	}
 	in, err := os.Open(sorted)

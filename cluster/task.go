@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"warcdedup/digest"
+	"warcdedup/internal/syssort"
 	"warcdedup/policy"
 )
 
@@ -52,7 +53,7 @@ type task struct {
 	host   *Host // the host of a pinned step
 	algo   digest.Algorithm
 	policy policy.Policy
-	sorter sorter
+	sorter syssort.Sorter
 	prog   *progressWriter
 	marker *Marker
 }
@@ -101,7 +102,7 @@ func (t *Task) Run(ctx context.Context) (err error) {
 	tmp := wd.file(tmpDir, fmt.Sprintf("%s-%d", t.Step, t.Index))
 	os.RemoveAll(tmp)
 	defer os.RemoveAll(tmp)
-	k.sorter = sorter{tmp: tmp, memory: spec.SortMemory, parallel: spec.Jobs}
+	k.sorter = syssort.Sorter{TempDir: tmp, Memory: spec.SortMemory, Parallel: spec.Jobs}
 	k.prog = startProgress(wd.taskFile(t.Step, t.Index, ".progress"), spec.ID)
 	if os.Getenv("WARCDEDUP_TEST_FREEZE") != "" {
 		k.prog.midway = func() { k.freezeForTest("mid") }

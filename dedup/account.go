@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"warcdedup/internal/progress"
+	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 	"warcdedup/report"
 	"warcdedup/rewritelog"
@@ -249,7 +250,7 @@ func (a *account) classes(ctx context.Context) error {
 func (a *account) deps(ctx context.Context, pairsName string) error {
 	j := a.j
 	sorted := pairsName + "-by-file"
-	if err := Sort(ctx, SortOptions{TempDir: j.wd.File(tmpDir), Memory: j.opt.SortMemory}, manifest.ByFile.Command, pairsName, sorted); err != nil {
+	if err := (syssort.Sorter{TempDir: j.wd.File(tmpDir), Memory: j.opt.SortMemory}).Sort(ctx, manifest.ByFile.Command, []string{pairsName}, sorted); err != nil {
 		return err
 	}
 	defer os.Remove(sorted)

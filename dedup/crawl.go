@@ -17,6 +17,7 @@ import (
 	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
 	"warcdedup/internal/progress"
+	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 	"warcdedup/report"
 	"warcdedup/rewritelog"
@@ -438,7 +439,7 @@ func (j *Job) commit(ctx context.Context) (string, error) {
 	}
 	cc := &CrawlCommit{Index: c.index, Crawl: &crawlindex.Crawl{Name: c.name, Location: c.root, Include: c.include, Exclude: c.exclude, Log: j.wd.File(LogFile)},
 		Files: files, After: []string{j.wd.File(AfterFile)}, Logs: []LogFrom{{j.wd.File(LogFile), j.state.LogSizeAtHash}},
-		Deps: j.wd.File(DepsFile), WorkDir: j.wd.Path, Sort: SortOptions{TempDir: j.wd.File(tmpDir), Memory: j.opt.SortMemory, Parallel: j.opt.Jobs}}
+		Deps: j.wd.File(DepsFile), WorkDir: j.wd.Path, Sort: syssort.Sorter{TempDir: j.wd.File(tmpDir), Memory: j.opt.SortMemory, Parallel: j.opt.Jobs}}
 	ix, err := CommitCrawl(ctx, cc)
 	if err != nil {
 		return "", err
@@ -472,7 +473,7 @@ type CrawlCommit struct {
 	// WorkDir gets the crawl's originals (crawl-originals.manifest and
 	// crawl-originals-by-digest.manifest), sorted as Sort says.
 	WorkDir string
-	Sort    SortOptions
+	Sort    syssort.Sorter
 }
 
 // LogFrom is a rewrite log from byte offset From.
@@ -562,7 +563,7 @@ func (c *CrawlCommit) originals(ctx context.Context) error {
 	if err := out.CommitRenamed(); err != nil {
 		return err
 	}
-	return Sort(ctx, c.Sort, manifest.ByDigest.Command, filepath.Join(c.WorkDir, crawlOriginals), filepath.Join(c.WorkDir, crawlOriginalsSort))
+	return c.Sort.Sort(ctx, manifest.ByDigest.Command, []string{filepath.Join(c.WorkDir, crawlOriginals)}, filepath.Join(c.WorkDir, crawlOriginalsSort))
 }
 
 // copyResponses writes the lines of a manifest that are not revisits to

@@ -19,6 +19,7 @@ import (
 	"warcdedup/collres"
 	"warcdedup/digest"
 	"warcdedup/internal/progress"
+	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 	"warcdedup/policy"
 	"warcdedup/refs"
@@ -553,8 +554,7 @@ func (j *Job) sortByDigest(ctx context.Context) (string, error) {
 func (j *Job) sortFile(ctx context.Context, from, to, command string) error {
 	show := j.show.Start("sort "+filepath.Base(to), "files", 1)
 	defer show.Done("")
-	return Sort(ctx, SortOptions{TempDir: j.wd.File(tmpDir), Memory: j.opt.SortMemory, Parallel: j.opt.Jobs},
-		command, j.wd.File(from), j.wd.File(to))
+	return syssort.Sorter{TempDir: j.wd.File(tmpDir), Memory: j.opt.SortMemory, Parallel: j.opt.Jobs}.Sort(ctx, command, []string{j.wd.File(from)}, j.wd.File(to))
 }
 
 // resolve proves duplicates byte for byte and numbers the copies (stages 2

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"warcdedup/atomicfile"
+	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 	"warcdedup/report"
 	"warcdedup/rewritelog"
@@ -144,7 +145,7 @@ func updateRecords(ctx context.Context, wd *WorkDir) (*report.Collection, error)
 	if err := foldSection(io.NewSectionReader(f, st.LogSize, end-st.LogSize), logName, lines, &st.Collection); err != nil {
 		return nil, err
 	}
-	if err := Sort(ctx, SortOptions{TempDir: wd.File(tmpDir)}, "LC_ALL=C sort -k1,1 -k2,2n", lines, sorted); err != nil {
+	if err := (syssort.Sorter{TempDir: wd.File(tmpDir)}).Sort(ctx, "LC_ALL=C sort -k1,1 -k2,2n", []string{lines}, sorted); err != nil {
 		return nil, err
 	}
 	old := ""
@@ -348,7 +349,7 @@ func writeDeps(ctx context.Context, wd *WorkDir, out string, l depsListing) erro
 	if err := l.captures(ctx, wd, captures); err != nil {
 		return err
 	}
-	if err := Sort(ctx, SortOptions{TempDir: wd.File(tmpDir)}, "LC_ALL=C sort -k1,1 -k2,2 -k3,3n", captures, sorted); err != nil {
+	if err := (syssort.Sorter{TempDir: wd.File(tmpDir)}).Sort(ctx, "LC_ALL=C sort -k1,1 -k2,2 -k3,3n", []string{captures}, sorted); err != nil {
 		return err
 	}
 	in, err := os.Open(sorted)
@@ -460,7 +461,7 @@ func (l depsListing) unrestored(ctx context.Context, wd *WorkDir, name string, w
 		return err
 	}
 	for _, n := range []string{name, gone} {
-		if err := Sort(ctx, SortOptions{TempDir: wd.File(tmpDir)}, manifest.ByFile.Command, n, n+"-sorted"); err != nil {
+		if err := (syssort.Sorter{TempDir: wd.File(tmpDir)}).Sort(ctx, manifest.ByFile.Command, []string{n}, n+"-sorted"); err != nil {
 			return err
 		}
 		defer os.Remove(n + "-sorted")

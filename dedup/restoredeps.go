@@ -14,6 +14,7 @@ import (
 	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
 	"warcdedup/digest"
+	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 	"warcdedup/refs"
 	"warcdedup/rewritelog"
@@ -95,7 +96,7 @@ func (r *restoreDependents) open() error {
 		return err
 	}
 	byCapture := goneLines + ".by-capture"
-	if err := Sort(context.Background(), SortOptions{TempDir: r.tmp}, manifest.ByCapture.Command, goneLines, byCapture); err != nil {
+	if err := (syssort.Sorter{TempDir: r.tmp}).Sort(context.Background(), manifest.ByCapture.Command, []string{goneLines}, byCapture); err != nil {
 		return err
 	}
 	r.goneCaptures, err = manifest.OpenTableBy(byCapture, manifest.CaptureKey)
@@ -361,7 +362,7 @@ func (r *restoreDependents) change(ctx context.Context) (crawlindex.Change, erro
 		return crawlindex.Change{}, err
 	}
 	sorted := all + ".by-digest"
-	if err := Sort(ctx, SortOptions{TempDir: r.tmp}, manifest.ByDigest.Command, all, sorted); err != nil {
+	if err := (syssort.Sorter{TempDir: r.tmp}).Sort(ctx, manifest.ByDigest.Command, []string{all}, sorted); err != nil {
 		return crawlindex.Change{}, err
 	}
 	return crawlindex.Change{Remove: r.gone.Name, Replace: replace, Originals: sorted, Update: r.update}, nil
