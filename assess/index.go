@@ -16,12 +16,12 @@ import (
 	"time"
 
 	"warcdedup/cdx"
-	"warcdedup/dedup"
 	"warcdedup/digest"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/syssort"
 	"warcdedup/policy"
 	"warcdedup/report"
+	"warcdedup/workdir"
 )
 
 // IndexOptions are those of an assessment from CDX/CDXJ indexes alone.
@@ -83,7 +83,7 @@ func Index(ctx context.Context, opt IndexOptions) (*Result, error) {
 		indexes = append(indexes, abs)
 		total += fi.Size()
 	}
-	wd, err := dedup.OpenWorkDir(opt.Dir)
+	wd, err := workdir.Open(opt.Dir)
 	if err != nil {
 		return nil, err
 	}

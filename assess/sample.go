@@ -21,6 +21,7 @@ import (
 	"warcdedup/manifest"
 	"warcdedup/report"
 	"warcdedup/warcsum"
+	"warcdedup/workdir"
 )
 
 // SampleOptions are those of an assessment from a random sample of a
@@ -231,13 +232,13 @@ type sampleRecord struct {
 // order) with the revisits it measured (saved.tsv, in the same order)
 // into one line per response, and fits the revisit model to them.
 func writeSampleRecords(jobDir, out string) (*revisitFit, error) {
-	byFile := filepath.Join(jobDir, dedup.ByFileFile)
+	byFile := filepath.Join(jobDir, workdir.ByFileFile)
 	mf, err := os.Open(byFile)
 	if err != nil {
 		return nil, err
 	}
 	defer mf.Close()
-	saved, err := newSavedReader(filepath.Join(jobDir, dedup.SavedFile))
+	saved, err := newSavedReader(filepath.Join(jobDir, workdir.SavedFile))
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"warcdedup/refs"
 	"warcdedup/report"
 	"warcdedup/warcsum"
+	"warcdedup/workdir"
 )
 
 // Collections names a job's hosts as its report names collections:
@@ -36,7 +37,7 @@ func (s *Spec) Collections() []string {
 // deps.tsv, stats.json and report.html.
 func (k *task) account(ctx context.Context) error {
 	acc := &dedup.Accounting{WorkDir: string(k.wd), DryRun: k.spec.DryRun, Policy: k.policy, SortMemory: k.spec.SortMemory}
-	if err := os.MkdirAll(k.wd.file(tmpDir), 0o755); err != nil {
+	if err := os.MkdirAll(k.wd.file(workdir.TmpDir), 0o755); err != nil {
 		return err
 	}
 	if err := k.sumResults(acc); err != nil {
@@ -157,36 +158,36 @@ func (k *task) mergeOutputs(ctx context.Context, acc *dedup.Accounting) error {
 	}
 	for i := range k.spec.Hosts {
 		h := &k.spec.Hosts[i]
-		facts = append(facts, k.wd.host(h, factsByFileFile))
-		saved = append(saved, k.wd.host(h, savedFile))
+		facts = append(facts, k.wd.host(h, workdir.FactsByFile))
+		saved = append(saved, k.wd.host(h, workdir.SavedFile))
 		if !k.spec.DryRun {
-			n, err := dedup.WriteFixity(k.wd.host(h, rewriteLog), hashed[i].LogSize, k.wd.host(h, fixityFile))
+			n, err := dedup.WriteFixity(k.wd.host(h, workdir.LogFile), hashed[i].LogSize, k.wd.host(h, workdir.FixityFile))
 			if err != nil {
 				return err
 			}
 			acc.FilesReplaced += n
-			fixity = append(fixity, k.wd.host(h, fixityFile))
+			fixity = append(fixity, k.wd.host(h, workdir.FixityFile))
 		}
 	}
 	k.prog.Begin("files", 5)
 	for _, m := range []struct {
 		inputs []string
 		out    string
-	}{{byFile, dedup.ByFileFile}, {facts, dedup.FactsByFile}, {saved, dedup.SavedFile}} {
+	}{{byFile, workdir.ByFileFile}, {facts, workdir.FactsByFile}, {saved, workdir.SavedFile}} {
 		if err := k.sorter.Merge(ctx, manifest.ByFile.Command, m.inputs, k.wd.file(m.out)); err != nil {
 			return err
 		}
 		k.prog.done.Add(1)
 	}
-	if err := k.concatRanges(k.wd.file(dedup.NumberedFile)); err != nil {
+	if err := k.concatRanges(k.wd.file(workdir.NumberedFile)); err != nil {
 		return err
 	}
 	k.prog.done.Add(1)
 	if !k.spec.DryRun {
-		if err := k.mergeFixity(ctx, fixity, k.wd.file(dedup.FixityFile)); err != nil {
+		if err := k.mergeFixity(ctx, fixity, k.wd.file(workdir.FixityFile)); err != nil {
 			return err
 		}
-		if err := k.mergeLogs(k.wd.file(dedup.LogFile)); err != nil {
+		if err := k.mergeLogs(k.wd.file(workdir.LogFile)); err != nil {
 			return err
 		}
 	}
@@ -205,7 +206,7 @@ func (k *task) mergeLogs(out string) error {
 	}
 	defer f.Abort()
 	for i := range k.spec.Hosts {
-		in, err := os.Open(k.wd.host(&k.spec.Hosts[i], rewriteLog))
+		in, err := os.Open(k.wd.host(&k.spec.Hosts[i], workdir.LogFile))
 		if os.IsNotExist(err) {
 			continue
 		}
@@ -233,7 +234,7 @@ func (k *task) concatRanges(out string) error {
 	w := bufio.NewWriterSize(f, 256<<10)
 	var buf []byte
 	for r := range k.spec.Ranges {
-		name := filepath.Join(k.wd.rangeDir(r, k.spec.Ranges), numberedFile)
+		name := filepath.Join(k.wd.rangeDir(r, k.spec.Ranges), workdir.NumberedFile)
 		in, err := os.Open(name)
 		if err != nil {
 			return err

@@ -18,6 +18,7 @@ import (
 	"warcdedup/manifest"
 	"warcdedup/report"
 	"warcdedup/warcsum"
+	"warcdedup/workdir"
 )
 
 // A job with a crawl index (warcdedup cluster --index, as warcdedup run
@@ -31,10 +32,8 @@ import (
 //
 // The files a job with an index adds to its work directory:
 const (
-	indexOriginalsFile = "index-originals.manifest" // a range's: the index's originals of its digests, on digest
-	indexKeptFile      = "index-kept.manifest"      // a range's committed lines as resolved, on digest: what verify checks revisits against
-	indexKeptByFile    = "index-kept-by-file.manifest"
-	afterFilesFile     = "after-files.tsv" // a host's: name, size, SHA-256 and stamp of each file after the rewrite
+	indexKeptFile   = "index-kept.manifest" // a range's committed lines as resolved, on digest: what verify checks revisits against
+	indexKeptByFile = "index-kept-by-file.manifest"
 )
 
 // withIndex reports whether the job is a crawl's with an index.
@@ -144,10 +143,10 @@ func committedAlready(opt Options, ix *crawlindex.Index) (*dedup.Result, error) 
 	if k == nil {
 		return nil, nil
 	}
-	var spec Spec
-	var state State
 	wd := workDir(opt.WorkDir)
-	if readJSON(wd.file(specFile), &spec) == nil && readJSON(wd.file(stateFile), &state) == nil &&
+	spec, serr := workdir.ReadJSON[Spec](wd.file(specFile))
+	state, err := workdir.ReadJSON[State](wd.file(stateFile))
+	if serr == nil && err == nil &&
 		spec.Params.Equal(&opt.Params) && state.Job == spec.ID && !state.Complete && !opt.Again {
 		return nil, nil
 	}
@@ -155,7 +154,7 @@ func committedAlready(opt Options, ix *crawlindex.Index) (*dedup.Result, error) 
 		return nil, fmt.Errorf("crawl %s is committed to the index %s: committed crawls are never rewritten (warcdedup index remove takes a crawl out)", k.Name, ix.Dir)
 	}
 	var rep *report.Report
-	if f, err := os.Open(filepath.Join(opt.WorkDir, dedup.StatsFile)); err == nil {
+	if f, err := os.Open(filepath.Join(opt.WorkDir, workdir.StatsFile)); err == nil {
 		rep, err = report.ReadJSON(f)
 		f.Close()
 		if err != nil {
@@ -179,7 +178,7 @@ func (k *task) joinIndex(ctx context.Context, ix *crawlindex.Index, parts []stri
 	if err != nil {
 		return "", st, err
 	}
-	name := filepath.Join(dir, indexOriginalsFile)
+	name := filepath.Join(dir, workdir.IndexOriginalsFile)
 	out, err := atomicfile.Create(name, 0o644)
 	if err != nil {
 		m.Wait()
@@ -297,7 +296,7 @@ func (f *fileSums) add(in warcsum.Input, sha256 string) {
 func (k *task) crawlFiles() ([]crawlindex.FileInfo, error) {
 	var files []crawlindex.FileInfo
 	for i := range k.spec.Hosts {
-		name := k.wd.host(&k.spec.Hosts[i], afterFilesFile)
+		name := k.wd.host(&k.spec.Hosts[i], workdir.AfterFilesFile)
 		data, err := os.ReadFile(name)
 		if err != nil {
 			return nil, err
@@ -352,8 +351,8 @@ func (k *task) commitCrawl(ctx context.Context, acc *dedup.Accounting) (report.S
 	if err != nil {
 		return st, err
 	}
-	cc := &dedup.CrawlCommit{Index: ix, Crawl: &crawlindex.Crawl{Name: k.spec.Crawl, Location: k.spec.CrawlURL, Log: k.wd.file(dedup.LogFile)},
-		Files: files, Deps: k.wd.file(dedup.DepsFile), WorkDir: string(k.wd),
+	cc := &dedup.CrawlCommit{Index: ix, Crawl: &crawlindex.Crawl{Name: k.spec.Crawl, Location: k.spec.CrawlURL, Log: k.wd.file(workdir.LogFile)},
+		Files: files, Deps: k.wd.file(workdir.DepsFile), WorkDir: string(k.wd),
 		Sort: syssort.Sorter{TempDir: k.sorter.TempDir, Memory: k.spec.SortMemory, Parallel: k.spec.Jobs}}
 	hashed, err := k.hashMarkers()
 	if err != nil {
@@ -361,8 +360,8 @@ func (k *task) commitCrawl(ctx context.Context, acc *dedup.Accounting) (report.S
 	}
 	for i := range k.spec.Hosts {
 		h := &k.spec.Hosts[i]
-		cc.After = append(cc.After, k.wd.host(h, afterFile))
-		cc.Logs = append(cc.Logs, dedup.LogFrom{Name: k.wd.host(h, rewriteLog), From: hashed[i].LogSize})
+		cc.After = append(cc.After, k.wd.host(h, workdir.AfterFile))
+		cc.Logs = append(cc.Logs, dedup.LogFrom{Name: k.wd.host(h, workdir.LogFile), From: hashed[i].LogSize})
 	}
 	if err := os.MkdirAll(k.sorter.TempDir, 0o755); err != nil {
 		return st, err

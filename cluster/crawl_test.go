@@ -9,6 +9,7 @@ import (
 
 	"warcdedup/crawlindex"
 	"warcdedup/warcsum"
+	"warcdedup/workdir"
 )
 
 // committedIndex makes an index with the crawl jan committed, at
@@ -143,7 +144,7 @@ func TestCrawlFiles(t *testing.T) {
 	var sums fileSums
 	sums.add(warcsum.Input{Name: "feb/d/a b.warc", Path: name, Size: 10}, "abc")
 	sums.add(warcsum.Input{Name: "feb/gone.warc", Path: filepath.Join(dir, "gone"), Size: 5}, "")
-	if err := writeFile(wd.host(&spec.Hosts[0], afterFilesFile), []byte(sums.b.String())); err != nil {
+	if err := workdir.WriteFile(wd.host(&spec.Hosts[0], workdir.AfterFilesFile), []byte(sums.b.String())); err != nil {
 		t.Fatal(err)
 	}
 	k := &task{wd: wd, spec: spec}

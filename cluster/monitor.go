@@ -15,6 +15,7 @@ import (
 	"warcdedup/dedup"
 	"warcdedup/internal/progress"
 	"warcdedup/report"
+	"warcdedup/workdir"
 )
 
 // Options of a job on a cluster.
@@ -165,20 +166,20 @@ func open(opt Options) (*monitor, error) {
 		return nil, fmt.Errorf("%s: locking the work directory: %w", abs, err)
 	}
 	m.lock = lk
-	if f, err := os.OpenFile(m.wd.file(runLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err == nil {
+	if f, err := os.OpenFile(m.wd.file(workdir.RunLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err == nil {
 		m.runLog = f
 		m.show.Tee(f)
 	}
-	var spec Spec
-	if err := readJSON(m.wd.file(specFile), &spec); err == nil {
+	if spec, err := workdir.ReadJSON[Spec](m.wd.file(specFile)); err == nil {
 		m.spec = &spec
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return m, err
 	}
-	m.state = &State{}
-	if err := readJSON(m.wd.file(stateFile), m.state); err != nil && !errors.Is(err, os.ErrNotExist) {
+	state, err := workdir.ReadJSON[State](m.wd.file(stateFile))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return m, err
 	}
+	m.state = &state
 	return m, nil
 }
 
@@ -229,7 +230,7 @@ func newMonitor(opt Options) (*monitor, error) {
 		m.show.Print("warcdedup: job %s: %s %d hosts in %d hash ranges, work directory %s", m.spec.ID,
 			map[bool]string{true: "dry run on", false: "deduplicating"}[m.spec.DryRun], len(m.spec.Hosts), m.spec.Ranges, m.wd)
 	}
-	if err := writeJSON(m.wd.file(specFile), m.spec); err != nil {
+	if err := workdir.WriteJSON(m.wd.file(specFile), m.spec); err != nil {
 		return m, err
 	}
 	m.plan = NewPlan(m.spec)
@@ -247,7 +248,7 @@ func newMonitor(opt Options) (*monitor, error) {
 	return m, m.saveState()
 }
 
-func (m *monitor) saveState() error { return writeJSON(m.wd.file(stateFile), m.state) }
+func (m *monitor) saveState() error { return workdir.WriteJSON(m.wd.file(stateFile), m.state) }
 
 // script is a step's batch script.
 func (m *monitor) script(s *Step) string { return m.wd.file(slurmDir, s.Name+".sh") }
@@ -267,7 +268,7 @@ func (m *monitor) writeScripts() error {
 # writes its result to tasks/%s/ and does nothing when it is there already.
 exec %s cluster-task --work-dir %s %s "${SLURM_ARRAY_TASK_ID:-0}"
 `, m.spec.ID, s.Name, s.Stage, where, s.Name, shellQuote(m.spec.Binary), shellQuote(string(m.wd)), shellQuote(s.Name))
-		if err := writeFile(m.script(s), []byte(text)); err != nil {
+		if err := workdir.WriteFile(m.script(s), []byte(text)); err != nil {
 			return err
 		}
 		if err := os.Chmod(m.script(s), 0o755); err != nil {
@@ -461,7 +462,7 @@ func (e *submitError) Unwrap() error { return e.err }
 
 // result reads the job's account.
 func (m *monitor) result() (*dedup.Result, error) {
-	f, err := os.Open(m.wd.file(dedup.StatsFile))
+	f, err := os.Open(m.wd.file(workdir.StatsFile))
 	if err != nil {
 		return nil, err
 	}
@@ -691,8 +692,7 @@ func (m *monitor) display(jobs map[string]JobState) {
 		for i, ts := range ss.Tasks {
 			tasks++
 			retried += ts.Attempts
-			var p Progress
-			if readJSON(m.wd.taskFile(s.Name, i, ".progress"), &p) == nil && p.Job == m.spec.ID {
+			if p, err := workdir.ReadJSON[Progress](m.wd.taskFile(s.Name, i, ".progress")); err == nil && p.Job == m.spec.ID {
 				unit = p.Unit
 				total += p.Total
 				done += p.Done

@@ -22,26 +22,16 @@ import (
 	"warcdedup/split"
 	"warcdedup/verify"
 	"warcdedup/warcsum"
+	"warcdedup/workdir"
 )
 
-// The files of a host's directory.
+// The files of a cluster job's own (besides those of package workdir that
+// a host's directory, hosts/NAME/, and a range's, ranges/NNN/, hold).
 const (
-	beforeFile      = "before.manifest"        // warcsum of the root, file order
-	factsFile       = "facts.manifest"         // status and type of its responses
-	byDigestFile    = "by-digest.manifest"     // before.manifest sorted on digest
-	factsByFileFile = "facts-by-file.manifest" // facts.manifest sorted on file
-	rangePrefix     = "range"                  // by-digest.manifest cut by hash range: range-NNN
-	filesFile       = "files.tsv"              // escaped name and size of each file, when hashed
-	hostByFile      = "by-file.manifest"       // the host's numbered lines, on file
-	rewriteLog      = "rewrite.log"            // warcrefs' log, appended across runs
-	savedFile       = "saved.tsv"              // per record rewritten: file offset old-length new-length
-	afterFile       = "after.manifest"         // warcsum of the root after the rewrite
-	fixityFile      = "fixity.tsv"             // the files this job replaced
-	cacheDir        = "cache"                  // warcsum's per-file cache
-	numberedFile    = "numbered.manifest"      // a range's lines resolved and numbered, on digest
-	byFilePrefix    = "by-file-"               // a range's lines of one host's files, on file: by-file-NAME
-	originalsPrefix = "originals-"             // a range's lines a host's rewrite looks originals up in: originals-NAME
-	violationsFile  = "violations.txt"
+	rangePrefix     = "range"      // a host's by-digest.manifest cut by hash range: range-NNN
+	filesFile       = "files.tsv"  // a host's: escaped name and size of each file, when hashed
+	byFilePrefix    = "by-file-"   // a range's lines of one host's files, on file: by-file-NAME
+	originalsPrefix = "originals-" // a range's lines a host's rewrite looks originals up in: originals-NAME
 )
 
 // sum lists the host's root into a manifest of its directory (and facts),
@@ -67,7 +57,7 @@ func (k *task) sum(ctx context.Context, manifestName, factsName string, damaged 
 		damaged.add(err)
 		k.printError(err)
 	}, Warn: func(error) {}}
-	cache, err := warcsum.NewCache(k.wd.host(h, cacheDir), opt)
+	cache, err := warcsum.NewCache(k.wd.host(h, workdir.CacheDir), opt)
 	if err != nil {
 		return warcsum.Stats{}, nil, err
 	}
@@ -118,7 +108,7 @@ func (k *task) hash(ctx context.Context) error {
 	h := k.host
 	// The host's log completed first from the journal a killed task left
 	// (see refs.Log), so that the listing is moved only by what follows.
-	logSize, err := refs.RecoverLog(k.wd.host(h, rewriteLog))
+	logSize, err := refs.RecoverLog(k.wd.host(h, workdir.LogFile))
 	if err != nil {
 		return err
 	}
@@ -129,7 +119,7 @@ func (k *task) hash(ctx context.Context) error {
 		// records those the rewrite leaves unchanged without a read.
 		onFile = func(warcsum.Input, string) {}
 	}
-	st, inputs, err := k.sum(ctx, beforeFile, factsFile, damaged, onFile)
+	st, inputs, err := k.sum(ctx, workdir.BeforeFile, workdir.FactsFile, damaged, onFile)
 	if err != nil {
 		return err
 	}
@@ -137,18 +127,18 @@ func (k *task) hash(ctx context.Context) error {
 	for _, in := range inputs {
 		fmt.Fprintf(&b, "%s %d\n", manifest.EscapeFile(in.Name), in.Size)
 	}
-	if err := writeFile(k.wd.host(h, filesFile), []byte(b.String())); err != nil {
+	if err := workdir.WriteFile(k.wd.host(h, filesFile), []byte(b.String())); err != nil {
 		return err
 	}
-	if err := k.sorter.Sort(ctx, manifest.ByDigest.Command, []string{k.wd.host(h, beforeFile)}, k.wd.host(h, byDigestFile)); err != nil {
+	if err := k.sorter.Sort(ctx, manifest.ByDigest.Command, []string{k.wd.host(h, workdir.BeforeFile)}, k.wd.host(h, workdir.ByDigestFile)); err != nil {
 		return err
 	}
-	if err := k.sorter.Sort(ctx, manifest.ByFile.Command, []string{k.wd.host(h, factsFile)}, k.wd.host(h, factsByFileFile)); err != nil {
+	if err := k.sorter.Sort(ctx, manifest.ByFile.Command, []string{k.wd.host(h, workdir.FactsFile)}, k.wd.host(h, workdir.FactsByFile)); err != nil {
 		return err
 	}
 	// The ranges: each is a contiguous stretch of the digest order, so
 	// the parts of the sorted manifest are sorted.
-	in, err := os.Open(k.wd.host(h, byDigestFile))
+	in, err := os.Open(k.wd.host(h, workdir.ByDigestFile))
 	if err != nil {
 		return err
 	}
@@ -293,7 +283,7 @@ func (k *task) resolve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	out, err := atomicfile.Create(filepath.Join(dir, numberedFile), 0o644)
+	out, err := atomicfile.Create(filepath.Join(dir, workdir.NumberedFile), 0o644)
 	if err != nil {
 		m.Wait()
 		return err
@@ -331,7 +321,7 @@ func (k *task) resolve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	noDigest, err := k.splitByHost(ctx, filepath.Join(dir, numberedFile), files)
+	noDigest, err := k.splitByHost(ctx, filepath.Join(dir, workdir.NumberedFile), files)
 	if err != nil {
 		return err
 	}
@@ -563,7 +553,7 @@ func (k *task) rewrite(ctx context.Context) error {
 	for r := range k.spec.Ranges {
 		inputs = append(inputs, filepath.Join(k.wd.rangeDir(r, k.spec.Ranges), byFilePrefix+h.Name))
 	}
-	byFile := k.wd.host(h, hostByFile)
+	byFile := k.wd.host(h, workdir.ByFileFile)
 	if err := k.sorter.Merge(ctx, manifest.ByFile.Command, inputs, byFile); err != nil {
 		return err
 	}
@@ -596,7 +586,7 @@ func (k *task) rewrite(ctx context.Context) error {
 			continue
 		}
 		if logs[f.host] == nil {
-			logs[f.host] = newHostLog(k.wd.host(&k.spec.Hosts[f.host], rewriteLog), hashed[f.host].LogSize)
+			logs[f.host] = newHostLog(k.wd.host(&k.spec.Hosts[f.host], workdir.LogFile), hashed[f.host].LogSize)
 		}
 		remote.files[field] = &remoteFile{url: k.spec.Hosts[f.host].FileURL(k.spec.relName(f.name)), size: f.size, log: logs[f.host]}
 	}
@@ -604,7 +594,7 @@ func (k *task) rewrite(ctx context.Context) error {
 	if k.spec.DryRun {
 		log = refs.NewLog(io.Discard)
 	} else {
-		if log, err = refs.OpenLog(k.wd.host(h, rewriteLog)); err != nil {
+		if log, err = refs.OpenLog(k.wd.host(h, workdir.LogFile)); err != nil {
 			return err
 		}
 		defer log.Close()
@@ -630,7 +620,7 @@ func (k *task) rewrite(ctx context.Context) error {
 		return err
 	}
 	defer in.Close()
-	saved, err := atomicfile.Create(k.wd.host(h, savedFile), 0o644)
+	saved, err := atomicfile.Create(k.wd.host(h, workdir.SavedFile), 0o644)
 	if err != nil {
 		return err
 	}
@@ -652,7 +642,7 @@ func (k *task) rewrite(ctx context.Context) error {
 	// old one, and the revisits read (warcsum.Cache.Derive, as warcdedup
 	// run does); a file that cannot is read again there.
 	var derived atomic.Int64
-	if cache, err := warcsum.NewCache(k.wd.host(h, cacheDir), warcsum.Options{Algorithm: k.algo}); err == nil {
+	if cache, err := warcsum.NewCache(k.wd.host(h, workdir.CacheDir), warcsum.Options{Algorithm: k.algo}); err == nil {
 		rw.Replaced = func(r rewritelog.Replacement) {
 			if err := cache.Derive(r); err != nil {
 				// Not an error: hash again reads the file. The task's
@@ -699,12 +689,12 @@ func (k *task) hashAfter(ctx context.Context) error {
 		sums = &fileSums{}
 		onFile = sums.add
 	}
-	st, _, err := k.sum(ctx, afterFile, "", &errorsOf{limit: 100}, onFile)
+	st, _, err := k.sum(ctx, workdir.AfterFile, "", &errorsOf{limit: 100}, onFile)
 	if err != nil {
 		return err
 	}
 	if sums != nil {
-		if err := writeFile(k.wd.host(k.host, afterFilesFile), []byte(sums.b.String())); err != nil {
+		if err := workdir.WriteFile(k.wd.host(k.host, workdir.AfterFilesFile), []byte(sums.b.String())); err != nil {
 			return err
 		}
 	}
@@ -745,8 +735,8 @@ func (k *task) verify(ctx context.Context) error {
 		return err
 	}
 	for i := range k.spec.Hosts {
-		befores = append(befores, k.wd.host(&k.spec.Hosts[i], beforeFile))
-		afters = append(afters, k.wd.host(&k.spec.Hosts[i], afterFile))
+		befores = append(befores, k.wd.host(&k.spec.Hosts[i], workdir.BeforeFile))
+		afters = append(afters, k.wd.host(&k.spec.Hosts[i], workdir.AfterFile))
 		total += hashed[i].Stats.Listed
 	}
 	before, closeBefore, err := concat(befores)
@@ -759,7 +749,7 @@ func (k *task) verify(ctx context.Context) error {
 		return err
 	}
 	defer closeAfter()
-	out, err := atomicfile.Create(k.wd.file(violationsFile), 0o644)
+	out, err := atomicfile.Create(k.wd.file(workdir.Violations), 0o644)
 	if err != nil {
 		return err
 	}

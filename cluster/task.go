@@ -14,6 +14,7 @@ import (
 	"warcdedup/digest"
 	"warcdedup/internal/syssort"
 	"warcdedup/policy"
+	"warcdedup/workdir"
 )
 
 // ExitPermanent is the exit status of a task that failed in a way no retry
@@ -61,8 +62,8 @@ type task struct {
 // Run does the task.
 func (t *Task) Run(ctx context.Context) (err error) {
 	wd := workDir(t.WorkDir)
-	var spec Spec
-	if err := readJSON(wd.file(specFile), &spec); err != nil {
+	spec, err := workdir.ReadJSON[Spec](wd.file(specFile))
+	if err != nil {
 		return permanent("reading the job: %w", err)
 	}
 	plan := NewPlan(&spec)
@@ -99,7 +100,7 @@ func (t *Task) Run(ctx context.Context) (err error) {
 	restarts, _ := strconv.Atoi(os.Getenv("SLURM_RESTART_COUNT"))
 	k.marker = &Marker{Job: spec.ID, Step: t.Step, Task: t.Index, Node: os.Getenv("SLURMD_NODENAME"), Slurm: slurmJobID(),
 		Restarts: restarts, Started: time.Now().UTC()}
-	tmp := wd.file(tmpDir, fmt.Sprintf("%s-%d", t.Step, t.Index))
+	tmp := wd.file(workdir.TmpDir, fmt.Sprintf("%s-%d", t.Step, t.Index))
 	os.RemoveAll(tmp)
 	defer os.RemoveAll(tmp)
 	k.sorter = syssort.Sorter{TempDir: tmp, Memory: spec.SortMemory, Parallel: spec.Jobs}
@@ -113,7 +114,7 @@ func (t *Task) Run(ctx context.Context) (err error) {
 		if err != nil {
 			msg := fmt.Sprintf("%s %d: %v\n", t.Step, t.Index, err)
 			fmt.Fprint(t.Log, "warcdedup: error: "+msg)
-			writeFile(wd.taskFile(t.Step, t.Index, ".error"), []byte(msg))
+			workdir.WriteFile(wd.taskFile(t.Step, t.Index, ".error"), []byte(msg))
 		}
 	}()
 	if err := k.freezeForTest("start"); err != nil {
@@ -147,7 +148,7 @@ func (t *Task) Run(ctx context.Context) (err error) {
 		return err
 	}
 	k.marker.Finished = time.Now().UTC()
-	if err := writeJSON(wd.taskFile(t.Step, t.Index, ".json"), k.marker); err != nil {
+	if err := workdir.WriteJSON(wd.taskFile(t.Step, t.Index, ".json"), k.marker); err != nil {
 		return err
 	}
 	fmt.Fprintf(t.Log, "warcdedup: %s %d: done in %s\n", t.Step, t.Index, k.marker.Finished.Sub(k.marker.Started).Round(time.Millisecond))
@@ -208,7 +209,7 @@ func (k *task) freezeForTest(where string) error {
 		if _, err := os.Stat(marker); err == nil {
 			return nil
 		}
-		if err := writeFile(marker, []byte(strconv.Itoa(os.Getpid())+"\n")); err != nil {
+		if err := workdir.WriteFile(marker, []byte(strconv.Itoa(os.Getpid())+"\n")); err != nil {
 			return err
 		}
 		fmt.Fprintf(k.Log, "warcdedup: %s: frozen for a test (pid %d)\n", me, os.Getpid())
@@ -262,7 +263,7 @@ func startProgress(name, job string) *progressWriter {
 }
 
 func (p *progressWriter) write() {
-	writeJSON(p.name, Progress{Job: p.job, Unit: *p.unit.Load(), Done: p.done.Load(), Total: p.total.Load(), Updated: time.Now().UTC()})
+	workdir.WriteJSON(p.name, Progress{Job: p.job, Unit: *p.unit.Load(), Done: p.done.Load(), Total: p.total.Load(), Updated: time.Now().UTC()})
 }
 
 func (p *progressWriter) stop() {

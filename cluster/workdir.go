@@ -3,7 +3,6 @@ package cluster
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,11 +10,11 @@ import (
 	"syscall"
 	"time"
 
-	"warcdedup/atomicfile"
 	"warcdedup/collres"
 	"warcdedup/refs"
 	"warcdedup/verify"
 	"warcdedup/warcsum"
+	"warcdedup/workdir"
 )
 
 // The files of a cluster job's work directory, besides the merged outputs
@@ -44,12 +43,10 @@ import (
 const (
 	specFile  = "cluster.json"
 	stateFile = "cluster-state.json"
-	runLog    = "run.log"
 	hostsDir  = "hosts"
 	rangesDir = "ranges"
 	tasksDir  = "tasks"
 	slurmDir  = "slurm"
-	tmpDir    = "tmp"
 )
 
 // workDir names the files of a work directory.
@@ -183,51 +180,11 @@ type RewriteResult struct {
 	Derived int64 `json:"derived"`
 }
 
-// readJSON reads a JSON file into v.
-func readJSON(name string, v any) error {
-	data, err := os.ReadFile(name)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	return nil
-}
-
-// writeJSON replaces a JSON file atomically.
-func writeJSON(name string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return writeFile(name, append(data, '\n'))
-}
-
-// writeFile writes a small file atomically, its directory made if need be.
-func writeFile(name string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		return err
-	}
-	f, err := atomicfile.Create(name, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Abort()
-		return err
-	}
-	if err := f.CommitRenamed(); err != nil {
-		return err
-	}
-	return nil
-}
-
 // readMarker returns the marker of a task of the job, or nil when the task
 // has not succeeded (or only for another job).
 func (w workDir) readMarker(job, step string, task int) *Marker {
-	var m Marker
-	if err := readJSON(w.taskFile(step, task, ".json"), &m); err != nil || m.Job != job {
+	m, err := workdir.ReadJSON[Marker](w.taskFile(step, task, ".json"))
+	if err != nil || m.Job != job {
 		return nil
 	}
 	return &m

@@ -15,6 +15,7 @@ import (
 	"warcdedup/manifest"
 	"warcdedup/report"
 	"warcdedup/rewritelog"
+	"warcdedup/workdir"
 )
 
 // account writes what the job did (or would do): the report's figures and
@@ -79,22 +80,22 @@ func newAccount(j *Job) *account {
 // written, all in file order, record by record.
 func (a *account) records() error {
 	j := a.j
-	numbered, err := os.Open(j.wd.File(ByFileFile))
+	numbered, err := os.Open(j.wd.File(workdir.ByFileFile))
 	if err != nil {
 		return err
 	}
 	defer numbered.Close()
-	facts, err := newLineScanner(j.wd.File(FactsByFile))
+	facts, err := newLineScanner(j.wd.File(workdir.FactsByFile))
 	if err != nil {
 		return err
 	}
 	defer facts.close()
-	saved, err := newLineScanner(j.wd.File(SavedFile))
+	saved, err := newLineScanner(j.wd.File(workdir.SavedFile))
 	if err != nil {
 		return err
 	}
 	defer saved.close()
-	in := manifest.NewReader(numbered, j.wd.File(ByFileFile))
+	in := manifest.NewReader(numbered, j.wd.File(workdir.ByFileFile))
 	t := &a.rep.Totals
 	for {
 		l, err := in.Next()
@@ -180,14 +181,14 @@ func monthOf(date string) string {
 // classes and the dependencies between files.
 func (a *account) classes(ctx context.Context) error {
 	j := a.j
-	f, err := os.Open(j.wd.File(NumberedFile))
+	f, err := os.Open(j.wd.File(workdir.NumberedFile))
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	// Each duplicate and the file of its original, joined below with the
 	// revisits written.
-	pairsName := j.wd.File(tmpDir + "/pairs")
+	pairsName := j.wd.File(workdir.TmpDir + "/pairs")
 	pairs, err := os.Create(pairsName)
 	if err != nil {
 		return err
@@ -195,7 +196,7 @@ func (a *account) classes(ctx context.Context) error {
 	defer os.Remove(pairsName)
 	pw := bufio.NewWriter(pairs)
 	origFile := map[int]string{}
-	in := manifest.NewReader(f, j.wd.File(NumberedFile))
+	in := manifest.NewReader(f, j.wd.File(workdir.NumberedFile))
 	cur := map[int]*report.Class{}
 	digest := ""
 	flush := func() {
@@ -250,7 +251,7 @@ func (a *account) classes(ctx context.Context) error {
 func (a *account) deps(ctx context.Context, pairsName string) error {
 	j := a.j
 	sorted := pairsName + "-by-file"
-	if err := (syssort.Sorter{TempDir: j.wd.File(tmpDir), Memory: j.opt.SortMemory}).Sort(ctx, manifest.ByFile.Command, []string{pairsName}, sorted); err != nil {
+	if err := (syssort.Sorter{TempDir: j.wd.File(workdir.TmpDir), Memory: j.opt.SortMemory}).Sort(ctx, manifest.ByFile.Command, []string{pairsName}, sorted); err != nil {
 		return err
 	}
 	defer os.Remove(sorted)
@@ -259,7 +260,7 @@ func (a *account) deps(ctx context.Context, pairsName string) error {
 		return err
 	}
 	defer pairs.close()
-	saved, err := newLineScanner(j.wd.File(SavedFile))
+	saved, err := newLineScanner(j.wd.File(workdir.SavedFile))
 	if err != nil {
 		return err
 	}
@@ -291,13 +292,13 @@ func (a *account) deps(ctx context.Context, pairsName string) error {
 	for _, k := range keys {
 		fmt.Fprintf(&b, "%s %s %d\n", k[0], k[1], counts[k])
 	}
-	return writeFile(j.runFile(DepsFile), []byte(b.String()))
+	return workdir.WriteFile(j.runFile(workdir.DepsFile), []byte(b.String()))
 }
 
 // fixity writes, from the rewrite log, one line per file this job
 // replaced: its size and SHA-256 before and after (see writeFixity).
 func (a *account) fixity() error {
-	n, err := writeFixity(a.j.wd.File(LogFile), a.j.state.LogSizeAtHash, a.j.runFile(FixityFile))
+	n, err := writeFixity(a.j.wd.File(workdir.LogFile), a.j.state.LogSizeAtHash, a.j.runFile(workdir.FixityFile))
 	a.replaced = n
 	return err
 }
@@ -310,7 +311,7 @@ func writeFixity(logName string, from int64, out string) (int64, error) {
 	const header = "# file old-size old-sha256 new-size new-sha256\n"
 	f, err := os.Open(logName)
 	if os.IsNotExist(err) {
-		return 0, writeFile(out, []byte(header))
+		return 0, workdir.WriteFile(out, []byte(header))
 	}
 	if err != nil {
 		return 0, err
@@ -346,7 +347,7 @@ func writeFixity(logName string, from int64, out string) (int64, error) {
 		fx := files[name]
 		fmt.Fprintf(&b, "%s %d %s %d %s\n", manifest.EscapeFile(name), fx.OldSize, fx.OldSHA256, fx.NewSize, fx.NewSHA256)
 	}
-	return int64(len(order)), writeFile(out, []byte(b.String()))
+	return int64(len(order)), workdir.WriteFile(out, []byte(b.String()))
 }
 
 // fill sets the report's figures from the stages' statistics.

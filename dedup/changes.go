@@ -14,6 +14,7 @@ import (
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
 	"warcdedup/warcsum"
+	"warcdedup/workdir"
 )
 
 // A job's manifests describe the files as the hash stage read them. The
@@ -120,7 +121,7 @@ func readStamps(name string) (map[string]string, error) {
 // replaced and their size after it: a file among them that still has that
 // size changed by the job's own hand.
 func (j *Job) changesSinceHash(replaced map[string]int64) (*changes, error) {
-	hashed, err := readStamps(j.wd.File(HashedFiles))
+	hashed, err := readStamps(j.wd.File(workdir.HashedFiles))
 	if errors.Is(err, os.ErrNotExist) {
 		return &changes{Unknown: true}, nil
 	}
@@ -160,7 +161,7 @@ func (j *Job) changesSinceHash(replaced map[string]int64) (*changes, error) {
 // log's entries since the hash stage) and each one's size after the last.
 func (j *Job) replacedSinceHash() (map[string]int64, error) {
 	sizes := map[string]int64{}
-	f, err := os.Open(j.wd.File(LogFile))
+	f, err := os.Open(j.wd.File(workdir.LogFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return sizes, nil
 	}
@@ -168,7 +169,7 @@ func (j *Job) replacedSinceHash() (map[string]int64, error) {
 		return nil, err
 	}
 	defer f.Close()
-	r := rewritelog.NewReader(bufio.NewReaderSize(io.NewSectionReader(f, j.state.LogSizeAtHash, 1<<62), 256<<10), j.wd.File(LogFile))
+	r := rewritelog.NewReader(bufio.NewReaderSize(io.NewSectionReader(f, j.state.LogSizeAtHash, 1<<62), 256<<10), j.wd.File(workdir.LogFile))
 	r.Fixity = func(fx rewritelog.Fixity) error {
 		if fx.NewSHA256 != "-" {
 			sizes[fx.File] = fx.NewSize

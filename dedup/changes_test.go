@@ -13,6 +13,7 @@ import (
 	"warcdedup/crawlindex"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/warctest"
+	"warcdedup/workdir"
 )
 
 // The payloads of the change tests: each at least 10 kB, so that a
@@ -136,7 +137,7 @@ func TestResumeAfterCollectionChanged(t *testing.T) {
 		t.Fatalf("the run after it: nothing to do %v, exit %d %v; %d files, %d revisits written, want 3 files and 2 revisits (b.warc's logo, c.warc's page)",
 			r.NothingToDo, r.Report.Exit, r.Report.ExitReason, tot.Files, tot.RevisitsWritten)
 	}
-	if _, err := os.Stat(filepath.Join(wd, StateFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(wd, workdir.StateFile)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -9,13 +9,14 @@ import (
 	"warcdedup/report"
 	"warcdedup/verify"
 	"warcdedup/warcsum"
+	"warcdedup/workdir"
 )
 
 // Accounting is what the account of a job needs when its stages ran
 // elsewhere (warcdedup cluster runs them as Slurm jobs on many hosts): the
 // stages' figures and messages, and a work directory into which their
-// outputs were merged under the names run gives them (ByFileFile,
-// FactsByFile, SavedFile, NumberedFile), so that the report, stats.json,
+// outputs were merged under the names run gives them (workdir.ByFileFile,
+// workdir.FactsByFile, workdir.SavedFile, workdir.NumberedFile), so that the report, stats.json,
 // deps.tsv and the summary are run's own.
 type Accounting struct {
 	WorkDir    string         // the merged outputs; gets deps.tsv, stats.json, report.html
@@ -40,7 +41,7 @@ type Accounting struct {
 func (a *Accounting) job() *Job {
 	return &Job{
 		opt:      Options{DryRun: a.DryRun, Policy: a.Policy, SortMemory: a.SortMemory},
-		wd:       &WorkDir{Path: a.WorkDir},
+		wd:       &workdir.Dir{Path: a.WorkDir},
 		state:    &State{},
 		rep:      a.Report,
 		hashed:   a.Hashed,

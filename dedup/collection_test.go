@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"warcdedup/internal/warctest"
+	"warcdedup/workdir"
 )
 
 // twoCaptures is a WARC file holding the same payload twice: one
@@ -61,7 +62,7 @@ func TestOpenFileSkipped(t *testing.T) {
 	if after, _ := os.ReadFile(open); string(after) != string(before) {
 		t.Errorf("%s changed", open)
 	}
-	log, _ := os.ReadFile(filepath.Join(wd, RunLog))
+	log, _ := os.ReadFile(filepath.Join(wd, workdir.RunLog))
 	if !strings.Contains(string(log), open+": skipped: still being written") {
 		t.Errorf("run.log does not name %s:\n%s", open, log)
 	}
@@ -156,7 +157,7 @@ func TestReadOnlyCollection(t *testing.T) {
 	if status != 2 || !strings.Contains(out, dir) || !strings.Contains(out, "assess") {
 		t.Errorf("exit status %d, want 2, naming %s and assess:\n%s", status, dir, out)
 	}
-	if _, err := os.Stat(filepath.Join(wd, BeforeFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(wd, workdir.BeforeFile)); err == nil {
 		t.Errorf("the collection was hashed before it was found read-only")
 	}
 }
@@ -174,54 +175,5 @@ func TestReadOnlyParent(t *testing.T) {
 	status, out := runCommand(t, []string{dir}, "run", "-q", dir)
 	if status != 2 || !strings.Contains(out, "--work-dir") {
 		t.Errorf("exit status %d, want 2, saying --work-dir:\n%s", status, out)
-	}
-}
-
-// TestLeftoversRemoved proves that the temporary files a killed run left
-// in the work directory are removed when the next run opens it, and only
-// then: not while another run holds it.
-func TestLeftoversRemoved(t *testing.T) {
-	wd := filepath.Join(t.TempDir(), "work")
-	w, err := OpenWorkDir(wd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	left := []string{".tmp-before.manifest-123", ".tmp-by-file.manifest-sort", "cache/.tmp-0123abcd.lines-42", "tmp/sortAbCdEf", "tmp/pairs"}
-	for _, name := range left {
-		if err := os.WriteFile(filepath.Join(wd, filepath.FromSlash(name)), []byte("x"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	kept := []string{"before.manifest", "cache/0123abcd.lines"}
-	for _, name := range kept {
-		if err := os.WriteFile(filepath.Join(wd, filepath.FromSlash(name)), []byte("x"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Held by a run: a second opening neither gets it nor cleans it.
-	if _, err := OpenWorkDir(wd); err == nil {
-		t.Fatal("a second OpenWorkDir got the work directory")
-	}
-	for _, name := range left[:3] {
-		if _, err := os.Stat(filepath.Join(wd, filepath.FromSlash(name))); err != nil {
-			t.Errorf("%s removed while another run holds the work directory", name)
-		}
-	}
-	// Killed: its lock goes with it (the descriptor is closed), its files stay.
-	w.lock.Close()
-	w2, err := OpenWorkDir(wd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w2.Close()
-	for _, name := range left {
-		if _, err := os.Stat(filepath.Join(wd, filepath.FromSlash(name))); err == nil {
-			t.Errorf("%s left in the work directory", name)
-		}
-	}
-	for _, name := range kept {
-		if _, err := os.Stat(filepath.Join(wd, filepath.FromSlash(name))); err != nil {
-			t.Errorf("%s: %v", name, err)
-		}
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"warcdedup/scripts/gen"
 	"warcdedup/verify"
 	"warcdedup/warcsum"
+	"warcdedup/workdir"
 )
 
 // The crash tests kill warcdedup (SIGKILL) at chosen points of a rewrite
@@ -44,7 +45,7 @@ type watch struct {
 
 func newWatch(wd string) *watch {
 	w := &watch{wd: wd, start: time.Now()}
-	if fi, err := os.Stat(filepath.Join(wd, LogFile)); err == nil {
+	if fi, err := os.Stat(filepath.Join(wd, workdir.LogFile)); err == nil {
 		w.logBase = fi.Size()
 	}
 	return w
@@ -61,7 +62,7 @@ type journalIntent struct {
 
 // intents reads the whole intents of the journal, if there is one.
 func (w *watch) intents() []journalIntent {
-	data, err := os.ReadFile(filepath.Join(w.wd, LogFile+".pending"))
+	data, err := os.ReadFile(filepath.Join(w.wd, workdir.LogFile+".pending"))
 	if err != nil {
 		return nil
 	}
@@ -103,7 +104,7 @@ func (w *watch) renamedNotLogged() (string, bool) {
 	if len(intents) == 0 {
 		return "", false
 	}
-	f, err := os.Open(filepath.Join(w.wd, LogFile))
+	f, err := os.Open(filepath.Join(w.wd, workdir.LogFile))
 	if err != nil {
 		return "", false
 	}
@@ -334,7 +335,7 @@ func (c *crashCollection) afterRunUndo(t *testing.T) (coll, wd string) {
 // entries.
 func checkLogged(t *testing.T, what, coll, wd string) {
 	t.Helper()
-	m, err := rewritelog.LoadFile(filepath.Join(wd, LogFile), time.Time{})
+	m, err := rewritelog.LoadFile(filepath.Join(wd, workdir.LogFile), time.Time{})
 	if err != nil {
 		t.Fatalf("%s: the log: %v", what, err)
 	}
@@ -351,7 +352,7 @@ func checkLogged(t *testing.T, what, coll, wd string) {
 			t.Errorf("%s: %s has SHA-256 %s (%v), the log's last replacement of it %s", what, f.Name, sum, err, v.NewSHA256)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(wd, LogFile+".pending")); err == nil {
+	if _, err := os.Stat(filepath.Join(wd, workdir.LogFile+".pending")); err == nil {
 		t.Errorf("%s: the journal is left after a finished command", what)
 	}
 }

@@ -22,18 +22,7 @@ import (
 	"warcdedup/report"
 	"warcdedup/rewritelog"
 	"warcdedup/warcsum"
-)
-
-// The files a job with an index adds to its work directory.
-const (
-	indexOriginalsFile = "index-originals.manifest" // the index's originals of the crawl's digests
-	crawlOriginals     = "crawl-originals.manifest" // the crawl's responses after the run, for the commit
-	crawlOriginalsSort = "crawl-originals-by-digest.manifest"
-	afterFilesFile     = "after-files.tsv" // name size sha256 of each file after the run
-	// resolvedOriginalsFile holds the committed originals the resolution
-	// kept, as their records spell them: what verification checks the
-	// crawl's revisits against.
-	resolvedOriginalsFile = "index-originals-resolved.manifest"
+	"warcdedup/workdir"
 )
 
 // crawlMode is a job on one crawl with a crawl index: its files are named
@@ -210,7 +199,7 @@ func (c *crawlMode) begin(j *Job) (*Result, error) {
 	if changed != "" {
 		return nil, fmt.Errorf("crawl %s is committed to the index %s and its files changed since (%s): committed crawls are never rewritten (warcdedup index verify checks them; warcdedup index remove takes a crawl out)", c.name, c.index.Dir, changed)
 	}
-	rep, err := readReport(j.wd.File(StatsFile))
+	rep, err := readReport(j.wd.File(workdir.StatsFile))
 	if err != nil {
 		rep = &report.Report{Title: "Crawl " + c.name, Mode: "run", Collections: j.opt.Collections, Generated: k.Committed}
 	}
@@ -274,18 +263,18 @@ func (j *Job) joinIndex(ctx context.Context) (string, error) {
 // joinOnce joins the index as c.index has it, and holds what it joined.
 func (j *Job) joinOnce(ctx context.Context) (string, error) {
 	c := j.crawl
-	in, err := os.Open(j.wd.File(ByDigestFile))
+	in, err := os.Open(j.wd.File(workdir.ByDigestFile))
 	if err != nil {
 		return "", err
 	}
 	defer in.Close()
-	joined, err := atomicfile.Create(j.wd.File(indexOriginalsFile), 0o644)
+	joined, err := atomicfile.Create(j.wd.File(workdir.IndexOriginalsFile), 0o644)
 	if err != nil {
 		return "", err
 	}
 	defer joined.Abort()
 	bw := bufio.NewWriterSize(joined, 256<<10)
-	st, err := c.index.Join(ctx, in, j.wd.File(ByDigestFile), bw)
+	st, err := c.index.Join(ctx, in, j.wd.File(workdir.ByDigestFile), bw)
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -304,7 +293,7 @@ func (j *Job) joinOnce(ctx context.Context) (string, error) {
 	if err := joined.CommitRenamed(); err != nil {
 		return "", err
 	}
-	if err := mergeByDigest(j.wd.File(ByDigestFile), j.wd.File(indexOriginalsFile), j.wd.File(JoinedFile)); err != nil {
+	if err := mergeByDigest(j.wd.File(workdir.ByDigestFile), j.wd.File(workdir.IndexOriginalsFile), j.wd.File(workdir.JoinedFile)); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("%s originals of %s crawls read, %s of the crawl's %s digests", progress.Count(st.IndexLines),
@@ -314,7 +303,7 @@ func (j *Job) joinOnce(ctx context.Context) (string, error) {
 // logFiles are the files whose change tells that the job rewrote files:
 // its rewrite log and the log's journal (refs.Log's LOG.pending).
 func (j *Job) logFiles() []string {
-	return []string{j.wd.File(LogFile), j.wd.File(LogFile) + ".pending"}
+	return []string{j.wd.File(workdir.LogFile), j.wd.File(workdir.LogFile) + ".pending"}
 }
 
 // mergeByDigest merges two manifests sorted on digest into a new one.
@@ -373,20 +362,20 @@ func mergeByDigest(a, b, to string) error {
 // resolvedOriginals writes the committed originals of the numbered
 // manifest (those the resolution read and kept) to a work file, and
 // returns its name.
-func (c *crawlMode) resolvedOriginals(wd *WorkDir) (string, error) {
-	in, err := os.Open(wd.File(NumberedFile))
+func (c *crawlMode) resolvedOriginals(wd *workdir.Dir) (string, error) {
+	in, err := os.Open(wd.File(workdir.NumberedFile))
 	if err != nil {
 		return "", err
 	}
 	defer in.Close()
-	name := wd.File(resolvedOriginalsFile)
+	name := wd.File(workdir.ResolvedOriginalsFile)
 	out, err := atomicfile.Create(name, 0o644)
 	if err != nil {
 		return "", err
 	}
 	defer out.Abort()
 	w := manifest.NewWriter(out)
-	r := manifest.NewReader(in, wd.File(NumberedFile))
+	r := manifest.NewReader(in, wd.File(workdir.NumberedFile))
 	for {
 		l, err := r.Next()
 		if err == io.EOF {
@@ -422,7 +411,7 @@ func (j *Job) saveFileSums() error {
 	for _, n := range names {
 		fmt.Fprintf(&b, "%s %s\n", manifest.EscapeFile(n), j.crawl.sums[n])
 	}
-	return writeFile(j.wd.File(afterFilesFile), []byte(b.String()))
+	return workdir.WriteFile(j.wd.File(workdir.AfterFilesFile), []byte(b.String()))
 }
 
 // commit commits the verified crawl to the index: its responses as they
@@ -437,9 +426,9 @@ func (j *Job) commit(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cc := &CrawlCommit{Index: c.index, Crawl: &crawlindex.Crawl{Name: c.name, Location: c.root, Include: c.include, Exclude: c.exclude, Log: j.wd.File(LogFile)},
-		Files: files, After: []string{j.wd.File(AfterFile)}, Logs: []LogFrom{{j.wd.File(LogFile), j.state.LogSizeAtHash}},
-		Deps: j.wd.File(DepsFile), WorkDir: j.wd.Path, Sort: syssort.Sorter{TempDir: j.wd.File(tmpDir), Memory: j.opt.SortMemory, Parallel: j.opt.Jobs}}
+	cc := &CrawlCommit{Index: c.index, Crawl: &crawlindex.Crawl{Name: c.name, Location: c.root, Include: c.include, Exclude: c.exclude, Log: j.wd.File(workdir.LogFile)},
+		Files: files, After: []string{j.wd.File(workdir.AfterFile)}, Logs: []LogFrom{{j.wd.File(workdir.LogFile), j.state.LogSizeAtHash}},
+		Deps: j.wd.File(workdir.DepsFile), WorkDir: j.wd.Path, Sort: syssort.Sorter{TempDir: j.wd.File(workdir.TmpDir), Memory: j.opt.SortMemory, Parallel: j.opt.Jobs}}
 	ix, err := CommitCrawl(ctx, cc)
 	if err != nil {
 		return "", err
@@ -495,7 +484,7 @@ func CommitCrawl(ctx context.Context, c *CrawlCommit) (*crawlindex.Index, error)
 	if c.Crawl.Requires, err = c.requires(); err != nil {
 		return nil, err
 	}
-	return crawlindex.Commit(c.Index.Dir, crawlindex.Change{Add: c.Crawl, Files: c.Files, Originals: filepath.Join(c.WorkDir, crawlOriginalsSort)})
+	return crawlindex.Commit(c.Index.Dir, crawlindex.Change{Add: c.Crawl, Files: c.Files, Originals: filepath.Join(c.WorkDir, workdir.CrawlOriginalsByDigest)})
 }
 
 // CommitNote says what CommitCrawl committed, for the report's stage.
@@ -514,7 +503,7 @@ func CommitNote(ix *crawlindex.Index, k *crawlindex.Crawl) string {
 // crawlFiles lists the crawl's files as committed.
 func (j *Job) crawlFiles() ([]crawlindex.FileInfo, error) {
 	sums := map[string]string{}
-	data, err := os.ReadFile(j.wd.File(afterFilesFile))
+	data, err := os.ReadFile(j.wd.File(workdir.AfterFilesFile))
 	if err != nil {
 		return nil, err
 	}
@@ -546,7 +535,7 @@ func (j *Job) crawlFiles() ([]crawlindex.FileInfo, error) {
 func (c *CrawlCommit) originals(ctx context.Context) error {
 	k := c.Crawl
 	k.Records, k.Revisits = 0, 0
-	out, err := atomicfile.Create(filepath.Join(c.WorkDir, crawlOriginals), 0o644)
+	out, err := atomicfile.Create(filepath.Join(c.WorkDir, workdir.CrawlOriginalsFile), 0o644)
 	if err != nil {
 		return err
 	}
@@ -563,7 +552,7 @@ func (c *CrawlCommit) originals(ctx context.Context) error {
 	if err := out.CommitRenamed(); err != nil {
 		return err
 	}
-	return c.Sort.Sort(ctx, manifest.ByDigest.Command, []string{filepath.Join(c.WorkDir, crawlOriginals)}, filepath.Join(c.WorkDir, crawlOriginalsSort))
+	return c.Sort.Sort(ctx, manifest.ByDigest.Command, []string{filepath.Join(c.WorkDir, workdir.CrawlOriginalsFile)}, filepath.Join(c.WorkDir, workdir.CrawlOriginalsByDigest))
 }
 
 // copyResponses writes the lines of a manifest that are not revisits to

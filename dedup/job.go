@@ -28,6 +28,7 @@ import (
 	"warcdedup/source"
 	"warcdedup/verify"
 	"warcdedup/warcsum"
+	"warcdedup/workdir"
 )
 
 // Options of a job.
@@ -82,7 +83,7 @@ const (
 // Job is one run of the job on a collection.
 type Job struct {
 	opt    Options
-	wd     *WorkDir
+	wd     *workdir.Dir
 	state  *State
 	show   *progress.Display
 	inputs []warcsum.Input
@@ -165,15 +166,15 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		}
 	}
 	if opt.WorkDir == "" {
-		opt.WorkDir = DefaultWorkDir(opt.Collections[0])
+		opt.WorkDir = workdir.Default(opt.Collections[0])
 	}
 	opt.Jobs = max(opt.Jobs, 1)
-	wd, err := OpenWorkDir(opt.WorkDir)
+	wd, err := workdir.Open(opt.WorkDir)
 	if err != nil {
 		return nil, err
 	}
 	defer wd.Close()
-	runLog, err := os.OpenFile(wd.File(RunLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	runLog, err := os.OpenFile(wd.File(workdir.RunLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +187,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	defer show.Tee(nil)
 
 	j := &Job{opt: opt, wd: wd, show: show, crawl: crawl}
-	if j.state, err = wd.readState(); err != nil {
+	if j.state, err = readState(wd); err != nil {
 		return nil, err
 	}
 	params := Params{Collections: opt.Collections, Algorithm: opt.Algorithm.String(), Policy: opt.Policy.String(), Files: filesKey(opt.Files)}
@@ -216,7 +217,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	switch {
 	case j.state.Complete:
 		if j.unchanged() {
-			rep, err := readReport(wd.File(StatsFile))
+			rep, err := readReport(wd.File(workdir.StatsFile))
 			if err == nil {
 				rep.Totals.FilesInProgress = int64(len(j.inProgress)) // as they are now
 				return &Result{Report: rep, WorkDir: wd.Path, NothingToDo: true}, nil
@@ -249,7 +250,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	if opt.DryRun {
 		j.rep.Mode = "dry run"
 	}
-	if j.runDir, err = wd.newRunDir(j.rep.Generated, j.rep.Mode); err != nil {
+	if j.runDir, err = newRunDir(wd, j.rep.Generated, j.rep.Mode); err != nil {
 		return nil, err
 	}
 	err = j.stages(ctx)
@@ -322,7 +323,7 @@ func (j *Job) stages(ctx context.Context) error {
 		}
 		if s.keep {
 			j.state.Done = append(j.state.Done, s.name)
-			if err := j.wd.writeState(j.state); err != nil {
+			if err := writeState(j.wd, j.state); err != nil {
 				return err
 			}
 		}
@@ -330,7 +331,7 @@ func (j *Job) stages(ctx context.Context) error {
 	if !j.opt.DryRun {
 		j.state.Complete = true
 		j.state.Stamps = j.stamps()
-		return j.wd.writeState(j.state)
+		return writeState(j.wd, j.state)
 	}
 	return nil
 }
@@ -340,24 +341,24 @@ func (j *Job) outputsExist(stage string) bool {
 	var files []string
 	switch stage {
 	case stageHash:
-		files = []string{BeforeFile, FactsFile}
+		files = []string{workdir.BeforeFile, workdir.FactsFile}
 	case stageSort:
-		files = []string{ByDigestFile}
+		files = []string{workdir.ByDigestFile}
 	case stageJoin:
-		files = []string{JoinedFile}
+		files = []string{workdir.JoinedFile}
 	case stageResolve:
-		files = []string{NumberedFile}
+		files = []string{workdir.NumberedFile}
 	case stageSortF:
-		files = []string{ByFileFile, FactsByFile}
+		files = []string{workdir.ByFileFile, workdir.FactsByFile}
 	case stageRewrite:
-		files = []string{SavedFile}
+		files = []string{workdir.SavedFile}
 	case stageAfter:
-		files = []string{AfterFile}
+		files = []string{workdir.AfterFile}
 		if j.crawl != nil {
-			files = append(files, afterFilesFile)
+			files = append(files, workdir.AfterFilesFile)
 		}
 	case stageVerify:
-		files = []string{Violations}
+		files = []string{workdir.Violations}
 	}
 	for _, f := range files {
 		if _, err := os.Stat(j.wd.File(f)); err != nil {
@@ -372,22 +373,22 @@ func (j *Job) reload(stage string) error {
 	var err error
 	switch stage {
 	case stageHash:
-		j.hashed, err = readJSON[warcsum.Stats](j.wd.File("hash.json"))
+		j.hashed, err = workdir.ReadJSON[warcsum.Stats](j.wd.File("hash.json"))
 	case stageResolve:
-		j.resolved, err = readJSON[collres.Stats](j.wd.File("resolve.json"))
+		j.resolved, err = workdir.ReadJSON[collres.Stats](j.wd.File("resolve.json"))
 	case stageRewrite:
-		j.rewrote, err = readJSON[refs.Stats](j.wd.File("rewrite.json"))
+		j.rewrote, err = workdir.ReadJSON[refs.Stats](j.wd.File("rewrite.json"))
 	case stageVerify:
-		if j.verified, err = readJSON[verify.Stats](j.wd.File("verify.json")); err == nil {
+		if j.verified, err = workdir.ReadJSON[verify.Stats](j.wd.File("verify.json")); err == nil {
 			var ch changes
-			if ch, err = readJSON[changes](j.wd.File(changesStats)); errors.Is(err, os.ErrNotExist) {
+			if ch, err = workdir.ReadJSON[changes](j.wd.File(changesStats)); errors.Is(err, os.ErrNotExist) {
 				err = nil // a stage done before it was kept
 			}
 			j.changes = &ch
 		}
 	case stageAfter:
 		var h hashAgain
-		if h, err = readJSON[hashAgain](j.wd.File(hashAgainStats)); errors.Is(err, os.ErrNotExist) {
+		if h, err = workdir.ReadJSON[hashAgain](j.wd.File(hashAgainStats)); errors.Is(err, os.ErrNotExist) {
 			err = nil // a stage done before it was kept
 		}
 		j.newDamage, j.damagedAgain = h.NewDamage, h.Messages
@@ -430,12 +431,12 @@ func (j *Job) hash(ctx context.Context) (string, error) {
 	// A run or undo killed between renaming a file and logging it left
 	// the entries in the log's journal: the log is completed first, so
 	// that the listing made now is moved only by what follows it.
-	size, err := refs.RecoverLog(j.wd.File(LogFile))
+	size, err := refs.RecoverLog(j.wd.File(workdir.LogFile))
 	if err != nil {
 		return "", err
 	}
 	j.state.LogSizeAtHash = size
-	st, err := j.sumWith(ctx, BeforeFile, FactsFile, stageHash, HashedFiles, func(err error) {
+	st, err := j.sumWith(ctx, workdir.BeforeFile, workdir.FactsFile, stageHash, workdir.HashedFiles, func(err error) {
 		j.keep(&j.damaged, err)
 		j.show.Print("warcdedup: error: %v", err)
 	})
@@ -443,7 +444,7 @@ func (j *Job) hash(ctx context.Context) (string, error) {
 		return "", err
 	}
 	j.hashed = st
-	if err := writeJSON(j.wd.File("hash.json"), st); err != nil {
+	if err := workdir.WriteJSON(j.wd.File("hash.json"), st); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("%s files, %s records listed, %s damaged, %s files known unchanged",
@@ -477,7 +478,7 @@ func (j *Job) sumWith(ctx context.Context, manifestName, factsName, stageName, s
 	opt := j.sumOptions()
 	opt.Damage = damage
 	opt.Warn = func(err error) {}
-	cache, err := warcsum.NewCache(j.wd.File(cacheDir), opt)
+	cache, err := warcsum.NewCache(j.wd.File(workdir.CacheDir), opt)
 	if err != nil {
 		return warcsum.Stats{}, err
 	}
@@ -545,7 +546,7 @@ func (j *Job) sumOptions() warcsum.Options {
 
 // sortByDigest orders the manifest for resolution (stage 2's input).
 func (j *Job) sortByDigest(ctx context.Context) (string, error) {
-	return "", j.sortFile(ctx, BeforeFile, ByDigestFile, manifest.ByDigest.Command)
+	return "", j.sortFile(ctx, workdir.BeforeFile, workdir.ByDigestFile, manifest.ByDigest.Command)
 }
 
 // sortFile runs the system sort (LC_ALL=C, temporary files in the work
@@ -554,22 +555,22 @@ func (j *Job) sortByDigest(ctx context.Context) (string, error) {
 func (j *Job) sortFile(ctx context.Context, from, to, command string) error {
 	show := j.show.Start("sort "+filepath.Base(to), "files", 1)
 	defer show.Done("")
-	return syssort.Sorter{TempDir: j.wd.File(tmpDir), Memory: j.opt.SortMemory, Parallel: j.opt.Jobs}.Sort(ctx, command, []string{j.wd.File(from)}, j.wd.File(to))
+	return syssort.Sorter{TempDir: j.wd.File(workdir.TmpDir), Memory: j.opt.SortMemory, Parallel: j.opt.Jobs}.Sort(ctx, command, []string{j.wd.File(from)}, j.wd.File(to))
 }
 
 // resolve proves duplicates byte for byte and numbers the copies (stages 2
 // and 3 in one pass).
 func (j *Job) resolve(ctx context.Context) (string, error) {
-	input := ByDigestFile
+	input := workdir.ByDigestFile
 	if j.crawl != nil {
-		input = JoinedFile
+		input = workdir.JoinedFile
 	}
 	in, err := os.Open(j.wd.File(input))
 	if err != nil {
 		return "", err
 	}
 	defer in.Close()
-	out, err := atomicfile.Create(j.wd.File(NumberedFile), 0o644)
+	out, err := atomicfile.Create(j.wd.File(workdir.NumberedFile), 0o644)
 	if err != nil {
 		return "", err
 	}
@@ -606,7 +607,7 @@ func (j *Job) resolve(ctx context.Context) (string, error) {
 		return "", err
 	}
 	j.resolved = st
-	if err := writeJSON(j.wd.File("resolve.json"), st); err != nil {
+	if err := workdir.WriteJSON(j.wd.File("resolve.json"), st); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("%s clusters, %s records compared, %s stale", progress.Count(st.Clusters), progress.Count(st.Fetched), progress.Count(st.Stale)), nil
@@ -615,10 +616,10 @@ func (j *Job) resolve(ctx context.Context) (string, error) {
 // sortByFile orders the numbered manifest, and the facts, for the rewrite
 // and the accounting.
 func (j *Job) sortByFile(ctx context.Context) (string, error) {
-	if err := j.sortFile(ctx, NumberedFile, ByFileFile, manifest.ByFile.Command); err != nil {
+	if err := j.sortFile(ctx, workdir.NumberedFile, workdir.ByFileFile, manifest.ByFile.Command); err != nil {
 		return "", err
 	}
-	return "", j.sortFile(ctx, FactsFile, FactsByFile, manifest.ByFile.Command)
+	return "", j.sortFile(ctx, workdir.FactsFile, workdir.FactsByFile, manifest.ByFile.Command)
 }
 
 // rewrite turns the duplicates into revisits, in place (stage 4), or
@@ -628,7 +629,7 @@ func (j *Job) rewrite(ctx context.Context) (string, error) {
 		// From here on the files change: the manifests before must not be
 		// made again, whatever happens.
 		j.state.Done = append(j.state.Done, stageRewriteStarted)
-		if err := j.wd.writeState(j.state); err != nil {
+		if err := writeState(j.wd, j.state); err != nil {
 			return "", err
 		}
 	}
@@ -637,7 +638,7 @@ func (j *Job) rewrite(ctx context.Context) (string, error) {
 	if j.opt.DryRun {
 		log = refs.NewLog(io.Discard)
 	} else {
-		if log, err = refs.OpenLog(j.wd.File(LogFile)); err != nil {
+		if log, err = refs.OpenLog(j.wd.File(workdir.LogFile)); err != nil {
 			return "", err
 		}
 		defer log.Close()
@@ -645,7 +646,7 @@ func (j *Job) rewrite(ctx context.Context) (string, error) {
 		// them: only this job's runs move the manifest's offsets.
 		log.Since(j.state.LogSizeAtHash)
 	}
-	table, err := manifest.OpenTable(j.wd.File(NumberedFile))
+	table, err := manifest.OpenTable(j.wd.File(workdir.NumberedFile))
 	if err != nil {
 		return "", err
 	}
@@ -654,12 +655,12 @@ func (j *Job) rewrite(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	in, err := os.Open(j.wd.File(ByFileFile))
+	in, err := os.Open(j.wd.File(workdir.ByFileFile))
 	if err != nil {
 		return "", err
 	}
 	defer in.Close()
-	saved, err := atomicfile.Create(j.wd.File(SavedFile), 0o644)
+	saved, err := atomicfile.Create(j.wd.File(workdir.SavedFile), 0o644)
 	if err != nil {
 		return "", err
 	}
@@ -686,7 +687,7 @@ func (j *Job) rewrite(ctx context.Context) (string, error) {
 	// old one, and the new records read (warcsum.Cache.Derive); a file
 	// that cannot (or all of them, without the cache) is read again there.
 	var derived atomic.Int64
-	if cache, err := warcsum.NewCache(j.wd.File(cacheDir), j.sumOptions()); err == nil {
+	if cache, err := warcsum.NewCache(j.wd.File(workdir.CacheDir), j.sumOptions()); err == nil {
 		rw.Replaced = func(r rewritelog.Replacement) {
 			if err := cache.Derive(r); err != nil {
 				// Not an error: hash again reads the file. The run log
@@ -698,7 +699,7 @@ func (j *Job) rewrite(ctx context.Context) (string, error) {
 		}
 	}
 	stop := progress.Follow(&prog.Bytes, show)
-	st, err := rw.Run(ctx, manifest.NewReader(in, j.wd.File(ByFileFile)), log)
+	st, err := rw.Run(ctx, manifest.NewReader(in, j.wd.File(workdir.ByFileFile)), log)
 	stop()
 	show.Done("")
 	if err == nil {
@@ -711,7 +712,7 @@ func (j *Job) rewrite(ctx context.Context) (string, error) {
 		return "", err
 	}
 	j.rewrote = st
-	if err := writeJSON(j.wd.File("rewrite.json"), st); err != nil {
+	if err := workdir.WriteJSON(j.wd.File("rewrite.json"), st); err != nil {
 		return "", err
 	}
 	verb := "written"
@@ -732,7 +733,7 @@ func (j *Job) rewrite(ctx context.Context) (string, error) {
 // cache gives their messages anew); only what it had not found is.
 func (j *Job) hashAfter(ctx context.Context) (string, error) {
 	var again []string
-	st, err := j.sumWith(ctx, AfterFile, "", stageAfter, "", func(err error) { j.keep(&again, err) })
+	st, err := j.sumWith(ctx, workdir.AfterFile, "", stageAfter, "", func(err error) { j.keep(&again, err) })
 	if err != nil {
 		return "", err
 	}
@@ -745,7 +746,7 @@ func (j *Job) hashAfter(ctx context.Context) (string, error) {
 			}
 		}
 	}
-	if err := writeJSON(j.wd.File(hashAgainStats), hashAgain{NewDamage: j.newDamage, Messages: j.damagedAgain}); err != nil {
+	if err := workdir.WriteJSON(j.wd.File(hashAgainStats), hashAgain{NewDamage: j.newDamage, Messages: j.damagedAgain}); err != nil {
 		return "", err
 	}
 	if j.crawl != nil {
@@ -767,16 +768,16 @@ func (j *Job) verify(ctx context.Context) (string, error) {
 	if j.changes, err = j.changesSinceHash(replaced); err != nil {
 		return "", err
 	}
-	if err := writeJSON(j.wd.File(changesStats), j.changes); err != nil {
+	if err := workdir.WriteJSON(j.wd.File(changesStats), j.changes); err != nil {
 		return "", err
 	}
-	beforeName := j.wd.File(BeforeFile)
+	beforeName := j.wd.File(workdir.BeforeFile)
 	if gone := slices.Concat(j.changes.Changed, j.changes.Removed); len(gone) > 0 {
 		for _, n := range gone {
 			j.show.Log("warcdedup: note: %s changed or was removed since the hash stage, not by this job: its records are left out of the verification", n)
 		}
-		beforeName = j.wd.File(tmpDir + "/before-unchanged.manifest")
-		if err := withoutFiles(j.wd.File(BeforeFile), beforeName, gone); err != nil {
+		beforeName = j.wd.File(workdir.TmpDir + "/before-unchanged.manifest")
+		if err := withoutFiles(j.wd.File(workdir.BeforeFile), beforeName, gone); err != nil {
 			return "", err
 		}
 		defer os.Remove(beforeName)
@@ -789,12 +790,12 @@ func (j *Job) verify(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer before.Close()
-	after, err := os.Open(j.wd.File(AfterFile))
+	after, err := os.Open(j.wd.File(workdir.AfterFile))
 	if err != nil {
 		return "", err
 	}
 	defer after.Close()
-	out, err := atomicfile.Create(j.wd.File(Violations), 0o644)
+	out, err := atomicfile.Create(j.wd.File(workdir.Violations), 0o644)
 	if err != nil {
 		return "", err
 	}
@@ -817,7 +818,7 @@ func (j *Job) verify(ctx context.Context) (string, error) {
 		defer f.Close()
 		external = manifest.NewReader(f, name)
 	}
-	st, err := verify.RewriteAgainst(manifest.NewReader(before, beforeName), manifest.NewReader(after, j.wd.File(AfterFile)), external,
+	st, err := verify.RewriteAgainst(manifest.NewReader(before, beforeName), manifest.NewReader(after, j.wd.File(workdir.AfterFile)), external,
 		func(v string) {
 			fmt.Fprintln(bw, v)
 			j.show.Print("warcdedup: error: lost: %s", v)
@@ -833,7 +834,7 @@ func (j *Job) verify(ctx context.Context) (string, error) {
 		return "", err
 	}
 	j.verified = st
-	if err := writeJSON(j.wd.File("verify.json"), st); err != nil {
+	if err := workdir.WriteJSON(j.wd.File("verify.json"), st); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("%s violations", progress.Count(st.Violations)), nil
@@ -848,11 +849,11 @@ func (j *Job) finish(err error) {
 		reasons = append(reasons, "the run stopped: "+err.Error())
 	}
 	if n := j.hashed.Damaged + j.hashed.FilesFailed; n > 0 {
-		reasons = append(reasons, fmt.Sprintf("%s damaged records or unreadable files (hash stage; see %s)", progress.Count(n), RunLog))
+		reasons = append(reasons, fmt.Sprintf("%s damaged records or unreadable files (hash stage; see %s)", progress.Count(n), workdir.RunLog))
 		reasons = append(reasons, first(j.damaged, 5)...)
 	}
 	if j.newDamage > 0 {
-		reasons = append(reasons, fmt.Sprintf("%s damaged records or unreadable files that the hash stage had not found (hash again stage; see %s)", progress.Count(j.newDamage), RunLog))
+		reasons = append(reasons, fmt.Sprintf("%s damaged records or unreadable files that the hash stage had not found (hash again stage; see %s)", progress.Count(j.newDamage), workdir.RunLog))
 		reasons = append(reasons, first(j.damagedAgain, 5)...)
 	}
 	if j.resolved.Stale > 0 {
@@ -864,16 +865,16 @@ func (j *Job) finish(err error) {
 		reasons = append(reasons, first(j.refused, 10)...)
 	}
 	if len(j.indexRefused) > 0 {
-		reasons = append(reasons, fmt.Sprintf("%d indexes left untouched (update indexes stage; see %s)", len(j.indexRefused), RunLog))
+		reasons = append(reasons, fmt.Sprintf("%d indexes left untouched (update indexes stage; see %s)", len(j.indexRefused), workdir.RunLog))
 		reasons = append(reasons, first(j.indexRefused, 5)...)
 	}
 	if c := j.changes; c != nil {
 		if n := len(c.Changed); n > 0 {
-			reasons = append(reasons, fmt.Sprintf("%d files changed since the hash stage, not by this job: their records were not this job's and were left out of its verification; the next run takes them as they are (see %s)", n, RunLog))
+			reasons = append(reasons, fmt.Sprintf("%d files changed since the hash stage, not by this job: their records were not this job's and were left out of its verification; the next run takes them as they are (see %s)", n, workdir.RunLog))
 			reasons = append(reasons, first(c.Changed, 5)...)
 		}
 		if n := len(c.Removed); n > 0 {
-			reasons = append(reasons, fmt.Sprintf("%d files removed since the hash stage: their records were left out of the verification (see %s)", n, RunLog))
+			reasons = append(reasons, fmt.Sprintf("%d files removed since the hash stage: their records were left out of the verification (see %s)", n, workdir.RunLog))
 			reasons = append(reasons, first(c.Removed, 5)...)
 		}
 		if n := len(c.Added); n > 0 {
@@ -885,7 +886,7 @@ func (j *Job) finish(err error) {
 		}
 	}
 	if j.verified.Violations > 0 {
-		reasons = append(reasons, fmt.Sprintf("%s violations: records lost (see %s)", progress.Count(j.verified.Violations), Violations))
+		reasons = append(reasons, fmt.Sprintf("%s violations: records lost (see %s)", progress.Count(j.verified.Violations), workdir.Violations))
 	}
 	if j.recordsProblem != "" {
 		reasons = append(reasons, "the work directory's fixity.tsv and deps.tsv were not brought up to date: "+j.recordsProblem)

@@ -28,6 +28,7 @@ import (
 	"warcdedup/rewritelog"
 	"warcdedup/scripts/gen"
 	"warcdedup/warcsum"
+	"warcdedup/workdir"
 )
 
 // collection writes a generated collection into a new directory.
@@ -111,12 +112,12 @@ func TestRun(t *testing.T) {
 			t.Errorf("hash again: %s", s.Note)
 		}
 	}
-	if listed, _ := os.ReadFile(filepath.Join(wd, AfterFile)); !bytes.Equal(listed, listing(t, dir)) {
+	if listed, _ := os.ReadFile(filepath.Join(wd, workdir.AfterFile)); !bytes.Equal(listed, listing(t, dir)) {
 		t.Errorf("the manifest after differs from what reading the files gives")
 	}
 
 	// The fixity list: every changed file, with its sums before and after.
-	fixity := readLines(t, filepath.Join(wd, FixityFile))
+	fixity := readLines(t, filepath.Join(wd, workdir.FixityFile))
 	changed := 0
 	for name, sum := range after {
 		if sum != before[name] {
@@ -138,10 +139,10 @@ func TestRun(t *testing.T) {
 	}
 	// The dependencies: the run's own, as many revisits as it wrote; the
 	// collection's, every revisit in it now (those it had too).
-	if deps, _ := depsCount(t, filepath.Join(wd, r.RunDir, DepsFile)); deps != tot.RevisitsWritten {
+	if deps, _ := depsCount(t, filepath.Join(wd, r.RunDir, workdir.DepsFile)); deps != tot.RevisitsWritten {
 		t.Errorf("the run's deps.tsv counts %d revisits, %d were written", deps, tot.RevisitsWritten)
 	}
-	if deps, unresolved := depsCount(t, filepath.Join(wd, DepsFile)); deps+unresolved != tot.RevisitsWritten+tot.Revisits || deps < tot.RevisitsWritten {
+	if deps, unresolved := depsCount(t, filepath.Join(wd, workdir.DepsFile)); deps+unresolved != tot.RevisitsWritten+tot.Revisits || deps < tot.RevisitsWritten {
 		t.Errorf("deps.tsv counts %d revisits and %d that refer to nothing; %d were written, %d were there", deps, unresolved, tot.RevisitsWritten, tot.Revisits)
 	}
 	if len(rep.ByMIME) == 0 || len(rep.ByHost) == 0 || len(rep.ByMonth) == 0 || len(rep.BySize) == 0 || len(rep.LargestClasses) == 0 {
@@ -156,11 +157,11 @@ func TestRun(t *testing.T) {
 	}
 
 	// The page and the figures kept: the same report.
-	page, err := os.ReadFile(filepath.Join(wd, ReportFile))
+	page, err := os.ReadFile(filepath.Join(wd, workdir.ReportFile))
 	if err != nil || !bytes.Contains(page, []byte("<svg")) || !bytes.Contains(page, []byte(html.EscapeString(rep.Title))) {
 		t.Errorf("report.html (%v) has no chart or not the title %q", err, rep.Title)
 	}
-	kept, err := readReport(filepath.Join(wd, StatsFile))
+	kept, err := readReport(filepath.Join(wd, workdir.StatsFile))
 	if err != nil || kept.Totals != tot {
 		t.Errorf("stats.json (%v) holds totals %+v, the run %+v", err, kept.Totals, tot)
 	}
@@ -326,16 +327,16 @@ func TestKillAndResume(t *testing.T) {
 		time.Sleep(delay)
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
-		state, _ := os.ReadFile(filepath.Join(wd, StateFile))
+		state, _ := os.ReadFile(filepath.Join(wd, workdir.StateFile))
 		if out, err := run(coll, wd).CombinedOutput(); err != nil {
 			t.Fatalf("kill %d after %v: the resumed run: %v\n%s", i, delay, err, out)
 		}
 		sameTree(t, fmt.Sprintf("kill %d after %v, resumed", i, delay), hashTree(t, coll), want)
-		checkLoggedOnce(t, filepath.Join(wd, LogFile))
-		for _, d := range []string{coll, wd, filepath.Join(wd, cacheDir), filepath.Join(wd, tmpDir), tmp} {
+		checkLoggedOnce(t, filepath.Join(wd, workdir.LogFile))
+		for _, d := range []string{coll, wd, filepath.Join(wd, workdir.CacheDir), filepath.Join(wd, workdir.TmpDir), tmp} {
 			entries, _ := os.ReadDir(d)
 			for _, e := range entries {
-				if strings.HasPrefix(e.Name(), atomicfile.TempPrefix) || d == tmp || d == filepath.Join(wd, tmpDir) {
+				if strings.HasPrefix(e.Name(), atomicfile.TempPrefix) || d == tmp || d == filepath.Join(wd, workdir.TmpDir) {
 					t.Errorf("kill %d: %s left in %s", i, e.Name(), d)
 				}
 			}
@@ -417,7 +418,7 @@ func TestUndo(t *testing.T) {
 	}
 	written := r.Report.Totals.RevisitsWritten
 	deduplicated := hashTree(t, dir)
-	fixity := readLines(t, filepath.Join(wd, FixityFile))[1:]
+	fixity := readLines(t, filepath.Join(wd, workdir.FixityFile))[1:]
 	one := filepath.Join(dir, strings.Fields(fixity[0])[0])
 
 	u1, err := Undo(context.Background(), UndoOptions{Paths: []string{one}, WorkDir: wd, Jobs: 2})
@@ -436,7 +437,7 @@ func TestUndo(t *testing.T) {
 		t.Errorf("restored %d records in %d+%d files; the run wrote %d revisits in %d files", got, u1.Stats.Restored, u2.Stats.Restored, written, len(fixity))
 	}
 	sameTree(t, "after undo (uncompressed)", hashUncompressed(t, dir), before)
-	if fx := readLines(t, filepath.Join(wd, UndoFixityFile)); int64(len(fx)-1) != u2.Stats.Restored {
+	if fx := readLines(t, filepath.Join(wd, workdir.UndoFixityFile)); int64(len(fx)-1) != u2.Stats.Restored {
 		t.Errorf("undo-fixity.tsv has %d lines for %d files", len(fx)-1, u2.Stats.Restored)
 	}
 
@@ -536,7 +537,7 @@ func TestCrawlIndex(t *testing.T) {
 		crawl := filepath.Join(crawls, fmt.Sprintf("crawl-%d", i))
 		r, err := Run(context.Background(), Options{Collections: []string{crawl}, Index: index, Jobs: 2})
 		if err != nil || r.Report.Exit != 0 || r.Report.Totals.Violations != 0 {
-			v, _ := os.ReadFile(filepath.Join(index, "work", fmt.Sprintf("crawl-%d", i), Violations))
+			v, _ := os.ReadFile(filepath.Join(index, "work", fmt.Sprintf("crawl-%d", i), workdir.Violations))
 			t.Fatalf("crawl-%d: %v %v\n%.2000s", i, err, r.Report.ExitReason, v)
 		}
 		written += r.Report.Totals.RevisitsWritten
@@ -862,10 +863,10 @@ func TestRunReadsDamagedFileAgain(t *testing.T) {
 	if !found {
 		t.Errorf("no hash again stage in the report")
 	}
-	if listed, _ := os.ReadFile(filepath.Join(wd, AfterFile)); !bytes.Equal(listed, listing(t, dir)) {
+	if listed, _ := os.ReadFile(filepath.Join(wd, workdir.AfterFile)); !bytes.Equal(listed, listing(t, dir)) {
 		t.Errorf("the manifest after differs from what reading the files gives")
 	}
-	runLog, err := os.ReadFile(filepath.Join(wd, RunLog))
+	runLog, err := os.ReadFile(filepath.Join(wd, workdir.RunLog))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"warcdedup/manifest"
 	"warcdedup/report"
 	"warcdedup/rewritelog"
+	"warcdedup/workdir"
 )
 
 // The records a work directory keeps of its collection cover every run:
@@ -44,13 +45,13 @@ import (
 // newRunDir makes the directory of a run's own records, named after the
 // time it started and what it is ("2024-06-05T102231Z-run"), and returns
 // its path relative to the work directory.
-func (w *WorkDir) newRunDir(start time.Time, mode string) (string, error) {
+func newRunDir(w *workdir.Dir, start time.Time, mode string) (string, error) {
 	base := start.UTC().Format(runDirLayout) + "-" + strings.ReplaceAll(mode, " ", "-")
-	if err := os.MkdirAll(w.File(RunsDir), 0o755); err != nil {
+	if err := os.MkdirAll(w.File(workdir.RunsDir), 0o755); err != nil {
 		return "", err
 	}
 	for i := 1; ; i++ {
-		rel := filepath.Join(RunsDir, base)
+		rel := filepath.Join(workdir.RunsDir, base)
 		if i > 1 {
 			rel += "." + strconv.Itoa(i)
 		}
@@ -82,9 +83,9 @@ func (j *Job) collectionRecords(ctx context.Context) error {
 	}
 	var external []string
 	if j.crawl != nil {
-		external = append(external, j.wd.File(resolvedOriginalsFile))
+		external = append(external, j.wd.File(workdir.ResolvedOriginalsFile))
 	}
-	return writeDeps(ctx, j.wd, j.wd.File(DepsFile), depsListing{names: []string{j.wd.File(AfterFile)}, external: external})
+	return writeDeps(ctx, j.wd, j.wd.File(workdir.DepsFile), depsListing{names: []string{j.wd.File(workdir.AfterFile)}, external: external})
 }
 
 // fixityHeader starts every fixity list.
@@ -116,16 +117,16 @@ const foldTail = 4096
 // memory does not grow with the files of years of runs. Killed between
 // the list and the state, the next fold takes the same entries again,
 // which leaves the list as it is.
-func updateRecords(ctx context.Context, wd *WorkDir) (*report.Collection, error) {
-	st, _ := readJSON[foldState](wd.File(foldFile))
-	logName := wd.File(LogFile)
+func updateRecords(ctx context.Context, wd *workdir.Dir) (*report.Collection, error) {
+	st, _ := workdir.ReadJSON[foldState](wd.File(foldFile))
+	logName := wd.File(workdir.LogFile)
 	f, err := os.Open(logName)
 	if errors.Is(err, os.ErrNotExist) {
 		st = foldState{}
-		if err := writeFile(wd.File(FixityFile), []byte(fixityHeader)); err != nil {
+		if err := workdir.WriteFile(wd.File(workdir.FixityFile), []byte(fixityHeader)); err != nil {
 			return nil, err
 		}
-		return &st.Collection, writeJSON(wd.File(foldFile), st)
+		return &st.Collection, workdir.WriteJSON(wd.File(foldFile), st)
 	}
 	if err != nil {
 		return nil, err
@@ -135,28 +136,28 @@ func updateRecords(ctx context.Context, wd *WorkDir) (*report.Collection, error)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(wd.File(FixityFile)); err != nil || end < st.LogSize || tailSum(f, st.LogSize) != st.Tail {
+	if _, err := os.Stat(wd.File(workdir.FixityFile)); err != nil || end < st.LogSize || tailSum(f, st.LogSize) != st.Tail {
 		st = foldState{} // fold the whole log anew
 	}
-	lines := wd.File(tmpDir + "/fixity-lines")
+	lines := wd.File(workdir.TmpDir + "/fixity-lines")
 	sorted := lines + "-sorted"
 	defer os.Remove(lines)
 	defer os.Remove(sorted)
 	if err := foldSection(io.NewSectionReader(f, st.LogSize, end-st.LogSize), logName, lines, &st.Collection); err != nil {
 		return nil, err
 	}
-	if err := (syssort.Sorter{TempDir: wd.File(tmpDir)}).Sort(ctx, "LC_ALL=C sort -k1,1 -k2,2n", []string{lines}, sorted); err != nil {
+	if err := (syssort.Sorter{TempDir: wd.File(workdir.TmpDir)}).Sort(ctx, "LC_ALL=C sort -k1,1 -k2,2n", []string{lines}, sorted); err != nil {
 		return nil, err
 	}
 	old := ""
 	if st.LogSize > 0 {
-		old = wd.File(FixityFile)
+		old = wd.File(workdir.FixityFile)
 	}
-	if st.Collection.FilesReplaced, err = mergeFixity(old, sorted, wd.File(FixityFile)); err != nil {
+	if st.Collection.FilesReplaced, err = mergeFixity(old, sorted, wd.File(workdir.FixityFile)); err != nil {
 		return nil, err
 	}
 	st.LogSize, st.Tail = end, tailSum(f, end)
-	return &st.Collection, writeJSON(wd.File(foldFile), st)
+	return &st.Collection, workdir.WriteJSON(wd.File(foldFile), st)
 }
 
 // completeLines is the size of the log up to the end of its last whole
@@ -341,15 +342,15 @@ const (
 // revisit's original is the response with its Refers-To URI and date
 // (any date for "*") and its digest; both are sorted by URI and date with
 // the system sort and joined, one URI's responses in memory at a time.
-func writeDeps(ctx context.Context, wd *WorkDir, out string, l depsListing) error {
-	captures := wd.File(tmpDir + "/deps-captures")
+func writeDeps(ctx context.Context, wd *workdir.Dir, out string, l depsListing) error {
+	captures := wd.File(workdir.TmpDir + "/deps-captures")
 	sorted := captures + "-sorted"
 	defer os.Remove(captures)
 	defer os.Remove(sorted)
 	if err := l.captures(ctx, wd, captures); err != nil {
 		return err
 	}
-	if err := (syssort.Sorter{TempDir: wd.File(tmpDir)}).Sort(ctx, "LC_ALL=C sort -k1,1 -k2,2 -k3,3n", []string{captures}, sorted); err != nil {
+	if err := (syssort.Sorter{TempDir: wd.File(workdir.TmpDir)}).Sort(ctx, "LC_ALL=C sort -k1,1 -k2,2 -k3,3n", []string{captures}, sorted); err != nil {
 		return err
 	}
 	in, err := os.Open(sorted)
@@ -385,13 +386,13 @@ func writeDeps(ctx context.Context, wd *WorkDir, out string, l depsListing) erro
 	if j.unresolved > 0 {
 		fmt.Fprintf(&b, "# %d revisits refer to no record of the collection\n", j.unresolved)
 	}
-	return writeFile(out, b.Bytes())
+	return workdir.WriteFile(out, b.Bytes())
 }
 
 // captures writes the capture lines of the listing to name: "URI DATE 0
 // DIGEST FILE" per response, "REFURI REFDATE 1 DIGEST FILE" per revisit
 // (not restored since).
-func (l depsListing) captures(ctx context.Context, wd *WorkDir, name string) error {
+func (l depsListing) captures(ctx context.Context, wd *workdir.Dir, name string) error {
 	f, err := os.Create(name)
 	if err != nil {
 		return err
@@ -454,14 +455,14 @@ func (l depsListing) captures(ctx context.Context, wd *WorkDir, name string) err
 // unrestored writes the capture lines of the revisits in the file name
 // ("FILE OFFSET REFURI REFDATE DIGEST") that the log's entries since
 // l.restored.From did not restore.
-func (l depsListing) unrestored(ctx context.Context, wd *WorkDir, name string, w *bufio.Writer) error {
+func (l depsListing) unrestored(ctx context.Context, wd *workdir.Dir, name string, w *bufio.Writer) error {
 	gone := name + "-restored"
 	defer os.Remove(gone)
 	if err := restoredEntries(*l.restored, gone); err != nil {
 		return err
 	}
 	for _, n := range []string{name, gone} {
-		if err := (syssort.Sorter{TempDir: wd.File(tmpDir)}).Sort(ctx, manifest.ByFile.Command, []string{n}, n+"-sorted"); err != nil {
+		if err := (syssort.Sorter{TempDir: wd.File(workdir.TmpDir)}).Sort(ctx, manifest.ByFile.Command, []string{n}, n+"-sorted"); err != nil {
 			return err
 		}
 		defer os.Remove(n + "-sorted")
@@ -624,21 +625,21 @@ func sameDigest(a, b string) bool {
 
 // runs reads the history of the work directory: every run directory's
 // own report (stats.json) or undo (undo.json), oldest first.
-func runs(wd *WorkDir) []report.Run {
-	entries, _ := os.ReadDir(wd.File(RunsDir))
+func runs(wd *workdir.Dir) []report.Run {
+	entries, _ := os.ReadDir(wd.File(workdir.RunsDir))
 	var out []report.Run
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
 		}
-		rel := filepath.Join(RunsDir, e.Name())
-		if rep, err := readReport(filepath.Join(wd.File(rel), StatsFile)); err == nil {
+		rel := filepath.Join(workdir.RunsDir, e.Name())
+		if rep, err := readReport(filepath.Join(wd.File(rel), workdir.StatsFile)); err == nil {
 			t := rep.Totals
 			out = append(out, report.Run{Dir: filepath.ToSlash(rel), Started: rep.Generated, Mode: rep.Mode, Exit: rep.Exit,
 				Files: t.Files, RevisitsWritten: t.RevisitsWritten, BytesSaved: t.BytesSaved, FilesRewritten: t.FilesRewritten})
 			continue
 		}
-		if u, err := readJSON[UndoResult](filepath.Join(wd.File(rel), UndoStatsFile)); err == nil {
+		if u, err := workdir.ReadJSON[UndoResult](filepath.Join(wd.File(rel), workdir.UndoStatsFile)); err == nil {
 			out = append(out, report.Run{Dir: filepath.ToSlash(rel), Started: runDirTime(e.Name()), Mode: "undo", Exit: u.Exit,
 				Files: int64(u.Files), RecordsRestored: u.Stats.Records + u.Stats.Foreign, BytesSaved: u.Stats.BytesBefore - u.Stats.BytesAfter,
 				FilesRewritten: int64(u.Stats.Restored)})
@@ -661,16 +662,16 @@ const runDirLayout = "2006-01-02T150405Z"
 // writeReportIn writes a report's figures (stats.json) and its page
 // (report.html) into the directory dir.
 func writeReportIn(dir string, rep *report.Report) error {
-	return writeReport(&WorkDir{Path: dir}, rep)
+	return writeReport(&workdir.Dir{Path: dir}, rep)
 }
 
 // collectionReport writes the work directory's report: body (the last
 // run's report; a dry run's only when no run has been made) with every
 // run and what they did together.
-func collectionReport(ctx context.Context, wd *WorkDir, body *report.Report) error {
+func collectionReport(ctx context.Context, wd *workdir.Dir, body *report.Report) error {
 	top := *body
 	if body.Mode != "run" {
-		if last, err := readReport(wd.File(StatsFile)); err == nil && last.Mode == "run" {
+		if last, err := readReport(wd.File(workdir.StatsFile)); err == nil && last.Mode == "run" {
 			top = *last
 		}
 	}
@@ -689,12 +690,12 @@ func collectionReport(ctx context.Context, wd *WorkDir, body *report.Report) err
 // it restored) and the report's list of runs. Records that cannot be
 // brought up to date (a damaged rewrite log) change nothing the undo did:
 // the exit status is 1, with why.
-func recordUndo(ctx context.Context, wd *WorkDir, params Params, res *UndoResult, from int64, start time.Time, crawl bool) {
+func recordUndo(ctx context.Context, wd *workdir.Dir, params Params, res *UndoResult, from int64, start time.Time, crawl bool) {
 	problem := func(err error) {
 		res.Exit = max(res.Exit, 1)
 		res.ExitReason = append(res.ExitReason, "the work directory's fixity.tsv, deps.tsv and report were not brought up to date: "+err.Error())
 	}
-	rel, err := wd.newRunDir(start, "undo")
+	rel, err := newRunDir(wd, start, "undo")
 	if err != nil {
 		problem(err)
 		return
@@ -702,8 +703,8 @@ func recordUndo(ctx context.Context, wd *WorkDir, params Params, res *UndoResult
 	if err := undoRecords(ctx, wd, rel, from, crawl); err != nil {
 		problem(err)
 	}
-	own := filepath.Join(wd.File(rel), UndoStatsFile)
-	if err := writeJSON(own, res); err != nil {
+	own := filepath.Join(wd.File(rel), workdir.UndoStatsFile)
+	if err := workdir.WriteJSON(own, res); err != nil {
 		problem(err)
 		return
 	}
@@ -711,29 +712,29 @@ func recordUndo(ctx context.Context, wd *WorkDir, params Params, res *UndoResult
 		Collections: params.Collections, Policy: params.Policy, Algorithm: params.Algorithm}
 	if err := collectionReport(ctx, wd, body); err != nil {
 		problem(err)
-		writeJSON(own, res)
+		workdir.WriteJSON(own, res)
 	}
 }
 
 // undoRecords writes the undo's fixity list into its run directory rel
 // and the work directory's fixity list and dependencies.
-func undoRecords(ctx context.Context, wd *WorkDir, rel string, from int64, crawl bool) error {
-	if _, err := writeFixity(wd.File(LogFile), from, filepath.Join(wd.File(rel), FixityFile)); err != nil {
+func undoRecords(ctx context.Context, wd *workdir.Dir, rel string, from int64, crawl bool) error {
+	if _, err := writeFixity(wd.File(workdir.LogFile), from, filepath.Join(wd.File(rel), workdir.FixityFile)); err != nil {
 		return err
 	}
 	if _, err := updateRecords(ctx, wd); err != nil {
 		return err
 	}
-	if _, err := os.Stat(wd.File(UndoManifest)); err != nil {
+	if _, err := os.Stat(wd.File(workdir.UndoManifest)); err != nil {
 		return nil // nothing was listed: nothing restored
 	}
-	l := depsListing{names: []string{wd.File(UndoManifest)}, restored: &restoredSince{Log: wd.File(LogFile), From: from}}
+	l := depsListing{names: []string{wd.File(workdir.UndoManifest)}, restored: &restoredSince{Log: wd.File(workdir.LogFile), From: from}}
 	if crawl {
 		// A crawl's revisits may need the originals of the crawls of its
 		// index, which the undo joined.
-		if _, err := os.Stat(wd.File(undoIndexOriginals)); err == nil {
-			l.external = []string{wd.File(undoIndexOriginals)}
+		if _, err := os.Stat(wd.File(workdir.UndoIndexOriginals)); err == nil {
+			l.external = []string{wd.File(workdir.UndoIndexOriginals)}
 		}
 	}
-	return writeDeps(ctx, wd, wd.File(DepsFile), l)
+	return writeDeps(ctx, wd, wd.File(workdir.DepsFile), l)
 }

@@ -20,6 +20,7 @@ import (
 	"warcdedup/rewritelog"
 	"warcdedup/source"
 	"warcdedup/warcsum"
+	"warcdedup/workdir"
 )
 
 // restoreDependents makes the crawls that need a crawl being removed
@@ -214,7 +215,7 @@ func (r *restoreDependents) run(ctx context.Context, res *RemoveResult) error {
 func (r *restoreDependents) runOne(ctx context.Context, d *crawlindex.Crawl, res *RemoveResult) error {
 	logName := d.Log
 	if logName == "" {
-		logName = filepath.Join(r.ix.Dir, "work", d.Name, LogFile)
+		logName = filepath.Join(r.ix.Dir, "work", d.Name, workdir.LogFile)
 	}
 	if err := os.MkdirAll(filepath.Dir(logName), 0o755); err != nil {
 		return err

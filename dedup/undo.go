@@ -20,19 +20,7 @@ import (
 	"warcdedup/refs"
 	"warcdedup/rewritelog"
 	"warcdedup/warcsum"
-)
-
-// The files an undo adds to the work directory.
-const (
-	UndoManifest   = "undo.manifest"            // warcsum of the collection when the undo started
-	UndoByCapture  = "undo-by-capture.manifest" // the same, sorted on URI and date
-	UndoByDigest   = "undo-by-digest.manifest"  // and on digest (with All, or a crawl's)
-	UndoFixityFile = "undo-fixity.tsv"          // per file the undo replaced: sizes and SHA-256 before and after
-	UndoStatsFile  = "undo.json"                // the undo's figures
-	// A crawl's undo: the index's originals of the crawl's digests, and
-	// those with the crawl's own lines, on digest.
-	undoIndexOriginals = "undo-index-originals.manifest"
-	undoJoined         = "undo-joined.manifest"
+	"warcdedup/workdir"
 )
 
 // UndoOptions are what to undo and how.
@@ -106,15 +94,15 @@ func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(opt.WorkDir, StateFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(opt.WorkDir, workdir.StateFile)); err != nil {
 		return nil, fmt.Errorf("%s is no work directory of warcdedup run (%v)", opt.WorkDir, err)
 	}
-	wd, err := OpenWorkDir(opt.WorkDir)
+	wd, err := workdir.Open(opt.WorkDir)
 	if err != nil {
 		return nil, err
 	}
 	defer wd.Close()
-	state, err := wd.readState()
+	state, err := readState(wd)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +124,7 @@ func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
 			files[i] = u.crawl.name + "/" + f
 		}
 	}
-	runLog, err := os.OpenFile(wd.File(RunLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	runLog, err := os.OpenFile(wd.File(workdir.RunLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +141,7 @@ func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
 	if u.restoreFrom >= 0 {
 		recordUndo(ctx, wd, state.Params, u.res, u.restoreFrom, start, u.crawl != nil)
 	}
-	if werr := writeJSON(wd.File(UndoStatsFile), u.res); err == nil {
+	if werr := workdir.WriteJSON(wd.File(workdir.UndoStatsFile), u.res); err == nil {
 		err = werr
 	}
 	return u.res, err
@@ -162,7 +150,7 @@ func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
 // undo is one undo in a work directory.
 type undo struct {
 	opt   UndoOptions
-	wd    *WorkDir
+	wd    *workdir.Dir
 	state *State
 	crawl *crawlMode // the crawl of an index undone; nil for a collection
 	show  *progress.Display
@@ -179,12 +167,12 @@ func (u *undo) run(ctx context.Context, files []string) error {
 	// The log first: a run or undo killed between renaming a file and
 	// logging it left the entries in the journal, which opening the log
 	// adds. Only then does the log say which revisits are left.
-	log, err := refs.OpenLog(u.wd.File(LogFile))
+	log, err := refs.OpenLog(u.wd.File(workdir.LogFile))
 	if err != nil {
 		return err
 	}
 	defer log.Close()
-	written, err := rewritelog.LoadFile(u.wd.File(LogFile), time.Time{})
+	written, err := rewritelog.LoadFile(u.wd.File(workdir.LogFile), time.Time{})
 	if err != nil {
 		return fmt.Errorf("the rewrite log says which revisits this toolchain wrote: %w", err)
 	}
@@ -212,10 +200,10 @@ func (u *undo) run(ctx context.Context, files []string) error {
 		// from its first stage (the manifests kept describe the files
 		// before).
 		*u.state = State{Params: u.state.Params}
-		if serr := u.wd.writeState(u.state); err == nil {
+		if serr := writeState(u.wd, u.state); err == nil {
 			err = serr
 		}
-		if _, ferr := writeFixity(u.wd.File(LogFile), from, u.wd.File(UndoFixityFile)); err == nil {
+		if _, ferr := writeFixity(u.wd.File(workdir.LogFile), from, u.wd.File(workdir.UndoFixityFile)); err == nil {
 			err = ferr
 		}
 	}
@@ -257,15 +245,15 @@ func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.M
 	j := &Job{opt: Options{Collections: collections, Algorithm: algo, Jobs: max(u.opt.Jobs, 1), SortMemory: u.opt.SortMemory},
 		wd: u.wd, show: u.show, crawl: u.crawl}
 	log.Since(log.Size()) // the manifest is of the files as they are now
-	if _, err := j.sum(ctx, UndoManifest, "", "hash"); err != nil {
+	if _, err := j.sum(ctx, workdir.UndoManifest, "", "hash"); err != nil {
 		return fmt.Errorf("hash: %w", err)
 	}
-	byCapture, byDigest := UndoManifest, ""
+	byCapture, byDigest := workdir.UndoManifest, ""
 	if u.opt.All || u.crawl != nil {
-		if err := j.sortFile(ctx, UndoManifest, UndoByDigest, manifest.ByDigest.Command); err != nil {
+		if err := j.sortFile(ctx, workdir.UndoManifest, workdir.UndoByDigest, manifest.ByDigest.Command); err != nil {
 			return fmt.Errorf("sort: %w", err)
 		}
-		byDigest = UndoByDigest
+		byDigest = workdir.UndoByDigest
 	}
 	if u.crawl != nil {
 		// Its revisits' originals in the crawls committed before it are
@@ -273,12 +261,12 @@ func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.M
 		if err := u.joinIndex(ctx); err != nil {
 			return fmt.Errorf("join the index: %w", err)
 		}
-		byCapture, byDigest = undoJoined, undoJoined
+		byCapture, byDigest = workdir.UndoJoined, workdir.UndoJoined
 	}
-	if err := j.sortFile(ctx, byCapture, UndoByCapture, manifest.ByCapture.Command); err != nil {
+	if err := j.sortFile(ctx, byCapture, workdir.UndoByCapture, manifest.ByCapture.Command); err != nil {
 		return fmt.Errorf("sort: %w", err)
 	}
-	captures, err := manifest.OpenTableBy(u.wd.File(UndoByCapture), manifest.CaptureKey)
+	captures, err := manifest.OpenTableBy(u.wd.File(workdir.UndoByCapture), manifest.CaptureKey)
 	if err != nil {
 		return err
 	}
@@ -323,20 +311,20 @@ func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.M
 }
 
 // joinIndex writes the index's originals of the crawl's digests and merges
-// them with the crawl's own lines, on digest (undoJoined).
+// them with the crawl's own lines, on digest (workdir.UndoJoined).
 func (u *undo) joinIndex(ctx context.Context) error {
-	in, err := os.Open(u.wd.File(UndoByDigest))
+	in, err := os.Open(u.wd.File(workdir.UndoByDigest))
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := atomicfile.Create(u.wd.File(undoIndexOriginals), 0o644)
+	out, err := atomicfile.Create(u.wd.File(workdir.UndoIndexOriginals), 0o644)
 	if err != nil {
 		return err
 	}
 	defer out.Abort()
 	bw := bufio.NewWriterSize(out, 256<<10)
-	if _, err := u.crawl.index.Join(ctx, in, u.wd.File(UndoByDigest), bw); err != nil {
+	if _, err := u.crawl.index.Join(ctx, in, u.wd.File(workdir.UndoByDigest), bw); err != nil {
 		return err
 	}
 	if err := bw.Flush(); err != nil {
@@ -345,13 +333,13 @@ func (u *undo) joinIndex(ctx context.Context) error {
 	if err := out.CommitRenamed(); err != nil {
 		return err
 	}
-	return mergeByDigest(u.wd.File(UndoByDigest), u.wd.File(undoIndexOriginals), u.wd.File(undoJoined))
+	return mergeByDigest(u.wd.File(workdir.UndoByDigest), u.wd.File(workdir.UndoIndexOriginals), u.wd.File(workdir.UndoJoined))
 }
 
 // check reads again every file named that the log names (see
 // refs.CheckRestored), from the log as the undo left it.
 func (u *undo) check(ctx context.Context, files []string) error {
-	moves, err := rewritelog.LoadFile(u.wd.File(LogFile), time.Time{})
+	moves, err := rewritelog.LoadFile(u.wd.File(workdir.LogFile), time.Time{})
 	if err != nil {
 		return err
 	}
@@ -419,8 +407,8 @@ func findWorkDir(path string) (string, error) {
 		return "", err
 	}
 	for d := abs; ; d = filepath.Dir(d) {
-		wd := DefaultWorkDir(d)
-		if st, err := readStateFile(filepath.Join(wd, StateFile)); err == nil && slices.Contains(st.Params.Collections, d) {
+		wd := workdir.Default(d)
+		if st, err := readStateFile(filepath.Join(wd, workdir.StateFile)); err == nil && slices.Contains(st.Params.Collections, d) {
 			return wd, nil
 		}
 		if d == filepath.Dir(d) {
@@ -443,7 +431,7 @@ func findCrawlWorkDir(index, path string) (string, error) {
 	}
 	for _, d := range dirs {
 		wd := filepath.Join(index, "work", d.Name())
-		st, err := readStateFile(filepath.Join(wd, StateFile))
+		st, err := readStateFile(filepath.Join(wd, workdir.StateFile))
 		if err != nil || st.Params.Index == "" {
 			continue
 		}

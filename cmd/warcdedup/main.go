@@ -23,6 +23,7 @@ import (
 	"warcdedup/internal/cmdutil"
 	"warcdedup/internal/progress"
 	"warcdedup/policy"
+	"warcdedup/workdir"
 )
 
 const description = `warcdedup deduplicates collections of WARC and ARC files after the crawl:
@@ -286,7 +287,7 @@ func workDir(opt dedup.Options) string {
 	if opt.WorkDir != "" {
 		return opt.WorkDir
 	}
-	return dedup.DefaultWorkDir(opt.Collections[0])
+	return workdir.Default(opt.Collections[0])
 }
 
 // jobOptions reads the flags every job command has.
