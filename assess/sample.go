@@ -20,6 +20,7 @@ import (
 	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 	"warcdedup/report"
+	"warcdedup/stage"
 	"warcdedup/warcsum"
 	"warcdedup/workdir"
 )
@@ -43,7 +44,7 @@ type Result struct {
 	Report *report.Report
 	Dir    string
 	// Sample is the dry run on the sample (sample mode only).
-	Sample *dedup.Result
+	Sample *stage.Result
 }
 
 // SampleSize is how many of files a sample of percent reads: at least two

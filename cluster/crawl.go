@@ -13,10 +13,10 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
-	"warcdedup/dedup"
-	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 	"warcdedup/report"
+	"warcdedup/stage"
+	"warcdedup/verify"
 	"warcdedup/warcsum"
 	"warcdedup/workdir"
 )
@@ -27,7 +27,7 @@ import (
 // range joins its part of the index's originals (crawlindex.Join) and
 // resolves the crawl's records with them, the committed ones kept as
 // originals (copy 1) and never rewritten; the account commits the crawl
-// once verified (dedup.CommitCrawl), its files recorded as served at one
+// once verified (stage.Commit), its files recorded as served at one
 // URL (CrawlURL) for later runs to read.
 //
 // The files a job with an index adds to its work directory:
@@ -138,7 +138,7 @@ func within(a, b string) bool {
 // work directory's job that committed the crawl and was interrupted
 // before its end is followed to it (nil, nil): its account finds the
 // crawl committed.
-func committedAlready(opt Options, ix *crawlindex.Index) (*dedup.Result, error) {
+func committedAlready(opt Options, ix *crawlindex.Index) (*stage.Result, error) {
 	k := ix.Registry.Crawl(opt.Params.Crawl)
 	if k == nil {
 		return nil, nil
@@ -153,19 +153,12 @@ func committedAlready(opt Options, ix *crawlindex.Index) (*dedup.Result, error) 
 	if opt.Again {
 		return nil, fmt.Errorf("crawl %s is committed to the index %s: committed crawls are never rewritten (warcdedup index remove takes a crawl out)", k.Name, ix.Dir)
 	}
-	var rep *report.Report
-	if f, err := os.Open(filepath.Join(opt.WorkDir, workdir.StatsFile)); err == nil {
-		rep, err = report.ReadJSON(f)
-		f.Close()
-		if err != nil {
-			rep = nil
-		}
-	}
-	if rep == nil {
+	rep, err := stage.ReadReport(filepath.Join(opt.WorkDir, workdir.StatsFile))
+	if err != nil {
 		rep = &report.Report{Title: "Crawl " + k.Name, Mode: "run", Generated: k.Committed}
 	}
-	rep.Crawls = dedup.CrawlsOf(ix.Registry)
-	return &dedup.Result{Report: rep, WorkDir: opt.WorkDir, NothingToDo: true}, nil
+	rep.Crawls = stage.CrawlsOf(ix.Registry)
+	return &stage.Result{Report: rep, WorkDir: opt.WorkDir, NothingToDo: true}, nil
 }
 
 // joinIndex writes the index's originals of the range's digests into the
@@ -331,11 +324,12 @@ func (k *task) crawlFiles() ([]crawlindex.FileInfo, error) {
 }
 
 // commitCrawl commits the verified crawl to the index as run does
-// (dedup.CommitCrawl), unless a run of this task did already (the task
-// was run again after the commit), and returns the report's stage.
-func (k *task) commitCrawl(ctx context.Context, acc *dedup.Accounting) (report.Stage, error) {
-	st := report.Stage{Name: "commit"}
-	if v := acc.Verified.Violations; v > 0 {
+// (stage.Commit), unless a run of this task did already (the task was run
+// again after the commit), and returns the report's stage; rep gets the
+// index's crawls.
+func (k *task) commitCrawl(ctx context.Context, rep *report.Report, verified verify.Stats) (report.Stage, error) {
+	st := report.Stage{Name: stage.CommitName}
+	if v := verified.Violations; v > 0 {
 		return st, fmt.Errorf("not committed: verification found %d records lost", v)
 	}
 	ix, err := k.spec.openIndex()
@@ -343,33 +337,29 @@ func (k *task) commitCrawl(ctx context.Context, acc *dedup.Accounting) (report.S
 		return st, err
 	}
 	if c := ix.Registry.Crawl(k.spec.Crawl); c != nil {
-		st.Note = dedup.CommitNote(ix, c)
-		acc.Report.Crawls = dedup.CrawlsOf(ix.Registry)
+		st.Note = stage.CommitNote(ix, c)
+		rep.Crawls = stage.CrawlsOf(ix.Registry)
 		return st, nil
 	}
 	files, err := k.crawlFiles()
 	if err != nil {
 		return st, err
 	}
-	cc := &dedup.CrawlCommit{Index: ix, Crawl: &crawlindex.Crawl{Name: k.spec.Crawl, Location: k.spec.CrawlURL, Log: k.wd.file(workdir.LogFile)},
-		Files: files, Deps: k.wd.file(workdir.DepsFile), WorkDir: string(k.wd),
-		Sort: syssort.Sorter{TempDir: k.sorter.TempDir, Memory: k.spec.SortMemory, Parallel: k.spec.Jobs}}
+	c := &stage.Commit{Index: ix, Crawl: &crawlindex.Crawl{Name: k.spec.Crawl, Location: k.spec.CrawlURL, Log: k.wd.file(workdir.LogFile)},
+		Files: files, Deps: k.wd.file(workdir.DepsFile), WorkDir: string(k.wd), Sort: k.sorter}
 	hashed, err := k.hashMarkers()
 	if err != nil {
 		return st, err
 	}
 	for i := range k.spec.Hosts {
 		h := &k.spec.Hosts[i]
-		cc.After = append(cc.After, k.wd.host(h, workdir.AfterFile))
-		cc.Logs = append(cc.Logs, dedup.LogFrom{Name: k.wd.host(h, workdir.LogFile), From: hashed[i].LogSize})
+		c.After = append(c.After, k.wd.host(h, workdir.AfterFile))
+		c.Logs = append(c.Logs, stage.LogFrom{Name: k.wd.host(h, workdir.LogFile), From: hashed[i].LogSize})
 	}
-	if err := os.MkdirAll(k.sorter.TempDir, 0o755); err != nil {
+	if ix, err = c.Run(ctx); err != nil {
 		return st, err
 	}
-	if ix, err = dedup.CommitCrawl(ctx, cc); err != nil {
-		return st, err
-	}
-	st.Note = dedup.CommitNote(ix, cc.Crawl)
-	acc.Report.Crawls = dedup.CrawlsOf(ix.Registry)
+	st.Note = stage.CommitNote(ix, c.Crawl)
+	rep.Crawls = stage.CrawlsOf(ix.Registry)
 	return st, nil
 }

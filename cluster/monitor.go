@@ -12,9 +12,9 @@ import (
 	"syscall"
 	"time"
 
-	"warcdedup/dedup"
 	"warcdedup/internal/progress"
 	"warcdedup/report"
+	"warcdedup/stage"
 	"warcdedup/workdir"
 )
 
@@ -92,7 +92,7 @@ type monitor struct {
 // Interrupted, it returns ctx's error; the Slurm jobs go on, and Run
 // follows them again when called again (it says whether anything was
 // submitted).
-func Run(ctx context.Context, opt Options) (*dedup.Result, error) {
+func Run(ctx context.Context, opt Options) (*stage.Result, error) {
 	if opt.Params.Index != "" {
 		ix, err := opt.Params.CheckIndex()
 		if err != nil {
@@ -379,7 +379,7 @@ func (m *monitor) stepNames() []string {
 
 // follow submits what needs submitting and follows the jobs until the
 // account is done, a task fails for good, or ctx ends.
-func (m *monitor) follow(ctx context.Context) (*dedup.Result, error) {
+func (m *monitor) follow(ctx context.Context) (*stage.Result, error) {
 	poll := m.opt.Poll
 	if poll <= 0 {
 		poll = 2 * time.Second
@@ -461,7 +461,7 @@ func (e *submitError) Error() string { return fmt.Sprintf("submitting %s: %v", e
 func (e *submitError) Unwrap() error { return e.err }
 
 // result reads the job's account.
-func (m *monitor) result() (*dedup.Result, error) {
+func (m *monitor) result() (*stage.Result, error) {
 	f, err := os.Open(m.wd.file(workdir.StatsFile))
 	if err != nil {
 		return nil, err
@@ -471,7 +471,7 @@ func (m *monitor) result() (*dedup.Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Name(), err)
 	}
-	return &dedup.Result{Report: rep, WorkDir: string(m.wd)}, nil
+	return &stage.Result{Report: rep, WorkDir: string(m.wd)}, nil
 }
 
 // failedTask is a task Slurm ended badly.

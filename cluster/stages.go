@@ -9,18 +9,15 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	"warcdedup/atomicfile"
-	"warcdedup/collres"
 	"warcdedup/crawlindex"
 	"warcdedup/internal/progress"
 	"warcdedup/manifest"
 	"warcdedup/refs"
-	"warcdedup/rewritelog"
 	"warcdedup/source"
 	"warcdedup/split"
-	"warcdedup/verify"
+	"warcdedup/stage"
 	"warcdedup/warcsum"
 	"warcdedup/workdir"
 )
@@ -34,71 +31,37 @@ const (
 	originalsPrefix = "originals-" // a range's lines a host's rewrite looks originals up in: originals-NAME
 )
 
-// sum lists the host's root into a manifest of its directory (and facts),
-// through the host's cache of files unchanged since they were read.
-func (k *task) sum(ctx context.Context, manifestName, factsName string, damaged *errorsOf, onFile func(warcsum.Input, string)) (warcsum.Stats, []warcsum.Input, error) {
+// inputs lists the host's files beneath its root, named as the job's
+// manifests name them.
+func (k *task) inputs() ([]warcsum.Input, error) {
 	h := k.host
 	if fi, err := os.Stat(h.Root); err != nil {
-		return warcsum.Stats{}, nil, fmt.Errorf("root of %s: %w", h.Name, err)
+		return nil, fmt.Errorf("root of %s: %w", h.Name, err)
 	} else if !fi.IsDir() {
-		return warcsum.Stats{}, nil, permanent("root of %s: %s is not a directory", h.Name, h.Root)
+		return nil, permanent("root of %s: %s is not a directory", h.Name, h.Root)
 	}
 	inputs, err := warcsum.Collect([]string{h.Root}, true)
 	if err != nil {
-		return warcsum.Stats{}, nil, err
+		return nil, err
 	}
 	if len(inputs) == 0 {
-		k.warn(fmt.Errorf("%s: no WARC or ARC file in %s", h.Name, h.Root))
+		k.Warn(fmt.Errorf("%s: no WARC or ARC file in %s", h.Name, h.Root))
 	}
 	for i := range inputs {
 		inputs[i].Name = k.spec.fileName(inputs[i].Name)
 	}
-	opt := warcsum.Options{Algorithm: k.algo, Damage: func(err error) {
-		damaged.add(err)
-		k.printError(err)
-	}, Warn: func(error) {}}
-	cache, err := warcsum.NewCache(k.wd.host(h, workdir.CacheDir), opt)
-	if err != nil {
-		return warcsum.Stats{}, nil, err
-	}
-	var total int64
-	for _, in := range inputs {
-		total += in.Size
-	}
-	out, err := atomicfile.Create(k.wd.host(h, manifestName), 0o644)
-	if err != nil {
-		return warcsum.Stats{}, nil, err
-	}
-	defer out.Abort()
-	r := warcsum.Runner{Options: opt, Jobs: k.spec.Jobs, Cache: cache, Progress: new(warcsum.Progress),
-		OnFileError: func(in warcsum.Input, err error) {
-			damaged.add(err)
-			k.printError(err)
-		}, OnFile: onFile}
-	var facts *atomicfile.File
+	return inputs, nil
+}
+
+// hashStage is the Hash stage over the host's files, into a manifest of
+// its directory (and facts, unless ""), through the host's cache.
+func (k *task) hashStage(inputs []warcsum.Input, manifestName, factsName string, onFile func(warcsum.Input, string)) *stage.Hash {
+	h := &stage.Hash{Inputs: inputs, Algorithm: k.algo, Jobs: k.spec.Jobs, Cache: k.wd.host(k.host, workdir.CacheDir),
+		Manifest: k.wd.host(k.host, manifestName), OnFile: onFile, Messages: k, Meter: k.prog}
 	if factsName != "" {
-		if facts, err = atomicfile.Create(k.wd.host(h, factsName), 0o644); err != nil {
-			return warcsum.Stats{}, nil, err
-		}
-		defer facts.Abort()
-		r.Facts = facts
+		h.Facts = k.wd.host(k.host, factsName)
 	}
-	k.prog.Begin("bytes", total)
-	stop := progress.Follow(&r.Progress.Bytes, k.prog)
-	st, err := r.Run(inputs, out)
-	stop()
-	if err != nil {
-		return st, nil, err
-	}
-	if err := out.CommitRenamed(); err != nil {
-		return st, nil, err
-	}
-	if facts != nil {
-		if err := facts.CommitRenamed(); err != nil {
-			return st, nil, err
-		}
-	}
-	return st, inputs, ctx.Err()
+	return h
 }
 
 // hash lists a host's files (stage 1): the manifest, sorted on digest and
@@ -112,14 +75,17 @@ func (k *task) hash(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	damaged := &errorsOf{limit: 100}
 	var onFile func(warcsum.Input, string)
 	if k.spec.withIndex() {
 		// The cache keeps each file's SHA-256 from here: the commit
 		// records those the rewrite leaves unchanged without a read.
 		onFile = func(warcsum.Input, string) {}
 	}
-	st, inputs, err := k.sum(ctx, workdir.BeforeFile, workdir.FactsFile, damaged, onFile)
+	inputs, err := k.inputs()
+	if err != nil {
+		return err
+	}
+	res, err := k.hashStage(inputs, workdir.BeforeFile, workdir.FactsFile, onFile).Run(ctx)
 	if err != nil {
 		return err
 	}
@@ -155,9 +121,8 @@ func (k *task) hash(ctx context.Context) error {
 	for i, p := range parts.List {
 		lines[i] = p.Lines
 	}
-	k.marker.Hash = &HashResult{Stats: st, Damaged: damaged.list, LogSize: logSize, RangeLines: lines}
-	k.marker.Note = fmt.Sprintf("%s files, %s records listed, %s damaged, %s files known unchanged",
-		progress.Count(st.Files), progress.Count(st.Listed), progress.Count(st.Damaged), progress.Count(st.Cached))
+	k.marker.Hash = &HashResult{HashResult: res, LogSize: logSize, RangeLines: lines}
+	k.marker.Note = res.Note()
 	return nil
 }
 
@@ -235,7 +200,7 @@ func (k *task) hashMarkers() ([]*HashResult, error) {
 }
 
 // resolve proves the duplicates of a hash range byte for byte and numbers
-// the copies (stage 2): the hosts' sorted parts of the range are merged
+// the copies (stages 2 and 3): the hosts' sorted parts of the range are merged
 // (sort -m) into warccollres -p, which reads every record over HTTP from
 // the host that holds it. The numbered lines are then split by host, each
 // host's sorted on file for its rewrite.
@@ -283,40 +248,19 @@ func (k *task) resolve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	out, err := atomicfile.Create(filepath.Join(dir, workdir.NumberedFile), 0o644)
-	if err != nil {
-		m.Wait()
-		return err
-	}
-	defer out.Abort()
-	stale := &errorsOf{limit: 100}
-	var prog collres.Progress
 	open := loc.Files(source.KeptOpen)
 	defer open.Close()
-	res := collres.Resolver{Source: open, Policy: k.policy, Jobs: k.spec.Jobs, Proc: true, Progress: &prog,
-		Stale: func(err error) {
-			stale.add(err)
-			k.printError(err)
-		},
-		Warn: k.warn}
+	rs := stage.Resolve{In: manifest.NewReader(bufio.NewReaderSize(m, 256<<10), "range "+rangeName(r, n)+" of the hosts' manifests"),
+		Out: filepath.Join(dir, workdir.NumberedFile), Source: open, Policy: k.policy, Jobs: k.spec.Jobs, Total: total,
+		Messages: k, Meter: k.prog}
 	if k.spec.withIndex() {
 		// Committed originals stay responses: committed crawls are
 		// never rewritten.
-		res.Kept = func(l *manifest.Line) bool { return !k.spec.ours(l.File) }
+		rs.Kept = func(l *manifest.Line) bool { return !k.spec.ours(l.File) }
 	}
-	k.prog.Begin("lines", total)
-	stop := progress.Follow(&prog.Lines, k.prog)
-	bw := bufio.NewWriterSize(out, 256<<10)
-	st, err := res.Run(ctx, manifest.NewReader(bufio.NewReaderSize(m, 256<<10), "range "+rangeName(r, n)+" of the hosts' manifests"), bw)
-	stop()
+	res, err := rs.Run(ctx)
 	if merr := m.Wait(); err == nil {
 		err = merr
-	}
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
-		err = out.CommitRenamed()
 	}
 	if err != nil {
 		return err
@@ -325,8 +269,8 @@ func (k *task) resolve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	k.marker.Resolve = &ResolveResult{Stats: st, Stale: stale.list, NoDigest: noDigest}
-	k.marker.Note = fmt.Sprintf("%s clusters, %s records compared, %s stale", progress.Count(st.Clusters), progress.Count(st.Fetched), progress.Count(st.Stale))
+	k.marker.Resolve = &ResolveResult{ResolveResult: res, NoDigest: noDigest}
+	k.marker.Note = res.Note()
 	if k.spec.withIndex() {
 		k.marker.Note += fmt.Sprintf("; %s originals of the index read, %s of the range's %s digests", progress.Count(joined.IndexLines),
 			progress.Count(joined.Matched), progress.Count(joined.Digests))
@@ -542,7 +486,7 @@ func (k *task) originalsTables() ([]*manifest.Table, error) {
 	return tables, nil
 }
 
-// rewrite turns a host's duplicates into revisits in place (stage 3), or
+// rewrite turns a host's duplicates into revisits in place (stage 4), or
 // measures what it would do: warcrefs over the host's lines of every
 // range, merged on file, with its originals parts of every range as the
 // originals manifest, the originals read locally or over HTTP from the
@@ -590,18 +534,6 @@ func (k *task) rewrite(ctx context.Context) error {
 		}
 		remote.files[field] = &remoteFile{url: k.spec.Hosts[f.host].FileURL(k.spec.relName(f.name)), size: f.size, log: logs[f.host]}
 	}
-	var log *refs.Log
-	if k.spec.DryRun {
-		log = refs.NewLog(io.Discard)
-	} else {
-		if log, err = refs.OpenLog(k.wd.host(h, workdir.LogFile)); err != nil {
-			return err
-		}
-		defer log.Close()
-		// Earlier jobs' runs shortened the files before this job hashed
-		// them: only this job's runs move the manifest's offsets.
-		log.Since(hashed[k.step.Host].LogSize)
-	}
 	tables, err := k.originalsTables()
 	if err != nil {
 		return err
@@ -611,76 +543,30 @@ func (k *task) rewrite(ctx context.Context) error {
 			t.Close()
 		}
 	}()
-	originals, err := refs.NewOriginals(remote, log, tables...)
-	if err != nil {
-		return err
-	}
 	in, err := os.Open(byFile)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	saved, err := atomicfile.Create(k.wd.host(h, workdir.SavedFile), 0o644)
+	rw := stage.Rewrite{In: manifest.NewReader(bufio.NewReaderSize(in, 256<<10), byFile), Originals: tables, Open: remote,
+		Roots: local.Roots, Prefixes: local.Prefixes, Log: k.wd.host(h, workdir.LogFile), LogFrom: hashed[k.step.Host].LogSize,
+		DryRun: k.spec.DryRun, HardLinks: k.spec.HardLinks, Policy: k.policy, Jobs: k.spec.Jobs,
+		Cache: k.wd.host(h, workdir.CacheDir), Algorithm: k.algo, Saved: k.wd.host(h, workdir.SavedFile), Total: total,
+		Messages: k, Meter: k.prog}
+	res, err := rw.Run(ctx)
 	if err != nil {
 		return err
 	}
-	defer saved.Abort()
-	sw := bufio.NewWriter(saved)
-	refused := &errorsOf{}
-	var prog refs.Progress
-	rw := refs.Rewriter{Roots: local.Roots, Prefixes: local.Prefixes, InPlace: true, DryRun: k.spec.DryRun, Originals: originals,
-		Policy: k.policy, HardLinks: k.spec.HardLinks, Jobs: k.spec.Jobs, Progress: &prog,
-		Refused: func(err error) {
-			refused.add(err)
-			k.printError(err)
-		},
-		Warn: k.warn,
-		Record: func(l *manifest.Line, revisitLength int64) {
-			fmt.Fprintf(sw, "%s %d %d %d\n", l.File, l.Offset, l.Length, revisitLength)
-		}}
-	// Each file replaced gets its listing for the hash again task from its
-	// old one, and the revisits read (warcsum.Cache.Derive, as warcdedup
-	// run does); a file that cannot is read again there.
-	var derived atomic.Int64
-	if cache, err := warcsum.NewCache(k.wd.host(h, workdir.CacheDir), warcsum.Options{Algorithm: k.algo}); err == nil {
-		rw.Replaced = func(r rewritelog.Replacement) {
-			if err := cache.Derive(r); err != nil {
-				// Not an error: hash again reads the file. The task's
-				// log says why.
-				k.notef("%v; hash again reads the file", err)
-				return
-			}
-			derived.Add(1)
-		}
-	}
-	k.prog.Begin("bytes", total)
-	stop := progress.Follow(&prog.Bytes, k.prog)
-	st, err := rw.Run(ctx, manifest.NewReader(bufio.NewReaderSize(in, 256<<10), byFile), log)
-	stop()
-	if err == nil {
-		err = sw.Flush()
-	}
-	if err == nil {
-		err = saved.CommitRenamed()
-	}
-	if err != nil {
-		return err
-	}
-	k.marker.Rewrite = &RewriteResult{Stats: st, Refused: refused.list, Remote: remote.stats, Derived: derived.Load()}
-	verb := "written"
-	if k.spec.DryRun {
-		verb = "that would be written"
-	}
-	k.marker.Note = fmt.Sprintf("%s revisits %s in %s files (%s listed from the records written), %s refused; %s originals read from other hosts, %s of them in files replaced since",
-		progress.Count(st.Revisits+st.AlreadyRevisit), verb, progress.Count(st.Rewritten), progress.Count(derived.Load()), progress.Count(st.Refused),
-		progress.Count(remote.stats.Reads), progress.Count(remote.stats.Moved))
+	k.marker.Rewrite = &RewriteResult{RewriteResult: res, Remote: remote.stats}
+	k.marker.Note = res.Note(k.spec.DryRun) + remote.stats.note()
 	fmt.Fprintf(k.Log, "warcdedup: %s: %s\n", k.name(), k.marker.Note)
 	return nil
 }
 
-// hashAfter lists a host's files again (stage 4); only those the rewrite
-// replaced are read, the cache knows the others unchanged.
-func (k *task) hashAfter(ctx context.Context) error {
+// hashAgain lists a host's files again, the first half of stage 5; only
+// the revisits written in the files the rewrite replaced are read, the
+// cache knows the rest.
+func (k *task) hashAgain(ctx context.Context) error {
 	var sums *fileSums
 	var onFile func(warcsum.Input, string)
 	if k.spec.withIndex() {
@@ -689,7 +575,11 @@ func (k *task) hashAfter(ctx context.Context) error {
 		sums = &fileSums{}
 		onFile = sums.add
 	}
-	st, _, err := k.sum(ctx, workdir.AfterFile, "", &errorsOf{limit: 100}, onFile)
+	inputs, err := k.inputs()
+	if err != nil {
+		return err
+	}
+	res, err := k.hashStage(inputs, workdir.AfterFile, "", onFile).Run(ctx)
 	if err != nil {
 		return err
 	}
@@ -698,8 +588,8 @@ func (k *task) hashAfter(ctx context.Context) error {
 			return err
 		}
 	}
-	k.marker.After = &st
-	k.marker.Note = fmt.Sprintf("%s files read again, %s known unchanged", progress.Count(st.Read()), progress.Count(st.Cached))
+	k.marker.After = &res.Stats
+	k.marker.Note = res.AgainNote()
 	return nil
 }
 
@@ -724,7 +614,7 @@ func concat(names []string) (io.Reader, func(), error) {
 	return io.MultiReader(readers...), closeAll, nil
 }
 
-// verify proves that nothing was lost (stage 5), over the whole
+// verify proves that nothing was lost, the second half of stage 5, over the whole
 // collection: every host's manifest before against every host's after (a
 // revisit's original may be on any host).
 func (k *task) verify(ctx context.Context) error {
@@ -749,41 +639,24 @@ func (k *task) verify(ctx context.Context) error {
 		return err
 	}
 	defer closeAfter()
-	out, err := atomicfile.Create(k.wd.file(workdir.Violations), 0o644)
-	if err != nil {
-		return err
-	}
-	defer out.Abort()
-	bw := bufio.NewWriter(out)
-	k.prog.Begin("records", total)
+	v := stage.Verify{Before: manifest.NewReader(before, "the hosts' manifests before"), After: manifest.NewReader(after, "the hosts' manifests after"),
+		Violations: k.wd.file(workdir.Violations), Total: total, Messages: k, Meter: k.prog}
 	// With an index, revisits may refer to the committed originals the
 	// ranges kept, as the resolution found them.
-	var external *manifest.Reader
 	if kept := k.keptIndexFiles(indexKeptFile); kept != nil {
 		r, closeKept, err := concat(kept)
 		if err != nil {
 			return err
 		}
 		defer closeKept()
-		external = manifest.NewReader(r, "the ranges' committed originals")
+		v.External = manifest.NewReader(r, "the ranges' committed originals")
 	}
-	st, err := verify.RewriteAgainst(manifest.NewReader(before, "the hosts' manifests before"), manifest.NewReader(after, "the hosts' manifests after"), external,
-		func(v string) {
-			fmt.Fprintln(bw, v)
-			k.printError(fmt.Errorf("lost: %s", v))
-		})
-	k.prog.done.Store(total)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
-		err = out.CommitRenamed()
-	}
+	st, err := v.Run(ctx)
 	if err != nil {
 		return err
 	}
 	k.marker.Verify = &st
-	k.marker.Note = fmt.Sprintf("%s violations", progress.Count(st.Violations))
+	k.marker.Note = stage.VerifyNote(st)
 	return ctx.Err()
 }
 

@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -127,8 +126,8 @@ func (t *Task) Run(ctx context.Context) (err error) {
 		err = k.resolve(ctx)
 	case kindRewrite:
 		err = k.rewrite(ctx)
-	case kindAfter:
-		err = k.hashAfter(ctx)
+	case kindHashAgain:
+		err = k.hashAgain(ctx)
 	case kindVerify:
 		err = k.verify(ctx)
 	case kindAccount:
@@ -170,13 +169,14 @@ func (k *task) name() string {
 	return k.step.Name
 }
 
-func (k *task) warn(err error) { fmt.Fprintf(k.Log, "warcdedup: warning: %v\n", err) }
+// Error, Warn and Note write a stage's messages to the task's log (Slurm's
+// output of its job): the task is the stages' stage.Messages.
+func (k *task) Error(err error) { fmt.Fprintf(k.Log, "warcdedup: error: %v\n", err) }
+func (k *task) Warn(err error)  { fmt.Fprintf(k.Log, "warcdedup: warning: %v\n", err) }
 
-func (k *task) printError(err error) { fmt.Fprintf(k.Log, "warcdedup: error: %v\n", err) }
-
-// notef writes a detail to the task's log: not a warning, something
-// looked up afterwards.
-func (k *task) notef(format string, args ...any) {
+// Note writes a detail to the task's log: not a warning, something looked
+// up afterwards.
+func (k *task) Note(format string, args ...any) {
 	fmt.Fprintf(k.Log, "warcdedup: note: "+format+"\n", args...)
 }
 
@@ -284,20 +284,5 @@ func (p *progressWriter) Set(done int64) {
 	p.done.Store(done)
 	if p.midway != nil && done > 0 && done < p.total.Load() {
 		p.midway()
-	}
-}
-
-// errorsOf collects messages: all of them, or the first limit.
-type errorsOf struct {
-	limit int
-	mu    sync.Mutex
-	list  []string
-}
-
-func (e *errorsOf) add(err error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.limit == 0 || len(e.list) < e.limit {
-		e.list = append(e.list, err.Error())
 	}
 }

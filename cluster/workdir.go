@@ -10,8 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"warcdedup/collres"
-	"warcdedup/refs"
+	"warcdedup/stage"
 	"warcdedup/verify"
 	"warcdedup/warcsum"
 	"warcdedup/workdir"
@@ -150,10 +149,10 @@ type Marker struct {
 	Note    string         `json:"note,omitempty"`
 }
 
-// HashResult is what a host's hash task found.
+// HashResult is what a host's hash task found: the Hash stage's result,
+// and what the other tasks need of the host's hashing.
 type HashResult struct {
-	Stats   warcsum.Stats `json:"stats"`
-	Damaged []string      `json:"damaged,omitempty"` // the first messages
+	stage.HashResult
 	// LogSize is the size of the host's rewrite log when it was hashed:
 	// the manifests give offsets in the files as they were then, moved
 	// only by the entries logged since.
@@ -163,8 +162,7 @@ type HashResult struct {
 
 // ResolveResult is what a hash range's task found.
 type ResolveResult struct {
-	Stats collres.Stats `json:"stats"`
-	Stale []string      `json:"stale,omitempty"` // the first messages
+	stage.ResolveResult
 	// NoDigest counts the revisit lines without a digest in the job's
 	// algorithm: every range has them all, and counts them.
 	NoDigest int64 `json:"no_digest"`
@@ -172,12 +170,8 @@ type ResolveResult struct {
 
 // RewriteResult is what a host's rewrite did.
 type RewriteResult struct {
-	Stats   refs.Stats  `json:"stats"`
-	Refused []string    `json:"refused,omitempty"` // every file refused, and why
-	Remote  RemoteStats `json:"remote"`            // originals read from other hosts
-	// Derived counts the files replaced whose listing the hash again task
-	// takes from their old one (warcsum.Cache.Derive), not read again.
-	Derived int64 `json:"derived"`
+	stage.RewriteResult
+	Remote RemoteStats `json:"remote"` // originals read from other hosts
 }
 
 // readMarker returns the marker of a task of the job, or nil when the task

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"warcdedup/internal/warctest"
+	"warcdedup/stage"
 	"warcdedup/workdir"
 )
 
@@ -22,7 +23,7 @@ func twoCaptures(uri string) []byte {
 
 // run runs the job on dir with the work directory wd and fails the test
 // if it stopped.
-func run(t *testing.T, dir, wd string) *Result {
+func runOn(t *testing.T, dir, wd string) *stage.Result {
 	t.Helper()
 	r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
 	if err != nil {
@@ -37,7 +38,7 @@ func run(t *testing.T, dir, wd string) *Result {
 func TestBackslashInName(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "coll")
 	warctest.WriteFile(t, dir, `crawl\2024.warc`, twoCaptures("http://example.com/logo.png"))
-	r := run(t, dir, filepath.Join(t.TempDir(), "work"))
+	r := runOn(t, dir, filepath.Join(t.TempDir(), "work"))
 	if tot := r.Report.Totals; r.Report.Exit != 0 || tot.RevisitsWritten != 1 || tot.FilesRefused != 0 {
 		t.Fatalf("exit %d %v; %d revisits written, %d files refused", r.Report.Exit, r.Report.ExitReason, tot.RevisitsWritten, tot.FilesRefused)
 	}
@@ -55,7 +56,7 @@ func TestOpenFileSkipped(t *testing.T) {
 	open := warctest.WriteFile(t, dir, "b.warc.gz.open", warctest.Gzip(string(twoCaptures("http://example.com/b.png"))))
 	before, _ := os.ReadFile(open)
 	wd := filepath.Join(t.TempDir(), "work")
-	r := run(t, dir, wd)
+	r := runOn(t, dir, wd)
 	if tot := r.Report.Totals; r.Report.Exit != 0 || tot.Files != 1 || tot.RevisitsWritten != 1 || tot.FilesInProgress != 1 {
 		t.Errorf("exit %d %v; %d files, %d in progress, %d revisits written", r.Report.Exit, r.Report.ExitReason, tot.Files, tot.FilesInProgress, tot.RevisitsWritten)
 	}

@@ -22,6 +22,7 @@ import (
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
 	"warcdedup/scripts/gen"
+	"warcdedup/stage"
 	"warcdedup/verify"
 	"warcdedup/warcsum"
 	"warcdedup/workdir"
@@ -292,7 +293,7 @@ func noLoss(t *testing.T, what string, original []byte, dir string) {
 		t.Fatalf("%s: verify: %v", what, err)
 	}
 	if st.Violations > 0 {
-		t.Errorf("%s: %d records lost: %v", what, st.Violations, first(violations, 5))
+		t.Errorf("%s: %d records lost: %v", what, st.Violations, stage.First(violations, 5))
 	}
 }
 
@@ -308,7 +309,7 @@ type crashCollection struct {
 
 func newCrashCollection(t *testing.T, cfg gen.Config) *crashCollection {
 	t.Helper()
-	src, res := collection(t, cfg)
+	src, res := generated(t, cfg)
 	c := &crashCollection{src: src, original: hashUncompressed(t, src), records: records(t, src), names: res.Names}
 	ref := filepath.Join(t.TempDir(), "ref")
 	copyTree(t, src, ref)

@@ -17,6 +17,7 @@ import (
 	"warcdedup/internal/progress"
 	"warcdedup/reindex"
 	"warcdedup/rewritelog"
+	"warcdedup/stage"
 	"warcdedup/warcsum"
 	"warcdedup/workdir"
 )
@@ -337,12 +338,12 @@ func copyFile(from, to string) (string, int64, error) {
 
 // updateIndexes is run's stage: the indexes brought up to date with this
 // job's rewrites.
-func (j *Job) updateIndexes(ctx context.Context) (string, error) {
-	u := &indexUpdate{wd: j.wd, base: j.state.LogSizeAtHash, roots: j.opt.Collections, show: j.show}
-	if err := u.run(ctx, j.opt.CDX); err != nil {
+func (r *run) updateIndexes(ctx context.Context) (string, error) {
+	u := &indexUpdate{wd: r.wd, base: r.state.LogSizeAtHash, roots: r.opt.Collections, show: r.show}
+	if err := u.run(ctx, r.opt.CDX); err != nil {
 		return "", err
 	}
-	j.indexRefused = u.Refused
+	r.indexRefused = u.Refused
 	note := fmt.Sprintf("%s lines in %d indexes, %s changed", progress.Count(u.Lines), u.Indexes, progress.Count(u.Changed))
 	if len(u.Refused) > 0 {
 		note += fmt.Sprintf("; %d indexes left untouched (%s problems)", len(u.Refused), progress.Count(u.Problems))
@@ -369,7 +370,7 @@ func updateIndexesAfterUndo(ctx context.Context, wd *workdir.Dir, indexes, colle
 	if len(u.Refused) > 0 {
 		res.Exit = max(res.Exit, 1)
 		res.ExitReason = append(res.ExitReason, fmt.Sprintf("%d indexes left untouched (%s problems; see %s)", len(u.Refused), progress.Count(u.Problems), workdir.RunLog))
-		res.ExitReason = append(res.ExitReason, first(u.Refused, 5)...)
+		res.ExitReason = append(res.ExitReason, stage.First(u.Refused, 5)...)
 	}
 	return nil
 }

@@ -18,10 +18,12 @@ import (
 	"time"
 
 	"warcdedup/atomicfile"
+	"warcdedup/internal/sortedlines"
 	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 	"warcdedup/report"
 	"warcdedup/rewritelog"
+	"warcdedup/stage"
 	"warcdedup/workdir"
 )
 
@@ -66,30 +68,23 @@ func newRunDir(w *workdir.Dir, start time.Time, mode string) (string, error) {
 }
 
 // runFile is where a file of the run's own records goes: in its run
-// directory, or in the work directory for a job without one (the account
-// of warcdedup cluster).
-func (j *Job) runFile(name string) string {
-	if j.runDir == "" {
-		return j.wd.File(name)
-	}
-	return filepath.Join(j.wd.File(j.runDir), name)
+// directory.
+func (r *run) runFile(name string) string {
+	return filepath.Join(r.wd.File(r.runDir), name)
 }
 
 // collectionRecords writes the work directory's fixity list and
 // dependencies of the collection as every run has left it.
-func (j *Job) collectionRecords(ctx context.Context) error {
-	if _, err := updateRecords(ctx, j.wd); err != nil {
+func (r *run) collectionRecords(ctx context.Context) error {
+	if _, err := updateRecords(ctx, r.wd); err != nil {
 		return err
 	}
 	var external []string
-	if j.crawl != nil {
-		external = append(external, j.wd.File(workdir.ResolvedOriginalsFile))
+	if r.crawl != nil {
+		external = append(external, r.wd.File(workdir.ResolvedOriginalsFile))
 	}
-	return writeDeps(ctx, j.wd, j.wd.File(workdir.DepsFile), depsListing{names: []string{j.wd.File(workdir.AfterFile)}, external: external})
+	return writeDeps(ctx, r.wd, r.wd.File(workdir.DepsFile), depsListing{names: []string{r.wd.File(workdir.AfterFile)}, external: external})
 }
-
-// fixityHeader starts every fixity list.
-const fixityHeader = "# file old-size old-sha256 new-size new-sha256\n"
 
 // foldState is how far the work directory's fixity list and totals have
 // taken the rewrite log in: each run folds only the entries appended
@@ -123,7 +118,7 @@ func updateRecords(ctx context.Context, wd *workdir.Dir) (*report.Collection, er
 	f, err := os.Open(logName)
 	if errors.Is(err, os.ErrNotExist) {
 		st = foldState{}
-		if err := workdir.WriteFile(wd.File(workdir.FixityFile), []byte(fixityHeader)); err != nil {
+		if err := workdir.WriteFile(wd.File(workdir.FixityFile), []byte(stage.FixityHeader)); err != nil {
 			return nil, err
 		}
 		return &st.Collection, workdir.WriteJSON(wd.File(foldFile), st)
@@ -243,26 +238,26 @@ func foldSection(r io.Reader, logName, lines string, c *report.Collection) error
 // SHA-256 before its first replacement, after its last. It returns how
 // many files the list holds.
 func mergeFixity(old, sorted, out string) (int64, error) {
-	var prev *lineScanner
+	var prev *sortedlines.Scanner
 	if old != "" {
 		var err error
-		if prev, err = newLineScanner(old); err != nil {
+		if prev, err = sortedlines.Open(old); err != nil {
 			return 0, err
 		}
-		defer prev.close()
+		defer prev.Close()
 	}
-	next, err := newLineScanner(sorted)
+	next, err := sortedlines.Open(sorted)
 	if err != nil {
 		return 0, err
 	}
-	defer next.close()
+	defer next.Close()
 	o, err := atomicfile.Create(out, 0o644)
 	if err != nil {
 		return 0, err
 	}
 	defer o.Abort()
 	w := bufio.NewWriterSize(o, 256<<10)
-	w.WriteString(fixityHeader)
+	w.WriteString(stage.FixityHeader)
 	var files int64
 	emit := func(f []string) {
 		fmt.Fprintf(w, "%s %s %s %s %s\n", f[0], f[1], f[2], f[3], f[4])
@@ -271,9 +266,9 @@ func mergeFixity(old, sorted, out string) (int64, error) {
 	// Each side's next file: the old list's line, or the newer lines of
 	// one file folded (the first's old, the last's new).
 	nextOld := func() []string {
-		for prev != nil && !prev.done {
-			f := prev.cur
-			prev.advance()
+		for prev != nil && !prev.Done {
+			f := prev.Cur
+			prev.Advance()
 			if len(f) == 5 && !strings.HasPrefix(f[0], "#") {
 				return f
 			}
@@ -281,13 +276,13 @@ func mergeFixity(old, sorted, out string) (int64, error) {
 		return nil
 	}
 	nextNew := func() []string {
-		if next.done {
+		if next.Done {
 			return nil
 		}
-		f := next.cur
+		f := next.Cur
 		cur := []string{f[0], f[2], f[3], f[4], f[5]}
-		for next.advance(); !next.done && next.cur[0] == cur[0]; next.advance() {
-			cur[3], cur[4] = next.cur[4], next.cur[5]
+		for next.Advance(); !next.Done && next.Cur[0] == cur[0]; next.Advance() {
+			cur[3], cur[4] = next.Cur[4], next.Cur[5]
 		}
 		return cur
 	}
@@ -467,23 +462,23 @@ func (l depsListing) unrestored(ctx context.Context, wd *workdir.Dir, name strin
 		}
 		defer os.Remove(n + "-sorted")
 	}
-	revs, err := newLineScanner(name + "-sorted")
+	revs, err := sortedlines.Open(name + "-sorted")
 	if err != nil {
 		return err
 	}
-	defer revs.close()
-	restored, err := newLineScanner(gone + "-sorted")
+	defer revs.Close()
+	restored, err := sortedlines.Open(gone + "-sorted")
 	if err != nil {
 		return err
 	}
-	defer restored.close()
-	for ; !revs.done; revs.advance() {
-		r := revs.cur
+	defer restored.Close()
+	for ; !revs.Done; revs.Advance() {
+		r := revs.Cur
 		if len(r) != 5 {
 			return fmt.Errorf("%s: %q", name, strings.Join(r, " "))
 		}
 		off, _ := strconv.ParseInt(r[1], 10, 64)
-		if restored.find(r[0], off) != nil {
+		if restored.Find(r[0], off) != nil {
 			continue
 		}
 		if _, err := fmt.Fprintf(w, "%s %s %s %s %s\n", r[2], r[3], captureRevisit, r[4], r[0]); err != nil {
@@ -719,7 +714,7 @@ func recordUndo(ctx context.Context, wd *workdir.Dir, params Params, res *UndoRe
 // undoRecords writes the undo's fixity list into its run directory rel
 // and the work directory's fixity list and dependencies.
 func undoRecords(ctx context.Context, wd *workdir.Dir, rel string, from int64, crawl bool) error {
-	if _, err := writeFixity(wd.File(workdir.LogFile), from, filepath.Join(wd.File(rel), workdir.FixityFile)); err != nil {
+	if _, err := stage.WriteFixity(wd.File(workdir.LogFile), from, filepath.Join(wd.File(rel), workdir.FixityFile)); err != nil {
 		return err
 	}
 	if _, err := updateRecords(ctx, wd); err != nil {

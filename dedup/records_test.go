@@ -11,6 +11,7 @@ import (
 	"warcdedup/internal/warctest"
 	"warcdedup/policy"
 	"warcdedup/report"
+	"warcdedup/stage"
 	"warcdedup/workdir"
 )
 
@@ -43,12 +44,12 @@ func TestRecordsAccumulate(t *testing.T) {
 	warctest.WriteFile(t, dir, "a.warc", []byte(warctest.Response("http://example.com/logo.png", "2024-01-01T00:00:00Z", logo)+
 		warctest.Response("http://example.com/logo.png", "2024-01-02T00:00:00Z", logo)))
 	warctest.WriteFile(t, dir, "b.warc", []byte(warctest.Response("http://example.com/page.html", "2024-01-01T00:00:00Z", page)))
-	first := run(t, dir, wd)
+	first := runOn(t, dir, wd)
 	if first.Report.Totals.RevisitsWritten != 1 {
 		t.Fatalf("first run: %d revisits written", first.Report.Totals.RevisitsWritten)
 	}
 	c := warctest.WriteFile(t, dir, "c.warc", []byte(warctest.Response("http://example.com/page.html", "2024-02-01T00:00:00Z", page)))
-	second := run(t, dir, wd)
+	second := runOn(t, dir, wd)
 	if second.Report.Totals.RevisitsWritten != 1 || second.RunDir == first.RunDir {
 		t.Fatalf("second run: %d revisits written, run directory %q (the first's %q)", second.Report.Totals.RevisitsWritten, second.RunDir, first.RunDir)
 	}
@@ -61,7 +62,7 @@ func TestRecordsAccumulate(t *testing.T) {
 		if got := fixityFiles(t, filepath.Join(wd, workdir.FixityFile)); !slices.Equal(got, fixity) {
 			t.Errorf("%s: fixity.tsv lists %q, want %q", when, got, fixity)
 		}
-		rep, err := readReport(filepath.Join(wd, workdir.StatsFile))
+		rep, err := stage.ReadReport(filepath.Join(wd, workdir.StatsFile))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +80,7 @@ func TestRecordsAccumulate(t *testing.T) {
 	check("after a file was added", both, []string{"a.warc", "c.warc"}, 2, 0, 2)
 	// Each run's own: what it wrote.
 	for _, tt := range []struct {
-		r    *Result
+		r    *stage.Result
 		deps string
 	}{{first, "a.warc a.warc 1"}, {second, "c.warc b.warc 1"}} {
 		if got := depsLines(t, filepath.Join(wd, tt.r.RunDir, workdir.DepsFile)); !slices.Equal(got, []string{tt.deps}) {

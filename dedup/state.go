@@ -1,11 +1,3 @@
-// Package dedup is the whole deduplication job on a collection, as the
-// operator's command warcdedup runs it: hash, sort, resolve and number,
-// sort again, rewrite in place, hash again and prove nothing was lost, then
-// account for it. Each stage calls the package that owns it (warcsum,
-// collres, refs, verify) and the system sort. A work directory keeps every
-// stage's output, so that an interrupted job resumes where it stopped, and
-// what a preservation officer needs afterwards: the manifests, the rewrite
-// log, a fixity list, the dependencies between files, and the report.
 package dedup
 
 import (

@@ -1,7 +1,6 @@
 package dedup
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -12,13 +11,14 @@ import (
 	"strings"
 	"time"
 
-	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
 	"warcdedup/digest"
 	"warcdedup/internal/progress"
+	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 	"warcdedup/refs"
 	"warcdedup/rewritelog"
+	"warcdedup/stage"
 	"warcdedup/warcsum"
 	"warcdedup/workdir"
 )
@@ -114,6 +114,7 @@ func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
 		}
 		u.res.Crawl = u.crawl.name
 	}
+	u.coll = &collection{roots: state.Params.Collections, crawl: u.crawl}
 	files, err := filesIn(opt.Paths, state.Params.Collections)
 	if err != nil {
 		return nil, err
@@ -152,6 +153,7 @@ type undo struct {
 	opt   UndoOptions
 	wd    *workdir.Dir
 	state *State
+	coll  *collection
 	crawl *crawlMode // the crawl of an index undone; nil for a collection
 	show  *progress.Display
 	res   *UndoResult
@@ -203,7 +205,7 @@ func (u *undo) run(ctx context.Context, files []string) error {
 		if serr := writeState(u.wd, u.state); err == nil {
 			err = serr
 		}
-		if _, ferr := writeFixity(u.wd.File(workdir.LogFile), from, u.wd.File(workdir.UndoFixityFile)); err == nil {
+		if _, ferr := stage.WriteFixity(u.wd.File(workdir.LogFile), from, u.wd.File(workdir.UndoFixityFile)); err == nil {
 			err = ferr
 		}
 	}
@@ -215,12 +217,12 @@ func (u *undo) run(ctx context.Context, files []string) error {
 	}
 	if u.res.Stats.Refused > 0 {
 		u.res.Exit = 1
-		u.res.ExitReason = append([]string{fmt.Sprintf("%s files refused and left untouched", progress.Count(u.res.Stats.Refused))}, first(u.res.Refused, 10)...)
+		u.res.ExitReason = append([]string{fmt.Sprintf("%s files refused and left untouched", progress.Count(u.res.Stats.Refused))}, stage.First(u.res.Refused, 10)...)
 	}
 	if len(u.res.Unrestored) > 0 {
 		u.res.Exit = 1
 		u.res.ExitReason = append(u.res.ExitReason, fmt.Sprintf("%s files are not what the rewrite log says they are once restored", progress.Count(int64(len(u.res.Unrestored)))))
-		u.res.ExitReason = append(u.res.ExitReason, first(u.res.Unrestored, 10)...)
+		u.res.ExitReason = append(u.res.ExitReason, stage.First(u.res.Unrestored, 10)...)
 	}
 	if len(u.opt.CDX) > 0 {
 		if len(todo) == 0 {
@@ -233,40 +235,16 @@ func (u *undo) run(ctx context.Context, files []string) error {
 	return nil
 }
 
-// restore hashes the collection as it is now, sorts it to find the
-// originals, and restores the revisits of the files todo.
+// restore restores the revisits of the files todo: it lists the
+// collection as it is now, to find each revisit's original, and restores.
 func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.Moves, log *refs.Log) error {
-	collections := u.state.Params.Collections
-	u.show.Note("warcdedup: undoing the deduplication of %d files of %s, work directory %s", len(todo), strings.Join(collections, ", "), u.wd.Path)
-	algo, err := digest.ParseLabel(u.state.Params.Algorithm)
+	u.show.Note("warcdedup: undoing the deduplication of %d files of %s, work directory %s", len(todo), strings.Join(u.coll.roots, ", "), u.wd.Path)
+	log.Since(log.Size()) // the listing is of the files as they are now
+	byCapture, byDigest, err := u.listNow(ctx)
 	if err != nil {
-		algo = digest.SHA1
+		return err
 	}
-	j := &Job{opt: Options{Collections: collections, Algorithm: algo, Jobs: max(u.opt.Jobs, 1), SortMemory: u.opt.SortMemory},
-		wd: u.wd, show: u.show, crawl: u.crawl}
-	log.Since(log.Size()) // the manifest is of the files as they are now
-	if _, err := j.sum(ctx, workdir.UndoManifest, "", "hash"); err != nil {
-		return fmt.Errorf("hash: %w", err)
-	}
-	byCapture, byDigest := workdir.UndoManifest, ""
-	if u.opt.All || u.crawl != nil {
-		if err := j.sortFile(ctx, workdir.UndoManifest, workdir.UndoByDigest, manifest.ByDigest.Command); err != nil {
-			return fmt.Errorf("sort: %w", err)
-		}
-		byDigest = workdir.UndoByDigest
-	}
-	if u.crawl != nil {
-		// Its revisits' originals in the crawls committed before it are
-		// found in the index.
-		if err := u.joinIndex(ctx); err != nil {
-			return fmt.Errorf("join the index: %w", err)
-		}
-		byCapture, byDigest = workdir.UndoJoined, workdir.UndoJoined
-	}
-	if err := j.sortFile(ctx, byCapture, workdir.UndoByCapture, manifest.ByCapture.Command); err != nil {
-		return fmt.Errorf("sort: %w", err)
-	}
-	captures, err := manifest.OpenTableBy(u.wd.File(workdir.UndoByCapture), manifest.CaptureKey)
+	captures, err := manifest.OpenTableBy(u.wd.File(byCapture), manifest.CaptureKey)
 	if err != nil {
 		return err
 	}
@@ -280,19 +258,15 @@ func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.M
 		defer t.Close()
 		tables = append(tables, t)
 	}
-	originals, err := refs.NewOriginals(j.locator(), log, tables...)
+	loc := u.coll.locator()
+	originals, err := refs.NewOriginals(loc, log, tables...)
 	if err != nil {
 		return err
 	}
-	var total int64
-	for _, in := range j.inputsOf(todo) {
-		total += in
-	}
-	stage := u.show.Start("restore", "bytes", total)
+	show := u.show.Start("restore", "bytes", u.coll.size(todo))
 	var prog refs.Progress
-	loc := j.locator()
 	r := refs.Restorer{Roots: loc.Roots, Prefixes: loc.Prefixes, Captures: captures, Originals: originals, Written: written, All: u.opt.All,
-		HardLinks: u.opt.HardLinks, Jobs: j.opt.Jobs, Progress: &prog,
+		HardLinks: u.opt.HardLinks, Jobs: u.jobs(), Progress: &prog,
 		Refused: func(err error) {
 			u.res.Refused = append(u.res.Refused, err.Error())
 			var re *refs.RefusedError
@@ -302,13 +276,63 @@ func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.M
 			u.show.Print("warcdedup: error: %v", err)
 		},
 		Warn: func(err error) { u.show.Note("warcdedup: warning: %v", err) }}
-	stop := progress.Follow(&prog.Bytes, stage)
+	stop := progress.Follow(&prog.Bytes, show)
 	u.res.Stats, err = r.Run(ctx, todo, log)
 	stop()
 	st := u.res.Stats
-	stage.Done(fmt.Sprintf("%s records restored in %s files", progress.Count(st.Records+st.Foreign), progress.Count(st.Restored)))
+	show.Done(fmt.Sprintf("%s records restored in %s files", progress.Count(st.Records+st.Foreign), progress.Count(st.Restored)))
 	return err
 }
+
+// listNow lists the collection as it is now (the Hash stage) and sorts
+// the listing on URI and date, where each revisit's original is found
+// (byCapture); with --all or a crawl, also on digest (byDigest, "" for
+// none), where other tools' revisits and a crawl's revisits of committed
+// originals find theirs: a crawl's listing with the index's originals
+// of its digests (the Join stage).
+func (u *undo) listNow(ctx context.Context) (byCapture, byDigest string, err error) {
+	inputs, _, err := u.coll.collect()
+	if err != nil {
+		return "", "", fmt.Errorf("hash: %w", err)
+	}
+	algo, err := digest.ParseLabel(u.state.Params.Algorithm)
+	if err != nil {
+		algo = digest.SHA1
+	}
+	h := stage.Hash{Inputs: inputs, Algorithm: algo, Jobs: u.jobs(), Cache: u.wd.File(workdir.CacheDir),
+		Manifest: u.wd.File(workdir.UndoManifest), Messages: messages{u.show}}
+	if u.crawl != nil {
+		// As a run on the crawl lists it: the cache keeps each file's
+		// SHA-256, which the crawl's next commit records.
+		h.OnFile = func(warcsum.Input, string) {}
+	}
+	if _, err := hash(ctx, u.show, stage.HashName, h); err != nil {
+		return "", "", fmt.Errorf("hash: %w", err)
+	}
+	sorter := syssort.Sorter{TempDir: u.wd.File(workdir.TmpDir), Memory: u.opt.SortMemory, Parallel: u.jobs()}
+	byCapture = workdir.UndoManifest
+	if u.opt.All || u.crawl != nil {
+		if err := sortWorkFile(ctx, u.show, sorter, u.wd, workdir.UndoManifest, workdir.UndoByDigest, manifest.ByDigest.Command); err != nil {
+			return "", "", fmt.Errorf("sort: %w", err)
+		}
+		byDigest = workdir.UndoByDigest
+	}
+	if u.crawl != nil {
+		// Its revisits' originals in the crawls committed before it are
+		// found in the index.
+		if err := u.joinIndex(ctx); err != nil {
+			return "", "", fmt.Errorf("join the index: %w", err)
+		}
+		byCapture, byDigest = workdir.UndoJoined, workdir.UndoJoined
+	}
+	if err := sortWorkFile(ctx, u.show, sorter, u.wd, byCapture, workdir.UndoByCapture, manifest.ByCapture.Command); err != nil {
+		return "", "", fmt.Errorf("sort: %w", err)
+	}
+	return workdir.UndoByCapture, byDigest, nil
+}
+
+// jobs is how many files the undo reads at once.
+func (u *undo) jobs() int { return max(u.opt.Jobs, 1) }
 
 // joinIndex writes the index's originals of the crawl's digests and merges
 // them with the crawl's own lines, on digest (workdir.UndoJoined).
@@ -318,22 +342,11 @@ func (u *undo) joinIndex(ctx context.Context) error {
 		return err
 	}
 	defer in.Close()
-	out, err := atomicfile.Create(u.wd.File(workdir.UndoIndexOriginals), 0o644)
-	if err != nil {
+	j := stage.Join{Index: u.crawl.index, In: in, Name: u.wd.File(workdir.UndoByDigest), Out: u.wd.File(workdir.UndoIndexOriginals)}
+	if _, err := j.Run(ctx); err != nil {
 		return err
 	}
-	defer out.Abort()
-	bw := bufio.NewWriterSize(out, 256<<10)
-	if _, err := u.crawl.index.Join(ctx, in, u.wd.File(workdir.UndoByDigest), bw); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	if err := out.CommitRenamed(); err != nil {
-		return err
-	}
-	return mergeByDigest(u.wd.File(workdir.UndoByDigest), u.wd.File(workdir.UndoIndexOriginals), u.wd.File(workdir.UndoJoined))
+	return stage.MergeByDigest(u.wd.File(workdir.UndoByDigest), u.wd.File(workdir.UndoIndexOriginals), u.wd.File(workdir.UndoJoined))
 }
 
 // check reads again every file named that the log names (see
@@ -343,10 +356,9 @@ func (u *undo) check(ctx context.Context, files []string) error {
 	if err != nil {
 		return err
 	}
-	loc := (&Job{opt: Options{Collections: u.state.Params.Collections}, crawl: u.crawl}).locator()
-	stage := u.show.Start("check", "files", int64(len(files)))
-	problems, st, err := refs.CheckRestored(ctx, moves, loc, files, max(u.opt.Jobs, 1))
-	stage.Done(fmt.Sprintf("%s files the log names read again, %s", progress.Count(st.Files), progress.Bytes(st.Bytes)))
+	show := u.show.Start("check", "files", int64(len(files)))
+	problems, st, err := refs.CheckRestored(ctx, moves, u.coll.locator(), files, u.jobs())
+	show.Done(fmt.Sprintf("%s files the log names read again, %s", progress.Count(st.Files), progress.Bytes(st.Bytes)))
 	if err != nil {
 		return err
 	}
@@ -380,22 +392,6 @@ func undoCrawl(p Params) (*crawlMode, error) {
 			p.Crawl, ix.Dir, ix.Dir, p.Crawl)
 	}
 	return &crawlMode{index: ix, name: p.Crawl, root: p.Collections[0], committed: map[string]bool{}, sums: map[string]string{}}, nil
-}
-
-// inputsOf returns the sizes of the named files (escaped field-1 names).
-func (j *Job) inputsOf(names []string) []int64 {
-	var sizes []int64
-	loc := j.locator()
-	for _, n := range names {
-		local, err := loc.Resolve(n)
-		if err != nil {
-			continue
-		}
-		if fi, err := os.Stat(local.Path()); err == nil {
-			sizes = append(sizes, fi.Size())
-		}
-	}
-	return sizes
 }
 
 // findWorkDir finds the work directory beside the collection that holds

@@ -119,11 +119,16 @@ func syncFile(name string) error {
 }
 
 // Merged is the output of sort -m over sorted inputs, read as it comes.
+// Its end (io.EOF) means that sort succeeded: a sort that failed makes
+// the last Read return its error instead, so that a reader of the merge
+// never takes a cut one for whole.
 type Merged struct {
-	io.ReadCloser
+	out    io.ReadCloser
 	cmd    *exec.Cmd
 	stderr *bytes.Buffer
 	what   string
+	waited bool
+	err    error // of sort, once waited for
 }
 
 // MergeStream starts sort -m over inputs, each sorted on the keys of
@@ -141,19 +146,39 @@ func (s Sorter) MergeStream(ctx context.Context, command string, inputs []string
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	return &Merged{ReadCloser: out, cmd: cmd, stderr: stderr, what: strings.Join(inputs, " ")}, nil
+	return &Merged{out: out, cmd: cmd, stderr: stderr, what: strings.Join(inputs, " ")}, nil
 }
 
-// Wait ends the merge: its error if sort failed (after the output was read
-// to its end, or abandoned).
+// Read reads the merge's output.
+func (m *Merged) Read(p []byte) (int, error) {
+	n, err := m.out.Read(p)
+	if err == io.EOF {
+		if werr := m.wait(); werr != nil {
+			return n, werr
+		}
+	}
+	return n, err
+}
+
+// Wait ends the merge, read to its end or abandoned: sort's error, if it
+// failed.
 func (m *Merged) Wait() error {
-	m.ReadCloser.Close()
+	m.out.Close()
+	return m.wait()
+}
+
+func (m *Merged) wait() error {
+	if m.waited {
+		return m.err
+	}
+	m.waited = true
 	if err := m.cmd.Wait(); err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) && exit.ExitCode() < 0 {
-			return fmt.Errorf("sort -m %s: %v", m.what, err)
+			m.err = fmt.Errorf("sort -m %s: %v", m.what, err)
+		} else {
+			m.err = fmt.Errorf("sort -m %s: %v: %s", m.what, err, strings.TrimSpace(m.stderr.String()))
 		}
-		return fmt.Errorf("sort -m %s: %v: %s", m.what, err, strings.TrimSpace(m.stderr.String()))
 	}
-	return nil
+	return m.err
 }

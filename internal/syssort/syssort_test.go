@@ -90,7 +90,9 @@ func TestSortFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	io.Copy(io.Discard, m)
+	if _, err := io.Copy(io.Discard, m); err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("reading the merge: error %v, want one naming the input at its end", err)
+	}
 	if err := m.Wait(); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("merge error %v, want one naming the input", err)
 	}
