@@ -239,11 +239,11 @@ func writeSampleRecords(jobDir, out string) (*revisitFit, error) {
 		return nil, err
 	}
 	defer mf.Close()
-	saved, err := newSavedReader(filepath.Join(jobDir, workdir.SavedFile))
+	saved, err := stage.OpenSaved(filepath.Join(jobDir, workdir.SavedFile))
 	if err != nil {
 		return nil, err
 	}
-	defer saved.close()
+	defer saved.Close()
 	o, err := os.Create(out)
 	if err != nil {
 		return nil, err
@@ -272,7 +272,7 @@ func writeSampleRecords(jobDir, out string) (*revisitFit, error) {
 		}
 		name := strings.ToLower(l.File)
 		gzip, arc := strings.HasSuffix(name, ".gz"), isARC(name)
-		revisit, err := saved.find(l.File, l.Offset)
+		revisit, err := saved.Find(l.File, l.Offset)
 		if err != nil {
 			return nil, err
 		}
@@ -396,72 +396,6 @@ func (c *sampleClass) flush(fs *FileSample, model RevisitModel) {
 	c.parts = c.parts[:0]
 	c.revisits = [2]struct{ n, sum int64 }{}
 }
-
-// savedReader reads saved.tsv ("file offset old-length new-length", in
-// file order) alongside a manifest in the same order.
-type savedReader struct {
-	f    *os.File
-	sc   *bufio.Scanner
-	name string
-	line int
-	cur  struct {
-		file    string
-		offset  int64
-		revisit int64
-	}
-	done bool
-}
-
-func newSavedReader(name string) (*savedReader, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	s := &savedReader{f: f, sc: bufio.NewScanner(f), name: name}
-	s.sc.Buffer(make([]byte, 64<<10), 1<<20)
-	return s, s.advance()
-}
-
-func (s *savedReader) advance() error {
-	if !s.sc.Scan() {
-		s.done = true
-		return s.sc.Err()
-	}
-	s.line++
-	f := strings.Split(s.sc.Text(), " ")
-	if len(f) != 4 {
-		return fmt.Errorf("%s: line %d: %d fields, want 4", s.name, s.line, len(f))
-	}
-	off, err1 := strconv.ParseInt(f[1], 10, 64)
-	rev, err2 := strconv.ParseInt(f[3], 10, 64)
-	if err1 != nil || err2 != nil {
-		return fmt.Errorf("%s: line %d: not a number", s.name, s.line)
-	}
-	s.cur.file, s.cur.offset, s.cur.revisit = f[0], off, rev
-	return nil
-}
-
-// find returns the revisit length of the record of file and offset, or
-// -1 when the dry run built none, skipping the lines before it.
-func (s *savedReader) find(file string, offset int64) (int64, error) {
-	for !s.done {
-		c := manifest.ByFile.Compare(&manifest.Line{File: s.cur.file, Offset: s.cur.offset}, &manifest.Line{File: file, Offset: offset})
-		switch {
-		case c < 0:
-			if err := s.advance(); err != nil {
-				return -1, err
-			}
-		case c == 0:
-			rev := s.cur.revisit
-			return rev, s.advance()
-		default:
-			return -1, nil
-		}
-	}
-	return -1, nil
-}
-
-func (s *savedReader) close() { s.f.Close() }
 
 func isARC(name string) bool {
 	name = strings.ToLower(name)
