@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -104,7 +103,7 @@ func (t *Task) Run(ctx context.Context) (err error) {
 	defer os.RemoveAll(tmp)
 	k.sorter = syssort.Sorter{TempDir: tmp, Memory: spec.SortMemory, Parallel: spec.Jobs}
 	k.prog = startProgress(wd.taskFile(t.Step, t.Index, ".progress"), spec.ID)
-	if os.Getenv("WARCDEDUP_TEST_FREEZE") != "" {
+	if testHooks {
 		k.prog.midway = func() { k.freezeForTest("mid") }
 	}
 	fmt.Fprintf(t.Log, "warcdedup: %s %d of job %s on %s (attempt %d)\n", t.Step, t.Index, spec.ID, k.marker.Node, restarts+1)
@@ -178,44 +177,6 @@ func (k *task) Warn(err error)  { fmt.Fprintf(k.Log, "warcdedup: warning: %v\n",
 // up afterwards.
 func (k *task) Note(format string, args ...any) {
 	fmt.Fprintf(k.Log, "warcdedup: note: "+format+"\n", args...)
-}
-
-// freezeForTest stops the task's own process, for the fault tests: when
-// WARCDEDUP_TEST_FREEZE names the task ("STEP" or "STEP#INDEX", with
-// ":start", ":mid" or ":end", the default, for where), the first attempt
-// that reaches that point writes its process ID to tasks/STEP/N.frozen and
-// stops (SIGSTOP), so that a test can crash its node or cancel it
-// mid-stage. "mid" is the first look at the progress that finds some work
-// done and some left, or the end for a task too quick for that. A later
-// attempt finds the file and goes on.
-func (k *task) freezeForTest(where string) error {
-	spec := os.Getenv("WARCDEDUP_TEST_FREEZE")
-	if spec == "" {
-		return nil
-	}
-	me := k.step.Name
-	if k.step.Array() {
-		me += "#" + strconv.Itoa(k.Index)
-	}
-	for _, f := range strings.Split(spec, ",") {
-		name, at, _ := strings.Cut(f, ":")
-		if at == "" {
-			at = "end"
-		}
-		if name != me || (at != where && !(at == "mid" && where == "end")) {
-			continue
-		}
-		marker := k.wd.taskFile(k.Step, k.Index, ".frozen")
-		if _, err := os.Stat(marker); err == nil {
-			return nil
-		}
-		if err := workdir.WriteFile(marker, []byte(strconv.Itoa(os.Getpid())+"\n")); err != nil {
-			return err
-		}
-		fmt.Fprintf(k.Log, "warcdedup: %s: frozen for a test (pid %d)\n", me, os.Getpid())
-		return stopSelf()
-	}
-	return nil
 }
 
 // progressWriter keeps a task's progress file up to date: what it has done

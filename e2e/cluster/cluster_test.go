@@ -45,7 +45,16 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Chmod(dir, 0o755)
-	build := exec.Command("go", "build", "-o", dir+"/", "../../cmd/warcdedup")
+	// With the tasks' test hooks (cluster/testhooks.go: the fault test
+	// freezes tasks), besides the tags GOFLAGS gives (the Makefile's
+	// -tags=isal), which a -tags of its own would replace.
+	tags := "warcdedup_testhooks"
+	for _, f := range strings.Fields(os.Getenv("GOFLAGS")) {
+		if t, ok := strings.CutPrefix(f, "-tags="); ok {
+			tags = t + "," + tags
+		}
+	}
+	build := exec.Command("go", "build", "-tags", tags, "-o", dir+"/", "../../cmd/warcdedup")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		panic("building warcdedup: " + err.Error())
