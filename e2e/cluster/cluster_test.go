@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"warcdedup/internal/corpustest"
 	"warcdedup/internal/slurmtest"
 	"warcdedup/internal/storagetest"
 	"warcdedup/manifest"
@@ -92,6 +93,9 @@ func pristine(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(corpusDir, "MANIFEST.md")); err != nil {
+		if corpustest.Required() {
+			t.Fatalf("the corpus is required (WARCDEDUP_REQUIRE_CORPUS=1): %v", err)
+		}
 		t.Logf("no corpus at %s: the generated collection only", corpusDir)
 		return
 	}
