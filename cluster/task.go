@@ -59,66 +59,98 @@ type task struct {
 
 // Run does the task.
 func (t *Task) Run(ctx context.Context) (err error) {
+	k, err := t.load()
+	if err != nil {
+		return err
+	}
+	// One instance of a task at a time: a task Slurm runs twice (a
+	// requeue racing a late start) waits for the other and then finds
+	// its result.
+	lk, err := lock(k.wd.taskFile(t.Step, t.Index, ".lock"), true)
+	if err != nil {
+		return err
+	}
+	defer lk.Close()
+	if k.wd.readMarker(k.spec.ID, t.Step, t.Index) != nil {
+		fmt.Fprintf(t.Log, "warcdedup: %s %d: done already\n", t.Step, t.Index)
+		return nil
+	}
+	k.begin()
+	defer func() { k.end(err) }()
+	if err := k.work(ctx); err != nil {
+		return err
+	}
+	return k.claim()
+}
+
+// load reads the job and finds the task's step in its plan, and the host
+// of a pinned step, which must be the node the task runs on.
+func (t *Task) load() (*task, error) {
 	wd := workDir(t.WorkDir)
 	spec, err := workdir.ReadJSON[Spec](wd.file(specFile))
 	if err != nil {
-		return permanent("reading the job: %w", err)
+		return nil, permanent("reading the job: %w", err)
 	}
 	plan := NewPlan(&spec)
 	step := plan.Step(t.Step)
 	if step == nil || t.Index < 0 || t.Index >= step.Tasks {
-		return permanent("job %s has no task %s %d", spec.ID, t.Step, t.Index)
+		return nil, permanent("job %s has no task %s %d", spec.ID, t.Step, t.Index)
 	}
 	k := &task{Task: t, wd: wd, spec: &spec, plan: plan, step: step}
 	if step.Host >= 0 {
 		k.host = &spec.Hosts[step.Host]
 		if node := os.Getenv("SLURMD_NODENAME"); node != "" && node != k.host.Name {
-			return permanent("task %s runs on node %s, not on %s", t.Step, node, k.host.Name)
+			return nil, permanent("task %s runs on node %s, not on %s", t.Step, node, k.host.Name)
 		}
 	}
 	if k.algo, err = digest.ParseLabel(spec.Algorithm); err != nil {
-		return permanent("%v", err)
+		return nil, permanent("%v", err)
 	}
 	if k.policy, err = policy.Parse(spec.Policy); err != nil {
-		return permanent("%v", err)
+		return nil, permanent("%v", err)
 	}
-	// One instance of a task at a time: a task Slurm runs twice (a
-	// requeue racing a late start) waits for the other and then finds
-	// its result.
-	lk, err := lock(wd.taskFile(t.Step, t.Index, ".lock"), true)
-	if err != nil {
-		return err
-	}
-	defer lk.Close()
-	if wd.readMarker(spec.ID, t.Step, t.Index) != nil {
-		fmt.Fprintf(t.Log, "warcdedup: %s %d: done already\n", t.Step, t.Index)
-		return nil
-	}
-	os.Remove(wd.taskFile(t.Step, t.Index, ".error"))
+	return k, nil
+}
+
+// begin starts the task's attempt: its result to come, its scratch
+// directory, its progress file.
+func (k *task) begin() {
+	t := k.Task
+	os.Remove(k.wd.taskFile(t.Step, t.Index, ".error"))
 	restarts, _ := strconv.Atoi(os.Getenv("SLURM_RESTART_COUNT"))
-	k.marker = &Marker{Job: spec.ID, Step: t.Step, Task: t.Index, Node: os.Getenv("SLURMD_NODENAME"), Slurm: slurmJobID(),
+	k.marker = &Marker{Job: k.spec.ID, Step: t.Step, Task: t.Index, Node: os.Getenv("SLURMD_NODENAME"), Slurm: slurmJobID(),
 		Restarts: restarts, Started: time.Now().UTC()}
-	tmp := wd.file(workdir.TmpDir, fmt.Sprintf("%s-%d", t.Step, t.Index))
+	tmp := k.wd.file(workdir.TmpDir, fmt.Sprintf("%s-%d", t.Step, t.Index))
 	os.RemoveAll(tmp)
-	defer os.RemoveAll(tmp)
-	k.sorter = syssort.Sorter{TempDir: tmp, Memory: spec.SortMemory, Parallel: spec.Jobs}
-	k.prog = startProgress(wd.taskFile(t.Step, t.Index, ".progress"), spec.ID)
+	k.sorter = syssort.Sorter{TempDir: tmp, Memory: k.spec.SortMemory, Parallel: k.spec.Jobs}
+	k.prog = startProgress(k.wd.taskFile(t.Step, t.Index, ".progress"), k.spec.ID)
 	if testHooks {
 		k.prog.midway = func() { k.freezeForTest("mid") }
 	}
-	fmt.Fprintf(t.Log, "warcdedup: %s %d of job %s on %s (attempt %d)\n", t.Step, t.Index, spec.ID, k.marker.Node, restarts+1)
-	defer func() {
-		k.prog.stop()
-		if err != nil {
-			msg := fmt.Sprintf("%s %d: %v\n", t.Step, t.Index, err)
-			fmt.Fprint(t.Log, "warcdedup: error: "+msg)
-			workdir.WriteFile(wd.taskFile(t.Step, t.Index, ".error"), []byte(msg))
-		}
-	}()
+	fmt.Fprintf(t.Log, "warcdedup: %s %d of job %s on %s (attempt %d)\n", t.Step, t.Index, k.spec.ID, k.marker.Node, restarts+1)
+}
+
+// end ends the attempt; a failed one says why, in its log and in the
+// task's error file, which the monitor reads.
+func (k *task) end(err error) {
+	t := k.Task
+	k.prog.stop()
+	if err != nil {
+		msg := fmt.Sprintf("%s %d: %v\n", t.Step, t.Index, err)
+		fmt.Fprint(t.Log, "warcdedup: error: "+msg)
+		workdir.WriteFile(k.wd.taskFile(t.Step, t.Index, ".error"), []byte(msg))
+	}
+	os.RemoveAll(k.sorter.TempDir)
+}
+
+// work does the step's work. A task told to stop (scancel) claims
+// nothing, even with its work done: it is run again.
+func (k *task) work(ctx context.Context) error {
 	if err := k.freezeForTest("start"); err != nil {
 		return err
 	}
-	switch step.Kind {
+	var err error
+	switch k.step.Kind {
 	case kindHash:
 		err = k.hash(ctx)
 	case kindResolve:
@@ -132,7 +164,7 @@ func (t *Task) Run(ctx context.Context) (err error) {
 	case kindAccount:
 		err = k.account(ctx)
 	default:
-		err = permanent("step %s: unknown kind %q", step.Name, step.Kind)
+		err = permanent("step %s: unknown kind %q", k.step.Name, k.step.Kind)
 	}
 	if err != nil {
 		return err
@@ -140,13 +172,14 @@ func (t *Task) Run(ctx context.Context) (err error) {
 	if err := k.freezeForTest("end"); err != nil {
 		return err
 	}
-	// A task told to stop (scancel) claims nothing, even with its work
-	// done: it is run again.
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+	return ctx.Err()
+}
+
+// claim writes the task's result: the task is done.
+func (k *task) claim() error {
+	t := k.Task
 	k.marker.Finished = time.Now().UTC()
-	if err := workdir.WriteJSON(wd.taskFile(t.Step, t.Index, ".json"), k.marker); err != nil {
+	if err := workdir.WriteJSON(k.wd.taskFile(t.Step, t.Index, ".json"), k.marker); err != nil {
 		return err
 	}
 	fmt.Fprintf(t.Log, "warcdedup: %s %d: done in %s\n", t.Step, t.Index, k.marker.Finished.Sub(k.marker.Started).Round(time.Millisecond))

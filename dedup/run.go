@@ -70,6 +70,7 @@ type run struct {
 	wd     *workdir.Dir
 	state  *State
 	show   *progress.Display
+	runLog *os.File
 	inputs []warcsum.Input
 	rep    *report.Report
 
@@ -110,79 +111,142 @@ type run struct {
 // The error is one that stopped it; what it did is in the Result's report
 // either way, with the exit status and its reasons.
 func Run(ctx context.Context, opt Options) (*stage.Result, error) {
+	if err := opt.complete(); err != nil {
+		return nil, err
+	}
+	r, err := openRun(opt)
+	if err != nil {
+		return nil, err
+	}
+	defer r.close()
+	if res, err := r.resume(); res != nil || err != nil {
+		return res, err
+	}
+	if err := r.start(); err != nil {
+		return nil, err
+	}
+	err = r.runSteps(ctx)
+	r.finish(err)
+	return &stage.Result{Report: r.rep, WorkDir: r.wd.Path, RunDir: r.runDir}, err
+}
+
+// complete checks the options and fills in their defaults: each
+// collection a directory, named by its absolute path.
+func (opt *Options) complete() error {
 	if len(opt.Collections) == 0 {
-		return nil, errors.New("no collection given")
+		return errors.New("no collection given")
 	}
 	for i, c := range opt.Collections {
 		fi, err := os.Stat(c)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if !fi.IsDir() {
-			return nil, fmt.Errorf("%s is not a directory: a collection is a directory of WARC and ARC files", c)
+			return fmt.Errorf("%s is not a directory: a collection is a directory of WARC and ARC files", c)
 		}
 		if opt.Collections[i], err = filepath.Abs(c); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if opt.Algorithm == 0 {
 		opt.Algorithm = digest.SHA1
 	}
-	var crawl *crawlMode
+	opt.Jobs = max(opt.Jobs, 1)
+	return nil
+}
+
+// openRun opens what a run holds while it works: with an index, its
+// registration as the crawl's run; the work directory, locked; the run
+// log its messages go to; and the job's state as the work directory has
+// it, or a new job's.
+func openRun(opt Options) (*run, error) {
+	r := &run{opt: opt}
 	if opt.Index != "" {
 		var err error
-		if crawl, err = openCrawlMode(&opt); err != nil {
+		if r.crawl, err = openCrawlMode(&r.opt); err != nil {
 			return nil, err
 		}
-		defer crawl.close()
-		if opt.WorkDir == "" {
+		if r.opt.WorkDir == "" {
 			// The index keeps its crawls' work directories.
-			opt.WorkDir = filepath.Join(crawl.index.Dir, "work", crawl.name)
+			r.opt.WorkDir = filepath.Join(r.crawl.index.Dir, "work", r.crawl.name)
 		}
 	}
-	if opt.WorkDir == "" {
-		opt.WorkDir = workdir.Default(opt.Collections[0])
+	if r.opt.WorkDir == "" {
+		r.opt.WorkDir = workdir.Default(r.opt.Collections[0])
 	}
-	opt.Jobs = max(opt.Jobs, 1)
-	wd, err := workdir.Open(opt.WorkDir)
-	if err != nil {
+	r.coll = &collection{roots: r.opt.Collections, crawl: r.crawl, files: r.opt.Files}
+	if err := r.open(); err != nil {
+		r.close()
 		return nil, err
 	}
-	defer wd.Close()
-	runLog, err := os.OpenFile(wd.File(workdir.RunLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	defer runLog.Close()
-	show := opt.Display
-	if show == nil {
-		show = progress.NewPlain(io.Discard, "warcdedup")
-	}
-	show.Tee(runLog)
-	defer show.Tee(nil)
+	return r, nil
+}
 
-	r := &run{opt: opt, wd: wd, show: show, crawl: crawl, coll: &collection{roots: opt.Collections, crawl: crawl, files: opt.Files}}
-	if r.state, err = readState(wd); err != nil {
-		return nil, err
+func (r *run) open() error {
+	var err error
+	if r.wd, err = workdir.Open(r.opt.WorkDir); err != nil {
+		return err
 	}
-	params := Params{Collections: opt.Collections, Algorithm: opt.Algorithm.String(), Policy: opt.Policy.String(), Files: filesKey(opt.Files)}
-	if crawl != nil {
-		params.Index, params.Crawl = crawl.index.Dir, crawl.name
+	if r.runLog, err = os.OpenFile(r.wd.File(workdir.RunLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err != nil {
+		return err
 	}
-	if !r.state.Params.equal(params) {
+	r.show = r.opt.Display
+	if r.show == nil {
+		r.show = progress.NewPlain(io.Discard, "warcdedup")
+	}
+	r.show.Tee(r.runLog)
+	if r.state, err = readState(r.wd); err != nil {
+		return err
+	}
+	if !r.state.Params.equal(r.params()) {
 		// Another job's outputs (other collections, algorithm or policy):
 		// start from the first stage; the log and the cache stay.
-		r.state = &State{Params: params}
+		r.state = &State{Params: r.params()}
 	}
+	return nil
+}
 
+// close lets go of what openRun opened.
+func (r *run) close() {
+	if r.show != nil {
+		r.show.Tee(nil)
+	}
+	if r.runLog != nil {
+		r.runLog.Close()
+	}
+	if r.wd != nil {
+		r.wd.Close()
+	}
+	if r.crawl != nil {
+		r.crawl.close()
+	}
+}
+
+// params are what the job's outputs depend on.
+func (r *run) params() Params {
+	opt := &r.opt
+	p := Params{Collections: opt.Collections, Algorithm: opt.Algorithm.String(), Policy: opt.Policy.String(), Files: filesKey(opt.Files)}
+	if r.crawl != nil {
+		p.Index, p.Crawl = r.crawl.index.Dir, r.crawl.name
+	}
+	return p
+}
+
+// resume decides what is left of the job, given the collection's files
+// as they are now: nothing, when the job is complete and the files
+// unchanged (the Result says so); a new job, when the job is complete
+// but the files changed, or when they changed since an unfinished job
+// hashed them before it began its rewrite; else the stages not done.
+func (r *run) resume() (*stage.Result, error) {
+	var err error
 	if r.inputs, err = r.collect(); err != nil {
 		return nil, err
 	}
 	for _, p := range r.inProgress {
-		show.Log("warcdedup: note: %s: skipped: still being written (its name ends in .open); a run after its writer has closed and renamed it takes it", p)
+		r.show.Log("warcdedup: note: %s: skipped: still being written (its name ends in .open); a run after its writer has closed and renamed it takes it", p)
 	}
 	if len(r.inputs) == 0 {
-		return nil, fmt.Errorf("no WARC or ARC file found in %s%s", strings.Join(opt.Collections, ", "), r.inProgressNote())
+		return nil, fmt.Errorf("no WARC or ARC file found in %s%s", strings.Join(r.opt.Collections, ", "), r.inProgressNote())
 	}
 	if r.crawl != nil {
 		if res, err := r.crawl.begin(r); res != nil || err != nil {
@@ -192,14 +256,14 @@ func Run(ctx context.Context, opt Options) (*stage.Result, error) {
 	switch {
 	case r.state.Complete:
 		if r.unchanged() {
-			rep, err := stage.ReadReport(wd.File(workdir.StatsFile))
+			rep, err := stage.ReadReport(r.wd.File(workdir.StatsFile))
 			if err == nil {
 				rep.Totals.FilesInProgress = int64(len(r.inProgress)) // as they are now
-				return &stage.Result{Report: rep, WorkDir: wd.Path, NothingToDo: true}, nil
+				return &stage.Result{Report: rep, WorkDir: r.wd.Path, NothingToDo: true}, nil
 			}
 		}
 		// The collection changed since the job completed: a new job on it.
-		r.state = &State{Params: params}
+		r.state = &State{Params: r.params()}
 	case r.state.done(stage.HashName) && !r.state.done(stageRewriteStarted):
 		// Hashed by assess or an interrupted run: what changed since is
 		// hashed again (the cache has the rest), and all that follows
@@ -209,28 +273,33 @@ func Run(ctx context.Context, opt Options) (*stage.Result, error) {
 			return nil, err
 		}
 		if !ch.none() {
-			show.Note("warcdedup: the collection changed since it was hashed (by assess or an interrupted run): %s; hashing again what changed", ch)
-			r.state = &State{Params: params}
+			r.show.Note("warcdedup: the collection changed since it was hashed (by assess or an interrupted run): %s; hashing again what changed", ch)
+			r.state = &State{Params: r.params()}
 		}
 	}
+	return nil, nil
+}
+
+// start begins the run's work: a run that may rewrite first checks that
+// the collection can be written; the run's report and its own directory
+// of records.
+func (r *run) start() error {
+	opt := &r.opt
 	if !opt.DryRun {
 		if err := r.checkWritable(); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	show.Note("warcdedup: %s %s, work directory %s", map[bool]string{true: "dry run on", false: "deduplicating"}[opt.DryRun],
-		strings.Join(opt.Collections, ", "), wd.Path)
+	r.show.Note("warcdedup: %s %s, work directory %s", map[bool]string{true: "dry run on", false: "deduplicating"}[opt.DryRun],
+		strings.Join(opt.Collections, ", "), r.wd.Path)
 	r.rep = &report.Report{Title: "Deduplication of " + strings.Join(opt.Collections, ", "), Generated: time.Now().UTC(),
 		Mode: "run", Collections: opt.Collections, Policy: opt.Policy.String(), Algorithm: opt.Algorithm.String()}
 	if opt.DryRun {
 		r.rep.Mode = "dry run"
 	}
-	if r.runDir, err = newRunDir(wd, r.rep.Generated, r.rep.Mode); err != nil {
-		return nil, err
-	}
-	err = r.runSteps(ctx)
-	r.finish(err)
-	return &stage.Result{Report: r.rep, WorkDir: wd.Path, RunDir: r.runDir}, err
+	var err error
+	r.runDir, err = newRunDir(r.wd, r.rep.Generated, r.rep.Mode)
+	return err
 }
 
 // step is a stage as a run drives it: what does it, the work files it

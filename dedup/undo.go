@@ -80,8 +80,49 @@ type UndoResult struct {
 // 1. Run again after an interruption, it restores what is left.
 func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
 	start := time.Now()
+	u, files, err := openUndo(opt)
+	if err != nil {
+		return nil, err
+	}
+	defer u.close()
+	err = u.run(ctx, files)
+	u.res.Took = time.Since(start)
+	// The work directory's records of the collection (records.go).
+	if u.restoreFrom >= 0 {
+		recordUndo(ctx, u.wd, u.state.Params, u.res, u.restoreFrom, start, u.crawl != nil)
+	}
+	if werr := workdir.WriteJSON(u.wd.File(workdir.UndoStatsFile), u.res); err == nil {
+		err = werr
+	}
+	return u.res, err
+}
+
+// undo is one undo in a work directory: it opens the work directory
+// (openUndo, open), restores what the rewrite log names (restoreLogged:
+// the collection listed as it is now, listNow, then restore), reads the
+// files again (check), and says why its exit status is not 0
+// (exitReasons).
+type undo struct {
+	opt    UndoOptions
+	wd     *workdir.Dir
+	state  *State
+	coll   *collection
+	crawl  *crawlMode // the crawl of an index undone; nil for a collection
+	show   *progress.Display
+	runLog *os.File
+	res    *UndoResult
+	// refused are the files the restore refused (escaped as field 1).
+	refused map[string]bool
+	// restoreFrom is the log's size when the restore began, -1 before.
+	restoreFrom int64
+}
+
+// openUndo finds the work directory of the job that wrote the revisits,
+// locks it and reads its job, and names the files to undo (escaped as
+// manifest field 1).
+func openUndo(opt UndoOptions) (*undo, []string, error) {
 	if len(opt.Paths) == 0 {
-		return nil, errors.New("nothing named to undo")
+		return nil, nil, errors.New("nothing named to undo")
 	}
 	var err error
 	switch {
@@ -92,30 +133,41 @@ func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
 		opt.WorkDir, err = findWorkDir(opt.Paths[0])
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if _, err := os.Stat(filepath.Join(opt.WorkDir, workdir.StateFile)); err != nil {
-		return nil, fmt.Errorf("%s is no work directory of warcdedup run (%v)", opt.WorkDir, err)
+		return nil, nil, fmt.Errorf("%s is no work directory of warcdedup run (%v)", opt.WorkDir, err)
 	}
 	wd, err := workdir.Open(opt.WorkDir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer wd.Close()
-	state, err := readState(wd)
+	u := &undo{opt: opt, wd: wd, refused: map[string]bool{}, restoreFrom: -1}
+	files, err := u.open()
 	if err != nil {
+		u.close()
+		return nil, nil, err
+	}
+	return u, files, nil
+}
+
+// open reads the job of the work directory and names the files to undo;
+// the undo's messages go to the run log from here.
+func (u *undo) open() ([]string, error) {
+	var err error
+	if u.state, err = readState(u.wd); err != nil {
 		return nil, err
 	}
-	u := &undo{opt: opt, wd: wd, state: state, res: &UndoResult{WorkDir: wd.Path, Collections: state.Params.Collections}, refused: map[string]bool{},
-		restoreFrom: -1}
-	if state.Params.Index != "" {
-		if u.crawl, err = undoCrawl(state.Params); err != nil {
+	params := u.state.Params
+	u.res = &UndoResult{WorkDir: u.wd.Path, Collections: params.Collections}
+	if params.Index != "" {
+		if u.crawl, err = undoCrawl(params); err != nil {
 			return nil, err
 		}
 		u.res.Crawl = u.crawl.name
 	}
-	u.coll = &collection{roots: state.Params.Collections, crawl: u.crawl}
-	files, err := filesIn(opt.Paths, state.Params.Collections)
+	u.coll = &collection{roots: params.Collections, crawl: u.crawl}
+	files, err := filesIn(u.opt.Paths, params.Collections)
 	if err != nil {
 		return nil, err
 	}
@@ -125,105 +177,39 @@ func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
 			files[i] = u.crawl.name + "/" + f
 		}
 	}
-	runLog, err := os.OpenFile(wd.File(workdir.RunLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
+	if u.runLog, err = os.OpenFile(u.wd.File(workdir.RunLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err != nil {
 		return nil, err
 	}
-	defer runLog.Close()
-	u.show = opt.Display
+	u.show = u.opt.Display
 	if u.show == nil {
 		u.show = progress.NewPlain(io.Discard, "warcdedup")
 	}
-	u.show.Tee(runLog)
-	defer u.show.Tee(nil)
-	err = u.run(ctx, files)
-	u.res.Took = time.Since(start)
-	// The work directory's records of the collection (records.go).
-	if u.restoreFrom >= 0 {
-		recordUndo(ctx, wd, state.Params, u.res, u.restoreFrom, start, u.crawl != nil)
-	}
-	if werr := workdir.WriteJSON(wd.File(workdir.UndoStatsFile), u.res); err == nil {
-		err = werr
-	}
-	return u.res, err
+	u.show.Tee(u.runLog)
+	return files, nil
 }
 
-// undo is one undo in a work directory.
-type undo struct {
-	opt   UndoOptions
-	wd    *workdir.Dir
-	state *State
-	coll  *collection
-	crawl *crawlMode // the crawl of an index undone; nil for a collection
-	show  *progress.Display
-	res   *UndoResult
-	// refused are the files the restore refused (escaped as field 1).
-	refused map[string]bool
-	// restoreFrom is the log's size when the restore began, -1 before.
-	restoreFrom int64
+// close lets the work directory go.
+func (u *undo) close() {
+	if u.show != nil {
+		u.show.Tee(nil)
+	}
+	if u.runLog != nil {
+		u.runLog.Close()
+	}
+	u.wd.Close()
 }
 
-// run restores the files named (escaped as manifest field 1) and checks
-// them.
+// run restores the files named (escaped as manifest field 1), checks
+// them, and brings the indexes named up to date.
 func (u *undo) run(ctx context.Context, files []string) error {
-	// The log first: a run or undo killed between renaming a file and
-	// logging it left the entries in the journal, which opening the log
-	// adds. Only then does the log say which revisits are left.
-	log, err := refs.OpenLog(u.wd.File(workdir.LogFile))
-	if err != nil {
-		return err
-	}
-	defer log.Close()
-	written, err := rewritelog.LoadFile(u.wd.File(workdir.LogFile), time.Time{})
-	if err != nil {
-		return fmt.Errorf("the rewrite log says which revisits this toolchain wrote: %w", err)
-	}
-	todo := files
-	if !u.opt.All {
-		logged, err := refs.Files(written)
-		if err != nil {
-			return err
-		}
-		todo = intersect(logged, files)
-	}
-	u.res.Files = len(todo)
-	from := log.Size()
-	if len(todo) == 0 {
-		u.res.NothingToDo = true
-	} else {
-		u.restoreFrom = from
-		err = u.restore(ctx, todo, written, log)
-	}
-	if cerr := log.Close(); err == nil {
-		err = cerr
-	}
-	if len(todo) > 0 {
-		// The collection changed: a later run starts a new job on it,
-		// from its first stage (the manifests kept describe the files
-		// before).
-		*u.state = State{Params: u.state.Params}
-		if serr := writeState(u.wd, u.state); err == nil {
-			err = serr
-		}
-		if _, ferr := stage.WriteFixity(u.wd.File(workdir.LogFile), from, u.wd.File(workdir.UndoFixityFile)); err == nil {
-			err = ferr
-		}
-	}
+	from, todo, err := u.restoreLogged(ctx, files)
 	if err != nil {
 		return err
 	}
 	if err := u.check(ctx, files); err != nil {
 		return err
 	}
-	if u.res.Stats.Refused > 0 {
-		u.res.Exit = 1
-		u.res.ExitReason = append([]string{fmt.Sprintf("%s files refused and left untouched", progress.Count(u.res.Stats.Refused))}, stage.First(u.res.Refused, 10)...)
-	}
-	if len(u.res.Unrestored) > 0 {
-		u.res.Exit = 1
-		u.res.ExitReason = append(u.res.ExitReason, fmt.Sprintf("%s files are not what the rewrite log says they are once restored", progress.Count(int64(len(u.res.Unrestored)))))
-		u.res.ExitReason = append(u.res.ExitReason, stage.First(u.res.Unrestored, 10)...)
-	}
+	u.exitReasons()
 	if len(u.opt.CDX) > 0 {
 		if len(todo) == 0 {
 			// An earlier undo may have restored without its indexes:
@@ -233,6 +219,70 @@ func (u *undo) run(ctx context.Context, files []string) error {
 		return updateIndexesAfterUndo(ctx, u.wd, u.opt.CDX, u.state.Params.Collections, from, u.show, u.res)
 	}
 	return nil
+}
+
+// restoreLogged restores the revisits of the files named that the
+// rewrite log says this toolchain wrote (every revisit of the files
+// named, with --all), and records that the collection changed: the job
+// starts anew, and the undo's fixity list. It returns the log's size
+// before the restore and the files it restored.
+func (u *undo) restoreLogged(ctx context.Context, files []string) (from int64, todo []string, err error) {
+	// The log first: a run or undo killed between renaming a file and
+	// logging it left the entries in the journal, which opening the log
+	// adds. Only then does the log say which revisits are left.
+	log, err := refs.OpenLog(u.wd.File(workdir.LogFile))
+	if err != nil {
+		return 0, nil, err
+	}
+	defer log.Close()
+	written, err := rewritelog.LoadFile(u.wd.File(workdir.LogFile), time.Time{})
+	if err != nil {
+		return 0, nil, fmt.Errorf("the rewrite log says which revisits this toolchain wrote: %w", err)
+	}
+	todo = files
+	if !u.opt.All {
+		logged, err := refs.Files(written)
+		if err != nil {
+			return 0, nil, err
+		}
+		todo = intersect(logged, files)
+	}
+	u.res.Files = len(todo)
+	from = log.Size()
+	if len(todo) == 0 {
+		u.res.NothingToDo = true
+		return from, todo, log.Close()
+	}
+	u.restoreFrom = from
+	err = u.restore(ctx, todo, written, log)
+	if cerr := log.Close(); err == nil {
+		err = cerr
+	}
+	// The collection changed: a later run starts a new job on it, from
+	// its first stage (the manifests kept describe the files before).
+	*u.state = State{Params: u.state.Params}
+	if serr := writeState(u.wd, u.state); err == nil {
+		err = serr
+	}
+	if _, ferr := stage.WriteFixity(u.wd.File(workdir.LogFile), from, u.wd.File(workdir.UndoFixityFile)); err == nil {
+		err = ferr
+	}
+	return from, todo, err
+}
+
+// exitReasons sets the undo's exit status and its reasons: files refused,
+// and files that are not what the log says once restored.
+func (u *undo) exitReasons() {
+	res := u.res
+	if res.Stats.Refused > 0 {
+		res.Exit = 1
+		res.ExitReason = append([]string{fmt.Sprintf("%s files refused and left untouched", progress.Count(res.Stats.Refused))}, stage.First(res.Refused, 10)...)
+	}
+	if len(res.Unrestored) > 0 {
+		res.Exit = 1
+		res.ExitReason = append(res.ExitReason, fmt.Sprintf("%s files are not what the rewrite log says they are once restored", progress.Count(int64(len(res.Unrestored)))))
+		res.ExitReason = append(res.ExitReason, stage.First(res.Unrestored, 10)...)
+	}
 }
 
 // restore restores the revisits of the files todo: it lists the
