@@ -209,8 +209,12 @@ is written. Three ways, from the surest to the fastest:
 				opt.DryRun = true
 				full, err := dedup.Run(ctx, opt)
 				opt.Display.Close()
-				if full != nil {
+				switch {
+				case full == nil:
+				case !c.Bool("quiet"):
 					dedup.Summary(os.Stderr, full)
+				case full.Report.Exit != 0:
+					exitReasons(full.Report.Exit, full.Report.ExitReason)
 				}
 				switch {
 				case err != nil:
@@ -220,8 +224,12 @@ is written. Three ways, from the surest to the fastest:
 				}
 				return nil
 			}
-			if res != nil && res.Report != nil && !c.Bool("quiet") {
+			switch {
+			case res == nil || res.Report == nil:
+			case !c.Bool("quiet"):
 				assess.Summary(os.Stderr, res)
+			case res.Report.Exit != 0:
+				exitReasons(res.Report.Exit, res.Report.ExitReason)
 			}
 			switch {
 			case err != nil:
