@@ -70,7 +70,7 @@ func TestFlagsAnywhere(t *testing.T) {
 		{"warcdedup assess --smaple 5 c2", "did you mean --sample?"},
 		{"warcdedup index verify --indx idx", "did you mean --index?"},
 		{"warcsum --recursiv c2", "did you mean --recursive?"},
-		{"warcdedup rnu c2", `"rnu" is not a command of warcdedup: run, assess, undo, index, cluster, check, commit; did you mean run?`},
+		{"warcdedup rnu c2", `"rnu" is not a command of warcdedup: run, assess, undo, index, cluster, check, commit, show; did you mean run?`},
 		{"warcdedup index sttas --index idx", `"sttas" is not a command of warcdedup index: verify, stats, deps, remove, import; did you mean stats?`},
 		{"warcdedup index --index idx", "--index is an option of warcdedup index verify|stats|deps|remove|import: name the command"},
 		{"warcdedup index", "name a command: verify, stats, deps, remove, import (see warcdedup index --help)"},
@@ -136,6 +136,7 @@ func TestQuiet(t *testing.T) {
 		{"warcdedup assess --cdx", "warcdedup assess -q -j 2 --cdx --work-dir assess-cdx index.cdxj"},
 		{"warcdedup run", `warcsum -q -r run | awk '{d=$5; gsub(/[^0-9]/, "", d); printf "x %s {\"url\": \"%s\", \"mime\": \"text/html\", \"status\": \"200\", \"digest\": \"%s\", \"length\": \"%s\", \"offset\": \"%s\", \"filename\": \"%s\"}\n", d, $4, $6, $3, $2, $1}' > run.cdxj && warcdedup run -q -j 2 --cdx run.cdxj run`},
 		{"warcdedup check", "warcdedup check -q --sample 5 --cdx run.cdxj run > checked"},
+		{"warcdedup show", "warcdedup show -q run/gen-00000.warc.gz > listing && warcdedup show -q run/gen-00000.warc.gz:$(awk '$3 == \"response\" {print $1; exit}' listing) > shown"},
 		{"warcdedup commit", "cp -r assess copy && warcdedup commit -q --to copy run"},
 		{"warcdedup undo", "warcdedup undo -q -j 2 run"},
 		{"warcdedup run --index", "warcdedup run -q -j 2 --index idx crawl"},
@@ -153,7 +154,7 @@ func TestQuiet(t *testing.T) {
 		}
 	}
 	// Results still go where they go.
-	for _, name := range []string{"before.manifest", "numbered", "after.cdxj", "checked", "stats.json", "deps.json", "plan"} {
+	for _, name := range []string{"before.manifest", "numbered", "after.cdxj", "listing", "shown", "checked", "stats.json", "deps.json", "plan"} {
 		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 {
 			t.Errorf("%s: %v: the result of a quiet command is missing", name, err)
 		}

@@ -34,7 +34,7 @@ command.`
 func main() {
 	app := cmdutil.NewApp("warcdedup", "deduplicate web archive collections after the crawl", description, nil, nil)
 	app.Action = nil
-	app.Commands = []*cli.Command{runCommand(), assessCommand(), undoCommand(), indexCommand(), clusterCommand(), clusterTaskCommand(), checkCommand(), commitCommand()}
+	app.Commands = []*cli.Command{runCommand(), assessCommand(), undoCommand(), indexCommand(), clusterCommand(), clusterTaskCommand(), checkCommand(), commitCommand(), showCommand()}
 	cmdutil.Main(app, manual)
 }
 
