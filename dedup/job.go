@@ -57,6 +57,9 @@ type Options struct {
 	// warcsum.Collect names them, relative to their collection): warcdedup
 	// assess --sample runs a dry run on a sample of the files.
 	Files map[string]bool
+	// Digests, when not nil, restricts the job from resolution on to a
+	// slice of the digests (see DigestSlice).
+	Digests *DigestSlice
 }
 
 // The stages of a job, in order.
@@ -152,6 +155,9 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		opt.Algorithm = digest.SHA1
 	}
 	var crawl *crawlMode
+	if opt.Index != "" && opt.Digests != nil {
+		return nil, errors.New("a slice of the digests is for assessing a collection, not a crawl of an index")
+	}
 	if opt.Index != "" {
 		var err error
 		if crawl, err = openCrawlMode(&opt); err != nil {
@@ -189,6 +195,10 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		return nil, err
 	}
 	params := Params{Collections: opt.Collections, Algorithm: opt.Algorithm.String(), Policy: opt.Policy.String(), Files: filesKey(opt.Files)}
+	if opt.Digests != nil {
+		// A job on a slice of the digests is another job too.
+		params.Files += " digests " + opt.Digests.Key
+	}
 	if crawl != nil {
 		params.Index, params.Crawl = crawl.index.Dir, crawl.name
 	}
@@ -342,6 +352,9 @@ func (j *Job) outputsExist(stage string) bool {
 		files = []string{BeforeFile, FactsFile}
 	case stageSort:
 		files = []string{ByDigestFile}
+		if j.opt.Digests != nil {
+			files = append(files, SliceFile)
+		}
 	case stageJoin:
 		files = []string{JoinedFile}
 	case stageResolve:
@@ -571,7 +584,10 @@ func follow(from interface{ Load() int64 }, s *progress.Stage) (stop func()) {
 
 // sortByDigest orders the manifest for resolution (stage 2's input).
 func (j *Job) sortByDigest(ctx context.Context) (string, error) {
-	return "", j.sortFile(ctx, BeforeFile, ByDigestFile, manifest.ByDigest.Command)
+	if err := j.sortFile(ctx, BeforeFile, ByDigestFile, manifest.ByDigest.Command); err != nil || j.opt.Digests == nil {
+		return "", err
+	}
+	return "", j.writeSlice(ctx)
 }
 
 // sortFile runs the system sort (LC_ALL=C, temporary files in the work
@@ -588,8 +604,11 @@ func (j *Job) sortFile(ctx context.Context, from, to, command string) error {
 // and 3 in one pass).
 func (j *Job) resolve(ctx context.Context) (string, error) {
 	input := ByDigestFile
-	if j.crawl != nil {
+	switch {
+	case j.crawl != nil:
 		input = JoinedFile
+	case j.opt.Digests != nil:
+		input = SliceFile
 	}
 	in, err := os.Open(j.wd.File(input))
 	if err != nil {

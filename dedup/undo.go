@@ -410,6 +410,9 @@ func (j *Job) inputsOf(names []string) []int64 {
 	return sizes
 }
 
+// FindWorkDir is findWorkDir, for the commands that look a file up in its job (warcdedup show).
+func FindWorkDir(path string) (string, error) { return findWorkDir(path) }
+
 // findWorkDir finds the work directory beside the collection that holds
 // path: the first COLLECTION.warcdedup, from path up, whose job was on
 // COLLECTION.
