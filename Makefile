@@ -71,7 +71,7 @@ test-go: test-setup
 	$(REQUIRE) $(GO) test -count=1 -timeout 30m -skip '^TestCrashRunUndo$$' ./...
 	$(GO) test -count=1 -race ./rewritelog ./internal/ordered ./internal/spool ./internal/lru
 	# gzmember without zlib: every rebuild says it cannot, cleanly.
-	CGO_ENABLED=0 $(GO) test -count=1 ./gzmember
+	$(REQUIRE) CGO_ENABLED=0 $(GO) test -count=1 ./gzmember
 
 # The crash test (dedup/crash_test.go, about a minute): run, undo, run on a
 # generated collection, each run and undo killed (SIGKILL) at random

@@ -33,7 +33,8 @@ func (w *worker) rewrite(ctx context.Context, t *task) (err error) {
 	defer func() {
 		f.close()
 		switch {
-		case err == errCut:
+		case err == errCut, errors.Is(err, context.Canceled):
+			// Not refused: the run stopped before the file was done.
 			t.stats = Stats{}
 		case err != nil:
 			t.stats = Stats{Files: 1, Refused: 1}
