@@ -1,0 +1,386 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+
+	"warcdedup/gzmember"
+	"warcdedup/gzmulti"
+	"warcdedup/rewritelog"
+)
+
+// The corpus files of issue 20's bit-exact undo: written by Heritrix (zlib
+// level 6, through Java's Deflater), wget (level 9), warcprox (Python's
+// gzip module, flushed before close) and gowarc (Go's own deflate, which
+// no zlib setting makes).
+var exactCorpus = []struct {
+	name, path string
+	exact      bool // every member zlib can make: bit for bit after undo
+}{
+	{"heritrix", "oduwsdl+ipwb/samples/warcs/sample-1.warc.gz", true},
+	{"wget", "iipc+webarchive-commons/src/test/resources/org/archive/format/gzip/IAH-urls-wget.warc.gz", true},
+	{"warcprox", "webrecorder+pywb/sample_archive/warcs/example2.warc.gz", true},
+	{"gowarc", "internetarchive+gowarc/testdata/warcs/test.warc.gz", false},
+}
+
+// earlierCopy writes to dst the WARC file src with every record dated a
+// year earlier and given another record ID: captures of the same payloads
+// made before, which the run keeps as originals, so that src's responses
+// become revisits of them. Each record is a gzip member of its own (Go's:
+// the copy is never restored).
+func earlierCopy(t *testing.T, src, dst string) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	zr, err := gzmulti.NewReader(bytes.NewReader(data), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	date := regexp.MustCompile(`(?m)^(WARC-Date: )(\d{4})`)
+	id := regexp.MustCompile(`(?m)^(WARC-Record-ID: <urn:uuid:)([0-9a-fA-F])`)
+	for {
+		if _, err := zr.Next(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		end := bytes.Index(rec, []byte("\r\n\r\n"))
+		if end < 0 {
+			t.Fatalf("%s: a member that holds no WARC header", src)
+		}
+		head := date.ReplaceAllFunc(rec[:end], func(m []byte) []byte {
+			y, _ := strconv.Atoi(string(m[len(m)-4:]))
+			return fmt.Appendf(m[:len(m)-4:len(m)-4], "%04d", y-1)
+		})
+		head = id.ReplaceAllFunc(head, func(m []byte) []byte {
+			c := m[len(m)-1]
+			return append(m[:len(m)-1:len(m)-1], "0123456789abcdef0"[strings.IndexByte("0123456789abcdef", c|0x20)+1])
+		})
+		zw := gzip.NewWriter(&out)
+		zw.Write(head)
+		zw.Write(rec[end:])
+		zw.Close()
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// zlibCopy writes to dst the .warc.gz file src with every member
+// compressed again by zlib with setting s and a ten-byte header: the
+// file as a crawler using zlib would have written it.
+func zlibCopy(t *testing.T, src, dst string, s gzmember.Setting) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzmulti.NewReader(bytes.NewReader(data), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	hdr := []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}
+	for {
+		if _, err := zr.Next(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if err := gzmember.Compress(&out, hdr, zr, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(dst, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// undoReport is what an undo reports of its files: undo.json's figures,
+// and each file's verdict from the run log.
+type undoReport struct {
+	BitExact, BytesDiffer, Recompressed int64
+	Differ, Unexplained                 []string
+	Stats                               struct {
+		Members struct{ Rebuilt, NoDescription, NoSetting, NoZlib int64 }
+	}
+	verdicts map[string]string // file -> the run log's verdict
+}
+
+// readUndoReport reads undo.json and the run log of the work directory wd.
+func readUndoReport(t *testing.T, wd string) *undoReport {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(wd, "undo.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r undoReport
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	runLog, err := os.ReadFile(filepath.Join(wd, "run.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.verdicts = map[string]string{}
+	line := regexp.MustCompile(`(?m) undo: (\S+): ((restored bit for bit|records equal).*)$`)
+	for _, m := range line.FindAllStringSubmatch(string(runLog), -1) {
+		r.verdicts[m[1]] = m[2] // the last undo's
+	}
+	return &r
+}
+
+// logMembers counts the revisit entries of each file in a rewrite log,
+// and those with an original member (field 10).
+func logMembers(t *testing.T, log string) (revisits, described map[string]int) {
+	t.Helper()
+	f, err := os.Open(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	revisits, described = map[string]int{}, map[string]int{}
+	r := rewritelog.NewReader(f, log)
+	for {
+		e, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Kind == rewritelog.Revisit {
+			revisits[e.File]++
+			if e.OriginalMember != "" {
+				described[e.File]++
+			}
+		}
+	}
+}
+
+// TestUndoBitExact is issue 20's bit-exact undo on real files: each
+// corpus file of a writer using zlib (Heritrix, wget, warcprox) and of one
+// that does not (gowarc) is deduplicated against an earlier copy of
+// itself, every gzip member of its duplicates described in the rewrite
+// log, then undone. The files of zlib writers come back with the SHA-256
+// they had before the run, and the undo says "restored bit for bit"; the
+// gowarc file gets its records back (the same bytes inflated), in other
+// gzip members, and the undo says so with the count.
+func TestUndoBitExact(t *testing.T) {
+	needCorpus(t)
+	if !gzmember.Available() {
+		t.Skip("a build without zlib rebuilds no member (TestUndoNoZlib)")
+	}
+	work := t.TempDir()
+	for _, c := range exactCorpus {
+		src := filepath.Join(corpusDir, filepath.FromSlash(c.path))
+		copyFile(t, src, filepath.Join(work, "coll", c.name+".warc.gz"))
+		earlierCopy(t, src, filepath.Join(work, "coll", "earlier", c.name+".warc.gz"))
+	}
+	before := fileSums(t, filepath.Join(work, "coll"))
+	r := runDedup(t, work, "coll", "keep")
+	checkViolations(t, r)
+	revisits, described := logMembers(t, filepath.Join(work, "keep", "rewrite.log"))
+	for _, c := range exactCorpus {
+		name := c.name + ".warc.gz"
+		if revisits[name] == 0 || described[name] != revisits[name] {
+			t.Fatalf("%s: %d revisits, %d with their member described in the log\n%s", name, revisits[name], described[name], r.stderr)
+		}
+		if revisits["earlier/"+name] != 0 {
+			t.Fatalf("the earlier copy of %s was rewritten", name)
+		}
+		t.Logf("%s: %d revisits", name, revisits[name])
+	}
+	after := fileSums(t, filepath.Join(work, "coll"))
+
+	_, stderr, code := sh(t, work, "warcdedup undo --work-dir keep coll")
+	t.Log(stderr)
+	if code != 0 {
+		t.Fatalf("undo: exit %d", code)
+	}
+	rep := readUndoReport(t, filepath.Join(work, "keep"))
+	now := fileSums(t, filepath.Join(work, "coll"))
+	var gowarcRevisits int
+	for _, c := range exactCorpus {
+		name := c.name + ".warc.gz"
+		verdict := rep.verdicts[name]
+		switch {
+		case after[name] == before[name]:
+			t.Errorf("%s: not rewritten", name)
+		case c.exact && now[name] != before[name]:
+			t.Errorf("%s: SHA-256 %s after undo, %s before the run", name, now[name], before[name])
+		case c.exact && verdict != "restored bit for bit (SHA-256 "+before[name]+", as before the runs undone)":
+			t.Errorf("%s: undo says %q", name, verdict)
+		case !c.exact:
+			gowarcRevisits = revisits[name]
+			want := fmt.Sprintf("records equal, bytes differ (%d member recompressed; no setting matched: %d)", revisits[name], revisits[name])
+			if now[name] == before[name] || verdict != want {
+				t.Errorf("%s: undo says %q, want %q (SHA-256 before %s, now %s)", name, verdict, want, before[name], now[name])
+			}
+			got, _ := os.ReadFile(filepath.Join(work, "coll", name))
+			want2, _ := os.ReadFile(filepath.Join(corpusDir, filepath.FromSlash(c.path)))
+			g, gerr := inflateAll(got)
+			w, werr := inflateAll(want2)
+			if gerr != nil || werr != nil || !bytes.Equal(g, w) {
+				t.Errorf("%s: its records differ after undo (%v, %v)", name, gerr, werr)
+			}
+		}
+	}
+	exact := int64(len(exactCorpus) - 1)
+	if rep.BitExact != exact || rep.BytesDiffer != 1 || rep.Recompressed != int64(gowarcRevisits) || len(rep.Unexplained) != 0 {
+		t.Errorf("undo.json: %d bit for bit, %d differ, %d recompressed, unexplained %v; want %d, 1, %d", rep.BitExact, rep.BytesDiffer, rep.Recompressed, rep.Unexplained, exact, gowarcRevisits)
+	}
+	if m := rep.Stats.Members; m.NoSetting != int64(gowarcRevisits) || m.NoDescription+m.NoZlib != 0 || m.Rebuilt == 0 {
+		t.Errorf("undo.json: members %+v", m)
+	}
+	for _, want := range []string{fmt.Sprintf("of those restored: %d restored bit for bit", exact), "gowarc.warc.gz: records equal, bytes differ"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("the summary does not say %q", want)
+		}
+	}
+}
+
+// TestUndoBitExactGenerated: generated collections, deduplicated and
+// undone twice over (run, undo, run, undo: the second run's originals are
+// members the first undo wrote), have each file's SHA-256 from before the
+// first run again after each undo, and each undo says "restored bit for
+// bit" of every file it restored. In one, the .warc.gz files are as
+// Go's gzip writes them (which undo's own fresh members equal: no zlib
+// setting makes them); in the other, as zlib writes them at level 9
+// (wget's), whose members undo rebuilds.
+func TestUndoBitExactGenerated(t *testing.T) {
+	if !gzmember.Available() {
+		t.Skip("a build without zlib rebuilds no member (TestUndoNoZlib)")
+	}
+	for _, c := range []struct {
+		name string
+		zlib *gzmember.Setting
+	}{
+		{"go gzip", nil},
+		{"zlib level 9", &gzmember.Setting{Level: 9, MemLevel: 8, WindowBits: 15}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			work := t.TempDir()
+			coll := filepath.Join(work, "coll")
+			undoCollection(t, work, false)
+			if c.zlib != nil {
+				names, _ := filepath.Glob(filepath.Join(coll, "*.gz"))
+				for _, n := range names {
+					zlibCopy(t, n, n, *c.zlib)
+				}
+			}
+			before := fileSums(t, coll)
+			for cycle := 1; cycle <= 2; cycle++ {
+				r := runDedup(t, work, "coll", "keep")
+				checkViolations(t, r)
+				if r.code != 0 {
+					t.Fatalf("cycle %d: run: exit %d\n%s", cycle, r.code, r.stderr)
+				}
+				revisits, described := logMembers(t, filepath.Join(work, "keep", "rewrite.log"))
+				rewritten := 0
+				for name, n := range revisits {
+					if strings.HasSuffix(name, ".gz") && described[name] != n {
+						t.Errorf("cycle %d: %s: %d of %d revisits (all runs) with their member described", cycle, name, described[name], n)
+					}
+					rewritten++
+				}
+				_, stderr, code := sh(t, work, "warcdedup undo --work-dir keep coll")
+				if code != 0 {
+					t.Fatalf("cycle %d: undo: exit %d\n%s", cycle, code, stderr)
+				}
+				rep := readUndoReport(t, filepath.Join(work, "keep"))
+				now := fileSums(t, coll)
+				for name, sum := range before {
+					if now[name] != sum {
+						t.Errorf("cycle %d: %s: SHA-256 %s after undo, %s before the first run", cycle, name, now[name], sum)
+					}
+				}
+				if rep.BitExact != int64(rewritten) || rep.BytesDiffer != 0 {
+					t.Errorf("cycle %d: undo.json: %d files bit for bit, %d differ; %d files were rewritten", cycle, rep.BitExact, rep.BytesDiffer, rewritten)
+				}
+				for name := range revisits {
+					if want := "restored bit for bit (SHA-256 " + before[name] + ", as before the runs undone)"; rep.verdicts[name] != want {
+						t.Errorf("cycle %d: %s: the run log says %q", cycle, name, rep.verdicts[name])
+					}
+				}
+				m := rep.Stats.Members
+				if c.zlib != nil && (m.Rebuilt == 0 || m.NoSetting+m.NoDescription+m.NoZlib != 0) {
+					t.Errorf("cycle %d: zlib's members: %+v, want every one rebuilt", cycle, m)
+				}
+				if c.zlib == nil && (m.Rebuilt != 0 || m.NoSetting == 0) {
+					t.Errorf("cycle %d: Go's members: %+v, want none rebuilt", cycle, m)
+				}
+				t.Logf("cycle %d: %d files restored bit for bit; members %+v", cycle, rep.BitExact, m)
+			}
+		})
+	}
+}
+
+// TestUndoNoZlib: warcdedup built without cgo (so without zlib) runs and
+// undoes as before: every member compressed afresh, "no zlib" given as
+// the reason, the records as they were, exit status 0.
+func TestUndoNoZlib(t *testing.T) {
+	needCorpus(t)
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-o", bin+"/", "../cmd/warcdedup")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building warcdedup without cgo: %v\n%s", err, out)
+	}
+	work := t.TempDir()
+	c := exactCorpus[0] // Heritrix's: every member zlib's
+	src := filepath.Join(corpusDir, filepath.FromSlash(c.path))
+	copyFile(t, src, filepath.Join(work, "coll", "heritrix.warc.gz"))
+	earlierCopy(t, src, filepath.Join(work, "coll", "earlier", "heritrix.warc.gz"))
+	warcdedup := filepath.Join(bin, "warcdedup")
+	if out, err := exec.Command(warcdedup, "run", "--work-dir", filepath.Join(work, "keep"), filepath.Join(work, "coll")).CombinedOutput(); err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	revisits, described := logMembers(t, filepath.Join(work, "keep", "rewrite.log"))
+	n := revisits["heritrix.warc.gz"]
+	if n == 0 || described["heritrix.warc.gz"] != n {
+		t.Fatalf("%d revisits, %d described: the pure Go build describes members too", n, described["heritrix.warc.gz"])
+	}
+	out, err := exec.Command(warcdedup, "undo", "--work-dir", filepath.Join(work, "keep"), filepath.Join(work, "coll")).CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("undo: %v", err)
+	}
+	want := fmt.Sprintf("heritrix.warc.gz: records equal, bytes differ (%d members recompressed; no zlib: %d)", n, n)
+	if !strings.Contains(string(out), want) || !strings.Contains(string(out), fmt.Sprintf("compressed afresh (no zlib: %d)", n)) {
+		t.Errorf("undo does not say %q", want)
+	}
+	rep := readUndoReport(t, filepath.Join(work, "keep"))
+	if m := rep.Stats.Members; m.NoZlib != int64(n) || m.Rebuilt+m.NoSetting+m.NoDescription != 0 || rep.BytesDiffer != 1 || len(rep.Unexplained) != 0 {
+		t.Errorf("undo.json: members %+v, %d files differ, unexplained %v", m, rep.BytesDiffer, rep.Unexplained)
+	}
+	got, _ := os.ReadFile(filepath.Join(work, "coll", "heritrix.warc.gz"))
+	orig, _ := os.ReadFile(src)
+	g, gerr := inflateAll(got)
+	w, werr := inflateAll(orig)
+	if gerr != nil || werr != nil || !bytes.Equal(g, w) {
+		t.Errorf("the records differ after undo (%v, %v)", gerr, werr)
+	}
+}
