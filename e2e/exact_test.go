@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -382,5 +383,73 @@ func TestUndoNoZlib(t *testing.T) {
 	w, werr := inflateAll(orig)
 	if gerr != nil || werr != nil || !bytes.Equal(g, w) {
 		t.Errorf("the records differ after undo (%v, %v)", gerr, werr)
+	}
+}
+
+// TestUndoGarbledMember: a rewrite log whose tenth field (a revisit's
+// original member) is garbled is refused by undo before it changes
+// anything, naming the log and the line: exit status 2.
+func TestUndoGarbledMember(t *testing.T) {
+	garble := []struct {
+		name string
+		edit func(field, other string) string
+	}{
+		{"a character that is not base64url", func(f, _ string) string { return f[:len(f)-1] + "!" }},
+		{"another form", func(f, _ string) string { return "gz2" + f[3:] }},
+		{"another entry's member", func(_, other string) string { return other }},
+		{"cut short", func(f, _ string) string { return f[:len(f)/2] }},
+	}
+	for _, g := range garble {
+		t.Run(g.name, func(t *testing.T) {
+			work := t.TempDir()
+			undoCollection(t, work, false)
+			if _, stderr, code := sh(t, work, "warcdedup run -q --work-dir keep coll"); code != 0 {
+				t.Fatalf("run: exit %d\n%s", code, stderr)
+			}
+			logName := filepath.Join(work, "keep", "rewrite.log")
+			data, err := os.ReadFile(logName)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.SplitAfter(string(data), "\n")
+			at, other := -1, ""
+			for i, l := range lines {
+				f := strings.Fields(l)
+				if len(f) != 10 {
+					continue
+				}
+				if at < 0 {
+					at = i
+				} else if f[2] != strings.Fields(lines[at])[2] {
+					other = f[9]
+					break
+				}
+			}
+			if at < 0 || other == "" {
+				t.Fatal("no two entries with an original member of other lengths")
+			}
+			f := strings.Fields(lines[at])
+			f[9] = g.edit(f[9], other)
+			lines[at] = strings.Join(f, " ") + "\n"
+			// Written in place, its size record made to agree: only the
+			// field is wrong.
+			garbled := strings.Join(lines, "")
+			if err := os.WriteFile(logName, []byte(garbled), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := rewritelog.WriteEnd(logName, int64(len(garbled))); err != nil {
+				t.Fatal(err)
+			}
+			before := fileSums(t, filepath.Join(work, "coll"))
+			_, stderr, code := sh(t, work, "warcdedup undo --work-dir keep coll")
+			t.Log(stderr)
+			want := fmt.Sprintf("keep/rewrite.log:%d: field 10 (original-member)", at+1)
+			if code != 2 || !strings.Contains(stderr, want) {
+				t.Errorf("undo: exit %d, want 2 and an error with %q", code, want)
+			}
+			if now := fileSums(t, filepath.Join(work, "coll")); !maps.Equal(now, before) {
+				t.Error("undo changed the collection")
+			}
+		})
 	}
 }
