@@ -94,6 +94,12 @@ func earlierCopy(t *testing.T, src, dst string) {
 // file as a crawler using zlib would have written it.
 func zlibCopy(t *testing.T, src, dst string, s gzmember.Setting) {
 	t.Helper()
+	zlibCopyHeader(t, src, dst, s, []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff})
+}
+
+// zlibCopyHeader is zlibCopy with the gzip header hdr on every member.
+func zlibCopyHeader(t *testing.T, src, dst string, s gzmember.Setting, hdr []byte) {
+	t.Helper()
 	data, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +109,6 @@ func zlibCopy(t *testing.T, src, dst string, s gzmember.Setting) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	hdr := []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}
 	for {
 		if _, err := zr.Next(); err == io.EOF {
 			break
@@ -452,4 +457,103 @@ func TestUndoGarbledMember(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestUndoNoDescription: members the log does not describe are compressed
+// afresh, and undo says "no description": those of a file whose gzip
+// headers are longer than 1 KiB (an extra field of 2,000 bytes: the
+// rewrite describes no such member), and every member of a log written before the
+// tenth field (nine-field lines). The records are as they were.
+func TestUndoNoDescription(t *testing.T) {
+	if !gzmember.Available() {
+		t.Skip("a build without zlib rebuilds no member (TestUndoNoZlib)")
+	}
+	level6 := gzmember.Setting{Level: 6, MemLevel: 8, WindowBits: 15}
+	for _, c := range []struct {
+		name      string
+		header    []byte // of every member of the .gz files, nil: ten bytes
+		oldLog    bool   // the log's tenth fields removed, as a log of an older version
+		described bool   // the run logs descriptions
+	}{
+		{"a gzip header over 1 KiB", longHeader(2000), false, false},
+		{"a log written before the field", nil, true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			work := t.TempDir()
+			coll := filepath.Join(work, "coll")
+			undoCollection(t, work, false)
+			names, _ := filepath.Glob(filepath.Join(coll, "*.gz"))
+			for _, n := range names {
+				if c.header != nil {
+					zlibCopyHeader(t, n, n, level6, c.header)
+				} else {
+					zlibCopy(t, n, n, level6)
+				}
+			}
+			uncompressed := uncompressedSums(t, work)
+			if _, stderr, code := sh(t, work, "warcdedup run -q --work-dir keep coll"); code != 0 {
+				t.Fatalf("run: exit %d\n%s", code, stderr)
+			}
+			logName := filepath.Join(work, "keep", "rewrite.log")
+			revisits, described := logMembers(t, logName)
+			gz := 0
+			for name, n := range revisits {
+				if !strings.HasSuffix(name, ".gz") {
+					continue
+				}
+				gz += n
+				if c.described != (described[name] == n) || !c.described && described[name] != 0 {
+					t.Errorf("%s: %d of %d revisits with their member described", name, described[name], n)
+				}
+			}
+			if gz == 0 {
+				t.Fatal("no revisit in a .gz file")
+			}
+			if c.oldLog {
+				data, err := os.ReadFile(logName)
+				if err != nil {
+					t.Fatal(err)
+				}
+				old := regexp.MustCompile(`(?m) gz1\.\S+$`).ReplaceAll(data, nil)
+				if err := os.WriteFile(logName, old, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := rewritelog.WriteEnd(logName, int64(len(old))); err != nil {
+					t.Fatal(err)
+				}
+				if _, described := logMembers(t, logName); len(described) != 0 {
+					t.Fatal("tenth fields left")
+				}
+			}
+			_, stderr, code := sh(t, work, "warcdedup undo --work-dir keep coll")
+			t.Log(stderr)
+			if code != 0 {
+				t.Fatalf("undo: exit %d", code)
+			}
+			rep := readUndoReport(t, filepath.Join(work, "keep"))
+			if m := rep.Stats.Members; m.NoDescription != int64(gz) || m.Rebuilt+m.NoSetting+m.NoZlib != 0 {
+				t.Errorf("members %+v, want %d without description", m, gz)
+			}
+			for _, n := range names {
+				name := filepath.Base(n)
+				if revisits[name] == 0 {
+					continue
+				}
+				want := fmt.Sprintf("records equal, bytes differ (%s recompressed; no description: %d)", map[bool]string{true: "1 member", false: fmt.Sprint(revisits[name], " members")}[revisits[name] == 1], revisits[name])
+				if rep.verdicts[name] != want {
+					t.Errorf("%s: undo says %q, want %q", name, rep.verdicts[name], want)
+				}
+			}
+			if now := uncompressedSums(t, work); !maps.Equal(now, uncompressed) {
+				t.Error("the records are not as they were")
+			}
+		})
+	}
+}
+
+// longHeader is a gzip header with an extra field (FEXTRA) of one subfield
+// of n bytes.
+func longHeader(n int) []byte {
+	h := []byte{0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, byte(n + 4), byte((n + 4) >> 8), 'W', 'D', byte(n), byte(n >> 8)}
+	return append(h, bytes.Repeat([]byte{'x'}, n)...)
 }
