@@ -80,9 +80,10 @@ type UndoResult struct {
 	// have their records back in other bytes (gzip members compressed
 	// afresh), Recompressed members in all in those this undo restored.
 	// Differ names the first of those and why. Unexplained are files of
-	// BytesDiffer whose every member this undo rebuilt, or that have
-	// none: something it cannot account for changed their bytes (exit
-	// status 1).
+	// BytesDiffer whose records this undo restored all at once,
+	// rebuilding every gzip member of them (or having none), unchanged
+	// between the runs undone: something it cannot account for changed
+	// their bytes (exit status 1).
 	BitExact, BytesDiffer int64
 	Recompressed          int64
 	Differ                []string
@@ -404,12 +405,15 @@ func (u *undo) verdict(v *refs.Verdict) {
 	case !v.Unbroken:
 		why = "records equal, bytes differ: the file changed between the runs undone, outside the rewrite log"
 	case !now:
-		why = "records equal, bytes differ (restored by an earlier undo, interrupted)"
-	case n > 0 || f.Foreign > 0:
+		why = "records equal, bytes differ (restored before this undo: by an undo interrupted, or index remove --restore)"
+	case n > 0 || f.Foreign > 0 || v.Restores > 1:
 		u.res.Recompressed += n
 		why = fmt.Sprintf("records equal, bytes differ (%s recompressed%s)", members(n), afterSemicolon(f.Members.Reasons()))
 		if f.Foreign > 0 {
 			why = strings.TrimSuffix(why, ")") + fmt.Sprintf("; %d other tools' revisits made whole)", f.Foreign)
+		}
+		if v.Restores > 1 {
+			why = strings.TrimSuffix(why, ")") + "; some records restored before this undo)"
 		}
 	default:
 		why = "records equal, yet bytes differ with every gzip member rebuilt (or none): this undo cannot account for the difference"

@@ -19,6 +19,7 @@ import (
 
 	"warcdedup/gzmember"
 	"warcdedup/gzmulti"
+	"warcdedup/refs"
 	"warcdedup/rewritelog"
 )
 
@@ -130,7 +131,7 @@ type undoReport struct {
 	BitExact, BytesDiffer, Recompressed int64
 	Differ, Unexplained                 []string
 	Stats                               struct {
-		Members struct{ Rebuilt, NoDescription, NoSetting, NoZlib int64 }
+		Members refs.MemberStats
 	}
 	verdicts map[string]string // file -> the run log's verdict
 }
@@ -556,4 +557,51 @@ func TestUndoNoDescription(t *testing.T) {
 func longHeader(n int) []byte {
 	h := []byte{0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, byte(n + 4), byte((n + 4) >> 8), 'W', 'D', byte(n), byte(n >> 8)}
 	return append(h, bytes.Repeat([]byte{'x'}, n)...)
+}
+
+// TestUndoUnexplained: a file whose every member undo rebuilt, and whose
+// SHA-256 is still not the one the log gives it before the run (here the
+// log's "# file" line altered), is named loudly, exit status 1: undo
+// cannot account for the difference.
+func TestUndoUnexplained(t *testing.T) {
+	if !gzmember.Available() {
+		t.Skip("a build without zlib rebuilds no member (TestUndoNoZlib)")
+	}
+	work := t.TempDir()
+	coll := filepath.Join(work, "coll")
+	undoCollection(t, work, false)
+	names, _ := filepath.Glob(filepath.Join(coll, "*.gz"))
+	for _, n := range names {
+		zlibCopy(t, n, n, gzmember.Setting{Level: 6, MemLevel: 8, WindowBits: 15})
+	}
+	if _, stderr, code := sh(t, work, "warcdedup run -q --work-dir keep coll"); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	logName := filepath.Join(work, "keep", "rewrite.log")
+	data, err := os.ReadFile(logName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first .gz file's SHA-256 before the run, as the log gives it.
+	fixLine := regexp.MustCompile(`(?m)^# file (\S+\.gz) \d+ ([0-9a-f]{64}) `)
+	m := fixLine.FindSubmatchIndex(data)
+	if m == nil {
+		t.Fatal("no \"# file\" line of a .gz file")
+	}
+	name := string(data[m[2]:m[3]])
+	altered := bytes.Clone(data)
+	copy(altered[m[4]:m[5]], strings.Repeat("0", 64))
+	if err := os.WriteFile(logName, altered, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := sh(t, work, "warcdedup undo --work-dir keep coll")
+	t.Log(stderr)
+	want := name + ": records equal, yet bytes differ with every gzip member rebuilt (or none): this undo cannot account for the difference"
+	if code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("undo: exit %d, want 1 and %q", code, want)
+	}
+	rep := readUndoReport(t, filepath.Join(work, "keep"))
+	if len(rep.Unexplained) != 1 || !strings.HasPrefix(rep.Unexplained[0], name+": SHA-256 ") || rep.Stats.Members.Recompressed() != 0 {
+		t.Errorf("undo.json: unexplained %v, members %+v", rep.Unexplained, rep.Stats.Members)
+	}
 }

@@ -43,8 +43,10 @@ type Verdict struct {
 	SHA256 string
 	Exact  bool
 	// Unbroken: nothing but the runs and undos the log records changed
-	// the file since Before (see rewritelog.Moves.Undone).
+	// the file since Before; Restores is the replacements that restored
+	// its records since (see rewritelog.Undoing).
 	Unbroken bool
+	Restores int
 }
 
 // CheckRestored verifies the end state of an undo from the rewrite log as
@@ -116,8 +118,9 @@ func checkRestored(moves *rewritelog.Moves, loc *source.Locator, file string) (n
 	if err != nil || sum == "" {
 		return named, size, nil, err
 	}
-	if before, unbroken, ok := moves.Undone(name); ok {
-		v = &Verdict{File: file, Before: before, SHA256: sum, Exact: sum == before.OldSHA256 && size == before.OldSize, Unbroken: unbroken}
+	if u, ok := moves.Undone(name); ok {
+		v = &Verdict{File: file, Before: u.Before, SHA256: sum, Exact: sum == u.Before.OldSHA256 && size == u.Before.OldSize,
+			Unbroken: u.Unbroken, Restores: u.Restores}
 	}
 	return named, size, v, nil
 }

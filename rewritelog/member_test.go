@@ -199,21 +199,24 @@ func TestUndone(t *testing.T) {
 		log          string
 		ok, unbroken bool
 		old          byte
+		restores     int
 	}{
-		{"two runs, one undo", run1 + run2 + undo12, true, true, 'a'},
-		{"run, undo", run1 + undo1, true, true, 'a'},
-		{"run, undo, run, undo: the second run", run1 + undo1 + run3 + undo3, true, true, 'd'},
-		{"not undone", run1 + run2, false, false, 0},
-		{"changed between two runs", run1 + strings.Replace(run2, "# file a.warc 900 "+sum('b'), "# file a.warc 900 "+sum('z'), 1) + undo12, true, false, 'a'},
-		{"changed before the run, after the undo", run1 + undo1 + elsewhere + undo3, true, true, 'x'},
-		{"no \"# file\" lines", "a.warc 100 200 100 100 revisit sha1:A u d\n# run 2026-03-01T00:00:00Z\na.warc 100 100 100 200 restored - - -\n", false, false, 0},
+		{"two runs, one undo", run1 + run2 + undo12, true, true, 'a', 1},
+		{"run, undo", run1 + undo1, true, true, 'a', 1},
+		{"run, undo, run, undo: the second run", run1 + undo1 + run3 + undo3, true, true, 'd', 1},
+		{"not undone", run1 + run2, false, false, 0, 0},
+		{"changed between two runs", run1 + strings.Replace(run2, "# file a.warc 900 "+sum('b'), "# file a.warc 900 "+sum('z'), 1) + undo12, true, false, 'a', 1},
+		{"changed before the run, after the undo", run1 + undo1 + elsewhere + undo3, true, true, 'x', 1},
+		{"restored in two replacements", run1 + run2 + block("2026-03-01T00:00:00Z", 'c', 800, 'g', 900, "a.warc 500 100 500 200 restored - - -") +
+			block("2026-03-02T00:00:00Z", 'g', 900, 'd', 1000, "a.warc 100 100 100 200 restored - - -"), true, true, 'a', 2},
+		{"no \"# file\" lines", "a.warc 100 200 100 100 revisit sha1:A u d\n# run 2026-03-01T00:00:00Z\na.warc 100 100 100 200 restored - - -\n", false, false, 0, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			m := loadLog(t, c.log, time.Time{})
-			before, unbroken, ok := m.Undone("a.warc")
-			if ok != c.ok || unbroken != c.unbroken || ok && before.OldSHA256 != sum(c.old) {
-				t.Errorf("before %+v, unbroken %v, ok %v; want %c, %v, %v", before, unbroken, ok, c.old, c.unbroken, c.ok)
+			u, ok := m.Undone("a.warc")
+			if ok != c.ok || u.Unbroken != c.unbroken || u.Restores != c.restores || ok && u.Before.OldSHA256 != sum(c.old) {
+				t.Errorf("%+v, ok %v; want %c, unbroken %v, %d restores, ok %v", u, ok, c.old, c.unbroken, c.restores, c.ok)
 			}
 		})
 	}

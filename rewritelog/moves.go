@@ -646,21 +646,31 @@ func noEOF(err error) error {
 	return err
 }
 
-// Undone returns, for a file whose last replacements in the log restored
-// records (an undo), the "# file" line of the earliest run whose revisits
-// they restored: Before.OldSize and Before.OldSHA256 are the file as it
-// was before that run. ok is false if the file's last replacement
-// restored nothing, or the log has no "# file" line of that run. Unbroken
-// says that each replacement from that run on started from the version
-// the one before it left: nothing else changed the file in between.
-//
-// The runs are those since the file last had no revisit of the log's:
-// going back from the end, the replacements that restored records, then
-// those that wrote revisits only.
-func (m *Moves) Undone(name string) (before Fixity, unbroken, ok bool) {
+// Undoing is what the log says of a file its last replacements restored
+// records of (an undo): see Undone.
+type Undoing struct {
+	// Before is the "# file" line of the earliest run whose revisits
+	// they restored: its OldSize and OldSHA256 are the file before it.
+	Before Fixity
+	// Restores is the replacements that restored records since that run
+	// (one, when one undo restored them all).
+	Restores int
+	// Unbroken says that each replacement from that run on started from
+	// the version the one before it left: nothing else changed the file
+	// in between.
+	Unbroken bool
+}
+
+// Undone says what the file was before the runs whose revisits the
+// log's last replacements of it restored: the runs since it last had no
+// revisit of the log's (going back from the end, the replacements that
+// restored records, then those that wrote revisits only). False if its
+// last replacement restored nothing, or the log has no "# file" line of
+// that run.
+func (m *Moves) Undone(name string) (Undoing, bool) {
 	f := m.byName[name]
 	if f == nil {
-		return Fixity{}, false, false
+		return Undoing{}, false
 	}
 	restores := func(s runSpan) bool {
 		for _, mv := range m.moves[s.first:s.end] {
@@ -676,27 +686,27 @@ func (m *Moves) Undone(name string) (before Fixity, unbroken, ok bool) {
 	}
 	last := i
 	if last == len(f.spans) {
-		return Fixity{}, false, false // the last replacement restored nothing
+		return Undoing{}, false // the last replacement restored nothing
 	}
 	for i > 0 && !restores(f.spans[i-1]) {
 		i--
 	}
 	if i == last || f.spans[i].fix < 0 {
-		return Fixity{}, false, false
+		return Undoing{}, false
 	}
 	sf := m.fixes[f.spans[i].fix]
-	before = Fixity{File: name, OldSize: sf.oldSize, OldSHA256: sf.oldSum, NewSize: sf.newSize, NewSHA256: sf.newSum}
-	unbroken = true
+	u := Undoing{Before: Fixity{File: name, OldSize: sf.oldSize, OldSHA256: sf.oldSum, NewSize: sf.newSize, NewSHA256: sf.newSum},
+		Restores: len(f.spans) - last, Unbroken: true}
 	for j := i + 1; j < len(f.spans); j++ {
 		if f.spans[j].fix < 0 || f.spans[j-1].fix < 0 {
-			unbroken = false
+			u.Unbroken = false
 			break
 		}
 		prev, next := m.fixes[f.spans[j-1].fix], m.fixes[f.spans[j].fix]
 		if prev.newSum == "-" || next.oldSize != prev.newSize || next.oldSum != prev.newSum {
-			unbroken = false
+			u.Unbroken = false
 			break
 		}
 	}
-	return before, unbroken, true
+	return u, true
 }
