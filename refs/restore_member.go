@@ -28,7 +28,9 @@ type MemberStats struct {
 	// Compressed afresh, by why: the log has no description of the member
 	// (a log of an older version, a member that could not be described,
 	// another tool's revisit); no zlib setting makes it (its writer did
-	// not use zlib); this build has no zlib (built without cgo).
+	// not use zlib; once gzmember.DefaultPatience members in a row of a
+	// file were so, its other members are not tried); this build has no
+	// zlib (built without cgo).
 	NoDescription, NoSetting, NoZlib int64
 }
 
@@ -159,6 +161,14 @@ func (e *errPayload) Unwrap() error { return e.err }
 func (f *fileRestore) rebuildMember(desc *gzmember.Description, header, head []byte, payload *payloadSource, trailer []byte, ph hash.Hash, w io.Writer) (memberHow, error) {
 	if f.w.rebuilder == nil {
 		f.w.rebuilder = gzmember.NewRebuilder()
+	}
+	if f.w.rebuilder.Narrowed() {
+		// Members in a row of this file that no setting makes: its writer
+		// does not use zlib, and trying its likeliest setting on every
+		// other member would double what they cost (a zlib compression
+		// beside the fresh one) for nothing: the corpus has no file with
+		// only some members zlib's.
+		return memberNoSetting, nil
 	}
 	open := func() (io.Reader, error) {
 		p, err := payload.next()
