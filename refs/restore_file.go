@@ -331,7 +331,7 @@ func (f *fileRestore) restoreRecord(ctx context.Context, rr *record.Reader, rec 
 		src = streamedPayload(payload, func() (io.ReadCloser, []byte, error) {
 			o, p, err := r.Originals.open(ctx, &line, r.Policy)
 			if err != nil {
-				return nil, nil, fmt.Errorf("%w %s offset %d: %v", ErrOriginal, line.File, line.Offset, err)
+				return nil, nil, fmt.Errorf("%s offset %d, opened again: %v", line.File, line.Offset, err)
 			}
 			if p == nil {
 				return nil, o.payload, nil
@@ -465,7 +465,7 @@ func (f *fileRestore) writeRecord(header, head []byte, payload *payloadSource, t
 			case errors.As(err, &we):
 				return 0, how, f.writeError(we.Err)
 			case errors.Is(err, gzmember.ErrChanged):
-				return 0, how, f.refuse(fmt.Errorf("%w: its payload changed between two reads of it while its gzip member was rebuilt", ErrOriginal))
+				return 0, how, f.refuse(fmt.Errorf("offset %d: %w: its payload changed between two reads of it while its gzip member was rebuilt", f.pos, ErrOriginal))
 			case errors.As(err, &pe):
 				return 0, how, f.refuse(fmt.Errorf("%w: reading it: %v", ErrOriginal, pe.err))
 			case err != nil:
@@ -495,7 +495,7 @@ func (f *fileRestore) writeRecord(header, head []byte, payload *payloadSource, t
 	}
 	p, err := payload.next()
 	if err != nil {
-		return 0, how, f.refuse(err)
+		return 0, how, f.refuse(fmt.Errorf("%w %v", ErrOriginal, err))
 	}
 	// Errors reading the original refuse the file; writing, class.
 	sink := &splitWriter{out: out, h: ph}
