@@ -136,7 +136,7 @@ func (f *fileRewrite) writeRevisit(at int64, found *found, stored []byte, l *man
 	r, t := f.w.r, f.t
 	t.entries = append(t.entries, rewritelog.Entry{File: f.name, OldOffset: at, OldLength: found.length,
 		NewOffset: f.written, NewLength: int64(len(stored)), Kind: rewritelog.Revisit,
-		PayloadDigest: found.digest, RefersToURI: found.refURI, RefersTo: found.refDate})
+		PayloadDigest: found.digest, RefersToURI: found.refURI, RefersTo: found.refDate, OriginalMember: found.member})
 	t.records = append(t.records, recordResult{*l, int64(len(stored))})
 	f.replacing(at, found.length, int64(len(stored)), l)
 	t.stats.Revisits++

@@ -361,12 +361,28 @@ func undoCommand() *cli.Command {
 		ArgsUsage: "PATH...",
 		Description: `warcdedup undo restores, in place, every revisit that warcdedup run wrote
 in the files at each PATH (a collection, a directory in it, or a file) as
-the record it replaced, byte for byte when uncompressed: its header by rule
+the record it replaced, byte for byte uncompressed: its header by rule
 from the revisit's, or as the revisit kept it when the rule would not give
 it back (fields Warcdedup-Added-Fields, Warcdedup-Original-Header,
 Warcdedup-Original-Trailer), its payload from the original it refers to,
 read now and re-hashed against the revisit's WARC-Payload-Digest. The
 rewrite log of the work directory says which revisits are the toolchain's.
+
+In a .warc.gz file each restored record is a gzip member of its own: the
+member it had, rebuilt bit for bit, when the log describes it (the tenth
+field of its entry: length, gzip header, SHA-256, logged by the run) and
+a zlib setting makes it again (levels 1-9, memLevel 8 or 9, flushed before
+the finish or not: the members of Heritrix, NetarchiveSuite, wget,
+warcprox); otherwise a member compressed afresh, and the reason counted:
+no description, no setting matched (another compressor, such as gowarc's),
+no zlib (a build without cgo). So a file is given back bit for bit (its
+SHA-256 from before the earliest run undone, its "# file" line in the log)
+wherever it is uncompressed or every member is rebuilt. For each file
+restored, undo says "restored bit for bit" or "records equal, bytes differ
+(N members recompressed)": the summary counts both and names the first
+ten that differ, undo.json holds the figures (BitExact, BytesDiffer,
+Stats.Members) and run.log a line per file. A file whose every member was
+rebuilt and whose bytes still differ is named (exit status 1).
 
 Each file is replaced only by a complete, checked new version, as the run
 replaces them; a file whose revisit cannot be restored (its original is

@@ -86,7 +86,10 @@ profile whose original is found with --all). Each comes back byte for byte
 revisit's, or from what the revisit kept in its Warcdedup-Added-Fields,
 Warcdedup-Original-Header and Warcdedup-Original-Trailer fields when the
 rule would not give it back; its payload from the original, read and
-re-hashed against the revisit's WARC-Payload-Digest. --captures names a
+re-hashed against the revisit's WARC-Payload-Digest. In a .warc.gz file
+its gzip member is the one it had, rebuilt bit for bit, when the log
+describes it (field 10 of its entry) and a zlib setting makes it again;
+otherwise one compressed afresh (the summary counts both). --captures names a
 warcsum manifest of the collection as it is now, sorted on URI and date
 (LC_ALL=C sort -k4,4 -k5,5), where originals are looked up by the revisits'
 WARC-Refers-To-Target-URI and -Date; with --all, --originals may name the
