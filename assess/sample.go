@@ -34,9 +34,10 @@ type SampleOptions struct {
 	// Dir is the assessment's directory: stats.json and report.html of
 	// the estimate, and job/, the dry run's work directory.
 	Dir        string
-	Percent    float64 // of the files to read, above 0, at most 100
-	Seed       uint64  // of the draw: the same files for the same seed
+	Percent    float64 // of the files to read (of the digests), above 0, at most 100
+	Seed       uint64  // of the draw: the same files (digests) for the same seed
 	Confidence float64 // of the interval; 0 for 0.95
+	By         SampleBy
 }
 
 // Result is an assessment's report and where it was written.
@@ -45,6 +46,11 @@ type Result struct {
 	Dir    string
 	// Sample is the dry run on the sample (sample mode only).
 	Sample *stage.Result
+	// By is what the sample drew: files or digests; with digests,
+	// Digests and Sliced count the payload digests listed and those of
+	// the slice.
+	By              SampleBy
+	Digests, Sliced int64
 }
 
 // SampleSize is how many of files a sample of percent reads: at least two
@@ -96,6 +102,9 @@ func Sample(ctx context.Context, opt SampleOptions) (*Result, error) {
 	for _, in := range inputs {
 		stored += in.Size
 	}
+	if opt.By = opt.By.choose(len(inputs), opt.Percent); opt.By == SampleDigests {
+		return sampleDigests(ctx, opt, len(inputs), stored)
+	}
 	chosen := ChooseFiles(inputs, opt.Percent, opt.Seed)
 	files := map[string]bool{}
 	for _, in := range chosen {
@@ -113,7 +122,7 @@ func Sample(ctx context.Context, opt SampleOptions) (*Result, error) {
 		show.Note("warcdedup: assessing from a sample of %d of %d files (%.3g%%, seed %d)", len(chosen), len(inputs), opt.Percent, opt.Seed)
 	}
 	res, err := dedup.Run(ctx, job)
-	out := &Result{Dir: opt.Dir, Sample: res}
+	out := &Result{Dir: opt.Dir, Sample: res, By: SampleFiles}
 	if err != nil {
 		return out, err
 	}

@@ -64,7 +64,7 @@ func TestSample(t *testing.T) {
 		t.Run(fmt.Sprintf("%v%%", c.percent), func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "assess")
 			res, err := Sample(context.Background(), SampleOptions{Job: dedup.Options{Collections: []string{dir}, Jobs: 2},
-				Dir: out, Percent: c.percent, Seed: 3})
+				Dir: out, Percent: c.percent, Seed: 3, By: SampleFiles})
 			if err != nil {
 				t.Fatal(err)
 			}

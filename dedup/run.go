@@ -55,6 +55,9 @@ type Options struct {
 	// warcsum.Collect names them, relative to their collection): warcdedup
 	// assess --sample runs a dry run on a sample of the files.
 	Files map[string]bool
+	// Digests, when not nil, restricts the job from resolution on to a
+	// slice of the digests (see DigestSlice).
+	Digests *DigestSlice
 }
 
 // stageRewriteStarted marks in state.json a job whose rewrite began: the
@@ -151,6 +154,9 @@ func (opt *Options) complete() error {
 	if opt.Algorithm == 0 {
 		opt.Algorithm = digest.SHA1
 	}
+	if opt.Index != "" && opt.Digests != nil {
+		return errors.New("a slice of the digests is for assessing a collection, not a crawl of an index")
+	}
 	opt.Jobs = max(opt.Jobs, 1)
 	return nil
 }
@@ -226,6 +232,10 @@ func (r *run) close() {
 func (r *run) params() Params {
 	opt := &r.opt
 	p := Params{Collections: opt.Collections, Algorithm: opt.Algorithm.String(), Policy: opt.Policy.String(), Files: filesKey(opt.Files)}
+	if opt.Digests != nil {
+		// A job on a slice of the digests is another job too.
+		p.Files += " digests " + opt.Digests.Key
+	}
 	if r.crawl != nil {
 		p.Index, p.Crawl = r.crawl.index.Dir, r.crawl.name
 	}
@@ -323,9 +333,13 @@ func (r *run) steps() []step {
 	if crawl {
 		after = append(after, workdir.AfterFilesFile)
 	}
+	byDigest := []string{workdir.ByDigestFile}
+	if r.opt.Digests != nil {
+		byDigest = append(byDigest, workdir.SliceFile)
+	}
 	all := []step{
 		{stage.HashName, r.hash, []string{workdir.BeforeFile, workdir.FactsFile}, true, true},
-		{stage.SortByDigestName, r.sortByDigest, []string{workdir.ByDigestFile}, true, true},
+		{stage.SortByDigestName, r.sortByDigest, byDigest, true, true},
 		{stage.JoinName, r.joinIndex, []string{workdir.JoinedFile}, true, crawl},
 		{stage.ResolveName, r.resolve, []string{workdir.NumberedFile}, true, true},
 		{stage.SortByFileName, r.sortByFile, []string{workdir.ByFileFile, workdir.FactsByFile}, true, true},
@@ -518,17 +532,24 @@ func (r *run) sortFile(ctx context.Context, from, to, command string) error {
 	return sortWorkFile(ctx, r.show, r.sorter(), r.wd, from, to, command)
 }
 
-// sortByDigest orders the manifest for the resolution.
+// sortByDigest orders the manifest for the resolution (and keeps the
+// slice of its digests a job on one resolves).
 func (r *run) sortByDigest(ctx context.Context) (string, error) {
-	return "", r.sortFile(ctx, workdir.BeforeFile, workdir.ByDigestFile, manifest.ByDigest.Command)
+	if err := r.sortFile(ctx, workdir.BeforeFile, workdir.ByDigestFile, manifest.ByDigest.Command); err != nil || r.opt.Digests == nil {
+		return "", err
+	}
+	return "", r.writeSlice(ctx)
 }
 
 // resolve is stages 2 and 3: duplicates proved byte for byte, the copies
 // numbered.
 func (r *run) resolve(ctx context.Context) (string, error) {
 	input := workdir.ByDigestFile
-	if r.crawl != nil {
+	switch {
+	case r.crawl != nil:
 		input = workdir.JoinedFile
+	case r.opt.Digests != nil:
+		input = workdir.SliceFile
 	}
 	in, err := os.Open(r.wd.File(input))
 	if err != nil {

@@ -64,8 +64,22 @@ type UndoResult struct {
 	Checked      int64
 	CheckedBytes int64
 	Unrestored   []string
-	Exit         int
-	ExitReason   []string
+	// Of the files checked that are restored and whose version before
+	// the runs undone the log records (its "# file" line): BitExact have
+	// that version's SHA-256 again, restored bit for bit; BytesDiffer
+	// have their records back in other bytes (gzip members compressed
+	// afresh), Recompressed members in all in those this undo restored.
+	// Differ names the first of those and why. Unexplained are files of
+	// BytesDiffer whose records this undo restored all at once,
+	// rebuilding every gzip member of them (or having none), unchanged
+	// between the runs undone: something it cannot account for changed
+	// their bytes (exit status 1).
+	BitExact, BytesDiffer int64
+	Recompressed          int64
+	Differ                []string
+	Unexplained           []string
+	Exit                  int
+	ExitReason            []string
 }
 
 // Undo turns the revisits this toolchain wrote in the files named back into
@@ -115,6 +129,8 @@ type undo struct {
 	refused map[string]bool
 	// restoreFrom is the log's size when the restore began, -1 before.
 	restoreFrom int64
+	// restored are the files this undo replaced, and how.
+	restored map[string]refs.RestoredFile
 }
 
 // openUndo finds the work directory of the job that wrote the revisits,
@@ -142,7 +158,7 @@ func openUndo(opt UndoOptions) (*undo, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	u := &undo{opt: opt, wd: wd, refused: map[string]bool{}, restoreFrom: -1}
+	u := &undo{opt: opt, wd: wd, refused: map[string]bool{}, restoreFrom: -1, restored: map[string]refs.RestoredFile{}}
 	files, err := u.open()
 	if err != nil {
 		u.close()
@@ -271,7 +287,8 @@ func (u *undo) restoreLogged(ctx context.Context, files []string) (from int64, t
 }
 
 // exitReasons sets the undo's exit status and its reasons: files refused,
-// and files that are not what the log says once restored.
+// files that are not what the log says once restored, and files whose
+// bytes differ where this undo can account for no difference.
 func (u *undo) exitReasons() {
 	res := u.res
 	if res.Stats.Refused > 0 {
@@ -282,6 +299,11 @@ func (u *undo) exitReasons() {
 		res.Exit = 1
 		res.ExitReason = append(res.ExitReason, fmt.Sprintf("%s files are not what the rewrite log says they are once restored", progress.Count(int64(len(res.Unrestored)))))
 		res.ExitReason = append(res.ExitReason, stage.First(res.Unrestored, 10)...)
+	}
+	if len(res.Unexplained) > 0 {
+		res.Exit = 1
+		res.ExitReason = append(res.ExitReason, fmt.Sprintf("%s files have other bytes than before the runs undone, and this undo rebuilt every gzip member of their records (or they have none)", progress.Count(int64(len(res.Unexplained)))))
+		res.ExitReason = append(res.ExitReason, stage.First(res.Unexplained, 10)...)
 	}
 }
 
@@ -325,7 +347,13 @@ func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.M
 			}
 			u.show.Print("warcdedup: error: %v", err)
 		},
-		Warn: func(err error) { u.show.Note("warcdedup: warning: %v", err) }}
+		Warn: func(err error) { u.show.Note("warcdedup: warning: %v", err) },
+		Restored: func(f refs.RestoredFile) {
+			u.restored[f.File] = f
+			if m := f.Members; m.Rebuilt+m.Recompressed() > 0 {
+				u.show.Log("undo: %s: restored; gzip members: %d rebuilt bit for bit, %d compressed afresh%s", f.File, m.Rebuilt, m.Recompressed(), parenthesized(m.Reasons()))
+			}
+		}}
 	stop := progress.Follow(&prog.Bytes, show)
 	u.res.Stats, err = r.Run(ctx, todo, log)
 	stop()
@@ -420,7 +448,75 @@ func (u *undo) check(ctx context.Context, files []string) error {
 		u.res.Unrestored = append(u.res.Unrestored, p.Error())
 		u.show.Print("warcdedup: error: %v", p)
 	}
+	for _, v := range st.Verdicts {
+		u.verdict(&v)
+	}
 	return nil
+}
+
+// verdict reports whether a restored file is, bit for bit, the file before
+// the runs undone (refs.Verdict), and if not, why: in the run log for
+// every file, in the result (and so on the terminal) for the first ten
+// that are not.
+func (u *undo) verdict(v *refs.Verdict) {
+	name, _ := manifest.UnescapeFile(v.File)
+	if v.Exact {
+		u.res.BitExact++
+		u.show.Log("undo: %s: restored bit for bit (SHA-256 %s, as before the runs undone)", name, v.SHA256)
+		return
+	}
+	u.res.BytesDiffer++
+	var why string
+	f, now := u.restored[v.File]
+	n := f.Members.Recompressed()
+	switch {
+	case !v.Unbroken:
+		why = "records equal, bytes differ: the file changed between the runs undone, outside the rewrite log"
+	case !now:
+		why = "records equal, bytes differ (restored before this undo: by an undo interrupted, or index remove --restore)"
+	case n > 0 || f.Foreign > 0 || v.Restores > 1:
+		u.res.Recompressed += n
+		why = fmt.Sprintf("records equal, bytes differ (%s recompressed%s)", members(n), afterSemicolon(f.Members.Reasons()))
+		if f.Foreign > 0 {
+			why = strings.TrimSuffix(why, ")") + fmt.Sprintf("; %d other tools' revisits made whole)", f.Foreign)
+		}
+		if v.Restores > 1 {
+			why = strings.TrimSuffix(why, ")") + "; some records restored before this undo)"
+		}
+	default:
+		why = "records equal, yet bytes differ with every gzip member rebuilt (or none): this undo cannot account for the difference"
+		u.res.Unexplained = append(u.res.Unexplained, fmt.Sprintf("%s: SHA-256 %s, before the runs undone %s", name, v.SHA256, v.Before.OldSHA256))
+		u.show.Print("warcdedup: error: %s: %s: SHA-256 %s, before the runs undone %s", name, why, v.SHA256, v.Before.OldSHA256)
+	}
+	line := fmt.Sprintf("%s: %s", name, why)
+	u.show.Log("undo: %s", line)
+	if len(u.res.Differ) < 10 {
+		u.res.Differ = append(u.res.Differ, line)
+	}
+}
+
+// parenthesized is s in parentheses after a space, "" for "".
+func parenthesized(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
+}
+
+// members is "1 member", "2 members".
+func members(n int64) string {
+	if n == 1 {
+		return "1 member"
+	}
+	return progress.Count(n) + " members"
+}
+
+// afterSemicolon is s after a semicolon, "" for "".
+func afterSemicolon(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "; " + s
 }
 
 // undoCrawl is the crawl of an index a work directory's job ran on, for
@@ -443,6 +539,9 @@ func undoCrawl(p Params) (*crawlMode, error) {
 	}
 	return &crawlMode{index: ix, name: p.Crawl, root: p.Collections[0], committed: map[string]bool{}, sums: map[string]string{}}, nil
 }
+
+// FindWorkDir is findWorkDir, for the commands that look a file up in its job (warcdedup show).
+func FindWorkDir(path string) (string, error) { return findWorkDir(path) }
 
 // findWorkDir finds the work directory beside the collection that holds
 // path: the first COLLECTION.warcdedup, from path up, whose job was on
@@ -560,12 +659,29 @@ func UndoSummary(w io.Writer, res *UndoResult) {
 		if s.Left > 0 {
 			fmt.Fprintf(w, "left as they are: %s revisits whose original was not found or that hold no payload elsewhere (see the warnings)\n", progress.Count(s.Left))
 		}
+		if m := s.Members; m.Rebuilt+m.Recompressed() > 0 {
+			fmt.Fprintf(w, "gzip members of those records: %s rebuilt bit for bit, %s compressed afresh%s\n", progress.Count(m.Rebuilt), progress.Count(m.Recompressed()), parenthesized(m.Reasons()))
+		}
 		fmt.Fprintf(w, "bytes of those files: %s before, %s after (%s more)\n", progress.Bytes(s.BytesBefore), progress.Bytes(s.BytesAfter), progress.Bytes(s.BytesAfter-s.BytesBefore))
 	}
 	if res.Verified {
 		fmt.Fprintf(w, "checked: %s files the rewrite log names, read again (%s): %s as the log records them (no revisit of its left, its size and SHA-256), %s not\n",
 			progress.Count(res.Checked), progress.Bytes(res.CheckedBytes), progress.Count(res.Checked-int64(len(res.Unrestored))-s.Refused),
 			progress.Count(int64(len(res.Unrestored))+s.Refused))
+		if res.BitExact+res.BytesDiffer > 0 {
+			fmt.Fprintf(w, "of those restored: %s restored bit for bit (the SHA-256 they had before the runs undone), %s with records equal and bytes that differ",
+				progress.Count(res.BitExact), progress.Count(res.BytesDiffer))
+			if res.Recompressed > 0 {
+				fmt.Fprintf(w, " (%s recompressed)", members(res.Recompressed))
+			}
+			fmt.Fprintln(w)
+			for _, d := range res.Differ {
+				fmt.Fprintf(w, "  %s\n", d)
+			}
+			if n := res.BytesDiffer - int64(len(res.Differ)); n > 0 {
+				fmt.Fprintf(w, "  and %s more (run.log names each file)\n", progress.Count(n))
+			}
+		}
 	}
 	if !res.NothingToDo && s.Files > 0 {
 		fmt.Fprintf(w, "time: %s\n", progress.Duration(res.Took))

@@ -202,7 +202,9 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log *Log) (Stat
 		return nil
 	})
 	total.Lines = lines
-	if fatal == nil {
+	if readErr != nil && (fatal == nil || errors.Is(fatal, errCut) || errors.Is(fatal, context.Canceled)) {
+		// The manifest's error stopped the run: its cut task, and those
+		// the stop cancelled, say only that.
 		fatal = readErr
 	}
 	return total, fatal

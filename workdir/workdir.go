@@ -35,7 +35,8 @@ const (
 	BeforeFile = "before.manifest" // warcsum of the collection before
 	FactsFile  = "facts.manifest"  // status and media type of its responses
 	// sort by digest
-	ByDigestFile = "by-digest.manifest" // before.manifest sorted for resolution
+	ByDigestFile = "by-digest.manifest"       // before.manifest sorted for resolution
+	SliceFile    = "by-digest-slice.manifest" // a job on a slice of the digests: by-digest.manifest with only its lines
 	// join the index (with a crawl index)
 	IndexOriginalsFile = "index-originals.manifest" // the index's originals of the crawl's digests
 	JoinedFile         = "joined.manifest"          // by-digest.manifest and those originals, on digest

@@ -209,8 +209,12 @@ func runCluster(c *cli.Context) error {
 	defer stop()
 	res, err := cluster.Run(ctx, opt)
 	opt.Display.Close()
-	if res != nil {
+	switch {
+	case res == nil:
+	case !c.Bool("quiet"):
 		stage.Summary(os.Stderr, res)
+	case res.Report.Exit != 0:
+		exitReasons(res.Report.Exit, res.Report.ExitReason)
 	}
 	switch {
 	case err != nil:

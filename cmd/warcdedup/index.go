@@ -84,7 +84,7 @@ Exit status: 0 if all is well, 1 if a problem was found (each on stderr),
 				Name:      "stats",
 				Usage:     "print the index's figures per crawl and in total, as JSON",
 				ArgsUsage: "--index DIR",
-				Flags:     []cli.Flag{indexFlag},
+				Flags:     []cli.Flag{indexFlag, cmdutil.QuietFlag},
 				Action: func(c *cli.Context) error {
 					ix, err := openIndex(c)
 					if err != nil {
@@ -97,7 +97,7 @@ Exit status: 0 if all is well, 1 if a problem was found (each on stderr),
 				Name:      "deps",
 				Usage:     "print which crawls and files a crawl's revisits need (or, with --reverse, which crawls need it), as JSON",
 				ArgsUsage: "NAME",
-				Flags:     []cli.Flag{indexFlag, &cli.BoolFlag{Name: "reverse", Usage: "the crawls whose revisits need NAME"}},
+				Flags:     []cli.Flag{indexFlag, &cli.BoolFlag{Name: "reverse", Usage: "the crawls whose revisits need NAME"}, cmdutil.QuietFlag},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
 						return cmdutil.Usage("name one crawl: warcdedup index deps --index DIR NAME")
@@ -170,7 +170,7 @@ already is said so, exit status 0.`,
 					res, err := dedup.RemoveCrawl(ctx, dedup.RemoveOptions{Index: c.String("index"), Crawl: c.Args().First(),
 						Restore: c.Bool("restore"), Force: c.Bool("force"), Jobs: c.Int("jobs"), Display: display})
 					display.Close()
-					if res != nil {
+					if res != nil && !c.Bool("quiet") {
 						dedup.RemoveSummary(os.Stderr, res)
 					}
 					var deps *crawlindex.DependentsError
