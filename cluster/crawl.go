@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"warcdedup/atomicfile"
@@ -17,7 +16,6 @@ import (
 	"warcdedup/report"
 	"warcdedup/stage"
 	"warcdedup/verify"
-	"warcdedup/warcsum"
 	"warcdedup/workdir"
 )
 
@@ -263,61 +261,17 @@ func (k *task) keptIndexFiles(name string) []string {
 	return out
 }
 
-// fileSums records a host's files after the rewrite, for the commit:
-// name (as the manifests give it), size, SHA-256 and stamp (which has
-// blanks of its own), a file a line.
-type fileSums struct {
-	b strings.Builder
-}
-
-func (f *fileSums) add(in warcsum.Input, sha256 string) {
-	stamp, size := "-", in.Size
-	if fi, err := os.Stat(in.Path); err == nil {
-		if s := crawlindex.Stamp(fi); s != "" {
-			stamp = s
-		}
-		size = fi.Size()
-	}
-	if sha256 == "" {
-		sha256 = "-"
-	}
-	fmt.Fprintf(&f.b, "%s %d %s %s\n", manifest.EscapeFile(in.Name), size, sha256, stamp)
-}
-
-// crawlFiles reads every host's after-files.tsv: the crawl's files as
-// the index records them (named beneath their roots).
+// crawlFiles reads every host's after-files.tsv (stage.FileSums): the
+// crawl's files as the index records them (named beneath their roots).
 func (k *task) crawlFiles() ([]crawlindex.FileInfo, error) {
 	var files []crawlindex.FileInfo
 	for i := range k.spec.Hosts {
-		name := k.wd.host(&k.spec.Hosts[i], workdir.AfterFilesFile)
-		data, err := os.ReadFile(name)
+		sums, err := stage.ReadFileSums(k.wd.host(&k.spec.Hosts[i], workdir.AfterFilesFile))
 		if err != nil {
 			return nil, err
 		}
-		for n, l := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
-			if l == "" {
-				continue
-			}
-			f := strings.SplitN(l, " ", 4) // the stamp has blanks: it is last
-			if len(f) != 4 {
-				return nil, fmt.Errorf("%s:%d: want \"NAME SIZE SHA256 STAMP\"", name, n+1)
-			}
-			file, err := manifest.UnescapeFile(f[0])
-			if err != nil {
-				return nil, fmt.Errorf("%s:%d: %w", name, n+1, err)
-			}
-			size, err := strconv.ParseInt(f[1], 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("%s:%d: size: %w", name, n+1, err)
-			}
-			fi := crawlindex.FileInfo{Name: k.spec.relName(file), Size: size}
-			if f[2] != "-" {
-				fi.SHA256 = f[2]
-			}
-			if f[3] != "-" {
-				fi.Stamp = f[3]
-			}
-			files = append(files, fi)
+		for _, s := range sums {
+			files = append(files, crawlindex.FileInfo{Name: k.spec.relName(s.File), Size: s.Size, SHA256: s.SHA256, Stamp: s.Stamp})
 		}
 	}
 	return files, nil

@@ -567,13 +567,13 @@ func (k *task) rewrite(ctx context.Context) error {
 // the revisits written in the files the rewrite replaced are read, the
 // cache knows the rest.
 func (k *task) hashAgain(ctx context.Context) error {
-	var sums *fileSums
+	var sums *stage.FileSums
 	var onFile func(warcsum.Input, string)
 	if k.spec.withIndex() {
 		// The files as committed: their SHA-256 and stamps, read here
 		// on their host.
-		sums = &fileSums{}
-		onFile = sums.add
+		sums = &stage.FileSums{}
+		onFile = sums.Add
 	}
 	inputs, err := k.inputs()
 	if err != nil {
@@ -584,7 +584,7 @@ func (k *task) hashAgain(ctx context.Context) error {
 		return err
 	}
 	if sums != nil {
-		if err := workdir.WriteFile(k.wd.host(k.host, workdir.AfterFilesFile), []byte(sums.b.String())); err != nil {
+		if err := sums.Write(k.wd.host(k.host, workdir.AfterFilesFile)); err != nil {
 			return err
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"warcdedup/atomicfile"
@@ -32,8 +31,6 @@ type crawlMode struct {
 	name, root       string
 	include, exclude []string
 	committed        map[string]bool // crawls of the index
-	// sums are the files' SHA-256 from the last hash stage.
-	sums map[string]string
 	// reg is the run's registration in the index (crawlindex.RegisterRun):
 	// no other run of the crawl meanwhile, and no removal of a crawl it
 	// joined until it is committed.
@@ -52,7 +49,7 @@ func openCrawlMode(opt *Options) (*crawlMode, error) {
 		return nil, fmt.Errorf("with --index, one crawl per run (%d given): run them one after another, each is committed before the next", len(opt.Collections))
 	}
 	root := opt.Collections[0]
-	c := &crawlMode{name: opt.Crawl, root: root, include: opt.Include, exclude: opt.Exclude, sums: map[string]string{}}
+	c := &crawlMode{name: opt.Crawl, root: root, include: opt.Include, exclude: opt.Exclude}
 	if c.name == "" {
 		c.name = filepath.Base(root)
 	}
@@ -333,21 +330,6 @@ func (c *crawlMode) resolvedOriginals(wd *workdir.Dir) (string, error) {
 	return name, nil
 }
 
-// saveFileSums keeps the files' SHA-256 of the last hash stage, for the
-// commit.
-func (r *run) saveFileSums() error {
-	var b strings.Builder
-	names := make([]string, 0, len(r.crawl.sums))
-	for n := range r.crawl.sums {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(&b, "%s %s\n", manifest.EscapeFile(n), r.crawl.sums[n])
-	}
-	return workdir.WriteFile(r.wd.File(workdir.AfterFilesFile), []byte(b.String()))
-}
-
 // commit commits the verified crawl to the index: its responses as they
 // are now become originals for later crawls, with its files (size,
 // SHA-256, stamp), its figures and the crawls its revisits need.
@@ -380,17 +362,13 @@ func (r *run) commit(ctx context.Context) (string, error) {
 
 // crawlFiles lists the crawl's files as committed.
 func (r *run) crawlFiles() ([]crawlindex.FileInfo, error) {
-	sums := map[string]string{}
-	data, err := os.ReadFile(r.wd.File(workdir.AfterFilesFile))
+	list, err := stage.ReadFileSums(r.wd.File(workdir.AfterFilesFile))
 	if err != nil {
 		return nil, err
 	}
-	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		if name, sum, ok := strings.Cut(l, " "); ok {
-			if n, err := manifest.UnescapeFile(name); err == nil {
-				sums[n] = sum
-			}
-		}
+	sums := map[string]string{}
+	for _, s := range list {
+		sums[s.File] = s.SHA256
 	}
 	inputs, err := r.collect()
 	if err != nil {
@@ -398,6 +376,8 @@ func (r *run) crawlFiles() ([]crawlindex.FileInfo, error) {
 	}
 	var files []crawlindex.FileInfo
 	for _, in := range inputs {
+		// As they are now: the commit stage follows the verification,
+		// which found no file changed by another process.
 		fi, err := os.Stat(in.Path)
 		if err != nil {
 			return nil, err

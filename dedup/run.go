@@ -484,7 +484,7 @@ func (r *run) hash(ctx context.Context) (string, error) {
 		return "", err
 	}
 	r.state.LogSizeAtHash = size
-	res, err := r.list(ctx, stage.HashName, workdir.BeforeFile, workdir.FactsFile, workdir.HashedFiles, messages{r.show})
+	res, err := r.list(ctx, stage.HashName, workdir.BeforeFile, workdir.FactsFile, workdir.HashedFiles, nil, messages{r.show})
 	if err != nil {
 		return "", err
 	}
@@ -498,8 +498,8 @@ func (r *run) hash(ctx context.Context) (string, error) {
 // list runs the Hash stage over the collection's files as they are now,
 // into a manifest (and facts) of the work directory; with stamps, the
 // work file of that name first gets every file's stamp (see
-// writeStamps).
-func (r *run) list(ctx context.Context, name, manifestName, factsName, stamps string, msgs stage.Messages) (stage.HashResult, error) {
+// writeStamps); sums, if not nil, gets each file as read.
+func (r *run) list(ctx context.Context, name, manifestName, factsName, stamps string, sums *stage.FileSums, msgs stage.Messages) (stage.HashResult, error) {
 	inputs, err := r.collect()
 	if err != nil {
 		return stage.HashResult{}, err
@@ -515,7 +515,11 @@ func (r *run) list(ctx context.Context, name, manifestName, factsName, stamps st
 		h.Facts = r.wd.File(factsName)
 	}
 	if r.crawl != nil {
-		h.OnFile = func(in warcsum.Input, sum string) { r.crawl.sums[in.Name] = sum }
+		// The cache keeps each file's SHA-256 from here, for the commit.
+		h.OnFile = func(warcsum.Input, string) {}
+	}
+	if sums != nil {
+		h.OnFile = sums.Add
 	}
 	return hash(ctx, r.show, name, h)
 }
@@ -637,7 +641,12 @@ func (r *run) rewrite(ctx context.Context) (string, error) {
 // stage reported are not reported again (the cache gives their messages
 // anew); only what it had not found is.
 func (r *run) hashAgain(ctx context.Context) (string, error) {
-	res, err := r.list(ctx, stage.HashAgainName, workdir.AfterFile, "", "", quietErrors{messages{r.show}})
+	var sums *stage.FileSums
+	if r.crawl != nil {
+		// The crawl's files as committed: their SHA-256, for the commit.
+		sums = &stage.FileSums{}
+	}
+	res, err := r.list(ctx, stage.HashAgainName, workdir.AfterFile, "", "", sums, quietErrors{messages{r.show}})
 	if err != nil {
 		return "", err
 	}
@@ -654,8 +663,8 @@ func (r *run) hashAgain(ctx context.Context) (string, error) {
 	if err := workdir.WriteJSON(r.wd.File(hashAgainStats), hashAgain{NewDamage: r.newDamage, Messages: r.damagedAgain}); err != nil {
 		return "", err
 	}
-	if r.crawl != nil {
-		if err := r.saveFileSums(); err != nil {
+	if sums != nil {
+		if err := sums.Write(r.wd.File(workdir.AfterFilesFile)); err != nil {
 			return "", err
 		}
 	}

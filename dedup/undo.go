@@ -537,7 +537,7 @@ func undoCrawl(p Params) (*crawlMode, error) {
 		return nil, fmt.Errorf("crawl %s is committed to the index %s: its responses are originals of later crawls, at the offsets the index records, which an undo would move; take it out of the index first (warcdedup index remove --index %s %s, with --restore if later crawls need it), then undo it",
 			p.Crawl, ix.Dir, ix.Dir, p.Crawl)
 	}
-	return &crawlMode{index: ix, name: p.Crawl, root: p.Collections[0], committed: map[string]bool{}, sums: map[string]string{}}, nil
+	return &crawlMode{index: ix, name: p.Crawl, root: p.Collections[0], committed: map[string]bool{}}, nil
 }
 
 // FindWorkDir is findWorkDir, for the commands that look a file up in its job (warcdedup show).

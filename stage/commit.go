@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
@@ -20,6 +21,7 @@ import (
 	"warcdedup/manifest"
 	"warcdedup/report"
 	"warcdedup/rewritelog"
+	"warcdedup/warcsum"
 	"warcdedup/workdir"
 )
 
@@ -237,4 +239,91 @@ func CrawlsOf(r *crawlindex.Registry) []report.Crawl {
 		out = append(out, rc)
 	}
 	return out
+}
+
+// FileSums is a crawl's files after its run, as the hash again read them,
+// for the commit (workdir.AfterFilesFile): a file a line,
+//
+//	NAME SIZE SHA256 STAMP
+//
+// NAME as manifest field 1, "-" for a SHA-256 or stamp not known; the
+// stamp (crawlindex.Stamp) has blanks of its own and comes last. Add is
+// the hash again's warcsum.Runner.OnFile: the size and stamp are the
+// file's right after it was read, on the host that read it.
+type FileSums struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+// Add lists a file with its SHA-256.
+func (f *FileSums) Add(in warcsum.Input, sha256 string) {
+	stamp, size := "-", in.Size
+	if fi, err := os.Stat(in.Path); err == nil {
+		if s := crawlindex.Stamp(fi); s != "" {
+			stamp = s
+		}
+		size = fi.Size()
+	}
+	if sha256 == "" {
+		sha256 = "-"
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fmt.Fprintf(&f.b, "%s %d %s %s\n", manifest.EscapeFile(in.Name), size, sha256, stamp)
+}
+
+// Write writes the list to the file name, whole or not at all.
+func (f *FileSums) Write(name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return workdir.WriteFile(name, []byte(f.b.String()))
+}
+
+// FileSum is a line of a FileSums list: the file as the manifests name
+// it, with its size, SHA-256 and stamp ("" where not known).
+type FileSum struct {
+	File          string
+	Size          int64
+	SHA256, Stamp string
+}
+
+// ReadFileSums reads a FileSums list. (A list a warcdedup run wrote
+// before this form, "NAME SHA256" a line, gives the SHA-256 alone, with
+// size -1.)
+func ReadFileSums(name string) ([]FileSum, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	var out []FileSum
+	for n, l := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		if l == "" {
+			continue
+		}
+		f := strings.SplitN(l, " ", 4) // the stamp has blanks: it is last
+		if len(f) != 4 && len(f) != 2 {
+			return nil, fmt.Errorf("%s:%d: want \"NAME SIZE SHA256 STAMP\"", name, n+1)
+		}
+		file, err := manifest.UnescapeFile(f[0])
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, n+1, err)
+		}
+		s := FileSum{File: file, Size: -1}
+		if len(f) == 2 {
+			s.SHA256 = f[1]
+		} else {
+			if s.Size, err = strconv.ParseInt(f[1], 10, 64); err != nil {
+				return nil, fmt.Errorf("%s:%d: size: %w", name, n+1, err)
+			}
+			s.SHA256, s.Stamp = f[2], f[3]
+		}
+		if s.SHA256 == "-" {
+			s.SHA256 = ""
+		}
+		if s.Stamp == "-" {
+			s.Stamp = ""
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }

@@ -5,10 +5,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"warcdedup/crawlindex"
 	"warcdedup/digest"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/syssort"
@@ -280,5 +282,37 @@ func TestSavedReader(t *testing.T) {
 	defer s.Close()
 	if _, err := s.Find("b.warc", 0); err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("damaged line: error %v, want one naming line 2", err)
+	}
+}
+
+// TestFileSums proves the commit's list of a crawl's files: written as
+// the hash again reads them (a name with a blank, a file gone, a stamp
+// with blanks) and read back, and a list of an earlier warcdedup run
+// ("NAME SHA256") read as the SHA-256 alone.
+func TestFileSums(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "a b.warc")
+	os.WriteFile(name, []byte("0123456789"), 0o644)
+	var sums FileSums
+	sums.Add(warcsum.Input{Name: "feb/a b.warc", Path: name, Size: 3}, "abc")
+	sums.Add(warcsum.Input{Name: "feb/gone.warc", Path: filepath.Join(dir, "gone"), Size: 5}, "")
+	list := filepath.Join(dir, "after-files.tsv")
+	if err := sums.Write(list); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadFileSums(list)
+	fi, _ := os.Stat(name)
+	want := []FileSum{{File: "feb/a b.warc", Size: 10, SHA256: "abc", Stamp: crawlindex.Stamp(fi)}, {File: "feb/gone.warc", Size: 5}}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("read %+v, %v\nwant %+v", got, err, want)
+	}
+	os.WriteFile(list, []byte("feb/a%20b.warc abc\n"), 0o644)
+	got, err = ReadFileSums(list)
+	if want := []FileSum{{File: "feb/a b.warc", Size: -1, SHA256: "abc"}}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("earlier form: read %+v, %v, want %+v", got, err, want)
+	}
+	os.WriteFile(list, []byte("one two three\n"), 0o644)
+	if _, err := ReadFileSums(list); err == nil || !strings.Contains(err.Error(), ":1:") {
+		t.Errorf("damaged list: %v, want an error naming line 1", err)
 	}
 }
