@@ -102,7 +102,7 @@ func (k *task) results() (*results, error) {
 	}
 	for _, m := range hashes {
 		r.hashed.Stats.Add(&m.Hash.Stats)
-		r.hashed.Damaged = appendFirst(r.hashed.Damaged, m.Hash.Damaged, 100)
+		r.hashed.Damaged = appendFirst(r.hashed.Damaged, m.Hash.Damaged, stage.KeepFirst)
 	}
 	resolves := k.stepMarkers(kindResolve)
 	if len(resolves) != k.spec.Ranges {
@@ -110,7 +110,7 @@ func (k *task) results() (*results, error) {
 	}
 	for _, m := range resolves {
 		r.resolved.Stats.Add(&m.Resolve.Stats)
-		r.resolved.Stale = appendFirst(r.resolved.Stale, m.Resolve.Stale, 100)
+		r.resolved.Stale = appendFirst(r.resolved.Stale, m.Resolve.Stale, stage.KeepFirst)
 	}
 	// Every range passed the digest-less revisit lines through.
 	if extra := int64(len(resolves)-1) * resolves[0].Resolve.NoDigest; extra > 0 {

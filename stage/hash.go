@@ -52,7 +52,7 @@ func Options(algorithm digest.Algorithm) warcsum.Options {
 // Run lists the files. A stopped context stops it with its error, the
 // outputs left unwritten.
 func (h *Hash) Run(ctx context.Context) (HashResult, error) {
-	damaged := &firstOf{limit: keepFirst}
+	damaged := &firstOf{limit: KeepFirst}
 	damage := func(err error) {
 		damaged.add(err)
 		h.Messages.Error(err)

@@ -48,7 +48,7 @@ func (r *Resolve) Run(ctx context.Context) (ResolveResult, error) {
 		return ResolveResult{}, err
 	}
 	defer out.Abort()
-	stale := &firstOf{limit: keepFirst}
+	stale := &firstOf{limit: KeepFirst}
 	var prog collres.Progress
 	res := collres.Resolver{Source: r.Source, Policy: r.Policy, Jobs: r.Jobs, Proc: true, Progress: &prog, Kept: r.Kept,
 		Stale: func(err error) {

@@ -33,15 +33,6 @@ type Messages interface {
 	Note(format string, args ...any)
 }
 
-// Discard is Messages that go nowhere.
-var Discard Messages = discard{}
-
-type discard struct{}
-
-func (discard) Error(error)         {}
-func (discard) Warn(error)          {}
-func (discard) Note(string, ...any) {}
-
 // firstOf keeps messages as they come from workers: the first limit of
 // them, or every one if limit is 0.
 type firstOf struct {
@@ -58,9 +49,10 @@ func (f *firstOf) add(err error) {
 	}
 }
 
-// keepFirst is how many messages of a kind a stage keeps for the exit
-// reasons (the run log has them all).
-const keepFirst = 100
+// KeepFirst is how many messages of a kind a stage keeps for the exit
+// reasons (the run log has them all); a cluster job keeps as many of its
+// tasks' together.
+const KeepFirst = 100
 
 // First lists the first n of a stage's messages, indented, for the exit
 // reasons: "  a", "  b", "  and 4 more".

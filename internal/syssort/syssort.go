@@ -149,8 +149,17 @@ func (s Sorter) MergeStream(ctx context.Context, command string, inputs []string
 	return &Merged{out: out, cmd: cmd, stderr: stderr, what: strings.Join(inputs, " ")}, nil
 }
 
-// Read reads the merge's output.
+// Read reads the merge's output; at its end, and after, io.EOF or sort's
+// error.
 func (m *Merged) Read(p []byte) (int, error) {
+	if m.waited {
+		// sort has ended (and its output is closed): what ended it is
+		// all there is to read.
+		if m.err != nil {
+			return 0, m.err
+		}
+		return 0, io.EOF
+	}
 	n, err := m.out.Read(p)
 	if err == io.EOF {
 		if werr := m.wait(); werr != nil {

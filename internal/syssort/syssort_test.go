@@ -2,6 +2,7 @@ package syssort
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -46,6 +47,11 @@ func TestSortAndMerge(t *testing.T) {
 				return err
 			}
 			data, err := io.ReadAll(m)
+			// Read again at the end, as a reader that stops at it
+			// and one that drains the rest both do.
+			if n, rerr := m.Read(make([]byte, 8)); err == nil && (n != 0 || rerr != io.EOF) {
+				err = fmt.Errorf("read after the end: %d bytes, %v; want io.EOF", n, rerr)
+			}
 			if werr := m.Wait(); err == nil {
 				err = werr
 			}
