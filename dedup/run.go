@@ -324,9 +324,14 @@ type step struct {
 }
 
 // steps are the job's stages in order, as this run runs them (see package
-// stage for what each does). A conversion of ARC files to WARC (package
-// migrate) would come first: its outputs are the files the hash stage
-// lists.
+// stage for what each does). What is to come has its place here: a
+// conversion of ARC files to WARC (package migrate) first, its outputs
+// the files the hash stage lists; with resolve numbering the copies
+// without reading them, a step after the rewrite that resolves byte for
+// byte the digests whose comparison in the rewrite found a collision and
+// rewrites again what the new numbering allows; and, each step naming the
+// work files it leaves, the removal of those the next step has consumed
+// once it is done.
 func (r *run) steps() []step {
 	dry, crawl := r.opt.DryRun, r.crawl != nil
 	after := []string{workdir.AfterFile}
