@@ -29,7 +29,7 @@ endif
 # What the build really holds (cgo off means pure Go whatever the tag).
 SAY_INFLATER = @echo "inflater: $$($(GO) list -f '{{if .CgoFiles}}ISA-L (-tags isal){{else}}pure Go{{end}}' ./gzmulti)"
 
-.PHONY: all build test test-go test-crash test-browser test-cluster soak fuzz bench bench-scale install man demo clean $(BINARIES)
+.PHONY: all build test test-setup test-quick test-go test-crash test-browser test-cluster soak fuzz bench bench-scale install man demo clean $(BINARIES)
 
 all: build
 
@@ -43,23 +43,42 @@ $(BINARIES):
 # the browser replay tests and the Slurm cluster tests. Each of the last two
 # starts its own real parts once (Chromium; munge, slurmctld and three
 # slurmd), so they run as targets of their own, not per package.
-test: test-go test-crash test-browser test-cluster
+#
+# What the tests need beyond Go (nginx, redis-server, Slurm and munge,
+# groff, the ISA-L and zlib headers, warcio.js, Chromium with the
+# ReplayWeb.page harness) is installed first where it can be
+# (scripts/test-setup.sh: apt-get as root, npm into .cache), and every test
+# then runs with it required: one whose part is missing fails, naming it,
+# instead of skipping. make test-quick is the explicit opt-out.
+test: test-setup test-go test-crash test-browser test-cluster
 
-test-go:
+test-setup:
+	scripts/test-setup.sh
+
+# The tests' parts are required (internal/nginxtest, slurmtest,
+# replaytest, redistest, e2e), and found where test-setup put them.
+WARCDEDUP_NODE_DIR   ?= $(CURDIR)/.cache/node
+WARCDEDUP_REPLAY_DIR ?= $(CURDIR)/.cache/replay
+export WARCDEDUP_NODE_DIR WARCDEDUP_REPLAY_DIR
+REQUIRE := WARCDEDUP_REQUIRE_NGINX=1 WARCDEDUP_REQUIRE_REDIS=1 WARCDEDUP_REQUIRE_SLURM=1 \
+	WARCDEDUP_REQUIRE_GROFF=1 WARCDEDUP_REQUIRE_WARCIO=1 WARCDEDUP_REQUIRE_BROWSER=1 \
+	WARCDEDUP_NODE_DIR=$(WARCDEDUP_NODE_DIR) WARCDEDUP_REPLAY_DIR=$(WARCDEDUP_REPLAY_DIR)
+
+test-go: test-setup
 	$(SAY_INFLATER)
 	$(GO) vet ./...
 	$(GO) vet -tags browser ./e2e/replay ./report
-	$(GO) test -count=1 -timeout 30m -skip '^TestCrashRunUndo$$' ./...
+	$(REQUIRE) $(GO) test -count=1 -timeout 30m -skip '^TestCrashRunUndo$$' ./...
 	$(GO) test -count=1 -race ./rewritelog ./internal/ordered ./internal/spool ./internal/lru
 	# gzmember without zlib: every rebuild says it cannot, cleanly.
-	CGO_ENABLED=0 $(GO) test -count=1 ./gzmember
+	$(REQUIRE) CGO_ENABLED=0 $(GO) test -count=1 ./gzmember
 
 # The crash test (dedup/crash_test.go, about a minute): run, undo, run on a
 # generated collection, each run and undo killed (SIGKILL) at random
 # points, more than 20 times, every end state checked record by record.
 # Verbose, so that it prints each kill and the outcome.
-test-crash:
-	$(GO) test -count=1 -timeout 10m -run '^TestCrashRunUndo$$' -v ./dedup
+test-crash: test-setup
+	$(REQUIRE) $(GO) test -count=1 -timeout 10m -run '^TestCrashRunUndo$$' -v ./dedup
 
 # The soak (not in make test, not in CI; about ten minutes): more than 200
 # kills of run, undo, run --index, index remove --restore and undo of a
@@ -67,15 +86,24 @@ test-crash:
 soak:
 	WARCDEDUP_SOAK=1 WARCDEDUP_SOAK_SEED=$(SOAK_SEED) $(GO) test -count=1 -timeout 2h -run '^TestSoak$$' -v ./dedup
 
+# The tests that need nothing but Go, make and the system sort: those
+# needing a part test-setup installs skip (go test -v says so). No browser,
+# no cluster. A quick check while working; make test is the whole.
+test-quick:
+	$(SAY_INFLATER)
+	$(GO) vet ./...
+	WARCDEDUP_REQUIRE_NGINX= WARCDEDUP_REQUIRE_REDIS= WARCDEDUP_REQUIRE_SLURM= WARCDEDUP_REQUIRE_GROFF= \
+		WARCDEDUP_REQUIRE_WARCIO= WARCDEDUP_REQUIRE_BROWSER= $(GO) test -count=1 -timeout 30m ./...
+
 # Deduplicated collections replayed in ReplayWeb.page in headless Chromium
-# (e2e/replay, build tag "browser"; scripts/replay-setup.sh installs what
-# it needs, and it skips without it unless WARCDEDUP_REQUIRE_BROWSER=1).
-# One package, one Chromium per collection. Then report.html opened in the
-# same Chromium harness: it must request nothing but itself; screenshots
-# and an A4 PDF go to $WARCDEDUP_ARTEFACTS when set.
-test-browser:
-	$(GO) test -count=1 -timeout 15m -tags browser -run '^TestReplay' -v ./e2e/replay
-	$(GO) test -count=1 -timeout 5m -tags browser -run '^TestReport' -v ./report
+# (e2e/replay, build tag "browser"; scripts/replay-setup.sh, which
+# test-setup runs, installs what it needs). One package, one Chromium per
+# collection. Then report.html opened in the same Chromium harness: it
+# must request nothing but itself; screenshots and an A4 PDF go to
+# $WARCDEDUP_ARTEFACTS when set.
+test-browser: test-setup
+	$(REQUIRE) $(GO) test -count=1 -timeout 15m -tags browser -run '^TestReplay' -v ./e2e/replay
+	$(REQUIRE) $(GO) test -count=1 -timeout 5m -tags browser -run '^TestReport' -v ./report
 
 # The Slurm tests: a real three-node cluster on this machine
 # (internal/slurmtest): its smoke test (jobs pinned to nodes, arrays,
@@ -83,10 +111,10 @@ test-browser:
 # cluster against warcdedup run on three storage hosts (one nginx each),
 # with a fault in every stage and a storage host down (e2e/cluster; about
 # three minutes). One package at a time: each starts its own cluster.
-# Needs Debian's slurmctld, slurmd, slurm-client, munge and nginx (.ci/run
-# installs them).
-test-cluster:
-	WARCDEDUP_TEST_CLUSTER=1 WARCDEDUP_REQUIRE_SLURM=1 $(GO) test -p 1 -count=1 -v -timeout 20m ./internal/slurmtest ./e2e/cluster
+# Needs Debian's slurmctld, slurmd, slurm-client, munge and nginx
+# (test-setup installs them).
+test-cluster: test-setup
+	WARCDEDUP_TEST_CLUSTER=1 $(REQUIRE) $(GO) test -p 1 -count=1 -v -timeout 20m ./internal/slurmtest ./e2e/cluster
 
 # Each fuzz target for FUZZTIME (the seed corpora also run in `make test`).
 FUZZTIME ?= 1m
@@ -111,6 +139,7 @@ bench: build
 	scripts/bench-warchaeology.sh || [ $$? = 3 ] # 3: warchaeology's mirrors are not here
 	scripts/bench-cdx.sh
 	scripts/bench-assess.sh
+	scripts/bench-assess-sample.sh
 	scripts/bench-recompress.sh
 
 # The scale benchmark (issue 22): each command at 10^6 and 10^7 records,

@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"warcdedup/atomicfile"
-	"warcdedup/dedup"
 	"warcdedup/internal/progress"
 	"warcdedup/report"
+	"warcdedup/workdir"
 )
 
 // WriteReport writes an assessment's figures (stats.json) and its page
@@ -26,7 +26,7 @@ func WriteReport(dir string, rep *report.Report) error {
 	for _, f := range []struct {
 		name string
 		data []byte
-	}{{dedup.StatsFile, js.Bytes()}, {dedup.ReportFile, page.Bytes()}} {
+	}{{workdir.StatsFile, js.Bytes()}, {workdir.ReportFile, page.Bytes()}} {
 		out, err := atomicfile.Create(filepath.Join(dir, f.name), 0o644)
 		if err != nil {
 			return err
@@ -55,11 +55,19 @@ func Summary(w io.Writer, res *Result) {
 	e := r.Estimate
 	switch r.Mode {
 	case "sample":
-		fmt.Fprintf(w, "collection: %s: %s files, %s; read a sample of %s files (%s)\n", strings.Join(r.Collections, ", "),
-			progress.Count(t.Files), progress.Bytes(t.StoredBytes), progress.Count(e.SampledFiles), progress.Bytes(e.SampledBytes))
-		fmt.Fprintf(w, "in the files read: %s responses listed, %s duplicates (%s), %s would be saved by %s revisits\n",
-			progress.Count(t.Records), progress.Count(t.Duplicates), progress.Percent(t.Duplicates, t.Records),
-			progress.Bytes(t.BytesSaved), progress.Count(t.RevisitsWritten))
+		if res.By == SampleDigests {
+			fmt.Fprintf(w, "collection: %s: %s files, %s, all hashed: %s responses, %s payload digests; a slice of %s digests proven and measured\n",
+				strings.Join(r.Collections, ", "), progress.Count(t.Files), progress.Bytes(t.StoredBytes), progress.Count(e.Records),
+				progress.Count(res.Digests), progress.Count(res.Sliced))
+			fmt.Fprintf(w, "in the slice: %s responses, %s duplicates, %s would be saved by %s revisits\n",
+				progress.Count(t.Records), progress.Count(t.Duplicates), progress.Bytes(t.BytesSaved), progress.Count(t.RevisitsWritten))
+		} else {
+			fmt.Fprintf(w, "collection: %s: %s files, %s; read a sample of %s files (%s)\n", strings.Join(r.Collections, ", "),
+				progress.Count(t.Files), progress.Bytes(t.StoredBytes), progress.Count(e.SampledFiles), progress.Bytes(e.SampledBytes))
+			fmt.Fprintf(w, "in the files read: %s responses listed, %s duplicates (%s), %s would be saved by %s revisits\n",
+				progress.Count(t.Records), progress.Count(t.Duplicates), progress.Percent(t.Duplicates, t.Records),
+				progress.Bytes(t.BytesSaved), progress.Count(t.RevisitsWritten))
+		}
 		conf := fmt.Sprintf(" (%.0f%% confidence)", 100*e.Confidence)
 		fmt.Fprintf(w, "duplicates (%s policy, estimate for the collection): %s of about %s responses (%s), between %s and %s%s\n",
 			r.Policy, progress.Count(e.Duplicates), progress.Count(e.Records), progress.Percent(e.Duplicates, e.Records),
@@ -94,7 +102,7 @@ func Summary(w io.Writer, res *Result) {
 	if len(stages) > 0 {
 		fmt.Fprintf(w, "stages: %s\n", strings.Join(stages, ", "))
 	}
-	fmt.Fprintf(w, "report: %s (and stats.json)\n", filepath.Join(res.Dir, dedup.ReportFile))
+	fmt.Fprintf(w, "report: %s (and stats.json)\n", filepath.Join(res.Dir, workdir.ReportFile))
 	if r.Exit != 0 {
 		fmt.Fprintf(w, "exit status %d:\n", r.Exit)
 		for _, why := range r.ExitReason {

@@ -2,12 +2,14 @@ package cluster
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Scheduler is what the monitor asks of Slurm.
@@ -104,15 +106,25 @@ func (s *Slurm) run(name string, args ...string) (string, error) {
 			return "", fmt.Errorf("%s: not installed (Slurm's client commands are needed)", name)
 		}
 	}
-	cmd := exec.Command(path, args...)
+	// A command that no controller answers gives up by itself (Slurm's
+	// MessageTimeout); one that hangs past that must not hang the monitor.
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Env = append(os.Environ(), s.Env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("no answer in %s", commandTimeout)
+		}
 		return stdout.String(), fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.String(), nil
 }
+
+// commandTimeout bounds one Slurm command.
+const commandTimeout = 5 * time.Minute
 
 func isExecutable(path string) bool {
 	fi, err := os.Stat(path)

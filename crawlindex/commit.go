@@ -1,11 +1,14 @@
 package crawlindex
 
 import (
-	"encoding/json"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,7 +45,9 @@ type Change struct {
 // Commit makes the next generation of the index in dir with the change,
 // under the index's lock, and returns it. The change applies to the
 // generation committed when the lock is taken (another run may have
-// committed since this one opened the index).
+// committed since this one opened the index), which must verify as Open
+// checks it; the crawls an added crawl requires must be committed then,
+// with the files it requires as they are listed then.
 func Commit(dir string, ch Change) (*Index, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -56,7 +61,14 @@ func Commit(dir string, ch Change) (*Index, error) {
 	if err != nil && !errors.Is(err, ErrNoIndex) {
 		return nil, err
 	}
-	c := &commit{base: base, ch: ch}
+	if base.gen != "" {
+		// CURRENT names it: a commit killed before it marked its
+		// generation, or an index of a warcdedup that did not mark them.
+		if err := mark(base.gen); err != nil {
+			return nil, err
+		}
+	}
+	c := &commit{base: base, ch: ch, contents: contents{}}
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -96,6 +108,9 @@ func Commit(dir string, ch Change) (*Index, error) {
 	if err := cur.Commit(); err != nil {
 		return nil, err
 	}
+	// Committed. The mark tells a later Open that CURRENT named the
+	// generation; should it fail, the next commit writes it.
+	mark(filepath.Join(base.Dir, gen))
 	cleanup(base.Dir, next)
 	return Open(base.Dir)
 }
@@ -106,6 +121,8 @@ type commit struct {
 	ch   Change
 	tmp  string
 	reg  Registry
+	// contents are the new generation's files, for its CONTENTS.
+	contents contents
 }
 
 // check refuses a change the index cannot take.
@@ -118,10 +135,22 @@ func (c *commit) check() error {
 		if r.Crawl(a.Name) != nil {
 			return fmt.Errorf("crawl %s is already committed to the index %s", a.Name, c.base.Dir)
 		}
+		if err := c.checkRequires(a); err != nil {
+			return err
+		}
 	}
 	if name := c.ch.Remove; name != "" {
 		if r.Crawl(name) == nil {
 			return fmt.Errorf("crawl %s is not committed to the index %s", name, c.base.Dir)
+		}
+		// Not while a run holds the crawl, or one that the change
+		// rewrites.
+		held := []string{name}
+		for k := range c.ch.Replace {
+			held = append(held, k)
+		}
+		if err := checkRuns(c.base, held, c.ch.Force); err != nil {
+			return err
 		}
 		if deps := r.Dependents(name); len(deps) > 0 && !c.ch.Force {
 			var names []string
@@ -135,6 +164,55 @@ func (c *commit) check() error {
 				}
 			}
 			return &DependentsError{Crawl: name, Dependents: names, Revisits: revisits}
+		}
+	}
+	return nil
+}
+
+// checkRequires refuses a crawl whose revisits need a crawl that is not
+// committed now, or a file of one as it is not listed now: the crawl was
+// removed, or its files rewritten by a removal, while the crawl's run
+// worked, and the revisits would not find their originals.
+func (c *commit) checkRequires(a *Crawl) error {
+	for _, n := range a.Requires {
+		if c.base.Registry.Crawl(n.Crawl) == nil {
+			return fmt.Errorf("crawl %s: %d of its revisits need crawl %s, which is not committed to the index %s now (removed while the run worked?)", a.Name, n.Revisits, n.Crawl, c.base.Dir)
+		}
+		files, err := c.base.Files(n.Crawl)
+		if err != nil {
+			return err
+		}
+		now := map[string]FileInfo{}
+		for _, f := range files {
+			now[f.Name] = f
+		}
+		for _, f := range n.Files {
+			g, ok := now[f.Name]
+			if !ok || g.Size != f.Size || f.SHA256 != "" && g.SHA256 != "" && f.SHA256 != g.SHA256 {
+				return fmt.Errorf("crawl %s: its revisits need %s of crawl %s as the run read it, and the index lists it otherwise now (rewritten by an index remove --restore while the run worked?)", a.Name, f.Name, n.Crawl)
+			}
+		}
+	}
+	return nil
+}
+
+// checkNeeds refuses a new registry in which a crawl requires one that is
+// not committed, unless it did before the change, or the change removes
+// that crawl by force.
+func (c *commit) checkNeeds() error {
+	before := map[[2]string]bool{}
+	for _, k := range c.base.Registry.Crawls {
+		for _, n := range k.Requires {
+			if c.base.Registry.Crawl(n.Crawl) == nil {
+				before[[2]string{k.Name, n.Crawl}] = true
+			}
+		}
+	}
+	for _, k := range c.reg.Crawls {
+		for _, n := range k.Requires {
+			if c.reg.Crawl(n.Crawl) == nil && !before[[2]string{k.Name, n.Crawl}] && !(c.ch.Force && n.Crawl == c.ch.Remove) {
+				return fmt.Errorf("crawl %s would require crawl %s, which is not committed", k.Name, n.Crawl)
+			}
 		}
 	}
 	return nil
@@ -176,11 +254,22 @@ func (c *commit) write(next int) error {
 			return err
 		}
 	}
-	data, err := json.MarshalIndent(&c.reg, "", "  ")
+	if err := c.checkNeeds(); err != nil {
+		return err
+	}
+	data, err := marshalRegistry(&c.reg)
 	if err != nil {
 		return err
 	}
-	if err := writeSynced(filepath.Join(c.tmp, registryFile), append(data, '\n')); err != nil {
+	if err := c.writeFile(registryFile, append(data, '\n')); err != nil {
+		return err
+	}
+	// CONTENTS last: every file it lists is written.
+	var list strings.Builder
+	for _, rel := range slices.Sorted(maps.Keys(c.contents)) {
+		fmt.Fprintf(&list, "%s %d %s\n", c.contents[rel].sum, c.contents[rel].size, rel)
+	}
+	if err := writeSynced(filepath.Join(c.tmp, contentsFile), []byte(list.String())); err != nil {
 		return err
 	}
 	for _, d := range []string{originalsDir, crawlsDir, "."} {
@@ -191,9 +280,46 @@ func (c *commit) write(next int) error {
 	return nil
 }
 
+// writeFile writes a file of the new generation (rel is its path in it)
+// and lists it.
+func (c *commit) writeFile(rel string, data []byte) error {
+	if err := writeSynced(filepath.Join(c.tmp, filepath.FromSlash(rel)), data); err != nil {
+		return err
+	}
+	c.contents[rel] = content{size: int64(len(data)), sum: sha256Hex(data)}
+	return nil
+}
+
+// link gives a file of the current generation to the new one, and lists
+// it as the current one's CONTENTS does (a generation that has none:
+// as it is).
+func (c *commit) link(rel string) error {
+	from, to := filepath.Join(c.base.gen, filepath.FromSlash(rel)), filepath.Join(c.tmp, filepath.FromSlash(rel))
+	if err := linkOrCopy(from, to); err != nil {
+		return err
+	}
+	if k, ok := c.base.contents[rel]; ok {
+		c.contents[rel] = k
+		return nil
+	}
+	f, err := os.Open(to)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return err
+	}
+	c.contents[rel] = content{size: n, sum: hex.EncodeToString(h.Sum(nil))}
+	return nil
+}
+
 // crawls writes the registry's crawls and their files' lists; added
 // counts the originals added per crawl.
 func (c *commit) crawls(added map[string]int64) error {
+	listOf := func(name string) string { return crawlsDir + "/" + name + ".json" }
 	if a := c.ch.Add; a != nil {
 		a := *a
 		a.Committed = time.Now().UTC().Truncate(time.Second)
@@ -207,11 +333,11 @@ func (c *commit) crawls(added map[string]int64) error {
 			c.reg.Algorithm = algorithmOf(c.ch.Originals)
 		}
 		c.reg.Crawls = append(c.reg.Crawls, &a)
-		data, err := json.MarshalIndent(&CrawlFiles{Crawl: a.Name, Files: c.ch.Files}, "", " ")
+		data, err := marshalCrawlFiles(&CrawlFiles{Crawl: a.Name, Files: c.ch.Files})
 		if err != nil {
 			return err
 		}
-		if err := writeSynced(filepath.Join(c.tmp, crawlsDir, a.Name+".json"), append(data, '\n')); err != nil {
+		if err := c.writeFile(listOf(a.Name), append(data, '\n')); err != nil {
 			return err
 		}
 	}
@@ -233,16 +359,16 @@ func (c *commit) crawls(added map[string]int64) error {
 				k.Size += f.Size
 			}
 			c.reg.Crawls[i] = &k
-			data, err := json.MarshalIndent(&CrawlFiles{Crawl: k.Name, Files: files}, "", " ")
+			data, err := marshalCrawlFiles(&CrawlFiles{Crawl: k.Name, Files: files})
 			if err != nil {
 				return err
 			}
-			if err := writeSynced(filepath.Join(c.tmp, crawlsDir, k.Name+".json"), append(data, '\n')); err != nil {
+			if err := c.writeFile(listOf(k.Name), append(data, '\n')); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := linkOrCopy(filepath.Join(c.base.gen, crawlsDir, k.Name+".json"), filepath.Join(c.tmp, crawlsDir, k.Name+".json")); err != nil {
+		if err := c.link(listOf(k.Name)); err != nil {
 			return err
 		}
 	}
@@ -342,17 +468,19 @@ func (c *commit) adds(crawl string) bool {
 // partition writes one partition of the new generation, counting the
 // added lines per crawl.
 func (c *commit) partition(key, old string, add *lineSource, added map[string]int64) error {
-	dst := filepath.Join(c.tmp, originalsDir, key+partitionExt)
+	rel := originalsDir + "/" + key + partitionExt
+	dst := filepath.Join(c.tmp, filepath.FromSlash(rel))
 	takes := add != nil && add.ok && mustPartition(add.line.Digest) == key
 	if !takes && c.ch.Remove == "" && len(c.ch.Replace) == 0 {
-		return linkOrCopy(old, dst)
+		return c.link(rel)
 	}
 	out, err := os.Create(dst)
 	if err != nil {
 		return err
 	}
 	defer out.Close()
-	w := manifest.NewWriter(out)
+	h := &hashWriter{w: out, h: sha256.New()}
+	w := manifest.NewWriter(h)
 	var prev *lineSource
 	if old != "" {
 		f, err := os.Open(old)
@@ -360,7 +488,12 @@ func (c *commit) partition(key, old string, add *lineSource, added map[string]in
 			return err
 		}
 		defer f.Close()
-		prev = &lineSource{in: manifest.NewReader(f, old)}
+		// The old lines are checked as they are read: a partition out
+		// of order, or with another's digests, is refused, not merged.
+		in := manifest.NewReader(f, old)
+		in.RequireFields(6)
+		in.RequireOrder(manifest.ByDigest)
+		prev = &lineSource{in: in, partition: key}
 		if err := prev.next(); err != nil {
 			return err
 		}
@@ -373,6 +506,7 @@ func (c *commit) partition(key, old string, add *lineSource, added map[string]in
 			if err := w.Flush(); err != nil {
 				return err
 			}
+			c.contents[rel] = content{size: h.n, sum: hex.EncodeToString(h.h.Sum(nil))}
 			return out.Sync()
 		case fromOld && (!fromAdd || manifest.ByDigest.Compare(&prev.line, &add.line) <= 0):
 			if !c.drops(&prev.line) {
@@ -410,6 +544,9 @@ type lineSource struct {
 	in   *manifest.Reader
 	line manifest.Line
 	ok   bool
+	// partition, if set, is the partition the lines are of: a line of
+	// another is refused.
+	partition string
 }
 
 func (s *lineSource) next() error {
@@ -418,11 +555,32 @@ func (s *lineSource) next() error {
 	case err == io.EOF:
 		s.ok = false
 		return nil
+	case err != nil && s.partition != "":
+		return fmt.Errorf("index: %w", err)
 	case err != nil:
 		return err
 	}
+	if s.partition != "" {
+		if k, err := partitionOf(l.Digest); err != nil || k != s.partition {
+			return s.in.Errorf("index: digest %s does not belong in partition %s", l.Digest, s.partition)
+		}
+	}
 	s.line, s.ok = l, true
 	return nil
+}
+
+// hashWriter is a file written and hashed as it is.
+type hashWriter struct {
+	w io.Writer
+	h hash.Hash
+	n int64
+}
+
+func (hw *hashWriter) Write(p []byte) (int, error) {
+	n, err := hw.w.Write(p)
+	hw.h.Write(p[:n])
+	hw.n += int64(n)
+	return n, err
 }
 
 // writeSynced writes a new file and syncs it.

@@ -33,6 +33,10 @@ type ImportOptions struct {
 	TempDir string
 	// Report receives each line left out, and why.
 	Report func(error)
+	// SkipDamaged imports an index with damaged lines (lines that are no
+	// CDX or CDXJ line), leaving them out and counting them; else the
+	// first one stops the import, which commits nothing.
+	SkipDamaged bool
 }
 
 // ImportStats counts what an import read.
@@ -41,7 +45,19 @@ type ImportStats struct {
 	Records  int64 // capture lines
 	Imported int64 // originals imported
 	Skipped  int64 // capture lines left out (not a 200 response, no digest, no location)
+	Damaged  int64 // lines that are no CDX or CDXJ line, left out (SkipDamaged)
 }
+
+// DamagedLineError stops an import at a damaged line of an index.
+type DamagedLineError struct {
+	Err error // a *cdx.LineError: the index and the line
+}
+
+func (e *DamagedLineError) Error() string {
+	return fmt.Sprintf("%v: a damaged line; nothing imported (--skip-damaged imports the index without its damaged lines)", e.Err)
+}
+
+func (e *DamagedLineError) Unwrap() error { return e.Err }
 
 // Import commits a crawl from CDX or CDXJ indexes alone, without reading its
 // WARC files: each 200 capture with a SHA-1 digest, a file name, an offset
@@ -49,7 +65,8 @@ type ImportStats struct {
 // trusted only as candidates: a run compares the bytes of such an
 // original with its duplicate's before it writes any revisit, and takes
 // the URI and date its record spells. Only the files the indexes name are
-// listed, with their size when Location is a directory.
+// listed, with their size when Location is a directory. The import holds
+// the crawl's registration (see RegisterRun) while it works.
 func Import(ctx context.Context, dir string, opt ImportOptions, indexes []io.Reader, names []string) (*Index, ImportStats, error) {
 	var st ImportStats
 	if err := CheckName(opt.Crawl); err != nil {
@@ -58,6 +75,18 @@ func Import(ctx context.Context, dir string, opt ImportOptions, indexes []io.Rea
 	if opt.Location == "" {
 		return nil, st, errors.New("say where the crawl's files are (a directory or a base URL)")
 	}
+	ix, err := OpenOrCreate(dir)
+	if err != nil {
+		return nil, st, err
+	}
+	if ix.Registry.Crawl(opt.Crawl) != nil {
+		return nil, st, fmt.Errorf("crawl %s is already committed to the index %s", opt.Crawl, ix.Dir)
+	}
+	reg, err := RegisterRun(dir, opt.Crawl)
+	if err != nil {
+		return nil, st, err
+	}
+	defer reg.Release()
 	raw := filepath.Join(opt.TempDir, "import-"+opt.Crawl+".manifest")
 	sorted := raw + ".by-digest"
 	defer os.Remove(raw)
@@ -97,8 +126,11 @@ func Import(ctx context.Context, dir string, opt ImportOptions, indexes []io.Rea
 		}
 		infos = append(infos, f)
 	}
-	ix, err := Commit(dir, Change{Add: &Crawl{Name: opt.Crawl, Location: opt.Location, Imported: true, Records: st.Records},
+	ix, err = Commit(dir, Change{Add: &Crawl{Name: opt.Crawl, Location: opt.Location, Imported: true, Records: st.Records},
 		Files: infos, Originals: sorted})
+	if err == nil {
+		reg.Drop()
+	}
 	return ix, st, err
 }
 
@@ -137,14 +169,17 @@ func importIndex(ctx context.Context, in io.Reader, name string, opt ImportOptio
 		st.Lines++
 		if err != nil {
 			var le *cdx.LineError
-			if errors.As(err, &le) {
-				if opt.Report != nil {
-					opt.Report(err)
-				}
-				st.Skipped++
-				continue
+			if !errors.As(err, &le) {
+				return err
 			}
-			return err
+			if !opt.SkipDamaged {
+				return &DamagedLineError{Err: err}
+			}
+			if opt.Report != nil {
+				opt.Report(err)
+			}
+			st.Damaged++
+			continue
 		}
 		if l.Kind != cdx.Record {
 			continue

@@ -26,7 +26,7 @@ func digestOf(c byte, i int) string {
 }
 
 // originals writes a crawl's originals manifest, sorted on digest.
-func originals(t *testing.T, dir, crawl string, digests ...string) string {
+func originals(t testing.TB, dir, crawl string, digests ...string) string {
 	t.Helper()
 	var lines []manifest.Line
 	for i, d := range digests {
@@ -206,9 +206,9 @@ func TestCommitRefusesForeignLines(t *testing.T) {
 
 // TestCommitAfterKilledRename proves that a commit killed after renaming
 // its generation into place, before CURRENT named it, does not stop the
-// next commit, which takes the next number free, and that nothing is
-// removed before CURRENT moves: a CURRENT naming another generation than
-// its registry says (a state Verify reports) loses no generation.
+// next commit, which takes the next number free, and that a CURRENT
+// naming another generation than its registry says (damage) is refused,
+// no generation removed.
 func TestCommitAfterKilledRename(t *testing.T) {
 	dir, work := filepath.Join(t.TempDir(), "index"), t.TempDir()
 	jan := originals(t, work, "jan", digestOf('A', 1))
@@ -232,8 +232,7 @@ func TestCommitAfterKilledRename(t *testing.T) {
 	}
 
 	// CURRENT names gen-000003, whose registry says 1: the next commit
-	// must not take (or remove) gen-000003, the generation read until
-	// CURRENT moves.
+	// is refused, and takes (or removes) no generation.
 	reg := filepath.Join(dir, "gen-000003", "registry.json")
 	data, err := os.ReadFile(reg)
 	if err != nil {
@@ -247,12 +246,16 @@ func TestCommitAfterKilledRename(t *testing.T) {
 		t.Fatal(err)
 	}
 	mar := originals(t, work, "mar", digestOf('A', 3))
-	if _, err := Commit(dir, Change{Add: &Crawl{Name: "mar"}, Originals: mar}); err != nil {
-		t.Fatalf("commit: %v", err)
+	var damage *DamageError
+	if _, err := Commit(dir, Change{Add: &Crawl{Name: "mar"}, Originals: mar}); !errors.As(err, &damage) {
+		t.Errorf("commit on a registry that says another generation: %v", err)
 	}
-	for _, g := range []string{"gen-000003", "gen-000004"} {
+	for _, g := range []string{"gen-000002", "gen-000003"} {
 		if _, err := os.Stat(filepath.Join(dir, g)); err != nil {
 			t.Errorf("%s: %v", g, err)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "gen-000004")); err == nil {
+		t.Errorf("a refused commit made gen-000004")
 	}
 }

@@ -16,14 +16,19 @@ type JoinStats struct {
 	IndexLines int64 // originals of the index read
 	Digests    int64 // distinct digests of the crawl
 	Matched    int64 // originals written: of a digest the crawl has
+	// Crawls counts the originals written per crawl: the committed
+	// crawls the crawl's revisits may need.
+	Crawls map[string]int64
 }
 
 // Join writes to w the index's originals whose digest the crawl's manifest
 // (sorted on digest, manifest.ByDigest) has, in digest order: what the
 // resolution of the crawl must see besides the crawl itself. It reads the
-// index and the manifest once each, side by side, whatever their size.
+// index and the manifest once each, side by side, whatever their size. A
+// partition out of order, or with a line of another partition's digests,
+// is refused (reading on would miss originals).
 func (ix *Index) Join(ctx context.Context, crawl io.Reader, crawlName string, w io.Writer) (JoinStats, error) {
-	var st JoinStats
+	st := JoinStats{Crawls: map[string]int64{}}
 	parts, err := ix.Partitions()
 	if err != nil {
 		return st, err
@@ -68,6 +73,9 @@ func (ix *Index) Join(ctx context.Context, crawl io.Reader, crawlName string, w 
 			return st, err
 		}
 		in := manifest.NewReader(f, p)
+		in.RequireFields(6)
+		in.RequireOrder(manifest.ByDigest)
+		key := strings.TrimSuffix(filepath.Base(p), partitionExt)
 		for want != "" {
 			l, err := in.Next()
 			if err == io.EOF {
@@ -78,6 +86,10 @@ func (ix *Index) Join(ctx context.Context, crawl io.Reader, crawlName string, w 
 				return st, fmt.Errorf("index: %w", err)
 			}
 			st.IndexLines++
+			if k, err := partitionOf(l.Digest); err != nil || k != key {
+				f.Close()
+				return st, in.Errorf("index: digest %s does not belong in partition %s", l.Digest, key)
+			}
 			for want != "" && want < l.Digest {
 				if err := nextDigest(); err != nil {
 					f.Close()
@@ -90,6 +102,7 @@ func (ix *Index) Join(ctx context.Context, crawl io.Reader, crawlName string, w 
 					return st, err
 				}
 				st.Matched++
+				st.Crawls[CrawlOf(l.File)]++
 			}
 		}
 		f.Close()

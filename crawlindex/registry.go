@@ -13,19 +13,37 @@
 //	                                the originals whose digest starts with
 //	                                A, as warcsum lines (6 fields, files
 //	                                named CRAWL/PATH), sorted on digest
+//	DIR/gen-000007/CONTENTS         SHA-256, size and path of each of the
+//	                                generation's files
+//	DIR/gen-000007/COMMITTED        written once CURRENT named it
 //	DIR/lock                        taken while a generation is made
+//	DIR/runs/                       the runs and removals at work (see
+//	                                RegisterRun)
 //
 // A commit writes a whole new generation beside the current one (unchanged
 // files are hard links), syncs it, and then renames a new CURRENT over the
 // old: a crash leaves the old index or the new one, never a mix. The two
 // latest generations are kept, so that a run that started on the one before
 // finishes reading it.
+//
+// An index that does not verify is refused, never taken for an empty one
+// or read in part: Open checks CURRENT (missing while a generation says it
+// was committed, naming a generation that is not there, or rolled back to
+// one older than a generation that was committed), the generation's files
+// against its CONTENTS (each there, with its size), the registry (whole,
+// each crawl an object with a name a crawl can have, committed once, of
+// CURRENT's generation) and every crawl's list of files; the partitions
+// are checked, line by line, wherever they are read (the join, a commit's
+// merge, Verify). A generation written before CONTENTS and COMMITTED were
+// is read as it is, with the checks it allows; the next commit lists and
+// marks its own.
 package crawlindex
 
 import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 )
 
@@ -134,6 +152,50 @@ func (r *Registry) Dependents(name string) []*Crawl {
 		}
 	}
 	return out
+}
+
+// check says what is wrong with a registry read: each crawl an object
+// with a name a crawl can have, committed once, and what its revisits
+// need named as a crawl.
+func (r *Registry) check() []string {
+	var problems []string
+	seen := map[string]bool{}
+	for what, list := range map[string][]*Crawl{"crawls": r.Crawls, "removed": r.Removed} {
+		for i, c := range list {
+			if c == nil {
+				problems = append(problems, fmt.Sprintf("registry: %s[%d] is null, not a crawl", what, i))
+				continue
+			}
+			if err := checkStoredName(c.Name); err != nil {
+				problems = append(problems, fmt.Sprintf("registry: %s[%d]: %v", what, i, err))
+				continue
+			}
+			if what == "crawls" {
+				if seen[c.Name] {
+					problems = append(problems, fmt.Sprintf("registry: crawl %s is committed twice", c.Name))
+				}
+				seen[c.Name] = true
+			}
+			for j, n := range c.Requires {
+				if err := checkStoredName(n.Crawl); err != nil {
+					problems = append(problems, fmt.Sprintf("registry: %s[%d] (%s) requires[%d]: %v", what, i, c.Name, j, err))
+				}
+			}
+		}
+	}
+	slices.Sort(problems)
+	return problems
+}
+
+// RemovedCrawl returns the crawl of that name removed last from the
+// index, or nil if none was.
+func (r *Registry) RemovedCrawl(name string) *Crawl {
+	for i := len(r.Removed) - 1; i >= 0; i-- {
+		if r.Removed[i].Name == name {
+			return r.Removed[i]
+		}
+	}
+	return nil
 }
 
 func readJSON(name string, v any) error {

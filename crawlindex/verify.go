@@ -31,6 +31,18 @@ type VerifyStats struct {
 // still committed, with the files they need. Each problem goes to report;
 // the error is one that stopped the check.
 func (ix *Index) Verify(deep bool, report func(string)) (VerifyStats, error) {
+	return ix.verify(deep, true, report)
+}
+
+// VerifyIndex checks the index's own files as Verify does, and not the
+// crawls' files: every partition read, sorted, of its range, with the
+// SHA-256 it was committed with and as many originals per crawl as the
+// registry says, and every crawl's list of files whole.
+func (ix *Index) VerifyIndex(report func(string)) (VerifyStats, error) {
+	return ix.verify(false, false, report)
+}
+
+func (ix *Index) verify(deep, crawlFiles bool, report func(string)) (VerifyStats, error) {
 	var st VerifyStats
 	problem := func(format string, args ...any) {
 		st.Problems++
@@ -54,11 +66,14 @@ func (ix *Index) Verify(deep bool, report func(string)) (VerifyStats, error) {
 		delete(perCrawl, c.Name)
 		files, err := ix.Files(c.Name)
 		if err != nil {
-			problem("crawl %s: its list of files: %v", c.Name, err)
+			problem("%v", err)
+			continue
+		}
+		st.Files += int64(len(files))
+		if !crawlFiles {
 			continue
 		}
 		for _, f := range files {
-			st.Files++
 			if why := checkFile(c.Location, f, deep); why != "" {
 				problem("crawl %s: %s: %s", c.Name, f.Name, why)
 			}
@@ -68,7 +83,7 @@ func (ix *Index) Verify(deep bool, report func(string)) (VerifyStats, error) {
 			if need == nil {
 				gone := ""
 				for _, f := range n.Files {
-					if r := removedCrawl(ix.Registry, n.Crawl); r != nil && checkFile(r.Location, f, false) != "" {
+					if r := ix.Registry.RemovedCrawl(n.Crawl); r != nil && checkFile(r.Location, f, false) != "" {
 						gone = fmt.Sprintf("; %s is gone: the originals of its revisits are lost", f.Name)
 						break
 					}
@@ -89,15 +104,6 @@ func (ix *Index) Verify(deep bool, report func(string)) (VerifyStats, error) {
 	return st, nil
 }
 
-func removedCrawl(r *Registry, name string) *Crawl {
-	for _, c := range r.Removed {
-		if c.Name == name {
-			return c
-		}
-	}
-	return nil
-}
-
 // verifyPartitions reads every partition and counts the originals per
 // crawl.
 func (ix *Index) verifyPartitions(st *VerifyStats, problem func(string, ...any)) (map[string]int64, error) {
@@ -113,7 +119,9 @@ func (ix *Index) verifyPartitions(st *VerifyStats, problem func(string, ...any))
 		if err != nil {
 			return nil, err
 		}
-		r := manifest.NewReader(f, p)
+		h := sha256.New()
+		size, whole := int64(0), true
+		r := manifest.NewReader(io.TeeReader(f, writerFunc(func(b []byte) { h.Write(b); size += int64(len(b)) })), p)
 		r.RequireFields(6)
 		r.RequireOrder(manifest.ByDigest)
 		for {
@@ -123,6 +131,7 @@ func (ix *Index) verifyPartitions(st *VerifyStats, problem func(string, ...any))
 			}
 			if err != nil {
 				problem("%v", err)
+				whole = false
 				break
 			}
 			st.Originals++
@@ -132,8 +141,21 @@ func (ix *Index) verifyPartitions(st *VerifyStats, problem func(string, ...any))
 			perCrawl[CrawlOf(l.File)]++
 		}
 		f.Close()
+		if rel := originalsDir + "/" + filepath.Base(p); whole && ix.contents != nil {
+			if why := ix.contents.check(rel, size, hex.EncodeToString(h.Sum(nil))); why != "" {
+				problem("%s/%s: %s", filepath.Base(ix.gen), rel, why)
+			}
+		}
 	}
 	return perCrawl, nil
+}
+
+// writerFunc is a function as an io.Writer that takes every byte.
+type writerFunc func([]byte)
+
+func (f writerFunc) Write(b []byte) (int, error) {
+	f(b)
+	return len(b), nil
 }
 
 // checkFile says what is wrong with a committed file, "" if nothing: it is

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,11 +20,15 @@ import (
 
 	"warcdedup/crawlindex"
 	"warcdedup/digest"
+	"warcdedup/gzmember"
+	"warcdedup/gzmulti"
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
 	"warcdedup/scripts/gen"
+	"warcdedup/stage"
 	"warcdedup/verify"
 	"warcdedup/warcsum"
+	"warcdedup/workdir"
 )
 
 // The crash tests kill warcdedup (SIGKILL) at chosen points of a rewrite
@@ -44,7 +49,7 @@ type watch struct {
 
 func newWatch(wd string) *watch {
 	w := &watch{wd: wd, start: time.Now()}
-	if fi, err := os.Stat(filepath.Join(wd, LogFile)); err == nil {
+	if fi, err := os.Stat(filepath.Join(wd, workdir.LogFile)); err == nil {
 		w.logBase = fi.Size()
 	}
 	return w
@@ -61,7 +66,7 @@ type journalIntent struct {
 
 // intents reads the whole intents of the journal, if there is one.
 func (w *watch) intents() []journalIntent {
-	data, err := os.ReadFile(filepath.Join(w.wd, LogFile+".pending"))
+	data, err := os.ReadFile(filepath.Join(w.wd, workdir.LogFile+".pending"))
 	if err != nil {
 		return nil
 	}
@@ -103,7 +108,7 @@ func (w *watch) renamedNotLogged() (string, bool) {
 	if len(intents) == 0 {
 		return "", false
 	}
-	f, err := os.Open(filepath.Join(w.wd, LogFile))
+	f, err := os.Open(filepath.Join(w.wd, workdir.LogFile))
 	if err != nil {
 		return "", false
 	}
@@ -291,24 +296,29 @@ func noLoss(t *testing.T, what string, original []byte, dir string) {
 		t.Fatalf("%s: verify: %v", what, err)
 	}
 	if st.Violations > 0 {
-		t.Errorf("%s: %d records lost: %v", what, st.Violations, first(violations, 5))
+		t.Errorf("%s: %d records lost: %v", what, st.Violations, stage.First(violations, 5))
 	}
 }
 
 // crashCollection is the generated collection of the crash tests: its
-// copies, how the uninterrupted job leaves it, and its records.
+// copies, how the uninterrupted job leaves it, and its records. Its
+// .warc.gz files are written as Heritrix writes them (zlib, level 6), in a
+// build with zlib: undo rebuilds every member, and gives every file back
+// bit for bit.
 type crashCollection struct {
 	src          string            // the original files
 	deduplicated map[string]string // SHA-256 of each file after an uninterrupted run
 	original     map[string]string // SHA-256 of each file's uncompressed bytes before any run
+	files        map[string]string // SHA-256 of each file before any run
 	records      []byte            // warcsum of the original, SHA-256 digests
 	names        []string
 }
 
 func newCrashCollection(t *testing.T, cfg gen.Config) *crashCollection {
 	t.Helper()
-	src, res := collection(t, cfg)
-	c := &crashCollection{src: src, original: hashUncompressed(t, src), records: records(t, src), names: res.Names}
+	src, res := generated(t, cfg)
+	zlibCollection(t, src)
+	c := &crashCollection{src: src, original: hashUncompressed(t, src), files: hashTree(t, src), records: records(t, src), names: res.Names}
 	ref := filepath.Join(t.TempDir(), "ref")
 	copyTree(t, src, ref)
 	mustWarcdedup(t, "run", "--work-dir", ref+".work", ref)
@@ -325,8 +335,70 @@ func (c *crashCollection) afterRunUndo(t *testing.T) (coll, wd string) {
 	wd = coll + ".work"
 	mustWarcdedup(t, "run", "--work-dir", wd, coll)
 	mustWarcdedup(t, "undo", "--work-dir", wd, coll)
-	sameTree(t, "after run and undo (uncompressed)", hashUncompressed(t, coll), c.original)
+	c.undone(t, "after run and undo", coll, wd)
 	return coll, wd
+}
+
+// undone checks a collection after an undo that finished: every file as
+// it was before any run, uncompressed and, where undo can rebuild every
+// gzip member, bit for bit; and undo.json saying so.
+func (c *crashCollection) undone(t *testing.T, what, coll, wd string) {
+	t.Helper()
+	sameTree(t, what+" (uncompressed)", hashUncompressed(t, coll), c.original)
+	if !gzmember.Available() {
+		return
+	}
+	sameTree(t, what+" (bit for bit)", hashTree(t, coll), c.files)
+	data, err := os.ReadFile(filepath.Join(wd, workdir.UndoStatsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res UndoResult
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.BytesDiffer != 0 || res.BitExact == 0 || res.Stats.Members.Recompressed() != 0 {
+		t.Errorf("%s: undo.json says %d files restored bit for bit, %d not (%v), members %+v", what, res.BitExact, res.BytesDiffer, res.Differ, res.Stats.Members)
+	}
+}
+
+// zlibCollection writes every .warc.gz file under dir again with each
+// gzip member compressed by zlib at level 6, as Heritrix writes them (in a
+// build with zlib).
+func zlibCollection(t *testing.T, dir string) {
+	t.Helper()
+	if !gzmember.Available() {
+		return
+	}
+	names, err := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no .warc.gz file in %s (%v)", dir, err)
+	}
+	hdr := []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0} // Java's GZIPOutputStream
+	for _, name := range names {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzmulti.NewReader(bytes.NewReader(data), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		for {
+			if _, err := zr.Next(); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if err := gzmember.Compress(&out, hdr, zr, gzmember.Setting{Level: 6, MemLevel: 8, WindowBits: 15}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(name, out.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // checkLogged checks that every file the log names has the size and
@@ -334,7 +406,7 @@ func (c *crashCollection) afterRunUndo(t *testing.T) (coll, wd string) {
 // entries.
 func checkLogged(t *testing.T, what, coll, wd string) {
 	t.Helper()
-	m, err := rewritelog.LoadFile(filepath.Join(wd, LogFile), time.Time{})
+	m, err := rewritelog.LoadFile(filepath.Join(wd, workdir.LogFile), time.Time{})
 	if err != nil {
 		t.Fatalf("%s: the log: %v", what, err)
 	}
@@ -351,7 +423,7 @@ func checkLogged(t *testing.T, what, coll, wd string) {
 			t.Errorf("%s: %s has SHA-256 %s (%v), the log's last replacement of it %s", what, f.Name, sum, err, v.NewSHA256)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(wd, LogFile+".pending")); err == nil {
+	if _, err := os.Stat(filepath.Join(wd, workdir.LogFile+".pending")); err == nil {
 		t.Errorf("%s: the journal is left after a finished command", what)
 	}
 }
@@ -386,7 +458,7 @@ func TestKillRunAfterUndo(t *testing.T) {
 		if out, err := warcdedup("undo", "--work-dir", wd, coll).CombinedOutput(); err != nil {
 			t.Fatalf("undo: %v\n%s", err, out)
 		}
-		sameTree(t, "undone (uncompressed)", hashUncompressed(t, coll), c.original)
+		c.undone(t, "undone", coll, wd)
 		return
 	}
 }
@@ -414,7 +486,7 @@ func TestKillUndoAfterRename(t *testing.T) {
 		if out, err := warcdedup("undo", "--work-dir", wd, coll).CombinedOutput(); err != nil {
 			t.Fatalf("the same undo again: %v\n%s", err, out)
 		}
-		sameTree(t, "undone after the kill (uncompressed)", hashUncompressed(t, coll), c.original)
+		c.undone(t, "undone after the kill", coll, wd)
 		checkLogged(t, "undone after the kill", coll, wd)
 		return
 	}
@@ -428,9 +500,10 @@ func TestKillUndoAfterRename(t *testing.T) {
 // is lost (each is there, byte for byte by SHA-256, or a revisit resolving
 // to a response of its payload: warcsumcmp's check); every finished run
 // leaves the files as an uninterrupted run does, every finished undo as
-// they were (uncompressed, record for record), and both leave a log that
-// names each file's version and no journal. It logs every kill and the
-// outcome.
+// they were (uncompressed, record for record, and bit for bit: the
+// collection's .warc.gz files are zlib's, whose members undo rebuilds),
+// and both leave a log that names each file's version and no journal. It
+// logs every kill and the outcome.
 func TestCrashRunUndo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills warcdedup more than 20 times")
@@ -504,7 +577,7 @@ func TestCrashRunUndo(t *testing.T) {
 			checkLogged(t, fmt.Sprintf("round %d: the run finished", round), coll, wd)
 		}
 		if phase(round, "undo", coll, wd, 1+rng.IntN(2), "undo", "--work-dir", wd, coll) == 0 {
-			sameTree(t, fmt.Sprintf("round %d: the undo finished (uncompressed)", round), hashUncompressed(t, coll), c.original)
+			c.undone(t, fmt.Sprintf("round %d: the undo finished", round), coll, wd)
 			checkLogged(t, fmt.Sprintf("round %d: the undo finished", round), coll, wd)
 		}
 	}
@@ -642,7 +715,7 @@ func (s *soak) collectionRounds(rounds int) {
 		}
 		undo := func() *exec.Cmd { return warcdedup("undo", "--work-dir", wd, coll) }
 		if s.phase(fmt.Sprintf("undo (round %d)", round), undo, wd, len(c.names), full, 1+s.rng.IntN(3), lost("undo")) == 0 {
-			sameTree(t, fmt.Sprintf("round %d: the undo finished (uncompressed)", round), hashUncompressed(t, coll), c.original)
+			c.undone(t, fmt.Sprintf("round %d: the undo finished", round), coll, wd)
 			checkLogged(t, fmt.Sprintf("round %d: the undo finished", round), coll, wd)
 		}
 		rm(coll, wd)

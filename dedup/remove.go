@@ -6,10 +6,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
 	"warcdedup/internal/progress"
+	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 )
 
@@ -32,10 +35,19 @@ type RemoveResult struct {
 	Restored   int64    // revisits made whole records again
 	Refused    int64    // files left untouched (then the crawl stays)
 	Removed    bool
-	Took       time.Duration
+	// Already: the crawl was removed by an earlier removal, at RemovedAt;
+	// Dependents are the crawls whose revisits still need it then (it was
+	// removed with --force).
+	Already   bool
+	RemovedAt time.Time
+	Took      time.Duration
 }
 
 // RemoveCrawl takes a crawl out of the index (see warcdedup index remove).
+// The index must verify first, its partitions read whole (a removal with
+// a partition missing would miss revisits to restore and copies to
+// re-point to); a run that holds the crawl (crawlindex.RegisterRun)
+// refuses it. A crawl removed already is not removed again.
 func RemoveCrawl(ctx context.Context, opt RemoveOptions) (*RemoveResult, error) {
 	start := time.Now()
 	ix, err := crawlindex.Open(opt.Index)
@@ -44,14 +56,36 @@ func RemoveCrawl(ctx context.Context, opt RemoveOptions) (*RemoveResult, error) 
 	}
 	k := ix.Registry.Crawl(opt.Crawl)
 	if k == nil {
+		if gone := ix.Registry.RemovedCrawl(opt.Crawl); gone != nil {
+			res := &RemoveResult{Crawl: gone.Name, Size: gone.Size, Removed: true, Already: true, RemovedAt: gone.Removed}
+			for _, d := range ix.Registry.Dependents(gone.Name) {
+				res.Dependents = append(res.Dependents, d.Name)
+			}
+			return res, nil
+		}
 		return nil, fmt.Errorf("crawl %s is not committed to the index %s", opt.Crawl, ix.Dir)
+	}
+	var problems []string
+	if _, err := ix.VerifyIndex(func(p string) { problems = append(problems, p) }); err != nil {
+		return nil, err
+	}
+	if len(problems) > 0 {
+		return nil, &crawlindex.DamageError{Dir: ix.Dir, Problems: problems}
 	}
 	res := &RemoveResult{Crawl: k.Name, Size: k.Size}
 	for _, d := range ix.Registry.Dependents(k.Name) {
 		res.Dependents = append(res.Dependents, d.Name)
 	}
 	ch := crawlindex.Change{Remove: k.Name, Force: opt.Force}
+	var reg *crawlindex.Registration
 	if opt.Restore && len(res.Dependents) > 0 {
+		// The dependents' files are rewritten: no run may join them
+		// meanwhile, nor hold the crawl.
+		if reg, err = crawlindex.RegisterRemove(ix.Dir, k.Name, res.Dependents); err != nil {
+			return res, err
+		}
+		defer reg.Release()
+		clearRemoveTemp(ix.Dir)
 		r, err := newRestoreDependents(ix, k, opt)
 		if err != nil {
 			return res, err
@@ -61,6 +95,9 @@ func RemoveCrawl(ctx context.Context, opt RemoveOptions) (*RemoveResult, error) 
 			return res, err
 		}
 		if res.Refused > 0 {
+			if res.Repointed+res.Restored == 0 {
+				reg.Drop()
+			}
 			res.Took = time.Since(start)
 			return res, nil
 		}
@@ -72,15 +109,39 @@ func RemoveCrawl(ctx context.Context, opt RemoveOptions) (*RemoveResult, error) 
 		ch.Force = true
 	}
 	if _, err := crawlindex.Commit(ix.Dir, ch); err != nil {
+		if reg != nil && res.Repointed+res.Restored == 0 {
+			reg.Drop()
+		}
 		return res, err
+	}
+	if reg != nil {
+		reg.Drop()
 	}
 	res.Removed = true
 	res.Took = time.Since(start)
 	return res, nil
 }
 
+// clearRemoveTemp removes the temporary directories of removals that
+// were killed; the removal's registration must be held.
+func clearRemoveTemp(index string) {
+	left, _ := filepath.Glob(filepath.Join(index, atomicfile.TempPrefix+"remove-*"))
+	for _, d := range left {
+		os.RemoveAll(d)
+	}
+}
+
 // RemoveSummary writes what a removal did.
 func RemoveSummary(w io.Writer, res *RemoveResult) {
+	if res.Already {
+		fmt.Fprintf(w, "crawl %s was removed from the index already (%s)", res.Crawl, res.RemovedAt.Local().Format(time.DateTime))
+		if len(res.Dependents) > 0 {
+			fmt.Fprintf(w, ", with --force: revisits of %s still need its files, keep them\n", strings.Join(res.Dependents, ", "))
+		} else {
+			fmt.Fprintf(w, ": its %s of files may be deleted\n", progress.Bytes(res.Size))
+		}
+		return
+	}
 	if res.Repointed+res.Restored > 0 || res.Refused > 0 {
 		fmt.Fprintf(w, "revisits that needed crawl %s: %s re-pointed to another committed copy, %s made whole records again; %s files refused\n",
 			res.Crawl, progress.Count(res.Repointed), progress.Count(res.Restored), progress.Count(res.Refused))
@@ -92,25 +153,38 @@ func RemoveSummary(w io.Writer, res *RemoveResult) {
 	}
 }
 
+// ImportOptions say what warcdedup index import commits, and how.
+type ImportOptions struct {
+	Index, Crawl string
+	Location     string   // the crawl's files: a directory or a base URL
+	CDX          []string // the CDX/CDXJ indexes of the crawl
+	SortMemory   string   // sort's buffer (sort -S); "" for sort's default
+	// SkipDamaged leaves damaged index lines out, counted, instead of
+	// refusing the import at the first.
+	SkipDamaged bool
+	Warn        func(error) // each line left out, and why
+}
+
 // ImportCrawl commits a crawl to the index from CDX/CDXJ indexes (see
 // crawlindex.Import), sorting with the system sort in the index's
-// directory with a buffer of sortMemory (sort -S; "" for sort's default).
-func ImportCrawl(ctx context.Context, index, crawl, location string, cdx []string, sortMemory string, warn func(error)) (crawlindex.ImportStats, error) {
-	if err := os.MkdirAll(index, 0o755); err != nil {
+// directory.
+func ImportCrawl(ctx context.Context, opt ImportOptions) (crawlindex.ImportStats, error) {
+	if err := os.MkdirAll(opt.Index, 0o755); err != nil {
 		return crawlindex.ImportStats{}, err
 	}
-	tmp, err := os.MkdirTemp(index, ".tmp-import-")
+	tmp, err := os.MkdirTemp(opt.Index, atomicfile.TempPrefix+"import-")
 	if err != nil {
 		return crawlindex.ImportStats{}, err
 	}
 	defer os.RemoveAll(tmp)
+	location := opt.Location
 	if !isURLLocation(location) {
 		if location, err = filepath.Abs(location); err != nil {
 			return crawlindex.ImportStats{}, err
 		}
 	}
 	var readers []io.Reader
-	for _, name := range cdx {
+	for _, name := range opt.CDX {
 		f, err := os.Open(name)
 		if err != nil {
 			return crawlindex.ImportStats{}, err
@@ -118,11 +192,11 @@ func ImportCrawl(ctx context.Context, index, crawl, location string, cdx []strin
 		defer f.Close()
 		readers = append(readers, f)
 	}
-	opt := crawlindex.ImportOptions{Crawl: crawl, Location: location, TempDir: tmp, Report: warn,
+	iopt := crawlindex.ImportOptions{Crawl: opt.Crawl, Location: location, TempDir: tmp, Report: opt.Warn, SkipDamaged: opt.SkipDamaged,
 		Sort: func(ctx context.Context, in, out string) error {
-			return Sort(ctx, SortOptions{TempDir: tmp, Memory: sortMemory}, manifest.ByDigest.Command, in, out)
+			return syssort.Sorter{TempDir: tmp, Memory: opt.SortMemory}.Sort(ctx, manifest.ByDigest.Command, []string{in}, out)
 		}}
-	_, st, err := crawlindex.Import(ctx, index, opt, readers, cdx)
+	_, st, err := crawlindex.Import(ctx, opt.Index, iopt, readers, opt.CDX)
 	return st, err
 }
 

@@ -9,15 +9,18 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
 	"warcdedup/digest"
+	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 	"warcdedup/refs"
 	"warcdedup/rewritelog"
 	"warcdedup/source"
 	"warcdedup/warcsum"
+	"warcdedup/workdir"
 )
 
 // restoreDependents makes the crawls that need a crawl being removed
@@ -94,7 +97,7 @@ func (r *restoreDependents) open() error {
 		return err
 	}
 	byCapture := goneLines + ".by-capture"
-	if err := Sort(context.Background(), SortOptions{TempDir: r.tmp}, manifest.ByCapture.Command, goneLines, byCapture); err != nil {
+	if err := (syssort.Sorter{TempDir: r.tmp}).Sort(context.Background(), manifest.ByCapture.Command, []string{goneLines}, byCapture); err != nil {
 		return err
 	}
 	r.goneCaptures, err = manifest.OpenTableBy(byCapture, manifest.CaptureKey)
@@ -151,26 +154,43 @@ func (r *restoreDependents) isGone(uri, date string) bool {
 }
 
 // alternative is another committed copy of an original's payload: the
-// earliest capture of its digest in a crawl that stays.
-func (r *restoreDependents) alternative(orig *manifest.Line) (manifest.Line, bool) {
+// earliest capture of its digest in a crawl that stays, if it is not later
+// than the revisit (re-pointing a revisit forward in time would have it
+// replay a capture taken after it; it is made whole instead).
+func (r *restoreDependents) alternative(orig *manifest.Line, revisitDate string) (manifest.Line, bool) {
 	key, err := partitionKey(orig.Digest)
 	if err != nil {
 		return manifest.Line{}, false
 	}
 	t := r.parts[key]
-	if t == nil {
+	revisit, ok := captureTime(revisitDate)
+	if t == nil || !ok {
 		return manifest.Line{}, false
 	}
 	var alt manifest.Line
 	found := false
 	t.Find(orig.Digest, func(l *manifest.Line) error {
-		if crawlindex.CrawlOf(l.File) != r.gone.Name {
+		if crawlindex.CrawlOf(l.File) == r.gone.Name {
+			return nil
+		}
+		if at, ok := captureTime(l.Date); ok && !at.After(revisit) {
 			alt, found = *l, true
 			return manifest.ErrStop
 		}
 		return nil
 	})
 	return alt, found
+}
+
+// captureTime reads a WARC-Date (W3C-ISO8601, to the second or finer, or
+// less fine as WARC 1.1 allows).
+func captureTime(s string) (time.Time, bool) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04Z07:00", "2006-01-02", "2006-01", "2006"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
 }
 
 func partitionKey(d string) (string, error) {
@@ -195,7 +215,7 @@ func (r *restoreDependents) run(ctx context.Context, res *RemoveResult) error {
 func (r *restoreDependents) runOne(ctx context.Context, d *crawlindex.Crawl, res *RemoveResult) error {
 	logName := d.Log
 	if logName == "" {
-		logName = filepath.Join(r.ix.Dir, "work", d.Name, LogFile)
+		logName = filepath.Join(r.ix.Dir, "work", d.Name, workdir.LogFile)
 	}
 	if err := os.MkdirAll(filepath.Dir(logName), 0o755); err != nil {
 		return err
@@ -343,7 +363,7 @@ func (r *restoreDependents) change(ctx context.Context) (crawlindex.Change, erro
 		return crawlindex.Change{}, err
 	}
 	sorted := all + ".by-digest"
-	if err := Sort(ctx, SortOptions{TempDir: r.tmp}, manifest.ByDigest.Command, all, sorted); err != nil {
+	if err := (syssort.Sorter{TempDir: r.tmp}).Sort(ctx, manifest.ByDigest.Command, []string{all}, sorted); err != nil {
 		return crawlindex.Change{}, err
 	}
 	return crawlindex.Change{Remove: r.gone.Name, Replace: replace, Originals: sorted, Update: r.update}, nil

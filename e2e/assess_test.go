@@ -83,7 +83,7 @@ func readStats(t *testing.T, name string) *report.Report {
 func TestAssessUsage(t *testing.T) {
 	dir := t.TempDir()
 	out, _, code := sh(t, dir, "warcdedup assess --help")
-	if code != 0 || !strings.Contains(out, "--sample P") || !strings.Contains(out, "--cdx") {
+	if code != 0 || !strings.Contains(out, "--sample P") || !strings.Contains(out, "--sample-by") || !strings.Contains(out, "--cdx") {
 		t.Errorf("assess --help: exit %d, output\n%s", code, out)
 	}
 	os.WriteFile(filepath.Join(dir, "index.cdxj"), []byte{}, 0o644)
@@ -92,6 +92,7 @@ func TestAssessUsage(t *testing.T) {
 		{"--sample 10 --cdx index.cdxj", "choose one"},
 		{"--sample 0 .", "want more than 0"},
 		{"--sample 150 .", "want more than 0"},
+		{"--sample 10 --sample-by bytes .", "want auto, files or digests"},
 		{"--cdx missing.cdxj", "missing.cdxj"},
 		{"--cdx --format json index.cdxj", "format"},
 		{"no-such-collection", "no-such-collection"},
@@ -128,7 +129,7 @@ func TestAssess(t *testing.T) {
 	truth := dry.Totals
 
 	t.Run("sample", func(t *testing.T) {
-		_, stderr, code := sh(t, filepath.Dir(coll), "warcdedup assess -j 2 --sample 20 --seed 3 coll")
+		_, stderr, code := sh(t, filepath.Dir(coll), "warcdedup assess -j 2 --sample 20 --sample-by files --seed 3 coll")
 		if code != 0 || !strings.Contains(stderr, "would be saved (estimate)") || !strings.Contains(stderr, "95% confidence") {
 			t.Fatalf("assess --sample: exit %d, summary\n%s", code, stderr)
 		}
@@ -151,6 +152,30 @@ func TestAssess(t *testing.T) {
 		// The dry run's own report was not replaced.
 		if again := readStats(t, filepath.Join(work, "stats.json")); again.Mode != "dry run" {
 			t.Errorf("stats.json of the work directory is now of mode %q", again.Mode)
+		}
+		sameSums(t, treeSums(t, coll), before)
+	})
+
+	// By digests (what --sample chooses when 20% of the files are 4):
+	// every file hashed, a slice of the payloads proven; the range holds
+	// the truth and is narrow.
+	t.Run("sample by digests", func(t *testing.T) {
+		_, stderr, code := sh(t, filepath.Dir(coll), "warcdedup assess -j 2 --sample 20 --seed 3 coll")
+		if code != 0 || !strings.Contains(stderr, "all hashed") || !strings.Contains(stderr, "would be saved (estimate)") {
+			t.Fatalf("assess --sample: exit %d, summary\n%s", code, stderr)
+		}
+		r := readStats(t, filepath.Join(work, "assess-sample", "stats.json"))
+		e := r.Estimate
+		if r.Mode != "sample" || e == nil || e.Records != truth.Records || r.Totals.Files != 20 || !strings.Contains(e.Method, "payload digests") {
+			t.Fatalf("mode %q, estimate %+v, %d files", r.Mode, e, r.Totals.Files)
+		}
+		t.Logf("duplicates: estimate %d (%d to %d), the dry run %d; bytes saved: %d (%d to %d), the dry run %d",
+			e.Duplicates, e.DuplicatesLow, e.DuplicatesHigh, truth.Duplicates, e.BytesSaved, e.BytesSavedLow, e.BytesSavedHigh, truth.BytesSaved)
+		if e.DuplicatesLow > truth.Duplicates || truth.Duplicates > e.DuplicatesHigh || e.BytesSavedLow > truth.BytesSaved || truth.BytesSaved > e.BytesSavedHigh {
+			t.Errorf("the range does not hold the dry run's figures")
+		}
+		if 100*(e.BytesSavedHigh-e.BytesSavedLow) > 2*15*e.BytesSaved {
+			t.Errorf("the range of the bytes saved is wider than +/-15%% of the estimate")
 		}
 		sameSums(t, treeSums(t, coll), before)
 	})

@@ -36,6 +36,9 @@ func TestCorpusUndo(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "restored: ") {
 		t.Fatalf("warcdedup undo: exit %d\n%s", code, stderr)
 	}
+	// Each file restored is said to be bit for bit the file before the
+	// run exactly when it is.
+	rep := readUndoReport(t, filepath.Join(work, "keep"))
 	changed := 0
 	for _, name := range names {
 		got, err := os.ReadFile(filepath.Join(work, "coll", name))
@@ -45,6 +48,13 @@ func TestCorpusUndo(t *testing.T) {
 		want, err := os.ReadFile(filepath.Join(work, "orig", name))
 		if err != nil {
 			t.Fatal(err)
+		}
+		verdict, restored := rep.verdicts[name]
+		if restored && strings.HasPrefix(verdict, "restored bit for bit") != bytes.Equal(got, want) {
+			t.Errorf("%s: undo says %q, and its bytes are equal: %v", name, verdict, bytes.Equal(got, want))
+		}
+		if restored {
+			t.Logf("%s: %s", name, verdict)
 		}
 		if bytes.Equal(got, want) {
 			continue
@@ -60,6 +70,10 @@ func TestCorpusUndo(t *testing.T) {
 	if files := len(r.byFile); changed > files {
 		t.Errorf("%d files differ in their stored bytes, only %d were rewritten", changed, files)
 	}
+	if int(rep.BitExact+rep.BytesDiffer) != len(r.byFile) || len(rep.Unexplained) > 0 {
+		t.Errorf("undo.json: %d files restored bit for bit, %d not, unexplained %v; %d were rewritten", rep.BitExact, rep.BytesDiffer, rep.Unexplained, len(r.byFile))
+	}
+	t.Logf("%d files rewritten: %d restored bit for bit, %d with other bytes", len(r.byFile), rep.BitExact, rep.BytesDiffer)
 	// Nothing left to undo.
 	_, stderr, code = sh(t, work, "warcdedup undo --work-dir keep coll")
 	if code != 0 || !strings.Contains(stderr, "nothing to undo") {

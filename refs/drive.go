@@ -33,10 +33,13 @@ type fileTask interface {
 // of every file replaced, even once the run is stopping (an index must
 // learn the new offsets of a file that was replaced), and, until the run
 // fails, lets finish take each task's outcome. It returns the error that
-// stopped the run: a failed log write, or one finish returned.
+// stopped the run: a failed log write, one finish returned, or the first
+// failure of a worker (the tasks it cancelled report only that).
 func drive[T fileTask](q *ordered.Queue[T], cancel context.CancelFunc, jobs int, log *Log,
 	newWorker func() func(T) error, finish func(T) error) error {
 	var wg sync.WaitGroup
+	var cause error // the first failure that stopped the run
+	var causeOnce sync.Once
 	for range jobs {
 		wg.Add(1)
 		go func() {
@@ -45,6 +48,14 @@ func drive[T fileTask](q *ordered.Queue[T], cancel context.CancelFunc, jobs int,
 			for t := range q.Work() {
 				o := t.outcome()
 				o.err = work(t)
+				if o.err != nil && !isRefusal(o.err) && !errors.Is(o.err, context.Canceled) {
+					// The run stops now: no worker starts writing
+					// another file (on a full disk, say) while the
+					// failure waits for its turn in task order. The
+					// tasks this cancels are not what stopped it.
+					causeOnce.Do(func() { cause = o.err })
+					cancel()
+				}
 				close(o.done)
 			}
 		}()
@@ -67,14 +78,23 @@ func drive[T fileTask](q *ordered.Queue[T], cancel context.CancelFunc, jobs int,
 		q.Release()
 	}
 	wg.Wait()
+	if cause != nil && (fatal == nil || errors.Is(fatal, context.Canceled)) {
+		fatal = cause
+	}
 	return fatal
+}
+
+// isRefusal tells a refusal (the file left untouched, the run goes on)
+// from an error that stops the run.
+func isRefusal(err error) bool {
+	var re *RefusedError
+	return errors.As(err, &re)
 }
 
 // refusedOr passes a refusal (the file left untouched, the run goes on) to
 // refused and returns any other error, which stops the run.
 func refusedOr(err error, refused func(error)) error {
-	var re *RefusedError
-	if !errors.As(err, &re) {
+	if !isRefusal(err) {
 		return err
 	}
 	if refused != nil {

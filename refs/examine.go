@@ -12,6 +12,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"warcdedup/digest"
+	"warcdedup/gzmember"
 	"warcdedup/manifest"
 	"warcdedup/policy"
 	"warcdedup/record"
@@ -76,6 +77,10 @@ type found struct {
 	digest    string // the revisit's WARC-Payload-Digest, for the log
 	refURI    string // its WARC-Refers-To-Target-URI, escaped, for the log
 	refDate   string // its WARC-Refers-To-Date, escaped, for the log
+	// member is the description of the record's gzip member as stored
+	// (gzmember.Description's text form), for the log; "" in an
+	// uncompressed file or when the member could not be described.
+	member string
 }
 
 // examiner examines records; one per goroutine, keeping its buffers.
@@ -91,6 +96,9 @@ type examiner struct {
 	rr        *record.Reader
 	zw        *gzip.Writer
 	zbuf      bytes.Buffer
+	// describer describes the member of the record being examined in a
+	// .gz file, from the bytes the reader reads.
+	describer *gzmember.Describer
 }
 
 func newExaminer(r *Rewriter) *examiner {

@@ -33,7 +33,8 @@ func (w *worker) rewrite(ctx context.Context, t *task) (err error) {
 	defer func() {
 		f.close()
 		switch {
-		case err == errCut:
+		case err == errCut, errors.Is(err, context.Canceled):
+			// Not refused: the run stopped before the file was done.
 			t.stats = Stats{}
 		case err != nil:
 			t.stats = Stats{Files: 1, Refused: 1}
@@ -135,7 +136,7 @@ func (f *fileRewrite) writeRevisit(at int64, found *found, stored []byte, l *man
 	r, t := f.w.r, f.t
 	t.entries = append(t.entries, rewritelog.Entry{File: f.name, OldOffset: at, OldLength: found.length,
 		NewOffset: f.written, NewLength: int64(len(stored)), Kind: rewritelog.Revisit,
-		PayloadDigest: found.digest, RefersToURI: found.refURI, RefersTo: found.refDate})
+		PayloadDigest: found.digest, RefersToURI: found.refURI, RefersTo: found.refDate, OriginalMember: found.member})
 	t.records = append(t.records, recordResult{*l, int64(len(stored))})
 	f.replacing(at, found.length, int64(len(stored)), l)
 	t.stats.Revisits++

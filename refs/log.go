@@ -34,11 +34,12 @@ import (
 // A "# file" line starts each replaced file's entries (its size and SHA-256
 // before and after: the fixity of the change); each entry is
 //
-//	file old-offset old-length new-offset new-length kind payload-digest refers-to-uri refers-to-date
+//	file old-offset old-length new-offset new-length kind payload-digest refers-to-uri refers-to-date [original-member]
 //
 // with kind "revisit" (payload-digest as written in the revisit, refers-to
-// fields escaped as manifest fields) or "restored" (undone; the last three
-// fields "-"): the formats of package rewritelog. Offsets of a later run
+// fields escaped as manifest fields, and in a .gz file the description of
+// the gzip member the record had, for a bit-exact undo) or "restored"
+// (undone; the last three fields "-"): the formats of package rewritelog. Offsets of a later run
 // describe the file as the earlier runs left it.
 //
 // A file's entries appear if and only if its replacement did, once, whole

@@ -11,6 +11,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	"warcdedup/gzmember"
 	"warcdedup/manifest"
 )
 
@@ -21,6 +22,12 @@ const lookAhead = 64 << 10
 // prepare examines the record of l at offset at of src and, for a response,
 // builds its revisit as it will be stored (a gzip member in a .gz file).
 // The bytes returned are the caller's.
+//
+// In a .gz file the record's member is described as it is read (its
+// header, length and SHA-256: gzmember), for the log, so that undo can
+// rebuild it bit for bit: nothing is read twice. A member that cannot be
+// described (a header over gzmember.MaxHeader bytes, damage) has no
+// description, and undo compresses it afresh.
 func (x *examiner) prepare(ctx context.Context, src *os.File, size int64, gz bool, l *manifest.Line, at int64) (*found, []byte, error) {
 	p, err := x.plan(l)
 	if err != nil {
@@ -35,7 +42,16 @@ func (x *examiner) prepare(ctx context.Context, src *os.File, size int64, gz boo
 	// Read the record and a little beyond (the start of the next one, for
 	// the end check): not the rest of the file, which read-ahead would
 	// otherwise pull through the kernel for every record.
-	rr, err := x.reader(io.NewSectionReader(src, at, min(size-at, l.Length+lookAhead)), l.File)
+	var in io.Reader = io.NewSectionReader(src, at, min(size-at, l.Length+lookAhead))
+	if gz {
+		if x.describer == nil {
+			x.describer = gzmember.NewDescriber(l.Length)
+		} else {
+			x.describer.Reset(l.Length)
+		}
+		in = x.describer.Tee(in.(io.ReadSeeker))
+	}
+	rr, err := x.reader(in, l.File)
 	if err != nil {
 		return nil, nil, &RefusedError{File: l.File, Offset: l.Offset, Err: err}
 	}
@@ -46,6 +62,9 @@ func (x *examiner) prepare(ctx context.Context, src *os.File, size int64, gz boo
 	}
 	if !gz {
 		return f, f.revisit, nil
+	}
+	if d, err := x.describer.Description(); err == nil {
+		f.member = d.String()
 	}
 	stored, err := x.gzip(f.revisit)
 	if err != nil {

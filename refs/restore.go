@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"warcdedup/atomicfile"
@@ -21,9 +22,10 @@ import (
 // replaced only by a checked, complete new version, its entries logged).
 //
 // A revisit this toolchain wrote comes back byte for byte as the record it
-// replaced (uncompressed; a .warc.gz file gets a gzip member of its own):
-// its header by the rule of restoredHeader, or as the revisit kept it (see
-// keep). With All, other tools' revisits of the identical-payload-digest
+// replaced: its header by the rule of restoredHeader, or as the revisit
+// kept it (see keep). In a .warc.gz file it gets a gzip member of its own:
+// the member it had, bit for bit, when the log describes it and zlib makes
+// it again, else one compressed afresh (see MemberStats). With All, other tools' revisits of the identical-payload-digest
 // profile are made whole records too, by the same rule: a complete,
 // self-contained copy of the crawl.
 type Restorer struct {
@@ -53,15 +55,19 @@ type Restorer struct {
 	// of its payload that can take the original's place: the revisit is
 	// then re-pointed to it (its Refers-To fields rewritten) instead of
 	// restored, once the two payloads compared equal byte for byte and
-	// replay alike under Policy.
-	Retarget  func(original *manifest.Line) (manifest.Line, bool)
+	// replay alike under Policy. revisitDate is the revisit's WARC-Date
+	// (a capture after it must not be named).
+	Retarget  func(original *manifest.Line, revisitDate string) (manifest.Line, bool)
 	Policy    policy.Policy
 	HardLinks bool // replace files with several names (see Rewriter)
 	Jobs      int  // files restored at once; 1 if < 1
 	// Refused receives each file left untouched and why; Warn other notes
 	// (each revisit left as it is, and why).
-	Refused  func(error)
-	Warn     func(error)
+	Refused func(error)
+	Warn    func(error)
+	// Restored, if set, receives each file replaced, once its entries
+	// are logged, in the order of the files.
+	Restored func(RestoredFile)
 	Progress *Progress
 
 	create func(root *osRoot, name string, perm fileMode) (*atomicfile.File, error)
@@ -81,6 +87,9 @@ type RestoreStats struct {
 	// their revisit kept of them (see keptFor).
 	Exact, Kept             int64
 	BytesBefore, BytesAfter int64 // of the files replaced
+	// Members: how the gzip members of the records restored (Records and
+	// Foreign) in .gz files were written.
+	Members MemberStats
 }
 
 func (s *RestoreStats) add(o *RestoreStats) {
@@ -96,6 +105,7 @@ func (s *RestoreStats) add(o *RestoreStats) {
 	s.Kept += o.Kept
 	s.BytesBefore += o.BytesBefore
 	s.BytesAfter += o.BytesAfter
+	s.Members.add(&o.Members)
 }
 
 // Summary writes the end-of-restore summary.
@@ -103,6 +113,13 @@ func (s *RestoreStats) Summary(w io.Writer) {
 	fmt.Fprintf(w, "files: %d restored, %d untouched (nothing to restore), %d refused\n", s.Restored, s.Untouched, s.Refused)
 	fmt.Fprintf(w, "records restored: %d revisits this toolchain wrote (%d by the rule alone, %d from what the revisit kept), %d other tools' revisits made whole; %d revisits left as they are\n",
 		s.Records, s.Exact, s.Kept, s.Foreign, s.Left)
+	if m := s.Members; m.Rebuilt+m.Recompressed() > 0 {
+		fmt.Fprintf(w, "gzip members of those records: %d rebuilt bit for bit, %d compressed afresh", m.Rebuilt, m.Recompressed())
+		if m.Recompressed() > 0 {
+			fmt.Fprintf(w, " (%s)", m.Reasons())
+		}
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintf(w, "bytes of those files: %d before, %d after, %d more\n", s.BytesBefore, s.BytesAfter, s.BytesAfter-s.BytesBefore)
 }
 
@@ -176,9 +193,19 @@ func (r *Restorer) Run(ctx context.Context, files []string, log *Log) (RestoreSt
 	}()
 	written := newRunFiles()
 	var total RestoreStats
+	var mu sync.Mutex
+	var workers []*restoreWorker
+	defer func() {
+		for _, w := range workers {
+			w.close()
+		}
+	}()
 	fatal := drive(q, cancel, jobs, log, func() func(*restoreTask) error {
 		w := newRestoreWorker(r, log)
 		w.files = written
+		mu.Lock()
+		workers = append(workers, w)
+		mu.Unlock()
 		return func(t *restoreTask) error {
 			err := w.restore(ctx, t)
 			r.Progress.Files.Add(1)
@@ -186,6 +213,9 @@ func (r *Restorer) Run(ctx context.Context, files []string, log *Log) (RestoreSt
 		}
 	}, func(t *restoreTask) error {
 		total.add(&t.stats)
+		if t.err == nil && t.result != nil && r.Restored != nil {
+			r.Restored(RestoredFile{File: t.file, Fixity: t.result.fix, Members: t.stats.Members, Foreign: t.stats.Foreign})
+		}
 		return refusedOr(t.err, r.Refused)
 	})
 	if fatal == nil {

@@ -15,6 +15,7 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/digest"
+	"warcdedup/gzmember"
 	"warcdedup/manifest"
 	"warcdedup/record"
 	"warcdedup/rewritelog"
@@ -31,6 +32,16 @@ type restoreWorker struct {
 	// cmpBuf is the comparison buffer of re-pointing.
 	cmpBuf []byte
 	files  *runFiles
+	// rebuilder rebuilds the gzip members the log describes; made at
+	// the first one.
+	rebuilder *gzmember.Rebuilder
+}
+
+// close frees what the worker holds outside Go's memory (zlib's stream).
+func (w *restoreWorker) close() {
+	if w.rebuilder != nil {
+		w.rebuilder.Close()
+	}
 }
 
 func newRestoreWorker(r *Restorer, log *Log) *restoreWorker {
@@ -46,8 +57,10 @@ type fileRestore struct {
 	w *restoreWorker
 	t *restoreTask
 	// logged are the log's revisits in the file that no run undid, by
-	// where they stand now.
-	logged map[int64]rewritelog.Move
+	// where they stand now; members the descriptions the log has of the
+	// gzip members they replaced (in a .gz file).
+	logged  map[int64]rewritelog.Move
+	members map[int64]*gzmember.Description
 }
 
 // restore does one file. A failed check leaves the file untouched and
@@ -79,15 +92,21 @@ func (w *restoreWorker) restore(ctx context.Context, t *restoreTask) (err error)
 	if err := f.findWritten(); err != nil {
 		return f.refuse(err)
 	}
+	if w.rebuilder != nil {
+		// Another file may be another writer's: every setting is tried
+		// again.
+		w.rebuilder.Reset()
+	}
 	if err := f.walk(ctx); err != nil {
 		return err
 	}
 	return f.finish()
 }
 
-// findWritten lists the log's revisits in the file.
+// findWritten lists the log's revisits in the file and, in a .gz file,
+// reads the descriptions of the members they replaced from the log.
 func (f *fileRestore) findWritten() error {
-	f.logged = map[int64]rewritelog.Move{}
+	f.logged, f.members = map[int64]rewritelog.Move{}, map[int64]*gzmember.Description{}
 	m := f.w.r.Written
 	if m == nil {
 		return nil
@@ -96,9 +115,26 @@ func (f *fileRestore) findWritten() error {
 	if lf == nil {
 		return nil
 	}
-	return m.Live(lf, func(mv rewritelog.Move, off int64) error {
+	described := map[int64]int64{} // log line -> offset now
+	var lines []int64
+	err := m.Live(lf, func(mv rewritelog.Move, off int64) error {
 		mv.PayloadDigest = bytes.Clone(mv.PayloadDigest)
 		f.logged[off] = mv
+		if mv.Member && f.gz {
+			described[mv.Line] = off
+			lines = append(lines, mv.Line)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return m.OriginalMembers(lf, lines, func(line int64, text string) error {
+		d, err := gzmember.Parse(text)
+		if err != nil {
+			return fmt.Errorf("log line %d: %w", line, err)
+		}
+		f.members[described[line]] = &d
 		return nil
 	})
 }
@@ -213,7 +249,7 @@ func (f *fileRestore) restoreRecord(ctx context.Context, rr *record.Reader, rec 
 	}
 	defer closePayload()
 	if r.Retarget != nil && rec.Header.Has(hRefersURI) && rec.Header.Has(hRefersDate) {
-		if alt, ok := r.Retarget(&line); ok {
+		if alt, ok := r.Retarget(&line, strings.TrimSpace(rec.Header.Get("WARC-Date"))); ok {
 			done, err := f.repoint(ctx, rec, revHead, &line, orig, payload, alt, digestValue)
 			if done || err != nil {
 				return err
@@ -278,7 +314,8 @@ func (f *fileRestore) restoreRecord(ctx context.Context, rr *record.Reader, rec 
 		}
 	}
 
-	// The record, written and its payload hashed as it goes.
+	// The record, written and its payload hashed as it goes: its gzip
+	// member rebuilt as it was, if the log describes it and zlib makes it.
 	if err := f.copyTo(at); err != nil {
 		return err
 	}
@@ -289,10 +326,30 @@ func (f *fileRestore) restoreRecord(ctx context.Context, rr *record.Reader, rec 
 	}
 	newOff := f.written
 	ph := algo.New()
-	n, err := f.writeRecord(header, revHead, orig.payload, payload, trailer, ph)
+	src := inlinePayload(orig.payload)
+	if payload != nil {
+		src = streamedPayload(payload, func() (io.ReadCloser, []byte, error) {
+			o, p, err := r.Originals.open(ctx, &line, r.Policy)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s offset %d, opened again: %v", line.File, line.Offset, err)
+			}
+			if p == nil {
+				return nil, o.payload, nil
+			}
+			return p, nil, nil
+		})
+		payload = nil // src closes it
+	}
+	defer src.close()
+	var desc *gzmember.Description
+	if ours {
+		desc = f.members[at]
+	}
+	n, how, err := f.writeRecord(header, revHead, src, trailer, desc, ph)
 	if err != nil {
 		return err
 	}
+	f.t.stats.Members.count(how)
 	if got := ph.Sum(nil); !bytes.Equal(got, sum) {
 		return f.refuse(fmt.Errorf("offset %d: the payload of its original %s offset %d hashes to %s, not the revisit's %s", at, line.File, line.Offset, algo.Format(got), digestValue))
 	}
@@ -376,7 +433,7 @@ func (f *fileRestore) repoint(ctx context.Context, rec *record.Record, block []b
 		}
 	}
 	newOff := f.written
-	n, err := f.writeRecord(b.Bytes(), nil, nil, nil, nil, nil)
+	n, _, err := f.writeRecord(b.Bytes(), nil, inlinePayload(nil), nil, nil, nil)
 	if err != nil {
 		return false, err
 	}
@@ -388,13 +445,39 @@ func (f *fileRestore) repoint(ctx context.Context, rec *record.Record, block []b
 	return true, nil
 }
 
-// writeRecord writes a restored record to the new version (a gzip member
-// of its own in a .gz file), feeding its payload to ph, and returns the
-// bytes it takes there. The payload is inline, or read from stream.
-func (f *fileRestore) writeRecord(header, head, inline []byte, stream io.Reader, trailer []byte, ph hash.Hash) (int64, error) {
+// writeRecord writes a restored record to the new version, feeding its
+// payload to ph (if not nil), and returns the bytes it takes there and,
+// in a .gz file, how its gzip member was written: rebuilt from desc, the
+// description the log has of the member it had (nil: none), or
+// compressed afresh, a member of its own.
+func (f *fileRestore) writeRecord(header, head []byte, payload *payloadSource, trailer []byte, desc *gzmember.Description, ph hash.Hash) (int64, memberHow, error) {
 	cw := &countWriter{w: f.tmp.File}
 	var out io.Writer = cw
+	how := memberNone
 	if f.gz {
+		how = memberNoDescription
+		if desc != nil {
+			var err error
+			how, err = f.rebuildMember(desc, header, head, payload, trailer, ph, cw)
+			var we *gzmember.WriteError
+			var pe *errPayload
+			switch {
+			case errors.As(err, &we):
+				return 0, how, f.writeError(we.Err)
+			case errors.Is(err, gzmember.ErrChanged):
+				return 0, how, f.refuse(fmt.Errorf("offset %d: %w: its payload changed between two reads of it while its gzip member was rebuilt", f.pos, ErrOriginal))
+			case errors.As(err, &pe):
+				return 0, how, f.refuse(fmt.Errorf("%w: reading it: %v", ErrOriginal, pe.err))
+			case err != nil:
+				return 0, how, f.refuse(fmt.Errorf("rebuilding its gzip member: %w", err))
+			case how == memberRebuilt:
+				if cw.n != desc.Length {
+					return 0, how, f.refuse(fmt.Errorf("its gzip member was rebuilt as %d bytes, and the log describes one of %d", cw.n, desc.Length))
+				}
+				return cw.n, how, nil
+			}
+			// No setting makes it, and nothing was written: afresh.
+		}
 		if f.w.zw == nil {
 			f.w.zw = gzip.NewWriter(cw)
 		} else {
@@ -404,35 +487,33 @@ func (f *fileRestore) writeRecord(header, head, inline []byte, stream io.Reader,
 	}
 	for _, b := range [][]byte{header, head} {
 		if _, err := out.Write(b); err != nil {
-			return 0, f.writeError(err)
+			return 0, how, f.writeError(err)
 		}
 	}
-	if stream == nil {
-		if _, err := out.Write(inline); err != nil {
-			return 0, f.writeError(err)
+	if ph != nil {
+		ph.Reset() // a rebuild tried may have read some of the payload
+	}
+	p, err := payload.next()
+	if err != nil {
+		return 0, how, f.refuse(fmt.Errorf("%w %v", ErrOriginal, err))
+	}
+	// Errors reading the original refuse the file; writing, class.
+	sink := &splitWriter{out: out, h: ph}
+	if _, err := io.CopyBuffer(sink, p, f.w.buf); err != nil {
+		if sink.err != nil {
+			return 0, how, f.writeError(sink.err)
 		}
-		if ph != nil {
-			ph.Write(inline)
-		}
-	} else {
-		// Errors reading the original refuse the file; writing, class.
-		sink := &splitWriter{out: out, h: ph}
-		if _, err := io.CopyBuffer(sink, stream, f.w.buf); err != nil {
-			if sink.err != nil {
-				return 0, f.writeError(sink.err)
-			}
-			return 0, f.refuse(fmt.Errorf("%w: reading it: %v", ErrOriginal, err))
-		}
+		return 0, how, f.refuse(fmt.Errorf("%w: reading it: %v", ErrOriginal, err))
 	}
 	if _, err := out.Write(trailer); err != nil {
-		return 0, f.writeError(err)
+		return 0, how, f.writeError(err)
 	}
 	if f.gz {
 		if err := f.w.zw.Close(); err != nil {
-			return 0, f.writeError(err)
+			return 0, how, f.writeError(err)
 		}
 	}
-	return cw.n, nil
+	return cw.n, how, nil
 }
 
 // splitWriter writes to out and hashes, remembering a write error.
@@ -444,7 +525,9 @@ type splitWriter struct {
 
 func (s *splitWriter) Write(p []byte) (int, error) {
 	n, err := s.out.Write(p)
-	s.h.Write(p[:n])
+	if s.h != nil {
+		s.h.Write(p[:n])
+	}
 	if err != nil {
 		s.err = err
 	}

@@ -433,7 +433,7 @@ func TestRestoreRetarget(t *testing.T) {
 	order := []string{"http://example.com/b1", "http://example.com/b2", "http://example.com/b3"}
 	r := Restorer{Roots: []string{dir}, Captures: captures, Originals: originalsOf(t, lines, log, dir), All: true,
 		Only: func(uri, date string) bool { return uri == "http://example.com/a" },
-		Retarget: func(orig *manifest.Line) (manifest.Line, bool) {
+		Retarget: func(orig *manifest.Line, _ string) (manifest.Line, bool) {
 			mu.Lock()
 			defer mu.Unlock()
 			alt, ok := alts[next[order[asked]]]

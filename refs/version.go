@@ -131,6 +131,9 @@ type version struct {
 	srcName, dstName string // slash-separated
 	path             string // the file's real path, for messages and the journal
 	writingAt        string // where its new version goes, while noted in pl.files
+	// writers, in place, finds another process writing the file from its
+	// opening to the rename (lease_linux.go).
+	writers *writerGuard
 
 	tmp      *atomicfile.File
 	written  int64 // bytes of the new version so far
@@ -207,6 +210,11 @@ func (v *version) open(pl *placement, file string) error {
 	if st, ok := v.info.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 && pl.inPlace && !pl.hardLinks {
 		return fmt.Errorf("%s has %d hard links: replacing one name would save nothing, as the other names keep the old bytes (allow it with --hard-links)", v.path, st.Nlink)
 	}
+	if pl.inPlace && !pl.dryRun {
+		if v.writers, err = guardWriters(v.src); err != nil {
+			return err
+		}
+	}
 	v.size = v.info.Size()
 	if v.gz, err = isGzip(v.src); err != nil {
 		return err
@@ -274,6 +282,7 @@ func (v *version) close() {
 		v.pl.files.leave(v.writingAt)
 		v.writingAt = ""
 	}
+	v.writers.release()
 	if v.src != nil {
 		v.src.Close()
 	}
@@ -361,6 +370,9 @@ func (e *WriteError) Unwrap() error { return e.Err }
 // createTemp makes the new version's temporary file and copies into it
 // what was noted so far: the copied stretches before the first new one.
 func (v *version) createTemp() error {
+	if err := v.writers.check(); err != nil {
+		return v.refuse(err) // before the copy: it would be thrown away
+	}
 	if dir := path.Dir(v.dstName); dir != "." {
 		if err := v.dstRoot.MkdirAll(filepath.FromSlash(dir), 0o755); err != nil {
 			return v.writeError(err)
@@ -439,6 +451,14 @@ func (v *version) replace(log *Log, lock interface {
 		}
 		other, _ := v.pl.files.writtenBy(v.writingAt)
 		return nil, v.refuse(fmt.Errorf("%w, %s", ErrNamedTwice, other))
+	}
+	// The last look for a writer, as close to the rename as it can be.
+	if err := v.writers.check(); err != nil {
+		undo()
+		if v.pl.inPlace {
+			log.unpend(result)
+		}
+		return nil, v.refuse(err)
 	}
 	err = v.tmp.Commit()
 	v.tmp = nil

@@ -432,3 +432,29 @@ func distance(a, b string) time.Duration {
 	}
 	return d
 }
+
+// CheckOne checks one revisit, at r.File (relative to the collection) and
+// r.Offset, as Check checks each of its sample: read, resolved through the
+// indexes with pywb's rule, its original's payload hashed again
+// (warcdedup show --cdx). It returns the index lines read; r says the rest.
+func CheckOne(ctx context.Context, collection string, indexes []string, r *Revisit) (int64, error) {
+	if err := readRevisit(collection, r); err != nil {
+		r.Problem = err.Error()
+		return 0, nil
+	}
+	files, err := listFiles(collection)
+	if err != nil {
+		return 0, err
+	}
+	var count int64
+	lines, err := indexLines(ctx, indexes, []*Revisit{r}, &count)
+	if err != nil {
+		return count, err
+	}
+	if err := resolve(collection, files, r, lines); err != nil {
+		r.Problem = err.Error()
+	} else {
+		r.OK = true
+	}
+	return count, nil
+}

@@ -81,6 +81,14 @@ type page struct {
 	Stages      []stageRow
 	StagesTotal string
 	Crawls      []crawlRow
+	Runs        []runRow
+	Collection  []string // what every run did, in sentences
+}
+
+type runRow struct {
+	Started, Mode, Exit, Files, Revisits string
+	Saved, SavedExact, Rewritten         string
+	Report                               string // its page, relative to this one
 }
 
 // figure is one of the key figures: a value in big type, lines under it,
@@ -317,16 +325,20 @@ func (p *page) counts(r *Report, words tense) {
 	b := func(label string, v int64) countRow {
 		return countRow{Label: label, Human: humanBytes(v), Exact: exactBytes(v)}
 	}
+	collection := []countRow{
+		n("Files", t.Files, false),
+		b("Stored bytes", t.StoredBytes),
+		n("Responses listed", t.Records, false),
+		b("Their stored bytes", t.RecordBytes),
+		n("Revisits already in it", t.Revisits, false),
+		n("Duplicates", t.Duplicates, false),
+		b("Duplicate bytes", t.DuplicateBytes),
+	}
+	if t.FilesInProgress > 0 {
+		collection = slices.Insert(collection, 1, n("Files still being written (.open), not read", t.FilesInProgress, true))
+	}
 	p.Counts = []countGroup{
-		{"The collection", []countRow{
-			n("Files", t.Files, false),
-			b("Stored bytes", t.StoredBytes),
-			n("Responses listed", t.Records, false),
-			b("Their stored bytes", t.RecordBytes),
-			n("Revisits already in it", t.Revisits, false),
-			n("Duplicates", t.Duplicates, false),
-			b("Duplicate bytes", t.DuplicateBytes),
-		}},
+		{"The collection", collection},
 		{"The deduplication", []countRow{
 			n(words.written, t.RevisitsWritten, false),
 			b("Bytes "+words.saved, t.BytesSaved),
@@ -616,6 +628,7 @@ func (p *page) tables(r *Report) {
 	}
 	p.StagesTotal = duration(time.Duration(took))
 
+	p.runs(r)
 	for _, c := range r.Crawls {
 		committed := "no"
 		if c.Committed {
@@ -626,6 +639,32 @@ func (p *page) tables(r *Report) {
 			Conserved: humanBytes(c.BytesConserved), ConservedExact: exactBytes(c.BytesConserved),
 			Size: humanBytes(c.Size), SizeExact: exactBytes(c.Size),
 			Requires: c.Requires})
+	}
+}
+
+// runs are the history of the work directory: every run and undo, and
+// what they did to the collection together.
+func (p *page) runs(r *Report) {
+	if c := r.Collection; c != nil {
+		p.Collection = []string{
+			fmt.Sprintf("Every run together wrote %s revisits, and every undo restored %s records: %s saved now, in %s files replaced once or more (fixity.tsv lists each with its size and SHA-256 before the first replacement and now).",
+				count(c.RevisitsWritten), count(c.RecordsRestored), humanBytes(c.BytesSaved), count(c.FilesReplaced)),
+			"deps.tsv lists, for every file, the files holding the originals its revisits need now, whichever run wrote them.",
+		}
+	}
+	for _, run := range r.Runs {
+		row := runRow{Mode: run.Mode, Exit: strconv.Itoa(run.Exit), Files: count(run.Files),
+			Revisits: count(run.RevisitsWritten), Saved: humanBytes(run.BytesSaved), SavedExact: exactBytes(run.BytesSaved),
+			Rewritten: count(run.FilesRewritten), Report: run.Dir + "/report.html"}
+		if !run.Started.IsZero() {
+			row.Started = run.Started.UTC().Format("2006-01-02 15:04 UTC")
+		}
+		if run.Mode == "undo" {
+			// An undo's figures are its undo.json.
+			row.Revisits = count(run.RecordsRestored) + " restored"
+			row.Report = run.Dir + "/undo.json"
+		}
+		p.Runs = append(p.Runs, row)
 	}
 }
 

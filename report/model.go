@@ -48,6 +48,39 @@ type Report struct {
 	// Exit is the run's exit status and, when not 0, why.
 	Exit       int      `json:"exit_status"`
 	ExitReason []string `json:"exit_reason,omitempty"`
+
+	// Collection is what every run and undo of the work directory did to
+	// the collection, and Runs lists them, oldest first, each with its
+	// own report: the work directory's report (warcdedup run's) only.
+	Collection *Collection `json:"collection,omitempty"`
+	Runs       []Run       `json:"runs,omitempty"`
+}
+
+// Collection is what this toolchain's runs and undos did to a collection,
+// all of them: counted from the rewrite log, which lists every record
+// they rewrote.
+type Collection struct {
+	RevisitsWritten int64 `json:"revisits_written"` // by every run
+	RecordsRestored int64 `json:"records_restored"` // by every undo
+	// BytesSaved are the bytes the revisits written saved, less those
+	// restoring records took back.
+	BytesSaved    int64 `json:"bytes_saved"`
+	FilesReplaced int64 `json:"files_replaced"` // files replaced once or more (fixity.tsv)
+}
+
+// Run is one run or undo of a work directory, as its own report (in Dir)
+// tells it.
+type Run struct {
+	Dir     string    `json:"dir"` // relative to the work directory: runs/TIME-MODE
+	Started time.Time `json:"started"`
+	// Mode is "run", "dry run" or "undo".
+	Mode            string `json:"mode"`
+	Exit            int    `json:"exit_status"`
+	Files           int64  `json:"files"`            // of the collection (run) or restored (undo)
+	RevisitsWritten int64  `json:"revisits_written"` // (or that would be written)
+	BytesSaved      int64  `json:"bytes_saved"`      // (or that would be); an undo's are negative
+	FilesRewritten  int64  `json:"files_rewritten"`  // replaced by the run or the undo
+	RecordsRestored int64  `json:"records_restored,omitempty"`
 }
 
 // Other is the label of the bucket that holds the groups after the top
@@ -57,8 +90,11 @@ const Other = "other"
 
 // Totals are the collection's figures.
 type Totals struct {
-	Files           int64 `json:"files"`
-	StoredBytes     int64 `json:"stored_bytes"`   // of the files
+	Files       int64 `json:"files"`
+	StoredBytes int64 `json:"stored_bytes"` // of the files
+	// FilesInProgress are files a crawler was still writing (".open"),
+	// not read and not counted in Files.
+	FilesInProgress int64 `json:"files_in_progress,omitempty"`
 	Records         int64 `json:"records"`        // candidate responses listed
 	RecordBytes     int64 `json:"record_bytes"`   // their stored bytes
 	Revisits        int64 `json:"revisits_found"` // revisit records already in the collection

@@ -9,7 +9,7 @@
 // entries of a run (its fixity: see Fixity), and other lines starting with
 // "#" are comments:
 //
-//	file old-offset old-length new-offset new-length kind payload-digest refers-to-uri refers-to-date
+//	file old-offset old-length new-offset new-length kind payload-digest refers-to-uri refers-to-date [original-member]
 //
 // file is the name relative to the collection root, escaped as manifest
 // field 1 (manifest.EscapeFile); offsets and lengths are bytes in the file
@@ -19,8 +19,15 @@
 // revisit's WARC-Payload-Digest as written ("sha1:..."), refers-to-uri and
 // refers-to-date its WARC-Refers-To-Target-URI (escaped as
 // manifest.EscapeField) and WARC-Refers-To-Date; the last three are "-"
-// for restored. Lines of five fields (warcrefs before this format) are
-// revisits whose digest and references are unknown.
+// for restored. original-member, a tenth field a revisit entry may have,
+// describes the gzip member the revisit replaced in a .warc.gz (its
+// length, header and SHA-256: the text form of a gzmember.Description,
+// "gz1.LENGTH.HEADER.PREFIX.SHA256", whose length is old-length), so that
+// undo can rebuild that member bit for bit; "-" or no tenth field: none
+// (an uncompressed file, a member that could not be described, a log
+// written before the field). Lines of nine fields stay valid, and lines of
+// five fields (warcrefs before this format) are revisits whose digest and
+// references are unknown.
 //
 // Within a run a file's entries are in increasing old-offset order, files
 // in byte order of their names; a later run's offsets are those of the
@@ -44,6 +51,7 @@ import (
 	"strings"
 	"time"
 
+	"warcdedup/gzmember"
 	"warcdedup/manifest"
 )
 
@@ -74,8 +82,13 @@ type Entry struct {
 	Kind                  Kind
 	PayloadDigest         string // revisit: WARC-Payload-Digest as written; "" if unknown (five fields) or restored
 	RefersToURI, RefersTo string // revisit: as in the log (manifest escaping); "" otherwise
-	Run                   int    // the run it belongs to: index in Reader.Runs
-	Line                  int64  // 1-based line number in the log
+	// OriginalMember is, for a revisit in a .warc.gz, the text form of the
+	// gzmember.Description of the member it replaced (field 10); "" if
+	// none. It is checked when read: it parses, and its length is
+	// OldLength.
+	OriginalMember string
+	Run            int   // the run it belongs to: index in Reader.Runs
+	Line           int64 // 1-based line number in the log
 }
 
 // AppendTo appends the entry's log line, without a line end.
@@ -91,6 +104,11 @@ func (e *Entry) AppendTo(dst []byte) []byte {
 		}
 		dst = append(append(dst, ' '), s...)
 	}
+	if e.OriginalMember != "" {
+		// Nine fields without it: the lines of uncompressed files stay as
+		// readers of the nine-field form expect them.
+		dst = append(append(dst, ' '), e.OriginalMember...)
+	}
 	return dst
 }
 
@@ -103,8 +121,16 @@ func AppendRun(dst []byte, t time.Time) []byte {
 // add up; an error names the log and the line.
 type Reader struct {
 	name string
+	src  io.Reader
 	sc   *bufio.Scanner
 	line int64
+	// lineStart is the offset, in what src gives, of the line read last,
+	// and lineEnd that of the line after it: where a Moves finds an entry
+	// again.
+	lineStart, lineEnd int64
+	// base is where src was when the Reader started, if it can seek: the
+	// offsets above are from there.
+	base int64
 	raw  rawEntry
 	// Runs are the start times of the runs read so far; the entries before
 	// the first "# run" line belong to a run with the zero time.
@@ -173,15 +199,34 @@ type rawEntry struct {
 	oldOff, oldLen, newOff, newLen int64
 	kind                           Kind
 	digest, refURI, refDate        []byte // nil for "-"
+	member                         []byte // field 10; nil for "-" or none
 	run                            int
 	line                           int64
+	pos                            int64 // offset of the line in the reader's source
 }
 
 // NewReader returns a Reader of the log r, named name in errors.
 func NewReader(r io.Reader, name string) *Reader {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	return &Reader{name: name, sc: sc}
+	rd := &Reader{name: name, src: r, sc: sc}
+	if sk, ok := r.(io.Seeker); ok {
+		if at, err := sk.Seek(0, io.SeekCurrent); err == nil {
+			rd.base = at
+		}
+	}
+	sc.Split(rd.splitLines)
+	return rd
+}
+
+// splitLines is bufio.ScanLines, noting where each line starts in the
+// source (a Scan returns as soon as its split gives a line).
+func (r *Reader) splitLines(data []byte, atEOF bool) (int, []byte, error) {
+	advance, token, err := bufio.ScanLines(data, atEOF)
+	if token != nil {
+		r.lineStart, r.lineEnd = r.lineEnd, r.lineEnd+int64(advance)
+	}
+	return advance, token, err
 }
 
 // Legacy reports whether five-field lines were read.
@@ -198,8 +243,8 @@ func (r *Reader) Next() (*Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.entry = Entry{File: string(e.file), OldOffset: e.oldOff, OldLength: e.oldLen, NewOffset: e.newOff, NewLength: e.newLen,
-		Kind: e.kind, PayloadDigest: string(e.digest), RefersToURI: string(e.refURI), RefersTo: string(e.refDate), Run: e.run, Line: e.line}
+	r.entry = e.entry()
+	r.entry.Run, r.entry.Line = e.run, e.line
 	return &r.entry, nil
 }
 
@@ -258,7 +303,13 @@ func (r *Reader) startRun(t time.Time) {
 	r.prevFile, r.prevEnd, r.shift, r.seenFirst = r.prevFile[:0], 0, 0, false
 }
 
-var errFields = errors.New("want 9 fields (file old-offset old-length new-offset new-length kind payload-digest refers-to-uri refers-to-date) or the 5 of older logs")
+var errFields = errors.New("want 9 or 10 fields (file old-offset old-length new-offset new-length kind payload-digest refers-to-uri refers-to-date [original-member]) or the 5 of older logs")
+
+// entry is e as an Entry, without its run and line.
+func (e *rawEntry) entry() Entry {
+	return Entry{File: string(e.file), OldOffset: e.oldOff, OldLength: e.oldLen, NewOffset: e.newOff, NewLength: e.newLen,
+		Kind: e.kind, PayloadDigest: string(e.digest), RefersToURI: string(e.refURI), RefersTo: string(e.refDate), OriginalMember: string(e.member)}
+}
 
 var dash = []byte("-")
 
@@ -266,7 +317,7 @@ func (r *Reader) parse(text []byte) error {
 	if len(r.Runs) == 0 {
 		r.startRun(time.Time{})
 	}
-	var f [9][]byte
+	var f [10][]byte
 	e, n, err := parseFields(text, &f, &r.unescaped)
 	if err != nil {
 		return r.errorf("%v", err)
@@ -274,7 +325,7 @@ func (r *Reader) parse(text []byte) error {
 	if n == 5 {
 		r.legacy = true
 	}
-	e.run, e.line = len(r.Runs)-1, r.line
+	e.run, e.line, e.pos = len(r.Runs)-1, r.line, r.lineStart
 	// Order within the run: files in byte order, offsets increasing.
 	switch c := bytes.Compare(f[0], r.prevFile); {
 	case !r.seenFirst || c > 0:
@@ -295,12 +346,12 @@ func (r *Reader) parse(text []byte) error {
 
 // parseFields reads one entry line into e, splitting it into f; the
 // unescaped file name is kept in *buf. It returns the number of fields.
-func parseFields(text []byte, f *[9][]byte, buf *[]byte) (rawEntry, int, error) {
+func parseFields(text []byte, f *[10][]byte, buf *[]byte) (rawEntry, int, error) {
 	n := 0
 	for rest := text; ; n++ {
 		i := bytes.IndexByte(rest, ' ')
 		if n == len(f) {
-			return rawEntry{}, n, fmt.Errorf("more than 9 fields: %v", errFields)
+			return rawEntry{}, n, fmt.Errorf("more than 10 fields: %v", errFields)
 		}
 		if i < 0 {
 			f[n] = rest
@@ -309,7 +360,7 @@ func parseFields(text []byte, f *[9][]byte, buf *[]byte) (rawEntry, int, error) 
 		}
 		f[n], rest = rest[:i], rest[i+1:]
 	}
-	if n != 9 && n != 5 {
+	if n != 10 && n != 9 && n != 5 {
 		return rawEntry{}, n, fmt.Errorf("%d fields: %v", n, errFields)
 	}
 	name := f[0]
@@ -333,9 +384,12 @@ func parseFields(text []byte, f *[9][]byte, buf *[]byte) (rawEntry, int, error) 
 		num[i] = v
 	}
 	e := rawEntry{file: name, oldOff: num[0], oldLen: num[1], newOff: num[2], newLen: num[3], kind: Revisit}
-	if n == 9 {
+	if n >= 9 {
 		none := bytes.Equal(f[6], dash) || bytes.Equal(f[7], dash) || bytes.Equal(f[8], dash)
 		all := bytes.Equal(f[6], dash) && bytes.Equal(f[7], dash) && bytes.Equal(f[8], dash)
+		if n == 10 {
+			all = all && bytes.Equal(f[9], dash)
+		}
 		switch string(f[5]) {
 		case "revisit":
 			if none {
@@ -345,7 +399,7 @@ func parseFields(text []byte, f *[9][]byte, buf *[]byte) (rawEntry, int, error) 
 		case "restored":
 			e.kind = Restored
 			if !all {
-				return rawEntry{}, n, errors.New("a restored record has \"-\" for digest and references")
+				return rawEntry{}, n, errors.New("a restored record has \"-\" for digest and references (and original member)")
 			}
 		default:
 			return rawEntry{}, n, fmt.Errorf("kind %q: want revisit or restored", f[5])
@@ -354,20 +408,38 @@ func parseFields(text []byte, f *[9][]byte, buf *[]byte) (rawEntry, int, error) 
 	if e.oldLen == 0 || e.newLen == 0 {
 		return rawEntry{}, n, errors.New("a record of length 0")
 	}
+	if n == 10 && e.kind == Revisit && !bytes.Equal(f[9], dash) {
+		if err := checkMember(f[9], e.oldLen); err != nil {
+			return rawEntry{}, n, err
+		}
+		e.member = f[9]
+	}
 	return e, n, nil
+}
+
+// checkMember checks an original-member field: a gzip member description
+// (gzmember.Parse) of the record the entry replaced, old-length bytes.
+func checkMember(field []byte, oldLen int64) error {
+	d, err := gzmember.Parse(string(field))
+	if err != nil {
+		return fmt.Errorf("field 10 (original-member): %v", err)
+	}
+	if d.Length != oldLen {
+		return fmt.Errorf("field 10 (original-member) describes a member of %d bytes, and the entry's old length is %d", d.Length, oldLen)
+	}
+	return nil
 }
 
 // ParseEntry reads one entry line (without its line end) on its own,
 // without the order checks of a Reader.
 func ParseEntry(line []byte) (Entry, error) {
-	var f [9][]byte
+	var f [10][]byte
 	var buf []byte
 	e, _, err := parseFields(line, &f, &buf)
 	if err != nil {
 		return Entry{}, err
 	}
-	return Entry{File: string(e.file), OldOffset: e.oldOff, OldLength: e.oldLen, NewOffset: e.newOff, NewLength: e.newLen,
-		Kind: e.kind, PayloadDigest: string(e.digest), RefersToURI: string(e.refURI), RefersTo: string(e.refDate)}, nil
+	return e.entry(), nil
 }
 
 func parseUint(b []byte) (int64, bool) {

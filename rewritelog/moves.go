@@ -1,6 +1,7 @@
 package rewritelog
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base32"
 	"errors"
@@ -14,7 +15,9 @@ import (
 
 // Moves is a log held in memory to follow offsets through it: 48 bytes
 // per entry plus its payload digest (20 bytes for a base32 sha1, else its
-// text), whatever the size of what is looked up in it.
+// text), whatever the size of what is looked up in it. The entries'
+// original members (field 10, about 80 bytes each) are not held: they are
+// read again from the log when a file is restored (OriginalMembers).
 type Moves struct {
 	moves   []move
 	digests []byte
@@ -30,6 +33,12 @@ type Moves struct {
 	Runs []time.Time
 	// Legacy is true when the log had five-field lines (no digests).
 	Legacy bool
+	// fixes are the spans' "# file" lines.
+	fixes []spanFix
+	// reread opens the log again, to read entries of it a second time
+	// (OriginalMembers); nil if it cannot be. The offsets of the spans
+	// are in what it gives.
+	reread func() (io.ReaderAt, func(), error)
 }
 
 type move struct {
@@ -38,6 +47,7 @@ type move struct {
 	digOff                         uint32
 	digLen                         uint16 // sha1Binary: 20 bytes of a "sha1:" base32 digest
 	kind                           Kind
+	member                         bool // the entry has an original member (field 10)
 }
 
 const sha1Binary = 0xffff
@@ -57,6 +67,15 @@ type File struct {
 type runSpan struct {
 	run        int
 	first, end int
+	pos        int64 // offset in the log of its first entry's line
+	fix        int32 // its "# file" lines in Moves.fixes; -1 if none
+}
+
+// spanFix is what the "# file" lines of a span say of its file: the size
+// and SHA-256 before the first of them and after the last.
+type spanFix struct {
+	oldSize, newSize int64
+	oldSum, newSum   string
 }
 
 type resolution struct {
@@ -70,8 +89,11 @@ type Move struct {
 	Kind                                       Kind
 	// PayloadDigest of a revisit as written, "" when unknown.
 	PayloadDigest []byte
-	Run           int
-	Line          int64 // in the log
+	// Member says that the entry describes the gzip member the revisit
+	// replaced (field 10): OriginalMembers reads it.
+	Member bool
+	Run    int
+	Line   int64 // in the log
 }
 
 // LoadFile reads the log file name into memory (see Load), counting its
@@ -90,7 +112,23 @@ func LoadFile(name string, since time.Time) (*Moves, error) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
-	return load(NewReader(f, name), since, lines)
+	m, err := load(NewReader(f, name), since, lines)
+	if m != nil {
+		m.reread = reopen(name, 0)
+	}
+	return m, err
+}
+
+// reopen returns a function that opens the log file name again, its
+// offsets from base on.
+func reopen(name string, base int64) func() (io.ReaderAt, func(), error) {
+	return func() (io.ReaderAt, func(), error) {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		return io.NewSectionReader(f, base, 1<<62), func() { f.Close() }, nil
+	}
 }
 
 // LoadFileFrom is LoadFile of the entries from byte offset from of the
@@ -109,7 +147,11 @@ func LoadFileFrom(name string, from int64) (*Moves, error) {
 	if _, err := section.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
-	return load(NewReader(section, name), time.Time{}, lines)
+	m, err := load(NewReader(section, name), time.Time{}, lines)
+	if m != nil {
+		m.reread = reopen(name, from)
+	}
+	return m, err
 }
 
 // openWhole opens the log file name, checked against its EndFile.
@@ -147,15 +189,36 @@ func countLines(r io.Reader) (int, error) {
 // Load reads the log into memory, keeping the runs that started at or
 // after since (every run for the zero time). A block whose entries are
 // missing is no error here: the file's offsets cannot be followed, which
-// Live and Incomplete say of it (r.Incomplete is replaced).
-func Load(r *Reader, since time.Time) (*Moves, error) { return load(r, since, 0) }
+// Live and Incomplete say of it (r.Incomplete is replaced). Its original
+// members can be read again (OriginalMembers) if r reads a file, or
+// something else that can be read at an offset (io.ReaderAt).
+func Load(r *Reader, since time.Time) (*Moves, error) {
+	m, err := load(r, since, 0)
+	if m == nil {
+		return m, err
+	}
+	switch src := r.src.(type) {
+	case *os.File:
+		m.reread = reopen(src.Name(), r.base)
+	case io.ReaderAt:
+		m.reread = func() (io.ReaderAt, func(), error) {
+			return io.NewSectionReader(src, r.base, 1<<62), func() {}, nil
+		}
+	}
+	return m, err
+}
 
 func load(r *Reader, since time.Time, sizeHint int) (*Moves, error) {
 	m := &Moves{names: newNames(),
 		moves: make([]move, 0, sizeHint), digests: make([]byte, 0, sizeHint*20),
 		versions: map[string]Fixity{}, incomplete: map[string]*IncompleteError{}}
 	fixity := r.Fixity
+	// The block being read, whose "# file" line its first entry's span
+	// takes (see Undone).
+	var block Fixity
+	blockFresh := false
 	r.Fixity = func(f Fixity) error {
+		block, blockFresh = f, true
 		if f.NewSHA256 != "-" {
 			m.versions[f.File] = f
 		}
@@ -201,10 +264,21 @@ func load(r *Reader, since time.Time, sizeHint int) (*Moves, error) {
 				cur = m.add(string(e.file))
 				m.files = append(m.files, cur)
 			}
-			cur.spans = append(cur.spans, runSpan{run: run, first: len(m.moves), end: len(m.moves)})
+			cur.spans = append(cur.spans, runSpan{run: run, first: len(m.moves), end: len(m.moves), pos: e.pos, fix: -1})
 			curRun = run
 		}
-		mv := move{oldOff: e.oldOff, oldLen: e.oldLen, newOff: e.newOff, newLen: e.newLen, line: e.line, kind: e.kind}
+		if blockFresh && block.File == cur.Name {
+			// The span's first block, or a second one of the same run.
+			blockFresh = false
+			s := &cur.spans[len(cur.spans)-1]
+			if s.fix < 0 {
+				s.fix = int32(len(m.fixes))
+				m.fixes = append(m.fixes, spanFix{oldSize: block.OldSize, oldSum: block.OldSHA256})
+			}
+			sf := &m.fixes[s.fix]
+			sf.newSize, sf.newSum = block.NewSize, block.NewSHA256
+		}
+		mv := move{oldOff: e.oldOff, oldLen: e.oldLen, newOff: e.newOff, newLen: e.newLen, line: e.line, kind: e.kind, member: e.member != nil}
 		if d := e.digest; len(d) > 0 {
 			if len(m.digests)+len(d) > 0xffffffff || len(d) >= sha1Binary {
 				return nil, fmt.Errorf("%s: line %d: digest too long, or too many", r.name, e.line)
@@ -410,7 +484,7 @@ func (e *CoverError) Error() string {
 // m.digests, never rewritten: Moves is read by the restores of several
 // files at once, and a Move may be kept after the next view.
 func (m *Moves) view(mv *move, run int) Move {
-	v := Move{OldOffset: mv.oldOff, OldLength: mv.oldLen, NewOffset: mv.newOff, NewLength: mv.newLen, Kind: mv.kind, Run: run, Line: mv.line}
+	v := Move{OldOffset: mv.oldOff, OldLength: mv.oldLen, NewOffset: mv.newOff, NewLength: mv.newLen, Kind: mv.kind, Member: mv.member, Run: run, Line: mv.line}
 	switch mv.digLen {
 	case 0:
 	case sha1Binary:
@@ -503,4 +577,154 @@ func (m *Moves) after(spans []runSpan, off, length int64) (int64, bool, error) {
 		off += mv.newOff + mv.newLen - mv.oldOff - mv.oldLen
 	}
 	return off, true, nil
+}
+
+// OriginalMembers reads again from the log the original members (field
+// 10) of f's entries at the log lines given, which must be entries whose
+// Move has Member, and calls fn with each, in log order. Only the spans of
+// the file that hold one are read. An entry found there that is not the
+// one loaded (the log changed since) is an error.
+func (m *Moves) OriginalMembers(f *File, lines []int64, fn func(line int64, member string) error) error {
+	if len(lines) == 0 {
+		return nil
+	}
+	want := make(map[int64]bool, len(lines))
+	for _, l := range lines {
+		want[l] = true
+	}
+	if m.reread == nil {
+		return errors.New("the rewrite log was not read from a file: its original members cannot be read again")
+	}
+	var src io.ReaderAt
+	for _, s := range f.spans {
+		ms := m.moves[s.first:s.end]
+		needed := 0
+		for i := range ms {
+			if ms[i].member && want[ms[i].line] {
+				needed++
+			}
+		}
+		if needed == 0 {
+			continue
+		}
+		if src == nil {
+			var done func()
+			var err error
+			if src, done, err = m.reread(); err != nil {
+				return err
+			}
+			defer done()
+		}
+		if err := m.rereadSpan(src, s, ms, want, needed, fn); err != nil {
+			return fmt.Errorf("reading the original members of %s again: %w", f.Name, err)
+		}
+	}
+	return nil
+}
+
+// rereadSpan reads the lines of a span's entries ms from the log src and
+// gives fn the members wanted of them (needed in all).
+func (m *Moves) rereadSpan(src io.ReaderAt, s runSpan, ms []move, want map[int64]bool, needed int, fn func(int64, string) error) error {
+	br := bufio.NewReaderSize(io.NewSectionReader(src, s.pos, 1<<62), 64<<10)
+	line := ms[0].line
+	for i := 0; i < len(ms) && needed > 0; line++ {
+		text, err := br.ReadBytes('\n')
+		if err != nil && (err != io.EOF || len(text) == 0) {
+			return fmt.Errorf("line %d: %w", line, noEOF(err))
+		}
+		mv := &ms[i]
+		if line != mv.line {
+			continue // a "# file" line or a comment between its entries
+		}
+		i++
+		e, err := ParseEntry(bytes.TrimSuffix(bytes.TrimSuffix(text, []byte("\n")), []byte("\r")))
+		if err != nil {
+			return fmt.Errorf("line %d: %w", line, err)
+		}
+		if e.OldOffset != mv.oldOff || e.OldLength != mv.oldLen || e.NewOffset != mv.newOff || e.NewLength != mv.newLen || e.Kind != mv.kind || (e.OriginalMember != "") != mv.member {
+			return fmt.Errorf("line %d is not the entry read there before: the log changed", line)
+		}
+		if mv.member && want[mv.line] {
+			needed--
+			if err := fn(mv.line, e.OriginalMember); err != nil {
+				return err
+			}
+		}
+	}
+	if needed > 0 {
+		return errors.New("the log ends before its entries: the log changed")
+	}
+	return nil
+}
+
+func noEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// Undoing is what the log says of a file its last replacements restored
+// records of (an undo): see Undone.
+type Undoing struct {
+	// Before is the "# file" line of the earliest run whose revisits
+	// they restored: its OldSize and OldSHA256 are the file before it.
+	Before Fixity
+	// Restores is the replacements that restored records since that run
+	// (one, when one undo restored them all).
+	Restores int
+	// Unbroken says that each replacement from that run on started from
+	// the version the one before it left: nothing else changed the file
+	// in between.
+	Unbroken bool
+}
+
+// Undone says what the file was before the runs whose revisits the
+// log's last replacements of it restored: the runs since it last had no
+// revisit of the log's (going back from the end, the replacements that
+// restored records, then those that wrote revisits only). False if its
+// last replacement restored nothing, or the log has no "# file" line of
+// that run.
+func (m *Moves) Undone(name string) (Undoing, bool) {
+	f := m.byName[name]
+	if f == nil {
+		return Undoing{}, false
+	}
+	restores := func(s runSpan) bool {
+		for _, mv := range m.moves[s.first:s.end] {
+			if mv.kind == Restored {
+				return true
+			}
+		}
+		return false
+	}
+	i := len(f.spans)
+	for i > 0 && restores(f.spans[i-1]) {
+		i--
+	}
+	last := i
+	if last == len(f.spans) {
+		return Undoing{}, false // the last replacement restored nothing
+	}
+	for i > 0 && !restores(f.spans[i-1]) {
+		i--
+	}
+	if i == last || f.spans[i].fix < 0 {
+		return Undoing{}, false
+	}
+	sf := m.fixes[f.spans[i].fix]
+	u := Undoing{Before: Fixity{File: name, OldSize: sf.oldSize, OldSHA256: sf.oldSum, NewSize: sf.newSize, NewSHA256: sf.newSum},
+		Restores: len(f.spans) - last, Unbroken: true}
+	for j := i + 1; j < len(f.spans); j++ {
+		if f.spans[j].fix < 0 || f.spans[j-1].fix < 0 {
+			u.Unbroken = false
+			break
+		}
+		prev, next := m.fixes[f.spans[j-1].fix], m.fixes[f.spans[j].fix]
+		if prev.newSum == "-" || next.oldSize != prev.newSize || next.oldSum != prev.newSum {
+			u.Unbroken = false
+			break
+		}
+	}
+	return u, true
 }

@@ -83,9 +83,12 @@ var ErrUnsafeName = errors.New("file name leaves its root")
 
 // CheckName refuses names that are absolute or climb out of a root, so a
 // manifest cannot make a stage read (or, for warcrefs, write) outside the
-// collection.
+// collection. A backslash is an ordinary byte of a file name where the
+// separator is "/" (crawlers write such names); only where it separates
+// directories (Windows) could it lead out.
 func CheckName(name string) error {
-	if name == "" || strings.HasPrefix(name, "/") || strings.Contains(name, "\\") || strings.ContainsRune(name, 0) {
+	if name == "" || strings.HasPrefix(name, "/") || strings.ContainsRune(name, 0) ||
+		filepath.Separator == '\\' && strings.Contains(name, "\\") {
 		return fmt.Errorf("%q: %w", name, ErrUnsafeName)
 	}
 	for _, el := range strings.Split(name, "/") {

@@ -43,12 +43,38 @@ func IsArchiveName(name string) bool {
 	return false
 }
 
+// InProgress reports whether a file found in a directory is one a crawler
+// is still writing: a WARC or ARC name with the ".open" that Heritrix and
+// warcprox add until the file is complete ("x.warc.gz.open"). Such a file
+// is never read as part of a collection: its last record may be cut short,
+// and its writer will append to it and rename it.
+func InProgress(name string) bool {
+	stem, ok := strings.CutSuffix(strings.ToLower(name), ".open")
+	return ok && IsArchiveName(stem)
+}
+
 // Collect turns command-line paths into Inputs, in argument order and, within
 // a directory, in byte order of the names. A file named directly is read
 // whatever its name; files in a directory only if IsArchiveName, and
 // subdirectories only when recursive. Two inputs with the same name are an
 // error, because field 1 must name one file.
 func Collect(paths []string, recursive bool) ([]Input, error) {
+	return Collector{Recursive: recursive}.Collect(paths)
+}
+
+// Collector is Collect that tells what it passes over that a user would
+// miss: the files still being written.
+type Collector struct {
+	Recursive bool
+	// InProgress, if set, receives the path of each file found in a
+	// directory that a crawler is still writing (see InProgress): it is
+	// not read. Called in the order of the inputs.
+	InProgress func(path string)
+}
+
+// Collect is the package's Collect with c's settings.
+func (c Collector) Collect(paths []string) ([]Input, error) {
+	recursive := c.Recursive
 	var inputs []Input
 	seen := map[string]string{}
 	add := func(in Input) error {
@@ -70,29 +96,42 @@ func Collect(paths []string, recursive bool) ([]Input, error) {
 			}
 			continue
 		}
+		// A directory named through a symbolic link ("current" -> a
+		// month's crawl) is walked where it is; its files keep names
+		// relative to it and paths beneath the name given.
+		walked, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return nil, err
+		}
 		var found []Input
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		err = filepath.WalkDir(walked, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
 			if d.IsDir() {
-				if path != p && !recursive {
+				if path != walked && !recursive {
 					return filepath.SkipDir
 				}
 				return nil
 			}
-			if !d.Type().IsRegular() || !IsArchiveName(d.Name()) {
+			if !d.Type().IsRegular() {
+				return nil
+			}
+			if !IsArchiveName(d.Name()) {
+				if c.InProgress != nil && InProgress(d.Name()) {
+					c.InProgress(path)
+				}
 				return nil
 			}
 			info, err := d.Info()
 			if err != nil {
 				return err
 			}
-			rel, err := filepath.Rel(p, path)
+			rel, err := filepath.Rel(walked, path)
 			if err != nil {
 				return err
 			}
-			found = append(found, Input{Path: path, Name: filepath.ToSlash(rel), Size: info.Size()})
+			found = append(found, Input{Path: filepath.Join(p, rel), Name: filepath.ToSlash(rel), Size: info.Size()})
 			return nil
 		})
 		if err != nil {

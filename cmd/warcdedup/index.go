@@ -27,28 +27,45 @@ func indexCommand() *cli.Command {
 		Description: `A crawl index (warcdedup run --index DIR) holds the originals of every
 crawl committed to it, partitioned by digest range, and a registry of the
 crawls with their files (size, SHA-256), figures and dependencies. These
-commands read it, check it, and change it a whole generation at a time.`,
+commands read it, check it, and change it a whole generation at a time.
+Each refuses an index that does not verify (CURRENT missing or rolled back,
+a file of the generation missing, cut short or changed, a registry that is
+not whole or well formed, a partition out of order) rather than taking it
+for an empty index or reading part of it; index verify names each problem.`,
 		Subcommands: []*cli.Command{
 			{
 				Name:      "verify",
 				Usage:     "check the index, its crawls' files and their dependencies",
 				ArgsUsage: "--index DIR",
-				Description: `warcdedup index verify checks the committed generation of the index: each
-partition of originals is sorted on digest and holds only its digest range
-and committed crawls' lines, as many as the registry says; each committed
-crawl's files are there and unchanged since the commit (size and stamp, or
-with --deep their SHA-256); each crawl a crawl's revisits need is still
-committed, with the files they need. A crawl removed with --force and then
-deleted shows here as revisits whose originals are gone.
+				Description: `warcdedup index verify checks the committed generation of the index: CURRENT
+names the latest generation committed; each of the generation's files is
+there with the size and SHA-256 it was committed with; the registry is
+whole and well formed; each partition of originals is sorted on digest and
+holds only its digest range and committed crawls' lines, as many as the
+registry says; each committed crawl's files are there and unchanged since
+the commit (size and stamp, or with --deep their SHA-256); each crawl a
+crawl's revisits need is still committed, with the files they need. A crawl
+removed with --force and then deleted shows here as revisits whose
+originals are gone.
 Exit status: 0 if all is well, 1 if a problem was found (each on stderr),
 2 if the index could not be read.`,
 				Flags: []cli.Flag{indexFlag, &cli.BoolFlag{Name: "deep", Usage: "compare every file's SHA-256 (reads them all)"}, cmdutil.QuietFlag},
 				Action: func(c *cli.Context) error {
-					ix, err := openIndex(c)
-					if err != nil {
-						return err
-					}
 					log := cmdutil.NewLog(c)
+					ix, err := crawlindex.Open(c.String("index"))
+					var damage *crawlindex.DamageError
+					if errors.As(err, &damage) {
+						for _, p := range damage.Problems {
+							log.Error(errors.New(p))
+						}
+						if !log.Quiet {
+							fmt.Fprintf(log.Writer(), "index %s: %d problems: it does not verify\n", damage.Dir, len(damage.Problems))
+						}
+						return cmdutil.Damaged("%d problems", len(damage.Problems))
+					}
+					if err != nil {
+						return cli.Exit(err, cmdutil.ExitFatal)
+					}
 					st, err := ix.Verify(c.Bool("deep"), func(p string) { log.Error(errors.New(p)) })
 					if err != nil {
 						return cli.Exit(err, cmdutil.ExitFatal)
@@ -67,7 +84,7 @@ Exit status: 0 if all is well, 1 if a problem was found (each on stderr),
 				Name:      "stats",
 				Usage:     "print the index's figures per crawl and in total, as JSON",
 				ArgsUsage: "--index DIR",
-				Flags:     []cli.Flag{indexFlag},
+				Flags:     []cli.Flag{indexFlag, cmdutil.QuietFlag},
 				Action: func(c *cli.Context) error {
 					ix, err := openIndex(c)
 					if err != nil {
@@ -80,7 +97,7 @@ Exit status: 0 if all is well, 1 if a problem was found (each on stderr),
 				Name:      "deps",
 				Usage:     "print which crawls and files a crawl's revisits need (or, with --reverse, which crawls need it), as JSON",
 				ArgsUsage: "NAME",
-				Flags:     []cli.Flag{indexFlag, &cli.BoolFlag{Name: "reverse", Usage: "the crawls whose revisits need NAME"}},
+				Flags:     []cli.Flag{indexFlag, &cli.BoolFlag{Name: "reverse", Usage: "the crawls whose revisits need NAME"}, cmdutil.QuietFlag},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
 						return cmdutil.Usage("name one crawl: warcdedup index deps --index DIR NAME")
@@ -118,13 +135,23 @@ Exit status: 0 if all is well, 1 if a problem was found (each on stderr),
 				ArgsUsage: "NAME",
 				Description: `warcdedup index remove takes a crawl out of the index: its originals leave
 the partitions, it moves to the removed crawls with its figures, and its
-files may then be deleted. It is refused while other crawls' revisits need
-the crawl, naming them. With --restore, each of those revisits is first
-re-pointed to another committed copy of its payload (bytes compared, the
-same replay) when there is one, or else made the whole record again from
-the crawl being removed (as warcdedup undo does); every count is recomputed.
-With --force the crawl is removed all the same: its dependents' revisits
-stop replaying once its files are deleted, and index verify says so.`,
+files may then be deleted. The index must verify first (its partitions are
+read whole). It is refused while other crawls' revisits need the crawl,
+naming them. With --restore, each of those revisits is first re-pointed to
+another committed copy of its payload (bytes compared, the same replay, a
+capture no later than the revisit) when there is one, or else made the
+whole record again from the crawl being removed (as warcdedup undo does);
+every count is recomputed. With --force the crawl is removed all the same:
+its dependents' revisits stop replaying once its files are deleted, and
+index verify says so.
+It is also refused while a warcdedup run --index in progress joined the
+crawl (its revisits may need it: once that run is committed the index says
+so), or after such a run was interrupted once it had rewritten files (run
+it again to commit it; or undo it, then remove with --force).
+A run interrupted before it rewrote anything does not hold the crawl; it
+joins the index again when it resumes. While remove --restore rewrites the
+dependents' files, a run that joins them is refused. A crawl removed
+already is said so, exit status 0.`,
 				Flags: []cli.Flag{indexFlag,
 					&cli.BoolFlag{Name: "restore", Usage: "first re-point or restore every revisit that needs the crawl"},
 					&cli.BoolFlag{Name: "force", Usage: "remove the crawl though other crawls' revisits need it"},
@@ -143,13 +170,15 @@ stop replaying once its files are deleted, and index verify says so.`,
 					res, err := dedup.RemoveCrawl(ctx, dedup.RemoveOptions{Index: c.String("index"), Crawl: c.Args().First(),
 						Restore: c.Bool("restore"), Force: c.Bool("force"), Jobs: c.Int("jobs"), Display: display})
 					display.Close()
-					if res != nil {
+					if res != nil && !c.Bool("quiet") {
 						dedup.RemoveSummary(os.Stderr, res)
 					}
 					var deps *crawlindex.DependentsError
+					var held *crawlindex.HeldError
+					var busy *crawlindex.BusyError
 					switch {
-					case errors.As(err, &deps):
-						return cli.Exit(err, 1)
+					case errors.As(err, &deps), errors.As(err, &held), errors.As(err, &busy):
+						return cli.Exit(err, cmdutil.ExitDamaged)
 					case err != nil:
 						return cli.Exit(err, cmdutil.ExitFatal)
 					case res.Refused > 0:
@@ -169,6 +198,10 @@ index. Header digests are trusted only as candidates: a later run still
 compares the bytes of such an original with its duplicate before it writes
 any revisit. --location says where the crawl's files are (the directory the
 indexes' file names are relative to, or the base URL that serves them).
+Captures left out (not a 200 response, no SHA-1 digest, no file) are named
+as warnings. A damaged line (no CDX or CDXJ line) stops the import, which
+then commits nothing (exit status 2); with --skip-damaged the crawl is
+imported without such lines, each named, and the exit status is 1.
 
 With --redis URL it takes the committed crawls of Browsertrix's Redis dedup
 index (allcrawls; those named, if any) as imported crawls: for each, every
@@ -184,6 +217,7 @@ files refuses the import.`,
 					&cli.StringFlag{Name: "crawl", Usage: "the crawl's `NAME` (of the CDX/CDXJ indexes)"},
 					&cli.StringFlag{Name: "location", Required: true, Usage: "the crawl's files: `DIR` or base URL (with --redis: the directory of the WACZ files)"},
 					&cli.StringFlag{Name: "sort-memory", Usage: "buffer of the system sort (sort -S `SIZE`, e.g. 2G or 25%)"},
+					&cli.BoolFlag{Name: "skip-damaged", Usage: "import without the indexes' damaged lines (named; exit status 1) instead of refusing them"},
 					cmdutil.QuietFlag}, redisImportFlags()...),
 				Action: func(c *cli.Context) error {
 					if c.IsSet("redis") {
@@ -198,13 +232,17 @@ files refuses the import.`,
 					ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 					defer stop()
 					log := cmdutil.NewLog(c)
-					st, err := dedup.ImportCrawl(ctx, c.String("index"), c.String("crawl"), c.String("location"), c.Args().Slice(), c.String("sort-memory"), log.Warn)
+					st, err := dedup.ImportCrawl(ctx, dedup.ImportOptions{Index: c.String("index"), Crawl: c.String("crawl"),
+						Location: c.String("location"), CDX: c.Args().Slice(), SortMemory: c.String("sort-memory"), SkipDamaged: c.Bool("skip-damaged"), Warn: log.Warn})
 					if err != nil {
 						return cli.Exit(err, cmdutil.ExitFatal)
 					}
 					if !log.Quiet {
-						fmt.Fprintf(log.Writer(), "crawl %s imported: %s index lines, %s captures, %s originals, %s left out\n", c.String("crawl"),
-							progress.Count(st.Lines), progress.Count(st.Records), progress.Count(st.Imported), progress.Count(st.Skipped))
+						fmt.Fprintf(log.Writer(), "crawl %s imported: %s index lines, %s captures, %s originals, %s left out, %s damaged lines\n", c.String("crawl"),
+							progress.Count(st.Lines), progress.Count(st.Records), progress.Count(st.Imported), progress.Count(st.Skipped), progress.Count(st.Damaged))
+					}
+					if st.Damaged > 0 {
+						return cmdutil.Damaged("%d damaged index lines left out", st.Damaged)
 					}
 					return nil
 				},

@@ -106,8 +106,8 @@ var manual = cmdutil.Manual{
 		"index": {
 			Exit: map[int]string{
 				cmdutil.ExitOK:      "The command did all its work: the index verified, or printed, or changed as asked.",
-				cmdutil.ExitDamaged: "verify found problems (each on stderr), remove was refused because other crawls' revisits need the crawl (they are named), remove --restore left files untouched (the crawl stays), or export left originals out (each named).",
-				cmdutil.ExitFatal:   "The command stopped: bad usage, an index that cannot be read, or a failure it names. The index is the generation before or the new one, never a mix.",
+				cmdutil.ExitDamaged: "verify found problems (each on stderr); remove was refused because other crawls' revisits need the crawl, or a run holds it, or another removal is at work (each is named); remove --restore left files untouched (the crawl stays); import --skip-damaged left damaged index lines out, or export left originals out (each is named).",
+				cmdutil.ExitFatal:   "The command stopped: bad usage, an index that does not verify or cannot be read (named), a damaged index line given to import, or a failure it names. The index is the generation before or the new one, never a mix.",
 			},
 			Examples: []cmdutil.Example{
 				{Says: "Check the index and every committed crawl's files, reading them all:",

@@ -64,7 +64,8 @@ resolved beneath their --root: a symbolic link leading out of it is
 refused, one inside it is followed (the file it points to is rewritten). A
 file with several hard links is refused unless --hard-links. Give exactly
 one of --in-place or --output-dir DIR (same relative names; only files with
-rewrites are written there).
+rewrites are written there); --dry-run alone checks the files in place and
+writes nothing.
 
 --log FILE appends, per replaced file, a "# file NAME OLD-SIZE OLD-SHA256
 NEW-SIZE NEW-SHA256" line and one line per rewritten record:
@@ -85,7 +86,10 @@ profile whose original is found with --all). Each comes back byte for byte
 revisit's, or from what the revisit kept in its Warcdedup-Added-Fields,
 Warcdedup-Original-Header and Warcdedup-Original-Trailer fields when the
 rule would not give it back; its payload from the original, read and
-re-hashed against the revisit's WARC-Payload-Digest. --captures names a
+re-hashed against the revisit's WARC-Payload-Digest. In a .warc.gz file
+its gzip member is the one it had, rebuilt bit for bit, when the log
+describes it (field 10 of its entry) and a zlib setting makes it again;
+otherwise one compressed afresh (the summary counts both). --captures names a
 warcsum manifest of the collection as it is now, sorted on URI and date
 (LC_ALL=C sort -k4,4 -k5,5), where originals are looked up by the revisits'
 WARC-Refers-To-Target-URI and -Date; with --all, --originals may name the
@@ -106,7 +110,7 @@ var manual = cmdutil.Manual{
 				"warcrefs --in-place --root coll --originals numbered \\\n" +
 				"  --log rewrite.log -i by-file"},
 		{Says: "Check everything and report what would be rewritten, writing nothing:",
-			Run: "warcrefs --dry-run --in-place --root coll \\\n" +
+			Run: "warcrefs --dry-run --root coll \\\n" +
 				"  --originals numbered -i by-file"},
 		{Says: "Turn the revisits the log names back into the records they replaced:",
 			Run: "warcsum -r coll | LC_ALL=C sort -k4,4 -k5,5 > by-capture\n" +
@@ -140,7 +144,7 @@ func main() {
 			cmdutil.QuietFlag,
 			cmdutil.VerboseFlag,
 		}, run)
-	app.ArgsUsage = "(--in-place | --output-dir DIR) --originals MANIFEST --root DIR [-i MANIFEST]\n--undo --log FILE --captures MANIFEST --root DIR [FILE...]"
+	app.ArgsUsage = "(--in-place | --output-dir DIR | --dry-run) --originals MANIFEST --root DIR [-i MANIFEST]\n--undo --log FILE --captures MANIFEST --root DIR [FILE...]"
 	cmdutil.Main(app, manual)
 }
 
@@ -151,8 +155,16 @@ func run(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return cmdutil.Usage("unexpected operand %q: warcrefs reads the manifest from standard input or --input (file operands are for --undo)", c.Args().First())
 	}
-	if c.Bool("in-place") == (c.String("output-dir") != "") {
-		return cmdutil.Usage("give exactly one of --in-place or --output-dir DIR")
+	inPlace := c.Bool("in-place")
+	switch {
+	case inPlace && c.String("output-dir") != "":
+		return cmdutil.Usage("give one of --in-place or --output-dir DIR, not both")
+	case !inPlace && c.String("output-dir") == "" && c.Bool("dry-run"):
+		// A dry run writes nothing either way: it checks the files where
+		// they are.
+		inPlace = true
+	case !inPlace && c.String("output-dir") == "":
+		return cmdutil.Usage("give --in-place or --output-dir DIR (or --dry-run to check and report, writing nothing)")
 	}
 	if len(c.StringSlice("originals")) == 0 {
 		return cmdutil.Usage("give --originals MANIFEST: the numbered manifest sorted on digest (LC_ALL=C sort -k6,6), where each duplicate's original is looked up and checked")
@@ -188,7 +200,7 @@ func run(c *cli.Context) error {
 	// Originals in files this (or an earlier) run shortened in place are
 	// found through the log; an output directory leaves them where they are.
 	var moves *refs.Log
-	if c.Bool("in-place") {
+	if inPlace {
 		moves = rlog
 	}
 	originals, err := refs.NewOriginals(loc, moves, tables...)
@@ -198,7 +210,7 @@ func run(c *cli.Context) error {
 	rw := refs.Rewriter{
 		Roots:     loc.Roots,
 		Locations: loc.Locations,
-		InPlace:   c.Bool("in-place"),
+		InPlace:   inPlace,
 		OutputDir: c.String("output-dir"),
 		DryRun:    c.Bool("dry-run"),
 		Originals: originals,

@@ -11,7 +11,6 @@ import (
 	"os"
 	"runtime/pprof"
 	"runtime/trace"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -63,9 +62,9 @@ func NewApp(name, usage, description string, flags []cli.Flag, action cli.Action
 		// A wrong flag must not print help to standard output, where a
 		// pipeline's next stage (or a redirected manifest) would take it
 		// for data.
-		OnUsageError:   usageError(name),
 		ExitErrHandler: func(c *cli.Context, err error) {},
 	}
+	app.OnUsageError = usageError(name, func() []cli.Flag { return app.Flags }, func() []*cli.Command { return app.Commands })
 	app.Action = action
 	// The profile and the trace are started before any action, a
 	// subcommand's too (warcdedup --cpuprofile FILE run ...), and stopped
@@ -111,10 +110,34 @@ func NewApp(name, usage, description string, flags []cli.Flag, action cli.Action
 	return app
 }
 
-func usageError(invocation string) cli.OnUsageErrorFunc {
+// usageError reports a command line urfave/cli could not parse, with the
+// flag meant when one was misspelt (flags are the command's).
+// usageError reports a command line urfave/cli could not parse, with the
+// flag meant when one was misspelt, or the commands a flag belongs to
+// when it is one of the subcommands' (flags and commands are the
+// command's).
+func usageError(invocation string, flags func() []cli.Flag, commands func() []*cli.Command) cli.OnUsageErrorFunc {
 	return func(c *cli.Context, err error, isSubcommand bool) error {
-		return Usage("%v (see %s --help)", err, invocation)
+		hint := ""
+		if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+			if of := commandsWith(name, commands()); len(of) > 0 {
+				return Usage("--%s is an option of %s %s: name the command (see %s --help)", name, invocation, strings.Join(of, "|"), invocation)
+			}
+			hint = didYouMean(name, flags())
+		}
+		return Usage("%v%s (see %s --help)", err, hint, invocation)
 	}
+}
+
+// commandsWith names the commands that define the flag name.
+func commandsWith(name string, commands []*cli.Command) []string {
+	var out []string
+	for _, c := range commands {
+		if _, ok := valueFlags(c.Flags)[name]; ok && !c.Hidden {
+			out = append(out, c.Name)
+		}
+	}
+	return out
 }
 
 // Main runs app with the process arguments and exits with its status. m
@@ -124,100 +147,6 @@ func Main(app *cli.App, m Manual) {
 	Document(app, m)
 	err := app.Run(reorder(app, os.Args))
 	os.Exit(Status(app.Name, err))
-}
-
-// reorder applies FlagsFirst to a command line: to the app's arguments, or,
-// when they name one of its commands (possibly after the app's own flags),
-// to that command's, or to its subcommand's, and so on down.
-func reorder(app *cli.App, args []string) []string {
-	return reorderFor(app.Commands, app.Flags, args)
-}
-
-func reorderFor(commands []*cli.Command, flags []cli.Flag, args []string) []string {
-	takesValue := valueFlags(flags)
-	for i := 1; i < len(args); i++ {
-		if a := args[i]; strings.HasPrefix(a, "-") {
-			// The value of an app's own flag (warcdedup --cpuprofile
-			// FILE run) is no command name.
-			if takesNext(a, takesValue) {
-				i++
-			}
-			continue
-		}
-		for _, c := range commands {
-			if c.HasName(args[i]) {
-				rest := reorderFor(c.Subcommands, c.Flags, append([]string{args[i]}, args[i+1:]...))
-				return append(slices.Clone(args[:i]), rest...)
-			}
-		}
-		break
-	}
-	return FlagsFirst(flags, args)
-}
-
-// FlagsFirst moves flags given after positional arguments ahead of them,
-// because urfave/cli v2 stops at the first positional argument and users
-// write "warcsum -r DIR -o FILE". A flag's value stays with its flag; "-"
-// and everything after "--" are positional.
-func FlagsFirst(flags []cli.Flag, args []string) []string {
-	takesValue := valueFlags(flags)
-	if len(args) == 0 {
-		return args
-	}
-	out := []string{args[0]}
-	var positional []string
-	for i := 1; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--":
-			positional = append(positional, args[i:]...)
-			i = len(args)
-		case len(a) > 1 && a[0] == '-':
-			out = append(out, a)
-			if takesNext(a, takesValue) && i+1 < len(args) {
-				i++
-				out = append(out, args[i])
-			}
-		default:
-			positional = append(positional, a)
-		}
-	}
-	return append(out, positional...)
-}
-
-// takesNext says whether the flag argument a is followed by its value: a
-// flag that takes one (-o FILE, --output FILE, not --output=FILE), or a
-// bundle of short flags whose last one does (-qo FILE: -q -o FILE, as
-// urfave/cli reads it with short option handling). Taking "-qo FILE" for
-// an unknown flag once moved FILE among the inputs and a WARC named there
-// into the output's place.
-func takesNext(a string, takesValue map[string]bool) bool {
-	name := strings.TrimLeft(a, "-")
-	if name == "" || strings.Contains(name, "=") {
-		return false
-	}
-	if v, known := takesValue[name]; known || strings.HasPrefix(a, "--") {
-		return v
-	}
-	// A bundle of one-letter flags: each must be known.
-	for _, r := range name {
-		if _, known := takesValue[string(r)]; !known {
-			return false
-		}
-	}
-	return takesValue[name[len(name)-1:]]
-}
-
-// valueFlags says, by name, which of flags take a value.
-func valueFlags(flags []cli.Flag) map[string]bool {
-	takesValue := map[string]bool{}
-	for _, f := range flags {
-		_, isBool := f.(*cli.BoolFlag)
-		for _, name := range f.Names() {
-			takesValue[name] = !isBool
-		}
-	}
-	return takesValue
 }
 
 // Status prints err, if any, and returns the exit status for it.

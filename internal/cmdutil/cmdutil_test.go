@@ -66,3 +66,65 @@ func TestReorderCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestReorderSubcommands proves that a subcommand's flags are taken
+// wherever they are written: before its name ("warcdedup index --index DIR
+// stats", which urfave/cli alone refuses), after its operands, and that
+// the app's flags given after a command go back to the app.
+func TestReorderSubcommands(t *testing.T) {
+	app := &cli.App{Name: "x", Flags: []cli.Flag{profileFlag},
+		Commands: []*cli.Command{
+			{Name: "index", Subcommands: []*cli.Command{
+				{Name: "stats", Flags: []cli.Flag{&cli.StringFlag{Name: "index"}, &cli.BoolFlag{Name: "json"}}},
+				{Name: "deps", Flags: []cli.Flag{&cli.StringFlag{Name: "index"}, &cli.BoolFlag{Name: "reverse"}}},
+			}},
+			{Name: "run", Flags: []cli.Flag{&cli.BoolFlag{Name: "dry-run"}, &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}}}},
+		}}
+	tests := []struct{ in, want string }{
+		{"x index --index d stats", "x index stats --index d"},
+		{"x index --index=d stats --json", "x index stats --index=d --json"},
+		{"x index stats --index d", "x index stats --index d"},
+		{"x index deps c1 --index d --reverse", "x index deps --index d --reverse c1"},
+		{"x --index d index deps c1", "x index deps --index d c1"},
+		{"x -q run coll", "x run -q coll"},
+		{"x run coll --cpuprofile p --dry-run", "x --cpuprofile p run --dry-run coll"},
+		// an unknown flag stays where it was given: its level reports it
+		{"x run coll --dryrun", "x run --dryrun coll"},
+		// a subcommand's flag with a misspelt subcommand goes after the
+		// word, so that the word is what is reported
+		{"x index --index d sttas", "x index sttas --index d"},
+		{"x run -- --dry-run", "x run -- --dry-run"},
+	}
+	for _, tt := range tests {
+		if got := strings.Join(reorder(app, strings.Fields(tt.in)), " "); got != tt.want {
+			t.Errorf("%q: got %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestDidYouMean proves the suggestions for misspelt flags and commands,
+// and that a word far from every name gets none.
+func TestDidYouMean(t *testing.T) {
+	names := []string{"dry-run", "index", "work-dir", "jobs", "j", "hard-links", "sort-memory", "quiet", "q"}
+	tests := []struct {
+		typed string
+		want  []string
+	}{
+		{"dryrun", []string{"dry-run"}},
+		{"dry_run", []string{"dry-run"}},
+		{"dyr-run", []string{"dry-run"}},
+		{"dry", []string{"dry-run"}},
+		{"indx", []string{"index"}},
+		{"workdir", []string{"work-dir"}},
+		{"job", []string{"jobs"}},
+		{"quite", []string{"quiet"}},
+		{"zap", nil},
+		{"x", nil},
+		{"recursive", nil},
+	}
+	for _, tt := range tests {
+		if got := closest(tt.typed, names); !slices.Equal(got, tt.want) {
+			t.Errorf("%q: got %q, want %q", tt.typed, got, tt.want)
+		}
+	}
+}

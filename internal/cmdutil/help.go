@@ -45,10 +45,7 @@ func Document(app *cli.App, m Manual) {
 		descriptions[c] = c.Description
 		c.UsageText = usageText(app.Name+" "+c.Name, c.ArgsUsage)
 		c.CustomHelpTemplate = helpTemplate(cli.CommandHelpTemplate, m.Commands[c.Name])
-		c.HideHelpCommand = true
-		if c.OnUsageError == nil {
-			c.OnUsageError = usageError(app.Name + " " + c.Name)
-		}
+		documentCommand(app.Name+" "+c.Name, c)
 	}
 	app.Flags = append(app.Flags, manFlag, manDirFlag)
 	// "(default: false)" after every switch says nothing.
@@ -75,18 +72,67 @@ func Document(app *cli.App, m Manual) {
 		case action != nil:
 			return action(c)
 		case c.NArg() > 0:
-			return Usage("%q is not a command of %s: %s (see %s --help)", c.Args().First(), app.Name, commandNames(commands), app.Name)
+			return Usage("%q is not a command of %s: %s%s (see %s --help)", c.Args().First(), app.Name, commandNames(commands),
+				commandHint(c.Args().First(), commands), app.Name)
 		default:
 			return Usage("name a command: %s (see %s --help)", commandNames(commands), app.Name)
 		}
 	}
 }
 
+// documentCommand gives command c, invoked as invocation, and its
+// subcommands the app's conventions: usage errors with exit status 2 on
+// stderr (and the flag meant, when one was misspelt), no help command, and
+// for a command of subcommands (warcdedup index) a usage error when none,
+// or an unknown one, is named.
+func documentCommand(invocation string, c *cli.Command) {
+	c.HideHelpCommand = true
+	if c.OnUsageError == nil {
+		c.OnUsageError = usageError(invocation, func() []cli.Flag { return c.Flags }, func() []*cli.Command { return c.Subcommands })
+	}
+	if len(c.Subcommands) == 0 {
+		return
+	}
+	subs := slices.DeleteFunc(slices.Clone(c.Subcommands), func(s *cli.Command) bool { return s.Hidden })
+	if c.Action == nil {
+		c.Action = func(ctx *cli.Context) error {
+			if ctx.NArg() > 0 {
+				return Usage("%q is not a command of %s: %s%s (see %s --help)", ctx.Args().First(), invocation, commandNames(subs),
+					commandHint(ctx.Args().First(), subs), invocation)
+			}
+			return Usage("name a command: %s (see %s --help)", commandNames(subs), invocation)
+		}
+	}
+	for _, sc := range c.Subcommands {
+		if sc.UsageText == "" {
+			sc.UsageText = usageText(invocation+" "+sc.Name, sc.ArgsUsage)
+		}
+		documentCommand(invocation+" "+sc.Name, sc)
+	}
+}
+
+// commandHint is "; did you mean run?" for a misspelt command name.
+func commandHint(typed string, commands []*cli.Command) string {
+	var names []string
+	for _, c := range commands {
+		names = append(names, c.Names()...)
+	}
+	if best := closest(typed, names); len(best) > 0 {
+		return fmt.Sprintf("; did you mean %s?", strings.Join(best, " or "))
+	}
+	return ""
+}
+
 func allFlags(app *cli.App) [][]cli.Flag {
 	flags := [][]cli.Flag{app.Flags}
-	for _, c := range app.Commands {
-		flags = append(flags, c.Flags)
+	var add func(cs []*cli.Command)
+	add = func(cs []*cli.Command) {
+		for _, c := range cs {
+			flags = append(flags, c.Flags)
+			add(c.Subcommands)
+		}
 	}
+	add(app.Commands)
 	return flags
 }
 

@@ -1,0 +1,167 @@
+package show
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"warcdedup/dedup"
+	"warcdedup/manifest"
+	"warcdedup/rewritelog"
+	"warcdedup/workdir"
+)
+
+// Job is the work directory a file was found in, and the file's name there.
+type Job struct {
+	WorkDir    string `json:"work_dir"`
+	Collection string `json:"collection"`
+	Name       string `json:"name"` // relative to the collection
+	// Manifest is the job's manifest sorted on digest that was read
+	// ("" when the job has none yet).
+	Manifest string `json:"manifest,omitempty"`
+
+	logSize int64 // of the rewrite log when the job hashed the collection
+	// since holds the log's entries appended since then: they move the
+	// manifest's offsets to where the records are now. all holds every
+	// entry, for the revisits the log says it wrote.
+	since, all *rewritelog.Moves
+	table      *manifest.Table
+}
+
+// openJob finds the work directory of the job on the collection holding
+// file (as warcdedup undo does, or workDir) and opens what it keeps.
+func openJob(file, workDir string) (*Job, error) {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return nil, err
+	}
+	if workDir == "" {
+		if workDir, err = dedup.FindWorkDir(abs); err != nil {
+			return nil, err
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(workDir, workdir.StateFile))
+	if err != nil {
+		return nil, fmt.Errorf("%s: no job's work directory: %w", workDir, err)
+	}
+	var st struct {
+		Params struct {
+			Collections []string `json:"collections"`
+			Index       string   `json:"index"`
+		} `json:"params"`
+		LogSizeAtHash int64 `json:"log_size_at_hash"`
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(workDir, workdir.StateFile), err)
+	}
+	if st.Params.Index != "" {
+		return nil, fmt.Errorf("%s is a crawl index's job (its files are named CRAWL/PATH): give --cdx INDEX instead", workDir)
+	}
+	j := &Job{WorkDir: workDir, logSize: st.LogSizeAtHash}
+	for _, c := range st.Params.Collections {
+		if abs == c || strings.HasPrefix(abs, c+string(filepath.Separator)) {
+			j.Collection = c
+		}
+	}
+	if j.Collection == "" {
+		return nil, fmt.Errorf("%s is in none of the collections of the job in %s (%s)", file, workDir, strings.Join(st.Params.Collections, ", "))
+	}
+	rel, _ := filepath.Rel(j.Collection, abs)
+	j.Name = filepath.ToSlash(rel)
+	logName := filepath.Join(workDir, workdir.LogFile)
+	if _, err := os.Stat(logName); err == nil {
+		if j.all, err = rewritelog.LoadFile(logName, time.Time{}); err != nil {
+			return nil, err
+		}
+		if j.since, err = rewritelog.LoadFileFrom(logName, j.logSize); err != nil {
+			return nil, err
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	for _, name := range []string{workdir.NumberedFile, workdir.ByDigestFile} {
+		p := filepath.Join(workDir, name)
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		if j.table, err = manifest.OpenTable(p); err != nil {
+			return nil, err
+		}
+		j.Manifest = p
+		break
+	}
+	return j, nil
+}
+
+func (j *Job) close() {
+	if j != nil && j.table != nil {
+		j.table.Close()
+	}
+}
+
+// escapedName is the file's name as manifests write it (field 1).
+func (j *Job) escapedName() string { return manifest.EscapeFile(j.Name) }
+
+// path is where a manifest's file name is on disk.
+func (j *Job) path(field string) (string, error) {
+	name, err := manifest.UnescapeFile(field)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(j.Collection, filepath.FromSlash(name)), nil
+}
+
+// now follows a manifest line's record through the log entries appended
+// since the job hashed the collection: where it starts now, its length,
+// and the last entry that rewrote it (nil for none).
+func (j *Job) now(l *manifest.Line) (int64, int64, *rewritelog.Move, error) {
+	if j.since == nil {
+		return l.Offset, l.Length, nil, nil
+	}
+	name, err := manifest.UnescapeFile(l.File)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	f := j.since.Lookup(name)
+	if f == nil {
+		return l.Offset, l.Length, nil, nil
+	}
+	var last *rewritelog.Move
+	off, length, err := j.since.Follow(f, l.Offset, l.Length, func(mv rewritelog.Move, _, _ int64) error {
+		last = &mv
+		return nil
+	})
+	return off, length, last, err
+}
+
+// written returns the log's entry that wrote the revisit now at offset of
+// the job's file, and when its run started; nil if the log wrote none there.
+func (j *Job) written(offset int64) (*Written, error) {
+	if j.all == nil {
+		return nil, nil
+	}
+	f := j.all.Lookup(j.Name)
+	if f == nil {
+		return nil, nil
+	}
+	var w *Written
+	err := j.all.Live(f, func(mv rewritelog.Move, off int64) error {
+		if off == offset {
+			w = &Written{Log: filepath.Join(j.WorkDir, workdir.LogFile), Line: mv.Line, Run: j.all.Runs[mv.Run].UTC().Format(time.RFC3339)}
+		}
+		return nil
+	})
+	return w, err
+}
+
+// Written is the rewrite log's entry of a revisit the toolchain wrote.
+type Written struct {
+	Log  string `json:"log"`
+	Line int64  `json:"line"`
+	Run  string `json:"run"` // when the run that wrote it started
+}

@@ -1,0 +1,73 @@
+package stage
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+
+	"warcdedup/atomicfile"
+	"warcdedup/internal/extsort"
+	"warcdedup/internal/progress"
+	"warcdedup/internal/syssort"
+	"warcdedup/manifest"
+	"warcdedup/verify"
+	"warcdedup/workdir"
+)
+
+// Verify proves that nothing was lost (warcsumcmp), the second half of
+// stage 5: every record of the manifest before is in the manifest after,
+// as itself or as a revisit that resolves to an original of the same
+// digest. Each record lost goes into the violations file, and to
+// Messages.
+type Verify struct {
+	Before, After *manifest.Reader
+	// External, if not nil, are originals outside the collection that
+	// revisits may refer to: a crawl index's committed originals the
+	// resolution kept, as their records spell them.
+	External   *manifest.Reader
+	Violations string // whole or not at all
+	Total      int64  // records before, for the progress
+	Messages   Messages
+	Meter      progress.Meter
+	// Sort is how the comparison's merge joins sort: in the work
+	// directory, with the job's memory and threads.
+	Sort syssort.Sorter
+}
+
+// Run verifies, stopped when ctx is done.
+func (v *Verify) Run(ctx context.Context) (verify.Stats, error) {
+	out, err := atomicfile.Create(v.Violations, 0o644)
+	if err != nil {
+		return verify.Stats{}, err
+	}
+	defer out.Abort()
+	bw := bufio.NewWriter(out)
+	v.Meter.Begin("records", v.Total)
+	sorts := verify.Options{Sort: extsort.Options{TempDir: v.Sort.TempDir, Memory: v.Sort.Memory, Parallel: v.Sort.Parallel}}
+	st, err := sorts.RewriteAgainst(ctx, v.Before, v.After, v.External, func(lost string) {
+		fmt.Fprintln(bw, lost)
+		v.Messages.Error(fmt.Errorf("lost: %s", lost))
+	})
+	if err == nil {
+		v.Meter.Set(v.Total)
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = out.CommitRenamed()
+	}
+	return st, err
+}
+
+// VerifyNote says what a Verify found, for the report's stage.
+func VerifyNote(st verify.Stats) string {
+	return fmt.Sprintf("%s violations", progress.Count(st.Violations))
+}
+
+// VerifyReasons are why the exit status is not 0, as far as the
+// verification goes: records lost.
+func VerifyReasons(st verify.Stats) []string {
+	if st.Violations == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s violations: records lost (see %s)", progress.Count(st.Violations), workdir.Violations)}
+}
