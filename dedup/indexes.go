@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"warcdedup/atomicfile"
-	"warcdedup/internal/extsort"
 	"warcdedup/internal/progress"
+	"warcdedup/internal/syssort"
 	"warcdedup/reindex"
 	"warcdedup/rewritelog"
 	"warcdedup/stage"
@@ -218,7 +218,7 @@ func (u *indexUpdate) one(index string) error {
 		return err
 	}
 	// The log followed on disk, its lookups sorted in the work directory.
-	updater := reindex.Updater{Records: &reindex.Files{Roots: u.roots}, Sort: extsort.Options{TempDir: u.wd.File(workdir.TmpDir)}}
+	updater := reindex.Updater{Records: &reindex.Files{Roots: u.roots}, Sort: syssort.Sorter{TempDir: u.wd.File(workdir.TmpDir)}}
 	updater.Log, err = rewritelog.OpenCatalog(logPath, from, time.Time{})
 	if errors.Is(err, os.ErrNotExist) {
 		updater.Log = nil

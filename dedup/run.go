@@ -35,7 +35,7 @@ type Options struct {
 	Jobs        int      // files or clusters at once
 	Algorithm   digest.Algorithm
 	Policy      policy.Policy
-	SortMemory  string // sort's buffer (sort -S), e.g. "1G" or "25%"; "" for sort's default
+	SortMemory  string // sort's buffer (sort -S), e.g. "1G" or "25%"; "" for syssort.DefaultMemory (64M)
 	HardLinks   bool   // rewrite files with several names (see refs.Rewriter)
 	// CDX are CDX/CDXJ index files of the collection, written before the
 	// job: each is brought up to date with the rewrite (see warccdx).

@@ -17,7 +17,7 @@ import (
 
 	"warcdedup/cdx"
 	"warcdedup/internal/corpustest"
-	"warcdedup/internal/extsort"
+	"warcdedup/internal/syssort"
 	"warcdedup/rewritelog"
 )
 
@@ -181,7 +181,7 @@ var logModes = []string{"log in memory", "log on disk"}
 func updater(t *testing.T, log, mode string) Updater {
 	t.Helper()
 	if mode == logModes[1] {
-		return Updater{Log: logOnDisk(t, log), Sort: extsort.Options{TempDir: t.TempDir(), InMemory: -1}}
+		return Updater{Log: logOnDisk(t, log), Sort: syssort.Sorter{TempDir: t.TempDir(), InMemory: -1}}
 	}
 	return Updater{Moves: loadLog(t, log)}
 }

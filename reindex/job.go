@@ -8,7 +8,7 @@ import (
 	"os"
 
 	"warcdedup/cdx"
-	"warcdedup/internal/extsort"
+	"warcdedup/internal/syssort"
 	"warcdedup/rewritelog"
 )
 
@@ -59,7 +59,7 @@ func FileInput(name string) Input {
 // StreamInput is the index r (standard input), named name: copied to a
 // file of o's temporary directory, so that it can be read twice. Remove
 // the copy when done.
-func StreamInput(name string, r io.Reader, o *extsort.Options) (Input, error) {
+func StreamInput(name string, r io.Reader, o syssort.Sorter) (Input, error) {
 	dir := o.TempDir
 	if dir == "" {
 		dir = os.TempDir()

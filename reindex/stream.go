@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"warcdedup/internal/extsort"
+	"warcdedup/internal/syssort"
 	"warcdedup/rewritelog"
 )
 
@@ -42,8 +42,8 @@ type logPass struct {
 	u          *Updater
 	ctx        context.Context
 	rec        *recorder
-	found      *extsort.File // the answers, by record number
-	unmatched  *extsort.File // entries no record landed on
+	found      *syssort.File // the answers, by record number
+	unmatched  *syssort.File // entries no record landed on
 	answers    *answers
 	stats      Stats // the Updater's before the plan
 	labelled   int8
@@ -55,7 +55,7 @@ type logPass struct {
 func (u *Updater) startLog(ctx context.Context) (*logPass, error) {
 	lp := &logPass{u: u, ctx: ctx, stats: u.Stats, labelled: u.labelled}
 	var err error
-	if lp.rec, err = newRecorder(u.Log, &u.Sort); err != nil {
+	if lp.rec, err = newRecorder(u.Log, u.Sort); err != nil {
 		return nil, err
 	}
 	u.via = lp.rec
@@ -84,7 +84,7 @@ func (lp *logPass) planned(err error) error {
 // follow follows the records planned through the log, in file and offset
 // order.
 func (lp *logPass) follow() error {
-	u, s := lp.u, &lp.u.Sort
+	u, s := lp.u, lp.u.Sort
 	var err error
 	if lp.found, err = s.Create("reindex-found"); err != nil {
 		return err
@@ -158,8 +158,8 @@ const (
 // entry notes the landings of an entry: landed of them in the follow, or
 // one undone (-1) in the apply. Written ORDER LINE KIND [LANDED] MOVE.
 func (lp *logPass) entry(f *rewritelog.File, mv rewritelog.Move, landed int) error {
-	b := extsort.Num(lp.b[:0], int64(lp.u.Log.Order(f)))
-	b = extsort.Num(append(b, ' '), mv.Line)
+	b := syssort.Num(lp.b[:0], int64(lp.u.Log.Order(f)))
+	b = syssort.Num(append(b, ' '), mv.Line)
 	switch {
 	case landed == 0:
 		b = append(b, " "+landedNone...)
@@ -229,7 +229,7 @@ func parseUnmatched(line []byte, files int) (unmatchedEntry, error) {
 	if len(line) < 36 {
 		return unmatchedEntry{}, bad
 	}
-	order, err := extsort.ParseNum(line[:16])
+	order, err := syssort.ParseNum(line[:16])
 	if err != nil || int(order) >= files {
 		return unmatchedEntry{}, bad
 	}
@@ -267,12 +267,12 @@ func (lp *logPass) close() {
 // and follows none.
 type recorder struct {
 	log *rewritelog.Catalog
-	out *extsort.File
+	out *syssort.File
 	n   int64
 	b   []byte
 }
 
-func newRecorder(log *rewritelog.Catalog, s *extsort.Options) (*recorder, error) {
+func newRecorder(log *rewritelog.Catalog, s syssort.Sorter) (*recorder, error) {
 	out, err := s.Create("reindex-records")
 	if err != nil {
 		return nil, err
@@ -282,12 +282,12 @@ func newRecorder(log *rewritelog.Catalog, s *extsort.Options) (*recorder, error)
 
 func (r *recorder) Resolve(name []byte) (*rewritelog.File, error) { return r.log.Resolve(name) }
 
-// Follow writes RANK OFFSET LENGTH+1 NUMBER, each of extsort.Num.
+// Follow writes RANK OFFSET LENGTH+1 NUMBER, each of syssort.Num.
 func (r *recorder) Follow(f *rewritelog.File, off, length int64, _ func(rewritelog.Move, int64, int64) error) (int64, int64, error) {
-	b := extsort.Num(r.b[:0], int64(r.log.Rank(f)))
-	b = extsort.Num(append(b, ' '), off)
-	b = extsort.Num(append(b, ' '), length+1)
-	b = extsort.Num(append(b, ' '), r.n)
+	b := syssort.Num(r.b[:0], int64(r.log.Rank(f)))
+	b = syssort.Num(append(b, ' '), off)
+	b = syssort.Num(append(b, ' '), length+1)
+	b = syssort.Num(append(b, ' '), r.n)
 	r.n++
 	r.b = b
 	return off, length, r.out.Line(b)
@@ -303,13 +303,13 @@ type query struct {
 func parseQuery(line []byte, log *rewritelog.Catalog) (query, error) {
 	var fs [4][]byte
 	var nums [4]int64
-	ok := extsort.Fields(line, fs[:])
+	ok := syssort.Fields(line, fs[:])
 	for i := range fs {
 		if !ok {
 			break
 		}
 		var err error
-		nums[i], err = extsort.ParseNum(fs[i])
+		nums[i], err = syssort.ParseNum(fs[i])
 		ok = err == nil
 	}
 	f := log.ByRank(int(nums[0]))
@@ -356,7 +356,7 @@ func isFollowError(err error) bool {
 //
 //	NUMBER OFFSET LENGTH HITS [OFFSET LENGTH MOVE]... ERROR [ERROR-FIELDS]
 func (a *answer) append(b []byte) []byte {
-	b = extsort.Num(b, a.q)
+	b = syssort.Num(b, a.q)
 	b = appendInts(b, a.off, a.length, int64(len(a.hits)))
 	for _, h := range a.hits {
 		b = appendMove(appendInts(b, h.off, h.length), h.mv)
@@ -444,7 +444,7 @@ func parseMove(b []byte) (rewritelog.Move, []byte, error) {
 
 // parseAnswer reads an answer's line.
 func parseAnswer(line []byte, a *answer) error {
-	q, err := extsort.ParseNum(line[:min(16, len(line))])
+	q, err := syssort.ParseNum(line[:min(16, len(line))])
 	if err != nil || len(line) < 17 {
 		return fmt.Errorf("reindex: bad answer line %.200q", line)
 	}
@@ -484,7 +484,7 @@ func parseAnswer(line []byte, a *answer) error {
 // in the order the plan numbered them, what the follow gave it.
 type answers struct {
 	log *rewritelog.Catalog
-	in  *extsort.Lines
+	in  *syssort.Lines
 	// undone notes an entry the follow landed on that the apply does not
 	// reach (landed -1).
 	undone func(f *rewritelog.File, mv rewritelog.Move, landed int) error

@@ -188,7 +188,7 @@ func TestJobStdin(t *testing.T) {
 	u := updater(t, c.log, logModes[1])
 	u.Sort.TempDir = dir
 	j := &Job{Updater: u, Out: cdx.NewWriter(&out), Report: func(error) {}}
-	in, err := StreamInput("-", strings.NewReader(strings.Join(c.inputs, "")), &j.Sort)
+	in, err := StreamInput("-", strings.NewReader(strings.Join(c.inputs, "")), j.Sort)
 	if err != nil {
 		t.Fatal(err)
 	}

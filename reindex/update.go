@@ -24,7 +24,7 @@ import (
 	"strings"
 
 	"warcdedup/cdx"
-	"warcdedup/internal/extsort"
+	"warcdedup/internal/syssort"
 	"warcdedup/rewritelog"
 )
 
@@ -42,7 +42,7 @@ type Updater struct {
 	// Sort is how the lookups of Log are sorted: the system sort's
 	// buffer and the directory of its temporary files (about 100 bytes
 	// an index line).
-	Sort extsort.Options
+	Sort syssort.Sorter
 	// Records re-reads a restored record whose pre-revisit line the
 	// index does not have; nil makes such a line an error.
 	Records RecordSource

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"warcdedup/atomicfile"
-	"warcdedup/internal/extsort"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
@@ -43,8 +42,7 @@ func (v *Verify) Run(ctx context.Context) (verify.Stats, error) {
 	defer out.Abort()
 	bw := bufio.NewWriter(out)
 	v.Meter.Begin("records", v.Total)
-	sorts := verify.Options{Sort: extsort.Options{TempDir: v.Sort.TempDir, Memory: v.Sort.Memory, Parallel: v.Sort.Parallel}}
-	st, err := sorts.RewriteAgainst(ctx, v.Before, v.After, v.External, func(lost string) {
+	st, err := verify.Options{Sort: v.Sort}.RewriteAgainst(ctx, v.Before, v.After, v.External, func(lost string) {
 		fmt.Fprintln(bw, lost)
 		v.Messages.Error(fmt.Errorf("lost: %s", lost))
 	})

@@ -3,7 +3,7 @@ package verify
 import (
 	"bytes"
 
-	"warcdedup/internal/extsort"
+	"warcdedup/internal/syssort"
 )
 
 // The lines of the choice: each candidate revisit of each pending
@@ -28,7 +28,7 @@ type choice struct {
 	why       string // "" if it resolves
 }
 
-func (ch *choice) write(b *line, f *extsort.File) error {
+func (ch *choice) write(b *line, f *syssort.File) error {
 	status, why := "0", "-"
 	if ch.why != "" {
 		status, why = "1", ch.why
@@ -128,7 +128,7 @@ func (ch *chooser) end() error {
 	if why == "" {
 		why = "missing after, neither as itself nor as a revisit"
 	}
-	off, err := extsort.ParseNum([]byte(ch.off))
+	off, err := syssort.ParseNum([]byte(ch.off))
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"warcdedup/internal/extsort"
+	"warcdedup/internal/syssort"
 )
 
 // The lines of the join by Refers-To target (URI and date, or "*" for
@@ -42,11 +42,11 @@ func (c *comparison) joinTargets() error {
 	if c.queries.Lines == 0 {
 		return nil
 	}
-	targets := []*extsort.File{c.refs}
+	targets := []*syssort.File{c.refs}
 	if c.chains {
 		targets = append(targets, c.pending)
 	}
-	inputs := append([]*extsort.File{c.queries}, targets...)
+	inputs := append([]*syssort.File{c.queries}, targets...)
 	if c.star {
 		for _, f := range targets {
 			s, err := c.anyDate(f)
@@ -57,7 +57,7 @@ func (c *comparison) joinTargets() error {
 			inputs = append(inputs, s)
 		}
 	}
-	sorted, err := c.sort.Sort(c.ctx, "verify-targets", inputs...)
+	sorted, err := c.sort.SortLines(c.ctx, "verify-targets", inputs...)
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func (c *comparison) joinTargets() error {
 
 // anyDate writes the lines of f again under the date "*", where a
 // Refers-To without a date finds them.
-func (c *comparison) anyDate(f *extsort.File) (*extsort.File, error) {
+func (c *comparison) anyDate(f *syssort.File) (*syssort.File, error) {
 	in, err := f.Open()
 	if err != nil {
 		return nil, err
@@ -158,7 +158,7 @@ func addAlgorithm(algs []string, d []byte) []string {
 // targetAhead reads the sorted file a target ahead of the join, for its
 // summary.
 type targetAhead struct {
-	in   *extsort.Lines
+	in   *syssort.Lines
 	held bool // in's line is the first of the next target
 	fs   fields
 }

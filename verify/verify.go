@@ -17,7 +17,7 @@ import (
 	"io"
 	"strings"
 
-	"warcdedup/internal/extsort"
+	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 )
 
@@ -41,7 +41,7 @@ func (s *Stats) Summary(w io.Writer) {
 // buffer and the directory of its temporary files, which hold about three
 // times the two manifests at the most.
 type Options struct {
-	Sort extsort.Options
+	Sort syssort.Sorter
 }
 
 // Rewrite compares the manifests of a collection before and after
@@ -87,7 +87,7 @@ func RewriteAgainst(before, after, external *manifest.Reader, violation func(str
 // RewriteAgainst is the package's RewriteAgainst with o's sorts, stopped
 // when ctx is done.
 func (o Options) RewriteAgainst(ctx context.Context, before, after, external *manifest.Reader, violation func(string)) (Stats, error) {
-	c := &comparison{ctx: ctx, sort: &o.Sort, violation: violation}
+	c := &comparison{ctx: ctx, sort: o.Sort, violation: violation}
 	defer c.remove()
 	err := c.run(before, after, external)
 	return c.st, err
@@ -97,17 +97,17 @@ func (o Options) RewriteAgainst(ctx context.Context, before, after, external *ma
 // join over a sorted file that the passes before it wrote.
 type comparison struct {
 	ctx       context.Context
-	sort      *extsort.Options
+	sort      syssort.Sorter
 	violation func(string)
 	st        Stats
 
-	captures   *extsort.File // both manifests' lines, for the join by capture
-	digests    *extsort.File // class facts and pairs, for the join by digest
-	refs       *extsort.File // after-responses, after-revisits, external records
-	pending    *extsort.File // the before-responses not present as themselves
-	queries    *extsort.File // what is asked of a Refers-To target
-	choices    *extsort.File // each candidate revisit of a before-response, judged
-	violations *extsort.File // numbered, to be reported in order
+	captures   *syssort.File // both manifests' lines, for the join by capture
+	digests    *syssort.File // class facts and pairs, for the join by digest
+	refs       *syssort.File // after-responses, after-revisits, external records
+	pending    *syssort.File // the before-responses not present as themselves
+	queries    *syssort.File // what is asked of a Refers-To target
+	choices    *syssort.File // each candidate revisit of a before-response, judged
+	violations *syssort.File // numbered, to be reported in order
 
 	// star is set when a Refers-To date is "*": the targets are then
 	// also written under that date, to be found by URI alone.
@@ -119,7 +119,7 @@ type comparison struct {
 }
 
 func (c *comparison) run(before, after, external *manifest.Reader) error {
-	files := []**extsort.File{&c.captures, &c.digests, &c.refs, &c.pending, &c.queries, &c.choices, &c.violations}
+	files := []**syssort.File{&c.captures, &c.digests, &c.refs, &c.pending, &c.queries, &c.choices, &c.violations}
 	names := []string{"verify-captures", "verify-digests", "verify-refs", "verify-pending", "verify-queries", "verify-choices", "verify-violations"}
 	for i, f := range files {
 		var err error
@@ -146,7 +146,7 @@ func (c *comparison) run(before, after, external *manifest.Reader) error {
 }
 
 func (c *comparison) remove() {
-	for _, f := range []*extsort.File{c.captures, c.digests, c.refs, c.pending, c.queries, c.choices, c.violations} {
+	for _, f := range []*syssort.File{c.captures, c.digests, c.refs, c.pending, c.queries, c.choices, c.violations} {
 		f.Remove()
 	}
 }
@@ -155,7 +155,7 @@ func (c *comparison) remove() {
 func (c *comparison) violate(phase byte, seq int64, format string, args ...any) error {
 	var b []byte
 	b = append(b, phase, ' ')
-	b = extsort.Num(b, seq)
+	b = syssort.Num(b, seq)
 	b = append(b, ' ')
 	b = fmt.Appendf(b, format, args...)
 	return c.violations.Line(b)
@@ -178,7 +178,7 @@ func (c *comparison) report() error {
 	defer in.Close()
 	var f [3][]byte
 	for in.Next() {
-		if !extsort.Fields(in.Bytes(), f[:]) {
+		if !syssort.Fields(in.Bytes(), f[:]) {
 			return fmt.Errorf("verify: bad violation line %q", in.Bytes())
 		}
 		c.st.Violations++

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"warcdedup/digest"
-	"warcdedup/internal/extsort"
+	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 	"warcdedup/verify"
 )
@@ -890,7 +890,7 @@ func TestRewriteThroughSystemSort(t *testing.T) {
 				var inMemory, sorted []string
 				st1, err1 := verify.Rewrite(manifest.NewReader(strings.NewReader(b), "before"), manifest.NewReader(strings.NewReader(a), "after"),
 					func(v string) { inMemory = append(inMemory, v) })
-				opt := verify.Options{Sort: extsort.Options{TempDir: dir, InMemory: -1}}
+				opt := verify.Options{Sort: syssort.Sorter{TempDir: dir, InMemory: -1}}
 				st2, err2 := opt.RewriteAgainst(context.Background(), manifest.NewReader(strings.NewReader(b), "before"), manifest.NewReader(strings.NewReader(a), "after"), nil,
 					func(v string) { sorted = append(sorted, v) })
 				if err1 != nil || err2 != nil {

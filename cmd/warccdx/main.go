@@ -14,7 +14,7 @@ import (
 
 	"warcdedup/cdx"
 	"warcdedup/internal/cmdutil"
-	"warcdedup/internal/extsort"
+	"warcdedup/internal/syssort"
 	"warcdedup/reindex"
 	"warcdedup/rewritelog"
 )
@@ -127,7 +127,7 @@ func main() {
 			&cli.BoolFlag{Name: "strict", Usage: "stop at the first line that cannot be read or updated"},
 			&cli.BoolFlag{Name: "in-place", Usage: "update each INDEX where it is, in its form (ZipNum too), whole or not at all"},
 			&cli.StringFlag{Name: "temporary-directory", Aliases: []string{"T"}, Usage: "the sort's temporary files go in `DIR` (default $TMPDIR, else /tmp)"},
-			&cli.StringFlag{Name: "sort-memory", Usage: "buffer of the system sort (sort -S `SIZE`, e.g. 500M; default " + extsort.DefaultMemory + ")"},
+			&cli.StringFlag{Name: "sort-memory", Usage: "buffer of the system sort (sort -S `SIZE`, e.g. 500M; default " + syssort.DefaultMemory + ")"},
 			cmdutil.QuietFlag,
 			cmdutil.VerboseFlag,
 		}, run)
@@ -156,7 +156,7 @@ func run(c *cli.Context) error {
 	}
 	start := time.Now()
 	log := cmdutil.NewLog(c)
-	u := reindex.Updater{Sort: extsort.Options{TempDir: c.String("temporary-directory"), Memory: c.String("sort-memory")}}
+	u := reindex.Updater{Sort: syssort.Sorter{TempDir: c.String("temporary-directory"), Memory: c.String("sort-memory")}}
 	if roots := c.StringSlice("root"); len(roots) > 0 {
 		u.Records = &reindex.Files{Roots: roots}
 	}
@@ -247,7 +247,7 @@ func run(c *cli.Context) error {
 func indexInput(name string, u *reindex.Updater) (reindex.Input, error) {
 	if name == "" || name == "-" {
 		if u.Log != nil {
-			return reindex.StreamInput("-", os.Stdin, &u.Sort)
+			return reindex.StreamInput("-", os.Stdin, u.Sort)
 		}
 		return reindex.Input{Name: "-", Open: func() (io.ReadCloser, error) { return io.NopCloser(os.Stdin), nil }}, nil
 	}

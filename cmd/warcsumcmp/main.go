@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"warcdedup/internal/cmdutil"
-	"warcdedup/internal/extsort"
+	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 	"warcdedup/verify"
 )
@@ -68,7 +68,7 @@ func main() {
 		[]cli.Flag{
 			&cli.BoolFlag{Name: "order", Usage: "compare record by record in order (a conversion), not by URI and date"},
 			&cli.StringFlag{Name: "temporary-directory", Aliases: []string{"T"}, Usage: "the sort's temporary files go in `DIR` (default $TMPDIR, else /tmp)"},
-			&cli.StringFlag{Name: "sort-memory", Usage: "buffer of the system sort (sort -S `SIZE`, e.g. 500M; default " + extsort.DefaultMemory + ")"},
+			&cli.StringFlag{Name: "sort-memory", Usage: "buffer of the system sort (sort -S `SIZE`, e.g. 500M; default " + syssort.DefaultMemory + ")"},
 			cmdutil.QuietFlag, cmdutil.VerboseFlag,
 		}, run)
 	app.ArgsUsage = "BEFORE AFTER"
@@ -96,7 +96,7 @@ func run(c *cli.Context) error {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}
 	defer closeAfter()
-	sorts := verify.Options{Sort: extsort.Options{TempDir: c.String("temporary-directory"), Memory: c.String("sort-memory")}}
+	sorts := verify.Options{Sort: syssort.Sorter{TempDir: c.String("temporary-directory"), Memory: c.String("sort-memory")}}
 	compare := func(before, after *manifest.Reader, violation func(string)) (verify.Stats, error) {
 		return sorts.RewriteAgainst(c.Context, before, after, nil, violation)
 	}

@@ -1,4 +1,4 @@
-package extsort
+package syssort
 
 import (
 	"os/exec"

@@ -1,4 +1,4 @@
-package extsort
+package syssort
 
 import (
 	"bytes"
@@ -11,11 +11,11 @@ import (
 	"testing"
 )
 
-// TestSort proves that lines come back in byte order, whole, however they
+// TestSortLines proves that lines come back in byte order, whole, however they
 // are sorted (in memory, or by the system sort through files, to a file
 // or as a stream), from several inputs at once, long lines included, and
 // that nothing is left in the temporary directory.
-func TestSort(t *testing.T) {
+func TestSortLines(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var lines []string
 	for i := range 3000 {
@@ -47,7 +47,7 @@ func TestSort(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			o := &Options{TempDir: dir, InMemory: tc.inMemory}
+			o := Sorter{TempDir: dir, InMemory: tc.inMemory}
 			if tc.inMemory == 0 {
 				o.InMemory = 16 << 20
 			}
@@ -71,7 +71,7 @@ func TestSort(t *testing.T) {
 				l, err = o.Sorted(context.Background(), inputs...)
 			} else {
 				var out *File
-				out, err = o.Sort(context.Background(), "test-sorted", inputs...)
+				out, err = o.SortLines(context.Background(), "test-sorted", inputs...)
 				if err == nil {
 					defer out.Remove()
 					l, err = out.Open()
@@ -99,10 +99,10 @@ func TestSort(t *testing.T) {
 	}
 }
 
-// TestSortStoppedEarly proves that a sort read only in part can be closed
+// TestSortedStoppedEarly proves that a sort read only in part can be closed
 // without an error and without waiting for sort to write the rest.
-func TestSortStoppedEarly(t *testing.T) {
-	o := &Options{TempDir: t.TempDir(), InMemory: -1}
+func TestSortedStoppedEarly(t *testing.T) {
+	o := Sorter{TempDir: t.TempDir(), InMemory: -1}
 	f, _ := o.Create("test")
 	line := bytes.Repeat([]byte("x"), 1000)
 	for range 20000 {
@@ -121,13 +121,13 @@ func TestSortStoppedEarly(t *testing.T) {
 	}
 }
 
-// TestSortFails proves that a sort that fails says so, with sort's words.
-func TestSortFails(t *testing.T) {
-	o := &Options{TempDir: t.TempDir(), InMemory: -1, Memory: "no-such-size"}
+// TestSortLinesFails proves that a sort that fails says so, with sort's words.
+func TestSortLinesFails(t *testing.T) {
+	o := Sorter{TempDir: t.TempDir(), InMemory: -1, Memory: "no-such-size"}
 	f, _ := o.Create("test")
 	f.Line([]byte("a"))
 	defer f.Remove()
-	_, err := o.Sort(context.Background(), "test", f)
+	_, err := o.SortLines(context.Background(), "test", f)
 	if err == nil || !strings.Contains(err.Error(), "sort") {
 		t.Fatalf("error %v, want sort's", err)
 	}

@@ -1,15 +1,11 @@
-// Package extsort sorts lines with the system sort (LC_ALL=C, byte order,
-// whole lines), so that a stage that needs its records in an order it
-// did not read them in holds none of them in memory: it writes them to a
-// File, sorts, and merges the sorted lines with others (a merge join).
-// Small files stay in memory and are sorted there, in the same order, so
-// that a small job starts no process and writes no file.
-//
-// A stage writes the fields it sorts on first, separated by one space,
-// with every byte of a field above 0x20 and numbers of a fixed width
-// (Num): the whole-line byte order is then the order of the fields,
-// compared one by one as strings.
-package extsort
+package syssort
+
+// A stage's own lines, sorted: it writes the fields it sorts on first,
+// separated by one space, with every byte of a field above 0x20 and
+// numbers of a fixed width (Num), so that the whole-line byte order is
+// the order of the fields, compared one by one as strings. Small files
+// stay in memory and are sorted there, in the same order, so that a small
+// job starts no process and writes no file.
 
 import (
 	"bufio"
@@ -21,78 +17,29 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 )
 
-// Options are how the system sort runs.
-type Options struct {
-	// TempDir holds the files of this package and sort's own (sort -T):
-	// the work directory's, not /tmp. "" is os.TempDir().
-	TempDir string
-	// Memory is sort's buffer (sort -S); "" is DefaultMemory, so that a
-	// sort's memory does not grow with its input (GNU sort sizes its
-	// buffer to the input, up to an eighth of the machine's memory).
-	Memory string
-	// Compress is the program sort compresses its temporary files with
-	// (sort --compress-program), "" none.
-	Compress string
-	// Parallel is sort's threads (sort --parallel), 0 for sort's default.
-	Parallel int
-	// InMemory is the size up to which a File stays in memory, and files
-	// of that size together are sorted in this process: 0 is
-	// DefaultInMemory, a negative size none.
-	InMemory int
-}
-
-// DefaultMemory is sort's buffer when Options.Memory is "".
-const DefaultMemory = "64M"
-
-// DefaultInMemory is Options.InMemory when it is 0.
+// DefaultInMemory is Sorter.InMemory when it is 0.
 const DefaultInMemory = 1 << 20
 
 // bufferSize is the buffer of each file written or read.
 const bufferSize = 64 << 10
 
-func (o *Options) dir() string {
-	if o.TempDir == "" {
-		return os.TempDir()
-	}
-	return o.TempDir
-}
-
-func (o *Options) inMemory() int {
+func (s Sorter) inMemory() int {
 	switch {
-	case o.InMemory == 0:
+	case s.InMemory == 0:
 		return DefaultInMemory
-	case o.InMemory < 0:
+	case s.InMemory < 0:
 		return 0
 	}
-	return o.InMemory
-}
-
-func (o *Options) args() []string {
-	mem := o.Memory
-	if mem == "" {
-		mem = DefaultMemory
-	}
-	// Up to 64 runs merged at once: the runs of up to 64 buffers are merged
-	// in one pass (sort's default, 16, merges what is above 16 buffers
-	// twice, so that the time per line would grow with the input).
-	args := []string{"-T", o.dir(), "-S", mem, "--batch-size=64"}
-	if o.Compress != "" {
-		args = append(args, "--compress-program="+o.Compress)
-	}
-	if o.Parallel > 0 {
-		args = append(args, "--parallel="+strconv.Itoa(o.Parallel))
-	}
-	return args
+	return s.InMemory
 }
 
 // File is a temporary file of lines: in memory while it is small, else
 // in the temporary directory until Remove.
 type File struct {
-	o       *Options
+	s       Sorter
 	pattern string
 	mem     []byte
 	name    string // once on disk
@@ -104,14 +51,14 @@ type File struct {
 
 // Create returns an empty File; on disk, its name starts with ".tmp-"
 // and pattern.
-func (o *Options) Create(pattern string) (*File, error) {
-	return &File{o: o, pattern: pattern}, nil
+func (s Sorter) Create(pattern string) (*File, error) {
+	return &File{s: s, pattern: pattern}, nil
 }
 
 // Line appends a line and its line feed; it must hold no line feed.
 func (f *File) Line(line []byte) error {
 	f.Lines++
-	if f.name == "" && len(f.mem)+len(line)+1 <= f.o.inMemory() {
+	if f.name == "" && len(f.mem)+len(line)+1 <= f.s.inMemory() {
 		f.mem = append(append(f.mem, line...), '\n')
 		return nil
 	}
@@ -135,10 +82,10 @@ func (f *File) spill() error {
 		f.f, f.w = file, bufio.NewWriterSize(file, bufferSize)
 		return nil
 	}
-	if err := os.MkdirAll(f.o.dir(), 0o755); err != nil {
+	if err := os.MkdirAll(f.s.dir(), 0o755); err != nil {
 		return err
 	}
-	file, err := os.CreateTemp(f.o.dir(), ".tmp-"+f.pattern+"-*")
+	file, err := os.CreateTemp(f.s.dir(), ".tmp-"+f.pattern+"-*")
 	if err != nil {
 		return err
 	}
@@ -205,11 +152,11 @@ func (f *File) Open() (*Lines, error) {
 	return l, nil
 }
 
-// Sort sorts the lines of the inputs into a new File, to be read more
-// than once, or later.
-func (o *Options) Sort(ctx context.Context, pattern string, inputs ...*File) (*File, error) {
-	out, _ := o.Create(pattern)
-	lines, ok, err := o.sortInMemory(inputs)
+// SortLines sorts the lines of the inputs into a new File, to be read
+// more than once, or later.
+func (s Sorter) SortLines(ctx context.Context, pattern string, inputs ...*File) (*File, error) {
+	out, _ := s.Create(pattern)
+	lines, ok, err := s.sortInMemory(inputs)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +174,7 @@ func (o *Options) Sort(ctx context.Context, pattern string, inputs ...*File) (*F
 		out.Remove()
 		return nil, err
 	}
-	cmd, stderr, err := o.command(ctx, append(o.args(), "-o", out.name), inputs)
+	cmd, stderr, err := s.linesCommand(ctx, append(s.options(), "-o", out.name), inputs)
 	if err == nil {
 		if err = cmd.Run(); err != nil {
 			err = sortError(ctx, err, stderr)
@@ -242,15 +189,15 @@ func (o *Options) Sort(ctx context.Context, pattern string, inputs ...*File) (*F
 
 // Sorted sorts the lines of the inputs and returns them, read from sort's
 // output as it merges. Close it when done.
-func (o *Options) Sorted(ctx context.Context, inputs ...*File) (*Lines, error) {
-	lines, ok, err := o.sortInMemory(inputs)
+func (s Sorter) Sorted(ctx context.Context, inputs ...*File) (*Lines, error) {
+	lines, ok, err := s.sortInMemory(inputs)
 	if err != nil {
 		return nil, err
 	}
 	if ok {
 		return &Lines{lines: lines}, nil
 	}
-	cmd, stderr, err := o.command(ctx, o.args(), inputs)
+	cmd, stderr, err := s.linesCommand(ctx, s.options(), inputs)
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +225,7 @@ func (o *Options) Sorted(ctx context.Context, inputs ...*File) (*Lines, error) {
 }
 
 // sortInMemory sorts the inputs here if together they are small enough.
-func (o *Options) sortInMemory(inputs []*File) ([][]byte, bool, error) {
+func (s Sorter) sortInMemory(inputs []*File) ([][]byte, bool, error) {
 	var size int64
 	for _, in := range inputs {
 		n, err := in.size()
@@ -287,7 +234,7 @@ func (o *Options) sortInMemory(inputs []*File) ([][]byte, bool, error) {
 		}
 		size += n
 	}
-	if size > int64(o.inMemory()) {
+	if size > int64(s.inMemory()) {
 		return nil, false, nil
 	}
 	var lines [][]byte
@@ -302,7 +249,7 @@ func (o *Options) sortInMemory(inputs []*File) ([][]byte, bool, error) {
 		for len(data) > 0 {
 			i := bytes.IndexByte(data, '\n')
 			if i < 0 {
-				return nil, false, errors.New("extsort: a file ends without a line feed")
+				return nil, false, errors.New("syssort: a file ends without a line feed")
 			}
 			lines = append(lines, data[:i+1])
 			data = data[i+1:]
@@ -312,8 +259,8 @@ func (o *Options) sortInMemory(inputs []*File) ([][]byte, bool, error) {
 	return lines, true, nil
 }
 
-// command is sort over the inputs, each moved to disk.
-func (o *Options) command(ctx context.Context, args []string, inputs []*File) (*exec.Cmd, *bytes.Buffer, error) {
+// linesCommand is sort over the inputs, each moved to disk.
+func (s Sorter) linesCommand(ctx context.Context, args []string, inputs []*File) (*exec.Cmd, *bytes.Buffer, error) {
 	for _, in := range inputs {
 		if err := in.spill(); err != nil {
 			return nil, nil, err
@@ -326,12 +273,7 @@ func (o *Options) command(ctx context.Context, args []string, inputs []*File) (*
 	if len(inputs) == 0 {
 		args = append(args, os.DevNull)
 	}
-	cmd := exec.CommandContext(ctx, "sort", args...)
-	cmd.Env = append(os.Environ(), "LC_ALL=C")
-	dieWithParent(cmd)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	return cmd, &stderr, nil
+	return s.command(ctx, args)
 }
 
 func sortError(ctx context.Context, err error, stderr *bytes.Buffer) error {
@@ -381,7 +323,7 @@ func (l *Lines) Next() bool {
 		l.err = io.EOF
 		return false
 	case err == io.EOF:
-		l.err = errors.New("extsort: the last line has no line feed")
+		l.err = errors.New("syssort: the last line has no line feed")
 		return false
 	case err != nil:
 		l.err = err
@@ -399,7 +341,7 @@ func (l *Lines) nextInMemory() bool {
 	case len(l.data) > 0:
 		i := bytes.IndexByte(l.data, '\n')
 		if i < 0 {
-			l.err = errors.New("extsort: the last line has no line feed")
+			l.err = errors.New("syssort: the last line has no line feed")
 			return false
 		}
 		b, l.data = l.data[:i+1], l.data[i+1:]
@@ -465,7 +407,7 @@ func Num(dst []byte, n int64) []byte {
 // ParseNum reads a field of Num.
 func ParseNum(b []byte) (int64, error) {
 	if len(b) != 16 {
-		return 0, fmt.Errorf("extsort: %q: not a number of 16 digits", b)
+		return 0, fmt.Errorf("syssort: %q: not a number of 16 digits", b)
 	}
 	var n int64
 	for _, c := range b {
@@ -475,7 +417,7 @@ func ParseNum(b []byte) (int64, error) {
 		case 'a' <= c && c <= 'f':
 			n = n<<4 | int64(c-'a'+10)
 		default:
-			return 0, fmt.Errorf("extsort: %q: not a number", b)
+			return 0, fmt.Errorf("syssort: %q: not a number", b)
 		}
 	}
 	return n, nil

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package extsort
+package syssort
 
 import "os/exec"
 
