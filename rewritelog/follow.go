@@ -312,7 +312,7 @@ type cursorEntry struct {
 }
 
 func (e *cursorEntry) view(run int) Move {
-	v := Move{OldOffset: e.oldOff, OldLength: e.oldLen, NewOffset: e.newOff, NewLength: e.newLen, Kind: e.kind, Run: run, Line: e.line}
+	v := Move{OldOffset: e.oldOff, OldLength: e.oldLen, NewOffset: e.newOff, NewLength: e.newLen, Kind: e.kind, Member: e.member, Run: run, Line: e.line}
 	if len(e.digest) > 0 {
 		v.PayloadDigest = bytes.Clone(e.digest)
 	}
@@ -336,7 +336,7 @@ func (rc *runCursor) read() (*cursorEntry, error) {
 	if n := len(rc.free); n > 0 {
 		ce, rc.free = rc.free[n-1], rc.free[:n-1]
 	}
-	*ce = cursorEntry{move: move{oldOff: e.oldOff, oldLen: e.oldLen, newOff: e.newOff, newLen: e.newLen, line: e.line, kind: e.kind},
+	*ce = cursorEntry{move: move{oldOff: e.oldOff, oldLen: e.oldLen, newOff: e.newOff, newLen: e.newLen, line: e.line, kind: e.kind, member: e.member != nil},
 		file: rc.fw.c.byName[string(e.file)], digest: append(ce.digest[:0], e.digest...)}
 	if ce.file == nil {
 		return nil, fmt.Errorf("%s: line %d: %s is not in the log's catalog: the log changed while it was read", rc.fw.c.name, e.line, e.file)

@@ -8,17 +8,44 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"warcdedup/manifest"
 )
 
+// members are descriptions of gzip members of various lengths, for the
+// original-member field (10) of genLog's revisit entries.
+var members = sync.OnceValue(func() []member {
+	var ms []member
+	for n := 300; len(ms) < 40; n += 37 {
+		desc, length, err := describeMember(n)
+		if err != nil {
+			panic(err)
+		}
+		ms = append(ms, member{desc, length})
+	}
+	return ms
+})
+
+type member struct {
+	desc   string
+	length int64
+}
+
 // genLog writes a log of several runs over files of records, each run
-// making some responses revisits and restoring some of its revisits, with
-// "# file" blocks (one of them cut: its file is incomplete); it returns
-// the log and each file's record lengths before the first run.
+// making some responses revisits (half of them with their original
+// member, field 10) and restoring some of its revisits, with "# file"
+// blocks (one of them cut: its file is incomplete); it returns the log
+// and each file's record lengths before the first run, which are those
+// of gzip members.
 func genLog(rng *rand.Rand, incomplete bool) ([]byte, map[string][]int64) {
+	ms := members()
+	memberOfLength := map[int64]string{}
+	for _, m := range ms {
+		memberOfLength[m.length] = m.desc
+	}
 	// Names whose escaped byte order differs from their own.
 	names := []string{"a b.warc.gz", "a!b.warc.gz", "dir/c.warc.gz", "d.warc.gz", "e%.warc.gz"}
 	orig := map[string][]int64{}
@@ -27,7 +54,7 @@ func genLog(rng *rand.Rand, incomplete bool) ([]byte, map[string][]int64) {
 	for _, n := range names {
 		k := 3 + rng.IntN(12)
 		for range k {
-			orig[n] = append(orig[n], int64(100+rng.IntN(900)))
+			orig[n] = append(orig[n], ms[rng.IntN(len(ms))].length)
 		}
 		cur[n] = slices.Clone(orig[n])
 		ours[n] = make([]bool, k)
@@ -52,8 +79,12 @@ func genLog(rng *rand.Rand, incomplete bool) ([]byte, map[string][]int64) {
 				switch {
 				case !ours[n][i] && rng.IntN(3) == 0:
 					nl := 20 + int64(rng.IntN(int(l)-20))
-					entries = append(entries, Entry{File: n, OldOffset: off, OldLength: l, NewOffset: off + shift, NewLength: nl, Kind: Revisit,
-						PayloadDigest: fmt.Sprintf("sha1:%032d", i), RefersToURI: "http://x/", RefersTo: "2024-01-01T00:00:00Z"})
+					e := Entry{File: n, OldOffset: off, OldLength: l, NewOffset: off + shift, NewLength: nl, Kind: Revisit,
+						PayloadDigest: fmt.Sprintf("sha1:%032d", i), RefersToURI: "http://x/", RefersTo: "2024-01-01T00:00:00Z"}
+					if rng.IntN(2) == 0 {
+						e.OriginalMember = memberOfLength[l]
+					}
+					entries = append(entries, e)
 					shift += nl - l
 					cur[n][i], ours[n][i] = nl, true
 				case ours[n][i] && rng.IntN(2) == 0:
