@@ -144,7 +144,8 @@ bench: build
 
 # The scale benchmark (issue 22): each command at 10^6 and 10^7 records,
 # time per record and the peak memory of every process, sort included
-# (tens of minutes and about 20 GB of disk in BENCH_DIR; not in bench).
+# (tens of minutes and about 20 GB of disk in BENCH_DIR; not in bench;
+# BENCH_SCALE_SIZES="10000 100000" BENCH_SCALE_ROUNDS=1 for a quick check).
 bench-scale: build
 	scripts/bench-scale.sh
 

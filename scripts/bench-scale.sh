@@ -13,8 +13,16 @@
 #               (scripts/mangen: 40% duplicates, 2% revisits before)
 #   warccdx     a CDXJ index updated with a rewrite log that made 30% of
 #               its records revisits (scripts/cdxgen: 1000 files)
-# A part is a function bench_PART SIZE that prints its command; more parts
-# (the whole run, the crawl index's commits) are added the same way.
+#   assess      warcdedup assess --cdx on a CDXJ index (scripts/cdxgen:
+#               1000 files, 35% repeated payloads, a crawl's mix of
+#               types, statuses, revisits and months)
+# A part is a function bench_PART SIZE that prints its command, with
+# input_PART SIZE making its input once and, if need be, after_PART
+# removing what it left; more parts (the whole run, the crawl index's
+# commits) are added the same way.
+#
+# A quick check that it works end to end:
+#   BENCH_SCALE_SIZES="10000 100000" BENCH_SCALE_ROUNDS=1 make bench-scale
 #
 # Environment: BENCH_SCALE_SIZES (default "1000000 10000000"),
 # BENCH_SCALE_ROUNDS (default 3), BENCH_SCALE_PARTS, BENCH_DIR (kept
@@ -25,10 +33,10 @@ cd "$(dirname "$0")/.."
 export LC_ALL=C
 sizes=${BENCH_SCALE_SIZES:-1000000 10000000}
 rounds=${BENCH_SCALE_ROUNDS:-3}
-parts=${BENCH_SCALE_PARTS:-warcsumcmp warccdx}
+parts=${BENCH_SCALE_PARTS:-warcsumcmp warccdx assess}
 . scripts/bench-lib.sh
 bench_dir
-go build -o bin/ ./cmd/warcsumcmp ./cmd/warccdx ./scripts/mangen ./scripts/cdxgen ./scripts/procpeak
+go build -o bin/ ./cmd/warcsumcmp ./cmd/warccdx ./cmd/warcdedup ./scripts/mangen ./scripts/cdxgen ./scripts/procpeak
 tmp=$dir/scale-tmp
 mkdir -p "$tmp"
 sortmem=()
@@ -58,6 +66,21 @@ bench_warccdx() {
 	echo bin/warccdx -q -T "$tmp" "${sortmem[@]}" --log "$dir/scale-$1.log" "$dir/scale-$1.cdxj"
 }
 
+# input_assess N makes an index of N lines of a crawl's mix, once.
+input_assess() {
+	if [ ! -f "$dir/scale-assess-$1.done" ]; then
+		echo "generating a CDXJ index of $1 lines of a crawl's mix ..." >&2
+		bin/cdxgen -lines "$1" -files 1000 -dup 0.35 -mix -index "$dir/scale-assess-$1.cdxj" -log /dev/null
+		touch "$dir/scale-assess-$1.done"
+	fi
+}
+bench_assess() {
+	echo bin/warcdedup assess --cdx -q --work-dir "$tmp/assess" "${sortmem[@]}" "$dir/scale-assess-$1.cdxj"
+}
+# after_assess removes the assessment's files (its work directory), which
+# a run of the command keeps for the operator.
+after_assess() { rm -rf "$tmp/assess"; }
+
 # measure PART SIZE ROUND runs the part once and appends its figures to
 # $dir/scale-results: PART SIZE ROUND WALL CPU LOAD then
 # NAME:COUNT:PEAK-MB:CPU for each command name.
@@ -71,6 +94,9 @@ measure() {
 		$1 == "cpu" { cpu = $2 }
 		$1 == "proc" { procs = procs " " $2 ":" $3 ":" $4 ":" $5 }
 		END { print part, size, round, wall, cpu, load procs }' "$dir/scale-stderr" >>"$dir/scale-results"
+	if declare -F after_"$1" >/dev/null; then
+		after_"$1"
+	fi
 	if [ -n "$(ls -A "$tmp")" ]; then
 		echo "bench-scale: $1 left files in $tmp" >&2
 		exit 1
@@ -137,7 +163,7 @@ awk -v sizes="$sizes" '
 			if (kp[2] != sz[nsizes]) continue
 			small = kp[1] " " sz[1]
 			ratio = per[order[k]] / per[small]; cratio = cper[order[k]] / cper[small]
-			printf "%-11s targets at %d: largest process %.1f MB (%s 150 MB); time per record %.2fx that at %d, CPU per record %.2fx (%s 1.15x)\n",
-				kp[1], kp[2], top[order[k]], top[order[k]] <= 150 ? "within" : "ABOVE", ratio, sz[1], cratio, ratio <= 1.15 ? "within" : "ABOVE"
+			printf "%-11s targets at %d: largest process %.1f MB (%s 150 MB); per record against %d: time %.2fx (%s 1.15x), CPU %.2fx (%s 1.15x)\n",
+				kp[1], kp[2], top[order[k]], top[order[k]] <= 150 ? "within" : "ABOVE", sz[1], ratio, ratio <= 1.15 ? "within" : "ABOVE", cratio, cratio <= 1.15 ? "within" : "ABOVE"
 		}
 	}' "$dir/scale-results"
