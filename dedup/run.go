@@ -35,7 +35,7 @@ type Options struct {
 	Jobs        int      // files or clusters at once
 	Algorithm   digest.Algorithm
 	Policy      policy.Policy
-	SortMemory  string // sort's buffer (sort -S), e.g. "1G" or "25%"; "" for sort's default
+	SortMemory  string // sort's buffer (sort -S), e.g. "1G" or "25%"; "" for syssort.DefaultMemory (64M)
 	HardLinks   bool   // rewrite files with several names (see refs.Rewriter)
 	// CDX are CDX/CDXJ index files of the collection, written before the
 	// job: each is brought up to date with the rewrite (see warccdx).
@@ -716,7 +716,7 @@ func (r *run) verify(ctx context.Context) (string, error) {
 	defer after.Close()
 	show := r.show.Start(stage.VerifyName, "", 0)
 	v := stage.Verify{Before: manifest.NewReader(before, beforeName), After: manifest.NewReader(after, r.wd.File(workdir.AfterFile)),
-		Violations: r.wd.File(workdir.Violations), Total: r.hashed.Stats.Listed, Messages: messages{r.show}, Meter: show}
+		Violations: r.wd.File(workdir.Violations), Total: r.hashed.Stats.Listed, Messages: messages{r.show}, Meter: show, Sort: r.sorter()}
 	// With an index, revisits may refer to the committed originals joined,
 	// as the resolution found them (URI and date as their records spell
 	// them).
