@@ -82,22 +82,26 @@ Exit status: 0 if all is well, 1 if a problem was found (each on stderr),
 			},
 			{
 				Name:      "stats",
-				Usage:     "print the index's figures per crawl and in total, as JSON",
+				Usage:     "print the index's figures per crawl and in total (a table, or JSON)",
 				ArgsUsage: "--index DIR",
-				Flags:     []cli.Flag{indexFlag, cmdutil.QuietFlag},
+				Flags:     []cli.Flag{indexFlag, &cli.BoolFlag{Name: "json", Usage: jsonUsage}, cmdutil.QuietFlag},
 				Action: func(c *cli.Context) error {
 					ix, err := openIndex(c)
 					if err != nil {
 						return err
 					}
-					return printJSON(c.App.Writer, indexStats(ix.Registry))
+					if c.Bool("json") {
+						return printJSON(c.App.Writer, indexStats(ix.Registry))
+					}
+					return writeIndexStats(c.App.Writer, ix.Dir, ix.Registry)
 				},
 			},
 			{
 				Name:      "deps",
-				Usage:     "print which crawls and files a crawl's revisits need (or, with --reverse, which crawls need it), as JSON",
+				Usage:     "print which crawls and files a crawl's revisits need (or, with --reverse, which crawls need it): a table, or JSON",
 				ArgsUsage: "NAME",
-				Flags:     []cli.Flag{indexFlag, &cli.BoolFlag{Name: "reverse", Usage: "the crawls whose revisits need NAME"}, cmdutil.QuietFlag},
+				Flags: []cli.Flag{indexFlag, &cli.BoolFlag{Name: "reverse", Usage: "the crawls whose revisits need NAME"},
+					&cli.BoolFlag{Name: "json", Usage: jsonUsage}, cmdutil.QuietFlag},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
 						return cmdutil.Usage("name one crawl: warcdedup index deps --index DIR NAME")
@@ -112,19 +116,21 @@ Exit status: 0 if all is well, 1 if a problem was found (each on stderr),
 						return cli.Exit(fmt.Errorf("crawl %s is not committed to the index %s", name, ix.Dir), cmdutil.ExitFatal)
 					}
 					if !c.Bool("reverse") {
+						if !c.Bool("json") {
+							return writeDeps(c.App.Writer, name, k.Requires)
+						}
 						return printJSON(c.App.Writer, map[string]any{"crawl": name, "requires": orEmpty(k.Requires)})
 					}
-					type need struct {
-						Crawl    string `json:"crawl"`
-						Revisits int64  `json:"revisits"`
-					}
-					var by []need
+					var by []dependent
 					for _, d := range ix.Registry.Dependents(name) {
 						for _, n := range d.Requires {
 							if n.Crawl == name {
-								by = append(by, need{d.Name, n.Revisits})
+								by = append(by, dependent{d.Name, n.Revisits})
 							}
 						}
+					}
+					if !c.Bool("json") {
+						return writeDependents(c.App.Writer, name, by)
 					}
 					return printJSON(c.App.Writer, map[string]any{"crawl": name, "required_by": orEmpty(by)})
 				},
