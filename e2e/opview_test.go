@@ -62,6 +62,14 @@ func TestFiguresTablesAndJSON(t *testing.T) {
 		t.Errorf("index deps: the tables do not say what the JSON does (%+v)", rj.RequiredBy)
 	}
 
+	// index verify says what it read: --deep, every file whole.
+	shallow, _, code := sh(t, dir, "warcdedup index verify --index idx")
+	deep, _, dcode := sh(t, dir, "warcdedup index verify --deep --index idx")
+	if code != 0 || dcode != 0 || shallow == deep || !strings.Contains(shallow, "checked by size and stamp, not read") ||
+		!strings.Contains(deep, "the 4 files of the crawls whole (1.6 MB), each file's SHA-256 compared") {
+		t.Errorf("index verify: exit %d, %d; it says\n%s\nand with --deep\n%s", code, dcode, shallow, deep)
+	}
+
 	// assess: the summary on stdout, the report's figures with --json.
 	smallCollection(t, dir, "a")
 	summary, shown, code := sh(t, dir, "warcdedup assess -j 2 a")
