@@ -238,6 +238,9 @@ func TestInterruptedRun(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "verification: 0 records lost") || !strings.Contains(stdout, "hash (done before)") || strings.Contains(stdout, "not finished") {
 		t.Errorf("the resumed run: exit %d after %v\n%s\n%s", code, time.Since(start), stdout, stderr2)
 	}
+	if !regexp.MustCompile(`(?m)^done by the run of \d{4}-\d\d-\d\d \d\d:\d\d UTC: hash, `).MatchString(stdout) {
+		t.Errorf("the resumed run does not say which run did the stages done before")
+	}
 	rep, _ = stage.ReadReport(filepath.Join(wd, workdir.StatsFile))
 	for _, s := range rep.Stages {
 		if s.Skipped && !strings.HasPrefix(s.Note, "done by the run of ") {

@@ -211,11 +211,18 @@ func summaryVerification(w io.Writer, res *Result) {
 }
 
 func summaryStages(w io.Writer, res *Result) {
-	var stages, notRun []string
+	var stages, notRun, before []string
+	var by string // who did the stages done before, if one run did them all
 	for _, s := range res.Report.Stages {
 		switch {
 		case s.Skipped:
 			stages = append(stages, s.Name+" (done before)")
+			before = append(before, s.Name)
+			if len(before) == 1 || by == s.Note {
+				by = s.Note
+			} else {
+				by = "-"
+			}
 		case s.Stopped:
 			how := "stopped"
 			if strings.Contains(res.Report.Stopped, "interrupted") {
@@ -233,6 +240,10 @@ func summaryStages(w io.Writer, res *Result) {
 	}
 	if len(notRun) > 0 {
 		fmt.Fprintf(w, "not run: %s\n", strings.Join(notRun, ", "))
+	}
+	if len(before) > 0 && strings.HasPrefix(by, "done by ") {
+		// Which run did them: "done by the dry run of 2026-11-26 14:33 UTC".
+		fmt.Fprintf(w, "%s: %s\n", by, strings.Join(before, ", "))
 	}
 	if !counted(res) {
 		// No figures: what the stages done found is all there is.
