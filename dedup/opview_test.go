@@ -317,3 +317,44 @@ func interruptAt(t *testing.T, at string, args ...string) (stdout, stderr string
 	cmd.Wait()
 	return out.String(), errb.String(), cmd.ProcessState.ExitCode(), signalled
 }
+
+// TestTerminalProgress runs warcdedup run on a terminal (script(1) gives
+// it one), its summary redirected to a file, and proves that the
+// progress line says which stage of how many is at work and where the
+// whole job is (its bytes done of the collection's), and that the file
+// holds the summary alone.
+func TestTerminalProgress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a job of 100 MB")
+	}
+	script, err := exec.LookPath("script")
+	if err != nil {
+		t.Fatal("script (util-linux) is needed to give warcdedup a terminal")
+	}
+	cfg := genCfg
+	cfg.Files, cfg.Records, cfg.MeanPayload = 6, 4000, 16<<10
+	dir, _ := generated(t, cfg)
+	wd := filepath.Join(t.TempDir(), "work")
+	summary := filepath.Join(t.TempDir(), "summary.txt")
+	cmd := exec.Command(script, "-qfec", binPath+" run -j 2 --work-dir "+wd+" "+dir+" > "+summary, "/dev/null")
+	tty, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("warcdedup run on a terminal: %v\n%s", err, tty)
+	}
+	lines := strings.Split(strings.ReplaceAll(string(tty), "\r", "\n"), "\n")
+	whole := regexp.MustCompile(`\[stage \d+ of \d+\] \S.*  \| job [0-9.]+ [kMG]?B / [0-9.]+ [kMG]?B \(\d+%\)`)
+	found := 0
+	for _, l := range lines {
+		if whole.MatchString(l) {
+			found++
+		}
+	}
+	t.Logf("%d progress lines with the whole job's", found)
+	if found == 0 {
+		t.Errorf("no progress line gives the stage number and the whole job's progress:\n%s", tty)
+	}
+	got, err := os.ReadFile(summary)
+	if err != nil || !bytes.HasPrefix(got, []byte("collection: ")) || bytes.ContainsAny(got, "\r\033") || !bytes.Contains(got, []byte("verification: 0 records lost")) {
+		t.Errorf("summary.txt (%v) is not the summary alone:\n%q", err, got)
+	}
+}
