@@ -82,8 +82,8 @@ var damages = []struct {
 	{"CURRENT rolled back to the generation before", func(t *testing.T, dir string) {
 		os.WriteFile(filepath.Join(dir, currentFile), []byte("gen-000001\n"), 0o644)
 	}},
-	{"a partition missing", func(t *testing.T, dir string) {
-		if err := os.Remove(filepath.Join(dir, "gen-000002", originalsDir, "sha1-B"+partitionExt)); err != nil {
+	{"a run missing", func(t *testing.T, dir string) {
+		if err := os.Remove(filepath.Join(dir, "gen-000002", originalsDir, runName("sha1-B", 2))); err != nil {
 			t.Fatal(err)
 		}
 	}},
@@ -213,7 +213,7 @@ func TestJoinRefusesUnorderedPartition(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir, work := twoCrawls(t)
-			part := filepath.Join(dir, "gen-000002", originalsDir, "sha1-A"+partitionExt)
+			part := filepath.Join(dir, "gen-000002", originalsDir, runName("sha1-A", 1))
 			data, err := os.ReadFile(part)
 			if err != nil {
 				t.Fatal(err)

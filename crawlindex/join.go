@@ -2,10 +2,7 @@ package crawlindex
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"warcdedup/manifest"
@@ -24,12 +21,14 @@ type JoinStats struct {
 // Join writes to w the index's originals whose digest the crawl's manifest
 // (sorted on digest, manifest.ByDigest) has, in digest order: what the
 // resolution of the crawl must see besides the crawl itself. It reads the
-// index and the manifest once each, side by side, whatever their size. A
-// partition out of order, or with a line of another partition's digests,
-// is refused (reading on would miss originals).
+// index and the manifest once each, side by side, whatever their size:
+// each partition from the one of the crawl's first digest on, its runs
+// merged as they are read, until the crawl's last digest. A run out of
+// order, or with a line of another partition's digests, is refused
+// (reading on would miss originals).
 func (ix *Index) Join(ctx context.Context, crawl io.Reader, crawlName string, w io.Writer) (JoinStats, error) {
 	st := JoinStats{Crawls: map[string]int64{}}
-	parts, err := ix.Partitions()
+	parts, err := ix.partitions()
 	if err != nil {
 		return st, err
 	}
@@ -65,59 +64,57 @@ func (ix *Index) Join(ctx context.Context, crawl io.Reader, crawlName string, w 
 		if err := ctx.Err(); err != nil {
 			return st, err
 		}
-		if before(p, want) {
+		if before(p.key, want) {
 			continue
 		}
-		f, err := os.Open(p)
-		if err != nil {
+		if err := joinPartition(p, &want, nextDigest, out, &st); err != nil {
 			return st, err
 		}
-		in := manifest.NewReader(f, p)
-		in.RequireFields(6)
-		in.RequireOrder(manifest.ByDigest)
-		key := strings.TrimSuffix(filepath.Base(p), partitionExt)
-		for want != "" {
-			l, err := in.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				f.Close()
-				return st, fmt.Errorf("index: %w", err)
-			}
-			st.IndexLines++
-			if k, err := partitionOf(l.Digest); err != nil || k != key {
-				f.Close()
-				return st, in.Errorf("index: digest %s does not belong in partition %s", l.Digest, key)
-			}
-			for want != "" && want < l.Digest {
-				if err := nextDigest(); err != nil {
-					f.Close()
-					return st, err
-				}
-			}
-			if l.Digest == want {
-				if err := out.Write(&l); err != nil {
-					f.Close()
-					return st, err
-				}
-				st.Matched++
-				st.Crawls[CrawlOf(l.File)]++
-			}
-		}
-		f.Close()
 	}
 	return st, out.Flush()
 }
 
-// before reports whether the partition p holds only digests before
-// digest: it is of the same algorithm, and of a lower first character.
-func before(p, digest string) bool {
+// joinPartition reads a partition's runs merged, while the crawl has
+// digests, writing the lines of the crawl's digests.
+func joinPartition(p *partition, want *string, nextDigest func() error, out *manifest.Writer, st *JoinStats) error {
+	m, err := openMerger(p.runs)
+	if err != nil {
+		return err
+	}
+	defer m.close()
+	for *want != "" {
+		l, ok, err := m.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		st.IndexLines++
+		for *want != "" && *want < l.Digest {
+			if err := nextDigest(); err != nil {
+				return err
+			}
+		}
+		if l.Digest == *want {
+			if err := out.Write(l); err != nil {
+				return err
+			}
+			st.Matched++
+			st.Crawls[CrawlOf(l.File)]++
+		}
+	}
+	return nil
+}
+
+// before reports whether the partition of key name holds only digests
+// before digest: it is of the same algorithm, and of a lower first
+// character.
+func before(name, digest string) bool {
 	key, err := partitionOf(digest)
 	if err != nil {
 		return false
 	}
-	name := strings.TrimSuffix(filepath.Base(p), partitionExt)
 	label, _, _ := strings.Cut(key, "-")
 	plabel, _, _ := strings.Cut(name, "-")
 	return label == plabel && name < key

@@ -58,8 +58,16 @@ type Registry struct {
 	Removed []*Crawl `json:"removed,omitempty"`
 }
 
-// registryVersion is the layout this package writes and reads.
-const registryVersion = 1
+// The layouts this package reads: registryVersion, which it writes (each
+// partition a set of sorted runs), and registryVersionPartitions, the
+// index as a warcdedup before runs wrote it (each partition a single
+// file), read as it is: each partition is a run. The next commit writes
+// registryVersion, which a warcdedup before runs refuses to read rather
+// than read a partition's runs one after the other.
+const (
+	registryVersion           = 2
+	registryVersionPartitions = 1
+)
 
 // Crawl is one committed (or removed) crawl.
 type Crawl struct {
