@@ -257,9 +257,9 @@ func compactRound(ix *Index, parts []*partition, plans map[string][]*run, step f
 }
 
 // mergeRuns writes the new generation's run of a partition: the runs
-// merged, each line checked as it is read.
+// merged, read as bytes (see rawRun).
 func mergeRuns(b *builder, key string, runs []*run) (lines, size int64, err error) {
-	m, err := openMerger(runs)
+	m, err := b.base.openRawMerger(runs, true)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -277,7 +277,7 @@ func mergeRuns(b *builder, key string, runs []*run) (lines, size int64, err erro
 		if !ok {
 			break
 		}
-		if err := w.write(l); err != nil {
+		if err := w.writeRaw(l); err != nil {
 			return 0, 0, err
 		}
 	}

@@ -1,6 +1,7 @@
 package crawlindex
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -216,7 +217,8 @@ type runWriter struct {
 	rel   string
 	f     *os.File
 	h     *hashWriter
-	w     *manifest.Writer
+	w     *bufio.Writer
+	buf   []byte
 	prev  manifest.Line
 	lines int64
 }
@@ -229,7 +231,7 @@ func (b *builder) createRun(key string) (*runWriter, error) {
 		return nil, err
 	}
 	h := &hashWriter{w: f, h: sha256.New()}
-	return &runWriter{b: b, rel: rel, f: f, h: h, w: manifest.NewWriter(h)}, nil
+	return &runWriter{b: b, rel: rel, f: f, h: h, w: bufio.NewWriterSize(h, 256<<10)}, nil
 }
 
 // write writes a line; a line out of order is refused (the run would
@@ -240,7 +242,19 @@ func (w *runWriter) write(l *manifest.Line) error {
 	}
 	w.prev = *l
 	w.lines++
-	return w.w.Write(l)
+	w.buf = l.Append(w.buf[:0])
+	_, err := w.w.Write(w.buf)
+	return err
+}
+
+// writeRaw writes a line (without its line feed) as it is, from a run
+// read as bytes (whose order was checked as it was read).
+func (w *runWriter) writeRaw(line []byte) error {
+	w.lines++
+	if _, err := w.w.Write(line); err != nil {
+		return err
+	}
+	return w.w.WriteByte('\n')
 }
 
 // close ends the run: written, synced and listed; a run of no line is no
