@@ -2,6 +2,7 @@ package crawlindex
 
 import (
 	"errors"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -44,8 +45,10 @@ func (p Policy) withDefaults() Policy {
 // class is the size class of a run of size bytes.
 func (p Policy) class(size int64) int {
 	c := 0
-	for limit := p.Base * int64(p.Fanout); size >= limit && c < 62; limit *= int64(p.Fanout) {
-		c++
+	for limit := p.Base; limit <= math.MaxInt64/int64(p.Fanout); c++ {
+		if limit *= int64(p.Fanout); size < limit {
+			break
+		}
 	}
 	return c
 }

@@ -35,8 +35,8 @@ type builder struct {
 	// process there.
 	step func(string) error
 
-	mu       sync.Mutex
-	contents contents // the new generation's files, for its CONTENTS
+	mu       sync.Mutex // of contents and of step's calls: a compaction's merges run side by side
+	contents contents   // the new generation's files, for its CONTENTS
 }
 
 // newBuilder starts the generation after base. The index's lock must be
@@ -76,6 +76,8 @@ func (b *builder) at(step string) error {
 	if b.step == nil {
 		return nil
 	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	return b.step(step)
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -280,6 +281,11 @@ func TestPolicyPlan(t *testing.T) {
 				t.Errorf("merges %v, want %v", got, tt.want)
 			}
 		})
+	}
+	for size, want := range map[int64]int{0: 0, 4*mb - 1: 0, 4 * mb: 1, 64 * mb: 3, math.MaxInt64: 21} {
+		if c := pol.class(size); c != want {
+			t.Errorf("a run of %d bytes: class %d, want %d", size, c, want)
+		}
 	}
 }
 
