@@ -81,7 +81,8 @@ type Stats struct {
 	BytesAfter     int64 // and after
 }
 
-func (s *Stats) add(o *Stats) {
+// Add adds o to s: the figures of runs over parts of a manifest, summed.
+func (s *Stats) Add(o *Stats) {
 	s.Lines += o.Lines
 	s.Files += o.Files
 	s.Rewritten += o.Rewritten
@@ -187,7 +188,7 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log *Log) (Stat
 			return err
 		}
 	}, func(t *task) error {
-		total.add(&t.stats)
+		total.Add(&t.stats)
 		switch {
 		case t.err == errCut:
 			return nil // readErr says why
