@@ -107,6 +107,11 @@ func CommitWith(dir string, ch Change, opt CommitOptions) (*Index, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
+	// Open checked base against the records of commits: they now come
+	// up to it, should a crash have kept one from being written.
+	if err := recordBase(base); err != nil {
+		return nil, err
+	}
 	b, err := newBuilder(base, opt.step)
 	if err != nil {
 		return nil, err
@@ -120,6 +125,11 @@ func CommitWith(dir string, ch Change, opt CommitOptions) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Committed. Its record is what tells a later Open that this
+	// generation's crawl is lost if CURRENT is ever set back before it
+	// with the generation gone; should it fail to be written, the next
+	// commit writes it (recordBase).
+	recordChange(ix, ch)
 	// The generation the lock found current stays, with every later
 	// one: a run that opened it before this commit may still read it.
 	defer cleanup(base.Dir, base.Registry.Generation)

@@ -114,6 +114,23 @@ var damages = []struct {
 		os.Remove(name) // a hard link shared with generation 1
 		os.WriteFile(name, []byte(`{"crawl": "jan", "files": [{"na`), 0o644)
 	}},
+	// The attack's finding 4: generation 1 verifies, only older.
+	{"the latest generation lost, CURRENT set back to the one before", func(t *testing.T, dir string) {
+		if err := os.RemoveAll(filepath.Join(dir, "gen-000002")); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, currentFile), []byte("gen-000001\n"), 0o644)
+	}},
+	{"every generation and CURRENT lost", func(t *testing.T, dir string) {
+		for _, g := range []string{"gen-000001", "gen-000002", currentFile} {
+			if err := os.RemoveAll(filepath.Join(dir, g)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}},
+	{"a record of a commit garbled", func(t *testing.T, dir string) {
+		os.WriteFile(filepath.Join(dir, commitsDir, "feb.json"), []byte(`{"crawl": "feb", "op": "comm`), 0o644)
+	}},
 }
 
 // noPanic runs f and turns a panic into an error.
@@ -177,9 +194,12 @@ func TestCommitLeftoverIsNoDamage(t *testing.T) {
 		t.Fatal(err)
 	}
 	// As if the commit was killed between its generation's rename and
-	// CURRENT's: the generation is there, CURRENT and the generation's
-	// mark are not.
+	// CURRENT's: the generation is there, CURRENT, the generation's mark
+	// and the record of the commit (written after them) are not.
 	if err := os.Remove(filepath.Join(dir, currentFile)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, commitsDir, "jan.json")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(filepath.Join(dir, "gen-000001", committedFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -115,6 +115,15 @@ func open(abs, dir string) (*Index, error) {
 				return nil, &DamageError{Dir: dir, Problems: []string{fmt.Sprintf("CURRENT is missing, yet generation %s was committed (write CURRENT naming the generation to use: the latest that verifies)", g.name)}}
 			}
 		}
+		recs, _, err := readCommitRecords(abs)
+		if err != nil {
+			return nil, err
+		}
+		if len(recs) > 0 {
+			r := slices.MaxFunc(recs, func(a, b commitRecord) int { return a.Generation - b.Generation })
+			return nil, &DamageError{Dir: dir, Problems: []string{fmt.Sprintf("CURRENT is missing, yet crawl %s was %s in generation %d (%s records %d crawls): restore the index's generations and CURRENT from a backup (an index meant to start anew is a new directory)",
+				r.Crawl, r.Op, r.Generation, filepath.Join(abs, commitsDir), len(recs))}}
+		}
 		return &Index{Dir: abs, Registry: &Registry{Version: registryVersion}}, fmt.Errorf("%s: %w", dir, ErrNoIndex)
 	}
 	if err != nil {
@@ -165,6 +174,13 @@ func open(abs, dir string) (*Index, error) {
 	problems = append(problems, ix.Registry.check()...)
 	if len(problems) == 0 {
 		problems = ix.checkFiles()
+	}
+	if len(problems) == 0 {
+		// Whole, and maybe only older: what the index recorded of its
+		// commits tells (see commitsDir).
+		if problems, err = ix.checkCommitRecords(); err != nil {
+			return nil, err
+		}
 	}
 	if len(problems) > 0 {
 		return nil, &DamageError{Dir: dir, Problems: problems}

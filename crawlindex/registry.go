@@ -21,6 +21,8 @@
 //	DIR/lock                        taken while a generation is made
 //	DIR/runs/                       the runs and removals at work (see
 //	                                RegisterRun)
+//	DIR/commits/NAME.json           the generation that last committed or
+//	                                removed crawl NAME (see commitsDir)
 //
 // A partition is the merge of its runs (see partition.go): a commit adds a
 // run to each partition its crawl has digests in and links every other
@@ -35,7 +37,8 @@
 // An index that does not verify is refused, never taken for an empty one
 // or read in part: Open checks CURRENT (missing while a generation says it
 // was committed, naming a generation that is not there, or rolled back to
-// one older than a generation that was committed), the generation's files
+// one older than a generation that was committed, or than one the records
+// in commits/ name once its directory is gone), the generation's files
 // against its CONTENTS (each there, with its size), the registry (whole,
 // each crawl an object with a name a crawl can have, committed once, of
 // CURRENT's generation) and every crawl's list of files; the runs are

@@ -40,7 +40,10 @@ for an empty index or reading part of it; index verify names each problem.`,
 				Usage:     "check the index, its crawls' files and their dependencies",
 				ArgsUsage: "--index DIR",
 				Description: `warcdedup index verify checks the committed generation of the index: CURRENT
-names the latest generation committed; each of the generation's files is
+names the latest generation committed (also by the records in commits/ of
+the generation that last committed or removed each crawl: an index set back
+to a generation that forgets a committed crawl is named here, crawl by
+crawl); each of the generation's files is
 there with the size and SHA-256 it was committed with; the registry is
 whole and well formed; each partition of originals is sorted on digest and
 holds only its digest range and committed crawls' lines, as many as the
