@@ -93,3 +93,66 @@ func TestIndexRolledBackWithoutLatestGeneration(t *testing.T) {
 	}
 	checkRevisitsResolve(t, crawls)
 }
+
+// TestIndexRolledBackFoundByWorkDirs: the same loss on an index an
+// earlier warcdedup wrote (no records of its commits beside its
+// generations: commits/ removed here), set back before any commit of this
+// one wrote them. The work directories of its runs (INDEX/work/NAME) say
+// which crawls were committed: remove --restore and a run refuse the
+// index, naming crawl-2, and CheckCommittedCrawls (index verify) reports
+// it; nothing of crawl-0 is lost.
+func TestIndexRolledBackFoundByWorkDirs(t *testing.T) {
+	crawls, index := indexedCrawls(t, t.TempDir(), "crawl-0", "crawl-1", "crawl-2")
+	if err := os.RemoveAll(filepath.Join(index, "commits")); err != nil {
+		t.Fatal(err)
+	}
+	latest := currentGeneration(t, index)
+	gens, _ := filepath.Glob(filepath.Join(index, "gen-*"))
+	var before string
+	for _, g := range gens {
+		if g < latest && g > before {
+			before = g
+		}
+	}
+	if before == "" {
+		t.Fatalf("no generation before %s: %v", latest, gens)
+	}
+	if err := os.RemoveAll(latest); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(index, "CURRENT"), []byte(filepath.Base(before)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const want = "crawl crawl-2 was committed by the run of"
+
+	ix, err := crawlindex.Open(index)
+	if err != nil {
+		t.Fatalf("open: %v (an index without records of its commits opens as it is)", err)
+	}
+	err = CheckCommittedCrawls(ix)
+	var damage *crawlindex.DamageError
+	if !errors.As(err, &damage) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "from a backup") {
+		t.Errorf("CheckCommittedCrawls: %v, want the index refused, naming crawl-2 and what to do", err)
+	}
+
+	res, err := RemoveCrawl(context.Background(), RemoveOptions{Index: index, Crawl: "crawl-0", Restore: true, Jobs: 2})
+	if err == nil && res.Removed {
+		if err := os.RemoveAll(filepath.Join(crawls, "crawl-0")); err != nil {
+			t.Fatal(err)
+		}
+		checkRevisitsResolve(t, crawls)
+		t.Fatalf("remove --restore crawl-0 with crawl-2's generation gone: removed (dependents %v), crawl-0 deleted", res.Dependents)
+	}
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("remove --restore crawl-0: %v, want a refusal naming crawl-2", err)
+	}
+	checkRevisitsResolve(t, crawls)
+
+	r, err := Run(context.Background(), Options{Collections: []string{filepath.Join(crawls, "crawl-2")}, Index: index, Jobs: 2})
+	switch {
+	case err == nil:
+		t.Errorf("a rerun of crawl-2: exit %d (%s, nothing to do: %v), want the index refused", r.Report.Exit, r.Report.ExitReason, r.NothingToDo)
+	case !strings.Contains(err.Error(), want):
+		t.Errorf("a rerun of crawl-2: %v, want the index refused, naming crawl-2", err)
+	}
+}

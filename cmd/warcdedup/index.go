@@ -58,6 +58,10 @@ Exit status: 0 if all is well, 1 if a problem was found (each on stderr),
 				Action: func(c *cli.Context) error {
 					log := cmdutil.NewLog(c)
 					ix, err := crawlindex.Open(c.String("index"))
+					if err == nil {
+						// What the index's runs say they committed.
+						err = dedup.CheckCommittedCrawls(ix)
+					}
 					var damage *crawlindex.DamageError
 					if errors.As(err, &damage) {
 						for _, p := range damage.Problems {
