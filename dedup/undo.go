@@ -131,6 +131,9 @@ type undo struct {
 	restoreFrom int64
 	// restored are the files this undo replaced, and how.
 	restored map[string]refs.RestoredFile
+	// leftovers are the partial new versions a killed run or undo left
+	// in the collection that could not be removed (removeLeftovers).
+	leftovers []string
 }
 
 // openUndo finds the work directory of the job that wrote the revisits,
@@ -218,6 +221,7 @@ func (u *undo) close() {
 // run restores the files named (escaped as manifest field 1), checks
 // them, and brings the indexes named up to date.
 func (u *undo) run(ctx context.Context, files []string) error {
+	u.removeLeftovers(files)
 	from, todo, err := u.restoreLogged(ctx, files)
 	if err != nil {
 		return err
@@ -304,6 +308,11 @@ func (u *undo) exitReasons() {
 		res.Exit = 1
 		res.ExitReason = append(res.ExitReason, fmt.Sprintf("%s files have other bytes than before the runs undone, and this undo rebuilt every gzip member of their records (or they have none)", progress.Count(int64(len(res.Unexplained)))))
 		res.ExitReason = append(res.ExitReason, stage.First(res.Unexplained, 10)...)
+	}
+	if len(u.leftovers) > 0 {
+		res.Exit = 1
+		res.ExitReason = append(res.ExitReason, fmt.Sprintf("%s partial new versions a killed run or undo left in the collection could not be removed", progress.Count(int64(len(u.leftovers)))))
+		res.ExitReason = append(res.ExitReason, stage.First(u.leftovers, 10)...)
 	}
 }
 
