@@ -64,6 +64,10 @@ type UndoResult struct {
 	Checked      int64
 	CheckedBytes int64
 	Unrestored   []string
+	// Missing are the files in the paths named in which the rewrite log
+	// has revisits left, that are no longer in the collection (moved,
+	// renamed, deleted), and why: not restored.
+	Missing []string `json:",omitempty"`
 	// Of the files checked that are restored and whose version before
 	// the runs undone the log records (its "# file" line): BitExact have
 	// that version's SHA-256 again, restored bit for bit; BytesDiffer
@@ -259,18 +263,19 @@ func (u *undo) restoreLogged(ctx context.Context, files []string) (from int64, t
 	if err != nil {
 		return 0, nil, fmt.Errorf("the rewrite log says which revisits this toolchain wrote: %w", err)
 	}
+	logged, err := refs.Files(written)
+	if err != nil {
+		return 0, nil, err
+	}
 	todo = files
 	if !u.opt.All {
-		logged, err := refs.Files(written)
-		if err != nil {
-			return 0, nil, err
-		}
 		todo = intersect(logged, files)
 	}
+	u.res.Missing = u.missingLogged(written, logged, files)
 	u.res.Files = len(todo)
 	from = log.Size()
 	if len(todo) == 0 {
-		u.res.NothingToDo = true
+		u.res.NothingToDo = len(u.res.Missing) == 0
 		return from, todo, log.Close()
 	}
 	u.restoreFrom = from
@@ -303,6 +308,11 @@ func (u *undo) exitReasons() {
 		res.Exit = 1
 		res.ExitReason = append(res.ExitReason, fmt.Sprintf("%s files are not what the rewrite log says they are once restored", progress.Count(int64(len(res.Unrestored)))))
 		res.ExitReason = append(res.ExitReason, stage.First(res.Unrestored, 10)...)
+	}
+	if len(res.Missing) > 0 {
+		res.Exit = 1
+		res.ExitReason = append(res.ExitReason, fmt.Sprintf("%s files the rewrite log has revisits in are no longer in the collection: not restored", progress.Count(int64(len(res.Missing)))))
+		res.ExitReason = append(res.ExitReason, stage.First(res.Missing, 10)...)
 	}
 	if len(res.Unexplained) > 0 {
 		res.Exit = 1

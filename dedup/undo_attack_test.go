@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -46,4 +47,65 @@ func TestUndoAfterKilledRunRemovesItsTemporaryFile(t *testing.T) {
 		return
 	}
 	t.Fatal("the run was never killed while writing a new version")
+}
+
+// TestUndoNamesMovedFile: a file the run deduplicated, then moved,
+// renamed or deleted within the collection, keeps the revisits the log
+// names under its old name. The undo of the collection must not exit 0 as
+// if it were restored: it names it (and where it is now, if it finds a
+// file of its size and SHA-256).
+func TestUndoNamesMovedFile(t *testing.T) {
+	cfg := attackCfg
+	cfg.Sequential = true // the moved file, the last, holds no original of the others
+	src, res := generated(t, cfg)
+	for _, tc := range []struct {
+		name string
+		do   func(dir, file string) error
+		// where is the file's new name the undo should say it found, "" for none.
+		where func(file string) string
+	}{
+		{"moved into a subdirectory", func(dir, file string) error {
+			if err := os.MkdirAll(filepath.Join(dir, "2024"), 0o755); err != nil {
+				return err
+			}
+			return os.Rename(filepath.Join(dir, file), filepath.Join(dir, "2024", file))
+		}, func(file string) string { return "2024/" + file }},
+		{"renamed", func(dir, file string) error {
+			return os.Rename(filepath.Join(dir, file), filepath.Join(dir, "renamed-"+file))
+		}, func(file string) string { return "renamed-" + file }},
+		{"deleted", func(dir, file string) error {
+			return os.Remove(filepath.Join(dir, file))
+		}, func(string) string { return "" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "coll")
+			copyTree(t, src, dir)
+			original := hashUncompressed(t, dir)
+			wd := dir + ".work"
+			if r := runOn(t, dir, wd); r.Report.Exit != 0 {
+				t.Fatalf("run: exit %d %v", r.Report.Exit, r.Report.ExitReason)
+			}
+			victim := res.Names[len(res.Names)-1]
+			if hashUncompressed(t, dir)[victim] == original[victim] {
+				t.Fatalf("the run did not rewrite %s", victim)
+			}
+			if err := tc.do(dir, victim); err != nil {
+				t.Fatal(err)
+			}
+			u, err := Undo(context.Background(), UndoOptions{Paths: []string{dir}, WorkDir: wd, Jobs: 2})
+			if err != nil {
+				t.Logf("undo stopped: %v", err)
+				return
+			}
+			named := strings.Contains(strings.Join(append(u.ExitReason, u.Refused...), " "), victim) ||
+				strings.Contains(strings.Join(u.Unrestored, " "), victim)
+			t.Logf("undo: exit %d %v", u.Exit, u.ExitReason)
+			if u.Exit == 0 || !named {
+				t.Errorf("undo: exit %d, %d files checked; %s, which the log names, %s and not named: %v", u.Exit, u.Checked, victim, tc.name, u.ExitReason)
+			}
+			if where := tc.where(victim); where != "" && !strings.Contains(strings.Join(u.Missing, " "), where+" has its size and SHA-256") {
+				t.Errorf("undo does not say %s is now %s: %v", victim, where, u.Missing)
+			}
+		})
+	}
 }
