@@ -68,6 +68,10 @@ type UndoResult struct {
 	// has revisits left, that are no longer in the collection (moved,
 	// renamed, deleted), and why: not restored.
 	Missing []string `json:",omitempty"`
+	// Unlogged are the files named that the rewrite log never replaced
+	// that hold revisits in the form this toolchain writes, and why: a
+	// run the log does not record wrote them; not restored.
+	Unlogged []string `json:",omitempty"`
 	// Of the files checked that are restored and whose version before
 	// the runs undone the log records (its "# file" line): BitExact have
 	// that version's SHA-256 again, restored bit for bit; BytesDiffer
@@ -135,6 +139,9 @@ type undo struct {
 	restoreFrom int64
 	// restored are the files this undo replaced, and how.
 	restored map[string]refs.RestoredFile
+	// stamps are the files' stamps when the job last completed, as its
+	// state recorded them before this undo (nil for none).
+	stamps map[string]string
 	// leftovers are the partial new versions a killed run or undo left
 	// in the collection that could not be removed (removeLeftovers).
 	leftovers []string
@@ -181,6 +188,7 @@ func (u *undo) open() ([]string, error) {
 	if u.state, err = readState(u.wd); err != nil {
 		return nil, err
 	}
+	u.stamps = u.state.Stamps
 	params := u.state.Params
 	u.res = &UndoResult{WorkDir: u.wd.Path, Collections: params.Collections}
 	if params.Index != "" {
@@ -233,6 +241,11 @@ func (u *undo) run(ctx context.Context, files []string) error {
 	if err := u.check(ctx, files); err != nil {
 		return err
 	}
+	written, err := rewritelog.LoadFile(u.wd.File(workdir.LogFile), time.Time{})
+	if err != nil {
+		return err
+	}
+	u.res.Unlogged = u.unloggedRevisits(ctx, written, files, u.stamps)
 	u.exitReasons()
 	if len(u.opt.CDX) > 0 {
 		if len(todo) == 0 {
@@ -313,6 +326,11 @@ func (u *undo) exitReasons() {
 		res.Exit = 1
 		res.ExitReason = append(res.ExitReason, fmt.Sprintf("%s files the rewrite log has revisits in are no longer in the collection: not restored", progress.Count(int64(len(res.Missing)))))
 		res.ExitReason = append(res.ExitReason, stage.First(res.Missing, 10)...)
+	}
+	if len(res.Unlogged) > 0 {
+		res.Exit = 1
+		res.ExitReason = append(res.ExitReason, fmt.Sprintf("%s files hold revisits in the form this toolchain writes that the rewrite log does not name: not restored", progress.Count(int64(len(res.Unlogged)))))
+		res.ExitReason = append(res.ExitReason, stage.First(res.Unlogged, 10)...)
 	}
 	if len(res.Unexplained) > 0 {
 		res.Exit = 1

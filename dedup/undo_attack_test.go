@@ -109,3 +109,61 @@ func TestUndoNamesMovedFile(t *testing.T) {
 		})
 	}
 }
+
+// TestUndoOfRestoredWorkDirSaysWhatItLeft: a work directory restored from
+// a copy made before the last run has a rewrite log that does not name the
+// files that run rewrote. Its undo must not exit 0 while they keep the
+// revisits this toolchain wrote: it names them, and undo --all, which it
+// advises, makes them whole records.
+func TestUndoOfRestoredWorkDirSaysWhatItLeft(t *testing.T) {
+	cfg := attackCfg
+	cfg.Sequential = true // the last file is the latest crawl: only it is rewritten by the second run
+	src, res := generated(t, cfg)
+	dir := filepath.Join(t.TempDir(), "coll")
+	copyTree(t, src, dir)
+	original := hashUncompressed(t, dir)
+	late := res.Names[len(res.Names)-1]
+	held := filepath.Join(t.TempDir(), "held")
+	if err := os.Rename(filepath.Join(dir, late), held); err != nil {
+		t.Fatal(err)
+	}
+	wd := filepath.Join(t.TempDir(), "work")
+	runOn(t, dir, wd)
+	backup := filepath.Join(t.TempDir(), "work-backup")
+	copyTree(t, wd, backup)
+	if err := os.Rename(held, filepath.Join(dir, late)); err != nil {
+		t.Fatal(err)
+	}
+	if r := runOn(t, dir, wd); r.Report.Exit != 0 || r.Report.Totals.RevisitsWritten == 0 {
+		t.Fatalf("second run: exit %d, %d revisits", r.Report.Exit, r.Report.Totals.RevisitsWritten)
+	}
+	lateAfterRun := hashUncompressed(t, dir)[late]
+	if lateAfterRun == original[late] {
+		t.Fatalf("the second run did not rewrite %s", late)
+	}
+	if err := os.RemoveAll(wd); err != nil {
+		t.Fatal(err)
+	}
+	copyTree(t, backup, wd)
+	u, err := Undo(context.Background(), UndoOptions{Paths: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err != nil {
+		t.Fatalf("undo: %v", err)
+	}
+	now := hashUncompressed(t, dir)
+	t.Logf("undo: exit %d %v; %s restored: %v; files %d", u.Exit, u.ExitReason, late, now[late] == original[late], u.Files)
+	if u.Exit == 0 && now[late] != original[late] {
+		t.Errorf("undo exited 0 (%d files checked, nothing named) while %s keeps the revisits a run of this toolchain wrote", u.Checked, late)
+	}
+	if !strings.Contains(strings.Join(u.ExitReason, " "), late) {
+		t.Errorf("undo does not name %s: %v", late, u.ExitReason)
+	}
+	// What it advises: --all makes them whole records (and the
+	// generator's own revisit in each file, other tools' revisits).
+	u, err = Undo(context.Background(), UndoOptions{Paths: []string{dir}, WorkDir: wd, Jobs: 2, All: true})
+	if err != nil {
+		t.Fatalf("undo --all: %v", err)
+	}
+	if n, _, err := countWrittenRevisits(filepath.Join(dir, late), late); n > 0 || err != nil || u.Exit != 0 {
+		t.Errorf("undo --all: exit %d %v; %d revisits left in %s (%v)", u.Exit, u.ExitReason, n, late, err)
+	}
+}
