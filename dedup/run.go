@@ -204,6 +204,9 @@ func (r *run) open() error {
 	if r.state, err = readState(r.wd); err != nil {
 		return err
 	}
+	if err := r.checkLogDescribes(r.state.Params.Collections); err != nil {
+		return err
+	}
 	if !r.state.Params.equal(r.params()) {
 		// Another job's outputs (other collections, algorithm or policy):
 		// start from the first stage; the log and the cache stay.
