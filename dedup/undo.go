@@ -108,6 +108,9 @@ func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
 	}
 	defer u.close()
 	err = u.run(ctx, files)
+	if err == nil {
+		u.letGoOfJoin()
+	}
 	u.res.Took = time.Since(start)
 	// The work directory's records of the collection (records.go).
 	if u.restoreFrom >= 0 {
