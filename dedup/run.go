@@ -416,6 +416,7 @@ const (
 	hashStats      = "hash.json"
 	resolveStats   = "resolve.json"
 	rewriteStats   = "rewrite.json"
+	refusedStats   = "rewrite-refused.json" // the files the rewrite refused, by name
 	verifyStats    = "verify.json"
 	hashAgainStats = "hash-again.json"
 	changesStats   = "changes.json"
@@ -439,7 +440,11 @@ func (r *run) reload(name string) error {
 	case stage.ResolveName:
 		r.resolved.Stats, err = workdir.ReadJSON[collres.Stats](r.wd.File(resolveStats))
 	case stage.RewriteName:
-		r.rewrote.Stats, err = workdir.ReadJSON[refs.Stats](r.wd.File(rewriteStats))
+		if r.rewrote.Stats, err = workdir.ReadJSON[refs.Stats](r.wd.File(rewriteStats)); err == nil {
+			if r.rewrote.RefusedFiles, err = workdir.ReadJSON[[]string](r.wd.File(refusedStats)); errors.Is(err, os.ErrNotExist) {
+				err = nil // a stage done before it was kept
+			}
+		}
 	case stage.VerifyName:
 		if r.verified, err = workdir.ReadJSON[verify.Stats](r.wd.File(verifyStats)); err == nil {
 			var ch changes
@@ -638,6 +643,9 @@ func (r *run) rewrite(ctx context.Context) (string, error) {
 	}
 	r.rewrote = res
 	if err := workdir.WriteJSON(r.wd.File(rewriteStats), res.Stats); err != nil {
+		return "", err
+	}
+	if err := workdir.WriteJSON(r.wd.File(refusedStats), res.RefusedFiles); err != nil {
 		return "", err
 	}
 	return res.Note(r.opt.DryRun), nil
@@ -865,7 +873,9 @@ const (
 
 // stamps records every input's stamp as the job completes, but those of
 // the files that changed since the hash stage (not by the job) or were
-// added: the next run finds them changed, and takes them.
+// added, and of those the rewrite refused: the next run finds them
+// changed, and takes them (a refusal may have passed since: the writer
+// that had the file open closed it, --hard-links is given).
 func (r *run) stamps() map[string]string {
 	m := map[string]string{}
 	inputs, err := r.collect()
@@ -873,6 +883,9 @@ func (r *run) stamps() map[string]string {
 		return nil
 	}
 	left := r.changes.excluded()
+	for _, n := range r.rewrote.RefusedFiles {
+		left[n] = true
+	}
 	for _, in := range inputs {
 		if left[in.Name] {
 			continue

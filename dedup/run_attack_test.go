@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -63,4 +64,60 @@ func TestWorkDirOfAnotherCollection(t *testing.T) {
 		t.Errorf("undo of B, which its run deduplicated with exit 0: exit %d %v", u.Exit, stage.First(u.ExitReason, 3))
 	}
 	sameTree(t, "B undone (uncompressed)", hashUncompressed(t, b), originalB)
+}
+
+// TestRefusedFileTakenByRerun: a file the rewrite refused (a writer had
+// it open; it had a second hard link) is one the refusal asks to run again
+// for, once the writer closed it or with --hard-links. Before the fix that
+// run said nothing to do, exit 1 with the old refusal, for ever: the
+// completed job recorded the refused file's stamp as done. The run after
+// it takes and rewrites the file, exit 0.
+func TestRefusedFileTakenByRerun(t *testing.T) {
+	src, res := generated(t, attackCfg)
+	victim := res.Names[1]
+	for _, tc := range []struct {
+		name string
+		// refuse makes the victim refused; after undoes that and returns
+		// the options of the run after it.
+		refuse func(t *testing.T, path string) (after func() Options)
+	}{
+		{"a writer had it open, and closed it", func(t *testing.T, path string) func() Options {
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return func() Options { f.Close(); return Options{} }
+		}},
+		{"a second hard link, then --hard-links", func(t *testing.T, path string) func() Options {
+			if err := os.Link(path, filepath.Join(t.TempDir(), "backup.warc")); err != nil {
+				t.Fatal(err)
+			}
+			return func() Options { return Options{HardLinks: true} }
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "coll")
+			copyTree(t, src, dir)
+			wd := dir + ".work"
+			path := filepath.Join(dir, victim)
+			before, _ := os.ReadFile(path)
+			after := tc.refuse(t, path)
+			r := runOn(t, dir, wd)
+			if r.Report.Exit != 1 || r.Report.Totals.FilesRefused != 1 {
+				t.Fatalf("first run: exit %d, %d files refused; want %s refused: %v", r.Report.Exit, r.Report.Totals.FilesRefused, victim, r.Report.ExitReason)
+			}
+			t.Logf("first run: %v", r.Report.ExitReason)
+			opt := after()
+			opt.Collections, opt.WorkDir, opt.Jobs = []string{dir}, wd, 2
+			r, err := Run(context.Background(), opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			now, _ := os.ReadFile(path)
+			if bytes.Equal(now, before) || r.Report.Exit != 0 {
+				t.Errorf("the run the refusal asked for: exit %d (nothing to do: %v) %v; %s rewritten: %v",
+					r.Report.Exit, r.NothingToDo, r.Report.ExitReason, victim, !bytes.Equal(now, before))
+			}
+		})
+	}
 }
