@@ -268,6 +268,14 @@ func (r *run) resume() (*stage.Result, error) {
 	}
 	switch {
 	case r.state.Complete:
+		if r.unchanged() && r.state.RecordsBehind {
+			// Done but for the work directory's records: the account,
+			// which makes them, is done again; every stage before it is
+			// kept.
+			r.show.Note("warcdedup: the job is complete, but the work directory's fixity.tsv and deps.tsv were not brought up to date by its last run: bringing them up to date")
+			r.state.Complete = false
+			return nil, nil
+		}
 		if r.unchanged() {
 			rep, err := stage.ReadReport(r.wd.File(workdir.StatsFile))
 			if err == nil {
@@ -390,6 +398,7 @@ func (r *run) runSteps(ctx context.Context) error {
 	}
 	if !r.opt.DryRun {
 		r.state.Complete = true
+		r.state.RecordsBehind = r.recordsProblem != ""
 		r.state.Stamps = r.stamps()
 		return writeState(r.wd, r.state)
 	}
@@ -790,7 +799,8 @@ func (r *run) finish(err error) {
 	}
 	reasons = append(reasons, stage.VerifyReasons(r.verified)...)
 	if r.recordsProblem != "" {
-		reasons = append(reasons, "the work directory's fixity.tsv and deps.tsv were not brought up to date: "+r.recordsProblem)
+		reasons = append(reasons, "the work directory's fixity.tsv and deps.tsv were not brought up to date: "+r.recordsProblem+
+			" (what the run did stands; the same command again brings them up to date once that is mended)")
 	}
 	stage.Finish(rep, err, reasons)
 	// The report, also of a run that stopped, is written when it can be:
