@@ -12,7 +12,15 @@ import (
 	"warcdedup/record"
 	"warcdedup/refs"
 	"warcdedup/rewritelog"
+	"warcdedup/workdir"
 )
+
+// undoCheckedFile keeps, in the work directory, the stamps of the files
+// the rewrite log never replaced that an undo found holding no revisit of
+// the form this toolchain writes (or unchanged since the job completed):
+// the next undo reads only those that changed since (the job's own stamps
+// are gone once an undo starts the job anew).
+const undoCheckedFile = "undo-checked.json"
 
 // unloggedRevisits finds, in the files named (escaped, present) that the
 // rewrite log never replaced, revisits in the form this toolchain writes
@@ -21,11 +29,21 @@ import (
 // copy older than the last run, or is another's), and this undo did not
 // restore them, so it must not exit 0. Only files that changed since the
 // job last completed (stamps, as it recorded them; every file where it
-// recorded none) are read: a file unchanged since holds what the runs
-// the log records left in it.
+// recorded none) or since an undo last found it clean (undoCheckedFile)
+// are read: a file unchanged since holds what the runs the log records
+// left in it.
 func (u *undo) unloggedRevisits(ctx context.Context, written *rewritelog.Moves, files []string, stamps map[string]string) []string {
+	checked, _ := workdir.ReadJSON[map[string]string](u.wd.File(undoCheckedFile))
+	if checked == nil {
+		checked = map[string]string{}
+	}
+	defer func() {
+		if err := workdir.WriteJSON(u.wd.File(undoCheckedFile), checked); err != nil {
+			u.show.Note("warcdedup: warning: %v", err)
+		}
+	}()
 	loc := u.coll.locator()
-	type todo struct{ name, path string }
+	type todo struct{ name, path, stamp string }
 	var read []todo
 	for _, f := range files {
 		name, err := manifest.UnescapeFile(f)
@@ -39,16 +57,20 @@ func (u *undo) unloggedRevisits(ctx context.Context, written *rewritelog.Moves, 
 		if err != nil {
 			continue
 		}
-		if s, ok := fileStamp(local.Path()); ok && stamps != nil && stamps[name] == s {
+		s, ok := fileStamp(local.Path())
+		if ok && (stamps[name] == s || checked[name] == s) {
+			checked[name] = s
 			continue
 		}
-		read = append(read, todo{name, local.Path()})
+		delete(checked, name) // until read again and found clean
+		read = append(read, todo{name, local.Path(), s})
 	}
 	if len(read) == 0 {
 		return nil
 	}
 	show := u.show.Start("unlogged", "files", int64(len(read)))
 	found := make([]string, len(read))
+	clean := make([]bool, len(read))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range u.jobs() {
@@ -61,6 +83,8 @@ func (u *undo) unloggedRevisits(ctx context.Context, written *rewritelog.Moves, 
 					found[i] = fmt.Sprintf("%s: not restored: %d revisits in the form this toolchain writes (the first at offset %d) that the rewrite log does not name: a run it does not record wrote them (is the work directory a copy older than the last run, or another collection's?); warcdedup undo --all makes them whole records", read[i].name, n, first)
 				} else if err != nil {
 					u.show.Note("warcdedup: warning: %s: looking for revisits the log does not name: %v", read[i].name, err)
+				} else {
+					clean[i] = true
 				}
 				show.Add(1)
 			}
@@ -75,7 +99,10 @@ func (u *undo) unloggedRevisits(ctx context.Context, written *rewritelog.Moves, 
 	close(next)
 	wg.Wait()
 	var out []string
-	for _, f := range found {
+	for i, f := range found {
+		if clean[i] && read[i].stamp != "" {
+			checked[read[i].name] = read[i].stamp
+		}
 		if f != "" {
 			out = append(out, f)
 			u.show.Print("warcdedup: error: %s", f)
