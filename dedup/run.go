@@ -207,6 +207,9 @@ func (r *run) open() error {
 	if r.state, err = readState(r.wd); err != nil {
 		return err
 	}
+	if err := r.checkLogDescribes(r.state.Params.Collections); err != nil {
+		return err
+	}
 	if !r.state.Params.equal(r.params()) {
 		// Another job's outputs (other collections, algorithm or policy):
 		// start from the first stage; the log and the cache stay.
@@ -273,6 +276,14 @@ func (r *run) resume() (*stage.Result, error) {
 	}
 	switch {
 	case r.state.Complete:
+		if r.unchanged() && r.state.RecordsBehind {
+			// Done but for the work directory's records: the account,
+			// which makes them, is done again; every stage before it is
+			// kept.
+			r.show.Note("warcdedup: the job is complete, but the work directory's fixity.tsv and deps.tsv were not brought up to date by its last run: bringing them up to date")
+			r.state.Complete = false
+			return nil, nil
+		}
 		if r.unchanged() {
 			rep, err := stage.ReadReport(r.wd.File(workdir.StatsFile))
 			if err == nil {
@@ -412,6 +423,7 @@ func (r *run) runSteps(ctx context.Context) error {
 	}
 	if !r.opt.DryRun {
 		r.state.Complete = true
+		r.state.RecordsBehind = r.recordsProblem != ""
 		r.state.Stamps = r.stamps()
 		return writeState(r.wd, r.state)
 	}
@@ -478,6 +490,7 @@ const (
 	hashStats      = "hash.json"
 	resolveStats   = "resolve.json"
 	rewriteStats   = "rewrite.json"
+	refusedStats   = "rewrite-refused.json" // the files the rewrite refused, by name
 	verifyStats    = "verify.json"
 	hashAgainStats = "hash-again.json"
 	changesStats   = "changes.json"
@@ -501,7 +514,11 @@ func (r *run) reload(name string) error {
 	case stage.ResolveName:
 		r.resolved.Stats, err = workdir.ReadJSON[collres.Stats](r.wd.File(resolveStats))
 	case stage.RewriteName:
-		r.rewrote.Stats, err = workdir.ReadJSON[refs.Stats](r.wd.File(rewriteStats))
+		if r.rewrote.Stats, err = workdir.ReadJSON[refs.Stats](r.wd.File(rewriteStats)); err == nil {
+			if r.rewrote.RefusedFiles, err = workdir.ReadJSON[[]string](r.wd.File(refusedStats)); errors.Is(err, os.ErrNotExist) {
+				err = nil // a stage done before it was kept
+			}
+		}
 	case stage.VerifyName:
 		if r.verified, err = workdir.ReadJSON[verify.Stats](r.wd.File(verifyStats)); err == nil {
 			var ch changes
@@ -702,6 +719,9 @@ func (r *run) rewrite(ctx context.Context) (string, error) {
 	if err := workdir.WriteJSON(r.wd.File(rewriteStats), res.Stats); err != nil {
 		return "", err
 	}
+	if err := workdir.WriteJSON(r.wd.File(refusedStats), res.RefusedFiles); err != nil {
+		return "", err
+	}
 	return res.Note(r.opt.DryRun), nil
 }
 
@@ -844,7 +864,8 @@ func (r *run) finish(err error) {
 	}
 	reasons = append(reasons, stage.VerifyReasons(r.verified)...)
 	if r.recordsProblem != "" {
-		reasons = append(reasons, "the work directory's fixity.tsv and deps.tsv were not brought up to date: "+r.recordsProblem)
+		reasons = append(reasons, "the work directory's fixity.tsv and deps.tsv were not brought up to date: "+r.recordsProblem+
+			" (what the run did stands; the same command again brings them up to date once that is mended)")
 	}
 	stage.Finish(rep, err, reasons)
 	// The report, also of a run that stopped, is written when it can be:
@@ -927,7 +948,9 @@ const (
 
 // stamps records every input's stamp as the job completes, but those of
 // the files that changed since the hash stage (not by the job) or were
-// added: the next run finds them changed, and takes them.
+// added, and of those the rewrite refused: the next run finds them
+// changed, and takes them (a refusal may have passed since: the writer
+// that had the file open closed it, --hard-links is given).
 func (r *run) stamps() map[string]string {
 	m := map[string]string{}
 	inputs, err := r.collect()
@@ -935,6 +958,9 @@ func (r *run) stamps() map[string]string {
 		return nil
 	}
 	left := r.changes.excluded()
+	for _, n := range r.rewrote.RefusedFiles {
+		left[n] = true
+	}
 	for _, in := range inputs {
 		if left[in.Name] {
 			continue

@@ -34,6 +34,12 @@ type State struct {
 	// Stamps of the collection's files when the job completed: a later
 	// run finding them all unchanged has nothing to do.
 	Stamps map[string]string `json:"stamps,omitempty"`
+	// RecordsBehind is set when the job completed but the work
+	// directory's records of the collection (fixity.tsv, deps.tsv) could
+	// not be brought up to date (a full disk): the next run on the
+	// unchanged collection does that, rather than saying there is nothing
+	// to do.
+	RecordsBehind bool `json:"records_behind,omitempty"`
 }
 
 // Params are the parameters of a job that its outputs depend on.

@@ -167,7 +167,8 @@ index verify says so.
 It is also refused while a warcdedup run --index in progress joined the
 crawl (its revisits may need it: once that run is committed the index says
 so), or after such a run was interrupted once it had rewritten files (run
-it again to commit it; or undo it, then remove with --force).
+it again to commit it; or undo it: an undo that leaves none of its
+revisits lets go of what it joined).
 A run interrupted before it rewrote anything does not hold the crawl; it
 joins the index again when it resumes. While remove --restore rewrites the
 dependents' files, a run that joins them is refused. A crawl removed
