@@ -349,6 +349,9 @@ func (p *page) counts(r *Report, words tense) {
 			n("Violations found by verification (must be 0)", t.Violations, true),
 		}},
 	}
+	if r.Conversion != nil {
+		p.Counts = append(p.Counts, r.Conversion.countGroup())
+	}
 }
 
 // breakdowns lays out the charts of duplication by MIME type, host,

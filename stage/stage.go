@@ -9,7 +9,8 @@ import (
 // a cluster job's plan name them. The comments give the stage numbers of
 // the README's pipeline (see the package comment).
 const (
-	HashName         = "hash" // 1
+	ConvertName      = "convert ARC to WARC" // with --convert-arc, before 1
+	HashName         = "hash"                // 1
 	SortByDigestName = "sort by digest"
 	JoinName         = "join the index"     // with a crawl index
 	ResolveName      = "resolve and number" // 2 and 3

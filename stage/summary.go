@@ -71,6 +71,7 @@ func Summary(w io.Writer, res *Result) {
 	fmt.Fprintf(w, "collection: %s: %s files, %s; %s responses listed, %s revisits already there\n",
 		strings.Join(r.Collections, ", "), progress.Count(t.Files), progress.Bytes(t.StoredBytes),
 		progress.Count(t.Records), progress.Count(t.Revisits))
+	convertSummary(w, r)
 	if n := t.FilesInProgress; n > 0 {
 		fmt.Fprintf(w, "skipped: %s files still being written (.open), not read (named in run.log); a run after their writer closes them takes them\n", progress.Count(n))
 	}
