@@ -25,13 +25,17 @@ const convertStats = "convert.json"
 type ConvertOptions struct {
 	// ConvertARC converts the collection's ARC files to WARC in place
 	// first (the convert stage), moving each converted ARC to KeepARC if
-	// set. Software names
+	// set; a dry run estimates what that would do instead. Software names
 	// this software in the WARC files' warcinfo records; ConvertHook, if
 	// set, is called between each file's conversion steps (tests).
 	ConvertARC  bool
 	KeepARC     string
 	Software    string
 	ConvertHook func(step, arc string)
+	// ConvertEvery: a dry run's estimate of the conversion measures one
+	// in ConvertEvery of the records besides every duplicate
+	// (stage.EstimateConversion.Every; 0 for its default).
+	ConvertEvery int
 }
 
 // checkConvert checks the options of a job that converts ARC files first.

@@ -111,6 +111,9 @@ type run struct {
 	// uncommitted: the crawl was not committed, its files having changed
 	// since the hash stage.
 	uncommitted bool
+	// estimated is a dry run's estimate of the conversion of its ARC
+	// files (--convert-arc), which the account adds up.
+	estimated *stage.EstimateResult
 }
 
 // Run runs the job, resuming what an earlier run of it left unfinished.
@@ -332,7 +335,8 @@ type step struct {
 
 // steps are the job's stages in order, as this run runs them (see package
 // stage for what each does): with --convert-arc, the conversion of the
-// ARC files to WARC first, its outputs the files the hash stage lists.
+// ARC files to WARC first, its outputs the files the hash stage lists (a
+// dry run estimates it after its rewrite instead, converting nothing).
 // What is to come has its place here: with resolve numbering the copies
 // without reading them, a step after the rewrite that resolves byte for
 // byte the digests whose comparison in the rewrite found a collision and
@@ -358,6 +362,7 @@ func (r *run) steps() []step {
 		{stage.ResolveName, r.resolve, []string{workdir.NumberedFile}, true, true},
 		{stage.SortByFileName, r.sortByFile, []string{workdir.ByFileFile, workdir.FactsByFile}, true, true},
 		{stage.RewriteName, r.rewrite, []string{workdir.SavedFile}, !dry, true},
+		{stage.EstimateConversionName, r.estimateConversion, nil, false, convert && dry},
 		{stage.HashAgainName, r.hashAgain, after, true, !dry},
 		{stage.VerifyName, r.verify, []string{workdir.Violations}, true, !dry},
 		{stage.IndexesName, r.updateIndexes, nil, true, !dry && len(r.opt.CDX) > 0},

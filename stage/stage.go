@@ -21,6 +21,9 @@ const (
 	IndexesName      = "update indexes"
 	AccountName      = "account"
 	CommitName       = "commit" // with a crawl index
+	// A dry run with --convert-arc: what the conversion would do to the
+	// listing and the revisits, estimated after the rewrite.
+	EstimateConversionName = "estimate the conversion"
 )
 
 // Messages take what a stage reports as it works: each damaged record,
