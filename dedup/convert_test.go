@@ -382,3 +382,30 @@ func TestAssessConvertARC(t *testing.T) {
 		t.Errorf("estimated conversion %+v, the run's %+v", ec, gc)
 	}
 }
+
+// TestConvertOptionsRefused: options --convert-arc cannot honour are
+// refused before anything is converted, each with why.
+func TestConvertOptionsRefused(t *testing.T) {
+	coll, _ := generated(t, gen.Config{Files: 2, Records: 20, Seed: 3, Formats: []gen.Format{gen.ARCGz}})
+	other := t.TempDir()
+	tree := hashTree(t, coll)
+	for _, c := range []struct {
+		name string
+		opt  Options
+		says string
+	}{
+		{"--keep-arc without --convert-arc", Options{Collections: []string{coll}, ConvertOptions: ConvertOptions{KeepARC: other}}, "give --convert-arc"},
+		{"two collections", Options{Collections: []string{coll, other}, ConvertOptions: ConvertOptions{ConvertARC: true}}, "one collection per work directory"},
+		{"--keep-arc inside the collection", Options{Collections: []string{coll}, ConvertOptions: ConvertOptions{ConvertARC: true, KeepARC: filepath.Join(coll, "old")}}, "inside the collection"},
+		{"--cdx", Options{Collections: []string{coll}, CDX: []string{filepath.Join(other, "x.cdxj")}, ConvertOptions: ConvertOptions{ConvertARC: true}}, "does not follow a conversion yet"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.opt.WorkDir = filepath.Join(t.TempDir(), "work")
+			_, err := Run(context.Background(), c.opt)
+			if err == nil || !strings.Contains(err.Error(), c.says) {
+				t.Errorf("got %v, want an error saying %q", err, c.says)
+			}
+		})
+	}
+	sameTree(t, "after the refusals", hashTree(t, coll), tree)
+}
