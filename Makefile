@@ -29,7 +29,7 @@ endif
 # What the build really holds (cgo off means pure Go whatever the tag).
 SAY_INFLATER = @echo "inflater: $$($(GO) list -f '{{if .CgoFiles}}ISA-L (-tags isal){{else}}pure Go{{end}}' ./gzmulti)"
 
-.PHONY: all build test test-setup test-quick test-go test-crash test-browser test-cluster soak fuzz bench bench-arc install man demo clean $(BINARIES)
+.PHONY: all build test test-setup test-quick test-go test-crash test-browser test-cluster soak fuzz bench install man demo clean $(BINARIES)
 
 all: build
 
@@ -127,6 +127,13 @@ fuzz:
 	$(GO) test ./cdx -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./record -run '^$$' -fuzz '^FuzzStreamReader$$' -fuzztime $(FUZZTIME)
 
+# The legacy ARC job (issue 24): run --convert-arc against arc2warc
+# --in-place then run, on ~1 GB of generated ARC files (in bench, not in
+# test).
+.PHONY: bench-arc
+bench-arc: build
+	scripts/bench-arc.sh
+
 # Go benchmarks next to the code, then each stage on generated collections
 # of about 1 GB (scripts/bench-*.sh; BENCH_DIR keeps the data between runs).
 bench: build
@@ -136,17 +143,12 @@ bench: build
 	scripts/bench-chain.sh
 	scripts/bench-refs.sh
 	scripts/bench-run.sh
+	scripts/bench-arc.sh
 	scripts/bench-warchaeology.sh || [ $$? = 3 ] # 3: warchaeology's mirrors are not here
 	scripts/bench-cdx.sh
 	scripts/bench-assess.sh
 	scripts/bench-assess-sample.sh
 	scripts/bench-recompress.sh
-	scripts/bench-arc.sh
-
-# The legacy ARC job (issue 24): run --convert-arc against arc2warc
-# --in-place then run, on ~1 GB of generated ARC files (not in make test).
-bench-arc: build
-	scripts/bench-arc.sh
 
 # Every command and every man page.
 install: build man
