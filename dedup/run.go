@@ -61,6 +61,9 @@ type Options struct {
 	// Command is the command line that runs the job, which an
 	// interrupted run names as the one that resumes it; "" for none.
 	Command string
+	// ConvertOptions: with --convert-arc, the ARC files are converted
+	// to WARC first (convert.go).
+	ConvertOptions
 }
 
 // stageRewriteStarted marks in state.json a job whose rewrite began: the
@@ -111,6 +114,9 @@ type run struct {
 	// uncommitted: the crawl was not committed, its files having changed
 	// since the hash stage.
 	uncommitted bool
+	// estimated is a dry run's estimate of the conversion of its ARC
+	// files (--convert-arc), which the account adds up.
+	estimated *stage.EstimateResult
 }
 
 // Run runs the job, resuming what an earlier run of it left unfinished.
@@ -159,6 +165,9 @@ func (opt *Options) complete() error {
 	}
 	if opt.Index != "" && opt.Digests != nil {
 		return errors.New("a slice of the digests is for assessing a collection, not a crawl of an index")
+	}
+	if err := opt.checkConvert(); err != nil {
+		return err
 	}
 	opt.Jobs = max(opt.Jobs, 1)
 	return nil
@@ -237,7 +246,8 @@ func (r *run) close() {
 // params are what the job's outputs depend on.
 func (r *run) params() Params {
 	opt := &r.opt
-	p := Params{Collections: opt.Collections, Algorithm: opt.Algorithm.String(), Policy: opt.Policy.String(), Files: filesKey(opt.Files)}
+	p := Params{Collections: opt.Collections, Algorithm: opt.Algorithm.String(), Policy: opt.Policy.String(), Files: filesKey(opt.Files),
+		ConvertARC: opt.ConvertARC}
 	if opt.Digests != nil {
 		// A job on a slice of the digests is another job too.
 		p.Files += " digests " + opt.Digests.Key
@@ -345,9 +355,10 @@ type step struct {
 }
 
 // steps are the job's stages in order, as this run runs them (see package
-// stage for what each does). What is to come has its place here: a
-// conversion of ARC files to WARC (package migrate) first, its outputs
-// the files the hash stage lists; with resolve numbering the copies
+// stage for what each does): with --convert-arc, the conversion of the
+// ARC files to WARC first, its outputs the files the hash stage lists (a
+// dry run estimates it after its rewrite instead, converting nothing).
+// What is to come has its place here: with resolve numbering the copies
 // without reading them, a step after the rewrite that resolves byte for
 // byte the digests whose comparison in the rewrite found a collision and
 // rewrites again what the new numbering allows; and, each step naming the
@@ -363,13 +374,16 @@ func (r *run) steps() []step {
 	if r.opt.Digests != nil {
 		byDigest = append(byDigest, workdir.SliceFile)
 	}
+	convert := r.opt.ConvertARC
 	all := []step{
+		{stage.ConvertName, r.convert, []string{convertStats}, true, convert && !dry},
 		{stage.HashName, r.hash, []string{workdir.BeforeFile, workdir.FactsFile}, true, true},
 		{stage.SortByDigestName, r.sortByDigest, byDigest, true, true},
 		{stage.JoinName, r.joinIndex, []string{workdir.JoinedFile}, true, crawl},
 		{stage.ResolveName, r.resolve, []string{workdir.NumberedFile}, true, true},
 		{stage.SortByFileName, r.sortByFile, []string{workdir.ByFileFile, workdir.FactsByFile}, true, true},
 		{stage.RewriteName, r.rewrite, []string{workdir.SavedFile}, !dry, true},
+		{stage.EstimateConversionName, r.estimateConversion, nil, false, convert && dry},
 		{stage.HashAgainName, r.hashAgain, after, true, !dry},
 		{stage.VerifyName, r.verify, []string{workdir.Violations}, true, !dry},
 		{stage.IndexesName, r.updateIndexes, nil, true, !dry && len(r.opt.CDX) > 0},
@@ -509,6 +523,8 @@ type hashAgain struct {
 func (r *run) reload(name string) error {
 	var err error
 	switch name {
+	case stage.ConvertName:
+		err = r.reloadConvert()
 	case stage.HashName:
 		r.hashed.Stats, err = workdir.ReadJSON[warcsum.Stats](r.wd.File(hashStats))
 	case stage.ResolveName:
@@ -834,6 +850,7 @@ func (r *run) verify(ctx context.Context) (string, error) {
 func (r *run) finish(err error) {
 	rep := r.rep
 	var reasons []string
+	reasons = append(reasons, stage.ConvertReasons(rep.Conversion)...)
 	reasons = append(reasons, r.hashed.Reasons()...)
 	if r.newDamage > 0 {
 		reasons = append(reasons, fmt.Sprintf("%s damaged records or unreadable files that the hash stage had not found (hash again stage; see %s)", progress.Count(r.newDamage), workdir.RunLog))

@@ -53,6 +53,8 @@ type Params struct {
 	// Files identifies the subset of files a job was restricted to
 	// (Options.Files; "" for all): a job on a sample is another job.
 	Files string `json:"files,omitempty"`
+	// ConvertARC: the job converts the ARC files to WARC first.
+	ConvertARC bool `json:"convert_arc,omitempty"`
 }
 
 func (p Params) equal(q Params) bool {
@@ -65,7 +67,7 @@ func (p Params) equal(q Params) bool {
 		}
 	}
 	return p.Algorithm == q.Algorithm && p.Policy == q.Policy && p.DryRun == q.DryRun && p.Index == q.Index && p.Crawl == q.Crawl &&
-		p.Files == q.Files
+		p.Files == q.Files && p.ConvertARC == q.ConvertARC
 }
 
 // filesKey identifies a set of file names: the SHA-256 of the names in
