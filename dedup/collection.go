@@ -22,6 +22,8 @@ type collection struct {
 	roots []string
 	crawl *crawlMode
 	files map[string]bool
+	// wacz lists the WARC members of WACZ packages (dedup/wacz.go).
+	wacz *waczPackages
 }
 
 // locator finds the collection's files, each beneath its root; with an
@@ -38,6 +40,10 @@ func (c *collection) locator() *source.Locator {
 // that it passes over.
 func (c *collection) collect() (inputs []warcsum.Input, inProgress []string, err error) {
 	col := warcsum.Collector{Recursive: true, InProgress: func(p string) { inProgress = append(inProgress, p) }}
+	if c.wacz != nil {
+		c.wacz.begin()
+		col.Packages = c.wacz.expand
+	}
 	if c.crawl != nil {
 		inputs, err = c.crawl.collect(col)
 	} else {

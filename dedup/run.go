@@ -37,6 +37,9 @@ type Options struct {
 	Policy      policy.Policy
 	SortMemory  string // sort's buffer (sort -S), e.g. "1G" or "25%"; "" for sort's default
 	HardLinks   bool   // rewrite files with several names (see refs.Rewriter)
+	// Unsign lets signed WACZ packages be rewritten, their signature
+	// removed and recorded in datapackage.json (dedup/wacz.go).
+	Unsign bool
 	// CDX are CDX/CDXJ index files of the collection, written before the
 	// job: each is brought up to date with the rewrite (see warccdx).
 	CDX []string
@@ -180,7 +183,7 @@ func openRun(opt Options) (*run, error) {
 	if r.opt.WorkDir == "" {
 		r.opt.WorkDir = workdir.Default(r.opt.Collections[0])
 	}
-	r.coll = &collection{roots: r.opt.Collections, crawl: r.crawl, files: r.opt.Files}
+	r.coll = &collection{roots: r.opt.Collections, crawl: r.crawl, files: r.opt.Files, wacz: newWACZPackages(opt.Unsign)}
 	if err := r.open(); err != nil {
 		r.close()
 		return nil, err
@@ -252,6 +255,7 @@ func (r *run) resume() (*stage.Result, error) {
 	if r.inputs, err = r.collect(); err != nil {
 		return nil, err
 	}
+	r.coll.wacz.note(messages{r.show})
 	for _, p := range r.inProgress {
 		r.show.Log("warcdedup: note: %s: skipped: still being written (its name ends in .open); a run after its writer has closed and renamed it takes it", p)
 	}
@@ -570,7 +574,7 @@ func (r *run) resolve(ctx context.Context) (string, error) {
 	files := r.coll.locator().Files(source.KeptOpen)
 	defer files.Close()
 	show := r.show.Start(stage.ResolveName, "", 0)
-	s := stage.Resolve{In: manifest.NewReader(in, r.wd.File(input)), Out: r.wd.File(workdir.NumberedFile), Source: files,
+	s := stage.Resolve{In: manifest.NewReader(in, r.wd.File(input)), Out: r.wd.File(workdir.NumberedFile), Source: r.coll.wacz.opener(files),
 		Policy: r.opt.Policy, Jobs: r.opt.Jobs, Total: r.hashed.Stats.Listed, Messages: messages{r.show}, Meter: show}
 	if r.crawl != nil {
 		s.Kept = r.crawl.committedLine
@@ -628,7 +632,7 @@ func (r *run) rewrite(ctx context.Context) (string, error) {
 		DryRun: r.opt.DryRun, HardLinks: r.opt.HardLinks, Policy: r.opt.Policy, Jobs: r.opt.Jobs,
 		Cache: r.wd.File(workdir.CacheDir), Algorithm: r.opt.Algorithm, Saved: r.wd.File(workdir.SavedFile), Total: total,
 		Messages: messages{r.show}, Meter: show}
-	res, err := s.Run(ctx)
+	res, err := r.runRewrite(ctx, &s)
 	show.Done("")
 	if err != nil {
 		return "", err
@@ -756,6 +760,7 @@ func (r *run) finish(err error) {
 	}
 	reasons = append(reasons, r.resolved.Reasons()...)
 	reasons = append(reasons, r.rewrote.Reasons()...)
+	reasons = append(reasons, r.coll.wacz.reasons()...)
 	if len(r.indexRefused) > 0 {
 		reasons = append(reasons, fmt.Sprintf("%d indexes left untouched (update indexes stage; see %s)", len(r.indexRefused), workdir.RunLog))
 		reasons = append(reasons, stage.First(r.indexRefused, 5)...)
@@ -874,7 +879,7 @@ func (r *run) stamps() map[string]string {
 		if left[in.Name] {
 			continue
 		}
-		if s, ok := fileStamp(in.Path); ok {
+		if s, ok := inputStamp(in); ok {
 			m[in.Name] = s
 		}
 	}
@@ -888,7 +893,7 @@ func (r *run) unchanged() bool {
 		return false
 	}
 	for _, in := range r.inputs {
-		s, ok := fileStamp(in.Path)
+		s, ok := inputStamp(in)
 		if !ok || r.state.Stamps[in.Name] != s {
 			return false
 		}

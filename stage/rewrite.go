@@ -38,6 +38,9 @@ type Rewrite struct {
 	// refs.Rewriter).
 	Roots    []string
 	Prefixes map[string]string
+	// Locations name files by where they are (refs.Rewriter.Locations):
+	// the staged copies of WACZ members (PackageRewrite).
+	Locations map[string]string
 	// Log is the rewrite log each replacement is appended to; LogFrom its
 	// size when the job's hash stage listed the files: only the entries
 	// since (this job's) move the manifest's offsets. A dry run writes no
@@ -95,7 +98,7 @@ func (r *Rewrite) Run(ctx context.Context) (RewriteResult, error) {
 	sw := newSavedWriter(saved)
 	refused := &firstOf{}
 	var prog refs.Progress
-	rw := refs.Rewriter{Roots: r.Roots, Prefixes: r.Prefixes, InPlace: true, DryRun: r.DryRun, Originals: originals,
+	rw := refs.Rewriter{Roots: r.Roots, Prefixes: r.Prefixes, Locations: r.Locations, InPlace: true, DryRun: r.DryRun, Originals: originals,
 		Policy: r.Policy, HardLinks: r.HardLinks, Jobs: r.Jobs, Progress: &prog,
 		Refused: func(err error) {
 			refused.add(err)

@@ -1,0 +1,402 @@
+package dedup
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"warcdedup/internal/corpustest"
+	"warcdedup/manifest"
+	"warcdedup/scripts/gen"
+	"warcdedup/scripts/waczgen"
+	"warcdedup/wacz"
+	"warcdedup/warcsum"
+	"warcdedup/workdir"
+)
+
+// generatedWACZ writes a generated collection of four WACZ packages of two
+// crawls (plain CDXJ and ZipNum indexes) with 40% duplicates, most of them
+// across packages; with loose, the last package's WARC files are left as
+// plain files beside the three others.
+func generatedWACZ(t *testing.T, loose bool) (string, *gen.Result) {
+	t.Helper()
+	cfg := gen.Config{Files: 8, Records: 320, DupRate: 0.4, Seed: 11, MeanPayload: 4 << 10, NonCandidates: true,
+		Chunked: 0.1, Sequential: true, Formats: []gen.Format{gen.WARC10Gz, gen.WARC11Gz, gen.WARC10}}
+	dir, res := generated(t, cfg)
+	coll, err := waczgen.Write(dir, res, waczgen.Config{Packages: 4, Crawls: 2, Index: "mixed", KeepWARCs: loose})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := coll.Packages[len(coll.Packages)-1]
+	for _, p := range coll.Packages {
+		if !loose {
+			break
+		}
+		if p.Name == last.Name {
+			if err := os.Remove(filepath.Join(dir, p.Name)); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		for _, w := range p.WARCs {
+			if err := os.Remove(filepath.Join(dir, w)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return dir, res
+}
+
+// waczListing is the manifest warcsum gives of the files and WACZ
+// members under dir, read now.
+func waczListing(t *testing.T, dir string) []byte {
+	t.Helper()
+	inputs, err := warcsum.Collector{Recursive: true, Packages: newWACZPackages(false).expand}.Collect([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if _, err := (&warcsum.Runner{Jobs: 2}).Run(inputs, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// checkPackages checks every package under dir record by record
+// (wacz.Check with Records): hashes, sizes, digest file, index.
+func checkPackages(t *testing.T, dir string) map[string]*wacz.Report {
+	t.Helper()
+	reps := map[string]*wacz.Report{}
+	names, _ := filepath.Glob(filepath.Join(dir, "*.wacz"))
+	for _, n := range names {
+		p, err := wacz.Open(n)
+		if err != nil {
+			t.Errorf("%s: %v", n, err)
+			continue
+		}
+		rep, err := wacz.Check(p, wacz.CheckOptions{Records: true, TempDir: t.TempDir()})
+		if err == nil {
+			err = rep.Err()
+		}
+		if err != nil {
+			t.Errorf("%s fails its check: %v", n, err)
+		}
+		reps[filepath.Base(n)] = rep
+		p.Close()
+	}
+	return reps
+}
+
+// packageDeps are the packages each package's duplicates have their
+// original (copy 1) in, as the numbered manifest says.
+func packageDeps(t *testing.T, numbered string) map[[2]string]bool {
+	t.Helper()
+	deps := map[[2]string]bool{}
+	kept := map[string]string{} // digest ext -> package of copy 1
+	var dups [][3]string        // package, digest ext
+	for _, l := range readLines(t, numbered) {
+		ml, err := manifest.Parse([]byte(l))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pkg, _, ok := wacz.SplitName(ml.File)
+		if !ok || ml.Fields != 10 {
+			continue
+		}
+		key := fmt.Sprint(ml.Digest, " ", ml.Ext)
+		switch {
+		case ml.IsKept():
+			kept[key] = pkg
+		case ml.IsDuplicate():
+			dups = append(dups, [3]string{pkg, key})
+		}
+	}
+	for _, d := range dups {
+		if orig, ok := kept[d[1]]; ok && orig != d[0] {
+			deps[[2]string{d[0], orig}] = true
+		}
+	}
+	return deps
+}
+
+// TestRunWACZ runs the job on a collection of WACZ packages and proves
+// that every package written passes wacz.Check record by record (hashes,
+// sizes, digest file, index equal to a fresh one of the new members),
+// that the verification found every record (nothing lost), that each
+// package lists in relation.requires every package its duplicates'
+// originals are in, with the SHA-256 and size that package has now
+// (unless a cycle allows none), that the rewrite log names members
+// "PATH.wacz#archive/NAME", that nothing is left beside the packages, and
+// that a second run has nothing to do.
+func TestRunWACZ(t *testing.T) {
+	for _, loose := range []bool{false, true} {
+		name := map[bool]string{false: "packages", true: "packages and WARC files"}[loose]
+		t.Run(name, func(t *testing.T) {
+			dir, res := generatedWACZ(t, loose)
+			before := hashTree(t, dir)
+			wd := filepath.Join(t.TempDir(), "work")
+			r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tot := r.Report.Totals
+			if r.Report.Exit != 0 || tot.Violations != 0 || tot.FilesRefused != 0 {
+				t.Fatalf("exit %d %v, totals %+v", r.Report.Exit, r.Report.ExitReason, tot)
+			}
+			if tot.Duplicates != int64(res.Duplicates) || tot.RevisitsWritten < tot.Duplicates*8/10 || tot.BytesSaved <= 0 {
+				t.Errorf("%d duplicates (the generator made %d), %d revisits written, %d bytes saved", tot.Duplicates, res.Duplicates, tot.RevisitsWritten, tot.BytesSaved)
+			}
+			after := hashTree(t, dir)
+			if len(after) != len(before) {
+				t.Errorf("files before %d, after %d: %v", len(before), len(after), slices.Sorted(mapKeys(after)))
+			}
+			reps := checkPackages(t, dir)
+			if listed, _ := os.ReadFile(filepath.Join(wd, workdir.AfterFile)); string(listed) != string(waczListing(t, dir)) {
+				t.Errorf("the manifest after differs from what reading the packages gives")
+			}
+
+			// relation.requires: every package the originals are in, as it
+			// is now.
+			deps := packageDeps(t, filepath.Join(wd, workdir.NumberedFile))
+			if len(deps) == 0 {
+				t.Fatal("no duplicate has its original in another package: the test proves nothing")
+			}
+			withHash := 0
+			for d := range deps {
+				p, err := wacz.Open(filepath.Join(dir, d[0]))
+				if err != nil {
+					t.Fatal(err)
+				}
+				reqs, err := p.Datapackage.Requires()
+				p.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				i := slices.IndexFunc(reqs, func(r wacz.Requirement) bool { return r.Filename == d[1] })
+				if i < 0 {
+					t.Errorf("%s does not require %s, where originals of its revisits are: %+v", d[0], d[1], reqs)
+					continue
+				}
+				req := reqs[i]
+				if req.Hash == "" {
+					continue // a cycle: named alone
+				}
+				withHash++
+				if want := reps[d[1]]; want == nil || req.Hash != hex.EncodeToString(want.SHA256) || req.Size != want.Size {
+					t.Errorf("%s requires %s with %s %d bytes, which is not the package as it is", d[0], d[1], req.Hash, req.Size)
+				}
+			}
+			if withHash == 0 {
+				t.Errorf("no requires entry has a hash: %d dependencies", len(deps))
+			}
+
+			// The rewrite log names members.
+			members := 0
+			for _, l := range readLines(t, filepath.Join(wd, workdir.LogFile)) {
+				if f, ok := strings.CutPrefix(l, "# file "); ok {
+					if _, m, ok := wacz.SplitName(strings.Fields(f)[0]); ok && strings.HasPrefix(m, "archive/") {
+						members++
+					}
+				}
+			}
+			if members == 0 {
+				t.Errorf("the rewrite log names no WACZ member")
+			}
+
+			r2, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
+			if err != nil || !r2.NothingToDo {
+				t.Errorf("rerun: %v, nothing to do %v", err, r2 != nil && r2.NothingToDo)
+			}
+			sameTree(t, "after a rerun", hashTree(t, dir), after)
+		})
+	}
+}
+
+// TestRunWACZRefused proves that a package that is not what its
+// datapackage.json says, and a signed one, are named, never rewritten,
+// and make the exit status 1, while the rest is deduplicated; and that
+// with Unsign the signed one is rewritten, its signature removed and
+// recorded.
+func TestRunWACZRefused(t *testing.T) {
+	dir, _ := generatedWACZ(t, false)
+	// A corpus package signed by ArchiveWeb.page, and a generated one
+	// signed in its digest file, whose duplicates have originals in the
+	// other packages.
+	signed := "../../shared/corpus/webrecorder+replayweb.page/mkdocs/site/docs/examples/example.wacz"
+	data, err := os.ReadFile(signed)
+	if err != nil {
+		corpustest.Missing(t, "shared corpus absent: %v", err)
+		return
+	}
+	if err := os.WriteFile(filepath.Join(dir, "signed.wacz"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	signPackage(t, filepath.Join(dir, "crawl-1-1.wacz"), filepath.Join(dir, "signed-copy.wacz"))
+	// A byte of a WARC member changed: its hash no longer matches.
+	damaged := filepath.Join(dir, "crawl-0-1.wacz")
+	p, err := wacz.Open(damaged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := p.WARCs()[0].DataOffset + 100
+	p.Close()
+	f, err := os.OpenFile(damaged, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 1)
+	f.ReadAt(b, at)
+	b[0] ^= 0xff
+	f.WriteAt(b, at)
+	f.Close()
+	before := hashTree(t, dir)
+
+	wd := filepath.Join(t.TempDir(), "work")
+	r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasons := strings.Join(r.Report.ExitReason, "\n")
+	if r.Report.Exit != 1 || !strings.Contains(reasons, "crawl-0-1.wacz: not read, never rewritten: the package is not what") ||
+		!strings.Contains(reasons, "signed.wacz: not read, never rewritten: the package is signed") ||
+		!strings.Contains(reasons, "signed-copy.wacz: not read, never rewritten: the package is signed") {
+		t.Errorf("exit %d, reasons:\n%s", r.Report.Exit, reasons)
+	}
+	after := hashTree(t, dir)
+	for _, n := range []string{"crawl-0-1.wacz", "signed.wacz", "signed-copy.wacz"} {
+		if after[n] != before[n] {
+			t.Errorf("%s was changed", n)
+		}
+	}
+	if r.Report.Totals.RevisitsWritten == 0 || after["crawl-1-0.wacz"] == before["crawl-1-0.wacz"] {
+		t.Errorf("the other packages were not deduplicated: %d revisits written", r.Report.Totals.RevisitsWritten)
+	}
+
+	// With Unsign, the signed packages are taken: the one whose records
+	// became revisits has its signature removed and recorded.
+	os.Remove(damaged)
+	r, err = Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2, Unsign: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Report.Exit != 0 {
+		t.Errorf("with Unsign: exit %d %v", r.Report.Exit, r.Report.ExitReason)
+	}
+	checkPackages(t, dir)
+	rewritten := 0
+	for _, n := range []string{"signed.wacz", "signed-copy.wacz"} {
+		now, _ := os.ReadFile(filepath.Join(dir, n))
+		if sum := sha256.Sum256(now); hex.EncodeToString(sum[:]) == before[n] {
+			continue
+		}
+		rewritten++
+		sp, err := wacz.Open(filepath.Join(dir, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sp.Signed() || !strings.Contains(string(sp.DatapackageRaw), wacz.RemovedSignaturesKey) {
+			t.Errorf("%s was rewritten but its signature not removed and recorded:\n%s", n, sp.DatapackageRaw)
+		}
+		sp.Close()
+	}
+	if rewritten != 1 {
+		t.Errorf("%d of the two signed packages rewritten with Unsign, want 1", rewritten)
+	}
+}
+
+// signPackage writes the package at from to to, signed: its digest file
+// with a signedData (not a valid signature: none is checked), every other
+// member as stored.
+func signPackage(t *testing.T, from, to string) {
+	t.Helper()
+	zr, err := zip.OpenReader(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	zw := zip.NewWriter(out)
+	for _, f := range zr.File {
+		if f.Name == wacz.DigestName {
+			rc, _ := f.Open()
+			b, _ := io.ReadAll(rc)
+			rc.Close()
+			var d struct{ Hash string }
+			if err := json.Unmarshal(b, &d); err != nil {
+				t.Fatal(err)
+			}
+			signed := strings.TrimSuffix(strings.TrimSpace(string(b)), "}") +
+				`, "signedData": {"hash": "` + d.Hash + `", "signature": "c2ln", "publicKey": "a2V5", "created": "2024-01-02T03:04:05Z", "software": "test"}}`
+			w, err := zw.CreateHeader(&zip.FileHeader{Name: f.Name, Method: zip.Store, Modified: f.Modified})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Write([]byte(signed))
+			continue
+		}
+		raw, err := f.OpenRaw()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := f.FileHeader
+		w, err := zw.CreateRaw(&h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(w, raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(from); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRunCorpusWACZ runs the job on a py-wacz package of the corpus (a
+// ZipNum index, an uncompressed WARC member) beside a generated package:
+// it is read, and every package passes its check after.
+func TestRunCorpusWACZ(t *testing.T) {
+	src := "../../shared/corpus/webrecorder+py-wacz/tests/fixtures/valid_example_1.wacz"
+	data, err := os.ReadFile(src)
+	if err != nil {
+		corpustest.Missing(t, "shared corpus absent: %v", err)
+		return
+	}
+	dir, _ := generatedWACZ(t, false)
+	if err := os.WriteFile(filepath.Join(dir, "py-wacz.wacz"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wd := filepath.Join(t.TempDir(), "work")
+	r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Report.Exit != 0 {
+		t.Fatalf("exit %d %v", r.Report.Exit, r.Report.ExitReason)
+	}
+	found := false
+	for _, l := range readLines(t, filepath.Join(wd, workdir.BeforeFile)) {
+		found = found || strings.HasPrefix(l, "py-wacz.wacz#archive/")
+	}
+	if !found {
+		t.Errorf("the corpus package's records were not listed")
+	}
+	checkPackages(t, dir)
+}
