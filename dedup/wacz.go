@@ -24,6 +24,11 @@ import (
 // signature (--unsign). Every run lists the packages again; Check, which
 // reads a whole package, runs once per version of it.
 
+// waczMetadataDir is the work directory's keep of each package's
+// datapackage.json and digest file before its first rewrite, which undo
+// puts back (stage.PackageRewrite.MetadataDir).
+const waczMetadataDir = "wacz-metadata"
+
 // waczPackages lists the WARC members of a collection's packages and
 // remembers where each member is, for the readers of records.
 type waczPackages struct {
@@ -170,12 +175,13 @@ func (r *run) runRewrite(ctx context.Context, s *stage.Rewrite) (stage.RewriteRe
 		return s.Run(ctx)
 	}
 	pr := &stage.PackageRewrite{Members: w.members, DryRun: r.opt.DryRun, Unsign: r.opt.Unsign, TempDir: r.wd.File(workdir.TmpDir),
-		Software: "warcdedup", Messages: messages{r.show}}
+		MetadataDir: r.wd.File(waczMetadataDir), Software: "warcdedup", Messages: messages{r.show}}
 	if err := pr.Prepare(ctx, r.wd.File(workdir.NumberedFile), r.wd.File(workdir.ByFileFile)); err != nil {
 		pr.Discard()
 		return stage.RewriteResult{}, err
 	}
 	s.Locations = pr.Locations()
+	s.Container = pr.Container
 	s.Open = &stage.PackageOpener{Next: s.Open, Members: w.members, Staged: s.Locations}
 	res, err := s.Run(ctx)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"warcdedup/internal/corpustest"
 	"warcdedup/manifest"
+	"warcdedup/record"
 	"warcdedup/scripts/gen"
 	"warcdedup/scripts/waczgen"
 	"warcdedup/wacz"
@@ -200,6 +201,12 @@ func TestRunWACZ(t *testing.T) {
 				t.Errorf("no requires entry has a hash: %d dependencies", len(deps))
 			}
 
+			// Revisits whose original is in another package name it, and
+			// their package requires it.
+			if n := containerRevisits(t, dir); n == 0 {
+				t.Errorf("no revisit carries WARC-Refers-To-Container")
+			}
+
 			// The rewrite log names members.
 			members := 0
 			for _, l := range readLines(t, filepath.Join(wd, workdir.LogFile)) {
@@ -220,6 +227,55 @@ func TestRunWACZ(t *testing.T) {
 			sameTree(t, "after a rerun", hashTree(t, dir), after)
 		})
 	}
+}
+
+// containerRevisits reads every record of every package under dir: each
+// revisit's WARC-Refers-To-Container, if any, must name another package
+// of dir that its package requires. It returns how many do.
+func containerRevisits(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	names, _ := filepath.Glob(filepath.Join(dir, "*.wacz"))
+	for _, name := range names {
+		p, err := wacz.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs, _ := p.Datapackage.Requires()
+		for _, m := range p.WARCs() {
+			sec, err := p.Section(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rr, err := record.NewReader(sec, m.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for {
+				rec, err := rr.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				c, ok := rec.Header.Lookup(wacz.RefersToContainer)
+				if !ok {
+					continue
+				}
+				other, _ := wacz.ParseContainerURI(c)
+				if rec.Type != "revisit" || other == filepath.Base(name) || !slices.ContainsFunc(reqs, func(r wacz.Requirement) bool { return r.Filename == other }) {
+					t.Errorf("%s: a %s record refers to container %q, its package requires %+v", name, rec.Type, c, reqs)
+				}
+				if _, err := os.Stat(filepath.Join(dir, other)); err != nil {
+					t.Errorf("%s: a revisit refers to container %q: %v", name, c, err)
+				}
+				n++
+			}
+		}
+		p.Close()
+	}
+	return n
 }
 
 // TestRunWACZRefused proves that a package that is not what its

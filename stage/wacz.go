@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -109,12 +111,18 @@ type PackageRewrite struct {
 	Unsign   bool
 	Software string // what removes a signature, for datapackage.json
 	TempDir  string // the index while a package is written; a dry run's staged copies
-	Messages Messages
+	// MetadataDir keeps each package's datapackage.json and digest file
+	// as they were before the first rewrite of it, for undo to put back
+	// (SavedMetadata); "" keeps none.
+	MetadataDir string
+	Messages    Messages
 
 	staged   map[string]*stagedMember // by member name
 	packages map[string][]string      // package name -> its staged members' names
 	deps     map[[2]string]bool       // requirer, required package names
 	paths    map[string]string        // package name -> path
+	// restoring: an undo's (PrepareMembers), which keeps no metadata.
+	restoring bool
 }
 
 type stagedMember struct {
@@ -323,6 +331,23 @@ func (pr *PackageRewrite) stage(m PackageMember) (*stagedMember, error) {
 	return &stagedMember{PackageMember: m, path: path, info: info}, nil
 }
 
+// Container is the WARC-Refers-To-Container of a revisit of dup whose
+// original is orig: "file://NAME.wacz" of the original's package when it
+// is another than the duplicate's (wabac.js looks there first), "" when
+// the original is no package's or the same package's.
+func (pr *PackageRewrite) Container(dup, orig *manifest.Line) string {
+	on, err1 := manifest.UnescapeFile(orig.File)
+	dn, err2 := manifest.UnescapeFile(dup.File)
+	if err1 != nil || err2 != nil {
+		return ""
+	}
+	om, ok := pr.Members[on]
+	if !ok || pr.Members[dn].Package == om.Package {
+		return ""
+	}
+	return wacz.ContainerURI(om.Path)
+}
+
 // Locations are the staged copies, by member name: where refs finds the
 // members it rewrites.
 func (pr *PackageRewrite) Locations() map[string]string {
@@ -436,7 +461,7 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 			}
 			reqs = append(reqs, r)
 		}
-		rep, err := pr.rebuild(pkg, replaced[pkg], reqs, now)
+		rep, err := pr.rebuild(pkg, replaced[pkg], now, func(b *wacz.Rebuild) { b.Require = reqs })
 		if err != nil {
 			msg := fmt.Sprintf("%s: left as it was: %v", pkg, err)
 			res.Refused = append(res.Refused, msg)
@@ -452,17 +477,18 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 
 // rebuild writes the package anew with its replaced members beside
 // itself, checks it, and renames it over the package.
-func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, reqs []wacz.Requirement, now time.Time) (*wacz.Report, error) {
+func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, now time.Time, edit func(*wacz.Rebuild)) (*wacz.Report, error) {
 	path := pr.paths[pkg]
 	old, err := wacz.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer old.Close()
-	b := &wacz.Rebuild{Source: old, Replace: map[string]wacz.Replacement{}, FreshIndex: true, Now: now, Require: reqs, TempDir: pr.TempDir}
+	b := &wacz.Rebuild{Source: old, Replace: map[string]wacz.Replacement{}, FreshIndex: true, Now: now, TempDir: pr.TempDir}
 	for m, p := range replace {
 		b.Replace[m] = wacz.Replacement{Path: p}
 	}
+	edit(b)
 	if old.Signed() {
 		if !pr.Unsign {
 			return nil, fmt.Errorf("%w: deduplication invalidates its signature (--unsign removes it)", wacz.ErrSigned)
@@ -472,6 +498,11 @@ func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, reqs []
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
+	}
+	if pr.MetadataDir != "" && !pr.restoring {
+		if err := saveMetadata(pr.MetadataDir, pkg, old); err != nil {
+			return nil, fmt.Errorf("keeping its datapackage.json for undo: %w", err)
+		}
 	}
 	if pr.TempDir != "" {
 		if err := os.MkdirAll(pr.TempDir, 0o755); err != nil {
@@ -522,4 +553,68 @@ func fileSHA256(path string) ([]byte, int64, error) {
 		return nil, 0, err
 	}
 	return h.Sum(nil), n, nil
+}
+
+// savedMetadata is a package's metadata as it was before its first
+// rewrite, as MetadataDir keeps it.
+type savedMetadata struct {
+	Package     string `json:"package"`
+	Datapackage []byte `json:"datapackage"`
+	Digest      []byte `json:"digest,omitempty"`
+}
+
+func metadataFile(dir, pkg string) string {
+	return filepath.Join(dir, url.PathEscape(pkg)+".json")
+}
+
+// saveMetadata keeps the package's metadata unless an earlier rewrite of
+// it kept its own (the version before the first run is the one to give
+// back).
+func saveMetadata(dir, pkg string, p *wacz.Package) error {
+	name := metadataFile(dir, pkg)
+	if _, err := os.Stat(name); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.Marshal(savedMetadata{Package: pkg, Datapackage: p.DatapackageRaw, Digest: p.DigestRaw})
+	if err != nil {
+		return err
+	}
+	f, err := atomicfile.Create(name, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if _, err := f.Write(b); err != nil {
+		return err
+	}
+	return f.CommitRenamed()
+}
+
+// SavedMetadata is the metadata MetadataDir keeps of the package named
+// pkg, nil if none.
+func SavedMetadata(dir, pkg string) (*wacz.Metadata, error) {
+	b, err := os.ReadFile(metadataFile(dir, pkg))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var s savedMetadata
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", metadataFile(dir, pkg), err)
+	}
+	return &wacz.Metadata{Datapackage: s.Datapackage, Digest: s.Digest}, nil
+}
+
+// ForgetMetadata drops the metadata kept of pkg: an undo gave it back.
+func ForgetMetadata(dir, pkg string) error {
+	err := os.Remove(metadataFile(dir, pkg))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
 }
