@@ -561,6 +561,8 @@ type savedMetadata struct {
 	Package     string `json:"package"`
 	Datapackage []byte `json:"datapackage"`
 	Digest      []byte `json:"digest,omitempty"`
+	// Times are the members' MS-DOS time and date, by name.
+	Times map[string][2]uint16 `json:"times,omitempty"`
 }
 
 func metadataFile(dir, pkg string) string {
@@ -578,7 +580,11 @@ func saveMetadata(dir, pkg string, p *wacz.Package) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	b, err := json.Marshal(savedMetadata{Package: pkg, Datapackage: p.DatapackageRaw, Digest: p.DigestRaw})
+	times := map[string][2]uint16{}
+	for _, m := range p.Members {
+		times[m.Name] = [2]uint16{m.ModifiedTime, m.ModifiedDate}
+	}
+	b, err := json.Marshal(savedMetadata{Package: pkg, Datapackage: p.DatapackageRaw, Digest: p.DigestRaw, Times: times})
 	if err != nil {
 		return err
 	}
@@ -594,20 +600,20 @@ func saveMetadata(dir, pkg string, p *wacz.Package) error {
 }
 
 // SavedMetadata is the metadata MetadataDir keeps of the package named
-// pkg, nil if none.
-func SavedMetadata(dir, pkg string) (*wacz.Metadata, error) {
+// pkg, nil if none, and its members' times.
+func SavedMetadata(dir, pkg string) (*wacz.Metadata, map[string][2]uint16, error) {
 	b, err := os.ReadFile(metadataFile(dir, pkg))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var s savedMetadata
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("%s: %w", metadataFile(dir, pkg), err)
+		return nil, nil, fmt.Errorf("%s: %w", metadataFile(dir, pkg), err)
 	}
-	return &wacz.Metadata{Datapackage: s.Datapackage, Digest: s.Digest}, nil
+	return &wacz.Metadata{Datapackage: s.Datapackage, Digest: s.Digest}, s.Times, nil
 }
 
 // ForgetMetadata drops the metadata kept of pkg: an undo gave it back.
