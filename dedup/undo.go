@@ -219,6 +219,9 @@ func (u *undo) close() {
 // run restores the files named (escaped as manifest field 1), checks
 // them, and brings the indexes named up to date.
 func (u *undo) run(ctx context.Context, files []string) error {
+	if err := recoverPackages(u.wd, u.state.Params.Collections, messages{u.show}); err != nil { // dedup/wacz.go
+		return err
+	}
 	from, todo, err := u.restoreLogged(ctx, files)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"warcdedup/refs"
+	"warcdedup/rewritelog"
 	"warcdedup/stage"
 	"warcdedup/wacz"
 	"warcdedup/warcsum"
@@ -194,4 +195,42 @@ func (r *run) runRewrite(ctx context.Context, s *stage.Rewrite) (stage.RewriteRe
 		r.show.Note("warcdedup: %d WACZ packages written anew around their rewritten members (%d requires entries), %d left as they were", pres.Rebuilt, pres.Requires, len(pres.Refused))
 	}
 	return res, err
+}
+
+// recoverPackages finishes the packages a stopped run or undo left with
+// their members' logged versions staged beside them (stage.Recover),
+// before anything reads the collection.
+func recoverPackages(wd *workdir.Dir, roots []string, show messages) error {
+	pending, err := stage.FindPending(roots)
+	if err != nil || len(pending) == 0 {
+		return err
+	}
+	// The log first completed from its journal, as a run opens it.
+	log, err := refs.OpenLog(wd.File(workdir.LogFile))
+	if err != nil {
+		return err
+	}
+	if err := log.Close(); err != nil {
+		return err
+	}
+	moves, err := rewritelog.LoadFile(wd.File(workdir.LogFile), time.Time{})
+	if err != nil {
+		return err
+	}
+	pr := &stage.PackageRewrite{Unsign: true, TempDir: wd.File(workdir.TmpDir), MetadataDir: wd.File(waczMetadataDir),
+		Software: "warcdedup", Messages: show}
+	res, err := pr.Recover(pending, moves.Version, time.Now().UTC())
+	if err != nil {
+		return err
+	}
+	for _, m := range res.Refused {
+		show.Error(fmt.Errorf("%s", m))
+	}
+	if res.Rebuilt > 0 {
+		show.show.Note("warcdedup: %d WACZ packages an interrupted run or undo left unfinished written anew around their members' logged versions", res.Rebuilt)
+	}
+	if len(res.Refused) > 0 {
+		return fmt.Errorf("%d WACZ packages could not be finished (see above): their members' logged versions are staged beside them", len(res.Refused))
+	}
+	return nil
 }

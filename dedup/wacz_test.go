@@ -20,6 +20,7 @@ import (
 	"warcdedup/record"
 	"warcdedup/scripts/gen"
 	"warcdedup/scripts/waczgen"
+	"warcdedup/stage"
 	"warcdedup/wacz"
 	"warcdedup/warcsum"
 	"warcdedup/workdir"
@@ -512,4 +513,71 @@ func TestUndoWACZ(t *testing.T) {
 		t.Errorf("a run after undo: %v, %d revisits written, the first run %d", err, again.Report.Totals.RevisitsWritten, written)
 	}
 	checkPackages(t, dir)
+}
+
+// TestRunWACZFinishesStoppedRebuild puts a package in the state a run
+// stopped between logging its rewritten members and renaming its new
+// version over it leaves (the package as before, the members' logged
+// versions staged beside it) and proves that the next run writes the
+// package anew around them first: the records are those the log says,
+// every package passes its check, nothing is left beside them, and an
+// undo then gives back the records as they were.
+func TestRunWACZFinishesStoppedRebuild(t *testing.T) {
+	dir, _ := generatedWACZ(t, false)
+	pkg := filepath.Join(dir, "crawl-1-1.wacz")
+	original, err := os.ReadFile(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	beforeListing := waczListing(t, dir)
+	wd := filepath.Join(t.TempDir(), "work")
+	r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err != nil || r.Report.Exit != 0 {
+		t.Fatalf("run: %v %v", err, r.Report.ExitReason)
+	}
+	deduplicated := waczListing(t, dir)
+	// The stop: each rewritten member staged, the package as it was.
+	p, err := wacz.Open(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	staged := 0
+	old, _ := wacz.NewPackage(bytes.NewReader(original), int64(len(original)), "old")
+	for _, m := range p.WARCs() {
+		if om := old.Member(m.Name); om != nil && om.CRC32 == m.CRC32 {
+			continue
+		}
+		sec, _ := p.Section(m)
+		b, _ := io.ReadAll(sec)
+		if err := os.WriteFile(filepath.Join(dir, stage.StagedName(pkg, m.Name)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		staged++
+	}
+	p.Close()
+	if staged == 0 {
+		t.Fatal("crawl-1-1.wacz has no rewritten member: the test proves nothing")
+	}
+	if err := os.WriteFile(pkg, original, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	r2, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err != nil || r2.Report.Exit != 0 {
+		t.Fatalf("the run after the stop: %v %v", err, r2.Report.ExitReason)
+	}
+	checkPackages(t, dir)
+	if got := waczListing(t, dir); string(got) != string(deduplicated) {
+		t.Errorf("after the stopped run's package was finished, the records are not those the log says")
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) > 0 {
+		t.Errorf("left beside the packages: %v", left)
+	}
+	u, err := Undo(context.Background(), UndoOptions{Paths: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err != nil || u.Exit != 0 {
+		t.Fatalf("undo: %v, %+v", err, u)
+	}
+	if got := waczListing(t, dir); string(got) != string(beforeListing) {
+		t.Errorf("the records after undo are not those before the run")
+	}
 }

@@ -282,8 +282,17 @@ func (pr *PackageRewrite) findDependencies(numbered string) error {
 // stageName is where a member's staged copy goes beside its package: a
 // hidden name no listing takes for a WARC file.
 func stageName(m PackageMember) string {
-	return "." + filepath.Base(m.Path) + wacz.MemberSep + strings.ReplaceAll(m.Member, "/", "%2F") + ".warcdedup-member"
+	return "." + filepath.Base(m.Path) + wacz.MemberSep + url.PathEscape(m.Member) + stagedSuffix
 }
+
+// StagedName is the file name of the staged copy of member of the
+// package at path, beside it.
+func StagedName(path, member string) string {
+	return stageName(PackageMember{Path: path, Member: member})
+}
+
+// stagedSuffix ends the name of a staged member.
+const stagedSuffix = ".warcdedup-member"
 
 // stage copies a member out of its package.
 func (pr *PackageRewrite) stage(m PackageMember) (*stagedMember, error) {
