@@ -40,7 +40,7 @@ func (c *collection) locator() *source.Locator {
 // that it passes over.
 func (c *collection) collect() (inputs []warcsum.Input, inProgress []string, err error) {
 	col := warcsum.Collector{Recursive: true, InProgress: func(p string) { inProgress = append(inProgress, p) }}
-	if c.wacz != nil {
+	if c.wacz != nil && c.crawl == nil { // not yet with a crawl index (issue 23)
 		c.wacz.begin()
 		col.Packages = c.wacz.expand
 	}

@@ -581,3 +581,29 @@ func TestRunWACZFinishesStoppedRebuild(t *testing.T) {
 		t.Errorf("the records after undo are not those before the run")
 	}
 }
+
+// TestDryRunWACZ proves that a dry run on packages (warcdedup assess)
+// changes nothing in the collection, leaves nothing beside the packages
+// (its staged copies are in the work directory), and says it would
+// write and save exactly what the real run then writes and saves.
+func TestDryRunWACZ(t *testing.T) {
+	dir, _ := generatedWACZ(t, true)
+	before := hashTree(t, dir)
+	wd := filepath.Join(t.TempDir(), "work")
+	dry, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2, DryRun: true})
+	if err != nil || dry.Report.Exit != 0 {
+		t.Fatalf("dry run: %v %v", err, dry.Report.ExitReason)
+	}
+	sameTree(t, "after a dry run", hashTree(t, dir), before)
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) > 0 {
+		t.Errorf("left beside the packages: %v", left)
+	}
+	real, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err != nil || real.Report.Exit != 0 {
+		t.Fatalf("run: %v %v", err, real.Report.ExitReason)
+	}
+	d, r := dry.Report.Totals, real.Report.Totals
+	if d.RevisitsWritten != r.RevisitsWritten || d.BytesSaved != r.BytesSaved || d.FilesRewritten != r.FilesRewritten || r.RevisitsWritten == 0 {
+		t.Errorf("dry run %+v, real run %+v", d, r)
+	}
+}

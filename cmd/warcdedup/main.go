@@ -105,6 +105,15 @@ found before anything is hashed.
 With --dry-run it does everything but rewrite, and reports what a run would
 write and save (the same figures a run then gives).
 
+WACZ files in the collection are taken by their WARC members, named
+PATH.wacz#archive/NAME: each package is checked first (one that is not what
+its datapackage.json says is named and left untouched, exit status 1), and
+a package whose members are rewritten is written anew beside itself (index,
+datapackage.json and its digest up to date, relation.requires naming the
+packages its revisits' originals are in), checked and renamed over itself.
+A signed package is refused unless --unsign (its signature is removed and
+recorded in datapackage.json).
+
 With --cdx INDEX (repeatable) each index of the collection is brought up to
 date with the rewrite where it is, in the form it has: CDXJ or CDX, plain or
 gzip, or a ZipNum (name its .idx summary or its .cdx.gz blocks): its lines
