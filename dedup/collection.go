@@ -24,6 +24,9 @@ type collection struct {
 	files map[string]bool
 	// wacz lists the WARC members of WACZ packages (dedup/wacz.go).
 	wacz *waczPackages
+	// others are the other files the last collect found beneath the
+	// roots (not WARC or ARC, or still being written: see notread.go).
+	others []string
 }
 
 // locator finds the collection's files, each beneath its root; with an
@@ -39,7 +42,9 @@ func (c *collection) locator() *source.Locator {
 // crawlMode.collect with an index), and the files still being written
 // that it passes over.
 func (c *collection) collect() (inputs []warcsum.Input, inProgress []string, err error) {
-	col := warcsum.Collector{Recursive: true, InProgress: func(p string) { inProgress = append(inProgress, p) }}
+	c.others = nil
+	col := warcsum.Collector{Recursive: true, InProgress: func(p string) { inProgress = append(inProgress, p) },
+		Other: func(p string) { c.others = append(c.others, p) }}
 	if c.wacz != nil && c.crawl == nil { // not yet with a crawl index (issue 23)
 		c.wacz.begin()
 		col.Packages = c.wacz.expand
@@ -48,6 +53,9 @@ func (c *collection) collect() (inputs []warcsum.Input, inProgress []string, err
 		inputs, err = c.crawl.collect(col)
 	} else {
 		inputs, err = col.Collect(c.roots)
+	}
+	if c.wacz != nil {
+		c.others = append(c.others, c.wacz.refusedPaths...) // refused WACZ packages
 	}
 	if err != nil || c.files == nil {
 		return inputs, inProgress, err
@@ -78,7 +86,7 @@ func hash(ctx context.Context, show *progress.Display, name string, h stage.Hash
 	s := show.Start(name, "", 0)
 	h.Meter = s
 	res, err := h.Run(ctx)
-	s.Done("")
+	s.End(err, "")
 	if err == nil && res.Stats.Records == 0 {
 		err = errors.New("the collection's files hold no record")
 	}
@@ -89,6 +97,7 @@ func hash(ctx context.Context, show *progress.Display, name string, h stage.Hash
 // when complete, shown on show.
 func sortWorkFile(ctx context.Context, show *progress.Display, s syssort.Sorter, wd *workdir.Dir, from, to, command string) error {
 	st := show.Start("sort "+filepath.Base(to), "files", 1)
-	defer st.Done("")
-	return s.Sort(ctx, command, []string{wd.File(from)}, wd.File(to))
+	err := s.Sort(ctx, command, []string{wd.File(from)}, wd.File(to))
+	st.End(err, "")
+	return err
 }

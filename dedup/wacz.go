@@ -42,6 +42,8 @@ type waczPackages struct {
 	// refused say why each package passed over in the last listing was,
 	// by package name.
 	refused map[string]string
+	// refusedPaths are their paths, for the files not read.
+	refusedPaths []string
 	// rebuilt is what the rewrite's rebuild of the packages did.
 	rebuilt stage.PackageResult
 }
@@ -59,6 +61,7 @@ func newWACZPackages(unsign bool) *waczPackages {
 func (w *waczPackages) begin() {
 	clear(w.members)
 	clear(w.refused)
+	w.refusedPaths = nil
 }
 
 // expand lists the WARC members of the package in (warcsum.Collector's
@@ -68,6 +71,7 @@ func (w *waczPackages) expand(in warcsum.Input) ([]warcsum.Input, error) {
 	p, err := wacz.Open(in.Path)
 	if err != nil {
 		w.refused[in.Name] = fmt.Sprintf("%s: not read, never rewritten: %v", in.Name, err)
+		w.refusedPaths = append(w.refusedPaths, in.Path)
 		return nil, nil
 	}
 	defer p.Close()
@@ -83,10 +87,12 @@ func (w *waczPackages) expand(in warcsum.Input) ([]warcsum.Input, error) {
 	}
 	if v.err != nil {
 		w.refused[in.Name] = fmt.Sprintf("%s: not read, never rewritten: the package is not what its datapackage.json says: %v", in.Name, v.err)
+		w.refusedPaths = append(w.refusedPaths, in.Path)
 		return nil, nil
 	}
 	if p.Signed() && !w.unsign {
 		w.refused[in.Name] = fmt.Sprintf("%s: not read, never rewritten: the package is signed, and deduplication invalidates its signature (--unsign removes the signature and records in datapackage.json what was removed, when and why)", in.Name)
+		w.refusedPaths = append(w.refusedPaths, in.Path)
 		return nil, nil
 	}
 	var out []warcsum.Input

@@ -18,6 +18,7 @@ import (
 	"warcdedup/internal/corpustest"
 	"warcdedup/manifest"
 	"warcdedup/record"
+	"warcdedup/report"
 	"warcdedup/scripts/gen"
 	"warcdedup/scripts/waczgen"
 	"warcdedup/stage"
@@ -328,6 +329,9 @@ func TestRunWACZRefused(t *testing.T) {
 		!strings.Contains(reasons, "signed.wacz: not read, never rewritten: the package is signed") ||
 		!strings.Contains(reasons, "signed-copy.wacz: not read, never rewritten: the package is signed") {
 		t.Errorf("exit %d, reasons:\n%s", r.Report.Exit, reasons)
+	}
+	if g := r.Report.FilesNotDeduplicated; !slices.ContainsFunc(g, func(g report.FileGroup) bool { return g.Kind == "WACZ package" && g.Files == 3 }) {
+		t.Errorf("the report's files not read: %+v, want 3 WACZ packages", g)
 	}
 	after := hashTree(t, dir)
 	for _, n := range []string{"crawl-0-1.wacz", "signed.wacz", "signed-copy.wacz"} {
