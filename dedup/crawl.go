@@ -65,6 +65,9 @@ func openCrawlMode(opt *Options) (*crawlMode, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckCommittedCrawls(ix); err != nil {
+		return nil, err
+	}
 	if err := c.use(ix, opt.Algorithm.String()); err != nil {
 		return nil, err
 	}
