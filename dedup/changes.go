@@ -83,7 +83,7 @@ func writeStamps(name string, inputs []warcsum.Input) error {
 	defer f.Abort()
 	w := bufio.NewWriter(f)
 	for _, in := range inputs {
-		s, ok := fileStamp(in.Path)
+		s, ok := inputStamp(in)
 		if !ok {
 			s = "-"
 		}
@@ -136,7 +136,7 @@ func (r *run) changesSinceHash(replaced map[string]int64) (*changes, error) {
 	for _, in := range inputs {
 		was, ok := hashed[in.Name]
 		delete(hashed, in.Name)
-		now, _ := fileStamp(in.Path)
+		now, _ := inputStamp(in)
 		size, ours := replaced[in.Name]
 		switch {
 		case !ok:

@@ -22,6 +22,8 @@ type collection struct {
 	roots []string
 	crawl *crawlMode
 	files map[string]bool
+	// wacz lists the WARC members of WACZ packages (dedup/wacz.go).
+	wacz *waczPackages
 	// others are the other files the last collect found beneath the
 	// roots (not WARC or ARC, or still being written: see notread.go).
 	others []string
@@ -43,10 +45,17 @@ func (c *collection) collect() (inputs []warcsum.Input, inProgress []string, err
 	c.others = nil
 	col := warcsum.Collector{Recursive: true, InProgress: func(p string) { inProgress = append(inProgress, p) },
 		Other: func(p string) { c.others = append(c.others, p) }}
+	if c.wacz != nil && c.crawl == nil { // not yet with a crawl index (issue 23)
+		c.wacz.begin()
+		col.Packages = c.wacz.expand
+	}
 	if c.crawl != nil {
 		inputs, err = c.crawl.collect(col)
 	} else {
 		inputs, err = col.Collect(c.roots)
+	}
+	if c.wacz != nil {
+		c.others = append(c.others, c.wacz.refusedPaths...) // refused WACZ packages
 	}
 	if err != nil || c.files == nil {
 		return inputs, inProgress, err

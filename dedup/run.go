@@ -37,6 +37,9 @@ type Options struct {
 	Policy      policy.Policy
 	SortMemory  string // sort's buffer (sort -S), e.g. "1G" or "25%"; "" for syssort.DefaultMemory (64M)
 	HardLinks   bool   // rewrite files with several names (see refs.Rewriter)
+	// Unsign lets signed WACZ packages be rewritten, their signature
+	// removed and recorded in datapackage.json (dedup/wacz.go).
+	Unsign bool
 	// CDX are CDX/CDXJ index files of the collection, written before the
 	// job: each is brought up to date with the rewrite (see warccdx).
 	CDX []string
@@ -192,7 +195,7 @@ func openRun(opt Options) (*run, error) {
 	if r.opt.WorkDir == "" {
 		r.opt.WorkDir = workdir.Default(r.opt.Collections[0])
 	}
-	r.coll = &collection{roots: r.opt.Collections, crawl: r.crawl, files: r.opt.Files}
+	r.coll = &collection{roots: r.opt.Collections, crawl: r.crawl, files: r.opt.Files, wacz: newWACZPackages(opt.Unsign)}
 	if err := r.open(); err != nil {
 		r.close()
 		return nil, err
@@ -264,10 +267,14 @@ func (r *run) params() Params {
 // but the files changed, or when they changed since an unfinished job
 // hashed them before it began its rewrite; else the stages not done.
 func (r *run) resume() (*stage.Result, error) {
+	if err := recoverPackages(r.wd, r.opt.Collections, messages{r.show}); err != nil { // dedup/wacz.go
+		return nil, err
+	}
 	var err error
 	if r.inputs, err = r.collect(); err != nil {
 		return nil, err
 	}
+	r.coll.wacz.note(messages{r.show})
 	for _, p := range r.inProgress {
 		r.show.Log("warcdedup: note: %s: skipped: still being written (its name ends in .open); a run after its writer has closed and renamed it takes it", p)
 	}
@@ -668,7 +675,7 @@ func (r *run) resolve(ctx context.Context) (string, error) {
 	files := r.coll.locator().Files(source.KeptOpen)
 	defer files.Close()
 	show := r.show.Start(stage.ResolveName, "", 0)
-	s := stage.Resolve{In: manifest.NewReader(in, r.wd.File(input)), Out: r.wd.File(workdir.NumberedFile), Source: files,
+	s := stage.Resolve{In: manifest.NewReader(in, r.wd.File(input)), Out: r.wd.File(workdir.NumberedFile), Source: r.coll.wacz.opener(files),
 		Policy: r.opt.Policy, Jobs: r.opt.Jobs, Total: r.hashed.Stats.Listed, Messages: messages{r.show}, Meter: show}
 	if r.crawl != nil {
 		s.Kept = r.crawl.committedLine
@@ -726,7 +733,7 @@ func (r *run) rewrite(ctx context.Context) (string, error) {
 		DryRun: r.opt.DryRun, HardLinks: r.opt.HardLinks, Policy: r.opt.Policy, Jobs: r.opt.Jobs,
 		Cache: r.wd.File(workdir.CacheDir), Algorithm: r.opt.Algorithm, Saved: r.wd.File(workdir.SavedFile), Total: total,
 		Messages: messages{r.show}, Meter: show}
-	res, err := s.Run(ctx)
+	res, err := r.runRewrite(ctx, &s)
 	show.End(err, "")
 	if err != nil {
 		return "", err
@@ -858,6 +865,7 @@ func (r *run) finish(err error) {
 	}
 	reasons = append(reasons, r.resolved.Reasons()...)
 	reasons = append(reasons, r.rewrote.Reasons()...)
+	reasons = append(reasons, r.coll.wacz.reasons()...)
 	if len(r.indexRefused) > 0 {
 		reasons = append(reasons, fmt.Sprintf("%d indexes left untouched (update indexes stage; see %s)", len(r.indexRefused), workdir.RunLog))
 		reasons = append(reasons, stage.First(r.indexRefused, 5)...)
@@ -982,7 +990,7 @@ func (r *run) stamps() map[string]string {
 		if left[in.Name] {
 			continue
 		}
-		if s, ok := fileStamp(in.Path); ok {
+		if s, ok := inputStamp(in); ok {
 			m[in.Name] = s
 		}
 	}
@@ -996,7 +1004,7 @@ func (r *run) unchanged() bool {
 		return false
 	}
 	for _, in := range r.inputs {
-		s, ok := fileStamp(in.Path)
+		s, ok := inputStamp(in)
 		if !ok || r.state.Stamps[in.Name] != s {
 			return false
 		}

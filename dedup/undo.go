@@ -19,6 +19,7 @@ import (
 	"warcdedup/refs"
 	"warcdedup/rewritelog"
 	"warcdedup/stage"
+	"warcdedup/wacz"
 	"warcdedup/warcsum"
 	"warcdedup/workdir"
 )
@@ -200,7 +201,7 @@ func (u *undo) open() ([]string, error) {
 		}
 		u.res.Crawl = u.crawl.name
 	}
-	u.coll = &collection{roots: params.Collections, crawl: u.crawl}
+	u.coll = &collection{roots: params.Collections, crawl: u.crawl, wacz: newWACZPackages(true)}
 	files, err := filesIn(u.opt.Paths, params.Collections)
 	if err != nil {
 		return nil, err
@@ -237,6 +238,9 @@ func (u *undo) close() {
 // them, and brings the indexes named up to date.
 func (u *undo) run(ctx context.Context, files []string) error {
 	u.removeLeftovers(files)
+	if err := recoverPackages(u.wd, u.state.Params.Collections, messages{u.show}); err != nil { // dedup/wacz.go
+		return err
+	}
 	from, todo, err := u.restoreLogged(ctx, files)
 	if err != nil {
 		return err
@@ -371,13 +375,17 @@ func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.M
 		tables = append(tables, t)
 	}
 	loc := u.coll.locator()
-	originals, err := refs.NewOriginals(loc, log, tables...)
+	wz, err := u.stageWACZ(ctx, todo) // dedup/wacz_undo.go
+	if err != nil {
+		return err
+	}
+	originals, err := refs.NewOriginals(wz.opener(u, loc), log, tables...)
 	if err != nil {
 		return err
 	}
 	show := u.show.Start("restore", "bytes", u.coll.size(todo))
 	var prog refs.Progress
-	r := refs.Restorer{Roots: loc.Roots, Prefixes: loc.Prefixes, Captures: captures, Originals: originals, Written: written, All: u.opt.All,
+	r := refs.Restorer{Roots: loc.Roots, Prefixes: loc.Prefixes, Locations: wz.locations(), Captures: captures, Originals: originals, Written: written, All: u.opt.All,
 		HardLinks: u.opt.HardLinks, Jobs: u.jobs(), Progress: &prog,
 		Refused: func(err error) {
 			u.res.Refused = append(u.res.Refused, err.Error())
@@ -399,6 +407,9 @@ func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.M
 	stop()
 	st := u.res.Stats
 	show.End(err, fmt.Sprintf("%s records restored in %s files", progress.Count(st.Records+st.Foreign), progress.Count(st.Restored)))
+	if werr := u.finishWACZ(ctx, wz, todo); err == nil {
+		err = werr
+	}
 	return err
 }
 
@@ -475,12 +486,14 @@ func (u *undo) check(ctx context.Context, files []string) error {
 		return err
 	}
 	show := u.show.Start("check", "files", int64(len(files)))
-	problems, st, err := refs.CheckRestored(ctx, moves, u.coll.locator(), files, u.jobs())
+	problems, st, err := refs.CheckRestored(ctx, moves, u.coll.locator(), notMembers(files), u.jobs())
 	show.Done(fmt.Sprintf("%s files the log names read again, %s", progress.Count(st.Files), progress.Bytes(st.Bytes)))
 	if err != nil {
 		return err
 	}
-	u.res.Verified, u.res.Checked, u.res.CheckedBytes = true, st.Files, st.Bytes
+	// (+=: the WACZ members were checked before their packages were
+	// written anew, finishWACZ.)
+	u.res.Verified, u.res.Checked, u.res.CheckedBytes = true, u.res.Checked+st.Files, u.res.CheckedBytes+st.Bytes
 	for _, p := range problems {
 		if u.refused[p.File] {
 			continue
@@ -654,10 +667,18 @@ func filesIn(paths, collections []string) ([]string, error) {
 		}
 		if !fi.IsDir() {
 			rel, _ := filepath.Rel(root, abs)
+			if wacz.IsWACZ(abs) {
+				members, err := memberNamesOf(abs, filepath.ToSlash(rel))
+				names = append(names, members...)
+				if err != nil {
+					return nil, err
+				}
+				continue
+			}
 			names = append(names, manifest.EscapeFile(filepath.ToSlash(rel)))
 			continue
 		}
-		inputs, err := warcsum.Collect([]string{abs}, true)
+		inputs, err := warcsum.Collector{Recursive: true, Packages: packageMembers}.Collect([]string{abs})
 		if err != nil {
 			return nil, err
 		}

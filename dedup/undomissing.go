@@ -1,10 +1,7 @@
 package dedup
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,14 +139,6 @@ func (u *undo) crawlName() string {
 
 // sha256Of is the hex SHA-256 of the file at path.
 func sha256Of(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	_, sum, err := sizeAndSHA256(path)
+	return sum, err
 }

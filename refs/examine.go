@@ -329,6 +329,9 @@ func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.L
 	// The original's URI and date as its record spells them (without a
 	// wget <...> wrapper): what indexers record for it, byte for byte.
 	v := Revisit{Record: rec, HTTPHead: x.head, RefURI: orig.uri, RefDate: orig.date, PayloadDigest: payloadDigest}
+	if x.r.Container != nil {
+		v.Container = x.r.Container(l, p.orig)
+	}
 	b, err := v.Bytes()
 	if err != nil {
 		return nil, refuse(err)

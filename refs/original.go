@@ -111,7 +111,7 @@ func isRevisitField(name string) bool {
 	return containsFold(revisitFields, name)
 }
 
-var revisitFields = []string{hProfile, hRefersURI, hRefersDate, hRefersTo, hTruncated, hAddedFields, hOriginalHeader, hOriginalTrailer}
+var revisitFields = []string{hProfile, hRefersURI, hRefersDate, hRefersTo, hRefersContainer, hTruncated, hAddedFields, hOriginalHeader, hOriginalTrailer}
 
 // escapeRaw writes raw bytes as a header field value: printable ASCII as
 // it is, every other byte and '%' as %XX, so a header reads as one line

@@ -37,6 +37,10 @@ type Revisit struct {
 	// PayloadDigest is the WARC-Payload-Digest to write: the duplicate's own
 	// header value when it is right for the payload, else the manifest's.
 	PayloadDigest string
+	// Container, if set, is the WARC-Refers-To-Container to write: the
+	// WACZ package of the original, when it is another than the
+	// duplicate's (Rewriter.Container).
+	Container string
 	// Kept is what undo needs of the duplicate beyond the rule (see
 	// restoredHeader): its header and record end as stored, when the rule
 	// would not give them back.
@@ -57,6 +61,10 @@ const (
 	hContentType   = "Content-Type"
 	hContentLength = "Content-Length"
 )
+
+// hRefersContainer names the WACZ package holding the original
+// (Browsertrix's "file://NAME.wacz"; Rewriter.Container).
+const hRefersContainer = "WARC-Refers-To-Container"
 
 // Bytes returns the revisit record: the duplicate's own header with as
 // little changed as possible (records.md section 2). Its fields keep their
@@ -83,6 +91,9 @@ func (v *Revisit) Bytes() ([]byte, error) {
 		{Name: hProfile, Value: Profile(rec.Version)},
 		{Name: hRefersURI, Value: v.RefURI},
 		{Name: hRefersDate, Value: v.RefDate},
+	}
+	if v.Container != "" {
+		inserted = append(inserted, record.Field{Name: hRefersContainer, Value: v.Container})
 	}
 	if !rec.Header.Has(hPayloadDigest) {
 		inserted = append(inserted, record.Field{Name: hPayloadDigest, Value: v.PayloadDigest})

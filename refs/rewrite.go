@@ -48,6 +48,10 @@ type Rewriter struct {
 	// it, in manifest order: its line, and the length of its revisit.
 	// Records of refused files are not given.
 	Record func(l *manifest.Line, revisitLength int64)
+	// Container, if set, gives the WARC-Refers-To-Container of the
+	// revisit of dup whose original is orig ("" for none): the WACZ
+	// package of the original, when another than the duplicate's.
+	Container func(dup, orig *manifest.Line) string
 	// Replaced, if set, receives each file replaced, once its new version
 	// is in place (see rewritelog.Replacement). It is called from the
 	// workers, at once for different files.

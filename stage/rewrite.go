@@ -41,6 +41,12 @@ type Rewrite struct {
 	// refs.Rewriter).
 	Roots    []string
 	Prefixes map[string]string
+	// Locations name files by where they are (refs.Rewriter.Locations):
+	// the staged copies of WACZ members (PackageRewrite).
+	Locations map[string]string
+	// Container gives each revisit's WARC-Refers-To-Container
+	// (refs.Rewriter.Container; PackageRewrite.Container).
+	Container func(dup, orig *manifest.Line) string
 	// Log is the rewrite log each replacement is appended to; LogFrom its
 	// size when the job's hash stage listed the files: only the entries
 	// since (this job's) move the manifest's offsets. A dry run writes no
@@ -104,7 +110,7 @@ func (r *Rewrite) Run(ctx context.Context) (RewriteResult, error) {
 	refused := &firstOf{}
 	var refusedFiles refusedNames
 	var prog refs.Progress
-	rw := refs.Rewriter{Roots: r.Roots, Prefixes: r.Prefixes, InPlace: true, DryRun: r.DryRun, Originals: originals,
+	rw := refs.Rewriter{Roots: r.Roots, Prefixes: r.Prefixes, Locations: r.Locations, Container: r.Container, InPlace: true, DryRun: r.DryRun, Originals: originals,
 		Policy: r.Policy, HardLinks: r.HardLinks, Jobs: r.Jobs, Progress: &prog,
 		Refused: func(err error) {
 			refused.add(err)

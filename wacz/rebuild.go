@@ -74,6 +74,18 @@ type Rebuild struct {
 	// TempDir holds the rebuilt index while the package is written (""
 	// is the system's).
 	TempDir string
+	// Times, if set, gives members written anew (by name) their MS-DOS
+	// time and date instead of Now's: an undo that puts Metadata back
+	// puts back the times the members had with it.
+	Times map[string][2]uint16
+}
+
+// timeOf is the MS-DOS time and date of the member name written anew.
+func (w *rebuildWrite) timeOf(name string) (uint16, uint16) {
+	if t, ok := w.Times[name]; ok {
+		return t[0], t[1]
+	}
+	return w.mtime, w.mdate
 }
 
 // Result is what a rebuild wrote.
@@ -230,7 +242,7 @@ func (w *rebuildWrite) writeMembers() error {
 				return err
 			}
 			m.Method, m.Size, m.CompressedSize, m.CRC32 = Store, fi.Size(), fi.Size(), 0
-			m.ModifiedTime, m.ModifiedDate = w.mtime, w.mdate
+			m.ModifiedTime, m.ModifiedDate = w.timeOf(m.Name)
 			if err := zw.begin(m); err != nil {
 				return err
 			}
@@ -243,7 +255,7 @@ func (w *rebuildWrite) writeMembers() error {
 			}
 			w.written[m.Name] = memberSum{sum, m.Size}
 		case p != nil:
-			m.ModifiedTime, m.ModifiedDate = w.mtime, w.mdate
+			m.ModifiedTime, m.ModifiedDate = w.timeOf(m.Name)
 			m.Size, m.CompressedSize, m.CRC32, m.Method = p.size, p.csize, p.crc, Store
 			if p.deflated {
 				m.Method = Deflate
@@ -334,7 +346,7 @@ func (w *rebuildWrite) writeMetadata() error {
 		if sm := src.Member(meta.name); sm != nil {
 			m = cloneMember(sm)
 		}
-		m.ModifiedTime, m.ModifiedDate = w.mtime, w.mdate
+		m.ModifiedTime, m.ModifiedDate = w.timeOf(m.Name)
 		if err := w.zw.writeBytes(m, meta.data); err != nil {
 			return err
 		}

@@ -29,6 +29,15 @@ type Input struct {
 	Path string
 	Name string
 	Size int64
+	// Offset, for a WARC member of a WACZ package, is where the member's
+	// bytes start in the package file at Path: the input is the Size
+	// bytes from there (a stored member is read by range, as replay tools
+	// read it). 0 for a file of its own.
+	Offset int64
+	// Stamp, if set, tells this input's version in place of its file's
+	// stamp: a member's, which a rebuild of its package around it leaves
+	// as it was (see dedup's WACZ listing).
+	Stamp string
 }
 
 // IsArchiveName reports whether a file found in a directory is read: the
@@ -66,6 +75,12 @@ func Collect(paths []string, recursive bool) ([]Input, error) {
 // miss: the files still being written.
 type Collector struct {
 	Recursive bool
+	// Packages, if set, lists the WARC members of each WACZ package found
+	// in a directory (a ".wacz" name, any case) as inputs of their own,
+	// named as the package lists them ("x.wacz#archive/a.warc.gz"); a
+	// package it gives none of is passed over (it says why itself).
+	// Without it WACZ files are not read.
+	Packages func(pkg Input) ([]Input, error)
 	// InProgress, if set, receives the path of each file found in a
 	// directory that a crawler is still writing (see InProgress): it is
 	// not read. Called in the order of the inputs.
@@ -121,7 +136,8 @@ func (c Collector) Collect(paths []string) ([]Input, error) {
 			if !d.Type().IsRegular() {
 				return nil
 			}
-			if !IsArchiveName(d.Name()) {
+			wacz := c.Packages != nil && strings.HasSuffix(strings.ToLower(d.Name()), ".wacz")
+			if !IsArchiveName(d.Name()) && !wacz {
 				switch {
 				case InProgress(d.Name()):
 					if c.InProgress != nil {
@@ -140,7 +156,16 @@ func (c Collector) Collect(paths []string) ([]Input, error) {
 			if err != nil {
 				return err
 			}
-			found = append(found, Input{Path: filepath.Join(p, rel), Name: filepath.ToSlash(rel), Size: info.Size()})
+			in := Input{Path: filepath.Join(p, rel), Name: filepath.ToSlash(rel), Size: info.Size()}
+			if wacz {
+				members, err := c.Packages(in)
+				if err != nil {
+					return err
+				}
+				found = append(found, members...)
+				return nil
+			}
+			found = append(found, in)
 			return nil
 		})
 		if err != nil {
@@ -211,7 +236,7 @@ func (w *writer) write(l *manifest.Line) error {
 // countingReader adds what it reads from a file to a progress counter,
 // and to the file's SHA-256 when h is set.
 type countingReader struct {
-	f      *os.File
+	f      io.ReadSeeker
 	n      *atomic.Int64
 	h      hash.Hash
 	read   int64
@@ -433,7 +458,11 @@ func sumPath(summer *Summer, s *job, progress *Progress, ew *entryWriter, wantSu
 			w.facts = ew.Facts()
 		}
 	}
-	cr := &countingReader{f: f, n: &progress.Bytes}
+	var rs io.ReadSeeker = f
+	if s.in.Offset > 0 {
+		rs = io.NewSectionReader(f, s.in.Offset, s.in.Size) // a WACZ member
+	}
+	cr := &countingReader{f: rs, n: &progress.Bytes}
 	if wantSum {
 		cr.h = sha256.New()
 	}

@@ -137,6 +137,15 @@ converted. Undo gives back WARC records: the conversion is not undone
 converted: what conversion and deduplication would save together is
 estimated.
 
+WACZ files in the collection are taken by their WARC members, named
+PATH.wacz#archive/NAME: each package is checked first (one that is not what
+its datapackage.json says is named and left untouched, exit status 1), and
+a package whose members are rewritten is written anew beside itself (index,
+datapackage.json and its digest up to date, relation.requires naming the
+packages its revisits' originals are in), checked and renamed over itself.
+A signed package is refused unless --unsign (its signature is removed and
+recorded in datapackage.json).
+
 With --cdx INDEX (repeatable) each index of the collection is brought up to
 date with the rewrite where it is, in the form it has: CDXJ or CDX, plain or
 gzip, or a ZipNum (name its .idx summary or its .cdx.gz blocks): its lines
@@ -164,6 +173,7 @@ joined cannot be removed until it is committed. See warcdedup index.`,
 		Flags: append(jobFlags(),
 			&cli.BoolFlag{Name: "dry-run", Usage: "rewrite nothing; report what would be rewritten and saved"},
 			&cli.BoolFlag{Name: "hard-links", Usage: "rewrite files with several hard links (the other names keep the old bytes)"},
+			&cli.BoolFlag{Name: "unsign", Usage: "rewrite signed WACZ packages: deduplication invalidates their signature, which is removed and recorded in datapackage.json (by default they are refused)"},
 			&cli.StringSliceFlag{Name: "cdx", Usage: "bring the `INDEX` of the collection (CDX or CDXJ, plain or gzip, or ZipNum: its .idx or .cdx.gz) up to date with the rewrite, in place (repeatable)"},
 			&cli.StringFlag{Name: "index", Usage: "deduplicate the crawl against the crawls committed to the index in `DIR` (created if need be), and commit it when verified"},
 			&cli.StringFlag{Name: "crawl", Usage: "with --index: the crawl's `NAME` (default: its directory's name)"},
@@ -180,6 +190,7 @@ joined cannot be removed until it is committed. See warcdedup index.`,
 			opt.DryRun = c.Bool("dry-run")
 			opt.ConvertARC, opt.KeepARC = c.Bool("convert-arc"), c.String("keep-arc")
 			opt.HardLinks = c.Bool("hard-links")
+			opt.Unsign = c.Bool("unsign")
 			opt.CDX = c.StringSlice("cdx")
 			if err := dedup.CheckIndexes(opt.CDX); err != nil {
 				return cmdutil.Usage("%v", err)

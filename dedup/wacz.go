@@ -1,0 +1,242 @@
+package dedup
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"warcdedup/refs"
+	"warcdedup/rewritelog"
+	"warcdedup/stage"
+	"warcdedup/wacz"
+	"warcdedup/warcsum"
+	"warcdedup/workdir"
+)
+
+// WACZ packages in a collection (issue 23). A package's WARC members are
+// files of the collection of their own, named "PATH.wacz#archive/NAME"
+// (wacz.JoinName): the hash stage reads each by range from the package
+// (they are stored), the stages that read records read them there too,
+// and the rewrite rewrites them through stage.PackageRewrite, which
+// writes each package anew around its new members. A package that is not
+// what its metadata says (wacz.Open, wacz.Check) is named and never read
+// nor rewritten; a signed one is refused unless the run may remove the
+// signature (--unsign). Every run lists the packages again; Check, which
+// reads a whole package, runs once per version of it.
+
+// waczMetadataDir is the work directory's keep of each package's
+// datapackage.json and digest file before its first rewrite, which undo
+// puts back (stage.PackageRewrite.MetadataDir).
+const waczMetadataDir = "wacz-metadata"
+
+// waczPackages lists the WARC members of a collection's packages and
+// remembers where each member is, for the readers of records.
+type waczPackages struct {
+	unsign bool
+	// checked keeps Check's verdict on each package, by path, for the
+	// version of the package its stamp says.
+	checked map[string]waczVerdict
+	// members are the members of the last listing, by name (unescaped).
+	members map[string]stage.PackageMember
+	// refused say why each package passed over in the last listing was,
+	// by package name.
+	refused map[string]string
+	// refusedPaths are their paths, for the files not read.
+	refusedPaths []string
+	// rebuilt is what the rewrite's rebuild of the packages did.
+	rebuilt stage.PackageResult
+}
+
+type waczVerdict struct {
+	stamp string
+	err   error
+}
+
+func newWACZPackages(unsign bool) *waczPackages {
+	return &waczPackages{unsign: unsign, checked: map[string]waczVerdict{}, members: map[string]stage.PackageMember{}, refused: map[string]string{}}
+}
+
+// begin starts a new listing.
+func (w *waczPackages) begin() {
+	clear(w.members)
+	clear(w.refused)
+	w.refusedPaths = nil
+}
+
+// expand lists the WARC members of the package in (warcsum.Collector's
+// Packages): none, and the package named in refused, when it cannot be
+// trusted or may not be rewritten.
+func (w *waczPackages) expand(in warcsum.Input) ([]warcsum.Input, error) {
+	p, err := wacz.Open(in.Path)
+	if err != nil {
+		w.refused[in.Name] = fmt.Sprintf("%s: not read, never rewritten: %v", in.Name, err)
+		w.refusedPaths = append(w.refusedPaths, in.Path)
+		return nil, nil
+	}
+	defer p.Close()
+	stamp, _ := fileStamp(in.Path)
+	v, ok := w.checked[in.Path]
+	if !ok || v.stamp != stamp || stamp == "" {
+		rep, err := wacz.Check(p, wacz.CheckOptions{})
+		if err == nil {
+			err = rep.Err()
+		}
+		v = waczVerdict{stamp: stamp, err: err}
+		w.checked[in.Path] = v
+	}
+	if v.err != nil {
+		w.refused[in.Name] = fmt.Sprintf("%s: not read, never rewritten: the package is not what its datapackage.json says: %v", in.Name, v.err)
+		w.refusedPaths = append(w.refusedPaths, in.Path)
+		return nil, nil
+	}
+	if p.Signed() && !w.unsign {
+		w.refused[in.Name] = fmt.Sprintf("%s: not read, never rewritten: the package is signed, and deduplication invalidates its signature (--unsign removes the signature and records in datapackage.json what was removed, when and why)", in.Name)
+		w.refusedPaths = append(w.refusedPaths, in.Path)
+		return nil, nil
+	}
+	var out []warcsum.Input
+	for _, m := range p.WARCs() {
+		name := wacz.JoinName(in.Name, m.Name)
+		out = append(out, warcsum.Input{Path: in.Path, Name: name, Size: m.Size, Offset: m.DataOffset, Stamp: memberStamp(m)})
+		w.members[name] = stage.PackageMember{Path: in.Path, Package: in.Name, Member: m.Name, Offset: m.DataOffset, Size: m.Size}
+	}
+	return out, nil
+}
+
+// memberStamp is a WACZ member's identity for "nothing changed": its
+// size and CRC-32 as the ZIP gives them, which a rebuild of the package
+// around it keeps.
+func memberStamp(m *wacz.Member) string {
+	return fmt.Sprintf("wacz-member %d %08x", m.Size, m.CRC32)
+}
+
+// inputStamp is fileStamp of an input: a WACZ member's own stamp, or its
+// file's.
+func inputStamp(in warcsum.Input) (string, bool) {
+	if in.Stamp != "" {
+		return in.Stamp, true
+	}
+	return fileStamp(in.Path)
+}
+
+// refusedPackages are the packages the last listing passed over, and why,
+// in name order.
+func (w *waczPackages) refusedPackages() []string {
+	var s []string
+	for _, n := range slices.Sorted(mapKeys(w.refused)) {
+		s = append(s, w.refused[n])
+	}
+	return s
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// opener reads records of WACZ members where they are, and every other
+// record through next.
+func (w *waczPackages) opener(next refs.Opener) refs.Opener {
+	if len(w.members) == 0 {
+		return next
+	}
+	return &stage.PackageOpener{Next: next, Members: w.members}
+}
+
+// waczReasons are why the exit status is not 0, as far as the packages go.
+func (w *waczPackages) reasons() []string {
+	if w == nil {
+		return nil
+	}
+	var reasons []string
+	if refused := w.refusedPackages(); len(refused) > 0 {
+		reasons = append(reasons, fmt.Sprintf("%d WACZ packages not read and left untouched", len(refused)))
+		reasons = append(reasons, stage.First(refused, 5)...)
+	}
+	if refused := w.rebuilt.Refused; len(refused) > 0 {
+		reasons = append(reasons, fmt.Sprintf("%d WACZ packages not written anew around their rewritten members (rewrite stage): their members' new versions are beside them", len(refused)))
+		reasons = append(reasons, stage.First(refused, 5)...)
+	}
+	return reasons
+}
+
+// note shows, once, the packages the listing passed over.
+func (w *waczPackages) note(show messages) {
+	for _, m := range w.refusedPackages() {
+		show.show.Print("warcdedup: error: %s", m)
+	}
+}
+
+// runRewrite runs the rewrite stage s with the WACZ packages' part: the
+// members with duplicates staged before, their packages rebuilt after
+// (stage.PackageRewrite).
+func (r *run) runRewrite(ctx context.Context, s *stage.Rewrite) (stage.RewriteResult, error) {
+	w := r.coll.wacz
+	if w == nil || len(w.members) == 0 {
+		return s.Run(ctx)
+	}
+	pr := &stage.PackageRewrite{Members: w.members, DryRun: r.opt.DryRun, Unsign: r.opt.Unsign, TempDir: r.wd.File(workdir.TmpDir),
+		MetadataDir: r.wd.File(waczMetadataDir), Software: "warcdedup", Messages: messages{r.show}}
+	if err := pr.Prepare(ctx, r.wd.File(workdir.NumberedFile), r.wd.File(workdir.ByFileFile)); err != nil {
+		pr.Discard()
+		return stage.RewriteResult{}, err
+	}
+	s.Locations = pr.Locations()
+	s.Container = pr.Container
+	s.Open = &stage.PackageOpener{Next: s.Open, Members: w.members, Staged: s.Locations}
+	res, err := s.Run(ctx)
+	if err != nil {
+		pr.Discard()
+		return res, err
+	}
+	pres, err := pr.Finish(ctx, time.Now().UTC())
+	w.rebuilt = pres
+	if pres.Rebuilt > 0 || len(pres.Refused) > 0 {
+		r.show.Note("warcdedup: %d WACZ packages written anew around their rewritten members (%d requires entries), %d left as they were", pres.Rebuilt, pres.Requires, len(pres.Refused))
+	}
+	return res, err
+}
+
+// recoverPackages finishes the packages a stopped run or undo left with
+// their members' logged versions staged beside them (stage.Recover),
+// before anything reads the collection.
+func recoverPackages(wd *workdir.Dir, roots []string, show messages) error {
+	pending, err := stage.FindPending(roots)
+	if err != nil || len(pending) == 0 {
+		return err
+	}
+	// The log first completed from its journal, as a run opens it.
+	log, err := refs.OpenLog(wd.File(workdir.LogFile))
+	if err != nil {
+		return err
+	}
+	if err := log.Close(); err != nil {
+		return err
+	}
+	moves, err := rewritelog.LoadFile(wd.File(workdir.LogFile), time.Time{})
+	if err != nil {
+		return err
+	}
+	pr := &stage.PackageRewrite{Unsign: true, TempDir: wd.File(workdir.TmpDir), MetadataDir: wd.File(waczMetadataDir),
+		Software: "warcdedup", Messages: show}
+	res, err := pr.Recover(pending, moves.Version, time.Now().UTC())
+	if err != nil {
+		return err
+	}
+	for _, m := range res.Refused {
+		show.Error(fmt.Errorf("%s", m))
+	}
+	if res.Rebuilt > 0 {
+		show.show.Note("warcdedup: %d WACZ packages an interrupted run or undo left unfinished written anew around their members' logged versions", res.Rebuilt)
+	}
+	if len(res.Refused) > 0 {
+		return fmt.Errorf("%d WACZ packages could not be finished (see above): their members' logged versions are staged beside them", len(res.Refused))
+	}
+	return nil
+}

@@ -1,0 +1,613 @@
+package dedup
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"warcdedup/internal/corpustest"
+	"warcdedup/manifest"
+	"warcdedup/record"
+	"warcdedup/report"
+	"warcdedup/scripts/gen"
+	"warcdedup/scripts/waczgen"
+	"warcdedup/stage"
+	"warcdedup/wacz"
+	"warcdedup/warcsum"
+	"warcdedup/workdir"
+)
+
+// generatedWACZ writes a generated collection of four WACZ packages of two
+// crawls (plain CDXJ and ZipNum indexes) with 40% duplicates, most of them
+// across packages; with loose, the last package's WARC files are left as
+// plain files beside the three others.
+func generatedWACZ(t *testing.T, loose bool) (string, *gen.Result) {
+	t.Helper()
+	cfg := gen.Config{Files: 8, Records: 320, DupRate: 0.4, Seed: 11, MeanPayload: 4 << 10, NonCandidates: true,
+		Chunked: 0.1, Sequential: true, Formats: []gen.Format{gen.WARC10Gz, gen.WARC11Gz, gen.WARC10}}
+	dir, res := generated(t, cfg)
+	coll, err := waczgen.Write(dir, res, waczgen.Config{Packages: 4, Crawls: 2, Index: "mixed", KeepWARCs: loose})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := coll.Packages[len(coll.Packages)-1]
+	for _, p := range coll.Packages {
+		if !loose {
+			break
+		}
+		if p.Name == last.Name {
+			if err := os.Remove(filepath.Join(dir, p.Name)); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		for _, w := range p.WARCs {
+			if err := os.Remove(filepath.Join(dir, w)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return dir, res
+}
+
+// waczListing is the manifest warcsum gives of the files and WACZ
+// members under dir, read now.
+func waczListing(t *testing.T, dir string) []byte {
+	t.Helper()
+	inputs, err := warcsum.Collector{Recursive: true, Packages: newWACZPackages(false).expand}.Collect([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if _, err := (&warcsum.Runner{Jobs: 2}).Run(inputs, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// checkPackages checks every package under dir record by record
+// (wacz.Check with Records): hashes, sizes, digest file, index.
+func checkPackages(t *testing.T, dir string) map[string]*wacz.Report {
+	t.Helper()
+	reps := map[string]*wacz.Report{}
+	names, _ := filepath.Glob(filepath.Join(dir, "*.wacz"))
+	for _, n := range names {
+		p, err := wacz.Open(n)
+		if err != nil {
+			t.Errorf("%s: %v", n, err)
+			continue
+		}
+		rep, err := wacz.Check(p, wacz.CheckOptions{Records: true, TempDir: t.TempDir()})
+		if err == nil {
+			err = rep.Err()
+		}
+		if err != nil {
+			t.Errorf("%s fails its check: %v", n, err)
+		}
+		reps[filepath.Base(n)] = rep
+		p.Close()
+	}
+	return reps
+}
+
+// packageDeps are the packages each package's duplicates have their
+// original (copy 1) in, as the numbered manifest says.
+func packageDeps(t *testing.T, numbered string) map[[2]string]bool {
+	t.Helper()
+	deps := map[[2]string]bool{}
+	kept := map[string]string{} // digest ext -> package of copy 1
+	var dups [][3]string        // package, digest ext
+	for _, l := range readLines(t, numbered) {
+		ml, err := manifest.Parse([]byte(l))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pkg, _, ok := wacz.SplitName(ml.File)
+		if !ok || ml.Fields != 10 {
+			continue
+		}
+		key := fmt.Sprint(ml.Digest, " ", ml.Ext)
+		switch {
+		case ml.IsKept():
+			kept[key] = pkg
+		case ml.IsDuplicate():
+			dups = append(dups, [3]string{pkg, key})
+		}
+	}
+	for _, d := range dups {
+		if orig, ok := kept[d[1]]; ok && orig != d[0] {
+			deps[[2]string{d[0], orig}] = true
+		}
+	}
+	return deps
+}
+
+// TestRunWACZ runs the job on a collection of WACZ packages and proves
+// that every package written passes wacz.Check record by record (hashes,
+// sizes, digest file, index equal to a fresh one of the new members),
+// that the verification found every record (nothing lost), that each
+// package lists in relation.requires every package its duplicates'
+// originals are in, with the SHA-256 and size that package has now
+// (unless a cycle allows none), that the rewrite log names members
+// "PATH.wacz#archive/NAME", that nothing is left beside the packages, and
+// that a second run has nothing to do.
+func TestRunWACZ(t *testing.T) {
+	for _, loose := range []bool{false, true} {
+		name := map[bool]string{false: "packages", true: "packages and WARC files"}[loose]
+		t.Run(name, func(t *testing.T) {
+			dir, res := generatedWACZ(t, loose)
+			before := hashTree(t, dir)
+			wd := filepath.Join(t.TempDir(), "work")
+			r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tot := r.Report.Totals
+			if r.Report.Exit != 0 || tot.Violations != 0 || tot.FilesRefused != 0 {
+				t.Fatalf("exit %d %v, totals %+v", r.Report.Exit, r.Report.ExitReason, tot)
+			}
+			if tot.Duplicates != int64(res.Duplicates) || tot.RevisitsWritten < tot.Duplicates*8/10 || tot.BytesSaved <= 0 {
+				t.Errorf("%d duplicates (the generator made %d), %d revisits written, %d bytes saved", tot.Duplicates, res.Duplicates, tot.RevisitsWritten, tot.BytesSaved)
+			}
+			after := hashTree(t, dir)
+			if len(after) != len(before) {
+				t.Errorf("files before %d, after %d: %v", len(before), len(after), slices.Sorted(mapKeys(after)))
+			}
+			reps := checkPackages(t, dir)
+			if listed, _ := os.ReadFile(filepath.Join(wd, workdir.AfterFile)); string(listed) != string(waczListing(t, dir)) {
+				t.Errorf("the manifest after differs from what reading the packages gives")
+			}
+
+			// relation.requires: every package the originals are in, as it
+			// is now.
+			deps := packageDeps(t, filepath.Join(wd, workdir.NumberedFile))
+			if len(deps) == 0 {
+				t.Fatal("no duplicate has its original in another package: the test proves nothing")
+			}
+			withHash := 0
+			for d := range deps {
+				p, err := wacz.Open(filepath.Join(dir, d[0]))
+				if err != nil {
+					t.Fatal(err)
+				}
+				reqs, err := p.Datapackage.Requires()
+				p.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				i := slices.IndexFunc(reqs, func(r wacz.Requirement) bool { return r.Filename == d[1] })
+				if i < 0 {
+					t.Errorf("%s does not require %s, where originals of its revisits are: %+v", d[0], d[1], reqs)
+					continue
+				}
+				req := reqs[i]
+				if req.Hash == "" {
+					continue // a cycle: named alone
+				}
+				withHash++
+				if want := reps[d[1]]; want == nil || req.Hash != hex.EncodeToString(want.SHA256) || req.Size != want.Size {
+					t.Errorf("%s requires %s with %s %d bytes, which is not the package as it is", d[0], d[1], req.Hash, req.Size)
+				}
+			}
+			if withHash == 0 {
+				t.Errorf("no requires entry has a hash: %d dependencies", len(deps))
+			}
+
+			// Revisits whose original is in another package name it, and
+			// their package requires it.
+			if n := containerRevisits(t, dir); n == 0 {
+				t.Errorf("no revisit carries WARC-Refers-To-Container")
+			}
+
+			// The rewrite log names members.
+			members := 0
+			for _, l := range readLines(t, filepath.Join(wd, workdir.LogFile)) {
+				if f, ok := strings.CutPrefix(l, "# file "); ok {
+					if _, m, ok := wacz.SplitName(strings.Fields(f)[0]); ok && strings.HasPrefix(m, "archive/") {
+						members++
+					}
+				}
+			}
+			if members == 0 {
+				t.Errorf("the rewrite log names no WACZ member")
+			}
+
+			r2, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
+			if err != nil || !r2.NothingToDo {
+				t.Errorf("rerun: %v, nothing to do %v", err, r2 != nil && r2.NothingToDo)
+			}
+			sameTree(t, "after a rerun", hashTree(t, dir), after)
+		})
+	}
+}
+
+// containerRevisits reads every record of every package under dir: each
+// revisit's WARC-Refers-To-Container, if any, must name another package
+// of dir that its package requires. It returns how many do.
+func containerRevisits(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	names, _ := filepath.Glob(filepath.Join(dir, "*.wacz"))
+	for _, name := range names {
+		p, err := wacz.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs, _ := p.Datapackage.Requires()
+		for _, m := range p.WARCs() {
+			sec, err := p.Section(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rr, err := record.NewReader(sec, m.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for {
+				rec, err := rr.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				c, ok := rec.Header.Lookup(wacz.RefersToContainer)
+				if !ok {
+					continue
+				}
+				other, _ := wacz.ParseContainerURI(c)
+				if rec.Type != "revisit" || other == filepath.Base(name) || !slices.ContainsFunc(reqs, func(r wacz.Requirement) bool { return r.Filename == other }) {
+					t.Errorf("%s: a %s record refers to container %q, its package requires %+v", name, rec.Type, c, reqs)
+				}
+				if _, err := os.Stat(filepath.Join(dir, other)); err != nil {
+					t.Errorf("%s: a revisit refers to container %q: %v", name, c, err)
+				}
+				n++
+			}
+		}
+		p.Close()
+	}
+	return n
+}
+
+// TestRunWACZRefused proves that a package that is not what its
+// datapackage.json says, and a signed one, are named, never rewritten,
+// and make the exit status 1, while the rest is deduplicated; and that
+// with Unsign the signed one is rewritten, its signature removed and
+// recorded.
+func TestRunWACZRefused(t *testing.T) {
+	dir, _ := generatedWACZ(t, false)
+	// A corpus package signed by ArchiveWeb.page, and a generated one
+	// signed in its digest file, whose duplicates have originals in the
+	// other packages.
+	signed := "../../shared/corpus/webrecorder+replayweb.page/mkdocs/site/docs/examples/example.wacz"
+	data, err := os.ReadFile(signed)
+	if err != nil {
+		corpustest.Missing(t, "shared corpus absent: %v", err)
+		return
+	}
+	if err := os.WriteFile(filepath.Join(dir, "signed.wacz"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	signPackage(t, filepath.Join(dir, "crawl-1-1.wacz"), filepath.Join(dir, "signed-copy.wacz"))
+	// A byte of a WARC member changed: its hash no longer matches.
+	damaged := filepath.Join(dir, "crawl-0-1.wacz")
+	p, err := wacz.Open(damaged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := p.WARCs()[0].DataOffset + 100
+	p.Close()
+	f, err := os.OpenFile(damaged, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 1)
+	f.ReadAt(b, at)
+	b[0] ^= 0xff
+	f.WriteAt(b, at)
+	f.Close()
+	before := hashTree(t, dir)
+
+	wd := filepath.Join(t.TempDir(), "work")
+	r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasons := strings.Join(r.Report.ExitReason, "\n")
+	if r.Report.Exit != 1 || !strings.Contains(reasons, "crawl-0-1.wacz: not read, never rewritten: the package is not what") ||
+		!strings.Contains(reasons, "signed.wacz: not read, never rewritten: the package is signed") ||
+		!strings.Contains(reasons, "signed-copy.wacz: not read, never rewritten: the package is signed") {
+		t.Errorf("exit %d, reasons:\n%s", r.Report.Exit, reasons)
+	}
+	if g := r.Report.FilesNotDeduplicated; !slices.ContainsFunc(g, func(g report.FileGroup) bool { return g.Kind == "WACZ package" && g.Files == 3 }) {
+		t.Errorf("the report's files not read: %+v, want 3 WACZ packages", g)
+	}
+	after := hashTree(t, dir)
+	for _, n := range []string{"crawl-0-1.wacz", "signed.wacz", "signed-copy.wacz"} {
+		if after[n] != before[n] {
+			t.Errorf("%s was changed", n)
+		}
+	}
+	if r.Report.Totals.RevisitsWritten == 0 || after["crawl-1-0.wacz"] == before["crawl-1-0.wacz"] {
+		t.Errorf("the other packages were not deduplicated: %d revisits written", r.Report.Totals.RevisitsWritten)
+	}
+
+	// With Unsign, the signed packages are taken: the one whose records
+	// became revisits has its signature removed and recorded.
+	os.Remove(damaged)
+	r, err = Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2, Unsign: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Report.Exit != 0 {
+		t.Errorf("with Unsign: exit %d %v", r.Report.Exit, r.Report.ExitReason)
+	}
+	checkPackages(t, dir)
+	rewritten := 0
+	for _, n := range []string{"signed.wacz", "signed-copy.wacz"} {
+		now, _ := os.ReadFile(filepath.Join(dir, n))
+		if sum := sha256.Sum256(now); hex.EncodeToString(sum[:]) == before[n] {
+			continue
+		}
+		rewritten++
+		sp, err := wacz.Open(filepath.Join(dir, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sp.Signed() || !strings.Contains(string(sp.DatapackageRaw), wacz.RemovedSignaturesKey) {
+			t.Errorf("%s was rewritten but its signature not removed and recorded:\n%s", n, sp.DatapackageRaw)
+		}
+		sp.Close()
+	}
+	if rewritten != 1 {
+		t.Errorf("%d of the two signed packages rewritten with Unsign, want 1", rewritten)
+	}
+}
+
+// signPackage writes the package at from to to, signed: its digest file
+// with a signedData (not a valid signature: none is checked), every other
+// member as stored.
+func signPackage(t *testing.T, from, to string) {
+	t.Helper()
+	zr, err := zip.OpenReader(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	zw := zip.NewWriter(out)
+	for _, f := range zr.File {
+		if f.Name == wacz.DigestName {
+			rc, _ := f.Open()
+			b, _ := io.ReadAll(rc)
+			rc.Close()
+			var d struct{ Hash string }
+			if err := json.Unmarshal(b, &d); err != nil {
+				t.Fatal(err)
+			}
+			signed := strings.TrimSuffix(strings.TrimSpace(string(b)), "}") +
+				`, "signedData": {"hash": "` + d.Hash + `", "signature": "c2ln", "publicKey": "a2V5", "created": "2024-01-02T03:04:05Z", "software": "test"}}`
+			w, err := zw.CreateHeader(&zip.FileHeader{Name: f.Name, Method: zip.Store, Modified: f.Modified})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Write([]byte(signed))
+			continue
+		}
+		raw, err := f.OpenRaw()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := f.FileHeader
+		w, err := zw.CreateRaw(&h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(w, raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(from); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRunCorpusWACZ runs the job on a py-wacz package of the corpus (a
+// ZipNum index, an uncompressed WARC member) beside a generated package:
+// it is read, and every package passes its check after.
+func TestRunCorpusWACZ(t *testing.T) {
+	src := "../../shared/corpus/webrecorder+py-wacz/tests/fixtures/valid_example_1.wacz"
+	data, err := os.ReadFile(src)
+	if err != nil {
+		corpustest.Missing(t, "shared corpus absent: %v", err)
+		return
+	}
+	dir, _ := generatedWACZ(t, false)
+	if err := os.WriteFile(filepath.Join(dir, "py-wacz.wacz"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wd := filepath.Join(t.TempDir(), "work")
+	r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Report.Exit != 0 {
+		t.Fatalf("exit %d %v", r.Report.Exit, r.Report.ExitReason)
+	}
+	found := false
+	for _, l := range readLines(t, filepath.Join(wd, workdir.BeforeFile)) {
+		found = found || strings.HasPrefix(l, "py-wacz.wacz#archive/")
+	}
+	if !found {
+		t.Errorf("the corpus package's records were not listed")
+	}
+	checkPackages(t, dir)
+}
+
+// TestUndoWACZ undoes a run on packages and WARC files, one package
+// first, then the rest, and proves that every record is back where it
+// was (the listing of the members and files equals the one before the
+// run), that every package passes its check, and that packages and
+// files whose every gzip member was rebuilt bit for bit are the files
+// they were before the run, datapackage.json, digest file and ZIP times
+// included.
+func TestUndoWACZ(t *testing.T) {
+	dir, _ := generatedWACZ(t, true)
+	beforeFiles := hashTree(t, dir)
+	beforeListing := waczListing(t, dir)
+	wd := filepath.Join(t.TempDir(), "work")
+	r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err != nil || r.Report.Exit != 0 {
+		t.Fatalf("run: %v %v", err, r.Report.ExitReason)
+	}
+	written := r.Report.Totals.RevisitsWritten
+	deduplicated := hashTree(t, dir)
+	one := filepath.Join(dir, "crawl-0-1.wacz")
+	if deduplicated["crawl-0-1.wacz"] == beforeFiles["crawl-0-1.wacz"] {
+		t.Fatal("crawl-0-1.wacz was not rewritten: the test proves nothing")
+	}
+	u1, err := Undo(context.Background(), UndoOptions{Paths: []string{one}, WorkDir: wd, Jobs: 2})
+	if err != nil || u1.Exit != 0 || u1.Stats.Restored == 0 {
+		t.Fatalf("undo %s: %v, %+v", one, err, u1)
+	}
+	if got := hashTree(t, dir); got["crawl-1-0.wacz"] != deduplicated["crawl-1-0.wacz"] {
+		t.Errorf("the undo of %s changed crawl-1-0.wacz", one)
+	}
+	u2, err := Undo(context.Background(), UndoOptions{Paths: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err != nil || u2.Exit != 0 {
+		t.Fatalf("undo: %v, %+v", err, u2)
+	}
+	if got := u1.Stats.Records + u2.Stats.Records; got != written {
+		t.Errorf("restored %d records; the run wrote %d revisits", got, written)
+	}
+	if u1.Checked == 0 || u2.Checked == 0 {
+		t.Errorf("undo checked %d and %d files", u1.Checked, u2.Checked)
+	}
+	checkPackages(t, dir)
+	if got := waczListing(t, dir); string(got) != string(beforeListing) {
+		t.Errorf("the records after undo are not those before the run")
+	}
+	if u1.BytesDiffer+u2.BytesDiffer == 0 {
+		sameTree(t, "after undo", hashTree(t, dir), beforeFiles)
+	} else {
+		t.Logf("%d files restored with records equal and other bytes", u1.BytesDiffer+u2.BytesDiffer)
+	}
+	// Deduplicated again: the same packages as the first time but for
+	// "modified" and the ZIP times; the same revisits written.
+	again, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err != nil || again.Report.Exit != 0 || again.Report.Totals.RevisitsWritten != written {
+		t.Errorf("a run after undo: %v, %d revisits written, the first run %d", err, again.Report.Totals.RevisitsWritten, written)
+	}
+	checkPackages(t, dir)
+}
+
+// TestRunWACZFinishesStoppedRebuild puts a package in the state a run
+// stopped between logging its rewritten members and renaming its new
+// version over it leaves (the package as before, the members' logged
+// versions staged beside it) and proves that the next run writes the
+// package anew around them first: the records are those the log says,
+// every package passes its check, nothing is left beside them, and an
+// undo then gives back the records as they were.
+func TestRunWACZFinishesStoppedRebuild(t *testing.T) {
+	dir, _ := generatedWACZ(t, false)
+	pkg := filepath.Join(dir, "crawl-1-1.wacz")
+	original, err := os.ReadFile(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	beforeListing := waczListing(t, dir)
+	wd := filepath.Join(t.TempDir(), "work")
+	r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err != nil || r.Report.Exit != 0 {
+		t.Fatalf("run: %v %v", err, r.Report.ExitReason)
+	}
+	deduplicated := waczListing(t, dir)
+	// The stop: each rewritten member staged, the package as it was.
+	p, err := wacz.Open(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	staged := 0
+	old, _ := wacz.NewPackage(bytes.NewReader(original), int64(len(original)), "old")
+	for _, m := range p.WARCs() {
+		if om := old.Member(m.Name); om != nil && om.CRC32 == m.CRC32 {
+			continue
+		}
+		sec, _ := p.Section(m)
+		b, _ := io.ReadAll(sec)
+		if err := os.WriteFile(filepath.Join(dir, stage.StagedName(pkg, m.Name)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		staged++
+	}
+	p.Close()
+	if staged == 0 {
+		t.Fatal("crawl-1-1.wacz has no rewritten member: the test proves nothing")
+	}
+	if err := os.WriteFile(pkg, original, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	r2, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err != nil || r2.Report.Exit != 0 {
+		t.Fatalf("the run after the stop: %v %v", err, r2.Report.ExitReason)
+	}
+	checkPackages(t, dir)
+	if got := waczListing(t, dir); string(got) != string(deduplicated) {
+		t.Errorf("after the stopped run's package was finished, the records are not those the log says")
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) > 0 {
+		t.Errorf("left beside the packages: %v", left)
+	}
+	u, err := Undo(context.Background(), UndoOptions{Paths: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err != nil || u.Exit != 0 {
+		t.Fatalf("undo: %v, %+v", err, u)
+	}
+	if got := waczListing(t, dir); string(got) != string(beforeListing) {
+		t.Errorf("the records after undo are not those before the run")
+	}
+}
+
+// TestDryRunWACZ proves that a dry run on packages (warcdedup assess)
+// changes nothing in the collection, leaves nothing beside the packages
+// (its staged copies are in the work directory), and says it would
+// write and save exactly what the real run then writes and saves.
+func TestDryRunWACZ(t *testing.T) {
+	dir, _ := generatedWACZ(t, true)
+	before := hashTree(t, dir)
+	wd := filepath.Join(t.TempDir(), "work")
+	dry, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2, DryRun: true})
+	if err != nil || dry.Report.Exit != 0 {
+		t.Fatalf("dry run: %v %v", err, dry.Report.ExitReason)
+	}
+	sameTree(t, "after a dry run", hashTree(t, dir), before)
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) > 0 {
+		t.Errorf("left beside the packages: %v", left)
+	}
+	real, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err != nil || real.Report.Exit != 0 {
+		t.Fatalf("run: %v %v", err, real.Report.ExitReason)
+	}
+	d, r := dry.Report.Totals, real.Report.Totals
+	if d.RevisitsWritten != r.RevisitsWritten || d.BytesSaved != r.BytesSaved || d.FilesRewritten != r.FilesRewritten || r.RevisitsWritten == 0 {
+		t.Errorf("dry run %+v, real run %+v", d, r)
+	}
+}

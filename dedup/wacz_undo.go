@@ -1,0 +1,185 @@
+package dedup
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"warcdedup/manifest"
+	"warcdedup/refs"
+	"warcdedup/rewritelog"
+	"warcdedup/stage"
+	"warcdedup/wacz"
+	"warcdedup/warcsum"
+	"warcdedup/workdir"
+)
+
+// Undo of WACZ members (see stage/wacz_undo.go): the members whose
+// revisits the undo restores are staged beside their packages, restored
+// there by refs, checked as CheckRestored checks a file (no revisit the
+// log wrote left, the size and SHA-256 of the log's last replacement,
+// bit for bit the member before the runs or not), and their packages
+// written anew around them, with their metadata as it was before the
+// first run when every member is back bit for bit.
+
+// waczUndo is an undo's staged members.
+type waczUndo struct {
+	pr *stage.PackageRewrite
+}
+
+// packageMembers lists the WARC members of a package, unchecked, for
+// undo to name what a path holds (warcsum.Collector's Packages).
+func packageMembers(in warcsum.Input) ([]warcsum.Input, error) {
+	p, err := wacz.Open(in.Path)
+	if err != nil {
+		return nil, nil // not a package undo can have rewritten
+	}
+	defer p.Close()
+	var out []warcsum.Input
+	for _, m := range p.WARCs() {
+		out = append(out, warcsum.Input{Path: in.Path, Name: wacz.JoinName(in.Name, m.Name), Size: m.Size, Offset: m.DataOffset})
+	}
+	return out, nil
+}
+
+// memberNamesOf names (as manifest field 1) the members of the package
+// at path, named rel in its collection.
+func memberNamesOf(path, rel string) ([]string, error) {
+	members, err := packageMembers(warcsum.Input{Path: path, Name: rel})
+	var names []string
+	for _, m := range members {
+		names = append(names, manifest.EscapeFile(m.Name))
+	}
+	return names, err
+}
+
+// stageWACZ stages the members among todo (the listing of the collection
+// now, u.coll, says where they are).
+func (u *undo) stageWACZ(ctx context.Context, todo []string) (*waczUndo, error) {
+	w := u.coll.wacz
+	if w == nil || len(w.members) == 0 {
+		return nil, nil
+	}
+	pr := &stage.PackageRewrite{Members: w.members, TempDir: u.wd.File(workdir.TmpDir), MetadataDir: u.wd.File(waczMetadataDir),
+		Software: "warcdedup", Messages: messages{u.show}}
+	if err := pr.PrepareMembers(ctx, todo); err != nil {
+		pr.Discard()
+		return nil, err
+	}
+	return &waczUndo{pr: pr}, nil
+}
+
+// opener reads records of members where they are now (their staged copy,
+// or their package), every other one through loc.
+func (wu *waczUndo) opener(u *undo, loc refs.Opener) refs.Opener {
+	if wu == nil {
+		return loc
+	}
+	return &stage.PackageOpener{Next: loc, Members: u.coll.wacz.members, Staged: wu.pr.Locations()}
+}
+
+func (wu *waczUndo) locations() map[string]string {
+	if wu == nil {
+		return nil
+	}
+	return wu.pr.Locations()
+}
+
+// finishWACZ checks the members restored, from the log as the restore
+// left it, and writes their packages anew; the staged copies go.
+func (u *undo) finishWACZ(ctx context.Context, wu *waczUndo, todo []string) error {
+	if wu == nil {
+		return nil
+	}
+	defer wu.pr.Discard()
+	moves, err := rewritelog.LoadFile(u.wd.File(workdir.LogFile), time.Time{})
+	if err != nil {
+		return err
+	}
+	for _, field := range todo {
+		name, err := manifest.UnescapeFile(field)
+		if err != nil {
+			return err
+		}
+		staged := wu.pr.StagedCopy(name)
+		if staged == "" || u.refused[field] {
+			continue
+		}
+		if err := u.checkMember(moves, field, name, staged); err != nil {
+			u.res.Unrestored = append(u.res.Unrestored, fmt.Sprintf("%s: %v", name, err))
+			u.show.Print("warcdedup: error: %s: %v", name, err)
+		}
+	}
+	res, restored, err := wu.pr.FinishUndo(ctx, time.Now().UTC())
+	for _, m := range res.Refused {
+		u.res.Unrestored = append(u.res.Unrestored, m)
+		u.show.Print("warcdedup: error: %s", m)
+	}
+	if res.Rebuilt > 0 {
+		u.show.Note("warcdedup: %d WACZ packages written anew around their restored members, %d with their datapackage.json as it was before the first run", res.Rebuilt, restored)
+	}
+	return err
+}
+
+// checkMember is refs.CheckRestored of a restored member, read from its
+// staged copy (what its package is then written around).
+func (u *undo) checkMember(moves *rewritelog.Moves, field, name, staged string) error {
+	fx, versioned := moves.Version(name)
+	if err := moves.Incomplete(name); err != nil {
+		return err
+	}
+	if f := moves.Lookup(name); f != nil {
+		left := 0
+		if err := moves.Live(f, func(rewritelog.Move, int64) error { left++; return nil }); err != nil {
+			return err
+		}
+		if left > 0 {
+			return fmt.Errorf("%d revisits the rewrite log wrote are left in it", left)
+		}
+	}
+	if !versioned {
+		return nil
+	}
+	size, sum, err := sizeAndSHA256(staged)
+	if err != nil {
+		return err
+	}
+	u.res.Checked++
+	u.res.CheckedBytes += size
+	if size != fx.NewSize || sum != fx.NewSHA256 {
+		return fmt.Errorf("%w (%d bytes, SHA-256 %s): it has %d bytes, SHA-256 %s", refs.ErrNotLogged, fx.NewSize, fx.NewSHA256, size, sum)
+	}
+	if d, ok := moves.Undone(name); ok {
+		u.verdict(&refs.Verdict{File: field, Before: d.Before, SHA256: sum, Exact: sum == d.Before.OldSHA256 && size == d.Before.OldSize,
+			Unbroken: d.Unbroken, Restores: d.Restores})
+	}
+	return nil
+}
+
+// notMembers are the files of names (field 1) that are no WACZ member:
+// those refs.CheckRestored reads (finishWACZ checked the members).
+func notMembers(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if _, _, ok := wacz.SplitName(n); !ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// sizeAndSHA256 is the size and hex SHA-256 of the file at path.
+func sizeAndSHA256(path string) (int64, string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	return n, hex.EncodeToString(h.Sum(nil)), err
+}

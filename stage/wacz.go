@@ -1,0 +1,635 @@
+package stage
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"warcdedup/atomicfile"
+	"warcdedup/manifest"
+	"warcdedup/refs"
+	"warcdedup/wacz"
+)
+
+// PackageMember is a WARC member of a WACZ package of the collection: the
+// package file (Path, named Package in the collection), the member's name
+// in it, and where its stored bytes are.
+type PackageMember struct {
+	Path, Package, Member string
+	Offset, Size          int64
+}
+
+// PackageOpener reads the records of WACZ members ("x.wacz#archive/..."
+// names) by range from their package, or from the member's staged copy
+// while the rewrite rewrites it; every other record through Next.
+type PackageOpener struct {
+	Next    refs.Opener
+	Members map[string]PackageMember // by name (unescaped)
+	// Staged are the staged copies of the members the rewrite rewrites
+	// (PackageRewrite.Locations): their current version until their
+	// package is rebuilt.
+	Staged map[string]string
+}
+
+// Open returns length bytes at offset of the file field names (manifest
+// field 1).
+func (o *PackageOpener) Open(ctx context.Context, field string, offset, length int64) (io.ReadCloser, error) {
+	name, err := manifest.UnescapeFile(field)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := o.Members[name]
+	if !ok {
+		return o.Next.Open(ctx, field, offset, length)
+	}
+	if p, ok := o.Staged[name]; ok {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		return &memberRecord{f: f, r: io.NewSectionReader(f, offset, length), want: length, name: name, offset: offset}, nil
+	}
+	if offset < 0 || length < 0 || offset+length > m.Size {
+		return nil, fmt.Errorf("%s: offset %d: a %d-byte record past the member's end (%d bytes): %w", name, offset, length, m.Size, io.ErrUnexpectedEOF)
+	}
+	f, err := os.Open(m.Path)
+	if err != nil {
+		return nil, err
+	}
+	return &memberRecord{f: f, r: io.NewSectionReader(f, m.Offset+offset, length), want: length, name: name, offset: offset}, nil
+}
+
+// memberRecord is a record read from a member, a file shorter than it an
+// unexpected EOF.
+type memberRecord struct {
+	f         *os.File
+	r         *io.SectionReader
+	want, got int64
+	name      string
+	offset    int64
+}
+
+func (m *memberRecord) Read(p []byte) (int, error) {
+	n, err := m.r.Read(p)
+	m.got += int64(n)
+	if err == io.EOF && m.got < m.want {
+		err = fmt.Errorf("%s: offset %d: member ends %d bytes into a %d-byte record: %w", m.name, m.offset, m.got, m.want, io.ErrUnexpectedEOF)
+	}
+	return n, err
+}
+
+func (m *memberRecord) Close() error { return m.f.Close() }
+
+// PackageRewrite is the part of the rewrite (stage 4) that WACZ packages
+// add. Before it, Prepare stages a copy of each member with duplicates
+// beside its package (a dry run: in TempDir), which refs rewrites in
+// place as it rewrites any file (Locations names them to it), logging
+// its entries under the member's name ("x.wacz#archive/a.warc.gz").
+// After it, Finish writes each package whose members changed anew beside
+// itself (wacz.Rebuild: other members copied byte for byte, the index
+// written fresh in its form, datapackage.json and its digest updated,
+// relation.requires naming the packages its new revisits' originals are
+// in with their current SHA-256 and size), checks it record by record
+// (wacz.Check), and renames it over the package. Packages are rebuilt
+// after the packages they require (wacz.Order), so that each requires
+// entry names the required package as it now is.
+type PackageRewrite struct {
+	Members map[string]PackageMember // the collection's, by name
+	DryRun  bool
+	// Unsign lets a signed package be rewritten: its signature is removed
+	// and recorded in datapackage.json.
+	Unsign   bool
+	Software string // what removes a signature, for datapackage.json
+	TempDir  string // the index while a package is written; a dry run's staged copies
+	// MetadataDir keeps each package's datapackage.json and digest file
+	// as they were before the first rewrite of it, for undo to put back
+	// (SavedMetadata); "" keeps none.
+	MetadataDir string
+	Messages    Messages
+
+	staged   map[string]*stagedMember // by member name
+	packages map[string][]string      // package name -> its staged members' names
+	deps     map[[2]string]bool       // requirer, required package names
+	paths    map[string]string        // package name -> path
+	// restoring: an undo's (PrepareMembers), which keeps no metadata.
+	restoring bool
+}
+
+type stagedMember struct {
+	PackageMember
+	path string
+	info os.FileInfo // of the copy as staged
+}
+
+// PackageResult is what Finish did.
+type PackageResult struct {
+	Rebuilt  int      `json:"rebuilt"`
+	Requires int      `json:"requires"` // requires entries written
+	Refused  []string `json:"refused,omitempty"`
+}
+
+// Prepare stages the members that the by-file manifest names duplicates
+// in, and finds from the numbered manifest (on digest) which packages
+// hold the originals of each one's duplicates.
+func (pr *PackageRewrite) Prepare(ctx context.Context, numbered, byFile string) error {
+	pr.staged, pr.packages, pr.deps, pr.paths = map[string]*stagedMember{}, map[string][]string{}, map[[2]string]bool{}, map[string]string{}
+	need := map[string]bool{}
+	err := eachLine(byFile, func(l *manifest.Line) error {
+		if !l.IsDuplicate() {
+			return nil
+		}
+		name, err := manifest.UnescapeFile(l.File)
+		if err != nil {
+			return err
+		}
+		if _, ok := pr.Members[name]; ok {
+			need[name] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(need) == 0 {
+		return nil
+	}
+	if err := pr.findDependencies(numbered); err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(mapKeysOf(need)) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		m := pr.Members[name]
+		s, err := pr.stage(m)
+		if err != nil {
+			return err
+		}
+		pr.staged[name] = s
+		pr.packages[m.Package] = append(pr.packages[m.Package], name)
+		pr.paths[m.Package] = m.Path
+	}
+	return nil
+}
+
+func mapKeysOf[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// eachLine calls fn with each line of a manifest.
+func eachLine(name string, fn func(*manifest.Line) error) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	mr := manifest.NewReader(bufio.NewReaderSize(f, 256<<10), name)
+	for {
+		l, err := mr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(&l); err != nil {
+			return err
+		}
+	}
+}
+
+// findDependencies reads the numbered manifest, on digest: each class's
+// duplicates in a package whose copy 1 is in another package make the one
+// require the other. (A duplicate left a response, not smaller as a
+// revisit, still counts: the entry is then one more than needed, never
+// one less.)
+func (pr *PackageRewrite) findDependencies(numbered string) error {
+	type class struct {
+		digest string
+		ext    int
+	}
+	var cur string
+	kept := map[int]string{}          // ext -> package of copy 1
+	dups := map[int]map[string]bool{} // ext -> packages of duplicates
+	flush := func() {
+		for ext, pkgs := range dups {
+			orig, ok := kept[ext]
+			if !ok {
+				continue
+			}
+			for p := range pkgs {
+				if p != orig {
+					pr.deps[[2]string{p, orig}] = true
+				}
+			}
+		}
+		clear(kept)
+		clear(dups)
+	}
+	err := eachLine(numbered, func(l *manifest.Line) error {
+		if l.Digest != cur {
+			flush()
+			cur = l.Digest
+		}
+		if l.Fields != 10 || l.IsRevisit() {
+			return nil
+		}
+		name, err := manifest.UnescapeFile(l.File)
+		if err != nil {
+			return err
+		}
+		pkg := ""
+		if m, ok := pr.Members[name]; ok {
+			pkg = m.Package
+		}
+		switch {
+		case l.IsKept():
+			kept[l.Ext] = pkg
+		case l.IsDuplicate() && pkg != "":
+			if dups[l.Ext] == nil {
+				dups[l.Ext] = map[string]bool{}
+			}
+			dups[l.Ext][pkg] = true
+		}
+		return nil
+	})
+	flush()
+	// Originals outside any package need no requires entry.
+	for d := range pr.deps {
+		if d[1] == "" {
+			delete(pr.deps, d)
+		}
+	}
+	return err
+}
+
+// stageName is where a member's staged copy goes beside its package: a
+// hidden name no listing takes for a WARC file.
+func stageName(m PackageMember) string {
+	return "." + filepath.Base(m.Path) + wacz.MemberSep + url.PathEscape(m.Member) + stagedSuffix
+}
+
+// StagedName is the file name of the staged copy of member of the
+// package at path, beside it.
+func StagedName(path, member string) string {
+	return stageName(PackageMember{Path: path, Member: member})
+}
+
+// stagedSuffix ends the name of a staged member.
+const stagedSuffix = ".warcdedup-member"
+
+// stage copies a member out of its package.
+func (pr *PackageRewrite) stage(m PackageMember) (*stagedMember, error) {
+	dir := filepath.Dir(m.Path)
+	if pr.DryRun {
+		dir = pr.TempDir
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	path := filepath.Join(dir, stageName(m))
+	pkg, err := os.Open(m.Path)
+	if err != nil {
+		return nil, err
+	}
+	defer pkg.Close()
+	fi, err := pkg.Stat()
+	if err != nil {
+		return nil, err
+	}
+	// A copy an interrupted run staged is made again from the package.
+	os.Remove(path)
+	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
+	if err != nil {
+		return nil, fmt.Errorf("%s: staging %s for its rewrite: %w", m.Package, m.Member, err)
+	}
+	n, err := io.Copy(out, io.NewSectionReader(pkg, m.Offset, m.Size))
+	if err == nil && n != m.Size {
+		err = fmt.Errorf("%d bytes of %d: %w", n, m.Size, io.ErrUnexpectedEOF)
+	}
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	var info os.FileInfo
+	if err == nil {
+		info, err = os.Stat(path)
+	}
+	if err != nil {
+		os.Remove(path)
+		return nil, fmt.Errorf("%s: staging %s for its rewrite: %w", m.Package, m.Member, err)
+	}
+	return &stagedMember{PackageMember: m, path: path, info: info}, nil
+}
+
+// Container is the WARC-Refers-To-Container of a revisit of dup whose
+// original is orig: "file://NAME.wacz" of the original's package when it
+// is another than the duplicate's (wabac.js looks there first), "" when
+// the original is no package's or the same package's.
+func (pr *PackageRewrite) Container(dup, orig *manifest.Line) string {
+	on, err1 := manifest.UnescapeFile(orig.File)
+	dn, err2 := manifest.UnescapeFile(dup.File)
+	if err1 != nil || err2 != nil {
+		return ""
+	}
+	om, ok := pr.Members[on]
+	if !ok || pr.Members[dn].Package == om.Package {
+		return ""
+	}
+	return wacz.ContainerURI(om.Path)
+}
+
+// Locations are the staged copies, by member name: where refs finds the
+// members it rewrites.
+func (pr *PackageRewrite) Locations() map[string]string {
+	loc := map[string]string{}
+	for n, s := range pr.staged {
+		loc[n] = s.path
+	}
+	return loc
+}
+
+// Discard removes the staged copies.
+func (pr *PackageRewrite) Discard() {
+	for _, s := range pr.staged {
+		os.Remove(s.path)
+	}
+}
+
+// Finish rebuilds each package whose members the rewrite replaced, the
+// packages required first, and removes the staged copies. A package that
+// cannot be rebuilt, or whose new version fails its check, is left as it
+// was and named in Refused.
+func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageResult, error) {
+	defer pr.Discard()
+	var res PackageResult
+	if pr.DryRun {
+		return res, nil
+	}
+	replaced := map[string]map[string]string{} // package -> member -> staged copy
+	for pkg, names := range pr.packages {
+		for _, n := range names {
+			s := pr.staged[n]
+			fi, err := os.Stat(s.path)
+			if err != nil || os.SameFile(fi, s.info) {
+				continue // not rewritten (or gone: nothing to put in)
+			}
+			if replaced[pkg] == nil {
+				replaced[pkg] = map[string]string{}
+			}
+			replaced[pkg][s.Member] = s.path
+		}
+	}
+	var pkgs []string
+	var deps []wacz.Dependency
+	for pkg := range replaced {
+		pkgs = append(pkgs, pkg)
+	}
+	slices.Sort(pkgs)
+	for d := range pr.deps {
+		if replaced[d[0]] != nil {
+			deps = append(deps, wacz.Dependency{Requirer: d[0], Required: d[1]})
+		}
+	}
+	slices.SortFunc(deps, func(a, b wacz.Dependency) int {
+		return strings.Compare(a.Requirer+"\x00"+a.Required, b.Requirer+"\x00"+b.Required)
+	})
+	order, cycles := wacz.Order(pkgs, deps)
+	inCycle := map[[2]string]bool{}
+	for _, c := range cycles {
+		for _, a := range c {
+			for _, b := range c {
+				inCycle[[2]string{a, b}] = true
+			}
+		}
+	}
+	// Each package's SHA-256 and size as it now is, for requires entries.
+	sums := map[string]wacz.Requirement{}
+	sumOf := func(pkg string) (wacz.Requirement, error) {
+		if r, ok := sums[pkg]; ok {
+			return r, nil
+		}
+		path := pr.paths[pkg]
+		if path == "" {
+			for _, m := range pr.Members {
+				if m.Package == pkg {
+					path = m.Path
+					break
+				}
+			}
+		}
+		sum, size, err := fileSHA256(path)
+		if err != nil {
+			return wacz.Requirement{}, err
+		}
+		r := wacz.RequirementOf(path, sum, size, "")
+		sums[pkg] = r
+		return r, nil
+	}
+	for _, pkg := range order {
+		if replaced[pkg] == nil {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		var reqs []wacz.Requirement
+		for _, d := range deps {
+			if d.Requirer != pkg {
+				continue
+			}
+			if inCycle[[2]string{d.Requirer, d.Required}] {
+				// No order gives both their final hash: named alone, as
+				// Browsertrix names a WACZ it has not hashed.
+				reqs = append(reqs, wacz.Requirement{Filename: filepath.Base(pr.paths[d.Required]), Size: -1})
+				continue
+			}
+			r, err := sumOf(d.Required)
+			if err != nil {
+				res.Refused = append(res.Refused, fmt.Sprintf("%s: left as it was: the package it requires, %s: %v", pkg, d.Required, err))
+				reqs = nil
+				break
+			}
+			reqs = append(reqs, r)
+		}
+		rep, err := pr.rebuild(pkg, replaced[pkg], now, func(b *wacz.Rebuild) { b.Require = reqs })
+		if err != nil {
+			msg := fmt.Sprintf("%s: left as it was: %v", pkg, err)
+			res.Refused = append(res.Refused, msg)
+			pr.Messages.Error(errors.New(msg))
+			continue
+		}
+		res.Rebuilt++
+		res.Requires += len(reqs)
+		sums[pkg] = wacz.RequirementOf(pr.paths[pkg], rep.SHA256, rep.Size, "")
+	}
+	return res, nil
+}
+
+// rebuild writes the package anew with its replaced members beside
+// itself, checks it, and renames it over the package.
+func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, now time.Time, edit func(*wacz.Rebuild)) (*wacz.Report, error) {
+	path := pr.paths[pkg]
+	old, err := wacz.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer old.Close()
+	b := &wacz.Rebuild{Source: old, Replace: map[string]wacz.Replacement{}, FreshIndex: true, Now: now, TempDir: pr.TempDir}
+	for m, p := range replace {
+		b.Replace[m] = wacz.Replacement{Path: p}
+	}
+	edit(b)
+	if old.Signed() {
+		if !pr.Unsign {
+			return nil, fmt.Errorf("%w: deduplication invalidates its signature (--unsign removes it)", wacz.ErrSigned)
+		}
+		b.DropSignature = &wacz.SignatureRemoval{Reason: "WARC records rewritten as revisits by deduplication (warcdedup run --unsign)", Software: pr.Software, When: now}
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if pr.MetadataDir != "" && !pr.restoring {
+		if err := saveMetadata(pr.MetadataDir, pkg, old); err != nil {
+			return nil, fmt.Errorf("keeping its datapackage.json for undo: %w", err)
+		}
+	}
+	if pr.TempDir != "" {
+		if err := os.MkdirAll(pr.TempDir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	tmp, err := atomicfile.Create(path, fi.Mode().Perm())
+	if err != nil {
+		return nil, err
+	}
+	defer tmp.Abort()
+	res, err := b.Write(tmp.File)
+	if err != nil {
+		return nil, err
+	}
+	np, err := wacz.NewPackage(tmp.File, res.Size, pkg+" (new version)")
+	if err != nil {
+		return nil, fmt.Errorf("the new version does not read back: %w", err)
+	}
+	rep, err := wacz.Check(np, wacz.CheckOptions{Records: true, TempDir: pr.TempDir,
+		RecordsOf: func(member string) bool { _, ok := replace[member]; return ok }})
+	if err == nil {
+		err = rep.Err()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the new version failed its check and was removed: %w", err)
+	}
+	// The package must still be the one rebuilt from.
+	if now, err := os.Stat(path); err != nil || !os.SameFile(fi, now) || now.Size() != fi.Size() || !now.ModTime().Equal(fi.ModTime()) {
+		return nil, fmt.Errorf("the package changed while it was rebuilt: run again")
+	}
+	if err := tmp.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// fileSHA256 is a file's SHA-256 and size.
+func fileSHA256(path string) ([]byte, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return nil, 0, err
+	}
+	return h.Sum(nil), n, nil
+}
+
+// savedMetadata is a package's metadata as it was before its first
+// rewrite, as MetadataDir keeps it.
+type savedMetadata struct {
+	Package     string `json:"package"`
+	Datapackage []byte `json:"datapackage"`
+	Digest      []byte `json:"digest,omitempty"`
+	// Times are the members' MS-DOS time and date, by name.
+	Times map[string][2]uint16 `json:"times,omitempty"`
+}
+
+func metadataFile(dir, pkg string) string {
+	return filepath.Join(dir, url.PathEscape(pkg)+".json")
+}
+
+// saveMetadata keeps the package's metadata unless an earlier rewrite of
+// it kept its own (the version before the first run is the one to give
+// back).
+func saveMetadata(dir, pkg string, p *wacz.Package) error {
+	name := metadataFile(dir, pkg)
+	if _, err := os.Stat(name); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	times := map[string][2]uint16{}
+	for _, m := range p.Members {
+		times[m.Name] = [2]uint16{m.ModifiedTime, m.ModifiedDate}
+	}
+	b, err := json.Marshal(savedMetadata{Package: pkg, Datapackage: p.DatapackageRaw, Digest: p.DigestRaw, Times: times})
+	if err != nil {
+		return err
+	}
+	f, err := atomicfile.Create(name, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if _, err := f.Write(b); err != nil {
+		return err
+	}
+	return f.CommitRenamed()
+}
+
+// SavedMetadata is the metadata MetadataDir keeps of the package named
+// pkg, nil if none, and its members' times.
+func SavedMetadata(dir, pkg string) (*wacz.Metadata, map[string][2]uint16, error) {
+	b, err := os.ReadFile(metadataFile(dir, pkg))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var s savedMetadata
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", metadataFile(dir, pkg), err)
+	}
+	return &wacz.Metadata{Datapackage: s.Datapackage, Digest: s.Digest}, s.Times, nil
+}
+
+// ForgetMetadata drops the metadata kept of pkg: an undo gave it back.
+func ForgetMetadata(dir, pkg string) error {
+	err := os.Remove(metadataFile(dir, pkg))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}

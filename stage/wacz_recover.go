@@ -1,0 +1,138 @@
+package stage
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"warcdedup/rewritelog"
+	"warcdedup/wacz"
+)
+
+// A rewrite or undo stopped between replacing a staged member (logged)
+// and renaming its package's new version over the package leaves the
+// package as it was and the member's new version staged beside it,
+// while the rewrite log names the new version. The next run or undo
+// finishes that package first (Recover): nothing was lost, but the log
+// must describe the package before more work reads it.
+
+// Pending is a staged member found beside its package.
+type Pending struct {
+	Path    string // the package file
+	Package string // its name in the collection
+	Member  string // "archive/..."
+	Staged  string // the staged copy
+}
+
+// FindPending lists the staged members left beside the packages under
+// roots.
+func FindPending(roots []string) ([]Pending, error) {
+	var out []Pending
+	for _, root := range roots {
+		real, err := filepath.EvalSymlinks(root)
+		if err != nil {
+			return nil, err
+		}
+		err = filepath.WalkDir(real, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			n, ok := strings.CutSuffix(d.Name(), stagedSuffix)
+			if !ok || !strings.HasPrefix(n, ".") {
+				return nil
+			}
+			base, member, ok := wacz.SplitName(n[1:])
+			if !ok {
+				return nil
+			}
+			if member, err = url.PathUnescape(member); err != nil {
+				return nil
+			}
+			pkg := filepath.Join(filepath.Dir(path), base)
+			rel, err := filepath.Rel(real, pkg)
+			if err != nil {
+				return err
+			}
+			out = append(out, Pending{Path: pkg, Package: filepath.ToSlash(rel), Member: member, Staged: path})
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Recover writes anew each package with pending members whose staged copy
+// is the version the rewrite log's last replacement of the member left
+// (version gives it, by member name) while the package still holds
+// another; its requires entries stay as they are (the run that wrote the
+// revisits will be taken up by the next job). Other staged copies are
+// stale, and removed.
+func (pr *PackageRewrite) Recover(pending []Pending, version func(name string) (rewritelog.Fixity, bool), now time.Time) (PackageResult, error) {
+	var res PackageResult
+	pr.paths = map[string]string{}
+	byPackage := map[string][]Pending{}
+	for _, p := range pending {
+		byPackage[p.Package] = append(byPackage[p.Package], p)
+		pr.paths[p.Package] = p.Path
+	}
+	for _, pkg := range slices.Sorted(mapKeysOf(byPackage)) {
+		replace := map[string]string{}
+		old, err := wacz.Open(pr.paths[pkg])
+		for _, p := range byPackage[pkg] {
+			if err != nil {
+				break
+			}
+			fx, ok := version(wacz.JoinName(pkg, p.Member))
+			m := old.Member(p.Member)
+			if !ok || m == nil {
+				continue
+			}
+			size, sum, serr := fileSum(p.Staged)
+			if serr != nil || size != fx.NewSize || sum != fx.NewSHA256 {
+				continue
+			}
+			sec, serr := old.Section(m)
+			if serr != nil {
+				continue
+			}
+			h := sha256.New()
+			if _, serr := io.Copy(h, sec); serr != nil || hex.EncodeToString(h.Sum(nil)) == fx.NewSHA256 {
+				continue // the package has it already
+			}
+			replace[p.Member] = p.Staged
+		}
+		if old != nil {
+			old.Close()
+		}
+		if err == nil && len(replace) > 0 {
+			if _, err = pr.rebuild(pkg, replace, now, func(*wacz.Rebuild) {}); err == nil {
+				res.Rebuilt++
+			}
+		}
+		if err != nil {
+			// Left for the operator: the staged copies are the members'
+			// logged versions.
+			res.Refused = append(res.Refused, fmt.Sprintf("%s: its members' logged versions are staged beside it and it could not be written anew around them: %v", pkg, err))
+			continue
+		}
+		for _, p := range byPackage[pkg] {
+			os.Remove(p.Staged)
+		}
+	}
+	return res, nil
+}
+
+func fileSum(path string) (int64, string, error) {
+	sum, size, err := fileSHA256(path)
+	return size, hex.EncodeToString(sum), err
+}

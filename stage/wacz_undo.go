@@ -1,0 +1,145 @@
+package stage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"warcdedup/manifest"
+	"warcdedup/wacz"
+)
+
+// Undo's part for WACZ packages: the members whose revisits it restores
+// are staged beside their packages (PrepareMembers) for refs to restore
+// in place, as it restores any file; then each package whose members
+// changed is written anew around them (FinishUndo) with the
+// datapackage.json and digest file it had before the first run
+// (signature included) when every member is back bit for bit, else with
+// their new hashes and without the requires entries the runs added.
+
+// PrepareMembers stages the members named (manifest field 1) for an
+// undo: those of the collection's packages.
+func (pr *PackageRewrite) PrepareMembers(ctx context.Context, names []string) error {
+	pr.staged, pr.packages, pr.deps, pr.paths = map[string]*stagedMember{}, map[string][]string{}, map[[2]string]bool{}, map[string]string{}
+	pr.restoring = true
+	for _, field := range names {
+		name, err := manifest.UnescapeFile(field)
+		if err != nil {
+			return err
+		}
+		m, ok := pr.Members[name]
+		if !ok {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s, err := pr.stage(m)
+		if err != nil {
+			return err
+		}
+		pr.staged[name] = s
+		pr.packages[m.Package] = append(pr.packages[m.Package], name)
+		pr.paths[m.Package] = m.Path
+	}
+	return nil
+}
+
+// StagedCopy is where the member name (unescaped) was staged, "" if it
+// was not.
+func (pr *PackageRewrite) StagedCopy(name string) string {
+	if s, ok := pr.staged[name]; ok {
+		return s.path
+	}
+	return ""
+}
+
+// FinishUndo writes anew each package whose staged members the undo
+// replaced, checked and renamed over it as Finish does. The staged
+// copies stay until Discard (the undo's check reads them). Restored
+// counts the packages whose metadata came back as it was before the
+// first run.
+func (pr *PackageRewrite) FinishUndo(ctx context.Context, now time.Time) (res PackageResult, restored int, err error) {
+	for _, pkg := range slices.Sorted(mapKeysOf(pr.packages)) {
+		if err := ctx.Err(); err != nil {
+			return res, restored, err
+		}
+		replace := map[string]string{}
+		for _, n := range pr.packages[pkg] {
+			s := pr.staged[n]
+			if fi, err := os.Stat(s.path); err == nil && !os.SameFile(fi, s.info) {
+				replace[s.Member] = s.path
+			}
+		}
+		if len(replace) == 0 {
+			continue
+		}
+		saved, times, err := SavedMetadata(pr.MetadataDir, pkg)
+		if err != nil {
+			return res, restored, err
+		}
+		back := false
+		if saved != nil {
+			_, err = pr.rebuild(pkg, replace, now, func(b *wacz.Rebuild) { b.Metadata, b.Times = saved, times })
+			back = err == nil
+			if err != nil && !errors.Is(err, wacz.ErrHash) {
+				res.Refused = append(res.Refused, fmt.Sprintf("%s: left as it was: %v", pkg, err))
+				continue
+			}
+		}
+		if !back {
+			unrequire, err := addedRequirements(pr.paths[pkg], saved)
+			if err == nil {
+				_, err = pr.rebuild(pkg, replace, now, func(b *wacz.Rebuild) { b.Unrequire = unrequire })
+			}
+			if err != nil {
+				res.Refused = append(res.Refused, fmt.Sprintf("%s: left as it was: %v", pkg, err))
+				continue
+			}
+		}
+		res.Rebuilt++
+		if back {
+			restored++
+			if err := ForgetMetadata(pr.MetadataDir, pkg); err != nil {
+				return res, restored, err
+			}
+		}
+	}
+	return res, restored, nil
+}
+
+// addedRequirements are the requires entries of the package at path that
+// its metadata before the first run (saved; nil if unknown: none) did
+// not have.
+func addedRequirements(path string, saved *wacz.Metadata) ([]string, error) {
+	if saved == nil {
+		return nil, nil
+	}
+	before, err := wacz.ParseDatapackage(saved.Datapackage)
+	if err != nil {
+		return nil, err
+	}
+	had, err := before.Requires()
+	if err != nil {
+		return nil, err
+	}
+	p, err := wacz.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	now, err := p.Datapackage.Requires()
+	if err != nil {
+		return nil, err
+	}
+	var added []string
+	for _, r := range now {
+		if !slices.ContainsFunc(had, func(h wacz.Requirement) bool { return h.Filename == r.Filename }) {
+			added = append(added, r.Filename)
+		}
+	}
+	return added, nil
+}
