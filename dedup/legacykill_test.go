@@ -114,11 +114,11 @@ func readFixity(t *testing.T, wd string) map[string]string {
 // collection as it was), no temporary file left, and the copy equal to
 // the collection by SHA-256.
 //
-// About a minute: make test-crash runs it (WARCDEDUP_TEST_LEGACY_KILLS=1);
+// About half a minute: make test-crash runs it (WARCDEDUP_TEST_LEGACY_KILLS=1);
 // WARCDEDUP_LEGACY_SEED repeats another seed.
 func TestLegacyJobKills(t *testing.T) {
 	if testing.Short() || os.Getenv("WARCDEDUP_TEST_LEGACY_KILLS") != "1" {
-		t.Skip("kills warcdedup 30 times (about a minute): make test-crash sets WARCDEDUP_TEST_LEGACY_KILLS=1")
+		t.Skip("kills warcdedup 30 times (about half a minute): make test-crash sets WARCDEDUP_TEST_LEGACY_KILLS=1")
 	}
 	seed := uint64(24)
 	if s, err := strconv.ParseUint(os.Getenv("WARCDEDUP_LEGACY_SEED"), 10, 64); err == nil {
