@@ -76,9 +76,11 @@ test-go: test-setup
 # The crash test (dedup/crash_test.go, about a minute): run, undo, run on a
 # generated collection, each run and undo killed (SIGKILL) at random
 # points, more than 20 times, every end state checked record by record.
+# With it the legacy ARC job's (dedup/legacykill_test.go, about half a
+# minute): run --convert-arc killed 20 times, commit --to 10 times.
 # Verbose, so that it prints each kill and the outcome.
 test-crash: test-setup
-	$(REQUIRE) $(GO) test -count=1 -timeout 10m -run '^TestCrashRunUndo$$' -v ./dedup
+	WARCDEDUP_TEST_LEGACY_KILLS=1 $(REQUIRE) $(GO) test -count=1 -timeout 10m -run '^(TestCrashRunUndo|TestLegacyJobKills)$$' -v ./dedup
 
 # The soak (not in make test, not in CI; about ten minutes): more than 200
 # kills of run, undo, run --index, index remove --restore and undo of a

@@ -558,7 +558,7 @@ func (a *indexAssessment) finish(err error) {
 	rep.SameURL.Label, rep.CrossURL.Label = "same URL (re-fetched)", "another URL"
 	rep.LargestClasses = a.largest.Classes()
 	if a.arc.Records > 0 {
-		a.arc.Why = "in an ARC file: ARC records have no revisit form (convert the file to WARC with arc2warc first)"
+		a.arc.Why = "in an ARC file: ARC records have no revisit form (convert it to WARC with warcdedup run --convert-arc, or arc2warc first)"
 		rep.NotDeduplicable = append(rep.NotDeduplicable, a.arc)
 	}
 	if a.notSmaller.Records > 0 {

@@ -301,8 +301,11 @@ func (f *file) run(ctx context.Context) Outcome {
 		o.Status, o.Reason = s, fmt.Sprintf(format, args...)
 		return o
 	}
-	// Temporary WARCs of a killed run are never anything but that.
+	// Temporary WARCs and proofs of a killed run are never anything but
+	// that (a proof is written while its ARC is still there, so a run
+	// that finds the ARC removes a killed one's half-written proof).
 	atomicfile.RemoveLeftovers(f.warcPath)
+	atomicfile.RemoveLeftovers(f.proofPath)
 
 	proof, err := readProof(f.proofPath)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {

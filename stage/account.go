@@ -404,7 +404,7 @@ func (a *tally) fill() {
 	rep.LargestClasses = a.largest.Classes()
 	rep.NotDeduplicable = nil
 	if a.arc.Records > 0 {
-		a.arc.Why = "in an ARC file: ARC records have no revisit form (convert the file to WARC with arc2warc first)"
+		a.arc.Why = "in an ARC file: ARC records have no revisit form (convert it to WARC with warcdedup run --convert-arc, or arc2warc first)"
 		rep.NotDeduplicable = append(rep.NotDeduplicable, a.arc)
 	}
 	if a.kept.Records > 0 {
