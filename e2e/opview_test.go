@@ -70,13 +70,22 @@ func TestFiguresTablesAndJSON(t *testing.T) {
 		t.Errorf("index verify: exit %d, %d; it says\n%s\nand with --deep\n%s", code, dcode, shallow, deep)
 	}
 
+	// index remove: its summary on stdout, nothing else there; -q quiets it.
+	out, errs, code := sh(t, dir, "warcdedup index remove --index idx crawl-1")
+	if code != 0 || !strings.Contains(out, "crawl crawl-1 removed from the index: its ") || strings.Contains(errs, "removed from the index") {
+		t.Errorf("index remove: exit %d; stdout\n%s\nstderr\n%s", code, out, errs)
+	}
+	if out, errs, code := sh(t, dir, "warcdedup index remove -q --index idx crawl-1"); code != 0 || out != "" || errs != "" {
+		t.Errorf("index remove -q of a crawl removed already: exit %d; stdout %q, stderr %q", code, out, errs)
+	}
+
 	// assess: the summary on stdout, the report's figures with --json.
 	smallCollection(t, dir, "a")
 	summary, shown, code := sh(t, dir, "warcdedup assess -j 2 a")
 	if code != 0 || !strings.Contains(summary, "would be saved") || strings.Contains(shown, "would be saved") || !strings.Contains(shown, "hash: started") {
 		t.Errorf("assess: exit %d; stdout\n%s\nstderr\n%s", code, summary, shown)
 	}
-	out, errs, code := sh(t, dir, "warcdedup assess -j 2 --json a")
+	out, errs, code = sh(t, dir, "warcdedup assess -j 2 --json a")
 	var rep struct {
 		Mode   string `json:"mode"`
 		Totals struct {
