@@ -13,6 +13,7 @@ import (
 	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
 	"warcdedup/internal/progress"
+	"warcdedup/internal/tsv"
 	"warcdedup/manifest"
 	"warcdedup/refs"
 	"warcdedup/source"
@@ -91,7 +92,7 @@ func (k *task) hash(ctx context.Context) error {
 	}
 	var b strings.Builder
 	for _, in := range inputs {
-		fmt.Fprintf(&b, "%s %d\n", manifest.EscapeFile(in.Name), in.Size)
+		fmt.Fprintf(&b, "%s\t%d\n", manifest.EscapeFile(in.Name), in.Size)
 	}
 	if err := workdir.WriteFile(k.wd.host(h, filesFile), []byte(b.String())); err != nil {
 		return err
@@ -148,7 +149,7 @@ func (k *task) collectionFiles() (map[string]hostFile, error) {
 		sc := bufio.NewScanner(f)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for n := 1; sc.Scan(); n++ {
-			field, size, ok := strings.Cut(sc.Text(), " ")
+			field, size, ok := tsv.Cut(sc.Text())
 			sz, err := strconv.ParseInt(size, 10, 64)
 			if !ok || err != nil {
 				f.Close()
@@ -680,7 +681,6 @@ func (k *task) stepMarkers(kind string) []*Marker {
 // mergeFixity writes the fixity list of the whole job: the header, then
 // every host's list (each without its header line), sorted on file.
 func (k *task) mergeFixity(ctx context.Context, lists []string, out string) error {
-	const header = "# file old-size old-sha256 new-size new-sha256\n"
 	if err := os.MkdirAll(k.sorter.TempDir, 0o755); err != nil {
 		return err
 	}
@@ -702,7 +702,7 @@ func (k *task) mergeFixity(ctx context.Context, lists []string, out string) erro
 		return err
 	}
 	defer f.Abort()
-	if _, err := io.WriteString(f, header); err != nil {
+	if _, err := io.WriteString(f, stage.FixityHeader); err != nil {
 		return err
 	}
 	if _, err := io.Copy(f, in); err != nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"warcdedup/atomicfile"
+	"warcdedup/internal/tsv"
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
 	"warcdedup/warcsum"
@@ -87,7 +88,7 @@ func writeStamps(name string, inputs []warcsum.Input) error {
 		if !ok {
 			s = "-"
 		}
-		fmt.Fprintf(w, "%s %s\n", manifest.EscapeFile(in.Name), s)
+		fmt.Fprintf(w, "%s\t%s\n", manifest.EscapeFile(in.Name), s)
 	}
 	if err := w.Flush(); err != nil {
 		return err
@@ -106,7 +107,7 @@ func readStamps(name string) (map[string]string, error) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for line := 1; sc.Scan(); line++ {
-		n, s, ok := strings.Cut(sc.Text(), " ")
+		n, s, ok := tsv.Cut(sc.Text())
 		file, err := manifest.UnescapeFile(n)
 		if !ok || err != nil {
 			return nil, fmt.Errorf("%s: line %d: want a file name and its stamp", name, line)

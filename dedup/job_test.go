@@ -123,10 +123,10 @@ func TestRun(t *testing.T) {
 	for name, sum := range after {
 		if sum != before[name] {
 			changed++
-			want := fmt.Sprintf(" %s ", before[name])
+			want := fmt.Sprintf("\t%s\t", before[name])
 			found := false
 			for _, l := range fixity {
-				if strings.HasPrefix(l, manifest.EscapeFile(name)+" ") && strings.Contains(l, want) && strings.HasSuffix(l, " "+sum) {
+				if strings.HasPrefix(l, manifest.EscapeFile(name)+"\t") && strings.Contains(l, want) && strings.HasSuffix(l, "\t"+sum) {
 					found = true
 				}
 			}

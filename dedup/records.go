@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -260,7 +259,7 @@ func mergeFixity(old, sorted, out string) (int64, error) {
 	w.WriteString(stage.FixityHeader)
 	var files int64
 	emit := func(f []string) {
-		fmt.Fprintf(w, "%s %s %s %s %s\n", f[0], f[1], f[2], f[3], f[4])
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", f[0], f[1], f[2], f[3], f[4])
 		files++
 	}
 	// Each side's next file: the old list's line, or the newer lines of
@@ -367,21 +366,7 @@ func writeDeps(ctx context.Context, wd *workdir.Dir, out string, l depsListing) 
 		return err
 	}
 	j.endURI()
-	keys := slices.SortedFunc(maps.Keys(j.counts), func(a, b [2]string) int {
-		if c := strings.Compare(a[0], b[0]); c != 0 {
-			return c
-		}
-		return strings.Compare(a[1], b[1])
-	})
-	var b bytes.Buffer
-	b.WriteString("# file original-file revisits\n")
-	for _, k := range keys {
-		fmt.Fprintf(&b, "%s %s %d\n", k[0], k[1], j.counts[k])
-	}
-	if j.unresolved > 0 {
-		fmt.Fprintf(&b, "# %d revisits refer to no record of the collection\n", j.unresolved)
-	}
-	return workdir.WriteFile(out, b.Bytes())
+	return stage.WriteDeps(out, j.counts, j.unresolved)
 }
 
 // captures writes the capture lines of the listing to name: "URI DATE 0

@@ -26,7 +26,7 @@ func fixityFiles(t *testing.T, name string) []string {
 	t.Helper()
 	var files []string
 	for _, l := range readLines(t, name)[1:] {
-		f, _, _ := strings.Cut(l, " ")
+		f, _, _ := strings.Cut(l, "\t")
 		files = append(files, f)
 	}
 	return files
@@ -53,7 +53,7 @@ func TestRecordsAccumulate(t *testing.T) {
 	if second.Report.Totals.RevisitsWritten != 1 || second.RunDir == first.RunDir {
 		t.Fatalf("second run: %d revisits written, run directory %q (the first's %q)", second.Report.Totals.RevisitsWritten, second.RunDir, first.RunDir)
 	}
-	both := []string{"a.warc a.warc 1", "c.warc b.warc 1"}
+	both := []string{"a.warc\ta.warc\t1", "c.warc\tb.warc\t1"}
 	check := func(when string, deps, fixity []string, revisits, restored int64, runs int) {
 		t.Helper()
 		if got := depsLines(t, filepath.Join(wd, workdir.DepsFile)); !slices.Equal(got, deps) {
@@ -82,7 +82,7 @@ func TestRecordsAccumulate(t *testing.T) {
 	for _, tt := range []struct {
 		r    *stage.Result
 		deps string
-	}{{first, "a.warc a.warc 1"}, {second, "c.warc b.warc 1"}} {
+	}{{first, "a.warc\ta.warc\t1"}, {second, "c.warc\tb.warc\t1"}} {
 		if got := depsLines(t, filepath.Join(wd, tt.r.RunDir, workdir.DepsFile)); !slices.Equal(got, []string{tt.deps}) {
 			t.Errorf("%s: deps.tsv %q, want %q", tt.r.RunDir, got, tt.deps)
 		}
@@ -103,7 +103,7 @@ func TestRecordsAccumulate(t *testing.T) {
 	if err != nil || u.Exit != 0 || u.Stats.Records != 1 {
 		t.Fatalf("undo: %v, exit %d %v, %d records restored", err, u.Exit, u.ExitReason, u.Stats.Records)
 	}
-	check("after an undo", []string{"a.warc a.warc 1"}, []string{"a.warc", "c.warc"}, 2, 1, 4)
+	check("after an undo", []string{"a.warc\ta.warc\t1"}, []string{"a.warc", "c.warc"}, 2, 1, 4)
 }
 
 // TestFoldLog proves that the work directory's fixity list and totals fold
@@ -137,10 +137,16 @@ func TestFoldLog(t *testing.T) {
 		return c, readLines(t, wd.File(workdir.FixityFile))[1:]
 	}
 	c, fixity := fold(run1)
-	if want := []string{"a.warc 50 a0 40 a1", "b.warc 100 b0 80 b1"}; !slices.Equal(fixity, want) || c.RevisitsWritten != 2 || c.BytesSaved != 30 || c.FilesReplaced != 2 {
+	if want := []string{"a.warc\t50\ta0\t40\ta1", "b.warc\t100\tb0\t80\tb1"}; !slices.Equal(fixity, want) || c.RevisitsWritten != 2 || c.BytesSaved != 30 || c.FilesReplaced != 2 {
 		t.Errorf("run 1: %q, %+v", fixity, c)
 	}
-	want := []string{"a.warc 50 a0 40 a1", "b.warc 100 b0 100 b2", "c%20d.warc 10 c0 5 c1"}
+	want := []string{"a.warc\t50\ta0\t40\ta1", "b.warc\t100\tb0\t100\tb2", "c%20d.warc\t10\tc0\t5\tc1"}
+	// A fixity list an earlier warcdedup wrote, separated by spaces, is
+	// folded on as well: the list after it is in tabs.
+	spaced := "# file old-size old-sha256 new-size new-sha256\na.warc 50 a0 40 a1\nb.warc 100 b0 80 b1\n"
+	if err := os.WriteFile(wd.File(workdir.FixityFile), []byte(spaced), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	c, fixity = fold(run1 + run2 + "d.warc 0 1") // the last line is being appended
 	if !slices.Equal(fixity, want) || c.RevisitsWritten != 3 || c.RecordsRestored != 1 || c.BytesSaved != 15 || c.FilesReplaced != 3 {
 		t.Errorf("run 2, folded on: %q, %+v", fixity, c)
@@ -151,7 +157,7 @@ func TestFoldLog(t *testing.T) {
 	}
 	// Another log where the one folded was: folded anew.
 	other := strings.Replace(run1, "a.warc 50 a0", "a.warc 50 A0", 1) + run2
-	if _, fixity = fold(other); fixity[0] != "a.warc 50 A0 40 a1" {
+	if _, fixity = fold(other); fixity[0] != "a.warc\t50\tA0\t40\ta1" {
 		t.Errorf("another log: %q", fixity)
 	}
 }

@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"warcdedup/internal/progress"
+	"warcdedup/internal/warctest"
 )
 
 // TestFiguresTablesAndJSON runs the commands that print figures as a user
@@ -70,13 +72,22 @@ func TestFiguresTablesAndJSON(t *testing.T) {
 		t.Errorf("index verify: exit %d, %d; it says\n%s\nand with --deep\n%s", code, dcode, shallow, deep)
 	}
 
+	// index remove: its summary on stdout, nothing else there; -q quiets it.
+	out, errs, code := sh(t, dir, "warcdedup index remove --index idx crawl-1")
+	if code != 0 || !strings.Contains(out, "crawl crawl-1 removed from the index: its ") || strings.Contains(errs, "removed from the index") {
+		t.Errorf("index remove: exit %d; stdout\n%s\nstderr\n%s", code, out, errs)
+	}
+	if out, errs, code := sh(t, dir, "warcdedup index remove -q --index idx crawl-1"); code != 0 || out != "" || errs != "" {
+		t.Errorf("index remove -q of a crawl removed already: exit %d; stdout %q, stderr %q", code, out, errs)
+	}
+
 	// assess: the summary on stdout, the report's figures with --json.
 	smallCollection(t, dir, "a")
 	summary, shown, code := sh(t, dir, "warcdedup assess -j 2 a")
 	if code != 0 || !strings.Contains(summary, "would be saved") || strings.Contains(shown, "would be saved") || !strings.Contains(shown, "hash: started") {
 		t.Errorf("assess: exit %d; stdout\n%s\nstderr\n%s", code, summary, shown)
 	}
-	out, errs, code := sh(t, dir, "warcdedup assess -j 2 --json a")
+	out, errs, code = sh(t, dir, "warcdedup assess -j 2 --json a")
 	var rep struct {
 		Mode   string `json:"mode"`
 		Totals struct {
@@ -94,3 +105,29 @@ func TestFiguresTablesAndJSON(t *testing.T) {
 
 // commas is n with thousands separated, as the tables print it.
 func commas(n int64) string { return progress.Count(n) }
+
+// TestReportMonthTable runs warcdedup on a collection of captures from
+// March 1997 and February 2024 (a copy of the first) and reads the
+// report: the table of the month chart lists those two months, not the
+// 322 months without captures between them.
+func TestReportMonthTable(t *testing.T) {
+	dir := t.TempDir()
+	body := strings.Repeat("the same page, archived twice, 27 years apart. ", 200)
+	warctest.WriteFile(t, filepath.Join(dir, "coll"), "a-1997.warc", []byte(warctest.Response("http://example.com/", "1997-03-15T12:00:00Z", body)))
+	warctest.WriteFile(t, filepath.Join(dir, "coll"), "b-2024.warc", []byte(warctest.Response("http://example.com/", "2024-02-01T12:00:00Z", body)))
+	if _, stderr, code := sh(t, dir, "warcdedup run -q -j 2 coll"); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "coll.warcdedup", "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := regexp.MustCompile(`<td class="wrap">(\d{4}-\d\d)</td>`).FindAllStringSubmatch(string(page), -1)
+	var months []string
+	for _, r := range rows {
+		months = append(months, r[1])
+	}
+	if strings.Join(months, " ") != "1997-03 2024-02" {
+		t.Errorf("the month table lists %d months %.60q..., want 1997-03 and 2024-02", len(months), strings.Join(months, " "))
+	}
+}

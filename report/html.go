@@ -81,13 +81,16 @@ type page struct {
 
 	Classes     []classRow
 	MoreClasses int
-	Reasons     []reasonRow
-	ReasonTotal reasonRow
-	Stages      []stageRow
-	StagesTotal string
-	Crawls      []crawlRow
-	Runs        []runRow
-	Collection  []string // what every run did, in sentences
+	// CollisionClasses: a class listed shares its digest with another
+	// (its collision class is named beside the digest, and explained).
+	CollisionClasses bool
+	Reasons          []reasonRow
+	ReasonTotal      reasonRow
+	Stages           []stageRow
+	StagesTotal      string
+	Crawls           []crawlRow
+	Runs             []runRow
+	Collection       []string // what every run did, in sentences
 }
 
 type runRow struct {
@@ -397,9 +400,10 @@ func (p *page) breakdowns(r *Report, words tense) {
 	p.Breakdowns = []breakdown{
 		newBreakdown("mime", "By MIME type", "The MIME types with the most bytes "+verb+".", "MIME types", verb, mime, mimeMerged, false),
 		newBreakdown("host", "By host", "The hosts with the most bytes "+verb+".", "hosts", verb, host, hostMerged, false),
-		newBreakdown("month", "By capture month", "Duplicates by the month they were captured in.", "months", verb, months, 0, true),
+		newBreakdown("month", "By capture month", "Duplicates by the month they were captured in (the chart keeps the months without captures between as gaps; the table lists the months with captures).", "months", verb, months, 0, true),
 		newBreakdown("size", "By payload size", "Duplicates by the size of their payload.", "size ranges", verb, r.BySize, 0, true),
 	}
+	p.Breakdowns[2].Rows = capturedRows(p.Breakdowns[2].Rows, months)
 	p.Breakdowns[2].addAside(undated, "not in the chart: not a month", verb)
 	p.URL = urlBreakdown(r.SameURL, r.CrossURL, verb)
 	for _, b := range p.Breakdowns {
@@ -446,6 +450,24 @@ func timeSeries(bs []Bucket) (series, undated []Bucket) {
 		filled[i] = addBuckets(filled[i], b)
 	}
 	return filled, undated
+}
+
+// capturedRows leaves out of the table under the month chart the months
+// timeSeries added without captures: the chart needs them for its time
+// axis, the table of exact figures only the months that have records (a
+// capture dated 1997 among 2024's would otherwise list 27 years of empty
+// months). rows are the rows of months, one for one.
+func capturedRows(rows []bucketRow, months []Bucket) []bucketRow {
+	if len(rows) != len(months) {
+		return rows
+	}
+	var out []bucketRow
+	for i, k := range months {
+		if k.Records > 0 || k.Duplicates > 0 || k.Bytes > 0 {
+			out = append(out, rows[i])
+		}
+	}
+	return out
 }
 
 // addAside lists, under the chart and in the table of exact figures, the
@@ -640,6 +662,7 @@ func (p *page) tables(r *Report) {
 			Date: captureDate(c.Date)}
 		if c.Ext != 0 {
 			row.Ext = strconv.Itoa(c.Ext)
+			p.CollisionClasses = true
 		}
 		p.Classes = append(p.Classes, row)
 	}

@@ -391,3 +391,35 @@ func TestTimeSeries(t *testing.T) {
 		t.Error("the undated bucket is not listed")
 	}
 }
+
+// TestMonthTableAndCollisionClass proves two things a reader of the page
+// is told: the table under the month chart lists the months with
+// captures only (the chart keeps the empty months between as gaps), and
+// a class whose digest is shared by another payload says "collision
+// class N" beside it, explained under the table, not a bare "+N".
+func TestMonthTableAndCollisionClass(t *testing.T) {
+	r := &Report{Mode: "run", ByMonth: []Bucket{
+		{Label: "1997-03", Records: 1, Bytes: 100},
+		{Label: "2024-02", Records: 2, Bytes: 200, Duplicates: 1, DuplicateBytes: 100, BytesSaved: 90},
+	}, LargestClasses: []Class{
+		{Digest: "sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", Copies: 2, Bytes: 200, DuplicateBytes: 100},
+		{Digest: "sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", Ext: 1, Copies: 2, Bytes: 200, DuplicateBytes: 100},
+	}}
+	page := render(t, r)
+	for _, m := range []string{"1997-03", "2024-02"} {
+		if !strings.Contains(page, `<td class="wrap">`+m+`</td>`) {
+			t.Errorf("the month table does not list %s, a month with captures", m)
+		}
+	}
+	for _, m := range []string{"1997-04", "2010-06", "2024-01"} {
+		if strings.Contains(page, `<td class="wrap">`+m+`</td>`) {
+			t.Errorf("the month table lists %s, a month without captures", m)
+		}
+	}
+	if !strings.Contains(page, "collision class 1</span>") || !strings.Contains(page, `A digest marked "collision class N"`) || strings.Contains(page, ">+1<") {
+		t.Error("the collision class beside a digest is not named and explained")
+	}
+	if page := render(t, &Report{Mode: "run", LargestClasses: r.LargestClasses[:1]}); strings.Contains(page, "collision class") {
+		t.Error("a page without collision classes explains them")
+	}
+}

@@ -306,6 +306,16 @@ func (a *tally) deps(ctx context.Context, pairsName string) error {
 			counts[[2]string{p[0], p[2]}]++
 		}
 	}
+	return WriteDeps(a.acc.Deps, counts, 0)
+}
+
+// WriteDeps writes a dependency list (deps.tsv), whole or not at all:
+// for each file and each file holding originals its revisits need, how
+// many revisits ("FILE<tab>ORIGINAL-FILE<tab>REVISITS", names as
+// manifest field 1, sorted), and a comment line counting the revisits
+// that refer to no record of the collection when there are any. Every
+// deps.tsv, a run's or the work directory's, is written here.
+func WriteDeps(out string, counts map[[2]string]int64, unresolved int64) error {
 	keys := make([][2]string, 0, len(counts))
 	for k := range counts {
 		keys = append(keys, k)
@@ -317,15 +327,21 @@ func (a *tally) deps(ctx context.Context, pairsName string) error {
 		return keys[i][1] < keys[k][1]
 	})
 	var b strings.Builder
-	b.WriteString("# file original-file revisits\n")
+	b.WriteString(DepsHeader)
 	for _, k := range keys {
-		fmt.Fprintf(&b, "%s %s %d\n", k[0], k[1], counts[k])
+		fmt.Fprintf(&b, "%s\t%s\t%d\n", k[0], k[1], counts[k])
 	}
-	return workdir.WriteFile(a.acc.Deps, []byte(b.String()))
+	if unresolved > 0 {
+		fmt.Fprintf(&b, "# %d revisits refer to no record of the collection\n", unresolved)
+	}
+	return workdir.WriteFile(out, []byte(b.String()))
 }
 
+// DepsHeader starts every dependency list.
+const DepsHeader = "# file\toriginal-file\trevisits\n"
+
 // FixityHeader starts every fixity list.
-const FixityHeader = "# file old-size old-sha256 new-size new-sha256\n"
+const FixityHeader = "# file\told-size\told-sha256\tnew-size\tnew-sha256\n"
 
 // WriteFixity writes the fixity list of the files the rewrite log's
 // entries from byte offset from on replaced (a job's runs, or an undo's):
@@ -369,7 +385,7 @@ func WriteFixity(logName string, from int64, out string) (int64, error) {
 	sort.Strings(order)
 	for _, name := range order {
 		fx := files[name]
-		fmt.Fprintf(&b, "%s %d %s %d %s\n", manifest.EscapeFile(name), fx.OldSize, fx.OldSHA256, fx.NewSize, fx.NewSHA256)
+		fmt.Fprintf(&b, "%s\t%d\t%s\t%d\t%s\n", manifest.EscapeFile(name), fx.OldSize, fx.OldSHA256, fx.NewSize, fx.NewSHA256)
 	}
 	return int64(len(order)), workdir.WriteFile(out, []byte(b.String()))
 }

@@ -18,6 +18,7 @@ import (
 	"warcdedup/crawlindex"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/syssort"
+	"warcdedup/internal/tsv"
 	"warcdedup/manifest"
 	"warcdedup/report"
 	"warcdedup/rewritelog"
@@ -246,7 +247,8 @@ func CrawlsOf(r *crawlindex.Registry) []report.Crawl {
 //
 //	NAME SIZE SHA256 STAMP
 //
-// NAME as manifest field 1, "-" for a SHA-256 or stamp not known; the
+// separated by tabs (spaces in earlier work directories, which
+// ReadFileSums reads too), NAME as manifest field 1, "-" for a SHA-256 or stamp not known; the
 // stamp (crawlindex.Stamp) has blanks of its own and comes last. Add is
 // the hash again's warcsum.Runner.OnFile: the size and stamp are the
 // file's right after it was read, on the host that read it.
@@ -269,7 +271,7 @@ func (f *FileSums) Add(in warcsum.Input, sha256 string) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	fmt.Fprintf(&f.b, "%s %d %s %s\n", manifest.EscapeFile(in.Name), size, sha256, stamp)
+	fmt.Fprintf(&f.b, "%s\t%d\t%s\t%s\n", manifest.EscapeFile(in.Name), size, sha256, stamp)
 }
 
 // Write writes the list to the file name, whole or not at all.
@@ -300,7 +302,7 @@ func ReadFileSums(name string) ([]FileSum, error) {
 		if l == "" {
 			continue
 		}
-		f := strings.SplitN(l, " ", 4) // the stamp has blanks: it is last
+		f := tsv.SplitN(l, 4) // the stamp has blanks: it is last
 		if len(f) != 4 && len(f) != 2 {
 			return nil, fmt.Errorf("%s:%d: want \"NAME SIZE SHA256 STAMP\"", name, n+1)
 		}

@@ -9,13 +9,13 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"warcdedup/atomicfile"
 	"warcdedup/digest"
 	"warcdedup/internal/progress"
+	"warcdedup/internal/tsv"
 	"warcdedup/manifest"
 	"warcdedup/policy"
 	"warcdedup/refs"
@@ -201,14 +201,15 @@ func (r *RewriteResult) Reasons() []string {
 //
 //	FILE OFFSET OLD-LENGTH NEW-LENGTH
 //
-// FILE as manifest field 1, the record's offset and length before the
+// separated by tabs (the reader takes the spaces of earlier work
+// directories too), FILE as manifest field 1, the record's offset and length before the
 // rewrite, and its revisit's length.
 type savedWriter struct{ w *bufio.Writer }
 
 func newSavedWriter(w io.Writer) *savedWriter { return &savedWriter{bufio.NewWriter(w)} }
 
 func (s *savedWriter) write(l *manifest.Line, revisitLength int64) {
-	fmt.Fprintf(s.w, "%s %d %d %d\n", l.File, l.Offset, l.Length, revisitLength)
+	fmt.Fprintf(s.w, "%s\t%d\t%d\t%d\n", l.File, l.Offset, l.Length, revisitLength)
 }
 
 // Saved is a line of saved.tsv.
@@ -251,7 +252,7 @@ func (s *SavedReader) advance() {
 		return
 	}
 	s.line++
-	f := strings.Split(s.sc.Text(), " ")
+	f := tsv.Split(s.sc.Text())
 	var err1, err2, err3 error
 	if len(f) == 4 {
 		s.cur.File = f[0]

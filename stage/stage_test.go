@@ -229,7 +229,7 @@ func TestOneRecordThroughTheStages(t *testing.T) {
 				t.Errorf("totals %+v", tot)
 			}
 			deps, _ := os.ReadFile(j.file(workdir.DepsFile))
-			if !strings.Contains(string(deps), "b.warc a.warc 1\n") {
+			if !strings.Contains(string(deps), "b.warc\ta.warc\t1\n") {
 				t.Errorf("deps.tsv:\n%s", deps)
 			}
 			if len(j.msgs.errors) > 0 {
@@ -240,11 +240,18 @@ func TestOneRecordThroughTheStages(t *testing.T) {
 }
 
 // TestSavedReader proves how saved.tsv is read: line by line, joined with
-// a manifest in file order, and a damaged line named with its number.
+// a manifest in file order, separated by tabs or (an earlier work
+// directory's) by spaces, and a damaged line named with its number.
 func TestSavedReader(t *testing.T) {
+	for _, sep := range []string{"\t", " "} {
+		t.Run("separated by "+map[string]string{"\t": "tabs", " ": "spaces"}[sep], func(t *testing.T) { testSavedReader(t, sep) })
+	}
+}
+
+func testSavedReader(t *testing.T, sep string) {
 	dir := t.TempDir()
 	name := filepath.Join(dir, "saved.tsv")
-	os.WriteFile(name, []byte("a.warc 10 500 120\na.warc 900 400 110\nb.warc 5 300 100\n"), 0o644)
+	os.WriteFile(name, []byte(strings.ReplaceAll("a.warc 10 500 120\na.warc 900 400 110\nb.warc 5 300 100\n", " ", sep)), 0o644)
 	s, err := OpenSaved(name)
 	if err != nil {
 		t.Fatal(err)
@@ -305,6 +312,14 @@ func TestFileSums(t *testing.T) {
 	want := []FileSum{{File: "feb/a b.warc", Size: 10, SHA256: "abc", Stamp: crawlindex.Stamp(fi)}, {File: "feb/gone.warc", Size: 5}}
 	if err != nil || !slices.Equal(got, want) {
 		t.Errorf("read %+v, %v\nwant %+v", got, err, want)
+	}
+	written, _ := os.ReadFile(list)
+	if !strings.Contains(string(written), "feb/a%20b.warc\t10\tabc\t") {
+		t.Errorf("after-files.tsv is not separated by tabs:\n%s", written)
+	}
+	os.WriteFile(list, []byte(strings.ReplaceAll(string(written), "\t", " ")), 0o644)
+	if got, err = ReadFileSums(list); err != nil || !slices.Equal(got, want) {
+		t.Errorf("the same list separated by spaces: read %+v, %v\nwant %+v", got, err, want)
 	}
 	os.WriteFile(list, []byte("feb/a%20b.warc abc\n"), 0o644)
 	got, err = ReadFileSums(list)

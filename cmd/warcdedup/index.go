@@ -172,7 +172,10 @@ revisits lets go of what it joined).
 A run interrupted before it rewrote anything does not hold the crawl; it
 joins the index again when it resumes. While remove --restore rewrites the
 dependents' files, a run that joins them is refused. A crawl removed
-already is said so, exit status 0.`,
+already is said so, exit status 0.
+The summary (what was removed, re-pointed or restored, and what may be
+deleted) goes to stdout; progress and diagnostics go to stderr; -q leaves
+only errors.`,
 				Flags: []cli.Flag{indexFlag,
 					&cli.BoolFlag{Name: "restore", Usage: "first re-point or restore every revisit that needs the crawl"},
 					&cli.BoolFlag{Name: "force", Usage: "remove the crawl though other crawls' revisits need it"},
@@ -192,7 +195,7 @@ already is said so, exit status 0.`,
 						Restore: c.Bool("restore"), Force: c.Bool("force"), Jobs: c.Int("jobs"), Display: display})
 					display.Close()
 					if res != nil && !c.Bool("quiet") {
-						dedup.RemoveSummary(os.Stderr, res)
+						dedup.RemoveSummary(c.App.Writer, res)
 					}
 					var deps *crawlindex.DependentsError
 					var held *crawlindex.HeldError

@@ -9,13 +9,14 @@ import (
 	"bufio"
 	"os"
 	"strconv"
-	"strings"
 
+	"warcdedup/internal/tsv"
 	"warcdedup/manifest"
 )
 
 // Scanner reads the lines of a file one at a time, each split into its
-// fields (separated by one space).
+// fields (separated by one tab, or by one space as in work files and
+// lists of earlier work directories).
 type Scanner struct {
 	f    *os.File
 	sc   *bufio.Scanner
@@ -39,7 +40,7 @@ func Open(name string) (*Scanner, error) {
 // Advance reads the next line.
 func (s *Scanner) Advance() {
 	if s.sc.Scan() {
-		s.Cur = strings.Split(s.sc.Text(), " ")
+		s.Cur = tsv.Split(s.sc.Text())
 		return
 	}
 	s.Cur, s.Done = nil, true
