@@ -51,9 +51,6 @@ func (opt *Options) checkConvert() error {
 		return fmt.Errorf("--convert-arc converts one collection per work directory (its proofs are named by their path in the collection); %d collections given: run each with its own", len(opt.Collections))
 	case opt.Digests != nil:
 		return errors.New("--convert-arc with a slice of the digests: assess a sample of the files instead")
-	case len(opt.CDX) > 0:
-		// reindex.InPlace does not apply a conversion map yet.
-		return fmt.Errorf("--convert-arc with --cdx: the in-place index update does not follow a conversion yet; run the job without --cdx, then write the index anew: warccdx --conversion WORKDIR/conversion.map --log WORKDIR/rewrite.log %s | sort", opt.CDX[0])
 	}
 	if opt.KeepARC != "" {
 		abs, err := filepath.Abs(opt.KeepARC)

@@ -397,7 +397,6 @@ func TestConvertOptionsRefused(t *testing.T) {
 		{"--keep-arc without --convert-arc", Options{Collections: []string{coll}, ConvertOptions: ConvertOptions{KeepARC: other}}, "give --convert-arc"},
 		{"two collections", Options{Collections: []string{coll, other}, ConvertOptions: ConvertOptions{ConvertARC: true}}, "one collection per work directory"},
 		{"--keep-arc inside the collection", Options{Collections: []string{coll}, ConvertOptions: ConvertOptions{ConvertARC: true, KeepARC: filepath.Join(coll, "old")}}, "inside the collection"},
-		{"--cdx", Options{Collections: []string{coll}, CDX: []string{filepath.Join(other, "x.cdxj")}, ConvertOptions: ConvertOptions{ConvertARC: true}}, "does not follow a conversion yet"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			c.opt.WorkDir = filepath.Join(t.TempDir(), "work")

@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"warcdedup/atomicfile"
+	"warcdedup/convmap"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/syssort"
+	"warcdedup/migrate"
 	"warcdedup/reindex"
 	"warcdedup/rewritelog"
 	"warcdedup/stage"
@@ -156,6 +158,26 @@ func (u *indexUpdate) run(ctx context.Context, indexes []string) error {
 	return nil
 }
 
+// converted tells whether the job converted ARC files (the work
+// directory's conversion map).
+func (u *indexUpdate) converted() bool {
+	_, err := os.Stat(u.wd.File(migrate.MapFile))
+	return err == nil
+}
+
+// conversion is the work directory's conversion map, loaded for one index
+// (it counts the lines and records each index has), or nil without one.
+func (u *indexUpdate) conversion() (*reindex.Conversion, error) {
+	m, err := convmap.LoadFile(u.wd.File(migrate.MapFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &reindex.Conversion{Map: m}, nil
+}
+
 // errIndexRefused wraps an index the update leaves untouched for a reason
 // of its own (its form, its log position).
 var errIndexRefused = errors.New("left untouched")
@@ -206,7 +228,7 @@ func (u *indexUpdate) one(index string) error {
 	case from > logSize:
 		kept.drop()
 		return fmt.Errorf("%w: %s holds the rewrite log up to byte %d, the log %s has %d bytes: the log is not the one the index was updated with", errIndexRefused, ix.Path, from, logPath, logSize)
-	case from == logSize && st.Current.is(files) && st.Current.LogTo == logSize:
+	case from == logSize && st.Current.is(files) && st.Current.LogTo == logSize && !u.converted():
 		kept.drop()
 		u.show.Note("warcdedup: %s: up to date", ix.Path)
 		return workdir.WriteJSON(statePath, st)
@@ -227,10 +249,19 @@ func (u *indexUpdate) one(index string) error {
 	if err != nil {
 		return err
 	}
+	// The ARC files converted in place (run --convert-arc): their lines
+	// become their WARC files' before the log applies. A line that names
+	// the WARC already is left as it is, so an index updated before is
+	// not changed again.
+	conv, err := u.conversion()
+	if err != nil {
+		return err
+	}
 	shown := 0
 	p := &reindex.InPlace{
-		Updater: updater,
-		Known:   u.known.Knows,
+		Updater:    updater,
+		Conversion: conv,
+		Known:      u.known.Knows,
 		Report: func(err error) {
 			if shown++; shown <= 10 {
 				u.show.Print("warcdedup: error: %v", err)

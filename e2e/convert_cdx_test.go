@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -192,4 +193,151 @@ func arcIndex(t *testing.T, fresh []byte, arcs []string, recs map[string][]arcRe
 		}
 	}
 	return out.Bytes()
+}
+
+// TestRunConvertARCCDX: run --convert-arc --cdx brings indexes of an ARC
+// collection (CDXJ, CDX and gzip CDXJ, as LC_ALL=C sort orders them) up to
+// date where they are, through the conversion and then the rewrite: each
+// is then, line for line and in order, warcio.js's fresh index of the
+// collection sorted, in its form; and undo --cdx brings them to warcio.js's
+// index of the collection after the undo.
+func TestRunConvertARCCDX(t *testing.T) {
+	cli := warcioCLI(t)
+	dir := t.TempDir()
+	coll := filepath.Join(dir, "coll")
+	if _, err := gen.Write(coll, gen.Config{Files: 4, Records: 160, DupRate: 0.3, Seed: 24, MeanPayload: 2 << 10,
+		Formats: []gen.Format{gen.ARCGz, gen.ARC, gen.WARC10Gz, gen.ARC2Gz}, NonCandidates: true, ARCQuirks: true}); err != nil {
+		t.Fatal(err)
+	}
+	arcs := []string{"gen-00000.arc.gz", "gen-00001.arc", "gen-00003.arc.gz"}
+	arcRecords := map[string][]arcRecord{}
+	for _, name := range arcs {
+		arcRecords[name] = readARC(t, filepath.Join(coll, name))
+	}
+	// The ARC index as pywb writes it, from warcio.js's of a converted copy.
+	if _, stderr, code := sh(t, dir, "cp -a coll copy"); code != 0 {
+		t.Fatal(stderr)
+	}
+	res, err := (&migrate.Converter{Options: migrate.Options{WorkDir: filepath.Join(dir, "copywork")}}).Run(context.Background(), filepath.Join(dir, "copy"), nil)
+	if err != nil || res.Count(migrate.Converted) != 3 {
+		t.Fatalf("conversion of the copy: %v %+v", err, res)
+	}
+	warcsOf := func(c string) []string {
+		var warcs []string
+		for i := range 4 {
+			warcs = append(warcs, filepath.Join(dir, c, fmt.Sprintf("gen-%05d.warc.gz", i)))
+		}
+		return warcs
+	}
+	fresh := func(c, format string) []string {
+		t.Helper()
+		ix := indexWithWarcio(t, cli, warcsOf(c), "--format", format)
+		if len(ix) != 1 || ix[0].err != nil {
+			t.Fatalf("warcio.js: %+v", ix)
+		}
+		return sortedLines(ix[0].out)
+	}
+	forms := []struct {
+		name, format string
+		gzip         bool
+	}{
+		{"index.cdxj", "cdxj", false},
+		{"index.cdx", "cdx", false},
+		{"index.cdxj.gz", "cdxj", true},
+	}
+	for _, f := range forms {
+		ix := indexWithWarcio(t, cli, warcsOf("copy"), "--format", f.format)
+		if len(ix) != 1 || ix[0].err != nil {
+			t.Fatalf("warcio.js: %+v", ix)
+		}
+		data := []byte(strings.Join(sortedLines(arcIndex(t, ix[0].out, arcs, arcRecords)), "\n") + "\n")
+		if f.gzip {
+			var b bytes.Buffer
+			zw := gzip.NewWriter(&b)
+			zw.Write(data)
+			zw.Close()
+			data = b.Bytes()
+		}
+		if err := os.WriteFile(filepath.Join(dir, f.name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var cdxArgs string
+	for _, f := range forms {
+		cdxArgs += " --cdx " + f.name
+	}
+	// An index left out of the run, for warccdx --in-place, and a ZipNum.
+	late, err := os.ReadFile(filepath.Join(dir, "index.cdxj"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "late.cdxj"), late, 0o644)
+	zipnum := indexForms[3]
+	if zipnum.zipnum == nil || zipnum.cdx {
+		t.Fatalf("indexForms[3] is %s, not a CDXJ ZipNum", zipnum.name)
+	}
+	zipnum.write(t, dir, strings.Split(strings.TrimSuffix(string(late), "\n"), "\n"))
+	zipFiles := func() string {
+		var b []byte
+		for _, f := range []string{"wacz/index.idx", "wacz/index.cdx.gz"} {
+			data, err := os.ReadFile(filepath.Join(dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b = append(b, data...)
+		}
+		return string(b)
+	}
+	zipBefore := zipFiles()
+	check := func(t *testing.T, when string) {
+		for _, f := range forms {
+			data, err := os.ReadFile(filepath.Join(dir, f.name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.gzip {
+				zr, err := gzip.NewReader(bytes.NewReader(data))
+				if err != nil {
+					t.Fatalf("%s %s: %v", when, f.name, err)
+				}
+				if data, err = io.ReadAll(zr); err != nil {
+					t.Fatalf("%s %s: %v", when, f.name, err)
+				}
+			}
+			got := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+			want := fresh("coll", f.format)
+			if !slices.Equal(got, want) {
+				t.Errorf("%s: %s differs from warcio.js's index of the collection, sorted (%d lines, %d):\n%s", when, f.name, len(got), len(want), lineDiff(sortedLines(data), want))
+				if slices.Equal(sortedLines(data), want) {
+					t.Errorf("%s: %s has the lines, not in sorted order", when, f.name)
+				}
+			}
+		}
+	}
+	if _, stderr, code := sh(t, dir, "warcdedup run -q --convert-arc --work-dir work"+cdxArgs+" coll"); code != 0 {
+		t.Fatalf("warcdedup run --convert-arc --cdx: exit %d: %s", code, stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "index.cdxj")); !strings.Contains(string(b), "warc/revisit") {
+		t.Error("the job wrote no revisit: the rewrite was not followed")
+	}
+	check(t, "after run")
+
+	// warccdx --in-place --conversion brings the index left out there.
+	if _, stderr, code := sh(t, dir, "warccdx -q --in-place --conversion work/conversion.map --log work/rewrite.log late.cdxj"); code != 0 {
+		t.Errorf("warccdx --in-place --conversion: exit %d: %s", code, stderr)
+	} else if b, _ := os.ReadFile(filepath.Join(dir, "late.cdxj")); !slices.Equal(strings.Split(strings.TrimSuffix(string(b), "\n"), "\n"), fresh("coll", "cdxj")) {
+		t.Errorf("warccdx --in-place --conversion: late.cdxj differs from warcio.js's index, sorted:\n%s", lineDiff(sortedLines(b), fresh("coll", "cdxj")))
+	}
+	// A ZipNum would gain the filedesc lines: left untouched, and said so.
+	_, stderr, code := sh(t, dir, "warccdx -q --in-place --conversion work/conversion.map --log work/rewrite.log wacz/index.idx")
+	if code != 1 || !strings.Contains(stderr, "filedesc lines") || !strings.Contains(stderr, "left untouched") {
+		t.Errorf("warccdx --in-place --conversion of a ZipNum: exit %d, want 1 saying it is left untouched: %s", code, stderr)
+	}
+	if zipFiles() != zipBefore {
+		t.Error("warccdx --in-place --conversion changed the ZipNum it refused")
+	}
+	if _, stderr, code := sh(t, dir, "warcdedup undo -q --work-dir work"+cdxArgs+" coll"); code != 0 {
+		t.Fatalf("warcdedup undo --cdx: exit %d: %s", code, stderr)
+	}
+	check(t, "after undo")
 }

@@ -48,6 +48,12 @@ type InPlace struct {
 	// the index's (their size and SHA-256, the summary last), written and
 	// synced, before any is renamed; an error leaves the index untouched.
 	BeforeCommit func([]FileSum) error
+	// Conversion, if set, makes converted ARC files' lines their WARC
+	// files' before the log is applied (conversion.go), and the filedesc
+	// lines it adds are merged in their place (plain and gzip indexes: a
+	// ZipNum's blocks keep their number of lines, so one that would gain
+	// lines is refused).
+	Conversion *Conversion
 
 	// What was done.
 	Problems                int64
@@ -103,13 +109,27 @@ func (p *InPlace) Rewrite(src, dst *Index) error {
 		if err := lp.planned(p.plan(src, dst)); err != nil {
 			return err
 		}
+	} else if p.Conversion != nil {
+		if err := p.plan(src, dst); err != nil {
+			return err
+		}
+	}
+	var added [][]byte
+	if p.Conversion != nil {
+		var err error
+		if added, err = p.added(); err != nil {
+			return err
+		}
 	}
 	r := &replacement{index: dst.Path, note: p.Note, before: p.BeforeCommit}
 	var err error
-	if src.Form == ZipNum {
+	switch {
+	case src.Form == ZipNum && len(added) > 0:
+		err = fmt.Errorf("the conversion adds %d filedesc lines (the converted files' metadata records, which WARC indexers list), and a ZipNum's blocks keep their number of lines: write the index anew (warccdx --conversion ... | sort, then its ZipNum)", len(added))
+	case src.Form == ZipNum:
 		err = p.zipnum(src, dst, r)
-	} else {
-		err = p.file(src, dst, r)
+	default:
+		err = p.file(src, dst, r, added)
 	}
 	unmatched := func(f *rewritelog.File, mv rewritelog.Move) {
 		p.problem(&UnmatchedError{File: f.Name, Move: mv})
@@ -159,7 +179,14 @@ func (p *InPlace) unknown(l *cdx.Line) bool {
 // take updates a line read from input (lerr: why it could not be read)
 // and hands it to s.
 func (p *InPlace) take(l *cdx.Line, lerr error, input string, tag lineTag, s *sorter) error {
-	edited := false
+	edited, converted := false, false
+	if lerr == nil && p.Conversion != nil && l.Kind == cdx.Record {
+		n := p.Conversion.Stats.Lines
+		if err := p.Conversion.Apply(l); err != nil {
+			p.problem(&LineError{Input: input, Line: l.Number, Err: err})
+		}
+		converted = p.Conversion.Stats.Lines > n
+	}
 	switch {
 	case lerr != nil:
 		p.Stats.Lines++
@@ -170,6 +197,7 @@ func (p *InPlace) take(l *cdx.Line, lerr error, input string, tag lineTag, s *so
 			Err: fmt.Errorf("names the file %q, which is no file of the collection: an index of other files?", l.Filename)})
 	default:
 		changed, err := p.Updater.Update(l, input)
+		changed = changed || converted
 		if err != nil {
 			p.problem(err)
 		}
@@ -179,7 +207,7 @@ func (p *InPlace) take(l *cdx.Line, lerr error, input string, tag lineTag, s *so
 }
 
 // file rewrites a plain or gzip index.
-func (p *InPlace) file(src, dst *Index, r *replacement) error {
+func (p *InPlace) file(src, dst *Index, r *replacement, added [][]byte) error {
 	in, err := os.Open(src.Path)
 	if err != nil {
 		return err
@@ -200,7 +228,7 @@ func (p *InPlace) file(src, dst *Index, r *replacement) error {
 		zw = gzip.NewWriter(bw)
 		w = zw
 	}
-	s := &sorter{max: p.MaxGroup, emit: func(out []byte, _ lineTag, _ bool) error {
+	s := &sorter{max: p.MaxGroup, added: added, emit: func(out []byte, _ lineTag, _ bool) error {
 		if _, err := w.Write(out); err != nil {
 			return err
 		}
@@ -348,7 +376,10 @@ func (z *zipnumLines) line() (*cdx.Line, error) {
 // each line they would have it update (stream.go).
 func (p *InPlace) plan(src, dst *Index) error {
 	update := func(l *cdx.Line, lerr error, input string) {
-		if lerr == nil && !p.unknown(l) {
+		if lerr == nil && p.Conversion != nil {
+			p.Conversion.Apply(l)
+		}
+		if lerr == nil && !p.unknown(l) && p.Log != nil {
 			p.Updater.Update(l, input)
 		}
 	}
@@ -586,7 +617,10 @@ func (z *zipnumOut) close() error {
 // lines with equal fixed parts that was in order is sorted again after
 // the update; it checks that an index that was sorted stays sorted.
 type sorter struct {
-	emit  func(out []byte, tag lineTag, edited bool) error
+	emit func(out []byte, tag lineTag, edited bool) error
+	// added are lines to merge in, sorted: each is written before the
+	// first record line it sorts before, the rest at the end.
+	added [][]byte
 	max   int
 	group []held
 	arena []byte
@@ -659,16 +693,27 @@ func (s *sorter) flush() error {
 	}
 	for _, h := range s.group {
 		out := s.arena[h.start:h.end]
-		if s.haveOut && bytes.Compare(out, s.prevOut) < 0 && !s.unsortedOut {
-			s.unsortedOut, s.firstDisorder = true, h.number
+		for len(s.added) > 0 && bytes.Compare(s.added[0], out) < 0 {
+			if err := s.out(s.added[0], lineTag{}, true, 0); err != nil {
+				return err
+			}
+			s.added = s.added[1:]
 		}
-		s.prevOut, s.haveOut = append(s.prevOut[:0], out...), true
-		if err := s.emit(out, h.tag, h.edited); err != nil {
+		if err := s.out(out, h.tag, h.edited, h.number); err != nil {
 			return err
 		}
 	}
 	s.group, s.arena = s.group[:0], s.arena[:0]
 	return nil
+}
+
+// out emits a record line, noting where the output stops being sorted.
+func (s *sorter) out(out []byte, tag lineTag, edited bool, number int64) error {
+	if s.haveOut && bytes.Compare(out, s.prevOut) < 0 && !s.unsortedOut {
+		s.unsortedOut, s.firstDisorder = true, number
+	}
+	s.prevOut, s.haveOut = append(s.prevOut[:0], out...), true
+	return s.emit(out, tag, edited)
 }
 
 // finish passes the last lines on; an index that was sorted and would not
@@ -677,8 +722,35 @@ func (s *sorter) finish(name string) error {
 	if err := s.flush(); err != nil {
 		return err
 	}
+	for _, a := range s.added {
+		if err := s.out(a, lineTag{}, true, 0); err != nil {
+			return err
+		}
+	}
+	s.added = nil
 	if !s.unsortedIn && s.unsortedOut {
 		return fmt.Errorf("%s: line %d: the index is sorted and would not stay sorted after the update", name, s.firstDisorder)
 	}
 	return nil
+}
+
+// added is what the Conversion adds to the index the plan read (the
+// filedesc lines of the converted files it has lines of), sorted; the
+// Conversion's counts are set back for the pass that writes.
+func (p *InPlace) added() ([][]byte, error) {
+	var buf bytes.Buffer
+	w := cdx.NewWriter(&buf)
+	if err := p.Conversion.Finish(w); err != nil {
+		return nil, err
+	}
+	if err := w.Flush(); err != nil {
+		return nil, err
+	}
+	p.Conversion.Stats.Lines, p.Conversion.Stats.Missing = 0, 0
+	var lines [][]byte
+	for l := range bytes.Lines(buf.Bytes()) {
+		lines = append(lines, bytes.TrimSuffix(l, []byte("\n")))
+	}
+	slices.SortFunc(lines, bytes.Compare)
+	return lines, nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -16,7 +17,6 @@ import (
 	"warcdedup/internal/cmdutil"
 	"warcdedup/internal/syssort"
 	"warcdedup/reindex"
-	"warcdedup/rewritelog"
 )
 
 const description = `warccdx reads the indexes (files, or standard input without any; plain or
@@ -75,8 +75,10 @@ After an in-place ARC to WARC conversion (warcdedup run --convert-arc),
 its WARC file's first: the WARC's name, its record's offset and length,
 and the mime, status and digest a WARC indexer writes for it; a line for
 each converted file's filedesc (a metadata record in the WARC, which ARC
-indexes leave out) is added at the end. The rewrite log (--log, if given)
-then applies to those lines. Index lines of a converted ARC whose record
+indexes leave out) is added at the end (with --in-place, in its sorted
+place, and a plain or gzip index keeps its form; a ZipNum, whose blocks
+keep their number of lines, is left untouched if lines would be added).
+The rewrite log (--log, if given) then applies to those lines. Index lines of a converted ARC whose record
 the map cannot address are reported (exit status 1).
 
 Memory does not grow with the log or the indexes: the indexes are read
@@ -161,9 +163,6 @@ func run(c *cli.Context) error {
 		u.Records = &reindex.Files{Roots: roots}
 	}
 	if c.Bool("in-place") {
-		if c.String("conversion") != "" {
-			return cmdutil.Usage("--in-place does not follow a conversion yet: write the index anew with --conversion and -o")
-		}
 		return inPlace(c, log, opts, u, since, start)
 	}
 	conv, err := loadLogs(&u, c.String("log"), c.String("conversion"), since)
@@ -270,16 +269,31 @@ func inPlace(c *cli.Context, log *cmdutil.Log, opts cdx.Options, u reindex.Updat
 	case c.IsSet("output") || c.IsSet("outbackcdx-delete") || c.IsSet("outbackcdx-add"):
 		return cmdutil.Usage("--in-place writes no other output (-o, --outbackcdx-*): run without it for those")
 	}
-	// The log as the journal of an interrupted update records it.
-	logFile, err := filepath.Abs(c.String("log"))
-	if err != nil {
-		return fatal(err)
+	// The log (and conversion map) as the journal of an interrupted
+	// update records it.
+	var note string
+	if c.String("log") != "" {
+		logFile, err := filepath.Abs(c.String("log"))
+		if err != nil {
+			return fatal(err)
+		}
+		fi, err := os.Stat(logFile)
+		if err != nil {
+			return fatal(err)
+		}
+		note = fmt.Sprintf("warccdx --log %s (%d bytes) --since %s", logFile, fi.Size(), since.Format(time.RFC3339))
 	}
-	fi, err := os.Stat(logFile)
-	if err != nil {
-		return fatal(err)
+	if m := c.String("conversion"); m != "" {
+		mapFile, err := filepath.Abs(m)
+		if err != nil {
+			return fatal(err)
+		}
+		fi, err := os.Stat(mapFile)
+		if err != nil {
+			return fatal(err)
+		}
+		note = strings.TrimPrefix(fmt.Sprintf("%s --conversion %s (%d bytes)", note, mapFile, fi.Size()), " ")
 	}
-	note := fmt.Sprintf("warccdx --log %s (%d bytes) --since %s", logFile, fi.Size(), since.Format(time.RFC3339))
 	refused := 0
 	for _, name := range c.Args().Slice() {
 		ix, err := reindex.Locate(name)
@@ -300,10 +314,11 @@ func inPlace(c *cli.Context, log *cmdutil.Log, opts cdx.Options, u reindex.Updat
 		}
 		// Each index follows the log on its own.
 		iu := u
-		if iu.Log, err = rewritelog.OpenCatalog(c.String("log"), 0, since); err != nil {
+		conv, err := loadLogs(&iu, c.String("log"), c.String("conversion"), since)
+		if err != nil {
 			return fatal(err)
 		}
-		p := &reindex.InPlace{Updater: iu, Options: opts, Report: log.Error, Note: note}
+		p := &reindex.InPlace{Updater: iu, Options: opts, Report: log.Error, Note: note, Conversion: conv}
 		err = p.Rewrite(ix, ix)
 		if re := (*reindex.RefusedError)(nil); errors.As(err, &re) {
 			log.Error(err)
@@ -319,6 +334,7 @@ func inPlace(c *cli.Context, log *cmdutil.Log, opts cdx.Options, u reindex.Updat
 				fmt.Fprintf(log.Writer(), "; %d blocks, %d rewritten", p.Blocks, p.BlocksRewritten)
 			}
 			fmt.Fprintln(log.Writer())
+			conversionSummary(log.Writer(), conv)
 		}
 	}
 	if !log.Quiet {

@@ -132,8 +132,14 @@ file. An ARC whose WARC name is taken is never overwritten: if that WARC
 proves to be its conversion it is adopted and the ARC retired, otherwise
 both stay and the ARC is named (exit status 1). The job then deduplicates
 the WARC files; the summary, stats.json and report.html say what was
-converted. Undo gives back WARC records: the conversion is not undone
-(see warcdedup undo). With --dry-run (or assess --convert-arc) nothing is
+converted. Each --cdx index follows the conversion, then the rewrite,
+where it is and in its form: an ARC file's lines become its WARC's (name,
+offsets, lengths, and the fields a WARC indexer writes), a line for each
+filedesc is added in its sorted place, the lines sorted again where the new
+names change the order (a ZipNum, whose blocks keep their number of lines,
+is left untouched and named: write it anew with warccdx --conversion).
+Undo gives back WARC records: the conversion is not undone (see warcdedup
+undo). With --dry-run (or assess --convert-arc) nothing is
 converted: what conversion and deduplication would save together is
 estimated.
 
