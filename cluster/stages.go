@@ -118,7 +118,7 @@ func (k *task) hash(ctx context.Context) error {
 	h := k.host
 	// The host's log completed first from the journal a killed task left
 	// (see refs.Log), so that the listing is moved only by what follows.
-	logSize, err := refs.RecoverLog(k.wd.host(h, rewriteLog))
+	logSize, err := rewritelog.Recover(k.wd.host(h, rewriteLog))
 	if err != nil {
 		return err
 	}
@@ -600,11 +600,11 @@ func (k *task) rewrite(ctx context.Context) error {
 		}
 		remote.files[field] = &remoteFile{url: k.spec.Hosts[f.host].FileURL(k.spec.relName(f.name)), size: f.size, log: logs[f.host]}
 	}
-	var log *refs.Log
+	var log *rewritelog.Log
 	if k.spec.DryRun {
-		log = refs.NewLog(io.Discard)
+		log = rewritelog.NewLog(io.Discard)
 	} else {
-		if log, err = refs.OpenLog(k.wd.host(h, rewriteLog)); err != nil {
+		if log, err = rewritelog.Open(k.wd.host(h, rewriteLog)); err != nil {
 			return err
 		}
 		defer log.Close()

@@ -311,7 +311,7 @@ func (j *Job) joinOnce(ctx context.Context) (string, error) {
 }
 
 // logFiles are the files whose change tells that the job rewrote files:
-// its rewrite log and the log's journal (refs.Log's LOG.pending).
+// its rewrite log and the log's journal (rewritelog.Log's LOG.pending).
 func (j *Job) logFiles() []string {
 	return []string{j.wd.File(LogFile), j.wd.File(LogFile) + ".pending"}
 }

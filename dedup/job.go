@@ -442,7 +442,7 @@ func (j *Job) hash(ctx context.Context) (string, error) {
 	// A run or undo killed between renaming a file and logging it left
 	// the entries in the log's journal: the log is completed first, so
 	// that the listing made now is moved only by what follows it.
-	size, err := refs.RecoverLog(j.wd.File(LogFile))
+	size, err := rewritelog.Recover(j.wd.File(LogFile))
 	if err != nil {
 		return "", err
 	}
@@ -678,12 +678,12 @@ func (j *Job) rewrite(ctx context.Context) (string, error) {
 			return "", err
 		}
 	}
-	var log *refs.Log
+	var log *rewritelog.Log
 	var err error
 	if j.opt.DryRun {
-		log = refs.NewLog(io.Discard)
+		log = rewritelog.NewLog(io.Discard)
 	} else {
-		if log, err = refs.OpenLog(j.wd.File(LogFile)); err != nil {
+		if log, err = rewritelog.Open(j.wd.File(LogFile)); err != nil {
 			return "", err
 		}
 		defer log.Close()

@@ -218,7 +218,7 @@ func (r *restoreDependents) runOne(ctx context.Context, d *crawlindex.Crawl, res
 	if err := os.MkdirAll(filepath.Dir(logName), 0o755); err != nil {
 		return err
 	}
-	log, err := refs.OpenLog(logName)
+	log, err := rewritelog.Open(logName)
 	if err != nil {
 		return err
 	}

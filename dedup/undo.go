@@ -195,7 +195,7 @@ func (u *undo) run(ctx context.Context, files []string) error {
 	// The log first: a run or undo killed between renaming a file and
 	// logging it left the entries in the journal, which opening the log
 	// adds. Only then does the log say which revisits are left.
-	log, err := refs.OpenLog(u.wd.File(LogFile))
+	log, err := rewritelog.Open(u.wd.File(LogFile))
 	if err != nil {
 		return err
 	}
@@ -268,7 +268,7 @@ func (u *undo) run(ctx context.Context, files []string) error {
 
 // restore hashes the collection as it is now, sorts it to find the
 // originals, and restores the revisits of the files todo.
-func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.Moves, log *refs.Log) error {
+func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.Moves, log *rewritelog.Log) error {
 	collections := u.state.Params.Collections
 	u.show.Note("warcdedup: undoing the deduplication of %d files of %s, work directory %s", len(todo), strings.Join(collections, ", "), u.wd.Path)
 	algo, err := digest.ParseLabel(u.state.Params.Algorithm)

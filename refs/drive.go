@@ -35,7 +35,7 @@ type fileTask interface {
 // fails, lets finish take each task's outcome. It returns the error that
 // stopped the run: a failed log write, one finish returned, or the first
 // failure of a worker (the tasks it cancelled report only that).
-func drive[T fileTask](q *ordered.Queue[T], cancel context.CancelFunc, jobs int, log *Log,
+func drive[T fileTask](q *ordered.Queue[T], cancel context.CancelFunc, jobs int, log *rewritelog.Log,
 	newWorker func() func(T) error, finish func(T) error) error {
 	var wg sync.WaitGroup
 	var cause error // the first failure that stopped the run
@@ -65,7 +65,7 @@ func drive[T fileTask](q *ordered.Queue[T], cancel context.CancelFunc, jobs int,
 		o := t.outcome()
 		<-o.done
 		if o.result != nil {
-			if err := log.commit(o.result, o.entries); err != nil && fatal == nil {
+			if err := log.Append(o.result.Intent); err != nil && fatal == nil {
 				fatal = fmt.Errorf("writing the log: %w", err)
 				cancel()
 			}

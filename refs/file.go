@@ -48,7 +48,7 @@ func (w *worker) rewrite(ctx context.Context, t *task) (err error) {
 	}
 	// Entries of this job's earlier, interrupted run move the file's
 	// lines: the file must be the version they left.
-	if fx, ok := w.log.version(f.name); ok && pl.inPlace {
+	if fx, ok := w.log.Version(f.name); ok && pl.inPlace {
 		if err := f.expectVersion(fx); err != nil {
 			return f.refuse(err)
 		}
@@ -165,7 +165,7 @@ func (f *fileRewrite) finish() error {
 	t.stats.Rewritten = 1
 	t.stats.BytesBefore, t.stats.BytesAfter = f.size, f.written
 	if r.DryRun {
-		t.result = &replaced{fix: rewritelog.Fixity{File: f.name, OldSize: f.size, OldSHA256: "-", NewSize: f.written, NewSHA256: "-"}, path: f.path}
+		t.result = &replaced{Intent: &rewritelog.Intent{Fixity: rewritelog.Fixity{File: f.name, OldSize: f.size, OldSHA256: "-", NewSize: f.written, NewSHA256: "-"}, Path: f.path, Entries: t.entries}}
 		return nil
 	}
 	result, err := f.replace(f.w.log, r.Originals.lock(t.file), t.entries, f.checkRevisit)
@@ -180,7 +180,7 @@ func (f *fileRewrite) finish() error {
 	}
 	t.result = result
 	if r.Replaced != nil && result.old != nil && result.new != nil {
-		r.Replaced(rewritelog.Replacement{Name: f.name, Path: f.path, Old: result.old, New: result.new, Entries: t.entries, SHA256: result.fix.NewSHA256})
+		r.Replaced(rewritelog.Replacement{Name: f.name, Path: f.path, Old: result.old, New: result.new, Entries: t.entries, SHA256: result.Fixity.NewSHA256})
 	}
 	return nil
 }

@@ -14,31 +14,9 @@ import (
 	"unsafe"
 
 	"warcdedup/atomicfile"
+	"warcdedup/internal/tmpfstest"
 	"warcdedup/scripts/gen"
 )
-
-// mountTmpfs mounts a tmpfs of size bytes on a new directory, unmounted
-// when the test ends; the test is skipped where mounting is not allowed.
-func mountTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
-		t.Skipf("cannot mount a tmpfs (not root?): %v", err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(dir, 0); err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
-	return dir
-}
-
-func remountReadOnly(t *testing.T, dir string) {
-	t.Helper()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
-		t.Fatalf("remount %s read-only: %v", dir, err)
-	}
-}
 
 // checkWholeFileRefusals checks that exactly the files named were refused,
 // as whole files, for a reason that wraps want.
@@ -72,7 +50,7 @@ func TestReadOnlyTarget(t *testing.T) {
 	full := mustRun(t, Rewriter{Roots: []string{ref}, InPlace: true}, c.lines)
 	rewritten := snapshot(t, ref)
 
-	ro := mountTmpfs(t, "64m")
+	ro := tmpfstest.Mount(t, "64m")
 	rw := t.TempDir()
 	names := c.res.Names
 	onRO := names[:2]
@@ -85,7 +63,7 @@ func TestReadOnlyTarget(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	remountReadOnly(t, ro)
+	tmpfstest.RemountReadOnly(t, ro)
 
 	t.Run("dry run", func(t *testing.T) {
 		o := mustRun(t, Rewriter{Roots: []string{ro, rw}, InPlace: true, DryRun: true}, c.lines)
@@ -114,9 +92,9 @@ func TestReadOnlyTarget(t *testing.T) {
 		sameFiles(t, "writable directory", snapshot(t, rw), wantRW)
 	})
 	t.Run("a second run has nothing to do", func(t *testing.T) {
-		done := mountTmpfs(t, "64m")
+		done := tmpfstest.Mount(t, "64m")
 		copyDir(t, ref, done)
-		remountReadOnly(t, done)
+		tmpfstest.RemountReadOnly(t, done)
 		o := mustRunLogged(t, Rewriter{Roots: []string{done}, InPlace: true, Jobs: 2}, c.lines, c.lines, full.tl)
 		want := Stats{Lines: full.stats.Lines, Files: full.stats.Files, Untouched: full.stats.Files, AlreadyRevisit: full.stats.Revisits, NotSmaller: full.stats.NotSmaller}
 		if o.stats != want {
@@ -167,7 +145,7 @@ func TestDiskFull(t *testing.T) {
 		t.Fatalf("the small files' new versions are %d files of %d bytes: they must fit 1 MB", len(want), total)
 	}
 
-	out := mountTmpfs(t, "1m")
+	out := tmpfstest.Mount(t, "1m")
 	o := run(t, Rewriter{Roots: []string{src}, OutputDir: out, Jobs: 1}, lines)
 	var we *WriteError
 	if !errors.As(o.err, &we) || we.File != big.Names[0] || !errors.Is(o.err, syscall.ENOSPC) {

@@ -121,7 +121,7 @@ func (o *outcome) refusedFor(file string) *RefusedError {
 
 // originalsOf makes the Originals of a numbered manifest (any order),
 // reading originals under roots.
-func originalsOf(t testing.TB, all []manifest.Line, log *Log, roots ...string) *Originals {
+func originalsOf(t testing.TB, all []manifest.Line, log *rewritelog.Log, roots ...string) *Originals {
 	t.Helper()
 	sorted := slices.Clone(all)
 	slices.SortStableFunc(sorted, func(a, b manifest.Line) int { return manifest.ByDigest.Compare(&a, &b) })
@@ -153,13 +153,13 @@ func runWith(t testing.TB, rw Rewriter, lines, all []manifest.Line) *outcome {
 // testLog is a rewrite log in memory, kept across runs like a log file.
 type testLog struct {
 	buf  bytes.Buffer
-	log  *Log
+	log  *rewritelog.Log
 	seen int
 }
 
 func newTestLog() *testLog {
 	tl := &testLog{}
-	tl.log = NewLog(&tl.buf)
+	tl.log = rewritelog.NewLog(&tl.buf)
 	return tl
 }
 
@@ -181,7 +181,7 @@ func runLogged(t testing.TB, rw Rewriter, lines, all []manifest.Line, tl *testLo
 	}
 	log := tl.log
 	if rw.Originals == nil {
-		var moves *Log
+		var moves *rewritelog.Log
 		if rw.InPlace {
 			moves = log
 		}

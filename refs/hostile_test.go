@@ -610,7 +610,7 @@ func hostileRun(t *testing.T, c *hostileColl, mode hostileMode, tally *hostileTa
 
 	in := hostileInput(c, mode, tally)
 	tl := newTestLog()
-	var moves *Log
+	var moves *rewritelog.Log
 	rw := Rewriter{Roots: []string{dir}, Jobs: mode.jobs}
 	if mode.outputDir {
 		rw.OutputDir = out
@@ -778,7 +778,7 @@ func hostileInput(c *hostileColl, mode hostileMode, tally *hostileTally) []manif
 
 // hostileRewrite runs rw on in with the originals manifest originals,
 // whose records are read under rw's roots and moved by moves.
-func hostileRewrite(t *testing.T, rw Rewriter, in, originals []manifest.Line, moves *Log, tl *testLog) (*outcome, error) {
+func hostileRewrite(t *testing.T, rw Rewriter, in, originals []manifest.Line, moves *rewritelog.Log, tl *testLog) (*outcome, error) {
 	t.Helper()
 	orig, err := NewOriginals(&source.Locator{Roots: rw.Roots}, moves, tableOf(t, originals, "originals.manifest"))
 	if err != nil {

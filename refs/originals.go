@@ -13,6 +13,7 @@ import (
 	"warcdedup/manifest"
 	"warcdedup/policy"
 	"warcdedup/record"
+	"warcdedup/rewritelog"
 )
 
 // Opener opens the stored bytes of the record a manifest line names, on
@@ -34,7 +35,7 @@ type Opener interface {
 type Originals struct {
 	tables []*manifest.Table
 	src    Opener
-	log    *Log
+	log    *rewritelog.Log
 	// global pins what the digest-less revisit lines refer to: every
 	// table's first lines, read when the Originals are made.
 	global manifest.Pins
@@ -85,7 +86,7 @@ const (
 // NewOriginals returns the Originals of the tables (each sorted on digest),
 // reading originals through src and moving their offsets by log (nil: no
 // earlier run shortened any file).
-func NewOriginals(src Opener, log *Log, tables ...*manifest.Table) (*Originals, error) {
+func NewOriginals(src Opener, log *rewritelog.Log, tables ...*manifest.Table) (*Originals, error) {
 	// A record's lines are found through its digest: the same record
 	// listed under two algorithms could be kept under one digest and
 	// rewritten under the other, its revisits left pointing at a revisit.

@@ -162,7 +162,7 @@ var errStopLive = errors.New("stop")
 // order of files. The error is one that stops the run (a full disk, a
 // failed log write); a refused file is reported through Refused, counted,
 // and the run goes on.
-func (r *Restorer) Run(ctx context.Context, files []string, log *Log) (RestoreStats, error) {
+func (r *Restorer) Run(ctx context.Context, files []string, log *rewritelog.Log) (RestoreStats, error) {
 	if r.Originals == nil || r.Captures == nil {
 		return RestoreStats{}, errors.New("no manifest of the captures: a revisit is restored only from its original, read and checked")
 	}
@@ -214,7 +214,7 @@ func (r *Restorer) Run(ctx context.Context, files []string, log *Log) (RestoreSt
 	}, func(t *restoreTask) error {
 		total.add(&t.stats)
 		if t.err == nil && t.result != nil && r.Restored != nil {
-			r.Restored(RestoredFile{File: t.file, Fixity: t.result.fix, Members: t.stats.Members, Foreign: t.stats.Foreign})
+			r.Restored(RestoredFile{File: t.file, Fixity: t.result.Fixity, Members: t.stats.Members, Foreign: t.stats.Foreign})
 		}
 		return refusedOr(t.err, r.Refused)
 	})

@@ -161,7 +161,7 @@ func checkVersion(moves *rewritelog.Moves, loc *source.Locator, file, name strin
 	if err != nil {
 		return true, 0, "", err
 	}
-	size, sum, err = fileSHA256(local.Path())
+	size, sum, err = rewritelog.FileSHA256(local.Path())
 	if err != nil {
 		return true, size, "", err
 	}

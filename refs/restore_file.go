@@ -24,7 +24,7 @@ import (
 // restoreWorker restores files one at a time, keeping its buffers.
 type restoreWorker struct {
 	r     *Restorer
-	log   *Log
+	log   *rewritelog.Log
 	scan  *record.Reader // walks a file's records
 	check *record.Reader // reads restored records back
 	zw    *gzip.Writer
@@ -44,7 +44,7 @@ func (w *restoreWorker) close() {
 	}
 }
 
-func newRestoreWorker(r *Restorer, log *Log) *restoreWorker {
+func newRestoreWorker(r *Restorer, log *rewritelog.Log) *restoreWorker {
 	return &restoreWorker{r: r, log: log, buf: make([]byte, 256<<10), cmpBuf: make([]byte, 0, 64<<10)}
 }
 

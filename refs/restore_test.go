@@ -50,7 +50,7 @@ func undo(t testing.TB, dir, logText string, all bool) *undoOutcome {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	log := NewLog(&buf)
+	log := rewritelog.NewLog(&buf)
 	moves, err := rewritelog.Load(rewritelog.NewReader(strings.NewReader(logText), "rewrite.log"), time.Time{})
 	if err != nil {
 		t.Fatal(err)
@@ -426,7 +426,7 @@ func TestRestoreRetarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	log := NewLog(&buf)
+	log := rewritelog.NewLog(&buf)
 	var refused []error
 	// Which duplicate's revisit is asked about: the restorer reads them in
 	// file order, b1, b2, b3.

@@ -144,7 +144,7 @@ var errCut = errors.New("the manifest stopped before the file's last line")
 // "-" for the SHA-256 of the new versions). The error is one that stops the run
 // (bad input, a file that could not be written, a failed log write); a
 // refused file is reported through Refused, counted, and the run goes on.
-func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log *Log) (Stats, error) {
+func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log *rewritelog.Log) (Stats, error) {
 	if r.InPlace == (r.OutputDir != "") {
 		return Stats{}, errors.New("give exactly one of in-place or an output directory")
 	}
@@ -152,7 +152,7 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log *Log) (Stat
 		return Stats{}, errors.New("no originals manifest: a duplicate becomes a revisit only of a checked original")
 	}
 	if log == nil {
-		log = NewLog(io.Discard)
+		log = rewritelog.NewLog(io.Discard)
 	}
 	if r.InPlace && r.Originals.log == nil {
 		// Originals in files this run replaces move: the run's own log
@@ -253,7 +253,7 @@ func (r *Rewriter) dispatch(ctx context.Context, in *manifest.Reader, q *ordered
 // worker rewrites files one at a time, keeping its examiners.
 type worker struct {
 	r     *Rewriter
-	log   *Log
+	log   *rewritelog.Log
 	files *runFiles
 	ahead []*examiner // examiners of records ahead of the writer
 	own   *examiner   // the writer's own, for a record examined again

@@ -403,7 +403,7 @@ func (v *version) createTemp() error {
 // renamed over the old file while lock is held (no original in it is being
 // read). check re-reads each written segment of the new version. It
 // returns the file's fixity.
-func (v *version) replace(log *Log, lock interface {
+func (v *version) replace(log *rewritelog.Log, lock interface {
 	Lock()
 	Unlock()
 }, entries []rewritelog.Entry, check func(s segment, newFile *os.File) error) (*replaced, error) {
@@ -430,7 +430,7 @@ func (v *version) replace(log *Log, lock interface {
 	if err := keepAttributes(v.tmp.File, v.src, v.info); err != nil {
 		return nil, v.refuse(fmt.Errorf("cannot give the new version the file's owner, mode or attributes: %w", err))
 	}
-	result := &replaced{fix: rewritelog.Fixity{File: v.name, OldSize: v.size, OldSHA256: oldSum, NewSize: v.written, NewSHA256: newSum}, path: v.path}
+	result := &replaced{Intent: &rewritelog.Intent{Fixity: rewritelog.Fixity{File: v.name, OldSize: v.size, OldSHA256: oldSum, NewSize: v.written, NewSHA256: newSum}, Path: v.path, Entries: entries}}
 	// The two versions as they are now, for rewritelog.Replacement: the old one as
 	// it was read, the new one as checked, before its rename.
 	oldInfo, oldErr := v.src.Stat()
@@ -438,7 +438,7 @@ func (v *version) replace(log *Log, lock interface {
 	lock.Lock()
 	defer lock.Unlock()
 	if v.pl.inPlace {
-		if err := log.pending(result, entries); err != nil {
+		if err := log.Journal(result.Intent); err != nil {
 			return nil, fmt.Errorf("writing the log's journal: %w", err)
 		}
 	}
@@ -447,7 +447,7 @@ func (v *version) replace(log *Log, lock interface {
 		// Another name of the file got there first, after this one opened
 		// it (unchanged saw the old file): not replaced, not logged.
 		if v.pl.inPlace {
-			log.unpend(result)
+			log.Unjournal(result.Intent)
 		}
 		other, _ := v.pl.files.writtenBy(v.writingAt)
 		return nil, v.refuse(fmt.Errorf("%w, %s", ErrNamedTwice, other))
@@ -456,7 +456,7 @@ func (v *version) replace(log *Log, lock interface {
 	if err := v.writers.check(); err != nil {
 		undo()
 		if v.pl.inPlace {
-			log.unpend(result)
+			log.Unjournal(result.Intent)
 		}
 		return nil, v.refuse(err)
 	}
@@ -474,7 +474,7 @@ func (v *version) replace(log *Log, lock interface {
 	default:
 		undo()
 		if v.pl.inPlace {
-			log.unpend(result)
+			log.Unjournal(result.Intent)
 		}
 		return nil, v.writeError(err)
 	}
@@ -585,4 +585,12 @@ func isGzip(f *os.File) (bool, error) {
 		return false, err
 	}
 	return n == 3 && head[0] == 0x1f && head[1] == 0x8b && head[2] == 8, nil
+}
+
+// replaced is a file replaced by its new version: its entries as the log
+// takes them, and the two versions as the replacement left them (see
+// rewritelog.Replacement); nil if they could not be known.
+type replaced struct {
+	*rewritelog.Intent
+	old, new os.FileInfo
 }

@@ -16,6 +16,7 @@ import (
 	"warcdedup/manifest"
 	"warcdedup/policy"
 	"warcdedup/refs"
+	"warcdedup/rewritelog"
 )
 
 const description = `warcrefs reads the numbered manifest (10 fields, sorted on file and offset)
@@ -181,9 +182,9 @@ func run(c *cli.Context) error {
 		return cmdutil.Usage("say where the files are: --root DIR or --locations FILE")
 	}
 	log := cmdutil.NewLog(c)
-	var rlog *refs.Log
+	var rlog *rewritelog.Log
 	if n := c.String("log"); n != "" && !c.Bool("dry-run") {
-		if rlog, err = refs.OpenLog(n); err != nil {
+		if rlog, err = rewritelog.Open(n); err != nil {
 			return cli.Exit(err, cmdutil.ExitFatal)
 		}
 		defer rlog.Close()
@@ -199,7 +200,7 @@ func run(c *cli.Context) error {
 	}
 	// Originals in files this (or an earlier) run shortened in place are
 	// found through the log; an output directory leaves them where they are.
-	var moves *refs.Log
+	var moves *rewritelog.Log
 	if inPlace {
 		moves = rlog
 	}

@@ -38,7 +38,7 @@ func undo(c *cli.Context) error {
 	log := cmdutil.NewLog(c)
 	// The log is opened first: it is completed from the journal a killed
 	// run or undo left, and only then says which revisits are left.
-	rlog, err := refs.OpenLog(c.String("log"))
+	rlog, err := rewritelog.Open(c.String("log"))
 	if err != nil {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}

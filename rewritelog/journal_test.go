@@ -1,4 +1,4 @@
-package refs
+package rewritelog
 
 import (
 	"bytes"
@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"warcdedup/rewritelog"
 )
 
 // journalFile is a file of a log test: its versions' bytes, by number.
@@ -56,28 +54,29 @@ func sha256Hex(b []byte) string {
 // change is the replacement of version from by version to, and its entry:
 // a rewrite (0 to 1) turns the 90-byte record at 10 into a 10-byte
 // revisit, an undo (1 to 0) restores it.
-func (f *journalFile) change(from, to int) (*replaced, []rewritelog.Entry) {
-	fr := &replaced{path: f.path, fix: rewritelog.Fixity{File: f.name,
+func (f *journalFile) change(from, to int) *Intent {
+	in := &Intent{Path: f.path, Fixity: Fixity{File: f.name,
 		OldSize: int64(len(f.versions[from])), OldSHA256: sha256Hex(f.versions[from]),
 		NewSize: int64(len(f.versions[to])), NewSHA256: sha256Hex(f.versions[to])}}
-	e := rewritelog.Entry{File: f.name, OldOffset: 10, OldLength: 90, NewOffset: 10, NewLength: 10, Kind: rewritelog.Revisit,
+	e := Entry{File: f.name, OldOffset: 10, OldLength: 90, NewOffset: 10, NewLength: 10, Kind: Revisit,
 		PayloadDigest: "sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", RefersToURI: "http://example.com/", RefersTo: "2024-01-01T00:00:00Z"}
 	if to == 0 {
-		e = rewritelog.Entry{File: f.name, OldOffset: 10, OldLength: 10, NewOffset: 10, NewLength: 90, Kind: rewritelog.Restored}
+		e = Entry{File: f.name, OldOffset: 10, OldLength: 10, NewOffset: 10, NewLength: 90, Kind: Restored}
 	}
-	return fr, []rewritelog.Entry{e}
+	in.Entries = []Entry{e}
+	return in
 }
 
 // replaceLogged replaces version from of f by version to as a run does:
 // journaled, renamed, logged.
 func replaceLogged(t *testing.T, l *Log, f *journalFile, from, to int) {
 	t.Helper()
-	fr, entries := f.change(from, to)
-	if err := l.pending(fr, entries); err != nil {
+	in := f.change(from, to)
+	if err := l.Journal(in); err != nil {
 		t.Fatal(err)
 	}
 	f.put(t, to)
-	if err := l.commit(fr, entries); err != nil {
+	if err := l.Append(in); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -93,16 +92,16 @@ func crash(l *Log) {
 
 // logBlocks reads the log file and returns, per file, the "# file" lines
 // of its blocks in order, and fails the test if the log does not read.
-func logBlocks(t *testing.T, name string) map[string][]rewritelog.Fixity {
+func logBlocks(t *testing.T, name string) map[string][]Fixity {
 	t.Helper()
 	f, err := os.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	blocks := map[string][]rewritelog.Fixity{}
-	r := rewritelog.NewReader(f, name)
-	r.Fixity = func(fx rewritelog.Fixity) error {
+	blocks := map[string][]Fixity{}
+	r := NewReader(f, name)
+	r.Fixity = func(fx Fixity) error {
 		blocks[fx.File] = append(blocks[fx.File], fx)
 		return nil
 	}
@@ -130,7 +129,7 @@ func TestRecoverAfterRunUndoRun(t *testing.T) {
 	b := newJournalFile(t, dir, "b.warc", 400)
 
 	for i, step := range []struct{ from, to int }{{0, 1}, {1, 0}} { // run, undo
-		l, err := OpenLog(logName)
+		l, err := Open(logName)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,20 +143,19 @@ func TestRecoverAfterRunUndoRun(t *testing.T) {
 	// The second run: b is logged, a renamed but not logged yet (the
 	// run logs its files in order, b waits for a's turn... here, a was
 	// renamed last), and the kill.
-	l, err := OpenLog(logName)
+	l, err := Open(logName)
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.StartRun(time.Unix(2, 0))
 	replaceLogged(t, l, b, 0, 1)
-	fr, entries := a.change(0, 1)
-	if err := l.pending(fr, entries); err != nil {
+	if err := l.Journal(a.change(0, 1)); err != nil {
 		t.Fatal(err)
 	}
 	a.put(t, 1)
 	crash(l)
 
-	if l, err = OpenLog(logName); err != nil {
+	if l, err = Open(logName); err != nil {
 		t.Fatalf("recovering: %v", err)
 	}
 	l.Close()
@@ -204,29 +202,29 @@ func (d *fullDisk) Write(p []byte) (int, error) {
 // every replaced file's block once, complete, and no partial one.
 func TestFullDiskKeepsJournal(t *testing.T) {
 	a0 := newJournalFile(t, t.TempDir(), "a.warc", 300)
-	fr, entries := a0.change(0, 1)
-	header := len(fr.header())
-	block := header + len(entries[0].AppendTo(nil)) + 1
+	in := a0.change(0, 1)
+	header := len(in.header())
+	block := header + len(in.Entries[0].AppendTo(nil)) + 1
 	for _, room := range []int{0, 7, header, header + 5, block - 1} {
 		t.Run(fmt.Sprintf("room for %d bytes", room), func(t *testing.T) {
 			dir := t.TempDir()
 			logName := filepath.Join(dir, "rewrite.log")
 			a := newJournalFile(t, dir, "a.warc", 300)
 			b := newJournalFile(t, dir, "b.warc", 400)
-			l, err := OpenLog(logName)
+			l, err := Open(logName)
 			if err != nil {
 				t.Fatal(err)
 			}
 			l.StartRun(time.Unix(3, 0))
 			replaceLogged(t, l, b, 0, 1) // b's block goes in whole
 			// a is renamed; its entries meet a full disk.
-			fr, entries := a.change(0, 1)
-			if err := l.pending(fr, entries); err != nil {
+			in := a.change(0, 1)
+			if err := l.Journal(in); err != nil {
 				t.Fatal(err)
 			}
 			a.put(t, 1)
 			l.w = &fullDisk{w: l.file, room: room}
-			if err := l.commit(fr, entries); !errors.Is(err, syscall.ENOSPC) {
+			if err := l.Append(in); !errors.Is(err, syscall.ENOSPC) {
 				t.Fatalf("commit on a full disk: %v, want ENOSPC", err)
 			}
 			l.Close()
@@ -234,7 +232,7 @@ func TestFullDiskKeepsJournal(t *testing.T) {
 				t.Fatalf("the journal is gone after the full disk: %v", err)
 			}
 			// Room again: the next open completes the log.
-			if l, err = OpenLog(logName); err != nil {
+			if l, err = Open(logName); err != nil {
 				t.Fatalf("reopening: %v", err)
 			}
 			if err := l.Close(); err != nil {
@@ -257,100 +255,7 @@ func TestFullDiskKeepsJournal(t *testing.T) {
 	}
 }
 
-// TestFullDiskTmpfs is TestFullDiskKeepsJournal on a real full disk: the
-// log and its journal on a tmpfs of 64 kB, filled up, so that the block
-// of a file crosses into a page the file system no longer has and is
-// written in part (ENOSPC). The file system freed, the next open leaves
-// the log whole.
-func TestFullDiskTmpfs(t *testing.T) {
-	dir := mountTmpfs(t, "64k")
-	logName := filepath.Join(dir, "rewrite.log")
-	files := t.TempDir()
-	a := newJournalFile(t, files, "a.warc", 300)
-	b := newJournalFile(t, files, "b.warc", 400)
-	frA, entriesA := a.change(0, 1)
-	frB, entriesB := b.change(0, 1)
-	run := len("# run 1970-01-01T00:00:04Z\n")
-	blockB := len(frB.header()) + len(entriesB[0].AppendTo(nil)) + 1
-	// Comments, so that b's block ends 40 bytes before the log's first
-	// page does: a's block needs a second one.
-	pad := 4096 - 40 - run - blockB
-	padding := strings.Repeat("# "+strings.Repeat("-", 97)+"\n", pad/100) + "#" + strings.Repeat(" ", pad%100-2) + "\n"
-	if err := os.WriteFile(logName, []byte(padding), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	l, err := OpenLog(logName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.StartRun(time.Unix(4, 0))
-	replaceLogged(t, l, b, 0, 1)
-	if l.Size() != 4096-40 {
-		t.Fatalf("the log has %d bytes, want %d", l.Size(), 4096-40)
-	}
-	// The disk fills up.
-	ballast, err := os.Create(filepath.Join(dir, "ballast"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := ballast.Write(make([]byte, 4096)); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			break
-		}
-	}
-	ballast.Close()
-	if err := l.pending(frA, entriesA); err != nil {
-		t.Fatalf("journaling a.warc (within the journal's page): %v", err)
-	}
-	a.put(t, 1)
-	if err := l.commit(frA, entriesA); !errors.Is(err, syscall.ENOSPC) {
-		t.Fatalf("logging a.warc on the full disk: %v, want ENOSPC", err)
-	} else {
-		t.Logf("logging a.warc: %v", err)
-	}
-	if fi, err := os.Stat(logName); err != nil || fi.Size() != 4096-40 {
-		t.Errorf("after the failed write the log has %d bytes (%v), want the %d before it", fi.Size(), err, 4096-40)
-	}
-	if err := l.Close(); err == nil || !strings.Contains(err.Error(), "is kept") {
-		t.Errorf("Close on the full disk: %v, want the journal kept", err)
-	}
-	if _, err := os.Stat(logName + ".pending"); err != nil {
-		t.Fatalf("the journal is gone after the full disk: %v", err)
-	}
-	// Still full: the open fails and keeps the journal.
-	if l, err = OpenLog(logName); err == nil {
-		l.Close()
-		t.Fatal("the log opened on a full disk, with a's entries still to add")
-	} else if !errors.Is(err, syscall.ENOSPC) {
-		t.Errorf("opening on the full disk: %v, want ENOSPC", err)
-	} else {
-		t.Logf("opening on the full disk: %v", err)
-	}
-	if _, err := os.Stat(logName + ".pending"); err != nil {
-		t.Fatalf("the journal is gone after an open on the full disk: %v", err)
-	}
-	os.Remove(filepath.Join(dir, "ballast"))
-	if l, err = OpenLog(logName); err != nil {
-		t.Fatalf("reopening with room: %v", err)
-	}
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	blocks := logBlocks(t, logName)
-	for _, f := range []*journalFile{a, b} {
-		if got := blocks[f.name]; len(got) != 1 || got[0].NewSHA256 != sha256Hex(f.versions[1]) {
-			t.Errorf("%s: blocks %+v, want its one replacement", f.name, got)
-		}
-	}
-	if _, err := os.Stat(logName + ".pending"); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the journal is left once the log is whole: %v", err)
-	}
-}
-
-// TestLogRefusals: what OpenLog and Move refuse. A log another process has
+// TestLogRefusals: what Open and Move refuse. A log another process has
 // open; a log shorter than when it was last left whole (its entries cut);
 // a journal begun when the log was longer than it is; and offsets moved
 // through a block whose entries are missing.
@@ -358,17 +263,17 @@ func TestLogRefusals(t *testing.T) {
 	dir := t.TempDir()
 	a := newJournalFile(t, dir, "a.warc", 300)
 	logName := filepath.Join(dir, "rewrite.log")
-	l, err := OpenLog(logName)
+	l, err := Open(logName)
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.StartRun(time.Unix(5, 0))
 	replaceLogged(t, l, a, 0, 1)
-	if other, err := OpenLog(logName); err == nil || !strings.Contains(err.Error(), "another process has the rewrite log open") {
+	if other, err := Open(logName); err == nil || !strings.Contains(err.Error(), "another process has the rewrite log open") {
 		if other != nil {
 			other.Close()
 		}
-		t.Errorf("a second OpenLog: %v, want it refused", err)
+		t.Errorf("a second Open: %v, want it refused", err)
 	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
@@ -381,15 +286,15 @@ func TestLogRefusals(t *testing.T) {
 	// Cut at a line boundary: the last entry gone.
 	cut := bytes.LastIndexByte(whole[:len(whole)-1], '\n') + 1
 	os.WriteFile(logName, whole[:cut], 0o644)
-	var se *rewritelog.ShortError
-	if _, err := OpenLog(logName); !errors.As(err, &se) {
-		t.Errorf("OpenLog of a cut log: %v, want a *ShortError", err)
+	var se *ShortError
+	if _, err := Open(logName); !errors.As(err, &se) {
+		t.Errorf("Open of a cut log: %v, want a *ShortError", err)
 	}
 
 	// The same without its size record: the block is incomplete, and
 	// offsets do not move through it.
-	os.Remove(rewritelog.EndFile(logName))
-	if l, err = OpenLog(logName); err != nil {
+	os.Remove(EndFile(logName))
+	if l, err = Open(logName); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := l.Move("a.warc", 200); err == nil || !strings.Contains(err.Error(), "entries are missing") {
@@ -403,9 +308,9 @@ func TestLogRefusals(t *testing.T) {
 
 	// A journal begun when the log was longer.
 	os.WriteFile(logName, whole[:cut], 0o644)
-	os.Remove(rewritelog.EndFile(logName))
+	os.Remove(EndFile(logName))
 	os.WriteFile(logName+".pending", fmt.Appendf(nil, "# journal %d\n", len(whole)), 0o644)
-	if _, err := OpenLog(logName); err == nil || !strings.Contains(err.Error(), "entries are lost") {
-		t.Errorf("OpenLog with a journal begun beyond the log's end: %v", err)
+	if _, err := Open(logName); err == nil || !strings.Contains(err.Error(), "entries are lost") {
+		t.Errorf("Open with a journal begun beyond the log's end: %v", err)
 	}
 }

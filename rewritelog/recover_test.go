@@ -1,4 +1,4 @@
-package refs
+package rewritelog
 
 import (
 	"crypto/sha256"
@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"warcdedup/rewritelog"
 )
 
 // TestRecoverInFileOrder proves that the files a crash left journaled are
@@ -29,7 +27,7 @@ func TestRecoverInFileOrder(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			logName := filepath.Join(dir, "rewrite.log")
-			l, err := OpenLog(logName)
+			l, err := Open(logName)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -41,18 +39,18 @@ func TestRecoverInFileOrder(t *testing.T) {
 					t.Fatal(err)
 				}
 				sum := sha256.Sum256(content)
-				fr := &replaced{path: path, fix: rewritelog.Fixity{File: name, OldSize: int64(len(content)) + 80, OldSHA256: hex.EncodeToString(make([]byte, 32)),
+				in := &Intent{Path: path, Fixity: Fixity{File: name, OldSize: int64(len(content)) + 80, OldSHA256: hex.EncodeToString(make([]byte, 32)),
 					NewSize: int64(len(content)), NewSHA256: hex.EncodeToString(sum[:])}}
-				entries := []rewritelog.Entry{{File: name, OldOffset: 10, OldLength: 90, NewOffset: 10, NewLength: 10, Kind: rewritelog.Revisit,
+				in.Entries = []Entry{{File: name, OldOffset: 10, OldLength: 90, NewOffset: 10, NewLength: 10, Kind: Revisit,
 					PayloadDigest: "sha1:AAAA", RefersToURI: "http://example.com/", RefersTo: "2024-01-01T00:00:00Z"}}
-				if err := l.pending(fr, entries); err != nil {
+				if err := l.Journal(in); err != nil {
 					t.Fatal(err)
 				}
 			}
 			// The crash: nothing committed, the journal left.
 			l.journal.close()
 			l.file.Close()
-			if l, err = OpenLog(logName); err != nil {
+			if l, err = Open(logName); err != nil {
 				t.Fatalf("recovering: %v", err)
 			}
 			l.Close()
@@ -61,7 +59,7 @@ func TestRecoverInFileOrder(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			r := rewritelog.NewReader(f, logName)
+			r := NewReader(f, logName)
 			n := 0
 			for {
 				_, err := r.Next()

@@ -1,4 +1,4 @@
-package refs
+package rewritelog
 
 import (
 	"bufio"
@@ -14,7 +14,6 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/manifest"
-	"warcdedup/rewritelog"
 )
 
 // journal is the file beside the log (LOG.pending) in which a run notes,
@@ -68,12 +67,12 @@ func createJournal(name string, base int64) (*journal, error) {
 // add notes a file's replacement and its entries, synced. A failed write
 // is cut off again, so that the journal holds only whole intents; broken
 // says that could not be done either (nothing more may be added).
-func (j *journal) add(fr *replaced, entries []rewritelog.Entry) (broken bool, err error) {
+func (j *journal) add(in *Intent) (broken bool, err error) {
 	b := []byte("# pending ")
-	b = append(b, bytes.TrimPrefix(fr.fix.AppendTo(nil), []byte("# file "))...)
-	b = append(append(append(b, ' '), manifest.EscapeFile(fr.path)...), '\n')
-	for i := range entries {
-		b = append(entries[i].AppendTo(b), '\n')
+	b = append(b, bytes.TrimPrefix(in.Fixity.AppendTo(nil), []byte("# file "))...)
+	b = append(append(append(b, ' '), manifest.EscapeFile(in.Path)...), '\n')
+	for i := range in.Entries {
+		b = append(in.Entries[i].AppendTo(b), '\n')
 	}
 	b = append(b, "# end\n"...)
 	_, err = j.f.Write(b)
@@ -95,9 +94,10 @@ func (j *journal) add(fr *replaced, entries []rewritelog.Entry) (broken bool, er
 
 func (j *journal) close() error { return j.f.Close() }
 
-// intent is one file's replacement read back from a journal.
-type intent struct {
-	fr     replaced
+// pendingIntent is one file's replacement read back from a journal.
+type pendingIntent struct {
+	fix    Fixity
+	path   string   // the file's real path
 	header []byte   // its "# file" line, with its line end, as the log has it
 	at, n  int64    // its entries: n bytes at offset at of the journal
 	sum    [32]byte // their SHA-256
@@ -107,7 +107,7 @@ type intent struct {
 // for a journal of a version that did not note it) and its whole intents;
 // an intent cut short (no "# end") is left out, as its file was never
 // renamed. A journal that does not exist has no intents, and ok is false.
-func readJournal(name string) (base int64, intents []*intent, ok bool, err error) {
+func readJournal(name string) (base int64, intents []*pendingIntent, ok bool, err error) {
 	f, err := os.Open(name)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil, false, nil
@@ -119,7 +119,7 @@ func readJournal(name string) (base int64, intents []*intent, ok bool, err error
 	br := bufio.NewReaderSize(f, 256<<10)
 	base = -1
 	var pos int64
-	var cur *intent
+	var cur *pendingIntent
 	h := sha256.New()
 	for n := 1; ; n++ {
 		line, err := br.ReadString('\n')
@@ -164,12 +164,12 @@ func readJournal(name string) (base int64, intents []*intent, ok bool, err error
 
 // parsePending reads a "# pending" line's fields; escaped says whether its
 // path is escaped (journals with a base) or raw (older ones).
-func parsePending(rest string, escaped bool) (*intent, error) {
+func parsePending(rest string, escaped bool) (*pendingIntent, error) {
 	p := strings.SplitN(rest, " ", 6)
 	if len(p) != 6 {
 		return nil, fmt.Errorf("bad intent %q", rest)
 	}
-	fix, _, err := rewritelog.ParseFixity([]byte("# file " + strings.Join(p[:5], " ")))
+	fix, _, err := ParseFixity([]byte("# file " + strings.Join(p[:5], " ")))
 	if err != nil {
 		return nil, err
 	}
@@ -179,13 +179,13 @@ func parsePending(rest string, escaped bool) (*intent, error) {
 			return nil, fmt.Errorf("path %q: %w", p[5], err)
 		}
 	}
-	in := &intent{fr: replaced{fix: fix, path: path}}
+	in := &pendingIntent{fix: fix, path: path}
 	in.header = append(fix.AppendTo(nil), '\n')
 	return in, nil
 }
 
 // entries copies the intent's entries from the journal file to w.
-func (in *intent) entries(journal *os.File, w io.Writer) error {
+func (in *pendingIntent) entries(journal *os.File, w io.Writer) error {
 	n, err := io.Copy(w, io.NewSectionReader(journal, in.at, in.n))
 	if err == nil && n != in.n {
 		err = io.ErrUnexpectedEOF

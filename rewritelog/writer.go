@@ -1,4 +1,4 @@
-package refs
+package rewritelog
 
 import (
 	"bufio"
@@ -19,38 +19,25 @@ import (
 	"warcdedup/atomicfile"
 	"warcdedup/internal/lru"
 	"warcdedup/manifest"
-	"warcdedup/rewritelog"
 )
 
-// The rewrite log lists every record a run rewrote, so that indexes can be
-// brought up to date (warccdx), a later run can find originals whose file
-// an earlier run shortened, and the rewrite can be undone. It is plain
-// text, appended to across runs and never rewritten:
-//
-//	# run 2026-11-22T10:00:00Z
-//	# file a.warc.gz 1000 <sha256 before> 800 <sha256 after>
-//	a.warc.gz 100 300 100 100 revisit sha1:... http://example.com/ 2024-01-01T00:00:00Z
-//
-// A "# file" line starts each replaced file's entries (its size and SHA-256
-// before and after: the fixity of the change); each entry is
-//
-//	file old-offset old-length new-offset new-length kind payload-digest refers-to-uri refers-to-date [original-member]
-//
-// with kind "revisit" (payload-digest as written in the revisit, refers-to
-// fields escaped as manifest fields, and in a .gz file the description of
-// the gzip member the record had, for a bit-exact undo) or "restored"
-// (undone; the last three fields "-"): the formats of package rewritelog. Offsets of a later run
-// describe the file as the earlier runs left it.
+// Log writes the rewrite log (the format is the package's: see the
+// package comment), for a run or an undo that replaces files, and says
+// where a record stands now that the runs it records, and this one so
+// far, moved it (Move). The log lets indexes be brought up to date
+// (warccdx), a later run find originals whose file an earlier run
+// shortened, and the rewrite be undone; it is appended to across runs and
+// never rewritten.
 //
 // A file's entries appear if and only if its replacement did, once, whole
 // (the protocol every replacement follows):
 //
 //   - before a file is renamed over its old version, its entries are
-//     written, synced, to a journal beside the log (see journal), and a
-//     file is renamed only while the log and the journal are sound;
-//   - the log is appended to in the order of the run's files, synced; a
-//     write that fails (a full disk) is cut off again and nothing more is
-//     logged, the journal keeping the entries;
+//     written, synced, to a journal beside the log (Journal), and a file
+//     is renamed only while the log and the journal are sound;
+//   - the log is appended to in the order of the run's files, synced
+//     (Append); a write that fails (a full disk) is cut off again and
+//     nothing more is logged, the journal keeping the entries;
 //   - the journal is removed only once every entry it holds is in the log;
 //   - whoever opens the log next (a resumed run, an undo) first completes
 //     it from the journal: a block cut short at the end is cut off, and the
@@ -59,9 +46,9 @@ import (
 //     base are appended; the others were never renamed, and their
 //     temporary files are removed.
 //
-// The log's size each time it is left whole is kept beside it
-// (rewritelog.EndFile): a log found shorter has lost entries and is not
-// used. One process at a time opens a log (an exclusive lock on it).
+// The log's size each time it is left whole is kept beside it (EndFile):
+// a log found shorter has lost entries and is not used. One process at a
+// time opens a log (an exclusive lock on it).
 type Log struct {
 	w    io.Writer
 	file *os.File // nil when the log is only a writer
@@ -81,9 +68,9 @@ type Log struct {
 	blocks map[string][]logBlock
 	mem    map[string][]memBlock
 	end    int64 // size of the log file
-	// whole is the size recorded in rewritelog.EndFile.
+	// whole is the size recorded in EndFile.
 	whole int64
-	cache *lru.Cache[int64, *shifts]
+	cache *lru.Cache[int64, Block]
 	// run is the header of this run's entries, written before the first.
 	run string
 	// since: Move leaves out the entries before this offset of the log
@@ -91,74 +78,35 @@ type Log struct {
 	since int64
 }
 
-// replaced is a file replaced by its new version: its fixity line and its
-// real path, which the journal keeps so that recovery can look at it.
-type replaced struct {
-	fix  rewritelog.Fixity
-	path string
-	// old and new are the versions as the replacement left them (see
-	// rewritelog.Replacement); nil if they could not be known.
-	old, new os.FileInfo
-	// journaled: its entries are in the journal (an in-place replacement).
+// An Intent is a file's replacement as the log records it: its "# file"
+// line, the file's real path (which the journal keeps, so that recovery
+// can look at it) and its entries, in increasing old offset.
+type Intent struct {
+	Fixity  Fixity
+	Path    string
+	Entries []Entry
+	// journaled: its entries are in the journal and not yet in the log.
 	journaled bool
 }
 
-func (r *replaced) header() []byte { return append(r.fix.AppendTo(nil), '\n') }
+func (in *Intent) header() []byte { return append(in.Fixity.AppendTo(nil), '\n') }
 
 // logBlock is one file's entries of one run in the log file.
 type logBlock struct {
 	start int64 // offset of its "# file" line
 	at    int64 // offset of the first entry line
 	n     int   // entries
-	fix   rewritelog.Fixity
+	fix   Fixity
 	// incomplete: its entries do not account for the file's change of
-	// size (see rewritelog.IncompleteError); offsets do not move through it.
+	// size (see IncompleteError); offsets do not move through it.
 	incomplete bool
 }
 
 // memBlock is the entries of a file replaced in this run, not yet read
 // from the log file.
 type memBlock struct {
-	s   *shifts
-	fix rewritelog.Fixity
-}
-
-// shifts is one block's entries, for moving offsets: the old offsets of the
-// rewritten records in increasing order, their old lengths, and the bytes
-// the file had lost (or gained, negative) after each.
-type shifts struct {
-	old, oldLen, cum []int64
-}
-
-func newShifts(entries []rewritelog.Entry) *shifts {
-	s := &shifts{}
-	var cum int64
-	for _, e := range entries {
-		cum += e.OldLength - e.NewLength
-		s.old = append(s.old, e.OldOffset)
-		s.oldLen = append(s.oldLen, e.OldLength)
-		s.cum = append(s.cum, cum)
-	}
-	return s
-}
-
-// ErrRewritten says that the record at an offset is one a run rewrote.
-var ErrRewritten = errors.New("a run rewrote the record there")
-
-// move returns where the record at old offset off stands after the block's
-// run, or ErrRewritten if it is one the run rewrote.
-func (s *shifts) move(off int64) (int64, error) {
-	i := sort.Search(len(s.old), func(i int) bool { return s.old[i] >= off })
-	if i < len(s.old) && s.old[i] == off {
-		return 0, ErrRewritten
-	}
-	if i > 0 && off < s.old[i-1]+s.oldLen[i-1] {
-		return 0, fmt.Errorf("offset %d is inside the record at %d that a run rewrote", off, s.old[i-1])
-	}
-	if i == 0 {
-		return off, nil
-	}
-	return off - s.cum[i-1], nil
+	b   Block
+	fix Fixity
 }
 
 // NewLog returns a log written to w only (standard output, a test buffer):
@@ -167,10 +115,14 @@ func NewLog(w io.Writer) *Log {
 	return &Log{w: w, mem: map[string][]memBlock{}, blocks: map[string][]logBlock{}}
 }
 
-// OpenLog opens (or creates) the log file name for appending, locks it,
+// blockCache is the budget of the blocks of the log file held for Move:
+// about 700,000 entries (32 bytes each).
+const blockCache = 22 << 20
+
+// Open opens (or creates) the log file name for appending, locks it,
 // completes it from the journal an interrupted run or undo left (see Log),
 // and indexes its entries.
-func OpenLog(name string) (*Log, error) {
+func Open(name string) (*Log, error) {
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -180,7 +132,7 @@ func OpenLog(name string) (*Log, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	l := &Log{w: f, file: f, name: name, blocks: map[string][]logBlock{}, mem: map[string][]memBlock{},
-		cache: lru.New[int64, *shifts](16 << 20)}
+		cache: lru.New[int64, Block](blockCache)}
 	if err := l.open(); err != nil {
 		f.Close()
 		return nil, err
@@ -188,17 +140,17 @@ func OpenLog(name string) (*Log, error) {
 	return l, nil
 }
 
-// RecoverLog completes the log file name from its journal, if an
+// Recover completes the log file name from its journal, if an
 // interrupted run or undo left one, and returns the log's size: what a
 // listing of the collection made now is to be moved from (Since). A log
 // that does not exist is not made.
-func RecoverLog(name string) (int64, error) {
+func Recover(name string) (int64, error) {
 	if _, err := os.Stat(name); errors.Is(err, os.ErrNotExist) {
 		if _, jerr := os.Stat(name + ".pending"); errors.Is(jerr, os.ErrNotExist) {
 			return 0, nil
 		}
 	}
-	l, err := OpenLog(name)
+	l, err := Open(name)
 	if err != nil {
 		return 0, err
 	}
@@ -228,12 +180,12 @@ func (l *Log) open() error {
 		return err
 	}
 	size := fi.Size()
-	whole, _, err := rewritelog.ReadEnd(l.name)
+	whole, _, err := ReadEnd(l.name)
 	if err != nil {
 		return err
 	}
 	if size < whole {
-		return &rewritelog.ShortError{Log: l.name, Size: size, Want: whole}
+		return &ShortError{Log: l.name, Size: size, Want: whole}
 	}
 	l.whole = whole
 	base, intents, haveJournal, err := readJournal(l.journalName())
@@ -271,8 +223,8 @@ func (l *Log) open() error {
 		// A journal of an older version, without a base: a file's intent
 		// is logged if the log's last block of the file is its.
 		for i, in := range intents {
-			bs := l.blocks[in.fr.fix.File]
-			logged[i] = len(bs) > 0 && bs[len(bs)-1].fix == in.fr.fix
+			bs := l.blocks[in.fix.File]
+			logged[i] = len(bs) > 0 && bs[len(bs)-1].fix == in.fix
 		}
 	}
 	return l.recover(intents, logged)
@@ -282,7 +234,7 @@ func (l *Log) open() error {
 // block with an intent of the journal, byte for byte; logged marks those
 // found. It returns where what was written whole ends: a block that is not
 // an intent's whole block (a write cut short) and what follows it are not.
-func (l *Log) matchTail(base, size int64, intents []*intent, logged []bool) (int64, error) {
+func (l *Log) matchTail(base, size int64, intents []*pendingIntent, logged []bool) (int64, error) {
 	byHeader := map[string][]int{}
 	for i, in := range intents {
 		byHeader[string(in.header)] = append(byHeader[string(in.header)], i)
@@ -362,7 +314,7 @@ func (l *Log) index(whole int64) error {
 		line = strings.TrimSuffix(line, "\n")
 		if strings.HasPrefix(line, "#") {
 			closeBlock()
-			fr, ok, ferr := rewritelog.ParseFixity([]byte(line))
+			fr, ok, ferr := ParseFixity([]byte(line))
 			if ferr != nil {
 				return fmt.Errorf("%s:%d: %w", l.name, n, ferr)
 			}
@@ -371,7 +323,7 @@ func (l *Log) index(whole int64) error {
 			}
 			continue
 		}
-		e, perr := rewritelog.ParseEntry([]byte(line))
+		e, perr := ParseEntry([]byte(line))
 		if perr != nil {
 			return fmt.Errorf("%s:%d: %w", l.name, n, perr)
 		}
@@ -392,7 +344,7 @@ func (l *Log) journalName() string { return l.name + ".pending" }
 // recover appends the blocks of the intents not logged whose files were
 // replaced, records the log's size as whole and removes the journal. A
 // failed write is cut off again, and the journal kept.
-func (l *Log) recover(intents []*intent, logged []bool) error {
+func (l *Log) recover(intents []*pendingIntent, logged []bool) error {
 	// Workers journal their files in the order they finish; the log lists
 	// a run's files in byte order of their escaped names (what its readers
 	// check), so the recovered ones are put in that order.
@@ -401,16 +353,16 @@ func (l *Log) recover(intents []*intent, logged []bool) error {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool {
-		return manifest.EscapeFile(intents[order[a]].fr.fix.File) < manifest.EscapeFile(intents[order[b]].fr.fix.File)
+		return manifest.EscapeFile(intents[order[a]].fix.File) < manifest.EscapeFile(intents[order[b]].fix.File)
 	})
-	var todo []*intent
+	var todo []*pendingIntent
 	for _, i := range order {
 		in := intents[i]
 		if logged[i] {
 			continue
 		}
-		size, sum, err := fileSHA256(in.fr.path)
-		if err != nil || size != in.fr.fix.NewSize || sum != in.fr.fix.NewSHA256 {
+		size, sum, err := FileSHA256(in.path)
+		if err != nil || size != in.fix.NewSize || sum != in.fix.NewSHA256 {
 			continue // not replaced: the old version is in place
 		}
 		todo = append(todo, in)
@@ -421,21 +373,21 @@ func (l *Log) recover(intents []*intent, logged []bool) error {
 		}
 	}
 	if l.end != l.whole {
-		if err := rewritelog.WriteEnd(l.name, l.end); err != nil {
+		if err := WriteEnd(l.name, l.end); err != nil {
 			return err
 		}
 		l.whole = l.end
 	}
 	// The new versions never renamed are leftovers now.
 	for _, in := range intents {
-		atomicfile.RemoveLeftovers(in.fr.path)
+		atomicfile.RemoveLeftovers(in.path)
 	}
 	return os.Remove(l.journalName())
 }
 
 // appendRecovered writes the blocks of the intents to the log, synced, and
 // indexes the log again.
-func (l *Log) appendRecovered(todo []*intent) error {
+func (l *Log) appendRecovered(todo []*pendingIntent) error {
 	j, err := os.Open(l.journalName())
 	if err != nil {
 		return err
@@ -443,7 +395,7 @@ func (l *Log) appendRecovered(todo []*intent) error {
 	defer j.Close()
 	start := l.end
 	bw := bufio.NewWriterSize(l.file, 256<<10)
-	fmt.Fprintf(bw, "%s\n# recovered from %s: files replaced before a crash\n", rewritelog.AppendRun(nil, time.Now()), filepath.Base(l.journalName()))
+	fmt.Fprintf(bw, "%s\n# recovered from %s: files replaced before a crash\n", AppendRun(nil, time.Now()), filepath.Base(l.journalName()))
 	for _, in := range todo {
 		bw.Write(in.header)
 		if err := in.entries(j, bw); err != nil {
@@ -466,7 +418,7 @@ func (l *Log) appendRecovered(todo []*intent) error {
 // StartRun starts a run's entries: its "# run" line precedes the first of
 // them (a run that replaces nothing leaves the log as it was).
 func (l *Log) StartRun(now time.Time) {
-	l.run = string(rewritelog.AppendRun(nil, now)) + "\n"
+	l.run = string(AppendRun(nil, now)) + "\n"
 }
 
 // Size is the size of the log file (0 for a log that is only a writer).
@@ -486,12 +438,13 @@ func (l *Log) Since(size int64) {
 	l.since = size
 }
 
-// pending notes, before a file is renamed over its old version, the
+// Journal notes, before a file is renamed over its old version, the
 // entries it will have; the journal is synced. It registers the entries
 // for moving offsets in the file, which the caller must hold the file's
 // lock for, from the rename on. An error means the file must not be
-// renamed: undo would not find its entries.
-func (l *Log) pending(fr *replaced, entries []rewritelog.Entry) error {
+// renamed: undo would not find its entries. A log that is only a writer
+// keeps no journal (its entries are in memory until Append).
+func (l *Log) Journal(in *Intent) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.file != nil {
@@ -505,43 +458,44 @@ func (l *Log) pending(fr *replaced, entries []rewritelog.Entry) error {
 			}
 			l.journal = j
 		}
-		broken, err := l.journal.add(fr, entries)
+		broken, err := l.journal.add(in)
 		if err != nil {
 			if broken {
 				l.failed = err
 			}
 			return err
 		}
-		fr.journaled = true
+		in.journaled = true
 		l.outstanding++
 	}
-	l.mem[fr.fix.File] = append(l.mem[fr.fix.File], memBlock{s: newShifts(entries), fix: fr.fix})
+	l.mem[in.Fixity.File] = append(l.mem[in.Fixity.File], memBlock{b: NewBlock(in.Entries), fix: in.Fixity})
 	return nil
 }
 
-// unpend forgets the entries of a file whose rename failed (its intent
+// Unjournal forgets the entries of a file whose rename failed (its intent
 // stays in the journal, where recovery finds the old version in place).
-func (l *Log) unpend(fr *replaced) {
+func (l *Log) Unjournal(in *Intent) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if m := l.mem[fr.fix.File]; len(m) > 0 {
-		l.mem[fr.fix.File] = m[:len(m)-1]
+	if m := l.mem[in.Fixity.File]; len(m) > 0 {
+		l.mem[in.Fixity.File] = m[:len(m)-1]
 	}
-	if fr.journaled {
-		fr.journaled = false
+	if in.journaled {
+		in.journaled = false
 		l.outstanding--
 	}
 }
 
-// commit writes a replaced file's entries to the log, synced, in the order
-// the run's files are written. After a failed write nothing more is
-// logged (the entries wait in the journal).
-func (l *Log) commit(fr *replaced, entries []rewritelog.Entry) error {
+// Append writes a replaced file's entries to the log, synced, in the
+// order the run's files are written (a file replaced in place is
+// journaled first; a dry run's, or one written elsewhere, is not). After a
+// failed write nothing more is logged (the entries wait in the journal).
+func (l *Log) Append(in *Intent) error {
 	l.mu.Lock()
 	failed := l.failed
 	l.mu.Unlock()
 	if failed != nil {
-		return fmt.Errorf("%s: not logged, as a write of the log failed before (its entries wait in %s): %w", fr.fix.File, l.journalName(), failed)
+		return fmt.Errorf("%s: not logged, as a write of the log failed before (its entries wait in %s): %w", in.Fixity.File, l.journalName(), failed)
 	}
 	var b []byte
 	if l.run != "" {
@@ -549,10 +503,10 @@ func (l *Log) commit(fr *replaced, entries []rewritelog.Entry) error {
 		l.run = ""
 	}
 	start := l.end + int64(len(b))
-	b = append(b, fr.header()...)
+	b = append(b, in.header()...)
 	at := l.end + int64(len(b))
-	for i := range entries {
-		b = append(entries[i].AppendTo(b), '\n')
+	for i := range in.Entries {
+		b = append(in.Entries[i].AppendTo(b), '\n')
 	}
 	if _, err := l.w.Write(b); err != nil {
 		return l.fail(err)
@@ -565,16 +519,16 @@ func (l *Log) commit(fr *replaced, entries []rewritelog.Entry) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.end += int64(len(b))
-	if fr.journaled {
-		fr.journaled = false
+	if in.journaled {
+		in.journaled = false
 		l.outstanding--
 	}
-	if l.file == nil || fr.fix.NewSHA256 == "-" {
+	if l.file == nil || in.Fixity.NewSHA256 == "-" {
 		return nil // kept in memory; a dry run's entries move nothing
 	}
 	// From the log file on: memory holds only what is not there yet.
-	f := fr.fix.File
-	l.blocks[f] = append(l.blocks[f], logBlock{start: start, at: at, n: len(entries), fix: fr.fix})
+	f := in.Fixity.File
+	l.blocks[f] = append(l.blocks[f], logBlock{start: start, at: at, n: len(in.Entries), fix: in.Fixity})
 	if m := l.mem[f]; len(m) > 0 {
 		l.mem[f] = m[1:]
 	}
@@ -601,10 +555,10 @@ func (l *Log) fail(err error) error {
 	return err
 }
 
-// version returns the "# file" line of the file's last replacement among
+// Version returns the "# file" line of the file's last replacement among
 // the entries Move follows (those since Since, and this run's): the
 // version of the file that the offsets they move are of. False if none.
-func (l *Log) version(file string) (rewritelog.Fixity, bool) {
+func (l *Log) Version(file string) (Fixity, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if m := l.mem[file]; len(m) > 0 {
@@ -613,7 +567,7 @@ func (l *Log) version(file string) (rewritelog.Fixity, bool) {
 	if bs := l.blocks[file]; len(bs) > 0 && bs[len(bs)-1].start >= l.since {
 		return bs[len(bs)-1].fix, true
 	}
-	return rewritelog.Fixity{}, false
+	return Fixity{}, false
 }
 
 // Move returns where the record that the manifest puts at offset off of
@@ -636,47 +590,47 @@ func (l *Log) Move(file string, off int64) (int64, error) {
 			return 0, fmt.Errorf("the entries of %s's replacement at byte %d of %s account for less than its change from %d to %d bytes: entries are missing, and offsets in the file cannot be followed",
 				file, b.at, l.name, b.fix.OldSize, b.fix.NewSize)
 		}
-		s, err := l.read(b)
+		blk, err := l.read(b)
 		if err != nil {
 			return 0, err
 		}
-		if off, err = s.move(off); err != nil {
+		if off, err = blk.Follow(off); err != nil {
 			return 0, err
 		}
 	}
 	for _, m := range mem {
 		var err error
-		if off, err = m.s.move(off); err != nil {
+		if off, err = m.b.Follow(off); err != nil {
 			return 0, err
 		}
 	}
 	return off, nil
 }
 
-// read returns a block's shifts, from the cache or the log file.
-func (l *Log) read(b logBlock) (*shifts, error) {
-	if s, ok := l.cache.Get(b.at); ok {
-		return s, nil
+// read returns a block of the log file, from the cache or the file.
+func (l *Log) read(b logBlock) (Block, error) {
+	if blk, ok := l.cache.Get(b.at); ok {
+		return blk, nil
 	}
 	l.mu.Lock()
 	end := l.end
 	l.mu.Unlock()
 	br := bufio.NewReader(io.NewSectionReader(l.file, b.at, end-b.at))
-	entries := make([]rewritelog.Entry, 0, b.n)
+	entries := make([]Entry, 0, b.n)
 	for range b.n {
 		line, err := br.ReadString('\n')
 		if err != nil {
-			return nil, fmt.Errorf("%s: reading the entries of %s: %w", l.name, b.fix.File, err)
+			return Block{}, fmt.Errorf("%s: reading the entries of %s: %w", l.name, b.fix.File, err)
 		}
-		e, err := rewritelog.ParseEntry([]byte(strings.TrimSuffix(line, "\n")))
+		e, err := ParseEntry([]byte(strings.TrimSuffix(line, "\n")))
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", l.name, err)
+			return Block{}, fmt.Errorf("%s: %w", l.name, err)
 		}
 		entries = append(entries, e)
 	}
-	s := newShifts(entries)
-	l.cache.Put(b.at, s, int64(24*len(entries)+64))
-	return s, nil
+	blk := NewBlock(entries)
+	l.cache.Put(b.at, blk, int64(32*blk.Len()+64))
+	return blk, nil
 }
 
 // Close ends the log. The journal is removed, and the log's size recorded
@@ -691,7 +645,7 @@ func (l *Log) Close() error {
 	var err error
 	whole := l.failed == nil && l.outstanding == 0
 	if whole && l.end != l.whole {
-		if err = rewritelog.WriteEnd(l.name, l.end); err == nil {
+		if err = WriteEnd(l.name, l.end); err == nil {
 			l.whole = l.end
 		}
 		whole = err == nil
@@ -720,8 +674,9 @@ func (l *Log) Close() error {
 	return err
 }
 
-// fileSHA256 returns a file's size and SHA-256 (hex).
-func fileSHA256(path string) (int64, string, error) {
+// FileSHA256 returns the size and SHA-256 (hex) of the file at path: what
+// a "# file" line says of a version of it.
+func FileSHA256(path string) (int64, string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, "", err
