@@ -16,6 +16,7 @@ import (
 	"warcdedup/manifest"
 	"warcdedup/policy"
 	"warcdedup/record"
+	"warcdedup/revisit"
 )
 
 // RefusedError says why a file is left untouched: a line of the manifest
@@ -62,11 +63,15 @@ var (
 	errARC = errors.New("ARC records cannot become revisits: convert the file to WARC first")
 )
 
-// refersURI is a revisit's WARC-Refers-To-Target-URI in the manifest's
-// spelling (field 9), to compare with a line.
-func refersURI(rec *record.Record) string {
-	return manifest.EscapeField(record.StripAngles(rec.Header.Get(hRefersURI)))
-}
+// The WARC fields the rewrite reads.
+const (
+	hRefersURI     = "WARC-Refers-To-Target-URI"
+	hRefersDate    = "WARC-Refers-To-Date"
+	hPayloadDigest = "WARC-Payload-Digest"
+	hBlockDigest   = "WARC-Block-Digest"
+	hTruncated     = "WARC-Truncated"
+	hSegmentNumber = "WARC-Segment-Number"
+)
 
 // found is what stands at a line's offset.
 type found struct {
@@ -217,7 +222,7 @@ func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.L
 	switch rec.Type {
 	case "revisit":
 		// Done by an earlier run if it points where this line says.
-		if refersURI(rec) != l.RefURI || rec.Header.Get(hRefersDate) != l.RefDate {
+		if revisit.RefersURI(rec) != l.RefURI || rec.Header.Get(hRefersDate) != l.RefDate {
 			return nil, refuse(fmt.Errorf("%w: a revisit that refers to %s %s, not %s %s", ErrNotResponse,
 				rec.Header.Get(hRefersURI), rec.Header.Get(hRefersDate), l.RefURI, l.RefDate))
 		}
@@ -275,11 +280,11 @@ func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.L
 		sinks = append(sinks, own)
 	}
 	// The block's digest as undo would write it, to know whether the
-	// revisit must keep the header (see keptFor).
+	// revisit must keep the header (see revisit.KeptFor).
 	var block hash.Hash
 	blockDigestValue, hasBlockDigest := rec.Header.Lookup(hBlockDigest)
 	if hasBlockDigest {
-		block = x.blockHash(blockDigestAlgorithm(blockDigestValue))
+		block = x.blockHash(revisit.BlockDigestAlgorithm(blockDigestValue))
 		block.Write(x.head)
 		sinks = append(sinks, block)
 	}
@@ -328,19 +333,19 @@ func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.L
 	}
 	// The original's URI and date as its record spells them (without a
 	// wget <...> wrapper): what indexers record for it, byte for byte.
-	v := Revisit{Record: rec, HTTPHead: x.head, RefURI: orig.uri, RefDate: orig.date, PayloadDigest: payloadDigest}
+	v := revisit.Revisit{Record: rec, HTTPHead: x.head, RefURI: orig.uri, RefDate: orig.date, PayloadDigest: payloadDigest}
 	b, err := v.Bytes()
 	if err != nil {
 		return nil, refuse(err)
 	}
 	var blockDigest string
 	if hasBlockDigest {
-		blockDigest = blockDigestAlgorithm(blockDigestValue).Format(block.Sum(nil))
+		blockDigest = revisit.BlockDigestAlgorithm(blockDigestValue).Format(block.Sum(nil))
 	}
-	if v.Kept, err = keptFor(b, rawHeader, trailer, rec.BlockLength, blockDigest); err != nil {
+	if v.Kept, err = revisit.KeptFor(b, rawHeader, trailer, rec.BlockLength, blockDigest); err != nil {
 		return nil, refuse(err)
 	}
-	if len(v.Kept.added) > 0 || v.Kept.header != nil || v.Kept.trailer != nil {
+	if v.Kept.Any() {
 		if b, err = v.Bytes(); err != nil {
 			return nil, refuse(err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/manifest"
+	"warcdedup/revisit"
 	"warcdedup/rewritelog"
 )
 
@@ -199,7 +200,7 @@ func (f *fileRewrite) checkRevisit(s segment, newFile *os.File) error {
 	if err != nil {
 		return fmt.Errorf("revisit at %d: %w", s.newOff, err)
 	}
-	if rec.Type != "revisit" || rec.Length != s.length || refersURI(rec) != s.line.RefURI {
+	if rec.Type != "revisit" || rec.Length != s.length || revisit.RefersURI(rec) != s.line.RefURI {
 		return fmt.Errorf("revisit at %d reads back as a %q record of %d bytes", s.newOff, rec.Type, rec.Length)
 	}
 	if _, err := rr.Next(); err != io.EOF {

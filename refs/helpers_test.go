@@ -17,6 +17,7 @@ import (
 	"warcdedup/atomicfile"
 	"warcdedup/manifest"
 	"warcdedup/record"
+	"warcdedup/revisit"
 	"warcdedup/rewritelog"
 	"warcdedup/scripts/gen"
 	"warcdedup/source"
@@ -481,7 +482,7 @@ func checkRevisitOf(t testing.TB, name string, orig, rev []byte, l *manifest.Lin
 	}
 	// In the manifest's spelling; when the original has the revisit's own
 	// URI the header spells it exactly as the record does.
-	if got := refersURI(r); got != l.RefURI {
+	if got := revisit.RefersURI(r); got != l.RefURI {
 		t.Errorf("%s offset %d: WARC-Refers-To-Target-URI %q, want %q", name, l.Offset, got, l.RefURI)
 	}
 	if raw := r.Header.Get("WARC-Refers-To-Target-URI"); l.RefURI == l.URI && raw != o.TargetURI() {

@@ -14,6 +14,7 @@ import (
 	"warcdedup/digest"
 	"warcdedup/manifest"
 	"warcdedup/policy"
+	"warcdedup/revisit"
 	"warcdedup/scripts/gen"
 	"warcdedup/source"
 )
@@ -644,10 +645,10 @@ func checkLogEntries(t testing.TB, o *outcome, after map[string][]byte) {
 			t.Errorf("log entry %+v: %v", e, err)
 			continue
 		}
-		if r.Type != "revisit" || refersURI(r) != e.RefersToURI || manifest.EscapeField(r.Header.Get("WARC-Refers-To-Date")) != e.RefersTo ||
+		if r.Type != "revisit" || revisit.RefersURI(r) != e.RefersToURI || manifest.EscapeField(r.Header.Get("WARC-Refers-To-Date")) != e.RefersTo ||
 			r.Header.Get("WARC-Payload-Digest") != e.PayloadDigest {
 			t.Errorf("log entry %+v: the record there is a %s referring to %s %s with digest %s", e, r.Type,
-				refersURI(r), r.Header.Get("WARC-Refers-To-Date"), r.Header.Get("WARC-Payload-Digest"))
+				revisit.RefersURI(r), r.Header.Get("WARC-Refers-To-Date"), r.Header.Get("WARC-Payload-Digest"))
 		}
 	}
 }

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
-	"strings"
 
-	"warcdedup/digest"
 	"warcdedup/record"
+	"warcdedup/revisit"
 )
 
 // UndoPreview is the record undo would write in place of a revisit,
@@ -41,62 +41,42 @@ var ErrNotRestorable = errors.New("not restorable")
 // it must hash to the revisit's WARC-Payload-Digest, as undo requires. It
 // follows undo's rule (restoreRecord) and reads what it reads.
 func PreviewUndo(rec *record.Record, revHead, origHead []byte, payload io.Reader) (*UndoPreview, error) {
-	if p := rec.Header.Get(hProfile); !strings.HasSuffix(strings.TrimSpace(p), "identical-payload-digest") {
-		return nil, fmt.Errorf("%w: profile %q: only identical-payload-digest revisits hold a payload found elsewhere", ErrNotRestorable, p)
-	}
-	digestValue := strings.TrimSpace(rec.Header.Get(hPayloadDigest))
-	algo, sum, err := digest.ParseHeader(digestValue)
+	rs, err := revisit.Restore(rec)
 	if err != nil {
-		return nil, fmt.Errorf("%w: WARC-Payload-Digest: %v", ErrNotRestorable, err)
+		return nil, fmt.Errorf("%w: %v", ErrNotRestorable, err)
 	}
 	head := revHead
 	if head == nil {
 		head = origHead // another tool's revisit without one: the original's
 	}
-	ph := algo.New()
+	ph := rs.Algorithm.New()
 	w := io.Writer(ph)
-	var bh interface {
-		io.Writer
-		Sum([]byte) []byte
-	}
-	var blockAlgo digest.Algorithm
-	if v, ok := rec.Header.Lookup(hBlockDigest); ok {
-		blockAlgo = blockDigestAlgorithm(v)
-		h := blockAlgo.New()
-		h.Write(head)
-		bh = h
-		w = io.MultiWriter(ph, h)
+	blockAlgo, needBlock := rs.BlockDigest()
+	var bh hash.Hash
+	if needBlock {
+		bh = blockAlgo.New()
+		bh.Write(head)
+		w = io.MultiWriter(ph, bh)
 	}
 	n, err := io.Copy(w, payload)
 	if err != nil {
 		return nil, fmt.Errorf("reading the original's payload: %w", err)
 	}
-	if got := ph.Sum(nil); !bytes.Equal(got, sum) {
-		return nil, fmt.Errorf("the original's payload hashes to %s, not the revisit's %s: undo would refuse the file", algo.Format(got), digestValue)
+	if got := ph.Sum(nil); !bytes.Equal(got, rs.Sum) {
+		return nil, fmt.Errorf("the original's payload hashes to %s, not the revisit's %s: undo would refuse the file", rs.Algorithm.Format(got), rs.PayloadDigest)
 	}
-	p := &UndoPreview{HTTPHead: head, PayloadLength: n, Trailer: []byte(recordEnd)}
-	blockLen := int64(len(head)) + n
-	if v, ok := rec.Header.Lookup(hOriginalHeader); ok {
-		p.Kept = true
-		if p.Header, err = unescapeRaw(v); err != nil {
-			return nil, fmt.Errorf("%s: %w", hOriginalHeader, err)
-		}
-		if cl, err := contentLength(p.Header); err != nil || cl != blockLen {
-			return nil, fmt.Errorf("%s gives Content-Length %d (%v), the restored block has %d bytes", hOriginalHeader, cl, err, blockLen)
-		}
-	} else {
-		blockDigest := ""
-		if bh != nil {
-			blockDigest = blockAlgo.Format(bh.Sum(nil))
-		}
-		p.Header = restoredHeader(rec, blockLen, blockDigest)
-		p.Kept = rec.Header.Has(hAddedFields)
+	p := &UndoPreview{HTTPHead: head, PayloadLength: n}
+	blockDigest := ""
+	if needBlock {
+		blockDigest = blockAlgo.Format(bh.Sum(nil))
 	}
-	if v, ok := rec.Header.Lookup(hOriginalTrailer); ok {
-		p.Kept = true
-		if p.Trailer, err = unescapeTrailer(v); err != nil {
-			return nil, fmt.Errorf("%s: %w", hOriginalTrailer, err)
-		}
+	var keptHeader, keptTrailer bool
+	if p.Header, keptHeader, err = rs.Header(int64(len(head))+n, blockDigest); err != nil {
+		return nil, err
 	}
+	if p.Trailer, keptTrailer, err = rs.Trailer(); err != nil {
+		return nil, err
+	}
+	p.Kept = keptHeader || keptTrailer
 	return p, nil
 }

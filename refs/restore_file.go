@@ -8,7 +8,6 @@ import (
 	"hash"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/klauspost/compress/gzip"
@@ -18,6 +17,7 @@ import (
 	"warcdedup/gzmember"
 	"warcdedup/manifest"
 	"warcdedup/record"
+	"warcdedup/revisit"
 	"warcdedup/rewritelog"
 )
 
@@ -163,7 +163,7 @@ func (f *fileRestore) walk(ctx context.Context) error {
 			return f.refuse(fmt.Errorf("reading it: %w", err))
 		}
 		mv, ours := f.logged[rec.Offset]
-		if rec.Type == "revisit" && !ours && f.w.r.Only != nil && !f.w.r.Only(refersURI(rec), manifest.EscapeField(strings.TrimSpace(rec.Header.Get(hRefersDate)))) {
+		if rec.Type == "revisit" && !ours && f.w.r.Only != nil && !f.w.r.Only(revisit.RefersURI(rec), revisit.RefersDate(rec)) {
 			rr.Finish()
 			continue
 		}
@@ -201,15 +201,11 @@ func (f *fileRestore) restoreRecord(ctx context.Context, rr *record.Reader, rec 
 		}
 		return nil
 	}
-	// identical-payload-digest, or warcio's uri-agnostic-identical-payload-digest.
-	if p := rec.Header.Get(hProfile); !strings.HasSuffix(strings.TrimSpace(p), "identical-payload-digest") {
-		return leave(fmt.Errorf("profile %q: only identical-payload-digest revisits hold a payload found elsewhere", p))
-	}
-	digestValue := strings.TrimSpace(rec.Header.Get(hPayloadDigest))
-	algo, sum, err := digest.ParseHeader(digestValue)
+	rs, err := revisit.Restore(rec)
 	if err != nil {
-		return leave(fmt.Errorf("WARC-Payload-Digest: %w", err))
+		return leave(err)
 	}
+	digestValue, algo, sum := rs.PayloadDigest, rs.Algorithm, rs.Sum
 	if ours && len(mv.PayloadDigest) > 0 && string(mv.PayloadDigest) != digestValue {
 		return f.refuse(fmt.Errorf("log line %d wrote a revisit of %s at offset %d, and the revisit there names %s: the log is not this file's", mv.Line, mv.PayloadDigest, at, digestValue))
 	}
@@ -271,48 +267,35 @@ func (f *fileRestore) restoreRecord(ctx context.Context, rr *record.Reader, rec 
 	blockLen := int64(len(revHead)) + orig.payloadLength
 
 	// Its header and record end: kept in the revisit, or by the rule.
-	var header, trailer []byte
-	kept := false
-	if v, ok := rec.Header.Lookup(hOriginalHeader); ok {
-		kept = true
-		if header, err = unescapeRaw(v); err != nil {
-			return leave(fmt.Errorf("%s: %w", hOriginalHeader, err))
-		}
-		if n, err := contentLength(header); err != nil || n != blockLen {
-			return leave(fmt.Errorf("%s gives Content-Length %d (%v), the restored block has %d bytes", hOriginalHeader, n, err, blockLen))
-		}
-	} else {
-		var blockDigest string
-		if v, ok := rec.Header.Lookup(hBlockDigest); ok {
-			a := blockDigestAlgorithm(v)
-			bh := a.New()
-			bh.Write(revHead)
-			if payload == nil {
-				bh.Write(orig.payload)
-			} else {
-				// A payload too large to keep is read twice: once for the
-				// digest the header gives before it, once to write it.
-				_, err := io.CopyBuffer(bh, payload, f.w.buf)
-				closePayload()
-				if err == nil {
-					_, payload, err = r.Originals.open(ctx, &line, r.Policy)
-				}
-				if err != nil {
-					return leave(fmt.Errorf("%w %s offset %d: %v", ErrOriginal, line.File, line.Offset, err))
-				}
+	var blockDigest string
+	if a, ok := rs.BlockDigest(); ok {
+		bh := a.New()
+		bh.Write(revHead)
+		if payload == nil {
+			bh.Write(orig.payload)
+		} else {
+			// A payload too large to keep is read twice: once for the
+			// digest the header gives before it, once to write it.
+			_, err := io.CopyBuffer(bh, payload, f.w.buf)
+			closePayload()
+			if err == nil {
+				_, payload, err = r.Originals.open(ctx, &line, r.Policy)
 			}
-			blockDigest = a.Format(bh.Sum(nil))
+			if err != nil {
+				return leave(fmt.Errorf("%w %s offset %d: %v", ErrOriginal, line.File, line.Offset, err))
+			}
 		}
-		header = restoredHeader(rec, blockLen, blockDigest)
-		kept = rec.Header.Has(hAddedFields)
+		blockDigest = a.Format(bh.Sum(nil))
 	}
-	trailer = []byte(recordEnd)
-	if v, ok := rec.Header.Lookup(hOriginalTrailer); ok {
-		kept = true
-		if trailer, err = unescapeTrailer(v); err != nil {
-			return leave(fmt.Errorf("%s: %w", hOriginalTrailer, err))
-		}
+	header, keptHeader, err := rs.Header(blockLen, blockDigest)
+	if err != nil {
+		return leave(err)
 	}
+	trailer, keptTrailer, err := rs.Trailer()
+	if err != nil {
+		return leave(err)
+	}
+	kept := keptHeader || keptTrailer
 
 	// The record, written and its payload hashed as it goes: its gzip
 	// member rebuilt as it was, if the log describes it and zlib makes it.
@@ -405,24 +388,7 @@ func (f *fileRestore) repoint(ctx context.Context, rec *record.Record, block []b
 	}
 
 	// The revisit as it was, but for what it refers to.
-	var b bytes.Buffer
-	b.WriteString(rec.Version)
-	b.WriteString("\r\n")
-	for _, fl := range rec.Header {
-		switch {
-		case strings.EqualFold(fl.Name, hRefersURI):
-			writeField(&b, fl.Name, altOrig.uri)
-		case strings.EqualFold(fl.Name, hRefersDate):
-			writeField(&b, fl.Name, altOrig.date)
-		case strings.EqualFold(fl.Name, hRefersTo):
-			// The record ID of the original that goes: it names no record.
-		default:
-			writeField(&b, fl.Name, fl.Value)
-		}
-	}
-	b.WriteString("\r\n")
-	b.Write(block)
-	b.WriteString(recordEnd)
+	repointed := revisit.Repointed(rec, block, altOrig.uri, altOrig.date)
 
 	if err := f.copyTo(at); err != nil {
 		return false, err
@@ -433,7 +399,7 @@ func (f *fileRestore) repoint(ctx context.Context, rec *record.Record, block []b
 		}
 	}
 	newOff := f.written
-	n, _, err := f.writeRecord(b.Bytes(), nil, inlinePayload(nil), nil, nil, nil)
+	n, _, err := f.writeRecord(repointed, nil, inlinePayload(nil), nil, nil, nil)
 	if err != nil {
 		return false, err
 	}
@@ -615,17 +581,6 @@ func (f *fileRestore) pickOriginal(key string, rec *record.Record) (manifest.Lin
 	return lines[best], nil
 }
 
-// contentLength reads the Content-Length of a raw WARC header.
-func contentLength(header []byte) (int64, error) {
-	for _, line := range bytes.Split(header, []byte("\n")) {
-		name, value, ok := bytes.Cut(line, []byte(":"))
-		if ok && strings.EqualFold(string(bytes.TrimSpace(name)), hContentLength) {
-			return strconv.ParseInt(string(bytes.TrimSpace(value)), 10, 64)
-		}
-	}
-	return 0, errors.New("no Content-Length")
-}
-
 // finish puts the restored version in place (see version.replace).
 func (f *fileRestore) finish() error {
 	r, t := f.w.r, f.t
@@ -668,8 +623,8 @@ func (f *fileRestore) checkRestored(s segment, newFile *os.File) error {
 		if err := rr.Finish(); err != nil {
 			return fmt.Errorf("re-pointed revisit at %d: %w", s.newOff, err)
 		}
-		if rec.Type != "revisit" || refersURI(rec) != s.line.RefURI || rec.Length != s.length {
-			return fmt.Errorf("re-pointed revisit at %d reads back as a %q record of %d bytes referring to %s", s.newOff, rec.Type, rec.Length, refersURI(rec))
+		if rec.Type != "revisit" || revisit.RefersURI(rec) != s.line.RefURI || rec.Length != s.length {
+			return fmt.Errorf("re-pointed revisit at %d reads back as a %q record of %d bytes referring to %s", s.newOff, rec.Type, rec.Length, revisit.RefersURI(rec))
 		}
 		return nil
 	}

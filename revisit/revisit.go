@@ -1,8 +1,8 @@
-// Package refs is stage 4 of the toolchain: it rewrites every duplicate
-// record (copy > 1 in the manifest) as a WARC revisit record that refers to
-// the copy that is kept, copying every other byte of the file unchanged,
-// and replaces the file only when the new one is complete and checked.
-package refs
+// Package revisit is the revisit record this toolchain writes in place of
+// a duplicate (records.md section 2), and the rule by which undo makes the
+// record it replaced again from it (Restore): the rewrite (package refs)
+// writes revisits with it, the restore (package restore) reads them.
+package revisit
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"warcdedup/digest"
+	"warcdedup/manifest"
 	"warcdedup/record"
 )
 
@@ -38,9 +38,9 @@ type Revisit struct {
 	// header value when it is right for the payload, else the manifest's.
 	PayloadDigest string
 	// Kept is what undo needs of the duplicate beyond the rule (see
-	// restoredHeader): its header and record end as stored, when the rule
-	// would not give them back.
-	Kept keptOriginal
+	// Restore): its header and record end as stored, when the rule would
+	// not give them back.
+	Kept Kept
 }
 
 // header names compared case-insensitively.
@@ -74,10 +74,10 @@ func (v *Revisit) Bytes() ([]byte, error) {
 	if old, ok := rec.Header.Lookup(hBlockDigest); ok {
 		// An old value that cannot tell the algorithm gets sha1, the
 		// manifest's convention, rather than a digest nobody can check.
-		algo := blockDigestAlgorithm(old)
+		algo := BlockDigestAlgorithm(old)
 		h := algo.New()
 		h.Write(v.HTTPHead)
-		blockDigest = headerDigest(algo, h.Sum(nil))
+		blockDigest = algo.Format(h.Sum(nil))
 	}
 	inserted := []record.Field{
 		{Name: hProfile, Value: Profile(rec.Version)},
@@ -153,6 +153,40 @@ func writeField(b *bytes.Buffer, name, value string) {
 	b.WriteString("\r\n")
 }
 
-// headerDigest writes a digest the way WARC headers do: sha1 in base32,
-// the others in hex, each with its label.
-func headerDigest(a digest.Algorithm, sum []byte) string { return a.Format(sum) }
+// RefersURI is a revisit's WARC-Refers-To-Target-URI in the manifest's
+// spelling (field 9), to compare with a line.
+func RefersURI(rec *record.Record) string {
+	return manifest.EscapeField(record.StripAngles(rec.Header.Get(hRefersURI)))
+}
+
+// RefersDate is a revisit's WARC-Refers-To-Date in the manifest's spelling
+// (field 10).
+func RefersDate(rec *record.Record) string {
+	return manifest.EscapeField(strings.TrimSpace(rec.Header.Get(hRefersDate)))
+}
+
+// Repointed returns the revisit rec, whose block is block, referring to
+// another original: the record as it was but for its
+// WARC-Refers-To-Target-URI and -Date (uri and date, as the original
+// spells them), without a WARC-Refers-To (the record ID of the original
+// that goes names no record).
+func Repointed(rec *record.Record, block []byte, uri, date string) []byte {
+	var b bytes.Buffer
+	b.WriteString(rec.Version)
+	b.WriteString("\r\n")
+	for _, fl := range rec.Header {
+		switch {
+		case strings.EqualFold(fl.Name, hRefersURI):
+			writeField(&b, fl.Name, uri)
+		case strings.EqualFold(fl.Name, hRefersDate):
+			writeField(&b, fl.Name, date)
+		case strings.EqualFold(fl.Name, hRefersTo):
+		default:
+			writeField(&b, fl.Name, fl.Value)
+		}
+	}
+	b.WriteString("\r\n")
+	b.Write(block)
+	b.WriteString(recordEnd)
+	return b.Bytes()
+}
