@@ -14,7 +14,6 @@
 package collres
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -601,8 +600,8 @@ func (w *worker) compare(ctx context.Context, l *manifest.Line, classes []*class
 	if err := p.finish(); err != nil {
 		return nil, "", err
 	}
-	if got := l.Algorithm().AppendFormat(nil, h.Sum(nil)); !bytes.Equal(got, []byte(l.Digest)) {
-		return nil, "", stale(l, fmt.Errorf("%w: it hashes to %s", ErrDigestMismatch, got))
+	if err := l.CheckDigest(h.Sum(nil)); err != nil {
+		return nil, "", stale(l, err)
 	}
 	return cmp, p.key, nil
 }

@@ -316,7 +316,7 @@ func TestStale(t *testing.T) {
 			data, _ := os.ReadFile(p)
 			os.WriteFile(p, bytes.Replace(data, []byte("payload"), []byte("PAYLOAD"), 1), 0o644)
 			return lines
-		}, ErrDigestMismatch},
+		}, manifest.ErrDigestMismatch},
 		{"file truncated", func(t *testing.T, dir string, lines []manifest.Line) []manifest.Line {
 			p := filepath.Join(dir, "one.warc")
 			data, _ := os.ReadFile(p)
@@ -334,7 +334,7 @@ func TestStale(t *testing.T) {
 				}
 			}
 			return lines
-		}, ErrNotARecord},
+		}, manifest.ErrNotARecord},
 		{"length longer than the record", func(t *testing.T, dir string, lines []manifest.Line) []manifest.Line {
 			os.WriteFile(filepath.Join(dir, "one.warc"), []byte(first+first), 0o644)
 			for i := range lines {
@@ -343,7 +343,7 @@ func TestStale(t *testing.T) {
 				}
 			}
 			return lines
-		}, ErrNotARecord},
+		}, manifest.ErrNotARecord},
 		{"URI of the line differs", func(t *testing.T, dir string, lines []manifest.Line) []manifest.Line {
 			for i := range lines {
 				if lines[i].File == "one.warc" {
@@ -351,7 +351,7 @@ func TestStale(t *testing.T) {
 				}
 			}
 			return lines
-		}, ErrFieldsChanged},
+		}, manifest.ErrFieldsChanged},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -37,13 +37,11 @@ func (e *RefusedError) Error() string {
 }
 func (e *RefusedError) Unwrap() error { return e.Err }
 
-// The reasons a line refuses its file, wrapped in a *RefusedError.
+// The reasons a line refuses its file, wrapped in a *RefusedError, besides
+// those of a line that no longer names its record (manifest.ErrNotARecord
+// and the others).
 var (
-	ErrNotARecord     = errors.New("the bytes at offset/length are not one whole record")
-	ErrNotResponse    = errors.New("the record is neither the response the line names nor its revisit")
-	ErrFieldsChanged  = errors.New("the record's URI or date differ from the line's")
-	ErrDigestMismatch = errors.New("the payload does not hash to the line's digest")
-	ErrOverlap        = errors.New("the line overlaps the record before it")
+	ErrOverlap = errors.New("the line overlaps the record before it")
 	// ErrNoOriginal: no kept record (copy 1) of the line's class has the
 	// URI and date the line names: the manifest names no original, names
 	// one of another class, or lists the class without keeping any record.
@@ -69,8 +67,6 @@ const (
 	hRefersDate    = "WARC-Refers-To-Date"
 	hPayloadDigest = "WARC-Payload-Digest"
 	hBlockDigest   = "WARC-Block-Digest"
-	hTruncated     = "WARC-Truncated"
-	hSegmentNumber = "WARC-Segment-Number"
 )
 
 // found is what stands at a line's offset.
@@ -200,49 +196,33 @@ func (x *examiner) plan(l *manifest.Line) (plan, error) {
 // names, read and checked now, and the two would replay alike.
 func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.Line, p plan) (*found, error) {
 	refuse := func(err error) error { return &RefusedError{File: l.File, Offset: l.Offset, Err: err} }
-	rec, err := rr.Next()
+	rec, err := manifest.NextRecord(rr)
 	if err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, refuse(fmt.Errorf("%w: %v", ErrNotARecord, err))
+		return nil, refuse(err)
 	}
 	if rec.Format != record.WARC {
 		return nil, errARC
 	}
-	if rec.Offset != 0 {
-		// The reader skips line ends before a record of a plain file: a
-		// line whose offset points at them names no record. Rewriting
-		// from there would cut the terminator of the record before.
-		return nil, refuse(fmt.Errorf("%w: the record starts %d bytes after the line's offset", ErrNotARecord, rec.Offset))
+	// Rewriting from an offset that names no record (a plain file's line
+	// ends before one, which the reader skips) would cut the terminator of
+	// the record before.
+	if err := l.CheckRecord(rec, manifest.Expect{Revisit: true}); err != nil {
+		return nil, refuse(err)
 	}
-	if manifest.URIField(rec) != l.URI || manifest.DateField(rec) != l.Date {
-		return nil, refuse(fmt.Errorf("%w: the record has %s %s", ErrFieldsChanged, manifest.URIField(rec), manifest.DateField(rec)))
-	}
-	switch rec.Type {
-	case "revisit":
+	if rec.Type == "revisit" {
 		// Done by an earlier run if it points where this line says.
 		if revisit.RefersURI(rec) != l.RefURI || rec.Header.Get(hRefersDate) != l.RefDate {
-			return nil, refuse(fmt.Errorf("%w: a revisit that refers to %s %s, not %s %s", ErrNotResponse,
+			return nil, refuse(fmt.Errorf("%w: a revisit that refers to %s %s, not %s %s", manifest.ErrNotResponse,
 				rec.Header.Get(hRefersURI), rec.Header.Get(hRefersDate), l.RefURI, l.RefDate))
 		}
 		if err := rr.Finish(); err != nil {
-			return nil, refuse(fmt.Errorf("%w: %v", ErrNotARecord, err))
+			return nil, refuse(fmt.Errorf("%w: %v", manifest.ErrNotARecord, err))
 		}
 		return &found{already: true, length: rec.Length}, nil
-	case "response":
-		// warcsum never lists these (records.md section 1): a line naming
-		// one comes from something else than this toolchain's manifest.
-		if rec.Header.Has(hTruncated) || rec.Header.Has(hSegmentNumber) {
-			return nil, refuse(fmt.Errorf("%w: a truncated or segmented response must never become a revisit", ErrNotResponse))
-		}
-	default:
-		return nil, refuse(fmt.Errorf("%w: it is a %q record", ErrNotResponse, rec.Type))
 	}
-
-	head, err := rr.ReadHTTPHead()
-	if err != nil || head.Status == 0 || !head.Complete {
-		return nil, refuse(fmt.Errorf("%w: no complete HTTP response head (%v)", ErrNotResponse, err))
+	head, err := manifest.ReadHTTPHead(rr)
+	if err != nil {
+		return nil, refuse(err)
 	}
 	x.head = append(x.head[:0], head.Raw...)
 	key := x.r.Policy.Key(rec, head)
@@ -294,21 +274,17 @@ func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.L
 		if errors.Is(err, ErrOriginal) {
 			return nil, refuse(fmt.Errorf("%s offset %d: %w", p.orig.File, p.orig.Offset, err))
 		}
-		return nil, refuse(fmt.Errorf("%w: %v", ErrNotARecord, err))
+		return nil, refuse(fmt.Errorf("%w: %v", manifest.ErrNotARecord, err))
 	}
-	if err := rr.Finish(); err != nil {
-		return nil, refuse(fmt.Errorf("%w: %v", ErrNotARecord, err))
+	if err := l.CheckEnd(rr, rec, false); err != nil {
+		return nil, refuse(err)
 	}
 	trailer, whole := rr.Trailer()
 	if !whole {
-		return nil, refuse(fmt.Errorf("%w: more line ends follow its block than a revisit keeps for undo", ErrNotARecord))
+		return nil, refuse(fmt.Errorf("%w: more line ends follow its block than a revisit keeps for undo", manifest.ErrNotARecord))
 	}
-	if rec.Length != l.Length {
-		return nil, refuse(fmt.Errorf("%w: the record is %d bytes, the line says %d", ErrNotARecord, rec.Length, l.Length))
-	}
-	got := algo.AppendFormat(nil, sum.Sum(nil))
-	if !bytes.Equal(got, []byte(l.Digest)) {
-		return nil, refuse(fmt.Errorf("%w: it hashes to %s", ErrDigestMismatch, got))
+	if err := l.CheckDigest(sum.Sum(nil)); err != nil {
+		return nil, refuse(err)
 	}
 	same, err := cmp.end()
 	if err != nil {

@@ -84,7 +84,7 @@ func (f *fileRewrite) walk(ctx context.Context) error {
 			return &RefusedError{File: t.file, Offset: l.Offset, Err: ErrOverlap}
 		}
 		if at >= f.size {
-			return &RefusedError{File: t.file, Offset: l.Offset, Err: fmt.Errorf("%w: the file has only %d bytes (the file is shorter than the manifest says)", ErrNotARecord, f.size)}
+			return &RefusedError{File: t.file, Offset: l.Offset, Err: fmt.Errorf("%w: the file has only %d bytes (the file is shorter than the manifest says)", manifest.ErrNotARecord, f.size)}
 		}
 		found, stored, err := e.found, e.stored, e.err
 		if e.at != at && !e.protected {

@@ -290,7 +290,7 @@ var lieCases = []lieCase{
 			refer(at(t, m, c.dups[0]), other)
 			return told{lies: m, victims: c.dups[:1]}
 		}},
-	{name: "a reference to the original of another digest, the line's digest changed to match", want: ErrDigestMismatch, old: oldRefused,
+	{name: "a reference to the original of another digest, the line's digest changed to match", want: manifest.ErrDigestMismatch, old: oldRefused,
 		tell: func(t *testing.T, s *lieSetup, dir, remote string, m []manifest.Line) told {
 			c := s.class(t, 1, nil)
 			other := s.classExcept(t, 0, c, nil).kept[0]

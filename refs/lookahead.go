@@ -37,7 +37,7 @@ func (x *examiner) prepare(ctx context.Context, src *os.File, size int64, gz boo
 		return &found{protected: true}, nil, nil
 	}
 	if at < 0 || at >= size {
-		return nil, nil, &RefusedError{File: l.File, Offset: l.Offset, Err: ErrNotARecord}
+		return nil, nil, &RefusedError{File: l.File, Offset: l.Offset, Err: manifest.ErrNotARecord}
 	}
 	// Read the record and a little beyond (the start of the next one, for
 	// the end check): not the rest of the file, which read-ahead would

@@ -285,25 +285,11 @@ type origReader struct {
 
 func (r *origReader) start(pol policy.Policy) (*original, error) {
 	l := &r.line
-	rec, err := r.rr.Next()
+	rec, head, err := l.ReadRecord(r.rr, manifest.Expect{})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNotARecord, err)
+		return nil, err
 	}
 	r.rec = rec
-	switch {
-	case rec.Offset != 0:
-		return nil, fmt.Errorf("%w: no record starts at its offset", ErrNotARecord)
-	case rec.Type != "response":
-		return nil, fmt.Errorf("it is a %q record, not a response", rec.Type)
-	case rec.Header.Has(hTruncated) || rec.Header.Has(hSegmentNumber):
-		return nil, errors.New("it is truncated or segmented")
-	case manifest.URIField(rec) != l.URI || manifest.DateField(rec) != l.Date:
-		return nil, fmt.Errorf("%w: the record has %s %s", ErrFieldsChanged, manifest.URIField(rec), manifest.DateField(rec))
-	}
-	head, err := r.rr.ReadHTTPHead()
-	if err != nil || head.Status == 0 || !head.Complete {
-		return nil, fmt.Errorf("no complete HTTP response head (%v)", err)
-	}
 	return &original{line: *l, uri: rec.TargetURI(), date: rec.Date, key: pol.Key(rec, head),
 		head: bytes.Clone(head.Raw), payloadLength: rec.BlockLength - int64(len(head.Raw))}, nil
 }
@@ -320,18 +306,7 @@ func (r *origReader) Read(p []byte) (int, error) {
 }
 
 // finish checks the record ends where its line says, with nothing after.
-func (r *origReader) finish() error {
-	if err := r.rr.Finish(); err != nil {
-		return fmt.Errorf("%w: %v", ErrNotARecord, err)
-	}
-	if r.rec.Length != r.line.Length {
-		return fmt.Errorf("%w: the record is %d bytes, its line says %d", ErrNotARecord, r.rec.Length, r.line.Length)
-	}
-	if _, err := r.rr.Next(); err != io.EOF {
-		return fmt.Errorf("%w: more follows the record in its %d bytes", ErrNotARecord, r.line.Length)
-	}
-	return nil
-}
+func (r *origReader) finish() error { return r.line.CheckEnd(r.rr, r.rec, true) }
 
 func (r *origReader) Close() error {
 	if r.unlock != nil {

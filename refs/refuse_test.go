@@ -127,7 +127,7 @@ func TestRefusals(t *testing.T) {
 			b[l.Offset+l.Length-4-10] ^= 1 // in the payload: the record ends with its block and CRLF CRLF
 			os.WriteFile(p, b, 0o644)
 			return l.Offset
-		}, ErrDigestMismatch},
+		}, manifest.ErrDigestMismatch},
 		{"the manifest names another digest (gz file)", gzFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			// No kept record of that digest names the line's original.
 			lines[i].Digest = formatDigest(lines[i].Algorithm(), []byte("another payload"))
@@ -136,39 +136,39 @@ func TestRefusals(t *testing.T) {
 		{"the URI differs (plain file)", plainFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			lines[i].URI += "?changed"
 			return lines[i].Offset
-		}, ErrFieldsChanged},
+		}, manifest.ErrFieldsChanged},
 		{"the date differs (gz file)", gzFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			lines[i].Date = "1999-12-31T23:59:59Z"
 			return lines[i].Offset
-		}, ErrFieldsChanged},
+		}, manifest.ErrFieldsChanged},
 		{"the offset is inside the record (plain file)", plainFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			lines[i].Offset += 7
 			return lines[i].Offset
-		}, ErrNotARecord},
+		}, manifest.ErrNotARecord},
 		{"the offset is inside the record (gz file)", gzFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			lines[i].Offset += 7
 			return lines[i].Offset
-		}, ErrNotARecord},
+		}, manifest.ErrNotARecord},
 		{"the offset is on the line ends before the record (plain file)", plainFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			lines[i].Offset -= 2
 			return lines[i].Offset
-		}, ErrNotARecord},
+		}, manifest.ErrNotARecord},
 		{"the length is one byte long (plain file)", plainFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			lines[i].Length++
 			return lines[i].Offset
-		}, ErrNotARecord},
+		}, manifest.ErrNotARecord},
 		{"the length is one byte short (gz file)", gzFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			lines[i].Length--
 			return lines[i].Offset
-		}, ErrNotARecord},
+		}, manifest.ErrNotARecord},
 		{"the file was truncated inside the record (gz file)", gzFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			os.Truncate(filepath.Join(dir, lines[i].File), lines[i].Offset+lines[i].Length/2)
 			return lines[i].Offset
-		}, ErrNotARecord},
+		}, manifest.ErrNotARecord},
 		{"the file was truncated before the record (plain file)", plainFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			os.Truncate(filepath.Join(dir, lines[i].File), lines[i].Offset)
 			return lines[i].Offset
-		}, ErrNotARecord},
+		}, manifest.ErrNotARecord},
 		{"the line points at a request record (gz file)", gzFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			recs := recordsOf(t, filepath.Join(dir, lines[i].File))
 			for k := 1; k < len(recs); k++ {
@@ -179,7 +179,7 @@ func TestRefusals(t *testing.T) {
 			}
 			t.Fatalf("no request record before the response at %d", lines[i].Offset)
 			return 0
-		}, ErrNotResponse},
+		}, manifest.ErrNotResponse},
 		{"the line points at a revisit of another record (plain file)", plainFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			for _, r := range recordsOf(t, filepath.Join(dir, lines[i].File)) {
 				if r.Type == "revisit" {
@@ -190,7 +190,7 @@ func TestRefusals(t *testing.T) {
 			}
 			t.Fatal("no revisit record in the file")
 			return 0
-		}, ErrNotResponse},
+		}, manifest.ErrNotResponse},
 		{"the line points at a truncated response (plain file)", plainFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			path := filepath.Join(dir, lines[i].File)
 			data, _ := os.ReadFile(path)
@@ -218,7 +218,7 @@ func TestRefusals(t *testing.T) {
 			}
 			t.Fatal("no truncated response in the file")
 			return 0
-		}, ErrNotResponse},
+		}, manifest.ErrNotResponse},
 		{"two lines name one record (gz file)", gzFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			if lines[i+1].File != lines[i].File {
 				t.Fatal("the victim is the last line of its file")
