@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"warcdedup/manifest"
-	"warcdedup/refs"
+	"warcdedup/originals"
 	"warcdedup/rewritelog"
 	"warcdedup/source"
 )
@@ -32,7 +32,7 @@ import (
 // again, until the log names the version (the host logs a replaced file
 // right after the rename) or VersionWait has passed.
 type remoteFiles struct {
-	local refs.Opener // the host's own files
+	local originals.Opener // the host's own files
 	http  *source.HTTP
 	files map[string]*remoteFile // by manifest field 1, the other hosts' files
 	wait  time.Duration

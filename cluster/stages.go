@@ -16,6 +16,7 @@ import (
 	"warcdedup/crawlindex"
 	"warcdedup/internal/progress"
 	"warcdedup/manifest"
+	"warcdedup/originals"
 	"warcdedup/refs"
 	"warcdedup/rewritelog"
 	"warcdedup/source"
@@ -621,7 +622,7 @@ func (k *task) rewrite(ctx context.Context) error {
 			t.Close()
 		}
 	}()
-	originals, err := refs.NewOriginals(remote, log, tables...)
+	originals, err := originals.New(remote, tables...)
 	if err != nil {
 		return err
 	}

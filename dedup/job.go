@@ -20,6 +20,7 @@ import (
 	"warcdedup/digest"
 	"warcdedup/internal/progress"
 	"warcdedup/manifest"
+	"warcdedup/originals"
 	"warcdedup/policy"
 	"warcdedup/refs"
 	"warcdedup/report"
@@ -696,7 +697,7 @@ func (j *Job) rewrite(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer table.Close()
-	originals, err := refs.NewOriginals(j.locator(), log, table)
+	originals, err := originals.New(j.locator(), table)
 	if err != nil {
 		return "", err
 	}

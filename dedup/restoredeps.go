@@ -15,6 +15,7 @@ import (
 	"warcdedup/crawlindex"
 	"warcdedup/digest"
 	"warcdedup/manifest"
+	"warcdedup/originals"
 	"warcdedup/refs"
 	"warcdedup/rewritelog"
 	"warcdedup/source"
@@ -230,7 +231,7 @@ func (r *restoreDependents) runOne(ctx context.Context, d *crawlindex.Crawl, res
 		tables = append(tables, t)
 	}
 	loc := r.locator()
-	originals, err := refs.NewOriginals(loc, log, tables...)
+	originals, err := originals.New(loc, tables...)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"warcdedup/digest"
 	"warcdedup/internal/progress"
 	"warcdedup/manifest"
+	"warcdedup/originals"
 	"warcdedup/refs"
 	"warcdedup/rewritelog"
 	"warcdedup/warcsum"
@@ -313,7 +314,7 @@ func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.M
 		defer t.Close()
 		tables = append(tables, t)
 	}
-	originals, err := refs.NewOriginals(j.locator(), log, tables...)
+	originals, err := originals.New(j.locator(), tables...)
 	if err != nil {
 		return err
 	}

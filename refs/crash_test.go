@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"warcdedup/originals"
 	"warcdedup/rewritelog"
 
 	"warcdedup/atomicfile"
@@ -257,7 +258,7 @@ func TestCommandExitStatus(t *testing.T) {
 	stale[0].Digest = formatDigest(stale[0].Algorithm(), []byte("changed"))
 	unsorted := append([]manifest.Line(nil), c.dups...)
 	unsorted[0], unsorted[1] = unsorted[1], unsorted[0]
-	originals := writeManifest(t, c.all)
+	originalsFile := writeManifest(t, c.all)
 	tests := []struct {
 		name    string
 		lines   []manifest.Line
@@ -266,14 +267,14 @@ func TestCommandExitStatus(t *testing.T) {
 		changed int // files rewritten
 	}{
 		{"a clean manifest", c.dups, 0, "", 2},
-		{"a stale line", stale, 1, fmt.Sprintf("warcrefs: error: %s: offset %d: left untouched: %s", stale[0].File, stale[0].Offset, ErrNoOriginal), 1},
+		{"a stale line", stale, 1, fmt.Sprintf("warcrefs: error: %s: offset %d: left untouched: %s", stale[0].File, stale[0].Offset, originals.ErrNoOriginal), 1},
 		{"an unsorted manifest", unsorted, 2, "not sorted by file, offset", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			copyDir(t, c.dir, dir)
-			cmd := exec.Command(bin, "--in-place", "--root", dir, "-i", writeManifest(t, tt.lines), "--originals", originals, "-q")
+			cmd := exec.Command(bin, "--in-place", "--root", dir, "-i", writeManifest(t, tt.lines), "--originals", originalsFile, "-q")
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			err := cmd.Run()

@@ -14,6 +14,7 @@ import (
 	"warcdedup/digest"
 	"warcdedup/gzmember"
 	"warcdedup/manifest"
+	"warcdedup/originals"
 	"warcdedup/policy"
 	"warcdedup/record"
 	"warcdedup/revisit"
@@ -42,16 +43,6 @@ func (e *RefusedError) Unwrap() error { return e.Err }
 // and the others).
 var (
 	ErrOverlap = errors.New("the line overlaps the record before it")
-	// ErrNoOriginal: no kept record (copy 1) of the line's class has the
-	// URI and date the line names: the manifest names no original, names
-	// one of another class, or lists the class without keeping any record.
-	ErrNoOriginal = errors.New("no record kept (copy 1) of its class has the URI and date it names")
-	// ErrIsOriginal: the record is itself kept (copy 1) by the originals
-	// manifest; rewriting it would lose what others refer to.
-	ErrIsOriginal = errors.New("the record is an original (copy 1) in the originals manifest")
-	// ErrSelfReference: the original has the duplicate's own URI and date;
-	// wabac.js drops such a revisit, and every index confuses the two.
-	ErrSelfReference = errors.New("its original has its own URI and date")
 	// ErrNotEquivalent: the original would replay differently (policy).
 	ErrNotEquivalent = errors.New("its original would replay differently")
 	// ErrPayloadDiffers: the payload is not byte for byte the original's.
@@ -86,7 +77,9 @@ type found struct {
 
 // examiner examines records; one per goroutine, keeping its buffers.
 type examiner struct {
-	r      *Rewriter
+	r *Rewriter
+	// moves moves the originals' offsets: the run's log in place.
+	moves  originals.Mover
 	hashes map[digest.Algorithm]hash.Hash
 	head   []byte
 	// rawHeader is the record's header as stored, kept past the reads of
@@ -102,8 +95,8 @@ type examiner struct {
 	describer *gzmember.Describer
 }
 
-func newExaminer(r *Rewriter) *examiner {
-	return &examiner{r: r, hashes: map[digest.Algorithm]hash.Hash{}, blocks: map[digest.Algorithm]hash.Hash{}, buf: make([]byte, 0, 64<<10)}
+func newExaminer(r *Rewriter, moves originals.Mover) *examiner {
+	return &examiner{r: r, moves: moves, hashes: map[digest.Algorithm]hash.Hash{}, blocks: map[digest.Algorithm]hash.Hash{}, buf: make([]byte, 0, 64<<10)}
 }
 
 // blockHash is a hash of a's for a block, apart from those of hash (the
@@ -138,63 +131,13 @@ func (x *examiner) hash(a digest.Algorithm) hash.Hash {
 	return h
 }
 
-// plan is what the originals manifest says about a line, before its record
-// is read: whether it stays (protected) and which kept record is its
-// original.
-type plan struct {
-	protected bool
-	orig      *manifest.Line
-}
-
-// plan checks the line against the originals manifest: it must not be kept
-// itself, must name a kept record of its own class, not one with its own
-// URI and date; a line whose record an existing revisit refers to stays.
-//
-// A record is kept if a kept line of its digest (any ext) names its file
-// and offset, or its URI and date: revisits, those of this run and those
-// already in the collection, name their originals by URI and date, and
-// one record has many names (another spelling of field 1, a symbolic
-// link, a --locations entry), so a record could otherwise be rewritten
-// under one name while a revisit refers to it under another.
-func (x *examiner) plan(l *manifest.Line) (plan, error) {
-	d, err := x.r.Originals.lookup(l.Digest)
-	if err != nil {
-		return plan{}, err
-	}
-	if x.r.Originals.pinned(d, l) {
-		return plan{protected: true}, nil
-	}
-	var orig, same *manifest.Line
-	for i := range d.kept {
-		k := &d.kept[i]
-		if k.File == l.File && k.Offset == l.Offset {
-			return plan{}, ErrIsOriginal
-		}
-		if same == nil && k.URI == l.URI && k.Date == l.Date {
-			same = k
-		}
-		if orig == nil && k.Ext == l.Ext && k.URI == l.RefURI && k.Date == l.RefDate {
-			orig = k
-		}
-	}
-	switch {
-	case orig == nil:
-		return plan{}, fmt.Errorf("%w (%s %s, digest %s ext %d)", ErrNoOriginal, l.RefURI, l.RefDate, l.Digest, l.Ext)
-	case orig.URI == l.URI && orig.Date == l.Date:
-		return plan{}, ErrSelfReference
-	case same != nil:
-		return plan{}, fmt.Errorf("%w: the kept line %s %d has its URI and date (the same record under another name?)", ErrIsOriginal, same.File, same.Offset)
-	}
-	return plan{orig: orig}, nil
-}
-
 // examine reads the record at the reader's start and checks it against l:
 // either the response l names (then the revisit that replaces it is built)
 // or a revisit of l's original written by an earlier run (then nothing is
 // to be done). A response becomes a revisit only if its payload hashes to
 // l's digest and equals, byte for byte, the payload of the original p
 // names, read and checked now, and the two would replay alike.
-func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.Line, p plan) (*found, error) {
+func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.Line, p originals.Plan) (*found, error) {
 	refuse := func(err error) error { return &RefusedError{File: l.File, Offset: l.Offset, Err: err} }
 	rec, err := manifest.NextRecord(rr)
 	if err != nil {
@@ -228,18 +171,18 @@ func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.L
 	key := x.r.Policy.Key(rec, head)
 
 	// The original, read and checked now.
-	orig, origPayload, err := x.r.Originals.open(ctx, p.orig, x.r.Policy)
+	orig, origPayload, err := x.r.Originals.Open(ctx, p.Original, x.r.Policy, x.moves)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, refuse(fmt.Errorf("%w %s offset %d (%s %s): %v", ErrOriginal, p.orig.File, p.orig.Offset, p.orig.URI, p.orig.Date, err))
+		return nil, refuse(fmt.Errorf("%w %s offset %d (%s %s): %v", originals.ErrOriginal, p.Original.File, p.Original.Offset, p.Original.URI, p.Original.Date, err))
 	}
 	if origPayload != nil {
 		defer origPayload.Close()
 	}
-	if orig.key != key {
-		return nil, refuse(fmt.Errorf("%w under the %s policy: it is %s, this record %s", ErrNotEquivalent, x.r.Policy, policy.Describe(orig.key), policy.Describe(key)))
+	if orig.Key != key {
+		return nil, refuse(fmt.Errorf("%w under the %s policy: it is %s, this record %s", ErrNotEquivalent, x.r.Policy, policy.Describe(orig.Key), policy.Describe(key)))
 	}
 
 	// Hash the payload in the manifest's algorithm and, if it differs, in
@@ -250,10 +193,7 @@ func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.L
 	var own hash.Hash
 	ownValue, hasOwn := rec.Header.Lookup(hPayloadDigest)
 	ownAlgo, ownSum, ownErr := digest.ParseHeader(ownValue)
-	cmp := &comparer{orig: origPayload, buf: x.buf}
-	if origPayload == nil {
-		cmp.orig = bytes.NewReader(orig.payload)
-	}
+	cmp := originals.NewComparer(orig, origPayload, x.buf)
 	sinks := []io.Writer{sum, cmp}
 	if hasOwn && ownErr == nil && ownAlgo != algo {
 		own = x.hash(ownAlgo)
@@ -271,8 +211,8 @@ func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.L
 	rawHeader := append(x.rawHeader[:0], rr.RawHeader()...)
 	x.rawHeader = rawHeader
 	if _, err := rr.WriteTo(io.MultiWriter(sinks...)); err != nil {
-		if errors.Is(err, ErrOriginal) {
-			return nil, refuse(fmt.Errorf("%s offset %d: %w", p.orig.File, p.orig.Offset, err))
+		if errors.Is(err, originals.ErrOriginal) {
+			return nil, refuse(fmt.Errorf("%s offset %d: %w", p.Original.File, p.Original.Offset, err))
 		}
 		return nil, refuse(fmt.Errorf("%w: %v", manifest.ErrNotARecord, err))
 	}
@@ -286,12 +226,12 @@ func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.L
 	if err := l.CheckDigest(sum.Sum(nil)); err != nil {
 		return nil, refuse(err)
 	}
-	same, err := cmp.end()
+	same, err := cmp.End()
 	if err != nil {
-		return nil, refuse(fmt.Errorf("%s offset %d: %w", p.orig.File, p.orig.Offset, err))
+		return nil, refuse(fmt.Errorf("%s offset %d: %w", p.Original.File, p.Original.Offset, err))
 	}
 	if !same {
-		return nil, refuse(fmt.Errorf("%w (%s offset %d)", ErrPayloadDiffers, p.orig.File, p.orig.Offset))
+		return nil, refuse(fmt.Errorf("%w (%s offset %d)", ErrPayloadDiffers, p.Original.File, p.Original.Offset))
 	}
 
 	payloadDigest := l.Digest
@@ -309,7 +249,7 @@ func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.L
 	}
 	// The original's URI and date as its record spells them (without a
 	// wget <...> wrapper): what indexers record for it, byte for byte.
-	v := revisit.Revisit{Record: rec, HTTPHead: x.head, RefURI: orig.uri, RefDate: orig.date, PayloadDigest: payloadDigest}
+	v := revisit.Revisit{Record: rec, HTTPHead: x.head, RefURI: orig.URI, RefDate: orig.Date, PayloadDigest: payloadDigest}
 	b, err := v.Bytes()
 	if err != nil {
 		return nil, refuse(err)
@@ -326,5 +266,5 @@ func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.L
 			return nil, refuse(err)
 		}
 	}
-	return &found{revisit: b, length: rec.Length, digest: payloadDigest, refURI: manifest.EscapeField(orig.uri), refDate: manifest.EscapeField(orig.date)}, nil
+	return &found{revisit: b, length: rec.Length, digest: payloadDigest, refURI: manifest.EscapeField(orig.URI), refDate: manifest.EscapeField(orig.Date)}, nil
 }

@@ -141,7 +141,7 @@ func (f *fileRewrite) writeRevisit(at int64, found *found, stored []byte, l *man
 	t.records = append(t.records, recordResult{*l, int64(len(stored))})
 	f.replacing(at, found.length, int64(len(stored)), l)
 	t.stats.Revisits++
-	r.Progress.Revisits.Add(1)
+	f.w.progress.Revisits.Add(1)
 	if r.DryRun {
 		return nil
 	}
@@ -157,7 +157,7 @@ func (f *fileRewrite) writeRevisit(at int64, found *found, stored []byte, l *man
 // finish puts the new version in place (see version.replace).
 func (f *fileRewrite) finish() error {
 	r, t := f.w.r, f.t
-	r.Progress.Bytes.Add(f.size)
+	f.w.progress.Bytes.Add(f.size)
 	if t.stats.Revisits == 0 {
 		// Nothing to write: every line was done before or not worth it.
 		t.stats.Untouched = 1
@@ -169,7 +169,7 @@ func (f *fileRewrite) finish() error {
 		t.result = &replaced{Intent: &rewritelog.Intent{Fixity: rewritelog.Fixity{File: f.name, OldSize: f.size, OldSHA256: "-", NewSize: f.written, NewSHA256: "-"}, Path: f.path, Entries: t.entries}}
 		return nil
 	}
-	result, err := f.replace(f.w.log, r.Originals.lock(t.file), t.entries, f.checkRevisit)
+	result, err := f.replace(f.w.log, r.Originals.Lock(t.file), t.entries, f.checkRevisit)
 	if errors.Is(err, atomicfile.ErrNotSynced) {
 		if r.Warn != nil {
 			r.Warn(err)

@@ -16,6 +16,7 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/manifest"
+	"warcdedup/originals"
 	"warcdedup/record"
 	"warcdedup/revisit"
 	"warcdedup/rewritelog"
@@ -122,7 +123,7 @@ func (o *outcome) refusedFor(file string) *RefusedError {
 
 // originalsOf makes the Originals of a numbered manifest (any order),
 // reading originals under roots.
-func originalsOf(t testing.TB, all []manifest.Line, log *rewritelog.Log, roots ...string) *Originals {
+func originalsOf(t testing.TB, all []manifest.Line, roots ...string) *originals.Originals {
 	t.Helper()
 	sorted := slices.Clone(all)
 	slices.SortStableFunc(sorted, func(a, b manifest.Line) int { return manifest.ByDigest.Compare(&a, &b) })
@@ -131,7 +132,7 @@ func originalsOf(t testing.TB, all []manifest.Line, log *rewritelog.Log, roots .
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := NewOriginals(&source.Locator{Roots: roots}, log, tab)
+	o, err := originals.New(&source.Locator{Roots: roots}, tab)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,11 +183,7 @@ func runLogged(t testing.TB, rw Rewriter, lines, all []manifest.Line, tl *testLo
 	}
 	log := tl.log
 	if rw.Originals == nil {
-		var moves *rewritelog.Log
-		if rw.InPlace {
-			moves = log
-		}
-		rw.Originals = originalsOf(t, all, moves, rw.Roots...)
+		rw.Originals = originalsOf(t, all, rw.Roots...)
 	}
 	o.stats, o.err = rw.Run(context.Background(), manifest.NewReader(bytes.NewReader(manifestText(lines)), "test.manifest"), log)
 	o.tl = tl

@@ -15,6 +15,7 @@ import (
 
 	"warcdedup/digest"
 	"warcdedup/manifest"
+	"warcdedup/originals"
 	"warcdedup/rewritelog"
 	"warcdedup/scripts/gen"
 	"warcdedup/source"
@@ -610,18 +611,17 @@ func hostileRun(t *testing.T, c *hostileColl, mode hostileMode, tally *hostileTa
 
 	in := hostileInput(c, mode, tally)
 	tl := newTestLog()
-	var moves *rewritelog.Log
 	rw := Rewriter{Roots: []string{dir}, Jobs: mode.jobs}
 	if mode.outputDir {
 		rw.OutputDir = out
 	} else {
-		rw.InPlace, moves = true, tl.log
+		rw.InPlace = true
 	}
-	o, err := hostileRewrite(t, rw, in, mode.originals, moves, tl)
+	o, err := hostileRewrite(t, rw, in, mode.originals, tl)
 	var me *manifest.Error
 	switch {
 	case err == nil:
-	case errors.As(err, &me) || errors.Is(err, ErrMixedAlgorithms):
+	case errors.As(err, &me) || errors.Is(err, originals.ErrMixedAlgorithms):
 		tally.add(func(h *hostileTally) { h.manifestErrors++ })
 	default:
 		t.Errorf("%s: the run stopped with %v, which is no manifest error", mode.name, err)
@@ -713,7 +713,7 @@ func hostileRun(t *testing.T, c *hostileColl, mode hostileMode, tally *hostileTa
 	if mode.thenHonest && !mode.outputDir {
 		// The correct manifest after the lie, with the same log: what the
 		// lie made of the files stands, the rest is done, nothing lost.
-		o2, err := hostileRewrite(t, Rewriter{Roots: []string{dir}, InPlace: true, Jobs: mode.jobs}, byFileOrder(c.all), c.all, tl.log, tl)
+		o2, err := hostileRewrite(t, Rewriter{Roots: []string{dir}, InPlace: true, Jobs: mode.jobs}, byFileOrder(c.all), c.all, tl)
 		if err != nil {
 			t.Errorf("the honest run after the lie: %v", err)
 		}
@@ -776,15 +776,15 @@ func hostileInput(c *hostileColl, mode hostileMode, tally *hostileTally) []manif
 	return in
 }
 
-// hostileRewrite runs rw on in with the originals manifest originals,
-// whose records are read under rw's roots and moved by moves.
-func hostileRewrite(t *testing.T, rw Rewriter, in, originals []manifest.Line, moves *rewritelog.Log, tl *testLog) (*outcome, error) {
+// hostileRewrite runs rw on in with the originals manifest kept, whose
+// records are read under rw's roots (and moved by tl's log in place).
+func hostileRewrite(t *testing.T, rw Rewriter, in, kept []manifest.Line, tl *testLog) (*outcome, error) {
 	t.Helper()
-	orig, err := NewOriginals(&source.Locator{Roots: rw.Roots}, moves, tableOf(t, originals, "originals.manifest"))
+	orig, err := originals.New(&source.Locator{Roots: rw.Roots}, tableOf(t, kept, "originals.manifest"))
 	if err != nil {
 		return nil, err
 	}
 	rw.Originals = orig
-	o := runLogged(t, rw, in, originals, tl)
+	o := runLogged(t, rw, in, kept, tl)
 	return o, o.err
 }

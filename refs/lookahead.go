@@ -29,11 +29,11 @@ const lookAhead = 64 << 10
 // described (a header over gzmember.MaxHeader bytes, damage) has no
 // description, and undo compresses it afresh.
 func (x *examiner) prepare(ctx context.Context, src *os.File, size int64, gz bool, l *manifest.Line, at int64) (*found, []byte, error) {
-	p, err := x.plan(l)
+	p, err := x.r.Originals.Plan(l)
 	if err != nil {
 		return nil, nil, &RefusedError{File: l.File, Offset: l.Offset, Err: err}
 	}
-	if p.protected {
+	if p.Protected {
 		return &found{protected: true}, nil, nil
 	}
 	if at < 0 || at >= size {
@@ -118,7 +118,7 @@ func examiners() int { return min(runtime.GOMAXPROCS(0), 4) }
 // ownExaminer is the writer's examiner, for a record examined again.
 func (w *worker) ownExaminer() *examiner {
 	if w.own == nil {
-		w.own = newExaminer(w.r)
+		w.own = newExaminer(w.r, w.moves)
 	}
 	return w.own
 }
@@ -128,7 +128,7 @@ func (w *worker) ownExaminer() *examiner {
 func (w *worker) examineAhead(ctx context.Context, t *task, src *os.File, size int64, gz bool) *lookahead {
 	n := examiners()
 	for len(w.ahead) < n {
-		w.ahead = append(w.ahead, newExaminer(w.r))
+		w.ahead = append(w.ahead, newExaminer(w.r, w.moves))
 	}
 	a := &lookahead{results: make(chan *examined, 2*n), halt: make(chan struct{})}
 	jobs := make(chan *examined, 2*n)

@@ -14,6 +14,7 @@ import (
 	"warcdedup/digest"
 	"warcdedup/internal/warctest"
 	"warcdedup/manifest"
+	"warcdedup/originals"
 	"warcdedup/source"
 )
 
@@ -115,7 +116,7 @@ func TestSymlinksLeadingOutsideRoot(t *testing.T) {
 			t.Errorf("%s: refusal %v, want the whole file refused for a link leading out of the root", name, re)
 		}
 	}
-	if re := refused["inside2.warc"]; re == nil || !errors.Is(re, ErrOriginal) || !strings.Contains(re.Error(), source.ErrUnsafeName.Error()) {
+	if re := refused["inside2.warc"]; re == nil || !errors.Is(re, originals.ErrOriginal) || !strings.Contains(re.Error(), source.ErrUnsafeName.Error()) {
 		t.Errorf("inside2.warc: refusal %v, want one for its original through a link leading out of the root", re)
 	}
 	if len(refused) != 3 || o.stats.Rewritten != 1 {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"warcdedup/manifest"
+	"warcdedup/originals"
 	"warcdedup/record"
 	"warcdedup/scripts/gen"
 )
@@ -132,7 +133,7 @@ func TestRefusals(t *testing.T) {
 			// No kept record of that digest names the line's original.
 			lines[i].Digest = formatDigest(lines[i].Algorithm(), []byte("another payload"))
 			return lines[i].Offset
-		}, ErrNoOriginal},
+		}, originals.ErrNoOriginal},
 		{"the URI differs (plain file)", plainFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			lines[i].URI += "?changed"
 			return lines[i].Offset
@@ -295,7 +296,7 @@ func cascadeRefusals(t *testing.T, o *outcome, file string) []string {
 		if !errors.As(err, &re) || re.File == file {
 			continue
 		}
-		if !errors.Is(err, ErrOriginal) {
+		if !errors.Is(err, originals.ErrOriginal) {
 			t.Errorf("refusal of another file for another reason than its original: %v", err)
 		}
 		files = append(files, re.File)
@@ -308,7 +309,7 @@ func cascadeRefusals(t *testing.T, o *outcome, file string) []string {
 //
 // A line before offset whose original stood in a part of the file that the
 // breakage destroyed is refused first: such a refusal, wrapping
-// ErrOriginal, is taken for the one wanted.
+// originals.ErrOriginal, is taken for the one wanted.
 func checkRefused(t *testing.T, o *outcome, file string, offset int64, want error) {
 	t.Helper()
 	var err error
@@ -328,7 +329,7 @@ func checkRefused(t *testing.T, o *outcome, file string, offset int64, want erro
 	if !errors.As(err, &re) {
 		t.Fatalf("refusal %v (%T) is not a *RefusedError", err, err)
 	}
-	if re.File == file && re.Offset >= 0 && re.Offset < offset && errors.Is(err, ErrOriginal) {
+	if re.File == file && re.Offset >= 0 && re.Offset < offset && errors.Is(err, originals.ErrOriginal) {
 		return
 	}
 	if re.File != file || re.Offset != offset {

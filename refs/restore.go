@@ -11,6 +11,7 @@ import (
 	"warcdedup/atomicfile"
 	"warcdedup/internal/ordered"
 	"warcdedup/manifest"
+	"warcdedup/originals"
 	"warcdedup/policy"
 	"warcdedup/rewritelog"
 	"warcdedup/source"
@@ -40,7 +41,7 @@ type Restorer struct {
 	// moved by the log from the size given to Log.Since on. Its tables,
 	// sorted on digest, find the original of a revisit that names none
 	// (some tools write only the digest): optional.
-	Originals *Originals
+	Originals *originals.Originals
 	// Written is the rewrite log: the revisits this toolchain wrote and
 	// no run undid since. Only those are restored, unless All.
 	Written *rewritelog.Moves
@@ -172,11 +173,9 @@ func (r *Restorer) Run(ctx context.Context, files []string, log *rewritelog.Log)
 	if log == nil {
 		return RestoreStats{}, errors.New("no log: the restored records' new offsets must be logged")
 	}
-	if r.Originals.log == nil {
-		r.Originals.log = log
-	}
-	if r.Progress == nil {
-		r.Progress = new(Progress)
+	progress := r.Progress
+	if progress == nil {
+		progress = new(Progress)
 	}
 	log.StartRun(time.Now())
 	ctx, cancel := context.WithCancel(ctx)
@@ -201,14 +200,14 @@ func (r *Restorer) Run(ctx context.Context, files []string, log *rewritelog.Log)
 		}
 	}()
 	fatal := drive(q, cancel, jobs, log, func() func(*restoreTask) error {
-		w := newRestoreWorker(r, log)
+		w := newRestoreWorker(r, log, progress)
 		w.files = written
 		mu.Lock()
 		workers = append(workers, w)
 		mu.Unlock()
 		return func(t *restoreTask) error {
 			err := w.restore(ctx, t)
-			r.Progress.Files.Add(1)
+			progress.Files.Add(1)
 			return err
 		}
 	}, func(t *restoreTask) error {

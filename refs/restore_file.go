@@ -16,6 +16,7 @@ import (
 	"warcdedup/digest"
 	"warcdedup/gzmember"
 	"warcdedup/manifest"
+	"warcdedup/originals"
 	"warcdedup/record"
 	"warcdedup/revisit"
 	"warcdedup/rewritelog"
@@ -23,12 +24,14 @@ import (
 
 // restoreWorker restores files one at a time, keeping its buffers.
 type restoreWorker struct {
-	r     *Restorer
-	log   *rewritelog.Log
-	scan  *record.Reader // walks a file's records
-	check *record.Reader // reads restored records back
-	zw    *gzip.Writer
-	buf   []byte
+	r   *Restorer
+	log *rewritelog.Log
+	// progress is the run's (Restorer.Progress, or its own).
+	progress *Progress
+	scan     *record.Reader // walks a file's records
+	check    *record.Reader // reads restored records back
+	zw       *gzip.Writer
+	buf      []byte
 	// cmpBuf is the comparison buffer of re-pointing.
 	cmpBuf []byte
 	files  *runFiles
@@ -44,8 +47,8 @@ func (w *restoreWorker) close() {
 	}
 }
 
-func newRestoreWorker(r *Restorer, log *rewritelog.Log) *restoreWorker {
-	return &restoreWorker{r: r, log: log, buf: make([]byte, 256<<10), cmpBuf: make([]byte, 0, 64<<10)}
+func newRestoreWorker(r *Restorer, log *rewritelog.Log, progress *Progress) *restoreWorker {
+	return &restoreWorker{r: r, log: log, progress: progress, buf: make([]byte, 256<<10), cmpBuf: make([]byte, 0, 64<<10)}
 }
 
 // fileRestore is the restore of one file: it walks the file's records,
@@ -230,12 +233,12 @@ func (f *fileRestore) restoreRecord(ctx context.Context, rr *record.Reader, rec 
 	if err != nil {
 		return leave(err)
 	}
-	orig, payload, err := r.Originals.open(ctx, &line, r.Policy)
+	orig, payload, err := r.Originals.Open(ctx, &line, r.Policy, f.w.log)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return leave(fmt.Errorf("%w %s offset %d (%s %s): %v", ErrOriginal, line.File, line.Offset, line.URI, line.Date, err))
+		return leave(fmt.Errorf("%w %s offset %d (%s %s): %v", originals.ErrOriginal, line.File, line.Offset, line.URI, line.Date, err))
 	}
 	closePayload := func() {
 		if payload != nil {
@@ -253,8 +256,8 @@ func (f *fileRestore) restoreRecord(ctx context.Context, rr *record.Reader, rec 
 			// Not the same payload or replay after all: restored below,
 			// from the original read again.
 			closePayload()
-			if orig, payload, err = r.Originals.open(ctx, &line, r.Policy); err != nil {
-				return leave(fmt.Errorf("%w %s offset %d: %v", ErrOriginal, line.File, line.Offset, err))
+			if orig, payload, err = r.Originals.Open(ctx, &line, r.Policy, f.w.log); err != nil {
+				return leave(fmt.Errorf("%w %s offset %d: %v", originals.ErrOriginal, line.File, line.Offset, err))
 			}
 		}
 	}
@@ -262,9 +265,9 @@ func (f *fileRestore) restoreRecord(ctx context.Context, rr *record.Reader, rec 
 		if ours {
 			return leave(errors.New("it has no HTTP head"))
 		}
-		revHead = orig.head // another tool's revisit without one: the original's
+		revHead = orig.Head // another tool's revisit without one: the original's
 	}
-	blockLen := int64(len(revHead)) + orig.payloadLength
+	blockLen := int64(len(revHead)) + orig.PayloadLength
 
 	// Its header and record end: kept in the revisit, or by the rule.
 	var blockDigest string
@@ -272,17 +275,17 @@ func (f *fileRestore) restoreRecord(ctx context.Context, rr *record.Reader, rec 
 		bh := a.New()
 		bh.Write(revHead)
 		if payload == nil {
-			bh.Write(orig.payload)
+			bh.Write(orig.Payload)
 		} else {
 			// A payload too large to keep is read twice: once for the
 			// digest the header gives before it, once to write it.
 			_, err := io.CopyBuffer(bh, payload, f.w.buf)
 			closePayload()
 			if err == nil {
-				_, payload, err = r.Originals.open(ctx, &line, r.Policy)
+				_, payload, err = r.Originals.Open(ctx, &line, r.Policy, f.w.log)
 			}
 			if err != nil {
-				return leave(fmt.Errorf("%w %s offset %d: %v", ErrOriginal, line.File, line.Offset, err))
+				return leave(fmt.Errorf("%w %s offset %d: %v", originals.ErrOriginal, line.File, line.Offset, err))
 			}
 		}
 		blockDigest = a.Format(bh.Sum(nil))
@@ -309,15 +312,15 @@ func (f *fileRestore) restoreRecord(ctx context.Context, rr *record.Reader, rec 
 	}
 	newOff := f.written
 	ph := algo.New()
-	src := inlinePayload(orig.payload)
+	src := inlinePayload(orig.Payload)
 	if payload != nil {
 		src = streamedPayload(payload, func() (io.ReadCloser, []byte, error) {
-			o, p, err := r.Originals.open(ctx, &line, r.Policy)
+			o, p, err := r.Originals.Open(ctx, &line, r.Policy, f.w.log)
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s offset %d, opened again: %v", line.File, line.Offset, err)
 			}
 			if p == nil {
-				return nil, o.payload, nil
+				return nil, o.Payload, nil
 			}
 			return p, nil, nil
 		})
@@ -358,9 +361,9 @@ func (f *fileRestore) restoreRecord(ctx context.Context, rr *record.Reader, rec 
 // payload equals the original's byte for byte and replays alike. It
 // reports whether it did; false leaves the file as it was, the original's
 // payload read.
-func (f *fileRestore) repoint(ctx context.Context, rec *record.Record, block []byte, line *manifest.Line, orig *original, payload io.Reader, alt manifest.Line, digestValue string) (bool, error) {
+func (f *fileRestore) repoint(ctx context.Context, rec *record.Record, block []byte, line *manifest.Line, orig *originals.Original, payload io.Reader, alt manifest.Line, digestValue string) (bool, error) {
 	r, at := f.w.r, rec.Offset
-	altOrig, altPayload, err := r.Originals.open(ctx, &alt, r.Policy)
+	altOrig, altPayload, err := r.Originals.Open(ctx, &alt, r.Policy, f.w.log)
 	if err != nil {
 		if r.Warn != nil {
 			r.Warn(fmt.Errorf("%s: offset %d: not re-pointed to %s offset %d: %v", f.file, at, alt.File, alt.Offset, err))
@@ -370,25 +373,22 @@ func (f *fileRestore) repoint(ctx context.Context, rec *record.Record, block []b
 	if altPayload != nil {
 		defer altPayload.Close()
 	}
-	if altOrig.key != orig.key {
+	if altOrig.Key != orig.Key {
 		return false, nil
 	}
-	cmp := &comparer{orig: altPayload, buf: f.w.cmpBuf}
-	if altPayload == nil {
-		cmp.orig = bytes.NewReader(altOrig.payload)
-	}
+	cmp := originals.NewComparer(altOrig, altPayload, f.w.cmpBuf)
 	if payload == nil {
-		cmp.Write(orig.payload)
+		cmp.Write(orig.Payload)
 	} else if _, err := io.CopyBuffer(cmp, payload, f.w.buf); err != nil {
-		return false, f.refuse(fmt.Errorf("%w %s offset %d: reading it: %v", ErrOriginal, line.File, line.Offset, err))
+		return false, f.refuse(fmt.Errorf("%w %s offset %d: reading it: %v", originals.ErrOriginal, line.File, line.Offset, err))
 	}
-	same, err := cmp.end()
+	same, err := cmp.End()
 	if err != nil || !same {
 		return false, nil
 	}
 
 	// The revisit as it was, but for what it refers to.
-	repointed := revisit.Repointed(rec, block, altOrig.uri, altOrig.date)
+	repointed := revisit.Repointed(rec, block, altOrig.URI, altOrig.Date)
 
 	if err := f.copyTo(at); err != nil {
 		return false, err
@@ -403,7 +403,7 @@ func (f *fileRestore) repoint(ctx context.Context, rec *record.Record, block []b
 	if err != nil {
 		return false, err
 	}
-	refURI, refDate := manifest.EscapeField(altOrig.uri), manifest.EscapeField(altOrig.date)
+	refURI, refDate := manifest.EscapeField(altOrig.URI), manifest.EscapeField(altOrig.Date)
 	f.replacing(at, rec.Length, n, &manifest.Line{RefURI: refURI, RefDate: refDate})
 	f.t.entries = append(f.t.entries, rewritelog.Entry{File: f.name, OldOffset: at, OldLength: rec.Length, NewOffset: newOff, NewLength: n,
 		Kind: rewritelog.Revisit, PayloadDigest: digestValue, RefersToURI: refURI, RefersTo: refDate})
@@ -431,9 +431,9 @@ func (f *fileRestore) writeRecord(header, head []byte, payload *payloadSource, t
 			case errors.As(err, &we):
 				return 0, how, f.writeError(we.Err)
 			case errors.Is(err, gzmember.ErrChanged):
-				return 0, how, f.refuse(fmt.Errorf("offset %d: %w: its payload changed between two reads of it while its gzip member was rebuilt", f.pos, ErrOriginal))
+				return 0, how, f.refuse(fmt.Errorf("offset %d: %w: its payload changed between two reads of it while its gzip member was rebuilt", f.pos, originals.ErrOriginal))
 			case errors.As(err, &pe):
-				return 0, how, f.refuse(fmt.Errorf("%w: reading it: %v", ErrOriginal, pe.err))
+				return 0, how, f.refuse(fmt.Errorf("%w: reading it: %v", originals.ErrOriginal, pe.err))
 			case err != nil:
 				return 0, how, f.refuse(fmt.Errorf("rebuilding its gzip member: %w", err))
 			case how == memberRebuilt:
@@ -461,7 +461,7 @@ func (f *fileRestore) writeRecord(header, head []byte, payload *payloadSource, t
 	}
 	p, err := payload.next()
 	if err != nil {
-		return 0, how, f.refuse(fmt.Errorf("%w %v", ErrOriginal, err))
+		return 0, how, f.refuse(fmt.Errorf("%w %v", originals.ErrOriginal, err))
 	}
 	// Errors reading the original refuse the file; writing, class.
 	sink := &splitWriter{out: out, h: ph}
@@ -469,7 +469,7 @@ func (f *fileRestore) writeRecord(header, head []byte, payload *payloadSource, t
 		if sink.err != nil {
 			return 0, how, f.writeError(sink.err)
 		}
-		return 0, how, f.refuse(fmt.Errorf("%w: reading it: %v", ErrOriginal, err))
+		return 0, how, f.refuse(fmt.Errorf("%w: reading it: %v", originals.ErrOriginal, err))
 	}
 	if _, err := out.Write(trailer); err != nil {
 		return 0, how, f.writeError(err)
@@ -545,7 +545,7 @@ func (f *fileRestore) pickOriginal(key string, rec *record.Record) (manifest.Lin
 		}
 		return *found, nil
 	}
-	lines, err := r.Originals.responses(key)
+	lines, err := r.Originals.Responses(key)
 	if err != nil {
 		return manifest.Line{}, err
 	}
@@ -584,14 +584,14 @@ func (f *fileRestore) pickOriginal(key string, rec *record.Record) (manifest.Lin
 // finish puts the restored version in place (see version.replace).
 func (f *fileRestore) finish() error {
 	r, t := f.w.r, f.t
-	r.Progress.Bytes.Add(f.size)
+	f.w.progress.Bytes.Add(f.size)
 	if t.stats.Records+t.stats.Foreign+t.stats.Repointed == 0 {
 		t.stats.Untouched = 1
 		return nil
 	}
 	t.stats.Restored = 1
 	t.stats.BytesBefore, t.stats.BytesAfter = f.size, f.written
-	result, err := f.replace(f.w.log, r.Originals.lock(t.file), t.entries, f.checkRestored)
+	result, err := f.replace(f.w.log, r.Originals.Lock(t.file), t.entries, f.checkRestored)
 	if errors.Is(err, atomicfile.ErrNotSynced) {
 		if r.Warn != nil {
 			r.Warn(err)

@@ -71,7 +71,7 @@ func undo(t testing.TB, dir, logText string, all bool) *undoOutcome {
 	}
 	o := &undoOutcome{}
 	var mu sync.Mutex
-	r := Restorer{Roots: []string{dir}, Captures: captures, Originals: originalsOf(t, lines, log, dir), Written: moves, All: all, Jobs: 2,
+	r := Restorer{Roots: []string{dir}, Captures: captures, Originals: originalsOf(t, lines, dir), Written: moves, All: all, Jobs: 2,
 		Refused: func(err error) { mu.Lock(); o.refused = append(o.refused, err); mu.Unlock() },
 		Warn:    func(err error) { mu.Lock(); o.warns = append(o.warns, err); mu.Unlock() }}
 	o.stats, o.err = r.Run(context.Background(), files, log)
@@ -431,7 +431,7 @@ func TestRestoreRetarget(t *testing.T) {
 	// Which duplicate's revisit is asked about: the restorer reads them in
 	// file order, b1, b2, b3.
 	order := []string{"http://example.com/b1", "http://example.com/b2", "http://example.com/b3"}
-	r := Restorer{Roots: []string{dir}, Captures: captures, Originals: originalsOf(t, lines, log, dir), All: true,
+	r := Restorer{Roots: []string{dir}, Captures: captures, Originals: originalsOf(t, lines, dir), All: true,
 		Only: func(uri, date string) bool { return uri == "http://example.com/a" },
 		Retarget: func(orig *manifest.Line, _ string) (manifest.Line, bool) {
 			mu.Lock()

@@ -11,6 +11,7 @@ import (
 	"warcdedup/atomicfile"
 	"warcdedup/internal/ordered"
 	"warcdedup/manifest"
+	"warcdedup/originals"
 	"warcdedup/policy"
 	"warcdedup/rewritelog"
 	"warcdedup/source"
@@ -29,8 +30,9 @@ type Rewriter struct {
 	OutputDir string
 	DryRun    bool // check and measure everything, write nothing
 	// Originals says which records are kept and which responses existing
-	// revisits refer to, and reads each original; required.
-	Originals *Originals
+	// revisits refer to, and reads each original (in place, at the offset
+	// the run's log moves it to); required.
+	Originals *originals.Originals
 	// Policy: a duplicate becomes a revisit only of an original with the
 	// same key (policy.Replay, the zero value, by default).
 	Policy policy.Policy
@@ -154,16 +156,19 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log *rewritelog
 	if log == nil {
 		log = rewritelog.NewLog(io.Discard)
 	}
-	if r.InPlace && r.Originals.log == nil {
-		// Originals in files this run replaces move: the run's own log
-		// says where to.
-		r.Originals.log = log
+	// Originals in files this run, or an earlier one the log records,
+	// replaced in place moved: the log says where to. A run into an
+	// output directory leaves them where they are.
+	var moves originals.Mover
+	if r.InPlace {
+		moves = log
+	}
+	progress := r.Progress
+	if progress == nil {
+		progress = new(Progress)
 	}
 	in.RequireFields(10)
 	in.RequireOrder(manifest.ByFile)
-	if r.Progress == nil {
-		r.Progress = new(Progress)
-	}
 	log.StartRun(time.Now())
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -178,12 +183,12 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log *rewritelog
 	files := newRunFiles()
 	var total Stats
 	fatal := drive(q, cancel, jobs, log, func() func(*task) error {
-		w := &worker{r: r, log: log, files: files}
+		w := &worker{r: r, log: log, moves: moves, progress: progress, files: files}
 		return func(t *task) error {
 			err := w.rewrite(ctx, t)
 			for range t.lines {
 			}
-			r.Progress.Files.Add(1)
+			progress.Files.Add(1)
 			return err
 		}
 	}, func(t *task) error {
@@ -252,11 +257,13 @@ func (r *Rewriter) dispatch(ctx context.Context, in *manifest.Reader, q *ordered
 
 // worker rewrites files one at a time, keeping its examiners.
 type worker struct {
-	r     *Rewriter
-	log   *rewritelog.Log
-	files *runFiles
-	ahead []*examiner // examiners of records ahead of the writer
-	own   *examiner   // the writer's own, for a record examined again
+	r        *Rewriter
+	log      *rewritelog.Log
+	moves    originals.Mover // the log, in place
+	progress *Progress
+	files    *runFiles
+	ahead    []*examiner // examiners of records ahead of the writer
+	own      *examiner   // the writer's own, for a record examined again
 }
 
 // placement is where the files to rewrite are and where their new

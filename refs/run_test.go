@@ -67,7 +67,7 @@ func TestBadManifestStops(t *testing.T) {
 			orig, _ := os.ReadFile(filepath.Join(dir, second))
 			var refused []error
 			rw := Rewriter{Roots: []string{dir}, InPlace: true, Jobs: 2, Refused: func(err error) { refused = append(refused, err) },
-				Originals: originalsOf(t, c.all, nil, dir)}
+				Originals: originalsOf(t, c.all, dir)}
 			st, err := rw.Run(context.Background(), manifest.NewReader(tt.manifest, "dups.manifest"), nil)
 			if err == nil {
 				t.Fatalf("Run succeeded on a bad manifest: %+v", st)
@@ -102,7 +102,7 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 // between in place and an output directory, and to run without an
 // originals manifest.
 func TestRunNeedsOneTargetAndOriginals(t *testing.T) {
-	o := originalsOf(t, nil, nil)
+	o := originalsOf(t, nil)
 	for _, rw := range []Rewriter{{Originals: o}, {InPlace: true, OutputDir: t.TempDir(), Originals: o}, {InPlace: true}} {
 		_, err := rw.Run(context.Background(), manifest.NewReader(strings.NewReader(""), "m"), nil)
 		if err == nil {

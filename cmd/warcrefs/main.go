@@ -14,6 +14,7 @@ import (
 
 	"warcdedup/internal/cmdutil"
 	"warcdedup/manifest"
+	"warcdedup/originals"
 	"warcdedup/policy"
 	"warcdedup/refs"
 	"warcdedup/rewritelog"
@@ -199,12 +200,9 @@ func run(c *cli.Context) error {
 		tables = append(tables, t)
 	}
 	// Originals in files this (or an earlier) run shortened in place are
-	// found through the log; an output directory leaves them where they are.
-	var moves *rewritelog.Log
-	if inPlace {
-		moves = rlog
-	}
-	originals, err := refs.NewOriginals(loc, moves, tables...)
+	// found through the log (Rewriter.Run); an output directory leaves them
+	// where they are.
+	originals, err := originals.New(loc, tables...)
 	if err != nil {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}

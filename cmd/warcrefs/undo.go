@@ -11,6 +11,7 @@ import (
 
 	"warcdedup/internal/cmdutil"
 	"warcdedup/manifest"
+	"warcdedup/originals"
 	"warcdedup/refs"
 	"warcdedup/rewritelog"
 	"warcdedup/warcsum"
@@ -64,7 +65,7 @@ func undo(c *cli.Context) error {
 		defer t.Close()
 		tables = append(tables, t)
 	}
-	originals, err := refs.NewOriginals(loc, rlog, tables...)
+	originals, err := originals.New(loc, tables...)
 	if err != nil {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}

@@ -1,4 +1,13 @@
-package refs
+// Package originals knows the copies a deduplication keeps: which records
+// of a payload class are kept (copy 1) and which responses the revisits
+// already in the collection refer to, from the numbered manifest sorted
+// on digest (manifest.Table); and it reads each original, checked to be
+// the response its line names, where that manifest says it is, moved by
+// the rewrite log where a run shortened its file. The rewrite (package
+// refs) makes a duplicate a revisit only of an original read here and
+// compared byte for byte (Comparer); undo (package restore) takes the
+// payload it restores from one.
+package originals
 
 import (
 	"bytes"
@@ -13,7 +22,6 @@ import (
 	"warcdedup/manifest"
 	"warcdedup/policy"
 	"warcdedup/record"
-	"warcdedup/rewritelog"
 )
 
 // Opener opens the stored bytes of the record a manifest line names, on
@@ -24,29 +32,36 @@ type Opener interface {
 
 // Originals tells warcrefs what it must know before a duplicate becomes a
 // revisit: which records of its class are kept (copy 1), which responses
-// revisits already in the collection refer to, and the original itself,
-// read and checked.
+// revisits already in the collection refer to (Plan), and the original
+// itself, read and checked (Open).
 //
 // warcrefs learns of originals from the numbered manifest (or only its
 // copy-1 and revisit lines), sorted on digest, which it searches by
 // digest (manifest.Table); it reads each original where that manifest says
 // it is, locally or over HTTP (Opener), moved by the rewrite log where a
-// run shortened its file.
+// run shortened its file (Mover).
 type Originals struct {
 	tables []*manifest.Table
 	src    Opener
-	log    *rewritelog.Log
 	// global pins what the digest-less revisit lines refer to: every
 	// table's first lines, read when the Originals are made.
 	global manifest.Pins
 
 	digests  *lru.Cache[string, *digestInfo]
-	payloads *lru.Cache[origKey, *original]
+	payloads *lru.Cache[origKey, *Original]
 	// locks serialise reading an original with replacing its file.
 	locks sync.Map // file -> *sync.RWMutex
 	// readers are record readers kept between originals: each holds a
 	// read buffer and an inflater, too costly to make for every read.
 	readers sync.Pool
+}
+
+// Mover says where the record that a manifest puts at offset off of file
+// (a name in the collection, unescaped) stands now, after the runs a
+// rewrite log records: rewritelog.Log. A nil Mover leaves offsets as
+// they are.
+type Mover interface {
+	Move(file string, off int64) (int64, error)
 }
 
 // digestInfo is what the tables say about one digest.
@@ -60,19 +75,19 @@ type origKey struct {
 	offset int64
 }
 
-// original is a record checked to be a response that can be an original.
-type original struct {
-	line manifest.Line
-	uri  string // its WARC-Target-URI as written, without <...>
-	date string // its WARC-Date as written
-	key  string // its policy key
-	// head is its HTTP head as stored, and payloadLength the length of
+// Original is a record checked to be a response that can be an original.
+type Original struct {
+	Line manifest.Line
+	URI  string // its WARC-Target-URI as written, without <...>
+	Date string // its WARC-Date as written
+	Key  string // its policy key
+	// Head is its HTTP head as stored, and PayloadLength the length of
 	// the payload after it: what a restored record takes from it.
-	head          []byte
-	payloadLength int64
-	// payload is its payload when small enough to keep; nil means it is
+	Head          []byte
+	PayloadLength int64
+	// Payload is its payload when small enough to keep; nil means it is
 	// read again for each comparison.
-	payload []byte
+	Payload []byte
 }
 
 // Budgets of the caches, and the largest payload kept in memory: a small
@@ -83,10 +98,9 @@ const (
 	payloadInline = 256 << 10
 )
 
-// NewOriginals returns the Originals of the tables (each sorted on digest),
-// reading originals through src and moving their offsets by log (nil: no
-// earlier run shortened any file).
-func NewOriginals(src Opener, log *rewritelog.Log, tables ...*manifest.Table) (*Originals, error) {
+// New returns the Originals of the tables (each sorted on digest),
+// reading originals through src.
+func New(src Opener, tables ...*manifest.Table) (*Originals, error) {
 	// A record's lines are found through its digest: the same record
 	// listed under two algorithms could be kept under one digest and
 	// rewritten under the other, its revisits left pointing at a revisit.
@@ -102,9 +116,9 @@ func NewOriginals(src Opener, log *rewritelog.Log, tables ...*manifest.Table) (*
 		return nil, fmt.Errorf("%w: %s (%s) and %s (%s): a record listed under both could be kept under one and rewritten under the other",
 			ErrMixedAlgorithms, algorithms[0], from[0], algorithms[1], from[1])
 	}
-	o := &Originals{tables: tables, src: src, log: log,
+	o := &Originals{tables: tables, src: src,
 		digests:  lru.New[string, *digestInfo](digestCache),
-		payloads: lru.New[origKey, *original](payloadCache)}
+		payloads: lru.New[origKey, *Original](payloadCache)}
 	for _, t := range tables {
 		err := t.Find(manifest.NoDigest, func(l *manifest.Line) error {
 			o.global.Add(l)
@@ -144,9 +158,9 @@ func (o *Originals) lookup(digest string) (*digestInfo, error) {
 	return d, nil
 }
 
-// responses returns the tables' lines of a digest that are not revisits:
+// Responses returns the tables' lines of a digest that are not revisits:
 // the records a revisit of that payload may refer to.
-func (o *Originals) responses(digest string) ([]manifest.Line, error) {
+func (o *Originals) Responses(digest string) ([]manifest.Line, error) {
 	var lines []manifest.Line
 	for _, t := range o.tables {
 		err := t.Find(digest, func(l *manifest.Line) error {
@@ -162,14 +176,10 @@ func (o *Originals) responses(digest string) ([]manifest.Line, error) {
 	return lines, nil
 }
 
-// pinned reports whether a revisit in the collection refers to the
-// response l lists.
-func (o *Originals) pinned(d *digestInfo, l *manifest.Line) bool {
-	return d.pins.Has(l.URI, l.Date) || o.global.Has(l.URI, l.Date)
-}
-
-// lock returns the lock of a file's replacement.
-func (o *Originals) lock(file string) *sync.RWMutex {
+// Lock returns the lock of a file's replacement (field 1's spelling): a
+// replacement takes it for writing around the rename, a read of an
+// original in the file for reading.
+func (o *Originals) Lock(file string) *sync.RWMutex {
 	m, _ := o.locks.LoadOrStore(file, new(sync.RWMutex))
 	return m.(*sync.RWMutex)
 }
@@ -181,33 +191,35 @@ var ErrMixedAlgorithms = errors.New("the originals manifests mix digest algorith
 // ErrOriginal wraps why the original a line names cannot be used.
 var ErrOriginal = errors.New("its original")
 
-// open reads the original l lists up to its payload and checks it: a whole
+// Open reads the original l lists up to its payload and checks it: a whole
 // response, not truncated or segmented, with l's URI and date, where the
-// manifest (moved by the log) says it is. It returns the original and, if
+// manifest, moved by moves, says it is. It returns the original and, if
 // its payload is not kept in memory, a reader of the payload that checks
 // the record's end when it reaches EOF.
-func (o *Originals) open(ctx context.Context, l *manifest.Line, pol policy.Policy) (*original, io.ReadCloser, error) {
+func (o *Originals) Open(ctx context.Context, l *manifest.Line, pol policy.Policy, moves Mover) (*Original, io.ReadCloser, error) {
 	// One run has one policy, so a kept original's key stays right. Only
 	// the line it was checked against may use it: another kept line at the
 	// same place (a lying manifest's) names another URI, date or length,
 	// which must be checked against the record, not taken on trust.
-	if orig, ok := o.payloads.Get(origKey{l.File, l.Offset}); ok && orig.line == *l {
+	if orig, ok := o.payloads.Get(origKey{l.File, l.Offset}); ok && orig.Line == *l {
 		return orig, nil, nil
 	}
 	// Hold the file's read lock while the record is read: a replacement of
 	// its file in this run takes the write lock, so the offset moved by
 	// the log and the file on disk agree.
-	mu := o.lock(l.File)
+	mu := o.Lock(l.File)
 	mu.RLock()
 	name, err := manifest.UnescapeFile(l.File)
 	if err != nil {
 		mu.RUnlock()
 		return nil, nil, err
 	}
-	at, err := o.log.Move(name, l.Offset)
-	if err != nil {
-		mu.RUnlock()
-		return nil, nil, err
+	at := l.Offset
+	if moves != nil {
+		if at, err = moves.Move(name, l.Offset); err != nil {
+			mu.RUnlock()
+			return nil, nil, err
+		}
 	}
 	body, err := o.src.Open(ctx, l.File, at, l.Length)
 	if err != nil {
@@ -230,14 +242,14 @@ func (o *Originals) open(ctx context.Context, l *manifest.Line, pol policy.Polic
 	if rr.BlockLeft() > payloadInline {
 		return orig, r, nil
 	}
-	orig.payload, err = readAll(r, rr.BlockLeft())
+	orig.Payload, err = readAll(r, rr.BlockLeft())
 	if cerr := r.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	o.payloads.Put(origKey{l.File, l.Offset}, orig, int64(len(orig.payload)+len(orig.uri)+len(orig.key)+256))
+	o.payloads.Put(origKey{l.File, l.Offset}, orig, int64(len(orig.Payload)+len(orig.URI)+len(orig.Key)+256))
 	return orig, nil, nil
 }
 
@@ -283,15 +295,15 @@ type origReader struct {
 	done    bool
 }
 
-func (r *origReader) start(pol policy.Policy) (*original, error) {
+func (r *origReader) start(pol policy.Policy) (*Original, error) {
 	l := &r.line
 	rec, head, err := l.ReadRecord(r.rr, manifest.Expect{})
 	if err != nil {
 		return nil, err
 	}
 	r.rec = rec
-	return &original{line: *l, uri: rec.TargetURI(), date: rec.Date, key: pol.Key(rec, head),
-		head: bytes.Clone(head.Raw), payloadLength: rec.BlockLength - int64(len(head.Raw))}, nil
+	return &Original{Line: *l, URI: rec.TargetURI(), Date: rec.Date, Key: pol.Key(rec, head),
+		Head: bytes.Clone(head.Raw), PayloadLength: rec.BlockLength - int64(len(head.Raw))}, nil
 }
 
 func (r *origReader) Read(p []byte) (int, error) {
@@ -319,55 +331,4 @@ func (r *origReader) Close() error {
 		r.release = nil
 	}
 	return err
-}
-
-// comparer is the io.Writer a duplicate's payload streams into alongside
-// its hash: it compares it byte for byte with its original's payload.
-type comparer struct {
-	orig    io.Reader
-	buf     []byte
-	off     int64
-	differs bool
-}
-
-func (c *comparer) Write(p []byte) (int, error) {
-	written := len(p)
-	if c.differs {
-		return written, nil
-	}
-	for len(p) > 0 {
-		n := min(len(p), cap(c.buf))
-		b := c.buf[:n]
-		if _, err := io.ReadFull(c.orig, b); err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				c.differs = true
-				return written, nil
-			}
-			return 0, fmt.Errorf("%w: reading it: %v", ErrOriginal, err)
-		}
-		if !bytes.Equal(b, p[:n]) {
-			c.differs = true
-			return written, nil
-		}
-		c.off += int64(n)
-		p = p[n:]
-	}
-	return written, nil
-}
-
-// end reports whether the whole payload equalled the original's: the
-// original must end where the duplicate did.
-func (c *comparer) end() (bool, error) {
-	if c.differs {
-		return false, nil
-	}
-	var one [1]byte
-	n, err := io.ReadFull(c.orig, one[:])
-	switch {
-	case n > 0:
-		return false, nil
-	case err == io.EOF:
-		return true, nil
-	}
-	return false, fmt.Errorf("%w: reading it: %v", ErrOriginal, err)
 }
