@@ -15,6 +15,7 @@ import (
 	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
 	"warcdedup/digest"
+	"warcdedup/inplace"
 	"warcdedup/internal/progress"
 	"warcdedup/manifest"
 	"warcdedup/originals"
@@ -329,7 +330,7 @@ func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.M
 		HardLinks: u.opt.HardLinks, Jobs: j.opt.Jobs, Progress: &prog,
 		Refused: func(err error) {
 			u.res.Refused = append(u.res.Refused, err.Error())
-			var re *refs.RefusedError
+			var re *inplace.RefusedError
 			if errors.As(err, &re) {
 				u.refused[re.File] = true
 			}

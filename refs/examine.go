@@ -13,6 +13,7 @@ import (
 
 	"warcdedup/digest"
 	"warcdedup/gzmember"
+	"warcdedup/inplace"
 	"warcdedup/manifest"
 	"warcdedup/originals"
 	"warcdedup/policy"
@@ -20,25 +21,7 @@ import (
 	"warcdedup/revisit"
 )
 
-// RefusedError says why a file is left untouched: a line of the manifest
-// does not describe the record at its offset (a stale or lying manifest),
-// the original it names cannot be used, or the file could not be rewritten
-// safely.
-type RefusedError struct {
-	File   string
-	Offset int64 // -1 when the refusal is about the whole file
-	Err    error
-}
-
-func (e *RefusedError) Error() string {
-	if e.Offset < 0 {
-		return fmt.Sprintf("%s: left untouched: %v", e.File, e.Err)
-	}
-	return fmt.Sprintf("%s: offset %d: left untouched: %v", e.File, e.Offset, e.Err)
-}
-func (e *RefusedError) Unwrap() error { return e.Err }
-
-// The reasons a line refuses its file, wrapped in a *RefusedError, besides
+// The reasons a line refuses its file, wrapped in an *inplace.RefusedError, besides
 // those of a line that no longer names its record (manifest.ErrNotARecord
 // and the others).
 var (
@@ -138,7 +121,7 @@ func (x *examiner) hash(a digest.Algorithm) hash.Hash {
 // l's digest and equals, byte for byte, the payload of the original p
 // names, read and checked now, and the two would replay alike.
 func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.Line, p originals.Plan) (*found, error) {
-	refuse := func(err error) error { return &RefusedError{File: l.File, Offset: l.Offset, Err: err} }
+	refuse := func(err error) error { return &inplace.RefusedError{File: l.File, Offset: l.Offset, Err: err} }
 	rec, err := manifest.NextRecord(rr)
 	if err != nil {
 		return nil, refuse(err)

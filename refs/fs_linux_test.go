@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"warcdedup/atomicfile"
+	"warcdedup/inplace"
 	"warcdedup/internal/tmpfstest"
 	"warcdedup/scripts/gen"
 )
@@ -147,9 +148,9 @@ func TestDiskFull(t *testing.T) {
 
 	out := tmpfstest.Mount(t, "1m")
 	o := run(t, Rewriter{Roots: []string{src}, OutputDir: out, Jobs: 1}, lines)
-	var we *WriteError
+	var we *inplace.WriteError
 	if !errors.As(o.err, &we) || we.File != big.Names[0] || !errors.Is(o.err, syscall.ENOSPC) {
-		t.Fatalf("Run: %v, want a *WriteError of %s wrapping ENOSPC", o.err, big.Names[0])
+		t.Fatalf("Run: %v, want a *inplace.WriteError of %s wrapping ENOSPC", o.err, big.Names[0])
 	}
 	if len(o.refused) != 0 {
 		t.Errorf("refusals %v, want none: the run stopped", o.refused)

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"warcdedup/atomicfile"
+	"warcdedup/inplace"
 	"warcdedup/manifest"
 	"warcdedup/originals"
 	"warcdedup/record"
@@ -111,9 +112,9 @@ type outcome struct {
 }
 
 // refusedFor returns the refusal of file, or nil.
-func (o *outcome) refusedFor(file string) *RefusedError {
+func (o *outcome) refusedFor(file string) *inplace.RefusedError {
 	for _, err := range o.refused {
-		var re *RefusedError
+		var re *inplace.RefusedError
 		if errors.As(err, &re) && re.File == file {
 			return re
 		}

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"testing"
 
+	"warcdedup/inplace"
 	"warcdedup/manifest"
 	"warcdedup/record"
 	"warcdedup/source"
@@ -369,14 +370,14 @@ func fastHTTP() *source.HTTP {
 }
 
 // refusedFiles returns the refusals of a run by file (field 1); it fails
-// the test on a refusal that is no *RefusedError or a file refused twice.
-func refusedFiles(t testing.TB, o *outcome) map[string]*RefusedError {
+// the test on a refusal that is no *inplace.RefusedError or a file refused twice.
+func refusedFiles(t testing.TB, o *outcome) map[string]*inplace.RefusedError {
 	t.Helper()
-	m := map[string]*RefusedError{}
+	m := map[string]*inplace.RefusedError{}
 	for _, err := range o.refused {
-		var re *RefusedError
+		var re *inplace.RefusedError
 		if !errors.As(err, &re) {
-			t.Errorf("refusal %v (%T) is not a *RefusedError", err, err)
+			t.Errorf("refusal %v (%T) is not a *inplace.RefusedError", err, err)
 			continue
 		}
 		if m[re.File] != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"warcdedup/digest"
+	"warcdedup/inplace"
 	"warcdedup/manifest"
 	"warcdedup/originals"
 	"warcdedup/policy"
@@ -319,7 +320,7 @@ var lieCases = []lieCase{
 			keep(at(t, m, c.dups[0]))
 			return told{lies: append(m, again), victims: []manifest.Line{again}, altered: []string{c.dups[0].File}}
 		}},
-	{name: "the original listed as a duplicate too, under another spelling of its file name", want: originals.ErrIsOriginal, orWhole: ErrNamedTwice, old: oldLost,
+	{name: "the original listed as a duplicate too, under another spelling of its file name", want: originals.ErrIsOriginal, orWhole: inplace.ErrNamedTwice, old: oldLost,
 		tell: func(t *testing.T, s *lieSetup, dir, remote string, m []manifest.Line) told {
 			// A duplicate in a file rewritten before the original's
 			// (names sort so): it becomes a revisit of the original while
@@ -334,7 +335,7 @@ var lieCases = []lieCase{
 			keep(at(t, m, promoted))
 			return told{lies: append(m, again), victims: []manifest.Line{again}, altered: []string{promoted.File}}
 		}},
-	{name: "the original listed as a duplicate too, through a symbolic link to its file", want: originals.ErrIsOriginal, orWhole: ErrNamedTwice, old: oldLost,
+	{name: "the original listed as a duplicate too, through a symbolic link to its file", want: originals.ErrIsOriginal, orWhole: inplace.ErrNamedTwice, old: oldLost,
 		tell: func(t *testing.T, s *lieSetup, dir, remote string, m []manifest.Line) told {
 			c := s.class(t, 2, func(c *lieClass) bool {
 				return slices.ContainsFunc(c.dups, func(d manifest.Line) bool { return d.File < c.kept[0].File })
@@ -475,7 +476,7 @@ func (s *lieSetup) otherExt(t *testing.T) (manifest.Line, manifest.Line) {
 // TestLyingManifests gives warcrefs numbered manifests that lie about which
 // record is whose original, each lie as both the input and the originals
 // manifest, and checks that the files the lie touches are refused (a
-// *RefusedError wrapping the reason, at the first lying line) and left
+// *inplace.RefusedError wrapping the reason, at the first lying line) and left
 // exactly as they were (same bytes, inode and modification time), that no
 // temporary file is left, that every other file is rewritten as the
 // correct manifest rewrites it, and that warcsumcmp finds nothing lost.

@@ -12,6 +12,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"warcdedup/gzmember"
+	"warcdedup/inplace"
 	"warcdedup/manifest"
 )
 
@@ -31,13 +32,13 @@ const lookAhead = 64 << 10
 func (x *examiner) prepare(ctx context.Context, src *os.File, size int64, gz bool, l *manifest.Line, at int64) (*found, []byte, error) {
 	p, err := x.r.Originals.Plan(l)
 	if err != nil {
-		return nil, nil, &RefusedError{File: l.File, Offset: l.Offset, Err: err}
+		return nil, nil, &inplace.RefusedError{File: l.File, Offset: l.Offset, Err: err}
 	}
 	if p.Protected {
 		return &found{protected: true}, nil, nil
 	}
 	if at < 0 || at >= size {
-		return nil, nil, &RefusedError{File: l.File, Offset: l.Offset, Err: manifest.ErrNotARecord}
+		return nil, nil, &inplace.RefusedError{File: l.File, Offset: l.Offset, Err: manifest.ErrNotARecord}
 	}
 	// Read the record and a little beyond (the start of the next one, for
 	// the end check): not the rest of the file, which read-ahead would
@@ -53,7 +54,7 @@ func (x *examiner) prepare(ctx context.Context, src *os.File, size int64, gz boo
 	}
 	rr, err := x.reader(in, l.File)
 	if err != nil {
-		return nil, nil, &RefusedError{File: l.File, Offset: l.Offset, Err: err}
+		return nil, nil, &inplace.RefusedError{File: l.File, Offset: l.Offset, Err: err}
 	}
 	rr.SetBase(at)
 	f, err := x.examine(ctx, rr, l, p)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"warcdedup/digest"
+	"warcdedup/inplace"
 	"warcdedup/internal/warctest"
 	"warcdedup/manifest"
 	"warcdedup/originals"
@@ -326,8 +327,8 @@ func TestFileNamedTwice(t *testing.T) {
 				t.Fatalf("stats %+v, %d files logged: want one name rewritten, the other refused", o.stats, len(o.files))
 			}
 			re := o.refused[0]
-			if jobs == 1 && (!errors.Is(re, ErrNamedTwice) || !strings.Contains(re.Error(), o.files[0].File)) {
-				t.Errorf("refusal %v, want %q naming %s", re, ErrNamedTwice, o.files[0].File)
+			if jobs == 1 && (!errors.Is(re, inplace.ErrNamedTwice) || !strings.Contains(re.Error(), o.files[0].File)) {
+				t.Errorf("refusal %v, want %q naming %s", re, inplace.ErrNamedTwice, o.files[0].File)
 			}
 			after := regularFiles(t, top)
 			_, revisits, problems := nothingLost(map[string][]byte{"sub/a.warc": data}, after, nil)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"warcdedup/inplace"
 	"warcdedup/manifest"
 	"warcdedup/originals"
 	"warcdedup/record"
@@ -292,7 +293,7 @@ func cascadeRefusals(t *testing.T, o *outcome, file string) []string {
 	t.Helper()
 	var files []string
 	for _, err := range o.refused {
-		var re *RefusedError
+		var re *inplace.RefusedError
 		if !errors.As(err, &re) || re.File == file {
 			continue
 		}
@@ -314,7 +315,7 @@ func checkRefused(t *testing.T, o *outcome, file string, offset int64, want erro
 	t.Helper()
 	var err error
 	for _, e := range o.refused {
-		var re *RefusedError
+		var re *inplace.RefusedError
 		if errors.As(e, &re) && re.File == file {
 			if err != nil {
 				t.Fatalf("%s refused twice: %v", file, o.refused)
@@ -325,9 +326,9 @@ func checkRefused(t *testing.T, o *outcome, file string, offset int64, want erro
 	if err == nil {
 		t.Fatalf("%s not refused: %v", file, o.refused)
 	}
-	var re *RefusedError
+	var re *inplace.RefusedError
 	if !errors.As(err, &re) {
-		t.Fatalf("refusal %v (%T) is not a *RefusedError", err, err)
+		t.Fatalf("refusal %v (%T) is not a *inplace.RefusedError", err, err)
 	}
 	if re.File == file && re.Offset >= 0 && re.Offset < offset && errors.Is(err, originals.ErrOriginal) {
 		return

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"time"
 
 	"warcdedup/atomicfile"
+	"warcdedup/inplace"
 	"warcdedup/internal/ordered"
 	"warcdedup/manifest"
 	"warcdedup/originals"
@@ -71,7 +73,7 @@ type Restorer struct {
 	Restored func(RestoredFile)
 	Progress *Progress
 
-	create func(root *osRoot, name string, perm fileMode) (*atomicfile.File, error)
+	create func(root *os.Root, name string, perm os.FileMode) (*atomicfile.File, error)
 }
 
 // RestoreStats counts what a restore did.
@@ -126,16 +128,13 @@ func (s *RestoreStats) Summary(w io.Writer) {
 
 // restoreTask is one file to restore.
 type restoreTask struct {
-	file  string // escaped as manifest field 1
-	stats RestoreStats
-	fileOutcome
+	file    string // escaped as manifest field 1
+	stats   RestoreStats
+	entries []rewritelog.Entry // of the records restored, for the log
+	inplace.Outcome
 }
 
 // Abandon finishes a task that no worker will run.
-func (t *restoreTask) Abandon(err error) {
-	t.err = err
-	close(t.done)
-}
 
 // Files returns the files (escaped as manifest field 1) in which the log
 // has revisits that no run undid, in the log's order. A file whose entries
@@ -185,12 +184,12 @@ func (r *Restorer) Run(ctx context.Context, files []string, log *rewritelog.Log)
 	go func() {
 		defer q.Close()
 		for _, f := range files {
-			if q.Add(ctx, &restoreTask{file: f, fileOutcome: fileOutcome{done: make(chan struct{})}}) != nil {
+			if q.Add(ctx, &restoreTask{file: f, Outcome: inplace.NewOutcome()}) != nil {
 				return
 			}
 		}
 	}()
-	written := newRunFiles()
+	written := inplace.NewFiles()
 	var total RestoreStats
 	var mu sync.Mutex
 	var workers []*restoreWorker
@@ -199,7 +198,7 @@ func (r *Restorer) Run(ctx context.Context, files []string, log *rewritelog.Log)
 			w.close()
 		}
 	}()
-	fatal := drive(q, cancel, jobs, log, func() func(*restoreTask) error {
+	fatal := inplace.Drive(q, cancel, jobs, log, func() func(*restoreTask) error {
 		w := newRestoreWorker(r, log, progress)
 		w.files = written
 		mu.Lock()
@@ -212,10 +211,10 @@ func (r *Restorer) Run(ctx context.Context, files []string, log *rewritelog.Log)
 		}
 	}, func(t *restoreTask) error {
 		total.add(&t.stats)
-		if t.err == nil && t.result != nil && r.Restored != nil {
-			r.Restored(RestoredFile{File: t.file, Fixity: t.result.Fixity, Members: t.stats.Members, Foreign: t.stats.Foreign})
+		if t.Err == nil && t.Result != nil && r.Restored != nil {
+			r.Restored(RestoredFile{File: t.file, Fixity: t.Result.Fixity, Members: t.stats.Members, Foreign: t.stats.Foreign})
 		}
-		return refusedOr(t.err, r.Refused)
+		return inplace.RefusedOr(t.Err, r.Refused)
 	})
 	if fatal == nil {
 		fatal = ctx.Err()
@@ -223,7 +222,7 @@ func (r *Restorer) Run(ctx context.Context, files []string, log *rewritelog.Log)
 	return total, fatal
 }
 
-func (r *Restorer) placement() *placement {
-	return &placement{locator: &source.Locator{Roots: r.Roots, Locations: r.Locations, Prefixes: r.Prefixes}, inPlace: true,
-		hardLinks: r.HardLinks, create: r.create}
+func (r *Restorer) placement(files *inplace.Files) *inplace.Placement {
+	return &inplace.Placement{Locator: &source.Locator{Roots: r.Roots, Locations: r.Locations, Prefixes: r.Prefixes}, InPlace: true,
+		HardLinks: r.HardLinks, Create: r.create, Files: files}
 }

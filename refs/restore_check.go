@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"warcdedup/inplace"
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
 	"warcdedup/source"
@@ -166,7 +167,7 @@ func checkVersion(moves *rewritelog.Moves, loc *source.Locator, file, name strin
 		return true, size, "", err
 	}
 	if size != fx.NewSize || sum != fx.NewSHA256 {
-		return true, size, "", fmt.Errorf("%w (%d bytes, SHA-256 %s): it has %d bytes, SHA-256 %s", ErrNotLogged, fx.NewSize, fx.NewSHA256, size, sum)
+		return true, size, "", fmt.Errorf("%w (%d bytes, SHA-256 %s): it has %d bytes, SHA-256 %s", inplace.ErrNotLogged, fx.NewSize, fx.NewSHA256, size, sum)
 	}
 	return true, size, sum, nil
 }

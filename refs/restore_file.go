@@ -15,6 +15,7 @@ import (
 	"warcdedup/atomicfile"
 	"warcdedup/digest"
 	"warcdedup/gzmember"
+	"warcdedup/inplace"
 	"warcdedup/manifest"
 	"warcdedup/originals"
 	"warcdedup/record"
@@ -34,7 +35,7 @@ type restoreWorker struct {
 	buf      []byte
 	// cmpBuf is the comparison buffer of re-pointing.
 	cmpBuf []byte
-	files  *runFiles
+	files  *inplace.Files
 	// rebuilder rebuilds the gzip members the log describes; made at
 	// the first one.
 	rebuilder *gzmember.Rebuilder
@@ -56,7 +57,7 @@ func newRestoreWorker(r *Restorer, log *rewritelog.Log, progress *Progress) *res
 // whole record into a new version beside the file, then checks the new
 // version and puts it in place.
 type fileRestore struct {
-	version
+	*inplace.Version
 	w *restoreWorker
 	t *restoreTask
 	// logged are the log's revisits in the file that no run undid, by
@@ -64,36 +65,39 @@ type fileRestore struct {
 	// gzip members they replaced (in a .gz file).
 	logged  map[int64]rewritelog.Move
 	members map[int64]*gzmember.Description
+	// digests are the WARC-Payload-Digest of each record written anew
+	// ("" for a revisit re-pointed), in the order of the entries.
+	digests []string
 }
 
 // restore does one file. A failed check leaves the file untouched and
-// returns a *RefusedError; a file that cannot be written stops the run.
+// returns a *inplace.RefusedError; a file that cannot be written stops the run.
 func (w *restoreWorker) restore(ctx context.Context, t *restoreTask) (err error) {
 	t.stats.Files = 1
 	f := &fileRestore{w: w, t: t}
 	defer func() {
-		f.close()
+		if f.Version != nil {
+			f.Close()
+		}
 		if err != nil {
 			t.stats = RestoreStats{Files: 1, Refused: 1}
-			t.entries, t.result = nil, nil
+			t.entries, t.Result = nil, nil
 		}
 	}()
-	pl := w.r.placement()
-	pl.files = w.files
-	if err := f.open(pl, t.file); err != nil {
-		return f.refuse(err)
+	if f.Version, err = inplace.Open(w.r.placement(w.files), t.file); err != nil {
+		return err
 	}
 	// The log's offsets of its revisits are those of the version its last
 	// replacement of the file left.
 	if m := w.r.Written; m != nil {
-		if fx, ok := m.Version(f.name); ok {
-			if err := f.expectVersion(fx); err != nil {
-				return f.refuse(err)
+		if fx, ok := m.Version(f.Name); ok {
+			if err := f.ExpectVersion(fx); err != nil {
+				return err
 			}
 		}
 	}
 	if err := f.findWritten(); err != nil {
-		return f.refuse(err)
+		return f.Refuse(err)
 	}
 	if w.rebuilder != nil {
 		// Another file may be another writer's: every setting is tried
@@ -114,7 +118,7 @@ func (f *fileRestore) findWritten() error {
 	if m == nil {
 		return nil
 	}
-	lf := m.Lookup(f.name)
+	lf := m.Lookup(f.Name)
 	if lf == nil {
 		return nil
 	}
@@ -123,7 +127,7 @@ func (f *fileRestore) findWritten() error {
 	err := m.Live(lf, func(mv rewritelog.Move, off int64) error {
 		mv.PayloadDigest = bytes.Clone(mv.PayloadDigest)
 		f.logged[off] = mv
-		if mv.Member && f.gz {
+		if mv.Member && f.Gzip {
 			described[mv.Line] = off
 			lines = append(lines, mv.Line)
 		}
@@ -144,10 +148,10 @@ func (f *fileRestore) findWritten() error {
 
 // walk goes through the file's records, restoring the revisits due.
 func (f *fileRestore) walk(ctx context.Context) error {
-	rr, err := record.Reuse(f.w.scan, io.NewSectionReader(f.src, 0, f.size), f.file)
+	rr, err := record.Reuse(f.w.scan, io.NewSectionReader(f.Src, 0, f.Size), f.File)
 	f.w.scan = rr
 	if err != nil {
-		return f.refuse(err)
+		return f.Refuse(err)
 	}
 	for {
 		if err := ctx.Err(); err != nil {
@@ -163,7 +167,7 @@ func (f *fileRestore) walk(ctx context.Context) error {
 			continue
 		}
 		if err != nil {
-			return f.refuse(fmt.Errorf("reading it: %w", err))
+			return f.Refuse(fmt.Errorf("reading it: %w", err))
 		}
 		mv, ours := f.logged[rec.Offset]
 		if rec.Type == "revisit" && !ours && f.w.r.Only != nil && !f.w.r.Only(revisit.RefersURI(rec), revisit.RefersDate(rec)) {
@@ -172,7 +176,7 @@ func (f *fileRestore) walk(ctx context.Context) error {
 		}
 		if rec.Type != "revisit" || !ours && !f.w.r.All {
 			if ours {
-				return f.refuse(fmt.Errorf("log line %d wrote a revisit at offset %d, and a %q record stands there: the log is not this file's", mv.Line, rec.Offset, rec.Type))
+				return f.Refuse(fmt.Errorf("log line %d wrote a revisit at offset %d, and a %q record stands there: the log is not this file's", mv.Line, rec.Offset, rec.Type))
 			}
 			rr.Finish() // damage in a record that is copied as it is
 			continue
@@ -183,9 +187,9 @@ func (f *fileRestore) walk(ctx context.Context) error {
 		}
 	}
 	for off, mv := range f.logged {
-		return f.refuse(fmt.Errorf("log line %d wrote a revisit at offset %d, and no record starts there: the log is not this file's", mv.Line, off))
+		return f.Refuse(fmt.Errorf("log line %d wrote a revisit at offset %d, and no record starts there: the log is not this file's", mv.Line, off))
 	}
-	return f.copyTo(f.size)
+	return f.CopyTo(f.Size)
 }
 
 // restoreRecord restores the revisit rec, whose block rr is about to
@@ -195,12 +199,12 @@ func (f *fileRestore) restoreRecord(ctx context.Context, rr *record.Reader, rec 
 	r, at := f.w.r, rec.Offset
 	leave := func(err error) error {
 		if ours {
-			return &RefusedError{File: f.file, Offset: at, Err: fmt.Errorf("the revisit this toolchain wrote cannot be restored: %w", err)}
+			return &inplace.RefusedError{File: f.File, Offset: at, Err: fmt.Errorf("the revisit this toolchain wrote cannot be restored: %w", err)}
 		}
 		rr.Finish()
 		f.t.stats.Left++
 		if r.Warn != nil {
-			r.Warn(fmt.Errorf("%s: offset %d: revisit left as it is: %w", f.file, at, err))
+			r.Warn(fmt.Errorf("%s: offset %d: revisit left as it is: %w", f.File, at, err))
 		}
 		return nil
 	}
@@ -210,7 +214,7 @@ func (f *fileRestore) restoreRecord(ctx context.Context, rr *record.Reader, rec 
 	}
 	digestValue, algo, sum := rs.PayloadDigest, rs.Algorithm, rs.Sum
 	if ours && len(mv.PayloadDigest) > 0 && string(mv.PayloadDigest) != digestValue {
-		return f.refuse(fmt.Errorf("log line %d wrote a revisit of %s at offset %d, and the revisit there names %s: the log is not this file's", mv.Line, mv.PayloadDigest, at, digestValue))
+		return f.Refuse(fmt.Errorf("log line %d wrote a revisit of %s at offset %d, and the revisit there names %s: the log is not this file's", mv.Line, mv.PayloadDigest, at, digestValue))
 	}
 	// The revisit's block: the HTTP head of the record it replaced.
 	var revHead []byte
@@ -302,15 +306,10 @@ func (f *fileRestore) restoreRecord(ctx context.Context, rr *record.Reader, rec 
 
 	// The record, written and its payload hashed as it goes: its gzip
 	// member rebuilt as it was, if the log describes it and zlib makes it.
-	if err := f.copyTo(at); err != nil {
+	out, newOff, err := f.StartRecord(at)
+	if err != nil {
 		return err
 	}
-	if f.tmp == nil {
-		if err := f.createTemp(); err != nil {
-			return err
-		}
-	}
-	newOff := f.written
 	ph := algo.New()
 	src := inlinePayload(orig.Payload)
 	if payload != nil {
@@ -331,17 +330,17 @@ func (f *fileRestore) restoreRecord(ctx context.Context, rr *record.Reader, rec 
 	if ours {
 		desc = f.members[at]
 	}
-	n, how, err := f.writeRecord(header, revHead, src, trailer, desc, ph)
+	n, how, err := f.writeRecord(out, header, revHead, src, trailer, desc, ph)
 	if err != nil {
 		return err
 	}
 	f.t.stats.Members.count(how)
 	if got := ph.Sum(nil); !bytes.Equal(got, sum) {
-		return f.refuse(fmt.Errorf("offset %d: the payload of its original %s offset %d hashes to %s, not the revisit's %s", at, line.File, line.Offset, algo.Format(got), digestValue))
+		return f.Refuse(fmt.Errorf("offset %d: the payload of its original %s offset %d hashes to %s, not the revisit's %s", at, line.File, line.Offset, algo.Format(got), digestValue))
 	}
-	f.replacing(at, rec.Length, n, nil)
-	f.segments[len(f.segments)-1].payloadDigest = digestValue
-	f.t.entries = append(f.t.entries, rewritelog.Entry{File: f.name, OldOffset: at, OldLength: rec.Length,
+	f.EndRecord(at, rec.Length, n)
+	f.digests = append(f.digests, digestValue)
+	f.t.entries = append(f.t.entries, rewritelog.Entry{File: f.Name, OldOffset: at, OldLength: rec.Length,
 		NewOffset: newOff, NewLength: n, Kind: rewritelog.Restored})
 	switch {
 	case !ours:
@@ -366,7 +365,7 @@ func (f *fileRestore) repoint(ctx context.Context, rec *record.Record, block []b
 	altOrig, altPayload, err := r.Originals.Open(ctx, &alt, r.Policy, f.w.log)
 	if err != nil {
 		if r.Warn != nil {
-			r.Warn(fmt.Errorf("%s: offset %d: not re-pointed to %s offset %d: %v", f.file, at, alt.File, alt.Offset, err))
+			r.Warn(fmt.Errorf("%s: offset %d: not re-pointed to %s offset %d: %v", f.File, at, alt.File, alt.Offset, err))
 		}
 		return false, nil
 	}
@@ -380,7 +379,7 @@ func (f *fileRestore) repoint(ctx context.Context, rec *record.Record, block []b
 	if payload == nil {
 		cmp.Write(orig.Payload)
 	} else if _, err := io.CopyBuffer(cmp, payload, f.w.buf); err != nil {
-		return false, f.refuse(fmt.Errorf("%w %s offset %d: reading it: %v", originals.ErrOriginal, line.File, line.Offset, err))
+		return false, f.Refuse(fmt.Errorf("%w %s offset %d: reading it: %v", originals.ErrOriginal, line.File, line.Offset, err))
 	}
 	same, err := cmp.End()
 	if err != nil || !same {
@@ -390,22 +389,18 @@ func (f *fileRestore) repoint(ctx context.Context, rec *record.Record, block []b
 	// The revisit as it was, but for what it refers to.
 	repointed := revisit.Repointed(rec, block, altOrig.URI, altOrig.Date)
 
-	if err := f.copyTo(at); err != nil {
+	out, newOff, err := f.StartRecord(at)
+	if err != nil {
 		return false, err
 	}
-	if f.tmp == nil {
-		if err := f.createTemp(); err != nil {
-			return false, err
-		}
-	}
-	newOff := f.written
-	n, _, err := f.writeRecord(repointed, nil, inlinePayload(nil), nil, nil, nil)
+	n, _, err := f.writeRecord(out, repointed, nil, inlinePayload(nil), nil, nil, nil)
 	if err != nil {
 		return false, err
 	}
 	refURI, refDate := manifest.EscapeField(altOrig.URI), manifest.EscapeField(altOrig.Date)
-	f.replacing(at, rec.Length, n, &manifest.Line{RefURI: refURI, RefDate: refDate})
-	f.t.entries = append(f.t.entries, rewritelog.Entry{File: f.name, OldOffset: at, OldLength: rec.Length, NewOffset: newOff, NewLength: n,
+	f.EndRecord(at, rec.Length, n)
+	f.digests = append(f.digests, "")
+	f.t.entries = append(f.t.entries, rewritelog.Entry{File: f.Name, OldOffset: at, OldLength: rec.Length, NewOffset: newOff, NewLength: n,
 		Kind: rewritelog.Revisit, PayloadDigest: digestValue, RefersToURI: refURI, RefersTo: refDate})
 	f.t.stats.Repointed++
 	return true, nil
@@ -416,11 +411,11 @@ func (f *fileRestore) repoint(ctx context.Context, rec *record.Record, block []b
 // in a .gz file, how its gzip member was written: rebuilt from desc, the
 // description the log has of the member it had (nil: none), or
 // compressed afresh, a member of its own.
-func (f *fileRestore) writeRecord(header, head []byte, payload *payloadSource, trailer []byte, desc *gzmember.Description, ph hash.Hash) (int64, memberHow, error) {
-	cw := &countWriter{w: f.tmp.File}
+func (f *fileRestore) writeRecord(w io.Writer, header, head []byte, payload *payloadSource, trailer []byte, desc *gzmember.Description, ph hash.Hash) (int64, memberHow, error) {
+	cw := &countWriter{w: w}
 	var out io.Writer = cw
 	how := memberNone
-	if f.gz {
+	if f.Gzip {
 		how = memberNoDescription
 		if desc != nil {
 			var err error
@@ -429,16 +424,16 @@ func (f *fileRestore) writeRecord(header, head []byte, payload *payloadSource, t
 			var pe *errPayload
 			switch {
 			case errors.As(err, &we):
-				return 0, how, f.writeError(we.Err)
+				return 0, how, f.WriteFailed(we.Err)
 			case errors.Is(err, gzmember.ErrChanged):
-				return 0, how, f.refuse(fmt.Errorf("offset %d: %w: its payload changed between two reads of it while its gzip member was rebuilt", f.pos, originals.ErrOriginal))
+				return 0, how, f.Refuse(fmt.Errorf("offset %d: %w: its payload changed between two reads of it while its gzip member was rebuilt", f.Pos(), originals.ErrOriginal))
 			case errors.As(err, &pe):
-				return 0, how, f.refuse(fmt.Errorf("%w: reading it: %v", originals.ErrOriginal, pe.err))
+				return 0, how, f.Refuse(fmt.Errorf("%w: reading it: %v", originals.ErrOriginal, pe.err))
 			case err != nil:
-				return 0, how, f.refuse(fmt.Errorf("rebuilding its gzip member: %w", err))
+				return 0, how, f.Refuse(fmt.Errorf("rebuilding its gzip member: %w", err))
 			case how == memberRebuilt:
 				if cw.n != desc.Length {
-					return 0, how, f.refuse(fmt.Errorf("its gzip member was rebuilt as %d bytes, and the log describes one of %d", cw.n, desc.Length))
+					return 0, how, f.Refuse(fmt.Errorf("its gzip member was rebuilt as %d bytes, and the log describes one of %d", cw.n, desc.Length))
 				}
 				return cw.n, how, nil
 			}
@@ -453,7 +448,7 @@ func (f *fileRestore) writeRecord(header, head []byte, payload *payloadSource, t
 	}
 	for _, b := range [][]byte{header, head} {
 		if _, err := out.Write(b); err != nil {
-			return 0, how, f.writeError(err)
+			return 0, how, f.WriteFailed(err)
 		}
 	}
 	if ph != nil {
@@ -461,22 +456,22 @@ func (f *fileRestore) writeRecord(header, head []byte, payload *payloadSource, t
 	}
 	p, err := payload.next()
 	if err != nil {
-		return 0, how, f.refuse(fmt.Errorf("%w %v", originals.ErrOriginal, err))
+		return 0, how, f.Refuse(fmt.Errorf("%w %v", originals.ErrOriginal, err))
 	}
 	// Errors reading the original refuse the file; writing, class.
 	sink := &splitWriter{out: out, h: ph}
 	if _, err := io.CopyBuffer(sink, p, f.w.buf); err != nil {
 		if sink.err != nil {
-			return 0, how, f.writeError(sink.err)
+			return 0, how, f.WriteFailed(sink.err)
 		}
-		return 0, how, f.refuse(fmt.Errorf("%w: reading it: %v", originals.ErrOriginal, err))
+		return 0, how, f.Refuse(fmt.Errorf("%w: reading it: %v", originals.ErrOriginal, err))
 	}
 	if _, err := out.Write(trailer); err != nil {
-		return 0, how, f.writeError(err)
+		return 0, how, f.WriteFailed(err)
 	}
-	if f.gz {
+	if f.Gzip {
 		if err := f.w.zw.Close(); err != nil {
-			return 0, how, f.writeError(err)
+			return 0, how, f.WriteFailed(err)
 		}
 	}
 	return cw.n, how, nil
@@ -584,14 +579,14 @@ func (f *fileRestore) pickOriginal(key string, rec *record.Record) (manifest.Lin
 // finish puts the restored version in place (see version.replace).
 func (f *fileRestore) finish() error {
 	r, t := f.w.r, f.t
-	f.w.progress.Bytes.Add(f.size)
+	f.w.progress.Bytes.Add(f.Size)
 	if t.stats.Records+t.stats.Foreign+t.stats.Repointed == 0 {
 		t.stats.Untouched = 1
 		return nil
 	}
 	t.stats.Restored = 1
-	t.stats.BytesBefore, t.stats.BytesAfter = f.size, f.written
-	result, err := f.replace(f.w.log, r.Originals.Lock(t.file), t.entries, f.checkRestored)
+	t.stats.BytesBefore, t.stats.BytesAfter = f.Size, f.Written()
+	result, err := f.Replace(f.w.log, r.Originals.Lock(t.file), t.entries, f.checkRestored)
 	if errors.Is(err, atomicfile.ErrNotSynced) {
 		if r.Warn != nil {
 			r.Warn(err)
@@ -601,55 +596,57 @@ func (f *fileRestore) finish() error {
 	if err != nil {
 		return err
 	}
-	t.result = result
+	t.Result = result
 	return nil
 }
 
-// checkRestored reads a restored record back from the new version: one
-// whole response of its length whose payload hashes to its revisit's
-// digest.
-func (f *fileRestore) checkRestored(s segment, newFile *os.File) error {
-	rr, err := record.Reuse(f.w.check, io.NewSectionReader(newFile, s.newOff, s.length), "new version")
+// checkRestored reads the k-th record written anew back from the new
+// version, length bytes at offset at: a restored record is one whole
+// response of its length whose payload hashes to its revisit's digest, a
+// revisit re-pointed one whole revisit of its new original.
+func (f *fileRestore) checkRestored(k int, at, length int64, newFile *os.File) error {
+	rr, err := record.Reuse(f.w.check, io.NewSectionReader(newFile, at, length), "new version")
 	f.w.check = rr
 	if err != nil {
 		return err
 	}
 	rec, err := rr.Next()
 	if err != nil {
-		return fmt.Errorf("restored record at %d: %w", s.newOff, err)
+		return fmt.Errorf("restored record at %d: %w", at, err)
 	}
-	if s.line.RefURI != "" {
+	if e := &f.t.entries[k]; e.Kind == rewritelog.Revisit {
 		// Re-pointed: a whole revisit of its new original.
 		if err := rr.Finish(); err != nil {
-			return fmt.Errorf("re-pointed revisit at %d: %w", s.newOff, err)
+			return fmt.Errorf("re-pointed revisit at %d: %w", at, err)
 		}
-		if rec.Type != "revisit" || revisit.RefersURI(rec) != s.line.RefURI || rec.Length != s.length {
-			return fmt.Errorf("re-pointed revisit at %d reads back as a %q record of %d bytes referring to %s", s.newOff, rec.Type, rec.Length, revisit.RefersURI(rec))
+		if rec.Type != "revisit" || revisit.RefersURI(rec) != e.RefersToURI || rec.Length != length {
+			return fmt.Errorf("re-pointed revisit at %d reads back as a %q record of %d bytes referring to %s", at, rec.Type, rec.Length, revisit.RefersURI(rec))
 		}
 		return nil
 	}
 	if rec.Type != "response" {
-		return fmt.Errorf("restored record at %d reads back as a %q record", s.newOff, rec.Type)
+		return fmt.Errorf("restored record at %d reads back as a %q record", at, rec.Type)
 	}
-	algo, sum, err := digest.ParseHeader(s.payloadDigest)
+	payloadDigest := f.digests[k]
+	algo, sum, err := digest.ParseHeader(payloadDigest)
 	if err != nil {
 		return err
 	}
 	if _, err := rr.ReadHTTPHead(); err != nil {
-		return fmt.Errorf("restored record at %d: %w", s.newOff, err)
+		return fmt.Errorf("restored record at %d: %w", at, err)
 	}
 	ph := algo.New()
 	if _, err := io.CopyBuffer(ph, rr, f.w.buf); err != nil {
-		return fmt.Errorf("restored record at %d: %w", s.newOff, err)
+		return fmt.Errorf("restored record at %d: %w", at, err)
 	}
 	if err := rr.Finish(); err != nil {
-		return fmt.Errorf("restored record at %d: %w", s.newOff, err)
+		return fmt.Errorf("restored record at %d: %w", at, err)
 	}
-	if !bytes.Equal(ph.Sum(nil), sum) || rec.Length != s.length {
-		return fmt.Errorf("restored record at %d reads back as %d bytes whose payload is not %s", s.newOff, rec.Length, s.payloadDigest)
+	if !bytes.Equal(ph.Sum(nil), sum) || rec.Length != length {
+		return fmt.Errorf("restored record at %d reads back as %d bytes whose payload is not %s", at, rec.Length, payloadDigest)
 	}
 	if _, err := rr.Next(); err != io.EOF {
-		return fmt.Errorf("restored record at %d: more than one record in %d bytes", s.newOff, s.length)
+		return fmt.Errorf("restored record at %d: more than one record in %d bytes", at, length)
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"warcdedup/digest"
+	"warcdedup/inplace"
 	"warcdedup/internal/warctest"
 	"warcdedup/manifest"
 	"warcdedup/record"
@@ -273,7 +274,7 @@ func TestUndoRefuses(t *testing.T) {
 		}, "hashes to"},
 		{"log of another file", func(t *testing.T, dir, log string) string {
 			return strings.ReplaceAll(log, "d.warc", "o.warc")
-		}, ErrNotLogged.Error()},
+		}, inplace.ErrNotLogged.Error()},
 		{"log of another file, without its \"# file\" lines", func(t *testing.T, dir, log string) string {
 			var kept []string
 			for _, line := range strings.SplitAfter(strings.ReplaceAll(log, "d.warc", "o.warc"), "\n") {
@@ -296,9 +297,9 @@ func TestUndoRefuses(t *testing.T) {
 			if len(u.refused) != 1 || !strings.Contains(u.refused[0].Error(), tt.want) {
 				t.Errorf("refused %v, want one refusal saying %q", u.refused, tt.want)
 			}
-			var re *RefusedError
+			var re *inplace.RefusedError
 			if len(u.refused) == 1 && !errors.As(u.refused[0], &re) {
-				t.Errorf("%v is not a *RefusedError", u.refused[0])
+				t.Errorf("%v is not a *inplace.RefusedError", u.refused[0])
 			}
 			sameFiles(t, "after a refused undo", snapshot(t, dir), before)
 		})

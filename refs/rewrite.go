@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync/atomic"
 	"time"
 
 	"warcdedup/atomicfile"
+	"warcdedup/inplace"
 	"warcdedup/internal/ordered"
 	"warcdedup/manifest"
 	"warcdedup/originals"
@@ -57,7 +59,7 @@ type Rewriter struct {
 
 	// create makes the temporary file of a new version; tests replace it
 	// to simulate failing disks.
-	create func(root *osRoot, name string, perm fileMode) (*atomicfile.File, error)
+	create func(root *os.Root, name string, perm os.FileMode) (*atomicfile.File, error)
 }
 
 // Progress is updated while Run works.
@@ -118,8 +120,9 @@ type task struct {
 	// file must not be replaced.
 	cut     bool
 	stats   Stats
-	records []recordResult // for Rewriter.Record
-	fileOutcome
+	entries []rewritelog.Entry // of the revisits written, for the log
+	records []recordResult     // for Rewriter.Record
+	inplace.Outcome
 }
 
 // recordResult is a duplicate that is a revisit once the task is done.
@@ -131,8 +134,7 @@ type recordResult struct {
 // Abandon finishes a task that no worker will run.
 func (t *task) Abandon(err error) {
 	close(t.lines)
-	t.err = err
-	close(t.done)
+	t.Outcome.Abandon(err)
 }
 
 // errCut is the error of a task whose lines the manifest cut short; the
@@ -180,9 +182,9 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log *rewritelog
 		defer q.Close()
 		readErr = r.dispatch(ctx, in, q, &lines)
 	}()
-	files := newRunFiles()
+	files := inplace.NewFiles()
 	var total Stats
-	fatal := drive(q, cancel, jobs, log, func() func(*task) error {
+	fatal := inplace.Drive(q, cancel, jobs, log, func() func(*task) error {
 		w := &worker{r: r, log: log, moves: moves, progress: progress, files: files}
 		return func(t *task) error {
 			err := w.rewrite(ctx, t)
@@ -194,10 +196,10 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log *rewritelog
 	}, func(t *task) error {
 		total.add(&t.stats)
 		switch {
-		case t.err == errCut:
+		case t.Err == errCut:
 			return nil // readErr says why
-		case t.err != nil:
-			return refusedOr(t.err, r.Refused)
+		case t.Err != nil:
+			return inplace.RefusedOr(t.Err, r.Refused)
 		case r.Record != nil:
 			for i := range t.records {
 				r.Record(&t.records[i].line, t.records[i].revisitLength)
@@ -241,7 +243,7 @@ func (r *Rewriter) dispatch(ctx context.Context, in *manifest.Reader, q *ordered
 				close(cur.lines)
 				cur = nil // closed: the deferred close must not close it again
 			}
-			t := &task{file: l.File, lines: make(chan manifest.Line, 1024), fileOutcome: fileOutcome{done: make(chan struct{})}}
+			t := &task{file: l.File, lines: make(chan manifest.Line, 1024), Outcome: inplace.NewOutcome()}
 			if err := q.Add(ctx, t); err != nil {
 				return err
 			}
@@ -261,14 +263,14 @@ type worker struct {
 	log      *rewritelog.Log
 	moves    originals.Mover // the log, in place
 	progress *Progress
-	files    *runFiles
+	files    *inplace.Files
 	ahead    []*examiner // examiners of records ahead of the writer
 	own      *examiner   // the writer's own, for a record examined again
 }
 
 // placement is where the files to rewrite are and where their new
 // versions go.
-func (r *Rewriter) placement() *placement {
-	return &placement{locator: &source.Locator{Roots: r.Roots, Locations: r.Locations, Prefixes: r.Prefixes}, inPlace: r.InPlace,
-		outputDir: r.OutputDir, dryRun: r.DryRun, hardLinks: r.HardLinks, create: r.create}
+func (r *Rewriter) placement(files *inplace.Files) *inplace.Placement {
+	return &inplace.Placement{Locator: &source.Locator{Roots: r.Roots, Locations: r.Locations, Prefixes: r.Prefixes}, InPlace: r.InPlace,
+		OutputDir: r.OutputDir, DryRun: r.DryRun, HardLinks: r.HardLinks, Create: r.create, Files: files}
 }

@@ -1,12 +1,12 @@
 //go:build !linux
 
-package refs
+package inplace
 
 import "os"
 
 // writerGuard finds no writers where there are no Linux leases nor /proc:
 // the rewrite refuses only a file whose size or modification time
-// changed while it was rewritten (see version.unchanged).
+// changed while its new version was made (see Target.Unchanged).
 type writerGuard struct{}
 
 func guardWriters(f *os.File) (*writerGuard, error) { return nil, nil }

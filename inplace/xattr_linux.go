@@ -1,4 +1,4 @@
-package refs
+package inplace
 
 import (
 	"bytes"
@@ -11,8 +11,9 @@ import (
 // copyXattrs copies every extended attribute of src to dst, through
 // /proc/self/fd so that it acts on the open files, not on names that could
 // have been replaced meanwhile. A file system without extended attributes
-// has none to copy.
-func copyXattrs(dst, src *os.File) error {
+// has none to copy. Lenient leaves out an attribute this process may not
+// set.
+func copyXattrs(dst, src *os.File, lenient bool) error {
 	from := fmt.Sprintf("/proc/self/fd/%d", src.Fd())
 	to := fmt.Sprintf("/proc/self/fd/%d", dst.Fd())
 	size, err := syscall.Listxattr(from, nil)
@@ -39,6 +40,9 @@ func copyXattrs(dst, src *os.File) error {
 			return fmt.Errorf("reading %s: %w", name, err)
 		}
 		if err := syscall.Setxattr(to, string(name), value[:n], 0); err != nil {
+			if lenient && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.ENOTSUP)) {
+				continue
+			}
 			return fmt.Errorf("setting %s: %w", name, err)
 		}
 	}

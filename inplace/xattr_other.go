@@ -1,8 +1,8 @@
 //go:build !linux
 
-package refs
+package inplace
 
 import "os"
 
 // copyXattrs copies nothing where the toolchain does not know how.
-func copyXattrs(dst, src *os.File) error { return nil }
+func copyXattrs(dst, src *os.File, lenient bool) error { return nil }

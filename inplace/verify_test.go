@@ -1,4 +1,4 @@
-package refs
+package inplace
 
 import (
 	"os"
@@ -47,8 +47,8 @@ func TestVerifyCoversSource(t *testing.T) {
 			if _, err := tmp.WriteString(tc.content); err != nil {
 				t.Fatal(err)
 			}
-			v := &version{src: f, tmp: tmp, size: int64(len(source)), segments: tc.segments}
-			_, _, err = v.verify(func(segment, *os.File) error { return nil })
+			v := &Version{Src: f, tmp: tmp, Size: int64(len(source)), segments: tc.segments}
+			_, _, err = v.verify(func(int, int64, int64, *os.File) error { return nil })
 			switch {
 			case tc.err == "" && err != nil:
 				t.Fatalf("refused: %v", err)

@@ -1,0 +1,33 @@
+package inplace
+
+import "fmt"
+
+// RefusedError says why a file is left untouched: a line of the manifest
+// does not describe the record at its offset (a stale or lying manifest),
+// the original it names cannot be used, or the file could not be replaced
+// safely. The run goes on with the other files.
+type RefusedError struct {
+	File   string
+	Offset int64 // -1 when the refusal is about the whole file
+	Err    error
+}
+
+func (e *RefusedError) Error() string {
+	if e.Offset < 0 {
+		return fmt.Sprintf("%s: left untouched: %v", e.File, e.Err)
+	}
+	return fmt.Sprintf("%s: offset %d: left untouched: %v", e.File, e.Offset, e.Err)
+}
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// WriteError is a new version that could not be written because the disk
+// is full: the file is left untouched and the run stops.
+type WriteError struct {
+	File string
+	Err  error
+}
+
+func (e *WriteError) Error() string {
+	return fmt.Sprintf("%s: left untouched, and the run stopped: writing its new version: %v", e.File, e.Err)
+}
+func (e *WriteError) Unwrap() error { return e.Err }
