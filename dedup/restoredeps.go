@@ -16,7 +16,7 @@ import (
 	"warcdedup/digest"
 	"warcdedup/manifest"
 	"warcdedup/originals"
-	"warcdedup/refs"
+	"warcdedup/restore"
 	"warcdedup/rewritelog"
 	"warcdedup/source"
 	"warcdedup/warcsum"
@@ -25,7 +25,7 @@ import (
 // restoreDependents makes the crawls that need a crawl being removed
 // independent of it: each of their revisits that refers to one of its
 // records is re-pointed to another committed copy of the payload, or made
-// the whole record again from the crawl being removed (refs.Restorer), and
+// the whole record again from the crawl being removed (restore.Restorer), and
 // their originals and figures in the index are made anew.
 type restoreDependents struct {
 	ix    *crawlindex.Index
@@ -244,7 +244,7 @@ func (r *restoreDependents) runOne(ctx context.Context, d *crawlindex.Crawl, res
 		files = append(files, d.Name+"/"+manifest.EscapeFile(f.Name))
 	}
 	ch := &dependentChange{repointed: map[string]int64{}, repointedFiles: map[string]map[string]bool{}}
-	rs := refs.Restorer{Prefixes: loc.Prefixes, Captures: r.goneCaptures, Originals: originals, All: true, Only: r.isGone,
+	rs := restore.Restorer{Prefixes: loc.Prefixes, Captures: r.goneCaptures, Originals: originals, All: true, Only: r.isGone,
 		Retarget: r.alternative, Jobs: max(r.opt.Jobs, 1),
 		Refused: func(err error) {
 			if r.opt.Display != nil {

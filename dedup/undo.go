@@ -19,7 +19,7 @@ import (
 	"warcdedup/internal/progress"
 	"warcdedup/manifest"
 	"warcdedup/originals"
-	"warcdedup/refs"
+	"warcdedup/restore"
 	"warcdedup/rewritelog"
 	"warcdedup/warcsum"
 )
@@ -66,7 +66,7 @@ type UndoResult struct {
 	Collections []string
 	Crawl       string // the crawl of an index undone, if one
 	Files       int    // files with revisits to restore
-	Stats       refs.RestoreStats
+	Stats       restore.Stats
 	Took        time.Duration
 	NothingToDo bool     // no revisit of this toolchain's left in those files
 	Refused     []string // files left untouched, and why
@@ -97,7 +97,7 @@ type UndoResult struct {
 }
 
 // Undo turns the revisits this toolchain wrote in the files named back into
-// the records they replaced (refs.Restorer), in place, and then checks that
+// the records they replaced (restore.Restorer), in place, and then checks that
 // they are. It first completes the rewrite log from the journal a killed
 // run or undo left; it hashes the collection as it is now (known files
 // from the cache), sorts that manifest on URI and date to find each
@@ -135,7 +135,7 @@ func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
 		return nil, err
 	}
 	u := &undo{opt: opt, wd: wd, state: state, res: &UndoResult{WorkDir: wd.Path, Collections: state.Params.Collections}, refused: map[string]bool{},
-		restoreFrom: -1, restored: map[string]refs.RestoredFile{}}
+		restoreFrom: -1, restored: map[string]restore.RestoredFile{}}
 	if state.Params.Index != "" {
 		if u.crawl, err = undoCrawl(state.Params); err != nil {
 			return nil, err
@@ -188,7 +188,7 @@ type undo struct {
 	// restoreFrom is the log's size when the restore began, -1 before.
 	restoreFrom int64
 	// restored are the files this undo replaced, and how.
-	restored map[string]refs.RestoredFile
+	restored map[string]restore.RestoredFile
 }
 
 // run restores the files named (escaped as manifest field 1) and checks
@@ -208,7 +208,7 @@ func (u *undo) run(ctx context.Context, files []string) error {
 	}
 	todo := files
 	if !u.opt.All {
-		logged, err := refs.Files(written)
+		logged, err := restore.Files(written)
 		if err != nil {
 			return err
 		}
@@ -324,9 +324,9 @@ func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.M
 		total += in
 	}
 	stage := u.show.Start("restore", "bytes", total)
-	var prog refs.Progress
+	var prog restore.Progress
 	loc := j.locator()
-	r := refs.Restorer{Roots: loc.Roots, Prefixes: loc.Prefixes, Captures: captures, Originals: originals, Written: written, All: u.opt.All,
+	r := restore.Restorer{Roots: loc.Roots, Prefixes: loc.Prefixes, Captures: captures, Originals: originals, Written: written, All: u.opt.All,
 		HardLinks: u.opt.HardLinks, Jobs: j.opt.Jobs, Progress: &prog,
 		Refused: func(err error) {
 			u.res.Refused = append(u.res.Refused, err.Error())
@@ -337,7 +337,7 @@ func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.M
 			u.show.Print("warcdedup: error: %v", err)
 		},
 		Warn: func(err error) { u.show.Note("warcdedup: warning: %v", err) },
-		Restored: func(f refs.RestoredFile) {
+		Restored: func(f restore.RestoredFile) {
 			u.restored[f.File] = f
 			if m := f.Members; m.Rebuilt+m.Recompressed() > 0 {
 				u.show.Log("undo: %s: restored; gzip members: %d rebuilt bit for bit, %d compressed afresh%s", f.File, m.Rebuilt, m.Recompressed(), parenthesized(m.Reasons()))
@@ -378,7 +378,7 @@ func (u *undo) joinIndex(ctx context.Context) error {
 }
 
 // check reads again every file named that the log names (see
-// refs.CheckRestored), from the log as the undo left it.
+// restore.CheckRestored), from the log as the undo left it.
 func (u *undo) check(ctx context.Context, files []string) error {
 	moves, err := rewritelog.LoadFile(u.wd.File(LogFile), time.Time{})
 	if err != nil {
@@ -386,7 +386,7 @@ func (u *undo) check(ctx context.Context, files []string) error {
 	}
 	loc := (&Job{opt: Options{Collections: u.state.Params.Collections}, crawl: u.crawl}).locator()
 	stage := u.show.Start("check", "files", int64(len(files)))
-	problems, st, err := refs.CheckRestored(ctx, moves, loc, files, max(u.opt.Jobs, 1))
+	problems, st, err := restore.CheckRestored(ctx, moves, loc, files, max(u.opt.Jobs, 1))
 	stage.Done(fmt.Sprintf("%s files the log names read again, %s", progress.Count(st.Files), progress.Bytes(st.Bytes)))
 	if err != nil {
 		return err
@@ -406,10 +406,10 @@ func (u *undo) check(ctx context.Context, files []string) error {
 }
 
 // verdict reports whether a restored file is, bit for bit, the file before
-// the runs undone (refs.Verdict), and if not, why: in the run log for
+// the runs undone (restore.Verdict), and if not, why: in the run log for
 // every file, in the result (and so on the terminal) for the first ten
 // that are not.
-func (u *undo) verdict(v *refs.Verdict) {
+func (u *undo) verdict(v *restore.Verdict) {
 	name, _ := manifest.UnescapeFile(v.File)
 	if v.Exact {
 		u.res.BitExact++

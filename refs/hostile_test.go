@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"warcdedup/digest"
+	"warcdedup/internal/rewritetest"
 	"warcdedup/manifest"
 	"warcdedup/originals"
 	"warcdedup/rewritelog"
@@ -250,9 +251,9 @@ var hostileMutations = []mutation{
 		if l == nil {
 			return false
 		}
-		sum := formatDigest(digest.SHA256, []byte(strconv.Itoa(m.r.Int())))
+		sum := rewritetest.FormatDigest(digest.SHA256, []byte(strconv.Itoa(m.r.Int())))
 		if p, ok := payloadAt(m.c.dir, l); ok {
-			sum = formatDigest(digest.SHA256, p)
+			sum = rewritetest.FormatDigest(digest.SHA256, p)
 		}
 		cls := m.class(l)
 		l.Digest = sum
@@ -399,7 +400,7 @@ var hostileMutations = []mutation{
 			if !ok {
 				return false
 			}
-			again.Digest = formatDigest(digest.SHA256, p)
+			again.Digest = rewritetest.FormatDigest(digest.SHA256, p)
 			kept := *o
 			kept.Digest = again.Digest
 			keep(&kept)
@@ -580,7 +581,7 @@ func hostileTrial(t *testing.T, c *hostileColl, r *rand.Rand, tally *hostileTall
 		mode.jobs = 1 + r.IntN(3)
 		hostileRun(t, c, mode, tally)
 		if t.Failed() {
-			t.Logf("the lying manifest:\n%s", manifestText(m.lines))
+			t.Logf("the lying manifest:\n%s", rewritetest.ManifestText(m.lines))
 			return
 		}
 	}
@@ -606,7 +607,7 @@ func hostileRun(t *testing.T, c *hostileColl, mode hostileMode, tally *hostileTa
 	}
 	defer os.RemoveAll(top)
 	dir, out := filepath.Join(top, "coll"), filepath.Join(top, "out")
-	copyDir(t, c.dir, dir)
+	rewritetest.CopyDir(t, c.dir, dir)
 	ids := statFiles(t, dir, c.files)
 
 	in := hostileInput(c, mode, tally)
@@ -637,7 +638,7 @@ func hostileRun(t *testing.T, c *hostileColl, mode hostileMode, tally *hostileTa
 			}
 		}
 		if _, err := os.Stat(out); err == nil {
-			copyDir(t, out, dir)
+			rewritetest.CopyDir(t, out, dir)
 		}
 	}
 	after := regularFiles(t, result)
@@ -650,7 +651,7 @@ func hostileRun(t *testing.T, c *hostileColl, mode hostileMode, tally *hostileTa
 		t.Errorf("%s: %s", mode.name, p)
 	}
 	for _, d := range []string{dir, out} {
-		if tf := tempFiles(t, d); len(tf) > 0 {
+		if tf := rewritetest.TempFiles(t, d); len(tf) > 0 {
 			t.Errorf("%s: temporary files left: %v", mode.name, tf)
 		}
 	}
@@ -726,7 +727,7 @@ func hostileRun(t *testing.T, c *hostileColl, mode hostileMode, tally *hostileTa
 		for _, p := range problems {
 			t.Errorf("the honest run after the lie: %s", p)
 		}
-		if tf := tempFiles(t, dir); len(tf) > 0 {
+		if tf := rewritetest.TempFiles(t, dir); len(tf) > 0 {
 			t.Errorf("the honest run after the lie: temporary files left: %v", tf)
 		}
 		if o2 != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"warcdedup/atomicfile"
 	"warcdedup/inplace"
+	"warcdedup/internal/rewritetest"
 	"warcdedup/internal/warctest"
 	"warcdedup/internal/writertest"
 	"warcdedup/scripts/gen"
@@ -29,8 +30,8 @@ func TestRewriteRefusesFileOpenedForWriting(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	copyDir(t, c.dir, dir)
-	orig := snapshot(t, dir)
+	rewritetest.CopyDir(t, c.dir, dir)
+	orig := rewritetest.Snapshot(t, dir)
 	var w *writertest.Writer
 	rw := Rewriter{Roots: []string{dir}, InPlace: true}
 	rw.create = func(root *os.Root, name string, perm os.FileMode) (*atomicfile.File, error) {
@@ -53,14 +54,14 @@ func TestRewriteRefusesFileOpenedForWriting(t *testing.T) {
 	if re == nil || !errors.Is(re, inplace.ErrOpenForWriting) || len(o.refused) != 1 {
 		t.Fatalf("refusals %v, want %s refused as open for writing", o.refused, victim)
 	}
-	after := snapshot(t, dir)
+	after := rewritetest.Snapshot(t, dir)
 	if want := append(bytes.Clone(orig[victim]), rec...); !bytes.Equal(after[victim], want) {
 		t.Errorf("%s: %d bytes, want its %d and the %d the writer appended", victim, len(after[victim]), len(orig[victim]), len(rec))
 	}
 	if o.stats.Refused != 1 || o.stats.Rewritten != 1 {
 		t.Errorf("stats %+v, want 1 file rewritten and 1 refused", o.stats)
 	}
-	if tf := tempFiles(t, dir); len(tf) > 0 {
+	if tf := rewritetest.TempFiles(t, dir); len(tf) > 0 {
 		t.Errorf("temporary files left: %v", tf)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"warcdedup/inplace"
+	"warcdedup/internal/rewritetest"
 	"warcdedup/manifest"
 	"warcdedup/record"
 	"warcdedup/source"
@@ -277,7 +278,7 @@ func tableOf(t testing.TB, lines []manifest.Line, name string) *manifest.Table {
 	t.Helper()
 	sorted := slices.Clone(lines)
 	slices.SortStableFunc(sorted, func(a, b manifest.Line) int { return manifest.ByDigest.Compare(&a, &b) })
-	text := manifestText(sorted)
+	text := rewritetest.ManifestText(sorted)
 	tab, err := manifest.NewTable(bytes.NewReader(text), int64(len(text)), name)
 	if err != nil {
 		t.Fatal(err)
@@ -288,7 +289,7 @@ func tableOf(t testing.TB, lines []manifest.Line, name string) *manifest.Table {
 // byFileOrder returns lines sorted as warcrefs reads them.
 func byFileOrder(lines []manifest.Line) []manifest.Line {
 	out := slices.Clone(lines)
-	sortByFile(out)
+	rewritetest.SortByFile(out)
 	return out
 }
 

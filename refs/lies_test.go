@@ -13,6 +13,7 @@ import (
 
 	"warcdedup/digest"
 	"warcdedup/inplace"
+	"warcdedup/internal/rewritetest"
 	"warcdedup/manifest"
 	"warcdedup/originals"
 	"warcdedup/policy"
@@ -48,7 +49,7 @@ func newLieSetup(t *testing.T) *lieSetup {
 	c := generate(t, lieCfg)
 	s := &lieSetup{c: c, rewritten: map[string]bool{}}
 	dir := t.TempDir()
-	copyDir(t, c.dir, dir)
+	rewritetest.CopyDir(t, c.dir, dir)
 	o := mustRun(t, Rewriter{Roots: []string{dir}, InPlace: true}, c.lines)
 	s.ref = regularFiles(t, dir)
 	if v := violations(t, warcsumDirs(t, c.dir), warcsumDirs(t, dir)); len(v) > 0 {
@@ -358,7 +359,7 @@ var lieCases = []lieCase{
 			// The original named again, as a SHA-256 duplicate of another
 			// record of its class that a SHA-256 line keeps.
 			promoted := c.dups[len(c.dups)-1]
-			sum := formatDigest(digest.SHA256, payloadOf(t, dir, &c.kept[0]))
+			sum := rewritetest.FormatDigest(digest.SHA256, payloadOf(t, dir, &c.kept[0]))
 			again, other := c.kept[0], promoted
 			again.Digest, other.Digest = sum, sum
 			refer(&again, promoted)
@@ -505,7 +506,7 @@ func TestLyingManifests(t *testing.T) {
 
 func (s *lieSetup) runLie(t *testing.T, tc lieCase, jobs int) {
 	dir, remote := t.TempDir(), t.TempDir()
-	copyDir(t, s.c.dir, dir)
+	rewritetest.CopyDir(t, s.c.dir, dir)
 	lie := tc.tell(t, s, dir, remote, slices.Clone(s.c.all))
 	input := lie.input
 	if input == nil {
@@ -529,7 +530,7 @@ func (s *lieSetup) runLie(t *testing.T, tc lieCase, jobs int) {
 		err = o.err
 	}
 	after := regularFiles(t, dir)
-	if tf := tempFiles(t, dir); len(tf) > 0 {
+	if tf := rewritetest.TempFiles(t, dir); len(tf) > 0 {
 		t.Errorf("temporary files left: %v", tf)
 	}
 	if v := violations(t, sumBefore, warcsumDirs(t, dir, remote)); len(v) > 0 {
@@ -668,7 +669,7 @@ func (s *lieSetup) runOld(t *testing.T, tc lieCase, bin string) {
 	t.Cleanup(func() { os.RemoveAll(top) })
 	dir, remote := filepath.Join(top, "coll"), filepath.Join(top, "remote")
 	os.Mkdir(remote, 0o755)
-	copyDir(t, s.c.dir, dir)
+	rewritetest.CopyDir(t, s.c.dir, dir)
 	lie := tc.tell(t, s, dir, remote, slices.Clone(s.c.all))
 	input := lie.input
 	if input == nil {

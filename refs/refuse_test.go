@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"warcdedup/inplace"
+	"warcdedup/internal/rewritetest"
 	"warcdedup/manifest"
 	"warcdedup/originals"
 	"warcdedup/record"
@@ -35,11 +36,11 @@ type refuseSetup struct {
 func newRefuseSetup(t *testing.T) *refuseSetup {
 	t.Helper()
 	c := generate(t, refuseCfg)
-	s := &refuseSetup{c: c, orig: snapshot(t, c.dir), logged: map[string][]manifest.Line{}}
+	s := &refuseSetup{c: c, orig: rewritetest.Snapshot(t, c.dir), logged: map[string][]manifest.Line{}}
 	dir := t.TempDir()
-	copyDir(t, c.dir, dir)
+	rewritetest.CopyDir(t, c.dir, dir)
 	o := mustRun(t, Rewriter{Roots: []string{dir}, InPlace: true}, c.lines)
-	s.ref, s.refStat = snapshot(t, dir), o.stats
+	s.ref, s.refStat = rewritetest.Snapshot(t, dir), o.stats
 	if o.stats.Rewritten != 3 {
 		t.Fatalf("the complete run rewrote %d files, want 3: %+v", o.stats.Rewritten, o.stats)
 	}
@@ -132,7 +133,7 @@ func TestRefusals(t *testing.T) {
 		}, manifest.ErrDigestMismatch},
 		{"the manifest names another digest (gz file)", gzFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			// No kept record of that digest names the line's original.
-			lines[i].Digest = formatDigest(lines[i].Algorithm(), []byte("another payload"))
+			lines[i].Digest = rewritetest.FormatDigest(lines[i].Algorithm(), []byte("another payload"))
 			return lines[i].Offset
 		}, originals.ErrNoOriginal},
 		{"the URI differs (plain file)", plainFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
@@ -186,7 +187,7 @@ func TestRefusals(t *testing.T) {
 			for _, r := range recordsOf(t, filepath.Join(dir, lines[i].File)) {
 				if r.Type == "revisit" {
 					lines[i].Offset, lines[i].Length, lines[i].URI, lines[i].Date = r.Offset, r.Length, r.URI, r.Date
-					sortByFile(lines)
+					rewritetest.SortByFile(lines)
 					return r.Offset
 				}
 			}
@@ -204,7 +205,7 @@ func TestRefusals(t *testing.T) {
 					}
 					payload := data[r.Offset+r.HeaderLength+int64(len(head)) : r.Offset+r.HeaderLength+r.BlockLength]
 					lines[i].Offset, lines[i].Length, lines[i].URI, lines[i].Date = r.Offset, r.Length, r.URI, r.Date
-					lines[i].Digest = formatDigest(lines[i].Algorithm(), payload)
+					lines[i].Digest = rewritetest.FormatDigest(lines[i].Algorithm(), payload)
 					// Name the original of that payload (the generator gives a
 					// truncated response the payload of a listed one), so that
 					// only the record itself is wrong.
@@ -214,7 +215,7 @@ func TestRefusals(t *testing.T) {
 							break
 						}
 					}
-					sortByFile(lines)
+					rewritetest.SortByFile(lines)
 					return r.Offset
 				}
 			}
@@ -238,11 +239,11 @@ func TestRefusals(t *testing.T) {
 			t.Run(fmt.Sprintf("%s, %d jobs", tt.name, jobs), func(t *testing.T) {
 				t.Parallel()
 				dir := t.TempDir()
-				copyDir(t, s.c.dir, dir)
+				rewritetest.CopyDir(t, s.c.dir, dir)
 				lines := append([]manifest.Line(nil), s.c.dups...)
 				i := s.victim(t, lines, tt.file)
 				wantOffset := tt.breakIt(t, dir, lines, i)
-				broken := snapshot(t, dir)
+				broken := rewritetest.Snapshot(t, dir)
 				victimInfo, _ := os.Stat(filepath.Join(dir, tt.file))
 
 				o := runWith(t, Rewriter{Roots: []string{dir}, InPlace: true, Jobs: jobs}, lines, s.c.all)
@@ -269,7 +270,7 @@ func TestRefusals(t *testing.T) {
 				if b, ok := broken[tt.file]; ok {
 					want[tt.file] = b
 				}
-				sameFiles(t, "after the run", snapshot(t, dir), want)
+				rewritetest.SameFiles(t, "after the run", rewritetest.Snapshot(t, dir), want)
 				if victimInfo != nil {
 					st, err := os.Stat(filepath.Join(dir, tt.file))
 					if err != nil || !os.SameFile(st, victimInfo) || !st.ModTime().Equal(victimInfo.ModTime()) {

@@ -12,7 +12,7 @@ import (
 	"warcdedup/internal/cmdutil"
 	"warcdedup/manifest"
 	"warcdedup/originals"
-	"warcdedup/refs"
+	"warcdedup/restore"
 	"warcdedup/rewritelog"
 	"warcdedup/warcsum"
 )
@@ -73,9 +73,9 @@ func undo(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}
-	r := refs.Restorer{Roots: loc.Roots, Locations: loc.Locations, Captures: captures, Originals: originals, Written: written,
+	r := restore.Restorer{Roots: loc.Roots, Locations: loc.Locations, Captures: captures, Originals: originals, Written: written,
 		All: c.Bool("all"), HardLinks: c.Bool("hard-links"), Jobs: c.Int("jobs"), Refused: log.Error, Warn: log.Warn}
-	var progress refs.Progress
+	var progress restore.Progress
 	r.Progress = &progress
 	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stopSignals()
@@ -111,7 +111,7 @@ func undoFiles(c *cli.Context, written *rewritelog.Moves, roots []string) ([]str
 		return files, nil
 	}
 	if !c.Bool("all") {
-		return refs.Files(written)
+		return restore.Files(written)
 	}
 	inputs, err := warcsum.Collect(roots, true)
 	if err != nil {

@@ -1,4 +1,11 @@
-package refs
+// Package restore is undo: it turns the revisits a deduplication wrote
+// back into the records they replaced, in place (package inplace), each
+// payload taken from the original its revisit refers to (package
+// originals) by the rule of package revisit, each file's restored records
+// logged (package rewritelog); it then checks what it restored against the
+// log (CheckRestored). It also says what undo would write for one revisit
+// without writing it (PreviewUndo, for warcdedup show).
+package restore
 
 import (
 	"context"
@@ -7,6 +14,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"warcdedup/atomicfile"
@@ -21,16 +29,17 @@ import (
 
 // Restorer undoes deduplication: it turns revisits back into the records
 // they replaced, taking each payload from the original the revisit refers
-// to, in place and as safely as Rewriter writes revisits (each file
+// to, in place and as safely as the rewrite writes revisits (each file
 // replaced only by a checked, complete new version, its entries logged).
 //
 // A revisit this toolchain wrote comes back byte for byte as the record it
-// replaced: its header by the rule of restoredHeader, or as the revisit
-// kept it (see keep). In a .warc.gz file it gets a gzip member of its own:
-// the member it had, bit for bit, when the log describes it and zlib makes
-// it again, else one compressed afresh (see MemberStats). With All, other tools' revisits of the identical-payload-digest
-// profile are made whole records too, by the same rule: a complete,
-// self-contained copy of the crawl.
+// replaced: its header by the rule of revisit.Restore, or as the revisit
+// kept it (revisit.Kept). In a .warc.gz file it gets a gzip member of its
+// own: the member it had, bit for bit, when the log describes it and zlib
+// makes it again, else one compressed afresh (see MemberStats). With All,
+// other tools' revisits of the identical-payload-digest profile are made
+// whole records too, by the same rule: a complete, self-contained copy of
+// the crawl.
 type Restorer struct {
 	Roots     []string          // directories the file names are relative to
 	Locations map[string]string // file name -> local path
@@ -40,7 +49,7 @@ type Restorer struct {
 	// revisit names by its WARC-Refers-To-Target-URI and -Date is.
 	Captures *manifest.Table
 	// Originals reads and checks each original, at the offset of its line
-	// moved by the log from the size given to Log.Since on. Its tables,
+	// moved by the run's log from the size given to its Since on. Its tables,
 	// sorted on digest, find the original of a revisit that names none
 	// (some tools write only the digest): optional.
 	Originals *originals.Originals
@@ -62,7 +71,7 @@ type Restorer struct {
 	// (a capture after it must not be named).
 	Retarget  func(original *manifest.Line, revisitDate string) (manifest.Line, bool)
 	Policy    policy.Policy
-	HardLinks bool // replace files with several names (see Rewriter)
+	HardLinks bool // replace files with several names (see inplace.Placement)
 	Jobs      int  // files restored at once; 1 if < 1
 	// Refused receives each file left untouched and why; Warn other notes
 	// (each revisit left as it is, and why).
@@ -76,8 +85,14 @@ type Restorer struct {
 	create func(root *os.Root, name string, perm os.FileMode) (*atomicfile.File, error)
 }
 
-// RestoreStats counts what a restore did.
-type RestoreStats struct {
+// Progress is updated while Run works.
+type Progress struct {
+	Files atomic.Int64
+	Bytes atomic.Int64 // bytes of the files done
+}
+
+// Stats counts what a restore did.
+type Stats struct {
 	Files     int64 // files read
 	Restored  int64 // files replaced by their restored version
 	Untouched int64 // files with nothing to restore
@@ -87,7 +102,7 @@ type RestoreStats struct {
 	Left      int64 // revisits left as they are (see Warn)
 	Repointed int64 // revisits re-pointed to another original (Retarget)
 	// Of Records, Exact were restored by the rule alone, Kept from what
-	// their revisit kept of them (see keptFor).
+	// their revisit kept of them (see revisit.Kept).
 	Exact, Kept             int64
 	BytesBefore, BytesAfter int64 // of the files replaced
 	// Members: how the gzip members of the records restored (Records and
@@ -95,7 +110,7 @@ type RestoreStats struct {
 	Members MemberStats
 }
 
-func (s *RestoreStats) add(o *RestoreStats) {
+func (s *Stats) add(o *Stats) {
 	s.Files += o.Files
 	s.Restored += o.Restored
 	s.Untouched += o.Untouched
@@ -112,7 +127,7 @@ func (s *RestoreStats) add(o *RestoreStats) {
 }
 
 // Summary writes the end-of-restore summary.
-func (s *RestoreStats) Summary(w io.Writer) {
+func (s *Stats) Summary(w io.Writer) {
 	fmt.Fprintf(w, "files: %d restored, %d untouched (nothing to restore), %d refused\n", s.Restored, s.Untouched, s.Refused)
 	fmt.Fprintf(w, "records restored: %d revisits this toolchain wrote (%d by the rule alone, %d from what the revisit kept), %d other tools' revisits made whole; %d revisits left as they are\n",
 		s.Records, s.Exact, s.Kept, s.Foreign, s.Left)
@@ -129,7 +144,7 @@ func (s *RestoreStats) Summary(w io.Writer) {
 // restoreTask is one file to restore.
 type restoreTask struct {
 	file    string // escaped as manifest field 1
-	stats   RestoreStats
+	stats   Stats
 	entries []rewritelog.Entry // of the records restored, for the log
 	inplace.Outcome
 }
@@ -162,15 +177,15 @@ var errStopLive = errors.New("stop")
 // order of files. The error is one that stops the run (a full disk, a
 // failed log write); a refused file is reported through Refused, counted,
 // and the run goes on.
-func (r *Restorer) Run(ctx context.Context, files []string, log *rewritelog.Log) (RestoreStats, error) {
+func (r *Restorer) Run(ctx context.Context, files []string, log *rewritelog.Log) (Stats, error) {
 	if r.Originals == nil || r.Captures == nil {
-		return RestoreStats{}, errors.New("no manifest of the captures: a revisit is restored only from its original, read and checked")
+		return Stats{}, errors.New("no manifest of the captures: a revisit is restored only from its original, read and checked")
 	}
 	if r.Written == nil && !r.All {
-		return RestoreStats{}, errors.New("no rewrite log: which revisits this toolchain wrote is known only from it (or restore every revisit)")
+		return Stats{}, errors.New("no rewrite log: which revisits this toolchain wrote is known only from it (or restore every revisit)")
 	}
 	if log == nil {
-		return RestoreStats{}, errors.New("no log: the restored records' new offsets must be logged")
+		return Stats{}, errors.New("no log: the restored records' new offsets must be logged")
 	}
 	progress := r.Progress
 	if progress == nil {
@@ -190,7 +205,7 @@ func (r *Restorer) Run(ctx context.Context, files []string, log *rewritelog.Log)
 		}
 	}()
 	written := inplace.NewFiles()
-	var total RestoreStats
+	var total Stats
 	var mu sync.Mutex
 	var workers []*restoreWorker
 	defer func() {

@@ -1,4 +1,4 @@
-package refs
+package restore
 
 import (
 	"bytes"
@@ -20,9 +20,11 @@ import (
 
 	"warcdedup/digest"
 	"warcdedup/inplace"
+	"warcdedup/internal/rewritetest"
 	"warcdedup/internal/warctest"
 	"warcdedup/manifest"
 	"warcdedup/record"
+	"warcdedup/refs"
 	"warcdedup/rewritelog"
 	"warcdedup/scripts/gen"
 	"warcdedup/warcsum"
@@ -30,7 +32,7 @@ import (
 
 // undoOutcome is what a restore reported.
 type undoOutcome struct {
-	stats   RestoreStats
+	stats   Stats
 	err     error
 	refused []error
 	warns   []error
@@ -42,14 +44,8 @@ type undoOutcome struct {
 // manifest of dir as it is now, as warcdedup undo does.
 func undo(t testing.TB, dir, logText string, all bool) *undoOutcome {
 	t.Helper()
-	lines := parseManifest(t, warcsumDir(t, dir))
-	byCapture := slices.Clone(lines)
-	slices.SortStableFunc(byCapture, func(a, b manifest.Line) int { return manifest.ByCapture.Compare(&a, &b) })
-	text := manifestText(byCapture)
-	captures, err := manifest.NewTableBy(bytes.NewReader(text), int64(len(text)), "captures.manifest", manifest.CaptureKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lines := rewritetest.ParseManifest(t, rewritetest.WarcsumDir(t, dir))
+	captures := rewritetest.Captures(t, lines)
 	var buf bytes.Buffer
 	log := rewritelog.NewLog(&buf)
 	moves, err := rewritelog.Load(rewritelog.NewReader(strings.NewReader(logText), "rewrite.log"), time.Time{})
@@ -72,12 +68,39 @@ func undo(t testing.TB, dir, logText string, all bool) *undoOutcome {
 	}
 	o := &undoOutcome{}
 	var mu sync.Mutex
-	r := Restorer{Roots: []string{dir}, Captures: captures, Originals: originalsOf(t, lines, dir), Written: moves, All: all, Jobs: 2,
+	r := Restorer{Roots: []string{dir}, Captures: captures, Originals: rewritetest.Originals(t, lines, dir), Written: moves, All: all, Jobs: 2,
 		Refused: func(err error) { mu.Lock(); o.refused = append(o.refused, err); mu.Unlock() },
 		Warn:    func(err error) { mu.Lock(); o.warns = append(o.warns, err); mu.Unlock() }}
 	o.stats, o.err = r.Run(context.Background(), files, log)
 	o.logText = buf.String()
 	return o
+}
+
+// rewriteOutcome is what a deduplication before an undo did.
+type rewriteOutcome struct {
+	stats   refs.Stats
+	logText string
+}
+
+// deduplicate rewrites in place the duplicates dups of the collection
+// under dir, whose numbered manifest is all, as warcdedup run does, and
+// fails the test on any refusal.
+func deduplicate(t testing.TB, dir string, dups, all []manifest.Line) *rewriteOutcome {
+	t.Helper()
+	var buf bytes.Buffer
+	var refused []error
+	rw := refs.Rewriter{Roots: []string{dir}, InPlace: true, Jobs: 2, Originals: rewritetest.Originals(t, all, dir),
+		Refused: func(err error) { refused = append(refused, err) }}
+	sorted := slices.Clone(dups)
+	rewritetest.SortByFile(sorted)
+	st, err := rw.Run(context.Background(), manifest.NewReader(bytes.NewReader(rewritetest.ManifestText(sorted)), "dups.manifest"), rewritelog.NewLog(&buf))
+	if err != nil {
+		t.Fatalf("rewrite: %v", err)
+	}
+	if len(refused) > 0 {
+		t.Fatalf("rewrite refused %v", refused)
+	}
+	return &rewriteOutcome{stats: st, logText: buf.String()}
 }
 
 func mustUndo(t testing.TB, dir, logText string, all bool) *undoOutcome {
@@ -93,22 +116,6 @@ func mustUndo(t testing.TB, dir, logText string, all bool) *undoOutcome {
 		t.FailNow()
 	}
 	return o
-}
-
-func parseManifest(t testing.TB, text []byte) []manifest.Line {
-	t.Helper()
-	var lines []manifest.Line
-	r := manifest.NewReader(bytes.NewReader(text), "manifest")
-	for {
-		l, err := r.Next()
-		if err == io.EOF {
-			return lines
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines = append(lines, l)
-	}
 }
 
 // uncompressed is a file's bytes, decompressed if it is gzip: what a
@@ -139,7 +146,7 @@ func sameUncompressed(t testing.TB, what string, got, want map[string][]byte) {
 	for name, w := range want {
 		g, w := uncompressed(t, got[name]), uncompressed(t, w)
 		if !bytes.Equal(g, w) {
-			i := firstDiff(g, w)
+			i := rewritetest.FirstDiff(g, w)
 			t.Errorf("%s: %s differs uncompressed at byte %d:\n%q\nwant\n%q", what, name, i, clipAt(g, i), clipAt(w, i))
 		}
 	}
@@ -155,26 +162,32 @@ func clipAt(b []byte, i int) []byte {
 // for byte (uncompressed), whether the rule restores it alone or from
 // what the revisit kept.
 func TestUndoGolden(t *testing.T) {
-	for _, tc := range goldenCases {
-		t.Run(tc.name, func(t *testing.T) {
-			rec := tc.record()
+	for _, tc := range rewritetest.GoldenCases {
+		t.Run(tc.Name, func(t *testing.T) {
+			rec := tc.Record()
 			dir := t.TempDir()
-			orig := strings.Replace(warctest.Record("response", tc.refURI, goldenRefDate, tc.head+string(goldenPayload)),
-				"WARC/1.0", tc.version, 1)
+			orig := strings.Replace(warctest.Record("response", tc.RefURI, rewritetest.GoldenRefDate, tc.Head+string(rewritetest.GoldenPayload)),
+				"WARC/1.0", tc.Version, 1)
 			warctest.WriteFile(t, dir, "o.warc", []byte(orig))
 			warctest.WriteFile(t, dir, "r.warc", rec)
 			warctest.WriteFile(t, dir, "r.warc.gz", warctest.Gzip(string(rec)))
-			before := snapshot(t, dir)
-			uri, _ := tc.field("WARC-Target-URI")
-			date, _ := tc.field("WARC-Date")
-			d := formatDigest(tc.algo, goldenPayload)
-			lines := []manifest.Line{{File: "o.warc", Offset: 0, Length: int64(len(orig)), URI: tc.refURI, Date: goldenRefDate,
+			before := rewritetest.Snapshot(t, dir)
+			uri, _ := tc.Field("WARC-Target-URI")
+			date, _ := tc.Field("WARC-Date")
+			d := rewritetest.FormatDigest(tc.Algo, rewritetest.GoldenPayload)
+			lines := []manifest.Line{{File: "o.warc", Offset: 0, Length: int64(len(orig)), URI: tc.RefURI, Date: rewritetest.GoldenRefDate,
 				Digest: d, Copy: 1, RefURI: "-", RefDate: "-", Fields: 10}}
 			for _, name := range []string{"r.warc", "r.warc.gz"} {
 				lines = append(lines, manifest.Line{File: name, Offset: 0, Length: int64(len(before[name])), URI: manifest.URIField(&record.Record{URI: uri}), Date: date,
-					Digest: d, Copy: 2, RefURI: tc.refURI, RefDate: goldenRefDate, Fields: 10})
+					Digest: d, Copy: 2, RefURI: tc.RefURI, RefDate: rewritetest.GoldenRefDate, Fields: 10})
 			}
-			o := mustRun(t, Rewriter{Roots: []string{dir}, InPlace: true}, lines)
+			var dups []manifest.Line
+			for _, l := range lines {
+				if l.IsDuplicate() {
+					dups = append(dups, l)
+				}
+			}
+			o := deduplicate(t, dir, dups, lines)
 			if o.stats.Revisits != 2 {
 				t.Fatalf("stats %+v, want 2 revisits", o.stats)
 			}
@@ -182,11 +195,11 @@ func TestUndoGolden(t *testing.T) {
 			if u.stats.Records != 2 || u.stats.Restored != 2 {
 				t.Errorf("undo stats %+v, want 2 records in 2 files", u.stats)
 			}
-			if kept := u.stats.Kept > 0; kept != (tc.keepsHeader || tc.addsPayloadDigest) {
-				t.Errorf("%d restored from what the revisit kept, want that to be %v", u.stats.Kept, tc.keepsHeader || tc.addsPayloadDigest)
+			if kept := u.stats.Kept > 0; kept != (tc.KeepsHeader || tc.AddsPayloadDigest) {
+				t.Errorf("%d restored from what the revisit kept, want that to be %v", u.stats.Kept, tc.KeepsHeader || tc.AddsPayloadDigest)
 			}
-			sameUncompressed(t, "after undo", snapshot(t, dir), before)
-			if after := snapshot(t, dir); !bytes.Equal(after["r.warc"], before["r.warc"]) {
+			sameUncompressed(t, "after undo", rewritetest.Snapshot(t, dir), before)
+			if after := rewritetest.Snapshot(t, dir); !bytes.Equal(after["r.warc"], before["r.warc"]) {
 				t.Errorf("r.warc is not byte for byte as it was")
 			}
 		})
@@ -200,18 +213,18 @@ func TestUndoGolden(t *testing.T) {
 func TestUndoGenerated(t *testing.T) {
 	cfg := gen.Config{Files: 6, Records: 300, DupRate: 0.5, Seed: 11, MeanPayload: 3 << 10, Chunked: 0.2, ReplayVariants: 0.1,
 		Formats: []gen.Format{gen.WARC10Gz, gen.WARC10, gen.WARC11Gz, gen.WARC11}}
-	c := generate(t, cfg)
-	before := snapshot(t, c.dir)
-	o := mustRunWith(t, Rewriter{Roots: []string{c.dir}, InPlace: true, Jobs: 2}, c.dups, c.all)
+	c := rewritetest.Generate(t, cfg)
+	before := rewritetest.Snapshot(t, c.Dir)
+	o := deduplicate(t, c.Dir, c.Dups, c.All)
 	if o.stats.Revisits == 0 {
 		t.Fatalf("nothing rewritten: %+v", o.stats)
 	}
-	u := mustUndo(t, c.dir, o.logText, false)
+	u := mustUndo(t, c.Dir, o.logText, false)
 	if u.stats.Records != o.stats.Revisits || u.stats.Restored != o.stats.Rewritten {
 		t.Errorf("restored %d records in %d files; %d revisits were written in %d files", u.stats.Records, u.stats.Restored, o.stats.Revisits, o.stats.Rewritten)
 	}
-	sameUncompressed(t, "after undo", snapshot(t, c.dir), before)
-	for name, data := range snapshot(t, c.dir) {
+	sameUncompressed(t, "after undo", rewritetest.Snapshot(t, c.Dir), before)
+	for name, data := range rewritetest.Snapshot(t, c.Dir) {
 		if !strings.HasSuffix(name, ".gz") && !bytes.Equal(data, before[name]) {
 			t.Errorf("%s is not byte for byte as it was", name)
 		}
@@ -223,7 +236,7 @@ func TestUndoGenerated(t *testing.T) {
 	if files, err := Files(moves); err != nil || len(files) != 0 {
 		t.Errorf("after undo the log still has revisits in %v (%v)", files, err)
 	}
-	again := mustUndo(t, c.dir, o.logText+u.logText, false)
+	again := mustUndo(t, c.Dir, o.logText+u.logText, false)
 	if again.stats.Records != 0 || again.stats.Restored != 0 {
 		t.Errorf("a second undo restored %+v", again.stats)
 	}
@@ -241,7 +254,7 @@ func TestUndoRefuses(t *testing.T) {
 		d := warctest.Response("http://example.com/b", "2024-02-01T00:00:00Z", payload)
 		warctest.WriteFile(t, dir, "o.warc", []byte(o))
 		warctest.WriteFile(t, dir, "d.warc", []byte(d))
-		lines := parseManifest(t, warcsumDir(t, dir))
+		lines := rewritetest.ParseManifest(t, rewritetest.WarcsumDir(t, dir))
 		var all, dups []manifest.Line
 		for _, l := range lines {
 			l.Ext, l.RefURI, l.RefDate, l.Fields = 0, "-", "-", 10
@@ -252,7 +265,7 @@ func TestUndoRefuses(t *testing.T) {
 			}
 			all = append(all, l)
 		}
-		out := mustRunWith(t, Rewriter{Roots: []string{dir}, InPlace: true}, dups, all)
+		out := deduplicate(t, dir, dups, all)
 		if out.stats.Revisits != 1 {
 			t.Fatalf("rewrite: %+v", out.stats)
 		}
@@ -289,7 +302,7 @@ func TestUndoRefuses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir, log := setup(t)
 			log = tt.spoil(t, dir, log)
-			before := snapshot(t, dir)
+			before := rewritetest.Snapshot(t, dir)
 			u := undo(t, dir, log, false)
 			if u.err != nil {
 				t.Fatal(u.err)
@@ -301,7 +314,7 @@ func TestUndoRefuses(t *testing.T) {
 			if len(u.refused) == 1 && !errors.As(u.refused[0], &re) {
 				t.Errorf("%v is not a *inplace.RefusedError", u.refused[0])
 			}
-			sameFiles(t, "after a refused undo", snapshot(t, dir), before)
+			rewritetest.SameFiles(t, "after a refused undo", rewritetest.Snapshot(t, dir), before)
 		})
 	}
 }
@@ -313,7 +326,7 @@ func TestUndoRefuses(t *testing.T) {
 // original is not in the collection, are left and reported.
 func TestUndoAll(t *testing.T) {
 	payload := strings.Repeat("shared ", 400)
-	dg := formatDigest(digest.SHA1, []byte(payload))
+	dg := rewritetest.FormatDigest(digest.SHA1, []byte(payload))
 	block := strconv.Itoa(len(warctest.HTTP(200, payload)))
 	revisit := func(uri, date, block string, extra ...string) string {
 		return warctest.Record("revisit", uri, date, block, append([]string{"WARC-Payload-Digest: " + dg}, extra...)...)
@@ -345,7 +358,7 @@ func TestUndoAll(t *testing.T) {
 	if len(u.warns) != 2 {
 		t.Errorf("warnings %v, want the 2 revisits left", u.warns)
 	}
-	data := uncompressed(t, snapshot(t, dir)["r.warc.gz"])
+	data := uncompressed(t, rewritetest.Snapshot(t, dir)["r.warc.gz"])
 	for _, want := range []string{
 		"WARC-Type: response\r\nWARC-Record-ID: <urn:uuid:", // the first, its fields in order
 		"WARC-Target-URI: http://example.com/b\r\nWARC-Date: 2024-02-01T00:00:00Z\r\nWARC-Payload-Digest: " + dg + "\r\nContent-Length: " + block + "\r\n\r\n" + head + payload + "\r\n\r\n",
@@ -380,7 +393,7 @@ func TestRestoreRetarget(t *testing.T) {
 		dup("http://example.com/b2", "2024-03-01T00:00:01Z", payload), dup("http://example.com/b3", "2024-03-01T00:00:02Z", payload),
 		dup("http://example.com/k2", "2024-03-01T00:00:03Z", "kept "+payload)))
 	// Deduplicate d.warc.gz against old/o.warc.
-	all := parseManifest(t, warcsumDir(t, dir))
+	all := rewritetest.ParseManifest(t, rewritetest.WarcsumDir(t, dir))
 	var dups []manifest.Line
 	for i := range all {
 		l := &all[i]
@@ -403,14 +416,14 @@ func TestRestoreRetarget(t *testing.T) {
 			kept = append(kept, l)
 		}
 	}
-	o := mustRunWith(t, Rewriter{Roots: []string{dir}, InPlace: true}, dups, kept)
+	o := deduplicate(t, dir, dups, kept)
 	if o.stats.Revisits != 4 {
 		t.Fatalf("rewrite: %+v", o.stats)
 	}
 	// The copies that could take old/o.warc's place: b1 -> c (same bytes,
 	// same replay), b2 -> x (other bytes), b3 -> y (another status).
 	alts := map[string]manifest.Line{}
-	for _, l := range parseManifest(t, warcsumDir(t, dir)) {
+	for _, l := range rewritetest.ParseManifest(t, rewritetest.WarcsumDir(t, dir)) {
 		if l.File == "new/o.warc" {
 			alts[l.URI] = l
 		}
@@ -418,21 +431,15 @@ func TestRestoreRetarget(t *testing.T) {
 	next := map[string]string{"http://example.com/b1": "http://example.com/c", "http://example.com/b2": "http://example.com/x", "http://example.com/b3": "http://example.com/y"}
 	var mu sync.Mutex
 	asked := 0
-	lines := parseManifest(t, warcsumDir(t, dir))
-	byCapture := slices.Clone(lines)
-	slices.SortStableFunc(byCapture, func(a, b manifest.Line) int { return manifest.ByCapture.Compare(&a, &b) })
-	text := manifestText(byCapture)
-	captures, err := manifest.NewTableBy(bytes.NewReader(text), int64(len(text)), "captures", manifest.CaptureKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lines := rewritetest.ParseManifest(t, rewritetest.WarcsumDir(t, dir))
+	captures := rewritetest.Captures(t, lines)
 	var buf bytes.Buffer
 	log := rewritelog.NewLog(&buf)
 	var refused []error
 	// Which duplicate's revisit is asked about: the restorer reads them in
 	// file order, b1, b2, b3.
 	order := []string{"http://example.com/b1", "http://example.com/b2", "http://example.com/b3"}
-	r := Restorer{Roots: []string{dir}, Captures: captures, Originals: originalsOf(t, lines, dir), All: true,
+	r := Restorer{Roots: []string{dir}, Captures: captures, Originals: rewritetest.Originals(t, lines, dir), All: true,
 		Only: func(uri, date string) bool { return uri == "http://example.com/a" },
 		Retarget: func(orig *manifest.Line, _ string) (manifest.Line, bool) {
 			mu.Lock()
@@ -449,7 +456,7 @@ func TestRestoreRetarget(t *testing.T) {
 	if st.Repointed != 1 || st.Foreign != 2 || st.Left != 0 {
 		t.Errorf("stats %+v, want 1 re-pointed, 2 restored", st)
 	}
-	data := string(uncompressed(t, snapshot(t, dir)["d.warc.gz"]))
+	data := string(uncompressed(t, rewritetest.Snapshot(t, dir)["d.warc.gz"]))
 	for _, want := range []string{
 		"WARC-Target-URI: http://example.com/b1\r\n",
 		"WARC-Refers-To-Target-URI: http://example.com/c\r\nWARC-Refers-To-Date: 2024-02-01T00:00:00Z\r\n",

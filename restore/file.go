@@ -1,4 +1,4 @@
-package refs
+package restore
 
 import (
 	"bytes"
@@ -80,7 +80,7 @@ func (w *restoreWorker) restore(ctx context.Context, t *restoreTask) (err error)
 			f.Close()
 		}
 		if err != nil {
-			t.stats = RestoreStats{Files: 1, Refused: 1}
+			t.stats = Stats{Files: 1, Refused: 1}
 			t.entries, t.Result = nil, nil
 		}
 	}()
@@ -190,169 +190,6 @@ func (f *fileRestore) walk(ctx context.Context) error {
 		return f.Refuse(fmt.Errorf("log line %d wrote a revisit at offset %d, and no record starts there: the log is not this file's", mv.Line, off))
 	}
 	return f.CopyTo(f.Size)
-}
-
-// restoreRecord restores the revisit rec, whose block rr is about to
-// read. A revisit this toolchain wrote must be restored, or the file is
-// refused; another tool's that cannot be is left as it is.
-func (f *fileRestore) restoreRecord(ctx context.Context, rr *record.Reader, rec *record.Record, ours bool, mv rewritelog.Move) error {
-	r, at := f.w.r, rec.Offset
-	leave := func(err error) error {
-		if ours {
-			return &inplace.RefusedError{File: f.File, Offset: at, Err: fmt.Errorf("the revisit this toolchain wrote cannot be restored: %w", err)}
-		}
-		rr.Finish()
-		f.t.stats.Left++
-		if r.Warn != nil {
-			r.Warn(fmt.Errorf("%s: offset %d: revisit left as it is: %w", f.File, at, err))
-		}
-		return nil
-	}
-	rs, err := revisit.Restore(rec)
-	if err != nil {
-		return leave(err)
-	}
-	digestValue, algo, sum := rs.PayloadDigest, rs.Algorithm, rs.Sum
-	if ours && len(mv.PayloadDigest) > 0 && string(mv.PayloadDigest) != digestValue {
-		return f.Refuse(fmt.Errorf("log line %d wrote a revisit of %s at offset %d, and the revisit there names %s: the log is not this file's", mv.Line, mv.PayloadDigest, at, digestValue))
-	}
-	// The revisit's block: the HTTP head of the record it replaced.
-	var revHead []byte
-	h, err := rr.ReadHTTPHead()
-	if err != nil {
-		return leave(err)
-	}
-	if h.Status != 0 && h.Complete {
-		revHead = bytes.Clone(h.Raw)
-	}
-	if rr.BlockLeft() > 0 {
-		return leave(fmt.Errorf("its block holds %d bytes more than an HTTP head", rr.BlockLeft()))
-	}
-	if err := rr.Finish(); err != nil {
-		return leave(err)
-	}
-
-	// The original, read and checked now.
-	line, err := f.pickOriginal(algo.Format(sum), rec)
-	if err != nil {
-		return leave(err)
-	}
-	orig, payload, err := r.Originals.Open(ctx, &line, r.Policy, f.w.log)
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return leave(fmt.Errorf("%w %s offset %d (%s %s): %v", originals.ErrOriginal, line.File, line.Offset, line.URI, line.Date, err))
-	}
-	closePayload := func() {
-		if payload != nil {
-			payload.Close()
-			payload = nil
-		}
-	}
-	defer closePayload()
-	if r.Retarget != nil && rec.Header.Has(hRefersURI) && rec.Header.Has(hRefersDate) {
-		if alt, ok := r.Retarget(&line, strings.TrimSpace(rec.Header.Get("WARC-Date"))); ok {
-			done, err := f.repoint(ctx, rec, revHead, &line, orig, payload, alt, digestValue)
-			if done || err != nil {
-				return err
-			}
-			// Not the same payload or replay after all: restored below,
-			// from the original read again.
-			closePayload()
-			if orig, payload, err = r.Originals.Open(ctx, &line, r.Policy, f.w.log); err != nil {
-				return leave(fmt.Errorf("%w %s offset %d: %v", originals.ErrOriginal, line.File, line.Offset, err))
-			}
-		}
-	}
-	if revHead == nil {
-		if ours {
-			return leave(errors.New("it has no HTTP head"))
-		}
-		revHead = orig.Head // another tool's revisit without one: the original's
-	}
-	blockLen := int64(len(revHead)) + orig.PayloadLength
-
-	// Its header and record end: kept in the revisit, or by the rule.
-	var blockDigest string
-	if a, ok := rs.BlockDigest(); ok {
-		bh := a.New()
-		bh.Write(revHead)
-		if payload == nil {
-			bh.Write(orig.Payload)
-		} else {
-			// A payload too large to keep is read twice: once for the
-			// digest the header gives before it, once to write it.
-			_, err := io.CopyBuffer(bh, payload, f.w.buf)
-			closePayload()
-			if err == nil {
-				_, payload, err = r.Originals.Open(ctx, &line, r.Policy, f.w.log)
-			}
-			if err != nil {
-				return leave(fmt.Errorf("%w %s offset %d: %v", originals.ErrOriginal, line.File, line.Offset, err))
-			}
-		}
-		blockDigest = a.Format(bh.Sum(nil))
-	}
-	header, keptHeader, err := rs.Header(blockLen, blockDigest)
-	if err != nil {
-		return leave(err)
-	}
-	trailer, keptTrailer, err := rs.Trailer()
-	if err != nil {
-		return leave(err)
-	}
-	kept := keptHeader || keptTrailer
-
-	// The record, written and its payload hashed as it goes: its gzip
-	// member rebuilt as it was, if the log describes it and zlib makes it.
-	out, newOff, err := f.StartRecord(at)
-	if err != nil {
-		return err
-	}
-	ph := algo.New()
-	src := inlinePayload(orig.Payload)
-	if payload != nil {
-		src = streamedPayload(payload, func() (io.ReadCloser, []byte, error) {
-			o, p, err := r.Originals.Open(ctx, &line, r.Policy, f.w.log)
-			if err != nil {
-				return nil, nil, fmt.Errorf("%s offset %d, opened again: %v", line.File, line.Offset, err)
-			}
-			if p == nil {
-				return nil, o.Payload, nil
-			}
-			return p, nil, nil
-		})
-		payload = nil // src closes it
-	}
-	defer src.close()
-	var desc *gzmember.Description
-	if ours {
-		desc = f.members[at]
-	}
-	n, how, err := f.writeRecord(out, header, revHead, src, trailer, desc, ph)
-	if err != nil {
-		return err
-	}
-	f.t.stats.Members.count(how)
-	if got := ph.Sum(nil); !bytes.Equal(got, sum) {
-		return f.Refuse(fmt.Errorf("offset %d: the payload of its original %s offset %d hashes to %s, not the revisit's %s", at, line.File, line.Offset, algo.Format(got), digestValue))
-	}
-	f.EndRecord(at, rec.Length, n)
-	f.digests = append(f.digests, digestValue)
-	f.t.entries = append(f.t.entries, rewritelog.Entry{File: f.Name, OldOffset: at, OldLength: rec.Length,
-		NewOffset: newOff, NewLength: n, Kind: rewritelog.Restored})
-	switch {
-	case !ours:
-		f.t.stats.Foreign++
-	case kept:
-		f.t.stats.Records++
-		f.t.stats.Kept++
-	default:
-		f.t.stats.Records++
-		f.t.stats.Exact++
-	}
-	return nil
 }
 
 // repoint rewrites the revisit rec, whose original line (orig, its payload
@@ -650,3 +487,9 @@ func (f *fileRestore) checkRestored(k int, at, length int64, newFile *os.File) e
 	}
 	return nil
 }
+
+// The WARC fields a revisit names its original by.
+const (
+	hRefersURI  = "WARC-Refers-To-Target-URI"
+	hRefersDate = "WARC-Refers-To-Date"
+)
