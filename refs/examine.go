@@ -9,10 +9,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/klauspost/compress/gzip"
-
 	"warcdedup/digest"
 	"warcdedup/gzmember"
+	"warcdedup/gzmulti"
 	"warcdedup/inplace"
 	"warcdedup/manifest"
 	"warcdedup/originals"
@@ -71,7 +70,7 @@ type examiner struct {
 	blocks    map[digest.Algorithm]hash.Hash
 	buf       []byte // comparison buffer
 	rr        *record.Reader
-	zw        *gzip.Writer
+	zw        *gzmulti.Writer
 	zbuf      bytes.Buffer
 	// describer describes the member of the record being examined in a
 	// .gz file, from the bytes the reader reads.

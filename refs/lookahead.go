@@ -12,6 +12,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"warcdedup/gzmember"
+	"warcdedup/gzmulti"
 	"warcdedup/inplace"
 	"warcdedup/manifest"
 )
@@ -80,14 +81,14 @@ func (x *examiner) gzip(b []byte) ([]byte, error) {
 	if x.zw == nil {
 		// A revisit is about a kilobyte: the default level compresses it as
 		// well as the best one, and its per-member reset is far cheaper.
-		x.zw, _ = gzip.NewWriterLevel(&x.zbuf, gzip.DefaultCompression)
+		x.zw = gzmulti.NewWriter(&x.zbuf, gzip.DefaultCompression)
 	} else {
 		x.zw.Reset(&x.zbuf)
 	}
 	if _, err := x.zw.Write(b); err != nil {
 		return nil, err
 	}
-	if err := x.zw.Close(); err != nil {
+	if _, err := x.zw.CloseMember(); err != nil {
 		return nil, err
 	}
 	return x.zbuf.Bytes(), nil

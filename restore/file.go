@@ -15,6 +15,7 @@ import (
 	"warcdedup/atomicfile"
 	"warcdedup/digest"
 	"warcdedup/gzmember"
+	"warcdedup/gzmulti"
 	"warcdedup/inplace"
 	"warcdedup/manifest"
 	"warcdedup/originals"
@@ -29,9 +30,9 @@ type restoreWorker struct {
 	log *rewritelog.Log
 	// progress is the run's (Restorer.Progress, or its own).
 	progress *Progress
-	scan     *record.Reader // walks a file's records
-	check    *record.Reader // reads restored records back
-	zw       *gzip.Writer
+	scan     *record.Reader  // walks a file's records
+	check    *record.Reader  // reads restored records back
+	zw       *gzmulti.Writer // members compressed afresh
 	buf      []byte
 	// cmpBuf is the comparison buffer of re-pointing.
 	cmpBuf []byte
@@ -277,7 +278,7 @@ func (f *fileRestore) writeRecord(w io.Writer, header, head []byte, payload *pay
 			// No setting makes it, and nothing was written: afresh.
 		}
 		if f.w.zw == nil {
-			f.w.zw = gzip.NewWriter(cw)
+			f.w.zw = gzmulti.NewWriter(cw, gzip.DefaultCompression)
 		} else {
 			f.w.zw.Reset(cw)
 		}
@@ -307,7 +308,7 @@ func (f *fileRestore) writeRecord(w io.Writer, header, head []byte, payload *pay
 		return 0, how, f.WriteFailed(err)
 	}
 	if f.Gzip {
-		if err := f.w.zw.Close(); err != nil {
+		if _, err := f.w.zw.CloseMember(); err != nil {
 			return 0, how, f.WriteFailed(err)
 		}
 	}
