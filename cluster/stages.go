@@ -304,7 +304,7 @@ func (k *task) resolve(ctx context.Context) error {
 	var prog collres.Progress
 	open := loc.Files(source.KeptOpen)
 	defer open.Close()
-	res := collres.Resolver{Source: open, Policy: k.policy, Jobs: k.spec.Jobs, Proc: true, Progress: &prog,
+	res := collres.Resolver{Source: open, Policy: k.policy, Jobs: k.spec.Jobs, Number: true, Progress: &prog,
 		Stale: func(err error) {
 			stale.add(err)
 			k.printError(err)

@@ -159,7 +159,7 @@ func TestCollisions(t *testing.T) {
 			if len(lines) != 5 || lines[0].Digest != lines[4].Digest {
 				t.Fatalf("want 5 lines sharing one %s digest, got %v", tt.algo, lines)
 			}
-			got, st, warnings := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Proc: true, Jobs: 2}, lines)
+			got, st, warnings := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Number: true, Jobs: 2}, lines)
 			m := byURI(got)
 			want := map[string][3]any{ // ext, copy, refuri
 				"http://a/x":       {0, 1, "-"},
@@ -217,7 +217,7 @@ func TestPins(t *testing.T) {
 					warctest.Response("http://p/3", "2021-01-03T00:00:00Z", body) + revisit(tt.header)),
 			}.write(t)
 			lines := hashDir(t, dir, digest.SHA1)
-			got, st, warnings := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Proc: true}, lines)
+			got, st, warnings := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Number: true}, lines)
 			if len(warnings) != 0 {
 				t.Fatalf("warnings %v", warnings)
 			}
@@ -244,7 +244,7 @@ func TestPins(t *testing.T) {
 	}
 	t.Run("one response and revisit lines: nothing fetched", func(t *testing.T) {
 		dir := collection{"a.warc": []byte(warctest.Response("http://p/2", "2021-01-02T00:00:00Z", body) + revisit(sha1Body))}.write(t)
-		got, st, _ := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Proc: true}, hashDir(t, dir, digest.SHA1))
+		got, st, _ := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Number: true}, hashDir(t, dir, digest.SHA1))
 		if st.Fetched != 0 || len(got) != 2 || byURI(got)["http://p/2"].Copy != 1 {
 			t.Errorf("stats %+v, lines %v: want the response kept unfetched and the revisit line", st, got)
 		}
@@ -282,7 +282,7 @@ func TestPolicies(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.policy.String(), func(t *testing.T) {
-			got, _, _ := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Proc: true, Policy: tt.policy}, lines)
+			got, _, _ := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Number: true, Policy: tt.policy}, lines)
 			for _, l := range got {
 				day := l.Date[8:10]
 				ref := "-"
@@ -362,7 +362,7 @@ func TestStale(t *testing.T) {
 			}.write(t)
 			lines := tt.damage(t, dir, hashDir(t, dir, digest.SHA1))
 			sortByOrder(lines, manifest.ByDigest)
-			got, st, warnings := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Proc: true}, lines)
+			got, st, warnings := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Number: true}, lines)
 			if st.Stale != 1 || len(got) != 2 {
 				t.Fatalf("stale %d, %d lines out; want 1 stale and 2 lines", st.Stale, len(got))
 			}
@@ -437,7 +437,7 @@ func TestLargeClassesSpill(t *testing.T) {
 	lines := hashDir(t, dir, digest.SHA1)
 	var want []byte
 	for _, c := range []struct{ jobs, memory int }{{1, 0}, {4, 0}, {2, 100}, {3, 1}} {
-		got, st, warnings := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Proc: true, Jobs: c.jobs, ClassMemory: int64(c.memory)}, lines)
+		got, st, warnings := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Number: true, Jobs: c.jobs, ClassMemory: int64(c.memory)}, lines)
 		if len(warnings) != 0 || st.Stale != 0 || st.Clusters != 3 || len(got) != 30 {
 			t.Fatalf("jobs %d memory %d: stats %+v warnings %v", c.jobs, c.memory, st, warnings)
 		}

@@ -627,7 +627,7 @@ func (j *Job) resolve(ctx context.Context) (string, error) {
 	// open between records.
 	files := j.locator().Files(source.KeptOpen)
 	defer files.Close()
-	res := collres.Resolver{Source: files, Policy: j.opt.Policy, Jobs: j.opt.Jobs, Proc: true, Progress: &prog,
+	res := collres.Resolver{Source: files, Policy: j.opt.Policy, Jobs: j.opt.Jobs, Number: true, Progress: &prog,
 		Stale: func(err error) {
 			if len(j.stale) < 100 {
 				j.stale = append(j.stale, err.Error())
