@@ -14,8 +14,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
 	"warcdedup/internal/progress"
+	"warcdedup/internal/syssort"
 	"warcdedup/report"
+	"warcdedup/workdir"
 
 	"warcdedup/dedup"
 	"warcdedup/manifest"
@@ -244,7 +247,7 @@ type listingTotals struct {
 // every capture, for the prediction), and what the dry run measured for
 // the slice (its numbered manifest and revisits, through
 // writeSampleRecords), joined digest by digest.
-func estimateDigests(ctx context.Context, jobDir string, so dedup.SortOptions, slice *Slice, pol policy.Policy) (*DigestSample, RevisitModel, listingTotals, error) {
+func estimateDigests(ctx context.Context, jobDir string, so syssort.Sorter, slice *Slice, pol policy.Policy) (*DigestSample, RevisitModel, listingTotals, error) {
 	var tot listingTotals
 	ds := &DigestSample{}
 	records := filepath.Join(so.TempDir, "slice-records")
@@ -259,13 +262,13 @@ func estimateDigests(ctx context.Context, jobDir string, so dedup.SortOptions, s
 		return nil, RevisitModel{}, tot, err
 	}
 	model := fit.model(DefaultRevisitModel)
-	if err := dedup.Sort(ctx, so, "LC_ALL=C sort -k1,1", records, sorted); err != nil {
+	if err := so.Sort(ctx, "LC_ALL=C sort -k1,1", []string{records}, sorted); err != nil {
 		return nil, RevisitModel{}, tot, err
 	}
 	if tot, err = writeListing(jobDir, listing); err != nil {
 		return nil, RevisitModel{}, tot, err
 	}
-	if err := dedup.Sort(ctx, so, listingOrder, listing, listingSorted); err != nil {
+	if err := so.Sort(ctx, listingOrder, []string{listing}, listingSorted); err != nil {
 		return nil, RevisitModel{}, tot, err
 	}
 	measured, err := newMeasuredReader(sorted)
@@ -343,12 +346,12 @@ const listingOrder = "LC_ALL=C sort -k1,1 -k2,2n -k3,3 -k4,4 -k5,5n"
 // per response, in the same order) into the listing's lines.
 func writeListing(jobDir, out string) (listingTotals, error) {
 	var tot listingTotals
-	mf, err := os.Open(filepath.Join(jobDir, dedup.BeforeFile))
+	mf, err := os.Open(filepath.Join(jobDir, workdir.BeforeFile))
 	if err != nil {
 		return tot, err
 	}
 	defer mf.Close()
-	ff, err := os.Open(filepath.Join(jobDir, dedup.FactsFile))
+	ff, err := os.Open(filepath.Join(jobDir, workdir.FactsFile))
 	if err != nil {
 		return tot, err
 	}
@@ -361,7 +364,7 @@ func writeListing(jobDir, out string) (listingTotals, error) {
 	}
 	defer o.Close()
 	w := bufio.NewWriterSize(o, 256<<10)
-	in := manifest.NewReader(mf, dedup.BeforeFile)
+	in := manifest.NewReader(mf, workdir.BeforeFile)
 	var b []byte
 	for {
 		l, err := in.Next()
@@ -379,11 +382,11 @@ func writeListing(jobDir, out string) (listingTotals, error) {
 			b = fmt.Appendf(b, " -1 %s %s %d %d %s - - %s %s\n", l.Date, l.File, l.Offset, l.Length, l.URI, l.RefURI, l.RefDate)
 		} else {
 			if !facts.Scan() {
-				return tot, fmt.Errorf("%s ends before %s, at %s offset %d", dedup.FactsFile, dedup.BeforeFile, l.File, l.Offset)
+				return tot, fmt.Errorf("%s ends before %s, at %s offset %d", workdir.FactsFile, workdir.BeforeFile, l.File, l.Offset)
 			}
 			f := strings.Fields(facts.Text())
 			if len(f) != 4 || f[0] != l.File || f[1] != strconv.FormatInt(l.Offset, 10) {
-				return tot, fmt.Errorf("%s line %q is not of %s offset %d", dedup.FactsFile, facts.Text(), l.File, l.Offset)
+				return tot, fmt.Errorf("%s line %q is not of %s offset %d", workdir.FactsFile, facts.Text(), l.File, l.Offset)
 			}
 			b = fmt.Appendf(b, " 0 %s %s %d %d %s %s %s - -\n", l.Date, l.File, l.Offset, l.Length, l.URI, f[2], f[3])
 			tot.records++
@@ -569,7 +572,7 @@ func sampleDigests(ctx context.Context, opt SampleOptions, files int, stored int
 		return out, err
 	}
 	start := time.Now()
-	ds, model, tot, err := estimateDigests(ctx, job.WorkDir, dedup.SortOptions{TempDir: filepath.Join(job.WorkDir, "tmp"),
+	ds, model, tot, err := estimateDigests(ctx, job.WorkDir, syssort.Sorter{TempDir: filepath.Join(job.WorkDir, "tmp"),
 		Memory: job.SortMemory, Parallel: job.Jobs}, slice, job.Policy)
 	if err != nil {
 		return out, fmt.Errorf("estimating from %s: %w", job.WorkDir, err)

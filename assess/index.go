@@ -16,11 +16,12 @@ import (
 	"time"
 
 	"warcdedup/cdx"
-	"warcdedup/dedup"
 	"warcdedup/digest"
 	"warcdedup/internal/progress"
+	"warcdedup/internal/syssort"
 	"warcdedup/policy"
 	"warcdedup/report"
+	"warcdedup/workdir"
 )
 
 // IndexOptions are those of an assessment from CDX/CDXJ indexes alone.
@@ -82,7 +83,7 @@ func Index(ctx context.Context, opt IndexOptions) (*Result, error) {
 		indexes = append(indexes, abs)
 		total += fi.Size()
 	}
-	wd, err := dedup.OpenWorkDir(opt.Dir)
+	wd, err := workdir.Open(opt.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -111,8 +112,8 @@ func Index(ctx context.Context, opt IndexOptions) (*Result, error) {
 		err = stage("sort by digest", func() error {
 			s := show.Start("sort by digest", "files", 1)
 			defer s.Done("")
-			err := dedup.Sort(ctx, dedup.SortOptions{TempDir: wd.File("tmp"), Memory: opt.SortMemory, Parallel: opt.Jobs},
-				"LC_ALL=C sort -k1,1 -k2,2 -k3,3 -k4,4 -k5,5n", lines, sorted)
+			err := syssort.Sorter{TempDir: wd.File("tmp"), Memory: opt.SortMemory, Parallel: opt.Jobs}.Sort(ctx,
+				"LC_ALL=C sort -k1,1 -k2,2 -k3,3 -k4,4 -k5,5n", []string{lines}, sorted)
 			os.Remove(lines)
 			return err
 		})

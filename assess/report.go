@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"warcdedup/atomicfile"
-	"warcdedup/dedup"
 	"warcdedup/internal/progress"
 	"warcdedup/report"
+	"warcdedup/workdir"
 )
 
 // WriteReport writes an assessment's figures (stats.json) and its page
@@ -26,7 +26,7 @@ func WriteReport(dir string, rep *report.Report) error {
 	for _, f := range []struct {
 		name string
 		data []byte
-	}{{dedup.StatsFile, js.Bytes()}, {dedup.ReportFile, page.Bytes()}} {
+	}{{workdir.StatsFile, js.Bytes()}, {workdir.ReportFile, page.Bytes()}} {
 		out, err := atomicfile.Create(filepath.Join(dir, f.name), 0o644)
 		if err != nil {
 			return err
@@ -102,7 +102,7 @@ func Summary(w io.Writer, res *Result) {
 	if len(stages) > 0 {
 		fmt.Fprintf(w, "stages: %s\n", strings.Join(stages, ", "))
 	}
-	fmt.Fprintf(w, "report: %s (and stats.json)\n", filepath.Join(res.Dir, dedup.ReportFile))
+	fmt.Fprintf(w, "report: %s (and stats.json)\n", filepath.Join(res.Dir, workdir.ReportFile))
 	if r.Exit != 0 {
 		fmt.Fprintf(w, "exit status %d:\n", r.Exit)
 		for _, why := range r.ExitReason {

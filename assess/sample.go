@@ -17,9 +17,12 @@ import (
 
 	"warcdedup/dedup"
 	"warcdedup/internal/progress"
+	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 	"warcdedup/report"
+	"warcdedup/stage"
 	"warcdedup/warcsum"
+	"warcdedup/workdir"
 )
 
 // SampleOptions are those of an assessment from a random sample of a
@@ -42,7 +45,7 @@ type Result struct {
 	Report *report.Report
 	Dir    string
 	// Sample is the dry run on the sample (sample mode only).
-	Sample *dedup.Result
+	Sample *stage.Result
 	// By is what the sample drew: files or digests; with digests,
 	// Digests and Sliced count the payload digests listed and those of
 	// the slice.
@@ -124,7 +127,7 @@ func Sample(ctx context.Context, opt SampleOptions) (*Result, error) {
 		return out, err
 	}
 	start := time.Now()
-	est, model, err := estimateSample(ctx, job.WorkDir, dedup.SortOptions{TempDir: filepath.Join(job.WorkDir, "tmp"),
+	est, model, err := estimateSample(ctx, job.WorkDir, syssort.Sorter{TempDir: filepath.Join(job.WorkDir, "tmp"),
 		Memory: job.SortMemory, Parallel: job.Jobs}, len(chosen), len(inputs))
 	if err != nil {
 		return out, fmt.Errorf("estimating from %s: %w", job.WorkDir, err)
@@ -175,7 +178,7 @@ func sampleReport(dry *report.Report, est [nFigures]Interval, fs *FileSample, op
 
 // estimateSample feeds a FileSample from the dry run's work files: the
 // numbered manifest in file order and the revisits it measured.
-func estimateSample(ctx context.Context, jobDir string, so dedup.SortOptions, n, files int) (*FileSample, RevisitModel, error) {
+func estimateSample(ctx context.Context, jobDir string, so syssort.Sorter, n, files int) (*FileSample, RevisitModel, error) {
 	fs, err := NewFileSample(files, n)
 	if err != nil {
 		return nil, RevisitModel{}, err
@@ -189,7 +192,7 @@ func estimateSample(ctx context.Context, jobDir string, so dedup.SortOptions, n,
 		return nil, RevisitModel{}, err
 	}
 	model := fit.model(DefaultRevisitModel)
-	if err := dedup.Sort(ctx, so, "LC_ALL=C sort -k1,1 -k2,2n -k3,3n", records, sorted); err != nil {
+	if err := so.Sort(ctx, "LC_ALL=C sort -k1,1 -k2,2n -k3,3n", []string{records}, sorted); err != nil {
 		return nil, RevisitModel{}, err
 	}
 	f, err := os.Open(sorted)
@@ -239,17 +242,17 @@ type sampleRecord struct {
 // order) with the revisits it measured (saved.tsv, in the same order)
 // into one line per response, and fits the revisit model to them.
 func writeSampleRecords(jobDir, out string) (*revisitFit, error) {
-	byFile := filepath.Join(jobDir, dedup.ByFileFile)
+	byFile := filepath.Join(jobDir, workdir.ByFileFile)
 	mf, err := os.Open(byFile)
 	if err != nil {
 		return nil, err
 	}
 	defer mf.Close()
-	saved, err := newSavedReader(filepath.Join(jobDir, dedup.SavedFile))
+	saved, err := stage.OpenSaved(filepath.Join(jobDir, workdir.SavedFile))
 	if err != nil {
 		return nil, err
 	}
-	defer saved.close()
+	defer saved.Close()
 	o, err := os.Create(out)
 	if err != nil {
 		return nil, err
@@ -278,7 +281,7 @@ func writeSampleRecords(jobDir, out string) (*revisitFit, error) {
 		}
 		name := strings.ToLower(l.File)
 		gzip, arc := strings.HasSuffix(name, ".gz"), isARC(name)
-		revisit, err := saved.find(l.File, l.Offset)
+		revisit, err := saved.Find(l.File, l.Offset)
 		if err != nil {
 			return nil, err
 		}
@@ -402,72 +405,6 @@ func (c *sampleClass) flush(fs *FileSample, model RevisitModel) {
 	c.parts = c.parts[:0]
 	c.revisits = [2]struct{ n, sum int64 }{}
 }
-
-// savedReader reads saved.tsv ("file offset old-length new-length", in
-// file order) alongside a manifest in the same order.
-type savedReader struct {
-	f    *os.File
-	sc   *bufio.Scanner
-	name string
-	line int
-	cur  struct {
-		file    string
-		offset  int64
-		revisit int64
-	}
-	done bool
-}
-
-func newSavedReader(name string) (*savedReader, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	s := &savedReader{f: f, sc: bufio.NewScanner(f), name: name}
-	s.sc.Buffer(make([]byte, 64<<10), 1<<20)
-	return s, s.advance()
-}
-
-func (s *savedReader) advance() error {
-	if !s.sc.Scan() {
-		s.done = true
-		return s.sc.Err()
-	}
-	s.line++
-	f := strings.Split(s.sc.Text(), " ")
-	if len(f) != 4 {
-		return fmt.Errorf("%s: line %d: %d fields, want 4", s.name, s.line, len(f))
-	}
-	off, err1 := strconv.ParseInt(f[1], 10, 64)
-	rev, err2 := strconv.ParseInt(f[3], 10, 64)
-	if err1 != nil || err2 != nil {
-		return fmt.Errorf("%s: line %d: not a number", s.name, s.line)
-	}
-	s.cur.file, s.cur.offset, s.cur.revisit = f[0], off, rev
-	return nil
-}
-
-// find returns the revisit length of the record of file and offset, or
-// -1 when the dry run built none, skipping the lines before it.
-func (s *savedReader) find(file string, offset int64) (int64, error) {
-	for !s.done {
-		c := manifest.ByFile.Compare(&manifest.Line{File: s.cur.file, Offset: s.cur.offset}, &manifest.Line{File: file, Offset: offset})
-		switch {
-		case c < 0:
-			if err := s.advance(); err != nil {
-				return -1, err
-			}
-		case c == 0:
-			rev := s.cur.revisit
-			return rev, s.advance()
-		default:
-			return -1, nil
-		}
-	}
-	return -1, nil
-}
-
-func (s *savedReader) close() { s.f.Close() }
 
 func isARC(name string) bool {
 	name = strings.ToLower(name)

@@ -12,6 +12,7 @@ import (
 	"warcdedup/report"
 	"warcdedup/scripts/gen"
 	"warcdedup/warcsum"
+	"warcdedup/workdir"
 )
 
 var sampleCfg = gen.Config{Files: 10, Records: 600, DupRate: 0.4, Seed: 11, MeanPayload: 6 << 10, NonCandidates: true,
@@ -91,7 +92,7 @@ func TestSample(t *testing.T) {
 					t.Errorf("%s: %d, between %d and %d, %d read: not in order", f.name, f.value, f.low, f.high, f.read)
 				}
 			}
-			for _, name := range []string{dedup.StatsFile, dedup.ReportFile, "job/" + dedup.StatsFile} {
+			for _, name := range []string{workdir.StatsFile, workdir.ReportFile, "job/" + workdir.StatsFile} {
 				if _, err := os.Stat(filepath.Join(out, name)); err != nil {
 					t.Error(err)
 				}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"warcdedup/internal/corpustest"
 )
 
 const corpusDir = "../../shared/corpus"
@@ -20,7 +22,7 @@ var corpusBad = map[string]int64{"oduwsdl+ipwb/samples/indexes/5mementos.cdxj": 
 // timestamp, and the lines written back byte for byte as read.
 func TestCorpus(t *testing.T) {
 	if _, err := os.Stat(corpusDir); err != nil {
-		t.Skip("no corpus:", err)
+		corpustest.Missing(t, "no corpus: %v", err)
 	}
 	files := 0
 	err := filepath.WalkDir(corpusDir, func(p string, d os.DirEntry, err error) error {

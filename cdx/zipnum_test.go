@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"warcdedup/internal/corpustest"
 )
 
 // readZipNum reads every block of a ZipNum through its summary and
@@ -63,7 +65,7 @@ func TestZipNumCorpus(t *testing.T) {
 	dir := filepath.Join(corpusDir, "webrecorder+pywb", "sample_archive", "zipcdx")
 	idx, err := os.ReadFile(filepath.Join(dir, "zipnum-sample.idx"))
 	if err != nil {
-		t.Skip("no corpus:", err)
+		corpustest.Missing(t, "no corpus: %v", err)
 	}
 	blocks, err := os.ReadFile(filepath.Join(dir, "zipnum-sample.cdx.gz"))
 	if err != nil {

@@ -7,17 +7,17 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"warcdedup/atomicfile"
-	"warcdedup/collres"
-	"warcdedup/dedup"
-	"warcdedup/internal/progress"
 	"warcdedup/manifest"
-	"warcdedup/refs"
 	"warcdedup/report"
+	"warcdedup/stage"
+	"warcdedup/verify"
 	"warcdedup/warcsum"
+	"warcdedup/workdir"
 )
 
 // Collections names a job's hosts as its report names collections:
@@ -31,117 +31,118 @@ func (s *Spec) Collections() []string {
 }
 
 // account merges what the tasks wrote into the work directory under run's
-// names, and writes run's account of it (stage 6): by-file.manifest,
-// facts-by-file.manifest, saved.tsv, numbered.manifest, fixity.tsv,
-// deps.tsv, stats.json and report.html.
+// names, and adds it up as run's account stage does (stage.Account):
+// by-file.manifest, facts-by-file.manifest, saved.tsv, numbered.manifest,
+// fixity.tsv, deps.tsv, stats.json and report.html; with an index, it
+// commits the verified crawl (stage.Commit).
 func (k *task) account(ctx context.Context) error {
-	acc := &dedup.Accounting{WorkDir: string(k.wd), DryRun: k.spec.DryRun, Policy: k.policy, SortMemory: k.spec.SortMemory}
-	if err := os.MkdirAll(k.wd.file(tmpDir), 0o755); err != nil {
+	res, err := k.results()
+	if err != nil {
 		return err
 	}
-	if err := k.sumResults(acc); err != nil {
-		return err
-	}
-	if err := k.mergeOutputs(ctx, acc); err != nil {
+	replaced, err := k.mergeOutputs(ctx)
+	if err != nil {
 		return err
 	}
 	mode := "run"
 	if k.spec.DryRun {
 		mode = "dry run"
 	}
-	acc.Report = &report.Report{Title: "Deduplication of " + strings.Join(k.spec.Collections(), ", "), Generated: time.Now().UTC(),
+	rep := &report.Report{Title: "Deduplication of " + strings.Join(k.spec.Collections(), ", "), Generated: time.Now().UTC(),
 		Mode: mode, Collections: k.spec.Collections(), Policy: k.spec.Policy, Algorithm: k.spec.Algorithm,
 		Caveats: []string{fmt.Sprintf("Run on a Slurm cluster as %d jobs over %d storage hosts and %d hash ranges.",
 			len(k.plan.Steps), len(k.spec.Hosts), k.spec.Ranges)}}
-	acc.Report.Stages = k.stages(acc)
-	err := dedup.Account(ctx, acc)
+	rep.Stages = k.stages(res)
+	a := stage.Account{ByFile: k.wd.file(workdir.ByFileFile), FactsByFile: k.wd.file(workdir.FactsByFile), Saved: k.wd.file(workdir.SavedFile),
+		Numbered: k.wd.file(workdir.NumberedFile), Deps: k.wd.file(workdir.DepsFile), Sorter: k.sorter,
+		DryRun: k.spec.DryRun, Policy: k.policy, Hashed: res.hashed, Resolved: res.resolved, Rewrote: res.rewrote, Verified: res.verified,
+		FilesReplaced: replaced, Report: rep}
+	err = a.Run(ctx)
 	if err == nil && k.spec.withIndex() && !k.spec.DryRun {
 		// As run's commit stage: the report says what was committed.
 		var st report.Stage
 		start := time.Now()
-		st, err = k.commitCrawl(ctx, acc)
+		st, err = k.commitCrawl(ctx, rep, res.verified)
 		st.Took = time.Since(start)
-		acc.Report.Stages = append(acc.Report.Stages, st)
+		rep.Stages = append(rep.Stages, st)
 	}
-	dedup.Finish(acc, err)
+	stage.Finish(rep, err, res.reasons())
+	// The report, also of an account that stopped, is written when it can
+	// be.
+	stage.WriteReport(string(k.wd), rep)
 	if err != nil {
 		return err
 	}
-	k.marker.Note = fmt.Sprintf("%s duplicates, %s saved", progress.Count(acc.Report.Totals.Duplicates), progress.Bytes(acc.Report.Totals.BytesSaved))
+	k.marker.Note = a.Note()
 	return nil
 }
 
-// sumResults adds up the tasks' figures and messages.
-func (k *task) sumResults(acc *dedup.Accounting) error {
-	for _, m := range k.stepMarkers(kindHash) {
-		acc.Hashed.Add(&m.Hash.Stats)
-		acc.Damaged = appendFirst(acc.Damaged, m.Hash.Damaged, 100)
+// results are what the job's stages found over the whole collection:
+// the hosts' and ranges' results added up.
+type results struct {
+	hashed   stage.HashResult
+	resolved stage.ResolveResult
+	rewrote  stage.RewriteResult
+	verified verify.Stats
+	remote   RemoteStats // of the rewrites
+	again    warcsum.Stats
+}
+
+// reasons are why the job's exit status is not 0, as run gives them.
+func (r *results) reasons() []string {
+	return slices.Concat(r.hashed.Reasons(), r.resolved.Reasons(), r.rewrote.Reasons(), stage.VerifyReasons(r.verified))
+}
+
+// results adds up the tasks' results.
+func (k *task) results() (*results, error) {
+	var r results
+	hashes := k.stepMarkers(kindHash)
+	if len(hashes) != len(k.spec.Hosts) {
+		return nil, fmt.Errorf("not every host was hashed in this job")
 	}
-	if len(k.stepMarkers(kindHash)) != len(k.spec.Hosts) {
-		return fmt.Errorf("not every host was hashed in this job")
+	for _, m := range hashes {
+		r.hashed.Stats.Add(&m.Hash.Stats)
+		r.hashed.Damaged = appendFirst(r.hashed.Damaged, m.Hash.Damaged, stage.KeepFirst)
 	}
 	resolves := k.stepMarkers(kindResolve)
 	if len(resolves) != k.spec.Ranges {
-		return fmt.Errorf("not every hash range was resolved in this job")
+		return nil, fmt.Errorf("not every hash range was resolved in this job")
 	}
 	for _, m := range resolves {
-		addResolve(&acc.Resolved, &m.Resolve.Stats)
-		acc.Stale = appendFirst(acc.Stale, m.Resolve.Stale, 100)
+		r.resolved.Stats.Add(&m.Resolve.Stats)
+		r.resolved.Stale = appendFirst(r.resolved.Stale, m.Resolve.Stale, stage.KeepFirst)
 	}
 	// Every range passed the digest-less revisit lines through.
 	if extra := int64(len(resolves)-1) * resolves[0].Resolve.NoDigest; extra > 0 {
-		acc.Resolved.Lines -= extra
-		acc.Resolved.Written -= extra
-		acc.Resolved.Revisits -= extra
+		r.resolved.Stats.Lines -= extra
+		r.resolved.Stats.Written -= extra
+		r.resolved.Stats.Revisits -= extra
 	}
 	for _, m := range k.stepMarkers(kindRewrite) {
-		addRewrite(&acc.Rewrote, &m.Rewrite.Stats)
-		acc.Refused = append(acc.Refused, m.Rewrite.Refused...)
+		r.rewrote.Stats.Add(&m.Rewrite.Stats)
+		r.rewrote.Refused = append(r.rewrote.Refused, m.Rewrite.Refused...)
+		r.rewrote.Derived += m.Rewrite.Derived
+		r.remote.Reads += m.Rewrite.Remote.Reads
+		r.remote.Moved += m.Rewrite.Remote.Moved
+	}
+	for _, m := range k.stepMarkers(kindHashAgain) {
+		r.again.Add(m.After)
 	}
 	if v := k.stepMarkers(kindVerify); len(v) == 1 {
-		acc.Verified = *v[0].Verify
+		r.verified = *v[0].Verify
 	}
-	return nil
+	return &r, nil
 }
 
 func appendFirst(to, from []string, limit int) []string {
 	return append(to, from[:min(len(from), max(0, limit-len(to)))]...)
 }
 
-func addResolve(s, o *collres.Stats) {
-	s.Lines += o.Lines
-	s.Written += o.Written
-	s.Clusters += o.Clusters
-	s.Fetched += o.Fetched
-	s.Compared += o.Compared
-	s.Collisions += o.Collisions
-	s.Split += o.Split
-	s.Stale += o.Stale
-	s.Repeated += o.Repeated
-	s.Revisits += o.Revisits
-	s.Pinned += o.Pinned
-}
-
-func addRewrite(s, o *refs.Stats) {
-	s.Lines += o.Lines
-	s.Files += o.Files
-	s.Rewritten += o.Rewritten
-	s.Untouched += o.Untouched
-	s.Refused += o.Refused
-	s.Revisits += o.Revisits
-	s.AlreadyRevisit += o.AlreadyRevisit
-	s.NotSmaller += o.NotSmaller
-	s.ARC += o.ARC
-	s.Protected += o.Protected
-	s.BytesBefore += o.BytesBefore
-	s.BytesAfter += o.BytesAfter
-}
-
 // mergeOutputs puts the hosts' and ranges' outputs together under run's
 // names: the numbered manifest on digest (the ranges in order, each
 // sorted, are the sorted whole) and on file, the facts and the revisits
 // written on file (sort -m of the sorted parts), and the fixity list.
-func (k *task) mergeOutputs(ctx context.Context, acc *dedup.Accounting) error {
+func (k *task) mergeOutputs(ctx context.Context) (replaced int64, err error) {
 	var byFile, facts, saved, fixity []string
 	for r := range k.spec.Ranges {
 		for _, h := range k.spec.Hosts {
@@ -153,45 +154,45 @@ func (k *task) mergeOutputs(ctx context.Context, acc *dedup.Accounting) error {
 	byFile = append(byFile, k.keptIndexFiles(indexKeptByFile)...)
 	hashed, err := k.hashMarkers()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	for i := range k.spec.Hosts {
 		h := &k.spec.Hosts[i]
-		facts = append(facts, k.wd.host(h, factsByFileFile))
-		saved = append(saved, k.wd.host(h, savedFile))
+		facts = append(facts, k.wd.host(h, workdir.FactsByFile))
+		saved = append(saved, k.wd.host(h, workdir.SavedFile))
 		if !k.spec.DryRun {
-			n, err := dedup.WriteFixity(k.wd.host(h, rewriteLog), hashed[i].LogSize, k.wd.host(h, fixityFile))
+			n, err := stage.WriteFixity(k.wd.host(h, workdir.LogFile), hashed[i].LogSize, k.wd.host(h, workdir.FixityFile))
 			if err != nil {
-				return err
+				return 0, err
 			}
-			acc.FilesReplaced += n
-			fixity = append(fixity, k.wd.host(h, fixityFile))
+			replaced += n
+			fixity = append(fixity, k.wd.host(h, workdir.FixityFile))
 		}
 	}
-	k.prog.set("files", 5)
+	k.prog.Begin("files", 5)
 	for _, m := range []struct {
 		inputs []string
 		out    string
-	}{{byFile, dedup.ByFileFile}, {facts, dedup.FactsByFile}, {saved, dedup.SavedFile}} {
-		if err := k.sorter.sort(ctx, manifest.ByFile, true, m.inputs, k.wd.file(m.out)); err != nil {
-			return err
+	}{{byFile, workdir.ByFileFile}, {facts, workdir.FactsByFile}, {saved, workdir.SavedFile}} {
+		if err := k.sorter.Merge(ctx, manifest.ByFile.Command, m.inputs, k.wd.file(m.out)); err != nil {
+			return 0, err
 		}
 		k.prog.done.Add(1)
 	}
-	if err := k.concatRanges(k.wd.file(dedup.NumberedFile)); err != nil {
-		return err
+	if err := k.concatRanges(k.wd.file(workdir.NumberedFile)); err != nil {
+		return 0, err
 	}
 	k.prog.done.Add(1)
 	if !k.spec.DryRun {
-		if err := k.mergeFixity(ctx, fixity, k.wd.file(dedup.FixityFile)); err != nil {
-			return err
+		if err := k.mergeFixity(ctx, fixity, k.wd.file(workdir.FixityFile)); err != nil {
+			return 0, err
 		}
-		if err := k.mergeLogs(k.wd.file(dedup.LogFile)); err != nil {
-			return err
+		if err := k.mergeLogs(k.wd.file(workdir.LogFile)); err != nil {
+			return 0, err
 		}
 	}
 	k.prog.done.Add(1)
-	return nil
+	return replaced, nil
 }
 
 // mergeLogs writes the hosts' rewrite logs one after the other, for
@@ -205,7 +206,7 @@ func (k *task) mergeLogs(out string) error {
 	}
 	defer f.Abort()
 	for i := range k.spec.Hosts {
-		in, err := os.Open(k.wd.host(&k.spec.Hosts[i], rewriteLog))
+		in, err := os.Open(k.wd.host(&k.spec.Hosts[i], workdir.LogFile))
 		if os.IsNotExist(err) {
 			continue
 		}
@@ -233,7 +234,7 @@ func (k *task) concatRanges(out string) error {
 	w := bufio.NewWriterSize(f, 256<<10)
 	var buf []byte
 	for r := range k.spec.Ranges {
-		name := filepath.Join(k.wd.rangeDir(r, k.spec.Ranges), numberedFile)
+		name := filepath.Join(k.wd.rangeDir(r, k.spec.Ranges), workdir.NumberedFile)
 		in, err := os.Open(name)
 		if err != nil {
 			return err
@@ -267,13 +268,13 @@ func (k *task) concatRanges(out string) error {
 
 // stages are the report's stages: each from its first task's start to its
 // last task's end, with run's note on what it did.
-func (k *task) stages(acc *dedup.Accounting) []report.Stage {
+func (k *task) stages(res *results) []report.Stage {
 	var out []report.Stage
-	for _, stage := range k.plan.Stages() {
+	for _, name := range k.plan.Stages() {
 		var first, last time.Time
 		tasks := 0
 		for _, s := range k.plan.Steps {
-			if s.Stage != stage {
+			if s.Stage != name {
 				continue
 			}
 			for i := range s.Tasks {
@@ -290,39 +291,20 @@ func (k *task) stages(acc *dedup.Accounting) []report.Stage {
 				}
 			}
 		}
-		st := report.Stage{Name: stage, Took: last.Sub(first)}
-		switch stage {
-		case StageHash:
-			h := &acc.Hashed
-			st.Note = fmt.Sprintf("%d hosts: %s files, %s records listed, %s damaged, %s files known unchanged", tasks,
-				progress.Count(h.Files), progress.Count(h.Listed), progress.Count(h.Damaged), progress.Count(h.Cached))
-		case StageResolve:
-			r := &acc.Resolved
-			st.Note = fmt.Sprintf("%d hash ranges: %s clusters, %s records compared, %s stale", tasks,
-				progress.Count(r.Clusters), progress.Count(r.Fetched), progress.Count(r.Stale))
-		case StageRewrite:
-			r := &acc.Rewrote
-			verb := "written"
-			if k.spec.DryRun {
-				verb = "that would be written"
-			}
-			var remote RemoteStats
-			for _, m := range k.stepMarkers(kindRewrite) {
-				remote.Reads += m.Rewrite.Remote.Reads
-				remote.Moved += m.Rewrite.Remote.Moved
-			}
-			st.Note = fmt.Sprintf("%d hosts: %s revisits %s in %s files, %s refused; %s originals read from other hosts, %s in files replaced since", tasks,
-				progress.Count(r.Revisits+r.AlreadyRevisit), verb, progress.Count(r.Rewritten), progress.Count(r.Refused),
-				progress.Count(remote.Reads), progress.Count(remote.Moved))
-		case StageAfter:
-			var a warcsum.Stats
-			for _, m := range k.stepMarkers(kindAfter) {
-				a.Add(m.After)
-			}
-			st.Note = fmt.Sprintf("%d hosts: %s files read again, %s known unchanged", tasks, progress.Count(a.Read()), progress.Count(a.Cached))
-		case StageVerify:
-			st.Note = fmt.Sprintf("%s violations", progress.Count(acc.Verified.Violations))
-		case StageAccount:
+		st := report.Stage{Name: name, Took: last.Sub(first)}
+		switch name {
+		case stage.HashName:
+			st.Note = fmt.Sprintf("%d hosts: %s", tasks, res.hashed.Note())
+		case stage.ResolveName:
+			st.Note = fmt.Sprintf("%d hash ranges: %s", tasks, res.resolved.Note())
+		case stage.RewriteName:
+			st.Note = fmt.Sprintf("%d hosts: %s%s", tasks, res.rewrote.Note(k.spec.DryRun), res.remote.note())
+		case stage.HashAgainName:
+			again := stage.HashResult{Stats: res.again}
+			st.Note = fmt.Sprintf("%d hosts: %s", tasks, again.AgainNote())
+		case stage.VerifyName:
+			st.Note = stage.VerifyNote(res.verified)
+		case stage.AccountName:
 			st.Took = time.Since(k.marker.Started)
 		}
 		out = append(out, st)

@@ -8,15 +8,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
-	"warcdedup/dedup"
 	"warcdedup/manifest"
 	"warcdedup/report"
-	"warcdedup/warcsum"
+	"warcdedup/stage"
+	"warcdedup/verify"
+	"warcdedup/workdir"
 )
 
 // A job with a crawl index (warcdedup cluster --index, as warcdedup run
@@ -25,15 +25,13 @@ import (
 // range joins its part of the index's originals (crawlindex.Join) and
 // resolves the crawl's records with them, the committed ones kept as
 // originals (copy 1) and never rewritten; the account commits the crawl
-// once verified (dedup.CommitCrawl), its files recorded as served at one
+// once verified (stage.Commit), its files recorded as served at one
 // URL (CrawlURL) for later runs to read.
 //
 // The files a job with an index adds to its work directory:
 const (
-	indexOriginalsFile = "index-originals.manifest" // a range's: the index's originals of its digests, on digest
-	indexKeptFile      = "index-kept.manifest"      // a range's committed lines as resolved, on digest: what verify checks revisits against
-	indexKeptByFile    = "index-kept-by-file.manifest"
-	afterFilesFile     = "after-files.tsv" // a host's: name, size, SHA-256 and stamp of each file after the rewrite
+	indexKeptFile   = "index-kept.manifest" // a range's committed lines as resolved, on digest: what verify checks revisits against
+	indexKeptByFile = "index-kept-by-file.manifest"
 )
 
 // withIndex reports whether the job is a crawl's with an index.
@@ -138,34 +136,27 @@ func within(a, b string) bool {
 // work directory's job that committed the crawl and was interrupted
 // before its end is followed to it (nil, nil): its account finds the
 // crawl committed.
-func committedAlready(opt Options, ix *crawlindex.Index) (*dedup.Result, error) {
+func committedAlready(opt Options, ix *crawlindex.Index) (*stage.Result, error) {
 	k := ix.Registry.Crawl(opt.Params.Crawl)
 	if k == nil {
 		return nil, nil
 	}
-	var spec Spec
-	var state State
 	wd := workDir(opt.WorkDir)
-	if readJSON(wd.file(specFile), &spec) == nil && readJSON(wd.file(stateFile), &state) == nil &&
+	spec, serr := workdir.ReadJSON[Spec](wd.file(specFile))
+	state, err := workdir.ReadJSON[State](wd.file(stateFile))
+	if serr == nil && err == nil &&
 		spec.Params.Equal(&opt.Params) && state.Job == spec.ID && !state.Complete && !opt.Again {
 		return nil, nil
 	}
 	if opt.Again {
 		return nil, fmt.Errorf("crawl %s is committed to the index %s: committed crawls are never rewritten (warcdedup index remove takes a crawl out)", k.Name, ix.Dir)
 	}
-	var rep *report.Report
-	if f, err := os.Open(filepath.Join(opt.WorkDir, dedup.StatsFile)); err == nil {
-		rep, err = report.ReadJSON(f)
-		f.Close()
-		if err != nil {
-			rep = nil
-		}
-	}
-	if rep == nil {
+	rep, err := stage.ReadReport(filepath.Join(opt.WorkDir, workdir.StatsFile))
+	if err != nil {
 		rep = &report.Report{Title: "Crawl " + k.Name, Mode: "run", Generated: k.Committed}
 	}
-	rep.Crawls = dedup.CrawlsOf(ix.Registry)
-	return &dedup.Result{Report: rep, WorkDir: opt.WorkDir, NothingToDo: true}, nil
+	rep.Crawls = stage.CrawlsOf(ix.Registry)
+	return &stage.Result{Report: rep, WorkDir: opt.WorkDir, NothingToDo: true}, nil
 }
 
 // joinIndex writes the index's originals of the range's digests into the
@@ -174,11 +165,11 @@ func committedAlready(opt Options, ix *crawlindex.Index) (*dedup.Result, error) 
 // partition of the range's first digest on.
 func (k *task) joinIndex(ctx context.Context, ix *crawlindex.Index, parts []string, dir string) (string, crawlindex.JoinStats, error) {
 	var st crawlindex.JoinStats
-	m, err := k.sorter.merge(ctx, manifest.ByDigest, parts)
+	m, err := k.sorter.MergeStream(ctx, manifest.ByDigest.Command, parts)
 	if err != nil {
 		return "", st, err
 	}
-	name := filepath.Join(dir, indexOriginalsFile)
+	name := filepath.Join(dir, workdir.IndexOriginalsFile)
 	out, err := atomicfile.Create(name, 0o644)
 	if err != nil {
 		m.Wait()
@@ -222,7 +213,7 @@ func (k *task) newKeptIndex(dir string) (*keptIndex, error) {
 	if ki.out, err = atomicfile.Create(filepath.Join(dir, indexKeptFile), 0o644); err != nil {
 		return nil, err
 	}
-	if ki.unsort, err = os.Create(filepath.Join(k.sorter.tmp, "index-kept")); err != nil {
+	if ki.unsort, err = os.Create(filepath.Join(k.sorter.TempDir, "index-kept")); err != nil {
 		ki.out.Abort()
 		return nil, err
 	}
@@ -254,7 +245,7 @@ func (ki *keptIndex) close(ctx context.Context, err error) error {
 	if err := ki.uw.Flush(); err != nil {
 		return err
 	}
-	return ki.k.sorter.sort(ctx, manifest.ByFile, false, []string{ki.unsort.Name()}, filepath.Join(ki.dir, indexKeptByFile))
+	return ki.k.sorter.Sort(ctx, manifest.ByFile.Command, []string{ki.unsort.Name()}, filepath.Join(ki.dir, indexKeptByFile))
 }
 
 // keptIndexFiles are every range's files of one kind (indexKeptFile or
@@ -270,72 +261,29 @@ func (k *task) keptIndexFiles(name string) []string {
 	return out
 }
 
-// fileSums records a host's files after the rewrite, for the commit:
-// name (as the manifests give it), size, SHA-256 and stamp (which has
-// blanks of its own), a file a line.
-type fileSums struct {
-	b strings.Builder
-}
-
-func (f *fileSums) add(in warcsum.Input, sha256 string) {
-	stamp, size := "-", in.Size
-	if fi, err := os.Stat(in.Path); err == nil {
-		if s := crawlindex.Stamp(fi); s != "" {
-			stamp = s
-		}
-		size = fi.Size()
-	}
-	if sha256 == "" {
-		sha256 = "-"
-	}
-	fmt.Fprintf(&f.b, "%s %d %s %s\n", manifest.EscapeFile(in.Name), size, sha256, stamp)
-}
-
-// crawlFiles reads every host's after-files.tsv: the crawl's files as
-// the index records them (named beneath their roots).
+// crawlFiles reads every host's after-files.tsv (stage.FileSums): the
+// crawl's files as the index records them (named beneath their roots).
 func (k *task) crawlFiles() ([]crawlindex.FileInfo, error) {
 	var files []crawlindex.FileInfo
 	for i := range k.spec.Hosts {
-		name := k.wd.host(&k.spec.Hosts[i], afterFilesFile)
-		data, err := os.ReadFile(name)
+		sums, err := stage.ReadFileSums(k.wd.host(&k.spec.Hosts[i], workdir.AfterFilesFile))
 		if err != nil {
 			return nil, err
 		}
-		for n, l := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
-			if l == "" {
-				continue
-			}
-			f := strings.SplitN(l, " ", 4) // the stamp has blanks: it is last
-			if len(f) != 4 {
-				return nil, fmt.Errorf("%s:%d: want \"NAME SIZE SHA256 STAMP\"", name, n+1)
-			}
-			file, err := manifest.UnescapeFile(f[0])
-			if err != nil {
-				return nil, fmt.Errorf("%s:%d: %w", name, n+1, err)
-			}
-			size, err := strconv.ParseInt(f[1], 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("%s:%d: size: %w", name, n+1, err)
-			}
-			fi := crawlindex.FileInfo{Name: k.spec.relName(file), Size: size}
-			if f[2] != "-" {
-				fi.SHA256 = f[2]
-			}
-			if f[3] != "-" {
-				fi.Stamp = f[3]
-			}
-			files = append(files, fi)
+		for _, s := range sums {
+			files = append(files, crawlindex.FileInfo{Name: k.spec.relName(s.File), Size: s.Size, SHA256: s.SHA256, Stamp: s.Stamp})
 		}
 	}
 	return files, nil
 }
 
 // commitCrawl commits the verified crawl to the index as run does
-// (dedup.CommitCrawl), unless a run of this task did already (the task
-// was run again after the commit), and returns the report's stage.
-func (k *task) commitCrawl(ctx context.Context, acc *dedup.Accounting) (report.Stage, error) {
-	st := report.Stage{Name: "commit"}
-	if v := acc.Verified.Violations; v > 0 {
+// (stage.Commit), unless a run of this task did already (the task was run
+// again after the commit), and returns the report's stage; rep gets the
+// index's crawls.
+func (k *task) commitCrawl(ctx context.Context, rep *report.Report, verified verify.Stats) (report.Stage, error) {
+	st := report.Stage{Name: stage.CommitName}
+	if v := verified.Violations; v > 0 {
 		return st, fmt.Errorf("not committed: verification found %d records lost", v)
 	}
 	ix, err := k.spec.openIndex()
@@ -343,33 +291,29 @@ func (k *task) commitCrawl(ctx context.Context, acc *dedup.Accounting) (report.S
 		return st, err
 	}
 	if c := ix.Registry.Crawl(k.spec.Crawl); c != nil {
-		st.Note = dedup.CommitNote(ix, c)
-		acc.Report.Crawls = dedup.CrawlsOf(ix.Registry)
+		st.Note = stage.CommitNote(ix, c)
+		rep.Crawls = stage.CrawlsOf(ix.Registry)
 		return st, nil
 	}
 	files, err := k.crawlFiles()
 	if err != nil {
 		return st, err
 	}
-	cc := &dedup.CrawlCommit{Index: ix, Crawl: &crawlindex.Crawl{Name: k.spec.Crawl, Location: k.spec.CrawlURL, Log: k.wd.file(dedup.LogFile)},
-		Files: files, Deps: k.wd.file(dedup.DepsFile), WorkDir: string(k.wd),
-		Sort: dedup.SortOptions{TempDir: k.sorter.tmp, Memory: k.spec.SortMemory, Parallel: k.spec.Jobs}}
+	c := &stage.Commit{Index: ix, Crawl: &crawlindex.Crawl{Name: k.spec.Crawl, Location: k.spec.CrawlURL, Log: k.wd.file(workdir.LogFile)},
+		Files: files, Deps: k.wd.file(workdir.DepsFile), WorkDir: string(k.wd), Sort: k.sorter}
 	hashed, err := k.hashMarkers()
 	if err != nil {
 		return st, err
 	}
 	for i := range k.spec.Hosts {
 		h := &k.spec.Hosts[i]
-		cc.After = append(cc.After, k.wd.host(h, afterFile))
-		cc.Logs = append(cc.Logs, dedup.LogFrom{Name: k.wd.host(h, rewriteLog), From: hashed[i].LogSize})
+		c.After = append(c.After, k.wd.host(h, workdir.AfterFile))
+		c.Logs = append(c.Logs, stage.LogFrom{Name: k.wd.host(h, workdir.LogFile), From: hashed[i].LogSize})
 	}
-	if err := os.MkdirAll(k.sorter.tmp, 0o755); err != nil {
+	if ix, err = c.Run(ctx); err != nil {
 		return st, err
 	}
-	if ix, err = dedup.CommitCrawl(ctx, cc); err != nil {
-		return st, err
-	}
-	st.Note = dedup.CommitNote(ix, cc.Crawl)
-	acc.Report.Crawls = dedup.CrawlsOf(ix.Registry)
+	st.Note = stage.CommitNote(ix, c.Crawl)
+	rep.Crawls = stage.CrawlsOf(ix.Registry)
 	return st, nil
 }

@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"warcdedup/crawlindex"
+	"warcdedup/stage"
 	"warcdedup/warcsum"
+	"warcdedup/workdir"
 )
 
 // committedIndex makes an index with the crawl jan committed, at
@@ -140,10 +142,10 @@ func TestCrawlFiles(t *testing.T) {
 	if err := os.WriteFile(name, []byte("0123456789"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var sums fileSums
-	sums.add(warcsum.Input{Name: "feb/d/a b.warc", Path: name, Size: 10}, "abc")
-	sums.add(warcsum.Input{Name: "feb/gone.warc", Path: filepath.Join(dir, "gone"), Size: 5}, "")
-	if err := writeFile(wd.host(&spec.Hosts[0], afterFilesFile), []byte(sums.b.String())); err != nil {
+	var sums stage.FileSums
+	sums.Add(warcsum.Input{Name: "feb/d/a b.warc", Path: name, Size: 10}, "abc")
+	sums.Add(warcsum.Input{Name: "feb/gone.warc", Path: filepath.Join(dir, "gone"), Size: 5}, "")
+	if err := sums.Write(wd.host(&spec.Hosts[0], workdir.AfterFilesFile)); err != nil {
 		t.Fatal(err)
 	}
 	k := &task{wd: wd, spec: spec}

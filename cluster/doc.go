@@ -1,11 +1,13 @@
-// Package cluster runs the deduplication job of package dedup over a
-// collection spread across storage hosts, as jobs of a Slurm cluster
-// (warcdedup cluster).
+// Package cluster runs the deduplication job over a collection spread
+// across storage hosts, as jobs of a Slurm cluster (warcdedup cluster):
+// the stages of warcdedup run (package stage), each task calling them for
+// its host or hash range.
 //
-// A Plan is the job's Slurm jobs and their dependencies: hash on each host
-// (pinned to it with --nodelist), resolve as a job array with a task per
-// hash range on any node, rewrite and hash again on each host, verify and
-// account once. Each Slurm task runs warcdedup cluster-task, which is a
+// A Plan is the job's Slurm jobs and their dependencies: hash (stage 1)
+// on each host (pinned to it with --nodelist), resolve and number (stages
+// 2 and 3) as a job array with a task per hash range on any node, rewrite
+// (stage 4) and hash again on each host, verify (stage 5) and account
+// once. Each Slurm task runs warcdedup cluster-task, which is a
 // Task: it reads its inputs from the shared work directory,
 // writes its outputs there atomically, and is idempotent, so that a task
 // Slurm requeues or runs twice finishes the same way. Records on other

@@ -12,9 +12,10 @@ import (
 	"syscall"
 	"time"
 
-	"warcdedup/dedup"
 	"warcdedup/internal/progress"
 	"warcdedup/report"
+	"warcdedup/stage"
+	"warcdedup/workdir"
 )
 
 // Options of a job on a cluster.
@@ -91,7 +92,7 @@ type monitor struct {
 // Interrupted, it returns ctx's error; the Slurm jobs go on, and Run
 // follows them again when called again (it says whether anything was
 // submitted).
-func Run(ctx context.Context, opt Options) (*dedup.Result, error) {
+func Run(ctx context.Context, opt Options) (*stage.Result, error) {
 	if opt.Params.Index != "" {
 		ix, err := opt.Params.CheckIndex()
 		if err != nil {
@@ -165,20 +166,20 @@ func open(opt Options) (*monitor, error) {
 		return nil, fmt.Errorf("%s: locking the work directory: %w", abs, err)
 	}
 	m.lock = lk
-	if f, err := os.OpenFile(m.wd.file(runLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err == nil {
+	if f, err := os.OpenFile(m.wd.file(workdir.RunLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err == nil {
 		m.runLog = f
 		m.show.Tee(f)
 	}
-	var spec Spec
-	if err := readJSON(m.wd.file(specFile), &spec); err == nil {
+	if spec, err := workdir.ReadJSON[Spec](m.wd.file(specFile)); err == nil {
 		m.spec = &spec
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return m, err
 	}
-	m.state = &State{}
-	if err := readJSON(m.wd.file(stateFile), m.state); err != nil && !errors.Is(err, os.ErrNotExist) {
+	state, err := workdir.ReadJSON[State](m.wd.file(stateFile))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return m, err
 	}
+	m.state = &state
 	return m, nil
 }
 
@@ -229,7 +230,7 @@ func newMonitor(opt Options) (*monitor, error) {
 		m.show.Print("warcdedup: job %s: %s %d hosts in %d hash ranges, work directory %s", m.spec.ID,
 			map[bool]string{true: "dry run on", false: "deduplicating"}[m.spec.DryRun], len(m.spec.Hosts), m.spec.Ranges, m.wd)
 	}
-	if err := writeJSON(m.wd.file(specFile), m.spec); err != nil {
+	if err := workdir.WriteJSON(m.wd.file(specFile), m.spec); err != nil {
 		return m, err
 	}
 	m.plan = NewPlan(m.spec)
@@ -247,7 +248,7 @@ func newMonitor(opt Options) (*monitor, error) {
 	return m, m.saveState()
 }
 
-func (m *monitor) saveState() error { return writeJSON(m.wd.file(stateFile), m.state) }
+func (m *monitor) saveState() error { return workdir.WriteJSON(m.wd.file(stateFile), m.state) }
 
 // script is a step's batch script.
 func (m *monitor) script(s *Step) string { return m.wd.file(slurmDir, s.Name+".sh") }
@@ -267,7 +268,7 @@ func (m *monitor) writeScripts() error {
 # writes its result to tasks/%s/ and does nothing when it is there already.
 exec %s cluster-task --work-dir %s %s "${SLURM_ARRAY_TASK_ID:-0}"
 `, m.spec.ID, s.Name, s.Stage, where, s.Name, shellQuote(m.spec.Binary), shellQuote(string(m.wd)), shellQuote(s.Name))
-		if err := writeFile(m.script(s), []byte(text)); err != nil {
+		if err := workdir.WriteFile(m.script(s), []byte(text)); err != nil {
 			return err
 		}
 		if err := os.Chmod(m.script(s), 0o755); err != nil {
@@ -378,7 +379,7 @@ func (m *monitor) stepNames() []string {
 
 // follow submits what needs submitting and follows the jobs until the
 // account is done, a task fails for good, or ctx ends.
-func (m *monitor) follow(ctx context.Context) (*dedup.Result, error) {
+func (m *monitor) follow(ctx context.Context) (*stage.Result, error) {
 	poll := m.opt.Poll
 	if poll <= 0 {
 		poll = 2 * time.Second
@@ -460,8 +461,8 @@ func (e *submitError) Error() string { return fmt.Sprintf("submitting %s: %v", e
 func (e *submitError) Unwrap() error { return e.err }
 
 // result reads the job's account.
-func (m *monitor) result() (*dedup.Result, error) {
-	f, err := os.Open(m.wd.file(dedup.StatsFile))
+func (m *monitor) result() (*stage.Result, error) {
+	f, err := os.Open(m.wd.file(workdir.StatsFile))
 	if err != nil {
 		return nil, err
 	}
@@ -470,7 +471,7 @@ func (m *monitor) result() (*dedup.Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Name(), err)
 	}
-	return &dedup.Result{Report: rep, WorkDir: string(m.wd)}, nil
+	return &stage.Result{Report: rep, WorkDir: string(m.wd)}, nil
 }
 
 // failedTask is a task Slurm ended badly.
@@ -489,9 +490,40 @@ func (m *monitor) tick() (finished bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	submit := map[string][]int{}
-	var failed []failedTask
-	mend := map[string]bool{} // steps whose pending jobs need their dependency set
+	t := &tick{m: m, jobs: jobs, submit: map[string][]int{}, mend: map[string]bool{}}
+	for _, phase := range []func() error{t.look, t.retry, t.submitAll, t.mendDependencies} {
+		if err := phase(); err != nil {
+			return false, err
+		}
+	}
+	if err := m.saveState(); err != nil {
+		return false, err
+	}
+	m.display(jobs)
+	return m.isDone(kindAccount, 0), nil
+}
+
+// tick is one look at a job's tasks, in phases: what each task needs
+// (look), failed tasks run again (retry), submissions (submitAll), then
+// the dependencies of the jobs that wait for what changed
+// (mendDependencies).
+type tick struct {
+	m    *monitor
+	jobs map[string]JobState // the Slurm jobs of the job's tasks, as squeue and sacct say
+	// submit are the tasks to submit, by step; failed the tasks Slurm
+	// ended badly; mend the steps whose pending jobs need their dependency
+	// set again.
+	submit map[string][]int
+	failed []failedTask
+	mend   map[string]bool
+}
+
+// look sorts the tasks that have no result: never submitted, or lost by
+// Slurm (to submit), waiting for a dependency Slurm will never see met
+// (to mend), completed without a result (given a minute to show on this
+// host's view of the file system), or failed.
+func (t *tick) look() error {
+	m := t.m
 	for si := range m.plan.Steps {
 		s := &m.plan.Steps[si]
 		ss := m.state.Steps[s.Name]
@@ -501,65 +533,84 @@ func (m *monitor) tick() (finished bool, err error) {
 			}
 			ts := &ss.Tasks[i]
 			if ts.Slurm == "" {
-				submit[s.Name] = append(submit[s.Name], i)
+				t.submit[s.Name] = append(t.submit[s.Name], i)
 				continue
 			}
-			j, known := jobs[ts.Slurm]
+			j, known := t.jobs[ts.Slurm]
 			switch {
 			case !known:
 				// Purged, or the cluster lost its state: submit it again.
 				if ts.Attempts >= m.opt.TaskRetries {
-					return false, &Stopped{fmt.Sprintf("%s: Slurm lost job %s %d times", m.taskName(s, i), ts.Slurm, ts.Attempts+1)}
+					return &Stopped{fmt.Sprintf("%s: Slurm lost job %s %d times", m.taskName(s, i), ts.Slurm, ts.Attempts+1)}
 				}
 				ts.Attempts++
 				m.show.Print("warcdedup: %s: Slurm no longer knows job %s: submitting it again (retry %d of %d)",
 					m.taskName(s, i), ts.Slurm, ts.Attempts, m.opt.TaskRetries)
-				submit[s.Name] = append(submit[s.Name], i)
+				t.submit[s.Name] = append(t.submit[s.Name], i)
 			case !j.Finished():
 				if j.State == "PENDING" && j.Reason == "DependencyNeverSatisfied" {
-					mend[s.Name] = true
+					t.mend[s.Name] = true
 				}
 			case j.State == "COMPLETED" && j.Exit == 0:
-				// Its result may take a moment to show on this host's
-				// view of a network file system; not forever.
-				k := taskKey(s.Name, i)
-				if m.completedAt[k].IsZero() {
-					m.completedAt[k] = time.Now()
-				} else if time.Since(m.completedAt[k]) > time.Minute {
-					return false, &Stopped{fmt.Sprintf("%s: Slurm job %s completed on %s, but its result is not in %s: is the work directory on a file system every node shares, at the same path?",
-						m.taskName(s, i), ts.Slurm, j.Node, m.wd.taskFile(s.Name, i, ".json"))}
+				if err := m.awaitResult(s, i, ts, j); err != nil {
+					return err
 				}
 			default:
-				failed = append(failed, failedTask{s, i, j})
+				t.failed = append(t.failed, failedTask{s, i, j})
 			}
 		}
 	}
+	return nil
+}
 
-	for _, f := range failed {
+// awaitResult gives the result of a task Slurm says completed a moment to
+// show on this host's view of a network file system; not forever.
+func (m *monitor) awaitResult(s *Step, i int, ts *TaskState, j JobState) error {
+	k := taskKey(s.Name, i)
+	if m.completedAt[k].IsZero() {
+		m.completedAt[k] = time.Now()
+	} else if time.Since(m.completedAt[k]) > time.Minute {
+		return &Stopped{fmt.Sprintf("%s: Slurm job %s completed on %s, but its result is not in %s: is the work directory on a file system every node shares, at the same path?",
+			m.taskName(s, i), ts.Slurm, j.Node, m.wd.taskFile(s.Name, i, ".json"))}
+	}
+	return nil
+}
+
+// retry runs each failed task again (scontrol requeue, or a new
+// submission), up to the retries allowed; a task that failed for good
+// stops the job. The steps waiting for it get their dependency mended.
+func (t *tick) retry() error {
+	m := t.m
+	for _, f := range t.failed {
 		ts := &m.state.Steps[f.step.Name].Tasks[f.task]
 		why := m.failure(f)
 		switch {
 		case f.job.Exit == ExitPermanent:
-			return false, &Stopped{why}
+			return &Stopped{why}
 		case ts.Attempts >= m.opt.TaskRetries:
-			return false, &Stopped{fmt.Sprintf("%s (after %d retries)", why, ts.Attempts)}
+			return &Stopped{fmt.Sprintf("%s (after %d retries)", why, ts.Attempts)}
 		}
 		ts.Attempts++
 		m.show.Print("warcdedup: %s: retry %d of %d", why, ts.Attempts, m.opt.TaskRetries)
 		if err := m.sched.Requeue([]string{ts.Slurm}); err != nil {
 			m.show.Print("warcdedup: %v: submitting it again instead", err)
-			submit[f.step.Name] = append(submit[f.step.Name], f.task)
+			t.submit[f.step.Name] = append(t.submit[f.step.Name], f.task)
 		}
 		for _, d := range m.plan.Dependents(f.step.Name) {
-			mend[d] = true
+			t.mend[d] = true
 		}
 	}
+	return nil
+}
 
-	// Submissions, in plan order: a step's dependencies have their IDs
-	// before it is submitted.
+// submitAll submits the tasks to submit, in plan order: a step's
+// dependencies have their IDs before it is submitted. Each submission is
+// recorded at once: a monitor killed then must not submit it twice.
+func (t *tick) submitAll() error {
+	m := t.m
 	for si := range m.plan.Steps {
 		s := &m.plan.Steps[si]
-		tasks := submit[s.Name]
+		tasks := t.submit[s.Name]
 		if len(tasks) == 0 {
 			continue
 		}
@@ -568,7 +619,7 @@ func (m *monitor) tick() (finished bool, err error) {
 		id, err := m.sched.Submit(sub)
 		if err != nil {
 			m.saveState()
-			return false, &submitError{s.Name, err}
+			return &submitError{s.Name, err}
 		}
 		ss := m.state.Steps[s.Name]
 		for _, i := range tasks {
@@ -578,46 +629,51 @@ func (m *monitor) tick() (finished bool, err error) {
 			}
 		}
 		ss.Dependency = sub.Dependency
-		// Recorded at once: a monitor killed now must not submit it twice.
 		if err := m.saveState(); err != nil {
-			return false, err
+			return err
 		}
 		for _, d := range m.plan.Dependents(s.Name) {
-			mend[d] = true
+			t.mend[d] = true
 		}
 	}
+	return nil
+}
 
-	// Dependencies: a job waiting for a task that was run again, or
-	// submitted again under a new ID, is told so.
+// mendDependencies tells a job waiting for a task that was run again, or
+// submitted again under a new ID, what it waits for now.
+func (t *tick) mendDependencies() error {
+	m := t.m
 	for si := range m.plan.Steps {
 		s := &m.plan.Steps[si]
 		ss := m.state.Steps[s.Name]
 		want := m.dependency(s)
-		if !mend[s.Name] && !newIDs(want, ss.Dependency) {
+		if !t.mend[s.Name] && !newIDs(want, ss.Dependency) {
 			// Tasks that succeeded since leave the dependency met as it is.
 			continue
 		}
-		var pending []string
-		for i, ts := range ss.Tasks {
-			if j, ok := jobs[ts.Slurm]; ok && j.State == "PENDING" && !m.isDone(s.Name, i) && !slices.Contains(submit[s.Name], i) {
-				base, _, _ := strings.Cut(ts.Slurm, "_")
-				if !slices.Contains(pending, base) {
-					pending = append(pending, base)
-				}
-			}
-		}
-		for _, id := range pending {
+		for _, id := range t.pending(s) {
 			if err := m.sched.SetDependency(id, want); err != nil {
-				return false, err
+				return err
 			}
 		}
 		ss.Dependency = want
 	}
-	if err := m.saveState(); err != nil {
-		return false, err
+	return nil
+}
+
+// pending lists the Slurm jobs (an array's once) of a step's tasks that
+// wait in the queue, not submitted in this tick.
+func (t *tick) pending(s *Step) []string {
+	var ids []string
+	for i, ts := range t.m.state.Steps[s.Name].Tasks {
+		if j, ok := t.jobs[ts.Slurm]; ok && j.State == "PENDING" && !t.m.isDone(s.Name, i) && !slices.Contains(t.submit[s.Name], i) {
+			base, _, _ := strings.Cut(ts.Slurm, "_")
+			if !slices.Contains(ids, base) {
+				ids = append(ids, base)
+			}
+		}
 	}
-	m.display(jobs)
-	return m.isDone(kindAccount, 0), nil
+	return ids
 }
 
 // newIDs reports whether dependency want names a job that had does not.
@@ -691,8 +747,7 @@ func (m *monitor) display(jobs map[string]JobState) {
 		for i, ts := range ss.Tasks {
 			tasks++
 			retried += ts.Attempts
-			var p Progress
-			if readJSON(m.wd.taskFile(s.Name, i, ".progress"), &p) == nil && p.Job == m.spec.ID {
+			if p, err := workdir.ReadJSON[Progress](m.wd.taskFile(s.Name, i, ".progress")); err == nil && p.Job == m.spec.ID {
 				unit = p.Unit
 				total += p.Total
 				done += p.Done

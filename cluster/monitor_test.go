@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"warcdedup/report"
+	"warcdedup/workdir"
 )
 
 // fakeSlurm is a scheduler that runs a job as soon as what it depends on
@@ -109,8 +110,8 @@ func (f *fakeSlurm) Cancel(ids []string) error {
 // advance runs every job whose dependencies have completed, and marks the
 // others that can never run.
 func (f *fakeSlurm) advance(t *testing.T) {
-	var spec Spec
-	if err := readJSON(f.wd.file(specFile), &spec); err != nil {
+	spec, err := workdir.ReadJSON[Spec](f.wd.file(specFile))
+	if err != nil {
 		t.Fatal(err)
 	}
 	// What had ended before this pass: a job runs in the pass after its
@@ -140,7 +141,7 @@ func (f *fakeSlurm) advance(t *testing.T) {
 		f.runs[key]++
 		j.State, j.Exit = f.outcome(j.step, j.task, f.runs[key])
 		if j.State == "COMPLETED" {
-			writeJSON(f.wd.taskFile(j.step, j.task, ".json"), Marker{Job: spec.ID, Step: j.step, Task: j.task})
+			workdir.WriteJSON(f.wd.taskFile(j.step, j.task, ".json"), Marker{Job: spec.ID, Step: j.step, Task: j.task})
 			if j.step == kindAccount {
 				var b bytes.Buffer
 				report.WriteJSON(&b, &report.Report{Mode: "run"})

@@ -3,28 +3,19 @@ package cluster
 import (
 	"fmt"
 	"strings"
-)
 
-// The stages of a job, as the report and the progress name them (run's
-// names where run has the stage).
-const (
-	StageHash    = "hash"
-	StageResolve = "resolve and number"
-	StageRewrite = "rewrite"
-	StageAfter   = "hash again"
-	StageVerify  = "verify"
-	StageAccount = "account"
+	"warcdedup/stage"
 )
 
 // The kinds of steps; a step's name is its kind, and for the steps pinned
 // to a host "@" and the host's name.
 const (
-	kindHash    = "hash"
-	kindResolve = "resolve"
-	kindRewrite = "rewrite"
-	kindAfter   = "rehash"
-	kindVerify  = "verify"
-	kindAccount = "account"
+	kindHash      = "hash"
+	kindResolve   = "resolve"
+	kindRewrite   = "rewrite"
+	kindHashAgain = "rehash"
+	kindVerify    = "verify"
+	kindAccount   = "account"
 )
 
 // Step is one Slurm job of a plan: a single task, or an array of Tasks
@@ -33,7 +24,7 @@ const (
 type Step struct {
 	Name  string   // "hash@store1", "resolve", ...
 	Kind  string   // kindHash, ...
-	Stage string   // StageHash, ...
+	Stage string   // stage.HashName, ...
 	Host  int      // index of the host it is pinned to, -1 for any node
 	Tasks int      // 1, or the array's size
 	Deps  []string // names of the steps it waits for
@@ -48,40 +39,42 @@ type Plan struct {
 	byName map[string]int
 }
 
-// NewPlan returns the steps of a job:
+// NewPlan returns the steps of a job, numbered by the stages they run
+// (see package stage):
 //
-//  1. hash@HOST, pinned to each host: warcsum over its root, the manifest
-//     sorted on digest and cut into the hash ranges;
-//  2. resolve, an array of one task per hash range on any node: the
-//     hosts' parts of the range merged (sort -m), resolved and numbered
-//     (warccollres -p) reading records over HTTP, and split by host;
-//  3. rewrite@HOST, pinned: warcrefs in place over the host's lines;
-//  4. rehash@HOST, pinned: warcsum again (of the files replaced, only the
-//     revisits written are read);
-//  5. verify: nothing was lost, over the whole collection;
-//  6. account: the merged manifests, fixity list, report and figures.
+//   - 1: hash@HOST, pinned to each host: warcsum over its root, the
+//     manifest sorted on digest and cut into the hash ranges;
+//   - 2 and 3: resolve, an array of one task per hash range on any node:
+//     the hosts' parts of the range merged (sort -m), resolved and
+//     numbered (warccollres -p) reading records over HTTP, and split by
+//     host;
+//   - 4: rewrite@HOST, pinned: warcrefs in place over the host's lines;
+//   - 5: rehash@HOST, pinned: warcsum again (of the files replaced, only
+//     the revisits written are read), then verify: nothing was lost, over
+//     the whole collection;
+//   - account: the merged manifests, fixity list, report and figures.
 //
 // A dry run has no rehash and no verify, and its rewrite writes nothing.
 func NewPlan(spec *Spec) *Plan {
 	p := &Plan{byName: map[string]int{}}
 	var hashes, rewrites, afters []string
 	for i, h := range spec.Hosts {
-		hashes = append(hashes, p.add(Step{Name: kindHash + "@" + h.Name, Kind: kindHash, Stage: StageHash, Host: i, Tasks: 1}))
+		hashes = append(hashes, p.add(Step{Name: kindHash + "@" + h.Name, Kind: kindHash, Stage: stage.HashName, Host: i, Tasks: 1}))
 	}
-	resolve := p.add(Step{Name: kindResolve, Kind: kindResolve, Stage: StageResolve, Host: -1, Tasks: spec.Ranges, Deps: hashes})
+	resolve := p.add(Step{Name: kindResolve, Kind: kindResolve, Stage: stage.ResolveName, Host: -1, Tasks: spec.Ranges, Deps: hashes})
 	for i, h := range spec.Hosts {
-		rewrites = append(rewrites, p.add(Step{Name: kindRewrite + "@" + h.Name, Kind: kindRewrite, Stage: StageRewrite, Host: i, Tasks: 1,
+		rewrites = append(rewrites, p.add(Step{Name: kindRewrite + "@" + h.Name, Kind: kindRewrite, Stage: stage.RewriteName, Host: i, Tasks: 1,
 			Deps: []string{resolve}}))
 	}
 	last := rewrites
 	if !spec.DryRun {
 		for i, h := range spec.Hosts {
-			afters = append(afters, p.add(Step{Name: kindAfter + "@" + h.Name, Kind: kindAfter, Stage: StageAfter, Host: i, Tasks: 1,
+			afters = append(afters, p.add(Step{Name: kindHashAgain + "@" + h.Name, Kind: kindHashAgain, Stage: stage.HashAgainName, Host: i, Tasks: 1,
 				Deps: []string{rewrites[i]}}))
 		}
-		last = []string{p.add(Step{Name: kindVerify, Kind: kindVerify, Stage: StageVerify, Host: -1, Tasks: 1, Deps: afters})}
+		last = []string{p.add(Step{Name: kindVerify, Kind: kindVerify, Stage: stage.VerifyName, Host: -1, Tasks: 1, Deps: afters})}
 	}
-	p.add(Step{Name: kindAccount, Kind: kindAccount, Stage: StageAccount, Host: -1, Tasks: 1, Deps: last})
+	p.add(Step{Name: kindAccount, Kind: kindAccount, Stage: stage.AccountName, Host: -1, Tasks: 1, Deps: last})
 	return p
 }
 

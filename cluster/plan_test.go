@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"warcdedup/stage"
 )
 
 // TestPlan proves the steps of a job and what each waits for, for a real
@@ -53,7 +55,7 @@ func TestPlan(t *testing.T) {
 	if got := p.Dependents("resolve"); !slices.Equal(got, []string{"rewrite@a", "rewrite@b"}) {
 		t.Errorf("dependents of resolve: %q", got)
 	}
-	if got := p.Stages(); !slices.Equal(got, []string{StageHash, StageResolve, StageRewrite, StageAfter, StageVerify, StageAccount}) {
+	if got := p.Stages(); !slices.Equal(got, []string{stage.HashName, stage.ResolveName, stage.RewriteName, stage.HashAgainName, stage.VerifyName, stage.AccountName}) {
 		t.Errorf("stages %q", got)
 	}
 }

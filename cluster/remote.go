@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"warcdedup/internal/progress"
 	"warcdedup/manifest"
 	"warcdedup/originals"
 	"warcdedup/rewritelog"
@@ -51,6 +52,11 @@ type RemoteStats struct {
 	// Again counts reads asked again because the host had replaced the
 	// file but not logged it yet.
 	Again int64 `json:"again"`
+}
+
+// note says what a rewrite read from other hosts, after its stage's note.
+func (s RemoteStats) note() string {
+	return fmt.Sprintf("; %s originals read from other hosts, %s of them in files replaced since", progress.Count(s.Reads), progress.Count(s.Moved))
 }
 
 // remoteFile is a file on another host.

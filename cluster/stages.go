@@ -9,107 +9,59 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	"warcdedup/atomicfile"
-	"warcdedup/collres"
 	"warcdedup/crawlindex"
 	"warcdedup/internal/progress"
 	"warcdedup/manifest"
-	"warcdedup/originals"
-	"warcdedup/refs"
 	"warcdedup/rewritelog"
 	"warcdedup/source"
 	"warcdedup/split"
-	"warcdedup/verify"
+	"warcdedup/stage"
 	"warcdedup/warcsum"
+	"warcdedup/workdir"
 )
 
-// The files of a host's directory.
+// The files of a cluster job's own (besides those of package workdir that
+// a host's directory, hosts/NAME/, and a range's, ranges/NNN/, hold).
 const (
-	beforeFile      = "before.manifest"        // warcsum of the root, file order
-	factsFile       = "facts.manifest"         // status and type of its responses
-	byDigestFile    = "by-digest.manifest"     // before.manifest sorted on digest
-	factsByFileFile = "facts-by-file.manifest" // facts.manifest sorted on file
-	rangePrefix     = "range"                  // by-digest.manifest cut by hash range: range-NNN
-	filesFile       = "files.tsv"              // escaped name and size of each file, when hashed
-	hostByFile      = "by-file.manifest"       // the host's numbered lines, on file
-	rewriteLog      = "rewrite.log"            // warcrefs' log, appended across runs
-	savedFile       = "saved.tsv"              // per record rewritten: file offset old-length new-length
-	afterFile       = "after.manifest"         // warcsum of the root after the rewrite
-	fixityFile      = "fixity.tsv"             // the files this job replaced
-	cacheDir        = "cache"                  // warcsum's per-file cache
-	numberedFile    = "numbered.manifest"      // a range's lines resolved and numbered, on digest
-	byFilePrefix    = "by-file-"               // a range's lines of one host's files, on file: by-file-NAME
-	originalsPrefix = "originals-"             // a range's lines a host's rewrite looks originals up in: originals-NAME
-	violationsFile  = "violations.txt"
+	rangePrefix     = "range"      // a host's by-digest.manifest cut by hash range: range-NNN
+	filesFile       = "files.tsv"  // a host's: escaped name and size of each file, when hashed
+	byFilePrefix    = "by-file-"   // a range's lines of one host's files, on file: by-file-NAME
+	originalsPrefix = "originals-" // a range's lines a host's rewrite looks originals up in: originals-NAME
 )
 
-// sum lists the host's root into a manifest of its directory (and facts),
-// through the host's cache of files unchanged since they were read.
-func (k *task) sum(ctx context.Context, manifestName, factsName string, damaged *errorsOf, onFile func(warcsum.Input, string)) (warcsum.Stats, []warcsum.Input, error) {
+// inputs lists the host's files beneath its root, named as the job's
+// manifests name them.
+func (k *task) inputs() ([]warcsum.Input, error) {
 	h := k.host
 	if fi, err := os.Stat(h.Root); err != nil {
-		return warcsum.Stats{}, nil, fmt.Errorf("root of %s: %w", h.Name, err)
+		return nil, fmt.Errorf("root of %s: %w", h.Name, err)
 	} else if !fi.IsDir() {
-		return warcsum.Stats{}, nil, permanent("root of %s: %s is not a directory", h.Name, h.Root)
+		return nil, permanent("root of %s: %s is not a directory", h.Name, h.Root)
 	}
 	inputs, err := warcsum.Collect([]string{h.Root}, true)
 	if err != nil {
-		return warcsum.Stats{}, nil, err
+		return nil, err
 	}
 	if len(inputs) == 0 {
-		k.warn(fmt.Errorf("%s: no WARC or ARC file in %s", h.Name, h.Root))
+		k.Warn(fmt.Errorf("%s: no WARC or ARC file in %s", h.Name, h.Root))
 	}
 	for i := range inputs {
 		inputs[i].Name = k.spec.fileName(inputs[i].Name)
 	}
-	opt := warcsum.Options{Algorithm: k.algo, Damage: func(err error) {
-		damaged.add(err)
-		k.printError(err)
-	}, Warn: func(error) {}}
-	cache, err := warcsum.NewCache(k.wd.host(h, cacheDir), opt)
-	if err != nil {
-		return warcsum.Stats{}, nil, err
-	}
-	var total int64
-	for _, in := range inputs {
-		total += in.Size
-	}
-	out, err := atomicfile.Create(k.wd.host(h, manifestName), 0o644)
-	if err != nil {
-		return warcsum.Stats{}, nil, err
-	}
-	defer out.Abort()
-	r := warcsum.Runner{Options: opt, Jobs: k.spec.Jobs, Cache: cache, Progress: new(warcsum.Progress),
-		OnFileError: func(in warcsum.Input, err error) {
-			damaged.add(err)
-			k.printError(err)
-		}, OnFile: onFile}
-	var facts *atomicfile.File
+	return inputs, nil
+}
+
+// hashStage is the Hash stage over the host's files, into a manifest of
+// its directory (and facts, unless ""), through the host's cache.
+func (k *task) hashStage(inputs []warcsum.Input, manifestName, factsName string, onFile func(warcsum.Input, string)) *stage.Hash {
+	h := &stage.Hash{Inputs: inputs, Algorithm: k.algo, Jobs: k.spec.Jobs, Cache: k.wd.host(k.host, workdir.CacheDir),
+		Manifest: k.wd.host(k.host, manifestName), OnFile: onFile, Messages: k, Meter: k.prog}
 	if factsName != "" {
-		if facts, err = atomicfile.Create(k.wd.host(h, factsName), 0o644); err != nil {
-			return warcsum.Stats{}, nil, err
-		}
-		defer facts.Abort()
-		r.Facts = facts
+		h.Facts = k.wd.host(k.host, factsName)
 	}
-	k.prog.set("bytes", total)
-	stop := k.prog.follow(&r.Progress.Bytes)
-	st, err := r.Run(inputs, out)
-	stop()
-	if err != nil {
-		return st, nil, err
-	}
-	if err := out.CommitRenamed(); err != nil {
-		return st, nil, err
-	}
-	if facts != nil {
-		if err := facts.CommitRenamed(); err != nil {
-			return st, nil, err
-		}
-	}
-	return st, inputs, ctx.Err()
+	return h
 }
 
 // hash lists a host's files (stage 1): the manifest, sorted on digest and
@@ -118,19 +70,22 @@ func (k *task) sum(ctx context.Context, manifestName, factsName string, damaged 
 func (k *task) hash(ctx context.Context) error {
 	h := k.host
 	// The host's log completed first from the journal a killed task left
-	// (see refs.Log), so that the listing is moved only by what follows.
-	logSize, err := rewritelog.Recover(k.wd.host(h, rewriteLog))
+	// (see rewritelog.Log), so that the listing is moved only by what follows.
+	logSize, err := rewritelog.Recover(k.wd.host(h, workdir.LogFile))
 	if err != nil {
 		return err
 	}
-	damaged := &errorsOf{limit: 100}
 	var onFile func(warcsum.Input, string)
 	if k.spec.withIndex() {
 		// The cache keeps each file's SHA-256 from here: the commit
 		// records those the rewrite leaves unchanged without a read.
 		onFile = func(warcsum.Input, string) {}
 	}
-	st, inputs, err := k.sum(ctx, beforeFile, factsFile, damaged, onFile)
+	inputs, err := k.inputs()
+	if err != nil {
+		return err
+	}
+	res, err := k.hashStage(inputs, workdir.BeforeFile, workdir.FactsFile, onFile).Run(ctx)
 	if err != nil {
 		return err
 	}
@@ -138,18 +93,18 @@ func (k *task) hash(ctx context.Context) error {
 	for _, in := range inputs {
 		fmt.Fprintf(&b, "%s %d\n", manifest.EscapeFile(in.Name), in.Size)
 	}
-	if err := writeFile(k.wd.host(h, filesFile), []byte(b.String())); err != nil {
+	if err := workdir.WriteFile(k.wd.host(h, filesFile), []byte(b.String())); err != nil {
 		return err
 	}
-	if err := k.sorter.sort(ctx, manifest.ByDigest, false, []string{k.wd.host(h, beforeFile)}, k.wd.host(h, byDigestFile)); err != nil {
+	if err := k.sorter.Sort(ctx, manifest.ByDigest.Command, []string{k.wd.host(h, workdir.BeforeFile)}, k.wd.host(h, workdir.ByDigestFile)); err != nil {
 		return err
 	}
-	if err := k.sorter.sort(ctx, manifest.ByFile, false, []string{k.wd.host(h, factsFile)}, k.wd.host(h, factsByFileFile)); err != nil {
+	if err := k.sorter.Sort(ctx, manifest.ByFile.Command, []string{k.wd.host(h, workdir.FactsFile)}, k.wd.host(h, workdir.FactsByFile)); err != nil {
 		return err
 	}
 	// The ranges: each is a contiguous stretch of the digest order, so
 	// the parts of the sorted manifest are sorted.
-	in, err := os.Open(k.wd.host(h, byDigestFile))
+	in, err := os.Open(k.wd.host(h, workdir.ByDigestFile))
 	if err != nil {
 		return err
 	}
@@ -166,9 +121,8 @@ func (k *task) hash(ctx context.Context) error {
 	for i, p := range parts.List {
 		lines[i] = p.Lines
 	}
-	k.marker.Hash = &HashResult{Stats: st, Damaged: damaged.list, LogSize: logSize, RangeLines: lines}
-	k.marker.Note = fmt.Sprintf("%s files, %s records listed, %s damaged, %s files known unchanged",
-		progress.Count(st.Files), progress.Count(st.Listed), progress.Count(st.Damaged), progress.Count(st.Cached))
+	k.marker.Hash = &HashResult{HashResult: res, LogSize: logSize, RangeLines: lines}
+	k.marker.Note = res.Note()
 	return nil
 }
 
@@ -246,7 +200,7 @@ func (k *task) hashMarkers() ([]*HashResult, error) {
 }
 
 // resolve proves the duplicates of a hash range byte for byte and numbers
-// the copies (stage 2): the hosts' sorted parts of the range are merged
+// the copies (stages 2 and 3): the hosts' sorted parts of the range are merged
 // (sort -m) into warccollres -p, which reads every record over HTTP from
 // the host that holds it. The numbered lines are then split by host, each
 // host's sorted on file for its rewrite.
@@ -290,54 +244,33 @@ func (k *task) resolve(ctx context.Context) error {
 		// The committed crawls' files, where the index says they are.
 		loc.Prefixes = ix.Prefixes()
 	}
-	m, err := k.sorter.merge(ctx, manifest.ByDigest, inputs)
+	m, err := k.sorter.MergeStream(ctx, manifest.ByDigest.Command, inputs)
 	if err != nil {
 		return err
 	}
-	out, err := atomicfile.Create(filepath.Join(dir, numberedFile), 0o644)
-	if err != nil {
-		m.Wait()
-		return err
-	}
-	defer out.Abort()
-	stale := &errorsOf{limit: 100}
-	var prog collres.Progress
 	open := loc.Files(source.KeptOpen)
 	defer open.Close()
-	res := collres.Resolver{Source: open, Policy: k.policy, Jobs: k.spec.Jobs, Number: true, Progress: &prog,
-		Stale: func(err error) {
-			stale.add(err)
-			k.printError(err)
-		},
-		Warn: k.warn}
+	rs := stage.Resolve{In: manifest.NewReader(bufio.NewReaderSize(m, 256<<10), "range "+rangeName(r, n)+" of the hosts' manifests"),
+		Out: filepath.Join(dir, workdir.NumberedFile), Source: open, Policy: k.policy, Jobs: k.spec.Jobs, Total: total,
+		Messages: k, Meter: k.prog}
 	if k.spec.withIndex() {
 		// Committed originals stay responses: committed crawls are
 		// never rewritten.
-		res.Kept = func(l *manifest.Line) bool { return !k.spec.ours(l.File) }
+		rs.Kept = func(l *manifest.Line) bool { return !k.spec.ours(l.File) }
 	}
-	k.prog.set("lines", total)
-	stop := k.prog.follow(&prog.Lines)
-	bw := bufio.NewWriterSize(out, 256<<10)
-	st, err := res.Run(ctx, manifest.NewReader(bufio.NewReaderSize(m, 256<<10), "range "+rangeName(r, n)+" of the hosts' manifests"), bw)
-	stop()
+	res, err := rs.Run(ctx)
 	if merr := m.Wait(); err == nil {
 		err = merr
 	}
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
-		err = out.CommitRenamed()
-	}
 	if err != nil {
 		return err
 	}
-	noDigest, err := k.splitByHost(ctx, filepath.Join(dir, numberedFile), files)
+	noDigest, err := k.splitByHost(ctx, filepath.Join(dir, workdir.NumberedFile), files)
 	if err != nil {
 		return err
 	}
-	k.marker.Resolve = &ResolveResult{Stats: st, Stale: stale.list, NoDigest: noDigest}
-	k.marker.Note = fmt.Sprintf("%s clusters, %s records compared, %s stale", progress.Count(st.Clusters), progress.Count(st.Fetched), progress.Count(st.Stale))
+	k.marker.Resolve = &ResolveResult{ResolveResult: res, NoDigest: noDigest}
+	k.marker.Note = res.Note()
 	if k.spec.withIndex() {
 		k.marker.Note += fmt.Sprintf("; %s originals of the index read, %s of the range's %s digests", progress.Count(joined.IndexLines),
 			progress.Count(joined.Matched), progress.Count(joined.Digests))
@@ -357,14 +290,14 @@ func (k *task) splitByHost(ctx context.Context, numbered string, files map[strin
 		return 0, err
 	}
 	defer in.Close()
-	if err := os.MkdirAll(k.sorter.tmp, 0o755); err != nil {
+	if err := os.MkdirAll(k.sorter.TempDir, 0o755); err != nil {
 		return 0, err
 	}
 	dir := k.wd.rangeDir(k.Index, k.spec.Ranges)
 	parts := make([]hostPart, len(k.spec.Hosts))
 	orig := &originalsSplit{limit: 4 << 20, dup: make([]bool, len(k.spec.Hosts))}
 	for i, h := range k.spec.Hosts {
-		f, err := os.Create(filepath.Join(k.sorter.tmp, "host-"+h.Name))
+		f, err := os.Create(filepath.Join(k.sorter.TempDir, "host-"+h.Name))
 		if err != nil {
 			return 0, err
 		}
@@ -395,7 +328,7 @@ func (k *task) splitByHost(ctx context.Context, numbered string, files map[strin
 		if err := parts[i].w.Flush(); err != nil {
 			return 0, err
 		}
-		if err := k.sorter.sort(ctx, manifest.ByFile, false, []string{parts[i].f.Name()}, filepath.Join(dir, byFilePrefix+h.Name)); err != nil {
+		if err := k.sorter.Sort(ctx, manifest.ByFile.Command, []string{parts[i].f.Name()}, filepath.Join(dir, byFilePrefix+h.Name)); err != nil {
 			return 0, err
 		}
 	}
@@ -553,7 +486,7 @@ func (k *task) originalsTables() ([]*manifest.Table, error) {
 	return tables, nil
 }
 
-// rewrite turns a host's duplicates into revisits in place (stage 3), or
+// rewrite turns a host's duplicates into revisits in place (stage 4), or
 // measures what it would do: warcrefs over the host's lines of every
 // range, merged on file, with its originals parts of every range as the
 // originals manifest, the originals read locally or over HTTP from the
@@ -564,8 +497,8 @@ func (k *task) rewrite(ctx context.Context) error {
 	for r := range k.spec.Ranges {
 		inputs = append(inputs, filepath.Join(k.wd.rangeDir(r, k.spec.Ranges), byFilePrefix+h.Name))
 	}
-	byFile := k.wd.host(h, hostByFile)
-	if err := k.sorter.sort(ctx, manifest.ByFile, true, inputs, byFile); err != nil {
+	byFile := k.wd.host(h, workdir.ByFileFile)
+	if err := k.sorter.Merge(ctx, manifest.ByFile.Command, inputs, byFile); err != nil {
 		return err
 	}
 	hashed, err := k.hashMarkers()
@@ -597,21 +530,9 @@ func (k *task) rewrite(ctx context.Context) error {
 			continue
 		}
 		if logs[f.host] == nil {
-			logs[f.host] = newHostLog(k.wd.host(&k.spec.Hosts[f.host], rewriteLog), hashed[f.host].LogSize)
+			logs[f.host] = newHostLog(k.wd.host(&k.spec.Hosts[f.host], workdir.LogFile), hashed[f.host].LogSize)
 		}
 		remote.files[field] = &remoteFile{url: k.spec.Hosts[f.host].FileURL(k.spec.relName(f.name)), size: f.size, log: logs[f.host]}
-	}
-	var log *rewritelog.Log
-	if k.spec.DryRun {
-		log = rewritelog.NewLog(io.Discard)
-	} else {
-		if log, err = rewritelog.Open(k.wd.host(h, rewriteLog)); err != nil {
-			return err
-		}
-		defer log.Close()
-		// Earlier jobs' runs shortened the files before this job hashed
-		// them: only this job's runs move the manifest's offsets.
-		log.Since(hashed[k.step.Host].LogSize)
 	}
 	tables, err := k.originalsTables()
 	if err != nil {
@@ -622,95 +543,53 @@ func (k *task) rewrite(ctx context.Context) error {
 			t.Close()
 		}
 	}()
-	originals, err := originals.New(remote, tables...)
-	if err != nil {
-		return err
-	}
 	in, err := os.Open(byFile)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	saved, err := atomicfile.Create(k.wd.host(h, savedFile), 0o644)
+	rw := stage.Rewrite{In: manifest.NewReader(bufio.NewReaderSize(in, 256<<10), byFile), Originals: tables, Open: remote,
+		Roots: local.Roots, Prefixes: local.Prefixes, Log: k.wd.host(h, workdir.LogFile), LogFrom: hashed[k.step.Host].LogSize,
+		DryRun: k.spec.DryRun, HardLinks: k.spec.HardLinks, Policy: k.policy, Jobs: k.spec.Jobs,
+		Cache: k.wd.host(h, workdir.CacheDir), Algorithm: k.algo, Saved: k.wd.host(h, workdir.SavedFile), Total: total,
+		Messages: k, Meter: k.prog}
+	res, err := rw.Run(ctx)
 	if err != nil {
 		return err
 	}
-	defer saved.Abort()
-	sw := bufio.NewWriter(saved)
-	refused := &errorsOf{}
-	var prog refs.Progress
-	rw := refs.Rewriter{Roots: local.Roots, Prefixes: local.Prefixes, InPlace: true, DryRun: k.spec.DryRun, Originals: originals,
-		Policy: k.policy, HardLinks: k.spec.HardLinks, Jobs: k.spec.Jobs, Progress: &prog,
-		Refused: func(err error) {
-			refused.add(err)
-			k.printError(err)
-		},
-		Warn: k.warn,
-		Record: func(l *manifest.Line, revisitLength int64) {
-			fmt.Fprintf(sw, "%s %d %d %d\n", l.File, l.Offset, l.Length, revisitLength)
-		}}
-	// Each file replaced gets its listing for the hash again task from its
-	// old one, and the revisits read (warcsum.Cache.Derive, as warcdedup
-	// run does); a file that cannot is read again there.
-	var derived atomic.Int64
-	if cache, err := warcsum.NewCache(k.wd.host(h, cacheDir), warcsum.Options{Algorithm: k.algo}); err == nil {
-		rw.Replaced = func(r rewritelog.Replacement) {
-			if err := cache.Derive(r); err != nil {
-				// Not an error: hash again reads the file. The task's
-				// log says why.
-				k.notef("%v; hash again reads the file", err)
-				return
-			}
-			derived.Add(1)
-		}
-	}
-	k.prog.set("bytes", total)
-	stop := k.prog.follow(&prog.Bytes)
-	st, err := rw.Run(ctx, manifest.NewReader(bufio.NewReaderSize(in, 256<<10), byFile), log)
-	stop()
-	if err == nil {
-		err = sw.Flush()
-	}
-	if err == nil {
-		err = saved.CommitRenamed()
-	}
-	if err != nil {
-		return err
-	}
-	k.marker.Rewrite = &RewriteResult{Stats: st, Refused: refused.list, Remote: remote.stats, Derived: derived.Load()}
-	verb := "written"
-	if k.spec.DryRun {
-		verb = "that would be written"
-	}
-	k.marker.Note = fmt.Sprintf("%s revisits %s in %s files (%s listed from the records written), %s refused; %s originals read from other hosts, %s of them in files replaced since",
-		progress.Count(st.Revisits+st.AlreadyRevisit), verb, progress.Count(st.Rewritten), progress.Count(derived.Load()), progress.Count(st.Refused),
-		progress.Count(remote.stats.Reads), progress.Count(remote.stats.Moved))
+	k.marker.Rewrite = &RewriteResult{RewriteResult: res, Remote: remote.stats}
+	k.marker.Note = res.Note(k.spec.DryRun) + remote.stats.note()
 	fmt.Fprintf(k.Log, "warcdedup: %s: %s\n", k.name(), k.marker.Note)
 	return nil
 }
 
-// hashAfter lists a host's files again (stage 4); only those the rewrite
-// replaced are read, the cache knows the others unchanged.
-func (k *task) hashAfter(ctx context.Context) error {
-	var sums *fileSums
+// hashAgain lists a host's files again, the first half of stage 5; only
+// the revisits written in the files the rewrite replaced are read, the
+// cache knows the rest.
+func (k *task) hashAgain(ctx context.Context) error {
+	var sums *stage.FileSums
 	var onFile func(warcsum.Input, string)
 	if k.spec.withIndex() {
 		// The files as committed: their SHA-256 and stamps, read here
 		// on their host.
-		sums = &fileSums{}
-		onFile = sums.add
+		sums = &stage.FileSums{}
+		onFile = sums.Add
 	}
-	st, _, err := k.sum(ctx, afterFile, "", &errorsOf{limit: 100}, onFile)
+	inputs, err := k.inputs()
+	if err != nil {
+		return err
+	}
+	res, err := k.hashStage(inputs, workdir.AfterFile, "", onFile).Run(ctx)
 	if err != nil {
 		return err
 	}
 	if sums != nil {
-		if err := writeFile(k.wd.host(k.host, afterFilesFile), []byte(sums.b.String())); err != nil {
+		if err := sums.Write(k.wd.host(k.host, workdir.AfterFilesFile)); err != nil {
 			return err
 		}
 	}
-	k.marker.After = &st
-	k.marker.Note = fmt.Sprintf("%s files read again, %s known unchanged", progress.Count(st.Read()), progress.Count(st.Cached))
+	k.marker.After = &res.Stats
+	k.marker.Note = res.AgainNote()
 	return nil
 }
 
@@ -735,7 +614,7 @@ func concat(names []string) (io.Reader, func(), error) {
 	return io.MultiReader(readers...), closeAll, nil
 }
 
-// verify proves that nothing was lost (stage 5), over the whole
+// verify proves that nothing was lost, the second half of stage 5, over the whole
 // collection: every host's manifest before against every host's after (a
 // revisit's original may be on any host).
 func (k *task) verify(ctx context.Context) error {
@@ -746,8 +625,8 @@ func (k *task) verify(ctx context.Context) error {
 		return err
 	}
 	for i := range k.spec.Hosts {
-		befores = append(befores, k.wd.host(&k.spec.Hosts[i], beforeFile))
-		afters = append(afters, k.wd.host(&k.spec.Hosts[i], afterFile))
+		befores = append(befores, k.wd.host(&k.spec.Hosts[i], workdir.BeforeFile))
+		afters = append(afters, k.wd.host(&k.spec.Hosts[i], workdir.AfterFile))
 		total += hashed[i].Stats.Listed
 	}
 	before, closeBefore, err := concat(befores)
@@ -760,41 +639,24 @@ func (k *task) verify(ctx context.Context) error {
 		return err
 	}
 	defer closeAfter()
-	out, err := atomicfile.Create(k.wd.file(violationsFile), 0o644)
-	if err != nil {
-		return err
-	}
-	defer out.Abort()
-	bw := bufio.NewWriter(out)
-	k.prog.set("records", total)
+	v := stage.Verify{Before: manifest.NewReader(before, "the hosts' manifests before"), After: manifest.NewReader(after, "the hosts' manifests after"),
+		Violations: k.wd.file(workdir.Violations), Total: total, Messages: k, Meter: k.prog}
 	// With an index, revisits may refer to the committed originals the
 	// ranges kept, as the resolution found them.
-	var external *manifest.Reader
 	if kept := k.keptIndexFiles(indexKeptFile); kept != nil {
 		r, closeKept, err := concat(kept)
 		if err != nil {
 			return err
 		}
 		defer closeKept()
-		external = manifest.NewReader(r, "the ranges' committed originals")
+		v.External = manifest.NewReader(r, "the ranges' committed originals")
 	}
-	st, err := verify.RewriteAgainst(manifest.NewReader(before, "the hosts' manifests before"), manifest.NewReader(after, "the hosts' manifests after"), external,
-		func(v string) {
-			fmt.Fprintln(bw, v)
-			k.printError(fmt.Errorf("lost: %s", v))
-		})
-	k.prog.done.Store(total)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
-		err = out.CommitRenamed()
-	}
+	st, err := v.Run(ctx)
 	if err != nil {
 		return err
 	}
 	k.marker.Verify = &st
-	k.marker.Note = fmt.Sprintf("%s violations", progress.Count(st.Violations))
+	k.marker.Note = stage.VerifyNote(st)
 	return ctx.Err()
 }
 
@@ -819,15 +681,15 @@ func (k *task) stepMarkers(kind string) []*Marker {
 // every host's list (each without its header line), sorted on file.
 func (k *task) mergeFixity(ctx context.Context, lists []string, out string) error {
 	const header = "# file old-size old-sha256 new-size new-sha256\n"
-	if err := os.MkdirAll(k.sorter.tmp, 0o755); err != nil {
+	if err := os.MkdirAll(k.sorter.TempDir, 0o755); err != nil {
 		return err
 	}
-	body := filepath.Join(k.sorter.tmp, "fixity-lines")
+	body := filepath.Join(k.sorter.TempDir, "fixity-lines")
 	if err := filterLines(lists, body); err != nil {
 		return err
 	}
 	sorted := body + "-sorted"
-	if err := k.sorter.sort(ctx, fixityOrder, false, []string{body}, sorted); err != nil {
+	if err := k.sorter.Sort(ctx, fixityOrder.Command, []string{body}, sorted); err != nil {
 		return err
 	}
 	in, err := os.Open(sorted)

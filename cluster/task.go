@@ -6,13 +6,13 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"warcdedup/digest"
+	"warcdedup/internal/syssort"
 	"warcdedup/policy"
+	"warcdedup/workdir"
 )
 
 // ExitPermanent is the exit status of a task that failed in a way no retry
@@ -52,87 +52,119 @@ type task struct {
 	host   *Host // the host of a pinned step
 	algo   digest.Algorithm
 	policy policy.Policy
-	sorter sorter
+	sorter syssort.Sorter
 	prog   *progressWriter
 	marker *Marker
 }
 
 // Run does the task.
 func (t *Task) Run(ctx context.Context) (err error) {
+	k, err := t.load()
+	if err != nil {
+		return err
+	}
+	// One instance of a task at a time: a task Slurm runs twice (a
+	// requeue racing a late start) waits for the other and then finds
+	// its result.
+	lk, err := lock(k.wd.taskFile(t.Step, t.Index, ".lock"), true)
+	if err != nil {
+		return err
+	}
+	defer lk.Close()
+	if k.wd.readMarker(k.spec.ID, t.Step, t.Index) != nil {
+		fmt.Fprintf(t.Log, "warcdedup: %s %d: done already\n", t.Step, t.Index)
+		return nil
+	}
+	k.begin()
+	defer func() { k.end(err) }()
+	if err := k.work(ctx); err != nil {
+		return err
+	}
+	return k.claim()
+}
+
+// load reads the job and finds the task's step in its plan, and the host
+// of a pinned step, which must be the node the task runs on.
+func (t *Task) load() (*task, error) {
 	wd := workDir(t.WorkDir)
-	var spec Spec
-	if err := readJSON(wd.file(specFile), &spec); err != nil {
-		return permanent("reading the job: %w", err)
+	spec, err := workdir.ReadJSON[Spec](wd.file(specFile))
+	if err != nil {
+		return nil, permanent("reading the job: %w", err)
 	}
 	plan := NewPlan(&spec)
 	step := plan.Step(t.Step)
 	if step == nil || t.Index < 0 || t.Index >= step.Tasks {
-		return permanent("job %s has no task %s %d", spec.ID, t.Step, t.Index)
+		return nil, permanent("job %s has no task %s %d", spec.ID, t.Step, t.Index)
 	}
 	k := &task{Task: t, wd: wd, spec: &spec, plan: plan, step: step}
 	if step.Host >= 0 {
 		k.host = &spec.Hosts[step.Host]
 		if node := os.Getenv("SLURMD_NODENAME"); node != "" && node != k.host.Name {
-			return permanent("task %s runs on node %s, not on %s", t.Step, node, k.host.Name)
+			return nil, permanent("task %s runs on node %s, not on %s", t.Step, node, k.host.Name)
 		}
 	}
 	if k.algo, err = digest.ParseLabel(spec.Algorithm); err != nil {
-		return permanent("%v", err)
+		return nil, permanent("%v", err)
 	}
 	if k.policy, err = policy.Parse(spec.Policy); err != nil {
-		return permanent("%v", err)
+		return nil, permanent("%v", err)
 	}
-	// One instance of a task at a time: a task Slurm runs twice (a
-	// requeue racing a late start) waits for the other and then finds
-	// its result.
-	lk, err := lock(wd.taskFile(t.Step, t.Index, ".lock"), true)
-	if err != nil {
-		return err
-	}
-	defer lk.Close()
-	if wd.readMarker(spec.ID, t.Step, t.Index) != nil {
-		fmt.Fprintf(t.Log, "warcdedup: %s %d: done already\n", t.Step, t.Index)
-		return nil
-	}
-	os.Remove(wd.taskFile(t.Step, t.Index, ".error"))
+	return k, nil
+}
+
+// begin starts the task's attempt: its result to come, its scratch
+// directory, its progress file.
+func (k *task) begin() {
+	t := k.Task
+	os.Remove(k.wd.taskFile(t.Step, t.Index, ".error"))
 	restarts, _ := strconv.Atoi(os.Getenv("SLURM_RESTART_COUNT"))
-	k.marker = &Marker{Job: spec.ID, Step: t.Step, Task: t.Index, Node: os.Getenv("SLURMD_NODENAME"), Slurm: slurmJobID(),
+	k.marker = &Marker{Job: k.spec.ID, Step: t.Step, Task: t.Index, Node: os.Getenv("SLURMD_NODENAME"), Slurm: slurmJobID(),
 		Restarts: restarts, Started: time.Now().UTC()}
-	tmp := wd.file(tmpDir, fmt.Sprintf("%s-%d", t.Step, t.Index))
+	tmp := k.wd.file(workdir.TmpDir, fmt.Sprintf("%s-%d", t.Step, t.Index))
 	os.RemoveAll(tmp)
-	defer os.RemoveAll(tmp)
-	k.sorter = sorter{tmp: tmp, memory: spec.SortMemory, parallel: spec.Jobs}
-	k.prog = startProgress(wd.taskFile(t.Step, t.Index, ".progress"), spec.ID)
-	if os.Getenv("WARCDEDUP_TEST_FREEZE") != "" {
+	k.sorter = syssort.Sorter{TempDir: tmp, Memory: k.spec.SortMemory, Parallel: k.spec.Jobs}
+	k.prog = startProgress(k.wd.taskFile(t.Step, t.Index, ".progress"), k.spec.ID)
+	if testHooks {
 		k.prog.midway = func() { k.freezeForTest("mid") }
 	}
-	fmt.Fprintf(t.Log, "warcdedup: %s %d of job %s on %s (attempt %d)\n", t.Step, t.Index, spec.ID, k.marker.Node, restarts+1)
-	defer func() {
-		k.prog.stop()
-		if err != nil {
-			msg := fmt.Sprintf("%s %d: %v\n", t.Step, t.Index, err)
-			fmt.Fprint(t.Log, "warcdedup: error: "+msg)
-			writeFile(wd.taskFile(t.Step, t.Index, ".error"), []byte(msg))
-		}
-	}()
+	fmt.Fprintf(t.Log, "warcdedup: %s %d of job %s on %s (attempt %d)\n", t.Step, t.Index, k.spec.ID, k.marker.Node, restarts+1)
+}
+
+// end ends the attempt; a failed one says why, in its log and in the
+// task's error file, which the monitor reads.
+func (k *task) end(err error) {
+	t := k.Task
+	k.prog.stop()
+	if err != nil {
+		msg := fmt.Sprintf("%s %d: %v\n", t.Step, t.Index, err)
+		fmt.Fprint(t.Log, "warcdedup: error: "+msg)
+		workdir.WriteFile(k.wd.taskFile(t.Step, t.Index, ".error"), []byte(msg))
+	}
+	os.RemoveAll(k.sorter.TempDir)
+}
+
+// work does the step's work. A task told to stop (scancel) claims
+// nothing, even with its work done: it is run again.
+func (k *task) work(ctx context.Context) error {
 	if err := k.freezeForTest("start"); err != nil {
 		return err
 	}
-	switch step.Kind {
+	var err error
+	switch k.step.Kind {
 	case kindHash:
 		err = k.hash(ctx)
 	case kindResolve:
 		err = k.resolve(ctx)
 	case kindRewrite:
 		err = k.rewrite(ctx)
-	case kindAfter:
-		err = k.hashAfter(ctx)
+	case kindHashAgain:
+		err = k.hashAgain(ctx)
 	case kindVerify:
 		err = k.verify(ctx)
 	case kindAccount:
 		err = k.account(ctx)
 	default:
-		err = permanent("step %s: unknown kind %q", step.Name, step.Kind)
+		err = permanent("step %s: unknown kind %q", k.step.Name, k.step.Kind)
 	}
 	if err != nil {
 		return err
@@ -140,13 +172,14 @@ func (t *Task) Run(ctx context.Context) (err error) {
 	if err := k.freezeForTest("end"); err != nil {
 		return err
 	}
-	// A task told to stop (scancel) claims nothing, even with its work
-	// done: it is run again.
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+	return ctx.Err()
+}
+
+// claim writes the task's result: the task is done.
+func (k *task) claim() error {
+	t := k.Task
 	k.marker.Finished = time.Now().UTC()
-	if err := writeJSON(wd.taskFile(t.Step, t.Index, ".json"), k.marker); err != nil {
+	if err := workdir.WriteJSON(k.wd.taskFile(t.Step, t.Index, ".json"), k.marker); err != nil {
 		return err
 	}
 	fmt.Fprintf(t.Log, "warcdedup: %s %d: done in %s\n", t.Step, t.Index, k.marker.Finished.Sub(k.marker.Started).Round(time.Millisecond))
@@ -168,52 +201,15 @@ func (k *task) name() string {
 	return k.step.Name
 }
 
-func (k *task) warn(err error) { fmt.Fprintf(k.Log, "warcdedup: warning: %v\n", err) }
+// Error, Warn and Note write a stage's messages to the task's log (Slurm's
+// output of its job): the task is the stages' stage.Messages.
+func (k *task) Error(err error) { fmt.Fprintf(k.Log, "warcdedup: error: %v\n", err) }
+func (k *task) Warn(err error)  { fmt.Fprintf(k.Log, "warcdedup: warning: %v\n", err) }
 
-func (k *task) printError(err error) { fmt.Fprintf(k.Log, "warcdedup: error: %v\n", err) }
-
-// notef writes a detail to the task's log: not a warning, something
-// looked up afterwards.
-func (k *task) notef(format string, args ...any) {
+// Note writes a detail to the task's log: not a warning, something looked
+// up afterwards.
+func (k *task) Note(format string, args ...any) {
 	fmt.Fprintf(k.Log, "warcdedup: note: "+format+"\n", args...)
-}
-
-// freezeForTest stops the task's own process, for the fault tests: when
-// WARCDEDUP_TEST_FREEZE names the task ("STEP" or "STEP#INDEX", with
-// ":start", ":mid" or ":end", the default, for where), the first attempt
-// that reaches that point writes its process ID to tasks/STEP/N.frozen and
-// stops (SIGSTOP), so that a test can crash its node or cancel it
-// mid-stage. "mid" is the first look at the progress that finds some work
-// done and some left, or the end for a task too quick for that. A later
-// attempt finds the file and goes on.
-func (k *task) freezeForTest(where string) error {
-	spec := os.Getenv("WARCDEDUP_TEST_FREEZE")
-	if spec == "" {
-		return nil
-	}
-	me := k.step.Name
-	if k.step.Array() {
-		me += "#" + strconv.Itoa(k.Index)
-	}
-	for _, f := range strings.Split(spec, ",") {
-		name, at, _ := strings.Cut(f, ":")
-		if at == "" {
-			at = "end"
-		}
-		if name != me || (at != where && !(at == "mid" && where == "end")) {
-			continue
-		}
-		marker := k.wd.taskFile(k.Step, k.Index, ".frozen")
-		if _, err := os.Stat(marker); err == nil {
-			return nil
-		}
-		if err := writeFile(marker, []byte(strconv.Itoa(os.Getpid())+"\n")); err != nil {
-			return err
-		}
-		fmt.Fprintf(k.Log, "warcdedup: %s: frozen for a test (pid %d)\n", me, os.Getpid())
-		return stopSelf()
-	}
-	return nil
 }
 
 // progressWriter keeps a task's progress file up to date: what it has done
@@ -260,15 +256,8 @@ func startProgress(name, job string) *progressWriter {
 	return p
 }
 
-// set starts counting anew, in unit, out of total.
-func (p *progressWriter) set(unit string, total int64) {
-	p.unit.Store(&unit)
-	p.total.Store(total)
-	p.done.Store(0)
-}
-
 func (p *progressWriter) write() {
-	writeJSON(p.name, Progress{Job: p.job, Unit: *p.unit.Load(), Done: p.done.Load(), Total: p.total.Load(), Updated: time.Now().UTC()})
+	workdir.WriteJSON(p.name, Progress{Job: p.job, Unit: *p.unit.Load(), Done: p.done.Load(), Total: p.total.Load(), Updated: time.Now().UTC()})
 }
 
 func (p *progressWriter) stop() {
@@ -276,41 +265,18 @@ func (p *progressWriter) stop() {
 	<-p.ended
 }
 
-// follow copies a counter of the work into the progress until stopped.
-func (p *progressWriter) follow(from *atomic.Int64) (stop func()) {
-	quit, ended := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(ended)
-		t := time.NewTicker(200 * time.Millisecond)
-		defer t.Stop()
-		for {
-			done := from.Load()
-			p.done.Store(done)
-			if p.midway != nil && done > 0 && done < p.total.Load() {
-				p.midway()
-			}
-			select {
-			case <-quit:
-				p.done.Store(from.Load())
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return func() { close(quit); <-ended }
+// Begin starts counting anew, in unit, out of total (progress.Meter).
+func (p *progressWriter) Begin(unit string, total int64) {
+	p.unit.Store(&unit)
+	p.total.Store(total)
+	p.done.Store(0)
 }
 
-// errorsOf collects messages: all of them, or the first limit.
-type errorsOf struct {
-	limit int
-	mu    sync.Mutex
-	list  []string
-}
-
-func (e *errorsOf) add(err error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.limit == 0 || len(e.list) < e.limit {
-		e.list = append(e.list, err.Error())
+// Set records the units done (progress.Meter); the first that finds the
+// work part done calls midway.
+func (p *progressWriter) Set(done int64) {
+	p.done.Store(done)
+	if p.midway != nil && done > 0 && done < p.total.Load() {
+		p.midway()
 	}
 }

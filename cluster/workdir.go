@@ -3,7 +3,6 @@ package cluster
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,11 +10,10 @@ import (
 	"syscall"
 	"time"
 
-	"warcdedup/atomicfile"
-	"warcdedup/collres"
-	"warcdedup/refs"
+	"warcdedup/stage"
 	"warcdedup/verify"
 	"warcdedup/warcsum"
+	"warcdedup/workdir"
 )
 
 // The files of a cluster job's work directory, besides the merged outputs
@@ -44,12 +42,10 @@ import (
 const (
 	specFile  = "cluster.json"
 	stateFile = "cluster-state.json"
-	runLog    = "run.log"
 	hostsDir  = "hosts"
 	rangesDir = "ranges"
 	tasksDir  = "tasks"
 	slurmDir  = "slurm"
-	tmpDir    = "tmp"
 )
 
 // workDir names the files of a work directory.
@@ -153,10 +149,10 @@ type Marker struct {
 	Note    string         `json:"note,omitempty"`
 }
 
-// HashResult is what a host's hash task found.
+// HashResult is what a host's hash task found: the Hash stage's result,
+// and what the other tasks need of the host's hashing.
 type HashResult struct {
-	Stats   warcsum.Stats `json:"stats"`
-	Damaged []string      `json:"damaged,omitempty"` // the first messages
+	stage.HashResult
 	// LogSize is the size of the host's rewrite log when it was hashed:
 	// the manifests give offsets in the files as they were then, moved
 	// only by the entries logged since.
@@ -166,8 +162,7 @@ type HashResult struct {
 
 // ResolveResult is what a hash range's task found.
 type ResolveResult struct {
-	Stats collres.Stats `json:"stats"`
-	Stale []string      `json:"stale,omitempty"` // the first messages
+	stage.ResolveResult
 	// NoDigest counts the revisit lines without a digest in the job's
 	// algorithm: every range has them all, and counts them.
 	NoDigest int64 `json:"no_digest"`
@@ -175,59 +170,15 @@ type ResolveResult struct {
 
 // RewriteResult is what a host's rewrite did.
 type RewriteResult struct {
-	Stats   refs.Stats  `json:"stats"`
-	Refused []string    `json:"refused,omitempty"` // every file refused, and why
-	Remote  RemoteStats `json:"remote"`            // originals read from other hosts
-	// Derived counts the files replaced whose listing the hash again task
-	// takes from their old one (warcsum.Cache.Derive), not read again.
-	Derived int64 `json:"derived"`
-}
-
-// readJSON reads a JSON file into v.
-func readJSON(name string, v any) error {
-	data, err := os.ReadFile(name)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	return nil
-}
-
-// writeJSON replaces a JSON file atomically.
-func writeJSON(name string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return writeFile(name, append(data, '\n'))
-}
-
-// writeFile writes a small file atomically, its directory made if need be.
-func writeFile(name string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		return err
-	}
-	f, err := atomicfile.Create(name, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Abort()
-		return err
-	}
-	if err := f.CommitRenamed(); err != nil {
-		return err
-	}
-	return nil
+	stage.RewriteResult
+	Remote RemoteStats `json:"remote"` // originals read from other hosts
 }
 
 // readMarker returns the marker of a task of the job, or nil when the task
 // has not succeeded (or only for another job).
 func (w workDir) readMarker(job, step string, task int) *Marker {
-	var m Marker
-	if err := readJSON(w.taskFile(step, task, ".json"), &m); err != nil || m.Job != job {
+	m, err := workdir.ReadJSON[Marker](w.taskFile(step, task, ".json"))
+	if err != nil || m.Job != job {
 		return nil
 	}
 	return &m

@@ -80,7 +80,8 @@ type Stats struct {
 	Pinned   int64 // with Number: responses kept because a revisit in the collection refers to them
 }
 
-func (s *Stats) add(o *Stats) {
+// Add adds o to s: the figures of runs over parts of a manifest, summed.
+func (s *Stats) Add(o *Stats) {
 	s.Lines += o.Lines
 	s.Written += o.Written
 	s.Clusters += o.Clusters
@@ -188,7 +189,7 @@ func (r *Resolver) Run(ctx context.Context, in *manifest.Reader, out io.Writer) 
 	for t := range q.Results() {
 		<-t.done
 		if fatal == nil {
-			total.add(&t.stats)
+			total.Add(&t.stats)
 			if t.err != nil {
 				fatal = t.err
 			} else if _, err := t.out.WriteTo(out); err != nil {

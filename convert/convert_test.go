@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"warcdedup/internal/corpustest"
 	"warcdedup/manifest"
 	"warcdedup/record"
 	"warcdedup/verify"
@@ -180,7 +181,7 @@ func TestTruncated(t *testing.T) {
 func TestCorpus(t *testing.T) {
 	dir := "../../shared/corpus"
 	if _, err := os.Stat(dir); err != nil {
-		t.Skip("shared corpus absent")
+		corpustest.Missing(t, "shared corpus absent")
 	}
 	var arcs []string
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	"warcdedup/internal/corpustest"
 	"warcdedup/verify"
 )
 
@@ -196,7 +197,7 @@ func TestCorpusWholeFileGzip(t *testing.T) {
 	for rel, records := range files {
 		plain, err := os.ReadFile(filepath.Join(dir, rel))
 		if err != nil {
-			t.Skipf("shared corpus absent: %v", err)
+			corpustest.Missing(t, "shared corpus absent: %v", err)
 		}
 		t.Run(filepath.Base(rel), func(t *testing.T) {
 			data := gzipMembers(t, string(plain))

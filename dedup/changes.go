@@ -14,6 +14,7 @@ import (
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
 	"warcdedup/warcsum"
+	"warcdedup/workdir"
 )
 
 // A job's manifests describe the files as the hash stage read them. The
@@ -119,15 +120,15 @@ func readStamps(name string) (map[string]string, error) {
 // hash stage read. replaced, if not nil, are the files the job's rewrite
 // replaced and their size after it: a file among them that still has that
 // size changed by the job's own hand.
-func (j *Job) changesSinceHash(replaced map[string]int64) (*changes, error) {
-	hashed, err := readStamps(j.wd.File(HashedFiles))
+func (r *run) changesSinceHash(replaced map[string]int64) (*changes, error) {
+	hashed, err := readStamps(r.wd.File(workdir.HashedFiles))
 	if errors.Is(err, os.ErrNotExist) {
 		return &changes{Unknown: true}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	inputs, err := j.collect()
+	inputs, err := r.collect()
 	if err != nil {
 		return nil, err
 	}
@@ -158,9 +159,9 @@ func (j *Job) changesSinceHash(replaced map[string]int64) (*changes, error) {
 
 // replacedSinceHash returns the files the job's runs replaced (the rewrite
 // log's entries since the hash stage) and each one's size after the last.
-func (j *Job) replacedSinceHash() (map[string]int64, error) {
+func (r *run) replacedSinceHash() (map[string]int64, error) {
 	sizes := map[string]int64{}
-	f, err := os.Open(j.wd.File(LogFile))
+	f, err := os.Open(r.wd.File(workdir.LogFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return sizes, nil
 	}
@@ -168,15 +169,15 @@ func (j *Job) replacedSinceHash() (map[string]int64, error) {
 		return nil, err
 	}
 	defer f.Close()
-	r := rewritelog.NewReader(bufio.NewReaderSize(io.NewSectionReader(f, j.state.LogSizeAtHash, 1<<62), 256<<10), j.wd.File(LogFile))
-	r.Fixity = func(fx rewritelog.Fixity) error {
+	lr := rewritelog.NewReader(bufio.NewReaderSize(io.NewSectionReader(f, r.state.LogSizeAtHash, 1<<62), 256<<10), r.wd.File(workdir.LogFile))
+	lr.Fixity = func(fx rewritelog.Fixity) error {
 		if fx.NewSHA256 != "-" {
 			sizes[fx.File] = fx.NewSize
 		}
 		return nil
 	}
 	for {
-		if _, err := r.Next(); err == io.EOF {
+		if _, err := lr.Next(); err == io.EOF {
 			return sizes, nil
 		} else if err != nil {
 			return nil, err

@@ -13,6 +13,8 @@ import (
 	"warcdedup/crawlindex"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/warctest"
+	"warcdedup/stage"
+	"warcdedup/workdir"
 )
 
 // The payloads of the change tests: each at least 10 kB, so that a
@@ -24,7 +26,7 @@ var (
 )
 
 // assess runs a dry run (warcdedup assess) on dir.
-func assess(t *testing.T, dir, wd string) *Result {
+func assess(t *testing.T, dir, wd string) *stage.Result {
 	t.Helper()
 	r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2, DryRun: true})
 	if err != nil {
@@ -47,18 +49,18 @@ func TestRunAfterAssessTakesAddedFile(t *testing.T) {
 		t.Fatalf("assess: %d revisits to write, want 1", r.Report.Totals.RevisitsWritten)
 	}
 	warctest.WriteFile(t, dir, "c.warc", []byte(warctest.Response("http://example.com/page.html", "2024-02-01T00:00:00Z", page)))
-	r := run(t, dir, wd)
+	r := runOn(t, dir, wd)
 	if tot := r.Report.Totals; r.Report.Exit != 0 || tot.Files != 3 || tot.RevisitsWritten != 2 || tot.Violations != 0 {
 		t.Fatalf("run after a file was added: exit %d %v; %d files, %d revisits written, want 3 files and 2 revisits",
 			r.Report.Exit, r.Report.ExitReason, tot.Files, tot.RevisitsWritten)
 	}
 	// Only the new file was read: the others came from the cache.
 	for _, st := range r.Report.Stages {
-		if st.Name == stageHash && (st.Skipped || !strings.Contains(st.Note, "2 files known unchanged")) {
+		if st.Name == stage.HashName && (st.Skipped || !strings.Contains(st.Note, "2 files known unchanged")) {
 			t.Errorf("hash stage: skipped %v, %q; want it run, with the 2 files assess read known unchanged", st.Skipped, st.Note)
 		}
 	}
-	if again := run(t, dir, wd); !again.NothingToDo {
+	if again := runOn(t, dir, wd); !again.NothingToDo {
 		t.Errorf("the run after it: not nothing to do")
 	}
 }
@@ -75,7 +77,7 @@ func TestRunAfterAssessTakesReplacedFile(t *testing.T) {
 	assess(t, dir, wd)
 	warctest.WriteFile(t, dir, "b.warc", []byte(warctest.Response("http://example.com/other.html", "2024-01-05T00:00:00Z", page)+
 		warctest.Response("http://example.com/logo.png", "2024-01-06T00:00:00Z", logo)))
-	r := run(t, dir, wd)
+	r := runOn(t, dir, wd)
 	if tot := r.Report.Totals; r.Report.Exit != 0 || tot.Violations != 0 || tot.RevisitsWritten != 2 {
 		t.Fatalf("run after a file was replaced: exit %d %v; %d violations, %d revisits written, want 0 and 2",
 			r.Report.Exit, r.Report.ExitReason, tot.Violations, tot.RevisitsWritten)
@@ -115,7 +117,7 @@ func TestResumeAfterCollectionChanged(t *testing.T) {
 		warctest.Response("http://example.com/logo.png", "2024-01-02T00:00:00Z", logo)))
 	warctest.WriteFile(t, dir, "b.warc", []byte(warctest.Response("http://example.com/page.html", "2024-01-01T00:00:00Z", page)+
 		warctest.Response("http://example.com/style.css", "2024-01-01T00:00:00Z", style)))
-	show, ctx := stopAfter(stageRewrite)
+	show, ctx := stopAfter(stage.RewriteName)
 	if _, err := Run(ctx, Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2, Display: show}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("the interrupted run: %v", err)
 	}
@@ -124,19 +126,19 @@ func TestResumeAfterCollectionChanged(t *testing.T) {
 		warctest.Response("http://example.com/logo.png", "2024-01-06T00:00:00Z", logo)))
 	warctest.WriteFile(t, dir, "c.warc", []byte(warctest.Response("http://example.com/page.html", "2024-02-01T00:00:00Z", page)))
 
-	r := run(t, dir, wd)
+	r := runOn(t, dir, wd)
 	reasons := strings.Join(r.Report.ExitReason, "\n")
 	if tot := r.Report.Totals; r.Report.Exit != 1 || tot.Violations != 0 ||
 		!strings.Contains(reasons, "1 files changed since") || !strings.Contains(reasons, "b.warc") ||
 		!strings.Contains(reasons, "1 files added since") || !strings.Contains(reasons, "c.warc") {
 		t.Fatalf("the resumed run: exit %d, %d violations; want 1, none, naming b.warc changed and c.warc added:\n%s", r.Report.Exit, tot.Violations, reasons)
 	}
-	r = run(t, dir, wd)
+	r = runOn(t, dir, wd)
 	if tot := r.Report.Totals; r.NothingToDo || r.Report.Exit != 0 || tot.Files != 3 || tot.RevisitsWritten != 2 {
 		t.Fatalf("the run after it: nothing to do %v, exit %d %v; %d files, %d revisits written, want 3 files and 2 revisits (b.warc's logo, c.warc's page)",
 			r.NothingToDo, r.Report.Exit, r.Report.ExitReason, tot.Files, tot.RevisitsWritten)
 	}
-	if _, err := os.Stat(filepath.Join(wd, StateFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(wd, workdir.StateFile)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -151,7 +153,7 @@ func TestResumeAfterCrawlChanged(t *testing.T) {
 	warctest.WriteFile(t, crawl, "a.warc", []byte(warctest.Response("http://example.com/logo.png", "2024-01-01T00:00:00Z", logo)+
 		warctest.Response("http://example.com/logo.png", "2024-01-02T00:00:00Z", logo)))
 	warctest.WriteFile(t, crawl, "b.warc", []byte(warctest.Response("http://example.com/page.html", "2024-01-01T00:00:00Z", page)))
-	show, ctx := stopAfter(stageRewrite)
+	show, ctx := stopAfter(stage.RewriteName)
 	if _, err := Run(ctx, Options{Collections: []string{crawl}, Index: index, Jobs: 2, Display: show}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("the interrupted run: %v", err)
 	}

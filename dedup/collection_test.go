@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"warcdedup/internal/warctest"
+	"warcdedup/stage"
+	"warcdedup/workdir"
 )
 
 // twoCaptures is a WARC file holding the same payload twice: one
@@ -21,7 +23,7 @@ func twoCaptures(uri string) []byte {
 
 // run runs the job on dir with the work directory wd and fails the test
 // if it stopped.
-func run(t *testing.T, dir, wd string) *Result {
+func runOn(t *testing.T, dir, wd string) *stage.Result {
 	t.Helper()
 	r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
 	if err != nil {
@@ -36,7 +38,7 @@ func run(t *testing.T, dir, wd string) *Result {
 func TestBackslashInName(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "coll")
 	warctest.WriteFile(t, dir, `crawl\2024.warc`, twoCaptures("http://example.com/logo.png"))
-	r := run(t, dir, filepath.Join(t.TempDir(), "work"))
+	r := runOn(t, dir, filepath.Join(t.TempDir(), "work"))
 	if tot := r.Report.Totals; r.Report.Exit != 0 || tot.RevisitsWritten != 1 || tot.FilesRefused != 0 {
 		t.Fatalf("exit %d %v; %d revisits written, %d files refused", r.Report.Exit, r.Report.ExitReason, tot.RevisitsWritten, tot.FilesRefused)
 	}
@@ -54,14 +56,14 @@ func TestOpenFileSkipped(t *testing.T) {
 	open := warctest.WriteFile(t, dir, "b.warc.gz.open", warctest.Gzip(string(twoCaptures("http://example.com/b.png"))))
 	before, _ := os.ReadFile(open)
 	wd := filepath.Join(t.TempDir(), "work")
-	r := run(t, dir, wd)
+	r := runOn(t, dir, wd)
 	if tot := r.Report.Totals; r.Report.Exit != 0 || tot.Files != 1 || tot.RevisitsWritten != 1 || tot.FilesInProgress != 1 {
 		t.Errorf("exit %d %v; %d files, %d in progress, %d revisits written", r.Report.Exit, r.Report.ExitReason, tot.Files, tot.FilesInProgress, tot.RevisitsWritten)
 	}
 	if after, _ := os.ReadFile(open); string(after) != string(before) {
 		t.Errorf("%s changed", open)
 	}
-	log, _ := os.ReadFile(filepath.Join(wd, RunLog))
+	log, _ := os.ReadFile(filepath.Join(wd, workdir.RunLog))
 	if !strings.Contains(string(log), open+": skipped: still being written") {
 		t.Errorf("run.log does not name %s:\n%s", open, log)
 	}
@@ -156,7 +158,7 @@ func TestReadOnlyCollection(t *testing.T) {
 	if status != 2 || !strings.Contains(out, dir) || !strings.Contains(out, "assess") {
 		t.Errorf("exit status %d, want 2, naming %s and assess:\n%s", status, dir, out)
 	}
-	if _, err := os.Stat(filepath.Join(wd, BeforeFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(wd, workdir.BeforeFile)); err == nil {
 		t.Errorf("the collection was hashed before it was found read-only")
 	}
 }
@@ -174,54 +176,5 @@ func TestReadOnlyParent(t *testing.T) {
 	status, out := runCommand(t, []string{dir}, "run", "-q", dir)
 	if status != 2 || !strings.Contains(out, "--work-dir") {
 		t.Errorf("exit status %d, want 2, saying --work-dir:\n%s", status, out)
-	}
-}
-
-// TestLeftoversRemoved proves that the temporary files a killed run left
-// in the work directory are removed when the next run opens it, and only
-// then: not while another run holds it.
-func TestLeftoversRemoved(t *testing.T) {
-	wd := filepath.Join(t.TempDir(), "work")
-	w, err := OpenWorkDir(wd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	left := []string{".tmp-before.manifest-123", ".tmp-by-file.manifest-sort", "cache/.tmp-0123abcd.lines-42", "tmp/sortAbCdEf", "tmp/pairs"}
-	for _, name := range left {
-		if err := os.WriteFile(filepath.Join(wd, filepath.FromSlash(name)), []byte("x"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	kept := []string{"before.manifest", "cache/0123abcd.lines"}
-	for _, name := range kept {
-		if err := os.WriteFile(filepath.Join(wd, filepath.FromSlash(name)), []byte("x"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Held by a run: a second opening neither gets it nor cleans it.
-	if _, err := OpenWorkDir(wd); err == nil {
-		t.Fatal("a second OpenWorkDir got the work directory")
-	}
-	for _, name := range left[:3] {
-		if _, err := os.Stat(filepath.Join(wd, filepath.FromSlash(name))); err != nil {
-			t.Errorf("%s removed while another run holds the work directory", name)
-		}
-	}
-	// Killed: its lock goes with it (the descriptor is closed), its files stay.
-	w.lock.Close()
-	w2, err := OpenWorkDir(wd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w2.Close()
-	for _, name := range left {
-		if _, err := os.Stat(filepath.Join(wd, filepath.FromSlash(name))); err == nil {
-			t.Errorf("%s left in the work directory", name)
-		}
-	}
-	for _, name := range kept {
-		if _, err := os.Stat(filepath.Join(wd, filepath.FromSlash(name))); err != nil {
-			t.Errorf("%s: %v", name, err)
-		}
 	}
 }

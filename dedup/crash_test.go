@@ -25,8 +25,10 @@ import (
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
 	"warcdedup/scripts/gen"
+	"warcdedup/stage"
 	"warcdedup/verify"
 	"warcdedup/warcsum"
+	"warcdedup/workdir"
 )
 
 // The crash tests kill warcdedup (SIGKILL) at chosen points of a rewrite
@@ -47,7 +49,7 @@ type watch struct {
 
 func newWatch(wd string) *watch {
 	w := &watch{wd: wd, start: time.Now()}
-	if fi, err := os.Stat(filepath.Join(wd, LogFile)); err == nil {
+	if fi, err := os.Stat(filepath.Join(wd, workdir.LogFile)); err == nil {
 		w.logBase = fi.Size()
 	}
 	return w
@@ -64,7 +66,7 @@ type journalIntent struct {
 
 // intents reads the whole intents of the journal, if there is one.
 func (w *watch) intents() []journalIntent {
-	data, err := os.ReadFile(filepath.Join(w.wd, LogFile+".pending"))
+	data, err := os.ReadFile(filepath.Join(w.wd, workdir.LogFile+".pending"))
 	if err != nil {
 		return nil
 	}
@@ -106,7 +108,7 @@ func (w *watch) renamedNotLogged() (string, bool) {
 	if len(intents) == 0 {
 		return "", false
 	}
-	f, err := os.Open(filepath.Join(w.wd, LogFile))
+	f, err := os.Open(filepath.Join(w.wd, workdir.LogFile))
 	if err != nil {
 		return "", false
 	}
@@ -294,7 +296,7 @@ func noLoss(t *testing.T, what string, original []byte, dir string) {
 		t.Fatalf("%s: verify: %v", what, err)
 	}
 	if st.Violations > 0 {
-		t.Errorf("%s: %d records lost: %v", what, st.Violations, first(violations, 5))
+		t.Errorf("%s: %d records lost: %v", what, st.Violations, stage.First(violations, 5))
 	}
 }
 
@@ -314,7 +316,7 @@ type crashCollection struct {
 
 func newCrashCollection(t *testing.T, cfg gen.Config) *crashCollection {
 	t.Helper()
-	src, res := collection(t, cfg)
+	src, res := generated(t, cfg)
 	zlibCollection(t, src)
 	c := &crashCollection{src: src, original: hashUncompressed(t, src), files: hashTree(t, src), records: records(t, src), names: res.Names}
 	ref := filepath.Join(t.TempDir(), "ref")
@@ -347,7 +349,7 @@ func (c *crashCollection) undone(t *testing.T, what, coll, wd string) {
 		return
 	}
 	sameTree(t, what+" (bit for bit)", hashTree(t, coll), c.files)
-	data, err := os.ReadFile(filepath.Join(wd, UndoStatsFile))
+	data, err := os.ReadFile(filepath.Join(wd, workdir.UndoStatsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +406,7 @@ func zlibCollection(t *testing.T, dir string) {
 // entries.
 func checkLogged(t *testing.T, what, coll, wd string) {
 	t.Helper()
-	m, err := rewritelog.LoadFile(filepath.Join(wd, LogFile), time.Time{})
+	m, err := rewritelog.LoadFile(filepath.Join(wd, workdir.LogFile), time.Time{})
 	if err != nil {
 		t.Fatalf("%s: the log: %v", what, err)
 	}
@@ -421,7 +423,7 @@ func checkLogged(t *testing.T, what, coll, wd string) {
 			t.Errorf("%s: %s has SHA-256 %s (%v), the log's last replacement of it %s", what, f.Name, sum, err, v.NewSHA256)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(wd, LogFile+".pending")); err == nil {
+	if _, err := os.Stat(filepath.Join(wd, workdir.LogFile+".pending")); err == nil {
 		t.Errorf("%s: the journal is left after a finished command", what)
 	}
 }

@@ -1,17 +1,15 @@
 package dedup
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 
 	"warcdedup/atomicfile"
@@ -19,20 +17,9 @@ import (
 	"warcdedup/internal/progress"
 	"warcdedup/manifest"
 	"warcdedup/report"
-	"warcdedup/rewritelog"
+	"warcdedup/stage"
 	"warcdedup/warcsum"
-)
-
-// The files a job with an index adds to its work directory.
-const (
-	indexOriginalsFile = "index-originals.manifest" // the index's originals of the crawl's digests
-	crawlOriginals     = "crawl-originals.manifest" // the crawl's responses after the run, for the commit
-	crawlOriginalsSort = "crawl-originals-by-digest.manifest"
-	afterFilesFile     = "after-files.tsv" // name size sha256 of each file after the run
-	// resolvedOriginalsFile holds the committed originals the resolution
-	// kept, as their records spell them: what verification checks the
-	// crawl's revisits against.
-	resolvedOriginalsFile = "index-originals-resolved.manifest"
+	"warcdedup/workdir"
 )
 
 // crawlMode is a job on one crawl with a crawl index: its files are named
@@ -44,8 +31,6 @@ type crawlMode struct {
 	name, root       string
 	include, exclude []string
 	committed        map[string]bool // crawls of the index
-	// sums are the files' SHA-256 from the last hash stage.
-	sums map[string]string
 	// reg is the run's registration in the index (crawlindex.RegisterRun):
 	// no other run of the crawl meanwhile, and no removal of a crawl it
 	// joined until it is committed.
@@ -64,7 +49,7 @@ func openCrawlMode(opt *Options) (*crawlMode, error) {
 		return nil, fmt.Errorf("with --index, one crawl per run (%d given): run them one after another, each is committed before the next", len(opt.Collections))
 	}
 	root := opt.Collections[0]
-	c := &crawlMode{name: opt.Crawl, root: root, include: opt.Include, exclude: opt.Exclude, sums: map[string]string{}}
+	c := &crawlMode{name: opt.Crawl, root: root, include: opt.Include, exclude: opt.Exclude}
 	if c.name == "" {
 		c.name = filepath.Base(root)
 	}
@@ -176,10 +161,10 @@ func (c *crawlMode) committedLine(l *manifest.Line) bool {
 // crawlindex.Registration.Resume); when that changed since, the job
 // starts again from its first stage, unless it rewrote files since, which
 // is refused.
-func (c *crawlMode) begin(j *Job) (*Result, error) {
+func (c *crawlMode) begin(r *run) (*stage.Result, error) {
 	k := c.index.Registry.Crawl(c.name)
 	if k == nil {
-		return nil, c.resume(j)
+		return nil, c.resume(r)
 	}
 	// Committed: what a run killed before it dropped its registration
 	// left holds nothing (the registry says what the crawl needs).
@@ -195,10 +180,10 @@ func (c *crawlMode) begin(j *Job) (*Result, error) {
 		stamps[c.name+"/"+f.Name] = f.Stamp
 	}
 	changed := ""
-	if len(stamps) != len(j.inputs) {
-		changed = fmt.Sprintf("%d files, %d committed", len(j.inputs), len(stamps))
+	if len(stamps) != len(r.inputs) {
+		changed = fmt.Sprintf("%d files, %d committed", len(r.inputs), len(stamps))
 	}
-	for _, in := range j.inputs {
+	for _, in := range r.inputs {
 		if changed != "" {
 			break
 		}
@@ -209,18 +194,18 @@ func (c *crawlMode) begin(j *Job) (*Result, error) {
 	if changed != "" {
 		return nil, fmt.Errorf("crawl %s is committed to the index %s and its files changed since (%s): committed crawls are never rewritten (warcdedup index verify checks them; warcdedup index remove takes a crawl out)", c.name, c.index.Dir, changed)
 	}
-	rep, err := readReport(j.wd.File(StatsFile))
+	rep, err := stage.ReadReport(r.wd.File(workdir.StatsFile))
 	if err != nil {
-		rep = &report.Report{Title: "Crawl " + c.name, Mode: "run", Collections: j.opt.Collections, Generated: k.Committed}
+		rep = &report.Report{Title: "Crawl " + c.name, Mode: "run", Collections: r.opt.Collections, Generated: k.Committed}
 	}
-	rep.Crawls = CrawlsOf(c.index.Registry)
-	return &Result{Report: rep, WorkDir: j.wd.Path, NothingToDo: true}, nil
+	rep.Crawls = stage.CrawlsOf(c.index.Registry)
+	return &stage.Result{Report: rep, WorkDir: r.wd.Path, NothingToDo: true}, nil
 }
 
 // resume holds again what the join of an interrupted run of the job
 // read, if the job is past its join.
-func (c *crawlMode) resume(j *Job) error {
-	if !j.state.done(stageJoin) || !j.outputsExist(stageJoin) {
+func (c *crawlMode) resume(r *run) error {
+	if !r.state.done(stage.JoinName) || !r.outputsExist(stage.JoinName) {
 		return nil
 	}
 	err := c.reg.Resume()
@@ -231,8 +216,8 @@ func (c *crawlMode) resume(j *Job) error {
 	case errors.Is(err, crawlindex.ErrNotJoined), errors.As(err, &moved) && !moved.Rewrote:
 		// What the join read may have changed, and the job rewrote
 		// nothing since: it starts again.
-		j.show.Note("warcdedup: the index changed since this job joined it (%v): the job starts again", err)
-		j.state = &State{Params: j.state.Params}
+		r.show.Note("warcdedup: the index changed since this job joined it (%v): the job starts again", err)
+		r.state = &State{Params: r.state.Params}
 		return nil
 	}
 	return err
@@ -248,22 +233,22 @@ func (c *crawlMode) resume(j *Job) error {
 // the run holds them (crawlindex.Registration.Hold) until its commit, so
 // that none is removed meanwhile. A crawl that changed between the join
 // and the hold has the join done again.
-func (j *Job) joinIndex(ctx context.Context) (string, error) {
-	c := j.crawl
-	show := j.show.Start(stageJoin, "files", 1)
+func (r *run) joinIndex(ctx context.Context) (string, error) {
+	c := r.crawl
+	show := r.show.Start(stage.JoinName, "files", 1)
 	defer show.Done("")
 	for attempt := 1; ; attempt++ {
 		ix, err := crawlindex.Open(c.index.Dir)
 		if err != nil && !errors.Is(err, crawlindex.ErrNoIndex) {
 			return "", err
 		}
-		if err := c.use(ix, j.opt.Algorithm.String()); err != nil {
+		if err := c.use(ix, r.opt.Algorithm.String()); err != nil {
 			return "", err
 		}
-		note, err := j.joinOnce(ctx)
+		note, err := r.joinOnce(ctx)
 		var moved *crawlindex.MovedError
 		if errors.As(err, &moved) && attempt < 3 {
-			j.show.Note("warcdedup: %v: joining the index again", err)
+			r.show.Note("warcdedup: %v: joining the index again", err)
 			continue
 		}
 		return note, err
@@ -271,39 +256,28 @@ func (j *Job) joinIndex(ctx context.Context) (string, error) {
 }
 
 // joinOnce joins the index as c.index has it, and holds what it joined.
-func (j *Job) joinOnce(ctx context.Context) (string, error) {
-	c := j.crawl
-	in, err := os.Open(j.wd.File(ByDigestFile))
+func (r *run) joinOnce(ctx context.Context) (string, error) {
+	c := r.crawl
+	in, err := os.Open(r.wd.File(workdir.ByDigestFile))
 	if err != nil {
 		return "", err
 	}
 	defer in.Close()
-	joined, err := atomicfile.Create(j.wd.File(indexOriginalsFile), 0o644)
+	j := stage.Join{Index: c.index, In: in, Name: r.wd.File(workdir.ByDigestFile), Out: r.wd.File(workdir.IndexOriginalsFile)}
+	st, err := j.Run(ctx)
 	if err != nil {
 		return "", err
 	}
-	defer joined.Abort()
-	bw := bufio.NewWriterSize(joined, 256<<10)
-	st, err := c.index.Join(ctx, in, j.wd.File(ByDigestFile), bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err != nil {
-		return "", err
-	}
-	crawls := slices.Sorted(mapKeys(st.Crawls))
+	crawls := slices.Sorted(maps.Keys(st.Crawls))
 	for _, k := range crawls {
 		if _, err := c.index.Files(k); err != nil {
 			return "", fmt.Errorf("crawl %s, whose records the crawl's revisits may need: %w", k, err)
 		}
 	}
-	if err := c.reg.Hold(c.index, crawls, j.wd.Path, j.logFiles()); err != nil {
+	if err := c.reg.Hold(c.index, crawls, r.wd.Path, r.logFiles()); err != nil {
 		return "", err
 	}
-	if err := joined.CommitRenamed(); err != nil {
-		return "", err
-	}
-	if err := mergeByDigest(j.wd.File(ByDigestFile), j.wd.File(indexOriginalsFile), j.wd.File(JoinedFile)); err != nil {
+	if err := stage.MergeByDigest(r.wd.File(workdir.ByDigestFile), r.wd.File(workdir.IndexOriginalsFile), r.wd.File(workdir.JoinedFile)); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("%s originals of %s crawls read, %s of the crawl's %s digests", progress.Count(st.IndexLines),
@@ -312,80 +286,27 @@ func (j *Job) joinOnce(ctx context.Context) (string, error) {
 
 // logFiles are the files whose change tells that the job rewrote files:
 // its rewrite log and the log's journal (rewritelog.Log's LOG.pending).
-func (j *Job) logFiles() []string {
-	return []string{j.wd.File(LogFile), j.wd.File(LogFile) + ".pending"}
-}
-
-// mergeByDigest merges two manifests sorted on digest into a new one.
-func mergeByDigest(a, b, to string) error {
-	fa, err := os.Open(a)
-	if err != nil {
-		return err
-	}
-	defer fa.Close()
-	fb, err := os.Open(b)
-	if err != nil {
-		return err
-	}
-	defer fb.Close()
-	out, err := atomicfile.Create(to, 0o644)
-	if err != nil {
-		return err
-	}
-	defer out.Abort()
-	w := manifest.NewWriter(out)
-	ra, rb := manifest.NewReader(fa, a), manifest.NewReader(fb, b)
-	ra.RequireOrder(manifest.ByDigest)
-	rb.RequireOrder(manifest.ByDigest)
-	la, erra := ra.Next()
-	lb, errb := rb.Next()
-	for {
-		for _, err := range []error{erra, errb} {
-			if err != nil && err != io.EOF {
-				return err
-			}
-		}
-		if erra == io.EOF && errb == io.EOF {
-			break
-		}
-		if errb == io.EOF || erra == nil && manifest.ByDigest.Compare(&la, &lb) <= 0 {
-			if err := w.Write(&la); err != nil {
-				return err
-			}
-			la, erra = ra.Next()
-			continue
-		}
-		if err := w.Write(&lb); err != nil {
-			return err
-		}
-		lb, errb = rb.Next()
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	if err := out.CommitRenamed(); err != nil {
-		return err
-	}
-	return nil
+func (r *run) logFiles() []string {
+	return []string{r.wd.File(workdir.LogFile), r.wd.File(workdir.LogFile) + ".pending"}
 }
 
 // resolvedOriginals writes the committed originals of the numbered
 // manifest (those the resolution read and kept) to a work file, and
 // returns its name.
-func (c *crawlMode) resolvedOriginals(wd *WorkDir) (string, error) {
-	in, err := os.Open(wd.File(NumberedFile))
+func (c *crawlMode) resolvedOriginals(wd *workdir.Dir) (string, error) {
+	in, err := os.Open(wd.File(workdir.NumberedFile))
 	if err != nil {
 		return "", err
 	}
 	defer in.Close()
-	name := wd.File(resolvedOriginalsFile)
+	name := wd.File(workdir.ResolvedOriginalsFile)
 	out, err := atomicfile.Create(name, 0o644)
 	if err != nil {
 		return "", err
 	}
 	defer out.Abort()
 	w := manifest.NewWriter(out)
-	r := manifest.NewReader(in, wd.File(NumberedFile))
+	r := manifest.NewReader(in, wd.File(workdir.NumberedFile))
 	for {
 		l, err := r.Next()
 		if err == io.EOF {
@@ -409,37 +330,22 @@ func (c *crawlMode) resolvedOriginals(wd *WorkDir) (string, error) {
 	return name, nil
 }
 
-// saveFileSums keeps the files' SHA-256 of the last hash stage, for the
-// commit.
-func (j *Job) saveFileSums() error {
-	var b strings.Builder
-	names := make([]string, 0, len(j.crawl.sums))
-	for n := range j.crawl.sums {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(&b, "%s %s\n", manifest.EscapeFile(n), j.crawl.sums[n])
-	}
-	return writeFile(j.wd.File(afterFilesFile), []byte(b.String()))
-}
-
 // commit commits the verified crawl to the index: its responses as they
 // are now become originals for later crawls, with its files (size,
 // SHA-256, stamp), its figures and the crawls its revisits need.
-func (j *Job) commit(ctx context.Context) (string, error) {
-	c := j.crawl
-	if j.verified.Violations > 0 {
-		return "", fmt.Errorf("not committed: verification found %d records lost", j.verified.Violations)
+func (r *run) commit(ctx context.Context) (string, error) {
+	c := r.crawl
+	if r.verified.Violations > 0 {
+		return "", fmt.Errorf("not committed: verification found %d records lost", r.verified.Violations)
 	}
-	files, err := j.crawlFiles()
+	files, err := r.crawlFiles()
 	if err != nil {
 		return "", err
 	}
-	cc := &CrawlCommit{Index: c.index, Crawl: &crawlindex.Crawl{Name: c.name, Location: c.root, Include: c.include, Exclude: c.exclude, Log: j.wd.File(LogFile)},
-		Files: files, After: []string{j.wd.File(AfterFile)}, Logs: []LogFrom{{j.wd.File(LogFile), j.state.LogSizeAtHash}},
-		Deps: j.wd.File(DepsFile), WorkDir: j.wd.Path, Sort: SortOptions{TempDir: j.wd.File(tmpDir), Memory: j.opt.SortMemory, Parallel: j.opt.Jobs}}
-	ix, err := CommitCrawl(ctx, cc)
+	cc := &stage.Commit{Index: c.index, Crawl: &crawlindex.Crawl{Name: c.name, Location: c.root, Include: c.include, Exclude: c.exclude, Log: r.wd.File(workdir.LogFile)},
+		Files: files, After: []string{r.wd.File(workdir.AfterFile)}, Logs: []stage.LogFrom{{Name: r.wd.File(workdir.LogFile), From: r.state.LogSizeAtHash}},
+		Deps: r.wd.File(workdir.DepsFile), WorkDir: r.wd.Path, Sort: r.sorter()}
+	ix, err := cc.Run(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -447,262 +353,37 @@ func (j *Job) commit(ctx context.Context) (string, error) {
 	if err := c.reg.Drop(); err != nil {
 		return "", err
 	}
-	j.rep.Crawls = CrawlsOf(ix.Registry)
-	if err := writeReport(j.wd, j.rep); err != nil {
+	r.rep.Crawls = stage.CrawlsOf(ix.Registry)
+	if err := stage.WriteReport(r.wd.Path, r.rep); err != nil {
 		return "", err
 	}
-	return CommitNote(ix, cc.Crawl), nil
-}
-
-// CrawlCommit is what committing a verified crawl to its index takes: the
-// commit stage of run, and the account of warcdedup cluster with an index.
-type CrawlCommit struct {
-	Index *crawlindex.Index // as opened when the job started
-	// Crawl is the crawl's name, location, globs and rewrite log;
-	// CommitCrawl fills in its figures and what it requires.
-	Crawl *crawlindex.Crawl
-	Files []crawlindex.FileInfo // its files after the run, named PATH
-	// After are the crawl's manifests after the run (files named
-	// CRAWL/PATH), in any order: its responses become originals.
-	After []string
-	// Logs are the rewrite logs of the run, each from where the job's
-	// entries start (every run of the job, resumed or not): its figures.
-	Logs []LogFrom
-	Deps string // the job's deps.tsv: the crawls its revisits need
-	// WorkDir gets the crawl's originals (crawl-originals.manifest and
-	// crawl-originals-by-digest.manifest), sorted as Sort says.
-	WorkDir string
-	Sort    SortOptions
-}
-
-// LogFrom is a rewrite log from byte offset From.
-type LogFrom struct {
-	Name string
-	From int64
-}
-
-// CommitCrawl commits a verified crawl to the index c.Index is a
-// generation of, and returns the new generation.
-func CommitCrawl(ctx context.Context, c *CrawlCommit) (*crawlindex.Index, error) {
-	if err := c.originals(ctx); err != nil {
-		return nil, err
-	}
-	if err := c.figures(); err != nil {
-		return nil, err
-	}
-	var err error
-	if c.Crawl.Requires, err = c.requires(); err != nil {
-		return nil, err
-	}
-	return crawlindex.Commit(c.Index.Dir, crawlindex.Change{Add: c.Crawl, Files: c.Files, Originals: filepath.Join(c.WorkDir, crawlOriginalsSort)})
-}
-
-// CommitNote says what CommitCrawl committed, for the report's stage.
-func CommitNote(ix *crawlindex.Index, k *crawlindex.Crawl) string {
-	var needs []string
-	for _, n := range k.Requires {
-		needs = append(needs, n.Crawl)
-	}
-	note := fmt.Sprintf("crawl %s committed to %s (generation %d): %s originals", k.Name, ix.Dir, ix.Registry.Generation, progress.Count(ix.Registry.Crawl(k.Name).Originals))
-	if len(needs) > 0 {
-		note += "; it needs " + strings.Join(needs, ", ")
-	}
-	return note
+	return stage.CommitNote(ix, cc.Crawl), nil
 }
 
 // crawlFiles lists the crawl's files as committed.
-func (j *Job) crawlFiles() ([]crawlindex.FileInfo, error) {
-	sums := map[string]string{}
-	data, err := os.ReadFile(j.wd.File(afterFilesFile))
+func (r *run) crawlFiles() ([]crawlindex.FileInfo, error) {
+	list, err := stage.ReadFileSums(r.wd.File(workdir.AfterFilesFile))
 	if err != nil {
 		return nil, err
 	}
-	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		if name, sum, ok := strings.Cut(l, " "); ok {
-			if n, err := manifest.UnescapeFile(name); err == nil {
-				sums[n] = sum
-			}
-		}
+	sums := map[string]string{}
+	for _, s := range list {
+		sums[s.File] = s.SHA256
 	}
-	inputs, err := j.collect()
+	inputs, err := r.collect()
 	if err != nil {
 		return nil, err
 	}
 	var files []crawlindex.FileInfo
 	for _, in := range inputs {
+		// As they are now: the commit stage follows the verification,
+		// which found no file changed by another process.
 		fi, err := os.Stat(in.Path)
 		if err != nil {
 			return nil, err
 		}
 		stamp, _ := fileStamp(in.Path)
-		files = append(files, crawlindex.FileInfo{Name: strings.TrimPrefix(in.Name, j.crawl.name+"/"), Size: fi.Size(), SHA256: sums[in.Name], Stamp: stamp})
+		files = append(files, crawlindex.FileInfo{Name: strings.TrimPrefix(in.Name, r.crawl.name+"/"), Size: fi.Size(), SHA256: sums[in.Name], Stamp: stamp})
 	}
 	return files, nil
-}
-
-// originals writes the crawl's responses as they are after the run,
-// sorted on digest, and counts its records.
-func (c *CrawlCommit) originals(ctx context.Context) error {
-	k := c.Crawl
-	k.Records, k.Revisits = 0, 0
-	out, err := atomicfile.Create(filepath.Join(c.WorkDir, crawlOriginals), 0o644)
-	if err != nil {
-		return err
-	}
-	defer out.Abort()
-	w := manifest.NewWriter(out)
-	for _, name := range c.After {
-		if err := copyResponses(name, w, k); err != nil {
-			return err
-		}
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	if err := out.CommitRenamed(); err != nil {
-		return err
-	}
-	return Sort(ctx, c.Sort, manifest.ByDigest.Command, filepath.Join(c.WorkDir, crawlOriginals), filepath.Join(c.WorkDir, crawlOriginalsSort))
-}
-
-// copyResponses writes the lines of a manifest that are not revisits to
-// w, counting its records and revisits in k.
-func copyResponses(name string, w *manifest.Writer, k *crawlindex.Crawl) error {
-	in, err := os.Open(name)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	r := manifest.NewReader(bufio.NewReaderSize(in, 256<<10), name)
-	for {
-		l, err := r.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		k.Records++
-		if l.IsRevisit() {
-			k.Revisits++
-			continue
-		}
-		if err := w.Write(&l); err != nil {
-			return err
-		}
-	}
-}
-
-// figures counts the revisits the job wrote and the bytes they conserve,
-// from its log entries.
-func (c *CrawlCommit) figures() error {
-	k := c.Crawl
-	k.RevisitsWritten, k.BytesConserved = 0, 0
-	for _, lf := range c.Logs {
-		if err := logFigures(lf, k); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func logFigures(lf LogFrom, k *crawlindex.Crawl) error {
-	f, err := os.Open(lf.Name)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	r := rewritelog.NewReader(io.NewSectionReader(f, lf.From, 1<<62), lf.Name)
-	for {
-		e, err := r.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if e.Kind == rewritelog.Revisit {
-			k.RevisitsWritten++
-			k.BytesConserved += e.OldLength - e.NewLength
-		}
-	}
-}
-
-// requires lists the committed crawls whose records the crawl's revisits
-// need, with those files, from deps.tsv.
-func (c *CrawlCommit) requires() ([]crawlindex.Need, error) {
-	data, err := os.ReadFile(c.Deps)
-	if err != nil {
-		return nil, err
-	}
-	type need struct {
-		revisits int64
-		files    map[string]bool
-	}
-	needs := map[string]*need{}
-	for _, l := range strings.Split(string(data), "\n") {
-		f := strings.Fields(l)
-		if len(f) != 3 || strings.HasPrefix(l, "#") {
-			continue
-		}
-		orig, err := manifest.UnescapeFile(f[1])
-		if err != nil {
-			return nil, err
-		}
-		crawl := crawlindex.CrawlOf(orig)
-		if crawl == c.Crawl.Name {
-			continue
-		}
-		n := needs[crawl]
-		if n == nil {
-			n = &need{files: map[string]bool{}}
-			needs[crawl] = n
-		}
-		count, _ := strconv.ParseInt(f[2], 10, 64)
-		n.revisits += count
-		n.files[strings.TrimPrefix(orig, crawl+"/")] = true
-	}
-	var out []crawlindex.Need
-	for _, crawl := range slices.Sorted(mapKeys(needs)) {
-		n := needs[crawl]
-		committed, err := c.Index.Files(crawl)
-		if err != nil {
-			return nil, fmt.Errorf("crawl %s, whose records the revisits need: %w", crawl, err)
-		}
-		need := crawlindex.Need{Crawl: crawl, Revisits: n.revisits}
-		for _, f := range committed {
-			if n.files[f.Name] {
-				need.Files = append(need.Files, f)
-			}
-		}
-		out = append(out, need)
-	}
-	return out, nil
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
-
-// CrawlsOf is the report's table of an index's crawls.
-func CrawlsOf(r *crawlindex.Registry) []report.Crawl {
-	var out []report.Crawl
-	for _, k := range r.Crawls {
-		rc := report.Crawl{Name: k.Name, Committed: true, Records: k.Records, RevisitsWritten: k.RevisitsWritten,
-			BytesConserved: k.BytesConserved, Size: k.Size}
-		for _, n := range k.Requires {
-			rc.Requires = append(rc.Requires, n.Crawl)
-		}
-		out = append(out, rc)
-	}
-	return out
 }

@@ -16,6 +16,7 @@ import (
 	"warcdedup/crawlindex"
 	"warcdedup/internal/progress"
 	"warcdedup/manifest"
+	"warcdedup/stage"
 )
 
 // pauseWriter is a display's writer that stops the job writing to it at
@@ -45,7 +46,7 @@ func (p *pauseWriter) Write(b []byte) (int, error) {
 type pausedRun struct {
 	pause *pauseWriter
 	done  chan struct{}
-	res   *Result
+	res   *stage.Result
 	err   error
 }
 
@@ -68,7 +69,7 @@ func startPaused(t *testing.T, opt Options, at string) *pausedRun {
 }
 
 // finish lets the job go on and waits for its end.
-func (p *pausedRun) finish() (*Result, error) {
+func (p *pausedRun) finish() (*stage.Result, error) {
 	close(p.pause.release)
 	<-p.done
 	return p.res, p.err
@@ -232,7 +233,7 @@ func TestRunIndexChecksFirst(t *testing.T) {
 			}
 			current, _ := os.ReadFile(filepath.Join(ix, "CURRENT"))
 			before := hashTree(t, crawl)
-			var res *Result
+			var res *stage.Result
 			err := func() (err error) {
 				defer func() {
 					if p := recover(); p != nil {

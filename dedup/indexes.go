@@ -17,7 +17,9 @@ import (
 	"warcdedup/internal/progress"
 	"warcdedup/reindex"
 	"warcdedup/rewritelog"
+	"warcdedup/stage"
 	"warcdedup/warcsum"
+	"warcdedup/workdir"
 )
 
 // indexesDir keeps, per index that --cdx names (run and undo), what the
@@ -82,7 +84,7 @@ func keptName(index string) string {
 // indexUpdate brings the indexes of a job (run or undo) up to date with
 // the rewrite log, each all or nothing (reindex.InPlace).
 type indexUpdate struct {
-	wd    *WorkDir
+	wd    *workdir.Dir
 	base  int64    // where an index the work directory does not know holds the log up to
 	roots []string // the collections
 	show  *progress.Display
@@ -170,7 +172,7 @@ func (u *indexUpdate) one(index string) error {
 	}
 	name := keptName(ix.Path)
 	statePath := u.wd.File(filepath.Join(indexesDir, name+".json"))
-	st, err := readJSON[indexState](statePath)
+	st, err := workdir.ReadJSON[indexState](statePath)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
@@ -191,7 +193,7 @@ func (u *indexUpdate) one(index string) error {
 		st.Current = &indexVersion{Files: files, LogTo: u.base}
 	}
 	st.Next = nil
-	logPath := u.wd.File(LogFile)
+	logPath := u.wd.File(workdir.LogFile)
 	var logSize int64
 	if fi, err := os.Stat(logPath); err == nil {
 		logSize = fi.Size()
@@ -206,17 +208,17 @@ func (u *indexUpdate) one(index string) error {
 	case from == logSize && st.Current.is(files) && st.Current.LogTo == logSize:
 		kept.drop()
 		u.show.Note("warcdedup: %s: up to date", ix.Path)
-		return writeJSON(statePath, st)
+		return workdir.WriteJSON(statePath, st)
 	}
 	if err := kept.promote(); err != nil {
 		return err
 	}
-	if err := writeJSON(statePath, st); err != nil {
+	if err := workdir.WriteJSON(statePath, st); err != nil {
 		return err
 	}
 	moves, err := rewritelog.LoadFileFrom(logPath, from)
 	if errors.Is(err, os.ErrNotExist) {
-		moves, err = rewritelog.Load(rewritelog.NewReader(strings.NewReader(""), LogFile), time.Time{})
+		moves, err = rewritelog.Load(rewritelog.NewReader(strings.NewReader(""), workdir.LogFile), time.Time{})
 	}
 	if err != nil {
 		return err
@@ -232,7 +234,7 @@ func (u *indexUpdate) one(index string) error {
 		},
 		BeforeCommit: func(files []reindex.FileSum) error {
 			st.Next = &indexVersion{Files: files, LogTo: logSize}
-			return writeJSON(statePath, st)
+			return workdir.WriteJSON(statePath, st)
 		},
 	}
 	err = p.Rewrite(kept.Index, ix)
@@ -246,7 +248,7 @@ func (u *indexUpdate) one(index string) error {
 	u.Lines += p.Stats.Lines
 	u.Changed += p.Changed()
 	st.Current, st.Next = &indexVersion{Files: p.Written, LogTo: logSize}, nil
-	if err := writeJSON(statePath, st); err != nil {
+	if err := workdir.WriteJSON(statePath, st); err != nil {
 		return err
 	}
 	if ix.Form == reindex.ZipNum {
@@ -336,12 +338,12 @@ func copyFile(from, to string) (string, int64, error) {
 
 // updateIndexes is run's stage: the indexes brought up to date with this
 // job's rewrites.
-func (j *Job) updateIndexes(ctx context.Context) (string, error) {
-	u := &indexUpdate{wd: j.wd, base: j.state.LogSizeAtHash, roots: j.opt.Collections, show: j.show}
-	if err := u.run(ctx, j.opt.CDX); err != nil {
+func (r *run) updateIndexes(ctx context.Context) (string, error) {
+	u := &indexUpdate{wd: r.wd, base: r.state.LogSizeAtHash, roots: r.opt.Collections, show: r.show}
+	if err := u.run(ctx, r.opt.CDX); err != nil {
 		return "", err
 	}
-	j.indexRefused = u.Refused
+	r.indexRefused = u.Refused
 	note := fmt.Sprintf("%s lines in %d indexes, %s changed", progress.Count(u.Lines), u.Indexes, progress.Count(u.Changed))
 	if len(u.Refused) > 0 {
 		note += fmt.Sprintf("; %d indexes left untouched (%s problems)", len(u.Refused), progress.Count(u.Problems))
@@ -354,10 +356,10 @@ func (j *Job) updateIndexes(ctx context.Context) (string, error) {
 // again (read from the restored files where the index has only the
 // revisit's). from is the log's size when the undo began, -1 for its size
 // now (an undo that had nothing to restore).
-func updateIndexesAfterUndo(ctx context.Context, wd *WorkDir, indexes, collections []string, from int64, show *progress.Display, res *UndoResult) error {
+func updateIndexesAfterUndo(ctx context.Context, wd *workdir.Dir, indexes, collections []string, from int64, show *progress.Display, res *UndoResult) error {
 	if from < 0 {
 		from = 0
-		if fi, err := os.Stat(wd.File(LogFile)); err == nil {
+		if fi, err := os.Stat(wd.File(workdir.LogFile)); err == nil {
 			from = fi.Size()
 		}
 	}
@@ -367,8 +369,8 @@ func updateIndexesAfterUndo(ctx context.Context, wd *WorkDir, indexes, collectio
 	}
 	if len(u.Refused) > 0 {
 		res.Exit = max(res.Exit, 1)
-		res.ExitReason = append(res.ExitReason, fmt.Sprintf("%d indexes left untouched (%s problems; see %s)", len(u.Refused), progress.Count(u.Problems), RunLog))
-		res.ExitReason = append(res.ExitReason, first(u.Refused, 5)...)
+		res.ExitReason = append(res.ExitReason, fmt.Sprintf("%d indexes left untouched (%s problems; see %s)", len(u.Refused), progress.Count(u.Problems), workdir.RunLog))
+		res.ExitReason = append(res.ExitReason, stage.First(u.Refused, 5)...)
 	}
 	return nil
 }
@@ -386,12 +388,12 @@ type IndexResult struct {
 // left to do): an index the work directory does not know is taken to be
 // of the files before that job.
 func UpdateIndexes(ctx context.Context, workDir string, indexes []string, show *progress.Display) (*IndexResult, error) {
-	wd, err := OpenWorkDir(workDir)
+	wd, err := workdir.Open(workDir)
 	if err != nil {
 		return nil, err
 	}
 	defer wd.Close()
-	state, err := wd.readState()
+	state, err := readState(wd)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"warcdedup/internal/progress"
 	"warcdedup/reindex"
 	"warcdedup/rewritelog"
+	"warcdedup/workdir"
 )
 
 // TestIndexResume proves what a rerun of the index update does whatever
@@ -53,7 +54,7 @@ func TestIndexResume(t *testing.T) {
 		old, new := sum(before), sum(after)
 		old.Path, new.Path = index, index
 		st := indexState{Index: index, Current: &indexVersion{Files: []reindex.FileSum{old}}, Next: &indexVersion{Files: []reindex.FileSum{new}, LogTo: int64(len(log))}}
-		if err := writeJSON(state, st); err != nil {
+		if err := workdir.WriteJSON(state, st); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -91,12 +92,12 @@ func TestIndexResume(t *testing.T) {
 			for _, f := range []string{"a.warc.gz", "b.warc.gz"} {
 				os.WriteFile(filepath.Join(coll, f), []byte("x"), 0o644)
 			}
-			wd, err := OpenWorkDir(filepath.Join(dir, "work"))
+			wd, err := workdir.Open(filepath.Join(dir, "work"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer wd.Close()
-			os.WriteFile(wd.File(LogFile), []byte(log), 0o644)
+			os.WriteFile(wd.File(workdir.LogFile), []byte(log), 0o644)
 			index := filepath.Join(dir, "index.cdx")
 			os.WriteFile(index, []byte(before), 0o644)
 			var notes bytes.Buffer
@@ -122,7 +123,7 @@ func TestIndexResume(t *testing.T) {
 			if string(kept) != before && c.note == "" {
 				t.Errorf("the copy kept is not the index from before the update:\n%s", kept)
 			}
-			st, err := readJSON[indexState](state)
+			st, err := workdir.ReadJSON[indexState](state)
 			if err != nil || st.Next != nil || st.Current == nil || st.Current.LogTo != int64(len(log)) || !st.Current.is([]reindex.FileSum{{Path: index, Size: int64(len(after)), SHA256: sum(after).SHA256}}) {
 				t.Errorf("state %+v %+v %v", st.Current, st.Next, err)
 			}

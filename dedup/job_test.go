@@ -27,11 +27,13 @@ import (
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
 	"warcdedup/scripts/gen"
+	"warcdedup/stage"
 	"warcdedup/warcsum"
+	"warcdedup/workdir"
 )
 
-// collection writes a generated collection into a new directory.
-func collection(t *testing.T, cfg gen.Config) (string, *gen.Result) {
+// generated writes a generated collection into a new directory.
+func generated(t *testing.T, cfg gen.Config) (string, *gen.Result) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "coll")
 	res, err := gen.Write(dir, cfg)
@@ -78,7 +80,7 @@ func copyTree(t *testing.T, src, dst string) {
 // list giving every replaced file's SHA-256 before and after, the
 // dependencies, and that a rerun has nothing to do and changes nothing.
 func TestRun(t *testing.T) {
-	dir, res := collection(t, genCfg)
+	dir, res := generated(t, genCfg)
 	before := hashTree(t, dir)
 	wd := filepath.Join(t.TempDir(), "work")
 	r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
@@ -95,7 +97,7 @@ func TestRun(t *testing.T) {
 	}
 	var arcDups int64
 	for _, l := range res.Expected {
-		if l.IsDuplicate() && isARC(l.File) {
+		if f := strings.ToLower(l.File); l.IsDuplicate() && (strings.HasSuffix(f, ".arc") || strings.HasSuffix(f, ".arc.gz")) {
 			arcDups++
 		}
 	}
@@ -107,16 +109,16 @@ func TestRun(t *testing.T) {
 	// The rewritten files were listed from the records written, not read
 	// again, and the listing is the one reading them gives.
 	for _, s := range rep.Stages {
-		if s.Name == stageAfter && !strings.HasPrefix(s.Note, "0 files read again") {
+		if s.Name == stage.HashAgainName && !strings.HasPrefix(s.Note, "0 files read again") {
 			t.Errorf("hash again: %s", s.Note)
 		}
 	}
-	if listed, _ := os.ReadFile(filepath.Join(wd, AfterFile)); !bytes.Equal(listed, listing(t, dir)) {
+	if listed, _ := os.ReadFile(filepath.Join(wd, workdir.AfterFile)); !bytes.Equal(listed, listing(t, dir)) {
 		t.Errorf("the manifest after differs from what reading the files gives")
 	}
 
 	// The fixity list: every changed file, with its sums before and after.
-	fixity := readLines(t, filepath.Join(wd, FixityFile))
+	fixity := readLines(t, filepath.Join(wd, workdir.FixityFile))
 	changed := 0
 	for name, sum := range after {
 		if sum != before[name] {
@@ -138,10 +140,10 @@ func TestRun(t *testing.T) {
 	}
 	// The dependencies: the run's own, as many revisits as it wrote; the
 	// collection's, every revisit in it now (those it had too).
-	if deps, _ := depsCount(t, filepath.Join(wd, r.RunDir, DepsFile)); deps != tot.RevisitsWritten {
+	if deps, _ := depsCount(t, filepath.Join(wd, r.RunDir, workdir.DepsFile)); deps != tot.RevisitsWritten {
 		t.Errorf("the run's deps.tsv counts %d revisits, %d were written", deps, tot.RevisitsWritten)
 	}
-	if deps, unresolved := depsCount(t, filepath.Join(wd, DepsFile)); deps+unresolved != tot.RevisitsWritten+tot.Revisits || deps < tot.RevisitsWritten {
+	if deps, unresolved := depsCount(t, filepath.Join(wd, workdir.DepsFile)); deps+unresolved != tot.RevisitsWritten+tot.Revisits || deps < tot.RevisitsWritten {
 		t.Errorf("deps.tsv counts %d revisits and %d that refer to nothing; %d were written, %d were there", deps, unresolved, tot.RevisitsWritten, tot.Revisits)
 	}
 	if len(rep.ByMIME) == 0 || len(rep.ByHost) == 0 || len(rep.ByMonth) == 0 || len(rep.BySize) == 0 || len(rep.LargestClasses) == 0 {
@@ -156,11 +158,11 @@ func TestRun(t *testing.T) {
 	}
 
 	// The page and the figures kept: the same report.
-	page, err := os.ReadFile(filepath.Join(wd, ReportFile))
+	page, err := os.ReadFile(filepath.Join(wd, workdir.ReportFile))
 	if err != nil || !bytes.Contains(page, []byte("<svg")) || !bytes.Contains(page, []byte(html.EscapeString(rep.Title))) {
 		t.Errorf("report.html (%v) has no chart or not the title %q", err, rep.Title)
 	}
-	kept, err := readReport(filepath.Join(wd, StatsFile))
+	kept, err := stage.ReadReport(filepath.Join(wd, workdir.StatsFile))
 	if err != nil || kept.Totals != tot {
 		t.Errorf("stats.json (%v) holds totals %+v, the run %+v", err, kept.Totals, tot)
 	}
@@ -235,7 +237,7 @@ func sameTree(t *testing.T, what string, got, want map[string]string) {
 // would write and save exactly what the real run then writes and saves,
 // and that the real run reuses the dry run's hashing and resolution.
 func TestDryRunEqualsRun(t *testing.T) {
-	dir, _ := collection(t, genCfg)
+	dir, _ := generated(t, genCfg)
 	before := hashTree(t, dir)
 	wd := filepath.Join(t.TempDir(), "work")
 	dry, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2, DryRun: true})
@@ -244,7 +246,7 @@ func TestDryRunEqualsRun(t *testing.T) {
 	}
 	sameTree(t, "after a dry run", hashTree(t, dir), before)
 	var summary bytes.Buffer
-	Summary(&summary, dry)
+	stage.Summary(&summary, dry)
 	if !strings.Contains(summary.String(), "would be rewritten") || !strings.Contains(summary.String(), "would be saved") || strings.Contains(summary.String(), "\nrewritten") {
 		t.Errorf("a dry run's summary must say would:\n%s", summary.String())
 	}
@@ -293,7 +295,7 @@ func TestKillAndResume(t *testing.T) {
 	}
 	cfg := genCfg
 	cfg.Files, cfg.Records, cfg.MeanPayload = 6, 1200, 12<<10
-	src, _ := collection(t, cfg)
+	src, _ := generated(t, cfg)
 	tmp := t.TempDir()
 	run := func(coll, wd string) *exec.Cmd {
 		cmd := exec.Command(binPath, "run", "-q", "-j", "2", "--work-dir", wd, coll)
@@ -326,16 +328,16 @@ func TestKillAndResume(t *testing.T) {
 		time.Sleep(delay)
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
-		state, _ := os.ReadFile(filepath.Join(wd, StateFile))
+		state, _ := os.ReadFile(filepath.Join(wd, workdir.StateFile))
 		if out, err := run(coll, wd).CombinedOutput(); err != nil {
 			t.Fatalf("kill %d after %v: the resumed run: %v\n%s", i, delay, err, out)
 		}
 		sameTree(t, fmt.Sprintf("kill %d after %v, resumed", i, delay), hashTree(t, coll), want)
-		checkLoggedOnce(t, filepath.Join(wd, LogFile))
-		for _, d := range []string{coll, wd, filepath.Join(wd, cacheDir), filepath.Join(wd, tmpDir), tmp} {
+		checkLoggedOnce(t, filepath.Join(wd, workdir.LogFile))
+		for _, d := range []string{coll, wd, filepath.Join(wd, workdir.CacheDir), filepath.Join(wd, workdir.TmpDir), tmp} {
 			entries, _ := os.ReadDir(d)
 			for _, e := range entries {
-				if strings.HasPrefix(e.Name(), atomicfile.TempPrefix) || d == tmp || d == filepath.Join(wd, tmpDir) {
+				if strings.HasPrefix(e.Name(), atomicfile.TempPrefix) || d == tmp || d == filepath.Join(wd, workdir.TmpDir) {
 					t.Errorf("kill %d: %s left in %s", i, e.Name(), d)
 				}
 			}
@@ -408,7 +410,7 @@ func TestNextCrawl(t *testing.T) {
 // byte), a second undo has nothing to do, and a run after it deduplicates
 // the collection again as the first did.
 func TestUndo(t *testing.T) {
-	dir, _ := collection(t, genCfg)
+	dir, _ := generated(t, genCfg)
 	before := hashUncompressed(t, dir)
 	wd := filepath.Join(t.TempDir(), "work")
 	r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
@@ -417,7 +419,7 @@ func TestUndo(t *testing.T) {
 	}
 	written := r.Report.Totals.RevisitsWritten
 	deduplicated := hashTree(t, dir)
-	fixity := readLines(t, filepath.Join(wd, FixityFile))[1:]
+	fixity := readLines(t, filepath.Join(wd, workdir.FixityFile))[1:]
 	one := filepath.Join(dir, strings.Fields(fixity[0])[0])
 
 	u1, err := Undo(context.Background(), UndoOptions{Paths: []string{one}, WorkDir: wd, Jobs: 2})
@@ -436,7 +438,7 @@ func TestUndo(t *testing.T) {
 		t.Errorf("restored %d records in %d+%d files; the run wrote %d revisits in %d files", got, u1.Stats.Restored, u2.Stats.Restored, written, len(fixity))
 	}
 	sameTree(t, "after undo (uncompressed)", hashUncompressed(t, dir), before)
-	if fx := readLines(t, filepath.Join(wd, UndoFixityFile)); int64(len(fx)-1) != u2.Stats.Restored {
+	if fx := readLines(t, filepath.Join(wd, workdir.UndoFixityFile)); int64(len(fx)-1) != u2.Stats.Restored {
 		t.Errorf("undo-fixity.tsv has %d lines for %d files", len(fx)-1, u2.Stats.Restored)
 	}
 
@@ -536,7 +538,7 @@ func TestCrawlIndex(t *testing.T) {
 		crawl := filepath.Join(crawls, fmt.Sprintf("crawl-%d", i))
 		r, err := Run(context.Background(), Options{Collections: []string{crawl}, Index: index, Jobs: 2})
 		if err != nil || r.Report.Exit != 0 || r.Report.Totals.Violations != 0 {
-			v, _ := os.ReadFile(filepath.Join(index, "work", fmt.Sprintf("crawl-%d", i), Violations))
+			v, _ := os.ReadFile(filepath.Join(index, "work", fmt.Sprintf("crawl-%d", i), workdir.Violations))
 			t.Fatalf("crawl-%d: %v %v\n%.2000s", i, err, r.Report.ExitReason, v)
 		}
 		written += r.Report.Totals.RevisitsWritten
@@ -830,7 +832,7 @@ func TestCrawlExclude(t *testing.T) {
 func TestRunReadsDamagedFileAgain(t *testing.T) {
 	cfg := genCfg
 	cfg.Files, cfg.Formats = 2, []gen.Format{gen.WARC10Gz}
-	dir, res := collection(t, cfg)
+	dir, res := generated(t, cfg)
 	// A gzip member cut short after the last record: damage the rewrite
 	// keeps as it is, and that warcsum reports.
 	damaged := filepath.Join(dir, res.Names[0])
@@ -852,7 +854,7 @@ func TestRunReadsDamagedFileAgain(t *testing.T) {
 	}
 	found := false
 	for _, s := range r.Report.Stages {
-		if s.Name == stageAfter {
+		if s.Name == stage.HashAgainName {
 			found = true
 			if !strings.HasPrefix(s.Note, "1 files read again") {
 				t.Errorf("hash again: %s, want the damaged file read again", s.Note)
@@ -862,10 +864,10 @@ func TestRunReadsDamagedFileAgain(t *testing.T) {
 	if !found {
 		t.Errorf("no hash again stage in the report")
 	}
-	if listed, _ := os.ReadFile(filepath.Join(wd, AfterFile)); !bytes.Equal(listed, listing(t, dir)) {
+	if listed, _ := os.ReadFile(filepath.Join(wd, workdir.AfterFile)); !bytes.Equal(listed, listing(t, dir)) {
 		t.Errorf("the manifest after differs from what reading the files gives")
 	}
-	runLog, err := os.ReadFile(filepath.Join(wd, RunLog))
+	runLog, err := os.ReadFile(filepath.Join(wd, workdir.RunLog))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"warcdedup/internal/progress"
 	"warcdedup/internal/warctest"
+	"warcdedup/stage"
 )
 
 // appender is another process that holds a file open for appending, as
@@ -77,7 +78,7 @@ func TestRunRefusesFileHeldForWriting(t *testing.T) {
 	var once sync.Once
 	var during error
 	show := progress.NewPlain(writerFunc(func(p []byte) (int, error) {
-		if strings.Contains(string(p), stageRewrite+": started") {
+		if strings.Contains(string(p), stage.RewriteName+": started") {
 			once.Do(func() { during = w.append() })
 		}
 		return len(p), nil

@@ -18,9 +18,13 @@ import (
 	"time"
 
 	"warcdedup/atomicfile"
+	"warcdedup/internal/sortedlines"
+	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 	"warcdedup/report"
 	"warcdedup/rewritelog"
+	"warcdedup/stage"
+	"warcdedup/workdir"
 )
 
 // The records a work directory keeps of its collection cover every run:
@@ -43,13 +47,13 @@ import (
 // newRunDir makes the directory of a run's own records, named after the
 // time it started and what it is ("2024-06-05T102231Z-run"), and returns
 // its path relative to the work directory.
-func (w *WorkDir) newRunDir(start time.Time, mode string) (string, error) {
+func newRunDir(w *workdir.Dir, start time.Time, mode string) (string, error) {
 	base := start.UTC().Format(runDirLayout) + "-" + strings.ReplaceAll(mode, " ", "-")
-	if err := os.MkdirAll(w.File(RunsDir), 0o755); err != nil {
+	if err := os.MkdirAll(w.File(workdir.RunsDir), 0o755); err != nil {
 		return "", err
 	}
 	for i := 1; ; i++ {
-		rel := filepath.Join(RunsDir, base)
+		rel := filepath.Join(workdir.RunsDir, base)
 		if i > 1 {
 			rel += "." + strconv.Itoa(i)
 		}
@@ -64,30 +68,23 @@ func (w *WorkDir) newRunDir(start time.Time, mode string) (string, error) {
 }
 
 // runFile is where a file of the run's own records goes: in its run
-// directory, or in the work directory for a job without one (the account
-// of warcdedup cluster).
-func (j *Job) runFile(name string) string {
-	if j.runDir == "" {
-		return j.wd.File(name)
-	}
-	return filepath.Join(j.wd.File(j.runDir), name)
+// directory.
+func (r *run) runFile(name string) string {
+	return filepath.Join(r.wd.File(r.runDir), name)
 }
 
 // collectionRecords writes the work directory's fixity list and
 // dependencies of the collection as every run has left it.
-func (j *Job) collectionRecords(ctx context.Context) error {
-	if _, err := updateRecords(ctx, j.wd); err != nil {
+func (r *run) collectionRecords(ctx context.Context) error {
+	if _, err := updateRecords(ctx, r.wd); err != nil {
 		return err
 	}
 	var external []string
-	if j.crawl != nil {
-		external = append(external, j.wd.File(resolvedOriginalsFile))
+	if r.crawl != nil {
+		external = append(external, r.wd.File(workdir.ResolvedOriginalsFile))
 	}
-	return writeDeps(ctx, j.wd, j.wd.File(DepsFile), depsListing{names: []string{j.wd.File(AfterFile)}, external: external})
+	return writeDeps(ctx, r.wd, r.wd.File(workdir.DepsFile), depsListing{names: []string{r.wd.File(workdir.AfterFile)}, external: external})
 }
-
-// fixityHeader starts every fixity list.
-const fixityHeader = "# file old-size old-sha256 new-size new-sha256\n"
 
 // foldState is how far the work directory's fixity list and totals have
 // taken the rewrite log in: each run folds only the entries appended
@@ -115,16 +112,16 @@ const foldTail = 4096
 // memory does not grow with the files of years of runs. Killed between
 // the list and the state, the next fold takes the same entries again,
 // which leaves the list as it is.
-func updateRecords(ctx context.Context, wd *WorkDir) (*report.Collection, error) {
-	st, _ := readJSON[foldState](wd.File(foldFile))
-	logName := wd.File(LogFile)
+func updateRecords(ctx context.Context, wd *workdir.Dir) (*report.Collection, error) {
+	st, _ := workdir.ReadJSON[foldState](wd.File(foldFile))
+	logName := wd.File(workdir.LogFile)
 	f, err := os.Open(logName)
 	if errors.Is(err, os.ErrNotExist) {
 		st = foldState{}
-		if err := writeFile(wd.File(FixityFile), []byte(fixityHeader)); err != nil {
+		if err := workdir.WriteFile(wd.File(workdir.FixityFile), []byte(stage.FixityHeader)); err != nil {
 			return nil, err
 		}
-		return &st.Collection, writeJSON(wd.File(foldFile), st)
+		return &st.Collection, workdir.WriteJSON(wd.File(foldFile), st)
 	}
 	if err != nil {
 		return nil, err
@@ -134,28 +131,28 @@ func updateRecords(ctx context.Context, wd *WorkDir) (*report.Collection, error)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(wd.File(FixityFile)); err != nil || end < st.LogSize || tailSum(f, st.LogSize) != st.Tail {
+	if _, err := os.Stat(wd.File(workdir.FixityFile)); err != nil || end < st.LogSize || tailSum(f, st.LogSize) != st.Tail {
 		st = foldState{} // fold the whole log anew
 	}
-	lines := wd.File(tmpDir + "/fixity-lines")
+	lines := wd.File(workdir.TmpDir + "/fixity-lines")
 	sorted := lines + "-sorted"
 	defer os.Remove(lines)
 	defer os.Remove(sorted)
 	if err := foldSection(io.NewSectionReader(f, st.LogSize, end-st.LogSize), logName, lines, &st.Collection); err != nil {
 		return nil, err
 	}
-	if err := Sort(ctx, SortOptions{TempDir: wd.File(tmpDir)}, "LC_ALL=C sort -k1,1 -k2,2n", lines, sorted); err != nil {
+	if err := (syssort.Sorter{TempDir: wd.File(workdir.TmpDir)}).Sort(ctx, "LC_ALL=C sort -k1,1 -k2,2n", []string{lines}, sorted); err != nil {
 		return nil, err
 	}
 	old := ""
 	if st.LogSize > 0 {
-		old = wd.File(FixityFile)
+		old = wd.File(workdir.FixityFile)
 	}
-	if st.Collection.FilesReplaced, err = mergeFixity(old, sorted, wd.File(FixityFile)); err != nil {
+	if st.Collection.FilesReplaced, err = mergeFixity(old, sorted, wd.File(workdir.FixityFile)); err != nil {
 		return nil, err
 	}
 	st.LogSize, st.Tail = end, tailSum(f, end)
-	return &st.Collection, writeJSON(wd.File(foldFile), st)
+	return &st.Collection, workdir.WriteJSON(wd.File(foldFile), st)
 }
 
 // completeLines is the size of the log up to the end of its last whole
@@ -241,26 +238,26 @@ func foldSection(r io.Reader, logName, lines string, c *report.Collection) error
 // SHA-256 before its first replacement, after its last. It returns how
 // many files the list holds.
 func mergeFixity(old, sorted, out string) (int64, error) {
-	var prev *lineScanner
+	var prev *sortedlines.Scanner
 	if old != "" {
 		var err error
-		if prev, err = newLineScanner(old); err != nil {
+		if prev, err = sortedlines.Open(old); err != nil {
 			return 0, err
 		}
-		defer prev.close()
+		defer prev.Close()
 	}
-	next, err := newLineScanner(sorted)
+	next, err := sortedlines.Open(sorted)
 	if err != nil {
 		return 0, err
 	}
-	defer next.close()
+	defer next.Close()
 	o, err := atomicfile.Create(out, 0o644)
 	if err != nil {
 		return 0, err
 	}
 	defer o.Abort()
 	w := bufio.NewWriterSize(o, 256<<10)
-	w.WriteString(fixityHeader)
+	w.WriteString(stage.FixityHeader)
 	var files int64
 	emit := func(f []string) {
 		fmt.Fprintf(w, "%s %s %s %s %s\n", f[0], f[1], f[2], f[3], f[4])
@@ -269,9 +266,9 @@ func mergeFixity(old, sorted, out string) (int64, error) {
 	// Each side's next file: the old list's line, or the newer lines of
 	// one file folded (the first's old, the last's new).
 	nextOld := func() []string {
-		for prev != nil && !prev.done {
-			f := prev.cur
-			prev.advance()
+		for prev != nil && !prev.Done {
+			f := prev.Cur
+			prev.Advance()
 			if len(f) == 5 && !strings.HasPrefix(f[0], "#") {
 				return f
 			}
@@ -279,13 +276,13 @@ func mergeFixity(old, sorted, out string) (int64, error) {
 		return nil
 	}
 	nextNew := func() []string {
-		if next.done {
+		if next.Done {
 			return nil
 		}
-		f := next.cur
+		f := next.Cur
 		cur := []string{f[0], f[2], f[3], f[4], f[5]}
-		for next.advance(); !next.done && next.cur[0] == cur[0]; next.advance() {
-			cur[3], cur[4] = next.cur[4], next.cur[5]
+		for next.Advance(); !next.Done && next.Cur[0] == cur[0]; next.Advance() {
+			cur[3], cur[4] = next.Cur[4], next.Cur[5]
 		}
 		return cur
 	}
@@ -340,15 +337,15 @@ const (
 // revisit's original is the response with its Refers-To URI and date
 // (any date for "*") and its digest; both are sorted by URI and date with
 // the system sort and joined, one URI's responses in memory at a time.
-func writeDeps(ctx context.Context, wd *WorkDir, out string, l depsListing) error {
-	captures := wd.File(tmpDir + "/deps-captures")
+func writeDeps(ctx context.Context, wd *workdir.Dir, out string, l depsListing) error {
+	captures := wd.File(workdir.TmpDir + "/deps-captures")
 	sorted := captures + "-sorted"
 	defer os.Remove(captures)
 	defer os.Remove(sorted)
 	if err := l.captures(ctx, wd, captures); err != nil {
 		return err
 	}
-	if err := Sort(ctx, SortOptions{TempDir: wd.File(tmpDir)}, "LC_ALL=C sort -k1,1 -k2,2 -k3,3n", captures, sorted); err != nil {
+	if err := (syssort.Sorter{TempDir: wd.File(workdir.TmpDir)}).Sort(ctx, "LC_ALL=C sort -k1,1 -k2,2 -k3,3n", []string{captures}, sorted); err != nil {
 		return err
 	}
 	in, err := os.Open(sorted)
@@ -384,13 +381,13 @@ func writeDeps(ctx context.Context, wd *WorkDir, out string, l depsListing) erro
 	if j.unresolved > 0 {
 		fmt.Fprintf(&b, "# %d revisits refer to no record of the collection\n", j.unresolved)
 	}
-	return writeFile(out, b.Bytes())
+	return workdir.WriteFile(out, b.Bytes())
 }
 
 // captures writes the capture lines of the listing to name: "URI DATE 0
 // DIGEST FILE" per response, "REFURI REFDATE 1 DIGEST FILE" per revisit
 // (not restored since).
-func (l depsListing) captures(ctx context.Context, wd *WorkDir, name string) error {
+func (l depsListing) captures(ctx context.Context, wd *workdir.Dir, name string) error {
 	f, err := os.Create(name)
 	if err != nil {
 		return err
@@ -453,35 +450,35 @@ func (l depsListing) captures(ctx context.Context, wd *WorkDir, name string) err
 // unrestored writes the capture lines of the revisits in the file name
 // ("FILE OFFSET REFURI REFDATE DIGEST") that the log's entries since
 // l.restored.From did not restore.
-func (l depsListing) unrestored(ctx context.Context, wd *WorkDir, name string, w *bufio.Writer) error {
+func (l depsListing) unrestored(ctx context.Context, wd *workdir.Dir, name string, w *bufio.Writer) error {
 	gone := name + "-restored"
 	defer os.Remove(gone)
 	if err := restoredEntries(*l.restored, gone); err != nil {
 		return err
 	}
 	for _, n := range []string{name, gone} {
-		if err := Sort(ctx, SortOptions{TempDir: wd.File(tmpDir)}, manifest.ByFile.Command, n, n+"-sorted"); err != nil {
+		if err := (syssort.Sorter{TempDir: wd.File(workdir.TmpDir)}).Sort(ctx, manifest.ByFile.Command, []string{n}, n+"-sorted"); err != nil {
 			return err
 		}
 		defer os.Remove(n + "-sorted")
 	}
-	revs, err := newLineScanner(name + "-sorted")
+	revs, err := sortedlines.Open(name + "-sorted")
 	if err != nil {
 		return err
 	}
-	defer revs.close()
-	restored, err := newLineScanner(gone + "-sorted")
+	defer revs.Close()
+	restored, err := sortedlines.Open(gone + "-sorted")
 	if err != nil {
 		return err
 	}
-	defer restored.close()
-	for ; !revs.done; revs.advance() {
-		r := revs.cur
+	defer restored.Close()
+	for ; !revs.Done; revs.Advance() {
+		r := revs.Cur
 		if len(r) != 5 {
 			return fmt.Errorf("%s: %q", name, strings.Join(r, " "))
 		}
 		off, _ := strconv.ParseInt(r[1], 10, 64)
-		if restored.find(r[0], off) != nil {
+		if restored.Find(r[0], off) != nil {
 			continue
 		}
 		if _, err := fmt.Fprintf(w, "%s %s %s %s %s\n", r[2], r[3], captureRevisit, r[4], r[0]); err != nil {
@@ -623,21 +620,21 @@ func sameDigest(a, b string) bool {
 
 // runs reads the history of the work directory: every run directory's
 // own report (stats.json) or undo (undo.json), oldest first.
-func runs(wd *WorkDir) []report.Run {
-	entries, _ := os.ReadDir(wd.File(RunsDir))
+func runs(wd *workdir.Dir) []report.Run {
+	entries, _ := os.ReadDir(wd.File(workdir.RunsDir))
 	var out []report.Run
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
 		}
-		rel := filepath.Join(RunsDir, e.Name())
-		if rep, err := readReport(filepath.Join(wd.File(rel), StatsFile)); err == nil {
+		rel := filepath.Join(workdir.RunsDir, e.Name())
+		if rep, err := readReport(filepath.Join(wd.File(rel), workdir.StatsFile)); err == nil {
 			t := rep.Totals
 			out = append(out, report.Run{Dir: filepath.ToSlash(rel), Started: rep.Generated, Mode: rep.Mode, Exit: rep.Exit,
 				Files: t.Files, RevisitsWritten: t.RevisitsWritten, BytesSaved: t.BytesSaved, FilesRewritten: t.FilesRewritten})
 			continue
 		}
-		if u, err := readJSON[UndoResult](filepath.Join(wd.File(rel), UndoStatsFile)); err == nil {
+		if u, err := workdir.ReadJSON[UndoResult](filepath.Join(wd.File(rel), workdir.UndoStatsFile)); err == nil {
 			out = append(out, report.Run{Dir: filepath.ToSlash(rel), Started: runDirTime(e.Name()), Mode: "undo", Exit: u.Exit,
 				Files: int64(u.Files), RecordsRestored: u.Stats.Records + u.Stats.Foreign, BytesSaved: u.Stats.BytesBefore - u.Stats.BytesAfter,
 				FilesRewritten: int64(u.Stats.Restored)})
@@ -660,16 +657,16 @@ const runDirLayout = "2006-01-02T150405Z"
 // writeReportIn writes a report's figures (stats.json) and its page
 // (report.html) into the directory dir.
 func writeReportIn(dir string, rep *report.Report) error {
-	return writeReport(&WorkDir{Path: dir}, rep)
+	return writeReport(&workdir.Dir{Path: dir}, rep)
 }
 
 // collectionReport writes the work directory's report: body (the last
 // run's report; a dry run's only when no run has been made) with every
 // run and what they did together.
-func collectionReport(ctx context.Context, wd *WorkDir, body *report.Report) error {
+func collectionReport(ctx context.Context, wd *workdir.Dir, body *report.Report) error {
 	top := *body
 	if body.Mode != "run" {
-		if last, err := readReport(wd.File(StatsFile)); err == nil && last.Mode == "run" {
+		if last, err := readReport(wd.File(workdir.StatsFile)); err == nil && last.Mode == "run" {
 			top = *last
 		}
 	}
@@ -688,12 +685,12 @@ func collectionReport(ctx context.Context, wd *WorkDir, body *report.Report) err
 // it restored) and the report's list of runs. Records that cannot be
 // brought up to date (a damaged rewrite log) change nothing the undo did:
 // the exit status is 1, with why.
-func recordUndo(ctx context.Context, wd *WorkDir, params Params, res *UndoResult, from int64, start time.Time, crawl bool) {
+func recordUndo(ctx context.Context, wd *workdir.Dir, params Params, res *UndoResult, from int64, start time.Time, crawl bool) {
 	problem := func(err error) {
 		res.Exit = max(res.Exit, 1)
 		res.ExitReason = append(res.ExitReason, "the work directory's fixity.tsv, deps.tsv and report were not brought up to date: "+err.Error())
 	}
-	rel, err := wd.newRunDir(start, "undo")
+	rel, err := newRunDir(wd, start, "undo")
 	if err != nil {
 		problem(err)
 		return
@@ -701,8 +698,8 @@ func recordUndo(ctx context.Context, wd *WorkDir, params Params, res *UndoResult
 	if err := undoRecords(ctx, wd, rel, from, crawl); err != nil {
 		problem(err)
 	}
-	own := filepath.Join(wd.File(rel), UndoStatsFile)
-	if err := writeJSON(own, res); err != nil {
+	own := filepath.Join(wd.File(rel), workdir.UndoStatsFile)
+	if err := workdir.WriteJSON(own, res); err != nil {
 		problem(err)
 		return
 	}
@@ -710,29 +707,29 @@ func recordUndo(ctx context.Context, wd *WorkDir, params Params, res *UndoResult
 		Collections: params.Collections, Policy: params.Policy, Algorithm: params.Algorithm}
 	if err := collectionReport(ctx, wd, body); err != nil {
 		problem(err)
-		writeJSON(own, res)
+		workdir.WriteJSON(own, res)
 	}
 }
 
 // undoRecords writes the undo's fixity list into its run directory rel
 // and the work directory's fixity list and dependencies.
-func undoRecords(ctx context.Context, wd *WorkDir, rel string, from int64, crawl bool) error {
-	if _, err := writeFixity(wd.File(LogFile), from, filepath.Join(wd.File(rel), FixityFile)); err != nil {
+func undoRecords(ctx context.Context, wd *workdir.Dir, rel string, from int64, crawl bool) error {
+	if _, err := stage.WriteFixity(wd.File(workdir.LogFile), from, filepath.Join(wd.File(rel), workdir.FixityFile)); err != nil {
 		return err
 	}
 	if _, err := updateRecords(ctx, wd); err != nil {
 		return err
 	}
-	if _, err := os.Stat(wd.File(UndoManifest)); err != nil {
+	if _, err := os.Stat(wd.File(workdir.UndoManifest)); err != nil {
 		return nil // nothing was listed: nothing restored
 	}
-	l := depsListing{names: []string{wd.File(UndoManifest)}, restored: &restoredSince{Log: wd.File(LogFile), From: from}}
+	l := depsListing{names: []string{wd.File(workdir.UndoManifest)}, restored: &restoredSince{Log: wd.File(workdir.LogFile), From: from}}
 	if crawl {
 		// A crawl's revisits may need the originals of the crawls of its
 		// index, which the undo joined.
-		if _, err := os.Stat(wd.File(undoIndexOriginals)); err == nil {
-			l.external = []string{wd.File(undoIndexOriginals)}
+		if _, err := os.Stat(wd.File(workdir.UndoIndexOriginals)); err == nil {
+			l.external = []string{wd.File(workdir.UndoIndexOriginals)}
 		}
 	}
-	return writeDeps(ctx, wd, wd.File(DepsFile), l)
+	return writeDeps(ctx, wd, wd.File(workdir.DepsFile), l)
 }

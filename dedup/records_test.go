@@ -11,6 +11,8 @@ import (
 	"warcdedup/internal/warctest"
 	"warcdedup/policy"
 	"warcdedup/report"
+	"warcdedup/stage"
+	"warcdedup/workdir"
 )
 
 // depsLines are a deps.tsv's lines, its header left out.
@@ -42,25 +44,25 @@ func TestRecordsAccumulate(t *testing.T) {
 	warctest.WriteFile(t, dir, "a.warc", []byte(warctest.Response("http://example.com/logo.png", "2024-01-01T00:00:00Z", logo)+
 		warctest.Response("http://example.com/logo.png", "2024-01-02T00:00:00Z", logo)))
 	warctest.WriteFile(t, dir, "b.warc", []byte(warctest.Response("http://example.com/page.html", "2024-01-01T00:00:00Z", page)))
-	first := run(t, dir, wd)
+	first := runOn(t, dir, wd)
 	if first.Report.Totals.RevisitsWritten != 1 {
 		t.Fatalf("first run: %d revisits written", first.Report.Totals.RevisitsWritten)
 	}
 	c := warctest.WriteFile(t, dir, "c.warc", []byte(warctest.Response("http://example.com/page.html", "2024-02-01T00:00:00Z", page)))
-	second := run(t, dir, wd)
+	second := runOn(t, dir, wd)
 	if second.Report.Totals.RevisitsWritten != 1 || second.RunDir == first.RunDir {
 		t.Fatalf("second run: %d revisits written, run directory %q (the first's %q)", second.Report.Totals.RevisitsWritten, second.RunDir, first.RunDir)
 	}
 	both := []string{"a.warc a.warc 1", "c.warc b.warc 1"}
 	check := func(when string, deps, fixity []string, revisits, restored int64, runs int) {
 		t.Helper()
-		if got := depsLines(t, filepath.Join(wd, DepsFile)); !slices.Equal(got, deps) {
+		if got := depsLines(t, filepath.Join(wd, workdir.DepsFile)); !slices.Equal(got, deps) {
 			t.Errorf("%s: deps.tsv %q, want %q", when, got, deps)
 		}
-		if got := fixityFiles(t, filepath.Join(wd, FixityFile)); !slices.Equal(got, fixity) {
+		if got := fixityFiles(t, filepath.Join(wd, workdir.FixityFile)); !slices.Equal(got, fixity) {
 			t.Errorf("%s: fixity.tsv lists %q, want %q", when, got, fixity)
 		}
-		rep, err := readReport(filepath.Join(wd, StatsFile))
+		rep, err := stage.ReadReport(filepath.Join(wd, workdir.StatsFile))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +70,7 @@ func TestRecordsAccumulate(t *testing.T) {
 			rep.Collection.FilesReplaced != int64(len(fixity)) || len(rep.Runs) != runs {
 			t.Errorf("%s: stats.json: collection %+v, %d runs; want %d revisits written, %d restored, %d files, %d runs", when, rep.Collection, len(rep.Runs), revisits, restored, len(fixity), runs)
 		}
-		page, _ := os.ReadFile(filepath.Join(wd, ReportFile))
+		page, _ := os.ReadFile(filepath.Join(wd, workdir.ReportFile))
 		for _, r := range rep.Runs {
 			if _, err := os.Stat(filepath.Join(wd, filepath.FromSlash(r.Dir))); err != nil || !strings.Contains(string(page), r.Dir) {
 				t.Errorf("%s: run %s: %v, or report.html does not name it", when, r.Dir, err)
@@ -78,13 +80,13 @@ func TestRecordsAccumulate(t *testing.T) {
 	check("after a file was added", both, []string{"a.warc", "c.warc"}, 2, 0, 2)
 	// Each run's own: what it wrote.
 	for _, tt := range []struct {
-		r    *Result
+		r    *stage.Result
 		deps string
 	}{{first, "a.warc a.warc 1"}, {second, "c.warc b.warc 1"}} {
-		if got := depsLines(t, filepath.Join(wd, tt.r.RunDir, DepsFile)); !slices.Equal(got, []string{tt.deps}) {
+		if got := depsLines(t, filepath.Join(wd, tt.r.RunDir, workdir.DepsFile)); !slices.Equal(got, []string{tt.deps}) {
 			t.Errorf("%s: deps.tsv %q, want %q", tt.r.RunDir, got, tt.deps)
 		}
-		if got := fixityFiles(t, filepath.Join(wd, tt.r.RunDir, FixityFile)); len(got) != 1 || got[0] != strings.Fields(tt.deps)[0] {
+		if got := fixityFiles(t, filepath.Join(wd, tt.r.RunDir, workdir.FixityFile)); len(got) != 1 || got[0] != strings.Fields(tt.deps)[0] {
 			t.Errorf("%s: fixity.tsv lists %q", tt.r.RunDir, got)
 		}
 	}
@@ -110,8 +112,8 @@ func TestRecordsAccumulate(t *testing.T) {
 // last; that a line being appended waits for the next fold; and that a
 // log that is not the one folded is folded anew.
 func TestFoldLog(t *testing.T) {
-	wd := &WorkDir{Path: t.TempDir()}
-	os.MkdirAll(wd.File(tmpDir), 0o755)
+	wd := &workdir.Dir{Path: t.TempDir()}
+	os.MkdirAll(wd.File(workdir.TmpDir), 0o755)
 	const digest = "sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
 	run1 := "# run 2024-01-01T00:00:00Z\n" +
 		"# file a.warc 50 a0 40 a1\n" +
@@ -125,14 +127,14 @@ func TestFoldLog(t *testing.T) {
 		"c%20d.warc 0 10 0 5 revisit " + digest + " http://z/ 2024-01-01T00:00:00Z\n"
 	fold := func(log string) (*report.Collection, []string) {
 		t.Helper()
-		if err := os.WriteFile(wd.File(LogFile), []byte(log), 0o644); err != nil {
+		if err := os.WriteFile(wd.File(workdir.LogFile), []byte(log), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		c, err := updateRecords(context.Background(), wd)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return c, readLines(t, wd.File(FixityFile))[1:]
+		return c, readLines(t, wd.File(workdir.FixityFile))[1:]
 	}
 	c, fixity := fold(run1)
 	if want := []string{"a.warc 50 a0 40 a1", "b.warc 100 b0 80 b1"}; !slices.Equal(fixity, want) || c.RevisitsWritten != 2 || c.BytesSaved != 30 || c.FilesReplaced != 2 {

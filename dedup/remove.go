@@ -12,6 +12,7 @@ import (
 	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
 	"warcdedup/internal/progress"
+	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 )
 
@@ -193,7 +194,7 @@ func ImportCrawl(ctx context.Context, opt ImportOptions) (crawlindex.ImportStats
 	}
 	iopt := crawlindex.ImportOptions{Crawl: opt.Crawl, Location: location, TempDir: tmp, Report: opt.Warn, SkipDamaged: opt.SkipDamaged,
 		Sort: func(ctx context.Context, in, out string) error {
-			return Sort(ctx, SortOptions{TempDir: tmp, Memory: opt.SortMemory}, manifest.ByDigest.Command, in, out)
+			return syssort.Sorter{TempDir: tmp, Memory: opt.SortMemory}.Sort(ctx, manifest.ByDigest.Command, []string{in}, out)
 		}}
 	_, st, err := crawlindex.Import(ctx, opt.Index, iopt, readers, opt.CDX)
 	return st, err

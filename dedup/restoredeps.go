@@ -14,12 +14,14 @@ import (
 	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
 	"warcdedup/digest"
+	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 	"warcdedup/originals"
 	"warcdedup/restore"
 	"warcdedup/rewritelog"
 	"warcdedup/source"
 	"warcdedup/warcsum"
+	"warcdedup/workdir"
 )
 
 // restoreDependents makes the crawls that need a crawl being removed
@@ -96,7 +98,7 @@ func (r *restoreDependents) open() error {
 		return err
 	}
 	byCapture := goneLines + ".by-capture"
-	if err := Sort(context.Background(), SortOptions{TempDir: r.tmp}, manifest.ByCapture.Command, goneLines, byCapture); err != nil {
+	if err := (syssort.Sorter{TempDir: r.tmp}).Sort(context.Background(), manifest.ByCapture.Command, []string{goneLines}, byCapture); err != nil {
 		return err
 	}
 	r.goneCaptures, err = manifest.OpenTableBy(byCapture, manifest.CaptureKey)
@@ -214,7 +216,7 @@ func (r *restoreDependents) run(ctx context.Context, res *RemoveResult) error {
 func (r *restoreDependents) runOne(ctx context.Context, d *crawlindex.Crawl, res *RemoveResult) error {
 	logName := d.Log
 	if logName == "" {
-		logName = filepath.Join(r.ix.Dir, "work", d.Name, LogFile)
+		logName = filepath.Join(r.ix.Dir, "work", d.Name, workdir.LogFile)
 	}
 	if err := os.MkdirAll(filepath.Dir(logName), 0o755); err != nil {
 		return err
@@ -362,7 +364,7 @@ func (r *restoreDependents) change(ctx context.Context) (crawlindex.Change, erro
 		return crawlindex.Change{}, err
 	}
 	sorted := all + ".by-digest"
-	if err := Sort(ctx, SortOptions{TempDir: r.tmp}, manifest.ByDigest.Command, all, sorted); err != nil {
+	if err := (syssort.Sorter{TempDir: r.tmp}).Sort(ctx, manifest.ByDigest.Command, []string{all}, sorted); err != nil {
 		return crawlindex.Change{}, err
 	}
 	return crawlindex.Change{Remove: r.gone.Name, Replace: replace, Originals: sorted, Update: r.update}, nil

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"warcdedup/atomicfile"
+	"warcdedup/workdir"
 )
 
 // DigestSlice restricts a job, from resolution on, to the payloads whose
@@ -24,41 +25,38 @@ type DigestSlice struct {
 	Keep func(digest []byte, length int64) bool
 }
 
-// SliceFile is by-digest.manifest with only the slice's lines.
-const SliceFile = "by-digest-slice.manifest"
-
-// writeSlice copies the lines of ByDigestFile whose digest (field 6) the
-// slice keeps into SliceFile, whole or not at all.
-func (j *Job) writeSlice(ctx context.Context) error {
-	in, err := os.Open(j.wd.File(ByDigestFile))
+// writeSlice copies the lines of workdir.ByDigestFile whose digest (field
+// 6) the slice keeps into workdir.SliceFile, whole or not at all.
+func (r *run) writeSlice(ctx context.Context) error {
+	in, err := os.Open(r.wd.File(workdir.ByDigestFile))
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := atomicfile.Create(j.wd.File(SliceFile), 0o644)
+	out, err := atomicfile.Create(r.wd.File(workdir.SliceFile), 0o644)
 	if err != nil {
 		return err
 	}
 	defer out.Abort()
-	r := bufio.NewReaderSize(in, 256<<10)
+	br := bufio.NewReaderSize(in, 256<<10)
 	w := bufio.NewWriterSize(out, 256<<10)
 	var digest []byte
 	keep := false
 	for n := 1; ; n++ {
-		line, err := r.ReadSlice('\n')
+		line, err := br.ReadSlice('\n')
 		if err == io.EOF && len(line) == 0 {
 			break
 		}
 		if err != nil && err != io.EOF {
-			return fmt.Errorf("%s: %w", ByDigestFile, err)
+			return fmt.Errorf("%s: %w", workdir.ByDigestFile, err)
 		}
 		if d := field(line, 5); !bytes.Equal(d, digest) {
 			digest = append(digest[:0], d...)
 			length, err := strconv.ParseInt(string(field(line, 2)), 10, 64)
 			if err != nil {
-				return fmt.Errorf("%s: line %d: length: %w", ByDigestFile, n, err)
+				return fmt.Errorf("%s: line %d: length: %w", workdir.ByDigestFile, n, err)
 			}
-			keep = string(d) == "-" || j.opt.Digests.Keep(d, length)
+			keep = string(d) == "-" || r.opt.Digests.Keep(d, length)
 		}
 		if keep {
 			if _, err := w.Write(line); err != nil {

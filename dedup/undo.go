@@ -1,7 +1,6 @@
 package dedup
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -12,29 +11,18 @@ import (
 	"strings"
 	"time"
 
-	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
 	"warcdedup/digest"
 	"warcdedup/inplace"
 	"warcdedup/internal/progress"
+	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 	"warcdedup/originals"
 	"warcdedup/restore"
 	"warcdedup/rewritelog"
+	"warcdedup/stage"
 	"warcdedup/warcsum"
-)
-
-// The files an undo adds to the work directory.
-const (
-	UndoManifest   = "undo.manifest"            // warcsum of the collection when the undo started
-	UndoByCapture  = "undo-by-capture.manifest" // the same, sorted on URI and date
-	UndoByDigest   = "undo-by-digest.manifest"  // and on digest (with All, or a crawl's)
-	UndoFixityFile = "undo-fixity.tsv"          // per file the undo replaced: sizes and SHA-256 before and after
-	UndoStatsFile  = "undo.json"                // the undo's figures
-	// A crawl's undo: the index's originals of the crawl's digests, and
-	// those with the crawl's own lines, on digest.
-	undoIndexOriginals = "undo-index-originals.manifest"
-	undoJoined         = "undo-joined.manifest"
+	"warcdedup/workdir"
 )
 
 // UndoOptions are what to undo and how.
@@ -108,8 +96,51 @@ type UndoResult struct {
 // 1. Run again after an interruption, it restores what is left.
 func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
 	start := time.Now()
+	u, files, err := openUndo(opt)
+	if err != nil {
+		return nil, err
+	}
+	defer u.close()
+	err = u.run(ctx, files)
+	u.res.Took = time.Since(start)
+	// The work directory's records of the collection (records.go).
+	if u.restoreFrom >= 0 {
+		recordUndo(ctx, u.wd, u.state.Params, u.res, u.restoreFrom, start, u.crawl != nil)
+	}
+	if werr := workdir.WriteJSON(u.wd.File(workdir.UndoStatsFile), u.res); err == nil {
+		err = werr
+	}
+	return u.res, err
+}
+
+// undo is one undo in a work directory: it opens the work directory
+// (openUndo, open), restores what the rewrite log names (restoreLogged:
+// the collection listed as it is now, listNow, then restore), reads the
+// files again (check), and says why its exit status is not 0
+// (exitReasons).
+type undo struct {
+	opt    UndoOptions
+	wd     *workdir.Dir
+	state  *State
+	coll   *collection
+	crawl  *crawlMode // the crawl of an index undone; nil for a collection
+	show   *progress.Display
+	runLog *os.File
+	res    *UndoResult
+	// refused are the files the restore refused (escaped as field 1).
+	refused map[string]bool
+	// restoreFrom is the log's size when the restore began, -1 before.
+	restoreFrom int64
+	// restored are the files this undo replaced, and how.
+	restored map[string]restore.RestoredFile
+}
+
+// openUndo finds the work directory of the job that wrote the revisits,
+// locks it and reads its job, and names the files to undo (escaped as
+// manifest field 1).
+func openUndo(opt UndoOptions) (*undo, []string, error) {
 	if len(opt.Paths) == 0 {
-		return nil, errors.New("nothing named to undo")
+		return nil, nil, errors.New("nothing named to undo")
 	}
 	var err error
 	switch {
@@ -120,29 +151,41 @@ func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
 		opt.WorkDir, err = findWorkDir(opt.Paths[0])
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if _, err := os.Stat(filepath.Join(opt.WorkDir, StateFile)); err != nil {
-		return nil, fmt.Errorf("%s is no work directory of warcdedup run (%v)", opt.WorkDir, err)
+	if _, err := os.Stat(filepath.Join(opt.WorkDir, workdir.StateFile)); err != nil {
+		return nil, nil, fmt.Errorf("%s is no work directory of warcdedup run (%v)", opt.WorkDir, err)
 	}
-	wd, err := OpenWorkDir(opt.WorkDir)
+	wd, err := workdir.Open(opt.WorkDir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer wd.Close()
-	state, err := wd.readState()
+	u := &undo{opt: opt, wd: wd, refused: map[string]bool{}, restoreFrom: -1, restored: map[string]restore.RestoredFile{}}
+	files, err := u.open()
 	if err != nil {
+		u.close()
+		return nil, nil, err
+	}
+	return u, files, nil
+}
+
+// open reads the job of the work directory and names the files to undo;
+// the undo's messages go to the run log from here.
+func (u *undo) open() ([]string, error) {
+	var err error
+	if u.state, err = readState(u.wd); err != nil {
 		return nil, err
 	}
-	u := &undo{opt: opt, wd: wd, state: state, res: &UndoResult{WorkDir: wd.Path, Collections: state.Params.Collections}, refused: map[string]bool{},
-		restoreFrom: -1, restored: map[string]restore.RestoredFile{}}
-	if state.Params.Index != "" {
-		if u.crawl, err = undoCrawl(state.Params); err != nil {
+	params := u.state.Params
+	u.res = &UndoResult{WorkDir: u.wd.Path, Collections: params.Collections}
+	if params.Index != "" {
+		if u.crawl, err = undoCrawl(params); err != nil {
 			return nil, err
 		}
 		u.res.Crawl = u.crawl.name
 	}
-	files, err := filesIn(opt.Paths, state.Params.Collections)
+	u.coll = &collection{roots: params.Collections, crawl: u.crawl}
+	files, err := filesIn(u.opt.Paths, params.Collections)
 	if err != nil {
 		return nil, err
 	}
@@ -152,111 +195,39 @@ func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
 			files[i] = u.crawl.name + "/" + f
 		}
 	}
-	runLog, err := os.OpenFile(wd.File(RunLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
+	if u.runLog, err = os.OpenFile(u.wd.File(workdir.RunLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err != nil {
 		return nil, err
 	}
-	defer runLog.Close()
-	u.show = opt.Display
+	u.show = u.opt.Display
 	if u.show == nil {
 		u.show = progress.NewPlain(io.Discard, "warcdedup")
 	}
-	u.show.Tee(runLog)
-	defer u.show.Tee(nil)
-	err = u.run(ctx, files)
-	u.res.Took = time.Since(start)
-	// The work directory's records of the collection (records.go).
-	if u.restoreFrom >= 0 {
-		recordUndo(ctx, wd, state.Params, u.res, u.restoreFrom, start, u.crawl != nil)
-	}
-	if werr := writeJSON(wd.File(UndoStatsFile), u.res); err == nil {
-		err = werr
-	}
-	return u.res, err
+	u.show.Tee(u.runLog)
+	return files, nil
 }
 
-// undo is one undo in a work directory.
-type undo struct {
-	opt   UndoOptions
-	wd    *WorkDir
-	state *State
-	crawl *crawlMode // the crawl of an index undone; nil for a collection
-	show  *progress.Display
-	res   *UndoResult
-	// refused are the files the restore refused (escaped as field 1).
-	refused map[string]bool
-	// restoreFrom is the log's size when the restore began, -1 before.
-	restoreFrom int64
-	// restored are the files this undo replaced, and how.
-	restored map[string]restore.RestoredFile
+// close lets the work directory go.
+func (u *undo) close() {
+	if u.show != nil {
+		u.show.Tee(nil)
+	}
+	if u.runLog != nil {
+		u.runLog.Close()
+	}
+	u.wd.Close()
 }
 
-// run restores the files named (escaped as manifest field 1) and checks
-// them.
+// run restores the files named (escaped as manifest field 1), checks
+// them, and brings the indexes named up to date.
 func (u *undo) run(ctx context.Context, files []string) error {
-	// The log first: a run or undo killed between renaming a file and
-	// logging it left the entries in the journal, which opening the log
-	// adds. Only then does the log say which revisits are left.
-	log, err := rewritelog.Open(u.wd.File(LogFile))
-	if err != nil {
-		return err
-	}
-	defer log.Close()
-	written, err := rewritelog.LoadFile(u.wd.File(LogFile), time.Time{})
-	if err != nil {
-		return fmt.Errorf("the rewrite log says which revisits this toolchain wrote: %w", err)
-	}
-	todo := files
-	if !u.opt.All {
-		logged, err := restore.Files(written)
-		if err != nil {
-			return err
-		}
-		todo = intersect(logged, files)
-	}
-	u.res.Files = len(todo)
-	from := log.Size()
-	if len(todo) == 0 {
-		u.res.NothingToDo = true
-	} else {
-		u.restoreFrom = from
-		err = u.restore(ctx, todo, written, log)
-	}
-	if cerr := log.Close(); err == nil {
-		err = cerr
-	}
-	if len(todo) > 0 {
-		// The collection changed: a later run starts a new job on it,
-		// from its first stage (the manifests kept describe the files
-		// before).
-		*u.state = State{Params: u.state.Params}
-		if serr := u.wd.writeState(u.state); err == nil {
-			err = serr
-		}
-		if _, ferr := writeFixity(u.wd.File(LogFile), from, u.wd.File(UndoFixityFile)); err == nil {
-			err = ferr
-		}
-	}
+	from, todo, err := u.restoreLogged(ctx, files)
 	if err != nil {
 		return err
 	}
 	if err := u.check(ctx, files); err != nil {
 		return err
 	}
-	if u.res.Stats.Refused > 0 {
-		u.res.Exit = 1
-		u.res.ExitReason = append([]string{fmt.Sprintf("%s files refused and left untouched", progress.Count(u.res.Stats.Refused))}, first(u.res.Refused, 10)...)
-	}
-	if len(u.res.Unrestored) > 0 {
-		u.res.Exit = 1
-		u.res.ExitReason = append(u.res.ExitReason, fmt.Sprintf("%s files are not what the rewrite log says they are once restored", progress.Count(int64(len(u.res.Unrestored)))))
-		u.res.ExitReason = append(u.res.ExitReason, first(u.res.Unrestored, 10)...)
-	}
-	if len(u.res.Unexplained) > 0 {
-		u.res.Exit = 1
-		u.res.ExitReason = append(u.res.ExitReason, fmt.Sprintf("%s files have other bytes than before the runs undone, and this undo rebuilt every gzip member of their records (or they have none)", progress.Count(int64(len(u.res.Unexplained)))))
-		u.res.ExitReason = append(u.res.ExitReason, first(u.res.Unexplained, 10)...)
-	}
+	u.exitReasons()
 	if len(u.opt.CDX) > 0 {
 		if len(todo) == 0 {
 			// An earlier undo may have restored without its indexes:
@@ -268,40 +239,86 @@ func (u *undo) run(ctx context.Context, files []string) error {
 	return nil
 }
 
-// restore hashes the collection as it is now, sorts it to find the
-// originals, and restores the revisits of the files todo.
-func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.Moves, log *rewritelog.Log) error {
-	collections := u.state.Params.Collections
-	u.show.Note("warcdedup: undoing the deduplication of %d files of %s, work directory %s", len(todo), strings.Join(collections, ", "), u.wd.Path)
-	algo, err := digest.ParseLabel(u.state.Params.Algorithm)
+// restoreLogged restores the revisits of the files named that the
+// rewrite log says this toolchain wrote (every revisit of the files
+// named, with --all), and records that the collection changed: the job
+// starts anew, and the undo's fixity list. It returns the log's size
+// before the restore and the files it restored.
+func (u *undo) restoreLogged(ctx context.Context, files []string) (from int64, todo []string, err error) {
+	// The log first: a run or undo killed between renaming a file and
+	// logging it left the entries in the journal, which opening the log
+	// adds. Only then does the log say which revisits are left.
+	log, err := rewritelog.Open(u.wd.File(workdir.LogFile))
 	if err != nil {
-		algo = digest.SHA1
+		return 0, nil, err
 	}
-	j := &Job{opt: Options{Collections: collections, Algorithm: algo, Jobs: max(u.opt.Jobs, 1), SortMemory: u.opt.SortMemory},
-		wd: u.wd, show: u.show, crawl: u.crawl}
-	log.Since(log.Size()) // the manifest is of the files as they are now
-	if _, err := j.sum(ctx, UndoManifest, "", "hash"); err != nil {
-		return fmt.Errorf("hash: %w", err)
+	defer log.Close()
+	written, err := rewritelog.LoadFile(u.wd.File(workdir.LogFile), time.Time{})
+	if err != nil {
+		return 0, nil, fmt.Errorf("the rewrite log says which revisits this toolchain wrote: %w", err)
 	}
-	byCapture, byDigest := UndoManifest, ""
-	if u.opt.All || u.crawl != nil {
-		if err := j.sortFile(ctx, UndoManifest, UndoByDigest, manifest.ByDigest.Command); err != nil {
-			return fmt.Errorf("sort: %w", err)
+	todo = files
+	if !u.opt.All {
+		logged, err := restore.Files(written)
+		if err != nil {
+			return 0, nil, err
 		}
-		byDigest = UndoByDigest
+		todo = intersect(logged, files)
 	}
-	if u.crawl != nil {
-		// Its revisits' originals in the crawls committed before it are
-		// found in the index.
-		if err := u.joinIndex(ctx); err != nil {
-			return fmt.Errorf("join the index: %w", err)
-		}
-		byCapture, byDigest = undoJoined, undoJoined
+	u.res.Files = len(todo)
+	from = log.Size()
+	if len(todo) == 0 {
+		u.res.NothingToDo = true
+		return from, todo, log.Close()
 	}
-	if err := j.sortFile(ctx, byCapture, UndoByCapture, manifest.ByCapture.Command); err != nil {
-		return fmt.Errorf("sort: %w", err)
+	u.restoreFrom = from
+	err = u.restore(ctx, todo, written, log)
+	if cerr := log.Close(); err == nil {
+		err = cerr
 	}
-	captures, err := manifest.OpenTableBy(u.wd.File(UndoByCapture), manifest.CaptureKey)
+	// The collection changed: a later run starts a new job on it, from
+	// its first stage (the manifests kept describe the files before).
+	*u.state = State{Params: u.state.Params}
+	if serr := writeState(u.wd, u.state); err == nil {
+		err = serr
+	}
+	if _, ferr := stage.WriteFixity(u.wd.File(workdir.LogFile), from, u.wd.File(workdir.UndoFixityFile)); err == nil {
+		err = ferr
+	}
+	return from, todo, err
+}
+
+// exitReasons sets the undo's exit status and its reasons: files refused,
+// files that are not what the log says once restored, and files whose
+// bytes differ where this undo can account for no difference.
+func (u *undo) exitReasons() {
+	res := u.res
+	if res.Stats.Refused > 0 {
+		res.Exit = 1
+		res.ExitReason = append([]string{fmt.Sprintf("%s files refused and left untouched", progress.Count(res.Stats.Refused))}, stage.First(res.Refused, 10)...)
+	}
+	if len(res.Unrestored) > 0 {
+		res.Exit = 1
+		res.ExitReason = append(res.ExitReason, fmt.Sprintf("%s files are not what the rewrite log says they are once restored", progress.Count(int64(len(res.Unrestored)))))
+		res.ExitReason = append(res.ExitReason, stage.First(res.Unrestored, 10)...)
+	}
+	if len(res.Unexplained) > 0 {
+		res.Exit = 1
+		res.ExitReason = append(res.ExitReason, fmt.Sprintf("%s files have other bytes than before the runs undone, and this undo rebuilt every gzip member of their records (or they have none)", progress.Count(int64(len(res.Unexplained)))))
+		res.ExitReason = append(res.ExitReason, stage.First(res.Unexplained, 10)...)
+	}
+}
+
+// restore restores the revisits of the files todo: it lists the
+// collection as it is now, to find each revisit's original, and restores.
+func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.Moves, log *rewritelog.Log) error {
+	u.show.Note("warcdedup: undoing the deduplication of %d files of %s, work directory %s", len(todo), strings.Join(u.coll.roots, ", "), u.wd.Path)
+	log.Since(log.Size()) // the listing is of the files as they are now
+	byCapture, byDigest, err := u.listNow(ctx)
+	if err != nil {
+		return err
+	}
+	captures, err := manifest.OpenTableBy(u.wd.File(byCapture), manifest.CaptureKey)
 	if err != nil {
 		return err
 	}
@@ -315,19 +332,15 @@ func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.M
 		defer t.Close()
 		tables = append(tables, t)
 	}
-	originals, err := originals.New(j.locator(), tables...)
+	loc := u.coll.locator()
+	originals, err := originals.New(loc, tables...)
 	if err != nil {
 		return err
 	}
-	var total int64
-	for _, in := range j.inputsOf(todo) {
-		total += in
-	}
-	stage := u.show.Start("restore", "bytes", total)
+	show := u.show.Start("restore", "bytes", u.coll.size(todo))
 	var prog restore.Progress
-	loc := j.locator()
 	r := restore.Restorer{Roots: loc.Roots, Prefixes: loc.Prefixes, Captures: captures, Originals: originals, Written: written, All: u.opt.All,
-		HardLinks: u.opt.HardLinks, Jobs: j.opt.Jobs, Progress: &prog,
+		HardLinks: u.opt.HardLinks, Jobs: u.jobs(), Progress: &prog,
 		Refused: func(err error) {
 			u.res.Refused = append(u.res.Refused, err.Error())
 			var re *inplace.RefusedError
@@ -343,51 +356,89 @@ func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.M
 				u.show.Log("undo: %s: restored; gzip members: %d rebuilt bit for bit, %d compressed afresh%s", f.File, m.Rebuilt, m.Recompressed(), parenthesized(m.Reasons()))
 			}
 		}}
-	stop := follow(&prog.Bytes, stage)
+	stop := progress.Follow(&prog.Bytes, show)
 	u.res.Stats, err = r.Run(ctx, todo, log)
 	stop()
 	st := u.res.Stats
-	stage.Done(fmt.Sprintf("%s records restored in %s files", progress.Count(st.Records+st.Foreign), progress.Count(st.Restored)))
+	show.Done(fmt.Sprintf("%s records restored in %s files", progress.Count(st.Records+st.Foreign), progress.Count(st.Restored)))
 	return err
 }
 
+// listNow lists the collection as it is now (the Hash stage) and sorts
+// the listing on URI and date, where each revisit's original is found
+// (byCapture); with --all or a crawl, also on digest (byDigest, "" for
+// none), where other tools' revisits and a crawl's revisits of committed
+// originals find theirs: a crawl's listing with the index's originals
+// of its digests (the Join stage).
+func (u *undo) listNow(ctx context.Context) (byCapture, byDigest string, err error) {
+	inputs, _, err := u.coll.collect()
+	if err != nil {
+		return "", "", fmt.Errorf("hash: %w", err)
+	}
+	algo, err := digest.ParseLabel(u.state.Params.Algorithm)
+	if err != nil {
+		algo = digest.SHA1
+	}
+	h := stage.Hash{Inputs: inputs, Algorithm: algo, Jobs: u.jobs(), Cache: u.wd.File(workdir.CacheDir),
+		Manifest: u.wd.File(workdir.UndoManifest), Messages: messages{u.show}}
+	if u.crawl != nil {
+		// As a run on the crawl lists it: the cache keeps each file's
+		// SHA-256, which the crawl's next commit records.
+		h.OnFile = func(warcsum.Input, string) {}
+	}
+	if _, err := hash(ctx, u.show, stage.HashName, h); err != nil {
+		return "", "", fmt.Errorf("hash: %w", err)
+	}
+	sorter := syssort.Sorter{TempDir: u.wd.File(workdir.TmpDir), Memory: u.opt.SortMemory, Parallel: u.jobs()}
+	byCapture = workdir.UndoManifest
+	if u.opt.All || u.crawl != nil {
+		if err := sortWorkFile(ctx, u.show, sorter, u.wd, workdir.UndoManifest, workdir.UndoByDigest, manifest.ByDigest.Command); err != nil {
+			return "", "", fmt.Errorf("sort: %w", err)
+		}
+		byDigest = workdir.UndoByDigest
+	}
+	if u.crawl != nil {
+		// Its revisits' originals in the crawls committed before it are
+		// found in the index.
+		if err := u.joinIndex(ctx); err != nil {
+			return "", "", fmt.Errorf("join the index: %w", err)
+		}
+		byCapture, byDigest = workdir.UndoJoined, workdir.UndoJoined
+	}
+	if err := sortWorkFile(ctx, u.show, sorter, u.wd, byCapture, workdir.UndoByCapture, manifest.ByCapture.Command); err != nil {
+		return "", "", fmt.Errorf("sort: %w", err)
+	}
+	return workdir.UndoByCapture, byDigest, nil
+}
+
+// jobs is how many files the undo reads at once.
+func (u *undo) jobs() int { return max(u.opt.Jobs, 1) }
+
 // joinIndex writes the index's originals of the crawl's digests and merges
-// them with the crawl's own lines, on digest (undoJoined).
+// them with the crawl's own lines, on digest (workdir.UndoJoined).
 func (u *undo) joinIndex(ctx context.Context) error {
-	in, err := os.Open(u.wd.File(UndoByDigest))
+	in, err := os.Open(u.wd.File(workdir.UndoByDigest))
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := atomicfile.Create(u.wd.File(undoIndexOriginals), 0o644)
-	if err != nil {
+	j := stage.Join{Index: u.crawl.index, In: in, Name: u.wd.File(workdir.UndoByDigest), Out: u.wd.File(workdir.UndoIndexOriginals)}
+	if _, err := j.Run(ctx); err != nil {
 		return err
 	}
-	defer out.Abort()
-	bw := bufio.NewWriterSize(out, 256<<10)
-	if _, err := u.crawl.index.Join(ctx, in, u.wd.File(UndoByDigest), bw); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	if err := out.CommitRenamed(); err != nil {
-		return err
-	}
-	return mergeByDigest(u.wd.File(UndoByDigest), u.wd.File(undoIndexOriginals), u.wd.File(undoJoined))
+	return stage.MergeByDigest(u.wd.File(workdir.UndoByDigest), u.wd.File(workdir.UndoIndexOriginals), u.wd.File(workdir.UndoJoined))
 }
 
 // check reads again every file named that the log names (see
 // restore.CheckRestored), from the log as the undo left it.
 func (u *undo) check(ctx context.Context, files []string) error {
-	moves, err := rewritelog.LoadFile(u.wd.File(LogFile), time.Time{})
+	moves, err := rewritelog.LoadFile(u.wd.File(workdir.LogFile), time.Time{})
 	if err != nil {
 		return err
 	}
-	loc := (&Job{opt: Options{Collections: u.state.Params.Collections}, crawl: u.crawl}).locator()
-	stage := u.show.Start("check", "files", int64(len(files)))
-	problems, st, err := restore.CheckRestored(ctx, moves, loc, files, max(u.opt.Jobs, 1))
-	stage.Done(fmt.Sprintf("%s files the log names read again, %s", progress.Count(st.Files), progress.Bytes(st.Bytes)))
+	show := u.show.Start("check", "files", int64(len(files)))
+	problems, st, err := restore.CheckRestored(ctx, moves, u.coll.locator(), files, u.jobs())
+	show.Done(fmt.Sprintf("%s files the log names read again, %s", progress.Count(st.Files), progress.Bytes(st.Bytes)))
 	if err != nil {
 		return err
 	}
@@ -488,23 +539,7 @@ func undoCrawl(p Params) (*crawlMode, error) {
 		return nil, fmt.Errorf("crawl %s is committed to the index %s: its responses are originals of later crawls, at the offsets the index records, which an undo would move; take it out of the index first (warcdedup index remove --index %s %s, with --restore if later crawls need it), then undo it",
 			p.Crawl, ix.Dir, ix.Dir, p.Crawl)
 	}
-	return &crawlMode{index: ix, name: p.Crawl, root: p.Collections[0], committed: map[string]bool{}, sums: map[string]string{}}, nil
-}
-
-// inputsOf returns the sizes of the named files (escaped field-1 names).
-func (j *Job) inputsOf(names []string) []int64 {
-	var sizes []int64
-	loc := j.locator()
-	for _, n := range names {
-		local, err := loc.Resolve(n)
-		if err != nil {
-			continue
-		}
-		if fi, err := os.Stat(local.Path()); err == nil {
-			sizes = append(sizes, fi.Size())
-		}
-	}
-	return sizes
+	return &crawlMode{index: ix, name: p.Crawl, root: p.Collections[0], committed: map[string]bool{}}, nil
 }
 
 // FindWorkDir is findWorkDir, for the commands that look a file up in its job (warcdedup show).
@@ -519,8 +554,8 @@ func findWorkDir(path string) (string, error) {
 		return "", err
 	}
 	for d := abs; ; d = filepath.Dir(d) {
-		wd := DefaultWorkDir(d)
-		if st, err := readStateFile(filepath.Join(wd, StateFile)); err == nil && slices.Contains(st.Params.Collections, d) {
+		wd := workdir.Default(d)
+		if st, err := readStateFile(filepath.Join(wd, workdir.StateFile)); err == nil && slices.Contains(st.Params.Collections, d) {
 			return wd, nil
 		}
 		if d == filepath.Dir(d) {
@@ -543,7 +578,7 @@ func findCrawlWorkDir(index, path string) (string, error) {
 	}
 	for _, d := range dirs {
 		wd := filepath.Join(index, "work", d.Name())
-		st, err := readStateFile(filepath.Join(wd, StateFile))
+		st, err := readStateFile(filepath.Join(wd, workdir.StateFile))
 		if err != nil || st.Params.Index == "" {
 			continue
 		}

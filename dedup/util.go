@@ -2,33 +2,13 @@ package dedup
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 
 	"warcdedup/crawlindex"
 	"warcdedup/report"
+	"warcdedup/workdir"
 )
-
-func writeJSON(name string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return writeFile(name, append(data, '\n'))
-}
-
-func readJSON[T any](name string) (T, error) {
-	var v T
-	data, err := os.ReadFile(name)
-	if err != nil {
-		return v, err
-	}
-	if err := json.Unmarshal(data, &v); err != nil {
-		return v, fmt.Errorf("%s: %w", name, err)
-	}
-	return v, nil
-}
 
 func readReport(name string) (*report.Report, error) {
 	f, err := os.Open(name)
@@ -45,7 +25,7 @@ func readReport(name string) (*report.Report, error) {
 
 // writeReport writes the report's figures (stats.json) and its page
 // (report.html) into the work directory.
-func writeReport(wd *WorkDir, rep *report.Report) error {
+func writeReport(wd *workdir.Dir, rep *report.Report) error {
 	var js, page bytes.Buffer
 	if err := report.WriteJSON(&js, rep); err != nil {
 		return err
@@ -53,10 +33,10 @@ func writeReport(wd *WorkDir, rep *report.Report) error {
 	if err := report.WriteHTML(&page, rep); err != nil {
 		return err
 	}
-	if err := writeFile(wd.File(StatsFile), js.Bytes()); err != nil {
+	if err := workdir.WriteFile(wd.File(workdir.StatsFile), js.Bytes()); err != nil {
 		return err
 	}
-	return writeFile(wd.File(ReportFile), page.Bytes())
+	return workdir.WriteFile(wd.File(workdir.ReportFile), page.Bytes())
 }
 
 // fileStamp is a file's identity for "nothing changed": size,

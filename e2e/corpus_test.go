@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"warcdedup/internal/corpustest"
 	"warcdedup/manifest"
 	"warcdedup/report"
 	"warcdedup/rewritelog"
@@ -150,7 +151,7 @@ func checkViolations(t *testing.T, r *dedupRun) {
 func needCorpus(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(corpusDir, "MANIFEST.md")); err != nil {
-		t.Skipf("no corpus at %s", corpusDir)
+		corpustest.Missing(t, "no corpus at %s", corpusDir)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"warcdedup/digest"
+	"warcdedup/internal/corpustest"
 	"warcdedup/manifest"
 	"warcdedup/scripts/gen"
 )
@@ -67,6 +68,8 @@ func generate(t *testing.T, algo digest.Algorithm) (string, *gen.Result) {
 	}
 	if _, err := os.Stat(collisionsDir); err == nil {
 		cfg.Collisions, cfg.CollisionDir = true, collisionsDir
+	} else if corpustest.Required() {
+		t.Fatalf("the collision pairs are required (WARCDEDUP_REQUIRE_CORPUS=1): %v", err)
 	}
 	dir := filepath.Join(t.TempDir(), "coll")
 	res, err := gen.Write(dir, cfg)

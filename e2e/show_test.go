@@ -74,7 +74,8 @@ func readLogRevisits(t *testing.T, name string) []logEntry {
 	var out []logEntry
 	for _, l := range strings.Split(string(data), "\n") {
 		f := strings.Fields(l)
-		if len(f) != 9 || strings.HasPrefix(l, "#") || f[5] != "revisit" {
+		// 9 fields, or 10 with the original gzip member (rewritelog).
+		if (len(f) != 9 && len(f) != 10) || strings.HasPrefix(l, "#") || f[5] != "revisit" {
 			continue
 		}
 		off, _ := strconv.ParseInt(f[3], 10, 64)

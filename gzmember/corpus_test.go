@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"warcdedup/gzmulti"
+	"warcdedup/internal/corpustest"
 )
 
 // TestCorpusMembers: the members of real files, described as read, are
@@ -20,7 +21,7 @@ import (
 func TestCorpusMembers(t *testing.T) {
 	const corpus = "../../shared/corpus"
 	if _, err := os.Stat(corpus); err != nil {
-		t.Skip("shared corpus absent")
+		corpustest.Missing(t, "shared corpus absent")
 	}
 	cases := []struct {
 		path    string

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"warcdedup/internal/corpustest"
+
 	"github.com/klauspost/compress/gzip"
 )
 
@@ -401,7 +403,7 @@ func TestPlain(t *testing.T) {
 func TestCorpusFiles(t *testing.T) {
 	files := corpusFiles(t, 1<<30)
 	if len(files) == 0 {
-		t.Skip("no corpus at ../../shared/corpus")
+		corpustest.Missing(t, "no corpus at ../../shared/corpus")
 	}
 	checked := 0
 	for _, path := range files {

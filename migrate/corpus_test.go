@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"warcdedup/convert"
+	"warcdedup/internal/corpustest"
 )
 
 // TestCorpus converts every ARC file of the shared corpus in place: each
@@ -16,7 +17,7 @@ import (
 func TestCorpus(t *testing.T) {
 	corpus := filepath.Join("..", "..", "shared", "corpus")
 	if _, err := os.Stat(corpus); err != nil {
-		t.Skip("no ../shared/corpus")
+		corpustest.Missing(t, "no ../shared/corpus")
 	}
 	dir := t.TempDir()
 	originals, coll := filepath.Join(dir, "orig"), filepath.Join(dir, "coll")

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"warcdedup/internal/corpustest"
 )
 
 // TestCorpus recompresses copies of the corpus files that hold several
@@ -14,7 +16,7 @@ import (
 func TestCorpus(t *testing.T) {
 	const corpus = "../../shared/corpus"
 	if _, err := os.Stat(corpus); err != nil {
-		t.Skip("shared corpus absent")
+		corpustest.Missing(t, "shared corpus absent")
 	}
 	cases := []struct {
 		path    string

@@ -11,6 +11,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"warcdedup/internal/corpustest"
 )
 
 // corpusDir holds real archive files from public projects' test suites
@@ -138,7 +140,7 @@ func checkIsolated(t *testing.T, data []byte, want Record) {
 // corpusFiles lists every file of the corpus but its tools and manifest.
 func corpusFiles(t testing.TB) []string {
 	if _, err := os.Stat(corpusDir); err != nil {
-		t.Skipf("no corpus: %v", err)
+		corpustest.Missing(t, "no corpus: %v", err)
 	}
 	var paths []string
 	err := filepath.WalkDir(corpusDir, func(p string, d fs.DirEntry, err error) error {

@@ -85,7 +85,8 @@ type Stats struct {
 	BytesAfter     int64 // and after
 }
 
-func (s *Stats) add(o *Stats) {
+// Add adds o to s: the figures of runs over parts of a manifest, summed.
+func (s *Stats) Add(o *Stats) {
 	s.Lines += o.Lines
 	s.Files += o.Files
 	s.Rewritten += o.Rewritten
@@ -194,7 +195,7 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log *rewritelog
 			return err
 		}
 	}, func(t *task) error {
-		total.add(&t.stats)
+		total.Add(&t.stats)
 		switch {
 		case t.Err == errCut:
 			return nil // readErr says why

@@ -16,6 +16,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"warcdedup/cdx"
+	"warcdedup/internal/corpustest"
 	"warcdedup/rewritelog"
 )
 
@@ -481,7 +482,7 @@ func TestInPlaceCorpus(t *testing.T) {
 	src := filepath.Join("..", "..", "shared", "corpus", "webrecorder+pywb", "sample_archive", "zipcdx")
 	idx, err := os.ReadFile(filepath.Join(src, "zipnum-sample.idx"))
 	if err != nil {
-		t.Skip("no corpus:", err)
+		corpustest.Missing(t, "no corpus: %v", err)
 	}
 	blocks, err := os.ReadFile(filepath.Join(src, "zipnum-sample.cdx.gz"))
 	if err != nil {

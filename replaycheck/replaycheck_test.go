@@ -17,6 +17,7 @@ import (
 	"warcdedup/record"
 	"warcdedup/scripts/gen"
 	"warcdedup/warcsum"
+	"warcdedup/workdir"
 )
 
 // deduplicated makes a collection, runs the job on it and writes a CDXJ
@@ -37,7 +38,7 @@ func deduplicated(t *testing.T) (string, string, string) {
 	}
 	index := filepath.Join(dir, "index.cdxj")
 	writeIndex(t, coll, index)
-	return coll, filepath.Join(wd, dedup.LogFile), index
+	return coll, filepath.Join(wd, workdir.LogFile), index
 }
 
 // writeIndex writes a CDXJ line per response and revisit of the

@@ -23,6 +23,7 @@ import (
 	"warcdedup/migrate"
 	"warcdedup/policy"
 	"warcdedup/scripts/gen"
+	"warcdedup/workdir"
 )
 
 // The test binary re-executed as a commit to kill: REPLICA_CHILD holds
@@ -38,7 +39,7 @@ func TestMain(m *testing.M) {
 					syscall.Kill(os.Getpid(), syscall.SIGKILL)
 				}
 			}}
-		changes, err := Changes(filepath.Join(a[2], dedup.LogFile), filepath.Join(a[2], migrate.MapFile))
+		changes, err := Changes(filepath.Join(a[2], workdir.LogFile), filepath.Join(a[2], migrate.MapFile))
 		if err == nil {
 			_, err = Commit(context.Background(), opt, changes)
 		}
@@ -80,7 +81,7 @@ func job(t *testing.T) (string, string, string) {
 func TestCommitBringsTheCopyUpToDate(t *testing.T) {
 	coll, copyDir, wd := job(t)
 	opt := Options{Collection: coll, Copy: copyDir}
-	changes, err := Changes(filepath.Join(wd, dedup.LogFile), filepath.Join(wd, migrate.MapFile))
+	changes, err := Changes(filepath.Join(wd, workdir.LogFile), filepath.Join(wd, migrate.MapFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func TestCommitBringsTheCopyUpToDate(t *testing.T) {
 func TestCommitRefusesATamperedCopy(t *testing.T) {
 	coll, copyDir, wd := job(t)
 	opt := Options{Collection: coll, Copy: copyDir}
-	changes, err := Changes(filepath.Join(wd, dedup.LogFile), filepath.Join(wd, migrate.MapFile))
+	changes, err := Changes(filepath.Join(wd, workdir.LogFile), filepath.Join(wd, migrate.MapFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ func TestCommitKilled(t *testing.T) {
 		t.Skip("kills processes: not in -short")
 	}
 	coll, copyDir, wd := job(t)
-	changes, err := Changes(filepath.Join(wd, dedup.LogFile), filepath.Join(wd, migrate.MapFile))
+	changes, err := Changes(filepath.Join(wd, workdir.LogFile), filepath.Join(wd, migrate.MapFile))
 	if err != nil {
 		t.Fatal(err)
 	}

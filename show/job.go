@@ -13,6 +13,7 @@ import (
 	"warcdedup/dedup"
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
+	"warcdedup/workdir"
 )
 
 // Job is the work directory a file was found in, and the file's name there.
@@ -44,7 +45,7 @@ func openJob(file, workDir string) (*Job, error) {
 			return nil, err
 		}
 	}
-	data, err := os.ReadFile(filepath.Join(workDir, dedup.StateFile))
+	data, err := os.ReadFile(filepath.Join(workDir, workdir.StateFile))
 	if err != nil {
 		return nil, fmt.Errorf("%s: no job's work directory: %w", workDir, err)
 	}
@@ -56,7 +57,7 @@ func openJob(file, workDir string) (*Job, error) {
 		LogSizeAtHash int64 `json:"log_size_at_hash"`
 	}
 	if err := json.Unmarshal(data, &st); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(workDir, dedup.StateFile), err)
+		return nil, fmt.Errorf("%s: %w", filepath.Join(workDir, workdir.StateFile), err)
 	}
 	if st.Params.Index != "" {
 		return nil, fmt.Errorf("%s is a crawl index's job (its files are named CRAWL/PATH): give --cdx INDEX instead", workDir)
@@ -72,7 +73,7 @@ func openJob(file, workDir string) (*Job, error) {
 	}
 	rel, _ := filepath.Rel(j.Collection, abs)
 	j.Name = filepath.ToSlash(rel)
-	logName := filepath.Join(workDir, dedup.LogFile)
+	logName := filepath.Join(workDir, workdir.LogFile)
 	if _, err := os.Stat(logName); err == nil {
 		if j.all, err = rewritelog.LoadFile(logName, time.Time{}); err != nil {
 			return nil, err
@@ -83,7 +84,7 @@ func openJob(file, workDir string) (*Job, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	for _, name := range []string{dedup.NumberedFile, dedup.ByDigestFile} {
+	for _, name := range []string{workdir.NumberedFile, workdir.ByDigestFile} {
 		p := filepath.Join(workDir, name)
 		if _, err := os.Stat(p); err != nil {
 			continue
@@ -151,7 +152,7 @@ func (j *Job) written(offset int64) (*Written, error) {
 	var w *Written
 	err := j.all.Live(f, func(mv rewritelog.Move, off int64) error {
 		if off == offset {
-			w = &Written{Log: filepath.Join(j.WorkDir, dedup.LogFile), Line: mv.Line, Run: j.all.Runs[mv.Run].UTC().Format(time.RFC3339)}
+			w = &Written{Log: filepath.Join(j.WorkDir, workdir.LogFile), Line: mv.Line, Run: j.all.Runs[mv.Run].UTC().Format(time.RFC3339)}
 		}
 		return nil
 	})

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"warcdedup/internal/corpustest"
 	"warcdedup/internal/warctest"
 	"warcdedup/rewritelog"
 	"warcdedup/warcindex"
@@ -39,7 +40,7 @@ var corpusPackages = []struct {
 func needCorpus(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat(corpusDir); err != nil {
-		t.Skip("no corpus:", err)
+		corpustest.Missing(t, "no corpus: %v", err)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"warcdedup/internal/corpustest"
 	"warcdedup/internal/replaytest"
 	"warcdedup/internal/warctest"
 	"warcdedup/scripts/gen"
@@ -232,7 +233,7 @@ func TestIndexRequests(t *testing.T) {
 // the corpus that both read without complaint.
 func TestIndexCorpus(t *testing.T) {
 	if _, err := os.Stat(corpusDir); err != nil {
-		t.Skip("no corpus:", err)
+		corpustest.Missing(t, "no corpus: %v", err)
 	}
 	var files []string
 	filepath.WalkDir(corpusDir, func(p string, d fs.DirEntry, err error) error {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"warcdedup/internal/corpustest"
 	"warcdedup/internal/replaytest"
 	"warcdedup/record"
 )
@@ -102,7 +103,7 @@ rl.on("line", (l) => process.stdout.write(JSON.stringify(w.getSurt(JSON.parse(l)
 // corpusURIs is every WARC-Target-URI of the corpus's WARC files.
 func corpusURIs(t *testing.T) []string {
 	if _, err := os.Stat(corpusDir); err != nil {
-		t.Skip("no corpus:", err)
+		corpustest.Missing(t, "no corpus: %v", err)
 	}
 	seen := map[string]bool{}
 	var uris []string

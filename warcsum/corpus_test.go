@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"warcdedup/internal/corpustest"
 	"warcdedup/manifest"
 )
 
@@ -19,7 +20,7 @@ const corpusDir = "../../shared/corpus"
 func corpusFiles(t *testing.T) []string {
 	t.Helper()
 	if _, err := os.Stat(corpusDir); err != nil {
-		t.Skip("shared corpus absent:", err)
+		corpustest.Missing(t, "shared corpus absent: %v", err)
 	}
 	var files []string
 	err := filepath.WalkDir(corpusDir, func(path string, d fs.DirEntry, err error) error {

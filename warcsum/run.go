@@ -96,13 +96,20 @@ func (c Collector) Collect(paths []string) ([]Input, error) {
 			}
 			continue
 		}
+		// A directory named through a symbolic link ("current" -> a
+		// month's crawl) is walked where it is; its files keep names
+		// relative to it and paths beneath the name given.
+		walked, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return nil, err
+		}
 		var found []Input
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		err = filepath.WalkDir(walked, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
 			if d.IsDir() {
-				if path != p && !recursive {
+				if path != walked && !recursive {
 					return filepath.SkipDir
 				}
 				return nil
@@ -120,11 +127,11 @@ func (c Collector) Collect(paths []string) ([]Input, error) {
 			if err != nil {
 				return err
 			}
-			rel, err := filepath.Rel(p, path)
+			rel, err := filepath.Rel(walked, path)
 			if err != nil {
 				return err
 			}
-			found = append(found, Input{Path: path, Name: filepath.ToSlash(rel), Size: info.Size()})
+			found = append(found, Input{Path: filepath.Join(p, rel), Name: filepath.ToSlash(rel), Size: info.Size()})
 			return nil
 		})
 		if err != nil {

@@ -11,9 +11,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"warcdedup/dedup"
 	"warcdedup/internal/cmdutil"
 	"warcdedup/replaycheck"
+	"warcdedup/workdir"
 )
 
 func checkCommand() *cli.Command {
@@ -55,11 +55,11 @@ stdout; --json prints every revisit checked and its original.`,
 			coll := c.Args().First()
 			wd := c.String("work-dir")
 			if wd == "" {
-				wd = dedup.DefaultWorkDir(coll)
+				wd = workdir.Default(coll)
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			res, err := replaycheck.Check(ctx, replaycheck.Options{Collection: coll, Log: filepath.Join(wd, dedup.LogFile),
+			res, err := replaycheck.Check(ctx, replaycheck.Options{Collection: coll, Log: filepath.Join(wd, workdir.LogFile),
 				Indexes: c.StringSlice("cdx"), Sample: c.Int("sample"), Seed: c.Uint64("seed")})
 			if err != nil {
 				return cli.Exit(fmt.Sprintf("warcdedup: check: %v", err), cmdutil.ExitFatal)
@@ -81,7 +81,7 @@ stdout; --json prints every revisit checked and its original.`,
 			}
 			switch {
 			case res.Live == 0:
-				return cmdutil.Damaged("no revisit of %s is in place: nothing to check", filepath.Join(wd, dedup.LogFile))
+				return cmdutil.Damaged("no revisit of %s is in place: nothing to check", filepath.Join(wd, workdir.LogFile))
 			case res.Failed > 0:
 				return cmdutil.Damaged("%d of %d revisits checked do not replay (see above)", res.Failed, res.Sampled)
 			}

@@ -15,11 +15,11 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"warcdedup/cluster"
-	"warcdedup/dedup"
 	"warcdedup/digest"
 	"warcdedup/internal/cmdutil"
 	"warcdedup/internal/progress"
 	"warcdedup/policy"
+	"warcdedup/stage"
 )
 
 func clusterCommand() *cli.Command {
@@ -41,18 +41,21 @@ file REL is at URL/REL). Several lines may give one URL: a front, or any
 host of a SWAP-like store, that redirects each request (302) to the host
 holding the file. The job is a plan of Slurm jobs with dependencies:
 
-  1. hash        on each host (sbatch --nodelist): warcsum over ROOT, the
-                 manifest sorted on digest and cut into hash ranges
-  2. resolve     a job array, a task per hash range on any node: the hosts'
-                 parts of the range merged (sort -m), resolved and numbered
-                 (warccollres -p) reading records over HTTP, split by host
-  3. rewrite     on each host: warcrefs in place over the host's lines, with
-                 every check of warcdedup run; originals on other hosts are
-                 read over HTTP, where their host's rewrite log says they are
-  4. hash again  on each host: only the revisits written in the files
-                 replaced are read (their other records keep their listing)
-  5. verify      nothing was lost, over the whole collection
-  6. account     report.html, stats.json, fixity.tsv, deps.tsv, as run's
+  1     hash        on each host (sbatch --nodelist): warcsum over ROOT,
+                    the manifest sorted on digest and cut into hash ranges
+  2, 3  resolve     a job array, a task per hash range on any node: the
+                    hosts' parts of the range merged (sort -m), resolved
+                    and numbered (warccollres -p) reading records over
+                    HTTP, split by host
+  4     rewrite     on each host: warcrefs in place over the host's lines,
+                    with every check of warcdedup run; originals on other
+                    hosts are read over HTTP, where their host's rewrite
+                    log says they are
+  5     hash again  on each host: only the revisits written in the files
+                    replaced are read (their other records keep their
+                    listing)
+        verify      nothing was lost, over the whole collection
+        account     report.html, stats.json, fixity.tsv, deps.tsv, as run's
 
 The work directory (default HOSTS.warcdedup) must be on a file system every
 node mounts at the same path (NFS, Lustre with -o flock, GPFS, CephFS), and
@@ -209,7 +212,7 @@ func runCluster(c *cli.Context) error {
 	switch {
 	case res == nil:
 	case !c.Bool("quiet"):
-		dedup.Summary(os.Stderr, res)
+		stage.Summary(os.Stderr, res)
 	case res.Report.Exit != 0:
 		exitReasons(res.Report.Exit, res.Report.ExitReason)
 	}

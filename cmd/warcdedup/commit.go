@@ -12,11 +12,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"warcdedup/dedup"
 	"warcdedup/internal/cmdutil"
 	"warcdedup/internal/progress"
 	"warcdedup/migrate"
 	"warcdedup/replica"
+	"warcdedup/workdir"
 )
 
 func commitCommand() *cli.Command {
@@ -61,7 +61,7 @@ COPY and the job's work directory.`,
 			coll := c.Args().First()
 			wd := c.String("work-dir")
 			if wd == "" {
-				wd = dedup.DefaultWorkDir(coll)
+				wd = workdir.Default(coll)
 			}
 			if err := jobVerified(wd); err != nil {
 				return cli.Exit(err, cmdutil.ExitDamaged)
@@ -70,7 +70,7 @@ COPY and the job's work directory.`,
 			if a, b := absPath(coll), absPath(c.String("to")); a == b {
 				return cmdutil.Usage("--to %s is the collection itself", c.String("to"))
 			}
-			changes, err := replica.Changes(filepath.Join(wd, dedup.LogFile), filepath.Join(wd, migrate.MapFile))
+			changes, err := replica.Changes(filepath.Join(wd, workdir.LogFile), filepath.Join(wd, migrate.MapFile))
 			if err != nil {
 				return fatal(err)
 			}
@@ -118,7 +118,7 @@ func absPath(p string) string {
 // jobVerified refuses a work directory whose job did not finish and
 // verify a real run (state.json: complete, not a dry run).
 func jobVerified(wd string) error {
-	data, err := os.ReadFile(filepath.Join(wd, dedup.StateFile))
+	data, err := os.ReadFile(filepath.Join(wd, workdir.StateFile))
 	if err != nil {
 		return fmt.Errorf("no finished job in %s (%v): run warcdedup run first", wd, err)
 	}
@@ -129,7 +129,7 @@ func jobVerified(wd string) error {
 		} `json:"params"`
 	}
 	if err := json.Unmarshal(data, &st); err != nil {
-		return fmt.Errorf("%s: %v", filepath.Join(wd, dedup.StateFile), err)
+		return fmt.Errorf("%s: %v", filepath.Join(wd, workdir.StateFile), err)
 	}
 	if !st.Complete || st.Params.DryRun {
 		return fmt.Errorf("the job in %s is not finished and verified (a dry run, or interrupted): run warcdedup run to its end first", wd)

@@ -23,6 +23,8 @@ import (
 	"warcdedup/internal/cmdutil"
 	"warcdedup/internal/progress"
 	"warcdedup/policy"
+	"warcdedup/stage"
+	"warcdedup/workdir"
 )
 
 const description = `warcdedup deduplicates collections of WARC and ARC files after the crawl:
@@ -59,18 +61,25 @@ func runCommand() *cli.Command {
 		Description: `warcdedup run deduplicates each COLLECTION (a directory of WARC and ARC
 files, read with its subdirectories) in place:
 
-  1. hash      list every response and existing revisit (warcsum)
-  2. sort      by digest (the system sort, temporary files in the work directory)
-  3. resolve   prove duplicates byte for byte, number the copies (warccollres -p)
-  4. sort      by file
-  5. rewrite   duplicates become revisits, each file replaced only by a
-               checked, complete new version (warcrefs --in-place)
-  6. hash      again: of the files replaced, only the revisits written are
-               read; the records copied keep their listing (checked byte
-               for byte against the old file before the replacement)
-  7. verify    prove nothing was lost (warcsumcmp)
-  8. indexes   with --cdx: each index updated in place (warccdx --in-place)
-  9. account   report.html, stats.json, fixity.tsv, deps.tsv
+  1     hash        list every response and existing revisit (warcsum)
+        sort        by digest (the system sort, temporary files in the
+                    work directory)
+  2, 3  resolve     prove duplicates byte for byte, number the copies
+                    (warccollres -p)
+        sort        by file
+  4     rewrite     duplicates become revisits, each file replaced only by
+                    a checked, complete new version (warcrefs --in-place)
+  5     hash again  of the files replaced, only the revisits written are
+                    read; the records copied keep their listing (checked
+                    byte for byte against the old file before the
+                    replacement)
+        verify      prove nothing was lost (warcsumcmp)
+        indexes     with --cdx: each index updated in place (warccdx
+                    --in-place)
+        account     report.html, stats.json, fixity.tsv, deps.tsv
+
+The numbers are those of the pipeline of commands (warcsum, warccollres,
+warcsumproc, warcrefs, warcsumcmp), which do the same work one by one.
 
 The work directory keeps every stage's output: the same command after an
 interruption (even SIGKILL) resumes, without redoing finished stages or
@@ -157,7 +166,7 @@ joined cannot be removed until it is committed. See warcdedup index.`,
 			switch {
 			case res == nil:
 			case !c.Bool("quiet"):
-				dedup.Summary(os.Stderr, res)
+				stage.Summary(os.Stderr, res)
 			case res.Report.Exit != 0:
 				// Quiet: only why the exit status is not 0.
 				exitReasons(res.Report.Exit, res.Report.ExitReason)
@@ -291,7 +300,7 @@ is written. Three ways, from the surest to the fastest:
 				switch {
 				case full == nil:
 				case !c.Bool("quiet"):
-					dedup.Summary(os.Stderr, full)
+					stage.Summary(os.Stderr, full)
 				case full.Report.Exit != 0:
 					exitReasons(full.Report.Exit, full.Report.ExitReason)
 				}
@@ -327,7 +336,7 @@ func workDir(opt dedup.Options) string {
 	if opt.WorkDir != "" {
 		return opt.WorkDir
 	}
-	return dedup.DefaultWorkDir(opt.Collections[0])
+	return workdir.Default(opt.Collections[0])
 }
 
 // jobOptions reads the flags every job command has.

@@ -17,10 +17,10 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
-	"warcdedup/dedup"
 	"warcdedup/internal/cmdutil"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/redis"
+	"warcdedup/internal/syssort"
 	"warcdedup/redisindex"
 )
 
@@ -201,7 +201,7 @@ func importFromRedis(c *cli.Context) error {
 			stage.Counter().Store(n)
 		},
 		Sort: func(ctx context.Context, command, in, out string) error {
-			return dedup.Sort(ctx, dedup.SortOptions{TempDir: tmp, Memory: c.String("sort-memory")}, command, in, out)
+			return syssort.Sorter{TempDir: tmp, Memory: c.String("sort-memory")}.Sort(ctx, command, []string{in}, out)
 		},
 	})
 	if stage != nil {

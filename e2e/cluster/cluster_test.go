@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"warcdedup/internal/corpustest"
 	"warcdedup/internal/slurmtest"
 	"warcdedup/internal/storagetest"
 	"warcdedup/manifest"
@@ -45,7 +46,16 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Chmod(dir, 0o755)
-	build := exec.Command("go", "build", "-o", dir+"/", "../../cmd/warcdedup")
+	// With the tasks' test hooks (cluster/testhooks.go: the fault test
+	// freezes tasks), besides the tags GOFLAGS gives (the Makefile's
+	// -tags=isal), which a -tags of its own would replace.
+	tags := "warcdedup_testhooks"
+	for _, f := range strings.Fields(os.Getenv("GOFLAGS")) {
+		if t, ok := strings.CutPrefix(f, "-tags="); ok {
+			tags = t + "," + tags
+		}
+	}
+	build := exec.Command("go", "build", "-tags", tags, "-o", dir+"/", "../../cmd/warcdedup")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		panic("building warcdedup: " + err.Error())
@@ -83,6 +93,9 @@ func pristine(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(corpusDir, "MANIFEST.md")); err != nil {
+		if corpustest.Required() {
+			t.Fatalf("the corpus is required (WARCDEDUP_REQUIRE_CORPUS=1): %v", err)
+		}
 		t.Logf("no corpus at %s: the generated collection only", corpusDir)
 		return
 	}

@@ -21,9 +21,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
 	"warcdedup/rewritelog"
 
 	"warcdedup/internal/cdxj"
+	"warcdedup/internal/corpustest"
 	"warcdedup/record"
 	"warcdedup/scripts/gen"
 )
@@ -264,7 +266,7 @@ var corpusFiles = []string{
 
 func corpusCollection(t *testing.T, dir string) {
 	if _, err := os.Stat(filepath.Join(corpusDir, "MANIFEST.md")); err != nil {
-		t.Skipf("no corpus at %s", corpusDir)
+		corpustest.Missing(t, "no corpus at %s", corpusDir)
 	}
 	for _, f := range corpusFiles {
 		if err := copyFile(filepath.Join(corpusDir, filepath.FromSlash(f)), filepath.Join(dir, filepath.FromSlash(f))); err != nil {

@@ -99,6 +99,22 @@ func (s *Stage) Add(n int64) {
 // work (an atomic counter the stage reads).
 func (s *Stage) Counter() *atomic.Int64 { return &s.done }
 
+// Begin sets what the stage counts and out of how much (Meter).
+func (s *Stage) Begin(unit string, total int64) {
+	s.d.mu.Lock()
+	s.Unit = unit
+	s.d.mu.Unlock()
+	s.total.Store(total)
+}
+
+// Set counts the units done up to done (Meter): a count that has not
+// grown changes nothing.
+func (s *Stage) Set(done int64) {
+	if n := done - s.done.Load(); n > 0 {
+		s.Add(n)
+	}
+}
+
 // SetTotal changes the stage's total once it is known.
 func (s *Stage) SetTotal(n int64) { s.total.Store(n) }
 

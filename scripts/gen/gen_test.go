@@ -23,6 +23,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"warcdedup/digest"
+	"warcdedup/internal/corpustest"
 	"warcdedup/manifest"
 	"warcdedup/policy"
 )
@@ -634,7 +635,7 @@ func replayIdentity(t *testing.T, dir string, l *manifest.Line, pol policy.Polic
 func skipWithoutCollisions(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat(collisionDir); err != nil {
-		t.Skipf("no collision pairs: %v", err)
+		corpustest.Missing(t, "no collision pairs: %v", err)
 	}
 }
 

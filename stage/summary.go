@@ -1,13 +1,56 @@
-package dedup
+package stage
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"warcdedup/internal/progress"
+	"warcdedup/report"
+	"warcdedup/workdir"
 )
+
+// Result is what a job did, warcdedup run's or cluster's: for the summary
+// and the exit status.
+type Result struct {
+	Report      *report.Report
+	WorkDir     string
+	RunDir      string // the run's own records, relative to WorkDir ("" when it had nothing to do, or for a cluster job)
+	NothingToDo bool   // a rerun of a complete job on unchanged files
+}
+
+// WriteReport writes a report's figures (stats.json) and its page
+// (report.html) into dir, each whole or not at all.
+func WriteReport(dir string, rep *report.Report) error {
+	var js, page bytes.Buffer
+	if err := report.WriteJSON(&js, rep); err != nil {
+		return err
+	}
+	if err := report.WriteHTML(&page, rep); err != nil {
+		return err
+	}
+	if err := workdir.WriteFile(filepath.Join(dir, workdir.StatsFile), js.Bytes()); err != nil {
+		return err
+	}
+	return workdir.WriteFile(filepath.Join(dir, workdir.ReportFile), page.Bytes())
+}
+
+// ReadReport reads a stats.json.
+func ReadReport(name string) (*report.Report, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := report.ReadJSON(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return r, nil
+}
 
 // Summary writes what a job did, in human units: the collection, the
 // duplication, what was rewritten and saved, what was kept and why, the
@@ -67,4 +110,18 @@ func Summary(w io.Writer, res *Result) {
 			fmt.Fprintf(w, "  %s\n", why)
 		}
 	}
+}
+
+// Finish sets a report's exit status and its reasons: 2 when the job
+// stopped (stopped says why), else 1 when the stages give reasons (see
+// their Reasons), else 0.
+func Finish(rep *report.Report, stopped error, reasons []string) {
+	if stopped != nil {
+		rep.Exit = 2
+		reasons = append([]string{"the run stopped: " + stopped.Error()}, reasons...)
+	}
+	if rep.Exit == 0 && len(reasons) > 0 {
+		rep.Exit = 1
+	}
+	rep.ExitReason = reasons
 }

@@ -1,0 +1,88 @@
+package dedup
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"warcdedup/internal/progress"
+	"warcdedup/internal/syssort"
+	"warcdedup/source"
+	"warcdedup/stage"
+	"warcdedup/warcsum"
+	"warcdedup/workdir"
+)
+
+// collection is the files a run or an undo works on: those beneath the
+// directories named, or, with a crawl index, the crawl's, named
+// CRAWL/PATH; only those named in files when it is not nil.
+type collection struct {
+	roots []string
+	crawl *crawlMode
+	files map[string]bool
+}
+
+// locator finds the collection's files, each beneath its root; with an
+// index, the files of every crawl, named CRAWL/PATH.
+func (c *collection) locator() *source.Locator {
+	if c.crawl != nil {
+		return &source.Locator{Prefixes: c.crawl.prefixes()}
+	}
+	return &source.Locator{Roots: c.roots}
+}
+
+// collect lists the collection's files as they are now (see
+// crawlMode.collect with an index), and the files still being written
+// that it passes over.
+func (c *collection) collect() (inputs []warcsum.Input, inProgress []string, err error) {
+	col := warcsum.Collector{Recursive: true, InProgress: func(p string) { inProgress = append(inProgress, p) }}
+	if c.crawl != nil {
+		inputs, err = c.crawl.collect(col)
+	} else {
+		inputs, err = col.Collect(c.roots)
+	}
+	if err != nil || c.files == nil {
+		return inputs, inProgress, err
+	}
+	return slices.DeleteFunc(inputs, func(in warcsum.Input) bool { return !c.files[in.Name] }), inProgress, nil
+}
+
+// size is the bytes of the files named (escaped, as manifest field 1) as
+// they are now.
+func (c *collection) size(names []string) int64 {
+	var total int64
+	loc := c.locator()
+	for _, n := range names {
+		local, err := loc.Resolve(n)
+		if err != nil {
+			continue
+		}
+		if fi, err := os.Stat(local.Path()); err == nil {
+			total += fi.Size()
+		}
+	}
+	return total
+}
+
+// hash runs the Hash stage, shown on show as the stage name; a
+// collection whose files hold no record stops the job.
+func hash(ctx context.Context, show *progress.Display, name string, h stage.Hash) (stage.HashResult, error) {
+	s := show.Start(name, "", 0)
+	h.Meter = s
+	res, err := h.Run(ctx)
+	s.Done("")
+	if err == nil && res.Stats.Records == 0 {
+		err = errors.New("the collection's files hold no record")
+	}
+	return res, err
+}
+
+// sortWorkFile sorts one work file of wd into another, which appears only
+// when complete, shown on show.
+func sortWorkFile(ctx context.Context, show *progress.Display, s syssort.Sorter, wd *workdir.Dir, from, to, command string) error {
+	st := show.Start("sort "+filepath.Base(to), "files", 1)
+	defer st.Done("")
+	return s.Sort(ctx, command, []string{wd.File(from)}, wd.File(to))
+}

@@ -1,0 +1,14 @@
+// Package dedup is warcdedup run and warcdedup undo on one machine: the
+// deduplication job on a collection as a list of stages (package stage:
+// hash, sort, resolve and number, sort again, rewrite in place, hash
+// again and verify, update the indexes, account; with a crawl index, join
+// and commit), run one after the other, each one's outputs kept in the
+// work directory (package workdir) so that an interrupted run resumes
+// after the last stage done (state.json). Around the stages it keeps what
+// a preservation officer needs of every run of the collection (records.go:
+// the fixity list, the dependencies, the reports), the crawl index mode
+// (crawl.go), the CDX indexes' update (indexes.go), the collection's
+// changes under a run (changes.go), and the undo (undo.go), which lists
+// the collection with the same Hash stage to find each revisit's
+// original.
+package dedup

@@ -1,0 +1,116 @@
+package dedup
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+
+	"warcdedup/workdir"
+)
+
+// State is what a job has done so far, kept in state.json.
+type State struct {
+	// Params are what the job's outputs depend on: a job with other
+	// parameters starts again from the first stage.
+	Params Params `json:"params"`
+	// Done lists the stages finished, in order.
+	Done []string `json:"done"`
+	// Complete is set when a real (not dry) run finished every stage.
+	Complete bool `json:"complete"`
+	// LogSizeAtHash is the size of the rewrite log when the hash stage
+	// started: the manifests give offsets in the files as they were then,
+	// so the rewrite moves them only by the entries logged since (this
+	// job's).
+	LogSizeAtHash int64 `json:"log_size_at_hash"`
+	// Stamps of the collection's files when the job completed: a later
+	// run finding them all unchanged has nothing to do.
+	Stamps map[string]string `json:"stamps,omitempty"`
+}
+
+// Params are the parameters of a job that its outputs depend on.
+type Params struct {
+	Collections []string `json:"collections"`
+	Algorithm   string   `json:"algorithm"`
+	Policy      string   `json:"policy"`
+	DryRun      bool     `json:"dry_run"`
+	Index       string   `json:"index,omitempty"` // a crawl index's directory
+	Crawl       string   `json:"crawl,omitempty"` // the crawl's name in it
+	// Files identifies the subset of files a job was restricted to
+	// (Options.Files; "" for all): a job on a sample is another job.
+	Files string `json:"files,omitempty"`
+}
+
+func (p Params) equal(q Params) bool {
+	if len(p.Collections) != len(q.Collections) {
+		return false
+	}
+	for i := range p.Collections {
+		if p.Collections[i] != q.Collections[i] {
+			return false
+		}
+	}
+	return p.Algorithm == q.Algorithm && p.Policy == q.Policy && p.DryRun == q.DryRun && p.Index == q.Index && p.Crawl == q.Crawl &&
+		p.Files == q.Files
+}
+
+// filesKey identifies a set of file names: the SHA-256 of the names in
+// order, "" for no restriction.
+func filesKey(files map[string]bool) string {
+	if files == nil {
+		return ""
+	}
+	names := make([]string, 0, len(files))
+	for name, in := range files {
+		if in {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, name := range names {
+		h.Write([]byte(name))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// readState reads state.json; a missing file is a new job.
+func readState(w *workdir.Dir) (*State, error) {
+	s, err := readStateFile(w.File(workdir.StateFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return &State{}, nil
+	}
+	return s, err
+}
+
+// readStateFile reads a state.json.
+func readStateFile(name string) (*State, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	var s State
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &s, nil
+}
+
+// writeState replaces state.json atomically.
+func writeState(w *workdir.Dir, s *State) error {
+	return workdir.WriteJSON(w.File(workdir.StateFile), s)
+}
+
+// done reports whether a stage is finished.
+func (s *State) done(stage string) bool {
+	for _, d := range s.Done {
+		if d == stage {
+			return true
+		}
+	}
+	return false
+}

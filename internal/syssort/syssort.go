@@ -1,0 +1,193 @@
+// Package syssort runs the system sort(1) on the job's work files, as
+// those who script the pipeline commands run it between them: byte order
+// (LC_ALL=C), the keys of a manifest order, temporary files in the work
+// directory rather than /tmp, a bounded buffer and several threads. sort
+// spills to disk, so memory stays bounded whatever the input. Every
+// sort and merge of warcdedup run, cluster, undo and assess goes through
+// it.
+package syssort
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"warcdedup/atomicfile"
+)
+
+// Sorter is how the system sort runs.
+type Sorter struct {
+	TempDir  string // its temporary files (sort -T), made if need be
+	Memory   string // its buffer (sort -S, e.g. "1G" or "25%"), "" for sort's default
+	Parallel int    // its threads (sort --parallel), when more than 1
+}
+
+// Sort sorts the inputs on the keys of command, a sort command as the
+// manifest's orders give it ("LC_ALL=C sort -k6,6 -k7,7n ..."), into the
+// file out, which appears only when complete: synced, then renamed.
+func (s Sorter) Sort(ctx context.Context, command string, inputs []string, out string) error {
+	return s.toFile(ctx, command, false, inputs, out)
+}
+
+// Merge merges inputs, each sorted on the keys of command, into out
+// (sort -m), which appears only when complete.
+func (s Sorter) Merge(ctx context.Context, command string, inputs []string, out string) error {
+	return s.toFile(ctx, command, true, inputs, out)
+}
+
+// args are sort's options for the keys of command.
+func (s Sorter) args(command string, merge bool) []string {
+	args := []string{"-T", s.TempDir}
+	if s.Memory != "" {
+		args = append(args, "-S", s.Memory)
+	}
+	if s.Parallel > 1 {
+		args = append(args, "--parallel="+strconv.Itoa(s.Parallel))
+	}
+	if merge {
+		args = append(args, "-m")
+	}
+	return append(args, strings.Fields(strings.TrimPrefix(command, "LC_ALL=C sort"))...)
+}
+
+func (s Sorter) command(ctx context.Context, args []string) (*exec.Cmd, *bytes.Buffer, error) {
+	if err := os.MkdirAll(s.TempDir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.CommandContext(ctx, "sort", args...)
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	return cmd, &stderr, nil
+}
+
+// orNull is the inputs, or /dev/null for none: sort reads its standard
+// input when it is given no file.
+func orNull(inputs []string) []string {
+	if len(inputs) == 0 {
+		return []string{os.DevNull}
+	}
+	return inputs
+}
+
+func (s Sorter) toFile(ctx context.Context, command string, merge bool, inputs []string, out string) error {
+	inputs = orNull(inputs)
+	// sort writes its own output (it checks that the output is no
+	// input); it goes to a temporary name, synced and renamed when
+	// complete.
+	tmp := filepath.Join(filepath.Dir(out), atomicfile.TempPrefix+filepath.Base(out)+"-sort")
+	os.Remove(tmp)
+	cmd, stderr, err := s.command(ctx, append(append(s.args(command, merge), "-o", tmp), inputs...))
+	if err != nil {
+		return err
+	}
+	if err := cmd.Run(); err != nil {
+		os.Remove(tmp)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("sort %s: %v: %s", strings.Join(inputs, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	if err := syncFile(tmp); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := atomicfile.SyncDir(filepath.Dir(out)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+func syncFile(name string) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}
+
+// Merged is the output of sort -m over sorted inputs, read as it comes.
+// Its end (io.EOF) means that sort succeeded: a sort that failed makes
+// the last Read return its error instead, so that a reader of the merge
+// never takes a cut one for whole.
+type Merged struct {
+	out    io.ReadCloser
+	cmd    *exec.Cmd
+	stderr *bytes.Buffer
+	what   string
+	waited bool
+	err    error // of sort, once waited for
+}
+
+// MergeStream starts sort -m over inputs, each sorted on the keys of
+// command; its output is read from the Merged, and Wait ends it.
+func (s Sorter) MergeStream(ctx context.Context, command string, inputs []string) (*Merged, error) {
+	inputs = orNull(inputs)
+	cmd, stderr, err := s.command(ctx, append(s.args(command, true), inputs...))
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &Merged{out: out, cmd: cmd, stderr: stderr, what: strings.Join(inputs, " ")}, nil
+}
+
+// Read reads the merge's output; at its end, and after, io.EOF or sort's
+// error.
+func (m *Merged) Read(p []byte) (int, error) {
+	if m.waited {
+		// sort has ended (and its output is closed): what ended it is
+		// all there is to read.
+		if m.err != nil {
+			return 0, m.err
+		}
+		return 0, io.EOF
+	}
+	n, err := m.out.Read(p)
+	if err == io.EOF {
+		if werr := m.wait(); werr != nil {
+			return n, werr
+		}
+	}
+	return n, err
+}
+
+// Wait ends the merge, read to its end or abandoned: sort's error, if it
+// failed.
+func (m *Merged) Wait() error {
+	m.out.Close()
+	return m.wait()
+}
+
+func (m *Merged) wait() error {
+	if m.waited {
+		return m.err
+	}
+	m.waited = true
+	if err := m.cmd.Wait(); err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) && exit.ExitCode() < 0 {
+			m.err = fmt.Errorf("sort -m %s: %v", m.what, err)
+		} else {
+			m.err = fmt.Errorf("sort -m %s: %v: %s", m.what, err, strings.TrimSpace(m.stderr.String()))
+		}
+	}
+	return m.err
+}

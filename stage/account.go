@@ -1,0 +1,424 @@
+package stage
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"warcdedup/internal/progress"
+	"warcdedup/internal/sortedlines"
+	"warcdedup/internal/syssort"
+	"warcdedup/manifest"
+	"warcdedup/policy"
+	"warcdedup/report"
+	"warcdedup/rewritelog"
+	"warcdedup/verify"
+	"warcdedup/workdir"
+)
+
+// Account adds up what a job did, or would do, into its report: the
+// totals, the breakdowns by MIME type, host, capture month and payload
+// size, same-URL against cross-URL duplicates, the largest classes, what
+// was not deduplicated and why; and it writes the dependencies of the
+// revisits the job wrote (deps.tsv). Its inputs are the stages' work
+// files and results: warcdedup run's own, or those a cluster job's
+// account merged from its hosts and ranges.
+type Account struct {
+	ByFile      string // the numbered manifest on file (workdir.ByFileFile)
+	FactsByFile string // the facts on file
+	Saved       string // saved.tsv
+	Numbered    string // the numbered manifest on digest
+	Deps        string // written: the files each file's new revisits need
+	// Sorter sorts the account's own work file, in its TempDir.
+	Sorter syssort.Sorter
+
+	DryRun   bool
+	Policy   policy.Policy
+	Hashed   HashResult
+	Resolved ResolveResult
+	Rewrote  RewriteResult
+	Verified verify.Stats
+	// FilesReplaced is how many files the job replaced across its runs
+	// (the lines of its fixity list: an interrupted run replaced some);
+	// a dry run's files are those its rewrite would replace.
+	FilesReplaced   int64
+	FilesInProgress int64 // files passed over, still being written
+
+	// Report gets the figures; its title, mode, collections and stages
+	// are the caller's.
+	Report *report.Report
+}
+
+// Run fills the report and writes deps.tsv.
+func (a *Account) Run(ctx context.Context) error {
+	t := newTally(a)
+	if err := t.records(); err != nil {
+		return err
+	}
+	if err := t.classes(ctx); err != nil {
+		return err
+	}
+	t.fill()
+	return nil
+}
+
+// Note says what the account found, for the report's stage.
+func (a *Account) Note() string {
+	return fmt.Sprintf("%s duplicates, %s saved", progress.Count(a.Report.Totals.Duplicates), progress.Bytes(a.Report.Totals.BytesSaved))
+}
+
+// tally is an Account at work.
+type tally struct {
+	acc *Account
+	rep *report.Report
+
+	mime, host, month, size *report.Breakdown
+	same, cross             report.Bucket
+	arc, refusedDups, kept  report.Reason
+	refusedFiles            map[string]bool
+	largest                 *report.Largest
+}
+
+func newTally(acc *Account) *tally {
+	a := &tally{acc: acc, rep: acc.Report, refusedFiles: map[string]bool{},
+		mime: report.NewBreakdown(10000), host: report.NewBreakdown(100000), month: report.NewBreakdown(1 << 20), size: report.NewBreakdown(64),
+		largest: report.NewLargest(20)}
+	for _, r := range acc.Rewrote.Refused {
+		// "FILE: left untouched: ..." or "FILE: offset N: left untouched: ..."
+		if f, _, ok := strings.Cut(r, ": "); ok {
+			a.refusedFiles[f] = true
+		}
+	}
+	return a
+}
+
+// records streams the numbered manifest, the facts and the revisits
+// written, all in file order, record by record.
+func (a *tally) records() error {
+	numbered, err := os.Open(a.acc.ByFile)
+	if err != nil {
+		return err
+	}
+	defer numbered.Close()
+	facts, err := sortedlines.Open(a.acc.FactsByFile)
+	if err != nil {
+		return err
+	}
+	defer facts.Close()
+	saved, err := OpenSaved(a.acc.Saved)
+	if err != nil {
+		return err
+	}
+	defer saved.Close()
+	in := manifest.NewReader(numbered, a.acc.ByFile)
+	t := &a.rep.Totals
+	for {
+		l, err := in.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if l.IsRevisit() {
+			t.Revisits++
+			continue
+		}
+		t.Records++
+		t.RecordBytes += l.Length
+		mime := "-"
+		if f := facts.Find(l.File, l.Offset); f != nil && len(f) >= 4 {
+			mime = f[3]
+		}
+		revisitLen, err := saved.Find(l.File, l.Offset)
+		if err != nil {
+			return err
+		}
+		b := bucketOf(&l, revisitLen)
+		a.mime.Add(mime, b)
+		a.host.Add(report.HostOf(l.URI), b)
+		a.month.Add(monthOf(l.Date), b)
+		a.size.Add(report.SizeClass(l.Length), b)
+		if !l.IsDuplicate() {
+			continue
+		}
+		t.Duplicates++
+		t.DuplicateBytes += l.Length
+		if l.RefURI == l.URI {
+			a.same.Add(b)
+		} else {
+			a.cross.Add(b)
+		}
+		switch {
+		case revisitLen >= 0:
+			t.RevisitsWritten++
+			t.BytesSaved += l.Length - revisitLen
+		case isARC(l.File):
+			a.arc.Records++
+			a.arc.Bytes += l.Length
+		case a.refusedFiles[l.File]:
+			a.refusedDups.Records++
+			a.refusedDups.Bytes += l.Length
+		default:
+			a.kept.Records++
+			a.kept.Bytes += l.Length
+		}
+	}
+	return nil
+}
+
+// bucketOf is one record's contribution to a breakdown.
+func bucketOf(l *manifest.Line, revisitLen int64) report.Bucket {
+	b := report.Bucket{Records: 1, Bytes: l.Length}
+	if l.IsDuplicate() {
+		b.Duplicates, b.DuplicateBytes = 1, l.Length
+		if revisitLen >= 0 {
+			b.BytesSaved = l.Length - revisitLen
+		}
+	}
+	return b
+}
+
+func isARC(file string) bool {
+	f := strings.ToLower(file)
+	return strings.HasSuffix(f, ".arc") || strings.HasSuffix(f, ".arc.gz")
+}
+
+// monthOf is the YYYY-MM of a WARC date.
+func monthOf(date string) string {
+	if len(date) >= 7 && date[4] == '-' {
+		return date[:7]
+	}
+	return "(unknown)"
+}
+
+// classes streams the numbered manifest, digest by digest, for the largest
+// classes and the dependencies between files.
+func (a *tally) classes(ctx context.Context) error {
+	f, err := os.Open(a.acc.Numbered)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	// Each duplicate and the file of its original, joined below with the
+	// revisits written.
+	if err := os.MkdirAll(a.acc.Sorter.TempDir, 0o755); err != nil {
+		return err
+	}
+	pairsName := filepath.Join(a.acc.Sorter.TempDir, "pairs")
+	pairs, err := os.Create(pairsName)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(pairsName)
+	pw := bufio.NewWriter(pairs)
+	origFile := map[int]string{}
+	in := manifest.NewReader(f, a.acc.Numbered)
+	cur := map[int]*report.Class{}
+	digest := ""
+	flush := func() {
+		for _, c := range cur {
+			if c.DuplicateBytes > 0 {
+				a.largest.Offer(*c)
+			}
+		}
+		clear(cur)
+	}
+	for {
+		l, err := in.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if l.IsRevisit() {
+			continue
+		}
+		if l.Digest != digest {
+			flush()
+			clear(origFile)
+			digest = l.Digest
+		}
+		c := cur[l.Ext]
+		if c == nil {
+			c = &report.Class{Digest: l.Digest, Ext: l.Ext, URI: l.URI, Date: l.Date}
+			cur[l.Ext] = c
+			origFile[l.Ext] = l.File
+		}
+		c.Copies++
+		c.Bytes += l.Length
+		if l.IsDuplicate() {
+			c.DuplicateBytes += l.Length
+			fmt.Fprintf(pw, "%s %d %s\n", l.File, l.Offset, origFile[l.Ext])
+		}
+	}
+	flush()
+	if err := pw.Flush(); err != nil {
+		return err
+	}
+	if err := pairs.Close(); err != nil {
+		return err
+	}
+	return a.deps(ctx, pairsName)
+}
+
+// deps writes, for each file, the files holding the originals its revisits
+// need, and how many: none of them may be deleted while it is kept.
+func (a *tally) deps(ctx context.Context, pairsName string) error {
+	sorted := pairsName + "-by-file"
+	if err := a.acc.Sorter.Sort(ctx, manifest.ByFile.Command, []string{pairsName}, sorted); err != nil {
+		return err
+	}
+	defer os.Remove(sorted)
+	pairs, err := sortedlines.Open(sorted)
+	if err != nil {
+		return err
+	}
+	defer pairs.Close()
+	saved, err := OpenSaved(a.acc.Saved)
+	if err != nil {
+		return err
+	}
+	defer saved.Close()
+	counts := map[[2]string]int64{}
+	for {
+		s, err := saved.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if p := pairs.Find(s.File, s.Offset); len(p) >= 3 {
+			counts[[2]string{p[0], p[2]}]++
+		}
+	}
+	keys := make([][2]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, k int) bool {
+		if keys[i][0] != keys[k][0] {
+			return keys[i][0] < keys[k][0]
+		}
+		return keys[i][1] < keys[k][1]
+	})
+	var b strings.Builder
+	b.WriteString("# file original-file revisits\n")
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s %s %d\n", k[0], k[1], counts[k])
+	}
+	return workdir.WriteFile(a.acc.Deps, []byte(b.String()))
+}
+
+// FixityHeader starts every fixity list.
+const FixityHeader = "# file old-size old-sha256 new-size new-sha256\n"
+
+// WriteFixity writes the fixity list of the files the rewrite log's
+// entries from byte offset from on replaced (a job's runs, or an undo's):
+// each file's size and SHA-256 before the first of those runs and after
+// the last. It returns how many files it lists.
+func WriteFixity(logName string, from int64, out string) (int64, error) {
+	header := FixityHeader
+	f, err := os.Open(logName)
+	if os.IsNotExist(err) {
+		return 0, workdir.WriteFile(out, []byte(header))
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	files := map[string]*rewritelog.Fixity{}
+	var order []string
+	r := rewritelog.NewReader(io.NewSectionReader(f, from, 1<<62), logName)
+	r.Fixity = func(fx rewritelog.Fixity) error {
+		if fx.NewSHA256 == "-" {
+			return nil
+		}
+		if prev, ok := files[fx.File]; ok {
+			prev.NewSize, prev.NewSHA256 = fx.NewSize, fx.NewSHA256
+			return nil
+		}
+		c := fx
+		files[fx.File] = &c
+		order = append(order, fx.File)
+		return nil
+	}
+	for {
+		if _, err := r.Next(); err == io.EOF {
+			break
+		} else if err != nil {
+			return 0, err
+		}
+	}
+	var b strings.Builder
+	b.WriteString(header)
+	sort.Strings(order)
+	for _, name := range order {
+		fx := files[name]
+		fmt.Fprintf(&b, "%s %d %s %d %s\n", manifest.EscapeFile(name), fx.OldSize, fx.OldSHA256, fx.NewSize, fx.NewSHA256)
+	}
+	return int64(len(order)), workdir.WriteFile(out, []byte(b.String()))
+}
+
+// fill sets the report's figures from the stages' statistics.
+func (a *tally) fill() {
+	acc, rep := a.acc, a.rep
+	t := &rep.Totals
+	t.Files = acc.Hashed.Stats.Files + acc.Hashed.Stats.FilesFailed
+	t.FilesInProgress = acc.FilesInProgress
+	t.StoredBytes = acc.Hashed.Stats.Bytes
+	t.FilesRewritten = acc.Rewrote.Stats.Rewritten
+	if !acc.DryRun {
+		// Across the runs of the job (an interrupted one replaced some).
+		t.FilesRewritten = acc.FilesReplaced
+	}
+	t.FilesRefused = acc.Rewrote.Stats.Refused
+	t.StaleLines = acc.Resolved.Stats.Stale
+	t.DamagedRecords = acc.Hashed.Stats.Damaged
+	t.Violations = acc.Verified.Violations
+	rep.ByMIME = a.mime.Top(12)
+	rep.ByHost = a.host.Top(15)
+	rep.ByMonth = a.month.Ordered(nil)
+	rep.BySize = a.size.Ordered(report.SizeLabels())
+	rep.SameURL, rep.CrossURL = a.same, a.cross
+	rep.SameURL.Label, rep.CrossURL.Label = "same URL (re-fetched)", "another URL"
+	rep.LargestClasses = a.largest.Classes()
+	if a.arc.Records > 0 {
+		a.arc.Why = "in an ARC file: ARC records have no revisit form (convert the file to WARC with arc2warc first)"
+		rep.NotDeduplicable = append(rep.NotDeduplicable, a.arc)
+	}
+	if a.kept.Records > 0 {
+		a.kept.Why = "its revisit would not be smaller than the record (short payloads)"
+		rep.NotDeduplicable = append(rep.NotDeduplicable, a.kept)
+	}
+	if a.refusedDups.Records > 0 {
+		a.refusedDups.Why = "in a file that was refused and left untouched (see the exit reasons)"
+		rep.NotDeduplicable = append(rep.NotDeduplicable, a.refusedDups)
+	}
+	if n := acc.Resolved.Stats.Split; n > 0 {
+		rep.NotDeduplicable = append(rep.NotDeduplicable, report.Reason{Records: n,
+			Why: fmt.Sprintf("%s the earlier captures of the same bytes: kept as an original of its own under the %s policy", acc.Policy.Apart(), acc.Policy)})
+	}
+	if n := wholeFileGzip(acc.Hashed.Damaged); n > 0 {
+		rep.NotDeduplicable = append(rep.NotDeduplicable, report.Reason{Records: n,
+			Why: "in a file compressed as one gzip member (warcrecompress rewrites it with a member per record)"})
+	}
+}
+
+// wholeFileGzip counts the damage reports of files compressed whole.
+func wholeFileGzip(damaged []string) int64 {
+	var n int64
+	for _, d := range damaged {
+		if strings.Contains(d, "recompressed with one member per record") {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,68 @@
+package stage
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+
+	"warcdedup/atomicfile"
+	"warcdedup/internal/progress"
+	"warcdedup/manifest"
+	"warcdedup/verify"
+	"warcdedup/workdir"
+)
+
+// Verify proves that nothing was lost (warcsumcmp), the second half of
+// stage 5: every record of the manifest before is in the manifest after,
+// as itself or as a revisit that resolves to an original of the same
+// digest. Each record lost goes into the violations file, and to
+// Messages.
+type Verify struct {
+	Before, After *manifest.Reader
+	// External, if not nil, are originals outside the collection that
+	// revisits may refer to: a crawl index's committed originals the
+	// resolution kept, as their records spell them.
+	External   *manifest.Reader
+	Violations string // whole or not at all
+	Total      int64  // records before, for the progress
+	Messages   Messages
+	Meter      progress.Meter
+}
+
+// Run verifies. (The comparison is not stopped midway by ctx: the caller
+// looks at ctx after it, as after every stage.)
+func (v *Verify) Run(ctx context.Context) (verify.Stats, error) {
+	out, err := atomicfile.Create(v.Violations, 0o644)
+	if err != nil {
+		return verify.Stats{}, err
+	}
+	defer out.Abort()
+	bw := bufio.NewWriter(out)
+	v.Meter.Begin("records", v.Total)
+	st, err := verify.RewriteAgainst(v.Before, v.After, v.External, func(lost string) {
+		fmt.Fprintln(bw, lost)
+		v.Messages.Error(fmt.Errorf("lost: %s", lost))
+	})
+	if err == nil {
+		v.Meter.Set(v.Total)
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = out.CommitRenamed()
+	}
+	return st, err
+}
+
+// VerifyNote says what a Verify found, for the report's stage.
+func VerifyNote(st verify.Stats) string {
+	return fmt.Sprintf("%s violations", progress.Count(st.Violations))
+}
+
+// VerifyReasons are why the exit status is not 0, as far as the
+// verification goes: records lost.
+func VerifyReasons(st verify.Stats) []string {
+	if st.Violations == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s violations: records lost (see %s)", progress.Count(st.Violations), workdir.Violations)}
+}
