@@ -38,10 +38,17 @@ import (
 // between the two looks only by what it changed (the rewrite refuses a
 // file whose size or modification time changed).
 //
-// Neither sees a writer on another host of a network file system (except
-// as NFSv4 delegations tell the lease), nor an open(2) that found the
-// file's name in the instant before the rename and reaches the kernel's
-// lease check after it, microseconds.
+// The replacement looks once more after its new version has taken the
+// name (exchanged with the file, see Version.Replace), and gives the name
+// back if it finds a writer: a writer that opens the file before the
+// exchange is seen (the lease is broken by then, or it holds the file
+// open), and one that opens it after finds the new version. Neither look
+// sees a writer on another host of a network file system (except as NFSv4
+// delegations tell the lease), nor an open(2) that found the file's name
+// before the exchange and reaches the kernel's lease check only after the
+// look that follows it, microseconds; where names cannot be exchanged
+// (the file is renamed over), the window is from the last look to the
+// rename.
 type writerGuard struct {
 	f *os.File
 	// broken is set when the lease was broken: a process opened the file

@@ -29,6 +29,9 @@ type Placement struct {
 	// Files is what the run's workers share about where they write: one
 	// for the run (NewFiles).
 	Files *Files
+	// Warn, if set, receives what the run should know and is no refusal:
+	// that the file system cannot exchange names (see Version.Replace).
+	Warn func(error)
 }
 
 // Files is what a run's workers share about the files they write, by
@@ -48,6 +51,8 @@ type Files struct {
 	// manifest order, would list the two rewrites in the wrong order.
 	// One entry per file rewritten in the run, as the log's index holds.
 	written map[string]string
+	// noExchange: the run was told the file system cannot exchange names.
+	noExchange sync.Once
 }
 
 // NewFiles returns the Files of a run.

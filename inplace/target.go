@@ -58,6 +58,24 @@ func (t *Target) Unchanged() error {
 	return nil
 }
 
+// Displaced checks the file that the new version's exchange with the name
+// took from it (old, with the error of looking it up), before it is
+// removed: it must be the file opened, with the size and modification time
+// it had, and no writer seen (CheckWriters): anything else is what another
+// process put or wrote there after the last look, which the replacement
+// would lose.
+func (t *Target) Displaced(old os.FileInfo, err error) error {
+	switch {
+	case err != nil:
+		return fmt.Errorf("the file its new version took the name from: %w", err)
+	case !os.SameFile(t.Info, old):
+		return fmt.Errorf("%w: run again", ErrReplacedMeanwhile)
+	case old.Size() != t.Info.Size() || !old.ModTime().Equal(t.Info.ModTime()):
+		return fmt.Errorf("the file changed while its new version was made (%d bytes, now %d): run again", t.Info.Size(), old.Size())
+	}
+	return t.CheckWriters()
+}
+
 // KeepAttributes gives dst, the new version, what the file has besides
 // its bytes: owner and group (a replacement made as root must not hand an
 // archive's files to root), permission bits with setuid, setgid and

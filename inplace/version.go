@@ -1,12 +1,13 @@
 // Package inplace replaces files in place, as safely as a file can be:
 // a new version is written beside the file, checked against it byte for
-// byte, given the file's owner, mode and extended attributes, and renamed
-// over it only while nothing else writes the file and it is still the
-// version that was read; its rewrite log entries are journaled before the
-// rename and logged after it, in order (package rewritelog). The rewrite
-// (package refs) and undo (package restore) make their new versions with
-// a Version; warcrecompress and the ARC converter use its Target and
-// attribute copying.
+// byte, given the file's owner, mode and extended attributes, and
+// exchanged with it (renameat2 RENAME_EXCHANGE), the old version removed
+// only once what the exchange took from the name is seen to be the
+// version that was read, with nothing else writing it; its rewrite log
+// entries are journaled before the exchange and logged after it, in order
+// (package rewritelog). The rewrite (package refs) and undo (package
+// restore) make their new versions with a Version; warcrecompress and the
+// ARC converter use its Target and attribute copying.
 //
 // A file that cannot be replaced safely is left untouched and refused (a
 // *RefusedError); a full disk stops the run (a *WriteError).
@@ -375,8 +376,8 @@ type Replaced struct {
 
 // Replace puts the checked new version in place: with the old file's
 // owner, group, mode and extended attributes, its entries journaled in
-// log (in place), and renamed over the old file while lock is held (no
-// original in it is being read). check reads back each record written
+// log (in place), and exchanged with the old file (see put) while lock is
+// held (no original in it is being read). check reads back each record written
 // anew. It returns the replacement, whose entries the caller appends to
 // the log in the order of its files; with atomicfile.ErrNotSynced, the
 // file was replaced, and only the rename may not be on disk yet.
@@ -424,7 +425,8 @@ func (v *Version) Replace(log *rewritelog.Log, lock sync.Locker, entries []rewri
 		other, _ := v.pl.Files.writtenBy(v.writingAt)
 		return nil, v.Refuse(fmt.Errorf("%w, %s", ErrNamedTwice, other))
 	}
-	// The last look for a writer, as close to the rename as it can be.
+	// The last look for a writer before the new version takes the name
+	// (put looks again once it has).
 	if err := v.target.CheckWriters(); err != nil {
 		undo()
 		if v.pl.InPlace {
@@ -432,8 +434,9 @@ func (v *Version) Replace(log *rewritelog.Log, lock sync.Locker, entries []rewri
 		}
 		return nil, v.Refuse(err)
 	}
-	err = v.tmp.Commit()
+	err = v.put()
 	v.tmp = nil
+	var stuck *stuckError
 	switch {
 	case err == nil, errors.Is(err, atomicfile.ErrNotSynced):
 		// Replaced, complete (with ErrNotSynced, only the directory entry
@@ -443,13 +446,58 @@ func (v *Version) Replace(log *rewritelog.Log, lock sync.Locker, entries []rewri
 			result.Old, result.New = oldInfo, v.renamed(tmpInfo)
 		}
 		return result, err
+	case errors.As(err, &stuck):
+		// Which version the name holds is not known: the journal keeps
+		// the intent, which the log's next opener completes if the file
+		// is the new version, and the run stops.
+		return nil, err
 	default:
 		undo()
 		if v.pl.InPlace {
 			log.Unjournal(result.Intent)
 		}
+		if IsRefusal(err) {
+			return nil, err
+		}
 		return nil, v.WriteFailed(err)
 	}
+}
+
+// put puts the new version under the file's name. In place it exchanges
+// the two (renameat2 RENAME_EXCHANGE) rather than renaming over the file:
+// what the exchange took from the name must then be the file opened, as
+// it was, with no writer seen, or the exchange is undone and the file
+// refused (a *RefusedError), untouched. Between the last look and a rename
+// a writer could open the file, or another process rename a file over it,
+// and be lost; between the exchange and the look after it, neither can:
+// each finds the file under the temporary name, where it stays. Only then
+// is the old version removed. Where the file system cannot exchange
+// names, the new version is renamed over the file, as before, and the run
+// warns once.
+func (v *Version) put() error {
+	if !v.pl.InPlace {
+		return v.tmp.Commit()
+	}
+	sw, err := v.tmp.Exchange()
+	if errors.Is(err, atomicfile.ErrExchangeUnsupported) {
+		v.pl.Files.noExchange.Do(func() {
+			if v.pl.Warn != nil {
+				v.pl.Warn(fmt.Errorf("%s: %w: each file is renamed over instead, and a writer that opens it, or a file another process renames over it, in the instant between the last check and the rename is lost", v.Path, err))
+			}
+		})
+		return v.tmp.Commit()
+	}
+	if err != nil {
+		return err
+	}
+	why := v.target.Displaced(sw.Old())
+	if why == nil {
+		return sw.Finish()
+	}
+	if err := sw.Revert(); err != nil {
+		return &stuckError{File: v.File, Why: why, Err: err, Old: sw.OldName()}
+	}
+	return v.Refuse(why)
 }
 
 // DryRun is the replacement a dry run would make: its entries, with "-"

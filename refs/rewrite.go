@@ -273,5 +273,5 @@ type worker struct {
 // versions go.
 func (r *Rewriter) placement(files *inplace.Files) *inplace.Placement {
 	return &inplace.Placement{Locator: &source.Locator{Roots: r.Roots, Locations: r.Locations, Prefixes: r.Prefixes}, InPlace: r.InPlace,
-		OutputDir: r.OutputDir, DryRun: r.DryRun, HardLinks: r.HardLinks, Create: r.create, Files: files}
+		OutputDir: r.OutputDir, DryRun: r.DryRun, HardLinks: r.HardLinks, Create: r.create, Files: files, Warn: r.Warn}
 }

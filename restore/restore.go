@@ -239,5 +239,5 @@ func (r *Restorer) Run(ctx context.Context, files []string, log *rewritelog.Log)
 
 func (r *Restorer) placement(files *inplace.Files) *inplace.Placement {
 	return &inplace.Placement{Locator: &source.Locator{Roots: r.Roots, Locations: r.Locations, Prefixes: r.Prefixes}, InPlace: true,
-		HardLinks: r.HardLinks, Create: r.create, Files: files}
+		HardLinks: r.HardLinks, Create: r.create, Files: files, Warn: r.Warn}
 }
