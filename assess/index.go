@@ -32,7 +32,7 @@ type IndexOptions struct {
 	Dir        string
 	Policy     policy.Policy
 	Format     cdx.Format // of the lines; cdx.Auto detects each line's
-	SortMemory string     // sort's buffer (sort -S); "" for sort's default
+	SortMemory string     // sort's buffer (sort -S); "" for syssort.DefaultMemory (64M)
 	Jobs       int        // threads of the sort
 	Model      RevisitModel
 	Display    *progress.Display

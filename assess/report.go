@@ -103,10 +103,6 @@ func Summary(w io.Writer, res *Result) {
 		fmt.Fprintf(w, "stages: %s\n", strings.Join(stages, ", "))
 	}
 	fmt.Fprintf(w, "report: %s (and stats.json)\n", filepath.Join(res.Dir, workdir.ReportFile))
-	if r.Exit != 0 {
-		fmt.Fprintf(w, "exit status %d:\n", r.Exit)
-		for _, why := range r.ExitReason {
-			fmt.Fprintf(w, "  %s\n", why)
-		}
-	}
+	// The exit status and its reasons are the command's to say, on
+	// standard error.
 }

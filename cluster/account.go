@@ -103,6 +103,11 @@ func (k *task) results() (*results, error) {
 	for _, m := range hashes {
 		r.hashed.Stats.Add(&m.Hash.Stats)
 		r.hashed.Damaged = appendFirst(r.hashed.Damaged, m.Hash.Damaged, stage.KeepFirst)
+		// Files compressed whole: a format read, not damage (opview).
+		r.hashed.WholeGzip = append(r.hashed.WholeGzip, m.Hash.WholeGzip...)
+		r.hashed.WholeGzipBytes += m.Hash.WholeGzipBytes
+		r.hashed.MultiRecord += m.Hash.MultiRecord
+		r.hashed.MultiRecordFailed += m.Hash.MultiRecordFailed
 	}
 	resolves := k.stepMarkers(kindResolve)
 	if len(resolves) != k.spec.Ranges {

@@ -640,7 +640,7 @@ func (k *task) verify(ctx context.Context) error {
 	}
 	defer closeAfter()
 	v := stage.Verify{Before: manifest.NewReader(before, "the hosts' manifests before"), After: manifest.NewReader(after, "the hosts' manifests after"),
-		Violations: k.wd.file(workdir.Violations), Total: total, Messages: k, Meter: k.prog}
+		Violations: k.wd.file(workdir.Violations), Total: total, Messages: k, Meter: k.prog, Sort: k.sorter}
 	// With an index, revisits may refer to the committed originals the
 	// ranges kept, as the resolution found them.
 	if kept := k.keptIndexFiles(indexKeptFile); kept != nil {

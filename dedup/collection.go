@@ -22,6 +22,9 @@ type collection struct {
 	roots []string
 	crawl *crawlMode
 	files map[string]bool
+	// others are the other files the last collect found beneath the
+	// roots (not WARC or ARC, or still being written: see notread.go).
+	others []string
 }
 
 // locator finds the collection's files, each beneath its root; with an
@@ -37,7 +40,9 @@ func (c *collection) locator() *source.Locator {
 // crawlMode.collect with an index), and the files still being written
 // that it passes over.
 func (c *collection) collect() (inputs []warcsum.Input, inProgress []string, err error) {
-	col := warcsum.Collector{Recursive: true, InProgress: func(p string) { inProgress = append(inProgress, p) }}
+	c.others = nil
+	col := warcsum.Collector{Recursive: true, InProgress: func(p string) { inProgress = append(inProgress, p) },
+		Other: func(p string) { c.others = append(c.others, p) }}
 	if c.crawl != nil {
 		inputs, err = c.crawl.collect(col)
 	} else {
@@ -72,7 +77,7 @@ func hash(ctx context.Context, show *progress.Display, name string, h stage.Hash
 	s := show.Start(name, "", 0)
 	h.Meter = s
 	res, err := h.Run(ctx)
-	s.Done("")
+	s.End(err, "")
 	if err == nil && res.Stats.Records == 0 {
 		err = errors.New("the collection's files hold no record")
 	}
@@ -83,6 +88,7 @@ func hash(ctx context.Context, show *progress.Display, name string, h stage.Hash
 // when complete, shown on show.
 func sortWorkFile(ctx context.Context, show *progress.Display, s syssort.Sorter, wd *workdir.Dir, from, to, command string) error {
 	st := show.Start("sort "+filepath.Base(to), "files", 1)
-	defer st.Done("")
-	return s.Sort(ctx, command, []string{wd.File(from)}, wd.File(to))
+	err := s.Sort(ctx, command, []string{wd.File(from)}, wd.File(to))
+	st.End(err, "")
+	return err
 }

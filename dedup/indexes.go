@@ -15,6 +15,7 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/internal/progress"
+	"warcdedup/internal/syssort"
 	"warcdedup/reindex"
 	"warcdedup/rewritelog"
 	"warcdedup/stage"
@@ -216,16 +217,19 @@ func (u *indexUpdate) one(index string) error {
 	if err := workdir.WriteJSON(statePath, st); err != nil {
 		return err
 	}
-	moves, err := rewritelog.LoadFileFrom(logPath, from)
+	// The log followed on disk, its lookups sorted in the work directory.
+	updater := reindex.Updater{Records: &reindex.Files{Roots: u.roots}, Sort: syssort.Sorter{TempDir: u.wd.File(workdir.TmpDir)}}
+	updater.Log, err = rewritelog.OpenCatalog(logPath, from, time.Time{})
 	if errors.Is(err, os.ErrNotExist) {
-		moves, err = rewritelog.Load(rewritelog.NewReader(strings.NewReader(""), workdir.LogFile), time.Time{})
+		updater.Log = nil
+		updater.Moves, err = rewritelog.Load(rewritelog.NewReader(strings.NewReader(""), workdir.LogFile), time.Time{})
 	}
 	if err != nil {
 		return err
 	}
 	shown := 0
 	p := &reindex.InPlace{
-		Updater: reindex.Updater{Moves: moves, Records: &reindex.Files{Roots: u.roots}},
+		Updater: updater,
 		Known:   u.known.Knows,
 		Report: func(err error) {
 			if shown++; shown <= 10 {

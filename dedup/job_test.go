@@ -856,7 +856,7 @@ func TestRunReadsDamagedFileAgain(t *testing.T) {
 	for _, s := range r.Report.Stages {
 		if s.Name == stage.HashAgainName {
 			found = true
-			if !strings.HasPrefix(s.Note, "1 files read again") {
+			if !strings.HasPrefix(s.Note, "1 file read again") {
 				t.Errorf("hash again: %s, want the damaged file read again", s.Note)
 			}
 		}

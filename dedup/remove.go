@@ -158,7 +158,7 @@ type ImportOptions struct {
 	Index, Crawl string
 	Location     string   // the crawl's files: a directory or a base URL
 	CDX          []string // the CDX/CDXJ indexes of the crawl
-	SortMemory   string   // sort's buffer (sort -S); "" for sort's default
+	SortMemory   string   // sort's buffer (sort -S); "" for syssort.DefaultMemory (64M)
 	// SkipDamaged leaves damaged index lines out, counted, instead of
 	// refusing the import at the first.
 	SkipDamaged bool

@@ -36,7 +36,7 @@ type Options struct {
 	Jobs        int      // files or clusters at once
 	Algorithm   digest.Algorithm
 	Policy      policy.Policy
-	SortMemory  string // sort's buffer (sort -S), e.g. "1G" or "25%"; "" for sort's default
+	SortMemory  string // sort's buffer (sort -S), e.g. "1G" or "25%"; "" for syssort.DefaultMemory (64M)
 	HardLinks   bool   // rewrite files with several names (see refs.Rewriter)
 	// CDX are CDX/CDXJ index files of the collection, written before the
 	// job: each is brought up to date with the rewrite (see warccdx).
@@ -59,6 +59,9 @@ type Options struct {
 	// Digests, when not nil, restricts the job from resolution on to a
 	// slice of the digests (see DigestSlice).
 	Digests *DigestSlice
+	// Command is the command line that runs the job, which an
+	// interrupted run names as the one that resumes it; "" for none.
+	Command string
 }
 
 // stageRewriteStarted marks in state.json a job whose rewrite began: the
@@ -256,6 +259,11 @@ func (r *run) resume() (*stage.Result, error) {
 	for _, p := range r.inProgress {
 		r.show.Log("warcdedup: note: %s: skipped: still being written (its name ends in .open); a run after its writer has closed and renamed it takes it", p)
 	}
+	// opview: the other files not read, each named (notread.go).
+	for _, p := range r.coll.others {
+		k, _ := kindOf(p)
+		r.show.Log("warcdedup: note: %s: not read: %s %s", p, k.kind, k.why)
+	}
 	if len(r.inputs) == 0 {
 		return nil, fmt.Errorf("no WARC or ARC file found in %s%s", strings.Join(r.opt.Collections, ", "), r.inProgressNote())
 	}
@@ -270,6 +278,7 @@ func (r *run) resume() (*stage.Result, error) {
 			rep, err := stage.ReadReport(r.wd.File(workdir.StatsFile))
 			if err == nil {
 				rep.Totals.FilesInProgress = int64(len(r.inProgress)) // as they are now
+				rep.FilesNotDeduplicated = notReadNow(rep.FilesNotDeduplicated, r.inProgress, r.coll.others)
 				return &stage.Result{Report: rep, WorkDir: r.wd.Path, NothingToDo: true}, nil
 			}
 		}
@@ -308,6 +317,7 @@ func (r *run) start() error {
 	if opt.DryRun {
 		r.rep.Mode = "dry run"
 	}
+	r.rep.FilesNotDeduplicated = notRead(r.inProgress, r.coll.others) // opview
 	var err error
 	r.runDir, err = newRunDir(r.wd, r.rep.Generated, r.rep.Mode)
 	return err
@@ -360,29 +370,44 @@ func (r *run) steps() []step {
 }
 
 // runSteps runs the stages not done yet, each one's outputs recorded as
-// done in state.json when they are complete.
+// done in state.json when they are complete. The display is told the
+// job's stages, for its whole-job progress; the report gets each stage:
+// done now, done before (and by what), the one the run stopped in, and
+// those it did not reach.
 func (r *run) runSteps(ctx context.Context) error {
-	for _, s := range r.steps() {
+	steps := r.steps()
+	plan := make([]progress.Step, len(steps))
+	for i, s := range steps {
+		plan[i] = progress.Step{Name: s.name, Weight: stepWeight(s.name)}
+	}
+	var bytes int64
+	for _, in := range r.inputs {
+		bytes += in.Size
+	}
+	r.show.Plan(plan, bytes)
+	for i, s := range steps {
 		if err := ctx.Err(); err != nil {
-			return err
+			return r.stopAt(steps, i, 0, err)
 		}
 		if s.keep && r.state.done(s.name) && r.outputsExist(s.name) {
-			r.rep.Stages = append(r.rep.Stages, report.Stage{Name: s.name, Skipped: true, Note: "done by an earlier run"})
+			r.show.Step(i, true)
+			r.rep.Stages = append(r.rep.Stages, report.Stage{Name: s.name, Skipped: true, Note: r.state.doneBy(s.name)})
 			if err := r.reload(s.name); err != nil {
-				return err
+				return r.stopAt(steps, i, 0, err)
 			}
 			continue
 		}
+		r.show.Step(i, false)
 		start := time.Now()
 		note, err := s.do(ctx)
-		r.rep.Stages = append(r.rep.Stages, report.Stage{Name: s.name, Took: time.Since(start), Note: note})
 		if err != nil {
-			return fmt.Errorf("%s: %w", s.name, err)
+			return r.stopAt(steps, i, time.Since(start), err)
 		}
+		r.rep.Stages = append(r.rep.Stages, report.Stage{Name: s.name, Took: time.Since(start), Note: note})
 		if s.keep {
-			r.state.Done = append(r.state.Done, s.name)
+			r.state.markDone(s.name, r.rep.Mode, r.rep.Generated)
 			if err := writeState(r.wd, r.state); err != nil {
-				return err
+				return r.stopAt(steps, i+1, 0, err)
 			}
 		}
 	}
@@ -392,6 +417,46 @@ func (r *run) runSteps(ctx context.Context) error {
 		return writeState(r.wd, r.state)
 	}
 	return nil
+}
+
+// stopAt records that the run stopped in its i-th stage (after took; i
+// may be len(steps): after the last) with err: that stage is not done,
+// those after it did not run, and the report says where and why. It
+// returns err, naming the stage.
+func (r *run) stopAt(steps []step, i int, took time.Duration, err error) error {
+	if i >= len(steps) {
+		r.rep.Stopped = fmt.Sprintf("stopped after its last stage: %v", err)
+		return err
+	}
+	name := steps[i].name
+	r.rep.Stages = append(r.rep.Stages, report.Stage{Name: name, Took: took, Stopped: true, Note: err.Error()})
+	for _, s := range steps[i+1:] {
+		r.rep.Stages = append(r.rep.Stages, report.Stage{Name: s.name, NotRun: true})
+	}
+	r.rep.Stopped = stage.StoppedIn(progress.StageOf(i, len(steps)), name, err, r.opt.Command)
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// stepWeight is a stage's cost as passes over the collection's bytes
+// (the hash stage's 1), for the whole job's progress and time left:
+// measured CPU seconds on a generated collection of 716 MB with 40% of
+// duplicates (README, Speed): hash 1.8, resolve 1.5, rewrite 4.1; the
+// sorts, the hash again (of the revisits written only), the verification
+// and the account a few hundredths of the hash each.
+func stepWeight(name string) float64 {
+	switch name {
+	case stage.HashName:
+		return 1
+	case stage.ResolveName:
+		return 0.8
+	case stage.RewriteName:
+		return 2.3
+	case stage.IndexesName, stage.CommitName, stage.JoinName:
+		return 0.2
+	case stage.HashAgainName, stage.VerifyName:
+		return 0.1
+	}
+	return 0.05
 }
 
 // outputsExist checks that a stage marked done left its outputs.
@@ -577,7 +642,7 @@ func (r *run) resolve(ctx context.Context) (string, error) {
 		s.Kept = r.crawl.committedLine
 	}
 	res, err := s.Run(ctx)
-	show.Done("")
+	show.End(err, "")
 	if err != nil {
 		return "", err
 	}
@@ -630,7 +695,7 @@ func (r *run) rewrite(ctx context.Context) (string, error) {
 		Cache: r.wd.File(workdir.CacheDir), Algorithm: r.opt.Algorithm, Saved: r.wd.File(workdir.SavedFile), Total: total,
 		Messages: messages{r.show}, Meter: show}
 	res, err := s.Run(ctx)
-	show.Done("")
+	show.End(err, "")
 	if err != nil {
 		return "", err
 	}
@@ -717,7 +782,7 @@ func (r *run) verify(ctx context.Context) (string, error) {
 	defer after.Close()
 	show := r.show.Start(stage.VerifyName, "", 0)
 	v := stage.Verify{Before: manifest.NewReader(before, beforeName), After: manifest.NewReader(after, r.wd.File(workdir.AfterFile)),
-		Violations: r.wd.File(workdir.Violations), Total: r.hashed.Stats.Listed, Messages: messages{r.show}, Meter: show}
+		Violations: r.wd.File(workdir.Violations), Total: r.hashed.Stats.Listed, Messages: messages{r.show}, Meter: show, Sort: r.sorter()}
 	// With an index, revisits may refer to the committed originals joined,
 	// as the resolution found them (URI and date as their records spell
 	// them).
@@ -734,7 +799,7 @@ func (r *run) verify(ctx context.Context) (string, error) {
 		v.External = manifest.NewReader(f, name)
 	}
 	st, err := v.Run(ctx)
-	show.Done("")
+	show.End(err, "")
 	if err != nil {
 		return "", err
 	}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
+	"time"
 
 	"warcdedup/workdir"
 )
@@ -19,6 +21,9 @@ type State struct {
 	Params Params `json:"params"`
 	// Done lists the stages finished, in order.
 	Done []string `json:"done"`
+	// By says, of each stage in Done, which run did it ("the dry run of
+	// 2024-06-05 10:22 UTC"): a later run that finds it done says so.
+	By map[string]string `json:"by,omitempty"`
 	// Complete is set when a real (not dry) run finished every stage.
 	Complete bool `json:"complete"`
 	// LogSizeAtHash is the size of the rewrite log when the hash stage
@@ -103,6 +108,29 @@ func readStateFile(name string) (*State, error) {
 // writeState replaces state.json atomically.
 func writeState(w *workdir.Dir, s *State) error {
 	return workdir.WriteJSON(w.File(workdir.StateFile), s)
+}
+
+// markDone records a stage as finished by the run of mode started at
+// start.
+func (s *State) markDone(stage, mode string, start time.Time) {
+	s.Done = append(s.Done, stage)
+	if s.By == nil {
+		s.By = map[string]string{}
+	}
+	s.By[stage] = fmt.Sprintf("the %s of %s", mode, start.UTC().Format("2006-01-02 15:04 UTC"))
+}
+
+// doneBy says what did a stage done before: "done by the dry run of
+// 2024-06-05 10:22 UTC (warcdedup assess or run --dry-run)".
+func (s *State) doneBy(stage string) string {
+	by, ok := s.By[stage]
+	switch {
+	case !ok:
+		return "done by an earlier run of the job"
+	case strings.HasPrefix(by, "the dry run "):
+		return "done by " + by + " (warcdedup assess or run --dry-run)"
+	}
+	return "done by " + by
 }
 
 // done reports whether a stage is finished.

@@ -360,7 +360,7 @@ func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.M
 	u.res.Stats, err = r.Run(ctx, todo, log)
 	stop()
 	st := u.res.Stats
-	show.Done(fmt.Sprintf("%s records restored in %s files", progress.Count(st.Records+st.Foreign), progress.Count(st.Restored)))
+	show.End(err, fmt.Sprintf("%s records restored in %s files", progress.Count(st.Records+st.Foreign), progress.Count(st.Restored)))
 	return err
 }
 
@@ -689,10 +689,6 @@ func UndoSummary(w io.Writer, res *UndoResult) {
 		fmt.Fprintf(w, "time: %s\n", progress.Duration(res.Took))
 		fmt.Fprintf(w, "work directory: %s (undo-fixity.tsv, undo.json, rewrite.log)\n", res.WorkDir)
 	}
-	if res.Exit != 0 {
-		fmt.Fprintf(w, "exit status %d:\n", res.Exit)
-		for _, why := range res.ExitReason {
-			fmt.Fprintf(w, "  %s\n", why)
-		}
-	}
+	// The exit status and its reasons are the command's to say, on
+	// standard error (stage.ExitReasons).
 }

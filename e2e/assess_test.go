@@ -117,9 +117,9 @@ func TestAssess(t *testing.T) {
 	before := treeSums(t, coll)
 	work := coll + ".warcdedup"
 
-	_, stderr, code := sh(t, filepath.Dir(coll), "warcdedup assess -j 2 coll")
-	if code != 0 || !strings.Contains(stderr, "would be saved") || strings.Contains(stderr, "\nrewritten") {
-		t.Fatalf("assess: exit %d, summary\n%s", code, stderr)
+	stdout, stderr, code := sh(t, filepath.Dir(coll), "warcdedup assess -j 2 coll")
+	if code != 0 || !strings.Contains(stdout, "would be saved") || strings.Contains(stdout, "\nrewritten") || strings.Contains(stderr, "would be saved") {
+		t.Fatalf("assess: exit %d, summary\n%s\nstderr\n%s", code, stdout, stderr)
 	}
 	dry := readStats(t, filepath.Join(work, "stats.json"))
 	if dry.Mode != "dry run" || dry.Totals.BytesSaved == 0 {
@@ -129,9 +129,9 @@ func TestAssess(t *testing.T) {
 	truth := dry.Totals
 
 	t.Run("sample", func(t *testing.T) {
-		_, stderr, code := sh(t, filepath.Dir(coll), "warcdedup assess -j 2 --sample 20 --sample-by files --seed 3 coll")
-		if code != 0 || !strings.Contains(stderr, "would be saved (estimate)") || !strings.Contains(stderr, "95% confidence") {
-			t.Fatalf("assess --sample: exit %d, summary\n%s", code, stderr)
+		summary, _, code := sh(t, filepath.Dir(coll), "warcdedup assess -j 2 --sample 20 --sample-by files --seed 3 coll")
+		if code != 0 || !strings.Contains(summary, "would be saved (estimate)") || !strings.Contains(summary, "95% confidence") {
+			t.Fatalf("assess --sample: exit %d, summary\n%s", code, summary)
 		}
 		page, err := os.ReadFile(filepath.Join(work, "assess-sample", "report.html"))
 		if err != nil || !strings.Contains(string(page), "How this was estimated") || !strings.Contains(string(page), "Read 4 of 20 files") {
@@ -160,9 +160,9 @@ func TestAssess(t *testing.T) {
 	// every file hashed, a slice of the payloads proven; the range holds
 	// the truth and is narrow.
 	t.Run("sample by digests", func(t *testing.T) {
-		_, stderr, code := sh(t, filepath.Dir(coll), "warcdedup assess -j 2 --sample 20 --seed 3 coll")
-		if code != 0 || !strings.Contains(stderr, "all hashed") || !strings.Contains(stderr, "would be saved (estimate)") {
-			t.Fatalf("assess --sample: exit %d, summary\n%s", code, stderr)
+		summary, _, code := sh(t, filepath.Dir(coll), "warcdedup assess -j 2 --sample 20 --seed 3 coll")
+		if code != 0 || !strings.Contains(summary, "all hashed") || !strings.Contains(summary, "would be saved (estimate)") {
+			t.Fatalf("assess --sample: exit %d, summary\n%s", code, summary)
 		}
 		r := readStats(t, filepath.Join(work, "assess-sample", "stats.json"))
 		e := r.Estimate
@@ -194,9 +194,9 @@ func TestAssess(t *testing.T) {
 		if err := os.WriteFile(index, lines, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, stderr, code := sh(t, filepath.Dir(index), "warcdedup assess --cdx --work-dir "+work+" coll.cdxj")
-		if code != 0 || !strings.Contains(stderr, "trusted, not verified") || !strings.Contains(stderr, "would be saved (estimate") {
-			t.Fatalf("assess --cdx: exit %d, summary\n%s", code, stderr)
+		summary, _, code := sh(t, filepath.Dir(index), "warcdedup assess --cdx --work-dir "+work+" coll.cdxj")
+		if code != 0 || !strings.Contains(summary, "trusted, not verified") || !strings.Contains(summary, "would be saved (estimate") {
+			t.Fatalf("assess --cdx: exit %d, summary\n%s", code, summary)
 		}
 		r := readStats(t, filepath.Join(work, "assess-cdx", "stats.json"))
 		got := r.Totals

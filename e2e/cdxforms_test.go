@@ -483,8 +483,8 @@ func TestRunCDXRefused(t *testing.T) {
 	// Mended (the summary as it was), the finished job updates it (its
 	// exit status stays the job's: 1).
 	os.WriteFile(filepath.Join(wacz, "index.idx"), []byte(good), 0o644)
-	_, stderr, code := sh(t, work, "warcdedup run --work-dir keep --cdx ix/wacz/index.idx --cdx ix/index.cdxj coll")
-	if code != 1 || !strings.Contains(stderr, "nothing to do") || !strings.Contains(stderr, "ix/index.cdxj: up to date") {
+	out, stderr, code := sh(t, work, "warcdedup run --work-dir keep --cdx ix/wacz/index.idx --cdx ix/index.cdxj coll")
+	if code != 1 || !strings.Contains(out, "nothing to do") || !strings.Contains(stderr, "ix/index.cdxj: up to date") {
 		t.Errorf("run again: exit %d\n%s", code, stderr)
 	}
 	indexForms[3].check(t, ix, "run again on the finished job", afterCDXJ)
@@ -505,8 +505,8 @@ func TestUndoCDXLater(t *testing.T) {
 	if _, stderr, code := sh(t, work, "warcdedup undo --work-dir keep coll"); code != 0 {
 		t.Fatalf("undo: exit %d\n%s", code, stderr)
 	}
-	_, stderr, code := sh(t, work, "warcdedup undo --work-dir keep --cdx "+filepath.Join(ix, f.file)+" coll")
-	if code != 0 || !strings.Contains(stderr, "nothing to undo") {
+	out, stderr, code := sh(t, work, "warcdedup undo --work-dir keep --cdx "+filepath.Join(ix, f.file)+" coll")
+	if code != 0 || !strings.Contains(out, "nothing to undo") {
 		t.Fatalf("undo --cdx: exit %d\n%s", code, stderr)
 	}
 	undoneCDXJ, undoneCDX := freshLines(t, cli, filepath.Join(work, "coll"), false), freshLines(t, cli, filepath.Join(work, "coll"), true)

@@ -39,23 +39,23 @@ func TestFlagsAnywhere(t *testing.T) {
 	if _, stderr, code := sh(t, dir, "warcdedup run -q -j 2 --index idx c1"); code != 0 {
 		t.Fatalf("run --index: exit %d\n%s", code, stderr)
 	}
-	want, stderr, code := sh(t, dir, "warcdedup index stats --index idx")
+	want, stderr, code := sh(t, dir, "warcdedup index stats --json --index idx")
 	if code != 0 || !strings.Contains(want, `"crawls"`) {
 		t.Fatalf("index stats --index idx: exit %d, %q\n%s", code, want, stderr)
 	}
 	for _, cmd := range []string{
-		"warcdedup index --index idx stats",
-		"warcdedup index --index=idx stats",
-		"warcdedup --index idx index stats",
-		"warcdedup index stats -q --index idx",
+		"warcdedup index --index idx stats --json",
+		"warcdedup index --json --index=idx stats",
+		"warcdedup --index idx index stats --json",
+		"warcdedup index stats -q --index idx --json",
 	} {
 		got, stderr, code := sh(t, dir, cmd)
 		if code != 0 || got != want {
 			t.Errorf("%s: exit %d, stdout %q (want that of index stats --index idx), stderr %q", cmd, code, got, stderr)
 		}
 	}
-	deps, _, _ := sh(t, dir, "warcdedup index deps --reverse --index idx c1")
-	if got, stderr, code := sh(t, dir, "warcdedup index --reverse deps c1 --index idx"); code != 0 || got != deps || !strings.Contains(got, "required_by") {
+	deps, _, _ := sh(t, dir, "warcdedup index deps --json --reverse --index idx c1")
+	if got, stderr, code := sh(t, dir, "warcdedup index --reverse deps c1 --index idx --json"); code != 0 || got != deps || !strings.Contains(got, "required_by") {
 		t.Errorf("index --reverse deps c1 --index idx: exit %d, %q, want %q; %s", code, got, deps, stderr)
 	}
 	// The flags of run before the command, between and after its operands.
@@ -141,8 +141,8 @@ func TestQuiet(t *testing.T) {
 		{"warcdedup undo", "warcdedup undo -q -j 2 run"},
 		{"warcdedup run --index", "warcdedup run -q -j 2 --index idx crawl"},
 		{"warcdedup index verify", "warcdedup index verify -q --deep --index idx"},
-		{"warcdedup index stats", "warcdedup index stats -q --index idx > stats.json"},
-		{"warcdedup index deps", "warcdedup index deps -q --index idx crawl > deps.json"},
+		{"warcdedup index stats", "warcdedup index stats -q --json --index idx > stats.json"},
+		{"warcdedup index deps", "warcdedup index deps -q --json --index idx crawl > deps.json"},
 		{"warcdedup index import", "warcdedup index import -q --index idx --crawl imported --location coll index.cdxj"},
 		{"warcdedup index remove", "warcdedup index remove -q --index idx imported"},
 		{"warcdedup cluster --plan", "printf 'h1 %s http://127.0.0.1:1/\\n' \"$PWD/coll\" > hosts && warcdedup cluster -q --plan --work-dir cjob hosts > plan"},

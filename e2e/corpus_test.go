@@ -142,8 +142,8 @@ func checkViolations(t *testing.T, r *dedupRun) {
 	if code != 0 || out != "" || !strings.Contains(stderr, "violations: 0\n") {
 		t.Errorf("warcsumcmp: exit %d\n%s%s", code, out, stderr)
 	}
-	if r.stats.Totals.Violations != 0 || !strings.Contains(r.stderr, "verification: 0 records lost") {
-		t.Errorf("warcdedup's verification: %d violations\n%s", r.stats.Totals.Violations, r.stderr)
+	if r.stats.Totals.Violations != 0 || !strings.Contains(r.stdout, "verification: 0 records lost") {
+		t.Errorf("warcdedup's verification: %d violations\n%s", r.stats.Totals.Violations, r.stdout)
 	}
 }
 
@@ -215,7 +215,7 @@ func copyFile(t *testing.T, src, dst string) {
 // dedupRun is one run of warcdedup run --work-dir KEEP on a collection.
 type dedupRun struct {
 	work, coll, keep string // coll and keep are relative to work
-	stderr           string
+	stdout, stderr   string // the summary; progress and diagnostics
 	code             int
 	stats            *report.Report // stats.json
 	log              []rewriteEntry
@@ -234,8 +234,8 @@ type rewriteEntry struct {
 // statistics and rewrite log; args go before COLL.
 func runDedup(t *testing.T, work, coll, keep string, args ...string) *dedupRun {
 	t.Helper()
-	_, stderr, code := sh(t, work, "warcdedup run --work-dir "+keep+" "+strings.Join(args, " ")+" "+coll)
-	r := &dedupRun{work: work, coll: coll, keep: keep, stderr: stderr, code: code, byFile: map[string][]rewriteEntry{}}
+	stdout, stderr, code := sh(t, work, "warcdedup run --work-dir "+keep+" "+strings.Join(args, " ")+" "+coll)
+	r := &dedupRun{work: work, coll: coll, keep: keep, stdout: stdout, stderr: stderr, code: code, byFile: map[string][]rewriteEntry{}}
 	if code >= 2 || strings.Contains(stderr, "panic:") || strings.Contains(stderr, "goroutine ") {
 		t.Fatalf("warcdedup did not finish: exit %d\n%s", code, stderr)
 	}
@@ -550,8 +550,8 @@ func TestCorpusDedup(t *testing.T) {
 			t.Errorf("damaged file %s was rewritten", f)
 		}
 	}
-	if !strings.Contains(r.stderr, "damaged records") || r.stats.Totals.DamagedRecords == 0 {
-		t.Errorf("the summary does not count damaged records:\n%s", r.stderr)
+	if !strings.Contains(r.stdout, "damaged record") || r.stats.Totals.DamagedRecords == 0 {
+		t.Errorf("the summary does not count damaged records:\n%s", r.stdout)
 	}
 	if !strings.Contains(r.stderr, "skipped: ARC records cannot become revisits") {
 		t.Errorf("the ARC files with duplicates were not reported as skipped:\n%s", r.stderr)

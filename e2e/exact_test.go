@@ -222,8 +222,8 @@ func TestUndoBitExact(t *testing.T) {
 	}
 	after := fileSums(t, filepath.Join(work, "coll"))
 
-	_, stderr, code := sh(t, work, "warcdedup undo --work-dir keep coll")
-	t.Log(stderr)
+	summary, stderr, code := sh(t, work, "warcdedup undo --work-dir keep coll")
+	t.Log(summary + stderr)
 	if code != 0 {
 		t.Fatalf("undo: exit %d", code)
 	}
@@ -263,7 +263,7 @@ func TestUndoBitExact(t *testing.T) {
 		t.Errorf("undo.json: members %+v", m)
 	}
 	for _, want := range []string{fmt.Sprintf("of those restored: %d restored bit for bit", exact), "gowarc.warc.gz: records equal, bytes differ"} {
-		if !strings.Contains(stderr, want) {
+		if !strings.Contains(summary, want) {
 			t.Errorf("the summary does not say %q", want)
 		}
 	}

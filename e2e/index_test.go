@@ -52,8 +52,8 @@ func TestIndexCommandsExitStatus(t *testing.T) {
 		{"warcdedup index remove --index idx imp", 2, "does not verify"},
 		{"warcdedup run -q --index idx c1", 2, "does not verify"},
 	} {
-		_, stderr, code := sh(t, work, step.script)
-		if code != step.code || !strings.Contains(stderr, step.says) {
+		out, stderr, code := sh(t, work, step.script)
+		if code != step.code || !strings.Contains(out+stderr, step.says) {
 			t.Errorf("%s: exit %d, want %d saying %q:\n%s", step.script, code, step.code, step.says, stderr)
 		}
 	}

@@ -146,7 +146,7 @@ func TestRedisImportRunExport(t *testing.T) {
 	if fmt.Sprint(revisits) != fmt.Sprint(want) {
 		t.Fatalf("revisits of the new crawl: %v\nwant %v", revisits, want)
 	}
-	out, stderr, code := sh(t, tmp, "warcdedup index deps --index "+idx+" may")
+	out, stderr, code := sh(t, tmp, "warcdedup index deps --json --index "+idx+" may")
 	if code != 0 || !strings.Contains(out, `"crawl": "bx"`) || !strings.Contains(out, `"revisits": 2`) || !strings.Contains(out, `"name": "bx-1.wacz"`) {
 		t.Fatalf("index deps may: exit %d\n%s%s", code, out, stderr)
 	}

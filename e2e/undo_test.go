@@ -31,9 +31,9 @@ func TestCorpusUndo(t *testing.T) {
 	if len(r.log) == 0 {
 		t.Fatalf("nothing rewritten:\n%s", r.stderr)
 	}
-	_, stderr, code := sh(t, work, "warcdedup undo --work-dir keep coll")
+	out, stderr, code := sh(t, work, "warcdedup undo --work-dir keep coll")
 	t.Log(stderr)
-	if code != 0 || !strings.Contains(stderr, "restored: ") {
+	if code != 0 || !strings.Contains(out, "restored: ") {
 		t.Fatalf("warcdedup undo: exit %d\n%s", code, stderr)
 	}
 	// Each file restored is said to be bit for bit the file before the
@@ -75,8 +75,8 @@ func TestCorpusUndo(t *testing.T) {
 	}
 	t.Logf("%d files rewritten: %d restored bit for bit, %d with other bytes", len(r.byFile), rep.BitExact, rep.BytesDiffer)
 	// Nothing left to undo.
-	_, stderr, code = sh(t, work, "warcdedup undo --work-dir keep coll")
-	if code != 0 || !strings.Contains(stderr, "nothing to undo") {
+	out, stderr, code = sh(t, work, "warcdedup undo --work-dir keep coll")
+	if code != 0 || !strings.Contains(out, "nothing to undo") {
 		t.Errorf("a second undo: exit %d\n%s", code, stderr)
 	}
 }
@@ -209,16 +209,17 @@ func TestUndoCrawlIndex(t *testing.T) {
 	if _, stderr, code := sh(t, work, "warcdedup index remove --index ix crawl-1"); code != 0 {
 		t.Fatalf("index remove: exit %d\n%s", code, stderr)
 	}
-	_, stderr, code = sh(t, work, "warcdedup undo --work-dir ix/work/crawl-1 crawls/crawl-1")
+	var out string
+	out, stderr, code = sh(t, work, "warcdedup undo --work-dir ix/work/crawl-1 crawls/crawl-1")
 	t.Log(stderr)
-	if code != 0 || !strings.Contains(stderr, "restored: ") {
+	if code != 0 || !strings.Contains(out, "restored: ") {
 		t.Fatalf("undo of the crawl out of the index: exit %d\n%s", code, stderr)
 	}
 	after := uncompressedSums(t, work)
 	sameSumsUnder(t, "crawl-1 undone", "crawls/crawl-1/", after, orig)
 	sameSumsUnder(t, "crawl-0 after crawl-1's undo", "crawls/crawl-0/", after, deduplicated)
-	_, stderr, code = sh(t, work, "warcdedup undo --index ix crawls/crawl-1")
-	if code != 0 || !strings.Contains(stderr, "nothing to undo") || !strings.Contains(stderr, "checked: 2 files") {
+	out, stderr, code = sh(t, work, "warcdedup undo --index ix crawls/crawl-1")
+	if code != 0 || !strings.Contains(out, "nothing to undo") || !strings.Contains(out, "checked: 2 files") {
 		t.Errorf("undo again, the work directory found in the index: exit %d\n%s", code, stderr)
 	}
 }
@@ -294,13 +295,13 @@ func TestUndoDamagedLog(t *testing.T) {
 			undoCollection(t, work, false)
 			run(t, work)
 			tt.damage(t, work)
-			_, stderr, code := sh(t, work, "warcdedup undo --work-dir keep coll")
-			t.Log(stderr)
+			summary, stderr, code := sh(t, work, "warcdedup undo --work-dir keep coll")
+			t.Log(summary + stderr)
 			if code != tt.status {
 				t.Errorf("undo: exit %d, want %d", code, tt.status)
 			}
 			for _, w := range tt.want {
-				if !strings.Contains(stderr, w) {
+				if !strings.Contains(summary+stderr, w) {
 					t.Errorf("undo says nothing of %q", w)
 				}
 			}

@@ -3,6 +3,7 @@ package reindex
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -92,6 +93,17 @@ func (p *InPlace) Rewrite(src, dst *Index) error {
 	if src.Form != dst.Form || len(src.Parts) != len(dst.Parts) {
 		return fmt.Errorf("reindex: %s (%s) is no copy of %s (%s)", src.Path, src.Form, dst.Path, dst.Form)
 	}
+	var lp *logPass
+	if p.Log != nil {
+		var err error
+		if lp, err = p.startLog(context.Background()); err != nil {
+			return err
+		}
+		defer lp.close()
+		if err := lp.planned(p.plan(src, dst)); err != nil {
+			return err
+		}
+	}
 	r := &replacement{index: dst.Path, note: p.Note, before: p.BeforeCommit}
 	var err error
 	if src.Form == ZipNum {
@@ -99,13 +111,19 @@ func (p *InPlace) Rewrite(src, dst *Index) error {
 	} else {
 		err = p.file(src, dst, r)
 	}
-	if err == nil {
-		p.Moves.Unmatched(func(f *rewritelog.File, mv rewritelog.Move) {
-			p.problem(&UnmatchedError{File: f.Name, Move: mv})
-		})
-		if p.Problems > 0 {
-			err = &RefusedError{Index: dst.Path, Problems: p.Problems, First: p.firstProblem}
+	unmatched := func(f *rewritelog.File, mv rewritelog.Move) {
+		p.problem(&UnmatchedError{File: f.Name, Move: mv})
+	}
+	switch {
+	case lp != nil:
+		if err = lp.applied(err); err == nil {
+			err = lp.eachUnmatched(unmatched)
 		}
+	case err == nil:
+		p.Moves.Unmatched(unmatched)
+	}
+	if err == nil && p.Problems > 0 {
+		err = &RefusedError{Index: dst.Path, Problems: p.Problems, First: p.firstProblem}
 	}
 	if err != nil {
 		r.abort()
@@ -133,6 +151,11 @@ type lineTag struct {
 	pos   int64
 }
 
+// unknown tells a record line of a file that is not Known.
+func (p *InPlace) unknown(l *cdx.Line) bool {
+	return l.Kind == cdx.Record && p.Known != nil && l.Filename != nil && !p.Known(l.Filename)
+}
+
 // take updates a line read from input (lerr: why it could not be read)
 // and hands it to s.
 func (p *InPlace) take(l *cdx.Line, lerr error, input string, tag lineTag, s *sorter) error {
@@ -141,7 +164,7 @@ func (p *InPlace) take(l *cdx.Line, lerr error, input string, tag lineTag, s *so
 	case lerr != nil:
 		p.Stats.Lines++
 		p.problem(lerr)
-	case l.Kind == cdx.Record && p.Known != nil && l.Filename != nil && !p.Known(l.Filename):
+	case p.unknown(l):
 		p.Stats.Lines++
 		p.problem(&LineError{Input: input, Line: l.Number,
 			Err: fmt.Errorf("names the file %q, which is no file of the collection: an index of other files?", l.Filename)})
@@ -227,13 +250,10 @@ func (p *InPlace) zipnum(src, dst *Index, r *replacement) error {
 	}
 	out.idx = bufio.NewWriter(idx)
 	s := &sorter{max: p.MaxGroup, emit: out.line}
-	var rd *cdx.Reader
-	opts := p.Options
-	part := ""
+	zl := &zipnumLines{bs: bs, opts: p.Options}
 	for j := 0; ; j++ {
 		ob := out.newBlock(j)
-		bs.raw = &ob.raw
-		b, br, err := bs.next()
+		b, br, err := zl.block(&ob.raw)
 		if err == io.EOF {
 			break
 		}
@@ -241,29 +261,14 @@ func (p *InPlace) zipnum(src, dst *Index, r *replacement) error {
 			return err
 		}
 		ob.b, ob.part = b, bs.part
-		if rd == nil || bs.part != part {
-			if rd != nil && rd.Layout() != nil && opts.Layout == nil {
-				opts.Layout = rd.Layout()
-			}
-			if rd, err = cdx.NewReader(bytes.NewReader(nil), bs.path, opts); err != nil {
-				return err
-			}
-			part = bs.part
-		}
-		rd.Continue(br)
 		out.pending = append(out.pending, ob)
 		for pos := int64(0); ; pos++ {
-			l, err := rd.Next()
+			l, err := zl.line()
 			if err == io.EOF {
 				break
 			}
-			if err != nil {
-				if be := (*cdx.BlockError)(nil); errors.As(err, &be) {
-					return be // it names file and offset
-				}
-				if le := (*cdx.LineError)(nil); !errors.As(err, &le) {
-					return err
-				}
+			if l == nil {
+				return err
 			}
 			if pos == 0 {
 				ob.origFirst = append(ob.origFirst[:0], l.Raw...)
@@ -291,6 +296,106 @@ func (p *InPlace) zipnum(src, dst *Index, r *replacement) error {
 		return fmt.Errorf("reindex: %s: %d blocks left without their lines", dst.Path, len(out.pending))
 	}
 	return out.close()
+}
+
+// zipnumLines reads a ZipNum's lines, block by block.
+type zipnumLines struct {
+	bs   *blocks
+	opts cdx.Options
+	rd   *cdx.Reader
+	part string
+}
+
+// block starts the next block (its bytes to raw, if not nil): its
+// summary line and the reader of its lines; io.EOF after the last.
+func (z *zipnumLines) block(raw *bytes.Buffer) (*cdx.Block, *cdx.BlockReader, error) {
+	z.bs.raw = raw
+	b, br, err := z.bs.next()
+	if err != nil {
+		return nil, nil, err
+	}
+	if z.rd == nil || z.bs.part != z.part {
+		if z.rd != nil && z.rd.Layout() != nil && z.opts.Layout == nil {
+			z.opts.Layout = z.rd.Layout()
+		}
+		if z.rd, err = cdx.NewReader(bytes.NewReader(nil), z.bs.path, z.opts); err != nil {
+			return nil, nil, err
+		}
+		z.part = z.bs.part
+	}
+	z.rd.Continue(br)
+	return b, br, nil
+}
+
+// line returns the block's next line, with a *cdx.LineError if it cannot
+// be read; io.EOF at the block's end; no line with any other error (a
+// *cdx.BlockError names file and offset).
+func (z *zipnumLines) line() (*cdx.Line, error) {
+	l, err := z.rd.Next()
+	if err == nil || err == io.EOF {
+		return l, err
+	}
+	if be := (*cdx.BlockError)(nil); errors.As(err, &be) {
+		return nil, be
+	}
+	if le := (*cdx.LineError)(nil); !errors.As(err, &le) {
+		return nil, err
+	}
+	return l, err
+}
+
+// plan reads the index src as file and zipnum do, and has Update follow
+// each line they would have it update (stream.go).
+func (p *InPlace) plan(src, dst *Index) error {
+	update := func(l *cdx.Line, lerr error, input string) {
+		if lerr == nil && !p.unknown(l) {
+			p.Updater.Update(l, input)
+		}
+	}
+	if src.Form != ZipNum {
+		in, err := os.Open(src.Path)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		rd, err := cdx.NewReader(in, dst.Path, p.Options)
+		if err != nil {
+			return err
+		}
+		for {
+			l, err := rd.Next()
+			switch {
+			case err == io.EOF:
+				return nil
+			case err != nil && !errors.As(err, new(*cdx.LineError)):
+				return err
+			}
+			update(l, err, dst.Path)
+		}
+	}
+	bs, err := openBlocks(src, dst)
+	if err != nil {
+		return err
+	}
+	defer bs.close()
+	zl := &zipnumLines{bs: bs, opts: p.Options}
+	for {
+		if _, _, err := zl.block(nil); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		for {
+			l, err := zl.line()
+			if err == io.EOF {
+				break
+			}
+			if l == nil {
+				return err
+			}
+			update(l, err, bs.path)
+		}
+	}
 }
 
 // maxBlockText bounds the inflated lines of a block held to write it.

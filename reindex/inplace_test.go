@@ -17,6 +17,7 @@ import (
 
 	"warcdedup/cdx"
 	"warcdedup/internal/corpustest"
+	"warcdedup/internal/syssort"
 	"warcdedup/rewritelog"
 )
 
@@ -157,13 +158,41 @@ func snapshot(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-func rewriteInPlace(t *testing.T, path, log string, known func([]byte) bool) (*InPlace, error) {
+// logOnDisk writes the log to a file and reads its catalog, to follow it
+// on disk (stream.go).
+func logOnDisk(t *testing.T, log string) *rewritelog.Catalog {
+	t.Helper()
+	name := filepath.Join(t.TempDir(), "rewrite.log")
+	if err := os.WriteFile(name, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := rewritelog.OpenCatalog(name, 0, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// logModes are the two ways an Updater follows a log: held in memory,
+// and followed on disk through the system sort (sort forced, however
+// small the index).
+var logModes = []string{"log in memory", "log on disk"}
+
+func updater(t *testing.T, log, mode string) Updater {
+	t.Helper()
+	if mode == logModes[1] {
+		return Updater{Log: logOnDisk(t, log), Sort: syssort.Sorter{TempDir: t.TempDir(), InMemory: -1}}
+	}
+	return Updater{Moves: loadLog(t, log)}
+}
+
+func rewriteInPlace(t *testing.T, path, log, mode string, known func([]byte) bool) (*InPlace, error) {
 	t.Helper()
 	ix, err := Locate(path)
 	if err != nil {
 		return nil, err
 	}
-	p := &InPlace{Updater: Updater{Moves: loadLog(t, log)}, Known: known}
+	p := &InPlace{Updater: updater(t, log, mode), Known: known}
 	return p, p.Rewrite(ix, ix)
 }
 
@@ -180,31 +209,33 @@ func TestInPlaceForms(t *testing.T) {
 		t.Fatalf("the test's lines do not change order: %q", after[:2])
 	}
 	for _, f := range forms {
-		t.Run(f.name, func(t *testing.T) {
-			dir := t.TempDir()
-			writeFiles(t, dir, f.encode(t, before))
-			p, err := rewriteInPlace(t, filepath.Join(dir, f.file), inPlaceLog, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := f.encode(t, after)
-			got := snapshot(t, dir)
-			if len(got) != len(want) {
-				t.Errorf("files after: %v", got)
-			}
-			for name, b := range want {
-				if got[name] != fmt.Sprintf("%x", sha256.Sum256(b)) {
-					data, _ := os.ReadFile(filepath.Join(dir, name))
-					t.Errorf("%s is not what a fresh index has:\n%s\nfresh:\n%s", name, show(data), show(b))
+		for _, mode := range logModes {
+			t.Run(f.name+", "+mode, func(t *testing.T) {
+				dir := t.TempDir()
+				writeFiles(t, dir, f.encode(t, before))
+				p, err := rewriteInPlace(t, filepath.Join(dir, f.file), inPlaceLog, mode, nil)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			if p.Stats.Revisits != 3 || p.Changed() == 0 {
-				t.Errorf("stats %+v", p.Stats)
-			}
-			if f.zipnum != nil && (p.BlocksRewritten == 0 || p.BlocksRewritten == p.Blocks) {
-				t.Errorf("%d blocks, %d rewritten", p.Blocks, p.BlocksRewritten)
-			}
-		})
+				want := f.encode(t, after)
+				got := snapshot(t, dir)
+				if len(got) != len(want) {
+					t.Errorf("files after: %v", got)
+				}
+				for name, b := range want {
+					if got[name] != fmt.Sprintf("%x", sha256.Sum256(b)) {
+						data, _ := os.ReadFile(filepath.Join(dir, name))
+						t.Errorf("%s is not what a fresh index has:\n%s\nfresh:\n%s", name, show(data), show(b))
+					}
+				}
+				if p.Stats.Revisits != 3 || p.Changed() == 0 {
+					t.Errorf("stats %+v", p.Stats)
+				}
+				if f.zipnum != nil && (p.BlocksRewritten == 0 || p.BlocksRewritten == p.Blocks) {
+					t.Errorf("%d blocks, %d rewritten", p.Blocks, p.BlocksRewritten)
+				}
+			})
+		}
 	}
 }
 
@@ -223,21 +254,23 @@ func show(b []byte) string {
 // TestInPlaceUnsorted: an index that was not sorted keeps its order, each
 // line where it was.
 func TestInPlaceUnsorted(t *testing.T) {
-	lines := inPlaceLines()
-	slices.Reverse(lines)
-	dir := t.TempDir()
-	path := filepath.Join(dir, "index.cdx")
-	writeFiles(t, dir, map[string][]byte{"index.cdx": []byte(strings.Join(lines, "\n") + "\n")})
-	if _, err := rewriteInPlace(t, path, inPlaceLog, nil); err != nil {
-		t.Fatal(err)
-	}
-	var want bytes.Buffer
-	j := &Job{Updater: Updater{Moves: loadLog(t, inPlaceLog)}, Out: cdx.NewWriter(&want), Strict: true}
-	j.Index(strings.NewReader(strings.Join(lines, "\n")+"\n"), "index")
-	j.Out.Flush()
-	got, _ := os.ReadFile(path)
-	if string(got) != want.String() {
-		t.Errorf("got\n%s\nwant\n%s", got, want.String())
+	for _, mode := range logModes {
+		lines := inPlaceLines()
+		slices.Reverse(lines)
+		dir := t.TempDir()
+		path := filepath.Join(dir, "index.cdx")
+		writeFiles(t, dir, map[string][]byte{"index.cdx": []byte(strings.Join(lines, "\n") + "\n")})
+		if _, err := rewriteInPlace(t, path, inPlaceLog, mode, nil); err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		j := &Job{Updater: Updater{Moves: loadLog(t, inPlaceLog)}, Out: cdx.NewWriter(&want), Strict: true}
+		j.Index(strings.NewReader(strings.Join(lines, "\n")+"\n"), "index")
+		j.Out.Flush()
+		got, _ := os.ReadFile(path)
+		if string(got) != want.String() {
+			t.Errorf("%s: got\n%s\nwant\n%s", mode, got, want.String())
+		}
 	}
 }
 
@@ -320,35 +353,37 @@ func TestInPlaceRefused(t *testing.T) {
 		}, "", nil, "index.loc: part \"p\" has 2 copies"},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
-			files := c.form.encode(t, lines)
-			if c.edit != nil {
-				c.edit(files)
-			}
-			writeFiles(t, dir, files)
-			before := snapshot(t, dir)
-			log := c.log
-			if log == "" {
-				log = inPlaceLog
-			}
-			_, err := rewriteInPlace(t, filepath.Join(dir, c.form.file), log, c.known)
-			want := c.want
-			if strings.Contains(want, "%") {
-				b, _ := cdx.ParseBlock(bytes.SplitN(files["index.idx"], []byte("\n"), 3)[1], 2)
-				args := []any{filepath.Join(dir, "index.idx")}
-				if strings.Count(want, "%") == 2 {
-					args = []any{b.Offset, args[0]}
+		for _, mode := range logModes {
+			t.Run(c.name+", "+mode, func(t *testing.T) {
+				dir := t.TempDir()
+				files := c.form.encode(t, lines)
+				if c.edit != nil {
+					c.edit(files)
 				}
-				want = fmt.Sprintf(want, args...)
-			}
-			if err == nil || !strings.Contains(err.Error(), want) {
-				t.Errorf("got %v\nwant %s", err, want)
-			}
-			if after := snapshot(t, dir); !equalMaps(after, before) {
-				t.Errorf("files changed: %v, before %v", after, before)
-			}
-		})
+				writeFiles(t, dir, files)
+				before := snapshot(t, dir)
+				log := c.log
+				if log == "" {
+					log = inPlaceLog
+				}
+				_, err := rewriteInPlace(t, filepath.Join(dir, c.form.file), log, mode, c.known)
+				want := c.want
+				if strings.Contains(want, "%") {
+					b, _ := cdx.ParseBlock(bytes.SplitN(files["index.idx"], []byte("\n"), 3)[1], 2)
+					args := []any{filepath.Join(dir, "index.idx")}
+					if strings.Count(want, "%") == 2 {
+						args = []any{b.Offset, args[0]}
+					}
+					want = fmt.Sprintf(want, args...)
+				}
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("got %v\nwant %s", err, want)
+				}
+				if after := snapshot(t, dir); !equalMaps(after, before) {
+					t.Errorf("files changed: %v, before %v", after, before)
+				}
+			})
+		}
 	}
 }
 
@@ -528,9 +563,15 @@ func TestInPlaceCorpus(t *testing.T) {
 	writeFiles(t, orig, files)
 	before, counts := readLines(orig)
 
+	for _, mode := range logModes {
+		t.Run(mode, func(t *testing.T) { inPlaceCorpus(t, mode, files, orig, before, counts, readLines) })
+	}
+}
+
+func inPlaceCorpus(t *testing.T, mode string, files map[string][]byte, orig string, before []string, counts []int64, readLines func(string) ([]string, []int64)) {
 	dir := t.TempDir()
 	writeFiles(t, dir, files)
-	p, err := rewriteInPlace(t, filepath.Join(dir, "zipnum-sample.cdx.gz"), "", nil)
+	p, err := rewriteInPlace(t, filepath.Join(dir, "zipnum-sample.cdx.gz"), "", mode, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -540,7 +581,7 @@ func TestInPlaceCorpus(t *testing.T) {
 
 	log := "# run 2026-01-01T00:00:00Z\n" +
 		"iana.warc.gz 7311 33449 7311 500 revisit sha1:AAW2RS7JB7HTF666XNZDQYJFA6PDQBPO http://www.iana.org/_js/2013.1/jquery.js 2014-01-26T20:06:25Z\n"
-	if p, err = rewriteInPlace(t, filepath.Join(dir, "zipnum-sample.idx"), log, nil); err != nil {
+	if p, err = rewriteInPlace(t, filepath.Join(dir, "zipnum-sample.idx"), log, mode, nil); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer

@@ -1,11 +1,14 @@
 package reindex
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"warcdedup/cdx"
+	"warcdedup/internal/syssort"
 	"warcdedup/rewritelog"
 )
 
@@ -35,6 +38,124 @@ type Job struct {
 	Conversion *Conversion
 
 	old []byte
+	// unmatched counts the log entries without their line, when Log is
+	// followed (Indexes reports them).
+	unmatched int64
+}
+
+// Input is an index a Job reads: Open gives its bytes from the start each
+// time it is called (a Job following Log reads them twice).
+type Input struct {
+	Name string
+	Open func() (io.ReadCloser, error)
+	copy string // StreamInput's
+}
+
+// FileInput is the index in the file name.
+func FileInput(name string) Input {
+	return Input{Name: name, Open: func() (io.ReadCloser, error) { return os.Open(name) }}
+}
+
+// StreamInput is the index r (standard input), named name: copied to a
+// file of o's temporary directory, so that it can be read twice. Remove
+// the copy when done.
+func StreamInput(name string, r io.Reader, o syssort.Sorter) (Input, error) {
+	dir := o.TempDir
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	f, err := os.CreateTemp(dir, ".tmp-reindex-input-*")
+	if err != nil {
+		return Input{}, err
+	}
+	_, err = io.Copy(f, r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return Input{}, err
+	}
+	in := FileInput(f.Name())
+	in.Name, in.copy = name, f.Name()
+	return in, nil
+}
+
+// Remove removes StreamInput's copy.
+func (in Input) Remove() {
+	if in.copy != "" {
+		os.Remove(in.copy)
+	}
+}
+
+// Indexes updates the indexes of inputs, in order, as Index does; with
+// Log, it reads them twice (stream.go) and then reports the log entries no
+// line was found for.
+func (j *Job) Indexes(ctx context.Context, inputs []Input) error {
+	if j.Log == nil {
+		return j.each(inputs, j.Index)
+	}
+	lp, err := j.startLog(ctx)
+	if err != nil {
+		return err
+	}
+	defer lp.close()
+	var conv Conversion
+	if j.Conversion != nil {
+		conv = *j.Conversion
+	}
+	planErr := j.each(inputs, j.plan)
+	if j.Conversion != nil {
+		*j.Conversion = conv // set back what the plan counted and learned
+	}
+	if err := lp.planned(planErr); err != nil {
+		return err
+	}
+	if err := lp.applied(j.each(inputs, j.Index)); err != nil {
+		return err
+	}
+	return lp.eachUnmatched(func(f *rewritelog.File, mv rewritelog.Move) {
+		j.unmatched++
+		j.problem(&UnmatchedError{File: f.Name, Move: mv})
+	})
+}
+
+// each calls fn with each input, open.
+func (j *Job) each(inputs []Input, fn func(io.Reader, string) error) error {
+	for _, in := range inputs {
+		r, err := in.Open()
+		if err != nil {
+			return err
+		}
+		err = fn(r, in.Name)
+		r.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// plan reads an index as Index does, and has Update follow each line
+// Index would have it update (stream.go).
+func (j *Job) plan(in io.Reader, name string) error {
+	r, err := cdx.NewReader(in, name, j.Options)
+	if err != nil {
+		return err
+	}
+	for {
+		l, err := r.Next()
+		switch {
+		case err == io.EOF:
+			return nil
+		case err != nil && !errors.As(err, new(*cdx.LineError)):
+			return err
+		case err != nil:
+			continue
+		}
+		j.convert(l, name)
+		j.Update(l, name)
+	}
 }
 
 // Index updates the index read from in.
@@ -114,11 +235,14 @@ func (e *UnmatchedError) Error() string {
 }
 
 // Finish reports the log entries of files the indexes have lines of that
-// no line was found for, and returns how many.
+// no line was found for (with Log, Indexes did), and returns how many.
 func (j *Job) Finish() int64 {
 	if j.Conversion != nil {
 		// A write error stays in the Writer, for its Flush.
 		j.Conversion.Finish(j.Out)
+	}
+	if j.Moves == nil {
+		return j.unmatched
 	}
 	var n int64
 	j.Moves.Unmatched(func(f *rewritelog.File, mv rewritelog.Move) {
@@ -133,16 +257,17 @@ func (j *Job) Summary(w io.Writer) {
 	s := j.Stats
 	fmt.Fprintf(w, "lines: %d, records: %d; in rewritten files: %d revisits, %d restored (%d read from the files), %d moved, %d before every rewrite; %d of other files, %d without file or offset\n",
 		s.Lines, s.Records, s.Revisits, s.Restored, s.Reindexed, s.Moved, s.Unchanged, s.OtherFiles, s.NoLocation)
+	logFiles, entries, runs, legacy := j.logFacts()
 	files, without := 0, 0
-	for _, f := range j.Moves.Files() {
+	for _, f := range logFiles {
 		files++
 		if f.Lines == 0 {
 			without++
 		}
 	}
 	fmt.Fprintf(w, "log: %d entries in %d runs, %d files (%d with no line in the index); problems: %d\n",
-		j.Moves.Entries(), len(j.Moves.Runs), files, without, j.Problems)
-	if j.Moves.Legacy {
+		entries, runs, files, without, j.Problems)
+	if legacy {
 		fmt.Fprintln(w, "note: the log has five-field lines (warcrefs before it logged digests): revisits keep the digest their line had")
 	}
 }

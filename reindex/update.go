@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"warcdedup/cdx"
+	"warcdedup/internal/syssort"
 	"warcdedup/rewritelog"
 )
 
@@ -32,15 +33,25 @@ const RevisitMIME = "warc/revisit"
 
 // Updater updates the lines of indexes with one log.
 type Updater struct {
+	// Moves is the log held in memory (68 bytes an entry); or else Log,
+	// the log followed on disk, with which a Job's Indexes and an
+	// InPlace's Rewrite read the index twice and sort what they look up
+	// (stream.go), their memory growing with neither.
 	Moves *rewritelog.Moves
+	Log   *rewritelog.Catalog
+	// Sort is how the lookups of Log are sorted: the system sort's
+	// buffer and the directory of its temporary files (about 100 bytes
+	// an index line).
+	Sort syssort.Sorter
 	// Records re-reads a restored record whose pre-revisit line the
 	// index does not have; nil makes such a line an error.
 	Records RecordSource
 	// Stats counts what was done.
 	Stats Stats
 
-	labelled  int8 // digest spelling learned from the lines: 1 labelled, -1 not, 0 unknown
-	revisited bool // scratch for the current line
+	via       follower // what Update follows records through, if not Moves
+	labelled  int8     // digest spelling learned from the lines: 1 labelled, -1 not, 0 unknown
+	revisited bool     // scratch for the current line
 	ours      bool
 }
 
@@ -90,7 +101,8 @@ func (u *Updater) Update(l *cdx.Line, input string) (bool, error) {
 		u.Stats.NoLocation++
 		return false, nil
 	}
-	f, err := u.Moves.Resolve(l.Filename)
+	fw := u.follower()
+	f, err := fw.Resolve(l.Filename)
 	if err != nil {
 		return false, u.fail(l, input, err)
 	}
@@ -101,7 +113,7 @@ func (u *Updater) Update(l *cdx.Line, input string) (bool, error) {
 	f.Lines++
 	u.revisited, u.ours = isRevisit(l.MIME), false
 	var restored, revisits, reindexed int64
-	off, length, err := u.Moves.Follow(f, l.Offset, l.Length, func(mv rewritelog.Move, off, length int64) error {
+	off, length, err := fw.Follow(f, l.Offset, l.Length, func(mv rewritelog.Move, off, length int64) error {
 		switch mv.Kind {
 		case rewritelog.Revisit:
 			if u.revisited {
@@ -165,6 +177,29 @@ func (u *Updater) Update(l *cdx.Line, input string) (bool, error) {
 		u.Stats.Unchanged++
 	}
 	return l.IsEdited(), nil
+}
+
+// follower is what records are followed through.
+func (u *Updater) follower() follower {
+	if u.via != nil {
+		return u.via
+	}
+	return u.Moves
+}
+
+// LogFiles are the files the log names, in the order it first names
+// them, each with the index lines found of it (File.Lines).
+func (u *Updater) LogFiles() []*rewritelog.File {
+	files, _, _, _ := u.logFacts()
+	return files
+}
+
+// logFacts are what the Summary says of the log.
+func (u *Updater) logFacts() (files []*rewritelog.File, entries, runs int, legacy bool) {
+	if u.Moves != nil {
+		return u.Moves.Files(), u.Moves.Entries(), len(u.Moves.Runs), u.Moves.Legacy
+	}
+	return u.Log.Files(), u.Log.Entries(), len(u.Log.Runs), u.Log.Legacy
 }
 
 func (u *Updater) fail(l *cdx.Line, input string, err error) error {

@@ -68,6 +68,11 @@ type page struct {
 	Counts      []countGroup
 	Exit        int
 	ExitReason  []string
+	Stopped     string // where and why the run stopped before its end
+
+	// Written, WrittenVerb and DuplicatesAll say how the duplicates
+	// kept add up: "the 1,290 revisits written ... the 1,427 duplicates".
+	Written, WrittenVerb, DuplicatesAll string
 
 	Saved      string // "saved" or "that would be saved"
 	Charted    bool   // some breakdown has a chart
@@ -145,8 +150,10 @@ type stageRow struct {
 	Rank       int
 	Name, Took string
 	TookExact  string
-	Skipped    bool
-	Note       string
+	// Skipped: done before this run; Stopped: the run stopped in it;
+	// NotRun: the run stopped before it.
+	Skipped, Stopped, NotRun bool
+	Note                     string
 }
 
 type crawlRow struct {
@@ -191,6 +198,7 @@ func newPage(r *Report) *page {
 		Caveats:    r.Caveats,
 		Exit:       r.Exit,
 		ExitReason: r.ExitReason,
+		Stopped:    r.Stopped,
 	}
 	if p.Title == "" {
 		p.Title = "Deduplication report"
@@ -211,6 +219,11 @@ func newPage(r *Report) *page {
 		p.Generated = r.Generated.UTC().Format("2006-01-02 15:04 UTC")
 	}
 	p.Saved = words.saved
+	p.Written, p.DuplicatesAll = count(r.Totals.RevisitsWritten), count(r.Totals.Duplicates)
+	p.WrittenVerb = "written"
+	if words != done {
+		p.WrittenVerb = "that would be written"
+	}
 	p.figures(r, words)
 	p.counts(r, words)
 	p.breakdowns(r, words)
@@ -334,20 +347,40 @@ func (p *page) counts(r *Report, words tense) {
 		n("Duplicates", t.Duplicates, false),
 		b("Duplicate bytes", t.DuplicateBytes),
 	}
-	if t.FilesInProgress > 0 {
+	notRead := false
+	for i, g := range r.FilesNotDeduplicated {
+		label := "Files not read: " + g.Kinds
+		if g.Read {
+			label = "Files read, not rewritable: " + g.Kinds
+		}
+		collection = slices.Insert(collection, 1+i, n(label, g.Files, true))
+		notRead = notRead || !g.Read
+	}
+	if t.FilesInProgress > 0 && !notRead {
+		// A report of a version that counted only those.
 		collection = slices.Insert(collection, 1, n("Files still being written (.open), not read", t.FilesInProgress, true))
+	}
+	var kept int64
+	for _, k := range r.NotDeduplicable {
+		kept = sat(kept, k.Records)
+	}
+	dedup := []countRow{
+		n(words.written, t.RevisitsWritten, false),
+		n("Duplicates kept (see why below)", kept, false),
+		b("Bytes "+words.saved, t.BytesSaved),
+		n("Files rewritten", t.FilesRewritten, false),
+		n("Files refused", t.FilesRefused, true),
+		n("Stale lines", t.StaleLines, true),
+		n("Damaged records", t.DamagedRecords, true),
+		n("Unreadable files", t.UnreadableFiles, true),
+		n("Violations found by verification (must be 0)", t.Violations, true),
+	}
+	if t.ServedApart > 0 {
+		collection = append(collection, n("Not duplicates: served apart", t.ServedApart, false))
 	}
 	p.Counts = []countGroup{
 		{"The collection", collection},
-		{"The deduplication", []countRow{
-			n(words.written, t.RevisitsWritten, false),
-			b("Bytes "+words.saved, t.BytesSaved),
-			n("Files rewritten", t.FilesRewritten, false),
-			n("Files refused", t.FilesRefused, true),
-			n("Stale lines", t.StaleLines, true),
-			n("Damaged records", t.DamagedRecords, true),
-			n("Violations found by verification (must be 0)", t.Violations, true),
-		}},
+		{"The deduplication", dedup},
 	}
 }
 
@@ -619,7 +652,7 @@ func (p *page) tables(r *Report) {
 
 	var took int64
 	for i, s := range r.Stages {
-		row := stageRow{Rank: i + 1, Name: s.Name, Skipped: s.Skipped, Note: s.Note,
+		row := stageRow{Rank: i + 1, Name: s.Name, Skipped: s.Skipped, Stopped: s.Stopped, NotRun: s.NotRun, Note: s.Note,
 			Took: duration(s.Took), TookExact: s.Took.String()}
 		if !s.Skipped {
 			took = sat(took, int64(s.Took))

@@ -40,11 +40,27 @@ type Report struct {
 
 	// LargestClasses are the payload classes with the most duplicate bytes.
 	LargestClasses []Class `json:"largest_classes"`
-	// NotDeduplicable says what stays as it is, and why.
+	// NotDeduplicable are the duplicates kept as they are, by reason:
+	// with the revisits written they add up to the duplicates
+	// (Totals.Duplicates = RevisitsWritten + the records here,
+	// DuplicateBytes = RevisitedBytes + the bytes here).
 	NotDeduplicable []Reason `json:"not_deduplicable"`
+	// ServedApartWhy says why the responses of Totals.ServedApart are
+	// not duplicates (the policy, and any hash collision).
+	ServedApartWhy string `json:"served_apart_why,omitempty"`
+	// FilesNotDeduplicated are the files of the collection a run does not
+	// deduplicate, by kind: those it does not read (still being written,
+	// indexes, other formats: not counted in Totals.Files), and those it
+	// reads but cannot rewrite (Read: gzip members of several records).
+	FilesNotDeduplicated []FileGroup `json:"files_not_deduplicated,omitempty"`
 
 	Stages []Stage `json:"stages,omitempty"` // what the run did, in order, with times
-	Crawls []Crawl `json:"crawls,omitempty"` // with an index: per crawl
+	// Stopped says where and why the run stopped before its end
+	// ("interrupted in stage 5 of 8 (rewrite): ..."); "" for a run that
+	// ran every stage. The figures of a stopped run are those of the
+	// stages it finished only (an account not done leaves them 0).
+	Stopped string  `json:"stopped,omitempty"`
+	Crawls  []Crawl `json:"crawls,omitempty"` // with an index: per crawl
 	// Exit is the run's exit status and, when not 0, why.
 	Exit       int      `json:"exit_status"`
 	ExitReason []string `json:"exit_reason,omitempty"`
@@ -106,7 +122,32 @@ type Totals struct {
 	FilesRefused    int64 `json:"files_refused"`
 	StaleLines      int64 `json:"stale_lines"`
 	DamagedRecords  int64 `json:"damaged_records"`
+	// UnreadableFiles are files no record of which could be read (their
+	// damaged records are in DamagedRecords too).
+	UnreadableFiles int64 `json:"unreadable_files"`
 	Violations      int64 `json:"violations"` // found by verification; must be 0
+	// RevisitedBytes are the stored bytes of the records that became
+	// revisits (or would): with the kept duplicates' bytes, the
+	// duplicate bytes.
+	RevisitedBytes int64 `json:"revisited_bytes"`
+	// ServedApart are responses that repeat an earlier capture's
+	// payload but are not its duplicates: served differently under the
+	// policy (another status, type, encoding or container), or other
+	// bytes under the same digest (a hash collision). Each is the
+	// original of a class of its own; not counted in Duplicates.
+	ServedApart      int64 `json:"served_apart"`
+	ServedApartBytes int64 `json:"served_apart_bytes"`
+}
+
+// FileGroup is a kind of file of the collection that a run does not
+// deduplicate, how many and their bytes.
+type FileGroup struct {
+	Kind  string `json:"kind"`  // singular: "index", "file still being written"
+	Kinds string `json:"kinds"` // plural: "indexes"
+	Why   string `json:"why"`   // what it is, why it is passed over
+	Read  bool   `json:"read"`  // read (listed, counted in Totals.Files), but not rewritable
+	Files int64  `json:"files"`
+	Bytes int64  `json:"bytes"`
 }
 
 // Estimate qualifies figures that were not measured on every record.
@@ -160,13 +201,21 @@ type Reason struct {
 	Bytes   int64  `json:"bytes"`
 }
 
-// Stage is one stage of a run.
+// Stage is one stage of a run: done by it (Took), done before it
+// (Skipped: by an earlier run of the job or an assessment, which Note
+// names), stopped (the run stopped in it: not done), or not run (the run
+// stopped before it).
 type Stage struct {
 	Name    string        `json:"name"`
 	Took    time.Duration `json:"took_ns"`
-	Skipped bool          `json:"skipped,omitempty"` // done by an earlier, interrupted run
+	Skipped bool          `json:"skipped,omitempty"`
+	Stopped bool          `json:"stopped,omitempty"`
+	NotRun  bool          `json:"not_run,omitempty"`
 	Note    string        `json:"note,omitempty"`
 }
+
+// Done reports whether the stage is done, by this run or before it.
+func (s *Stage) Done() bool { return !s.Stopped && !s.NotRun }
 
 // Crawl is one crawl of a deduplication index (warcdedup run --index).
 type Crawl struct {

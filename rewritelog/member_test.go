@@ -17,6 +17,15 @@ import (
 // n bytes of text, and the member's length.
 func memberOf(t *testing.T, n int) (string, int64) {
 	t.Helper()
+	desc, length, err := describeMember(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return desc, length
+}
+
+// describeMember is memberOf without a test to fail.
+func describeMember(n int) (string, int64, error) {
 	var b bytes.Buffer
 	zw := gzip.NewWriter(&b)
 	var text bytes.Buffer
@@ -29,9 +38,9 @@ func memberOf(t *testing.T, n int) (string, int64) {
 	d.Write(b.Bytes())
 	desc, err := d.Description()
 	if err != nil {
-		t.Fatal(err)
+		return "", 0, err
 	}
-	return desc.String(), int64(b.Len())
+	return desc.String(), int64(b.Len()), nil
 }
 
 // TestOriginalMemberField: a revisit entry's tenth field is read, written

@@ -24,11 +24,8 @@ type Moves struct {
 	meta    []moveMeta
 	digests []byte
 	files   []*File
-	byName  map[string]*File
-	byBase  map[string][]*File
-	// resolved caches the answer for each file name looked up.
-	resolved map[string]resolution
-	hit      []uint64 // a bit per move: some lookup landed on it
+	names
+	hit []uint64 // a bit per move: some lookup landed on it
 	// versions are the "# file" lines of each file's last replacement
 	// (dry runs left out): the version of the file the log describes.
 	versions map[string]Fixity
@@ -64,6 +61,9 @@ type File struct {
 	// Lines counts what a caller found pointing into the file (index
 	// lines); Unmatched reports only for files with some.
 	Lines int64
+	// In a Catalog: its place in the byte order of escaped names (the
+	// order of a run's entries), and in the order the log names files.
+	rank, order int
 }
 
 type runSpan struct {
@@ -211,7 +211,7 @@ func Load(r *Reader, since time.Time) (*Moves, error) {
 }
 
 func load(r *Reader, since time.Time, sizeHint int) (*Moves, error) {
-	m := &Moves{byName: map[string]*File{}, byBase: map[string][]*File{}, resolved: map[string]resolution{},
+	m := &Moves{names: newNames(),
 		edits: make([]edit, 0, sizeHint), meta: make([]moveMeta, 0, sizeHint), digests: make([]byte, 0, sizeHint*20),
 		versions: map[string]Fixity{}, incomplete: map[string]*IncompleteError{}}
 	fixity := r.Fixity
@@ -263,10 +263,7 @@ func load(r *Reader, since time.Time, sizeHint int) (*Moves, error) {
 		if cur == nil || cur.Name != string(e.file) || curRun != run {
 			cur = m.byName[string(e.file)]
 			if cur == nil {
-				cur = &File{Name: string(e.file)}
-				m.byName[cur.Name] = cur
-				base := path.Base(cur.Name)
-				m.byBase[base] = append(m.byBase[base], cur)
+				cur = m.add(string(e.file))
 				m.files = append(m.files, cur)
 			}
 			cur.spans = append(cur.spans, runSpan{run: run, first: len(m.edits), end: len(m.edits), pos: e.pos, fix: -1})
@@ -335,32 +332,53 @@ func (m *Moves) Files() []*File { return m.files }
 // Lookup returns the file of the log with that relative name, or nil.
 func (m *Moves) Lookup(name string) *File { return m.byName[name] }
 
+// names finds the files of a log by the names indexes give them.
+type names struct {
+	byName map[string]*File
+	byBase map[string][]*File
+	// resolved caches the answer for each file name looked up.
+	resolved map[string]resolution
+}
+
+func newNames() names {
+	return names{byName: map[string]*File{}, byBase: map[string][]*File{}, resolved: map[string]resolution{}}
+}
+
+// add adds a file of the name.
+func (n *names) add(name string) *File {
+	f := &File{Name: name}
+	n.byName[name] = f
+	base := path.Base(name)
+	n.byBase[base] = append(n.byBase[base], f)
+	return f
+}
+
 // Resolve finds the file of the log that name (a file name in an index)
 // is: the same relative name; else the longest suffix of name after a "/"
 // that is one (an index naming files by absolute path, or by URL); else a
 // file with the same base name (indexers write base names), if only one
 // has it. It returns nil, nil for a file the log does not name.
-func (m *Moves) Resolve(name []byte) (*File, error) {
-	if r, ok := m.resolved[string(name)]; ok {
+func (n *names) Resolve(name []byte) (*File, error) {
+	if r, ok := n.resolved[string(name)]; ok {
 		return r.f, r.err
 	}
-	r := m.resolve(string(name))
-	m.resolved[string(name)] = r
+	r := n.resolve(string(name))
+	n.resolved[string(name)] = r
 	return r.f, r.err
 }
 
-func (m *Moves) resolve(name string) resolution {
-	if f := m.byName[name]; f != nil {
+func (n *names) resolve(name string) resolution {
+	if f := n.byName[name]; f != nil {
 		return resolution{f: f}
 	}
 	for i := 0; i < len(name); i++ {
 		if name[i] == '/' {
-			if f := m.byName[name[i+1:]]; f != nil {
+			if f := n.byName[name[i+1:]]; f != nil {
 				return resolution{f: f}
 			}
 		}
 	}
-	switch fs := m.byBase[path.Base(name)]; len(fs) {
+	switch fs := n.byBase[path.Base(name)]; len(fs) {
 	case 0:
 		return resolution{}
 	case 1:

@@ -3,7 +3,9 @@
 # (warcio.js's format, sorted by urlkey, records spread over 1000 files)
 # with a rewrite log that makes 30% of its records revisits: lines per
 # second and peak memory, next to cat and wc -l of the same index. The
-# log is held in memory (about 85 bytes an entry), the index streams.
+# index is read twice and what its lines point at sorted and merged with
+# the log on disk (reindex/stream.go); scripts/bench-scale.sh measures
+# every process of it, sort included, at two sizes.
 #
 # Environment: BENCH_CDX_LINES (default 10000000), BENCH_DIR (kept
 # between runs).

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -80,6 +81,7 @@ type tally struct {
 	mime, host, month, size *report.Breakdown
 	same, cross             report.Bucket
 	arc, refusedDups, kept  report.Reason
+	apart                   report.Reason // copy 1 of a class beyond a digest's first
 	refusedFiles            map[string]bool
 	largest                 *report.Largest
 }
@@ -145,6 +147,10 @@ func (a *tally) records() error {
 		a.month.Add(monthOf(l.Date), b)
 		a.size.Add(report.SizeClass(l.Length), b)
 		if !l.IsDuplicate() {
+			if l.Fields >= 10 && l.Copy == 1 && l.Ext > 0 {
+				a.apart.Records++
+				a.apart.Bytes += l.Length
+			}
 			continue
 		}
 		t.Duplicates++
@@ -157,6 +163,7 @@ func (a *tally) records() error {
 		switch {
 		case revisitLen >= 0:
 			t.RevisitsWritten++
+			t.RevisitedBytes += l.Length
 			t.BytesSaved += l.Length - revisitLen
 		case isARC(l.File):
 			a.arc.Records++
@@ -367,7 +374,11 @@ func WriteFixity(logName string, from int64, out string) (int64, error) {
 	return int64(len(order)), workdir.WriteFile(out, []byte(b.String()))
 }
 
-// fill sets the report's figures from the stages' statistics.
+// fill sets the report's figures from the stages' statistics. Every
+// duplicate is counted once: as a revisit written, or as kept for one
+// reason (in an ARC file, in a file refused, or left by the rewrite: its
+// revisit would not be smaller, or a revisit already there refers to
+// it), so that the reasons and the revisits add up to the duplicates.
 func (a *tally) fill() {
 	acc, rep := a.acc, a.rep
 	t := &rep.Totals
@@ -381,7 +392,8 @@ func (a *tally) fill() {
 	}
 	t.FilesRefused = acc.Rewrote.Stats.Refused
 	t.StaleLines = acc.Resolved.Stats.Stale
-	t.DamagedRecords = acc.Hashed.Stats.Damaged
+	t.DamagedRecords = acc.Hashed.DamagedRecords()
+	t.UnreadableFiles = acc.Hashed.UnreadableFiles()
 	t.Violations = acc.Verified.Violations
 	rep.ByMIME = a.mime.Top(12)
 	rep.ByHost = a.host.Top(15)
@@ -390,35 +402,38 @@ func (a *tally) fill() {
 	rep.SameURL, rep.CrossURL = a.same, a.cross
 	rep.SameURL.Label, rep.CrossURL.Label = "same URL (re-fetched)", "another URL"
 	rep.LargestClasses = a.largest.Classes()
+	rep.NotDeduplicable = nil
 	if a.arc.Records > 0 {
 		a.arc.Why = "in an ARC file: ARC records have no revisit form (convert the file to WARC with arc2warc first)"
 		rep.NotDeduplicable = append(rep.NotDeduplicable, a.arc)
 	}
 	if a.kept.Records > 0 {
 		a.kept.Why = "its revisit would not be smaller than the record (short payloads)"
+		if n := acc.Rewrote.Stats.Protected; n > 0 {
+			a.kept.Why = fmt.Sprintf("its revisit would not be smaller than the record (short payloads), or (%s) a revisit already in the collection refers to it", progress.Count(n))
+		}
 		rep.NotDeduplicable = append(rep.NotDeduplicable, a.kept)
 	}
 	if a.refusedDups.Records > 0 {
 		a.refusedDups.Why = "in a file that was refused and left untouched (see the exit reasons)"
 		rep.NotDeduplicable = append(rep.NotDeduplicable, a.refusedDups)
 	}
-	if n := acc.Resolved.Stats.Split; n > 0 {
-		rep.NotDeduplicable = append(rep.NotDeduplicable, report.Reason{Records: n,
-			Why: fmt.Sprintf("%s the earlier captures of the same bytes: kept as an original of its own under the %s policy", acc.Policy.Apart(), acc.Policy)})
-	}
-	if n := wholeFileGzip(acc.Hashed.Damaged); n > 0 {
-		rep.NotDeduplicable = append(rep.NotDeduplicable, report.Reason{Records: n,
-			Why: "in a file compressed as one gzip member (warcrecompress rewrites it with a member per record)"})
-	}
-}
-
-// wholeFileGzip counts the damage reports of files compressed whole.
-func wholeFileGzip(damaged []string) int64 {
-	var n int64
-	for _, d := range damaged {
-		if strings.Contains(d, "recompressed with one member per record") {
-			n++
+	t.ServedApart, t.ServedApartBytes = a.apart.Records, a.apart.Bytes
+	if a.apart.Records > 0 {
+		split, coll := acc.Resolved.Stats.Split, acc.Resolved.Stats.Collisions
+		switch {
+		case split == 0 && coll > 0:
+			rep.ServedApartWhy = "in other bytes under the same digest (a hash collision): each is the original of a class of its own"
+		default:
+			rep.ServedApartWhy = fmt.Sprintf("%s the earlier captures of the same bytes: each is the original of a class of its own under the %s policy", acc.Policy.Apart(), acc.Policy)
+			if coll > 0 {
+				rep.ServedApartWhy += fmt.Sprintf(" (%s of them other bytes under the same digest: a hash collision)", progress.Count(coll))
+			}
 		}
 	}
-	return n
+	rep.FilesNotDeduplicated = slices.DeleteFunc(rep.FilesNotDeduplicated, func(g report.FileGroup) bool { return g.Read })
+	if n := len(acc.Hashed.WholeGzip); n > 0 {
+		rep.FilesNotDeduplicated = append(rep.FilesNotDeduplicated, report.FileGroup{Kind: "file compressed whole", Kinds: "files compressed whole",
+			Why: WholeGzipWhy, Read: true, Files: int64(n), Bytes: acc.Hashed.WholeGzipBytes})
+	}
 }

@@ -2,11 +2,16 @@ package stage
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
 
 	"warcdedup/atomicfile"
 	"warcdedup/digest"
 	"warcdedup/internal/progress"
+	"warcdedup/record"
 	"warcdedup/warcsum"
 	"warcdedup/workdir"
 )
@@ -40,7 +45,82 @@ type HashResult struct {
 	// Damaged are the first messages of damaged records and unreadable
 	// files.
 	Damaged []string `json:"damaged,omitempty"`
+	// WholeGzip are the files compressed whole (a gzip member holding
+	// several records), which warcsum reports as damage: a form this
+	// toolchain reads but cannot rewrite record by record, not damage.
+	// Stats counts their reports among its damage; DamagedRecords and
+	// UnreadableFiles do not.
+	WholeGzip      []string `json:"whole_gzip,omitempty"`
+	WholeGzipBytes int64    `json:"whole_gzip_bytes,omitempty"`
+	// MultiRecord are the reports of Stats.Damaged and FilesFailed of
+	// those files.
+	MultiRecord       int64 `json:"multi_record,omitempty"`
+	MultiRecordFailed int64 `json:"multi_record_failed,omitempty"`
 }
+
+// DamagedRecords are the damaged records the hash found, but the gzip
+// members of several records of files compressed whole.
+func (h *HashResult) DamagedRecords() int64 { return max(h.Stats.Damaged-h.MultiRecord, 0) }
+
+// UnreadableFiles are the files no record of which could be read, but
+// files compressed whole.
+func (h *HashResult) UnreadableFiles() int64 {
+	return max(h.Stats.FilesFailed-h.MultiRecordFailed, 0)
+}
+
+// wholeGzip is what a Hash finds of the files compressed whole as its
+// workers report them.
+type wholeGzip struct {
+	mu            sync.Mutex
+	files         map[string]int64 // name as warcsum reports it: size
+	damage, fails int64
+}
+
+// take reports whether err is of a file compressed whole, counting it.
+// The cache gives a file's messages again as text ("NAME: offset N:
+// gzip member holds more than one record: ..."), so the text is read
+// when the error is not a record's.
+func (g *wholeGzip) take(err error, sizes map[string]int64) bool {
+	var name string
+	var re *record.Error
+	switch msg := err.Error(); {
+	case errors.As(err, &re) && errors.Is(err, record.ErrMultiRecord):
+		name = re.Name
+	case strings.Contains(msg, ": "+record.ErrMultiRecord.Error()):
+		prefix := msg[:strings.Index(msg, ": "+record.ErrMultiRecord.Error())]
+		i := strings.LastIndex(prefix, ": offset ")
+		if i < 0 {
+			if i = strings.LastIndex(prefix, ": inflated offset "); i < 0 {
+				return false
+			}
+		}
+		name = prefix[:i]
+	default:
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.damage++
+	if _, ok := g.files[name]; !ok {
+		g.files[name] = sizes[name]
+	}
+	return true
+}
+
+// failed reports whether a file's failure is that of a file compressed
+// whole (named already by its member), counting it.
+func (g *wholeGzip) failed(name string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, ok := g.files[name]; ok {
+		g.fails++
+		return true
+	}
+	return false
+}
+
+// WholeGzipWhy is what a file compressed whole is, and what to do with it.
+const WholeGzipWhy = "compressed whole (a gzip member holds several records): read, but a revisit replaces a record's own member; warcrecompress gives each record a member of its own, and a run then deduplicates the file"
 
 // Options are the options the files are listed with, in both hash stages
 // and by the rewrite's derived listings: the same, or the cache would not
@@ -53,7 +133,16 @@ func Options(algorithm digest.Algorithm) warcsum.Options {
 // outputs left unwritten.
 func (h *Hash) Run(ctx context.Context) (HashResult, error) {
 	damaged := &firstOf{limit: KeepFirst}
+	sizes := map[string]int64{}
+	for _, in := range h.Inputs {
+		sizes[in.Name] = in.Size
+	}
+	whole := &wholeGzip{files: map[string]int64{}}
 	damage := func(err error) {
+		if whole.take(err, sizes) {
+			h.Messages.Warn(fmt.Errorf("%w; %s", err, WholeGzipWhy))
+			return
+		}
 		damaged.add(err)
 		h.Messages.Error(err)
 	}
@@ -74,7 +163,12 @@ func (h *Hash) Run(ctx context.Context) (HashResult, error) {
 	}
 	defer out.Abort()
 	r := warcsum.Runner{Options: opt, Jobs: h.Jobs, Progress: new(warcsum.Progress), Cache: cache,
-		OnFileError: func(_ warcsum.Input, err error) { damage(err) }, OnFile: h.OnFile}
+		OnFileError: func(in warcsum.Input, err error) {
+			if whole.failed(in.Name) {
+				return
+			}
+			damage(err)
+		}, OnFile: h.OnFile}
 	var facts *atomicfile.File
 	if h.Facts != "" {
 		if facts, err = atomicfile.Create(h.Facts, 0o644); err != nil {
@@ -87,7 +181,12 @@ func (h *Hash) Run(ctx context.Context) (HashResult, error) {
 	stop := progress.Follow(&r.Progress.Bytes, h.Meter)
 	st, err := r.Run(h.Inputs, out)
 	stop()
-	res := HashResult{Stats: st, Damaged: damaged.list}
+	res := HashResult{Stats: st, Damaged: damaged.list, MultiRecord: whole.damage, MultiRecordFailed: whole.fails}
+	for name, size := range whole.files {
+		res.WholeGzip = append(res.WholeGzip, name)
+		res.WholeGzipBytes += size
+	}
+	slices.Sort(res.WholeGzip)
 	if err != nil {
 		return res, err
 	}
@@ -105,21 +204,26 @@ func (h *Hash) Run(ctx context.Context) (HashResult, error) {
 // Note says what a Hash did, for the report's stage.
 func (h *HashResult) Note() string {
 	st := &h.Stats
-	return fmt.Sprintf("%s files, %s records listed, %s damaged, %s files known unchanged",
-		progress.Count(st.Files), progress.Count(st.Listed), progress.Count(st.Damaged), progress.Count(st.Cached))
+	note := fmt.Sprintf("%s, %s listed, %s, %s known unchanged",
+		progress.Plural(st.Files, "file", ""), progress.Plural(st.Listed, "record", ""), Damage(h.DamagedRecords(), h.UnreadableFiles()),
+		progress.Plural(st.Cached, "file", ""))
+	if n := len(h.WholeGzip); n > 0 {
+		note += fmt.Sprintf(", %s compressed whole", progress.Plural(int64(n), "file", ""))
+	}
+	return note
 }
 
 // AgainNote says what a Hash after the rewrite did.
 func (h *HashResult) AgainNote() string {
-	return fmt.Sprintf("%s files read again, %s known unchanged", progress.Count(h.Stats.Read()), progress.Count(h.Stats.Cached))
+	return fmt.Sprintf("%s read again, %s known unchanged", progress.Plural(h.Stats.Read(), "file", ""), progress.Plural(h.Stats.Cached, "file", ""))
 }
 
 // Reasons are why the exit status is not 0, as far as the hash stage
 // goes: the damaged records and unreadable files.
 func (h *HashResult) Reasons() []string {
-	n := h.Stats.Damaged + h.Stats.FilesFailed
-	if n == 0 {
+	records, files := h.DamagedRecords(), h.UnreadableFiles()
+	if records+files == 0 {
 		return nil
 	}
-	return append([]string{fmt.Sprintf("%s damaged records or unreadable files (hash stage; see %s)", progress.Count(n), workdir.RunLog)}, First(h.Damaged, 5)...)
+	return append([]string{fmt.Sprintf("%s (hash stage; see %s)", Damage(records, files), workdir.RunLog)}, First(h.Damaged, 5)...)
 }

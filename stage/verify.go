@@ -7,6 +7,7 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/internal/progress"
+	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 	"warcdedup/verify"
 	"warcdedup/workdir"
@@ -27,10 +28,12 @@ type Verify struct {
 	Total      int64  // records before, for the progress
 	Messages   Messages
 	Meter      progress.Meter
+	// Sort is how the comparison's merge joins sort: in the work
+	// directory, with the job's memory and threads.
+	Sort syssort.Sorter
 }
 
-// Run verifies. (The comparison is not stopped midway by ctx: the caller
-// looks at ctx after it, as after every stage.)
+// Run verifies, stopped when ctx is done.
 func (v *Verify) Run(ctx context.Context) (verify.Stats, error) {
 	out, err := atomicfile.Create(v.Violations, 0o644)
 	if err != nil {
@@ -39,7 +42,7 @@ func (v *Verify) Run(ctx context.Context) (verify.Stats, error) {
 	defer out.Abort()
 	bw := bufio.NewWriter(out)
 	v.Meter.Begin("records", v.Total)
-	st, err := verify.RewriteAgainst(v.Before, v.After, v.External, func(lost string) {
+	st, err := verify.Options{Sort: v.Sort}.RewriteAgainst(ctx, v.Before, v.After, v.External, func(lost string) {
 		fmt.Fprintln(bw, lost)
 		v.Messages.Error(fmt.Errorf("lost: %s", lost))
 	})

@@ -1,17 +1,20 @@
 package verify_test
 
 import (
+	"context"
 	"crypto/md5"
 	"crypto/sha1"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"warcdedup/digest"
+	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 	"warcdedup/verify"
 )
@@ -857,5 +860,50 @@ func TestRewriteAgainst(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRewriteThroughSystemSort proves that the comparison gives the same
+// counts and violations, in the same order, when every pass sorts with
+// the system sort through files (as a large comparison does) as when the
+// passes sort in memory, on generated collections and their corruptions,
+// and that it leaves no file in its temporary directory.
+func TestRewriteThroughSystemSort(t *testing.T) {
+	seeds := 4
+	if testing.Short() {
+		seeds = 1
+	}
+	dir := t.TempDir()
+	for seed := range seeds {
+		for _, exts := range []bool{false, true} {
+			rng := rand.New(rand.NewPCG(uint64(seed), 11))
+			c := generate(rng, exts)
+			afters := [][]manifest.Line{c.after}
+			for _, cr := range corruptions {
+				if after, ok := cr.apply(rng, c, slices.Clone(c.after)); ok {
+					afters = append(afters, after)
+				}
+			}
+			for i, after := range afters {
+				b := render(c.before, rng.Perm(len(c.before)))
+				a := render(after, rng.Perm(len(after)))
+				var inMemory, sorted []string
+				st1, err1 := verify.Rewrite(manifest.NewReader(strings.NewReader(b), "before"), manifest.NewReader(strings.NewReader(a), "after"),
+					func(v string) { inMemory = append(inMemory, v) })
+				opt := verify.Options{Sort: syssort.Sorter{TempDir: dir, InMemory: -1}}
+				st2, err2 := opt.RewriteAgainst(context.Background(), manifest.NewReader(strings.NewReader(b), "before"), manifest.NewReader(strings.NewReader(a), "after"), nil,
+					func(v string) { sorted = append(sorted, v) })
+				if err1 != nil || err2 != nil {
+					t.Fatalf("seed %d exts %v after %d: %v, %v", seed, exts, i, err1, err2)
+				}
+				if st1 != st2 || !slices.Equal(inMemory, sorted) {
+					t.Fatalf("seed %d exts %v after %d: in memory %+v\n%s\nthrough sort %+v\n%s", seed, exts, i,
+						st1, strings.Join(inMemory, "\n"), st2, strings.Join(sorted, "\n"))
+				}
+			}
+		}
+	}
+	if left, _ := os.ReadDir(dir); len(left) > 0 {
+		t.Errorf("%d files left in the temporary directory, the first %s", len(left), left[0].Name())
 	}
 }

@@ -70,6 +70,10 @@ type Collector struct {
 	// directory that a crawler is still writing (see InProgress): it is
 	// not read. Called in the order of the inputs.
 	InProgress func(path string)
+	// Other, if set, receives the path of each other regular file found
+	// in a directory, which is not read either (indexes, other formats:
+	// warcdedup run counts them by kind).
+	Other func(path string)
 }
 
 // Collect is the package's Collect with c's settings.
@@ -118,8 +122,13 @@ func (c Collector) Collect(paths []string) ([]Input, error) {
 				return nil
 			}
 			if !IsArchiveName(d.Name()) {
-				if c.InProgress != nil && InProgress(d.Name()) {
-					c.InProgress(path)
+				switch {
+				case InProgress(d.Name()):
+					if c.InProgress != nil {
+						c.InProgress(path)
+					}
+				case c.Other != nil:
+					c.Other(path)
 				}
 				return nil
 			}

@@ -11,24 +11,23 @@ import (
 	"warcdedup/rewritelog"
 )
 
-// loadLogs loads the rewrite log (none: an empty one) and the conversion
-// map, if named.
-func loadLogs(logFile, mapFile string, since time.Time) (*rewritelog.Moves, *reindex.Conversion, error) {
-	var moves *rewritelog.Moves
+// loadLogs reads the rewrite log's catalog, to follow it on disk (none:
+// an empty log in memory), and loads the conversion map, if named.
+func loadLogs(u *reindex.Updater, logFile, mapFile string, since time.Time) (*reindex.Conversion, error) {
 	var err error
 	if logFile != "" {
-		moves, err = rewritelog.LoadFile(logFile, since)
+		u.Log, err = rewritelog.OpenCatalog(logFile, 0, since)
 	} else {
-		moves, err = rewritelog.Load(rewritelog.NewReader(strings.NewReader(""), "no log"), since)
+		u.Moves, err = rewritelog.Load(rewritelog.NewReader(strings.NewReader(""), "no log"), since)
 	}
 	if err != nil || mapFile == "" {
-		return moves, nil, err
+		return nil, err
 	}
 	m, err := convmap.LoadFile(mapFile)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return moves, &reindex.Conversion{Map: m}, nil
+	return &reindex.Conversion{Map: m}, nil
 }
 
 func conversionSummary(w io.Writer, c *reindex.Conversion) {

@@ -14,6 +14,7 @@ import (
 
 	"warcdedup/cdx"
 	"warcdedup/internal/cmdutil"
+	"warcdedup/internal/syssort"
 	"warcdedup/reindex"
 	"warcdedup/rewritelog"
 )
@@ -78,10 +79,16 @@ indexes leave out) is added at the end. The rewrite log (--log, if given)
 then applies to those lines. Index lines of a converted ARC whose record
 the map cannot address are reported (exit status 1).
 
-Memory: the log is held in 68 bytes per entry (with a sha1 digest), the
-conversion map in about 100 bytes per ARC record; the indexes stream,
-whatever their size (--in-place holds the lines of one urlkey and
-timestamp, at most 64 MiB, and a ZipNum block or two).`
+Memory does not grow with the log or the indexes: the indexes are read
+twice, and what their lines point at is sorted by the system sort (LC_ALL=C
+sort -S SIZE) on file and offset, followed through the log's runs side by
+side (the log is in that order), and sorted back (about 100 bytes a line
+in the temporary directory, -T DIR, else $TMPDIR or /tmp; an index on
+standard input is copied there first). What is held is the names of the
+log's files, one line's group for --in-place (the lines of one urlkey and
+timestamp, at most 64 MiB) and a ZipNum block or two, and the sort's buffer
+(--sort-memory, 64M unless given); and with --conversion, the conversion
+map, about 100 bytes per ARC record.`
 
 var manual = cmdutil.Manual{
 	Exit: map[int]string{
@@ -119,6 +126,8 @@ func main() {
 			&cli.StringFlag{Name: "outbackcdx-add", Usage: "write the CDX11 lines to POST to OutbackCDX's /{coll} to `FILE` (after the deletions)"},
 			&cli.BoolFlag{Name: "strict", Usage: "stop at the first line that cannot be read or updated"},
 			&cli.BoolFlag{Name: "in-place", Usage: "update each INDEX where it is, in its form (ZipNum too), whole or not at all"},
+			&cli.StringFlag{Name: "temporary-directory", Aliases: []string{"T"}, Usage: "the sort's temporary files go in `DIR` (default $TMPDIR, else /tmp)"},
+			&cli.StringFlag{Name: "sort-memory", Usage: "buffer of the system sort (sort -S `SIZE`, e.g. 500M; default " + syssort.DefaultMemory + ")"},
 			cmdutil.QuietFlag,
 			cmdutil.VerboseFlag,
 		}, run)
@@ -146,22 +155,22 @@ func run(c *cli.Context) error {
 		since = *t
 	}
 	start := time.Now()
-	moves, conv, err := loadLogs(c.String("log"), c.String("conversion"), since)
+	log := cmdutil.NewLog(c)
+	u := reindex.Updater{Sort: syssort.Sorter{TempDir: c.String("temporary-directory"), Memory: c.String("sort-memory")}}
+	if roots := c.StringSlice("root"); len(roots) > 0 {
+		u.Records = &reindex.Files{Roots: roots}
+	}
+	if c.Bool("in-place") {
+		if c.String("conversion") != "" {
+			return cmdutil.Usage("--in-place does not follow a conversion yet: write the index anew with --conversion and -o")
+		}
+		return inPlace(c, log, opts, u, since, start)
+	}
+	conv, err := loadLogs(&u, c.String("log"), c.String("conversion"), since)
 	if err != nil {
 		return fatal(err)
 	}
-	log := cmdutil.NewLog(c)
-	var records reindex.RecordSource
-	if roots := c.StringSlice("root"); len(roots) > 0 {
-		records = &reindex.Files{Roots: roots}
-	}
-	if c.Bool("in-place") {
-		if conv != nil {
-			return cmdutil.Usage("--in-place does not follow a conversion yet: write the index anew with --conversion and -o")
-		}
-		return inPlace(c, log, opts, records, since, start)
-	}
-	job := &reindex.Job{Updater: reindex.Updater{Moves: moves, Records: records}, Options: opts, Strict: c.Bool("strict"), Report: log.Error, Conversion: conv}
+	job := &reindex.Job{Updater: u, Options: opts, Strict: c.Bool("strict"), Report: log.Error, Conversion: conv}
 
 	out, err := cmdutil.CreateOutput(c.String("output"))
 	if err != nil {
@@ -185,20 +194,21 @@ func run(c *cli.Context) error {
 		}
 	}
 
-	inputs := c.Args().Slice()
-	if len(inputs) == 0 {
-		inputs = []string{"-"}
+	names := c.Args().Slice()
+	if len(names) == 0 {
+		names = []string{"-"}
 	}
-	for _, name := range inputs {
-		in, shown, err := openIndex(name)
+	var inputs []reindex.Input
+	for _, name := range names {
+		in, err := indexInput(name, &job.Updater)
 		if err != nil {
 			return fatal(err)
 		}
-		err = job.Index(in, shown)
-		in.Close()
-		if err != nil {
-			return fatal(err)
-		}
+		defer in.Remove()
+		inputs = append(inputs, in)
+	}
+	if err := job.Indexes(c.Context, inputs); err != nil {
+		return fatal(err)
 	}
 	unmatched := job.Finish()
 	for _, w := range []*cdx.Writer{job.Out, job.Delete, job.Add} {
@@ -217,7 +227,7 @@ func run(c *cli.Context) error {
 		job.Summary(log.Writer())
 		conversionSummary(log.Writer(), conv)
 		if log.Verbose {
-			for _, f := range moves.Files() {
+			for _, f := range job.LogFiles() {
 				if f.Lines == 0 {
 					fmt.Fprintf(log.Writer(), "no index line: %s\n", f.Name)
 				}
@@ -231,21 +241,28 @@ func run(c *cli.Context) error {
 	return nil
 }
 
-// openIndex opens an input: a ZipNum summary is read through its blocks.
-func openIndex(name string) (io.ReadCloser, string, error) {
-	if name != "" && name != "-" {
-		if ix, err := reindex.Locate(name); err == nil && ix.Form == reindex.ZipNum && ix.Path == name {
-			rc, err := reindex.OpenZipNum(ix)
-			return rc, name, err
-		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, name, err
+// indexInput is an input: a ZipNum summary is read through its blocks;
+// standard input, when the log is followed on disk (it is read twice),
+// from a copy.
+func indexInput(name string, u *reindex.Updater) (reindex.Input, error) {
+	if name == "" || name == "-" {
+		if u.Log != nil {
+			return reindex.StreamInput("-", os.Stdin, u.Sort)
 		}
+		return reindex.Input{Name: "-", Open: func() (io.ReadCloser, error) { return io.NopCloser(os.Stdin), nil }}, nil
 	}
-	return cmdutil.OpenInput(name)
+	ix, err := reindex.Locate(name)
+	switch {
+	case err == nil && ix.Form == reindex.ZipNum && ix.Path == name:
+		return reindex.Input{Name: name, Open: func() (io.ReadCloser, error) { return reindex.OpenZipNum(ix) }}, nil
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		return reindex.Input{}, err
+	}
+	return reindex.FileInput(name), nil
 }
 
 // inPlace updates each index named where it is.
-func inPlace(c *cli.Context, log *cmdutil.Log, opts cdx.Options, records reindex.RecordSource, since time.Time, start time.Time) error {
+func inPlace(c *cli.Context, log *cmdutil.Log, opts cdx.Options, u reindex.Updater, since time.Time, start time.Time) error {
 	fatal := func(err error) error { return cli.Exit(err, cmdutil.ExitFatal) }
 	switch {
 	case c.NArg() == 0:
@@ -282,11 +299,11 @@ func inPlace(c *cli.Context, log *cmdutil.Log, opts cdx.Options, records reindex
 			log.Warn(fmt.Errorf("%s: completed an interrupted update (%s)", ix.Path, prev))
 		}
 		// Each index follows the log on its own.
-		moves, err := rewritelog.LoadFile(c.String("log"), since)
-		if err != nil {
+		iu := u
+		if iu.Log, err = rewritelog.OpenCatalog(c.String("log"), 0, since); err != nil {
 			return fatal(err)
 		}
-		p := &reindex.InPlace{Updater: reindex.Updater{Moves: moves, Records: records}, Options: opts, Report: log.Error, Note: note}
+		p := &reindex.InPlace{Updater: iu, Options: opts, Report: log.Error, Note: note}
 		err = p.Rewrite(ix, ix)
 		if re := (*reindex.RefusedError)(nil); errors.As(err, &re) {
 			log.Error(err)

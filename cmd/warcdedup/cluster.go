@@ -19,7 +19,6 @@ import (
 	"warcdedup/internal/cmdutil"
 	"warcdedup/internal/progress"
 	"warcdedup/policy"
-	"warcdedup/stage"
 )
 
 func clusterCommand() *cli.Command {
@@ -209,20 +208,7 @@ func runCluster(c *cli.Context) error {
 	defer stop()
 	res, err := cluster.Run(ctx, opt)
 	opt.Display.Close()
-	switch {
-	case res == nil:
-	case !c.Bool("quiet"):
-		stage.Summary(os.Stderr, res)
-	case res.Report.Exit != 0:
-		exitReasons(res.Report.Exit, res.Report.ExitReason)
-	}
-	switch {
-	case err != nil:
-		return cli.Exit("warcdedup: "+err.Error(), cmdutil.ExitFatal)
-	case res.Report.Exit != 0:
-		return cli.Exit("", res.Report.Exit)
-	}
-	return nil
+	return jobEnd(c, res, err)
 }
 
 func clusterTaskCommand() *cli.Command {

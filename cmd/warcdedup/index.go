@@ -46,7 +46,9 @@ registry says; each committed crawl's files are there and unchanged since
 the commit (size and stamp, or with --deep their SHA-256); each crawl a
 crawl's revisits need is still committed, with the files they need. A crawl
 removed with --force and then deleted shows here as revisits whose
-originals are gone.
+originals are gone. The result (the figures, and what was read: with
+--deep every file whole, otherwise each file's size and stamp) goes to
+stdout, each problem to stderr.
 Exit status: 0 if all is well, 1 if a problem was found (each on stderr),
 2 if the index could not be read.`,
 				Flags: []cli.Flag{indexFlag, &cli.BoolFlag{Name: "deep", Usage: "compare every file's SHA-256 (reads them all)"}, cmdutil.QuietFlag},
@@ -71,8 +73,11 @@ Exit status: 0 if all is well, 1 if a problem was found (each on stderr),
 						return cli.Exit(err, cmdutil.ExitFatal)
 					}
 					if !log.Quiet {
-						fmt.Fprintf(log.Writer(), "index %s, generation %d: %d crawls, %d files, %d originals in %d partitions: %d problems\n",
+						// The result on standard output, each problem on
+						// standard error.
+						fmt.Fprintf(c.App.Writer, "index %s, generation %d: %d crawls, %d files, %d originals in %d partitions: %d problems\n",
 							ix.Dir, ix.Registry.Generation, st.Crawls, st.Files, st.Originals, st.Partitions, st.Problems)
+						fmt.Fprintln(c.App.Writer, verifyRead(c.Bool("deep"), st, ix.Registry.Totals().Size))
 					}
 					if st.Problems > 0 {
 						return cmdutil.Damaged("%d problems", st.Problems)
@@ -82,22 +87,26 @@ Exit status: 0 if all is well, 1 if a problem was found (each on stderr),
 			},
 			{
 				Name:      "stats",
-				Usage:     "print the index's figures per crawl and in total, as JSON",
+				Usage:     "print the index's figures per crawl and in total (a table, or JSON)",
 				ArgsUsage: "--index DIR",
-				Flags:     []cli.Flag{indexFlag, cmdutil.QuietFlag},
+				Flags:     []cli.Flag{indexFlag, &cli.BoolFlag{Name: "json", Usage: jsonUsage}, cmdutil.QuietFlag},
 				Action: func(c *cli.Context) error {
 					ix, err := openIndex(c)
 					if err != nil {
 						return err
 					}
-					return printJSON(c.App.Writer, indexStats(ix.Registry))
+					if c.Bool("json") {
+						return printJSON(c.App.Writer, indexStats(ix.Registry))
+					}
+					return writeIndexStats(c.App.Writer, ix.Dir, ix.Registry)
 				},
 			},
 			{
 				Name:      "deps",
-				Usage:     "print which crawls and files a crawl's revisits need (or, with --reverse, which crawls need it), as JSON",
+				Usage:     "print which crawls and files a crawl's revisits need (or, with --reverse, which crawls need it): a table, or JSON",
 				ArgsUsage: "NAME",
-				Flags:     []cli.Flag{indexFlag, &cli.BoolFlag{Name: "reverse", Usage: "the crawls whose revisits need NAME"}, cmdutil.QuietFlag},
+				Flags: []cli.Flag{indexFlag, &cli.BoolFlag{Name: "reverse", Usage: "the crawls whose revisits need NAME"},
+					&cli.BoolFlag{Name: "json", Usage: jsonUsage}, cmdutil.QuietFlag},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
 						return cmdutil.Usage("name one crawl: warcdedup index deps --index DIR NAME")
@@ -112,19 +121,21 @@ Exit status: 0 if all is well, 1 if a problem was found (each on stderr),
 						return cli.Exit(fmt.Errorf("crawl %s is not committed to the index %s", name, ix.Dir), cmdutil.ExitFatal)
 					}
 					if !c.Bool("reverse") {
+						if !c.Bool("json") {
+							return writeDeps(c.App.Writer, name, k.Requires)
+						}
 						return printJSON(c.App.Writer, map[string]any{"crawl": name, "requires": orEmpty(k.Requires)})
 					}
-					type need struct {
-						Crawl    string `json:"crawl"`
-						Revisits int64  `json:"revisits"`
-					}
-					var by []need
+					var by []dependent
 					for _, d := range ix.Registry.Dependents(name) {
 						for _, n := range d.Requires {
 							if n.Crawl == name {
-								by = append(by, need{d.Name, n.Revisits})
+								by = append(by, dependent{d.Name, n.Revisits})
 							}
 						}
+					}
+					if !c.Bool("json") {
+						return writeDependents(c.App.Writer, name, by)
 					}
 					return printJSON(c.App.Writer, map[string]any{"crawl": name, "required_by": orEmpty(by)})
 				},
@@ -258,6 +269,16 @@ func openIndex(c *cli.Context) (*crawlindex.Index, error) {
 		return nil, cli.Exit(err, cmdutil.ExitFatal)
 	}
 	return ix, nil
+}
+
+// verifyRead says what index verify read of the crawls' files: with
+// --deep every byte, its SHA-256 compared with the commit's; without,
+// each file's size and stamp.
+func verifyRead(deep bool, st crawlindex.VerifyStats, size int64) string {
+	if deep {
+		return fmt.Sprintf("read: the partitions, the registry, and the %s of the crawls whole (%s), each file's SHA-256 compared with the one committed", progress.Plural(st.Files, "file", ""), progress.Bytes(size))
+	}
+	return fmt.Sprintf("read: the partitions and the registry; the %s of the crawls were checked by size and stamp, not read (--deep reads them, %s, and compares their SHA-256)", progress.Plural(st.Files, "file", ""), progress.Bytes(size))
 }
 
 func printJSON(w io.Writer, v any) error {

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -99,8 +100,19 @@ A file another process has open for writing (a crawler writing it under
 its final name), or opens for writing while it is rewritten, is refused
 and left untouched (Linux: a read lease held from its opening to the
 rename); a file still being written under a .open name (Heritrix) is not
-read, and is named in run.log. A collection that cannot be written is
-found before anything is hashed.
+read, and is named in run.log. So is every other file that is not a WARC
+or ARC file (indexes, WACZ packages, WARC files compressed with lz4 or zstd,
+others): the summary counts them by kind. A WARC file compressed whole (one
+gzip member holding several records) is read but not rewritten: the
+summary says so (warcrecompress gives each record a member of its own). A
+collection that cannot be written is found before anything is hashed.
+
+The summary goes to standard output; progress, warnings and why the exit
+status is not 0 to standard error. On a terminal the progress line says
+which stage of how many is at work and, beside it, the whole job's bytes
+done and time left. A run interrupted (Ctrl-C, SIGTERM) or stopped by a
+failure says in which stage, and the command that resumes it; the stages
+it did not reach are not reported done, its exit status is 2.
 
 With --dry-run it does everything but rewrite, and reports what a run would
 write and save (the same figures a run then gives).
@@ -163,30 +175,14 @@ joined cannot be removed until it is committed. See warcdedup index.`,
 				ixres, err = dedup.UpdateIndexes(ctx, res.WorkDir, opt.CDX, opt.Display)
 			}
 			opt.Display.Close()
-			switch {
-			case res == nil:
-			case !c.Bool("quiet"):
-				stage.Summary(os.Stderr, res)
-			case res.Report.Exit != 0:
-				// Quiet: only why the exit status is not 0.
-				exitReasons(res.Report.Exit, res.Report.ExitReason)
+			if ixres != nil && ixres.Refused > 0 && res.Report.Exit == 0 {
+				res.Report.Exit = cmdutil.ExitDamaged
+				res.Report.ExitReason = append([]string{fmt.Sprintf("%d indexes left untouched (%s problems)", ixres.Refused, progress.Count(ixres.Problems))}, ixres.Reasons...)
 			}
-			if ixres != nil {
-				if !c.Bool("quiet") {
-					fmt.Fprintf(os.Stderr, "indexes: %d, %s lines, %s changed\n", ixres.Indexes, progress.Count(ixres.Lines), progress.Count(ixres.Changed))
-				}
-				if ixres.Refused > 0 {
-					exitReasons(cmdutil.ExitDamaged, append([]string{fmt.Sprintf("%d indexes left untouched (%s problems)", ixres.Refused, progress.Count(ixres.Problems))}, ixres.Reasons...))
-					return cli.Exit("", cmdutil.ExitDamaged)
-				}
+			if ixres != nil && !c.Bool("quiet") {
+				defer fmt.Fprintf(os.Stdout, "indexes: %d, %s lines, %s changed\n", ixres.Indexes, progress.Count(ixres.Lines), progress.Count(ixres.Changed))
 			}
-			switch {
-			case err != nil:
-				return cli.Exit(err, cmdutil.ExitFatal)
-			case res.Report.Exit != 0:
-				return cli.Exit("", res.Report.Exit)
-			}
-			return nil
+			return jobEnd(c, res, err)
 		},
 	}
 }
@@ -253,7 +249,11 @@ is written. Three ways, from the surest to the fastest:
       millions of lines; memory bounded (the system sort orders the lines,
       one pass reads them). A line that cannot be read is named (index and
       line) and left out: exit status 1. Files go to WORKDIR/assess-cdx,
-      WORKDIR being beside the first index unless --work-dir is given.`,
+      WORKDIR being beside the first index unless --work-dir is given.
+
+The summary goes to standard output, progress and why the exit status is
+not 0 to standard error; with --json the report's figures (those of its
+stats.json) go to standard output instead of the summary.`,
 		Flags: append(jobFlags(),
 			&cli.Float64Flag{Name: "sample", Usage: "estimate from a sample of `P` percent of the files, or of the payload digests (--sample-by)"},
 			&cli.StringFlag{Name: "sample-by", Value: "auto", Usage: "with --sample, draw `WHAT`: files (read P% of them), digests (hash every file, prove and measure P% of the payloads), or auto (files when the sample holds 30 or more)"},
@@ -261,6 +261,7 @@ is written. Three ways, from the surest to the fastest:
 			&cli.Float64Flag{Name: "confidence", Value: 0.95, Usage: "confidence `LEVEL` of a sample's range"},
 			&cli.BoolFlag{Name: "cdx", Usage: "the operands are CDX or CDXJ index files: assess from them alone"},
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "with --cdx, the indexes' `FORMAT`: auto (each line's), cdxj or cdx"},
+			&cli.BoolFlag{Name: "json", Usage: "print the report's figures as JSON (those of stats.json) instead of the summary"},
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -297,32 +298,22 @@ is written. Three ways, from the surest to the fastest:
 				opt.DryRun = true
 				full, err := dedup.Run(ctx, opt)
 				opt.Display.Close()
-				switch {
-				case full == nil:
-				case !c.Bool("quiet"):
-					stage.Summary(os.Stderr, full)
-				case full.Report.Exit != 0:
-					exitReasons(full.Report.Exit, full.Report.ExitReason)
-				}
-				switch {
-				case err != nil:
-					return cli.Exit(err, cmdutil.ExitFatal)
-				case full.Report.Exit != 0:
-					return cli.Exit("", full.Report.Exit)
-				}
-				return nil
+				return jobEnd(c, full, err)
 			}
 			switch {
 			case res == nil || res.Report == nil:
+			case c.Bool("json"):
+				if jerr := printJSON(os.Stdout, res.Report); jerr != nil {
+					return jerr
+				}
 			case !c.Bool("quiet"):
-				assess.Summary(os.Stderr, res)
-			case res.Report.Exit != 0:
-				exitReasons(res.Report.Exit, res.Report.ExitReason)
+				assess.Summary(os.Stdout, res)
 			}
 			switch {
 			case err != nil:
-				return cli.Exit(err, cmdutil.ExitFatal)
+				return cli.Exit("warcdedup: "+err.Error(), cmdutil.ExitFatal)
 			case res.Report != nil && res.Report.Exit != 0:
+				exitReasons(res.Report.Exit, res.Report.ExitReason)
 				return cli.Exit("", res.Report.Exit)
 			}
 			return nil
@@ -353,6 +344,7 @@ func jobOptions(c *cli.Context) (dedup.Options, error) {
 		return dedup.Options{}, cmdutil.Usage("%v", err)
 	}
 	return dedup.Options{
+		Command:     commandLine(),
 		Collections: c.Args().Slice(),
 		WorkDir:     c.String("work-dir"),
 		Jobs:        c.Int("jobs"),
@@ -456,17 +448,24 @@ later crawls at the offsets the index records; take it out first
 				HardLinks: c.Bool("hard-links"), Jobs: c.Int("jobs"), SortMemory: c.String("sort-memory"), Display: display,
 				CDX: c.StringSlice("cdx")})
 			display.Close()
-			switch {
-			case res == nil:
-			case !c.Bool("quiet"):
-				dedup.UndoSummary(os.Stderr, res)
-			case res.Exit != 0:
-				exitReasons(res.Exit, res.ExitReason)
+			if res == nil {
+				return cli.Exit("warcdedup: "+fmt.Sprint(err), cmdutil.ExitFatal)
 			}
-			switch {
-			case err != nil:
-				return cli.Exit(err, cmdutil.ExitFatal)
-			case res.Exit != 0:
+			var stopped string
+			if err != nil {
+				// Stopped: the status is 2 and the first reason says
+				// where and how to go on, whatever the files refused.
+				stopped = undoStopped(err, res)
+				res.Exit, res.ExitReason = cmdutil.ExitFatal, append([]string{stopped}, res.ExitReason...)
+			}
+			if !c.Bool("quiet") {
+				if stopped != "" {
+					fmt.Fprintf(os.Stdout, "not finished: %s\n", stopped)
+				}
+				dedup.UndoSummary(os.Stdout, res)
+			}
+			exitReasons(res.Exit, res.ExitReason)
+			if res.Exit != 0 {
 				return cli.Exit("", res.Exit)
 			}
 			return nil
@@ -474,12 +473,76 @@ later crawls at the offsets the index records; take it out first
 	}
 }
 
+// undoStopped says that an undo stopped, and how it goes on: the files
+// it restored are whole and logged, the one it was at is untouched, and
+// the same command restores the rest.
+func undoStopped(err error, res *dedup.UndoResult) string {
+	how := fmt.Sprintf("stopped: %v; once that is mended, ", err)
+	if progress.Interrupted(err) {
+		how = "interrupted: "
+	}
+	left := ""
+	if n := res.Stats.Refused; n > 0 {
+		left = fmt.Sprintf("; %s it was restoring left untouched", progress.Plural(n, "file", ""))
+	}
+	return fmt.Sprintf("%s%s restored before it stopped, each whole and logged%s; run the same command to finish: %s",
+		how, progress.Plural(res.Stats.Restored, "file", ""), left, commandLine())
+}
+
 func runtimeCPUs() int { return runtime.NumCPU() }
 
-// exitReasons says why the exit status is not 0.
+// exitReasons says, on standard error, why the exit status is not 0.
 func exitReasons(status int, reasons []string) {
-	fmt.Fprintf(os.Stderr, "warcdedup: exit status %d:\n", status)
-	for _, r := range reasons {
-		fmt.Fprintf(os.Stderr, "  %s\n", r)
+	stage.ExitReasons(os.Stderr, "warcdedup", status, reasons)
+}
+
+// jobEnd ends a command that ran the job (run, assess without --sample,
+// cluster): its summary on standard output (unless -q), why the exit
+// status is not 0 on standard error, and that status returned: the one
+// the report holds and prints, also for a job that stopped (2).
+func jobEnd(c *cli.Context, res *stage.Result, err error) error {
+	if res == nil {
+		if err == nil {
+			return nil
+		}
+		return cli.Exit("warcdedup: "+err.Error(), cmdutil.ExitFatal)
 	}
+	if err != nil && res.Report.Exit == 0 {
+		res.Report.Exit, res.Report.ExitReason = cmdutil.ExitFatal, []string{err.Error()}
+	}
+	switch {
+	case c.Bool("json"):
+		if jerr := printJSON(os.Stdout, res.Report); jerr != nil {
+			return jerr
+		}
+	case !c.Bool("quiet"):
+		stage.Summary(os.Stdout, res)
+	}
+	exitReasons(res.Report.Exit, res.Report.ExitReason)
+	if res.Report.Exit != 0 {
+		return cli.Exit("", res.Report.Exit)
+	}
+	return nil
+}
+
+// commandLine is the command as it was run, its words quoted for a
+// shell where need be: what an interrupted job names as the command that
+// resumes it.
+func commandLine() string {
+	words := []string{"warcdedup"}
+	for _, a := range os.Args[1:] {
+		words = append(words, shellQuote(a))
+	}
+	return strings.Join(words, " ")
+}
+
+// shellQuote quotes a word for a POSIX shell when it holds anything but
+// letters, digits and -_./=:,+@%.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

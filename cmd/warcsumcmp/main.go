@@ -3,12 +3,14 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 
 	"github.com/urfave/cli/v2"
 
 	"warcdedup/internal/cmdutil"
+	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 	"warcdedup/verify"
 )
@@ -32,8 +34,16 @@ With --order it checks a conversion instead (ARC to WARC, the paper's step
 URI, date and digest in the same order; offsets and lengths may differ.
 
 It prints every violation on stdout and a summary on stderr, and exits 1 if
-there is any. Without --order AFTER is held in memory (about a line's length
-per record).`
+there is any.
+
+Memory does not grow with the manifests: without --order the comparison is
+a series of merge joins over files sorted by the system sort (LC_ALL=C
+sort -S SIZE), in the temporary directory (-T DIR, else $TMPDIR or /tmp),
+which holds at most about three times BEFORE and AFTER together while it
+runs and nothing after. What it holds in memory at a time is the records of
+one URI and date, the payload classes of one digest, and the sort's buffer
+(--sort-memory, 64M unless given). With --order the two manifests are read
+side by side.`
 
 var manual = cmdutil.Manual{
 	Exit: map[int]string{
@@ -57,6 +67,8 @@ func main() {
 	app := cmdutil.NewApp("warcsumcmp", "prove that a rewrite lost no record", description,
 		[]cli.Flag{
 			&cli.BoolFlag{Name: "order", Usage: "compare record by record in order (a conversion), not by URI and date"},
+			&cli.StringFlag{Name: "temporary-directory", Aliases: []string{"T"}, Usage: "the sort's temporary files go in `DIR` (default $TMPDIR, else /tmp)"},
+			&cli.StringFlag{Name: "sort-memory", Usage: "buffer of the system sort (sort -S `SIZE`, e.g. 500M; default " + syssort.DefaultMemory + ")"},
 			cmdutil.QuietFlag, cmdutil.VerboseFlag,
 		}, run)
 	app.ArgsUsage = "BEFORE AFTER"
@@ -84,11 +96,18 @@ func run(c *cli.Context) error {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}
 	defer closeAfter()
-	compare := verify.Rewrite
+	sorts := verify.Options{Sort: syssort.Sorter{TempDir: c.String("temporary-directory"), Memory: c.String("sort-memory")}}
+	compare := func(before, after *manifest.Reader, violation func(string)) (verify.Stats, error) {
+		return sorts.RewriteAgainst(c.Context, before, after, nil, violation)
+	}
 	if c.Bool("order") {
 		compare = verify.Order
 	}
-	stats, err := compare(before, after, func(v string) { fmt.Fprintln(os.Stdout, v) })
+	out := bufio.NewWriter(os.Stdout)
+	stats, err := compare(before, after, func(v string) { fmt.Fprintln(out, v) })
+	if ferr := out.Flush(); err == nil && ferr != nil {
+		err = ferr
+	}
 	if err != nil {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}

@@ -264,7 +264,9 @@ func startCluster(t *testing.T, c *slurmtest.Cluster, env []string, args ...stri
 	cmd := exec.Command(filepath.Join(binDir, "warcdedup"), append([]string{"cluster", "--poll", "300ms", "-j", "2"}, args...)...)
 	cmd.Env = append(append(os.Environ(), c.Env()...), env...)
 	m := &monitor{cmd: cmd, stderr: new(bytes.Buffer), done: make(chan struct{})}
-	cmd.Stderr = m.stderr
+	// The summary (standard output) with the progress and diagnostics
+	// (standard error), in the order written.
+	cmd.Stdout, cmd.Stderr = m.stderr, m.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

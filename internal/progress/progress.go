@@ -28,6 +28,7 @@ type Display struct {
 	stop     chan struct{}
 	stopped  chan struct{}
 	tee      io.Writer // also receives every plain line (a run log); may be nil
+	job      *job      // the job's plan and where it is (Plan), if given
 }
 
 // New returns a Display writing to f (a terminal gets the redrawn line);
@@ -78,8 +79,13 @@ func (d *Display) Start(name, unit string, total int64) *Stage {
 	s.lastLog = s.start
 	d.mu.Lock()
 	d.stage = s
+	step, _ := d.job.where(nil, s.start)
 	d.mu.Unlock()
-	d.plain(fmt.Sprintf("%s: started", name))
+	if step != "" {
+		d.plain(fmt.Sprintf("%s: started (%s)", name, step))
+	} else {
+		d.plain(fmt.Sprintf("%s: started", name))
+	}
 	return s
 }
 
@@ -91,7 +97,7 @@ func (s *Stage) Add(n int64) {
 	}
 	if now := time.Now(); now.Sub(s.lastLog) >= s.d.every {
 		s.lastLog = now
-		s.d.plain(s.status(now))
+		s.d.plain(s.d.statusLine(s, now))
 	}
 }
 
@@ -172,6 +178,28 @@ func (s *Stage) status(now time.Time) string {
 	return b.String()
 }
 
+// statusLine is lineOf for a caller that does not hold mu.
+func (d *Display) statusLine(s *Stage, now time.Time) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.lineOf(s, now)
+}
+
+// lineOf is a stage's progress line with the job's around it: "[stage 5
+// of 8] rewrite  120 MB / 716 MB ...  | job 272 MB / 716 MB (38%), ETA
+// 25 s". The caller holds mu.
+func (d *Display) lineOf(s *Stage, now time.Time) string {
+	step, whole := d.job.where(s, now)
+	line := s.status(now)
+	if step != "" {
+		line = "[" + step + "] " + line
+	}
+	if whole != "" {
+		line += "  | " + whole
+	}
+	return line
+}
+
 func (s *Stage) amount(n int64) string {
 	if s.Unit == "bytes" {
 		return Bytes(n)
@@ -250,7 +278,7 @@ func (d *Display) redraw() {
 		case now := <-t.C:
 			d.mu.Lock()
 			if s := d.stage; s != nil {
-				fmt.Fprintf(d.w, "\r\033[K%s", s.status(now))
+				fmt.Fprintf(d.w, "\r\033[K%s", d.lineOf(s, now))
 				d.drawn = true
 			}
 			d.mu.Unlock()

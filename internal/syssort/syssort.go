@@ -1,10 +1,16 @@
-// Package syssort runs the system sort(1) on the job's work files, as
-// those who script the pipeline commands run it between them: byte order
-// (LC_ALL=C), the keys of a manifest order, temporary files in the work
-// directory rather than /tmp, a bounded buffer and several threads. sort
-// spills to disk, so memory stays bounded whatever the input. Every
-// sort and merge of warcdedup run, cluster, undo and assess goes through
-// it.
+// Package syssort runs the system sort(1), so that what needs its
+// records in an order it did not read them in holds none of them in
+// memory: byte order (LC_ALL=C), temporary files in the work directory
+// rather than /tmp, a bounded buffer, several threads, and a sort that
+// dies with its parent. sort spills to disk, so memory stays bounded
+// whatever the input. Every sort and merge of warcdedup run, cluster,
+// undo, assess, warcsumcmp and warccdx goes through it, in two forms:
+//
+//   - work files sorted on the keys of a manifest order, as those who
+//     script the pipeline commands sort them between them (Sort, Merge,
+//     MergeStream);
+//   - a stage's own lines, written to a File, sorted whole-line and read
+//     back for a merge join (Create, SortLines, Sorted: lines.go).
 package syssort
 
 import (
@@ -24,9 +30,35 @@ import (
 
 // Sorter is how the system sort runs.
 type Sorter struct {
-	TempDir  string // its temporary files (sort -T), made if need be
-	Memory   string // its buffer (sort -S, e.g. "1G" or "25%"), "" for sort's default
-	Parallel int    // its threads (sort --parallel), when more than 1
+	// TempDir holds sort's temporary files (sort -T) and those of
+	// Create, made if need be: the work directory's, not /tmp. "" is
+	// os.TempDir().
+	TempDir string
+	// Memory is sort's buffer (sort -S, e.g. "1G" or "25%"); "" is
+	// DefaultMemory, so that a sort's memory does not grow with its input
+	// (GNU sort sizes its buffer to the input, up to an eighth of the
+	// machine's memory).
+	Memory string
+	// Parallel is sort's threads (sort --parallel), 0 for sort's default
+	// (as many as there are cores, up to 8).
+	Parallel int
+	// Compress is the program sort compresses its temporary files with
+	// (sort --compress-program), "" none.
+	Compress string
+	// InMemory is the size up to which a File stays in memory, and Files
+	// of that size together are sorted in this process (SortLines,
+	// Sorted): 0 is DefaultInMemory, a negative size none.
+	InMemory int
+}
+
+// DefaultMemory is sort's buffer when Sorter.Memory is "".
+const DefaultMemory = "64M"
+
+func (s Sorter) dir() string {
+	if s.TempDir == "" {
+		return os.TempDir()
+	}
+	return s.TempDir
 }
 
 // Sort sorts the inputs on the keys of command, a sort command as the
@@ -42,27 +74,43 @@ func (s Sorter) Merge(ctx context.Context, command string, inputs []string, out 
 	return s.toFile(ctx, command, true, inputs, out)
 }
 
-// args are sort's options for the keys of command.
-func (s Sorter) args(command string, merge bool) []string {
-	args := []string{"-T", s.TempDir}
-	if s.Memory != "" {
-		args = append(args, "-S", s.Memory)
+// options are sort's options but for its keys: up to 64 runs merged at
+// once, so that the runs of up to 64 buffers are merged in one pass
+// (sort's default, 16, merges what is above 16 buffers twice, and the
+// time per line would grow with the input).
+func (s Sorter) options() []string {
+	mem := s.Memory
+	if mem == "" {
+		mem = DefaultMemory
 	}
-	if s.Parallel > 1 {
+	args := []string{"-T", s.dir(), "-S", mem, "--batch-size=64"}
+	if s.Compress != "" {
+		args = append(args, "--compress-program="+s.Compress)
+	}
+	if s.Parallel > 0 {
 		args = append(args, "--parallel="+strconv.Itoa(s.Parallel))
 	}
+	return args
+}
+
+// args are sort's options for the keys of command.
+func (s Sorter) args(command string, merge bool) []string {
+	args := s.options()
 	if merge {
 		args = append(args, "-m")
 	}
 	return append(args, strings.Fields(strings.TrimPrefix(command, "LC_ALL=C sort"))...)
 }
 
+// command is sort with args, its temporary directory made, its error
+// output kept.
 func (s Sorter) command(ctx context.Context, args []string) (*exec.Cmd, *bytes.Buffer, error) {
-	if err := os.MkdirAll(s.TempDir, 0o755); err != nil {
+	if err := os.MkdirAll(s.dir(), 0o755); err != nil {
 		return nil, nil, err
 	}
 	cmd := exec.CommandContext(ctx, "sort", args...)
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	dieWithParent(cmd)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	return cmd, &stderr, nil

@@ -1,0 +1,424 @@
+package syssort
+
+// A stage's own lines, sorted: it writes the fields it sorts on first,
+// separated by one space, with every byte of a field above 0x20 and
+// numbers of a fixed width (Num), so that the whole-line byte order is
+// the order of the fields, compared one by one as strings. Small files
+// stay in memory and are sorted there, in the same order, so that a small
+// job starts no process and writes no file.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+)
+
+// DefaultInMemory is Sorter.InMemory when it is 0.
+const DefaultInMemory = 1 << 20
+
+// bufferSize is the buffer of each file written or read.
+const bufferSize = 64 << 10
+
+func (s Sorter) inMemory() int {
+	switch {
+	case s.InMemory == 0:
+		return DefaultInMemory
+	case s.InMemory < 0:
+		return 0
+	}
+	return s.InMemory
+}
+
+// File is a temporary file of lines: in memory while it is small, else
+// in the temporary directory until Remove.
+type File struct {
+	s       Sorter
+	pattern string
+	mem     []byte
+	name    string // once on disk
+	f       *os.File
+	w       *bufio.Writer
+	// Lines counts the lines written.
+	Lines int64
+}
+
+// Create returns an empty File; on disk, its name starts with ".tmp-"
+// and pattern.
+func (s Sorter) Create(pattern string) (*File, error) {
+	return &File{s: s, pattern: pattern}, nil
+}
+
+// Line appends a line and its line feed; it must hold no line feed.
+func (f *File) Line(line []byte) error {
+	f.Lines++
+	if f.name == "" && len(f.mem)+len(line)+1 <= f.s.inMemory() {
+		f.mem = append(append(f.mem, line...), '\n')
+		return nil
+	}
+	if err := f.spill(); err != nil {
+		return err
+	}
+	f.w.Write(line)
+	return f.w.WriteByte('\n')
+}
+
+// spill moves the file to disk, open for writing.
+func (f *File) spill() error {
+	if f.f != nil {
+		return nil
+	}
+	if f.name != "" {
+		file, err := os.OpenFile(f.name, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return err
+		}
+		f.f, f.w = file, bufio.NewWriterSize(file, bufferSize)
+		return nil
+	}
+	if err := os.MkdirAll(f.s.dir(), 0o755); err != nil {
+		return err
+	}
+	file, err := os.CreateTemp(f.s.dir(), ".tmp-"+f.pattern+"-*")
+	if err != nil {
+		return err
+	}
+	f.name, f.f, f.w = file.Name(), file, bufio.NewWriterSize(file, bufferSize)
+	_, err = f.w.Write(f.mem)
+	f.mem = nil
+	return err
+}
+
+// close ends a writing to disk.
+func (f *File) close() error {
+	if f.f == nil {
+		return nil
+	}
+	err := f.w.Flush()
+	if cerr := f.f.Close(); err == nil {
+		err = cerr
+	}
+	f.f, f.w = nil, nil
+	return err
+}
+
+// Remove removes the file.
+func (f *File) Remove() {
+	if f == nil {
+		return
+	}
+	f.close()
+	if f.name != "" {
+		os.Remove(f.name)
+	}
+	f.mem, f.name = nil, ""
+}
+
+// size is the file's size in bytes.
+func (f *File) size() (int64, error) {
+	if f.name == "" {
+		return int64(len(f.mem)), nil
+	}
+	if err := f.close(); err != nil {
+		return 0, err
+	}
+	fi, err := os.Stat(f.name)
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
+// Open returns the lines of the file, from the start. Close it when done.
+func (f *File) Open() (*Lines, error) {
+	if f.name == "" {
+		return &Lines{data: f.mem}, nil
+	}
+	if err := f.close(); err != nil {
+		return nil, err
+	}
+	r, err := os.Open(f.name)
+	if err != nil {
+		return nil, err
+	}
+	l := NewLines(r)
+	l.done = func(bool) error { return r.Close() }
+	return l, nil
+}
+
+// SortLines sorts the lines of the inputs into a new File, to be read
+// more than once, or later.
+func (s Sorter) SortLines(ctx context.Context, pattern string, inputs ...*File) (*File, error) {
+	out, _ := s.Create(pattern)
+	lines, ok, err := s.sortInMemory(inputs)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		for _, l := range lines {
+			out.mem = append(out.mem, l...)
+		}
+		out.Lines = int64(len(lines))
+		return out, nil
+	}
+	if err := out.spill(); err != nil {
+		return nil, err
+	}
+	if err := out.close(); err != nil {
+		out.Remove()
+		return nil, err
+	}
+	cmd, stderr, err := s.linesCommand(ctx, append(s.options(), "-o", out.name), inputs)
+	if err == nil {
+		if err = cmd.Run(); err != nil {
+			err = sortError(ctx, err, stderr)
+		}
+	}
+	if err != nil {
+		out.Remove()
+		return nil, err
+	}
+	return out, nil
+}
+
+// Sorted sorts the lines of the inputs and returns them, read from sort's
+// output as it merges. Close it when done.
+func (s Sorter) Sorted(ctx context.Context, inputs ...*File) (*Lines, error) {
+	lines, ok, err := s.sortInMemory(inputs)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		return &Lines{lines: lines}, nil
+	}
+	cmd, stderr, err := s.linesCommand(ctx, s.options(), inputs)
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	l := NewLines(out)
+	l.done = func(whole bool) error {
+		if !whole {
+			// Stopped before the end: sort may be blocked writing.
+			cmd.Process.Kill()
+			cmd.Wait()
+			return nil
+		}
+		if err := cmd.Wait(); err != nil {
+			return sortError(ctx, err, stderr)
+		}
+		return nil
+	}
+	return l, nil
+}
+
+// sortInMemory sorts the inputs here if together they are small enough.
+func (s Sorter) sortInMemory(inputs []*File) ([][]byte, bool, error) {
+	var size int64
+	for _, in := range inputs {
+		n, err := in.size()
+		if err != nil {
+			return nil, false, err
+		}
+		size += n
+	}
+	if size > int64(s.inMemory()) {
+		return nil, false, nil
+	}
+	var lines [][]byte
+	for _, in := range inputs {
+		data := in.mem
+		if in.name != "" {
+			var err error
+			if data, err = os.ReadFile(in.name); err != nil {
+				return nil, false, err
+			}
+		}
+		for len(data) > 0 {
+			i := bytes.IndexByte(data, '\n')
+			if i < 0 {
+				return nil, false, errors.New("syssort: a file ends without a line feed")
+			}
+			lines = append(lines, data[:i+1])
+			data = data[i+1:]
+		}
+	}
+	slices.SortFunc(lines, bytes.Compare)
+	return lines, true, nil
+}
+
+// linesCommand is sort over the inputs, each moved to disk.
+func (s Sorter) linesCommand(ctx context.Context, args []string, inputs []*File) (*exec.Cmd, *bytes.Buffer, error) {
+	for _, in := range inputs {
+		if err := in.spill(); err != nil {
+			return nil, nil, err
+		}
+		if err := in.close(); err != nil {
+			return nil, nil, err
+		}
+		args = append(args, in.name)
+	}
+	if len(inputs) == 0 {
+		args = append(args, os.DevNull)
+	}
+	return s.command(ctx, args)
+}
+
+func sortError(ctx context.Context, err error, stderr *bytes.Buffer) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("sort: %v: %s", err, strings.TrimSpace(stderr.String()))
+}
+
+// Lines reads lines one at a time, each valid until the next.
+type Lines struct {
+	// In memory: the lines (each with its line feed), or their bytes.
+	lines [][]byte
+	data  []byte
+
+	r    *bufio.Reader
+	long []byte
+	line []byte
+	err  error
+	// done ends the reading, whole or not.
+	done func(whole bool) error
+}
+
+// NewLines reads the lines of r.
+func NewLines(r io.Reader) *Lines { return &Lines{r: bufio.NewReaderSize(r, bufferSize)} }
+
+// Next reads the next line and reports whether there is one; Err says why
+// not.
+func (l *Lines) Next() bool {
+	if l.err != nil {
+		return false
+	}
+	if l.r == nil {
+		return l.nextInMemory()
+	}
+	b, err := l.r.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		l.long = append(l.long[:0], b...)
+		for err == bufio.ErrBufferFull {
+			b, err = l.r.ReadSlice('\n')
+			l.long = append(l.long, b...)
+		}
+		b = l.long
+	}
+	switch {
+	case err == io.EOF && len(b) == 0:
+		l.err = io.EOF
+		return false
+	case err == io.EOF:
+		l.err = errors.New("syssort: the last line has no line feed")
+		return false
+	case err != nil:
+		l.err = err
+		return false
+	}
+	l.line = b[:len(b)-1]
+	return true
+}
+
+func (l *Lines) nextInMemory() bool {
+	var b []byte
+	switch {
+	case len(l.lines) > 0:
+		b, l.lines = l.lines[0], l.lines[1:]
+	case len(l.data) > 0:
+		i := bytes.IndexByte(l.data, '\n')
+		if i < 0 {
+			l.err = errors.New("syssort: the last line has no line feed")
+			return false
+		}
+		b, l.data = l.data[:i+1], l.data[i+1:]
+	default:
+		l.err = io.EOF
+		return false
+	}
+	l.line = b[:len(b)-1]
+	return true
+}
+
+// Bytes is the current line, without its line feed.
+func (l *Lines) Bytes() []byte { return l.line }
+
+// Err is why Next returned false: nil at the end of the lines.
+func (l *Lines) Err() error {
+	if l.err == io.EOF {
+		return nil
+	}
+	return l.err
+}
+
+// Close ends the reading; after every line was read, it returns a failure
+// of the sort that wrote them.
+func (l *Lines) Close() error {
+	done := l.done
+	l.done = nil
+	if done == nil {
+		return nil
+	}
+	return done(l.err == io.EOF)
+}
+
+// Fields splits a line into len(f) space-separated fields, the last
+// holding the rest of the line; false if it has fewer.
+func Fields(line []byte, f [][]byte) bool {
+	for i := range f {
+		if i == len(f)-1 {
+			f[i] = line
+			return true
+		}
+		j := bytes.IndexByte(line, ' ')
+		if j < 0 {
+			return false
+		}
+		f[i], line = line[:j], line[j+1:]
+	}
+	return true
+}
+
+// Num appends n (n >= 0) as 16 hexadecimal digits, lower case, so that
+// numbers sort as their fields do.
+func Num(dst []byte, n int64) []byte {
+	const digits = "0123456789abcdef"
+	var b [16]byte
+	for i := len(b) - 1; i >= 0; i-- {
+		b[i] = digits[n&15]
+		n >>= 4
+	}
+	return append(dst, b[:]...)
+}
+
+// ParseNum reads a field of Num.
+func ParseNum(b []byte) (int64, error) {
+	if len(b) != 16 {
+		return 0, fmt.Errorf("syssort: %q: not a number of 16 digits", b)
+	}
+	var n int64
+	for _, c := range b {
+		switch {
+		case '0' <= c && c <= '9':
+			n = n<<4 | int64(c-'0')
+		case 'a' <= c && c <= 'f':
+			n = n<<4 | int64(c-'a'+10)
+		default:
+			return 0, fmt.Errorf("syssort: %q: not a number", b)
+		}
+	}
+	return n, nil
+}

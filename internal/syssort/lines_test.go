@@ -1,0 +1,162 @@
+package syssort
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestSortLines proves that lines come back in byte order, whole, however they
+// are sorted (in memory, or by the system sort through files, to a file
+// or as a stream), from several inputs at once, long lines included, and
+// that nothing is left in the temporary directory.
+func TestSortLines(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var lines []string
+	for i := range 3000 {
+		n := rng.IntN(40)
+		if i%500 == 0 {
+			n = 200 << 10 // longer than a read buffer
+		}
+		b := make([]byte, n)
+		for j := range b {
+			b[j] = byte('!' + rng.IntN(90))
+		}
+		if i%7 == 0 {
+			b = append(b, fmt.Sprintf(" %s x", Num(nil, rng.Int64N(1<<40)))...)
+		}
+		lines = append(lines, string(b))
+	}
+	want := slices.Clone(lines)
+	slices.Sort(want)
+	for _, tc := range []struct {
+		name     string
+		inMemory int
+		stream   bool
+	}{
+		{"in memory, to a file", 0, false},
+		{"in memory, as a stream", 0, true},
+		{"system sort, to a file", -1, false},
+		{"system sort, as a stream", -1, true},
+		{"inputs on disk, sorted in memory", 64 << 10, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			o := Sorter{TempDir: dir, InMemory: tc.inMemory}
+			if tc.inMemory == 0 {
+				o.InMemory = 16 << 20
+			}
+			var inputs []*File
+			for part := range 3 {
+				f, _ := o.Create("test")
+				for i := part; i < len(lines); i += 3 {
+					if err := f.Line([]byte(lines[i])); err != nil {
+						t.Fatal(err)
+					}
+				}
+				inputs = append(inputs, f)
+			}
+			if tc.inMemory > 0 {
+				o.InMemory = 1 << 30 // the inputs spilled; their sort is small enough
+			}
+			var got []string
+			var l *Lines
+			var err error
+			if tc.stream {
+				l, err = o.Sorted(context.Background(), inputs...)
+			} else {
+				var out *File
+				out, err = o.SortLines(context.Background(), "test-sorted", inputs...)
+				if err == nil {
+					defer out.Remove()
+					l, err = out.Open()
+				}
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for l.Next() {
+				got = append(got, string(l.Bytes()))
+			}
+			if err := l.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("%d lines back, want %d, or out of order", len(got), len(want))
+			}
+			for _, f := range inputs {
+				f.Remove()
+			}
+		})
+	}
+}
+
+// TestSortedStoppedEarly proves that a sort read only in part can be closed
+// without an error and without waiting for sort to write the rest.
+func TestSortedStoppedEarly(t *testing.T) {
+	o := Sorter{TempDir: t.TempDir(), InMemory: -1}
+	f, _ := o.Create("test")
+	line := bytes.Repeat([]byte("x"), 1000)
+	for range 20000 {
+		f.Line(line)
+	}
+	defer f.Remove()
+	l, err := o.Sorted(context.Background(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.Next() {
+		t.Fatal(l.Err())
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSortLinesFails proves that a sort that fails says so, with sort's words.
+func TestSortLinesFails(t *testing.T) {
+	o := Sorter{TempDir: t.TempDir(), InMemory: -1, Memory: "no-such-size"}
+	f, _ := o.Create("test")
+	f.Line([]byte("a"))
+	defer f.Remove()
+	_, err := o.SortLines(context.Background(), "test", f)
+	if err == nil || !strings.Contains(err.Error(), "sort") {
+		t.Fatalf("error %v, want sort's", err)
+	}
+	if entries, _ := os.ReadDir(o.TempDir); len(entries) != 1 {
+		t.Errorf("%d files in the temporary directory, want the input's alone", len(entries))
+	}
+}
+
+// TestNum proves that numbers sort as their fields do and read back.
+func TestNum(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var ns []int64
+	for range 1000 {
+		ns = append(ns, rng.Int64N(1<<62))
+	}
+	ns = append(ns, 0, 1, 15, 16, 1<<62)
+	slices.Sort(ns)
+	var prev []byte
+	for _, n := range ns {
+		b := Num(nil, n)
+		if bytes.Compare(prev, b) > 0 {
+			t.Fatalf("%d sorts before the number before it", n)
+		}
+		if m, err := ParseNum(b); m != n || err != nil {
+			t.Fatalf("%d reads back as %d, %v", n, m, err)
+		}
+		prev = b
+	}
+	if _, err := ParseNum([]byte("12")); err == nil {
+		t.Error("a short number reads")
+	}
+}

@@ -1,0 +1,236 @@
+package reindex
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"warcdedup/cdx"
+	"warcdedup/manifest"
+	"warcdedup/rewritelog"
+)
+
+// streamCase is a generated collection's index (in two parts) and a log
+// of several runs over it.
+type streamCase struct {
+	log    string
+	inputs []string
+}
+
+// genStreamCase makes files of records, a log of three runs that make
+// some responses revisits and restore some, and CDX11 lines of the
+// records in random order: most at their record, some inside one, some
+// over two records (warcio.js after a dns: record), some already
+// revisits, some of files the log does not name, some that do not read;
+// clean, a line at each record and some of other files.
+func genStreamCase(rng *rand.Rand, clean bool) streamCase {
+	names := []string{"a b.warc.gz", "a!b.warc.gz", "dir/c.warc.gz", "d.warc.gz"}
+	orig := map[string][]int64{}
+	cur := map[string][]int64{}
+	ours := map[string][]bool{}
+	for _, n := range names {
+		for range 2 + rng.IntN(10) {
+			orig[n] = append(orig[n], int64(100+rng.IntN(900)))
+		}
+		cur[n] = slices.Clone(orig[n])
+		ours[n] = make([]bool, len(orig[n]))
+	}
+	byEscaped := slices.Clone(names)
+	slices.SortFunc(byEscaped, func(a, b string) int { return strings.Compare(manifest.EscapeFile(a), manifest.EscapeFile(b)) })
+	var log strings.Builder
+	for run := range 3 {
+		log.Write(append(rewritelog.AppendRun(nil, time.Date(2024, 1, 1+run, 0, 0, 0, 0, time.UTC)), '\n'))
+		for _, n := range byEscaped {
+			var off, shift int64
+			for i, l := range cur[n] {
+				var e *rewritelog.Entry
+				switch {
+				case !ours[n][i] && rng.IntN(3) == 0:
+					nl := 20 + int64(rng.IntN(int(l)-20))
+					e = &rewritelog.Entry{File: n, OldOffset: off, OldLength: l, NewOffset: off + shift, NewLength: nl, Kind: rewritelog.Revisit,
+						PayloadDigest: fmt.Sprintf("sha1:NEW%d", i), RefersToURI: "http://x/", RefersTo: "2024-01-01T00:00:00Z"}
+				case ours[n][i] && rng.IntN(2) == 0:
+					e = &rewritelog.Entry{File: n, OldOffset: off, OldLength: l, NewOffset: off + shift, NewLength: orig[n][i], Kind: rewritelog.Restored}
+				}
+				if e != nil {
+					log.Write(append(e.AppendTo(nil), '\n'))
+					shift += e.NewLength - l
+					cur[n][i], ours[n][i] = e.NewLength, e.Kind == rewritelog.Revisit
+				}
+				off += l
+			}
+		}
+	}
+	var lines []string
+	line := func(n string, i int, off, length int64, mime string) {
+		lines = append(lines, fmt.Sprintf(`x)/%d %d {"url":"http://x/%d","mime":"%s","status":"200","digest":"OLD%d","length":"%d","offset":"%d","filename":"%s"}`,
+			rng.IntN(1000), 20240101000000+i, i, mime, i, length, off, n))
+	}
+	for _, n := range names {
+		var off int64
+		for i, l := range orig[n] {
+			k := rng.IntN(12)
+			if clean {
+				if k == 3 {
+					line("other.warc.gz", i, off, l, "text/html")
+				}
+				k = 6
+			}
+			switch k {
+			case 0:
+				line(n, i, off+int64(1+rng.IntN(int(l)-1)), 10, "text/html")
+			case 1:
+				if i+1 < len(orig[n]) {
+					line(n, i, off, l+orig[n][i+1], "text/html")
+				}
+			case 2:
+				line(n, i, off, l, "warc/revisit")
+			case 3:
+				line("other.warc.gz", i, off, l, "text/html")
+			case 4:
+				lines = append(lines, "not an index line")
+			case 5:
+				// a record the index lacks
+			default:
+				line(n, i, off, l, "text/html")
+			}
+			off += l
+		}
+	}
+	rng.Shuffle(len(lines), func(i, j int) { lines[i], lines[j] = lines[j], lines[i] })
+	half := len(lines) / 2
+	return streamCase{log: log.String(), inputs: []string{strings.Join(lines[:half], "\n") + "\n", strings.Join(lines[half:], "\n") + "\n"}}
+}
+
+// jobResult is everything a Job gives.
+type jobResult struct {
+	out, del, add, summary string
+	reported               []string
+	stats                  Stats
+	problems, unmatched    int64
+	err                    string
+}
+
+func runJob(t *testing.T, c streamCase, u Updater, strict bool) jobResult {
+	t.Helper()
+	var r jobResult
+	var out, del, add bytes.Buffer
+	j := &Job{Updater: u, Out: cdx.NewWriter(&out), Delete: cdx.NewWriter(&del), Add: cdx.NewWriter(&add),
+		Strict: strict, Report: func(err error) { r.reported = append(r.reported, err.Error()) }}
+	var inputs []Input
+	for i, text := range c.inputs {
+		inputs = append(inputs, Input{Name: fmt.Sprintf("index-%d", i), Open: func() (io.ReadCloser, error) {
+			return io.NopCloser(strings.NewReader(text)), nil
+		}})
+	}
+	if err := j.Indexes(context.Background(), inputs); err != nil {
+		r.err = err.Error() // and no Finish, as warccdx stops
+	} else {
+		r.unmatched = j.Finish()
+	}
+	for _, w := range []*cdx.Writer{j.Out, j.Delete, j.Add} {
+		w.Flush()
+	}
+	var sum bytes.Buffer
+	j.Summary(&sum)
+	r.out, r.del, r.add, r.summary, r.stats, r.problems = out.String(), del.String(), add.String(), sum.String(), j.Stats, j.Problems
+	return r
+}
+
+// TestJobLogOnDisk proves that a Job following a log on disk (stream.go)
+// gives what one holding it in memory gives: the same lines, OutbackCDX
+// batches, counts, summary and problems in the same order (lines that do
+// not read or cannot be updated, log entries without their line), with
+// --strict the same error, on generated indexes of two inputs and logs of
+// three runs, and leaves no file in its temporary directory.
+func TestJobLogOnDisk(t *testing.T) {
+	dir := t.TempDir()
+	reported := 0
+	for seed := range 40 {
+		c := genStreamCase(rand.New(rand.NewPCG(uint64(seed), 9)), seed%2 == 0)
+		for _, strict := range []bool{false, true} {
+			want := runJob(t, c, updater(t, c.log, logModes[0]), strict)
+			u := updater(t, c.log, logModes[1])
+			u.Sort.TempDir = dir
+			got := runJob(t, c, u, strict)
+			if got.out != want.out || got.del != want.del || got.add != want.add {
+				t.Fatalf("seed %d strict %v: output on disk\n%s%s%s\nin memory\n%s%s%s", seed, strict, got.out, got.del, got.add, want.out, want.del, want.add)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("seed %d strict %v: on disk\n%q\n%+v %s\nin memory\n%q\n%+v %s", seed, strict, got.reported, got.stats, got.err, want.reported, want.stats, want.err)
+			}
+			reported += len(want.reported)
+		}
+	}
+	if reported == 0 {
+		t.Error("no problem was reported: the test proves less than it says")
+	}
+	if left, _ := os.ReadDir(dir); len(left) > 0 {
+		t.Errorf("%d files left in the temporary directory", len(left))
+	}
+}
+
+// TestJobStdin proves that an index read from a stream is read twice from
+// a copy in the temporary directory, which is then removed.
+func TestJobStdin(t *testing.T) {
+	dir := t.TempDir()
+	c := genStreamCase(rand.New(rand.NewPCG(3, 9)), false)
+	want := runJob(t, c, updater(t, c.log, logModes[0]), false)
+	var out bytes.Buffer
+	u := updater(t, c.log, logModes[1])
+	u.Sort.TempDir = dir
+	j := &Job{Updater: u, Out: cdx.NewWriter(&out), Report: func(error) {}}
+	in, err := StreamInput("-", strings.NewReader(strings.Join(c.inputs, "")), j.Sort)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Indexes(context.Background(), []Input{in}); err != nil {
+		t.Fatal(err)
+	}
+	j.Finish()
+	j.Out.Flush()
+	if out.String() != want.out {
+		t.Errorf("output\n%s\nwant\n%s", out.String(), want.out)
+	}
+	in.Remove()
+	if left, _ := os.ReadDir(dir); len(left) > 0 {
+		t.Errorf("%d files left in the temporary directory: %s", len(left), filepath.Join(dir, left[0].Name()))
+	}
+}
+
+// TestInPlaceLogOnDisk proves that an update in place following a log on
+// disk leaves the files, counts and refusal (its problems, the first of
+// them) that one holding the log in memory leaves, on the generated
+// indexes sorted, as plain CDXJ and as a ZipNum of blocks of 3 lines,
+// clean ones updated and the others refused.
+func TestInPlaceLogOnDisk(t *testing.T) {
+	for seed := range 20 {
+		c := genStreamCase(rand.New(rand.NewPCG(uint64(seed), 10)), seed%2 == 0)
+		lines := strings.Split(strings.TrimSuffix(strings.Join(c.inputs, ""), "\n"), "\n")
+		slices.Sort(lines)
+		for _, f := range []form{{name: "plain", file: "index.cdxj"}, {name: "zipnum", file: "index.idx", zipnum: style(cdx.CDXJIndexerStyle, 3)}} {
+			var results []string
+			for _, mode := range logModes {
+				dir := t.TempDir()
+				writeFiles(t, dir, f.encode(t, lines))
+				p, err := rewriteInPlace(t, filepath.Join(dir, f.file), c.log, mode, nil)
+				r := fmt.Sprintf("%v\n%+v %d %d %d\n%v", err, p.Stats, p.Problems, p.Blocks, p.BlocksRewritten, snapshot(t, dir))
+				results = append(results, strings.ReplaceAll(r, dir, "DIR"))
+			}
+			if seed%2 == 0 && !strings.HasPrefix(results[0], "<nil>") {
+				t.Errorf("seed %d %s: a clean index refused: %s", seed, f.name, results[0])
+			}
+			if results[0] != results[1] {
+				t.Fatalf("seed %d %s: in memory\n%s\non disk\n%s", seed, f.name, results[0], results[1])
+			}
+		}
+	}
+}

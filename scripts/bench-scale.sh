@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# The scale benchmark (issue 22): each command on inputs of each size, side
+# by side in one run, in alternating rounds (every size once per round),
+# and for each the median elapsed time, the time per record, and the peak
+# resident set of every process it ran (the system sort included), read
+# from /proc while it runs (scripts/procpeak), with the load average of
+# the machine when it ran. Targets: no process above 150 MB resident at
+# the largest size; time per record at the largest size within 15% of
+# that at the smallest.
+#
+# Parts (BENCH_SCALE_PARTS, in this order by default):
+#   warcsumcmp  the verification of a deduplicated collection's manifests
+#               (scripts/mangen: 40% duplicates, 2% revisits before)
+#   warccdx     a CDXJ index updated with a rewrite log that made 30% of
+#               its records revisits (scripts/cdxgen: 1000 files)
+#   assess      warcdedup assess --cdx on a CDXJ index (scripts/cdxgen:
+#               1000 files, 35% repeated payloads, a crawl's mix of
+#               types, statuses, revisits and months)
+# A part is a function bench_PART SIZE that prints its command, with
+# input_PART SIZE making its input once and, if need be, after_PART
+# removing what it left; more parts (the whole run, the crawl index's
+# commits) are added the same way.
+#
+# A quick check that it works end to end:
+#   BENCH_SCALE_SIZES="10000 100000" BENCH_SCALE_ROUNDS=1 make bench-scale
+#
+# Environment: BENCH_SCALE_SIZES (default "1000000 10000000"),
+# BENCH_SCALE_ROUNDS (default 3), BENCH_SCALE_PARTS, BENCH_DIR (kept
+# between runs: the inputs are generated once), SORT_MEMORY (sort -S of
+# the commands, default theirs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export LC_ALL=C
+sizes=${BENCH_SCALE_SIZES:-1000000 10000000}
+rounds=${BENCH_SCALE_ROUNDS:-3}
+parts=${BENCH_SCALE_PARTS:-warcsumcmp warccdx assess}
+. scripts/bench-lib.sh
+bench_dir
+go build -o bin/ ./cmd/warcsumcmp ./cmd/warccdx ./cmd/warcdedup ./scripts/mangen ./scripts/cdxgen ./scripts/procpeak
+tmp=$dir/scale-tmp
+mkdir -p "$tmp"
+sortmem=()
+if [ -n "${SORT_MEMORY:-}" ]; then sortmem=(--sort-memory "$SORT_MEMORY"); fi
+
+# input_warcsumcmp N makes the manifests of N records, once.
+input_warcsumcmp() {
+	if [ ! -f "$dir/scale-man-$1.done" ]; then
+		echo "generating manifests of $1 records ..." >&2
+		bin/mangen -records "$1" -dup 0.4 -before "$dir/scale-before-$1.manifest" -after "$dir/scale-after-$1.manifest"
+		touch "$dir/scale-man-$1.done"
+	fi
+}
+bench_warcsumcmp() {
+	echo bin/warcsumcmp -q -T "$tmp" "${sortmem[@]}" "$dir/scale-before-$1.manifest" "$dir/scale-after-$1.manifest"
+}
+
+# input_warccdx N makes an index of N lines and its log, once.
+input_warccdx() {
+	if [ ! -f "$dir/scale-cdx-$1.done" ]; then
+		echo "generating a CDXJ index of $1 lines and its rewrite log ..." >&2
+		bin/cdxgen -lines "$1" -files 1000 -rewrite 0.3 -index "$dir/scale-$1.cdxj" -log "$dir/scale-$1.log"
+		touch "$dir/scale-cdx-$1.done"
+	fi
+}
+bench_warccdx() {
+	echo bin/warccdx -q -T "$tmp" "${sortmem[@]}" --log "$dir/scale-$1.log" "$dir/scale-$1.cdxj"
+}
+
+# input_assess N makes an index of N lines of a crawl's mix, once.
+input_assess() {
+	if [ ! -f "$dir/scale-assess-$1.done" ]; then
+		echo "generating a CDXJ index of $1 lines of a crawl's mix ..." >&2
+		bin/cdxgen -lines "$1" -files 1000 -dup 0.35 -mix -index "$dir/scale-assess-$1.cdxj" -log /dev/null
+		touch "$dir/scale-assess-$1.done"
+	fi
+}
+bench_assess() {
+	echo bin/warcdedup assess --cdx -q --work-dir "$tmp/assess" "${sortmem[@]}" "$dir/scale-assess-$1.cdxj"
+}
+# after_assess removes the assessment's files (its work directory), which
+# a run of the command keeps for the operator.
+after_assess() { rm -rf "$tmp/assess"; }
+
+# measure PART SIZE ROUND runs the part once and appends its figures to
+# $dir/scale-results: PART SIZE ROUND WALL CPU LOAD then
+# NAME:COUNT:PEAK-MB:CPU for each command name.
+measure() {
+	local load
+	load=$(cut -d' ' -f1 /proc/loadavg)
+	# shellcheck disable=SC2046 # the part's command, split into words
+	bin/procpeak -- $(bench_"$1" "$2") >/dev/null 2>"$dir/scale-stderr" || { cat "$dir/scale-stderr" >&2; exit 1; }
+	awk -v part="$1" -v size="$2" -v round="$3" -v load="$load" '
+		$1 == "wall" { wall = $2 }
+		$1 == "cpu" { cpu = $2 }
+		$1 == "proc" { procs = procs " " $2 ":" $3 ":" $4 ":" $5 }
+		END { print part, size, round, wall, cpu, load procs }' "$dir/scale-stderr" >>"$dir/scale-results"
+	if declare -F after_"$1" >/dev/null; then
+		after_"$1"
+	fi
+	if [ -n "$(ls -A "$tmp")" ]; then
+		echo "bench-scale: $1 left files in $tmp" >&2
+		exit 1
+	fi
+}
+
+for part in $parts; do
+	for n in $sizes; do
+		input_"$part" "$n"
+	done
+done
+rm -f "$dir/scale-results"
+for round in $(seq "$rounds"); do
+	for part in $parts; do
+		for n in $sizes; do
+			echo "round $round: $part, $n records (load average $(cut -d' ' -f1 /proc/loadavg)) ..." >&2
+			measure "$part" "$n" "$round"
+		done
+	done
+done
+
+echo
+echo "$(nproc) cores; medians of $rounds alternating rounds (elapsed, and CPU of every process: on a shared machine"
+echo "the CPU seconds tell the work done, the elapsed ones also what others ran); peak resident set per process, the largest of the rounds"
+awk -v sizes="$sizes" '
+	function median(list,    a, n, i, j, t) {
+		n = split(list, a, " ")
+		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	{
+		key = $1 " " $2
+		walls[key] = walls[key] " " $4
+		cpus[key] = cpus[key] " " $5
+		loads[key] = loads[key] " " $6
+		if (!(key in seen)) { seen[key] = 1; order[++keys] = key }
+		for (i = 7; i <= NF; i++) {
+			split($i, p, ":")
+			pk = key SUBSEP p[1]
+			if (!(pk in peak) || p[3] + 0 > peak[pk] + 0) peak[pk] = p[3]
+			if (!(pk in count) || p[2] + 0 > count[pk] + 0) count[pk] = p[2]
+			pcpu[pk] = pcpu[pk] " " p[4]
+			names[key] = names[key] (index(names[key], " " p[1] " ") ? "" : " " p[1] " ")
+			if (p[3] + 0 > top[key] + 0) top[key] = p[3]
+		}
+	}
+	END {
+		nsizes = split(sizes, sz, " ")
+		for (k = 1; k <= keys; k++) {
+			key = order[k]
+			split(key, kp, " ")
+			w = median(walls[key]); c = median(cpus[key])
+			per[key] = w / kp[2] * 1e6; cper[key] = c / kp[2] * 1e6
+			procs = ""
+			n = split(names[key], nm, " ")
+			for (i = 1; i <= n; i++) if (nm[i] != "") {
+				pk = key SUBSEP nm[i]
+				procs = procs sprintf(" %s (x%d) %.1f MB, %.1f s CPU;", nm[i], count[pk], peak[pk], median(pcpu[pk]))
+			}
+			printf "%-11s %9d records: %8.2f s (%6.2f us/record), %8.2f s CPU (%6.2f us/record); load average%s;%s\n", kp[1], kp[2], w, per[key], c, cper[key], loads[key], procs
+		}
+		for (k = 1; k <= keys; k++) {
+			split(order[k], kp, " ")
+			if (kp[2] != sz[nsizes]) continue
+			small = kp[1] " " sz[1]
+			ratio = per[order[k]] / per[small]; cratio = cper[order[k]] / cper[small]
+			printf "%-11s targets at %d: largest process %.1f MB (%s 150 MB); per record against %d: time %.2fx (%s 1.15x), CPU %.2fx (%s 1.15x)\n",
+				kp[1], kp[2], top[order[k]], top[order[k]] <= 150 ? "within" : "ABOVE", sz[1], ratio, ratio <= 1.15 ? "within" : "ABOVE", cratio, cratio <= 1.15 ? "within" : "ABOVE"
+		}
+	}' "$dir/scale-results"
