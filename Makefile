@@ -127,6 +127,13 @@ fuzz:
 	$(GO) test ./cdx -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./record -run '^$$' -fuzz '^FuzzStreamReader$$' -fuzztime $(FUZZTIME)
 
+# The legacy ARC job (issue 24): run --convert-arc against arc2warc
+# --in-place then run, on ~1 GB of generated ARC files (in bench, not in
+# test).
+.PHONY: bench-arc
+bench-arc: build
+	scripts/bench-arc.sh
+
 # Go benchmarks next to the code, then each stage on generated collections
 # of about 1 GB (scripts/bench-*.sh; BENCH_DIR keeps the data between runs).
 bench: build
@@ -136,6 +143,7 @@ bench: build
 	scripts/bench-chain.sh
 	scripts/bench-refs.sh
 	scripts/bench-run.sh
+	scripts/bench-arc.sh
 	scripts/bench-warchaeology.sh || [ $$? = 3 ] # 3: warchaeology's mirrors are not here
 	scripts/bench-cdx.sh
 	scripts/bench-assess.sh

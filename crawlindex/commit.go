@@ -1,21 +1,17 @@
 package crawlindex
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"hash"
 	"io"
-	"io/fs"
-	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
-	"warcdedup/atomicfile"
 	"warcdedup/manifest"
 )
 
@@ -43,12 +39,51 @@ type Change struct {
 }
 
 // Commit makes the next generation of the index in dir with the change,
-// under the index's lock, and returns it. The change applies to the
-// generation committed when the lock is taken (another run may have
-// committed since this one opened the index), which must verify as Open
-// checks it; the crawls an added crawl requires must be committed then,
-// with the files it requires as they are listed then.
+// under the index's lock, and returns it; then, if a partition's runs
+// call for it (see Policy), compacts the index (see Compact). The change
+// applies to the generation committed when the lock is taken (another run
+// may have committed since this one opened the index), which must verify
+// as Open checks it; the crawls an added crawl requires must be committed
+// then, with the files it requires as they are listed then. The change
+// costs what it adds or takes: a run per partition of the added lines,
+// and the runs that hold lines of a crawl it removes or replaces
+// rewritten without them; every other file is linked.
+//
+// A compaction that fails after the change was committed gives the new
+// generation and a *CompactionError: the change stands, the index is
+// whole, and the next commit (or Compact) compacts it.
 func Commit(dir string, ch Change) (*Index, error) {
+	return CommitWith(dir, ch, CommitOptions{})
+}
+
+// CommitOptions say how Commit works.
+type CommitOptions struct {
+	// NoCompact leaves the compaction the runs may call for to the next
+	// commit or to Compact.
+	NoCompact bool
+	// Policy is when partitions' runs are merged (the zero Policy: the
+	// defaults).
+	Policy Policy
+	// step, if set, is called after each step of the commit and of the
+	// compaction with its name; its error stops there (tests).
+	step func(string) error
+}
+
+// CompactionError is a compaction that failed after the change it
+// followed was committed.
+type CompactionError struct {
+	Generation int // the committed generation
+	Err        error
+}
+
+func (e *CompactionError) Error() string {
+	return fmt.Sprintf("committed as generation %d; then compacting the index failed: %v (the index is whole; the next commit, or warcdedup index compact, compacts it)", e.Generation, e.Err)
+}
+
+func (e *CompactionError) Unwrap() error { return e.Err }
+
+// CommitWith is Commit with options.
+func CommitWith(dir string, ch Change, opt CommitOptions) (*Index, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -68,61 +103,51 @@ func Commit(dir string, ch Change) (*Index, error) {
 			return nil, err
 		}
 	}
-	c := &commit{base: base, ch: ch, contents: contents{}}
+	c := &commit{base: base, ch: ch}
 	if err := c.check(); err != nil {
 		return nil, err
 	}
-	// The next number is past every generation directory there is: a
-	// commit killed between renaming its generation into place and
-	// renaming CURRENT left one that was never current, and this one's
-	// rename would fail on it. Nothing is removed before CURRENT moves
-	// (such leftovers age out through cleanup like any old generation).
-	high, err := highestGeneration(base.Dir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	// Open checked base against the records of commits: they now come
+	// up to it, should a crash have kept one from being written.
+	if err := recordBase(base); err != nil {
 		return nil, err
 	}
-	next := max(base.Registry.Generation, high) + 1
-	c.tmp, err = os.MkdirTemp(base.Dir, atomicfile.TempPrefix+fmt.Sprintf("%s%06d-", genPrefix, next))
+	b, err := newBuilder(base, opt.step)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(c.tmp) // gone once renamed
-	if err := c.write(next); err != nil {
+	defer b.abort() // gone once renamed
+	c.b = b
+	if err := c.write(); err != nil {
 		return nil, err
 	}
-	gen := fmt.Sprintf("%s%06d", genPrefix, next)
-	if err := os.Rename(c.tmp, filepath.Join(base.Dir, gen)); err != nil {
-		return nil, err
-	}
-	if err := atomicfile.SyncDir(base.Dir); err != nil {
-		return nil, err
-	}
-	cur, err := atomicfile.Create(filepath.Join(base.Dir, currentFile), 0o644)
+	ix, err := b.publish()
 	if err != nil {
 		return nil, err
 	}
-	defer cur.Abort()
-	if _, err := io.WriteString(cur, gen+"\n"); err != nil {
-		return nil, err
+	// Committed. Its record is what tells a later Open that this
+	// generation's crawl is lost if CURRENT is ever set back before it
+	// with the generation gone; should it fail to be written, the next
+	// commit writes it (recordBase).
+	recordChange(ix, ch)
+	// The generation the lock found current stays, with every later
+	// one: a run that opened it before this commit may still read it.
+	defer cleanup(base.Dir, base.Registry.Generation)
+	if opt.NoCompact {
+		return ix, nil
 	}
-	if err := cur.Commit(); err != nil {
-		return nil, err
+	compacted, _, err := compact(ix, opt.Policy, false, opt.step)
+	if err != nil {
+		return ix, &CompactionError{Generation: ix.Registry.Generation, Err: err}
 	}
-	// Committed. The mark tells a later Open that CURRENT named the
-	// generation; should it fail, the next commit writes it.
-	mark(filepath.Join(base.Dir, gen))
-	cleanup(base.Dir, next)
-	return Open(base.Dir)
+	return compacted, nil
 }
 
-// commit is the making of one generation.
+// commit is the making of one generation with a change.
 type commit struct {
 	base *Index
 	ch   Change
-	tmp  string
-	reg  Registry
-	// contents are the new generation's files, for its CONTENTS.
-	contents contents
+	b    *builder
 }
 
 // check refuses a change the index cannot take.
@@ -208,9 +233,9 @@ func (c *commit) checkNeeds() error {
 			}
 		}
 	}
-	for _, k := range c.reg.Crawls {
+	for _, k := range c.b.reg.Crawls {
 		for _, n := range k.Requires {
-			if c.reg.Crawl(n.Crawl) == nil && !before[[2]string{k.Name, n.Crawl}] && !(c.ch.Force && n.Crawl == c.ch.Remove) {
+			if c.b.reg.Crawl(n.Crawl) == nil && !before[[2]string{k.Name, n.Crawl}] && !(c.ch.Force && n.Crawl == c.ch.Remove) {
 				return fmt.Errorf("crawl %s would require crawl %s, which is not committed", k.Name, n.Crawl)
 			}
 		}
@@ -231,17 +256,8 @@ func (e *DependentsError) Error() string {
 		e.Crawl, e.Revisits, strings.Join(e.Dependents, ", "))
 }
 
-// write fills the temporary generation directory.
-func (c *commit) write(next int) error {
-	for _, d := range []string{originalsDir, crawlsDir} {
-		if err := os.Mkdir(filepath.Join(c.tmp, d), 0o755); err != nil {
-			return err
-		}
-	}
-	c.reg = *c.base.Registry
-	c.reg.Version, c.reg.Generation = registryVersion, next
-	c.reg.Crawls = slices.Clone(c.reg.Crawls)
-	c.reg.Removed = slices.Clone(c.reg.Removed)
+// write fills the new generation.
+func (c *commit) write() error {
 	added, err := c.partitions()
 	if err != nil {
 		return err
@@ -250,70 +266,11 @@ func (c *commit) write(next int) error {
 		return err
 	}
 	if c.ch.Update != nil {
-		if err := c.ch.Update(&c.reg); err != nil {
+		if err := c.ch.Update(&c.b.reg); err != nil {
 			return err
 		}
 	}
-	if err := c.checkNeeds(); err != nil {
-		return err
-	}
-	data, err := marshalRegistry(&c.reg)
-	if err != nil {
-		return err
-	}
-	if err := c.writeFile(registryFile, append(data, '\n')); err != nil {
-		return err
-	}
-	// CONTENTS last: every file it lists is written.
-	var list strings.Builder
-	for _, rel := range slices.Sorted(maps.Keys(c.contents)) {
-		fmt.Fprintf(&list, "%s %d %s\n", c.contents[rel].sum, c.contents[rel].size, rel)
-	}
-	if err := writeSynced(filepath.Join(c.tmp, contentsFile), []byte(list.String())); err != nil {
-		return err
-	}
-	for _, d := range []string{originalsDir, crawlsDir, "."} {
-		if err := atomicfile.SyncDir(filepath.Join(c.tmp, d)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// writeFile writes a file of the new generation (rel is its path in it)
-// and lists it.
-func (c *commit) writeFile(rel string, data []byte) error {
-	if err := writeSynced(filepath.Join(c.tmp, filepath.FromSlash(rel)), data); err != nil {
-		return err
-	}
-	c.contents[rel] = content{size: int64(len(data)), sum: sha256Hex(data)}
-	return nil
-}
-
-// link gives a file of the current generation to the new one, and lists
-// it as the current one's CONTENTS does (a generation that has none:
-// as it is).
-func (c *commit) link(rel string) error {
-	from, to := filepath.Join(c.base.gen, filepath.FromSlash(rel)), filepath.Join(c.tmp, filepath.FromSlash(rel))
-	if err := linkOrCopy(from, to); err != nil {
-		return err
-	}
-	if k, ok := c.base.contents[rel]; ok {
-		c.contents[rel] = k
-		return nil
-	}
-	f, err := os.Open(to)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return err
-	}
-	c.contents[rel] = content{size: n, sum: hex.EncodeToString(h.Sum(nil))}
-	return nil
+	return c.checkNeeds()
 }
 
 // crawls writes the registry's crawls and their files' lists; added
@@ -329,26 +286,26 @@ func (c *commit) crawls(added map[string]int64) error {
 		for _, f := range c.ch.Files {
 			a.Size += f.Size
 		}
-		if c.reg.Algorithm == "" {
-			c.reg.Algorithm = algorithmOf(c.ch.Originals)
+		if c.b.reg.Algorithm == "" {
+			c.b.reg.Algorithm = algorithmOf(c.ch.Originals)
 		}
-		c.reg.Crawls = append(c.reg.Crawls, &a)
+		c.b.reg.Crawls = append(c.b.reg.Crawls, &a)
 		data, err := marshalCrawlFiles(&CrawlFiles{Crawl: a.Name, Files: c.ch.Files})
 		if err != nil {
 			return err
 		}
-		if err := c.writeFile(listOf(a.Name), append(data, '\n')); err != nil {
+		if err := c.b.writeFile(listOf(a.Name), append(data, '\n')); err != nil {
 			return err
 		}
 	}
 	if name := c.ch.Remove; name != "" {
-		i := slices.IndexFunc(c.reg.Crawls, func(k *Crawl) bool { return k.Name == name })
-		gone := *c.reg.Crawls[i]
+		i := slices.IndexFunc(c.b.reg.Crawls, func(k *Crawl) bool { return k.Name == name })
+		gone := *c.b.reg.Crawls[i]
 		gone.Removed = time.Now().UTC().Truncate(time.Second)
-		c.reg.Crawls = slices.Delete(c.reg.Crawls, i, i+1)
-		c.reg.Removed = append(c.reg.Removed, &gone)
+		c.b.reg.Crawls = slices.Delete(c.b.reg.Crawls, i, i+1)
+		c.b.reg.Removed = append(c.b.reg.Removed, &gone)
 	}
-	for i, k := range c.reg.Crawls {
+	for i, k := range c.b.reg.Crawls {
 		if c.ch.Add != nil && k.Name == c.ch.Add.Name {
 			continue
 		}
@@ -358,17 +315,17 @@ func (c *commit) crawls(added map[string]int64) error {
 			for _, f := range files {
 				k.Size += f.Size
 			}
-			c.reg.Crawls[i] = &k
+			c.b.reg.Crawls[i] = &k
 			data, err := marshalCrawlFiles(&CrawlFiles{Crawl: k.Name, Files: files})
 			if err != nil {
 				return err
 			}
-			if err := c.writeFile(listOf(k.Name), append(data, '\n')); err != nil {
+			if err := c.b.writeFile(listOf(k.Name), append(data, '\n')); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := c.link(listOf(k.Name)); err != nil {
+		if err := c.b.link(listOf(k.Name)); err != nil {
 			return err
 		}
 	}
@@ -393,12 +350,13 @@ func algorithmOf(name string) string {
 	return label
 }
 
-// partitions writes the new generation's originals: each partition the
-// change touches is the merge of the old one (without the lines of a
-// removed or replaced crawl) and the added lines of its digests; the
-// others are hard links. It returns the number of lines added per crawl.
+// partitions writes the new generation's originals: in each partition,
+// a run of the added lines of its digests and of the lines kept of the
+// runs that hold lines of a crawl the change removes or replaces, merged;
+// every other run is linked. It returns the number of lines added per
+// crawl.
 func (c *commit) partitions() (map[string]int64, error) {
-	old, err := c.base.Partitions()
+	parts, err := c.base.partitions()
 	if err != nil {
 		return nil, err
 	}
@@ -417,13 +375,6 @@ func (c *commit) partitions() (map[string]int64, error) {
 			return nil, err
 		}
 	}
-	byKey := map[string]string{}
-	var keys []string
-	for _, p := range old {
-		k := strings.TrimSuffix(filepath.Base(p), partitionExt)
-		byKey[k] = p
-		keys = append(keys, k)
-	}
 	added := map[string]int64{}
 	for {
 		// The next partition: the lowest of the old ones left and the
@@ -436,19 +387,33 @@ func (c *commit) partitions() (map[string]int64, error) {
 			}
 			key = k
 		}
-		if len(keys) > 0 && (key == "" || keys[0] <= key) {
-			key = keys[0]
+		if len(parts) > 0 && (key == "" || parts[0].key <= key) {
+			key = parts[0].key
 		}
 		if key == "" {
 			return added, nil
 		}
-		if len(keys) > 0 && keys[0] == key {
-			keys = keys[1:]
+		var old *partition
+		if len(parts) > 0 && parts[0].key == key {
+			old, parts = parts[0], parts[1:]
 		}
-		if err := c.partition(key, byKey[key], add, added); err != nil {
+		if err := c.partition(key, old, add, added); err != nil {
 			return nil, err
 		}
 	}
+}
+
+// dropped are the crawls whose lines leave the index: the one removed and
+// those replaced.
+func (c *commit) dropped() []string {
+	var out []string
+	if c.ch.Remove != "" {
+		out = append(out, c.ch.Remove)
+	}
+	for k := range c.ch.Replace {
+		out = append(out, k)
+	}
+	return out
 }
 
 // drops reports whether an old line leaves the index: its crawl is
@@ -465,56 +430,75 @@ func (c *commit) adds(crawl string) bool {
 	return replaced || c.ch.Add != nil && crawl == c.ch.Add.Name
 }
 
-// partition writes one partition of the new generation, counting the
-// added lines per crawl.
-func (c *commit) partition(key, old string, add *lineSource, added map[string]int64) error {
-	rel := originalsDir + "/" + key + partitionExt
-	dst := filepath.Join(c.tmp, filepath.FromSlash(rel))
-	takes := add != nil && add.ok && mustPartition(add.line.Digest) == key
-	if !takes && c.ch.Remove == "" && len(c.ch.Replace) == 0 {
-		return c.link(rel)
+// partition writes one partition of the new generation (old is the
+// base's, nil if it has none), counting the added lines per crawl.
+func (c *commit) partition(key string, old *partition, add *lineSource, added map[string]int64) error {
+	var rewrite []*run
+	if old != nil {
+		keep := old.runs
+		if drop := c.dropped(); len(drop) > 0 {
+			keep = nil
+			for _, r := range old.runs {
+				holds, err := runHolds(r.path, drop)
+				if err != nil {
+					return err
+				}
+				if holds {
+					rewrite = append(rewrite, r)
+				} else {
+					keep = append(keep, r)
+				}
+			}
+		}
+		if err := c.b.linkRuns(keep); err != nil {
+			return err
+		}
 	}
-	out, err := os.Create(dst)
+	takes := add != nil && add.ok && mustPartition(add.line.Digest) == key
+	if !takes && len(rewrite) == 0 {
+		return nil
+	}
+	w, err := c.b.createRun(key)
 	if err != nil {
 		return err
 	}
-	defer out.Close()
-	h := &hashWriter{w: out, h: sha256.New()}
-	w := manifest.NewWriter(h)
-	var prev *lineSource
-	if old != "" {
-		f, err := os.Open(old)
-		if err != nil {
+	defer w.abort()
+	var prev *merger
+	if len(rewrite) > 0 {
+		// The old lines are checked as they are read: a run out of
+		// order, or with another partition's digests, is refused, not
+		// merged.
+		if prev, err = openMerger(rewrite); err != nil {
 			return err
 		}
-		defer f.Close()
-		// The old lines are checked as they are read: a partition out
-		// of order, or with another's digests, is refused, not merged.
-		in := manifest.NewReader(f, old)
-		in.RequireFields(6)
-		in.RequireOrder(manifest.ByDigest)
-		prev = &lineSource{in: in, partition: key}
-		if err := prev.next(); err != nil {
+		defer prev.close()
+	}
+	var kept *manifest.Line
+	next := func() error {
+		l, ok, err := prev.next()
+		if !ok {
+			l = nil
+		}
+		kept = l
+		return err
+	}
+	if prev != nil {
+		if err := next(); err != nil {
 			return err
 		}
 	}
 	for {
-		fromOld := prev != nil && prev.ok
 		fromAdd := add != nil && add.ok && mustPartition(add.line.Digest) == key
 		switch {
-		case !fromOld && !fromAdd:
-			if err := w.Flush(); err != nil {
-				return err
-			}
-			c.contents[rel] = content{size: h.n, sum: hex.EncodeToString(h.h.Sum(nil))}
-			return out.Sync()
-		case fromOld && (!fromAdd || manifest.ByDigest.Compare(&prev.line, &add.line) <= 0):
-			if !c.drops(&prev.line) {
-				if err := w.Write(&prev.line); err != nil {
+		case kept == nil && !fromAdd:
+			return w.close()
+		case kept != nil && (!fromAdd || manifest.ByDigest.Compare(kept, &add.line) <= 0):
+			if !c.drops(kept) {
+				if err := w.write(kept); err != nil {
 					return err
 				}
 			}
-			if err := prev.next(); err != nil {
+			if err := next(); err != nil {
 				return err
 			}
 		default:
@@ -523,13 +507,48 @@ func (c *commit) partition(key, old string, add *lineSource, added map[string]in
 			if !c.adds(crawl) || l.IsRevisit() {
 				return add.in.Errorf("%s is no response of a crawl this commit adds or replaces", l.File)
 			}
-			if err := w.Write(l); err != nil {
+			if err := w.write(l); err != nil {
 				return err
 			}
 			added[crawl]++
 			if err := add.next(); err != nil {
 				return err
 			}
+		}
+	}
+}
+
+// runHolds reports whether a run holds a line of one of the crawls: a
+// line whose file is named CRAWL/... (crawl names need no escaping in a
+// manifest, so the raw line starts with the name as it is).
+func runHolds(path string, crawls []string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 256<<10)
+	midLine := false
+	for {
+		text, err := br.ReadSlice('\n')
+		if !midLine {
+			if i := bytes.IndexByte(text, '/'); i > 0 {
+				for _, k := range crawls {
+					if string(text[:i]) == k {
+						return true, nil
+					}
+				}
+			}
+		}
+		switch {
+		case err == nil:
+			midLine = false
+		case errors.Is(err, bufio.ErrBufferFull):
+			midLine = true
+		case err == io.EOF:
+			return false, nil
+		default:
+			return false, err
 		}
 	}
 }
@@ -544,9 +563,6 @@ type lineSource struct {
 	in   *manifest.Reader
 	line manifest.Line
 	ok   bool
-	// partition, if set, is the partition the lines are of: a line of
-	// another is refused.
-	partition string
 }
 
 func (s *lineSource) next() error {
@@ -555,15 +571,8 @@ func (s *lineSource) next() error {
 	case err == io.EOF:
 		s.ok = false
 		return nil
-	case err != nil && s.partition != "":
-		return fmt.Errorf("index: %w", err)
 	case err != nil:
 		return err
-	}
-	if s.partition != "" {
-		if k, err := partitionOf(l.Digest); err != nil || k != s.partition {
-			return s.in.Errorf("index: digest %s does not belong in partition %s", l.Digest, s.partition)
-		}
 	}
 	s.line, s.ok = l, true
 	return nil

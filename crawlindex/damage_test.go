@@ -82,8 +82,8 @@ var damages = []struct {
 	{"CURRENT rolled back to the generation before", func(t *testing.T, dir string) {
 		os.WriteFile(filepath.Join(dir, currentFile), []byte("gen-000001\n"), 0o644)
 	}},
-	{"a partition missing", func(t *testing.T, dir string) {
-		if err := os.Remove(filepath.Join(dir, "gen-000002", originalsDir, "sha1-B"+partitionExt)); err != nil {
+	{"a run missing", func(t *testing.T, dir string) {
+		if err := os.Remove(filepath.Join(dir, "gen-000002", originalsDir, runName("sha1-B", 2))); err != nil {
 			t.Fatal(err)
 		}
 	}},
@@ -113,6 +113,23 @@ var damages = []struct {
 		name := filepath.Join(dir, "gen-000002", crawlsDir, "jan.json")
 		os.Remove(name) // a hard link shared with generation 1
 		os.WriteFile(name, []byte(`{"crawl": "jan", "files": [{"na`), 0o644)
+	}},
+	// The attack's finding 4: generation 1 verifies, only older.
+	{"the latest generation lost, CURRENT set back to the one before", func(t *testing.T, dir string) {
+		if err := os.RemoveAll(filepath.Join(dir, "gen-000002")); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, currentFile), []byte("gen-000001\n"), 0o644)
+	}},
+	{"every generation and CURRENT lost", func(t *testing.T, dir string) {
+		for _, g := range []string{"gen-000001", "gen-000002", currentFile} {
+			if err := os.RemoveAll(filepath.Join(dir, g)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}},
+	{"a record of a commit garbled", func(t *testing.T, dir string) {
+		os.WriteFile(filepath.Join(dir, commitsDir, "feb.json"), []byte(`{"crawl": "feb", "op": "comm`), 0o644)
 	}},
 }
 
@@ -177,9 +194,12 @@ func TestCommitLeftoverIsNoDamage(t *testing.T) {
 		t.Fatal(err)
 	}
 	// As if the commit was killed between its generation's rename and
-	// CURRENT's: the generation is there, CURRENT and the generation's
-	// mark are not.
+	// CURRENT's: the generation is there, CURRENT, the generation's mark
+	// and the record of the commit (written after them) are not.
 	if err := os.Remove(filepath.Join(dir, currentFile)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, commitsDir, "jan.json")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(filepath.Join(dir, "gen-000001", committedFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -213,7 +233,7 @@ func TestJoinRefusesUnorderedPartition(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir, work := twoCrawls(t)
-			part := filepath.Join(dir, "gen-000002", originalsDir, "sha1-A"+partitionExt)
+			part := filepath.Join(dir, "gen-000002", originalsDir, runName("sha1-A", 1))
 			data, err := os.ReadFile(part)
 			if err != nil {
 				t.Fatal(err)
@@ -536,5 +556,94 @@ func TestRegistrations(t *testing.T) {
 				t.Logf("refused: %v", err)
 			}
 		})
+	}
+}
+
+// TestCompactionRefusesDamagedRun proves that a compaction reading a run
+// that is not what its commit wrote stops, naming it, and leaves the index
+// as it was: a byte changed (its SHA-256 differs from CONTENTS'), two
+// lines swapped (out of order), a line of another partition's digest, a
+// line of five fields.
+func TestCompactionRefusesDamagedRun(t *testing.T) {
+	for _, tt := range []struct {
+		name, want string
+		damage     func(lines []string) []string
+	}{
+		{"a byte changed", "SHA-256", func(l []string) []string {
+			l[0] = strings.Replace(l[0], "example.com", "exbmple.com", 1)
+			return l
+		}},
+		{"lines swapped", "out of order", func(l []string) []string { l[0], l[1] = l[1], l[0]; return l }},
+		{"another partition's digest", "does not belong", func(l []string) []string {
+			l[1] = strings.Replace(l[1], "sha1:A", "sha1:C", 1)
+			return l
+		}},
+		{"five fields", "6 fields", func(l []string) []string {
+			l[1] = strings.Replace(l[1], " 2024-01-01T00:00:00Z", "_2024-01-01T00:00:00Z", 1) // the same size
+			return l
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			// Partition A: jan's run (A1, A3) and mar's (A7): merged.
+			dir, work := twoCrawls(t)
+			if _, err := CommitWith(dir, Change{Add: &Crawl{Name: "mar", Location: "/data/mar"}, Originals: originals(t, work, "mar", digestOf('A', 7))},
+				CommitOptions{NoCompact: true}); err != nil {
+				t.Fatal(err)
+			}
+			part := filepath.Join(dir, "gen-000003", originalsDir, runName("sha1-A", 1))
+			data, err := os.ReadFile(part)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := tt.damage(strings.Split(strings.TrimSuffix(string(data), "\n"), "\n"))
+			os.Remove(part) // a hard link generation 1 shares
+			if err := os.WriteFile(part, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = Compact(dir, CompactOptions{Full: true})
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "sha1-A") {
+				t.Errorf("compaction of a damaged run: %v, want an error saying %q", err, tt.want)
+			}
+			if cur, _ := os.ReadFile(filepath.Join(dir, currentFile)); string(cur) != "gen-000003\n" {
+				t.Errorf("CURRENT %q after a refused compaction", cur)
+			}
+			entries, _ := os.ReadDir(dir)
+			for _, e := range entries {
+				if strings.HasPrefix(e.Name(), ".tmp") || e.Name() == "gen-000004" {
+					t.Errorf("left after a refused compaction: %s", e.Name())
+				}
+			}
+		})
+	}
+}
+
+// TestJoinRefusesDamagedMatch proves that a line the join writes is
+// checked whole: a length that is no number stops it.
+func TestJoinRefusesDamagedMatch(t *testing.T) {
+	dir, work := twoCrawls(t)
+	part := filepath.Join(dir, "gen-000002", originalsDir, runName("sha1-C", 2))
+	data, err := os.ReadFile(part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(part)
+	f := strings.Fields(string(data))
+	f[2] = "1x0" // the length
+	if err := os.WriteFile(part, []byte(strings.Join(f, " ")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mar := originals(t, work, "mar", digestOf('C', 5))
+	in, err := os.Open(mar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	var out bytes.Buffer
+	if _, err := ix.Join(context.Background(), in, mar, &out); err == nil || !strings.Contains(err.Error(), "length") {
+		t.Errorf("join of a damaged line: %v\n%s", err, out.String())
 	}
 }

@@ -31,12 +31,11 @@ const (
 	// committedFile marks a generation that CURRENT named: written once
 	// CURRENT moved to it, so that a CURRENT rolled back to an older
 	// generation is told from a commit killed before CURRENT moved.
-	committedFile   = "COMMITTED"
-	crawlsDir       = "crawls"
-	originalsDir    = "originals"
-	genPrefix       = "gen-"
-	partitionExt    = ".manifest"
-	keptGenerations = 2
+	committedFile = "COMMITTED"
+	crawlsDir     = "crawls"
+	originalsDir  = "originals"
+	genPrefix     = "gen-"
+	partitionExt  = ".manifest"
 )
 
 // Index is one generation of an index, as committed: what a run reads.
@@ -116,6 +115,15 @@ func open(abs, dir string) (*Index, error) {
 				return nil, &DamageError{Dir: dir, Problems: []string{fmt.Sprintf("CURRENT is missing, yet generation %s was committed (write CURRENT naming the generation to use: the latest that verifies)", g.name)}}
 			}
 		}
+		recs, _, err := readCommitRecords(abs)
+		if err != nil {
+			return nil, err
+		}
+		if len(recs) > 0 {
+			r := slices.MaxFunc(recs, func(a, b commitRecord) int { return a.Generation - b.Generation })
+			return nil, &DamageError{Dir: dir, Problems: []string{fmt.Sprintf("CURRENT is missing, yet crawl %s was %s in generation %d (%s records %d crawls): restore the index's generations and CURRENT from a backup (an index meant to start anew is a new directory)",
+				r.Crawl, r.Op, r.Generation, filepath.Join(abs, commitsDir), len(recs))}}
+		}
 		return &Index{Dir: abs, Registry: &Registry{Version: registryVersion}}, fmt.Errorf("%s: %w", dir, ErrNoIndex)
 	}
 	if err != nil {
@@ -157,8 +165,8 @@ func open(abs, dir string) (*Index, error) {
 	if len(problems) > 0 {
 		return nil, &DamageError{Dir: dir, Problems: problems}
 	}
-	if v := ix.Registry.Version; v != registryVersion {
-		return nil, fmt.Errorf("index %s: layout version %d, this warcdedup reads %d", dir, v, registryVersion)
+	if v := ix.Registry.Version; v != registryVersion && v != registryVersionPartitions {
+		return nil, fmt.Errorf("index %s: layout version %d, this warcdedup reads %d and %d", dir, v, registryVersionPartitions, registryVersion)
 	}
 	if g := ix.Registry.Generation; g != n {
 		problem("CURRENT names %s, its registry says generation %d", name, g)
@@ -166,6 +174,13 @@ func open(abs, dir string) (*Index, error) {
 	problems = append(problems, ix.Registry.check()...)
 	if len(problems) == 0 {
 		problems = ix.checkFiles()
+	}
+	if len(problems) == 0 {
+		// Whole, and maybe only older: what the index recorded of its
+		// commits tells (see commitsDir).
+		if problems, err = ix.checkCommitRecords(); err != nil {
+			return nil, err
+		}
 	}
 	if len(problems) > 0 {
 		return nil, &DamageError{Dir: dir, Problems: problems}
@@ -264,7 +279,14 @@ func (ix *Index) checkFiles() []string {
 		}
 		for _, e := range entries {
 			if _, ok := ix.contents[originalsDir+"/"+e.Name()]; !ok && strings.HasSuffix(e.Name(), partitionExt) {
-				problems = append(problems, fmt.Sprintf("%s/%s/%s is no partition of the generation (CONTENTS does not list it)", base, originalsDir, e.Name()))
+				problems = append(problems, fmt.Sprintf("%s/%s/%s is no run of the generation (CONTENTS does not list it)", base, originalsDir, e.Name()))
+			}
+		}
+		for rel := range ix.contents {
+			if dir, name, _ := strings.Cut(rel, "/"); dir == originalsDir {
+				if _, gen, _ := parseRunName(name); gen > ix.Registry.Generation {
+					problems = append(problems, fmt.Sprintf("%s/%s: a run of generation %d in generation %d", base, rel, gen, ix.Registry.Generation))
+				}
 			}
 		}
 	}
@@ -324,7 +346,8 @@ func validContentPath(p string) bool {
 	case !ok:
 		return p == registryFile
 	case dir == originalsDir:
-		return strings.HasSuffix(name, partitionExt) && !strings.ContainsAny(name, "/\\") && !strings.HasPrefix(name, ".")
+		_, _, ok := parseRunName(name)
+		return ok
 	case dir == crawlsDir:
 		return strings.HasSuffix(name, ".json") && checkStoredName(strings.TrimSuffix(name, ".json")) == nil
 	}
@@ -353,35 +376,6 @@ func sha256Hex(data []byte) string {
 
 // Exists reports whether the index has a committed generation.
 func (ix *Index) Exists() bool { return ix.gen != "" }
-
-// Partitions are the files of originals, in digest order: their lines,
-// one after the other, are sorted on digest (manifest.ByDigest).
-func (ix *Index) Partitions() ([]string, error) {
-	if ix.gen == "" {
-		return nil, nil
-	}
-	var names []string
-	if ix.contents != nil {
-		for rel := range ix.contents {
-			if dir, name, _ := strings.Cut(rel, "/"); dir == originalsDir {
-				names = append(names, filepath.Join(ix.gen, originalsDir, name))
-			}
-		}
-		slices.Sort(names)
-		return names, nil
-	}
-	entries, err := os.ReadDir(filepath.Join(ix.gen, originalsDir))
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), partitionExt) {
-			names = append(names, filepath.Join(ix.gen, originalsDir, e.Name()))
-		}
-	}
-	slices.Sort(names)
-	return names, nil
-}
 
 // partitionOf is the partition a digest's lines go to: its label and the
 // first character of its value ("sha1:ABC..." -> "sha1-A"). Base32 and hex
@@ -535,9 +529,10 @@ func highestGeneration(dir string) (int, error) {
 }
 
 // cleanup removes what interrupted commits left (temporary generation
-// directories) and the generations older than the kept ones. The lock
-// must be held.
-func cleanup(dir string, current int) {
+// directories) and the generations older than oldest, the generation that
+// was current when the lock was taken: a run that opened it before may
+// still read it. The lock must be held.
+func cleanup(dir string, oldest int) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
@@ -549,7 +544,7 @@ func cleanup(dir string, current int) {
 			// Only generations: an import's or a removal's temporary
 			// directory may be in use by another process.
 			os.RemoveAll(filepath.Join(dir, name))
-		case ok && n <= current-keptGenerations:
+		case ok && n < oldest:
 			os.RemoveAll(filepath.Join(dir, name))
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,26 +46,25 @@ func originals(t testing.TB, dir, crawl string, digests ...string) string {
 	return name
 }
 
-// indexLines reads every partition of the index, in order.
+// indexLines reads the index's originals, in order.
 func indexLines(t *testing.T, ix *Index) []string {
 	t.Helper()
-	parts, err := ix.Partitions()
+	r, err := ix.Originals()
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer r.Close()
 	var out []string
-	for _, p := range parts {
-		data, err := os.ReadFile(p)
+	for {
+		l, err := r.Next()
+		if err == io.EOF {
+			return out
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, l := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
-			if l != "" {
-				out = append(out, l)
-			}
-		}
+		out = append(out, l.String())
 	}
-	return out
 }
 
 // TestCommitJoinRemove commits two crawls, joins a third against them,
@@ -91,13 +91,18 @@ func TestCommitJoinRemove(t *testing.T) {
 	if g := ix.Registry.Generation; g != 2 || ix.Registry.Algorithm != "sha1" {
 		t.Errorf("generation %d, algorithm %q", g, ix.Registry.Algorithm)
 	}
-	parts, _ := ix.Partitions()
+	runs, _ := ix.Runs()
 	var names []string
-	for _, p := range parts {
-		names = append(names, filepath.Base(p))
+	for _, p := range runs {
+		var part []string
+		for _, r := range p {
+			part = append(part, filepath.Base(r))
+		}
+		names = append(names, strings.Join(part, ","))
 	}
-	if strings.Join(names, " ") != "sha1-A.manifest sha1-B.manifest sha1-C.manifest" {
-		t.Errorf("partitions %v", names)
+	// jan's runs (generation 1) and feb's (2), by partition.
+	if strings.Join(names, " ") != "sha1-A.000001.manifest sha1-B.000001.manifest,sha1-B.000002.manifest sha1-C.000002.manifest" {
+		t.Errorf("runs %v", names)
 	}
 	lines := indexLines(t, ix)
 	if len(lines) != 5 || ix.Registry.Totals().Originals != 5 {

@@ -1,11 +1,9 @@
 package crawlindex
 
 import (
+	"bytes"
 	"context"
-	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"warcdedup/manifest"
@@ -24,100 +22,114 @@ type JoinStats struct {
 // Join writes to w the index's originals whose digest the crawl's manifest
 // (sorted on digest, manifest.ByDigest) has, in digest order: what the
 // resolution of the crawl must see besides the crawl itself. It reads the
-// index and the manifest once each, side by side, whatever their size. A
-// partition out of order, or with a line of another partition's digests,
-// is refused (reading on would miss originals).
+// index and the manifest once each, side by side, whatever their size:
+// each partition from the one of the crawl's first digest on, its runs
+// merged as they are read (as bytes: only the lines it writes are parsed,
+// and checked, whole), until the crawl's last digest. A run out of order,
+// or with a line of another partition's digests, is refused (reading on
+// would miss originals).
 func (ix *Index) Join(ctx context.Context, crawl io.Reader, crawlName string, w io.Writer) (JoinStats, error) {
 	st := JoinStats{Crawls: map[string]int64{}}
-	parts, err := ix.Partitions()
+	parts, err := ix.partitions()
 	if err != nil {
 		return st, err
 	}
-	cr := manifest.NewReader(crawl, crawlName)
-	cr.RequireOrder(manifest.ByDigest)
-	// want is the crawl's next digest, "" at its end.
-	var want string
-	nextDigest := func() error {
-		for {
-			l, err := cr.Next()
-			if err == io.EOF {
-				want = ""
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if l.Digest != want && l.Digest != manifest.NoDigest {
-				want = l.Digest
-				st.Digests++
-				return nil
-			}
-		}
-	}
-	if err := nextDigest(); err != nil {
+	j := &join{ix: ix, st: &st, cr: manifest.NewReader(crawl, crawlName), out: manifest.NewWriter(w)}
+	j.cr.RequireOrder(manifest.ByDigest)
+	if err := j.nextDigest(); err != nil {
 		return st, err
 	}
-	out := manifest.NewWriter(w)
 	for _, p := range parts {
-		if want == "" {
+		if j.want == nil {
 			break
 		}
 		if err := ctx.Err(); err != nil {
 			return st, err
 		}
-		if before(p, want) {
+		if before(p.key, string(j.want)) {
 			continue
 		}
-		f, err := os.Open(p)
-		if err != nil {
+		if err := j.partition(p); err != nil {
 			return st, err
 		}
-		in := manifest.NewReader(f, p)
-		in.RequireFields(6)
-		in.RequireOrder(manifest.ByDigest)
-		key := strings.TrimSuffix(filepath.Base(p), partitionExt)
-		for want != "" {
-			l, err := in.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				f.Close()
-				return st, fmt.Errorf("index: %w", err)
-			}
-			st.IndexLines++
-			if k, err := partitionOf(l.Digest); err != nil || k != key {
-				f.Close()
-				return st, in.Errorf("index: digest %s does not belong in partition %s", l.Digest, key)
-			}
-			for want != "" && want < l.Digest {
-				if err := nextDigest(); err != nil {
-					f.Close()
-					return st, err
-				}
-			}
-			if l.Digest == want {
-				if err := out.Write(&l); err != nil {
-					f.Close()
-					return st, err
-				}
-				st.Matched++
-				st.Crawls[CrawlOf(l.File)]++
-			}
-		}
-		f.Close()
 	}
-	return st, out.Flush()
+	return st, j.out.Flush()
 }
 
-// before reports whether the partition p holds only digests before
-// digest: it is of the same algorithm, and of a lower first character.
-func before(p, digest string) bool {
+// join is the reading of the index against a crawl's digests.
+type join struct {
+	ix   *Index
+	st   *JoinStats
+	cr   *manifest.Reader
+	want []byte // the crawl's next digest; nil at its end
+	out  *manifest.Writer
+}
+
+// nextDigest moves to the crawl's next digest.
+func (j *join) nextDigest() error {
+	for {
+		l, err := j.cr.Next()
+		if err == io.EOF {
+			j.want = nil
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if l.Digest != string(j.want) && l.Digest != manifest.NoDigest {
+			j.want = append(j.want[:0], l.Digest...)
+			j.st.Digests++
+			return nil
+		}
+	}
+}
+
+// partition reads a partition's runs merged, while the crawl has digests,
+// writing the lines of the crawl's digests.
+func (j *join) partition(p *partition) error {
+	m, err := j.ix.openRawMerger(p.runs, false)
+	if err != nil {
+		return err
+	}
+	defer m.close()
+	for j.want != nil {
+		text, ok, err := m.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		j.st.IndexLines++
+		d := m.key().digest
+		for j.want != nil && bytes.Compare(j.want, d) < 0 {
+			if err := j.nextDigest(); err != nil {
+				return err
+			}
+		}
+		if bytes.Equal(d, j.want) {
+			l, err := manifest.Parse(text)
+			if err != nil {
+				return m.errorf("%v", err)
+			}
+			if err := j.out.Write(&l); err != nil {
+				return err
+			}
+			j.st.Matched++
+			j.st.Crawls[CrawlOf(l.File)]++
+		}
+	}
+	return nil
+}
+
+// before reports whether the partition of key name holds only digests
+// before digest: it is of the same algorithm, and of a lower first
+// character.
+func before(name, digest string) bool {
 	key, err := partitionOf(digest)
 	if err != nil {
 		return false
 	}
-	name := strings.TrimSuffix(filepath.Base(p), partitionExt)
 	label, _, _ := strings.Cut(key, "-")
 	plabel, _, _ := strings.Cut(name, "-")
 	return label == plabel && name < key

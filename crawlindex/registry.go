@@ -9,34 +9,45 @@
 //	DIR/CURRENT                     "gen-000007": the committed generation
 //	DIR/gen-000007/registry.json    the crawls and their figures
 //	DIR/gen-000007/crawls/NAME.json a crawl's files: size, SHA-256, stamp
-//	DIR/gen-000007/originals/sha1-A.manifest
-//	                                the originals whose digest starts with
-//	                                A, as warcsum lines (6 fields, files
-//	                                named CRAWL/PATH), sorted on digest
+//	DIR/gen-000007/originals/sha1-A.000005.manifest
+//	                                a sorted run of partition sha1-A (the
+//	                                originals whose digest starts with A),
+//	                                written by generation 5: warcsum lines
+//	                                (6 fields, files named CRAWL/PATH),
+//	                                sorted on digest
 //	DIR/gen-000007/CONTENTS         SHA-256, size and path of each of the
 //	                                generation's files
 //	DIR/gen-000007/COMMITTED        written once CURRENT named it
 //	DIR/lock                        taken while a generation is made
 //	DIR/runs/                       the runs and removals at work (see
 //	                                RegisterRun)
+//	DIR/commits/NAME.json           the generation that last committed or
+//	                                removed crawl NAME (see commitsDir)
 //
-// A commit writes a whole new generation beside the current one (unchanged
-// files are hard links), syncs it, and then renames a new CURRENT over the
-// old: a crash leaves the old index or the new one, never a mix. The two
-// latest generations are kept, so that a run that started on the one before
-// finishes reading it.
+// A partition is the merge of its runs (see partition.go): a commit adds a
+// run to each partition its crawl has digests in and links every other
+// file (Commit); a compaction merges a partition's runs when the policy
+// says (Compact, Policy). Either writes a new generation beside the
+// current one (unchanged files are hard links: a file never changes once
+// written), syncs it, and then renames a new CURRENT over the old: a crash
+// leaves the old index or the new one, never a mix. The generation current
+// when a commit starts is kept, with those after it, so that a run that
+// started on it finishes reading it.
 //
 // An index that does not verify is refused, never taken for an empty one
 // or read in part: Open checks CURRENT (missing while a generation says it
 // was committed, naming a generation that is not there, or rolled back to
-// one older than a generation that was committed), the generation's files
+// one older than a generation that was committed, or than one the records
+// in commits/ name once its directory is gone), the generation's files
 // against its CONTENTS (each there, with its size), the registry (whole,
 // each crawl an object with a name a crawl can have, committed once, of
-// CURRENT's generation) and every crawl's list of files; the partitions
-// are checked, line by line, wherever they are read (the join, a commit's
-// merge, Verify). A generation written before CONTENTS and COMMITTED were
-// is read as it is, with the checks it allows; the next commit lists and
-// marks its own.
+// CURRENT's generation) and every crawl's list of files; the runs are
+// checked, line by line, wherever they are read (the join, a commit's or a
+// compaction's merge, Verify). A generation written before CONTENTS and
+// COMMITTED were is read as it is, with the checks it allows; the next
+// commit lists and marks its own. An index written before runs were
+// (registry version 1: each partition one file, originals/sha1-A.manifest)
+// is read as it is, each partition a run of generation 0.
 package crawlindex
 
 import (
@@ -58,8 +69,16 @@ type Registry struct {
 	Removed []*Crawl `json:"removed,omitempty"`
 }
 
-// registryVersion is the layout this package writes and reads.
-const registryVersion = 1
+// The layouts this package reads: registryVersion, which it writes (each
+// partition a set of sorted runs), and registryVersionPartitions, the
+// index as a warcdedup before runs wrote it (each partition a single
+// file), read as it is: each partition is a run. The next commit writes
+// registryVersion, which a warcdedup before runs refuses to read rather
+// than read a partition's runs one after the other.
+const (
+	registryVersion           = 2
+	registryVersionPartitions = 1
+)
 
 // Crawl is one committed (or removed) crawl.
 type Crawl struct {

@@ -377,7 +377,7 @@ func (e *HeldError) Error() string {
 	case e.Live:
 		return fmt.Sprintf("a run of crawl %s in progress (%s) joined %s: its revisits may need it; once that run is committed, the index says what it needs", e.Crawl, e.Who, held)
 	}
-	return fmt.Sprintf("an interrupted run of crawl %s (%s) joined %s and rewrote files since: its revisits may need it. Run it again to finish and commit it; or undo it, then remove with --force", e.Crawl, e.Who, held)
+	return fmt.Sprintf("an interrupted run of crawl %s (%s) joined %s and rewrote files since: its revisits may need it. Run it again to finish and commit it; or undo it (an undo that leaves none of its revisits lets go of what it joined), then remove", e.Crawl, e.Who, held)
 }
 
 // probe takes a registration's lock if no process holds it: the lock (to

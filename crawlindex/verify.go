@@ -17,15 +17,17 @@ import (
 // VerifyStats counts what Verify read and found.
 type VerifyStats struct {
 	Partitions int64
+	Runs       int64 // the partitions' sorted runs
 	Originals  int64
 	Crawls     int64
 	Files      int64
 	Problems   int64
 }
 
-// Verify checks the committed generation: every partition is sorted on
-// digest, holds only digests of its range and lines of committed crawls,
-// as many per crawl as the registry says; every committed crawl's files
+// Verify checks the committed generation: every run of every partition is
+// sorted on digest, holds only digests of its range and lines of
+// committed crawls, as many per crawl as the registry says, and has the
+// SHA-256 it was written with; every committed crawl's files
 // are there, unchanged since the commit (their stamp; with deep, their
 // SHA-256, which reads them all); and every crawl its revisits need is
 // still committed, with the files they need. Each problem goes to report;
@@ -104,50 +106,59 @@ func (ix *Index) verify(deep, crawlFiles bool, report func(string)) (VerifyStats
 	return st, nil
 }
 
-// verifyPartitions reads every partition and counts the originals per
-// crawl.
+// verifyPartitions reads every partition, its runs merged (each run
+// hashed as it is read), and counts the originals per crawl.
 func (ix *Index) verifyPartitions(st *VerifyStats, problem func(string, ...any)) (map[string]int64, error) {
-	parts, err := ix.Partitions()
+	parts, err := ix.partitions()
 	if err != nil {
 		return nil, err
 	}
 	perCrawl := map[string]int64{}
 	for _, p := range parts {
 		st.Partitions++
-		key := strings.TrimSuffix(filepath.Base(p), partitionExt)
-		f, err := os.Open(p)
-		if err != nil {
+		st.Runs += int64(len(p.runs))
+		if err := ix.verifyPartition(p, st, perCrawl, problem); err != nil {
 			return nil, err
 		}
-		h := sha256.New()
-		size, whole := int64(0), true
-		r := manifest.NewReader(io.TeeReader(f, writerFunc(func(b []byte) { h.Write(b); size += int64(len(b)) })), p)
-		r.RequireFields(6)
-		r.RequireOrder(manifest.ByDigest)
+	}
+	return perCrawl, nil
+}
+
+// verifyPartition reads each run of a partition, checking its lines and
+// its SHA-256. (A line in two runs is found by the count of its crawl's
+// originals.)
+func (ix *Index) verifyPartition(p *partition, st *VerifyStats, perCrawl map[string]int64, problem func(string, ...any)) error {
+	for _, r := range p.runs {
+		f, err := os.Open(r.path)
+		if err != nil {
+			return err
+		}
+		h := &hashWriter{w: io.Discard, h: sha256.New()}
+		in := manifest.NewReader(io.TeeReader(f, h), r.path)
+		in.RequireFields(6)
+		in.RequireOrder(manifest.ByDigest)
+		rr := &runReader{run: r, f: f, in: in}
+		whole := true
 		for {
-			l, err := r.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
+			if err := rr.next(); err != nil {
 				problem("%v", err)
 				whole = false
 				break
 			}
-			st.Originals++
-			if k, _ := partitionOf(l.Digest); k != key {
-				problem("%s:%d: digest %s belongs in partition %s", p, r.LineNumber(), l.Digest, k)
+			if !rr.ok {
+				break
 			}
-			perCrawl[CrawlOf(l.File)]++
+			st.Originals++
+			perCrawl[CrawlOf(rr.line.File)]++
 		}
-		f.Close()
-		if rel := originalsDir + "/" + filepath.Base(p); whole && ix.contents != nil {
-			if why := ix.contents.check(rel, size, hex.EncodeToString(h.Sum(nil))); why != "" {
-				problem("%s/%s: %s", filepath.Base(ix.gen), rel, why)
+		rr.close()
+		if whole && ix.contents != nil {
+			if why := ix.contents.check(r.rel(), h.n, hex.EncodeToString(h.h.Sum(nil))); why != "" {
+				problem("%s/%s: %s", filepath.Base(ix.gen), r.rel(), why)
 			}
 		}
 	}
-	return perCrawl, nil
+	return nil
 }
 
 // writerFunc is a function as an io.Writer that takes every byte.

@@ -17,6 +17,12 @@ func (r *run) account(ctx context.Context) (string, error) {
 		Sorter: r.sorter(), DryRun: r.opt.DryRun, Policy: r.opt.Policy,
 		Hashed: r.hashed, Resolved: r.resolved, Rewrote: r.rewrote, Verified: r.verified,
 		FilesInProgress: int64(len(r.inProgress)), Report: r.rep}
+	if e := r.estimated; e != nil {
+		// The collection as converted: its listing, revisits and size.
+		a.ByFile, a.Saved, a.Numbered = r.wd.File(workdir.ConvertedByFile), r.wd.File(workdir.ConvertedSaved), r.wd.File(workdir.ConvertedNumbered)
+		a.Hashed.Stats.Bytes += e.Conversion.WARCBytes - e.Conversion.ARCBytes
+		a.Rewrote.Stats.Rewritten = e.Files
+	}
 	if !r.opt.DryRun {
 		// Across the runs of the job (an interrupted one replaced some).
 		n, err := stage.WriteFixity(r.wd.File(workdir.LogFile), r.state.LogSizeAtHash, r.runFile(workdir.FixityFile))

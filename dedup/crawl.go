@@ -65,6 +65,9 @@ func openCrawlMode(opt *Options) (*crawlMode, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckCommittedCrawls(ix); err != nil {
+		return nil, err
+	}
 	if err := c.use(ix, opt.Algorithm.String()); err != nil {
 		return nil, err
 	}
@@ -193,6 +196,9 @@ func (c *crawlMode) begin(r *run) (*stage.Result, error) {
 	}
 	if changed != "" {
 		return nil, fmt.Errorf("crawl %s is committed to the index %s and its files changed since (%s): committed crawls are never rewritten (warcdedup index verify checks them; warcdedup index remove takes a crawl out)", c.name, c.index.Dir, changed)
+	}
+	if r.state.Complete && r.state.RecordsBehind {
+		return nil, nil // done but for the work directory's records: resume brings them up to date
 	}
 	rep, err := stage.ReadReport(r.wd.File(workdir.StatsFile))
 	if err != nil {

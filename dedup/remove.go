@@ -54,6 +54,9 @@ func RemoveCrawl(ctx context.Context, opt RemoveOptions) (*RemoveResult, error) 
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckCommittedCrawls(ix); err != nil {
+		return nil, err
+	}
 	k := ix.Registry.Crawl(opt.Crawl)
 	if k == nil {
 		if gone := ix.Registry.RemovedCrawl(opt.Crawl); gone != nil {

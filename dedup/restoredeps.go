@@ -30,11 +30,12 @@ import (
 // the whole record again from the crawl being removed (restore.Restorer), and
 // their originals and figures in the index are made anew.
 type restoreDependents struct {
-	ix    *crawlindex.Index
-	gone  *crawlindex.Crawl
-	opt   RemoveOptions
-	tmp   string
-	parts map[string]*manifest.Table // partition key -> its table
+	ix   *crawlindex.Index
+	gone *crawlindex.Crawl
+	opt  RemoveOptions
+	tmp  string
+	// finder looks up the index's originals by digest.
+	finder *crawlindex.Finder
 	// goneCaptures are the originals of the crawl being removed, sorted
 	// on URI and date: the records the revisits to restore refer to.
 	goneCaptures *manifest.Table
@@ -56,7 +57,7 @@ func newRestoreDependents(ix *crawlindex.Index, gone *crawlindex.Crawl, opt Remo
 	if err != nil {
 		return nil, err
 	}
-	r := &restoreDependents{ix: ix, gone: gone, opt: opt, tmp: tmp, parts: map[string]*manifest.Table{},
+	r := &restoreDependents{ix: ix, gone: gone, opt: opt, tmp: tmp,
 		deps: ix.Registry.Dependents(gone.Name), files: map[string][]crawlindex.FileInfo{}, changes: map[string]*dependentChange{}}
 	if err := r.open(); err != nil {
 		r.close()
@@ -65,11 +66,11 @@ func newRestoreDependents(ix *crawlindex.Index, gone *crawlindex.Crawl, opt Remo
 	return r, nil
 }
 
-// open reads the partitions as tables and the removed crawl's originals
-// into a table on capture.
+// open reads the partitions' runs as tables and the removed crawl's
+// originals into a table on capture.
 func (r *restoreDependents) open() error {
-	parts, err := r.ix.Partitions()
-	if err != nil {
+	var err error
+	if r.finder, err = r.ix.Finder(); err != nil {
 		return err
 	}
 	goneLines := filepath.Join(r.tmp, "gone.manifest")
@@ -78,17 +79,9 @@ func (r *restoreDependents) open() error {
 		return err
 	}
 	w := manifest.NewWriter(out)
-	for _, p := range parts {
-		t, err := manifest.OpenTable(p)
-		if err != nil {
-			out.Close()
-			return err
-		}
-		r.parts[strings.TrimSuffix(filepath.Base(p), ".manifest")] = t
-		if err := copyCrawlLines(p, r.gone.Name, w); err != nil {
-			out.Close()
-			return err
-		}
+	if err := copyCrawlLines(r.ix, r.gone.Name, w); err != nil {
+		out.Close()
+		return err
 	}
 	if err := w.Flush(); err != nil {
 		out.Close()
@@ -105,14 +98,13 @@ func (r *restoreDependents) open() error {
 	return err
 }
 
-// copyCrawlLines copies a partition's lines of one crawl.
-func copyCrawlLines(partition, crawl string, w *manifest.Writer) error {
-	f, err := os.Open(partition)
+// copyCrawlLines copies the index's originals of one crawl.
+func copyCrawlLines(ix *crawlindex.Index, crawl string, w *manifest.Writer) error {
+	in, err := ix.Originals()
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	in := manifest.NewReader(f, partition)
+	defer in.Close()
 	for {
 		l, err := in.Next()
 		if err == io.EOF {
@@ -133,8 +125,8 @@ func (r *restoreDependents) close() {
 	if r.goneCaptures != nil {
 		r.goneCaptures.Close()
 	}
-	for _, t := range r.parts {
-		t.Close()
+	if r.finder != nil {
+		r.finder.Close()
 	}
 	os.RemoveAll(r.tmp)
 }
@@ -159,18 +151,13 @@ func (r *restoreDependents) isGone(uri, date string) bool {
 // than the revisit (re-pointing a revisit forward in time would have it
 // replay a capture taken after it; it is made whole instead).
 func (r *restoreDependents) alternative(orig *manifest.Line, revisitDate string) (manifest.Line, bool) {
-	key, err := partitionKey(orig.Digest)
-	if err != nil {
-		return manifest.Line{}, false
-	}
-	t := r.parts[key]
 	revisit, ok := captureTime(revisitDate)
-	if t == nil || !ok {
+	if !ok {
 		return manifest.Line{}, false
 	}
 	var alt manifest.Line
 	found := false
-	t.Find(orig.Digest, func(l *manifest.Line) error {
+	r.finder.Find(orig.Digest, func(l *manifest.Line) error {
 		if crawlindex.CrawlOf(l.File) == r.gone.Name {
 			return nil
 		}
@@ -192,14 +179,6 @@ func captureTime(s string) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
-}
-
-func partitionKey(d string) (string, error) {
-	label, value, ok := strings.Cut(d, ":")
-	if !ok || value == "" {
-		return "", fmt.Errorf("digest %q", d)
-	}
-	return label + "-" + value[:1], nil
 }
 
 // run re-points or restores the dependents' revisits of the removed
@@ -228,12 +207,8 @@ func (r *restoreDependents) runOne(ctx context.Context, d *crawlindex.Crawl, res
 	defer log.Close()
 	from := log.Size()
 	log.Since(from) // the index's offsets are those of the files now
-	tables := make([]*manifest.Table, 0, len(r.parts))
-	for _, t := range r.parts {
-		tables = append(tables, t)
-	}
 	loc := r.locator()
-	originals, err := originals.New(loc, tables...)
+	originals, err := originals.New(loc, r.finder.Tables()...)
 	if err != nil {
 		return err
 	}
@@ -321,12 +296,8 @@ func (r *restoreDependents) captureOf(uri, date, digestValue string) (string, st
 		return "", "", false
 	}
 	d := algo.Format(sum)
-	key, err := partitionKey(d)
-	if err != nil || r.parts[key] == nil {
-		return "", "", false
-	}
 	var crawl, file string
-	r.parts[key].Find(d, func(l *manifest.Line) error {
+	r.finder.Find(d, func(l *manifest.Line) error {
 		if l.URI == uri && l.Date == date {
 			crawl = crawlindex.CrawlOf(l.File)
 			name, _ := manifest.UnescapeFile(l.File)

@@ -62,6 +62,9 @@ type Options struct {
 	// Command is the command line that runs the job, which an
 	// interrupted run names as the one that resumes it; "" for none.
 	Command string
+	// ConvertOptions: with --convert-arc, the ARC files are converted
+	// to WARC first (convert.go).
+	ConvertOptions
 }
 
 // stageRewriteStarted marks in state.json a job whose rewrite began: the
@@ -112,6 +115,9 @@ type run struct {
 	// uncommitted: the crawl was not committed, its files having changed
 	// since the hash stage.
 	uncommitted bool
+	// estimated is a dry run's estimate of the conversion of its ARC
+	// files (--convert-arc), which the account adds up.
+	estimated *stage.EstimateResult
 }
 
 // Run runs the job, resuming what an earlier run of it left unfinished.
@@ -161,6 +167,9 @@ func (opt *Options) complete() error {
 	if opt.Index != "" && opt.Digests != nil {
 		return errors.New("a slice of the digests is for assessing a collection, not a crawl of an index")
 	}
+	if err := opt.checkConvert(); err != nil {
+		return err
+	}
 	opt.Jobs = max(opt.Jobs, 1)
 	return nil
 }
@@ -208,6 +217,9 @@ func (r *run) open() error {
 	if r.state, err = readState(r.wd); err != nil {
 		return err
 	}
+	if err := r.checkLogDescribes(r.state.Params.Collections); err != nil {
+		return err
+	}
 	if !r.state.Params.equal(r.params()) {
 		// Another job's outputs (other collections, algorithm or policy):
 		// start from the first stage; the log and the cache stay.
@@ -235,7 +247,8 @@ func (r *run) close() {
 // params are what the job's outputs depend on.
 func (r *run) params() Params {
 	opt := &r.opt
-	p := Params{Collections: opt.Collections, Algorithm: opt.Algorithm.String(), Policy: opt.Policy.String(), Files: filesKey(opt.Files)}
+	p := Params{Collections: opt.Collections, Algorithm: opt.Algorithm.String(), Policy: opt.Policy.String(), Files: filesKey(opt.Files),
+		ConvertARC: opt.ConvertARC}
 	if opt.Digests != nil {
 		// A job on a slice of the digests is another job too.
 		p.Files += " digests " + opt.Digests.Key
@@ -274,6 +287,14 @@ func (r *run) resume() (*stage.Result, error) {
 	}
 	switch {
 	case r.state.Complete:
+		if r.unchanged() && r.state.RecordsBehind {
+			// Done but for the work directory's records: the account,
+			// which makes them, is done again; every stage before it is
+			// kept.
+			r.show.Note("warcdedup: the job is complete, but the work directory's fixity.tsv and deps.tsv were not brought up to date by its last run: bringing them up to date")
+			r.state.Complete = false
+			return nil, nil
+		}
 		if r.unchanged() {
 			rep, err := stage.ReadReport(r.wd.File(workdir.StatsFile))
 			if err == nil {
@@ -335,9 +356,10 @@ type step struct {
 }
 
 // steps are the job's stages in order, as this run runs them (see package
-// stage for what each does). What is to come has its place here: a
-// conversion of ARC files to WARC (package migrate) first, its outputs
-// the files the hash stage lists; with resolve numbering the copies
+// stage for what each does): with --convert-arc, the conversion of the
+// ARC files to WARC first, its outputs the files the hash stage lists (a
+// dry run estimates it after its rewrite instead, converting nothing).
+// What is to come has its place here: with resolve numbering the copies
 // without reading them, a step after the rewrite that resolves byte for
 // byte the digests whose comparison in the rewrite found a collision and
 // rewrites again what the new numbering allows; and, each step naming the
@@ -353,13 +375,16 @@ func (r *run) steps() []step {
 	if r.opt.Digests != nil {
 		byDigest = append(byDigest, workdir.SliceFile)
 	}
+	convert := r.opt.ConvertARC
 	all := []step{
+		{stage.ConvertName, r.convert, []string{convertStats}, true, convert && !dry},
 		{stage.HashName, r.hash, []string{workdir.BeforeFile, workdir.FactsFile}, true, true},
 		{stage.SortByDigestName, r.sortByDigest, byDigest, true, true},
 		{stage.JoinName, r.joinIndex, []string{workdir.JoinedFile}, true, crawl},
 		{stage.ResolveName, r.resolve, []string{workdir.NumberedFile}, true, true},
 		{stage.SortByFileName, r.sortByFile, []string{workdir.ByFileFile, workdir.FactsByFile}, true, true},
 		{stage.RewriteName, r.rewrite, []string{workdir.SavedFile}, !dry, true},
+		{stage.EstimateConversionName, r.estimateConversion, nil, false, convert && dry},
 		{stage.HashAgainName, r.hashAgain, after, true, !dry},
 		{stage.VerifyName, r.verify, []string{workdir.Violations}, true, !dry},
 		{stage.IndexesName, r.updateIndexes, nil, true, !dry && len(r.opt.CDX) > 0},
@@ -413,6 +438,7 @@ func (r *run) runSteps(ctx context.Context) error {
 	}
 	if !r.opt.DryRun {
 		r.state.Complete = true
+		r.state.RecordsBehind = r.recordsProblem != ""
 		r.state.Stamps = r.stamps()
 		return writeState(r.wd, r.state)
 	}
@@ -479,6 +505,7 @@ const (
 	hashStats      = "hash.json"
 	resolveStats   = "resolve.json"
 	rewriteStats   = "rewrite.json"
+	refusedStats   = "rewrite-refused.json" // the files the rewrite refused, by name
 	verifyStats    = "verify.json"
 	hashAgainStats = "hash-again.json"
 	changesStats   = "changes.json"
@@ -497,12 +524,18 @@ type hashAgain struct {
 func (r *run) reload(name string) error {
 	var err error
 	switch name {
+	case stage.ConvertName:
+		err = r.reloadConvert()
 	case stage.HashName:
 		r.hashed.Stats, err = workdir.ReadJSON[warcsum.Stats](r.wd.File(hashStats))
 	case stage.ResolveName:
 		r.resolved.Stats, err = workdir.ReadJSON[collres.Stats](r.wd.File(resolveStats))
 	case stage.RewriteName:
-		r.rewrote.Stats, err = workdir.ReadJSON[refs.Stats](r.wd.File(rewriteStats))
+		if r.rewrote.Stats, err = workdir.ReadJSON[refs.Stats](r.wd.File(rewriteStats)); err == nil {
+			if r.rewrote.RefusedFiles, err = workdir.ReadJSON[[]string](r.wd.File(refusedStats)); errors.Is(err, os.ErrNotExist) {
+				err = nil // a stage done before it was kept
+			}
+		}
 	case stage.VerifyName:
 		if r.verified, err = workdir.ReadJSON[verify.Stats](r.wd.File(verifyStats)); err == nil {
 			var ch changes
@@ -703,6 +736,9 @@ func (r *run) rewrite(ctx context.Context) (string, error) {
 	if err := workdir.WriteJSON(r.wd.File(rewriteStats), res.Stats); err != nil {
 		return "", err
 	}
+	if err := workdir.WriteJSON(r.wd.File(refusedStats), res.RefusedFiles); err != nil {
+		return "", err
+	}
 	return res.Note(r.opt.DryRun), nil
 }
 
@@ -815,6 +851,7 @@ func (r *run) verify(ctx context.Context) (string, error) {
 func (r *run) finish(err error) {
 	rep := r.rep
 	var reasons []string
+	reasons = append(reasons, stage.ConvertReasons(rep.Conversion)...)
 	reasons = append(reasons, r.hashed.Reasons()...)
 	if r.newDamage > 0 {
 		reasons = append(reasons, fmt.Sprintf("%s damaged records or unreadable files that the hash stage had not found (hash again stage; see %s)", progress.Count(r.newDamage), workdir.RunLog))
@@ -845,7 +882,8 @@ func (r *run) finish(err error) {
 	}
 	reasons = append(reasons, stage.VerifyReasons(r.verified)...)
 	if r.recordsProblem != "" {
-		reasons = append(reasons, "the work directory's fixity.tsv and deps.tsv were not brought up to date: "+r.recordsProblem)
+		reasons = append(reasons, "the work directory's fixity.tsv and deps.tsv were not brought up to date: "+r.recordsProblem+
+			" (what the run did stands; the same command again brings them up to date once that is mended)")
 	}
 	stage.Finish(rep, err, reasons)
 	// The report, also of a run that stopped, is written when it can be:
@@ -928,7 +966,9 @@ const (
 
 // stamps records every input's stamp as the job completes, but those of
 // the files that changed since the hash stage (not by the job) or were
-// added: the next run finds them changed, and takes them.
+// added, and of those the rewrite refused: the next run finds them
+// changed, and takes them (a refusal may have passed since: the writer
+// that had the file open closed it, --hard-links is given).
 func (r *run) stamps() map[string]string {
 	m := map[string]string{}
 	inputs, err := r.collect()
@@ -936,6 +976,9 @@ func (r *run) stamps() map[string]string {
 		return nil
 	}
 	left := r.changes.excluded()
+	for _, n := range r.rewrote.RefusedFiles {
+		left[n] = true
+	}
 	for _, in := range inputs {
 		if left[in.Name] {
 			continue

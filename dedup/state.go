@@ -34,6 +34,12 @@ type State struct {
 	// Stamps of the collection's files when the job completed: a later
 	// run finding them all unchanged has nothing to do.
 	Stamps map[string]string `json:"stamps,omitempty"`
+	// RecordsBehind is set when the job completed but the work
+	// directory's records of the collection (fixity.tsv, deps.tsv) could
+	// not be brought up to date (a full disk): the next run on the
+	// unchanged collection does that, rather than saying there is nothing
+	// to do.
+	RecordsBehind bool `json:"records_behind,omitempty"`
 }
 
 // Params are the parameters of a job that its outputs depend on.
@@ -47,6 +53,8 @@ type Params struct {
 	// Files identifies the subset of files a job was restricted to
 	// (Options.Files; "" for all): a job on a sample is another job.
 	Files string `json:"files,omitempty"`
+	// ConvertARC: the job converts the ARC files to WARC first.
+	ConvertARC bool `json:"convert_arc,omitempty"`
 }
 
 func (p Params) equal(q Params) bool {
@@ -59,7 +67,7 @@ func (p Params) equal(q Params) bool {
 		}
 	}
 	return p.Algorithm == q.Algorithm && p.Policy == q.Policy && p.DryRun == q.DryRun && p.Index == q.Index && p.Crawl == q.Crawl &&
-		p.Files == q.Files
+		p.Files == q.Files && p.ConvertARC == q.ConvertARC
 }
 
 // filesKey identifies a set of file names: the SHA-256 of the names in

@@ -66,6 +66,14 @@ type UndoResult struct {
 	Checked      int64
 	CheckedBytes int64
 	Unrestored   []string
+	// Missing are the files in the paths named in which the rewrite log
+	// has revisits left, that are no longer in the collection (moved,
+	// renamed, deleted), and why: not restored.
+	Missing []string `json:",omitempty"`
+	// Unlogged are the files named that the rewrite log never replaced
+	// that hold revisits in the form this toolchain writes, and why: a
+	// run the log does not record wrote them; not restored.
+	Unlogged []string `json:",omitempty"`
 	// Of the files checked that are restored and whose version before
 	// the runs undone the log records (its "# file" line): BitExact have
 	// that version's SHA-256 again, restored bit for bit; BytesDiffer
@@ -102,6 +110,9 @@ func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
 	}
 	defer u.close()
 	err = u.run(ctx, files)
+	if err == nil {
+		u.letGoOfJoin()
+	}
 	u.res.Took = time.Since(start)
 	// The work directory's records of the collection (records.go).
 	if u.restoreFrom >= 0 {
@@ -133,6 +144,12 @@ type undo struct {
 	restoreFrom int64
 	// restored are the files this undo replaced, and how.
 	restored map[string]restore.RestoredFile
+	// stamps are the files' stamps when the job last completed, as its
+	// state recorded them before this undo (nil for none).
+	stamps map[string]string
+	// leftovers are the partial new versions a killed run or undo left
+	// in the collection that could not be removed (removeLeftovers).
+	leftovers []string
 }
 
 // openUndo finds the work directory of the job that wrote the revisits,
@@ -176,6 +193,7 @@ func (u *undo) open() ([]string, error) {
 	if u.state, err = readState(u.wd); err != nil {
 		return nil, err
 	}
+	u.stamps = u.state.Stamps
 	params := u.state.Params
 	u.res = &UndoResult{WorkDir: u.wd.Path, Collections: params.Collections}
 	if params.Index != "" {
@@ -220,6 +238,7 @@ func (u *undo) close() {
 // run restores the files named (escaped as manifest field 1), checks
 // them, and brings the indexes named up to date.
 func (u *undo) run(ctx context.Context, files []string) error {
+	u.removeLeftovers(files)
 	from, todo, err := u.restoreLogged(ctx, files)
 	if err != nil {
 		return err
@@ -227,6 +246,11 @@ func (u *undo) run(ctx context.Context, files []string) error {
 	if err := u.check(ctx, files); err != nil {
 		return err
 	}
+	written, err := rewritelog.LoadFile(u.wd.File(workdir.LogFile), time.Time{})
+	if err != nil {
+		return err
+	}
+	u.res.Unlogged = u.unloggedRevisits(ctx, written, files, u.stamps)
 	u.exitReasons()
 	if len(u.opt.CDX) > 0 {
 		if len(todo) == 0 {
@@ -257,18 +281,19 @@ func (u *undo) restoreLogged(ctx context.Context, files []string) (from int64, t
 	if err != nil {
 		return 0, nil, fmt.Errorf("the rewrite log says which revisits this toolchain wrote: %w", err)
 	}
+	logged, err := restore.Files(written)
+	if err != nil {
+		return 0, nil, err
+	}
 	todo = files
 	if !u.opt.All {
-		logged, err := restore.Files(written)
-		if err != nil {
-			return 0, nil, err
-		}
 		todo = intersect(logged, files)
 	}
+	u.res.Missing = u.missingLogged(written, logged, files)
 	u.res.Files = len(todo)
 	from = log.Size()
 	if len(todo) == 0 {
-		u.res.NothingToDo = true
+		u.res.NothingToDo = len(u.res.Missing) == 0
 		return from, todo, log.Close()
 	}
 	u.restoreFrom = from
@@ -302,10 +327,25 @@ func (u *undo) exitReasons() {
 		res.ExitReason = append(res.ExitReason, fmt.Sprintf("%s files are not what the rewrite log says they are once restored", progress.Count(int64(len(res.Unrestored)))))
 		res.ExitReason = append(res.ExitReason, stage.First(res.Unrestored, 10)...)
 	}
+	if len(res.Missing) > 0 {
+		res.Exit = 1
+		res.ExitReason = append(res.ExitReason, fmt.Sprintf("%s files the rewrite log has revisits in are no longer in the collection: not restored", progress.Count(int64(len(res.Missing)))))
+		res.ExitReason = append(res.ExitReason, stage.First(res.Missing, 10)...)
+	}
+	if len(res.Unlogged) > 0 {
+		res.Exit = 1
+		res.ExitReason = append(res.ExitReason, fmt.Sprintf("%s files hold revisits in the form this toolchain writes that the rewrite log does not name: not restored", progress.Count(int64(len(res.Unlogged)))))
+		res.ExitReason = append(res.ExitReason, stage.First(res.Unlogged, 10)...)
+	}
 	if len(res.Unexplained) > 0 {
 		res.Exit = 1
 		res.ExitReason = append(res.ExitReason, fmt.Sprintf("%s files have other bytes than before the runs undone, and this undo rebuilt every gzip member of their records (or they have none)", progress.Count(int64(len(res.Unexplained)))))
 		res.ExitReason = append(res.ExitReason, stage.First(res.Unexplained, 10)...)
+	}
+	if len(u.leftovers) > 0 {
+		res.Exit = 1
+		res.ExitReason = append(res.ExitReason, fmt.Sprintf("%s partial new versions a killed run or undo left in the collection could not be removed", progress.Count(int64(len(u.leftovers)))))
+		res.ExitReason = append(res.ExitReason, stage.First(u.leftovers, 10)...)
 	}
 }
 

@@ -71,9 +71,9 @@ func TestFlagsAnywhere(t *testing.T) {
 		{"warcdedup index verify --indx idx", "did you mean --index?"},
 		{"warcsum --recursiv c2", "did you mean --recursive?"},
 		{"warcdedup rnu c2", `"rnu" is not a command of warcdedup: run, assess, undo, index, cluster, check, commit, show; did you mean run?`},
-		{"warcdedup index sttas --index idx", `"sttas" is not a command of warcdedup index: verify, stats, deps, remove, import, export; did you mean stats?`},
-		{"warcdedup index --index idx", "--index is an option of warcdedup index verify|stats|deps|remove|import|export: name the command"},
-		{"warcdedup index", "name a command: verify, stats, deps, remove, import, export (see warcdedup index --help)"},
+		{"warcdedup index sttas --index idx", `"sttas" is not a command of warcdedup index: verify, stats, deps, remove, import, export, compact; did you mean stats?`},
+		{"warcdedup index --index idx", "--index is an option of warcdedup index verify|stats|deps|remove|import|export|compact: name the command"},
+		{"warcdedup index", "name a command: verify, stats, deps, remove, import, export, compact (see warcdedup index --help)"},
 		{"warcdedup index stats --bogus --index idx", "flag provided but not defined: -bogus (see warcdedup index stats --help)"},
 		{"warcdedup run --zzzzzz c2", "flag provided but not defined: -zzzzzz (see warcdedup run --help)"},
 	}

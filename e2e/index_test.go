@@ -13,7 +13,8 @@ import (
 // users do and checks what they say and their exit status (issue 20,
 // items 8 and 12): a second remove of a crawl says it was removed already
 // and exits 0; import stops at a damaged CDX line (exit 2, nothing
-// committed) or, with --skip-damaged, imports without it and exits 1; with
+// committed) or, with --skip-damaged, imports without it and exits 1;
+// compact, with nothing due or --full, keeps an index that verifies; with
 // CURRENT missing, verify names the problem (exit 1), every other command
 // refuses the index (exit 2), and run --index rewrites nothing.
 func TestIndexCommandsExitStatus(t *testing.T) {
@@ -47,9 +48,12 @@ func TestIndexCommandsExitStatus(t *testing.T) {
 		{"warcdedup index deps --index idx imp", 2, "not committed"},
 		{"warcdedup index import --index idx --crawl imp --location c1 --skip-damaged damaged.cdx", 1, "1 damaged lines"},
 		{"warcdedup index verify --index idx", 0, "0 problems"},
+		{"warcdedup index compact --index idx", 0, "0 partitions merged"},
+		{"warcdedup index compact --full --index idx && warcdedup index verify --index idx", 0, "runs): 0 problems"},
 		{"rm idx/CURRENT && warcdedup index verify --index idx", 1, "CURRENT is missing"},
 		{"warcdedup index stats --index idx", 2, "does not verify"},
 		{"warcdedup index remove --index idx imp", 2, "does not verify"},
+		{"warcdedup index compact --index idx", 2, "does not verify"},
 		{"warcdedup run -q --index idx c1", 2, "does not verify"},
 	} {
 		out, stderr, code := sh(t, work, step.script)

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -564,10 +563,11 @@ func (x *exporter) exec(p *redis.Pipeline) error {
 // entry, and each digest goes to alldupes (if no crawl holds it yet) for
 // the earliest committed of the crawls written that hold it.
 func (x *exporter) stream(ctx context.Context, byName map[string]*crawlWrite, total int64, b *batcher) error {
-	parts, err := x.ix.Partitions()
+	r, err := x.ix.Originals()
 	if err != nil {
 		return err
 	}
+	defer r.Close()
 	var done int64
 	var run string        // the digest key of the lines being read
 	var first *crawlWrite // the earliest crawl of the run
@@ -580,67 +580,54 @@ func (x *exporter) stream(ctx context.Context, byName map[string]*crawlWrite, to
 		first = nil
 		return nil
 	}
-	for _, part := range parts {
-		f, err := os.Open(part)
+	for {
+		l, err := r.Next()
+		if err == io.EOF {
+			break
+		}
 		if err != nil {
 			return err
 		}
-		r := manifest.NewReader(f, part)
-		for {
-			l, err := r.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				f.Close()
+		w := byName[crawlindex.CrawlOf(l.File)]
+		if w == nil {
+			continue
+		}
+		done++
+		if done%10000 == 0 {
+			if err := ctx.Err(); err != nil {
 				return err
 			}
-			w := byName[crawlindex.CrawlOf(l.File)]
-			if w == nil {
-				continue
-			}
-			done++
-			if done%10000 == 0 {
-				if err := ctx.Err(); err != nil {
-					f.Close()
-					return err
-				}
-				if x.opt.Progress != nil {
-					x.opt.Progress(done, total)
-				}
-			}
-			key, err := DigestKey(l.Digest)
-			if err != nil {
-				f.Close()
-				return fmt.Errorf("%s: line %d: %w", part, r.LineNumber(), err)
-			}
-			if key != run {
-				if err := endRun(); err != nil {
-					f.Close()
-					return err
-				}
-				run = key
-			}
-			if key == w.last {
-				continue // the crawl's entry for the digest is written
-			}
-			e, err := w.entry(&l)
-			if err != nil {
-				x.st.LeftOut++
-				x.opt.Warn(fmt.Errorf("%s: line %d: %s offset %d left out: %w", part, r.LineNumber(), l.File, l.Offset, err))
-				continue
-			}
-			w.last = key
-			w.entries++
-			if first == nil || w.order < first.order {
-				first = w
-			}
-			if err := b.entry(w.stage("h"), key, e.String()); err != nil {
-				f.Close()
-				return err
+			if x.opt.Progress != nil {
+				x.opt.Progress(done, total)
 			}
 		}
-		f.Close()
+		key, err := DigestKey(l.Digest)
+		if err != nil {
+			return r.Errorf("%w", err)
+		}
+		if key != run {
+			if err := endRun(); err != nil {
+				return err
+			}
+			run = key
+		}
+		if key == w.last {
+			continue // the crawl's entry for the digest is written
+		}
+		e, err := w.entry(&l)
+		if err != nil {
+			x.st.LeftOut++
+			x.opt.Warn(r.Errorf("%s offset %d left out: %w", l.File, l.Offset, err))
+			continue
+		}
+		w.last = key
+		w.entries++
+		if first == nil || w.order < first.order {
+			first = w
+		}
+		if err := b.entry(w.stage("h"), key, e.String()); err != nil {
+			return err
+		}
 	}
 	if x.opt.Progress != nil {
 		x.opt.Progress(done, total)

@@ -305,13 +305,10 @@ func TestExportReplace(t *testing.T) {
 		t.Fatal(err)
 	}
 	files[0].SHA256 = strings.Repeat("1", 64)
-	parts, _ := ix.Partitions()
 	var lines []string
-	for _, p := range parts {
-		for _, l := range readLines(t, p) {
-			if strings.HasPrefix(l, "c1/") && !strings.Contains(l, "ex.org/common") {
-				lines = append(lines, l)
-			}
+	for _, l := range indexOriginals(t, ix) {
+		if strings.HasPrefix(l, "c1/") && !strings.Contains(l, "ex.org/common") {
+			lines = append(lines, l)
 		}
 	}
 	orig := filepath.Join(t.TempDir(), "c1")

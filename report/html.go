@@ -382,6 +382,9 @@ func (p *page) counts(r *Report, words tense) {
 		{"The collection", collection},
 		{"The deduplication", dedup},
 	}
+	if r.Conversion != nil {
+		p.Counts = append(p.Counts, r.Conversion.countGroup())
+	}
 }
 
 // breakdowns lays out the charts of duplication by MIME type, host,

@@ -26,6 +26,9 @@ type Report struct {
 
 	Totals   Totals    `json:"totals"`
 	Estimate *Estimate `json:"estimate,omitempty"` // for sample and cdx modes
+	// Conversion is what converting the ARC files to WARC first did, or
+	// would do (conversion.go); nil without --convert-arc.
+	Conversion *Conversion `json:"conversion,omitempty"`
 
 	// Breakdowns of the duplication; each bucket counts the records listed
 	// (candidates), their duplicates, and the bytes involved.

@@ -5,8 +5,9 @@
 #     deduplicated with warcdedup run --index against an index built from
 #     BENCH_EARLIER crawls of that size (default 10: ~10 GB), against the
 #     same crawl run alone (no index). The limit is 1.3x. Printed: both
-#     times, their ratio, the join stage's share, the index's size on disk
-#     and per original.
+#     times, their ratio, the join and commit stages' shares (the commit:
+#     a run per partition the crawl touches, then any compaction), the
+#     index's size on disk and per original, and its runs.
 #  2. A rerun of the committed crawl (nothing to do): its time against the
 #     first run's (the limit is 5%).
 #  3. warcdedup index import of a generated CDXJ of BENCH_IMPORT_LINES
@@ -16,7 +17,8 @@
 # with payloads shared across crawls, four files per crawl.
 #
 # Environment: BENCH_NEW_MB, BENCH_EARLIER, BENCH_IMPORT_LINES, BENCH_DIR
-# (kept between runs: generation is slow).
+# (kept between runs: generation is slow). The index at 10^8 originals,
+# commit by commit: scripts/bench-index-scale.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export LC_ALL=C
@@ -68,15 +70,20 @@ read -r t_alone m_alone < <(timed /dev/null bin/warcdedup run -q --work-dir "$di
 cp -a "$src/$new" "$dir/incr"
 cp -a "$index" "$dir/incr-index"
 read -r t_incr m_incr < <(timed /dev/null bin/warcdedup run -q --index "$dir/incr-index" --crawl "$new" "$dir/incr")
-join=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(sum(s.get("took_ns",0) for s in r["stages"] if s["name"]=="join the index")/1e9)' "$dir/incr-index/work/$new/stats.json")
+stage() {
+	python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(sum(s.get("took_ns",0) for s in r["stages"] if s["name"]==sys.argv[2])/1e9)' "$dir/incr-index/work/$new/stats.json" "$1"
+}
+join=$(stage "join the index")
+commit=$(stage commit)
 gen=$(cat "$dir/incr-index/CURRENT")
 originals=$(cat "$index"/"$(cat "$index/CURRENT")"/originals/*.manifest | wc -l)
+runs=$(find "$index/$(cat "$index/CURRENT")/originals" -name '*.manifest' | wc -l)
 index_bytes=$(du -sb "$index/$(cat "$index/CURRENT")" | cut -f1)
 printf "%-44s %8.2f s %8.1f MB peak\n" "run of the new crawl alone" "$t_alone" "$m_alone"
 printf "%-44s %8.2f s %8.1f MB peak\n" "run --index against the $earlier earlier crawls" "$t_incr" "$m_incr"
-printf "ratio: %.2fx (limit 1.3x); join stage %.2f s\n" "$(awk "BEGIN{print $t_incr/$t_alone}")" "$join"
-printf "index before the new crawl: %d originals, %.1f MB (%d bytes per original); after: %s\n" \
-	"$originals" "$(awk "BEGIN{print $index_bytes/1e6}")" $((index_bytes / originals)) "$gen"
+printf "ratio: %.2fx (limit 1.3x); join stage %.2f s, commit stage %.2f s\n" "$(awk "BEGIN{print $t_incr/$t_alone}")" "$join" "$commit"
+printf "index before the new crawl: %d originals in %d runs, %.1f MB (%d bytes per original); after: %s\n" \
+	"$originals" "$runs" "$(awk "BEGIN{print $index_bytes/1e6}")" $((index_bytes / originals)) "$gen"
 
 read -r t_rerun m_rerun < <(timed /dev/null bin/warcdedup run -q --index "$dir/incr-index" --crawl "$new" "$dir/incr")
 printf "%-44s %8.2f s %8.1f MB peak (%.1f%% of the run; limit 5%%)\n" "rerun of the committed crawl" "$t_rerun" "$m_rerun" \

@@ -3,15 +3,19 @@ package stage
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"warcdedup/atomicfile"
 	"warcdedup/digest"
+	"warcdedup/inplace"
 	"warcdedup/internal/progress"
 	"warcdedup/manifest"
 	"warcdedup/originals"
@@ -64,6 +68,11 @@ type Rewrite struct {
 type RewriteResult struct {
 	Stats   refs.Stats `json:"stats"`
 	Refused []string   `json:"refused,omitempty"` // every file refused, and why
+	// RefusedFiles name the files refused (as warcsum.Collect names
+	// them), sorted: a job that completes does not record them as done,
+	// so that the next run takes them again (their refusal may have
+	// passed: a writer that closed the file, --hard-links given).
+	RefusedFiles []string `json:"refused_files,omitempty"`
 	// Derived counts the files replaced whose listing the hash again
 	// takes from their old one (warcsum.Cache.Derive), not read again.
 	Derived int64 `json:"derived"`
@@ -95,11 +104,13 @@ func (r *Rewrite) Run(ctx context.Context) (RewriteResult, error) {
 	defer saved.Abort()
 	sw := newSavedWriter(saved)
 	refused := &firstOf{}
+	var refusedFiles refusedNames
 	var prog refs.Progress
 	rw := refs.Rewriter{Roots: r.Roots, Prefixes: r.Prefixes, InPlace: true, DryRun: r.DryRun, Originals: originals,
 		Policy: r.Policy, HardLinks: r.HardLinks, Jobs: r.Jobs, Progress: &prog,
 		Refused: func(err error) {
 			refused.add(err)
+			refusedFiles.add(err)
 			r.Messages.Error(err)
 		},
 		Warn:   r.Messages.Warn,
@@ -122,7 +133,7 @@ func (r *Rewrite) Run(ctx context.Context) (RewriteResult, error) {
 	stop := progress.Follow(&prog.Bytes, r.Meter)
 	st, err := rw.Run(ctx, r.In, log)
 	stop()
-	res := RewriteResult{Stats: st, Refused: refused.list, Derived: derived.Load()}
+	res := RewriteResult{Stats: st, Refused: refused.list, RefusedFiles: refusedFiles.sorted(), Derived: derived.Load()}
 	if err == nil {
 		err = sw.w.Flush()
 	}
@@ -130,6 +141,31 @@ func (r *Rewrite) Run(ctx context.Context) (RewriteResult, error) {
 		err = saved.CommitRenamed()
 	}
 	return res, err
+}
+
+// refusedNames gathers the names of the files refused, from the workers.
+type refusedNames struct {
+	mu    sync.Mutex
+	names []string
+}
+
+func (n *refusedNames) add(err error) {
+	var re *inplace.RefusedError
+	if !errors.As(err, &re) {
+		return
+	}
+	name, uerr := manifest.UnescapeFile(re.File)
+	if uerr != nil {
+		return
+	}
+	n.mu.Lock()
+	n.names = append(n.names, name)
+	n.mu.Unlock()
+}
+
+func (n *refusedNames) sorted() []string {
+	slices.Sort(n.names)
+	return slices.Compact(n.names)
 }
 
 // Note says what a Rewrite did, for the report's stage.

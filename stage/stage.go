@@ -9,7 +9,8 @@ import (
 // a cluster job's plan name them. The comments give the stage numbers of
 // the README's pipeline (see the package comment).
 const (
-	HashName         = "hash" // 1
+	ConvertName      = "convert ARC to WARC" // with --convert-arc, before 1
+	HashName         = "hash"                // 1
 	SortByDigestName = "sort by digest"
 	JoinName         = "join the index"     // with a crawl index
 	ResolveName      = "resolve and number" // 2 and 3
@@ -20,6 +21,9 @@ const (
 	IndexesName      = "update indexes"
 	AccountName      = "account"
 	CommitName       = "commit" // with a crawl index
+	// A dry run with --convert-arc: what the conversion would do to the
+	// listing and the revisits, estimated after the rewrite.
+	EstimateConversionName = "estimate the conversion"
 )
 
 // Messages take what a stage reports as it works: each damaged record,

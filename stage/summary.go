@@ -125,6 +125,7 @@ func summaryCollection(w io.Writer, res *Result) {
 	fmt.Fprintf(w, "collection: %s: %s, %s; %s listed, %s already there\n",
 		strings.Join(r.Collections, ", "), progress.Plural(t.Files, "file", ""), progress.Bytes(t.StoredBytes),
 		progress.Plural(t.Records, "response", ""), progress.Plural(t.Revisits, "revisit", ""))
+	convertSummary(w, r)
 }
 
 func summaryNotRead(w io.Writer, res *Result) {

@@ -78,6 +78,17 @@ const (
 	UndoJoined         = "undo-joined.manifest"
 )
 
+// A dry run with --convert-arc (assess --convert-arc) estimates what
+// converting the ARC files first would do: the listing on file, on digest
+// and saved.tsv as the converted collection's would be, which its account
+// reads. (A run's conversion keeps its proofs and map where package
+// migrate puts them: convert/ and conversion.map.)
+const (
+	ConvertedByFile   = "by-file-converted.manifest"
+	ConvertedNumbered = "numbered-converted.manifest"
+	ConvertedSaved    = "saved-converted.tsv"
+)
+
 // Dir is a job's work directory. One job at a time uses it: Open takes a
 // lock that a second warcdedup on the same directory finds taken.
 type Dir struct {

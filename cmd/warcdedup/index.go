@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -22,12 +23,13 @@ func indexCommand() *cli.Command {
 	indexFlag := &cli.StringFlag{Name: "index", Required: true, Usage: "the crawl index in `DIR`"}
 	return &cli.Command{
 		Name:      "index",
-		Usage:     "look after a crawl index: verify, statistics, dependencies, remove, import, export",
-		ArgsUsage: "verify|stats|deps|remove|import|export --index DIR [ARGUMENTS...]",
+		Usage:     "look after a crawl index: verify, statistics, dependencies, remove, import, export, compact",
+		ArgsUsage: "verify|stats|deps|remove|import|export|compact --index DIR [ARGUMENTS...]",
 		Description: `A crawl index (warcdedup run --index DIR) holds the originals of every
-crawl committed to it, partitioned by digest range, and a registry of the
-crawls with their files (size, SHA-256), figures and dependencies. These
-commands read it, check it, and change it a whole generation at a time.
+crawl committed to it, partitioned by digest range, each partition as
+sorted runs (a commit adds one, compactions merge them), and a registry of
+the crawls with their files (size, SHA-256), figures and dependencies.
+These commands read it, check it, and change it a generation at a time.
 Each refuses an index that does not verify (CURRENT missing or rolled back,
 a file of the generation missing, cut short or changed, a registry that is
 not whole or well formed, a partition out of order) rather than taking it
@@ -38,7 +40,10 @@ for an empty index or reading part of it; index verify names each problem.`,
 				Usage:     "check the index, its crawls' files and their dependencies",
 				ArgsUsage: "--index DIR",
 				Description: `warcdedup index verify checks the committed generation of the index: CURRENT
-names the latest generation committed; each of the generation's files is
+names the latest generation committed (also by the records in commits/ of
+the generation that last committed or removed each crawl: an index set back
+to a generation that forgets a committed crawl is named here, crawl by
+crawl); each of the generation's files is
 there with the size and SHA-256 it was committed with; the registry is
 whole and well formed; each partition of originals is sorted on digest and
 holds only its digest range and committed crawls' lines, as many as the
@@ -55,6 +60,10 @@ Exit status: 0 if all is well, 1 if a problem was found (each on stderr),
 				Action: func(c *cli.Context) error {
 					log := cmdutil.NewLog(c)
 					ix, err := crawlindex.Open(c.String("index"))
+					if err == nil {
+						// What the index's runs say they committed.
+						err = dedup.CheckCommittedCrawls(ix)
+					}
 					var damage *crawlindex.DamageError
 					if errors.As(err, &damage) {
 						for _, p := range damage.Problems {
@@ -75,8 +84,8 @@ Exit status: 0 if all is well, 1 if a problem was found (each on stderr),
 					if !log.Quiet {
 						// The result on standard output, each problem on
 						// standard error.
-						fmt.Fprintf(c.App.Writer, "index %s, generation %d: %d crawls, %d files, %d originals in %d partitions: %d problems\n",
-							ix.Dir, ix.Registry.Generation, st.Crawls, st.Files, st.Originals, st.Partitions, st.Problems)
+						fmt.Fprintf(c.App.Writer, "index %s, generation %d: %d crawls, %d files, %d originals in %d partitions (%d runs): %d problems\n",
+							ix.Dir, ix.Registry.Generation, st.Crawls, st.Files, st.Originals, st.Partitions, st.Runs, st.Problems)
 						fmt.Fprintln(c.App.Writer, verifyRead(c.Bool("deep"), st, ix.Registry.Totals().Size))
 					}
 					if st.Problems > 0 {
@@ -158,7 +167,8 @@ index verify says so.
 It is also refused while a warcdedup run --index in progress joined the
 crawl (its revisits may need it: once that run is committed the index says
 so), or after such a run was interrupted once it had rewritten files (run
-it again to commit it; or undo it, then remove with --force).
+it again to commit it; or undo it: an undo that leaves none of its
+revisits lets go of what it joined).
 A run interrupted before it rewrote anything does not hold the crawl; it
 joins the index again when it resumes. While remove --restore rewrites the
 dependents' files, a run that joins them is refused. A crawl removed
@@ -259,6 +269,37 @@ files refuses the import.`,
 				},
 			},
 			indexExportCommand(indexFlag),
+			{
+				Name:      "compact",
+				Usage:     "merge the index's sorted runs as its policy calls for, or with --full each partition's into one",
+				ArgsUsage: "--index DIR",
+				Description: `warcdedup index compact merges the sorted runs of the index's partitions.
+Each commit adds a run to every partition its crawl has digests in and
+then compacts by itself: once a partition holds 8 runs of one size class
+(classes a factor 8 apart, the smallest below 32 MiB), they are merged
+into one, so that an original is rewritten about once per class it climbs
+and a commit costs what its crawl holds, not what the index holds. This
+command does what a commit would have done after it (if the compaction
+after a commit failed, or a commit was interrupted before it), or, with
+--full, merges every partition's runs into one (an index as plain as one
+file a partition, e.g. before it is copied or archived). Each round of
+merges is a generation of its own, made as a commit's is: an interruption
+leaves the index before it or after it. Every run merged is checked as it
+is read (order, partition, SHA-256 as committed).`,
+				Flags: []cli.Flag{indexFlag, &cli.BoolFlag{Name: "full", Usage: "merge every partition's runs into one"}, cmdutil.QuietFlag},
+				Action: func(c *cli.Context) error {
+					log := cmdutil.NewLog(c)
+					ix, st, err := crawlindex.Compact(c.String("index"), crawlindex.CompactOptions{Full: c.Bool("full")})
+					if err != nil {
+						return cli.Exit(err, cmdutil.ExitFatal)
+					}
+					if !log.Quiet {
+						fmt.Fprintf(log.Writer(), "index %s, generation %d: %d partitions merged (%d runs, %s originals, %s written) in %s\n",
+							ix.Dir, ix.Registry.Generation, st.Merges, st.RunsMerged, progress.Count(st.Lines), progress.Bytes(st.Bytes), st.Took.Round(time.Millisecond))
+					}
+					return nil
+				},
+			},
 		},
 	}
 }

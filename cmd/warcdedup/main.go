@@ -117,6 +117,26 @@ it did not reach are not reported done, its exit status is 2.
 With --dry-run it does everything but rewrite, and reports what a run would
 write and save (the same figures a run then gives).
 
+With --convert-arc (a legacy ARC archive) a stage before the hash converts
+each ARC file x.arc or x.arc.gz to x.warc.gz beside it (package migrate,
+arc2warc's mapping): the WARC is written under a temporary name and synced,
+proved record for record against the ARC (each record's type, URI, date and
+block byte for byte; the warcsum listings of both equal in order), the
+proof written to the work directory (convert/, conversion.map) and synced,
+the WARC linked to its name (never over a file there), and only then the
+ARC removed, or moved to --keep-arc DIR. Killed at any point, the same
+command goes on; no ARC is removed before a WARC its proof names is in
+place. An ARC that is damaged, cut short or holds no ARC record is left as
+it is and named (exit status 1), and the job goes on with it as an ARC
+file. An ARC whose WARC name is taken is never overwritten: if that WARC
+proves to be its conversion it is adopted and the ARC retired, otherwise
+both stay and the ARC is named (exit status 1). The job then deduplicates
+the WARC files; the summary, stats.json and report.html say what was
+converted. Undo gives back WARC records: the conversion is not undone
+(see warcdedup undo). With --dry-run (or assess --convert-arc) nothing is
+converted: what conversion and deduplication would save together is
+estimated.
+
 With --cdx INDEX (repeatable) each index of the collection is brought up to
 date with the rewrite where it is, in the form it has: CDXJ or CDX, plain or
 gzip, or a ZipNum (name its .idx summary or its .cdx.gz blocks): its lines
@@ -149,6 +169,8 @@ joined cannot be removed until it is committed. See warcdedup index.`,
 			&cli.StringFlag{Name: "crawl", Usage: "with --index: the crawl's `NAME` (default: its directory's name)"},
 			&cli.StringSliceFlag{Name: "include", Usage: "with --index: only the crawl's files matching `GLOB` (path or base name; repeatable)"},
 			&cli.StringSliceFlag{Name: "exclude", Usage: "with --index: leave out the crawl's files matching `GLOB` (repeatable)"},
+			&cli.BoolFlag{Name: "convert-arc", Usage: "first convert each ARC file to WARC in place, proved record for record before the ARC is removed, then deduplicate the WARC files"},
+			&cli.StringFlag{Name: "keep-arc", Usage: "with --convert-arc: move each converted ARC file to `DIR` (its path below the collection kept) instead of removing it"},
 		),
 		Action: func(c *cli.Context) error {
 			opt, err := jobOptions(c)
@@ -156,12 +178,16 @@ joined cannot be removed until it is committed. See warcdedup index.`,
 				return err
 			}
 			opt.DryRun = c.Bool("dry-run")
+			opt.ConvertARC, opt.KeepARC = c.Bool("convert-arc"), c.String("keep-arc")
 			opt.HardLinks = c.Bool("hard-links")
 			opt.CDX = c.StringSlice("cdx")
 			if err := dedup.CheckIndexes(opt.CDX); err != nil {
 				return cmdutil.Usage("%v", err)
 			}
 			opt.Index, opt.Crawl = c.String("index"), c.String("crawl")
+			if opt.ConvertARC && opt.Index != "" {
+				return cmdutil.Usage("--convert-arc converts a collection, not a crawl of an index: convert the crawl first (warcdedup run --convert-arc on its own), then run it with --index")
+			}
 			opt.Include, opt.Exclude = c.StringSlice("include"), c.StringSlice("exclude")
 			if opt.Index == "" && (opt.Crawl != "" || len(opt.Include) > 0 || len(opt.Exclude) > 0) {
 				return cmdutil.Usage("--crawl, --include and --exclude name a crawl of an index: give --index DIR")
@@ -253,7 +279,18 @@ is written. Three ways, from the surest to the fastest:
 
 The summary goes to standard output, progress and why the exit status is
 not 0 to standard error; with --json the report's figures (those of its
-stats.json) go to standard output instead of the summary.`,
+stats.json) go to standard output instead of the summary.
+
+With --convert-arc (a legacy ARC archive), the dry run of run
+--convert-arc: nothing is converted, and the figures are those of the
+collection as converted to WARC, where the duplicates ARC files hold can
+become revisits. Each duplicate in an ARC file is converted in memory and
+its revisit built and measured as the run would write it; the WARC size
+of the other records is estimated from one in 16 converted. Under the
+replay policy a payload with copies in an ARC and in a WARC file is two
+originals in the estimate and one after the conversion: the estimate is
+low by those copies (with --policy payload it is the run's figure). Not
+with --sample or --cdx yet.`,
 		Flags: append(jobFlags(),
 			&cli.Float64Flag{Name: "sample", Usage: "estimate from a sample of `P` percent of the files, or of the payload digests (--sample-by)"},
 			&cli.StringFlag{Name: "sample-by", Value: "auto", Usage: "with --sample, draw `WHAT`: files (read P% of them), digests (hash every file, prove and measure P% of the payloads), or auto (files when the sample holds 30 or more)"},
@@ -262,6 +299,7 @@ stats.json) go to standard output instead of the summary.`,
 			&cli.BoolFlag{Name: "cdx", Usage: "the operands are CDX or CDXJ index files: assess from them alone"},
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "with --cdx, the indexes' `FORMAT`: auto (each line's), cdxj or cdx"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report's figures as JSON (those of stats.json) instead of the summary"},
+			&cli.BoolFlag{Name: "convert-arc", Usage: "estimate what converting the ARC files to WARC (run --convert-arc) and deduplicating save together; nothing is converted"},
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -271,12 +309,19 @@ stats.json) go to standard output instead of the summary.`,
 			if err != nil {
 				return err
 			}
+			opt.ConvertARC = c.Bool("convert-arc")
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			var res *assess.Result
 			switch {
 			case c.IsSet("sample") && c.Bool("cdx"):
 				return cmdutil.Usage("--sample reads WARC files and --cdx none: choose one (see --help)")
+			case opt.ConvertARC && c.Bool("cdx"):
+				return cmdutil.Usage("--convert-arc reads the ARC files, --cdx none: assess the collection with --convert-arc")
+			case opt.ConvertARC && c.IsSet("sample"):
+				// The sample estimators model ARC files as files whose
+				// duplicates stay; not yet as files converted first.
+				return cmdutil.Usage("--convert-arc estimates from every file (the dry run of run --convert-arc); --sample does not take it yet")
 			case c.Bool("cdx"):
 				format, ferr := cdx.ParseFormat(c.String("format"))
 				if ferr != nil {
@@ -344,14 +389,15 @@ func jobOptions(c *cli.Context) (dedup.Options, error) {
 		return dedup.Options{}, cmdutil.Usage("%v", err)
 	}
 	return dedup.Options{
-		Command:     commandLine(),
-		Collections: c.Args().Slice(),
-		WorkDir:     c.String("work-dir"),
-		Jobs:        c.Int("jobs"),
-		Algorithm:   algo,
-		Policy:      pol,
-		SortMemory:  c.String("sort-memory"),
-		Display:     progress.New(os.Stderr, "warcdedup", c.Bool("quiet")),
+		Command:        commandLine(),
+		Collections:    c.Args().Slice(),
+		WorkDir:        c.String("work-dir"),
+		Jobs:           c.Int("jobs"),
+		Algorithm:      algo,
+		Policy:         pol,
+		SortMemory:     c.String("sort-memory"),
+		Display:        progress.New(os.Stderr, "warcdedup", c.Bool("quiet")),
+		ConvertOptions: dedup.ConvertOptions{Software: "warcdedup " + cmdutil.Version},
 	}, nil
 }
 
@@ -422,7 +468,14 @@ The work directory is found beside the collection holding the first PATH
 has its work directory in the index (INDEX/work/CRAWL): give --index. A
 crawl committed to the index is refused: its responses are originals of
 later crawls at the offsets the index records; take it out first
-(warcdedup index remove), then undo it.`,
+(warcdedup index remove), then undo it.
+
+After run --convert-arc, undo gives back the WARC records the revisits
+replaced, in the WARC files: it does not convert back to ARC. The WARC
+holds every byte of every ARC record (each conversion was proved record
+for record), and an ARC rebuilt from it would not be the file retired;
+with --keep-arc the ARC files are in that directory, byte for byte, and
+the summary says which it is.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "work-dir", Usage: "the job's work directory `DIR` (default: beside the collection, COLLECTION.warcdedup)"},
 			&cli.StringFlag{Name: "index", Usage: "the crawl index `DIR` the crawl was run with: its work directory there"},
@@ -463,6 +516,11 @@ later crawls at the offsets the index records; take it out first
 					fmt.Fprintf(os.Stdout, "not finished: %s\n", stopped)
 				}
 				dedup.UndoSummary(os.Stdout, res)
+				if note, nerr := dedup.UndoConversionNote(res.WorkDir); nerr != nil {
+					fmt.Fprintf(os.Stderr, "warcdedup: %v\n", nerr)
+				} else if note != "" {
+					fmt.Fprintln(os.Stdout, note)
+				}
 			}
 			exitReasons(res.Exit, res.ExitReason)
 			if res.Exit != 0 {

@@ -1,0 +1,143 @@
+package dedup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"warcdedup/manifest"
+	"warcdedup/record"
+	"warcdedup/refs"
+	"warcdedup/rewritelog"
+	"warcdedup/workdir"
+)
+
+// undoCheckedFile keeps, in the work directory, the stamps of the files
+// the rewrite log never replaced that an undo found holding no revisit of
+// the form this toolchain writes (or unchanged since the job completed):
+// the next undo reads only those that changed since (the job's own stamps
+// are gone once an undo starts the job anew).
+const undoCheckedFile = "undo-checked.json"
+
+// unloggedRevisits finds, in the files named (escaped, present) that the
+// rewrite log never replaced, revisits in the form this toolchain writes
+// (refs.InWrittenForm), and names each file that holds some: a run the
+// log does not record wrote them (the work directory was restored from a
+// copy older than the last run, or is another's), and this undo did not
+// restore them, so it must not exit 0. Only files that changed since the
+// job last completed (stamps, as it recorded them; every file where it
+// recorded none) or since an undo last found it clean (undoCheckedFile)
+// are read: a file unchanged since holds what the runs the log records
+// left in it.
+func (u *undo) unloggedRevisits(ctx context.Context, written *rewritelog.Moves, files []string, stamps map[string]string) []string {
+	checked, _ := workdir.ReadJSON[map[string]string](u.wd.File(undoCheckedFile))
+	if checked == nil {
+		checked = map[string]string{}
+	}
+	defer func() {
+		if err := workdir.WriteJSON(u.wd.File(undoCheckedFile), checked); err != nil {
+			u.show.Note("warcdedup: warning: %v", err)
+		}
+	}()
+	loc := u.coll.locator()
+	type todo struct{ name, path, stamp string }
+	var read []todo
+	for _, f := range files {
+		name, err := manifest.UnescapeFile(f)
+		if err != nil || u.refused[f] {
+			continue
+		}
+		if _, versioned := written.Version(name); versioned || written.Lookup(name) != nil || written.Incomplete(name) != nil {
+			continue // the log names it: check judged it
+		}
+		local, err := loc.Resolve(f)
+		if err != nil {
+			continue
+		}
+		s, ok := fileStamp(local.Path())
+		if ok && (stamps[name] == s || checked[name] == s) {
+			checked[name] = s
+			continue
+		}
+		delete(checked, name) // until read again and found clean
+		read = append(read, todo{name, local.Path(), s})
+	}
+	if len(read) == 0 {
+		return nil
+	}
+	show := u.show.Start("unlogged", "files", int64(len(read)))
+	found := make([]string, len(read))
+	clean := make([]bool, len(read))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range u.jobs() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				n, first, err := countWrittenRevisits(read[i].path, read[i].name)
+				if n > 0 {
+					found[i] = fmt.Sprintf("%s: not restored: %d revisits in the form this toolchain writes (the first at offset %d) that the rewrite log does not name: a run it does not record wrote them (is the work directory a copy older than the last run, or another collection's?); warcdedup undo --all makes them whole records", read[i].name, n, first)
+				} else if err != nil {
+					u.show.Note("warcdedup: warning: %s: looking for revisits the log does not name: %v", read[i].name, err)
+				} else {
+					clean[i] = true
+				}
+				show.Add(1)
+			}
+		}()
+	}
+	for i := range read {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	var out []string
+	for i, f := range found {
+		if clean[i] && read[i].stamp != "" {
+			checked[read[i].name] = read[i].stamp
+		}
+		if f != "" {
+			out = append(out, f)
+			u.show.Print("warcdedup: error: %s", f)
+		}
+	}
+	show.Done(fmt.Sprintf("%d files read, %d with revisits the log does not name", len(read), len(out)))
+	return out
+}
+
+// countWrittenRevisits counts the revisits in the form this toolchain
+// writes in the file at path, and the offset of the first. A damaged file
+// is read as far as it can be; its error is returned with what was found.
+func countWrittenRevisits(path, name string) (n int, first int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	rd, err := record.NewReader(f, name)
+	if err != nil {
+		return 0, 0, err
+	}
+	for {
+		rec, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return n, first, nil
+		}
+		if err != nil {
+			return n, first, err
+		}
+		if rec.Type == "revisit" && refs.InWrittenForm(rec.Header) {
+			if n == 0 {
+				first = rec.Offset
+			}
+			n++
+		}
+	}
+}

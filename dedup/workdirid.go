@@ -1,0 +1,80 @@
+package dedup
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"warcdedup/manifest"
+	"warcdedup/rewritelog"
+	"warcdedup/workdir"
+)
+
+// hashedForIdentity bounds the files whose SHA-256 checkLogDescribes
+// reads, once the sizes of all agree: enough to tell another collection
+// from this one moved, without reading the collection twice.
+const hashedForIdentity = 4
+
+// checkLogDescribes refuses a work directory whose rewrite log is of
+// another collection's files (the job was on before, other directories):
+// the run would add its entries to a log whose earlier ones name, under
+// the same names, files it never wrote, and the undo would follow those
+// too, and the work directory's records would mix both collections. A
+// collection moved or renamed keeps its work directory: every file the log
+// last replaced that is here has the size the log gives it (and the
+// first few its SHA-256), and at least one is here.
+func (r *run) checkLogDescribes(before []string) error {
+	if len(before) == 0 || slices.Equal(before, r.opt.Collections) {
+		return nil
+	}
+	if fi, err := os.Stat(r.wd.File(workdir.LogFile)); err != nil || fi.Size() == 0 {
+		return nil // nothing written yet: nothing to mix
+	}
+	moves, err := rewritelog.LoadFile(r.wd.File(workdir.LogFile), time.Time{})
+	if err != nil {
+		return fmt.Errorf("the work directory %s was of the job on %s, and its rewrite log cannot be read to tell whether it describes %s: %w",
+			r.wd.Path, strings.Join(before, ", "), strings.Join(r.opt.Collections, ", "), err)
+	}
+	loc := r.coll.locator()
+	var logged, here, hashed int
+	for _, f := range moves.Files() {
+		fx, ok := moves.Version(f.Name)
+		if !ok || fx.NewSHA256 == "-" {
+			continue
+		}
+		logged++
+		local, err := loc.Resolve(manifest.EscapeFile(f.Name))
+		if err != nil {
+			continue
+		}
+		fi, err := os.Stat(local.Path())
+		if err != nil {
+			continue
+		}
+		here++
+		differs := ""
+		if fi.Size() != fx.NewSize {
+			differs = fmt.Sprintf("%d bytes, the log's last version of it %d", fi.Size(), fx.NewSize)
+		} else if hashed < hashedForIdentity {
+			hashed++
+			sum, err := sha256Of(local.Path())
+			if err != nil {
+				return err
+			}
+			if sum != fx.NewSHA256 {
+				differs = fmt.Sprintf("SHA-256 %s, the log's last version of it %s", sum, fx.NewSHA256)
+			}
+		}
+		if differs != "" {
+			return fmt.Errorf("the work directory %s is of the job on %s: its rewrite log names %s, which in %s is another file (%s); give this collection its own --work-dir",
+				r.wd.Path, strings.Join(before, ", "), f.Name, strings.Join(r.opt.Collections, ", "), differs)
+		}
+	}
+	if logged > 0 && here == 0 {
+		return fmt.Errorf("the work directory %s is of the job on %s: its rewrite log names %d files, none of them in %s; give this collection its own --work-dir",
+			r.wd.Path, strings.Join(before, ", "), logged, strings.Join(r.opt.Collections, ", "))
+	}
+	return nil
+}
