@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"sync"
 	"time"
 
 	"warcdedup/internal/progress"
 	"warcdedup/manifest"
-	"warcdedup/refs"
+	"warcdedup/originals"
 	"warcdedup/rewritelog"
 	"warcdedup/source"
 )
@@ -34,7 +33,7 @@ import (
 // again, until the log names the version (the host logs a replaced file
 // right after the rename) or VersionWait has passed.
 type remoteFiles struct {
-	local refs.Opener // the host's own files
+	local originals.Opener // the host's own files
 	http  *source.HTTP
 	files map[string]*remoteFile // by manifest field 1, the other hosts' files
 	wait  time.Duration
@@ -119,11 +118,10 @@ type hostLog struct {
 }
 
 // version is one replacement of a file: its size before and after, and
-// the records rewritten (old offsets, ascending; old lengths; the bytes
-// lost, cumulated, after each).
+// how its entries moved the records.
 type version struct {
 	oldSize, newSize int64
-	old, oldLen, cum []int64
+	block            rewritelog.Block
 }
 
 func newHostLog(name string, since int64) *hostLog {
@@ -141,26 +139,12 @@ func (l *hostLog) locate(file string, size0, offset int64) (size, at int64, err 
 	}
 	size, at = size0, offset
 	for _, v := range l.versions[file] {
-		if at, err = v.move(at); err != nil {
+		if at, err = v.block.Follow(at); err != nil {
 			return 0, 0, err
 		}
 		size = v.newSize
 	}
 	return size, at, nil
-}
-
-func (v *version) move(off int64) (int64, error) {
-	i := sort.Search(len(v.old), func(i int) bool { return v.old[i] >= off })
-	if i < len(v.old) && v.old[i] == off {
-		return 0, refs.ErrRewritten
-	}
-	if i > 0 && off < v.old[i-1]+v.oldLen[i-1] {
-		return 0, fmt.Errorf("offset %d is inside the record at %d that a run rewrote", off, v.old[i-1])
-	}
-	if i == 0 {
-		return off, nil
-	}
-	return off - v.cum[i-1], nil
 }
 
 // refresh takes in the whole blocks the log has gained: a "# file" line
@@ -190,7 +174,7 @@ func (l *hostLog) refresh() error {
 			return true
 		}
 		v := b.v
-		if v.oldSize-sum(v) != v.newSize {
+		if v.oldSize-v.block.Saved() != v.newSize {
 			return false
 		}
 		if !b.dry {
@@ -225,10 +209,7 @@ func (l *hostLog) refresh() error {
 			if b == nil || e.File != b.file {
 				return fmt.Errorf("%s: an entry of %s outside its file's block", l.name, e.File)
 			}
-			v := b.v
-			v.old = append(v.old, e.OldOffset)
-			v.oldLen = append(v.oldLen, e.OldLength)
-			v.cum = append(v.cum, sum(v)+e.OldLength-e.NewLength)
+			b.v.block.Add(&e)
 		default:
 			if b == nil {
 				used = end
@@ -246,12 +227,4 @@ type logBlock struct {
 	file string
 	dry  bool // a dry run's: it moves nothing
 	v    *version
-}
-
-// sum is what a version's entries change the file's size by.
-func sum(v *version) int64 {
-	if len(v.cum) == 0 {
-		return 0
-	}
-	return v.cum[len(v.cum)-1]
 }

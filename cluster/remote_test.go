@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"warcdedup/refs"
 	"warcdedup/rewritelog"
 	"warcdedup/source"
 )
@@ -73,7 +72,7 @@ func TestHostLog(t *testing.T) {
 		{"a whole block: the record moved", "# run 2026-01-01T00:00:00Z\n" + logBlockText(2), 0, 600, 650, 400, ""},
 		{"before the first rewritten record: not moved", "# run 2026-01-01T00:00:00Z\n" + logBlockText(2), 0, 100, 650, 100, ""},
 		{"after both", "# run 2026-01-01T00:00:00Z\n" + logBlockText(2), 0, 950, 650, 600, ""},
-		{"a record rewritten is no original", "# run 2026-01-01T00:00:00Z\n" + logBlockText(2), 0, 200, 0, 0, refs.ErrRewritten.Error()},
+		{"a record rewritten is no original", "# run 2026-01-01T00:00:00Z\n" + logBlockText(2), 0, 200, 0, 0, rewritelog.ErrRewritten.Error()},
 		{"inside a rewritten record", "# run 2026-01-01T00:00:00Z\n" + logBlockText(2), 0, 300, 0, 0, "inside the record at 200"},
 		{"a block half written is not taken", "# run 2026-01-01T00:00:00Z\n" + logBlockText(1), 0, 600, 1000, 600, ""},
 		{"a line half written is not taken", "# run 2026-01-01T00:00:00Z\n" + logBlockText(2)[:len(logBlockText(2))-5], 0, 600, 1000, 600, ""},

@@ -15,7 +15,7 @@ import (
 	"warcdedup/internal/progress"
 	"warcdedup/internal/tsv"
 	"warcdedup/manifest"
-	"warcdedup/refs"
+	"warcdedup/rewritelog"
 	"warcdedup/source"
 	"warcdedup/split"
 	"warcdedup/stage"
@@ -71,8 +71,8 @@ func (k *task) hashStage(inputs []warcsum.Input, manifestName, factsName string,
 func (k *task) hash(ctx context.Context) error {
 	h := k.host
 	// The host's log completed first from the journal a killed task left
-	// (see refs.Log), so that the listing is moved only by what follows.
-	logSize, err := refs.RecoverLog(k.wd.host(h, workdir.LogFile))
+	// (see rewritelog.Log), so that the listing is moved only by what follows.
+	logSize, err := rewritelog.Recover(k.wd.host(h, workdir.LogFile))
 	if err != nil {
 		return err
 	}

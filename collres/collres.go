@@ -14,7 +14,6 @@
 package collres
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -37,8 +36,10 @@ type Resolver struct {
 	// policy.Replay, the zero value, keeps apart records a replay tool
 	// would serve differently.
 	Policy policy.Policy
-	Jobs   int  // clusters resolved at once; 1 if < 1
-	Proc   bool // also number the copies: write the 10-field form
+	Jobs   int // clusters resolved at once; 1 if < 1
+	// Number also numbers the copies (warccollres -p, the paper's
+	// warcsumproc in the same pass): the 10-field form is written.
+	Number bool
 	// ClassMemory is the largest payload held in memory as a class; larger
 	// ones go to a temporary file. 8 MiB if 0.
 	ClassMemory int64
@@ -47,17 +48,12 @@ type Resolver struct {
 	Stale    func(error)
 	Warn     func(error)
 	Progress *Progress
-	// Kept, with Proc, names the records that must stay responses
+	// Kept, with Number, names the records that must stay responses
 	// whatever their date: the committed originals of a crawl index,
 	// merged into the manifest, which later runs never rewrite. Their
 	// lines take the URI and date their record spells (an index imported
 	// from CDX writes its own).
 	Kept func(l *manifest.Line) bool
-
-	// global pins what the revisit lines without a digest in the
-	// manifest's algorithm refer to. They sort before every digest, so
-	// dispatch has read them all before it hands out the first cluster.
-	global manifest.Pins
 }
 
 // Progress is updated while Run works.
@@ -79,9 +75,9 @@ type Stats struct {
 	// policy keeps apart (another status, type or encoding).
 	Split    int64
 	Stale    int64 // lines left out because their record no longer matches
-	Repeated int64 // with Proc: lines naming a record already listed
+	Repeated int64 // with Number: lines naming a record already listed
 	Revisits int64 // revisit lines passed through
-	Pinned   int64 // with Proc: responses kept because a revisit in the collection refers to them
+	Pinned   int64 // with Number: responses kept because a revisit in the collection refers to them
 }
 
 // Add adds o to s: the figures of runs over parts of a manifest, summed.
@@ -166,17 +162,21 @@ func (r *Resolver) Run(ctx context.Context, in *manifest.Reader, out io.Writer) 
 	// Each task's output is spooled; the spools of tasks written out are
 	// used again by later ones.
 	spools := spool.NewPool(spoolMemory, 4*jobs)
+	// The run's pins of the revisit lines without a digest in the
+	// manifest's algorithm: they sort before every digest, so dispatch
+	// has read them all before it hands out the first cluster.
+	global := new(manifest.Pins)
 	var readErr error
 	go func() {
 		defer q.Close()
-		readErr = r.dispatch(ctx, in, q, spools)
+		readErr = r.dispatch(ctx, in, q, spools, global)
 	}()
 	var wg sync.WaitGroup
 	for range jobs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := r.newWorker()
+			w := r.newWorker(global)
 			for t := range q.Work() {
 				t.err = w.run(ctx, t)
 				close(t.done)
@@ -212,8 +212,8 @@ func (r *Resolver) Run(ctx context.Context, in *manifest.Reader, out io.Writer) 
 // dispatch reads the manifest and hands out tasks in input order: a digest
 // with revisit lines or two or more responses is a group of its own; lines
 // that need no fetch are batched.
-func (r *Resolver) dispatch(ctx context.Context, in *manifest.Reader, q *ordered.Queue[*task], spools *spool.Pool) error {
-	d := dispatcher{r: r, ctx: ctx, q: q, spools: spools}
+func (r *Resolver) dispatch(ctx context.Context, in *manifest.Reader, q *ordered.Queue[*task], spools *spool.Pool, global *manifest.Pins) error {
+	d := dispatcher{r: r, ctx: ctx, q: q, spools: spools, global: global}
 	defer d.closeAll()
 	for {
 		l, err := in.Next()
@@ -239,6 +239,7 @@ type dispatcher struct {
 	ctx    context.Context
 	q      *ordered.Queue[*task]
 	spools *spool.Pool
+	global *manifest.Pins // the run's (see Run)
 	batch  *task          // open run of lines that need no fetch
 	group  *task          // open digest group
 	held   *manifest.Line // the digest's first response, alone so far
@@ -255,7 +256,7 @@ func (d *dispatcher) add(l manifest.Line) error {
 	switch {
 	case l.IsRevisit() && l.Digest == manifest.NoDigest:
 		// Pins for every cluster; all of them come before the first.
-		d.r.global.Add(&l)
+		d.global.Add(&l)
 		return d.toBatch(l)
 	case d.group != nil:
 		return d.send(d.group, l)
@@ -355,14 +356,15 @@ func (d *dispatcher) send(t *task, l manifest.Line) error {
 // worker resolves tasks; it keeps its buffers between them.
 type worker struct {
 	r       *Resolver
+	global  *manifest.Pins // the run's (see Run)
 	hashes  map[string]hash.Hash
 	buf     []byte
 	scratch []byte
 	rr      *record.Reader // reset onto each fetched record
 }
 
-func (r *Resolver) newWorker() *worker {
-	return &worker{r: r, hashes: map[string]hash.Hash{}}
+func (r *Resolver) newWorker(global *manifest.Pins) *worker {
+	return &worker{r: r, global: global, hashes: map[string]hash.Hash{}}
 }
 
 func (w *worker) emit(t *task, l *manifest.Line) error {
@@ -405,7 +407,7 @@ func (w *worker) run(ctx context.Context, t *task) error {
 // single gives the only response of its digest ext 0 (and copy 1).
 func (w *worker) single(l *manifest.Line) {
 	l.Ext, l.Fields = 0, 7
-	if w.r.Proc {
+	if w.r.Number {
 		var n manifest.Numberer
 		n.Number(l)
 	}
@@ -470,7 +472,7 @@ func (g *group) close() {
 	}
 }
 
-// resolve classifies l and writes it, numbered with Proc; a stale line is
+// resolve classifies l and writes it, numbered with Number; a stale line is
 // reported and left out.
 func (g *group) resolve(ctx context.Context, l manifest.Line) error {
 	w, st := g.w, &g.t.stats
@@ -487,7 +489,7 @@ func (g *group) resolve(ctx context.Context, l manifest.Line) error {
 		return err
 	}
 	l.Ext, l.Fields = ext, 7
-	if w.r.Proc {
+	if w.r.Number {
 		n := g.numberers[ext]
 		if n == nil {
 			n = &manifest.Numberer{Pinned: g.pinned, Kept: w.r.Kept}
@@ -506,7 +508,7 @@ func (g *group) resolve(ctx context.Context, l manifest.Line) error {
 }
 
 func (g *group) pinned(uri, date string) bool {
-	return g.pins.Has(uri, date) || g.w.r.global.Has(uri, date)
+	return g.pins.Has(uri, date) || g.w.global.Has(uri, date)
 }
 
 func (w *worker) hashFor(l *manifest.Line) hash.Hash {
@@ -602,8 +604,8 @@ func (w *worker) compare(ctx context.Context, l *manifest.Line, classes []*class
 	if err := p.finish(); err != nil {
 		return nil, "", err
 	}
-	if got := l.Algorithm().AppendFormat(nil, h.Sum(nil)); !bytes.Equal(got, []byte(l.Digest)) {
-		return nil, "", stale(l, fmt.Errorf("%w: it hashes to %s", ErrDigestMismatch, got))
+	if err := l.CheckDigest(h.Sum(nil)); err != nil {
+		return nil, "", stale(l, err)
 	}
 	return cmp, p.key, nil
 }

@@ -160,7 +160,7 @@ func TestCollisions(t *testing.T) {
 			if len(lines) != 5 || lines[0].Digest != lines[4].Digest {
 				t.Fatalf("want 5 lines sharing one %s digest, got %v", tt.algo, lines)
 			}
-			got, st, warnings := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Proc: true, Jobs: 2}, lines)
+			got, st, warnings := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Number: true, Jobs: 2}, lines)
 			m := byURI(got)
 			want := map[string][3]any{ // ext, copy, refuri
 				"http://a/x":       {0, 1, "-"},
@@ -218,7 +218,7 @@ func TestPins(t *testing.T) {
 					warctest.Response("http://p/3", "2021-01-03T00:00:00Z", body) + revisit(tt.header)),
 			}.write(t)
 			lines := hashDir(t, dir, digest.SHA1)
-			got, st, warnings := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Proc: true}, lines)
+			got, st, warnings := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Number: true}, lines)
 			if len(warnings) != 0 {
 				t.Fatalf("warnings %v", warnings)
 			}
@@ -245,7 +245,7 @@ func TestPins(t *testing.T) {
 	}
 	t.Run("one response and revisit lines: nothing fetched", func(t *testing.T) {
 		dir := collection{"a.warc": []byte(warctest.Response("http://p/2", "2021-01-02T00:00:00Z", body) + revisit(sha1Body))}.write(t)
-		got, st, _ := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Proc: true}, hashDir(t, dir, digest.SHA1))
+		got, st, _ := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Number: true}, hashDir(t, dir, digest.SHA1))
 		if st.Fetched != 0 || len(got) != 2 || byURI(got)["http://p/2"].Copy != 1 {
 			t.Errorf("stats %+v, lines %v: want the response kept unfetched and the revisit line", st, got)
 		}
@@ -283,7 +283,7 @@ func TestPolicies(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.policy.String(), func(t *testing.T) {
-			got, _, _ := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Proc: true, Policy: tt.policy}, lines)
+			got, _, _ := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Number: true, Policy: tt.policy}, lines)
 			for _, l := range got {
 				day := l.Date[8:10]
 				ref := "-"
@@ -317,7 +317,7 @@ func TestStale(t *testing.T) {
 			data, _ := os.ReadFile(p)
 			os.WriteFile(p, bytes.Replace(data, []byte("payload"), []byte("PAYLOAD"), 1), 0o644)
 			return lines
-		}, ErrDigestMismatch},
+		}, manifest.ErrDigestMismatch},
 		{"file truncated", func(t *testing.T, dir string, lines []manifest.Line) []manifest.Line {
 			p := filepath.Join(dir, "one.warc")
 			data, _ := os.ReadFile(p)
@@ -335,7 +335,7 @@ func TestStale(t *testing.T) {
 				}
 			}
 			return lines
-		}, ErrNotARecord},
+		}, manifest.ErrNotARecord},
 		{"length longer than the record", func(t *testing.T, dir string, lines []manifest.Line) []manifest.Line {
 			os.WriteFile(filepath.Join(dir, "one.warc"), []byte(first+first), 0o644)
 			for i := range lines {
@@ -344,7 +344,7 @@ func TestStale(t *testing.T) {
 				}
 			}
 			return lines
-		}, ErrNotARecord},
+		}, manifest.ErrNotARecord},
 		{"URI of the line differs", func(t *testing.T, dir string, lines []manifest.Line) []manifest.Line {
 			for i := range lines {
 				if lines[i].File == "one.warc" {
@@ -352,7 +352,7 @@ func TestStale(t *testing.T) {
 				}
 			}
 			return lines
-		}, ErrFieldsChanged},
+		}, manifest.ErrFieldsChanged},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -363,7 +363,7 @@ func TestStale(t *testing.T) {
 			}.write(t)
 			lines := tt.damage(t, dir, hashDir(t, dir, digest.SHA1))
 			sortByOrder(lines, manifest.ByDigest)
-			got, st, warnings := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Proc: true}, lines)
+			got, st, warnings := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Number: true}, lines)
 			if st.Stale != 1 || len(got) != 2 {
 				t.Fatalf("stale %d, %d lines out; want 1 stale and 2 lines", st.Stale, len(got))
 			}
@@ -438,7 +438,7 @@ func TestLargeClassesSpill(t *testing.T) {
 	lines := hashDir(t, dir, digest.SHA1)
 	var want []byte
 	for _, c := range []struct{ jobs, memory int }{{1, 0}, {4, 0}, {2, 100}, {3, 1}} {
-		got, st, warnings := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Proc: true, Jobs: c.jobs, ClassMemory: int64(c.memory)}, lines)
+		got, st, warnings := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Number: true, Jobs: c.jobs, ClassMemory: int64(c.memory)}, lines)
 		if len(warnings) != 0 || st.Stale != 0 || st.Clusters != 3 || len(got) != 30 {
 			t.Fatalf("jobs %d memory %d: stats %+v warnings %v", c.jobs, c.memory, st, warnings)
 		}

@@ -20,8 +20,10 @@ type Opener interface {
 // StaleError is a manifest line that no longer describes its record: the
 // file is missing or changed, the offset does not start a record of the
 // stated length, the record is not a response with the line's URI and date,
-// or its payload does not hash to the line's digest. A stale line is left
-// out of the output: it never becomes an original or a duplicate.
+// or its payload does not hash to the line's digest (the reasons of package
+// manifest: manifest.ErrNotARecord and the others, which it wraps). A stale
+// line is left out of the output: it never becomes an original or a
+// duplicate.
 type StaleError struct {
 	File   string
 	Offset int64
@@ -32,14 +34,6 @@ func (e *StaleError) Error() string {
 	return fmt.Sprintf("%s: offset %d: stale manifest line: %v", e.File, e.Offset, e.Err)
 }
 func (e *StaleError) Unwrap() error { return e.Err }
-
-// The reasons a line is stale, wrapped in a *StaleError.
-var (
-	ErrNotARecord     = errors.New("the bytes at offset/length are not one whole record")
-	ErrNotResponse    = errors.New("the record is not an HTTP response")
-	ErrFieldsChanged  = errors.New("the record's URI or date differ from the line's")
-	ErrDigestMismatch = errors.New("the payload does not hash to the line's digest")
-)
 
 // payload is the payload of a fetched record, checked against its line
 // while it is read.
@@ -90,27 +84,11 @@ func (p *payload) start() error {
 	}
 	p.rr = rr
 	rr.SetBase(l.Offset)
-	rec, err := rr.Next()
+	rec, head, err := l.ReadRecord(rr, manifest.Expect{Adopt: p.adopt})
 	if err != nil {
-		return stale(l, fmt.Errorf("%w: %v", ErrNotARecord, err))
+		return stale(l, err)
 	}
 	p.rec = rec
-	if rec.Type != "response" {
-		return stale(l, fmt.Errorf("%w: it is a %q record", ErrNotResponse, rec.Type))
-	}
-	if uri, date := manifest.URIField(rec), manifest.DateField(rec); uri != l.URI || date != l.Date {
-		if !p.adopt {
-			return stale(l, fmt.Errorf("%w: record has %s %s", ErrFieldsChanged, uri, date))
-		}
-		l.URI, l.Date = uri, date
-	}
-	head, err := rr.ReadHTTPHead()
-	if err != nil {
-		return stale(l, fmt.Errorf("%w: %v", ErrNotARecord, err))
-	}
-	if head.Status == 0 || !head.Complete {
-		return stale(l, ErrNotResponse)
-	}
 	p.key = p.policy.Key(rec, head)
 	return nil
 }
@@ -120,7 +98,7 @@ func (p *payload) WriteTo(w io.Writer) (int64, error) {
 	n, err := p.rr.WriteTo(w)
 	var damage *record.Error
 	if errors.As(err, &damage) {
-		err = stale(p.line, fmt.Errorf("%w: %v", ErrNotARecord, err))
+		err = stale(p.line, fmt.Errorf("%w: %v", manifest.ErrNotARecord, err))
 	}
 	return n, err
 }
@@ -129,23 +107,8 @@ func (p *payload) WriteTo(w io.Writer) (int64, error) {
 // nothing after it, and closes the fetch.
 func (p *payload) finish() error {
 	defer p.body.Close()
-	l := p.line
-	if err := p.rr.Finish(); err != nil {
-		return stale(l, fmt.Errorf("%w: %v", ErrNotARecord, err))
-	}
-	// The record must start at the line's offset, not after line ends
-	// there, and take exactly the line's length.
-	if p.rec.Offset != 0 || p.rec.Length != l.Length {
-		return stale(l, fmt.Errorf("%w: a %d-byte record at byte %d of the %d bytes named", ErrNotARecord, p.rec.Length, p.rec.Offset, l.Length))
-	}
-	// Finish set the record's length; it must be the line's, with nothing
-	// after it in the bytes fetched.
-	if rec, err := p.rr.Next(); err != io.EOF {
-		what := fmt.Sprint(err)
-		if err == nil {
-			what = fmt.Sprintf("another record at byte %d", rec.Offset)
-		}
-		return stale(l, fmt.Errorf("%w: %s follows the record", ErrNotARecord, what))
+	if err := p.line.CheckEnd(p.rr, p.rec, true); err != nil {
+		return stale(p.line, err)
 	}
 	return nil
 }

@@ -50,7 +50,7 @@ func fastHTTP() *source.HTTP {
 // a redirect, and through a locations file) resolve exactly as from disk.
 func TestHTTPSources(t *testing.T) {
 	dir, lines := httpCollection(t)
-	want, st, warnings := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Proc: true, Jobs: 2}, lines)
+	want, st, warnings := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Number: true, Jobs: 2}, lines)
 	if st.Stale != 0 || len(warnings) != 0 || st.Clusters != 4 {
 		t.Fatalf("local run: %+v %v", st, warnings)
 	}
@@ -69,7 +69,7 @@ func TestHTTPSources(t *testing.T) {
 		"nginx locations file": {Locations: locs, HTTP: fastHTTP()},
 	} {
 		t.Run(name, func(t *testing.T) {
-			got, st, warnings := resolve(t, Resolver{Source: loc, Proc: true, Jobs: 4}, lines)
+			got, st, warnings := resolve(t, Resolver{Source: loc, Number: true, Jobs: 4}, lines)
 			if len(warnings) != 0 || !bytes.Equal(format(got), format(want)) {
 				t.Errorf("stats %+v warnings %v: output differs from the local run", st, warnings)
 			}
@@ -82,7 +82,7 @@ func TestHTTPSources(t *testing.T) {
 // retries and resumption.
 func TestHTTPFaults(t *testing.T) {
 	dir, lines := httpCollection(t)
-	want, _, _ := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Proc: true}, lines)
+	want, _, _ := resolve(t, Resolver{Source: &source.Locator{Roots: []string{dir}}, Number: true}, lines)
 	files := http.StripPrefix("/warcs/", http.FileServer(http.Dir(dir)))
 	var mu sync.Mutex
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -113,7 +113,7 @@ func TestHTTPFaults(t *testing.T) {
 	defer srv.Close()
 	h := fastHTTP()
 	h.Retries = 20
-	got, st, warnings := resolve(t, Resolver{Source: &source.Locator{URLTemplate: srv.URL + "/front/{file}", HTTP: h}, Proc: true, Jobs: 3}, lines)
+	got, st, warnings := resolve(t, Resolver{Source: &source.Locator{URLTemplate: srv.URL + "/front/{file}", HTTP: h}, Number: true, Jobs: 3}, lines)
 	if len(warnings) != 0 || !bytes.Equal(format(got), format(want)) {
 		t.Errorf("stats %+v warnings %v: output differs from the local run", st, warnings)
 	}

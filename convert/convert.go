@@ -92,7 +92,7 @@ const blockMemory = 8 << 20
 type converter struct {
 	opt     Options
 	out     io.Writer
-	zw      *gzip.Writer
+	zw      *gzmulti.Writer // nil for a plain WARC
 	hdr     bytes.Buffer
 	block   bytes.Buffer
 	tmp     *os.File
@@ -125,7 +125,7 @@ func Convert(src io.Reader, srcName, outName string, dst io.Writer, opt Options)
 	}
 	c := &converter{opt: opt, out: dst, srcName: srcName, outName: outName, blockSum: sha1.New(), paySum: sha1.New()}
 	if !opt.Plain {
-		c.zw, _ = gzip.NewWriterLevel(dst, gzip.DefaultCompression)
+		c.zw = gzmulti.NewWriter(dst, gzip.DefaultCompression)
 	}
 	defer c.closeTmp()
 	var st Stats
@@ -408,7 +408,6 @@ func (c *converter) field(name, value string) {
 func (c *converter) emit(block io.Reader) error {
 	var w io.Writer = c.out
 	if c.zw != nil {
-		c.zw.Reset(c.out)
 		w = c.zw
 	}
 	if _, err := io.WriteString(w, "WARC/"+c.opt.Version+"\r\n"); err != nil {
@@ -427,7 +426,8 @@ func (c *converter) emit(block io.Reader) error {
 		return err
 	}
 	if c.zw != nil {
-		return c.zw.Close()
+		_, err := c.zw.CloseMember()
+		return err
 	}
 	return nil
 }

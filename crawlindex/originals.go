@@ -178,7 +178,7 @@ func (f *Finder) Close() error {
 }
 
 // Tables are the Finder's tables, every run's, for what searches them
-// all (refs.NewOriginals).
+// all (originals.New).
 func (f *Finder) Tables() []*manifest.Table {
 	var out []*manifest.Table
 	for _, key := range slices.Sorted(maps.Keys(f.tables)) {

@@ -291,7 +291,7 @@ func (r *run) joinOnce(ctx context.Context) (string, error) {
 }
 
 // logFiles are the files whose change tells that the job rewrote files:
-// its rewrite log and the log's journal (refs.Log's LOG.pending).
+// its rewrite log and the log's journal (rewritelog.Log's LOG.pending).
 func (r *run) logFiles() []string {
 	return []string{r.wd.File(workdir.LogFile), r.wd.File(workdir.LogFile) + ".pending"}
 }

@@ -16,7 +16,8 @@ import (
 	"warcdedup/digest"
 	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
-	"warcdedup/refs"
+	"warcdedup/originals"
+	"warcdedup/restore"
 	"warcdedup/rewritelog"
 	"warcdedup/source"
 	"warcdedup/warcsum"
@@ -26,7 +27,7 @@ import (
 // restoreDependents makes the crawls that need a crawl being removed
 // independent of it: each of their revisits that refers to one of its
 // records is re-pointed to another committed copy of the payload, or made
-// the whole record again from the crawl being removed (refs.Restorer), and
+// the whole record again from the crawl being removed (restore.Restorer), and
 // their originals and figures in the index are made anew.
 type restoreDependents struct {
 	ix   *crawlindex.Index
@@ -199,7 +200,7 @@ func (r *restoreDependents) runOne(ctx context.Context, d *crawlindex.Crawl, res
 	if err := os.MkdirAll(filepath.Dir(logName), 0o755); err != nil {
 		return err
 	}
-	log, err := refs.OpenLog(logName)
+	log, err := rewritelog.Open(logName)
 	if err != nil {
 		return err
 	}
@@ -207,7 +208,7 @@ func (r *restoreDependents) runOne(ctx context.Context, d *crawlindex.Crawl, res
 	from := log.Size()
 	log.Since(from) // the index's offsets are those of the files now
 	loc := r.locator()
-	originals, err := refs.NewOriginals(loc, log, r.finder.Tables()...)
+	originals, err := originals.New(loc, r.finder.Tables()...)
 	if err != nil {
 		return err
 	}
@@ -220,7 +221,7 @@ func (r *restoreDependents) runOne(ctx context.Context, d *crawlindex.Crawl, res
 		files = append(files, d.Name+"/"+manifest.EscapeFile(f.Name))
 	}
 	ch := &dependentChange{repointed: map[string]int64{}, repointedFiles: map[string]map[string]bool{}}
-	rs := refs.Restorer{Prefixes: loc.Prefixes, Captures: r.goneCaptures, Originals: originals, All: true, Only: r.isGone,
+	rs := restore.Restorer{Prefixes: loc.Prefixes, Captures: r.goneCaptures, Originals: originals, All: true, Only: r.isGone,
 		Retarget: r.alternative, Jobs: max(r.opt.Jobs, 1),
 		Refused: func(err error) {
 			if r.opt.Display != nil {

@@ -20,6 +20,7 @@ import (
 	"warcdedup/policy"
 	"warcdedup/refs"
 	"warcdedup/report"
+	"warcdedup/rewritelog"
 	"warcdedup/source"
 	"warcdedup/stage"
 	"warcdedup/verify"
@@ -589,7 +590,7 @@ func (r *run) hash(ctx context.Context) (string, error) {
 	// A run or undo killed between renaming a file and logging it left
 	// the entries in the log's journal: the log is completed first, so
 	// that the listing made now is moved only by what follows it.
-	size, err := refs.RecoverLog(r.wd.File(workdir.LogFile))
+	size, err := rewritelog.Recover(r.wd.File(workdir.LogFile))
 	if err != nil {
 		return "", err
 	}

@@ -13,10 +13,12 @@ import (
 
 	"warcdedup/crawlindex"
 	"warcdedup/digest"
+	"warcdedup/inplace"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
-	"warcdedup/refs"
+	"warcdedup/originals"
+	"warcdedup/restore"
 	"warcdedup/rewritelog"
 	"warcdedup/stage"
 	"warcdedup/wacz"
@@ -53,7 +55,7 @@ type UndoResult struct {
 	Collections []string
 	Crawl       string // the crawl of an index undone, if one
 	Files       int    // files with revisits to restore
-	Stats       refs.RestoreStats
+	Stats       restore.Stats
 	Took        time.Duration
 	NothingToDo bool     // no revisit of this toolchain's left in those files
 	Refused     []string // files left untouched, and why
@@ -92,7 +94,7 @@ type UndoResult struct {
 }
 
 // Undo turns the revisits this toolchain wrote in the files named back into
-// the records they replaced (refs.Restorer), in place, and then checks that
+// the records they replaced (restore.Restorer), in place, and then checks that
 // they are. It first completes the rewrite log from the journal a killed
 // run or undo left; it hashes the collection as it is now (known files
 // from the cache), sorts that manifest on URI and date to find each
@@ -142,7 +144,7 @@ type undo struct {
 	// restoreFrom is the log's size when the restore began, -1 before.
 	restoreFrom int64
 	// restored are the files this undo replaced, and how.
-	restored map[string]refs.RestoredFile
+	restored map[string]restore.RestoredFile
 	// stamps are the files' stamps when the job last completed, as its
 	// state recorded them before this undo (nil for none).
 	stamps map[string]string
@@ -176,7 +178,7 @@ func openUndo(opt UndoOptions) (*undo, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	u := &undo{opt: opt, wd: wd, refused: map[string]bool{}, restoreFrom: -1, restored: map[string]refs.RestoredFile{}}
+	u := &undo{opt: opt, wd: wd, refused: map[string]bool{}, restoreFrom: -1, restored: map[string]restore.RestoredFile{}}
 	files, err := u.open()
 	if err != nil {
 		u.close()
@@ -274,7 +276,7 @@ func (u *undo) restoreLogged(ctx context.Context, files []string) (from int64, t
 	// The log first: a run or undo killed between renaming a file and
 	// logging it left the entries in the journal, which opening the log
 	// adds. Only then does the log say which revisits are left.
-	log, err := refs.OpenLog(u.wd.File(workdir.LogFile))
+	log, err := rewritelog.Open(u.wd.File(workdir.LogFile))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -283,7 +285,7 @@ func (u *undo) restoreLogged(ctx context.Context, files []string) (from int64, t
 	if err != nil {
 		return 0, nil, fmt.Errorf("the rewrite log says which revisits this toolchain wrote: %w", err)
 	}
-	logged, err := refs.Files(written)
+	logged, err := restore.Files(written)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -353,7 +355,7 @@ func (u *undo) exitReasons() {
 
 // restore restores the revisits of the files todo: it lists the
 // collection as it is now, to find each revisit's original, and restores.
-func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.Moves, log *refs.Log) error {
+func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.Moves, log *rewritelog.Log) error {
 	u.show.Note("warcdedup: undoing the deduplication of %d files of %s, work directory %s", len(todo), strings.Join(u.coll.roots, ", "), u.wd.Path)
 	log.Since(log.Size()) // the listing is of the files as they are now
 	byCapture, byDigest, err := u.listNow(ctx)
@@ -379,24 +381,24 @@ func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.M
 	if err != nil {
 		return err
 	}
-	originals, err := refs.NewOriginals(wz.opener(u, loc), log, tables...)
+	originals, err := originals.New(wz.opener(u, loc), tables...)
 	if err != nil {
 		return err
 	}
 	show := u.show.Start("restore", "bytes", u.coll.size(todo))
-	var prog refs.Progress
-	r := refs.Restorer{Roots: loc.Roots, Prefixes: loc.Prefixes, Locations: wz.locations(), Captures: captures, Originals: originals, Written: written, All: u.opt.All,
+	var prog restore.Progress
+	r := restore.Restorer{Roots: loc.Roots, Prefixes: loc.Prefixes, Locations: wz.locations(), Captures: captures, Originals: originals, Written: written, All: u.opt.All,
 		HardLinks: u.opt.HardLinks, Jobs: u.jobs(), Progress: &prog,
 		Refused: func(err error) {
 			u.res.Refused = append(u.res.Refused, err.Error())
-			var re *refs.RefusedError
+			var re *inplace.RefusedError
 			if errors.As(err, &re) {
 				u.refused[re.File] = true
 			}
 			u.show.Print("warcdedup: error: %v", err)
 		},
 		Warn: func(err error) { u.show.Note("warcdedup: warning: %v", err) },
-		Restored: func(f refs.RestoredFile) {
+		Restored: func(f restore.RestoredFile) {
 			u.restored[f.File] = f
 			if m := f.Members; m.Rebuilt+m.Recompressed() > 0 {
 				u.show.Log("undo: %s: restored; gzip members: %d rebuilt bit for bit, %d compressed afresh%s", f.File, m.Rebuilt, m.Recompressed(), parenthesized(m.Reasons()))
@@ -479,14 +481,14 @@ func (u *undo) joinIndex(ctx context.Context) error {
 }
 
 // check reads again every file named that the log names (see
-// refs.CheckRestored), from the log as the undo left it.
+// restore.CheckRestored), from the log as the undo left it.
 func (u *undo) check(ctx context.Context, files []string) error {
 	moves, err := rewritelog.LoadFile(u.wd.File(workdir.LogFile), time.Time{})
 	if err != nil {
 		return err
 	}
 	show := u.show.Start("check", "files", int64(len(files)))
-	problems, st, err := refs.CheckRestored(ctx, moves, u.coll.locator(), notMembers(files), u.jobs())
+	problems, st, err := restore.CheckRestored(ctx, moves, u.coll.locator(), notMembers(files), u.jobs())
 	show.Done(fmt.Sprintf("%s files the log names read again, %s", progress.Count(st.Files), progress.Bytes(st.Bytes)))
 	if err != nil {
 		return err
@@ -508,10 +510,10 @@ func (u *undo) check(ctx context.Context, files []string) error {
 }
 
 // verdict reports whether a restored file is, bit for bit, the file before
-// the runs undone (refs.Verdict), and if not, why: in the run log for
+// the runs undone (restore.Verdict), and if not, why: in the run log for
 // every file, in the result (and so on the terminal) for the first ten
 // that are not.
-func (u *undo) verdict(v *refs.Verdict) {
+func (u *undo) verdict(v *restore.Verdict) {
 	name, _ := manifest.UnescapeFile(v.File)
 	if v.Exact {
 		u.res.BitExact++

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"warcdedup/crawlindex"
-	"warcdedup/refs"
+	"warcdedup/restore"
 	"warcdedup/rewritelog"
 	"warcdedup/workdir"
 )
@@ -26,7 +26,7 @@ func (u *undo) letGoOfJoin() {
 	if err != nil {
 		return
 	}
-	left, err := refs.Files(written)
+	left, err := restore.Files(written)
 	if err != nil {
 		return
 	}

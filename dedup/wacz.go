@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"warcdedup/refs"
+	"warcdedup/originals"
 	"warcdedup/rewritelog"
 	"warcdedup/stage"
 	"warcdedup/wacz"
@@ -142,7 +142,7 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 
 // opener reads records of WACZ members where they are, and every other
 // record through next.
-func (w *waczPackages) opener(next refs.Opener) refs.Opener {
+func (w *waczPackages) opener(next originals.Opener) originals.Opener {
 	if len(w.members) == 0 {
 		return next
 	}
@@ -212,7 +212,7 @@ func recoverPackages(wd *workdir.Dir, roots []string, show messages) error {
 		return err
 	}
 	// The log first completed from its journal, as a run opens it.
-	log, err := refs.OpenLog(wd.File(workdir.LogFile))
+	log, err := rewritelog.Open(wd.File(workdir.LogFile))
 	if err != nil {
 		return err
 	}

@@ -9,8 +9,10 @@ import (
 	"os"
 	"time"
 
+	"warcdedup/inplace"
 	"warcdedup/manifest"
-	"warcdedup/refs"
+	"warcdedup/originals"
+	"warcdedup/restore"
 	"warcdedup/rewritelog"
 	"warcdedup/stage"
 	"warcdedup/wacz"
@@ -75,7 +77,7 @@ func (u *undo) stageWACZ(ctx context.Context, todo []string) (*waczUndo, error) 
 
 // opener reads records of members where they are now (their staged copy,
 // or their package), every other one through loc.
-func (wu *waczUndo) opener(u *undo, loc refs.Opener) refs.Opener {
+func (wu *waczUndo) opener(u *undo, loc originals.Opener) originals.Opener {
 	if wu == nil {
 		return loc
 	}
@@ -125,7 +127,7 @@ func (u *undo) finishWACZ(ctx context.Context, wu *waczUndo, todo []string) erro
 	return err
 }
 
-// checkMember is refs.CheckRestored of a restored member, read from its
+// checkMember is restore.CheckRestored of a restored member, read from its
 // staged copy (what its package is then written around).
 func (u *undo) checkMember(moves *rewritelog.Moves, field, name, staged string) error {
 	fx, versioned := moves.Version(name)
@@ -151,17 +153,17 @@ func (u *undo) checkMember(moves *rewritelog.Moves, field, name, staged string) 
 	u.res.Checked++
 	u.res.CheckedBytes += size
 	if size != fx.NewSize || sum != fx.NewSHA256 {
-		return fmt.Errorf("%w (%d bytes, SHA-256 %s): it has %d bytes, SHA-256 %s", refs.ErrNotLogged, fx.NewSize, fx.NewSHA256, size, sum)
+		return fmt.Errorf("%w (%d bytes, SHA-256 %s): it has %d bytes, SHA-256 %s", inplace.ErrNotLogged, fx.NewSize, fx.NewSHA256, size, sum)
 	}
 	if d, ok := moves.Undone(name); ok {
-		u.verdict(&refs.Verdict{File: field, Before: d.Before, SHA256: sum, Exact: sum == d.Before.OldSHA256 && size == d.Before.OldSize,
+		u.verdict(&restore.Verdict{File: field, Before: d.Before, SHA256: sum, Exact: sum == d.Before.OldSHA256 && size == d.Before.OldSize,
 			Unbroken: d.Unbroken, Restores: d.Restores})
 	}
 	return nil
 }
 
 // notMembers are the files of names (field 1) that are no WACZ member:
-// those refs.CheckRestored reads (finishWACZ checked the members).
+// those restore.CheckRestored reads (finishWACZ checked the members).
 func notMembers(names []string) []string {
 	var out []string
 	for _, n := range names {

@@ -19,7 +19,7 @@ import (
 
 	"warcdedup/gzmember"
 	"warcdedup/gzmulti"
-	"warcdedup/refs"
+	"warcdedup/restore"
 	"warcdedup/rewritelog"
 )
 
@@ -131,7 +131,7 @@ type undoReport struct {
 	BitExact, BytesDiffer, Recompressed int64
 	Differ, Unexplained                 []string
 	Stats                               struct {
-		Members refs.MemberStats
+		Members restore.MemberStats
 	}
 	verdicts map[string]string // file -> the run log's verdict
 }

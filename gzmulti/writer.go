@@ -8,7 +8,9 @@ import (
 )
 
 // Writer writes a multi-member gzip file one member at a time and tells
-// where each member landed, so that a rewritten file can be indexed.
+// where each member landed, so that a rewritten file can be indexed: the
+// one writer of gzip members of the toolchain (a revisit's member, a
+// restored record's, a recompressed or converted file's records).
 type Writer struct {
 	dst   countingWriter
 	zw    *gzip.Writer
@@ -32,6 +34,14 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // and the other levels of compress/gzip).
 func NewWriter(w io.Writer, level int) *Writer {
 	return &Writer{dst: countingWriter{w: w}, level: level}
+}
+
+// Reset makes w write to dst from now on, as a new Writer at the same
+// level (its offsets from 0), keeping its compressor: what a writer of
+// members to many places (one revisit at a time) reuses.
+func (w *Writer) Reset(dst io.Writer) {
+	w.dst = countingWriter{w: dst}
+	w.open, w.start = false, 0
 }
 
 // Offset is the number of bytes written to the underlying writer so far, the

@@ -211,3 +211,37 @@ func TestWriterErrors(t *testing.T) {
 type failWriter struct{ err error }
 
 func (f failWriter) Write([]byte) (int, error) { return 0, f.err }
+
+// TestWriterReset proves that a Writer reset onto another destination
+// writes whole members there, its offsets counted from 0, whatever it was
+// doing before (a member left open is dropped).
+func TestWriterReset(t *testing.T) {
+	var first, second bytes.Buffer
+	w := NewWriter(&first, gzip.DefaultCompression)
+	if _, err := w.Write(textPayload(1, 1000)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.CloseMember(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(textPayload(2, 1000)); err != nil { // left open
+		t.Fatal(err)
+	}
+	w.Reset(&second)
+	if w.Offset() != 0 {
+		t.Errorf("Offset() = %d after Reset, want 0", w.Offset())
+	}
+	payload := textPayload(3, 5000)
+	if _, err := w.Write(payload); err != nil {
+		t.Fatal(err)
+	}
+	m, err := w.CloseMember()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m != (Member{Offset: 0, Length: int64(second.Len())}) {
+		t.Errorf("member %+v, %d bytes written", m, second.Len())
+	}
+	_, steps := readFile(t, second.Bytes(), "reset.warc.gz", 1<<15)
+	checkSteps(t, steps, []want{{off: 0, length: int64(second.Len()), payload: payload}})
+}

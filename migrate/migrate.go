@@ -69,6 +69,7 @@ import (
 	"warcdedup/atomicfile"
 	"warcdedup/convert"
 	"warcdedup/convmap"
+	"warcdedup/inplace"
 	"warcdedup/verify"
 	"warcdedup/warcsum"
 )
@@ -356,7 +357,7 @@ func (f *file) convert(ctx context.Context, o Outcome) Outcome {
 	}
 	tmpName := tmp.Name()
 	defer os.Remove(tmpName) // after the link, or on failure
-	if err := sameOwnerAndMode(tmp, f.arcPath); err != nil {
+	if err := f.shareAttributes(tmp); err != nil {
 		tmp.Close()
 		o.Status, o.Reason = Failed, err.Error()
 		return o
@@ -401,20 +402,12 @@ func (f *file) convert(ctx context.Context, o Outcome) Outcome {
 	}
 	f.hook("proved")
 	// Link, not rename: a file that took the name meanwhile is kept.
-	if err := os.Link(tmpName, f.warcPath); err != nil {
+	if err := inplace.Link(tmpName, f.warcPath); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			o.Status, o.Reason = Refused, fmt.Sprintf("%s appeared while it was converted: not overwritten", f.warcName)
 		} else {
 			o.Status, o.Reason = Failed, err.Error()
 		}
-		return o
-	}
-	if err := os.Remove(tmpName); err != nil {
-		o.Status, o.Reason = Failed, err.Error()
-		return o
-	}
-	if err := atomicfile.SyncDir(filepath.Dir(f.warcPath)); err != nil {
-		o.Status, o.Reason = Failed, err.Error()
 		return o
 	}
 	f.hook("linked")
@@ -606,23 +599,38 @@ func (f *file) keep() error {
 	return atomicfile.SyncDir(filepath.Dir(dst))
 }
 
-// copyChecked copies src to dst atomically and checks the copy's SHA-256.
+// copyChecked copies src to dst, with its attributes, and checks the
+// copy's SHA-256: written beside dst, synced, and linked to its name, so
+// that a file that took the name meanwhile is never overwritten.
 func copyChecked(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := atomicfile.Create(dst, 0o644)
+	out, err := os.CreateTemp(filepath.Dir(dst), atomicfile.TempPrefix+filepath.Base(dst)+"-*")
 	if err != nil {
 		return err
 	}
-	defer out.Abort()
+	defer os.Remove(out.Name()) // after the link, or on failure
 	h := sha256.New()
-	if _, err := io.Copy(io.MultiWriter(out, h), in); err != nil {
-		return err
+	_, err = io.Copy(io.MultiWriter(out, h), in)
+	if err == nil {
+		err = inplace.ShareAttributes(out, in)
 	}
-	if err := out.Commit(); err != nil {
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = inplace.Link(out.Name(), dst)
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%s appeared while the ARC was copied there: not overwritten", dst)
+	}
+	if err != nil {
 		return err
 	}
 	got, _, err := sumFile(dst, nil)
@@ -635,22 +643,16 @@ func copyChecked(src, dst string) error {
 	return nil
 }
 
-// sameOwnerAndMode gives the new WARC the ARC's permissions, and its
-// owner and group where this process may (as root, or the owner).
-func sameOwnerAndMode(f *os.File, like string) error {
-	fi, err := os.Stat(like)
+// shareAttributes gives the new WARC the ARC's permissions and extended
+// attributes, and its owner and group where this process may (as root, or
+// the owner): see inplace.ShareAttributes.
+func (f *file) shareAttributes(warc *os.File) error {
+	arc, err := os.Open(f.arcPath)
 	if err != nil {
 		return err
 	}
-	if err := f.Chmod(fi.Mode().Perm()); err != nil {
-		return err
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		if err := f.Chown(int(st.Uid), int(st.Gid)); err != nil && !errors.Is(err, fs.ErrPermission) {
-			return err
-		}
-	}
-	return nil
+	defer arc.Close()
+	return inplace.ShareAttributes(warc, arc)
 }
 
 // sumFile returns a file's SHA-256 and size, adding what it reads to n.

@@ -1,9 +1,7 @@
 package recompress
 
 import (
-	"io"
-
-	"github.com/klauspost/compress/gzip"
+	"warcdedup/gzmulti"
 )
 
 // memberWriter receives a file's inflated stream, as the record reader
@@ -11,8 +9,7 @@ import (
 // holds only the bytes read ahead of the reader: everything before the
 // reader's position is compressed as soon as the reader passes it.
 type memberWriter struct {
-	out     io.Writer
-	zw      *gzip.Writer
+	zw      *gzmulti.Writer
 	pending []byte // stream bytes from offset done on, not compressed yet
 	head    int    // pending[:head] are compressed already
 	done    int64  // stream offset of pending[head]
@@ -20,13 +17,7 @@ type memberWriter struct {
 	members int64
 }
 
-func newMemberWriter(out io.Writer, level int) (*memberWriter, error) {
-	zw, err := gzip.NewWriterLevel(out, level)
-	if err != nil {
-		return nil, err
-	}
-	return &memberWriter{out: out, zw: zw}, nil
-}
+func newMemberWriter(zw *gzmulti.Writer) *memberWriter { return &memberWriter{zw: zw} }
 
 // Write takes stream bytes as they are read.
 func (m *memberWriter) Write(p []byte) (int, error) {
@@ -45,10 +36,7 @@ func (m *memberWriter) compressTo(off int64) error {
 	if n <= 0 {
 		return nil
 	}
-	if !m.open {
-		m.zw.Reset(m.out)
-		m.open = true
-	}
+	m.open = true
 	if _, err := m.zw.Write(m.pending[m.head : m.head+n]); err != nil {
 		return err
 	}
@@ -79,7 +67,8 @@ func (m *memberWriter) closeMember() error {
 	}
 	m.open = false
 	m.members++
-	return m.zw.Close()
+	_, err := m.zw.CloseMember()
+	return err
 }
 
 // progress tells a memberWriter how far the record reader has read: it is

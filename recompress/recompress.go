@@ -94,19 +94,19 @@ func File(ctx context.Context, name string, opt Options) (Result, error) {
 
 func file(ctx context.Context, name string, opt Options) (Result, error) {
 	inPlace := opt.OutputDir == ""
-	t, err := openTarget(name, inPlace)
+	t, err := openTarget(name, inPlace, inPlace && !opt.DryRun)
 	if err != nil {
 		return Result{}, err
 	}
-	defer t.f.Close()
-	res := Result{Before: t.info.Size(), Output: t.path}
-	old := func() io.Reader { return io.NewSectionReader(t.f, 0, t.info.Size()) }
-	gz, err := isGzip(t.f)
+	defer t.close()
+	res := Result{Before: t.Info.Size(), Output: t.path}
+	old := func() io.Reader { return io.NewSectionReader(t.File, 0, t.Info.Size()) }
+	gz, err := isGzip(t.File)
 	if err != nil {
 		return res, err
 	}
 	switch {
-	case t.info.Size() == 0:
+	case t.Info.Size() == 0:
 		res.Outcome = Empty
 		return res, nil
 	case inPlace && !gz:
@@ -139,8 +139,14 @@ func file(ctx context.Context, name string, opt Options) (Result, error) {
 		}
 		return res, err
 	}
+	if inPlace {
+		// Before the copy: it would be thrown away.
+		if err := t.CheckWriters(); err != nil {
+			return res, err
+		}
+	}
 	atomicfile.RemoveLeftovers(res.Output)
-	tmp, err := atomicfile.Create(res.Output, t.info.Mode().Perm())
+	tmp, err := atomicfile.Create(res.Output, t.Info.Mode().Perm())
 	if err != nil {
 		return res, err
 	}
@@ -150,10 +156,7 @@ func file(ctx context.Context, name string, opt Options) (Result, error) {
 		level = gzip.DefaultCompression
 	}
 	bw := bufio.NewWriterSize(tmp, 256<<10)
-	mw, err := newMemberWriter(bw, level)
-	if err != nil {
-		return res, err
-	}
+	mw := newMemberWriter(gzmulti.NewWriter(bw, level))
 	if res.Records, err = split(ctx, old(), name, mw); err != nil {
 		return res, err
 	}
@@ -176,10 +179,15 @@ func file(ctx context.Context, name string, opt Options) (Result, error) {
 		return res, fmt.Errorf("%w: %w", ErrCheckFailed, err)
 	}
 	if inPlace {
-		if err := t.keepOwnership(tmp.File); err != nil {
+		// The replacement is the same file to everyone who could use it,
+		// and the file still the one read, with no writer.
+		if err := t.KeepAttributes(tmp.File); err != nil {
 			return res, err
 		}
-		if err := t.unchanged(); err != nil {
+		if err := t.Unchanged(); err != nil {
+			return res, err
+		}
+		if err := t.CheckWriters(); err != nil {
 			return res, err
 		}
 	}
@@ -207,7 +215,7 @@ func checkOutput(out string, t *target, force bool) error {
 		return os.MkdirAll(filepath.Dir(out), 0o755)
 	case err != nil:
 		return err
-	case os.SameFile(fi, t.info):
+	case os.SameFile(fi, t.Info):
 		return fmt.Errorf("%s is the file itself: leave out -o to recompress in place", out)
 	case !force:
 		return fmt.Errorf("%s exists (use --force to overwrite)", out)

@@ -408,18 +408,18 @@ func TestUnchanged(t *testing.T) {
 			os.WriteFile(p, []byte("abc"), 0o644)
 		},
 	} {
-		tg, err := openTarget(p, true)
+		tg, err := openTarget(p, true, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := tg.unchanged(); err != nil {
+		if err := tg.Unchanged(); err != nil {
 			t.Fatalf("%s: before the change: %v", name, err)
 		}
 		change()
-		if err := tg.unchanged(); err == nil {
+		if err := tg.Unchanged(); err == nil {
 			t.Errorf("%s: not noticed", name)
 		}
-		tg.f.Close()
+		tg.close()
 	}
 }
 

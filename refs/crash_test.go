@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"warcdedup/internal/rewritetest"
+	"warcdedup/originals"
 	"warcdedup/rewritelog"
 
 	"warcdedup/atomicfile"
@@ -58,7 +60,7 @@ func warcrefsBinary(t *testing.T) string {
 func writeManifest(t *testing.T, lines []manifest.Line) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "dups.manifest")
-	if err := os.WriteFile(p, manifestText(lines), 0o644); err != nil {
+	if err := os.WriteFile(p, rewritetest.ManifestText(lines), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -118,7 +120,7 @@ func TestCrashSafety(t *testing.T) {
 
 	// The complete rewrite, and how long it takes.
 	ref := t.TempDir()
-	copyDir(t, c.dir, ref)
+	rewritetest.CopyDir(t, c.dir, ref)
 	t0 := time.Now()
 	if out, err := exec.Command(bin, args(ref, "ref.log")...).CombinedOutput(); err != nil {
 		t.Fatalf("warcrefs: %v\n%s", err, out)
@@ -138,7 +140,7 @@ func TestCrashSafety(t *testing.T) {
 	for i := range runs {
 		delay := full * time.Duration(i) / (runs - 1)
 		os.RemoveAll(dir)
-		copyDir(t, c.dir, dir)
+		rewritetest.CopyDir(t, c.dir, dir)
 		log := fmt.Sprintf("run-%d.log", i)
 		cmd := exec.Command(bin, args(dir, log)...)
 		var stderr bytes.Buffer
@@ -254,10 +256,10 @@ func TestCommandExitStatus(t *testing.T) {
 	c := generate(t, gen.Config{Files: 2, Records: 60, DupRate: 0.5, Seed: 71, MeanPayload: 3 << 10,
 		Formats: []gen.Format{gen.WARC10Gz, gen.WARC11}})
 	stale := append([]manifest.Line(nil), c.dups...)
-	stale[0].Digest = formatDigest(stale[0].Algorithm(), []byte("changed"))
+	stale[0].Digest = rewritetest.FormatDigest(stale[0].Algorithm(), []byte("changed"))
 	unsorted := append([]manifest.Line(nil), c.dups...)
 	unsorted[0], unsorted[1] = unsorted[1], unsorted[0]
-	originals := writeManifest(t, c.all)
+	originalsFile := writeManifest(t, c.all)
 	tests := []struct {
 		name    string
 		lines   []manifest.Line
@@ -266,14 +268,14 @@ func TestCommandExitStatus(t *testing.T) {
 		changed int // files rewritten
 	}{
 		{"a clean manifest", c.dups, 0, "", 2},
-		{"a stale line", stale, 1, fmt.Sprintf("warcrefs: error: %s: offset %d: left untouched: %s", stale[0].File, stale[0].Offset, ErrNoOriginal), 1},
+		{"a stale line", stale, 1, fmt.Sprintf("warcrefs: error: %s: offset %d: left untouched: %s", stale[0].File, stale[0].Offset, originals.ErrNoOriginal), 1},
 		{"an unsorted manifest", unsorted, 2, "not sorted by file, offset", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			copyDir(t, c.dir, dir)
-			cmd := exec.Command(bin, "--in-place", "--root", dir, "-i", writeManifest(t, tt.lines), "--originals", originals, "-q")
+			rewritetest.CopyDir(t, c.dir, dir)
+			cmd := exec.Command(bin, "--in-place", "--root", dir, "-i", writeManifest(t, tt.lines), "--originals", originalsFile, "-q")
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			err := cmd.Run()

@@ -9,50 +9,22 @@ import (
 	"io"
 	"strings"
 
-	"github.com/klauspost/compress/gzip"
-
 	"warcdedup/digest"
 	"warcdedup/gzmember"
+	"warcdedup/gzmulti"
+	"warcdedup/inplace"
 	"warcdedup/manifest"
+	"warcdedup/originals"
 	"warcdedup/policy"
 	"warcdedup/record"
+	"warcdedup/revisit"
 )
 
-// RefusedError says why a file is left untouched: a line of the manifest
-// does not describe the record at its offset (a stale or lying manifest),
-// the original it names cannot be used, or the file could not be rewritten
-// safely.
-type RefusedError struct {
-	File   string
-	Offset int64 // -1 when the refusal is about the whole file
-	Err    error
-}
-
-func (e *RefusedError) Error() string {
-	if e.Offset < 0 {
-		return fmt.Sprintf("%s: left untouched: %v", e.File, e.Err)
-	}
-	return fmt.Sprintf("%s: offset %d: left untouched: %v", e.File, e.Offset, e.Err)
-}
-func (e *RefusedError) Unwrap() error { return e.Err }
-
-// The reasons a line refuses its file, wrapped in a *RefusedError.
+// The reasons a line refuses its file, wrapped in an *inplace.RefusedError, besides
+// those of a line that no longer names its record (manifest.ErrNotARecord
+// and the others).
 var (
-	ErrNotARecord     = errors.New("the bytes at offset/length are not one whole record")
-	ErrNotResponse    = errors.New("the record is neither the response the line names nor its revisit")
-	ErrFieldsChanged  = errors.New("the record's URI or date differ from the line's")
-	ErrDigestMismatch = errors.New("the payload does not hash to the line's digest")
-	ErrOverlap        = errors.New("the line overlaps the record before it")
-	// ErrNoOriginal: no kept record (copy 1) of the line's class has the
-	// URI and date the line names: the manifest names no original, names
-	// one of another class, or lists the class without keeping any record.
-	ErrNoOriginal = errors.New("no record kept (copy 1) of its class has the URI and date it names")
-	// ErrIsOriginal: the record is itself kept (copy 1) by the originals
-	// manifest; rewriting it would lose what others refer to.
-	ErrIsOriginal = errors.New("the record is an original (copy 1) in the originals manifest")
-	// ErrSelfReference: the original has the duplicate's own URI and date;
-	// wabac.js drops such a revisit, and every index confuses the two.
-	ErrSelfReference = errors.New("its original has its own URI and date")
+	ErrOverlap = errors.New("the line overlaps the record before it")
 	// ErrNotEquivalent: the original would replay differently (policy).
 	ErrNotEquivalent = errors.New("its original would replay differently")
 	// ErrPayloadDiffers: the payload is not byte for byte the original's.
@@ -62,11 +34,13 @@ var (
 	errARC = errors.New("ARC records cannot become revisits: convert the file to WARC first")
 )
 
-// refersURI is a revisit's WARC-Refers-To-Target-URI in the manifest's
-// spelling (field 9), to compare with a line.
-func refersURI(rec *record.Record) string {
-	return manifest.EscapeField(record.StripAngles(rec.Header.Get(hRefersURI)))
-}
+// The WARC fields the rewrite reads.
+const (
+	hRefersURI     = "WARC-Refers-To-Target-URI"
+	hRefersDate    = "WARC-Refers-To-Date"
+	hPayloadDigest = "WARC-Payload-Digest"
+	hBlockDigest   = "WARC-Block-Digest"
+)
 
 // found is what stands at a line's offset.
 type found struct {
@@ -85,7 +59,9 @@ type found struct {
 
 // examiner examines records; one per goroutine, keeping its buffers.
 type examiner struct {
-	r      *Rewriter
+	r *Rewriter
+	// moves moves the originals' offsets: the run's log in place.
+	moves  originals.Mover
 	hashes map[digest.Algorithm]hash.Hash
 	head   []byte
 	// rawHeader is the record's header as stored, kept past the reads of
@@ -94,15 +70,15 @@ type examiner struct {
 	blocks    map[digest.Algorithm]hash.Hash
 	buf       []byte // comparison buffer
 	rr        *record.Reader
-	zw        *gzip.Writer
+	zw        *gzmulti.Writer
 	zbuf      bytes.Buffer
 	// describer describes the member of the record being examined in a
 	// .gz file, from the bytes the reader reads.
 	describer *gzmember.Describer
 }
 
-func newExaminer(r *Rewriter) *examiner {
-	return &examiner{r: r, hashes: map[digest.Algorithm]hash.Hash{}, blocks: map[digest.Algorithm]hash.Hash{}, buf: make([]byte, 0, 64<<10)}
+func newExaminer(r *Rewriter, moves originals.Mover) *examiner {
+	return &examiner{r: r, moves: moves, hashes: map[digest.Algorithm]hash.Hash{}, blocks: map[digest.Algorithm]hash.Hash{}, buf: make([]byte, 0, 64<<10)}
 }
 
 // blockHash is a hash of a's for a block, apart from those of hash (the
@@ -137,124 +113,58 @@ func (x *examiner) hash(a digest.Algorithm) hash.Hash {
 	return h
 }
 
-// plan is what the originals manifest says about a line, before its record
-// is read: whether it stays (protected) and which kept record is its
-// original.
-type plan struct {
-	protected bool
-	orig      *manifest.Line
-}
-
-// plan checks the line against the originals manifest: it must not be kept
-// itself, must name a kept record of its own class, not one with its own
-// URI and date; a line whose record an existing revisit refers to stays.
-//
-// A record is kept if a kept line of its digest (any ext) names its file
-// and offset, or its URI and date: revisits, those of this run and those
-// already in the collection, name their originals by URI and date, and
-// one record has many names (another spelling of field 1, a symbolic
-// link, a --locations entry), so a record could otherwise be rewritten
-// under one name while a revisit refers to it under another.
-func (x *examiner) plan(l *manifest.Line) (plan, error) {
-	d, err := x.r.Originals.lookup(l.Digest)
-	if err != nil {
-		return plan{}, err
-	}
-	if x.r.Originals.pinned(d, l) {
-		return plan{protected: true}, nil
-	}
-	var orig, same *manifest.Line
-	for i := range d.kept {
-		k := &d.kept[i]
-		if k.File == l.File && k.Offset == l.Offset {
-			return plan{}, ErrIsOriginal
-		}
-		if same == nil && k.URI == l.URI && k.Date == l.Date {
-			same = k
-		}
-		if orig == nil && k.Ext == l.Ext && k.URI == l.RefURI && k.Date == l.RefDate {
-			orig = k
-		}
-	}
-	switch {
-	case orig == nil:
-		return plan{}, fmt.Errorf("%w (%s %s, digest %s ext %d)", ErrNoOriginal, l.RefURI, l.RefDate, l.Digest, l.Ext)
-	case orig.URI == l.URI && orig.Date == l.Date:
-		return plan{}, ErrSelfReference
-	case same != nil:
-		return plan{}, fmt.Errorf("%w: the kept line %s %d has its URI and date (the same record under another name?)", ErrIsOriginal, same.File, same.Offset)
-	}
-	return plan{orig: orig}, nil
-}
-
 // examine reads the record at the reader's start and checks it against l:
 // either the response l names (then the revisit that replaces it is built)
 // or a revisit of l's original written by an earlier run (then nothing is
 // to be done). A response becomes a revisit only if its payload hashes to
 // l's digest and equals, byte for byte, the payload of the original p
 // names, read and checked now, and the two would replay alike.
-func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.Line, p plan) (*found, error) {
-	refuse := func(err error) error { return &RefusedError{File: l.File, Offset: l.Offset, Err: err} }
-	rec, err := rr.Next()
+func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.Line, p originals.Plan) (*found, error) {
+	refuse := func(err error) error { return &inplace.RefusedError{File: l.File, Offset: l.Offset, Err: err} }
+	rec, err := manifest.NextRecord(rr)
 	if err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, refuse(fmt.Errorf("%w: %v", ErrNotARecord, err))
+		return nil, refuse(err)
 	}
 	if rec.Format != record.WARC {
 		return nil, errARC
 	}
-	if rec.Offset != 0 {
-		// The reader skips line ends before a record of a plain file: a
-		// line whose offset points at them names no record. Rewriting
-		// from there would cut the terminator of the record before.
-		return nil, refuse(fmt.Errorf("%w: the record starts %d bytes after the line's offset", ErrNotARecord, rec.Offset))
+	// Rewriting from an offset that names no record (a plain file's line
+	// ends before one, which the reader skips) would cut the terminator of
+	// the record before.
+	if err := l.CheckRecord(rec, manifest.Expect{Revisit: true}); err != nil {
+		return nil, refuse(err)
 	}
-	if manifest.URIField(rec) != l.URI || manifest.DateField(rec) != l.Date {
-		return nil, refuse(fmt.Errorf("%w: the record has %s %s", ErrFieldsChanged, manifest.URIField(rec), manifest.DateField(rec)))
-	}
-	switch rec.Type {
-	case "revisit":
+	if rec.Type == "revisit" {
 		// Done by an earlier run if it points where this line says.
-		if refersURI(rec) != l.RefURI || rec.Header.Get(hRefersDate) != l.RefDate {
-			return nil, refuse(fmt.Errorf("%w: a revisit that refers to %s %s, not %s %s", ErrNotResponse,
+		if revisit.RefersURI(rec) != l.RefURI || rec.Header.Get(hRefersDate) != l.RefDate {
+			return nil, refuse(fmt.Errorf("%w: a revisit that refers to %s %s, not %s %s", manifest.ErrNotResponse,
 				rec.Header.Get(hRefersURI), rec.Header.Get(hRefersDate), l.RefURI, l.RefDate))
 		}
 		if err := rr.Finish(); err != nil {
-			return nil, refuse(fmt.Errorf("%w: %v", ErrNotARecord, err))
+			return nil, refuse(fmt.Errorf("%w: %v", manifest.ErrNotARecord, err))
 		}
 		return &found{already: true, length: rec.Length}, nil
-	case "response":
-		// warcsum never lists these (records.md section 1): a line naming
-		// one comes from something else than this toolchain's manifest.
-		if rec.Header.Has(hTruncated) || rec.Header.Has(hSegmentNumber) {
-			return nil, refuse(fmt.Errorf("%w: a truncated or segmented response must never become a revisit", ErrNotResponse))
-		}
-	default:
-		return nil, refuse(fmt.Errorf("%w: it is a %q record", ErrNotResponse, rec.Type))
 	}
-
-	head, err := rr.ReadHTTPHead()
-	if err != nil || head.Status == 0 || !head.Complete {
-		return nil, refuse(fmt.Errorf("%w: no complete HTTP response head (%v)", ErrNotResponse, err))
+	head, err := manifest.ReadHTTPHead(rr)
+	if err != nil {
+		return nil, refuse(err)
 	}
 	x.head = append(x.head[:0], head.Raw...)
 	key := x.r.Policy.Key(rec, head)
 
 	// The original, read and checked now.
-	orig, origPayload, err := x.r.Originals.open(ctx, p.orig, x.r.Policy)
+	orig, origPayload, err := x.r.Originals.Open(ctx, p.Original, x.r.Policy, x.moves)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, refuse(fmt.Errorf("%w %s offset %d (%s %s): %v", ErrOriginal, p.orig.File, p.orig.Offset, p.orig.URI, p.orig.Date, err))
+		return nil, refuse(fmt.Errorf("%w %s offset %d (%s %s): %v", originals.ErrOriginal, p.Original.File, p.Original.Offset, p.Original.URI, p.Original.Date, err))
 	}
 	if origPayload != nil {
 		defer origPayload.Close()
 	}
-	if orig.key != key {
-		return nil, refuse(fmt.Errorf("%w under the %s policy: it is %s, this record %s", ErrNotEquivalent, x.r.Policy, policy.Describe(orig.key), policy.Describe(key)))
+	if orig.Key != key {
+		return nil, refuse(fmt.Errorf("%w under the %s policy: it is %s, this record %s", ErrNotEquivalent, x.r.Policy, policy.Describe(orig.Key), policy.Describe(key)))
 	}
 
 	// Hash the payload in the manifest's algorithm and, if it differs, in
@@ -265,52 +175,45 @@ func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.L
 	var own hash.Hash
 	ownValue, hasOwn := rec.Header.Lookup(hPayloadDigest)
 	ownAlgo, ownSum, ownErr := digest.ParseHeader(ownValue)
-	cmp := &comparer{orig: origPayload, buf: x.buf}
-	if origPayload == nil {
-		cmp.orig = bytes.NewReader(orig.payload)
-	}
+	cmp := originals.NewComparer(orig, origPayload, x.buf)
 	sinks := []io.Writer{sum, cmp}
 	if hasOwn && ownErr == nil && ownAlgo != algo {
 		own = x.hash(ownAlgo)
 		sinks = append(sinks, own)
 	}
 	// The block's digest as undo would write it, to know whether the
-	// revisit must keep the header (see keptFor).
+	// revisit must keep the header (see revisit.KeptFor).
 	var block hash.Hash
 	blockDigestValue, hasBlockDigest := rec.Header.Lookup(hBlockDigest)
 	if hasBlockDigest {
-		block = x.blockHash(blockDigestAlgorithm(blockDigestValue))
+		block = x.blockHash(revisit.BlockDigestAlgorithm(blockDigestValue))
 		block.Write(x.head)
 		sinks = append(sinks, block)
 	}
 	rawHeader := append(x.rawHeader[:0], rr.RawHeader()...)
 	x.rawHeader = rawHeader
 	if _, err := rr.WriteTo(io.MultiWriter(sinks...)); err != nil {
-		if errors.Is(err, ErrOriginal) {
-			return nil, refuse(fmt.Errorf("%s offset %d: %w", p.orig.File, p.orig.Offset, err))
+		if errors.Is(err, originals.ErrOriginal) {
+			return nil, refuse(fmt.Errorf("%s offset %d: %w", p.Original.File, p.Original.Offset, err))
 		}
-		return nil, refuse(fmt.Errorf("%w: %v", ErrNotARecord, err))
+		return nil, refuse(fmt.Errorf("%w: %v", manifest.ErrNotARecord, err))
 	}
-	if err := rr.Finish(); err != nil {
-		return nil, refuse(fmt.Errorf("%w: %v", ErrNotARecord, err))
+	if err := l.CheckEnd(rr, rec, false); err != nil {
+		return nil, refuse(err)
 	}
 	trailer, whole := rr.Trailer()
 	if !whole {
-		return nil, refuse(fmt.Errorf("%w: more line ends follow its block than a revisit keeps for undo", ErrNotARecord))
+		return nil, refuse(fmt.Errorf("%w: more line ends follow its block than a revisit keeps for undo", manifest.ErrNotARecord))
 	}
-	if rec.Length != l.Length {
-		return nil, refuse(fmt.Errorf("%w: the record is %d bytes, the line says %d", ErrNotARecord, rec.Length, l.Length))
+	if err := l.CheckDigest(sum.Sum(nil)); err != nil {
+		return nil, refuse(err)
 	}
-	got := algo.AppendFormat(nil, sum.Sum(nil))
-	if !bytes.Equal(got, []byte(l.Digest)) {
-		return nil, refuse(fmt.Errorf("%w: it hashes to %s", ErrDigestMismatch, got))
-	}
-	same, err := cmp.end()
+	same, err := cmp.End()
 	if err != nil {
-		return nil, refuse(fmt.Errorf("%s offset %d: %w", p.orig.File, p.orig.Offset, err))
+		return nil, refuse(fmt.Errorf("%s offset %d: %w", p.Original.File, p.Original.Offset, err))
 	}
 	if !same {
-		return nil, refuse(fmt.Errorf("%w (%s offset %d)", ErrPayloadDiffers, p.orig.File, p.orig.Offset))
+		return nil, refuse(fmt.Errorf("%w (%s offset %d)", ErrPayloadDiffers, p.Original.File, p.Original.Offset))
 	}
 
 	payloadDigest := l.Digest
@@ -328,9 +231,9 @@ func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.L
 	}
 	// The original's URI and date as its record spells them (without a
 	// wget <...> wrapper): what indexers record for it, byte for byte.
-	v := Revisit{Record: rec, HTTPHead: x.head, RefURI: orig.uri, RefDate: orig.date, PayloadDigest: payloadDigest}
+	v := revisit.Revisit{Record: rec, HTTPHead: x.head, RefURI: orig.URI, RefDate: orig.Date, PayloadDigest: payloadDigest}
 	if x.r.Container != nil {
-		v.Container = x.r.Container(l, p.orig)
+		v.Container = x.r.Container(l, p.Original)
 	}
 	b, err := v.Bytes()
 	if err != nil {
@@ -338,15 +241,15 @@ func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.L
 	}
 	var blockDigest string
 	if hasBlockDigest {
-		blockDigest = blockDigestAlgorithm(blockDigestValue).Format(block.Sum(nil))
+		blockDigest = revisit.BlockDigestAlgorithm(blockDigestValue).Format(block.Sum(nil))
 	}
-	if v.Kept, err = keptFor(b, rawHeader, trailer, rec.BlockLength, blockDigest); err != nil {
+	if v.Kept, err = revisit.KeptFor(b, rawHeader, trailer, rec.BlockLength, blockDigest); err != nil {
 		return nil, refuse(err)
 	}
-	if len(v.Kept.added) > 0 || v.Kept.header != nil || v.Kept.trailer != nil {
+	if v.Kept.Any() {
 		if b, err = v.Bytes(); err != nil {
 			return nil, refuse(err)
 		}
 	}
-	return &found{revisit: b, length: rec.Length, digest: payloadDigest, refURI: manifest.EscapeField(orig.uri), refDate: manifest.EscapeField(orig.date)}, nil
+	return &found{revisit: b, length: rec.Length, digest: payloadDigest, refURI: manifest.EscapeField(orig.URI), refDate: manifest.EscapeField(orig.Date)}, nil
 }

@@ -8,7 +8,9 @@ import (
 	"os"
 
 	"warcdedup/atomicfile"
+	"warcdedup/inplace"
 	"warcdedup/manifest"
+	"warcdedup/revisit"
 	"warcdedup/rewritelog"
 )
 
@@ -17,7 +19,7 @@ import (
 // revisit into a new version beside the file (made when the first revisit
 // is due), then checks the new version and puts it in place.
 type fileRewrite struct {
-	version
+	*inplace.Version
 	w      *worker
 	t      *task
 	shrink int64 // bytes earlier runs saved before pos
@@ -25,13 +27,15 @@ type fileRewrite struct {
 
 // rewrite does one file: walks it with its lines, writes the new version
 // under a temporary name, checks it, and renames it over the target. Any
-// failed check leaves the file untouched and returns a *RefusedError; a
-// file that cannot be written stops the run.
+// failed check leaves the file untouched and returns an
+// *inplace.RefusedError; a file that cannot be written stops the run.
 func (w *worker) rewrite(ctx context.Context, t *task) (err error) {
 	t.stats.Files = 1
 	f := &fileRewrite{w: w, t: t}
 	defer func() {
-		f.close()
+		if f.Version != nil {
+			f.Close()
+		}
 		switch {
 		case err == errCut, errors.Is(err, context.Canceled):
 			// Not refused: the run stopped before the file was done.
@@ -41,16 +45,14 @@ func (w *worker) rewrite(ctx context.Context, t *task) (err error) {
 			t.entries, t.records = nil, nil
 		}
 	}()
-	pl := w.r.placement()
-	pl.files = w.files
-	if err := f.open(pl, t.file); err != nil {
-		return f.refuse(err)
+	if f.Version, err = inplace.Open(w.r.placement(w.files), t.file); err != nil {
+		return err
 	}
 	// Entries of this job's earlier, interrupted run move the file's
 	// lines: the file must be the version they left.
-	if fx, ok := w.log.version(f.name); ok && pl.inPlace {
-		if err := f.expectVersion(fx); err != nil {
-			return f.refuse(err)
+	if fx, ok := w.log.Version(f.Name); ok && w.r.InPlace {
+		if err := f.ExpectVersion(fx); err != nil {
+			return err
 		}
 	}
 	if err := f.walk(ctx); err != nil {
@@ -70,7 +72,7 @@ func (w *worker) rewrite(ctx context.Context, t *task) (err error) {
 // ahead of it, copying what stays and writing each revisit.
 func (f *fileRewrite) walk(ctx context.Context) error {
 	t, st := f.t, &f.t.stats
-	ahead := f.w.examineAhead(ctx, t, f.src, f.size, f.gz)
+	ahead := f.w.examineAhead(ctx, t, f.Src, f.Size, f.Gzip)
 	defer ahead.stop()
 	for e := range ahead.results {
 		<-e.done
@@ -79,17 +81,17 @@ func (f *fileRewrite) walk(ctx context.Context) error {
 			return ctx.Err()
 		}
 		at := l.Offset - f.shrink
-		if at < f.pos {
-			return &RefusedError{File: t.file, Offset: l.Offset, Err: ErrOverlap}
+		if at < f.Pos() {
+			return &inplace.RefusedError{File: t.file, Offset: l.Offset, Err: ErrOverlap}
 		}
-		if at >= f.size {
-			return &RefusedError{File: t.file, Offset: l.Offset, Err: fmt.Errorf("%w: the file has only %d bytes (the file is shorter than the manifest says)", ErrNotARecord, f.size)}
+		if at >= f.Size {
+			return &inplace.RefusedError{File: t.file, Offset: l.Offset, Err: fmt.Errorf("%w: the file has only %d bytes (the file is shorter than the manifest says)", manifest.ErrNotARecord, f.Size)}
 		}
 		found, stored, err := e.found, e.stored, e.err
 		if e.at != at && !e.protected {
 			// Examined at the offset the shift known then gave; an earlier
 			// run's revisit found since moved it.
-			found, stored, err = f.w.ownExaminer().prepare(ctx, f.src, f.size, f.gz, &l, at)
+			found, stored, err = f.w.ownExaminer().prepare(ctx, f.Src, f.Size, f.Gzip, &l, at)
 		}
 		if err != nil {
 			return err
@@ -104,17 +106,17 @@ func (f *fileRewrite) walk(ctx context.Context) error {
 			t.records = append(t.records, recordResult{l, found.length})
 			f.shrink += l.Length - found.length
 			ahead.shrink.Store(f.shrink)
-			if err := f.copyTo(at + found.length); err != nil {
+			if err := f.CopyTo(at + found.length); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := f.copyTo(at); err != nil {
+		if err := f.CopyTo(at); err != nil {
 			return err
 		}
 		if int64(len(stored)) >= found.length {
 			st.NotSmaller++
-			if err := f.copyTo(at + found.length); err != nil {
+			if err := f.CopyTo(at + found.length); err != nil {
 				return err
 			}
 			continue
@@ -126,49 +128,39 @@ func (f *fileRewrite) walk(ctx context.Context) error {
 	if t.cut {
 		return errCut
 	}
-	return f.copyTo(f.size)
+	return f.CopyTo(f.Size)
 }
 
 // writeRevisit writes the revisit that replaces the record of l at at,
 // making the temporary file and copying what comes before it first if this
 // is the first.
 func (f *fileRewrite) writeRevisit(at int64, found *found, stored []byte, l *manifest.Line) error {
-	r, t := f.w.r, f.t
-	t.entries = append(t.entries, rewritelog.Entry{File: f.name, OldOffset: at, OldLength: found.length,
-		NewOffset: f.written, NewLength: int64(len(stored)), Kind: rewritelog.Revisit,
+	t := f.t
+	t.entries = append(t.entries, rewritelog.Entry{File: f.Name, OldOffset: at, OldLength: found.length,
+		NewOffset: f.Written(), NewLength: int64(len(stored)), Kind: rewritelog.Revisit,
 		PayloadDigest: found.digest, RefersToURI: found.refURI, RefersTo: found.refDate, OriginalMember: found.member})
 	t.records = append(t.records, recordResult{*l, int64(len(stored))})
-	f.replacing(at, found.length, int64(len(stored)), l)
 	t.stats.Revisits++
-	r.Progress.Revisits.Add(1)
-	if r.DryRun {
-		return nil
-	}
-	if f.tmp == nil {
-		if err := f.createTemp(); err != nil {
-			return err
-		}
-	}
-	_, err := f.tmp.Write(stored)
-	return f.writeError(err)
+	f.w.progress.Revisits.Add(1)
+	return f.WriteRecord(at, found.length, stored)
 }
 
-// finish puts the new version in place (see version.replace).
+// finish puts the new version in place (see inplace.Version.Replace).
 func (f *fileRewrite) finish() error {
 	r, t := f.w.r, f.t
-	r.Progress.Bytes.Add(f.size)
+	f.w.progress.Bytes.Add(f.Size)
 	if t.stats.Revisits == 0 {
 		// Nothing to write: every line was done before or not worth it.
 		t.stats.Untouched = 1
 		return nil
 	}
 	t.stats.Rewritten = 1
-	t.stats.BytesBefore, t.stats.BytesAfter = f.size, f.written
+	t.stats.BytesBefore, t.stats.BytesAfter = f.Size, f.Written()
 	if r.DryRun {
-		t.result = &replaced{fix: rewritelog.Fixity{File: f.name, OldSize: f.size, OldSHA256: "-", NewSize: f.written, NewSHA256: "-"}, path: f.path}
+		t.Result = f.DryRun(t.entries)
 		return nil
 	}
-	result, err := f.replace(f.w.log, r.Originals.lock(t.file), t.entries, f.checkRevisit)
+	result, err := f.Replace(f.w.log, r.Originals.Lock(t.file), t.entries, f.checkRevisit)
 	if errors.Is(err, atomicfile.ErrNotSynced) {
 		if r.Warn != nil {
 			r.Warn(err)
@@ -178,17 +170,18 @@ func (f *fileRewrite) finish() error {
 	if err != nil {
 		return err
 	}
-	t.result = result
-	if r.Replaced != nil && result.old != nil && result.new != nil {
-		r.Replaced(rewritelog.Replacement{Name: f.name, Path: f.path, Old: result.old, New: result.new, Entries: t.entries, SHA256: result.fix.NewSHA256})
+	t.Result = result
+	if r.Replaced != nil && result.Old != nil && result.New != nil {
+		r.Replaced(rewritelog.Replacement{Name: f.Name, Path: f.Path, Old: result.Old, New: result.New, Entries: t.entries, SHA256: result.Fixity.NewSHA256})
 	}
 	return nil
 }
 
-// checkRevisit reads a revisit back from the new version: one whole
-// revisit record of its length, referring to its line's original.
-func (f *fileRewrite) checkRevisit(s segment, newFile *os.File) error {
-	rr, err := f.w.ownExaminer().reader(io.NewSectionReader(newFile, s.newOff, s.length), "new version")
+// checkRevisit reads the k-th revisit written back from the new version,
+// length bytes at offset at: one whole revisit record of its length,
+// referring to the original its entry names (its line's).
+func (f *fileRewrite) checkRevisit(k int, at, length int64, newFile *os.File) error {
+	rr, err := f.w.ownExaminer().reader(io.NewSectionReader(newFile, at, length), "new version")
 	if err != nil {
 		return err
 	}
@@ -197,13 +190,13 @@ func (f *fileRewrite) checkRevisit(s segment, newFile *os.File) error {
 		err = rr.Finish()
 	}
 	if err != nil {
-		return fmt.Errorf("revisit at %d: %w", s.newOff, err)
+		return fmt.Errorf("revisit at %d: %w", at, err)
 	}
-	if rec.Type != "revisit" || rec.Length != s.length || refersURI(rec) != s.line.RefURI {
-		return fmt.Errorf("revisit at %d reads back as a %q record of %d bytes", s.newOff, rec.Type, rec.Length)
+	if rec.Type != "revisit" || rec.Length != length || revisit.RefersURI(rec) != f.t.entries[k].RefersToURI {
+		return fmt.Errorf("revisit at %d reads back as a %q record of %d bytes", at, rec.Type, rec.Length)
 	}
 	if _, err := rr.Next(); err != io.EOF {
-		return fmt.Errorf("revisit at %d: more than one record in %d bytes", s.newOff, s.length)
+		return fmt.Errorf("revisit at %d: more than one record in %d bytes", at, length)
 	}
 	return nil
 }

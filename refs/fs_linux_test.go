@@ -14,31 +14,11 @@ import (
 	"unsafe"
 
 	"warcdedup/atomicfile"
+	"warcdedup/inplace"
+	"warcdedup/internal/rewritetest"
+	"warcdedup/internal/tmpfstest"
 	"warcdedup/scripts/gen"
 )
-
-// mountTmpfs mounts a tmpfs of size bytes on a new directory, unmounted
-// when the test ends; the test is skipped where mounting is not allowed.
-func mountTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
-		t.Skipf("cannot mount a tmpfs (not root?): %v", err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(dir, 0); err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
-	return dir
-}
-
-func remountReadOnly(t *testing.T, dir string) {
-	t.Helper()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
-		t.Fatalf("remount %s read-only: %v", dir, err)
-	}
-}
 
 // checkWholeFileRefusals checks that exactly the files named were refused,
 // as whole files, for a reason that wraps want.
@@ -66,13 +46,13 @@ func checkWholeFileRefusals(t *testing.T, o *outcome, files []string, want error
 func TestReadOnlyTarget(t *testing.T) {
 	c := generate(t, gen.Config{Files: 4, Records: 120, DupRate: 0.5, Seed: 31, MeanPayload: 3 << 10,
 		Formats: []gen.Format{gen.WARC10Gz, gen.WARC11}, NonCandidates: true})
-	orig := snapshot(t, c.dir)
+	orig := rewritetest.Snapshot(t, c.dir)
 	ref := t.TempDir()
-	copyDir(t, c.dir, ref)
+	rewritetest.CopyDir(t, c.dir, ref)
 	full := mustRun(t, Rewriter{Roots: []string{ref}, InPlace: true}, c.lines)
-	rewritten := snapshot(t, ref)
+	rewritten := rewritetest.Snapshot(t, ref)
 
-	ro := mountTmpfs(t, "64m")
+	ro := tmpfstest.Mount(t, "64m")
 	rw := t.TempDir()
 	names := c.res.Names
 	onRO := names[:2]
@@ -85,7 +65,7 @@ func TestReadOnlyTarget(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	remountReadOnly(t, ro)
+	tmpfstest.RemountReadOnly(t, ro)
 
 	t.Run("dry run", func(t *testing.T) {
 		o := mustRun(t, Rewriter{Roots: []string{ro, rw}, InPlace: true, DryRun: true}, c.lines)
@@ -110,13 +90,13 @@ func TestReadOnlyTarget(t *testing.T) {
 				wantRW[n] = rewritten[n]
 			}
 		}
-		sameFiles(t, "read-only file system", snapshot(t, ro), wantRO)
-		sameFiles(t, "writable directory", snapshot(t, rw), wantRW)
+		rewritetest.SameFiles(t, "read-only file system", rewritetest.Snapshot(t, ro), wantRO)
+		rewritetest.SameFiles(t, "writable directory", rewritetest.Snapshot(t, rw), wantRW)
 	})
 	t.Run("a second run has nothing to do", func(t *testing.T) {
-		done := mountTmpfs(t, "64m")
-		copyDir(t, ref, done)
-		remountReadOnly(t, done)
+		done := tmpfstest.Mount(t, "64m")
+		rewritetest.CopyDir(t, ref, done)
+		tmpfstest.RemountReadOnly(t, done)
 		o := mustRunLogged(t, Rewriter{Roots: []string{done}, InPlace: true, Jobs: 2}, c.lines, c.lines, full.tl)
 		want := Stats{Lines: full.stats.Lines, Files: full.stats.Files, Untouched: full.stats.Files, AlreadyRevisit: full.stats.Revisits, NotSmaller: full.stats.NotSmaller}
 		if o.stats != want {
@@ -129,7 +109,7 @@ func TestReadOnlyTarget(t *testing.T) {
 			t.Fatalf("Run: %v", o.err)
 		}
 		checkWholeFileRefusals(t, o, names, syscall.EROFS)
-		sameFiles(t, "source", snapshot(t, c.dir), orig)
+		rewritetest.SameFiles(t, "source", rewritetest.Snapshot(t, c.dir), orig)
 	})
 }
 
@@ -150,14 +130,14 @@ func TestDiskFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := slices.Clone(append(big.Expected, small.Expected...))
-	sortByFile(lines)
-	orig := snapshot(t, src)
+	rewritetest.SortByFile(lines)
+	orig := rewritetest.Snapshot(t, src)
 	if n := len(orig[big.Names[0]]); n < 2<<20 {
 		t.Fatalf("the big file has %d bytes, the test needs more than 2 MB", n)
 	}
 	ref := t.TempDir()
 	mustRun(t, Rewriter{Roots: []string{src}, OutputDir: ref}, lines)
-	want := snapshot(t, ref)
+	want := rewritetest.Snapshot(t, ref)
 	delete(want, big.Names[0])
 	total := 0
 	for _, b := range want {
@@ -167,22 +147,22 @@ func TestDiskFull(t *testing.T) {
 		t.Fatalf("the small files' new versions are %d files of %d bytes: they must fit 1 MB", len(want), total)
 	}
 
-	out := mountTmpfs(t, "1m")
+	out := tmpfstest.Mount(t, "1m")
 	o := run(t, Rewriter{Roots: []string{src}, OutputDir: out, Jobs: 1}, lines)
-	var we *WriteError
+	var we *inplace.WriteError
 	if !errors.As(o.err, &we) || we.File != big.Names[0] || !errors.Is(o.err, syscall.ENOSPC) {
-		t.Fatalf("Run: %v, want a *WriteError of %s wrapping ENOSPC", o.err, big.Names[0])
+		t.Fatalf("Run: %v, want a *inplace.WriteError of %s wrapping ENOSPC", o.err, big.Names[0])
 	}
 	if len(o.refused) != 0 {
 		t.Errorf("refusals %v, want none: the run stopped", o.refused)
 	}
-	sameFiles(t, "the full output dir", snapshot(t, out), map[string][]byte{})
-	sameFiles(t, "source", snapshot(t, src), orig)
+	rewritetest.SameFiles(t, "the full output dir", rewritetest.Snapshot(t, out), map[string][]byte{})
+	rewritetest.SameFiles(t, "source", rewritetest.Snapshot(t, src), orig)
 
 	// With room, the same run finishes.
 	roomy := t.TempDir()
 	mustRun(t, Rewriter{Roots: []string{src}, OutputDir: roomy}, lines)
-	sameFiles(t, "the output dir with room", snapshot(t, roomy), snapshot(t, ref))
+	rewritetest.SameFiles(t, "the output dir with room", rewritetest.Snapshot(t, roomy), rewritetest.Snapshot(t, ref))
 }
 
 // memfdCreate is the memfd_create system call's number where known.
@@ -219,11 +199,11 @@ func failingFile(t *testing.T, name string, n int64) *os.File {
 func TestWriteFailsAfterN(t *testing.T) {
 	c := generate(t, gen.Config{Files: 3, Records: 90, DupRate: 0.5, Seed: 51, MeanPayload: 8 << 10,
 		Formats: []gen.Format{gen.WARC10, gen.WARC10Gz, gen.WARC11}})
-	orig := snapshot(t, c.dir)
+	orig := rewritetest.Snapshot(t, c.dir)
 	ref := t.TempDir()
-	copyDir(t, c.dir, ref)
+	rewritetest.CopyDir(t, c.dir, ref)
 	o := mustRun(t, Rewriter{Roots: []string{ref}, InPlace: true}, c.lines)
-	rewritten := snapshot(t, ref)
+	rewritten := rewritetest.Snapshot(t, ref)
 	for _, victim := range c.res.Names[:2] {
 		newSize := int64(len(rewritten[victim]))
 		var firstRevisit int64 = -1
@@ -235,7 +215,7 @@ func TestWriteFailsAfterN(t *testing.T) {
 		for _, n := range []int64{0, 1, firstRevisit + 10, newSize / 2, newSize - 1} {
 			t.Run(fmt.Sprintf("%s, writes fail after %d bytes", victim, n), func(t *testing.T) {
 				dir := t.TempDir()
-				copyDir(t, c.dir, dir)
+				rewritetest.CopyDir(t, c.dir, dir)
 				var made []string
 				rw := Rewriter{Roots: []string{dir}, InPlace: true, Jobs: 2}
 				rw.create = func(root *os.Root, name string, perm os.FileMode) (*atomicfile.File, error) {
@@ -264,7 +244,7 @@ func TestWriteFailsAfterN(t *testing.T) {
 					want[name] = rewritten[name]
 				}
 				want[victim] = orig[victim]
-				sameFiles(t, "after the run", snapshot(t, dir), want)
+				rewritetest.SameFiles(t, "after the run", rewritetest.Snapshot(t, dir), want)
 			})
 		}
 	}

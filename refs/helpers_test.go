@@ -6,22 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 
-	"warcdedup/atomicfile"
+	"warcdedup/inplace"
+	"warcdedup/internal/rewritetest"
 	"warcdedup/manifest"
 	"warcdedup/record"
+	"warcdedup/revisit"
 	"warcdedup/rewritelog"
 	"warcdedup/scripts/gen"
-	"warcdedup/source"
 	"warcdedup/verify"
-	"warcdedup/warcsum"
 )
 
 // coll is a generated collection and the manifest warcrefs reads for it.
@@ -40,51 +36,11 @@ type coll struct {
 	lines []manifest.Line
 }
 
-func isARCName(name string) bool {
-	n := strings.ToLower(name)
-	return strings.HasSuffix(n, ".arc") || strings.HasSuffix(n, ".arc.gz")
-}
-
 // generate writes a collection into a new temporary directory.
 func generate(t testing.TB, cfg gen.Config) *coll {
 	t.Helper()
-	dir := t.TempDir()
-	res, err := gen.Write(dir, cfg)
-	if err != nil {
-		t.Fatalf("gen.Write: %v", err)
-	}
-	c := &coll{dir: dir, res: res, all: res.Expected}
-	for _, l := range res.Expected {
-		if l.Copy <= 1 {
-			continue
-		}
-		if isARCName(l.File) {
-			c.arcDups = append(c.arcDups, l)
-		} else {
-			c.dups = append(c.dups, l)
-		}
-	}
-	sortByFile(c.dups)
-	sortByFile(c.arcDups)
-	c.lines = slices.Clone(res.Expected)
-	sortByFile(c.lines)
-	if len(c.dups) == 0 {
-		t.Fatalf("the collection has no duplicates in WARC files: %s", res.Summary())
-	}
-	return c
-}
-
-func sortByFile(lines []manifest.Line) {
-	slices.SortStableFunc(lines, func(a, b manifest.Line) int { return manifest.ByFile.Compare(&a, &b) })
-}
-
-// manifestText writes lines in manifest form.
-func manifestText(lines []manifest.Line) []byte {
-	var b []byte
-	for i := range lines {
-		b = lines[i].Append(b)
-	}
-	return b
+	c := rewritetest.Generate(t, cfg)
+	return &coll{dir: c.Dir, res: c.Res, all: c.All, dups: c.Dups, arcDups: c.ARCDups, lines: c.Lines}
 }
 
 // byFileName groups lines by field 1.
@@ -109,32 +65,14 @@ type outcome struct {
 }
 
 // refusedFor returns the refusal of file, or nil.
-func (o *outcome) refusedFor(file string) *RefusedError {
+func (o *outcome) refusedFor(file string) *inplace.RefusedError {
 	for _, err := range o.refused {
-		var re *RefusedError
+		var re *inplace.RefusedError
 		if errors.As(err, &re) && re.File == file {
 			return re
 		}
 	}
 	return nil
-}
-
-// originalsOf makes the Originals of a numbered manifest (any order),
-// reading originals under roots.
-func originalsOf(t testing.TB, all []manifest.Line, log *Log, roots ...string) *Originals {
-	t.Helper()
-	sorted := slices.Clone(all)
-	slices.SortStableFunc(sorted, func(a, b manifest.Line) int { return manifest.ByDigest.Compare(&a, &b) })
-	text := manifestText(sorted)
-	tab, err := manifest.NewTable(bytes.NewReader(text), int64(len(text)), "originals.manifest")
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, err := NewOriginals(&source.Locator{Roots: roots}, log, tab)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return o
 }
 
 // run runs rw on lines (sorted by file) and collects everything it
@@ -153,13 +91,13 @@ func runWith(t testing.TB, rw Rewriter, lines, all []manifest.Line) *outcome {
 // testLog is a rewrite log in memory, kept across runs like a log file.
 type testLog struct {
 	buf  bytes.Buffer
-	log  *Log
+	log  *rewritelog.Log
 	seen int
 }
 
 func newTestLog() *testLog {
 	tl := &testLog{}
-	tl.log = NewLog(&tl.buf)
+	tl.log = rewritelog.NewLog(&tl.buf)
 	return tl
 }
 
@@ -181,13 +119,9 @@ func runLogged(t testing.TB, rw Rewriter, lines, all []manifest.Line, tl *testLo
 	}
 	log := tl.log
 	if rw.Originals == nil {
-		var moves *Log
-		if rw.InPlace {
-			moves = log
-		}
-		rw.Originals = originalsOf(t, all, moves, rw.Roots...)
+		rw.Originals = rewritetest.Originals(t, all, rw.Roots...)
 	}
-	o.stats, o.err = rw.Run(context.Background(), manifest.NewReader(bytes.NewReader(manifestText(lines)), "test.manifest"), log)
+	o.stats, o.err = rw.Run(context.Background(), manifest.NewReader(bytes.NewReader(rewritetest.ManifestText(lines)), "test.manifest"), log)
 	o.tl = tl
 	o.logText = tl.buf.String()[tl.seen:]
 	tl.seen = tl.buf.Len()
@@ -257,119 +191,6 @@ func parseLog(t testing.TB, text string) ([]rewritelog.Entry, []rewritelog.Fixit
 		c.File, c.Run, c.Line = manifest.EscapeFile(c.File), 0, 0
 		out = append(out, c)
 	}
-}
-
-// snapshot reads every file under dir, temporary files included, by path
-// relative to dir.
-func snapshot(t testing.TB, dir string) map[string][]byte {
-	t.Helper()
-	m := map[string][]byte{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		m[filepath.ToSlash(rel)] = b
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-// sameFiles reports every difference between two snapshots.
-func sameFiles(t testing.TB, what string, got, want map[string][]byte) {
-	t.Helper()
-	for name, w := range want {
-		g, ok := got[name]
-		switch {
-		case !ok:
-			t.Errorf("%s: %s is missing", what, name)
-		case !bytes.Equal(g, w):
-			t.Errorf("%s: %s differs (%d bytes, want %d; first difference at %d)", what, name, len(g), len(w), firstDiff(g, w))
-		}
-	}
-	for name := range got {
-		if _, ok := want[name]; !ok {
-			t.Errorf("%s: unexpected file %s", what, name)
-		}
-	}
-}
-
-func firstDiff(a, b []byte) int {
-	for i := range min(len(a), len(b)) {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return min(len(a), len(b))
-}
-
-// tempFiles lists the files under dir whose name starts with the temporary
-// prefix.
-func tempFiles(t testing.TB, dir string) []string {
-	t.Helper()
-	var out []string
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && strings.HasPrefix(d.Name(), atomicfile.TempPrefix) {
-			out = append(out, p)
-		}
-		return nil
-	})
-	return out
-}
-
-// copyDir copies the regular files under src into dst.
-func copyDir(t testing.TB, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		in, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		out, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			out.Close()
-			return err
-		}
-		return out.Close()
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// warcsumDir hashes every archive under dir as `warcsum -r`.
-func warcsumDir(t testing.TB, dir string) []byte {
-	t.Helper()
-	inputs, err := warcsum.Collect([]string{dir}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := warcsum.Runner{Jobs: 2}
-	r.OnFileError = func(in warcsum.Input, err error) { t.Errorf("warcsum %s: %v", in.Name, err) }
-	var out bytes.Buffer
-	if _, err := r.Run(inputs, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out.Bytes()
 }
 
 // verifyRewrite compares warcsum manifests of a collection before and after
@@ -481,7 +302,7 @@ func checkRevisitOf(t testing.TB, name string, orig, rev []byte, l *manifest.Lin
 	}
 	// In the manifest's spelling; when the original has the revisit's own
 	// URI the header spells it exactly as the record does.
-	if got := refersURI(r); got != l.RefURI {
+	if got := revisit.RefersURI(r); got != l.RefURI {
 		t.Errorf("%s offset %d: WARC-Refers-To-Target-URI %q, want %q", name, l.Offset, got, l.RefURI)
 	}
 	if raw := r.Header.Get("WARC-Refers-To-Target-URI"); l.RefURI == l.URI && raw != o.TargetURI() {

@@ -14,7 +14,9 @@ import (
 	"testing"
 
 	"warcdedup/digest"
+	"warcdedup/internal/rewritetest"
 	"warcdedup/manifest"
+	"warcdedup/originals"
 	"warcdedup/rewritelog"
 	"warcdedup/scripts/gen"
 	"warcdedup/source"
@@ -249,9 +251,9 @@ var hostileMutations = []mutation{
 		if l == nil {
 			return false
 		}
-		sum := formatDigest(digest.SHA256, []byte(strconv.Itoa(m.r.Int())))
+		sum := rewritetest.FormatDigest(digest.SHA256, []byte(strconv.Itoa(m.r.Int())))
 		if p, ok := payloadAt(m.c.dir, l); ok {
-			sum = formatDigest(digest.SHA256, p)
+			sum = rewritetest.FormatDigest(digest.SHA256, p)
 		}
 		cls := m.class(l)
 		l.Digest = sum
@@ -398,7 +400,7 @@ var hostileMutations = []mutation{
 			if !ok {
 				return false
 			}
-			again.Digest = formatDigest(digest.SHA256, p)
+			again.Digest = rewritetest.FormatDigest(digest.SHA256, p)
 			kept := *o
 			kept.Digest = again.Digest
 			keep(&kept)
@@ -579,7 +581,7 @@ func hostileTrial(t *testing.T, c *hostileColl, r *rand.Rand, tally *hostileTall
 		mode.jobs = 1 + r.IntN(3)
 		hostileRun(t, c, mode, tally)
 		if t.Failed() {
-			t.Logf("the lying manifest:\n%s", manifestText(m.lines))
+			t.Logf("the lying manifest:\n%s", rewritetest.ManifestText(m.lines))
 			return
 		}
 	}
@@ -605,23 +607,22 @@ func hostileRun(t *testing.T, c *hostileColl, mode hostileMode, tally *hostileTa
 	}
 	defer os.RemoveAll(top)
 	dir, out := filepath.Join(top, "coll"), filepath.Join(top, "out")
-	copyDir(t, c.dir, dir)
+	rewritetest.CopyDir(t, c.dir, dir)
 	ids := statFiles(t, dir, c.files)
 
 	in := hostileInput(c, mode, tally)
 	tl := newTestLog()
-	var moves *Log
 	rw := Rewriter{Roots: []string{dir}, Jobs: mode.jobs}
 	if mode.outputDir {
 		rw.OutputDir = out
 	} else {
-		rw.InPlace, moves = true, tl.log
+		rw.InPlace = true
 	}
-	o, err := hostileRewrite(t, rw, in, mode.originals, moves, tl)
+	o, err := hostileRewrite(t, rw, in, mode.originals, tl)
 	var me *manifest.Error
 	switch {
 	case err == nil:
-	case errors.As(err, &me) || errors.Is(err, ErrMixedAlgorithms):
+	case errors.As(err, &me) || errors.Is(err, originals.ErrMixedAlgorithms):
 		tally.add(func(h *hostileTally) { h.manifestErrors++ })
 	default:
 		t.Errorf("%s: the run stopped with %v, which is no manifest error", mode.name, err)
@@ -637,7 +638,7 @@ func hostileRun(t *testing.T, c *hostileColl, mode hostileMode, tally *hostileTa
 			}
 		}
 		if _, err := os.Stat(out); err == nil {
-			copyDir(t, out, dir)
+			rewritetest.CopyDir(t, out, dir)
 		}
 	}
 	after := regularFiles(t, result)
@@ -650,7 +651,7 @@ func hostileRun(t *testing.T, c *hostileColl, mode hostileMode, tally *hostileTa
 		t.Errorf("%s: %s", mode.name, p)
 	}
 	for _, d := range []string{dir, out} {
-		if tf := tempFiles(t, d); len(tf) > 0 {
+		if tf := rewritetest.TempFiles(t, d); len(tf) > 0 {
 			t.Errorf("%s: temporary files left: %v", mode.name, tf)
 		}
 	}
@@ -713,7 +714,7 @@ func hostileRun(t *testing.T, c *hostileColl, mode hostileMode, tally *hostileTa
 	if mode.thenHonest && !mode.outputDir {
 		// The correct manifest after the lie, with the same log: what the
 		// lie made of the files stands, the rest is done, nothing lost.
-		o2, err := hostileRewrite(t, Rewriter{Roots: []string{dir}, InPlace: true, Jobs: mode.jobs}, byFileOrder(c.all), c.all, tl.log, tl)
+		o2, err := hostileRewrite(t, Rewriter{Roots: []string{dir}, InPlace: true, Jobs: mode.jobs}, byFileOrder(c.all), c.all, tl)
 		if err != nil {
 			t.Errorf("the honest run after the lie: %v", err)
 		}
@@ -726,7 +727,7 @@ func hostileRun(t *testing.T, c *hostileColl, mode hostileMode, tally *hostileTa
 		for _, p := range problems {
 			t.Errorf("the honest run after the lie: %s", p)
 		}
-		if tf := tempFiles(t, dir); len(tf) > 0 {
+		if tf := rewritetest.TempFiles(t, dir); len(tf) > 0 {
 			t.Errorf("the honest run after the lie: temporary files left: %v", tf)
 		}
 		if o2 != nil {
@@ -776,15 +777,15 @@ func hostileInput(c *hostileColl, mode hostileMode, tally *hostileTally) []manif
 	return in
 }
 
-// hostileRewrite runs rw on in with the originals manifest originals,
-// whose records are read under rw's roots and moved by moves.
-func hostileRewrite(t *testing.T, rw Rewriter, in, originals []manifest.Line, moves *Log, tl *testLog) (*outcome, error) {
+// hostileRewrite runs rw on in with the originals manifest kept, whose
+// records are read under rw's roots (and moved by tl's log in place).
+func hostileRewrite(t *testing.T, rw Rewriter, in, kept []manifest.Line, tl *testLog) (*outcome, error) {
 	t.Helper()
-	orig, err := NewOriginals(&source.Locator{Roots: rw.Roots}, moves, tableOf(t, originals, "originals.manifest"))
+	orig, err := originals.New(&source.Locator{Roots: rw.Roots}, tableOf(t, kept, "originals.manifest"))
 	if err != nil {
 		return nil, err
 	}
 	rw.Originals = orig
-	o := runLogged(t, rw, in, originals, tl)
+	o := runLogged(t, rw, in, kept, tl)
 	return o, o.err
 }

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 
+	"warcdedup/inplace"
+	"warcdedup/internal/rewritetest"
 	"warcdedup/manifest"
 	"warcdedup/record"
 	"warcdedup/source"
@@ -276,7 +278,7 @@ func tableOf(t testing.TB, lines []manifest.Line, name string) *manifest.Table {
 	t.Helper()
 	sorted := slices.Clone(lines)
 	slices.SortStableFunc(sorted, func(a, b manifest.Line) int { return manifest.ByDigest.Compare(&a, &b) })
-	text := manifestText(sorted)
+	text := rewritetest.ManifestText(sorted)
 	tab, err := manifest.NewTable(bytes.NewReader(text), int64(len(text)), name)
 	if err != nil {
 		t.Fatal(err)
@@ -287,7 +289,7 @@ func tableOf(t testing.TB, lines []manifest.Line, name string) *manifest.Table {
 // byFileOrder returns lines sorted as warcrefs reads them.
 func byFileOrder(lines []manifest.Line) []manifest.Line {
 	out := slices.Clone(lines)
-	sortByFile(out)
+	rewritetest.SortByFile(out)
 	return out
 }
 
@@ -369,14 +371,14 @@ func fastHTTP() *source.HTTP {
 }
 
 // refusedFiles returns the refusals of a run by file (field 1); it fails
-// the test on a refusal that is no *RefusedError or a file refused twice.
-func refusedFiles(t testing.TB, o *outcome) map[string]*RefusedError {
+// the test on a refusal that is no *inplace.RefusedError or a file refused twice.
+func refusedFiles(t testing.TB, o *outcome) map[string]*inplace.RefusedError {
 	t.Helper()
-	m := map[string]*RefusedError{}
+	m := map[string]*inplace.RefusedError{}
 	for _, err := range o.refused {
-		var re *RefusedError
+		var re *inplace.RefusedError
 		if !errors.As(err, &re) {
-			t.Errorf("refusal %v (%T) is not a *RefusedError", err, err)
+			t.Errorf("refusal %v (%T) is not a *inplace.RefusedError", err, err)
 			continue
 		}
 		if m[re.File] != nil {

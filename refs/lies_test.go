@@ -12,8 +12,12 @@ import (
 	"testing"
 
 	"warcdedup/digest"
+	"warcdedup/inplace"
+	"warcdedup/internal/rewritetest"
 	"warcdedup/manifest"
+	"warcdedup/originals"
 	"warcdedup/policy"
+	"warcdedup/revisit"
 	"warcdedup/scripts/gen"
 	"warcdedup/source"
 )
@@ -45,7 +49,7 @@ func newLieSetup(t *testing.T) *lieSetup {
 	c := generate(t, lieCfg)
 	s := &lieSetup{c: c, rewritten: map[string]bool{}}
 	dir := t.TempDir()
-	copyDir(t, c.dir, dir)
+	rewritetest.CopyDir(t, c.dir, dir)
 	o := mustRun(t, Rewriter{Roots: []string{dir}, InPlace: true}, c.lines)
 	s.ref = regularFiles(t, dir)
 	if v := violations(t, warcsumDirs(t, c.dir), warcsumDirs(t, dir)); len(v) > 0 {
@@ -196,13 +200,13 @@ const (
 
 // lieCases are the lies of issue 8 and more.
 var lieCases = []lieCase{
-	{name: "self-reference: a duplicate naming its own URI and date", want: ErrNoOriginal, old: oldLost,
+	{name: "self-reference: a duplicate naming its own URI and date", want: originals.ErrNoOriginal, old: oldLost,
 		tell: func(t *testing.T, s *lieSetup, dir, remote string, m []manifest.Line) told {
 			d := s.class(t, 1, nil).dups[0]
 			refer(at(t, m, d), d)
 			return told{lies: m, victims: []manifest.Line{d}}
 		}},
-	{name: "self-reference, with a kept line of its URI and date", want: ErrSelfReference, old: oldLost,
+	{name: "self-reference, with a kept line of its URI and date", want: originals.ErrSelfReference, old: oldLost,
 		tell: func(t *testing.T, s *lieSetup, dir, remote string, m []manifest.Line) told {
 			c := s.class(t, 1, nil)
 			d := c.dups[0]
@@ -211,20 +215,20 @@ var lieCases = []lieCase{
 			fake.URI, fake.Date = d.URI, d.Date
 			return told{lies: append(m, fake), victims: []manifest.Line{d}}
 		}},
-	{name: "two-record cycle: the original and a duplicate name each other", want: ErrNoOriginal, old: oldLost,
+	{name: "two-record cycle: the original and a duplicate name each other", want: originals.ErrNoOriginal, old: oldLost,
 		tell: func(t *testing.T, s *lieSetup, dir, remote string, m []manifest.Line) told {
 			c := s.class(t, 1, nil)
 			refer(at(t, m, c.kept[0]), c.dups[0])
 			return told{lies: m, victims: c.members()}
 		}},
-	{name: "two-record cycle between duplicates", want: ErrNoOriginal, old: oldLost,
+	{name: "two-record cycle between duplicates", want: originals.ErrNoOriginal, old: oldLost,
 		tell: func(t *testing.T, s *lieSetup, dir, remote string, m []manifest.Line) told {
 			c := s.class(t, 2, nil)
 			refer(at(t, m, c.dups[0]), c.dups[1])
 			refer(at(t, m, c.dups[1]), c.dups[0])
 			return told{lies: m, victims: c.dups[:2]}
 		}},
-	{name: "three-record cycle", want: ErrNoOriginal, old: oldLost,
+	{name: "three-record cycle", want: originals.ErrNoOriginal, old: oldLost,
 		tell: func(t *testing.T, s *lieSetup, dir, remote string, m []manifest.Line) told {
 			c := s.class(t, 2, nil)
 			refer(at(t, m, c.kept[0]), c.dups[0])
@@ -232,25 +236,25 @@ var lieCases = []lieCase{
 			refer(at(t, m, c.dups[1]), c.kept[0])
 			return told{lies: m, victims: c.members()}
 		}},
-	{name: "the original left out", want: ErrNoOriginal, old: oldAccepted,
+	{name: "the original left out", want: originals.ErrNoOriginal, old: oldAccepted,
 		tell: func(t *testing.T, s *lieSetup, dir, remote string, m []manifest.Line) told {
 			c := s.class(t, 1, nil)
 			return told{lies: without(m, c.kept[0]), victims: c.dups}
 		}},
-	{name: "every record of the class a duplicate: the original demoted", want: ErrNoOriginal, old: oldLost,
+	{name: "every record of the class a duplicate: the original demoted", want: originals.ErrNoOriginal, old: oldLost,
 		tell: func(t *testing.T, s *lieSetup, dir, remote string, m []manifest.Line) told {
 			c := s.class(t, 1, nil)
 			k := at(t, m, c.kept[0])
 			k.Copy, k.RefURI, k.RefDate = 2, "http://example.invalid/none", k.Date
 			return told{lies: m, victims: c.members()}
 		}},
-	{name: "a reference to a URI and date no record of the class has", want: ErrNoOriginal, old: oldLost,
+	{name: "a reference to a URI and date no record of the class has", want: originals.ErrNoOriginal, old: oldLost,
 		tell: func(t *testing.T, s *lieSetup, dir, remote string, m []manifest.Line) told {
 			d := s.class(t, 1, nil).dups[0]
 			at(t, m, d).RefDate = "1999-12-31T23:59:59Z"
 			return told{lies: m, victims: []manifest.Line{d}}
 		}},
-	{name: "a reference to a kept line whose record has another URI", want: ErrOriginal, old: oldLost,
+	{name: "a reference to a kept line whose record has another URI", want: originals.ErrOriginal, old: oldLost,
 		tell: func(t *testing.T, s *lieSetup, dir, remote string, m []manifest.Line) told {
 			c := s.class(t, 1, nil)
 			fake := c.kept[0]
@@ -258,7 +262,7 @@ var lieCases = []lieCase{
 			refer(at(t, m, c.dups[0]), fake)
 			return told{lies: append(m, fake), victims: c.dups[:1]}
 		}},
-	{name: "a reference to a kept line whose record has another date", want: ErrOriginal, old: oldLost,
+	{name: "a reference to a kept line whose record has another date", want: originals.ErrOriginal, old: oldLost,
 		tell: func(t *testing.T, s *lieSetup, dir, remote string, m []manifest.Line) told {
 			// The original, read and kept in memory for the other
 			// duplicates, must be checked against this line too.
@@ -268,7 +272,7 @@ var lieCases = []lieCase{
 			refer(at(t, m, c.dups[len(c.dups)-1]), fake)
 			return told{lies: append(m, fake), victims: c.dups[len(c.dups)-1:]}
 		}},
-	{name: "a reference to the original of another class of the digest", want: ErrNoOriginal, old: oldAccepted,
+	{name: "a reference to the original of another class of the digest", want: originals.ErrNoOriginal, old: oldAccepted,
 		tell: func(t *testing.T, s *lieSetup, dir, remote string, m []manifest.Line) told {
 			d, other := s.otherExt(t)
 			refer(at(t, m, d), other)
@@ -282,14 +286,14 @@ var lieCases = []lieCase{
 			l.Ext = other.Ext
 			return told{lies: m, victims: []manifest.Line{d}}
 		}},
-	{name: "a reference to the original of another digest", want: ErrNoOriginal, old: oldLost,
+	{name: "a reference to the original of another digest", want: originals.ErrNoOriginal, old: oldLost,
 		tell: func(t *testing.T, s *lieSetup, dir, remote string, m []manifest.Line) told {
 			c := s.class(t, 1, nil)
 			other := s.classExcept(t, 0, c, nil).kept[0]
 			refer(at(t, m, c.dups[0]), other)
 			return told{lies: m, victims: c.dups[:1]}
 		}},
-	{name: "a reference to the original of another digest, the line's digest changed to match", want: ErrDigestMismatch, old: oldRefused,
+	{name: "a reference to the original of another digest, the line's digest changed to match", want: manifest.ErrDigestMismatch, old: oldRefused,
 		tell: func(t *testing.T, s *lieSetup, dir, remote string, m []manifest.Line) told {
 			c := s.class(t, 1, nil)
 			other := s.classExcept(t, 0, c, nil).kept[0]
@@ -300,7 +304,7 @@ var lieCases = []lieCase{
 			// apart, not their headers.
 			return told{lies: m, victims: c.dups[:1], policy: policy.Payload}
 		}},
-	{name: "swapped references between two classes", want: ErrNoOriginal, old: oldLost,
+	{name: "swapped references between two classes", want: originals.ErrNoOriginal, old: oldLost,
 		tell: func(t *testing.T, s *lieSetup, dir, remote string, m []manifest.Line) told {
 			c := s.class(t, 1, nil)
 			e := s.classExcept(t, 1, c, nil)
@@ -309,7 +313,7 @@ var lieCases = []lieCase{
 			a.RefDate, b.RefDate = b.RefDate, a.RefDate
 			return told{lies: m, victims: []manifest.Line{c.dups[0], e.dups[0]}}
 		}},
-	{name: "the original listed as a duplicate too", want: ErrIsOriginal, old: oldLost,
+	{name: "the original listed as a duplicate too", want: originals.ErrIsOriginal, old: oldLost,
 		tell: func(t *testing.T, s *lieSetup, dir, remote string, m []manifest.Line) told {
 			c := s.class(t, 2, nil)
 			again := c.kept[0]
@@ -317,7 +321,7 @@ var lieCases = []lieCase{
 			keep(at(t, m, c.dups[0]))
 			return told{lies: append(m, again), victims: []manifest.Line{again}, altered: []string{c.dups[0].File}}
 		}},
-	{name: "the original listed as a duplicate too, under another spelling of its file name", want: ErrIsOriginal, orWhole: ErrNamedTwice, old: oldLost,
+	{name: "the original listed as a duplicate too, under another spelling of its file name", want: originals.ErrIsOriginal, orWhole: inplace.ErrNamedTwice, old: oldLost,
 		tell: func(t *testing.T, s *lieSetup, dir, remote string, m []manifest.Line) told {
 			// A duplicate in a file rewritten before the original's
 			// (names sort so): it becomes a revisit of the original while
@@ -332,7 +336,7 @@ var lieCases = []lieCase{
 			keep(at(t, m, promoted))
 			return told{lies: append(m, again), victims: []manifest.Line{again}, altered: []string{promoted.File}}
 		}},
-	{name: "the original listed as a duplicate too, through a symbolic link to its file", want: ErrIsOriginal, orWhole: ErrNamedTwice, old: oldLost,
+	{name: "the original listed as a duplicate too, through a symbolic link to its file", want: originals.ErrIsOriginal, orWhole: inplace.ErrNamedTwice, old: oldLost,
 		tell: func(t *testing.T, s *lieSetup, dir, remote string, m []manifest.Line) told {
 			c := s.class(t, 2, func(c *lieClass) bool {
 				return slices.ContainsFunc(c.dups, func(d manifest.Line) bool { return d.File < c.kept[0].File })
@@ -355,7 +359,7 @@ var lieCases = []lieCase{
 			// The original named again, as a SHA-256 duplicate of another
 			// record of its class that a SHA-256 line keeps.
 			promoted := c.dups[len(c.dups)-1]
-			sum := formatDigest(digest.SHA256, payloadOf(t, dir, &c.kept[0]))
+			sum := rewritetest.FormatDigest(digest.SHA256, payloadOf(t, dir, &c.kept[0]))
 			again, other := c.kept[0], promoted
 			again.Digest, other.Digest = sum, sum
 			refer(&again, promoted)
@@ -363,7 +367,7 @@ var lieCases = []lieCase{
 			m = without(m, promoted)
 			return told{lies: append(m, again, other), lying: []manifest.Line{again}}
 		}},
-	{name: "a kept line at the offset of the request record before its response", want: ErrOriginal, old: oldAccepted,
+	{name: "a kept line at the offset of the request record before its response", want: originals.ErrOriginal, old: oldAccepted,
 		tell: func(t *testing.T, s *lieSetup, dir, remote string, m []manifest.Line) told {
 			c := s.class(t, 1, nil)
 			k := at(t, m, c.kept[0])
@@ -377,7 +381,7 @@ var lieCases = []lieCase{
 			t.Fatalf("no request record before %s", k)
 			return told{}
 		}},
-	{name: "a kept line naming a revisit record, the duplicates referring to it", want: ErrOriginal, old: oldLost,
+	{name: "a kept line naming a revisit record, the duplicates referring to it", want: originals.ErrOriginal, old: oldLost,
 		tell: func(t *testing.T, s *lieSetup, dir, remote string, m []manifest.Line) told {
 			c := s.class(t, 1, nil)
 			k := at(t, m, c.kept[0])
@@ -396,13 +400,13 @@ var lieCases = []lieCase{
 			t.Fatal("no revisit record in the collection")
 			return told{}
 		}},
-	{name: "a kept line at an offset inside its record", want: ErrOriginal, old: oldAccepted,
+	{name: "a kept line at an offset inside its record", want: originals.ErrOriginal, old: oldAccepted,
 		tell: func(t *testing.T, s *lieSetup, dir, remote string, m []manifest.Line) told {
 			c := s.class(t, 1, nil)
 			at(t, m, c.kept[0]).Offset += 7
 			return told{lies: m, victims: c.dups}
 		}},
-	{name: "originals on a storage host that is down", want: ErrOriginal, old: oldAccepted,
+	{name: "originals on a storage host that is down", want: originals.ErrOriginal, old: oldAccepted,
 		tell: func(t *testing.T, s *lieSetup, dir, remote string, m []manifest.Line) told {
 			// The last file is only on the storage host; every duplicate
 			// whose original is in it must be refused.
@@ -473,7 +477,7 @@ func (s *lieSetup) otherExt(t *testing.T) (manifest.Line, manifest.Line) {
 // TestLyingManifests gives warcrefs numbered manifests that lie about which
 // record is whose original, each lie as both the input and the originals
 // manifest, and checks that the files the lie touches are refused (a
-// *RefusedError wrapping the reason, at the first lying line) and left
+// *inplace.RefusedError wrapping the reason, at the first lying line) and left
 // exactly as they were (same bytes, inode and modification time), that no
 // temporary file is left, that every other file is rewritten as the
 // correct manifest rewrites it, and that warcsumcmp finds nothing lost.
@@ -502,7 +506,7 @@ func TestLyingManifests(t *testing.T) {
 
 func (s *lieSetup) runLie(t *testing.T, tc lieCase, jobs int) {
 	dir, remote := t.TempDir(), t.TempDir()
-	copyDir(t, s.c.dir, dir)
+	rewritetest.CopyDir(t, s.c.dir, dir)
 	lie := tc.tell(t, s, dir, remote, slices.Clone(s.c.all))
 	input := lie.input
 	if input == nil {
@@ -518,7 +522,7 @@ func (s *lieSetup) runLie(t *testing.T, tc lieCase, jobs int) {
 		loc = &source.Locator{Roots: []string{dir}}
 	}
 	tl := newTestLog()
-	orig, err := NewOriginals(loc, tl.log, tableOf(t, lie.lies, "originals.manifest"))
+	orig, err := originals.New(loc, tableOf(t, lie.lies, "originals.manifest"))
 	var o *outcome
 	if err == nil {
 		rw := Rewriter{Roots: []string{dir}, InPlace: true, Jobs: jobs, Originals: orig, Policy: lie.policy}
@@ -526,7 +530,7 @@ func (s *lieSetup) runLie(t *testing.T, tc lieCase, jobs int) {
 		err = o.err
 	}
 	after := regularFiles(t, dir)
-	if tf := tempFiles(t, dir); len(tf) > 0 {
+	if tf := rewritetest.TempFiles(t, dir); len(tf) > 0 {
 		t.Errorf("temporary files left: %v", tf)
 	}
 	if v := violations(t, sumBefore, warcsumDirs(t, dir, remote)); len(v) > 0 {
@@ -644,10 +648,10 @@ func checkLogEntries(t testing.TB, o *outcome, after map[string][]byte) {
 			t.Errorf("log entry %+v: %v", e, err)
 			continue
 		}
-		if r.Type != "revisit" || refersURI(r) != e.RefersToURI || manifest.EscapeField(r.Header.Get("WARC-Refers-To-Date")) != e.RefersTo ||
+		if r.Type != "revisit" || revisit.RefersURI(r) != e.RefersToURI || manifest.EscapeField(r.Header.Get("WARC-Refers-To-Date")) != e.RefersTo ||
 			r.Header.Get("WARC-Payload-Digest") != e.PayloadDigest {
 			t.Errorf("log entry %+v: the record there is a %s referring to %s %s with digest %s", e, r.Type,
-				refersURI(r), r.Header.Get("WARC-Refers-To-Date"), r.Header.Get("WARC-Payload-Digest"))
+				revisit.RefersURI(r), r.Header.Get("WARC-Refers-To-Date"), r.Header.Get("WARC-Payload-Digest"))
 		}
 	}
 }
@@ -665,7 +669,7 @@ func (s *lieSetup) runOld(t *testing.T, tc lieCase, bin string) {
 	t.Cleanup(func() { os.RemoveAll(top) })
 	dir, remote := filepath.Join(top, "coll"), filepath.Join(top, "remote")
 	os.Mkdir(remote, 0o755)
-	copyDir(t, s.c.dir, dir)
+	rewritetest.CopyDir(t, s.c.dir, dir)
 	lie := tc.tell(t, s, dir, remote, slices.Clone(s.c.all))
 	input := lie.input
 	if input == nil {
@@ -711,4 +715,4 @@ func (s *lieSetup) runOld(t *testing.T, tc lieCase, bin string) {
 
 // errMixedAlgorithms is what a manifest of originals mixing digest
 // algorithms must be refused with.
-var errMixedAlgorithms = ErrMixedAlgorithms
+var errMixedAlgorithms = originals.ErrMixedAlgorithms

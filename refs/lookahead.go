@@ -12,6 +12,8 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"warcdedup/gzmember"
+	"warcdedup/gzmulti"
+	"warcdedup/inplace"
 	"warcdedup/manifest"
 )
 
@@ -29,15 +31,15 @@ const lookAhead = 64 << 10
 // described (a header over gzmember.MaxHeader bytes, damage) has no
 // description, and undo compresses it afresh.
 func (x *examiner) prepare(ctx context.Context, src *os.File, size int64, gz bool, l *manifest.Line, at int64) (*found, []byte, error) {
-	p, err := x.plan(l)
+	p, err := x.r.Originals.Plan(l)
 	if err != nil {
-		return nil, nil, &RefusedError{File: l.File, Offset: l.Offset, Err: err}
+		return nil, nil, &inplace.RefusedError{File: l.File, Offset: l.Offset, Err: err}
 	}
-	if p.protected {
+	if p.Protected {
 		return &found{protected: true}, nil, nil
 	}
 	if at < 0 || at >= size {
-		return nil, nil, &RefusedError{File: l.File, Offset: l.Offset, Err: ErrNotARecord}
+		return nil, nil, &inplace.RefusedError{File: l.File, Offset: l.Offset, Err: manifest.ErrNotARecord}
 	}
 	// Read the record and a little beyond (the start of the next one, for
 	// the end check): not the rest of the file, which read-ahead would
@@ -53,7 +55,7 @@ func (x *examiner) prepare(ctx context.Context, src *os.File, size int64, gz boo
 	}
 	rr, err := x.reader(in, l.File)
 	if err != nil {
-		return nil, nil, &RefusedError{File: l.File, Offset: l.Offset, Err: err}
+		return nil, nil, &inplace.RefusedError{File: l.File, Offset: l.Offset, Err: err}
 	}
 	rr.SetBase(at)
 	f, err := x.examine(ctx, rr, l, p)
@@ -79,14 +81,14 @@ func (x *examiner) gzip(b []byte) ([]byte, error) {
 	if x.zw == nil {
 		// A revisit is about a kilobyte: the default level compresses it as
 		// well as the best one, and its per-member reset is far cheaper.
-		x.zw, _ = gzip.NewWriterLevel(&x.zbuf, gzip.DefaultCompression)
+		x.zw = gzmulti.NewWriter(&x.zbuf, gzip.DefaultCompression)
 	} else {
 		x.zw.Reset(&x.zbuf)
 	}
 	if _, err := x.zw.Write(b); err != nil {
 		return nil, err
 	}
-	if err := x.zw.Close(); err != nil {
+	if _, err := x.zw.CloseMember(); err != nil {
 		return nil, err
 	}
 	return x.zbuf.Bytes(), nil
@@ -118,7 +120,7 @@ func examiners() int { return min(runtime.GOMAXPROCS(0), 4) }
 // ownExaminer is the writer's examiner, for a record examined again.
 func (w *worker) ownExaminer() *examiner {
 	if w.own == nil {
-		w.own = newExaminer(w.r)
+		w.own = newExaminer(w.r, w.moves)
 	}
 	return w.own
 }
@@ -128,7 +130,7 @@ func (w *worker) ownExaminer() *examiner {
 func (w *worker) examineAhead(ctx context.Context, t *task, src *os.File, size int64, gz bool) *lookahead {
 	n := examiners()
 	for len(w.ahead) < n {
-		w.ahead = append(w.ahead, newExaminer(w.r))
+		w.ahead = append(w.ahead, newExaminer(w.r, w.moves))
 	}
 	a := &lookahead{results: make(chan *examined, 2*n), halt: make(chan struct{})}
 	jobs := make(chan *examined, 2*n)

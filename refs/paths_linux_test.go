@@ -12,8 +12,11 @@ import (
 	"testing"
 
 	"warcdedup/digest"
+	"warcdedup/inplace"
+	"warcdedup/internal/rewritetest"
 	"warcdedup/internal/warctest"
 	"warcdedup/manifest"
+	"warcdedup/originals"
 	"warcdedup/source"
 )
 
@@ -43,7 +46,7 @@ func newPathCase(t *testing.T, dir string, names ...string) *pathCase {
 		p.data[name] = data
 		p.lines = append(p.lines, lines...)
 	}
-	sortByFile(p.lines)
+	rewritetest.SortByFile(p.lines)
 	return p
 }
 
@@ -100,7 +103,7 @@ func TestSymlinksLeadingOutsideRoot(t *testing.T) {
 		}
 		lines = append(lines, l)
 	}
-	sortByFile(lines)
+	rewritetest.SortByFile(lines)
 	outsideBefore := regularFiles(t, outside)
 	ids := statFiles(t, outside, outsideBefore)
 
@@ -115,13 +118,13 @@ func TestSymlinksLeadingOutsideRoot(t *testing.T) {
 			t.Errorf("%s: refusal %v, want the whole file refused for a link leading out of the root", name, re)
 		}
 	}
-	if re := refused["inside2.warc"]; re == nil || !errors.Is(re, ErrOriginal) || !strings.Contains(re.Error(), source.ErrUnsafeName.Error()) {
+	if re := refused["inside2.warc"]; re == nil || !errors.Is(re, originals.ErrOriginal) || !strings.Contains(re.Error(), source.ErrUnsafeName.Error()) {
 		t.Errorf("inside2.warc: refusal %v, want one for its original through a link leading out of the root", re)
 	}
 	if len(refused) != 3 || o.stats.Rewritten != 1 {
 		t.Errorf("refusals %v, stats %+v: want the 2 files outside and inside2.warc refused, inside.warc rewritten", o.refused, o.stats)
 	}
-	sameFiles(t, "outside the root", regularFiles(t, outside), outsideBefore)
+	rewritetest.SameFiles(t, "outside the root", regularFiles(t, outside), outsideBefore)
 	for name, id := range ids {
 		if why := id.untouched(filepath.Join(outside, name)); why != "" {
 			t.Errorf("%s outside the root: %s", name, why)
@@ -199,7 +202,7 @@ func TestHardLinks(t *testing.T) {
 				t.Errorf("refusals %v", o.refused)
 			}
 			checkRevisitFile(t, "a.warc", p.data["a.warc"], files["a.warc"])
-			if tf := tempFiles(t, root); len(tf) > 0 {
+			if tf := rewritetest.TempFiles(t, root); len(tf) > 0 {
 				t.Errorf("temporary files left: %v", tf)
 			}
 		})
@@ -301,7 +304,7 @@ func TestFileNamedTwice(t *testing.T) {
 	for i, r := range recs {
 		rec, _, _ := readRecord([]byte(r))
 		l := manifest.Line{File: "sub/a.warc", Offset: off, Length: int64(len(r)), URI: rec.URI, Date: rec.Date,
-			Digest: formatDigest(digest.SHA1, []byte(body(string(rune('a'+i/2))))), Copy: 1, RefURI: "-", RefDate: "-", Fields: 10}
+			Digest: rewritetest.FormatDigest(digest.SHA1, []byte(body(string(rune('a'+i/2))))), Copy: 1, RefURI: "-", RefDate: "-", Fields: 10}
 		if i%2 == 1 {
 			o := lines[i-1]
 			l.Copy, l.RefURI, l.RefDate = 2, o.URI, o.Date
@@ -325,8 +328,8 @@ func TestFileNamedTwice(t *testing.T) {
 				t.Fatalf("stats %+v, %d files logged: want one name rewritten, the other refused", o.stats, len(o.files))
 			}
 			re := o.refused[0]
-			if jobs == 1 && (!errors.Is(re, ErrNamedTwice) || !strings.Contains(re.Error(), o.files[0].File)) {
-				t.Errorf("refusal %v, want %q naming %s", re, ErrNamedTwice, o.files[0].File)
+			if jobs == 1 && (!errors.Is(re, inplace.ErrNamedTwice) || !strings.Contains(re.Error(), o.files[0].File)) {
+				t.Errorf("refusal %v, want %q naming %s", re, inplace.ErrNamedTwice, o.files[0].File)
 			}
 			after := regularFiles(t, top)
 			_, revisits, problems := nothingLost(map[string][]byte{"sub/a.warc": data}, after, nil)
@@ -337,7 +340,7 @@ func TestFileNamedTwice(t *testing.T) {
 				t.Errorf("%d revisits, want 1", revisits)
 			}
 			checkLogEntries(t, o, map[string][]byte{o.files[0].File: after["sub/a.warc"]})
-			if tf := tempFiles(t, top); len(tf) > 0 {
+			if tf := rewritetest.TempFiles(t, top); len(tf) > 0 {
 				t.Errorf("temporary files left: %v", tf)
 			}
 		})

@@ -9,7 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"warcdedup/inplace"
+	"warcdedup/internal/rewritetest"
 	"warcdedup/manifest"
+	"warcdedup/originals"
 	"warcdedup/record"
 	"warcdedup/scripts/gen"
 )
@@ -33,11 +36,11 @@ type refuseSetup struct {
 func newRefuseSetup(t *testing.T) *refuseSetup {
 	t.Helper()
 	c := generate(t, refuseCfg)
-	s := &refuseSetup{c: c, orig: snapshot(t, c.dir), logged: map[string][]manifest.Line{}}
+	s := &refuseSetup{c: c, orig: rewritetest.Snapshot(t, c.dir), logged: map[string][]manifest.Line{}}
 	dir := t.TempDir()
-	copyDir(t, c.dir, dir)
+	rewritetest.CopyDir(t, c.dir, dir)
 	o := mustRun(t, Rewriter{Roots: []string{dir}, InPlace: true}, c.lines)
-	s.ref, s.refStat = snapshot(t, dir), o.stats
+	s.ref, s.refStat = rewritetest.Snapshot(t, dir), o.stats
 	if o.stats.Rewritten != 3 {
 		t.Fatalf("the complete run rewrote %d files, want 3: %+v", o.stats.Rewritten, o.stats)
 	}
@@ -127,48 +130,48 @@ func TestRefusals(t *testing.T) {
 			b[l.Offset+l.Length-4-10] ^= 1 // in the payload: the record ends with its block and CRLF CRLF
 			os.WriteFile(p, b, 0o644)
 			return l.Offset
-		}, ErrDigestMismatch},
+		}, manifest.ErrDigestMismatch},
 		{"the manifest names another digest (gz file)", gzFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			// No kept record of that digest names the line's original.
-			lines[i].Digest = formatDigest(lines[i].Algorithm(), []byte("another payload"))
+			lines[i].Digest = rewritetest.FormatDigest(lines[i].Algorithm(), []byte("another payload"))
 			return lines[i].Offset
-		}, ErrNoOriginal},
+		}, originals.ErrNoOriginal},
 		{"the URI differs (plain file)", plainFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			lines[i].URI += "?changed"
 			return lines[i].Offset
-		}, ErrFieldsChanged},
+		}, manifest.ErrFieldsChanged},
 		{"the date differs (gz file)", gzFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			lines[i].Date = "1999-12-31T23:59:59Z"
 			return lines[i].Offset
-		}, ErrFieldsChanged},
+		}, manifest.ErrFieldsChanged},
 		{"the offset is inside the record (plain file)", plainFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			lines[i].Offset += 7
 			return lines[i].Offset
-		}, ErrNotARecord},
+		}, manifest.ErrNotARecord},
 		{"the offset is inside the record (gz file)", gzFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			lines[i].Offset += 7
 			return lines[i].Offset
-		}, ErrNotARecord},
+		}, manifest.ErrNotARecord},
 		{"the offset is on the line ends before the record (plain file)", plainFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			lines[i].Offset -= 2
 			return lines[i].Offset
-		}, ErrNotARecord},
+		}, manifest.ErrNotARecord},
 		{"the length is one byte long (plain file)", plainFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			lines[i].Length++
 			return lines[i].Offset
-		}, ErrNotARecord},
+		}, manifest.ErrNotARecord},
 		{"the length is one byte short (gz file)", gzFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			lines[i].Length--
 			return lines[i].Offset
-		}, ErrNotARecord},
+		}, manifest.ErrNotARecord},
 		{"the file was truncated inside the record (gz file)", gzFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			os.Truncate(filepath.Join(dir, lines[i].File), lines[i].Offset+lines[i].Length/2)
 			return lines[i].Offset
-		}, ErrNotARecord},
+		}, manifest.ErrNotARecord},
 		{"the file was truncated before the record (plain file)", plainFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			os.Truncate(filepath.Join(dir, lines[i].File), lines[i].Offset)
 			return lines[i].Offset
-		}, ErrNotARecord},
+		}, manifest.ErrNotARecord},
 		{"the line points at a request record (gz file)", gzFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			recs := recordsOf(t, filepath.Join(dir, lines[i].File))
 			for k := 1; k < len(recs); k++ {
@@ -179,18 +182,18 @@ func TestRefusals(t *testing.T) {
 			}
 			t.Fatalf("no request record before the response at %d", lines[i].Offset)
 			return 0
-		}, ErrNotResponse},
+		}, manifest.ErrNotResponse},
 		{"the line points at a revisit of another record (plain file)", plainFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			for _, r := range recordsOf(t, filepath.Join(dir, lines[i].File)) {
 				if r.Type == "revisit" {
 					lines[i].Offset, lines[i].Length, lines[i].URI, lines[i].Date = r.Offset, r.Length, r.URI, r.Date
-					sortByFile(lines)
+					rewritetest.SortByFile(lines)
 					return r.Offset
 				}
 			}
 			t.Fatal("no revisit record in the file")
 			return 0
-		}, ErrNotResponse},
+		}, manifest.ErrNotResponse},
 		{"the line points at a truncated response (plain file)", plainFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			path := filepath.Join(dir, lines[i].File)
 			data, _ := os.ReadFile(path)
@@ -202,7 +205,7 @@ func TestRefusals(t *testing.T) {
 					}
 					payload := data[r.Offset+r.HeaderLength+int64(len(head)) : r.Offset+r.HeaderLength+r.BlockLength]
 					lines[i].Offset, lines[i].Length, lines[i].URI, lines[i].Date = r.Offset, r.Length, r.URI, r.Date
-					lines[i].Digest = formatDigest(lines[i].Algorithm(), payload)
+					lines[i].Digest = rewritetest.FormatDigest(lines[i].Algorithm(), payload)
 					// Name the original of that payload (the generator gives a
 					// truncated response the payload of a listed one), so that
 					// only the record itself is wrong.
@@ -212,13 +215,13 @@ func TestRefusals(t *testing.T) {
 							break
 						}
 					}
-					sortByFile(lines)
+					rewritetest.SortByFile(lines)
 					return r.Offset
 				}
 			}
 			t.Fatal("no truncated response in the file")
 			return 0
-		}, ErrNotResponse},
+		}, manifest.ErrNotResponse},
 		{"two lines name one record (gz file)", gzFile, func(t *testing.T, dir string, lines []manifest.Line, i int) int64 {
 			if lines[i+1].File != lines[i].File {
 				t.Fatal("the victim is the last line of its file")
@@ -236,11 +239,11 @@ func TestRefusals(t *testing.T) {
 			t.Run(fmt.Sprintf("%s, %d jobs", tt.name, jobs), func(t *testing.T) {
 				t.Parallel()
 				dir := t.TempDir()
-				copyDir(t, s.c.dir, dir)
+				rewritetest.CopyDir(t, s.c.dir, dir)
 				lines := append([]manifest.Line(nil), s.c.dups...)
 				i := s.victim(t, lines, tt.file)
 				wantOffset := tt.breakIt(t, dir, lines, i)
-				broken := snapshot(t, dir)
+				broken := rewritetest.Snapshot(t, dir)
 				victimInfo, _ := os.Stat(filepath.Join(dir, tt.file))
 
 				o := runWith(t, Rewriter{Roots: []string{dir}, InPlace: true, Jobs: jobs}, lines, s.c.all)
@@ -267,7 +270,7 @@ func TestRefusals(t *testing.T) {
 				if b, ok := broken[tt.file]; ok {
 					want[tt.file] = b
 				}
-				sameFiles(t, "after the run", snapshot(t, dir), want)
+				rewritetest.SameFiles(t, "after the run", rewritetest.Snapshot(t, dir), want)
 				if victimInfo != nil {
 					st, err := os.Stat(filepath.Join(dir, tt.file))
 					if err != nil || !os.SameFile(st, victimInfo) || !st.ModTime().Equal(victimInfo.ModTime()) {
@@ -291,11 +294,11 @@ func cascadeRefusals(t *testing.T, o *outcome, file string) []string {
 	t.Helper()
 	var files []string
 	for _, err := range o.refused {
-		var re *RefusedError
+		var re *inplace.RefusedError
 		if !errors.As(err, &re) || re.File == file {
 			continue
 		}
-		if !errors.Is(err, ErrOriginal) {
+		if !errors.Is(err, originals.ErrOriginal) {
 			t.Errorf("refusal of another file for another reason than its original: %v", err)
 		}
 		files = append(files, re.File)
@@ -308,12 +311,12 @@ func cascadeRefusals(t *testing.T, o *outcome, file string) []string {
 //
 // A line before offset whose original stood in a part of the file that the
 // breakage destroyed is refused first: such a refusal, wrapping
-// ErrOriginal, is taken for the one wanted.
+// originals.ErrOriginal, is taken for the one wanted.
 func checkRefused(t *testing.T, o *outcome, file string, offset int64, want error) {
 	t.Helper()
 	var err error
 	for _, e := range o.refused {
-		var re *RefusedError
+		var re *inplace.RefusedError
 		if errors.As(e, &re) && re.File == file {
 			if err != nil {
 				t.Fatalf("%s refused twice: %v", file, o.refused)
@@ -324,11 +327,11 @@ func checkRefused(t *testing.T, o *outcome, file string, offset int64, want erro
 	if err == nil {
 		t.Fatalf("%s not refused: %v", file, o.refused)
 	}
-	var re *RefusedError
+	var re *inplace.RefusedError
 	if !errors.As(err, &re) {
-		t.Fatalf("refusal %v (%T) is not a *RefusedError", err, err)
+		t.Fatalf("refusal %v (%T) is not a *inplace.RefusedError", err, err)
 	}
-	if re.File == file && re.Offset >= 0 && re.Offset < offset && errors.Is(err, ErrOriginal) {
+	if re.File == file && re.Offset >= 0 && re.Offset < offset && errors.Is(err, originals.ErrOriginal) {
 		return
 	}
 	if re.File != file || re.Offset != offset {

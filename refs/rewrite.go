@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync/atomic"
 	"time"
 
 	"warcdedup/atomicfile"
+	"warcdedup/inplace"
 	"warcdedup/internal/ordered"
 	"warcdedup/manifest"
+	"warcdedup/originals"
 	"warcdedup/policy"
 	"warcdedup/rewritelog"
 	"warcdedup/source"
@@ -29,8 +32,9 @@ type Rewriter struct {
 	OutputDir string
 	DryRun    bool // check and measure everything, write nothing
 	// Originals says which records are kept and which responses existing
-	// revisits refer to, and reads each original; required.
-	Originals *Originals
+	// revisits refer to, and reads each original (in place, at the offset
+	// the run's log moves it to); required.
+	Originals *originals.Originals
 	// Policy: a duplicate becomes a revisit only of an original with the
 	// same key (policy.Replay, the zero value, by default).
 	Policy policy.Policy
@@ -59,7 +63,7 @@ type Rewriter struct {
 
 	// create makes the temporary file of a new version; tests replace it
 	// to simulate failing disks.
-	create func(root *osRoot, name string, perm fileMode) (*atomicfile.File, error)
+	create func(root *os.Root, name string, perm os.FileMode) (*atomicfile.File, error)
 }
 
 // Progress is updated while Run works.
@@ -121,8 +125,9 @@ type task struct {
 	// file must not be replaced.
 	cut     bool
 	stats   Stats
-	records []recordResult // for Rewriter.Record
-	fileOutcome
+	entries []rewritelog.Entry // of the revisits written, for the log
+	records []recordResult     // for Rewriter.Record
+	inplace.Outcome
 }
 
 // recordResult is a duplicate that is a revisit once the task is done.
@@ -134,8 +139,7 @@ type recordResult struct {
 // Abandon finishes a task that no worker will run.
 func (t *task) Abandon(err error) {
 	close(t.lines)
-	t.err = err
-	close(t.done)
+	t.Outcome.Abandon(err)
 }
 
 // errCut is the error of a task whose lines the manifest cut short; the
@@ -149,7 +153,7 @@ var errCut = errors.New("the manifest stopped before the file's last line")
 // "-" for the SHA-256 of the new versions). The error is one that stops the run
 // (bad input, a file that could not be written, a failed log write); a
 // refused file is reported through Refused, counted, and the run goes on.
-func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log *Log) (Stats, error) {
+func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log *rewritelog.Log) (Stats, error) {
 	if r.InPlace == (r.OutputDir != "") {
 		return Stats{}, errors.New("give exactly one of in-place or an output directory")
 	}
@@ -157,18 +161,21 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log *Log) (Stat
 		return Stats{}, errors.New("no originals manifest: a duplicate becomes a revisit only of a checked original")
 	}
 	if log == nil {
-		log = NewLog(io.Discard)
+		log = rewritelog.NewLog(io.Discard)
 	}
-	if r.InPlace && r.Originals.log == nil {
-		// Originals in files this run replaces move: the run's own log
-		// says where to.
-		r.Originals.log = log
+	// Originals in files this run, or an earlier one the log records,
+	// replaced in place moved: the log says where to. A run into an
+	// output directory leaves them where they are.
+	var moves originals.Mover
+	if r.InPlace {
+		moves = log
+	}
+	progress := r.Progress
+	if progress == nil {
+		progress = new(Progress)
 	}
 	in.RequireFields(10)
 	in.RequireOrder(manifest.ByFile)
-	if r.Progress == nil {
-		r.Progress = new(Progress)
-	}
 	log.StartRun(time.Now())
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -180,24 +187,24 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log *Log) (Stat
 		defer q.Close()
 		readErr = r.dispatch(ctx, in, q, &lines)
 	}()
-	files := newRunFiles()
+	files := inplace.NewFiles()
 	var total Stats
-	fatal := drive(q, cancel, jobs, log, func() func(*task) error {
-		w := &worker{r: r, log: log, files: files}
+	fatal := inplace.Drive(q, cancel, jobs, log, func() func(*task) error {
+		w := &worker{r: r, log: log, moves: moves, progress: progress, files: files}
 		return func(t *task) error {
 			err := w.rewrite(ctx, t)
 			for range t.lines {
 			}
-			r.Progress.Files.Add(1)
+			progress.Files.Add(1)
 			return err
 		}
 	}, func(t *task) error {
 		total.Add(&t.stats)
 		switch {
-		case t.err == errCut:
+		case t.Err == errCut:
 			return nil // readErr says why
-		case t.err != nil:
-			return refusedOr(t.err, r.Refused)
+		case t.Err != nil:
+			return inplace.RefusedOr(t.Err, r.Refused)
 		case r.Record != nil:
 			for i := range t.records {
 				r.Record(&t.records[i].line, t.records[i].revisitLength)
@@ -241,7 +248,7 @@ func (r *Rewriter) dispatch(ctx context.Context, in *manifest.Reader, q *ordered
 				close(cur.lines)
 				cur = nil // closed: the deferred close must not close it again
 			}
-			t := &task{file: l.File, lines: make(chan manifest.Line, 1024), fileOutcome: fileOutcome{done: make(chan struct{})}}
+			t := &task{file: l.File, lines: make(chan manifest.Line, 1024), Outcome: inplace.NewOutcome()}
 			if err := q.Add(ctx, t); err != nil {
 				return err
 			}
@@ -257,16 +264,18 @@ func (r *Rewriter) dispatch(ctx context.Context, in *manifest.Reader, q *ordered
 
 // worker rewrites files one at a time, keeping its examiners.
 type worker struct {
-	r     *Rewriter
-	log   *Log
-	files *runFiles
-	ahead []*examiner // examiners of records ahead of the writer
-	own   *examiner   // the writer's own, for a record examined again
+	r        *Rewriter
+	log      *rewritelog.Log
+	moves    originals.Mover // the log, in place
+	progress *Progress
+	files    *inplace.Files
+	ahead    []*examiner // examiners of records ahead of the writer
+	own      *examiner   // the writer's own, for a record examined again
 }
 
 // placement is where the files to rewrite are and where their new
 // versions go.
-func (r *Rewriter) placement() *placement {
-	return &placement{locator: &source.Locator{Roots: r.Roots, Locations: r.Locations, Prefixes: r.Prefixes}, inPlace: r.InPlace,
-		outputDir: r.OutputDir, dryRun: r.DryRun, hardLinks: r.HardLinks, create: r.create}
+func (r *Rewriter) placement(files *inplace.Files) *inplace.Placement {
+	return &inplace.Placement{Locator: &source.Locator{Roots: r.Roots, Locations: r.Locations, Prefixes: r.Prefixes}, InPlace: r.InPlace,
+		OutputDir: r.OutputDir, DryRun: r.DryRun, HardLinks: r.HardLinks, Create: r.create, Files: files, Warn: r.Warn}
 }

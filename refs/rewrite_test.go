@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
+	"warcdedup/internal/rewritetest"
+	"warcdedup/migrate"
 	"warcdedup/rewritelog"
 
 	"warcdedup/atomicfile"
@@ -44,15 +46,15 @@ func TestRewriteGenerated(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			c := generate(t, tt.cfg)
-			orig := snapshot(t, c.dir)
+			orig := rewritetest.Snapshot(t, c.dir)
 			files := byFileName(c.dups)
 
 			// The reference: an in-place run on a copy.
 			ref := t.TempDir()
-			copyDir(t, c.dir, ref)
+			rewritetest.CopyDir(t, c.dir, ref)
 			o := mustRun(t, Rewriter{Roots: []string{ref}, InPlace: true, Jobs: tt.jobs}, c.lines)
-			after := snapshot(t, ref)
-			if tf := tempFiles(t, ref); len(tf) > 0 {
+			after := rewritetest.Snapshot(t, ref)
+			if tf := rewritetest.TempFiles(t, ref); len(tf) > 0 {
 				t.Errorf("temporary files left: %v", tf)
 			}
 
@@ -65,7 +67,7 @@ func TestRewriteGenerated(t *testing.T) {
 				// duplicate: warcrefs follows the manifest, so they are
 				// left out of the before-manifest here (their bytes are
 				// checked with every other byte below).
-				st := verifyRewrite(t, withoutRevisits(t, warcsumDir(t, c.dir)), warcsumDir(t, ref))
+				st := verifyRewrite(t, withoutRevisits(t, rewritetest.WarcsumDir(t, c.dir)), rewritetest.WarcsumDir(t, ref))
 				if st.Revisits != o.stats.Revisits {
 					t.Errorf("verify counts %d revisits that resolve, the run wrote %d", st.Revisits, o.stats.Revisits)
 				}
@@ -112,16 +114,16 @@ func TestRewriteGenerated(t *testing.T) {
 				if !slices.Equal(od.log, o.log) || !slices.Equal(od.files, o.files) {
 					t.Errorf("the log differs from the in-place run's")
 				}
-				sameFiles(t, "source", snapshot(t, c.dir), orig)
+				rewritetest.SameFiles(t, "source", rewritetest.Snapshot(t, c.dir), orig)
 				want := map[string][]byte{}
 				for _, e := range o.log {
 					want[e.File] = after[e.File]
 				}
-				sameFiles(t, "output dir", snapshot(t, out), want)
+				rewritetest.SameFiles(t, "output dir", rewritetest.Snapshot(t, out), want)
 			})
 			t.Run("dry run writes nothing and reports the same", func(t *testing.T) {
 				dir := t.TempDir()
-				copyDir(t, c.dir, dir)
+				rewritetest.CopyDir(t, c.dir, dir)
 				dry := mustRun(t, Rewriter{Roots: []string{dir}, InPlace: true, DryRun: true, Jobs: tt.jobs}, c.lines)
 				if dry.stats != o.stats {
 					t.Errorf("stats %+v, real run %+v", dry.stats, o.stats)
@@ -129,17 +131,17 @@ func TestRewriteGenerated(t *testing.T) {
 				if !slices.Equal(dry.log, o.log) || !sameSizes(dry.files, o.files) {
 					t.Errorf("the log differs from the real run's")
 				}
-				sameFiles(t, "after a dry run", snapshot(t, dir), orig)
+				rewritetest.SameFiles(t, "after a dry run", rewritetest.Snapshot(t, dir), orig)
 				out := filepath.Join(t.TempDir(), "out")
 				dry = mustRun(t, Rewriter{Roots: []string{dir}, OutputDir: out, DryRun: true, Jobs: tt.jobs}, c.lines)
 				if dry.stats != o.stats {
 					t.Errorf("output-dir stats %+v, real run %+v", dry.stats, o.stats)
 				}
-				sameFiles(t, "output dir of a dry run", snapshot(t, filepath.Dir(out)), map[string][]byte{})
+				rewritetest.SameFiles(t, "output dir of a dry run", rewritetest.Snapshot(t, filepath.Dir(out)), map[string][]byte{})
 			})
 			t.Run("a second run changes nothing", func(t *testing.T) {
 				dir := t.TempDir()
-				copyDir(t, ref, dir)
+				rewritetest.CopyDir(t, ref, dir)
 				rw := Rewriter{Roots: []string{dir}, InPlace: true, Jobs: tt.jobs}
 				var created atomic.Int64
 				rw.create = func(root *os.Root, name string, perm os.FileMode) (*atomicfile.File, error) {
@@ -150,7 +152,7 @@ func TestRewriteGenerated(t *testing.T) {
 				if n := created.Load(); n > 0 {
 					t.Errorf("%d temporary files were written for files with nothing to do", n)
 				}
-				sameFiles(t, "after a second run", snapshot(t, dir), after)
+				rewritetest.SameFiles(t, "after a second run", rewritetest.Snapshot(t, dir), after)
 				want := Stats{Lines: o.stats.Lines, Files: o.stats.Files, Untouched: o.stats.Files, AlreadyRevisit: o.stats.Revisits, NotSmaller: o.stats.NotSmaller}
 				if again.stats != want {
 					t.Errorf("stats %+v, want %+v", again.stats, want)
@@ -185,15 +187,15 @@ func TestRewriteGenerated(t *testing.T) {
 func checkCompletes(t *testing.T, c *coll, first []manifest.Line, jobs int, want map[string][]byte) {
 	t.Helper()
 	dir := t.TempDir()
-	copyDir(t, c.dir, dir)
+	rewritetest.CopyDir(t, c.dir, dir)
 	// One log for both runs, as --log FILE: the second run finds the
 	// originals the first moved through it.
 	log := newTestLog()
 	o1 := mustRunLogged(t, Rewriter{Roots: []string{dir}, InPlace: true, Jobs: jobs}, first, c.all, log)
-	mid := snapshot(t, dir)
+	mid := rewritetest.Snapshot(t, dir)
 	o2 := mustRunLogged(t, Rewriter{Roots: []string{dir}, InPlace: true, Jobs: jobs}, c.lines, c.all, log)
-	final := snapshot(t, dir)
-	sameFiles(t, "after completing", final, want)
+	final := rewritetest.Snapshot(t, dir)
+	rewritetest.SameFiles(t, "after completing", final, want)
 	if o2.stats.AlreadyRevisit != o1.stats.Revisits {
 		t.Errorf("the second run found %d revisits, the first wrote %d", o2.stats.AlreadyRevisit, o1.stats.Revisits)
 	}
@@ -276,19 +278,19 @@ func TestARCFilesSkipped(t *testing.T) {
 	if len(c.arcDups) == 0 {
 		t.Fatal("no duplicates in ARC files")
 	}
-	orig := snapshot(t, c.dir)
+	orig := rewritetest.Snapshot(t, c.dir)
 	ref := t.TempDir()
-	copyDir(t, c.dir, ref)
+	rewritetest.CopyDir(t, c.dir, ref)
 	var warcOnly []manifest.Line
 	for _, l := range c.lines {
-		if !isARCName(l.File) {
+		if !migrate.IsARCName(l.File) {
 			warcOnly = append(warcOnly, l)
 		}
 	}
 	o := mustRunWith(t, Rewriter{Roots: []string{ref}, InPlace: true}, warcOnly, c.all)
 
 	dir := t.TempDir()
-	copyDir(t, c.dir, dir)
+	rewritetest.CopyDir(t, c.dir, dir)
 	withARC := mustRun(t, Rewriter{Roots: []string{dir}, InPlace: true, Jobs: 3}, c.lines)
 	arcFiles := byFileName(c.arcDups)
 	want := o.stats
@@ -311,11 +313,11 @@ func TestARCFilesSkipped(t *testing.T) {
 	if !slices.Equal(withARC.log, o.log) || !slices.Equal(withARC.files, o.files) {
 		t.Errorf("the log differs from the run without ARC lines:\n%s\nwant\n%s", withARC.logText, o.logText)
 	}
-	got, wantFiles := snapshot(t, dir), snapshot(t, ref)
+	got, wantFiles := rewritetest.Snapshot(t, dir), rewritetest.Snapshot(t, ref)
 	for name := range arcFiles {
 		if !bytes.Equal(got[name], orig[name]) {
 			t.Errorf("ARC file %s changed", name)
 		}
 	}
-	sameFiles(t, "after the run", got, wantFiles)
+	rewritetest.SameFiles(t, "after the run", got, wantFiles)
 }

@@ -13,6 +13,7 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/digest"
+	"warcdedup/internal/rewritetest"
 	"warcdedup/internal/warctest"
 	"warcdedup/manifest"
 	"warcdedup/scripts/gen"
@@ -43,7 +44,7 @@ func TestBadManifestStops(t *testing.T) {
 		head = l.Append(head)
 	}
 	headLines := bytes.Count(head, []byte("\n"))
-	rest := manifestText(c.dups)[len(head):]
+	rest := rewritetest.ManifestText(c.dups)[len(head):]
 	last := files[second][len(files[second])-1]
 	readErr := errors.New("the disk holding the manifest failed")
 
@@ -62,12 +63,12 @@ func TestBadManifestStops(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			copyDir(t, c.dir, dir)
+			rewritetest.CopyDir(t, c.dir, dir)
 			before, _ := os.Stat(filepath.Join(dir, second))
 			orig, _ := os.ReadFile(filepath.Join(dir, second))
 			var refused []error
 			rw := Rewriter{Roots: []string{dir}, InPlace: true, Jobs: 2, Refused: func(err error) { refused = append(refused, err) },
-				Originals: originalsOf(t, c.all, nil, dir)}
+				Originals: rewritetest.Originals(t, c.all, dir)}
 			st, err := rw.Run(context.Background(), manifest.NewReader(tt.manifest, "dups.manifest"), nil)
 			if err == nil {
 				t.Fatalf("Run succeeded on a bad manifest: %+v", st)
@@ -87,7 +88,7 @@ func TestBadManifestStops(t *testing.T) {
 			if !bytes.Equal(after, orig) || !os.SameFile(now, before) {
 				t.Errorf("%s was rewritten with part of its lines", second)
 			}
-			if tf := tempFiles(t, dir); len(tf) > 0 {
+			if tf := rewritetest.TempFiles(t, dir); len(tf) > 0 {
 				t.Errorf("temporary files left: %v", tf)
 			}
 		})
@@ -102,7 +103,7 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 // between in place and an output directory, and to run without an
 // originals manifest.
 func TestRunNeedsOneTargetAndOriginals(t *testing.T) {
-	o := originalsOf(t, nil, nil)
+	o := rewritetest.Originals(t, nil)
 	for _, rw := range []Rewriter{{Originals: o}, {InPlace: true, OutputDir: t.TempDir(), Originals: o}, {InPlace: true}} {
 		_, err := rw.Run(context.Background(), manifest.NewReader(strings.NewReader(""), "m"), nil)
 		if err == nil {
@@ -118,7 +119,7 @@ func dupResponses(name string) ([]byte, []manifest.Line) {
 	body := strings.Repeat("the same payload, fetched twice. ", 60)
 	a := warctest.Response("http://example.com/"+name, "2024-01-01T00:00:00Z", body)
 	b := warctest.Response("http://example.com/"+name+"?again", "2024-01-02T00:00:00Z", body)
-	d := formatDigest(digest.SHA1, []byte(body))
+	d := rewritetest.FormatDigest(digest.SHA1, []byte(body))
 	orig := manifest.Line{File: name, Offset: 0, Length: int64(len(a)), URI: "http://example.com/" + name,
 		Date: "2024-01-01T00:00:00Z", Digest: d, Copy: 1, RefURI: "-", RefDate: "-", Fields: 10}
 	dup := manifest.Line{File: name, Offset: int64(len(a)), Length: int64(len(b)), URI: "http://example.com/" + name + "?again",
@@ -141,7 +142,7 @@ func TestLeftoversRemoved(t *testing.T) {
 			lines = append(lines, ls...)
 		}
 	}
-	sortByFile(lines)
+	rewritetest.SortByFile(lines)
 	leftovers := map[string]bool{ // name -> removed by a run
 		".tmp-a.warc-123":            true,
 		".tmp-b[1]*.warc-4294967295": true,
@@ -191,8 +192,8 @@ func TestCheckCatchesBadNewVersion(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			copyDir(t, c.dir, dir)
-			orig := snapshot(t, dir)
+			rewritetest.CopyDir(t, c.dir, dir)
+			orig := rewritetest.Snapshot(t, dir)
 			rw := Rewriter{Roots: []string{dir}, InPlace: true}
 			rw.create = func(root *os.Root, name string, perm os.FileMode) (*atomicfile.File, error) {
 				f, err := atomicfile.CreateIn(root, name, perm)
@@ -208,11 +209,11 @@ func TestCheckCatchesBadNewVersion(t *testing.T) {
 			if len(o.refused) != 1 || o.refusedFor(victim) == nil || !strings.Contains(o.refused[0].Error(), "failed its check") {
 				t.Fatalf("refusals %v, want %s refused by the check", o.refused, victim)
 			}
-			after := snapshot(t, dir)
+			after := rewritetest.Snapshot(t, dir)
 			if !bytes.Equal(after[victim], orig[victim]) {
 				t.Errorf("%s changed", victim)
 			}
-			if tf := tempFiles(t, dir); len(tf) > 0 {
+			if tf := rewritetest.TempFiles(t, dir); len(tf) > 0 {
 				t.Errorf("temporary files left: %v", tf)
 			}
 			if o.stats.Rewritten != 1 || o.stats.Refused != 1 {

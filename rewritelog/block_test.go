@@ -150,6 +150,14 @@ func TestShortLog(t *testing.T) {
 	if _, err := LoadFile(name, time.Time{}); err != nil {
 		t.Errorf("a log grown since: %v", err)
 	}
+	// An empty file (a writer killed between making it and writing the
+	// first size) records no size.
+	if err := os.WriteFile(EndFile(name), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := ReadEnd(name); ok || err != nil {
+		t.Errorf("ReadEnd of an empty %s: %d %v %v, want no size and no error", EndFile(name), got, ok, err)
+	}
 	// The size is written in place, shorter or longer, and read back.
 	for _, n := range []int64{7, 123456789, 0} {
 		if err := WriteEnd(name, n); err != nil {

@@ -43,6 +43,12 @@ func ReadEnd(log string) (int64, bool, error) {
 	if err != nil {
 		return 0, false, err
 	}
+	if len(data) == 0 {
+		// Made and not yet written: a writer killed between creating the
+		// file and its first write (WriteEnd writes in place), which
+		// recorded no size yet, as if there were no file.
+		return 0, false, nil
+	}
 	n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
 	if err != nil || n < 0 {
 		return 0, false, fmt.Errorf("%s: %q is not the size of the log", EndFile(log), data)

@@ -305,7 +305,8 @@ type runCursor struct {
 
 // cursorEntry is an entry as a cursor holds it.
 type cursorEntry struct {
-	move
+	edit
+	moveMeta
 	file   *File
 	digest []byte
 	landed int // Follows that landed on it
@@ -336,7 +337,7 @@ func (rc *runCursor) read() (*cursorEntry, error) {
 	if n := len(rc.free); n > 0 {
 		ce, rc.free = rc.free[n-1], rc.free[:n-1]
 	}
-	*ce = cursorEntry{move: move{oldOff: e.oldOff, oldLen: e.oldLen, newOff: e.newOff, newLen: e.newLen, line: e.line, kind: e.kind, member: e.member != nil},
+	*ce = cursorEntry{edit: edit{oldOff: e.oldOff, oldLen: e.oldLen, newOff: e.newOff, newLen: e.newLen}, moveMeta: moveMeta{line: e.line, kind: e.kind, member: e.member != nil},
 		file: rc.fw.c.byName[string(e.file)], digest: append(ce.digest[:0], e.digest...)}
 	if ce.file == nil {
 		return nil, fmt.Errorf("%s: line %d: %s is not in the log's catalog: the log changed while it was read", rc.fw.c.name, e.line, e.file)
@@ -453,7 +454,7 @@ func (rc *runCursor) follow(off, length int64) (int64, *cursorEntry, error) {
 		case off < mv.oldOff+mv.oldLen:
 			return off, nil, &InsideError{Offset: off, Move: mv.view(rc.run)}
 		default:
-			newOff += mv.newOff + mv.newLen - mv.oldOff - mv.oldLen
+			newOff += mv.shift()
 		}
 	}
 	if hit != nil || length <= 0 {

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path"
-	"sort"
 	"time"
 )
 
@@ -19,7 +18,10 @@ import (
 // original members (field 10, about 80 bytes each) are not held: they are
 // read again from the log when a file is restored (OriginalMembers).
 type Moves struct {
-	moves   []move
+	// edits are the entries' places, meta the rest of each; a span of
+	// the edits is a Block.
+	edits   []edit
+	meta    []moveMeta
 	digests []byte
 	files   []*File
 	names
@@ -41,13 +43,13 @@ type Moves struct {
 	reread func() (io.ReaderAt, func(), error)
 }
 
-type move struct {
-	oldOff, oldLen, newOff, newLen int64
-	line                           int64
-	digOff                         uint32
-	digLen                         uint16 // sha1Binary: 20 bytes of a "sha1:" base32 digest
-	kind                           Kind
-	member                         bool // the entry has an original member (field 10)
+// moveMeta is what an entry says besides where its record went.
+type moveMeta struct {
+	line   int64
+	digOff uint32
+	digLen uint16 // sha1Binary: 20 bytes of a "sha1:" base32 digest
+	kind   Kind
+	member bool // the entry has an original member (field 10)
 }
 
 const sha1Binary = 0xffff
@@ -210,7 +212,7 @@ func Load(r *Reader, since time.Time) (*Moves, error) {
 
 func load(r *Reader, since time.Time, sizeHint int) (*Moves, error) {
 	m := &Moves{names: newNames(),
-		moves: make([]move, 0, sizeHint), digests: make([]byte, 0, sizeHint*20),
+		edits: make([]edit, 0, sizeHint), meta: make([]moveMeta, 0, sizeHint), digests: make([]byte, 0, sizeHint*20),
 		versions: map[string]Fixity{}, incomplete: map[string]*IncompleteError{}}
 	fixity := r.Fixity
 	// The block being read, whose "# file" line its first entry's span
@@ -264,7 +266,7 @@ func load(r *Reader, since time.Time, sizeHint int) (*Moves, error) {
 				cur = m.add(string(e.file))
 				m.files = append(m.files, cur)
 			}
-			cur.spans = append(cur.spans, runSpan{run: run, first: len(m.moves), end: len(m.moves), pos: e.pos, fix: -1})
+			cur.spans = append(cur.spans, runSpan{run: run, first: len(m.edits), end: len(m.edits), pos: e.pos, fix: -1})
 			curRun = run
 		}
 		if blockFresh && block.File == cur.Name {
@@ -278,7 +280,7 @@ func load(r *Reader, since time.Time, sizeHint int) (*Moves, error) {
 			sf := &m.fixes[s.fix]
 			sf.newSize, sf.newSum = block.NewSize, block.NewSHA256
 		}
-		mv := move{oldOff: e.oldOff, oldLen: e.oldLen, newOff: e.newOff, newLen: e.newLen, line: e.line, kind: e.kind, member: e.member != nil}
+		mv := moveMeta{line: e.line, kind: e.kind, member: e.member != nil}
 		if d := e.digest; len(d) > 0 {
 			if len(m.digests)+len(d) > 0xffffffff || len(d) >= sha1Binary {
 				return nil, fmt.Errorf("%s: line %d: digest too long, or too many", r.name, e.line)
@@ -292,11 +294,12 @@ func load(r *Reader, since time.Time, sizeHint int) (*Moves, error) {
 				m.digests = append(m.digests, d...)
 			}
 		}
-		m.moves = append(m.moves, mv)
-		cur.spans[len(cur.spans)-1].end = len(m.moves)
+		m.edits = append(m.edits, edit{oldOff: e.oldOff, oldLen: e.oldLen, newOff: e.newOff, newLen: e.newLen})
+		m.meta = append(m.meta, mv)
+		cur.spans[len(cur.spans)-1].end = len(m.edits)
 	}
 	m.Legacy = r.Legacy()
-	m.hit = make([]uint64, (len(m.moves)+63)/64)
+	m.hit = make([]uint64, (len(m.edits)+63)/64)
 	return m, nil
 }
 
@@ -318,7 +321,10 @@ func (m *Moves) Incomplete(name string) error {
 }
 
 // Entries is the number of entries kept.
-func (m *Moves) Entries() int { return len(m.moves) }
+func (m *Moves) Entries() int { return len(m.edits) }
+
+// block is the span s's entries as a Block.
+func (m *Moves) block(s runSpan) Block { return Block{edits: m.edits[s.first:s.end]} }
 
 // Files are the files the log names, in the order it first names them.
 func (m *Moves) Files() []*File { return m.files }
@@ -419,49 +425,33 @@ func (m *Moves) Follow(f *File, off, length int64, rewrote func(mv Move, off, le
 		return off, length, err
 	}
 	for _, s := range f.spans {
-		ms := m.moves[s.first:s.end]
-		// The last entry at or before off.
-		lo, hi := 0, len(ms)
-		for lo < hi {
-			mid := int(uint(lo+hi) >> 1)
-			if ms[mid].oldOff <= off {
-				lo = mid + 1
-			} else {
-				hi = mid
-			}
+		b := m.block(s)
+		newOff, i, pos := b.step(off)
+		hit := -1
+		switch pos {
+		case at:
+			hit = i
+		case inside:
+			return off, length, &InsideError{Offset: off, Move: m.view(s.first+i, s.run)}
 		}
-		i := lo - 1
-		var hit *move
-		newOff := off
-		if i >= 0 {
-			mv := &ms[i]
-			switch {
-			case mv.oldOff == off:
-				hit, newOff = mv, mv.newOff
-			case off < mv.oldOff+mv.oldLen:
-				return off, length, &InsideError{Offset: off, Move: m.view(mv, s.run)}
-			default:
-				newOff += mv.newOff + mv.newLen - mv.oldOff - mv.oldLen
+		if j := i + 1; hit < 0 && length > 0 && j < b.Len() && b.edits[j].oldOff < off+length {
+			e := &b.edits[j]
+			if end := e.oldOff + e.oldLen; end < off+length || end > off+length+4 || j+1 < b.Len() && b.edits[j+1].oldOff < off+length {
+				return off, length, &CoverError{Offset: off, Length: length, Move: m.view(s.first+j, s.run)}
 			}
+			hit = j
 		}
-		if j := i + 1; hit == nil && length > 0 && j < len(ms) && ms[j].oldOff < off+length {
-			mv := &ms[j]
-			if end := mv.oldOff + mv.oldLen; end < off+length || end > off+length+4 || j+1 < len(ms) && ms[j+1].oldOff < off+length {
-				return off, length, &CoverError{Offset: off, Length: length, Move: m.view(mv, s.run)}
-			}
-			hit = mv
-			i = j
-		}
-		if hit != nil {
-			id := s.first + i
+		if hit >= 0 {
+			id := s.first + hit
 			m.hit[id/64] |= 1 << (id % 64)
 			if rewrote != nil {
-				if err := rewrote(m.view(hit, s.run), off, length); err != nil {
+				if err := rewrote(m.view(id, s.run), off, length); err != nil {
 					return off, length, err
 				}
 			}
 			if length >= 0 {
-				length += hit.newLen - hit.oldLen
+				e := &b.edits[hit]
+				length += e.newLen - e.oldLen
 			}
 		}
 		off = newOff
@@ -483,8 +473,9 @@ func (e *CoverError) Error() string {
 // view is mv as a Move. Its PayloadDigest is a slice of its own, or of
 // m.digests, never rewritten: Moves is read by the restores of several
 // files at once, and a Move may be kept after the next view.
-func (m *Moves) view(mv *move, run int) Move {
-	v := Move{OldOffset: mv.oldOff, OldLength: mv.oldLen, NewOffset: mv.newOff, NewLength: mv.newLen, Kind: mv.kind, Member: mv.member, Run: run, Line: mv.line}
+func (m *Moves) view(id, run int) Move {
+	e, mv := &m.edits[id], &m.meta[id]
+	v := Move{OldOffset: e.oldOff, OldLength: e.oldLen, NewOffset: e.newOff, NewLength: e.newLen, Kind: mv.kind, Member: mv.member, Run: run, Line: mv.line}
 	switch mv.digLen {
 	case 0:
 	case sha1Binary:
@@ -521,7 +512,7 @@ func (m *Moves) Unmatched(fn func(f *File, mv Move)) {
 		for _, s := range f.spans {
 			for id := s.first; id < s.end; id++ {
 				if m.hit[id/64]&(1<<(id%64)) == 0 {
-					fn(f, m.view(&m.moves[id], s.run))
+					fn(f, m.view(id, s.run))
 				}
 			}
 		}
@@ -537,16 +528,16 @@ func (m *Moves) Live(f *File, fn func(mv Move, off int64) error) error {
 	}
 	for si, s := range f.spans {
 		for id := s.first; id < s.end; id++ {
-			mv := &m.moves[id]
+			mv := &m.meta[id]
 			if mv.kind != Revisit {
 				continue
 			}
-			off, live, err := m.after(f.spans[si+1:], mv.newOff, mv.newLen)
+			off, live, err := m.after(f.spans[si+1:], m.edits[id].newOff, m.edits[id].newLen)
 			if err != nil {
 				return fmt.Errorf("%s: the revisit log line %d wrote: %w", f.Name, mv.line, err)
 			}
 			if live {
-				if err := fn(m.view(mv, s.run), off); err != nil {
+				if err := fn(m.view(id, s.run), off); err != nil {
 					return err
 				}
 			}
@@ -559,22 +550,18 @@ func (m *Moves) Live(f *File, fn func(mv Move, off int64) error) error {
 // spans: where it stands after them, or false if one of them rewrote it.
 func (m *Moves) after(spans []runSpan, off, length int64) (int64, bool, error) {
 	for _, s := range spans {
-		ms := m.moves[s.first:s.end]
-		i := sort.Search(len(ms), func(i int) bool { return ms[i].oldOff > off }) - 1
-		if j := i + 1; j < len(ms) && ms[j].oldOff < off+length {
-			return 0, false, &CoverError{Offset: off, Length: length, Move: m.view(&ms[j], s.run)}
+		b := m.block(s)
+		moved, i, pos := b.step(off)
+		if j := i + 1; j < b.Len() && b.edits[j].oldOff < off+length {
+			return 0, false, &CoverError{Offset: off, Length: length, Move: m.view(s.first+j, s.run)}
 		}
-		if i < 0 {
-			continue
-		}
-		mv := &ms[i]
-		switch {
-		case mv.oldOff == off:
+		switch pos {
+		case at:
 			return 0, false, nil
-		case off < mv.oldOff+mv.oldLen:
-			return 0, false, &InsideError{Offset: off, Move: m.view(mv, s.run)}
+		case inside:
+			return 0, false, &InsideError{Offset: off, Move: m.view(s.first+i, s.run)}
 		}
-		off += mv.newOff + mv.newLen - mv.oldOff - mv.oldLen
+		off = moved
 	}
 	return off, true, nil
 }
@@ -597,7 +584,7 @@ func (m *Moves) OriginalMembers(f *File, lines []int64, fn func(line int64, memb
 	}
 	var src io.ReaderAt
 	for _, s := range f.spans {
-		ms := m.moves[s.first:s.end]
+		ms := m.meta[s.first:s.end]
 		needed := 0
 		for i := range ms {
 			if ms[i].member && want[ms[i].line] {
@@ -615,24 +602,25 @@ func (m *Moves) OriginalMembers(f *File, lines []int64, fn func(line int64, memb
 			}
 			defer done()
 		}
-		if err := m.rereadSpan(src, s, ms, want, needed, fn); err != nil {
+		if err := m.rereadSpan(src, s, want, needed, fn); err != nil {
 			return fmt.Errorf("reading the original members of %s again: %w", f.Name, err)
 		}
 	}
 	return nil
 }
 
-// rereadSpan reads the lines of a span's entries ms from the log src and
+// rereadSpan reads the lines of the span s's entries from the log src and
 // gives fn the members wanted of them (needed in all).
-func (m *Moves) rereadSpan(src io.ReaderAt, s runSpan, ms []move, want map[int64]bool, needed int, fn func(int64, string) error) error {
+func (m *Moves) rereadSpan(src io.ReaderAt, s runSpan, want map[int64]bool, needed int, fn func(int64, string) error) error {
 	br := bufio.NewReaderSize(io.NewSectionReader(src, s.pos, 1<<62), 64<<10)
+	ms, es := m.meta[s.first:s.end], m.edits[s.first:s.end]
 	line := ms[0].line
 	for i := 0; i < len(ms) && needed > 0; line++ {
 		text, err := br.ReadBytes('\n')
 		if err != nil && (err != io.EOF || len(text) == 0) {
 			return fmt.Errorf("line %d: %w", line, noEOF(err))
 		}
-		mv := &ms[i]
+		mv, ed := &ms[i], &es[i]
 		if line != mv.line {
 			continue // a "# file" line or a comment between its entries
 		}
@@ -641,7 +629,7 @@ func (m *Moves) rereadSpan(src io.ReaderAt, s runSpan, ms []move, want map[int64
 		if err != nil {
 			return fmt.Errorf("line %d: %w", line, err)
 		}
-		if e.OldOffset != mv.oldOff || e.OldLength != mv.oldLen || e.NewOffset != mv.newOff || e.NewLength != mv.newLen || e.Kind != mv.kind || (e.OriginalMember != "") != mv.member {
+		if e.OldOffset != ed.oldOff || e.OldLength != ed.oldLen || e.NewOffset != ed.newOff || e.NewLength != ed.newLen || e.Kind != mv.kind || (e.OriginalMember != "") != mv.member {
 			return fmt.Errorf("line %d is not the entry read there before: the log changed", line)
 		}
 		if mv.member && want[mv.line] {
@@ -691,7 +679,7 @@ func (m *Moves) Undone(name string) (Undoing, bool) {
 		return Undoing{}, false
 	}
 	restores := func(s runSpan) bool {
-		for _, mv := range m.moves[s.first:s.end] {
+		for _, mv := range m.meta[s.first:s.end] {
 			if mv.kind == Restored {
 				return true
 			}

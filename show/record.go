@@ -13,8 +13,8 @@ import (
 	"warcdedup/digest"
 	"warcdedup/manifest"
 	"warcdedup/record"
-	"warcdedup/refs"
 	"warcdedup/replaycheck"
+	"warcdedup/restore"
 	"warcdedup/rewritelog"
 )
 
@@ -268,8 +268,8 @@ func inspectRevisit(ctx context.Context, opt Options, job *Job, rec *record.Reco
 		return v, nil
 	}
 	origHead := bytes.Clone(oh.Raw)
-	p, err := refs.PreviewUndo(rec, revHead, origHead, rr)
-	if errors.Is(err, refs.ErrNotRestorable) {
+	p, err := restore.PreviewUndo(rec, revHead, origHead, rr)
+	if errors.Is(err, restore.ErrNotRestorable) {
 		v.Undo.Problem = "undo leaves it as it is: " + err.Error()
 		// Resolves all the same if the payload hashes to its digest.
 		v.Resolves, err = payloadIs(rr, want)

@@ -23,8 +23,8 @@ import (
 	"warcdedup/manifest"
 	"warcdedup/migrate"
 	"warcdedup/record"
-	"warcdedup/refs"
 	"warcdedup/report"
+	"warcdedup/revisit"
 	"warcdedup/warcsum"
 )
 
@@ -41,7 +41,7 @@ import (
 // and one in Every of the other records) is converted in memory, as
 // package convert converts it, gzip member and all, and measured; a
 // duplicate's revisit is built from that WARC record as the rewrite
-// builds it (refs.Revisit) and compressed as the rewrite compresses it.
+// builds it (revisit.Revisit) and compressed as the rewrite compresses it.
 // The other records are estimated from those measured in their file: in
 // an .arc.gz, the record's gzip member plus the mean difference between
 // the WARC and the ARC members measured; in a plain .arc, its length times
@@ -623,7 +623,7 @@ func (m *measurer) revisit(of *revisitOf) (int64, error) {
 	if err != nil {
 		return -1, nil // no HTTP head: the rewrite would not make it a revisit
 	}
-	v := refs.Revisit{Record: rec, HTTPHead: head.Raw, RefURI: of.uri, RefDate: of.date, PayloadDigest: rec.Header.Get("WARC-Payload-Digest")}
+	v := revisit.Revisit{Record: rec, HTTPHead: head.Raw, RefURI: of.uri, RefDate: of.date, PayloadDigest: rec.Header.Get("WARC-Payload-Digest")}
 	b, err := v.Bytes()
 	if err != nil {
 		return 0, err

@@ -50,7 +50,7 @@ func (r *Resolve) Run(ctx context.Context) (ResolveResult, error) {
 	defer out.Abort()
 	stale := &firstOf{limit: KeepFirst}
 	var prog collres.Progress
-	res := collres.Resolver{Source: r.Source, Policy: r.Policy, Jobs: r.Jobs, Proc: true, Progress: &prog, Kept: r.Kept,
+	res := collres.Resolver{Source: r.Source, Policy: r.Policy, Jobs: r.Jobs, Number: true, Progress: &prog, Kept: r.Kept,
 		Stale: func(err error) {
 			stale.add(err)
 			r.Messages.Error(err)

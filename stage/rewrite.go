@@ -14,9 +14,11 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/digest"
+	"warcdedup/inplace"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/tsv"
 	"warcdedup/manifest"
+	"warcdedup/originals"
 	"warcdedup/policy"
 	"warcdedup/refs"
 	"warcdedup/rewritelog"
@@ -36,7 +38,7 @@ type Rewrite struct {
 	// digest, where each duplicate's original is looked up, and Open
 	// reads them: from the files here, or over HTTP from other hosts.
 	Originals []*manifest.Table
-	Open      refs.Opener
+	Open      originals.Opener
 	// Roots and Prefixes say where the files rewritten are (see
 	// refs.Rewriter).
 	Roots    []string
@@ -84,12 +86,12 @@ type RewriteResult struct {
 
 // Run rewrites.
 func (r *Rewrite) Run(ctx context.Context) (RewriteResult, error) {
-	var log *refs.Log
+	var log *rewritelog.Log
 	if r.DryRun {
-		log = refs.NewLog(io.Discard)
+		log = rewritelog.NewLog(io.Discard)
 	} else {
 		var err error
-		if log, err = refs.OpenLog(r.Log); err != nil {
+		if log, err = rewritelog.Open(r.Log); err != nil {
 			return RewriteResult{}, err
 		}
 		defer log.Close()
@@ -97,7 +99,7 @@ func (r *Rewrite) Run(ctx context.Context) (RewriteResult, error) {
 		// them: only this job's runs move the manifest's offsets.
 		log.Since(r.LogFrom)
 	}
-	originals, err := refs.NewOriginals(r.Open, log, r.Originals...)
+	originals, err := originals.New(r.Open, r.Originals...)
 	if err != nil {
 		return RewriteResult{}, err
 	}
@@ -154,7 +156,7 @@ type refusedNames struct {
 }
 
 func (n *refusedNames) add(err error) {
-	var re *refs.RefusedError
+	var re *inplace.RefusedError
 	if !errors.As(err, &re) {
 		return
 	}

@@ -17,7 +17,7 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/manifest"
-	"warcdedup/refs"
+	"warcdedup/originals"
 	"warcdedup/wacz"
 )
 
@@ -33,7 +33,7 @@ type PackageMember struct {
 // names) by range from their package, or from the member's staged copy
 // while the rewrite rewrites it; every other record through Next.
 type PackageOpener struct {
-	Next    refs.Opener
+	Next    originals.Opener
 	Members map[string]PackageMember // by name (unescaped)
 	// Staged are the staged copies of the members the rewrite rewrites
 	// (PackageRewrite.Locations): their current version until their

@@ -130,7 +130,7 @@ func run(c *cli.Context) error {
 		Source:   files,
 		Policy:   pol,
 		Jobs:     c.Int("jobs"),
-		Proc:     c.Bool("proc"),
+		Number:   c.Bool("proc"),
 		Stale:    log.Error,
 		Warn:     log.Warn,
 		Progress: &progress,

@@ -14,8 +14,10 @@ import (
 
 	"warcdedup/internal/cmdutil"
 	"warcdedup/manifest"
+	"warcdedup/originals"
 	"warcdedup/policy"
 	"warcdedup/refs"
+	"warcdedup/rewritelog"
 )
 
 const description = `warcrefs reads the numbered manifest (10 fields, sorted on file and offset)
@@ -181,9 +183,9 @@ func run(c *cli.Context) error {
 		return cmdutil.Usage("say where the files are: --root DIR or --locations FILE")
 	}
 	log := cmdutil.NewLog(c)
-	var rlog *refs.Log
+	var rlog *rewritelog.Log
 	if n := c.String("log"); n != "" && !c.Bool("dry-run") {
-		if rlog, err = refs.OpenLog(n); err != nil {
+		if rlog, err = rewritelog.Open(n); err != nil {
 			return cli.Exit(err, cmdutil.ExitFatal)
 		}
 		defer rlog.Close()
@@ -198,12 +200,9 @@ func run(c *cli.Context) error {
 		tables = append(tables, t)
 	}
 	// Originals in files this (or an earlier) run shortened in place are
-	// found through the log; an output directory leaves them where they are.
-	var moves *refs.Log
-	if inPlace {
-		moves = rlog
-	}
-	originals, err := refs.NewOriginals(loc, moves, tables...)
+	// found through the log (Rewriter.Run); an output directory leaves them
+	// where they are.
+	originals, err := originals.New(loc, tables...)
 	if err != nil {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}

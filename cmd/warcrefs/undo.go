@@ -11,7 +11,8 @@ import (
 
 	"warcdedup/internal/cmdutil"
 	"warcdedup/manifest"
-	"warcdedup/refs"
+	"warcdedup/originals"
+	"warcdedup/restore"
 	"warcdedup/rewritelog"
 	"warcdedup/warcsum"
 )
@@ -38,7 +39,7 @@ func undo(c *cli.Context) error {
 	log := cmdutil.NewLog(c)
 	// The log is opened first: it is completed from the journal a killed
 	// run or undo left, and only then says which revisits are left.
-	rlog, err := refs.OpenLog(c.String("log"))
+	rlog, err := rewritelog.Open(c.String("log"))
 	if err != nil {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}
@@ -64,7 +65,7 @@ func undo(c *cli.Context) error {
 		defer t.Close()
 		tables = append(tables, t)
 	}
-	originals, err := refs.NewOriginals(loc, rlog, tables...)
+	originals, err := originals.New(loc, tables...)
 	if err != nil {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}
@@ -72,9 +73,9 @@ func undo(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}
-	r := refs.Restorer{Roots: loc.Roots, Locations: loc.Locations, Captures: captures, Originals: originals, Written: written,
+	r := restore.Restorer{Roots: loc.Roots, Locations: loc.Locations, Captures: captures, Originals: originals, Written: written,
 		All: c.Bool("all"), HardLinks: c.Bool("hard-links"), Jobs: c.Int("jobs"), Refused: log.Error, Warn: log.Warn}
-	var progress refs.Progress
+	var progress restore.Progress
 	r.Progress = &progress
 	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stopSignals()
@@ -110,7 +111,7 @@ func undoFiles(c *cli.Context, written *rewritelog.Moves, roots []string) ([]str
 		return files, nil
 	}
 	if !c.Bool("all") {
-		return refs.Files(written)
+		return restore.Files(written)
 	}
 	inputs, err := warcsum.Collect(roots, true)
 	if err != nil {

@@ -1,0 +1,8 @@
+//go:build !linux
+
+package atomicfile
+
+import "os"
+
+// exchange needs Linux's renameat2.
+func exchange(dir *os.File, a, b string) error { return ErrExchangeUnsupported }

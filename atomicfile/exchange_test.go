@@ -1,0 +1,120 @@
+package atomicfile
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestExchange proves what an exchange leaves: the new content under the
+// name and the old file under the temporary name until Finish removes it
+// or Revert puts it back (and removes the new content); and that Revert
+// leaves alone a file it does not find its new content in.
+func TestExchange(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// meddle runs between Exchange and the end; it may rename a file
+		// over the temporary name.
+		meddle  func(t *testing.T, dir, tmp string)
+		revert  bool
+		want    string // under the name at the end
+		wantTmp string // under the temporary name at the end, "" for none
+		wantErr string
+	}{
+		{name: "finish", want: "new"},
+		{name: "revert", revert: true, want: "old"},
+		{name: "revert finds another file", revert: true, want: "old", wantTmp: "other", wantErr: "holds another file",
+			meddle: func(t *testing.T, dir, tmp string) {
+				// The new content, now under the name, replaced by another file
+				// (which revert then swaps to the temporary name).
+				if err := os.WriteFile(filepath.Join(dir, "x"), []byte("other"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Rename(filepath.Join(dir, "x"), filepath.Join(dir, "a.warc")); err != nil {
+					t.Fatal(err)
+				}
+			}},
+	} {
+		for _, rooted := range []bool{false, true} {
+			t.Run(tc.name+map[bool]string{false: "", true: " (root)"}[rooted], func(t *testing.T) {
+				dir := t.TempDir()
+				name := filepath.Join(dir, "a.warc")
+				if err := os.WriteFile(name, []byte("old"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				var f *File
+				var err error
+				if rooted {
+					root, rerr := os.OpenRoot(dir)
+					if rerr != nil {
+						t.Fatal(rerr)
+					}
+					defer root.Close()
+					f, err = CreateIn(root, "a.warc", 0o644)
+				} else {
+					f, err = Create(name, 0o644)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.WriteString("new")
+				tmp := filepath.Join(dir, filepath.Base(f.tmp))
+				sw, err := f.Exchange()
+				if errors.Is(err, ErrExchangeUnsupported) {
+					t.Skip(err)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if b, _ := os.ReadFile(name); string(b) != "new" {
+					t.Errorf("after Exchange the name holds %q, want the new content", b)
+				}
+				if old, err := sw.Old(); err != nil || old.Size() != 3 {
+					t.Errorf("Old: %v %v, want the old file", old, err)
+				}
+				if b, _ := os.ReadFile(tmp); string(b) != "old" {
+					t.Errorf("after Exchange the temporary name holds %q, want the old file", b)
+				}
+				if tc.meddle != nil {
+					tc.meddle(t, dir, tmp)
+				}
+				if tc.revert {
+					err = sw.Revert()
+				} else {
+					err = sw.Finish()
+				}
+				if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+					t.Errorf("error %v, want %q", err, tc.wantErr)
+				}
+				f.Abort() // does nothing after Exchange
+				if b, _ := os.ReadFile(name); string(b) != tc.want {
+					t.Errorf("the name holds %q, want %q", b, tc.want)
+				}
+				b, err := os.ReadFile(tmp)
+				if tc.wantTmp == "" && !errors.Is(err, os.ErrNotExist) || tc.wantTmp != "" && string(b) != tc.wantTmp {
+					t.Errorf("the temporary name holds %q (%v), want %q", b, err, tc.wantTmp)
+				}
+			})
+		}
+	}
+}
+
+// TestExchangeWithNoFile proves that an exchange with a name that does not
+// exist fails as a failed Commit does: the temporary file removed, nothing
+// under the name.
+func TestExchangeWithNoFile(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "a.warc")
+	f, err := Create(name, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Exchange(); err == nil || errors.Is(err, ErrExchangeUnsupported) {
+		t.Skipf("Exchange: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("left %v", entries)
+	}
+}

@@ -1,0 +1,195 @@
+package dedup
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"warcdedup/scripts/gen"
+)
+
+// The hostile campaign's findings on the replacement of a file (its tests
+// TestWriterOpeningBeforeRenameLosesNothing and
+// TestFileReplacedBeforeRenameKept, on the attack branch), here under
+// names of their own: a writer that opens a file, or another process
+// that renames a file over it, between the last check and the rename is
+// lost with exit 0. The replacement now exchanges the new version with the
+// file (package inplace) and checks what it took from the name.
+
+// replaceRaceCfg is a small generated collection: a few files, each rewritten.
+var replaceRaceCfg = gen.Config{Files: 4, Records: 400, DupRate: 0.4, Seed: 11, MeanPayload: 6 << 10, NonCandidates: true,
+	Formats: []gen.Format{gen.WARC10Gz, gen.WARC10, gen.WARC11Gz, gen.WARC11}}
+
+// stopBeforeRename starts cmd and stops it (SIGSTOP) at the first look at
+// which the log's journal holds an intent whose file is not renamed yet
+// (its size is not the new version's). It returns that file with the
+// process stopped, or "" if the command ended first (it is then waited
+// for).
+func stopBeforeRename(t *testing.T, cmd *exec.Cmd, wd string, done chan error) (string, int) {
+	t.Helper()
+	w := newWatch(wd)
+	pid := cmd.Process.Pid
+	for {
+		select {
+		case err := <-done:
+			done <- err
+			return "", pid
+		case <-time.After(time.Millisecond):
+		}
+		if syscall.Kill(pid, syscall.SIGSTOP) != nil {
+			continue
+		}
+		if !waitStopped(pid) {
+			syscall.Kill(pid, syscall.SIGCONT)
+			continue
+		}
+		if in := w.intents(); len(in) > 0 {
+			last := in[len(in)-1]
+			if fi, err := os.Stat(last.path); err == nil && fi.Size() != last.newSize {
+				return last.path, pid
+			}
+		}
+		syscall.Kill(pid, syscall.SIGCONT)
+	}
+}
+
+// TestReplaceWriterOpeningBeforeRename: a process that opens a file
+// of the collection for appending (a crawler or a log writer writing under
+// the final name, which README promises is refused) while a run or an
+// undo has journaled the file and not renamed it yet. The open waits for
+// the read lease; if the command is past its last look for writers (the
+// window holds the new version's fsync, its close and the rename), it
+// renames the new version over the file anyway, exits 0, and the writer's
+// bytes go to the old inode: lost. Stopping the command at the journal's
+// intent lands in that window about one time in four to six; the test
+// tries up to 40 times for each command.
+func TestReplaceWriterOpeningBeforeRename(t *testing.T) {
+	src, _ := generated(t, replaceRaceCfg)
+	marker := []byte("WARC/1.0\r\nWARC-Type: resource\r\nWARC-Record-ID: <urn:uuid:appended-by-the-writer>\r\nContent-Length: 0\r\n\r\n\r\n\r\n")
+	for _, command := range []string{"run", "undo"} {
+		t.Run(command, func(t *testing.T) {
+			hits := 0
+			for attempt := 1; attempt <= 40; attempt++ {
+				coll := filepath.Join(t.TempDir(), "coll")
+				wd := coll + ".work"
+				copyTree(t, src, coll)
+				if err := os.MkdirAll(wd, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if command == "undo" {
+					mustWarcdedup(t, "run", "--work-dir", wd, coll)
+				}
+				cmd := exec.Command(binPath, command, "-q", "-j", "1", "--work-dir", wd, coll)
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				done := make(chan error, 1)
+				go func() { done <- cmd.Wait() }()
+				victim, pid := stopBeforeRename(t, cmd, wd, done)
+				if victim == "" {
+					<-done
+					continue
+				}
+				// The writer: its open waits for the lease to be given up.
+				wrote := make(chan error, 1)
+				go func() {
+					f, err := os.OpenFile(victim, os.O_WRONLY|os.O_APPEND, 0)
+					if err != nil {
+						wrote <- err
+						return
+					}
+					_, err = f.Write(marker)
+					if cerr := f.Close(); err == nil {
+						err = cerr
+					}
+					wrote <- err
+				}()
+				time.Sleep(100 * time.Millisecond)
+				syscall.Kill(pid, syscall.SIGCONT)
+				status := exitStatus(t, <-done, stderr.Bytes())
+				if err := <-wrote; err != nil {
+					t.Fatalf("the writer: %v", err)
+				}
+				hits++
+				data, err := os.ReadFile(victim)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Contains(data, marker) {
+					t.Fatalf("attempt %d: %s: the record a writer appended while %s had journaled the file (and not renamed it) is lost; %s exited %d\n%s",
+						attempt, filepath.Base(victim), command, command, status, stderr.Bytes())
+				}
+				t.Logf("attempt %d: %s refused (exit %d), the appended record kept", attempt, filepath.Base(victim), status)
+			}
+			if hits == 0 {
+				t.Fatalf("%s was never stopped between journaling a file and renaming it", command)
+			}
+		})
+	}
+}
+
+// TestReplaceFileRenamedOverBeforeRename: another process replaces a file of
+// the collection by renaming a new file over it (rsync, a repair tool)
+// after the run's (or undo's) check that the file is still the one it
+// read and before its own rename: the command renames its new version,
+// made from the old file, over the other process's file, which is lost,
+// and exits 0. Stopping the command once the file's intent is in the
+// journal is always in that window.
+func TestReplaceFileRenamedOverBeforeRename(t *testing.T) {
+	src, _ := generated(t, replaceRaceCfg)
+	other := []byte("WARC/1.0\r\nWARC-Type: resource\r\nWARC-Record-ID: <urn:uuid:the-other-process-file>\r\nContent-Length: 0\r\n\r\n\r\n\r\n")
+	for _, command := range []string{"run", "undo"} {
+		t.Run(command, func(t *testing.T) {
+			for attempt := 1; attempt <= 10; attempt++ {
+				coll := filepath.Join(t.TempDir(), "coll")
+				copyTree(t, src, coll)
+				wd := coll + ".work"
+				if err := os.MkdirAll(wd, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if command == "undo" {
+					mustWarcdedup(t, "run", "--work-dir", wd, coll)
+				}
+				cmd := exec.Command(binPath, command, "-q", "-j", "1", "--work-dir", wd, coll)
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				done := make(chan error, 1)
+				go func() { done <- cmd.Wait() }()
+				victim, pid := stopBeforeRename(t, cmd, wd, done)
+				if victim == "" {
+					<-done
+					continue
+				}
+				tmp := victim + ".incoming"
+				if err := os.WriteFile(tmp, other, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Rename(tmp, victim); err != nil {
+					t.Fatal(err)
+				}
+				syscall.Kill(pid, syscall.SIGCONT)
+				status := exitStatus(t, <-done, stderr.Bytes())
+				data, err := os.ReadFile(victim)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(data, other) {
+					t.Fatalf("attempt %d: %s: the file another process renamed into place while %s had journaled it is gone (%d bytes there now, the new version); %s exited %d\n%s",
+						attempt, filepath.Base(victim), command, len(data), command, status, stderr.Bytes())
+				}
+				t.Logf("attempt %d: %s kept, %s exited %d: %s", attempt, filepath.Base(victim), command, status, bytes.TrimSpace(stderr.Bytes()))
+				return
+			}
+			t.Fatalf("%s was never stopped between journaling a file and renaming it", command)
+		})
+	}
+}

@@ -1,0 +1,109 @@
+package inplace
+
+import (
+	"errors"
+	"os"
+	"sync"
+
+	"warcdedup/atomicfile"
+	"warcdedup/source"
+)
+
+// Placement says where the files are and where their new versions go:
+// what a run over files (the rewrite, the restore) gives each Version.
+type Placement struct {
+	Locator *source.Locator
+	// InPlace: each file is replaced; else its new version goes under
+	// OutputDir, with the same relative name.
+	InPlace   bool
+	OutputDir string
+	DryRun    bool // everything is checked and measured, nothing written
+	// HardLinks lets a file with more than one name be replaced: the name
+	// given gets the new version, the others keep the old bytes (and the
+	// disk space). By default such a file is refused.
+	HardLinks bool
+	// Create makes the temporary file of a new version
+	// (atomicfile.CreateIn if nil); tests replace it to simulate failing
+	// disks.
+	Create func(root *os.Root, name string, perm os.FileMode) (*atomicfile.File, error)
+	// Files is what the run's workers share about where they write: one
+	// for the run (NewFiles).
+	Files *Files
+	// Warn, if set, receives what the run should know and is no refusal:
+	// that the file system cannot exchange names (see Version.Replace).
+	Warn func(error)
+}
+
+// Files is what a run's workers share about the files they write, by
+// where each new version goes: the real path of the file replaced, or the
+// path of the new file under the output directory. A manifest can name
+// one file twice (another spelling of field 1, a symbolic link beside its
+// target, overlapping roots).
+type Files struct {
+	mu sync.Mutex
+	// writing counts the workers writing a new version there: the
+	// temporary file one is writing must not be removed by the other as
+	// the leftover of an interrupted run.
+	writing map[string]int
+	// written holds field 1 of the task that put (or is putting) a new
+	// version there. Another name of the file is refused: its lines would
+	// be read from a version they do not describe, and the log, written in
+	// manifest order, would list the two rewrites in the wrong order.
+	// One entry per file rewritten in the run, as the log's index holds.
+	written map[string]string
+	// noExchange: the run was told the file system cannot exchange names.
+	noExchange sync.Once
+}
+
+// NewFiles returns the Files of a run.
+func NewFiles() *Files {
+	return &Files{writing: map[string]int{}, written: map[string]string{}}
+}
+
+// enter notes a worker writing path; it reports whether it is the only one.
+func (rf *Files) enter(path string) bool {
+	rf.mu.Lock()
+	defer rf.mu.Unlock()
+	rf.writing[path]++
+	return rf.writing[path] == 1
+}
+
+func (rf *Files) leave(path string) {
+	rf.mu.Lock()
+	defer rf.mu.Unlock()
+	if rf.writing[path]--; rf.writing[path] <= 0 {
+		delete(rf.writing, path)
+	}
+}
+
+// writtenBy returns the name a new version at path was put under in this
+// run, if any.
+func (rf *Files) writtenBy(path string) (string, bool) {
+	rf.mu.Lock()
+	defer rf.mu.Unlock()
+	name, ok := rf.written[path]
+	return name, ok
+}
+
+// write notes that name puts a new version at path; undo, if not nil,
+// forgets it again.
+func (rf *Files) write(path, name string) (undo func()) {
+	rf.mu.Lock()
+	defer rf.mu.Unlock()
+	if other, ok := rf.written[path]; ok {
+		if other == name {
+			return func() {}
+		}
+		return nil
+	}
+	rf.written[path] = name
+	return func() {
+		rf.mu.Lock()
+		defer rf.mu.Unlock()
+		delete(rf.written, path)
+	}
+}
+
+// ErrNamedTwice: the manifest names the file under two names (field 1),
+// and it was rewritten under the other one in this run.
+var ErrNamedTwice = errors.New("the file was rewritten earlier in this run under another name")

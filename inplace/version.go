@@ -1,0 +1,605 @@
+// Package inplace replaces files in place, as safely as a file can be:
+// a new version is written beside the file, checked against it byte for
+// byte, given the file's owner, mode and extended attributes, and
+// exchanged with it (renameat2 RENAME_EXCHANGE), the old version removed
+// only once what the exchange took from the name is seen to be the
+// version that was read, with nothing else writing it; its rewrite log
+// entries are journaled before the exchange and logged after it, in order
+// (package rewritelog). The rewrite (package refs) and undo (package
+// restore) make their new versions with a Version; warcrecompress and the
+// ARC converter use its Target and attribute copying.
+//
+// A file that cannot be replaced safely is left untouched and refused (a
+// *RefusedError); a full disk stops the run (a *WriteError).
+package inplace
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+
+	"warcdedup/atomicfile"
+	"warcdedup/manifest"
+	"warcdedup/rewritelog"
+	"warcdedup/source"
+)
+
+// Version is a file and the new version of it written beside it: the
+// stretches copied from the file and the records written anew
+// (segments), in a temporary file made when the first record written
+// anew is due, checked and then renamed over the file (Replace).
+type Version struct {
+	// File is the file's name as the manifest or log spells it (field
+	// 1), Name its name in the collection (unescaped), Path its real path.
+	File, Name, Path string
+	// Src is the file, open for reading, Size its size and Gzip whether
+	// it is gzip (a .warc.gz: its records are members).
+	Src  *os.File
+	Size int64
+	Gzip bool
+
+	pl     *Placement
+	target *Target
+	// The file and its new version: names beneath roots, which confine
+	// every open, create and rename.
+	srcRoot, dstRoot *os.Root
+	srcName, dstName string // slash-separated
+	writingAt        string // where its new version goes, while noted in pl.Files
+
+	tmp      *atomicfile.File
+	written  int64 // bytes of the new version so far
+	segments []segment
+	pos      int64 // in the source, what is copied or replaced so far
+	// expect, if set, is the version of the file the offsets it is
+	// walked with are of (see ExpectVersion).
+	expect *rewritelog.Fixity
+}
+
+// segment is a stretch of the new file: a copy of the source from srcOff,
+// or a record written anew for the one that stood at srcOff with oldLen
+// bytes.
+type segment struct {
+	newOff, length int64
+	srcOff         int64
+	written        bool
+	oldLen         int64
+}
+
+// Open finds the file that field 1 file names, refuses (a *RefusedError)
+// what cannot be replaced safely, and opens it.
+func Open(pl *Placement, file string) (*Version, error) {
+	v := &Version{pl: pl, File: file}
+	if err := v.open(); err != nil {
+		v.Close()
+		return nil, v.Refuse(err)
+	}
+	return v, nil
+}
+
+func (v *Version) open() error {
+	pl := v.pl
+	name, err := manifest.UnescapeFile(v.File)
+	if err != nil {
+		return err
+	}
+	v.Name = name
+	local, err := v.resolve()
+	if err != nil {
+		return err
+	}
+	v.Path = local.Path()
+	if v.srcRoot, err = local.OpenRoot(); err != nil {
+		return err
+	}
+	v.srcName = local.Rel
+	if v.Src, err = v.srcRoot.Open(filepath.FromSlash(local.Rel)); err != nil {
+		return err
+	}
+	info, err := v.Src.Stat()
+	if err != nil {
+		return err
+	}
+	if !info.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", v.Path)
+	}
+	if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 && pl.InPlace && !pl.HardLinks {
+		return fmt.Errorf("%s has %d hard links: replacing one name would save nothing, as the other names keep the old bytes (allow it with --hard-links)", v.Path, st.Nlink)
+	}
+	stat := func() (os.FileInfo, error) { return v.srcRoot.Stat(filepath.FromSlash(v.srcName)) }
+	if v.target, err = NewTarget(v.Src, stat, pl.InPlace && !pl.DryRun); err != nil {
+		return err
+	}
+	v.Size = v.target.Info.Size()
+	if v.Gzip, err = isGzip(v.Src); err != nil {
+		return err
+	}
+	if pl.InPlace {
+		v.dstRoot, v.dstName = v.srcRoot, v.srcName
+	} else {
+		if err := source.CheckName(name); err != nil {
+			return err
+		}
+		v.dstName = name
+		if pl.DryRun {
+			return nil // nothing is written, so the directory need not exist
+		}
+		if err := os.MkdirAll(pl.OutputDir, 0o755); err != nil {
+			return err
+		}
+		if v.dstRoot, err = os.OpenRoot(pl.OutputDir); err != nil {
+			return err
+		}
+	}
+	// Leftovers of interrupted runs are removed (but not the temporary
+	// file of another worker writing the same file under another name); a
+	// file with nothing to do (a second run) is never copied, so needs no
+	// space.
+	if !pl.DryRun {
+		at := v.Path
+		if !pl.InPlace {
+			at = filepath.Join(pl.OutputDir, filepath.FromSlash(v.dstName))
+		}
+		// Checked once the file is open: a new version put there under
+		// another name is noted before it is renamed into place.
+		if other, ok := pl.Files.writtenBy(at); ok && other != v.File {
+			return fmt.Errorf("%w, %s", ErrNamedTwice, other)
+		}
+		v.writingAt = at
+		if pl.Files.enter(at) {
+			atomicfile.RemoveLeftoversIn(v.dstRoot, v.dstName)
+		}
+	}
+	return nil
+}
+
+// resolve finds the file: its locations entry (the user's own path, taken
+// as written and its links followed), or beneath a root.
+func (v *Version) resolve() (source.Local, error) {
+	if p, ok := v.pl.Locator.Locations[v.Name]; ok {
+		if strings.Contains(p, "://") {
+			return source.Local{}, fmt.Errorf("only local files are rewritten, not %s", p)
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return source.Local{}, err
+		}
+		return source.Local{Root: filepath.Dir(real), Rel: filepath.Base(real)}, nil
+	}
+	return v.pl.Locator.Resolve(v.File)
+}
+
+// Close removes a new version not put in place and closes the file.
+func (v *Version) Close() {
+	if v.tmp != nil {
+		v.tmp.Abort()
+	}
+	if v.writingAt != "" {
+		v.pl.Files.leave(v.writingAt)
+		v.writingAt = ""
+	}
+	if v.target != nil {
+		v.target.Release()
+	}
+	if v.Src != nil {
+		v.Src.Close()
+	}
+	if v.dstRoot != nil && v.dstRoot != v.srcRoot {
+		v.dstRoot.Close()
+	}
+	if v.srcRoot != nil {
+		v.srcRoot.Close()
+	}
+}
+
+// Refuse returns err as the refusal of the whole file (a *RefusedError),
+// unless it is one already.
+func (v *Version) Refuse(err error) error {
+	var re *RefusedError
+	if errors.As(err, &re) {
+		return err
+	}
+	return &RefusedError{File: v.File, Offset: -1, Err: err}
+}
+
+// ErrNotLogged is a file that is not the version the rewrite log's last
+// replacement of it left: it changed since (another tool, or a run the log
+// does not record), and the offsets the log gives are not its.
+var ErrNotLogged = errors.New("the file is not the version the rewrite log's last replacement of it left")
+
+// ExpectVersion notes that the file must be the version fx left (its new
+// size and SHA-256): the size is checked now (a refusal), the SHA-256
+// from the reads of the check before the file is replaced.
+func (v *Version) ExpectVersion(fx rewritelog.Fixity) error {
+	v.expect = &fx
+	if v.Size != fx.NewSize {
+		return v.Refuse(fmt.Errorf("%w (%d bytes, SHA-256 %s): it has %d bytes", ErrNotLogged, fx.NewSize, fx.NewSHA256, v.Size))
+	}
+	return nil
+}
+
+// Pos is where in the file the new version has got to: what is copied or
+// replaced so far.
+func (v *Version) Pos() int64 { return v.pos }
+
+// Written is the size of the new version so far: the new offset of what
+// comes next.
+func (v *Version) Written() int64 { return v.written }
+
+// CopyTo copies the file's bytes from Pos to end unchanged, once there is
+// a temporary file; until then it only notes them.
+func (v *Version) CopyTo(end int64) error {
+	if end <= v.pos {
+		return nil
+	}
+	s := segment{newOff: v.written, length: end - v.pos, srcOff: v.pos}
+	v.segments = append(v.segments, s)
+	v.written += s.length
+	v.pos = end
+	if v.tmp == nil {
+		return nil
+	}
+	return v.copySegment(s)
+}
+
+// copySegment copies the source bytes of s. From file to file io.Copy lets
+// the kernel copy (copy_file_range), as cp does.
+func (v *Version) copySegment(s segment) error {
+	if _, err := v.Src.Seek(s.srcOff, io.SeekStart); err != nil {
+		return err
+	}
+	n, err := io.Copy(v.tmp.File, io.LimitReader(v.Src, s.length))
+	if err == nil && n != s.length {
+		err = fmt.Errorf("copying %d bytes at %d: %w after %d", s.length, s.srcOff, io.ErrUnexpectedEOF, n)
+	}
+	return v.WriteFailed(err)
+}
+
+// WriteRecord replaces the record at at, oldLen bytes long, by b: the
+// bytes before it are copied, b written (in a dry run only noted).
+func (v *Version) WriteRecord(at, oldLen int64, b []byte) error {
+	if err := v.CopyTo(at); err != nil {
+		return err
+	}
+	v.replaced(at, oldLen, int64(len(b)))
+	if v.pl.DryRun {
+		return nil
+	}
+	if v.tmp == nil {
+		if err := v.createTemp(); err != nil {
+			return err
+		}
+	}
+	_, err := v.tmp.Write(b)
+	return v.WriteFailed(err)
+}
+
+// StartRecord begins a record written anew in place of the one at at: the
+// bytes before it are copied, and it returns where the record is to be
+// written (its failures classed by WriteFailed) and its new offset. Once
+// it is written, EndRecord notes it.
+func (v *Version) StartRecord(at int64) (io.Writer, int64, error) {
+	if err := v.CopyTo(at); err != nil {
+		return nil, 0, err
+	}
+	if v.tmp == nil {
+		if err := v.createTemp(); err != nil {
+			return nil, 0, err
+		}
+	}
+	return v.tmp.File, v.written, nil
+}
+
+// EndRecord notes that the record at at, oldLen bytes long, was replaced
+// by the n bytes written since StartRecord.
+func (v *Version) EndRecord(at, oldLen, n int64) { v.replaced(at, oldLen, n) }
+
+// replaced notes that the record at at, oldLen bytes long, is replaced by
+// length new bytes.
+func (v *Version) replaced(at, oldLen, length int64) {
+	v.segments = append(v.segments, segment{newOff: v.written, length: length, srcOff: at, written: true, oldLen: oldLen})
+	v.written += length
+	v.pos = at + oldLen
+}
+
+// WriteFailed classes a failure to write the new version. A full disk
+// stops the run (every later file would fail the same way, and the
+// operator must make room): a *WriteError, exit status 2. Any other
+// failure (a read-only file system, a failing device) refuses this file,
+// and the run goes on. Either way the file is left untouched.
+func (v *Version) WriteFailed(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return &WriteError{File: v.File, Err: err}
+	}
+	var we *WriteError
+	if errors.As(err, &we) {
+		return err
+	}
+	return &RefusedError{File: v.File, Offset: -1, Err: fmt.Errorf("writing its new version: %w", err)}
+}
+
+// createTemp makes the new version's temporary file and copies into it
+// what was noted so far: the copied stretches before the first new one.
+func (v *Version) createTemp() error {
+	if err := v.target.CheckWriters(); err != nil {
+		return v.Refuse(err) // before the copy: it would be thrown away
+	}
+	if dir := path.Dir(v.dstName); dir != "." {
+		if err := v.dstRoot.MkdirAll(filepath.FromSlash(dir), 0o755); err != nil {
+			return v.WriteFailed(err)
+		}
+	}
+	create := v.pl.Create
+	if create == nil {
+		create = atomicfile.CreateIn
+	}
+	tmp, err := create(v.dstRoot, v.dstName, v.target.Info.Mode().Perm())
+	if err != nil {
+		return v.WriteFailed(err)
+	}
+	v.tmp = tmp
+	for _, s := range v.segments {
+		if s.written {
+			continue // written later; none before the first
+		}
+		if err := v.copySegment(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Check reads back from the new version newFile the k-th record written
+// anew (k from 0, in the order they were written), length bytes at
+// offset at, and says what is wrong with it.
+type Check func(k int, at, length int64, newFile *os.File) error
+
+// Replaced is a file replaced by its new version: its entries as the log
+// takes them, and the two versions as the replacement left them (see
+// rewritelog.Replacement); Old and New nil if they could not be known.
+type Replaced struct {
+	*rewritelog.Intent
+	Old, New os.FileInfo
+}
+
+// Replace puts the checked new version in place: with the old file's
+// owner, group, mode and extended attributes, its entries journaled in
+// log (in place), and exchanged with the old file (see put) while lock is
+// held (no original in it is being read). check reads back each record written
+// anew. It returns the replacement, whose entries the caller appends to
+// the log in the order of its files; with atomicfile.ErrNotSynced, the
+// file was replaced, and only the rename may not be on disk yet.
+func (v *Version) Replace(log *rewritelog.Log, lock sync.Locker, entries []rewritelog.Entry, check Check) (*Replaced, error) {
+	if err := v.tmp.Sync(); err != nil {
+		return nil, v.WriteFailed(err)
+	}
+	// Another name of the file replaced it meanwhile: that is why it
+	// changed (see Files).
+	if other, ok := v.pl.Files.writtenBy(v.writingAt); ok && other != v.File {
+		return nil, v.Refuse(fmt.Errorf("%w, %s", ErrNamedTwice, other))
+	}
+	oldSum, newSum, err := v.verify(check)
+	if err != nil {
+		return nil, v.Refuse(fmt.Errorf("the new version failed its check and was removed: %w", err))
+	}
+	if v.expect != nil && oldSum != v.expect.NewSHA256 {
+		return nil, v.Refuse(fmt.Errorf("%w (SHA-256 %s): its SHA-256 is %s", ErrNotLogged, v.expect.NewSHA256, oldSum))
+	}
+	if err := v.target.Unchanged(); err != nil {
+		return nil, v.Refuse(err)
+	}
+	if err := v.target.KeepAttributes(v.tmp.File); err != nil {
+		return nil, v.Refuse(err)
+	}
+	result := &Replaced{Intent: &rewritelog.Intent{Fixity: rewritelog.Fixity{File: v.Name, OldSize: v.Size, OldSHA256: oldSum, NewSize: v.written, NewSHA256: newSum}, Path: v.Path, Entries: entries}}
+	// The two versions as they are now, for rewritelog.Replacement: the
+	// old one as it was read, the new one as checked, before its rename.
+	oldInfo, oldErr := v.Src.Stat()
+	tmpInfo, tmpErr := v.tmp.File.Stat()
+	lock.Lock()
+	defer lock.Unlock()
+	if v.pl.InPlace {
+		if err := log.Journal(result.Intent); err != nil {
+			return nil, fmt.Errorf("writing the log's journal: %w", err)
+		}
+	}
+	undo := v.pl.Files.write(v.writingAt, v.File)
+	if undo == nil {
+		// Another name of the file got there first, after this one opened
+		// it (Unchanged saw the old file): not replaced, not logged.
+		if v.pl.InPlace {
+			log.Unjournal(result.Intent)
+		}
+		other, _ := v.pl.Files.writtenBy(v.writingAt)
+		return nil, v.Refuse(fmt.Errorf("%w, %s", ErrNamedTwice, other))
+	}
+	// The last look for a writer before the new version takes the name
+	// (put looks again once it has).
+	if err := v.target.CheckWriters(); err != nil {
+		undo()
+		if v.pl.InPlace {
+			log.Unjournal(result.Intent)
+		}
+		return nil, v.Refuse(err)
+	}
+	err = v.put()
+	v.tmp = nil
+	var stuck *stuckError
+	switch {
+	case err == nil, errors.Is(err, atomicfile.ErrNotSynced):
+		// Replaced, complete (with ErrNotSynced, only the directory entry
+		// may not be on disk yet: not a refusal, the log must list its new
+		// offsets).
+		if oldErr == nil && tmpErr == nil {
+			result.Old, result.New = oldInfo, v.renamed(tmpInfo)
+		}
+		return result, err
+	case errors.As(err, &stuck):
+		// Which version the name holds is not known: the journal keeps
+		// the intent, which the log's next opener completes if the file
+		// is the new version, and the run stops.
+		return nil, err
+	default:
+		undo()
+		if v.pl.InPlace {
+			log.Unjournal(result.Intent)
+		}
+		if IsRefusal(err) {
+			return nil, err
+		}
+		return nil, v.WriteFailed(err)
+	}
+}
+
+// put puts the new version under the file's name. In place it exchanges
+// the two (renameat2 RENAME_EXCHANGE) rather than renaming over the file:
+// what the exchange took from the name must then be the file opened, as
+// it was, with no writer seen, or the exchange is undone and the file
+// refused (a *RefusedError), untouched. Between the last look and a rename
+// a writer could open the file, or another process rename a file over it,
+// and be lost; between the exchange and the look after it, neither can:
+// each finds the file under the temporary name, where it stays. Only then
+// is the old version removed. Where the file system cannot exchange
+// names, the new version is renamed over the file, as before, and the run
+// warns once.
+func (v *Version) put() error {
+	if !v.pl.InPlace {
+		return v.tmp.Commit()
+	}
+	sw, err := v.tmp.Exchange()
+	if errors.Is(err, atomicfile.ErrExchangeUnsupported) {
+		v.pl.Files.noExchange.Do(func() {
+			if v.pl.Warn != nil {
+				v.pl.Warn(fmt.Errorf("%s: %w: each file is renamed over instead, and a writer that opens it, or a file another process renames over it, in the instant between the last check and the rename is lost", v.Path, err))
+			}
+		})
+		return v.tmp.Commit()
+	}
+	if err != nil {
+		return err
+	}
+	why := v.target.Displaced(sw.Old())
+	if why == nil {
+		return sw.Finish()
+	}
+	if err := sw.Revert(); err != nil {
+		return &stuckError{File: v.File, Why: why, Err: err, Old: sw.OldName()}
+	}
+	return v.Refuse(why)
+}
+
+// DryRun is the replacement a dry run would make: its entries, with "-"
+// for the SHA-256 of both versions (nothing was read whole, nothing
+// written).
+func (v *Version) DryRun(entries []rewritelog.Entry) *Replaced {
+	return &Replaced{Intent: &rewritelog.Intent{Fixity: rewritelog.Fixity{File: v.Name, OldSize: v.Size, OldSHA256: "-", NewSize: v.written, NewSHA256: "-"},
+		Path: v.Path, Entries: entries}}
+}
+
+// renamed returns the new version's FileInfo as it stands at its name
+// after the rename, if it is still the file checked (tmp: as it was
+// before the rename), nil otherwise. The rename changed its change time,
+// nothing else.
+func (v *Version) renamed(tmp os.FileInfo) os.FileInfo {
+	fi, err := v.dstRoot.Stat(filepath.FromSlash(v.dstName))
+	if err != nil || !os.SameFile(fi, tmp) || fi.Size() != tmp.Size() || !fi.ModTime().Equal(tmp.ModTime()) {
+		return nil
+	}
+	return fi
+}
+
+// verify re-reads the new version from disk: every copied segment must
+// equal the source byte for byte, and check passes every written one. It
+// returns the SHA-256 of the old file and of the new one, for the fixity
+// list, from the same reads.
+func (v *Version) verify(check Check) (oldSum, newSum string, err error) {
+	a := make([]byte, 256<<10)
+	b := make([]byte, 256<<10)
+	oldHash, newHash := sha256.New(), sha256.New()
+	newFile := v.tmp.File
+	var end, srcEnd int64
+	k := 0 // records written anew so far
+	for _, s := range v.segments {
+		if s.newOff != end {
+			return "", "", fmt.Errorf("segment at %d does not follow the one before", s.newOff)
+		}
+		// Every byte of the source is copied or written over, once, in
+		// order: what the rewrite log says of the file (and what a cache
+		// entry derived from it takes on trust) is then the whole truth.
+		if s.srcOff != srcEnd {
+			return "", "", fmt.Errorf("segment at %d takes the source from %d, not from %d", s.newOff, s.srcOff, srcEnd)
+		}
+		end = s.newOff + s.length
+		if s.written {
+			srcEnd += s.oldLen
+		} else {
+			srcEnd += s.length
+		}
+		if !s.written {
+			for off := int64(0); off < s.length; {
+				n := int(min(int64(len(a)), s.length-off))
+				if _, err := newFile.ReadAt(a[:n], s.newOff+off); err != nil {
+					return "", "", fmt.Errorf("re-reading offset %d: %w", s.newOff+off, err)
+				}
+				if _, err := v.Src.ReadAt(b[:n], s.srcOff+off); err != nil {
+					return "", "", fmt.Errorf("re-reading the source at %d: %w", s.srcOff+off, err)
+				}
+				if !bytes.Equal(a[:n], b[:n]) {
+					return "", "", fmt.Errorf("bytes at %d differ from the source at %d", s.newOff+off, s.srcOff+off)
+				}
+				oldHash.Write(b[:n])
+				newHash.Write(a[:n])
+				off += int64(n)
+			}
+			continue
+		}
+		if err := hashSection(oldHash, v.Src, s.srcOff, s.oldLen, b); err != nil {
+			return "", "", fmt.Errorf("re-reading the source at %d: %w", s.srcOff, err)
+		}
+		if err := hashSection(newHash, newFile, s.newOff, s.length, a); err != nil {
+			return "", "", fmt.Errorf("re-reading offset %d: %w", s.newOff, err)
+		}
+		if err := check(k, s.newOff, s.length, newFile); err != nil {
+			return "", "", err
+		}
+		k++
+	}
+	fi, err := newFile.Stat()
+	if err != nil {
+		return "", "", err
+	}
+	if fi.Size() != end {
+		return "", "", fmt.Errorf("the new version has %d bytes, %d were written", fi.Size(), end)
+	}
+	if srcEnd != v.Size {
+		return "", "", fmt.Errorf("the segments cover %d bytes of the source's %d", srcEnd, v.Size)
+	}
+	return hex.EncodeToString(oldHash.Sum(nil)), hex.EncodeToString(newHash.Sum(nil)), nil
+}
+
+// hashSection feeds n bytes of r at off to h.
+func hashSection(h hash.Hash, r io.ReaderAt, off, n int64, buf []byte) error {
+	_, err := io.CopyBuffer(h, io.NewSectionReader(r, off, n), buf)
+	return err
+}
+
+func isGzip(f *os.File) (bool, error) {
+	var head [3]byte
+	n, err := f.ReadAt(head[:], 0)
+	if err != nil && err != io.EOF {
+		return false, err
+	}
+	return n == 3 && head[0] == 0x1f && head[1] == 0x8b && head[2] == 8, nil
+}
