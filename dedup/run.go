@@ -36,6 +36,7 @@ type Options struct {
 	Algorithm   digest.Algorithm
 	Policy      policy.Policy
 	SortMemory  string // sort's buffer (sort -S), e.g. "1G" or "25%"; "" for syssort.DefaultMemory (64M)
+	KeepWork    bool   // keep the intermediate work files a later stage consumed (see consumed)
 	HardLinks   bool   // rewrite files with several names (see refs.Rewriter)
 	// CDX are CDX/CDXJ index files of the collection, written before the
 	// job: each is brought up to date with the rewrite (see warccdx).
@@ -408,12 +409,18 @@ func (r *run) runSteps(ctx context.Context) error {
 			if err := writeState(r.wd, r.state); err != nil {
 				return r.stopAt(steps, i+1, 0, err)
 			}
+			if err := r.removeConsumed(s.name); err != nil {
+				return r.stopAt(steps, i+1, 0, err)
+			}
 		}
 	}
 	if !r.opt.DryRun {
 		r.state.Complete = true
 		r.state.Stamps = r.stamps()
-		return writeState(r.wd, r.state)
+		if err := writeState(r.wd, r.state); err != nil {
+			return err
+		}
+		return r.removeConsumed("")
 	}
 	return nil
 }
@@ -465,7 +472,7 @@ func (r *run) outputsExist(name string) bool {
 		return false
 	}
 	for _, f := range r.steps()[i].outputs {
-		if _, err := os.Stat(r.wd.File(f)); err != nil {
+		if !r.outputPresent(f) {
 			return false
 		}
 	}

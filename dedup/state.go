@@ -34,6 +34,9 @@ type State struct {
 	// Stamps of the collection's files when the job completed: a later
 	// run finding them all unchanged has nothing to do.
 	Stamps map[string]string `json:"stamps,omitempty"`
+	// Removed are the intermediate work files removed once consumed
+	// (see consumed): a stage that left them is done without them.
+	Removed []string `json:"removed,omitempty"`
 }
 
 // Params are the parameters of a job that its outputs depend on.

@@ -144,6 +144,7 @@ joined cannot be removed until it is committed. See warcdedup index.`,
 		Flags: append(jobFlags(),
 			&cli.BoolFlag{Name: "dry-run", Usage: "rewrite nothing; report what would be rewritten and saved"},
 			&cli.BoolFlag{Name: "hard-links", Usage: "rewrite files with several hard links (the other names keep the old bytes)"},
+			&cli.BoolFlag{Name: "keep-work", Usage: "keep the intermediate manifests (by digest, numbered, by file) once consumed, for inspection"},
 			&cli.StringSliceFlag{Name: "cdx", Usage: "bring the `INDEX` of the collection (CDX or CDXJ, plain or gzip, or ZipNum: its .idx or .cdx.gz) up to date with the rewrite, in place (repeatable)"},
 			&cli.StringFlag{Name: "index", Usage: "deduplicate the crawl against the crawls committed to the index in `DIR` (created if need be), and commit it when verified"},
 			&cli.StringFlag{Name: "crawl", Usage: "with --index: the crawl's `NAME` (default: its directory's name)"},
@@ -157,6 +158,7 @@ joined cannot be removed until it is committed. See warcdedup index.`,
 			}
 			opt.DryRun = c.Bool("dry-run")
 			opt.HardLinks = c.Bool("hard-links")
+			opt.KeepWork = c.Bool("keep-work")
 			opt.CDX = c.StringSlice("cdx")
 			if err := dedup.CheckIndexes(opt.CDX); err != nil {
 				return cmdutil.Usage("%v", err)
