@@ -604,7 +604,7 @@ func (r *run) list(ctx context.Context, name, manifestName, factsName, stamps st
 // sorter is the system sort as the run runs it: its temporary files in
 // the work directory, the buffer and threads asked for.
 func (r *run) sorter() syssort.Sorter {
-	return syssort.Sorter{TempDir: r.wd.File(workdir.TmpDir), Memory: r.opt.SortMemory, Parallel: r.opt.Jobs}
+	return syssort.Sorter{TempDir: r.wd.File(workdir.TmpDir), Memory: r.opt.SortMemory, Parallel: r.opt.Jobs, Compress: syssort.Compressor()}
 }
 
 // sortFile sorts one work file into another, which appears only when
