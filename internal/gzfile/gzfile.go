@@ -81,3 +81,18 @@ func NewWriter(w io.Writer) *Writer {
 	z, _ := gzip.NewWriterLevel(w, gzip.BestSpeed) // the level is valid
 	return z
 }
+
+// IsGzip reports whether the named file is gzip (by its first bytes).
+func IsGzip(name string) (bool, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	head := make([]byte, len(magic))
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return false, fmt.Errorf("%s: %w", name, err)
+	}
+	return bytes.Equal(head[:n], magic), nil
+}

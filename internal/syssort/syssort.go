@@ -146,11 +146,27 @@ func (s Sorter) toFile(ctx context.Context, command string, merge bool, inputs [
 	// complete.
 	tmp := filepath.Join(filepath.Dir(out), atomicfile.TempPrefix+filepath.Base(out)+"-sort")
 	os.Remove(tmp)
-	cmd, stderr, err := s.command(ctx, append(append(s.args(command, merge), "-o", tmp), inputs...))
+	args, feed, err := feedInputs(inputs)
 	if err != nil {
 		return err
 	}
-	if err := cmd.Run(); err != nil {
+	cmd, stderr, err := s.command(ctx, append(append(s.args(command, merge), "-o", tmp), args...))
+	if err != nil {
+		feed.close()
+		return err
+	}
+	cmd.ExtraFiles = feed.r
+	if err := cmd.Start(); err != nil {
+		feed.close()
+		return fmt.Errorf("sort %s: %v", strings.Join(inputs, " "), err)
+	}
+	feed.start()
+	err = cmd.Wait()
+	if ferr := feed.wait(); err == nil && ferr != nil {
+		err = ferr
+		stderr.Reset()
+	}
+	if err != nil {
 		os.Remove(tmp)
 		if ctx.Err() != nil {
 			return ctx.Err()

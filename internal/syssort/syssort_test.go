@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"warcdedup/internal/gzfile"
 )
 
 const byFile = "LC_ALL=C sort -k1,1 -k2,2n"
@@ -147,5 +149,58 @@ func TestCompressedTemporaries(t *testing.T) {
 	}
 	if !strings.Contains(string(log), "-d") {
 		t.Errorf("sort compressed its temporary files but never read them back (-d): %q", log)
+	}
+}
+
+// TestGzipInputs sorts and merges inputs kept gzip-compressed beside plain
+// ones (sort reads them decompressed through pipes), and refuses, leaving
+// no output, a gzip input cut short that sort alone would take whole.
+func TestGzipInputs(t *testing.T) {
+	dir := t.TempDir()
+	gz := func(name, text string) string {
+		var b strings.Builder
+		z := gzfile.NewWriter(&b)
+		z.Write([]byte(text))
+		z.Close()
+		return write(t, dir, name, b.String())
+	}
+	big := strings.Repeat("z 1 padding padding padding\n", 50000)
+	whole := gz("whole.gz", big)
+	data, _ := os.ReadFile(whole)
+	cut := write(t, dir, "cut.gz", string(data[:len(data)/2]))
+	s := Sorter{TempDir: filepath.Join(dir, "tmp")}
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		merge   bool
+		inputs  []string
+		want    string
+		wantErr bool
+	}{
+		{"sort: a gzip input and a plain one", false, []string{gz("a.gz", "b 10\na 9\n"), write(t, dir, "b", "B 1\n")}, "B 1\na 9\nb 10\n", false},
+		{"merge: two sorted gzip inputs", true, []string{gz("sa.gz", "B 1\na 9\n"), gz("sb.gz", "a 10\nb 2\n")}, "B 1\na 9\na 10\nb 2\n", false},
+		{"sort: a large gzip input", false, []string{whole}, big, false},
+		{"sort: a gzip input cut short", false, []string{cut}, "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(dir, "out")
+			os.Remove(out)
+			var err error
+			if tc.merge {
+				err = s.Merge(ctx, byFile, tc.inputs, out)
+			} else {
+				err = s.Sort(ctx, byFile, tc.inputs, out)
+			}
+			got, _ := os.ReadFile(out)
+			if tc.wantErr {
+				if err == nil || got != nil {
+					t.Fatalf("error %v, output %d bytes; want an error and no output", err, len(got))
+				}
+				return
+			}
+			if err != nil || string(got) != tc.want {
+				t.Fatalf("%v: %d bytes, want %d", err, len(got), len(tc.want))
+			}
+		})
 	}
 }
