@@ -1,12 +1,15 @@
 package dedup
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"warcdedup/internal/gzfile"
 	"warcdedup/stage"
 	"warcdedup/workdir"
 )
@@ -67,10 +70,30 @@ func TestConsumedRemoved(t *testing.T) {
 					t.Errorf("after the run: %v", err)
 				}
 			}
+			for _, f := range []string{workdir.BeforeFile, workdir.AfterFile, workdir.FactsFile} {
+				if data, _ := os.ReadFile(filepath.Join(wd, f)); !bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
+					t.Errorf("after the run: %s is not kept gzip-compressed", f)
+				}
+			}
 			r, err = Run(context.Background(), opt)
 			if err != nil || !r.NothingToDo {
 				t.Fatalf("the rerun: %v, nothing to do %v", err, r != nil && r.NothingToDo)
 			}
 		})
 	}
+}
+
+// readKept reads a work file kept compressed, in either form.
+func readKept(t *testing.T, name string) []byte {
+	t.Helper()
+	r, err := gzfile.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

@@ -14,6 +14,7 @@ import (
 
 	"warcdedup/collres"
 	"warcdedup/digest"
+	"warcdedup/internal/gzfile"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
@@ -587,7 +588,7 @@ func (r *run) list(ctx context.Context, name, manifestName, factsName, stamps st
 		}
 	}
 	h := stage.Hash{Inputs: inputs, Algorithm: r.opt.Algorithm, Jobs: r.opt.Jobs, Cache: r.wd.File(workdir.CacheDir),
-		Manifest: r.wd.File(manifestName), Messages: msgs}
+		Manifest: r.wd.File(manifestName), Messages: msgs, Compress: true}
 	if factsName != "" {
 		h.Facts = r.wd.File(factsName)
 	}
@@ -776,12 +777,12 @@ func (r *run) verify(ctx context.Context) (string, error) {
 	for _, n := range r.changes.Added {
 		r.show.Log("warcdedup: note: %s was added since the hash stage: it is not part of this job", n)
 	}
-	before, err := os.Open(beforeName)
+	before, err := gzfile.Open(beforeName)
 	if err != nil {
 		return "", err
 	}
 	defer before.Close()
-	after, err := os.Open(r.wd.File(workdir.AfterFile))
+	after, err := gzfile.Open(r.wd.File(workdir.AfterFile))
 	if err != nil {
 		return "", err
 	}

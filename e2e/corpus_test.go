@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"warcdedup/internal/corpustest"
+	"warcdedup/internal/gzfile"
 	"warcdedup/manifest"
 	"warcdedup/report"
 	"warcdedup/rewritelog"
@@ -278,7 +279,7 @@ func (r *dedupRun) readManifest(t *testing.T, name string) []manifest.Line {
 
 func readManifestFile(t *testing.T, name string) []manifest.Line {
 	t.Helper()
-	f, err := os.Open(name)
+	f, err := gzfile.Open(name) // a work directory keeps its manifests gzip-compressed
 	if err != nil {
 		t.Fatal(err)
 	}
