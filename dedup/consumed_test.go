@@ -97,3 +97,29 @@ func readKept(t *testing.T, name string) []byte {
 	}
 	return data
 }
+
+// TestPlainManifestsOfAnOlderRun resumes, with a real run, a dry run whose
+// manifests were left plain, as an earlier warcdedup wrote them: the
+// verification reads the plain before-manifest, and the job completes.
+func TestPlainManifestsOfAnOlderRun(t *testing.T) {
+	dir, _ := generated(t, genCfg)
+	wd := filepath.Join(t.TempDir(), "work")
+	opt := Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2, DryRun: true}
+	if r, err := Run(context.Background(), opt); err != nil || r.Report.Exit != 0 {
+		t.Fatalf("dry run: %v", err)
+	}
+	for _, f := range []string{workdir.BeforeFile, workdir.FactsFile} {
+		name := filepath.Join(wd, f)
+		if err := os.WriteFile(name, readKept(t, name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opt.DryRun = false
+	r, err := Run(context.Background(), opt)
+	if err != nil || r.Report.Exit != 0 || r.Report.Totals.RevisitsWritten == 0 {
+		t.Fatalf("run: %v %v, %d revisits written", err, r.Report.ExitReason, r.Report.Totals.RevisitsWritten)
+	}
+	if r.Report.Stages[0].Name != stage.HashName || !r.Report.Stages[0].Skipped {
+		t.Fatalf("the run hashed again: %+v", r.Report.Stages[0])
+	}
+}
