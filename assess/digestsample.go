@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"warcdedup/internal/gzfile"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/syssort"
 	"warcdedup/report"
@@ -346,12 +347,12 @@ const listingOrder = "LC_ALL=C sort -k1,1 -k2,2n -k3,3 -k4,4 -k5,5n"
 // per response, in the same order) into the listing's lines.
 func writeListing(jobDir, out string) (listingTotals, error) {
 	var tot listingTotals
-	mf, err := os.Open(filepath.Join(jobDir, workdir.BeforeFile))
+	mf, err := gzfile.Open(filepath.Join(jobDir, workdir.BeforeFile))
 	if err != nil {
 		return tot, err
 	}
 	defer mf.Close()
-	ff, err := os.Open(filepath.Join(jobDir, workdir.FactsFile))
+	ff, err := gzfile.Open(filepath.Join(jobDir, workdir.FactsFile))
 	if err != nil {
 		return tot, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
+	"warcdedup/internal/gzfile"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/tsv"
 	"warcdedup/manifest"
@@ -597,14 +598,14 @@ func (k *task) hashAgain(ctx context.Context) error {
 // concat opens files as one stream.
 func concat(names []string) (io.Reader, func(), error) {
 	var readers []io.Reader
-	var open []*os.File
+	var open []io.ReadCloser
 	closeAll := func() {
 		for _, f := range open {
 			f.Close()
 		}
 	}
 	for _, n := range names {
-		f, err := os.Open(n)
+		f, err := gzfile.Open(n)
 		if err != nil {
 			closeAll()
 			return nil, nil, err

@@ -122,7 +122,7 @@ func (k *task) begin() {
 		Restarts: restarts, Started: time.Now().UTC()}
 	tmp := k.wd.file(workdir.TmpDir, fmt.Sprintf("%s-%d", t.Step, t.Index))
 	os.RemoveAll(tmp)
-	k.sorter = syssort.Sorter{TempDir: tmp, Memory: k.spec.SortMemory, Parallel: k.spec.Jobs}
+	k.sorter = syssort.Sorter{TempDir: tmp, Memory: k.spec.SortMemory, Parallel: k.spec.Jobs, Compress: syssort.Compressor()}
 	k.prog = startProgress(k.wd.taskFile(t.Step, t.Index, ".progress"), k.spec.ID)
 	if testHooks {
 		k.prog.midway = func() { k.freezeForTest("mid") }

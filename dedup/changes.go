@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"warcdedup/atomicfile"
+	"warcdedup/internal/gzfile"
 	"warcdedup/internal/tsv"
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
@@ -193,7 +194,7 @@ func withoutFiles(from, to string, files []string) error {
 	for _, n := range files {
 		leave[manifest.EscapeFile(n)] = true
 	}
-	in, err := os.Open(from)
+	in, err := gzfile.Open(from)
 	if err != nil {
 		return err
 	}

@@ -113,7 +113,7 @@ func TestRun(t *testing.T) {
 			t.Errorf("hash again: %s", s.Note)
 		}
 	}
-	if listed, _ := os.ReadFile(filepath.Join(wd, workdir.AfterFile)); !bytes.Equal(listed, listing(t, dir)) {
+	if listed := readKept(t, filepath.Join(wd, workdir.AfterFile)); !bytes.Equal(listed, listing(t, dir)) {
 		t.Errorf("the manifest after differs from what reading the files gives")
 	}
 
@@ -864,7 +864,7 @@ func TestRunReadsDamagedFileAgain(t *testing.T) {
 	if !found {
 		t.Errorf("no hash again stage in the report")
 	}
-	if listed, _ := os.ReadFile(filepath.Join(wd, workdir.AfterFile)); !bytes.Equal(listed, listing(t, dir)) {
+	if listed := readKept(t, filepath.Join(wd, workdir.AfterFile)); !bytes.Equal(listed, listing(t, dir)) {
 		t.Errorf("the manifest after differs from what reading the files gives")
 	}
 	runLog, err := os.ReadFile(filepath.Join(wd, workdir.RunLog))

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"warcdedup/atomicfile"
+	"warcdedup/internal/gzfile"
 	"warcdedup/internal/sortedlines"
 	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
@@ -512,7 +513,7 @@ func restoredEntries(rs restoredSince, out string) error {
 
 // eachLine calls fn with each line of a manifest.
 func eachLine(name string, fn func(*manifest.Line) error) error {
-	f, err := os.Open(name)
+	f, err := gzfile.Open(name)
 	if err != nil {
 		return err
 	}

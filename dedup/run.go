@@ -14,6 +14,7 @@ import (
 
 	"warcdedup/collres"
 	"warcdedup/digest"
+	"warcdedup/internal/gzfile"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
@@ -37,6 +38,7 @@ type Options struct {
 	Algorithm   digest.Algorithm
 	Policy      policy.Policy
 	SortMemory  string // sort's buffer (sort -S), e.g. "1G" or "25%"; "" for syssort.DefaultMemory (64M)
+	KeepWork    bool   // keep the intermediate work files a later stage consumed (see consumed)
 	HardLinks   bool   // rewrite files with several names (see refs.Rewriter)
 	// Unsign lets signed WACZ packages be rewritten, their signature
 	// removed and recorded in datapackage.json (dedup/wacz.go).
@@ -441,13 +443,19 @@ func (r *run) runSteps(ctx context.Context) error {
 			if err := writeState(r.wd, r.state); err != nil {
 				return r.stopAt(steps, i+1, 0, err)
 			}
+			if err := r.removeConsumed(s.name); err != nil {
+				return r.stopAt(steps, i+1, 0, err)
+			}
 		}
 	}
 	if !r.opt.DryRun {
 		r.state.Complete = true
 		r.state.RecordsBehind = r.recordsProblem != ""
 		r.state.Stamps = r.stamps()
-		return writeState(r.wd, r.state)
+		if err := writeState(r.wd, r.state); err != nil {
+			return err
+		}
+		return r.removeConsumed("")
 	}
 	return nil
 }
@@ -499,7 +507,7 @@ func (r *run) outputsExist(name string) bool {
 		return false
 	}
 	for _, f := range r.steps()[i].outputs {
-		if _, err := os.Stat(r.wd.File(f)); err != nil {
+		if !r.outputPresent(f) {
 			return false
 		}
 	}
@@ -621,7 +629,7 @@ func (r *run) list(ctx context.Context, name, manifestName, factsName, stamps st
 		}
 	}
 	h := stage.Hash{Inputs: inputs, Algorithm: r.opt.Algorithm, Jobs: r.opt.Jobs, Cache: r.wd.File(workdir.CacheDir),
-		Manifest: r.wd.File(manifestName), Messages: msgs}
+		Manifest: r.wd.File(manifestName), Messages: msgs, Compress: true}
 	if factsName != "" {
 		h.Facts = r.wd.File(factsName)
 	}
@@ -638,7 +646,7 @@ func (r *run) list(ctx context.Context, name, manifestName, factsName, stamps st
 // sorter is the system sort as the run runs it: its temporary files in
 // the work directory, the buffer and threads asked for.
 func (r *run) sorter() syssort.Sorter {
-	return syssort.Sorter{TempDir: r.wd.File(workdir.TmpDir), Memory: r.opt.SortMemory, Parallel: r.opt.Jobs}
+	return syssort.Sorter{TempDir: r.wd.File(workdir.TmpDir), Memory: r.opt.SortMemory, Parallel: r.opt.Jobs, Compress: syssort.Compressor()}
 }
 
 // sortFile sorts one work file into another, which appears only when
@@ -813,12 +821,12 @@ func (r *run) verify(ctx context.Context) (string, error) {
 	for _, n := range r.changes.Added {
 		r.show.Log("warcdedup: note: %s was added since the hash stage: it is not part of this job", n)
 	}
-	before, err := os.Open(beforeName)
+	before, err := gzfile.Open(beforeName)
 	if err != nil {
 		return "", err
 	}
 	defer before.Close()
-	after, err := os.Open(r.wd.File(workdir.AfterFile))
+	after, err := gzfile.Open(r.wd.File(workdir.AfterFile))
 	if err != nil {
 		return "", err
 	}

@@ -40,6 +40,9 @@ type State struct {
 	// unchanged collection does that, rather than saying there is nothing
 	// to do.
 	RecordsBehind bool `json:"records_behind,omitempty"`
+	// Removed are the intermediate work files removed once consumed
+	// (see consumed): a stage that left them is done without them.
+	Removed []string `json:"removed,omitempty"`
 }
 
 // Params are the parameters of a job that its outputs depend on.

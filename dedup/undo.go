@@ -440,7 +440,7 @@ func (u *undo) listNow(ctx context.Context) (byCapture, byDigest string, err err
 	if _, err := hash(ctx, u.show, stage.HashName, h); err != nil {
 		return "", "", fmt.Errorf("hash: %w", err)
 	}
-	sorter := syssort.Sorter{TempDir: u.wd.File(workdir.TmpDir), Memory: u.opt.SortMemory, Parallel: u.jobs()}
+	sorter := syssort.Sorter{TempDir: u.wd.File(workdir.TmpDir), Memory: u.opt.SortMemory, Parallel: u.jobs(), Compress: syssort.Compressor()}
 	byCapture = workdir.UndoManifest
 	if u.opt.All || u.crawl != nil {
 		if err := sortWorkFile(ctx, u.show, sorter, u.wd, workdir.UndoManifest, workdir.UndoByDigest, manifest.ByDigest.Command); err != nil {

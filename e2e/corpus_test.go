@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"warcdedup/internal/corpustest"
+	"warcdedup/internal/gzfile"
 	"warcdedup/manifest"
 	"warcdedup/report"
 	"warcdedup/rewritelog"
@@ -234,7 +235,9 @@ type rewriteEntry struct {
 // statistics and rewrite log; args go before COLL.
 func runDedup(t *testing.T, work, coll, keep string, args ...string) *dedupRun {
 	t.Helper()
-	stdout, stderr, code := sh(t, work, "warcdedup run --work-dir "+keep+" "+strings.Join(args, " ")+" "+coll)
+	// --keep-work: the tests read the intermediate manifests (numbered,
+	// by file) that a run removes once it is complete.
+	stdout, stderr, code := sh(t, work, "warcdedup run --keep-work --work-dir "+keep+" "+strings.Join(args, " ")+" "+coll)
 	r := &dedupRun{work: work, coll: coll, keep: keep, stdout: stdout, stderr: stderr, code: code, byFile: map[string][]rewriteEntry{}}
 	if code >= 2 || strings.Contains(stderr, "panic:") || strings.Contains(stderr, "goroutine ") {
 		t.Fatalf("warcdedup did not finish: exit %d\n%s", code, stderr)
@@ -278,7 +281,7 @@ func (r *dedupRun) readManifest(t *testing.T, name string) []manifest.Line {
 
 func readManifestFile(t *testing.T, name string) []manifest.Line {
 	t.Helper()
-	f, err := os.Open(name)
+	f, err := gzfile.Open(name) // a work directory keeps its manifests gzip-compressed
 	if err != nil {
 		t.Fatal(err)
 	}

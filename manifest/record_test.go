@@ -82,4 +82,3 @@ func readNamed(l *manifest.Line, data string, e manifest.Expect, alone bool) err
 	}
 	return l.CheckDigest(h.Sum(nil))
 }
-

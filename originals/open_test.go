@@ -91,4 +91,3 @@ func TestOpenMoves(t *testing.T) {
 		})
 	}
 }
-

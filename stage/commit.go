@@ -16,6 +16,7 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
+	"warcdedup/internal/gzfile"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/syssort"
 	"warcdedup/internal/tsv"
@@ -113,7 +114,7 @@ func (c *Commit) originals(ctx context.Context) error {
 // copyResponses writes the lines of a manifest that are not revisits to
 // w, counting its records and revisits in k.
 func copyResponses(name string, w *manifest.Writer, k *crawlindex.Crawl) error {
-	in, err := os.Open(name)
+	in, err := gzfile.Open(name)
 	if err != nil {
 		return err
 	}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
 
 	"warcdedup/atomicfile"
 	"warcdedup/digest"
+	"warcdedup/internal/gzfile"
 	"warcdedup/internal/progress"
 	"warcdedup/record"
 	"warcdedup/warcsum"
@@ -31,6 +33,9 @@ type Hash struct {
 	// Manifest gets the listing and Facts, unless "", the facts; each
 	// appears whole or not at all.
 	Manifest, Facts string
+	// Compress writes them gzip-compressed (package gzfile reads either
+	// form): the manifests a run keeps for undo and audit.
+	Compress bool
 	// OnFile, if set, gets each file's SHA-256 as read, or as the cache
 	// keeps it (warcsum.Runner.OnFile; setting it makes the cache keep
 	// them).
@@ -162,6 +167,12 @@ func (h *Hash) Run(ctx context.Context) (HashResult, error) {
 		return HashResult{}, err
 	}
 	defer out.Abort()
+	var listing io.Writer = out
+	var zipped []*gzfile.Writer // closed before their files are committed
+	if h.Compress {
+		z := gzfile.NewWriter(out)
+		listing, zipped = z, append(zipped, z)
+	}
 	r := warcsum.Runner{Options: opt, Jobs: h.Jobs, Progress: new(warcsum.Progress), Cache: cache,
 		OnFileError: func(in warcsum.Input, err error) {
 			if whole.failed(in.Name) {
@@ -176,11 +187,20 @@ func (h *Hash) Run(ctx context.Context) (HashResult, error) {
 		}
 		defer facts.Abort()
 		r.Facts = facts
+		if h.Compress {
+			z := gzfile.NewWriter(facts)
+			r.Facts, zipped = z, append(zipped, z)
+		}
 	}
 	h.Meter.Begin("bytes", total)
 	stop := progress.Follow(&r.Progress.Bytes, h.Meter)
-	st, err := r.Run(h.Inputs, out)
+	st, err := r.Run(h.Inputs, listing)
 	stop()
+	for _, z := range zipped {
+		if cerr := z.Close(); err == nil {
+			err = cerr
+		}
+	}
 	res := HashResult{Stats: st, Damaged: damaged.list, MultiRecord: whole.damage, MultiRecordFailed: whole.fails}
 	for name, size := range whole.files {
 		res.WholeGzip = append(res.WholeGzip, name)

@@ -2,12 +2,14 @@ package warcsum
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"warcdedup/digest"
+	"warcdedup/internal/gzfile"
 	"warcdedup/internal/warctest"
 )
 
@@ -76,6 +78,27 @@ func TestCache(t *testing.T) {
 			os.Remove(a)
 			os.WriteFile(a, data, 0o644)
 		}, Options{}, 1, true},
+		{"the entries plain, as an older warcdedup wrote them", func() {
+			for _, ext := range []string{"lines", "facts", "counts"} {
+				matches, _ := filepath.Glob(filepath.Join(cacheDir, "*."+ext))
+				for _, m := range matches {
+					data, _ := os.ReadFile(m)
+					if !bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
+						t.Errorf("%s is not gzip", m)
+					}
+					r, err := gzfile.Open(m)
+					if err != nil {
+						t.Fatal(err)
+					}
+					plain, err := io.ReadAll(r)
+					r.Close()
+					if err != nil {
+						t.Fatal(err)
+					}
+					os.WriteFile(m, plain, 0o644)
+				}
+			}
+		}, Options{}, 2, true},
 	}
 	for _, s := range steps {
 		s.change()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 
+	"warcdedup/internal/gzfile"
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
 )
@@ -166,17 +167,17 @@ func sameVersion(f *os.File, want *stamp) error {
 // copied record's count, line and facts line, and reading each written
 // one.
 func (d *derivation) run() error {
-	counts, err := os.Open(d.old.counts)
+	counts, err := gzfile.Open(d.old.counts)
 	if err != nil {
 		return err
 	}
 	defer counts.Close()
-	lines, err := os.Open(d.old.lines)
+	lines, err := gzfile.Open(d.old.lines)
 	if err != nil {
 		return err
 	}
 	defer lines.Close()
-	facts, err := os.Open(d.old.facts)
+	facts, err := gzfile.Open(d.old.facts)
 	if err != nil {
 		return err
 	}

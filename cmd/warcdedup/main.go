@@ -180,6 +180,7 @@ joined cannot be removed until it is committed. See warcdedup index.`,
 			&cli.BoolFlag{Name: "dry-run", Usage: "rewrite nothing; report what would be rewritten and saved"},
 			&cli.BoolFlag{Name: "hard-links", Usage: "rewrite files with several hard links (the other names keep the old bytes)"},
 			&cli.BoolFlag{Name: "unsign", Usage: "rewrite signed WACZ packages: deduplication invalidates their signature, which is removed and recorded in datapackage.json (by default they are refused)"},
+			&cli.BoolFlag{Name: "keep-work", Usage: "keep the intermediate manifests (by digest, numbered, by file) once consumed, for inspection"},
 			&cli.StringSliceFlag{Name: "cdx", Usage: "bring the `INDEX` of the collection (CDX or CDXJ, plain or gzip, or ZipNum: its .idx or .cdx.gz) up to date with the rewrite, in place (repeatable)"},
 			&cli.StringFlag{Name: "index", Usage: "deduplicate the crawl against the crawls committed to the index in `DIR` (created if need be), and commit it when verified"},
 			&cli.StringFlag{Name: "crawl", Usage: "with --index: the crawl's `NAME` (default: its directory's name)"},
@@ -197,6 +198,7 @@ joined cannot be removed until it is committed. See warcdedup index.`,
 			opt.ConvertARC, opt.KeepARC = c.Bool("convert-arc"), c.String("keep-arc")
 			opt.HardLinks = c.Bool("hard-links")
 			opt.Unsign = c.Bool("unsign")
+			opt.KeepWork = c.Bool("keep-work")
 			opt.CDX = c.StringSlice("cdx")
 			if err := dedup.CheckIndexes(opt.CDX); err != nil {
 				return cmdutil.Usage("%v", err)

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"warcdedup/internal/cmdutil"
+	"warcdedup/internal/gzfile"
 	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 	"warcdedup/verify"
@@ -84,7 +85,13 @@ func run(c *cli.Context) error {
 		if err != nil {
 			return nil, nil, err
 		}
-		return manifest.NewReader(f, name), func() { f.Close() }, nil
+		// A work directory's manifests are kept gzip-compressed (gzfile).
+		r, err := gzfile.NewReader(f, name)
+		if err != nil {
+			f.Close()
+			return nil, nil, err
+		}
+		return manifest.NewReader(r, name), func() { f.Close() }, nil
 	}
 	before, closeBefore, err := open(c.Args().Get(0))
 	if err != nil {

@@ -51,6 +51,20 @@ type Sorter struct {
 	InMemory int
 }
 
+// Compressor is the program a job's sorts compress their temporary
+// files with (Sorter.Compress): the first installed of zstd and lz4
+// (each faster than the disk it saves writing to at level 1-3: sort
+// spends less time waiting for them than for the bytes they spare) and
+// gzip; "" if none is.
+func Compressor() string {
+	for _, p := range []string{"zstd", "lz4", "gzip"} {
+		if path, err := exec.LookPath(p); err == nil {
+			return path
+		}
+	}
+	return ""
+}
+
 // DefaultMemory is sort's buffer when Sorter.Memory is "".
 const DefaultMemory = "64M"
 
@@ -132,11 +146,27 @@ func (s Sorter) toFile(ctx context.Context, command string, merge bool, inputs [
 	// complete.
 	tmp := filepath.Join(filepath.Dir(out), atomicfile.TempPrefix+filepath.Base(out)+"-sort")
 	os.Remove(tmp)
-	cmd, stderr, err := s.command(ctx, append(append(s.args(command, merge), "-o", tmp), inputs...))
+	args, feed, err := feedInputs(inputs)
 	if err != nil {
 		return err
 	}
-	if err := cmd.Run(); err != nil {
+	cmd, stderr, err := s.command(ctx, append(append(s.args(command, merge), "-o", tmp), args...))
+	if err != nil {
+		feed.close()
+		return err
+	}
+	cmd.ExtraFiles = feed.r
+	if err := cmd.Start(); err != nil {
+		feed.close()
+		return fmt.Errorf("sort %s: %v", strings.Join(inputs, " "), err)
+	}
+	feed.start()
+	err = cmd.Wait()
+	if ferr := feed.wait(); err == nil && ferr != nil {
+		err = ferr
+		stderr.Reset()
+	}
+	if err != nil {
 		os.Remove(tmp)
 		if ctx.Err() != nil {
 			return ctx.Err()

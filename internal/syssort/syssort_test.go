@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"warcdedup/internal/gzfile"
 )
 
 const byFile = "LC_ALL=C sort -k1,1 -k2,2n"
@@ -101,5 +104,103 @@ func TestSortFails(t *testing.T) {
 	}
 	if err := m.Wait(); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("merge error %v, want one naming the input", err)
+	}
+}
+
+// TestCompressedTemporaries sorts more lines than sort's buffer holds,
+// with its temporary files compressed: by a program that logs its calls
+// (sort runs it to compress each temporary file, with -d to read it
+// back), and by Compressor's; the output is sorted either way.
+func TestCompressedTemporaries(t *testing.T) {
+	dir := t.TempDir()
+	var text strings.Builder
+	for i := range 200000 {
+		fmt.Fprintf(&text, "file-%d %d some padding to make the lines longer than they need be\n", (i*7919)%1000, (i*104729)%200000)
+	}
+	in := write(t, dir, "in", text.String())
+	calls := filepath.Join(dir, "calls")
+	logging := write(t, dir, "logging-gzip", "#!/bin/sh\necho \"$@\" >> "+calls+"\nexec gzip \"$@\"\n")
+	if err := os.Chmod(logging, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if Compressor() == "" {
+		t.Fatal("none of zstd, lz4, gzip is installed")
+	}
+	for _, tc := range []struct{ name, program string }{{"a program that logs its calls", logging}, {"Compressor's", Compressor()}} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(dir, "out")
+			s := Sorter{TempDir: filepath.Join(dir, "tmp"), Memory: "1M", Compress: tc.program}
+			if err := s.Sort(context.Background(), byFile, []string{in}, out); err != nil {
+				t.Fatal(err)
+			}
+			check := exec.Command("sort", "-c", "-k1,1", "-k2,2n", out)
+			check.Env = append(os.Environ(), "LC_ALL=C")
+			if msg, err := check.CombinedOutput(); err != nil {
+				t.Fatalf("the output is not sorted: %v %s", err, msg)
+			}
+			if fi, err := os.Stat(out); err != nil || fi.Size() != int64(text.Len()) {
+				t.Fatalf("the output: %v, %d bytes, want %d", err, fi.Size(), text.Len())
+			}
+		})
+	}
+	log, err := os.ReadFile(calls)
+	if err != nil {
+		t.Fatalf("sort never ran the compress program: %v", err)
+	}
+	if !strings.Contains(string(log), "-d") {
+		t.Errorf("sort compressed its temporary files but never read them back (-d): %q", log)
+	}
+}
+
+// TestGzipInputs sorts and merges inputs kept gzip-compressed beside plain
+// ones (sort reads them decompressed through pipes), and refuses, leaving
+// no output, a gzip input cut short that sort alone would take whole.
+func TestGzipInputs(t *testing.T) {
+	dir := t.TempDir()
+	gz := func(name, text string) string {
+		var b strings.Builder
+		z := gzfile.NewWriter(&b)
+		z.Write([]byte(text))
+		z.Close()
+		return write(t, dir, name, b.String())
+	}
+	big := strings.Repeat("z 1 padding padding padding\n", 50000)
+	whole := gz("whole.gz", big)
+	data, _ := os.ReadFile(whole)
+	cut := write(t, dir, "cut.gz", string(data[:len(data)/2]))
+	s := Sorter{TempDir: filepath.Join(dir, "tmp")}
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		merge   bool
+		inputs  []string
+		want    string
+		wantErr bool
+	}{
+		{"sort: a gzip input and a plain one", false, []string{gz("a.gz", "b 10\na 9\n"), write(t, dir, "b", "B 1\n")}, "B 1\na 9\nb 10\n", false},
+		{"merge: two sorted gzip inputs", true, []string{gz("sa.gz", "B 1\na 9\n"), gz("sb.gz", "a 10\nb 2\n")}, "B 1\na 9\na 10\nb 2\n", false},
+		{"sort: a large gzip input", false, []string{whole}, big, false},
+		{"sort: a gzip input cut short", false, []string{cut}, "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(dir, "out")
+			os.Remove(out)
+			var err error
+			if tc.merge {
+				err = s.Merge(ctx, byFile, tc.inputs, out)
+			} else {
+				err = s.Sort(ctx, byFile, tc.inputs, out)
+			}
+			got, _ := os.ReadFile(out)
+			if tc.wantErr {
+				if err == nil || got != nil {
+					t.Fatalf("error %v, output %d bytes; want an error and no output", err, len(got))
+				}
+				return
+			}
+			if err != nil || string(got) != tc.want {
+				t.Fatalf("%v: %d bytes, want %d", err, len(got), len(tc.want))
+			}
+		})
 	}
 }

@@ -1,0 +1,73 @@
+package dedup
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"slices"
+
+	"warcdedup/stage"
+	"warcdedup/workdir"
+)
+
+// consumed are the intermediate work files a run removes once no stage
+// it may still run (or run again on resume) reads them, by the stage
+// whose completion makes them so. Removed files are recorded in
+// state.json first (State.Removed), so that a resumed run finds the
+// stage that left them done without them.
+//
+// The manifest by digest (and its slice, and its join with an index) is
+// read by the resolution only: once resolve is recorded done, it goes.
+// The numbered manifest, the same by file and the facts by file are read
+// by the rewrite, verify (with an index) and the account, which every
+// run does again: they go when the job is complete ("" below), after
+// which an unchanged collection has nothing to do and a changed one is
+// a new job that makes them again. A dry run never completes: it keeps
+// them, for the run that follows it (and assess --sample reads them).
+var consumed = map[string][]string{
+	stage.ResolveName: {workdir.ByDigestFile, workdir.SliceFile, workdir.JoinedFile},
+	"":                {workdir.NumberedFile, workdir.ByFileFile, workdir.FactsByFile},
+}
+
+// removeConsumed removes the work files consumed once the stage named
+// is done ("" for the job complete), unless the run keeps its work
+// files (--keep-work). It records them as removed in state.json before
+// removing them: a run killed between the two leaves a file recorded
+// removed that is there, which nothing minds.
+func (r *run) removeConsumed(done string) error {
+	if r.opt.KeepWork {
+		return nil
+	}
+	var gone []string
+	for _, name := range consumed[done] {
+		if _, err := os.Stat(r.wd.File(name)); err == nil {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	for _, name := range gone {
+		if !slices.Contains(r.state.Removed, name) {
+			r.state.Removed = append(r.state.Removed, name)
+		}
+	}
+	if err := writeState(r.wd, r.state); err != nil {
+		return err
+	}
+	for _, name := range gone {
+		if err := os.Remove(r.wd.File(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// outputPresent reports whether a stage's output is in the work
+// directory, or was removed as consumed by a later stage done.
+func (r *run) outputPresent(name string) bool {
+	if _, err := os.Stat(r.wd.File(name)); err == nil {
+		return true
+	}
+	return slices.Contains(r.state.Removed, name)
+}
