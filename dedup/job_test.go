@@ -210,12 +210,11 @@ func listing(t *testing.T, dir string) []byte {
 	return out.Bytes()
 }
 
+// readLines reads the lines of a file, gzip-compressed (as the run keeps
+// its manifests) or plain.
 func readLines(t *testing.T, name string) []string {
 	t.Helper()
-	data, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := readKept(t, name)
 	return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 }
 

@@ -148,7 +148,8 @@ func TestRunWACZ(t *testing.T) {
 			dir, res := generatedWACZ(t, loose)
 			before := hashTree(t, dir)
 			wd := filepath.Join(t.TempDir(), "work")
-			r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
+			// The numbered manifest kept, for the requires check below.
+			r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2, KeepWork: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -164,7 +165,7 @@ func TestRunWACZ(t *testing.T) {
 				t.Errorf("files before %d, after %d: %v", len(before), len(after), slices.Sorted(mapKeys(after)))
 			}
 			reps := checkPackages(t, dir)
-			if listed, _ := os.ReadFile(filepath.Join(wd, workdir.AfterFile)); string(listed) != string(waczListing(t, dir)) {
+			if listed := readKept(t, filepath.Join(wd, workdir.AfterFile)); string(listed) != string(waczListing(t, dir)) {
 				t.Errorf("the manifest after differs from what reading the packages gives")
 			}
 
