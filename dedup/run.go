@@ -455,6 +455,11 @@ func (r *run) runSteps(ctx context.Context) error {
 		if err := writeState(r.wd, r.state); err != nil {
 			return err
 		}
+		if r.state.RecordsBehind {
+			// The next run does the account again to bring the records
+			// up to date: it reads what the job complete would remove.
+			return nil
+		}
 		return r.removeConsumed("")
 	}
 	return nil
