@@ -277,24 +277,7 @@ func (m *merger) less(a, b *runReader) bool {
 	return a.run.gen < b.run.gen
 }
 
-func (m *merger) down(i int) {
-	h := m.heap
-	for {
-		l := 2*i + 1
-		if l >= len(h) {
-			return
-		}
-		j := l
-		if r := l + 1; r < len(h) && m.less(h[r], h[l]) {
-			j = r
-		}
-		if !m.less(h[j], h[i]) {
-			return
-		}
-		h[i], h[j] = h[j], h[i]
-		i = j
-	}
-}
+func (m *merger) down(i int) { siftDown(m.heap, i, m.less) }
 
 func (m *merger) close() {
 	for _, rr := range m.all {

@@ -252,24 +252,7 @@ func (m *rawMerger) less(a, b *rawRun) bool {
 	return a.run.gen < b.run.gen
 }
 
-func (m *rawMerger) down(i int) {
-	h := m.heap
-	for {
-		l := 2*i + 1
-		if l >= len(h) {
-			return
-		}
-		j := l
-		if r := l + 1; r < len(h) && m.less(h[r], h[l]) {
-			j = r
-		}
-		if !m.less(h[j], h[i]) {
-			return
-		}
-		h[i], h[j] = h[j], h[i]
-		i = j
-	}
-}
+func (m *rawMerger) down(i int) { siftDown(m.heap, i, m.less) }
 
 func (m *rawMerger) close() {
 	for _, rr := range m.all {

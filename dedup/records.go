@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"warcdedup/atomicfile"
-	"warcdedup/internal/gzfile"
 	"warcdedup/internal/sortedlines"
 	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
@@ -392,7 +391,7 @@ func (l depsListing) captures(ctx context.Context, wd *workdir.Dir, name string)
 	}
 	each := func(names []string, responsesOnly bool) error {
 		for _, n := range names {
-			if err := eachLine(n, func(ln *manifest.Line) error {
+			if err := stage.EachLine(n, func(ln *manifest.Line) error {
 				file := ln.File
 				switch {
 				case !ln.IsRevisit():
@@ -509,28 +508,6 @@ func restoredEntries(rs restoredSince, out string) error {
 		return err
 	}
 	return o.Close()
-}
-
-// eachLine calls fn with each line of a manifest.
-func eachLine(name string, fn func(*manifest.Line) error) error {
-	f, err := gzfile.Open(name)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	r := manifest.NewReader(bufio.NewReaderSize(f, 256<<10), name)
-	for {
-		l, err := r.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if err := fn(&l); err != nil {
-			return err
-		}
-	}
 }
 
 // depsJoin joins, URI by URI, the revisits with the responses they refer

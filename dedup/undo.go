@@ -326,25 +326,20 @@ func (u *undo) exitReasons() {
 		res.Exit = 1
 		res.ExitReason = append([]string{fmt.Sprintf("%s files refused and left untouched", progress.Count(res.Stats.Refused))}, stage.First(res.Refused, 10)...)
 	}
-	if len(res.Unrestored) > 0 {
-		res.Exit = 1
-		res.ExitReason = append(res.ExitReason, fmt.Sprintf("%s files are not what the rewrite log says they are once restored", progress.Count(int64(len(res.Unrestored)))))
-		res.ExitReason = append(res.ExitReason, stage.First(res.Unrestored, 10)...)
-	}
-	if len(res.Missing) > 0 {
-		res.Exit = 1
-		res.ExitReason = append(res.ExitReason, fmt.Sprintf("%s files the rewrite log has revisits in are no longer in the collection: not restored", progress.Count(int64(len(res.Missing)))))
-		res.ExitReason = append(res.ExitReason, stage.First(res.Missing, 10)...)
-	}
-	if len(res.Unlogged) > 0 {
-		res.Exit = 1
-		res.ExitReason = append(res.ExitReason, fmt.Sprintf("%s files hold revisits in the form this toolchain writes that the rewrite log does not name: not restored", progress.Count(int64(len(res.Unlogged)))))
-		res.ExitReason = append(res.ExitReason, stage.First(res.Unlogged, 10)...)
-	}
-	if len(res.Unexplained) > 0 {
-		res.Exit = 1
-		res.ExitReason = append(res.ExitReason, fmt.Sprintf("%s files have other bytes than before the runs undone, and this undo rebuilt every gzip member of their records (or they have none)", progress.Count(int64(len(res.Unexplained)))))
-		res.ExitReason = append(res.ExitReason, stage.First(res.Unexplained, 10)...)
+	for _, p := range []struct {
+		files []string
+		what  string
+	}{
+		{res.Unrestored, "are not what the rewrite log says they are once restored"},
+		{res.Missing, "the rewrite log has revisits in are no longer in the collection: not restored"},
+		{res.Unlogged, "hold revisits in the form this toolchain writes that the rewrite log does not name: not restored"},
+		{res.Unexplained, "have other bytes than before the runs undone, and this undo rebuilt every gzip member of their records (or they have none)"},
+	} {
+		if len(p.files) > 0 {
+			res.Exit = 1
+			res.ExitReason = append(res.ExitReason, fmt.Sprintf("%s files %s", progress.Count(int64(len(p.files))), p.what))
+			res.ExitReason = append(res.ExitReason, stage.First(p.files, 10)...)
+		}
 	}
 	if len(u.leftovers) > 0 {
 		res.Exit = 1

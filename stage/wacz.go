@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"warcdedup/atomicfile"
+	"warcdedup/internal/gzfile"
 	"warcdedup/manifest"
 	"warcdedup/originals"
 	"warcdedup/wacz"
@@ -144,7 +145,7 @@ type PackageResult struct {
 func (pr *PackageRewrite) Prepare(ctx context.Context, numbered, byFile string) error {
 	pr.staged, pr.packages, pr.deps, pr.paths = map[string]*stagedMember{}, map[string][]string{}, map[[2]string]bool{}, map[string]string{}
 	need := map[string]bool{}
-	err := eachLine(byFile, func(l *manifest.Line) error {
+	err := EachLine(byFile, func(l *manifest.Line) error {
 		if !l.IsDuplicate() {
 			return nil
 		}
@@ -192,9 +193,10 @@ func mapKeysOf[V any](m map[string]V) func(func(string) bool) {
 	}
 }
 
-// eachLine calls fn with each line of a manifest.
-func eachLine(name string, fn func(*manifest.Line) error) error {
-	f, err := os.Open(name)
+// EachLine calls fn with each line of a manifest, gzip-compressed (as a
+// run keeps its manifests) or plain.
+func EachLine(name string, fn func(*manifest.Line) error) error {
+	f, err := gzfile.Open(name)
 	if err != nil {
 		return err
 	}
@@ -242,7 +244,7 @@ func (pr *PackageRewrite) findDependencies(numbered string) error {
 		clear(kept)
 		clear(dups)
 	}
-	err := eachLine(numbered, func(l *manifest.Line) error {
+	err := EachLine(numbered, func(l *manifest.Line) error {
 		if l.Digest != cur {
 			flush()
 			cur = l.Digest
