@@ -18,6 +18,7 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/convert"
+	"warcdedup/gzmulti"
 	"warcdedup/internal/ordered"
 	"warcdedup/internal/progress"
 	"warcdedup/manifest"
@@ -372,9 +373,10 @@ type measurer struct {
 	software string
 	root     string
 	out      bytes.Buffer
-	zbuf     bytes.Buffer
-	zw       *gzip.Writer
-	rr       *record.Reader
+	// zw measures a revisit's gzip member as the rewrite writes it (to
+	// nowhere: only its length is wanted).
+	zw *gzmulti.Writer
+	rr *record.Reader
 }
 
 // arcRecord is one record of an ARC file: where it is, and its WARC
@@ -628,19 +630,16 @@ func (m *measurer) revisit(of *revisitOf) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	m.zbuf.Reset()
 	if m.zw == nil {
-		m.zw, _ = gzip.NewWriterLevel(&m.zbuf, gzip.DefaultCompression)
+		m.zw = gzmulti.NewWriter(io.Discard, gzip.DefaultCompression)
 	} else {
-		m.zw.Reset(&m.zbuf)
+		m.zw.Reset(io.Discard)
 	}
 	if _, err := m.zw.Write(b); err != nil {
 		return 0, err
 	}
-	if err := m.zw.Close(); err != nil {
-		return 0, err
-	}
-	return int64(m.zbuf.Len()), nil
+	member, err := m.zw.CloseMember()
+	return member.Length, err
 }
 
 // ARCInputs are the ARC files among a listing's inputs.
