@@ -363,9 +363,11 @@ func (e *EstimateConversion) write(ctx context.Context, q *ordered.Queue[*estima
 	return res, saved.CommitRenamed()
 }
 
-// writeSaved writes a line of saved.tsv as read.
+// writeSaved writes a line of saved.tsv as read, as the rewrite writes
+// it (tab-separated: this wrote spaces, the form of older work
+// directories, which SavedReader reads too).
 func (s *savedWriter) writeSaved(sv Saved) {
-	fmt.Fprintf(s.w, "%s %d %d %d\n", sv.File, sv.Offset, sv.Length, sv.RevisitLength)
+	s.write(&manifest.Line{File: sv.File, Offset: sv.Offset, Length: sv.Length}, sv.RevisitLength)
 }
 
 // measurer converts records of ARC files in memory and measures them.
