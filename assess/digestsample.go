@@ -234,9 +234,6 @@ func (s *DigestSample) Estimate(confidence float64) [nFigures]Interval {
 // slice.
 func (s *DigestSample) Classes() (all, sliced int64) { return s.classes, s.sliced }
 
-// Predicted is the listing's prediction for the whole collection.
-func (s *DigestSample) Predicted() vec { return s.predicted }
-
 // listingTotals are the responses of the whole listing.
 type listingTotals struct {
 	records, bytes int64

@@ -91,9 +91,6 @@ func (r *Reader) Members() int {
 	return r.gz.member
 }
 
-// Name is the input's name, as given.
-func (r *Reader) Name() string { return r.name }
-
 // Gzipped reports whether the input is gzip.
 func (r *Reader) Gzipped() bool { return r.gzipped }
 

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/klauspost/compress/gzip"
+
+	"warcdedup/gzmulti"
 )
 
 // ZipNum is the form of large indexes that pywb, py-wacz, cdxj-indexer and
@@ -653,14 +655,14 @@ func ZipNumKey(line []byte) []byte {
 // BlockWriter compresses the lines of one block into one gzip member, as
 // every ZipNum writer does, with or without a "\n" after the last line.
 type BlockWriter struct {
-	z       *gzip.Writer
+	z       *gzmulti.Writer
 	pending bool
 }
 
 // Start begins a block written to w.
 func (bw *BlockWriter) Start(w io.Writer) {
 	if bw.z == nil {
-		bw.z = gzip.NewWriter(w)
+		bw.z = gzmulti.NewWriter(w, gzip.DefaultCompression)
 	} else {
 		bw.z.Reset(w)
 	}
@@ -681,12 +683,15 @@ func (bw *BlockWriter) Line(line []byte) error {
 
 // End ends the member, the last line followed by "\n" if finalNewline.
 func (bw *BlockWriter) End(finalNewline bool) error {
+	var last []byte // an empty block is an empty member
 	if bw.pending && finalNewline {
-		if _, err := bw.z.Write([]byte{'\n'}); err != nil {
-			return err
-		}
+		last = []byte{'\n'}
 	}
-	return bw.z.Close()
+	if _, err := bw.z.Write(last); err != nil {
+		return err
+	}
+	_, err := bw.z.CloseMember()
+	return err
 }
 
 // ZipNumStyle is how a ZipNum writer spells its index.

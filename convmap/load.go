@@ -90,15 +90,6 @@ func LoadFile(name string) (*Map, error) {
 // Files are the converted files, in map order.
 func (m *Map) Files() []*Mapped { return m.files }
 
-// Records counts the record lines kept.
-func (m *Map) Records() int {
-	n := 0
-	for _, f := range m.files {
-		n += len(f.recs)
-	}
-	return n
-}
-
 // Resolve finds the converted file that name (a file name in an index)
 // is, as rewritelog.Moves.Resolve does: the same relative ARC name, else
 // the longest "/"-suffix of name that is one, else the only ARC of that

@@ -49,15 +49,6 @@ type partition struct {
 	runs []*run
 }
 
-// size is the bytes of the partition's runs.
-func (p *partition) size() int64 {
-	var n int64
-	for _, r := range p.runs {
-		n += max(r.size, 0)
-	}
-	return n
-}
-
 // runName is the file name of the run of a partition that generation gen
 // writes.
 func runName(key string, gen int) string {

@@ -161,14 +161,6 @@ func (ix *Index) verifyPartition(p *partition, st *VerifyStats, perCrawl map[str
 	return nil
 }
 
-// writerFunc is a function as an io.Writer that takes every byte.
-type writerFunc func([]byte)
-
-func (f writerFunc) Write(b []byte) (int, error) {
-	f(b)
-	return len(b), nil
-}
-
 // checkFile says what is wrong with a committed file, "" if nothing: it is
 // missing, has another size, or (with deep) another SHA-256; a file whose
 // stamp changed but whose bytes are the same is fine with deep.

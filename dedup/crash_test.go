@@ -21,7 +21,7 @@ import (
 	"warcdedup/crawlindex"
 	"warcdedup/digest"
 	"warcdedup/gzmember"
-	"warcdedup/gzmulti"
+	"warcdedup/internal/warctest"
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
 	"warcdedup/scripts/gen"
@@ -376,28 +376,7 @@ func zlibCollection(t *testing.T, dir string) {
 	}
 	hdr := []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0} // Java's GZIPOutputStream
 	for _, name := range names {
-		data, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		zr, err := gzmulti.NewReader(bytes.NewReader(data), name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out bytes.Buffer
-		for {
-			if _, err := zr.Next(); err == io.EOF {
-				break
-			} else if err != nil {
-				t.Fatal(err)
-			}
-			if err := gzmember.Compress(&out, hdr, zr, gzmember.Setting{Level: 6, MemLevel: 8, WindowBits: 15}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := os.WriteFile(name, out.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		warctest.ZlibCopy(t, name, name, hdr, gzmember.Setting{Level: 6, MemLevel: 8, WindowBits: 15})
 	}
 }
 

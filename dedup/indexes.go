@@ -193,59 +193,95 @@ func (u *indexUpdate) one(index string) error {
 	} else if finished {
 		u.show.Note("warcdedup: %s: completed its replacement, which an interruption had stopped", ix.Path)
 	}
-	name := keptName(ix.Path)
-	statePath := u.wd.File(filepath.Join(indexesDir, name+".json"))
-	st, err := workdir.ReadJSON[indexState](statePath)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	pass, err := u.start(ix)
+	if err != nil || pass == nil {
 		return err
 	}
+	return u.rewrite(pass)
+}
+
+// indexPass is one index's update: its state, the copy kept of it, and
+// the part of the rewrite log to apply.
+type indexPass struct {
+	ix        *reindex.Index
+	statePath string
+	st        indexState
+	kept      *keptIndex
+	from      int64 // the log's offset the index holds the entries up to
+	logPath   string
+	logSize   int64
+}
+
+// start keeps a copy of the index and finds from its state which log
+// entries it holds; nil if it is up to date.
+func (u *indexUpdate) start(ix *reindex.Index) (*indexPass, error) {
+	name := keptName(ix.Path)
+	pass := &indexPass{ix: ix, statePath: u.wd.File(filepath.Join(indexesDir, name+".json")), logPath: u.wd.File(workdir.LogFile)}
+	var err error
+	pass.st, err = workdir.ReadJSON[indexState](pass.statePath)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	st := &pass.st
 	st.Index = absOf(ix.Path)
 
 	// The index as it is now, kept, and which log entries it holds.
 	kept, files, err := keepIndex(ix, u.wd.File(filepath.Join(indexesDir, name+".before")))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	from := u.base
+	pass.kept = kept
+	pass.from = u.base
 	switch {
 	case st.Next.is(files):
-		st.Current, from = st.Next, st.Next.LogTo
+		st.Current, pass.from = st.Next, st.Next.LogTo
 	case st.Current.is(files):
-		from = st.Current.LogTo
+		pass.from = st.Current.LogTo
 	default:
 		st.Current = &indexVersion{Files: files, LogTo: u.base}
 	}
 	st.Next = nil
-	logPath := u.wd.File(workdir.LogFile)
-	var logSize int64
-	if fi, err := os.Stat(logPath); err == nil {
-		logSize = fi.Size()
+	if fi, err := os.Stat(pass.logPath); err == nil {
+		pass.logSize = fi.Size()
 	} else if !errors.Is(err, os.ErrNotExist) {
 		kept.drop()
-		return err
+		return nil, err
 	}
 	switch {
-	case from > logSize:
+	case pass.from > pass.logSize:
 		kept.drop()
-		return fmt.Errorf("%w: %s holds the rewrite log up to byte %d, the log %s has %d bytes: the log is not the one the index was updated with", errIndexRefused, ix.Path, from, logPath, logSize)
-	case from == logSize && st.Current.is(files) && st.Current.LogTo == logSize && !u.converted():
+		return nil, fmt.Errorf("%w: %s holds the rewrite log up to byte %d, the log %s has %d bytes: the log is not the one the index was updated with", errIndexRefused, ix.Path, pass.from, pass.logPath, pass.logSize)
+	case pass.from == pass.logSize && st.Current.is(files) && st.Current.LogTo == pass.logSize && !u.converted():
 		kept.drop()
 		u.show.Note("warcdedup: %s: up to date", ix.Path)
-		return workdir.WriteJSON(statePath, st)
+		return nil, workdir.WriteJSON(pass.statePath, st)
 	}
 	if err := kept.promote(); err != nil {
-		return err
+		return nil, err
 	}
-	if err := workdir.WriteJSON(statePath, st); err != nil {
-		return err
+	if err := workdir.WriteJSON(pass.statePath, st); err != nil {
+		return nil, err
 	}
-	// The log followed on disk, its lookups sorted in the work directory.
+	return pass, nil
+}
+
+// updater is the reindex.Updater of the log's entries from pass.from on,
+// followed on disk, its lookups sorted in the work directory.
+func (u *indexUpdate) updater(pass *indexPass) (reindex.Updater, error) {
 	updater := reindex.Updater{Records: &reindex.Files{Roots: u.roots}, Sort: syssort.Sorter{TempDir: u.wd.File(workdir.TmpDir)}}
-	updater.Log, err = rewritelog.OpenCatalog(logPath, from, time.Time{})
+	var err error
+	updater.Log, err = rewritelog.OpenCatalog(pass.logPath, pass.from, time.Time{})
 	if errors.Is(err, os.ErrNotExist) {
 		updater.Log = nil
 		updater.Moves, err = rewritelog.Load(rewritelog.NewReader(strings.NewReader(""), workdir.LogFile), time.Time{})
 	}
+	return updater, err
+}
+
+// rewrite applies the log's entries (and the conversion, if any) to the
+// index in place, its state saved before the commit and after.
+func (u *indexUpdate) rewrite(pass *indexPass) error {
+	updater, err := u.updater(pass)
 	if err != nil {
 		return err
 	}
@@ -257,6 +293,7 @@ func (u *indexUpdate) one(index string) error {
 	if err != nil {
 		return err
 	}
+	ix, st := pass.ix, &pass.st
 	shown := 0
 	p := &reindex.InPlace{
 		Updater:    updater,
@@ -268,11 +305,11 @@ func (u *indexUpdate) one(index string) error {
 			}
 		},
 		BeforeCommit: func(files []reindex.FileSum) error {
-			st.Next = &indexVersion{Files: files, LogTo: logSize}
-			return workdir.WriteJSON(statePath, st)
+			st.Next = &indexVersion{Files: files, LogTo: pass.logSize}
+			return workdir.WriteJSON(pass.statePath, st)
 		},
 	}
-	err = p.Rewrite(kept.Index, ix)
+	err = p.Rewrite(pass.kept.Index, ix)
 	u.Problems += p.Problems
 	if shown > 10 {
 		u.show.Print("warcdedup: error: %s: and %d more problems", ix.Path, shown-10)
@@ -282,8 +319,8 @@ func (u *indexUpdate) one(index string) error {
 	}
 	u.Lines += p.Stats.Lines
 	u.Changed += p.Changed()
-	st.Current, st.Next = &indexVersion{Files: p.Written, LogTo: logSize}, nil
-	if err := workdir.WriteJSON(statePath, st); err != nil {
+	st.Current, st.Next = &indexVersion{Files: p.Written, LogTo: pass.logSize}, nil
+	if err := workdir.WriteJSON(pass.statePath, st); err != nil {
 		return err
 	}
 	if ix.Form == reindex.ZipNum {

@@ -33,7 +33,7 @@ func TestIndexResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j := &reindex.Job{Updater: reindex.Updater{Moves: moves}, Out: cdx.NewWriter(&want), Strict: true}
+	j := &reindex.Copy{Updater: reindex.Updater{Moves: moves}, Out: cdx.NewWriter(&want), Strict: true}
 	if err := j.Index(strings.NewReader(before), "index"); err != nil {
 		t.Fatal(err)
 	}

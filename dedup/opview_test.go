@@ -194,11 +194,11 @@ func TestInterruptedRun(t *testing.T) {
 	if code != 2 {
 		t.Fatalf("exit status %d, want 2 (interrupted)", code)
 	}
-	if !regexp.MustCompile(`(?m)^warcdedup: rewrite: started \(stage \d+ of \d+\)$`).MatchString(stderr) {
+	if !regexp.MustCompile(`(?m)^warcdedup: rewrite: started \(step \d+ of \d+\)$`).MatchString(stderr) {
 		t.Errorf("the progress does not number the stage")
 	}
 	resume := "warcdedup " + strings.Join(args, " ")
-	if !regexp.MustCompile(`(?m)^not finished: interrupted in stage \d+ of \d+ \(rewrite\): run the same command to resume: ` + regexp.QuoteMeta(resume) + `$`).MatchString(stdout) {
+	if !regexp.MustCompile(`(?m)^not finished: interrupted in step \d+ of \d+ \(rewrite\): run the same command to resume: ` + regexp.QuoteMeta(resume) + `$`).MatchString(stdout) {
 		t.Errorf("the summary does not say where the run stopped and how to resume it")
 	}
 	for _, wrong := range []string{"verification:", "rewrite: done", "collection:", "hash again "} {
@@ -209,14 +209,14 @@ func TestInterruptedRun(t *testing.T) {
 	if !strings.Contains(stdout, "rewrite (interrupted after") || !regexp.MustCompile(`(?m)^not run: hash again, verify, account$`).MatchString(stdout) {
 		t.Errorf("the summary does not say the rewrite was interrupted and what did not run")
 	}
-	if strings.Count(stderr, "exit status") != 1 || !strings.Contains(stderr, "warcdedup: exit status 2:\n  interrupted in stage") {
+	if strings.Count(stderr, "exit status") != 1 || !strings.Contains(stderr, "warcdedup: exit status 2:\n  interrupted in step") {
 		t.Errorf("stderr does not give exit status 2 and why, once")
 	}
 	rep, err := stage.ReadReport(filepath.Join(wd, workdir.StatsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Exit != 2 || !strings.HasPrefix(rep.Stopped, "interrupted in stage") {
+	if rep.Exit != 2 || !strings.HasPrefix(rep.Stopped, "interrupted in step") {
 		t.Errorf("stats.json: exit %d, stopped %q", rep.Exit, rep.Stopped)
 	}
 	states := map[string]string{}
@@ -342,7 +342,7 @@ func TestTerminalProgress(t *testing.T) {
 		t.Fatalf("warcdedup run on a terminal: %v\n%s", err, tty)
 	}
 	lines := strings.Split(strings.ReplaceAll(string(tty), "\r", "\n"), "\n")
-	whole := regexp.MustCompile(`\[stage \d+ of \d+\] \S.*  \| job [0-9.]+ [kMG]?B / [0-9.]+ [kMG]?B \(\d+%\)`)
+	whole := regexp.MustCompile(`\[step \d+ of \d+\] \S.*  \| job [0-9.]+ [kMG]?B / [0-9.]+ [kMG]?B \(\d+%\)`)
 	found := 0
 	for _, l := range lines {
 		if whole.MatchString(l) {

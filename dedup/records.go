@@ -617,12 +617,6 @@ func runDirTime(name string) time.Time {
 // runDirLayout is the time at the start of a run directory's name.
 const runDirLayout = "2006-01-02T150405Z"
 
-// writeReportIn writes a report's figures (stats.json) and its page
-// (report.html) into the directory dir.
-func writeReportIn(dir string, rep *report.Report) error {
-	return writeReport(&workdir.Dir{Path: dir}, rep)
-}
-
 // collectionReport writes the work directory's report: body (the last
 // run's report; a dry run's only when no run has been made) with every
 // run and what they did together.

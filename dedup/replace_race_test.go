@@ -57,6 +57,80 @@ func stopBeforeRename(t *testing.T, cmd *exec.Cmd, wd string, done chan error) (
 	}
 }
 
+// renameRace is an interference with a file that a run or an undo has
+// journaled and not renamed yet, and what must be kept of it.
+type renameRace struct {
+	// attempts is how many times each command is stopped at the intent;
+	// every tries them all (the window is hit only sometimes), else the
+	// first hit ends the case.
+	attempts int
+	every    bool
+	// interfere acts on the victim while the command is stopped, and
+	// returns what to wait for once the command has ended.
+	interfere func(t *testing.T, victim string) (wait func() error)
+	// want is what the victim must hold (contain, if contains) after the
+	// command ended; lost says what is lost if it does not.
+	want     []byte
+	contains bool
+	lost     string
+}
+
+// check runs the race against run and against undo (after a run).
+func (r renameRace) check(t *testing.T) {
+	src, _ := generated(t, replaceRaceCfg)
+	for _, command := range []string{"run", "undo"} {
+		t.Run(command, func(t *testing.T) {
+			hits := 0
+			for attempt := 1; attempt <= r.attempts; attempt++ {
+				coll := filepath.Join(t.TempDir(), "coll")
+				wd := coll + ".work"
+				copyTree(t, src, coll)
+				if err := os.MkdirAll(wd, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if command == "undo" {
+					mustWarcdedup(t, "run", "--work-dir", wd, coll)
+				}
+				cmd := exec.Command(binPath, command, "-q", "-j", "1", "--work-dir", wd, coll)
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				done := make(chan error, 1)
+				go func() { done <- cmd.Wait() }()
+				victim, pid := stopBeforeRename(t, cmd, wd, done)
+				if victim == "" {
+					<-done
+					continue
+				}
+				wait := r.interfere(t, victim)
+				syscall.Kill(pid, syscall.SIGCONT)
+				status := exitStatus(t, <-done, stderr.Bytes())
+				if err := wait(); err != nil {
+					t.Fatalf("the other process: %v", err)
+				}
+				hits++
+				data, err := os.ReadFile(victim)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if kept := r.contains && bytes.Contains(data, r.want) || !r.contains && bytes.Equal(data, r.want); !kept {
+					t.Fatalf("attempt %d: %s: %s while %s had journaled the file (and not renamed it) is lost (%d bytes there now); %s exited %d\n%s",
+						attempt, filepath.Base(victim), r.lost, command, len(data), command, status, stderr.Bytes())
+				}
+				t.Logf("attempt %d: %s kept, %s exited %d: %s", attempt, filepath.Base(victim), command, status, bytes.TrimSpace(stderr.Bytes()))
+				if !r.every {
+					return
+				}
+			}
+			if hits == 0 {
+				t.Fatalf("%s was never stopped between journaling a file and renaming it", command)
+			}
+		})
+	}
+}
+
 // TestReplaceWriterOpeningBeforeRename: a process that opens a file
 // of the collection for appending (a crawler or a log writer writing under
 // the final name, which README promises is refused) while a run or an
@@ -68,70 +142,26 @@ func stopBeforeRename(t *testing.T, cmd *exec.Cmd, wd string, done chan error) (
 // intent lands in that window about one time in four to six; the test
 // tries up to 40 times for each command.
 func TestReplaceWriterOpeningBeforeRename(t *testing.T) {
-	src, _ := generated(t, replaceRaceCfg)
 	marker := []byte("WARC/1.0\r\nWARC-Type: resource\r\nWARC-Record-ID: <urn:uuid:appended-by-the-writer>\r\nContent-Length: 0\r\n\r\n\r\n\r\n")
-	for _, command := range []string{"run", "undo"} {
-		t.Run(command, func(t *testing.T) {
-			hits := 0
-			for attempt := 1; attempt <= 40; attempt++ {
-				coll := filepath.Join(t.TempDir(), "coll")
-				wd := coll + ".work"
-				copyTree(t, src, coll)
-				if err := os.MkdirAll(wd, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if command == "undo" {
-					mustWarcdedup(t, "run", "--work-dir", wd, coll)
-				}
-				cmd := exec.Command(binPath, command, "-q", "-j", "1", "--work-dir", wd, coll)
-				var stderr bytes.Buffer
-				cmd.Stderr = &stderr
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				done := make(chan error, 1)
-				go func() { done <- cmd.Wait() }()
-				victim, pid := stopBeforeRename(t, cmd, wd, done)
-				if victim == "" {
-					<-done
-					continue
-				}
-				// The writer: its open waits for the lease to be given up.
-				wrote := make(chan error, 1)
-				go func() {
-					f, err := os.OpenFile(victim, os.O_WRONLY|os.O_APPEND, 0)
-					if err != nil {
-						wrote <- err
-						return
-					}
-					_, err = f.Write(marker)
-					if cerr := f.Close(); err == nil {
-						err = cerr
-					}
-					wrote <- err
-				}()
-				time.Sleep(100 * time.Millisecond)
-				syscall.Kill(pid, syscall.SIGCONT)
-				status := exitStatus(t, <-done, stderr.Bytes())
-				if err := <-wrote; err != nil {
-					t.Fatalf("the writer: %v", err)
-				}
-				hits++
-				data, err := os.ReadFile(victim)
+	renameRace{attempts: 40, every: true, want: marker, contains: true, lost: "the record a writer appended",
+		interfere: func(t *testing.T, victim string) func() error {
+			// The writer: its open waits for the lease to be given up.
+			wrote := make(chan error, 1)
+			go func() {
+				f, err := os.OpenFile(victim, os.O_WRONLY|os.O_APPEND, 0)
 				if err != nil {
-					t.Fatal(err)
+					wrote <- err
+					return
 				}
-				if !bytes.Contains(data, marker) {
-					t.Fatalf("attempt %d: %s: the record a writer appended while %s had journaled the file (and not renamed it) is lost; %s exited %d\n%s",
-						attempt, filepath.Base(victim), command, command, status, stderr.Bytes())
+				_, err = f.Write(marker)
+				if cerr := f.Close(); err == nil {
+					err = cerr
 				}
-				t.Logf("attempt %d: %s refused (exit %d), the appended record kept", attempt, filepath.Base(victim), status)
-			}
-			if hits == 0 {
-				t.Fatalf("%s was never stopped between journaling a file and renaming it", command)
-			}
-		})
-	}
+				wrote <- err
+			}()
+			time.Sleep(100 * time.Millisecond)
+			return func() error { return <-wrote }
+		}}.check(t)
 }
 
 // TestReplaceFileRenamedOverBeforeRename: another process replaces a file of
@@ -142,54 +172,16 @@ func TestReplaceWriterOpeningBeforeRename(t *testing.T) {
 // and exits 0. Stopping the command once the file's intent is in the
 // journal is always in that window.
 func TestReplaceFileRenamedOverBeforeRename(t *testing.T) {
-	src, _ := generated(t, replaceRaceCfg)
 	other := []byte("WARC/1.0\r\nWARC-Type: resource\r\nWARC-Record-ID: <urn:uuid:the-other-process-file>\r\nContent-Length: 0\r\n\r\n\r\n\r\n")
-	for _, command := range []string{"run", "undo"} {
-		t.Run(command, func(t *testing.T) {
-			for attempt := 1; attempt <= 10; attempt++ {
-				coll := filepath.Join(t.TempDir(), "coll")
-				copyTree(t, src, coll)
-				wd := coll + ".work"
-				if err := os.MkdirAll(wd, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if command == "undo" {
-					mustWarcdedup(t, "run", "--work-dir", wd, coll)
-				}
-				cmd := exec.Command(binPath, command, "-q", "-j", "1", "--work-dir", wd, coll)
-				var stderr bytes.Buffer
-				cmd.Stderr = &stderr
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				done := make(chan error, 1)
-				go func() { done <- cmd.Wait() }()
-				victim, pid := stopBeforeRename(t, cmd, wd, done)
-				if victim == "" {
-					<-done
-					continue
-				}
-				tmp := victim + ".incoming"
-				if err := os.WriteFile(tmp, other, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.Rename(tmp, victim); err != nil {
-					t.Fatal(err)
-				}
-				syscall.Kill(pid, syscall.SIGCONT)
-				status := exitStatus(t, <-done, stderr.Bytes())
-				data, err := os.ReadFile(victim)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !bytes.Equal(data, other) {
-					t.Fatalf("attempt %d: %s: the file another process renamed into place while %s had journaled it is gone (%d bytes there now, the new version); %s exited %d\n%s",
-						attempt, filepath.Base(victim), command, len(data), command, status, stderr.Bytes())
-				}
-				t.Logf("attempt %d: %s kept, %s exited %d: %s", attempt, filepath.Base(victim), command, status, bytes.TrimSpace(stderr.Bytes()))
-				return
+	renameRace{attempts: 10, want: other, lost: "the file another process renamed into place",
+		interfere: func(t *testing.T, victim string) func() error {
+			tmp := victim + ".incoming"
+			if err := os.WriteFile(tmp, other, 0o644); err != nil {
+				t.Fatal(err)
 			}
-			t.Fatalf("%s was never stopped between journaling a file and renaming it", command)
-		})
-	}
+			if err := os.Rename(tmp, victim); err != nil {
+				t.Fatal(err)
+			}
+			return func() error { return nil }
+		}}.check(t)
 }

@@ -479,7 +479,7 @@ func (r *run) stopAt(steps []step, i int, took time.Duration, err error) error {
 	for _, s := range steps[i+1:] {
 		r.rep.Stages = append(r.rep.Stages, report.Stage{Name: s.name, NotRun: true})
 	}
-	r.rep.Stopped = stage.StoppedIn(progress.StageOf(i, len(steps)), name, err, r.opt.Command)
+	r.rep.Stopped = stage.StoppedIn(progress.StepNumber(i, len(steps)), name, err, r.opt.Command)
 	return fmt.Errorf("%s: %w", name, err)
 }
 

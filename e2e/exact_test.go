@@ -19,6 +19,7 @@ import (
 
 	"warcdedup/gzmember"
 	"warcdedup/gzmulti"
+	"warcdedup/internal/warctest"
 	"warcdedup/restore"
 	"warcdedup/rewritelog"
 )
@@ -101,28 +102,7 @@ func zlibCopy(t *testing.T, src, dst string, s gzmember.Setting) {
 // zlibCopyHeader is zlibCopy with the gzip header hdr on every member.
 func zlibCopyHeader(t *testing.T, src, dst string, s gzmember.Setting, hdr []byte) {
 	t.Helper()
-	data, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zr, err := gzmulti.NewReader(bytes.NewReader(data), src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	for {
-		if _, err := zr.Next(); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		if err := gzmember.Compress(&out, hdr, zr, s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(dst, out.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	warctest.ZlibCopy(t, src, dst, hdr, s)
 }
 
 // undoReport is what an undo reports of its files: undo.json's figures,

@@ -470,15 +470,6 @@ func TestExportResumed(t *testing.T) {
 	}
 }
 
-func readLines(t *testing.T, name string) []string {
-	t.Helper()
-	data, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-}
-
 func writeText(t *testing.T, name string, lines []string) {
 	t.Helper()
 	if err := os.WriteFile(name, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {

@@ -62,7 +62,7 @@ func BenchmarkUpdate(b *testing.B) {
 	b.ReportAllocs()
 	lines := 0
 	for b.Loop() {
-		j := &Job{Updater: Updater{Moves: moves}, Out: cdx.NewWriter(io.Discard)}
+		j := &Copy{Updater: Updater{Moves: moves}, Out: cdx.NewWriter(io.Discard)}
 		if err := j.Index(bytes.NewReader(index), "index"); err != nil {
 			b.Fatal(err)
 		}

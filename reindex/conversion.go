@@ -17,7 +17,7 @@ import (
 // it), its record's offset and length in the WARC, and the mime, status
 // and digest a WARC indexer gives that record (for a response, the HTTP
 // Content-Type up to ";" and the WARC-Payload-Digest the conversion wrote,
-// spelt as the index spells digests). A Job applies it before the rewrite
+// spelt as the index spells digests). A Copy applies it before the rewrite
 // log, whose offsets are the WARC's.
 //
 // An ARC index has no line for the filedesc record (pywb leaves it out),
@@ -144,8 +144,8 @@ func timestamp14(date string) string {
 	return string(b)
 }
 
-// convert applies the Job's Conversion to l, if any.
-func (j *Job) convert(l *cdx.Line, input string) error {
+// convert applies the Copy's Conversion to l, if any.
+func (j *Copy) convert(l *cdx.Line, input string) error {
 	if j.Conversion == nil {
 		return nil
 	}

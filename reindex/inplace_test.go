@@ -60,13 +60,13 @@ func inPlaceLines() []string {
 	return lines
 }
 
-// updatedLines is lines updated with the log line by line (Job, which
+// updatedLines is lines updated with the log line by line (Copy, which
 // TestWarccdx* prove equal to the indexer's) and sorted: what a fresh index
 // of the rewritten files has.
 func updatedLines(t *testing.T, log string, lines []string) []string {
 	t.Helper()
 	var out bytes.Buffer
-	j := &Job{Updater: Updater{Moves: loadLog(t, log)}, Out: cdx.NewWriter(&out), Strict: true}
+	j := &Copy{Updater: Updater{Moves: loadLog(t, log)}, Out: cdx.NewWriter(&out), Strict: true}
 	if err := j.Index(strings.NewReader(strings.Join(lines, "\n")+"\n"), "index"); err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestInPlaceUnsorted(t *testing.T) {
 			t.Fatal(err)
 		}
 		var want bytes.Buffer
-		j := &Job{Updater: Updater{Moves: loadLog(t, inPlaceLog)}, Out: cdx.NewWriter(&want), Strict: true}
+		j := &Copy{Updater: Updater{Moves: loadLog(t, inPlaceLog)}, Out: cdx.NewWriter(&want), Strict: true}
 		j.Index(strings.NewReader(strings.Join(lines, "\n")+"\n"), "index")
 		j.Out.Flush()
 		got, _ := os.ReadFile(path)
@@ -585,7 +585,7 @@ func inPlaceCorpus(t *testing.T, mode string, files map[string][]byte, orig stri
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	j := &Job{Updater: Updater{Moves: loadLog(t, log)}, Out: cdx.NewWriter(&out), Strict: true}
+	j := &Copy{Updater: Updater{Moves: loadLog(t, log)}, Out: cdx.NewWriter(&out), Strict: true}
 	if err := j.Index(strings.NewReader(strings.Join(before, "\n")+"\n"), "index"); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -284,11 +283,4 @@ func FinishPending(ix *Index) (note string, finished bool, err error) {
 		atomicfile.RemoveLeftovers(f)
 	}
 	return note, finished, nil
-}
-
-// copyHashed copies from r to w and returns the SHA-256 and size.
-func copyHashed(w io.Writer, r io.Reader) (string, int64, error) {
-	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(w, h), r)
-	return hex.EncodeToString(h.Sum(nil)), n, err
 }

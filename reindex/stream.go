@@ -436,12 +436,6 @@ func (r *fieldReader) move() rewritelog.Move {
 	return mv
 }
 
-func parseMove(b []byte) (rewritelog.Move, []byte, error) {
-	r := &fieldReader{rest: b}
-	mv := r.move()
-	return mv, r.rest, r.err
-}
-
 // parseAnswer reads an answer's line.
 func parseAnswer(line []byte, a *answer) error {
 	q, err := syssort.ParseNum(line[:min(16, len(line))])

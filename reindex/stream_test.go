@@ -110,7 +110,7 @@ func genStreamCase(rng *rand.Rand, clean bool) streamCase {
 	return streamCase{log: log.String(), inputs: []string{strings.Join(lines[:half], "\n") + "\n", strings.Join(lines[half:], "\n") + "\n"}}
 }
 
-// jobResult is everything a Job gives.
+// jobResult is everything a Copy gives.
 type jobResult struct {
 	out, del, add, summary string
 	reported               []string
@@ -123,7 +123,7 @@ func runJob(t *testing.T, c streamCase, u Updater, strict bool) jobResult {
 	t.Helper()
 	var r jobResult
 	var out, del, add bytes.Buffer
-	j := &Job{Updater: u, Out: cdx.NewWriter(&out), Delete: cdx.NewWriter(&del), Add: cdx.NewWriter(&add),
+	j := &Copy{Updater: u, Out: cdx.NewWriter(&out), Delete: cdx.NewWriter(&del), Add: cdx.NewWriter(&add),
 		Strict: strict, Report: func(err error) { r.reported = append(r.reported, err.Error()) }}
 	var inputs []Input
 	for i, text := range c.inputs {
@@ -145,13 +145,13 @@ func runJob(t *testing.T, c streamCase, u Updater, strict bool) jobResult {
 	return r
 }
 
-// TestJobLogOnDisk proves that a Job following a log on disk (stream.go)
+// TestCopyLogOnDisk proves that a Copy following a log on disk (stream.go)
 // gives what one holding it in memory gives: the same lines, OutbackCDX
 // batches, counts, summary and problems in the same order (lines that do
 // not read or cannot be updated, log entries without their line), with
 // --strict the same error, on generated indexes of two inputs and logs of
 // three runs, and leaves no file in its temporary directory.
-func TestJobLogOnDisk(t *testing.T) {
+func TestCopyLogOnDisk(t *testing.T) {
 	dir := t.TempDir()
 	reported := 0
 	for seed := range 40 {
@@ -187,7 +187,7 @@ func TestJobStdin(t *testing.T) {
 	var out bytes.Buffer
 	u := updater(t, c.log, logModes[1])
 	u.Sort.TempDir = dir
-	j := &Job{Updater: u, Out: cdx.NewWriter(&out), Report: func(error) {}}
+	j := &Copy{Updater: u, Out: cdx.NewWriter(&out), Report: func(error) {}}
 	in, err := StreamInput("-", strings.NewReader(strings.Join(c.inputs, "")), j.Sort)
 	if err != nil {
 		t.Fatal(err)

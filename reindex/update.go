@@ -34,7 +34,7 @@ const RevisitMIME = "warc/revisit"
 // Updater updates the lines of indexes with one log.
 type Updater struct {
 	// Moves is the log held in memory (68 bytes an entry); or else Log,
-	// the log followed on disk, with which a Job's Indexes and an
+	// the log followed on disk, with which a Copy's Indexes and an
 	// InPlace's Rewrite read the index twice and sort what they look up
 	// (stream.go), their memory growing with neither.
 	Moves *rewritelog.Moves

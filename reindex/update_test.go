@@ -161,7 +161,7 @@ func TestJob(t *testing.T) {
 	}, "\n") + "\n"
 	var out, del, add bytes.Buffer
 	var reported []string
-	j := &Job{Updater: Updater{Moves: moves}, Out: cdx.NewWriter(&out), Delete: cdx.NewWriter(&del), Add: cdx.NewWriter(&add),
+	j := &Copy{Updater: Updater{Moves: moves}, Out: cdx.NewWriter(&out), Delete: cdx.NewWriter(&del), Add: cdx.NewWriter(&add),
 		Report: func(err error) { reported = append(reported, err.Error()) }}
 	if err := j.Index(strings.NewReader(index), "index"); err != nil {
 		t.Fatal(err)
@@ -199,14 +199,14 @@ func TestJob(t *testing.T) {
 	// A log entry of a file the index has lines of, none at its offset.
 	moves, _ = rewritelog.Load(rewritelog.NewReader(strings.NewReader(testLog), "log"), time.Time{})
 	reported = nil
-	j = &Job{Updater: Updater{Moves: moves}, Out: cdx.NewWriter(&out), Report: func(err error) { reported = append(reported, err.Error()) }}
+	j = &Copy{Updater: Updater{Moves: moves}, Out: cdx.NewWriter(&out), Report: func(err error) { reported = append(reported, err.Error()) }}
 	j.Index(strings.NewReader(`c)/ 2025 {"url":"http://c/","offset":"4000","filename":"a.warc.gz"}`+"\n"), "index")
 	if n := j.Finish(); n != 1 || len(reported) != 1 || !strings.Contains(reported[0], "log line 2: a.warc.gz: no index line at offset 1000") {
 		t.Errorf("unmatched %d: %q", n, reported)
 	}
 
 	// --strict stops at the first problem.
-	j = &Job{Updater: Updater{Moves: moves}, Out: cdx.NewWriter(&out), Strict: true}
+	j = &Copy{Updater: Updater{Moves: moves}, Out: cdx.NewWriter(&out), Strict: true}
 	if err := j.Index(strings.NewReader("not an index line\n"), "index"); err == nil {
 		t.Error("strict: no error for a bad line")
 	}

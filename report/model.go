@@ -59,7 +59,7 @@ type Report struct {
 
 	Stages []Stage `json:"stages,omitempty"` // what the run did, in order, with times
 	// Stopped says where and why the run stopped before its end
-	// ("interrupted in stage 5 of 8 (rewrite): ..."); "" for a run that
+	// ("interrupted in step 5 of 8 (rewrite): ..."); "" for a run that
 	// ran every stage. The figures of a stopped run are those of the
 	// stages it finished only (an account not done leaves them 0).
 	Stopped string  `json:"stopped,omitempty"`

@@ -99,15 +99,53 @@ func (b Block) step(off int64) (moved int64, i int, pos position) {
 	return off + e.shift(), i, after
 }
 
-// Follow returns where the record that started at off before the
-// replacement starts after it, or ErrRewritten if an entry rewrote it.
-func (b Block) Follow(off int64) (int64, error) {
+// fault is why a record cannot be followed through a block.
+type fault uint8
+
+const (
+	noFault   fault = iota
+	inRecord        // the offset falls inside an entry's record
+	coverHead       // the range holds an entry's start without being its record
+)
+
+// land follows the record that started at off, length bytes long (0 or
+// less: unknown), through the block: moved is where it starts after it,
+// and i the entry that rewrote it (-1: none), for a fault the entry at
+// fault. An entry rewrote the record if it starts at off, or if it
+// starts inside the range and ends where the range ends (up to 4 bytes
+// before: an indexer may leave out the CRLF CRLF after a record), the
+// only one to start there; the record then moves as the records before
+// it (warcio.js gives the record after a dns: response in
+// NetarchiveSuite's WARC files the dns: record's offset and the length
+// of both).
+func (b Block) land(off, length int64) (moved int64, i int, f fault) {
 	moved, i, pos := b.step(off)
 	switch pos {
 	case at:
-		return 0, ErrRewritten
+		return moved, i, noFault
 	case inside:
+		return off, i, inRecord
+	}
+	j := i + 1
+	if length <= 0 || j >= len(b.edits) || b.edits[j].oldOff >= off+length {
+		return moved, -1, noFault
+	}
+	e := &b.edits[j]
+	if end := e.oldOff + e.oldLen; end < off+length || end > off+length+4 || j+1 < len(b.edits) && b.edits[j+1].oldOff < off+length {
+		return off, j, coverHead
+	}
+	return moved, j, noFault
+}
+
+// Follow returns where the record that started at off before the
+// replacement starts after it, or ErrRewritten if an entry rewrote it.
+func (b Block) Follow(off int64) (int64, error) {
+	moved, i, f := b.land(off, -1)
+	switch {
+	case f == inRecord:
 		return 0, fmt.Errorf("offset %d is inside the record at %d that a run rewrote", off, b.edits[i].oldOff)
+	case i >= 0:
+		return 0, ErrRewritten
 	}
 	return moved, nil
 }

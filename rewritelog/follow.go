@@ -296,11 +296,14 @@ type runCursor struct {
 	prev  *cursorEntry
 	ahead []*cursorEntry
 	// next is the first entry read of a later file, held; eof: no more.
-	next    *cursorEntry
-	eof     bool
-	last    int64 // the offset followed last
-	free    []*cursorEntry
-	started bool
+	next *cursorEntry
+	eof  bool
+	last int64 // the offset followed last
+	free []*cursorEntry
+	// window is prev and the entries ahead as a Block follows them,
+	// windowOf the entries they are.
+	window   []edit
+	windowOf []*cursorEntry
 }
 
 // cursorEntry is an entry as a cursor holds it.
@@ -445,31 +448,35 @@ func (rc *runCursor) follow(off, length int64) (int64, *cursorEntry, error) {
 		rc.prev = e
 		rc.ahead = rc.ahead[1:]
 	}
-	var hit *cursorEntry
-	newOff := off
-	if mv := rc.prev; mv != nil {
-		switch {
-		case mv.oldOff == off:
-			hit, newOff = mv, mv.newOff
-		case off < mv.oldOff+mv.oldLen:
-			return off, nil, &InsideError{Offset: off, Move: mv.view(rc.run)}
-		default:
-			newOff += mv.shift()
+	// The entry at or before off and the two after it are all a Block
+	// needs to follow the record.
+	rc.window, rc.windowOf = rc.window[:0], rc.windowOf[:0]
+	if rc.prev != nil {
+		rc.window, rc.windowOf = append(rc.window, rc.prev.edit), append(rc.windowOf, rc.prev)
+	}
+	ahead := 1
+	if length > 0 {
+		ahead = 2 // the range may cover the next entry's record
+	}
+	for k := range ahead {
+		e, err := rc.peek(k)
+		if err != nil {
+			return off, nil, err
 		}
+		if e == nil {
+			break
+		}
+		rc.window, rc.windowOf = append(rc.window, e.edit), append(rc.windowOf, e)
 	}
-	if hit != nil || length <= 0 {
-		return newOff, hit, nil
+	moved, i, fault := Block{edits: rc.window}.land(off, length)
+	switch fault {
+	case inRecord:
+		return off, nil, &InsideError{Offset: off, Move: rc.windowOf[i].view(rc.run)}
+	case coverHead:
+		return off, nil, &CoverError{Offset: off, Length: length, Move: rc.windowOf[i].view(rc.run)}
 	}
-	mv, err := rc.peek(0)
-	if err != nil || mv == nil || mv.oldOff >= off+length {
-		return newOff, nil, err
+	if i < 0 {
+		return moved, nil, nil
 	}
-	after, err := rc.peek(1)
-	if err != nil {
-		return off, nil, err
-	}
-	if end := mv.oldOff + mv.oldLen; end < off+length || end > off+length+4 || after != nil && after.oldOff < off+length {
-		return off, nil, &CoverError{Offset: off, Length: length, Move: mv.view(rc.run)}
-	}
-	return newOff, mv, nil
+	return moved, rc.windowOf[i], nil
 }

@@ -426,20 +426,12 @@ func (m *Moves) Follow(f *File, off, length int64, rewrote func(mv Move, off, le
 	}
 	for _, s := range f.spans {
 		b := m.block(s)
-		newOff, i, pos := b.step(off)
-		hit := -1
-		switch pos {
-		case at:
-			hit = i
-		case inside:
-			return off, length, &InsideError{Offset: off, Move: m.view(s.first+i, s.run)}
-		}
-		if j := i + 1; hit < 0 && length > 0 && j < b.Len() && b.edits[j].oldOff < off+length {
-			e := &b.edits[j]
-			if end := e.oldOff + e.oldLen; end < off+length || end > off+length+4 || j+1 < b.Len() && b.edits[j+1].oldOff < off+length {
-				return off, length, &CoverError{Offset: off, Length: length, Move: m.view(s.first+j, s.run)}
-			}
-			hit = j
+		newOff, hit, fault := b.land(off, length)
+		switch fault {
+		case inRecord:
+			return off, length, &InsideError{Offset: off, Move: m.view(s.first+hit, s.run)}
+		case coverHead:
+			return off, length, &CoverError{Offset: off, Length: length, Move: m.view(s.first+hit, s.run)}
 		}
 		if hit >= 0 {
 			id := s.first + hit

@@ -2,6 +2,7 @@ package stage
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/convert"
+	"warcdedup/gzmulti"
 	"warcdedup/internal/ordered"
 	"warcdedup/internal/progress"
 	"warcdedup/manifest"
@@ -361,9 +363,11 @@ func (e *EstimateConversion) write(ctx context.Context, q *ordered.Queue[*estima
 	return res, saved.CommitRenamed()
 }
 
-// writeSaved writes a line of saved.tsv as read.
+// writeSaved writes a line of saved.tsv as read, as the rewrite writes
+// it (tab-separated: this wrote spaces, the form of older work
+// directories, which SavedReader reads too).
 func (s *savedWriter) writeSaved(sv Saved) {
-	fmt.Fprintf(s.w, "%s %d %d %d\n", sv.File, sv.Offset, sv.Length, sv.RevisitLength)
+	s.write(&manifest.Line{File: sv.File, Offset: sv.Offset, Length: sv.Length}, sv.RevisitLength)
 }
 
 // measurer converts records of ARC files in memory and measures them.
@@ -372,9 +376,10 @@ type measurer struct {
 	software string
 	root     string
 	out      bytes.Buffer
-	zbuf     bytes.Buffer
-	zw       *gzip.Writer
-	rr       *record.Reader
+	// zw measures a revisit's gzip member as the rewrite writes it (to
+	// nowhere: only its length is wanted).
+	zw *gzmulti.Writer
+	rr *record.Reader
 }
 
 // arcRecord is one record of an ARC file: where it is, and its WARC
@@ -383,7 +388,10 @@ type arcRecord struct {
 	offset, length, warc int64
 }
 
-// file estimates one ARC file.
+// file estimates one ARC file: its records found, the filedesc, each
+// duplicate and one record in every converted and measured (measure),
+// the others estimated from those (model), and each line of the file
+// given its record's WARC length (place).
 func (m *measurer) file(t *estimated) {
 	f, err := os.Open(t.path)
 	if err != nil {
@@ -406,13 +414,33 @@ func (m *measurer) file(t *estimated) {
 		return
 	}
 	t.records = int64(len(recs))
+	sample, ok := m.measure(t, f, recs)
+	if !ok {
+		return
+	}
+	t.warcSize = sample.warcinfo + sample.model(recs, gz, &t.modelled)
+	t.place(recs)
+}
+
+// measured adds up the records measured beside the filedesc, and has
+// the length of the WARC file's warcinfo record.
+type measured struct {
+	diff, arc, warc, n int64
+	warcinfo           int64
+}
+
+// measure converts the filedesc, each duplicate (with its revisit) and
+// one record in every, and notes each one's WARC length in recs and the
+// revisits' lengths in t. False
+// if the file would not be converted (t.left) or could not be read
+// (t.err).
+func (m *measurer) measure(t *estimated, f *os.File, recs []arcRecord) (measured, bool) {
+	var sample measured
 	fd := make([]byte, recs[0].length)
 	if _, err := f.ReadAt(fd, recs[0].offset); err != nil {
 		t.err = fmt.Errorf("%s: %w", t.path, err)
-		return
+		return sample, false
 	}
-	// Which records to measure: the filedesc, each duplicate (with its
-	// revisit), one in every.
 	dups := map[int64]int{}
 	for i := range t.lines {
 		if l := &t.lines[i]; l.IsDuplicate() {
@@ -430,12 +458,12 @@ func (m *measurer) file(t *estimated) {
 	info, fdWARC, _, err := m.convert(fd, nil, name)
 	if err != nil {
 		t.left = fmt.Sprintf("it could not be converted: %v", err)
-		return
+		return sample, false
 	}
+	sample.warcinfo = info
 	recs[0].warc = fdWARC
 	t.measured++
 	var raw []byte
-	var sumDiff, sumARC, sumWARC, n int64
 	for k := 1; k < len(recs); k++ {
 		r := &recs[k]
 		line, dup := dups[r.offset]
@@ -445,55 +473,59 @@ func (m *measurer) file(t *estimated) {
 		raw = slices.Grow(raw[:0], int(r.length))[:r.length]
 		if _, err := f.ReadAt(raw, r.offset); err != nil {
 			t.err = fmt.Errorf("%s: %w", t.path, err)
-			return
-		}
-		var rev *revisitOf
-		if dup {
-			l := &t.lines[line]
-			rev = &revisitOf{uri: l.RefURI, date: l.RefDate}
+			return sample, false
 		}
 		_, _, w, err := m.convert(fd, raw, name)
-		if err == nil && rev != nil {
-			t.revisit[line], err = m.revisit(rev)
+		if err == nil && dup {
+			l := &t.lines[line]
+			t.revisit[line], err = m.revisit(&revisitOf{uri: l.RefURI, date: l.RefDate})
 		}
 		if err != nil {
 			t.left = fmt.Sprintf("its record at offset %d could not be converted: %v", r.offset, err)
-			return
+			return sample, false
 		}
 		r.warc = w
 		t.measured++
-		sumDiff += w - r.length
-		sumARC += r.length
-		sumWARC += w
-		n++
+		sample.diff += w - r.length
+		sample.arc += r.length
+		sample.warc += w
+		sample.n++
 	}
-	// The others, from those measured.
-	t.warcSize = info
+	return sample, true
+}
+
+// model estimates the WARC length of each record not measured from those
+// measured: in an .arc.gz, its member plus their mean difference; in a
+// plain .arc, its length times their ratio. It counts them in modelled
+// and returns the WARC lengths of all the records.
+func (s measured) model(recs []arcRecord, gz bool, modelled *int64) int64 {
+	var size int64
 	for k := range recs {
 		r := &recs[k]
 		if r.warc < 0 {
 			switch {
-			case n == 0:
+			case s.n == 0:
 				r.warc = r.length
 			case gz:
-				r.warc = r.length + (sumDiff+n/2)/n
+				r.warc = r.length + (s.diff+s.n/2)/s.n
 			default:
-				r.warc = (r.length*sumWARC + sumARC/2) / sumARC
+				r.warc = (r.length*s.warc + s.arc/2) / s.arc
 			}
-			t.modelled++
+			*modelled++
 		}
-		t.warcSize += r.warc
+		size += r.warc
 	}
+	return size
+}
+
+// place gives each line of the file its record's WARC length (-1 and
+// counted as unplaced when no record starts at its offset), and keeps a
+// duplicate's revisit length only where the revisit is smaller.
+func (t *estimated) place(recs []arcRecord) {
 	t.length = make([]int64, len(t.lines))
 	for i := range t.lines {
 		k, found := slices.BinarySearchFunc(recs, t.lines[i].Offset, func(r arcRecord, off int64) int {
-			switch {
-			case r.offset < off:
-				return -1
-			case r.offset > off:
-				return 1
-			}
-			return 0
+			return cmp.Compare(r.offset, off)
 		})
 		t.length[i] = -1
 		if !found {
@@ -628,19 +660,16 @@ func (m *measurer) revisit(of *revisitOf) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	m.zbuf.Reset()
 	if m.zw == nil {
-		m.zw, _ = gzip.NewWriterLevel(&m.zbuf, gzip.DefaultCompression)
+		m.zw = gzmulti.NewWriter(io.Discard, gzip.DefaultCompression)
 	} else {
-		m.zw.Reset(&m.zbuf)
+		m.zw.Reset(io.Discard)
 	}
 	if _, err := m.zw.Write(b); err != nil {
 		return 0, err
 	}
-	if err := m.zw.Close(); err != nil {
-		return 0, err
-	}
-	return int64(m.zbuf.Len()), nil
+	member, err := m.zw.CloseMember()
+	return member.Length, err
 }
 
 // ARCInputs are the ARC files among a listing's inputs.

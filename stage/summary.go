@@ -277,8 +277,8 @@ func ExitReasons(w io.Writer, program string, status int, reasons []string) {
 }
 
 // StoppedIn says where a job stopped and how it resumes: "interrupted in
-// stage 5 of 8 (rewrite): run the same command to resume: warcdedup run
-// coll"; for another error, "stopped in stage 5 of 8 (rewrite): ERR". The
+// step 5 of 8 (rewrite): run the same command to resume: warcdedup run
+// coll"; for another error, "stopped in step 5 of 8 (rewrite): ERR". The
 // work directory keeps what is done, and the same command goes on from
 // there. command is the job's command line, "" if not known.
 func StoppedIn(where, name string, err error, command string) string {

@@ -194,8 +194,8 @@ type Progress struct {
 // file, so memory stays bounded however many records a file holds.
 const spoolMemory = 4 << 20
 
-// job is one file of a run and the lines (and facts) it produced.
-type job struct {
+// fileSum is one file of a run and the lines (and facts) it produced.
+type fileSum struct {
 	in    Input
 	out   *spool.Spool
 	facts *spool.Spool // nil without Runner.Facts
@@ -207,13 +207,13 @@ type job struct {
 	sha256 string
 }
 
-// Abandon finishes a job that no worker will run.
-func (j *job) Abandon(error) { close(j.done) }
+// Abandon finishes a fileSum that no worker will run.
+func (j *fileSum) Abandon(error) { close(j.done) }
 
-// writer writes a job's lines (and facts), and copies them to a cache
+// writer writes a fileSum's lines (and facts), and copies them to a cache
 // entry being made.
 type writer struct {
-	j      *job
+	j      *fileSum
 	summer *Summer
 	lines  io.Writer
 	facts  io.Writer // nil without facts
@@ -319,14 +319,14 @@ func (r *Runner) Run(inputs []Input, out io.Writer) (Stats, error) {
 	// so the memory their spooled output takes. A failed write stops it.
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	q := ordered.New[*job](2 * jobs)
+	q := ordered.New[*fileSum](2 * jobs)
 	// Spools written out are used again: their memory is then allocated
 	// once, not once per file.
 	spools := spool.NewPool(memory, 2*jobs)
 	go func() {
 		defer q.Close()
 		for _, in := range inputs {
-			j := &job{in: in, out: spools.Get(), done: make(chan struct{})}
+			j := &fileSum{in: in, out: spools.Get(), done: make(chan struct{})}
 			if r.Facts != nil {
 				j.facts = spools.Get()
 			}
@@ -395,7 +395,7 @@ func (r *Runner) Run(inputs []Input, out io.Writer) (Stats, error) {
 
 // sum reads one file, or replays what reading it gave when the cache
 // knows it unchanged.
-func (r *Runner) sum(summer *Summer, s *job, progress *Progress) (Stats, error) {
+func (r *Runner) sum(summer *Summer, s *fileSum, progress *Progress) (Stats, error) {
 	wantSum := r.OnFile != nil
 	if r.Cache == nil {
 		return sumPath(summer, s, progress, nil, wantSum)
@@ -440,7 +440,7 @@ func (r *Runner) sum(summer *Summer, s *job, progress *Progress) (Stats, error) 
 	return st, err
 }
 
-func sumPath(summer *Summer, s *job, progress *Progress, ew *entryWriter, wantSum bool) (Stats, error) {
+func sumPath(summer *Summer, s *fileSum, progress *Progress, ew *entryWriter, wantSum bool) (Stats, error) {
 	f, err := os.Open(s.in.Path)
 	if err != nil {
 		return Stats{FilesFailed: 1}, err

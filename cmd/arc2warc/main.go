@@ -105,8 +105,8 @@ func main() {
 	cmdutil.Main(app, manual)
 }
 
-// job is one ARC file to convert or check, and what came of it.
-type job struct {
+// arcFile is one ARC file to convert or check, and what came of it.
+type arcFile struct {
 	in    warcsum.Input
 	out   string // the WARC file
 	stats convert.Stats
@@ -141,7 +141,7 @@ func run(c *cli.Context) error {
 		}
 	}
 	plain := c.Bool("plain")
-	var jobs []*job
+	var jobs []*arcFile
 	skipped := 0
 	outputs := map[string]string{}
 	for _, in := range inputs {
@@ -156,7 +156,7 @@ func run(c *cli.Context) error {
 			return cli.Exit(fmt.Sprintf("%s and %s would both be written to %s", prev, in.Path, out), cmdutil.ExitFatal)
 		}
 		outputs[out] = in.Path
-		jobs = append(jobs, &job{in: in, out: out})
+		jobs = append(jobs, &arcFile{in: in, out: out})
 	}
 	log := cmdutil.NewLog(c)
 	if c.Bool("check") {
@@ -170,8 +170,8 @@ func isWARCName(name string) bool {
 	return strings.HasSuffix(n, ".warc") || strings.HasSuffix(n, ".warc.gz")
 }
 
-// each runs do on every job, n at once.
-func each(jobs []*job, n int, do func(*job)) {
+// each runs do on every file, n at once.
+func each(jobs []*arcFile, n int, do func(*arcFile)) {
 	sem := make(chan struct{}, max(1, n))
 	var wg sync.WaitGroup
 	for _, j := range jobs {
@@ -186,7 +186,7 @@ func each(jobs []*job, n int, do func(*job)) {
 	wg.Wait()
 }
 
-func convertAll(c *cli.Context, log *cmdutil.Log, jobs []*job, skipped int) error {
+func convertAll(c *cli.Context, log *cmdutil.Log, jobs []*arcFile, skipped int) error {
 	opt := convert.Options{
 		Version:       c.String("warc-version"),
 		Plain:         c.Bool("plain"),
@@ -195,7 +195,7 @@ func convertAll(c *cli.Context, log *cmdutil.Log, jobs []*job, skipped int) erro
 		Damage:        log.Error,
 		Warn:          log.Warn,
 	}
-	each(jobs, c.Int("jobs"), func(j *job) {
+	each(jobs, c.Int("jobs"), func(j *arcFile) {
 		j.stats, j.err = convertFile(j.in, j.out, opt, c.Bool("force"))
 	})
 	var total convert.Stats
@@ -261,7 +261,7 @@ func convertFile(in warcsum.Input, out string, opt convert.Options, force bool) 
 	return st, err
 }
 
-func checkAll(c *cli.Context, log *cmdutil.Log, jobs []*job, skipped int) error {
+func checkAll(c *cli.Context, log *cmdutil.Log, jobs []*arcFile, skipped int) error {
 	each(jobs, c.Int("jobs"), checkFile)
 	ok, failed := 0, 0
 	var total verify.ConversionStats
@@ -306,7 +306,7 @@ func checkAll(c *cli.Context, log *cmdutil.Log, jobs []*job, skipped int) error 
 
 // checkFile checks j's WARC against its ARC: the WARC is j.out, or, when
 // only that one exists, the name of the other choice of --plain.
-func checkFile(j *job) {
+func checkFile(j *arcFile) {
 	warcPath := j.out
 	if _, err := os.Stat(warcPath); errors.Is(err, os.ErrNotExist) {
 		other := j.out + ".gz"

@@ -169,7 +169,7 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return fatal(err)
 	}
-	job := &reindex.Job{Updater: u, Options: opts, Strict: c.Bool("strict"), Report: log.Error, Conversion: conv}
+	cp := &reindex.Copy{Updater: u, Options: opts, Strict: c.Bool("strict"), Report: log.Error, Conversion: conv}
 
 	out, err := cmdutil.CreateOutput(c.String("output"))
 	if err != nil {
@@ -177,11 +177,11 @@ func run(c *cli.Context) error {
 	}
 	defer out.Abort()
 	outputs := []*cmdutil.Output{out}
-	job.Out = cdx.NewWriter(out)
+	cp.Out = cdx.NewWriter(out)
 	for _, b := range []struct {
 		flag string
 		w    **cdx.Writer
-	}{{"outbackcdx-delete", &job.Delete}, {"outbackcdx-add", &job.Add}} {
+	}{{"outbackcdx-delete", &cp.Delete}, {"outbackcdx-add", &cp.Add}} {
 		if name := c.String(b.flag); name != "" {
 			o, err := cmdutil.CreateOutput(name)
 			if err != nil {
@@ -199,18 +199,18 @@ func run(c *cli.Context) error {
 	}
 	var inputs []reindex.Input
 	for _, name := range names {
-		in, err := indexInput(name, &job.Updater)
+		in, err := indexInput(name, &cp.Updater)
 		if err != nil {
 			return fatal(err)
 		}
 		defer in.Remove()
 		inputs = append(inputs, in)
 	}
-	if err := job.Indexes(c.Context, inputs); err != nil {
+	if err := cp.Indexes(c.Context, inputs); err != nil {
 		return fatal(err)
 	}
-	unmatched := job.Finish()
-	for _, w := range []*cdx.Writer{job.Out, job.Delete, job.Add} {
+	unmatched := cp.Finish()
+	for _, w := range []*cdx.Writer{cp.Out, cp.Delete, cp.Add} {
 		if w != nil {
 			if err := w.Flush(); err != nil {
 				return fatal(err)
@@ -223,10 +223,10 @@ func run(c *cli.Context) error {
 		}
 	}
 	if !log.Quiet {
-		job.Summary(log.Writer())
+		cp.Summary(log.Writer())
 		conversionSummary(log.Writer(), conv)
 		if log.Verbose {
-			for _, f := range job.LogFiles() {
+			for _, f := range cp.LogFiles() {
 				if f.Lines == 0 {
 					fmt.Fprintf(log.Writer(), "no index line: %s\n", f.Name)
 				}
@@ -234,8 +234,8 @@ func run(c *cli.Context) error {
 		}
 		fmt.Fprintf(log.Writer(), "time: %s\n", time.Since(start).Round(time.Millisecond))
 	}
-	if job.Problems > 0 {
-		return cmdutil.Damaged("%d problems (%d log entries without their index line)", job.Problems, unmatched)
+	if cp.Problems > 0 {
+		return cmdutil.Damaged("%d problems (%d log entries without their index line)", cp.Problems, unmatched)
 	}
 	return nil
 }

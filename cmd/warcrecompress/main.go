@@ -79,7 +79,8 @@ func main() {
 	cmdutil.Main(app, manual)
 }
 
-type job struct {
+// inputFile is one file to recompress, and what came of it.
+type inputFile struct {
 	in  warcsum.Input
 	opt recompress.Options
 	res recompress.Result
@@ -98,7 +99,7 @@ func run(c *cli.Context) error {
 	if c.Bool("force") && outDir == "" {
 		return cli.Exit("--force only applies to -o DIR", cmdutil.ExitFatal)
 	}
-	jobs := make([]*job, len(inputs))
+	jobs := make([]*inputFile, len(inputs))
 	outputs := map[string]string{}
 	for i, in := range inputs {
 		opt := recompress.Options{Force: c.Bool("force"), DryRun: c.Bool("dry-run")}
@@ -111,7 +112,7 @@ func run(c *cli.Context) error {
 			}
 			outputs[key] = in.Path
 		}
-		jobs[i] = &job{in: in, opt: opt}
+		jobs[i] = &inputFile{in: in, opt: opt}
 	}
 	log := cmdutil.NewLog(c)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -175,7 +176,7 @@ func run(c *cli.Context) error {
 	return nil
 }
 
-func detail(j *job) string {
+func detail(j *inputFile) string {
 	if j.res.Outcome != recompress.Recompressed {
 		return ""
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // A job of several stages shows where it is as a whole beside the stage
-// at work: "stage 5 of 8", the share of the whole job done, as bytes of
+// at work: "step 5 of 8", the share of the whole job done, as bytes of
 // the collection, and the time left for the whole job. Stages cost
 // unequally (a rewrite reads, compares, writes and reads back what a hash
 // only reads), so each has a weight: its cost as passes over the
@@ -68,27 +68,29 @@ func (d *Display) Step(i int, done bool) {
 	}
 }
 
-// StepOf is "stage 5 of 8" for step i of the plan, "" without one.
+// StepOf is "step 5 of 8" for step i of the plan, "" without one.
 func (d *Display) StepOf(i int) string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.job == nil || i < 0 || i >= len(d.job.steps) {
 		return ""
 	}
-	return StageOf(i, len(d.job.steps))
+	return StepNumber(i, len(d.job.steps))
 }
 
-// StageOf is "stage 5 of 8" for the i-th (0-based) of n stages.
-func StageOf(i, n int) string { return fmt.Sprintf("stage %d of %d", i+1, n) }
+// StepNumber is "step 5 of 8" for the i-th (0-based) of n stages: the
+// place of a stage in this job's plan, which is not the stage's number
+// in the pipeline of commands (package stage: rewrite is stage 4).
+func StepNumber(i, n int) string { return fmt.Sprintf("step %d of %d", i+1, n) }
 
-// where is the job's part of a progress line: "stage 5 of 8" and, with
+// where is the job's part of a progress line: "step 5 of 8" and, with
 // the whole job's share, "job 272 MB / 716 MB (38%), ETA 25 s". The
 // caller holds mu; s is the stage at work, if any.
 func (j *job) where(s *Stage, now time.Time) (stage, whole string) {
 	if j == nil || j.cur < 0 {
 		return "", ""
 	}
-	stage = StageOf(j.cur, len(j.steps))
+	stage = StepNumber(j.cur, len(j.steps))
 	var total float64
 	for _, st := range j.steps {
 		total += st.Weight

@@ -31,12 +31,12 @@ func TestJobProgress(t *testing.T) {
 	d.job.start = time.Now().Add(-10 * time.Second)
 	line := d.lineOf(s, time.Now())
 	d.mu.Unlock()
-	for _, want := range []string{"[stage 3 of 4] rewrite ", "| job 750 B / 1.0 kB (75%), ETA 5.0 s"} {
+	for _, want := range []string{"[step 3 of 4] rewrite ", "| job 750 B / 1.0 kB (75%), ETA 5.0 s"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("the line %q lacks %q", line, want)
 		}
 	}
-	if text := out.String(); !strings.Contains(text, "warcdedup: rewrite: started (stage 3 of 4)\n") || !strings.Contains(text, "[stage 3 of 4] rewrite  50 B / 100 B (50%)") {
+	if text := out.String(); !strings.Contains(text, "warcdedup: rewrite: started (step 3 of 4)\n") || !strings.Contains(text, "[step 3 of 4] rewrite  50 B / 100 B (50%)") {
 		t.Errorf("the plain lines do not number the stage:\n%s", text)
 	}
 	// A stage that stops is not said to be done.

@@ -185,7 +185,7 @@ func (d *Display) statusLine(s *Stage, now time.Time) string {
 	return d.lineOf(s, now)
 }
 
-// lineOf is a stage's progress line with the job's around it: "[stage 5
+// lineOf is a stage's progress line with the job's around it: "[step 5
 // of 8] rewrite  120 MB / 716 MB ...  | job 272 MB / 716 MB (38%), ETA
 // 25 s". The caller holds mu.
 func (d *Display) lineOf(s *Stage, now time.Time) string {

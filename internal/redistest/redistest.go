@@ -76,15 +76,6 @@ func (s *Server) Stop() {
 	s.cmd = nil
 }
 
-// Restart starts the server again on the same address (it starts it if
-// stopped) and waits until it answers PING.
-func (s *Server) Restart() {
-	s.t.Helper()
-	if err := s.start(); err != nil {
-		s.t.Fatal(err)
-	}
-}
-
 func (s *Server) start() error {
 	s.Stop()
 	cmd := exec.Command(s.bin,

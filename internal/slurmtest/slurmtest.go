@@ -286,15 +286,6 @@ func (c *Cluster) slurmConf(cfg Config) (string, error) {
 // to the cluster: SLURM_CONF, which also names the munged socket.
 func (c *Cluster) Env() []string { return []string{"SLURM_CONF=" + c.conf} }
 
-// ConfPath is the cluster's slurm.conf.
-func (c *Cluster) ConfPath() string { return c.conf }
-
-// Dir holds the cluster's configuration, state and logs (log/).
-func (c *Cluster) Dir() string { return c.dir }
-
-// Nodes lists the node names.
-func (c *Cluster) Nodes() []string { return append([]string(nil), c.nodes...) }
-
 // Command runs a Slurm client (sbatch, squeue, scontrol, ...) against the
 // cluster: the environment is the test's plus Env.
 func (c *Cluster) Command(name string, args ...string) *exec.Cmd {

@@ -145,9 +145,6 @@ func holderMap(hosts []Host, ports map[string]int) (string, error) {
 
 func isControlOrSpace(r rune) bool { return r <= ' ' || r == 0x7f }
 
-// Names lists the hosts in the order they were given.
-func (s *Storage) Names() []string { return append([]string(nil), s.names...) }
-
 // URL is host's base URL ("http://127.0.0.1:PORT"); its files are under
 // URL + "/warcs/".
 func (s *Storage) URL(host string) string { return s.server(host).URL }

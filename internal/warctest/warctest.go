@@ -5,12 +5,16 @@ import (
 	"bytes"
 	"crypto/sha1"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/gzip"
+
+	"warcdedup/gzmember"
+	"warcdedup/gzmulti"
 )
 
 // Record returns one WARC/1.0 record of type typ with the given block;
@@ -65,4 +69,35 @@ func WriteFile(t testing.TB, dir, name string, data []byte) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// ZlibCopy writes to dst the gzip file src (dst may be src) with every
+// member compressed again by zlib with setting s and the gzip header hdr:
+// the file as a crawler using zlib would have written it (Heritrix: level
+// 6 and Java's ten-byte header). It fails the test in a build without
+// zlib (gzmember.Available).
+func ZlibCopy(t testing.TB, src, dst string, hdr []byte, s gzmember.Setting) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzmulti.NewReader(bytes.NewReader(data), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	for {
+		if _, err := zr.Next(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if err := gzmember.Compress(&out, hdr, zr, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(dst, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"warcdedup/digest"
+	"warcdedup/gzmulti"
 	"warcdedup/manifest"
 	"warcdedup/record"
 )
@@ -72,8 +73,8 @@ type writer struct {
 	fi   int
 	rng  *rand.Rand
 	cw   countWriter
-	zw   *gzip.Writer
-	out  errWriter // the current record's destination: zw or cw
+	zw   *gzmulti.Writer // a member per record in a .gz file
+	out  errWriter       // the current record's destination: zw or cw
 	out1 *fileOut
 
 	buf      []byte      // generator buffer
@@ -119,7 +120,7 @@ func writeFile(ctx context.Context, dir string, p *plan, fi int) (*fileOut, erro
 	w.identity.SetSeed(identitySeed)
 	w.cw.w = bufio.NewWriterSize(f, 1<<20)
 	if fp.format.Gzip() {
-		w.zw, _ = gzip.NewWriterLevel(nil, gzip.DefaultCompression)
+		w.zw = gzmulti.NewWriter(&w.cw, gzip.DefaultCompression)
 	}
 	if err := w.writeAll(); err != nil {
 		return nil, fmt.Errorf("%s: %w", fp.name, err)
@@ -173,7 +174,6 @@ func (w *writer) writeAll() error {
 func (w *writer) begin() int64 {
 	start := w.cw.n
 	if w.zw != nil {
-		w.zw.Reset(&w.cw)
 		w.out = errWriter{w: w.zw}
 	} else {
 		w.out = errWriter{w: &w.cw}
@@ -187,7 +187,7 @@ func (w *writer) end(start int64) (int64, error) {
 		return 0, w.out.err
 	}
 	if w.zw != nil {
-		if err := w.zw.Close(); err != nil {
+		if _, err := w.zw.CloseMember(); err != nil {
 			return 0, err
 		}
 	}

@@ -12,9 +12,9 @@ import (
 	"warcdedup/rewritelog"
 )
 
-// Job updates whole indexes: every line of each input is written to Out,
+// Copy updates whole indexes: every line of each input is written to Out,
 // updated or as read.
-type Job struct {
+type Copy struct {
 	Updater
 	Out *cdx.Writer
 	// Delete and Add, when not nil, get the bodies to POST to OutbackCDX's
@@ -43,8 +43,8 @@ type Job struct {
 	unmatched int64
 }
 
-// Input is an index a Job reads: Open gives its bytes from the start each
-// time it is called (a Job following Log reads them twice).
+// Input is an index a Copy reads: Open gives its bytes from the start each
+// time it is called (a Copy following Log reads them twice).
 type Input struct {
 	Name string
 	Open func() (io.ReadCloser, error)
@@ -91,7 +91,7 @@ func (in Input) Remove() {
 // Indexes updates the indexes of inputs, in order, as Index does; with
 // Log, it reads them twice (stream.go) and then reports the log entries no
 // line was found for.
-func (j *Job) Indexes(ctx context.Context, inputs []Input) error {
+func (j *Copy) Indexes(ctx context.Context, inputs []Input) error {
 	if j.Log == nil {
 		return j.each(inputs, j.Index)
 	}
@@ -121,7 +121,7 @@ func (j *Job) Indexes(ctx context.Context, inputs []Input) error {
 }
 
 // each calls fn with each input, open.
-func (j *Job) each(inputs []Input, fn func(io.Reader, string) error) error {
+func (j *Copy) each(inputs []Input, fn func(io.Reader, string) error) error {
 	for _, in := range inputs {
 		r, err := in.Open()
 		if err != nil {
@@ -138,7 +138,7 @@ func (j *Job) each(inputs []Input, fn func(io.Reader, string) error) error {
 
 // plan reads an index as Index does, and has Update follow each line
 // Index would have it update (stream.go).
-func (j *Job) plan(in io.Reader, name string) error {
+func (j *Copy) plan(in io.Reader, name string) error {
 	r, err := cdx.NewReader(in, name, j.Options)
 	if err != nil {
 		return err
@@ -159,7 +159,7 @@ func (j *Job) plan(in io.Reader, name string) error {
 }
 
 // Index updates the index read from in.
-func (j *Job) Index(in io.Reader, name string) error {
+func (j *Copy) Index(in io.Reader, name string) error {
 	r, err := cdx.NewReader(in, name, j.Options)
 	if err != nil {
 		return err
@@ -216,7 +216,7 @@ func (j *Job) Index(in io.Reader, name string) error {
 	}
 }
 
-func (j *Job) problem(err error) {
+func (j *Copy) problem(err error) {
 	j.Problems++
 	if j.Report != nil {
 		j.Report(err)
@@ -236,7 +236,7 @@ func (e *UnmatchedError) Error() string {
 
 // Finish reports the log entries of files the indexes have lines of that
 // no line was found for (with Log, Indexes did), and returns how many.
-func (j *Job) Finish() int64 {
+func (j *Copy) Finish() int64 {
 	if j.Conversion != nil {
 		// A write error stays in the Writer, for its Flush.
 		j.Conversion.Finish(j.Out)
@@ -253,7 +253,7 @@ func (j *Job) Finish() int64 {
 }
 
 // Summary writes what was done.
-func (j *Job) Summary(w io.Writer) {
+func (j *Copy) Summary(w io.Writer) {
 	s := j.Stats
 	fmt.Fprintf(w, "lines: %d, records: %d; in rewritten files: %d revisits, %d restored (%d read from the files), %d moved, %d before every rewrite; %d of other files, %d without file or offset\n",
 		s.Lines, s.Records, s.Revisits, s.Restored, s.Reindexed, s.Moved, s.Unchanged, s.OtherFiles, s.NoLocation)
