@@ -200,6 +200,10 @@ func (r *run) runRewrite(ctx context.Context, s *stage.Rewrite) (stage.RewriteRe
 	if pres.Rebuilt > 0 || len(pres.Refused) > 0 {
 		r.show.Note("warcdedup: %d WACZ packages written anew around their rewritten members (%d requires entries), %d left as they were", pres.Rebuilt, pres.Requires, len(pres.Refused))
 	}
+	if err == nil && !r.opt.DryRun {
+		// The multi-WACZ JSON named, with the new hashes and sizes.
+		err = syncMultiWACZ(r.wd, r.opt.input)
+	}
 	return res, err
 }
 
