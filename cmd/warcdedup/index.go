@@ -239,15 +239,22 @@ set, a digest of another algorithm, or a crawl the index holds with other
 files refuses the import.`,
 				Flags: append([]cli.Flag{indexFlag,
 					&cli.StringFlag{Name: "crawl", Usage: "the crawl's `NAME` (of the CDX/CDXJ indexes)"},
-					&cli.StringFlag{Name: "location", Required: true, Usage: "the crawl's files: `DIR` or base URL (with --redis: the directory of the WACZ files)"},
+					&cli.StringFlag{Name: "location", Usage: "the crawl's files: `DIR` or base URL (with --redis: the directory of the WACZ files; for WACZ files and multi-WACZ JSON, by default their directory)"},
 					&cli.StringFlag{Name: "sort-memory", Usage: "buffer of the system sort (sort -S `SIZE`, e.g. 2G or 25%)"},
 					&cli.BoolFlag{Name: "skip-damaged", Usage: "import without the indexes' damaged lines (named; exit status 1) instead of refusing them"},
 					cmdutil.QuietFlag}, redisImportFlags()...),
 				Action: func(c *cli.Context) error {
 					if c.IsSet("redis") {
+						if c.String("location") == "" {
+							return cmdutil.Usage("say where the WACZ files are: warcdedup index import --index DIR --redis URL --location DIR")
+						}
 						return importFromRedis(c)
 					}
-					if c.String("crawl") == "" {
+					packages := dedup.IsPackageImport(c.Args().Slice())
+					if !packages && c.String("location") == "" {
+						return cmdutil.Usage("say where the crawl's files are: warcdedup index import --index DIR --crawl NAME --location DIR INDEX...")
+					}
+					if c.String("crawl") == "" && !packages {
 						return cmdutil.Usage("name the crawl: warcdedup index import --index DIR --crawl NAME --location DIR INDEX...")
 					}
 					if c.NArg() == 0 {
