@@ -214,7 +214,7 @@ only errors.`,
 			{
 				Name:      "import",
 				Usage:     "commit a crawl to the index from its CDX/CDXJ indexes, or Browsertrix's committed crawls from its Redis dedup index, without reading WARC records",
-				ArgsUsage: "--crawl NAME INDEX... | --redis URL [CRAWL...]",
+				ArgsUsage: "--crawl NAME INDEX... | [--crawl NAME] X.wacz...|COLL.json | --redis URL [CRAWL...]",
 				Description: `warcdedup index import commits a crawl from existing CDX or CDXJ indexes
 (digest, URL, date, file, offset, length per line) without reading any WARC
 file: every 200 capture with a SHA-1 digest becomes an original of the
@@ -226,6 +226,13 @@ Captures left out (not a 200 response, no SHA-1 digest, no file) are named
 as warnings. A damaged line (no CDX or CDXJ line) stops the import, which
 then commits nothing (exit status 2); with --skip-damaged the crawl is
 imported without such lines, each named, and the exit status is 1.
+
+WACZ files (with --crawl NAME) or a multi-WACZ JSON (the crawl each
+package's crawlId, or --crawl) are imported from each package's CDXJ
+(index.cdxj, or ZipNum index.cdx.gz), no WARC byte read, as Browsertrix's
+indexer: each original named by its package and its offset in it, which a
+later run reads by range. --location defaults to the packages' directory;
+a JSON's packages must be local files beneath it, with the sizes it gives.
 
 With --redis URL it takes the committed crawls of Browsertrix's Redis dedup
 index (allcrawls; those named, if any) as imported crawls: for each, every
