@@ -288,7 +288,7 @@ func (r *run) params() Params {
 // but the files changed, or when they changed since an unfinished job
 // hashed them before it began its rewrite; else the stages not done.
 func (r *run) resume() (*stage.Result, error) {
-	if err := recoverPackages(r.wd, r.opt.Collections, messages{r.show}); err != nil { // dedup/wacz.go
+	if err := recoverPackages(r.wd, r.opt.Collections, messages{r.show}, r.coll.packages); err != nil { // dedup/wacz.go
 		return nil, err
 	}
 	if err := r.checkMultiWACZ(); err != nil { // dedup/waczinput.go

@@ -252,7 +252,7 @@ func (u *undo) close() {
 // them, and brings the indexes named up to date.
 func (u *undo) run(ctx context.Context, files []string) error {
 	u.removeLeftovers(files)
-	if err := recoverPackages(u.wd, u.state.Params.Collections, messages{u.show}); err != nil { // dedup/wacz.go
+	if err := recoverPackages(u.wd, u.state.Params.Collections, messages{u.show}, u.coll.packages); err != nil { // dedup/wacz.go
 		return err
 	}
 	from, todo, err := u.restoreLogged(ctx, files)

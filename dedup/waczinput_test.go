@@ -1,7 +1,9 @@
 package dedup
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +11,7 @@ import (
 
 	"warcdedup/scripts/gen"
 	"warcdedup/scripts/waczgen"
+	"warcdedup/stage"
 	"warcdedup/wacz"
 )
 
@@ -218,5 +221,35 @@ func copyTestFile(t *testing.T, from, to string) {
 	}
 	if err := os.WriteFile(to, b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRunNamedWACZLeavesOtherJobsStaged proves that a job on one package
+// of a directory leaves alone what another job on another package of it
+// has staged (a member being rewritten): it neither finishes nor removes
+// it, as it would its own.
+func TestRunNamedWACZLeavesOtherJobsStaged(t *testing.T) {
+	dir, _ := generatedMultiWACZ(t)
+	other := filepath.Join(dir, "crawl-0-0.wacz")
+	p, err := wacz.Open(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	member := p.WARCs()[0]
+	b, err := io.ReadAll(p.Raw(member))
+	p.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	staged := filepath.Join(dir, stage.StagedName(other, member.Name))
+	if err := os.WriteFile(staged, append(b, "another job's rewrite"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(context.Background(), Options{Collections: []string{filepath.Join(dir, "crawl-1-0.wacz")}, Jobs: 2})
+	if err != nil || r.Report.Exit != 0 {
+		t.Fatalf("run: %v %v", err, r)
+	}
+	if got, err := os.ReadFile(staged); err != nil || !bytes.HasSuffix(got, []byte("another job's rewrite")) {
+		t.Errorf("another job's staged member of %s: %v", other, err)
 	}
 }
