@@ -169,6 +169,9 @@ func (opt *Options) complete() error {
 				return err
 			}
 			opt.Collections = []string{opt.input.root}
+			if opt.Index != "" {
+				return fmt.Errorf("%s: run --index does not take WACZ packages yet (issue 23): seed the index from them with warcdedup index import, or run without --index", c)
+			}
 			break
 		}
 		if opt.Collections[i], err = filepath.Abs(c); err != nil {
