@@ -37,6 +37,13 @@ type ImportOptions struct {
 	// CDX or CDXJ line), leaving them out and counting them; else the
 	// first one stops the import, which commits nothing.
 	SkipDamaged bool
+	// Locate, if set, finds where the record a line of index i names
+	// is: the crawl's file holding it (relative to Location) and where
+	// the line's file starts in it. A WACZ's CDXJ names its WARC members
+	// ("data.warc.gz"), stored in the package: their records are named by
+	// the package and their offset in it, as a run reads them. An error
+	// stops the import.
+	Locate func(index int, filename string) (file string, start int64, err error)
 }
 
 // ImportStats counts what an import read.
@@ -98,7 +105,7 @@ func Import(ctx context.Context, dir string, opt ImportOptions, indexes []io.Rea
 	w := manifest.NewWriter(out)
 	files := map[string]bool{}
 	for i, in := range indexes {
-		if err := importIndex(ctx, in, names[i], opt, w, files, &st); err != nil {
+		if err := importIndex(ctx, in, i, names[i], opt, w, files, &st); err != nil {
 			out.Close()
 			return nil, st, err
 		}
@@ -145,7 +152,7 @@ func mapKeys(m map[string]bool) func(func(string) bool) {
 }
 
 // importIndex reads one index into manifest lines.
-func importIndex(ctx context.Context, in io.Reader, name string, opt ImportOptions, w *manifest.Writer, files map[string]bool, st *ImportStats) error {
+func importIndex(ctx context.Context, in io.Reader, index int, name string, opt ImportOptions, w *manifest.Writer, files map[string]bool, st *ImportStats) error {
 	r, err := cdx.NewReader(bufio.NewReaderSize(in, 256<<10), name, cdx.Options{})
 	if err != nil {
 		return err
@@ -211,8 +218,16 @@ func importIndex(ctx context.Context, in io.Reader, name string, opt ImportOptio
 			skip(l, fmt.Sprintf("file name %q is not relative to the crawl", l.Filename))
 			continue
 		}
+		offset := l.Offset
+		if opt.Locate != nil {
+			f, start, err := opt.Locate(index, string(l.Filename))
+			if err != nil {
+				return fmt.Errorf("%s: line %d: %w", name, l.Number, err)
+			}
+			file, offset = f, start+l.Offset
+		}
 		files[file] = true
-		ml := manifest.Line{File: opt.Crawl + "/" + manifest.EscapeFile(file), Offset: l.Offset, Length: l.Length,
+		ml := manifest.Line{File: opt.Crawl + "/" + manifest.EscapeFile(file), Offset: offset, Length: l.Length,
 			URI: manifest.EscapeField(string(l.URL)), Date: date, Digest: digest, Fields: 6}
 		if err := w.Write(&ml); err != nil {
 			return err

@@ -3,6 +3,8 @@ package dedup
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,6 +26,9 @@ type collection struct {
 	files map[string]bool
 	// wacz lists the WARC members of WACZ packages (dedup/wacz.go).
 	wacz *waczPackages
+	// packages, when not nil, restricts the collection to the WACZ
+	// packages of these paths (waczinput.go): no other file is read.
+	packages map[string]bool
 	// others are the other files the last collect found beneath the
 	// roots (not WARC or ARC, or still being written: see notread.go).
 	others []string
@@ -49,10 +54,31 @@ func (c *collection) collect() (inputs []warcsum.Input, inProgress []string, err
 		c.wacz.begin()
 		col.Packages = c.wacz.expand
 	}
+	seen := map[string]bool{}
+	if c.packages != nil {
+		// Only the packages named are listed (and checked), nothing else.
+		expand := col.Packages
+		col.Packages = func(in warcsum.Input) ([]warcsum.Input, error) {
+			if !c.packages[in.Path] {
+				return nil, nil
+			}
+			seen[in.Path] = true
+			return expand(in)
+		}
+		col.Other, col.InProgress = nil, nil
+	}
 	if c.crawl != nil {
 		inputs, err = c.crawl.collect(col)
 	} else {
 		inputs, err = col.Collect(c.roots)
+	}
+	if c.packages != nil && err == nil {
+		inputs = slices.DeleteFunc(inputs, func(in warcsum.Input) bool { return !c.packages[in.Path] })
+		for _, p := range slices.Sorted(maps.Keys(c.packages)) {
+			if !seen[p] {
+				return nil, nil, fmt.Errorf("%s: the package named is missing (or not a regular file)", p)
+			}
+		}
 	}
 	if c.wacz != nil {
 		c.others = append(c.others, c.wacz.refusedPaths...) // refused WACZ packages

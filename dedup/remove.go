@@ -180,6 +180,12 @@ func ImportCrawl(ctx context.Context, opt ImportOptions) (crawlindex.ImportStats
 		return crawlindex.ImportStats{}, err
 	}
 	defer os.RemoveAll(tmp)
+	sortIn := func(ctx context.Context, in, out string) error {
+		return syssort.Sorter{TempDir: tmp, Memory: opt.SortMemory}.Sort(ctx, manifest.ByDigest.Command, []string{in}, out)
+	}
+	if isPackageImport(opt.CDX) { // WACZ files or multi-WACZ JSON (waczimport.go)
+		return importPackages(ctx, opt, crawlindex.ImportOptions{TempDir: tmp, Report: opt.Warn, SkipDamaged: opt.SkipDamaged, Sort: sortIn})
+	}
 	location := opt.Location
 	if !isURLLocation(location) {
 		if location, err = filepath.Abs(location); err != nil {
@@ -195,10 +201,7 @@ func ImportCrawl(ctx context.Context, opt ImportOptions) (crawlindex.ImportStats
 		defer f.Close()
 		readers = append(readers, f)
 	}
-	iopt := crawlindex.ImportOptions{Crawl: opt.Crawl, Location: location, TempDir: tmp, Report: opt.Warn, SkipDamaged: opt.SkipDamaged,
-		Sort: func(ctx context.Context, in, out string) error {
-			return syssort.Sorter{TempDir: tmp, Memory: opt.SortMemory}.Sort(ctx, manifest.ByDigest.Command, []string{in}, out)
-		}}
+	iopt := crawlindex.ImportOptions{Crawl: opt.Crawl, Location: location, TempDir: tmp, Report: opt.Warn, SkipDamaged: opt.SkipDamaged, Sort: sortIn}
 	_, st, err := crawlindex.Import(ctx, opt.Index, iopt, readers, opt.CDX)
 	return st, err
 }

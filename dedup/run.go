@@ -70,6 +70,10 @@ type Options struct {
 	// ConvertOptions: with --convert-arc, the ARC files are converted
 	// to WARC first (convert.go).
 	ConvertOptions
+
+	// input: the collection was named as WACZ files or a multi-WACZ JSON
+	// (waczinput.go); nil for directories.
+	input *packageInput
 }
 
 // stageRewriteStarted marks in state.json a job whose rewrite began: the
@@ -160,7 +164,15 @@ func (opt *Options) complete() error {
 			return err
 		}
 		if !fi.IsDir() {
-			return fmt.Errorf("%s is not a directory: a collection is a directory of WARC and ARC files", c)
+			// WACZ files or a multi-WACZ JSON (dedup/waczinput.go).
+			if opt.input, err = packageOperands(opt.Collections); err != nil {
+				return err
+			}
+			opt.Collections = []string{opt.input.root}
+			if opt.Index != "" {
+				return fmt.Errorf("%s: run --index does not take WACZ packages yet (issue 23): seed the index from them with warcdedup index import, or run without --index", c)
+			}
+			break
 		}
 		if opt.Collections[i], err = filepath.Abs(c); err != nil {
 			return err
@@ -197,8 +209,14 @@ func openRun(opt Options) (*run, error) {
 	}
 	if r.opt.WorkDir == "" {
 		r.opt.WorkDir = workdir.Default(r.opt.Collections[0])
+		if opt.input != nil {
+			r.opt.WorkDir = workdir.Default(opt.input.source) // beside the file named
+		}
 	}
 	r.coll = &collection{roots: r.opt.Collections, crawl: r.crawl, files: r.opt.Files, wacz: newWACZPackages(opt.Unsign)}
+	if opt.input != nil {
+		r.coll.packages = opt.input.selected()
+	}
 	if err := r.open(); err != nil {
 		r.close()
 		return nil, err
@@ -261,6 +279,9 @@ func (r *run) params() Params {
 	if r.crawl != nil {
 		p.Index, p.Crawl = r.crawl.index.Dir, r.crawl.name
 	}
+	if opt.input != nil {
+		p.Source, p.Packages = opt.input.source, opt.input.sortedNames()
+	}
 	return p
 }
 
@@ -270,7 +291,10 @@ func (r *run) params() Params {
 // but the files changed, or when they changed since an unfinished job
 // hashed them before it began its rewrite; else the stages not done.
 func (r *run) resume() (*stage.Result, error) {
-	if err := recoverPackages(r.wd, r.opt.Collections, messages{r.show}); err != nil { // dedup/wacz.go
+	if err := recoverPackages(r.wd, r.opt.Collections, messages{r.show}, r.coll.packages); err != nil { // dedup/wacz.go
+		return nil, err
+	}
+	if err := r.checkMultiWACZ(); err != nil { // dedup/waczinput.go
 		return nil, err
 	}
 	var err error
@@ -287,6 +311,9 @@ func (r *run) resume() (*stage.Result, error) {
 		r.show.Log("warcdedup: note: %s: not read: %s %s", p, k.kind, k.why)
 	}
 	if len(r.inputs) == 0 {
+		if r.opt.input != nil {
+			return nil, fmt.Errorf("no WARC member read from the WACZ files %s names (see above why)", r.opt.input.source)
+		}
 		return nil, fmt.Errorf("no WARC or ARC file found in %s%s", strings.Join(r.opt.Collections, ", "), r.inProgressNote())
 	}
 	if r.crawl != nil {

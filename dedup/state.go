@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -58,6 +59,11 @@ type Params struct {
 	Files string `json:"files,omitempty"`
 	// ConvertARC: the job converts the ARC files to WARC first.
 	ConvertARC bool `json:"convert_arc,omitempty"`
+	// Source is the WACZ file or multi-WACZ JSON the job was named, and
+	// Packages the packages it names (relative to the collection,
+	// sorted): the job is on them alone (waczinput.go).
+	Source   string   `json:"source,omitempty"`
+	Packages []string `json:"packages,omitempty"`
 }
 
 func (p Params) equal(q Params) bool {
@@ -70,7 +76,7 @@ func (p Params) equal(q Params) bool {
 		}
 	}
 	return p.Algorithm == q.Algorithm && p.Policy == q.Policy && p.DryRun == q.DryRun && p.Index == q.Index && p.Crawl == q.Crawl &&
-		p.Files == q.Files && p.ConvertARC == q.ConvertARC
+		p.Files == q.Files && p.ConvertARC == q.ConvertARC && p.Source == q.Source && slices.Equal(p.Packages, q.Packages)
 }
 
 // filesKey identifies a set of file names: the SHA-256 of the names in

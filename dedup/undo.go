@@ -113,6 +113,8 @@ func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
 	err = u.run(ctx, files)
 	if err == nil {
 		u.letGoOfJoin()
+		// The multi-WACZ JSON with the restored packages' hashes and sizes.
+		err = syncMultiWACZ(u.wd, u.input)
 	}
 	u.res.Took = time.Since(start)
 	// The work directory's records of the collection (records.go).
@@ -148,6 +150,8 @@ type undo struct {
 	// stamps are the files' stamps when the job last completed, as its
 	// state recorded them before this undo (nil for none).
 	stamps map[string]string
+	// input: the job was named WACZ files or a multi-WACZ JSON.
+	input *packageInput
 	// leftovers are the partial new versions a killed run or undo left
 	// in the collection that could not be removed (removeLeftovers).
 	leftovers []string
@@ -204,7 +208,15 @@ func (u *undo) open() ([]string, error) {
 		u.res.Crawl = u.crawl.name
 	}
 	u.coll = &collection{roots: params.Collections, crawl: u.crawl, wacz: newWACZPackages(true)}
-	files, err := filesIn(u.opt.Paths, params.Collections)
+	paths := u.opt.Paths
+	if params.Source != "" { // a job named WACZ files or a multi-WACZ JSON (waczinput.go)
+		if u.input, err = packageInputOf(params); err != nil {
+			return nil, err
+		}
+		u.coll.packages = u.input.selected()
+		paths = u.input.expand(paths)
+	}
+	files, err := filesIn(paths, params.Collections)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +252,7 @@ func (u *undo) close() {
 // them, and brings the indexes named up to date.
 func (u *undo) run(ctx context.Context, files []string) error {
 	u.removeLeftovers(files)
-	if err := recoverPackages(u.wd, u.state.Params.Collections, messages{u.show}); err != nil { // dedup/wacz.go
+	if err := recoverPackages(u.wd, u.state.Params.Collections, messages{u.show}, u.coll.packages); err != nil { // dedup/wacz.go
 		return err
 	}
 	from, todo, err := u.restoreLogged(ctx, files)
@@ -603,7 +615,7 @@ func findWorkDir(path string) (string, error) {
 	}
 	for d := abs; ; d = filepath.Dir(d) {
 		wd := workdir.Default(d)
-		if st, err := readStateFile(filepath.Join(wd, workdir.StateFile)); err == nil && slices.Contains(st.Params.Collections, d) {
+		if st, err := readStateFile(filepath.Join(wd, workdir.StateFile)); err == nil && (slices.Contains(st.Params.Collections, d) || st.Params.Source == d) {
 			return wd, nil
 		}
 		if d == filepath.Dir(d) {

@@ -3,6 +3,7 @@ package dedup
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -200,16 +201,37 @@ func (r *run) runRewrite(ctx context.Context, s *stage.Rewrite) (stage.RewriteRe
 	if pres.Rebuilt > 0 || len(pres.Refused) > 0 {
 		r.show.Note("warcdedup: %d WACZ packages written anew around their rewritten members (%d requires entries), %d left as they were", pres.Rebuilt, pres.Requires, len(pres.Refused))
 	}
+	if err == nil && !r.opt.DryRun {
+		// The multi-WACZ JSON named, with the new hashes and sizes.
+		err = syncMultiWACZ(r.wd, r.opt.input)
+	}
 	return res, err
 }
 
 // recoverPackages finishes the packages a stopped run or undo left with
 // their members' logged versions staged beside them (stage.Recover),
 // before anything reads the collection.
-func recoverPackages(wd *workdir.Dir, roots []string, show messages) error {
+//
+// A job named WACZ files or a multi-WACZ JSON (only: their paths) takes up
+// only its own packages': another package of the directory is another
+// job's, whose staged members it must neither finish nor remove.
+func recoverPackages(wd *workdir.Dir, roots []string, show messages, only map[string]bool) error {
 	pending, err := stage.FindPending(roots)
 	if err != nil || len(pending) == 0 {
 		return err
+	}
+	if only != nil {
+		mine := map[string]bool{}
+		for p := range only {
+			mine[p] = true
+			if real, err := filepath.EvalSymlinks(p); err == nil {
+				mine[real] = true
+			}
+		}
+		pending = slices.DeleteFunc(pending, func(p stage.Pending) bool { return !mine[p.Path] })
+		if len(pending) == 0 {
+			return nil
+		}
 	}
 	// The log first completed from its journal, as a run opens it.
 	log, err := rewritelog.Open(wd.File(workdir.LogFile))

@@ -2,10 +2,13 @@ package wacz
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -51,12 +54,16 @@ func ReadCollection(r io.Reader, name string) ([]CollectionEntry, error) {
 			Path    string      `json:"path"`
 			Hash    string      `json:"hash"`
 			Size    json.Number `json:"size"`
+			Bytes   json.Number `json:"bytes"`
 			CrawlID string      `json:"crawlId"`
 		}
 		if err := json.Unmarshal(raw, &fields); err != nil {
 			return nil, fmt.Errorf("%s: resource %d: %v", name, i+1, err)
 		}
 		e.Name, e.Path, e.Hash, e.CrawlID, size = fields.Name, fields.Path, fields.Hash, fields.CrawlID, fields.Size
+		if size == "" {
+			size = fields.Bytes // as datapackage.json spells it
+		}
 		if e.Path == "" {
 			return nil, fmt.Errorf("%s: resource %d has no path", name, i+1)
 		}
@@ -120,4 +127,72 @@ func pathBase(p string) string {
 		p = p[:i]
 	}
 	return p
+}
+
+// SHA256 is the entry's hash as lower-case hex ("" for none): Browsertrix
+// writes it bare, datapackage.json's form "sha256:..." is taken too; any
+// other algorithm is an error.
+func (e CollectionEntry) SHA256() (string, error) {
+	h := strings.TrimSpace(e.Hash)
+	if h == "" {
+		return "", nil
+	}
+	sum := parseSHA256(h, "")
+	if sum == nil {
+		return "", fmt.Errorf("hash %q: not a SHA-256", e.Hash)
+	}
+	return hex.EncodeToString(sum), nil
+}
+
+// CollectionUpdate is a package's hash and size as they now are.
+type CollectionUpdate struct {
+	SHA256 []byte
+	Size   int64
+}
+
+// UpdateCollection rewrites the multi-WACZ JSON b with the hash and size
+// of each resource whose path (as written) updates names: the fields it
+// has ("hash" in the form it had, "size" and "bytes") take the new
+// values; everything else, the layout included, is kept as it was. A
+// path of updates that no resource has is an error.
+func UpdateCollection(b []byte, updates map[string]CollectionUpdate) ([]byte, error) {
+	root, st, err := parseJSON(b)
+	if err != nil {
+		return nil, err
+	}
+	res := root.get("resources")
+	if res == nil || res.kind != '[' {
+		return nil, errors.New("not a multi-WACZ JSON file: no \"resources\" list")
+	}
+	done := map[string]bool{}
+	for _, r := range res.vals {
+		p, _ := r.get("path").str()
+		u, ok := updates[p]
+		if !ok || done[p] {
+			continue
+		}
+		done[p] = true
+		if h, ok := r.get("hash").str(); ok {
+			v := hex.EncodeToString(u.SHA256)
+			if algo, _, ok := strings.Cut(h, ":"); ok {
+				v = algo + ":" + v
+			}
+			r.set("hash", strNode(v), "")
+		}
+		for _, k := range []string{"size", "bytes"} {
+			if n := r.get(k); n != nil {
+				if _, quoted := n.str(); quoted {
+					r.set(k, strNode(strconv.FormatInt(u.Size, 10)), "")
+				} else {
+					r.set(k, intNode(u.Size), "")
+				}
+			}
+		}
+	}
+	for p := range updates {
+		if !done[p] {
+			return nil, fmt.Errorf("no resource has the path %q", p)
+		}
+	}
+	return root.encode(st), nil
 }

@@ -128,7 +128,7 @@ func (c Collector) Collect(paths []string) ([]Input, error) {
 				return err
 			}
 			if d.IsDir() {
-				if path != walked && !recursive {
+				if path != walked && (!recursive || isWorkDir(path)) {
 					return filepath.SkipDir
 				}
 				return nil
@@ -476,4 +476,21 @@ func sumPath(summer *Summer, s *fileSum, progress *Progress, ew *entryWriter, wa
 		}
 	}
 	return st, err
+}
+
+// isWorkDir reports whether a directory is a work directory of warcdedup
+// run named as it names them (NAME.warcdedup, with the run.log and cache
+// every work directory has from its opening on): the one of a WACZ file
+// named alone is beside it, inside the collection around it, and its
+// work files are never part of that collection.
+func isWorkDir(path string) bool {
+	if !strings.HasSuffix(path, ".warcdedup") {
+		return false
+	}
+	for _, n := range []string{"run.log", "cache"} {
+		if _, err := os.Stat(filepath.Join(path, n)); err == nil {
+			return true
+		}
+	}
+	return false
 }

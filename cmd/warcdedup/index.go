@@ -214,7 +214,7 @@ only errors.`,
 			{
 				Name:      "import",
 				Usage:     "commit a crawl to the index from its CDX/CDXJ indexes, or Browsertrix's committed crawls from its Redis dedup index, without reading WARC records",
-				ArgsUsage: "--crawl NAME INDEX... | --redis URL [CRAWL...]",
+				ArgsUsage: "--crawl NAME INDEX... | [--crawl NAME] X.wacz...|COLL.json | --redis URL [CRAWL...]",
 				Description: `warcdedup index import commits a crawl from existing CDX or CDXJ indexes
 (digest, URL, date, file, offset, length per line) without reading any WARC
 file: every 200 capture with a SHA-1 digest becomes an original of the
@@ -226,6 +226,13 @@ Captures left out (not a 200 response, no SHA-1 digest, no file) are named
 as warnings. A damaged line (no CDX or CDXJ line) stops the import, which
 then commits nothing (exit status 2); with --skip-damaged the crawl is
 imported without such lines, each named, and the exit status is 1.
+
+WACZ files (with --crawl NAME) or a multi-WACZ JSON (the crawl each
+package's crawlId, or --crawl) are imported from each package's CDXJ
+(index.cdxj, or ZipNum index.cdx.gz), no WARC byte read, as Browsertrix's
+indexer: each original named by its package and its offset in it, which a
+later run reads by range. --location defaults to the packages' directory;
+a JSON's packages must be local files beneath it, with the sizes it gives.
 
 With --redis URL it takes the committed crawls of Browsertrix's Redis dedup
 index (allcrawls; those named, if any) as imported crawls: for each, every
@@ -239,15 +246,22 @@ set, a digest of another algorithm, or a crawl the index holds with other
 files refuses the import.`,
 				Flags: append([]cli.Flag{indexFlag,
 					&cli.StringFlag{Name: "crawl", Usage: "the crawl's `NAME` (of the CDX/CDXJ indexes)"},
-					&cli.StringFlag{Name: "location", Required: true, Usage: "the crawl's files: `DIR` or base URL (with --redis: the directory of the WACZ files)"},
+					&cli.StringFlag{Name: "location", Usage: "the crawl's files: `DIR` or base URL (with --redis: the directory of the WACZ files; for WACZ files and multi-WACZ JSON, by default their directory)"},
 					&cli.StringFlag{Name: "sort-memory", Usage: "buffer of the system sort (sort -S `SIZE`, e.g. 2G or 25%)"},
 					&cli.BoolFlag{Name: "skip-damaged", Usage: "import without the indexes' damaged lines (named; exit status 1) instead of refusing them"},
 					cmdutil.QuietFlag}, redisImportFlags()...),
 				Action: func(c *cli.Context) error {
 					if c.IsSet("redis") {
+						if c.String("location") == "" {
+							return cmdutil.Usage("say where the WACZ files are: warcdedup index import --index DIR --redis URL --location DIR")
+						}
 						return importFromRedis(c)
 					}
-					if c.String("crawl") == "" {
+					packages := dedup.IsPackageImport(c.Args().Slice())
+					if !packages && c.String("location") == "" {
+						return cmdutil.Usage("say where the crawl's files are: warcdedup index import --index DIR --crawl NAME --location DIR INDEX...")
+					}
+					if c.String("crawl") == "" && !packages {
 						return cmdutil.Usage("name the crawl: warcdedup index import --index DIR --crawl NAME --location DIR INDEX...")
 					}
 					if c.NArg() == 0 {

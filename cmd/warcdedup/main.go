@@ -58,7 +58,7 @@ func runCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "deduplicate collections in place, verify, and account for it",
-		ArgsUsage: "COLLECTION...",
+		ArgsUsage: "COLLECTION... | X.wacz... | COLL.json",
 		Description: `warcdedup run deduplicates each COLLECTION (a directory of WARC and ARC
 files, read with its subdirectories) in place:
 
@@ -151,6 +151,16 @@ datapackage.json and its digest up to date, relation.requires naming the
 packages its revisits' originals are in), checked and renamed over itself.
 A signed package is refused unless --unsign (its signature is removed and
 recorded in datapackage.json).
+
+The collection may also be WACZ files named as such (warcdedup run x.wacz,
+or several packages of one directory) or a multi-WACZ JSON (run coll.json:
+"resources" with name, path, hash, size and crawlId, as Browsertrix exports
+them): only the packages named are read, the work directory is beside the
+file named (x.wacz.warcdedup), and undo x.wacz or undo coll.json finds it.
+A JSON's packages must be local .wacz files beneath its directory and have
+the hash and size it gives (else an error naming the resource, nothing
+changed); after the run its entries of the packages rewritten get their
+new hash and size, and undo gives it back.
 
 With --cdx INDEX (repeatable) each index of the collection is brought up to
 date with the rewrite where it is, in the form it has: CDXJ or CDX, plain or

@@ -1,0 +1,372 @@
+package dedup
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"warcdedup/atomicfile"
+	"warcdedup/rewritelog"
+	"warcdedup/wacz"
+	"warcdedup/workdir"
+)
+
+// A job on WACZ files named as such rather than a directory (issue 23):
+// "warcdedup run x.wacz [y.wacz...]" (packages of one directory) or
+// "warcdedup run coll.json" (a multi-WACZ JSON, resources as Browsertrix
+// exports them and its indexer reads them). The collection is the
+// directory of the packages (of the JSON), restricted to the packages
+// named: its other files are neither read nor touched, names stay
+// relative to that directory (WARC-Refers-To-Container names the
+// package by its file name, as Browsertrix does), and the work directory
+// is beside the operand (x.wacz.warcdedup, coll.json.warcdedup). Every
+// package the JSON names must be a local .wacz file inside the JSON's
+// directory, and where the JSON gives its hash or size, have them: a
+// mismatch is an error before anything is read, and the package is
+// never rewritten. After a run, the JSON's entries of the packages the
+// job rewrote get their new hash and size (the JSON written anew and
+// renamed over itself, its layout kept); undo brings them back to the
+// restored packages'.
+
+// multiWACZOriginal is the work directory's copy of the multi-WACZ JSON
+// as it was before the job first changed it.
+const multiWACZOriginal = "multi-wacz.json"
+
+// packageInput is the packages a job was named.
+type packageInput struct {
+	source string // the operand: a .wacz file or the JSON, absolute
+	json   string // the JSON's path; "" for packages named alone
+	root   string // their directory, the collection
+	// paths are the packages' paths (absolute), names their names in the
+	// collection, in the same order.
+	paths, names []string
+	entries      []wacz.CollectionEntry // the JSON's, by package
+}
+
+// isPackageOperand reports whether a collection operand that is a file is
+// a package or a multi-WACZ JSON.
+func isPackageOperand(path string) bool {
+	return wacz.IsWACZ(path) || strings.HasSuffix(strings.ToLower(path), ".json")
+}
+
+// packageOperands reads the collection operands that are files: WACZ
+// packages of one directory, or one multi-WACZ JSON alone.
+func packageOperands(operands []string) (*packageInput, error) {
+	in := &packageInput{}
+	for _, op := range operands {
+		abs, err := filepath.Abs(op)
+		if err != nil {
+			return nil, err
+		}
+		fi, err := os.Stat(abs)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case fi.IsDir():
+			return nil, fmt.Errorf("%s is a directory and %s a file: name either one directory of WARC, ARC and WACZ files, or WACZ files, or one multi-WACZ JSON", op, operands[0])
+		case !isPackageOperand(abs):
+			return nil, fmt.Errorf("%s is not a directory, a WACZ file nor a multi-WACZ JSON: a collection is a directory of WARC, ARC and WACZ files", op)
+		case !wacz.IsWACZ(abs):
+			if len(operands) > 1 {
+				return nil, fmt.Errorf("%s: a multi-WACZ JSON is named alone (%d operands given)", op, len(operands))
+			}
+			return readMultiWACZ(abs)
+		}
+		if in.root == "" {
+			in.source, in.root = abs, filepath.Dir(abs)
+		} else if filepath.Dir(abs) != in.root {
+			return nil, fmt.Errorf("%s is not in %s: WACZ files named together are in one directory (or name them in a multi-WACZ JSON)", op, in.root)
+		}
+		if slices.Contains(in.paths, abs) {
+			return nil, fmt.Errorf("%s named twice", op)
+		}
+		in.paths = append(in.paths, abs)
+		in.names = append(in.names, filepath.Base(abs))
+	}
+	return in, nil
+}
+
+// readMultiWACZ reads a multi-WACZ JSON and finds its packages: each a
+// local .wacz file, inside the JSON's directory.
+func readMultiWACZ(path string) (*packageInput, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := wacz.ReadCollection(f, path)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	if len(entries) == 0 {
+		return nil, fmt.Errorf("%s: the multi-WACZ JSON names no package", path)
+	}
+	root := filepath.Dir(path)
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, err
+	}
+	in := &packageInput{source: path, json: path, root: root}
+	for i, e := range entries {
+		where := fmt.Sprintf("%s: resource %d (%s)", path, i+1, e.Path)
+		local, ok := e.LocalPath(path)
+		if !ok {
+			return nil, fmt.Errorf("%s: not a local file: download the packages beside the JSON and name them by relative paths", where)
+		}
+		rel, err := filepath.Rel(root, local)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+			return nil, fmt.Errorf("%s: the path leaves the JSON's directory %s: the packages of a multi-WACZ JSON are beneath it", where, root)
+		}
+		if !wacz.IsWACZ(local) {
+			return nil, fmt.Errorf("%s: not a WACZ file (.wacz)", where)
+		}
+		fi, err := os.Stat(local)
+		if err != nil {
+			return nil, fmt.Errorf("%s: the package is missing: %w", where, err)
+		}
+		if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s: not a regular file", where)
+		}
+		// Through symbolic links too, the package stays beneath.
+		if real, err := filepath.EvalSymlinks(local); err != nil || !within(real, realRoot) {
+			return nil, fmt.Errorf("%s: the path leaves the JSON's directory %s through a symbolic link", where, root)
+		}
+		if _, err := e.SHA256(); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		if slices.Contains(in.paths, local) {
+			return nil, fmt.Errorf("%s: the package is named twice", where)
+		}
+		in.paths = append(in.paths, local)
+		in.names = append(in.names, filepath.ToSlash(rel))
+		in.entries = append(in.entries, e)
+	}
+	return in, nil
+}
+
+// selected is the set of the packages' paths.
+func (in *packageInput) selected() map[string]bool {
+	m := map[string]bool{}
+	for _, p := range in.paths {
+		m[p] = true
+	}
+	return m
+}
+
+// sortedNames are the packages' names, sorted: the job's parameter.
+func (in *packageInput) sortedNames() []string {
+	return slices.Sorted(slices.Values(in.names))
+}
+
+// packageFixity is a package's SHA-256 (hex) and size now.
+func packageFixity(path string) (string, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", 0, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// stale is a package whose hash or size is not the JSON's.
+type stale struct {
+	i         int
+	sum, want string
+	size      int64
+}
+
+// check compares each package with its JSON entry: a package the JSON
+// gives another hash or size is an error naming it, unless the job
+// rewrote it (the rewrite log names its members: a run or an undo
+// stopped before it brought the JSON up to date), which is returned to
+// be brought up to date.
+func (in *packageInput) check(rewritten map[string]bool) ([]stale, error) {
+	var out []stale
+	for i, e := range in.entries {
+		want, _ := e.SHA256()
+		if want == "" && e.Size == 0 {
+			continue
+		}
+		fi, err := os.Stat(in.paths[i])
+		if err != nil {
+			return nil, fmt.Errorf("%s: resource %d (%s): the package is missing: %w", in.json, i+1, e.Path, err)
+		}
+		sum, size := "", fi.Size()
+		if want != "" {
+			if sum, size, err = packageFixity(in.paths[i]); err != nil {
+				return nil, fmt.Errorf("%s: resource %d (%s): %w", in.json, i+1, e.Path, err)
+			}
+		}
+		if sum == want && (e.Size == 0 || size == e.Size) {
+			continue
+		}
+		if !rewritten[in.names[i]] {
+			return nil, fmt.Errorf("%s: resource %d (%s): the package is not the one the JSON names (%s): nothing read, nothing changed; if the package is right, correct the JSON",
+				in.json, i+1, e.Path, mismatch(want, sum, e.Size, size))
+		}
+		if sum == "" {
+			if sum, size, err = packageFixity(in.paths[i]); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, stale{i: i, sum: sum, want: want, size: size})
+	}
+	return out, nil
+}
+
+func mismatch(want, sum string, wantSize, size int64) string {
+	if want != sum {
+		return fmt.Sprintf("SHA-256 %s in the JSON, %s the file's", want, sum)
+	}
+	return fmt.Sprintf("%d bytes in the JSON, %d the file's", wantSize, size)
+}
+
+// rewrittenPackages are the packages (names in the collection) whose
+// members the work directory's rewrite log names.
+func rewrittenPackages(wd *workdir.Dir) (map[string]bool, error) {
+	out := map[string]bool{}
+	if _, err := os.Stat(wd.File(workdir.LogFile)); errors.Is(err, os.ErrNotExist) {
+		return out, nil
+	}
+	moves, err := rewritelog.LoadFile(wd.File(workdir.LogFile), time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range moves.Files() {
+		if pkg, _, ok := wacz.SplitName(f.Name); ok {
+			out[pkg] = true
+		}
+	}
+	return out, nil
+}
+
+// bringUpToDate writes the JSON anew with the hash and size of each stale
+// package, keeping a copy of the JSON as it was first in the work
+// directory. None stale: the JSON is left as it is.
+func (in *packageInput) bringUpToDate(wd *workdir.Dir, st []stale) error {
+	if in.json == "" || len(st) == 0 {
+		return nil
+	}
+	b, err := os.ReadFile(in.json)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(wd.File(multiWACZOriginal)); errors.Is(err, os.ErrNotExist) {
+		if err := writeAtomic(wd.File(multiWACZOriginal), b); err != nil {
+			return err
+		}
+	}
+	updates := map[string]wacz.CollectionUpdate{}
+	for _, s := range st {
+		sum, _ := hex.DecodeString(s.sum)
+		updates[in.entries[s.i].Path] = wacz.CollectionUpdate{SHA256: sum, Size: s.size}
+	}
+	nb, err := wacz.UpdateCollection(b, updates)
+	if err != nil {
+		return fmt.Errorf("%s: %w", in.json, err)
+	}
+	if bytes.Equal(nb, b) {
+		return nil
+	}
+	return writeAtomic(in.json, nb)
+}
+
+// writeAtomic writes a file anew beside itself and renames it over it.
+func writeAtomic(path string, b []byte) error {
+	perm := os.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	f, err := atomicfile.Create(path, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Commit()
+}
+
+// syncMultiWACZ brings the JSON up to date with the packages the job
+// rewrote, as they are now; a package changed otherwise is an error
+// (check).
+func syncMultiWACZ(wd *workdir.Dir, in *packageInput) error {
+	if in == nil || in.json == "" {
+		return nil
+	}
+	rewritten, err := rewrittenPackages(wd)
+	if err != nil {
+		return err
+	}
+	st, err := in.check(rewritten)
+	if err != nil {
+		return err
+	}
+	return in.bringUpToDate(wd, st)
+}
+
+// packageInputOf is the packages of a job's parameters, read again.
+func packageInputOf(p Params) (*packageInput, error) {
+	if p.Source == "" {
+		return nil, nil
+	}
+	if !wacz.IsWACZ(p.Source) {
+		return readMultiWACZ(p.Source)
+	}
+	in := &packageInput{source: p.Source, root: p.Collections[0]}
+	for _, n := range p.Packages {
+		in.paths = append(in.paths, filepath.Join(in.root, filepath.FromSlash(n)))
+		in.names = append(in.names, n)
+	}
+	return in, nil
+}
+
+// checkMultiWACZ compares the packages with the multi-WACZ JSON the job
+// was named before anything reads them (check), and brings the JSON up
+// to date where a run or an undo of this job stopped before it did.
+func (r *run) checkMultiWACZ() error {
+	in := r.opt.input
+	if in == nil || in.json == "" {
+		return nil
+	}
+	rewritten, err := rewrittenPackages(r.wd)
+	if err != nil {
+		return err
+	}
+	st, err := in.check(rewritten)
+	if err != nil || len(st) == 0 || r.opt.DryRun {
+		return err
+	}
+	r.show.Note("warcdedup: %s: %d packages this job rewrote brought up to date in it (a run or undo stopped before it did)", in.json, len(st))
+	return in.bringUpToDate(r.wd, st)
+}
+
+// expand replaces the multi-WACZ JSON among the paths an undo is named by
+// its packages.
+func (in *packageInput) expand(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err == nil && in.json != "" && abs == in.json {
+			out = append(out, in.paths...)
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
