@@ -240,7 +240,7 @@ func (u *indexUpdate) one(index string) error {
 		return err
 	}
 	// The log followed on disk, its lookups sorted in the work directory.
-	updater := reindex.Updater{Records: &reindex.Files{Roots: u.roots}, Sort: syssort.Sorter{TempDir: u.wd.File(workdir.TmpDir)}}
+	updater := reindex.Updater{Records: &reindex.Files{Roots: u.roots}, Sort: syssort.Sorter{TempDir: u.wd.File(workdir.TmpDir), Compress: syssort.Compressor()}}
 	updater.Log, err = rewritelog.OpenCatalog(logPath, from, time.Time{})
 	if errors.Is(err, os.ErrNotExist) {
 		updater.Log = nil

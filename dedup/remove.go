@@ -197,7 +197,7 @@ func ImportCrawl(ctx context.Context, opt ImportOptions) (crawlindex.ImportStats
 	}
 	iopt := crawlindex.ImportOptions{Crawl: opt.Crawl, Location: location, TempDir: tmp, Report: opt.Warn, SkipDamaged: opt.SkipDamaged,
 		Sort: func(ctx context.Context, in, out string) error {
-			return syssort.Sorter{TempDir: tmp, Memory: opt.SortMemory}.Sort(ctx, manifest.ByDigest.Command, []string{in}, out)
+			return syssort.Sorter{TempDir: tmp, Memory: opt.SortMemory, Compress: syssort.Compressor()}.Sort(ctx, manifest.ByDigest.Command, []string{in}, out)
 		}}
 	_, st, err := crawlindex.Import(ctx, opt.Index, iopt, readers, opt.CDX)
 	return st, err
