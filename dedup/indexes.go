@@ -268,7 +268,7 @@ func (u *indexUpdate) start(ix *reindex.Index) (*indexPass, error) {
 // updater is the reindex.Updater of the log's entries from pass.from on,
 // followed on disk, its lookups sorted in the work directory.
 func (u *indexUpdate) updater(pass *indexPass) (reindex.Updater, error) {
-	updater := reindex.Updater{Records: &reindex.Files{Roots: u.roots}, Sort: syssort.Sorter{TempDir: u.wd.File(workdir.TmpDir)}}
+	updater := reindex.Updater{Records: &reindex.Files{Roots: u.roots}, Sort: syssort.Sorter{TempDir: u.wd.File(workdir.TmpDir), Compress: syssort.Compressor()}}
 	var err error
 	updater.Log, err = rewritelog.OpenCatalog(pass.logPath, pass.from, time.Time{})
 	if errors.Is(err, os.ErrNotExist) {

@@ -140,7 +140,7 @@ func updateRecords(ctx context.Context, wd *workdir.Dir) (*report.Collection, er
 	if err := foldSection(io.NewSectionReader(f, st.LogSize, end-st.LogSize), logName, lines, &st.Collection); err != nil {
 		return nil, err
 	}
-	if err := (syssort.Sorter{TempDir: wd.File(workdir.TmpDir)}).Sort(ctx, "LC_ALL=C sort -k1,1 -k2,2n", []string{lines}, sorted); err != nil {
+	if err := (syssort.Sorter{TempDir: wd.File(workdir.TmpDir), Compress: syssort.Compressor()}).Sort(ctx, "LC_ALL=C sort -k1,1 -k2,2n", []string{lines}, sorted); err != nil {
 		return nil, err
 	}
 	old := ""
@@ -344,7 +344,7 @@ func writeDeps(ctx context.Context, wd *workdir.Dir, out string, l depsListing) 
 	if err := l.captures(ctx, wd, captures); err != nil {
 		return err
 	}
-	if err := (syssort.Sorter{TempDir: wd.File(workdir.TmpDir)}).Sort(ctx, "LC_ALL=C sort -k1,1 -k2,2 -k3,3n", []string{captures}, sorted); err != nil {
+	if err := (syssort.Sorter{TempDir: wd.File(workdir.TmpDir), Compress: syssort.Compressor()}).Sort(ctx, "LC_ALL=C sort -k1,1 -k2,2 -k3,3n", []string{captures}, sorted); err != nil {
 		return err
 	}
 	in, err := os.Open(sorted)
@@ -442,7 +442,7 @@ func (l depsListing) unrestored(ctx context.Context, wd *workdir.Dir, name strin
 		return err
 	}
 	for _, n := range []string{name, gone} {
-		if err := (syssort.Sorter{TempDir: wd.File(workdir.TmpDir)}).Sort(ctx, manifest.ByFile.Command, []string{n}, n+"-sorted"); err != nil {
+		if err := (syssort.Sorter{TempDir: wd.File(workdir.TmpDir), Compress: syssort.Compressor()}).Sort(ctx, manifest.ByFile.Command, []string{n}, n+"-sorted"); err != nil {
 			return err
 		}
 		defer os.Remove(n + "-sorted")

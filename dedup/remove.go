@@ -181,7 +181,7 @@ func ImportCrawl(ctx context.Context, opt ImportOptions) (crawlindex.ImportStats
 	}
 	defer os.RemoveAll(tmp)
 	sortIn := func(ctx context.Context, in, out string) error {
-		return syssort.Sorter{TempDir: tmp, Memory: opt.SortMemory}.Sort(ctx, manifest.ByDigest.Command, []string{in}, out)
+		return syssort.Sorter{TempDir: tmp, Memory: opt.SortMemory, Compress: syssort.Compressor()}.Sort(ctx, manifest.ByDigest.Command, []string{in}, out)
 	}
 	if isPackageImport(opt.CDX) { // WACZ files or multi-WACZ JSON (waczimport.go)
 		return importPackages(ctx, opt, crawlindex.ImportOptions{TempDir: tmp, Report: opt.Warn, SkipDamaged: opt.SkipDamaged, Sort: sortIn})

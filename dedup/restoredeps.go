@@ -91,7 +91,7 @@ func (r *restoreDependents) open() error {
 		return err
 	}
 	byCapture := goneLines + ".by-capture"
-	if err := (syssort.Sorter{TempDir: r.tmp}).Sort(context.Background(), manifest.ByCapture.Command, []string{goneLines}, byCapture); err != nil {
+	if err := (syssort.Sorter{TempDir: r.tmp, Compress: syssort.Compressor()}).Sort(context.Background(), manifest.ByCapture.Command, []string{goneLines}, byCapture); err != nil {
 		return err
 	}
 	r.goneCaptures, err = manifest.OpenTableBy(byCapture, manifest.CaptureKey)
@@ -335,7 +335,7 @@ func (r *restoreDependents) change(ctx context.Context) (crawlindex.Change, erro
 		return crawlindex.Change{}, err
 	}
 	sorted := all + ".by-digest"
-	if err := (syssort.Sorter{TempDir: r.tmp}).Sort(ctx, manifest.ByDigest.Command, []string{all}, sorted); err != nil {
+	if err := (syssort.Sorter{TempDir: r.tmp, Compress: syssort.Compressor()}).Sort(ctx, manifest.ByDigest.Command, []string{all}, sorted); err != nil {
 		return crawlindex.Change{}, err
 	}
 	return crawlindex.Change{Remove: r.gone.Name, Replace: replace, Originals: sorted, Update: r.update}, nil

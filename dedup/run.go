@@ -15,6 +15,7 @@ import (
 	"warcdedup/collres"
 	"warcdedup/digest"
 	"warcdedup/internal/gzfile"
+	"warcdedup/internal/heapprof"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
@@ -460,7 +461,9 @@ func (r *run) runSteps(ctx context.Context) error {
 		}
 		r.show.Step(i, false)
 		start := time.Now()
+		stopProfile := heapprof.Stage(s.name)
 		note, err := s.do(ctx)
+		stopProfile()
 		if err != nil {
 			return r.stopAt(steps, i, time.Since(start), err)
 		}

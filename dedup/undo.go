@@ -366,6 +366,10 @@ func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.M
 	u.show.Note("warcdedup: undoing the deduplication of %d files of %s, work directory %s", len(todo), strings.Join(u.coll.roots, ", "), u.wd.Path)
 	log.Since(log.Size()) // the listing is of the files as they are now
 	byCapture, byDigest, err := u.listNow(ctx)
+	// The sorted copies are the restore's only: a resumed undo lists and
+	// sorts anew. The listing itself (compressed) stays, for the records
+	// (undoRecords' dependencies).
+	defer u.removeSorted()
 	if err != nil {
 		return err
 	}
@@ -438,7 +442,7 @@ func (u *undo) listNow(ctx context.Context) (byCapture, byDigest string, err err
 		algo = digest.SHA1
 	}
 	h := stage.Hash{Inputs: inputs, Algorithm: algo, Jobs: u.jobs(), Cache: u.wd.File(workdir.CacheDir),
-		Manifest: u.wd.File(workdir.UndoManifest), Messages: messages{u.show}}
+		Manifest: u.wd.File(workdir.UndoManifest), Messages: messages{u.show}, Compress: true}
 	if u.crawl != nil {
 		// As a run on the crawl lists it: the cache keeps each file's
 		// SHA-256, which the crawl's next commit records.
@@ -467,6 +471,14 @@ func (u *undo) listNow(ctx context.Context) (byCapture, byDigest string, err err
 		return "", "", fmt.Errorf("sort: %w", err)
 	}
 	return workdir.UndoByCapture, byDigest, nil
+}
+
+// removeSorted removes the listing's sorted copies, once the restore is
+// over (or stopped).
+func (u *undo) removeSorted() {
+	for _, name := range []string{workdir.UndoByCapture, workdir.UndoByDigest, workdir.UndoJoined} {
+		os.Remove(u.wd.File(name))
+	}
 }
 
 // jobs is how many files the undo reads at once.

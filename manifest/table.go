@@ -67,8 +67,16 @@ func CaptureKeyOf(uri, date string) string { return uri + "\x00" + date }
 
 // markEvery is the spacing of the marks: memory is about 80 bytes per
 // 64 KiB of table (1.2 MB for a 1 GB table); a look-up bisects the stretch
-// between two marks (see seek).
-const markEvery = 64 << 10
+// between two marks (see seek). Past maxMarks marks (a table of 4 GiB,
+// some 30 million lines) every other mark is dropped and the spacing
+// doubled, so that memory stays under about 5 MB whatever the table's
+// size: a look-up then bisects a longer stretch, one more small read per
+// doubling.
+// (Variables so that a test can prove the bound on a small table.)
+var (
+	markEvery int64 = 64 << 10
+	maxMarks        = 1 << 16
+)
 
 // OpenTable opens the table in the named file, sorted on digest. Close it
 // when done.
@@ -105,6 +113,7 @@ func NewTableBy(r io.ReaderAt, size int64, name string, key *TableKey) (*Table, 
 	in := NewReader(io.NewSectionReader(r, 0, size), name)
 	var prev, cur []byte
 	var next int64 // where the next mark goes
+	every := markEvery
 	for {
 		l, err := in.Next()
 		if err == io.EOF {
@@ -125,10 +134,26 @@ func NewTableBy(r io.ReaderAt, size int64, name string, key *TableKey) (*Table, 
 		}
 		if pos := in.Offset(); pos >= next {
 			t.marks = append(t.marks, mark{key: string(prev), offset: pos})
-			next = pos + markEvery
+			next = pos + every
+			if len(t.marks) >= maxMarks {
+				t.marks = thinMarks(t.marks)
+				every *= 2
+			}
 		}
 		t.lines++
 	}
+}
+
+// thinMarks keeps every other mark (the first always: a look-up before
+// the second mark starts from 0 either way), in place.
+func thinMarks(marks []mark) []mark {
+	n := 0
+	for i := 0; i < len(marks); i += 2 {
+		marks[n] = marks[i]
+		n++
+	}
+	clear(marks[n:])
+	return marks[:n]
 }
 
 // Name is the table's name.

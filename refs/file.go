@@ -103,7 +103,7 @@ func (f *fileRewrite) walk(ctx context.Context) error {
 			continue
 		case found.already:
 			st.AlreadyRevisit++
-			t.records = append(t.records, recordResult{l, found.length})
+			t.records = append(t.records, recordResult{l.Offset, l.Length, found.length})
 			f.shrink += l.Length - found.length
 			ahead.shrink.Store(f.shrink)
 			if err := f.CopyTo(at + found.length); err != nil {
@@ -139,7 +139,7 @@ func (f *fileRewrite) writeRevisit(at int64, found *found, stored []byte, l *man
 	t.entries = append(t.entries, rewritelog.Entry{File: f.Name, OldOffset: at, OldLength: found.length,
 		NewOffset: f.Written(), NewLength: int64(len(stored)), Kind: rewritelog.Revisit,
 		PayloadDigest: found.digest, RefersToURI: found.refURI, RefersTo: found.refDate, OriginalMember: found.member})
-	t.records = append(t.records, recordResult{*l, int64(len(stored))})
+	t.records = append(t.records, recordResult{l.Offset, l.Length, int64(len(stored))})
 	t.stats.Revisits++
 	f.w.progress.Revisits.Add(1)
 	return f.WriteRecord(at, found.length, stored)

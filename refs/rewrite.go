@@ -49,9 +49,10 @@ type Rewriter struct {
 	Progress *Progress
 	// Record, if set, receives each duplicate that is (or, in a dry run,
 	// would be) a revisit in a file replaced or left as an earlier run left
-	// it, in manifest order: its line, and the length of its revisit.
-	// Records of refused files are not given.
-	Record func(l *manifest.Line, revisitLength int64)
+	// it, in manifest order: its file (manifest field 1), offset and length
+	// as its line gives them, and the length of its revisit. Records of
+	// refused files are not given.
+	Record func(file string, offset, length, revisitLength int64)
 	// Container, if set, gives the WARC-Refers-To-Container of the
 	// revisit of dup whose original is orig ("" for none): the WACZ
 	// package of the original, when another than the duplicate's.
@@ -130,10 +131,12 @@ type task struct {
 	inplace.Outcome
 }
 
-// recordResult is a duplicate that is a revisit once the task is done.
+// recordResult is a duplicate that is a revisit once the task is done:
+// what Rewriter.Record gives of it besides the task's file, and no more
+// (24 bytes; its whole line would be ten times that, for each revisit of
+// the file held until the file is replaced).
 type recordResult struct {
-	line          manifest.Line
-	revisitLength int64
+	offset, length, revisitLength int64
 }
 
 // Abandon finishes a task that no worker will run.
@@ -206,8 +209,8 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log *rewritelog
 		case t.Err != nil:
 			return inplace.RefusedOr(t.Err, r.Refused)
 		case r.Record != nil:
-			for i := range t.records {
-				r.Record(&t.records[i].line, t.records[i].revisitLength)
+			for _, rr := range t.records {
+				r.Record(t.file, rr.offset, rr.length, rr.revisitLength)
 			}
 		}
 		return nil

@@ -16,10 +16,18 @@
 #   assess      warcdedup assess --cdx on a CDXJ index (scripts/cdxgen:
 #               1000 files, 35% repeated payloads, a crawl's mix of
 #               types, statuses, revisits and months)
+#   run         warcdedup run on a collection of SIZE responses
+#               (scripts/warcgen: small records, mean payload 1 KB, 40%
+#               duplicates, .warc.gz, 6,250 responses a file), each round
+#               on a fresh copy made before the clock starts; the work
+#               directory's size after the run, against the collection's,
+#               goes to scale-run-workdir (not a default part: its input
+#               is slow to make, about 1 GB and some minutes per million)
 # A part is a function bench_PART SIZE that prints its command, with
-# input_PART SIZE making its input once and, if need be, after_PART
-# removing what it left; more parts (the whole run, the crawl index's
-# commits) are added the same way.
+# input_PART SIZE making its input once, before_PART SIZE preparing a
+# round before its clock starts and, if need be, after_PART SIZE
+# removing what it left; more parts (the crawl index's commits) are
+# added the same way.
 #
 # A quick check that it works end to end:
 #   BENCH_SCALE_SIZES="10000 100000" BENCH_SCALE_ROUNDS=1 make bench-scale
@@ -36,7 +44,7 @@ rounds=${BENCH_SCALE_ROUNDS:-3}
 parts=${BENCH_SCALE_PARTS:-warcsumcmp warccdx assess}
 . scripts/bench-lib.sh
 bench_dir
-go build -o bin/ ./cmd/warcsumcmp ./cmd/warccdx ./cmd/warcdedup ./scripts/mangen ./scripts/cdxgen ./scripts/procpeak
+go build -o bin/ ./cmd/warcsumcmp ./cmd/warccdx ./cmd/warcdedup ./scripts/mangen ./scripts/cdxgen ./scripts/procpeak ./scripts/warcgen
 tmp=$dir/scale-tmp
 mkdir -p "$tmp"
 sortmem=()
@@ -81,11 +89,44 @@ bench_assess() {
 # a run of the command keeps for the operator.
 after_assess() { rm -rf "$tmp/assess"; }
 
+# input_run N makes a collection of N responses, once.
+input_run() {
+	if [ ! -f "$dir/scale-coll-$1/.done" ]; then
+		echo "generating a collection of $1 responses ..." >&2
+		rm -rf "$dir/scale-coll-$1"
+		bin/warcgen -o "$dir/scale-coll-$1" -files $(( ($1 + 6249) / 6250 )) -records "$1" -dup 0.4 -mean 1K \
+			-formats warc.gz,warc1.1.gz -seed 9 -collisions "" -noncandidates=false >&2
+		touch "$dir/scale-coll-$1/.done"
+	fi
+}
+# before_run N makes the round's copy of the collection.
+before_run() {
+	rm -rf "$tmp/run"
+	mkdir -p "$tmp/run"
+	cp -a "$dir/scale-coll-$1" "$tmp/run/coll"
+	rm -f "$tmp/run/coll/.done"
+}
+bench_run() {
+	echo bin/warcdedup run -q --work-dir "$tmp/run/work" "${sortmem[@]}" "$tmp/run/coll"
+}
+# after_run notes the work directory's size against the collection's,
+# and removes both.
+after_run() {
+	local coll work
+	coll=$(du -sb "$tmp/run/coll" | cut -f1)
+	work=$(du -sb "$tmp/run/work" | cut -f1)
+	echo "$1 $coll $work" | awk '{printf "run %d responses: collection %d bytes after, work directory %d bytes (%.2f%%, %.0f bytes a response)\n", $1, $2, $3, 100 * $3 / $2, $3 / $1}' >>"$dir/scale-run-workdir"
+	rm -rf "$tmp/run"
+}
+
 # measure PART SIZE ROUND runs the part once and appends its figures to
 # $dir/scale-results: PART SIZE ROUND WALL CPU LOAD then
 # NAME:COUNT:PEAK-MB:CPU for each command name.
 measure() {
 	local load
+	if declare -F before_"$1" >/dev/null; then
+		before_"$1" "$2"
+	fi
 	load=$(cut -d' ' -f1 /proc/loadavg)
 	# shellcheck disable=SC2046 # the part's command, split into words
 	bin/procpeak -- $(bench_"$1" "$2") >/dev/null 2>"$dir/scale-stderr" || { cat "$dir/scale-stderr" >&2; exit 1; }
@@ -95,7 +136,7 @@ measure() {
 		$1 == "proc" { procs = procs " " $2 ":" $3 ":" $4 ":" $5 }
 		END { print part, size, round, wall, cpu, load procs }' "$dir/scale-stderr" >>"$dir/scale-results"
 	if declare -F after_"$1" >/dev/null; then
-		after_"$1"
+		after_"$1" "$2"
 	fi
 	if [ -n "$(ls -A "$tmp")" ]; then
 		echo "bench-scale: $1 left files in $tmp" >&2
@@ -108,7 +149,7 @@ for part in $parts; do
 		input_"$part" "$n"
 	done
 done
-rm -f "$dir/scale-results"
+rm -f "$dir/scale-results" "$dir/scale-run-workdir"
 for round in $(seq "$rounds"); do
 	for part in $parts; do
 		for n in $sizes; do
@@ -167,3 +208,7 @@ awk -v sizes="$sizes" '
 				kp[1], kp[2], top[order[k]], top[order[k]] <= 150 ? "within" : "ABOVE", sz[1], ratio, ratio <= 1.15 ? "within" : "ABOVE", cratio, cratio <= 1.15 ? "within" : "ABOVE"
 		}
 	}' "$dir/scale-results"
+if [ -f "$dir/scale-run-workdir" ]; then
+	echo
+	cat "$dir/scale-run-workdir"
+fi

@@ -120,7 +120,7 @@ func (r *Rewrite) Run(ctx context.Context) (RewriteResult, error) {
 			r.Messages.Error(err)
 		},
 		Warn:   r.Messages.Warn,
-		Record: sw.write}
+		Record: sw.record}
 	var derived atomic.Int64
 	if r.Cache != "" {
 		if cache, err := warcsum.NewCache(r.Cache, Options(r.Algorithm)); err == nil {
@@ -211,7 +211,12 @@ type savedWriter struct{ w *bufio.Writer }
 func newSavedWriter(w io.Writer) *savedWriter { return &savedWriter{bufio.NewWriter(w)} }
 
 func (s *savedWriter) write(l *manifest.Line, revisitLength int64) {
-	fmt.Fprintf(s.w, "%s\t%d\t%d\t%d\n", l.File, l.Offset, l.Length, revisitLength)
+	s.record(l.File, l.Offset, l.Length, revisitLength)
+}
+
+// record is write of refs.Rewriter.Record's fields.
+func (s *savedWriter) record(file string, offset, length, revisitLength int64) {
+	fmt.Fprintf(s.w, "%s\t%d\t%d\t%d\n", file, offset, length, revisitLength)
 }
 
 // Saved is a line of saved.tsv.

@@ -158,7 +158,7 @@ func run(c *cli.Context) error {
 	}
 	start := time.Now()
 	log := cmdutil.NewLog(c)
-	u := reindex.Updater{Sort: syssort.Sorter{TempDir: c.String("temporary-directory"), Memory: c.String("sort-memory")}}
+	u := reindex.Updater{Sort: syssort.Sorter{TempDir: c.String("temporary-directory"), Memory: c.String("sort-memory"), Compress: syssort.Compressor()}}
 	if roots := c.StringSlice("root"); len(roots) > 0 {
 		u.Records = &reindex.Files{Roots: roots}
 	}

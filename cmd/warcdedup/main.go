@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -34,7 +35,18 @@ in the file where it is, as a WARC revisit record that points at the
 capture kept, and nothing is lost. Run "warcdedup COMMAND --help" for each
 command.`
 
+// memoryLimit is the Go runtime's soft memory limit (GOMEMLIMIT, which
+// overrides it): the job's live heap is bounded by its caches' budgets
+// and buffers (about 60-100 MB, flat in the records: docs/scale.md), and
+// the default GOGC would let the heap grow to twice that before a
+// collection; near the limit the runtime collects sooner instead, so
+// that the process stays under 150 MB resident (issue 22).
+const memoryLimit = 120 << 20
+
 func main() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(memoryLimit)
+	}
 	app := cmdutil.NewApp("warcdedup", "deduplicate web archive collections after the crawl", description, nil, nil)
 	app.Action = nil
 	app.Commands = []*cli.Command{runCommand(), assessCommand(), undoCommand(), indexCommand(), clusterCommand(), clusterTaskCommand(), checkCommand(), commitCommand(), showCommand()}

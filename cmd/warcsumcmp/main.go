@@ -103,7 +103,7 @@ func run(c *cli.Context) error {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}
 	defer closeAfter()
-	sorts := verify.Options{Sort: syssort.Sorter{TempDir: c.String("temporary-directory"), Memory: c.String("sort-memory")}}
+	sorts := verify.Options{Sort: syssort.Sorter{TempDir: c.String("temporary-directory"), Memory: c.String("sort-memory"), Compress: syssort.Compressor()}}
 	compare := func(before, after *manifest.Reader, violation func(string)) (verify.Stats, error) {
 		return sorts.RewriteAgainst(c.Context, before, after, nil, violation)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"slices"
 
 	"warcdedup/internal/gzfile"
@@ -69,6 +70,21 @@ func (f *feeds) wait() error {
 		}
 	}
 	return first
+}
+
+// run runs cmd, which reads the feeds, and returns its error, or else
+// the feeds'.
+func (f *feeds) run(cmd *exec.Cmd) error {
+	if err := cmd.Start(); err != nil {
+		f.close()
+		return err
+	}
+	f.start()
+	err := cmd.Wait()
+	if ferr := f.wait(); err == nil {
+		err = ferr
+	}
+	return err
 }
 
 // close closes the pipes of a sort that did not start.

@@ -18,6 +18,8 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+
+	"warcdedup/internal/gzfile"
 )
 
 // DefaultInMemory is Sorter.InMemory when it is 0.
@@ -45,6 +47,12 @@ type File struct {
 	name    string // once on disk
 	f       *os.File
 	w       *bufio.Writer
+	// gz: on disk gzip-compressed (a Sorter that compresses: its lines
+	// take a fifth of the space), a member per writing; z writes it, and
+	// raw counts its bytes uncompressed. A file sort wrote is plain.
+	gz  bool
+	z   *gzfile.Writer
+	raw int64
 	// Lines counts the lines written.
 	Lines int64
 }
@@ -65,8 +73,18 @@ func (f *File) Line(line []byte) error {
 	if err := f.spill(); err != nil {
 		return err
 	}
+	f.raw += int64(len(line)) + 1
 	f.w.Write(line)
 	return f.w.WriteByte('\n')
+}
+
+// writer is where the lines of a file on disk go: through gzip or not.
+func (f *File) writer(file *os.File) *bufio.Writer {
+	if !f.gz {
+		return bufio.NewWriterSize(file, bufferSize)
+	}
+	f.z = gzfile.NewWriter(file)
+	return bufio.NewWriterSize(f.z, bufferSize)
 }
 
 // spill moves the file to disk, open for writing.
@@ -79,7 +97,8 @@ func (f *File) spill() error {
 		if err != nil {
 			return err
 		}
-		f.f, f.w = file, bufio.NewWriterSize(file, bufferSize)
+		f.f = file
+		f.w = f.writer(file)
 		return nil
 	}
 	if err := os.MkdirAll(f.s.dir(), 0o755); err != nil {
@@ -89,8 +108,11 @@ func (f *File) spill() error {
 	if err != nil {
 		return err
 	}
-	f.name, f.f, f.w = file.Name(), file, bufio.NewWriterSize(file, bufferSize)
+	f.gz = f.s.Compress != ""
+	f.name, f.f = file.Name(), file
+	f.w = f.writer(file)
 	_, err = f.w.Write(f.mem)
+	f.raw = int64(len(f.mem))
 	f.mem = nil
 	return err
 }
@@ -101,10 +123,15 @@ func (f *File) close() error {
 		return nil
 	}
 	err := f.w.Flush()
+	if f.z != nil {
+		if zerr := f.z.Close(); err == nil {
+			err = zerr
+		}
+	}
 	if cerr := f.f.Close(); err == nil {
 		err = cerr
 	}
-	f.f, f.w = nil, nil
+	f.f, f.w, f.z = nil, nil, nil
 	return err
 }
 
@@ -128,6 +155,9 @@ func (f *File) size() (int64, error) {
 	if err := f.close(); err != nil {
 		return 0, err
 	}
+	if f.gz {
+		return f.raw, nil
+	}
 	fi, err := os.Stat(f.name)
 	if err != nil {
 		return 0, err
@@ -143,7 +173,7 @@ func (f *File) Open() (*Lines, error) {
 	if err := f.close(); err != nil {
 		return nil, err
 	}
-	r, err := os.Open(f.name)
+	r, err := gzfile.Open(f.name)
 	if err != nil {
 		return nil, err
 	}
@@ -174,9 +204,11 @@ func (s Sorter) SortLines(ctx context.Context, pattern string, inputs ...*File) 
 		out.Remove()
 		return nil, err
 	}
-	cmd, stderr, err := s.linesCommand(ctx, append(s.options(), "-o", out.name), inputs)
+	out.gz = false // sort writes it, plain
+	cmd, stderr, feed, err := s.linesCommand(ctx, append(s.options(), "-o", out.name), inputs)
 	if err == nil {
-		if err = cmd.Run(); err != nil {
+		err = feed.run(cmd)
+		if err != nil {
 			err = sortError(ctx, err, stderr)
 		}
 	}
@@ -197,26 +229,34 @@ func (s Sorter) Sorted(ctx context.Context, inputs ...*File) (*Lines, error) {
 	if ok {
 		return &Lines{lines: lines}, nil
 	}
-	cmd, stderr, err := s.linesCommand(ctx, s.options(), inputs)
+	cmd, stderr, feed, err := s.linesCommand(ctx, s.options(), inputs)
 	if err != nil {
 		return nil, err
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
+		feed.close()
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
+		feed.close()
 		return nil, err
 	}
+	feed.start()
 	l := NewLines(out)
 	l.done = func(whole bool) error {
 		if !whole {
 			// Stopped before the end: sort may be blocked writing.
 			cmd.Process.Kill()
 			cmd.Wait()
+			feed.wait()
 			return nil
 		}
-		if err := cmd.Wait(); err != nil {
+		err := cmd.Wait()
+		if ferr := feed.wait(); err == nil && ferr != nil {
+			return ferr
+		}
+		if err != nil {
 			return sortError(ctx, err, stderr)
 		}
 		return nil
@@ -242,7 +282,7 @@ func (s Sorter) sortInMemory(inputs []*File) ([][]byte, bool, error) {
 		data := in.mem
 		if in.name != "" {
 			var err error
-			if data, err = os.ReadFile(in.name); err != nil {
+			if data, err = readFile(in.name); err != nil {
 				return nil, false, err
 			}
 		}
@@ -259,21 +299,41 @@ func (s Sorter) sortInMemory(inputs []*File) ([][]byte, bool, error) {
 	return lines, true, nil
 }
 
-// linesCommand is sort over the inputs, each moved to disk.
-func (s Sorter) linesCommand(ctx context.Context, args []string, inputs []*File) (*exec.Cmd, *bytes.Buffer, error) {
+// readFile reads a File's lines on disk whole, compressed or not.
+func readFile(name string) ([]byte, error) {
+	r, err := gzfile.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+// linesCommand is sort over the inputs, each moved to disk; those
+// compressed it reads through the feeds, which the caller starts once
+// sort has (feeds.run, or start and wait).
+func (s Sorter) linesCommand(ctx context.Context, args []string, inputs []*File) (*exec.Cmd, *bytes.Buffer, *feeds, error) {
+	names := make([]string, 0, len(inputs))
 	for _, in := range inputs {
 		if err := in.spill(); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if err := in.close(); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		args = append(args, in.name)
+		names = append(names, in.name)
 	}
-	if len(inputs) == 0 {
-		args = append(args, os.DevNull)
+	names, feed, err := feedInputs(orNull(names))
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	return s.command(ctx, args)
+	cmd, stderr, err := s.command(ctx, append(args, names...))
+	if err != nil {
+		feed.close()
+		return nil, nil, nil, err
+	}
+	cmd.ExtraFiles = feed.r
+	return cmd, stderr, feed, nil
 }
 
 func sortError(ctx context.Context, err error, stderr *bytes.Buffer) error {

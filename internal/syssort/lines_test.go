@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"warcdedup/internal/gzfile"
 )
 
 // TestSortLines proves that lines come back in byte order, whole, however they
@@ -38,16 +40,23 @@ func TestSortLines(t *testing.T) {
 		name     string
 		inMemory int
 		stream   bool
+		compress bool // the inputs spilled gzip, fed to sort decompressed
 	}{
-		{"in memory, to a file", 0, false},
-		{"in memory, as a stream", 0, true},
-		{"system sort, to a file", -1, false},
-		{"system sort, as a stream", -1, true},
-		{"inputs on disk, sorted in memory", 64 << 10, false},
+		{"in memory, to a file", 0, false, false},
+		{"in memory, as a stream", 0, true, false},
+		{"system sort, to a file", -1, false, false},
+		{"system sort, as a stream", -1, true, false},
+		{"inputs on disk, sorted in memory", 64 << 10, false, false},
+		{"system sort, compressed inputs, to a file", -1, false, true},
+		{"system sort, compressed inputs, as a stream", -1, true, true},
+		{"compressed inputs on disk, sorted in memory", 64 << 10, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			o := Sorter{TempDir: dir, InMemory: tc.inMemory}
+			if tc.compress {
+				o.Compress = "gzip"
+			}
 			if tc.inMemory == 0 {
 				o.InMemory = 16 << 20
 			}
@@ -60,6 +69,15 @@ func TestSortLines(t *testing.T) {
 					}
 				}
 				inputs = append(inputs, f)
+			}
+			for _, f := range inputs {
+				if f.name == "" {
+					continue
+				}
+				f.close()
+				if gz, err := gzfile.IsGzip(f.name); err != nil || gz != tc.compress {
+					t.Fatalf("%s: gzip %v (%v), want %v", f.name, gz, err, tc.compress)
+				}
 			}
 			if tc.inMemory > 0 {
 				o.InMemory = 1 << 30 // the inputs spilled; their sort is small enough
