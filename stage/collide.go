@@ -146,13 +146,13 @@ func (c *Collide) gather(apartName string, out io.Writer, res *CollideResult) (m
 	}
 	also := func(l *manifest.Line) bool { return c.Also != nil && l.IsDuplicate() && c.Also(l) }
 	digests := map[string]bool{}
-	if err := eachLine(apartName, func(l *manifest.Line) error {
+	if err := EachLine(apartName, func(l *manifest.Line) error {
 		digests[l.Digest] = true
 		return nil
 	}); err != nil {
 		return nil, err
 	}
-	if err := eachLine(c.Numbered, func(l *manifest.Line) error {
+	if err := EachLine(c.Numbered, func(l *manifest.Line) error {
 		if also(l) {
 			digests[l.Digest] = true
 		}
@@ -188,7 +188,7 @@ func (c *Collide) gather(apartName string, out io.Writer, res *CollideResult) (m
 	}
 	kept := map[lineAt]bool{}
 	if len(digests) > 0 {
-		err = eachLine(c.Numbered, func(l *manifest.Line) error {
+		err = EachLine(c.Numbered, func(l *manifest.Line) error {
 			switch {
 			case l.IsRevisit() && l.Digest == manifest.NoDigest:
 				// Pins of every digest.
@@ -210,7 +210,7 @@ func (c *Collide) gather(apartName string, out io.Writer, res *CollideResult) (m
 			return nil // a duplicate: a revisit now, or in a file refused
 		})
 		if err == nil {
-			err = eachLine(apartName, resolveAgain)
+			err = EachLine(apartName, resolveAgain)
 		}
 		if err != nil {
 			return nil, err
@@ -223,28 +223,6 @@ func (c *Collide) gather(apartName string, out io.Writer, res *CollideResult) (m
 		return nil, err
 	}
 	return kept, origins.CommitRenamed()
-}
-
-// eachLine calls fn with each line of the manifest name (plain or gzip).
-func eachLine(name string, fn func(l *manifest.Line) error) error {
-	f, err := gzfile.Open(name)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	in := manifest.NewReader(f, name)
-	for {
-		l, err := in.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if err := fn(&l); err != nil {
-			return err
-		}
-	}
 }
 
 // CollideBack carries what the collisions stages did back to the hash

@@ -88,7 +88,7 @@ func TestCollideStaleOriginal(t *testing.T) {
 					t.Fatal(err)
 				}
 				var got []string
-				if err := eachLine(numbered, func(l *manifest.Line) error {
+				if err := EachLine(numbered, func(l *manifest.Line) error {
 					if l.URI != "http://o.example/" {
 						got = append(got, fmt.Sprintf("%s %d %s", l.URI, l.Copy, l.RefURI))
 					}
