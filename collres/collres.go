@@ -40,6 +40,22 @@ type Resolver struct {
 	// Number also numbers the copies (warccollres -p, the paper's
 	// warcsumproc in the same pass): the 10-field form is written.
 	Number bool
+	// FromManifest, with Number, numbers the copies from the manifest
+	// alone and reads no record: every response of a digest is one class
+	// (its ext as the line has it, 0 for a 6-field line). The caller's
+	// rewrite then compares each duplicate with its original byte for
+	// byte, as it does anyway, and resolves what it finds apart with a
+	// Resolver that reads (warcdedup run: each duplicate compared once,
+	// issue 21). Source is not used.
+	FromManifest bool
+	// Class, with FromManifest, is what the manifest line tells of the
+	// record's policy key (the URI under policy.URI, the container a file
+	// name shows under policy.Replay): lines of one digest with different
+	// classes are numbered apart, in the order their first lines come,
+	// as byte-identical records of different keys are when compared.
+	// What the line cannot tell (a status, a redirect's target) the
+	// rewrite's comparison finds. Nil: one class per digest.
+	Class func(l *manifest.Line) string
 	// ClassMemory is the largest payload held in memory as a class; larger
 	// ones go to a temporary file. 8 MiB if 0.
 	ClassMemory int64
@@ -534,6 +550,24 @@ func (g *group) classify(ctx context.Context, l *manifest.Line) (int, error) {
 		g.classes = map[classKey]int{}
 		g.keys = map[int]int{}
 		g.numberers = map[int]*manifest.Numberer{}
+	}
+	if w.r.FromManifest {
+		// Numbered from the manifest alone: the class is what the line
+		// tells of its key.
+		var key string
+		if w.r.Class != nil {
+			key = w.r.Class(l)
+		}
+		ck := classKey{max(l.Ext, 0), key}
+		ext, ok := g.classes[ck]
+		if !ok {
+			ext = len(g.classes)
+			g.classes[ck] = ext
+			if len(g.classes) > 1 {
+				st.Split++
+			}
+		}
+		return ext, nil
 	}
 	// The first payload of a digest always founds a class, so it is
 	// collected while it is compared; later ones are only fetched again in

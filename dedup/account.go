@@ -2,7 +2,9 @@ package dedup
 
 import (
 	"context"
+	"os"
 
+	"warcdedup/manifest"
 	"warcdedup/stage"
 	"warcdedup/workdir"
 )
@@ -22,6 +24,25 @@ func (r *run) account(ctx context.Context) (string, error) {
 		a.ByFile, a.Saved, a.Numbered = r.wd.File(workdir.ConvertedByFile), r.wd.File(workdir.ConvertedSaved), r.wd.File(workdir.ConvertedNumbered)
 		a.Hashed.Stats.Bytes += e.Conversion.WARCBytes - e.Conversion.ARCBytes
 		a.Rewrote.Stats.Rewritten = e.Files
+	}
+	if r.compareOnce() && !r.opt.DryRun {
+		// The revisits of the second rewrite, at the hash stage's offsets
+		// (stage.CollideBack), with the first's.
+		both := r.wd.File(workdir.TmpDir + "/saved-both.tsv")
+		if err := r.sorter().Merge(ctx, manifest.ByFile.Command, []string{a.Saved, r.wd.File(workdir.SavedCollisionsFile)}, both); err != nil {
+			return "", err
+		}
+		defer os.Remove(both)
+		a.Saved = both
+		c := &r.rewroteCollisions.Stats
+		st := a.Rewrote.Stats
+		st.Revisits += c.Revisits
+		st.AlreadyRevisit += c.AlreadyRevisit
+		st.NotSmaller += c.NotSmaller
+		st.Protected += c.Protected
+		st.Refused += c.Refused
+		a.Rewrote.Stats = st
+		a.Rewrote.Refused = append(append([]string(nil), a.Rewrote.Refused...), r.rewroteCollisions.Refused...)
 	}
 	if !r.opt.DryRun {
 		// Across the runs of the job (an interrupted one replaced some).

@@ -310,6 +310,7 @@ func TestKillAndResume(t *testing.T) {
 	}
 	full := time.Since(start)
 	want := hashTree(t, ref)
+	wantLogged := loggedFiles(t, filepath.Join(ref+".work", workdir.LogFile))
 	rng := rand.New(rand.NewPCG(1, 2))
 	const kills = 12
 	for i := range kills {
@@ -332,7 +333,7 @@ func TestKillAndResume(t *testing.T) {
 			t.Fatalf("kill %d after %v: the resumed run: %v\n%s", i, delay, err, out)
 		}
 		sameTree(t, fmt.Sprintf("kill %d after %v, resumed", i, delay), hashTree(t, coll), want)
-		checkLoggedOnce(t, filepath.Join(wd, workdir.LogFile))
+		checkLoggedAs(t, filepath.Join(wd, workdir.LogFile), wantLogged)
 		for _, d := range []string{coll, wd, filepath.Join(wd, workdir.CacheDir), filepath.Join(wd, workdir.TmpDir), tmp} {
 			entries, _ := os.ReadDir(d)
 			for _, e := range entries {
@@ -348,9 +349,27 @@ func TestKillAndResume(t *testing.T) {
 	}
 }
 
-// checkLoggedOnce checks that the rewrite log lists each replaced file
-// once.
-func checkLoggedOnce(t *testing.T, name string) {
+// checkLoggedAs checks that the rewrite log lists each replaced file as
+// many times as an uninterrupted job's (want): once, or twice for a file
+// the collisions stages rewrote again; never a replacement repeated by
+// a resumed run.
+func checkLoggedAs(t *testing.T, name string, want map[string]int) {
+	t.Helper()
+	seen := loggedFiles(t, name)
+	for file, n := range seen {
+		if n != want[file] {
+			t.Errorf("%s: %s logged %d times, by the uninterrupted job %d", name, file, n, want[file])
+		}
+	}
+	for file, n := range want {
+		if seen[file] == 0 {
+			t.Errorf("%s: %s not logged, by the uninterrupted job %d times", name, file, n)
+		}
+	}
+}
+
+// loggedFiles counts the replacements of each file the rewrite log lists.
+func loggedFiles(t *testing.T, name string) map[string]int {
 	t.Helper()
 	f, err := os.Open(name)
 	if err != nil {
@@ -369,11 +388,7 @@ func checkLoggedOnce(t *testing.T, name string) {
 			t.Fatal(err)
 		}
 	}
-	for file, n := range seen {
-		if n != 1 {
-			t.Errorf("%s: %s logged %d times", name, file, n)
-		}
-	}
+	return seen
 }
 
 // TestNextCrawl runs a second job on a collection the first one

@@ -98,7 +98,11 @@ type run struct {
 	hashed   stage.HashResult
 	resolved stage.ResolveResult
 	rewrote  stage.RewriteResult
-	verified verify.Stats
+	// collided and rewroteCollisions are the collisions stages' (see
+	// compareOnce).
+	collided          collideState
+	rewroteCollisions stage.RewriteResult
+	verified          verify.Stats
 	// newDamage counts the damaged records and unreadable files the hash
 	// again stage found beyond the hash stage's; damagedAgain names the
 	// first ones.
@@ -396,12 +400,11 @@ type step struct {
 // stage for what each does): with --convert-arc, the conversion of the
 // ARC files to WARC first, its outputs the files the hash stage lists (a
 // dry run estimates it after its rewrite instead, converting nothing).
-// What is to come has its place here: with resolve numbering the copies
-// without reading them, a step after the rewrite that resolves byte for
-// byte the digests whose comparison in the rewrite found a collision and
-// rewrites again what the new numbering allows; and, each step naming the
-// work files it leaves, the removal of those the next step has consumed
-// once it is done.
+// Where each duplicate is compared once (compareOnce), resolve numbers the
+// copies without reading them, and two stages after the rewrite resolve
+// byte for byte the digests whose comparison in the rewrite kept
+// duplicates apart from their original, and rewrite what the new
+// numbering allows.
 func (r *run) steps() []step {
 	dry, crawl := r.opt.DryRun, r.crawl != nil
 	after := []string{workdir.AfterFile}
@@ -413,6 +416,11 @@ func (r *run) steps() []step {
 		byDigest = append(byDigest, workdir.SliceFile)
 	}
 	convert := r.opt.ConvertARC
+	once := r.compareOnce()
+	rewritten := []string{workdir.SavedFile}
+	if once && !dry {
+		rewritten = append(rewritten, workdir.ApartFile)
+	}
 	all := []step{
 		{stage.ConvertName, r.convert, []string{convertStats}, true, convert && !dry},
 		{stage.HashName, r.hash, []string{workdir.BeforeFile, workdir.FactsFile}, true, true},
@@ -420,7 +428,9 @@ func (r *run) steps() []step {
 		{stage.JoinName, r.joinIndex, []string{workdir.JoinedFile}, true, crawl},
 		{stage.ResolveName, r.resolve, []string{workdir.NumberedFile}, true, true},
 		{stage.SortByFileName, r.sortByFile, []string{workdir.ByFileFile, workdir.FactsByFile}, true, true},
-		{stage.RewriteName, r.rewrite, []string{workdir.SavedFile}, !dry, true},
+		{stage.RewriteName, r.rewrite, rewritten, !dry, true},
+		{stage.CollideName, r.collide, []string{workdir.CollideFile, workdir.CollideOrigins, workdir.CollideByFile}, true, once && !dry},
+		{stage.RewriteCollisionName, r.rewriteCollisions, []string{workdir.SavedCollisionsFile}, true, once && !dry},
 		{stage.EstimateConversionName, r.estimateConversion, nil, false, convert && dry},
 		{stage.HashAgainName, r.hashAgain, after, true, !dry},
 		{stage.VerifyName, r.verify, []string{workdir.Violations}, true, !dry},
@@ -524,7 +534,9 @@ func stepWeight(name string) float64 {
 	case stage.HashName:
 		return 1
 	case stage.ResolveName:
-		return 0.8
+		return 0.1
+	case stage.CollideName, stage.RewriteCollisionName:
+		return 0.05
 	case stage.RewriteName:
 		return 2.3
 	case stage.IndexesName, stage.CommitName, stage.JoinName:
@@ -580,6 +592,10 @@ func (r *run) reload(name string) error {
 		r.hashed.Stats, err = workdir.ReadJSON[warcsum.Stats](r.wd.File(hashStats))
 	case stage.ResolveName:
 		r.resolved.Stats, err = workdir.ReadJSON[collres.Stats](r.wd.File(resolveStats))
+	case stage.CollideName:
+		r.collided, err = workdir.ReadJSON[collideState](r.wd.File(collideStats))
+	case stage.RewriteCollisionName:
+		r.rewroteCollisions.Stats, err = workdir.ReadJSON[refs.Stats](r.wd.File(rewriteCollideStats))
 	case stage.RewriteName:
 		if r.rewrote.Stats, err = workdir.ReadJSON[refs.Stats](r.wd.File(rewriteStats)); err == nil {
 			if r.rewrote.RefusedFiles, err = workdir.ReadJSON[[]string](r.wd.File(refusedStats)); errors.Is(err, os.ErrNotExist) {
@@ -720,7 +736,8 @@ func (r *run) resolve(ctx context.Context) (string, error) {
 	defer files.Close()
 	show := r.show.Start(stage.ResolveName, "", 0)
 	s := stage.Resolve{In: manifest.NewReader(in, r.wd.File(input)), Out: r.wd.File(workdir.NumberedFile), Source: r.coll.wacz.opener(files),
-		Policy: r.opt.Policy, Jobs: r.opt.Jobs, Total: r.hashed.Stats.Listed, Messages: messages{r.show}, Meter: show}
+		Policy: r.opt.Policy, Jobs: r.opt.Jobs, Total: r.hashed.Stats.Listed, Messages: messages{r.show}, Meter: show,
+		FromManifest: r.compareOnce()}
 	if r.crawl != nil {
 		s.Kept = r.crawl.committedLine
 	}
@@ -777,6 +794,14 @@ func (r *run) rewrite(ctx context.Context) (string, error) {
 		DryRun: r.opt.DryRun, HardLinks: r.opt.HardLinks, Policy: r.opt.Policy, Jobs: r.opt.Jobs,
 		Cache: r.wd.File(workdir.CacheDir), Algorithm: r.opt.Algorithm, Saved: r.wd.File(workdir.SavedFile), Total: total,
 		Messages: messages{r.show}, Meter: show}
+	if r.compareOnce() {
+		// Resolve read nothing: a duplicate its original does not match
+		// stays as it is, for the collisions stages.
+		s.Apart = r.wd.File(workdir.ApartFile)
+		if r.opt.DryRun {
+			s.Apart = r.wd.File(workdir.TmpDir + "/apart-dry.manifest")
+		}
+	}
 	res, err := r.runRewrite(ctx, &s)
 	show.End(err, "")
 	if err != nil {
@@ -909,6 +934,7 @@ func (r *run) finish(err error) {
 	}
 	reasons = append(reasons, r.resolved.Reasons()...)
 	reasons = append(reasons, r.rewrote.Reasons()...)
+	reasons = append(reasons, r.rewroteCollisions.Reasons()...)
 	reasons = append(reasons, r.coll.wacz.reasons()...)
 	if len(r.indexRefused) > 0 {
 		reasons = append(reasons, fmt.Sprintf("%d indexes left untouched (update indexes stage; see %s)", len(r.indexRefused), workdir.RunLog))
@@ -1027,7 +1053,7 @@ func (r *run) stamps() map[string]string {
 		return nil
 	}
 	left := r.changes.excluded()
-	for _, n := range r.rewrote.RefusedFiles {
+	for _, n := range slices.Concat(r.rewrote.RefusedFiles, r.rewroteCollisions.RefusedFiles) {
 		left[n] = true
 	}
 	for _, in := range inputs {

@@ -42,7 +42,7 @@ func (w *worker) rewrite(ctx context.Context, t *task) (err error) {
 			t.stats = Stats{}
 		case err != nil:
 			t.stats = Stats{Files: 1, Refused: 1}
-			t.entries, t.records = nil, nil
+			t.entries, t.records, t.apart = nil, nil, nil
 		}
 	}()
 	if f.Version, err = inplace.Open(w.r.placement(w.files), t.file); err != nil {
@@ -92,6 +92,13 @@ func (f *fileRewrite) walk(ctx context.Context) error {
 			// Examined at the offset the shift known then gave; an earlier
 			// run's revisit found since moved it.
 			found, stored, err = f.w.ownExaminer().prepare(ctx, f.Src, f.Size, f.Gzip, &l, at)
+		}
+		if err != nil && f.w.r.Apart != nil && isApart(err) {
+			// Left as it is, its bytes copied with what follows, and
+			// resolved again by the caller.
+			st.Apart++
+			t.apart = append(t.apart, apartLine{l, err})
+			continue
 		}
 		if err != nil {
 			return err

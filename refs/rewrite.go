@@ -61,6 +61,16 @@ type Rewriter struct {
 	// is in place (see rewritelog.Replacement). It is called from the
 	// workers, at once for different files.
 	Replaced func(rewritelog.Replacement)
+	// Apart, if set, keeps a duplicate that its original does not match
+	// (ErrPayloadDiffers: a hash collision; ErrNotEquivalent: the policy
+	// keeps them apart; originals.ErrOriginal: the original is gone or
+	// stale) as the response it is instead of refusing its file, and
+	// receives its line and why, in manifest order, once its file is
+	// done (not for a refused file, which stays as it was anyway): the
+	// lines a caller that numbered the copies without reading them
+	// resolves again byte for byte. Nil refuses the file, as warcrefs
+	// does for a manifest whose duplicates were proved.
+	Apart func(l *manifest.Line, why error)
 
 	// create makes the temporary file of a new version; tests replace it
 	// to simulate failing disks.
@@ -86,6 +96,7 @@ type Stats struct {
 	NotSmaller     int64 // records kept because their revisit would not be smaller
 	ARC            int64 // ARC files skipped: their records have no revisit form
 	Protected      int64 // records kept because an existing revisit refers to them
+	Apart          int64 // with Rewriter.Apart: records kept because their original differs
 	BytesBefore    int64 // size of the rewritten files before
 	BytesAfter     int64 // and after
 }
@@ -99,6 +110,7 @@ func (s *Stats) Add(o *Stats) {
 	s.Refused += o.Refused
 	s.Revisits += o.Revisits
 	s.AlreadyRevisit += o.AlreadyRevisit
+	s.Apart += o.Apart
 	s.NotSmaller += o.NotSmaller
 	s.ARC += o.ARC
 	s.Protected += o.Protected
@@ -128,7 +140,20 @@ type task struct {
 	stats   Stats
 	entries []rewritelog.Entry // of the revisits written, for the log
 	records []recordResult     // for Rewriter.Record
+	apart   []apartLine        // for Rewriter.Apart
 	inplace.Outcome
+}
+
+// apartLine is a duplicate kept because its original differs.
+type apartLine struct {
+	line manifest.Line
+	why  error
+}
+
+// isApart reports whether err says a duplicate's original differs from
+// it (see Rewriter.Apart), not that the file or the line is wrong.
+func isApart(err error) bool {
+	return errors.Is(err, ErrPayloadDiffers) || errors.Is(err, ErrNotEquivalent) || errors.Is(err, originals.ErrOriginal)
 }
 
 // recordResult is a duplicate that is a revisit once the task is done:
@@ -208,9 +233,15 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log *rewritelog
 			return nil // readErr says why
 		case t.Err != nil:
 			return inplace.RefusedOr(t.Err, r.Refused)
-		case r.Record != nil:
+		}
+		if r.Record != nil {
 			for _, rr := range t.records {
 				r.Record(t.file, rr.offset, rr.length, rr.revisitLength)
+			}
+		}
+		if r.Apart != nil {
+			for i := range t.apart {
+				r.Apart(&t.apart[i].line, t.apart[i].why)
 			}
 		}
 		return nil

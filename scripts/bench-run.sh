@@ -51,7 +51,7 @@ rounds=${BENCH_ROUNDS:-3}
 for round in $(seq "$rounds"); do
 	echo "round $round of $rounds ..." >&2
 	fresh coll
-	rm -f "$work/rewrite.log"
+	rm -f "$work/rewrite.log" "$work/rewrite.log.size" "$work/rewrite.log.pending"
 	timed /dev/null bash "$work/stages.sh" >>"$work/stages.times"
 	saved=$((bytes - $(du -sb "$work/coll" | cut -f1)))
 	fresh run

@@ -12,14 +12,20 @@
 //     The manifest is then sorted on digest (internal/syssort); with a
 //     crawl index, Join (join.go) adds the index's originals of its
 //     digests.
-//  2. and 3. Resolve (resolve.go, package collres): the lines of each
-//     digest read and compared byte for byte, collisions split into
-//     classes, the copies numbered: the numbered manifest, on digest,
-//     sorted again on file for the rewrite.
+//  2. and 3. Resolve (resolve.go, package collres): the copies numbered:
+//     the numbered manifest, on digest, sorted again on file for the
+//     rewrite. Where each duplicate is compared once (warcdedup run), from
+//     the manifest alone, reading nothing; otherwise (cluster, a crawl
+//     index, WACZ) the lines of each digest read and compared byte for
+//     byte, collisions split into classes.
 //  4. Rewrite (rewrite.go, package refs): each duplicate (copy > 1) in
-//     place as a revisit of its class's copy 1, every file replaced only
-//     by a checked, complete new version, each replacement in the rewrite
-//     log; saved.tsv lists each revisit written and its length.
+//     place as a revisit of its class's copy 1 once compared with it byte
+//     for byte, every file replaced only by a checked, complete new
+//     version, each replacement in the rewrite log; saved.tsv lists each
+//     revisit written and its length. After a resolve that read nothing,
+//     a duplicate its original does not match stays as it is, listed
+//     (Apart); Collide (collide.go) resolves just those digests byte for
+//     byte and a second Rewrite does what the new numbering allows.
 //  5. Hash again (Hash, of the files replaced only the revisits written
 //     are read) and Verify (verify.go, package verify): nothing was lost.
 //
@@ -38,7 +44,5 @@
 // A stage to come slots in between these: an ARC-to-WARC conversion
 // (package migrate) before Hash, whose outputs are the files Hash lists;
 // WACZ packages as inputs (package wacz), whose members Hash lists by the
-// names warcsum gives them ("x.wacz#archive/..."). Resolve is where
-// numbering without reading payloads will go, the byte-for-byte
-// comparison moving into Rewrite alone.
+// names warcsum gives them ("x.wacz#archive/...").
 package stage

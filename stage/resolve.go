@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"strings"
 
 	"warcdedup/atomicfile"
 	"warcdedup/collres"
@@ -25,8 +26,14 @@ type Resolve struct {
 	In     *manifest.Reader // sorted on digest: a work file, or the merge of a hash range's parts
 	Out    string           // the numbered manifest, whole or not at all
 	Source collres.Opener   // the records, kept open between them (source.Locator.Files)
-	Policy policy.Policy
-	Jobs   int // digests resolved at once
+	// FromManifest numbers the copies from the manifest alone, reading
+	// no record (collres.Resolver.FromManifest): the rewrite then
+	// compares each duplicate, once, and keeps apart those that differ
+	// (Rewrite.Apart), which Collide resolves byte for byte. Source is
+	// not read.
+	FromManifest bool
+	Policy       policy.Policy
+	Jobs         int // digests resolved at once
 	// Kept, if set, names the lines that stay responses whatever their
 	// date: a crawl index's committed originals, joined to the manifest.
 	Kept     func(*manifest.Line) bool
@@ -50,7 +57,7 @@ func (r *Resolve) Run(ctx context.Context) (ResolveResult, error) {
 	defer out.Abort()
 	stale := &firstOf{limit: KeepFirst}
 	var prog collres.Progress
-	res := collres.Resolver{Source: r.Source, Policy: r.Policy, Jobs: r.Jobs, Number: true, Progress: &prog, Kept: r.Kept,
+	res := collres.Resolver{Source: r.Source, Policy: r.Policy, Jobs: r.Jobs, Number: true, FromManifest: r.FromManifest, Class: ManifestClass(r.Policy), Progress: &prog, Kept: r.Kept,
 		Stale: func(err error) {
 			stale.add(err)
 			r.Messages.Error(err)
@@ -84,4 +91,34 @@ func (r *ResolveResult) Reasons() []string {
 		return nil
 	}
 	return append([]string{fmt.Sprintf("%s stale manifest lines left out (resolve stage)", progress.Count(r.Stats.Stale))}, First(r.Stale, 5)...)
+}
+
+// ManifestClass is what a manifest line tells of its record's key under
+// p (see policy.Policy.Key), for a resolve that reads nothing
+// (collres.Resolver.Class): under policy.URI the key itself, the URI;
+// under policy.Replay the container an ARC file's name shows (its status
+// and headers only the record tells, and the rewrite compares them).
+// Records numbered apart here are never compared, so what this gives
+// must only separate what the key would: a file named .arc that holds
+// WARC records is numbered apart from WARC copies, which costs a saving,
+// never a byte.
+func ManifestClass(p policy.Policy) func(l *manifest.Line) string {
+	switch p {
+	case policy.Payload:
+		return nil
+	case policy.URI:
+		return func(l *manifest.Line) string { return l.URI }
+	}
+	return func(l *manifest.Line) string {
+		if InARCFile(l) {
+			return "ARC"
+		}
+		return ""
+	}
+}
+
+// InARCFile reports whether l's file is named as an ARC file.
+func InARCFile(l *manifest.Line) bool {
+	f := strings.ToLower(l.File)
+	return strings.HasSuffix(f, ".arc") || strings.HasSuffix(f, ".arc.gz")
 }

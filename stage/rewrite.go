@@ -65,9 +65,15 @@ type Rewrite struct {
 	Cache     string
 	Algorithm digest.Algorithm
 	Saved     string // saved.tsv, whole or not at all
-	Total     int64  // bytes of the files, for the progress
-	Messages  Messages
-	Meter     progress.Meter
+	// Apart, if set, gets the numbered lines (in the order of In) of the
+	// duplicates left as they are because their original differs
+	// (refs.Rewriter.Apart), whole or not at all: the copies of a resolve
+	// that read nothing, for the collisions stage (Collide) to resolve byte
+	// for byte. Without it, such a duplicate refuses its file.
+	Apart    string
+	Total    int64 // bytes of the files, for the progress
+	Messages Messages
+	Meter    progress.Meter
 }
 
 // RewriteResult is what a Rewrite did.
@@ -109,6 +115,15 @@ func (r *Rewrite) Run(ctx context.Context) (RewriteResult, error) {
 	}
 	defer saved.Abort()
 	sw := newSavedWriter(saved)
+	var apart *apartWriter
+	if r.Apart != "" {
+		f, err := atomicfile.Create(r.Apart, 0o644)
+		if err != nil {
+			return RewriteResult{}, err
+		}
+		defer f.Abort()
+		apart = &apartWriter{f: f, w: bufio.NewWriter(f), messages: r.Messages}
+	}
 	refused := &firstOf{}
 	var refusedFiles refusedNames
 	var prog refs.Progress
@@ -121,6 +136,9 @@ func (r *Rewrite) Run(ctx context.Context) (RewriteResult, error) {
 		},
 		Warn:   r.Messages.Warn,
 		Record: sw.record}
+	if apart != nil {
+		rw.Apart = apart.write
+	}
 	var derived atomic.Int64
 	if r.Cache != "" {
 		if cache, err := warcsum.NewCache(r.Cache, Options(r.Algorithm)); err == nil {
@@ -146,7 +164,33 @@ func (r *Rewrite) Run(ctx context.Context) (RewriteResult, error) {
 	if err == nil {
 		err = saved.CommitRenamed()
 	}
+	if err == nil && apart != nil {
+		err = apart.commit()
+	}
 	return res, err
+}
+
+// apartWriter writes the lines of the duplicates kept apart from their
+// original, as refs.Rewriter gives them (in manifest order, one file at a
+// time).
+type apartWriter struct {
+	f        *atomicfile.File
+	w        *bufio.Writer
+	buf      []byte
+	messages Messages
+}
+
+func (a *apartWriter) write(l *manifest.Line, why error) {
+	a.messages.Note("%s offset %d: kept for now, resolved again byte for byte: %v", l.File, l.Offset, why)
+	a.buf = l.Append(a.buf[:0])
+	a.w.Write(a.buf) // its error is Flush's
+}
+
+func (a *apartWriter) commit() error {
+	if err := a.w.Flush(); err != nil {
+		return err
+	}
+	return a.f.CommitRenamed()
 }
 
 // refusedNames gathers the names of the files refused, from the workers.

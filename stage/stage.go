@@ -15,12 +15,17 @@ const (
 	JoinName         = "join the index"     // with a crawl index
 	ResolveName      = "resolve and number" // 2 and 3
 	SortByFileName   = "sort by file"
-	RewriteName      = "rewrite"    // 4
-	HashAgainName    = "hash again" // 5
-	VerifyName       = "verify"     // 5
-	IndexesName      = "update indexes"
-	AccountName      = "account"
-	CommitName       = "commit" // with a crawl index
+	RewriteName      = "rewrite" // 4
+	// After a resolve that read nothing: the digests whose duplicates the
+	// rewrite found apart from their original, resolved byte for byte and
+	// rewritten again (Collide).
+	CollideName          = "resolve the collisions"
+	RewriteCollisionName = "rewrite the collisions"
+	HashAgainName        = "hash again" // 5
+	VerifyName           = "verify"     // 5
+	IndexesName          = "update indexes"
+	AccountName          = "account"
+	CommitName           = "commit" // with a crawl index
 	// A dry run with --convert-arc: what the conversion would do to the
 	// listing and the revisits, estimated after the rewrite.
 	EstimateConversionName = "estimate the conversion"

@@ -46,8 +46,15 @@ const (
 	ByFileFile  = "by-file.manifest"       // the same, sorted on file and offset
 	FactsByFile = "facts-by-file.manifest" // facts.manifest sorted on file and offset
 	// rewrite (stage 4)
-	LogFile   = "rewrite.log" // warcrefs' log, appended across runs
-	SavedFile = "saved.tsv"   // per record rewritten: file offset old-length new-length
+	LogFile   = "rewrite.log"    // warcrefs' log, appended across runs
+	SavedFile = "saved.tsv"      // per record rewritten: file offset old-length new-length
+	ApartFile = "apart.manifest" // the duplicates the rewrite kept apart from their original (numbered, on file)
+	// resolve the collisions (after a resolve that read nothing)
+	CollideFile         = "collide.manifest"         // the digests kept apart, numbered again byte for byte, on digest
+	CollideOrigins      = "collide-origins.tsv"      // each line kept apart: file, offset now, offset and length at the hash
+	CollideByFile       = "collide-by-file.manifest" // collide.manifest on file and offset
+	SavedCollisionsFile = "saved-collisions.tsv"     // as saved.tsv, of the second rewrite, at the hash stage's offsets
+	ApartAgainFile      = "apart-again.manifest"     // what the second rewrite still kept apart (nothing, if the resolution is right)
 	// hash again and verify (stage 5)
 	AfterFile      = "after.manifest"  // warcsum of the collection after
 	AfterFilesFile = "after-files.tsv" // with an index: each file after the run, for the commit

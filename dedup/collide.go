@@ -1,0 +1,119 @@
+package dedup
+
+import (
+	"context"
+	"os"
+
+	"warcdedup/manifest"
+	"warcdedup/rewritelog"
+	"warcdedup/source"
+	"warcdedup/stage"
+	"warcdedup/workdir"
+)
+
+// compareOnce reports whether the run compares each duplicate once (issue
+// 21): resolve numbers the copies from the manifest without reading them,
+// the rewrite compares each duplicate with its original byte for byte and
+// keeps apart those that differ, and the collisions stages resolve just
+// their digests byte for byte and rewrite what the new numbering allows.
+//
+// Two collections keep the resolve that reads and compares every copy:
+// one with a crawl index, whose committed originals may come from a CDX
+// import spelling URIs and dates its own way (the comparing resolve takes
+// them as their records spell them, which verify then checks against);
+// and one with WACZ packages, whose rewrite stages member copies and
+// writes each package anew once (a second rewrite would write them
+// twice).
+func (r *run) compareOnce() bool {
+	return r.crawl == nil && (r.coll.wacz == nil || len(r.coll.wacz.members) == 0)
+}
+
+// The files the collisions stages keep their figures in.
+const (
+	collideStats        = "collide.json"
+	rewriteCollideStats = "rewrite-collisions.json"
+)
+
+// collideState is what the collisions stage leaves for the second
+// rewrite: its figures, and the size of the rewrite log when it read it,
+// where the second rewrite's own entries start.
+type collideState struct {
+	Result  stage.CollideResult `json:"result"`
+	LogSize int64               `json:"log_size"`
+}
+
+// collide resolves byte for byte the digests whose duplicates the rewrite
+// kept apart from their original.
+func (r *run) collide(ctx context.Context) (string, error) {
+	// A run killed between renaming a file and logging it left entries in
+	// the journal: the log is completed before its size is taken.
+	size, err := rewritelog.Recover(r.wd.File(workdir.LogFile))
+	if err != nil {
+		return "", err
+	}
+	files := r.coll.locator().Files(source.KeptOpen)
+	defer files.Close()
+	show := r.show.Start(stage.CollideName, "", 0)
+	c := stage.Collide{Apart: r.wd.File(workdir.ApartFile), Numbered: r.wd.File(workdir.NumberedFile),
+		Log: r.wd.File(workdir.LogFile), LogFrom: r.state.LogSizeAtHash, Source: r.coll.wacz.opener(files),
+		Policy: r.opt.Policy, Jobs: r.opt.Jobs, Sorter: r.sorter(),
+		Also: stage.InARCFile, Out: r.wd.File(workdir.CollideFile), Origins: r.wd.File(workdir.CollideOrigins), Messages: messages{r.show}, Meter: show}
+	res, err := c.Run(ctx)
+	show.End(err, "")
+	if err != nil {
+		return "", err
+	}
+	if err := r.sortFile(ctx, workdir.CollideFile, workdir.CollideByFile, manifest.ByFile.Command); err != nil {
+		return "", err
+	}
+	r.collided = collideState{Result: res, LogSize: size}
+	if err := workdir.WriteJSON(r.wd.File(collideStats), r.collided); err != nil {
+		return "", err
+	}
+	return res.Note(), nil
+}
+
+// rewriteCollisions rewrites what the collisions stage's numbering
+// allows, then carries its numbering into the job's numbered manifests
+// and its revisits into saved.tsv's companion, at the hash stage's
+// offsets, for the account.
+func (r *run) rewriteCollisions(ctx context.Context) (string, error) {
+	table, err := manifest.OpenTable(r.wd.File(workdir.CollideFile))
+	if err != nil {
+		return "", err
+	}
+	defer table.Close()
+	in, err := os.Open(r.wd.File(workdir.CollideByFile))
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	loc := r.coll.locator()
+	show := r.show.Start(stage.RewriteCollisionName, "", 0)
+	raw := r.wd.File(workdir.TmpDir + "/saved-collisions-now.tsv")
+	s := stage.Rewrite{In: manifest.NewReader(in, r.wd.File(workdir.CollideByFile)), Originals: []*manifest.Table{table}, Open: loc,
+		Roots: loc.Roots, Prefixes: loc.Prefixes, Log: r.wd.File(workdir.LogFile), LogFrom: r.collided.LogSize,
+		HardLinks: r.opt.HardLinks, Policy: r.opt.Policy, Jobs: r.opt.Jobs,
+		Cache: r.wd.File(workdir.CacheDir), Algorithm: r.opt.Algorithm, Saved: raw, Apart: r.wd.File(workdir.ApartAgainFile),
+		Messages: messages{r.show}, Meter: show}
+	res, err := s.Run(ctx)
+	show.End(err, "")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(raw)
+	back := stage.CollideBack{Origins: r.wd.File(workdir.CollideOrigins), Collide: r.wd.File(workdir.CollideFile),
+		SavedNow: raw, Saved: r.wd.File(workdir.SavedCollisionsFile), Numbered: r.wd.File(workdir.NumberedFile),
+		Sorter: r.sorter()}
+	if err := back.Run(ctx); err != nil {
+		return "", err
+	}
+	if err := r.sortFile(ctx, workdir.NumberedFile, workdir.ByFileFile, manifest.ByFile.Command); err != nil {
+		return "", err
+	}
+	r.rewroteCollisions = res
+	if err := workdir.WriteJSON(r.wd.File(rewriteCollideStats), res.Stats); err != nil {
+		return "", err
+	}
+	return res.Note(false), nil
+}

@@ -1,0 +1,167 @@
+package dedup
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"warcdedup/digest"
+	"warcdedup/internal/warctest"
+	"warcdedup/record"
+	"warcdedup/revisit"
+)
+
+// readCapture is a record as a test reads it back: its type and, for a
+// revisit, the readCapture it refers to.
+type readCapture struct {
+	typ, refers string
+}
+
+// captures reads every record of the WARC files under dir, by URI.
+func captures(t *testing.T, dir string) map[string]readCapture {
+	t.Helper()
+	out := map[string]readCapture{}
+	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		rr, err := record.NewReader(f, p)
+		if err != nil {
+			return err
+		}
+		for {
+			rec, err := rr.Next()
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			uri := rec.Header.Get("WARC-Target-URI")
+			c := readCapture{typ: rec.Type}
+			if rec.Type == "revisit" {
+				c.refers = revisit.RefersURI(rec)
+			}
+			out[uri] = c
+			if err := rr.Finish(); err != nil {
+				return err
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// collisionPair reads a pair of /work/shared/collisions, each member
+// followed by the same 8 KiB (the pairs of Merkle-Damgard hashes collide
+// with any common suffix): payloads whose revisits are smaller.
+func collisionPair(t *testing.T, a, b string) (string, string) {
+	t.Helper()
+	dir := filepath.Join("..", "..", "shared", "collisions")
+	pa, err := os.ReadFile(filepath.Join(dir, a))
+	if err != nil {
+		t.Skipf("the collision pairs: %v", err)
+	}
+	pb, err := os.ReadFile(filepath.Join(dir, b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(pa, pb) {
+		t.Fatalf("%s and %s are the same bytes", a, b)
+	}
+	suffix := strings.Repeat("common body of both members of the pair ", 8192/40)
+	return string(pa) + suffix, string(pb) + suffix
+}
+
+func httpWith(status int, contentType, body string) string {
+	return fmt.Sprintf("HTTP/1.1 %d X\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n%s", status, contentType, len(body), body)
+}
+
+// TestEachDuplicateComparedOnce runs the job on collections whose copies
+// resolve, numbering them without reading, cannot tell apart: two
+// payloads under one digest (real collision pairs, in the algorithm they
+// collide in), and the same bytes that replay differently. The rewrite
+// keeps each apart from the original it was numbered with, the
+// collisions stages resolve those digests byte for byte in the same run,
+// and each duplicate becomes a revisit of the readCapture it is byte for
+// byte and replays as; nothing colliding is ever a revisit of the other.
+func TestEachDuplicateComparedOnce(t *testing.T) {
+	cases := []struct {
+		name string
+		algo digest.Algorithm
+		// pair gives the HTTP messages a and b, whose payloads share a
+		// digest.
+		pair func(t *testing.T) (string, string)
+	}{
+		{"md5 collision (wang)", digest.MD5, func(t *testing.T) (string, string) {
+			x, y := collisionPair(t, "wang1.bin", "wang2.bin")
+			return httpWith(200, "application/octet-stream", x), httpWith(200, "application/octet-stream", y)
+		}},
+		{"md5 collision (fastcoll)", digest.MD5, func(t *testing.T) (string, string) {
+			x, y := collisionPair(t, "fastcoll1.bin", "fastcoll2.bin")
+			return httpWith(200, "application/octet-stream", x), httpWith(200, "application/octet-stream", y)
+		}},
+		{"sha1 collision (sha-mbles)", digest.SHA1, func(t *testing.T) (string, string) {
+			x, y := collisionPair(t, "sha-mbles-1.bin", "sha-mbles-2.bin")
+			return httpWith(200, "application/octet-stream", x), httpWith(200, "application/octet-stream", y)
+		}},
+		{"policy split: same bytes, another status", digest.SHA1, func(t *testing.T) (string, string) {
+			body := strings.Repeat("the same page served twice ", 400)
+			return httpWith(200, "text/html", body), httpWith(203, "text/html", body)
+		}},
+		{"policy split: same bytes, another type", digest.SHA1, func(t *testing.T) (string, string) {
+			body := strings.Repeat("{\"a\": 1} ", 800)
+			return httpWith(200, "text/plain", body), httpWith(200, "application/json", body)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := tc.pair(t)
+			dir := filepath.Join(t.TempDir(), "coll")
+			// a's original first, then b's (numbered a duplicate of a
+			// by digest), then a copy of each in another file.
+			warctest.WriteFile(t, dir, "one.warc.gz", warctest.Gzip(
+				warctest.Record("response", "http://a.example/", "2024-01-01T00:00:01Z", a),
+				warctest.Record("response", "http://b.example/", "2024-01-01T00:00:02Z", b)))
+			warctest.WriteFile(t, dir, "two.warc", []byte(
+				warctest.Record("response", "http://a2.example/", "2024-01-02T00:00:01Z", a)+
+					warctest.Record("response", "http://b2.example/", "2024-01-02T00:00:02Z", b)+
+					warctest.Record("response", "http://b3.example/", "2024-01-02T00:00:03Z", b)))
+			r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: filepath.Join(t.TempDir(), "work"), Jobs: 2, Algorithm: tc.algo})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep := r.Report; rep.Exit != 0 || rep.Totals.Violations != 0 {
+				t.Fatalf("exit %d %v, totals %+v", rep.Exit, rep.ExitReason, rep.Totals)
+			}
+			got := captures(t, dir)
+			want := map[string]readCapture{
+				"http://a.example/":  {typ: "response"},
+				"http://b.example/":  {typ: "response"},
+				"http://a2.example/": {typ: "revisit", refers: "http://a.example/"},
+				"http://b2.example/": {typ: "revisit", refers: "http://b.example/"},
+				"http://b3.example/": {typ: "revisit", refers: "http://b.example/"},
+			}
+			for uri, w := range want {
+				if got[uri] != w {
+					t.Errorf("%s: %+v, want %+v", uri, got[uri], w)
+				}
+			}
+			if n := r.Report.Totals.RevisitsWritten; n != 3 {
+				t.Errorf("%d revisits written, want 3", n)
+			}
+		})
+	}
+}
