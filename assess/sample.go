@@ -289,7 +289,7 @@ func writeSampleRecords(jobDir, out string) (*revisitFit, error) {
 			fit.add(len(l.URI), gzip, revisit)
 		}
 		b = append(b[:0], l.Digest...)
-		b = fmt.Appendf(b, " %d %d %d %d %d %d %s\n", l.Ext, l.Copy, files, revisit, l.Length, len(l.URI), flags(gzip, arc))
+		b = fmt.Appendf(b, " %d %d %d %d %d %d %s\n", l.Class, l.Copy, files, revisit, l.Length, len(l.URI), flags(gzip, arc))
 		if _, err := w.Write(b); err != nil {
 			return nil, err
 		}

@@ -422,7 +422,7 @@ func (w *worker) run(ctx context.Context, t *task) error {
 
 // single gives the only response of its digest ext 0 (and copy 1).
 func (w *worker) single(l *manifest.Line) {
-	l.Ext, l.Fields = 0, 7
+	l.Class, l.Fields = 0, 7
 	if w.r.Number {
 		var n manifest.Numberer
 		n.Number(l)
@@ -504,7 +504,7 @@ func (g *group) resolve(ctx context.Context, l manifest.Line) error {
 	if err != nil {
 		return err
 	}
-	l.Ext, l.Fields = ext, 7
+	l.Class, l.Fields = ext, 7
 	if w.r.Number {
 		n := g.numberers[ext]
 		if n == nil {
@@ -558,7 +558,7 @@ func (g *group) classify(ctx context.Context, l *manifest.Line) (int, error) {
 		if w.r.Class != nil {
 			key = w.r.Class(l)
 		}
-		ck := classKey{max(l.Ext, 0), key}
+		ck := classKey{max(l.Class, 0), key}
 		ext, ok := g.classes[ck]
 		if !ok {
 			ext = len(g.classes)

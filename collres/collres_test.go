@@ -171,8 +171,8 @@ func TestCollisions(t *testing.T) {
 			}
 			for uri, w := range want {
 				l := m[uri]
-				if l.Ext != w[0] || l.Copy != w[1] || l.RefURI != w[2] {
-					t.Errorf("%s: ext %d copy %d ref %s, want %v", uri, l.Ext, l.Copy, l.RefURI, w)
+				if l.Class != w[0] || l.Copy != w[1] || l.RefURI != w[2] {
+					t.Errorf("%s: ext %d copy %d ref %s, want %v", uri, l.Class, l.Copy, l.RefURI, w)
 				}
 			}
 			if st.Collisions != 1 || st.Stale != 0 || st.Clusters != 1 || st.Fetched != 6 {

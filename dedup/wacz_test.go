@@ -116,7 +116,7 @@ func packageDeps(t *testing.T, numbered string) map[[2]string]bool {
 		if !ok || ml.Fields != 10 {
 			continue
 		}
-		key := fmt.Sprint(ml.Digest, " ", ml.Ext)
+		key := fmt.Sprint(ml.Digest, " ", ml.Class)
 		switch {
 		case ml.IsKept():
 			kept[key] = pkg

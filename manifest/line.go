@@ -15,7 +15,7 @@ import (
 
 // Line is one record of the manifest. Which fields are meaningful depends on
 // the stage that wrote it: Fields is 6 after warcsum, 7 after warccollres
-// (Ext), 10 after warcsumproc (Copy, RefURI, RefDate).
+// (Class, field 7 "ext"), 10 after warcsumproc (Copy, RefURI, RefDate).
 //
 // A revisit line (see IsRevisit) lists a revisit record already in the
 // collection: 10 fields, ext -1, copy 0, and the URI and date it refers to.
@@ -29,7 +29,7 @@ type Line struct {
 	Date   string // WARC-Date as in the record, escaped
 	Digest string // payload digest, "algo:value"
 
-	Ext     int    // class within a digest (byte-identical, replay-equivalent); -1 on a revisit line
+	Class   int    // class within a digest (byte-identical, replay-equivalent); -1 on a revisit line
 	Copy    int    // 1 for a record kept, 2, 3, ... for duplicates; 0 on a revisit line
 	RefURI  string // URI of the original, "-" on copy 1
 	RefDate string // date of the original, "-" on copy 1; "*" on a revisit line that names none
@@ -37,12 +37,12 @@ type Line struct {
 	Fields int // 6, 7 or 10
 }
 
-// RevisitExt and RevisitCopy mark a revisit line. -1 sorts first under
+// RevisitClass and RevisitCopy mark a revisit line. -1 sorts first under
 // `sort -k7,7n`, so a digest's revisit lines reach the stages that number
 // its copies before its responses do.
 const (
-	RevisitExt  = -1
-	RevisitCopy = 0
+	RevisitClass = -1
+	RevisitCopy  = 0
 )
 
 // NoDigest is field 6 of a revisit line whose record names no payload
@@ -53,7 +53,7 @@ const NoDigest = "-"
 
 // IsRevisit reports whether l lists a revisit record already in the
 // collection rather than a response.
-func (l *Line) IsRevisit() bool { return l.Fields == 10 && l.Ext == RevisitExt }
+func (l *Line) IsRevisit() bool { return l.Fields == 10 && l.Class == RevisitClass }
 
 // IsDuplicate reports whether l is a response to be rewritten as a revisit
 // (copy 2, 3, ...).
@@ -83,7 +83,7 @@ func (l *Line) Append(dst []byte) []byte {
 	dst = append(dst, l.Digest...)
 	if l.Fields >= 7 {
 		dst = append(dst, ' ')
-		dst = strconv.AppendInt(dst, int64(l.Ext), 10)
+		dst = strconv.AppendInt(dst, int64(l.Class), 10)
 	}
 	if l.Fields == 10 {
 		dst = append(dst, ' ')
@@ -160,7 +160,7 @@ func Parse(text []byte) (Line, error) {
 		if string(f[7]) != "0" {
 			return Line{}, fmt.Errorf("ext -1 with copy %q: a revisit line has copy 0", f[7])
 		}
-		l.Ext, l.Copy = RevisitExt, RevisitCopy
+		l.Class, l.Copy = RevisitClass, RevisitCopy
 		l.RefURI, l.RefDate = string(f[8]), string(f[9])
 		if l.RefURI == "-" || l.RefDate == "-" {
 			return Line{}, fmt.Errorf("revisit line with reference %q %q: it must name what it refers to", l.RefURI, l.RefDate)
@@ -172,7 +172,7 @@ func Parse(text []byte) (Line, error) {
 		if err != nil {
 			return Line{}, err
 		}
-		l.Ext = int(ext)
+		l.Class = int(ext)
 	}
 	if n == 10 {
 		c, err := parseNumber(f[7], "copy")

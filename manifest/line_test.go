@@ -52,25 +52,25 @@ var parseTests = []struct {
 		name: "7 fields, ext 0",
 		text: "crawl-a.warc.gz 3901 635 http://example.com/robots.txt 2012-04-08T20:13:38Z " + sha1Robots + " 0",
 		want: manifest.Line{File: "crawl-a.warc.gz", Offset: 3901, Length: 635, URI: "http://example.com/robots.txt",
-			Date: "2012-04-08T20:13:38Z", Digest: sha1Robots, Ext: 0, Fields: 7},
+			Date: "2012-04-08T20:13:38Z", Digest: sha1Robots, Class: 0, Fields: 7},
 	},
 	{
 		name: "7 fields, largest ext",
 		text: "f 1 2 u d " + sha1Empty + " 2147483647",
-		want: manifest.Line{File: "f", Offset: 1, Length: 2, URI: "u", Date: "d", Digest: sha1Empty, Ext: math.MaxInt32, Fields: 7},
+		want: manifest.Line{File: "f", Offset: 1, Length: 2, URI: "u", Date: "d", Digest: sha1Empty, Class: math.MaxInt32, Fields: 7},
 	},
 	{
 		name: "10 fields, copy 1, spec example",
 		text: "crawl-a.warc.gz 3901 635 http://example.com/robots.txt 2012-04-08T20:13:38Z " + sha1Robots + " 0 1 - -",
 		want: manifest.Line{File: "crawl-a.warc.gz", Offset: 3901, Length: 635, URI: "http://example.com/robots.txt",
-			Date: "2012-04-08T20:13:38Z", Digest: sha1Robots, Ext: 0, Copy: 1, RefURI: "-", RefDate: "-", Fields: 10},
+			Date: "2012-04-08T20:13:38Z", Digest: sha1Robots, Class: 0, Copy: 1, RefURI: "-", RefDate: "-", Fields: 10},
 	},
 	{
 		name: "10 fields, copy 2, spec example",
 		text: "crawl-b.warc.gz 88127 610 http://example.com/robots.txt 2012-05-08T20:13:41Z " + sha1Robots +
 			" 0 2 http://example.com/robots.txt 2012-04-08T20:13:38Z",
 		want: manifest.Line{File: "crawl-b.warc.gz", Offset: 88127, Length: 610, URI: "http://example.com/robots.txt",
-			Date: "2012-05-08T20:13:41Z", Digest: sha1Robots, Ext: 0, Copy: 2,
+			Date: "2012-05-08T20:13:41Z", Digest: sha1Robots, Class: 0, Copy: 2,
 			RefURI: "http://example.com/robots.txt", RefDate: "2012-04-08T20:13:38Z", Fields: 10},
 	},
 	{
@@ -78,20 +78,20 @@ var parseTests = []struct {
 		text: "crawl-b.warc.gz 88127 610 http://example.com/robots.txt 2012-05-08T20:13:41Z " + sha1Robots +
 			" -1 0 http://example.com/robots.txt 2012-04-08T20:13:38Z",
 		want: manifest.Line{File: "crawl-b.warc.gz", Offset: 88127, Length: 610, URI: "http://example.com/robots.txt",
-			Date: "2012-05-08T20:13:41Z", Digest: sha1Robots, Ext: -1, Copy: 0,
+			Date: "2012-05-08T20:13:41Z", Digest: sha1Robots, Class: -1, Copy: 0,
 			RefURI: "http://example.com/robots.txt", RefDate: "2012-04-08T20:13:38Z", Fields: 10},
 	},
 	{
 		name: "revisit line without digest or Refers-To-Date",
 		text: "f 1 2 u d - -1 0 u *",
-		want: manifest.Line{File: "f", Offset: 1, Length: 2, URI: "u", Date: "d", Digest: "-", Ext: -1, Copy: 0,
+		want: manifest.Line{File: "f", Offset: 1, Length: 2, URI: "u", Date: "d", Digest: "-", Class: -1, Copy: 0,
 			RefURI: "u", RefDate: "*", Fields: 10},
 	},
 	{
 		name: "10 fields, ext and copy above 9",
 		text: "f 1 2 u d " + md5Empty + " 12 2147483647 v e",
 		want: manifest.Line{File: "f", Offset: 1, Length: 2, URI: "u", Date: "d", Digest: md5Empty,
-			Ext: 12, Copy: math.MaxInt32, RefURI: "v", RefDate: "e", Fields: 10},
+			Class: 12, Copy: math.MaxInt32, RefURI: "v", RefDate: "e", Fields: 10},
 	},
 }
 

@@ -90,8 +90,8 @@ type Numberer struct {
 // was, when l names the same record (file and offset) as the line before it
 // in its class: the same record listed twice is not a duplicate of itself.
 func (n *Numberer) Number(l *Line) bool {
-	if !n.started || l.Digest != n.digest || l.Ext != n.ext {
-		n.started, n.digest, n.ext, n.copies = true, l.Digest, l.Ext, 1
+	if !n.started || l.Digest != n.digest || l.Class != n.ext {
+		n.started, n.digest, n.ext, n.copies = true, l.Digest, l.Class, 1
 		n.refURI, n.refDate = l.URI, l.Date
 		n.prevFile, n.prevOffset = l.File, l.Offset
 		l.Fields, l.Copy, l.RefURI, l.RefDate = 10, 1, "-", "-"

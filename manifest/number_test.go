@@ -16,7 +16,7 @@ import (
 func TestNumberer(t *testing.T) {
 	const a, b = "sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "sha1:BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"
 	line := func(file string, off int64, uri, date, d string, ext int) manifest.Line {
-		return manifest.Line{File: file, Offset: off, Length: 10, URI: uri, Date: date, Digest: d, Ext: ext, Fields: 7}
+		return manifest.Line{File: file, Offset: off, Length: 10, URI: uri, Date: date, Digest: d, Class: ext, Fields: 7}
 	}
 	tests := []struct {
 		name  string
@@ -35,10 +35,10 @@ func TestNumberer(t *testing.T) {
 		{"original's URI and date kept", []manifest.Line{line("f", 0, "u1", "d1", a, 0), line("g", 0, "u1", "d1", a, 0), line("g", 10, "u1", "d2", a, 0)}, nil,
 			[]string{"1 - -", "1 - -", "2 u1 d1"}},
 		{"pinned capture kept", []manifest.Line{line("f", 0, "u1", "d1", a, 0), line("f", 10, "u2", "d2", a, 0), line("f", 20, "u3", "d3", a, 0)},
-			[]manifest.Line{{URI: "r", Date: "d9", Digest: a, Ext: -1, RefURI: "u2", RefDate: "d2", Fields: 10}},
+			[]manifest.Line{{URI: "r", Date: "d9", Digest: a, Class: -1, RefURI: "u2", RefDate: "d2", Fields: 10}},
 			[]string{"1 - -", "1 - -", "2 u1 d1"}},
 		{"pinned by URI, any date", []manifest.Line{line("f", 0, "u1", "d1", a, 0), line("f", 10, "u2", "d2", a, 0), line("f", 20, "u2", "d3", a, 0)},
-			[]manifest.Line{{URI: "r", Date: "d9", Digest: a, Ext: -1, RefURI: "u2", RefDate: "*", Fields: 10}},
+			[]manifest.Line{{URI: "r", Date: "d9", Digest: a, Class: -1, RefURI: "u2", RefDate: "*", Fields: 10}},
 			[]string{"1 - -", "1 - -", "1 - -"}},
 		{"committed capture kept, later than a new original", []manifest.Line{line("new/f", 0, "u1", "d1", a, 0), line("jan/f", 10, "u2", "d2", a, 0), line("new/g", 20, "u3", "d3", a, 0)}, nil,
 			[]string{"1 - -", "1 - -", "2 u1 d1"}},

@@ -44,7 +44,7 @@ var (
 		Name:    "digest, ext, date, file, offset",
 		Command: "LC_ALL=C sort -k6,6 -k7,7n -k5,5 -k1,1 -k2,2n",
 		Compare: func(a, b *Line) int {
-			return cmp.Or(strings.Compare(a.Digest, b.Digest), cmp.Compare(a.Ext, b.Ext),
+			return cmp.Or(strings.Compare(a.Digest, b.Digest), cmp.Compare(a.Class, b.Class),
 				strings.Compare(a.Date, b.Date), strings.Compare(a.File, b.File), cmp.Compare(a.Offset, b.Offset))
 		},
 	}

@@ -57,13 +57,13 @@ func (o *Originals) Plan(l *manifest.Line) (Plan, error) {
 		if same == nil && k.URI == l.URI && k.Date == l.Date {
 			same = k
 		}
-		if orig == nil && k.Ext == l.Ext && k.URI == l.RefURI && k.Date == l.RefDate {
+		if orig == nil && k.Class == l.Class && k.URI == l.RefURI && k.Date == l.RefDate {
 			orig = k
 		}
 	}
 	switch {
 	case orig == nil:
-		return Plan{}, fmt.Errorf("%w (%s %s, digest %s ext %d)", ErrNoOriginal, l.RefURI, l.RefDate, l.Digest, l.Ext)
+		return Plan{}, fmt.Errorf("%w (%s %s, digest %s ext %d)", ErrNoOriginal, l.RefURI, l.RefDate, l.Digest, l.Class)
 	case orig.URI == l.URI && orig.Date == l.Date:
 		return Plan{}, ErrSelfReference
 	case same != nil:

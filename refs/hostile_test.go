@@ -107,7 +107,7 @@ func (m *mutant) class(l *manifest.Line) []*manifest.Line {
 	out := []*manifest.Line{l}
 	for i := range m.lines {
 		o := &m.lines[i]
-		if o != l && !o.IsRevisit() && o.Digest == l.Digest && o.Ext == l.Ext {
+		if o != l && !o.IsRevisit() && o.Digest == l.Digest && o.Class == l.Class {
 			out = append(out, o)
 		}
 	}
@@ -230,9 +230,9 @@ var hostileMutations = []mutation{
 		if l == nil {
 			return false
 		}
-		l.Ext = max(0, l.Ext+int(m.delta()%2))
+		l.Class = max(0, l.Class+int(m.delta()%2))
 		if m.r.IntN(2) == 0 {
-			l.Ext++
+			l.Class++
 		}
 		return true
 	}},

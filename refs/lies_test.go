@@ -67,7 +67,7 @@ func newLieSetup(t *testing.T) *lieSetup {
 		if l.IsRevisit() {
 			continue
 		}
-		k := ck{l.Digest, l.Ext}
+		k := ck{l.Digest, l.Class}
 		i, ok := index[k]
 		if !ok {
 			i = len(s.classes)
@@ -283,7 +283,7 @@ var lieCases = []lieCase{
 			d, other := s.otherExt(t)
 			l := at(t, m, d)
 			refer(l, other)
-			l.Ext = other.Ext
+			l.Class = other.Class
 			return told{lies: m, victims: []manifest.Line{d}}
 		}},
 	{name: "a reference to the original of another digest", want: originals.ErrNoOriginal, old: oldLost,
@@ -299,7 +299,7 @@ var lieCases = []lieCase{
 			other := s.classExcept(t, 0, c, nil).kept[0]
 			l := at(t, m, c.dups[0])
 			refer(l, other)
-			l.Digest, l.Ext = other.Digest, other.Ext
+			l.Digest, l.Class = other.Digest, other.Class
 			// The payload policy, so that the digest is what tells them
 			// apart, not their headers.
 			return told{lies: m, victims: c.dups[:1], policy: policy.Payload}
@@ -417,7 +417,7 @@ var lieCases = []lieCase{
 			inAway := map[string]bool{}
 			for _, l := range m {
 				if l.IsKept() && l.File == away {
-					inAway[fmt.Sprint(l.Digest, l.Ext, l.URI, l.Date)] = true
+					inAway[fmt.Sprint(l.Digest, l.Class, l.URI, l.Date)] = true
 				}
 			}
 			var input, victims []manifest.Line
@@ -426,7 +426,7 @@ var lieCases = []lieCase{
 					continue
 				}
 				input = append(input, l)
-				if l.IsDuplicate() && inAway[fmt.Sprint(l.Digest, l.Ext, l.RefURI, l.RefDate)] {
+				if l.IsDuplicate() && inAway[fmt.Sprint(l.Digest, l.Class, l.RefURI, l.RefDate)] {
 					victims = append(victims, l)
 				}
 			}

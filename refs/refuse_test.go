@@ -211,7 +211,7 @@ func TestRefusals(t *testing.T) {
 					// only the record itself is wrong.
 					for _, k := range s.c.all {
 						if k.Digest == lines[i].Digest && k.Copy == 1 && k.URI != lines[i].URI {
-							lines[i].Ext, lines[i].RefURI, lines[i].RefDate = k.Ext, k.URI, k.Date
+							lines[i].Class, lines[i].RefURI, lines[i].RefDate = k.Class, k.URI, k.Date
 							break
 						}
 					}

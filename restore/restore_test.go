@@ -257,7 +257,7 @@ func TestUndoRefuses(t *testing.T) {
 		lines := rewritetest.ParseManifest(t, rewritetest.WarcsumDir(t, dir))
 		var all, dups []manifest.Line
 		for _, l := range lines {
-			l.Ext, l.RefURI, l.RefDate, l.Fields = 0, "-", "-", 10
+			l.Class, l.RefURI, l.RefDate, l.Fields = 0, "-", "-", 10
 			l.Copy = 1
 			if l.File == "d.warc" {
 				l.Copy, l.RefURI, l.RefDate = 2, "http://example.com/a", "2024-01-01T00:00:00Z"
@@ -397,7 +397,7 @@ func TestRestoreRetarget(t *testing.T) {
 	var dups []manifest.Line
 	for i := range all {
 		l := &all[i]
-		l.Ext, l.Copy, l.RefURI, l.RefDate, l.Fields = 0, 1, "-", "-", 10
+		l.Class, l.Copy, l.RefURI, l.RefDate, l.Fields = 0, 1, "-", "-", 10
 		if l.File == "d.warc.gz" {
 			l.Copy, l.RefURI, l.RefDate = 2, "http://example.com/a", "2024-01-01T00:00:00Z"
 			if strings.HasPrefix(l.URI, "http://example.com/k") {

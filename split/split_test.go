@@ -142,7 +142,7 @@ func TestByHashRange(t *testing.T) {
 // the part's clusters, and that every hash range is written even if empty.
 func TestDigestlessRevisitLines(t *testing.T) {
 	pin := manifest.Line{File: "r.warc", Offset: 5, Length: 9, URI: "http://r/", Date: "2021-01-01T00:00:00Z",
-		Digest: manifest.NoDigest, Ext: manifest.RevisitExt, Copy: manifest.RevisitCopy, RefURI: "http://h/7", RefDate: "*", Fields: 10}
+		Digest: manifest.NoDigest, Class: manifest.RevisitClass, Copy: manifest.RevisitCopy, RefURI: "http://h/7", RefDate: "*", Fields: 10}
 	lines := append([]manifest.Line{pin}, randomLines(300, digest.SHA1)...)
 	splits := []struct {
 		name  string

@@ -147,7 +147,7 @@ func (a *tally) records() error {
 		a.month.Add(monthOf(l.Date), b)
 		a.size.Add(report.SizeClass(l.Length), b)
 		if !l.IsDuplicate() {
-			if l.Fields >= 10 && l.Copy == 1 && l.Ext > 0 {
+			if l.Fields >= 10 && l.Copy == 1 && l.Class > 0 {
 				a.apart.Records++
 				a.apart.Bytes += l.Length
 			}
@@ -252,17 +252,17 @@ func (a *tally) classes(ctx context.Context) error {
 			clear(origFile)
 			digest = l.Digest
 		}
-		c := cur[l.Ext]
+		c := cur[l.Class]
 		if c == nil {
-			c = &report.Class{Digest: l.Digest, Ext: l.Ext, URI: l.URI, Date: l.Date}
-			cur[l.Ext] = c
-			origFile[l.Ext] = l.File
+			c = &report.Class{Digest: l.Digest, Ext: l.Class, URI: l.URI, Date: l.Date}
+			cur[l.Class] = c
+			origFile[l.Class] = l.File
 		}
 		c.Copies++
 		c.Bytes += l.Length
 		if l.IsDuplicate() {
 			c.DuplicateBytes += l.Length
-			fmt.Fprintf(pw, "%s %d %s\n", l.File, l.Offset, origFile[l.Ext])
+			fmt.Fprintf(pw, "%s %d %s\n", l.File, l.Offset, origFile[l.Class])
 		}
 	}
 	flush()

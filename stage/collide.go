@@ -181,7 +181,7 @@ func (c *Collide) gather(apartName string, out io.Writer, res *CollideResult) (m
 		if err := move(l); err != nil {
 			return err
 		}
-		l.Fields, l.Ext = 6, 0
+		l.Fields, l.Class = 6, 0
 		res.Apart++
 		fmt.Fprintf(ow, "%s\t%d\t%d\t%d\n", l.File, l.Offset, was.Offset, was.Length)
 		return write(l)
@@ -202,7 +202,7 @@ func (c *Collide) gather(apartName string, out io.Writer, res *CollideResult) (m
 					return err
 				}
 				kept[lineAt{l.File, l.Offset}] = true
-				l.Fields, l.Ext = 6, 0
+				l.Fields, l.Class = 6, 0
 				return write(l)
 			case also(l):
 				return resolveAgain(l)
@@ -343,7 +343,7 @@ func (b *CollideBack) renumbering(origins map[lineAt]lineAt) (map[lineAt]renumbe
 	flush := func() {
 		for _, l := range apart {
 			was := origins[lineAt{l.File, l.Offset}]
-			n := renumbered{ext: 1 + l.Ext, copy: l.Copy, refURI: l.RefURI, refDate: l.RefDate}
+			n := renumbered{ext: 1 + l.Class, copy: l.Copy, refURI: l.RefURI, refDate: l.RefDate}
 			if l.Copy > 1 && first[capture{l.RefURI, l.RefDate}] {
 				n.ext = 0
 			}
@@ -402,7 +402,7 @@ func (b *CollideBack) numbered(ctx context.Context, lines map[lineAt]renumbered)
 			return err
 		}
 		if n, ok := lines[lineAt{l.File, l.Offset}]; ok && !l.IsRevisit() {
-			l.Ext, l.Copy, l.RefURI, l.RefDate = n.ext, n.copy, n.refURI, n.refDate
+			l.Class, l.Copy, l.RefURI, l.RefDate = n.ext, n.copy, n.refURI, n.refDate
 		}
 		buf = l.Append(buf[:0])
 		bw.Write(buf)

@@ -262,12 +262,12 @@ func (pr *PackageRewrite) findDependencies(numbered string) error {
 		}
 		switch {
 		case l.IsKept():
-			kept[l.Ext] = pkg
+			kept[l.Class] = pkg
 		case l.IsDuplicate() && pkg != "":
-			if dups[l.Ext] == nil {
-				dups[l.Ext] = map[string]bool{}
+			if dups[l.Class] == nil {
+				dups[l.Class] = map[string]bool{}
 			}
-			dups[l.Ext][pkg] = true
+			dups[l.Class][pkg] = true
 		}
 		return nil
 	})

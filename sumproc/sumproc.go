@@ -176,11 +176,11 @@ func Process(in *manifest.Reader, out *manifest.Writer, opt Options, deps Deps) 
 		st.Records++
 		st.Bytes += l.Length
 		switch {
-		case l.RefURI == "-" && (class.Digest != l.Digest || class.Ext != l.Ext || class.Copies == 0):
+		case l.RefURI == "-" && (class.Digest != l.Digest || class.Ext != l.Class || class.Copies == 0):
 			// The original of a new class.
 			flush()
 			st.UniquePayloads++
-			class = Class{Digest: l.Digest, Ext: l.Ext, URI: l.URI, Date: l.Date}
+			class = Class{Digest: l.Digest, Ext: l.Class, URI: l.URI, Date: l.Date}
 			origFile = l.File
 		case l.Copy == 1:
 			// A later capture kept as a response.

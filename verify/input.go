@@ -54,8 +54,8 @@ func (c *comparison) readManifest(r *manifest.Reader, side string, count *int64)
 		if l.IsRevisit() {
 			b.str(kindRevisit).str(l.Digest).str(l.RefURI).str(l.RefDate)
 		} else {
-			if l.Ext < 0 {
-				return r.Errorf("ext %d of a response", l.Ext)
+			if l.Class < 0 {
+				return r.Errorf("ext %d of a response", l.Class)
 			}
 			b.str(kindResponse).str(l.Digest)
 		}
@@ -63,7 +63,7 @@ func (c *comparison) readManifest(r *manifest.Reader, side string, count *int64)
 		if side == sideBefore {
 			b.num(int64(r.LineNumber()))
 			if !l.IsRevisit() {
-				b.num(int64(l.Ext))
+				b.num(int64(l.Class))
 			}
 			b.str(l.File).num(l.Offset)
 		}

@@ -508,10 +508,10 @@ func generate(rng *rand.Rand, exts bool) *collection {
 		if exts {
 			l.Fields = 7
 			if p%3 == 0 { // a colliding digest: two payload classes
-				l.Ext = rng.IntN(2)
+				l.Class = rng.IntN(2)
 			}
 		}
-		k := cls{l.Digest, l.Ext}
+		k := cls{l.Digest, l.Class}
 		if members[k] == nil {
 			order = append(order, k)
 		}
@@ -537,7 +537,7 @@ func generate(rng *rand.Rand, exts bool) *collection {
 		v := manifest.Line{
 			File: "old.warc.gz", Offset: offsets["old.warc.gz"], Length: 300,
 			URI: fmt.Sprintf("http://h%d.example/p%d", rng.IntN(6), rng.IntN(8)), Date: date(i),
-			Digest: k.digest, Ext: -1, Copy: 0, RefURI: o.URI, RefDate: o.Date, Fields: 10,
+			Digest: k.digest, Class: -1, Copy: 0, RefURI: o.URI, RefDate: o.Date, Fields: 10,
 		}
 		offsets["old.warc.gz"] += v.Length
 		if rng.IntN(4) == 0 {
@@ -559,15 +559,15 @@ func generate(rng *rand.Rand, exts bool) *collection {
 			c.after = append(c.after, a)
 			continue
 		}
-		k := cls{b.Digest, b.Ext}
+		k := cls{b.Digest, b.Class}
 		c.classOf[len(c.after)] = [2]any{k.digest, k.ext}
 		o := original[k]
 		if o == i {
-			a.Fields, a.Ext = 6, 0
+			a.Fields, a.Class = 6, 0
 			c.originals = append(c.originals, len(c.after))
 		} else {
 			a = manifest.Line{File: a.File, Offset: a.Offset, Length: 350, URI: b.URI, Date: b.Date, Digest: b.Digest,
-				Ext: -1, Copy: 0, RefURI: c.before[o].URI, RefDate: c.before[o].Date, Fields: 10}
+				Class: -1, Copy: 0, RefURI: c.before[o].URI, RefDate: c.before[o].Date, Fields: 10}
 			if rng.IntN(5) == 0 {
 				a.Digest = md(fmt.Sprint("payload of ", b.Digest))
 			}
@@ -616,7 +616,7 @@ func without(after []manifest.Line, i int) []manifest.Line {
 // asRevisitOf turns after-line i into a revisit that refers to after-line j.
 func asRevisitOf(after []manifest.Line, i, j int) {
 	a := &after[i]
-	a.Fields, a.Ext, a.Copy, a.RefURI, a.RefDate = 10, -1, 0, after[j].URI, after[j].Date
+	a.Fields, a.Class, a.Copy, a.RefURI, a.RefDate = 10, -1, 0, after[j].URI, after[j].Date
 }
 
 var corruptions = []corruption{

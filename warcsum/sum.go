@@ -437,7 +437,7 @@ func (s *Summer) revisitLine(rr *record.Reader, rec *record.Record, file string,
 	st.Revisits++
 	s.line = manifest.Line{
 		File: file, Offset: rec.Offset, Length: rec.Length, URI: uri, Date: manifest.DateField(rec),
-		Digest: d, Ext: manifest.RevisitExt, Copy: manifest.RevisitCopy, RefURI: refURI, RefDate: refDate, Fields: 10,
+		Digest: d, Class: manifest.RevisitClass, Copy: manifest.RevisitCopy, RefURI: refURI, RefDate: refDate, Fields: 10,
 	}
 	return true, nil
 }

@@ -662,7 +662,7 @@ func TestClusterStorageDown(t *testing.T) {
 		if l.IsRevisit() {
 			continue
 		}
-		class := fmt.Sprintf("%s %d", l.Digest, l.Ext)
+		class := fmt.Sprintf("%s %d", l.Digest, l.Class)
 		if onDown[l.File] {
 			downLines++
 		}

@@ -443,7 +443,7 @@ func resolve(lines []manifest.Line, metas []recMeta) classCounts {
 				n = &manifest.Numberer{Pinned: pinned}
 				numberers[ext] = n
 			}
-			l.Ext = ext
+			l.Class = ext
 			n.Number(l)
 		}
 		i = j

@@ -534,8 +534,8 @@ func TestExpectedIsConsistent(t *testing.T) {
 						revisits = append(revisits, l)
 						continue
 					}
-					if l.Ext < len(classes) {
-						c := &classes[l.Ext]
+					if l.Class < len(classes) {
+						c := &classes[l.Class]
 						if c.id != ids[k] || c.key != keys[k] {
 							t.Errorf("%s: bytes or replay identity differ within a class", &l)
 						}
@@ -552,13 +552,13 @@ func TestExpectedIsConsistent(t *testing.T) {
 						}
 						continue
 					}
-					if l.Ext != len(classes) {
+					if l.Class != len(classes) {
 						t.Fatalf("%s: ext out of sequence", &l)
 					}
 					newBytes := true
 					for _, c := range classes {
 						if c.id == ids[k] && c.key == keys[k] {
-							t.Errorf("%s: same bytes and replay identity as ext %d", &l, c.first.Ext)
+							t.Errorf("%s: same bytes and replay identity as ext %d", &l, c.first.Class)
 						}
 						if c.id == ids[k] {
 							newBytes = false
@@ -682,7 +682,7 @@ func TestCollisions(t *testing.T) {
 				}
 				for m := range 2 {
 					for _, l := range lines[m] {
-						if l.Digest != lines[m][0].Digest || l.Ext != lines[m][0].Ext {
+						if l.Digest != lines[m][0].Digest || l.Class != lines[m][0].Class {
 							t.Errorf("%s: copies of one member in different classes: %s, %s", pair.Name, &l, &lines[m][0])
 						}
 					}
@@ -690,7 +690,7 @@ func TestCollisions(t *testing.T) {
 				l0, l1 := lines[0][0], lines[1][0]
 				if pair.Algorithm == tt.algo {
 					wantCollisions++
-					if l0.Digest != l1.Digest || l0.Ext == l1.Ext {
+					if l0.Digest != l1.Digest || l0.Class == l1.Class {
 						t.Errorf("%s: want the same digest and different ext: %s, %s", pair.Name, &l0, &l1)
 					}
 				} else if l0.Digest == l1.Digest {
@@ -733,7 +733,7 @@ func TestDupRate(t *testing.T) {
 			var sameURL, otherURL, crossFile, sameFile, laterFileFirst int
 			firsts := map[string]manifest.Line{}
 			for _, l := range res.Expected {
-				k := l.Digest + " " + strconv.Itoa(l.Ext)
+				k := l.Digest + " " + strconv.Itoa(l.Class)
 				if l.Copy == 1 {
 					firsts[k] = l
 					continue

@@ -468,7 +468,7 @@ func (w *writer) revisitListed(uri, date, refURI, refDate, payloadDigest string,
 	}
 	w.out1.recs = append(w.out1.recs, listedRec{
 		line: manifest.Line{File: w.fp.name, Offset: start, Length: length, URI: manifest.EscapeField(uri), Date: date,
-			Digest: d, Ext: manifest.RevisitExt, Copy: manifest.RevisitCopy,
+			Digest: d, Class: manifest.RevisitClass, Copy: manifest.RevisitCopy,
 			RefURI: manifest.EscapeField(refURI), RefDate: refDate, Fields: 10},
 		recMeta: recMeta{pay: -1},
 	})
