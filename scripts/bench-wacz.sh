@@ -29,7 +29,7 @@ src=$dir/wacz-src-$size_mb
 if [ ! -f "$src/.done" ]; then
 	rm -rf "$src"
 	echo "generating ~${size_mb} MB of .warc.gz with 40% duplicates, packaged as 8 WACZ files ..." >&2
-	warcgen -o "$src/gen" -files 16 -records $((size_mb * 1000 * 1000 / 33000)) -dup 0.4 -mean 30000 \
+	warcgen -o "$src/gen" -files 16 -records $((size_mb * 1000 * 1000 / 23000)) -dup 0.4 -mean 30000 \
 		-formats warc.gz,warc1.1.gz -seed 23 -collisions "" -sequential \
 		-wacz 8 -crawls 4 -wacz-index mixed -wacz-keep-warcs -prefix bt >&2
 	mkdir -p "$src/wacz" "$src/plain"
@@ -67,16 +67,20 @@ fresh() {
 : >"$work/plain.times"
 : >"$work/wacz.times"
 load() { cut -d' ' -f1-3 /proc/loadavg; }
+# stage_time NAME: how long the last run's stage took, as it said.
+stage_time() { grep -o "$1: done in .*" "$dir/stderr" | tail -1 | sed 's/.*done in //'; }
 for round in $(seq "$rounds"); do
 	echo "round $round of $rounds (load $(load)) ..." >&2
 	fresh plain
-	timed /dev/null warcdedup run -q -j "$jobs" --work-dir "$work/plain.warcdedup" "$work/plain" >>"$work/plain.times"
+	timed /dev/null warcdedup run -j "$jobs" --work-dir "$work/plain.warcdedup" "$work/plain" >>"$work/plain.times"
+	rewrite_plain=$(stage_time rewrite)
 	saved_plain=$((plain_bytes - $(du -sb "$work/plain" | cut -f1)))
 	fresh wacz
-	timed /dev/null warcdedup run -q -j "$jobs" --work-dir "$work/wacz.warcdedup" "$work/wacz" >>"$work/wacz.times"
+	timed /dev/null warcdedup run -j "$jobs" --work-dir "$work/wacz.warcdedup" "$work/wacz" >>"$work/wacz.times"
+	rewrite_wacz=$(stage_time rewrite)
 	saved_wacz=$((wacz_bytes - $(du -sb "$work/wacz" | cut -f1)))
 	saved_members=$((members_before - $(members_bytes "$work/wacz")))
-	echo "  plain $(tail -1 "$work/plain.times" | cut -d' ' -f1) s, WACZ $(tail -1 "$work/wacz.times" | cut -d' ' -f1) s (load $(load))" >&2
+	echo "  plain $(tail -1 "$work/plain.times" | cut -d' ' -f1) s (rewrite stage $rewrite_plain), WACZ $(tail -1 "$work/wacz.times" | cut -d' ' -f1) s (rewrite stage $rewrite_wacz) (load $(load))" >&2
 	# A revisit whose original is in another package carries
 	# WARC-Refers-To-Container (about 40 bytes): the savings may differ by
 	# that much a revisit, never by more than 0.1%.
