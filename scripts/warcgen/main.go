@@ -87,6 +87,7 @@ func main() {
 		waczIndex  = flag.String("wacz-index", "plain", "WACZ index `form`: plain (index.cdxj), zipnum (index.cdx.gz + index.idx) or mixed (every other WACZ ZipNum)")
 		blockLines = flag.Int("wacz-block-lines", 256, "lines per ZipNum block")
 		collJSON   = flag.String("collection-json", "", "also write a multi-WACZ JSON `FILE` (resources: name, path, hash, size, crawlId) beside the WACZ files")
+		keepWARCs  = flag.Bool("wacz-keep-warcs", false, "with -wacz, keep the WARC files beside the WACZ files (the same bytes as plain files, for benchmarks)")
 		mean       = sizeFlag(20 << 10)
 		maxPayload sizeFlag
 		huge       sizeFlag
@@ -146,7 +147,7 @@ func main() {
 	var coll *waczgen.Collection
 	if *waczN > 0 {
 		coll, err = waczgen.Write(*out, res, waczgen.Config{Packages: *waczN, Crawls: *crawls, Index: *waczIndex,
-			LinesPerBlock: *blockLines, CollectionJSON: *collJSON, Prefix: *prefix})
+			LinesPerBlock: *blockLines, CollectionJSON: *collJSON, Prefix: *prefix, KeepWARCs: *keepWARCs})
 		if err != nil {
 			fail(err)
 		}
