@@ -25,7 +25,7 @@ func (r *run) account(ctx context.Context) (string, error) {
 		a.Hashed.Stats.Bytes += e.Conversion.WARCBytes - e.Conversion.ARCBytes
 		a.Rewrote.Stats.Rewritten = e.Files
 	}
-	if r.compareOnce() && !r.opt.DryRun {
+	if r.compareOnce() {
 		// The revisits of the second rewrite, at the hash stage's offsets
 		// (stage.CollideBack), with the first's.
 		both := r.wd.File(workdir.TmpDir + "/saved-both.tsv")

@@ -21,11 +21,13 @@ import (
 // one with a crawl index, whose committed originals may come from a CDX
 // import spelling URIs and dates its own way (the comparing resolve takes
 // them as their records spell them, which verify then checks against);
-// and one with WACZ packages, whose rewrite stages member copies and
-// writes each package anew once (a second rewrite would write them
-// twice).
+// one with WACZ packages, whose rewrite stages member copies and writes
+// each package anew once (a second rewrite would write them twice); and
+// a dry run, which has no second rewrite to resolve collisions in, so
+// that what it counts (and assess estimates from it) is what a run
+// would write.
 func (r *run) compareOnce() bool {
-	return r.crawl == nil && (r.coll.wacz == nil || len(r.coll.wacz.members) == 0)
+	return !r.opt.DryRun && r.crawl == nil && (r.coll.wacz == nil || len(r.coll.wacz.members) == 0)
 }
 
 // The files the collisions stages keep their figures in.
