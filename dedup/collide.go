@@ -27,7 +27,7 @@ import (
 // that what it counts (and assess estimates from it) is what a run
 // would write.
 func (r *run) compareOnce() bool {
-	return !r.opt.DryRun && r.crawl == nil && (r.coll.wacz == nil || len(r.coll.wacz.members) == 0)
+	return r.opt.CompareOnce && !r.opt.DryRun && r.crawl == nil && (r.coll.wacz == nil || len(r.coll.wacz.members) == 0)
 }
 
 // The files the collisions stages keep their figures in.

@@ -139,7 +139,7 @@ func TestEachDuplicateComparedOnce(t *testing.T) {
 				warctest.Record("response", "http://a2.example/", "2024-01-02T00:00:01Z", a)+
 					warctest.Record("response", "http://b2.example/", "2024-01-02T00:00:02Z", b)+
 					warctest.Record("response", "http://b3.example/", "2024-01-02T00:00:03Z", b)))
-			r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: filepath.Join(t.TempDir(), "work"), Jobs: 2, Algorithm: tc.algo})
+			r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: filepath.Join(t.TempDir(), "work"), Jobs: 2, Algorithm: tc.algo, CompareOnce: true})
 			if err != nil {
 				t.Fatal(err)
 			}
