@@ -17,8 +17,11 @@ import (
 // keeps apart those that differ, and the collisions stages resolve just
 // their digests byte for byte and rewrite what the new numbering allows.
 //
-// Two collections keep the resolve that reads and compares every copy:
-// one with a crawl index, whose committed originals may come from a CDX
+// Only on request (Options.CompareOnce, --compare-once): its account of
+// the classes served apart, and its rewrite log, differ from the
+// comparing resolve's on the cluster test's corpus, not yet explained.
+// Even then, three runs keep the resolve that reads and compares every
+// copy: one with a crawl index, whose committed originals may come from a CDX
 // import spelling URIs and dates its own way (the comparing resolve takes
 // them as their records spell them, which verify then checks against);
 // one with WACZ packages, whose rewrite stages member copies and writes
