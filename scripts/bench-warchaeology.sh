@@ -25,7 +25,8 @@
 # $dir/warchaeology; if it cannot be, the script exits with status 3.
 # Environment: BENCH_SIZE_MB, BENCH_ROUNDS, BENCH_DIR (kept between runs:
 # generation is slow), BENCH_JOBS (default: the number of CPUs),
-# BENCH_WARC_FLAGS (more flags for warc dedup, e.g. "--compression-level 1").
+# BENCH_WARC_FLAGS (more flags for warc dedup, e.g. "--compression-level 1"),
+# BENCH_RUN_FLAGS (more flags for warcdedup run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export LC_ALL=C
@@ -56,6 +57,7 @@ warcsum -q -j "$jobs" -r "$src" >"$work/before.manifest"
 src_revisits=$(awk '$7 == -1' "$work/before.manifest" | wc -l)
 
 read -ra warc_flags <<<"${BENCH_WARC_FLAGS:-}"
+read -ra run_flags <<<"${BENCH_RUN_FLAGS:-}"
 rounds=${BENCH_ROUNDS:-3}
 : >"$work/run.times"
 : >"$work/warc.times"
@@ -63,7 +65,7 @@ for round in $(seq "$rounds"); do
 	echo "round $round of $rounds ..." >&2
 	fresh run
 	rm -rf "$work/run.warcdedup"
-	timed /dev/null warcdedup run -q -j "$jobs" --work-dir "$work/run.warcdedup" "$work/run" >>"$work/run.times"
+	timed /dev/null warcdedup run -q -j "$jobs" ${run_flags[@]+"${run_flags[@]}"} --work-dir "$work/run.warcdedup" "$work/run" >>"$work/run.times"
 	saved_run=$((bytes - $(du -sb "$work/run" | cut -f1)))
 	revisits_run=$(($(revisits "$work/run") - src_revisits))
 
