@@ -19,8 +19,20 @@ bench_dir() {
 timed() {
 	local out=$1
 	shift
-	/usr/bin/time -f "%e %M" -o "$dir/time" "$@" >"$out" 2>"$dir/stderr" || { cat "$dir/stderr" >&2; exit 1; }
+	/usr/bin/time -f "%e %M %U %S" -o "$dir/time" "$@" >"$out" 2>"$dir/stderr" || { cat "$dir/stderr" >&2; exit 1; }
 	awk '{printf "%s %.1f\n", $1, $2/1024}' "$dir/time"
+}
+
+# cpu_seconds prints the CPU seconds (user + system, children included) of
+# the last command timed ran: on a shared machine they move less with load
+# than the elapsed seconds.
+cpu_seconds() {
+	awk '{printf "%.2f\n", $3 + $4}' "$dir/time"
+}
+
+# median_of FILE prints the median of the numbers in FILE's first column.
+median_of() {
+	sort -n "$1" | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'
 }
 
 # The scripts build what make builds: with ISA-L when its header is

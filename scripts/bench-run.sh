@@ -48,6 +48,7 @@ SH
 rounds=${BENCH_ROUNDS:-3}
 : >"$work/stages.times"
 : >"$work/run.times"
+: >"$work/run.cpu"
 for round in $(seq "$rounds"); do
 	echo "round $round of $rounds ..." >&2
 	fresh coll
@@ -57,6 +58,7 @@ for round in $(seq "$rounds"); do
 	fresh run
 	rm -rf "$work/run.warcdedup"
 	timed /dev/null warcdedup run -q -j "$jobs" --work-dir "$work/run.warcdedup" "$work/run" >>"$work/run.times"
+	cpu_seconds >>"$work/run.cpu"
 	saved_run=$((bytes - $(du -sb "$work/run" | cut -f1)))
 done
 median() { sort -n -k1,1 "$1" | awk '{t[NR] = $1; m[NR] = $2} END {i = int((NR + 1) / 2); print t[i], m[i]}'; }
@@ -80,6 +82,7 @@ printf '%-44s %8s s  peak %6s MB\n' "warcsum alone" "$t_sum" "$m_sum"
 echo "medians of $rounds alternating rounds"
 printf '%-44s %8s s  peak %6s MB  (saved %s MB)\n' "stages by hand (README's pipeline)" "$t_stages" "$m_stages" "$(mb "$saved")"
 printf '%-44s %8s s  peak %6s MB  (saved %s MB)\n' "warcdedup run" "$t_run" "$m_run" "$(mb "$saved_run")"
+printf '%-44s %8s s  (target <= 5.5, issue 21)\n' "warcdedup run, CPU (user + system)" "$(median_of "$work/run.cpu")"
 awk -v a="$t_run" -v b="$t_stages" 'BEGIN {printf "%-44s %+7.1f%%  (limit +5%%)\n", "overhead of warcdedup run", (a / b - 1) * 100}'
 awk -v a="$t_run" -v b="$t_sum" 'BEGIN {printf "%-44s %7.2fx  (limit 2.5x)\n", "warcdedup run against warcsum alone", a / b}'
 printf '%-44s %8s s  peak %6s MB  (%s)\n' "warcdedup run again, nothing to do" "$t_rerun" "$m_rerun" \

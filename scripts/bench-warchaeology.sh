@@ -60,12 +60,14 @@ read -ra warc_flags <<<"${BENCH_WARC_FLAGS:-}"
 read -ra run_flags <<<"${BENCH_RUN_FLAGS:-}"
 rounds=${BENCH_ROUNDS:-3}
 : >"$work/run.times"
+: >"$work/run.cpu"
 : >"$work/warc.times"
 for round in $(seq "$rounds"); do
 	echo "round $round of $rounds ..." >&2
 	fresh run
 	rm -rf "$work/run.warcdedup"
 	timed /dev/null warcdedup run -q -j "$jobs" ${run_flags[@]+"${run_flags[@]}"} --work-dir "$work/run.warcdedup" "$work/run" >>"$work/run.times"
+	cpu_seconds >>"$work/run.cpu"
 	saved_run=$((bytes - $(du -sb "$work/run" | cut -f1)))
 	revisits_run=$(($(revisits "$work/run") - src_revisits))
 
@@ -97,5 +99,6 @@ echo "warc: $(awk '{printf "%s %s (%.12s) with %s %s (%.12s), replaced", $1, $2,
 	"warc dedup $(echo -r --one-to-one -c "$jobs" ${warc_flags[@]+"${warc_flags[@]}"})"
 echo "medians of $rounds alternating rounds (revisits and saved: the last round)"
 printf '%-44s %8s s  peak %6s MB  (%s revisits, saved %s MB)\n' "warcdedup run -j $jobs" "$t_run" "$m_run" "$revisits_run" "$(mb "$saved_run")"
+printf '%-44s %8s s  (target <= 5.5, issue 21)\n' "warcdedup run, CPU (user + system)" "$(median_of "$work/run.cpu")"
 printf '%-44s %8s s  peak %6s MB  (%s revisits, saved %s MB; %s)\n' "warc dedup -c $jobs --one-to-one" "$t_warc" "$m_warc" "$revisits_warc" "$(mb "$saved_warc")" "$verdict"
 awk -v a="$t_warc" -v b="$t_run" 'BEGIN {printf "%-44s %7.2fx  (target >= 2x)\n", "warcdedup run faster than warc dedup by", a / b}'
