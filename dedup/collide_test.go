@@ -8,10 +8,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"maps"
+	"slices"
 	"testing"
 
 	"warcdedup/digest"
+	"warcdedup/internal/gzfile"
 	"warcdedup/internal/warctest"
+	"warcdedup/manifest"
+	"warcdedup/policy"
+	"warcdedup/report"
+	"warcdedup/workdir"
 	"warcdedup/record"
 	"warcdedup/revisit"
 )
@@ -161,6 +168,131 @@ func TestEachDuplicateComparedOnce(t *testing.T) {
 			}
 			if n := r.Report.Totals.RevisitsWritten; n != 3 {
 				t.Errorf("%d revisits written, want 3", n)
+			}
+		})
+	}
+}
+
+// numberedLines reads a work directory's numbered manifest, sorted, each
+// line as its record's file, offset and numbering (ext, copy, original).
+func numberedLines(t *testing.T, work string) []string {
+	t.Helper()
+	f, err := gzfile.Open(filepath.Join(work, workdir.NumberedFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	in := manifest.NewReader(f, workdir.NumberedFile)
+	var out []string
+	for {
+		l, err := in.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%s %d %s %s ext %d copy %d refers %s %s", l.File, l.Offset, l.URI, l.Date, l.Class, l.Copy, l.RefURI, l.RefDate))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestCompareOnceAsComparing runs the job on collections where resolve,
+// numbering the copies without reading them, sees less than the comparing
+// resolve does, each case once with each resolve: both must write the
+// same files, number every record alike (the account's classes served
+// apart, largest classes and dependencies come from that numbering) and
+// give the same totals.
+func TestCompareOnceAsComparing(t *testing.T) {
+	body := strings.Repeat("a page that is served twice, differently ", 300)
+	pin := func(uri, date string) string {
+		// An earlier tool's revisit of uri at date: the capture stays a
+		// response (pinned), whatever the numbering.
+		return warctest.Record("revisit", uri, "2024-03-01T00:00:00Z", "",
+			"WARC-Refers-To-Target-URI: "+uri, "WARC-Refers-To-Date: "+date,
+			"WARC-Profile: http://netpreserve.org/warc/1.0/revisit/identical-payload-digest")
+	}
+	cases := []struct {
+		name   string
+		files  map[string]string
+		make   func(t *testing.T) map[string]string // instead of files
+		policy policy.Policy
+		algo   digest.Algorithm
+	}{
+		// A capture an existing revisit refers to is an original of
+		// its own; the comparing resolve finds it served apart from
+		// the digest's first (another status), numbering without
+		// reading finds no duplicate to compare it by.
+		{name: "pinned capture served apart from the first", files: map[string]string{
+			"one.warc": warctest.Record("response", "http://a.example/", "2024-01-01T00:00:01Z", httpWith(200, "text/html", body)) +
+				warctest.Record("response", "http://b.example/", "2024-01-02T00:00:01Z", httpWith(203, "text/html", body)),
+			"two.warc": pin("http://b.example/", "2024-01-02T00:00:01Z") +
+				warctest.Record("response", "http://c.example/", "2024-01-03T00:00:01Z", httpWith(203, "text/html", body)) +
+				warctest.Record("response", "http://d.example/", "2024-01-04T00:00:01Z", httpWith(200, "text/html", body)),
+		}},
+		// Two pinned captures served alike: one class, no class apart.
+		{name: "pinned captures served alike", files: map[string]string{
+			"one.warc": warctest.Record("response", "http://a.example/", "2024-01-01T00:00:01Z", httpWith(200, "text/html", body)) +
+				warctest.Record("response", "http://b.example/", "2024-01-02T00:00:01Z", httpWith(200, "text/html", body)),
+			"two.warc": pin("http://b.example/", "2024-01-02T00:00:01Z") +
+				warctest.Record("response", "http://c.example/", "2024-01-03T00:00:01Z", httpWith(200, "text/html", body)),
+		}},
+		// Under the URI policy the digest's URIs are classes numbered
+		// apart from the manifest; a collision under the second URI is
+		// found apart by the rewrite: its class takes the next ext, as
+		// the comparing resolve numbers it.
+		{name: "class found apart after classes numbered apart"},
+	}
+	cases[2].policy, cases[2].algo = policy.URI, digest.SHA1
+	cases[2].make = func(t *testing.T) map[string]string {
+		x, y := collisionPair(t, "sha-mbles-1.bin", "sha-mbles-2.bin")
+		return map[string]string{
+			"one.warc": warctest.Record("response", "http://a.example/", "2024-01-01T00:00:01Z", httpWith(200, "application/octet-stream", x)) +
+				warctest.Record("response", "http://b.example/", "2024-01-02T00:00:01Z", httpWith(200, "application/octet-stream", x)),
+			"two.warc": warctest.Record("response", "http://b.example/", "2024-01-03T00:00:01Z", httpWith(200, "application/octet-stream", y)) +
+				warctest.Record("response", "http://b.example/", "2024-01-04T00:00:01Z", httpWith(200, "application/octet-stream", y)) +
+				warctest.Record("response", "http://b.example/", "2024-01-05T00:00:01Z", httpWith(200, "application/octet-stream", x)),
+		}
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			type result struct {
+				totals   report.Totals
+				numbered []string
+				files    map[string]readCapture
+			}
+			var got [2]result
+			for i, once := range []bool{false, true} {
+				base := t.TempDir()
+				dir := filepath.Join(base, "coll")
+				files := tc.files
+				if tc.make != nil {
+					files = tc.make(t)
+				}
+				for name, data := range files {
+					warctest.WriteFile(t, dir, name, []byte(data))
+				}
+				work := filepath.Join(base, "work")
+				r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: work, Jobs: 2, KeepWork: true,
+					Policy: tc.policy, Algorithm: tc.algo, CompareOnce: once})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rep := r.Report; rep.Exit != 0 || rep.Totals.Violations != 0 {
+					t.Fatalf("compare once %v: exit %d %v, totals %+v", once, rep.Exit, rep.ExitReason, rep.Totals)
+				}
+				got[i] = result{r.Report.Totals, numberedLines(t, work), captures(t, dir)}
+			}
+			cmp, once := got[0], got[1]
+			if cmp.totals != once.totals {
+				t.Errorf("totals differ:\ncomparing    %+v\ncompare once %+v", cmp.totals, once.totals)
+			}
+			if !slices.Equal(cmp.numbered, once.numbered) {
+				t.Errorf("numbered manifests differ:\ncomparing\n  %s\ncompare once\n  %s", strings.Join(cmp.numbered, "\n  "), strings.Join(once.numbered, "\n  "))
+			}
+			if !maps.Equal(cmp.files, once.files) {
+				t.Errorf("records differ:\ncomparing    %v\ncompare once %v", cmp.files, once.files)
 			}
 		})
 	}
