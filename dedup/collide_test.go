@@ -5,22 +5,23 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"strings"
-	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"warcdedup/digest"
 	"warcdedup/internal/gzfile"
+	"warcdedup/internal/rewritetest"
 	"warcdedup/internal/warctest"
 	"warcdedup/manifest"
 	"warcdedup/policy"
-	"warcdedup/report"
-	"warcdedup/workdir"
 	"warcdedup/record"
+	"warcdedup/report"
 	"warcdedup/revisit"
+	"warcdedup/workdir"
 )
 
 // readCapture is a record as a test reads it back: its type and, for a
@@ -260,6 +261,7 @@ func TestCompareOnceAsComparing(t *testing.T) {
 			type result struct {
 				totals   report.Totals
 				numbered []string
+				log      []string
 				files    map[string]readCapture
 			}
 			var got [2]result
@@ -282,7 +284,7 @@ func TestCompareOnceAsComparing(t *testing.T) {
 				if rep := r.Report; rep.Exit != 0 || rep.Totals.Violations != 0 {
 					t.Fatalf("compare once %v: exit %d %v, totals %+v", once, rep.Exit, rep.ExitReason, rep.Totals)
 				}
-				got[i] = result{r.Report.Totals, numberedLines(t, work), captures(t, dir)}
+				got[i] = result{r.Report.Totals, numberedLines(t, work), rewritetest.ComposedLog(t, filepath.Join(work, workdir.LogFile)), captures(t, dir)}
 			}
 			cmp, once := got[0], got[1]
 			if cmp.totals != once.totals {
@@ -290,6 +292,9 @@ func TestCompareOnceAsComparing(t *testing.T) {
 			}
 			if !slices.Equal(cmp.numbered, once.numbered) {
 				t.Errorf("numbered manifests differ:\ncomparing\n  %s\ncompare once\n  %s", strings.Join(cmp.numbered, "\n  "), strings.Join(once.numbered, "\n  "))
+			}
+			if !slices.Equal(cmp.log, once.log) {
+				t.Errorf("rewrite logs differ, composed:\ncomparing\n  %s\ncompare once\n  %s", strings.Join(cmp.log, "\n  "), strings.Join(once.log, "\n  "))
 			}
 			if !maps.Equal(cmp.files, once.files) {
 				t.Errorf("records differ:\ncomparing    %v\ncompare once %v", cmp.files, once.files)
