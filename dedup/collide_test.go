@@ -147,7 +147,7 @@ func TestEachDuplicateComparedOnce(t *testing.T) {
 				warctest.Record("response", "http://a2.example/", "2024-01-02T00:00:01Z", a)+
 					warctest.Record("response", "http://b2.example/", "2024-01-02T00:00:02Z", b)+
 					warctest.Record("response", "http://b3.example/", "2024-01-02T00:00:03Z", b)))
-			r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: filepath.Join(t.TempDir(), "work"), Jobs: 2, Algorithm: tc.algo, CompareOnce: true})
+			r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: filepath.Join(t.TempDir(), "work"), Jobs: 2, Algorithm: tc.algo})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -277,7 +277,7 @@ func TestCompareOnceAsComparing(t *testing.T) {
 				}
 				work := filepath.Join(base, "work")
 				r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: work, Jobs: 2, KeepWork: true,
-					Policy: tc.policy, Algorithm: tc.algo, CompareOnce: once})
+					Policy: tc.policy, Algorithm: tc.algo, CompareInResolve: !once})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -323,7 +323,7 @@ func TestUndoAfterCollisionPass(t *testing.T) {
 		warctest.WriteFile(t, dir, name, []byte(data))
 	}
 	work := filepath.Join(t.TempDir(), "work")
-	r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: work, Jobs: 2, CompareOnce: true})
+	r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: work, Jobs: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,17 +35,18 @@ type Options struct {
 	Collections []string // directories; file names are relative to each
 	WorkDir     string   // "" for workdir.Default of the first collection
 	DryRun      bool     // do everything but rewrite; report what would be
-	// CompareOnce numbers the copies without reading them and leaves the
-	// comparison to the rewrite (see run.compareOnce). Not yet the
-	// default: its account of the classes served apart differs from the
-	// comparing resolve's (and cluster's) on the cluster test's corpus.
-	CompareOnce bool
-	Jobs        int // files or clusters at once
-	Algorithm   digest.Algorithm
-	Policy      policy.Policy
-	SortMemory  string // sort's buffer (sort -S), e.g. "1G" or "25%"; "" for syssort.DefaultMemory (64M)
-	KeepWork    bool   // keep the intermediate work files a later stage consumed (see consumed)
-	HardLinks   bool   // rewrite files with several names (see refs.Rewriter)
+	// CompareInResolve makes resolve read and compare every copy, as
+	// cluster, crawl-index, WACZ and dry runs do; by default a run numbers
+	// the copies without reading them and leaves the comparison to the
+	// rewrite (see run.compareOnce). For tests and benchmarks: both give
+	// the same revisits, numbering and account.
+	CompareInResolve bool
+	Jobs             int // files or clusters at once
+	Algorithm        digest.Algorithm
+	Policy           policy.Policy
+	SortMemory       string // sort's buffer (sort -S), e.g. "1G" or "25%"; "" for syssort.DefaultMemory (64M)
+	KeepWork         bool   // keep the intermediate work files a later stage consumed (see consumed)
+	HardLinks        bool   // rewrite files with several names (see refs.Rewriter)
 	// Unsign lets signed WACZ packages be rewritten, their signature
 	// removed and recorded in datapackage.json (dedup/wacz.go).
 	Unsign bool
