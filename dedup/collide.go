@@ -37,9 +37,19 @@ func (r *run) compareOnce() bool {
 
 // The files the collisions stages keep their figures in.
 const (
-	collideStats        = "collide.json"
-	rewriteCollideStats = "rewrite-collisions.json"
+	collideStats          = "collide.json"
+	rewriteCollideStats   = "rewrite-collisions.json"
+	rewriteCollideRefused = "rewrite-collisions-refused.json"
 )
+
+// collideRefused is what the rewrite of the collisions refused, kept for
+// a resumed run: its exit reasons name the files (Refused, with why), and
+// the job does not record them as done (RefusedFiles), so that the next
+// run takes them again, as the run that refused them does.
+type collideRefused struct {
+	Refused      []string `json:"refused,omitempty"`
+	RefusedFiles []string `json:"refused_files,omitempty"`
+}
 
 // collideState is what the collisions stage leaves for the second
 // rewrite: its figures, and the size of the rewrite log when it read it,
@@ -118,9 +128,18 @@ func (r *run) rewriteCollisions(ctx context.Context) (string, error) {
 	if err := r.sortFile(ctx, workdir.NumberedFile, workdir.ByFileFile, manifest.ByFile.Command); err != nil {
 		return "", err
 	}
-	r.rewroteCollisions = res
-	if err := workdir.WriteJSON(r.wd.File(rewriteCollideStats), res.Stats); err != nil {
+	if err := r.keepRewroteCollisions(res); err != nil {
 		return "", err
 	}
 	return res.Note(false), nil
+}
+
+// keepRewroteCollisions keeps what the rewrite of the collisions did, for
+// the account and for a resumed run (run.reload).
+func (r *run) keepRewroteCollisions(res stage.RewriteResult) error {
+	r.rewroteCollisions = res
+	if err := workdir.WriteJSON(r.wd.File(rewriteCollideRefused), collideRefused{res.Refused, res.RefusedFiles}); err != nil {
+		return err
+	}
+	return workdir.WriteJSON(r.wd.File(rewriteCollideStats), res.Stats)
 }

@@ -19,8 +19,10 @@ import (
 	"warcdedup/manifest"
 	"warcdedup/policy"
 	"warcdedup/record"
+	"warcdedup/refs"
 	"warcdedup/report"
 	"warcdedup/revisit"
+	"warcdedup/stage"
 	"warcdedup/workdir"
 )
 
@@ -341,5 +343,32 @@ func TestUndoAfterCollisionPass(t *testing.T) {
 		if got, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(got) != data {
 			t.Errorf("%s not restored (%v)", name, err)
 		}
+	}
+}
+
+// TestResumeAfterCollisionRewriteListsRefused reloads what the rewrite
+// of the collisions did, as a run resumed after it does: the files it
+// refused are named among the exit reasons and left to the next run
+// (not recorded as done), as the run that refused them does.
+func TestResumeAfterCollisionRewriteListsRefused(t *testing.T) {
+	wd, err := workdir.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	why := "a.warc: left untouched: a.warc has 2 hard links"
+	did := stage.RewriteResult{Stats: refs.Stats{Refused: 1}, Refused: []string{why}, RefusedFiles: []string{"a.warc"}}
+	if err := (&run{wd: wd}).keepRewroteCollisions(did); err != nil {
+		t.Fatal(err)
+	}
+	resumed := &run{wd: wd}
+	if err := resumed.reload(stage.RewriteCollisionName); err != nil {
+		t.Fatal(err)
+	}
+	got := resumed.rewroteCollisions
+	if !slices.Equal(got.RefusedFiles, did.RefusedFiles) {
+		t.Errorf("refused files %q, want %q", got.RefusedFiles, did.RefusedFiles)
+	}
+	if reasons := got.Reasons(); !slices.Contains(reasons, "  "+why) && !slices.Contains(reasons, why) {
+		t.Errorf("exit reasons %q do not name the file refused", reasons)
 	}
 }

@@ -601,7 +601,13 @@ func (r *run) reload(name string) error {
 	case stage.CollideName:
 		r.collided, err = workdir.ReadJSON[collideState](r.wd.File(collideStats))
 	case stage.RewriteCollisionName:
-		r.rewroteCollisions.Stats, err = workdir.ReadJSON[refs.Stats](r.wd.File(rewriteCollideStats))
+		if r.rewroteCollisions.Stats, err = workdir.ReadJSON[refs.Stats](r.wd.File(rewriteCollideStats)); err == nil {
+			var c collideRefused
+			if c, err = workdir.ReadJSON[collideRefused](r.wd.File(rewriteCollideRefused)); errors.Is(err, os.ErrNotExist) {
+				err = nil // a stage done before it was kept
+			}
+			r.rewroteCollisions.Refused, r.rewroteCollisions.RefusedFiles = c.Refused, c.RefusedFiles
+		}
 	case stage.RewriteName:
 		if r.rewrote.Stats, err = workdir.ReadJSON[refs.Stats](r.wd.File(rewriteStats)); err == nil {
 			if r.rewrote.RefusedFiles, err = workdir.ReadJSON[[]string](r.wd.File(refusedStats)); errors.Is(err, os.ErrNotExist) {
