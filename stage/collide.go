@@ -71,14 +71,14 @@ type Collide struct {
 // CollideResult is what a Collide did.
 type CollideResult struct {
 	Digests int64         `json:"digests"` // digests resolved again
-	Apart   int64         `json:"apart"`   // lines kept apart by the rewrite
+	Apart   int64         `json:"apart"`   // lines numbered again: kept apart by the rewrite, in ARC files, originals beyond their class's first
 	Stats   collres.Stats `json:"stats"`
 	Stale   []string      `json:"stale,omitempty"`
 }
 
 // Note says what a Collide did.
 func (c *CollideResult) Note() string {
-	return fmt.Sprintf("%s duplicates kept apart by the rewrite or in ARC files, in %s digests, resolved again byte for byte: %s collisions, %s classes kept apart by the policy, %s stale",
+	return fmt.Sprintf("%s records (duplicates kept apart by the rewrite or in ARC files, originals existing revisits keep beside their class's first), in %s digests, resolved again byte for byte: %s collisions, %s classes kept apart by the policy, %s stale",
 		progress.Count(c.Apart), progress.Count(c.Digests), progress.Count(c.Stats.Collisions), progress.Count(c.Stats.Split), progress.Count(c.Stats.Stale))
 }
 
