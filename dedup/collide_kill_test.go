@@ -58,7 +58,7 @@ func TestKillInCollisionPass(t *testing.T) {
 	original := records(t, coll)
 	ref := filepath.Join(t.TempDir(), "ref")
 	copyTree(t, coll, ref)
-	mustWarcdedup(t, "run", "--compare-once", "--work-dir", ref+".work", ref)
+	mustWarcdedup(t, "run", "--work-dir", ref+".work", ref)
 	deduplicated := hashTree(t, ref)
 	checkCaptures := func(what, dir string) {
 		got := captures(t, dir)
@@ -80,14 +80,14 @@ func TestKillInCollisionPass(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "coll")
 			copyTree(t, coll, dir)
 			wd := dir + ".work"
-			where, status := killAt(t, warcdedup("run", "--compare-once", "--work-dir", wd, dir), wd, p)
+			where, status := killAt(t, warcdedup("run", "--work-dir", wd, dir), wd, p)
 			if where == "" {
 				t.Logf("the run finished (exit %d) before the kill", status)
 			} else {
 				kills++
 				noLoss(t, "killed "+where, original, dir)
 			}
-			mustWarcdedup(t, "run", "--compare-once", "--work-dir", wd, dir)
+			mustWarcdedup(t, "run", "--work-dir", wd, dir)
 			noLoss(t, "run to the end", original, dir)
 			sameTree(t, "run to the end", hashTree(t, dir), deduplicated)
 			checkCaptures("run to the end", dir)

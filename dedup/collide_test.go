@@ -5,15 +5,25 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"warcdedup/digest"
+	"warcdedup/internal/gzfile"
+	"warcdedup/internal/rewritetest"
 	"warcdedup/internal/warctest"
+	"warcdedup/manifest"
+	"warcdedup/policy"
 	"warcdedup/record"
+	"warcdedup/refs"
+	"warcdedup/report"
 	"warcdedup/revisit"
+	"warcdedup/stage"
+	"warcdedup/workdir"
 )
 
 // readCapture is a record as a test reads it back: its type and, for a
@@ -139,7 +149,7 @@ func TestEachDuplicateComparedOnce(t *testing.T) {
 				warctest.Record("response", "http://a2.example/", "2024-01-02T00:00:01Z", a)+
 					warctest.Record("response", "http://b2.example/", "2024-01-02T00:00:02Z", b)+
 					warctest.Record("response", "http://b3.example/", "2024-01-02T00:00:03Z", b)))
-			r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: filepath.Join(t.TempDir(), "work"), Jobs: 2, Algorithm: tc.algo, CompareOnce: true})
+			r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: filepath.Join(t.TempDir(), "work"), Jobs: 2, Algorithm: tc.algo})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,5 +173,202 @@ func TestEachDuplicateComparedOnce(t *testing.T) {
 				t.Errorf("%d revisits written, want 3", n)
 			}
 		})
+	}
+}
+
+// numberedLines reads a work directory's numbered manifest, sorted, each
+// line as its record's file, offset and numbering (ext, copy, original).
+func numberedLines(t *testing.T, work string) []string {
+	t.Helper()
+	f, err := gzfile.Open(filepath.Join(work, workdir.NumberedFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	in := manifest.NewReader(f, workdir.NumberedFile)
+	var out []string
+	for {
+		l, err := in.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%s %d %s %s ext %d copy %d refers %s %s", l.File, l.Offset, l.URI, l.Date, l.Class, l.Copy, l.RefURI, l.RefDate))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestCompareOnceAsComparing runs the job on collections where resolve,
+// numbering the copies without reading them, sees less than the comparing
+// resolve does, each case once with each resolve: both must write the
+// same files, number every record alike (the account's classes served
+// apart, largest classes and dependencies come from that numbering) and
+// give the same totals.
+func TestCompareOnceAsComparing(t *testing.T) {
+	body := strings.Repeat("a page that is served twice, differently ", 300)
+	pin := func(uri, date string) string {
+		// An earlier tool's revisit of uri at date: the capture stays a
+		// response (pinned), whatever the numbering.
+		return warctest.Record("revisit", uri, "2024-03-01T00:00:00Z", "",
+			"WARC-Refers-To-Target-URI: "+uri, "WARC-Refers-To-Date: "+date,
+			"WARC-Profile: http://netpreserve.org/warc/1.0/revisit/identical-payload-digest")
+	}
+	cases := []struct {
+		name   string
+		files  map[string]string
+		make   func(t *testing.T) map[string]string // instead of files
+		policy policy.Policy
+		algo   digest.Algorithm
+	}{
+		// A capture an existing revisit refers to is an original of
+		// its own; the comparing resolve finds it served apart from
+		// the digest's first (another status), numbering without
+		// reading finds no duplicate to compare it by.
+		{name: "pinned capture served apart from the first", files: map[string]string{
+			"one.warc": warctest.Record("response", "http://a.example/", "2024-01-01T00:00:01Z", httpWith(200, "text/html", body)) +
+				warctest.Record("response", "http://b.example/", "2024-01-02T00:00:01Z", httpWith(203, "text/html", body)),
+			"two.warc": pin("http://b.example/", "2024-01-02T00:00:01Z") +
+				warctest.Record("response", "http://c.example/", "2024-01-03T00:00:01Z", httpWith(203, "text/html", body)) +
+				warctest.Record("response", "http://d.example/", "2024-01-04T00:00:01Z", httpWith(200, "text/html", body)),
+		}},
+		// Two pinned captures served alike: one class, no class apart.
+		{name: "pinned captures served alike", files: map[string]string{
+			"one.warc": warctest.Record("response", "http://a.example/", "2024-01-01T00:00:01Z", httpWith(200, "text/html", body)) +
+				warctest.Record("response", "http://b.example/", "2024-01-02T00:00:01Z", httpWith(200, "text/html", body)),
+			"two.warc": pin("http://b.example/", "2024-01-02T00:00:01Z") +
+				warctest.Record("response", "http://c.example/", "2024-01-03T00:00:01Z", httpWith(200, "text/html", body)),
+		}},
+		// Under the URI policy the digest's URIs are classes numbered
+		// apart from the manifest; a collision under the second URI is
+		// found apart by the rewrite: its class takes the next ext, as
+		// the comparing resolve numbers it.
+		{name: "class found apart after classes numbered apart"},
+	}
+	cases[2].policy, cases[2].algo = policy.URI, digest.SHA1
+	cases[2].make = func(t *testing.T) map[string]string {
+		x, y := collisionPair(t, "sha-mbles-1.bin", "sha-mbles-2.bin")
+		return map[string]string{
+			"one.warc": warctest.Record("response", "http://a.example/", "2024-01-01T00:00:01Z", httpWith(200, "application/octet-stream", x)) +
+				warctest.Record("response", "http://b.example/", "2024-01-02T00:00:01Z", httpWith(200, "application/octet-stream", x)),
+			"two.warc": warctest.Record("response", "http://b.example/", "2024-01-03T00:00:01Z", httpWith(200, "application/octet-stream", y)) +
+				warctest.Record("response", "http://b.example/", "2024-01-04T00:00:01Z", httpWith(200, "application/octet-stream", y)) +
+				warctest.Record("response", "http://b.example/", "2024-01-05T00:00:01Z", httpWith(200, "application/octet-stream", x)),
+		}
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			type result struct {
+				totals   report.Totals
+				numbered []string
+				log      []string
+				files    map[string]readCapture
+			}
+			var got [2]result
+			for i, once := range []bool{false, true} {
+				base := t.TempDir()
+				dir := filepath.Join(base, "coll")
+				files := tc.files
+				if tc.make != nil {
+					files = tc.make(t)
+				}
+				for name, data := range files {
+					warctest.WriteFile(t, dir, name, []byte(data))
+				}
+				work := filepath.Join(base, "work")
+				r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: work, Jobs: 2, KeepWork: true,
+					Policy: tc.policy, Algorithm: tc.algo, CompareInResolve: !once})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rep := r.Report; rep.Exit != 0 || rep.Totals.Violations != 0 {
+					t.Fatalf("compare once %v: exit %d %v, totals %+v", once, rep.Exit, rep.ExitReason, rep.Totals)
+				}
+				got[i] = result{r.Report.Totals, numberedLines(t, work), rewritetest.ComposedLog(t, filepath.Join(work, workdir.LogFile)), captures(t, dir)}
+			}
+			cmp, once := got[0], got[1]
+			if cmp.totals != once.totals {
+				t.Errorf("totals differ:\ncomparing    %+v\ncompare once %+v", cmp.totals, once.totals)
+			}
+			if !slices.Equal(cmp.numbered, once.numbered) {
+				t.Errorf("numbered manifests differ:\ncomparing\n  %s\ncompare once\n  %s", strings.Join(cmp.numbered, "\n  "), strings.Join(once.numbered, "\n  "))
+			}
+			if !slices.Equal(cmp.log, once.log) {
+				t.Errorf("rewrite logs differ, composed:\ncomparing\n  %s\ncompare once\n  %s", strings.Join(cmp.log, "\n  "), strings.Join(once.log, "\n  "))
+			}
+			if !maps.Equal(cmp.files, once.files) {
+				t.Errorf("records differ:\ncomparing    %v\ncompare once %v", cmp.files, once.files)
+			}
+		})
+	}
+}
+
+// TestUndoAfterCollisionPass undoes a run whose rewrite of the collisions
+// replaced a file that sorts before the last the first rewrite replaced:
+// the undo restores the files of both, and its own log entries are in
+// the order of files a run's must be, so that it ends with exit 0.
+func TestUndoAfterCollisionPass(t *testing.T) {
+	body := strings.Repeat("a page that is served twice, differently ", 300)
+	dir := filepath.Join(t.TempDir(), "coll")
+	files := map[string]string{
+		"m.warc": warctest.Record("response", "http://a.example/", "2024-01-01T00:00:01Z", httpWith(200, "text/html", body)) +
+			warctest.Record("response", "http://b.example/", "2024-01-02T00:00:01Z", httpWith(203, "text/html", body)),
+		// Numbered a copy of a, kept apart (another status), a revisit of
+		// b after the collisions stage.
+		"a.warc": warctest.Record("response", "http://c.example/", "2024-01-03T00:00:01Z", httpWith(203, "text/html", body)),
+		// A revisit of a in the first rewrite.
+		"z.warc": warctest.Record("response", "http://d.example/", "2024-01-04T00:00:01Z", httpWith(200, "text/html", body)),
+	}
+	for name, data := range files {
+		warctest.WriteFile(t, dir, name, []byte(data))
+	}
+	work := filepath.Join(t.TempDir(), "work")
+	r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: work, Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := r.Report; rep.Exit != 0 || rep.Totals.RevisitsWritten != 2 {
+		t.Fatalf("run: exit %d %v, totals %+v", rep.Exit, rep.ExitReason, rep.Totals)
+	}
+	u, err := Undo(context.Background(), UndoOptions{Paths: []string{dir}, WorkDir: work, Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Exit != 0 {
+		t.Errorf("undo: exit %d %v", u.Exit, u.ExitReason)
+	}
+	for name, data := range files {
+		if got, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(got) != data {
+			t.Errorf("%s not restored (%v)", name, err)
+		}
+	}
+}
+
+// TestResumeAfterCollisionRewriteListsRefused reloads what the rewrite
+// of the collisions did, as a run resumed after it does: the files it
+// refused are named among the exit reasons and left to the next run
+// (not recorded as done), as the run that refused them does.
+func TestResumeAfterCollisionRewriteListsRefused(t *testing.T) {
+	wd, err := workdir.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	why := "a.warc: left untouched: a.warc has 2 hard links"
+	did := stage.RewriteResult{Stats: refs.Stats{Refused: 1}, Refused: []string{why}, RefusedFiles: []string{"a.warc"}}
+	if err := (&run{wd: wd}).keepRewroteCollisions(did); err != nil {
+		t.Fatal(err)
+	}
+	resumed := &run{wd: wd}
+	if err := resumed.reload(stage.RewriteCollisionName); err != nil {
+		t.Fatal(err)
+	}
+	got := resumed.rewroteCollisions
+	if !slices.Equal(got.RefusedFiles, did.RefusedFiles) {
+		t.Errorf("refused files %q, want %q", got.RefusedFiles, did.RefusedFiles)
+	}
+	if reasons := got.Reasons(); !slices.Contains(reasons, "  "+why) && !slices.Contains(reasons, why) {
+		t.Errorf("exit reasons %q do not name the file refused", reasons)
 	}
 }

@@ -206,7 +206,7 @@ func TestInterruptedRun(t *testing.T) {
 			t.Errorf("the summary of the interrupted run says %q", wrong)
 		}
 	}
-	if !strings.Contains(stdout, "rewrite (interrupted after") || !regexp.MustCompile(`(?m)^not run: hash again, verify, account$`).MatchString(stdout) {
+	if !strings.Contains(stdout, "rewrite (interrupted after") || !regexp.MustCompile(`(?m)^not run: resolve the collisions, rewrite the collisions, hash again, verify, account$`).MatchString(stdout) {
 		t.Errorf("the summary does not say the rewrite was interrupted and what did not run")
 	}
 	if strings.Count(stderr, "exit status") != 1 || !strings.Contains(stderr, "warcdedup: exit status 2:\n  interrupted in step") {

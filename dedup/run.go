@@ -35,17 +35,18 @@ type Options struct {
 	Collections []string // directories; file names are relative to each
 	WorkDir     string   // "" for workdir.Default of the first collection
 	DryRun      bool     // do everything but rewrite; report what would be
-	// CompareOnce numbers the copies without reading them and leaves the
-	// comparison to the rewrite (see run.compareOnce). Not yet the
-	// default: its account of the classes served apart differs from the
-	// comparing resolve's (and cluster's) on the cluster test's corpus.
-	CompareOnce bool
-	Jobs        int // files or clusters at once
-	Algorithm   digest.Algorithm
-	Policy      policy.Policy
-	SortMemory  string // sort's buffer (sort -S), e.g. "1G" or "25%"; "" for syssort.DefaultMemory (64M)
-	KeepWork    bool   // keep the intermediate work files a later stage consumed (see consumed)
-	HardLinks   bool   // rewrite files with several names (see refs.Rewriter)
+	// CompareInResolve makes resolve read and compare every copy, as
+	// cluster, crawl-index, WACZ and dry runs do; by default a run numbers
+	// the copies without reading them and leaves the comparison to the
+	// rewrite (see run.compareOnce). For tests and benchmarks: both give
+	// the same revisits, numbering and account.
+	CompareInResolve bool
+	Jobs             int // files or clusters at once
+	Algorithm        digest.Algorithm
+	Policy           policy.Policy
+	SortMemory       string // sort's buffer (sort -S), e.g. "1G" or "25%"; "" for syssort.DefaultMemory (64M)
+	KeepWork         bool   // keep the intermediate work files a later stage consumed (see consumed)
+	HardLinks        bool   // rewrite files with several names (see refs.Rewriter)
 	// Unsign lets signed WACZ packages be rewritten, their signature
 	// removed and recorded in datapackage.json (dedup/wacz.go).
 	Unsign bool
@@ -600,7 +601,13 @@ func (r *run) reload(name string) error {
 	case stage.CollideName:
 		r.collided, err = workdir.ReadJSON[collideState](r.wd.File(collideStats))
 	case stage.RewriteCollisionName:
-		r.rewroteCollisions.Stats, err = workdir.ReadJSON[refs.Stats](r.wd.File(rewriteCollideStats))
+		if r.rewroteCollisions.Stats, err = workdir.ReadJSON[refs.Stats](r.wd.File(rewriteCollideStats)); err == nil {
+			var c collideRefused
+			if c, err = workdir.ReadJSON[collideRefused](r.wd.File(rewriteCollideRefused)); errors.Is(err, os.ErrNotExist) {
+				err = nil // a stage done before it was kept
+			}
+			r.rewroteCollisions.Refused, r.rewroteCollisions.RefusedFiles = c.Refused, c.RefusedFiles
+		}
 	case stage.RewriteName:
 		if r.rewrote.Stats, err = workdir.ReadJSON[refs.Stats](r.wd.File(rewriteStats)); err == nil {
 			if r.rewrote.RefusedFiles, err = workdir.ReadJSON[[]string](r.wd.File(refusedStats)); errors.Is(err, os.ErrNotExist) {

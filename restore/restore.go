@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -192,6 +193,11 @@ func (r *Restorer) Run(ctx context.Context, files []string, log *rewritelog.Log)
 		progress = new(Progress)
 	}
 	log.StartRun(time.Now())
+	// A run's entries are in the byte order of the files (rewritelog's
+	// rule): the files of several runs (those a run's rewrite of the
+	// collisions replaced after its rewrite, say) come in the order the
+	// log first names them, which is not.
+	files = slices.Sorted(slices.Values(files))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := max(r.Jobs, 1)

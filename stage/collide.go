@@ -2,10 +2,13 @@ package stage
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"warcdedup/atomicfile"
 	"warcdedup/collres"
@@ -45,14 +48,22 @@ type Collide struct {
 	Jobs    int
 	Sorter  syssort.Sorter
 	// Out is the new numbering, on digest, whole or not at all; Origins
-	// maps each line kept apart from where it is now back to where the
-	// hash stage found it (CollideOrigin), for the account.
+	// maps each line resolved again, and each original of the first
+	// numbering it is resolved with, from where it is now back to where
+	// the hash stage found it, with its class in the first numbering
+	// (CollideOrigins), for the account.
 	Out, Origins string
 	// Also names duplicates of the first numbering to number again
 	// though the rewrite did not find them apart: those in files the
 	// rewrite does not read (ARC: no revisit form), whose classes the
 	// account reports.
-	Also     func(l *manifest.Line) bool
+	Also func(l *manifest.Line) bool
+	// Besides those, the originals of a class beyond its first (captures
+	// that existing revisits refer to, pinned as copy 1 of the digest's
+	// class) are numbered again: no duplicate was compared with them, so
+	// only reading them tells whether they are served as the class's
+	// first or apart, as the comparing resolve tells (the account's
+	// classes served apart).
 	Messages Messages
 	Meter    progress.Meter
 }
@@ -60,14 +71,14 @@ type Collide struct {
 // CollideResult is what a Collide did.
 type CollideResult struct {
 	Digests int64         `json:"digests"` // digests resolved again
-	Apart   int64         `json:"apart"`   // lines kept apart by the rewrite
+	Apart   int64         `json:"apart"`   // lines numbered again: kept apart by the rewrite, in ARC files, originals beyond their class's first
 	Stats   collres.Stats `json:"stats"`
 	Stale   []string      `json:"stale,omitempty"`
 }
 
 // Note says what a Collide did.
 func (c *CollideResult) Note() string {
-	return fmt.Sprintf("%s duplicates kept apart by the rewrite or in ARC files, in %s digests, resolved again byte for byte: %s collisions, %s classes kept apart by the policy, %s stale",
+	return fmt.Sprintf("%s records (duplicates kept apart by the rewrite or in ARC files, originals existing revisits keep beside their class's first), in %s digests, resolved again byte for byte: %s collisions, %s classes kept apart by the policy, %s stale",
 		progress.Count(c.Apart), progress.Count(c.Digests), progress.Count(c.Stats.Collisions), progress.Count(c.Stats.Split), progress.Count(c.Stats.Stale))
 }
 
@@ -113,6 +124,33 @@ func (c *Collide) Run(ctx context.Context) (CollideResult, error) {
 	return res, err
 }
 
+// The roles of the lines in CollideOrigins.
+const (
+	originAgain = 'a' // numbered again: kept apart, in an ARC file, or an original beyond its class's first
+	originKept  = 'k' // an original of the first numbering, which stays one
+)
+
+// extraOriginals finds, in a numbering read on digest, the originals of a
+// class beyond its first: copy 1 again in a class that has one.
+type extraOriginals struct {
+	digest string
+	seen   map[int]bool // the digest's classes with an original
+}
+
+func (e *extraOriginals) is(l *manifest.Line) bool {
+	if l.IsRevisit() || !l.IsKept() {
+		return false
+	}
+	if l.Digest != e.digest || e.seen == nil {
+		e.digest, e.seen = l.Digest, map[int]bool{}
+	}
+	if e.seen[l.Class] {
+		return true
+	}
+	e.seen[l.Class] = true
+	return false
+}
+
 // lineAt names a record by file (as manifest field 1) and offset.
 type lineAt struct {
 	file   string
@@ -152,8 +190,9 @@ func (c *Collide) gather(apartName string, out io.Writer, res *CollideResult) (m
 	}); err != nil {
 		return nil, err
 	}
+	var extra extraOriginals
 	if err := EachLine(c.Numbered, func(l *manifest.Line) error {
-		if also(l) {
+		if extra.is(l) || also(l) {
 			digests[l.Digest] = true
 		}
 		return nil
@@ -174,21 +213,26 @@ func (c *Collide) gather(apartName string, out io.Writer, res *CollideResult) (m
 		_, err := bw.Write(buf)
 		return err
 	}
-	// resolveAgain writes a duplicate to be numbered again, noting where
-	// the hash stage found it.
-	resolveAgain := func(l *manifest.Line) error {
+	// origin writes l (a line of the first numbering) to be numbered
+	// again, noting where the hash stage found it and its class then.
+	origin := func(l *manifest.Line, role byte) error {
 		was := *l
 		if err := move(l); err != nil {
 			return err
 		}
+		fmt.Fprintf(ow, "%s\t%d\t%d\t%d\t%d\t%c\n", l.File, l.Offset, was.Offset, was.Length, max(was.Class, 0), role)
 		l.Fields, l.Class = 6, 0
-		res.Apart++
-		fmt.Fprintf(ow, "%s\t%d\t%d\t%d\n", l.File, l.Offset, was.Offset, was.Length)
 		return write(l)
+	}
+	resolveAgain := func(l *manifest.Line) error {
+		res.Apart++
+		return origin(l, originAgain)
 	}
 	kept := map[lineAt]bool{}
 	if len(digests) > 0 {
+		extra = extraOriginals{}
 		err = EachLine(c.Numbered, func(l *manifest.Line) error {
+			isExtra := extra.is(l)
 			switch {
 			case l.IsRevisit() && l.Digest == manifest.NoDigest:
 				// Pins of every digest.
@@ -197,13 +241,14 @@ func (c *Collide) gather(apartName string, out io.Writer, res *CollideResult) (m
 				return nil
 			case l.IsRevisit():
 				return write(l)
+			case isExtra:
+				return resolveAgain(l)
 			case l.IsKept():
-				if err := move(l); err != nil {
+				if err := origin(l, originKept); err != nil {
 					return err
 				}
 				kept[lineAt{l.File, l.Offset}] = true
-				l.Fields, l.Class = 6, 0
-				return write(l)
+				return nil
 			case also(l):
 				return resolveAgain(l)
 			}
@@ -239,6 +284,15 @@ type CollideBack struct {
 	Sorter                     syssort.Sorter
 }
 
+// origin is a line of CollideOrigins: where the hash stage found the
+// line, its class in the first numbering, and whether it was numbered
+// again or is an original of the first numbering.
+type origin struct {
+	was   lineAt
+	ext   int
+	again bool
+}
+
 // renumbered is a line kept apart as the collisions stage numbered it.
 type renumbered struct {
 	ext, copy       int
@@ -254,37 +308,56 @@ func (b *CollideBack) Run(ctx context.Context) error {
 	if err := b.saved(ctx, origins); err != nil {
 		return err
 	}
-	lines, err := b.renumbering(origins)
+	lines, digests, err := b.renumbering(origins)
 	if err != nil {
 		return err
 	}
-	return b.numbered(ctx, lines)
+	return b.numbered(ctx, lines, digests)
 }
 
-// readOrigins reads CollideOrigins: each line kept apart, where it is now
-// and where the hash stage found it.
-func readOrigins(name string) (map[lineAt]lineAt, error) {
+// readOrigins reads CollideOrigins: each line numbered again and each
+// original it was numbered with, where it is now, where the hash stage
+// found it and its class then. A line of four fields (an earlier
+// version's, of lines numbered again only) has class 0.
+func readOrigins(name string) (map[lineAt]origin, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	m := map[lineAt]lineAt{}
+	m := map[lineAt]origin{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	for n := 1; sc.Scan(); n++ {
 		var file string
 		var now, was, length int64
-		if _, err := fmt.Sscanf(sc.Text(), "%s\t%d\t%d\t%d", &file, &now, &was, &length); err != nil {
+		o := origin{again: true}
+		role := originAgain
+		fields := strings.Split(sc.Text(), "\t")
+		var err error
+		switch len(fields) {
+		case 4:
+			_, err = fmt.Sscanf(sc.Text(), "%s\t%d\t%d\t%d", &file, &now, &was, &length)
+		case 6:
+			_, err = fmt.Sscanf(sc.Text(), "%s\t%d\t%d\t%d\t%d\t%c", &file, &now, &was, &length, &o.ext, &role)
+		default:
+			err = fmt.Errorf("%d fields, want 6", len(fields))
+		}
+		if err == nil && role != originAgain && role != originKept {
+			err = fmt.Errorf("role %q", role)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("%s: line %d: %w", name, n, err)
 		}
-		m[lineAt{file, now}] = lineAt{file, was}
+		o.again = role == originAgain
+		o.was = lineAt{file, was}
+		m[lineAt{file, now}] = o
 	}
 	return m, sc.Err()
 }
 
 // saved writes the second rewrite's revisits at the hash stage's offsets.
-func (b *CollideBack) saved(ctx context.Context, origins map[lineAt]lineAt) error {
+func (b *CollideBack) saved(ctx context.Context, origins map[lineAt]origin) error {
 	in, err := OpenSaved(b.SavedNow)
 	if err != nil {
 		return err
@@ -306,12 +379,12 @@ func (b *CollideBack) saved(ctx context.Context, origins map[lineAt]lineAt) erro
 			out.Close()
 			return err
 		}
-		was, ok := origins[lineAt{s.File, s.Offset}]
-		if !ok {
+		o, ok := origins[lineAt{s.File, s.Offset}]
+		if !ok || !o.again {
 			out.Close()
 			return fmt.Errorf("%s: %s offset %d is no line the collisions stage resolved", b.SavedNow, s.File, s.Offset)
 		}
-		fmt.Fprintf(bw, "%s\t%d\t%d\t%d\n", s.File, was.offset, s.Length, s.RevisitLength)
+		fmt.Fprintf(bw, "%s\t%d\t%d\t%d\n", s.File, o.was.offset, s.Length, s.RevisitLength)
 	}
 	if err := bw.Flush(); err != nil {
 		out.Close()
@@ -323,33 +396,49 @@ func (b *CollideBack) saved(ctx context.Context, origins map[lineAt]lineAt) erro
 	return b.Sorter.Sort(ctx, manifest.ByFile.Command, []string{tmp}, b.Saved)
 }
 
-// renumbering reads the collisions stage's numbering: for each line kept
-// apart (at the hash stage's offset), its class and copy in the job's
-// numbering. A line whose original is one of the first numbering's (a
-// line of the digest Collide has that is not one kept apart) joins that
-// class, ext 0; the others, classes of their own, ext 1 and on.
-func (b *CollideBack) renumbering(origins map[lineAt]lineAt) (map[lineAt]renumbered, error) {
+// renumbering reads the collisions stage's numbering: for each line
+// numbered again (at the hash stage's offset), its class and copy in the
+// job's numbering. A class of the collisions stage that holds an original
+// of the first numbering is that class (its ext then); the others are
+// classes of their own, numbered after the digest's classes of the first
+// numbering in the order the collisions stage found them, as the
+// comparing resolve numbers them.
+func (b *CollideBack) renumbering(origins map[lineAt]origin) (map[lineAt]renumbered, map[string]bool, error) {
 	f, err := gzfile.Open(b.Collide)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	in := manifest.NewReader(f, b.Collide)
-	lines := map[lineAt]renumbered{}
-	type capture struct{ uri, date string }
+	lines, digests := map[lineAt]renumbered{}, map[string]bool{}
 	var digest string
-	var first map[capture]bool // the digest's originals of the first numbering
-	var apart []manifest.Line  // the digest's lines kept apart
+	var first map[int]int     // the digest's classes holding an original of the first numbering: their ext then
+	var last int              // the digest's largest ext in the first numbering
+	var again []manifest.Line // the digest's lines numbered again
 	flush := func() {
-		for _, l := range apart {
-			was := origins[lineAt{l.File, l.Offset}]
-			n := renumbered{ext: 1 + l.Class, copy: l.Copy, refURI: l.RefURI, refDate: l.RefDate}
-			if l.Copy > 1 && first[capture{l.RefURI, l.RefDate}] {
-				n.ext = 0
+		fresh := map[int]int{}
+		var news []int
+		for _, l := range again {
+			if _, ok := first[l.Class]; !ok {
+				if _, ok := fresh[l.Class]; !ok {
+					fresh[l.Class] = 0
+					news = append(news, l.Class)
+				}
 			}
-			lines[was] = n
 		}
-		apart = apart[:0]
+		slices.Sort(news)
+		for i, c := range news {
+			fresh[c] = last + 1 + i
+		}
+		for _, l := range again {
+			digests[l.Digest] = true
+			ext, ok := first[l.Class]
+			if !ok {
+				ext = fresh[l.Class]
+			}
+			lines[origins[lineAt{l.File, l.Offset}].was] = renumbered{ext: ext, copy: l.Copy, refURI: l.RefURI, refDate: l.RefDate}
+		}
+		again = again[:0]
 	}
 	for {
 		l, err := in.Next()
@@ -357,27 +446,38 @@ func (b *CollideBack) renumbering(origins map[lineAt]lineAt) (map[lineAt]renumbe
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if l.Digest != digest {
 			flush()
-			digest, first = l.Digest, map[capture]bool{}
+			digest, first, last = l.Digest, map[int]int{}, 0
 		}
 		if l.IsRevisit() {
 			continue
 		}
-		if _, ok := origins[lineAt{l.File, l.Offset}]; ok {
-			apart = append(apart, l)
-		} else if l.IsKept() {
-			first[capture{l.URI, l.Date}] = true
+		o, ok := origins[lineAt{l.File, l.Offset}]
+		if !ok {
+			continue
+		}
+		last = max(last, o.ext)
+		if o.again {
+			again = append(again, l)
+		} else if e, ok := first[l.Class]; !ok || o.ext < e {
+			first[l.Class] = o.ext
 		}
 	}
 	flush()
-	return lines, nil
+	return lines, digests, nil
 }
 
-// numbered writes Numbered with the lines kept apart renumbered.
-func (b *CollideBack) numbered(ctx context.Context, lines map[lineAt]renumbered) error {
+// numbered writes Numbered with the lines numbered again renumbered, and
+// the classes and copies of their digests numbered again as the comparing
+// resolve numbers them: the classes in the order of their first line on
+// date, file and offset; in each, its originals copy 1 and its duplicates
+// 2, 3, ... in the order of the manifest. The job's numbering is then the
+// one the comparing resolve gives, whatever order the collisions stage
+// found the classes in.
+func (b *CollideBack) numbered(ctx context.Context, lines map[lineAt]renumbered, digests map[string]bool) error {
 	f, err := gzfile.Open(b.Numbered)
 	if err != nil {
 		return err
@@ -392,6 +492,47 @@ func (b *CollideBack) numbered(ctx context.Context, lines map[lineAt]renumbered)
 	defer os.Remove(tmp)
 	bw := bufio.NewWriter(out)
 	var buf []byte
+	var group []manifest.Line // the lines of a digest renumbered
+	flush := func() {
+		// The classes in the order the comparing resolve founds them:
+		// by their first line on date, file and offset.
+		slices.SortFunc(group, func(a, b manifest.Line) int {
+			return cmp.Or(strings.Compare(a.Date, b.Date), strings.Compare(a.File, b.File), cmp.Compare(a.Offset, b.Offset))
+		})
+		exts := map[int]int{}
+		for i := range group {
+			l := &group[i]
+			if l.IsRevisit() {
+				continue
+			}
+			ext, ok := exts[l.Class]
+			if !ok {
+				ext = len(exts)
+				exts[l.Class] = ext
+			}
+			l.Class = ext
+		}
+		slices.SortFunc(group, func(a, b manifest.Line) int { return manifest.ByDigest.Compare(&a, &b) })
+		ext, copies := manifest.RevisitClass, 0
+		for i := range group {
+			l := &group[i]
+			if l.IsRevisit() {
+				continue
+			}
+			if l.Class != ext {
+				ext, copies = l.Class, 1
+			}
+			if l.Copy > 1 {
+				copies++
+				l.Copy = copies
+			}
+		}
+		for i := range group {
+			buf = group[i].Append(buf[:0])
+			bw.Write(buf)
+		}
+		group = group[:0]
+	}
 	for {
 		l, err := in.Next()
 		if err == io.EOF {
@@ -401,12 +542,20 @@ func (b *CollideBack) numbered(ctx context.Context, lines map[lineAt]renumbered)
 			out.Close()
 			return err
 		}
+		if len(group) > 0 && l.Digest != group[0].Digest {
+			flush()
+		}
 		if n, ok := lines[lineAt{l.File, l.Offset}]; ok && !l.IsRevisit() {
 			l.Class, l.Copy, l.RefURI, l.RefDate = n.ext, n.copy, n.refURI, n.refDate
+		}
+		if digests[l.Digest] {
+			group = append(group, l)
+			continue
 		}
 		buf = l.Append(buf[:0])
 		bw.Write(buf)
 	}
+	flush()
 	if err := bw.Flush(); err != nil {
 		out.Close()
 		return err

@@ -14,8 +14,8 @@
 //     digests.
 //  2. and 3. Resolve (resolve.go, package collres): the copies numbered:
 //     the numbered manifest, on digest, sorted again on file for the
-//     rewrite. Where each duplicate is compared once (warcdedup run
-//     --compare-once, not yet the default), from
+//     rewrite. Where each duplicate is compared once (warcdedup run, by
+//     default), from
 //     the manifest alone, reading nothing; otherwise (cluster, a crawl
 //     index, WACZ) the lines of each digest read and compared byte for
 //     byte, collisions split into classes.

@@ -200,7 +200,8 @@ is refused when the run starts, before anything is rewritten; the crawls it
 joined cannot be removed until it is committed. See warcdedup index.`,
 		Flags: append(jobFlags(),
 			&cli.BoolFlag{Name: "dry-run", Usage: "rewrite nothing; report what would be rewritten and saved"},
-			&cli.BoolFlag{Name: "compare-once", Hidden: true, Usage: "resolve without reading payloads; the rewrite compares (issue 21, not yet the default)"},
+			&cli.BoolFlag{Name: "compare-in-resolve", Hidden: true, Usage: "resolve reads and compares every copy, as cluster, crawl-index, WACZ and dry runs do (for tests and benchmarks; by default the rewrite compares each duplicate once)"},
+			&cli.BoolFlag{Name: "compare-once", Hidden: true, Usage: "the default (kept for scripts that name it)"},
 			&cli.BoolFlag{Name: "hard-links", Usage: "rewrite files with several hard links (the other names keep the old bytes)"},
 			&cli.BoolFlag{Name: "unsign", Usage: "rewrite signed WACZ packages: deduplication invalidates their signature, which is removed and recorded in datapackage.json (by default they are refused)"},
 			&cli.BoolFlag{Name: "keep-work", Usage: "keep the intermediate manifests (by digest, numbered, by file) once consumed, for inspection"},
@@ -218,7 +219,10 @@ joined cannot be removed until it is committed. See warcdedup index.`,
 				return err
 			}
 			opt.DryRun = c.Bool("dry-run")
-			opt.CompareOnce = c.Bool("compare-once")
+			opt.CompareInResolve = c.Bool("compare-in-resolve")
+			if c.Bool("compare-once") && opt.CompareInResolve {
+				return cli.Exit("warcdedup run: --compare-once and --compare-in-resolve: choose one", cmdutil.ExitFatal)
+			}
 			opt.ConvertARC, opt.KeepARC = c.Bool("convert-arc"), c.String("keep-arc")
 			opt.HardLinks = c.Bool("hard-links")
 			opt.Unsign = c.Bool("unsign")
