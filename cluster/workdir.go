@@ -121,6 +121,9 @@ type Settings struct {
 	// VersionWait bounds how long a rewrite waits for another host's
 	// rewrite log to name the version of a file it finds (see remoteFiles).
 	VersionWait time.Duration `json:"version_wait_ns"`
+	// KeepWork keeps the work copies a task consumed (removeConsumed),
+	// for inspection.
+	KeepWork bool `json:"keep_work,omitempty"`
 }
 
 func newJobID() string {
