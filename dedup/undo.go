@@ -14,6 +14,7 @@ import (
 	"warcdedup/crawlindex"
 	"warcdedup/digest"
 	"warcdedup/inplace"
+	"warcdedup/internal/heapprof"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
@@ -264,11 +265,16 @@ func (u *undo) run(ctx context.Context, files []string) error {
 	if err := recoverPackages(u.wd, u.state.Params.Collections, messages{u.show}, u.coll.packages); err != nil { // dedup/wacz.go
 		return err
 	}
+	stopProfile := heapprof.Stage("undo-restore")
 	from, todo, err := u.restoreLogged(ctx, files)
+	stopProfile()
 	if err != nil {
 		return err
 	}
-	if err := u.check(ctx, files); err != nil {
+	stopProfile = heapprof.Stage("undo-check")
+	err = u.check(ctx, files)
+	stopProfile()
+	if err != nil {
 		return err
 	}
 	u.res.Unlogged = u.unloggedRevisits(ctx, files, u.stamps)
