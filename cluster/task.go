@@ -80,7 +80,11 @@ func (t *Task) Run(ctx context.Context) (err error) {
 	if err := k.work(ctx); err != nil {
 		return err
 	}
-	return k.claim()
+	if err := k.claim(); err != nil {
+		return err
+	}
+	k.removeConsumed()
+	return nil
 }
 
 // load reads the job and finds the task's step in its plan, and the host

@@ -36,6 +36,9 @@ import (
 //	tasks/STEP/N.error    why a task failed
 //	slurm/                the batch scripts and Slurm's output of each job
 //
+// The copies a later task no longer reads go once the task that consumed
+// or merged them has succeeded (removeConsumed: the sorted manifest and
+// range parts of a host, a range's parts; --keep-work keeps them).
 // Every node reads and writes it at the same path: it must be on a file
 // system they all mount (NFS, Lustre, GPFS, CephFS: usual on a Slurm
 // cluster), with working flock(2) (Lustre: mounted with -o flock).
@@ -121,6 +124,9 @@ type Settings struct {
 	// VersionWait bounds how long a rewrite waits for another host's
 	// rewrite log to name the version of a file it finds (see remoteFiles).
 	VersionWait time.Duration `json:"version_wait_ns"`
+	// KeepWork keeps the work copies a task consumed (removeConsumed),
+	// for inspection.
+	KeepWork bool `json:"keep_work,omitempty"`
 }
 
 func newJobID() string {

@@ -14,6 +14,7 @@ import (
 	"warcdedup/crawlindex"
 	"warcdedup/digest"
 	"warcdedup/inplace"
+	"warcdedup/internal/heapprof"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
@@ -155,6 +156,12 @@ type undo struct {
 	// leftovers are the partial new versions a killed run or undo left
 	// in the collection that could not be removed (removeLeftovers).
 	leftovers []string
+	// after is the rewrite log as the restore left it, sorted on file
+	// (check, unloggedRevisits and letGoOfJoin read it in step with the
+	// files they go through); logNames the files named, escaped, that the
+	// log names (rewritelog.Moves.Names), found by check.
+	after    *rewritelog.Grouped
+	logNames map[string]bool
 }
 
 // openUndo finds the work directory of the job that wrote the revisits,
@@ -245,6 +252,9 @@ func (u *undo) close() {
 	if u.runLog != nil {
 		u.runLog.Close()
 	}
+	if u.after != nil {
+		u.after.Remove()
+	}
 	u.wd.Close()
 }
 
@@ -255,18 +265,19 @@ func (u *undo) run(ctx context.Context, files []string) error {
 	if err := recoverPackages(u.wd, u.state.Params.Collections, messages{u.show}, u.coll.packages); err != nil { // dedup/wacz.go
 		return err
 	}
+	stopProfile := heapprof.Stage("undo-restore")
 	from, todo, err := u.restoreLogged(ctx, files)
+	stopProfile()
 	if err != nil {
 		return err
 	}
-	if err := u.check(ctx, files); err != nil {
-		return err
-	}
-	written, err := rewritelog.LoadFile(u.wd.File(workdir.LogFile), time.Time{})
+	stopProfile = heapprof.Stage("undo-check")
+	err = u.check(ctx, files)
+	stopProfile()
 	if err != nil {
 		return err
 	}
-	u.res.Unlogged = u.unloggedRevisits(ctx, written, files, u.stamps)
+	u.res.Unlogged = u.unloggedRevisits(ctx, files, u.stamps)
 	u.exitReasons()
 	if len(u.opt.CDX) > 0 {
 		if len(todo) == 0 {
@@ -293,19 +304,23 @@ func (u *undo) restoreLogged(ctx context.Context, files []string) (from int64, t
 		return 0, nil, err
 	}
 	defer log.Close()
-	written, err := rewritelog.LoadFile(u.wd.File(workdir.LogFile), time.Time{})
+	// The log sorted on file: which files have revisits left (a pass
+	// over it), then the restore, in step with the files (a merge join:
+	// memory holds a file's entries, not the log's).
+	written, err := rewritelog.SortByFile(ctx, u.wd.File(workdir.LogFile), u.sorter())
 	if err != nil {
 		return 0, nil, fmt.Errorf("the rewrite log says which revisits this toolchain wrote: %w", err)
 	}
-	logged, err := restore.Files(written)
+	defer written.Remove()
+	logged, versions, err := filesWithRevisits(written, files)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, fmt.Errorf("the rewrite log says which revisits this toolchain wrote: %w", err)
 	}
 	todo = files
 	if !u.opt.All {
 		todo = intersect(logged, files)
 	}
-	u.res.Missing = u.missingLogged(written, logged, files)
+	u.res.Missing = u.missingLogged(versions, logged, files)
 	u.res.Files = len(todo)
 	from = log.Size()
 	if len(todo) == 0 {
@@ -360,9 +375,47 @@ func (u *undo) exitReasons() {
 	}
 }
 
-// restore restores the revisits of the files todo: it lists the
-// collection as it is now, to find each revisit's original, and restores.
-func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.Moves, log *rewritelog.Log) error {
+// filesWithRevisits reads the log sorted on file (written) and returns the files
+// (escaped, in byte order) in which it has revisits no run undid (see
+// restore.Files), and the log's last version of those of them that are
+// not among present (escaped, sorted): what missingLogged needs.
+func filesWithRevisits(written *rewritelog.Grouped, present []string) (logged []string, versions map[string]rewritelog.Fixity, err error) {
+	b, err := written.Open()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer b.Close()
+	versions = map[string]rewritelog.Fixity{}
+	for b.Next() {
+		left, err := restore.Files(b.Moves())
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(left) == 0 {
+			continue
+		}
+		f := b.File()
+		logged = append(logged, f)
+		if _, found := slices.BinarySearch(present, f); !found {
+			name, _ := manifest.UnescapeFile(f)
+			if fx, ok := b.Moves().Version(name); ok {
+				versions[name] = fx
+			}
+		}
+	}
+	return logged, versions, b.Close()
+}
+
+// sorter is the undo's system sort, its temporary files compressed.
+func (u *undo) sorter() syssort.Sorter {
+	return syssort.Sorter{TempDir: u.wd.File(workdir.TmpDir), Memory: u.opt.SortMemory, Parallel: u.jobs(), Compress: syssort.Compressor()}
+}
+
+// restore restores the revisits of the files todo (escaped, in byte
+// order): it lists the collection as it is now, to find each revisit's
+// original, and restores, reading the log sorted on file (written) in
+// step with todo.
+func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.Grouped, log *rewritelog.Log) error {
 	u.show.Note("warcdedup: undoing the deduplication of %d files of %s, work directory %s", len(todo), strings.Join(u.coll.roots, ", "), u.wd.Path)
 	log.Since(log.Size()) // the listing is of the files as they are now
 	byCapture, byDigest, err := u.listNow(ctx)
@@ -396,10 +449,16 @@ func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.M
 	if err != nil {
 		return err
 	}
+	logged, err := written.Open()
+	if err != nil {
+		return err
+	}
+	defer logged.Close()
 	show := u.show.Start("restore", "bytes", u.coll.size(todo))
 	var prog restore.Progress
-	r := restore.Restorer{Roots: loc.Roots, Prefixes: loc.Prefixes, Locations: wz.locations(), Captures: captures, Originals: originals, Written: written, All: u.opt.All,
-		HardLinks: u.opt.HardLinks, Jobs: u.jobs(), Progress: &prog,
+	r := restore.Restorer{Roots: loc.Roots, Prefixes: loc.Prefixes, Locations: wz.locations(), Captures: captures, Originals: originals, All: u.opt.All,
+		WrittenFor: func(file string) (*rewritelog.Moves, error) { return logged.For(file, nil) },
+		HardLinks:  u.opt.HardLinks, Jobs: u.jobs(), Progress: &prog,
 		Refused: func(err error) {
 			u.res.Refused = append(u.res.Refused, err.Error())
 			var re *inplace.RefusedError
@@ -451,7 +510,7 @@ func (u *undo) listNow(ctx context.Context) (byCapture, byDigest string, err err
 	if _, err := hash(ctx, u.show, stage.HashName, h); err != nil {
 		return "", "", fmt.Errorf("hash: %w", err)
 	}
-	sorter := syssort.Sorter{TempDir: u.wd.File(workdir.TmpDir), Memory: u.opt.SortMemory, Parallel: u.jobs(), Compress: syssort.Compressor()}
+	sorter := u.sorter()
 	byCapture = workdir.UndoManifest
 	if u.opt.All || u.crawl != nil {
 		if err := sortWorkFile(ctx, u.show, sorter, u.wd, workdir.UndoManifest, workdir.UndoByDigest, manifest.ByDigest.Command); err != nil {
@@ -502,14 +561,41 @@ func (u *undo) joinIndex(ctx context.Context) error {
 // check reads again every file named that the log names (see
 // restore.CheckRestored), from the log as the undo left it.
 func (u *undo) check(ctx context.Context, files []string) error {
-	moves, err := rewritelog.LoadFile(u.wd.File(workdir.LogFile), time.Time{})
+	after, err := rewritelog.SortByFile(ctx, u.wd.File(workdir.LogFile), u.sorter())
 	if err != nil {
 		return err
 	}
+	u.after = after
+	b, err := after.Open()
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	// The files named the log names, for unloggedRevisits: every group
+	// is seen, those before, between and after the files checked.
+	named := map[string]bool{}
+	for _, f := range files {
+		named[f] = false
+	}
+	u.logNames = map[string]bool{}
+	seen := func(file string, m *rewritelog.Moves) {
+		if _, ok := named[file]; ok {
+			if name, err := manifest.UnescapeFile(file); err == nil && m.Names(name) {
+				u.logNames[file] = true
+			}
+		}
+	}
+	moves := func(file string) (*rewritelog.Moves, error) { return b.For(file, seen) }
 	show := u.show.Start("check", "files", int64(len(files)))
 	problems, st, err := restore.CheckRestored(ctx, moves, u.coll.locator(), notMembers(files), u.jobs())
 	show.Done(fmt.Sprintf("%s files the log names read again, %s", progress.Count(st.Files), progress.Bytes(st.Bytes)))
 	if err != nil {
+		return err
+	}
+	for b.Next() {
+		seen(b.File(), b.Moves())
+	}
+	if err := b.Err(); err != nil {
 		return err
 	}
 	// (+=: the WACZ members were checked before their packages were

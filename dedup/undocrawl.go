@@ -2,12 +2,9 @@ package dedup
 
 import (
 	"strings"
-	"time"
 
 	"warcdedup/crawlindex"
 	"warcdedup/restore"
-	"warcdedup/rewritelog"
-	"warcdedup/workdir"
 )
 
 // letGoOfJoin drops the registration of an interrupted run of the crawl
@@ -22,18 +19,26 @@ func (u *undo) letGoOfJoin() {
 	if u.crawl == nil || u.res.Exit != 0 || !u.res.Verified {
 		return
 	}
-	written, err := rewritelog.LoadFile(u.wd.File(workdir.LogFile), time.Time{})
+	if u.after == nil {
+		return
+	}
+	// The log as the undo left it, sorted on file (check's): the crawl's
+	// files are a run of it.
+	b, err := u.after.Open()
 	if err != nil {
 		return
 	}
-	left, err := restore.Files(written)
-	if err != nil {
-		return
-	}
-	for _, f := range left {
-		if strings.HasPrefix(f, u.crawl.name+"/") {
+	defer b.Close()
+	for b.Next() {
+		if !strings.HasPrefix(b.File(), u.crawl.name+"/") {
+			continue
+		}
+		if left, err := restore.Files(b.Moves()); err != nil || len(left) > 0 {
 			return // revisits of the crawl are left (in files not named): its join still holds
 		}
+	}
+	if b.Err() != nil {
+		return
 	}
 	reg, err := crawlindex.RegisterRun(u.crawl.index.Dir, u.crawl.name)
 	if err != nil {

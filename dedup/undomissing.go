@@ -75,8 +75,9 @@ func (s undoScope) covers(name string) bool {
 // deleted since the run. The undo cannot restore them where they are, and
 // must not say the paths are undone. Where a file of the collection the
 // log does not name has the size and SHA-256 of the log's last version of
-// one, it is said to be there.
-func (u *undo) missingLogged(written *rewritelog.Moves, logged, present []string) []string {
+// one (versions, by unescaped name, of the logged files not present), it
+// is said to be there.
+func (u *undo) missingLogged(versions map[string]rewritelog.Fixity, logged, present []string) []string {
 	scope := scopeOf(u.opt.Paths, u.coll.roots, u.crawlName())
 	here := map[string]bool{}
 	for _, f := range present {
@@ -104,7 +105,7 @@ func (u *undo) missingLogged(written *rewritelog.Moves, logged, present []string
 	for _, f := range missing {
 		name, _ := manifest.UnescapeFile(f)
 		why := fmt.Sprintf("%s: not restored: the rewrite log has revisits left in it, and it is no longer in the collection (moved, renamed or deleted since the run)", name)
-		if fx, ok := written.Version(name); ok {
+		if fx, ok := versions[name]; ok {
 			for _, g := range present {
 				if named[g] {
 					continue

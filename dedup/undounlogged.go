@@ -11,7 +11,6 @@ import (
 	"warcdedup/manifest"
 	"warcdedup/record"
 	"warcdedup/refs"
-	"warcdedup/rewritelog"
 	"warcdedup/workdir"
 )
 
@@ -32,7 +31,7 @@ const undoCheckedFile = "undo-checked.json"
 // recorded none) or since an undo last found it clean (undoCheckedFile)
 // are read: a file unchanged since holds what the runs the log records
 // left in it.
-func (u *undo) unloggedRevisits(ctx context.Context, written *rewritelog.Moves, files []string, stamps map[string]string) []string {
+func (u *undo) unloggedRevisits(ctx context.Context, files []string, stamps map[string]string) []string {
 	checked, _ := workdir.ReadJSON[map[string]string](u.wd.File(undoCheckedFile))
 	if checked == nil {
 		checked = map[string]string{}
@@ -50,7 +49,7 @@ func (u *undo) unloggedRevisits(ctx context.Context, written *rewritelog.Moves, 
 		if err != nil || u.refused[f] {
 			continue
 		}
-		if _, versioned := written.Version(name); versioned || written.Lookup(name) != nil || written.Incomplete(name) != nil {
+		if u.logNames[f] {
 			continue // the log names it: check judged it
 		}
 		local, err := loc.Resolve(f)

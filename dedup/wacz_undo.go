@@ -98,10 +98,18 @@ func (u *undo) finishWACZ(ctx context.Context, wu *waczUndo, todo []string) erro
 		return nil
 	}
 	defer wu.pr.Discard()
-	moves, err := rewritelog.LoadFile(u.wd.File(workdir.LogFile), time.Time{})
+	// The log as the restore left it, sorted on file, read in step with
+	// todo (in byte order).
+	after, err := rewritelog.SortByFile(ctx, u.wd.File(workdir.LogFile), u.sorter())
 	if err != nil {
 		return err
 	}
+	defer after.Remove()
+	logged, err := after.Open()
+	if err != nil {
+		return err
+	}
+	defer logged.Close()
 	for _, field := range todo {
 		name, err := manifest.UnescapeFile(field)
 		if err != nil {
@@ -110,6 +118,10 @@ func (u *undo) finishWACZ(ctx context.Context, wu *waczUndo, todo []string) erro
 		staged := wu.pr.StagedCopy(name)
 		if staged == "" || u.refused[field] {
 			continue
+		}
+		moves, err := logged.For(field, nil)
+		if err != nil {
+			return err
 		}
 		if err := u.checkMember(moves, field, name, staged); err != nil {
 			u.res.Unrestored = append(u.res.Unrestored, fmt.Sprintf("%s: %v", name, err))

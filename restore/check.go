@@ -51,7 +51,9 @@ type Verdict struct {
 }
 
 // CheckRestored verifies the end state of an undo from the rewrite log as
-// it is after it (moves, read again): in each of files (escaped as
+// it is after it (moves gives its entries of each file, asked for once a
+// file in the order of files: a merge join with the log sorted on file,
+// rewritelog.ByFile.For, or a lookup in the whole log): in each of files (escaped as
 // manifest field 1) that the log names, no revisit the log wrote is left,
 // no block of its entries is incomplete, and the file has the size and
 // SHA-256 of the log's last replacement of it: what the restore wrote and
@@ -61,19 +63,24 @@ type Verdict struct {
 // file by file in the order of files, reading jobs files at a time, and,
 // in its stats, the verdict of each file restored (see Verdict): from the
 // same reads.
-func CheckRestored(ctx context.Context, moves *rewritelog.Moves, loc *source.Locator, files []string, jobs int) ([]*Unrestored, CheckStats, error) {
+func CheckRestored(ctx context.Context, moves func(file string) (*rewritelog.Moves, error), loc *source.Locator, files []string, jobs int) ([]*Unrestored, CheckStats, error) {
 	problems := make([]*Unrestored, len(files))
 	sizes := make([]int64, len(files))
 	checked := make([]bool, len(files))
 	verdicts := make([]*Verdict, len(files))
-	next := make(chan int)
+	type job struct {
+		i     int
+		moves *rewritelog.Moves
+	}
+	next := make(chan job)
 	var wg sync.WaitGroup
 	for range max(jobs, 1) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range next {
-				named, size, v, err := checkRestored(moves, loc, files[i])
+			for j := range next {
+				i := j.i
+				named, size, v, err := checkRestored(j.moves, loc, files[i])
 				checked[i], sizes[i], verdicts[i] = named, size, v
 				if err != nil {
 					problems[i] = &Unrestored{File: files[i], Err: err}
@@ -82,11 +89,16 @@ func CheckRestored(ctx context.Context, moves *rewritelog.Moves, loc *source.Loc
 		}()
 	}
 	var err error
-	for i := range files {
+	for i, f := range files {
 		if err = ctx.Err(); err != nil {
 			break
 		}
-		next <- i
+		var m *rewritelog.Moves
+		if m, err = moves(f); err != nil {
+			err = fmt.Errorf("the rewrite log's entries of %s: %w", f, err)
+			break
+		}
+		next <- job{i, m}
 	}
 	close(next)
 	wg.Wait()

@@ -77,6 +77,7 @@ func (w *restoreWorker) restore(ctx context.Context, t *restoreTask) (err error)
 	t.stats.Files = 1
 	f := &fileRestore{w: w, t: t}
 	defer func() {
+		t.written = nil // the file's entries, held until it was restored
 		if f.Version != nil {
 			f.Close()
 		}
@@ -90,7 +91,7 @@ func (w *restoreWorker) restore(ctx context.Context, t *restoreTask) (err error)
 	}
 	// The log's offsets of its revisits are those of the version its last
 	// replacement of the file left.
-	if m := w.r.Written; m != nil {
+	if m := t.written; m != nil {
 		if fx, ok := m.Version(f.Name); ok {
 			if err := f.ExpectVersion(fx); err != nil {
 				return err
@@ -115,7 +116,7 @@ func (w *restoreWorker) restore(ctx context.Context, t *restoreTask) (err error)
 // reads the descriptions of the members they replaced from the log.
 func (f *fileRestore) findWritten() error {
 	f.logged, f.members = map[int64]rewritelog.Move{}, map[int64]*gzmember.Description{}
-	m := f.w.r.Written
+	m := f.t.written
 	if m == nil {
 		return nil
 	}

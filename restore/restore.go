@@ -57,6 +57,13 @@ type Restorer struct {
 	// Written is the rewrite log: the revisits this toolchain wrote and
 	// no run undid since. Only those are restored, unless All.
 	Written *rewritelog.Moves
+	// WrittenFor, if set, takes Written's place: the log's entries of
+	// each file (escaped as manifest field 1), asked for once a file, in
+	// the order of the files Run is given. With the log sorted on file
+	// (rewritelog.ByFile.For) and the files in the same order, it is a
+	// merge join: a file's entries are held while it is restored, never
+	// the whole log's.
+	WrittenFor func(file string) (*rewritelog.Moves, error)
 	// All restores every revisit of the identical-payload-digest profile
 	// whose original is found, whoever wrote it.
 	All bool
@@ -147,6 +154,8 @@ type restoreTask struct {
 	file    string // escaped as manifest field 1
 	stats   Stats
 	entries []rewritelog.Entry // of the records restored, for the log
+	// written is the log's entries of the file (Written, or of WrittenFor).
+	written *rewritelog.Moves
 	inplace.Outcome
 }
 
@@ -182,7 +191,7 @@ func (r *Restorer) Run(ctx context.Context, files []string, log *rewritelog.Log)
 	if r.Originals == nil || r.Captures == nil {
 		return Stats{}, errors.New("no manifest of the captures: a revisit is restored only from its original, read and checked")
 	}
-	if r.Written == nil && !r.All {
+	if r.Written == nil && r.WrittenFor == nil && !r.All {
 		return Stats{}, errors.New("no rewrite log: which revisits this toolchain wrote is known only from it (or restore every revisit)")
 	}
 	if log == nil {
@@ -202,10 +211,21 @@ func (r *Restorer) Run(ctx context.Context, files []string, log *rewritelog.Log)
 	defer cancel()
 	jobs := max(r.Jobs, 1)
 	q := ordered.New[*restoreTask](2 * jobs)
+	// feedErr is the error of WrittenFor that stopped the files' feed;
+	// read once the queue is drained.
+	var feedErr error
 	go func() {
 		defer q.Close()
 		for _, f := range files {
-			if q.Add(ctx, &restoreTask{file: f, Outcome: inplace.NewOutcome()}) != nil {
+			t := &restoreTask{file: f, Outcome: inplace.NewOutcome(), written: r.Written}
+			if r.WrittenFor != nil {
+				if t.written, feedErr = r.WrittenFor(f); feedErr != nil {
+					feedErr = fmt.Errorf("the rewrite log's entries of %s: %w", f, feedErr)
+					cancel()
+					return
+				}
+			}
+			if q.Add(ctx, t) != nil {
 				return
 			}
 		}
@@ -237,6 +257,9 @@ func (r *Restorer) Run(ctx context.Context, files []string, log *rewritelog.Log)
 		}
 		return inplace.RefusedOr(t.Err, r.Refused)
 	})
+	if feedErr != nil {
+		fatal = feedErr
+	}
 	if fatal == nil {
 		fatal = ctx.Err()
 	}

@@ -153,6 +153,9 @@ type Reader struct {
 	legacy    bool
 	entry     Entry
 	unescaped []byte
+	// numbers, if set, are the line numbers of the lines to read, in
+	// the log they were taken from (ByFile).
+	numbers []int64
 }
 
 // openBlock is the block being read: its "# file" line and what its
@@ -255,6 +258,12 @@ func (r *Reader) Next() (*Entry, error) {
 func (r *Reader) next() (*rawEntry, error) {
 	for r.sc.Scan() {
 		r.line++
+		if r.numbers != nil {
+			// A log grouped by file (ByFile): each line keeps its
+			// number in the log.
+			r.line = r.numbers[0]
+			r.numbers = r.numbers[1:]
+		}
 		text := r.sc.Bytes()
 		if len(text) == 0 {
 			continue

@@ -606,23 +606,27 @@ func (m *Moves) OriginalMembers(f *File, lines []int64, fn func(line int64, memb
 func (m *Moves) rereadSpan(src io.ReaderAt, s runSpan, want map[int64]bool, needed int, fn func(int64, string) error) error {
 	br := bufio.NewReaderSize(io.NewSectionReader(src, s.pos, 1<<62), 64<<10)
 	ms, es := m.meta[s.first:s.end], m.edits[s.first:s.end]
-	line := ms[0].line
-	for i := 0; i < len(ms) && needed > 0; line++ {
+	// A span's entries are consecutive lines of the log, but for "# file"
+	// lines and comments between them; they are matched by order, not by
+	// line number (a log grouped by file, ByFile, keeps the log's numbers
+	// of lines that are not consecutive in what it reads).
+	for i := 0; i < len(ms) && needed > 0; {
+		mv, ed := &ms[i], &es[i]
 		text, err := br.ReadBytes('\n')
 		if err != nil && (err != io.EOF || len(text) == 0) {
-			return fmt.Errorf("line %d: %w", line, noEOF(err))
+			return fmt.Errorf("line %d: %w", mv.line, noEOF(err))
 		}
-		mv, ed := &ms[i], &es[i]
-		if line != mv.line {
-			continue // a "# file" line or a comment between its entries
+		text = bytes.TrimSuffix(bytes.TrimSuffix(text, []byte("\n")), []byte("\r"))
+		if len(text) == 0 || text[0] == '#' {
+			continue
 		}
 		i++
-		e, err := ParseEntry(bytes.TrimSuffix(bytes.TrimSuffix(text, []byte("\n")), []byte("\r")))
+		e, err := ParseEntry(text)
 		if err != nil {
-			return fmt.Errorf("line %d: %w", line, err)
+			return fmt.Errorf("line %d: %w", mv.line, err)
 		}
 		if e.OldOffset != ed.oldOff || e.OldLength != ed.oldLen || e.NewOffset != ed.newOff || e.NewLength != ed.newLen || e.Kind != mv.kind || (e.OriginalMember != "") != mv.member {
-			return fmt.Errorf("line %d is not the entry read there before: the log changed", line)
+			return fmt.Errorf("line %d is not the entry read there before: the log changed", mv.line)
 		}
 		if mv.member && want[mv.line] {
 			needed--

@@ -107,7 +107,7 @@ func benchOnce(b *testing.B, src, base string) {
 	work := filepath.Join(base, "work")
 	b.ResetTimer()
 	t0 = time.Now()
-	cmd := exec.Command(filepath.Join(binDir, "warcdedup"), "cluster", "-q", "--poll", "500ms", "-j", "2", "--hard-links", "--work-dir", work, hosts)
+	cmd := exec.Command(filepath.Join(binDir, "warcdedup"), "cluster", "-q", "--poll", "500ms", "-j", "2", "--hard-links", "--keep-work", "--work-dir", work, hosts)
 	cmd.Env = append(os.Environ(), c.Env()...)
 	out, err := cmd.CombinedOutput()
 	clusterTime := time.Since(t0)
