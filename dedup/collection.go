@@ -50,7 +50,10 @@ func (c *collection) collect() (inputs []warcsum.Input, inProgress []string, err
 	c.others = nil
 	col := warcsum.Collector{Recursive: true, InProgress: func(p string) { inProgress = append(inProgress, p) },
 		Other: func(p string) { c.others = append(c.others, p) }}
-	if c.wacz != nil && c.crawl == nil { // not yet with a crawl index (issue 23)
+	if c.wacz != nil {
+		if c.crawl != nil {
+			c.wacz.prefix = c.crawl.name + "/" // crawlwacz.go
+		}
 		c.wacz.begin()
 		col.Packages = c.wacz.expand
 	}

@@ -35,6 +35,10 @@ const waczMetadataDir = "wacz-metadata"
 // remembers where each member is, for the readers of records.
 type waczPackages struct {
 	unsign bool
+	// prefix is "CRAWL/" with a crawl index (crawlwacz.go): the members
+	// are named CRAWL/PATH.wacz#archive/NAME, as crawlMode.collect names
+	// every file of the crawl.
+	prefix string
 	// checked keeps Check's verdict on each package, by path, for the
 	// version of the package its stamp says.
 	checked map[string]waczVerdict
@@ -100,7 +104,7 @@ func (w *waczPackages) expand(in warcsum.Input) ([]warcsum.Input, error) {
 	for _, m := range p.WARCs() {
 		name := wacz.JoinName(in.Name, m.Name)
 		out = append(out, warcsum.Input{Path: in.Path, Name: name, Size: m.Size, Offset: m.DataOffset, Stamp: memberStamp(m)})
-		w.members[name] = stage.PackageMember{Path: in.Path, Package: in.Name, Member: m.Name, Offset: m.DataOffset, Size: m.Size}
+		w.members[w.prefix+name] = stage.PackageMember{Path: in.Path, Package: w.prefix + in.Name, Member: m.Name, Offset: m.DataOffset, Size: m.Size}
 	}
 	return out, nil
 }
@@ -183,7 +187,7 @@ func (r *run) runRewrite(ctx context.Context, s *stage.Rewrite) (stage.RewriteRe
 		return s.Run(ctx)
 	}
 	pr := &stage.PackageRewrite{Members: w.members, DryRun: r.opt.DryRun, Unsign: r.opt.Unsign, TempDir: r.wd.File(workdir.TmpDir),
-		MetadataDir: r.wd.File(waczMetadataDir), Software: "warcdedup", Messages: messages{r.show}}
+		MetadataDir: r.wd.File(waczMetadataDir), Software: "warcdedup", Messages: messages{r.show}, External: r.externalPackages()}
 	if err := pr.Prepare(ctx, r.wd.File(workdir.NumberedFile), r.wd.File(workdir.ByFileFile)); err != nil {
 		pr.Discard()
 		return stage.RewriteResult{}, err
@@ -215,10 +219,18 @@ func (r *run) runRewrite(ctx context.Context, s *stage.Rewrite) (stage.RewriteRe
 // A job named WACZ files or a multi-WACZ JSON (only: their paths) takes up
 // only its own packages': another package of the directory is another
 // job's, whose staged members it must neither finish nor remove.
-func recoverPackages(wd *workdir.Dir, roots []string, show messages, only map[string]bool) error {
+//
+// With a crawl index (crawl not nil) the log names the packages
+// CRAWL/PATH, as the crawl's run named them.
+func recoverPackages(wd *workdir.Dir, roots []string, show messages, only map[string]bool, crawl *crawlMode) error {
 	pending, err := stage.FindPending(roots)
 	if err != nil || len(pending) == 0 {
 		return err
+	}
+	if crawl != nil {
+		for i := range pending {
+			pending[i].Package = crawl.name + "/" + pending[i].Package
+		}
 	}
 	if only != nil {
 		mine := map[string]bool{}

@@ -49,6 +49,9 @@ type packageInput struct {
 	// collection, in the same order.
 	paths, names []string
 	entries      []wacz.CollectionEntry // the JSON's, by package
+	// prefix is "CRAWL/" for a crawl of an index, whose rewrite log names
+	// its packages CRAWL/PATH (crawlwacz.go).
+	prefix string
 }
 
 // isPackageOperand reports whether a collection operand that is a file is
@@ -214,7 +217,7 @@ func (in *packageInput) check(rewritten map[string]bool) ([]stale, error) {
 		if sum == want && (e.Size == 0 || size == e.Size) {
 			continue
 		}
-		if !rewritten[in.names[i]] {
+		if !rewritten[in.prefix+in.names[i]] {
 			return nil, fmt.Errorf("%s: resource %d (%s): the package is not the one the JSON names (%s): nothing read, nothing changed; if the package is right, correct the JSON",
 				in.json, i+1, e.Path, mismatch(want, sum, e.Size, size))
 		}

@@ -254,22 +254,3 @@ func TestRunNamedWACZLeavesOtherJobsStaged(t *testing.T) {
 		t.Errorf("another job's staged member of %s: %v", other, err)
 	}
 }
-
-// TestRunIndexRefusesNamedWACZ proves that run --index, which does not
-// take WACZ crawls yet, refuses a package or JSON named with a message
-// saying so, before the index or the packages are touched.
-func TestRunIndexRefusesNamedWACZ(t *testing.T) {
-	dir, _ := generatedMultiWACZ(t)
-	for _, op := range []string{"crawl-0-1.wacz", "collection.json"} {
-		index := filepath.Join(t.TempDir(), "index")
-		before := hashTree(t, dir)
-		_, err := Run(context.Background(), Options{Collections: []string{filepath.Join(dir, op)}, Index: index})
-		if err == nil || !strings.Contains(err.Error(), "run --index does not take WACZ packages yet") {
-			t.Errorf("run --index %s: %v", op, err)
-		}
-		if _, err := os.Stat(index); err == nil {
-			t.Errorf("run --index %s made the index", op)
-		}
-		sameTree(t, "after run --index "+op, hashTree(t, dir), before)
-	}
-}

@@ -117,13 +117,28 @@ type PackageRewrite struct {
 	// (SavedMetadata); "" keeps none.
 	MetadataDir string
 	Messages    Messages
+	// External finds a package outside the collection by its name in the
+	// manifests (a committed crawl's, with a crawl index: CRAWL/PATH.wacz):
+	// a revisit of an original in it carries WARC-Refers-To-Container,
+	// and its package requires it. nil for none.
+	External func(name string) (ExternalPackage, bool)
 
 	staged   map[string]*stagedMember // by member name
 	packages map[string][]string      // package name -> its staged members' names
 	deps     map[[2]string]bool       // requirer, required package names
 	paths    map[string]string        // package name -> path
+	// externals are the packages outside the collection (External) that
+	// hold originals of duplicates, by name.
+	externals map[string]ExternalPackage
 	// restoring: an undo's (PrepareMembers), which keeps no metadata.
 	restoring bool
+}
+
+// ExternalPackage is a package outside the collection that holds
+// originals: a committed crawl's, never rewritten.
+type ExternalPackage struct {
+	Path    string
+	CrawlID string // its crawl, for relation.requires' crawlId
 }
 
 type stagedMember struct {
@@ -144,6 +159,7 @@ type PackageResult struct {
 // hold the originals of each one's duplicates.
 func (pr *PackageRewrite) Prepare(ctx context.Context, numbered, byFile string) error {
 	pr.staged, pr.packages, pr.deps, pr.paths = map[string]*stagedMember{}, map[string][]string{}, map[[2]string]bool{}, map[string]string{}
+	pr.externals = map[string]ExternalPackage{}
 	need := map[string]bool{}
 	err := EachLine(byFile, func(l *manifest.Line) error {
 		if !l.IsDuplicate() {
@@ -259,6 +275,9 @@ func (pr *PackageRewrite) findDependencies(numbered string) error {
 		pkg := ""
 		if m, ok := pr.Members[name]; ok {
 			pkg = m.Package
+		} else if e, ok := pr.external(name); ok && l.IsKept() {
+			pkg = name
+			pr.externals[name] = e
 		}
 		switch {
 		case l.IsKept():
@@ -353,10 +372,24 @@ func (pr *PackageRewrite) Container(dup, orig *manifest.Line) string {
 		return ""
 	}
 	om, ok := pr.Members[on]
-	if !ok || pr.Members[dn].Package == om.Package {
+	if !ok {
+		if e, ok := pr.external(on); ok {
+			return wacz.ContainerURI(e.Path)
+		}
+		return ""
+	}
+	if pr.Members[dn].Package == om.Package {
 		return ""
 	}
 	return wacz.ContainerURI(om.Path)
+}
+
+// external is External's answer, none without it.
+func (pr *PackageRewrite) external(name string) (ExternalPackage, bool) {
+	if pr.External == nil {
+		return ExternalPackage{}, false
+	}
+	return pr.External(name)
 }
 
 // Locations are the staged copies, by member name: where refs finds the
@@ -429,7 +462,10 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 		if r, ok := sums[pkg]; ok {
 			return r, nil
 		}
-		path := pr.paths[pkg]
+		path, crawlID := pr.paths[pkg], ""
+		if e, ok := pr.externals[pkg]; ok {
+			path, crawlID = e.Path, e.CrawlID
+		}
 		if path == "" {
 			for _, m := range pr.Members {
 				if m.Package == pkg {
@@ -442,7 +478,7 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 		if err != nil {
 			return wacz.Requirement{}, err
 		}
-		r := wacz.RequirementOf(path, sum, size, "")
+		r := wacz.RequirementOf(path, sum, size, crawlID)
 		sums[pkg] = r
 		return r, nil
 	}
