@@ -192,6 +192,14 @@ func (r *run) runRewrite(ctx context.Context, s *stage.Rewrite) (stage.RewriteRe
 		pr.Discard()
 		return stage.RewriteResult{}, err
 	}
+	if !r.opt.DryRun {
+		// Packages named: no package outside the job may require one it
+		// rewrites (waczinput.go).
+		if err := r.opt.input.outsideRequirers(pr.StagedPackages()); err != nil {
+			pr.Discard()
+			return stage.RewriteResult{}, err
+		}
+	}
 	s.Locations = pr.Locations()
 	s.Container = pr.Container
 	s.Open = &stage.PackageOpener{Next: s.Open, Members: w.members, Staged: s.Locations}
@@ -256,6 +264,13 @@ func recoverPackages(wd *workdir.Dir, roots []string, show messages, only map[st
 	moves, err := rewritelog.LoadFile(wd.File(workdir.LogFile), time.Time{})
 	if err != nil {
 		return err
+	}
+	if only == nil {
+		// A whole directory: none of the staged members may be another
+		// job's (crawlwacz.go's otherJobsStaged).
+		if err := otherJobsStaged(wd, roots, pending, moves); err != nil {
+			return err
+		}
 	}
 	pr := &stage.PackageRewrite{Unsign: true, TempDir: wd.File(workdir.TmpDir), MetadataDir: wd.File(waczMetadataDir),
 		Software: "warcdedup", Messages: show}

@@ -254,3 +254,43 @@ func TestRunNamedWACZLeavesOtherJobsStaged(t *testing.T) {
 		t.Errorf("another job's staged member of %s: %v", other, err)
 	}
 }
+
+// TestRunDirectoryRefusesOtherJobsStaged leaves a job on one package
+// named alone unfinished (stopped between logging its rewritten members
+// and renaming its package: the members' logged versions staged beside
+// the package as it was) and proves that a job on the whole directory
+// is then refused before anything changes, naming the staged member and
+// the other job's work directory (it would remove them as stale); and
+// that once the other job is finished by its own rerun, the directory
+// job runs.
+func TestRunDirectoryRefusesOtherJobsStaged(t *testing.T) {
+	dir, _ := generatedWACZ(t, false)
+	pkg := filepath.Join(dir, "crawl-0-0.wacz")
+	original, err := os.ReadFile(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := Run(context.Background(), Options{Collections: []string{pkg}, Jobs: 2}); err != nil || r.Report.Exit != 0 {
+		t.Fatalf("run %s: %v", pkg, err)
+	}
+	if n := stopRebuild(t, pkg, original); n == 0 {
+		t.Fatal("the job on crawl-0-0.wacz rewrote no member: the test proves nothing")
+	}
+	before := hashTree(t, dir)
+	_, err = Run(context.Background(), Options{Collections: []string{dir}, WorkDir: filepath.Join(t.TempDir(), "work"), Jobs: 2})
+	if err == nil || !strings.Contains(err.Error(), "another, unfinished job's") || !strings.Contains(err.Error(), "crawl-0-0.wacz.warcdedup") {
+		t.Fatalf("run on the directory: %v", err)
+	}
+	sameTree(t, "after the refused run", hashTree(t, dir), before)
+
+	if r, err := Run(context.Background(), Options{Collections: []string{pkg}, Jobs: 2}); err != nil || r.Report.Exit != 0 {
+		t.Fatalf("rerun %s: %v", pkg, err)
+	}
+	if got, _ := os.ReadFile(pkg); len(got) == 0 || bytes.Equal(got, original) {
+		t.Fatalf("the rerun did not finish %s", pkg)
+	}
+	if r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: filepath.Join(t.TempDir(), "work3"), Jobs: 2}); err != nil || r.Report.Exit != 0 {
+		t.Fatalf("run on the directory once the other job is finished: %v", err)
+	}
+	checkPackages(t, dir)
+}

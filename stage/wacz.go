@@ -482,6 +482,7 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 		sums[pkg] = r
 		return r, nil
 	}
+	var rebuilt []string
 	for _, pkg := range order {
 		if replaced[pkg] == nil {
 			continue
@@ -518,8 +519,16 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 		res.Rebuilt++
 		res.Requires += len(reqs)
 		sums[pkg] = wacz.RequirementOf(pr.paths[pkg], rep.SHA256, rep.Size, "")
+		rebuilt = append(rebuilt, pkg)
 	}
-	return res, nil
+	// Packages of the collection that required one of those by its
+	// former hash (from an earlier run) get its hash now
+	// (wacz_requirers.go).
+	rr, err := pr.RefreshRequirers(ctx, rebuilt, now)
+	res.Rebuilt += rr.Rebuilt
+	res.Requires += rr.Requires
+	res.Refused = append(res.Refused, rr.Refused...)
+	return res, err
 }
 
 // rebuild writes the package anew with its replaced members beside
