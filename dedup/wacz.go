@@ -51,6 +51,13 @@ type waczPackages struct {
 	refusedPaths []string
 	// rebuilt is what the rewrite's rebuild of the packages did.
 	rebuilt stage.PackageResult
+	// listOnly lists the members without checking the packages (a
+	// listing to draw a sample from: ListInputs); want, when not nil,
+	// checks only the packages holding a member it names (the others'
+	// members are left out by the job's Files anyway), so that a
+	// sample's dry run does not read every package whole.
+	listOnly bool
+	want     map[string]bool
 }
 
 type waczVerdict struct {
@@ -80,6 +87,9 @@ func (w *waczPackages) expand(in warcsum.Input) ([]warcsum.Input, error) {
 		return nil, nil
 	}
 	defer p.Close()
+	if w.listOnly || !w.wanted(in.Name, p) {
+		return w.list(in, p), nil
+	}
 	stamp, _ := fileStamp(in.Path)
 	v, ok := w.checked[in.Path]
 	if !ok || v.stamp != stamp || stamp == "" {
@@ -100,13 +110,32 @@ func (w *waczPackages) expand(in warcsum.Input) ([]warcsum.Input, error) {
 		w.refusedPaths = append(w.refusedPaths, in.Path)
 		return nil, nil
 	}
+	return w.list(in, p), nil
+}
+
+// list lists the WARC members of the package p (the input in).
+func (w *waczPackages) list(in warcsum.Input, p *wacz.Package) []warcsum.Input {
 	var out []warcsum.Input
 	for _, m := range p.WARCs() {
 		name := wacz.JoinName(in.Name, m.Name)
 		out = append(out, warcsum.Input{Path: in.Path, Name: name, Size: m.Size, Offset: m.DataOffset, Stamp: memberStamp(m)})
 		w.members[w.prefix+name] = stage.PackageMember{Path: in.Path, Package: w.prefix + in.Name, Member: m.Name, Offset: m.DataOffset, Size: m.Size}
 	}
-	return out, nil
+	return out
+}
+
+// wanted reports whether the package p (named name) holds a member the
+// listing wants (all, without want).
+func (w *waczPackages) wanted(name string, p *wacz.Package) bool {
+	if w.want == nil {
+		return true
+	}
+	for _, m := range p.WARCs() {
+		if w.want[wacz.JoinName(name, m.Name)] {
+			return true
+		}
+	}
+	return false
 }
 
 // memberStamp is a WACZ member's identity for "nothing changed": its
