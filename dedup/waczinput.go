@@ -463,7 +463,13 @@ func otherJobsStaged(wd *workdir.Dir, roots []string, pending []stage.Pending, o
 				if m == nil || err != nil {
 					continue
 				}
-				if _, ok := m.Version(wacz.JoinName(filepath.ToSlash(rel), p.Member)); ok {
+				// That job's logged version, not a stale copy of this
+				// job's own (staged before its rewrite logged anything).
+				fx, ok := m.Version(wacz.JoinName(filepath.ToSlash(rel), p.Member))
+				if !ok {
+					continue
+				}
+				if size, sum, err := sizeAndSHA256(p.Staged); err == nil && size == fx.NewSize && sum == fx.NewSHA256 {
 					found = append(found, fmt.Sprintf("%s (the job of %s)", p.Staged, other))
 				}
 			}
