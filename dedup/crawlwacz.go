@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
@@ -196,9 +197,30 @@ func (r *run) externalPackages() func(name string) (stage.ExternalPackage, bool)
 	if r.crawl == nil {
 		return nil
 	}
+	var mu sync.Mutex
+	files := map[string]map[string]crawlindex.FileInfo{} // crawl -> its files as committed, by name
 	return func(name string) (stage.ExternalPackage, bool) {
 		path, crawl, ok := r.crawl.committedPackage(name)
-		return stage.ExternalPackage{Path: path, CrawlID: crawl}, ok
+		if !ok {
+			return stage.ExternalPackage{}, false
+		}
+		e := stage.ExternalPackage{Path: path, CrawlID: crawl}
+		mu.Lock()
+		defer mu.Unlock()
+		of, loaded := files[crawl]
+		if !loaded {
+			of = map[string]crawlindex.FileInfo{}
+			if list, err := r.crawl.index.Files(crawl); err == nil { // else read whole when needed
+				for _, f := range list {
+					of[f.Name] = f
+				}
+			}
+			files[crawl] = of
+		}
+		if f, ok := of[strings.TrimPrefix(name, crawl+"/")]; ok {
+			e.SHA256, e.Size, e.Stamp = f.SHA256, f.Size, f.Stamp
+		}
+		return e, true
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"warcdedup/atomicfile"
+	"warcdedup/crawlindex"
 	"warcdedup/internal/gzfile"
 	"warcdedup/manifest"
 	"warcdedup/originals"
@@ -139,6 +141,28 @@ type PackageRewrite struct {
 type ExternalPackage struct {
 	Path    string
 	CrawlID string // its crawl, for relation.requires' crawlId
+	// SHA256 (hex), Size and Stamp are the package as its crawl's commit
+	// recorded it, if known: while its stamp (crawlindex.Stamp) is the
+	// same, its requires entry takes them rather than reading it whole.
+	SHA256, Stamp string
+	Size          int64
+}
+
+// recorded is the package's SHA-256 and size as recorded, when it is
+// still the file recorded.
+func (e ExternalPackage) recorded() ([]byte, int64, bool) {
+	if e.SHA256 == "" || e.Stamp == "" {
+		return nil, 0, false
+	}
+	fi, err := os.Stat(e.Path)
+	if err != nil || crawlindex.Stamp(fi) != e.Stamp || fi.Size() != e.Size {
+		return nil, 0, false
+	}
+	sum, err := hex.DecodeString(e.SHA256)
+	if err != nil || len(sum) != sha256.Size {
+		return nil, 0, false
+	}
+	return sum, e.Size, true
 }
 
 type stagedMember struct {
@@ -474,9 +498,12 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 				}
 			}
 		}
-		sum, size, err := fileSHA256(path)
-		if err != nil {
-			return wacz.Requirement{}, err
+		sum, size, ok := pr.externals[pkg].recorded()
+		if !ok {
+			var err error
+			if sum, size, err = fileSHA256(path); err != nil {
+				return wacz.Requirement{}, err
+			}
 		}
 		r := wacz.RequirementOf(path, sum, size, crawlID)
 		sums[pkg] = r
