@@ -2,7 +2,9 @@ package dedup
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -229,6 +231,14 @@ func (r *run) runRewrite(ctx context.Context, s *stage.Rewrite) (stage.RewriteRe
 			return stage.RewriteResult{}, err
 		}
 	}
+	// The job's packages a stopped attempt at this rewrite wrote: their
+	// requirers are brought up to date too.
+	changed, err := jobPackages(r.wd, r.state.LogSizeAtHash)
+	if err != nil {
+		pr.Discard()
+		return stage.RewriteResult{}, err
+	}
+	pr.Changed = changed
 	s.Locations = pr.Locations()
 	s.Container = pr.Container
 	s.Open = &stage.PackageOpener{Next: s.Open, Members: w.members, Staged: s.Locations}
@@ -317,4 +327,26 @@ func recoverPackages(wd *workdir.Dir, roots []string, show messages, only map[st
 		return fmt.Errorf("%d WACZ packages could not be finished (see above): their members' logged versions are staged beside them", len(res.Refused))
 	}
 	return nil
+}
+
+// jobPackages are the packages (names) whose members the job's entries
+// of the rewrite log, from byte offset from on, name.
+func jobPackages(wd *workdir.Dir, from int64) ([]string, error) {
+	if _, err := os.Stat(wd.File(workdir.LogFile)); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	moves, err := rewritelog.LoadFileFrom(wd.File(workdir.LogFile), from)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, f := range moves.Files() {
+		if pkg, _, ok := wacz.SplitName(f.Name); ok && !seen[pkg] {
+			seen[pkg] = true
+			out = append(out, pkg)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"warcdedup/wacz"
+	"warcdedup/workdir"
 )
 
 // staleRequires lists the requires entries of the packages of dir that
@@ -193,6 +194,63 @@ func TestNamedWACZRefusesOutsideRequirers(t *testing.T) {
 	}
 	if s := staleRequires(t, dir); len(s) > 0 {
 		t.Errorf("stale entries: %v", s)
+	}
+	checkPackages(t, dir)
+}
+
+// TestWACZRequirersAfterStop stops a run (as a kill would) after it wrote
+// anew a package that another requires by hash but before it brought
+// the requirer's entry up to date, and proves that the next run, which
+// resumes the job at its rewrite and has nothing left to rewrite, brings
+// it up to date.
+func TestWACZRequirersAfterStop(t *testing.T) {
+	dir, _ := generatedWACZ(t, false)
+	wd := filepath.Join(t.TempDir(), "work")
+	if r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2}); err != nil || r.Report.Exit != 0 {
+		t.Fatalf("run: %v", err)
+	}
+	requirer, required := requiredByHash(t, dir)
+	if u, err := Undo(context.Background(), UndoOptions{Paths: []string{filepath.Join(dir, required)}, WorkDir: wd, Jobs: 2}); err != nil || u.Exit != 0 {
+		t.Fatalf("undo %s: %v", required, err)
+	}
+	stale, err := os.ReadFile(filepath.Join(dir, requirer)) // its entry names required as undone
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Its work files kept, as a stopped run has them.
+	if r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2, KeepWork: true}); err != nil || r.Report.Exit != 0 {
+		t.Fatalf("run again: %v", err)
+	}
+	// The stop: the requirer as it was, the job back at its rewrite.
+	if err := os.WriteFile(filepath.Join(dir, requirer), stale, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s := staleRequires(t, dir); len(s) == 0 {
+		t.Fatal("no stale entry after the simulated stop: the test proves nothing")
+	}
+	wdir, err := workdir.Open(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := readState(wdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.Index(st.Done, stageRewriteStarted)
+	if i < 0 {
+		t.Fatalf("state %v: no rewrite started", st.Done)
+	}
+	st.Done, st.Complete = st.Done[:i+1], false
+	if err := writeState(wdir, st); err != nil {
+		t.Fatal(err)
+	}
+	wdir.Close()
+	r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2, KeepWork: true})
+	if err != nil || r.Report.Exit != 0 {
+		t.Fatalf("the run after the stop: %v %v", err, r.Report.ExitReason)
+	}
+	if s := staleRequires(t, dir); len(s) > 0 {
+		t.Errorf("after the run that resumed the stopped one, stale entries: %v", s)
 	}
 	checkPackages(t, dir)
 }

@@ -124,6 +124,10 @@ type PackageRewrite struct {
 	// a revisit of an original in it carries WARC-Refers-To-Container,
 	// and its package requires it. nil for none.
 	External func(name string) (ExternalPackage, bool)
+	// Changed are more packages (names) whose requirers Finish brings up
+	// to date, beside those it writes anew: the job's packages an
+	// earlier, stopped attempt at its rewrite wrote (RefreshRequirers).
+	Changed []string
 
 	staged   map[string]*stagedMember // by member name
 	packages map[string][]string      // package name -> its staged members' names
@@ -132,6 +136,9 @@ type PackageRewrite struct {
 	// externals are the packages outside the collection (External) that
 	// hold originals of duplicates, by name.
 	externals map[string]ExternalPackage
+	// written are the SHA-256 and size of the packages written anew here,
+	// by name: what RefreshRequirers need not read again.
+	written map[string]wacz.Requirement
 	// restoring: an undo's (PrepareMembers), which keeps no metadata.
 	restoring bool
 }
@@ -546,12 +553,14 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 		res.Rebuilt++
 		res.Requires += len(reqs)
 		sums[pkg] = wacz.RequirementOf(pr.paths[pkg], rep.SHA256, rep.Size, "")
+		pr.wrote(pkg, sums[pkg])
 		rebuilt = append(rebuilt, pkg)
 	}
 	// Packages of the collection that required one of those by its
 	// former hash (from an earlier run) get its hash now
-	// (wacz_requirers.go).
-	rr, err := pr.RefreshRequirers(ctx, rebuilt, now)
+	// (wacz_requirers.go); those of Changed too, which a stopped attempt
+	// may have left stale.
+	rr, err := pr.RefreshRequirers(ctx, append(rebuilt, pr.Changed...), now)
 	res.Rebuilt += rr.Rebuilt
 	res.Requires += rr.Requires
 	res.Refused = append(res.Refused, rr.Refused...)

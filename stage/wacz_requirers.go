@@ -78,7 +78,7 @@ func (pr *PackageRewrite) RefreshRequirers(ctx context.Context, changed []string
 					reqs[i] = wacz.Requirement{Filename: reqs[i].Filename, Size: -1, CrawlID: reqs[i].CrawlID}
 				}
 			}
-			_, err = pr.rebuild(pkg, nil, now, func(b *wacz.Rebuild) {
+			rep, err := pr.rebuild(pkg, nil, now, func(b *wacz.Rebuild) {
 				// Every member copied byte for byte, the index too.
 				b.FreshIndex = false
 				b.Unrequire, b.Require = drop, reqs
@@ -89,6 +89,7 @@ func (pr *PackageRewrite) RefreshRequirers(ctx context.Context, changed []string
 				pr.Messages.Error(errors.New(msg))
 				continue
 			}
+			pr.wrote(pkg, wacz.RequirementOf(pr.paths[pkg], rep.SHA256, rep.Size, ""))
 			refreshed[pkg]++
 			res.Rebuilt++
 			res.Requires += len(reqs)
@@ -120,9 +121,16 @@ func (pr *PackageRewrite) staleEntries(pkg string, names map[string]bool, byBase
 		if len(of) != 1 || of[0] == pkg {
 			continue // not one package of the collection: not ours to say
 		}
-		sum, size, err := fileSHA256(pr.paths[of[0]])
-		if err != nil {
-			return nil, err
+		var sum []byte
+		var size int64
+		if w, ok := pr.written[of[0]]; ok {
+			sum, _ = hex.DecodeString(w.Hash)
+			size = w.Size
+		} else {
+			if sum, size, err = fileSHA256(pr.paths[of[0]]); err != nil {
+				return nil, err
+			}
+			pr.wrote(of[0], wacz.RequirementOf(pr.paths[of[0]], sum, size, ""))
 		}
 		h := hex.EncodeToString(sum)
 		if (r.Hash == "" || r.Hash == h) && (r.Size < 0 || r.Size == size) {
@@ -149,4 +157,12 @@ func (pr *PackageRewrite) StagedPackages() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// wrote notes the SHA-256 and size of a package as it now is.
+func (pr *PackageRewrite) wrote(pkg string, r wacz.Requirement) {
+	if pr.written == nil {
+		pr.written = map[string]wacz.Requirement{}
+	}
+	pr.written[pkg] = r
 }
