@@ -104,7 +104,7 @@ test-quick:
 # must request nothing but itself; screenshots and an A4 PDF go to
 # $WARCDEDUP_ARTEFACTS when set.
 test-browser: test-setup
-	$(REQUIRE) $(GO) test -count=1 -timeout 15m -tags browser -run '^TestReplay' -v ./e2e/replay
+	$(REQUIRE) $(GO) test -count=1 -timeout 15m -tags browser -run '^(TestReplay|TestWACZRebuildReplay)' -v ./e2e/replay
 	$(REQUIRE) $(GO) test -count=1 -timeout 5m -tags browser -run '^TestReport' -v ./report
 
 # The Slurm tests: a real three-node cluster on this machine

@@ -91,12 +91,14 @@ func Sample(ctx context.Context, opt SampleOptions) (*Result, error) {
 	if len(opt.Job.Collections) == 0 {
 		return nil, errors.New("no collection given")
 	}
-	inputs, err := warcsum.Collect(opt.Job.Collections, true)
+	// As the run lists them: WARC members of WACZ packages too, and the
+	// packages of WACZ files or a multi-WACZ JSON named.
+	inputs, err := dedup.ListInputs(opt.Job)
 	if err != nil {
 		return nil, err
 	}
 	if len(inputs) == 0 {
-		return nil, fmt.Errorf("no WARC or ARC file found in %s", strings.Join(opt.Job.Collections, ", "))
+		return nil, fmt.Errorf("no WARC or ARC file, nor WACZ package, found in %s", strings.Join(opt.Job.Collections, ", "))
 	}
 	var stored int64
 	for _, in := range inputs {

@@ -50,8 +50,14 @@ func (c *collection) collect() (inputs []warcsum.Input, inProgress []string, err
 	c.others = nil
 	col := warcsum.Collector{Recursive: true, InProgress: func(p string) { inProgress = append(inProgress, p) },
 		Other: func(p string) { c.others = append(c.others, p) }}
-	if c.wacz != nil && c.crawl == nil { // not yet with a crawl index (issue 23)
+	if c.wacz != nil {
+		if c.crawl != nil {
+			c.wacz.prefix = c.crawl.name + "/" // crawlwacz.go
+		}
 		c.wacz.begin()
+		if c.crawl == nil {
+			c.wacz.want = c.files
+		}
 		col.Packages = c.wacz.expand
 	}
 	seen := map[string]bool{}
@@ -126,4 +132,21 @@ func sortWorkFile(ctx context.Context, show *progress.Display, s syssort.Sorter,
 	err := s.Sort(ctx, command, []string{wd.File(from)}, wd.File(to))
 	st.End(err, "")
 	return err
+}
+
+// ListInputs lists the files and WACZ members a run with opt would read,
+// named as its manifests name them, the packages opened but not checked:
+// what warcdedup assess --sample draws its sample from (the dry run on
+// the sample then checks the packages holding members drawn).
+func ListInputs(opt Options) ([]warcsum.Input, error) {
+	if err := opt.complete(); err != nil {
+		return nil, err
+	}
+	c := &collection{roots: opt.Collections, wacz: newWACZPackages(opt.Unsign)}
+	c.wacz.listOnly = true
+	if opt.input != nil {
+		c.packages = opt.input.selected()
+	}
+	inputs, _, err := c.collect()
+	return inputs, err
 }

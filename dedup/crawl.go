@@ -35,6 +35,10 @@ type crawlMode struct {
 	// no other run of the crawl meanwhile, and no removal of a crawl it
 	// joined until it is committed.
 	reg *crawlindex.Registration
+	// packages, for a crawl named as WACZ files or a multi-WACZ JSON, are
+	// its packages' paths (crawlwacz.go): other crawls may share their
+	// directory, not their packages.
+	packages map[string]bool
 }
 
 // openCrawlMode checks the crawl against the index before anything is
@@ -50,11 +54,19 @@ func openCrawlMode(opt *Options) (*crawlMode, error) {
 	}
 	root := opt.Collections[0]
 	c := &crawlMode{name: opt.Crawl, root: root, include: opt.Include, exclude: opt.Exclude}
+	if opt.input != nil { // WACZ files or a multi-WACZ JSON (crawlwacz.go)
+		if err := c.usePackages(opt.input); err != nil {
+			return nil, err
+		}
+	}
 	if c.name == "" {
 		c.name = filepath.Base(root)
 	}
 	if err := crawlindex.CheckName(c.name); err != nil {
 		return nil, err
+	}
+	if opt.input != nil {
+		opt.input.prefix = c.name + "/"
 	}
 	for _, g := range slices.Concat(c.include, c.exclude) {
 		if _, err := path.Match(g, ""); err != nil {
@@ -89,6 +101,12 @@ func (c *crawlMode) use(ix *crawlindex.Index, algorithm string) error {
 		committed[k.Name] = true
 		if k.Name == c.name {
 			continue // a rerun: begin decides
+		}
+		if c.packages != nil {
+			if err := c.sharesPackages(ix, k); err != nil {
+				return err
+			}
+			continue
 		}
 		if within(c.root, k.Location) || within(k.Location, c.root) {
 			return fmt.Errorf("%s and the committed crawl %s (%s) share files: committed crawls are never rewritten", c.root, k.Name, k.Location)
@@ -183,15 +201,16 @@ func (c *crawlMode) begin(r *run) (*stage.Result, error) {
 		stamps[c.name+"/"+f.Name] = f.Stamp
 	}
 	changed := ""
-	if len(stamps) != len(r.inputs) {
-		changed = fmt.Sprintf("%d files, %d committed", len(r.inputs), len(stamps))
+	now := r.committedStamps() // a WACZ member's package's (crawlwacz.go)
+	if len(stamps) != len(now) {
+		changed = fmt.Sprintf("%d files, %d committed", len(now), len(stamps))
 	}
-	for _, in := range r.inputs {
+	for _, name := range slices.Sorted(maps.Keys(now)) {
 		if changed != "" {
 			break
 		}
-		if s, ok := fileStamp(in.Path); !ok || stamps[in.Name] != s {
-			changed = in.Name + " changed"
+		if s := now[name]; s == "" || stamps[name] != s {
+			changed = name + " changed"
 		}
 	}
 	if changed != "" {
@@ -348,8 +367,16 @@ func (r *run) commit(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// WACZ members committed as their packages (crawlwacz.go).
+	if files, err = r.packageFiles(files); err != nil {
+		return "", err
+	}
+	after, err := r.packageAfter()
+	if err != nil {
+		return "", err
+	}
 	cc := &stage.Commit{Index: c.index, Crawl: &crawlindex.Crawl{Name: c.name, Location: c.root, Include: c.include, Exclude: c.exclude, Log: r.wd.File(workdir.LogFile)},
-		Files: files, After: []string{r.wd.File(workdir.AfterFile)}, Logs: []stage.LogFrom{{Name: r.wd.File(workdir.LogFile), From: r.state.LogSizeAtHash}},
+		Files: files, After: []string{after}, Logs: []stage.LogFrom{{Name: r.wd.File(workdir.LogFile), From: r.state.LogSizeAtHash}},
 		Deps: r.wd.File(workdir.DepsFile), WorkDir: r.wd.Path, Sort: r.sorter()}
 	ix, err := cc.Run(ctx)
 	if err != nil {

@@ -184,6 +184,13 @@ func captureTime(s string) (time.Time, bool) {
 // run re-points or restores the dependents' revisits of the removed
 // crawl's records, crawl by crawl, each in its own rewrite log.
 func (r *restoreDependents) run(ctx context.Context, res *RemoveResult) error {
+	// Before any rewrite: a dependent of WACZ packages is refused
+	// (crawlwacz.go), the restore rewriting plain WARC files only.
+	for _, d := range r.deps {
+		if err := refuseWACZDependent(r.ix, d, r.gone.Name); err != nil {
+			return err
+		}
+	}
 	for _, d := range r.deps {
 		if err := r.runOne(ctx, d, res); err != nil {
 			return fmt.Errorf("crawl %s: %w", d.Name, err)

@@ -180,9 +180,6 @@ func (opt *Options) complete() error {
 				return err
 			}
 			opt.Collections = []string{opt.input.root}
-			if opt.Index != "" {
-				return fmt.Errorf("%s: run --index does not take WACZ packages yet (issue 23): seed the index from them with warcdedup index import, or run without --index", c)
-			}
 			break
 		}
 		if opt.Collections[i], err = filepath.Abs(c); err != nil {
@@ -302,7 +299,7 @@ func (r *run) params() Params {
 // but the files changed, or when they changed since an unfinished job
 // hashed them before it began its rewrite; else the stages not done.
 func (r *run) resume() (*stage.Result, error) {
-	if err := recoverPackages(r.wd, r.opt.Collections, messages{r.show}, r.coll.packages); err != nil { // dedup/wacz.go
+	if err := recoverPackages(r.wd, r.opt.Collections, messages{r.show}, r.coll.packages, r.crawl); err != nil { // dedup/wacz.go
 		return nil, err
 	}
 	if err := r.checkMultiWACZ(); err != nil { // dedup/waczinput.go

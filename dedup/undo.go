@@ -221,6 +221,9 @@ func (u *undo) open() ([]string, error) {
 			return nil, err
 		}
 		u.coll.packages = u.input.selected()
+		if u.crawl != nil {
+			u.input.prefix = u.crawl.name + "/" // crawlwacz.go
+		}
 		paths = u.input.expand(paths)
 	}
 	files, err := filesIn(paths, params.Collections)
@@ -262,7 +265,7 @@ func (u *undo) close() {
 // them, and brings the indexes named up to date.
 func (u *undo) run(ctx context.Context, files []string) error {
 	u.removeLeftovers(files)
-	if err := recoverPackages(u.wd, u.state.Params.Collections, messages{u.show}, u.coll.packages); err != nil { // dedup/wacz.go
+	if err := recoverPackages(u.wd, u.state.Params.Collections, messages{u.show}, u.coll.packages, u.crawl); err != nil { // dedup/wacz.go
 		return err
 	}
 	stopProfile := heapprof.Stage("undo-restore")

@@ -2,7 +2,9 @@ package dedup
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -35,6 +37,10 @@ const waczMetadataDir = "wacz-metadata"
 // remembers where each member is, for the readers of records.
 type waczPackages struct {
 	unsign bool
+	// prefix is "CRAWL/" with a crawl index (crawlwacz.go): the members
+	// are named CRAWL/PATH.wacz#archive/NAME, as crawlMode.collect names
+	// every file of the crawl.
+	prefix string
 	// checked keeps Check's verdict on each package, by path, for the
 	// version of the package its stamp says.
 	checked map[string]waczVerdict
@@ -47,6 +53,13 @@ type waczPackages struct {
 	refusedPaths []string
 	// rebuilt is what the rewrite's rebuild of the packages did.
 	rebuilt stage.PackageResult
+	// listOnly lists the members without checking the packages (a
+	// listing to draw a sample from: ListInputs); want, when not nil,
+	// checks only the packages holding a member it names (the others'
+	// members are left out by the job's Files anyway), so that a
+	// sample's dry run does not read every package whole.
+	listOnly bool
+	want     map[string]bool
 }
 
 type waczVerdict struct {
@@ -76,6 +89,9 @@ func (w *waczPackages) expand(in warcsum.Input) ([]warcsum.Input, error) {
 		return nil, nil
 	}
 	defer p.Close()
+	if w.listOnly || !w.wanted(in.Name, p) {
+		return w.list(in, p), nil
+	}
 	stamp, _ := fileStamp(in.Path)
 	v, ok := w.checked[in.Path]
 	if !ok || v.stamp != stamp || stamp == "" {
@@ -96,13 +112,32 @@ func (w *waczPackages) expand(in warcsum.Input) ([]warcsum.Input, error) {
 		w.refusedPaths = append(w.refusedPaths, in.Path)
 		return nil, nil
 	}
+	return w.list(in, p), nil
+}
+
+// list lists the WARC members of the package p (the input in).
+func (w *waczPackages) list(in warcsum.Input, p *wacz.Package) []warcsum.Input {
 	var out []warcsum.Input
 	for _, m := range p.WARCs() {
 		name := wacz.JoinName(in.Name, m.Name)
 		out = append(out, warcsum.Input{Path: in.Path, Name: name, Size: m.Size, Offset: m.DataOffset, Stamp: memberStamp(m)})
-		w.members[name] = stage.PackageMember{Path: in.Path, Package: in.Name, Member: m.Name, Offset: m.DataOffset, Size: m.Size}
+		w.members[w.prefix+name] = stage.PackageMember{Path: in.Path, Package: w.prefix + in.Name, Member: m.Name, Offset: m.DataOffset, Size: m.Size}
 	}
-	return out, nil
+	return out
+}
+
+// wanted reports whether the package p (named name) holds a member the
+// listing wants (all, without want).
+func (w *waczPackages) wanted(name string, p *wacz.Package) bool {
+	if w.want == nil {
+		return true
+	}
+	for _, m := range p.WARCs() {
+		if w.want[wacz.JoinName(name, m.Name)] {
+			return true
+		}
+	}
+	return false
 }
 
 // memberStamp is a WACZ member's identity for "nothing changed": its
@@ -183,11 +218,27 @@ func (r *run) runRewrite(ctx context.Context, s *stage.Rewrite) (stage.RewriteRe
 		return s.Run(ctx)
 	}
 	pr := &stage.PackageRewrite{Members: w.members, DryRun: r.opt.DryRun, Unsign: r.opt.Unsign, TempDir: r.wd.File(workdir.TmpDir),
-		MetadataDir: r.wd.File(waczMetadataDir), Software: "warcdedup", Messages: messages{r.show}}
+		MetadataDir: r.wd.File(waczMetadataDir), Software: "warcdedup", Messages: messages{r.show}, External: r.externalPackages()}
 	if err := pr.Prepare(ctx, r.wd.File(workdir.NumberedFile), r.wd.File(workdir.ByFileFile)); err != nil {
 		pr.Discard()
 		return stage.RewriteResult{}, err
 	}
+	if !r.opt.DryRun {
+		// Packages named: no package outside the job may require one it
+		// rewrites (waczinput.go).
+		if err := r.opt.input.outsideRequirers(pr.StagedPackages()); err != nil {
+			pr.Discard()
+			return stage.RewriteResult{}, err
+		}
+	}
+	// The job's packages a stopped attempt at this rewrite wrote: their
+	// requirers are brought up to date too.
+	changed, err := jobPackages(r.wd, r.state.LogSizeAtHash)
+	if err != nil {
+		pr.Discard()
+		return stage.RewriteResult{}, err
+	}
+	pr.Changed = changed
 	s.Locations = pr.Locations()
 	s.Container = pr.Container
 	s.Open = &stage.PackageOpener{Next: s.Open, Members: w.members, Staged: s.Locations}
@@ -215,10 +266,18 @@ func (r *run) runRewrite(ctx context.Context, s *stage.Rewrite) (stage.RewriteRe
 // A job named WACZ files or a multi-WACZ JSON (only: their paths) takes up
 // only its own packages': another package of the directory is another
 // job's, whose staged members it must neither finish nor remove.
-func recoverPackages(wd *workdir.Dir, roots []string, show messages, only map[string]bool) error {
+//
+// With a crawl index (crawl not nil) the log names the packages
+// CRAWL/PATH, as the crawl's run named them.
+func recoverPackages(wd *workdir.Dir, roots []string, show messages, only map[string]bool, crawl *crawlMode) error {
 	pending, err := stage.FindPending(roots)
 	if err != nil || len(pending) == 0 {
 		return err
+	}
+	if crawl != nil {
+		for i := range pending {
+			pending[i].Package = crawl.name + "/" + pending[i].Package
+		}
 	}
 	if only != nil {
 		mine := map[string]bool{}
@@ -245,6 +304,13 @@ func recoverPackages(wd *workdir.Dir, roots []string, show messages, only map[st
 	if err != nil {
 		return err
 	}
+	if only == nil {
+		// A whole directory: none of the staged members may be another
+		// job's (crawlwacz.go's otherJobsStaged).
+		if err := otherJobsStaged(wd, roots, pending, moves); err != nil {
+			return err
+		}
+	}
 	pr := &stage.PackageRewrite{Unsign: true, TempDir: wd.File(workdir.TmpDir), MetadataDir: wd.File(waczMetadataDir),
 		Software: "warcdedup", Messages: show}
 	res, err := pr.Recover(pending, moves.Version, time.Now().UTC())
@@ -261,4 +327,26 @@ func recoverPackages(wd *workdir.Dir, roots []string, show messages, only map[st
 		return fmt.Errorf("%d WACZ packages could not be finished (see above): their members' logged versions are staged beside them", len(res.Refused))
 	}
 	return nil
+}
+
+// jobPackages are the packages (names) whose members the job's entries
+// of the rewrite log, from byte offset from on, name.
+func jobPackages(wd *workdir.Dir, from int64) ([]string, error) {
+	if _, err := os.Stat(wd.File(workdir.LogFile)); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	moves, err := rewritelog.LoadFileFrom(wd.File(workdir.LogFile), from)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, f := range moves.Files() {
+		if pkg, _, ok := wacz.SplitName(f.Name); ok && !seen[pkg] {
+			seen[pkg] = true
+			out = append(out, pkg)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }

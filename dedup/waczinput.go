@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/rewritelog"
+	"warcdedup/stage"
 	"warcdedup/wacz"
 	"warcdedup/workdir"
 )
@@ -49,6 +51,9 @@ type packageInput struct {
 	// collection, in the same order.
 	paths, names []string
 	entries      []wacz.CollectionEntry // the JSON's, by package
+	// prefix is "CRAWL/" for a crawl of an index, whose rewrite log names
+	// its packages CRAWL/PATH (crawlwacz.go).
+	prefix string
 }
 
 // isPackageOperand reports whether a collection operand that is a file is
@@ -214,7 +219,7 @@ func (in *packageInput) check(rewritten map[string]bool) ([]stale, error) {
 		if sum == want && (e.Size == 0 || size == e.Size) {
 			continue
 		}
-		if !rewritten[in.names[i]] {
+		if !rewritten[in.prefix+in.names[i]] {
 			return nil, fmt.Errorf("%s: resource %d (%s): the package is not the one the JSON names (%s): nothing read, nothing changed; if the package is right, correct the JSON",
 				in.json, i+1, e.Path, mismatch(want, sum, e.Size, size))
 		}
@@ -369,4 +374,130 @@ func (in *packageInput) expand(paths []string) []string {
 		out = append(out, p)
 	}
 	return out
+}
+
+// outsideRequirers refuses a job on packages named (not a directory)
+// that would rewrite a package (rewrites: their paths) which a package of
+// the directory outside the job requires by SHA-256 or size: the job may
+// not touch that package, and its entry would go stale (a job on the
+// directory, or one naming both, brings it up to date:
+// stage.PackageRewrite.RefreshRequirers). Nothing is rewritten yet.
+func (in *packageInput) outsideRequirers(rewrites []string) error {
+	if in == nil || len(rewrites) == 0 {
+		return nil
+	}
+	names := map[string]string{}
+	for _, p := range rewrites {
+		names[filepath.Base(p)] = p
+	}
+	mine := in.selected()
+	var found []string
+	err := filepath.WalkDir(in.root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != in.root && (strings.HasSuffix(d.Name(), ".warcdedup") || strings.HasPrefix(d.Name(), ".")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || !wacz.IsWACZ(path) || mine[path] || strings.HasPrefix(d.Name(), ".") {
+			return nil
+		}
+		p, err := wacz.Open(path)
+		if err != nil {
+			return nil // not a package the job's packages can be required by
+		}
+		reqs, _ := p.Datapackage.Requires()
+		p.Close()
+		for _, r := range reqs {
+			if _, ok := names[r.Filename]; ok && (r.Hash != "" || r.Size >= 0) {
+				found = append(found, fmt.Sprintf("%s requires %s", path, r.Filename))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(found) > 0 {
+		return fmt.Errorf("%s: the job would rewrite packages that packages outside it require by their SHA-256 and size (%s): their entries would go stale, and the job may not touch them; nothing was rewritten: run on the directory, or name those packages too, so that the run brings their entries up to date",
+			in.source, strings.Join(stage.First(found, 5), "; "))
+	}
+	return nil
+}
+
+// otherJobsStaged refuses a job on a whole directory when a member staged
+// beside one of its packages, which its own rewrite log does not name,
+// is the logged version of another, unfinished job's (a job on packages
+// named, or a multi-WACZ JSON, whose work directory, NAME.warcdedup, is
+// in the package's directory or one above it within the roots): the
+// job would remove that staged member as stale, or rewrite the package
+// without it, and the other job's log would then describe a package
+// that is not there. Nothing is changed; that job is to be finished (or
+// undone) first, with its work directory.
+func otherJobsStaged(wd *workdir.Dir, roots []string, pending []stage.Pending, own *rewritelog.Moves) error {
+	logs := map[string]*rewritelog.Moves{} // work directory -> its log, nil for none
+	var found []string
+	for _, p := range pending {
+		if _, ok := own.Version(wacz.JoinName(p.Package, p.Member)); ok {
+			continue
+		}
+		for dir := filepath.Dir(p.Path); ; dir = filepath.Dir(dir) {
+			entries, _ := os.ReadDir(dir)
+			for _, e := range entries {
+				if !e.IsDir() || !strings.HasSuffix(e.Name(), ".warcdedup") {
+					continue
+				}
+				other := filepath.Join(dir, e.Name())
+				if same(other, wd.Path) {
+					continue
+				}
+				m, ok := logs[other]
+				if !ok {
+					m, _ = rewritelog.LoadFile(filepath.Join(other, workdir.LogFile), time.Time{})
+					logs[other] = m
+				}
+				rel, err := filepath.Rel(dir, p.Path)
+				if m == nil || err != nil {
+					continue
+				}
+				// That job's logged version, not a stale copy of this
+				// job's own (staged before its rewrite logged anything).
+				fx, ok := m.Version(wacz.JoinName(filepath.ToSlash(rel), p.Member))
+				if !ok {
+					continue
+				}
+				if size, sum, err := sizeAndSHA256(p.Staged); err == nil && size == fx.NewSize && sum == fx.NewSHA256 {
+					found = append(found, fmt.Sprintf("%s (the job of %s)", p.Staged, other))
+				}
+			}
+			if inRoots(dir, roots) == dir || dir == filepath.Dir(dir) {
+				break
+			}
+		}
+	}
+	if len(found) > 0 {
+		return fmt.Errorf("members staged beside packages of this collection are the logged versions of another, unfinished job's rewrite or undo: %s; this job would remove them or rewrite their packages without them; nothing was changed: finish that job first (warcdedup run, or warcdedup undo, with its work directory), then run this one",
+			strings.Join(stage.First(found, 5), "; "))
+	}
+	return nil
+}
+
+// same reports whether two paths name the same directory.
+func same(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
+
+// inRoots is the root among roots that dir is, "" if none.
+func inRoots(dir string, roots []string) string {
+	for _, r := range roots {
+		if same(dir, r) {
+			return dir
+		}
+	}
+	return ""
 }

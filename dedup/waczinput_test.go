@@ -255,21 +255,42 @@ func TestRunNamedWACZLeavesOtherJobsStaged(t *testing.T) {
 	}
 }
 
-// TestRunIndexRefusesNamedWACZ proves that run --index, which does not
-// take WACZ crawls yet, refuses a package or JSON named with a message
-// saying so, before the index or the packages are touched.
-func TestRunIndexRefusesNamedWACZ(t *testing.T) {
-	dir, _ := generatedMultiWACZ(t)
-	for _, op := range []string{"crawl-0-1.wacz", "collection.json"} {
-		index := filepath.Join(t.TempDir(), "index")
-		before := hashTree(t, dir)
-		_, err := Run(context.Background(), Options{Collections: []string{filepath.Join(dir, op)}, Index: index})
-		if err == nil || !strings.Contains(err.Error(), "run --index does not take WACZ packages yet") {
-			t.Errorf("run --index %s: %v", op, err)
-		}
-		if _, err := os.Stat(index); err == nil {
-			t.Errorf("run --index %s made the index", op)
-		}
-		sameTree(t, "after run --index "+op, hashTree(t, dir), before)
+// TestRunDirectoryRefusesOtherJobsStaged leaves a job on one package
+// named alone unfinished (stopped between logging its rewritten members
+// and renaming its package: the members' logged versions staged beside
+// the package as it was) and proves that a job on the whole directory
+// is then refused before anything changes, naming the staged member and
+// the other job's work directory (it would remove them as stale); and
+// that once the other job is finished by its own rerun, the directory
+// job runs.
+func TestRunDirectoryRefusesOtherJobsStaged(t *testing.T) {
+	dir, _ := generatedWACZ(t, false)
+	pkg := filepath.Join(dir, "crawl-0-0.wacz")
+	original, err := os.ReadFile(pkg)
+	if err != nil {
+		t.Fatal(err)
 	}
+	if r, err := Run(context.Background(), Options{Collections: []string{pkg}, Jobs: 2}); err != nil || r.Report.Exit != 0 {
+		t.Fatalf("run %s: %v", pkg, err)
+	}
+	if n := stopRebuild(t, pkg, original); n == 0 {
+		t.Fatal("the job on crawl-0-0.wacz rewrote no member: the test proves nothing")
+	}
+	before := hashTree(t, dir)
+	_, err = Run(context.Background(), Options{Collections: []string{dir}, WorkDir: filepath.Join(t.TempDir(), "work"), Jobs: 2})
+	if err == nil || !strings.Contains(err.Error(), "another, unfinished job's") || !strings.Contains(err.Error(), "crawl-0-0.wacz.warcdedup") {
+		t.Fatalf("run on the directory: %v", err)
+	}
+	sameTree(t, "after the refused run", hashTree(t, dir), before)
+
+	if r, err := Run(context.Background(), Options{Collections: []string{pkg}, Jobs: 2}); err != nil || r.Report.Exit != 0 {
+		t.Fatalf("rerun %s: %v", pkg, err)
+	}
+	if got, _ := os.ReadFile(pkg); len(got) == 0 || bytes.Equal(got, original) {
+		t.Fatalf("the rerun did not finish %s", pkg)
+	}
+	if r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: filepath.Join(t.TempDir(), "work3"), Jobs: 2}); err != nil || r.Report.Exit != 0 {
+		t.Fatalf("run on the directory once the other job is finished: %v", err)
+	}
+	checkPackages(t, dir)
 }

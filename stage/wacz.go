@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"warcdedup/atomicfile"
+	"warcdedup/crawlindex"
 	"warcdedup/internal/gzfile"
 	"warcdedup/manifest"
 	"warcdedup/originals"
@@ -117,13 +119,57 @@ type PackageRewrite struct {
 	// (SavedMetadata); "" keeps none.
 	MetadataDir string
 	Messages    Messages
+	// External finds a package outside the collection by its name in the
+	// manifests (a committed crawl's, with a crawl index: CRAWL/PATH.wacz):
+	// a revisit of an original in it carries WARC-Refers-To-Container,
+	// and its package requires it. nil for none.
+	External func(name string) (ExternalPackage, bool)
+	// Changed are more packages (names) whose requirers Finish brings up
+	// to date, beside those it writes anew: the job's packages an
+	// earlier, stopped attempt at its rewrite wrote (RefreshRequirers).
+	Changed []string
 
 	staged   map[string]*stagedMember // by member name
 	packages map[string][]string      // package name -> its staged members' names
 	deps     map[[2]string]bool       // requirer, required package names
 	paths    map[string]string        // package name -> path
+	// externals are the packages outside the collection (External) that
+	// hold originals of duplicates, by name.
+	externals map[string]ExternalPackage
+	// written are the SHA-256 and size of the packages written anew here,
+	// by name: what RefreshRequirers need not read again.
+	written map[string]wacz.Requirement
 	// restoring: an undo's (PrepareMembers), which keeps no metadata.
 	restoring bool
+}
+
+// ExternalPackage is a package outside the collection that holds
+// originals: a committed crawl's, never rewritten.
+type ExternalPackage struct {
+	Path    string
+	CrawlID string // its crawl, for relation.requires' crawlId
+	// SHA256 (hex), Size and Stamp are the package as its crawl's commit
+	// recorded it, if known: while its stamp (crawlindex.Stamp) is the
+	// same, its requires entry takes them rather than reading it whole.
+	SHA256, Stamp string
+	Size          int64
+}
+
+// recorded is the package's SHA-256 and size as recorded, when it is
+// still the file recorded.
+func (e ExternalPackage) recorded() ([]byte, int64, bool) {
+	if e.SHA256 == "" || e.Stamp == "" {
+		return nil, 0, false
+	}
+	fi, err := os.Stat(e.Path)
+	if err != nil || crawlindex.Stamp(fi) != e.Stamp || fi.Size() != e.Size {
+		return nil, 0, false
+	}
+	sum, err := hex.DecodeString(e.SHA256)
+	if err != nil || len(sum) != sha256.Size {
+		return nil, 0, false
+	}
+	return sum, e.Size, true
 }
 
 type stagedMember struct {
@@ -144,6 +190,7 @@ type PackageResult struct {
 // hold the originals of each one's duplicates.
 func (pr *PackageRewrite) Prepare(ctx context.Context, numbered, byFile string) error {
 	pr.staged, pr.packages, pr.deps, pr.paths = map[string]*stagedMember{}, map[string][]string{}, map[[2]string]bool{}, map[string]string{}
+	pr.externals = map[string]ExternalPackage{}
 	need := map[string]bool{}
 	err := EachLine(byFile, func(l *manifest.Line) error {
 		if !l.IsDuplicate() {
@@ -259,6 +306,9 @@ func (pr *PackageRewrite) findDependencies(numbered string) error {
 		pkg := ""
 		if m, ok := pr.Members[name]; ok {
 			pkg = m.Package
+		} else if e, ok := pr.external(name); ok && l.IsKept() {
+			pkg = name
+			pr.externals[name] = e
 		}
 		switch {
 		case l.IsKept():
@@ -353,10 +403,24 @@ func (pr *PackageRewrite) Container(dup, orig *manifest.Line) string {
 		return ""
 	}
 	om, ok := pr.Members[on]
-	if !ok || pr.Members[dn].Package == om.Package {
+	if !ok {
+		if e, ok := pr.external(on); ok {
+			return wacz.ContainerURI(e.Path)
+		}
+		return ""
+	}
+	if pr.Members[dn].Package == om.Package {
 		return ""
 	}
 	return wacz.ContainerURI(om.Path)
+}
+
+// external is External's answer, none without it.
+func (pr *PackageRewrite) external(name string) (ExternalPackage, bool) {
+	if pr.External == nil {
+		return ExternalPackage{}, false
+	}
+	return pr.External(name)
 }
 
 // Locations are the staged copies, by member name: where refs finds the
@@ -429,7 +493,10 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 		if r, ok := sums[pkg]; ok {
 			return r, nil
 		}
-		path := pr.paths[pkg]
+		path, crawlID := pr.paths[pkg], ""
+		if e, ok := pr.externals[pkg]; ok {
+			path, crawlID = e.Path, e.CrawlID
+		}
 		if path == "" {
 			for _, m := range pr.Members {
 				if m.Package == pkg {
@@ -438,14 +505,18 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 				}
 			}
 		}
-		sum, size, err := fileSHA256(path)
-		if err != nil {
-			return wacz.Requirement{}, err
+		sum, size, ok := pr.externals[pkg].recorded()
+		if !ok {
+			var err error
+			if sum, size, err = fileSHA256(path); err != nil {
+				return wacz.Requirement{}, err
+			}
 		}
-		r := wacz.RequirementOf(path, sum, size, "")
+		r := wacz.RequirementOf(path, sum, size, crawlID)
 		sums[pkg] = r
 		return r, nil
 	}
+	var rebuilt []string
 	for _, pkg := range order {
 		if replaced[pkg] == nil {
 			continue
@@ -482,8 +553,18 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 		res.Rebuilt++
 		res.Requires += len(reqs)
 		sums[pkg] = wacz.RequirementOf(pr.paths[pkg], rep.SHA256, rep.Size, "")
+		pr.wrote(pkg, sums[pkg])
+		rebuilt = append(rebuilt, pkg)
 	}
-	return res, nil
+	// Packages of the collection that required one of those by its
+	// former hash (from an earlier run) get its hash now
+	// (wacz_requirers.go); those of Changed too, which a stopped attempt
+	// may have left stale.
+	rr, err := pr.RefreshRequirers(ctx, append(rebuilt, pr.Changed...), now)
+	res.Rebuilt += rr.Rebuilt
+	res.Requires += rr.Requires
+	res.Refused = append(res.Refused, rr.Refused...)
+	return res, err
 }
 
 // rebuild writes the package anew with its replaced members beside

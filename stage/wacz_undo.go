@@ -63,6 +63,7 @@ func (pr *PackageRewrite) StagedCopy(name string) string {
 // counts the packages whose metadata came back as it was before the
 // first run.
 func (pr *PackageRewrite) FinishUndo(ctx context.Context, now time.Time) (res PackageResult, restored int, err error) {
+	var rebuilt []string
 	for _, pkg := range slices.Sorted(mapKeysOf(pr.packages)) {
 		if err := ctx.Err(); err != nil {
 			return res, restored, err
@@ -101,6 +102,7 @@ func (pr *PackageRewrite) FinishUndo(ctx context.Context, now time.Time) (res Pa
 			}
 		}
 		res.Rebuilt++
+		rebuilt = append(rebuilt, pkg)
 		if back {
 			restored++
 			if err := ForgetMetadata(pr.MetadataDir, pkg); err != nil {
@@ -108,7 +110,13 @@ func (pr *PackageRewrite) FinishUndo(ctx context.Context, now time.Time) (res Pa
 			}
 		}
 	}
-	return res, restored, nil
+	// The packages of the collection that require one given back by the
+	// hash it had deduplicated get its hash now (wacz_requirers.go).
+	rr, err := pr.RefreshRequirers(ctx, rebuilt, now)
+	res.Rebuilt += rr.Rebuilt
+	res.Requires += rr.Requires
+	res.Refused = append(res.Refused, rr.Refused...)
+	return res, restored, err
 }
 
 // addedRequirements are the requires entries of the package at path that

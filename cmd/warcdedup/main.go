@@ -197,7 +197,12 @@ rewritten; a run on a committed, unchanged crawl has nothing to do. The work
 directory is DIR/work/NAME unless --work-dir. An index that does not verify,
 another run of the same crawl in progress, or a name the index cannot hold
 is refused when the run starts, before anything is rewritten; the crawls it
-joined cannot be removed until it is committed. See warcdedup index.`,
+joined cannot be removed until it is committed. A crawl may be WACZ
+packages: a directory of them, WACZ files named (with --crawl), or a
+multi-WACZ JSON (the crawl its resources' crawlId, or --crawl); the commit
+records its packages, and a later crawl's revisits of their records carry
+WARC-Refers-To-Container: file://NAME.wacz, their package listing it in
+relation.requires with its hash, size and crawlId. See warcdedup index.`,
 		Flags: append(jobFlags(),
 			&cli.BoolFlag{Name: "dry-run", Usage: "rewrite nothing; report what would be rewritten and saved"},
 			&cli.BoolFlag{Name: "compare-in-resolve", Hidden: true, Usage: "resolve reads and compares every copy, as cluster, crawl-index, WACZ and dry runs do (for tests and benchmarks; by default the rewrite compares each duplicate once)"},
@@ -207,7 +212,7 @@ joined cannot be removed until it is committed. See warcdedup index.`,
 			&cli.BoolFlag{Name: "keep-work", Usage: "keep the intermediate manifests (by digest, numbered, by file) once consumed, for inspection"},
 			&cli.StringSliceFlag{Name: "cdx", Usage: "bring the `INDEX` of the collection (CDX or CDXJ, plain or gzip, or ZipNum: its .idx or .cdx.gz) up to date with the rewrite, in place (repeatable)"},
 			&cli.StringFlag{Name: "index", Usage: "deduplicate the crawl against the crawls committed to the index in `DIR` (created if need be), and commit it when verified"},
-			&cli.StringFlag{Name: "crawl", Usage: "with --index: the crawl's `NAME` (default: its directory's name)"},
+			&cli.StringFlag{Name: "crawl", Usage: "with --index: the crawl's `NAME` (default: its directory's name, or the crawlId of a multi-WACZ JSON's resources)"},
 			&cli.StringSliceFlag{Name: "include", Usage: "with --index: only the crawl's files matching `GLOB` (path or base name; repeatable)"},
 			&cli.StringSliceFlag{Name: "exclude", Usage: "with --index: leave out the crawl's files matching `GLOB` (repeatable)"},
 			&cli.BoolFlag{Name: "convert-arc", Usage: "first convert each ARC file to WARC in place, proved record for record before the ARC is removed, then deduplicate the WARC files"},

@@ -1,0 +1,288 @@
+package dedup
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"warcdedup/crawlindex"
+	"warcdedup/stage"
+	"warcdedup/wacz"
+)
+
+// waczCrawls splits generatedMultiWACZ's packages into its two crawls,
+// crawl-0 (earlier) and crawl-1, as the operands of two runs: each
+// crawl's own directory, or each crawl's multi-WACZ JSON beside the
+// other's in one directory. It returns the directory every package is
+// in at the end (where the packages of both are), and the operands.
+func waczCrawls(t *testing.T, form string) (all string, byDir map[string]string, ops [2]string) {
+	t.Helper()
+	dir, _ := generatedMultiWACZ(t)
+	f, err := os.Open(filepath.Join(dir, "collection.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := wacz.ReadCollection(f, "collection.json")
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, "collection.json"))
+	byDir = map[string]string{}
+	for i, crawl := range []string{"crawl-0", "crawl-1"} {
+		var mine []wacz.CollectionEntry
+		for _, e := range entries {
+			if e.CrawlID == crawl {
+				mine = append(mine, e)
+			}
+		}
+		switch form {
+		case "directories":
+			sub := filepath.Join(dir, crawl)
+			os.Mkdir(sub, 0o755)
+			for _, e := range mine {
+				if err := os.Rename(filepath.Join(dir, e.Path), filepath.Join(sub, e.Path)); err != nil {
+					t.Fatal(err)
+				}
+				byDir[e.Path] = sub
+			}
+			ops[i] = sub
+		case "multi-WACZ JSON":
+			name := filepath.Join(dir, crawl+".json")
+			out, err := os.Create(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := wacz.WriteCollection(out, mine); err != nil {
+				t.Fatal(err)
+			}
+			out.Close()
+			for _, e := range mine {
+				byDir[e.Path] = dir
+			}
+			ops[i] = name
+		}
+	}
+	return dir, byDir, ops
+}
+
+// TestRunIndexWACZCrawls runs two crawls of WACZ packages with a crawl
+// index, given as directories of packages and as multi-WACZ JSON, one
+// after the other. It proves that the first crawl's commit records its
+// packages (each with its SHA-256 and size) and its originals by
+// package, that the second crawl's duplicates of the first crawl's
+// records become revisits carrying WARC-Refers-To-Container naming the
+// first crawl's package, that each of its packages lists those packages
+// in relation.requires with their current SHA-256, size and crawl, that
+// every package passes its check, that the first crawl's packages are
+// not touched, that a rerun of a committed crawl has nothing to do, and
+// that once the second crawl is removed from the index, undo gives its
+// packages back as they were.
+func TestRunIndexWACZCrawls(t *testing.T) {
+	for _, form := range []string{"directories", "multi-WACZ JSON"} {
+		t.Run(form, func(t *testing.T) {
+			dir, byDir, ops := waczCrawls(t, form)
+			index := filepath.Join(t.TempDir(), "index")
+			r1, err := Run(context.Background(), Options{Collections: []string{ops[0]}, Crawl: map[bool]string{true: "crawl-0"}[form == "directories"], Index: index, Jobs: 2})
+			if err != nil || r1.Report.Exit != 0 {
+				t.Fatalf("crawl-0: %v %v", err, r1.Report.ExitReason)
+			}
+			ix, err := crawlindex.Open(index)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files, err := ix.Files("crawl-0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, f := range files {
+				names = append(names, f.Name)
+				sum, size, err := packageFixity(filepath.Join(byDir[f.Name], f.Name))
+				if err != nil || sum != f.SHA256 || size != f.Size {
+					t.Errorf("crawl-0's file %s committed with %s %d bytes; it has %s %d (%v)", f.Name, f.SHA256, f.Size, sum, size, err)
+				}
+			}
+			if want := []string{"crawl-0-0.wacz", "crawl-0-1.wacz"}; !slices.Equal(names, want) {
+				t.Errorf("crawl-0 committed with the files %q, want its packages %q", names, want)
+			}
+			crawl0 := hashTree(t, dir)
+
+			r2, err := Run(context.Background(), Options{Collections: []string{ops[1]}, Crawl: map[bool]string{true: "crawl-1"}[form == "directories"], Index: index, Jobs: 2, KeepWork: true})
+			if err != nil || r2.Report.Exit != 0 {
+				t.Fatalf("crawl-1: %v %v", err, r2.Report.ExitReason)
+			}
+			after := hashTree(t, dir)
+			for n, s := range crawl0 {
+				if strings.Contains(n, "crawl-0-") && after[n] != s {
+					t.Errorf("crawl-1's run changed %s of the committed crawl-0", n)
+				}
+			}
+			// Every package, of both crawls, in one directory: as a
+			// multi-WACZ collection loads them.
+			one := t.TempDir()
+			for n := range byDir {
+				copyTestFile(t, filepath.Join(byDir[n], n), filepath.Join(one, n))
+			}
+			reps := checkPackages(t, one)
+			if n := containerRevisits(t, one); n == 0 {
+				t.Errorf("no revisit carries WARC-Refers-To-Container")
+			}
+			across := 0
+			for _, p := range []string{"crawl-1-0.wacz", "crawl-1-1.wacz"} {
+				pk, err := wacz.Open(filepath.Join(byDir[p], p))
+				if err != nil {
+					t.Fatal(err)
+				}
+				reqs, err := pk.Datapackage.Requires()
+				pk.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, q := range reqs {
+					if !strings.HasPrefix(q.Filename, "crawl-0-") {
+						continue
+					}
+					across++
+					want := reps[q.Filename]
+					if want == nil || q.Hash != hex.EncodeToString(want.SHA256) || q.Size != want.Size || q.CrawlID != "crawl-0" {
+						t.Errorf("%s requires %s with %s %d bytes crawl %q: not the package as it is", p, q.Filename, q.Hash, q.Size, q.CrawlID)
+					}
+				}
+			}
+			if across == 0 {
+				t.Fatal("no package of crawl-1 requires a package of crawl-0: the test proves nothing")
+			}
+			// The revisits of crawl-0's records are in the rewrite log.
+			wd := filepath.Join(index, "work", "crawl-1")
+			if r2.Report.Totals.RevisitsWritten == 0 {
+				t.Fatal("crawl-1: no revisit written")
+			}
+			ix, err = crawlindex.Open(index)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k := ix.Registry.Crawl("crawl-1"); k == nil || len(k.Requires) != 1 || k.Requires[0].Crawl != "crawl-0" {
+				t.Errorf("crawl-1 committed requiring %+v, want crawl-0", k)
+			}
+
+			// A rerun of the committed crawl has nothing to do.
+			r3, err := Run(context.Background(), Options{Collections: []string{ops[1]}, Crawl: map[bool]string{true: "crawl-1"}[form == "directories"], Index: index, Jobs: 2})
+			if err != nil || !r3.NothingToDo {
+				t.Errorf("rerun of crawl-1: %v, nothing to do %v", err, r3 != nil && r3.NothingToDo)
+			}
+
+			// remove --restore of crawl-0 would rewrite crawl-1's packages
+			// as WARC files: refused before anything is changed.
+			deduplicated := hashTree(t, dir)
+			if _, err := RemoveCrawl(context.Background(), RemoveOptions{Index: index, Crawl: "crawl-0", Restore: true, Jobs: 2}); err == nil || !strings.Contains(err.Error(), "does not rewrite packages") {
+				t.Errorf("index remove --restore crawl-0: %v", err)
+			}
+			sameTree(t, "after index remove --restore crawl-0", hashTree(t, dir), deduplicated)
+
+			// Undo: taken out of the index first, then undone.
+			if _, err := RemoveCrawl(context.Background(), RemoveOptions{Index: index, Crawl: "crawl-1", Jobs: 2}); err != nil {
+				t.Fatalf("index remove crawl-1: %v", err)
+			}
+			u, err := Undo(context.Background(), UndoOptions{Paths: []string{ops[1]}, WorkDir: wd, Jobs: 2})
+			if err != nil || u.Exit != 0 || u.Stats.Records != r2.Report.Totals.RevisitsWritten {
+				t.Fatalf("undo crawl-1: %v, %+v (the run wrote %d revisits)", err, u, r2.Report.Totals.RevisitsWritten)
+			}
+			if u.BytesDiffer != 0 {
+				t.Errorf("undo: %d files restored with other bytes", u.BytesDiffer)
+			}
+			sameTree(t, "after undo", withoutWorkDirs(hashTree(t, dir)), withoutWorkDirs(crawl0))
+		})
+	}
+}
+
+// TestUndoIndexWACZFinishesStoppedRebuild puts a package of a crawl run
+// with an index in the state a stop between logging its rewritten
+// members and renaming its new version over it leaves (the package as
+// before, the members' logged versions staged beside it), and proves
+// that the next undo of the crawl (the log names the members
+// CRAWL/PATH.wacz#archive/NAME) first finishes the package from the
+// staged versions the log names, then restores every record: the
+// packages are back as they were before the crawl's run.
+func TestUndoIndexWACZFinishesStoppedRebuild(t *testing.T) {
+	dir, byDir, ops := waczCrawls(t, "directories")
+	index := filepath.Join(t.TempDir(), "index")
+	for i, crawl := range []string{"crawl-0", "crawl-1"} {
+		if i == 1 {
+			break
+		}
+		if r, err := Run(context.Background(), Options{Collections: []string{ops[i]}, Crawl: crawl, Index: index, Jobs: 2}); err != nil || r.Report.Exit != 0 {
+			t.Fatalf("%s: %v", crawl, err)
+		}
+	}
+	before := hashTree(t, dir)
+	pkg := filepath.Join(byDir["crawl-1-1.wacz"], "crawl-1-1.wacz")
+	original, err := os.ReadFile(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(context.Background(), Options{Collections: []string{ops[1]}, Crawl: "crawl-1", Index: index, Jobs: 2})
+	if err != nil || r.Report.Exit != 0 {
+		t.Fatalf("crawl-1: %v", err)
+	}
+	if _, err := RemoveCrawl(context.Background(), RemoveOptions{Index: index, Crawl: "crawl-1", Jobs: 2}); err != nil {
+		t.Fatal(err)
+	}
+	staged := stopRebuild(t, pkg, original)
+	if staged == 0 {
+		t.Fatal("crawl-1-1.wacz has no rewritten member: the test proves nothing")
+	}
+	u, err := Undo(context.Background(), UndoOptions{Paths: []string{ops[1]}, WorkDir: filepath.Join(index, "work", "crawl-1"), Jobs: 2})
+	if err != nil || u.Exit != 0 || u.Stats.Records != r.Report.Totals.RevisitsWritten {
+		t.Fatalf("undo: %v, %+v (the run wrote %d revisits)", err, u, r.Report.Totals.RevisitsWritten)
+	}
+	sameTree(t, "after undo", hashTree(t, dir), before)
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(pkg), ".*")); len(left) > 0 {
+		t.Errorf("left beside the packages: %v", left)
+	}
+}
+
+// stopRebuild stages beside pkg each member that differs from the
+// package's original bytes, and puts the original back: what a stop
+// between logging the members and renaming the new package leaves. It
+// returns how many members it staged.
+func stopRebuild(t *testing.T, pkg string, original []byte) int {
+	t.Helper()
+	p, err := wacz.Open(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	old, err := wacz.NewPackage(bytes.NewReader(original), int64(len(original)), "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	staged := 0
+	for _, m := range p.WARCs() {
+		if om := old.Member(m.Name); om != nil && om.CRC32 == m.CRC32 {
+			continue
+		}
+		sec, err := p.Section(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(sec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(filepath.Dir(pkg), stage.StagedName(pkg, m.Name)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		staged++
+	}
+	if err := os.WriteFile(pkg, original, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return staged
+}

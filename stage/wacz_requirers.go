@@ -1,0 +1,168 @@
+package stage
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"warcdedup/wacz"
+)
+
+// A package that another package requires (relation.requires with its
+// SHA-256 and size) changes when a later run rewrites it, or an undo
+// gives it back, while the requirer itself has nothing to rewrite: its
+// entry would go stale. RefreshRequirers writes each such requirer of
+// the collection anew with the entry brought up to date (its members
+// copied byte for byte, datapackage.json and its digest file rewritten,
+// checked, renamed over it, as any rebuild), and so on for the
+// requirers of those, each package once: a package whose entries go
+// stale again (packages requiring each other by hash, from runs apart)
+// gets the entries of that cycle without hash and size, as Browsertrix
+// names a WACZ it has not hashed. A requirer that cannot be written anew
+// (signed, without Unsign; changed meanwhile) is named in the result's
+// Refused, its entry left stale.
+
+// RefreshRequirers brings up to date the requires entries of the
+// collection's packages (pr.Members) that name a package of changed
+// (package names), or one it writes anew itself. It returns what it
+// wrote.
+func (pr *PackageRewrite) RefreshRequirers(ctx context.Context, changed []string, now time.Time) (PackageResult, error) {
+	var res PackageResult
+	if pr.paths == nil {
+		pr.paths = map[string]string{}
+	}
+	for _, m := range pr.Members {
+		if pr.paths[m.Package] == "" {
+			pr.paths[m.Package] = m.Path
+		}
+	}
+	byBase := map[string][]string{} // file name -> the packages of that name
+	for _, pkg := range slices.Sorted(mapKeysOf(pr.paths)) {
+		b := filepath.Base(pr.paths[pkg])
+		byBase[b] = append(byBase[b], pkg)
+	}
+	refreshed := map[string]int{}
+	todo := slices.Clone(changed)
+	for len(todo) > 0 {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		names := map[string]bool{}
+		for _, pkg := range todo {
+			if path := pr.paths[pkg]; path != "" {
+				names[filepath.Base(path)] = true
+			}
+		}
+		todo = nil
+		for _, pkg := range slices.Sorted(mapKeysOf(pr.paths)) {
+			reqs, err := pr.staleEntries(pkg, names, byBase)
+			if err != nil {
+				msg := fmt.Sprintf("%s: its relation.requires could not be brought up to date: %v", pkg, err)
+				res.Refused = append(res.Refused, msg)
+				pr.Messages.Error(errors.New(msg))
+				continue
+			}
+			if len(reqs) == 0 || refreshed[pkg] > 1 {
+				continue
+			}
+			var drop []string
+			if refreshed[pkg] == 1 {
+				// Stale again: packages requiring each other by hash.
+				// Named alone, they cannot go stale any more.
+				for i := range reqs {
+					drop = append(drop, reqs[i].Filename)
+					reqs[i] = wacz.Requirement{Filename: reqs[i].Filename, Size: -1, CrawlID: reqs[i].CrawlID}
+				}
+			}
+			rep, err := pr.rebuild(pkg, nil, now, func(b *wacz.Rebuild) {
+				// Every member copied byte for byte, the index too.
+				b.FreshIndex = false
+				b.Unrequire, b.Require = drop, reqs
+			})
+			if err != nil {
+				msg := fmt.Sprintf("%s: relation.requires left naming %d packages as they were before this job changed them: %v", pkg, len(reqs), err)
+				res.Refused = append(res.Refused, msg)
+				pr.Messages.Error(errors.New(msg))
+				continue
+			}
+			pr.wrote(pkg, wacz.RequirementOf(pr.paths[pkg], rep.SHA256, rep.Size, ""))
+			refreshed[pkg]++
+			res.Rebuilt++
+			res.Requires += len(reqs)
+			todo = append(todo, pkg)
+		}
+	}
+	return res, nil
+}
+
+// staleEntries are the requires entries of pkg that name a package of
+// names (by file name) with a SHA-256 or size other than the package's
+// now, brought up to date.
+func (pr *PackageRewrite) staleEntries(pkg string, names map[string]bool, byBase map[string][]string) ([]wacz.Requirement, error) {
+	p, err := wacz.Open(pr.paths[pkg])
+	if err != nil {
+		return nil, err
+	}
+	reqs, err := p.Datapackage.Requires()
+	p.Close()
+	if err != nil {
+		return nil, err
+	}
+	var out []wacz.Requirement
+	for _, r := range reqs {
+		if !names[r.Filename] || r.Hash == "" && r.Size < 0 {
+			continue
+		}
+		of := byBase[r.Filename]
+		if len(of) != 1 || of[0] == pkg {
+			continue // not one package of the collection: not ours to say
+		}
+		var sum []byte
+		var size int64
+		if w, ok := pr.written[of[0]]; ok {
+			sum, _ = hex.DecodeString(w.Hash)
+			size = w.Size
+		} else {
+			if sum, size, err = fileSHA256(pr.paths[of[0]]); err != nil {
+				return nil, err
+			}
+			pr.wrote(of[0], wacz.RequirementOf(pr.paths[of[0]], sum, size, ""))
+		}
+		h := hex.EncodeToString(sum)
+		if (r.Hash == "" || r.Hash == h) && (r.Size < 0 || r.Size == size) {
+			continue
+		}
+		n := wacz.RequirementOf(pr.paths[of[0]], sum, size, r.CrawlID)
+		if r.Hash == "" {
+			n.Hash = "" // the entry had a size alone: it keeps its form
+		}
+		if r.Size < 0 {
+			n.Size = -1
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// StagedPackages are the paths of the packages whose members Prepare
+// staged: those the rewrite may write anew.
+func (pr *PackageRewrite) StagedPackages() []string {
+	var out []string
+	for pkg := range pr.packages {
+		out = append(out, pr.paths[pkg])
+	}
+	slices.Sort(out)
+	return out
+}
+
+// wrote notes the SHA-256 and size of a package as it now is.
+func (pr *PackageRewrite) wrote(pkg string, r wacz.Requirement) {
+	if pr.written == nil {
+		pr.written = map[string]wacz.Requirement{}
+	}
+	pr.written[pkg] = r
+}
