@@ -160,14 +160,16 @@ func (p *Package) readAll(r *Report, cmp *indexComparison, wholeSum bool) (map[s
 	sums := map[string][]byte{}
 	var pos int64
 	crc := crc32.NewIEEE()
-	sum := sha256.New()
+	buf := make([]byte, copyBufferSize)
 	for _, m := range byOffset {
 		if _, err := io.CopyN(io.Discard, src, m.DataOffset-pos); err != nil {
 			return nil, fmt.Errorf("%s: %w", p.Name, err)
 		}
 		pos = m.DataOffset
 		crc.Reset()
-		sum.Reset()
+		// The member's SHA-256 on another core, beside the CRC-32 and the
+		// indexer.
+		sum := newAsyncHash()
 		raw := &io.LimitedReader{R: src, N: m.CompressedSize}
 		var content io.Reader = raw
 		if m.Method == Deflate {
@@ -179,17 +181,18 @@ func (p *Package) readAll(r *Report, cmp *indexComparison, wholeSum bool) (map[s
 		if cmp != nil && m.IsArchive() && cmp.compares(m.Name) {
 			err = cmp.indexMember(m, content)
 			if err == nil {
-				_, err = io.Copy(io.Discard, content) // what the indexer left
+				_, err = drain(content, buf) // what the indexer left
 			}
 		} else {
-			_, err = io.Copy(io.Discard, content)
+			_, err = drain(content, buf)
 		}
 		if err != nil && !errors.As(err, new(*Error)) {
 			r.add(errorf(p.Name, m.Name, m.DataOffset, ErrDamaged, "reading it: %v", err))
 		} else if err != nil {
 			r.add(err)
 		}
-		if rest, err := io.Copy(io.Discard, raw); err != nil {
+		digest := sum.Sum()
+		if rest, err := drain(raw, buf); err != nil {
 			return nil, fmt.Errorf("%s: %w", p.Name, err)
 		} else if rest > 0 && m.Method == Deflate {
 			r.add(errorf(p.Name, m.Name, m.DataOffset, ErrDamaged, "%d bytes after its deflate stream", rest))
@@ -201,9 +204,9 @@ func (p *Package) readAll(r *Report, cmp *indexComparison, wholeSum bool) (map[s
 		case crc.Sum32() != m.CRC32:
 			r.add(errorf(p.Name, m.Name, m.DataOffset, ErrDamaged, "CRC-32 %08x, the ZIP says %08x", crc.Sum32(), m.CRC32))
 		}
-		sums[m.Name] = sum.Sum(nil)
+		sums[m.Name] = digest
 	}
-	if _, err := io.Copy(io.Discard, src); err != nil {
+	if _, err := drain(src, buf); err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name, err)
 	}
 	r.CRC32 = wholeCRC.Sum32()
@@ -211,6 +214,12 @@ func (p *Package) readAll(r *Report, cmp *indexComparison, wholeSum bool) (map[s
 		r.SHA256 = wholeSHA.Sum()
 	}
 	return sums, nil
+}
+
+// drain reads r to its end in reads of buf's size (io.Discard's own are
+// of 8 KB: a hash on another core gets as many chunks).
+func drain(r io.Reader, buf []byte) (int64, error) {
+	return io.CopyBuffer(struct{ io.Writer }{io.Discard}, r, buf)
 }
 
 type counter struct{ n int64 }
