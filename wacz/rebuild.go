@@ -138,12 +138,33 @@ func (b *Rebuild) Write(out outFile) (*Result, error) {
 	if err := w.openReplacements(); err != nil {
 		return nil, err
 	}
-	if err := w.rebuildIndexes(); err != nil {
+	// A fresh index reads the new members as their copy into the package
+	// reads them (each at its own offsets): it is made on another core
+	// while the WARC members are written, which come first in a package
+	// as Browsertrix and py-wacz write it; the first other member waits
+	// for it. An index updated from the log is made first.
+	indexed := make(chan error, 1)
+	if b.FreshIndex {
+		go func() { indexed <- w.rebuildIndexes() }()
+	} else {
+		indexed <- w.rebuildIndexes()
+	}
+	w.waitIndex = func() error {
+		if indexed != nil {
+			w.indexErr, indexed = <-indexed, nil
+		}
+		return w.indexErr
+	}
+	defer w.waitIndex() // before cleanup removes its files
+	if err := w.waitIndexUnlessFresh(); err != nil {
 		return nil, err
 	}
 	w.zw = newZipWriter(out)
 	defer w.zw.sums()
 	if err := w.writeMembers(); err != nil {
+		return nil, err
+	}
+	if err := w.waitIndex(); err != nil {
 		return nil, err
 	}
 	if err := w.writeMetadata(); err != nil {
@@ -174,6 +195,19 @@ type rebuildWrite struct {
 	written      map[string]memberSum
 	zw           *zipWriter
 	res          *Result
+	// waitIndex waits for the indexes' rebuild (rebuildIndexes), once,
+	// and returns its error.
+	waitIndex func() error
+	indexErr  error
+}
+
+// waitIndexUnlessFresh waits for an index updated from the log, made
+// before anything is written.
+func (w *rebuildWrite) waitIndexUnlessFresh() error {
+	if w.FreshIndex {
+		return nil
+	}
+	return w.waitIndex()
 }
 
 func (w *rebuildWrite) cleanup() {
@@ -240,7 +274,16 @@ func (w *rebuildWrite) writeMembers() error {
 			continue
 		}
 		m := cloneMember(sm)
-		switch f, p := w.files[sm.Name], w.rebuilt[sm.Name]; {
+		f := w.files[sm.Name]
+		var p *prepared
+		if f == nil && !sm.IsArchive() {
+			// The rebuilt indexes are in w.rebuilt once done.
+			if err := w.waitIndex(); err != nil {
+				return err
+			}
+			p = w.rebuilt[sm.Name]
+		}
+		switch {
 		case f != nil:
 			m.ModifiedTime, m.ModifiedDate = w.timeOf(m.Name)
 			sum, err := zw.storeFile(m, f)
