@@ -137,6 +137,14 @@ type stagedMember struct {
 	PackageMember
 	path string
 	info os.FileInfo // of the copy as staged
+	// movedFrom is the package as the copy was made from it, when the
+	// member's cache entry was moved to the copy (Restamp).
+	movedFrom os.FileInfo
+}
+
+// sameVersion reports whether two infos are of one version of a file.
+func sameVersion(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
 // PackageResult is what Finish did.
@@ -355,9 +363,11 @@ func (pr *PackageRewrite) stage(m PackageMember) (*stagedMember, error) {
 		// derives the entry of its new version from it (and Finish moves
 		// that one to the new package): when the package is still the
 		// version copied from.
-		if now, err := pkg.Stat(); err == nil && os.SameFile(fi, now) && now.Size() == fi.Size() && now.ModTime().Equal(fi.ModTime()) {
+		if now, err := pkg.Stat(); err == nil && sameVersion(fi, now) {
 			if err := pr.Restamp(wacz.JoinName(m.Package, m.Member), fi, info); err != nil {
 				pr.Messages.Note("%v; the hash again reads the member", err)
+			} else {
+				return &stagedMember{PackageMember: m, path: path, info: info, movedFrom: fi}, nil
 			}
 		}
 	}
@@ -405,6 +415,7 @@ func (pr *PackageRewrite) Discard() {
 func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageResult, error) {
 	defer pr.Discard()
 	var res PackageResult
+	defer func() { pr.putBackEntries(res.Checked) }()
 	if pr.DryRun {
 		return res, nil
 	}
@@ -610,6 +621,23 @@ func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, now tim
 	return out, nil
 }
 
+// putBackEntries moves the cache entries moved to staged copies of
+// members whose package was not written anew (checked gives those that
+// were) back to the package, when it is still the version copied from.
+func (pr *PackageRewrite) putBackEntries(checked map[string]os.FileInfo) {
+	if pr.Restamp == nil {
+		return
+	}
+	for name, s := range pr.staged {
+		if s.movedFrom == nil || checked[s.Path] != nil {
+			continue
+		}
+		if now, err := os.Stat(s.Path); err == nil && sameVersion(s.movedFrom, now) {
+			pr.Restamp(name, s.info, now)
+		}
+	}
+}
+
 // statFiles stats the staged members (by member name), as they were
 // when a rebuild read them.
 func statFiles(replace map[string]string) (map[string]os.FileInfo, error) {
@@ -641,10 +669,17 @@ func (pr *PackageRewrite) restamp(pkg string, old os.FileInfo, replace map[strin
 		m := pr.Members[name]
 		from := old
 		if fi, ok := staged[m.Member]; ok {
-			if cur, err := os.Stat(replace[m.Member]); err != nil || !os.SameFile(fi, cur) || !cur.ModTime().Equal(fi.ModTime()) || cur.Size() != fi.Size() {
+			if cur, err := os.Stat(replace[m.Member]); err != nil || !sameVersion(fi, cur) {
 				continue
 			}
 			from = fi
+		} else if s := pr.staged[name]; s != nil && s.movedFrom != nil {
+			// Staged, not rewritten: copied from the package, as it
+			// was when staged.
+			if !sameVersion(s.movedFrom, old) {
+				continue
+			}
+			from = s.info
 		}
 		if err := pr.Restamp(name, from, now); err != nil {
 			pr.Messages.Note("%v; the next listing reads the member", err)
