@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"warcdedup/crawlindex"
 	"warcdedup/originals"
 	"warcdedup/rewritelog"
 	"warcdedup/stage"
@@ -219,6 +220,11 @@ func (r *run) runRewrite(ctx context.Context, s *stage.Rewrite) (stage.RewriteRe
 	}
 	pr := &stage.PackageRewrite{Members: w.members, DryRun: r.opt.DryRun, Unsign: r.opt.Unsign, TempDir: r.wd.File(workdir.TmpDir),
 		MetadataDir: r.wd.File(waczMetadataDir), Software: "warcdedup", Messages: messages{r.show}, External: r.externalPackages()}
+	if s.Cache != "" && !r.opt.DryRun {
+		if cache, err := warcsum.NewCache(s.Cache, stage.Options(s.Algorithm)); err == nil {
+			pr.Restamp = cache.Restamp
+		}
+	}
 	if err := pr.Prepare(ctx, r.wd.File(workdir.NumberedFile), r.wd.File(workdir.ByFileFile)); err != nil {
 		pr.Discard()
 		return stage.RewriteResult{}, err
@@ -249,6 +255,11 @@ func (r *run) runRewrite(ctx context.Context, s *stage.Rewrite) (stage.RewriteRe
 	}
 	pres, err := pr.Finish(ctx, time.Now().UTC())
 	w.rebuilt = pres
+	for path, fi := range pres.Checked {
+		// Checked record by record as written: the next listing's Check
+		// of this version would read it all again for less.
+		w.checked[path] = waczVerdict{stamp: crawlindex.Stamp(fi)}
+	}
 	if pres.Rebuilt > 0 || len(pres.Refused) > 0 {
 		r.show.Note("warcdedup: %d WACZ packages written anew around their rewritten members (%d requires entries), %d left as they were", pres.Rebuilt, pres.Requires, len(pres.Refused))
 	}

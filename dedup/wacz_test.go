@@ -87,7 +87,7 @@ func checkPackages(t *testing.T, dir string) map[string]*wacz.Report {
 			t.Errorf("%s: %v", n, err)
 			continue
 		}
-		rep, err := wacz.Check(p, wacz.CheckOptions{Records: true, TempDir: t.TempDir()})
+		rep, err := wacz.Check(p, wacz.CheckOptions{Records: true, TempDir: t.TempDir(), PackageSHA256: true})
 		if err == nil {
 			err = rep.Err()
 		}

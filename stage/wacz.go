@@ -128,6 +128,11 @@ type PackageRewrite struct {
 	// to date, beside those it writes anew: the job's packages an
 	// earlier, stopped attempt at its rewrite wrote (RefreshRequirers).
 	Changed []string
+	// Restamp, if set, moves the hash stage's cache entry of a WARC member
+	// (by its name in the collection) from the file version that held it
+	// to the package written anew around it (warcsum.Cache.Restamp), so
+	// that the next listing replays it instead of reading the member.
+	Restamp func(name string, from, to os.FileInfo) error
 
 	staged   map[string]*stagedMember // by member name
 	packages map[string][]string      // package name -> its staged members' names
@@ -139,6 +144,8 @@ type PackageRewrite struct {
 	// written are the SHA-256 and size of the packages written anew here,
 	// by name: what RefreshRequirers need not read again.
 	written map[string]wacz.Requirement
+	// byPackage are the names of pr.Members by package (restamp).
+	byPackage map[string][]string
 	// restoring: an undo's (PrepareMembers), which keeps no metadata.
 	restoring bool
 }
@@ -176,6 +183,14 @@ type stagedMember struct {
 	PackageMember
 	path string
 	info os.FileInfo // of the copy as staged
+	// movedFrom is the package as the copy was made from it, when the
+	// member's cache entry was moved to the copy (Restamp).
+	movedFrom os.FileInfo
+}
+
+// sameVersion reports whether two infos are of one version of a file.
+func sameVersion(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
 // PackageResult is what Finish did.
@@ -183,6 +198,10 @@ type PackageResult struct {
 	Rebuilt  int      `json:"rebuilt"`
 	Requires int      `json:"requires"` // requires entries written
 	Refused  []string `json:"refused,omitempty"`
+	// Checked are the packages written anew, by path: each one's file as
+	// it was checked record by record (wacz.Check) and renamed, which a
+	// listing of the collection need not check again.
+	Checked map[string]os.FileInfo `json:"-"`
 }
 
 // Prepare stages the members that the by-file manifest names duplicates
@@ -389,6 +408,19 @@ func (pr *PackageRewrite) stage(m PackageMember) (*stagedMember, error) {
 		os.Remove(path)
 		return nil, fmt.Errorf("%s: staging %s for its rewrite: %w", m.Package, m.Member, err)
 	}
+	if pr.Restamp != nil && !pr.DryRun {
+		// The member's cache entry moved to its copy, that the rewrite
+		// derives the entry of its new version from it (and Finish moves
+		// that one to the new package): when the package is still the
+		// version copied from.
+		if now, err := pkg.Stat(); err == nil && sameVersion(fi, now) {
+			if err := pr.Restamp(wacz.JoinName(m.Package, m.Member), fi, info); err != nil {
+				pr.Messages.Note("%v; the hash again reads the member", err)
+			} else {
+				return &stagedMember{PackageMember: m, path: path, info: info, movedFrom: fi}, nil
+			}
+		}
+	}
 	return &stagedMember{PackageMember: m, path: path, info: info}, nil
 }
 
@@ -447,6 +479,7 @@ func (pr *PackageRewrite) Discard() {
 func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageResult, error) {
 	defer pr.Discard()
 	var res PackageResult
+	defer func() { pr.putBackEntries(res.Checked) }()
 	if pr.DryRun {
 		return res, nil
 	}
@@ -552,9 +585,15 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 		}
 		res.Rebuilt++
 		res.Requires += len(reqs)
-		sums[pkg] = wacz.RequirementOf(pr.paths[pkg], rep.SHA256, rep.Size, "")
+		sums[pkg] = wacz.RequirementOf(pr.paths[pkg], rep.sha256, rep.size, "")
 		pr.wrote(pkg, sums[pkg])
 		rebuilt = append(rebuilt, pkg)
+		if rep.info != nil {
+			if res.Checked == nil {
+				res.Checked = map[string]os.FileInfo{}
+			}
+			res.Checked[pr.paths[pkg]] = rep.info
+		}
 	}
 	// Packages of the collection that required one of those by its
 	// former hash (from an earlier run) get its hash now
@@ -567,9 +606,21 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 	return res, err
 }
 
+// rebuilt is a package written anew by rebuild.
+type rebuilt struct {
+	// sha256 and size are the new file's: its SHA-256 as it was written,
+	// the file read back by the check having the CRC-32 it was written
+	// with.
+	sha256 []byte
+	size   int64
+	// info is the file as checked, after its rename; nil if the rename
+	// may not be on disk yet or the file is not seen as renamed.
+	info os.FileInfo
+}
+
 // rebuild writes the package anew with its replaced members beside
 // itself, checks it, and renames it over the package.
-func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, now time.Time, edit func(*wacz.Rebuild)) (*wacz.Report, error) {
+func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, now time.Time, edit func(*wacz.Rebuild)) (*rebuilt, error) {
 	path := pr.paths[pkg]
 	old, err := wacz.Open(path)
 	if err != nil {
@@ -588,6 +639,10 @@ func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, now tim
 		b.DropSignature = &wacz.SignatureRemoval{Reason: "WARC records rewritten as revisits by deduplication (warcdedup run --unsign)", Software: pr.Software, When: now}
 	}
 	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	staged, err := statFiles(replace)
 	if err != nil {
 		return nil, err
 	}
@@ -619,17 +674,98 @@ func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, now tim
 	if err == nil {
 		err = rep.Err()
 	}
+	if err == nil && (rep.Size != res.Size || rep.CRC32 != res.CRC32) {
+		err = fmt.Errorf("it reads back as %d bytes, CRC-32 %08x; it was written as %d bytes, CRC-32 %08x", rep.Size, rep.CRC32, res.Size, res.CRC32)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("the new version failed its check and was removed: %w", err)
+	}
+	checked, err := tmp.File.Stat()
+	if err != nil {
+		return nil, err
 	}
 	// The package must still be the one rebuilt from.
 	if now, err := os.Stat(path); err != nil || !os.SameFile(fi, now) || now.Size() != fi.Size() || !now.ModTime().Equal(fi.ModTime()) {
 		return nil, fmt.Errorf("the package changed while it was rebuilt: run again")
 	}
-	if err := tmp.Commit(); err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+	out := &rebuilt{sha256: res.SHA256, size: res.Size}
+	err = tmp.Commit()
+	if err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
 		return nil, err
 	}
-	return rep, nil
+	if now, serr := os.Stat(path); err == nil && serr == nil && os.SameFile(checked, now) && now.Size() == checked.Size() && now.ModTime().Equal(checked.ModTime()) {
+		out.info = now
+	}
+	if out.info != nil && pr.Restamp != nil {
+		pr.restamp(pkg, fi, replace, staged, out.info)
+	}
+	return out, nil
+}
+
+// putBackEntries moves the cache entries moved to staged copies of
+// members whose package was not written anew (checked gives those that
+// were) back to the package, when it is still the version copied from.
+func (pr *PackageRewrite) putBackEntries(checked map[string]os.FileInfo) {
+	if pr.Restamp == nil {
+		return
+	}
+	for name, s := range pr.staged {
+		if s.movedFrom == nil || checked[s.Path] != nil {
+			continue
+		}
+		if now, err := os.Stat(s.Path); err == nil && sameVersion(s.movedFrom, now) {
+			pr.Restamp(name, s.info, now)
+		}
+	}
+}
+
+// statFiles stats the staged members (by member name), as they were
+// when a rebuild read them.
+func statFiles(replace map[string]string) (map[string]os.FileInfo, error) {
+	infos := map[string]os.FileInfo{}
+	for m, p := range replace {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		infos[m] = fi
+	}
+	return infos, nil
+}
+
+// restamp moves the cache entries of the WARC members of the package
+// written anew (now) from the versions that held them: the package as it
+// was (old), or for a member replaced its staged copy as the rebuild
+// read it, if that copy is still that version (the check compared every
+// member written with its SHA-256). An entry not moved only costs the
+// member's reading again.
+func (pr *PackageRewrite) restamp(pkg string, old os.FileInfo, replace map[string]string, staged map[string]os.FileInfo, now os.FileInfo) {
+	if pr.byPackage == nil {
+		pr.byPackage = map[string][]string{}
+		for name, m := range pr.Members {
+			pr.byPackage[m.Package] = append(pr.byPackage[m.Package], name)
+		}
+	}
+	for _, name := range pr.byPackage[pkg] {
+		m := pr.Members[name]
+		from := old
+		if fi, ok := staged[m.Member]; ok {
+			if cur, err := os.Stat(replace[m.Member]); err != nil || !sameVersion(fi, cur) {
+				continue
+			}
+			from = fi
+		} else if s := pr.staged[name]; s != nil && s.movedFrom != nil {
+			// Staged, not rewritten: copied from the package, as it
+			// was when staged.
+			if !sameVersion(s.movedFrom, old) {
+				continue
+			}
+			from = s.info
+		}
+		if err := pr.Restamp(name, from, now); err != nil {
+			pr.Messages.Note("%v; the next listing reads the member", err)
+		}
+	}
 }
 
 // fileSHA256 is a file's SHA-256 and size.

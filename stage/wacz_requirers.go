@@ -89,7 +89,7 @@ func (pr *PackageRewrite) RefreshRequirers(ctx context.Context, changed []string
 				pr.Messages.Error(errors.New(msg))
 				continue
 			}
-			pr.wrote(pkg, wacz.RequirementOf(pr.paths[pkg], rep.SHA256, rep.Size, ""))
+			pr.wrote(pkg, wacz.RequirementOf(pr.paths[pkg], rep.sha256, rep.size, ""))
 			refreshed[pkg]++
 			res.Rebuilt++
 			res.Requires += len(reqs)

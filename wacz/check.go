@@ -33,6 +33,10 @@ type CheckOptions struct {
 	TempDir string
 	// MaxProblems bounds the problems reported of each kind (0: 20).
 	MaxProblems int
+	// PackageSHA256 asks for the whole file's SHA-256 (Report.SHA256), a
+	// second SHA-256 of every byte beside the members' own: who needs it
+	// asks (a rebuild takes it as it writes, Result.SHA256).
+	PackageSHA256 bool
 }
 
 // Report is what Check found.
@@ -43,9 +47,11 @@ type Report struct {
 	Problems []error
 	// Omitted counts problems found beyond MaxProblems.
 	Omitted int
-	// SHA256 and Size are the whole package file's.
-	SHA256 []byte
+	// Size and CRC32 are the whole package file's, and SHA256 too when
+	// asked for (PackageSHA256).
 	Size   int64
+	CRC32  uint32
+	SHA256 []byte
 	// Signed is set when datapackage-digest.json holds a signature (its
 	// hash is checked, the signature itself is not).
 	Signed bool
@@ -118,7 +124,7 @@ func Check(p *Package, opt CheckOptions) (*Report, error) {
 		cmp.only = opt.RecordsOf
 		defer cmp.close()
 	}
-	sums, err := p.readAll(r, cmp)
+	sums, err := p.readAll(r, cmp, opt.PackageSHA256)
 	if err != nil {
 		return nil, err
 	}
@@ -134,28 +140,36 @@ func Check(p *Package, opt CheckOptions) (*Report, error) {
 	return r, nil
 }
 
-// readAll reads the package file from start to end once: its SHA-256,
-// and each member's content (inflated where deflated) for its CRC-32,
-// SHA-256 and size; WARC members also go to the comparison's indexer.
-func (p *Package) readAll(r *Report, cmp *indexComparison) (map[string][]byte, error) {
-	// The whole file's SHA-256 is computed on another core, beside the
-	// members' own.
-	whole := newAsyncHash()
-	defer whole.Sum()
+// readAll reads the package file from start to end once: its CRC-32 (and
+// SHA-256 if wholeSum), and each member's content (inflated where
+// deflated) for its CRC-32, SHA-256 and size; WARC members also go to the
+// comparison's indexer.
+func (p *Package) readAll(r *Report, cmp *indexComparison, wholeSum bool) (map[string][]byte, error) {
+	wholeCRC := crc32.NewIEEE()
+	var whole io.Writer = wholeCRC
+	var wholeSHA *asyncHash
+	if wholeSum {
+		// Computed on another core, beside the members' own.
+		wholeSHA = newAsyncHash()
+		defer wholeSHA.Sum()
+		whole = io.MultiWriter(wholeCRC, wholeSHA)
+	}
 	src := bufio.NewReaderSize(io.TeeReader(io.NewSectionReader(p.r, 0, p.Size), whole), 1<<20)
 	byOffset := append([]*Member(nil), p.Members...)
 	sort.Slice(byOffset, func(i, j int) bool { return byOffset[i].DataOffset < byOffset[j].DataOffset })
 	sums := map[string][]byte{}
 	var pos int64
 	crc := crc32.NewIEEE()
-	sum := sha256.New()
+	buf := make([]byte, copyBufferSize)
 	for _, m := range byOffset {
 		if _, err := io.CopyN(io.Discard, src, m.DataOffset-pos); err != nil {
 			return nil, fmt.Errorf("%s: %w", p.Name, err)
 		}
 		pos = m.DataOffset
 		crc.Reset()
-		sum.Reset()
+		// The member's SHA-256 on another core, beside the CRC-32 and the
+		// indexer.
+		sum := newAsyncHash()
 		raw := &io.LimitedReader{R: src, N: m.CompressedSize}
 		var content io.Reader = raw
 		if m.Method == Deflate {
@@ -167,17 +181,18 @@ func (p *Package) readAll(r *Report, cmp *indexComparison) (map[string][]byte, e
 		if cmp != nil && m.IsArchive() && cmp.compares(m.Name) {
 			err = cmp.indexMember(m, content)
 			if err == nil {
-				_, err = io.Copy(io.Discard, content) // what the indexer left
+				_, err = drain(content, buf) // what the indexer left
 			}
 		} else {
-			_, err = io.Copy(io.Discard, content)
+			_, err = drain(content, buf)
 		}
 		if err != nil && !errors.As(err, new(*Error)) {
 			r.add(errorf(p.Name, m.Name, m.DataOffset, ErrDamaged, "reading it: %v", err))
 		} else if err != nil {
 			r.add(err)
 		}
-		if rest, err := io.Copy(io.Discard, raw); err != nil {
+		digest := sum.Sum()
+		if rest, err := drain(raw, buf); err != nil {
 			return nil, fmt.Errorf("%s: %w", p.Name, err)
 		} else if rest > 0 && m.Method == Deflate {
 			r.add(errorf(p.Name, m.Name, m.DataOffset, ErrDamaged, "%d bytes after its deflate stream", rest))
@@ -189,13 +204,22 @@ func (p *Package) readAll(r *Report, cmp *indexComparison) (map[string][]byte, e
 		case crc.Sum32() != m.CRC32:
 			r.add(errorf(p.Name, m.Name, m.DataOffset, ErrDamaged, "CRC-32 %08x, the ZIP says %08x", crc.Sum32(), m.CRC32))
 		}
-		sums[m.Name] = sum.Sum(nil)
+		sums[m.Name] = digest
 	}
-	if _, err := io.Copy(io.Discard, src); err != nil {
+	if _, err := drain(src, buf); err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name, err)
 	}
-	r.SHA256 = whole.Sum()
+	r.CRC32 = wholeCRC.Sum32()
+	if wholeSHA != nil {
+		r.SHA256 = wholeSHA.Sum()
+	}
 	return sums, nil
+}
+
+// drain reads r to its end in reads of buf's size (io.Discard's own are
+// of 8 KB: a hash on another core gets as many chunks).
+func drain(r io.Reader, buf []byte) (int64, error) {
+	return io.CopyBuffer(struct{ io.Writer }{io.Discard}, r, buf)
 }
 
 type counter struct{ n int64 }

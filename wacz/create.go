@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,6 +132,7 @@ func Create(out outFile, opt CreateOptions) (*Result, error) {
 	blobs = append(blobs, blob{"pages/pages.jsonl", pages.Bytes()})
 
 	zw := newZipWriter(out)
+	defer zw.sums()
 	res := &Result{}
 	resources := &node{kind: '['}
 	addResource := func(name string, sum []byte, size int64) {
@@ -141,14 +141,7 @@ func Create(out outFile, opt CreateOptions) (*Result, error) {
 			"bytes", intNode(size), "hash", strNode("sha256:"+hex.EncodeToString(sum))))
 	}
 	for _, m := range members {
-		f := files[m.Name]
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return nil, err
-		}
-		if err := zw.begin(m); err != nil {
-			return nil, err
-		}
-		sum, err := zw.storeData(m, f)
+		sum, err := zw.storeFile(m, files[m.Name])
 		if err != nil {
 			return nil, err
 		}
@@ -191,6 +184,7 @@ func Create(out outFile, opt CreateOptions) (*Result, error) {
 		return nil, err
 	}
 	res.Size = zw.off
+	res.SHA256, res.CRC32 = zw.sums()
 	return res, nil
 }
 

@@ -96,8 +96,11 @@ type Result struct {
 	// Datapackage and Digest are the metadata files written (Digest nil
 	// when the package has none).
 	Datapackage, Digest []byte
-	// Size is the new package's size.
-	Size int64
+	// Size is the new package's size, SHA256 and CRC32 its file's, as
+	// written (a check that reads it back finds the same CRC-32).
+	Size   int64
+	SHA256 []byte
+	CRC32  uint32
 	// Lines counts the index lines written, Changed those the update
 	// changed.
 	Lines, Changed int64
@@ -135,11 +138,33 @@ func (b *Rebuild) Write(out outFile) (*Result, error) {
 	if err := w.openReplacements(); err != nil {
 		return nil, err
 	}
-	if err := w.rebuildIndexes(); err != nil {
+	// A fresh index reads the new members as their copy into the package
+	// reads them (each at its own offsets): it is made on another core
+	// while the WARC members are written, which come first in a package
+	// as Browsertrix and py-wacz write it; the first other member waits
+	// for it. An index updated from the log is made first.
+	indexed := make(chan error, 1)
+	if b.FreshIndex {
+		go func() { indexed <- w.rebuildIndexes() }()
+	} else {
+		indexed <- w.rebuildIndexes()
+	}
+	w.waitIndex = func() error {
+		if indexed != nil {
+			w.indexErr, indexed = <-indexed, nil
+		}
+		return w.indexErr
+	}
+	defer w.waitIndex() // before cleanup removes its files
+	if err := w.waitIndexUnlessFresh(); err != nil {
 		return nil, err
 	}
 	w.zw = newZipWriter(out)
+	defer w.zw.sums()
 	if err := w.writeMembers(); err != nil {
+		return nil, err
+	}
+	if err := w.waitIndex(); err != nil {
 		return nil, err
 	}
 	if err := w.writeMetadata(); err != nil {
@@ -149,6 +174,7 @@ func (b *Rebuild) Write(out outFile) (*Result, error) {
 		return nil, err
 	}
 	w.res.Size = w.zw.off
+	w.res.SHA256, w.res.CRC32 = w.zw.sums()
 	return w.res, nil
 }
 
@@ -169,6 +195,19 @@ type rebuildWrite struct {
 	written      map[string]memberSum
 	zw           *zipWriter
 	res          *Result
+	// waitIndex waits for the indexes' rebuild (rebuildIndexes), once,
+	// and returns its error.
+	waitIndex func() error
+	indexErr  error
+}
+
+// waitIndexUnlessFresh waits for an index updated from the log, made
+// before anything is written.
+func (w *rebuildWrite) waitIndexUnlessFresh() error {
+	if w.FreshIndex {
+		return nil
+	}
+	return w.waitIndex()
 }
 
 func (w *rebuildWrite) cleanup() {
@@ -235,42 +274,36 @@ func (w *rebuildWrite) writeMembers() error {
 			continue
 		}
 		m := cloneMember(sm)
-		switch f, p := w.files[sm.Name], w.rebuilt[sm.Name]; {
+		f := w.files[sm.Name]
+		var p *prepared
+		if f == nil && !sm.IsArchive() {
+			// The rebuilt indexes are in w.rebuilt once done.
+			if err := w.waitIndex(); err != nil {
+				return err
+			}
+			p = w.rebuilt[sm.Name]
+		}
+		switch {
 		case f != nil:
-			fi, err := f.Stat()
-			if err != nil {
-				return err
-			}
-			m.Method, m.Size, m.CompressedSize, m.CRC32 = Store, fi.Size(), fi.Size(), 0
 			m.ModifiedTime, m.ModifiedDate = w.timeOf(m.Name)
-			if err := zw.begin(m); err != nil {
-				return err
-			}
-			if _, err := f.Seek(0, io.SeekStart); err != nil {
-				return err
-			}
-			sum, err := zw.storeData(m, f)
+			sum, err := zw.storeFile(m, f)
 			if err != nil {
 				return fmt.Errorf("%s: %s: %w", src.Name, sm.Name, err)
 			}
 			w.written[m.Name] = memberSum{sum, m.Size}
 		case p != nil:
 			m.ModifiedTime, m.ModifiedDate = w.timeOf(m.Name)
-			m.Size, m.CompressedSize, m.CRC32, m.Method = p.size, p.csize, p.crc, Store
-			if p.deflated {
-				m.Method = Deflate
-			}
-			if err := zw.begin(m); err != nil {
-				return err
-			}
 			f, err := os.Open(p.path)
 			if err != nil {
 				return err
 			}
 			if p.deflated {
-				err = zw.copyData(m, f)
+				m.Size, m.CompressedSize, m.CRC32, m.Method = p.size, p.csize, p.crc, Deflate
+				if err = zw.begin(m); err == nil {
+					err = zw.copyData(m, f)
+				}
 			} else {
-				p.sum, err = zw.storeData(m, f)
+				p.sum, err = zw.storeFile(m, f)
 			}
 			f.Close()
 			if err != nil {

@@ -5,23 +5,27 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/crc32"
 	"io"
+	"os"
 	"time"
 	"unicode/utf8"
 )
 
-// zipWriter writes a ZIP file. Every member's sizes are known before its
-// data (they are for all a rebuild writes), so each local header carries
-// its sizes and, when it is known, its CRC-32; a CRC-32 computed while the
-// data is written is patched into the header after it (the output is a
-// file), so no member has a data descriptor and none is read twice.
+// zipWriter writes a ZIP file from its start to its end, never going
+// back: every member's sizes and CRC-32 are known before its data (a file
+// stored is read for its CRC-32 first, storeFile), so each local header
+// carries them and no member has a data descriptor. The whole file's
+// SHA-256 (on another core) and CRC-32 are computed as it is written: a
+// rebuilt package is not read again for the hash its requirers name.
 // ZIP64 fields are written only where a size or offset needs them.
 type zipWriter struct {
-	f   io.WriterAt
 	w   *bufio.Writer
 	off int64
 	dir []*Member
+	sum *asyncHash  // of the whole file
+	crc hash.Hash32 // of the whole file
 }
 
 // outFile is what a package is written to: a file.
@@ -31,7 +35,21 @@ type outFile interface {
 }
 
 func newZipWriter(f outFile) *zipWriter {
-	return &zipWriter{f: f, w: bufio.NewWriterSize(f, 1<<20)}
+	z := &zipWriter{sum: newAsyncHash(), crc: crc32.NewIEEE()}
+	z.w = bufio.NewWriterSize(io.MultiWriter(f, z.crc, z.sum), copyBufferSize)
+	return z
+}
+
+// copyBufferSize is the size of the reads of a member's data copied, and
+// of the writer's buffer: large enough that the hashes on other cores
+// get few, large chunks.
+const copyBufferSize = 1 << 20
+
+// sums are the SHA-256 and CRC-32 of what was written; the writer takes
+// no more writes after it (a deferred call ends the hashing goroutine of a
+// write that failed).
+func (z *zipWriter) sums() ([]byte, uint32) {
+	return z.sum.Sum(), z.crc.Sum32()
 }
 
 // begin writes the local header of m (m.Size and m.CompressedSize set)
@@ -92,7 +110,7 @@ func (z *zipWriter) copyData(m *Member, r io.Reader, hashers ...io.Writer) error
 	if len(hashers) > 0 {
 		dst = io.MultiWriter(append([]io.Writer{z}, hashers...)...)
 	}
-	n, err := io.Copy(dst, io.LimitReader(r, m.CompressedSize))
+	n, err := io.CopyBuffer(dst, io.LimitReader(r, m.CompressedSize), make([]byte, copyBufferSize))
 	if err != nil {
 		return err
 	}
@@ -102,25 +120,31 @@ func (z *zipWriter) copyData(m *Member, r io.Reader, hashers ...io.Writer) error
 	return nil
 }
 
-// storeData writes a stored member's data from r, computing its CRC-32
-// and SHA-256, patches the CRC-32 into its local header, and returns
-// the SHA-256.
-func (z *zipWriter) storeData(m *Member, r io.Reader) ([]byte, error) {
+// storeFile writes the file f, from its start, as the stored member m
+// (header and data): its CRC-32 is read first, for the local header; its
+// bytes are then copied with their SHA-256 (on another core) and CRC-32
+// computed on the way, which must be the CRC-32 read first (else the file
+// changed meanwhile). It returns the SHA-256.
+func (z *zipWriter) storeFile(m *Member, f *os.File) ([]byte, error) {
+	buf := make([]byte, copyBufferSize)
 	crc := crc32.NewIEEE()
+	n, err := io.CopyBuffer(crc, io.NewSectionReader(f, 0, 1<<62), buf)
+	if err != nil {
+		return nil, err
+	}
+	m.Method, m.Size, m.CompressedSize, m.CRC32 = Store, n, n, crc.Sum32()
+	if err := z.begin(m); err != nil {
+		return nil, err
+	}
+	crc.Reset()
 	sum := newAsyncHash()
-	err := z.copyData(m, r, crc, sum)
+	_, err = io.CopyBuffer(io.MultiWriter(z, crc, sum), io.NewSectionReader(f, 0, n+1), buf)
 	digest := sum.Sum()
 	if err != nil {
 		return nil, err
 	}
-	m.CRC32 = crc.Sum32()
-	if err := z.w.Flush(); err != nil {
-		return nil, err
-	}
-	var b [4]byte
-	binary.LittleEndian.PutUint32(b[:], m.CRC32)
-	if _, err := z.f.WriteAt(b[:], m.HeaderOffset+14); err != nil {
-		return nil, err
+	if z.off-m.DataOffset != n || crc.Sum32() != m.CRC32 {
+		return nil, fmt.Errorf("%s: %s changed while it was written (%d bytes, CRC-32 %08x; read first: %d bytes, %08x)", m.Name, f.Name(), z.off-m.DataOffset, crc.Sum32(), n, m.CRC32)
 	}
 	return digest, nil
 }

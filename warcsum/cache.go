@@ -342,3 +342,37 @@ func (w *entryWriter) abort() {
 	w.facts.abort()
 	w.counts.abort()
 }
+
+// Restamp moves the entry of the named input from the version of its
+// file that from describes to the one to describes, what it lists kept:
+// for an input whose bytes were carried unchanged into another file (the
+// WARC members of a WACZ package written anew around them, each checked
+// against its SHA-256). It changes nothing, and says why, when the entry
+// is not of the version from.
+func (c *Cache) Restamp(name string, from, to os.FileInfo) error {
+	fs, ok1 := stampFromInfo(from)
+	ts, ok2 := stampFromInfo(to)
+	if !ok1 || !ok2 {
+		return fmt.Errorf("%s: the file system gives no stamp", name)
+	}
+	e, ok := c.entry(name, &fs)
+	if !ok {
+		return fmt.Errorf("%s: no cache entry of the version carried over", name)
+	}
+	s := e.stamp
+	s.Size, s.Mtime, s.Ctime, s.Inode, s.Device = ts.Size, ts.Mtime, ts.Ctime, ts.Inode, ts.Device
+	data, err := json.Marshal(&s)
+	if err != nil {
+		return err
+	}
+	f, err := atomicfile.Create(e.entryFiles.stamp, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Abort()
+		return err
+	}
+	// Unsynced, as store's: a stamp cut short by a crash does not parse.
+	return f.CommitUnsynced()
+}

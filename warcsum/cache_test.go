@@ -112,3 +112,56 @@ func TestCache(t *testing.T) {
 		lines, facts = got, gotFacts
 	}
 }
+
+// TestCacheRestamp proves that Restamp moves an entry to the file its
+// input's bytes were carried into (the next run replays it from there,
+// with the same lines), and refuses, changing nothing, when the entry is
+// not of the version it is told to move from.
+func TestCacheRestamp(t *testing.T) {
+	dir := t.TempDir()
+	body := strings.Repeat("body ", 100)
+	data := []byte(warctest.Response("http://a/", "2024-01-01T00:00:00Z", body))
+	a := warctest.WriteFile(t, dir, "a.warc", data)
+	other := warctest.WriteFile(t, t.TempDir(), "unrelated", []byte("x"))
+	c, err := NewCache(filepath.Join(t.TempDir(), "cache"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(path string) (string, Stats) {
+		t.Helper()
+		var out bytes.Buffer
+		r := Runner{Jobs: 1, Cache: c}
+		st, err := r.Run([]Input{{Path: path, Name: "a.warc", Size: int64(len(data))}}, &out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), st
+	}
+	lines, _ := run(a)
+	oldInfo, _ := os.Stat(a)
+	// The bytes carried into a new file (a new inode, as a rebuilt
+	// package), the old one removed.
+	b := warctest.WriteFile(t, t.TempDir(), "b.warc", data)
+	newInfo, _ := os.Stat(b)
+	otherInfo, _ := os.Stat(other)
+	steps := []struct {
+		name     string
+		from     os.FileInfo
+		wantErr  bool
+		cachedAt string // the file the next run finds the entry of
+	}{
+		{"from a version the entry is not of", otherInfo, true, a},
+		{"from the version the entry is of", oldInfo, false, b},
+		{"again from the old version: the entry moved", oldInfo, true, b},
+	}
+	for _, s := range steps {
+		err := c.Restamp("a.warc", s.from, newInfo)
+		if (err != nil) != s.wantErr {
+			t.Fatalf("%s: error %v, want one: %v", s.name, err, s.wantErr)
+		}
+		got, st := run(s.cachedAt)
+		if st.Cached != 1 || got != lines {
+			t.Errorf("%s: the run on %s replayed %d entries, lines %q (want %q)", s.name, filepath.Base(s.cachedAt), st.Cached, got, lines)
+		}
+	}
+}
