@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"warcdedup/internal/cdxj"
 	"warcdedup/internal/replaytest"
@@ -87,47 +88,14 @@ func TestReplayWACZCollection(t *testing.T) {
 		writeMultiWACZ(t, filepath.Join(root, side), names, coll)
 	}
 	b := replaytest.Start(t, root)
-	cb, err := b.Load(b.SourceURL("before/collection.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := b.Load(b.SourceURL("after/collection.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	caps := make([]replaytest.Capture, len(revs))
-	for i, r := range revs {
-		caps[i] = r.capture
-	}
-	rb, err := cb.Fetch(caps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ra, err := ca.Fetch(caps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad, cross := 0, 0
-	for i, r := range revs {
-		if r.container != "" {
-			cross++
-		}
-		if rb[i].Status != r.status {
-			t.Errorf("%s: %s %s replayed with status %d before the run, its record has %d", r.file, caps[i].Timestamp, caps[i].URL, rb[i].Status, r.status)
-			continue
-		}
-		if d := replaytest.Diff(&rb[i], &ra[i]); len(d) > 0 {
-			bad++
-			t.Errorf("%s: %s %s (original in %s) replays otherwise: %s", r.file, caps[i].Timestamp, caps[i].URL, r.originIn(), strings.Join(d, "; "))
-		}
-	}
-	if cross == 0 {
+	rp := replayBeforeAfter(t, b, revs)
+	if rp.cross == 0 {
 		t.Error("no revisit has its original in another package: the collection proves nothing across packages")
 	}
 	t.Logf("multi-WACZ collection of %d packages: %d revisits compared (%d with the original in another package), %d differ; loaded in %v before, %v after",
-		len(names), len(revs), cross, bad, cb.LoadTime, ca.LoadTime)
+		len(names), len(revs), rp.cross, rp.bad, rp.loadBefore, rp.loadAfter)
 
-	alone(t, b, root, revs, ra)
+	alone(t, b, root, revs, rp.after)
 	if refused := b.Refused(); len(refused) > 0 {
 		t.Logf("asked of the refusing proxy: %v", refused)
 	}
@@ -244,6 +212,58 @@ func alone(t *testing.T, b *replaytest.Browser, root string, revs []waczRevisit,
 	for what, body := range samples {
 		t.Logf("  %s, for example: %s", what, body)
 	}
+}
+
+// replayed is what replayBeforeAfter saw.
+type replayed struct {
+	after      []replaytest.Response // each revisit's capture replayed from after/
+	cross, bad int                   // revisits with the original in another package; replaying otherwise
+	loadBefore time.Duration
+	loadAfter  time.Duration
+}
+
+// replayBeforeAfter loads before/collection.json and after/collection.json
+// (under the browser's root) as two multi-WACZ collections, replays each
+// revisit's capture in both and reports as an error every one whose
+// status before the run is not its record's, or that replays otherwise
+// after it.
+func replayBeforeAfter(t *testing.T, b *replaytest.Browser, revs []waczRevisit) replayed {
+	t.Helper()
+	cb, err := b.Load(b.SourceURL("before/collection.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := b.Load(b.SourceURL("after/collection.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	caps := make([]replaytest.Capture, len(revs))
+	for i, r := range revs {
+		caps[i] = r.capture
+	}
+	rb, err := cb.Fetch(caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ra, err := ca.Fetch(caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := replayed{after: ra, loadBefore: cb.LoadTime, loadAfter: ca.LoadTime}
+	for i, r := range revs {
+		if r.container != "" {
+			rp.cross++
+		}
+		if rb[i].Status != r.status {
+			t.Errorf("%s: %s %s replayed with status %d before the run, its record has %d", r.file, caps[i].Timestamp, caps[i].URL, rb[i].Status, r.status)
+			continue
+		}
+		if d := replaytest.Diff(&rb[i], &ra[i]); len(d) > 0 {
+			rp.bad++
+			t.Errorf("%s: %s %s (original in %s) replays otherwise: %s", r.file, caps[i].Timestamp, caps[i].URL, r.originIn(), strings.Join(d, "; "))
+		}
+	}
+	return rp
 }
 
 // waczRevisit is a record `warcdedup run` made a revisit, with how it

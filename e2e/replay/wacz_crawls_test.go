@@ -7,7 +7,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"warcdedup/internal/replaytest"
@@ -86,45 +85,12 @@ func TestReplayWACZCrawls(t *testing.T) {
 		writeCrawlsJSON(t, filepath.Join(root, side), rel, coll)
 	}
 	b := replaytest.Start(t, root)
-	cb, err := b.Load(b.SourceURL("before/collection.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := b.Load(b.SourceURL("after/collection.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	caps := make([]replaytest.Capture, len(revs))
-	for i, r := range revs {
-		caps[i] = r.capture
-	}
-	rb, err := cb.Fetch(caps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ra, err := ca.Fetch(caps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad, cross := 0, 0
-	for i, r := range revs {
-		if r.container != "" {
-			cross++
-		}
-		if rb[i].Status != r.status {
-			t.Errorf("%s: %s %s replayed with status %d before the run, its record has %d", r.file, caps[i].Timestamp, caps[i].URL, rb[i].Status, r.status)
-			continue
-		}
-		if d := replaytest.Diff(&rb[i], &ra[i]); len(d) > 0 {
-			bad++
-			t.Errorf("%s: %s %s (original in %s) replays otherwise: %s", r.file, caps[i].Timestamp, caps[i].URL, r.originIn(), strings.Join(d, "; "))
-		}
-	}
-	if cross == 0 {
+	rp := replayBeforeAfter(t, b, revs)
+	if rp.cross == 0 {
 		t.Error("no revisit has its original in an earlier crawl's package: nothing proved across crawls")
 	}
 	t.Logf("3 crawls run with the index, one multi-WACZ collection: %d revisits compared (%d with the original in an earlier crawl's package), %d differ; loaded in %v before, %v after",
-		len(revs), cross, bad, cb.LoadTime, ca.LoadTime)
+		len(revs), rp.cross, rp.bad, rp.loadBefore, rp.loadAfter)
 }
 
 // writeCrawlsJSON writes dir/collection.json naming the packages at the
