@@ -177,14 +177,20 @@ func (k *task) collectionFiles() (map[string]hostFile, error) {
 	return files, nil
 }
 
-// httpClient reads records from the storage hosts as the job's settings say.
+// httpClient reads records from the storage hosts as the job's settings
+// say: one client a task, whose bytes read the task's result counts
+// (Marker.HTTP).
 func (k *task) httpClient() *source.HTTP {
+	if k.http != nil {
+		return k.http
+	}
 	h := source.NewHTTP(k.spec.PerHost)
 	h.Retries = k.spec.HTTPRetries
 	if k.spec.HTTPTimeout > 0 {
 		h.IdleTimeout = k.spec.HTTPTimeout
 	}
 	h.MinRate = k.spec.MinRate
+	k.http = h
 	return h
 }
 

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"warcdedup/source"
 	"warcdedup/stage"
 	"warcdedup/verify"
 	"warcdedup/warcsum"
@@ -153,6 +154,8 @@ type Marker struct {
 	After   *warcsum.Stats `json:"after,omitempty"`
 	Verify  *verify.Stats  `json:"verify,omitempty"`
 	Note    string         `json:"note,omitempty"`
+	// HTTP counts what the task read from the storage hosts over HTTP.
+	HTTP *source.HTTPStats `json:"http,omitempty"`
 }
 
 // HashResult is what a host's hash task found: the Hash stage's result,

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -133,6 +134,7 @@ type marker struct {
 		Remote struct{ Reads, Moved, Bytes int64 }
 	}
 	After *struct{ Bytes, Files, Cached int64 }
+	HTTP  *struct{ Requests, Bytes int64 }
 }
 
 func readMarkers(b *testing.B, work, step string) []marker {
@@ -276,6 +278,7 @@ func printReport(b *testing.B, work string, stored int64, runTime, clusterTime t
 		stages += span(ms)
 		p("%s: %.2f s", step, span(ms).Seconds())
 	}
+	p("%s", httpByStage(b, work))
 	p("the stages' own time: %.1f s; the rest (Slurm's scheduling, the monitor's polling): %.1f s", stages.Seconds(), (clusterTime - stages).Seconds())
 	fmt.Println(strings.Join(lines, "\n"))
 	b.ReportMetric(clusterTime.Seconds(), "cluster-s")
@@ -288,4 +291,45 @@ func taskTimes(ms []marker) string {
 		s = append(s, fmt.Sprintf("%.2f", m.Finished.Sub(m.Started).Seconds()))
 	}
 	return strings.Join(s, "/") + " s"
+}
+
+// httpByStage says what each stage's tasks read over HTTP from the
+// storage hosts, as source.HTTP counted it (Marker.HTTP), in the order
+// the steps ran.
+func httpByStage(b *testing.B, work string) string {
+	dirs, _ := filepath.Glob(filepath.Join(work, "tasks", "*"))
+	type sum struct {
+		first           time.Time
+		requests, bytes int64
+	}
+	byKind := map[string]*sum{}
+	var kinds []string
+	for _, d := range dirs {
+		step := filepath.Base(d)
+		kind, _, _ := strings.Cut(step, "@")
+		for _, m := range readMarkers(b, work, step) {
+			s := byKind[kind]
+			if s == nil {
+				s = &sum{first: m.Started}
+				byKind[kind] = s
+				kinds = append(kinds, kind)
+			}
+			if m.Started.Before(s.first) {
+				s.first = m.Started
+			}
+			if m.HTTP != nil {
+				s.requests += m.HTTP.Requests
+				s.bytes += m.HTTP.Bytes
+			}
+		}
+	}
+	slices.SortFunc(kinds, func(a, c string) int { return byKind[a].first.Compare(byKind[c].first) })
+	var parts []string
+	var total int64
+	for _, k := range kinds {
+		s := byKind[k]
+		total += s.bytes
+		parts = append(parts, fmt.Sprintf("%s %.1f MB in %d requests", k, float64(s.bytes)/1e6, s.requests))
+	}
+	return fmt.Sprintf("read over HTTP by stage: %s; in all %.1f MB", strings.Join(parts, ", "), float64(total)/1e6)
 }
