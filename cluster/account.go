@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"warcdedup/atomicfile"
+	"warcdedup/internal/progress"
 	"warcdedup/manifest"
 	"warcdedup/report"
 	"warcdedup/stage"
@@ -53,10 +54,19 @@ func (k *task) account(ctx context.Context) error {
 		Caveats: []string{fmt.Sprintf("Run on a Slurm cluster as %d jobs over %d storage hosts and %d hash ranges.",
 			len(k.plan.Steps), len(k.spec.Hosts), k.spec.Ranges)}}
 	rep.Stages = k.stages(res)
+	if res.apart > 0 {
+		rep.Caveats = append(rep.Caveats, fmt.Sprintf("%s duplicates stay records: the rewrite found their bytes, or what the %s policy compares, other than their original's (each host's apart.manifest). Resolve numbered the copies without reading them (--compare-once); warcdedup run would resolve these again byte for byte and rewrite what that allows, this cluster job does not yet.",
+			progress.Count(res.apart), k.spec.Policy))
+	}
 	a := stage.Account{ByFile: k.wd.file(workdir.ByFileFile), FactsByFile: k.wd.file(workdir.FactsByFile), Saved: k.wd.file(workdir.SavedFile),
 		Numbered: k.wd.file(workdir.NumberedFile), Deps: k.wd.file(workdir.DepsFile), Sorter: k.sorter,
 		DryRun: k.spec.DryRun, Policy: k.policy, Hashed: res.hashed, Resolved: res.resolved, Rewrote: res.rewrote, Verified: res.verified,
 		FilesReplaced: replaced, Report: rep}
+	if k.spec.compareOnce() {
+		for i := range k.spec.Hosts {
+			a.Apart = append(a.Apart, k.wd.host(&k.spec.Hosts[i], workdir.ApartFile))
+		}
+	}
 	err = a.Run(ctx)
 	if err == nil && k.spec.withIndex() && !k.spec.DryRun {
 		// As run's commit stage: the report says what was committed.
@@ -85,6 +95,7 @@ type results struct {
 	rewrote  stage.RewriteResult
 	verified verify.Stats
 	remote   RemoteStats // of the rewrites
+	apart    int64       // duplicates the rewrites left apart (Spec.compareOnce)
 	again    warcsum.Stats
 }
 
@@ -129,6 +140,7 @@ func (k *task) results() (*results, error) {
 		r.rewrote.Derived += m.Rewrite.Derived
 		r.remote.Reads += m.Rewrite.Remote.Reads
 		r.remote.Moved += m.Rewrite.Remote.Moved
+		r.apart += m.Rewrite.Apart
 	}
 	for _, m := range k.stepMarkers(kindHashAgain) {
 		r.again.Add(m.After)
@@ -303,7 +315,7 @@ func (k *task) stages(res *results) []report.Stage {
 		case stage.ResolveName:
 			st.Note = fmt.Sprintf("%d hash ranges: %s", tasks, res.resolved.Note())
 		case stage.RewriteName:
-			st.Note = fmt.Sprintf("%d hosts: %s%s", tasks, res.rewrote.Note(k.spec.DryRun), res.remote.note())
+			st.Note = fmt.Sprintf("%d hosts: %s%s%s", tasks, res.rewrote.Note(k.spec.DryRun), res.remote.note(), (&RewriteResult{Apart: res.apart}).apartNote())
 		case stage.HashAgainName:
 			again := stage.HashResult{Stats: res.again}
 			st.Note = fmt.Sprintf("%d hosts: %s", tasks, again.AgainNote())

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"warcdedup/internal/progress"
 	"warcdedup/source"
 	"warcdedup/stage"
 	"warcdedup/verify"
@@ -101,13 +102,33 @@ type Params struct {
 	Index    string `json:"index,omitempty"`
 	Crawl    string `json:"crawl,omitempty"`
 	CrawlURL string `json:"crawl_url,omitempty"`
+	// CompareOnce numbers the copies without reading them (see
+	// Spec.compareOnce).
+	CompareOnce bool `json:"compare_once,omitempty"`
 }
 
 // Equal reports whether two jobs would have the same outputs.
 func (p *Params) Equal(q *Params) bool {
 	return slices.Equal(p.Hosts, q.Hosts) && p.Ranges == q.Ranges && p.Algorithm == q.Algorithm &&
 		p.Policy == q.Policy && p.DryRun == q.DryRun && p.HardLinks == q.HardLinks &&
-		p.Index == q.Index && p.Crawl == q.Crawl && p.CrawlURL == q.CrawlURL
+		p.Index == q.Index && p.Crawl == q.Crawl && p.CrawlURL == q.CrawlURL && p.CompareOnce == q.CompareOnce
+}
+
+// compareOnce reports whether the job compares each duplicate once (issue
+// 21), as far as this version goes: each range's resolve numbers the
+// copies from the manifest alone and reads no record over HTTP; each
+// host's rewrite compares every duplicate with its original byte for byte
+// (over HTTP when the original is on another host), as it always does,
+// and leaves a duplicate that differs as it is, listed in the host's
+// apart.manifest, instead of refusing its file. What this version lacks
+// is warcdedup run's collisions stages (stage.Collide): those duplicates
+// are not resolved again and stay records, so that a collection with hash
+// collisions or captures the policy keeps apart saves less than run
+// would (never a byte lost). Hence not the default (Params.CompareOnce,
+// the hidden --compare-once); a crawl-index job and a dry run keep the
+// comparing resolve, as run's do.
+func (s *Spec) compareOnce() bool {
+	return s.CompareOnce && !s.DryRun && !s.withIndex()
 }
 
 // Settings are how a job's tasks run; a later run of the same job may
@@ -181,6 +202,10 @@ type ResolveResult struct {
 type RewriteResult struct {
 	stage.RewriteResult
 	Remote RemoteStats `json:"remote"` // originals read from other hosts
+	// Apart counts the duplicates the rewrite left as they are because
+	// their bytes differ from their original's, or the policy keeps them
+	// apart (Spec.compareOnce): listed in the host's apart.manifest.
+	Apart int64 `json:"apart,omitempty"`
 }
 
 // readMarker returns the marker of a task of the job, or nil when the task
@@ -212,4 +237,12 @@ func lock(name string, wait bool) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// apartNote says, after the rewrite's note, what it left apart.
+func (r *RewriteResult) apartNote() string {
+	if r.Apart == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %s duplicates left as they are, their bytes or what the policy compares differing from their original's (apart.manifest; not resolved again)", progress.Count(r.Apart))
 }

@@ -102,6 +102,7 @@ them).`,
 			&cli.BoolFlag{Name: "plan", Usage: "show the Slurm jobs the job is made of, and submit nothing"},
 			&cli.BoolFlag{Name: "cancel", Usage: "cancel the Slurm jobs of the work directory's job"},
 			&cli.DurationFlag{Name: "poll", Value: 2 * time.Second, Hidden: true, Usage: "look at the jobs this often"},
+			&cli.BoolFlag{Name: "compare-once", Hidden: true, Usage: "resolve numbers the copies without reading them over HTTP and the rewrite's comparison keeps a duplicate that differs from its original apart, as it is (not yet resolved again as warcdedup run does: for tests and benchmarks)"},
 		),
 		Action: runCluster,
 	}
@@ -153,7 +154,7 @@ func clusterOptions(c *cli.Context) (cluster.Options, error) {
 		workDir = abs + ".warcdedup"
 	}
 	params := cluster.Params{Hosts: hosts, Ranges: ranges, Algorithm: algo.String(), Policy: pol.String(),
-		DryRun: c.Bool("dry-run"), HardLinks: c.Bool("hard-links")}
+		DryRun: c.Bool("dry-run"), HardLinks: c.Bool("hard-links"), CompareOnce: c.Bool("compare-once")}
 	if params.Index = c.String("index"); params.Index != "" {
 		if params.Index, err = filepath.Abs(params.Index); err != nil {
 			return cluster.Options{}, err
