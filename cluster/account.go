@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"warcdedup/atomicfile"
-	"warcdedup/internal/progress"
 	"warcdedup/manifest"
 	"warcdedup/report"
 	"warcdedup/stage"
@@ -54,19 +53,10 @@ func (k *task) account(ctx context.Context) error {
 		Caveats: []string{fmt.Sprintf("Run on a Slurm cluster as %d jobs over %d storage hosts and %d hash ranges.",
 			len(k.plan.Steps), len(k.spec.Hosts), k.spec.Ranges)}}
 	rep.Stages = k.stages(res)
-	if res.apart > 0 {
-		rep.Caveats = append(rep.Caveats, fmt.Sprintf("%s duplicates stay records: the rewrite found their bytes, or what the %s policy compares, other than their original's (each host's apart.manifest). Resolve numbered the copies without reading them (--compare-once); warcdedup run would resolve these again byte for byte and rewrite what that allows, this cluster job does not yet.",
-			progress.Count(res.apart), k.spec.Policy))
-	}
 	a := stage.Account{ByFile: k.wd.file(workdir.ByFileFile), FactsByFile: k.wd.file(workdir.FactsByFile), Saved: k.wd.file(workdir.SavedFile),
 		Numbered: k.wd.file(workdir.NumberedFile), Deps: k.wd.file(workdir.DepsFile), Sorter: k.sorter,
 		DryRun: k.spec.DryRun, Policy: k.policy, Hashed: res.hashed, Resolved: res.resolved, Rewrote: res.rewrote, Verified: res.verified,
 		FilesReplaced: replaced, Report: rep}
-	if k.spec.compareOnce() {
-		for i := range k.spec.Hosts {
-			a.Apart = append(a.Apart, k.wd.host(&k.spec.Hosts[i], workdir.ApartFile))
-		}
-	}
 	err = a.Run(ctx)
 	if err == nil && k.spec.withIndex() && !k.spec.DryRun {
 		// As run's commit stage: the report says what was committed.
@@ -95,7 +85,8 @@ type results struct {
 	rewrote  stage.RewriteResult
 	verified verify.Stats
 	remote   RemoteStats // of the rewrites
-	apart    int64       // duplicates the rewrites left apart (Spec.compareOnce)
+	apart    int64       // duplicates the rewrites kept apart (Spec.compareOnce)
+	collided *CollideResult
 	again    warcsum.Stats
 }
 
@@ -142,6 +133,22 @@ func (k *task) results() (*results, error) {
 		r.remote.Moved += m.Rewrite.Remote.Moved
 		r.apart += m.Rewrite.Apart
 	}
+	// The rewrite of the collisions, as run's account adds it.
+	for _, m := range k.stepMarkers(kindRewriteCollisions) {
+		c, st := &m.Rewrite.Stats, &r.rewrote.Stats
+		st.Revisits += c.Revisits
+		st.AlreadyRevisit += c.AlreadyRevisit
+		st.NotSmaller += c.NotSmaller
+		st.Protected += c.Protected
+		st.Refused += c.Refused
+		r.rewrote.Refused = append(r.rewrote.Refused, m.Rewrite.Refused...)
+		r.rewrote.Derived += m.Rewrite.Derived
+		r.remote.Reads += m.Rewrite.Remote.Reads
+		r.remote.Moved += m.Rewrite.Remote.Moved
+	}
+	if m := k.stepMarkers(kindCollide); len(m) == 1 {
+		r.collided = m[0].Collide
+	}
 	for _, m := range k.stepMarkers(kindHashAgain) {
 		r.again.Add(m.After)
 	}
@@ -177,6 +184,9 @@ func (k *task) mergeOutputs(ctx context.Context) (replaced int64, err error) {
 		h := &k.spec.Hosts[i]
 		facts = append(facts, k.wd.host(h, workdir.FactsByFile))
 		saved = append(saved, k.wd.host(h, workdir.SavedFile))
+		if k.spec.compareOnce() {
+			saved = append(saved, k.wd.host(h, workdir.SavedCollisionsFile))
+		}
 		if !k.spec.DryRun {
 			n, err := stage.WriteFixity(k.wd.host(h, workdir.LogFile), hashed[i].LogSize, k.wd.host(h, workdir.FixityFile))
 			if err != nil {
@@ -187,19 +197,37 @@ func (k *task) mergeOutputs(ctx context.Context) (replaced int64, err error) {
 		}
 	}
 	k.prog.Begin("files", 5)
+	if err := k.concatRanges(k.wd.file(workdir.NumberedFile)); err != nil {
+		return 0, err
+	}
+	if k.spec.compareOnce() {
+		// The collisions task's numbering of the lines it resolved
+		// again, at the hash stage's offsets (stage.CollideBack), as
+		// run's rewrite of the collisions leaves it; the numbered
+		// manifest on file is then made from it.
+		back := stage.CollideBack{Origins: k.wd.file(collideDir, workdir.CollideOrigins), Collide: k.wd.file(collideDir, workdir.CollideFile),
+			Numbered: k.wd.file(workdir.NumberedFile), Sorter: k.sorter}
+		if err := back.Run(ctx); err != nil {
+			return 0, err
+		}
+		if err := k.sorter.Sort(ctx, manifest.ByFile.Command, []string{k.wd.file(workdir.NumberedFile)}, k.wd.file(workdir.ByFileFile)); err != nil {
+			return 0, err
+		}
+		byFile = nil
+	}
+	k.prog.done.Add(1)
 	for _, m := range []struct {
 		inputs []string
 		out    string
 	}{{byFile, workdir.ByFileFile}, {facts, workdir.FactsByFile}, {saved, workdir.SavedFile}} {
+		if m.inputs == nil {
+			continue
+		}
 		if err := k.sorter.Merge(ctx, manifest.ByFile.Command, m.inputs, k.wd.file(m.out)); err != nil {
 			return 0, err
 		}
 		k.prog.done.Add(1)
 	}
-	if err := k.concatRanges(k.wd.file(workdir.NumberedFile)); err != nil {
-		return 0, err
-	}
-	k.prog.done.Add(1)
 	if !k.spec.DryRun {
 		if err := k.mergeFixity(ctx, fixity, k.wd.file(workdir.FixityFile)); err != nil {
 			return 0, err
@@ -316,6 +344,16 @@ func (k *task) stages(res *results) []report.Stage {
 			st.Note = fmt.Sprintf("%d hash ranges: %s", tasks, res.resolved.Note())
 		case stage.RewriteName:
 			st.Note = fmt.Sprintf("%d hosts: %s%s%s", tasks, res.rewrote.Note(k.spec.DryRun), res.remote.note(), (&RewriteResult{Apart: res.apart}).apartNote())
+		case stage.CollideName:
+			if res.collided != nil {
+				st.Note = res.collided.Note()
+			}
+		case stage.RewriteCollisionName:
+			var c stage.RewriteResult
+			for _, m := range k.stepMarkers(kindRewriteCollisions) {
+				c.Stats.Add(&m.Rewrite.Stats)
+			}
+			st.Note = fmt.Sprintf("%d hosts: %s", tasks, c.Note(false))
 		case stage.HashAgainName:
 			again := stage.HashResult{Stats: res.again}
 			st.Note = fmt.Sprintf("%d hosts: %s", tasks, again.AgainNote())

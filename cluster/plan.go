@@ -14,8 +14,11 @@ const (
 	kindResolve   = "resolve"
 	kindRewrite   = "rewrite"
 	kindHashAgain = "rehash"
-	kindVerify    = "verify"
-	kindAccount   = "account"
+	// Where each duplicate is compared once (Spec.compareOnce).
+	kindCollide           = "collide"
+	kindRewriteCollisions = "recollide"
+	kindVerify            = "verify"
+	kindAccount           = "account"
 )
 
 // Step is one Slurm job of a plan: a single task, or an array of Tasks
@@ -67,6 +70,15 @@ func NewPlan(spec *Spec) *Plan {
 			Deps: []string{resolve}}))
 	}
 	last := rewrites
+	if spec.compareOnce() {
+		collide := p.add(Step{Name: kindCollide, Kind: kindCollide, Stage: stage.CollideName, Host: -1, Tasks: 1, Deps: rewrites})
+		rewrites = nil
+		for i, h := range spec.Hosts {
+			rewrites = append(rewrites, p.add(Step{Name: kindRewriteCollisions + "@" + h.Name, Kind: kindRewriteCollisions, Stage: stage.RewriteCollisionName,
+				Host: i, Tasks: 1, Deps: []string{collide}}))
+		}
+		last = rewrites
+	}
 	if !spec.DryRun {
 		for i, h := range spec.Hosts {
 			afters = append(afters, p.add(Step{Name: kindHashAgain + "@" + h.Name, Kind: kindHashAgain, Stage: stage.HashAgainName, Host: i, Tasks: 1,

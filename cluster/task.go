@@ -163,6 +163,10 @@ func (k *task) work(ctx context.Context) error {
 		err = k.resolve(ctx)
 	case kindRewrite:
 		err = k.rewrite(ctx)
+	case kindCollide:
+		err = k.collide(ctx)
+	case kindRewriteCollisions:
+		err = k.rewriteCollisions(ctx)
 	case kindHashAgain:
 		err = k.hashAgain(ctx)
 	case kindVerify:

@@ -115,18 +115,15 @@ func (p *Params) Equal(q *Params) bool {
 }
 
 // compareOnce reports whether the job compares each duplicate once (issue
-// 21), as far as this version goes: each range's resolve numbers the
-// copies from the manifest alone and reads no record over HTTP; each
-// host's rewrite compares every duplicate with its original byte for byte
-// (over HTTP when the original is on another host), as it always does,
-// and leaves a duplicate that differs as it is, listed in the host's
-// apart.manifest, instead of refusing its file. What this version lacks
-// is warcdedup run's collisions stages (stage.Collide): those duplicates
-// are not resolved again and stay records, so that a collection with hash
-// collisions or captures the policy keeps apart saves less than run
-// would (never a byte lost). Hence not the default (Params.CompareOnce,
-// the hidden --compare-once); a crawl-index job and a dry run keep the
-// comparing resolve, as run's do.
+// 21), as warcdedup run does: each range's resolve numbers the copies
+// from the manifests alone and reads no record over HTTP; each host's
+// rewrite compares every duplicate with its original byte for byte (over
+// HTTP when the original is on another host) and keeps one that differs
+// apart, as it is, in its apart.manifest; the collisions task resolves
+// just those digests byte for byte over HTTP (stage.Collide), and each
+// host's second rewrite (recollide@HOST) rewrites what the new numbering
+// allows. A crawl-index job and a dry run keep the comparing resolve, as
+// run's do.
 func (s *Spec) compareOnce() bool {
 	return s.CompareOnce && !s.DryRun && !s.withIndex()
 }
@@ -174,6 +171,7 @@ type Marker struct {
 	Rewrite *RewriteResult `json:"rewrite,omitempty"`
 	After   *warcsum.Stats `json:"after,omitempty"`
 	Verify  *verify.Stats  `json:"verify,omitempty"`
+	Collide *CollideResult `json:"collide,omitempty"`
 	Note    string         `json:"note,omitempty"`
 	// HTTP counts what the task read from the storage hosts over HTTP.
 	HTTP *source.HTTPStats `json:"http,omitempty"`
@@ -202,9 +200,10 @@ type ResolveResult struct {
 type RewriteResult struct {
 	stage.RewriteResult
 	Remote RemoteStats `json:"remote"` // originals read from other hosts
-	// Apart counts the duplicates the rewrite left as they are because
-	// their bytes differ from their original's, or the policy keeps them
-	// apart (Spec.compareOnce): listed in the host's apart.manifest.
+	// Apart counts the duplicates the rewrite kept apart, as they are,
+	// because their bytes differ from their original's, or the policy
+	// keeps them apart (Spec.compareOnce): listed in the host's
+	// apart.manifest, for the collisions task to resolve again.
 	Apart int64 `json:"apart,omitempty"`
 }
 
@@ -244,5 +243,5 @@ func (r *RewriteResult) apartNote() string {
 	if r.Apart == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; %s duplicates left as they are, their bytes or what the policy compares differing from their original's (apart.manifest; not resolved again)", progress.Count(r.Apart))
+	return fmt.Sprintf("; %s duplicates kept apart, their bytes or what the policy compares differing from their original's, for the collisions stage", progress.Count(r.Apart))
 }

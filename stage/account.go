@@ -49,12 +49,6 @@ type Account struct {
 	// a dry run's files are those its rewrite would replace.
 	FilesReplaced   int64
 	FilesInProgress int64 // files passed over, still being written
-	// Apart lists numbered lines (manifests, any order) of duplicates a
-	// rewrite left as they are because they differ from their original
-	// and that no later stage resolved again (a cluster job's
-	// --compare-once): counted as kept for that reason. A small share of
-	// the collection's lines, held in memory.
-	Apart []string
 
 	// Report gets the figures; its title, mode, collections and stages
 	// are the caller's.
@@ -87,9 +81,7 @@ type tally struct {
 	mime, host, month, size *report.Breakdown
 	same, cross             report.Bucket
 	arc, refusedDups, kept  report.Reason
-	leftApart               report.Reason      // duplicates in Account.Apart
-	apartLines              map[[2]string]bool // Account.Apart: file, offset
-	apart                   report.Reason      // copy 1 of a class beyond a digest's first
+	apart                   report.Reason // copy 1 of a class beyond a digest's first
 	refusedFiles            map[string]bool
 	largest                 *report.Largest
 }
@@ -110,17 +102,6 @@ func newTally(acc *Account) *tally {
 // records streams the numbered manifest, the facts and the revisits
 // written, all in file order, record by record.
 func (a *tally) records() error {
-	for _, name := range a.acc.Apart {
-		if a.apartLines == nil {
-			a.apartLines = map[[2]string]bool{}
-		}
-		if err := EachLine(name, func(l *manifest.Line) error {
-			a.apartLines[[2]string{l.File, fmt.Sprint(l.Offset)}] = true
-			return nil
-		}); err != nil {
-			return err
-		}
-	}
 	numbered, err := os.Open(a.acc.ByFile)
 	if err != nil {
 		return err
@@ -190,9 +171,6 @@ func (a *tally) records() error {
 		case a.refusedFiles[l.File]:
 			a.refusedDups.Records++
 			a.refusedDups.Bytes += l.Length
-		case a.apartLines[[2]string{l.File, fmt.Sprint(l.Offset)}]:
-			a.leftApart.Records++
-			a.leftApart.Bytes += l.Length
 		default:
 			a.kept.Records++
 			a.kept.Bytes += l.Length
@@ -451,10 +429,6 @@ func (a *tally) fill() {
 			a.kept.Why = fmt.Sprintf("its revisit would not be smaller than the record (short payloads), or (%s) a revisit already in the collection refers to it", progress.Count(n))
 		}
 		rep.NotDeduplicable = append(rep.NotDeduplicable, a.kept)
-	}
-	if a.leftApart.Records > 0 {
-		a.leftApart.Why = "its bytes, or what the policy compares, differ from the original it was numbered with (a hash collision, or a capture served apart): left as it is, not resolved again by this job"
-		rep.NotDeduplicable = append(rep.NotDeduplicable, a.leftApart)
 	}
 	if a.refusedDups.Records > 0 {
 		a.refusedDups.Why = "in a file that was refused and left untouched (see the exit reasons)"

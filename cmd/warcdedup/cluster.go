@@ -102,7 +102,7 @@ them).`,
 			&cli.BoolFlag{Name: "plan", Usage: "show the Slurm jobs the job is made of, and submit nothing"},
 			&cli.BoolFlag{Name: "cancel", Usage: "cancel the Slurm jobs of the work directory's job"},
 			&cli.DurationFlag{Name: "poll", Value: 2 * time.Second, Hidden: true, Usage: "look at the jobs this often"},
-			&cli.BoolFlag{Name: "compare-once", Hidden: true, Usage: "resolve numbers the copies without reading them over HTTP and the rewrite's comparison keeps a duplicate that differs from its original apart, as it is (not yet resolved again as warcdedup run does: for tests and benchmarks)"},
+			&cli.BoolFlag{Name: "compare-once", Hidden: true, Usage: "resolve numbers the copies without reading them over HTTP, the rewrite compares each duplicate once, the collisions are resolved again byte for byte and rewritten, as warcdedup run does"},
 		),
 		Action: runCluster,
 	}

@@ -199,7 +199,7 @@ type baseline struct {
 	stats *report.Report
 }
 
-func runBaseline(t *testing.T, src, base string) *baseline {
+func runBaseline(t *testing.T, src, base string, extra ...string) *baseline {
 	t.Helper()
 	b := &baseline{dir: filepath.Join(base, "whole")}
 	for _, rel := range files(t, src) {
@@ -207,7 +207,7 @@ func runBaseline(t *testing.T, src, base string) *baseline {
 	}
 	work := filepath.Join(base, "run-work")
 	b.work = work
-	cmd := exec.Command(filepath.Join(binDir, "warcdedup"), "run", "-q", "-j", "2", "--work-dir", work, b.dir)
+	cmd := exec.Command(filepath.Join(binDir, "warcdedup"), append(append([]string{"run", "-q", "-j", "2", "--work-dir", work}, extra...), b.dir)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()
