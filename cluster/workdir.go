@@ -102,16 +102,18 @@ type Params struct {
 	Index    string `json:"index,omitempty"`
 	Crawl    string `json:"crawl,omitempty"`
 	CrawlURL string `json:"crawl_url,omitempty"`
-	// CompareOnce numbers the copies without reading them (see
+	// CompareInResolve keeps the resolve that reads and compares every
+	// copy over HTTP (the hidden --compare-in-resolve, for tests and
+	// benchmarks); by default each duplicate is compared once (see
 	// Spec.compareOnce).
-	CompareOnce bool `json:"compare_once,omitempty"`
+	CompareInResolve bool `json:"compare_in_resolve,omitempty"`
 }
 
 // Equal reports whether two jobs would have the same outputs.
 func (p *Params) Equal(q *Params) bool {
 	return slices.Equal(p.Hosts, q.Hosts) && p.Ranges == q.Ranges && p.Algorithm == q.Algorithm &&
 		p.Policy == q.Policy && p.DryRun == q.DryRun && p.HardLinks == q.HardLinks &&
-		p.Index == q.Index && p.Crawl == q.Crawl && p.CrawlURL == q.CrawlURL && p.CompareOnce == q.CompareOnce
+		p.Index == q.Index && p.Crawl == q.Crawl && p.CrawlURL == q.CrawlURL && p.CompareInResolve == q.CompareInResolve
 }
 
 // compareOnce reports whether the job compares each duplicate once (issue
@@ -122,10 +124,10 @@ func (p *Params) Equal(q *Params) bool {
 // apart, as it is, in its apart.manifest; the collisions task resolves
 // just those digests byte for byte over HTTP (stage.Collide), and each
 // host's second rewrite (recollide@HOST) rewrites what the new numbering
-// allows. A crawl-index job and a dry run keep the comparing resolve, as
-// run's do.
+// allows. The default; a crawl-index job and a dry run keep the
+// comparing resolve, as run's do.
 func (s *Spec) compareOnce() bool {
-	return s.CompareOnce && !s.DryRun && !s.withIndex()
+	return !s.CompareInResolve && !s.DryRun && !s.withIndex()
 }
 
 // Settings are how a job's tasks run; a later run of the same job may

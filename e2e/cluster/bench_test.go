@@ -29,7 +29,8 @@ import (
 // network (records over HTTP) or the shared file system (manifests), and
 // warcdedup run over the same files for comparison. Run it with
 // scripts/bench-cluster.sh (BENCH_DIR keeps the collection between runs;
-// BENCH_COMPARE_ONCE=1 runs the cluster job with --compare-once).
+// BENCH_COMPARE_IN_RESOLVE=1 runs the cluster job with the comparing
+// resolve, --compare-in-resolve).
 func BenchmarkCluster(b *testing.B) {
 	if os.Getenv("WARCDEDUP_TEST_CLUSTER") != "1" {
 		b.Skip("set WARCDEDUP_TEST_CLUSTER=1 (scripts/bench-cluster.sh)")
@@ -110,9 +111,9 @@ func benchOnce(b *testing.B, src, base string) {
 	b.ResetTimer()
 	t0 = time.Now()
 	args := []string{"cluster", "-q", "--poll", "500ms", "-j", "2", "--hard-links", "--keep-work", "--work-dir", work}
-	if os.Getenv("BENCH_COMPARE_ONCE") == "1" {
-		// Resolve numbers without reading; the rewrite compares.
-		args = append(args, "--compare-once")
+	if os.Getenv("BENCH_COMPARE_IN_RESOLVE") == "1" {
+		// The comparing resolve, which reads every copy over HTTP.
+		args = append(args, "--compare-in-resolve")
 	}
 	cmd := exec.Command(filepath.Join(binDir, "warcdedup"), append(args, hosts)...)
 	cmd.Env = append(os.Environ(), c.Env()...)

@@ -18,18 +18,18 @@ import (
 	"warcdedup/internal/warctest"
 )
 
-// TestClusterCompareOnce runs warcdedup cluster --compare-once on a
-// collection holding a real SHA-1 collision pair (sha-mbles, a common
-// body appended) as payloads of four captures in four files: x, then y
-// (same digest, other bytes), then x and y again. Resolve numbers the
-// copies from the manifests alone, reading no record over HTTP (every
-// resolve task's count is 0); the rewrite compares each duplicate with
-// the original it was numbered with: the copy of x becomes a revisit,
-// the collision y and its copy, which differ from x, are left as they
-// are (their files byte for byte as before), listed apart, and the
-// report says so. warcdedup run, which resolves those digests again,
-// also rewrites the copy of y: what this version of the cluster job
-// does not do yet, and why it is not its default.
+// TestClusterCompareOnce runs warcdedup cluster (each duplicate compared
+// once, the default) on a collection holding a real SHA-1 collision pair
+// (sha-mbles, a common body appended) as payloads of four captures in
+// four files: x, then y (same digest, other bytes), then x and y again.
+// Resolve numbers the copies from the manifests alone, reading no record
+// over HTTP (every resolve task's count is 0); the rewrites compare each
+// duplicate with the original it was numbered with: the copy of x
+// becomes a revisit, y and its copy differ from x and are kept apart; the
+// collisions task resolves that digest again byte for byte, y becomes
+// the original of a class of its own (never rewritten: its file byte for
+// byte as before) and the second rewrite turns y's copy into its
+// revisit. Numbering, revisits, totals and files are warcdedup run's.
 func TestClusterCompareOnce(t *testing.T) {
 	needCluster(t)
 	dir := filepath.Join("..", "..", "..", "shared", "collisions")
@@ -74,8 +74,8 @@ func TestClusterCompareOnce(t *testing.T) {
 	st := storagetest.Start(t, storageHosts(roots)...)
 	hosts := hostsFile(t, filepath.Join(base, "cluster"), roots, st, false)
 	work := filepath.Join(base, "cluster", "work")
-	code, stderr := runCluster(t, c, "--compare-once", "--work-dir", work, hosts)
-	t.Logf("warcdedup cluster --compare-once: exit %d\n%s", code, stderr)
+	code, stderr := runCluster(t, c, "--work-dir", work, hosts)
+	t.Logf("warcdedup cluster: exit %d\n%s", code, stderr)
 	rep := readStats(t, work)
 	if code != 0 || rep.Totals != b.stats.Totals {
 		t.Errorf("exit %d, totals differ from warcdedup run's:\n got %+v\nwant %+v", code, rep.Totals, b.stats.Totals)
