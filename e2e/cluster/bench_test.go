@@ -261,9 +261,16 @@ func printReport(b *testing.B, work string, stored int64, runTime, clusterTime t
 		httpBytes += by
 	}
 	stages += span(resolves)
-	p("resolve: %d tasks in %.2f s (each %s); %d records fetched over HTTP, %.0f MB stored (%.0f bytes a record fetched), %.0f MB of payload compared: %.0f MB/s over HTTP",
-		len(resolves), span(resolves).Seconds(), taskTimes(resolves), httpRecords, float64(httpBytes)/1e6, float64(httpBytes)/float64(max(1, httpRecords)),
-		float64(compared)/1e6, mbps(httpBytes, span(resolves)))
+	var readReq, readBytes int64
+	for _, m := range resolves {
+		if m.HTTP != nil {
+			readReq += m.HTTP.Requests
+			readBytes += m.HTTP.Bytes
+		}
+	}
+	p("resolve: %d tasks in %.2f s (each %s); read over HTTP: %.1f MB in %d requests (a comparing resolve reads the %d records of digests with two copies or more, %.0f MB stored); %.0f MB of payload compared",
+		len(resolves), span(resolves).Seconds(), taskTimes(resolves), float64(readBytes)/1e6, readReq, httpRecords, float64(httpBytes)/1e6,
+		float64(compared)/1e6)
 	p("  manifests: range parts read %.1f MB, numbered and by-host parts written %.1f MB", float64(size(filepath.Join(work, "hosts", "*", "range-*")))/1e6,
 		float64(size(filepath.Join(work, "ranges", "*", "*")))/1e6)
 	rewrites := readMarkers(b, work, "rewrite@*")
@@ -277,6 +284,13 @@ func printReport(b *testing.B, work string, stored int64, runTime, clusterTime t
 	stages += span(rewrites)
 	p("rewrite: %.2f s; the hosts read their originals parts of every range: %.1f MB (the numbered manifests: %.1f MB)", span(rewrites).Seconds(),
 		float64(size(filepath.Join(work, "ranges", "*", "originals-*")))/1e6, float64(size(filepath.Join(work, "ranges", "*", "numbered.manifest")))/1e6)
+	// Where each duplicate is compared once: the collisions resolved
+	// again, and each host's second rewrite.
+	if collides := readMarkers(b, work, "collide"); len(collides) > 0 {
+		recollides := readMarkers(b, work, "recollide@*")
+		stages += span(collides) + span(recollides)
+		p("collisions: resolved again in %.2f s, rewritten in %.2f s (each %s)", span(collides).Seconds(), span(recollides).Seconds(), taskTimes(recollides))
+	}
 	afters := readMarkers(b, work, "rehash@*")
 	stages += span(afters)
 	p("hash again: %.2f s (each %s)", span(afters).Seconds(), taskTimes(afters))
