@@ -189,10 +189,11 @@ func (k *task) work(ctx context.Context) error {
 func (k *task) claim() error {
 	t := k.Task
 	k.marker.Finished = time.Now().UTC()
+	var st source.HTTPStats // none read, when the task made no client
 	if k.http != nil {
-		st := k.http.Stats()
-		k.marker.HTTP = &st
+		st = k.http.Stats()
 	}
+	k.marker.HTTP = &st
 	if err := workdir.WriteJSON(k.wd.taskFile(t.Step, t.Index, ".json"), k.marker); err != nil {
 		return err
 	}
