@@ -85,6 +85,8 @@ type results struct {
 	rewrote  stage.RewriteResult
 	verified verify.Stats
 	remote   RemoteStats // of the rewrites
+	apart    int64       // duplicates the rewrites kept apart (Spec.compareOnce)
+	collided *CollideResult
 	again    warcsum.Stats
 }
 
@@ -129,6 +131,28 @@ func (k *task) results() (*results, error) {
 		r.rewrote.Derived += m.Rewrite.Derived
 		r.remote.Reads += m.Rewrite.Remote.Reads
 		r.remote.Moved += m.Rewrite.Remote.Moved
+		r.apart += m.Rewrite.Apart
+	}
+	// The rewrite of the collisions, as run's account adds it.
+	for _, m := range k.stepMarkers(kindRewriteCollisions) {
+		c, st := &m.Rewrite.Stats, &r.rewrote.Stats
+		st.Revisits += c.Revisits
+		st.AlreadyRevisit += c.AlreadyRevisit
+		st.NotSmaller += c.NotSmaller
+		st.Protected += c.Protected
+		st.Refused += c.Refused
+		r.rewrote.Refused = append(r.rewrote.Refused, m.Rewrite.Refused...)
+		r.rewrote.Derived += m.Rewrite.Derived
+		r.remote.Reads += m.Rewrite.Remote.Reads
+		r.remote.Moved += m.Rewrite.Remote.Moved
+	}
+	if m := k.stepMarkers(kindCollide); len(m) == 1 {
+		r.collided = m[0].Collide
+		// Lines the collisions task found stale (a record it could not
+		// read, a storage host down) are left out as resolve's are: the
+		// exit status and the report say so.
+		r.resolved.Stats.Stale += r.collided.Stats.Stale
+		r.resolved.Stale = appendFirst(r.resolved.Stale, r.collided.Stale, stage.KeepFirst)
 	}
 	for _, m := range k.stepMarkers(kindHashAgain) {
 		r.again.Add(m.After)
@@ -165,6 +189,9 @@ func (k *task) mergeOutputs(ctx context.Context) (replaced int64, err error) {
 		h := &k.spec.Hosts[i]
 		facts = append(facts, k.wd.host(h, workdir.FactsByFile))
 		saved = append(saved, k.wd.host(h, workdir.SavedFile))
+		if k.spec.compareOnce() {
+			saved = append(saved, k.wd.host(h, workdir.SavedCollisionsFile))
+		}
 		if !k.spec.DryRun {
 			n, err := stage.WriteFixity(k.wd.host(h, workdir.LogFile), hashed[i].LogSize, k.wd.host(h, workdir.FixityFile))
 			if err != nil {
@@ -175,19 +202,37 @@ func (k *task) mergeOutputs(ctx context.Context) (replaced int64, err error) {
 		}
 	}
 	k.prog.Begin("files", 5)
+	if err := k.concatRanges(k.wd.file(workdir.NumberedFile)); err != nil {
+		return 0, err
+	}
+	if k.spec.compareOnce() {
+		// The collisions task's numbering of the lines it resolved
+		// again, at the hash stage's offsets (stage.CollideBack), as
+		// run's rewrite of the collisions leaves it; the numbered
+		// manifest on file is then made from it.
+		back := stage.CollideBack{Origins: k.wd.file(collideDir, workdir.CollideOrigins), Collide: k.wd.file(collideDir, workdir.CollideFile),
+			Numbered: k.wd.file(workdir.NumberedFile), Sorter: k.sorter}
+		if err := back.Run(ctx); err != nil {
+			return 0, err
+		}
+		if err := k.sorter.Sort(ctx, manifest.ByFile.Command, []string{k.wd.file(workdir.NumberedFile)}, k.wd.file(workdir.ByFileFile)); err != nil {
+			return 0, err
+		}
+		byFile = nil
+	}
+	k.prog.done.Add(1)
 	for _, m := range []struct {
 		inputs []string
 		out    string
 	}{{byFile, workdir.ByFileFile}, {facts, workdir.FactsByFile}, {saved, workdir.SavedFile}} {
+		if m.inputs == nil {
+			continue
+		}
 		if err := k.sorter.Merge(ctx, manifest.ByFile.Command, m.inputs, k.wd.file(m.out)); err != nil {
 			return 0, err
 		}
 		k.prog.done.Add(1)
 	}
-	if err := k.concatRanges(k.wd.file(workdir.NumberedFile)); err != nil {
-		return 0, err
-	}
-	k.prog.done.Add(1)
 	if !k.spec.DryRun {
 		if err := k.mergeFixity(ctx, fixity, k.wd.file(workdir.FixityFile)); err != nil {
 			return 0, err
@@ -303,7 +348,17 @@ func (k *task) stages(res *results) []report.Stage {
 		case stage.ResolveName:
 			st.Note = fmt.Sprintf("%d hash ranges: %s", tasks, res.resolved.Note())
 		case stage.RewriteName:
-			st.Note = fmt.Sprintf("%d hosts: %s%s", tasks, res.rewrote.Note(k.spec.DryRun), res.remote.note())
+			st.Note = fmt.Sprintf("%d hosts: %s%s%s", tasks, res.rewrote.Note(k.spec.DryRun), res.remote.note(), (&RewriteResult{Apart: res.apart}).apartNote())
+		case stage.CollideName:
+			if res.collided != nil {
+				st.Note = res.collided.Note()
+			}
+		case stage.RewriteCollisionName:
+			var c stage.RewriteResult
+			for _, m := range k.stepMarkers(kindRewriteCollisions) {
+				c.Stats.Add(&m.Rewrite.Stats)
+			}
+			st.Note = fmt.Sprintf("%d hosts: %s", tasks, c.Note(false))
 		case stage.HashAgainName:
 			again := stage.HashResult{Stats: res.again}
 			st.Note = fmt.Sprintf("%d hosts: %s", tasks, again.AgainNote())

@@ -208,7 +208,10 @@ func TestMonitor(t *testing.T) {
 			fake := newFakeSlurm(workDir(dir), tt.outcome)
 			fake.lose = tt.lose
 			opt := Options{WorkDir: dir, TaskRetries: 2, Scheduler: fake,
-				Params:   Params{Hosts: []Host{{Name: "a", Root: "/a", URL: "http://a"}, {Name: "b", Root: "/b", URL: "http://b"}}, Ranges: 2, Algorithm: "sha1", Policy: "replay"},
+				// The comparing resolve's plan, whose Slurm job numbers
+				// the cases name (TestPlan proves both plans).
+				Params: Params{Hosts: []Host{{Name: "a", Root: "/a", URL: "http://a"}, {Name: "b", Root: "/b", URL: "http://b"}}, Ranges: 2, Algorithm: "sha1", Policy: "replay",
+					CompareInResolve: true},
 				Settings: Settings{Binary: "/usr/bin/warcdedup"}}
 			m, err := newMonitor(opt)
 			if err != nil {

@@ -14,8 +14,11 @@ const (
 	kindResolve   = "resolve"
 	kindRewrite   = "rewrite"
 	kindHashAgain = "rehash"
-	kindVerify    = "verify"
-	kindAccount   = "account"
+	// Where each duplicate is compared once (Spec.compareOnce).
+	kindCollide           = "collide"
+	kindRewriteCollisions = "recollide"
+	kindVerify            = "verify"
+	kindAccount           = "account"
 )
 
 // Step is one Slurm job of a plan: a single task, or an array of Tasks
@@ -45,10 +48,16 @@ type Plan struct {
 //   - 1: hash@HOST, pinned to each host: warcsum over its root, the
 //     manifest sorted on digest and cut into the hash ranges;
 //   - 2 and 3: resolve, an array of one task per hash range on any node:
-//     the hosts' parts of the range merged (sort -m), resolved and
-//     numbered (warccollres -p) reading records over HTTP, and split by
-//     host;
-//   - 4: rewrite@HOST, pinned: warcrefs in place over the host's lines;
+//     the hosts' parts of the range merged (sort -m), numbered from the
+//     manifests alone (or, with --compare-in-resolve, a crawl index or a
+//     dry run, resolved byte for byte reading records over HTTP), and
+//     split by host;
+//   - 4: rewrite@HOST, pinned: warcrefs in place over the host's lines,
+//     each duplicate compared with its original;
+//   - where each duplicate is compared once (Spec.compareOnce): collide,
+//     once, the digests of the duplicates the rewrites kept apart
+//     resolved byte for byte over HTTP, then recollide@HOST, pinned: what
+//     the new numbering allows rewritten;
 //   - 5: rehash@HOST, pinned: warcsum again (of the files replaced, only
 //     the revisits written are read), then verify: nothing was lost, over
 //     the whole collection;
@@ -67,6 +76,15 @@ func NewPlan(spec *Spec) *Plan {
 			Deps: []string{resolve}}))
 	}
 	last := rewrites
+	if spec.compareOnce() {
+		collide := p.add(Step{Name: kindCollide, Kind: kindCollide, Stage: stage.CollideName, Host: -1, Tasks: 1, Deps: rewrites})
+		rewrites = nil
+		for i, h := range spec.Hosts {
+			rewrites = append(rewrites, p.add(Step{Name: kindRewriteCollisions + "@" + h.Name, Kind: kindRewriteCollisions, Stage: stage.RewriteCollisionName,
+				Host: i, Tasks: 1, Deps: []string{collide}}))
+		}
+		last = rewrites
+	}
 	if !spec.DryRun {
 		for i, h := range spec.Hosts {
 			afters = append(afters, p.add(Step{Name: kindHashAgain + "@" + h.Name, Kind: kindHashAgain, Stage: stage.HashAgainName, Host: i, Tasks: 1,

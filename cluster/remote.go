@@ -147,6 +147,20 @@ func (l *hostLog) locate(file string, size0, offset int64) (size, at int64, err 
 	return size, at, nil
 }
 
+// sizeNow returns the size of the latest version of file that the log
+// names (size0, the size when hashed, when none).
+func (l *hostLog) sizeNow(file string, size0 int64) (int64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.refresh(); err != nil {
+		return 0, err
+	}
+	if vs := l.versions[file]; len(vs) > 0 {
+		return vs[len(vs)-1].newSize, nil
+	}
+	return size0, nil
+}
+
 // refresh takes in the whole blocks the log has gained: a "# file" line
 // and its entries, whole when the entries account for the change of size
 // (a rewrite's entries each shorten the file, so no part of a block

@@ -177,14 +177,20 @@ func (k *task) collectionFiles() (map[string]hostFile, error) {
 	return files, nil
 }
 
-// httpClient reads records from the storage hosts as the job's settings say.
+// httpClient reads records from the storage hosts as the job's settings
+// say: one client a task, whose bytes read the task's result counts
+// (Marker.HTTP).
 func (k *task) httpClient() *source.HTTP {
+	if k.http != nil {
+		return k.http
+	}
 	h := source.NewHTTP(k.spec.PerHost)
 	h.Retries = k.spec.HTTPRetries
 	if k.spec.HTTPTimeout > 0 {
 		h.IdleTimeout = k.spec.HTTPTimeout
 	}
 	h.MinRate = k.spec.MinRate
+	k.http = h
 	return h
 }
 
@@ -216,7 +222,7 @@ func (k *task) resolve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	loc := &source.Locator{Locations: map[string]string{}, HTTP: k.httpClient()}
+	loc := &source.Locator{Locations: map[string]string{}}
 	for _, f := range files {
 		loc.Locations[f.name] = k.spec.Hosts[f.host].FileURL(k.spec.relName(f.name))
 	}
@@ -250,11 +256,19 @@ func (k *task) resolve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	open := loc.Files(source.KeptOpen)
-	defer open.Close()
 	rs := stage.Resolve{In: manifest.NewReader(bufio.NewReaderSize(m, 256<<10), "range "+rangeName(r, n)+" of the hosts' manifests"),
-		Out: filepath.Join(dir, workdir.NumberedFile), Source: open, Policy: k.policy, Jobs: k.spec.Jobs, Total: total,
+		Out: filepath.Join(dir, workdir.NumberedFile), Policy: k.policy, Jobs: k.spec.Jobs, Total: total,
 		Messages: k, Meter: k.prog}
+	if k.spec.compareOnce() {
+		// Numbered from the manifest alone: no record is read over
+		// HTTP here, the rewrite compares each duplicate.
+		rs.FromManifest = true
+	} else {
+		loc.HTTP = k.httpClient()
+		open := loc.Files(source.KeptOpen)
+		defer open.Close()
+		rs.Source = open
+	}
 	if k.spec.withIndex() {
 		// Committed originals stay responses: committed crawls are
 		// never rewritten.
@@ -555,12 +569,23 @@ func (k *task) rewrite(ctx context.Context) error {
 		DryRun: k.spec.DryRun, HardLinks: k.spec.HardLinks, Policy: k.policy, Jobs: k.spec.Jobs,
 		Cache: k.wd.host(h, workdir.CacheDir), Algorithm: k.algo, Saved: k.wd.host(h, workdir.SavedFile), Total: total,
 		Messages: k, Meter: k.prog}
+	if k.spec.compareOnce() {
+		// Resolve read nothing: a duplicate that differs from its
+		// original stays as it is, listed apart, and its file is
+		// rewritten all the same.
+		rw.Apart = k.wd.host(h, workdir.ApartFile)
+	}
 	res, err := rw.Run(ctx)
 	if err != nil {
 		return err
 	}
 	k.marker.Rewrite = &RewriteResult{RewriteResult: res, Remote: remote.stats}
-	k.marker.Note = res.Note(k.spec.DryRun) + remote.stats.note()
+	if rw.Apart != "" {
+		if k.marker.Rewrite.Apart, err = countLines(rw.Apart); err != nil {
+			return err
+		}
+	}
+	k.marker.Note = res.Note(k.spec.DryRun) + remote.stats.note() + k.marker.Rewrite.apartNote()
 	fmt.Fprintf(k.Log, "warcdedup: %s: %s\n", k.name(), k.marker.Note)
 	return nil
 }
@@ -749,3 +774,13 @@ func filterLines(files []string, out string) error {
 
 // fixityOrder sorts the lines of a fixity list on file name.
 var fixityOrder = &manifest.Order{Name: "file", Command: "LC_ALL=C sort -k1,1"}
+
+// countLines counts the lines of a manifest.
+func countLines(name string) (int64, error) {
+	var n int64
+	err := stage.EachLine(name, func(*manifest.Line) error {
+		n++
+		return nil
+	})
+	return n, err
+}

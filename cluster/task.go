@@ -12,6 +12,7 @@ import (
 	"warcdedup/digest"
 	"warcdedup/internal/syssort"
 	"warcdedup/policy"
+	"warcdedup/source"
 	"warcdedup/workdir"
 )
 
@@ -55,6 +56,7 @@ type task struct {
 	sorter syssort.Sorter
 	prog   *progressWriter
 	marker *Marker
+	http   *source.HTTP // the task's reads over HTTP, once one is made
 }
 
 // Run does the task.
@@ -161,6 +163,10 @@ func (k *task) work(ctx context.Context) error {
 		err = k.resolve(ctx)
 	case kindRewrite:
 		err = k.rewrite(ctx)
+	case kindCollide:
+		err = k.collide(ctx)
+	case kindRewriteCollisions:
+		err = k.rewriteCollisions(ctx)
 	case kindHashAgain:
 		err = k.hashAgain(ctx)
 	case kindVerify:
@@ -183,6 +189,11 @@ func (k *task) work(ctx context.Context) error {
 func (k *task) claim() error {
 	t := k.Task
 	k.marker.Finished = time.Now().UTC()
+	var st source.HTTPStats // none read, when the task made no client
+	if k.http != nil {
+		st = k.http.Stats()
+	}
+	k.marker.HTTP = &st
 	if err := workdir.WriteJSON(k.wd.taskFile(t.Step, t.Index, ".json"), k.marker); err != nil {
 		return err
 	}

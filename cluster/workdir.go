@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"warcdedup/internal/progress"
+	"warcdedup/source"
 	"warcdedup/stage"
 	"warcdedup/verify"
 	"warcdedup/warcsum"
@@ -100,13 +102,32 @@ type Params struct {
 	Index    string `json:"index,omitempty"`
 	Crawl    string `json:"crawl,omitempty"`
 	CrawlURL string `json:"crawl_url,omitempty"`
+	// CompareInResolve keeps the resolve that reads and compares every
+	// copy over HTTP (the hidden --compare-in-resolve, for tests and
+	// benchmarks); by default each duplicate is compared once (see
+	// Spec.compareOnce).
+	CompareInResolve bool `json:"compare_in_resolve,omitempty"`
 }
 
 // Equal reports whether two jobs would have the same outputs.
 func (p *Params) Equal(q *Params) bool {
 	return slices.Equal(p.Hosts, q.Hosts) && p.Ranges == q.Ranges && p.Algorithm == q.Algorithm &&
 		p.Policy == q.Policy && p.DryRun == q.DryRun && p.HardLinks == q.HardLinks &&
-		p.Index == q.Index && p.Crawl == q.Crawl && p.CrawlURL == q.CrawlURL
+		p.Index == q.Index && p.Crawl == q.Crawl && p.CrawlURL == q.CrawlURL && p.CompareInResolve == q.CompareInResolve
+}
+
+// compareOnce reports whether the job compares each duplicate once (issue
+// 21), as warcdedup run does: each range's resolve numbers the copies
+// from the manifests alone and reads no record over HTTP; each host's
+// rewrite compares every duplicate with its original byte for byte (over
+// HTTP when the original is on another host) and keeps one that differs
+// apart, as it is, in its apart.manifest; the collisions task resolves
+// just those digests byte for byte over HTTP (stage.Collide), and each
+// host's second rewrite (recollide@HOST) rewrites what the new numbering
+// allows. The default; a crawl-index job and a dry run keep the
+// comparing resolve, as run's do.
+func (s *Spec) compareOnce() bool {
+	return !s.CompareInResolve && !s.DryRun && !s.withIndex()
 }
 
 // Settings are how a job's tasks run; a later run of the same job may
@@ -152,7 +173,10 @@ type Marker struct {
 	Rewrite *RewriteResult `json:"rewrite,omitempty"`
 	After   *warcsum.Stats `json:"after,omitempty"`
 	Verify  *verify.Stats  `json:"verify,omitempty"`
+	Collide *CollideResult `json:"collide,omitempty"`
 	Note    string         `json:"note,omitempty"`
+	// HTTP counts what the task read from the storage hosts over HTTP.
+	HTTP *source.HTTPStats `json:"http,omitempty"`
 }
 
 // HashResult is what a host's hash task found: the Hash stage's result,
@@ -178,6 +202,11 @@ type ResolveResult struct {
 type RewriteResult struct {
 	stage.RewriteResult
 	Remote RemoteStats `json:"remote"` // originals read from other hosts
+	// Apart counts the duplicates the rewrite kept apart, as they are,
+	// because their bytes differ from their original's, or the policy
+	// keeps them apart (Spec.compareOnce): listed in the host's
+	// apart.manifest, for the collisions task to resolve again.
+	Apart int64 `json:"apart,omitempty"`
 }
 
 // readMarker returns the marker of a task of the job, or nil when the task
@@ -209,4 +238,12 @@ func lock(name string, wait bool) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// apartNote says, after the rewrite's note, what it left apart.
+func (r *RewriteResult) apartNote() string {
+	if r.Apart == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %s duplicates kept apart, their bytes or what the policy compares differing from their original's, for the collisions stage", progress.Count(r.Apart))
 }

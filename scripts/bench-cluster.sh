@@ -6,7 +6,10 @@
 # per stage its wall time, each task's time and throughput, the bytes read
 # over HTTP and the manifests passed through the work directory, and
 # warcdedup run over the same files. BENCH_DIR keeps the collection
-# between runs. Needs Slurm, munge and nginx (.ci/run installs them).
+# between runs; BENCH_COMPARE_IN_RESOLVE=1 gives the cluster job the
+# comparing resolve (--compare-in-resolve: resolve reads every copy over
+# HTTP) instead of comparing each duplicate once. Needs
+# Slurm, munge and nginx (.ci/run installs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WARCDEDUP_TEST_CLUSTER=1 WARCDEDUP_REQUIRE_SLURM=1 WARCDEDUP_REQUIRE_NGINX=1 \

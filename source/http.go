@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -34,6 +35,20 @@ type HTTP struct {
 
 	mu    sync.Mutex
 	hosts map[string]chan struct{}
+
+	// What crossed the network, for a job's figures (Stats).
+	requests, bytes atomic.Int64
+}
+
+// HTTPStats counts what an HTTP read from the storage hosts.
+type HTTPStats struct {
+	Requests int64 `json:"requests"` // requests made, retries and resumptions included
+	Bytes    int64 `json:"bytes"`    // bytes of bodies received
+}
+
+// Stats returns what h has read so far.
+func (h *HTTP) Stats() HTTPStats {
+	return HTTPStats{Requests: h.requests.Load(), Bytes: h.bytes.Load()}
 }
 
 // DefaultHTTP returns an HTTP with 4 requests per host, 5 retries starting
@@ -233,6 +248,7 @@ func (r *rangeReader) request() error {
 	if r.validator != "" {
 		req.Header.Set("If-Range", r.validator)
 	}
+	r.h.requests.Add(1)
 	resp, err := r.h.Client.Do(req)
 	if err != nil {
 		cancel()
@@ -339,6 +355,7 @@ func (r *rangeReader) Read(p []byte) (int, error) {
 		}
 		n, err := r.body.Read(p)
 		r.pos += int64(n)
+		r.h.bytes.Add(int64(n))
 		if n > 0 {
 			r.idle.Reset(r.h.IdleTimeout)
 			r.attempts = 0

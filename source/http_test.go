@@ -328,3 +328,31 @@ func TestHTTPOpenSized(t *testing.T) {
 		})
 	}
 }
+
+// TestHTTPStats proves that Stats counts the bytes received over the
+// network and the requests made, a resumption included: a body cut at
+// half costs a second request and only the rest of the bytes.
+func TestHTTPStats(t *testing.T) {
+	srv, _ := faultServer(t, func(n int64, w http.ResponseWriter, r *http.Request) bool {
+		if n == 1 {
+			shortBody(w, r)
+			return true
+		}
+		return false
+	})
+	h := testHTTP()
+	for _, c := range []struct{ offset, length int64 }{{1000, 200000}, {0, 10}} {
+		r, err := h.Open(context.Background(), srv.URL+"/f", c.offset, c.length)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(r)
+		r.Close()
+		if err != nil || !bytes.Equal(got, blob[c.offset:c.offset+c.length]) {
+			t.Fatalf("read %d at %d: %v, bytes equal %v", c.length, c.offset, err, bytes.Equal(got, blob[c.offset:c.offset+c.length]))
+		}
+	}
+	if st := h.Stats(); st.Bytes != 200010 || st.Requests != 3 {
+		t.Errorf("stats %+v: want 200010 bytes in 3 requests", st)
+	}
+}

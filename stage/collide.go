@@ -278,6 +278,9 @@ func (c *Collide) gather(apartName string, out io.Writer, res *CollideResult) (m
 // sorted), so that the account and the job's records see each
 // duplicate's original as it is. It may run again over its own output
 // (a run killed in it): a line's new numbering depends on Collide only.
+// Either half may be left out (SavedNow or Numbered ""): a cluster job
+// carries each host's revisits back on its host, the numbering in its
+// account.
 type CollideBack struct {
 	Origins, Collide, SavedNow string
 	Saved, Numbered            string
@@ -305,8 +308,13 @@ func (b *CollideBack) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := b.saved(ctx, origins); err != nil {
-		return err
+	if b.SavedNow != "" {
+		if err := b.saved(ctx, origins); err != nil {
+			return err
+		}
+	}
+	if b.Numbered == "" {
+		return nil
 	}
 	lines, digests, err := b.renumbering(origins)
 	if err != nil {

@@ -43,13 +43,19 @@ holding the file. The job is a plan of Slurm jobs with dependencies:
   1     hash        on each host (sbatch --nodelist): warcsum over ROOT,
                     the manifest sorted on digest and cut into hash ranges
   2, 3  resolve     a job array, a task per hash range on any node: the
-                    hosts' parts of the range merged (sort -m), resolved
-                    and numbered (warccollres -p) reading records over
-                    HTTP, split by host
+                    hosts' parts of the range merged (sort -m) and the
+                    copies numbered from them, reading no record, split
+                    by host
   4     rewrite     on each host: warcrefs in place over the host's lines,
-                    with every check of warcdedup run; originals on other
-                    hosts are read over HTTP, where their host's rewrite
-                    log says they are
+                    with every check of warcdedup run; each duplicate is
+                    compared with its original byte for byte, originals
+                    on other hosts read over HTTP, where their host's
+                    rewrite log says they are; a duplicate that differs
+                    is kept apart, as it is
+        collisions  once: the digests of the duplicates kept apart
+                    resolved byte for byte over HTTP (as warccollres),
+                    then on each host a second rewrite of what the new
+                    numbering allows
   5     hash again  on each host: only the revisits written in the files
                     replaced are read (their other records keep their
                     listing)
@@ -102,6 +108,7 @@ them).`,
 			&cli.BoolFlag{Name: "plan", Usage: "show the Slurm jobs the job is made of, and submit nothing"},
 			&cli.BoolFlag{Name: "cancel", Usage: "cancel the Slurm jobs of the work directory's job"},
 			&cli.DurationFlag{Name: "poll", Value: 2 * time.Second, Hidden: true, Usage: "look at the jobs this often"},
+			&cli.BoolFlag{Name: "compare-in-resolve", Hidden: true, Usage: "resolve reads and compares every copy over HTTP, as crawl-index and dry runs do (for tests and benchmarks; by default the rewrite compares each duplicate once)"},
 		),
 		Action: runCluster,
 	}
@@ -153,7 +160,7 @@ func clusterOptions(c *cli.Context) (cluster.Options, error) {
 		workDir = abs + ".warcdedup"
 	}
 	params := cluster.Params{Hosts: hosts, Ranges: ranges, Algorithm: algo.String(), Policy: pol.String(),
-		DryRun: c.Bool("dry-run"), HardLinks: c.Bool("hard-links")}
+		DryRun: c.Bool("dry-run"), HardLinks: c.Bool("hard-links"), CompareInResolve: c.Bool("compare-in-resolve")}
 	if params.Index = c.String("index"); params.Index != "" {
 		if params.Index, err = filepath.Abs(params.Index); err != nil {
 			return cluster.Options{}, err

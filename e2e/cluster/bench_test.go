@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,7 +28,9 @@ import (
 // time, each task's time and throughput, and the bytes that cross the
 // network (records over HTTP) or the shared file system (manifests), and
 // warcdedup run over the same files for comparison. Run it with
-// scripts/bench-cluster.sh (BENCH_DIR keeps the collection between runs).
+// scripts/bench-cluster.sh (BENCH_DIR keeps the collection between runs;
+// BENCH_COMPARE_IN_RESOLVE=1 runs the cluster job with the comparing
+// resolve, --compare-in-resolve).
 func BenchmarkCluster(b *testing.B) {
 	if os.Getenv("WARCDEDUP_TEST_CLUSTER") != "1" {
 		b.Skip("set WARCDEDUP_TEST_CLUSTER=1 (scripts/bench-cluster.sh)")
@@ -107,7 +110,12 @@ func benchOnce(b *testing.B, src, base string) {
 	work := filepath.Join(base, "work")
 	b.ResetTimer()
 	t0 = time.Now()
-	cmd := exec.Command(filepath.Join(binDir, "warcdedup"), "cluster", "-q", "--poll", "500ms", "-j", "2", "--hard-links", "--keep-work", "--work-dir", work, hosts)
+	args := []string{"cluster", "-q", "--poll", "500ms", "-j", "2", "--hard-links", "--keep-work", "--work-dir", work}
+	if os.Getenv("BENCH_COMPARE_IN_RESOLVE") == "1" {
+		// The comparing resolve, which reads every copy over HTTP.
+		args = append(args, "--compare-in-resolve")
+	}
+	cmd := exec.Command(filepath.Join(binDir, "warcdedup"), append(args, hosts)...)
 	cmd.Env = append(os.Environ(), c.Env()...)
 	out, err := cmd.CombinedOutput()
 	clusterTime := time.Since(t0)
@@ -133,6 +141,7 @@ type marker struct {
 		Remote struct{ Reads, Moved, Bytes int64 }
 	}
 	After *struct{ Bytes, Files, Cached int64 }
+	HTTP  *struct{ Requests, Bytes int64 }
 }
 
 func readMarkers(b *testing.B, work, step string) []marker {
@@ -252,9 +261,16 @@ func printReport(b *testing.B, work string, stored int64, runTime, clusterTime t
 		httpBytes += by
 	}
 	stages += span(resolves)
-	p("resolve: %d tasks in %.2f s (each %s); %d records fetched over HTTP, %.0f MB stored (%.0f bytes a record fetched), %.0f MB of payload compared: %.0f MB/s over HTTP",
-		len(resolves), span(resolves).Seconds(), taskTimes(resolves), httpRecords, float64(httpBytes)/1e6, float64(httpBytes)/float64(max(1, httpRecords)),
-		float64(compared)/1e6, mbps(httpBytes, span(resolves)))
+	var readReq, readBytes int64
+	for _, m := range resolves {
+		if m.HTTP != nil {
+			readReq += m.HTTP.Requests
+			readBytes += m.HTTP.Bytes
+		}
+	}
+	p("resolve: %d tasks in %.2f s (each %s); read over HTTP: %.1f MB in %d requests (a comparing resolve reads the %d records of digests with two copies or more, %.0f MB stored); %.0f MB of payload compared",
+		len(resolves), span(resolves).Seconds(), taskTimes(resolves), float64(readBytes)/1e6, readReq, httpRecords, float64(httpBytes)/1e6,
+		float64(compared)/1e6)
 	p("  manifests: range parts read %.1f MB, numbered and by-host parts written %.1f MB", float64(size(filepath.Join(work, "hosts", "*", "range-*")))/1e6,
 		float64(size(filepath.Join(work, "ranges", "*", "*")))/1e6)
 	rewrites := readMarkers(b, work, "rewrite@*")
@@ -268,6 +284,13 @@ func printReport(b *testing.B, work string, stored int64, runTime, clusterTime t
 	stages += span(rewrites)
 	p("rewrite: %.2f s; the hosts read their originals parts of every range: %.1f MB (the numbered manifests: %.1f MB)", span(rewrites).Seconds(),
 		float64(size(filepath.Join(work, "ranges", "*", "originals-*")))/1e6, float64(size(filepath.Join(work, "ranges", "*", "numbered.manifest")))/1e6)
+	// Where each duplicate is compared once: the collisions resolved
+	// again, and each host's second rewrite.
+	if collides := readMarkers(b, work, "collide"); len(collides) > 0 {
+		recollides := readMarkers(b, work, "recollide@*")
+		stages += span(collides) + span(recollides)
+		p("collisions: resolved again in %.2f s, rewritten in %.2f s (each %s)", span(collides).Seconds(), span(recollides).Seconds(), taskTimes(recollides))
+	}
 	afters := readMarkers(b, work, "rehash@*")
 	stages += span(afters)
 	p("hash again: %.2f s (each %s)", span(afters).Seconds(), taskTimes(afters))
@@ -276,6 +299,7 @@ func printReport(b *testing.B, work string, stored int64, runTime, clusterTime t
 		stages += span(ms)
 		p("%s: %.2f s", step, span(ms).Seconds())
 	}
+	p("%s", httpByStage(b, work))
 	p("the stages' own time: %.1f s; the rest (Slurm's scheduling, the monitor's polling): %.1f s", stages.Seconds(), (clusterTime - stages).Seconds())
 	fmt.Println(strings.Join(lines, "\n"))
 	b.ReportMetric(clusterTime.Seconds(), "cluster-s")
@@ -288,4 +312,45 @@ func taskTimes(ms []marker) string {
 		s = append(s, fmt.Sprintf("%.2f", m.Finished.Sub(m.Started).Seconds()))
 	}
 	return strings.Join(s, "/") + " s"
+}
+
+// httpByStage says what each stage's tasks read over HTTP from the
+// storage hosts, as source.HTTP counted it (Marker.HTTP), in the order
+// the steps ran.
+func httpByStage(b *testing.B, work string) string {
+	dirs, _ := filepath.Glob(filepath.Join(work, "tasks", "*"))
+	type sum struct {
+		first           time.Time
+		requests, bytes int64
+	}
+	byKind := map[string]*sum{}
+	var kinds []string
+	for _, d := range dirs {
+		step := filepath.Base(d)
+		kind, _, _ := strings.Cut(step, "@")
+		for _, m := range readMarkers(b, work, step) {
+			s := byKind[kind]
+			if s == nil {
+				s = &sum{first: m.Started}
+				byKind[kind] = s
+				kinds = append(kinds, kind)
+			}
+			if m.Started.Before(s.first) {
+				s.first = m.Started
+			}
+			if m.HTTP != nil {
+				s.requests += m.HTTP.Requests
+				s.bytes += m.HTTP.Bytes
+			}
+		}
+	}
+	slices.SortFunc(kinds, func(a, c string) int { return byKind[a].first.Compare(byKind[c].first) })
+	var parts []string
+	var total int64
+	for _, k := range kinds {
+		s := byKind[k]
+		total += s.bytes
+		parts = append(parts, fmt.Sprintf("%s %.1f MB in %d requests", k, float64(s.bytes)/1e6, s.requests))
+	}
+	return fmt.Sprintf("read over HTTP by stage: %s; in all %.1f MB", strings.Join(parts, ", "), float64(total)/1e6)
 }

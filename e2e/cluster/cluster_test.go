@@ -199,7 +199,7 @@ type baseline struct {
 	stats *report.Report
 }
 
-func runBaseline(t *testing.T, src, base string) *baseline {
+func runBaseline(t *testing.T, src, base string, extra ...string) *baseline {
 	t.Helper()
 	b := &baseline{dir: filepath.Join(base, "whole")}
 	for _, rel := range files(t, src) {
@@ -207,7 +207,7 @@ func runBaseline(t *testing.T, src, base string) *baseline {
 	}
 	work := filepath.Join(base, "run-work")
 	b.work = work
-	cmd := exec.Command(filepath.Join(binDir, "warcdedup"), "run", "-q", "-j", "2", "--work-dir", work, b.dir)
+	cmd := exec.Command(filepath.Join(binDir, "warcdedup"), append(append([]string{"run", "-q", "-j", "2", "--work-dir", work}, extra...), b.dir)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()
@@ -607,9 +607,15 @@ func TestCluster(t *testing.T) {
 
 // TestClusterStorageDown runs the job with one storage host's nginx down:
 // records that must be read from it are stale, left out of the numbered
-// manifest (the exit status says so), its files stay as they were, no
-// revisit refers to them, and the other hosts are deduplicated among
-// themselves with nothing lost.
+// manifest (the exit status says so), no revisit on another host refers
+// to an original there, and the other hosts are deduplicated among
+// themselves with nothing lost. With the comparing resolve
+// (--compare-in-resolve), which reads every copy over HTTP, its files
+// stay as they were and none of its records is numbered a duplicate;
+// comparing each duplicate once (the default), its own rewrite reads its
+// files from its disk and may rewrite its duplicates of originals it can
+// read, while the others' duplicates of its originals, kept apart by
+// their rewrites, are found stale by the collisions task.
 func TestClusterStorageDown(t *testing.T) {
 	needCluster(t)
 	base := t.TempDir()
@@ -617,6 +623,14 @@ func TestClusterStorageDown(t *testing.T) {
 	src := filepath.Join(base, "pristine")
 	pristine(t, src)
 	c := slurmtest.Start(t, hostNames...)
+	for _, comparing := range []bool{true, false} {
+		t.Run(fmt.Sprintf("comparing resolve %v", comparing), func(t *testing.T) {
+			storageDown(t, c, src, filepath.Join(base, fmt.Sprint(comparing)), comparing)
+		})
+	}
+}
+
+func storageDown(t *testing.T, c *slurmtest.Cluster, src, base string, comparing bool) {
 	roots := spread(t, src, base)
 	st := storagetest.Start(t, storageHosts(roots)...)
 	hosts := hostsFile(t, base, roots, st, false)
@@ -627,7 +641,11 @@ func TestClusterStorageDown(t *testing.T) {
 	}
 	st.Stop(down)
 	work := filepath.Join(base, "work")
-	code, stderr := runCluster(t, c, "--work-dir", work, "--http-retries", "0", hosts)
+	args := []string{"--work-dir", work, "--http-retries", "0", hosts}
+	if comparing {
+		args = append([]string{"--compare-in-resolve"}, args...)
+	}
+	code, stderr := runCluster(t, c, args...)
 	t.Logf("exit %d\n%s", code, stderr)
 	rep := readStats(t, work)
 	tot := rep.Totals
@@ -637,13 +655,16 @@ func TestClusterStorageDown(t *testing.T) {
 	if !strings.Contains(strings.Join(rep.ExitReason, "\n"), "stale manifest lines left out") {
 		t.Errorf("exit reasons %q do not name the stale lines", rep.ExitReason)
 	}
-	for rel, want := range before {
-		if sha(t, filepath.Join(roots[down], rel)) != want {
-			t.Errorf("%s on %s, whose storage was down, changed", rel, down)
+	if comparing {
+		for rel, want := range before {
+			if sha(t, filepath.Join(roots[down], rel)) != want {
+				t.Errorf("%s on %s, whose storage was down, changed", rel, down)
+			}
 		}
 	}
-	// No class with duplicates keeps its original on the host that was
-	// down, and none of its records is numbered as a duplicate.
+	// No class with duplicates on other hosts keeps its original on the
+	// host that was down; with the comparing resolve, none of its records
+	// is numbered as a duplicate either.
 	onDown := map[string]bool{}
 	for rel := range before {
 		onDown[manifest.EscapeFile(rel)] = true
@@ -675,7 +696,9 @@ func TestClusterStorageDown(t *testing.T) {
 		case l.IsKept():
 			kept[class] = l.File
 		case onDown[l.File]:
-			t.Errorf("%s %d on %s is numbered a duplicate", l.File, l.Offset, down)
+			if comparing {
+				t.Errorf("%s %d on %s is numbered a duplicate", l.File, l.Offset, down)
+			}
 		case onDown[kept[class]]:
 			t.Errorf("%s %d refers to an original on %s (%s)", l.File, l.Offset, down, kept[class])
 		}
