@@ -35,7 +35,8 @@
 # added the same way.
 #
 # A quick check that it works end to end:
-#   BENCH_SCALE_SIZES="10000 100000" BENCH_SCALE_ROUNDS=1 make bench-scale
+#   BENCH_SCALE_SIZES="10000 100000" BENCH_SCALE_RUN_SIZES="10000 100000" \
+#   BENCH_SCALE_ROUNDS=1 make bench-scale
 #
 # Environment: BENCH_SCALE_SIZES (default "1000000 10000000"; the run
 # part's BENCH_SCALE_RUN_SIZES, default 1000000),
