@@ -42,7 +42,9 @@
 # part's BENCH_SCALE_RUN_SIZES, default 1000000),
 # BENCH_SCALE_ROUNDS (default 3), BENCH_SCALE_PARTS, BENCH_DIR (kept
 # between runs: the inputs are generated once), SORT_MEMORY (sort -S of
-# the commands, default theirs).
+# the commands, default theirs), WARCDEDUP_HEAPPROFILE (a directory: each
+# measure's heap profiles and stages.tsv in DIR/PART-SIZE-ROUND, their
+# stages' peaks shown at the end).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export LC_ALL=C
@@ -140,8 +142,16 @@ measure() {
 		before_"$1" "$2"
 	fi
 	load=$(cut -d' ' -f1 /proc/loadavg)
+	# With WARCDEDUP_HEAPPROFILE=DIR each measure profiles into its own
+	# DIR/PART-SIZE-ROUND (the stages' heaps and stages.tsv).
+	local profile=()
+	if [ -n "${WARCDEDUP_HEAPPROFILE:-}" ]; then
+		profile=(env WARCDEDUP_HEAPPROFILE="$WARCDEDUP_HEAPPROFILE/$1-$2-$3")
+		rm -rf "${profile[1]#*=}"
+		mkdir -p "${profile[1]#*=}"
+	fi
 	# shellcheck disable=SC2046 # the part's command, split into words
-	bin/procpeak -- $(bench_"$1" "$2") >/dev/null 2>"$dir/scale-stderr" || { cat "$dir/scale-stderr" >&2; exit 1; }
+	"${profile[@]}" bin/procpeak -- $(bench_"$1" "$2") >/dev/null 2>"$dir/scale-stderr" || { cat "$dir/scale-stderr" >&2; exit 1; }
 	# The load average when it began and when it ended: a long part
 	# sees others' work come and go.
 	load=$load/$(cut -d' ' -f1 /proc/loadavg)
@@ -234,4 +244,14 @@ awk '
 if [ -f "$dir/scale-run-workdir" ]; then
 	echo
 	cat "$dir/scale-run-workdir"
+fi
+# Each profiled measure's stages: warcdedup's peak resident set (VmHWM,
+# reset as each stage starts) and largest live heap, in MB.
+if [ -n "${WARCDEDUP_HEAPPROFILE:-}" ]; then
+	for t in "$WARCDEDUP_HEAPPROFILE"/*/stages.tsv; do
+		[ -f "$t" ] || continue
+		echo
+		echo "$(basename "$(dirname "$t")"): stage, peak resident MB, live heap MB"
+		awk -F'\t' '{printf "  %-24s %7s %7s\n", $2, $3, $4}' "$t"
+	done
 fi
