@@ -161,9 +161,11 @@ bench: build
 	scripts/bench-recompress.sh
 
 # The scale benchmark (issue 22): each command at 10^6 and 10^7 records,
-# time per record and the peak memory of every process, sort included
-# (tens of minutes and about 20 GB of disk in BENCH_DIR; not in bench;
-# BENCH_SCALE_SIZES="10000 100000" BENCH_SCALE_ROUNDS=1 for a quick check).
+# warcdedup run at 10^6 responses (BENCH_SCALE_RUN_SIZES for more), time
+# per record and the peak memory of every process, sort included (an hour
+# or more and about 20 GB of disk in BENCH_DIR; not in bench;
+# BENCH_SCALE_SIZES="10000 100000" BENCH_SCALE_RUN_SIZES=10000
+# BENCH_SCALE_ROUNDS=1 for a quick check).
 bench-scale: build
 	scripts/bench-scale.sh
 

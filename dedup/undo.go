@@ -383,30 +383,18 @@ func (u *undo) exitReasons() {
 // restore.Files), and the log's last version of those of them that are
 // not among present (escaped, sorted): what missingLogged needs.
 func filesWithRevisits(written *rewritelog.Grouped, present []string) (logged []string, versions map[string]rewritelog.Fixity, err error) {
-	b, err := written.Open()
-	if err != nil {
-		return nil, nil, err
-	}
-	defer b.Close()
 	versions = map[string]rewritelog.Fixity{}
-	for b.Next() {
-		left, err := restore.Files(b.Moves())
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(left) == 0 {
-			continue
-		}
-		f := b.File()
+	err = restore.EachLogged(written, func(f string, m *rewritelog.Moves) error {
 		logged = append(logged, f)
 		if _, found := slices.BinarySearch(present, f); !found {
 			name, _ := manifest.UnescapeFile(f)
-			if fx, ok := b.Moves().Version(name); ok {
+			if fx, ok := m.Version(name); ok {
 				versions[name] = fx
 			}
 		}
-	}
-	return logged, versions, b.Close()
+		return nil
+	})
+	return logged, versions, err
 }
 
 // sorter is the undo's system sort, its temporary files compressed.

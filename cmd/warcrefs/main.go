@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"warcdedup/internal/cmdutil"
+	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 	"warcdedup/originals"
 	"warcdedup/policy"
@@ -98,7 +99,12 @@ WARC-Refers-To-Target-URI and -Date; with --all, --originals may name the
 same manifest sorted on digest, for revisits that name no original. The
 operands are the files to restore (names relative to --root); without any,
 every file in which the log has revisits (with --all, every file under the
-roots). The restored records' entries ("restored") are appended to the log.`
+roots). The restored records' entries ("restored") are appended to the log.
+The log is read as a merge join: sorted on file by the system sort (its
+buffer --sort-memory, 64M unless given, its compressed temporary files in
+-T DIR, else $TMPDIR or /tmp) and read a file at a time in step with the
+files restored, so that memory holds one file's entries, whatever the
+log's size.`
 
 var manual = cmdutil.Manual{
 	Exit: map[int]string{
@@ -142,6 +148,8 @@ func main() {
 			&cli.BoolFlag{Name: "undo", Usage: "restore the revisits this toolchain wrote (--log says which) as the records they replaced"},
 			&cli.BoolFlag{Name: "all", Usage: "with --undo: also make other tools' revisits whole records"},
 			&cli.StringFlag{Name: "captures", Usage: "with --undo: warcsum `MANIFEST` of the collection now, sorted on URI and date (LC_ALL=C sort -k4,4 -k5,5)"},
+			&cli.StringFlag{Name: "temporary-directory", Aliases: []string{"T"}, Usage: "with --undo: the sort's temporary files go in `DIR` (default $TMPDIR, else /tmp)"},
+			&cli.StringFlag{Name: "sort-memory", Usage: "with --undo: buffer of the system sort (sort -S `SIZE`, e.g. 500M; default " + syssort.DefaultMemory + ")"},
 			cmdutil.InputFlag,
 			cmdutil.QuietFlag,
 			cmdutil.VerboseFlag,

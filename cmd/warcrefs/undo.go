@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"warcdedup/internal/cmdutil"
+	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 	"warcdedup/originals"
 	"warcdedup/restore"
@@ -44,10 +45,18 @@ func undo(c *cli.Context) error {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}
 	defer rlog.Close()
-	written, err := rewritelog.LoadFile(c.String("log"), time.Time{})
+	// The log sorted on file by the system sort, read a file at a time
+	// in step with the files restored (a merge join): memory holds one
+	// file's entries, not the log's (rewritelog.Moves: about 68 bytes a
+	// revisit).
+	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stopSignals()
+	sorter := syssort.Sorter{TempDir: c.String("temporary-directory"), Memory: c.String("sort-memory"), Compress: syssort.Compressor()}
+	written, err := rewritelog.SortByFile(ctx, c.String("log"), sorter)
 	if err != nil {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}
+	defer written.Remove()
 	// The captures manifest gives offsets as the files are now: only this
 	// run's own entries move them.
 	rlog.Since(rlog.Size())
@@ -73,12 +82,16 @@ func undo(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}
-	r := restore.Restorer{Roots: loc.Roots, Locations: loc.Locations, Captures: captures, Originals: originals, Written: written,
-		All: c.Bool("all"), HardLinks: c.Bool("hard-links"), Jobs: c.Int("jobs"), Refused: log.Error, Warn: log.Warn}
+	logged, err := written.Open()
+	if err != nil {
+		return cli.Exit(err, cmdutil.ExitFatal)
+	}
+	defer logged.Close()
+	r := restore.Restorer{Roots: loc.Roots, Locations: loc.Locations, Captures: captures, Originals: originals,
+		WrittenFor: func(file string) (*rewritelog.Moves, error) { return logged.For(file, nil) },
+		All:        c.Bool("all"), HardLinks: c.Bool("hard-links"), Jobs: c.Int("jobs"), Refused: log.Error, Warn: log.Warn}
 	var progress restore.Progress
 	r.Progress = &progress
-	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stopSignals()
 	stop := log.StartProgress(func(elapsed time.Duration) string {
 		return fmt.Sprintf("files %d of %d  %s read (%s/s)", progress.Files.Load(), len(files), cmdutil.Bytes(progress.Bytes.Load()),
 			cmdutil.Bytes(int64(float64(progress.Bytes.Load())/elapsed.Seconds())))
@@ -101,8 +114,9 @@ func undo(c *cli.Context) error {
 
 // undoFiles is what to restore: the operands (names relative to a root,
 // as the log and the manifests spell them), or every file in which the
-// log has revisits, or with --all every file under the roots.
-func undoFiles(c *cli.Context, written *rewritelog.Moves, roots []string) ([]string, error) {
+// log (sorted on file) has revisits, or with --all every file under the
+// roots.
+func undoFiles(c *cli.Context, written *rewritelog.Grouped, roots []string) ([]string, error) {
 	if c.NArg() > 0 {
 		var files []string
 		for _, name := range c.Args().Slice() {
@@ -111,7 +125,12 @@ func undoFiles(c *cli.Context, written *rewritelog.Moves, roots []string) ([]str
 		return files, nil
 	}
 	if !c.Bool("all") {
-		return restore.Files(written)
+		var files []string
+		err := restore.EachLogged(written, func(file string, _ *rewritelog.Moves) error {
+			files = append(files, file)
+			return nil
+		})
+		return files, err
 	}
 	inputs, err := warcsum.Collect(roots, true)
 	if err != nil {

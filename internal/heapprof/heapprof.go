@@ -2,8 +2,11 @@
 // what grows with the number of records, files or crawls (issue 22's
 // scale work): with WARCDEDUP_HEAPPROFILE set to a directory, each stage
 // watched writes there the profile of its largest live heap, as
-// NN-STAGE.heap (go tool pprof -sample_index=inuse_space). It is a tool
-// for profiling, off unless the variable is set, and costs nothing then.
+// NN-STAGE.heap (go tool pprof -sample_index=inuse_space), and appends
+// to stages.tsv the stage's peak resident set and largest live heap (on
+// Linux the kernel's high-water mark, VmHWM, reset when the stage starts:
+// the process's peak within the stage, not before it). It is a tool for
+// profiling, off unless the variable is set, and costs nothing then.
 package heapprof
 
 import (
@@ -13,6 +16,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -42,13 +46,15 @@ func Stage(name string) (stop func()) {
 	}
 	mu.Lock()
 	seq++
-	file := filepath.Join(dir, fmt.Sprintf("%02d-%s.heap", seq, slug(name)))
+	n := seq
+	file := filepath.Join(dir, fmt.Sprintf("%02d-%s.heap", n, slug(name)))
 	mu.Unlock()
+	resetPeakRSS()
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		var peak uint64
+		var peak, largest uint64
 		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 		t := time.NewTicker(interval)
 		defer t.Stop()
@@ -58,11 +64,16 @@ func Stage(name string) (stop func()) {
 				if peak == 0 {
 					write(file)
 				}
+				metrics.Read(sample)
+				largest = max(largest, sample[0].Value.Uint64())
+				note(dir, n, name, largest)
 				return
 			case <-t.C:
 			}
 			metrics.Read(sample)
-			if live := sample[0].Value.Uint64(); live > peak+peak/10 {
+			live := sample[0].Value.Uint64()
+			largest = max(largest, live)
+			if live > peak+peak/10 {
 				peak = live
 				write(file)
 			}
@@ -88,6 +99,44 @@ func write(file string) {
 	}
 	if err == nil {
 		err = os.Rename(tmp, file)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", Env, err)
+	}
+}
+
+// resetPeakRSS sets the process's VmHWM back to its resident set now
+// (Linux 4.0 on; elsewhere, or refused, the peak stays the process's).
+func resetPeakRSS() {
+	os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+}
+
+// peakRSS is the process's VmHWM in bytes, 0 where unknown.
+func peakRSS() int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
+
+// note appends the stage's peak resident set and largest live heap to
+// dir/stages.tsv: NN, stage, peak RSS MB, live heap MB.
+func note(dir string, n int, name string, live uint64) {
+	f, err := os.OpenFile(filepath.Join(dir, "stages.tsv"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err == nil {
+		_, err = fmt.Fprintf(f, "%02d\t%s\t%.1f\t%.1f\n", n, name, float64(peakRSS())/(1<<20), float64(live)/(1<<20))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", Env, err)
