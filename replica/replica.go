@@ -126,15 +126,15 @@ func Changes(logFile, mapFile string) ([]*Change, error) {
 	if f, err := os.Open(logFile); err == nil {
 		r := rewritelog.NewReader(f, logFile)
 		r.Fixity = func(fx rewritelog.Fixity) error {
-			if fx.NewSHA256 == "-" || fx.OldSHA256 == "-" {
+			if fx.NewSum == "-" || fx.OldSum == "-" {
 				return nil // a dry run wrote nothing
 			}
 			c := get(fx.File)
-			old := Version{fx.OldSize, fx.OldSHA256}
+			old := Version{fx.OldSize, fx.OldSum}
 			if n := len(c.Versions); n == 0 || c.Versions[n-1] != old {
 				c.Versions = append(c.Versions, old)
 			}
-			c.Versions = append(c.Versions, Version{fx.NewSize, fx.NewSHA256})
+			c.Versions = append(c.Versions, Version{fx.NewSize, fx.NewSum})
 			return nil
 		}
 		for {

@@ -224,7 +224,7 @@ func TestUndone(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			m := loadLog(t, c.log, time.Time{})
 			u, ok := m.Undone("a.warc")
-			if ok != c.ok || u.Unbroken != c.unbroken || u.Restores != c.restores || ok && u.Before.OldSHA256 != sum(c.old) {
+			if ok != c.ok || u.Unbroken != c.unbroken || u.Restores != c.restores || ok && u.Before.OldSum != sum(c.old) {
 				t.Errorf("%+v, ok %v; want %c, unbroken %v, %d restores, ok %v", u, ok, c.old, c.unbroken, c.restores, c.ok)
 			}
 		})

@@ -16,5 +16,8 @@ type Replacement struct {
 	// is copied to it unchanged or replaced by an entry's record.
 	Old, New os.FileInfo
 	Entries  []Entry // the records written, in offset order
-	SHA256   string  // of the new version
+	// SHA256 is the new version's SHA-256 (hex), if the rewrite was asked
+	// to take it (refs.Rewriter.SHA256: a crawl index records files by
+	// it), else "". The log's sum of it is Fixity's (BLAKE3).
+	SHA256 string
 }
