@@ -30,8 +30,9 @@
 // manifest.EscapeField) and WARC-Refers-To-Date; the last three are "-"
 // for restored. original-member, a tenth field a revisit entry may have,
 // describes the gzip member the revisit replaced in a .warc.gz (its
-// length, header and SHA-256: the text form of a gzmember.Description,
-// "gz1.LENGTH.HEADER.PREFIX.SHA256", whose length is old-length), so that
+// length, header and BLAKE3: the text form of a gzmember.Description,
+// "gz2.LENGTH.HEADER.PREFIX.BLAKE3", or "gz1.LENGTH.HEADER.PREFIX.SHA256"
+// in logs of earlier versions; its length is old-length), so that
 // undo can rebuild that member bit for bit; "-" or no tenth field: none
 // (an uncompressed file, a member that could not be described, a log
 // written before the field). Lines of nine fields stay valid, and lines of
