@@ -190,8 +190,8 @@ func tailSum(f *os.File, end int64) string {
 }
 
 // foldSection adds a section of the log's entries to the totals and
-// writes its fixity lines to the file lines: "FILE SEQ OLD-SIZE OLD-SHA256
-// NEW-SIZE NEW-SHA256", SEQ their order.
+// writes its fixity lines to the file lines: "FILE SEQ OLD-SIZE OLD-SUM
+// NEW-SIZE NEW-SUM", SEQ their order.
 func foldSection(r io.Reader, logName, lines string, c *report.Collection) error {
 	lf, err := os.Create(lines)
 	if err != nil {

@@ -341,7 +341,7 @@ func WriteDeps(out string, counts map[[2]string]int64, unresolved int64) error {
 const DepsHeader = "# file\toriginal-file\trevisits\n"
 
 // FixityHeader starts every fixity list.
-const FixityHeader = "# file\told-size\told-sha256\tnew-size\tnew-sha256\n"
+const FixityHeader = "# file\told-size\told-sum\tnew-size\tnew-sum\n"
 
 // WriteFixity writes the fixity list of the files the rewrite log's
 // entries from byte offset from on replaced (a job's runs, or an undo's):
