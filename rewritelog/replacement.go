@@ -18,6 +18,6 @@ type Replacement struct {
 	Entries  []Entry // the records written, in offset order
 	// SHA256 is the new version's SHA-256 (hex), if the rewrite was asked
 	// to take it (refs.Rewriter.SHA256: a crawl index records files by
-	// it), else "". The log's sum of it is Fixity's (BLAKE3).
+	// it), else "" (the log's "# file" line has its BLAKE3, another hash).
 	SHA256 string
 }
