@@ -211,7 +211,7 @@ func (l *hostLog) refresh() error {
 				return fmt.Errorf("%s: %w", l.name, err)
 			}
 			if ok {
-				b = &logBlock{file: fx.File, dry: fx.NewSHA256 == "-", v: &version{oldSize: fx.OldSize, newSize: fx.NewSize}}
+				b = &logBlock{file: fx.File, dry: fx.NewSum == "-", v: &version{oldSize: fx.OldSize, newSize: fx.NewSize}}
 			} else {
 				used = end
 			}

@@ -41,7 +41,7 @@ var (
 // logBlockText is a log's "# file" line for d/a.warc and, of its two
 // entries, the first n.
 func logBlockText(n int) string {
-	fx := rewritelog.Fixity{File: "d/a.warc", OldSize: 1000, OldSHA256: "aa", NewSize: 650, NewSHA256: "bb"}
+	fx := rewritelog.Fixity{File: "d/a.warc", OldSize: 1000, OldSum: "aa", NewSize: 650, NewSum: "bb"}
 	b := append(fx.AppendTo(nil), '\n')
 	for i, e := range []rewritelog.Entry{
 		{File: "d/a.warc", OldOffset: 200, OldLength: 300, NewOffset: 200, NewLength: 100, Kind: rewritelog.Revisit, PayloadDigest: "sha1:X", RefersToURI: "http://e/", RefersTo: "2020-01-01T00:00:00Z"},

@@ -566,7 +566,7 @@ func (k *task) rewrite(ctx context.Context) error {
 	defer in.Close()
 	rw := stage.Rewrite{In: manifest.NewReader(bufio.NewReaderSize(in, 256<<10), byFile), Originals: tables, Open: remote,
 		Roots: local.Roots, Prefixes: local.Prefixes, Log: k.wd.host(h, workdir.LogFile), LogFrom: hashed[k.step.Host].LogSize,
-		DryRun: k.spec.DryRun, HardLinks: k.spec.HardLinks, Policy: k.policy, Jobs: k.spec.Jobs,
+		DryRun: k.spec.DryRun, HardLinks: k.spec.HardLinks, SHA256: k.spec.withIndex(), Policy: k.policy, Jobs: k.spec.Jobs,
 		Cache: k.wd.host(h, workdir.CacheDir), Algorithm: k.algo, Saved: k.wd.host(h, workdir.SavedFile), Total: total,
 		Messages: k, Meter: k.prog}
 	if k.spec.compareOnce() {

@@ -173,7 +173,7 @@ func (r *run) replacedSinceHash() (map[string]int64, error) {
 	defer f.Close()
 	lr := rewritelog.NewReader(bufio.NewReaderSize(io.NewSectionReader(f, r.state.LogSizeAtHash, 1<<62), 256<<10), r.wd.File(workdir.LogFile))
 	lr.Fixity = func(fx rewritelog.Fixity) error {
-		if fx.NewSHA256 != "-" {
+		if fx.NewSum != "-" {
 			sizes[fx.File] = fx.NewSize
 		}
 		return nil

@@ -110,7 +110,7 @@ func (r *run) rewriteCollisions(ctx context.Context) (string, error) {
 	raw := r.wd.File(workdir.TmpDir + "/saved-collisions-now.tsv")
 	s := stage.Rewrite{In: manifest.NewReader(in, r.wd.File(workdir.CollideByFile)), Originals: []*manifest.Table{table}, Open: loc,
 		Roots: loc.Roots, Prefixes: loc.Prefixes, Log: r.wd.File(workdir.LogFile), LogFrom: r.collided.LogSize,
-		HardLinks: r.opt.HardLinks, Policy: r.opt.Policy, Jobs: r.opt.Jobs,
+		HardLinks: r.opt.HardLinks, SHA256: r.crawl != nil, Policy: r.opt.Policy, Jobs: r.opt.Jobs,
 		Cache: r.wd.File(workdir.CacheDir), Algorithm: r.opt.Algorithm, Saved: raw, Apart: r.wd.File(workdir.ApartAgainFile),
 		Messages: messages{r.show}, Meter: show}
 	res, err := s.Run(ctx)

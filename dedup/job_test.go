@@ -588,6 +588,21 @@ func TestCrawlIndex(t *testing.T) {
 	if err != nil || len(files) != 1 || len(files[0].SHA256) != 64 {
 		t.Errorf("crawl-1's files: %+v %v", files, err)
 	}
+	// Each file committed with the SHA-256 it has: those the runs
+	// rewrote with the one their rewrite took (the log's fixity is
+	// another hash).
+	for _, k := range ix.Registry.Crawls {
+		files, err := ix.Files(k.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			data, err := os.ReadFile(filepath.Join(crawls, k.Name, filepath.FromSlash(f.Name)))
+			if sum := sha256.Sum256(data); err != nil || hex.EncodeToString(sum[:]) != f.SHA256 {
+				t.Errorf("%s/%s committed with SHA-256 %s; it has %x (%v)", k.Name, f.Name, f.SHA256, sum, err)
+			}
+		}
+	}
 
 	// A rerun of a committed crawl: nothing to do, nothing touched.
 	crawl1 := filepath.Join(crawls, "crawl-1")

@@ -190,8 +190,8 @@ func tailSum(f *os.File, end int64) string {
 }
 
 // foldSection adds a section of the log's entries to the totals and
-// writes its fixity lines to the file lines: "FILE SEQ OLD-SIZE OLD-SHA256
-// NEW-SIZE NEW-SHA256", SEQ their order.
+// writes its fixity lines to the file lines: "FILE SEQ OLD-SIZE OLD-SUM
+// NEW-SIZE NEW-SUM", SEQ their order.
 func foldSection(r io.Reader, logName, lines string, c *report.Collection) error {
 	lf, err := os.Create(lines)
 	if err != nil {
@@ -202,11 +202,11 @@ func foldSection(r io.Reader, logName, lines string, c *report.Collection) error
 	var seq int64
 	lr := rewritelog.NewReader(bufio.NewReaderSize(r, 256<<10), logName)
 	lr.Fixity = func(fx rewritelog.Fixity) error {
-		if fx.NewSHA256 == "-" {
+		if fx.NewSum == "-" {
 			return nil
 		}
 		seq++
-		_, err := fmt.Fprintf(w, "%s %d %d %s %d %s\n", manifest.EscapeFile(fx.File), seq, fx.OldSize, fx.OldSHA256, fx.NewSize, fx.NewSHA256)
+		_, err := fmt.Fprintf(w, "%s %d %d %s %d %s\n", manifest.EscapeFile(fx.File), seq, fx.OldSize, fx.OldSum, fx.NewSize, fx.NewSum)
 		return err
 	}
 	for {

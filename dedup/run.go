@@ -800,7 +800,7 @@ func (r *run) rewrite(ctx context.Context) (string, error) {
 	show := r.show.Start(stage.RewriteName, "", 0)
 	s := stage.Rewrite{In: manifest.NewReader(in, r.wd.File(workdir.ByFileFile)), Originals: []*manifest.Table{table}, Open: loc,
 		Roots: loc.Roots, Prefixes: loc.Prefixes, Log: r.wd.File(workdir.LogFile), LogFrom: r.state.LogSizeAtHash,
-		DryRun: r.opt.DryRun, HardLinks: r.opt.HardLinks, Policy: r.opt.Policy, Jobs: r.opt.Jobs,
+		DryRun: r.opt.DryRun, HardLinks: r.opt.HardLinks, SHA256: r.crawl != nil, Policy: r.opt.Policy, Jobs: r.opt.Jobs,
 		Cache: r.wd.File(workdir.CacheDir), Algorithm: r.opt.Algorithm, Saved: r.wd.File(workdir.SavedFile), Total: total,
 		Messages: messages{r.show}, Meter: show}
 	if r.compareOnce() {

@@ -613,7 +613,7 @@ func (u *undo) verdict(v *restore.Verdict) {
 	name, _ := manifest.UnescapeFile(v.File)
 	if v.Exact {
 		u.res.BitExact++
-		u.show.Log("undo: %s: restored bit for bit (SHA-256 %s, as before the runs undone)", name, v.SHA256)
+		u.show.Log("undo: %s: restored bit for bit (%s, as before the runs undone)", name, v.Sum)
 		return
 	}
 	u.res.BytesDiffer++
@@ -636,8 +636,8 @@ func (u *undo) verdict(v *restore.Verdict) {
 		}
 	default:
 		why = "records equal, yet bytes differ with every gzip member rebuilt (or none): this undo cannot account for the difference"
-		u.res.Unexplained = append(u.res.Unexplained, fmt.Sprintf("%s: SHA-256 %s, before the runs undone %s", name, v.SHA256, v.Before.OldSHA256))
-		u.show.Print("warcdedup: error: %s: %s: SHA-256 %s, before the runs undone %s", name, why, v.SHA256, v.Before.OldSHA256)
+		u.res.Unexplained = append(u.res.Unexplained, fmt.Sprintf("%s: %s, before the runs undone %s", name, v.Sum, v.Before.OldSum))
+		u.show.Print("warcdedup: error: %s: %s: %s, before the runs undone %s", name, why, v.Sum, v.Before.OldSum)
 	}
 	line := fmt.Sprintf("%s: %s", name, why)
 	u.show.Log("undo: %s", line)

@@ -103,7 +103,7 @@ func TestUndoNamesMovedFile(t *testing.T) {
 			if u.Exit == 0 || !named {
 				t.Errorf("undo: exit %d, %d files checked; %s, which the log names, %s and not named: %v", u.Exit, u.Checked, victim, tc.name, u.ExitReason)
 			}
-			if where := tc.where(victim); where != "" && !strings.Contains(strings.Join(u.Missing, " "), where+" has its size and SHA-256") {
+			if where := tc.where(victim); where != "" && !strings.Contains(strings.Join(u.Missing, " "), where+" has its size and sum") {
 				t.Errorf("undo does not say %s is now %s: %v", victim, where, u.Missing)
 			}
 		})

@@ -117,9 +117,9 @@ func (u *undo) missingLogged(versions map[string]rewritelog.Fixity, logged, pres
 				if fi, err := os.Stat(local.Path()); err != nil || fi.Size() != fx.NewSize {
 					continue
 				}
-				if sum, err := sha256Of(local.Path()); err == nil && sum == fx.NewSHA256 {
+				if h, err := rewritelog.HashFile(local.Path(), rewritelog.Like(fx.NewSum)...); err == nil && h.Is(fx.NewSize, fx.NewSum) {
 					gname, _ := manifest.UnescapeFile(g)
-					why += fmt.Sprintf("; %s has its size and SHA-256: move it back to %s and undo again", gname, name)
+					why += fmt.Sprintf("; %s has its size and sum: move it back to %s and undo again", gname, name)
 					break
 				}
 			}
@@ -136,10 +136,4 @@ func (u *undo) crawlName() string {
 		return ""
 	}
 	return u.crawl.name
-}
-
-// sha256Of is the hex SHA-256 of the file at path.
-func sha256Of(path string) (string, error) {
-	_, sum, err := sizeAndSHA256(path)
-	return sum, err
 }

@@ -2,11 +2,7 @@ package dedup
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
-	"os"
 	"time"
 
 	"warcdedup/inplace"
@@ -158,17 +154,19 @@ func (u *undo) checkMember(moves *rewritelog.Moves, field, name, staged string) 
 	if !versioned {
 		return nil
 	}
-	size, sum, err := sizeAndSHA256(staged)
+	d, undone := moves.Undone(name)
+	sums, err := rewritelog.HashFile(staged, rewritelog.Like(fx.NewSum, d.Before.OldSum)...)
 	if err != nil {
 		return err
 	}
+	size := sums.Size()
 	u.res.Checked++
 	u.res.CheckedBytes += size
-	if size != fx.NewSize || sum != fx.NewSHA256 {
-		return fmt.Errorf("%w (%d bytes, SHA-256 %s): it has %d bytes, SHA-256 %s", inplace.ErrNotLogged, fx.NewSize, fx.NewSHA256, size, sum)
+	if size != fx.NewSize || !sums.Matches(fx.NewSum) {
+		return fmt.Errorf("%w (%d bytes, %s): it has %d bytes, %s", inplace.ErrNotLogged, fx.NewSize, fx.NewSum, size, sums.Like(fx.NewSum))
 	}
-	if d, ok := moves.Undone(name); ok {
-		u.verdict(&restore.Verdict{File: field, Before: d.Before, SHA256: sum, Exact: sum == d.Before.OldSHA256 && size == d.Before.OldSize,
+	if undone {
+		u.verdict(&restore.Verdict{File: field, Before: d.Before, Sum: sums.Like(d.Before.OldSum), Exact: sums.Matches(d.Before.OldSum) && size == d.Before.OldSize,
 			Unbroken: d.Unbroken, Restores: d.Restores})
 	}
 	return nil
@@ -184,16 +182,4 @@ func notMembers(names []string) []string {
 		}
 	}
 	return out
-}
-
-// sizeAndSHA256 is the size and hex SHA-256 of the file at path.
-func sizeAndSHA256(path string) (int64, string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	return n, hex.EncodeToString(h.Sum(nil)), err
 }

@@ -2,11 +2,9 @@ package dedup
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -172,19 +170,14 @@ func (in *packageInput) sortedNames() []string {
 	return slices.Sorted(slices.Values(in.names))
 }
 
-// packageFixity is a package's SHA-256 (hex) and size now.
+// packageFixity is a package's SHA-256 (hex) and size now: the hash a
+// multi-WACZ JSON and a crawl index name it by.
 func packageFixity(path string) (string, int64, error) {
-	f, err := os.Open(path)
+	h, err := rewritelog.HashFile(path, rewritelog.SHA256)
 	if err != nil {
 		return "", 0, err
 	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return "", 0, err
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
+	return h.Sum(rewritelog.SHA256), h.Size(), nil
 }
 
 // stale is a package whose hash or size is not the JSON's.
@@ -469,7 +462,7 @@ func otherJobsStaged(wd *workdir.Dir, roots []string, pending []stage.Pending, o
 				if !ok {
 					continue
 				}
-				if size, sum, err := sizeAndSHA256(p.Staged); err == nil && size == fx.NewSize && sum == fx.NewSHA256 {
+				if h, err := rewritelog.HashFile(p.Staged, rewritelog.Like(fx.NewSum)...); err == nil && h.Is(fx.NewSize, fx.NewSum) {
 					found = append(found, fmt.Sprintf("%s (the job of %s)", p.Staged, other))
 				}
 			}

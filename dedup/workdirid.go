@@ -41,7 +41,7 @@ func (r *run) checkLogDescribes(before []string) error {
 	var logged, here, hashed int
 	for _, f := range moves.Files() {
 		fx, ok := moves.Version(f.Name)
-		if !ok || fx.NewSHA256 == "-" {
+		if !ok || fx.NewSum == "-" {
 			continue
 		}
 		logged++
@@ -59,12 +59,12 @@ func (r *run) checkLogDescribes(before []string) error {
 			differs = fmt.Sprintf("%d bytes, the log's last version of it %d", fi.Size(), fx.NewSize)
 		} else if hashed < hashedForIdentity {
 			hashed++
-			sum, err := sha256Of(local.Path())
+			h, err := rewritelog.HashFile(local.Path(), rewritelog.Like(fx.NewSum)...)
 			if err != nil {
 				return err
 			}
-			if sum != fx.NewSHA256 {
-				differs = fmt.Sprintf("SHA-256 %s, the log's last version of it %s", sum, fx.NewSHA256)
+			if !h.Matches(fx.NewSum) {
+				differs = fmt.Sprintf("%s, the log's last version of it %s", h.Like(fx.NewSum), fx.NewSum)
 			}
 		}
 		if differs != "" {

@@ -1,7 +1,6 @@
 package gzmember
 
 import (
-	"crypto/sha256"
 	"io"
 	"math"
 )
@@ -19,9 +18,10 @@ func Compress(w io.Writer, hdr []byte, r io.Reader, s Setting) error {
 	if err := checkHeader(hdr); err != nil {
 		return err
 	}
-	rb := &Rebuilder{in: make([]byte, 64<<10), out: make([]byte, 64<<10), sum: sha256.New()}
+	rb := &Rebuilder{in: make([]byte, 64<<10), out: make([]byte, 64<<10)}
 	defer rb.Close()
-	m := &memberSink{d: &Description{Length: math.MaxInt64, Header: hdr}, sum: rb.sum, w: w}
+	// A member of no length to match: the sum is taken, and never compared.
+	m := &memberSink{d: &Description{Length: math.MaxInt64, Header: hdr}, sum: BLAKE3.New(), w: w}
 	_, err := rb.compress(s, func() (io.Reader, error) { return r, nil }, m)
 	if m.werr != nil {
 		return &WriteError{m.werr}

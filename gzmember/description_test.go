@@ -2,12 +2,13 @@ package gzmember
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"errors"
 	"hash/crc32"
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/zeebo/blake3"
 
 	"warcdedup/gzmulti"
 )
@@ -26,7 +27,7 @@ func someMember(t testing.TB, hdr []byte, payload []byte) []byte {
 }
 
 // TestDescriber: the description of a member is its header as stored,
-// its length, the CRC-32 of its first bytes and the SHA-256 of all of
+// its length, the CRC-32 of its first bytes and the BLAKE3 of all of
 // them, whatever the pieces it is written in and whatever follows it.
 func TestDescriber(t *testing.T) {
 	for _, h := range headers {
@@ -36,7 +37,7 @@ func TestDescriber(t *testing.T) {
 			if !bytes.Equal(readMember(t, m), payload) {
 				t.Fatal("the test's member does not inflate to its payload")
 			}
-			want := Description{Length: int64(len(m)), Header: h.h.bytes(), Prefix: crc32.ChecksumIEEE(m[:min(len(m), PrefixLength)]), SHA256: sha256.Sum256(m)}
+			want := Description{Length: int64(len(m)), Header: h.h.bytes(), Prefix: crc32.ChecksumIEEE(m[:min(len(m), PrefixLength)]), Sum: blake3.Sum256(m)}
 			for _, piece := range []int{1, 3, 4096, 1 << 20} {
 				d := NewDescriber(int64(len(m)))
 				// The member, then the start of the next one, as a reader
@@ -62,7 +63,7 @@ func TestDescriber(t *testing.T) {
 }
 
 func equal(a, b Description) bool {
-	return a.Length == b.Length && bytes.Equal(a.Header, b.Header) && a.Prefix == b.Prefix && a.SHA256 == b.SHA256
+	return a.Length == b.Length && bytes.Equal(a.Header, b.Header) && a.Prefix == b.Prefix && a.Sum == b.Sum && a.Hash == b.Hash
 }
 
 // TestDescriberRefuses: what is not a whole gzip member with a header of
@@ -183,7 +184,7 @@ func TestParseErrors(t *testing.T) {
 		{"empty", "", "form"},
 		{"garbage", "hello world", "form"},
 		{"a dash (the log's none)", "-", "form"},
-		{"another version", with(0, "gz2"), "form"},
+		{"another version", with(0, "gz3"), "form"},
 		{"a field missing", strings.Join(parts[:4], "."), "form"},
 		{"a field more", good + ".AAAA", "form"},
 		{"length zero", with(1, "0"), "length"},
@@ -201,9 +202,9 @@ func TestParseErrors(t *testing.T) {
 		{"header longer than MaxHeader", with(2, b64of(header{extra: make([]byte, MaxHeader)}.bytes())), "header"},
 		{"prefix cut", with(3, parts[3][:5]), "prefix"},
 		{"prefix not canonical", with(3, parts[3][:5]+"B"), "prefix"},
-		{"sha256 cut", with(4, parts[4][:42]), "sha256"},
-		{"sha256 in hex", with(4, strings.Repeat("ab", 32)), "sha256"},
-		{"sha256 with a space", with(4, parts[4][:20]+" "+parts[4][21:]), "sha256"},
+		{"sum cut", with(4, parts[4][:42]), "sum"},
+		{"sum in hex", with(4, strings.Repeat("ab", 32)), "sum"},
+		{"sum with a space", with(4, parts[4][:20]+" "+parts[4][21:]), "sum"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,7 +2,6 @@ package gzmember
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -131,7 +130,7 @@ type Rebuilder struct {
 	in     []byte
 	out    []byte
 	buf    []byte
-	sum    hash.Hash
+	sums   [SHA256 + 1]hash.Hash // by Description.Hash, made when first needed
 	tried  int64
 	// noPrefix turns the Prefix check off, for the benchmark that
 	// measures what it saves.
@@ -178,7 +177,7 @@ func ZlibVersion() string { return zlibVersion() }
 // Rebuild writes to w the member d describes, compressed from its inflated
 // bytes, if a zlib setting reproduces it bit for bit: its header as d
 // keeps it, the deflate data zlib makes, and the trailer of the inflated
-// bytes, all of which must hash to d.SHA256. It returns the setting that
+// bytes, all of which must hash to d.Sum. It returns the setting that
 // did. open gives the inflated bytes from their start; it is called once
 // per setting tried (and once more for a member larger than MaxBuffer that
 // matched), each reader read at most to its end and closed if it is an
@@ -197,8 +196,12 @@ func (r *Rebuilder) Rebuild(d *Description, open func() (io.Reader, error), w io
 		return Setting{}, err
 	}
 	if r.in == nil {
-		r.in, r.out, r.sum = make([]byte, 64<<10), make([]byte, 64<<10), sha256.New()
+		r.in, r.out = make([]byte, 64<<10), make([]byte, 64<<10)
 	}
+	if r.sums[d.Hash] == nil {
+		r.sums[d.Hash] = d.Hash.New()
+	}
+	sum := r.sums[d.Hash]
 	maxBuf := r.MaxBuffer
 	if maxBuf <= 0 {
 		maxBuf = DefaultMaxBuffer
@@ -209,7 +212,7 @@ func (r *Rebuilder) Rebuild(d *Description, open func() (io.Reader, error), w io
 		order = DefaultOrder
 	}
 	try := func(s Setting) (bool, error) {
-		m := &memberSink{d: d, sum: r.sum, checkPrefix: !r.noPrefix}
+		m := &memberSink{d: d, sum: sum, checkPrefix: !r.noPrefix}
 		if buffered {
 			if int64(cap(r.buf)) < d.Length {
 				r.buf = make([]byte, 0, d.Length)
@@ -228,7 +231,7 @@ func (r *Rebuilder) Rebuild(d *Description, open func() (io.Reader, error), w io
 			return true, nil
 		}
 		// Matched, and too large to have been kept: again, out to w.
-		m = &memberSink{d: d, sum: r.sum, checkPrefix: !r.noPrefix, w: w}
+		m = &memberSink{d: d, sum: sum, checkPrefix: !r.noPrefix, w: w}
 		again, err := r.compress(s, open, m)
 		switch {
 		case m.werr != nil:
@@ -377,7 +380,7 @@ func (r *Rebuilder) deflate(in []byte, flush int, m *memberSink) error {
 
 // memberSink takes a candidate member's bytes as they are made and checks
 // them against the description: never more than its length, its prefix
-// CRC-32 once past it, its SHA-256 at the end. It keeps them, or writes
+// CRC-32 once past it, its sum at the end. It keeps them, or writes
 // them on, as asked.
 type memberSink struct {
 	d           *Description
@@ -415,6 +418,6 @@ func (m *memberSink) write(p []byte) error {
 }
 
 func (m *memberSink) matches() bool {
-	var got [sha256.Size]byte
-	return m.n == m.d.Length && m.prefix == m.d.Prefix && bytes.Equal(m.sum.Sum(got[:0]), m.d.SHA256[:])
+	var got [32]byte
+	return m.n == m.d.Length && m.prefix == m.d.Prefix && bytes.Equal(m.sum.Sum(got[:0]), m.d.Sum[:])
 }

@@ -5,10 +5,13 @@ package gzmember
 import (
 	"bytes"
 	stdgzip "compress/gzip"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"os/exec"
+	"strings"
 	"testing"
 
 	kgzip "github.com/klauspost/compress/gzip"
@@ -508,5 +511,49 @@ func TestRebuildNarrows(t *testing.T) {
 	r.Reset()
 	if n, err := tries(z9, p); n != 2 || err != nil {
 		t.Fatalf("after Reset, a level 9 member: %d tried, %v", n, err)
+	}
+}
+
+// TestRebuildEarlierForm: a description an earlier version wrote (gz1, a
+// SHA-256 sum) still parses and rebuilds its member bit for bit, and one
+// whose sum is not the member's rebuilds nothing; a description taken now
+// is gz2 (BLAKE3).
+func TestRebuildEarlierForm(t *testing.T) {
+	p := payloads[0].p
+	m := zlibMember(t, headers[0].h.bytes(), p, DefaultOrder[0], 0, 0, flushSync)
+	now := describe(t, m)
+	if s := now.String(); !strings.HasPrefix(s, "gz2.") || now.Hash != BLAKE3 {
+		t.Fatalf("a description taken now is %s", s)
+	}
+	sum := sha256.Sum256(m)
+	text := "gz1" + strings.TrimPrefix(now.String(), "gz2")
+	text = text[:strings.LastIndexByte(text, '.')+1] + base64.RawURLEncoding.EncodeToString(sum[:])
+	for _, c := range []struct {
+		name string
+		text string
+		ok   bool
+	}{
+		{"its SHA-256", text, true},
+		{"another SHA-256", text[:len(text)-2] + map[bool]string{true: "AA", false: "AQ"}[!strings.HasSuffix(text, "AA")], false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d, err := Parse(c.text)
+			if err != nil {
+				t.Fatalf("%s: %v", c.text, err)
+			}
+			if d.Hash != SHA256 || d.String() != c.text {
+				t.Fatalf("%s parses to hash %v, text %s", c.text, d.Hash, d.String())
+			}
+			if !c.ok {
+				notRebuildableFrom(t, &d, p)
+				return
+			}
+			r := NewRebuilder()
+			defer r.Close()
+			var out bytes.Buffer
+			if _, err := r.Rebuild(&d, (&opener{p: p}).open, &out); err != nil || !bytes.Equal(out.Bytes(), m) {
+				t.Fatalf("rebuilt %d bytes (%v), want the member's %d", out.Len(), err, len(m))
+			}
+		})
 	}
 }

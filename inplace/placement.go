@@ -22,6 +22,11 @@ type Placement struct {
 	// given gets the new version, the others keep the old bytes (and the
 	// disk space). By default such a file is refused.
 	HardLinks bool
+	// SHA256 makes each replacement take the SHA-256 of the new version
+	// too (Replaced.SHA256), from the reads of its check: for a crawl
+	// index's commit, which records files by their SHA-256. The log's
+	// fixity takes another hash (rewritelog.FixityAlgorithm).
+	SHA256 bool
 	// Create makes the temporary file of a new version
 	// (atomicfile.CreateIn if nil); tests replace it to simulate failing
 	// disks.

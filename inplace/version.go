@@ -15,11 +15,8 @@ package inplace
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"os"
 	"path"
@@ -63,6 +60,9 @@ type Version struct {
 	// expect, if set, is the version of the file the offsets it is
 	// walked with are of (see ExpectVersion).
 	expect *rewritelog.Fixity
+	// sha256 is the new version's SHA-256 if the placement asks for it
+	// (Placement.SHA256), taken by verify.
+	sha256 string
 }
 
 // segment is a stretch of the new file: a copy of the source from srcOff,
@@ -217,12 +217,14 @@ func (v *Version) Refuse(err error) error {
 var ErrNotLogged = errors.New("the file is not the version the rewrite log's last replacement of it left")
 
 // ExpectVersion notes that the file must be the version fx left (its new
-// size and SHA-256): the size is checked now (a refusal), the SHA-256
-// from the reads of the check before the file is replaced.
+// size and sum): the size is checked now (a refusal), the sum from the
+// reads of the check before the file is replaced, taken with the sum's
+// algorithm (SHA-256 for a log of an earlier version), which the "# file"
+// line of this replacement then gives its old sum in too.
 func (v *Version) ExpectVersion(fx rewritelog.Fixity) error {
 	v.expect = &fx
 	if v.Size != fx.NewSize {
-		return v.Refuse(fmt.Errorf("%w (%d bytes, SHA-256 %s): it has %d bytes", ErrNotLogged, fx.NewSize, fx.NewSHA256, v.Size))
+		return v.Refuse(fmt.Errorf("%w (%d bytes, %s): it has %d bytes", ErrNotLogged, fx.NewSize, fx.NewSum, v.Size))
 	}
 	return nil
 }
@@ -372,6 +374,9 @@ type Check func(k int, at, length int64, newFile *os.File) error
 type Replaced struct {
 	*rewritelog.Intent
 	Old, New os.FileInfo
+	// SHA256 is the new version's SHA-256 (hex) if the placement asks for
+	// it (Placement.SHA256), else "".
+	SHA256 string
 }
 
 // Replace puts the checked new version in place: with the old file's
@@ -394,8 +399,8 @@ func (v *Version) Replace(log *rewritelog.Log, lock sync.Locker, entries []rewri
 	if err != nil {
 		return nil, v.Refuse(fmt.Errorf("the new version failed its check and was removed: %w", err))
 	}
-	if v.expect != nil && oldSum != v.expect.NewSHA256 {
-		return nil, v.Refuse(fmt.Errorf("%w (SHA-256 %s): its SHA-256 is %s", ErrNotLogged, v.expect.NewSHA256, oldSum))
+	if v.expect != nil && oldSum != v.expect.NewSum {
+		return nil, v.Refuse(fmt.Errorf("%w (%s): it has %s", ErrNotLogged, v.expect.NewSum, oldSum))
 	}
 	if err := v.target.Unchanged(); err != nil {
 		return nil, v.Refuse(err)
@@ -403,7 +408,7 @@ func (v *Version) Replace(log *rewritelog.Log, lock sync.Locker, entries []rewri
 	if err := v.target.KeepAttributes(v.tmp.File); err != nil {
 		return nil, v.Refuse(err)
 	}
-	result := &Replaced{Intent: &rewritelog.Intent{Fixity: rewritelog.Fixity{File: v.Name, OldSize: v.Size, OldSHA256: oldSum, NewSize: v.written, NewSHA256: newSum}, Path: v.Path, Entries: entries}}
+	result := &Replaced{Intent: &rewritelog.Intent{Fixity: rewritelog.Fixity{File: v.Name, OldSize: v.Size, OldSum: oldSum, NewSize: v.written, NewSum: newSum}, Path: v.Path, Entries: entries}, SHA256: v.sha256}
 	// The two versions as they are now, for rewritelog.Replacement: the
 	// old one as it was read, the new one as checked, before its rename.
 	oldInfo, oldErr := v.Src.Stat()
@@ -501,10 +506,10 @@ func (v *Version) put() error {
 }
 
 // DryRun is the replacement a dry run would make: its entries, with "-"
-// for the SHA-256 of both versions (nothing was read whole, nothing
+// for the sums of both versions (nothing was read whole, nothing
 // written).
 func (v *Version) DryRun(entries []rewritelog.Entry) *Replaced {
-	return &Replaced{Intent: &rewritelog.Intent{Fixity: rewritelog.Fixity{File: v.Name, OldSize: v.Size, OldSHA256: "-", NewSize: v.written, NewSHA256: "-"},
+	return &Replaced{Intent: &rewritelog.Intent{Fixity: rewritelog.Fixity{File: v.Name, OldSize: v.Size, OldSum: "-", NewSize: v.written, NewSum: "-"},
 		Path: v.Path, Entries: entries}}
 }
 
@@ -522,12 +527,24 @@ func (v *Version) renamed(tmp os.FileInfo) os.FileInfo {
 
 // verify re-reads the new version from disk: every copied segment must
 // equal the source byte for byte, and check passes every written one. It
-// returns the SHA-256 of the old file and of the new one, for the fixity
-// list, from the same reads.
+// returns the sums of the old file and of the new one, for the log's
+// fixity line, from the same reads: the new one's in the log's fixity
+// algorithm, the old one's in that of the sum it is expected to have
+// (ExpectVersion), if any, so that it can be compared.
 func (v *Version) verify(check Check) (oldSum, newSum string, err error) {
 	a := make([]byte, 256<<10)
 	b := make([]byte, 256<<10)
-	oldHash, newHash := sha256.New(), sha256.New()
+	oldAlg := rewritelog.FixityAlgorithm
+	if v.expect != nil {
+		if alg, ok := rewritelog.SumAlgorithm(v.expect.NewSum); ok {
+			oldAlg = alg
+		}
+	}
+	newAlgs := []rewritelog.Algorithm{rewritelog.FixityAlgorithm}
+	if v.pl != nil && v.pl.SHA256 {
+		newAlgs = append(newAlgs, rewritelog.SHA256)
+	}
+	oldHash, newHash := oldAlg.New(), rewritelog.NewFileHash(newAlgs...)
 	newFile := v.tmp.File
 	var end, srcEnd int64
 	k := 0 // records written anew so far
@@ -586,11 +603,12 @@ func (v *Version) verify(check Check) (oldSum, newSum string, err error) {
 	if srcEnd != v.Size {
 		return "", "", fmt.Errorf("the segments cover %d bytes of the source's %d", srcEnd, v.Size)
 	}
-	return hex.EncodeToString(oldHash.Sum(nil)), hex.EncodeToString(newHash.Sum(nil)), nil
+	v.sha256 = newHash.Sum(rewritelog.SHA256)
+	return oldAlg.Format(oldHash.Sum(nil)), newHash.Sum(rewritelog.FixityAlgorithm), nil
 }
 
 // hashSection feeds n bytes of r at off to h.
-func hashSection(h hash.Hash, r io.ReaderAt, off, n int64, buf []byte) error {
+func hashSection(h io.Writer, r io.ReaderAt, off, n int64, buf []byte) error {
 	_, err := io.CopyBuffer(h, io.NewSectionReader(r, off, n), buf)
 	return err
 }

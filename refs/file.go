@@ -179,7 +179,7 @@ func (f *fileRewrite) finish() error {
 	}
 	t.Result = result
 	if r.Replaced != nil && result.Old != nil && result.New != nil {
-		r.Replaced(rewritelog.Replacement{Name: f.Name, Path: f.Path, Old: result.Old, New: result.New, Entries: t.entries, SHA256: result.Fixity.NewSHA256})
+		r.Replaced(rewritelog.Replacement{Name: f.Name, Path: f.Path, Old: result.Old, New: result.New, Entries: t.entries, SHA256: result.SHA256})
 	}
 	return nil
 }

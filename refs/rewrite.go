@@ -42,7 +42,10 @@ type Rewriter struct {
 	// the name given gets the new version, the others keep the old bytes
 	// (and the disk space). By default such a file is refused.
 	HardLinks bool
-	Jobs      int // files rewritten at once; 1 if < 1
+	// SHA256 makes each replacement take the new version's SHA-256 too
+	// (rewritelog.Replacement.SHA256), for a crawl index's commit.
+	SHA256 bool
+	Jobs   int // files rewritten at once; 1 if < 1
 	// Refused receives each file left untouched and why; Warn other notes.
 	Refused  func(error)
 	Warn     func(error)
@@ -311,5 +314,5 @@ type worker struct {
 // versions go.
 func (r *Rewriter) placement(files *inplace.Files) *inplace.Placement {
 	return &inplace.Placement{Locator: &source.Locator{Roots: r.Roots, Locations: r.Locations, Prefixes: r.Prefixes}, InPlace: r.InPlace,
-		OutputDir: r.OutputDir, DryRun: r.DryRun, HardLinks: r.HardLinks, Create: r.create, Files: files, Warn: r.Warn}
+		OutputDir: r.OutputDir, DryRun: r.DryRun, HardLinks: r.HardLinks, SHA256: r.SHA256, Create: r.create, Files: files, Warn: r.Warn}
 }

@@ -21,8 +21,6 @@ package replica
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,10 +47,39 @@ type Options struct {
 	Hook func(name string)
 }
 
-// Version is one state of a file: its size and SHA-256 (hex).
+// Version is one state of a file: its size and sum, as the rewrite log
+// writes sums (rewritelog.SumAlgorithm: "blake3:HEX", or bare hex for the
+// SHA-256 of the conversion map and of logs of earlier versions).
 type Version struct {
-	Size   int64  `json:"size"`
-	SHA256 string `json:"sha256"`
+	Size int64  `json:"size"`
+	Sum  string `json:"sum"`
+}
+
+// fileState is a file as read: its size and its sums in the algorithms of
+// the versions it is compared with.
+type fileState struct{ h *rewritelog.FileHash }
+
+// is says whether the file is version v.
+func (s fileState) is(v Version) bool { return s.h != nil && s.h.Is(v.Size, v.Sum) }
+
+// in says whether the file is one of versions.
+func (s fileState) in(versions []Version) bool { return slices.ContainsFunc(versions, s.is) }
+
+// like gives the file's size and sum in the algorithm of v.
+func (s fileState) like(v Version) string {
+	if s.h == nil {
+		return "unread"
+	}
+	return fmt.Sprintf("%d bytes, %s", s.h.Size(), s.h.Like(v.Sum))
+}
+
+// algorithms are those of the sums of versions.
+func algorithms(versions []Version) []rewritelog.Algorithm {
+	sums := make([]string, len(versions))
+	for i, v := range versions {
+		sums[i] = v.Sum
+	}
+	return rewritelog.Like(sums...)
 }
 
 // Change is one file the job changed: its versions in order, the last
@@ -126,15 +153,15 @@ func Changes(logFile, mapFile string) ([]*Change, error) {
 	if f, err := os.Open(logFile); err == nil {
 		r := rewritelog.NewReader(f, logFile)
 		r.Fixity = func(fx rewritelog.Fixity) error {
-			if fx.NewSHA256 == "-" || fx.OldSHA256 == "-" {
+			if fx.NewSum == "-" || fx.OldSum == "-" {
 				return nil // a dry run wrote nothing
 			}
 			c := get(fx.File)
-			old := Version{fx.OldSize, fx.OldSHA256}
+			old := Version{fx.OldSize, fx.OldSum}
 			if n := len(c.Versions); n == 0 || c.Versions[n-1] != old {
 				c.Versions = append(c.Versions, old)
 			}
-			c.Versions = append(c.Versions, Version{fx.NewSize, fx.NewSHA256})
+			c.Versions = append(c.Versions, Version{fx.NewSize, fx.NewSum})
 			return nil
 		}
 		for {
@@ -181,7 +208,8 @@ func Commit(ctx context.Context, opt Options, changes []*Change) (*Result, error
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		have, err := sum(filepath.Join(opt.Copy, filepath.FromSlash(c.Name)), opt.Progress)
+		algs := algorithms(c.Versions)
+		have, err := sum(filepath.Join(opt.Copy, filepath.FromSlash(c.Name)), opt.Progress, algs)
 		missing := errors.Is(err, fs.ErrNotExist)
 		if err != nil && !missing {
 			return nil, err
@@ -191,13 +219,13 @@ func Commit(ctx context.Context, opt Options, changes []*Change) (*Result, error
 		case c.Gone && missing:
 			plans = append(plans, plan{c, "up to date"})
 			continue
-		case c.Gone && have == last:
+		case c.Gone && have.is(last):
 			plans = append(plans, plan{c, "remove"})
 			continue
 		case c.Gone:
-			refusals = append(refusals, fmt.Sprintf("%s: the copy's (%d bytes, SHA-256 %s) is not the ARC file the job converted (%s)", c.Name, have.Size, have.SHA256, last.SHA256))
+			refusals = append(refusals, fmt.Sprintf("%s: the copy's (%s) is not the ARC file the job converted (%s)", c.Name, have.like(last), last.Sum))
 			continue
-		case !missing && have == last:
+		case !missing && have.is(last):
 			plans = append(plans, plan{c, "up to date"})
 			continue
 		case missing && c.From != "":
@@ -206,13 +234,13 @@ func Commit(ctx context.Context, opt Options, changes []*Change) (*Result, error
 		case missing:
 			refusals = append(refusals, fmt.Sprintf("%s: not in the copy", c.Name))
 			continue
-		case !slices.Contains(c.Versions, have):
-			refusals = append(refusals, fmt.Sprintf("%s: the copy's (%d bytes, SHA-256 %s) is no version the job knew of it (it started from %s): changed since?", c.Name, have.Size, have.SHA256, c.Versions[0].SHA256))
+		case !have.in(c.Versions):
+			refusals = append(refusals, fmt.Sprintf("%s: the copy's (%s) is no version the job knew of it (it started from %s): changed since?", c.Name, have.like(c.Versions[0]), c.Versions[0].Sum))
 			continue
 		}
-		src, err := sum(filepath.Join(opt.Collection, filepath.FromSlash(c.Name)), opt.Progress)
-		if err != nil || src != last {
-			refusals = append(refusals, fmt.Sprintf("%s: the collection's (%d bytes, SHA-256 %s, %v) is not the job's last version (%s)", c.Name, src.Size, src.SHA256, err, last.SHA256))
+		src, err := sum(filepath.Join(opt.Collection, filepath.FromSlash(c.Name)), opt.Progress, algs)
+		if err != nil || !src.is(last) {
+			refusals = append(refusals, fmt.Sprintf("%s: the collection's (%s, %v) is not the job's last version (%s)", c.Name, src.like(last), err, last.Sum))
 			continue
 		}
 		plans = append(plans, plan{c, "copy"})
@@ -288,41 +316,41 @@ func copyFile(src, dst string, want Version, progress *atomic.Int64) (int64, err
 		return 0, err
 	}
 	defer out.Abort()
-	h := sha256.New()
+	algs := algorithms([]Version{want})
+	h := rewritelog.NewFileHash(algs...)
 	n, err := io.Copy(io.MultiWriter(out, h), counted(in, progress))
 	if err != nil {
 		return 0, fmt.Errorf("copying %s to %s: %w", src, dst, err)
 	}
-	if got := (Version{n, hex.EncodeToString(h.Sum(nil))}); got != want {
-		return 0, fmt.Errorf("%s changed while it was copied: %d bytes, SHA-256 %s, not %s", src, got.Size, got.SHA256, want.SHA256)
+	if got := (fileState{h}); !got.is(want) {
+		return 0, fmt.Errorf("%s changed while it was copied: %s, not %s", src, got.like(want), want.Sum)
 	}
 	if err := out.Sync(); err != nil {
 		return 0, err
 	}
 	// What was written, read back from the copy before it takes the name.
-	h.Reset()
-	m, err := io.Copy(h, io.NewSectionReader(out.File, 0, n+1))
-	if err != nil {
+	h = rewritelog.NewFileHash(algs...)
+	if _, err := io.Copy(h, io.NewSectionReader(out.File, 0, n+1)); err != nil {
 		return 0, err
 	}
-	if got := (Version{m, hex.EncodeToString(h.Sum(nil))}); got != want {
-		return 0, fmt.Errorf("%s reads back as %d bytes, SHA-256 %s, not %s: not put in place", dst, got.Size, got.SHA256, want.SHA256)
+	if got := (fileState{h}); !got.is(want) {
+		return 0, fmt.Errorf("%s reads back as %s, not %s: not put in place", dst, got.like(want), want.Sum)
 	}
 	return n, out.Commit()
 }
 
-func sum(name string, progress *atomic.Int64) (Version, error) {
+// sum reads the file name and takes its sums with algs.
+func sum(name string, progress *atomic.Int64, algs []rewritelog.Algorithm) (fileState, error) {
 	f, err := os.Open(name)
 	if err != nil {
-		return Version{}, err
+		return fileState{}, err
 	}
 	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, counted(f, progress))
-	if err != nil {
-		return Version{}, fmt.Errorf("%s: %w", name, err)
+	h := rewritelog.NewFileHash(algs...)
+	if _, err := io.Copy(h, counted(f, progress)); err != nil {
+		return fileState{}, fmt.Errorf("%s: %w", name, err)
 	}
-	return Version{n, hex.EncodeToString(h.Sum(nil))}, nil
+	return fileState{h}, nil
 }
 
 type countingReader struct {

@@ -182,22 +182,18 @@ func checkCopy(t *testing.T, changes []*Change, copyDir string) {
 		last[c.Name] = c.Last()
 	}
 	for _, c := range changes {
-		v, err := sum(filepath.Join(copyDir, c.Name), nil)
+		v, err := sum(filepath.Join(copyDir, c.Name), nil, algorithms(c.Versions))
 		switch {
 		case errors.Is(err, fs.ErrNotExist) && c.Gone:
 			w := strings.TrimSuffix(strings.TrimSuffix(c.Name, ".gz"), ".arc") + ".warc.gz"
-			if have, err := sum(filepath.Join(copyDir, w), nil); err != nil || have != last[w] {
+			if have, err := sum(filepath.Join(copyDir, w), nil, algorithms([]Version{last[w]})); err != nil || !have.is(last[w]) {
 				t.Fatalf("%s left the copy before its WARC %s was there (%v)", c.Name, w, err)
 			}
 		case errors.Is(err, fs.ErrNotExist) && c.From != "":
 		case err != nil:
 			t.Fatal(err)
 		default:
-			found := false
-			for _, known := range c.Versions {
-				found = found || known == v
-			}
-			if !found {
+			if !v.in(c.Versions) {
 				t.Fatalf("%s: the copy holds a version the job never had", c.Name)
 			}
 		}

@@ -706,7 +706,7 @@ func (p *page) tables(r *Report) {
 func (p *page) runs(r *Report) {
 	if c := r.Collection; c != nil {
 		p.Collection = []string{
-			fmt.Sprintf("Every run together wrote %s revisits, and every undo restored %s records: %s saved now, in %s files replaced once or more (fixity.tsv lists each with its size and SHA-256 before the first replacement and now).",
+			fmt.Sprintf("Every run together wrote %s revisits, and every undo restored %s records: %s saved now, in %s files replaced once or more (fixity.tsv lists each with its size and BLAKE3 sum before the first replacement and now).",
 				count(c.RevisitsWritten), count(c.RecordsRestored), humanBytes(c.BytesSaved), count(c.FilesReplaced)),
 			"deps.tsv lists, for every file, the files holding the originals its revisits need now, whichever run wrote them.",
 		}

@@ -37,12 +37,13 @@ type CheckStats struct {
 type Verdict struct {
 	File string // escaped as manifest field 1
 	// Before is the "# file" line of the earliest run undone: its
-	// OldSize and OldSHA256 are the file before it.
+	// OldSize and OldSum are the file before it.
 	Before rewritelog.Fixity
-	// SHA256 is the file's now; Exact says it is Before's OldSHA256 (and
-	// the size Before's OldSize).
-	SHA256 string
-	Exact  bool
+	// Sum is the file's now, in the algorithm of Before's OldSum (a log
+	// of an earlier version has SHA-256); Exact says it is Before's
+	// OldSum (and the size Before's OldSize).
+	Sum   string
+	Exact bool
 	// Unbroken: nothing but the runs and undos the log records changed
 	// the file since Before; Restores is the replacements that restored
 	// its records since (see rewritelog.Undoing).
@@ -56,7 +57,7 @@ type Verdict struct {
 // rewritelog.ByFile.For, or a lookup in the whole log): in each of files (escaped as
 // manifest field 1) that the log names, no revisit the log wrote is left,
 // no block of its entries is incomplete, and the file has the size and
-// SHA-256 of the log's last replacement of it: what the restore wrote and
+// sum of the log's last replacement of it: what the restore wrote and
 // checked before the rename, read again from disk. A file the log names
 // whose version is not the log's has revisits the log cannot account for
 // (a log cut short, a run it does not record). It returns what is wrong,
@@ -127,28 +128,30 @@ func checkRestored(moves *rewritelog.Moves, loc *source.Locator, file string) (n
 	if err != nil {
 		return false, 0, nil, err
 	}
-	named, size, sum, err := checkVersion(moves, loc, file, name)
-	if err != nil || sum == "" {
+	u, undone := moves.Undone(name)
+	named, size, sums, err := checkVersion(moves, loc, file, name, u.Before.OldSum)
+	if err != nil || sums == nil {
 		return named, size, nil, err
 	}
-	if u, ok := moves.Undone(name); ok {
-		v = &Verdict{File: file, Before: u.Before, SHA256: sum, Exact: sum == u.Before.OldSHA256 && size == u.Before.OldSize,
+	if undone {
+		v = &Verdict{File: file, Before: u.Before, Sum: sums.Like(u.Before.OldSum), Exact: sums.Matches(u.Before.OldSum) && size == u.Before.OldSize,
 			Unbroken: u.Unbroken, Restores: u.Restores}
 	}
 	return named, size, v, nil
 }
 
 // checkVersion is checkRestored of the file name, but for its verdict:
-// sum is its SHA-256 if it was read.
-func checkVersion(moves *rewritelog.Moves, loc *source.Locator, file, name string) (named bool, size int64, sum string, err error) {
+// sums are its sums if it was read, taken with the algorithm of the log's
+// last version of it and that of before (a sum the verdict compares with).
+func checkVersion(moves *rewritelog.Moves, loc *source.Locator, file, name, before string) (named bool, size int64, sums *rewritelog.FileHash, err error) {
 	fx, versioned := moves.Version(name)
 	f := moves.Lookup(name)
 	incomplete := moves.Incomplete(name)
 	if f == nil && !versioned && incomplete == nil {
-		return false, 0, "", nil // the log never replaced it
+		return false, 0, nil, nil // the log never replaced it
 	}
 	if incomplete != nil {
-		return true, 0, "", incomplete
+		return true, 0, nil, incomplete
 	}
 	if f != nil {
 		left := 0
@@ -161,25 +164,26 @@ func checkVersion(moves *rewritelog.Moves, loc *source.Locator, file, name strin
 			return nil
 		})
 		if err != nil {
-			return true, 0, "", err
+			return true, 0, nil, err
 		}
 		if left > 0 {
-			return true, 0, "", fmt.Errorf("%d revisits the rewrite log wrote are left in it (the first of log line %d)", left, first.Line)
+			return true, 0, nil, fmt.Errorf("%d revisits the rewrite log wrote are left in it (the first of log line %d)", left, first.Line)
 		}
 	}
 	if !versioned {
-		return true, 0, "", nil // a log of a version that wrote no "# file" lines
+		return true, 0, nil, nil // a log of a version that wrote no "# file" lines
 	}
 	local, err := loc.Resolve(file)
 	if err != nil {
-		return true, 0, "", err
+		return true, 0, nil, err
 	}
-	size, sum, err = rewritelog.FileSHA256(local.Path())
+	sums, err = rewritelog.HashFile(local.Path(), rewritelog.Like(fx.NewSum, before)...)
 	if err != nil {
-		return true, size, "", err
+		return true, 0, nil, err
 	}
-	if size != fx.NewSize || sum != fx.NewSHA256 {
-		return true, size, "", fmt.Errorf("%w (%d bytes, SHA-256 %s): it has %d bytes, SHA-256 %s", inplace.ErrNotLogged, fx.NewSize, fx.NewSHA256, size, sum)
+	size = sums.Size()
+	if size != fx.NewSize || !sums.Matches(fx.NewSum) {
+		return true, size, nil, fmt.Errorf("%w (%d bytes, %s): it has %d bytes, %s", inplace.ErrNotLogged, fx.NewSize, fx.NewSum, size, sums.Like(fx.NewSum))
 	}
-	return true, size, sum, nil
+	return true, size, sums, nil
 }

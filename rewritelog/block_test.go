@@ -110,7 +110,7 @@ func TestVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]string{"a.warc": "ee", "b.warc": "dd"} {
-		if v, ok := m.Version(name); !ok || v.NewSHA256 != want {
+		if v, ok := m.Version(name); !ok || v.NewSum != want {
 			t.Errorf("%s: version %+v %v, want SHA-256 %s", name, v, ok, want)
 		}
 	}

@@ -98,7 +98,7 @@ func genLog(rng *rand.Rand, incomplete bool) ([]byte, map[string][]int64) {
 			if len(entries) == 0 {
 				continue
 			}
-			fix := Fixity{File: n, OldSize: size, OldSHA256: "x", NewSize: size + shift, NewSHA256: "y"}
+			fix := Fixity{File: n, OldSize: size, OldSum: "x", NewSize: size + shift, NewSum: "y"}
 			log.Write(fix.AppendTo(nil))
 			log.WriteByte('\n')
 			if cut && run == 2 && len(entries) > 1 {

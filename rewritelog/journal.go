@@ -22,7 +22,7 @@ import (
 // were in fact replaced before a crash, a full disk or a failed write.
 //
 //	# journal BASE
-//	# pending NAME OLD-SIZE OLD-SHA256 NEW-SIZE NEW-SHA256 PATH
+//	# pending NAME OLD-SIZE OLD-SUM NEW-SIZE NEW-SUM PATH
 //	entry
 //	...
 //	# end
@@ -31,7 +31,9 @@ import (
 // run that wrote it stands after that offset of the log. That is how a
 // block already logged is told from an earlier replacement that gave the
 // same bytes (run, undo, and the same run again write byte-identical
-// versions: their "# file" lines are equal). NAME is escaped as manifest
+// versions: their "# file" lines are equal). The fields from NAME to
+// NEW-SUM are a "# file" line's (sums as there: a journal of an earlier
+// version holds SHA-256 sums without a label). NAME is escaped as manifest
 // field 1, PATH (the real path, for the check that the file was replaced)
 // the same way.
 type journal struct {

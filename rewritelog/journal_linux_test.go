@@ -95,7 +95,7 @@ func TestFullDiskTmpfs(t *testing.T) {
 	}
 	blocks := logBlocks(t, logName)
 	for _, f := range []*journalFile{a, b} {
-		if got := blocks[f.name]; len(got) != 1 || got[0].NewSHA256 != sha256Hex(f.versions[1]) {
+		if got := blocks[f.name]; len(got) != 1 || got[0].NewSum != sha256Hex(f.versions[1]) {
 			t.Errorf("%s: blocks %+v, want its one replacement", f.name, got)
 		}
 	}

@@ -56,8 +56,8 @@ func sha256Hex(b []byte) string {
 // revisit, an undo (1 to 0) restores it.
 func (f *journalFile) change(from, to int) *Intent {
 	in := &Intent{Path: f.path, Fixity: Fixity{File: f.name,
-		OldSize: int64(len(f.versions[from])), OldSHA256: sha256Hex(f.versions[from]),
-		NewSize: int64(len(f.versions[to])), NewSHA256: sha256Hex(f.versions[to])}}
+		OldSize: int64(len(f.versions[from])), OldSum: sha256Hex(f.versions[from]),
+		NewSize: int64(len(f.versions[to])), NewSum: sha256Hex(f.versions[to])}}
 	e := Entry{File: f.name, OldOffset: 10, OldLength: 90, NewOffset: 10, NewLength: 10, Kind: Revisit,
 		PayloadDigest: "sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", RefersToURI: "http://example.com/", RefersTo: "2024-01-01T00:00:00Z"}
 	if to == 0 {
@@ -166,7 +166,7 @@ func TestRecoverAfterRunUndoRun(t *testing.T) {
 			t.Errorf("%s: %d blocks in the log, want 3 (run, undo, run again)", f.name, len(got))
 			continue
 		}
-		if last := got[2]; last.NewSHA256 != sha256Hex(f.versions[1]) || last.OldSHA256 != sha256Hex(f.versions[0]) {
+		if last := got[2]; last.NewSum != sha256Hex(f.versions[1]) || last.OldSum != sha256Hex(f.versions[0]) {
 			t.Errorf("%s: the last block is %+v, want the second run's", f.name, last)
 		}
 	}
@@ -240,7 +240,7 @@ func TestFullDiskKeepsJournal(t *testing.T) {
 			}
 			blocks := logBlocks(t, logName)
 			for _, f := range []*journalFile{a, b} {
-				if got := blocks[f.name]; len(got) != 1 || got[0].NewSHA256 != sha256Hex(f.versions[1]) {
+				if got := blocks[f.name]; len(got) != 1 || got[0].NewSum != sha256Hex(f.versions[1]) {
 					t.Errorf("%s: blocks %+v, want its one replacement", f.name, got)
 				}
 			}

@@ -8,9 +8,15 @@
 //
 // The log is plain text, fields separated by one space, appended to across
 // runs; a line "# run <RFC3339 time>" starts each run's entries, a line
-// "# file NAME OLD-SIZE OLD-SHA256 NEW-SIZE NEW-SHA256" each replaced file's
+// "# file NAME OLD-SIZE OLD-SUM NEW-SIZE NEW-SUM" each replaced file's
 // entries of a run (its fixity: see Fixity), and other lines starting with
-// "#" are comments:
+// "#" are comments. A sum is "blake3:" and the 64 lower-case hex digits of
+// the file's BLAKE3-256; logs written before 2026-11-27 hold 64 hex digits
+// with no label, the file's SHA-256, and a file is checked against such a
+// sum with SHA-256 (SumAlgorithm); "-" is a dry run's, which wrote
+// nothing. A replacement of a file whose version before was logged with
+// SHA-256 gives OLD-SUM in SHA-256 too, so that a line's OLD-SUM is the
+// NEW-SUM of the line before it whenever nothing else changed the file:
 //
 //	file old-offset old-length new-offset new-length kind payload-digest refers-to-uri refers-to-date [original-member]
 //
@@ -24,8 +30,9 @@
 // manifest.EscapeField) and WARC-Refers-To-Date; the last three are "-"
 // for restored. original-member, a tenth field a revisit entry may have,
 // describes the gzip member the revisit replaced in a .warc.gz (its
-// length, header and SHA-256: the text form of a gzmember.Description,
-// "gz1.LENGTH.HEADER.PREFIX.SHA256", whose length is old-length), so that
+// length, header and BLAKE3: the text form of a gzmember.Description,
+// "gz2.LENGTH.HEADER.PREFIX.BLAKE3", or "gz1.LENGTH.HEADER.PREFIX.SHA256"
+// in logs of earlier versions; its length is old-length), so that
 // undo can rebuild that member bit for bit; "-" or no tenth field: none
 // (an uncompressed file, a member that could not be described, a log
 // written before the field). Lines of nine fields stay valid, and lines of
@@ -468,20 +475,22 @@ func parseUint(b []byte) (int64, bool) {
 	return n, true
 }
 
-// Fixity is a replaced file's size and SHA-256 (hex) before and after: the
-// "# file" line that starts the file's entries of a run, for a
-// preservation system's fixity records.
+// Fixity is a replaced file's size and sum before and after: the "# file"
+// line that starts the file's entries of a run, for a preservation
+// system's fixity records. A sum names its algorithm (see the package
+// comment and SumAlgorithm): "blake3:HEX", or bare hex for the SHA-256 of
+// logs of earlier versions.
 type Fixity struct {
-	File      string // relative name, unescaped
-	OldSize   int64
-	OldSHA256 string
-	NewSize   int64
-	NewSHA256 string // "-" for a dry run, which writes nothing
+	File    string // relative name, unescaped
+	OldSize int64
+	OldSum  string
+	NewSize int64
+	NewSum  string // "-" for a dry run, which writes nothing
 }
 
 // AppendTo appends the fixity line, without a line end.
 func (f *Fixity) AppendTo(dst []byte) []byte {
-	return fmt.Appendf(dst, "# file %s %d %s %d %s", manifest.EscapeFile(f.File), f.OldSize, f.OldSHA256, f.NewSize, f.NewSHA256)
+	return fmt.Appendf(dst, "# file %s %d %s %d %s", manifest.EscapeFile(f.File), f.OldSize, f.OldSum, f.NewSize, f.NewSum)
 }
 
 // ParseFixity reads a "# file" line (without its line end); ok is false for
@@ -493,18 +502,23 @@ func ParseFixity(line []byte) (f Fixity, ok bool, err error) {
 	}
 	p := strings.Split(string(rest), " ")
 	if len(p) != 5 {
-		return Fixity{}, true, fmt.Errorf("%q: want \"# file NAME OLD-SIZE OLD-SHA256 NEW-SIZE NEW-SHA256\"", line)
+		return Fixity{}, true, fmt.Errorf("%q: want \"# file NAME OLD-SIZE OLD-SUM NEW-SIZE NEW-SUM\"", line)
 	}
 	name, err := manifest.UnescapeFile(p[0])
 	if err != nil {
 		return Fixity{}, true, err
 	}
-	f = Fixity{File: name, OldSHA256: p[2], NewSHA256: p[4]}
+	f = Fixity{File: name, OldSum: p[2], NewSum: p[4]}
 	var ok1, ok2 bool
 	f.OldSize, ok1 = parseUint([]byte(p[1]))
 	f.NewSize, ok2 = parseUint([]byte(p[3]))
 	if !ok1 || !ok2 {
 		return Fixity{}, true, fmt.Errorf("%q: sizes are not numbers", line)
+	}
+	for _, sum := range []string{f.OldSum, f.NewSum} {
+		if err := checkSum(sum); err != nil {
+			return Fixity{}, true, fmt.Errorf("%q: %v", line, err)
+		}
 	}
 	return f, true, nil
 }

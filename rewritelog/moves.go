@@ -74,7 +74,7 @@ type runSpan struct {
 }
 
 // spanFix is what the "# file" lines of a span say of its file: the size
-// and SHA-256 before the first of them and after the last.
+// and sum before the first of them and after the last.
 type spanFix struct {
 	oldSize, newSize int64
 	oldSum, newSum   string
@@ -221,7 +221,7 @@ func load(r *Reader, since time.Time, sizeHint int) (*Moves, error) {
 	blockFresh := false
 	r.Fixity = func(f Fixity) error {
 		block, blockFresh = f, true
-		if f.NewSHA256 != "-" {
+		if f.NewSum != "-" {
 			m.versions[f.File] = f
 		}
 		if fixity != nil {
@@ -275,10 +275,10 @@ func load(r *Reader, since time.Time, sizeHint int) (*Moves, error) {
 			s := &cur.spans[len(cur.spans)-1]
 			if s.fix < 0 {
 				s.fix = int32(len(m.fixes))
-				m.fixes = append(m.fixes, spanFix{oldSize: block.OldSize, oldSum: block.OldSHA256})
+				m.fixes = append(m.fixes, spanFix{oldSize: block.OldSize, oldSum: block.OldSum})
 			}
 			sf := &m.fixes[s.fix]
-			sf.newSize, sf.newSum = block.NewSize, block.NewSHA256
+			sf.newSize, sf.newSum = block.NewSize, block.NewSum
 		}
 		mv := moveMeta{line: e.line, kind: e.kind, member: e.member != nil}
 		if d := e.digest; len(d) > 0 {
@@ -304,7 +304,7 @@ func load(r *Reader, since time.Time, sizeHint int) (*Moves, error) {
 }
 
 // Version returns the "# file" line of the last replacement of the file
-// (a relative name) the log records: the size and SHA-256 the file has if
+// (a relative name) the log records: the size and sum the file has if
 // nothing but the runs logged changed it. False if the log has none.
 func (m *Moves) Version(name string) (Fixity, bool) {
 	f, ok := m.versions[name]
@@ -652,7 +652,7 @@ func noEOF(err error) error {
 // records of (an undo): see Undone.
 type Undoing struct {
 	// Before is the "# file" line of the earliest run whose revisits
-	// they restored: its OldSize and OldSHA256 are the file before it.
+	// they restored: its OldSize and OldSum are the file before it.
 	Before Fixity
 	// Restores is the replacements that restored records since that run
 	// (one, when one undo restored them all).
@@ -697,7 +697,7 @@ func (m *Moves) Undone(name string) (Undoing, bool) {
 		return Undoing{}, false
 	}
 	sf := m.fixes[f.spans[i].fix]
-	u := Undoing{Before: Fixity{File: name, OldSize: sf.oldSize, OldSHA256: sf.oldSum, NewSize: sf.newSize, NewSHA256: sf.newSum},
+	u := Undoing{Before: Fixity{File: name, OldSize: sf.oldSize, OldSum: sf.oldSum, NewSize: sf.newSize, NewSum: sf.newSum},
 		Restores: len(f.spans) - last, Unbroken: true}
 	for j := i + 1; j < len(f.spans); j++ {
 		if f.spans[j].fix < 0 || f.spans[j-1].fix < 0 {

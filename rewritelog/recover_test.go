@@ -39,8 +39,8 @@ func TestRecoverInFileOrder(t *testing.T) {
 					t.Fatal(err)
 				}
 				sum := sha256.Sum256(content)
-				in := &Intent{Path: path, Fixity: Fixity{File: name, OldSize: int64(len(content)) + 80, OldSHA256: hex.EncodeToString(make([]byte, 32)),
-					NewSize: int64(len(content)), NewSHA256: hex.EncodeToString(sum[:])}}
+				in := &Intent{Path: path, Fixity: Fixity{File: name, OldSize: int64(len(content)) + 80, OldSum: hex.EncodeToString(make([]byte, 32)),
+					NewSize: int64(len(content)), NewSum: hex.EncodeToString(sum[:])}}
 				in.Entries = []Entry{{File: name, OldOffset: 10, OldLength: 90, NewOffset: 10, NewLength: 10, Kind: Revisit,
 					PayloadDigest: "sha1:AAAA", RefersToURI: "http://example.com/", RefersTo: "2024-01-01T00:00:00Z"}}
 				if err := l.Journal(in); err != nil {

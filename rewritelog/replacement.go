@@ -16,5 +16,8 @@ type Replacement struct {
 	// is copied to it unchanged or replaced by an entry's record.
 	Old, New os.FileInfo
 	Entries  []Entry // the records written, in offset order
-	SHA256   string  // of the new version
+	// SHA256 is the new version's SHA-256 (hex), if the rewrite was asked
+	// to take it (refs.Rewriter.SHA256: a crawl index records files by
+	// it), else "" (the log's "# file" line has its BLAKE3, another hash).
+	SHA256 string
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -42,7 +41,7 @@ import (
 //   - whoever opens the log next (a resumed run, an undo) first completes
 //     it from the journal: a block cut short at the end is cut off, and the
 //     entries of every file that was in fact replaced (it has the new size
-//     and SHA-256) and whose block is not in the log after the journal's
+//     and sum) and whose block is not in the log after the journal's
 //     base are appended; the others were never renamed, and their
 //     temporary files are removed.
 //
@@ -319,7 +318,7 @@ func (l *Log) index(whole int64) error {
 				return fmt.Errorf("%s:%d: %w", l.name, n, ferr)
 			}
 			if ok {
-				cur, change, dry = &logBlock{start: start, at: pos, fix: fr}, 0, fr.NewSHA256 == "-"
+				cur, change, dry = &logBlock{start: start, at: pos, fix: fr}, 0, fr.NewSum == "-"
 			}
 			continue
 		}
@@ -361,8 +360,8 @@ func (l *Log) recover(intents []*pendingIntent, logged []bool) error {
 		if logged[i] {
 			continue
 		}
-		size, sum, err := FileSHA256(in.path)
-		if err != nil || size != in.fix.NewSize || sum != in.fix.NewSHA256 {
+		h, err := HashFile(in.path, Like(in.fix.NewSum)...)
+		if err != nil || h.Size() != in.fix.NewSize || !h.Matches(in.fix.NewSum) {
 			continue // not replaced: the old version is in place
 		}
 		todo = append(todo, in)
@@ -523,7 +522,7 @@ func (l *Log) Append(in *Intent) error {
 		in.journaled = false
 		l.outstanding--
 	}
-	if l.file == nil || in.Fixity.NewSHA256 == "-" {
+	if l.file == nil || in.Fixity.NewSum == "-" {
 		return nil // kept in memory; a dry run's entries move nothing
 	}
 	// From the log file on: memory holds only what is not there yet.
@@ -672,20 +671,4 @@ func (l *Log) Close() error {
 	}
 	l.file = nil
 	return err
-}
-
-// FileSHA256 returns the size and SHA-256 (hex) of the file at path: what
-// a "# file" line says of a version of it.
-func FileSHA256(path string) (int64, string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return 0, "", err
-	}
-	return n, hex.EncodeToString(h.Sum(nil)), nil
 }

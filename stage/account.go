@@ -341,7 +341,7 @@ func WriteDeps(out string, counts map[[2]string]int64, unresolved int64) error {
 const DepsHeader = "# file\toriginal-file\trevisits\n"
 
 // FixityHeader starts every fixity list.
-const FixityHeader = "# file\told-size\told-sha256\tnew-size\tnew-sha256\n"
+const FixityHeader = "# file\told-size\told-sum\tnew-size\tnew-sum\n"
 
 // WriteFixity writes the fixity list of the files the rewrite log's
 // entries from byte offset from on replaced (a job's runs, or an undo's):
@@ -361,11 +361,11 @@ func WriteFixity(logName string, from int64, out string) (int64, error) {
 	var order []string
 	r := rewritelog.NewReader(io.NewSectionReader(f, from, 1<<62), logName)
 	r.Fixity = func(fx rewritelog.Fixity) error {
-		if fx.NewSHA256 == "-" {
+		if fx.NewSum == "-" {
 			return nil
 		}
 		if prev, ok := files[fx.File]; ok {
-			prev.NewSize, prev.NewSHA256 = fx.NewSize, fx.NewSHA256
+			prev.NewSize, prev.NewSum = fx.NewSize, fx.NewSum
 			return nil
 		}
 		c := fx
@@ -385,7 +385,7 @@ func WriteFixity(logName string, from int64, out string) (int64, error) {
 	sort.Strings(order)
 	for _, name := range order {
 		fx := files[name]
-		fmt.Fprintf(&b, "%s\t%d\t%s\t%d\t%s\n", manifest.EscapeFile(name), fx.OldSize, fx.OldSHA256, fx.NewSize, fx.NewSHA256)
+		fmt.Fprintf(&b, "%s\t%d\t%s\t%d\t%s\n", manifest.EscapeFile(name), fx.OldSize, fx.OldSum, fx.NewSize, fx.NewSum)
 	}
 	return int64(len(order)), workdir.WriteFile(out, []byte(b.String()))
 }

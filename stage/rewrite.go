@@ -57,8 +57,12 @@ type Rewrite struct {
 	LogFrom   int64
 	DryRun    bool
 	HardLinks bool
-	Policy    policy.Policy
-	Jobs      int // files rewritten at once
+	// SHA256: the cache entries of the files replaced get their new
+	// versions' SHA-256, taken by the rewrite's check, for a crawl
+	// index's commit (without it, a listing that wants it reads them).
+	SHA256 bool
+	Policy policy.Policy
+	Jobs   int // files rewritten at once
 	// Cache is the directory of warcsum's per-file cache the hash stages
 	// list the files through, with the Algorithm they list with; "" for
 	// none, and the hash again reads each file replaced.
@@ -128,7 +132,7 @@ func (r *Rewrite) Run(ctx context.Context) (RewriteResult, error) {
 	var refusedFiles refusedNames
 	var prog refs.Progress
 	rw := refs.Rewriter{Roots: r.Roots, Prefixes: r.Prefixes, Locations: r.Locations, Container: r.Container, InPlace: true, DryRun: r.DryRun, Originals: originals,
-		Policy: r.Policy, HardLinks: r.HardLinks, Jobs: r.Jobs, Progress: &prog,
+		Policy: r.Policy, HardLinks: r.HardLinks, SHA256: r.SHA256, Jobs: r.Jobs, Progress: &prog,
 		Refused: func(err error) {
 			refused.add(err)
 			refusedFiles.add(err)

@@ -21,6 +21,7 @@ import (
 	"warcdedup/internal/gzfile"
 	"warcdedup/manifest"
 	"warcdedup/originals"
+	"warcdedup/rewritelog"
 	"warcdedup/wacz"
 )
 
@@ -768,19 +769,14 @@ func (pr *PackageRewrite) restamp(pkg string, old os.FileInfo, replace map[strin
 	}
 }
 
-// fileSHA256 is a file's SHA-256 and size.
+// fileSHA256 is a file's SHA-256 and size: what relation.requires names a
+// package by (Browsertrix's hash, "sha256:").
 func fileSHA256(path string) ([]byte, int64, error) {
-	f, err := os.Open(path)
+	h, err := rewritelog.HashFile(path, rewritelog.SHA256)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return nil, 0, err
-	}
-	return h.Sum(nil), n, nil
+	return h.Raw(rewritelog.SHA256), h.Size(), nil
 }
 
 // savedMetadata is a package's metadata as it was before its first

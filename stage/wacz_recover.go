@@ -1,8 +1,6 @@
 package stage
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"io/fs"
@@ -97,16 +95,16 @@ func (pr *PackageRewrite) Recover(pending []Pending, version func(name string) (
 			if !ok || m == nil {
 				continue
 			}
-			size, sum, serr := fileSum(p.Staged)
-			if serr != nil || size != fx.NewSize || sum != fx.NewSHA256 {
+			staged, serr := rewritelog.HashFile(p.Staged, rewritelog.Like(fx.NewSum)...)
+			if serr != nil || !staged.Is(fx.NewSize, fx.NewSum) {
 				continue
 			}
 			sec, serr := old.Section(m)
 			if serr != nil {
 				continue
 			}
-			h := sha256.New()
-			if _, serr := io.Copy(h, sec); serr != nil || hex.EncodeToString(h.Sum(nil)) == fx.NewSHA256 {
+			h := rewritelog.NewFileHash(rewritelog.Like(fx.NewSum)...)
+			if _, serr := io.Copy(h, sec); serr != nil || h.Matches(fx.NewSum) {
 				continue // the package has it already
 			}
 			replace[p.Member] = p.Staged
@@ -130,9 +128,4 @@ func (pr *PackageRewrite) Recover(pending []Pending, version func(name string) (
 		}
 	}
 	return res, nil
-}
-
-func fileSum(path string) (int64, string, error) {
-	sum, size, err := fileSHA256(path)
-	return size, hex.EncodeToString(sum), err
 }

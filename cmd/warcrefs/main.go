@@ -70,8 +70,9 @@ one of --in-place or --output-dir DIR (same relative names; only files with
 rewrites are written there); --dry-run alone checks the files in place and
 writes nothing.
 
---log FILE appends, per replaced file, a "# file NAME OLD-SIZE OLD-SHA256
-NEW-SIZE NEW-SHA256" line and one line per rewritten record:
+--log FILE appends, per replaced file, a "# file NAME OLD-SIZE OLD-SUM
+NEW-SIZE NEW-SUM" line (sums "blake3:HEX"; bare hex, SHA-256, in logs of
+earlier versions) and one line per rewritten record:
   file old-offset old-length new-offset new-length revisit payload-digest refers-to-uri refers-to-date
 (warccdx updates CDX/CDXJ indexes from it). The entries of a file appear if
 and only if it was replaced, even across a crash (a journal FILE.pending

@@ -21,7 +21,6 @@ package main
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"errors"
 	"flag"
 	"fmt"
@@ -202,7 +201,9 @@ func measure(name string, extended, writer bool) (fileResult, error) {
 		if _, err := f.ReadAt(raw, sp.Offset); err != nil {
 			return res, err
 		}
-		if sha256.Sum256(raw) != desc.SHA256 {
+		h := desc.Hash.New()
+		h.Write(raw)
+		if !bytes.Equal(h.Sum(nil), desc.Sum[:]) {
 			return res, fmt.Errorf("offset %d: the description taken through the Tee is not the member's", sp.Offset)
 		}
 		open := func() (io.Reader, error) { return bytes.NewReader(inflated), nil }
