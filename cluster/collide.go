@@ -266,7 +266,7 @@ func (k *task) rewriteCollisions(ctx context.Context) error {
 	raw := filepath.Join(k.sorter.TempDir, "saved-collisions-now.tsv")
 	rw := stage.Rewrite{In: manifest.NewReader(bufio.NewReaderSize(in, 256<<10), byFile), Originals: []*manifest.Table{table}, Open: remote,
 		Roots: local.Roots, Log: k.wd.host(h, workdir.LogFile), LogFrom: m.Collide.LogSizes[k.step.Host],
-		HardLinks: k.spec.HardLinks, Policy: k.policy, Jobs: k.spec.Jobs,
+		HardLinks: k.spec.HardLinks, SHA256: k.spec.withIndex(), Policy: k.policy, Jobs: k.spec.Jobs,
 		Cache: k.wd.host(h, workdir.CacheDir), Algorithm: k.algo, Saved: raw, Apart: k.wd.host(h, workdir.ApartAgainFile), Total: total,
 		Messages: k, Meter: k.prog}
 	res, err := rw.Run(ctx)
