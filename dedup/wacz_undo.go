@@ -67,7 +67,7 @@ func (u *undo) stageWACZ(ctx context.Context, todo []string) (*waczUndo, error) 
 		return nil, nil
 	}
 	pr := &stage.PackageRewrite{Members: w.members, TempDir: u.wd.File(workdir.TmpDir), MetadataDir: u.wd.File(waczMetadataDir),
-		Software: "warcdedup", Messages: messages{u.show}}
+		Software: "warcdedup", Messages: messages{u.show}, Verified: w.verified}
 	if err := pr.PrepareMembers(ctx, todo); err != nil {
 		pr.Discard()
 		return nil, err

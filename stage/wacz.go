@@ -133,6 +133,14 @@ type PackageRewrite struct {
 	// to the package written anew around it (warcsum.Cache.Restamp), so
 	// that the next listing replays it instead of reading the member.
 	Restamp func(name string, from, to os.FileInfo) error
+	// Verified says whether a package, at path and in the version fi
+	// describes, is one whose WARC members were compared with its
+	// datapackage.json and found what it says (the hash stage's
+	// comparison, dedup/wacz.go): nil if so, else why not. A package is
+	// rebuilt only from such a version, its other members and their
+	// entries copied as they are. nil Verified: each package is checked
+	// whole (wacz.Check) before its rebuild.
+	Verified func(path string, fi os.FileInfo) error
 
 	staged   map[string]*stagedMember // by member name
 	packages map[string][]string      // package name -> its staged members' names
@@ -148,6 +156,9 @@ type PackageRewrite struct {
 	byPackage map[string][]string
 	// restoring: an undo's (PrepareMembers), which keeps no metadata.
 	restoring bool
+	// wroteHere are the packages rebuild wrote and checked, by path: as
+	// trusted as Verified's while they are that version.
+	wroteHere map[string]os.FileInfo
 }
 
 // ExternalPackage is a package outside the collection that holds
@@ -642,6 +653,9 @@ func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, now tim
 	if err != nil {
 		return nil, err
 	}
+	if err := pr.trust(old, path, fi, len(replace) == 0); err != nil {
+		return nil, err
+	}
 	staged, err := statFiles(replace)
 	if err != nil {
 		return nil, err
@@ -696,10 +710,44 @@ func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, now tim
 	if now, serr := os.Stat(path); err == nil && serr == nil && os.SameFile(checked, now) && now.Size() == checked.Size() && now.ModTime().Equal(checked.ModTime()) {
 		out.info = now
 	}
+	if out.info != nil {
+		if pr.wroteHere == nil {
+			pr.wroteHere = map[string]os.FileInfo{}
+		}
+		pr.wroteHere[path] = out.info
+	}
 	if out.info != nil && pr.Restamp != nil {
 		pr.restamp(pkg, fi, replace, staged, out.info)
 	}
 	return out, nil
+}
+
+// trust checks that the package old (at path, fi) is what its
+// datapackage.json says, which its rebuild copies from: the version the
+// hash stage compared (Verified), or one this rewrite wrote; else,
+// without Verified or for a rebuild that replaces no member (recheck: a
+// requirer's entries brought up to date, which the job's listing need
+// not describe), read whole now. A package whose members the job
+// rewrote is rebuilt only from the version its hash stage read: another
+// one is refused, its records' lines being of another file.
+func (pr *PackageRewrite) trust(old *wacz.Package, path string, fi os.FileInfo, recheck bool) error {
+	if w, ok := pr.wroteHere[path]; ok && sameVersion(w, fi) {
+		return nil
+	}
+	if pr.Verified != nil {
+		err := pr.Verified(path, fi)
+		if err == nil || !recheck {
+			return err
+		}
+	}
+	rep, err := wacz.Check(old, wacz.CheckOptions{})
+	if err == nil {
+		err = rep.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("the package is not what its datapackage.json says: %w", err)
+	}
+	return nil
 }
 
 // putBackEntries moves the cache entries moved to staged copies of

@@ -101,20 +101,22 @@ func BenchmarkRebuildChecked(b *testing.B) {
 	reportCPU(b, start, p.Size)
 }
 
-// BenchmarkCheck checks a package: its hashes alone, and with every
-// index line compared with its record.
+// BenchmarkCheck checks a package: its hashes alone, with every index
+// line compared with its record, and as a run's listing checks it (the
+// WARC members' bytes deferred to the hash stage, which reads them
+// anyway).
 func BenchmarkCheck(b *testing.B) {
 	p, _, _ := benchPackage(b)
-	for _, records := range []bool{false, true} {
-		name := "hashes"
-		if records {
-			name = "records"
-		}
-		b.Run(name, func(b *testing.B) {
+	warc := func(name string) bool { m := p.Member(name); return m != nil && m.IsArchive() }
+	for _, c := range []struct {
+		name string
+		opt  CheckOptions
+	}{{"hashes", CheckOptions{}}, {"records", CheckOptions{Records: true}}, {"listing", CheckOptions{Deferred: warc}}} {
+		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(p.Size)
 			start := cpuTime()
 			for b.Loop() {
-				r, err := Check(p, CheckOptions{Records: records})
+				r, err := Check(p, c.opt)
 				if err != nil || r.Err() != nil {
 					b.Fatal(err, r.Err())
 				}
