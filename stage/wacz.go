@@ -102,8 +102,10 @@ func (m *memberRecord) Close() error { return m.f.Close() }
 // itself (wacz.Rebuild: other members copied byte for byte, the index
 // written fresh in its form, datapackage.json and its digest updated,
 // relation.requires naming the packages its new revisits' originals are
-// in with their current SHA-256 and size), checks it record by record
-// (wacz.Check), and renames it over the package. Packages are rebuilt
+// in with their current SHA-256 and size), checks what is on disk
+// (wacz.Check with Written: every member's CRC-32 and size, and
+// datapackage.json against the SHA-256 each member was written with),
+// and renames it over the package. Packages are rebuilt
 // after the packages they require (wacz.Order), so that each requires
 // entry names the required package as it now is.
 type PackageRewrite struct {
@@ -210,8 +212,8 @@ type PackageResult struct {
 	Requires int      `json:"requires"` // requires entries written
 	Refused  []string `json:"refused,omitempty"`
 	// Checked are the packages written anew, by path: each one's file as
-	// it was checked record by record (wacz.Check) and renamed, which a
-	// listing of the collection need not check again.
+	// it was checked (wacz.Check) and renamed, which a listing of the
+	// collection need not check again.
 	Checked map[string]os.FileInfo `json:"-"`
 }
 
@@ -683,7 +685,13 @@ func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, now tim
 	if err != nil {
 		return nil, fmt.Errorf("the new version does not read back: %w", err)
 	}
-	rep, err := wacz.Check(np, wacz.CheckOptions{Records: true, TempDir: pr.TempDir,
+	// The check of what is on disk: every member's CRC-32 and size
+	// against the ZIP, the whole file's as written, datapackage.json
+	// against the SHA-256 each member was written with (or, copied, had
+	// in the version checked), the digest file, the index's structure
+	// and, made again from the members rewritten, its lines
+	// (wacz.CheckOptions.Written).
+	rep, err := wacz.Check(np, wacz.CheckOptions{Written: res, Records: true, TempDir: pr.TempDir,
 		RecordsOf: func(member string) bool { _, ok := replace[member]; return ok }})
 	if err == nil {
 		err = rep.Err()
@@ -784,8 +792,8 @@ func statFiles(replace map[string]string) (map[string]os.FileInfo, error) {
 // restamp moves the cache entries of the WARC members of the package
 // written anew (now) from the versions that held them: the package as it
 // was (old), or for a member replaced its staged copy as the rebuild
-// read it, if that copy is still that version (the check compared every
-// member written with its SHA-256). An entry not moved only costs the
+// read it, if that copy is still that version (the check found every
+// member written with the CRC-32 it was written with). An entry not moved only costs the
 // member's reading again.
 func (pr *PackageRewrite) restamp(pkg string, old os.FileInfo, replace map[string]string, staged map[string]os.FileInfo, now os.FileInfo) {
 	if pr.byPackage == nil {

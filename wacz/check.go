@@ -46,6 +46,15 @@ type CheckOptions struct {
 	// member is read whole, each at its offset (the whole file's CRC-32
 	// is then not taken: Report.CRC32 is 0).
 	Deferred func(member string) bool
+	// Written, if set, makes Check the check of a package just written
+	// (Rebuild.Write's Result): each member is read for its CRC-32 and
+	// size against the ZIP, the whole file for its size and CRC-32 as
+	// written, and datapackage.json's hashes are compared with the
+	// SHA-256 each member had as it was written (Result.MemberSHA256)
+	// instead of a second SHA-256 of every byte: the CRC-32 proves the
+	// bytes on disk are those the SHA-256 was taken of. A checker that
+	// trusts nothing of the writer (tests, wacztest) leaves it nil.
+	Written *Result
 }
 
 // Report is what Check found.
@@ -138,10 +147,16 @@ func Check(p *Package, opt CheckOptions) (*Report, error) {
 	if opt.Deferred != nil {
 		sums, err = p.readMembers(r, cmp, opt.Deferred)
 	} else {
-		sums, err = p.readAll(r, cmp, opt.PackageSHA256, true)
+		sums, err = p.readAll(r, cmp, opt.PackageSHA256, opt.Written == nil)
 	}
 	if err != nil {
 		return nil, err
+	}
+	if opt.Written != nil {
+		sums = opt.Written.MemberSHA256
+		if !bytes.Equal(p.DatapackageRaw, opt.Written.Datapackage) {
+			r.add(errorf(p.Name, DatapackageName, -1, ErrDamaged, "it reads back other than it was written"))
+		}
 	}
 	p.checkMetadata(r, sums, opt.Deferred)
 	if err := p.checkIndexes(r, cmp); err != nil {

@@ -1,9 +1,12 @@
 package wacz
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -107,6 +110,74 @@ func TestCheckDeferred(t *testing.T) {
 			if err := whole.Err(); (err == nil) != (c.whole == nil) || c.whole != nil && !errors.Is(err, c.whole) {
 				t.Errorf("the check of every byte: %v, want %v", err, c.whole)
 			}
+		})
+	}
+}
+
+// TestCheckWritten proves that the check of a package just written
+// (Written: no SHA-256 read back) finds a byte changed on disk in any
+// member by its CRC-32, a datapackage.json that is not the one written,
+// and one whose hash is not the one a member was written with, and
+// nothing in the package as written.
+func TestCheckWritten(t *testing.T) {
+	dir := t.TempDir()
+	members := validMembers(t)
+	old, _ := packageOf(t, members)
+	warc := []byte(members[0].data)
+	offsets := responseOffsets(t, warc)
+	rw := revisitsOf(t, warc, "x.wacz#archive/data.warc.gz", offsets[1], offsets[2])
+	b := &Rebuild{Source: old, Replace: map[string]Replacement{"archive/data.warc.gz": {Path: writeTemp(t, dir, "data.warc.gz", rw.data)}},
+		FreshIndex: true}
+	p, res := rebuildTo(t, b, dir, "new.wacz")
+	written, err := os.ReadFile(filepath.Join(dir, "new.wacz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flip := func(member string, at int64) func([]byte, *Result) {
+		return func(b []byte, _ *Result) { b[p.Member(member).DataOffset+at] ^= 0x01 }
+	}
+	cases := []struct {
+		name   string
+		edit   func(b []byte, res *Result)
+		kind   error
+		member string
+	}{
+		{"as written", func([]byte, *Result) {}, nil, ""},
+		{"a byte of the new WARC member changed on disk", flip("archive/data.warc.gz", 200), ErrDamaged, "archive/data.warc.gz"},
+		{"a byte of the fresh index changed on disk", flip("indexes/index.cdxj", 10), ErrDamaged, "indexes/index.cdxj"},
+		{"a byte of a member copied changed on disk", flip("pages/pages.jsonl", 3), ErrDamaged, "pages/pages.jsonl"},
+		{"datapackage.json reads back other than written", func(_ []byte, res *Result) {
+			res.Datapackage = bytes.Replace(res.Datapackage, []byte("1.1.1"), []byte("1.1.2"), 1)
+		}, ErrDamaged, DatapackageName},
+		{"a member was written with another SHA-256 than datapackage.json gives", func(_ []byte, res *Result) {
+			res.MemberSHA256["archive/data.warc.gz"] = make([]byte, 32)
+		}, ErrHash, "archive/data.warc.gz"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := bytes.Clone(written)
+			r := *res
+			r.MemberSHA256 = map[string][]byte{}
+			for k, v := range res.MemberSHA256 {
+				r.MemberSHA256[k] = v
+			}
+			r.Datapackage = bytes.Clone(res.Datapackage)
+			c.edit(b, &r)
+			np, err := NewPackage(bytes.NewReader(b), int64(len(b)), "new.wacz")
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := Check(np, CheckOptions{Written: &r})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.kind == nil {
+				if err := rep.Err(); err != nil || rep.CRC32 != res.CRC32 {
+					t.Errorf("problems %v, CRC-32 %08x (written %08x)", err, rep.CRC32, res.CRC32)
+				}
+				return
+			}
+			wantKind(t, rep.Err(), c.kind, c.member)
 		})
 	}
 }
