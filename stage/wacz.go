@@ -135,6 +135,12 @@ type PackageRewrite struct {
 	// to the package written anew around it (warcsum.Cache.Restamp), so
 	// that the next listing replays it instead of reading the member.
 	Restamp func(name string, from, to os.FileInfo) error
+	// Requirers are the paths of more packages, outside the collection
+	// (a job on packages named: the others of their directory), whose
+	// requires entries RefreshRequirers brings up to date too: an undo
+	// of such a job gives back packages that later jobs made them
+	// require by hash. Each is checked whole before it is written anew.
+	Requirers []string
 	// Verified says whether a package, at path and in the version fi
 	// describes, is one whose WARC members were compared with its
 	// datapackage.json and found what it says (the hash stage's
