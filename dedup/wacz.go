@@ -114,6 +114,7 @@ type memberAt struct {
 // expectedSum is what datapackage.json gives of a WARC member.
 type expectedSum struct {
 	member string
+	size   int64
 	sha256 []byte
 	hash   string // as written there
 }
@@ -251,7 +252,7 @@ func (w *waczPackages) expectSums(in warcsum.Input, p *wacz.Package, stamp strin
 		if !ok || r.SHA256 == nil {
 			return fmt.Errorf("%s: datapackage.json gives no SHA-256 of it", m.Name)
 		}
-		w.expect[memberAt{in.Path, m.DataOffset}] = expectedSum{member: m.Name, sha256: r.SHA256, hash: r.Hash}
+		w.expect[memberAt{in.Path, m.DataOffset}] = expectedSum{member: m.Name, size: m.Size, sha256: r.SHA256, hash: r.Hash}
 	}
 	w.pending[in.Path] = pendingPackage{name: in.Name, stamp: stamp}
 	return nil
@@ -278,7 +279,7 @@ func (w *waczPackages) compareMembers(sums map[memberAt]string) ([]string, error
 		}
 		got := sums[at]
 		if got == "" {
-			sum, err := memberSHA256(at, w.memberSize(at))
+			sum, err := memberSHA256(at, want.size)
 			if err != nil {
 				problems[at.path] = fmt.Errorf("%s: %w", want.member, err)
 				continue
@@ -308,16 +309,6 @@ func (w *waczPackages) compareMembers(sums map[memberAt]string) ([]string, error
 	clear(w.expect)
 	clear(w.pending)
 	return refused, w.save()
-}
-
-// memberSize is the size of the member at at, as the listing found it.
-func (w *waczPackages) memberSize(at memberAt) int64 {
-	for _, m := range w.members {
-		if m.Path == at.path && m.Offset == at.offset {
-			return m.Size
-		}
-	}
-	return 0
 }
 
 // memberSHA256 is the hex SHA-256 of size bytes at the member's offset.
