@@ -81,6 +81,9 @@ type Options struct {
 	// input: the collection was named as WACZ files or a multi-WACZ JSON
 	// (waczinput.go); nil for directories.
 	input *packageInput
+	// afterHash, if set, is called once the hash stage is done (tests:
+	// the collection changed under the job).
+	afterHash func()
 }
 
 // stageRewriteStarted marks in state.json a job whose rewrite began: the
@@ -229,6 +232,7 @@ func openRun(opt Options) (*run, error) {
 		r.close()
 		return nil, err
 	}
+	r.coll.wacz.store = r.wd.File(waczCheckedFile)
 	return r, nil
 }
 
@@ -671,6 +675,9 @@ func (r *run) hash(ctx context.Context) (string, error) {
 	if err := workdir.WriteJSON(r.wd.File(hashStats), res.Stats); err != nil {
 		return "", err
 	}
+	if r.opt.afterHash != nil {
+		r.opt.afterHash()
+	}
 	return res.Note(), nil
 }
 
@@ -700,7 +707,19 @@ func (r *run) list(ctx context.Context, name, manifestName, factsName, stamps st
 	if sums != nil {
 		h.OnFile = sums.Add
 	}
-	return hash(ctx, r.show, name, h)
+	// The WARC members of packages not compared with their
+	// datapackage.json yet are, from the bytes the stage reads (wacz.go).
+	return r.coll.wacz.hash(ctx, r.show, name, h, func() ([]warcsum.Input, error) {
+		inputs, err := r.collect()
+		if err == nil && stamps != "" {
+			err = writeStamps(r.wd.File(stamps), inputs)
+		}
+		if err == nil && r.rep != nil {
+			// The packages left out are among the files not read.
+			r.rep.FilesNotDeduplicated = notReadNow(r.rep.FilesNotDeduplicated, r.inProgress, r.coll.others)
+		}
+		return inputs, err
+	})
 }
 
 // sorter is the system sort as the run runs it: its temporary files in

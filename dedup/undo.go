@@ -215,6 +215,7 @@ func (u *undo) open() ([]string, error) {
 		u.res.Crawl = u.crawl.name
 	}
 	u.coll = &collection{roots: params.Collections, crawl: u.crawl, wacz: newWACZPackages(true)}
+	u.coll.wacz.store = u.wd.File(waczCheckedFile)
 	paths := u.opt.Paths
 	if params.Source != "" { // a job named WACZ files or a multi-WACZ JSON (waczinput.go)
 		if u.input, err = packageInputOf(params); err != nil {
@@ -498,7 +499,11 @@ func (u *undo) listNow(ctx context.Context) (byCapture, byDigest string, err err
 		// SHA-256, which the crawl's next commit records.
 		h.OnFile = func(warcsum.Input, string) {}
 	}
-	if _, err := hash(ctx, u.show, stage.HashName, h); err != nil {
+	relist := func() ([]warcsum.Input, error) {
+		inputs, _, err := u.coll.collect()
+		return inputs, err
+	}
+	if _, err := u.coll.wacz.hash(ctx, u.show, stage.HashName, h, relist); err != nil {
 		return "", "", fmt.Errorf("hash: %w", err)
 	}
 	sorter := u.sorter()

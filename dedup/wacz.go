@@ -26,13 +26,30 @@ import (
 // writes each package anew around its new members. A package that is not
 // what its metadata says (wacz.Open, wacz.Check) is named and never read
 // nor rewritten; a signed one is refused unless the run may remove the
-// signature (--unsign). Every run lists the packages again; Check, which
-// reads a whole package, runs once per version of it.
+// signature (--unsign). Every run lists the packages again.
+//
+// The listing checks a package without reading its WARC members (the
+// ZIP, datapackage.json and its digest, the sizes, the other members and
+// the index's structure: wacz.Check with Deferred); the hash stage, which
+// reads every WARC member anyway, takes each one's SHA-256 from the same
+// bytes (warcsum.Runner.OnFile, WantSum), and a package one of whose
+// members does not have the SHA-256 its datapackage.json gives is then
+// named and left out: the collection is listed again without it (the
+// cache replays the rest). The verdict holds for the version of the
+// package read (its stamp, as the hash cache stamps files), kept in the
+// work directory (waczCheckedFile) for the rewrite and the next runs: a
+// package written anew is rebuilt only from the version checked
+// (stage.PackageRewrite.Verified).
 
 // waczMetadataDir is the work directory's keep of each package's
 // datapackage.json and digest file before its first rewrite, which undo
 // puts back (stage.PackageRewrite.MetadataDir).
 const waczMetadataDir = "wacz-metadata"
+
+// waczCheckedFile is the work directory's keep of the verdicts on the
+// packages whose members the hash stage compared with their
+// datapackage.json, each for the version of the package it read.
+const waczCheckedFile = "wacz-checked.json"
 
 // waczPackages lists the WARC members of a collection's packages and
 // remembers where each member is, for the readers of records.
@@ -42,9 +59,21 @@ type waczPackages struct {
 	// are named CRAWL/PATH.wacz#archive/NAME, as crawlMode.collect names
 	// every file of the crawl.
 	prefix string
-	// checked keeps Check's verdict on each package, by path, for the
-	// version of the package its stamp says.
+	// checked keeps the verdict on each package, by path, for the
+	// version of the package its stamp says: the listing's (members
+	// false) until the hash stage compared the WARC members' SHA-256
+	// with datapackage.json (members true).
 	checked map[string]waczVerdict
+	// store, if set, is the work file that keeps the verdicts of the
+	// members' comparison across runs (waczCheckedFile); loaded says it
+	// was read.
+	store  string
+	loaded bool
+	// expect are the WARC members whose SHA-256 the hash stage takes, by
+	// package path and member offset, while their package's verdict is
+	// the listing's; pending their packages, by path.
+	expect  map[memberAt]expectedSum
+	pending map[string]pendingPackage
 	// members are the members of the last listing, by name (unescaped).
 	members map[string]stage.PackageMember
 	// refused say why each package passed over in the last listing was,
@@ -66,17 +95,24 @@ type waczPackages struct {
 type waczVerdict struct {
 	stamp string
 	err   error
+	// members is set once the WARC members' SHA-256 were compared with
+	// datapackage.json (by the hash stage, or as the rewrite wrote them).
+	members bool
 }
 
 func newWACZPackages(unsign bool) *waczPackages {
-	return &waczPackages{unsign: unsign, checked: map[string]waczVerdict{}, members: map[string]stage.PackageMember{}, refused: map[string]string{}}
+	return &waczPackages{unsign: unsign, checked: map[string]waczVerdict{}, members: map[string]stage.PackageMember{}, refused: map[string]string{},
+		expect: map[memberAt]expectedSum{}, pending: map[string]pendingPackage{}}
 }
 
 // begin starts a new listing.
 func (w *waczPackages) begin() {
 	clear(w.members)
 	clear(w.refused)
+	clear(w.expect)
+	clear(w.pending)
 	w.refusedPaths = nil
+	w.load()
 }
 
 // expand lists the WARC members of the package in (warcsum.Collector's
@@ -96,7 +132,11 @@ func (w *waczPackages) expand(in warcsum.Input) ([]warcsum.Input, error) {
 	stamp, _ := fileStamp(in.Path)
 	v, ok := w.checked[in.Path]
 	if !ok || v.stamp != stamp || stamp == "" {
-		rep, err := wacz.Check(p, wacz.CheckOptions{})
+		// All but the WARC members' bytes, which the hash stage reads.
+		rep, err := wacz.Check(p, wacz.CheckOptions{Deferred: func(member string) bool {
+			m := p.Member(member)
+			return m != nil && m.IsArchive()
+		}})
 		if err == nil {
 			err = rep.Err()
 		}
@@ -112,6 +152,13 @@ func (w *waczPackages) expand(in warcsum.Input) ([]warcsum.Input, error) {
 		w.refused[in.Name] = fmt.Sprintf("%s: not read, never rewritten: the package is signed, and deduplication invalidates its signature (--unsign removes the signature and records in datapackage.json what was removed, when and why)", in.Name)
 		w.refusedPaths = append(w.refusedPaths, in.Path)
 		return nil, nil
+	}
+	if !v.members {
+		if err := w.expectSums(in, p, stamp); err != nil {
+			w.refused[in.Name] = fmt.Sprintf("%s: not read, never rewritten: the package is not what its datapackage.json says: %v", in.Name, err)
+			w.refusedPaths = append(w.refusedPaths, in.Path)
+			return nil, nil
+		}
 	}
 	return w.list(in, p), nil
 }
@@ -219,7 +266,8 @@ func (r *run) runRewrite(ctx context.Context, s *stage.Rewrite) (stage.RewriteRe
 		return s.Run(ctx)
 	}
 	pr := &stage.PackageRewrite{Members: w.members, DryRun: r.opt.DryRun, Unsign: r.opt.Unsign, TempDir: r.wd.File(workdir.TmpDir),
-		MetadataDir: r.wd.File(waczMetadataDir), Software: "warcdedup", Messages: messages{r.show}, External: r.externalPackages()}
+		MetadataDir: r.wd.File(waczMetadataDir), Software: "warcdedup", Messages: messages{r.show}, External: r.externalPackages(),
+		Verified: w.verified}
 	if s.Cache != "" && !r.opt.DryRun {
 		if cache, err := warcsum.NewCache(s.Cache, stage.Options(s.Algorithm)); err == nil {
 			pr.Restamp = cache.Restamp
@@ -256,9 +304,14 @@ func (r *run) runRewrite(ctx context.Context, s *stage.Rewrite) (stage.RewriteRe
 	pres, err := pr.Finish(ctx, time.Now().UTC())
 	w.rebuilt = pres
 	for path, fi := range pres.Checked {
-		// Checked record by record as written: the next listing's Check
-		// of this version would read it all again for less.
-		w.checked[path] = waczVerdict{stamp: crawlindex.Stamp(fi)}
+		// Checked as written: its members have the SHA-256 they were
+		// written with (the next listing's would read it all again).
+		w.checked[path] = waczVerdict{stamp: crawlindex.Stamp(fi), members: true}
+	}
+	if len(pres.Checked) > 0 {
+		if serr := w.save(); serr != nil {
+			r.show.Note("warcdedup: %v; the next run compares the packages written with their datapackage.json again", serr)
+		}
 	}
 	if pres.Rebuilt > 0 || len(pres.Refused) > 0 {
 		r.show.Note("warcdedup: %d WACZ packages written anew around their rewritten members (%d requires entries), %d left as they were", pres.Rebuilt, pres.Requires, len(pres.Refused))

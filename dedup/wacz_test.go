@@ -619,3 +619,170 @@ func TestDryRunWACZ(t *testing.T) {
 		t.Errorf("dry run %+v, real run %+v", d, r)
 	}
 }
+
+// TestRunWACZChangedAfterHash proves that a package changed between the
+// hash stage, which compared its members with its datapackage.json, and
+// its rebuild is not rewritten on that stale verdict: every package
+// replaced after the hash by a new version (here one that is itself what
+// its datapackage.json says, with another description) is left as it
+// then is, named, and the exit status is 1. (Trusting the verdict of
+// another version, the packages with duplicates were rewritten.)
+func TestRunWACZChangedAfterHash(t *testing.T) {
+	dir, _ := generatedWACZ(t, false)
+	names, err := filepath.Glob(filepath.Join(dir, "*.wacz"))
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no packages: %v", err)
+	}
+	var changed map[string]string
+	wd := filepath.Join(t.TempDir(), "work")
+	opt := Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2}
+	opt.afterHash = func() {
+		for _, n := range names {
+			describePackage(t, n, "changed after the hash stage")
+		}
+		changed = hashTree(t, dir)
+	}
+	r, err := Run(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed == nil {
+		t.Fatal("the hook did not run: the test proves nothing")
+	}
+	reasons := strings.Join(r.Report.ExitReason, "\n")
+	if r.Report.Exit != 1 || !strings.Contains(reasons, "changed since the hash stage") {
+		t.Errorf("exit %d, reasons:\n%s", r.Report.Exit, reasons)
+	}
+	after := hashTree(t, dir)
+	for _, n := range names {
+		b := filepath.Base(n)
+		if after[b] != changed[b] {
+			t.Errorf("%s was rewritten from a version its hash stage did not read", b)
+		}
+	}
+}
+
+// describePackage writes the package at path anew with a description in
+// its datapackage.json and the digest file of that, every other member
+// copied as stored: another version, itself what its metadata says.
+func describePackage(t *testing.T, path, description string) {
+	t.Helper()
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	var dp []byte
+	for _, f := range zr.File {
+		if f.Name == wacz.DatapackageName {
+			rc, _ := f.Open()
+			dp, _ = io.ReadAll(rc)
+			rc.Close()
+		}
+	}
+	var meta map[string]any
+	if err := json.Unmarshal(dp, &meta); err != nil {
+		t.Fatal(err)
+	}
+	meta["description"] = description
+	if dp, err = json.Marshal(meta); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(dp)
+	tmp := path + ".new"
+	out, err := os.Create(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(out)
+	for _, f := range zr.File {
+		var data []byte
+		switch f.Name {
+		case wacz.DatapackageName:
+			data = dp
+		case wacz.DigestName:
+			rc, _ := f.Open()
+			b, _ := io.ReadAll(rc)
+			rc.Close()
+			var d map[string]any
+			if err := json.Unmarshal(b, &d); err != nil {
+				t.Fatal(err)
+			}
+			d["hash"] = "sha256:" + hex.EncodeToString(sum[:])
+			data, _ = json.Marshal(d)
+		default:
+			raw, err := f.OpenRaw()
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := f.FileHeader
+			w, err := zw.CreateRaw(&h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.Copy(w, raw); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: f.Name, Method: zip.Store, Modified: f.Modified})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(data)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWACZMembersComparedWithoutSums proves that a member whose SHA-256
+// the hash stage could not take from one read in order (a damaged gzip
+// member it seeked back over: "") is read again for it, and its package
+// found what its datapackage.json says, or not, as its bytes are.
+func TestWACZMembersComparedWithoutSums(t *testing.T) {
+	dir, _ := generatedWACZ(t, false)
+	damaged := filepath.Join(dir, "crawl-1-0.wacz")
+	p, err := wacz.Open(damaged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := p.WARCs()[1].DataOffset + 300
+	p.Close()
+	f, err := os.OpenFile(damaged, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 1)
+	f.ReadAt(b, at)
+	b[0] ^= 0xff
+	f.WriteAt(b, at)
+	f.Close()
+
+	w := newWACZPackages(false)
+	w.begin()
+	if _, err := (warcsum.Collector{Recursive: true, Packages: w.expand}).Collect([]string{dir}); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.pending) != 4 || len(w.refused) != 0 {
+		t.Fatalf("%d packages pending, refused %v: want 4, none (the listing reads no WARC member)", len(w.pending), w.refused)
+	}
+	refused, err := w.compareMembers(map[memberAt]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(refused) != 1 || !strings.Contains(refused[0], "crawl-1-0.wacz") || !strings.Contains(refused[0], "hash mismatch") {
+		t.Errorf("refused %v, want crawl-1-0.wacz alone, its hash mismatch named", refused)
+	}
+	for path, v := range w.checked {
+		if !v.members || (v.err != nil) != (path == damaged) {
+			t.Errorf("%s: verdict %+v", path, v)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package dedup
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"warcdedup/inplace"
@@ -63,7 +64,20 @@ func (u *undo) stageWACZ(ctx context.Context, todo []string) (*waczUndo, error) 
 		return nil, nil
 	}
 	pr := &stage.PackageRewrite{Members: w.members, TempDir: u.wd.File(workdir.TmpDir), MetadataDir: u.wd.File(waczMetadataDir),
-		Software: "warcdedup", Messages: messages{u.show}}
+		Software: "warcdedup", Messages: messages{u.show}, Verified: w.verified}
+	if u.input != nil && u.crawl == nil {
+		// A job on packages named: the packages of their directory
+		// outside it that require some by hash (put there by later
+		// jobs) get the hashes the undo gives back too.
+		err := u.input.eachOutside(func(path string, reqs []wacz.Requirement) {
+			if slices.ContainsFunc(reqs, func(r wacz.Requirement) bool { return r.Hash != "" || r.Size >= 0 }) {
+				pr.Requirers = append(pr.Requirers, path)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
 	if err := pr.PrepareMembers(ctx, todo); err != nil {
 		pr.Discard()
 		return nil, err

@@ -383,9 +383,30 @@ func (in *packageInput) outsideRequirers(rewrites []string) error {
 	for _, p := range rewrites {
 		names[filepath.Base(p)] = p
 	}
-	mine := in.selected()
 	var found []string
-	err := filepath.WalkDir(in.root, func(path string, d fs.DirEntry, err error) error {
+	err := in.eachOutside(func(path string, reqs []wacz.Requirement) {
+		for _, r := range reqs {
+			if _, ok := names[r.Filename]; ok && (r.Hash != "" || r.Size >= 0) {
+				found = append(found, fmt.Sprintf("%s requires %s", path, r.Filename))
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if len(found) > 0 {
+		return fmt.Errorf("%s: the job would rewrite packages that packages outside it require by their SHA-256 and size (%s): their entries would go stale, and the job may not touch them; nothing was rewritten: run on the directory, or name those packages too, so that the run brings their entries up to date",
+			in.source, strings.Join(stage.First(found, 5), "; "))
+	}
+	return nil
+}
+
+// eachOutside calls fn with each package of the directory outside the
+// job (not named, not hidden, not in a work directory) that opens, and
+// its requires entries.
+func (in *packageInput) eachOutside(fn func(path string, reqs []wacz.Requirement)) error {
+	mine := in.selected()
+	return filepath.WalkDir(in.root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -404,21 +425,9 @@ func (in *packageInput) outsideRequirers(rewrites []string) error {
 		}
 		reqs, _ := p.Datapackage.Requires()
 		p.Close()
-		for _, r := range reqs {
-			if _, ok := names[r.Filename]; ok && (r.Hash != "" || r.Size >= 0) {
-				found = append(found, fmt.Sprintf("%s requires %s", path, r.Filename))
-			}
-		}
+		fn(path, reqs)
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	if len(found) > 0 {
-		return fmt.Errorf("%s: the job would rewrite packages that packages outside it require by their SHA-256 and size (%s): their entries would go stale, and the job may not touch them; nothing was rewritten: run on the directory, or name those packages too, so that the run brings their entries up to date",
-			in.source, strings.Join(stage.First(found, 5), "; "))
-	}
-	return nil
 }
 
 // otherJobsStaged refuses a job on a whole directory when a member staged

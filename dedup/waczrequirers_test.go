@@ -254,3 +254,44 @@ func TestWACZRequirersAfterStop(t *testing.T) {
 	}
 	checkPackages(t, dir)
 }
+
+// TestUndoNamedWACZUpdatesOutsideRequirers proves that the undo of a job
+// on packages named brings up to date the requires entries of a package
+// of their directory outside that job which requires one it gives back
+// (an entry a later job wrote, with the hash the first job left): the
+// requirer gets the package's hash as undone, its records untouched.
+// Without it the requirer is left naming the deduplicated package's hash.
+func TestUndoNamedWACZUpdatesOutsideRequirers(t *testing.T) {
+	dir, _ := generatedWACZ(t, false)
+	required, requirer := "crawl-0-0.wacz", "crawl-1-1.wacz"
+	named := []string{filepath.Join(dir, required), filepath.Join(dir, "crawl-1-0.wacz")}
+	wd := filepath.Join(t.TempDir(), "work")
+	before := hashTree(t, dir)
+	r, err := Run(context.Background(), Options{Collections: named, WorkDir: wd, Jobs: 2})
+	if err != nil || r.Report.Exit != 0 {
+		t.Fatalf("run %v: %v %v", named, err, r.Report.ExitReason)
+	}
+	if hashTree(t, dir)[required] == before[required] {
+		t.Fatalf("%s was not rewritten: the test proves nothing", required)
+	}
+	// A later job made the package outside the first one require it,
+	// by its hash as deduplicated.
+	requireBy(t, dir, requirer, required)
+	members := membersOf(t, dir, requirer)
+	rewritten := hashTree(t, dir)
+
+	u, err := Undo(context.Background(), UndoOptions{Paths: named, WorkDir: wd, Jobs: 2})
+	if err != nil || u.Exit != 0 || u.Stats.Restored == 0 {
+		t.Fatalf("undo: %v %+v", err, u)
+	}
+	if hashTree(t, dir)[required] == rewritten[required] {
+		t.Fatalf("the undo did not change %s: the test proves nothing", required)
+	}
+	if s := staleRequires(t, dir); len(s) > 0 {
+		t.Errorf("after the undo of the job on %v, stale entries: %v", named, s)
+	}
+	if got := membersOf(t, dir, requirer); !slices.Equal(got, members) {
+		t.Errorf("the undo changed the records of %s", requirer)
+	}
+	checkPackages(t, dir)
+}

@@ -39,7 +39,10 @@ type Hash struct {
 	// OnFile, if set, gets each file's SHA-256 as read, or as the cache
 	// keeps it (warcsum.Runner.OnFile; setting it makes the cache keep
 	// them).
-	OnFile   func(in warcsum.Input, sha256 string)
+	OnFile func(in warcsum.Input, sha256 string)
+	// WantSum, if set, limits OnFile's SHA-256 to the inputs it accepts
+	// (warcsum.Runner.WantSum).
+	WantSum  func(in warcsum.Input) bool
 	Messages Messages // damaged records and unreadable files (Error)
 	Meter    progress.Meter
 }
@@ -179,7 +182,7 @@ func (h *Hash) Run(ctx context.Context) (HashResult, error) {
 				return
 			}
 			damage(err)
-		}, OnFile: h.OnFile}
+		}, OnFile: h.OnFile, WantSum: h.WantSum}
 	var facts *atomicfile.File
 	if h.Facts != "" {
 		if facts, err = atomicfile.Create(h.Facts, 0o644); err != nil {

@@ -103,8 +103,10 @@ func (m *memberRecord) Close() error { return m.f.Close() }
 // itself (wacz.Rebuild: other members copied byte for byte, the index
 // written fresh in its form, datapackage.json and its digest updated,
 // relation.requires naming the packages its new revisits' originals are
-// in with their current SHA-256 and size), checks it record by record
-// (wacz.Check), and renames it over the package. Packages are rebuilt
+// in with their current SHA-256 and size), checks what is on disk
+// (wacz.Check with Written: every member's CRC-32 and size, and
+// datapackage.json against the SHA-256 each member was written with),
+// and renames it over the package. Packages are rebuilt
 // after the packages they require (wacz.Order), so that each requires
 // entry names the required package as it now is.
 type PackageRewrite struct {
@@ -134,6 +136,20 @@ type PackageRewrite struct {
 	// to the package written anew around it (warcsum.Cache.Restamp), so
 	// that the next listing replays it instead of reading the member.
 	Restamp func(name string, from, to os.FileInfo) error
+	// Requirers are the paths of more packages, outside the collection
+	// (a job on packages named: the others of their directory), whose
+	// requires entries RefreshRequirers brings up to date too: an undo
+	// of such a job gives back packages that later jobs made them
+	// require by hash. Each is checked whole before it is written anew.
+	Requirers []string
+	// Verified says whether a package, at path and in the version fi
+	// describes, is one whose WARC members were compared with its
+	// datapackage.json and found what it says (the hash stage's
+	// comparison, dedup/wacz.go): nil if so, else why not. A package is
+	// rebuilt only from such a version, its other members and their
+	// entries copied as they are. nil Verified: each package is checked
+	// whole (wacz.Check) before its rebuild.
+	Verified func(path string, fi os.FileInfo) error
 
 	staged   map[string]*stagedMember // by member name
 	packages map[string][]string      // package name -> its staged members' names
@@ -149,6 +165,9 @@ type PackageRewrite struct {
 	byPackage map[string][]string
 	// restoring: an undo's (PrepareMembers), which keeps no metadata.
 	restoring bool
+	// wroteHere are the packages rebuild wrote and checked, by path: as
+	// trusted as Verified's while they are that version.
+	wroteHere map[string]os.FileInfo
 }
 
 // ExternalPackage is a package outside the collection that holds
@@ -200,8 +219,8 @@ type PackageResult struct {
 	Requires int      `json:"requires"` // requires entries written
 	Refused  []string `json:"refused,omitempty"`
 	// Checked are the packages written anew, by path: each one's file as
-	// it was checked record by record (wacz.Check) and renamed, which a
-	// listing of the collection need not check again.
+	// it was checked (wacz.Check) and renamed, which a listing of the
+	// collection need not check again.
 	Checked map[string]os.FileInfo `json:"-"`
 }
 
@@ -643,6 +662,9 @@ func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, now tim
 	if err != nil {
 		return nil, err
 	}
+	if err := pr.trust(old, path, fi, len(replace) == 0); err != nil {
+		return nil, err
+	}
 	staged, err := statFiles(replace)
 	if err != nil {
 		return nil, err
@@ -670,8 +692,20 @@ func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, now tim
 	if err != nil {
 		return nil, fmt.Errorf("the new version does not read back: %w", err)
 	}
-	rep, err := wacz.Check(np, wacz.CheckOptions{Records: true, TempDir: pr.TempDir,
-		RecordsOf: func(member string) bool { _, ok := replace[member]; return ok }})
+	// The index was made from the staged members while they were copied
+	// in (a fresh index reads them on another core): the same bytes, if
+	// they are the versions the rebuild began with.
+	if err := unchangedFiles(replace, staged); err != nil {
+		return nil, err
+	}
+	// The check of what is on disk: every member's CRC-32 and size
+	// against the ZIP, the whole file's as written, datapackage.json
+	// against the SHA-256 each member was written with (or, copied, had
+	// in the version checked), the digest file, the index's structure.
+	// The index's lines are not made again from the members: the index
+	// member read back has the CRC-32 of the index made from the bytes
+	// the WARC members read back have theirs of (wacz.CheckOptions.Written).
+	rep, err := wacz.Check(np, wacz.CheckOptions{Written: res, TempDir: pr.TempDir})
 	if err == nil {
 		err = rep.Err()
 	}
@@ -697,10 +731,59 @@ func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, now tim
 	if now, serr := os.Stat(path); err == nil && serr == nil && os.SameFile(checked, now) && now.Size() == checked.Size() && now.ModTime().Equal(checked.ModTime()) {
 		out.info = now
 	}
+	if out.info != nil {
+		if pr.wroteHere == nil {
+			pr.wroteHere = map[string]os.FileInfo{}
+		}
+		pr.wroteHere[path] = out.info
+	}
 	if out.info != nil && pr.Restamp != nil {
 		pr.restamp(pkg, fi, replace, staged, out.info)
 	}
 	return out, nil
+}
+
+// trust checks that the package old (at path, fi) is what its
+// datapackage.json says, which its rebuild copies from: the version the
+// hash stage compared (Verified), or one this rewrite wrote; else,
+// without Verified or for a rebuild that replaces no member (recheck: a
+// requirer's entries brought up to date, which the job's listing need
+// not describe), read whole now. A package whose members the job
+// rewrote is rebuilt only from the version its hash stage read: another
+// one is refused, its records' lines being of another file.
+func (pr *PackageRewrite) trust(old *wacz.Package, path string, fi os.FileInfo, recheck bool) error {
+	if w, ok := pr.wroteHere[path]; ok && sameVersion(w, fi) {
+		return nil
+	}
+	if pr.Verified != nil {
+		err := pr.Verified(path, fi)
+		if err == nil || !recheck {
+			return err
+		}
+	}
+	rep, err := wacz.Check(old, wacz.CheckOptions{})
+	if err == nil {
+		err = rep.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("the package is not what its datapackage.json says: %w", err)
+	}
+	return nil
+}
+
+// unchangedFiles checks that the staged members (by member name) are
+// the versions statFiles found.
+func unchangedFiles(replace map[string]string, before map[string]os.FileInfo) error {
+	for m, p := range replace {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		if !sameVersion(before[m], fi) {
+			return fmt.Errorf("%s: its new version changed while the package was written", m)
+		}
+	}
+	return nil
 }
 
 // putBackEntries moves the cache entries moved to staged copies of
@@ -737,8 +820,8 @@ func statFiles(replace map[string]string) (map[string]os.FileInfo, error) {
 // restamp moves the cache entries of the WARC members of the package
 // written anew (now) from the versions that held them: the package as it
 // was (old), or for a member replaced its staged copy as the rebuild
-// read it, if that copy is still that version (the check compared every
-// member written with its SHA-256). An entry not moved only costs the
+// read it, if that copy is still that version (the check found every
+// member written with the CRC-32 it was written with). An entry not moved only costs the
 // member's reading again.
 func (pr *PackageRewrite) restamp(pkg string, old os.FileInfo, replace map[string]string, staged map[string]os.FileInfo, now os.FileInfo) {
 	if pr.byPackage == nil {

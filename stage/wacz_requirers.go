@@ -40,6 +40,11 @@ func (pr *PackageRewrite) RefreshRequirers(ctx context.Context, changed []string
 			pr.paths[m.Package] = m.Path
 		}
 	}
+	for _, p := range pr.Requirers {
+		if pr.paths[p] == "" {
+			pr.paths[p] = p // outside the collection: named by its path
+		}
+	}
 	byBase := map[string][]string{} // file name -> the packages of that name
 	for _, pkg := range slices.Sorted(mapKeysOf(pr.paths)) {
 		b := filepath.Base(pr.paths[pkg])

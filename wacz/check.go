@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/crc32"
 	"io"
 	"sort"
@@ -37,6 +38,23 @@ type CheckOptions struct {
 	// second SHA-256 of every byte beside the members' own: who needs it
 	// asks (a rebuild takes it as it writes, Result.SHA256).
 	PackageSHA256 bool
+	// Deferred, if set, names the members whose content Check does not
+	// read: the caller compares their SHA-256 with datapackage.json
+	// itself (Datapackage.Resources), from bytes it reads anyway, as the
+	// hash stage of warcdedup does for the WARC members. Their sizes are
+	// still checked against the ZIP and datapackage.json; every other
+	// member is read whole, each at its offset (the whole file's CRC-32
+	// is then not taken: Report.CRC32 is 0).
+	Deferred func(member string) bool
+	// Written, if set, makes Check the check of a package just written
+	// (Rebuild.Write's Result): each member is read for its CRC-32 and
+	// size against the ZIP, the whole file for its size and CRC-32 as
+	// written, and datapackage.json's hashes are compared with the
+	// SHA-256 each member had as it was written (Result.MemberSHA256)
+	// instead of a second SHA-256 of every byte: the CRC-32 proves the
+	// bytes on disk are those the SHA-256 was taken of. A checker that
+	// trusts nothing of the writer (tests, wacztest) leaves it nil.
+	Written *Result
 }
 
 // Report is what Check found.
@@ -124,11 +142,23 @@ func Check(p *Package, opt CheckOptions) (*Report, error) {
 		cmp.only = opt.RecordsOf
 		defer cmp.close()
 	}
-	sums, err := p.readAll(r, cmp, opt.PackageSHA256)
+	var sums map[string][]byte
+	var err error
+	if opt.Deferred != nil {
+		sums, err = p.readMembers(r, cmp, opt.Deferred)
+	} else {
+		sums, err = p.readAll(r, cmp, opt.PackageSHA256, opt.Written == nil)
+	}
 	if err != nil {
 		return nil, err
 	}
-	p.checkMetadata(r, sums)
+	if opt.Written != nil {
+		sums = opt.Written.MemberSHA256
+		if !bytes.Equal(p.DatapackageRaw, opt.Written.Datapackage) {
+			r.add(errorf(p.Name, DatapackageName, -1, ErrDamaged, "it reads back other than it was written"))
+		}
+	}
+	p.checkMetadata(r, sums, opt.Deferred)
 	if err := p.checkIndexes(r, cmp); err != nil {
 		return nil, err
 	}
@@ -144,7 +174,7 @@ func Check(p *Package, opt CheckOptions) (*Report, error) {
 // SHA-256 if wholeSum), and each member's content (inflated where
 // deflated) for its CRC-32, SHA-256 and size; WARC members also go to the
 // comparison's indexer.
-func (p *Package) readAll(r *Report, cmp *indexComparison, wholeSum bool) (map[string][]byte, error) {
+func (p *Package) readAll(r *Report, cmp *indexComparison, wholeSum, memberSHA bool) (map[string][]byte, error) {
 	wholeCRC := crc32.NewIEEE()
 	var whole io.Writer = wholeCRC
 	var wholeSHA *asyncHash
@@ -166,44 +196,11 @@ func (p *Package) readAll(r *Report, cmp *indexComparison, wholeSum bool) (map[s
 			return nil, fmt.Errorf("%s: %w", p.Name, err)
 		}
 		pos = m.DataOffset
-		crc.Reset()
-		// The member's SHA-256 on another core, beside the CRC-32 and the
-		// indexer.
-		sum := newAsyncHash()
-		raw := &io.LimitedReader{R: src, N: m.CompressedSize}
-		var content io.Reader = raw
-		if m.Method == Deflate {
-			content = flate.NewReader(raw)
-		}
-		counted := &counter{}
-		content = io.TeeReader(content, io.MultiWriter(crc, sum, counted))
-		var err error
-		if cmp != nil && m.IsArchive() && cmp.compares(m.Name) {
-			err = cmp.indexMember(m, content)
-			if err == nil {
-				_, err = drain(content, buf) // what the indexer left
-			}
-		} else {
-			_, err = drain(content, buf)
-		}
-		if err != nil && !errors.As(err, new(*Error)) {
-			r.add(errorf(p.Name, m.Name, m.DataOffset, ErrDamaged, "reading it: %v", err))
-		} else if err != nil {
-			r.add(err)
-		}
-		digest := sum.Sum()
-		if rest, err := drain(raw, buf); err != nil {
-			return nil, fmt.Errorf("%s: %w", p.Name, err)
-		} else if rest > 0 && m.Method == Deflate {
-			r.add(errorf(p.Name, m.Name, m.DataOffset, ErrDamaged, "%d bytes after its deflate stream", rest))
+		digest, err := p.readMember(r, cmp, m, src, crc, buf, memberSHA)
+		if err != nil {
+			return nil, err
 		}
 		pos += m.CompressedSize
-		switch {
-		case counted.n != m.Size:
-			r.add(errorf(p.Name, m.Name, m.DataOffset, ErrDamaged, "%d bytes, the ZIP says %d", counted.n, m.Size))
-		case crc.Sum32() != m.CRC32:
-			r.add(errorf(p.Name, m.Name, m.DataOffset, ErrDamaged, "CRC-32 %08x, the ZIP says %08x", crc.Sum32(), m.CRC32))
-		}
 		sums[m.Name] = digest
 	}
 	if _, err := drain(src, buf); err != nil {
@@ -214,6 +211,83 @@ func (p *Package) readAll(r *Report, cmp *indexComparison, wholeSum bool) (map[s
 		r.SHA256 = wholeSHA.Sum()
 	}
 	return sums, nil
+}
+
+// readMembers reads each member but the deferred ones at its offset, as
+// readAll reads them, the package's own file unread between them.
+func (p *Package) readMembers(r *Report, cmp *indexComparison, deferred func(string) bool) (map[string][]byte, error) {
+	sums := map[string][]byte{}
+	crc := crc32.NewIEEE()
+	buf := make([]byte, copyBufferSize)
+	for _, m := range p.Members {
+		if deferred(m.Name) {
+			continue
+		}
+		src := bufio.NewReaderSize(io.NewSectionReader(p.r, m.DataOffset, m.CompressedSize), 64<<10)
+		digest, err := p.readMember(r, cmp, m, src, crc, buf, true)
+		if err != nil {
+			return nil, err
+		}
+		sums[m.Name] = digest
+	}
+	return sums, nil
+}
+
+// readMember reads the member m's stored bytes from src (which is at
+// its data): its content (inflated where deflated) for its CRC-32, size
+// and, with memberSHA, SHA-256, which it returns; a WARC member also
+// goes to the comparison's indexer. Problems go in r; the error is for a
+// package that could not be read.
+func (p *Package) readMember(r *Report, cmp *indexComparison, m *Member, src io.Reader, crc hash.Hash32, buf []byte, memberSHA bool) ([]byte, error) {
+	crc.Reset()
+	raw := &io.LimitedReader{R: src, N: m.CompressedSize}
+	var content io.Reader = raw
+	if m.Method == Deflate {
+		content = flate.NewReader(raw)
+	}
+	counted := &counter{}
+	var sum *asyncHash
+	if memberSHA {
+		// The member's SHA-256 on another core, beside the CRC-32 and the
+		// indexer.
+		sum = newAsyncHash()
+		content = io.TeeReader(content, io.MultiWriter(crc, sum, counted))
+	} else {
+		content = io.TeeReader(content, io.MultiWriter(crc, counted))
+	}
+	var err error
+	if cmp != nil && m.IsArchive() && cmp.compares(m.Name) {
+		err = cmp.indexMember(m, content)
+		if err == nil {
+			_, err = drain(content, buf) // what the indexer left
+		}
+	} else {
+		_, err = drain(content, buf)
+	}
+	if err != nil && !errors.As(err, new(*Error)) {
+		r.add(errorf(p.Name, m.Name, m.DataOffset, ErrDamaged, "reading it: %v", err))
+	} else if err != nil {
+		r.add(err)
+	}
+	var digest []byte
+	if sum != nil {
+		digest = sum.Sum()
+	}
+	if rest, err := drain(raw, buf); err != nil {
+		return nil, fmt.Errorf("%s: %w", p.Name, err)
+	} else if rest > 0 && m.Method == Deflate {
+		r.add(errorf(p.Name, m.Name, m.DataOffset, ErrDamaged, "%d bytes after its deflate stream", rest))
+	}
+	if raw.N > 0 {
+		r.add(errorf(p.Name, m.Name, m.DataOffset, ErrDamaged, "the file ends %d bytes into its data", raw.N))
+	}
+	switch {
+	case counted.n != m.Size:
+		r.add(errorf(p.Name, m.Name, m.DataOffset, ErrDamaged, "%d bytes, the ZIP says %d", counted.n, m.Size))
+	case crc.Sum32() != m.CRC32:
+		r.add(errorf(p.Name, m.Name, m.DataOffset, ErrDamaged, "CRC-32 %08x, the ZIP says %08x", crc.Sum32(), m.CRC32))
+	}
+	return digest, nil
 }
 
 // drain reads r to its end in reads of buf's size (io.Discard's own are
@@ -228,7 +302,7 @@ func (c *counter) Write(p []byte) (int, error) { c.n += int64(len(p)); return le
 
 // checkMetadata checks datapackage.json's resources against the members
 // and datapackage-digest.json against datapackage.json.
-func (p *Package) checkMetadata(r *Report, sums map[string][]byte) {
+func (p *Package) checkMetadata(r *Report, sums map[string][]byte, deferred func(string) bool) {
 	rs, err := p.Datapackage.Resources()
 	if err != nil {
 		r.add(&Error{Package: p.Name, Member: DatapackageName, Offset: -1, Err: err})
@@ -246,6 +320,11 @@ func (p *Package) checkMetadata(r *Report, sums map[string][]byte) {
 			r.add(errorf(p.Name, res.Path, -1, ErrNotListed, "datapackage.json lists it, the package does not hold it"))
 		case res.SHA256 == nil:
 			r.add(errorf(p.Name, res.Path, -1, ErrDatapackage, "datapackage.json gives no SHA-256 of it (%q)", res.Hash))
+		case deferred != nil && deferred(res.Path):
+			// Its SHA-256 is the caller's to compare: its size only.
+			if res.Bytes >= 0 && res.Bytes != m.Size {
+				r.add(errorf(p.Name, res.Path, -1, ErrHash, "%d bytes, datapackage.json says %d", m.Size, res.Bytes))
+			}
 		case !bytes.Equal(res.SHA256, sums[res.Path]):
 			r.add(errorf(p.Name, res.Path, -1, ErrHash, "SHA-256 %x, datapackage.json says %s", sums[res.Path], res.Hash))
 		case res.Bytes >= 0 && res.Bytes != m.Size:

@@ -104,6 +104,12 @@ type Result struct {
 	// Lines counts the index lines written, Changed those the update
 	// changed.
 	Lines, Changed int64
+	// MemberSHA256 is each member's SHA-256 as written, by name: taken
+	// from the bytes written for the members written anew, datapackage.json's
+	// of the source (checked before the rebuild) for those copied byte
+	// for byte. A check of the new package compares datapackage.json
+	// with it (CheckOptions.Written).
+	MemberSHA256 map[string][]byte
 	// RemovedSignature is set when a signature was dropped.
 	RemovedSignature bool
 	// MetadataRestored is set when Metadata was written.
@@ -175,6 +181,15 @@ func (b *Rebuild) Write(out outFile) (*Result, error) {
 	}
 	w.res.Size = w.zw.off
 	w.res.SHA256, w.res.CRC32 = w.zw.sums()
+	w.res.MemberSHA256 = map[string][]byte{}
+	if rs, err := src.Datapackage.Resources(); err == nil {
+		for _, r := range rs {
+			w.res.MemberSHA256[r.Path] = r.SHA256
+		}
+	}
+	for name, ws := range w.written {
+		w.res.MemberSHA256[name] = ws.sum
+	}
 	return w.res, nil
 }
 

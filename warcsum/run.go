@@ -292,6 +292,10 @@ type Runner struct {
 	// Run: "" for a file that was not read whole, once, in order. It costs
 	// a SHA-256 of the bytes read.
 	OnFile func(in Input, sha256 string)
+	// WantSum, if set, says of which inputs OnFile wants the SHA-256 (the
+	// others get ""): a WACZ package's members, compared with its
+	// datapackage.json, and not every plain file beside them.
+	WantSum func(in Input) bool
 
 	spoolMemory int // per-file output held in memory; spoolMemory if 0
 }
@@ -396,7 +400,7 @@ func (r *Runner) Run(inputs []Input, out io.Writer) (Stats, error) {
 // sum reads one file, or replays what reading it gave when the cache
 // knows it unchanged.
 func (r *Runner) sum(summer *Summer, s *fileSum, progress *Progress) (Stats, error) {
-	wantSum := r.OnFile != nil
+	wantSum := r.OnFile != nil && (r.WantSum == nil || r.WantSum(s.in))
 	if r.Cache == nil {
 		return sumPath(summer, s, progress, nil, wantSum)
 	}
