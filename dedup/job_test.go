@@ -46,7 +46,14 @@ func generated(t *testing.T, cfg gen.Config) (string, *gen.Result) {
 var genCfg = gen.Config{Files: 5, Records: 400, DupRate: 0.4, Seed: 7, MeanPayload: 6 << 10, NonCandidates: true,
 	Chunked: 0.1, ReplayVariants: 0.1, Formats: []gen.Format{gen.WARC10Gz, gen.WARC10, gen.WARC11Gz, gen.WARC11, gen.ARCGz}}
 
-// hashTree returns the SHA-256 of every file under dir by relative path.
+// fixitySum is the log's fixity sum of data, as hashTree gives it.
+func fixitySum(data []byte) string {
+	h := rewritelog.FixityAlgorithm.New()
+	h.Write(data)
+	return rewritelog.FixityAlgorithm.Format(h.Sum(nil))
+}
+
+// hashTree returns the fixity sum (the log's algorithm) of every file under dir by relative path.
 func hashTree(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	m := map[string]string{}
@@ -58,9 +65,10 @@ func hashTree(t *testing.T, dir string) map[string]string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sum := sha256.Sum256(data)
+		// The log's own fixity sum, so that fixity.tsv's lines can be
+		// compared with it as they are.
 		rel, _ := filepath.Rel(dir, p)
-		m[rel] = hex.EncodeToString(sum[:])
+		m[rel] = fixitySum(data)
 		return nil
 	})
 	return m

@@ -358,7 +358,7 @@ func TestRunWACZRefused(t *testing.T) {
 	rewritten := 0
 	for _, n := range []string{"signed.wacz", "signed-copy.wacz"} {
 		now, _ := os.ReadFile(filepath.Join(dir, n))
-		if sum := sha256.Sum256(now); hex.EncodeToString(sum[:]) == before[n] {
+		if fixitySum(now) == before[n] {
 			continue
 		}
 		rewritten++
