@@ -540,6 +540,16 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 			}
 		}
 	}
+	// The packages a later rebuild names by hash: only their rebuild
+	// takes the SHA-256 of the whole file as it writes it (one that an
+	// earlier run's package requires is read for it, by
+	// RefreshRequirers, as is one required by a package written first).
+	requiredByHash := map[string]bool{}
+	for _, d := range deps {
+		if !inCycle[[2]string{d.Requirer, d.Required}] {
+			requiredByHash[d.Required] = true
+		}
+	}
 	// Each package's SHA-256 and size as it now is, for requires entries.
 	sums := map[string]wacz.Requirement{}
 	sumOf := func(pkg string) (wacz.Requirement, error) {
@@ -596,7 +606,10 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 			}
 			reqs = append(reqs, r)
 		}
-		rep, err := pr.rebuild(pkg, replaced[pkg], now, func(b *wacz.Rebuild) { b.Require = reqs })
+		rep, err := pr.rebuild(pkg, replaced[pkg], now, func(b *wacz.Rebuild) {
+			b.Require = reqs
+			b.NoPackageSHA256 = !requiredByHash[pkg]
+		})
 		if err != nil {
 			msg := fmt.Sprintf("%s: left as it was: %v", pkg, err)
 			res.Refused = append(res.Refused, msg)
@@ -605,8 +618,12 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 		}
 		res.Rebuilt++
 		res.Requires += len(reqs)
-		sums[pkg] = wacz.RequirementOf(pr.paths[pkg], rep.sha256, rep.size, "")
-		pr.wrote(pkg, sums[pkg])
+		if rep.sha256 != nil {
+			sums[pkg] = wacz.RequirementOf(pr.paths[pkg], rep.sha256, rep.size, "")
+			pr.wrote(pkg, sums[pkg])
+		} else {
+			delete(sums, pkg) // of the version replaced
+		}
 		rebuilt = append(rebuilt, pkg)
 		if rep.info != nil {
 			if res.Checked == nil {
@@ -628,9 +645,9 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 
 // rebuilt is a package written anew by rebuild.
 type rebuilt struct {
-	// sha256 and size are the new file's: its SHA-256 as it was written,
-	// the file read back by the check having the CRC-32 it was written
-	// with.
+	// sha256 and size are the new file's: its SHA-256 as it was written
+	// (nil if not taken: wacz.Rebuild.NoPackageSHA256), the file read
+	// back by the check having the CRC-32 it was written with.
 	sha256 []byte
 	size   int64
 	// info is the file as checked, after its rename; nil if the rename
