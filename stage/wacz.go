@@ -410,12 +410,21 @@ func (pr *PackageRewrite) stage(m PackageMember) (*stagedMember, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: staging %s for its rewrite: %w", m.Package, m.Member, err)
 	}
-	n, err := io.Copy(out, io.NewSectionReader(pkg, m.Offset, m.Size))
-	if err == nil && n != m.Size {
-		err = fmt.Errorf("%d bytes of %d: %w", n, m.Size, io.ErrUnexpectedEOF)
+	// Copied by the kernel (copy_file_range: *os.File.ReadFrom of a
+	// limited *os.File), not through this process's memory; not synced:
+	// a copy the rewrite has not replaced is never used after a crash
+	// (it is made again, and Recover takes only a copy that is the
+	// version the rewrite log names, which the rewrite synced before it
+	// replaced the copy).
+	n, err := pkg.Seek(m.Offset, io.SeekStart)
+	if err == nil && n != m.Offset {
+		err = fmt.Errorf("seek to %d: at %d", m.Offset, n)
 	}
 	if err == nil {
-		err = out.Sync()
+		n, err = io.Copy(out, io.LimitReader(pkg, m.Size))
+	}
+	if err == nil && n != m.Size {
+		err = fmt.Errorf("%d bytes of %d: %w", n, m.Size, io.ErrUnexpectedEOF)
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
