@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"warcdedup/atomicfile"
@@ -168,6 +169,9 @@ type PackageRewrite struct {
 	// wroteHere are the packages rebuild wrote and checked, by path: as
 	// trusted as Verified's while they are that version.
 	wroteHere map[string]os.FileInfo
+	// removing are the removals of the staged copies of packages written
+	// anew (removeStaged), which Discard waits for.
+	removing sync.WaitGroup
 }
 
 // ExternalPackage is a package outside the collection that holds
@@ -496,6 +500,7 @@ func (pr *PackageRewrite) Locations() map[string]string {
 
 // Discard removes the staged copies.
 func (pr *PackageRewrite) Discard() {
+	pr.removing.Wait()
 	for _, s := range pr.staged {
 		os.Remove(s.path)
 	}
@@ -627,6 +632,9 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 		}
 		res.Rebuilt++
 		res.Requires += len(reqs)
+		if rep.synced {
+			pr.removeStaged(pkg)
+		}
 		if rep.sha256 != nil {
 			sums[pkg] = wacz.RequirementOf(pr.paths[pkg], rep.sha256, rep.size, "")
 			pr.wrote(pkg, sums[pkg])
@@ -662,6 +670,28 @@ type rebuilt struct {
 	// info is the file as checked, after its rename; nil if the rename
 	// may not be on disk yet or the file is not seen as renamed.
 	info os.FileInfo
+	// synced: the rename is on disk (atomicfile.File.Commit without
+	// ErrNotSynced).
+	synced bool
+}
+
+// removeStaged removes the staged copies of pkg's members, on another
+// core while the next package is written (unlinking a large file takes
+// the kernel a while): once the package written anew around them is on
+// disk, under its name, nothing needs them (nor would Recover after a
+// crash: the package has their versions).
+func (pr *PackageRewrite) removeStaged(pkg string) {
+	var paths []string
+	for _, n := range pr.packages[pkg] {
+		paths = append(paths, pr.staged[n].path)
+	}
+	pr.removing.Add(1)
+	go func() {
+		defer pr.removing.Done()
+		for _, p := range paths {
+			os.Remove(p)
+		}
+	}()
 }
 
 // rebuild writes the package anew with its replaced members beside
@@ -754,6 +784,7 @@ func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, now tim
 	if err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
 		return nil, err
 	}
+	out.synced = err == nil
 	if now, serr := os.Stat(path); err == nil && serr == nil && os.SameFile(checked, now) && now.Size() == checked.Size() && now.ModTime().Equal(checked.ModTime()) {
 		out.info = now
 	}
