@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"warcdedup/atomicfile"
@@ -168,6 +169,9 @@ type PackageRewrite struct {
 	// wroteHere are the packages rebuild wrote and checked, by path: as
 	// trusted as Verified's while they are that version.
 	wroteHere map[string]os.FileInfo
+	// removing are the removals of the staged copies of packages written
+	// anew (removeStaged), which Discard waits for.
+	removing sync.WaitGroup
 }
 
 // ExternalPackage is a package outside the collection that holds
@@ -410,12 +414,21 @@ func (pr *PackageRewrite) stage(m PackageMember) (*stagedMember, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: staging %s for its rewrite: %w", m.Package, m.Member, err)
 	}
-	n, err := io.Copy(out, io.NewSectionReader(pkg, m.Offset, m.Size))
-	if err == nil && n != m.Size {
-		err = fmt.Errorf("%d bytes of %d: %w", n, m.Size, io.ErrUnexpectedEOF)
+	// Copied by the kernel (copy_file_range: *os.File.ReadFrom of a
+	// limited *os.File), not through this process's memory; not synced:
+	// a copy the rewrite has not replaced is never used after a crash
+	// (it is made again, and Recover takes only a copy that is the
+	// version the rewrite log names, which the rewrite synced before it
+	// replaced the copy).
+	n, err := pkg.Seek(m.Offset, io.SeekStart)
+	if err == nil && n != m.Offset {
+		err = fmt.Errorf("seek to %d: at %d", m.Offset, n)
 	}
 	if err == nil {
-		err = out.Sync()
+		n, err = io.Copy(out, io.LimitReader(pkg, m.Size))
+	}
+	if err == nil && n != m.Size {
+		err = fmt.Errorf("%d bytes of %d: %w", n, m.Size, io.ErrUnexpectedEOF)
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
@@ -487,6 +500,7 @@ func (pr *PackageRewrite) Locations() map[string]string {
 
 // Discard removes the staged copies.
 func (pr *PackageRewrite) Discard() {
+	pr.removing.Wait()
 	for _, s := range pr.staged {
 		os.Remove(s.path)
 	}
@@ -538,6 +552,16 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 			for _, b := range c {
 				inCycle[[2]string{a, b}] = true
 			}
+		}
+	}
+	// The packages a later rebuild names by hash: only their rebuild
+	// takes the SHA-256 of the whole file as it writes it (one that an
+	// earlier run's package requires is read for it, by
+	// RefreshRequirers, as is one required by a package written first).
+	requiredByHash := map[string]bool{}
+	for _, d := range deps {
+		if !inCycle[[2]string{d.Requirer, d.Required}] {
+			requiredByHash[d.Required] = true
 		}
 	}
 	// Each package's SHA-256 and size as it now is, for requires entries.
@@ -596,7 +620,10 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 			}
 			reqs = append(reqs, r)
 		}
-		rep, err := pr.rebuild(pkg, replaced[pkg], now, func(b *wacz.Rebuild) { b.Require = reqs })
+		rep, err := pr.rebuild(pkg, replaced[pkg], now, func(b *wacz.Rebuild) {
+			b.Require = reqs
+			b.NoPackageSHA256 = !requiredByHash[pkg]
+		})
 		if err != nil {
 			msg := fmt.Sprintf("%s: left as it was: %v", pkg, err)
 			res.Refused = append(res.Refused, msg)
@@ -605,8 +632,15 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 		}
 		res.Rebuilt++
 		res.Requires += len(reqs)
-		sums[pkg] = wacz.RequirementOf(pr.paths[pkg], rep.sha256, rep.size, "")
-		pr.wrote(pkg, sums[pkg])
+		if rep.synced {
+			pr.removeStaged(pkg)
+		}
+		if rep.sha256 != nil {
+			sums[pkg] = wacz.RequirementOf(pr.paths[pkg], rep.sha256, rep.size, "")
+			pr.wrote(pkg, sums[pkg])
+		} else {
+			delete(sums, pkg) // of the version replaced
+		}
 		rebuilt = append(rebuilt, pkg)
 		if rep.info != nil {
 			if res.Checked == nil {
@@ -628,14 +662,36 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 
 // rebuilt is a package written anew by rebuild.
 type rebuilt struct {
-	// sha256 and size are the new file's: its SHA-256 as it was written,
-	// the file read back by the check having the CRC-32 it was written
-	// with.
+	// sha256 and size are the new file's: its SHA-256 as it was written
+	// (nil if not taken: wacz.Rebuild.NoPackageSHA256), the file read
+	// back by the check having the CRC-32 it was written with.
 	sha256 []byte
 	size   int64
 	// info is the file as checked, after its rename; nil if the rename
 	// may not be on disk yet or the file is not seen as renamed.
 	info os.FileInfo
+	// synced: the rename is on disk (atomicfile.File.Commit without
+	// ErrNotSynced).
+	synced bool
+}
+
+// removeStaged removes the staged copies of pkg's members, on another
+// core while the next package is written (unlinking a large file takes
+// the kernel a while): once the package written anew around them is on
+// disk, under its name, nothing needs them (nor would Recover after a
+// crash: the package has their versions).
+func (pr *PackageRewrite) removeStaged(pkg string) {
+	var paths []string
+	for _, n := range pr.packages[pkg] {
+		paths = append(paths, pr.staged[n].path)
+	}
+	pr.removing.Add(1)
+	go func() {
+		defer pr.removing.Done()
+		for _, p := range paths {
+			os.Remove(p)
+		}
+	}()
 }
 
 // rebuild writes the package anew with its replaced members beside
@@ -728,6 +784,7 @@ func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, now tim
 	if err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
 		return nil, err
 	}
+	out.synced = err == nil
 	if now, serr := os.Stat(path); err == nil && serr == nil && os.SameFile(checked, now) && now.Size() == checked.Size() && now.ModTime().Equal(checked.ModTime()) {
 		out.info = now
 	}

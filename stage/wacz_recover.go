@@ -113,7 +113,8 @@ func (pr *PackageRewrite) Recover(pending []Pending, version func(name string) (
 			old.Close()
 		}
 		if err == nil && len(replace) > 0 {
-			if _, err = pr.rebuild(pkg, replace, now, func(*wacz.Rebuild) {}); err == nil {
+			// Its requires entries stay: no SHA-256 of it is needed.
+			if _, err = pr.rebuild(pkg, replace, now, func(b *wacz.Rebuild) { b.NoPackageSHA256 = true }); err == nil {
 				res.Rebuilt++
 			}
 		}

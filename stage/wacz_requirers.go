@@ -94,7 +94,11 @@ func (pr *PackageRewrite) RefreshRequirers(ctx context.Context, changed []string
 				pr.Messages.Error(errors.New(msg))
 				continue
 			}
-			pr.wrote(pkg, wacz.RequirementOf(pr.paths[pkg], rep.sha256, rep.size, ""))
+			if rep.sha256 != nil {
+				pr.wrote(pkg, wacz.RequirementOf(pr.paths[pkg], rep.sha256, rep.size, ""))
+			} else {
+				delete(pr.written, pkg)
+			}
 			refreshed[pkg]++
 			res.Rebuilt++
 			res.Requires += len(reqs)

@@ -84,7 +84,7 @@ func (pr *PackageRewrite) FinishUndo(ctx context.Context, now time.Time) (res Pa
 		}
 		back := false
 		if saved != nil {
-			_, err = pr.rebuild(pkg, replace, now, func(b *wacz.Rebuild) { b.Metadata, b.Times = saved, times })
+			_, err = pr.rebuild(pkg, replace, now, func(b *wacz.Rebuild) { b.Metadata, b.Times, b.NoPackageSHA256 = saved, times, true })
 			back = err == nil
 			if err != nil && !errors.Is(err, wacz.ErrHash) {
 				res.Refused = append(res.Refused, fmt.Sprintf("%s: left as it was: %v", pkg, err))
@@ -94,7 +94,7 @@ func (pr *PackageRewrite) FinishUndo(ctx context.Context, now time.Time) (res Pa
 		if !back {
 			unrequire, err := addedRequirements(pr.paths[pkg], saved)
 			if err == nil {
-				_, err = pr.rebuild(pkg, replace, now, func(b *wacz.Rebuild) { b.Unrequire = unrequire })
+				_, err = pr.rebuild(pkg, replace, now, func(b *wacz.Rebuild) { b.Unrequire, b.NoPackageSHA256 = unrequire, true })
 			}
 			if err != nil {
 				res.Refused = append(res.Refused, fmt.Sprintf("%s: left as it was: %v", pkg, err))
@@ -111,7 +111,8 @@ func (pr *PackageRewrite) FinishUndo(ctx context.Context, now time.Time) (res Pa
 		}
 	}
 	// The packages of the collection that require one given back by the
-	// hash it had deduplicated get its hash now (wacz_requirers.go).
+	// hash it had deduplicated get its hash now (wacz_requirers.go),
+	// which reads it: the rebuilds above do not take it as they write.
 	rr, err := pr.RefreshRequirers(ctx, rebuilt, now)
 	res.Rebuilt += rr.Rebuilt
 	res.Requires += rr.Requires

@@ -70,15 +70,16 @@ func BenchmarkRebuild(b *testing.B) {
 // BenchmarkRebuildChecked is a package's rewrite as a run does it
 // (stage.PackageRewrite): every WARC member replaced, the index written
 // fresh, the new package read back and checked, its CRC-32 as read back
-// equal to the one taken as it was written (with the SHA-256 the
-// packages that require it name). The check: "written", a run's (each
-// member's CRC-32 and size, datapackage.json against the SHA-256 taken
-// as written: CheckOptions.Written); "records", the checker that trusts
-// nothing of the writer (every member's SHA-256, the index made again
-// from the replaced members).
+// equal to the one taken as it was written. The check: "written", a
+// run's (each member's CRC-32 and size, datapackage.json against the
+// SHA-256 taken as written: CheckOptions.Written) of a package no other
+// requires; "written-required", of one another requires (the whole
+// file's SHA-256 taken as it is written, for its requires entry);
+// "records", the checker that trusts nothing of the writer (every
+// member's SHA-256, the index made again from the replaced members).
 func BenchmarkRebuildChecked(b *testing.B) {
 	p, repl, dir := benchPackage(b)
-	for _, check := range []string{"written", "records"} {
+	for _, check := range []string{"written", "written-required", "records"} {
 		b.Run(check, func(b *testing.B) {
 			b.SetBytes(p.Size)
 			start := cpuTime()
@@ -87,7 +88,7 @@ func BenchmarkRebuildChecked(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				res, err := (&Rebuild{Source: p, Replace: repl, FreshIndex: true, TempDir: dir}).Write(f)
+				res, err := (&Rebuild{Source: p, Replace: repl, FreshIndex: true, TempDir: dir, NoPackageSHA256: check == "written"}).Write(f)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -96,6 +97,9 @@ func BenchmarkRebuildChecked(b *testing.B) {
 					b.Fatal(err)
 				}
 				opt := CheckOptions{Written: res, TempDir: dir}
+				if (len(res.SHA256) == 32) != (check != "written") {
+					b.Fatalf("whole-file SHA-256 %x", res.SHA256)
+				}
 				if check == "records" {
 					opt = CheckOptions{Records: true, TempDir: dir, RecordsOf: func(m string) bool { _, ok := repl[m]; return ok }}
 				}
@@ -103,7 +107,7 @@ func BenchmarkRebuildChecked(b *testing.B) {
 				if err != nil || r.Err() != nil {
 					b.Fatal(err, r.Err())
 				}
-				if len(res.SHA256) != 32 || r.CRC32 != res.CRC32 {
+				if r.CRC32 != res.CRC32 {
 					b.Fatal("the new package does not read back as written")
 				}
 				f.Close()

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strings"
@@ -179,5 +180,47 @@ func TestCheckWritten(t *testing.T) {
 			}
 			wantKind(t, rep.Err(), c.kind, c.member)
 		})
+	}
+}
+
+// TestRebuildPackageSHA256 proves that a rebuild takes the whole file's
+// SHA-256 as it writes it when asked (the hash of the file on disk), and
+// that one without it (NoPackageSHA256) writes the same bytes with the
+// same CRC-32 and no SHA-256.
+func TestRebuildPackageSHA256(t *testing.T) {
+	dir := t.TempDir()
+	members := validMembers(t)
+	old, _ := packageOf(t, members)
+	warc := []byte(members[0].data)
+	offsets := responseOffsets(t, warc)
+	rw := revisitsOf(t, warc, "x.wacz#archive/data.warc.gz", offsets[1])
+	repl := map[string]Replacement{"archive/data.warc.gz": {Path: writeTemp(t, dir, "data.warc.gz", rw.data)}}
+	files := map[bool][]byte{}
+	for _, c := range []struct {
+		name    string
+		without bool
+	}{{"whole-file SHA-256 taken", false}, {"whole-file SHA-256 left out", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			name := fmt.Sprintf("new-%v.wacz", c.without)
+			_, res := rebuildTo(t, &Rebuild{Source: old, Replace: repl, FreshIndex: true, NoPackageSHA256: c.without}, dir, name)
+			b, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[c.without] = b
+			if res.CRC32 != crc32.ChecksumIEEE(b) || res.Size != int64(len(b)) {
+				t.Errorf("written as %d bytes, CRC-32 %08x; the file has %d, %08x", res.Size, res.CRC32, len(b), crc32.ChecksumIEEE(b))
+			}
+			want := sha256.Sum256(b)
+			switch {
+			case c.without && res.SHA256 != nil:
+				t.Errorf("SHA-256 %x taken though left out", res.SHA256)
+			case !c.without && !bytes.Equal(res.SHA256, want[:]):
+				t.Errorf("SHA-256 %x as written; the file's is %x", res.SHA256, want)
+			}
+		})
+	}
+	if !bytes.Equal(files[false], files[true]) {
+		t.Error("the two rebuilds wrote different bytes")
 	}
 }

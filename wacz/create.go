@@ -131,7 +131,7 @@ func Create(out outFile, opt CreateOptions) (*Result, error) {
 	}
 	blobs = append(blobs, blob{"pages/pages.jsonl", pages.Bytes()})
 
-	zw := newZipWriter(out)
+	zw := newZipWriter(out, true)
 	defer zw.sums()
 	res := &Result{}
 	resources := &node{kind: '['}

@@ -83,7 +83,7 @@ type testMember struct {
 func buildZip(t *testing.T, members []testMember) []byte {
 	t.Helper()
 	f := &memFile{}
-	z := newZipWriter(f)
+	z := newZipWriter(f, true)
 	for _, tm := range members {
 		m := &Member{Name: tm.name, Method: tm.method, Flags: tm.flags, CreatorVersion: 20, ReaderVersion: 20}
 		if err := z.writeBytes(m, []byte(tm.data)); err != nil {
@@ -164,7 +164,7 @@ func packageBytes(members []testMember) []byte {
 	dp := datapackageFor(members)
 	all := append(append([]testMember(nil), members...), testMember{name: DatapackageName, data: dp}, testMember{name: DigestName, data: digestFor(dp)})
 	f := &memFile{}
-	z := newZipWriter(f)
+	z := newZipWriter(f, true)
 	for _, tm := range all {
 		m := &Member{Name: tm.name, Method: tm.method, Flags: tm.flags, CreatorVersion: 20, ReaderVersion: 20}
 		if err := z.writeBytes(m, []byte(tm.data)); err != nil {

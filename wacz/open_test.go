@@ -282,7 +282,7 @@ func forceZIP64(t *testing.T, b []byte) []byte {
 // (as if that much came before), and the records are read back.
 func TestWriterZIP64(t *testing.T) {
 	f := &memFile{}
-	z := newZipWriter(f)
+	z := newZipWriter(f, true)
 	const base = 5 << 30
 	z.off = base
 	for _, name := range []string{"a.txt", "b.txt"} {

@@ -74,6 +74,11 @@ type Rebuild struct {
 	// TempDir holds the rebuilt index while the package is written (""
 	// is the system's).
 	TempDir string
+	// NoPackageSHA256 leaves out the whole file's SHA-256 (Result.SHA256
+	// nil): a second SHA-256 of every byte beside the new members' own,
+	// which only a package that another requires by hash needs (its
+	// requires entry), and whoever needs it can take by reading the file.
+	NoPackageSHA256 bool
 	// Times, if set, gives members written anew (by name) their MS-DOS
 	// time and date instead of Now's: an undo that puts Metadata back
 	// puts back the times the members had with it.
@@ -96,8 +101,9 @@ type Result struct {
 	// Datapackage and Digest are the metadata files written (Digest nil
 	// when the package has none).
 	Datapackage, Digest []byte
-	// Size is the new package's size, SHA256 and CRC32 its file's, as
-	// written (a check that reads it back finds the same CRC-32).
+	// Size is the new package's size, SHA256 (nil with NoPackageSHA256)
+	// and CRC32 its file's, as written (a check that reads it back finds
+	// the same CRC-32).
 	Size   int64
 	SHA256 []byte
 	CRC32  uint32
@@ -165,7 +171,7 @@ func (b *Rebuild) Write(out outFile) (*Result, error) {
 	if err := w.waitIndexUnlessFresh(); err != nil {
 		return nil, err
 	}
-	w.zw = newZipWriter(out)
+	w.zw = newZipWriter(out, !b.NoPackageSHA256)
 	defer w.zw.sums()
 	if err := w.writeMembers(); err != nil {
 		return nil, err

@@ -17,14 +17,15 @@ import (
 // back: every member's sizes and CRC-32 are known before its data (a file
 // stored is read for its CRC-32 first, storeFile), so each local header
 // carries them and no member has a data descriptor. The whole file's
-// SHA-256 (on another core) and CRC-32 are computed as it is written: a
-// rebuilt package is not read again for the hash its requirers name.
+// CRC-32 is computed as it is written, and its SHA-256 (on another core)
+// when asked for: a rebuilt package that another requires is not read
+// again for the hash its requirers name.
 // ZIP64 fields are written only where a size or offset needs them.
 type zipWriter struct {
 	w   *bufio.Writer
 	off int64
 	dir []*Member
-	sum *asyncHash  // of the whole file
+	sum *asyncHash  // of the whole file; nil if not asked for
 	crc hash.Hash32 // of the whole file
 }
 
@@ -34,9 +35,16 @@ type outFile interface {
 	io.WriterAt
 }
 
-func newZipWriter(f outFile) *zipWriter {
-	z := &zipWriter{sum: newAsyncHash(), crc: crc32.NewIEEE()}
-	z.w = bufio.NewWriterSize(io.MultiWriter(f, z.crc, z.sum), copyBufferSize)
+// newZipWriter writes a ZIP file to f, taking its SHA-256 too if
+// wholeSHA256.
+func newZipWriter(f outFile, wholeSHA256 bool) *zipWriter {
+	z := &zipWriter{crc: crc32.NewIEEE()}
+	if wholeSHA256 {
+		z.sum = newAsyncHash()
+		z.w = bufio.NewWriterSize(io.MultiWriter(f, z.crc, z.sum), copyBufferSize)
+	} else {
+		z.w = bufio.NewWriterSize(io.MultiWriter(f, z.crc), copyBufferSize)
+	}
 	return z
 }
 
@@ -45,10 +53,13 @@ func newZipWriter(f outFile) *zipWriter {
 // get few, large chunks.
 const copyBufferSize = 1 << 20
 
-// sums are the SHA-256 and CRC-32 of what was written; the writer takes
-// no more writes after it (a deferred call ends the hashing goroutine of a
-// write that failed).
+// sums are the SHA-256 (nil if not asked for) and CRC-32 of what was
+// written; the writer takes no more writes after it (a deferred call ends
+// the hashing goroutine of a write that failed).
 func (z *zipWriter) sums() ([]byte, uint32) {
+	if z.sum == nil {
+		return nil, z.crc.Sum32()
+	}
 	return z.sum.Sum(), z.crc.Sum32()
 }
 
