@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"warcdedup/atomicfile"
 )
 
 // The crash tests run this test binary as the process that commits: with
@@ -289,4 +290,27 @@ func TestCommitKilledAtEachStep(t *testing.T) {
 		c.check(t, dir, names, i)
 	}
 	t.Logf("killed at each of %d steps: %s", len(names), strings.Join(names, ", "))
+}
+
+// TestCommitClearsTemporaryCurrent: a commit killed between writing CURRENT's
+// temporary file and renaming it leaves that file (TestCommitKilled hits
+// the window now and then); the next commit removes it.
+func TestCommitClearsTemporaryCurrent(t *testing.T) {
+	work := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "index")
+	jan := originals(t, work, "jan", digestOf('A', 1), digestOf('B', 2))
+	if _, err := Commit(dir, Change{Add: &Crawl{Name: "jan"}, Originals: jan}); err != nil {
+		t.Fatal(err)
+	}
+	left := filepath.Join(dir, atomicfile.TempPrefix+currentFile+"-1143199639")
+	if err := os.WriteFile(left, []byte("2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	feb := originals(t, work, "feb", digestOf('C', 3))
+	if _, err := Commit(dir, Change{Add: &Crawl{Name: "feb"}, Originals: feb}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Errorf("%s left after the next commit (stat: %v)", filepath.Base(left), err)
+	}
 }

@@ -529,10 +529,13 @@ func highestGeneration(dir string) (int, error) {
 }
 
 // cleanup removes what interrupted commits left (temporary generation
-// directories) and the generations older than oldest, the generation that
+// directories, a temporary CURRENT) and the generations older than oldest, the generation that
 // was current when the lock was taken: a run that opened it before may
 // still read it. The lock must be held.
 func cleanup(dir string, oldest int) {
+	// CURRENT is written under the lock only: a temporary file of it is
+	// one a killed commit left between writing and renaming it.
+	atomicfile.RemoveLeftovers(filepath.Join(dir, currentFile))
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
