@@ -100,12 +100,17 @@ func (r *run) tally(ctx context.Context, ar *accountReading) (*stage.Tally, erro
 	if r.compareOnce() {
 		// The revisits of the second rewrite, at the hash stage's offsets
 		// (stage.CollideBack), with the first's.
-		both := r.wd.File(workdir.TmpDir + "/saved-both.tsv")
-		if err := r.sorter().Merge(ctx, manifest.ByFile.Command, []string{a.Saved, r.wd.File(workdir.SavedCollisionsFile)}, both); err != nil {
-			return nil, err
+		// (None written, as where no collision was rewritten: saved.tsv
+		// is both.)
+		second := r.wd.File(workdir.SavedCollisionsFile)
+		if fi, err := os.Stat(second); err != nil || fi.Size() > 0 {
+			both := r.wd.File(workdir.TmpDir + "/saved-both.tsv")
+			if err := r.sorter().Merge(ctx, manifest.ByFile.Command, []string{a.Saved, second}, both); err != nil {
+				return nil, err
+			}
+			defer os.Remove(both)
+			a.Saved = both
 		}
-		defer os.Remove(both)
-		a.Saved = both
 		c := &r.rewroteCollisions.Stats
 		st := a.Rewrote.Stats
 		st.Revisits += c.Revisits
