@@ -38,8 +38,8 @@ type Verify struct {
 // when it is 0): the manifests of a collection of some 10^5 records,
 // about a GB, are then compared without a sort process, a compressed
 // temporary file or a pipe (those of the bench collection, 30,000
-// records: 0.9 s of wall time of verify). Its seven files hold at most
-// 7 x 16 MiB; a larger comparison goes through the system sort as
+// records: 0.9 s of wall time of verify). Its eight files hold at most
+// 8 x 16 MiB; a larger comparison goes through the system sort as
 // before, in the same order (syssort.Sorter.InMemory).
 const VerifyInMemory = 16 << 20
 
