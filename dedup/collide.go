@@ -121,11 +121,8 @@ func (r *run) rewriteCollisions(ctx context.Context) (string, error) {
 	defer os.Remove(raw)
 	back := stage.CollideBack{Origins: r.wd.File(workdir.CollideOrigins), Collide: r.wd.File(workdir.CollideFile),
 		SavedNow: raw, Saved: r.wd.File(workdir.SavedCollisionsFile), Numbered: r.wd.File(workdir.NumberedFile),
-		Sorter: r.sorter()}
+		ByFile: r.wd.File(workdir.ByFileFile), Sorter: r.sorter()}
 	if err := back.Run(ctx); err != nil {
-		return "", err
-	}
-	if err := r.sortFile(ctx, workdir.NumberedFile, workdir.ByFileFile, manifest.ByFile.Command); err != nil {
 		return "", err
 	}
 	if err := r.keepRewroteCollisions(res); err != nil {

@@ -95,6 +95,9 @@ const stageRewriteStarted = "rewrite started"
 // (its parameters and the stages done, state.json) outlives it: a run
 // resumes what an earlier one of the same job left unfinished.
 type run struct {
+	// ahead is the account's reading of the work files, started while
+	// verify runs (readAhead), for the account stage to finish.
+	ahead  *accountReading
 	opt    Options
 	wd     *workdir.Dir
 	state  *State
@@ -162,6 +165,9 @@ func Run(ctx context.Context, opt Options) (*stage.Result, error) {
 		return nil, err
 	}
 	err = r.runSteps(ctx)
+	// A run stopped after verify, before its account: the account's
+	// reading started with verify ends before the run does.
+	r.stopAhead()
 	r.finish(err)
 	return &stage.Result{Report: r.rep, WorkDir: r.wd.Path, RunDir: r.runDir}, err
 }
@@ -937,13 +943,18 @@ func (r *run) verify(ctx context.Context) (string, error) {
 		defer f.Close()
 		v.External = manifest.NewReader(f, name)
 	}
+	// The account reads its work files meanwhile (its own inputs are
+	// ready): verify holds one core most of its time.
+	r.readAhead(ctx)
 	st, err := v.Run(ctx)
 	show.End(err, "")
 	if err != nil {
+		r.stopAhead()
 		return "", err
 	}
 	r.verified = st
 	if err := workdir.WriteJSON(r.wd.File(verifyStats), st); err != nil {
+		r.stopAhead()
 		return "", err
 	}
 	return stage.VerifyNote(st), nil

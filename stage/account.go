@@ -57,15 +57,37 @@ type Account struct {
 
 // Run fills the report and writes deps.tsv.
 func (a *Account) Run(ctx context.Context) error {
+	t, err := a.Tally(ctx)
+	if err != nil {
+		return err
+	}
+	t.Fill(a.Verified)
+	return nil
+}
+
+// Tally reads the stages' work files and writes deps.tsv: all of the
+// account but its report, which Fill writes. It reads nothing of the
+// verification, so that a job may run it while it verifies; it writes
+// nothing of the Report.
+func (a *Account) Tally(ctx context.Context) (*Tally, error) {
 	t := newTally(a)
 	if err := t.records(); err != nil {
-		return err
+		return nil, err
 	}
 	if err := t.classes(ctx); err != nil {
-		return err
+		return nil, err
 	}
-	t.fill()
-	return nil
+	return &Tally{t: t}, nil
+}
+
+// Tally is what an Account read, to be written into its report.
+type Tally struct{ t *tally }
+
+// Fill writes the account into its Report, with the figures of the
+// verification.
+func (t *Tally) Fill(verified verify.Stats) {
+	t.t.acc.Verified = verified
+	t.t.fill()
 }
 
 // Note says what the account found, for the report's stage.
@@ -84,6 +106,9 @@ type tally struct {
 	apart                   report.Reason // copy 1 of a class beyond a digest's first
 	refusedFiles            map[string]bool
 	largest                 *report.Largest
+	// totals are the record counts records adds up, into the report's
+	// Totals once filled.
+	totals report.Totals
 }
 
 func newTally(acc *Account) *tally {
@@ -118,7 +143,7 @@ func (a *tally) records() error {
 	}
 	defer saved.Close()
 	in := manifest.NewReader(numbered, a.acc.ByFile)
-	t := &a.rep.Totals
+	t := &a.totals
 	for {
 		l, err := in.Next()
 		if err == io.EOF {
@@ -398,6 +423,15 @@ func WriteFixity(logName string, from int64, out string) (int64, error) {
 func (a *tally) fill() {
 	acc, rep := a.acc, a.rep
 	t := &rep.Totals
+	c := &a.totals
+	t.Revisits += c.Revisits
+	t.Records += c.Records
+	t.RecordBytes += c.RecordBytes
+	t.Duplicates += c.Duplicates
+	t.DuplicateBytes += c.DuplicateBytes
+	t.RevisitsWritten += c.RevisitsWritten
+	t.RevisitedBytes += c.RevisitedBytes
+	t.BytesSaved += c.BytesSaved
 	t.Files = acc.Hashed.Stats.Files + acc.Hashed.Stats.FilesFailed
 	t.FilesInProgress = acc.FilesInProgress
 	t.StoredBytes = acc.Hashed.Stats.Bytes

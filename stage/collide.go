@@ -281,10 +281,18 @@ func (c *Collide) gather(apartName string, out io.Writer, res *CollideResult) (m
 // Either half may be left out (SavedNow or Numbered ""): a cluster job
 // carries each host's revisits back on its host, the numbering in its
 // account.
+//
+// A numbering that changes no line of Numbered (the collisions stage
+// numbered each line again as the first numbering had) leaves Numbered
+// and ByFile as they are: the same lines sort to the same files.
 type CollideBack struct {
 	Origins, Collide, SavedNow string
 	Saved, Numbered            string
-	Sorter                     syssort.Sorter
+	// ByFile, if not "", is Numbered on file, written anew with it. It
+	// is written before Numbered, so that a run killed between the two
+	// finds Numbered numbered as before and writes both again.
+	ByFile string
+	Sorter syssort.Sorter
 }
 
 // origin is a line of CollideOrigins: where the hash stage found the
@@ -501,6 +509,14 @@ func (b *CollideBack) numbered(ctx context.Context, lines map[lineAt]renumbered,
 	bw := bufio.NewWriter(out)
 	var buf []byte
 	var group []manifest.Line // the lines of a digest renumbered
+	// was is each renumbered line's numbering as read; changed is set
+	// once a line is written numbered otherwise.
+	type numbering struct {
+		class, copy     int
+		refURI, refDate string
+	}
+	was := map[lineAt]numbering{}
+	changed := false
 	flush := func() {
 		// The classes in the order the comparing resolve founds them:
 		// by their first line on date, file and offset.
@@ -536,10 +552,15 @@ func (b *CollideBack) numbered(ctx context.Context, lines map[lineAt]renumbered,
 			}
 		}
 		for i := range group {
-			buf = group[i].Append(buf[:0])
+			l := &group[i]
+			if w := was[lineAt{l.File, l.Offset}]; w != (numbering{l.Class, l.Copy, l.RefURI, l.RefDate}) {
+				changed = true
+			}
+			buf = l.Append(buf[:0])
 			bw.Write(buf)
 		}
 		group = group[:0]
+		clear(was)
 	}
 	for {
 		l, err := in.Next()
@@ -553,7 +574,11 @@ func (b *CollideBack) numbered(ctx context.Context, lines map[lineAt]renumbered,
 		if len(group) > 0 && l.Digest != group[0].Digest {
 			flush()
 		}
-		if n, ok := lines[lineAt{l.File, l.Offset}]; ok && !l.IsRevisit() {
+		at := lineAt{l.File, l.Offset}
+		if digests[l.Digest] {
+			was[at] = numbering{l.Class, l.Copy, l.RefURI, l.RefDate}
+		}
+		if n, ok := lines[at]; ok && !l.IsRevisit() {
 			l.Class, l.Copy, l.RefURI, l.RefDate = n.ext, n.copy, n.refURI, n.refDate
 		}
 		if digests[l.Digest] {
@@ -570,6 +595,14 @@ func (b *CollideBack) numbered(ctx context.Context, lines map[lineAt]renumbered,
 	}
 	if err := out.Close(); err != nil {
 		return err
+	}
+	if !changed {
+		return nil
+	}
+	if b.ByFile != "" {
+		if err := b.Sorter.Sort(ctx, manifest.ByFile.Command, []string{tmp}, b.ByFile); err != nil {
+			return err
+		}
 	}
 	return b.Sorter.Sort(ctx, manifest.ByDigest.Command, []string{tmp}, b.Numbered)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,9 +38,13 @@ func TestCollideStaleOriginal(t *testing.T) {
 		origFile string // where the first numbering says the original is
 		stale    int64
 		want     []string // uri copy ref of the lines kept apart, in the job's numbering
+		// renumbered: the numbering changes lines of the numbered
+		// manifest, written anew with its copy on file; else both are
+		// left as they are.
+		renumbered bool
 	}{
-		{"original gone", "gone.warc", 1, []string{"http://d1.example/ 1 -", "http://d2.example/ 2 http://d1.example/"}},
-		{"original there", "c.warc", 0, []string{"http://d1.example/ 2 http://o.example/", "http://d2.example/ 3 http://o.example/"}},
+		{"original gone", "gone.warc", 1, []string{"http://d1.example/ 1 -", "http://d2.example/ 2 http://d1.example/"}, true},
+		{"original there", "c.warc", 0, []string{"http://d1.example/ 2 http://o.example/", "http://d2.example/ 3 http://o.example/"}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -82,10 +87,22 @@ func TestCollideStaleOriginal(t *testing.T) {
 			if res.Stats.Stale != tc.stale || res.Apart != 2 || res.Digests != 1 {
 				t.Errorf("stale %d, apart %d, digests %d; want %d stale, 2 apart, 1 digest", res.Stats.Stale, res.Apart, res.Digests, tc.stale)
 			}
-			back := CollideBack{Origins: c.Origins, Collide: c.Out, SavedNow: savedNow, Saved: filepath.Join(dir, "saved-collisions.tsv"), Numbered: numbered, Sorter: sorter}
+			byFile := filepath.Join(dir, "by-file.manifest")
+			back := CollideBack{Origins: c.Origins, Collide: c.Out, SavedNow: savedNow, Saved: filepath.Join(dir, "saved-collisions.tsv"), Numbered: numbered, ByFile: byFile, Sorter: sorter}
 			for range 2 { // a second time over its own output: the same
+				before, _ := os.ReadFile(numbered)
 				if err := back.Run(context.Background()); err != nil {
 					t.Fatal(err)
+				}
+				after, _ := os.ReadFile(numbered)
+				onFile, err := os.ReadFile(byFile)
+				switch {
+				case !tc.renumbered && (err == nil || string(after) != string(before)):
+					t.Errorf("numbered again as before: the numbered manifest changed or its copy on file was written (%v)", err)
+				case tc.renumbered && err != nil:
+					t.Errorf("renumbered: the copy on file: %v", err)
+				case tc.renumbered && !sameLines(string(onFile), string(after)):
+					t.Errorf("renumbered: the copy on file\n%s\nis not the numbered manifest\n%s", onFile, after)
 				}
 				var got []string
 				if err := EachLine(numbered, func(l *manifest.Line) error {
@@ -102,4 +119,12 @@ func TestCollideStaleOriginal(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sameLines reports whether a and b hold the same lines, in any order.
+func sameLines(a, b string) bool {
+	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
+	slices.Sort(la)
+	slices.Sort(lb)
+	return slices.Equal(la, lb)
 }

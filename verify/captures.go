@@ -12,7 +12,7 @@ import (
 // each after-revisit of its capture left, the candidates that may stand
 // for it (judged by the passes after this one).
 func (c *comparison) joinCaptures() error {
-	in, err := c.sort.Sorted(c.ctx, c.captures)
+	in, err := c.sort.Sorted(c.ctx, c.captures, c.capturesBefore)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 )
 
@@ -22,24 +23,28 @@ const (
 	sideBefore   = "b"
 )
 
-// read writes the lines of the manifests to the files of the first join,
-// the after-manifest first (its errors are found first, as when it was
-// held in memory), then the external records, then the before-manifest.
+// read writes the lines of the manifests to the files of the first join:
+// the after-manifest's and the external records' on one core, the
+// before-manifest's on another, each to files of its own (parsing them is
+// most of the comparison's time). The after-manifest's errors are
+// reported first (as when it was held in memory), then the external
+// records', then the before-manifest's.
 func (c *comparison) read(before, after, external *manifest.Reader) error {
 	after.RequireFields(6, 7, 10)
-	if err := c.readManifest(after, sideAfter, &c.st.After); err != nil {
-		return err
-	}
-	if external != nil {
-		if err := c.readExternal(external); err != nil {
-			return err
-		}
-	}
 	before.RequireFields(6, 7, 10)
-	return c.readManifest(before, sideBefore, &c.st.Before)
+	beforeDone := make(chan error, 1)
+	go func() { beforeDone <- c.readManifest(before, sideBefore, c.capturesBefore, &c.st.Before) }()
+	err := c.readManifest(after, sideAfter, c.captures, &c.st.After)
+	if err == nil && external != nil {
+		err = c.readExternal(external)
+	}
+	if berr := <-beforeDone; err == nil {
+		err = berr
+	}
+	return err
 }
 
-func (c *comparison) readManifest(r *manifest.Reader, side string, count *int64) error {
+func (c *comparison) readManifest(r *manifest.Reader, side string, out *syssort.File, count *int64) error {
 	var b line
 	for {
 		l, err := r.Next()
@@ -67,7 +72,7 @@ func (c *comparison) readManifest(r *manifest.Reader, side string, count *int64)
 			}
 			b.str(l.File).num(l.Offset)
 		}
-		if err := b.to(c.captures); err != nil {
+		if err := b.to(out); err != nil {
 			return err
 		}
 	}

@@ -101,13 +101,15 @@ type comparison struct {
 	violation func(string)
 	st        Stats
 
-	captures   *syssort.File // both manifests' lines, for the join by capture
-	digests    *syssort.File // class facts and pairs, for the join by digest
-	refs       *syssort.File // after-responses, after-revisits, external records
-	pending    *syssort.File // the before-responses not present as themselves
-	queries    *syssort.File // what is asked of a Refers-To target
-	choices    *syssort.File // each candidate revisit of a before-response, judged
-	violations *syssort.File // numbered, to be reported in order
+	// both manifests' lines, for the join by capture: the after-manifest's
+	// and the before-manifest's, read at the same time
+	captures, capturesBefore *syssort.File
+	digests                  *syssort.File // class facts and pairs, for the join by digest
+	refs                     *syssort.File // after-responses, after-revisits, external records
+	pending                  *syssort.File // the before-responses not present as themselves
+	queries                  *syssort.File // what is asked of a Refers-To target
+	choices                  *syssort.File // each candidate revisit of a before-response, judged
+	violations               *syssort.File // numbered, to be reported in order
 
 	// star is set when a Refers-To date is "*": the targets are then
 	// also written under that date, to be found by URI alone.
@@ -119,8 +121,8 @@ type comparison struct {
 }
 
 func (c *comparison) run(before, after, external *manifest.Reader) error {
-	files := []**syssort.File{&c.captures, &c.digests, &c.refs, &c.pending, &c.queries, &c.choices, &c.violations}
-	names := []string{"verify-captures", "verify-digests", "verify-refs", "verify-pending", "verify-queries", "verify-choices", "verify-violations"}
+	files := []**syssort.File{&c.captures, &c.capturesBefore, &c.digests, &c.refs, &c.pending, &c.queries, &c.choices, &c.violations}
+	names := []string{"verify-captures", "verify-captures-before", "verify-digests", "verify-refs", "verify-pending", "verify-queries", "verify-choices", "verify-violations"}
 	for i, f := range files {
 		var err error
 		if *f, err = c.sort.Create(names[i]); err != nil {
@@ -146,7 +148,7 @@ func (c *comparison) run(before, after, external *manifest.Reader) error {
 }
 
 func (c *comparison) remove() {
-	for _, f := range []*syssort.File{c.captures, c.digests, c.refs, c.pending, c.queries, c.choices, c.violations} {
+	for _, f := range []*syssort.File{c.captures, c.capturesBefore, c.digests, c.refs, c.pending, c.queries, c.choices, c.violations} {
 		f.Remove()
 	}
 }

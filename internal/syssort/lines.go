@@ -295,8 +295,17 @@ func (s Sorter) sortInMemory(inputs []*File) ([][]byte, bool, error) {
 			data = data[i+1:]
 		}
 	}
-	slices.SortFunc(lines, bytes.Compare)
+	slices.SortFunc(lines, compareLines)
 	return lines, true, nil
+}
+
+// compareLines orders two lines, each with its line feed, as sort(1)
+// does with LC_ALL=C and no keys: their bytes without the line feed
+// compared one by one, a line before the longer ones it begins. (With
+// the line feeds compared, a line would sort after a longer one it
+// begins whose next byte is below '\n', a tab or a control byte.)
+func compareLines(a, b []byte) int {
+	return bytes.Compare(a[:len(a)-1], b[:len(b)-1])
 }
 
 // readFile reads a File's lines on disk whole, compressed or not.

@@ -178,3 +178,37 @@ func TestNum(t *testing.T) {
 		t.Error("a short number reads")
 	}
 }
+
+// TestInMemoryOrderIsSorts proves that lines sorted in memory come back in
+// the order the system sort gives them, lines holding bytes below the
+// line feed included (a tab, a control byte), which sort puts after the
+// shorter lines they begin.
+func TestInMemoryOrderIsSorts(t *testing.T) {
+	lines := []string{"a\tb", "a", "a b", "a\x01", "", "ab", "a\t", "b\x00c", "b"}
+	sorted := func(inMemory int) []string {
+		o := Sorter{TempDir: t.TempDir(), InMemory: inMemory}
+		f, _ := o.Create("test")
+		for _, l := range lines {
+			if err := f.Line([]byte(l)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		defer f.Remove()
+		l, err := o.Sorted(context.Background(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for l.Next() {
+			got = append(got, string(l.Bytes()))
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	mem, sys := sorted(1<<20), sorted(-1)
+	if !slices.Equal(mem, sys) {
+		t.Fatalf("in memory %q, the system sort %q", mem, sys)
+	}
+}
