@@ -35,13 +35,15 @@ type Verify struct {
 
 // VerifyInMemory is the size up to which each of the comparison's
 // temporary files stays in memory and is sorted there (Sort.InMemory,
-// when it is 0): the manifests of a collection of some 10^5 records,
-// about a GB, are then compared without a sort process, a compressed
-// temporary file or a pipe (those of the bench collection, 30,000
-// records: 0.9 s of wall time of verify). Its eight files hold at most
-// 8 x 16 MiB; a larger comparison goes through the system sort as
-// before, in the same order (syssort.Sorter.InMemory).
-const VerifyInMemory = 16 << 20
+// when it is 0): the manifests of a collection of some 5 x 10^4
+// records, about a GB, are then compared without a sort process, a
+// compressed temporary file or a pipe (those of the bench collection,
+// 30,000 records, 4.2 MB a manifest: 0.9 s of wall time of verify). Its
+// eight files hold at most 8 x 8 MiB, so that verify stays well under
+// the rewrite's peak (130 MB at 10^6 records, issue 22's 150 MB a
+// process); a larger comparison goes through the system sort as before,
+// in the same order (syssort.Sorter.InMemory).
+const VerifyInMemory = 8 << 20
 
 // Run verifies, stopped when ctx is done.
 func (v *Verify) Run(ctx context.Context) (verify.Stats, error) {
