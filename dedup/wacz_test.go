@@ -303,21 +303,7 @@ func TestRunWACZRefused(t *testing.T) {
 	signPackage(t, filepath.Join(dir, "crawl-1-1.wacz"), filepath.Join(dir, "signed-copy.wacz"))
 	// A byte of a WARC member changed: its hash no longer matches.
 	damaged := filepath.Join(dir, "crawl-0-1.wacz")
-	p, err := wacz.Open(damaged)
-	if err != nil {
-		t.Fatal(err)
-	}
-	at := p.WARCs()[0].DataOffset + 100
-	p.Close()
-	f, err := os.OpenFile(damaged, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 1)
-	f.ReadAt(b, at)
-	b[0] ^= 0xff
-	f.WriteAt(b, at)
-	f.Close()
+	flipMemberByte(t, damaged, 0, 100)
 	before := hashTree(t, dir)
 
 	wd := filepath.Join(t.TempDir(), "work")
@@ -749,21 +735,7 @@ func describePackage(t *testing.T, path, description string) {
 func TestWACZMembersComparedWithoutSums(t *testing.T) {
 	dir, _ := generatedWACZ(t, false)
 	damaged := filepath.Join(dir, "crawl-1-0.wacz")
-	p, err := wacz.Open(damaged)
-	if err != nil {
-		t.Fatal(err)
-	}
-	at := p.WARCs()[1].DataOffset + 300
-	p.Close()
-	f, err := os.OpenFile(damaged, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 1)
-	f.ReadAt(b, at)
-	b[0] ^= 0xff
-	f.WriteAt(b, at)
-	f.Close()
+	flipMemberByte(t, damaged, 1, 300)
 
 	w := newWACZPackages(false)
 	w.begin()
@@ -784,5 +756,31 @@ func TestWACZMembersComparedWithoutSums(t *testing.T) {
 		if !v.members || (v.err != nil) != (path == damaged) {
 			t.Errorf("%s: verdict %+v", path, v)
 		}
+	}
+}
+
+// flipMemberByte inverts the byte at off in the data of the package's
+// WARC member i, in place: the package stays a valid ZIP whose member no
+// longer has the hash datapackage.json gives it.
+func flipMemberByte(t *testing.T, pkg string, i int, off int64) {
+	t.Helper()
+	p, err := wacz.Open(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := p.WARCs()[i].DataOffset + off
+	p.Close()
+	f, err := os.OpenFile(pkg, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, at); err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= 0xff
+	if _, err := f.WriteAt(b, at); err != nil {
+		t.Fatal(err)
 	}
 }
