@@ -148,11 +148,11 @@ func (k *task) results() (*results, error) {
 	}
 	if m := k.stepMarkers(kindCollide); len(m) == 1 {
 		r.collided = m[0].Collide
-		// Lines the collisions task found stale (a record it could not
-		// read, a storage host down) are left out as resolve's are: the
-		// exit status and the report say so.
-		r.resolved.Stats.Stale += r.collided.Stats.Stale
-		r.resolved.Stale = appendFirst(r.resolved.Stale, r.collided.Stale, stage.KeepFirst)
+		// Lines the collisions task found stale are left out as
+		// resolve's are: the exit status and the report say so.
+		if r.collided != nil {
+			r.resolved = r.resolved.WithCollided(&r.collided.CollideResult)
+		}
 	}
 	for _, m := range k.stepMarkers(kindHashAgain) {
 		r.again.Add(m.After)

@@ -82,6 +82,19 @@ func (c *CollideResult) Note() string {
 		progress.Count(c.Apart), progress.Count(c.Digests), progress.Count(c.Stats.Collisions), progress.Count(c.Stats.Split), progress.Count(c.Stats.Stale))
 }
 
+// WithCollided returns the resolution's result with the stale lines the
+// collisions stage left out added (a record it could not read, a storage
+// host down): the job's stale lines, as its report counts them and its
+// exit reasons give them, in warcdedup run and warcdedup cluster alike.
+func (r ResolveResult) WithCollided(c *CollideResult) ResolveResult {
+	if c == nil || c.Stats.Stale == 0 {
+		return r
+	}
+	r.Stats.Stale += c.Stats.Stale
+	r.Stale = append(r.Stale[:len(r.Stale):len(r.Stale)], c.Stale[:min(len(c.Stale), max(0, KeepFirst-len(r.Stale)))]...)
+	return r
+}
+
 // Run resolves the digests again.
 func (c *Collide) Run(ctx context.Context) (CollideResult, error) {
 	var res CollideResult
