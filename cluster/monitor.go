@@ -442,12 +442,10 @@ func (m *monitor) follow(ctx context.Context) (*stage.Result, error) {
 			}
 			return m.result()
 		}
-		select {
-		case <-ctx.Done():
+		if err := m.pause(ctx, wait); err != nil {
 			m.endStage("")
 			m.saveState()
-			return nil, fmt.Errorf("%w: %s", ctx.Err(), m.submitted("the same command follows them again"))
-		case <-time.After(wait):
+			return nil, fmt.Errorf("%w: %s", err, m.submitted("the same command follows them again"))
 		}
 	}
 }
@@ -584,6 +582,49 @@ func (m *monitor) decideCollisions() error {
 	m.collisions = collisionsNone
 	m.show.Print("warcdedup: the rewrites kept no duplicate apart: no collisions to resolve, their steps not submitted")
 	return nil
+}
+
+// pause waits until the next look at the jobs, at most d, or until ctx
+// ends. While the collisions steps wait for every rewrite to be done
+// (decideCollisions), it looks at the rewrites' result files (no Slurm
+// command) every tenth of a second and ends as soon as they are all
+// there, so that the steps after the rewrites are submitted without
+// waiting out the poll.
+func (m *monitor) pause(ctx context.Context, d time.Duration) error {
+	end := time.After(d)
+	var tick <-chan time.Time
+	if m.collisions == collisionsUnknown {
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-end:
+			return nil
+		case <-tick:
+			if m.rewritesDone() {
+				return nil
+			}
+		}
+	}
+}
+
+// rewritesDone reports whether every rewrite has its result.
+func (m *monitor) rewritesDone() bool {
+	for _, s := range m.plan.Steps {
+		if s.Kind != kindRewrite {
+			continue
+		}
+		for i := range s.Tasks {
+			if !m.isDone(s.Name, i) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // held reports, for each step, whether its tasks wait to be submitted:

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -396,5 +397,40 @@ func TestMonitorCollisionsOnlyWhenApart(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestMonitorPauseEndsWithTheRewrites proves that the monitor's wait
+// between looks ends as soon as the last rewrite has its result while
+// the collisions steps wait for that, instead of waiting out the poll,
+// and waits the whole poll otherwise.
+func TestMonitorPauseEndsWithTheRewrites(t *testing.T) {
+	dir := t.TempDir()
+	fake := newFakeSlurm(workDir(dir), func(string, int, int) (string, int) { return "COMPLETED", 0 })
+	opt := Options{WorkDir: dir, TaskRetries: 2, Scheduler: fake,
+		Params:   Params{Hosts: []Host{{Name: "a", Root: "/a", URL: "http://a"}, {Name: "b", Root: "/b", URL: "http://b"}}, Ranges: 1, Algorithm: "sha1", Policy: "replay"},
+		Settings: Settings{Binary: "/usr/bin/warcdedup"}}
+	m, err := newMonitor(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.close()
+	start := time.Now()
+	if err := m.pause(context.Background(), 300*time.Millisecond); err != nil || time.Since(start) < 300*time.Millisecond {
+		t.Errorf("rewrites not done: the pause ended after %v (%v), want the whole 300ms", time.Since(start), err)
+	}
+	for _, s := range []string{"rewrite@a", "rewrite@b"} {
+		workdir.WriteJSON(m.wd.taskFile(s, 0, ".json"), Marker{Job: m.spec.ID, Step: s, Rewrite: &RewriteResult{}})
+	}
+	start = time.Now()
+	if err := m.pause(context.Background(), time.Minute); err != nil || time.Since(start) > 10*time.Second {
+		t.Errorf("rewrites done: the pause ended after %v (%v), want at once", time.Since(start), err)
+	}
+	if err := m.decideCollisions(); err != nil || m.collisions != collisionsNone {
+		t.Fatalf("decided %v (%v), want no collisions", m.collisions, err)
+	}
+	start = time.Now()
+	if err := m.pause(context.Background(), 300*time.Millisecond); err != nil || time.Since(start) < 300*time.Millisecond {
+		t.Errorf("decided: the pause ended after %v (%v), want the whole 300ms", time.Since(start), err)
 	}
 }
