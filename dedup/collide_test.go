@@ -174,6 +174,15 @@ func TestEachDuplicateComparedOnce(t *testing.T) {
 			if n := r.Report.Totals.RevisitsWritten; n != 3 {
 				t.Errorf("%d revisits written, want 3", n)
 			}
+			// The report says why b is served apart from a: the
+			// collision the collisions stage found, or the policy.
+			why, says := r.Report.ServedApartWhy, "under the replay policy"
+			if strings.Contains(tc.name, "collision") {
+				says = "hash collision"
+			}
+			if !strings.Contains(why, says) {
+				t.Errorf("served apart because %q, want it to say %q", why, says)
+			}
 		})
 	}
 }
