@@ -135,6 +135,9 @@ func (k *task) results() (*results, error) {
 	}
 	// The rewrite of the collisions, as run's account adds it.
 	for _, m := range k.stepMarkers(kindRewriteCollisions) {
+		if m.Rewrite == nil {
+			continue // not needed (Marker.NotNeeded)
+		}
 		c, st := &m.Rewrite.Stats, &r.rewrote.Stats
 		st.Revisits += c.Revisits
 		st.AlreadyRevisit += c.AlreadyRevisit
@@ -148,11 +151,11 @@ func (k *task) results() (*results, error) {
 	}
 	if m := k.stepMarkers(kindCollide); len(m) == 1 {
 		r.collided = m[0].Collide
-		// Lines the collisions task found stale (a record it could not
-		// read, a storage host down) are left out as resolve's are: the
-		// exit status and the report say so.
-		r.resolved.Stats.Stale += r.collided.Stats.Stale
-		r.resolved.Stale = appendFirst(r.resolved.Stale, r.collided.Stale, stage.KeepFirst)
+		// Lines the collisions task found stale are left out as
+		// resolve's are: the exit status and the report say so.
+		if r.collided != nil {
+			r.resolved = r.resolved.WithCollided(&r.collided.CollideResult)
+		}
 	}
 	for _, m := range k.stepMarkers(kindHashAgain) {
 		r.again.Add(m.After)
@@ -185,11 +188,12 @@ func (k *task) mergeOutputs(ctx context.Context) (replaced int64, err error) {
 	if err != nil {
 		return 0, err
 	}
+	collided := k.collided()
 	for i := range k.spec.Hosts {
 		h := &k.spec.Hosts[i]
 		facts = append(facts, k.wd.host(h, workdir.FactsByFile))
 		saved = append(saved, k.wd.host(h, workdir.SavedFile))
-		if k.spec.compareOnce() {
+		if collided {
 			saved = append(saved, k.wd.host(h, workdir.SavedCollisionsFile))
 		}
 		if !k.spec.DryRun {
@@ -205,7 +209,7 @@ func (k *task) mergeOutputs(ctx context.Context) (replaced int64, err error) {
 	if err := k.concatRanges(k.wd.file(workdir.NumberedFile)); err != nil {
 		return 0, err
 	}
-	if k.spec.compareOnce() {
+	if collided {
 		// The collisions task's numbering of the lines it resolved
 		// again, at the hash stage's offsets (stage.CollideBack), as
 		// run's rewrite of the collisions leaves it; the numbered
@@ -243,6 +247,17 @@ func (k *task) mergeOutputs(ctx context.Context) (replaced int64, err error) {
 	}
 	k.prog.done.Add(1)
 	return replaced, nil
+}
+
+// collided reports whether the collisions task ran: the job compares
+// each duplicate once and a rewrite kept one apart (else its result says
+// it was not needed, and the job's outputs are the first rewrites').
+func (k *task) collided() bool {
+	if !k.spec.compareOnce() {
+		return false
+	}
+	m := k.wd.readMarker(k.spec.ID, kindCollide, 0)
+	return m == nil || !m.NotNeeded
 }
 
 // mergeLogs writes the hosts' rewrite logs one after the other, for
@@ -352,13 +367,22 @@ func (k *task) stages(res *results) []report.Stage {
 		case stage.CollideName:
 			if res.collided != nil {
 				st.Note = res.collided.Note()
+			} else {
+				st.Note = "not run: the rewrites kept no duplicate apart"
 			}
 		case stage.RewriteCollisionName:
 			var c stage.RewriteResult
+			ran := 0
 			for _, m := range k.stepMarkers(kindRewriteCollisions) {
-				c.Stats.Add(&m.Rewrite.Stats)
+				if m.Rewrite != nil {
+					c.Stats.Add(&m.Rewrite.Stats)
+					ran++
+				}
 			}
-			st.Note = fmt.Sprintf("%d hosts: %s", tasks, c.Note(false))
+			st.Note = fmt.Sprintf("%d hosts: %s", ran, c.Note(false))
+			if ran == 0 {
+				st.Note = "not run: the rewrites kept no duplicate apart"
+			}
 		case stage.HashAgainName:
 			again := stage.HashResult{Stats: res.again}
 			st.Note = fmt.Sprintf("%d hosts: %s", tasks, again.AgainNote())

@@ -7,7 +7,9 @@
 // on each host (pinned to it with --nodelist), resolve and number (stages
 // 2 and 3) as a job array with a task per hash range on any node, rewrite
 // (stage 4) and hash again on each host, verify (stage 5) and account
-// once. Each Slurm task runs warcdedup cluster-task, which is a
+// once; comparing each duplicate once, between the rewrites and hash
+// again, the collisions steps, which the monitor submits only when a
+// rewrite kept a duplicate apart (Step.IfApart). Each Slurm task runs warcdedup cluster-task, which is a
 // Task: it reads its inputs from the shared work directory,
 // writes its outputs there atomically, and is idempotent, so that a task
 // Slurm requeues or runs twice finishes the same way. Records on other

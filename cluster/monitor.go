@@ -83,7 +83,20 @@ type monitor struct {
 
 	lock   *os.File // the work directory's lock
 	runLog *os.File
+
+	// collisions is whether the job's collisions steps (Step.IfApart) have
+	// work: unknown until every rewrite is done (decideCollisions).
+	collisions collisions
 }
+
+// collisions is what the monitor knows of the collisions steps' work.
+type collisions int
+
+const (
+	collisionsUnknown collisions = iota // a rewrite is not done yet
+	collisionsNeeded                    // a rewrite kept duplicates apart: the steps run
+	collisionsNone                      // none kept apart: the steps are recorded as not needed
+)
 
 // Run runs a job on the cluster, or resumes the work directory's job, and
 // follows it to its end: the result is the account of the job (its
@@ -429,12 +442,10 @@ func (m *monitor) follow(ctx context.Context) (*stage.Result, error) {
 			}
 			return m.result()
 		}
-		select {
-		case <-ctx.Done():
+		if err := m.pause(ctx, wait); err != nil {
 			m.endStage("")
 			m.saveState()
-			return nil, fmt.Errorf("%w: %s", ctx.Err(), m.submitted("the same command follows them again"))
-		case <-time.After(wait):
+			return nil, fmt.Errorf("%w: %s", err, m.submitted("the same command follows them again"))
 		}
 	}
 }
@@ -491,7 +502,7 @@ func (m *monitor) tick() (finished bool, err error) {
 		return false, err
 	}
 	t := &tick{m: m, jobs: jobs, submit: map[string][]int{}, mend: map[string]bool{}}
-	for _, phase := range []func() error{t.look, t.retry, t.submitAll, t.mendDependencies} {
+	for _, phase := range []func() error{m.decideCollisions, t.look, t.retry, t.submitAll, t.mendDependencies} {
 		if err := phase(); err != nil {
 			return false, err
 		}
@@ -518,12 +529,127 @@ type tick struct {
 	mend   map[string]bool
 }
 
+// decideCollisions decides, once every rewrite is done, whether the
+// collisions steps (Step.IfApart) have work: they do when a rewrite kept
+// a duplicate apart (its result counts them). When none did, each of
+// their tasks not submitted is recorded as done without Slurm (a result
+// that says it was not needed), so that the steps after them wait for
+// the rewrites alone; one an earlier monitor submitted runs as it is.
+// What it decides follows from the rewrites' results, which never
+// change: a monitor that resumes the job decides the same.
+func (m *monitor) decideCollisions() error {
+	if m.collisions != collisionsUnknown {
+		return nil
+	}
+	var apart int64
+	conditional := false
+	for _, s := range m.plan.Steps {
+		conditional = conditional || s.IfApart
+		if s.Kind != kindRewrite {
+			continue
+		}
+		for i := range s.Tasks {
+			mk := m.wd.readMarker(m.spec.ID, s.Name, i)
+			if mk == nil {
+				return nil
+			}
+			if mk.Rewrite != nil {
+				apart += mk.Rewrite.Apart
+			}
+		}
+	}
+	if !conditional || apart > 0 {
+		m.collisions = collisionsNeeded
+		return nil
+	}
+	now := time.Now().UTC()
+	for _, s := range m.plan.Steps {
+		if !s.IfApart {
+			continue
+		}
+		for i, ts := range m.state.Steps[s.Name].Tasks {
+			if ts.Slurm != "" || m.isDone(s.Name, i) {
+				continue
+			}
+			mk := &Marker{Job: m.spec.ID, Step: s.Name, Task: i, Started: now, Finished: now, NotNeeded: true,
+				Note: "not needed: the rewrites kept no duplicate apart"}
+			if err := workdir.WriteJSON(m.wd.taskFile(s.Name, i, ".json"), mk); err != nil {
+				return err
+			}
+			m.done[taskKey(s.Name, i)] = true
+		}
+	}
+	m.collisions = collisionsNone
+	m.show.Print("warcdedup: the rewrites kept no duplicate apart: no collisions to resolve, their steps not submitted")
+	return nil
+}
+
+// pause waits until the next look at the jobs, at most d, or until ctx
+// ends. While the collisions steps wait for every rewrite to be done
+// (decideCollisions), it looks at the rewrites' result files (no Slurm
+// command) every tenth of a second and ends as soon as they are all
+// there, so that the steps after the rewrites are submitted without
+// waiting out the poll.
+func (m *monitor) pause(ctx context.Context, d time.Duration) error {
+	end := time.After(d)
+	var tick <-chan time.Time
+	if m.collisions == collisionsUnknown {
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-end:
+			return nil
+		case <-tick:
+			if m.rewritesDone() {
+				return nil
+			}
+		}
+	}
+}
+
+// rewritesDone reports whether every rewrite has its result.
+func (m *monitor) rewritesDone() bool {
+	for _, s := range m.plan.Steps {
+		if s.Kind != kindRewrite {
+			continue
+		}
+		for i := range s.Tasks {
+			if !m.isDone(s.Name, i) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// held reports, for each step, whether its tasks wait to be submitted:
+// a collisions step before decideCollisions has decided, and every step
+// after one.
+func (m *monitor) held() map[string]bool {
+	held := map[string]bool{}
+	for _, s := range m.plan.Steps {
+		h := s.IfApart && m.collisions == collisionsUnknown
+		for _, d := range s.Deps {
+			h = h || held[d]
+		}
+		held[s.Name] = h
+	}
+	return held
+}
+
 // look sorts the tasks that have no result: never submitted, or lost by
 // Slurm (to submit), waiting for a dependency Slurm will never see met
 // (to mend), completed without a result (given a minute to show on this
-// host's view of the file system), or failed.
+// host's view of the file system), or failed. A step held (monitor.held)
+// is not submitted yet.
 func (t *tick) look() error {
 	m := t.m
+	held := m.held()
 	for si := range m.plan.Steps {
 		s := &m.plan.Steps[si]
 		ss := m.state.Steps[s.Name]
@@ -533,7 +659,9 @@ func (t *tick) look() error {
 			}
 			ts := &ss.Tasks[i]
 			if ts.Slurm == "" {
-				t.submit[s.Name] = append(t.submit[s.Name], i)
+				if !held[s.Name] {
+					t.submit[s.Name] = append(t.submit[s.Name], i)
+				}
 				continue
 			}
 			j, known := t.jobs[ts.Slurm]

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -25,9 +26,10 @@ type fakeSlurm struct {
 	jobs    map[string]*fakeJob
 	order   []string
 	outcome func(step string, task, run int) (state string, exit int)
-	runs    map[string]int // by "STEP/N"
-	log     []string       // what the monitor asked for
-	lose    string         // a task whose job Slurm forgets after it failed once ("STEP/N")
+	runs    map[string]int   // by "STEP/N"
+	log     []string         // what the monitor asked for
+	lose    string           // a task whose job Slurm forgets after it failed once ("STEP/N")
+	apart   map[string]int64 // duplicates a rewrite step's result says it kept apart, by step
 }
 
 type fakeJob struct {
@@ -141,7 +143,11 @@ func (f *fakeSlurm) advance(t *testing.T) {
 		f.runs[key]++
 		j.State, j.Exit = f.outcome(j.step, j.task, f.runs[key])
 		if j.State == "COMPLETED" {
-			workdir.WriteJSON(f.wd.taskFile(j.step, j.task, ".json"), Marker{Job: spec.ID, Step: j.step, Task: j.task})
+			mk := Marker{Job: spec.ID, Step: j.step, Task: j.task}
+			if strings.HasPrefix(j.step, kindRewrite+"@") {
+				mk.Rewrite = &RewriteResult{Apart: f.apart[j.step]}
+			}
+			workdir.WriteJSON(f.wd.taskFile(j.step, j.task, ".json"), mk)
 			if j.step == kindAccount {
 				var b bytes.Buffer
 				report.WriteJSON(&b, &report.Report{Mode: "run"})
@@ -301,10 +307,130 @@ func TestMonitorResume(t *testing.T) {
 	}
 	defer m.close()
 	log := strings.Join(fake.log[submitted:], "\n")
-	if !strings.Contains(log, "cancel resolve") || !strings.Contains(log, "cancel account") {
+	// (Each duplicate compared once: the steps after the rewrites wait
+	// to be submitted until the rewrites are done.)
+	if !strings.Contains(log, "cancel resolve") || !strings.Contains(log, "cancel rewrite@a") {
 		t.Errorf("the earlier job's queued jobs were not cancelled:\n%s\nall:\n%s", log, strings.Join(fake.log, "\n"))
 	}
 	if len(m.state.Steps["hash@a"].Tasks) != 1 || m.state.Steps["hash@a"].Tasks[0].Slurm != "" || m.isDone("hash@a", 0) {
 		t.Errorf("the new job took the earlier one's task: %+v", m.state.Steps["hash@a"])
+	}
+}
+
+// TestMonitorCollisionsOnlyWhenApart proves that the collisions steps
+// cost no Slurm job when the rewrites kept nothing apart: the monitor
+// holds them, and the steps after them, until every rewrite is done,
+// then records them as not needed and submits hash again with no
+// dependency on them; when a rewrite kept duplicates apart, it submits
+// them and the steps after them in order. A monitor that resumes the job
+// at any tick (a new one each tick) decides the same.
+func TestMonitorCollisionsOnlyWhenApart(t *testing.T) {
+	tests := []struct {
+		name  string
+		apart map[string]int64
+		want  []string // in the scheduler's log, in this order
+		not   []string // never in the scheduler's log
+	}{
+		{"nothing kept apart", nil, []string{
+			`submit hash@a [] after ""`, `submit hash@b [] after ""`, `submit resolve [0 1] after "afterok:1:2"`,
+			`submit rewrite@a [] after "afterok:3_0:3_1"`, `submit rewrite@b [] after "afterok:3_0:3_1"`,
+			`submit rehash@a [] after ""`, `submit rehash@b [] after ""`, `submit verify [] after "afterok:6:7"`, `submit account [] after "afterok:8"`},
+			[]string{"submit collide", "submit recollide"}},
+		{"one host kept two apart", map[string]int64{"rewrite@b": 2}, []string{
+			`submit rewrite@a [] after "afterok:3_0:3_1"`, `submit rewrite@b [] after "afterok:3_0:3_1"`,
+			`submit collide [] after ""`, `submit recollide@a [] after "afterok:6"`, `submit recollide@b [] after "afterok:6"`,
+			`submit rehash@a [] after "afterok:7"`, `submit rehash@b [] after "afterok:8"`, `submit verify [] after "afterok:9:10"`, `submit account [] after "afterok:11"`},
+			nil},
+	}
+	for _, tt := range tests {
+		for _, resume := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/new monitor each tick=%v", tt.name, resume), func(t *testing.T) {
+				dir := t.TempDir()
+				fake := newFakeSlurm(workDir(dir), func(string, int, int) (string, int) { return "COMPLETED", 0 })
+				fake.apart = tt.apart
+				opt := Options{WorkDir: dir, TaskRetries: 2, Scheduler: fake,
+					Params:   Params{Hosts: []Host{{Name: "a", Root: "/a", URL: "http://a"}, {Name: "b", Root: "/b", URL: "http://b"}}, Ranges: 2, Algorithm: "sha1", Policy: "replay"},
+					Settings: Settings{Binary: "/usr/bin/warcdedup"}}
+				m, err := newMonitor(opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var finished bool
+				for range 50 {
+					if resume {
+						m.close()
+						if m, err = newMonitor(opt); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if finished, err = m.tick(); finished || err != nil {
+						break
+					}
+					fake.advance(t)
+				}
+				defer m.close()
+				log := strings.Join(fake.log, "\n")
+				if err != nil || !finished {
+					t.Fatalf("finished %v, err %v\n%s", finished, err, log)
+				}
+				at := 0
+				for _, w := range tt.want {
+					i := strings.Index(log[at:], w)
+					if i < 0 {
+						t.Fatalf("the scheduler was not asked %q (in this order):\n%s", w, log)
+					}
+					at += i + len(w)
+				}
+				for _, w := range tt.not {
+					if strings.Contains(log, w) {
+						t.Errorf("the scheduler was asked %q:\n%s", w, log)
+					}
+				}
+				for _, step := range []string{"collide", "recollide@a", "recollide@b"} {
+					mk := m.wd.readMarker(m.spec.ID, step, 0)
+					switch {
+					case mk == nil:
+						t.Errorf("%s has no result", step)
+					case mk.NotNeeded != (tt.apart == nil):
+						t.Errorf("%s: not needed %v, want %v", step, mk.NotNeeded, tt.apart == nil)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestMonitorPauseEndsWithTheRewrites proves that the monitor's wait
+// between looks ends as soon as the last rewrite has its result while
+// the collisions steps wait for that, instead of waiting out the poll,
+// and waits the whole poll otherwise.
+func TestMonitorPauseEndsWithTheRewrites(t *testing.T) {
+	dir := t.TempDir()
+	fake := newFakeSlurm(workDir(dir), func(string, int, int) (string, int) { return "COMPLETED", 0 })
+	opt := Options{WorkDir: dir, TaskRetries: 2, Scheduler: fake,
+		Params:   Params{Hosts: []Host{{Name: "a", Root: "/a", URL: "http://a"}, {Name: "b", Root: "/b", URL: "http://b"}}, Ranges: 1, Algorithm: "sha1", Policy: "replay"},
+		Settings: Settings{Binary: "/usr/bin/warcdedup"}}
+	m, err := newMonitor(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.close()
+	start := time.Now()
+	if err := m.pause(context.Background(), 300*time.Millisecond); err != nil || time.Since(start) < 300*time.Millisecond {
+		t.Errorf("rewrites not done: the pause ended after %v (%v), want the whole 300ms", time.Since(start), err)
+	}
+	for _, s := range []string{"rewrite@a", "rewrite@b"} {
+		workdir.WriteJSON(m.wd.taskFile(s, 0, ".json"), Marker{Job: m.spec.ID, Step: s, Rewrite: &RewriteResult{}})
+	}
+	start = time.Now()
+	if err := m.pause(context.Background(), time.Minute); err != nil || time.Since(start) > 10*time.Second {
+		t.Errorf("rewrites done: the pause ended after %v (%v), want at once", time.Since(start), err)
+	}
+	if err := m.decideCollisions(); err != nil || m.collisions != collisionsNone {
+		t.Fatalf("decided %v (%v), want no collisions", m.collisions, err)
+	}
+	start = time.Now()
+	if err := m.pause(context.Background(), 300*time.Millisecond); err != nil || time.Since(start) < 300*time.Millisecond {
+		t.Errorf("decided: the pause ended after %v (%v), want the whole 300ms", time.Since(start), err)
 	}
 }

@@ -31,6 +31,14 @@ type Step struct {
 	Host  int      // index of the host it is pinned to, -1 for any node
 	Tasks int      // 1, or the array's size
 	Deps  []string // names of the steps it waits for
+	// IfApart marks the collisions steps (collide, recollide@HOST): they
+	// have work only when a rewrite kept a duplicate apart, which is
+	// known once every rewrite is done. Until then the monitor submits
+	// neither them nor the steps after them; then it submits them, or
+	// records them as not needed without Slurm (monitor.decideCollisions),
+	// so that a job whose rewrites kept nothing apart pays no Slurm
+	// scheduling for them.
+	IfApart bool
 }
 
 // Array reports whether the step is submitted as a job array.
@@ -54,7 +62,8 @@ type Plan struct {
 //     split by host;
 //   - 4: rewrite@HOST, pinned: warcrefs in place over the host's lines,
 //     each duplicate compared with its original;
-//   - where each duplicate is compared once (Spec.compareOnce): collide,
+//   - where each duplicate is compared once (Spec.compareOnce), and only
+//     when the rewrites kept a duplicate apart (Step.IfApart): collide,
 //     once, the digests of the duplicates the rewrites kept apart
 //     resolved byte for byte over HTTP, then recollide@HOST, pinned: what
 //     the new numbering allows rewritten;
@@ -77,11 +86,11 @@ func NewPlan(spec *Spec) *Plan {
 	}
 	last := rewrites
 	if spec.compareOnce() {
-		collide := p.add(Step{Name: kindCollide, Kind: kindCollide, Stage: stage.CollideName, Host: -1, Tasks: 1, Deps: rewrites})
+		collide := p.add(Step{Name: kindCollide, Kind: kindCollide, Stage: stage.CollideName, Host: -1, Tasks: 1, Deps: rewrites, IfApart: true})
 		rewrites = nil
 		for i, h := range spec.Hosts {
 			rewrites = append(rewrites, p.add(Step{Name: kindRewriteCollisions + "@" + h.Name, Kind: kindRewriteCollisions, Stage: stage.RewriteCollisionName,
-				Host: i, Tasks: 1, Deps: []string{collide}}))
+				Host: i, Tasks: 1, Deps: []string{collide}, IfApart: true}))
 		}
 		last = rewrites
 	}
@@ -145,6 +154,9 @@ func (p *Plan) String() string {
 		}
 		if len(s.Deps) > 0 {
 			fmt.Fprintf(&b, " after %s", strings.Join(s.Deps, ", "))
+		}
+		if s.IfApart {
+			b.WriteString(", if the rewrites kept duplicates apart")
 		}
 		b.WriteByte('\n')
 	}

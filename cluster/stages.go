@@ -594,6 +594,15 @@ func (k *task) rewrite(ctx context.Context) error {
 // the revisits written in the files the rewrite replaced are read, the
 // cache knows the rest.
 func (k *task) hashAgain(ctx context.Context) error {
+	if k.spec.compareOnce() {
+		// The host's files are final once its rewrite of the
+		// collisions ran, or was found not needed: the monitor holds
+		// this step until then, and a task started early by hand must
+		// not list files a rewrite may still replace.
+		if k.wd.readMarker(k.spec.ID, kindRewriteCollisions+"@"+k.host.Name, 0) == nil {
+			return fmt.Errorf("%s@%s has not run yet (nor was it found not needed): the host's files may still change", kindRewriteCollisions, k.host.Name)
+		}
+	}
 	var sums *stage.FileSums
 	var onFile func(warcsum.Input, string)
 	if k.spec.withIndex() {

@@ -175,6 +175,9 @@ type Marker struct {
 	Verify  *verify.Stats  `json:"verify,omitempty"`
 	Collide *CollideResult `json:"collide,omitempty"`
 	Note    string         `json:"note,omitempty"`
+	// NotNeeded marks the result the monitor writes, without Slurm, for
+	// a collisions task that has no work (monitor.decideCollisions).
+	NotNeeded bool `json:"not_needed,omitempty"`
 	// HTTP counts what the task read from the storage hosts over HTTP.
 	HTTP *source.HTTPStats `json:"http,omitempty"`
 }

@@ -170,8 +170,11 @@ func (r *Resolver) Run(ctx context.Context, in *manifest.Reader, out io.Writer) 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := max(r.Jobs, 1)
-	if r.Progress == nil {
-		r.Progress = new(Progress)
+	// Progress is counted where the caller asked, or nowhere: Run leaves
+	// its Resolver as it was given.
+	prog := r.Progress
+	if prog == nil {
+		prog = new(Progress)
 	}
 
 	q := ordered.New[*task](4 * jobs)
@@ -185,14 +188,14 @@ func (r *Resolver) Run(ctx context.Context, in *manifest.Reader, out io.Writer) 
 	var readErr error
 	go func() {
 		defer q.Close()
-		readErr = r.dispatch(ctx, in, q, spools, global)
+		readErr = r.dispatch(ctx, in, q, spools, global, prog)
 	}()
 	var wg sync.WaitGroup
 	for range jobs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := r.newWorker(global)
+			w := r.newWorker(global, prog)
 			for t := range q.Work() {
 				t.err = w.run(ctx, t)
 				close(t.done)
@@ -228,7 +231,7 @@ func (r *Resolver) Run(ctx context.Context, in *manifest.Reader, out io.Writer) 
 // dispatch reads the manifest and hands out tasks in input order: a digest
 // with revisit lines or two or more responses is a group of its own; lines
 // that need no fetch are batched.
-func (r *Resolver) dispatch(ctx context.Context, in *manifest.Reader, q *ordered.Queue[*task], spools *spool.Pool, global *manifest.Pins) error {
+func (r *Resolver) dispatch(ctx context.Context, in *manifest.Reader, q *ordered.Queue[*task], spools *spool.Pool, global *manifest.Pins, prog *Progress) error {
 	d := dispatcher{r: r, ctx: ctx, q: q, spools: spools, global: global}
 	defer d.closeAll()
 	for {
@@ -242,7 +245,7 @@ func (r *Resolver) dispatch(ctx context.Context, in *manifest.Reader, q *ordered
 		if l.Fields == 10 && !l.IsRevisit() {
 			return in.Errorf("a numbered line (copy %d): warccollres reads warcsum's manifest (6 fields and revisit lines)", l.Copy)
 		}
-		r.Progress.Lines.Add(1)
+		prog.Lines.Add(1)
 		if err := d.add(l); err != nil {
 			return err
 		}
@@ -372,6 +375,7 @@ func (d *dispatcher) send(t *task, l manifest.Line) error {
 // worker resolves tasks; it keeps its buffers between them.
 type worker struct {
 	r       *Resolver
+	prog    *Progress      // Run's
 	global  *manifest.Pins // the run's (see Run)
 	hashes  map[string]hash.Hash
 	buf     []byte
@@ -379,8 +383,8 @@ type worker struct {
 	rr      *record.Reader // reset onto each fetched record
 }
 
-func (r *Resolver) newWorker(global *manifest.Pins) *worker {
-	return &worker{r: r, global: global, hashes: map[string]hash.Hash{}}
+func (r *Resolver) newWorker(global *manifest.Pins, prog *Progress) *worker {
+	return &worker{r: r, prog: prog, global: global, hashes: map[string]hash.Hash{}}
 }
 
 func (w *worker) emit(t *task, l *manifest.Line) error {
@@ -619,7 +623,7 @@ func (w *worker) compare(ctx context.Context, l *manifest.Line, classes []*class
 	}
 	w.rr = p.rr
 	st.Fetched++
-	w.r.Progress.Fetched.Add(1)
+	w.prog.Fetched.Add(1)
 	h := w.hashFor(l)
 	var sink io.Writer
 	if collect != nil {
@@ -630,7 +634,7 @@ func (w *worker) compare(ctx context.Context, l *manifest.Line, classes []*class
 	n, err := p.WriteTo(cmp)
 	w.scratch = cmp.scratch
 	st.Compared += n
-	w.r.Progress.Bytes.Add(n)
+	w.prog.Bytes.Add(n)
 	if err != nil {
 		p.close()
 		return nil, "", err

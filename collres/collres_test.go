@@ -501,3 +501,35 @@ func TestCancelledRunReturns(t *testing.T) {
 		}
 	}
 }
+
+// TestRunLeavesResolverAsGiven runs one Resolver twice: Run counts its
+// progress where the caller asked (Resolver.Progress) or nowhere, and
+// leaves the Resolver's fields as they were given, so that the same value
+// runs again as configured.
+func TestRunLeavesResolverAsGiven(t *testing.T) {
+	body := "the same payload, twice"
+	dir := collection{"a.warc": []byte(warctest.Response("http://p/1", "2021-01-01T00:00:00Z", body) +
+		warctest.Response("http://p/2", "2021-01-02T00:00:00Z", body))}.write(t)
+	lines := hashDir(t, dir, digest.SHA1)
+	for _, tc := range []struct {
+		name string
+		prog *Progress
+	}{{"no progress asked for", nil}, {"progress asked for", new(Progress)}} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := &Resolver{Source: &source.Locator{Roots: []string{dir}}, Number: true, Progress: tc.prog}
+			for run := 1; run <= 2; run++ {
+				var out bytes.Buffer
+				st, err := res.Run(context.Background(), manifest.NewReader(bytes.NewReader(format(lines)), "test.manifest"), &out)
+				if err != nil || st.Fetched != 2 {
+					t.Fatalf("run %d: %v, stats %+v", run, err, st)
+				}
+				if res.Progress != tc.prog {
+					t.Fatalf("run %d: Run set the Resolver's Progress to %p, given %p", run, res.Progress, tc.prog)
+				}
+				if tc.prog != nil && tc.prog.Fetched.Load() != int64(2*run) {
+					t.Errorf("run %d: the progress given counts %d fetched, want %d", run, tc.prog.Fetched.Load(), 2*run)
+				}
+			}
+		})
+	}
+}

@@ -76,7 +76,7 @@ func (r *run) readAccount(ctx context.Context) *accountReading {
 	a := &stage.Account{ByFile: r.wd.File(workdir.ByFileFile), FactsByFile: r.wd.File(workdir.FactsByFile),
 		Saved: r.wd.File(workdir.SavedFile), Numbered: r.wd.File(workdir.NumberedFile), Deps: r.runFile(workdir.DepsFile),
 		Sorter: r.sorter(), DryRun: r.opt.DryRun, Policy: r.opt.Policy,
-		Hashed: r.hashed, Resolved: r.resolved, Rewrote: r.rewrote,
+		Hashed: r.hashed, Resolved: r.resolvedAll(), Rewrote: r.rewrote,
 		FilesInProgress: int64(len(r.inProgress)), Report: r.rep}
 	ar := &accountReading{done: make(chan struct{}), cancel: func() {}, acc: a}
 	go func() {

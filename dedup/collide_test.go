@@ -12,7 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"warcdedup/collres"
 	"warcdedup/digest"
+	"warcdedup/internal/corpustest"
 	"warcdedup/internal/gzfile"
 	"warcdedup/internal/rewritetest"
 	"warcdedup/internal/warctest"
@@ -82,7 +84,7 @@ func collisionPair(t *testing.T, a, b string) (string, string) {
 	dir := filepath.Join("..", "..", "shared", "collisions")
 	pa, err := os.ReadFile(filepath.Join(dir, a))
 	if err != nil {
-		t.Skipf("the collision pairs: %v", err)
+		corpustest.Missing(t, "the collision pairs: %v", err)
 	}
 	pb, err := os.ReadFile(filepath.Join(dir, b))
 	if err != nil {
@@ -171,6 +173,15 @@ func TestEachDuplicateComparedOnce(t *testing.T) {
 			}
 			if n := r.Report.Totals.RevisitsWritten; n != 3 {
 				t.Errorf("%d revisits written, want 3", n)
+			}
+			// The report says why b is served apart from a: the
+			// collision the collisions stage found, or the policy.
+			why, says := r.Report.ServedApartWhy, "under the replay policy"
+			if strings.Contains(tc.name, "collision") {
+				says = "hash collision"
+			}
+			if !strings.Contains(why, says) {
+				t.Errorf("served apart because %q, want it to say %q", why, says)
 			}
 		})
 	}
@@ -370,5 +381,73 @@ func TestResumeAfterCollisionRewriteListsRefused(t *testing.T) {
 	}
 	if reasons := got.Reasons(); !slices.Contains(reasons, "  "+why) && !slices.Contains(reasons, why) {
 		t.Errorf("exit reasons %q do not name the file refused", reasons)
+	}
+}
+
+// TestRunReasonsCountCollideStale gives the exit reasons of a run whose
+// collisions stage left stale lines out (a record it could not read
+// again): they are counted with resolve's, named, and make the exit
+// status 1, as warcdedup cluster's account does, also when the run is
+// resumed after that stage (its figures reloaded from the work
+// directory); a collisions stage that left nothing out adds no reason.
+func TestRunReasonsCountCollideStale(t *testing.T) {
+	stale := "a.warc:1234: record gone: the line no longer names its record"
+	cases := []struct {
+		name      string
+		resolve   int64 // stale lines of the resolve stage
+		collide   stage.CollideResult
+		wantStale int64
+		wantNamed []string
+	}{
+		{"collisions stage left one out", 0, stage.CollideResult{Digests: 1, Apart: 2, Stats: collres.Stats{Stale: 1}, Stale: []string{stale}}, 1, []string{stale}},
+		{"both stages left some out", 2, stage.CollideResult{Digests: 1, Apart: 2, Stats: collres.Stats{Stale: 1}, Stale: []string{stale}}, 3, []string{stale}},
+		{"collisions stage left nothing out", 0, stage.CollideResult{Digests: 1, Apart: 2}, 0, nil},
+	}
+	for _, tc := range cases {
+		for _, resumed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/resumed=%v", tc.name, resumed), func(t *testing.T) {
+				wd, err := workdir.Open(t.TempDir())
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := &run{wd: wd, rep: &report.Report{}, coll: &collection{}}
+				r.resolved.Stats.Stale = tc.resolve
+				r.collided = collideState{Result: tc.collide}
+				if resumed {
+					if err := workdir.WriteJSON(wd.File(collideStats), r.collided); err != nil {
+						t.Fatal(err)
+					}
+					r = &run{wd: wd, rep: &report.Report{}, coll: &collection{}}
+					r.resolved.Stats.Stale = tc.resolve
+					if err := r.reload(stage.CollideName); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if got := r.resolvedAll().Stats.Stale; got != tc.wantStale {
+					t.Errorf("the account's stale lines %d, want %d", got, tc.wantStale)
+				}
+				reasons := r.reasons()
+				if tc.wantStale == 0 {
+					if len(reasons) > 0 {
+						t.Errorf("exit reasons %q, want none", reasons)
+					}
+					return
+				}
+				want := fmt.Sprintf("%d stale manifest lines left out", tc.wantStale)
+				if len(reasons) == 0 || !strings.HasPrefix(reasons[0], want) {
+					t.Errorf("exit reasons %q, want first %q", reasons, want)
+				}
+				for _, n := range tc.wantNamed {
+					if !slices.ContainsFunc(reasons, func(s string) bool { return strings.TrimSpace(s) == n }) {
+						t.Errorf("exit reasons %q do not name %q", reasons, n)
+					}
+				}
+				rep := &report.Report{}
+				stage.Finish(rep, nil, reasons)
+				if rep.Exit != 1 {
+					t.Errorf("exit %d, want 1", rep.Exit)
+				}
+			})
+		}
 	}
 }

@@ -964,6 +964,27 @@ func (r *run) verify(ctx context.Context) (string, error) {
 // the run's own, and the work directory's with every run.
 func (r *run) finish(err error) {
 	rep := r.rep
+	stage.Finish(rep, err, r.reasons())
+	// The report, also of a run that stopped, is written when it can be:
+	// the run's own, and the work directory's with every run.
+	if err := stage.WriteReport(r.wd.File(r.runDir), rep); err != nil {
+		r.show.Print("warcdedup: error: writing the run's report: %v", err)
+	}
+	if err := collectionReport(context.Background(), r.wd, rep); err != nil {
+		r.show.Print("warcdedup: error: writing the work directory's report: %v", err)
+	}
+}
+
+// resolvedAll is what the resolution left out, with the stale lines of
+// the collisions stage: the job's stale lines, in its report and exit
+// reasons, as warcdedup cluster counts them.
+func (r *run) resolvedAll() stage.ResolveResult {
+	return r.resolved.WithCollided(&r.collided.Result)
+}
+
+// reasons are why the exit status is not 0.
+func (r *run) reasons() []string {
+	rep := r.rep
 	var reasons []string
 	reasons = append(reasons, stage.ConvertReasons(rep.Conversion)...)
 	reasons = append(reasons, r.hashed.Reasons()...)
@@ -971,7 +992,8 @@ func (r *run) finish(err error) {
 		reasons = append(reasons, fmt.Sprintf("%s damaged records or unreadable files that the hash stage had not found (hash again stage; see %s)", progress.Count(r.newDamage), workdir.RunLog))
 		reasons = append(reasons, stage.First(r.damagedAgain, 5)...)
 	}
-	reasons = append(reasons, r.resolved.Reasons()...)
+	resolved := r.resolvedAll()
+	reasons = append(reasons, resolved.Reasons()...)
 	reasons = append(reasons, r.rewrote.Reasons()...)
 	reasons = append(reasons, r.rewroteCollisions.Reasons()...)
 	reasons = append(reasons, r.coll.wacz.reasons()...)
@@ -1001,15 +1023,7 @@ func (r *run) finish(err error) {
 		reasons = append(reasons, "the work directory's fixity.tsv and deps.tsv were not brought up to date: "+r.recordsProblem+
 			" (what the run did stands; the same command again brings them up to date once that is mended)")
 	}
-	stage.Finish(rep, err, reasons)
-	// The report, also of a run that stopped, is written when it can be:
-	// the run's own, and the work directory's with every run.
-	if err := stage.WriteReport(r.wd.File(r.runDir), rep); err != nil {
-		r.show.Print("warcdedup: error: writing the run's report: %v", err)
-	}
-	if err := collectionReport(context.Background(), r.wd, rep); err != nil {
-		r.show.Print("warcdedup: error: writing the work directory's report: %v", err)
-	}
+	return reasons
 }
 
 // inProgressNote says, after a sentence, which files still being written

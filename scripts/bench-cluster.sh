@@ -8,7 +8,8 @@
 # warcdedup run over the same files. BENCH_DIR keeps the collection
 # between runs; BENCH_COMPARE_IN_RESOLVE=1 gives the cluster job the
 # comparing resolve (--compare-in-resolve: resolve reads every copy over
-# HTTP) instead of comparing each duplicate once. Needs
+# HTTP) instead of comparing each duplicate once; BENCH_ALTERNATE=N runs N
+# rounds of both, alternating, and gives the medians of each. Needs
 # Slurm, munge and nginx (.ci/run installs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."

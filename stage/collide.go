@@ -82,6 +82,23 @@ func (c *CollideResult) Note() string {
 		progress.Count(c.Apart), progress.Count(c.Digests), progress.Count(c.Stats.Collisions), progress.Count(c.Stats.Split), progress.Count(c.Stats.Stale))
 }
 
+// WithCollided returns the resolution's result with what the collisions
+// stage found added, in warcdedup run and warcdedup cluster alike: the
+// stale lines it left out (a record it could not read, a storage host
+// down), as the job's report counts them and its exit reasons give them,
+// and the collisions (a resolve that numbers from the manifests compares
+// nothing, so that these are the job's), which the report gives as why
+// responses are served apart.
+func (r ResolveResult) WithCollided(c *CollideResult) ResolveResult {
+	if c == nil {
+		return r
+	}
+	r.Stats.Collisions += c.Stats.Collisions
+	r.Stats.Stale += c.Stats.Stale
+	r.Stale = append(r.Stale[:len(r.Stale):len(r.Stale)], c.Stale[:min(len(c.Stale), max(0, KeepFirst-len(r.Stale)))]...)
+	return r
+}
+
 // Run resolves the digests again.
 func (c *Collide) Run(ctx context.Context) (CollideResult, error) {
 	var res CollideResult

@@ -30,7 +30,8 @@ import (
 // warcdedup run over the same files for comparison. Run it with
 // scripts/bench-cluster.sh (BENCH_DIR keeps the collection between runs;
 // BENCH_COMPARE_IN_RESOLVE=1 runs the cluster job with the comparing
-// resolve, --compare-in-resolve).
+// resolve, --compare-in-resolve; BENCH_ALTERNATE=N runs N rounds of
+// both, alternating, and prints the medians of each).
 func BenchmarkCluster(b *testing.B) {
 	if os.Getenv("WARCDEDUP_TEST_CLUSTER") != "1" {
 		b.Skip("set WARCDEDUP_TEST_CLUSTER=1 (scripts/bench-cluster.sh)")
@@ -53,18 +54,58 @@ func BenchmarkCluster(b *testing.B) {
 		}
 		os.WriteFile(filepath.Join(src, ".done"), nil, 0o644)
 	}
+	// BENCH_ALTERNATE=N runs N rounds, each the job comparing each
+	// duplicate once then with the comparing resolve, and gives the
+	// medians of each: ratios within one run on a shared machine.
+	paths := []bool{os.Getenv("BENCH_COMPARE_IN_RESOLVE") == "1"}
+	rounds := 1
+	if n, err := strconv.Atoi(os.Getenv("BENCH_ALTERNATE")); err == nil && n > 0 {
+		paths, rounds = []bool{false, true}, n
+	}
+	times := map[bool][]float64{}
 	for i := 0; i < b.N; i++ {
-		base, err := os.MkdirTemp(dir, "run-")
-		if err != nil {
-			b.Fatal(err)
+		for r := range rounds {
+			for _, compare := range paths {
+				base, err := os.MkdirTemp(dir, "run-")
+				if err != nil {
+					b.Fatal(err)
+				}
+				os.Chmod(base, 0o755)
+				fmt.Printf("round %d, %s:\n", r+1, pathName(compare))
+				times[compare] = append(times[compare], benchOnce(b, src, base, compare).Seconds())
+				os.RemoveAll(base)
+			}
 		}
-		os.Chmod(base, 0o755)
-		benchOnce(b, src, base)
-		os.RemoveAll(base)
+	}
+	if len(paths) == 2 {
+		once, cmp := median(times[false]), median(times[true])
+		fmt.Printf("whole cluster job, medians of %d alternating rounds: %s %.1f s %v, %s %.1f s %v (ratio %.2f)\n", rounds,
+			pathName(false), once, times[false], pathName(true), cmp, times[true], once/cmp)
 	}
 }
 
-func benchOnce(b *testing.B, src, base string) {
+func pathName(compareInResolve bool) string {
+	if compareInResolve {
+		return "comparing resolve (--compare-in-resolve)"
+	}
+	return "each duplicate compared once"
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// benchOnce runs warcdedup run, then the cluster job, over a copy of src
+// in base, prints what each stage did, and returns the cluster job's time.
+func benchOnce(b *testing.B, src, base string, compareInResolve bool) time.Duration {
 	// The baseline: warcdedup run over the whole collection.
 	whole := filepath.Join(base, "whole")
 	if out, err := exec.Command("cp", "-r", src, whole).CombinedOutput(); err != nil {
@@ -111,7 +152,7 @@ func benchOnce(b *testing.B, src, base string) {
 	b.ResetTimer()
 	t0 = time.Now()
 	args := []string{"cluster", "-q", "--poll", "500ms", "-j", "2", "--hard-links", "--keep-work", "--work-dir", work}
-	if os.Getenv("BENCH_COMPARE_IN_RESOLVE") == "1" {
+	if compareInResolve {
 		// The comparing resolve, which reads every copy over HTTP.
 		args = append(args, "--compare-in-resolve")
 	}
@@ -124,6 +165,7 @@ func benchOnce(b *testing.B, src, base string) {
 		b.Fatalf("warcdedup cluster: %v\n%s", err, out)
 	}
 	printReport(b, work, stored, runTime, clusterTime)
+	return clusterTime
 }
 
 // marker is what the bench reads of a task's result.
@@ -140,8 +182,9 @@ type marker struct {
 		Stats  struct{ Revisits, Rewritten, BytesBefore, BytesAfter int64 }
 		Remote struct{ Reads, Moved, Bytes int64 }
 	}
-	After *struct{ Bytes, Files, Cached int64 }
-	HTTP  *struct{ Requests, Bytes int64 }
+	After     *struct{ Bytes, Files, Cached int64 }
+	HTTP      *struct{ Requests, Bytes int64 }
+	NotNeeded bool `json:"not_needed"` // a collisions task the monitor found had no work: no Slurm job ran
 }
 
 func readMarkers(b *testing.B, work, step string) []marker {
@@ -156,7 +199,9 @@ func readMarkers(b *testing.B, work, step string) []marker {
 		if err != nil {
 			b.Fatal(err)
 		}
-		out = append(out, m)
+		if !m.NotNeeded {
+			out = append(out, m)
+		}
 	}
 	return out
 }
@@ -290,6 +335,8 @@ func printReport(b *testing.B, work string, stored int64, runTime, clusterTime t
 		recollides := readMarkers(b, work, "recollide@*")
 		stages += span(collides) + span(recollides)
 		p("collisions: resolved again in %.2f s, rewritten in %.2f s (each %s)", span(collides).Seconds(), span(recollides).Seconds(), taskTimes(recollides))
+	} else if _, err := os.Stat(filepath.Join(work, "tasks", "collide")); err == nil {
+		p("collisions: not run, no Slurm job (the rewrites kept no duplicate apart)")
 	}
 	afters := readMarkers(b, work, "rehash@*")
 	stages += span(afters)
