@@ -1,11 +1,12 @@
 package dedup
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
@@ -32,26 +33,19 @@ func (r *run) checkLogDescribes(before []string) error {
 	if fi, err := os.Stat(r.wd.File(workdir.LogFile)); err != nil || fi.Size() == 0 {
 		return nil // nothing written yet: nothing to mix
 	}
-	moves, err := rewritelog.LoadFile(r.wd.File(workdir.LogFile), time.Time{})
-	if err != nil {
-		return fmt.Errorf("the work directory %s was of the job on %s, and its rewrite log cannot be read to tell whether it describes %s: %w",
-			r.wd.Path, strings.Join(before, ", "), strings.Join(r.opt.Collections, ", "), err)
-	}
 	loc := r.coll.locator()
 	var logged, here, hashed int
-	for _, f := range moves.Files() {
-		fx, ok := moves.Version(f.Name)
-		if !ok || fx.NewSum == "-" {
-			continue
-		}
+	// Each file's last version, the log's "# file" lines sorted on file:
+	// memory does not grow with the log.
+	err := rewritelog.Versions(context.Background(), r.wd.File(workdir.LogFile), r.sorter(), func(fx rewritelog.Fixity) error {
 		logged++
-		local, err := loc.Resolve(manifest.EscapeFile(f.Name))
+		local, err := loc.Resolve(manifest.EscapeFile(fx.File))
 		if err != nil {
-			continue
+			return nil
 		}
 		fi, err := os.Stat(local.Path())
 		if err != nil {
-			continue
+			return nil
 		}
 		here++
 		differs := ""
@@ -61,16 +55,25 @@ func (r *run) checkLogDescribes(before []string) error {
 			hashed++
 			h, err := rewritelog.HashFile(local.Path(), rewritelog.Like(fx.NewSum)...)
 			if err != nil {
-				return err
+				return &checkError{err}
 			}
 			if !h.Matches(fx.NewSum) {
 				differs = fmt.Sprintf("%s, the log's last version of it %s", h.Like(fx.NewSum), fx.NewSum)
 			}
 		}
 		if differs != "" {
-			return fmt.Errorf("the work directory %s is of the job on %s: its rewrite log names %s, which in %s is another file (%s); give this collection its own --work-dir",
-				r.wd.Path, strings.Join(before, ", "), f.Name, strings.Join(r.opt.Collections, ", "), differs)
+			return &checkError{fmt.Errorf("the work directory %s is of the job on %s: its rewrite log names %s, which in %s is another file (%s); give this collection its own --work-dir",
+				r.wd.Path, strings.Join(before, ", "), fx.File, strings.Join(r.opt.Collections, ", "), differs)}
 		}
+		return nil
+	})
+	var check *checkError
+	switch {
+	case errors.As(err, &check):
+		return check.err
+	case err != nil:
+		return fmt.Errorf("the work directory %s was of the job on %s, and its rewrite log cannot be read to tell whether it describes %s: %w",
+			r.wd.Path, strings.Join(before, ", "), strings.Join(r.opt.Collections, ", "), err)
 	}
 	if logged > 0 && here == 0 {
 		return fmt.Errorf("the work directory %s is of the job on %s: its rewrite log names %d files, none of them in %s; give this collection its own --work-dir",
@@ -78,3 +81,8 @@ func (r *run) checkLogDescribes(before []string) error {
 	}
 	return nil
 }
+
+// checkError is an error of the check of a file, not of the log's reading.
+type checkError struct{ err error }
+
+func (e *checkError) Error() string { return e.err.Error() }

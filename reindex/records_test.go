@@ -28,11 +28,36 @@ func TestFiles(t *testing.T) {
 			t.Errorf("%s %d: mime %q digest %q; want a bare mime and %s", l.File, l.Offset, mime, digest, l.Digest)
 		}
 	}
+	// The file kept open and the reader reused: every record, in file
+	// order and back again, then after a failed read.
+	for pass := range 2 {
+		for i := range res.Expected {
+			l := res.Expected[i]
+			if pass == 1 {
+				l = res.Expected[len(res.Expected)-1-i]
+			}
+			if l.Digest == "" || l.IsRevisit() {
+				continue
+			}
+			_, digest, err := s.Fields(l.File, l.Offset)
+			if err != nil || digest != l.Digest {
+				t.Fatalf("pass %d: %s %d: %q %v, want %s", pass, l.File, l.Offset, digest, err, l.Digest)
+			}
+		}
+	}
 	if _, _, err := s.Fields(res.Expected[0].File, res.Expected[0].Offset+1); err == nil {
 		t.Error("no error for an offset that starts no record")
 	}
 	if _, _, err := s.Fields("nothere.warc", 0); err == nil {
 		t.Error("no error for a missing file")
+	}
+	if l := res.Expected[2]; true {
+		if _, digest, err := s.Fields(l.File, l.Offset); err != nil || digest != l.Digest {
+			t.Errorf("after a missing file: %s %d: %q %v", l.File, l.Offset, digest, err)
+		}
+	}
+	if err := s.Close(); err != nil || s.f != nil {
+		t.Errorf("close: %v", err)
 	}
 }
 

@@ -2,8 +2,10 @@ package reindex
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 
 	"warcdedup/internal/syssort"
@@ -22,7 +24,9 @@ import (
 //     the follow gives each record, where it differs from the record as
 //     read (its offset and length, the entries that rewrote it, an
 //     error), is written to a file with the record's number; so is each
-//     log entry no record landed on;
+//     log entry no record landed on. A record whose first entry restored
+//     it is read here, for the fields of its line (Updater.Records), in
+//     file and offset order: each file opened once, read forward;
 //  3. apply: the index's lines are read again, and Update follows each
 //     record with the answers, sorted back on number and read in step.
 //
@@ -129,6 +133,17 @@ func (lp *logPass) follow() error {
 		if len(a.hits) == 0 && err == nil && off == q.off && length == q.length {
 			continue // the record as read
 		}
+		a.fields = nil
+		if first := a.hits; len(first) > 0 && first[0].mv.Kind == rewritelog.Restored && u.Records != nil {
+			// Its line, if a revisit the log did not write, takes the
+			// restored record's fields (Update): read now, in file and
+			// offset order, not in the index's.
+			mime, digest, err := u.Records.Fields(q.file.Name, first[0].mv.NewOffset)
+			a.fields = &recordFields{line: first[0].mv.Line, mime: mime, digest: digest}
+			if err != nil {
+				a.fields.err = err.Error()
+			}
+		}
 		if err := lp.found.Line(a.append(b[:0])); err != nil {
 			return err
 		}
@@ -141,6 +156,11 @@ func (lp *logPass) follow() error {
 	}
 	if err := fw.Close(); err != nil {
 		return err
+	}
+	if c, ok := u.Records.(io.Closer); ok {
+		if err := c.Close(); err != nil {
+			return err
+		}
 	}
 	return werr
 }
@@ -261,6 +281,9 @@ func (lp *logPass) close() {
 	lp.found.Remove()
 	lp.unmatched.Remove()
 	lp.u.via = nil
+	if c, ok := lp.u.Records.(io.Closer); ok {
+		c.Close()
+	}
 }
 
 // recorder is the follower of the plan: it writes each record followed,
@@ -324,8 +347,17 @@ type answer struct {
 	q           int64
 	off, length int64
 	hits        []hit
-	err         error // *rewritelog.InsideError, *rewritelog.CoverError
-	incomplete  bool  // the file's block of the log is cut (Catalog.Incomplete)
+	fields      *recordFields // of the record its first hit restored, if read
+	err         error         // *rewritelog.InsideError, *rewritelog.CoverError
+	incomplete  bool          // the file's block of the log is cut (Catalog.Incomplete)
+}
+
+// recordFields are the index fields of a restored record read in the
+// follow (Updater.Records): those of the entry on line, or the error.
+type recordFields struct {
+	line         int64
+	mime, digest string
+	err          string
 }
 
 // hit is an entry that rewrote the record, and the record's offset and
@@ -354,12 +386,23 @@ func isFollowError(err error) bool {
 
 // append writes the answer as a line:
 //
-//	NUMBER OFFSET LENGTH HITS [OFFSET LENGTH MOVE]... ERROR [ERROR-FIELDS]
+//	NUMBER OFFSET LENGTH HITS [OFFSET LENGTH MOVE]... FIELDS ERROR [ERROR-FIELDS]
+//
+// FIELDS is "-" (none read), "f LINE MIME DIGEST" or "e LINE ERROR", the
+// strings as "x" and their bytes in hex.
 func (a *answer) append(b []byte) []byte {
 	b = syssort.Num(b, a.q)
 	b = appendInts(b, a.off, a.length, int64(len(a.hits)))
 	for _, h := range a.hits {
 		b = appendMove(appendInts(b, h.off, h.length), h.mv)
+	}
+	switch rf := a.fields; {
+	case rf == nil:
+		b = append(b, " -"...)
+	case rf.err != "":
+		b = appendHex(appendInts(append(b, " e"...), rf.line), rf.err)
+	default:
+		b = appendHex(appendHex(appendInts(append(b, " f"...), rf.line), rf.mime), rf.digest)
 	}
 	var in *rewritelog.InsideError
 	var ce *rewritelog.CoverError
@@ -372,6 +415,11 @@ func (a *answer) append(b []byte) []byte {
 		return appendMove(appendInts(append(b, " "+errCover...), ce.Offset, ce.Length), ce.Move)
 	}
 	return append(b, " "+errIncomplete...)
+}
+
+// appendHex writes s after a space as "x" and its bytes in hex.
+func appendHex(b []byte, s string) []byte {
+	return hex.AppendEncode(append(b, " x"...), []byte(s))
 }
 
 func appendInts(b []byte, ns ...int64) []byte {
@@ -415,6 +463,23 @@ func (r *fieldReader) field() []byte {
 	return f
 }
 
+// hex reads a field of appendHex.
+func (r *fieldReader) hex() string {
+	f := r.field()
+	if r.err != nil {
+		return ""
+	}
+	if len(f) == 0 || f[0] != 'x' {
+		r.err = fmt.Errorf("%q is no hex field", f)
+		return ""
+	}
+	b, err := hex.DecodeString(string(f[1:]))
+	if err != nil {
+		r.err = err
+	}
+	return string(b)
+}
+
 func (r *fieldReader) int() int64 {
 	f := r.field()
 	if r.err != nil {
@@ -454,6 +519,19 @@ func parseAnswer(line []byte, a *answer) error {
 		a.hits = append(a.hits, h)
 	}
 	switch kind := string(r.field()); kind {
+	case "-":
+	case "f":
+		a.fields = &recordFields{line: r.int()}
+		a.fields.mime, a.fields.digest = r.hex(), r.hex()
+	case "e":
+		a.fields = &recordFields{line: r.int()}
+		a.fields.err = r.hex()
+	default:
+		if r.err == nil {
+			r.err = fmt.Errorf("fields kind %q", kind)
+		}
+	}
+	switch kind := string(r.field()); kind {
 	case errNone:
 	case errIncomplete:
 		a.incomplete = true
@@ -489,6 +567,15 @@ type answers struct {
 }
 
 func (a *answers) Resolve(name []byte) (*rewritelog.File, error) { return a.log.Resolve(name) }
+
+// prefetched returns the fields the follow read of the record that mv,
+// the current record's first entry, restored; nil if it read none.
+func (a *answers) prefetched(mv rewritelog.Move) *recordFields {
+	if f := a.next.fields; f != nil && f.line == mv.Line {
+		return f
+	}
+	return nil
+}
 
 // Follow gives record number a.n its answer: the entries that rewrote it
 // to rewrote, in order, then its offset and length, or the error.

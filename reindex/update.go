@@ -20,6 +20,7 @@ package reindex
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -134,7 +135,7 @@ func (u *Updater) Update(l *cdx.Line, input string) (bool, error) {
 				// The line as read is the record's line before the revisit.
 				l.Revert()
 			case u.revisited && u.Records != nil:
-				mime, digest, err := u.Records.Fields(f.Name, mv.NewOffset)
+				mime, digest, err := u.recordFields(f.Name, mv)
 				if err != nil {
 					return fmt.Errorf("log line %d restores the record at %d: %w", mv.Line, mv.OldOffset, err)
 				}
@@ -177,6 +178,20 @@ func (u *Updater) Update(l *cdx.Line, input string) (bool, error) {
 		u.Stats.Unchanged++
 	}
 	return l.IsEdited(), nil
+}
+
+// recordFields are the fields of the record mv restored: as the follow
+// of a log on disk read them (in file and offset order), or read now.
+func (u *Updater) recordFields(file string, mv rewritelog.Move) (string, string, error) {
+	if a, ok := u.via.(*answers); ok {
+		if f := a.prefetched(mv); f != nil {
+			if f.err != "" {
+				return "", "", errors.New(f.err)
+			}
+			return f.mime, f.digest, nil
+		}
+	}
+	return u.Records.Fields(file, mv.NewOffset)
 }
 
 // follower is what records are followed through.

@@ -22,8 +22,9 @@
 // are matched as written (no SURT canonicalisation), as the revisit's
 // Refers-To-Target-URI is the original's URI byte for byte.
 //
-// Memory: the rewrite log's entries (rewritelog.Moves), the sample, and
-// the index lines of the sampled URLs; the index is read once, streamed.
+// Memory: the sample, the index lines of the sampled URLs, and the
+// rewrite log's entries of one file at a time (the log sorted on file by
+// the system sort); the index is read once, streamed.
 package replaycheck
 
 import (
@@ -42,6 +43,7 @@ import (
 
 	"warcdedup/cdx"
 	"warcdedup/digest"
+	"warcdedup/internal/syssort"
 	"warcdedup/record"
 	"warcdedup/rewritelog"
 	"warcdedup/warcsum"
@@ -54,6 +56,9 @@ type Options struct {
 	Indexes    []string // the collection's CDX/CDXJ indexes, updated after the job
 	Sample     int      // revisits to check; 0 for all of them
 	Seed       uint64   // the sample drawn with it: the same revisits for the same seed
+	// Sort sorts the log on file (its TempDir: the job's work directory's
+	// temporary directory).
+	Sort syssort.Sorter
 }
 
 // Revisit is one sampled revisit and what its check found.
@@ -93,31 +98,46 @@ type Result struct {
 
 // Check draws the sample and checks it.
 func Check(ctx context.Context, opt Options) (*Result, error) {
-	moves, err := rewritelog.LoadFile(opt.Log, time.Time{})
+	// The log sorted on file, read a file at a time: memory holds one
+	// file's entries, not the log's.
+	grouped, err := rewritelog.SortByFile(ctx, opt.Log, opt.Sort)
+	if err != nil {
+		return nil, err
+	}
+	defer grouped.Remove()
+	byFile, err := grouped.Open()
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{}
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x61726377))
-	// Reservoir sampling over the log's live revisits, in log order.
+	// Reservoir sampling over the log's live revisits, file by file in
+	// the byte order of their escaped names, each in log order.
 	var sample []*Revisit
-	for _, f := range moves.Files() {
-		err := moves.Live(f, func(mv rewritelog.Move, off int64) error {
-			res.Live++
-			r := &Revisit{File: f.Name, Offset: off}
-			switch {
-			case opt.Sample <= 0 || len(sample) < opt.Sample:
-				sample = append(sample, r)
-			default:
-				if j := rng.Int64N(res.Live); j < int64(opt.Sample) {
-					sample[j] = r
+	for byFile.Next() {
+		moves := byFile.Moves()
+		for _, f := range moves.Files() {
+			err := moves.Live(f, func(mv rewritelog.Move, off int64) error {
+				res.Live++
+				r := &Revisit{File: f.Name, Offset: off}
+				switch {
+				case opt.Sample <= 0 || len(sample) < opt.Sample:
+					sample = append(sample, r)
+				default:
+					if j := rng.Int64N(res.Live); j < int64(opt.Sample) {
+						sample[j] = r
+					}
 				}
+				return nil
+			})
+			if err != nil {
+				byFile.Close()
+				return nil, err
 			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
 		}
+	}
+	if err := byFile.Close(); err != nil {
+		return nil, err
 	}
 	slices.SortFunc(sample, func(a, b *Revisit) int {
 		if c := strings.Compare(a.File, b.File); c != 0 {

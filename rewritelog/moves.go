@@ -211,6 +211,12 @@ func Load(r *Reader, since time.Time) (*Moves, error) {
 }
 
 func load(r *Reader, since time.Time, sizeHint int) (*Moves, error) {
+	return loadOf(r, since, sizeHint, nil)
+}
+
+// loadOf is load of the entries of the files keep holds (relative names;
+// nil: every file), the whole log read and checked all the same.
+func loadOf(r *Reader, since time.Time, sizeHint int, keep map[string]bool) (*Moves, error) {
 	m := &Moves{names: newNames(),
 		edits: make([]edit, 0, sizeHint), meta: make([]moveMeta, 0, sizeHint), digests: make([]byte, 0, sizeHint*20),
 		versions: map[string]Fixity{}, incomplete: map[string]*IncompleteError{}}
@@ -220,6 +226,13 @@ func load(r *Reader, since time.Time, sizeHint int) (*Moves, error) {
 	var block Fixity
 	blockFresh := false
 	r.Fixity = func(f Fixity) error {
+		if keep != nil && !keep[f.File] {
+			blockFresh = false
+			if fixity != nil {
+				return fixity(f)
+			}
+			return nil
+		}
 		block, blockFresh = f, true
 		if f.NewSum != "-" {
 			m.versions[f.File] = f
@@ -230,6 +243,9 @@ func load(r *Reader, since time.Time, sizeHint int) (*Moves, error) {
 		return nil
 	}
 	r.Incomplete = func(e *IncompleteError) error {
+		if keep != nil && !keep[e.Fixity.File] {
+			return nil
+		}
 		// The block's run is the reader's last (a block ends before the
 		// next "# run" line is read).
 		if !since.IsZero() && (len(r.Runs) == 0 || r.Runs[len(r.Runs)-1].Before(since)) {
@@ -242,7 +258,7 @@ func load(r *Reader, since time.Time, sizeHint int) (*Moves, error) {
 	}
 	var cur *File
 	curRun := -1
-	keep := map[int]int{} // run in the log -> index in m.Runs
+	kept := map[int]int{} // run in the log -> index in m.Runs
 	for {
 		e, err := r.next()
 		if err != nil {
@@ -251,13 +267,16 @@ func load(r *Reader, since time.Time, sizeHint int) (*Moves, error) {
 			}
 			return nil, err
 		}
+		if keep != nil && !keep[string(e.file)] {
+			continue
+		}
 		if !since.IsZero() && r.Runs[e.run].Before(since) {
 			continue
 		}
-		run, ok := keep[e.run]
+		run, ok := kept[e.run]
 		if !ok {
 			run = len(m.Runs)
-			keep[e.run] = run
+			kept[e.run] = run
 			m.Runs = append(m.Runs, r.Runs[e.run])
 		}
 		if cur == nil || cur.Name != string(e.file) || curRun != run {

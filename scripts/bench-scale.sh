@@ -28,6 +28,14 @@
 #               for the issue's pair): its input is slow to make, about
 #               1.3 GB and 1.5 minutes per million on a quiet machine, and
 #               a run of 1M takes some minutes
+#   undo        warcdedup undo --cdx (not in the default parts): the run
+#               part's collection deduplicated once by warcdedup run --cdx
+#               with a CDXJ index of it (its lines made from warcsum's
+#               listing, url as urlkey, every mime text/html), each round
+#               undoing a fresh copy of the result: the files restored and
+#               checked, and the index brought back, reading each restored
+#               record's mime and digest from its file. Its sizes are the
+#               run part's
 # A part is a function bench_PART SIZE that prints its command, with
 # input_PART SIZE making its input once, before_PART SIZE preparing a
 # round before its clock starts and, if need be, after_PART SIZE
@@ -54,11 +62,14 @@ run_sizes=${BENCH_SCALE_RUN_SIZES:-1000000}
 parts=${BENCH_SCALE_PARTS:-warcsumcmp warccdx assess run}
 # sizes_of PART prints the sizes the part runs at.
 sizes_of() {
-	if [ "$1" = run ]; then echo "$run_sizes"; else echo "$sizes"; fi
+	case $1 in
+	run | undo) echo "$run_sizes" ;;
+	*) echo "$sizes" ;;
+	esac
 }
 . scripts/bench-lib.sh
 bench_dir
-go build -o bin/ ./cmd/warcsumcmp ./cmd/warccdx ./cmd/warcdedup ./scripts/mangen ./scripts/cdxgen ./scripts/procpeak ./scripts/warcgen
+go build -o bin/ ./cmd/warcsumcmp ./cmd/warccdx ./cmd/warcdedup ./cmd/warcsum ./scripts/mangen ./scripts/cdxgen ./scripts/procpeak ./scripts/warcgen
 tmp=$dir/scale-tmp
 mkdir -p "$tmp"
 sortmem=()
@@ -132,6 +143,39 @@ after_run() {
 	echo "$1 $coll $work" | awk '{printf "run %d responses: collection %d bytes after, work directory %d bytes (%.2f%%, %.0f bytes a response)\n", $1, $2, $3, 100 * $3 / $2, $3 / $1}' >>"$dir/scale-run-workdir"
 	rm -rf "$tmp/run"
 }
+
+# input_undo N makes the run part's collection of N responses, a CDXJ
+# index of it, and both deduplicated by warcdedup run --cdx, once: made
+# where the rounds undo them ($tmp/undo, the paths the work directory
+# records), then kept aside.
+input_undo() {
+	input_run "$1"
+	local u=$dir/scale-undo-$1 w=$tmp/undo
+	if [ ! -f "$u/.done" ]; then
+		echo "deduplicating a collection of $1 responses and its index ..." >&2
+		rm -rf "$u" "$w"
+		mkdir -p "$w"
+		cp -a "$dir/scale-coll-$1" "$w/coll"
+		rm -f "$w/coll/.done"
+		# file offset length uri date digest: a warcio.js CDXJ line each.
+		bin/warcsum -q -r "$w/coll" | awk '{
+			ts = $5; gsub(/[-:TZ]/, "", ts); d = $6; sub(/^sha1:/, "", d)
+			printf "%s %s {\"url\":\"%s\",\"mime\":\"text/html\",\"status\":\"200\",\"digest\":\"%s\",\"length\":\"%s\",\"offset\":\"%s\",\"filename\":\"%s\"}\n", $4, ts, $4, d, $3, $2, $1
+		}' | sort >"$w/index.cdxj"
+		bin/warcdedup run -q --work-dir "$w/work" "${sortmem[@]}" --cdx "$w/index.cdxj" "$w/coll" >&2
+		mv "$w" "$u"
+		touch "$u/.done"
+	fi
+}
+before_undo() {
+	rm -rf "$tmp/undo"
+	cp -a "$dir/scale-undo-$1" "$tmp/undo"
+	rm -f "$tmp/undo/.done"
+}
+bench_undo() {
+	echo bin/warcdedup undo -q --work-dir "$tmp/undo/work" "${sortmem[@]}" --cdx "$tmp/undo/index.cdxj" "$tmp/undo/coll"
+}
+after_undo() { rm -rf "$tmp/undo"; }
 
 # measure PART SIZE ROUND runs the part once and appends its figures to
 # $dir/scale-results: PART SIZE ROUND WALL CPU LOAD (at its start/end) then

@@ -26,11 +26,15 @@ type Job struct {
 	Manifest string `json:"manifest,omitempty"`
 
 	logSize int64 // of the rewrite log when the job hashed the collection
-	// since holds the log's entries appended since then: they move the
-	// manifest's offsets to where the records are now. all holds every
-	// entry, for the revisits the log says it wrote.
-	since, all *rewritelog.Moves
-	table      *manifest.Table
+	// log is the job's rewrite log, "" if it has none. It is read for the
+	// few files looked up, never held whole (rewritelog.LoadFileOf):
+	// since holds the entries appended since the job hashed the
+	// collection, of the files in sinceOf (they move the manifest's
+	// offsets to where the records are now).
+	log     string
+	since   *rewritelog.Moves
+	sinceOf map[string]bool
+	table   *manifest.Table
 }
 
 // openJob finds the work directory of the job on the collection holding
@@ -75,12 +79,7 @@ func openJob(file, workDir string) (*Job, error) {
 	j.Name = filepath.ToSlash(rel)
 	logName := filepath.Join(workDir, workdir.LogFile)
 	if _, err := os.Stat(logName); err == nil {
-		if j.all, err = rewritelog.LoadFile(logName, time.Time{}); err != nil {
-			return nil, err
-		}
-		if j.since, err = rewritelog.LoadFileFrom(logName, j.logSize); err != nil {
-			return nil, err
-		}
+		j.log = logName
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -116,16 +115,49 @@ func (j *Job) path(field string) (string, error) {
 	return filepath.Join(j.Collection, filepath.FromSlash(name)), nil
 }
 
+// follow reads the log entries appended since the job hashed the
+// collection of the files of lines (and no other), for now to follow them:
+// the log read once for all of them.
+func (j *Job) follow(lines []manifest.Line) error {
+	if j.log == "" {
+		return nil
+	}
+	of := map[string]bool{}
+	var names []string
+	for i := range lines {
+		name, err := manifest.UnescapeFile(lines[i].File)
+		if err != nil {
+			return err
+		}
+		if !of[name] {
+			of[name] = true
+			names = append(names, name)
+		}
+	}
+	m, err := rewritelog.LoadFileOf(j.log, j.logSize, names)
+	if err != nil {
+		return err
+	}
+	j.since, j.sinceOf = m, of
+	return nil
+}
+
 // now follows a manifest line's record through the log entries appended
 // since the job hashed the collection: where it starts now, its length,
-// and the last entry that rewrote it (nil for none).
+// and the last entry that rewrote it (nil for none). The entries of its
+// file are read unless follow read them.
 func (j *Job) now(l *manifest.Line) (int64, int64, *rewritelog.Move, error) {
-	if j.since == nil {
+	if j.log == "" {
 		return l.Offset, l.Length, nil, nil
 	}
 	name, err := manifest.UnescapeFile(l.File)
 	if err != nil {
 		return 0, 0, nil, err
+	}
+	if !j.sinceOf[name] {
+		if err := j.follow([]manifest.Line{*l}); err != nil {
+			return 0, 0, nil, err
+		}
 	}
 	f := j.since.Lookup(name)
 	if f == nil {
@@ -142,17 +174,21 @@ func (j *Job) now(l *manifest.Line) (int64, int64, *rewritelog.Move, error) {
 // written returns the log's entry that wrote the revisit now at offset of
 // the job's file, and when its run started; nil if the log wrote none there.
 func (j *Job) written(offset int64) (*Written, error) {
-	if j.all == nil {
+	if j.log == "" {
 		return nil, nil
 	}
-	f := j.all.Lookup(j.Name)
+	all, err := rewritelog.LoadFileOf(j.log, 0, []string{j.Name})
+	if err != nil {
+		return nil, err
+	}
+	f := all.Lookup(j.Name)
 	if f == nil {
 		return nil, nil
 	}
 	var w *Written
-	err := j.all.Live(f, func(mv rewritelog.Move, off int64) error {
+	err = all.Live(f, func(mv rewritelog.Move, off int64) error {
 		if off == offset {
-			w = &Written{Log: filepath.Join(j.WorkDir, workdir.LogFile), Line: mv.Line, Run: j.all.Runs[mv.Run].UTC().Format(time.RFC3339)}
+			w = &Written{Log: j.log, Line: mv.Line, Run: all.Runs[mv.Run].UTC().Format(time.RFC3339)}
 		}
 		return nil
 	})

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"warcdedup/digest"
@@ -434,6 +435,9 @@ func inspectResponse(opt Options, job *Job, r *Record) (*Response, error) {
 	if err != nil {
 		return resp, err
 	}
+	// The lines to place, and why.
+	var places []manifest.Line
+	var found []string
 	for i := range lines {
 		l := &lines[i]
 		switch {
@@ -443,13 +447,45 @@ func inspectResponse(opt Options, job *Job, r *Record) (*Response, error) {
 				resp.Original = &Place{URI: l.RefURI, Date: l.RefDate, Found: filepath.Base(job.Manifest)}
 			}
 		case l.IsRevisit() && l.RefURI == uri && (l.RefDate == date || l.RefDate == "*"):
-			resp.Revisits = append(resp.Revisits, job.place(l, "a revisit listed in "+filepath.Base(job.Manifest)))
+			places, found = append(places, *l), append(found, "a revisit listed in "+filepath.Base(job.Manifest))
 		case l.IsDuplicate() && l.RefURI == uri && l.RefDate == date:
-			resp.Revisits = append(resp.Revisits, job.place(l, "a duplicate numbered against it in "+filepath.Base(job.Manifest)))
+			places, found = append(places, *l), append(found, "a duplicate numbered against it in "+filepath.Base(job.Manifest))
 		}
+	}
+	resp.Revisits = make([]*Place, len(places))
+	// The rewrite log read for placeFiles files at a time, in the order
+	// of their names: memory holds those files' entries, not the log's.
+	order := make([]int, len(places))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(places[a].File, places[b].File) })
+	for start := 0; start < len(order); {
+		end, files := start, 0
+		var batch []manifest.Line
+		for ; end < len(order); end++ {
+			if end == start || places[order[end]].File != places[order[end-1]].File {
+				if files == placeFiles {
+					break
+				}
+				files++
+			}
+			batch = append(batch, places[order[end]])
+		}
+		if err := job.follow(batch); err != nil {
+			return resp, err
+		}
+		for _, i := range order[start:end] {
+			resp.Revisits[i] = job.place(&places[i], found[i])
+		}
+		start = end
 	}
 	return resp, nil
 }
+
+// placeFiles bounds the files whose rewrite log entries are held at once
+// while the copies of a response are placed.
+const placeFiles = 64
 
 // place is where the record of line l is now, and what it is.
 func (j *Job) place(l *manifest.Line, found string) *Place {

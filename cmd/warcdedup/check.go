@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"warcdedup/internal/cmdutil"
+	"warcdedup/internal/syssort"
 	"warcdedup/replaycheck"
 	"warcdedup/workdir"
 )
@@ -60,7 +61,8 @@ stdout; --json prints every revisit checked and its original.`,
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			res, err := replaycheck.Check(ctx, replaycheck.Options{Collection: coll, Log: filepath.Join(wd, workdir.LogFile),
-				Indexes: c.StringSlice("cdx"), Sample: c.Int("sample"), Seed: c.Uint64("seed")})
+				Indexes: c.StringSlice("cdx"), Sample: c.Int("sample"), Seed: c.Uint64("seed"),
+				Sort: syssort.Sorter{TempDir: filepath.Join(wd, workdir.TmpDir), Compress: syssort.Compressor()}})
 			if err != nil {
 				return cli.Exit(fmt.Sprintf("warcdedup: check: %v", err), cmdutil.ExitFatal)
 			}
