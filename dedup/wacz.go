@@ -74,8 +74,12 @@ type waczPackages struct {
 	// the listing's; pending their packages, by path.
 	expect  map[memberAt]expectedSum
 	pending map[string]pendingPackage
-	// members are the members of the last listing, by name (unescaped).
+	// members are the members of the last listing, by name (unescaped),
+	// where they are in their package now (relocate).
 	members map[string]stage.PackageMember
+	// located is the version (fileStamp) of each package, by path, whose
+	// members' places members gives.
+	located map[string]string
 	// refused say why each package passed over in the last listing was,
 	// by package name.
 	refused map[string]string
@@ -102,12 +106,13 @@ type waczVerdict struct {
 
 func newWACZPackages(unsign bool) *waczPackages {
 	return &waczPackages{unsign: unsign, checked: map[string]waczVerdict{}, members: map[string]stage.PackageMember{}, refused: map[string]string{},
-		expect: map[memberAt]expectedSum{}, pending: map[string]pendingPackage{}}
+		expect: map[memberAt]expectedSum{}, pending: map[string]pendingPackage{}, located: map[string]string{}}
 }
 
 // begin starts a new listing.
 func (w *waczPackages) begin() {
 	clear(w.members)
+	clear(w.located)
 	clear(w.refused)
 	clear(w.expect)
 	clear(w.pending)
@@ -166,12 +171,47 @@ func (w *waczPackages) expand(in warcsum.Input) ([]warcsum.Input, error) {
 // list lists the WARC members of the package p (the input in).
 func (w *waczPackages) list(in warcsum.Input, p *wacz.Package) []warcsum.Input {
 	var out []warcsum.Input
+	w.located[in.Path], _ = fileStamp(in.Path)
 	for _, m := range p.WARCs() {
 		name := wacz.JoinName(in.Name, m.Name)
 		out = append(out, warcsum.Input{Path: in.Path, Name: name, Size: m.Size, Offset: m.DataOffset, Stamp: memberStamp(m)})
 		w.members[w.prefix+name] = stage.PackageMember{Path: in.Path, Package: w.prefix + in.Name, Member: m.Name, Offset: m.DataOffset, Size: m.Size}
 	}
 	return out
+}
+
+// relocate finds the WARC members of the packages written anew since the
+// listing where they now are in them (their data's offset and size),
+// for the stages after a rewrite that read their records: the
+// collisions' resolve and rewrite (run.compareOnce).
+func (w *waczPackages) relocate() error {
+	byPath := map[string][]string{}
+	for name, m := range w.members {
+		byPath[m.Path] = append(byPath[m.Path], name)
+	}
+	for path, names := range byPath {
+		stamp, _ := fileStamp(path)
+		if stamp != "" && stamp == w.located[path] {
+			continue
+		}
+		p, err := wacz.Open(path)
+		if err != nil {
+			return fmt.Errorf("finding its WARC members after its rewrite: %w", err)
+		}
+		for _, name := range names {
+			m := w.members[name]
+			pm := p.Member(m.Member)
+			if pm == nil || !pm.IsArchive() {
+				p.Close()
+				return fmt.Errorf("%s: written anew without its WARC member %s", path, m.Member)
+			}
+			m.Offset, m.Size = pm.DataOffset, pm.Size
+			w.members[name] = m
+		}
+		p.Close()
+		w.located[path] = stamp
+	}
+	return nil
 }
 
 // wanted reports whether the package p (named name) holds a member the
@@ -287,7 +327,7 @@ func (r *run) runRewrite(ctx context.Context, s *stage.Rewrite) (stage.RewriteRe
 	}
 	// The job's packages a stopped attempt at this rewrite wrote: their
 	// requirers are brought up to date too.
-	changed, err := jobPackages(r.wd, r.state.LogSizeAtHash)
+	changed, err := jobPackages(r.wd, s.LogFrom)
 	if err != nil {
 		pr.Discard()
 		return stage.RewriteResult{}, err
@@ -302,7 +342,11 @@ func (r *run) runRewrite(ctx context.Context, s *stage.Rewrite) (stage.RewriteRe
 		return res, err
 	}
 	pres, err := pr.Finish(ctx, time.Now().UTC())
-	w.rebuilt = pres
+	// Both rewrites of a run comparing once write packages (the
+	// collisions' too): what each did adds up.
+	w.rebuilt.Rebuilt += pres.Rebuilt
+	w.rebuilt.Requires += pres.Requires
+	w.rebuilt.Refused = append(w.rebuilt.Refused, pres.Refused...)
 	for path, fi := range pres.Checked {
 		// Checked as written: its members have the SHA-256 they were
 		// written with (the next listing's would read it all again).
@@ -319,6 +363,9 @@ func (r *run) runRewrite(ctx context.Context, s *stage.Rewrite) (stage.RewriteRe
 	if err == nil && !r.opt.DryRun {
 		// The multi-WACZ JSON named, with the new hashes and sizes.
 		err = syncMultiWACZ(r.wd, r.opt.input)
+	}
+	if err == nil && !r.opt.DryRun {
+		err = w.relocate()
 	}
 	return res, err
 }

@@ -654,6 +654,12 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 	// (wacz_requirers.go); those of Changed too, which a stopped attempt
 	// may have left stale.
 	rr, err := pr.RefreshRequirers(ctx, append(rebuilt, pr.Changed...), now)
+	for path, fi := range rr.Checked {
+		if res.Checked == nil {
+			res.Checked = map[string]os.FileInfo{}
+		}
+		res.Checked[path] = fi
+	}
 	res.Rebuilt += rr.Rebuilt
 	res.Requires += rr.Requires
 	res.Refused = append(res.Refused, rr.Refused...)

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -98,6 +99,15 @@ func (pr *PackageRewrite) RefreshRequirers(ctx context.Context, changed []string
 				pr.wrote(pkg, wacz.RequirementOf(pr.paths[pkg], rep.sha256, rep.size, ""))
 			} else {
 				delete(pr.written, pkg)
+			}
+			if rep.info != nil {
+				// As trusted as any package written here (rebuild):
+				// a later rewrite of the job (the collisions') may
+				// rebuild it from this version.
+				if res.Checked == nil {
+					res.Checked = map[string]os.FileInfo{}
+				}
+				res.Checked[pr.paths[pkg]] = rep.info
 			}
 			refreshed[pkg]++
 			res.Rebuilt++
