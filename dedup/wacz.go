@@ -307,7 +307,7 @@ func (r *run) runRewrite(ctx context.Context, s *stage.Rewrite) (stage.RewriteRe
 	}
 	pr := &stage.PackageRewrite{Members: w.members, DryRun: r.opt.DryRun, Unsign: r.opt.Unsign, TempDir: r.wd.File(workdir.TmpDir),
 		MetadataDir: r.wd.File(waczMetadataDir), Software: "warcdedup", Messages: messages{r.show}, External: r.externalPackages(),
-		Verified: w.verified}
+		Verified: w.verified, Jobs: r.opt.Jobs}
 	if s.Cache != "" && !r.opt.DryRun {
 		if cache, err := warcsum.NewCache(s.Cache, stage.Options(s.Algorithm)); err == nil {
 			pr.Restamp = cache.Restamp

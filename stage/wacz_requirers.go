@@ -180,6 +180,8 @@ func (pr *PackageRewrite) StagedPackages() []string {
 
 // wrote notes the SHA-256 and size of a package as it now is.
 func (pr *PackageRewrite) wrote(pkg string, r wacz.Requirement) {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
 	if pr.written == nil {
 		pr.written = map[string]wacz.Requirement{}
 	}
