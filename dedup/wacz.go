@@ -1,9 +1,11 @@
 package dedup
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -411,20 +413,30 @@ func recoverPackages(wd *workdir.Dir, roots []string, show messages, only map[st
 	if err := log.Close(); err != nil {
 		return err
 	}
-	moves, err := rewritelog.LoadFile(wd.File(workdir.LogFile), time.Time{})
+	// The versions the log gives the members staged, read in one pass
+	// that keeps no more (issue 22: memory does not grow with the log).
+	want := map[string]bool{}
+	for _, p := range pending {
+		want[wacz.JoinName(p.Package, p.Member)] = true
+	}
+	versions, err := loggedVersions(wd.File(workdir.LogFile), want)
 	if err != nil {
 		return err
 	}
+	version := func(name string) (rewritelog.Fixity, bool) {
+		fx, ok := versions[name]
+		return fx, ok
+	}
 	if only == nil {
 		// A whole directory: none of the staged members may be another
-		// job's (crawlwacz.go's otherJobsStaged).
-		if err := otherJobsStaged(wd, roots, pending, moves); err != nil {
+		// job's (waczinput.go's otherJobsStaged).
+		if err := otherJobsStaged(wd, roots, pending, version); err != nil {
 			return err
 		}
 	}
 	pr := &stage.PackageRewrite{Unsign: true, TempDir: wd.File(workdir.TmpDir), MetadataDir: wd.File(waczMetadataDir),
 		Software: "warcdedup", Messages: show}
-	res, err := pr.Recover(pending, moves.Version, time.Now().UTC())
+	res, err := pr.Recover(pending, version, time.Now().UTC())
 	if err != nil {
 		return err
 	}
@@ -446,18 +458,68 @@ func jobPackages(wd *workdir.Dir, from int64) ([]string, error) {
 	if _, err := os.Stat(wd.File(workdir.LogFile)); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	moves, err := rewritelog.LoadFileFrom(wd.File(workdir.LogFile), from)
-	if err != nil {
-		return nil, err
-	}
 	seen := map[string]bool{}
 	var out []string
-	for _, f := range moves.Files() {
-		if pkg, _, ok := wacz.SplitName(f.Name); ok && !seen[pkg] {
+	err := scanLog(wd.File(workdir.LogFile), from, func(fx rewritelog.Fixity) {
+		if pkg, _, ok := wacz.SplitName(fx.File); ok && !seen[pkg] {
 			seen[pkg] = true
 			out = append(out, pkg)
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// scanLog reads the rewrite log name, from byte offset from on, in one
+// pass, giving fn each block's "# file" line: what the WACZ code needs of
+// the log (the files it names, the version it gives each) without
+// keeping its entries, so that memory does not grow with the log (issue
+// 22). As rewritelog.LoadFile, it refuses a log shorter than its end
+// file records, and passes over blocks whose entries do not account for
+// their file's change of size.
+func scanLog(name string, from int64, fn func(rewritelog.Fixity)) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if err := rewritelog.CheckEnd(name, fi.Size()); err != nil {
+		return err
+	}
+	r := rewritelog.NewReader(bufio.NewReaderSize(io.NewSectionReader(f, from, max(fi.Size()-from, 0)), 256<<10), name)
+	r.Fixity = func(fx rewritelog.Fixity) error {
+		fn(fx)
+		return nil
+	}
+	r.Incomplete = func(*rewritelog.IncompleteError) error { return nil }
+	for {
+		if _, err := r.Next(); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+}
+
+// loggedVersions are the versions the rewrite log name gives the files
+// of want (the last "# file" line of each that wrote something:
+// rewritelog.Moves.Version's answer), read in one pass.
+func loggedVersions(name string, want map[string]bool) (map[string]rewritelog.Fixity, error) {
+	out := map[string]rewritelog.Fixity{}
+	err := scanLog(name, 0, func(fx rewritelog.Fixity) {
+		if want[fx.File] && fx.NewSum != "-" {
+			out[fx.File] = fx
+		}
+	})
+	if errors.Is(err, os.ErrNotExist) {
+		err = nil // no log: no version
+	}
+	return out, err
 }

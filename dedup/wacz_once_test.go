@@ -15,6 +15,7 @@ import (
 	"warcdedup/record"
 	"warcdedup/report"
 	"warcdedup/revisit"
+	"warcdedup/rewritelog"
 	"warcdedup/stage"
 	"warcdedup/wacz"
 	"warcdedup/workdir"
@@ -182,5 +183,90 @@ func TestWACZComparedOnce(t *testing.T) {
 	}
 	if !slices.Equal(cmp.log, once.log) {
 		t.Errorf("rewrite logs differ, composed:\ncomparing\n  %s\ncompare once\n  %s", strings.Join(cmp.log, "\n  "), strings.Join(once.log, "\n  "))
+	}
+}
+
+// TestWACZLogScans proves that the one-pass readings of the rewrite log
+// that the WACZ code does instead of loading it whole (scanLog,
+// loggedVersions, jobPackages, rewrittenPackages) give what the loaded
+// log gives: every file's version, the packages it names, and from a
+// byte offset on only those logged since. The log is a run's, then an
+// undo's and a second run's appended to it.
+func TestWACZLogScans(t *testing.T) {
+	dir, _ := generatedWACZ(t, false)
+	work := filepath.Join(t.TempDir(), "work")
+	wd := &workdir.Dir{Path: work}
+	var sizes []int64
+	for i, step := range []func() error{
+		func() error {
+			_, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: work, Jobs: 2})
+			return err
+		},
+		func() error {
+			_, err := Undo(context.Background(), UndoOptions{Paths: []string{dir}, WorkDir: work})
+			return err
+		},
+		func() error {
+			_, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: work, Jobs: 2})
+			return err
+		},
+	} {
+		fi, err := os.Stat(wd.File(workdir.LogFile))
+		if err == nil {
+			sizes = append(sizes, fi.Size())
+		} else if i > 0 {
+			t.Fatal(err)
+		}
+		if err := step(); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	for _, from := range sizes {
+		moves, err := rewritelog.LoadFileFrom(wd.File(workdir.LogFile), from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		all := map[string]bool{}
+		for _, f := range moves.Files() {
+			all[f.Name] = true
+			if pkg, _, ok := wacz.SplitName(f.Name); ok && !slices.Contains(want, pkg) {
+				want = append(want, pkg)
+			}
+		}
+		slices.Sort(want)
+		if len(want) == 0 {
+			t.Fatalf("from byte %d the log names no package: the test proves nothing", from)
+		}
+		got, err := jobPackages(wd, from)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("from byte %d: jobPackages %v %v, the loaded log names %v", from, got, err, want)
+		}
+		if from > 0 {
+			continue
+		}
+		rewritten, err := rewrittenPackages(wd)
+		if err != nil || !slices.Equal(slices.Sorted(maps.Keys(rewritten)), want) {
+			t.Errorf("rewrittenPackages %v %v, the loaded log names %v", rewritten, err, want)
+		}
+		versions, err := loggedVersions(wd.File(workdir.LogFile), all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name := range all {
+			w, ok := moves.Version(name)
+			if g, gok := versions[name]; g != w || gok != ok {
+				t.Errorf("%s: version %+v %v, the loaded log's %+v %v", name, g, gok, w, ok)
+			}
+		}
+		// Only the files asked for are kept.
+		some := map[string]bool{}
+		for name := range all {
+			some[name] = true
+			break
+		}
+		if v, _ := loggedVersions(wd.File(workdir.LogFile), some); len(v) > 1 {
+			t.Errorf("asked for one file, kept %d", len(v))
+		}
 	}
 }
