@@ -29,7 +29,7 @@ import (
 // and a dry run, which has no second rewrite to resolve collisions in, so
 // that what it counts (and assess estimates from it) is what a run
 // would write. A run on WACZ packages compares once too: both rewrites
-// go through the packages' rewrite (run.runRewrite, dedup/wacz.go), so a
+// go through the packages' rewrite (run.rewritePackages, dedup/wacz.go), so a
 // package holding revisits of the second is written anew a second time,
 // as a WARC file is.
 func (r *run) compareOnce() bool {
@@ -114,7 +114,7 @@ func (r *run) rewriteCollisions(ctx context.Context) (string, error) {
 		HardLinks: r.opt.HardLinks, SHA256: r.crawl != nil, Policy: r.opt.Policy, Jobs: r.opt.Jobs,
 		Cache: r.wd.File(workdir.CacheDir), Algorithm: r.opt.Algorithm, Saved: raw, Apart: r.wd.File(workdir.ApartAgainFile),
 		Messages: messages{r.show}, Meter: show}
-	res, err := r.runRewrite(ctx, &s) // WACZ packages written anew (dedup/wacz.go)
+	res, err := r.rewritePackages(ctx, &s, workdir.CollideFile, workdir.CollideByFile) // WACZ packages written anew (dedup/wacz.go)
 	show.End(err, "")
 	if err != nil {
 		return "", err

@@ -303,6 +303,13 @@ func (w *waczPackages) note(show messages) {
 // members with duplicates staged before, their packages rebuilt after
 // (stage.PackageRewrite).
 func (r *run) runRewrite(ctx context.Context, s *stage.Rewrite) (stage.RewriteResult, error) {
+	return r.rewritePackages(ctx, s, workdir.NumberedFile, workdir.ByFileFile)
+}
+
+// rewritePackages is runRewrite of the rewrite s of the numbering
+// numbered (on digest; byFile on file, the rewrite's input): the first
+// rewrite's, or the collisions' (collide.go).
+func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, byFile string) (stage.RewriteResult, error) {
 	w := r.coll.wacz
 	if w == nil || len(w.members) == 0 {
 		return s.Run(ctx)
@@ -315,7 +322,7 @@ func (r *run) runRewrite(ctx context.Context, s *stage.Rewrite) (stage.RewriteRe
 			pr.Restamp = cache.Restamp
 		}
 	}
-	if err := pr.Prepare(ctx, r.wd.File(workdir.NumberedFile), r.wd.File(workdir.ByFileFile)); err != nil {
+	if err := pr.Prepare(ctx, r.wd.File(numbered), r.wd.File(byFile)); err != nil {
 		pr.Discard()
 		return stage.RewriteResult{}, err
 	}
