@@ -16,6 +16,8 @@ import (
 	"warcdedup/report"
 	"warcdedup/revisit"
 	"warcdedup/rewritelog"
+	"warcdedup/scripts/gen"
+	"warcdedup/scripts/waczgen"
 	"warcdedup/stage"
 	"warcdedup/wacz"
 	"warcdedup/workdir"
@@ -268,5 +270,59 @@ func TestWACZLogScans(t *testing.T) {
 		if v, _ := loggedVersions(wd.File(workdir.LogFile), some); len(v) > 1 {
 			t.Errorf("asked for one file, kept %d", len(v))
 		}
+	}
+}
+
+// TestWACZPackagesWrittenAtOnce writes anew, four at a time, packages of
+// four crawls that require one another in a chain (each crawl's
+// duplicates have originals in the crawls before): each package must be
+// written only once those it requires by hash are, so that every
+// requires entry gives the required package's SHA-256 and size as it
+// now is, and every package passes its check.
+func TestWACZPackagesWrittenAtOnce(t *testing.T) {
+	cfg := gen.Config{Files: 8, Records: 320, DupRate: 0.4, Seed: 13, MeanPayload: 4 << 10, NonCandidates: true,
+		Sequential: true, Formats: []gen.Format{gen.WARC10Gz, gen.WARC11Gz}}
+	dir, res := generated(t, cfg)
+	if _, err := waczgen.Write(dir, res, waczgen.Config{Packages: 4, Crawls: 4, Index: "mixed"}); err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(t.TempDir(), "work")
+	r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: work, Jobs: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := r.Report; rep.Exit != 0 || rep.Totals.Violations != 0 || rep.Totals.RevisitsWritten == 0 {
+		t.Fatalf("exit %d %v, totals %+v", rep.Exit, rep.ExitReason, rep.Totals)
+	}
+	// Each package written once: a requirer written before the package
+	// it requires would be written again, its entry refreshed.
+	log, err := os.ReadFile(filepath.Join(work, workdir.RunLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "4 WACZ packages written anew around their rewritten members"; !strings.Contains(string(log), want) {
+		t.Errorf("the run log does not say %q:\n%s", want, log)
+	}
+	checkPackages(t, dir)
+	if stale := staleRequires(t, dir); len(stale) > 0 {
+		t.Errorf("requires entries naming a package as it no longer is: %v", stale)
+	}
+	byHash := 0
+	names, _ := filepath.Glob(filepath.Join(dir, "*.wacz"))
+	for _, n := range names {
+		p, err := wacz.Open(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs, _ := p.Datapackage.Requires()
+		p.Close()
+		for _, q := range reqs {
+			if q.Hash != "" {
+				byHash++
+			}
+		}
+	}
+	if byHash < 3 {
+		t.Errorf("%d requires entries with a hash: the chain the test needs is not there", byHash)
 	}
 }
