@@ -22,17 +22,18 @@ import (
 // same files and number every record alike (TestCompareOnceAsComparing;
 // a file holding duplicates the first rewrite kept apart is replaced a
 // second time, so the rewrite logs are alike composed over each file's
-// replacements). Three runs always keep the resolve that reads and
+// replacements). Two runs always keep the resolve that reads and
 // compares every copy: one with a crawl index, whose committed originals may come from a CDX
 // import spelling URIs and dates its own way (the comparing resolve takes
 // them as their records spell them, which verify then checks against);
-// one with WACZ packages, whose rewrite stages member copies and writes
-// each package anew once (a second rewrite would write them twice); and
-// a dry run, which has no second rewrite to resolve collisions in, so
+// and a dry run, which has no second rewrite to resolve collisions in, so
 // that what it counts (and assess estimates from it) is what a run
-// would write.
+// would write. A run on WACZ packages compares once too: both rewrites
+// go through the packages' rewrite (run.rewritePackages, dedup/wacz.go), so a
+// package holding revisits of the second is written anew a second time,
+// as a WARC file is.
 func (r *run) compareOnce() bool {
-	return !r.opt.CompareInResolve && !r.opt.DryRun && r.crawl == nil && (r.coll.wacz == nil || len(r.coll.wacz.members) == 0)
+	return !r.opt.CompareInResolve && !r.opt.DryRun && r.crawl == nil
 }
 
 // The files the collisions stages keep their figures in.
@@ -113,7 +114,7 @@ func (r *run) rewriteCollisions(ctx context.Context) (string, error) {
 		HardLinks: r.opt.HardLinks, SHA256: r.crawl != nil, Policy: r.opt.Policy, Jobs: r.opt.Jobs,
 		Cache: r.wd.File(workdir.CacheDir), Algorithm: r.opt.Algorithm, Saved: raw, Apart: r.wd.File(workdir.ApartAgainFile),
 		Messages: messages{r.show}, Meter: show}
-	res, err := s.Run(ctx)
+	res, err := r.rewritePackages(ctx, &s, workdir.CollideFile, workdir.CollideByFile) // WACZ packages written anew (dedup/wacz.go)
 	show.End(err, "")
 	if err != nil {
 		return "", err

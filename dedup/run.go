@@ -36,7 +36,7 @@ type Options struct {
 	WorkDir     string   // "" for workdir.Default of the first collection
 	DryRun      bool     // do everything but rewrite; report what would be
 	// CompareInResolve makes resolve read and compare every copy, as
-	// cluster, crawl-index, WACZ and dry runs do; by default a run numbers
+	// cluster, crawl-index and dry runs do; by default a run numbers
 	// the copies without reading them and leaves the comparison to the
 	// rewrite (see run.compareOnce). For tests and benchmarks: both give
 	// the same revisits, numbering and account.

@@ -1,9 +1,11 @@
 package dedup
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -74,8 +76,12 @@ type waczPackages struct {
 	// the listing's; pending their packages, by path.
 	expect  map[memberAt]expectedSum
 	pending map[string]pendingPackage
-	// members are the members of the last listing, by name (unescaped).
+	// members are the members of the last listing, by name (unescaped),
+	// where they are in their package now (relocate).
 	members map[string]stage.PackageMember
+	// located is the version (fileStamp) of each package, by path, whose
+	// members' places members gives.
+	located map[string]string
 	// refused say why each package passed over in the last listing was,
 	// by package name.
 	refused map[string]string
@@ -102,12 +108,13 @@ type waczVerdict struct {
 
 func newWACZPackages(unsign bool) *waczPackages {
 	return &waczPackages{unsign: unsign, checked: map[string]waczVerdict{}, members: map[string]stage.PackageMember{}, refused: map[string]string{},
-		expect: map[memberAt]expectedSum{}, pending: map[string]pendingPackage{}}
+		expect: map[memberAt]expectedSum{}, pending: map[string]pendingPackage{}, located: map[string]string{}}
 }
 
 // begin starts a new listing.
 func (w *waczPackages) begin() {
 	clear(w.members)
+	clear(w.located)
 	clear(w.refused)
 	clear(w.expect)
 	clear(w.pending)
@@ -166,12 +173,47 @@ func (w *waczPackages) expand(in warcsum.Input) ([]warcsum.Input, error) {
 // list lists the WARC members of the package p (the input in).
 func (w *waczPackages) list(in warcsum.Input, p *wacz.Package) []warcsum.Input {
 	var out []warcsum.Input
+	w.located[in.Path], _ = fileStamp(in.Path)
 	for _, m := range p.WARCs() {
 		name := wacz.JoinName(in.Name, m.Name)
 		out = append(out, warcsum.Input{Path: in.Path, Name: name, Size: m.Size, Offset: m.DataOffset, Stamp: memberStamp(m)})
 		w.members[w.prefix+name] = stage.PackageMember{Path: in.Path, Package: w.prefix + in.Name, Member: m.Name, Offset: m.DataOffset, Size: m.Size}
 	}
 	return out
+}
+
+// relocate finds the WARC members of the packages written anew since the
+// listing where they now are in them (their data's offset and size),
+// for the stages after a rewrite that read their records: the
+// collisions' resolve and rewrite (run.compareOnce).
+func (w *waczPackages) relocate() error {
+	byPath := map[string][]string{}
+	for name, m := range w.members {
+		byPath[m.Path] = append(byPath[m.Path], name)
+	}
+	for path, names := range byPath {
+		stamp, _ := fileStamp(path)
+		if stamp != "" && stamp == w.located[path] {
+			continue
+		}
+		p, err := wacz.Open(path)
+		if err != nil {
+			return fmt.Errorf("finding its WARC members after its rewrite: %w", err)
+		}
+		for _, name := range names {
+			m := w.members[name]
+			pm := p.Member(m.Member)
+			if pm == nil || !pm.IsArchive() {
+				p.Close()
+				return fmt.Errorf("%s: written anew without its WARC member %s", path, m.Member)
+			}
+			m.Offset, m.Size = pm.DataOffset, pm.Size
+			w.members[name] = m
+		}
+		p.Close()
+		w.located[path] = stamp
+	}
+	return nil
 }
 
 // wanted reports whether the package p (named name) holds a member the
@@ -261,19 +303,26 @@ func (w *waczPackages) note(show messages) {
 // members with duplicates staged before, their packages rebuilt after
 // (stage.PackageRewrite).
 func (r *run) runRewrite(ctx context.Context, s *stage.Rewrite) (stage.RewriteResult, error) {
+	return r.rewritePackages(ctx, s, workdir.NumberedFile, workdir.ByFileFile)
+}
+
+// rewritePackages is runRewrite of the rewrite s of the numbering
+// numbered (on digest; byFile on file, the rewrite's input): the first
+// rewrite's, or the collisions' (collide.go).
+func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, byFile string) (stage.RewriteResult, error) {
 	w := r.coll.wacz
 	if w == nil || len(w.members) == 0 {
 		return s.Run(ctx)
 	}
 	pr := &stage.PackageRewrite{Members: w.members, DryRun: r.opt.DryRun, Unsign: r.opt.Unsign, TempDir: r.wd.File(workdir.TmpDir),
 		MetadataDir: r.wd.File(waczMetadataDir), Software: "warcdedup", Messages: messages{r.show}, External: r.externalPackages(),
-		Verified: w.verified}
+		Verified: w.verified, Jobs: r.opt.Jobs}
 	if s.Cache != "" && !r.opt.DryRun {
 		if cache, err := warcsum.NewCache(s.Cache, stage.Options(s.Algorithm)); err == nil {
 			pr.Restamp = cache.Restamp
 		}
 	}
-	if err := pr.Prepare(ctx, r.wd.File(workdir.NumberedFile), r.wd.File(workdir.ByFileFile)); err != nil {
+	if err := pr.Prepare(ctx, r.wd.File(numbered), r.wd.File(byFile)); err != nil {
 		pr.Discard()
 		return stage.RewriteResult{}, err
 	}
@@ -287,7 +336,7 @@ func (r *run) runRewrite(ctx context.Context, s *stage.Rewrite) (stage.RewriteRe
 	}
 	// The job's packages a stopped attempt at this rewrite wrote: their
 	// requirers are brought up to date too.
-	changed, err := jobPackages(r.wd, r.state.LogSizeAtHash)
+	changed, err := jobPackages(r.wd, s.LogFrom)
 	if err != nil {
 		pr.Discard()
 		return stage.RewriteResult{}, err
@@ -302,7 +351,11 @@ func (r *run) runRewrite(ctx context.Context, s *stage.Rewrite) (stage.RewriteRe
 		return res, err
 	}
 	pres, err := pr.Finish(ctx, time.Now().UTC())
-	w.rebuilt = pres
+	// Both rewrites of a run comparing once write packages (the
+	// collisions' too): what each did adds up.
+	w.rebuilt.Rebuilt += pres.Rebuilt
+	w.rebuilt.Requires += pres.Requires
+	w.rebuilt.Refused = append(w.rebuilt.Refused, pres.Refused...)
 	for path, fi := range pres.Checked {
 		// Checked as written: its members have the SHA-256 they were
 		// written with (the next listing's would read it all again).
@@ -319,6 +372,9 @@ func (r *run) runRewrite(ctx context.Context, s *stage.Rewrite) (stage.RewriteRe
 	if err == nil && !r.opt.DryRun {
 		// The multi-WACZ JSON named, with the new hashes and sizes.
 		err = syncMultiWACZ(r.wd, r.opt.input)
+	}
+	if err == nil && !r.opt.DryRun {
+		err = w.relocate()
 	}
 	return res, err
 }
@@ -364,20 +420,30 @@ func recoverPackages(wd *workdir.Dir, roots []string, show messages, only map[st
 	if err := log.Close(); err != nil {
 		return err
 	}
-	moves, err := rewritelog.LoadFile(wd.File(workdir.LogFile), time.Time{})
+	// The versions the log gives the members staged, read in one pass
+	// that keeps no more (issue 22: memory does not grow with the log).
+	want := map[string]bool{}
+	for _, p := range pending {
+		want[wacz.JoinName(p.Package, p.Member)] = true
+	}
+	versions, err := loggedVersions(wd.File(workdir.LogFile), want)
 	if err != nil {
 		return err
 	}
+	version := func(name string) (rewritelog.Fixity, bool) {
+		fx, ok := versions[name]
+		return fx, ok
+	}
 	if only == nil {
 		// A whole directory: none of the staged members may be another
-		// job's (crawlwacz.go's otherJobsStaged).
-		if err := otherJobsStaged(wd, roots, pending, moves); err != nil {
+		// job's (waczinput.go's otherJobsStaged).
+		if err := otherJobsStaged(wd, roots, pending, version); err != nil {
 			return err
 		}
 	}
 	pr := &stage.PackageRewrite{Unsign: true, TempDir: wd.File(workdir.TmpDir), MetadataDir: wd.File(waczMetadataDir),
 		Software: "warcdedup", Messages: show}
-	res, err := pr.Recover(pending, moves.Version, time.Now().UTC())
+	res, err := pr.Recover(pending, version, time.Now().UTC())
 	if err != nil {
 		return err
 	}
@@ -399,18 +465,68 @@ func jobPackages(wd *workdir.Dir, from int64) ([]string, error) {
 	if _, err := os.Stat(wd.File(workdir.LogFile)); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	moves, err := rewritelog.LoadFileFrom(wd.File(workdir.LogFile), from)
-	if err != nil {
-		return nil, err
-	}
 	seen := map[string]bool{}
 	var out []string
-	for _, f := range moves.Files() {
-		if pkg, _, ok := wacz.SplitName(f.Name); ok && !seen[pkg] {
+	err := scanLog(wd.File(workdir.LogFile), from, func(fx rewritelog.Fixity) {
+		if pkg, _, ok := wacz.SplitName(fx.File); ok && !seen[pkg] {
 			seen[pkg] = true
 			out = append(out, pkg)
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// scanLog reads the rewrite log name, from byte offset from on, in one
+// pass, giving fn each block's "# file" line: what the WACZ code needs of
+// the log (the files it names, the version it gives each) without
+// keeping its entries, so that memory does not grow with the log (issue
+// 22). As rewritelog.LoadFile, it refuses a log shorter than its end
+// file records, and passes over blocks whose entries do not account for
+// their file's change of size.
+func scanLog(name string, from int64, fn func(rewritelog.Fixity)) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if err := rewritelog.CheckEnd(name, fi.Size()); err != nil {
+		return err
+	}
+	r := rewritelog.NewReader(bufio.NewReaderSize(io.NewSectionReader(f, from, max(fi.Size()-from, 0)), 256<<10), name)
+	r.Fixity = func(fx rewritelog.Fixity) error {
+		fn(fx)
+		return nil
+	}
+	r.Incomplete = func(*rewritelog.IncompleteError) error { return nil }
+	for {
+		if _, err := r.Next(); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+}
+
+// loggedVersions are the versions the rewrite log name gives the files
+// of want (the last "# file" line of each that wrote something:
+// rewritelog.Moves.Version's answer), read in one pass.
+func loggedVersions(name string, want map[string]bool) (map[string]rewritelog.Fixity, error) {
+	out := map[string]rewritelog.Fixity{}
+	err := scanLog(name, 0, func(fx rewritelog.Fixity) {
+		if want[fx.File] && fx.NewSum != "-" {
+			out[fx.File] = fx
+		}
+	})
+	if errors.Is(err, os.ErrNotExist) {
+		err = nil // no log: no version
+	}
+	return out, err
 }

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"warcdedup/atomicfile"
 	"warcdedup/rewritelog"
@@ -240,14 +239,13 @@ func rewrittenPackages(wd *workdir.Dir) (map[string]bool, error) {
 	if _, err := os.Stat(wd.File(workdir.LogFile)); errors.Is(err, os.ErrNotExist) {
 		return out, nil
 	}
-	moves, err := rewritelog.LoadFile(wd.File(workdir.LogFile), time.Time{})
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range moves.Files() {
-		if pkg, _, ok := wacz.SplitName(f.Name); ok {
+	err := scanLog(wd.File(workdir.LogFile), 0, func(fx rewritelog.Fixity) {
+		if pkg, _, ok := wacz.SplitName(fx.File); ok {
 			out[pkg] = true
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -439,11 +437,21 @@ func (in *packageInput) eachOutside(fn func(path string, reqs []wacz.Requirement
 // without it, and the other job's log would then describe a package
 // that is not there. Nothing is changed; that job is to be finished (or
 // undone) first, with its work directory.
-func otherJobsStaged(wd *workdir.Dir, roots []string, pending []stage.Pending, own *rewritelog.Moves) error {
-	logs := map[string]*rewritelog.Moves{} // work directory -> its log, nil for none
-	var found []string
+//
+// Each other job's log is read in one pass keeping the versions of the
+// staged members alone (loggedVersions: memory does not grow with the
+// logs).
+func otherJobsStaged(wd *workdir.Dir, roots []string, pending []stage.Pending, own func(string) (rewritelog.Fixity, bool)) error {
+	// The staged members each other work directory's log may name, by
+	// the names it would give them.
+	type candidate struct {
+		p    stage.Pending
+		name string
+	}
+	byLog := map[string][]candidate{}
+	var others []string
 	for _, p := range pending {
-		if _, ok := own.Version(wacz.JoinName(p.Package, p.Member)); ok {
+		if _, ok := own(wacz.JoinName(p.Package, p.Member)); ok {
 			continue
 		}
 		for dir := filepath.Dir(p.Path); ; dir = filepath.Dir(dir) {
@@ -456,27 +464,39 @@ func otherJobsStaged(wd *workdir.Dir, roots []string, pending []stage.Pending, o
 				if same(other, wd.Path) {
 					continue
 				}
-				m, ok := logs[other]
-				if !ok {
-					m, _ = rewritelog.LoadFile(filepath.Join(other, workdir.LogFile), time.Time{})
-					logs[other] = m
-				}
 				rel, err := filepath.Rel(dir, p.Path)
-				if m == nil || err != nil {
+				if err != nil {
 					continue
 				}
-				// That job's logged version, not a stale copy of this
-				// job's own (staged before its rewrite logged anything).
-				fx, ok := m.Version(wacz.JoinName(filepath.ToSlash(rel), p.Member))
-				if !ok {
-					continue
+				if byLog[other] == nil {
+					others = append(others, other)
 				}
-				if h, err := rewritelog.HashFile(p.Staged, rewritelog.Like(fx.NewSum)...); err == nil && h.Is(fx.NewSize, fx.NewSum) {
-					found = append(found, fmt.Sprintf("%s (the job of %s)", p.Staged, other))
-				}
+				byLog[other] = append(byLog[other], candidate{p, wacz.JoinName(filepath.ToSlash(rel), p.Member)})
 			}
 			if inRoots(dir, roots) == dir || dir == filepath.Dir(dir) {
 				break
+			}
+		}
+	}
+	var found []string
+	for _, other := range others {
+		want := map[string]bool{}
+		for _, c := range byLog[other] {
+			want[c.name] = true
+		}
+		versions, err := loggedVersions(filepath.Join(other, workdir.LogFile), want)
+		if err != nil {
+			continue // no log that can be read: no job's version
+		}
+		for _, c := range byLog[other] {
+			// That job's logged version, not a stale copy of this job's
+			// own (staged before its rewrite logged anything).
+			fx, ok := versions[c.name]
+			if !ok {
+				continue
+			}
+			if h, err := rewritelog.HashFile(c.p.Staged, rewritelog.Like(fx.NewSum)...); err == nil && h.Is(fx.NewSize, fx.NewSum) {
+				found = append(found, fmt.Sprintf("%s (the job of %s)", c.p.Staged, other))
 			}
 		}
 	}

@@ -66,6 +66,8 @@ fresh() {
 }
 : >"$work/plain.times"
 : >"$work/wacz.times"
+: >"$work/plain.cpu"
+: >"$work/wacz.cpu"
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 # stage_time NAME: how long the last run's stage took, as it said.
 stage_time() { grep -o "$1: done in .*" "$dir/stderr" | tail -1 | sed 's/.*done in //'; }
@@ -73,14 +75,16 @@ for round in $(seq "$rounds"); do
 	echo "round $round of $rounds (load $(load)) ..." >&2
 	fresh plain
 	timed /dev/null warcdedup run -j "$jobs" --work-dir "$work/plain.warcdedup" "$work/plain" >>"$work/plain.times"
+	cpu_seconds >>"$work/plain.cpu"
 	rewrite_plain=$(stage_time rewrite)
 	saved_plain=$((plain_bytes - $(du -sb "$work/plain" | cut -f1)))
 	fresh wacz
 	timed /dev/null warcdedup run -j "$jobs" --work-dir "$work/wacz.warcdedup" "$work/wacz" >>"$work/wacz.times"
+	cpu_seconds >>"$work/wacz.cpu"
 	rewrite_wacz=$(stage_time rewrite)
 	saved_wacz=$((wacz_bytes - $(du -sb "$work/wacz" | cut -f1)))
 	saved_members=$((members_before - $(members_bytes "$work/wacz")))
-	echo "  plain $(tail -1 "$work/plain.times" | cut -d' ' -f1) s (rewrite stage $rewrite_plain), WACZ $(tail -1 "$work/wacz.times" | cut -d' ' -f1) s (rewrite stage $rewrite_wacz) (load $(load))" >&2
+	echo "  plain $(tail -1 "$work/plain.times" | cut -d' ' -f1) s, $(tail -1 "$work/plain.cpu") CPU s (rewrite stage $rewrite_plain), WACZ $(tail -1 "$work/wacz.times" | cut -d' ' -f1) s, $(tail -1 "$work/wacz.cpu") CPU s (rewrite stage $rewrite_wacz) (load $(load))" >&2
 	# A revisit whose original is in another package carries
 	# WARC-Refers-To-Container (about 40 bytes): the savings may differ by
 	# that much a revisit, never by more than 0.1%.
@@ -98,4 +102,5 @@ echo "collection: $(mb "$plain_bytes") MB of .warc.gz in 16 files; as 8 WACZ fil
 echo "medians of $rounds alternating rounds (saved: the directory's bytes before less after)"
 printf '%-40s %8s s  peak %6s MB  (saved %s MB)\n' "warcdedup run, plain WARC files" "$t_plain" "$m_plain" "$(mb "$saved_plain")"
 printf '%-40s %8s s  peak %6s MB  (saved %s MB; WARC members %s MB, %+d bytes against plain)\n' "warcdedup run, WACZ packages" "$t_wacz" "$m_wacz" "$(mb "$saved_wacz")" "$(mb "$saved_members")" $((saved_members - saved_plain))
-awk -v a="$t_wacz" -v b="$t_plain" 'BEGIN {printf "%-40s %7.2fx  (issue 23: within 1.2x)\n", "WACZ against plain WARC", a / b}'
+awk -v a="$t_wacz" -v b="$t_plain" -v ca="$(median_of "$work/wacz.cpu")" -v cb="$(median_of "$work/plain.cpu")" \
+	'BEGIN {printf "%-40s %7.2fx  (issue 23: within 1.2x); CPU seconds (user + system) %.2f against %.2f: %.2fx\n", "WACZ against plain WARC", a / b, ca, cb, ca / cb}'

@@ -109,7 +109,7 @@ func (m *memberRecord) Close() error { return m.f.Close() }
 // datapackage.json against the SHA-256 each member was written with),
 // and renames it over the package. Packages are rebuilt
 // after the packages they require (wacz.Order), so that each requires
-// entry names the required package as it now is.
+// entry names the required package as it now is, Jobs at a time.
 type PackageRewrite struct {
 	Members map[string]PackageMember // the collection's, by name
 	DryRun  bool
@@ -151,7 +151,12 @@ type PackageRewrite struct {
 	// entries copied as they are. nil Verified: each package is checked
 	// whole (wacz.Check) before its rebuild.
 	Verified func(path string, fi os.FileInfo) error
+	// Jobs is how many packages Finish writes anew at once (0: one).
+	Jobs int
 
+	// mu guards what the packages written at once share: wroteHere,
+	// written, the cache's entries (Restamp).
+	mu       sync.Mutex
 	staged   map[string]*stagedMember // by member name
 	packages map[string][]string      // package name -> its staged members' names
 	deps     map[[2]string]bool       // requirer, required package names
@@ -564,12 +569,195 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 			requiredByHash[d.Required] = true
 		}
 	}
-	// Each package's SHA-256 and size as it now is, for requires entries.
-	sums := map[string]wacz.Requirement{}
-	sumOf := func(pkg string) (wacz.Requirement, error) {
-		if r, ok := sums[pkg]; ok {
-			return r, nil
+	// The packages are written -j at a time, each once those it
+	// requires by hash are written (they come before it in order).
+	f := &finishing{pr: pr, deps: deps, inCycle: inCycle, requiredByHash: requiredByHash, now: now,
+		sums: map[string]*packageSum{}, done: map[string]chan struct{}{}}
+	for _, pkg := range order {
+		if replaced[pkg] != nil {
+			f.done[pkg] = make(chan struct{})
 		}
+	}
+	outcomes := f.run(ctx, order, replaced)
+	var rebuilt []string
+	for i, pkg := range order {
+		o := outcomes[i]
+		switch {
+		case o == nil:
+			continue
+		case o.refused != "":
+			res.Refused = append(res.Refused, o.refused)
+			continue
+		}
+		res.Rebuilt++
+		res.Requires += o.requires
+		rebuilt = append(rebuilt, pkg)
+		if o.info != nil {
+			if res.Checked == nil {
+				res.Checked = map[string]os.FileInfo{}
+			}
+			res.Checked[pr.paths[pkg]] = o.info
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	// Packages of the collection that required one of those by its
+	// former hash (from an earlier run) get its hash now
+	// (wacz_requirers.go); those of Changed too, which a stopped attempt
+	// may have left stale.
+	rr, err := pr.RefreshRequirers(ctx, append(rebuilt, pr.Changed...), now)
+	for path, fi := range rr.Checked {
+		if res.Checked == nil {
+			res.Checked = map[string]os.FileInfo{}
+		}
+		res.Checked[path] = fi
+	}
+	res.Rebuilt += rr.Rebuilt
+	res.Requires += rr.Requires
+	res.Refused = append(res.Refused, rr.Refused...)
+	return res, err
+}
+
+// finishing is one Finish's rebuild of the packages whose members the
+// rewrite replaced, Jobs at a time.
+type finishing struct {
+	pr             *PackageRewrite
+	deps           []wacz.Dependency
+	inCycle        map[[2]string]bool
+	requiredByHash map[string]bool
+	now            time.Time
+	mu             sync.Mutex
+	// sums are each package's SHA-256 and size as it now is, for
+	// requires entries: taken once, when first asked for.
+	sums map[string]*packageSum
+	// done is closed when the package of that name is written anew (or
+	// refused): a package requiring it waits for it.
+	done map[string]chan struct{}
+}
+
+// packageSum is a package's requires entry as it now is, taken once.
+type packageSum struct {
+	once sync.Once
+	r    wacz.Requirement
+	err  error
+}
+
+// finished is what became of one package.
+type finished struct {
+	refused  string // why it was left as it was
+	requires int
+	info     os.FileInfo
+}
+
+// run rebuilds the packages of order that have replaced members, each
+// after the packages it requires by hash (which come before it in
+// order), at most Jobs at once: the outcomes, by position in order (nil
+// for a package not rebuilt, or not reached once ctx was done).
+func (f *finishing) run(ctx context.Context, order []string, replaced map[string]map[string]string) []*finished {
+	out := make([]*finished, len(order))
+	at := map[string]int{}
+	for i, pkg := range order {
+		at[pkg] = i
+	}
+	jobs := max(f.pr.Jobs, 1)
+	sem := make(chan struct{}, jobs)
+	var wg sync.WaitGroup
+	for i, pkg := range order {
+		if replaced[pkg] == nil {
+			continue
+		}
+		for _, d := range f.deps {
+			if d.Requirer == pkg && !f.inCycle[[2]string{d.Requirer, d.Required}] && f.done[d.Required] != nil && at[d.Required] < i {
+				<-f.done[d.Required]
+			}
+		}
+		sem <- struct{}{}
+		if ctx.Err() != nil {
+			<-sem
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			defer close(f.done[pkg])
+			out[i] = f.one(pkg, replaced[pkg], jobs)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// one rebuilds the package pkg, its requires entries naming the
+// packages it requires as they now are.
+func (f *finishing) one(pkg string, replace map[string]string, jobs int) *finished {
+	pr := f.pr
+	var reqs []wacz.Requirement
+	for _, d := range f.deps {
+		if d.Requirer != pkg {
+			continue
+		}
+		if f.inCycle[[2]string{d.Requirer, d.Required}] {
+			// No order gives both their final hash: named alone, as
+			// Browsertrix names a WACZ it has not hashed.
+			reqs = append(reqs, wacz.Requirement{Filename: filepath.Base(pr.paths[d.Required]), Size: -1})
+			continue
+		}
+		r, err := f.sumOf(d.Required)
+		if err != nil {
+			return &finished{refused: fmt.Sprintf("%s: left as it was: the package it requires, %s: %v", pkg, d.Required, err)}
+		}
+		reqs = append(reqs, r)
+	}
+	rep, err := pr.rebuild(pkg, replace, f.now, func(b *wacz.Rebuild) {
+		b.Require = reqs
+		b.NoPackageSHA256 = !f.requiredByHash[pkg]
+		if jobs > 1 {
+			b.SortMemory = sortMemory / jobs
+		}
+	})
+	if err != nil {
+		msg := fmt.Sprintf("%s: left as it was: %v", pkg, err)
+		pr.Messages.Error(errors.New(msg))
+		return &finished{refused: msg}
+	}
+	if rep.synced {
+		pr.removeStaged(pkg)
+	}
+	if rep.sha256 != nil {
+		r := wacz.RequirementOf(pr.paths[pkg], rep.sha256, rep.size, "")
+		s := &packageSum{r: r}
+		s.once.Do(func() {})
+		f.mu.Lock()
+		f.sums[pkg] = s
+		f.mu.Unlock()
+		pr.wrote(pkg, r)
+	} else {
+		f.mu.Lock()
+		delete(f.sums, pkg) // of the version replaced
+		f.mu.Unlock()
+	}
+	return &finished{requires: len(reqs), info: rep.info}
+}
+
+// sortMemory is the memory the packages written at once share for
+// sorting their index lines (wacz.Rebuild.SortMemory).
+const sortMemory = 64 << 20
+
+// sumOf is the requires entry of the package pkg as it now is: as this
+// Finish wrote it, as its crawl's commit recorded it (External), or
+// read whole, once.
+func (f *finishing) sumOf(pkg string) (wacz.Requirement, error) {
+	pr := f.pr
+	f.mu.Lock()
+	s, ok := f.sums[pkg]
+	if !ok {
+		s = &packageSum{}
+		f.sums[pkg] = s
+	}
+	f.mu.Unlock()
+	s.once.Do(func() {
 		path, crawlID := pr.paths[pkg], ""
 		if e, ok := pr.externals[pkg]; ok {
 			path, crawlID = e.Path, e.CrawlID
@@ -584,80 +772,13 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 		}
 		sum, size, ok := pr.externals[pkg].recorded()
 		if !ok {
-			var err error
-			if sum, size, err = fileSHA256(path); err != nil {
-				return wacz.Requirement{}, err
+			if sum, size, s.err = fileSHA256(path); s.err != nil {
+				return
 			}
 		}
-		r := wacz.RequirementOf(path, sum, size, crawlID)
-		sums[pkg] = r
-		return r, nil
-	}
-	var rebuilt []string
-	for _, pkg := range order {
-		if replaced[pkg] == nil {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return res, err
-		}
-		var reqs []wacz.Requirement
-		for _, d := range deps {
-			if d.Requirer != pkg {
-				continue
-			}
-			if inCycle[[2]string{d.Requirer, d.Required}] {
-				// No order gives both their final hash: named alone, as
-				// Browsertrix names a WACZ it has not hashed.
-				reqs = append(reqs, wacz.Requirement{Filename: filepath.Base(pr.paths[d.Required]), Size: -1})
-				continue
-			}
-			r, err := sumOf(d.Required)
-			if err != nil {
-				res.Refused = append(res.Refused, fmt.Sprintf("%s: left as it was: the package it requires, %s: %v", pkg, d.Required, err))
-				reqs = nil
-				break
-			}
-			reqs = append(reqs, r)
-		}
-		rep, err := pr.rebuild(pkg, replaced[pkg], now, func(b *wacz.Rebuild) {
-			b.Require = reqs
-			b.NoPackageSHA256 = !requiredByHash[pkg]
-		})
-		if err != nil {
-			msg := fmt.Sprintf("%s: left as it was: %v", pkg, err)
-			res.Refused = append(res.Refused, msg)
-			pr.Messages.Error(errors.New(msg))
-			continue
-		}
-		res.Rebuilt++
-		res.Requires += len(reqs)
-		if rep.synced {
-			pr.removeStaged(pkg)
-		}
-		if rep.sha256 != nil {
-			sums[pkg] = wacz.RequirementOf(pr.paths[pkg], rep.sha256, rep.size, "")
-			pr.wrote(pkg, sums[pkg])
-		} else {
-			delete(sums, pkg) // of the version replaced
-		}
-		rebuilt = append(rebuilt, pkg)
-		if rep.info != nil {
-			if res.Checked == nil {
-				res.Checked = map[string]os.FileInfo{}
-			}
-			res.Checked[pr.paths[pkg]] = rep.info
-		}
-	}
-	// Packages of the collection that required one of those by its
-	// former hash (from an earlier run) get its hash now
-	// (wacz_requirers.go); those of Changed too, which a stopped attempt
-	// may have left stale.
-	rr, err := pr.RefreshRequirers(ctx, append(rebuilt, pr.Changed...), now)
-	res.Rebuilt += rr.Rebuilt
-	res.Requires += rr.Requires
-	res.Refused = append(res.Refused, rr.Refused...)
-	return res, err
+		s.r = wacz.RequirementOf(path, sum, size, crawlID)
+	})
+	return s.r, s.err
 }
 
 // rebuilt is a package written anew by rebuild.
@@ -789,13 +910,15 @@ func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, now tim
 		out.info = now
 	}
 	if out.info != nil {
+		pr.mu.Lock()
 		if pr.wroteHere == nil {
 			pr.wroteHere = map[string]os.FileInfo{}
 		}
 		pr.wroteHere[path] = out.info
-	}
-	if out.info != nil && pr.Restamp != nil {
-		pr.restamp(pkg, fi, replace, staged, out.info)
+		if pr.Restamp != nil {
+			pr.restamp(pkg, fi, replace, staged, out.info)
+		}
+		pr.mu.Unlock()
 	}
 	return out, nil
 }
@@ -809,7 +932,10 @@ func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, now tim
 // rewrote is rebuilt only from the version its hash stage read: another
 // one is refused, its records' lines being of another file.
 func (pr *PackageRewrite) trust(old *wacz.Package, path string, fi os.FileInfo, recheck bool) error {
-	if w, ok := pr.wroteHere[path]; ok && sameVersion(w, fi) {
+	pr.mu.Lock()
+	w, ok := pr.wroteHere[path]
+	pr.mu.Unlock()
+	if ok && sameVersion(w, fi) {
 		return nil
 	}
 	if pr.Verified != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -99,6 +100,15 @@ func (pr *PackageRewrite) RefreshRequirers(ctx context.Context, changed []string
 			} else {
 				delete(pr.written, pkg)
 			}
+			if rep.info != nil {
+				// As trusted as any package written here (rebuild):
+				// a later rewrite of the job (the collisions') may
+				// rebuild it from this version.
+				if res.Checked == nil {
+					res.Checked = map[string]os.FileInfo{}
+				}
+				res.Checked[pr.paths[pkg]] = rep.info
+			}
 			refreshed[pkg]++
 			res.Rebuilt++
 			res.Requires += len(reqs)
@@ -170,6 +180,8 @@ func (pr *PackageRewrite) StagedPackages() []string {
 
 // wrote notes the SHA-256 and size of a package as it now is.
 func (pr *PackageRewrite) wrote(pkg string, r wacz.Requirement) {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
 	if pr.written == nil {
 		pr.written = map[string]wacz.Requirement{}
 	}

@@ -74,6 +74,10 @@ type Rebuild struct {
 	// TempDir holds the rebuilt index while the package is written (""
 	// is the system's).
 	TempDir string
+	// SortMemory bounds the index lines a fresh index sorts in memory
+	// (beyond, through TempDir and the system sort); 0 is 64 MiB.
+	// Rebuilds at once share a process's budget.
+	SortMemory int
 	// NoPackageSHA256 leaves out the whole file's SHA-256 (Result.SHA256
 	// nil): a second SHA-256 of every byte beside the new members' own,
 	// which only a package that another requires by hash needs (its
@@ -782,6 +786,9 @@ func (g *groupWriter) flush() error {
 // with warcindex and writes the lines sorted.
 func (b *Rebuild) freshIndex(files map[string]*os.File, out lineWriter, res *Result) error {
 	s := newLineSorter(b.TempDir)
+	if b.SortMemory > 0 {
+		s.memLimit = b.SortMemory
+	}
 	defer s.close()
 	if err := indexMembers(b.Source, files, s); err != nil {
 		return err
