@@ -2,8 +2,16 @@ package refs
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
 	"testing"
+
+	"warcdedup/internal/warctest"
+	"warcdedup/record"
 )
 
 // countingReaderAt records the size of each read.
@@ -83,5 +91,76 @@ func readIn(r io.Reader, size int) ([]byte, error) {
 		if err != nil {
 			return all, err
 		}
+	}
+}
+
+// BenchmarkDuplicateRead reads one duplicate of a .warc.gz file (a 30 kB
+// payload, its member followed by others) as the examiner does, through
+// the record reader, and then the next record's header, where the end
+// check looks: through recordSection, and through a plain SectionReader
+// of the record and its look-ahead, as before.
+func BenchmarkDuplicateRead(b *testing.B) {
+	// Text that compresses to about 0.8 of its size, as the bench
+	// collection's payloads do.
+	rnd := rand.New(rand.NewPCG(1, 2))
+	const letters = "etaoinshrdlucmfwypvbgkqjxz0123456789 <>/=ETAOINSHRDLU"
+	text := make([]byte, 30000)
+	for i := range text {
+		text[i] = letters[rnd.IntN(len(letters))]
+	}
+	payload := string(text)
+	var records []string
+	for i := range 8 {
+		records = append(records, warctest.Response(fmt.Sprintf("http://example.com/%d", i), "2024-01-01T00:00:00Z", payload+strconv.Itoa(i)))
+	}
+	var members [][]byte
+	for _, r := range records {
+		members = append(members, warctest.Gzip(r))
+	}
+	file := bytes.Join(members, nil)
+	path := filepath.Join(b.TempDir(), "f.warc.gz")
+	if err := os.WriteFile(path, file, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	length := int64(len(members[0]))
+	size := int64(len(file))
+	for _, tt := range []struct {
+		name string
+		in   func() io.ReadSeeker
+	}{
+		{"recordSection", func() io.ReadSeeker { return newRecordSection(f, 0, min(size, length+lookAhead), length) }},
+		{"SectionReader", func() io.ReadSeeker { return io.NewSectionReader(f, 0, min(size, length+lookAhead)) }},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			var rr *record.Reader
+			b.SetBytes(length)
+			start := processCPU()
+			defer func() {
+				if cpu := processCPU() - start; cpu > 0 {
+					b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+				}
+			}()
+			for b.Loop() {
+				rr, err = record.Reuse(rr, tt.in(), "f.warc.gz")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := rr.Next(); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := rr.WriteTo(io.Discard); err != nil {
+					b.Fatal(err)
+				}
+				// The next record's header: where the end check looks.
+				if _, err := rr.Next(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
