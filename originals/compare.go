@@ -10,7 +10,11 @@ import (
 // Comparer is the io.Writer a duplicate's payload streams into alongside
 // its hash: it compares it byte for byte with its original's payload.
 type Comparer struct {
-	orig    io.Reader
+	orig io.Reader
+	// mem is the rest of the original's payload kept in memory, compared
+	// where it lies (orig is nil): copying it into buf first cost a copy
+	// of every duplicate's payload.
+	mem     []byte
 	buf     []byte
 	off     int64
 	differs bool
@@ -21,7 +25,7 @@ type Comparer struct {
 // buffer; its capacity is what it reads at once.
 func NewComparer(o *Original, payload io.Reader, buf []byte) *Comparer {
 	if payload == nil {
-		payload = bytes.NewReader(o.Payload)
+		return &Comparer{mem: o.Payload}
 	}
 	return &Comparer{orig: payload, buf: buf}
 }
@@ -29,6 +33,15 @@ func NewComparer(o *Original, payload io.Reader, buf []byte) *Comparer {
 func (c *Comparer) Write(p []byte) (int, error) {
 	written := len(p)
 	if c.differs {
+		return written, nil
+	}
+	if c.orig == nil {
+		if len(p) > len(c.mem) || !bytes.Equal(p, c.mem[:len(p)]) {
+			c.differs = true
+			return written, nil
+		}
+		c.mem = c.mem[len(p):]
+		c.off += int64(len(p))
 		return written, nil
 	}
 	for len(p) > 0 {
@@ -57,6 +70,9 @@ func (c *Comparer) Write(p []byte) (int, error) {
 func (c *Comparer) End() (bool, error) {
 	if c.differs {
 		return false, nil
+	}
+	if c.orig == nil {
+		return len(c.mem) == 0, nil
 	}
 	var one [1]byte
 	n, err := io.ReadFull(c.orig, one[:])

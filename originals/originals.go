@@ -53,6 +53,8 @@ type Originals struct {
 	payloads *lru.Cache[origKey, *Original]
 	// locks serialise reading an original with replacing its file.
 	locks sync.Map // file -> *sync.RWMutex
+	// kept keeps the local files originals are read from open (KeepOpen).
+	kept keptFiles
 	// readers are record readers kept between originals: each holds a
 	// read buffer and an inflater, too costly to make for every read.
 	readers sync.Pool
@@ -184,9 +186,15 @@ func (o *Originals) Responses(digest string) ([]manifest.Line, error) {
 }
 
 // Lock returns the lock of a file's replacement (field 1's spelling): a
-// replacement takes it for writing around the rename, a read of an
-// original in the file for reading.
-func (o *Originals) Lock(file string) *sync.RWMutex {
+// replacement takes it around the rename; no original is read from the
+// file meanwhile, and those read after it are read from the new version.
+func (o *Originals) Lock(file string) sync.Locker {
+	return &replaceLock{mu: o.lock(file), kept: &o.kept, file: file}
+}
+
+// lock is the lock of a file's replacement: a read of an original in the
+// file takes it for reading.
+func (o *Originals) lock(file string) *sync.RWMutex {
 	m, _ := o.locks.LoadOrStore(file, new(sync.RWMutex))
 	return m.(*sync.RWMutex)
 }
@@ -214,7 +222,7 @@ func (o *Originals) Open(ctx context.Context, l *manifest.Line, pol policy.Polic
 	// Hold the file's read lock while the record is read: a replacement of
 	// its file in this run takes the write lock, so the offset moved by
 	// the log and the file on disk agree.
-	mu := o.Lock(l.File)
+	mu := o.lock(l.File)
 	mu.RLock()
 	name, err := manifest.UnescapeFile(l.File)
 	if err != nil {
@@ -228,7 +236,7 @@ func (o *Originals) Open(ctx context.Context, l *manifest.Line, pol policy.Polic
 			return nil, nil, err
 		}
 	}
-	body, err := o.src.Open(ctx, l.File, at, l.Length)
+	body, err := o.kept.opener(o.src).Open(ctx, l.File, at, l.Length)
 	if err != nil {
 		mu.RUnlock()
 		return nil, nil, err

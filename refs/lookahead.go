@@ -21,6 +21,45 @@ import (
 // next record starts there sees its whole first line.
 const lookAhead = 64 << 10
 
+// aheadRead is what one read takes of the bytes past the record: the next
+// member's header and first line are a few hundred bytes.
+const aheadRead = 4 << 10
+
+// recordSection reads a record's bytes and the look-ahead after them: the
+// record in reads as large as the caller's (one, through the readers'
+// 256 kB buffers), the look-ahead aheadRead bytes at a time. A plain
+// io.SectionReader filled those buffers with the whole look-ahead, 64 kB
+// copied from the page cache (and inflated, in a .gz file) for every
+// duplicate, where the end check reads a few hundred bytes of it.
+type recordSection struct {
+	s      *io.SectionReader
+	record int64 // the record's length: read whole
+	pos    int64
+}
+
+func newRecordSection(r io.ReaderAt, off, n, record int64) *recordSection {
+	return &recordSection{s: io.NewSectionReader(r, off, n), record: record}
+}
+
+func (r *recordSection) Read(p []byte) (int, error) {
+	if left := r.record - r.pos; left > 0 {
+		p = p[:min(int64(len(p)), left)]
+	} else if len(p) > aheadRead {
+		p = p[:aheadRead]
+	}
+	n, err := r.s.Read(p)
+	r.pos += int64(n)
+	return n, err
+}
+
+func (r *recordSection) Seek(offset int64, whence int) (int64, error) {
+	pos, err := r.s.Seek(offset, whence)
+	if err == nil {
+		r.pos = pos
+	}
+	return pos, err
+}
+
 // prepare examines the record of l at offset at of src and, for a response,
 // builds its revisit as it will be stored (a gzip member in a .gz file).
 // The bytes returned are the caller's.
@@ -44,7 +83,7 @@ func (x *examiner) prepare(ctx context.Context, src *os.File, size int64, gz boo
 	// Read the record and a little beyond (the start of the next one, for
 	// the end check): not the rest of the file, which read-ahead would
 	// otherwise pull through the kernel for every record.
-	var in io.Reader = io.NewSectionReader(src, at, min(size-at, l.Length+lookAhead))
+	var in io.Reader = newRecordSection(src, at, min(size-at, l.Length+lookAhead), l.Length)
 	if gz {
 		if x.describer == nil {
 			x.describer = gzmember.NewDescriber(l.Length)
@@ -75,13 +114,20 @@ func (x *examiner) prepare(ctx context.Context, src *os.File, size int64, gz boo
 	return f, bytes.Clone(stored), nil
 }
 
+// revisitLevel is the compression level of a revisit's member. A revisit
+// is under a kilobyte (864 bytes in the bench collection): level 1 makes
+// it 571 bytes, the default 550, the best 546 (BenchmarkRevisitGzip), 21
+// bytes a revisit, under a thousandth of what the revisit saves. Level 1's
+// hash table is a third of the default's (128 kB, not 384 kB) and, between
+// two revisits, the inflation and hashing of a duplicate evict them from
+// the caches: the default level cost about 27 us a revisit, level 1 18.
+const revisitLevel = gzip.BestSpeed
+
 // gzip compresses a revisit as a gzip member of its own.
 func (x *examiner) gzip(b []byte) ([]byte, error) {
 	x.zbuf.Reset()
 	if x.zw == nil {
-		// A revisit is about a kilobyte: the default level compresses it as
-		// well as the best one, and its per-member reset is far cheaper.
-		x.zw = gzmulti.NewWriter(&x.zbuf, gzip.DefaultCompression)
+		x.zw = gzmulti.NewWriter(&x.zbuf, revisitLevel)
 	} else {
 		x.zw.Reset(&x.zbuf)
 	}

@@ -205,6 +205,9 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log *rewritelog
 	if progress == nil {
 		progress = new(Progress)
 	}
+	// The files originals are read from stay open for the run: each is
+	// closed (Originals.Lock) before this run replaces it.
+	defer r.Originals.KeepOpen()()
 	in.RequireFields(10)
 	in.RequireOrder(manifest.ByFile)
 	log.StartRun(time.Now())

@@ -16,8 +16,8 @@ import (
 // duplicates) then pays a pread per record, not an open and a close.
 // Readers of one file share its descriptor (ReadAt is safe for that); a
 // file evicted while read is closed by its last reader. Use it only where
-// files are not replaced while it is open: a file renamed over would be
-// read in its old version.
+// files are not replaced while it is open, or are dropped (Drop) before
+// they are: a file renamed over would be read in its old version.
 type Files struct {
 	loc   *Locator
 	limit int
@@ -135,6 +135,17 @@ func (fs *Files) openLocal(field, where string) (*os.File, error) {
 		return nil, err
 	}
 	return local.Open()
+}
+
+// Drop closes the file of field 1 field if it is kept open (once its
+// readers are done): the caller is about to replace it, and the records
+// read after that are read from the new version.
+func (fs *Files) Drop(field string) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if e, ok := fs.open[field]; ok {
+		fs.evict(e)
+	}
 }
 
 // Close closes the files kept open; those still read are closed by their
