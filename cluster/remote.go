@@ -1,7 +1,8 @@
 package cluster
 
 import (
-	"bytes"
+	"bufio"
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -106,26 +107,38 @@ func (r *remoteFiles) Open(ctx context.Context, file string, offset, length int6
 	}
 }
 
-// hostLog is another host's rewrite log as far as it has been read: the
-// versions of each file that its entries since the job's hash name.
+// hostLog is another host's rewrite log as far as it has been read: where
+// the blocks of each file that its entries since the job's hash name are
+// in the log, not their entries. A record is followed through a block by
+// reading the block again from the log (rewritelog.Reader, which checks
+// it); the blocks read last are kept, up to budget entries in all, so
+// that memory does not grow with the log's entries (about 32 bytes each
+// held), only with the replacements of the files named.
 type hostLog struct {
 	name  string
 	since int64
+	// budget is the most entries kept of the blocks read again; a block
+	// larger than it is read for each record followed through it.
+	budget int
 
 	mu       sync.Mutex
 	read     int64 // bytes of the log taken in
-	versions map[string][]*version
+	versions map[string][]version
+	cache    blockCache
 }
 
+// hostLogBudget is a hostLog's budget: 2^20 entries, about 32 MB.
+const hostLogBudget = 1 << 20
+
 // version is one replacement of a file: its size before and after, and
-// how its entries moved the records.
+// where its block (its "# file" line and its entries) is in the log.
 type version struct {
 	oldSize, newSize int64
-	block            rewritelog.Block
+	start, end       int64
 }
 
 func newHostLog(name string, since int64) *hostLog {
-	return &hostLog{name: name, since: since, read: since, versions: map[string][]*version{}}
+	return &hostLog{name: name, since: since, read: since, budget: hostLogBudget, versions: map[string][]version{}}
 }
 
 // locate returns the size of the latest version of file that the log names
@@ -139,7 +152,11 @@ func (l *hostLog) locate(file string, size0, offset int64) (size, at int64, err 
 	}
 	size, at = size0, offset
 	for _, v := range l.versions[file] {
-		if at, err = v.block.Follow(at); err != nil {
+		b, err := l.block(v)
+		if err != nil {
+			return 0, 0, err
+		}
+		if at, err = b.Follow(at); err != nil {
 			return 0, 0, err
 		}
 		size = v.newSize
@@ -161,10 +178,44 @@ func (l *hostLog) sizeNow(file string, size0 int64) (int64, error) {
 	return size0, nil
 }
 
-// refresh takes in the whole blocks the log has gained: a "# file" line
-// and its entries, whole when the entries account for the change of size
-// (a rewrite's entries each shorten the file, so no part of a block
-// does). A block still being written is left for the next refresh.
+// block returns the Block of v's entries, from the cache or read again
+// from the log.
+func (l *hostLog) block(v version) (rewritelog.Block, error) {
+	if b, ok := l.cache.get(v.start); ok {
+		return b, nil
+	}
+	f, err := os.Open(l.name)
+	if err != nil {
+		return rewritelog.Block{}, err
+	}
+	defer f.Close()
+	// The block read on its own: its entries are checked against its
+	// "# file" line, an error names the block.
+	r := rewritelog.NewReader(bufio.NewReaderSize(io.NewSectionReader(f, v.start, v.end-v.start), 64<<10),
+		fmt.Sprintf("%s (the block at byte %d)", l.name, v.start))
+	var b rewritelog.Block
+	for {
+		e, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return rewritelog.Block{}, err
+		}
+		b.Add(e)
+	}
+	if v.oldSize-b.Saved() != v.newSize {
+		return rewritelog.Block{}, fmt.Errorf("%s: the block at byte %d changed since it was read", l.name, v.start)
+	}
+	l.cache.put(v.start, b, l.budget)
+	return b, nil
+}
+
+// refresh takes in the whole blocks the log has gained, reading it from
+// where the last refresh stopped, a line at a time: a "# file" line and
+// its entries, whole when the entries account for the change of size (a
+// rewrite's entries each shorten the file, so no part of a block does).
+// A block still being written is left for the next refresh.
 func (l *hostLog) refresh() error {
 	f, err := os.Open(l.name)
 	if errors.Is(err, os.ErrNotExist) {
@@ -174,36 +225,39 @@ func (l *hostLog) refresh() error {
 		return err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.NewSectionReader(f, l.read, 1<<62))
-	if err != nil {
-		return err
-	}
-	data = data[:bytes.LastIndexByte(data, '\n')+1] // whole lines only
+	br := bufio.NewReaderSize(io.NewSectionReader(f, l.read, 1<<62), 64<<10)
 	var b *logBlock
-	used := 0 // bytes of data taken in
+	pos, used := l.read, l.read // pos: of the next line; used: taken in up to
 	// closeBlock takes in the open block if it is whole, and reports
 	// whether it was.
-	closeBlock := func(end int) bool {
+	closeBlock := func() bool {
 		if b == nil {
 			return true
 		}
-		v := b.v
-		if v.oldSize-v.block.Saved() != v.newSize {
+		if b.v.oldSize-b.saved != b.v.newSize {
 			return false
 		}
+		b.v.end = pos
 		if !b.dry {
-			l.versions[b.file] = append(l.versions[b.file], v)
+			l.versions[b.file] = append(l.versions[b.file], b.v)
 		}
-		b, used = nil, end
+		b, used = nil, pos
 		return true
 	}
-	for pos := 0; pos < len(data); {
-		end := pos + bytes.IndexByte(data[pos:], '\n') + 1
-		line := data[pos : end-1]
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return fmt.Errorf("%s: a line at byte %d longer than %d bytes", l.name, pos, br.Size())
+		}
+		if err != nil { // a line half written, or none
+			break
+		}
+		end := pos + int64(len(line))
+		line = line[:len(line)-1]
 		switch {
 		case len(line) > 0 && line[0] == '#':
-			if !closeBlock(pos) {
-				l.read += int64(used)
+			if !closeBlock() {
+				l.read = used
 				return nil
 			}
 			fx, ok, err := rewritelog.ParseFixity(line)
@@ -211,7 +265,7 @@ func (l *hostLog) refresh() error {
 				return fmt.Errorf("%s: %w", l.name, err)
 			}
 			if ok {
-				b = &logBlock{file: fx.File, dry: fx.NewSum == "-", v: &version{oldSize: fx.OldSize, newSize: fx.NewSize}}
+				b = &logBlock{file: fx.File, dry: fx.NewSum == "-", v: version{oldSize: fx.OldSize, newSize: fx.NewSize, start: pos}}
 			} else {
 				used = end
 			}
@@ -223,7 +277,7 @@ func (l *hostLog) refresh() error {
 			if b == nil || e.File != b.file {
 				return fmt.Errorf("%s: an entry of %s outside its file's block", l.name, e.File)
 			}
-			b.v.block.Add(&e)
+			b.saved += e.OldLength - e.NewLength
 		default:
 			if b == nil {
 				used = end
@@ -231,14 +285,56 @@ func (l *hostLog) refresh() error {
 		}
 		pos = end
 	}
-	closeBlock(len(data))
-	l.read += int64(used)
+	closeBlock()
+	l.read = used
 	return nil
 }
 
 // logBlock is a file's block of a log being read.
 type logBlock struct {
-	file string
-	dry  bool // a dry run's: it moves nothing
-	v    *version
+	file  string
+	dry   bool  // a dry run's: it moves nothing
+	saved int64 // by its entries so far
+	v     version
+}
+
+// blockCache holds the blocks a hostLog read last, by their place in the
+// log, up to a number of entries in all.
+type blockCache struct {
+	entries int
+	order   *list.List // of *cachedBlock, the last used first
+	byStart map[int64]*list.Element
+}
+
+type cachedBlock struct {
+	start int64
+	b     rewritelog.Block
+}
+
+func (c *blockCache) get(start int64) (rewritelog.Block, bool) {
+	e, ok := c.byStart[start]
+	if !ok {
+		return rewritelog.Block{}, false
+	}
+	c.order.MoveToFront(e)
+	return e.Value.(*cachedBlock).b, true
+}
+
+// put keeps b, dropping the blocks used longest ago while the entries
+// kept are more than budget; a block larger than the budget is not kept.
+func (c *blockCache) put(start int64, b rewritelog.Block, budget int) {
+	if b.Len() > budget {
+		return
+	}
+	if c.order == nil {
+		c.order, c.byStart = list.New(), map[int64]*list.Element{}
+	}
+	for c.entries+b.Len() > budget {
+		last := c.order.Back()
+		cb := c.order.Remove(last).(*cachedBlock)
+		delete(c.byStart, cb.start)
+		c.entries -= cb.b.Len()
+	}
+	c.byStart[start] = c.order.PushFront(&cachedBlock{start: start, b: b})
+	c.entries += b.Len()
 }
