@@ -2,7 +2,7 @@ package cluster
 
 import (
 	"bufio"
-	"container/list"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -110,35 +110,35 @@ func (r *remoteFiles) Open(ctx context.Context, file string, offset, length int6
 // hostLog is another host's rewrite log as far as it has been read: where
 // the blocks of each file that its entries since the job's hash name are
 // in the log, not their entries. A record is followed through a block by
-// reading the block again from the log (rewritelog.Reader, which checks
-// it); the blocks read last are kept, up to budget entries in all, so
-// that memory does not grow with the log's entries (about 32 bytes each
-// held), only with the replacements of the files named.
+// a binary search of the block's lines in the log (a block's entries are
+// in increasing old offset, and each line gives where its record went),
+// so that memory does not grow with the log's entries, only with the
+// replacements of the files named (a few tens of bytes each), and a
+// record's follow reads a few kilobytes of the log, not the block.
 type hostLog struct {
 	name  string
 	since int64
-	// budget is the most entries kept of the blocks read again; a block
-	// larger than it is read for each record followed through it.
-	budget int
 
 	mu       sync.Mutex
 	read     int64 // bytes of the log taken in
 	versions map[string][]version
-	cache    blockCache
+	// followed counts the bytes of the log read to follow records.
+	followed int64
 }
-
-// hostLogBudget is a hostLog's budget: 2^20 entries, about 32 MB.
-const hostLogBudget = 1 << 20
 
 // version is one replacement of a file: its size before and after, and
-// where its block (its "# file" line and its entries) is in the log.
+// where its entries' lines are in the log.
 type version struct {
 	oldSize, newSize int64
-	start, end       int64
+	entries, end     int64 // the first entry's line, and the line after the last
 }
 
+// followWindow is the most bytes of a block's lines read whole to follow
+// a record: the binary search narrows the block to this first.
+const followWindow = 8 << 10
+
 func newHostLog(name string, since int64) *hostLog {
-	return &hostLog{name: name, since: since, read: since, budget: hostLogBudget, versions: map[string][]version{}}
+	return &hostLog{name: name, since: since, read: since, versions: map[string][]version{}}
 }
 
 // locate returns the size of the latest version of file that the log names
@@ -151,12 +151,17 @@ func (l *hostLog) locate(file string, size0, offset int64) (size, at int64, err 
 		return 0, 0, err
 	}
 	size, at = size0, offset
-	for _, v := range l.versions[file] {
-		b, err := l.block(v)
-		if err != nil {
-			return 0, 0, err
-		}
-		if at, err = b.Follow(at); err != nil {
+	vs := l.versions[file]
+	if len(vs) == 0 {
+		return size, at, nil
+	}
+	f, err := os.Open(l.name)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	for _, v := range vs {
+		if at, err = l.follow(f, v, at); err != nil {
 			return 0, 0, err
 		}
 		size = v.newSize
@@ -178,37 +183,80 @@ func (l *hostLog) sizeNow(file string, size0 int64) (int64, error) {
 	return size0, nil
 }
 
-// block returns the Block of v's entries, from the cache or read again
-// from the log.
-func (l *hostLog) block(v version) (rewritelog.Block, error) {
-	if b, ok := l.cache.get(v.start); ok {
-		return b, nil
+// follow returns where the record at off before the replacement v stands
+// after it (rewritelog.Block.Follow). The block's lines are narrowed by
+// a binary search on their old offsets to a window that starts with the
+// last entry at or before off (or with the block's first), and the
+// window's entries followed as a Block: its first entry's shift, which
+// its line gives (new offset less old), is that of the entries before.
+func (l *hostLog) follow(f io.ReaderAt, v version, off int64) (int64, error) {
+	lo, hi := v.entries, v.end // line starts; the entry sought is in [lo, hi)
+	for hi-lo > followWindow {
+		s, line, err := l.lineAfter(f, lo+(hi-lo)/2, hi)
+		if err != nil {
+			return 0, err
+		}
+		if line == nil {
+			break // a few long lines
+		}
+		e, err := rewritelog.ParseEntry(line)
+		if err != nil {
+			return 0, fmt.Errorf("%s: the line at byte %d: %w", l.name, s, err)
+		}
+		if e.OldOffset <= off {
+			lo = s
+		} else {
+			hi = s
+		}
 	}
-	f, err := os.Open(l.name)
+	window := make([]byte, hi-lo)
+	if _, err := f.ReadAt(window, lo); err != nil {
+		return 0, fmt.Errorf("%s: %w", l.name, err)
+	}
+	l.followed += hi - lo
+	var entries []rewritelog.Entry
+	for line := range bytes.Lines(window) {
+		if line = bytes.TrimSuffix(line, []byte("\n")); len(line) == 0 {
+			continue
+		}
+		e, err := rewritelog.ParseEntry(line)
+		if err != nil {
+			return 0, fmt.Errorf("%s: in the lines from byte %d: %w", l.name, lo, err)
+		}
+		entries = append(entries, e)
+	}
+	if len(entries) == 0 || entries[0].OldOffset > off {
+		return off, nil // before every record the block rewrote
+	}
+	moved, err := rewritelog.NewBlock(entries).Follow(off)
 	if err != nil {
-		return rewritelog.Block{}, err
+		return 0, err
 	}
-	defer f.Close()
-	// The block read on its own: its entries are checked against its
-	// "# file" line, an error names the block.
-	r := rewritelog.NewReader(bufio.NewReaderSize(io.NewSectionReader(f, v.start, v.end-v.start), 64<<10),
-		fmt.Sprintf("%s (the block at byte %d)", l.name, v.start))
-	var b rewritelog.Block
+	return moved + entries[0].NewOffset - entries[0].OldOffset, nil
+}
+
+// lineAfter returns the first line of the log that starts after byte at
+// and before end, and where it starts; nil if none does.
+func (l *hostLog) lineAfter(f io.ReaderAt, at, end int64) (int64, []byte, error) {
+	r := bufio.NewReaderSize(io.NewSectionReader(f, at, end-at), 4<<10)
+	s := at
 	for {
-		e, err := r.Next()
-		if errors.Is(err, io.EOF) {
+		part, err := r.ReadSlice('\n')
+		s += int64(len(part))
+		if err == nil {
 			break
 		}
-		if err != nil {
-			return rewritelog.Block{}, err
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			l.followed += s - at
+			return 0, nil, nil // the line at at runs to end
 		}
-		b.Add(e)
 	}
-	if v.oldSize-b.Saved() != v.newSize {
-		return rewritelog.Block{}, fmt.Errorf("%s: the block at byte %d changed since it was read", l.name, v.start)
+	line, err := r.ReadBytes('\n')
+	l.followed += s - at + int64(len(line))
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s: the line at byte %d is cut", l.name, s)
 	}
-	l.cache.put(v.start, b, l.budget)
-	return b, nil
+	return s, line[:len(line)-1], nil
 }
 
 // refresh takes in the whole blocks the log has gained, reading it from
@@ -265,7 +313,7 @@ func (l *hostLog) refresh() error {
 				return fmt.Errorf("%s: %w", l.name, err)
 			}
 			if ok {
-				b = &logBlock{file: fx.File, dry: fx.NewSum == "-", v: version{oldSize: fx.OldSize, newSize: fx.NewSize, start: pos}}
+				b = &logBlock{file: fx.File, dry: fx.NewSum == "-", v: version{oldSize: fx.OldSize, newSize: fx.NewSize, entries: end}}
 			} else {
 				used = end
 			}
@@ -296,45 +344,4 @@ type logBlock struct {
 	dry   bool  // a dry run's: it moves nothing
 	saved int64 // by its entries so far
 	v     version
-}
-
-// blockCache holds the blocks a hostLog read last, by their place in the
-// log, up to a number of entries in all.
-type blockCache struct {
-	entries int
-	order   *list.List // of *cachedBlock, the last used first
-	byStart map[int64]*list.Element
-}
-
-type cachedBlock struct {
-	start int64
-	b     rewritelog.Block
-}
-
-func (c *blockCache) get(start int64) (rewritelog.Block, bool) {
-	e, ok := c.byStart[start]
-	if !ok {
-		return rewritelog.Block{}, false
-	}
-	c.order.MoveToFront(e)
-	return e.Value.(*cachedBlock).b, true
-}
-
-// put keeps b, dropping the blocks used longest ago while the entries
-// kept are more than budget; a block larger than the budget is not kept.
-func (c *blockCache) put(start int64, b rewritelog.Block, budget int) {
-	if b.Len() > budget {
-		return
-	}
-	if c.order == nil {
-		c.order, c.byStart = list.New(), map[int64]*list.Element{}
-	}
-	for c.entries+b.Len() > budget {
-		last := c.order.Back()
-		cb := c.order.Remove(last).(*cachedBlock)
-		delete(c.byStart, cb.start)
-		c.entries -= cb.b.Len()
-	}
-	c.byStart[start] = c.order.PushFront(&cachedBlock{start: start, b: b})
-	c.entries += b.Len()
 }
