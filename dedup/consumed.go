@@ -24,9 +24,18 @@ import (
 // which an unchanged collection has nothing to do and a changed one is
 // a new job that makes them again. A dry run never completes: it keeps
 // them, for the run that follows it (and assess --sample reads them).
+//
+// The manifest after (the collection as the job left it) is read by
+// verify, the account's dependencies and a crawl's commit, all stages
+// of the job: it goes when the job is complete too. Its lines stay in
+// the hash cache (cache/*.lines, each file's as the hash again stage
+// listed it), which the next run's hash and undo read, so that they are
+// kept once (twice, they cost 54 bytes a record more at 1 KB records). A
+// job complete with its records behind (a damaged rewrite log) keeps it,
+// with the others, for the next run's account.
 var consumed = map[string][]string{
 	stage.ResolveName: {workdir.ByDigestFile, workdir.SliceFile, workdir.JoinedFile},
-	"":                {workdir.NumberedFile, workdir.ByFileFile, workdir.FactsByFile},
+	"":                {workdir.NumberedFile, workdir.ByFileFile, workdir.FactsByFile, workdir.AfterFile},
 }
 
 // removeConsumed removes the work files consumed once the stage named

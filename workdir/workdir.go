@@ -56,7 +56,7 @@ const (
 	SavedCollisionsFile = "saved-collisions.tsv"     // as saved.tsv, of the second rewrite, at the hash stage's offsets
 	ApartAgainFile      = "apart-again.manifest"     // what the second rewrite still kept apart (nothing, if the resolution is right)
 	// hash again and verify (stage 5)
-	AfterFile      = "after.manifest"  // warcsum of the collection after
+	AfterFile      = "after.manifest"  // warcsum of the collection after; removed once the job is complete (its lines are in CacheDir)
 	AfterFilesFile = "after-files.tsv" // with an index: each file after the run, for the commit
 	Violations     = "violations.txt"  // what verification found lost (nothing)
 	// ResolvedOriginalsFile holds the committed originals the resolution
