@@ -70,6 +70,11 @@ type Log struct {
 	// whole is the size recorded in EndFile.
 	whole int64
 	cache *lru.Cache[int64, Block]
+	// edits holds every block Move has needed (and this run's), so that
+	// one out of the cache is not parsed again (see editStore).
+	edits *editStore
+	// parsed counts the blocks Move parsed from the log's text.
+	parsed int
 	// run is the header of this run's entries, written before the first.
 	run string
 	// since: Move leaves out the entries before this offset of the log
@@ -136,6 +141,7 @@ func Open(name string) (*Log, error) {
 		f.Close()
 		return nil, err
 	}
+	l.edits = newEditStore(filepath.Dir(name))
 	return l, nil
 }
 
@@ -528,6 +534,7 @@ func (l *Log) Append(in *Intent) error {
 	// From the log file on: memory holds only what is not there yet.
 	f := in.Fixity.File
 	l.blocks[f] = append(l.blocks[f], logBlock{start: start, at: at, n: len(in.Entries), fix: in.Fixity})
+	l.edits.put(at, NewBlock(in.Entries))
 	if m := l.mem[f]; len(m) > 0 {
 		l.mem[f] = m[1:]
 	}
@@ -589,11 +596,8 @@ func (l *Log) Move(file string, off int64) (int64, error) {
 			return 0, fmt.Errorf("the entries of %s's replacement at byte %d of %s account for less than its change from %d to %d bytes: entries are missing, and offsets in the file cannot be followed",
 				file, b.at, l.name, b.fix.OldSize, b.fix.NewSize)
 		}
-		blk, err := l.read(b)
-		if err != nil {
-			return 0, err
-		}
-		if off, err = blk.Follow(off); err != nil {
+		var err error
+		if off, err = l.follow(b, off); err != nil {
 			return 0, err
 		}
 	}
@@ -606,6 +610,23 @@ func (l *Log) Move(file string, off int64) (int64, error) {
 	return off, nil
 }
 
+// follow moves off through a block of the log file: through the block
+// in the cache, or by a search of its entries in the edit store, or
+// through the block parsed from the log (and put in both).
+func (l *Log) follow(b logBlock, off int64) (int64, error) {
+	if blk, ok := l.cache.Get(b.at); ok {
+		return blk.Follow(off)
+	}
+	if moved, ok, err := l.edits.follow(b.at, off); ok {
+		return moved, err
+	}
+	blk, err := l.read(b)
+	if err != nil {
+		return 0, err
+	}
+	return blk.Follow(off)
+}
+
 // read returns a block of the log file, from the cache or the file.
 func (l *Log) read(b logBlock) (Block, error) {
 	if blk, ok := l.cache.Get(b.at); ok {
@@ -613,6 +634,7 @@ func (l *Log) read(b logBlock) (Block, error) {
 	}
 	l.mu.Lock()
 	end := l.end
+	l.parsed++
 	l.mu.Unlock()
 	br := bufio.NewReader(io.NewSectionReader(l.file, b.at, end-b.at))
 	entries := make([]Entry, 0, b.n)
@@ -629,6 +651,7 @@ func (l *Log) read(b logBlock) (Block, error) {
 	}
 	blk := NewBlock(entries)
 	l.cache.Put(b.at, blk, int64(32*blk.Len()+64))
+	l.edits.put(b.at, blk)
 	return blk, nil
 }
 
@@ -670,5 +693,6 @@ func (l *Log) Close() error {
 		err = cerr
 	}
 	l.file = nil
+	l.edits.close()
 	return err
 }
