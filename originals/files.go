@@ -1,8 +1,11 @@
 package originals
 
 import (
+	"context"
+	"io"
 	"sync"
 
+	"warcdedup/manifest"
 	"warcdedup/source"
 )
 
@@ -49,14 +52,31 @@ func (o *Originals) KeepOpen() (done func()) {
 	}
 }
 
-// opener is what originals are read through: the files kept open, or src.
-func (k *keptFiles) opener(src Opener) Opener {
+// open opens the record of an original through the files kept open, by
+// its file's key (fileKey: the file kept open is the one Lock drops,
+// however field 1 spells it), or through src, as field 1 spells it.
+func (k *keptFiles) open(ctx context.Context, src Opener, field, key string, at, length int64) (io.ReadCloser, error) {
 	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.files != nil {
-		return k.files
+	files := k.files
+	k.mu.Unlock()
+	if files != nil {
+		return files.Open(ctx, key, at, length)
 	}
-	return src
+	return src.Open(ctx, field, at, length)
+}
+
+// fileKey is the one spelling of the file field 1 names (manifest.
+// EscapeFile of its name): the key of its replacement's lock and of its
+// file kept open. Two manifests may spell one file two ways ("%2E" and
+// "."); the log's moves go by the name, and so must these, or a read
+// would not wait for a replacement named the other way, nor see the new
+// version.
+func fileKey(field string) string {
+	name, err := manifest.UnescapeFile(field)
+	if err != nil {
+		return field
+	}
+	return manifest.EscapeFile(name)
 }
 
 // drop closes a file kept open, if it is, once no read holds it.

@@ -189,13 +189,14 @@ func (o *Originals) Responses(digest string) ([]manifest.Line, error) {
 // replacement takes it around the rename; no original is read from the
 // file meanwhile, and those read after it are read from the new version.
 func (o *Originals) Lock(file string) sync.Locker {
-	return &replaceLock{mu: o.lock(file), kept: &o.kept, file: file}
+	key := fileKey(file)
+	return &replaceLock{mu: o.lock(key), kept: &o.kept, file: key}
 }
 
-// lock is the lock of a file's replacement: a read of an original in the
-// file takes it for reading.
-func (o *Originals) lock(file string) *sync.RWMutex {
-	m, _ := o.locks.LoadOrStore(file, new(sync.RWMutex))
+// lock is the lock of a file's replacement, by its key (fileKey): a read
+// of an original in the file takes it for reading.
+func (o *Originals) lock(key string) *sync.RWMutex {
+	m, _ := o.locks.LoadOrStore(key, new(sync.RWMutex))
 	return m.(*sync.RWMutex)
 }
 
@@ -222,7 +223,8 @@ func (o *Originals) Open(ctx context.Context, l *manifest.Line, pol policy.Polic
 	// Hold the file's read lock while the record is read: a replacement of
 	// its file in this run takes the write lock, so the offset moved by
 	// the log and the file on disk agree.
-	mu := o.lock(l.File)
+	key := fileKey(l.File)
+	mu := o.lock(key)
 	mu.RLock()
 	name, err := manifest.UnescapeFile(l.File)
 	if err != nil {
@@ -236,7 +238,7 @@ func (o *Originals) Open(ctx context.Context, l *manifest.Line, pol policy.Polic
 			return nil, nil, err
 		}
 	}
-	body, err := o.kept.opener(o.src).Open(ctx, l.File, at, l.Length)
+	body, err := o.kept.open(ctx, o.src, l.File, key, at, l.Length)
 	if err != nil {
 		mu.RUnlock()
 		return nil, nil, err

@@ -114,20 +114,20 @@ func (x *examiner) prepare(ctx context.Context, src *os.File, size int64, gz boo
 	return f, bytes.Clone(stored), nil
 }
 
-// revisitLevel is the compression level of a revisit's member. A revisit
+// RevisitLevel is the compression level of a revisit's member. A revisit
 // is under a kilobyte (864 bytes in the bench collection): level 1 makes
 // it 571 bytes, the default 550, the best 546 (BenchmarkRevisitGzip), 21
 // bytes a revisit, under a thousandth of what the revisit saves. Level 1's
 // hash table is a third of the default's (128 kB, not 384 kB) and, between
 // two revisits, the inflation and hashing of a duplicate evict them from
 // the caches: the default level cost about 27 us a revisit, level 1 18.
-const revisitLevel = gzip.BestSpeed
+const RevisitLevel = gzip.BestSpeed
 
 // gzip compresses a revisit as a gzip member of its own.
 func (x *examiner) gzip(b []byte) ([]byte, error) {
 	x.zbuf.Reset()
 	if x.zw == nil {
-		x.zw = gzmulti.NewWriter(&x.zbuf, revisitLevel)
+		x.zw = gzmulti.NewWriter(&x.zbuf, RevisitLevel)
 	} else {
 		x.zw.Reset(&x.zbuf)
 	}
