@@ -51,8 +51,6 @@ package migrate
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -69,6 +67,7 @@ import (
 	"warcdedup/atomicfile"
 	"warcdedup/convert"
 	"warcdedup/convmap"
+	"warcdedup/fixity"
 	"warcdedup/inplace"
 	"warcdedup/verify"
 	"warcdedup/warcsum"
@@ -427,7 +426,7 @@ func (f *file) write(tmp *os.File) (convert.Stats, string, string, error) {
 		return convert.Stats{}, "", "", err
 	}
 	defer src.Close()
-	arcHash, warcHash := sha256.New(), sha256.New()
+	arcHash, warcHash := fixity.New(mapAlgorithm), fixity.New(mapAlgorithm)
 	in := io.TeeReader(&counting{r: src, n: f.progress}, arcHash)
 	out := newBuffered(io.MultiWriter(tmp, warcHash))
 	opt := convert.Options{Version: f.c.Version, Software: f.c.Software, Damage: f.damage, Warn: f.damage}
@@ -443,7 +442,7 @@ func (f *file) write(tmp *os.File) (convert.Stats, string, string, error) {
 	if err == nil {
 		err = tmp.Sync()
 	}
-	return st, hex.EncodeToString(arcHash.Sum(nil)), hex.EncodeToString(warcHash.Sum(nil)), err
+	return st, arcHash.Sum(mapAlgorithm), warcHash.Sum(mapAlgorithm), err
 }
 
 func (f *file) damage(err error) {
@@ -613,7 +612,7 @@ func copyChecked(src, dst string) error {
 		return err
 	}
 	defer os.Remove(out.Name()) // after the link, or on failure
-	h := sha256.New()
+	h := fixity.New(mapAlgorithm)
 	_, err = io.Copy(io.MultiWriter(out, h), in)
 	if err == nil {
 		err = inplace.ShareAttributes(out, in)
@@ -637,7 +636,7 @@ func copyChecked(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	if want := hex.EncodeToString(h.Sum(nil)); got != want {
+	if want := h.Sum(mapAlgorithm); got != want {
 		return fmt.Errorf("the copy %s reads back with SHA-256 %s, not %s", dst, got, want)
 	}
 	return nil
@@ -655,6 +654,10 @@ func (f *file) shareAttributes(warc *os.File) error {
 	return inplace.ShareAttributes(warc, arc)
 }
 
+// mapAlgorithm is what the conversion map's sums are taken with: SHA-256,
+// written as bare hex (fixity's form of it, which replica reads).
+const mapAlgorithm = fixity.SHA256
+
 // sumFile returns a file's SHA-256 and size, adding what it reads to n.
 func sumFile(name string, n *atomic.Int64) (string, int64, error) {
 	f, err := os.Open(name)
@@ -662,16 +665,15 @@ func sumFile(name string, n *atomic.Int64) (string, int64, error) {
 		return "", 0, err
 	}
 	defer f.Close()
-	h := sha256.New()
 	var r io.Reader = f
 	if n != nil {
 		r = &counting{r: f, n: n}
 	}
-	size, err := io.Copy(h, r)
+	h, err := fixity.HashReader(r, mapAlgorithm)
 	if err != nil {
 		return "", 0, fmt.Errorf("%s: %w", name, err)
 	}
-	return hex.EncodeToString(h.Sum(nil)), size, nil
+	return h.Sum(mapAlgorithm), h.Size(), nil
 }
 
 type counting struct {
