@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"warcdedup/archname"
 	"warcdedup/cdx"
 	"warcdedup/digest"
 	"warcdedup/internal/progress"
@@ -306,7 +307,7 @@ func (a *indexAssessment) line(w *bufio.Writer, l *cdx.Line, buf []byte) ([]byte
 	default:
 		// The replay policy's key as far as an index tells it: the
 		// container, the status and the media type.
-		if isARC(string(l.Filename)) {
+		if archname.IsARC(string(l.Filename)) {
 			b = append(b, "arc|"...)
 		} else {
 			b = append(b, "warc|"...)
@@ -497,7 +498,7 @@ func (a *indexAssessment) record(c *indexClass, r indexRecord) {
 		t.DuplicateBytes += r.length
 		c.class.DuplicateBytes += r.length
 		b.Duplicates, b.DuplicateBytes = 1, r.length
-		if isARC(r.file) {
+		if archname.IsARC(r.file) {
 			a.arc.Records++
 			a.arc.Bytes += r.length
 		} else {

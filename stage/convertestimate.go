@@ -17,13 +17,13 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	"warcdedup/archname"
 	"warcdedup/atomicfile"
 	"warcdedup/convert"
 	"warcdedup/gzmulti"
 	"warcdedup/internal/ordered"
 	"warcdedup/internal/progress"
 	"warcdedup/manifest"
-	"warcdedup/migrate"
 	"warcdedup/record"
 	"warcdedup/report"
 	"warcdedup/revisit"
@@ -676,7 +676,7 @@ func (m *measurer) revisit(of *revisitOf) (int64, error) {
 func ARCInputs(inputs []warcsum.Input) []warcsum.Input {
 	var arcs []warcsum.Input
 	for _, in := range inputs {
-		if migrate.IsARCName(in.Name) {
+		if archname.IsARC(in.Name) {
 			arcs = append(arcs, in)
 		}
 	}
