@@ -173,18 +173,6 @@ var leftOutWhy = [nLeftOut]string{
 	leftTwice:    "lines of a record already listed (same file and offset)",
 }
 
-// countingReader counts the bytes read through it, for progress.
-type countingReader struct {
-	r io.Reader
-	n *atomic.Int64
-}
-
-func (c countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n.Add(int64(n))
-	return n, err
-}
-
 // read writes the lines to assess, one per candidate response:
 //
 //	digest key timestamp file offset length status mime url
@@ -224,7 +212,7 @@ func (a *indexAssessment) read(ctx context.Context, indexes []string, total int6
 		if err != nil {
 			return err
 		}
-		r, err := cdx.NewReader(countingReader{f, &done}, name, cdx.Options{Format: a.opt.Format})
+		r, err := cdx.NewReader(progress.CountingReader(f, &done), name, cdx.Options{Format: a.opt.Format})
 		if err != nil {
 			f.Close()
 			return err

@@ -70,6 +70,7 @@ import (
 	"warcdedup/convmap"
 	"warcdedup/fixity"
 	"warcdedup/inplace"
+	"warcdedup/internal/progress"
 	"warcdedup/verify"
 	"warcdedup/warcsum"
 )
@@ -425,7 +426,7 @@ func (f *file) write(tmp *os.File) (convert.Stats, string, string, error) {
 	}
 	defer src.Close()
 	arcHash, warcHash := fixity.New(mapAlgorithm), fixity.New(mapAlgorithm)
-	in := io.TeeReader(&counting{r: src, n: f.progress}, arcHash)
+	in := io.TeeReader(progress.CountingReader(src, f.progress), arcHash)
 	out := newBuffered(io.MultiWriter(tmp, warcHash))
 	opt := convert.Options{Version: f.c.Version, Software: f.c.Software, Damage: f.damage, Warn: f.damage}
 	st, err := convert.Convert(in, f.in.Name, filepath.Base(f.warcPath), out, opt)
@@ -663,26 +664,11 @@ func sumFile(name string, n *atomic.Int64) (string, int64, error) {
 		return "", 0, err
 	}
 	defer f.Close()
-	var r io.Reader = f
-	if n != nil {
-		r = &counting{r: f, n: n}
-	}
-	h, err := fixity.HashReader(r, mapAlgorithm)
+	h, err := fixity.HashReader(progress.CountingReader(f, n), mapAlgorithm)
 	if err != nil {
 		return "", 0, fmt.Errorf("%s: %w", name, err)
 	}
 	return h.Sum(mapAlgorithm), h.Size(), nil
-}
-
-type counting struct {
-	r io.Reader
-	n *atomic.Int64
-}
-
-func (c *counting) Read(p []byte) (int, error) {
-	k, err := c.r.Read(p)
-	c.n.Add(int64(k))
-	return k, err
 }
 
 // writeMap writes the proofs of dir into one map, atomically, but for

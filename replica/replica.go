@@ -34,6 +34,7 @@ import (
 	"warcdedup/atomicfile"
 	"warcdedup/convmap"
 	"warcdedup/fixity"
+	"warcdedup/internal/progress"
 	"warcdedup/rewritelog"
 )
 
@@ -297,7 +298,7 @@ func Commit(ctx context.Context, opt Options, changes []*Change) (*Result, error
 }
 
 // copyFile copies src over dst atomically, checking the copy against want.
-func copyFile(src, dst string, want Version, progress *atomic.Int64) (int64, error) {
+func copyFile(src, dst string, want Version, read *atomic.Int64) (int64, error) {
 	in, err := os.Open(src)
 	if err != nil {
 		return 0, err
@@ -319,7 +320,7 @@ func copyFile(src, dst string, want Version, progress *atomic.Int64) (int64, err
 	defer out.Abort()
 	algs := algorithms([]Version{want})
 	h := fixity.New(algs...)
-	n, err := io.Copy(io.MultiWriter(out, h), counted(in, progress))
+	n, err := io.Copy(io.MultiWriter(out, h), progress.CountingReader(in, read))
 	if err != nil {
 		return 0, fmt.Errorf("copying %s to %s: %w", src, dst, err)
 	}
@@ -341,35 +342,17 @@ func copyFile(src, dst string, want Version, progress *atomic.Int64) (int64, err
 }
 
 // sum reads the file name and takes its sums with algs.
-func sum(name string, progress *atomic.Int64, algs []fixity.Algorithm) (fileState, error) {
+func sum(name string, read *atomic.Int64, algs []fixity.Algorithm) (fileState, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return fileState{}, err
 	}
 	defer f.Close()
-	h, err := fixity.HashReader(counted(f, progress), algs...)
+	h, err := fixity.HashReader(progress.CountingReader(f, read), algs...)
 	if err != nil {
 		return fileState{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return fileState{h}, nil
-}
-
-type countingReader struct {
-	r io.Reader
-	n *atomic.Int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	k, err := c.r.Read(p)
-	c.n.Add(int64(k))
-	return k, err
-}
-
-func counted(r io.Reader, n *atomic.Int64) io.Reader {
-	if n == nil {
-		return r
-	}
-	return &countingReader{r, n}
 }
 
 // JSON writes the result as JSON.
