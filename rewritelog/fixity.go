@@ -25,8 +25,8 @@ func checkSum(sum string) error {
 // Forwarding names, kept only so that code not yet switched to package
 // fixity still builds (inplace/version.go, stage/wacz.go,
 // stage/wacz_recover.go, dedup/wacz_undo.go, dedup/waczinput.go,
-// dedup/workdirid.go). New code uses package fixity; remove these once
-// those call it.
+// dedup/workdirid.go, dedup/job_test.go). New code uses package fixity;
+// remove these once those call it.
 
 // Algorithm forwards to fixity.Algorithm.
 type Algorithm = fixity.Algorithm
