@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"warcdedup/archname"
 	"warcdedup/internal/gzfile"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/syssort"
@@ -464,7 +465,7 @@ func (c *predictedClass) predict(model RevisitModel, pol policy.Policy) vec {
 		case policy.URI:
 			key = l.uri
 		case policy.Replay:
-			key = fmt.Sprint(isARC(l.file), " ", l.status, " ", l.mime)
+			key = fmt.Sprint(archname.IsARC(l.file), " ", l.status, " ", l.mime)
 		}
 		pinned := c.pins[l.uri+" "+l.date] || c.pins[l.uri+" *"]
 		if !c.kept[key] || pinned {
@@ -472,7 +473,7 @@ func (c *predictedClass) predict(model RevisitModel, pol policy.Policy) vec {
 			continue
 		}
 		v[Duplicates]++
-		if isARC(l.file) {
+		if archname.IsARC(l.file) {
 			continue
 		}
 		if s := l.length - model.Length(len(l.uri), strings.HasSuffix(strings.ToLower(l.file), ".gz")); s > 0 {

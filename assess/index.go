@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"warcdedup/archname"
 	"warcdedup/cdx"
 	"warcdedup/digest"
 	"warcdedup/internal/progress"
@@ -172,18 +173,6 @@ var leftOutWhy = [nLeftOut]string{
 	leftTwice:    "lines of a record already listed (same file and offset)",
 }
 
-// countingReader counts the bytes read through it, for progress.
-type countingReader struct {
-	r io.Reader
-	n *atomic.Int64
-}
-
-func (c countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n.Add(int64(n))
-	return n, err
-}
-
 // read writes the lines to assess, one per candidate response:
 //
 //	digest key timestamp file offset length status mime url
@@ -223,7 +212,7 @@ func (a *indexAssessment) read(ctx context.Context, indexes []string, total int6
 		if err != nil {
 			return err
 		}
-		r, err := cdx.NewReader(countingReader{f, &done}, name, cdx.Options{Format: a.opt.Format})
+		r, err := cdx.NewReader(progress.CountingReader(f, &done), name, cdx.Options{Format: a.opt.Format})
 		if err != nil {
 			f.Close()
 			return err
@@ -306,7 +295,7 @@ func (a *indexAssessment) line(w *bufio.Writer, l *cdx.Line, buf []byte) ([]byte
 	default:
 		// The replay policy's key as far as an index tells it: the
 		// container, the status and the media type.
-		if isARC(string(l.Filename)) {
+		if archname.IsARC(string(l.Filename)) {
 			b = append(b, "arc|"...)
 		} else {
 			b = append(b, "warc|"...)
@@ -497,7 +486,7 @@ func (a *indexAssessment) record(c *indexClass, r indexRecord) {
 		t.DuplicateBytes += r.length
 		c.class.DuplicateBytes += r.length
 		b.Duplicates, b.DuplicateBytes = 1, r.length
-		if isARC(r.file) {
+		if archname.IsARC(r.file) {
 			a.arc.Records++
 			a.arc.Bytes += r.length
 		} else {

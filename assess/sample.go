@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"warcdedup/archname"
 	"warcdedup/dedup"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/syssort"
@@ -282,7 +283,7 @@ func writeSampleRecords(jobDir, out string) (*revisitFit, error) {
 			last = l.File
 		}
 		name := strings.ToLower(l.File)
-		gzip, arc := strings.HasSuffix(name, ".gz"), isARC(name)
+		gzip, arc := strings.HasSuffix(name, ".gz"), archname.IsARC(name)
 		revisit, err := saved.Find(l.File, l.Offset)
 		if err != nil {
 			return nil, err
@@ -406,9 +407,4 @@ func (c *sampleClass) flush(fs *FileSample, model RevisitModel) {
 	c.first = nil
 	c.parts = c.parts[:0]
 	c.revisits = [2]struct{ n, sum int64 }{}
-}
-
-func isARC(name string) bool {
-	name = strings.ToLower(name)
-	return strings.HasSuffix(name, ".arc") || strings.HasSuffix(name, ".arc.gz")
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"warcdedup/archname"
 	"warcdedup/dedup"
 	"warcdedup/report"
 	"warcdedup/scripts/gen"
@@ -42,7 +43,7 @@ func TestSample(t *testing.T) {
 	// largest classes rank by bytes.
 	var arcDups int64
 	for _, l := range generated.Expected {
-		if l.IsDuplicate() && isARC(l.File) {
+		if l.IsDuplicate() && archname.IsARC(l.File) {
 			arcDups++
 		}
 	}

@@ -5,13 +5,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
+	"warcdedup/fixity"
 	"warcdedup/manifest"
 )
 
@@ -578,18 +578,29 @@ func (s *lineSource) next() error {
 	return nil
 }
 
+// contentsAlgorithm is what CONTENTS and the registry list a file's sum
+// in: SHA-256, as bare hex (fixity's form of it).
+const contentsAlgorithm = fixity.SHA256
+
 // hashWriter is a file written and hashed as it is.
 type hashWriter struct {
 	w io.Writer
-	h hash.Hash
-	n int64
+	h *fixity.Hash
+}
+
+func newHashWriter(w io.Writer) *hashWriter {
+	return &hashWriter{w: w, h: fixity.New(contentsAlgorithm)}
 }
 
 func (hw *hashWriter) Write(p []byte) (int, error) {
 	n, err := hw.w.Write(p)
 	hw.h.Write(p[:n])
-	hw.n += int64(n)
 	return n, err
+}
+
+// content is what CONTENTS lists of the bytes written.
+func (hw *hashWriter) content() content {
+	return content{size: hw.h.Size(), sum: hw.h.Sum(contentsAlgorithm)}
 }
 
 // writeSynced writes a new file and syncs it.

@@ -287,5 +287,5 @@ func mergeRuns(b *builder, key string, runs []*run) (lines, size int64, err erro
 	if err := w.close(); err != nil {
 		return 0, 0, err
 	}
-	return w.lines, w.h.n, nil
+	return w.lines, w.h.h.Size(), nil
 }

@@ -2,8 +2,6 @@ package crawlindex
 
 import (
 	"bufio"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +14,7 @@ import (
 	"sync"
 
 	"warcdedup/atomicfile"
+	"warcdedup/fixity"
 	"warcdedup/manifest"
 )
 
@@ -109,11 +108,11 @@ func (b *builder) link(rel string) error {
 		b.list(rel, k)
 		return nil
 	}
-	sum, n, err := fileSum(to)
+	h, err := fixity.HashFile(to, contentsAlgorithm)
 	if err != nil {
 		return err
 	}
-	b.list(rel, content{size: n, sum: sum})
+	b.list(rel, content{size: h.Size(), sum: h.Sum(contentsAlgorithm)})
 	return nil
 }
 
@@ -139,20 +138,6 @@ func (b *builder) linkLists(except func(name string) bool) error {
 		}
 	}
 	return nil
-}
-
-func fileSum(name string) (string, int64, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return "", 0, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return "", 0, err
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
 
 // publish writes the registry and CONTENTS, syncs the generation, renames
@@ -232,7 +217,7 @@ func (b *builder) createRun(key string) (*runWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &hashWriter{w: f, h: sha256.New()}
+	h := newHashWriter(f)
 	return &runWriter{b: b, rel: rel, f: f, h: h, w: bufio.NewWriterSize(h, 256<<10)}, nil
 }
 
@@ -277,7 +262,7 @@ func (w *runWriter) close() error {
 	if err := w.f.Close(); err != nil {
 		return err
 	}
-	w.b.list(w.rel, content{size: w.h.n, sum: hex.EncodeToString(w.h.h.Sum(nil))})
+	w.b.list(w.rel, w.h.content())
 	return w.b.at("run written")
 }
 

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -124,7 +125,7 @@ func Import(ctx context.Context, dir string, opt ImportOptions, indexes []io.Rea
 		return nil, st, err
 	}
 	var infos []FileInfo
-	for _, name := range slices.Sorted(mapKeys(files)) {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		f := FileInfo{Name: name}
 		if !strings.Contains(opt.Location, "://") {
 			if fi, err := os.Stat(filepath.Join(opt.Location, filepath.FromSlash(name))); err == nil {
@@ -139,16 +140,6 @@ func Import(ctx context.Context, dir string, opt ImportOptions, indexes []io.Rea
 		reg.Drop()
 	}
 	return ix, st, err
-}
-
-func mapKeys(m map[string]bool) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // importIndex reads one index into manifest lines.

@@ -3,14 +3,12 @@ package crawlindex
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"os"
 	"path/filepath"
+	"warcdedup/fixity"
 )
 
 // rawRun reads a run's lines as bytes, for a compaction, which only
@@ -27,7 +25,7 @@ type rawRun struct {
 	run  *run
 	f    *os.File
 	br   *bufio.Reader
-	h    hash.Hash
+	h    *fixity.Hash
 	n    int64
 	want *content // as CONTENTS lists it; nil if it does not, or unchecked
 	gen  string   // the generation's name, for messages
@@ -75,7 +73,7 @@ func (ix *Index) openRawRun(r *run, sum bool) (*rawRun, error) {
 	}
 	rr := &rawRun{run: r, f: f, br: bufio.NewReaderSize(f, 256<<10), gen: filepath.Base(ix.gen)}
 	if c, ok := ix.contents[r.rel()]; ok && sum {
-		rr.want, rr.h = &c, sha256.New()
+		rr.want, rr.h = &c, fixity.New(contentsAlgorithm)
 	}
 	if err := rr.next(); err != nil {
 		f.Close()
@@ -175,7 +173,7 @@ func (rr *rawRun) end() error {
 	if rr.n != rr.want.size {
 		return &DamageError{Dir: filepath.Dir(filepath.Dir(filepath.Dir(rr.run.path))), Problems: []string{fmt.Sprintf("%s/%s: %d bytes, %d when committed", rr.gen, rr.run.rel(), rr.n, rr.want.size)}}
 	}
-	if sum := hex.EncodeToString(rr.h.Sum(nil)); sum != rr.want.sum {
+	if sum := rr.h.Sum(contentsAlgorithm); sum != rr.want.sum {
 		return &DamageError{Dir: filepath.Dir(filepath.Dir(filepath.Dir(rr.run.path))), Problems: []string{fmt.Sprintf("%s/%s: SHA-256 %s, %s when committed", rr.gen, rr.run.rel(), sum, rr.want.sum)}}
 	}
 	return nil

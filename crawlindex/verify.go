@@ -1,8 +1,6 @@
 package crawlindex
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"warcdedup/fixity"
 	"warcdedup/manifest"
 )
 
@@ -133,7 +132,7 @@ func (ix *Index) verifyPartition(p *partition, st *VerifyStats, perCrawl map[str
 		if err != nil {
 			return err
 		}
-		h := &hashWriter{w: io.Discard, h: sha256.New()}
+		h := fixity.New(contentsAlgorithm)
 		in := manifest.NewReader(io.TeeReader(f, h), r.path)
 		in.RequireFields(6)
 		in.RequireOrder(manifest.ByDigest)
@@ -153,7 +152,7 @@ func (ix *Index) verifyPartition(p *partition, st *VerifyStats, perCrawl map[str
 		}
 		rr.close()
 		if whole && ix.contents != nil {
-			if why := ix.contents.check(r.rel(), h.n, hex.EncodeToString(h.h.Sum(nil))); why != "" {
+			if why := ix.contents.check(r.rel(), h.Size(), h.Sum(contentsAlgorithm)); why != "" {
 				problem("%s/%s: %s", filepath.Base(ix.gen), r.rel(), why)
 			}
 		}
@@ -177,11 +176,11 @@ func checkFile(location string, f FileInfo, deep bool) string {
 		return fmt.Sprintf("%d bytes, %d when committed", fi.Size(), f.Size)
 	}
 	if deep && f.SHA256 != "" {
-		sum, err := fileSHA256(path)
+		h, err := fixity.HashFile(path, contentsAlgorithm)
 		if err != nil {
 			return err.Error()
 		}
-		if sum != f.SHA256 {
+		if sum := h.Sum(contentsAlgorithm); sum != f.SHA256 {
 			return fmt.Sprintf("SHA-256 %s, %s when committed", sum, f.SHA256)
 		}
 		return ""
@@ -202,17 +201,4 @@ func Stamp(fi os.FileInfo) string {
 	}
 	return strings.Join([]string{strconv.FormatInt(fi.Size(), 10), strconv.FormatInt(fi.ModTime().UnixNano(), 10),
 		strconv.FormatInt(st.Ctim.Nano(), 10), strconv.FormatUint(st.Ino, 10), strconv.FormatUint(uint64(st.Dev), 10)}, " ")
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"warcdedup/archname"
 	"warcdedup/manifest"
 	"warcdedup/migrate"
 	"warcdedup/policy"
@@ -36,7 +37,7 @@ func arcNames(t *testing.T, dir string) []string {
 	var names []string
 	// Read while a run may be removing files: names only.
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && migrate.IsARCName(d.Name()) {
+		if err == nil && !d.IsDir() && archname.IsARC(d.Name()) {
 			rel, _ := filepath.Rel(dir, p)
 			names = append(names, rel)
 		}

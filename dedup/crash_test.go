@@ -18,6 +18,7 @@ import (
 
 	"warcdedup/crawlindex"
 	"warcdedup/digest"
+	"warcdedup/fixity"
 	"warcdedup/gzmember"
 	"warcdedup/internal/warctest"
 	"warcdedup/manifest"
@@ -127,7 +128,7 @@ func (w *watch) renamedNotLogged() (string, bool) {
 }
 
 func fileSum(path string) (string, error) {
-	_, sum, err := rewritelog.FileSum(path)
+	_, sum, err := fixity.FileSum(path)
 	return sum, err
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/convmap"
+	"warcdedup/fixity"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/syssort"
 	"warcdedup/migrate"
@@ -397,7 +398,7 @@ func copyFile(from, to string) (string, int64, error) {
 	if err != nil {
 		return "", 0, err
 	}
-	h := sha256.New()
+	h := fixity.New(fixity.SHA256)
 	n, err := io.Copy(io.MultiWriter(out, h), in)
 	if err == nil {
 		err = out.Sync()
@@ -405,7 +406,7 @@ func copyFile(from, to string) (string, int64, error) {
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
-	return hex.EncodeToString(h.Sum(nil)), n, err
+	return h.Sum(fixity.SHA256), n, err
 }
 
 // updateIndexes is run's stage: the indexes brought up to date with this

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"warcdedup/archname"
 	"warcdedup/atomicfile"
 	"warcdedup/migrate"
 	"warcdedup/workdir"
@@ -265,7 +266,7 @@ func TestLegacyJobKills(t *testing.T) {
 			if _, ok := got[name]; ok {
 				continue
 			}
-			if !migrate.IsARCName(filepath.Base(name)) {
+			if !archname.IsARC(filepath.Base(name)) {
 				t.Errorf("%s: %s gone from the copy", what, name)
 			} else if w := arcWARCName(name); got[w] != final[w] {
 				t.Errorf("%s: %s left the copy before its WARC %s was there", what, name, w)

@@ -140,7 +140,9 @@ func updateRecords(ctx context.Context, wd *workdir.Dir) (*report.Collection, er
 	if err := foldSection(io.NewSectionReader(f, st.LogSize, end-st.LogSize), logName, lines, &st.Collection); err != nil {
 		return nil, err
 	}
-	if err := (syssort.Sorter{TempDir: wd.File(workdir.TmpDir), Compress: syssort.Compressor()}).Sort(ctx, "LC_ALL=C sort -k1,1 -k2,2n", []string{lines}, sorted); err != nil {
+	// "FILE SEQ ...": by file, then in the log's order, the keys of
+	// manifest.ByFile (a name, then a number).
+	if err := workSorter(wd).Sort(ctx, manifest.ByFile.Command, []string{lines}, sorted); err != nil {
 		return nil, err
 	}
 	old := ""
@@ -329,6 +331,17 @@ const (
 	captureRevisit  = "1"
 )
 
+// captureOrder is the order of the capture lines ("URI DATE KIND DIGEST
+// FILE"): manifest.ByCapture's keys, URI and date, then the kind, so that
+// a date's responses come before its revisits.
+var captureOrder = &manifest.Order{Name: "URI, date, kind", Command: "LC_ALL=C sort -k1,1 -k2,2 -k3,3n"}
+
+// workSorter sorts the work files of the records' listings in the work
+// directory's temporary directory.
+func workSorter(wd *workdir.Dir) syssort.Sorter {
+	return syssort.Sorter{TempDir: wd.File(workdir.TmpDir), Compress: syssort.Compressor()}
+}
+
 // writeDeps writes to out, for every file, the files holding the
 // originals its revisits need and how many: "file original-file count",
 // sorted; a comment line counts the revisits that refer to no record of
@@ -344,7 +357,7 @@ func writeDeps(ctx context.Context, wd *workdir.Dir, out string, l depsListing) 
 	if err := l.captures(ctx, wd, captures); err != nil {
 		return err
 	}
-	if err := (syssort.Sorter{TempDir: wd.File(workdir.TmpDir), Compress: syssort.Compressor()}).Sort(ctx, "LC_ALL=C sort -k1,1 -k2,2 -k3,3n", []string{captures}, sorted); err != nil {
+	if err := workSorter(wd).Sort(ctx, captureOrder.Command, []string{captures}, sorted); err != nil {
 		return err
 	}
 	in, err := os.Open(sorted)
@@ -442,7 +455,7 @@ func (l depsListing) unrestored(ctx context.Context, wd *workdir.Dir, name strin
 		return err
 	}
 	for _, n := range []string{name, gone} {
-		if err := (syssort.Sorter{TempDir: wd.File(workdir.TmpDir), Compress: syssort.Compressor()}).Sort(ctx, manifest.ByFile.Command, []string{n}, n+"-sorted"); err != nil {
+		if err := workSorter(wd).Sort(ctx, manifest.ByFile.Command, []string{n}, n+"-sorted"); err != nil {
 			return err
 		}
 		defer os.Remove(n + "-sorted")

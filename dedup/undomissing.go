@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"warcdedup/fixity"
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
 )
@@ -117,7 +118,7 @@ func (u *undo) missingLogged(versions map[string]rewritelog.Fixity, logged, pres
 				if fi, err := os.Stat(local.Path()); err != nil || fi.Size() != fx.NewSize {
 					continue
 				}
-				if h, err := rewritelog.HashFile(local.Path(), rewritelog.Like(fx.NewSum)...); err == nil && h.Is(fx.NewSize, fx.NewSum) {
+				if h, err := fixity.HashFile(local.Path(), fixity.Like(fx.NewSum)...); err == nil && h.Is(fx.NewSize, fx.NewSum) {
 					gname, _ := manifest.UnescapeFile(g)
 					why += fmt.Sprintf("; %s has its size and sum: move it back to %s and undo again", gname, name)
 					break

@@ -17,6 +17,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	"warcdedup/fixity"
 	"warcdedup/gzmember"
 	"warcdedup/gzmulti"
 	"warcdedup/internal/warctest"
@@ -591,7 +592,7 @@ func TestUndoUnexplained(t *testing.T) {
 // that its SHA-256 is the one from before the run).
 func bitExactVerdict(t *testing.T, path string) string {
 	t.Helper()
-	_, sum, err := rewritelog.FileSum(path)
+	_, sum, err := fixity.FileSum(path)
 	if err != nil {
 		t.Fatal(err)
 	}

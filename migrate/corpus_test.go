@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"warcdedup/archname"
 	"warcdedup/convert"
 	"warcdedup/internal/corpustest"
 )
@@ -23,7 +24,7 @@ func TestCorpus(t *testing.T) {
 	originals, coll := filepath.Join(dir, "orig"), filepath.Join(dir, "coll")
 	n := 0
 	filepath.WalkDir(corpus, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() || !IsARCName(d.Name()) {
+		if err != nil || !d.Type().IsRegular() || !archname.IsARC(d.Name()) {
 			return err
 		}
 		rel, _ := filepath.Rel(corpus, p)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"warcdedup/archname"
 	"warcdedup/convert"
 )
 
@@ -142,7 +143,7 @@ func TestKillAnywhere(t *testing.T) {
 		if keep != "-" {
 			kept := snapshot(t, keep)
 			for name, sum := range orig {
-				if IsARCName(name) && kept[name] != sum {
+				if archname.IsARC(name) && kept[name] != sum {
 					t.Errorf("round %d: %s not kept byte for byte", rounds, name)
 				}
 			}
@@ -171,7 +172,7 @@ func checkAfterKill(t *testing.T, orig map[string]string, coll, work, keep strin
 		}
 	}
 	for name, sum := range orig {
-		if !IsARCName(name) {
+		if !archname.IsARC(name) {
 			if now[name] != sum {
 				t.Fatalf("%s changed", name)
 			}

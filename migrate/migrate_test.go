@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"warcdedup/archname"
 	"warcdedup/convert"
 	"warcdedup/convmap"
 	"warcdedup/record"
@@ -87,7 +88,7 @@ func checkConverted(t testing.TB, originals, coll, mapFile string) {
 	}
 	orig := snapshot(t, originals)
 	for name, sum := range orig {
-		if !IsARCName(name) {
+		if !archname.IsARC(name) {
 			continue
 		}
 		if _, err := os.Stat(filepath.Join(coll, name)); err == nil {
@@ -169,7 +170,7 @@ func TestRunKeepsARC(t *testing.T) {
 	}
 	orig, kept := snapshot(t, originals), snapshot(t, keep)
 	for name, sum := range orig {
-		if IsARCName(name) && kept[name] != sum {
+		if archname.IsARC(name) && kept[name] != sum {
 			t.Errorf("%s: kept %q, want SHA-256 %s", name, kept[name], sum)
 		}
 	}

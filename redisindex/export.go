@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -308,7 +309,7 @@ func (x *exporter) plan() error {
 			x.writes = append(x.writes, w)
 		}
 	}
-	for _, name := range slices.Sorted(mapKeys(x.owners)) {
+	for _, name := range slices.Sorted(maps.Keys(x.owners)) {
 		o := x.owners[name]
 		if o.Index != x.ix.Dir || !selected(name) || (!x.opt.Withdraw && x.ix.Registry.Crawl(name) != nil) {
 			continue
@@ -671,16 +672,6 @@ func (w *crawlWrite) fileIndex(name string) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // testHook, set by tests, is called at points of an export; an error it

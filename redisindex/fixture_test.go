@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,7 +118,7 @@ func (fx *fixture) add(t *testing.T, c fxCrawl) {
 			}
 		}
 	}
-	for _, name := range slices.Sorted(mapKeys(needs)) {
+	for _, name := range slices.Sorted(maps.Keys(needs)) {
 		n := needs[name]
 		sort.Slice(n.Files, func(i, j int) bool { return n.Files[i].Name < n.Files[j].Name })
 		k.Requires = append(k.Requires, *n)

@@ -3,8 +3,6 @@ package redisindex
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +15,7 @@ import (
 	"warcdedup/cdx"
 	"warcdedup/crawlindex"
 	"warcdedup/digest"
+	"warcdedup/fixity"
 	"warcdedup/internal/redis"
 	"warcdedup/manifest"
 )
@@ -369,11 +368,13 @@ func (im *importer) hashFile(ctx context.Context, w WACZFile) (crawlindex.FileIn
 	if w.Size != 0 && fi.Size() != w.Size {
 		return crawlindex.FileInfo{}, fmt.Errorf("%s is %d bytes, the Redis says %d", path, fi.Size(), w.Size)
 	}
-	h := sha256.New()
-	if _, err := io.Copy(h, &readerCtx{ctx: ctx, r: f, im: im}); err != nil {
+	// The crawl index lists a file's SHA-256 as bare hex, the form of
+	// fixity.SHA256 and of the Redis's WACZ list.
+	h, err := fixity.HashReader(&readerCtx{ctx: ctx, r: f, im: im}, fixity.SHA256)
+	if err != nil {
 		return crawlindex.FileInfo{}, fmt.Errorf("%s: %w", path, err)
 	}
-	sum := hex.EncodeToString(h.Sum(nil))
+	sum := h.Sum(fixity.SHA256)
 	if w.Hash != "" && sum != w.Hash {
 		return crawlindex.FileInfo{}, fmt.Errorf("%s has SHA-256 %s, the Redis says %s", path, sum, w.Hash)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -87,7 +88,7 @@ func (im *importer) requires(ctx context.Context, p *crawlImport, plans []*crawl
 		return nil, err
 	}
 	var out []crawlindex.Need
-	for _, crawl := range slices.Sorted(mapKeys(p.needs)) {
+	for _, crawl := range slices.Sorted(maps.Keys(p.needs)) {
 		infos, err := im.filesOf(crawl, staged[crawl])
 		if err != nil {
 			return nil, err

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"warcdedup/archname"
 	"warcdedup/cdx"
 )
 
@@ -204,7 +205,7 @@ func locateZipNum(summary string) (*Index, error) {
 		}
 	}
 	for _, n := range names {
-		if isArchiveName(n) {
+		if archname.IsArchive(n) {
 			return nil, fmt.Errorf("%s: names %q as a block file: a WARC or ARC file is no ZipNum's block file (is it a CDXJ index called .idx?)", summary, n)
 		}
 	}
@@ -270,17 +271,6 @@ func locateZipNum(summary string) (*Index, error) {
 		}
 	}
 	return ix, nil
-}
-
-// isArchiveName tells a WARC or ARC file by its name.
-func isArchiveName(name string) bool {
-	n := strings.ToLower(name)
-	for _, ext := range []string{".warc", ".warc.gz", ".arc", ".arc.gz"} {
-		if strings.HasSuffix(n, ext) {
-			return true
-		}
-	}
-	return false
 }
 
 // partName is the name of the block file of block b: a JSON summary's

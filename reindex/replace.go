@@ -1,17 +1,15 @@
 package reindex
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"os"
 	"path/filepath"
 	"slices"
 
 	"warcdedup/atomicfile"
+	"warcdedup/fixity"
 )
 
 // An index of several files (a ZipNum's summary and block files) cannot be
@@ -28,7 +26,8 @@ import (
 // renames, a few milliseconds, sees them mismatched, as it would with any
 // two-file index replaced in place.
 
-// FileSum is a file as written: its size and SHA-256.
+// FileSum is a file as written: its size and SHA-256 (bare hex, fixity's
+// form of it).
 type FileSum struct {
 	Path   string `json:"path"`
 	Size   int64  `json:"size"`
@@ -49,15 +48,13 @@ type replacement struct {
 type newFile struct {
 	final, tmp string
 	f          *os.File
-	h          hash.Hash
-	size       int64
+	h          *fixity.Hash
 	closed     bool
 }
 
 func (nf *newFile) Write(p []byte) (int, error) {
 	n, err := nf.f.Write(p)
 	nf.h.Write(p[:n])
-	nf.size += int64(n)
 	return n, err
 }
 
@@ -78,7 +75,7 @@ func (nf *newFile) close() error {
 }
 
 func (nf *newFile) sum() FileSum {
-	return FileSum{Path: nf.final, Size: nf.size, SHA256: hex.EncodeToString(nf.h.Sum(nil))}
+	return FileSum{Path: nf.final, Size: nf.h.Size(), SHA256: nf.h.Sum(fixity.SHA256)}
 }
 
 // create starts the new version of final, beside it, with its mode.
@@ -96,7 +93,7 @@ func (r *replacement) create(final string) (*newFile, error) {
 		os.Remove(f.Name())
 		return nil, err
 	}
-	nf := &newFile{final: final, tmp: f.Name(), f: f, h: sha256.New()}
+	nf := &newFile{final: final, tmp: f.Name(), f: f, h: fixity.New(fixity.SHA256)}
 	r.files = append(r.files, nf)
 	return nf, nil
 }

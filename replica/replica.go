@@ -33,6 +33,8 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/convmap"
+	"warcdedup/fixity"
+	"warcdedup/internal/progress"
 	"warcdedup/rewritelog"
 )
 
@@ -48,7 +50,7 @@ type Options struct {
 }
 
 // Version is one state of a file: its size and sum, as the rewrite log
-// writes sums (rewritelog.SumAlgorithm: "blake3:HEX", or bare hex for the
+// writes sums (fixity.AlgorithmOf: "blake3:HEX", or bare hex for the
 // SHA-256 of the conversion map and of logs of earlier versions).
 type Version struct {
 	Size int64  `json:"size"`
@@ -57,7 +59,7 @@ type Version struct {
 
 // fileState is a file as read: its size and its sums in the algorithms of
 // the versions it is compared with.
-type fileState struct{ h *rewritelog.FileHash }
+type fileState struct{ h *fixity.Hash }
 
 // is says whether the file is version v.
 func (s fileState) is(v Version) bool { return s.h != nil && s.h.Is(v.Size, v.Sum) }
@@ -74,12 +76,12 @@ func (s fileState) like(v Version) string {
 }
 
 // algorithms are those of the sums of versions.
-func algorithms(versions []Version) []rewritelog.Algorithm {
+func algorithms(versions []Version) []fixity.Algorithm {
 	sums := make([]string, len(versions))
 	for i, v := range versions {
 		sums[i] = v.Sum
 	}
-	return rewritelog.Like(sums...)
+	return fixity.Like(sums...)
 }
 
 // Change is one file the job changed: its versions in order, the last
@@ -296,7 +298,7 @@ func Commit(ctx context.Context, opt Options, changes []*Change) (*Result, error
 }
 
 // copyFile copies src over dst atomically, checking the copy against want.
-func copyFile(src, dst string, want Version, progress *atomic.Int64) (int64, error) {
+func copyFile(src, dst string, want Version, read *atomic.Int64) (int64, error) {
 	in, err := os.Open(src)
 	if err != nil {
 		return 0, err
@@ -317,8 +319,8 @@ func copyFile(src, dst string, want Version, progress *atomic.Int64) (int64, err
 	}
 	defer out.Abort()
 	algs := algorithms([]Version{want})
-	h := rewritelog.NewFileHash(algs...)
-	n, err := io.Copy(io.MultiWriter(out, h), counted(in, progress))
+	h := fixity.New(algs...)
+	n, err := io.Copy(io.MultiWriter(out, h), progress.CountingReader(in, read))
 	if err != nil {
 		return 0, fmt.Errorf("copying %s to %s: %w", src, dst, err)
 	}
@@ -329,7 +331,7 @@ func copyFile(src, dst string, want Version, progress *atomic.Int64) (int64, err
 		return 0, err
 	}
 	// What was written, read back from the copy before it takes the name.
-	h = rewritelog.NewFileHash(algs...)
+	h = fixity.New(algs...)
 	if _, err := io.Copy(h, io.NewSectionReader(out.File, 0, n+1)); err != nil {
 		return 0, err
 	}
@@ -340,35 +342,17 @@ func copyFile(src, dst string, want Version, progress *atomic.Int64) (int64, err
 }
 
 // sum reads the file name and takes its sums with algs.
-func sum(name string, progress *atomic.Int64, algs []rewritelog.Algorithm) (fileState, error) {
+func sum(name string, read *atomic.Int64, algs []fixity.Algorithm) (fileState, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return fileState{}, err
 	}
 	defer f.Close()
-	h := rewritelog.NewFileHash(algs...)
-	if _, err := io.Copy(h, counted(f, progress)); err != nil {
+	h, err := fixity.HashReader(progress.CountingReader(f, read), algs...)
+	if err != nil {
 		return fileState{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return fileState{h}, nil
-}
-
-type countingReader struct {
-	r io.Reader
-	n *atomic.Int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	k, err := c.r.Read(p)
-	c.n.Add(int64(k))
-	return k, err
-}
-
-func counted(r io.Reader, n *atomic.Int64) io.Reader {
-	if n == nil {
-		return r
-	}
-	return &countingReader{r, n}
 }
 
 // JSON writes the result as JSON.

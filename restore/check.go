@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"warcdedup/fixity"
 	"warcdedup/inplace"
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
@@ -143,7 +144,7 @@ func checkRestored(moves *rewritelog.Moves, loc *source.Locator, file string) (n
 // checkVersion is checkRestored of the file name, but for its verdict:
 // sums are its sums if it was read, taken with the algorithm of the log's
 // last version of it and that of before (a sum the verdict compares with).
-func checkVersion(moves *rewritelog.Moves, loc *source.Locator, file, name, before string) (named bool, size int64, sums *rewritelog.FileHash, err error) {
+func checkVersion(moves *rewritelog.Moves, loc *source.Locator, file, name, before string) (named bool, size int64, sums *fixity.Hash, err error) {
 	fx, versioned := moves.Version(name)
 	f := moves.Lookup(name)
 	incomplete := moves.Incomplete(name)
@@ -177,7 +178,7 @@ func checkVersion(moves *rewritelog.Moves, loc *source.Locator, file, name, befo
 	if err != nil {
 		return true, 0, nil, err
 	}
-	sums, err = rewritelog.HashFile(local.Path(), rewritelog.Like(fx.NewSum, before)...)
+	sums, err = fixity.HashFile(local.Path(), fixity.Like(fx.NewSum, before)...)
 	if err != nil {
 		return true, 0, nil, err
 	}

@@ -13,7 +13,7 @@
 // "#" are comments. A sum is "blake3:" and the 64 lower-case hex digits of
 // the file's BLAKE3-256; logs written before 2026-11-27 hold 64 hex digits
 // with no label, the file's SHA-256, and a file is checked against such a
-// sum with SHA-256 (SumAlgorithm); "-" is a dry run's, which wrote
+// sum with SHA-256 (fixity.AlgorithmOf); "-" is a dry run's, which wrote
 // nothing. A replacement of a file whose version before was logged with
 // SHA-256 gives OLD-SUM in SHA-256 too, so that a line's OLD-SUM is the
 // NEW-SUM of the line before it whenever nothing else changed the file:
@@ -478,7 +478,7 @@ func parseUint(b []byte) (int64, bool) {
 // Fixity is a replaced file's size and sum before and after: the "# file"
 // line that starts the file's entries of a run, for a preservation
 // system's fixity records. A sum names its algorithm (see the package
-// comment and SumAlgorithm): "blake3:HEX", or bare hex for the SHA-256 of
+// comment and fixity.AlgorithmOf): "blake3:HEX", or bare hex for the SHA-256 of
 // logs of earlier versions.
 type Fixity struct {
 	File    string // relative name, unescaped

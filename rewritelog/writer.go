@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"warcdedup/atomicfile"
+	"warcdedup/fixity"
 	"warcdedup/internal/lru"
 	"warcdedup/manifest"
 )
@@ -366,8 +367,8 @@ func (l *Log) recover(intents []*pendingIntent, logged []bool) error {
 		if logged[i] {
 			continue
 		}
-		h, err := HashFile(in.path, Like(in.fix.NewSum)...)
-		if err != nil || h.Size() != in.fix.NewSize || !h.Matches(in.fix.NewSum) {
+		h, err := fixity.HashFile(in.path, fixity.Like(in.fix.NewSum)...)
+		if err != nil || !h.Is(in.fix.NewSize, in.fix.NewSum) {
 			continue // not replaced: the old version is in place
 		}
 		todo = append(todo, in)

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"warcdedup/archname"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/sortedlines"
 	"warcdedup/internal/syssort"
@@ -190,7 +191,7 @@ func (a *tally) records() error {
 			t.RevisitsWritten++
 			t.RevisitedBytes += l.Length
 			t.BytesSaved += l.Length - revisitLen
-		case isARC(l.File):
+		case archname.IsARC(l.File):
 			a.arc.Records++
 			a.arc.Bytes += l.Length
 		case a.refusedFiles[l.File]:
@@ -214,11 +215,6 @@ func bucketOf(l *manifest.Line, revisitLen int64) report.Bucket {
 		}
 	}
 	return b
-}
-
-func isARC(file string) bool {
-	f := strings.ToLower(file)
-	return strings.HasSuffix(f, ".arc") || strings.HasSuffix(f, ".arc.gz")
 }
 
 // monthOf is the YYYY-MM of a WARC date.

@@ -15,13 +15,13 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"warcdedup/archname"
 	"warcdedup/atomicfile"
 	"warcdedup/convert"
 	"warcdedup/gzmulti"
 	"warcdedup/internal/ordered"
 	"warcdedup/internal/progress"
 	"warcdedup/manifest"
-	"warcdedup/migrate"
 	"warcdedup/record"
 	"warcdedup/refs"
 	"warcdedup/report"
@@ -678,7 +678,7 @@ func (m *measurer) revisit(of *revisitOf) (int64, error) {
 func ARCInputs(inputs []warcsum.Input) []warcsum.Input {
 	var arcs []warcsum.Input
 	for _, in := range inputs {
-		if migrate.IsARCName(in.Name) {
+		if archname.IsARC(in.Name) {
 			arcs = append(arcs, in)
 		}
 	}

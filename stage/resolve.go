@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"strings"
 
+	"warcdedup/archname"
 	"warcdedup/atomicfile"
 	"warcdedup/collres"
 	"warcdedup/internal/progress"
@@ -119,6 +119,5 @@ func ManifestClass(p policy.Policy) func(l *manifest.Line) string {
 
 // InARCFile reports whether l's file is named as an ARC file.
 func InARCFile(l *manifest.Line) bool {
-	f := strings.ToLower(l.File)
-	return strings.HasSuffix(f, ".arc") || strings.HasSuffix(f, ".arc.gz")
+	return archname.IsARC(l.File)
 }
