@@ -23,6 +23,7 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
+	"warcdedup/fixity"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/warctest"
 	"warcdedup/manifest"
@@ -49,9 +50,9 @@ var genCfg = gen.Config{Files: 5, Records: 400, DupRate: 0.4, Seed: 7, MeanPaylo
 
 // fixitySum is the log's fixity sum of data, as hashTree gives it.
 func fixitySum(data []byte) string {
-	h := rewritelog.FixityAlgorithm.New()
+	h := fixity.Default.New()
 	h.Write(data)
-	return rewritelog.FixityAlgorithm.Format(h.Sum(nil))
+	return fixity.Default.Format(h.Sum(nil))
 }
 
 // hashTree returns the fixity sum (the log's algorithm) of every file under dir by relative path.

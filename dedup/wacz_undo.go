@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"warcdedup/fixity"
 	"warcdedup/inplace"
 	"warcdedup/manifest"
 	"warcdedup/originals"
@@ -169,7 +170,7 @@ func (u *undo) checkMember(moves *rewritelog.Moves, field, name, staged string) 
 		return nil
 	}
 	d, undone := moves.Undone(name)
-	sums, err := rewritelog.HashFile(staged, rewritelog.Like(fx.NewSum, d.Before.OldSum)...)
+	sums, err := fixity.HashFile(staged, fixity.Like(fx.NewSum, d.Before.OldSum)...)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"warcdedup/atomicfile"
+	"warcdedup/fixity"
 	"warcdedup/rewritelog"
 	"warcdedup/stage"
 	"warcdedup/wacz"
@@ -172,11 +173,11 @@ func (in *packageInput) sortedNames() []string {
 // packageFixity is a package's SHA-256 (hex) and size now: the hash a
 // multi-WACZ JSON and a crawl index name it by.
 func packageFixity(path string) (string, int64, error) {
-	h, err := rewritelog.HashFile(path, rewritelog.SHA256)
+	h, err := fixity.HashFile(path, fixity.SHA256)
 	if err != nil {
 		return "", 0, err
 	}
-	return h.Sum(rewritelog.SHA256), h.Size(), nil
+	return h.Sum(fixity.SHA256), h.Size(), nil
 }
 
 // stale is a package whose hash or size is not the JSON's.
@@ -495,7 +496,7 @@ func otherJobsStaged(wd *workdir.Dir, roots []string, pending []stage.Pending, o
 			if !ok {
 				continue
 			}
-			if h, err := rewritelog.HashFile(c.p.Staged, rewritelog.Like(fx.NewSum)...); err == nil && h.Is(fx.NewSize, fx.NewSum) {
+			if h, err := fixity.HashFile(c.p.Staged, fixity.Like(fx.NewSum)...); err == nil && h.Is(fx.NewSize, fx.NewSum) {
 				found = append(found, fmt.Sprintf("%s (the job of %s)", c.p.Staged, other))
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"warcdedup/fixity"
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
 	"warcdedup/workdir"
@@ -53,7 +54,7 @@ func (r *run) checkLogDescribes(before []string) error {
 			differs = fmt.Sprintf("%d bytes, the log's last version of it %d", fi.Size(), fx.NewSize)
 		} else if hashed < hashedForIdentity {
 			hashed++
-			h, err := rewritelog.HashFile(local.Path(), rewritelog.Like(fx.NewSum)...)
+			h, err := fixity.HashFile(local.Path(), fixity.Like(fx.NewSum)...)
 			if err != nil {
 				return &checkError{err}
 			}

@@ -25,7 +25,7 @@ type Placement struct {
 	// SHA256 makes each replacement take the SHA-256 of the new version
 	// too (Replaced.SHA256), from the reads of its check: for a crawl
 	// index's commit, which records files by their SHA-256. The log's
-	// fixity takes another hash (rewritelog.FixityAlgorithm).
+	// fixity takes another hash (fixity.Default).
 	SHA256 bool
 	// Create makes the temporary file of a new version
 	// (atomicfile.CreateIn if nil); tests replace it to simulate failing

@@ -26,6 +26,7 @@ import (
 	"syscall"
 
 	"warcdedup/atomicfile"
+	"warcdedup/fixity"
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
 	"warcdedup/source"
@@ -534,17 +535,17 @@ func (v *Version) renamed(tmp os.FileInfo) os.FileInfo {
 func (v *Version) verify(check Check) (oldSum, newSum string, err error) {
 	a := make([]byte, 256<<10)
 	b := make([]byte, 256<<10)
-	oldAlg := rewritelog.FixityAlgorithm
+	oldAlg := fixity.Default
 	if v.expect != nil {
-		if alg, ok := rewritelog.SumAlgorithm(v.expect.NewSum); ok {
+		if alg, ok := fixity.AlgorithmOf(v.expect.NewSum); ok {
 			oldAlg = alg
 		}
 	}
-	newAlgs := []rewritelog.Algorithm{rewritelog.FixityAlgorithm}
+	newAlgs := []fixity.Algorithm{fixity.Default}
 	if v.pl != nil && v.pl.SHA256 {
-		newAlgs = append(newAlgs, rewritelog.SHA256)
+		newAlgs = append(newAlgs, fixity.SHA256)
 	}
-	oldHash, newHash := oldAlg.New(), rewritelog.NewFileHash(newAlgs...)
+	oldHash, newHash := oldAlg.New(), fixity.New(newAlgs...)
 	newFile := v.tmp.File
 	var end, srcEnd int64
 	k := 0 // records written anew so far
@@ -603,8 +604,8 @@ func (v *Version) verify(check Check) (oldSum, newSum string, err error) {
 	if srcEnd != v.Size {
 		return "", "", fmt.Errorf("the segments cover %d bytes of the source's %d", srcEnd, v.Size)
 	}
-	v.sha256 = newHash.Sum(rewritelog.SHA256)
-	return oldAlg.Format(oldHash.Sum(nil)), newHash.Sum(rewritelog.FixityAlgorithm), nil
+	v.sha256 = newHash.Sum(fixity.SHA256)
+	return oldAlg.Format(oldHash.Sum(nil)), newHash.Sum(fixity.Default), nil
 }
 
 // hashSection feeds n bytes of r at off to h.

@@ -166,10 +166,6 @@ const (
 	proofExt = ".proof"
 )
 
-// IsARCName forwards to archname.IsARC, kept only for the tests of refs
-// not yet switched to it; remove it once they are.
-func IsARCName(name string) bool { return archname.IsARC(name) }
-
 // Scan lists the ARC files of a collection (with its subdirectories), in
 // name order, and their total size: a progress display's total.
 func Scan(collection string) ([]warcsum.Input, int64, error) {

@@ -10,8 +10,8 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
+	"warcdedup/archname"
 	"warcdedup/internal/rewritetest"
-	"warcdedup/migrate"
 	"warcdedup/rewritelog"
 
 	"warcdedup/atomicfile"
@@ -283,7 +283,7 @@ func TestARCFilesSkipped(t *testing.T) {
 	rewritetest.CopyDir(t, c.dir, ref)
 	var warcOnly []manifest.Line
 	for _, l := range c.lines {
-		if !migrate.IsARCName(l.File) {
+		if !archname.IsARC(l.File) {
 			warcOnly = append(warcOnly, l)
 		}
 	}

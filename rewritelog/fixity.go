@@ -21,39 +21,3 @@ func checkSum(sum string) error {
 	}
 	return fmt.Errorf("sum %q: want \"blake3:\" and 64 hex digits, 64 hex digits (SHA-256, logs of earlier versions) or \"-\"", sum)
 }
-
-// Forwarding names, kept only so that code not yet switched to package
-// fixity still builds (inplace/version.go, stage/wacz.go,
-// stage/wacz_recover.go, dedup/wacz_undo.go, dedup/waczinput.go,
-// dedup/workdirid.go, dedup/job_test.go). New code uses package fixity;
-// remove these once those call it.
-
-// Algorithm forwards to fixity.Algorithm.
-type Algorithm = fixity.Algorithm
-
-// FileHash forwards to fixity.Hash.
-type FileHash = fixity.Hash
-
-// SHA256, BLAKE3 and FixityAlgorithm forward to package fixity's.
-const (
-	SHA256          = fixity.SHA256
-	BLAKE3          = fixity.BLAKE3
-	FixityAlgorithm = fixity.Default
-)
-
-// SumAlgorithm forwards to fixity.AlgorithmOf.
-func SumAlgorithm(sum string) (Algorithm, bool) { return fixity.AlgorithmOf(sum) }
-
-// NewFileHash forwards to fixity.New.
-func NewFileHash(algs ...Algorithm) *FileHash { return fixity.New(algs...) }
-
-// Like forwards to fixity.Like.
-func Like(sums ...string) []Algorithm { return fixity.Like(sums...) }
-
-// HashFile forwards to fixity.HashFile.
-func HashFile(path string, algs ...Algorithm) (*FileHash, error) {
-	return fixity.HashFile(path, algs...)
-}
-
-// FileSum forwards to fixity.FileSum.
-func FileSum(path string) (int64, string, error) { return fixity.FileSum(path) }

@@ -19,10 +19,10 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
+	"warcdedup/fixity"
 	"warcdedup/internal/gzfile"
 	"warcdedup/manifest"
 	"warcdedup/originals"
-	"warcdedup/rewritelog"
 	"warcdedup/wacz"
 )
 
@@ -1038,11 +1038,11 @@ func (pr *PackageRewrite) restamp(pkg string, old os.FileInfo, replace map[strin
 // fileSHA256 is a file's SHA-256 and size: what relation.requires names a
 // package by (Browsertrix's hash, "sha256:").
 func fileSHA256(path string) ([]byte, int64, error) {
-	h, err := rewritelog.HashFile(path, rewritelog.SHA256)
+	h, err := fixity.HashFile(path, fixity.SHA256)
 	if err != nil {
 		return nil, 0, err
 	}
-	return h.Raw(rewritelog.SHA256), h.Size(), nil
+	return h.Raw(fixity.SHA256), h.Size(), nil
 }
 
 // savedMetadata is a package's metadata as it was before its first

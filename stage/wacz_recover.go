@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"warcdedup/fixity"
 	"warcdedup/rewritelog"
 	"warcdedup/wacz"
 )
@@ -95,7 +96,7 @@ func (pr *PackageRewrite) Recover(pending []Pending, version func(name string) (
 			if !ok || m == nil {
 				continue
 			}
-			staged, serr := rewritelog.HashFile(p.Staged, rewritelog.Like(fx.NewSum)...)
+			staged, serr := fixity.HashFile(p.Staged, fixity.Like(fx.NewSum)...)
 			if serr != nil || !staged.Is(fx.NewSize, fx.NewSum) {
 				continue
 			}
@@ -103,7 +104,7 @@ func (pr *PackageRewrite) Recover(pending []Pending, version func(name string) (
 			if serr != nil {
 				continue
 			}
-			h := rewritelog.NewFileHash(rewritelog.Like(fx.NewSum)...)
+			h := fixity.New(fixity.Like(fx.NewSum)...)
 			if _, serr := io.Copy(h, sec); serr != nil || h.Matches(fx.NewSum) {
 				continue // the package has it already
 			}

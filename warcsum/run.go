@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"warcdedup/archname"
 	"warcdedup/internal/ordered"
 	"warcdedup/internal/spool"
 	"warcdedup/manifest"
@@ -40,18 +41,6 @@ type Input struct {
 	Stamp string
 }
 
-// IsArchiveName reports whether a file found in a directory is read: the
-// WARC and ARC names, in any case (.ARC files exist).
-func IsArchiveName(name string) bool {
-	n := strings.ToLower(name)
-	for _, ext := range []string{".warc", ".warc.gz", ".arc", ".arc.gz"} {
-		if strings.HasSuffix(n, ext) {
-			return true
-		}
-	}
-	return false
-}
-
 // InProgress reports whether a file found in a directory is one a crawler
 // is still writing: a WARC or ARC name with the ".open" that Heritrix and
 // warcprox add until the file is complete ("x.warc.gz.open"). Such a file
@@ -59,12 +48,12 @@ func IsArchiveName(name string) bool {
 // and its writer will append to it and rename it.
 func InProgress(name string) bool {
 	stem, ok := strings.CutSuffix(strings.ToLower(name), ".open")
-	return ok && IsArchiveName(stem)
+	return ok && archname.IsArchive(stem)
 }
 
 // Collect turns command-line paths into Inputs, in argument order and, within
 // a directory, in byte order of the names. A file named directly is read
-// whatever its name; files in a directory only if IsArchiveName, and
+// whatever its name; files in a directory only if archname.IsArchive, and
 // subdirectories only when recursive. Two inputs with the same name are an
 // error, because field 1 must name one file.
 func Collect(paths []string, recursive bool) ([]Input, error) {
@@ -137,7 +126,7 @@ func (c Collector) Collect(paths []string) ([]Input, error) {
 				return nil
 			}
 			wacz := c.Packages != nil && strings.HasSuffix(strings.ToLower(d.Name()), ".wacz")
-			if !IsArchiveName(d.Name()) && !wacz {
+			if !archname.IsArchive(d.Name()) && !wacz {
 				switch {
 				case InProgress(d.Name()):
 					if c.InProgress != nil {
