@@ -365,7 +365,8 @@ func writeDeps(ctx context.Context, wd *workdir.Dir, out string, l depsListing) 
 		return err
 	}
 	defer in.Close()
-	j := newDepsJoin()
+	counts := &stage.DepsCounter{Sorter: workSorter(wd)}
+	j := newDepsJoin(counts)
 	sc := bufio.NewScanner(bufio.NewReaderSize(in, 256<<10))
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	for sc.Scan() {
@@ -373,13 +374,15 @@ func writeDeps(ctx context.Context, wd *workdir.Dir, out string, l depsListing) 
 		if len(f) != 5 {
 			return fmt.Errorf("%s: %q", sorted, sc.Text())
 		}
-		j.add(f[0], f[1], f[2], f[3], f[4])
+		if err := j.add(f[0], f[1], f[2], f[3], f[4]); err != nil {
+			return err
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return err
 	}
 	j.endURI()
-	return stage.WriteDeps(out, j.counts, j.unresolved)
+	return counts.Write(ctx, out)
 }
 
 // captures writes the capture lines of the listing to name: "URI DATE 0
@@ -524,60 +527,67 @@ func restoredEntries(rs restoredSince, out string) error {
 }
 
 // depsJoin joins, URI by URI, the revisits with the responses they refer
-// to, counting revisits by their file and their original's.
+// to, counting revisits by their file and their original's. It holds the
+// responses of one URI and date (a dated revisit's original is among
+// those of its date, which sort just before it) and the revisits of the
+// URI that name no date until a response resolves them, not the URI's
+// every capture: a URI captured in every crawl of every site (a
+// tracker's script, a dns: record) has millions.
 type depsJoin struct {
-	uri        string
-	responses  []capture           // of the URI, by date
-	anyDate    map[[2]string]int64 // revisits naming no date: by digest and file
-	counts     map[[2]string]int64
-	unresolved int64
+	uri, date string
+	responses []capture           // of the URI at date
+	anyDate   map[[2]string]int64 // revisits naming no date, unresolved: by digest and file
+	counts    *stage.DepsCounter
 }
 
-// capture is a response of the URI being joined.
-type capture struct{ date, digest, file string }
+// capture is a response of the URI and date being joined.
+type capture struct{ digest, file string }
 
-func newDepsJoin() *depsJoin {
-	return &depsJoin{anyDate: map[[2]string]int64{}, counts: map[[2]string]int64{}}
+func newDepsJoin(counts *stage.DepsCounter) *depsJoin {
+	return &depsJoin{anyDate: map[[2]string]int64{}, counts: counts}
 }
 
-func (j *depsJoin) add(uri, date, kind, digest, file string) {
+func (j *depsJoin) add(uri, date, kind, digest, file string) error {
 	if uri != j.uri {
 		j.endURI()
-		j.uri = uri
+		j.uri, j.date = uri, date
+	}
+	if date != j.date {
+		j.date, j.responses = date, j.responses[:0]
 	}
 	if kind == captureResponse {
-		j.responses = append(j.responses, capture{date, digest, file})
-		return
+		j.responses = append(j.responses, capture{digest, file})
+		// The URI's revisits naming no date ("*" sorts before every
+		// date) refer to its earliest response of their digest: this one,
+		// if none before it was.
+		for k, n := range j.anyDate {
+			if sameDigest(digest, k[0]) {
+				if err := j.counts.Add(k[1], file, n); err != nil {
+					return err
+				}
+				delete(j.anyDate, k)
+			}
+		}
+		return nil
 	}
 	if date == "*" {
 		j.anyDate[[2]string{digest, file}]++
-		return
+		return nil
 	}
-	// The responses of its date came just before it.
-	for i := len(j.responses) - 1; i >= 0 && j.responses[i].date == date; i-- {
+	for i := len(j.responses) - 1; i >= 0; i-- {
 		if sameDigest(j.responses[i].digest, digest) {
-			j.counts[[2]string{file, j.responses[i].file}]++
-			return
+			return j.counts.Add(file, j.responses[i].file, 1)
 		}
 	}
-	j.unresolved++
+	j.counts.Unresolved++
+	return nil
 }
 
-// endURI resolves the revisits of the URI that name no date, to its
-// earliest response of their digest.
+// endURI counts the revisits of the URI naming no date that no response
+// of it resolved.
 func (j *depsJoin) endURI() {
-	for k, n := range j.anyDate {
-		found := false
-		for _, r := range j.responses {
-			if sameDigest(r.digest, k[0]) {
-				j.counts[[2]string{k[1], r.file}] += n
-				found = true
-				break
-			}
-		}
-		if !found {
-			j.unresolved += n
-		}
+	for _, n := range j.anyDate {
+		j.counts.Unresolved += n
 	}
 	clear(j.anyDate)
 	j.responses = j.responses[:0]

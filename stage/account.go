@@ -314,7 +314,7 @@ func (a *tally) deps(ctx context.Context, pairsName string) error {
 		return err
 	}
 	defer saved.Close()
-	counts := map[[2]string]int64{}
+	counts := DepsCounter{Sorter: a.acc.Sorter}
 	for {
 		s, err := saved.Next()
 		if err == io.EOF {
@@ -324,10 +324,12 @@ func (a *tally) deps(ctx context.Context, pairsName string) error {
 			return err
 		}
 		if p := pairs.Find(s.File, s.Offset); len(p) >= 3 {
-			counts[[2]string{p[0], p[2]}]++
+			if err := counts.Add(p[0], p[2], 1); err != nil {
+				return err
+			}
 		}
 	}
-	return WriteDeps(a.acc.Deps, counts, 0)
+	return counts.Write(ctx, a.acc.Deps)
 }
 
 // WriteDeps writes a dependency list (deps.tsv), whole or not at all:
