@@ -140,7 +140,7 @@ after_run() {
 	local coll work
 	coll=$(du -sb "$tmp/run/coll" | cut -f1)
 	work=$(du -sb "$tmp/run/work" | cut -f1)
-	echo "$1 $coll $work" | awk '{printf "run %d responses: collection %d bytes after, work directory %d bytes (%.2f%%, %.0f bytes a response)\n", $1, $2, $3, 100 * $3 / $2, $3 / $1}' >>"$dir/scale-run-workdir"
+	echo "$1 $coll $work" | awk '{printf "run %.0f responses: collection %.0f bytes after, work directory %.0f bytes (%.2f%%, %.0f bytes a response)\n", $1, $2, $3, 100 * $3 / $2, $3 / $1}' >>"$dir/scale-run-workdir"
 	rm -rf "$tmp/run"
 }
 
