@@ -102,36 +102,7 @@ func writePackage(t *testing.T, dir, name string, warcs map[string]string) {
 // which the first rewrite moved in the package (its first member
 // shrank): the stages after a rewrite find members where they now are.
 func TestWACZComparedOnce(t *testing.T) {
-	x, y := collisionPair(t, "sha-mbles-1.bin", "sha-mbles-2.bin")
-	a, b := httpWith(200, "application/octet-stream", x), httpWith(200, "application/octet-stream", y)
-	// A page that does not compress to less than its revisit.
-	var body strings.Builder
-	for i, v := 0, uint32(1); i < 4000; i++ {
-		v = v*1664525 + 1013904223
-		body.WriteByte(byte('a' + v>>24%26))
-	}
-	page := httpWith(200, "text/html", body.String())
-	build := func(t *testing.T, dir string) {
-		writePackage(t, dir, "one.wacz", map[string]string{
-			"one.warc.gz": string(warctest.Gzip(
-				warctest.Record("response", "http://a.example/", "2024-01-01T00:00:01Z", a),
-				warctest.Record("response", "http://b.example/", "2024-01-01T00:00:02Z", b))),
-		})
-		writePackage(t, dir, "two.wacz", map[string]string{
-			// A duplicate rewritten by the first rewrite: the member
-			// shrinks, and the next moves in the package.
-			"two-a.warc.gz": string(warctest.Gzip(
-				warctest.Record("response", "http://p.example/", "2024-01-02T00:00:01Z", page),
-				warctest.Record("response", "http://p2.example/", "2024-01-02T00:00:02Z", page))),
-			// A revisit of a in the first rewrite; b2 and b3, numbered
-			// duplicates of a, kept apart, revisits of b in the
-			// collisions' rewrite.
-			"two-b.warc.gz": string(warctest.Gzip(
-				warctest.Record("response", "http://a2.example/", "2024-01-02T00:00:03Z", a),
-				warctest.Record("response", "http://b2.example/", "2024-01-02T00:00:04Z", b),
-				warctest.Record("response", "http://b3.example/", "2024-01-02T00:00:05Z", b))),
-		})
-	}
+	build := comparedOnceCollection(t)
 	type result struct {
 		totals   report.Totals
 		numbered []string
@@ -324,5 +295,43 @@ func TestWACZPackagesWrittenAtOnce(t *testing.T) {
 	}
 	if byHash < 3 {
 		t.Errorf("%d requires entries with a hash: the chain the test needs is not there", byHash)
+	}
+}
+
+// comparedOnceCollection returns the maker of the collection of
+// TestWACZComparedOnce and TestWACZComparedOnceResumed: two packages
+// whose copies a SHA-1 collision pair keeps resolve from telling apart,
+// the second package's first member shrinking in the first rewrite so
+// that its second moves.
+func comparedOnceCollection(t *testing.T) func(t *testing.T, dir string) {
+	x, y := collisionPair(t, "sha-mbles-1.bin", "sha-mbles-2.bin")
+	a, b := httpWith(200, "application/octet-stream", x), httpWith(200, "application/octet-stream", y)
+	// A page that does not compress to less than its revisit.
+	var body strings.Builder
+	for i, v := 0, uint32(1); i < 4000; i++ {
+		v = v*1664525 + 1013904223
+		body.WriteByte(byte('a' + v>>24%26))
+	}
+	page := httpWith(200, "text/html", body.String())
+	return func(t *testing.T, dir string) {
+		writePackage(t, dir, "one.wacz", map[string]string{
+			"one.warc.gz": string(warctest.Gzip(
+				warctest.Record("response", "http://a.example/", "2024-01-01T00:00:01Z", a),
+				warctest.Record("response", "http://b.example/", "2024-01-01T00:00:02Z", b))),
+		})
+		writePackage(t, dir, "two.wacz", map[string]string{
+			// A duplicate rewritten by the first rewrite: the member
+			// shrinks, and the next moves in the package.
+			"two-a.warc.gz": string(warctest.Gzip(
+				warctest.Record("response", "http://p.example/", "2024-01-02T00:00:01Z", page),
+				warctest.Record("response", "http://p2.example/", "2024-01-02T00:00:02Z", page))),
+			// A revisit of a in the first rewrite; b2 and b3, numbered
+			// duplicates of a, kept apart, revisits of b in the
+			// collisions' rewrite.
+			"two-b.warc.gz": string(warctest.Gzip(
+				warctest.Record("response", "http://a2.example/", "2024-01-02T00:00:03Z", a),
+				warctest.Record("response", "http://b2.example/", "2024-01-02T00:00:04Z", b),
+				warctest.Record("response", "http://b3.example/", "2024-01-02T00:00:05Z", b))),
+		})
 	}
 }

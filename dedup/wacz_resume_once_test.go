@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"warcdedup/internal/warctest"
 	"warcdedup/stage"
 )
 
@@ -18,14 +17,7 @@ import (
 // leave every package checked, its requires entries current, the same
 // records as a run that was not stopped.
 func TestWACZComparedOnceResumed(t *testing.T) {
-	x, y := collisionPair(t, "sha-mbles-1.bin", "sha-mbles-2.bin")
-	a, b := httpWith(200, "application/octet-stream", x), httpWith(200, "application/octet-stream", y)
-	var body strings.Builder
-	for i, v := 0, uint32(1); i < 4000; i++ {
-		v = v*1664525 + 1013904223
-		body.WriteByte(byte('a' + v>>24%26))
-	}
-	page := httpWith(200, "text/html", body.String())
+	build := comparedOnceCollection(t)
 	want := map[string]readCapture{
 		"http://a.example/":  {typ: "response"},
 		"http://b.example/":  {typ: "response"},
@@ -39,20 +31,7 @@ func TestWACZComparedOnceResumed(t *testing.T) {
 		t.Run("stopped after "+after, func(t *testing.T) {
 			base := t.TempDir()
 			dir, work := filepath.Join(base, "coll"), filepath.Join(base, "work")
-			writePackage(t, dir, "one.wacz", map[string]string{
-				"one.warc.gz": string(warctest.Gzip(
-					warctest.Record("response", "http://a.example/", "2024-01-01T00:00:01Z", a),
-					warctest.Record("response", "http://b.example/", "2024-01-01T00:00:02Z", b))),
-			})
-			writePackage(t, dir, "two.wacz", map[string]string{
-				"two-a.warc.gz": string(warctest.Gzip(
-					warctest.Record("response", "http://p.example/", "2024-01-02T00:00:01Z", page),
-					warctest.Record("response", "http://p2.example/", "2024-01-02T00:00:02Z", page))),
-				"two-b.warc.gz": string(warctest.Gzip(
-					warctest.Record("response", "http://a2.example/", "2024-01-02T00:00:03Z", a),
-					warctest.Record("response", "http://b2.example/", "2024-01-02T00:00:04Z", b),
-					warctest.Record("response", "http://b3.example/", "2024-01-02T00:00:05Z", b))),
-			})
+			build(t, dir)
 			show, ctx := stopAfter(after)
 			if _, err := Run(ctx, Options{Collections: []string{dir}, WorkDir: work, Jobs: 2, KeepWork: true, Display: show}); err == nil || !strings.Contains(err.Error(), context.Canceled.Error()) {
 				t.Fatalf("the interrupted run: %v", err)

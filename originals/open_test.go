@@ -100,64 +100,13 @@ func TestOpenMoves(t *testing.T) {
 // open (KeepOpen, as the rewrite does): the old version, still open, has
 // another record at the moved offset. Both reads stream the payload (over payloadInline), so neither
 // comes from the payload cache.
+// The same holds when the replacement named the file in another spelling
+// of field 1 (the duplicates' manifest "o.warc", the originals'
+// "o%2Ewarc", both the file o.warc): the lock of a replacement and the
+// files kept open go by the file, not by its spelling, as the log's moves
+// do (kept open under one spelling and left so by Lock of the other, the
+// old version was read at the moved offset: another record).
 func TestOpenAfterReplace(t *testing.T) {
-	payload := strings.Repeat("the original's payload ", 20000)
-	pad := warctest.Response("http://example.com/pad", "2024-01-01T00:00:00Z", "padding")
-	orig := warctest.Response("http://example.com/o", "2024-01-02T00:00:00Z", payload)
-	sum := sha1.Sum([]byte(payload))
-	line := manifest.Line{File: "o.warc", Offset: int64(len(pad)), Length: int64(len(orig)), URI: "http://example.com/o",
-		Date: "2024-01-02T00:00:00Z", Digest: digest.SHA1.Format(sum[:]), Copy: 1, RefURI: "-", RefDate: "-", Fields: 10}
-	text := line.Append(nil)
-	tab, err := manifest.NewTable(bytes.NewReader(text), int64(len(text)), "originals.manifest")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	path := warctest.WriteFile(t, dir, "o.warc", []byte(pad+orig))
-	o, err := originals.New(&source.Locator{Roots: []string{dir}}, tab)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.KeepOpen()()
-	read := func(moves originals.Mover) {
-		t.Helper()
-		l := line
-		got, body, err := o.Open(context.Background(), &l, policy.Replay, moves)
-		if err != nil {
-			t.Fatalf("Open: %v", err)
-		}
-		if body == nil {
-			t.Fatal("the payload came from memory, not from the file")
-		}
-		p, err := io.ReadAll(body)
-		body.Close()
-		if err != nil || string(p) != payload || got.URI != line.URI {
-			t.Fatalf("read %s, %d bytes (%v), want %s, %d bytes", got.URI, len(p), err, line.URI, len(payload))
-		}
-	}
-	read(nil)
-	// The padding record is cut out: the original moves to offset 0.
-	lock := o.Lock("o.warc")
-	lock.Lock()
-	if err := os.WriteFile(path+".new", []byte(orig), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(path+".new", path); err != nil {
-		t.Fatal(err)
-	}
-	lock.Unlock()
-	read(shifted{"o.warc", -int64(len(pad)), nil})
-}
-
-// TestOpenAfterReplaceOtherSpelling proves that an original is read from
-// the new version of its file after a replacement that named the file in
-// another spelling of field 1 (the duplicates' manifest "o.warc", the
-// originals' "o%2Ewarc", both the file o.warc): the lock of a
-// replacement and the files kept open (KeepOpen) go by the file, not by
-// its spelling, as the log's moves do. Kept open under the originals'
-// spelling and left so by Lock of the other one, the old version was read
-// at the moved offset: another record, and the duplicate refused.
-func TestOpenAfterReplaceOtherSpelling(t *testing.T) {
 	payload := strings.Repeat("the original's payload ", 20000)
 	pad := warctest.Response("http://example.com/pad", "2024-01-01T00:00:00Z", "padding")
 	orig := warctest.Response("http://example.com/o", "2024-01-02T00:00:00Z", payload)

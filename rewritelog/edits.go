@@ -106,7 +106,8 @@ func (s *editStore) follow(at int64, off int64) (int64, bool, error) {
 	}
 	first := k * sampleEvery
 	n := min(sampleEvery, sb.n-first)
-	buf := make([]byte, editSize*n)
+	var stretch [editSize * sampleEvery]byte
+	buf := stretch[:editSize*n]
 	if _, err := s.f.ReadAt(buf, sb.base+int64(editSize*first)); err != nil {
 		return 0, false, nil
 	}
