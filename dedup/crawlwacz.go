@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -151,7 +152,8 @@ func (r *run) packageAfter() (string, error) {
 
 // packageFiles replaces the members among the crawl's files as committed
 // by their packages, each once, with its size, SHA-256 (of the whole
-// package, read here) and stamp as it now is.
+// package: as the rewrite wrote it, else read here) and stamp as it now
+// is.
 func (r *run) packageFiles(files []crawlindex.FileInfo) ([]crawlindex.FileInfo, error) {
 	var out []crawlindex.FileInfo
 	done := map[string]bool{}
@@ -165,11 +167,17 @@ func (r *run) packageFiles(files []crawlindex.FileInfo) ([]crawlindex.FileInfo, 
 			continue
 		}
 		done[m.Package] = true
-		sum, size, err := packageFixity(m.Path)
+		stamp, _ := fileStamp(m.Path)
+		fi, err := os.Stat(m.Path)
 		if err != nil {
 			return nil, err
 		}
-		stamp, _ := fileStamp(m.Path)
+		sum, size := "", fi.Size()
+		if s, ok := r.coll.wacz.sums[m.Path]; ok && stamp != "" && s.stamp == stamp {
+			sum = s.sha256 // taken as the rewrite wrote it
+		} else if sum, size, err = packageFixity(m.Path); err != nil {
+			return nil, err
+		}
 		out = append(out, crawlindex.FileInfo{Name: strings.TrimPrefix(m.Package, r.crawl.name+"/"), Size: size, SHA256: sum, Stamp: stamp})
 	}
 	return out, nil
