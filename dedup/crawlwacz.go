@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -51,7 +52,7 @@ func (c *crawlMode) usePackages(in *packageInput) error {
 	case in.json == "":
 		return fmt.Errorf("%s: name the crawl of WACZ files (--crawl)", in.source)
 	case len(ids) != 1 || ids[""]:
-		return fmt.Errorf("%s: its resources are not all of one crawl (crawlId %q): name the crawl (--crawl), or run each crawl's packages apart", in.json, slices.Sorted(mapKeys(ids)))
+		return fmt.Errorf("%s: its resources are not all of one crawl (crawlId %q): name the crawl (--crawl), or run each crawl's packages apart", in.json, slices.Sorted(maps.Keys(ids)))
 	}
 	for id := range ids {
 		c.name = id

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -269,20 +270,10 @@ func inputStamp(in warcsum.Input) (string, bool) {
 // in name order.
 func (w *waczPackages) refusedPackages() []string {
 	var s []string
-	for _, n := range slices.Sorted(mapKeys(w.refused)) {
+	for _, n := range slices.Sorted(maps.Keys(w.refused)) {
 		s = append(s, w.refused[n])
 	}
 	return s
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // opener reads records of WACZ members where they are, and every other

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -147,7 +148,7 @@ func (w *waczPackages) compareMembers(sums map[memberAt]string) ([]string, error
 		}
 	}
 	var refused []string
-	for _, path := range slices.Sorted(mapKeys(w.pending)) {
+	for _, path := range slices.Sorted(maps.Keys(w.pending)) {
 		pm := w.pending[path]
 		if now, _ := fileStamp(path); now != pm.stamp || now == "" {
 			// Changed since it was listed: no verdict for any version;

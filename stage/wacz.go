@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -270,7 +271,7 @@ func (pr *PackageRewrite) Prepare(ctx context.Context, numbered, byFile string) 
 	if err := pr.findDependencies(numbered); err != nil {
 		return err
 	}
-	for _, name := range slices.Sorted(mapKeysOf(need)) {
+	for _, name := range slices.Sorted(maps.Keys(need)) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -284,16 +285,6 @@ func (pr *PackageRewrite) Prepare(ctx context.Context, numbered, byFile string) 
 		pr.paths[m.Package] = m.Path
 	}
 	return nil
-}
-
-func mapKeysOf[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // EachLine calls fn with each line of a manifest, gzip-compressed (as a
