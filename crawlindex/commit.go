@@ -28,6 +28,13 @@ type Change struct {
 	// their files now: all their originals are replaced by their lines in
 	// Originals.
 	Replace map[string][]FileInfo
+	// Refile are committed crawls some of whose files were written anew
+	// with every record where it was (a WACZ package of which
+	// datapackage.json alone changed: an undo brought its requires
+	// entries up to date), by crawl: those files as they are now. Their
+	// originals stay; the crawl's list, and the lists of the files other
+	// crawls require, get their new size, SHA-256 and stamp.
+	Refile map[string][]FileInfo
 	// Remove is the name of a committed crawl to remove: its originals
 	// leave the index and it moves to the removed crawls. It is refused
 	// while other crawls' revisits need it, unless Force.
@@ -164,6 +171,9 @@ func (c *commit) check() error {
 			return err
 		}
 	}
+	if err := c.checkRefile(); err != nil {
+		return err
+	}
 	if name := c.ch.Remove; name != "" {
 		if r.Crawl(name) == nil {
 			return fmt.Errorf("crawl %s is not committed to the index %s", name, c.base.Dir)
@@ -192,6 +202,45 @@ func (c *commit) check() error {
 		}
 	}
 	return nil
+}
+
+// checkRefile refuses to refile a file that is not one of a committed
+// crawl, or of a crawl the change also removes or replaces.
+func (c *commit) checkRefile() error {
+	for crawl, files := range c.ch.Refile {
+		if c.base.Registry.Crawl(crawl) == nil {
+			return fmt.Errorf("crawl %s is not committed to the index %s", crawl, c.base.Dir)
+		}
+		if _, ok := c.ch.Replace[crawl]; ok || crawl == c.ch.Remove {
+			return fmt.Errorf("crawl %s: its files refiled and replaced or removed by one change", crawl)
+		}
+		now, err := c.base.Files(crawl)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			if !slices.ContainsFunc(now, func(g FileInfo) bool { return g.Name == f.Name }) {
+				return fmt.Errorf("crawl %s has no file %s to refile", crawl, f.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// refiled is the list files of crawl with the change's refiled files
+// in place of theirs; changed reports whether any was.
+func (c *commit) refiled(crawl string, files []FileInfo) (out []FileInfo, changed bool) {
+	re, ok := c.ch.Refile[crawl]
+	if !ok {
+		return files, false
+	}
+	out = slices.Clone(files)
+	for _, f := range re {
+		if i := slices.IndexFunc(out, func(g FileInfo) bool { return g.Name == f.Name }); i >= 0 && out[i] != f {
+			out[i], changed = f, true
+		}
+	}
+	return out, changed
 }
 
 // checkRequires refuses a crawl whose revisits need a crawl that is not
@@ -325,8 +374,49 @@ func (c *commit) crawls(added map[string]int64) error {
 			}
 			continue
 		}
+		if _, ok := c.ch.Refile[k.Name]; ok {
+			old, err := c.base.Files(k.Name)
+			if err != nil {
+				return err
+			}
+			files, _ := c.refiled(k.Name, old)
+			k := *k
+			k.Size = 0
+			for _, f := range files {
+				k.Size += f.Size
+			}
+			c.b.reg.Crawls[i] = &k
+			data, err := marshalCrawlFiles(&CrawlFiles{Crawl: k.Name, Files: files})
+			if err != nil {
+				return err
+			}
+			if err := c.b.writeFile(listOf(k.Name), append(data, '\n')); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := c.b.link(listOf(k.Name)); err != nil {
 			return err
+		}
+	}
+	// What other crawls require of the crawls refiled: the files as
+	// they now are.
+	for i, k := range c.b.reg.Crawls {
+		var needs []Need
+		for j, n := range k.Requires {
+			files, changed := c.refiled(n.Crawl, n.Files)
+			if !changed {
+				continue
+			}
+			if needs == nil {
+				needs = slices.Clone(k.Requires)
+			}
+			needs[j].Files = files
+		}
+		if needs != nil {
+			k := *k
+			k.Requires = needs
+			c.b.reg.Crawls[i] = &k
 		}
 	}
 	return nil

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -50,7 +52,7 @@ func (c *crawlMode) usePackages(in *packageInput) error {
 	case in.json == "":
 		return fmt.Errorf("%s: name the crawl of WACZ files (--crawl)", in.source)
 	case len(ids) != 1 || ids[""]:
-		return fmt.Errorf("%s: its resources are not all of one crawl (crawlId %q): name the crawl (--crawl), or run each crawl's packages apart", in.json, slices.Sorted(mapKeys(ids)))
+		return fmt.Errorf("%s: its resources are not all of one crawl (crawlId %q): name the crawl (--crawl), or run each crawl's packages apart", in.json, slices.Sorted(maps.Keys(ids)))
 	}
 	for id := range ids {
 		c.name = id
@@ -151,7 +153,8 @@ func (r *run) packageAfter() (string, error) {
 
 // packageFiles replaces the members among the crawl's files as committed
 // by their packages, each once, with its size, SHA-256 (of the whole
-// package, read here) and stamp as it now is.
+// package: as the rewrite wrote it, else read here) and stamp as it now
+// is.
 func (r *run) packageFiles(files []crawlindex.FileInfo) ([]crawlindex.FileInfo, error) {
 	var out []crawlindex.FileInfo
 	done := map[string]bool{}
@@ -165,11 +168,17 @@ func (r *run) packageFiles(files []crawlindex.FileInfo) ([]crawlindex.FileInfo, 
 			continue
 		}
 		done[m.Package] = true
-		sum, size, err := packageFixity(m.Path)
+		stamp, _ := fileStamp(m.Path)
+		fi, err := os.Stat(m.Path)
 		if err != nil {
 			return nil, err
 		}
-		stamp, _ := fileStamp(m.Path)
+		sum, size := "", fi.Size()
+		if s, ok := r.coll.wacz.sums[m.Path]; ok && stamp != "" && s.stamp == stamp {
+			sum = s.sha256 // taken as the rewrite wrote it
+		} else if sum, size, err = packageFixity(m.Path); err != nil {
+			return nil, err
+		}
 		out = append(out, crawlindex.FileInfo{Name: strings.TrimPrefix(m.Package, r.crawl.name+"/"), Size: size, SHA256: sum, Stamp: stamp})
 	}
 	return out, nil

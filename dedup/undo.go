@@ -48,6 +48,10 @@ type UndoOptions struct {
 	Display    *progress.Display
 	// CDX are indexes to bring up to date with the undo (indexes.go).
 	CDX []string
+	// refileStop, if set, is called after the packages outside the job
+	// were written anew and before the index records them
+	// (wacz_outside.go); its error stops the undo there (tests).
+	refileStop func() error
 }
 
 // UndoResult is what an undo did.
@@ -90,8 +94,13 @@ type UndoResult struct {
 	Recompressed          int64
 	Differ                []string
 	Unexplained           []string
-	Exit                  int
-	ExitReason            []string
+	// StaleRequirers are WACZ packages outside the job that require one
+	// it gave back and could not be brought up to date, or that the
+	// crawl index does not record as they are, and why
+	// (wacz_outside.go).
+	StaleRequirers []string `json:",omitempty"`
+	Exit           int
+	ExitReason     []string
 }
 
 // Undo turns the revisits this toolchain wrote in the files named back into
@@ -282,6 +291,9 @@ func (u *undo) run(ctx context.Context, files []string) error {
 		return err
 	}
 	u.res.Unlogged = u.unloggedRevisits(ctx, files, u.stamps)
+	if err := u.refreshOutside(ctx); err != nil { // wacz_outside.go
+		return err
+	}
 	u.exitReasons()
 	if len(u.opt.CDX) > 0 {
 		if len(todo) == 0 {
@@ -365,6 +377,7 @@ func (u *undo) exitReasons() {
 		{res.Missing, "the rewrite log has revisits in are no longer in the collection: not restored"},
 		{res.Unlogged, "hold revisits in the form this toolchain writes that the rewrite log does not name: not restored"},
 		{res.Unexplained, "have other bytes than before the runs undone, and this undo rebuilt every gzip member of their records (or they have none)"},
+		{res.StaleRequirers, "outside the job require packages it gave back and were not brought up to date, or are not what the crawl index records"},
 	} {
 		if len(p.files) > 0 {
 			res.Exit = 1

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -89,6 +90,10 @@ type waczPackages struct {
 	refusedPaths []string
 	// rebuilt is what the rewrite's rebuild of the packages did.
 	rebuilt stage.PackageResult
+	// sums are the SHA-256 (hex) of the packages the rewrite wrote anew,
+	// taken as it wrote them, by path, for the version their stamp says:
+	// what a crawl's commit records of them (packageFiles).
+	sums map[string]packageSum
 	// listOnly lists the members without checking the packages (a
 	// listing to draw a sample from: ListInputs); want, when not nil,
 	// checks only the packages holding a member it names (the others'
@@ -96,6 +101,11 @@ type waczPackages struct {
 	// sample's dry run does not read every package whole.
 	listOnly bool
 	want     map[string]bool
+}
+
+// packageSum is a package's SHA-256 (hex) for the version stamp names.
+type packageSum struct {
+	stamp, sha256 string
 }
 
 type waczVerdict struct {
@@ -182,6 +192,16 @@ func (w *waczPackages) list(in warcsum.Input, p *wacz.Package) []warcsum.Input {
 	return out
 }
 
+// allMembers reports whether every input is a WACZ member.
+func (w *waczPackages) allMembers(inputs []warcsum.Input) bool {
+	for _, in := range inputs {
+		if _, ok := w.members[in.Name]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // relocate finds the WARC members of the packages written anew since the
 // listing where they now are in them (their data's offset and size),
 // for the stages after a rewrite that read their records: the
@@ -250,20 +270,10 @@ func inputStamp(in warcsum.Input) (string, bool) {
 // in name order.
 func (w *waczPackages) refusedPackages() []string {
 	var s []string
-	for _, n := range slices.Sorted(mapKeys(w.refused)) {
+	for _, n := range slices.Sorted(maps.Keys(w.refused)) {
 		s = append(s, w.refused[n])
 	}
 	return s
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // opener reads records of WACZ members where they are, and every other
@@ -316,7 +326,14 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 	}
 	pr := &stage.PackageRewrite{Members: w.members, DryRun: r.opt.DryRun, Unsign: r.opt.Unsign, TempDir: r.wd.File(workdir.TmpDir),
 		MetadataDir: r.wd.File(waczMetadataDir), Software: "warcdedup", Messages: messages{r.show}, External: r.externalPackages(),
-		Verified: w.verified, Jobs: r.opt.Jobs}
+		Verified: w.verified, Jobs: r.opt.Jobs, PackageSHA256: r.crawl != nil}
+	if s.SHA256 && w.allMembers(r.inputs) {
+		// A crawl of packages alone: its commit records the packages,
+		// whose SHA-256 the rebuild takes as it writes them; the
+		// members' own (refs' check would take it) are taken there too,
+		// once.
+		s.SHA256 = false
+	}
 	if s.Cache != "" && !r.opt.DryRun {
 		if cache, err := warcsum.NewCache(s.Cache, stage.Options(s.Algorithm)); err == nil {
 			pr.Restamp = cache.Restamp
@@ -360,6 +377,12 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 		// Checked as written: its members have the SHA-256 they were
 		// written with (the next listing's would read it all again).
 		w.checked[path] = waczVerdict{stamp: crawlindex.Stamp(fi), members: true}
+		if sum, ok := pres.SHA256[path]; ok {
+			if w.sums == nil {
+				w.sums = map[string]packageSum{}
+			}
+			w.sums[path] = packageSum{stamp: crawlindex.Stamp(fi), sha256: sum}
+		}
 	}
 	if len(pres.Checked) > 0 {
 		if serr := w.save(); serr != nil {

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -162,7 +163,7 @@ func TestRunWACZ(t *testing.T) {
 			}
 			after := hashTree(t, dir)
 			if len(after) != len(before) {
-				t.Errorf("files before %d, after %d: %v", len(before), len(after), slices.Sorted(mapKeys(after)))
+				t.Errorf("files before %d, after %d: %v", len(before), len(after), slices.Sorted(maps.Keys(after)))
 			}
 			reps := checkPackages(t, dir)
 			if listed := readKept(t, filepath.Join(wd, workdir.AfterFile)); string(listed) != string(waczListing(t, dir)) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -52,7 +53,7 @@ func importPackages(ctx context.Context, opt ImportOptions, iopt crawlindex.Impo
 	for _, p := range pkgs {
 		byCrawl[p.crawl] = append(byCrawl[p.crawl], p)
 	}
-	for _, crawl := range slices.Sorted(mapKeys(byCrawl)) {
+	for _, crawl := range slices.Sorted(maps.Keys(byCrawl)) {
 		st, err := importCrawlPackages(ctx, opt.Index, crawl, root, byCrawl[crawl], iopt)
 		total.Lines += st.Lines
 		total.Records += st.Records

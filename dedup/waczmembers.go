@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -147,7 +148,7 @@ func (w *waczPackages) compareMembers(sums map[memberAt]string) ([]string, error
 		}
 	}
 	var refused []string
-	for _, path := range slices.Sorted(mapKeys(w.pending)) {
+	for _, path := range slices.Sorted(maps.Keys(w.pending)) {
 		pm := w.pending[path]
 		if now, _ := fileStamp(path); now != pm.stamp || now == "" {
 			// Changed since it was listed: no verdict for any version;
@@ -188,6 +189,18 @@ func memberSHA256(at memberAt, size int64) (string, error) {
 // named (show) and left out, the collection listed again (relist) and
 // the stage run again, the cache replaying what it read.
 func (w *waczPackages) hash(ctx context.Context, show *progress.Display, name string, h stage.Hash, relist func() ([]warcsum.Input, error)) (stage.HashResult, error) {
+	var notMembers func(warcsum.Input) bool
+	if w != nil && h.OnFile != nil && h.WantSum == nil {
+		// Every file's SHA-256 is wanted (a crawl's, for its commit),
+		// but a WARC member's only to compare it with datapackage.json:
+		// the commit records its package's, and a member's would cost a
+		// read of each one the rewrite wrote.
+		notMembers = func(in warcsum.Input) bool {
+			_, _, member := wacz.SplitName(in.Name)
+			return !member || w.wantsSum(in)
+		}
+		h.WantSum = notMembers
+	}
 	if w == nil || len(w.expect) == 0 {
 		return hash(ctx, show, name, h)
 	}
@@ -219,7 +232,7 @@ func (w *waczPackages) hash(ctx context.Context, show *progress.Display, name st
 	if err != nil {
 		return res, err
 	}
-	h.Inputs, h.OnFile, h.WantSum = inputs, onFile, nil
+	h.Inputs, h.OnFile, h.WantSum = inputs, onFile, notMembers
 	return hash(ctx, show, name, h)
 }
 

@@ -13,7 +13,9 @@
 # datapackage.json), which must equal the plain run's saving but for the
 # WARC-Refers-To-Container field of revisits across packages (within 0.1%).
 # Environment: BENCH_SIZE_MB, BENCH_DIR (kept between runs: generation is
-# slow), BENCH_JOBS (default: the number of CPUs), BENCH_ROUNDS.
+# slow), BENCH_JOBS (default: the number of CPUs), BENCH_ROUNDS;
+# BENCH_INDEX=1 runs both as a crawl with a crawl index (run --index, a
+# fresh index each run: the crawl's commit records its files' SHA-256).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export LC_ALL=C
@@ -61,8 +63,14 @@ work=$dir/wacz-work
 rm -rf "$work"
 mkdir -p "$work"
 fresh() {
-	rm -rf "${work:?}/$1" "$work/$1.warcdedup"
+	rm -rf "${work:?}/$1" "$work/$1.warcdedup" "$work/$1.index"
 	cp -a "$src/$1" "$work/$1"
+}
+# index_args KIND: the run's crawl index, with BENCH_INDEX=1.
+index_args() {
+	if [ "${BENCH_INDEX:-0}" = 1 ]; then
+		echo --index "$work/$1.index"
+	fi
 }
 : >"$work/plain.times"
 : >"$work/wacz.times"
@@ -74,12 +82,12 @@ stage_time() { grep -o "$1: done in .*" "$dir/stderr" | tail -1 | sed 's/.*done 
 for round in $(seq "$rounds"); do
 	echo "round $round of $rounds (load $(load)) ..." >&2
 	fresh plain
-	timed /dev/null warcdedup run -j "$jobs" --work-dir "$work/plain.warcdedup" "$work/plain" >>"$work/plain.times"
+	timed /dev/null warcdedup run -j "$jobs" --work-dir "$work/plain.warcdedup" $(index_args plain) "$work/plain" >>"$work/plain.times"
 	cpu_seconds >>"$work/plain.cpu"
 	rewrite_plain=$(stage_time rewrite)
 	saved_plain=$((plain_bytes - $(du -sb "$work/plain" | cut -f1)))
 	fresh wacz
-	timed /dev/null warcdedup run -j "$jobs" --work-dir "$work/wacz.warcdedup" "$work/wacz" >>"$work/wacz.times"
+	timed /dev/null warcdedup run -j "$jobs" --work-dir "$work/wacz.warcdedup" $(index_args wacz) "$work/wacz" >>"$work/wacz.times"
 	cpu_seconds >>"$work/wacz.cpu"
 	rewrite_wacz=$(stage_time rewrite)
 	saved_wacz=$((wacz_bytes - $(du -sb "$work/wacz" | cut -f1)))

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -153,6 +154,11 @@ type PackageRewrite struct {
 	Verified func(path string, fi os.FileInfo) error
 	// Jobs is how many packages Finish writes anew at once (0: one).
 	Jobs int
+	// PackageSHA256 takes the whole-file SHA-256 of every package written
+	// anew as it is written (PackageResult.SHA256), not only of those a
+	// later rebuild names by hash: a crawl's commit records it, and need
+	// not read the package again for it.
+	PackageSHA256 bool
 
 	// mu guards what the packages written at once share: wroteHere,
 	// written, the cache's entries (Restamp).
@@ -231,6 +237,9 @@ type PackageResult struct {
 	// it was checked (wacz.Check) and renamed, which a listing of the
 	// collection need not check again.
 	Checked map[string]os.FileInfo `json:"-"`
+	// SHA256 are the whole-file SHA-256 (hex) of packages of Checked,
+	// by path, taken as they were written.
+	SHA256 map[string]string `json:"-"`
 }
 
 // Prepare stages the members that the by-file manifest names duplicates
@@ -262,7 +271,7 @@ func (pr *PackageRewrite) Prepare(ctx context.Context, numbered, byFile string) 
 	if err := pr.findDependencies(numbered); err != nil {
 		return err
 	}
-	for _, name := range slices.Sorted(mapKeysOf(need)) {
+	for _, name := range slices.Sorted(maps.Keys(need)) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -276,16 +285,6 @@ func (pr *PackageRewrite) Prepare(ctx context.Context, numbered, byFile string) 
 		pr.paths[m.Package] = m.Path
 	}
 	return nil
-}
-
-func mapKeysOf[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // EachLine calls fn with each line of a manifest, gzip-compressed (as a
@@ -616,7 +615,25 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 	res.Rebuilt += rr.Rebuilt
 	res.Requires += rr.Requires
 	res.Refused = append(res.Refused, rr.Refused...)
+	pr.takeSums(&res)
 	return res, err
+}
+
+// takeSums gives res the SHA-256 taken as they were written of the
+// packages it checked (each still the size written).
+func (pr *PackageRewrite) takeSums(res *PackageResult) {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	for pkg, r := range pr.written {
+		fi := res.Checked[pr.paths[pkg]]
+		if fi == nil || r.Hash == "" || fi.Size() != r.Size {
+			continue
+		}
+		if res.SHA256 == nil {
+			res.SHA256 = map[string]string{}
+		}
+		res.SHA256[pr.paths[pkg]] = r.Hash
+	}
 }
 
 // finishing is one Finish's rebuild of the packages whose members the
@@ -712,7 +729,7 @@ func (f *finishing) one(pkg string, replace map[string]string, jobs int) *finish
 	}
 	rep, err := pr.rebuild(pkg, replace, f.now, func(b *wacz.Rebuild) {
 		b.Require = reqs
-		b.NoPackageSHA256 = !f.requiredByHash[pkg]
+		b.NoPackageSHA256 = !f.requiredByHash[pkg] && !pr.PackageSHA256
 		if jobs > 1 {
 			b.SortMemory = sortMemory / jobs
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -84,7 +85,7 @@ func (pr *PackageRewrite) Recover(pending []Pending, version func(name string) (
 		byPackage[p.Package] = append(byPackage[p.Package], p)
 		pr.paths[p.Package] = p.Path
 	}
-	for _, pkg := range slices.Sorted(mapKeysOf(byPackage)) {
+	for _, pkg := range slices.Sorted(maps.Keys(byPackage)) {
 		replace := map[string]string{}
 		old, err := wacz.Open(pr.paths[pkg])
 		for _, p := range byPackage[pkg] {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,7 +48,7 @@ func (pr *PackageRewrite) RefreshRequirers(ctx context.Context, changed []string
 		}
 	}
 	byBase := map[string][]string{} // file name -> the packages of that name
-	for _, pkg := range slices.Sorted(mapKeysOf(pr.paths)) {
+	for _, pkg := range slices.Sorted(maps.Keys(pr.paths)) {
 		b := filepath.Base(pr.paths[pkg])
 		byBase[b] = append(byBase[b], pkg)
 	}
@@ -64,7 +65,7 @@ func (pr *PackageRewrite) RefreshRequirers(ctx context.Context, changed []string
 			}
 		}
 		todo = nil
-		for _, pkg := range slices.Sorted(mapKeysOf(pr.paths)) {
+		for _, pkg := range slices.Sorted(maps.Keys(pr.paths)) {
 			reqs, err := pr.staleEntries(pkg, names, byBase)
 			if err != nil {
 				msg := fmt.Sprintf("%s: its relation.requires could not be brought up to date: %v", pkg, err)

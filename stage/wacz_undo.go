@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"time"
@@ -64,7 +65,7 @@ func (pr *PackageRewrite) StagedCopy(name string) string {
 // first run.
 func (pr *PackageRewrite) FinishUndo(ctx context.Context, now time.Time) (res PackageResult, restored int, err error) {
 	var rebuilt []string
-	for _, pkg := range slices.Sorted(mapKeysOf(pr.packages)) {
+	for _, pkg := range slices.Sorted(maps.Keys(pr.packages)) {
 		if err := ctx.Err(); err != nil {
 			return res, restored, err
 		}

@@ -1,0 +1,438 @@
+package dedup
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"warcdedup/crawlindex"
+	"warcdedup/stage"
+	"warcdedup/wacz"
+	"warcdedup/workdir"
+)
+
+// Requirers outside the job (issue 23). A package the job rewrote may be
+// required (relation.requires: its file name, SHA-256 and size) by
+// packages outside the job's collection: with a crawl index, packages of
+// committed crawls (an earlier crawl's, made to require it by a job on
+// their directory), and, for a job on packages named, the other packages
+// of their directory. When the undo gives the package back its hash and
+// size change, and such an entry would be left stale, which breaks
+// replay (Browsertrix crawler #1004). The undo brings them up to date:
+// each such requirer is written anew (every member copied byte for
+// byte, datapackage.json and its digest file alone changed, checked,
+// renamed over it: stage.PackageRewrite.RefreshRequirers), and so on
+// for the packages requiring those. A requirer that is a committed
+// crawl's file is recorded again in the index (crawlindex.Change.Refile:
+// its size, SHA-256 and stamp; its originals stay, as the rewrite moves
+// none of its WARC members, which is checked); one whose metadata comes
+// before a WARC member (a rewrite would move its records) is not
+// touched and named, exit status 1.
+//
+// The refresh is resumable: the requirers of index crawls are noted in
+// the work directory (waczRefileFile) with where their members are
+// before any is written anew; an undo stopped after writing one anew and
+// before the index recorded it records it when run again, once it finds
+// every member where it was. Then the undo checks that every requirer
+// names each of the job's packages with its hash and size now, and that
+// the index records each refreshed requirer as it is.
+
+// waczRefileFile is the work directory's note of the index crawls'
+// packages the undo may write anew for their requires entries.
+const waczRefileFile = "wacz-refile.json"
+
+// refileEntry is a committed crawl's package noted before its requires
+// entries are brought up to date: its WARC members' places.
+type refileEntry struct {
+	Crawl   string        `json:"crawl"`
+	Name    string        `json:"name"` // relative to the crawl's location
+	Path    string        `json:"path"`
+	Members []memberPlace `json:"members"`
+}
+
+// memberPlace is where a WARC member's bytes are in a package, with
+// their CRC-32: a package whose WARC members all have theirs again holds
+// its records where they were.
+type memberPlace struct {
+	Name   string `json:"name"`
+	Offset int64  `json:"offset"`
+	Size   int64  `json:"size"`
+	CRC32  uint32 `json:"crc32"`
+}
+
+// outsideRequirer is a package outside the job that may require one of
+// its packages: the crawl and name it has in the index, if any.
+type outsideRequirer struct {
+	path, crawl, name string
+}
+
+// jobPackagePaths are the packages (by name in the job, with its
+// crawl's prefix) whose members the job's rewrite log names, and their
+// paths.
+func (u *undo) jobPackagePaths() (map[string]string, error) {
+	rewritten, err := rewrittenPackages(u.wd)
+	if err != nil {
+		return nil, err
+	}
+	prefix := ""
+	if u.crawl != nil {
+		prefix = u.crawl.name + "/"
+	}
+	root := u.state.Params.Collections[0]
+	out := map[string]string{}
+	for name := range rewritten {
+		rel, ok := strings.CutPrefix(name, prefix)
+		if !ok {
+			continue
+		}
+		out[name] = filepath.Join(root, filepath.FromSlash(rel))
+	}
+	return out, nil
+}
+
+// outsideRequirers finds the packages outside the job that may require
+// one of its packages: the committed crawls' packages (with an index),
+// the other packages of the directory (a job on packages named).
+func (u *undo) outsideRequirers(mine map[string]bool) ([]outsideRequirer, *crawlindex.Index, error) {
+	var out []outsideRequirer
+	seen := map[string]bool{}
+	add := func(r outsideRequirer) {
+		if !mine[r.path] && !seen[r.path] {
+			seen[r.path] = true
+			out = append(out, r)
+		}
+	}
+	var ix *crawlindex.Index
+	if u.crawl != nil {
+		var err error
+		if ix, err = crawlindex.Open(u.crawl.index.Dir); err != nil {
+			return nil, nil, err
+		}
+		for _, k := range ix.Registry.Crawls {
+			if strings.Contains(k.Location, "://") {
+				continue // served over HTTP: not ours to write
+			}
+			files, err := ix.Files(k.Name)
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, f := range files {
+				if wacz.IsWACZ(f.Name) {
+					add(outsideRequirer{path: filepath.Join(k.Location, filepath.FromSlash(f.Name)), crawl: k.Name, name: f.Name})
+				}
+			}
+		}
+	}
+	if u.input != nil {
+		err := u.input.eachOutside(func(path string, _ []wacz.Requirement) { add(outsideRequirer{path: path}) })
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	return out, ix, nil
+}
+
+// outsidePackage is what refreshOutside needs of a package outside the
+// job, read once: its requires entries by hash or size, and where its
+// WARC members are (placed: why a rewrite would move them, if it would).
+type outsidePackage struct {
+	byHash []wacz.Requirement
+	places []memberPlace
+	placed error
+}
+
+// inspect reads the package at path.
+func inspect(path string) (*outsidePackage, error) {
+	p, err := wacz.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	reqs, err := p.Datapackage.Requires()
+	if err != nil {
+		return nil, err
+	}
+	o := &outsidePackage{}
+	for _, r := range reqs {
+		if r.Hash != "" || r.Size >= 0 {
+			o.byHash = append(o.byHash, r)
+		}
+	}
+	o.places, o.placed = placesOf(p)
+	return o, nil
+}
+
+// requires reports whether the package requires one of names (file
+// names) by SHA-256 or size.
+func (o *outsidePackage) requires(names map[string]bool) bool {
+	return slices.ContainsFunc(o.byHash, func(r wacz.Requirement) bool { return names[r.Filename] })
+}
+
+// placesOf are where the WARC members of the package p are (what the
+// index's originals of it rest on); an error if a rewrite of its
+// requires entries, which writes its metadata anew after every other
+// member, would move one (it comes after the metadata).
+func placesOf(p *wacz.Package) ([]memberPlace, error) {
+	var out []memberPlace
+	meta := false
+	for _, m := range p.Members {
+		if m.Name == wacz.DatapackageName || m.Name == wacz.DigestName {
+			meta = true
+			continue
+		}
+		if !m.IsArchive() {
+			continue
+		}
+		if meta {
+			return nil, fmt.Errorf("its WARC member %s comes after its datapackage.json: writing its requires entries anew would move the records the index has at their offsets", m.Name)
+		}
+		out = append(out, memberPlace{Name: m.Name, Offset: m.DataOffset, Size: m.Size, CRC32: m.CRC32})
+	}
+	return out, nil
+}
+
+// refreshOutside brings up to date the requires entries of the packages
+// outside the job that require one it gave back, records the committed
+// crawls' ones again in the index, and checks both. Problems go to
+// u.res.StaleRequirers.
+func (u *undo) refreshOutside(ctx context.Context) error {
+	if u.crawl == nil && u.input == nil {
+		return nil // a directory: every package that may require one is in it
+	}
+	// A stopped undo's refreshed packages the index does not record yet.
+	if err := u.refile(nil); err != nil {
+		return err
+	}
+	jobs, err := u.jobPackagePaths()
+	if err != nil || len(jobs) == 0 {
+		return err
+	}
+	mine, names := map[string]bool{}, map[string]bool{}
+	for _, p := range jobs {
+		mine[p] = true
+		names[filepath.Base(p)] = true
+	}
+	candidates, ix, err := u.outsideRequirers(mine)
+	if err != nil {
+		return err
+	}
+	// Every outside package that requires any by hash is a requirer the
+	// refresh may reach (one requiring a requirer written anew); it
+	// writes anew only those whose entries went stale. Those of index
+	// crawls are noted first, as they are, and any that cannot be
+	// written anew without moving its records is left out, named if it
+	// requires the job's packages.
+	var requirers []string
+	var notes []refileEntry
+	touched := map[string]bool{} // the requirers of the job's packages, and those written anew
+	for _, c := range candidates {
+		o, err := inspect(c.path)
+		if err != nil || len(o.byHash) == 0 {
+			continue // requires nothing by hash: never stale
+		}
+		if c.crawl != "" {
+			if o.placed != nil {
+				if o.requires(names) {
+					u.res.StaleRequirers = append(u.res.StaleRequirers, fmt.Sprintf("%s (crawl %s): not brought up to date: %v", c.path, c.crawl, o.placed))
+				}
+				continue
+			}
+			notes = append(notes, refileEntry{Crawl: c.crawl, Name: c.name, Path: c.path, Members: o.places})
+		}
+		requirers = append(requirers, c.path)
+		if o.requires(names) {
+			touched[c.path] = true
+		}
+	}
+	if len(touched) == 0 {
+		return nil
+	}
+	if len(notes) > 0 {
+		if err := workdir.WriteJSON(u.wd.File(waczRefileFile), notes); err != nil {
+			return err
+		}
+	}
+	members := map[string]stage.PackageMember{}
+	var changed []string
+	for name, path := range jobs {
+		members[name] = stage.PackageMember{Path: path, Package: name}
+		changed = append(changed, name)
+	}
+	slices.Sort(changed)
+	pr := &stage.PackageRewrite{Members: members, Requirers: requirers, TempDir: u.wd.File(workdir.TmpDir), Software: "warcdedup", Messages: messages{u.show}}
+	res, err := pr.RefreshRequirers(ctx, changed, time.Now().UTC())
+	u.res.StaleRequirers = append(u.res.StaleRequirers, res.Refused...)
+	if err != nil {
+		return err
+	}
+	if res.Rebuilt > 0 {
+		u.show.Note("warcdedup: %d WACZ packages outside the job written anew with the requires entries of the packages it gave back (%d entries)", res.Rebuilt, res.Requires)
+	}
+	for p := range res.Checked {
+		touched[p] = true
+	}
+	if u.opt.refileStop != nil {
+		if err := u.opt.refileStop(); err != nil {
+			return err
+		}
+	}
+	if err := u.refile(ix); err != nil {
+		return err
+	}
+	return u.checkOutside(jobs, requirers, touched)
+}
+
+// refile records again in the index each noted package of a committed
+// crawl that was written anew (its stamp is not the index's) with every
+// member where it was; then the note goes. ix is the index as opened,
+// nil to open it.
+func (u *undo) refile(ix *crawlindex.Index) error {
+	notes, err := workdir.ReadJSON[[]refileEntry](u.wd.File(waczRefileFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if u.crawl == nil {
+		return os.Remove(u.wd.File(waczRefileFile))
+	}
+	if ix == nil {
+		if ix, err = crawlindex.Open(u.crawl.index.Dir); err != nil {
+			return err
+		}
+	}
+	change := map[string][]crawlindex.FileInfo{}
+	listed := map[string]map[string]crawlindex.FileInfo{}
+	for _, n := range notes {
+		of, ok := listed[n.Crawl]
+		if !ok {
+			of = map[string]crawlindex.FileInfo{}
+			if files, err := ix.Files(n.Crawl); err == nil {
+				for _, f := range files {
+					of[f.Name] = f
+				}
+			}
+			listed[n.Crawl] = of
+		}
+		recorded, ok := of[n.Name]
+		if !ok {
+			continue // no longer the crawl's
+		}
+		fi, err := os.Stat(n.Path)
+		if err != nil {
+			return err
+		}
+		stamp := crawlindex.Stamp(fi)
+		if stamp == recorded.Stamp && fi.Size() == recorded.Size {
+			continue // not written anew
+		}
+		var places []memberPlace
+		p, err := wacz.Open(n.Path)
+		if err == nil {
+			places, err = placesOf(p)
+			p.Close()
+		}
+		if err == nil && !slices.Equal(places, n.Members) {
+			err = errors.New("its members are not where they were before its requires entries were written anew")
+		}
+		if err != nil {
+			u.res.StaleRequirers = append(u.res.StaleRequirers, fmt.Sprintf("%s (crawl %s): changed, not recorded again in the index: %v", n.Path, n.Crawl, err))
+			continue
+		}
+		sum, size, err := packageFixity(n.Path)
+		if err != nil {
+			return err
+		}
+		change[n.Crawl] = append(change[n.Crawl], crawlindex.FileInfo{Name: n.Name, Size: size, SHA256: sum, Stamp: stamp})
+	}
+	if len(change) > 0 {
+		if _, err := crawlindex.CommitWith(u.crawl.index.Dir, crawlindex.Change{Refile: change}, crawlindex.CommitOptions{NoCompact: true}); err != nil {
+			return fmt.Errorf("recording in the index the packages written anew with their requires entries: %w", err)
+		}
+		n := 0
+		for _, files := range change {
+			n += len(files)
+		}
+		u.show.Note("warcdedup: %d packages of committed crawls recorded again in the index %s (their requires entries written anew; their records where they were)", n, u.crawl.index.Dir)
+	}
+	return os.Remove(u.wd.File(waczRefileFile))
+}
+
+// checkOutside checks that every requirer names each of the job's
+// packages (jobs: paths by name) it requires with its SHA-256 and size
+// now, and that the index records each committed crawl's package as it
+// is (those of touched); what is not goes to u.res.StaleRequirers.
+func (u *undo) checkOutside(jobs map[string]string, requirers []string, touched map[string]bool) error {
+	byBase := map[string]string{}
+	for _, p := range jobs {
+		byBase[filepath.Base(p)] = p
+	}
+	now := map[string]wacz.Requirement{}
+	for _, path := range requirers {
+		p, err := wacz.Open(path)
+		if err != nil {
+			return err
+		}
+		reqs, err := p.Datapackage.Requires()
+		p.Close()
+		if err != nil {
+			return err
+		}
+		for _, r := range reqs {
+			req, ok := byBase[r.Filename]
+			if !ok || r.Hash == "" && r.Size < 0 {
+				continue
+			}
+			cur, ok := now[req]
+			if !ok {
+				sum, size, err := packageFixity(req)
+				if err != nil {
+					return err
+				}
+				raw, _ := hex.DecodeString(sum)
+				cur = wacz.RequirementOf(req, raw, size, "")
+				now[req] = cur
+			}
+			if r.Hash != "" && r.Hash != cur.Hash || r.Size >= 0 && r.Size != cur.Size {
+				u.res.StaleRequirers = append(u.res.StaleRequirers, fmt.Sprintf("%s requires %s by SHA-256 %s, %d bytes; it has %s, %d bytes", path, r.Filename, r.Hash, r.Size, cur.Hash, cur.Size))
+			}
+		}
+	}
+	if u.crawl == nil {
+		return nil
+	}
+	ix, err := crawlindex.Open(u.crawl.index.Dir)
+	if err != nil {
+		return err
+	}
+	for _, k := range ix.Registry.Crawls {
+		if strings.Contains(k.Location, "://") {
+			continue
+		}
+		files, err := ix.Files(k.Name)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			path := filepath.Join(k.Location, filepath.FromSlash(f.Name))
+			if !touched[path] {
+				continue
+			}
+			fi, err := os.Stat(path)
+			if err != nil {
+				return err
+			}
+			if fi.Size() != f.Size || f.Stamp != "" && crawlindex.Stamp(fi) != f.Stamp {
+				u.res.StaleRequirers = append(u.res.StaleRequirers, fmt.Sprintf("%s: the index %s records crawl %s's file %s otherwise (%d bytes, stamp %q); it has %d bytes, stamp %q",
+					path, u.crawl.index.Dir, k.Name, f.Name, f.Size, f.Stamp, fi.Size(), crawlindex.Stamp(fi)))
+			}
+		}
+	}
+	return nil
+}

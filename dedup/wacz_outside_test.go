@@ -1,0 +1,291 @@
+package dedup
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"warcdedup/crawlindex"
+	"warcdedup/wacz"
+)
+
+// requireAcross writes the package requirer anew requiring the package
+// required (any directory) by its SHA-256 and size now, as an earlier
+// job (or Browsertrix) writes the entry.
+func requireAcross(t *testing.T, requirer, required string) {
+	t.Helper()
+	sum, size, err := packageFixity(required)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := hex.DecodeString(sum)
+	p, err := wacz.Open(requirer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.Create(requirer + ".new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &wacz.Rebuild{Source: p, Require: []wacz.Requirement{wacz.RequirementOf(required, raw, size, "")}, TempDir: t.TempDir()}
+	_, err = b.Write(out)
+	p.Close()
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(requirer+".new", requirer); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// staleAcross lists the requires entries of the packages of dirs that
+// give a package of dirs (by file name) a SHA-256 or size it does not
+// have now.
+func staleAcross(t *testing.T, dirs ...string) []string {
+	t.Helper()
+	byBase := map[string]string{}
+	var all []string
+	for _, d := range dirs {
+		names, _ := filepath.Glob(filepath.Join(d, "*.wacz"))
+		for _, n := range names {
+			byBase[filepath.Base(n)] = n
+			all = append(all, n)
+		}
+	}
+	var stale []string
+	for _, n := range all {
+		p, err := wacz.Open(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs, err := p.Datapackage.Requires()
+		p.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range reqs {
+			path, ok := byBase[r.Filename]
+			if !ok || r.Hash == "" && r.Size < 0 {
+				continue
+			}
+			sum, size, err := packageFixity(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Hash != "" && sum != r.Hash || r.Size >= 0 && size != r.Size {
+				stale = append(stale, filepath.Base(n)+" -> "+r.Filename)
+			}
+		}
+	}
+	slices.Sort(stale)
+	return stale
+}
+
+// warcPlaces are where the WARC members of the package at path are, and
+// their CRC-32: what the index's originals of it rest on.
+func warcPlaces(t *testing.T, path string) []string {
+	t.Helper()
+	p, err := wacz.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var out []string
+	for _, m := range p.WARCs() {
+		out = append(out, fmt.Sprintf("%s %08x %d %d", m.Name, m.CRC32, m.DataOffset, m.Size))
+	}
+	return out
+}
+
+// indexDisagrees lists the files of crawl that the index records with
+// another size, SHA-256 or stamp than they have, and what its deep
+// verification finds wrong.
+func indexDisagrees(t *testing.T, index, crawl string) []string {
+	t.Helper()
+	ix, err := crawlindex.Open(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := ix.Files(crawl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	k := ix.Registry.Crawl(crawl)
+	for _, f := range files {
+		path := filepath.Join(k.Location, filepath.FromSlash(f.Name))
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, _, err := packageFixity(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Size != fi.Size() || f.Stamp != crawlindex.Stamp(fi) || f.SHA256 != "" && f.SHA256 != sum {
+			out = append(out, f.Name)
+		}
+	}
+	if _, err := ix.Verify(true, func(s string) { out = append(out, s) }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// outsideCase is the undo of a crawl of WACZ packages run with an index
+// (crawl-1, taken out of the index) one of whose packages (required)
+// packages outside the crawl's collection require by the SHA-256 and
+// size the run gave it: crawl-0's crawl-0-1.wacz (a crawl imported into
+// the index after it, as Browsertrix wrote it) and, where the crawls
+// share a directory, a package of no crawl (other.wacz, written by an
+// earlier job).
+type outsideCase struct {
+	index, wd, op     string
+	requirers         []string
+	required          string
+	dirs              []string
+	revisits          int64
+	placesOfRequirers map[string][]string
+}
+
+// setUpOutsideRequirers runs crawl-1 of waczCrawls' form, takes it out
+// of the index, makes the packages outside it require the package it
+// rewrote, and imports crawl-0.
+func setUpOutsideRequirers(t *testing.T, form string) *outsideCase {
+	t.Helper()
+	dir, byDir, ops := waczCrawls(t, form)
+	c := &outsideCase{index: filepath.Join(t.TempDir(), "index"), op: ops[1]}
+	c.wd = filepath.Join(c.index, "work", "crawl-1")
+	before := hashTree(t, dir)
+	r, err := Run(context.Background(), Options{Collections: []string{ops[1]}, Crawl: map[bool]string{true: "crawl-1"}[form == "directories"], Index: c.index, Jobs: 2, KeepWork: true})
+	if err != nil || r.Report.Exit != 0 {
+		t.Fatalf("crawl-1: %v %v", err, r.Report.ExitReason)
+	}
+	c.revisits = r.Report.Totals.RevisitsWritten
+	after := hashTree(t, dir)
+	for _, p := range []string{"crawl-1-0.wacz", "crawl-1-1.wacz"} {
+		rel, _ := filepath.Rel(dir, filepath.Join(byDir[p], p))
+		if before[rel] != after[rel] {
+			c.required = filepath.Join(byDir[p], p)
+			break
+		}
+	}
+	if c.required == "" {
+		t.Fatal("crawl-1's run rewrote no package: the test proves nothing")
+	}
+	if _, err := RemoveCrawl(context.Background(), RemoveOptions{Index: c.index, Crawl: "crawl-1", Jobs: 2}); err != nil {
+		t.Fatalf("index remove crawl-1: %v", err)
+	}
+	requirer := filepath.Join(byDir["crawl-0-1.wacz"], "crawl-0-1.wacz")
+	requireAcross(t, requirer, c.required)
+	c.requirers = append(c.requirers, requirer)
+	if form != "directories" {
+		other := filepath.Join(dir, "other.wacz")
+		copyTestFile(t, filepath.Join(dir, "crawl-0-0.wacz"), other)
+		requireAcross(t, other, c.required)
+		c.requirers = append(c.requirers, other)
+	}
+	var crawl0 []string
+	for _, p := range []string{"crawl-0-0.wacz", "crawl-0-1.wacz"} {
+		crawl0 = append(crawl0, filepath.Join(byDir[p], p))
+	}
+	if _, err := ImportCrawl(context.Background(), ImportOptions{Index: c.index, Crawl: "crawl-0", CDX: crawl0}); err != nil {
+		t.Fatalf("index import crawl-0: %v", err)
+	}
+	for d := range map[string]bool{byDir["crawl-0-0.wacz"]: true, byDir["crawl-1-0.wacz"]: true} {
+		c.dirs = append(c.dirs, d)
+	}
+	if s := staleAcross(t, c.dirs...); len(s) > 0 {
+		t.Fatalf("before the undo, stale entries: %v", s)
+	}
+	if d := indexDisagrees(t, c.index, "crawl-0"); len(d) > 0 {
+		t.Fatalf("before the undo, the index disagrees on %v", d)
+	}
+	c.placesOfRequirers = map[string][]string{}
+	for _, p := range c.requirers {
+		c.placesOfRequirers[p] = warcPlaces(t, p)
+	}
+	return c
+}
+
+// after checks what the undo of the case left: every requirer names the
+// required package's hash and size now, its WARC members where they
+// were; the index records crawl-0's files as they are; every package
+// passes its check.
+func (c *outsideCase) after(t *testing.T, required string) {
+	t.Helper()
+	if hashTree(t, filepath.Dir(c.required))[filepath.Base(c.required)] == required {
+		t.Fatalf("the undo did not change %s: the test proves nothing", c.required)
+	}
+	if s := staleAcross(t, c.dirs...); len(s) > 0 {
+		t.Errorf("after the undo, stale entries: %v", s)
+	}
+	if d := indexDisagrees(t, c.index, "crawl-0"); len(d) > 0 {
+		t.Errorf("after the undo, the index disagrees on %v", d)
+	}
+	for _, p := range c.requirers {
+		if got := warcPlaces(t, p); !slices.Equal(got, c.placesOfRequirers[p]) {
+			t.Errorf("%s: its WARC members moved or changed: %v, were %v", p, got, c.placesOfRequirers[p])
+		}
+	}
+	for _, d := range c.dirs {
+		checkPackages(t, d)
+	}
+}
+
+// TestUndoIndexWACZUpdatesOutsideRequirers proves that the undo of a
+// crawl of WACZ packages run with a crawl index brings up to date the
+// requires entries of packages outside the crawl's collection that
+// require a package it gives back: a package of a crawl committed to
+// the index (which the index then records as it is) and, where the
+// crawls share a directory, a package of no crawl. Without it they are
+// left naming the deduplicated package's hash, which breaks replay
+// (Browsertrix crawler #1004).
+func TestUndoIndexWACZUpdatesOutsideRequirers(t *testing.T) {
+	for _, form := range []string{"directories", "multi-WACZ JSON"} {
+		t.Run(form, func(t *testing.T) {
+			c := setUpOutsideRequirers(t, form)
+			required := hashTree(t, filepath.Dir(c.required))[filepath.Base(c.required)]
+			u, err := Undo(context.Background(), UndoOptions{Paths: []string{c.op}, WorkDir: c.wd, Jobs: 2})
+			if err != nil || u.Exit != 0 || u.Stats.Records != c.revisits {
+				t.Fatalf("undo crawl-1: %v %+v (the run wrote %d revisits)", err, u, c.revisits)
+			}
+			c.after(t, required)
+		})
+	}
+}
+
+// TestUndoIndexWACZOutsideRequirersAfterStop stops the undo of
+// TestUndoIndexWACZUpdatesOutsideRequirers's crawl after it wrote the
+// outside requirers anew and before the index recorded them (as a kill
+// there leaves them), and proves that the undo run again finishes: it
+// records them in the index (their records where they were), leaves no
+// entry stale, and exits 0.
+func TestUndoIndexWACZOutsideRequirersAfterStop(t *testing.T) {
+	c := setUpOutsideRequirers(t, "multi-WACZ JSON")
+	required := hashTree(t, filepath.Dir(c.required))[filepath.Base(c.required)]
+	stop := errors.New("stopped after writing the requirers anew")
+	_, err := Undo(context.Background(), UndoOptions{Paths: []string{c.op}, WorkDir: c.wd, Jobs: 2, refileStop: func() error { return stop }})
+	if !errors.Is(err, stop) {
+		t.Fatalf("the undo stopped: %v", err)
+	}
+	if s := staleAcross(t, c.dirs...); len(s) > 0 {
+		t.Fatalf("the stopped undo did not write the requirers anew (stale: %v): the test proves nothing", s)
+	}
+	if d := indexDisagrees(t, c.index, "crawl-0"); len(d) == 0 {
+		t.Fatal("the index records the requirers as they are after the stop: the test proves nothing")
+	}
+	u, err := Undo(context.Background(), UndoOptions{Paths: []string{c.op}, WorkDir: c.wd, Jobs: 2})
+	if err != nil || u.Exit != 0 || len(u.StaleRequirers) > 0 {
+		t.Fatalf("the undo run again: %v %+v", err, u)
+	}
+	c.after(t, required)
+}
