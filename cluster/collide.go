@@ -11,6 +11,7 @@ import (
 
 	"warcdedup/internal/tsv"
 	"warcdedup/manifest"
+	"warcdedup/rewritelog"
 	"warcdedup/source"
 	"warcdedup/stage"
 	"warcdedup/workdir"
@@ -128,9 +129,9 @@ func (k *task) collide(ctx context.Context) error {
 // writeSizesNow writes each file's size after the first rewrite: its
 // size when hashed, moved by its host's log.
 func (k *task) writeSizesNow(name string, files map[string]hostFile, hashed []*HashResult) error {
-	logs := make([]*hostLog, len(k.spec.Hosts))
+	logs := make([]*rewritelog.Tail, len(k.spec.Hosts))
 	for i := range k.spec.Hosts {
-		logs[i] = newHostLog(k.wd.host(&k.spec.Hosts[i], workdir.LogFile), hashed[i].LogSize)
+		logs[i] = rewritelog.NewTail(k.wd.host(&k.spec.Hosts[i], workdir.LogFile), hashed[i].LogSize)
 	}
 	f, err := os.Create(name + ".tmp")
 	if err != nil {
@@ -138,7 +139,7 @@ func (k *task) writeSizesNow(name string, files map[string]hostFile, hashed []*H
 	}
 	w := bufio.NewWriter(f)
 	for field, hf := range files {
-		size, err := logs[hf.host].sizeNow(hf.name, hf.size)
+		size, err := logs[hf.host].Size(hf.name, hf.size)
 		if err != nil {
 			f.Close()
 			return err
@@ -236,7 +237,7 @@ func (k *task) rewriteCollisions(ctx context.Context) error {
 	}
 	local := &source.Locator{Roots: []string{h.Root}, HTTP: k.httpClient()}
 	remote := &remoteFiles{local: local, http: k.httpClient(), files: map[string]*remoteFile{}, wait: k.spec.VersionWait}
-	logs := make([]*hostLog, len(k.spec.Hosts))
+	logs := make([]*rewritelog.Tail, len(k.spec.Hosts))
 	var total int64
 	for field, f := range files {
 		if f.host == k.step.Host {
@@ -244,7 +245,7 @@ func (k *task) rewriteCollisions(ctx context.Context) error {
 			continue
 		}
 		if logs[f.host] == nil {
-			logs[f.host] = newHostLog(k.wd.host(&k.spec.Hosts[f.host], workdir.LogFile), m.Collide.LogSizes[f.host])
+			logs[f.host] = rewritelog.NewTail(k.wd.host(&k.spec.Hosts[f.host], workdir.LogFile), m.Collide.LogSizes[f.host])
 		}
 		remote.files[field] = &remoteFile{url: k.spec.Hosts[f.host].FileURL(k.spec.relName(f.name)), size: sizes[field], log: logs[f.host]}
 	}

@@ -15,7 +15,8 @@
 // Slurm requeues or runs twice finishes the same way. Records on other
 // hosts are read over HTTP (package source); a rewrite reads an original
 // in the version of its file that its host's rewrite log names
-// (remoteFiles), since that host may have replaced the file meanwhile.
+// (remoteFiles, following its records with a rewritelog.Tail), since that
+// host may have replaced the file meanwhile.
 //
 // With a crawl index (Params.Index, see crawl.go) the hosts' files are
 // one crawl: each hash range joins its part of the index, committed

@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -54,64 +53,6 @@ func logBlockText(n int) string {
 	return string(b)
 }
 
-// TestHostLog proves what a reader of another host's rewrite log takes a
-// file's version and its records' places from: only whole blocks logged
-// since the job's hash, in order.
-func TestHostLog(t *testing.T) {
-	earlier := "# run 2019-01-01T00:00:00Z\n" + strings.ReplaceAll(logBlockText(2), "1000 aa 650 bb", "1200 cc 1000 aa") // an earlier job's
-	tests := []struct {
-		name    string
-		log     string // "" for no log file
-		since   int64
-		offset  int64
-		size    int64
-		at      int64
-		wantErr string
-	}{
-		{"no log: the hashed version", "", 0, 600, 1000, 600, ""},
-		{"a whole block: the record moved", "# run 2026-01-01T00:00:00Z\n" + logBlockText(2), 0, 600, 650, 400, ""},
-		{"before the first rewritten record: not moved", "# run 2026-01-01T00:00:00Z\n" + logBlockText(2), 0, 100, 650, 100, ""},
-		{"after both", "# run 2026-01-01T00:00:00Z\n" + logBlockText(2), 0, 950, 650, 600, ""},
-		{"a record rewritten is no original", "# run 2026-01-01T00:00:00Z\n" + logBlockText(2), 0, 200, 0, 0, rewritelog.ErrRewritten.Error()},
-		{"inside a rewritten record", "# run 2026-01-01T00:00:00Z\n" + logBlockText(2), 0, 300, 0, 0, "inside the record at 200"},
-		{"a block half written is not taken", "# run 2026-01-01T00:00:00Z\n" + logBlockText(1), 0, 600, 1000, 600, ""},
-		{"a line half written is not taken", "# run 2026-01-01T00:00:00Z\n" + logBlockText(2)[:len(logBlockText(2))-5], 0, 600, 1000, 600, ""},
-		{"an earlier job's block is left out", earlier + "# run 2026-01-01T00:00:00Z\n" + logBlockText(2), int64(len(earlier)), 600, 650, 400, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			name := filepath.Join(t.TempDir(), "rewrite.log")
-			if tt.log != "" {
-				if err := os.WriteFile(name, []byte(tt.log), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			size, at, err := newHostLog(name, tt.since).locate("d/a.warc", 1000, tt.offset)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err %v, want %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil || size != tt.size || at != tt.at {
-				t.Fatalf("size %d at %d (%v), want size %d at %d", size, at, err, tt.size, tt.at)
-			}
-		})
-	}
-
-	// The log grows: a half-written block is taken once it is whole.
-	name := filepath.Join(t.TempDir(), "rewrite.log")
-	os.WriteFile(name, []byte("# run 2026-01-01T00:00:00Z\n"+logBlockText(1)), 0o644)
-	l := newHostLog(name, 0)
-	if size, _, _ := l.locate("d/a.warc", 1000, 600); size != 1000 {
-		t.Fatalf("half a block: size %d", size)
-	}
-	os.WriteFile(name, []byte("# run 2026-01-01T00:00:00Z\n"+logBlockText(2)), 0o644)
-	if size, at, err := l.locate("d/a.warc", 1000, 600); size != 650 || at != 400 || err != nil {
-		t.Fatalf("the whole block: size %d at %d %v", size, at, err)
-	}
-}
-
 // TestRemoteFiles proves that an original on another host is read from
 // the version of its file the host's log names: while the host has
 // replaced the file but not logged it yet, the reader waits and reads
@@ -128,7 +69,7 @@ func TestRemoteFiles(t *testing.T) {
 	h := source.NewHTTP(2)
 	h.Backoff = time.Millisecond
 	r := &remoteFiles{http: h, wait: 5 * time.Second, files: map[string]*remoteFile{
-		"d/a.warc": {url: srv.URL + "/d/a.warc", size: 1000, log: newHostLog(logName, 0)},
+		"d/a.warc": {url: srv.URL + "/d/a.warc", size: 1000, log: rewritelog.NewTail(logName, 0)},
 	}}
 	read := func() ([]byte, error) {
 		body, err := r.Open(context.Background(), "d/a.warc", 600, 100)

@@ -538,7 +538,7 @@ func (k *task) rewrite(ctx context.Context) error {
 	}
 	remote := &remoteFiles{local: local, http: k.httpClient(),
 		files: map[string]*remoteFile{}, wait: k.spec.VersionWait}
-	logs := make([]*hostLog, len(k.spec.Hosts))
+	logs := make([]*rewritelog.Tail, len(k.spec.Hosts))
 	var total int64
 	for field, f := range files {
 		if f.host == k.step.Host {
@@ -546,7 +546,7 @@ func (k *task) rewrite(ctx context.Context) error {
 			continue
 		}
 		if logs[f.host] == nil {
-			logs[f.host] = newHostLog(k.wd.host(&k.spec.Hosts[f.host], workdir.LogFile), hashed[f.host].LogSize)
+			logs[f.host] = rewritelog.NewTail(k.wd.host(&k.spec.Hosts[f.host], workdir.LogFile), hashed[f.host].LogSize)
 		}
 		remote.files[field] = &remoteFile{url: k.spec.Hosts[f.host].FileURL(k.spec.relName(f.name)), size: f.size, log: logs[f.host]}
 	}

@@ -42,6 +42,18 @@ var (
 // gzipMagic starts every gzip member that uses deflate (RFC 1952).
 var gzipMagic = []byte{0x1f, 0x8b, 0x08}
 
+// IsGzip reports whether r starts as a gzip file does, by the test a
+// Reader makes (its first member header's first bytes): what a file is,
+// whatever its name says (real collections hold gzip files named .warc).
+func IsGzip(r io.ReaderAt) (bool, error) {
+	var head [3]byte
+	n, err := r.ReadAt(head[:], 0)
+	if err != nil && err != io.EOF {
+		return false, err
+	}
+	return bytes.Equal(head[:n], gzipMagic), nil
+}
+
 // source is the file as read from its io.Reader. It counts the bytes, so
 // that the position of a member is the count less what is still buffered.
 // For a gzip file it also keeps the bytes of the current member (its last

@@ -515,3 +515,39 @@ func TestReset(t *testing.T) {
 		z.Next()
 	}
 }
+
+// TestIsGzip proves what IsGzip takes for a gzip file: what a Reader
+// decompresses (a member header's magic and deflate method), whatever
+// else the file's first bytes are.
+func TestIsGzip(t *testing.T) {
+	var member bytes.Buffer
+	zw := NewWriter(&member, gzip.DefaultCompression)
+	zw.Write([]byte("WARC/1.0\r\n"))
+	zw.CloseMember()
+	tests := []struct {
+		name string
+		data []byte
+		want bool
+	}{
+		{"a gzip member", member.Bytes(), true},
+		{"a plain WARC", []byte("WARC/1.0\r\nWARC-Type: warcinfo\r\n"), false},
+		{"gzip's magic, another method", []byte{0x1f, 0x8b, 0x07, 0}, false},
+		{"gzip's magic alone", []byte{0x1f, 0x8b}, false},
+		{"an empty file", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := IsGzip(bytes.NewReader(tt.data))
+			if err != nil || got != tt.want {
+				t.Fatalf("IsGzip %v (%v), want %v", got, err, tt.want)
+			}
+			z, err := NewReader(bytes.NewReader(tt.data), "f")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if z.Compressed() != tt.want {
+				t.Fatalf("a Reader's Compressed %v, IsGzip %v", z.Compressed(), tt.want)
+			}
+		})
+	}
+}

@@ -101,7 +101,7 @@ func file(ctx context.Context, name string, opt Options) (Result, error) {
 	defer t.close()
 	res := Result{Before: t.Info.Size(), Output: t.path}
 	old := func() io.Reader { return io.NewSectionReader(t.File, 0, t.Info.Size()) }
-	gz, err := isGzip(t.File)
+	gz, err := gzmulti.IsGzip(t.File)
 	if err != nil {
 		return res, err
 	}
@@ -195,15 +195,6 @@ func file(ctx context.Context, name string, opt Options) (Result, error) {
 		return res, err
 	}
 	return res, nil
-}
-
-func isGzip(f *os.File) (bool, error) {
-	var head [3]byte
-	n, err := f.ReadAt(head[:], 0)
-	if err != nil && err != io.EOF {
-		return false, err
-	}
-	return n == 3 && bytes.Equal(head[:], []byte{0x1f, 0x8b, 8}), nil
 }
 
 // checkOutput refuses an output that exists (unless force) or that is the

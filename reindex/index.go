@@ -12,6 +12,7 @@ import (
 
 	"warcdedup/archname"
 	"warcdedup/cdx"
+	"warcdedup/gzmulti"
 )
 
 // Form is how an index is stored on disk.
@@ -167,12 +168,7 @@ func isGzip(path string) (bool, error) {
 		return false, err
 	}
 	defer f.Close()
-	var b [2]byte
-	n, err := io.ReadFull(f, b[:])
-	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-		return false, err
-	}
-	return n == 2 && b[0] == 0x1f && b[1] == 0x8b, nil
+	return gzmulti.IsGzip(f)
 }
 
 // locateZipNum reads the summary for the names of its block files and

@@ -13,8 +13,8 @@ var ErrRewritten = errors.New("a run rewrote the record there")
 // old and new place. An offset in the file before the replacement is
 // followed through it by Follow; through several replacements, one
 // Block after the other. It is the one follower of the package: the
-// writer's Log.Move, a Moves' Follow and Live, and a reader of another
-// host's log (package cluster) all take their steps here.
+// writer's Log.Move, a Moves' Follow and Live, and a Tail's Where (a
+// reader of another host's log) all take their steps here.
 type Block struct {
 	edits []edit
 }
@@ -41,12 +41,14 @@ func NewBlock(entries []Entry) Block {
 // Add appends an entry, which must come after the others. Its new offset
 // is where the entries before it put it (what a log read back has, and
 // what the Reader checks).
-func (b *Block) Add(e *Entry) {
+func (b *Block) Add(e *Entry) { b.add(e.OldOffset, e.OldLength, e.NewLength) }
+
+func (b *Block) add(oldOff, oldLen, newLen int64) {
 	var shift int64
 	if n := len(b.edits); n > 0 {
 		shift = b.edits[n-1].shift()
 	}
-	b.edits = append(b.edits, edit{oldOff: e.OldOffset, oldLen: e.OldLength, newOff: e.OldOffset + shift, newLen: e.NewLength})
+	b.edits = append(b.edits, edit{oldOff: oldOff, oldLen: oldLen, newOff: oldOff + shift, newLen: newLen})
 }
 
 // Len is the number of entries.

@@ -3,8 +3,9 @@
 // is, so that anything that points into the rewritten files (a CDX index,
 // an original a later run reads, undo) can follow. Log writes it, crash
 // safe (its journal: see Log); Reader reads it line by line, Moves holds
-// it in memory to follow offsets through it; Block is the one follower of
-// an offset through one replacement of a file, which all of them use.
+// it in memory to follow offsets through it, Tail follows them through a
+// log another process is appending to; Block is the one follower of an
+// offset through one replacement of a file, which all of them use.
 //
 // The log is plain text, fields separated by one space, appended to across
 // runs; a line "# run <RFC3339 time>" starts each run's entries, a line

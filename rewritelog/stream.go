@@ -26,6 +26,9 @@ import (
 //     anything sorted on file); memory one file's entries.
 //   - OpenCatalog and a Follower: offsets followed through the whole log
 //     as a merge join; memory the files and runs it names.
+//   - Tail: offsets followed through a log another process is appending
+//     to, a few at a time; memory where each replacement's block is (a
+//     few tens of bytes each), a record's follow reading a few kilobytes.
 
 // Versions calls fn with the "# file" line of the last replacement of
 // each file the log file name records (dry runs left out: their line

@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"warcdedup/cdx"
 )
 
 // IndexKind is the form of a package's index.
@@ -416,7 +418,11 @@ func lineKey(l []byte) string {
 }
 
 // zipNumWriter writes CDXJ lines as ZipNum blocks of linesPerBlock lines
-// to cdx and their index to idx, in the style of an existing .idx.
+// to cdx and their index to idx, in the style of an existing .idx. Each
+// block is one gzip member, written as every ZipNum writer of the
+// toolchain writes one (cdx.BlockWriter, through gzmulti.Writer), into
+// memory first: its .idx line, which precedes it, gives its length and
+// digest.
 type zipNumWriter struct {
 	cdx, idx      io.Writer
 	filename      string // the .cdx.gz's base name
@@ -424,12 +430,12 @@ type zipNumWriter struct {
 	finalNewline  bool
 	style         idxStyle
 
-	block    bytes.Buffer
+	// bw compresses the block being written into comp, one gzip member.
+	bw       cdx.BlockWriter
+	comp     bytes.Buffer
 	n        int
 	firstKey string
 	offset   int64
-	zw       *gzip.Writer
-	comp     bytes.Buffer
 	wroteHdr bool
 }
 
@@ -458,12 +464,14 @@ func (w *zipNumWriter) writeLine(l []byte) error {
 			return err
 		}
 	}
-	if w.n > 0 {
-		w.block.WriteByte('\n')
-	} else {
+	if w.n == 0 {
 		w.firstKey = lineKey(l)
+		w.comp.Reset()
+		w.bw.Start(&w.comp)
 	}
-	w.block.Write(l)
+	if err := w.bw.Line(l); err != nil {
+		return err
+	}
 	w.n++
 	if w.n == w.linesPerBlock {
 		return w.flush()
@@ -475,17 +483,7 @@ func (w *zipNumWriter) flush() error {
 	if w.n == 0 {
 		return nil
 	}
-	if w.finalNewline {
-		w.block.WriteByte('\n')
-	}
-	w.comp.Reset()
-	if w.zw == nil {
-		w.zw = gzip.NewWriter(&w.comp)
-	} else {
-		w.zw.Reset(&w.comp)
-	}
-	w.zw.Write(w.block.Bytes())
-	if err := w.zw.Close(); err != nil {
+	if err := w.bw.End(w.finalNewline); err != nil {
 		return err
 	}
 	sum := sha256.Sum256(w.comp.Bytes())
@@ -518,7 +516,6 @@ func (w *zipNumWriter) flush() error {
 		return err
 	}
 	w.offset += int64(w.comp.Len())
-	w.block.Reset()
 	w.n = 0
 	return nil
 }

@@ -193,15 +193,6 @@ func reversed(ls []*level) []*level {
 	return out
 }
 
-// FlagsFirst moves flags given after positional arguments ahead of them,
-// because urfave/cli v2 stops at the first positional argument and users
-// write "warcsum -r DIR -o FILE". A flag's value stays with its flag; "-"
-// and everything after "--" are positional. (reorder does this for an
-// app and its commands.)
-func FlagsFirst(flags []cli.Flag, args []string) []string {
-	return reorder(&cli.App{Flags: flags, HideVersion: true}, args)
-}
-
 // valueFlags says, by name, which of flags take a value.
 func valueFlags(flags []cli.Flag) map[string]bool {
 	takesValue := map[string]bool{}

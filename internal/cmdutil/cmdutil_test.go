@@ -8,9 +8,11 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// TestFlagsFirst proves that flags after positional arguments are moved
-// ahead of them with their values, and that "-" and "--" stay positional.
-func TestFlagsFirst(t *testing.T) {
+// TestReorderFlags proves that flags after positional arguments are moved
+// ahead of them with their values, and that "-" and "--" stay positional
+// (urfave/cli v2 stops at the first positional argument, and users write
+// "warcsum DIR -o FILE").
+func TestReorderFlags(t *testing.T) {
 	flags := []cli.Flag{
 		&cli.BoolFlag{Name: "recursive", Aliases: []string{"r"}},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}},
@@ -37,7 +39,7 @@ func TestFlagsFirst(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := FlagsFirst(flags, tt.in); !slices.Equal(got, tt.want) {
+			if got := reorder(&cli.App{Flags: flags, HideVersion: true}, tt.in); !slices.Equal(got, tt.want) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})

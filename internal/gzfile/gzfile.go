@@ -12,12 +12,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"warcdedup/gzmulti"
 
 	"github.com/klauspost/compress/gzip"
 )
 
-// magic begins every gzip member (RFC 1952: ID1, ID2).
-var magic = []byte{0x1f, 0x8b}
+// magic begins every gzip member (RFC 1952: ID1, ID2, and CM, deflate),
+// as gzmulti tells a gzip file (IsGzip).
+var magic = []byte{0x1f, 0x8b, 0x08}
 
 // Open opens the named file for reading, decompressed if it is gzip.
 func Open(name string) (io.ReadCloser, error) {
@@ -89,10 +91,9 @@ func IsGzip(name string) (bool, error) {
 		return false, err
 	}
 	defer f.Close()
-	head := make([]byte, len(magic))
-	n, err := io.ReadFull(f, head)
-	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+	gz, err := gzmulti.IsGzip(f)
+	if err != nil {
 		return false, fmt.Errorf("%s: %w", name, err)
 	}
-	return bytes.Equal(head[:n], magic), nil
+	return gz, nil
 }
