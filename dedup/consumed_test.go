@@ -203,6 +203,50 @@ func TestReadersWithoutIntermediates(t *testing.T) {
 	}
 }
 
+// TestCrawlIntermediatesRemoved runs three monthly crawls one after
+// another against a crawl index and checks what each crawl's work
+// directory keeps: the index's originals joined go with the join once
+// the resolution is done, the committed originals the resolution kept
+// and the crawl's originals the commit took go with the job, with the
+// listings; each later crawl still finds the earlier ones' originals in
+// the index and writes its revisits, and a rerun of a committed crawl has
+// nothing to do. With --keep-work they stay.
+func TestCrawlIntermediatesRemoved(t *testing.T) {
+	crawlFiles := []string{workdir.IndexOriginalsFile, workdir.JoinedFile, workdir.ResolvedOriginalsFile,
+		workdir.CrawlOriginalsFile, workdir.CrawlOriginalsByDigest, workdir.BeforeFile, workdir.SavedFile, workdir.FactsFile}
+	for _, keep := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keep-work %v", keep), func(t *testing.T) {
+			top := t.TempDir()
+			crawls := filepath.Join(top, "crawls")
+			monthly(t, crawls)
+			index := filepath.Join(top, "index")
+			var written int64
+			for i := range 3 {
+				name := fmt.Sprintf("crawl-%d", i)
+				opt := Options{Collections: []string{filepath.Join(crawls, name)}, Index: index, Jobs: 2, KeepWork: keep}
+				r, err := Run(context.Background(), opt)
+				if err != nil || r.Report.Exit != 0 || r.Report.Totals.Violations != 0 {
+					t.Fatalf("%s: %v %v", name, err, r.Report.ExitReason)
+				}
+				written += r.Report.Totals.RevisitsWritten
+				wd := filepath.Join(index, "work", name)
+				for _, f := range crawlFiles {
+					_, err := os.Stat(filepath.Join(wd, f))
+					if has := err == nil; has != keep {
+						t.Errorf("%s: %s there: %v, want %v", name, f, has, keep)
+					}
+				}
+				if again, err := Run(context.Background(), opt); err != nil || !again.NothingToDo {
+					t.Errorf("%s: the rerun of the committed crawl: %v, nothing to do %v", name, err, again != nil && again.NothingToDo)
+				}
+			}
+			if written == 0 {
+				t.Error("no crawl wrote a revisit")
+			}
+		})
+	}
+}
+
 // writeCDXJ writes a CDXJ index of the records a manifest lists, sorted.
 func writeCDXJ(t *testing.T, name string, m []byte) {
 	t.Helper()
