@@ -433,7 +433,9 @@ func TestRunCorpusWACZ(t *testing.T) {
 		t.Fatal(err)
 	}
 	wd := filepath.Join(t.TempDir(), "work")
-	r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
+	// --keep-work: the listing before is read below, which the job
+	// complete removes.
+	r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2, KeepWork: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 )
 
 // TestListsTabSeparated runs warcdedup as a user does and reads the lists
-// its work directory keeps: fixity.tsv, deps.tsv, saved.tsv,
-// hashed-files.tsv and after-files.tsv are separated by tabs, each line
+// its work directory keeps: fixity.tsv, deps.tsv, hashed-files.tsv and
+// after-files.tsv are separated by tabs, each line
 // with its fields and a first field that names a file of the collection
 // (escaped as the manifests do); and a work directory an earlier
 // warcdedup left, its lists separated by spaces, is taken on by an undo,
@@ -33,7 +33,6 @@ func TestListsTabSeparated(t *testing.T) {
 	}{
 		{"fixity.tsv", 5, true},
 		{"deps.tsv", 3, true},
-		{"saved.tsv", 4, true},
 		{"hashed-files.tsv", 2, true},
 		{"after-files.tsv", 4, true},
 	}

@@ -22,12 +22,20 @@
 #               (scripts/warcgen: small records, mean payload 1 KB, 40%
 #               duplicates, .warc.gz, 6,250 responses a file), each round
 #               on a fresh copy made before the clock starts; the work
-#               directory's size after the run, against the collection's,
-#               goes to scale-run-workdir. Its sizes are its own,
+#               directory's size after the run, against the collection's
+#               before and after the run, and each of its files in bytes
+#               a response, go to scale-run-workdir (printed at the end).
+#               Its sizes are its own,
 #               BENCH_SCALE_RUN_SIZES (default 1000000; "1000000 10000000"
 #               for the issue's pair): its input is slow to make, about
 #               1.3 GB and 1.5 minutes per million on a quiet machine, and
 #               a run of 1M takes some minutes
+#   run8k       the run part on collections of the issue's own shape:
+#               mean payload 8K (7.1 kB a response stored, the issue's
+#               measured 7.3, where the run part's are 1.3 kB), so that the work directory's
+#               share is measured at realistic record sizes as well as its
+#               cost a record at small ones; its sizes
+#               BENCH_SCALE_RUN8K_SIZES (default 100000: 710 MB)
 #   undo        warcdedup undo --cdx (not in the default parts): the run
 #               part's collection deduplicated once by warcdedup run --cdx
 #               with a CDXJ index of it (its lines made from warcsum's
@@ -44,10 +52,11 @@
 #
 # A quick check that it works end to end:
 #   BENCH_SCALE_SIZES="10000 100000" BENCH_SCALE_RUN_SIZES="10000 100000" \
-#   BENCH_SCALE_ROUNDS=1 make bench-scale
+#   BENCH_SCALE_RUN8K_SIZES=10000 BENCH_SCALE_ROUNDS=1 make bench-scale
 #
 # Environment: BENCH_SCALE_SIZES (default "1000000 10000000"; the run
-# part's BENCH_SCALE_RUN_SIZES, default 1000000),
+# part's BENCH_SCALE_RUN_SIZES, default 1000000; run8k's
+# BENCH_SCALE_RUN8K_SIZES, default 100000),
 # BENCH_SCALE_ROUNDS (default 3), BENCH_SCALE_PARTS, BENCH_DIR (kept
 # between runs: the inputs are generated once), SORT_MEMORY (sort -S of
 # the commands, default theirs), WARCDEDUP_HEAPPROFILE (a directory: each
@@ -59,11 +68,13 @@ export LC_ALL=C
 sizes=${BENCH_SCALE_SIZES:-1000000 10000000}
 rounds=${BENCH_SCALE_ROUNDS:-3}
 run_sizes=${BENCH_SCALE_RUN_SIZES:-1000000}
-parts=${BENCH_SCALE_PARTS:-warcsumcmp warccdx assess run}
+run8k_sizes=${BENCH_SCALE_RUN8K_SIZES:-100000}
+parts=${BENCH_SCALE_PARTS:-warcsumcmp warccdx assess run run8k}
 # sizes_of PART prints the sizes the part runs at.
 sizes_of() {
 	case $1 in
 	run | undo) echo "$run_sizes" ;;
+	run8k) echo "$run8k_sizes" ;;
 	*) echo "$sizes" ;;
 	esac
 }
@@ -114,35 +125,66 @@ bench_assess() {
 # a run of the command keeps for the operator.
 after_assess() { rm -rf "$tmp/assess"; }
 
-# input_run N makes a collection of N responses, once.
-input_run() {
-	if [ ! -f "$dir/scale-coll-$1/.done" ]; then
-		echo "generating a collection of $1 responses ..." >&2
-		rm -rf "$dir/scale-coll-$1"
-		bin/warcgen -o "$dir/scale-coll-$1" -files $(( ($1 + 6249) / 6250 )) -records "$1" -dup 0.4 -mean 1K \
+# coll_of N [MEAN] is the collection of N responses of mean payload MEAN
+# (default 1K, the run part's).
+coll_of() {
+	if [ "${2:-1K}" = 1K ]; then echo "$dir/scale-coll-$1"; else echo "$dir/scale-coll-$2-$1"; fi
+}
+# input_coll N MEAN makes a collection of N responses, once.
+input_coll() {
+	local c
+	c=$(coll_of "$1" "$2")
+	if [ ! -f "$c/.done" ]; then
+		echo "generating a collection of $1 responses of mean payload $2 ..." >&2
+		rm -rf "$c"
+		bin/warcgen -o "$c" -files $(( ($1 + 6249) / 6250 )) -records "$1" -dup 0.4 -mean "$2" \
 			-formats warc.gz,warc1.1.gz -seed 9 -collisions "" -noncandidates=false >&2
-		touch "$dir/scale-coll-$1/.done"
+		touch "$c/.done"
 	fi
 }
-# before_run N makes the round's copy of the collection.
-before_run() {
+input_run() { input_coll "$1" 1K; }
+# before_coll DIR makes the round's copy of a collection.
+before_coll() {
 	rm -rf "$tmp/run"
 	mkdir -p "$tmp/run"
-	cp -a "$dir/scale-coll-$1" "$tmp/run/coll"
+	cp -a "$1" "$tmp/run/coll"
 	rm -f "$tmp/run/coll/.done"
 }
+before_run() { before_coll "$(coll_of "$1")"; }
 bench_run() {
 	echo bin/warcdedup run -q --work-dir "$tmp/run/work" "${sortmem[@]}" "$tmp/run/coll"
 }
-# after_run notes the work directory's size against the collection's,
-# and removes both.
-after_run() {
-	local coll work
+# note_workdir LABEL N DIR notes the work directory's size after the run
+# against the collection's before (DIR, its source) and after, each of
+# its files (the cache and each run's records as one) in bytes a
+# response, and removes both.
+note_workdir() {
+	local before coll work
+	before=$(du -sb --exclude=.done "$3" | cut -f1)
 	coll=$(du -sb "$tmp/run/coll" | cut -f1)
 	work=$(du -sb "$tmp/run/work" | cut -f1)
-	echo "$1 $coll $work" | awk '{printf "run %.0f responses: collection %.0f bytes after, work directory %.0f bytes (%.2f%%, %.0f bytes a response)\n", $1, $2, $3, 100 * $3 / $2, $3 / $1}' >>"$dir/scale-run-workdir"
+	echo "$1 $2 $before $coll $work" | awk '{printf "%s %.0f responses: collection %.0f bytes before (%.0f a response), %.0f after; work directory %.0f bytes (%.0f bytes a response): %.2f%% of the collection before, %.2f%% after\n", $1, $2, $3, $3 / $2, $4, $5, $5 / $2, 100 * $5 / $3, 100 * $5 / $4}' >>"$dir/scale-run-workdir"
+	{
+		du -sb "$tmp/run/work"/* "$tmp/run/work"/.[!.]* 2>/dev/null || true
+		for e in lines counts facts; do
+			printf '%s\tcache/*.%s\n' "$(cat "$tmp/run/work"/cache/*."$e" 2>/dev/null | wc -c)" "$e"
+		done
+	} | sort -rn | awk -v n="$2" '{
+		name = $2; sub(".*/work/", "", name)
+		if ($1 / n >= 0.5) files = files sprintf(" %s %.1f;", name, $1 / n)
+		else if (name !~ /^cache/) rest += $1
+	} END { printf "  bytes a response:%s the rest %.1f\n", files, rest / n }' >>"$dir/scale-run-workdir"
 	rm -rf "$tmp/run"
 }
+after_run() { note_workdir run "$1" "$(coll_of "$1")"; }
+
+# The run part on the issue's own collections (run8k): records of mean
+# payload 8K, 7.1 kB a response stored, where the run part's are 1.3 kB;
+# its sizes BENCH_SCALE_RUN8K_SIZES (default 100000, 710 MB).
+input_run8k() { input_coll "$1" 8K; }
+before_run8k() { before_coll "$(coll_of "$1" 8K)"; }
+bench_run8k() { bench_run "$1"; }
+after_run8k() { note_workdir run8k "$1" "$(coll_of "$1" 8K)"; }
 
 # input_undo N makes the run part's collection of N responses, a CDXJ
 # index of it, and both deduplicated by warcdedup run --cdx, once: made

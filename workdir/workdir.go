@@ -5,9 +5,11 @@
 // time holds on it; and its small files, written whole or not at all.
 //
 // Each stage's outputs are work files of their own: a stage that is done
-// has them, so that an interrupted job resumes after it; the work
-// directory also keeps what a preservation officer needs afterwards (the
-// manifests, the rewrite log, the fixity list, the report).
+// has them, so that an interrupted job resumes after it, and they go
+// once the job is complete (unless --keep-work). The work directory keeps
+// what undo, the next run and a preservation officer need afterwards: the
+// rewrite log, the hash cache (each file's listing and facts as it is),
+// the fixity list, the dependencies and the reports.
 package workdir
 
 import (
@@ -32,8 +34,8 @@ const (
 	HashedFiles = "hashed-files.tsv" // the files the hash stage read, each with its stamp before
 
 	// hash (stage 1)
-	BeforeFile = "before.manifest" // warcsum of the collection before
-	FactsFile  = "facts.manifest"  // status and media type of its responses
+	BeforeFile = "before.manifest" // warcsum of the collection before; removed once the job is complete
+	FactsFile  = "facts.manifest"  // status and media type of its responses; removed once the job is complete (the cache keeps them)
 	// sort by digest
 	ByDigestFile = "by-digest.manifest"       // before.manifest sorted for resolution
 	SliceFile    = "by-digest-slice.manifest" // a job on a slice of the digests: by-digest.manifest with only its lines
@@ -47,7 +49,7 @@ const (
 	FactsByFile = "facts-by-file.manifest" // facts.manifest sorted on file and offset
 	// rewrite (stage 4)
 	LogFile   = "rewrite.log"    // warcrefs' log, appended across runs
-	SavedFile = "saved.tsv"      // per record rewritten: file offset old-length new-length
+	SavedFile = "saved.tsv"      // per record rewritten: file offset old-length new-length; removed once the job is complete (the log has them)
 	ApartFile = "apart.manifest" // the duplicates the rewrite kept apart from their original (numbered, on file)
 	// resolve the collisions (after a resolve that read nothing)
 	CollideFile         = "collide.manifest"         // the digests kept apart, numbered again byte for byte, on digest
