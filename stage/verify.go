@@ -42,7 +42,9 @@ type Verify struct {
 // eight files hold at most 8 x 8 MiB, so that verify stays well under
 // the rewrite's peak (130 MB at 10^6 records, issue 22's 150 MB a
 // process); a larger comparison goes through the system sort as before,
-// in the same order (syssort.Sorter.InMemory).
+// in the same order (syssort.Sorter.InMemory). The join by capture reads
+// two of them at once (the before- and the after-manifest's), sorted
+// here while each is in memory, whatever their total (Sorter.Sorted).
 const VerifyInMemory = 8 << 20
 
 // Run verifies, stopped when ctx is done.

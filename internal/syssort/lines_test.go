@@ -212,3 +212,86 @@ func TestInMemoryOrderIsSorts(t *testing.T) {
 		t.Fatalf("in memory %q, the system sort %q", mem, sys)
 	}
 }
+
+// TestSortHeldInMemory proves that Files each still in memory, together
+// beyond InMemory, are sorted here, whole and in order, with no sort
+// process (one would fail: its buffer size is not one) and no file
+// written, by Sorted and by SortLines, whose File reads as often as asked
+// and takes more lines.
+func TestSortHeldInMemory(t *testing.T) {
+	for _, sortLines := range []bool{false, true} {
+		t.Run(fmt.Sprintf("SortLines %v", sortLines), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(5, 6))
+			o := Sorter{TempDir: t.TempDir(), InMemory: 32 << 10, Memory: "no-such-size"}
+			var want []string
+			var inputs []*File
+			for range 3 {
+				f, _ := o.Create("test")
+				defer f.Remove()
+				for range 1000 {
+					l := fmt.Sprintf("%s %d", Num(nil, rng.Int64N(1<<40)), rng.IntN(1000)) // 20-odd bytes: a file stays under 32 KiB, three above
+					if err := f.Line([]byte(l)); err != nil {
+						t.Fatal(err)
+					}
+					want = append(want, l)
+				}
+				if f.name != "" {
+					t.Fatalf("an input of %d lines spilled; the test wants it in memory", f.Lines)
+				}
+				inputs = append(inputs, f)
+			}
+			slices.Sort(want)
+			read := func(l *Lines, err error) []string {
+				t.Helper()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for l.Next() {
+					got = append(got, string(l.Bytes()))
+				}
+				if err := l.Close(); err != nil {
+					t.Fatal(err)
+				}
+				return got
+			}
+			if !sortLines {
+				if got := read(o.Sorted(context.Background(), inputs...)); !slices.Equal(got, want) {
+					t.Fatalf("%d lines back, want %d, or out of order", len(got), len(want))
+				}
+			} else {
+				out, err := o.SortLines(context.Background(), "test-sorted", inputs...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer out.Remove()
+				for range 2 {
+					if got := read(out.Open()); !slices.Equal(got, want) {
+						t.Fatalf("%d lines back, want %d, or out of order", len(got), len(want))
+					}
+				}
+			}
+			if entries, _ := os.ReadDir(o.TempDir); len(entries) != 0 {
+				t.Errorf("%d files in the temporary directory, want none", len(entries))
+			}
+			if sortLines {
+				// A line more: the File, beyond InMemory, goes to disk
+				// with its lines as sorted, then the new one.
+				out, err := o.SortLines(context.Background(), "test-sorted", inputs...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer out.Remove()
+				if err := out.Line([]byte("0 last")); err != nil {
+					t.Fatal(err)
+				}
+				if out.name == "" {
+					t.Error("the File of a line more stays in memory")
+				}
+				if got := read(out.Open()); !slices.Equal(got, append(want, "0 last")) {
+					t.Errorf("%d lines back, want %d, or out of order", len(got), len(want)+1)
+				}
+			}
+		})
+	}
+}

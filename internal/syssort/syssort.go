@@ -47,7 +47,8 @@ type Sorter struct {
 	Compress string
 	// InMemory is the size up to which a File stays in memory, and Files
 	// of that size together are sorted in this process (SortLines,
-	// Sorted): 0 is DefaultInMemory, a negative size none.
+	// Sorted; Files each still in memory are sorted here whatever their
+	// total): 0 is DefaultInMemory, a negative size none.
 	InMemory int
 }
 
