@@ -44,14 +44,15 @@ func benchCollection(n int) (before, after string) {
 }
 
 // BenchmarkRewriteAgainst measures verify on manifests of the bench
-// collection's size (30,000 responses, 40% rewritten) with the budget
-// the run gives it (stage.VerifyInMemory, 8 MiB a file): the join by
-// capture's two files, each in memory, are sorted in memory, not by the
-// system sort.
+// collection's size (30,000 responses, 40% rewritten) with the memory
+// the run gives it (stage.VerifyBudget and VerifyInMemory): its files,
+// 31 MB together, stay in memory and are sorted there, not by the system
+// sort.
 func BenchmarkRewriteAgainst(b *testing.B) {
 	before, after := benchCollection(30000)
-	opt := verify.Options{Sort: syssort.Sorter{TempDir: b.TempDir(), InMemory: 8 << 20, Compress: syssort.Compressor()}}
+	dir := b.TempDir()
 	for b.Loop() {
+		opt := verify.Options{Sort: syssort.Sorter{TempDir: dir, InMemory: 8 << 20, Budget: syssort.NewBudget(64 << 20), Compress: syssort.Compressor()}}
 		st, err := opt.RewriteAgainst(context.Background(), manifest.NewReader(strings.NewReader(before), "before"),
 			manifest.NewReader(strings.NewReader(after), "after"), nil, func(v string) { b.Fatalf("violation %s", v) })
 		if err != nil {

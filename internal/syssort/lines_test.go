@@ -295,3 +295,63 @@ func TestSortHeldInMemory(t *testing.T) {
 		})
 	}
 }
+
+// TestBudget proves that Files sharing a Budget stay in memory while
+// together they hold less, one of them beyond InMemory; that the File
+// whose line would pass it goes to disk and gives back what it held,
+// which another File then takes; and that Remove gives back too.
+func TestBudget(t *testing.T) {
+	budget := NewBudget(100)
+	a := Sorter{TempDir: t.TempDir(), InMemory: 10, Budget: budget}
+	b := a
+	line := []byte("123456789") // 10 bytes with its line feed
+	big, _ := a.Create("big")
+	defer big.Remove()
+	for range 6 {
+		big.Line(line)
+	}
+	small, _ := b.Create("small")
+	defer small.Remove()
+	for range 4 {
+		small.Line(line)
+	}
+	if big.name != "" || small.name != "" {
+		t.Fatalf("60 and 40 bytes of a budget of 100 on disk (%v, %v), want both in memory", big.name != "", small.name != "")
+	}
+	big.Line(line)
+	if big.name == "" || big.held != 0 {
+		t.Fatalf("the File whose line passes the budget: on disk %v, holding %d; want on disk, holding nothing", big.name != "", big.held)
+	}
+	for range 6 {
+		small.Line(line)
+	}
+	if small.name != "" || small.held != 100 {
+		t.Fatalf("the other File, of what the first gave back: on disk %v, holding %d; want in memory, 100", small.name != "", small.held)
+	}
+	small.Remove()
+	other, _ := a.Create("other")
+	defer other.Remove()
+	for range 10 {
+		other.Line(line)
+	}
+	if other.name != "" {
+		t.Error("a File of what Remove gave back went to disk")
+	}
+	for f, want := range map[*File]int64{big: 7, other: 10} {
+		l, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		for l.Next() {
+			if !bytes.Equal(l.Bytes(), line[:9]) {
+				t.Fatalf("%s: line %q", f.pattern, l.Bytes())
+			}
+			n++
+		}
+		l.Close()
+		if n != want {
+			t.Errorf("%s: %d lines back, want %d", f.pattern, n, want)
+		}
+	}
+}
