@@ -37,15 +37,15 @@ type Verify struct {
 // together (Sort.Budget, where Sort.InMemory is 0): the manifests of a
 // collection of some 5 x 10^4 records, about a GB, are then compared
 // without a sort process, a compressed temporary file or a pipe (those of
-// the bench collection, 30,000 records: seven files of 31 MB in all, the
-// largest the join by digest's 9 MB). Its files hold 64 MiB at most, as
-// eight of 8 MiB did, so that verify stays under the rewrite's peak (130
-// MB at 10^6 records, issue 22's 150 MB a process); the files beyond it
-// go through the system sort as before, in the same order, or, up to
-// VerifyInMemory together, are read back and sorted here
-// (syssort.Sorter.InMemory, Budget).
+// the bench collection, 30,000 records: seven files of 31 MB in all, 27
+// MB at once, the largest the join by digest's 9 MB). Its files hold 40
+// MiB at most, less than the eight of 8 MiB each before, so that verify
+// stays under the rewrite's peak (130 MB at 10^6 records, issue 22's 150
+// MB a process); the files beyond it go through the system sort as
+// before, in the same order, or, up to VerifyInMemory together, are read
+// back and sorted here (syssort.Sorter.InMemory, Budget).
 const (
-	VerifyBudget   = 64 << 20
+	VerifyBudget   = 40 << 20
 	VerifyInMemory = 8 << 20
 )
 

@@ -52,7 +52,7 @@ func BenchmarkRewriteAgainst(b *testing.B) {
 	before, after := benchCollection(30000)
 	dir := b.TempDir()
 	for b.Loop() {
-		opt := verify.Options{Sort: syssort.Sorter{TempDir: dir, InMemory: 8 << 20, Budget: syssort.NewBudget(64 << 20), Compress: syssort.Compressor()}}
+		opt := verify.Options{Sort: syssort.Sorter{TempDir: dir, InMemory: 8 << 20, Budget: syssort.NewBudget(40 << 20), Compress: syssort.Compressor()}}
 		st, err := opt.RewriteAgainst(context.Background(), manifest.NewReader(strings.NewReader(before), "before"),
 			manifest.NewReader(strings.NewReader(after), "after"), nil, func(v string) { b.Fatalf("violation %s", v) })
 		if err != nil {
