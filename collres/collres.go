@@ -46,7 +46,8 @@ type Resolver struct {
 	// rewrite then compares each duplicate with its original byte for
 	// byte, as it does anyway, and resolves what it finds apart with a
 	// Resolver that reads (warcdedup run: each duplicate compared once,
-	// issue 21). Source is not used.
+	// issue 21). Source is not used, nor Jobs: one goroutine does it
+	// (Resolver.inline).
 	FromManifest bool
 	// Class, with FromManifest, is what the manifest line tells of the
 	// record's policy key (the URI under policy.URI, the container a file
@@ -139,9 +140,12 @@ type task struct {
 	lines chan manifest.Line
 	group bool
 	out   *spool.Spool
-	done  chan struct{}
-	stats Stats
-	err   error
+	// direct, if not nil, is where the task's lines go instead of out:
+	// the output itself, where one goroutine resolves (inline).
+	direct io.Writer
+	done   chan struct{}
+	stats  Stats
+	err    error
 }
 
 // Abandon finishes a task that no worker will run.
@@ -177,6 +181,9 @@ func (r *Resolver) Run(ctx context.Context, in *manifest.Reader, out io.Writer) 
 		prog = new(Progress)
 	}
 
+	if r.FromManifest {
+		return r.inline(ctx, in, out, prog)
+	}
 	q := ordered.New[*task](4 * jobs)
 	// Each task's output is spooled; the spools of tasks written out are
 	// used again by later ones.
@@ -249,6 +256,116 @@ func (r *Resolver) dispatch(ctx context.Context, in *manifest.Reader, q *ordered
 		if err := d.add(l); err != nil {
 			return err
 		}
+	}
+}
+
+// inline is Run where nothing is read but the manifest (FromManifest):
+// one goroutine reads, numbers and writes each line, grouped by digest
+// as dispatch and the workers group them, in the same order. A line then
+// costs its parse and its write; handed to a worker, it cost a task, two
+// channels and a spool a digest of two or more lines, and the hand-offs
+// between goroutines (the bench collection's 30,000 lines in 7,288
+// clusters: 194 ms of wall, mostly waiting).
+func (r *Resolver) inline(ctx context.Context, in *manifest.Reader, out io.Writer, prog *Progress) (Stats, error) {
+	d := inlineDispatcher{ctx: ctx, w: r.newWorker(new(manifest.Pins), prog), t: &task{direct: out}}
+	defer d.close()
+	for n := 0; ; n++ {
+		if n%4096 == 0 && ctx.Err() != nil {
+			return d.t.stats, ctx.Err()
+		}
+		l, err := in.Next()
+		if err == io.EOF {
+			return d.t.stats, d.endDigest()
+		}
+		if err != nil {
+			return d.t.stats, err
+		}
+		if l.Fields == 10 && !l.IsRevisit() {
+			return d.t.stats, in.Errorf("a numbered line (copy %d): warccollres reads warcsum's manifest (6 fields and revisit lines)", l.Copy)
+		}
+		prog.Lines.Add(1)
+		if err := d.add(l); err != nil {
+			return d.t.stats, err
+		}
+	}
+}
+
+// inlineDispatcher is dispatcher and worker at once (Resolver.inline): a
+// digest's lines go to a group of its own where dispatcher starts one,
+// the others as worker.run writes a batch's, all into one task.
+type inlineDispatcher struct {
+	ctx    context.Context
+	w      *worker
+	t      *task
+	group  *group
+	held   *manifest.Line // the digest's first response, alone so far
+	digest string
+}
+
+func (d *inlineDispatcher) add(l manifest.Line) error {
+	if l.Digest != d.digest {
+		if err := d.endDigest(); err != nil {
+			return err
+		}
+		d.digest = l.Digest
+	}
+	switch {
+	case l.IsRevisit() && l.Digest == manifest.NoDigest:
+		// Pins for every cluster; all of them come before the first.
+		d.w.global.Add(&l)
+		return d.single(l)
+	case d.group == nil && (l.IsRevisit() || d.held != nil):
+		d.group = &group{w: d.w, t: d.t}
+		if d.held != nil {
+			held := *d.held
+			d.held = nil
+			if err := d.toGroup(held); err != nil {
+				return err
+			}
+		}
+		return d.toGroup(l)
+	case d.group != nil:
+		return d.toGroup(l)
+	}
+	d.held = &l
+	return nil
+}
+
+func (d *inlineDispatcher) toGroup(l manifest.Line) error {
+	d.t.stats.Lines++
+	return d.group.add(d.ctx, l)
+}
+
+// single writes a line of no group, as worker.run writes a batch's.
+func (d *inlineDispatcher) single(l manifest.Line) error {
+	d.t.stats.Lines++
+	if l.IsRevisit() {
+		d.t.stats.Revisits++
+	} else {
+		d.w.single(&l)
+	}
+	return d.w.emit(d.t, &l)
+}
+
+// endDigest ends the current digest's group, or writes its one response.
+func (d *inlineDispatcher) endDigest() error {
+	if g := d.group; g != nil {
+		d.group = nil
+		err := g.end()
+		g.close()
+		return err
+	}
+	if d.held != nil {
+		l := *d.held
+		d.held = nil
+		return d.single(l)
+	}
+	return nil
+}
+
+func (d *inlineDispatcher) close() {
+	if d.group != nil {
+		d.group.close()
 	}
 }
 
@@ -389,7 +506,12 @@ func (r *Resolver) newWorker(global *manifest.Pins, prog *Progress) *worker {
 
 func (w *worker) emit(t *task, l *manifest.Line) error {
 	w.buf = l.Append(w.buf[:0])
-	_, err := t.out.Write(w.buf)
+	var err error
+	if t.direct != nil {
+		_, err = t.direct.Write(w.buf)
+	} else {
+		_, err = t.out.Write(w.buf)
+	}
 	t.stats.Written++
 	return err
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -531,5 +532,64 @@ func TestRunLeavesResolverAsGiven(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFromManifestNumbersAsComparing proves that numbering from the
+// manifest alone (FromManifest, resolved on one goroutine) writes the
+// lines the comparing resolve writes, byte for byte and in the same
+// order, with the same counts but the reads, wherever the payloads agree
+// with their digests: more single-response digests than a batch holds, a
+// cluster longer than a group's read-ahead, revisit lines that pin their
+// targets with and without a digest, and a record listed twice.
+func TestFromManifestNumbersAsComparing(t *testing.T) {
+	var file strings.Builder
+	for i := range 300 {
+		file.WriteString(warctest.Response(fmt.Sprintf("http://single/%d", i), "2021-01-01T00:00:00Z", fmt.Sprintf("payload %d of its own", i)))
+	}
+	for i := range 40 {
+		file.WriteString(warctest.Response(fmt.Sprintf("http://long/%d", i%7), fmt.Sprintf("2021-02-%02dT00:00:%02dZ", 1+i%28, i), "a payload crawled forty times"))
+	}
+	logo := strings.Repeat("logo bytes ", 40)
+	for i := range 3 {
+		file.WriteString(warctest.Response(fmt.Sprintf("http://logo/%d", i), fmt.Sprintf("2021-03-0%dT00:00:00Z", i+1), logo))
+	}
+	file.WriteString(warctest.Record("revisit", "http://logo/9", "2021-03-09T00:00:00Z", "HTTP/1.1 200 OK\r\n\r\n",
+		"WARC-Refers-To-Target-URI: http://logo/1", "WARC-Refers-To-Date: 2021-03-02T00:00:00Z", "WARC-Payload-Digest: sha1:"+sha1Base32(logo)))
+	file.WriteString(warctest.Record("revisit", "http://long/9", "2021-03-09T00:00:00Z", "HTTP/1.1 200 OK\r\n\r\n",
+		"WARC-Refers-To-Target-URI: http://long/3", "WARC-Refers-To-Date: 2021-02-04T00:00:03Z"))
+	dir := collection{"a.warc": []byte(file.String())}.write(t)
+	lines := hashDir(t, dir, digest.SHA1)
+	// The same record listed twice (a line repeated), in the long cluster.
+	for i, l := range lines {
+		if l.URI == "http://long/5" {
+			lines = slices.Insert(lines, i, l)
+			break
+		}
+	}
+	run := func(res Resolver) ([]byte, Stats) {
+		t.Helper()
+		var out bytes.Buffer
+		res.Warn = func(error) {}
+		st, err := res.Run(context.Background(), manifest.NewReader(bytes.NewReader(format(lines)), "test.manifest"), &out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Bytes(), st
+	}
+	comparing, cst := run(Resolver{Source: &source.Locator{Roots: []string{dir}}, Number: true, Jobs: 2, Policy: policy.Payload})
+	fromManifest, fst := run(Resolver{Number: true, Jobs: 2, Policy: policy.Payload, FromManifest: true})
+	if !bytes.Equal(fromManifest, comparing) {
+		t.Errorf("from the manifest:\n%s\nthe comparing resolve:\n%s", fromManifest, comparing)
+	}
+	if fst.Fetched != 0 || cst.Fetched == 0 {
+		t.Errorf("fetched %d from the manifest, %d comparing: want none, some", fst.Fetched, cst.Fetched)
+	}
+	cst.Fetched, cst.Compared = 0, 0
+	if fst != cst {
+		t.Errorf("stats from the manifest %+v, comparing %+v", fst, cst)
+	}
+	if fst.Clusters != 2 || fst.Pinned != 2 || fst.Revisits != 2 || fst.Repeated != 1 || fst.Written != int64(len(lines)-1) {
+		t.Errorf("stats %+v: want 2 clusters, 2 pinned, 2 revisit lines, 1 repeated, every other line written", fst)
 	}
 }

@@ -2,6 +2,7 @@ package stage
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -248,7 +249,12 @@ func (c *Collide) gather(apartName string, out io.Writer, res *CollideResult) (m
 	kept := map[lineAt]bool{}
 	if len(digests) > 0 {
 		extra = extraOriginals{}
-		err = EachLine(c.Numbered, func(l *manifest.Line) error {
+		// The first pass checked every line: this one parses only those
+		// it takes (the digest-less revisit lines, pins of every digest,
+		// and the lines of the digests resolved again).
+		err = eachLineOf(c.Numbered, func(digest []byte) bool {
+			return digests[string(digest)] || string(digest) == manifest.NoDigest
+		}, func(l *manifest.Line) error {
 			isExtra := extra.is(l)
 			switch {
 			case l.IsRevisit() && l.Digest == manifest.NoDigest:
@@ -345,7 +351,138 @@ func (b *CollideBack) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if changed, err := b.changes(lines, digests); err != nil || !changed {
+		return err
+	}
 	return b.numbered(ctx, lines, digests)
+}
+
+// changes reports whether the renumbering changes a line of Numbered, as
+// numbered would find it, reading only the lines of the digests
+// renumbered (the others it writes as they are): a renumbering that
+// changes nothing, the usual one, leaves Numbered unread but for them.
+func (b *CollideBack) changes(lines map[lineAt]renumbered, digests map[string]bool) (bool, error) {
+	var group []manifest.Line
+	was := map[lineAt]numbering{}
+	changed := false
+	flush := func() {
+		if len(group) > 0 && renumber(group, was) {
+			changed = true
+		}
+		group = group[:0]
+		clear(was)
+	}
+	err := eachLineOf(b.Numbered, func(digest []byte) bool { return digests[string(digest)] }, func(l *manifest.Line) error {
+		if len(group) > 0 && l.Digest != group[0].Digest {
+			flush()
+		}
+		at := lineAt{l.File, l.Offset}
+		was[at] = numbering{l.Class, l.Copy, l.RefURI, l.RefDate}
+		if n, ok := lines[at]; ok && !l.IsRevisit() {
+			l.Class, l.Copy, l.RefURI, l.RefDate = n.ext, n.copy, n.refURI, n.refDate
+		}
+		group = append(group, *l)
+		return nil
+	})
+	flush()
+	return changed, err
+}
+
+// numbering is a line's class, copy and Refers-To.
+type numbering struct {
+	class, copy     int
+	refURI, refDate string
+}
+
+// renumber numbers the lines of a digest (see numbered), in place, and
+// reports whether a line's numbering is now another than was has it (as
+// read).
+func renumber(group []manifest.Line, was map[lineAt]numbering) bool {
+	// The classes in the order the comparing resolve founds them: by
+	// their first line on date, file and offset.
+	slices.SortFunc(group, func(a, b manifest.Line) int {
+		return cmp.Or(strings.Compare(a.Date, b.Date), strings.Compare(a.File, b.File), cmp.Compare(a.Offset, b.Offset))
+	})
+	exts := map[int]int{}
+	for i := range group {
+		l := &group[i]
+		if l.IsRevisit() {
+			continue
+		}
+		ext, ok := exts[l.Class]
+		if !ok {
+			ext = len(exts)
+			exts[l.Class] = ext
+		}
+		l.Class = ext
+	}
+	slices.SortFunc(group, func(a, b manifest.Line) int { return manifest.ByDigest.Compare(&a, &b) })
+	ext, copies := manifest.RevisitClass, 0
+	for i := range group {
+		l := &group[i]
+		if l.IsRevisit() {
+			continue
+		}
+		if l.Class != ext {
+			ext, copies = l.Class, 1
+		}
+		if l.Copy > 1 {
+			copies++
+			l.Copy = copies
+		}
+	}
+	changed := false
+	for i := range group {
+		l := &group[i]
+		if w := was[lineAt{l.File, l.Offset}]; w != (numbering{l.Class, l.Copy, l.RefURI, l.RefDate}) {
+			changed = true
+		}
+	}
+	return changed
+}
+
+// eachLineOf calls fn with each line of the manifest file name whose
+// digest (field 6) take takes, parsed; the others are not parsed.
+func eachLineOf(name string, take func(digest []byte) bool, fn func(*manifest.Line) error) error {
+	f, err := gzfile.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 256<<10), 64<<20)
+	for n := 1; sc.Scan(); n++ {
+		raw := sc.Bytes()
+		if !take(field(raw, 5)) {
+			continue
+		}
+		l, err := manifest.Parse(raw)
+		if err != nil {
+			return fmt.Errorf("%s: line %d: %w", name, n, err)
+		}
+		if err := fn(&l); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// field returns the i-th space-separated field of line (from 0), or nil.
+func field(line []byte, i int) []byte {
+	for ; i > 0; i-- {
+		j := bytes.IndexByte(line, ' ')
+		if j < 0 {
+			return nil
+		}
+		line = line[j+1:]
+	}
+	if j := bytes.IndexByte(line, ' '); j >= 0 {
+		return line[:j]
+	}
+	return line
 }
 
 // readOrigins reads CollideOrigins: each line numbered again and each
@@ -528,52 +665,14 @@ func (b *CollideBack) numbered(ctx context.Context, lines map[lineAt]renumbered,
 	var group []manifest.Line // the lines of a digest renumbered
 	// was is each renumbered line's numbering as read; changed is set
 	// once a line is written numbered otherwise.
-	type numbering struct {
-		class, copy     int
-		refURI, refDate string
-	}
 	was := map[lineAt]numbering{}
 	changed := false
 	flush := func() {
-		// The classes in the order the comparing resolve founds them:
-		// by their first line on date, file and offset.
-		slices.SortFunc(group, func(a, b manifest.Line) int {
-			return cmp.Or(strings.Compare(a.Date, b.Date), strings.Compare(a.File, b.File), cmp.Compare(a.Offset, b.Offset))
-		})
-		exts := map[int]int{}
-		for i := range group {
-			l := &group[i]
-			if l.IsRevisit() {
-				continue
-			}
-			ext, ok := exts[l.Class]
-			if !ok {
-				ext = len(exts)
-				exts[l.Class] = ext
-			}
-			l.Class = ext
-		}
-		slices.SortFunc(group, func(a, b manifest.Line) int { return manifest.ByDigest.Compare(&a, &b) })
-		ext, copies := manifest.RevisitClass, 0
-		for i := range group {
-			l := &group[i]
-			if l.IsRevisit() {
-				continue
-			}
-			if l.Class != ext {
-				ext, copies = l.Class, 1
-			}
-			if l.Copy > 1 {
-				copies++
-				l.Copy = copies
-			}
+		if renumber(group, was) {
+			changed = true
 		}
 		for i := range group {
-			l := &group[i]
-			if w := was[lineAt{l.File, l.Offset}]; w != (numbering{l.Class, l.Copy, l.RefURI, l.RefDate}) {
-				changed = true
-			}
-			buf = l.Append(buf[:0])
+			buf = group[i].Append(buf[:0])
 			bw.Write(buf)
 		}
 		group = group[:0]

@@ -33,17 +33,21 @@ type Verify struct {
 	Sort syssort.Sorter
 }
 
-// VerifyInMemory is the size up to which each of the comparison's
-// temporary files stays in memory and is sorted there (Sort.InMemory,
-// when it is 0): the manifests of a collection of some 5 x 10^4
-// records, about a GB, are then compared without a sort process, a
-// compressed temporary file or a pipe (those of the bench collection,
-// 30,000 records, 4.2 MB a manifest: 0.9 s of wall time of verify). Its
-// eight files hold at most 8 x 8 MiB, so that verify stays well under
-// the rewrite's peak (130 MB at 10^6 records, issue 22's 150 MB a
-// process); a larger comparison goes through the system sort as before,
-// in the same order (syssort.Sorter.InMemory).
-const VerifyInMemory = 8 << 20
+// VerifyBudget is what the comparison's temporary files hold in memory
+// together (Sort.Budget, where Sort.InMemory is 0): the manifests of a
+// collection of some 5 x 10^4 records, about a GB, are then compared
+// without a sort process, a compressed temporary file or a pipe (those of
+// the bench collection, 30,000 records: seven files of 31 MB in all, 27
+// MB at once, the largest the join by digest's 9 MB). Its files hold 40
+// MiB at most, less than the eight of 8 MiB each before, so that verify
+// stays under the rewrite's peak (130 MB at 10^6 records, issue 22's 150
+// MB a process); the files beyond it go through the system sort as
+// before, in the same order, or, up to VerifyInMemory together, are read
+// back and sorted here (syssort.Sorter.InMemory, Budget).
+const (
+	VerifyBudget   = 40 << 20
+	VerifyInMemory = 8 << 20
+)
 
 // Run verifies, stopped when ctx is done.
 func (v *Verify) Run(ctx context.Context) (verify.Stats, error) {
@@ -56,7 +60,7 @@ func (v *Verify) Run(ctx context.Context) (verify.Stats, error) {
 	v.Meter.Begin("records", v.Total)
 	sorter := v.Sort
 	if sorter.InMemory == 0 {
-		sorter.InMemory = VerifyInMemory
+		sorter.InMemory, sorter.Budget = VerifyInMemory, syssort.NewBudget(VerifyBudget)
 	}
 	st, err := verify.Options{Sort: sorter}.RewriteAgainst(ctx, v.Before, v.After, v.External, func(lost string) {
 		fmt.Fprintln(bw, lost)

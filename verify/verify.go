@@ -129,16 +129,25 @@ func (c *comparison) run(before, after, external *manifest.Reader) error {
 			return err
 		}
 	}
-	for _, pass := range []func() error{
-		func() error { return c.read(before, after, external) },
-		c.joinCaptures,
-		c.joinClasses,
-		c.joinTargets,
-		c.choose,
-		c.report,
+	// Each pass but the first reads files the passes after it do not:
+	// they are removed once it is done, so that what the comparison
+	// holds in memory (or on disk) is what is still to be read.
+	for _, pass := range []struct {
+		run  func() error
+		read []*syssort.File
+	}{
+		{func() error { return c.read(before, after, external) }, nil},
+		{c.joinCaptures, []*syssort.File{c.captures, c.capturesBefore}},
+		{c.joinClasses, []*syssort.File{c.digests}},
+		{c.joinTargets, []*syssort.File{c.queries, c.refs, c.pending}},
+		{c.choose, []*syssort.File{c.choices}},
+		{c.report, []*syssort.File{c.violations}},
 	} {
-		if err := pass(); err != nil {
+		if err := pass.run(); err != nil {
 			return err
+		}
+		for _, f := range pass.read {
+			f.Remove()
 		}
 		if err := c.ctx.Err(); err != nil {
 			return err

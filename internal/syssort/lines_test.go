@@ -212,3 +212,146 @@ func TestInMemoryOrderIsSorts(t *testing.T) {
 		t.Fatalf("in memory %q, the system sort %q", mem, sys)
 	}
 }
+
+// TestSortHeldInMemory proves that Files each still in memory, together
+// beyond InMemory, are sorted here, whole and in order, with no sort
+// process (one would fail: its buffer size is not one) and no file
+// written, by Sorted and by SortLines, whose File reads as often as asked
+// and takes more lines.
+func TestSortHeldInMemory(t *testing.T) {
+	for _, sortLines := range []bool{false, true} {
+		t.Run(fmt.Sprintf("SortLines %v", sortLines), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(5, 6))
+			o := Sorter{TempDir: t.TempDir(), InMemory: 32 << 10, Memory: "no-such-size"}
+			var want []string
+			var inputs []*File
+			for range 3 {
+				f, _ := o.Create("test")
+				defer f.Remove()
+				for range 1000 {
+					l := fmt.Sprintf("%s %d", Num(nil, rng.Int64N(1<<40)), rng.IntN(1000)) // 20-odd bytes: a file stays under 32 KiB, three above
+					if err := f.Line([]byte(l)); err != nil {
+						t.Fatal(err)
+					}
+					want = append(want, l)
+				}
+				if f.name != "" {
+					t.Fatalf("an input of %d lines spilled; the test wants it in memory", f.Lines)
+				}
+				inputs = append(inputs, f)
+			}
+			slices.Sort(want)
+			read := func(l *Lines, err error) []string {
+				t.Helper()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for l.Next() {
+					got = append(got, string(l.Bytes()))
+				}
+				if err := l.Close(); err != nil {
+					t.Fatal(err)
+				}
+				return got
+			}
+			if !sortLines {
+				if got := read(o.Sorted(context.Background(), inputs...)); !slices.Equal(got, want) {
+					t.Fatalf("%d lines back, want %d, or out of order", len(got), len(want))
+				}
+			} else {
+				out, err := o.SortLines(context.Background(), "test-sorted", inputs...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer out.Remove()
+				for range 2 {
+					if got := read(out.Open()); !slices.Equal(got, want) {
+						t.Fatalf("%d lines back, want %d, or out of order", len(got), len(want))
+					}
+				}
+			}
+			if entries, _ := os.ReadDir(o.TempDir); len(entries) != 0 {
+				t.Errorf("%d files in the temporary directory, want none", len(entries))
+			}
+			if sortLines {
+				// A line more: the File, beyond InMemory, goes to disk
+				// with its lines as sorted, then the new one.
+				out, err := o.SortLines(context.Background(), "test-sorted", inputs...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer out.Remove()
+				if err := out.Line([]byte("0 last")); err != nil {
+					t.Fatal(err)
+				}
+				if out.name == "" {
+					t.Error("the File of a line more stays in memory")
+				}
+				if got := read(out.Open()); !slices.Equal(got, append(want, "0 last")) {
+					t.Errorf("%d lines back, want %d, or out of order", len(got), len(want)+1)
+				}
+			}
+		})
+	}
+}
+
+// TestBudget proves that Files sharing a Budget stay in memory while
+// together they hold less, one of them beyond InMemory; that the File
+// whose line would pass it goes to disk and gives back what it held,
+// which another File then takes; and that Remove gives back too.
+func TestBudget(t *testing.T) {
+	budget := NewBudget(100)
+	a := Sorter{TempDir: t.TempDir(), InMemory: 10, Budget: budget}
+	b := a
+	line := []byte("123456789") // 10 bytes with its line feed
+	big, _ := a.Create("big")
+	defer big.Remove()
+	for range 6 {
+		big.Line(line)
+	}
+	small, _ := b.Create("small")
+	defer small.Remove()
+	for range 4 {
+		small.Line(line)
+	}
+	if big.name != "" || small.name != "" {
+		t.Fatalf("60 and 40 bytes of a budget of 100 on disk (%v, %v), want both in memory", big.name != "", small.name != "")
+	}
+	big.Line(line)
+	if big.name == "" || big.held != 0 {
+		t.Fatalf("the File whose line passes the budget: on disk %v, holding %d; want on disk, holding nothing", big.name != "", big.held)
+	}
+	for range 6 {
+		small.Line(line)
+	}
+	if small.name != "" || small.held != 100 {
+		t.Fatalf("the other File, of what the first gave back: on disk %v, holding %d; want in memory, 100", small.name != "", small.held)
+	}
+	small.Remove()
+	other, _ := a.Create("other")
+	defer other.Remove()
+	for range 10 {
+		other.Line(line)
+	}
+	if other.name != "" {
+		t.Error("a File of what Remove gave back went to disk")
+	}
+	for f, want := range map[*File]int64{big: 7, other: 10} {
+		l, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		for l.Next() {
+			if !bytes.Equal(l.Bytes(), line[:9]) {
+				t.Fatalf("%s: line %q", f.pattern, l.Bytes())
+			}
+			n++
+		}
+		l.Close()
+		if n != want {
+			t.Errorf("%s: %d lines back, want %d", f.pattern, n, want)
+		}
+	}
+}

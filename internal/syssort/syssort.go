@@ -45,10 +45,16 @@ type Sorter struct {
 	// Compress is the program sort compresses its temporary files with
 	// (sort --compress-program), "" none.
 	Compress string
-	// InMemory is the size up to which a File stays in memory, and Files
-	// of that size together are sorted in this process (SortLines,
-	// Sorted): 0 is DefaultInMemory, a negative size none.
+	// InMemory is the size up to which a File stays in memory (where
+	// Budget is nil), and Files of that size together are sorted in this
+	// process (SortLines, Sorted; Files each still in memory are sorted
+	// here whatever their total): 0 is DefaultInMemory, a negative size
+	// none.
 	InMemory int
+	// Budget, if not nil, bounds what the Files of this Sorter and of
+	// the others sharing it hold in memory together, in place of each
+	// one's InMemory.
+	Budget *Budget
 }
 
 // Compressor is the program a job's sorts compress their temporary
