@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"warcdedup/crawlindex"
@@ -288,4 +289,44 @@ func TestUndoIndexWACZOutsideRequirersAfterStop(t *testing.T) {
 		t.Fatalf("the undo run again: %v %+v", err, u)
 	}
 	c.after(t, required)
+}
+
+// TestUndoIndexWACZUnreadableOutsidePackageNamed damages a package of a
+// committed crawl (crawl-0-0.wacz: its ZIP's end cut off) before the
+// undo of TestUndoIndexWACZUpdatesOutsideRequirers's crawl, and proves
+// that the undo names it and exits 1: it cannot tell whether that
+// package requires one it gave back, so an exit 0 would promise every
+// requirer up to date while one may be left stale.
+func TestUndoIndexWACZUnreadableOutsidePackageNamed(t *testing.T) {
+	c := setUpOutsideRequirers(t, "directories")
+	damaged := filepath.Join(filepath.Dir(c.requirers[0]), "crawl-0-0.wacz")
+	fi, err := os.Stat(damaged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := os.ReadFile(damaged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(damaged, fi.Size()-30); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wacz.Open(damaged); err == nil {
+		t.Fatalf("%s still reads: the test proves nothing", damaged)
+	}
+	u, err := Undo(context.Background(), UndoOptions{Paths: []string{c.op}, WorkDir: c.wd, Jobs: 2})
+	if err != nil {
+		t.Fatalf("undo crawl-1: %v", err)
+	}
+	named := slices.ContainsFunc(u.StaleRequirers, func(s string) bool { return strings.Contains(s, damaged) })
+	if u.Exit == 0 || !named {
+		t.Fatalf("undo crawl-1 with %s unreadable: exit %d, stale requirers %v; want exit 1 naming it", damaged, u.Exit, u.StaleRequirers)
+	}
+	// The readable requirer was still brought up to date.
+	if err := os.WriteFile(damaged, whole, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s := staleAcross(t, filepath.Dir(c.requirers[0])); slices.Contains(s, "crawl-0-1.wacz -> "+filepath.Base(c.required)) {
+		t.Errorf("stale entries: %v", s)
+	}
 }
