@@ -279,7 +279,11 @@ func (u *undo) refreshOutside(ctx context.Context) error {
 		changed = append(changed, name)
 	}
 	slices.Sort(changed)
-	pr := &stage.PackageRewrite{Members: members, Requirers: requirers, TempDir: u.wd.File(workdir.TmpDir), Software: "warcdedup", Messages: messages{u.show}}
+	keep := map[string]bool{} // the index has their records at offsets in them
+	for _, n := range notes {
+		keep[n.Path] = true
+	}
+	pr := &stage.PackageRewrite{Members: members, Requirers: requirers, TempDir: u.wd.File(workdir.TmpDir), Software: "warcdedup", Messages: messages{u.show}, KeepPlaces: keep}
 	res, err := pr.RefreshRequirers(ctx, changed, time.Now().UTC())
 	u.res.StaleRequirers = append(u.res.StaleRequirers, res.Refused...)
 	if err != nil {

@@ -1,10 +1,12 @@
 package dedup
 
 import (
+	"archive/zip"
 	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -162,6 +164,13 @@ type outsideCase struct {
 // rewrote, and imports crawl-0.
 func setUpOutsideRequirers(t *testing.T, form string) *outsideCase {
 	t.Helper()
+	return setUpOutsideRequirersThen(t, form, nil)
+}
+
+// setUpOutsideRequirersThen is setUpOutsideRequirers calling then (if
+// not nil) on crawl-0's requirer before crawl-0 is imported.
+func setUpOutsideRequirersThen(t *testing.T, form string, then func(requirer string)) *outsideCase {
+	t.Helper()
 	dir, byDir, ops := waczCrawls(t, form)
 	c := &outsideCase{index: filepath.Join(t.TempDir(), "index"), op: ops[1]}
 	c.wd = filepath.Join(c.index, "work", "crawl-1")
@@ -188,6 +197,9 @@ func setUpOutsideRequirers(t *testing.T, form string) *outsideCase {
 	requirer := filepath.Join(byDir["crawl-0-1.wacz"], "crawl-0-1.wacz")
 	requireAcross(t, requirer, c.required)
 	c.requirers = append(c.requirers, requirer)
+	if then != nil {
+		then(requirer)
+	}
 	if form != "directories" {
 		other := filepath.Join(dir, "other.wacz")
 		copyTestFile(t, filepath.Join(dir, "crawl-0-0.wacz"), other)
@@ -329,4 +341,72 @@ func TestUndoIndexWACZUnreadableOutsidePackageNamed(t *testing.T) {
 	if s := staleAcross(t, filepath.Dir(c.requirers[0])); slices.Contains(s, "crawl-0-1.wacz -> "+filepath.Base(c.required)) {
 		t.Errorf("stale entries: %v", s)
 	}
+}
+
+// withDescriptors writes the package at path anew as a streaming ZIP
+// writer does (Browsertrix, ArchiveWeb.page: a data descriptor after
+// every member), its members' contents and order as they were.
+func withDescriptors(t *testing.T, path string) {
+	t.Helper()
+	r, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	out, err := os.Create(path + ".dd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(out)
+	for _, f := range r.File {
+		h := f.FileHeader
+		w, err := zw.CreateHeader(&h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(w, rc); err != nil {
+			t.Fatal(err)
+		}
+		rc.Close()
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".dd", path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUndoIndexWACZOutsideRequirerWithDescriptorsKeepsRecords gives
+// crawl-0's requirer data descriptors (as every package Browsertrix
+// streams has) and proves that the undo does not move its WARC members:
+// the index has crawl-0's originals at their offsets in the package
+// file, and a rewrite that drops the descriptors moves every member
+// after the first by their length. Such a requirer is left as it is,
+// named, exit 1; the index still records it as it is.
+func TestUndoIndexWACZOutsideRequirerWithDescriptorsKeepsRecords(t *testing.T) {
+	c := setUpOutsideRequirersThen(t, "directories", func(requirer string) { withDescriptors(t, requirer) })
+	requirer := c.requirers[0]
+	u, err := Undo(context.Background(), UndoOptions{Paths: []string{c.op}, WorkDir: c.wd, Jobs: 2})
+	if err != nil {
+		t.Fatalf("undo crawl-1: %v", err)
+	}
+	if got := warcPlaces(t, requirer); !slices.Equal(got, c.placesOfRequirers[requirer]) {
+		t.Errorf("%s: its WARC members moved: %v, were %v (the index has its records at the old offsets)", requirer, got, c.placesOfRequirers[requirer])
+	}
+	if d := indexDisagrees(t, c.index, "crawl-0"); len(d) > 0 {
+		t.Errorf("after the undo, the index disagrees on %v", d)
+	}
+	named := slices.ContainsFunc(u.StaleRequirers, func(s string) bool { return strings.Contains(s, requirer) })
+	if u.Exit == 0 || !named {
+		t.Errorf("undo: exit %d, stale requirers %v; want exit 1 naming %s", u.Exit, u.StaleRequirers, requirer)
+	}
+	checkPackages(t, filepath.Dir(requirer))
 }
