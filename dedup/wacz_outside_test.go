@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"warcdedup/crawlindex"
@@ -409,4 +410,40 @@ func TestUndoIndexWACZOutsideRequirerWithDescriptorsKeepsRecords(t *testing.T) {
 		t.Errorf("undo: exit %d, stale requirers %v; want exit 1 naming %s", u.Exit, u.StaleRequirers, requirer)
 	}
 	checkPackages(t, filepath.Dir(requirer))
+}
+
+// TestUndoIndexWACZOutsideRequirerKeepsOwner gives crawl-0's requirer
+// another owner, group and mode (a crawler's user's files, an undo run
+// by an operator) and proves that the undo's writing it anew keeps
+// them, as every replacement of a file in place does: the crawl's user
+// must still own (and may delete or move) its files.
+func TestUndoIndexWACZOutsideRequirerKeepsOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("giving a file another owner needs root")
+	}
+	c := setUpOutsideRequirersThen(t, "directories", func(requirer string) {
+		if err := os.Chown(requirer, 12345, 23456); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(requirer, 0o640); err != nil {
+			t.Fatal(err)
+		}
+	})
+	requirer := c.requirers[0]
+	before, _ := os.Stat(requirer)
+	u, err := Undo(context.Background(), UndoOptions{Paths: []string{c.op}, WorkDir: c.wd, Jobs: 2})
+	if err != nil || u.Exit != 0 {
+		t.Fatalf("undo crawl-1: %v %+v", err, u)
+	}
+	after, err := os.Stat(requirer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.SameFile(before, after) {
+		t.Fatalf("%s was not written anew: the test proves nothing", requirer)
+	}
+	st := after.Sys().(*syscall.Stat_t)
+	if st.Uid != 12345 || st.Gid != 23456 || after.Mode().Perm() != 0o640 {
+		t.Errorf("%s: owner %d, group %d, mode %v after the undo; was 12345, 23456, 0640", requirer, st.Uid, st.Gid, after.Mode().Perm())
+	}
 }

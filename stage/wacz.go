@@ -21,6 +21,7 @@ import (
 	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
 	"warcdedup/fixity"
+	"warcdedup/inplace"
 	"warcdedup/internal/gzfile"
 	"warcdedup/manifest"
 	"warcdedup/originals"
@@ -884,6 +885,12 @@ func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, now tim
 		return nil, err
 	}
 	defer tmp.Abort()
+	// The package's owner, group and extended attributes, as every file
+	// replaced in place keeps them (where this process may give them: a
+	// user who may write the directory need not own the package).
+	if err := shareAttributes(tmp.File, path); err != nil {
+		return nil, fmt.Errorf("giving the new version the package's owner and attributes: %w", err)
+	}
 	res, err := b.Write(tmp.File)
 	if err != nil {
 		return nil, err
@@ -949,6 +956,17 @@ func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, now tim
 		pr.mu.Unlock()
 	}
 	return out, nil
+}
+
+// shareAttributes gives dst the owner, group, permission bits and
+// extended attributes of the file at path (inplace.ShareAttributes).
+func shareAttributes(dst *os.File, path string) error {
+	src, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	return inplace.ShareAttributes(dst, src)
 }
 
 // sameWARCPlaces checks that every WARC member of old is in np with
