@@ -301,6 +301,16 @@ func mergeFixity(old, sorted, out string) (int64, error) {
 			a, b = nextOld(), nextNew()
 		}
 	}
+	// A list that could not be read to its end ended the merge early:
+	// the files it still held would be left out of the list.
+	if prev != nil {
+		if err := prev.Err(); err != nil {
+			return 0, fmt.Errorf("%s: %w", old, err)
+		}
+	}
+	if err := next.Err(); err != nil {
+		return 0, fmt.Errorf("%s: %w", sorted, err)
+	}
 	if err := w.Flush(); err != nil {
 		return 0, err
 	}
@@ -485,6 +495,14 @@ func (l depsListing) unrestored(ctx context.Context, wd *workdir.Dir, name strin
 		if _, err := fmt.Fprintf(w, "%s %s %s %s %s\n", r[2], r[3], captureRevisit, r[4], r[0]); err != nil {
 			return err
 		}
+	}
+	// A list that could not be read to its end ended the loop (or a
+	// Find) early: revisits left out, or counted though restored.
+	if err := revs.Err(); err != nil {
+		return fmt.Errorf("%s (sorted): %w", name, err)
+	}
+	if err := restored.Err(); err != nil {
+		return fmt.Errorf("%s (sorted): %w", gone, err)
 	}
 	return nil
 }

@@ -168,6 +168,14 @@ func inspect(path string) (*outsidePackage, error) {
 	return o, nil
 }
 
+// crawlOf is " (crawl NAME)" for a package of a committed crawl.
+func crawlOf(crawl string) string {
+	if crawl == "" {
+		return ""
+	}
+	return " (crawl " + crawl + ")"
+}
+
 // requires reports whether the package requires one of names (file
 // names) by SHA-256 or size.
 func (o *outsidePackage) requires(names map[string]bool) bool {
@@ -233,7 +241,13 @@ func (u *undo) refreshOutside(ctx context.Context) error {
 	touched := map[string]bool{} // the requirers of the job's packages, and those written anew
 	for _, c := range candidates {
 		o, err := inspect(c.path)
-		if err != nil || len(o.byHash) == 0 {
+		if err != nil {
+			// It may require one the job gave back: left as it is,
+			// named, as the undo cannot say it is up to date.
+			u.res.StaleRequirers = append(u.res.StaleRequirers, fmt.Sprintf("%s%s: cannot be read, so whether it requires a package the undo gave back is not known: %v", c.path, crawlOf(c.crawl), err))
+			continue
+		}
+		if len(o.byHash) == 0 {
 			continue // requires nothing by hash: never stale
 		}
 		if c.crawl != "" {
@@ -265,7 +279,11 @@ func (u *undo) refreshOutside(ctx context.Context) error {
 		changed = append(changed, name)
 	}
 	slices.Sort(changed)
-	pr := &stage.PackageRewrite{Members: members, Requirers: requirers, TempDir: u.wd.File(workdir.TmpDir), Software: "warcdedup", Messages: messages{u.show}}
+	keep := map[string]bool{} // the index has their records at offsets in them
+	for _, n := range notes {
+		keep[n.Path] = true
+	}
+	pr := &stage.PackageRewrite{Members: members, Requirers: requirers, TempDir: u.wd.File(workdir.TmpDir), Software: "warcdedup", Messages: messages{u.show}, KeepPlaces: keep}
 	res, err := pr.RefreshRequirers(ctx, changed, time.Now().UTC())
 	u.res.StaleRequirers = append(u.res.StaleRequirers, res.Refused...)
 	if err != nil {

@@ -1,13 +1,17 @@
 package dedup
 
 import (
+	"archive/zip"
 	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"syscall"
 	"testing"
 
 	"warcdedup/crawlindex"
@@ -161,6 +165,13 @@ type outsideCase struct {
 // rewrote, and imports crawl-0.
 func setUpOutsideRequirers(t *testing.T, form string) *outsideCase {
 	t.Helper()
+	return setUpOutsideRequirersThen(t, form, nil)
+}
+
+// setUpOutsideRequirersThen is setUpOutsideRequirers calling then (if
+// not nil) on crawl-0's requirer before crawl-0 is imported.
+func setUpOutsideRequirersThen(t *testing.T, form string, then func(requirer string)) *outsideCase {
+	t.Helper()
 	dir, byDir, ops := waczCrawls(t, form)
 	c := &outsideCase{index: filepath.Join(t.TempDir(), "index"), op: ops[1]}
 	c.wd = filepath.Join(c.index, "work", "crawl-1")
@@ -187,6 +198,9 @@ func setUpOutsideRequirers(t *testing.T, form string) *outsideCase {
 	requirer := filepath.Join(byDir["crawl-0-1.wacz"], "crawl-0-1.wacz")
 	requireAcross(t, requirer, c.required)
 	c.requirers = append(c.requirers, requirer)
+	if then != nil {
+		then(requirer)
+	}
 	if form != "directories" {
 		other := filepath.Join(dir, "other.wacz")
 		copyTestFile(t, filepath.Join(dir, "crawl-0-0.wacz"), other)
@@ -288,4 +302,148 @@ func TestUndoIndexWACZOutsideRequirersAfterStop(t *testing.T) {
 		t.Fatalf("the undo run again: %v %+v", err, u)
 	}
 	c.after(t, required)
+}
+
+// TestUndoIndexWACZUnreadableOutsidePackageNamed damages a package of a
+// committed crawl (crawl-0-0.wacz: its ZIP's end cut off) before the
+// undo of TestUndoIndexWACZUpdatesOutsideRequirers's crawl, and proves
+// that the undo names it and exits 1: it cannot tell whether that
+// package requires one it gave back, so an exit 0 would promise every
+// requirer up to date while one may be left stale.
+func TestUndoIndexWACZUnreadableOutsidePackageNamed(t *testing.T) {
+	c := setUpOutsideRequirers(t, "directories")
+	damaged := filepath.Join(filepath.Dir(c.requirers[0]), "crawl-0-0.wacz")
+	fi, err := os.Stat(damaged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := os.ReadFile(damaged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(damaged, fi.Size()-30); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wacz.Open(damaged); err == nil {
+		t.Fatalf("%s still reads: the test proves nothing", damaged)
+	}
+	u, err := Undo(context.Background(), UndoOptions{Paths: []string{c.op}, WorkDir: c.wd, Jobs: 2})
+	if err != nil {
+		t.Fatalf("undo crawl-1: %v", err)
+	}
+	named := slices.ContainsFunc(u.StaleRequirers, func(s string) bool { return strings.Contains(s, damaged) })
+	if u.Exit == 0 || !named {
+		t.Fatalf("undo crawl-1 with %s unreadable: exit %d, stale requirers %v; want exit 1 naming it", damaged, u.Exit, u.StaleRequirers)
+	}
+	// The readable requirer was still brought up to date.
+	if err := os.WriteFile(damaged, whole, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s := staleAcross(t, filepath.Dir(c.requirers[0])); slices.Contains(s, "crawl-0-1.wacz -> "+filepath.Base(c.required)) {
+		t.Errorf("stale entries: %v", s)
+	}
+}
+
+// withDescriptors writes the package at path anew as a streaming ZIP
+// writer does (Browsertrix, ArchiveWeb.page: a data descriptor after
+// every member), its members' contents and order as they were.
+func withDescriptors(t *testing.T, path string) {
+	t.Helper()
+	r, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	out, err := os.Create(path + ".dd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(out)
+	for _, f := range r.File {
+		h := f.FileHeader
+		w, err := zw.CreateHeader(&h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(w, rc); err != nil {
+			t.Fatal(err)
+		}
+		rc.Close()
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".dd", path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUndoIndexWACZOutsideRequirerWithDescriptorsKeepsRecords gives
+// crawl-0's requirer data descriptors (as every package Browsertrix
+// streams has) and proves that the undo does not move its WARC members:
+// the index has crawl-0's originals at their offsets in the package
+// file, and a rewrite that drops the descriptors moves every member
+// after the first by their length. Such a requirer is left as it is,
+// named, exit 1; the index still records it as it is.
+func TestUndoIndexWACZOutsideRequirerWithDescriptorsKeepsRecords(t *testing.T) {
+	c := setUpOutsideRequirersThen(t, "directories", func(requirer string) { withDescriptors(t, requirer) })
+	requirer := c.requirers[0]
+	u, err := Undo(context.Background(), UndoOptions{Paths: []string{c.op}, WorkDir: c.wd, Jobs: 2})
+	if err != nil {
+		t.Fatalf("undo crawl-1: %v", err)
+	}
+	if got := warcPlaces(t, requirer); !slices.Equal(got, c.placesOfRequirers[requirer]) {
+		t.Errorf("%s: its WARC members moved: %v, were %v (the index has its records at the old offsets)", requirer, got, c.placesOfRequirers[requirer])
+	}
+	if d := indexDisagrees(t, c.index, "crawl-0"); len(d) > 0 {
+		t.Errorf("after the undo, the index disagrees on %v", d)
+	}
+	named := slices.ContainsFunc(u.StaleRequirers, func(s string) bool { return strings.Contains(s, requirer) })
+	if u.Exit == 0 || !named {
+		t.Errorf("undo: exit %d, stale requirers %v; want exit 1 naming %s", u.Exit, u.StaleRequirers, requirer)
+	}
+	checkPackages(t, filepath.Dir(requirer))
+}
+
+// TestUndoIndexWACZOutsideRequirerKeepsOwner gives crawl-0's requirer
+// another owner, group and mode (a crawler's user's files, an undo run
+// by an operator) and proves that the undo's writing it anew keeps
+// them, as every replacement of a file in place does: the crawl's user
+// must still own (and may delete or move) its files.
+func TestUndoIndexWACZOutsideRequirerKeepsOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("giving a file another owner needs root")
+	}
+	c := setUpOutsideRequirersThen(t, "directories", func(requirer string) {
+		if err := os.Chown(requirer, 12345, 23456); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(requirer, 0o640); err != nil {
+			t.Fatal(err)
+		}
+	})
+	requirer := c.requirers[0]
+	before, _ := os.Stat(requirer)
+	u, err := Undo(context.Background(), UndoOptions{Paths: []string{c.op}, WorkDir: c.wd, Jobs: 2})
+	if err != nil || u.Exit != 0 {
+		t.Fatalf("undo crawl-1: %v %+v", err, u)
+	}
+	after, err := os.Stat(requirer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.SameFile(before, after) {
+		t.Fatalf("%s was not written anew: the test proves nothing", requirer)
+	}
+	st := after.Sys().(*syscall.Stat_t)
+	if st.Uid != 12345 || st.Gid != 23456 || after.Mode().Perm() != 0o640 {
+		t.Errorf("%s: owner %d, group %d, mode %v after the undo; was 12345, 23456, 0640", requirer, st.Uid, st.Gid, after.Mode().Perm())
+	}
 }

@@ -202,6 +202,11 @@ func (a *tally) records() error {
 			a.kept.Bytes += l.Length
 		}
 	}
+	// Facts that could not be read to their end ended the join early:
+	// the records after would be counted under no MIME type.
+	if err := facts.Err(); err != nil {
+		return fmt.Errorf("%s: %w", a.acc.FactsByFile, err)
+	}
 	return nil
 }
 
@@ -328,6 +333,11 @@ func (a *tally) deps(ctx context.Context, pairsName string) error {
 				return err
 			}
 		}
+	}
+	// Pairs that could not be read to their end ended the join early:
+	// the revisits after would be left out of deps.tsv.
+	if err := pairs.Err(); err != nil {
+		return fmt.Errorf("%s: %w", sorted, err)
 	}
 	return counts.Write(ctx, a.acc.Deps)
 }

@@ -21,6 +21,7 @@ import (
 	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
 	"warcdedup/fixity"
+	"warcdedup/inplace"
 	"warcdedup/internal/gzfile"
 	"warcdedup/manifest"
 	"warcdedup/originals"
@@ -159,6 +160,12 @@ type PackageRewrite struct {
 	// later rebuild names by hash: a crawl's commit records it, and need
 	// not read the package again for it.
 	PackageSHA256 bool
+	// KeepPlaces are packages (by path) whose WARC members must stay
+	// where they are in the file, a crawl index having their records at
+	// offsets in it (a committed crawl's): a new version that would move
+	// one (the rebuild writes no data descriptors, which streamed
+	// packages have after each member) is refused before it is renamed.
+	KeepPlaces map[string]bool
 
 	// mu guards what the packages written at once share: wroteHere,
 	// written, the cache's entries (Restamp).
@@ -878,6 +885,12 @@ func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, now tim
 		return nil, err
 	}
 	defer tmp.Abort()
+	// The package's owner, group and extended attributes, as every file
+	// replaced in place keeps them (where this process may give them: a
+	// user who may write the directory need not own the package).
+	if err := shareAttributes(tmp.File, path); err != nil {
+		return nil, fmt.Errorf("giving the new version the package's owner and attributes: %w", err)
+	}
 	res, err := b.Write(tmp.File)
 	if err != nil {
 		return nil, err
@@ -885,6 +898,11 @@ func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, now tim
 	np, err := wacz.NewPackage(tmp.File, res.Size, pkg+" (new version)")
 	if err != nil {
 		return nil, fmt.Errorf("the new version does not read back: %w", err)
+	}
+	if pr.KeepPlaces[path] {
+		if err := sameWARCPlaces(old, np); err != nil {
+			return nil, fmt.Errorf("writing it anew would move its records, which a crawl index has at their offsets: %w", err)
+		}
 	}
 	// The index was made from the staged members while they were copied
 	// in (a fresh index reads them on another core): the same bytes, if
@@ -938,6 +956,36 @@ func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, now tim
 		pr.mu.Unlock()
 	}
 	return out, nil
+}
+
+// shareAttributes gives dst the owner, group, permission bits and
+// extended attributes of the file at path (inplace.ShareAttributes).
+func shareAttributes(dst *os.File, path string) error {
+	src, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	return inplace.ShareAttributes(dst, src)
+}
+
+// sameWARCPlaces checks that every WARC member of old is in np with
+// the same bytes at the same offset.
+func sameWARCPlaces(old, np *wacz.Package) error {
+	for _, m := range old.Members {
+		if !m.IsArchive() {
+			continue
+		}
+		n := np.Member(m.Name)
+		if n == nil || n.DataOffset != m.DataOffset || n.Size != m.Size || n.CRC32 != m.CRC32 {
+			at := int64(-1)
+			if n != nil {
+				at = n.DataOffset
+			}
+			return fmt.Errorf("%s would be at offset %d, not %d", m.Name, at, m.DataOffset)
+		}
+	}
+	return nil
 }
 
 // trust checks that the package old (at path, fi) is what its
