@@ -347,3 +347,72 @@ func TestPlainManifestsOfAnOlderRun(t *testing.T) {
 		t.Fatalf("the run hashed again: %+v", r.Report.Stages[0])
 	}
 }
+
+// TestRemovalFinishedByRerun proves that a run killed after state.json
+// recorded the complete job's intermediates removed and before it
+// removed them (the files put back here, as the kill leaves them) does
+// not leave them for ever: the rerun, which has nothing to do, removes
+// them, on a collection and on a committed crawl; and that a job run
+// with --keep-work, whose state records none of them, keeps them through
+// a plain rerun.
+func TestRemovalFinishedByRerun(t *testing.T) {
+	orig, _ := generated(t, genCfg)
+	left := []string{workdir.BeforeFile, workdir.FactsFile, workdir.SavedFile, workdir.AfterFile, workdir.NumberedFile, workdir.ByFileFile}
+	crawlLeft := append([]string{workdir.CrawlOriginalsFile, workdir.CrawlOriginalsByDigest, workdir.ResolvedOriginalsFile}, left...)
+	for _, tc := range []struct {
+		name     string
+		crawl    bool
+		keepWork bool // the job's run; the rerun is a plain one
+		files    []string
+		gone     bool // after the rerun
+	}{
+		{"collection, killed before the removal", false, false, left, true},
+		{"crawl, killed before the removal", true, false, crawlLeft, true},
+		{"collection, --keep-work", false, true, left, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			top := t.TempDir()
+			opt := Options{Jobs: 2, KeepWork: tc.keepWork}
+			var wd string
+			if tc.crawl {
+				crawls := filepath.Join(top, "crawls")
+				monthly(t, crawls)
+				opt.Collections, opt.Index = []string{filepath.Join(crawls, "crawl-0")}, filepath.Join(top, "index")
+				wd = filepath.Join(opt.Index, "work", "crawl-0")
+			} else {
+				coll := filepath.Join(top, "coll")
+				copyTree(t, orig, coll)
+				wd = filepath.Join(top, "work")
+				opt.Collections, opt.WorkDir = []string{coll}, wd
+			}
+			if r, err := Run(context.Background(), opt); err != nil || r.Report.Exit != 0 {
+				t.Fatalf("run: %v", err)
+			}
+			if !tc.keepWork {
+				st, err := readStateFile(filepath.Join(wd, workdir.StateFile))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, f := range tc.files {
+					if !slices.Contains(st.Removed, f) {
+						t.Errorf("state.json does not record %s removed", f)
+					}
+					if err := os.WriteFile(filepath.Join(wd, f), []byte("left by a kill\n"), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			opt.KeepWork = false
+			r, err := Run(context.Background(), opt)
+			if err != nil || !r.NothingToDo {
+				t.Fatalf("the rerun: %v, nothing to do %v", err, r != nil && r.NothingToDo)
+			}
+			for _, f := range tc.files {
+				_, err := os.Stat(filepath.Join(wd, f))
+				if gone := err != nil; gone != tc.gone {
+					t.Errorf("after the rerun: %s gone %v, want %v", f, gone, tc.gone)
+				}
+			}
+		})
+	}
+}

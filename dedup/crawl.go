@@ -219,6 +219,11 @@ func (c *crawlMode) begin(r *run) (*stage.Result, error) {
 	if r.state.Complete && r.state.RecordsBehind {
 		return nil, nil // done but for the work directory's records: resume brings them up to date
 	}
+	if r.state.Complete {
+		if err := r.finishRemoval(); err != nil {
+			return nil, err
+		}
+	}
 	rep, err := stage.ReadReport(r.wd.File(workdir.StatsFile))
 	if err != nil {
 		rep = &report.Report{Title: "Crawl " + c.name, Mode: "run", Collections: r.opt.Collections, Generated: k.Committed}
