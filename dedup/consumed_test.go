@@ -416,3 +416,52 @@ func TestRemovalFinishedByRerun(t *testing.T) {
 		})
 	}
 }
+
+// TestCrawlKilledAfterCommitCompletes proves that a crawl run killed
+// after its commit stage was recorded done and before state.json said
+// the job complete (the state put back here as the kill leaves it) is
+// completed by the rerun: its account is done again (it may have been
+// the one that could not bring the records up to date), the job
+// recorded complete, and its intermediates removed, rather than each
+// rerun saying there is nothing to do and leaving them for ever; the
+// rerun after it has nothing to do.
+func TestCrawlKilledAfterCommitCompletes(t *testing.T) {
+	top := t.TempDir()
+	crawls := filepath.Join(top, "crawls")
+	monthly(t, crawls)
+	opt := Options{Collections: []string{filepath.Join(crawls, "crawl-0")}, Index: filepath.Join(top, "index"), Jobs: 2, KeepWork: true}
+	wd := filepath.Join(opt.Index, "work", "crawl-0")
+	if r, err := Run(context.Background(), opt); err != nil || r.Report.Exit != 0 {
+		t.Fatalf("run: %v", err)
+	}
+	st, err := readStateFile(filepath.Join(wd, workdir.StateFile))
+	if err != nil || !st.Complete || !st.done(stage.CommitName) {
+		t.Fatalf("state after the run: %v %+v", err, st)
+	}
+	st.Complete, st.Stamps = false, nil // killed after the commit stage
+	w, err := workdir.Open(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = writeState(w, st)
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.KeepWork = false
+	r, err := Run(context.Background(), opt)
+	if err != nil || r.NothingToDo || r.Report.Exit != 0 {
+		t.Fatalf("the rerun: %v, nothing to do %v", err, r != nil && r.NothingToDo)
+	}
+	if st, err = readStateFile(filepath.Join(wd, workdir.StateFile)); err != nil || !st.Complete {
+		t.Errorf("after the rerun the job is not complete: %v", err)
+	}
+	for _, f := range []string{workdir.BeforeFile, workdir.SavedFile, workdir.AfterFile, workdir.CrawlOriginalsByDigest, workdir.ResolvedOriginalsFile} {
+		if _, err := os.Stat(filepath.Join(wd, f)); err == nil {
+			t.Errorf("after the rerun: %s is still there", f)
+		}
+	}
+	if r, err := Run(context.Background(), opt); err != nil || !r.NothingToDo {
+		t.Errorf("the run after: %v, nothing to do %v", err, r != nil && r.NothingToDo)
+	}
+}
