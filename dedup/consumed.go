@@ -68,8 +68,23 @@ var consumed = map[string][]string{
 // is done ("" for the job complete), unless the run keeps its work
 // files (--keep-work). It records them as removed in state.json before
 // removing them: a run killed between the two leaves a file recorded
-// removed that is there, which nothing minds.
+// removed that is there, which the next run on the complete job
+// removes (finishRemoval).
 func (r *run) removeConsumed(done string) error {
+	gone := r.recordConsumed(done)
+	if len(gone) == 0 {
+		return nil
+	}
+	if err := writeState(r.wd, r.state); err != nil {
+		return err
+	}
+	return r.removeFiles(gone)
+}
+
+// recordConsumed adds to the state, not yet written, the work files
+// consumed once the stage named is done that are there (none with
+// --keep-work), and returns them.
+func (r *run) recordConsumed(done string) []string {
 	if r.opt.KeepWork {
 		return nil
 	}
@@ -79,23 +94,36 @@ func (r *run) removeConsumed(done string) error {
 			gone = append(gone, name)
 		}
 	}
-	if len(gone) == 0 {
-		return nil
-	}
 	for _, name := range gone {
 		if !slices.Contains(r.state.Removed, name) {
 			r.state.Removed = append(r.state.Removed, name)
 		}
 	}
-	if err := writeState(r.wd, r.state); err != nil {
-		return err
-	}
-	for _, name := range gone {
+	return gone
+}
+
+// removeFiles removes work files, those already gone aside.
+func (r *run) removeFiles(names []string) error {
+	for _, name := range names {
 		if err := os.Remove(r.wd.File(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
 	return nil
+}
+
+// finishRemoval removes, for a run that finds the job complete and
+// nothing to do, the work files state.json records as removed that are
+// still there: a run killed after recording them and before removing
+// them left them, and no stage of the job will run again to remove them
+// (each job's intermediates are a share of the collection's size). A
+// job complete with its records behind has recorded none of the job's
+// (its next run's account reads them); --keep-work keeps them.
+func (r *run) finishRemoval() error {
+	if r.opt.KeepWork || r.state.RecordsBehind {
+		return nil
+	}
+	return r.removeFiles(r.state.Removed)
 }
 
 // outputPresent reports whether a stage's output is in the work

@@ -347,3 +347,121 @@ func TestPlainManifestsOfAnOlderRun(t *testing.T) {
 		t.Fatalf("the run hashed again: %+v", r.Report.Stages[0])
 	}
 }
+
+// TestRemovalFinishedByRerun proves that a run killed after state.json
+// recorded the complete job's intermediates removed and before it
+// removed them (the files put back here, as the kill leaves them) does
+// not leave them for ever: the rerun, which has nothing to do, removes
+// them, on a collection and on a committed crawl; and that a job run
+// with --keep-work, whose state records none of them, keeps them through
+// a plain rerun.
+func TestRemovalFinishedByRerun(t *testing.T) {
+	orig, _ := generated(t, genCfg)
+	left := []string{workdir.BeforeFile, workdir.FactsFile, workdir.SavedFile, workdir.AfterFile, workdir.NumberedFile, workdir.ByFileFile}
+	crawlLeft := append([]string{workdir.CrawlOriginalsFile, workdir.CrawlOriginalsByDigest, workdir.ResolvedOriginalsFile}, left...)
+	for _, tc := range []struct {
+		name     string
+		crawl    bool
+		keepWork bool // the job's run; the rerun is a plain one
+		files    []string
+		gone     bool // after the rerun
+	}{
+		{"collection, killed before the removal", false, false, left, true},
+		{"crawl, killed before the removal", true, false, crawlLeft, true},
+		{"collection, --keep-work", false, true, left, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			top := t.TempDir()
+			opt := Options{Jobs: 2, KeepWork: tc.keepWork}
+			var wd string
+			if tc.crawl {
+				crawls := filepath.Join(top, "crawls")
+				monthly(t, crawls)
+				opt.Collections, opt.Index = []string{filepath.Join(crawls, "crawl-0")}, filepath.Join(top, "index")
+				wd = filepath.Join(opt.Index, "work", "crawl-0")
+			} else {
+				coll := filepath.Join(top, "coll")
+				copyTree(t, orig, coll)
+				wd = filepath.Join(top, "work")
+				opt.Collections, opt.WorkDir = []string{coll}, wd
+			}
+			if r, err := Run(context.Background(), opt); err != nil || r.Report.Exit != 0 {
+				t.Fatalf("run: %v", err)
+			}
+			if !tc.keepWork {
+				st, err := readStateFile(filepath.Join(wd, workdir.StateFile))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, f := range tc.files {
+					if !slices.Contains(st.Removed, f) {
+						t.Errorf("state.json does not record %s removed", f)
+					}
+					if err := os.WriteFile(filepath.Join(wd, f), []byte("left by a kill\n"), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			opt.KeepWork = false
+			r, err := Run(context.Background(), opt)
+			if err != nil || !r.NothingToDo {
+				t.Fatalf("the rerun: %v, nothing to do %v", err, r != nil && r.NothingToDo)
+			}
+			for _, f := range tc.files {
+				_, err := os.Stat(filepath.Join(wd, f))
+				if gone := err != nil; gone != tc.gone {
+					t.Errorf("after the rerun: %s gone %v, want %v", f, gone, tc.gone)
+				}
+			}
+		})
+	}
+}
+
+// TestCrawlKilledAfterCommitCompletes proves that a crawl run killed
+// after its commit stage was recorded done and before state.json said
+// the job complete (the state put back here as the kill leaves it) is
+// completed by the rerun: its account is done again (it may have been
+// the one that could not bring the records up to date), the job
+// recorded complete, and its intermediates removed, rather than each
+// rerun saying there is nothing to do and leaving them for ever; the
+// rerun after it has nothing to do.
+func TestCrawlKilledAfterCommitCompletes(t *testing.T) {
+	top := t.TempDir()
+	crawls := filepath.Join(top, "crawls")
+	monthly(t, crawls)
+	opt := Options{Collections: []string{filepath.Join(crawls, "crawl-0")}, Index: filepath.Join(top, "index"), Jobs: 2, KeepWork: true}
+	wd := filepath.Join(opt.Index, "work", "crawl-0")
+	if r, err := Run(context.Background(), opt); err != nil || r.Report.Exit != 0 {
+		t.Fatalf("run: %v", err)
+	}
+	st, err := readStateFile(filepath.Join(wd, workdir.StateFile))
+	if err != nil || !st.Complete || !st.done(stage.CommitName) {
+		t.Fatalf("state after the run: %v %+v", err, st)
+	}
+	st.Complete, st.Stamps = false, nil // killed after the commit stage
+	w, err := workdir.Open(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = writeState(w, st)
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.KeepWork = false
+	r, err := Run(context.Background(), opt)
+	if err != nil || r.NothingToDo || r.Report.Exit != 0 {
+		t.Fatalf("the rerun: %v, nothing to do %v", err, r != nil && r.NothingToDo)
+	}
+	if st, err = readStateFile(filepath.Join(wd, workdir.StateFile)); err != nil || !st.Complete {
+		t.Errorf("after the rerun the job is not complete: %v", err)
+	}
+	for _, f := range []string{workdir.BeforeFile, workdir.SavedFile, workdir.AfterFile, workdir.CrawlOriginalsByDigest, workdir.ResolvedOriginalsFile} {
+		if _, err := os.Stat(filepath.Join(wd, f)); err == nil {
+			t.Errorf("after the rerun: %s is still there", f)
+		}
+	}
+	if r, err := Run(context.Background(), opt); err != nil || !r.NothingToDo {
+		t.Errorf("the run after: %v, nothing to do %v", err, r != nil && r.NothingToDo)
+	}
+}

@@ -219,6 +219,19 @@ func (c *crawlMode) begin(r *run) (*stage.Result, error) {
 	if r.state.Complete && r.state.RecordsBehind {
 		return nil, nil // done but for the work directory's records: resume brings them up to date
 	}
+	if !r.state.Complete && r.state.done(stage.CommitName) {
+		// Killed after its commit and before it recorded the job
+		// complete: as above, the account is done again (whether it
+		// brought the records up to date was not recorded), the commit
+		// kept, and the job completes, its intermediates removed.
+		r.show.Note("warcdedup: crawl %s is committed, but its last run stopped before it recorded the job complete: bringing the work directory's records up to date", c.name)
+		return nil, nil
+	}
+	if r.state.Complete {
+		if err := r.finishRemoval(); err != nil {
+			return nil, err
+		}
+	}
 	rep, err := stage.ReadReport(r.wd.File(workdir.StatsFile))
 	if err != nil {
 		rep = &report.Report{Title: "Crawl " + c.name, Mode: "run", Collections: r.opt.Collections, Generated: k.Committed}

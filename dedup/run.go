@@ -352,6 +352,9 @@ func (r *run) resume() (*stage.Result, error) {
 		if r.unchanged() {
 			rep, err := stage.ReadReport(r.wd.File(workdir.StatsFile))
 			if err == nil {
+				if err := r.finishRemoval(); err != nil {
+					return nil, err
+				}
 				rep.Totals.FilesInProgress = int64(len(r.inProgress)) // as they are now
 				rep.FilesNotDeduplicated = notReadNow(rep.FilesNotDeduplicated, r.inProgress, r.coll.others)
 				return &stage.Result{Report: rep, WorkDir: r.wd.Path, NothingToDo: true}, nil
@@ -505,15 +508,20 @@ func (r *run) runSteps(ctx context.Context) error {
 		r.state.Complete = true
 		r.state.RecordsBehind = r.recordsProblem != ""
 		r.state.Stamps = r.stamps()
+		// The job's intermediates are recorded removed in the same
+		// state.json that says it is complete: a run killed before it
+		// removed them leaves them recorded, and the next run, which
+		// has nothing to do, removes them (finishRemoval). A job with its
+		// records behind keeps them: the next run does the account again
+		// to bring the records up to date, and it reads them.
+		var gone []string
+		if !r.state.RecordsBehind {
+			gone = r.recordConsumed("")
+		}
 		if err := writeState(r.wd, r.state); err != nil {
 			return err
 		}
-		if r.state.RecordsBehind {
-			// The next run does the account again to bring the records
-			// up to date: it reads what the job complete would remove.
-			return nil
-		}
-		return r.removeConsumed("")
+		return r.removeFiles(gone)
 	}
 	return nil
 }
