@@ -116,7 +116,11 @@ func (u *undo) outsideRequirers(mine map[string]bool) ([]outsideRequirer, *crawl
 		}
 		for _, k := range ix.Registry.Crawls {
 			if strings.Contains(k.Location, "://") {
-				continue // served over HTTP: not ours to write
+				// Served over HTTP: not ours to write, and not read
+				// here; the operator is told, since a package there
+				// may require one this undo gives back.
+				u.show.Print("warcdedup: warning: crawl %s is served over HTTP (%s): its packages were not checked for requires entries naming the packages this undo gives back", k.Name, k.Location)
+				continue
 			}
 			files, err := ix.Files(k.Name)
 			if err != nil {
@@ -330,8 +334,15 @@ func (u *undo) refile(ix *crawlindex.Index) error {
 	for _, n := range notes {
 		of, ok := listed[n.Crawl]
 		if !ok {
+			// A crawl removed since the note was written no longer
+			// lists the package; any other failure to read its list
+			// is an error, not a reason to drop the note.
 			of = map[string]crawlindex.FileInfo{}
-			if files, err := ix.Files(n.Crawl); err == nil {
+			if ix.Registry.Crawl(n.Crawl) != nil {
+				files, err := ix.Files(n.Crawl)
+				if err != nil {
+					return fmt.Errorf("crawl %s's list of files: %w", n.Crawl, err)
+				}
 				for _, f := range files {
 					of[f.Name] = f
 				}
