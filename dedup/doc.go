@@ -7,7 +7,7 @@
 // after the last stage done (state.json). Around the stages it keeps what
 // a preservation officer needs of every run of the collection (records.go:
 // the fixity list, the dependencies, the reports), the crawl index mode
-// (crawl.go), the CDX indexes' update (indexes.go), the collection's
+// (crawl.go), the CDX indexes' update (cdx.go), the collection's
 // changes under a run (changes.go), and the undo (undo.go), which lists
 // the collection with the same Hash stage to find each revisit's
 // original.

@@ -450,7 +450,7 @@ func (r *run) steps() []step {
 		{stage.EstimateConversionName, r.estimateConversion, nil, false, convert && dry},
 		{stage.HashAgainName, r.hashAgain, after, true, !dry},
 		{stage.VerifyName, r.verify, []string{workdir.Violations}, true, !dry},
-		{stage.IndexesName, r.updateIndexes, nil, true, !dry && len(r.opt.CDX) > 0},
+		{stage.CDXName, r.updateCDX, nil, true, !dry && len(r.opt.CDX) > 0},
 		{stage.AccountName, r.account, nil, false, true},
 		{stage.CommitName, r.commitUnchanged, nil, true, crawl && !dry},
 	}
@@ -560,7 +560,7 @@ func stepWeight(name string) float64 {
 		return 0.05
 	case stage.RewriteName:
 		return 2.3
-	case stage.IndexesName, stage.CommitName, stage.JoinName:
+	case stage.CDXName, stage.CommitName, stage.JoinName:
 		return 0.2
 	case stage.HashAgainName, stage.VerifyName:
 		return 0.1

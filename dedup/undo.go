@@ -46,7 +46,7 @@ type UndoOptions struct {
 	Jobs       int
 	SortMemory string
 	Display    *progress.Display
-	// CDX are indexes to bring up to date with the undo (indexes.go).
+	// CDX are indexes to bring up to date with the undo (cdx.go).
 	CDX []string
 	// refileStop, if set, is called after the packages outside the job
 	// were written anew and before the index records them
@@ -301,7 +301,7 @@ func (u *undo) run(ctx context.Context, files []string) error {
 			// they get every entry of the log they lack.
 			from = -1
 		}
-		return updateIndexesAfterUndo(ctx, u.wd, u.opt.CDX, u.state.Params.Collections, from, u.show, u.res)
+		return updateCDXAfterUndo(ctx, u.wd, u.opt.CDX, u.state.Params.Collections, from, u.show, u.res)
 	}
 	return nil
 }

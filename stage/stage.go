@@ -21,9 +21,9 @@ const (
 	// rewritten again (Collide).
 	CollideName          = "resolve the collisions"
 	RewriteCollisionName = "rewrite the collisions"
-	HashAgainName        = "hash again" // 5
-	VerifyName           = "verify"     // 5
-	IndexesName          = "update indexes"
+	HashAgainName        = "hash again"     // 5
+	VerifyName           = "verify"         // 5
+	CDXName              = "update indexes" // the CDX indexes --cdx names (kept in state.json: the name stays)
 	AccountName          = "account"
 	CommitName           = "commit" // with a crawl index
 	// A dry run with --convert-arc: what the conversion would do to the

@@ -233,7 +233,7 @@ relation.requires with its hash, size and crawlId. See warcdedup index.`,
 			opt.Unsign = c.Bool("unsign")
 			opt.KeepWork = c.Bool("keep-work")
 			opt.CDX = c.StringSlice("cdx")
-			if err := dedup.CheckIndexes(opt.CDX); err != nil {
+			if err := dedup.CheckCDX(opt.CDX); err != nil {
 				return cmdutil.Usage("%v", err)
 			}
 			opt.Index, opt.Crawl = c.String("index"), c.String("crawl")
@@ -247,10 +247,10 @@ relation.requires with its hash, size and crawlId. See warcdedup index.`,
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			res, err := dedup.Run(ctx, opt)
-			var ixres *dedup.IndexResult
+			var ixres *dedup.CDXResult
 			if err == nil && res.NothingToDo && len(opt.CDX) > 0 && !opt.DryRun {
 				// The job is done; the indexes named may not be.
-				ixres, err = dedup.UpdateIndexes(ctx, res.WorkDir, opt.CDX, opt.Display)
+				ixres, err = dedup.UpdateCDX(ctx, res.WorkDir, opt.CDX, opt.Display)
 			}
 			opt.Display.Close()
 			if ixres != nil && ixres.Refused > 0 && res.Report.Exit == 0 {
@@ -543,7 +543,7 @@ the summary says which it is.`,
 			if c.NArg() == 0 {
 				return cmdutil.Usage("name what to undo: %s undo PATH... (a collection, a directory or a file in it; see --help)", c.App.Name)
 			}
-			if err := dedup.CheckIndexes(c.StringSlice("cdx")); err != nil {
+			if err := dedup.CheckCDX(c.StringSlice("cdx")); err != nil {
 				return cmdutil.Usage("%v", err)
 			}
 			display := progress.New(os.Stderr, "warcdedup", c.Bool("quiet"))

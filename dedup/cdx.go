@@ -41,23 +41,23 @@ import (
 // a crash, files equal to Next hold the log up to Next's end.
 const indexesDir = "indexes"
 
-// indexState is what the work directory knows of one index.
-type indexState struct {
+// cdxState is what the work directory knows of one index.
+type cdxState struct {
 	Index string `json:"index"`
 	// Current is the version the job last saw or wrote.
-	Current *indexVersion `json:"current,omitempty"`
+	Current *cdxVersion `json:"current,omitempty"`
 	// Next is the version an update was replacing it with.
-	Next *indexVersion `json:"next,omitempty"`
+	Next *cdxVersion `json:"next,omitempty"`
 }
 
-// indexVersion is an index's files and the byte of the log it holds the
+// cdxVersion is an index's files and the byte of the log it holds the
 // log up to.
-type indexVersion struct {
+type cdxVersion struct {
 	Files []reindex.FileSum `json:"files"`
 	LogTo int64             `json:"log_to"`
 }
 
-func (v *indexVersion) is(files []reindex.FileSum) bool {
+func (v *cdxVersion) is(files []reindex.FileSum) bool {
 	if v == nil || len(v.Files) != len(files) {
 		return false
 	}
@@ -85,9 +85,9 @@ func keptName(index string) string {
 	return hex.EncodeToString(sum[:6]) + "-" + filepath.Base(index)
 }
 
-// indexUpdate brings the indexes of a job (run or undo) up to date with
+// cdxUpdate brings the indexes of a job (run or undo) up to date with
 // the rewrite log, each all or nothing (reindex.InPlace).
-type indexUpdate struct {
+type cdxUpdate struct {
 	wd    *workdir.Dir
 	base  int64    // where an index the work directory does not know holds the log up to
 	roots []string // the collections
@@ -102,11 +102,11 @@ type indexUpdate struct {
 	Indexes        int
 }
 
-// CheckIndexes finds out the form of each index --cdx names, for a run or
+// CheckCDX finds out the form of each index --cdx names, for a run or
 // an undo to check before it starts: a file that is missing, a ZipNum
 // whose summary or block files cannot be found, or an index named twice
 // should stop the job before anything is rewritten.
-func CheckIndexes(indexes []string) error {
+func CheckCDX(indexes []string) error {
 	seen := map[string]string{}
 	for _, index := range indexes {
 		ix, err := reindex.Locate(index)
@@ -124,7 +124,7 @@ func CheckIndexes(indexes []string) error {
 }
 
 // run updates each index.
-func (u *indexUpdate) run(ctx context.Context, indexes []string) error {
+func (u *cdxUpdate) run(ctx context.Context, indexes []string) error {
 	if err := os.MkdirAll(u.wd.File(indexesDir), 0o755); err != nil {
 		return err
 	}
@@ -161,14 +161,14 @@ func (u *indexUpdate) run(ctx context.Context, indexes []string) error {
 
 // converted tells whether the job converted ARC files (the work
 // directory's conversion map).
-func (u *indexUpdate) converted() bool {
+func (u *cdxUpdate) converted() bool {
 	_, err := os.Stat(u.wd.File(migrate.MapFile))
 	return err == nil
 }
 
 // conversion is the work directory's conversion map, loaded for one index
 // (it counts the lines and records each index has), or nil without one.
-func (u *indexUpdate) conversion() (*reindex.Conversion, error) {
+func (u *cdxUpdate) conversion() (*reindex.Conversion, error) {
 	m, err := convmap.LoadFile(u.wd.File(migrate.MapFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -184,7 +184,7 @@ func (u *indexUpdate) conversion() (*reindex.Conversion, error) {
 var errIndexRefused = errors.New("left untouched")
 
 // one updates one index.
-func (u *indexUpdate) one(index string) error {
+func (u *cdxUpdate) one(index string) error {
 	ix, err := reindex.Locate(index)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errIndexRefused, err)
@@ -201,13 +201,13 @@ func (u *indexUpdate) one(index string) error {
 	return u.rewrite(pass)
 }
 
-// indexPass is one index's update: its state, the copy kept of it, and
+// cdxPass is one index's update: its state, the copy kept of it, and
 // the part of the rewrite log to apply.
-type indexPass struct {
+type cdxPass struct {
 	ix        *reindex.Index
 	statePath string
-	st        indexState
-	kept      *keptIndex
+	st        cdxState
+	kept      *keptCDX
 	from      int64 // the log's offset the index holds the entries up to
 	logPath   string
 	logSize   int64
@@ -215,11 +215,11 @@ type indexPass struct {
 
 // start keeps a copy of the index and finds from its state which log
 // entries it holds; nil if it is up to date.
-func (u *indexUpdate) start(ix *reindex.Index) (*indexPass, error) {
+func (u *cdxUpdate) start(ix *reindex.Index) (*cdxPass, error) {
 	name := keptName(ix.Path)
-	pass := &indexPass{ix: ix, statePath: u.wd.File(filepath.Join(indexesDir, name+".json")), logPath: u.wd.File(workdir.LogFile)}
+	pass := &cdxPass{ix: ix, statePath: u.wd.File(filepath.Join(indexesDir, name+".json")), logPath: u.wd.File(workdir.LogFile)}
 	var err error
-	pass.st, err = workdir.ReadJSON[indexState](pass.statePath)
+	pass.st, err = workdir.ReadJSON[cdxState](pass.statePath)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
@@ -227,7 +227,7 @@ func (u *indexUpdate) start(ix *reindex.Index) (*indexPass, error) {
 	st.Index = absOf(ix.Path)
 
 	// The index as it is now, kept, and which log entries it holds.
-	kept, files, err := keepIndex(ix, u.wd.File(filepath.Join(indexesDir, name+".before")))
+	kept, files, err := keepCDX(ix, u.wd.File(filepath.Join(indexesDir, name+".before")))
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +239,7 @@ func (u *indexUpdate) start(ix *reindex.Index) (*indexPass, error) {
 	case st.Current.is(files):
 		pass.from = st.Current.LogTo
 	default:
-		st.Current = &indexVersion{Files: files, LogTo: u.base}
+		st.Current = &cdxVersion{Files: files, LogTo: u.base}
 	}
 	st.Next = nil
 	if fi, err := os.Stat(pass.logPath); err == nil {
@@ -268,7 +268,7 @@ func (u *indexUpdate) start(ix *reindex.Index) (*indexPass, error) {
 
 // updater is the reindex.Updater of the log's entries from pass.from on,
 // followed on disk, its lookups sorted in the work directory.
-func (u *indexUpdate) updater(pass *indexPass) (reindex.Updater, error) {
+func (u *cdxUpdate) updater(pass *cdxPass) (reindex.Updater, error) {
 	updater := reindex.Updater{Records: &reindex.Files{Roots: u.roots}, Sort: syssort.Sorter{TempDir: u.wd.File(workdir.TmpDir), Compress: syssort.Compressor()}}
 	var err error
 	updater.Log, err = rewritelog.OpenCatalog(pass.logPath, pass.from, time.Time{})
@@ -281,7 +281,7 @@ func (u *indexUpdate) updater(pass *indexPass) (reindex.Updater, error) {
 
 // rewrite applies the log's entries (and the conversion, if any) to the
 // index in place, its state saved before the commit and after.
-func (u *indexUpdate) rewrite(pass *indexPass) error {
+func (u *cdxUpdate) rewrite(pass *cdxPass) error {
 	updater, err := u.updater(pass)
 	if err != nil {
 		return err
@@ -306,7 +306,7 @@ func (u *indexUpdate) rewrite(pass *indexPass) error {
 			}
 		},
 		BeforeCommit: func(files []reindex.FileSum) error {
-			st.Next = &indexVersion{Files: files, LogTo: pass.logSize}
+			st.Next = &cdxVersion{Files: files, LogTo: pass.logSize}
 			return workdir.WriteJSON(pass.statePath, st)
 		},
 	}
@@ -320,7 +320,7 @@ func (u *indexUpdate) rewrite(pass *indexPass) error {
 	}
 	u.Lines += p.Stats.Lines
 	u.Changed += p.Changed()
-	st.Current, st.Next = &indexVersion{Files: p.Written, LogTo: pass.logSize}, nil
+	st.Current, st.Next = &cdxVersion{Files: p.Written, LogTo: pass.logSize}, nil
 	if err := workdir.WriteJSON(pass.statePath, st); err != nil {
 		return err
 	}
@@ -331,11 +331,11 @@ func (u *indexUpdate) rewrite(pass *indexPass) error {
 	return nil
 }
 
-// keepIndex copies the index's files into dir+".new" and returns the
+// keepCDX copies the index's files into dir+".new" and returns the
 // copy as it will be once renamed to dir (keep.promote), and the files'
 // sizes and SHA-256, the summary last (as reindex lists what it writes).
-func keepIndex(ix *reindex.Index, dir string) (*keptIndex, []reindex.FileSum, error) {
-	k := &keptIndex{dir: dir, tmp: dir + ".new", Index: &reindex.Index{Form: ix.Form}}
+func keepCDX(ix *reindex.Index, dir string) (*keptCDX, []reindex.FileSum, error) {
+	k := &keptCDX{dir: dir, tmp: dir + ".new", Index: &reindex.Index{Form: ix.Form}}
 	os.RemoveAll(k.tmp)
 	if err := os.MkdirAll(k.tmp, 0o755); err != nil {
 		return nil, nil, err
@@ -367,14 +367,14 @@ func keepIndex(ix *reindex.Index, dir string) (*keptIndex, []reindex.FileSum, er
 	return k, sums, nil
 }
 
-// keptIndex is the copy of an index kept before its update.
-type keptIndex struct {
+// keptCDX is the copy of an index kept before its update.
+type keptCDX struct {
 	*reindex.Index
 	dir, tmp string
 }
 
 // promote makes the copy the one kept, in place of an earlier update's.
-func (k *keptIndex) promote() error {
+func (k *keptCDX) promote() error {
 	if err := atomicfile.SyncDir(k.tmp); err != nil {
 		return err
 	}
@@ -385,7 +385,7 @@ func (k *keptIndex) promote() error {
 }
 
 // drop removes the copy: the index needs no update.
-func (k *keptIndex) drop() { os.RemoveAll(k.tmp) }
+func (k *keptCDX) drop() { os.RemoveAll(k.tmp) }
 
 // copyFile copies a file and returns its SHA-256 and size.
 func copyFile(from, to string) (string, int64, error) {
@@ -409,10 +409,10 @@ func copyFile(from, to string) (string, int64, error) {
 	return h.Sum(fixity.SHA256), n, err
 }
 
-// updateIndexes is run's stage: the indexes brought up to date with this
+// updateCDX is run's stage: the indexes brought up to date with this
 // job's rewrites.
-func (r *run) updateIndexes(ctx context.Context) (string, error) {
-	u := &indexUpdate{wd: r.wd, base: r.state.LogSizeAtHash, roots: r.opt.Collections, show: r.show}
+func (r *run) updateCDX(ctx context.Context) (string, error) {
+	u := &cdxUpdate{wd: r.wd, base: r.state.LogSizeAtHash, roots: r.opt.Collections, show: r.show}
 	if err := u.run(ctx, r.opt.CDX); err != nil {
 		return "", err
 	}
@@ -424,19 +424,19 @@ func (r *run) updateIndexes(ctx context.Context) (string, error) {
 	return note, nil
 }
 
-// updateIndexesAfterUndo brings the indexes undo --cdx names up to date
+// updateCDXAfterUndo brings the indexes undo --cdx names up to date
 // with the undo: the restored records' lines become full records' lines
 // again (read from the restored files where the index has only the
 // revisit's). from is the log's size when the undo began, -1 for its size
 // now (an undo that had nothing to restore).
-func updateIndexesAfterUndo(ctx context.Context, wd *workdir.Dir, indexes, collections []string, from int64, show *progress.Display, res *UndoResult) error {
+func updateCDXAfterUndo(ctx context.Context, wd *workdir.Dir, indexes, collections []string, from int64, show *progress.Display, res *UndoResult) error {
 	if from < 0 {
 		from = 0
 		if fi, err := os.Stat(wd.File(workdir.LogFile)); err == nil {
 			from = fi.Size()
 		}
 	}
-	u := &indexUpdate{wd: wd, base: from, roots: collections, show: show}
+	u := &cdxUpdate{wd: wd, base: from, roots: collections, show: show}
 	if err := u.run(ctx, indexes); err != nil {
 		return err
 	}
@@ -448,19 +448,19 @@ func updateIndexesAfterUndo(ctx context.Context, wd *workdir.Dir, indexes, colle
 	return nil
 }
 
-// IndexResult is what UpdateIndexes did.
-type IndexResult struct {
+// CDXResult is what UpdateCDX did.
+type CDXResult struct {
 	Indexes, Refused int
 	Lines, Changed   int64
 	Problems         int64
 	Reasons          []string
 }
 
-// UpdateIndexes brings indexes up to date with the rewrite log of the
+// UpdateCDX brings indexes up to date with the rewrite log of the
 // complete job in workDir (what run --cdx does when the job has nothing
 // left to do): an index the work directory does not know is taken to be
 // of the files before that job.
-func UpdateIndexes(ctx context.Context, workDir string, indexes []string, show *progress.Display) (*IndexResult, error) {
+func UpdateCDX(ctx context.Context, workDir string, indexes []string, show *progress.Display) (*CDXResult, error) {
 	wd, err := workdir.Open(workDir)
 	if err != nil {
 		return nil, err
@@ -473,9 +473,9 @@ func UpdateIndexes(ctx context.Context, workDir string, indexes []string, show *
 	if show == nil {
 		show = progress.NewPlain(io.Discard, "warcdedup")
 	}
-	u := &indexUpdate{wd: wd, base: state.LogSizeAtHash, roots: state.Params.Collections, show: show}
+	u := &cdxUpdate{wd: wd, base: state.LogSizeAtHash, roots: state.Params.Collections, show: show}
 	if err := u.run(ctx, indexes); err != nil {
 		return nil, err
 	}
-	return &IndexResult{Indexes: u.Indexes, Refused: len(u.Refused), Lines: u.Lines, Changed: u.Changed, Problems: u.Problems, Reasons: u.Refused}, nil
+	return &CDXResult{Indexes: u.Indexes, Refused: len(u.Refused), Lines: u.Lines, Changed: u.Changed, Problems: u.Problems, Reasons: u.Refused}, nil
 }

@@ -43,7 +43,7 @@ func TestIndexResume(t *testing.T) {
 		t.Fatal("the log changes nothing")
 	}
 
-	type setup func(t *testing.T, u *indexUpdate, index, state string)
+	type setup func(t *testing.T, u *cdxUpdate, index, state string)
 	sum := func(s string) reindex.FileSum {
 		h := sha256.Sum256([]byte(s))
 		return reindex.FileSum{Size: int64(len(s)), SHA256: hex.EncodeToString(h[:])}
@@ -53,7 +53,7 @@ func TestIndexResume(t *testing.T) {
 	writeState := func(t *testing.T, index, state string) {
 		old, new := sum(before), sum(after)
 		old.Path, new.Path = index, index
-		st := indexState{Index: index, Current: &indexVersion{Files: []reindex.FileSum{old}}, Next: &indexVersion{Files: []reindex.FileSum{new}, LogTo: int64(len(log))}}
+		st := cdxState{Index: index, Current: &cdxVersion{Files: []reindex.FileSum{old}}, Next: &cdxVersion{Files: []reindex.FileSum{new}, LogTo: int64(len(log))}}
 		if err := workdir.WriteJSON(state, st); err != nil {
 			t.Fatal(err)
 		}
@@ -65,19 +65,19 @@ func TestIndexResume(t *testing.T) {
 		note  string
 	}{
 		{"an index the work directory does not know: from where the job began", nil, after, ""},
-		{"updated before: up to date", func(t *testing.T, u *indexUpdate, index, _ string) {
+		{"updated before: up to date", func(t *testing.T, u *cdxUpdate, index, _ string) {
 			if err := u.one(index); err != nil {
 				t.Fatal(err)
 			}
 		}, after, "up to date"},
-		{"killed after the renames, before the record of it: the new version is known", func(t *testing.T, _ *indexUpdate, index, state string) {
+		{"killed after the renames, before the record of it: the new version is known", func(t *testing.T, _ *cdxUpdate, index, state string) {
 			os.WriteFile(index, []byte(after), 0o644)
 			writeState(t, index, state)
 		}, after, "up to date"},
-		{"killed before the renames: the old version holds the log up to 0", func(t *testing.T, _ *indexUpdate, index, state string) {
+		{"killed before the renames: the old version holds the log up to 0", func(t *testing.T, _ *cdxUpdate, index, state string) {
 			writeState(t, index, state)
 		}, after, ""},
-		{"updated, then put back from a backup: an index it does not know", func(t *testing.T, u *indexUpdate, index, _ string) {
+		{"updated, then put back from a backup: an index it does not know", func(t *testing.T, u *cdxUpdate, index, _ string) {
 			if err := u.one(index); err != nil {
 				t.Fatal(err)
 			}
@@ -101,7 +101,7 @@ func TestIndexResume(t *testing.T) {
 			index := filepath.Join(dir, "index.cdx")
 			os.WriteFile(index, []byte(before), 0o644)
 			var notes bytes.Buffer
-			u := &indexUpdate{wd: wd, base: 0, roots: []string{coll}, show: progress.NewPlain(&notes, "warcdedup")}
+			u := &cdxUpdate{wd: wd, base: 0, roots: []string{coll}, show: progress.NewPlain(&notes, "warcdedup")}
 			os.MkdirAll(wd.File(indexesDir), 0o755)
 			u.known = reindex.NewFileSet([]string{"a.warc.gz", "b.warc.gz"})
 			state := wd.File(filepath.Join(indexesDir, keptName(index)+".json"))
@@ -123,7 +123,7 @@ func TestIndexResume(t *testing.T) {
 			if string(kept) != before && c.note == "" {
 				t.Errorf("the copy kept is not the index from before the update:\n%s", kept)
 			}
-			st, err := workdir.ReadJSON[indexState](state)
+			st, err := workdir.ReadJSON[cdxState](state)
 			if err != nil || st.Next != nil || st.Current == nil || st.Current.LogTo != int64(len(log)) || !st.Current.is([]reindex.FileSum{{Path: index, Size: int64(len(after)), SHA256: sum(after).SHA256}}) {
 				t.Errorf("state %+v %+v %v", st.Current, st.Next, err)
 			}
