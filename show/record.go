@@ -419,13 +419,20 @@ func originalInFile(name string, v *Revisit, want string) (*Place, error) {
 // inspectResponse finds the revisits that point at the response r: in
 // the job's manifest, the revisits of its payload that name its URI and
 // date and the duplicates numbered against it, each followed to where it
-// is now and read; without a job, the revisits of its own file that name
-// it.
+// is now and read; in a job without that manifest (complete, or not
+// hashed yet), the revisits the rewrite log wrote of it in every file
+// and other tools' in its own file (Job.revisitsOf); without a job, the
+// revisits of its own file that name it.
 func inspectResponse(opt Options, job *Job, r *Record) (*Response, error) {
 	resp := &Response{Revisits: []*Place{}}
 	uri, date := manifest.EscapeField(r.URI), manifest.EscapeField(r.Date)
-	if job == nil || job.table == nil {
-		return resp, revisitsInFile(opt.File, r, resp)
+	switch {
+	case job == nil:
+		return resp, revisitsInFile(opt.File, r, resp, nil, "in the response's own file (no work directory)")
+	case job.table == nil:
+		// No manifest on digest: the job is complete (a complete job
+		// removes them) or has not hashed the collection yet.
+		return resp, job.revisitsOf(r, resp)
 	}
 	var lines []manifest.Line
 	err := job.table.Find(r.PayloadDigest, func(l *manifest.Line) error {
@@ -515,9 +522,10 @@ func (j *Job) place(l *manifest.Line, found string) *Place {
 	return p
 }
 
-// revisitsInFile lists the revisits of the response's own file that name
-// its URI (and date) with its payload digest.
-func revisitsInFile(name string, r *Record, resp *Response) error {
+// revisitsInFile lists the revisits of the response's own file (name, as
+// its Places give it) that name its URI (and date) with its payload
+// digest, but for those at the offsets of listed, found as found says.
+func revisitsInFile(name string, r *Record, resp *Response, listed map[int64]bool, found string) error {
 	f, err := os.Open(name)
 	if err != nil {
 		return err
@@ -547,10 +555,10 @@ func revisitsInFile(name string, r *Record, resp *Response) error {
 		if ref == "" {
 			ref = rec.TargetURI()
 		}
-		if ref != r.URI || (refDate != "" && refDate != r.Date) || strings.TrimSpace(rec.Header.Get("WARC-Payload-Digest")) != r.PayloadDigest {
+		if ref != r.URI || (refDate != "" && refDate != r.Date) || strings.TrimSpace(rec.Header.Get("WARC-Payload-Digest")) != r.PayloadDigest || listed[rec.Offset] {
 			continue
 		}
 		resp.Revisits = append(resp.Revisits, &Place{File: name, Offset: rec.Offset, URI: rec.TargetURI(), Date: rec.Date,
-			Found: "in the response's own file (no work directory)", Now: "a revisit"})
+			Found: found, Now: "a revisit"})
 	}
 }
