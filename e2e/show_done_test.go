@@ -107,6 +107,23 @@ func TestShowOriginalAfterJob(t *testing.T) {
 		t.Errorf("show %s: exit %d\n%s", origTarget, code, text)
 	}
 
+	// One of its revisits in the other file: the job knows no more of
+	// where its original is (the log names it by URI, date and digest),
+	// and says so; through an index of the collection it resolves to it.
+	other := wantNow[slices.IndexFunc(wantNow, func(s string) bool { return !strings.HasPrefix(s, filepath.Join(coll, origFile)+" ") })]
+	revFile, revOff, _ := strings.Cut(strings.TrimPrefix(other, coll+string(filepath.Separator)), " ")
+	revTarget := "coll/" + revFile + ":" + revOff
+	if _, stderr, code := sh(t, dir, "warcdedup show "+revTarget); code != 1 || !strings.Contains(stderr, "no manifest on digest now") || strings.Contains(stderr, "--work-dir") {
+		t.Errorf("show %s: exit %d, stderr %q", revTarget, code, stderr)
+	}
+	if _, stderr, code := sh(t, dir, strings.ReplaceAll(cdxjScript, "COLL", "coll")+" > coll.cdxj"); code != 0 {
+		t.Fatal(stderr)
+	}
+	if rv := showJSON(t, dir, "--cdx coll.cdxj "+revTarget, 0); rv.Revisit == nil || !rv.Revisit.Resolves || rv.Revisit.Original == nil ||
+		"coll/"+origFile+":"+strconv.FormatInt(rv.Revisit.Original.Offset, 10) != origTarget {
+		t.Errorf("show --cdx %s: %+v, want its original %s", revTarget, rv.Revisit, origTarget)
+	}
+
 	// Undone, the run's revisits are responses again: none is listed.
 	if _, stderr, code := sh(t, dir, "warcdedup undo -q -j 2 coll"); code != 0 {
 		t.Fatalf("undo: exit %d\n%s", code, stderr)

@@ -241,7 +241,14 @@ func inspectRevisit(ctx context.Context, opt Options, job *Job, rec *record.Reco
 	case job != nil && job.table != nil:
 		v.Original, err = originalByManifest(job, v, want)
 	default:
-		v.Original, err = originalInFile(opt.File, v, want)
+		// A job without its manifest on digest (complete, or not hashed
+		// yet) knows no more of where an original is than the file does.
+		why, hint := "no work directory or --cdx index", "give the collection's index (--cdx) or its work directory (--work-dir)"
+		if job != nil {
+			why = "the job has no manifest on digest now, and no --cdx index"
+			hint = fmt.Sprintf("the job in %s has no manifest on digest now (a complete job removes it, unless run with --keep-work): give the collection's index (--cdx)", job.WorkDir)
+		}
+		v.Original, err = originalInFile(opt.File, v, want, why, hint)
 	}
 	if err != nil {
 		v.Problem = err.Error()
@@ -381,7 +388,9 @@ func originalByManifest(job *Job, v *Revisit, want string) (*Place, error) {
 // originalInFile looks for the revisit's original in its own file: the
 // first response of its Refers-To URI (and date, if it names one) with
 // its payload digest, as wget, Heritrix and warcprox write them.
-func originalInFile(name string, v *Revisit, want string) (*Place, error) {
+// why says why it is looked for there, hint what to give when it is not
+// found.
+func originalInFile(name string, v *Revisit, want, why, hint string) (*Place, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -410,10 +419,10 @@ func originalInFile(name string, v *Revisit, want string) (*Place, error) {
 			continue
 		}
 		return &Place{File: name, Offset: rec.Offset, URI: rec.TargetURI(), Date: rec.Date,
-			Found: "in the revisit's own file (no work directory or --cdx index)"}, nil
+			Found: "in the revisit's own file (" + why + ")"}, nil
 	}
-	return nil, fmt.Errorf("no response of %s at %s with digest %s in %s; give the collection's index (--cdx) or its work directory (--work-dir)",
-		orDash(v.RefersToURI), orDash(v.RefersToDate), want, name)
+	return nil, fmt.Errorf("no response of %s at %s with digest %s in %s; %s",
+		orDash(v.RefersToURI), orDash(v.RefersToDate), want, name, hint)
 }
 
 // inspectResponse finds the revisits that point at the response r: in
