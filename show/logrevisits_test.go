@@ -1,6 +1,7 @@
 package show
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -101,4 +102,48 @@ func TestRevisitsInLogErrors(t *testing.T) {
 	if _, _, err := revisitsInLog(old, "http://x/", "", "md5 nonsense"); err == nil {
 		t.Error("a payload digest that does not parse: no error")
 	}
+}
+
+// BenchmarkRevisitsInLog reads a log of 10^5 entries over 10^3 files in
+// 10 runs, ten of them revisits of the response, followed through the
+// later runs of their files: the cost of the one pass (its rate in
+// entries a second is what scales to a log of 10^8).
+func BenchmarkRevisitsInLog(b *testing.B) {
+	const (
+		d     = "sha1:QZ6EEDMS73VMYKGSUBNBGBLUO3L6IIPS"
+		other = "sha1:ND7VCG2R6EATIKZTELRXI3DJEXLHEO2Z"
+		uri   = "http://example.com/logo.png"
+		date  = "2024-06-01T00:00:03Z"
+	)
+	var sb strings.Builder
+	entries := 0
+	for run := range 10 {
+		fmt.Fprintf(&sb, "# run 2026-%02d-01T00:00:00Z\n", run+1)
+		for f := range 1000 {
+			// Each run's revisits of a file lie after the last run's.
+			base := int64(run+1) * 10_000_000
+			for i := range 10 {
+				dig, u := other, fmt.Sprintf("http://example.com/%d/%d", f, i)
+				if run == 0 && i == 0 && f%100 == 0 {
+					dig, u = d, uri
+				}
+				old := base + int64(i)*1000
+				fmt.Fprintf(&sb, "f%04d.warc.gz %d 900 %d 300 revisit %s %s %s\n", f, old, old-int64(i)*600, dig, u, date)
+				entries++
+			}
+		}
+	}
+	name := filepath.Join(b.TempDir(), "rewrite.log")
+	if err := os.WriteFile(name, []byte(sb.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(sb.Len()))
+	b.ResetTimer()
+	for range b.N {
+		vs, _, err := revisitsInLog(name, uri, date, d)
+		if err != nil || len(vs) != 10 {
+			b.Fatalf("%d found, %v", len(vs), err)
+		}
+	}
+	b.ReportMetric(float64(entries)*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
 }
