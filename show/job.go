@@ -22,8 +22,13 @@ type Job struct {
 	Collection string `json:"collection"`
 	Name       string `json:"name"` // relative to the collection
 	// Manifest is the job's manifest sorted on digest that was read
-	// ("" when the job has none yet).
+	// ("" when the job has none: not yet, or no longer once complete).
 	Manifest string `json:"manifest,omitempty"`
+	// Complete says the job is complete: its intermediates, the
+	// manifests on digest among them, are removed (unless kept with
+	// --keep-work), and what points at a response is found through the
+	// rewrite log.
+	Complete bool `json:"complete"`
 
 	logSize int64 // of the rewrite log when the job hashed the collection
 	// log is the job's rewrite log, "" if it has none. It is read for the
@@ -59,6 +64,7 @@ func openJob(file, workDir string) (*Job, error) {
 			Index       string   `json:"index"`
 		} `json:"params"`
 		LogSizeAtHash int64 `json:"log_size_at_hash"`
+		Complete      bool  `json:"complete"`
 	}
 	if err := json.Unmarshal(data, &st); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(workDir, workdir.StateFile), err)
@@ -66,7 +72,7 @@ func openJob(file, workDir string) (*Job, error) {
 	if st.Params.Index != "" {
 		return nil, fmt.Errorf("%s is a crawl index's job (its files are named CRAWL/PATH): give --cdx INDEX instead", workDir)
 	}
-	j := &Job{WorkDir: workDir, logSize: st.LogSizeAtHash}
+	j := &Job{WorkDir: workDir, logSize: st.LogSizeAtHash, Complete: st.Complete}
 	for _, c := range st.Params.Collections {
 		if abs == c || strings.HasPrefix(abs, c+string(filepath.Separator)) {
 			j.Collection = c
@@ -200,4 +206,42 @@ type Written struct {
 	Log  string `json:"log"`
 	Line int64  `json:"line"`
 	Run  string `json:"run"` // when the run that wrote it started
+}
+
+// revisitsOf lists the revisits that point at the response r when the
+// job has no manifest on digest (a complete job removed them): those its
+// rewrite log wrote, in every file of the collection, that no later run
+// restored, where they are now (the log read once, keeping the matches:
+// see revisitScan); then other tools' revisits in the response's own
+// file, which the log does not know.
+func (j *Job) revisitsOf(r *Record, resp *Response) error {
+	listed := map[int64]bool{}
+	if j.log != "" {
+		found, legacy, err := revisitsInLog(j.log, r.URI, r.Date, r.PayloadDigest)
+		if err != nil {
+			return fmt.Errorf("the revisits of it the rewrite log wrote: %w", err)
+		}
+		if legacy {
+			r.Notes = append(r.Notes, fmt.Sprintf("%s has entries of an older format, without the digest and references of the revisits they wrote: those are not listed", j.log))
+		}
+		for _, v := range found {
+			p := &Place{File: filepath.Join(j.Collection, filepath.FromSlash(v.File)), Offset: v.Offset, Length: v.Length,
+				Found: filepath.Base(j.log) + ", followed to where it is now"}
+			if v.err != nil {
+				p.Now = "cannot be followed to where it is now: " + v.err.Error()
+			} else if f, _, rec, err := openAt(p.File, p.Offset); err != nil {
+				p.Now = err.Error()
+			} else {
+				f.Close()
+				p.URI, p.Date = rec.TargetURI(), rec.Date
+				p.Now = fmt.Sprintf("a %s (written by rewrite log line %d)", rec.Type, v.Line)
+				if v.File == j.Name {
+					listed[v.Offset] = true
+				}
+			}
+			resp.Revisits = append(resp.Revisits, p)
+		}
+	}
+	return revisitsInFile(filepath.Join(j.Collection, filepath.FromSlash(j.Name)), r, resp, listed,
+		"in the response's own file, not in the rewrite log (another tool's)")
 }

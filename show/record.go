@@ -241,7 +241,14 @@ func inspectRevisit(ctx context.Context, opt Options, job *Job, rec *record.Reco
 	case job != nil && job.table != nil:
 		v.Original, err = originalByManifest(job, v, want)
 	default:
-		v.Original, err = originalInFile(opt.File, v, want)
+		// A job without its manifest on digest (complete, or not hashed
+		// yet) knows no more of where an original is than the file does.
+		why, hint := "no work directory or --cdx index", "give the collection's index (--cdx) or its work directory (--work-dir)"
+		if job != nil {
+			why = "the job has no manifest on digest now, and no --cdx index"
+			hint = fmt.Sprintf("the job in %s has no manifest on digest now (a complete job removes it, unless run with --keep-work): give the collection's index (--cdx)", job.WorkDir)
+		}
+		v.Original, err = originalInFile(opt.File, v, want, why, hint)
 	}
 	if err != nil {
 		v.Problem = err.Error()
@@ -381,7 +388,9 @@ func originalByManifest(job *Job, v *Revisit, want string) (*Place, error) {
 // originalInFile looks for the revisit's original in its own file: the
 // first response of its Refers-To URI (and date, if it names one) with
 // its payload digest, as wget, Heritrix and warcprox write them.
-func originalInFile(name string, v *Revisit, want string) (*Place, error) {
+// why says why it is looked for there, hint what to give when it is not
+// found.
+func originalInFile(name string, v *Revisit, want, why, hint string) (*Place, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -410,22 +419,29 @@ func originalInFile(name string, v *Revisit, want string) (*Place, error) {
 			continue
 		}
 		return &Place{File: name, Offset: rec.Offset, URI: rec.TargetURI(), Date: rec.Date,
-			Found: "in the revisit's own file (no work directory or --cdx index)"}, nil
+			Found: "in the revisit's own file (" + why + ")"}, nil
 	}
-	return nil, fmt.Errorf("no response of %s at %s with digest %s in %s; give the collection's index (--cdx) or its work directory (--work-dir)",
-		orDash(v.RefersToURI), orDash(v.RefersToDate), want, name)
+	return nil, fmt.Errorf("no response of %s at %s with digest %s in %s; %s",
+		orDash(v.RefersToURI), orDash(v.RefersToDate), want, name, hint)
 }
 
 // inspectResponse finds the revisits that point at the response r: in
 // the job's manifest, the revisits of its payload that name its URI and
 // date and the duplicates numbered against it, each followed to where it
-// is now and read; without a job, the revisits of its own file that name
-// it.
+// is now and read; in a job without that manifest (complete, or not
+// hashed yet), the revisits the rewrite log wrote of it in every file
+// and other tools' in its own file (Job.revisitsOf); without a job, the
+// revisits of its own file that name it.
 func inspectResponse(opt Options, job *Job, r *Record) (*Response, error) {
 	resp := &Response{Revisits: []*Place{}}
 	uri, date := manifest.EscapeField(r.URI), manifest.EscapeField(r.Date)
-	if job == nil || job.table == nil {
-		return resp, revisitsInFile(opt.File, r, resp)
+	switch {
+	case job == nil:
+		return resp, revisitsInFile(opt.File, r, resp, nil, "in the response's own file (no work directory)")
+	case job.table == nil:
+		// No manifest on digest: the job is complete (a complete job
+		// removes them) or has not hashed the collection yet.
+		return resp, job.revisitsOf(r, resp)
 	}
 	var lines []manifest.Line
 	err := job.table.Find(r.PayloadDigest, func(l *manifest.Line) error {
@@ -515,9 +531,10 @@ func (j *Job) place(l *manifest.Line, found string) *Place {
 	return p
 }
 
-// revisitsInFile lists the revisits of the response's own file that name
-// its URI (and date) with its payload digest.
-func revisitsInFile(name string, r *Record, resp *Response) error {
+// revisitsInFile lists the revisits of the response's own file (name, as
+// its Places give it) that name its URI (and date) with its payload
+// digest, but for those at the offsets of listed, found as found says.
+func revisitsInFile(name string, r *Record, resp *Response, listed map[int64]bool, found string) error {
 	f, err := os.Open(name)
 	if err != nil {
 		return err
@@ -547,10 +564,10 @@ func revisitsInFile(name string, r *Record, resp *Response) error {
 		if ref == "" {
 			ref = rec.TargetURI()
 		}
-		if ref != r.URI || (refDate != "" && refDate != r.Date) || strings.TrimSpace(rec.Header.Get("WARC-Payload-Digest")) != r.PayloadDigest {
+		if ref != r.URI || (refDate != "" && refDate != r.Date) || strings.TrimSpace(rec.Header.Get("WARC-Payload-Digest")) != r.PayloadDigest || listed[rec.Offset] {
 			continue
 		}
 		resp.Revisits = append(resp.Revisits, &Place{File: name, Offset: rec.Offset, URI: rec.TargetURI(), Date: rec.Date,
-			Found: "in the response's own file (no work directory)", Now: "a revisit"})
+			Found: found, Now: "a revisit"})
 	}
 }

@@ -27,8 +27,14 @@ func (r *Record) WriteText(w io.Writer) error {
 	}
 	if r.Job != nil {
 		fmt.Fprintf(b, "job: %s, in it as %s", r.Job.WorkDir, r.Job.Name)
-		if r.Job.Manifest == "" {
-			b.WriteString(" (no manifest sorted on digest yet)")
+		switch {
+		case r.Job.Manifest != "":
+		case r.Job.Complete:
+			b.WriteString(" (complete: its manifests on digest removed, the rewrite log kept)")
+		default:
+			// Not hashed yet, or undone since: what points at a
+			// response is found through the rewrite log all the same.
+			b.WriteString(" (no manifest sorted on digest now)")
 		}
 		b.WriteString("\n")
 	}

@@ -42,7 +42,10 @@ What the toolchain knows comes from the job's work directory, found as
 warcdedup undo finds it (COLLECTION.warcdedup beside the collection holding
 FILE) or given with --work-dir: its manifest sorted on digest names the
 captures of each payload as the job listed them, and the rewrite log says
-where each record went since. With --cdx, a revisit's original is found
+where each record went since. A complete job removes that manifest (unless
+run with --keep-work): the revisits that point at a response are then those
+the rewrite log wrote, in every file, that no later run restored, and other
+tools' in the response's own file. With --cdx, a revisit's original is found
 through the collection's CDX or CDXJ index with pywb's rule (as warcdedup
 check does). With neither, it is looked for in the revisit's own file.`,
 		Flags: []cli.Flag{
