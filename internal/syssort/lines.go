@@ -301,6 +301,11 @@ func (f *File) Open() (*Lines, error) {
 // SortLines sorts the lines of the inputs into a new File, to be read
 // more than once, or later.
 func (s Sorter) SortLines(ctx context.Context, pattern string, inputs ...*File) (*File, error) {
+	// Sorted in memory, no process would notice a cancellation: a
+	// cancelled job stops here as it would in sort.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	out, _ := s.Create(pattern)
 	lines, ok, err := s.sortInMemory(inputs)
 	if err != nil {
@@ -335,6 +340,9 @@ func (s Sorter) SortLines(ctx context.Context, pattern string, inputs ...*File) 
 // Sorted sorts the lines of the inputs and returns them, read from sort's
 // output as it merges. Close it when done.
 func (s Sorter) Sorted(ctx context.Context, inputs ...*File) (*Lines, error) {
+	if err := ctx.Err(); err != nil { // as in SortLines
+		return nil, err
+	}
 	lines, ok, err := s.sortInMemory(inputs)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package syssort
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -352,6 +353,34 @@ func TestBudget(t *testing.T) {
 		l.Close()
 		if n != want {
 			t.Errorf("%s: %d lines back, want %d", f.pattern, n, want)
+		}
+	}
+}
+
+// TestSortInMemoryCancelled: lines held in memory are sorted without a
+// process, so the cancellation a sort process would have ended on must
+// end the call itself (a Slurm task cancelled mid-verify stops, and
+// its monitor sees it fail, rather than finishing the stage).
+func TestSortInMemoryCancelled(t *testing.T) {
+	o := Sorter{TempDir: t.TempDir(), InMemory: 32 << 10}
+	f, _ := o.Create("test")
+	defer f.Remove()
+	for _, l := range []string{"b", "a"} {
+		if err := f.Line([]byte(l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, c := range []struct {
+		name string
+		run  func() error
+	}{
+		{"Sorted", func() error { _, err := o.Sorted(ctx, f); return err }},
+		{"SortLines", func() error { _, err := o.SortLines(ctx, "out", f); return err }},
+	} {
+		if err := c.run(); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s with a cancelled context: %v, want context.Canceled", c.name, err)
 		}
 	}
 }
