@@ -38,10 +38,7 @@ type revisitScan struct {
 
 	found  []*logRevisit
 	byFile map[string][]*logRevisit
-	// incomplete are the files with a replacement whose entries are
-	// missing: offsets in them cannot be followed.
-	incomplete map[string]error
-	legacy     bool
+	legacy bool
 
 	// The span being read: a file's entries of one run (one replacement,
 	// as the Reader checks them), the Block of those entries when the
@@ -60,7 +57,7 @@ func newRevisitScan(uri, date, payloadDigest string) (*revisitScan, error) {
 		return nil, err
 	}
 	return &revisitScan{uri: manifest.EscapeField(uri), date: manifest.EscapeField(date), algo: algo, sum: sum,
-		byFile: map[string][]*logRevisit{}, incomplete: map[string]error{}}, nil
+		byFile: map[string][]*logRevisit{}}, nil
 }
 
 // matches says whether the revisit entry e refers to the response.
@@ -75,8 +72,13 @@ func (s *revisitScan) matches(e *rewritelog.Entry) bool {
 // read reads the log r to its end.
 func (s *revisitScan) read(r *rewritelog.Reader) error {
 	r.Incomplete = func(e *rewritelog.IncompleteError) error {
-		if s.incomplete[e.Fixity.File] == nil {
-			s.incomplete[e.Fixity.File] = e
+		// Only the revisits written before the replacement whose
+		// entries are missing cannot be followed through it: a later
+		// run's offsets are in the file as that run left it.
+		for _, v := range s.byFile[e.Fixity.File] {
+			if v.err == nil {
+				v.err = e
+			}
 		}
 		return nil
 	}
@@ -92,11 +94,6 @@ func (s *revisitScan) read(r *rewritelog.Reader) error {
 	}
 	s.closeSpan()
 	s.legacy = r.Legacy()
-	for _, v := range s.found {
-		if err := s.incomplete[v.File]; err != nil && v.err == nil {
-			v.err = err
-		}
-	}
 	return nil
 }
 
