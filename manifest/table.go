@@ -48,14 +48,14 @@ type TableKey struct {
 var (
 	// DigestKey: field 6, the digest.
 	DigestKey = &TableKey{Order: ByDigest,
-		of:     func(dst, line []byte) []byte { return append(dst, field(line, 5)...) },
+		of:     func(dst, line []byte) []byte { return append(dst, Field(line, 5)...) },
 		ofLine: func(dst []byte, l *Line) []byte { return append(dst, l.Digest...) }}
 	// CaptureKey: fields 4 and 5, the URI and the date of a capture (see
 	// CaptureKeyOf), which revisits name their original by.
 	CaptureKey = &TableKey{Order: ByCapture,
 		of: func(dst, line []byte) []byte {
-			dst = append(dst, field(line, 3)...)
-			return append(append(dst, 0), field(line, 4)...)
+			dst = append(dst, Field(line, 3)...)
+			return append(append(dst, 0), Field(line, 4)...)
 		},
 		ofLine: func(dst []byte, l *Line) []byte { return append(append(append(dst, l.URI...), 0), l.Date...) }}
 )
@@ -283,8 +283,10 @@ func (t *Table) seek(want []byte, lo, hi int64) int64 {
 	return lo
 }
 
-// field returns the i-th (0-based) space-separated field of a line.
-func field(line []byte, i int) []byte {
+// Field returns the i-th (from 0) space-separated field of a manifest
+// line, or nil if it has fewer fields: a way to look at one field, such as
+// the digest (field 5), without parsing the line.
+func Field(line []byte, i int) []byte {
 	for ; i > 0; i-- {
 		j := bytes.IndexByte(line, ' ')
 		if j < 0 {

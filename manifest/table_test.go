@@ -194,3 +194,29 @@ func BenchmarkTableFind(b *testing.B) {
 		}
 	}
 }
+
+// TestField proves that Field picks one field of a line without parsing it:
+// the first, one in the middle, the last (no space after it), and nil past
+// the end.
+func TestField(t *testing.T) {
+	line := []byte("a.warc.gz 10 20 http://x/ 2020 sha1:AB 1")
+	tests := []struct {
+		name string
+		i    int
+		want string
+		ok   bool
+	}{
+		{"first", 0, "a.warc.gz", true},
+		{"digest", 5, "sha1:AB", true},
+		{"last", 6, "1", true},
+		{"past the end", 7, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := manifest.Field(line, tt.i)
+			if string(got) != tt.want || (got != nil) != tt.ok {
+				t.Errorf("Field(%d) = %q, want %q", tt.i, got, tt.want)
+			}
+		})
+	}
+}

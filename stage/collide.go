@@ -2,7 +2,6 @@ package stage
 
 import (
 	"bufio"
-	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -453,7 +452,7 @@ func eachLineOf(name string, take func(digest []byte) bool, fn func(*manifest.Li
 	sc.Buffer(make([]byte, 256<<10), 64<<20)
 	for n := 1; sc.Scan(); n++ {
 		raw := sc.Bytes()
-		if !take(field(raw, 5)) {
+		if !take(manifest.Field(raw, 5)) {
 			continue
 		}
 		l, err := manifest.Parse(raw)
@@ -468,21 +467,6 @@ func eachLineOf(name string, take func(digest []byte) bool, fn func(*manifest.Li
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
-}
-
-// field returns the i-th space-separated field of line (from 0), or nil.
-func field(line []byte, i int) []byte {
-	for ; i > 0; i-- {
-		j := bytes.IndexByte(line, ' ')
-		if j < 0 {
-			return nil
-		}
-		line = line[j+1:]
-	}
-	if j := bytes.IndexByte(line, ' '); j >= 0 {
-		return line[:j]
-	}
-	return line
 }
 
 // readOrigins reads CollideOrigins: each line numbered again and each
