@@ -26,6 +26,11 @@ import (
 type Grouped struct {
 	name string
 	file *syssort.File
+	// tagged is what file was sorted from, while file was sorted in
+	// memory: file's lines are then its bytes, which the sort's Budget
+	// counts as its own, so it goes after file. (On disk, it went at
+	// once: a second copy of the log.)
+	tagged *syssort.File
 }
 
 // SortByFile reads the log file name (checked against its EndFile, as
@@ -53,15 +58,22 @@ func SortByFile(ctx context.Context, name string, s syssort.Sorter) (*Grouped, e
 		return nil, fmt.Errorf("%s: after line %d: %w", name, t.n, err)
 	}
 	sorted, err := s.SortLines(ctx, "rewrite-log-by-file", tagged)
-	tagged.Remove()
 	if err != nil {
+		tagged.Remove()
 		return nil, fmt.Errorf("sorting %s on file: %w", name, err)
 	}
-	return &Grouped{name: name, file: sorted}, nil
+	if sorted.OnDisk() {
+		tagged.Remove()
+		tagged = nil
+	}
+	return &Grouped{name: name, file: sorted, tagged: tagged}, nil
 }
 
-// Remove removes the sorted copy.
-func (g *Grouped) Remove() { g.file.Remove() }
+// Remove removes the sorted copy, then what it was sorted from.
+func (g *Grouped) Remove() {
+	g.file.Remove()
+	g.tagged.Remove()
+}
 
 // tagger writes each line of a log with its file and number.
 type tagger struct {

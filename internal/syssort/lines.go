@@ -78,7 +78,9 @@ func (s Sorter) Create(pattern string) (*File, error) {
 
 // Line appends a line and its line feed; it must hold no line feed.
 func (f *File) Line(line []byte) error {
-	f.flat()
+	if err := f.flat(); err != nil {
+		return err
+	}
 	f.Lines++
 	if f.name == "" && f.keep(len(line)+1) {
 		f.add(line, true)
@@ -174,15 +176,22 @@ func (f *File) add(line []byte, lf bool) {
 	f.n += int64(n)
 }
 
-// flat copies the lines of a File sorted in memory into its mem.
-func (f *File) flat() {
+// flat makes a File sorted in memory one of its own, to be written to:
+// its lines, which point into its inputs' bytes, are copied into its
+// memory, which takes from the Budget (or InMemory) as any line does, or,
+// where that has no room for them, to disk.
+func (f *File) flat() error {
 	if f.sorted == nil {
-		return
+		return nil
 	}
-	for _, l := range f.sorted {
-		f.add(l, false)
+	if f.keep(int(f.sortedSize())) {
+		for _, l := range f.sorted {
+			f.add(l, false)
+		}
+		f.sorted = nil
+		return nil
 	}
-	f.sorted = nil
+	return f.spill()
 }
 
 func (f *File) sortedSize() int64 {
@@ -195,7 +204,6 @@ func (f *File) sortedSize() int64 {
 
 // spill moves the file to disk, open for writing.
 func (f *File) spill() error {
-	f.flat()
 	if f.f != nil {
 		return nil
 	}
@@ -223,8 +231,13 @@ func (f *File) spill() error {
 			_, err = f.w.Write(c)
 		}
 	}
-	f.raw = f.n
-	f.mem, f.n = nil, 0
+	for _, l := range f.sorted {
+		if err == nil {
+			_, err = f.w.Write(l)
+		}
+	}
+	f.raw = f.n + f.sortedSize()
+	f.mem, f.n, f.sorted = nil, 0, nil
 	f.release()
 	return err
 }
@@ -259,6 +272,10 @@ func (f *File) Remove() {
 	f.mem, f.n, f.sorted, f.name = nil, 0, nil, ""
 	f.release()
 }
+
+// OnDisk reports whether the File is a file in the temporary directory,
+// not lines in memory (its own, or, sorted by SortLines, its inputs').
+func (f *File) OnDisk() bool { return f.name != "" }
 
 // size is the file's size in bytes.
 func (f *File) size() (int64, error) {

@@ -384,3 +384,62 @@ func TestSortInMemoryCancelled(t *testing.T) {
 		}
 	}
 }
+
+// TestSortedFileWrittenTakesBudget: a File SortLines sorted in memory
+// points into its input's bytes, and holds none of the Budget; written to,
+// its lines become its own, and take from the Budget as any line does, or
+// go to disk where it has no room (they were copied outside the Budget),
+// all of them still there and in order.
+func TestSortedFileWrittenTakesBudget(t *testing.T) {
+	tests := []struct {
+		name     string
+		budget   int64
+		wantDisk bool
+	}{
+		{"room for the copy", 100, false},
+		{"no room for the copy", 60, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			budget := NewBudget(tt.budget)
+			s := Sorter{TempDir: t.TempDir(), Budget: budget}
+			in, _ := s.Create("in")
+			defer in.Remove()
+			for _, l := range []string{"c1234567", "a1234567", "b1234567"} { // 27 bytes
+				in.Line([]byte(l))
+			}
+			out, err := s.SortLines(context.Background(), "out", in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Remove()
+			if out.name != "" || out.sorted == nil {
+				t.Fatal("3 lines of a budget of 60 not sorted in memory")
+			}
+			if err := out.Line([]byte("d1234567")); err != nil {
+				t.Fatal(err)
+			}
+			if onDisk := out.name != ""; onDisk != tt.wantDisk {
+				t.Fatalf("written to: on disk %v, want %v", onDisk, tt.wantDisk)
+			}
+			if !tt.wantDisk && out.held != 36 {
+				t.Errorf("in memory holding %d of the budget, want 36 (its 4 lines)", out.held)
+			}
+			if left := budget.left.Load(); left != tt.budget-27-out.held {
+				t.Errorf("budget left %d, want %d", left, tt.budget-27-out.held)
+			}
+			l, err := out.Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for l.Next() {
+				got = append(got, string(l.Bytes()))
+			}
+			l.Close()
+			if want := []string{"a1234567", "b1234567", "c1234567", "d1234567"}; !slices.Equal(got, want) {
+				t.Errorf("lines %q, want %q", got, want)
+			}
+		})
+	}
+}
