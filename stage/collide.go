@@ -178,28 +178,53 @@ type lineAt struct {
 // offsets now, revisit lines as they are) and the origins, and returns
 // the originals of the first numbering at their offsets now: a set as
 // large as the lines of the digests resolved again, a small share of the
-// collection's. The digests are those of the lines kept apart and those
-// of the duplicates Also names, whose files the rewrite does not read.
+// collection's.
 func (c *Collide) gather(apartName string, out io.Writer, res *CollideResult) (map[lineAt]bool, error) {
+	digests, err := c.digestsAgain(apartName)
+	if err != nil {
+		return nil, err
+	}
+	res.Digests = int64(len(digests))
 	log, err := rewritelog.Open(c.Log)
 	if err != nil {
 		return nil, err
 	}
 	defer log.Close()
 	log.Since(c.LogFrom)
-	move := func(l *manifest.Line) error {
-		name, err := manifest.UnescapeFile(l.File)
-		if err != nil {
-			return err
-		}
-		at, err := log.Move(name, l.Offset)
-		if err != nil {
-			return fmt.Errorf("%s offset %d: following it through the rewrite log: %w", l.File, l.Offset, err)
-		}
-		l.Offset = at
-		return nil
+	origins, err := atomicfile.Create(c.Origins, 0o644)
+	if err != nil {
+		return nil, err
 	}
-	also := func(l *manifest.Line) bool { return c.Also != nil && l.IsDuplicate() && c.Also(l) }
+	defer origins.Abort()
+	g := &gathering{log: log, digests: digests, also: c.also, res: res, kept: map[lineAt]bool{},
+		out: bufio.NewWriter(out), origins: bufio.NewWriter(origins)}
+	if len(digests) > 0 {
+		// The first pass checked every line: this one parses only those
+		// it takes (the digest-less revisit lines, pins of every digest,
+		// and the lines of the digests resolved again).
+		err = eachLineOf(c.Numbered, func(digest []byte) bool {
+			return digests[string(digest)] || string(digest) == manifest.NoDigest
+		}, g.numbered)
+		if err == nil {
+			err = EachLine(apartName, g.again)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := g.out.Flush(); err != nil {
+		return nil, err
+	}
+	if err := g.origins.Flush(); err != nil {
+		return nil, err
+	}
+	return g.kept, origins.CommitRenamed()
+}
+
+// digestsAgain returns the digests to resolve again: those of the lines
+// kept apart, of the originals of a class beyond its first, and of the
+// duplicates Also names, whose files the rewrite does not read.
+func (c *Collide) digestsAgain(apartName string) (map[string]bool, error) {
 	digests := map[string]bool{}
 	if err := EachLine(apartName, func(l *manifest.Line) error {
 		digests[l.Digest] = true
@@ -208,88 +233,98 @@ func (c *Collide) gather(apartName string, out io.Writer, res *CollideResult) (m
 		return nil, err
 	}
 	var extra extraOriginals
-	if err := EachLine(c.Numbered, func(l *manifest.Line) error {
-		if extra.is(l) || also(l) {
+	err := EachLine(c.Numbered, func(l *manifest.Line) error {
+		if extra.is(l) || c.also(l) {
 			digests[l.Digest] = true
 		}
 		return nil
-	}); err != nil {
-		return nil, err
-	}
-	res.Digests = int64(len(digests))
-	origins, err := atomicfile.Create(c.Origins, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	defer origins.Abort()
-	ow := bufio.NewWriter(origins)
-	bw := bufio.NewWriter(out)
-	var buf []byte
-	write := func(l *manifest.Line) error {
-		buf = l.Append(buf[:0])
-		_, err := bw.Write(buf)
-		return err
-	}
-	// origin writes l (a line of the first numbering) to be numbered
-	// again, noting where the hash stage found it and its class then.
-	origin := func(l *manifest.Line, role byte) error {
-		was := *l
-		if err := move(l); err != nil {
+	})
+	return digests, err
+}
+
+// also reports whether Also names l, a duplicate, to be numbered again.
+func (c *Collide) also(l *manifest.Line) bool {
+	return c.Also != nil && l.IsDuplicate() && c.Also(l)
+}
+
+// gathering writes the lines of the digests resolved again to the
+// resolution's input (out) and the origins file, and notes the originals
+// of the first numbering that stay (kept).
+type gathering struct {
+	log     *rewritelog.Log // since the first rewrite: where each line is now
+	digests map[string]bool
+	also    func(*manifest.Line) bool
+	extra   extraOriginals
+	res     *CollideResult
+	kept    map[lineAt]bool
+	out     *bufio.Writer
+	origins *bufio.Writer
+	buf     []byte
+}
+
+// numbered takes a line of the first numbering, read on digest.
+func (g *gathering) numbered(l *manifest.Line) error {
+	isExtra := g.extra.is(l)
+	switch {
+	case l.IsRevisit() && l.Digest == manifest.NoDigest:
+		// Pins of every digest.
+		return g.write(l)
+	case !g.digests[l.Digest]:
+		return nil
+	case l.IsRevisit():
+		return g.write(l)
+	case isExtra:
+		return g.again(l)
+	case l.IsKept():
+		if err := g.origin(l, originKept); err != nil {
 			return err
 		}
-		fmt.Fprintf(ow, "%s\t%d\t%d\t%d\t%d\t%c\n", l.File, l.Offset, was.Offset, was.Length, max(was.Class, 0), role)
-		l.Fields, l.Class = 6, 0
-		return write(l)
+		g.kept[lineAt{l.File, l.Offset}] = true
+		return nil
+	case g.also(l):
+		return g.again(l)
 	}
-	resolveAgain := func(l *manifest.Line) error {
-		res.Apart++
-		return origin(l, originAgain)
+	return nil // a duplicate: a revisit now, or in a file refused
+}
+
+// again writes l to be numbered again: kept apart, in an ARC file, or an
+// original beyond its class's first.
+func (g *gathering) again(l *manifest.Line) error {
+	g.res.Apart++
+	return g.origin(l, originAgain)
+}
+
+// origin writes l (a line of the first numbering) to be numbered again,
+// at its offset now, noting where the hash stage found it and its class
+// then.
+func (g *gathering) origin(l *manifest.Line, role byte) error {
+	was := *l
+	if err := g.move(l); err != nil {
+		return err
 	}
-	kept := map[lineAt]bool{}
-	if len(digests) > 0 {
-		extra = extraOriginals{}
-		// The first pass checked every line: this one parses only those
-		// it takes (the digest-less revisit lines, pins of every digest,
-		// and the lines of the digests resolved again).
-		err = eachLineOf(c.Numbered, func(digest []byte) bool {
-			return digests[string(digest)] || string(digest) == manifest.NoDigest
-		}, func(l *manifest.Line) error {
-			isExtra := extra.is(l)
-			switch {
-			case l.IsRevisit() && l.Digest == manifest.NoDigest:
-				// Pins of every digest.
-				return write(l)
-			case !digests[l.Digest]:
-				return nil
-			case l.IsRevisit():
-				return write(l)
-			case isExtra:
-				return resolveAgain(l)
-			case l.IsKept():
-				if err := origin(l, originKept); err != nil {
-					return err
-				}
-				kept[lineAt{l.File, l.Offset}] = true
-				return nil
-			case also(l):
-				return resolveAgain(l)
-			}
-			return nil // a duplicate: a revisit now, or in a file refused
-		})
-		if err == nil {
-			err = EachLine(apartName, resolveAgain)
-		}
-		if err != nil {
-			return nil, err
-		}
+	fmt.Fprintf(g.origins, "%s\t%d\t%d\t%d\t%d\t%c\n", l.File, l.Offset, was.Offset, was.Length, max(was.Class, 0), role)
+	l.Fields, l.Class = 6, 0
+	return g.write(l)
+}
+
+// move sets l's offset to where its record is now.
+func (g *gathering) move(l *manifest.Line) error {
+	name, err := manifest.UnescapeFile(l.File)
+	if err != nil {
+		return err
 	}
-	if err := bw.Flush(); err != nil {
-		return nil, err
+	at, err := g.log.Move(name, l.Offset)
+	if err != nil {
+		return fmt.Errorf("%s offset %d: following it through the rewrite log: %w", l.File, l.Offset, err)
 	}
-	if err := ow.Flush(); err != nil {
-		return nil, err
-	}
-	return kept, origins.CommitRenamed()
+	l.Offset = at
+	return nil
+}
+
+func (g *gathering) write(l *manifest.Line) error {
+	g.buf = l.Append(g.buf[:0])
+	_, err := g.out.Write(g.buf)
+	return err
 }
 
 // CollideBack carries what the collisions stages did back to the hash
