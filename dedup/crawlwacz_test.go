@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"warcdedup/crawlindex"
+	"warcdedup/internal/jobtest"
 	"warcdedup/stage"
 	"warcdedup/wacz"
 )
@@ -22,54 +23,7 @@ import (
 // other's in one directory. It returns the directory every package is
 // in at the end (where the packages of both are), and the operands.
 func waczCrawls(t *testing.T, form string) (all string, byDir map[string]string, ops [2]string) {
-	t.Helper()
-	dir, _ := generatedMultiWACZ(t)
-	f, err := os.Open(filepath.Join(dir, "collection.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	entries, err := wacz.ReadCollection(f, "collection.json")
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(filepath.Join(dir, "collection.json"))
-	byDir = map[string]string{}
-	for i, crawl := range []string{"crawl-0", "crawl-1"} {
-		var mine []wacz.CollectionEntry
-		for _, e := range entries {
-			if e.CrawlID == crawl {
-				mine = append(mine, e)
-			}
-		}
-		switch form {
-		case "directories":
-			sub := filepath.Join(dir, crawl)
-			os.Mkdir(sub, 0o755)
-			for _, e := range mine {
-				if err := os.Rename(filepath.Join(dir, e.Path), filepath.Join(sub, e.Path)); err != nil {
-					t.Fatal(err)
-				}
-				byDir[e.Path] = sub
-			}
-			ops[i] = sub
-		case "multi-WACZ JSON":
-			name := filepath.Join(dir, crawl+".json")
-			out, err := os.Create(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := wacz.WriteCollection(out, mine); err != nil {
-				t.Fatal(err)
-			}
-			out.Close()
-			for _, e := range mine {
-				byDir[e.Path] = dir
-			}
-			ops[i] = name
-		}
-	}
-	return dir, byDir, ops
+	return jobtest.WACZCrawls(t, form)
 }
 
 // TestRunIndexWACZCrawls runs two crawls of WACZ packages with a crawl

@@ -17,11 +17,11 @@ import (
 	"testing"
 
 	"warcdedup/internal/corpustest"
+	"warcdedup/internal/jobtest"
 	"warcdedup/manifest"
 	"warcdedup/record"
 	"warcdedup/report"
 	"warcdedup/scripts/gen"
-	"warcdedup/scripts/waczgen"
 	"warcdedup/stage"
 	"warcdedup/wacz"
 	"warcdedup/warcsum"
@@ -34,31 +34,7 @@ import (
 // plain files beside the three others.
 func generatedWACZ(t *testing.T, loose bool) (string, *gen.Result) {
 	t.Helper()
-	cfg := gen.Config{Files: 8, Records: 320, DupRate: 0.4, Seed: 11, MeanPayload: 4 << 10, NonCandidates: true,
-		Chunked: 0.1, Sequential: true, Formats: []gen.Format{gen.WARC10Gz, gen.WARC11Gz, gen.WARC10}}
-	dir, res := generated(t, cfg)
-	coll, err := waczgen.Write(dir, res, waczgen.Config{Packages: 4, Crawls: 2, Index: "mixed", KeepWARCs: loose})
-	if err != nil {
-		t.Fatal(err)
-	}
-	last := coll.Packages[len(coll.Packages)-1]
-	for _, p := range coll.Packages {
-		if !loose {
-			break
-		}
-		if p.Name == last.Name {
-			if err := os.Remove(filepath.Join(dir, p.Name)); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		for _, w := range p.WARCs {
-			if err := os.Remove(filepath.Join(dir, w)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	return dir, res
+	return jobtest.GeneratedWACZ(t, loose)
 }
 
 // waczListing is the manifest warcsum gives of the files and WACZ
@@ -80,25 +56,7 @@ func waczListing(t *testing.T, dir string) []byte {
 // (wacz.Check with Records): hashes, sizes, digest file, index.
 func checkPackages(t *testing.T, dir string) map[string]*wacz.Report {
 	t.Helper()
-	reps := map[string]*wacz.Report{}
-	names, _ := filepath.Glob(filepath.Join(dir, "*.wacz"))
-	for _, n := range names {
-		p, err := wacz.Open(n)
-		if err != nil {
-			t.Errorf("%s: %v", n, err)
-			continue
-		}
-		rep, err := wacz.Check(p, wacz.CheckOptions{Records: true, TempDir: t.TempDir(), PackageSHA256: true})
-		if err == nil {
-			err = rep.Err()
-		}
-		if err != nil {
-			t.Errorf("%s fails its check: %v", n, err)
-		}
-		reps[filepath.Base(n)] = rep
-		p.Close()
-	}
-	return reps
+	return jobtest.CheckPackages(t, dir)
 }
 
 // packageDeps are the packages each package's duplicates have their
