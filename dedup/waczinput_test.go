@@ -282,3 +282,10 @@ func TestRunDirectoryRefusesOtherJobsStaged(t *testing.T) {
 	}
 	checkPackages(t, dir)
 }
+
+// stopRebuild is jobtest.StopRebuild: what a stop between logging a
+// package's members and renaming its new version leaves.
+func stopRebuild(t *testing.T, pkg string, original []byte) int {
+	t.Helper()
+	return jobtest.StopRebuild(t, pkg, original)
+}

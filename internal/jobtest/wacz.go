@@ -1,7 +1,9 @@
 package jobtest
 
 import (
+	"bytes"
 	"encoding/hex"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +13,7 @@ import (
 	"warcdedup/fixity"
 	"warcdedup/scripts/gen"
 	"warcdedup/scripts/waczgen"
+	"warcdedup/stage"
 	"warcdedup/wacz"
 )
 
@@ -159,4 +162,43 @@ func PackageLines(listing []byte, pkg string) []string {
 		}
 	}
 	return out
+}
+
+// StopRebuild stages beside pkg each member that differs from the
+// package's original bytes, and puts the original back: what a stop
+// between logging the members and renaming the new package leaves. It
+// returns how many members it staged.
+func StopRebuild(t testing.TB, pkg string, original []byte) int {
+	t.Helper()
+	p, err := wacz.Open(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	old, err := wacz.NewPackage(bytes.NewReader(original), int64(len(original)), "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	staged := 0
+	for _, m := range p.WARCs() {
+		if om := old.Member(m.Name); om != nil && om.CRC32 == m.CRC32 {
+			continue
+		}
+		sec, err := p.Section(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(sec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(filepath.Dir(pkg), stage.StagedName(pkg, m.Name)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		staged++
+	}
+	if err := os.WriteFile(pkg, original, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return staged
 }
