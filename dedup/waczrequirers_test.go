@@ -107,9 +107,3 @@ func staleRequires(t *testing.T, dir string) []string {
 	t.Helper()
 	return jobtest.StaleRequires(t, dir)
 }
-
-// membersOf is the listing of the WARC members of one package of dir.
-func membersOf(t *testing.T, dir, pkg string) []string {
-	t.Helper()
-	return jobtest.PackageLines(waczListing(t, dir), pkg)
-}
