@@ -5,17 +5,17 @@ import (
 	"syscall"
 	"testing"
 
-	"warcdedup/scripts/gen"
+	"warcdedup/internal/jobtest"
 )
 
-// The attack tests (undo_attack_test.go, run_attack_test.go,
-// crawl_attack_test.go) reproduce what a second hostile campaign on
-// warcdedup run and undo (after issue 20's fixes) found still wrong; each
-// failed on the code before its fix.
+// The attack tests (leftover_test.go, run_attack_test.go,
+// crawl_attack_test.go; undo's in package undo, undo_attack_test.go)
+// reproduce what a second hostile campaign on warcdedup run and undo
+// (after issue 20's fixes) found still wrong; each failed on the code
+// before its fix.
 
 // attackCfg is a small generated collection: a few files, each rewritten.
-var attackCfg = gen.Config{Files: 4, Records: 400, DupRate: 0.4, Seed: 11, MeanPayload: 6 << 10, NonCandidates: true,
-	Formats: []gen.Format{gen.WARC10Gz, gen.WARC10, gen.WARC11Gz, gen.WARC11}}
+var attackCfg = jobtest.AttackCfg
 
 // mountSmallTmpfs mounts a tmpfs of size at dir, unmounted when the test
 // ends; the test is skipped where mounting is not allowed.

@@ -21,7 +21,6 @@ import (
 	"warcdedup/migrate"
 	"warcdedup/reindex"
 	"warcdedup/rewritelog"
-	"warcdedup/stage"
 	"warcdedup/warcsum"
 	"warcdedup/workdir"
 )
@@ -424,28 +423,15 @@ func (r *run) updateCDX(ctx context.Context) (string, error) {
 	return note, nil
 }
 
-// updateCDXAfterUndo brings the indexes undo --cdx names up to date
-// with the undo: the restored records' lines become full records' lines
-// again (read from the restored files where the index has only the
-// revisit's). from is the log's size when the undo began, -1 for its size
-// now (an undo that had nothing to restore).
-func updateCDXAfterUndo(ctx context.Context, wd *workdir.Dir, indexes, collections []string, from int64, show *progress.Display, res *UndoResult) error {
-	if from < 0 {
-		from = 0
-		if fi, err := os.Stat(wd.File(workdir.LogFile)); err == nil {
-			from = fi.Size()
-		}
-	}
-	u := &cdxUpdate{wd: wd, base: from, roots: collections, show: show}
+// UpdateCDXSince brings the CDX indexes named up to date with the rewrite
+// log from its size from on (roots: the collections the log's files are
+// in), shown on show: what run --cdx and undo --cdx do (cdx.go).
+func UpdateCDXSince(ctx context.Context, wd *workdir.Dir, indexes, roots []string, from int64, show *progress.Display) (*CDXResult, error) {
+	u := &cdxUpdate{wd: wd, base: from, roots: roots, show: show}
 	if err := u.run(ctx, indexes); err != nil {
-		return err
+		return nil, err
 	}
-	if len(u.Refused) > 0 {
-		res.Exit = max(res.Exit, 1)
-		res.ExitReason = append(res.ExitReason, fmt.Sprintf("%d indexes left untouched (%s problems; see %s)", len(u.Refused), progress.Count(u.Problems), workdir.RunLog))
-		res.ExitReason = append(res.ExitReason, stage.First(u.Refused, 5)...)
-	}
-	return nil
+	return &CDXResult{Indexes: u.Indexes, Refused: len(u.Refused), Lines: u.Lines, Changed: u.Changed, Problems: u.Problems, Reasons: u.Refused}, nil
 }
 
 // CDXResult is what UpdateCDX did.
@@ -473,9 +459,5 @@ func UpdateCDX(ctx context.Context, workDir string, indexes []string, show *prog
 	if show == nil {
 		show = progress.NewPlain(io.Discard, "warcdedup")
 	}
-	u := &cdxUpdate{wd: wd, base: state.LogSizeAtHash, roots: state.Params.Collections, show: show}
-	if err := u.run(ctx, indexes); err != nil {
-		return nil, err
-	}
-	return &CDXResult{Indexes: u.Indexes, Refused: len(u.Refused), Lines: u.Lines, Changed: u.Changed, Problems: u.Problems, Reasons: u.Refused}, nil
+	return UpdateCDXSince(ctx, wd, indexes, state.Params.Collections, state.LogSizeAtHash, show)
 }

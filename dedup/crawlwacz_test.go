@@ -1,18 +1,15 @@
 package dedup
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
-	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"warcdedup/crawlindex"
-	"warcdedup/stage"
+	"warcdedup/internal/jobtest"
 	"warcdedup/wacz"
 )
 
@@ -22,54 +19,7 @@ import (
 // other's in one directory. It returns the directory every package is
 // in at the end (where the packages of both are), and the operands.
 func waczCrawls(t *testing.T, form string) (all string, byDir map[string]string, ops [2]string) {
-	t.Helper()
-	dir, _ := generatedMultiWACZ(t)
-	f, err := os.Open(filepath.Join(dir, "collection.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	entries, err := wacz.ReadCollection(f, "collection.json")
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(filepath.Join(dir, "collection.json"))
-	byDir = map[string]string{}
-	for i, crawl := range []string{"crawl-0", "crawl-1"} {
-		var mine []wacz.CollectionEntry
-		for _, e := range entries {
-			if e.CrawlID == crawl {
-				mine = append(mine, e)
-			}
-		}
-		switch form {
-		case "directories":
-			sub := filepath.Join(dir, crawl)
-			os.Mkdir(sub, 0o755)
-			for _, e := range mine {
-				if err := os.Rename(filepath.Join(dir, e.Path), filepath.Join(sub, e.Path)); err != nil {
-					t.Fatal(err)
-				}
-				byDir[e.Path] = sub
-			}
-			ops[i] = sub
-		case "multi-WACZ JSON":
-			name := filepath.Join(dir, crawl+".json")
-			out, err := os.Create(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := wacz.WriteCollection(out, mine); err != nil {
-				t.Fatal(err)
-			}
-			out.Close()
-			for _, e := range mine {
-				byDir[e.Path] = dir
-			}
-			ops[i] = name
-		}
-	}
-	return dir, byDir, ops
+	return jobtest.WACZCrawls(t, form)
 }
 
 // TestRunIndexWACZCrawls runs two crawls of WACZ packages with a crawl
@@ -200,89 +150,4 @@ func TestRunIndexWACZCrawls(t *testing.T) {
 			sameTree(t, "after undo", withoutWorkDirs(hashTree(t, dir)), withoutWorkDirs(crawl0))
 		})
 	}
-}
-
-// TestUndoIndexWACZFinishesStoppedRebuild puts a package of a crawl run
-// with an index in the state a stop between logging its rewritten
-// members and renaming its new version over it leaves (the package as
-// before, the members' logged versions staged beside it), and proves
-// that the next undo of the crawl (the log names the members
-// CRAWL/PATH.wacz#archive/NAME) first finishes the package from the
-// staged versions the log names, then restores every record: the
-// packages are back as they were before the crawl's run.
-func TestUndoIndexWACZFinishesStoppedRebuild(t *testing.T) {
-	dir, byDir, ops := waczCrawls(t, "directories")
-	index := filepath.Join(t.TempDir(), "index")
-	for i, crawl := range []string{"crawl-0", "crawl-1"} {
-		if i == 1 {
-			break
-		}
-		if r, err := Run(context.Background(), Options{Collections: []string{ops[i]}, Crawl: crawl, Index: index, Jobs: 2}); err != nil || r.Report.Exit != 0 {
-			t.Fatalf("%s: %v", crawl, err)
-		}
-	}
-	before := hashTree(t, dir)
-	pkg := filepath.Join(byDir["crawl-1-1.wacz"], "crawl-1-1.wacz")
-	original, err := os.ReadFile(pkg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := Run(context.Background(), Options{Collections: []string{ops[1]}, Crawl: "crawl-1", Index: index, Jobs: 2})
-	if err != nil || r.Report.Exit != 0 {
-		t.Fatalf("crawl-1: %v", err)
-	}
-	if _, err := RemoveCrawl(context.Background(), RemoveOptions{Index: index, Crawl: "crawl-1", Jobs: 2}); err != nil {
-		t.Fatal(err)
-	}
-	staged := stopRebuild(t, pkg, original)
-	if staged == 0 {
-		t.Fatal("crawl-1-1.wacz has no rewritten member: the test proves nothing")
-	}
-	u, err := Undo(context.Background(), UndoOptions{Paths: []string{ops[1]}, WorkDir: filepath.Join(index, "work", "crawl-1"), Jobs: 2})
-	if err != nil || u.Exit != 0 || u.Stats.Records != r.Report.Totals.RevisitsWritten {
-		t.Fatalf("undo: %v, %+v (the run wrote %d revisits)", err, u, r.Report.Totals.RevisitsWritten)
-	}
-	sameTree(t, "after undo", hashTree(t, dir), before)
-	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(pkg), ".*")); len(left) > 0 {
-		t.Errorf("left beside the packages: %v", left)
-	}
-}
-
-// stopRebuild stages beside pkg each member that differs from the
-// package's original bytes, and puts the original back: what a stop
-// between logging the members and renaming the new package leaves. It
-// returns how many members it staged.
-func stopRebuild(t *testing.T, pkg string, original []byte) int {
-	t.Helper()
-	p, err := wacz.Open(pkg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	old, err := wacz.NewPackage(bytes.NewReader(original), int64(len(original)), "old")
-	if err != nil {
-		t.Fatal(err)
-	}
-	staged := 0
-	for _, m := range p.WARCs() {
-		if om := old.Member(m.Name); om != nil && om.CRC32 == m.CRC32 {
-			continue
-		}
-		sec, err := p.Section(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(sec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(filepath.Dir(pkg), stage.StagedName(pkg, m.Name)), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		staged++
-	}
-	if err := os.WriteFile(pkg, original, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return staged
 }

@@ -3,7 +3,6 @@ package dedup
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,7 +10,6 @@ import (
 	"fmt"
 	"html"
 	"io"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -23,7 +21,7 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
-	"warcdedup/fixity"
+	"warcdedup/internal/jobtest"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/warctest"
 	"warcdedup/manifest"
@@ -37,51 +35,23 @@ import (
 // generated writes a generated collection into a new directory.
 func generated(t *testing.T, cfg gen.Config) (string, *gen.Result) {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "coll")
-	res, err := gen.Write(dir, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir, res
+	return jobtest.Generated(t, cfg)
 }
 
-var genCfg = gen.Config{Files: 5, Records: 400, DupRate: 0.4, Seed: 7, MeanPayload: 6 << 10, NonCandidates: true,
-	Chunked: 0.1, ReplayVariants: 0.1, Formats: []gen.Format{gen.WARC10Gz, gen.WARC10, gen.WARC11Gz, gen.WARC11, gen.ARCGz}}
+var genCfg = jobtest.GenCfg
 
 // fixitySum is the log's fixity sum of data, as hashTree gives it.
-func fixitySum(data []byte) string {
-	h := fixity.Default.New()
-	h.Write(data)
-	return fixity.Default.Format(h.Sum(nil))
-}
+func fixitySum(data []byte) string { return jobtest.FixitySum(data) }
 
 // hashTree returns the fixity sum (the log's algorithm) of every file under dir by relative path.
 func hashTree(t *testing.T, dir string) map[string]string {
 	t.Helper()
-	m := map[string]string{}
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The log's own fixity sum, so that fixity.tsv's lines can be
-		// compared with it as they are.
-		rel, _ := filepath.Rel(dir, p)
-		m[rel] = fixitySum(data)
-		return nil
-	})
-	return m
+	return jobtest.HashTree(t, dir)
 }
 
 func copyTree(t *testing.T, src, dst string) {
 	t.Helper()
-	out, err := exec.Command("cp", "-a", src, dst).CombinedOutput()
-	if err != nil {
-		t.Fatalf("cp: %v %s", err, out)
-	}
+	jobtest.CopyTree(t, src, dst)
 }
 
 // TestRun runs the job on a generated collection and checks what it
@@ -262,16 +232,7 @@ func readLines(t *testing.T, name string) []string {
 
 func sameTree(t *testing.T, what string, got, want map[string]string) {
 	t.Helper()
-	for name, sum := range want {
-		if got[name] != sum {
-			t.Errorf("%s: %s differs", what, name)
-		}
-	}
-	for name := range got {
-		if _, ok := want[name]; !ok {
-			t.Errorf("%s: unexpected file %s", what, name)
-		}
-	}
+	jobtest.SameTree(t, what, got, want)
 }
 
 // TestDryRunEqualsRun proves that a dry run changes nothing and says it
@@ -461,90 +422,10 @@ func TestNextCrawl(t *testing.T) {
 	run(1)
 }
 
-// TestUndo runs the job and undoes it, first one file, then the rest of
-// the collection: every file comes back as it was (uncompressed, byte for
-// byte), a second undo has nothing to do, and a run after it deduplicates
-// the collection again as the first did.
-func TestUndo(t *testing.T) {
-	dir, _ := generated(t, genCfg)
-	before := hashUncompressed(t, dir)
-	wd := filepath.Join(t.TempDir(), "work")
-	r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
-	if err != nil || r.Report.Exit != 0 {
-		t.Fatalf("run: %v %v", err, r.Report.ExitReason)
-	}
-	written := r.Report.Totals.RevisitsWritten
-	deduplicated := hashTree(t, dir)
-	fixity := readLines(t, filepath.Join(wd, workdir.FixityFile))[1:]
-	one := filepath.Join(dir, strings.Fields(fixity[0])[0])
-
-	u1, err := Undo(context.Background(), UndoOptions{Paths: []string{one}, WorkDir: wd, Jobs: 2})
-	if err != nil || u1.Exit != 0 || u1.Stats.Restored != 1 {
-		t.Fatalf("undo %s: %v, %+v", one, err, u1)
-	}
-	// The work directory is found beside the collection; here it is not.
-	if _, err := Undo(context.Background(), UndoOptions{Paths: []string{dir}}); err == nil || !strings.Contains(err.Error(), "no work directory") {
-		t.Errorf("undo without a work directory beside the collection: %v", err)
-	}
-	u2, err := Undo(context.Background(), UndoOptions{Paths: []string{dir}, WorkDir: wd, Jobs: 2})
-	if err != nil || u2.Exit != 0 {
-		t.Fatalf("undo: %v, %+v", err, u2)
-	}
-	if got := u1.Stats.Records + u2.Stats.Records; got != written || u2.Stats.Restored != int64(len(fixity))-1 {
-		t.Errorf("restored %d records in %d+%d files; the run wrote %d revisits in %d files", got, u1.Stats.Restored, u2.Stats.Restored, written, len(fixity))
-	}
-	sameTree(t, "after undo (uncompressed)", hashUncompressed(t, dir), before)
-	if fx := readLines(t, filepath.Join(wd, workdir.UndoFixityFile)); int64(len(fx)-1) != u2.Stats.Restored {
-		t.Errorf("undo-fixity.tsv has %d lines for %d files", len(fx)-1, u2.Stats.Restored)
-	}
-
-	u3, err := Undo(context.Background(), UndoOptions{Paths: []string{dir}, WorkDir: wd})
-	if err != nil || !u3.NothingToDo {
-		t.Errorf("a second undo: %v, nothing to do %v", err, u3.NothingToDo)
-	}
-	again, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
-	if err != nil || again.NothingToDo || again.Report.Totals.RevisitsWritten != written {
-		t.Errorf("a run after undo: %v, nothing to do %v, %d revisits written, the first run %d", err, again.NothingToDo, again.Report.Totals.RevisitsWritten, written)
-	}
-	for _, st := range again.Report.Stages {
-		if st.Skipped {
-			t.Errorf("a run after undo skipped %s as done before: the files changed since", st.Name)
-		}
-	}
-	sameTree(t, "deduplicated again after undo", hashTree(t, dir), deduplicated)
-}
-
 // hashUncompressed returns the SHA-256 of every file under dir by relative
 // path, of its bytes decompressed if it is gzip.
 func hashUncompressed(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	m := map[string]string{}
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		var r io.Reader = f
-		if strings.HasSuffix(p, ".gz") {
-			zr, err := gzip.NewReader(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r = zr
-		}
-		h := sha256.New()
-		if _, err := io.Copy(h, r); err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		rel, _ := filepath.Rel(dir, p)
-		m[rel] = hex.EncodeToString(h.Sum(nil))
-		return nil
-	})
-	return m
+	return jobtest.HashUncompressed(t, dir)
 }
 
 // monthly writes a generated collection of three crawls a day apart, each

@@ -21,6 +21,7 @@ import (
 	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 	"warcdedup/report"
+	"warcdedup/restore"
 	"warcdedup/rewritelog"
 	"warcdedup/stage"
 	"warcdedup/workdir"
@@ -638,7 +639,7 @@ func runs(wd *workdir.Dir) []report.Run {
 				Files: t.Files, RevisitsWritten: t.RevisitsWritten, BytesSaved: t.BytesSaved, FilesRewritten: t.FilesRewritten})
 			continue
 		}
-		if u, err := workdir.ReadJSON[UndoResult](filepath.Join(wd.File(rel), workdir.UndoStatsFile)); err == nil {
+		if u, err := workdir.ReadJSON[undoRun](filepath.Join(wd.File(rel), workdir.UndoStatsFile)); err == nil {
 			out = append(out, report.Run{Dir: filepath.ToSlash(rel), Started: runDirTime(e.Name()), Mode: "undo", Exit: u.Exit,
 				Files: int64(u.Files), RecordsRestored: u.Stats.Records + u.Stats.Foreign, BytesSaved: u.Stats.BytesBefore - u.Stats.BytesAfter,
 				FilesRewritten: int64(u.Stats.Restored)})
@@ -646,6 +647,14 @@ func runs(wd *workdir.Dir) []report.Run {
 	}
 	slices.SortStableFunc(out, func(a, b report.Run) int { return strings.Compare(a.Dir, b.Dir) })
 	return out
+}
+
+// undoRun is what the list of runs reads of an undo's result (undo.json,
+// package undo's Result).
+type undoRun struct {
+	Files int
+	Stats restore.Stats
+	Exit  int
 }
 
 // runDirTime is the time a run directory's name gives (see newRunDir), or
@@ -676,42 +685,12 @@ func collectionReport(ctx context.Context, wd *workdir.Dir, body *report.Report)
 	return writeReport(wd, &top)
 }
 
-// recordUndo keeps an undo's records as a run's (runs/TIME-undo: undo.json
-// and the fixity list of the files it replaced) and brings the work
-// directory's up to date: the fixity list, the dependencies (the undo's
-// listing of the collection, made before it restored, less the revisits
-// it restored) and the report's list of runs. Records that cannot be
-// brought up to date (a damaged rewrite log) change nothing the undo did:
-// the exit status is 1, with why.
-func recordUndo(ctx context.Context, wd *workdir.Dir, params Params, res *UndoResult, from int64, start time.Time, crawl bool) {
-	problem := func(err error) {
-		res.Exit = max(res.Exit, 1)
-		res.ExitReason = append(res.ExitReason, "the work directory's fixity.tsv, deps.tsv and report were not brought up to date: "+err.Error())
-	}
-	rel, err := newRunDir(wd, start, "undo")
-	if err != nil {
-		problem(err)
-		return
-	}
-	if err := undoRecords(ctx, wd, rel, from, crawl); err != nil {
-		problem(err)
-	}
-	own := filepath.Join(wd.File(rel), workdir.UndoStatsFile)
-	if err := workdir.WriteJSON(own, res); err != nil {
-		problem(err)
-		return
-	}
-	body := &report.Report{Title: "Deduplication of " + strings.Join(params.Collections, ", "), Generated: start.UTC(), Mode: "undo",
-		Collections: params.Collections, Policy: params.Policy, Algorithm: params.Algorithm}
-	if err := collectionReport(ctx, wd, body); err != nil {
-		problem(err)
-		workdir.WriteJSON(own, res)
-	}
-}
-
-// undoRecords writes the undo's fixity list into its run directory rel
-// and the work directory's fixity list and dependencies.
-func undoRecords(ctx context.Context, wd *workdir.Dir, rel string, from int64, crawl bool) error {
+// WriteUndoRecords writes an undo's fixity list (of the rewrite log from
+// its size from on) into its run directory rel, and the work directory's
+// fixity list and dependencies: the undo's listing of the collection
+// (made before it restored) less the revisits it restored; with a
+// crawl's, the index's originals it joined.
+func WriteUndoRecords(ctx context.Context, wd *workdir.Dir, rel string, from int64, crawl bool) error {
 	if _, err := stage.WriteFixity(wd.File(workdir.LogFile), from, filepath.Join(wd.File(rel), workdir.FixityFile)); err != nil {
 		return err
 	}
@@ -730,4 +709,16 @@ func undoRecords(ctx context.Context, wd *workdir.Dir, rel string, from int64, c
 		}
 	}
 	return writeDeps(ctx, wd, wd.File(workdir.DepsFile), l)
+}
+
+// NewRunDir makes the directory of a run's own records (runs/TIME-MODE)
+// and returns its path relative to the work directory.
+func NewRunDir(wd *workdir.Dir, start time.Time, mode string) (string, error) {
+	return newRunDir(wd, start, mode)
+}
+
+// WriteCollectionReport writes the work directory's report: body with
+// every run and what they did together.
+func WriteCollectionReport(ctx context.Context, wd *workdir.Dir, body *report.Report) error {
+	return collectionReport(ctx, wd, body)
 }

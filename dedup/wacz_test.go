@@ -17,11 +17,11 @@ import (
 	"testing"
 
 	"warcdedup/internal/corpustest"
+	"warcdedup/internal/jobtest"
 	"warcdedup/manifest"
 	"warcdedup/record"
 	"warcdedup/report"
 	"warcdedup/scripts/gen"
-	"warcdedup/scripts/waczgen"
 	"warcdedup/stage"
 	"warcdedup/wacz"
 	"warcdedup/warcsum"
@@ -34,31 +34,7 @@ import (
 // plain files beside the three others.
 func generatedWACZ(t *testing.T, loose bool) (string, *gen.Result) {
 	t.Helper()
-	cfg := gen.Config{Files: 8, Records: 320, DupRate: 0.4, Seed: 11, MeanPayload: 4 << 10, NonCandidates: true,
-		Chunked: 0.1, Sequential: true, Formats: []gen.Format{gen.WARC10Gz, gen.WARC11Gz, gen.WARC10}}
-	dir, res := generated(t, cfg)
-	coll, err := waczgen.Write(dir, res, waczgen.Config{Packages: 4, Crawls: 2, Index: "mixed", KeepWARCs: loose})
-	if err != nil {
-		t.Fatal(err)
-	}
-	last := coll.Packages[len(coll.Packages)-1]
-	for _, p := range coll.Packages {
-		if !loose {
-			break
-		}
-		if p.Name == last.Name {
-			if err := os.Remove(filepath.Join(dir, p.Name)); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		for _, w := range p.WARCs {
-			if err := os.Remove(filepath.Join(dir, w)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	return dir, res
+	return jobtest.GeneratedWACZ(t, loose)
 }
 
 // waczListing is the manifest warcsum gives of the files and WACZ
@@ -80,25 +56,7 @@ func waczListing(t *testing.T, dir string) []byte {
 // (wacz.Check with Records): hashes, sizes, digest file, index.
 func checkPackages(t *testing.T, dir string) map[string]*wacz.Report {
 	t.Helper()
-	reps := map[string]*wacz.Report{}
-	names, _ := filepath.Glob(filepath.Join(dir, "*.wacz"))
-	for _, n := range names {
-		p, err := wacz.Open(n)
-		if err != nil {
-			t.Errorf("%s: %v", n, err)
-			continue
-		}
-		rep, err := wacz.Check(p, wacz.CheckOptions{Records: true, TempDir: t.TempDir(), PackageSHA256: true})
-		if err == nil {
-			err = rep.Err()
-		}
-		if err != nil {
-			t.Errorf("%s fails its check: %v", n, err)
-		}
-		reps[filepath.Base(n)] = rep
-		p.Close()
-	}
-	return reps
+	return jobtest.CheckPackages(t, dir)
 }
 
 // packageDeps are the packages each package's duplicates have their
@@ -448,70 +406,6 @@ func TestRunCorpusWACZ(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the corpus package's records were not listed")
-	}
-	checkPackages(t, dir)
-}
-
-// TestUndoWACZ undoes a run on packages and WARC files, one package
-// first, then the rest, and proves that every record is back where it
-// was (the listing of the members and files equals the one before the
-// run), that every package passes its check, and that packages and
-// files whose every gzip member was rebuilt bit for bit are the files
-// they were before the run, datapackage.json, digest file and ZIP times
-// included.
-func TestUndoWACZ(t *testing.T) {
-	dir, _ := generatedWACZ(t, true)
-	beforeFiles := hashTree(t, dir)
-	beforeListing := waczListing(t, dir)
-	wd := filepath.Join(t.TempDir(), "work")
-	r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
-	if err != nil || r.Report.Exit != 0 {
-		t.Fatalf("run: %v %v", err, r.Report.ExitReason)
-	}
-	written := r.Report.Totals.RevisitsWritten
-	deduplicated := hashTree(t, dir)
-	members := membersOf(t, dir, "crawl-1-0.wacz")
-	one := filepath.Join(dir, "crawl-0-1.wacz")
-	if deduplicated["crawl-0-1.wacz"] == beforeFiles["crawl-0-1.wacz"] {
-		t.Fatal("crawl-0-1.wacz was not rewritten: the test proves nothing")
-	}
-	u1, err := Undo(context.Background(), UndoOptions{Paths: []string{one}, WorkDir: wd, Jobs: 2})
-	if err != nil || u1.Exit != 0 || u1.Stats.Restored == 0 {
-		t.Fatalf("undo %s: %v, %+v", one, err, u1)
-	}
-	// Another package keeps its records; where it requires the package
-	// given back, its entry gets the package's hash now
-	// (TestWACZRequirersKeptCurrent).
-	if got := membersOf(t, dir, "crawl-1-0.wacz"); !slices.Equal(got, members) {
-		t.Errorf("the undo of %s changed the records of crawl-1-0.wacz", one)
-	}
-	if s := staleRequires(t, dir); len(s) > 0 {
-		t.Errorf("after the undo of %s, stale entries: %v", one, s)
-	}
-	u2, err := Undo(context.Background(), UndoOptions{Paths: []string{dir}, WorkDir: wd, Jobs: 2})
-	if err != nil || u2.Exit != 0 {
-		t.Fatalf("undo: %v, %+v", err, u2)
-	}
-	if got := u1.Stats.Records + u2.Stats.Records; got != written {
-		t.Errorf("restored %d records; the run wrote %d revisits", got, written)
-	}
-	if u1.Checked == 0 || u2.Checked == 0 {
-		t.Errorf("undo checked %d and %d files", u1.Checked, u2.Checked)
-	}
-	checkPackages(t, dir)
-	if got := waczListing(t, dir); string(got) != string(beforeListing) {
-		t.Errorf("the records after undo are not those before the run")
-	}
-	if u1.BytesDiffer+u2.BytesDiffer == 0 {
-		sameTree(t, "after undo", hashTree(t, dir), beforeFiles)
-	} else {
-		t.Logf("%d files restored with records equal and other bytes", u1.BytesDiffer+u2.BytesDiffer)
-	}
-	// Deduplicated again: the same packages as the first time but for
-	// "modified" and the ZIP times; the same revisits written.
-	again, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
-	if err != nil || again.Report.Exit != 0 || again.Report.Totals.RevisitsWritten != written {
-		t.Errorf("a run after undo: %v, %d revisits written, the first run %d", err, again.Report.Totals.RevisitsWritten, written)
 	}
 	checkPackages(t, dir)
 }

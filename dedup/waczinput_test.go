@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"warcdedup/internal/jobtest"
 	"warcdedup/scripts/gen"
-	"warcdedup/scripts/waczgen"
 	"warcdedup/stage"
 	"warcdedup/wacz"
 )
@@ -20,13 +20,7 @@ import (
 // (collection.json, hashes and sizes as Browsertrix exports them).
 func generatedMultiWACZ(t *testing.T) (string, *gen.Result) {
 	t.Helper()
-	cfg := gen.Config{Files: 8, Records: 320, DupRate: 0.4, Seed: 11, MeanPayload: 4 << 10, NonCandidates: true,
-		Chunked: 0.1, Sequential: true, Formats: []gen.Format{gen.WARC10Gz, gen.WARC11Gz, gen.WARC10}}
-	dir, res := generated(t, cfg)
-	if _, err := waczgen.Write(dir, res, waczgen.Config{Packages: 4, Crawls: 2, Index: "mixed", CollectionJSON: "collection.json"}); err != nil {
-		t.Fatal(err)
-	}
-	return dir, res
+	return jobtest.GeneratedMultiWACZ(t)
 }
 
 // withoutWorkDirs is a hashTree without the work directories beside the
@@ -216,13 +210,7 @@ func TestRunMultiWACZRefused(t *testing.T) {
 
 func copyTestFile(t *testing.T, from, to string) {
 	t.Helper()
-	b, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	jobtest.CopyFile(t, from, to)
 }
 
 // TestRunNamedWACZLeavesOtherJobsStaged proves that a job on one package
@@ -293,4 +281,11 @@ func TestRunDirectoryRefusesOtherJobsStaged(t *testing.T) {
 		t.Fatalf("run on the directory once the other job is finished: %v", err)
 	}
 	checkPackages(t, dir)
+}
+
+// stopRebuild is jobtest.StopRebuild: what a stop between logging a
+// package's members and renaming its new version leaves.
+func stopRebuild(t *testing.T, pkg string, original []byte) int {
+	t.Helper()
+	return jobtest.StopRebuild(t, pkg, original)
 }

@@ -2,169 +2,15 @@ package dedup
 
 import (
 	"context"
-	"encoding/hex"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"warcdedup/wacz"
+	"warcdedup/internal/jobtest"
 	"warcdedup/workdir"
 )
-
-// staleRequires lists the requires entries of the packages of dir that
-// give a package of dir a SHA-256 or size it does not have.
-func staleRequires(t *testing.T, dir string) []string {
-	t.Helper()
-	var stale []string
-	names, _ := filepath.Glob(filepath.Join(dir, "*.wacz"))
-	for _, n := range names {
-		p, err := wacz.Open(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reqs, err := p.Datapackage.Requires()
-		p.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range reqs {
-			if r.Hash == "" {
-				continue
-			}
-			sum, size, err := packageFixity(filepath.Join(dir, r.Filename))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if sum != r.Hash || size != r.Size {
-				stale = append(stale, filepath.Base(n)+" -> "+r.Filename)
-			}
-		}
-	}
-	slices.Sort(stale)
-	return stale
-}
-
-// requiredByHash finds a package of dir that another requires by its
-// SHA-256: the requirer and the required.
-func requiredByHash(t *testing.T, dir string) (string, string) {
-	t.Helper()
-	names, _ := filepath.Glob(filepath.Join(dir, "*.wacz"))
-	for _, n := range names {
-		p, err := wacz.Open(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reqs, _ := p.Datapackage.Requires()
-		p.Close()
-		for _, r := range reqs {
-			if r.Hash != "" && r.Filename != filepath.Base(n) {
-				return filepath.Base(n), r.Filename
-			}
-		}
-	}
-	t.Fatal("no package requires another by hash: the test proves nothing")
-	return "", ""
-}
-
-// membersOf is the listing of the WARC members of one package of dir.
-func membersOf(t *testing.T, dir, pkg string) []string {
-	t.Helper()
-	var out []string
-	for _, l := range readLinesOf(waczListing(t, dir)) {
-		if p, _, ok := wacz.SplitName(l); ok && p == pkg {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-// TestWACZRequirersKeptCurrent proves that no package is left naming a
-// stale hash of a package it requires when a later job rewrites only the
-// required package: an undo of that package alone, then a run on the
-// whole directory that deduplicates it again. Each time the requirer's
-// entry gets the required package's new SHA-256 and size, its WARC
-// members untouched, and every package passes its check.
-func TestWACZRequirersKeptCurrent(t *testing.T) {
-	dir, _ := generatedWACZ(t, false)
-	wd := filepath.Join(t.TempDir(), "work")
-	if r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2}); err != nil || r.Report.Exit != 0 {
-		t.Fatalf("run: %v", err)
-	}
-	requirer, required := requiredByHash(t, dir)
-	if s := staleRequires(t, dir); len(s) > 0 {
-		t.Fatalf("after the first run, stale entries: %v", s)
-	}
-	members := membersOf(t, dir, requirer)
-	hashes := hashTree(t, dir)
-
-	u, err := Undo(context.Background(), UndoOptions{Paths: []string{filepath.Join(dir, required)}, WorkDir: wd, Jobs: 2})
-	if err != nil || u.Exit != 0 || u.Stats.Restored == 0 {
-		t.Fatalf("undo %s: %v %+v", required, err, u)
-	}
-	if hashTree(t, dir)[required] == hashes[required] {
-		t.Fatalf("the undo of %s did not change it: the test proves nothing", required)
-	}
-	if s := staleRequires(t, dir); len(s) > 0 {
-		t.Errorf("after the undo of %s alone, stale entries: %v", required, s)
-	}
-	if got := membersOf(t, dir, requirer); !slices.Equal(got, members) {
-		t.Errorf("the undo of %s changed the records of %s", required, requirer)
-	}
-	checkPackages(t, dir)
-
-	hashes = hashTree(t, dir)
-	r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
-	if err != nil || r.Report.Exit != 0 {
-		t.Fatalf("run again: %v %v", err, r.Report.ExitReason)
-	}
-	if hashTree(t, dir)[required] == hashes[required] {
-		t.Fatalf("the run again did not rewrite %s: the test proves nothing", required)
-	}
-	if s := staleRequires(t, dir); len(s) > 0 {
-		t.Errorf("after the run that rewrote %s again, stale entries: %v", required, s)
-	}
-	if got := membersOf(t, dir, requirer); !slices.Equal(got, members) {
-		t.Errorf("the run again changed the records of %s", requirer)
-	}
-	checkPackages(t, dir)
-}
-
-func readLinesOf(b []byte) []string {
-	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
-}
-
-// requireBy writes the package requirer anew requiring required (both in
-// dir) by its SHA-256 and size, as an earlier run would have.
-func requireBy(t *testing.T, dir, requirer, required string) {
-	t.Helper()
-	sum, size, err := packageFixity(filepath.Join(dir, required))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := hex.DecodeString(sum)
-	p, err := wacz.Open(filepath.Join(dir, requirer))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := os.Create(filepath.Join(dir, requirer+".new"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &wacz.Rebuild{Source: p, Require: []wacz.Requirement{wacz.RequirementOf(required, raw, size, "")}, TempDir: t.TempDir()}
-	_, err = b.Write(out)
-	p.Close()
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(filepath.Join(dir, requirer+".new"), filepath.Join(dir, requirer)); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestNamedWACZRefusesOutsideRequirers proves that a job on one package
 // named alone, which would rewrite it while another package of its
@@ -174,7 +20,7 @@ func requireBy(t *testing.T, dir, requirer, required string) {
 func TestNamedWACZRefusesOutsideRequirers(t *testing.T) {
 	dir, _ := generatedWACZ(t, false)
 	required, requirer := "crawl-0-0.wacz", "crawl-1-1.wacz"
-	requireBy(t, dir, requirer, required)
+	jobtest.RequireBy(t, filepath.Join(dir, requirer), filepath.Join(dir, required))
 	before := hashTree(t, dir)
 	_, err := Run(context.Background(), Options{Collections: []string{filepath.Join(dir, required)}, Jobs: 2})
 	if err == nil || !strings.Contains(err.Error(), "packages outside it require") || !strings.Contains(err.Error(), requirer) {
@@ -209,7 +55,7 @@ func TestWACZRequirersAfterStop(t *testing.T) {
 	if r, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2}); err != nil || r.Report.Exit != 0 {
 		t.Fatalf("run: %v", err)
 	}
-	requirer, required := requiredByHash(t, dir)
+	requirer, required := jobtest.RequiredByHash(t, dir)
 	if u, err := Undo(context.Background(), UndoOptions{Paths: []string{filepath.Join(dir, required)}, WorkDir: wd, Jobs: 2}); err != nil || u.Exit != 0 {
 		t.Fatalf("undo %s: %v", required, err)
 	}
@@ -255,43 +101,9 @@ func TestWACZRequirersAfterStop(t *testing.T) {
 	checkPackages(t, dir)
 }
 
-// TestUndoNamedWACZUpdatesOutsideRequirers proves that the undo of a job
-// on packages named brings up to date the requires entries of a package
-// of their directory outside that job which requires one it gives back
-// (an entry a later job wrote, with the hash the first job left): the
-// requirer gets the package's hash as undone, its records untouched.
-// Without it the requirer is left naming the deduplicated package's hash.
-func TestUndoNamedWACZUpdatesOutsideRequirers(t *testing.T) {
-	dir, _ := generatedWACZ(t, false)
-	required, requirer := "crawl-0-0.wacz", "crawl-1-1.wacz"
-	named := []string{filepath.Join(dir, required), filepath.Join(dir, "crawl-1-0.wacz")}
-	wd := filepath.Join(t.TempDir(), "work")
-	before := hashTree(t, dir)
-	r, err := Run(context.Background(), Options{Collections: named, WorkDir: wd, Jobs: 2})
-	if err != nil || r.Report.Exit != 0 {
-		t.Fatalf("run %v: %v %v", named, err, r.Report.ExitReason)
-	}
-	if hashTree(t, dir)[required] == before[required] {
-		t.Fatalf("%s was not rewritten: the test proves nothing", required)
-	}
-	// A later job made the package outside the first one require it,
-	// by its hash as deduplicated.
-	requireBy(t, dir, requirer, required)
-	members := membersOf(t, dir, requirer)
-	rewritten := hashTree(t, dir)
-
-	u, err := Undo(context.Background(), UndoOptions{Paths: named, WorkDir: wd, Jobs: 2})
-	if err != nil || u.Exit != 0 || u.Stats.Restored == 0 {
-		t.Fatalf("undo: %v %+v", err, u)
-	}
-	if hashTree(t, dir)[required] == rewritten[required] {
-		t.Fatalf("the undo did not change %s: the test proves nothing", required)
-	}
-	if s := staleRequires(t, dir); len(s) > 0 {
-		t.Errorf("after the undo of the job on %v, stale entries: %v", named, s)
-	}
-	if got := membersOf(t, dir, requirer); !slices.Equal(got, members) {
-		t.Errorf("the undo changed the records of %s", requirer)
-	}
-	checkPackages(t, dir)
+// staleRequires lists the requires entries of the packages of dir that
+// give a package of dir a SHA-256 or size it does not have.
+func staleRequires(t *testing.T, dir string) []string {
+	t.Helper()
+	return jobtest.StaleRequires(t, dir)
 }

@@ -26,6 +26,7 @@ import (
 	"warcdedup/internal/progress"
 	"warcdedup/policy"
 	"warcdedup/stage"
+	"warcdedup/undo"
 	"warcdedup/workdir"
 )
 
@@ -549,7 +550,7 @@ the summary says which it is.`,
 			display := progress.New(os.Stderr, "warcdedup", c.Bool("quiet"))
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			res, err := dedup.Undo(ctx, dedup.UndoOptions{Paths: c.Args().Slice(), WorkDir: c.String("work-dir"), Index: c.String("index"), All: c.Bool("all"),
+			res, err := undo.Run(ctx, undo.Options{Paths: c.Args().Slice(), WorkDir: c.String("work-dir"), Index: c.String("index"), All: c.Bool("all"),
 				HardLinks: c.Bool("hard-links"), Jobs: c.Int("jobs"), SortMemory: c.String("sort-memory"), Display: display,
 				CDX: c.StringSlice("cdx")})
 			display.Close()
@@ -567,7 +568,7 @@ the summary says which it is.`,
 				if stopped != "" {
 					fmt.Fprintf(os.Stdout, "not finished: %s\n", stopped)
 				}
-				dedup.UndoSummary(os.Stdout, res)
+				undo.Summary(os.Stdout, res)
 				if note, nerr := dedup.UndoConversionNote(res.WorkDir); nerr != nil {
 					fmt.Fprintf(os.Stderr, "warcdedup: %v\n", nerr)
 				} else if note != "" {
@@ -586,7 +587,7 @@ the summary says which it is.`,
 // undoStopped says that an undo stopped, and how it goes on: the files
 // it restored are whole and logged, the one it was at is untouched, and
 // the same command restores the rest.
-func undoStopped(err error, res *dedup.UndoResult) string {
+func undoStopped(err error, res *undo.Result) string {
 	how := fmt.Sprintf("stopped: %v; once that is mended, ", err)
 	if progress.Interrupted(err) {
 		how = "interrupted: "

@@ -1,4 +1,4 @@
-package dedup
+package undo
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"warcdedup/internal/jobtest"
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
 	"warcdedup/workdir"
@@ -24,13 +25,13 @@ import (
 // after the run, its size kept, is refused by the check of its logged
 // sum in either algorithm, and left as it is.
 func TestUndoChecksFixityOfEitherLogForm(t *testing.T) {
-	src, _ := generated(t, attackCfg)
+	src, _ := jobtest.Generated(t, jobtest.AttackCfg)
 	before := readTree(t, src)
 	for _, form := range []string{"blake3", "sha256"} {
 		for _, changed := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s log, file changed after the run %v", form, changed), func(t *testing.T) {
 				dir := filepath.Join(t.TempDir(), "coll")
-				copyTree(t, src, dir)
+				jobtest.CopyTree(t, src, dir)
 				wd := dir + ".work"
 				if r := runOn(t, dir, wd); r.Report.Exit != 0 {
 					t.Fatalf("run: exit %d %v", r.Report.Exit, r.Report.ExitReason)
@@ -70,7 +71,7 @@ func TestUndoChecksFixityOfEitherLogForm(t *testing.T) {
 					}
 					victimBytes = data
 				}
-				u, err := Undo(context.Background(), UndoOptions{Paths: []string{dir}, WorkDir: wd, Jobs: 2})
+				u, err := Run(context.Background(), Options{Paths: []string{dir}, WorkDir: wd, Jobs: 2})
 				if err != nil {
 					t.Fatalf("undo: %v", err)
 				}

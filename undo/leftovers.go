@@ -1,4 +1,4 @@
-package dedup
+package undo
 
 import (
 	"os"
@@ -16,7 +16,7 @@ import (
 // directory's lock. Each directory is listed once, however many files it
 // holds. One that cannot be removed is named in the undo's exit reasons.
 func (u *undo) removeLeftovers(files []string) {
-	loc := u.coll.locator()
+	loc := u.coll.Locator()
 	byDir := map[string]map[string]bool{}
 	for _, f := range files {
 		local, err := loc.Resolve(f)

@@ -1,4 +1,4 @@
-package dedup
+package undo
 
 import (
 	"context"
@@ -60,17 +60,15 @@ func memberNamesOf(path, rel string) ([]string, error) {
 // stageWACZ stages the members among todo (the listing of the collection
 // now, u.coll, says where they are).
 func (u *undo) stageWACZ(ctx context.Context, todo []string) (*waczUndo, error) {
-	w := u.coll.wacz
-	if w == nil || len(w.members) == 0 {
+	pr := u.coll.PackageRewrite(u.show)
+	if pr == nil {
 		return nil, nil
 	}
-	pr := &stage.PackageRewrite{Members: w.members, TempDir: u.wd.File(workdir.TmpDir), MetadataDir: u.wd.File(waczMetadataDir),
-		Software: "warcdedup", Messages: messages{u.show}, Verified: w.verified}
-	if u.input != nil && u.crawl == nil {
+	if u.coll.NamedPackages() && u.crawl == nil {
 		// A job on packages named: the packages of their directory
 		// outside it that require some by hash (put there by later
 		// jobs) get the hashes the undo gives back too.
-		err := u.input.eachOutside(func(path string, reqs []wacz.Requirement) {
+		err := u.coll.EachOutside(func(path string, reqs []wacz.Requirement) {
 			if slices.ContainsFunc(reqs, func(r wacz.Requirement) bool { return r.Hash != "" || r.Size >= 0 }) {
 				pr.Requirers = append(pr.Requirers, path)
 			}
@@ -88,11 +86,11 @@ func (u *undo) stageWACZ(ctx context.Context, todo []string) (*waczUndo, error) 
 
 // opener reads records of members where they are now (their staged copy,
 // or their package), every other one through loc.
-func (wu *waczUndo) opener(u *undo, loc originals.Opener) originals.Opener {
+func (wu *waczUndo) opener(loc originals.Opener) originals.Opener {
 	if wu == nil {
 		return loc
 	}
-	return &stage.PackageOpener{Next: loc, Members: u.coll.wacz.members, Staged: wu.pr.Locations()}
+	return &stage.PackageOpener{Next: loc, Members: wu.pr.Members, Staged: wu.pr.Locations()}
 }
 
 func (wu *waczUndo) locations() map[string]string {

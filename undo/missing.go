@@ -1,4 +1,4 @@
-package dedup
+package undo
 
 import (
 	"fmt"
@@ -79,7 +79,7 @@ func (s undoScope) covers(name string) bool {
 // one (versions, by unescaped name, of the logged files not present), it
 // is said to be there.
 func (u *undo) missingLogged(versions map[string]rewritelog.Fixity, logged, present []string) []string {
-	scope := scopeOf(u.opt.Paths, u.coll.roots, u.crawlName())
+	scope := scopeOf(u.opt.Paths, u.coll.Roots(), u.crawlName())
 	here := map[string]bool{}
 	for _, f := range present {
 		here[f] = true
@@ -101,7 +101,7 @@ func (u *undo) missingLogged(versions map[string]rewritelog.Fixity, logged, pres
 	for _, f := range logged {
 		named[f] = true
 	}
-	loc := u.coll.locator()
+	loc := u.coll.Locator()
 	var out []string
 	for _, f := range missing {
 		name, _ := manifest.UnescapeFile(f)
@@ -137,4 +137,9 @@ func (u *undo) crawlName() string {
 		return ""
 	}
 	return u.crawl.name
+}
+
+// within reports whether the path a is b or beneath it.
+func within(a, b string) bool {
+	return a == b || strings.HasPrefix(a, strings.TrimSuffix(b, string(filepath.Separator))+string(filepath.Separator))
 }

@@ -1,53 +1,14 @@
-package dedup
+package undo
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// TestUndoAfterKilledRunRemovesItsTemporaryFile: a run killed while it
-// wrote a file's new version, before it journaled anything, leaves the
-// partial version (.tmp-NAME-DIGITS) in the collection. The undo after it
-// must not exit 0 with it there, as if the collection it was told of were
-// as it was: it removes it, as the next run would.
-func TestUndoAfterKilledRunRemovesItsTemporaryFile(t *testing.T) {
-	src, _ := generated(t, attackCfg)
-	tempIn := func(dir string) []string {
-		m, _ := filepath.Glob(filepath.Join(dir, ".tmp-*"))
-		return m
-	}
-	for attempt := 1; attempt <= 10; attempt++ {
-		coll := filepath.Join(t.TempDir(), "coll")
-		copyTree(t, src, coll)
-		wd := coll + ".work"
-		if err := os.MkdirAll(wd, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		p := killPoint{"a new version being written, not journaled", func(w *watch) (string, bool) {
-			tmp := tempIn(coll)
-			return fmt.Sprintf("with %d temporary files in the collection and %d intents journaled", len(tmp), len(w.intents())), len(tmp) > 0 && len(w.intents()) == 0
-		}}
-		where, _ := killAt(t, exec.Command(binPath, "run", "-q", "-j", "1", "--work-dir", wd, coll), wd, p)
-		if where == "" {
-			continue
-		}
-		t.Logf("killed %s", where)
-		u, err := Undo(context.Background(), UndoOptions{Paths: []string{coll}, WorkDir: wd, Jobs: 2})
-		if err != nil {
-			t.Fatalf("undo: %v", err)
-		}
-		if left := tempIn(coll); len(left) > 0 && u.Exit == 0 {
-			t.Errorf("undo exited 0 (nothing to do: %v) and left the killed run's %s in the collection", u.NothingToDo, filepath.Base(left[0]))
-		}
-		return
-	}
-	t.Fatal("the run was never killed while writing a new version")
-}
+	"warcdedup/internal/jobtest"
+)
 
 // TestUndoNamesMovedFile: a file the run deduplicated, then moved,
 // renamed or deleted within the collection, keeps the revisits the log
@@ -55,9 +16,9 @@ func TestUndoAfterKilledRunRemovesItsTemporaryFile(t *testing.T) {
 // if it were restored: it names it (and where it is now, if it finds a
 // file of its size and SHA-256).
 func TestUndoNamesMovedFile(t *testing.T) {
-	cfg := attackCfg
+	cfg := jobtest.AttackCfg
 	cfg.Sequential = true // the moved file, the last, holds no original of the others
-	src, res := generated(t, cfg)
+	src, res := jobtest.Generated(t, cfg)
 	for _, tc := range []struct {
 		name string
 		do   func(dir, file string) error
@@ -79,20 +40,20 @@ func TestUndoNamesMovedFile(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "coll")
-			copyTree(t, src, dir)
-			original := hashUncompressed(t, dir)
+			jobtest.CopyTree(t, src, dir)
+			original := jobtest.HashUncompressed(t, dir)
 			wd := dir + ".work"
 			if r := runOn(t, dir, wd); r.Report.Exit != 0 {
 				t.Fatalf("run: exit %d %v", r.Report.Exit, r.Report.ExitReason)
 			}
 			victim := res.Names[len(res.Names)-1]
-			if hashUncompressed(t, dir)[victim] == original[victim] {
+			if jobtest.HashUncompressed(t, dir)[victim] == original[victim] {
 				t.Fatalf("the run did not rewrite %s", victim)
 			}
 			if err := tc.do(dir, victim); err != nil {
 				t.Fatal(err)
 			}
-			u, err := Undo(context.Background(), UndoOptions{Paths: []string{dir}, WorkDir: wd, Jobs: 2})
+			u, err := Run(context.Background(), Options{Paths: []string{dir}, WorkDir: wd, Jobs: 2})
 			if err != nil {
 				t.Logf("undo stopped: %v", err)
 				return
@@ -116,12 +77,12 @@ func TestUndoNamesMovedFile(t *testing.T) {
 // revisits this toolchain wrote: it names them, and undo --all, which it
 // advises, makes them whole records.
 func TestUndoOfRestoredWorkDirSaysWhatItLeft(t *testing.T) {
-	cfg := attackCfg
+	cfg := jobtest.AttackCfg
 	cfg.Sequential = true // the last file is the latest crawl: only it is rewritten by the second run
-	src, res := generated(t, cfg)
+	src, res := jobtest.Generated(t, cfg)
 	dir := filepath.Join(t.TempDir(), "coll")
-	copyTree(t, src, dir)
-	original := hashUncompressed(t, dir)
+	jobtest.CopyTree(t, src, dir)
+	original := jobtest.HashUncompressed(t, dir)
 	late := res.Names[len(res.Names)-1]
 	held := filepath.Join(t.TempDir(), "held")
 	if err := os.Rename(filepath.Join(dir, late), held); err != nil {
@@ -130,26 +91,26 @@ func TestUndoOfRestoredWorkDirSaysWhatItLeft(t *testing.T) {
 	wd := filepath.Join(t.TempDir(), "work")
 	runOn(t, dir, wd)
 	backup := filepath.Join(t.TempDir(), "work-backup")
-	copyTree(t, wd, backup)
+	jobtest.CopyTree(t, wd, backup)
 	if err := os.Rename(held, filepath.Join(dir, late)); err != nil {
 		t.Fatal(err)
 	}
 	if r := runOn(t, dir, wd); r.Report.Exit != 0 || r.Report.Totals.RevisitsWritten == 0 {
 		t.Fatalf("second run: exit %d, %d revisits", r.Report.Exit, r.Report.Totals.RevisitsWritten)
 	}
-	lateAfterRun := hashUncompressed(t, dir)[late]
+	lateAfterRun := jobtest.HashUncompressed(t, dir)[late]
 	if lateAfterRun == original[late] {
 		t.Fatalf("the second run did not rewrite %s", late)
 	}
 	if err := os.RemoveAll(wd); err != nil {
 		t.Fatal(err)
 	}
-	copyTree(t, backup, wd)
-	u, err := Undo(context.Background(), UndoOptions{Paths: []string{dir}, WorkDir: wd, Jobs: 2})
+	jobtest.CopyTree(t, backup, wd)
+	u, err := Run(context.Background(), Options{Paths: []string{dir}, WorkDir: wd, Jobs: 2})
 	if err != nil {
 		t.Fatalf("undo: %v", err)
 	}
-	now := hashUncompressed(t, dir)
+	now := jobtest.HashUncompressed(t, dir)
 	t.Logf("undo: exit %d %v; %s restored: %v; files %d", u.Exit, u.ExitReason, late, now[late] == original[late], u.Files)
 	if u.Exit == 0 && now[late] != original[late] {
 		t.Errorf("undo exited 0 (%d files checked, nothing named) while %s keeps the revisits a run of this toolchain wrote", u.Checked, late)
@@ -159,7 +120,7 @@ func TestUndoOfRestoredWorkDirSaysWhatItLeft(t *testing.T) {
 	}
 	// What it advises: --all makes them whole records (and the
 	// generator's own revisit in each file, other tools' revisits).
-	u, err = Undo(context.Background(), UndoOptions{Paths: []string{dir}, WorkDir: wd, Jobs: 2, All: true})
+	u, err = Run(context.Background(), Options{Paths: []string{dir}, WorkDir: wd, Jobs: 2, All: true})
 	if err != nil {
 		t.Fatalf("undo --all: %v", err)
 	}

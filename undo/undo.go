@@ -1,4 +1,14 @@
-package dedup
+// Package undo is warcdedup undo: it turns the revisits a job of
+// warcdedup run wrote (package dedup) back into the records they replaced,
+// in place, and checks that they are. It opens the job's work directory
+// and collection as the run left them (dedup.OpenCollection), lists the
+// collection with the run's Hash stage to find each revisit's original,
+// restores (package restore), reads the files again, and keeps its
+// records in the work directory as a run's (runs/TIME-undo). WACZ members
+// are restored staged beside their packages, which are then written anew
+// (wacz.go); packages outside the job that require one it gave back are
+// brought up to date (wacz_outside.go).
+package undo
 
 import (
 	"context"
@@ -12,6 +22,7 @@ import (
 	"time"
 
 	"warcdedup/crawlindex"
+	"warcdedup/dedup"
 	"warcdedup/digest"
 	"warcdedup/inplace"
 	"warcdedup/internal/heapprof"
@@ -27,8 +38,8 @@ import (
 	"warcdedup/workdir"
 )
 
-// UndoOptions are what to undo and how.
-type UndoOptions struct {
+// Options are what to undo and how.
+type Options struct {
 	// Paths are collections, directories or files in them: the revisits
 	// in those files are restored.
 	Paths []string
@@ -54,8 +65,8 @@ type UndoOptions struct {
 	refileStop func() error
 }
 
-// UndoResult is what an undo did.
-type UndoResult struct {
+// Result is what an undo did.
+type Result struct {
 	WorkDir     string
 	Collections []string
 	Crawl       string // the crawl of an index undone, if one
@@ -103,7 +114,7 @@ type UndoResult struct {
 	ExitReason     []string
 }
 
-// Undo turns the revisits this toolchain wrote in the files named back into
+// Run turns the revisits this toolchain wrote in the files named back into
 // the records they replaced (restore.Restorer), in place, and then checks that
 // they are. It first completes the rewrite log from the journal a killed
 // run or undo left; it hashes the collection as it is now (known files
@@ -113,7 +124,7 @@ type UndoResult struct {
 // log wrote may be left in it, and it must have the size and SHA-256 of
 // the log's last replacement of it; any that is not is named, exit status
 // 1. Run again after an interruption, it restores what is left.
-func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
+func Run(ctx context.Context, opt Options) (*Result, error) {
 	start := time.Now()
 	u, files, err := openUndo(opt)
 	if err != nil {
@@ -124,12 +135,12 @@ func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
 	if err == nil {
 		u.letGoOfJoin()
 		// The multi-WACZ JSON with the restored packages' hashes and sizes.
-		err = syncMultiWACZ(u.wd, u.input)
+		err = u.coll.SyncMultiWACZ()
 	}
 	u.res.Took = time.Since(start)
 	// The work directory's records of the collection (records.go).
 	if u.restoreFrom >= 0 {
-		recordUndo(ctx, u.wd, u.state.Params, u.res, u.restoreFrom, start, u.crawl != nil)
+		keepRecords(ctx, u.wd, u.state.Params, u.res, u.restoreFrom, start, u.crawl != nil)
 	}
 	if werr := workdir.WriteJSON(u.wd.File(workdir.UndoStatsFile), u.res); err == nil {
 		err = werr
@@ -143,14 +154,14 @@ func Undo(ctx context.Context, opt UndoOptions) (*UndoResult, error) {
 // files again (check), and says why its exit status is not 0
 // (exitReasons).
 type undo struct {
-	opt    UndoOptions
+	opt    Options
 	wd     *workdir.Dir
-	state  *State
-	coll   *collection
-	crawl  *crawlMode // the crawl of an index undone; nil for a collection
+	state  *dedup.State
+	coll   *dedup.Collection
+	crawl  *crawl // the crawl of an index undone; nil for a collection
 	show   *progress.Display
 	runLog *os.File
-	res    *UndoResult
+	res    *Result
 	// refused are the files the restore refused (escaped as field 1).
 	refused map[string]bool
 	// restoreFrom is the log's size when the restore began, -1 before.
@@ -160,8 +171,6 @@ type undo struct {
 	// stamps are the files' stamps when the job last completed, as its
 	// state recorded them before this undo (nil for none).
 	stamps map[string]string
-	// input: the job was named WACZ files or a multi-WACZ JSON.
-	input *packageInput
 	// leftovers are the partial new versions a killed run or undo left
 	// in the collection that could not be removed (removeLeftovers).
 	leftovers []string
@@ -176,7 +185,7 @@ type undo struct {
 // openUndo finds the work directory of the job that wrote the revisits,
 // locks it and reads its job, and names the files to undo (escaped as
 // manifest field 1).
-func openUndo(opt UndoOptions) (*undo, []string, error) {
+func openUndo(opt Options) (*undo, []string, error) {
 	if len(opt.Paths) == 0 {
 		return nil, nil, errors.New("nothing named to undo")
 	}
@@ -184,9 +193,9 @@ func openUndo(opt UndoOptions) (*undo, []string, error) {
 	switch {
 	case opt.WorkDir != "":
 	case opt.Index != "":
-		opt.WorkDir, err = findCrawlWorkDir(opt.Index, opt.Paths[0])
+		opt.WorkDir, err = dedup.FindCrawlWorkDir(opt.Index, opt.Paths[0])
 	default:
-		opt.WorkDir, err = findWorkDir(opt.Paths[0])
+		opt.WorkDir, err = dedup.FindWorkDir(opt.Paths[0])
 	}
 	if err != nil {
 		return nil, nil, err
@@ -211,32 +220,26 @@ func openUndo(opt UndoOptions) (*undo, []string, error) {
 // the undo's messages go to the run log from here.
 func (u *undo) open() ([]string, error) {
 	var err error
-	if u.state, err = readState(u.wd); err != nil {
+	if u.state, err = dedup.ReadState(u.wd); err != nil {
 		return nil, err
 	}
 	u.stamps = u.state.Stamps
 	params := u.state.Params
-	u.res = &UndoResult{WorkDir: u.wd.Path, Collections: params.Collections}
+	u.res = &Result{WorkDir: u.wd.Path, Collections: params.Collections}
+	var index *crawlindex.Index
 	if params.Index != "" {
-		if u.crawl, err = undoCrawl(params); err != nil {
+		if u.crawl, err = openCrawl(params); err != nil {
 			return nil, err
 		}
 		u.res.Crawl = u.crawl.name
+		index = u.crawl.index
 	}
-	u.coll = &collection{roots: params.Collections, crawl: u.crawl, wacz: newWACZPackages(true)}
-	u.coll.wacz.store = u.wd.File(waczCheckedFile)
-	paths := u.opt.Paths
-	if params.Source != "" { // a job named WACZ files or a multi-WACZ JSON (waczinput.go)
-		if u.input, err = packageInputOf(params); err != nil {
-			return nil, err
-		}
-		u.coll.packages = u.input.selected()
-		if u.crawl != nil {
-			u.input.prefix = u.crawl.name + "/" // crawlwacz.go
-		}
-		paths = u.input.expand(paths)
+	// As the run read it: a job named WACZ files or a multi-WACZ JSON
+	// reads only those packages.
+	if u.coll, err = dedup.OpenCollection(u.wd, params, index); err != nil {
+		return nil, err
 	}
-	files, err := filesIn(paths, params.Collections)
+	files, err := filesIn(u.coll.Expand(u.opt.Paths), params.Collections)
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +278,7 @@ func (u *undo) close() {
 // them, and brings the indexes named up to date.
 func (u *undo) run(ctx context.Context, files []string) error {
 	u.removeLeftovers(files)
-	if err := recoverPackages(u.wd, u.state.Params.Collections, messages{u.show}, u.coll.packages, u.crawl); err != nil { // dedup/wacz.go
+	if err := u.coll.RecoverPackages(u.show); err != nil {
 		return err
 	}
 	stopProfile := heapprof.Stage("undo-restore")
@@ -301,7 +304,7 @@ func (u *undo) run(ctx context.Context, files []string) error {
 			// they get every entry of the log they lack.
 			from = -1
 		}
-		return updateCDXAfterUndo(ctx, u.wd, u.opt.CDX, u.state.Params.Collections, from, u.show, u.res)
+		return updateCDX(ctx, u.wd, u.opt.CDX, u.state.Params.Collections, from, u.show, u.res)
 	}
 	return nil
 }
@@ -350,8 +353,8 @@ func (u *undo) restoreLogged(ctx context.Context, files []string) (from int64, t
 	}
 	// The collection changed: a later run starts a new job on it, from
 	// its first stage (the manifests kept describe the files before).
-	*u.state = State{Params: u.state.Params}
-	if serr := writeState(u.wd, u.state); err == nil {
+	*u.state = dedup.State{Params: u.state.Params}
+	if serr := dedup.WriteState(u.wd, u.state); err == nil {
 		err = serr
 	}
 	if _, ferr := stage.WriteFixity(u.wd.File(workdir.LogFile), from, u.wd.File(workdir.UndoFixityFile)); err == nil {
@@ -421,7 +424,7 @@ func (u *undo) sorter() syssort.Sorter {
 // original, and restores, reading the log sorted on file (written) in
 // step with todo.
 func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.Grouped, log *rewritelog.Log) error {
-	u.show.Note("warcdedup: undoing the deduplication of %d files of %s, work directory %s", len(todo), strings.Join(u.coll.roots, ", "), u.wd.Path)
+	u.show.Note("warcdedup: undoing the deduplication of %d files of %s, work directory %s", len(todo), strings.Join(u.coll.Roots(), ", "), u.wd.Path)
 	log.Since(log.Size()) // the listing is of the files as they are now
 	byCapture, byDigest, err := u.listNow(ctx)
 	// The sorted copies are the restore's only: a resumed undo lists and
@@ -445,12 +448,12 @@ func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.G
 		defer t.Close()
 		tables = append(tables, t)
 	}
-	loc := u.coll.locator()
-	wz, err := u.stageWACZ(ctx, todo) // dedup/wacz_undo.go
+	loc := u.coll.Locator()
+	wz, err := u.stageWACZ(ctx, todo) // wacz.go
 	if err != nil {
 		return err
 	}
-	originals, err := originals.New(wz.opener(u, loc), tables...)
+	originals, err := originals.New(wz.opener(loc), tables...)
 	if err != nil {
 		return err
 	}
@@ -459,7 +462,7 @@ func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.G
 		return err
 	}
 	defer logged.Close()
-	show := u.show.Start("restore", "bytes", u.coll.size(todo))
+	show := u.show.Start("restore", "bytes", u.coll.Size(todo))
 	var prog restore.Progress
 	r := restore.Restorer{Roots: loc.Roots, Prefixes: loc.Prefixes, Locations: wz.locations(), Captures: captures, Originals: originals, All: u.opt.All,
 		WrittenFor: func(file string) (*rewritelog.Moves, error) { return logged.For(file, nil) },
@@ -497,7 +500,7 @@ func (u *undo) restore(ctx context.Context, todo []string, written *rewritelog.G
 // originals find theirs: a crawl's listing with the index's originals
 // of its digests (the Join stage).
 func (u *undo) listNow(ctx context.Context) (byCapture, byDigest string, err error) {
-	inputs, _, err := u.coll.collect()
+	inputs, err := u.coll.Collect()
 	if err != nil {
 		return "", "", fmt.Errorf("hash: %w", err)
 	}
@@ -506,23 +509,19 @@ func (u *undo) listNow(ctx context.Context) (byCapture, byDigest string, err err
 		algo = digest.SHA1
 	}
 	h := stage.Hash{Inputs: inputs, Algorithm: algo, Jobs: u.jobs(), Cache: u.wd.File(workdir.CacheDir),
-		Manifest: u.wd.File(workdir.UndoManifest), Messages: messages{u.show}, Compress: true}
+		Manifest: u.wd.File(workdir.UndoManifest), Messages: dedup.Messages(u.show), Compress: true}
 	if u.crawl != nil {
 		// As a run on the crawl lists it: the cache keeps each file's
 		// SHA-256, which the crawl's next commit records.
 		h.OnFile = func(warcsum.Input, string) {}
 	}
-	relist := func() ([]warcsum.Input, error) {
-		inputs, _, err := u.coll.collect()
-		return inputs, err
-	}
-	if _, err := u.coll.wacz.hash(ctx, u.show, stage.HashName, h, relist); err != nil {
+	if _, err := u.coll.Hash(ctx, u.show, stage.HashName, h); err != nil {
 		return "", "", fmt.Errorf("hash: %w", err)
 	}
 	sorter := u.sorter()
 	byCapture = workdir.UndoManifest
 	if u.opt.All || u.crawl != nil {
-		if err := sortWorkFile(ctx, u.show, sorter, u.wd, workdir.UndoManifest, workdir.UndoByDigest, manifest.ByDigest.Command); err != nil {
+		if err := dedup.SortWorkFile(ctx, u.show, sorter, u.wd, workdir.UndoManifest, workdir.UndoByDigest, manifest.ByDigest.Command); err != nil {
 			return "", "", fmt.Errorf("sort: %w", err)
 		}
 		byDigest = workdir.UndoByDigest
@@ -535,7 +534,7 @@ func (u *undo) listNow(ctx context.Context) (byCapture, byDigest string, err err
 		}
 		byCapture, byDigest = workdir.UndoJoined, workdir.UndoJoined
 	}
-	if err := sortWorkFile(ctx, u.show, sorter, u.wd, byCapture, workdir.UndoByCapture, manifest.ByCapture.Command); err != nil {
+	if err := dedup.SortWorkFile(ctx, u.show, sorter, u.wd, byCapture, workdir.UndoByCapture, manifest.ByCapture.Command); err != nil {
 		return "", "", fmt.Errorf("sort: %w", err)
 	}
 	return workdir.UndoByCapture, byDigest, nil
@@ -596,7 +595,7 @@ func (u *undo) check(ctx context.Context, files []string) error {
 	}
 	moves := func(file string) (*rewritelog.Moves, error) { return b.For(file, seen) }
 	show := u.show.Start("check", "files", int64(len(files)))
-	problems, st, err := restore.CheckRestored(ctx, moves, u.coll.locator(), notMembers(files), u.jobs())
+	problems, st, err := restore.CheckRestored(ctx, moves, u.coll.Locator(), notMembers(files), u.jobs())
 	show.Done(fmt.Sprintf("%s files the log names read again, %s", progress.Count(st.Files), progress.Bytes(st.Bytes)))
 	if err != nil {
 		return err
@@ -688,13 +687,19 @@ func afterSemicolon(s string) string {
 	return "; " + s
 }
 
-// undoCrawl is the crawl of an index a work directory's job ran on, for
+// crawl is the crawl of an index a work directory's job ran on, undone.
+type crawl struct {
+	index *crawlindex.Index
+	name  string
+}
+
+// openCrawl is the crawl of an index a work directory's job ran on, for
 // its undo. A crawl committed to the index is refused: its responses are
 // originals of later crawls at the offsets the index records, and its
 // files are recorded with their SHA-256; an undo would leave the index
 // describing files that are no longer there. Taken out of the index
 // (warcdedup index remove), it can be undone.
-func undoCrawl(p Params) (*crawlMode, error) {
+func openCrawl(p dedup.Params) (*crawl, error) {
 	if len(p.Collections) != 1 {
 		return nil, fmt.Errorf("the job of crawl %s names %d collections", p.Crawl, len(p.Collections))
 	}
@@ -706,56 +711,7 @@ func undoCrawl(p Params) (*crawlMode, error) {
 		return nil, fmt.Errorf("crawl %s is committed to the index %s: its responses are originals of later crawls, at the offsets the index records, which an undo would move; take it out of the index first (warcdedup index remove --index %s %s, with --restore if later crawls need it), then undo it",
 			p.Crawl, ix.Dir, ix.Dir, p.Crawl)
 	}
-	return &crawlMode{index: ix, name: p.Crawl, root: p.Collections[0], committed: map[string]bool{}}, nil
-}
-
-// FindWorkDir is findWorkDir, for the commands that look a file up in its job (warcdedup show).
-func FindWorkDir(path string) (string, error) { return findWorkDir(path) }
-
-// findWorkDir finds the work directory beside the collection that holds
-// path: the first COLLECTION.warcdedup, from path up, whose job was on
-// COLLECTION.
-func findWorkDir(path string) (string, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", err
-	}
-	for d := abs; ; d = filepath.Dir(d) {
-		wd := workdir.Default(d)
-		if st, err := readStateFile(filepath.Join(wd, workdir.StateFile)); err == nil && (slices.Contains(st.Params.Collections, d) || st.Params.Source == d) {
-			return wd, nil
-		}
-		if d == filepath.Dir(d) {
-			return "", fmt.Errorf("%s: no work directory of warcdedup run beside it or a directory above it (give --work-dir, or --index for a crawl run with one)", path)
-		}
-	}
-}
-
-// findCrawlWorkDir finds the work directory of the crawl of the index that
-// holds path: the one of INDEX/work/* whose job was on a directory that
-// is path or holds it.
-func findCrawlWorkDir(index, path string) (string, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", err
-	}
-	dirs, err := os.ReadDir(filepath.Join(index, "work"))
-	if err != nil {
-		return "", fmt.Errorf("%s: no crawl's work directory: %w", index, err)
-	}
-	for _, d := range dirs {
-		wd := filepath.Join(index, "work", d.Name())
-		st, err := readStateFile(filepath.Join(wd, workdir.StateFile))
-		if err != nil || st.Params.Index == "" {
-			continue
-		}
-		for _, c := range st.Params.Collections {
-			if within(abs, c) {
-				return wd, nil
-			}
-		}
-	}
-	return "", fmt.Errorf("%s: no crawl of the index %s was run on it or a directory above it", path, index)
+	return &crawl{index: ix, name: p.Crawl}, nil
 }
 
 // filesIn lists the WARC and ARC files at the paths (collections,
@@ -822,9 +778,9 @@ func intersect(a, b []string) []string {
 	return out
 }
 
-// UndoSummary writes what an undo did, in human units, and what its check
+// Summary writes what an undo did, in human units, and what its check
 // found; of an undo that stopped, only what it did.
-func UndoSummary(w io.Writer, res *UndoResult) {
+func Summary(w io.Writer, res *Result) {
 	s := &res.Stats
 	switch {
 	case res.NothingToDo:

@@ -1,4 +1,4 @@
-package dedup
+package undo
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 
+	"warcdedup/dedup"
 	"warcdedup/manifest"
 	"warcdedup/record"
 	"warcdedup/refs"
@@ -41,7 +42,7 @@ func (u *undo) unloggedRevisits(ctx context.Context, files []string, stamps map[
 			u.show.Note("warcdedup: warning: %v", err)
 		}
 	}()
-	loc := u.coll.locator()
+	loc := u.coll.Locator()
 	type todo struct{ name, path, stamp string }
 	var read []todo
 	for _, f := range files {
@@ -56,7 +57,7 @@ func (u *undo) unloggedRevisits(ctx context.Context, files []string, stamps map[
 		if err != nil {
 			continue
 		}
-		s, ok := fileStamp(local.Path())
+		s, ok := dedup.FileStamp(local.Path())
 		if ok && (stamps[name] == s || checked[name] == s) {
 			checked[name] = s
 			continue

@@ -1,9 +1,8 @@
-package dedup
+package undo
 
 import (
 	"archive/zip"
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -15,83 +14,10 @@ import (
 	"testing"
 
 	"warcdedup/crawlindex"
+	"warcdedup/dedup"
+	"warcdedup/internal/jobtest"
 	"warcdedup/wacz"
 )
-
-// requireAcross writes the package requirer anew requiring the package
-// required (any directory) by its SHA-256 and size now, as an earlier
-// job (or Browsertrix) writes the entry.
-func requireAcross(t *testing.T, requirer, required string) {
-	t.Helper()
-	sum, size, err := packageFixity(required)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := hex.DecodeString(sum)
-	p, err := wacz.Open(requirer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := os.Create(requirer + ".new")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &wacz.Rebuild{Source: p, Require: []wacz.Requirement{wacz.RequirementOf(required, raw, size, "")}, TempDir: t.TempDir()}
-	_, err = b.Write(out)
-	p.Close()
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(requirer+".new", requirer); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// staleAcross lists the requires entries of the packages of dirs that
-// give a package of dirs (by file name) a SHA-256 or size it does not
-// have now.
-func staleAcross(t *testing.T, dirs ...string) []string {
-	t.Helper()
-	byBase := map[string]string{}
-	var all []string
-	for _, d := range dirs {
-		names, _ := filepath.Glob(filepath.Join(d, "*.wacz"))
-		for _, n := range names {
-			byBase[filepath.Base(n)] = n
-			all = append(all, n)
-		}
-	}
-	var stale []string
-	for _, n := range all {
-		p, err := wacz.Open(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reqs, err := p.Datapackage.Requires()
-		p.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range reqs {
-			path, ok := byBase[r.Filename]
-			if !ok || r.Hash == "" && r.Size < 0 {
-				continue
-			}
-			sum, size, err := packageFixity(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.Hash != "" && sum != r.Hash || r.Size >= 0 && size != r.Size {
-				stale = append(stale, filepath.Base(n)+" -> "+r.Filename)
-			}
-		}
-	}
-	slices.Sort(stale)
-	return stale
-}
 
 // warcPlaces are where the WARC members of the package at path are, and
 // their CRC-32: what the index's originals of it rest on.
@@ -130,7 +56,7 @@ func indexDisagrees(t *testing.T, index, crawl string) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sum, _, err := packageFixity(path)
+		sum, _, err := dedup.PackageFixity(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,16 +98,16 @@ func setUpOutsideRequirers(t *testing.T, form string) *outsideCase {
 // not nil) on crawl-0's requirer before crawl-0 is imported.
 func setUpOutsideRequirersThen(t *testing.T, form string, then func(requirer string)) *outsideCase {
 	t.Helper()
-	dir, byDir, ops := waczCrawls(t, form)
+	dir, byDir, ops := jobtest.WACZCrawls(t, form)
 	c := &outsideCase{index: filepath.Join(t.TempDir(), "index"), op: ops[1]}
 	c.wd = filepath.Join(c.index, "work", "crawl-1")
-	before := hashTree(t, dir)
-	r, err := Run(context.Background(), Options{Collections: []string{ops[1]}, Crawl: map[bool]string{true: "crawl-1"}[form == "directories"], Index: c.index, Jobs: 2, KeepWork: true})
+	before := jobtest.HashTree(t, dir)
+	r, err := dedup.Run(context.Background(), dedup.Options{Collections: []string{ops[1]}, Crawl: map[bool]string{true: "crawl-1"}[form == "directories"], Index: c.index, Jobs: 2, KeepWork: true})
 	if err != nil || r.Report.Exit != 0 {
 		t.Fatalf("crawl-1: %v %v", err, r.Report.ExitReason)
 	}
 	c.revisits = r.Report.Totals.RevisitsWritten
-	after := hashTree(t, dir)
+	after := jobtest.HashTree(t, dir)
 	for _, p := range []string{"crawl-1-0.wacz", "crawl-1-1.wacz"} {
 		rel, _ := filepath.Rel(dir, filepath.Join(byDir[p], p))
 		if before[rel] != after[rel] {
@@ -192,32 +118,32 @@ func setUpOutsideRequirersThen(t *testing.T, form string, then func(requirer str
 	if c.required == "" {
 		t.Fatal("crawl-1's run rewrote no package: the test proves nothing")
 	}
-	if _, err := RemoveCrawl(context.Background(), RemoveOptions{Index: c.index, Crawl: "crawl-1", Jobs: 2}); err != nil {
+	if _, err := dedup.RemoveCrawl(context.Background(), dedup.RemoveOptions{Index: c.index, Crawl: "crawl-1", Jobs: 2}); err != nil {
 		t.Fatalf("index remove crawl-1: %v", err)
 	}
 	requirer := filepath.Join(byDir["crawl-0-1.wacz"], "crawl-0-1.wacz")
-	requireAcross(t, requirer, c.required)
+	jobtest.RequireBy(t, requirer, c.required)
 	c.requirers = append(c.requirers, requirer)
 	if then != nil {
 		then(requirer)
 	}
 	if form != "directories" {
 		other := filepath.Join(dir, "other.wacz")
-		copyTestFile(t, filepath.Join(dir, "crawl-0-0.wacz"), other)
-		requireAcross(t, other, c.required)
+		jobtest.CopyFile(t, filepath.Join(dir, "crawl-0-0.wacz"), other)
+		jobtest.RequireBy(t, other, c.required)
 		c.requirers = append(c.requirers, other)
 	}
 	var crawl0 []string
 	for _, p := range []string{"crawl-0-0.wacz", "crawl-0-1.wacz"} {
 		crawl0 = append(crawl0, filepath.Join(byDir[p], p))
 	}
-	if _, err := ImportCrawl(context.Background(), ImportOptions{Index: c.index, Crawl: "crawl-0", CDX: crawl0}); err != nil {
+	if _, err := dedup.ImportCrawl(context.Background(), dedup.ImportOptions{Index: c.index, Crawl: "crawl-0", CDX: crawl0}); err != nil {
 		t.Fatalf("index import crawl-0: %v", err)
 	}
 	for d := range map[string]bool{byDir["crawl-0-0.wacz"]: true, byDir["crawl-1-0.wacz"]: true} {
 		c.dirs = append(c.dirs, d)
 	}
-	if s := staleAcross(t, c.dirs...); len(s) > 0 {
+	if s := jobtest.StaleRequires(t, c.dirs...); len(s) > 0 {
 		t.Fatalf("before the undo, stale entries: %v", s)
 	}
 	if d := indexDisagrees(t, c.index, "crawl-0"); len(d) > 0 {
@@ -236,10 +162,10 @@ func setUpOutsideRequirersThen(t *testing.T, form string, then func(requirer str
 // passes its check.
 func (c *outsideCase) after(t *testing.T, required string) {
 	t.Helper()
-	if hashTree(t, filepath.Dir(c.required))[filepath.Base(c.required)] == required {
+	if jobtest.HashTree(t, filepath.Dir(c.required))[filepath.Base(c.required)] == required {
 		t.Fatalf("the undo did not change %s: the test proves nothing", c.required)
 	}
-	if s := staleAcross(t, c.dirs...); len(s) > 0 {
+	if s := jobtest.StaleRequires(t, c.dirs...); len(s) > 0 {
 		t.Errorf("after the undo, stale entries: %v", s)
 	}
 	if d := indexDisagrees(t, c.index, "crawl-0"); len(d) > 0 {
@@ -251,7 +177,7 @@ func (c *outsideCase) after(t *testing.T, required string) {
 		}
 	}
 	for _, d := range c.dirs {
-		checkPackages(t, d)
+		jobtest.CheckPackages(t, d)
 	}
 }
 
@@ -267,8 +193,8 @@ func TestUndoIndexWACZUpdatesOutsideRequirers(t *testing.T) {
 	for _, form := range []string{"directories", "multi-WACZ JSON"} {
 		t.Run(form, func(t *testing.T) {
 			c := setUpOutsideRequirers(t, form)
-			required := hashTree(t, filepath.Dir(c.required))[filepath.Base(c.required)]
-			u, err := Undo(context.Background(), UndoOptions{Paths: []string{c.op}, WorkDir: c.wd, Jobs: 2})
+			required := jobtest.HashTree(t, filepath.Dir(c.required))[filepath.Base(c.required)]
+			u, err := Run(context.Background(), Options{Paths: []string{c.op}, WorkDir: c.wd, Jobs: 2})
 			if err != nil || u.Exit != 0 || u.Stats.Records != c.revisits {
 				t.Fatalf("undo crawl-1: %v %+v (the run wrote %d revisits)", err, u, c.revisits)
 			}
@@ -285,19 +211,19 @@ func TestUndoIndexWACZUpdatesOutsideRequirers(t *testing.T) {
 // entry stale, and exits 0.
 func TestUndoIndexWACZOutsideRequirersAfterStop(t *testing.T) {
 	c := setUpOutsideRequirers(t, "multi-WACZ JSON")
-	required := hashTree(t, filepath.Dir(c.required))[filepath.Base(c.required)]
+	required := jobtest.HashTree(t, filepath.Dir(c.required))[filepath.Base(c.required)]
 	stop := errors.New("stopped after writing the requirers anew")
-	_, err := Undo(context.Background(), UndoOptions{Paths: []string{c.op}, WorkDir: c.wd, Jobs: 2, refileStop: func() error { return stop }})
+	_, err := Run(context.Background(), Options{Paths: []string{c.op}, WorkDir: c.wd, Jobs: 2, refileStop: func() error { return stop }})
 	if !errors.Is(err, stop) {
 		t.Fatalf("the undo stopped: %v", err)
 	}
-	if s := staleAcross(t, c.dirs...); len(s) > 0 {
+	if s := jobtest.StaleRequires(t, c.dirs...); len(s) > 0 {
 		t.Fatalf("the stopped undo did not write the requirers anew (stale: %v): the test proves nothing", s)
 	}
 	if d := indexDisagrees(t, c.index, "crawl-0"); len(d) == 0 {
 		t.Fatal("the index records the requirers as they are after the stop: the test proves nothing")
 	}
-	u, err := Undo(context.Background(), UndoOptions{Paths: []string{c.op}, WorkDir: c.wd, Jobs: 2})
+	u, err := Run(context.Background(), Options{Paths: []string{c.op}, WorkDir: c.wd, Jobs: 2})
 	if err != nil || u.Exit != 0 || len(u.StaleRequirers) > 0 {
 		t.Fatalf("the undo run again: %v %+v", err, u)
 	}
@@ -327,7 +253,7 @@ func TestUndoIndexWACZUnreadableOutsidePackageNamed(t *testing.T) {
 	if _, err := wacz.Open(damaged); err == nil {
 		t.Fatalf("%s still reads: the test proves nothing", damaged)
 	}
-	u, err := Undo(context.Background(), UndoOptions{Paths: []string{c.op}, WorkDir: c.wd, Jobs: 2})
+	u, err := Run(context.Background(), Options{Paths: []string{c.op}, WorkDir: c.wd, Jobs: 2})
 	if err != nil {
 		t.Fatalf("undo crawl-1: %v", err)
 	}
@@ -339,7 +265,7 @@ func TestUndoIndexWACZUnreadableOutsidePackageNamed(t *testing.T) {
 	if err := os.WriteFile(damaged, whole, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if s := staleAcross(t, filepath.Dir(c.requirers[0])); slices.Contains(s, "crawl-0-1.wacz -> "+filepath.Base(c.required)) {
+	if s := jobtest.StaleRequires(t, filepath.Dir(c.requirers[0])); slices.Contains(s, "crawl-0-1.wacz -> "+filepath.Base(c.required)) {
 		t.Errorf("stale entries: %v", s)
 	}
 }
@@ -395,7 +321,7 @@ func withDescriptors(t *testing.T, path string) {
 func TestUndoIndexWACZOutsideRequirerWithDescriptorsKeepsRecords(t *testing.T) {
 	c := setUpOutsideRequirersThen(t, "directories", func(requirer string) { withDescriptors(t, requirer) })
 	requirer := c.requirers[0]
-	u, err := Undo(context.Background(), UndoOptions{Paths: []string{c.op}, WorkDir: c.wd, Jobs: 2})
+	u, err := Run(context.Background(), Options{Paths: []string{c.op}, WorkDir: c.wd, Jobs: 2})
 	if err != nil {
 		t.Fatalf("undo crawl-1: %v", err)
 	}
@@ -409,7 +335,7 @@ func TestUndoIndexWACZOutsideRequirerWithDescriptorsKeepsRecords(t *testing.T) {
 	if u.Exit == 0 || !named {
 		t.Errorf("undo: exit %d, stale requirers %v; want exit 1 naming %s", u.Exit, u.StaleRequirers, requirer)
 	}
-	checkPackages(t, filepath.Dir(requirer))
+	jobtest.CheckPackages(t, filepath.Dir(requirer))
 }
 
 // TestUndoIndexWACZOutsideRequirerKeepsOwner gives crawl-0's requirer
@@ -431,7 +357,7 @@ func TestUndoIndexWACZOutsideRequirerKeepsOwner(t *testing.T) {
 	})
 	requirer := c.requirers[0]
 	before, _ := os.Stat(requirer)
-	u, err := Undo(context.Background(), UndoOptions{Paths: []string{c.op}, WorkDir: c.wd, Jobs: 2})
+	u, err := Run(context.Background(), Options{Paths: []string{c.op}, WorkDir: c.wd, Jobs: 2})
 	if err != nil || u.Exit != 0 {
 		t.Fatalf("undo crawl-1: %v %+v", err, u)
 	}

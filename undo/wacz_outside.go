@@ -1,4 +1,4 @@
-package dedup
+package undo
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"warcdedup/crawlindex"
+	"warcdedup/dedup"
 	"warcdedup/stage"
 	"warcdedup/wacz"
 	"warcdedup/workdir"
@@ -76,7 +77,7 @@ type outsideRequirer struct {
 // crawl's prefix) whose members the job's rewrite log names, and their
 // paths.
 func (u *undo) jobPackagePaths() (map[string]string, error) {
-	rewritten, err := rewrittenPackages(u.wd)
+	rewritten, err := dedup.RewrittenPackages(u.wd)
 	if err != nil {
 		return nil, err
 	}
@@ -133,8 +134,8 @@ func (u *undo) outsideRequirers(mine map[string]bool) ([]outsideRequirer, *crawl
 			}
 		}
 	}
-	if u.input != nil {
-		err := u.input.eachOutside(func(path string, _ []wacz.Requirement) { add(outsideRequirer{path: path}) })
+	if u.coll.NamedPackages() {
+		err := u.coll.EachOutside(func(path string, _ []wacz.Requirement) { add(outsideRequirer{path: path}) })
 		if err != nil {
 			return nil, nil, err
 		}
@@ -214,7 +215,7 @@ func placesOf(p *wacz.Package) ([]memberPlace, error) {
 // crawls' ones again in the index, and checks both. Problems go to
 // u.res.StaleRequirers.
 func (u *undo) refreshOutside(ctx context.Context) error {
-	if u.crawl == nil && u.input == nil {
+	if u.crawl == nil && !u.coll.NamedPackages() {
 		return nil // a directory: every package that may require one is in it
 	}
 	// A stopped undo's refreshed packages the index does not record yet.
@@ -287,7 +288,7 @@ func (u *undo) refreshOutside(ctx context.Context) error {
 	for _, n := range notes {
 		keep[n.Path] = true
 	}
-	pr := &stage.PackageRewrite{Members: members, Requirers: requirers, TempDir: u.wd.File(workdir.TmpDir), Software: "warcdedup", Messages: messages{u.show}, KeepPlaces: keep}
+	pr := &stage.PackageRewrite{Members: members, Requirers: requirers, TempDir: u.wd.File(workdir.TmpDir), Software: "warcdedup", Messages: dedup.Messages(u.show), KeepPlaces: keep}
 	res, err := pr.RefreshRequirers(ctx, changed, time.Now().UTC())
 	u.res.StaleRequirers = append(u.res.StaleRequirers, res.Refused...)
 	if err != nil {
@@ -374,7 +375,7 @@ func (u *undo) refile(ix *crawlindex.Index) error {
 			u.res.StaleRequirers = append(u.res.StaleRequirers, fmt.Sprintf("%s (crawl %s): changed, not recorded again in the index: %v", n.Path, n.Crawl, err))
 			continue
 		}
-		sum, size, err := packageFixity(n.Path)
+		sum, size, err := dedup.PackageFixity(n.Path)
 		if err != nil {
 			return err
 		}
@@ -420,7 +421,7 @@ func (u *undo) checkOutside(jobs map[string]string, requirers []string, touched 
 			}
 			cur, ok := now[req]
 			if !ok {
-				sum, size, err := packageFixity(req)
+				sum, size, err := dedup.PackageFixity(req)
 				if err != nil {
 					return err
 				}

@@ -1,0 +1,204 @@
+package jobtest
+
+import (
+	"bytes"
+	"encoding/hex"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"warcdedup/fixity"
+	"warcdedup/scripts/gen"
+	"warcdedup/scripts/waczgen"
+	"warcdedup/stage"
+	"warcdedup/wacz"
+)
+
+// GeneratedWACZ writes a generated collection of four WACZ packages of
+// two crawls (plain CDXJ and ZipNum indexes) with 40% duplicates, most of
+// them across packages; with loose, the last package's WARC files are
+// left as plain files beside the three others.
+func GeneratedWACZ(t testing.TB, loose bool) (string, *gen.Result) {
+	t.Helper()
+	cfg := gen.Config{Files: 8, Records: 320, DupRate: 0.4, Seed: 11, MeanPayload: 4 << 10, NonCandidates: true,
+		Chunked: 0.1, Sequential: true, Formats: []gen.Format{gen.WARC10Gz, gen.WARC11Gz, gen.WARC10}}
+	dir, res := Generated(t, cfg)
+	coll, err := waczgen.Write(dir, res, waczgen.Config{Packages: 4, Crawls: 2, Index: "mixed", KeepWARCs: loose})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := coll.Packages[len(coll.Packages)-1]
+	for _, p := range coll.Packages {
+		if !loose {
+			break
+		}
+		if p.Name == last.Name {
+			if err := os.Remove(filepath.Join(dir, p.Name)); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		for _, w := range p.WARCs {
+			if err := os.Remove(filepath.Join(dir, w)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return dir, res
+}
+
+// packageFixity is a package's SHA-256 (hex) and size now, what a
+// requires entry names it by.
+func packageFixity(t testing.TB, path string) (string, int64) {
+	t.Helper()
+	h, err := fixity.HashFile(path, fixity.SHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h.Sum(fixity.SHA256), h.Size()
+}
+
+// RequireBy writes the package requirer anew requiring the package
+// required (paths, any directory) by its SHA-256 and size now, as an
+// earlier job (or Browsertrix) writes the entry.
+func RequireBy(t testing.TB, requirer, required string) {
+	t.Helper()
+	sum, size := packageFixity(t, required)
+	raw, _ := hex.DecodeString(sum)
+	p, err := wacz.Open(requirer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.Create(requirer + ".new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &wacz.Rebuild{Source: p, Require: []wacz.Requirement{wacz.RequirementOf(required, raw, size, "")}, TempDir: t.TempDir()}
+	_, err = b.Write(out)
+	p.Close()
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(requirer+".new", requirer); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// StaleRequires lists the requires entries of the packages of dirs that
+// give a package of dirs (by file name) a SHA-256 or size it does not
+// have now, as "REQUIRER -> REQUIRED" (file names), sorted.
+func StaleRequires(t testing.TB, dirs ...string) []string {
+	t.Helper()
+	byBase := map[string]string{}
+	var all []string
+	for _, d := range dirs {
+		names, _ := filepath.Glob(filepath.Join(d, "*.wacz"))
+		for _, n := range names {
+			byBase[filepath.Base(n)] = n
+			all = append(all, n)
+		}
+	}
+	var stale []string
+	for _, n := range all {
+		p, err := wacz.Open(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs, err := p.Datapackage.Requires()
+		p.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range reqs {
+			path, ok := byBase[r.Filename]
+			if !ok || r.Hash == "" && r.Size < 0 {
+				continue
+			}
+			sum, size := packageFixity(t, path)
+			if r.Hash != "" && sum != r.Hash || r.Size >= 0 && size != r.Size {
+				stale = append(stale, filepath.Base(n)+" -> "+r.Filename)
+			}
+		}
+	}
+	slices.Sort(stale)
+	return stale
+}
+
+// RequiredByHash finds a package of dir that another requires by its
+// SHA-256: the requirer and the required (file names).
+func RequiredByHash(t testing.TB, dir string) (string, string) {
+	t.Helper()
+	names, _ := filepath.Glob(filepath.Join(dir, "*.wacz"))
+	for _, n := range names {
+		p, err := wacz.Open(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs, _ := p.Datapackage.Requires()
+		p.Close()
+		for _, r := range reqs {
+			if r.Hash != "" && r.Filename != filepath.Base(n) {
+				return filepath.Base(n), r.Filename
+			}
+		}
+	}
+	t.Fatal("no package requires another by hash: the test proves nothing")
+	return "", ""
+}
+
+// PackageLines are the lines of the manifest listing that name a WARC
+// member of the package pkg (its name in the listing).
+func PackageLines(listing []byte, pkg string) []string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimSuffix(string(listing), "\n"), "\n") {
+		if p, _, ok := wacz.SplitName(l); ok && p == pkg {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// StopRebuild stages beside pkg each member that differs from the
+// package's original bytes, and puts the original back: what a stop
+// between logging the members and renaming the new package leaves. It
+// returns how many members it staged.
+func StopRebuild(t testing.TB, pkg string, original []byte) int {
+	t.Helper()
+	p, err := wacz.Open(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	old, err := wacz.NewPackage(bytes.NewReader(original), int64(len(original)), "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	staged := 0
+	for _, m := range p.WARCs() {
+		if om := old.Member(m.Name); om != nil && om.CRC32 == m.CRC32 {
+			continue
+		}
+		sec, err := p.Section(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(sec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(filepath.Dir(pkg), stage.StagedName(pkg, m.Name)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		staged++
+	}
+	if err := os.WriteFile(pkg, original, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return staged
+}
