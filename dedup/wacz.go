@@ -350,6 +350,12 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 			pr.Discard()
 			return stage.RewriteResult{}, err
 		}
+		// Committed crawls' packages that require the crawl's: brought
+		// up to date too (crawlwacz.go).
+		if err := r.committedRequirers(pr); err != nil {
+			pr.Discard()
+			return stage.RewriteResult{}, err
+		}
 	}
 	// The job's packages a stopped attempt at this rewrite wrote: their
 	// requirers are brought up to date too.
@@ -373,6 +379,11 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 	w.rebuilt.Rebuilt += pres.Rebuilt
 	w.rebuilt.Requires += pres.Requires
 	w.rebuilt.Refused = append(w.rebuilt.Refused, pres.Refused...)
+	if err == nil {
+		var stale []string
+		stale, err = r.checkCommittedRequirers()
+		w.rebuilt.Refused = append(w.rebuilt.Refused, stale...)
+	}
 	for path, fi := range pres.Checked {
 		// Checked as written: its members have the SHA-256 they were
 		// written with (the next listing's would read it all again).

@@ -273,3 +273,37 @@ func isASCII(s string) bool {
 	}
 	return true
 }
+
+// Place is where a WARC member's bytes are in a package, with their
+// CRC-32: a package whose WARC members all have theirs again holds its
+// records where they were (what a crawl index's originals of it rest
+// on).
+type Place struct {
+	Name   string `json:"name"`
+	Offset int64  `json:"offset"`
+	Size   int64  `json:"size"`
+	CRC32  uint32 `json:"crc32"`
+}
+
+// ArchivePlaces are where the package's WARC members are; an error if a
+// rewrite of its metadata alone (datapackage.json and its digest file,
+// which a rebuild writes after every other member) would move one: it
+// comes after the metadata.
+func (p *Package) ArchivePlaces() ([]Place, error) {
+	var out []Place
+	meta := false
+	for _, m := range p.Members {
+		if m.Name == DatapackageName || m.Name == DigestName {
+			meta = true
+			continue
+		}
+		if !m.IsArchive() {
+			continue
+		}
+		if meta {
+			return nil, fmt.Errorf("its WARC member %s comes after its datapackage.json: writing its requires entries anew would move the records the index has at their offsets", m.Name)
+		}
+		out = append(out, Place{Name: m.Name, Offset: m.DataOffset, Size: m.Size, CRC32: m.CRC32})
+	}
+	return out, nil
+}

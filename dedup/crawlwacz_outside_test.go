@@ -1,0 +1,167 @@
+package dedup
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"warcdedup/wacz"
+)
+
+// committedRequirerCase is crawl-1 of waczCrawls' directories, run with
+// an index, taken out of it and undone, while crawl-0's package
+// crawl-0-1.wacz, committed by its own run, requires one of crawl-1's
+// packages (required) by its SHA-256 and size: as an earlier job, or
+// Browsertrix, wrote the entry.
+type committedRequirerCase struct {
+	index, wd, op, required, requirer string
+	dirs                              []string
+}
+
+// setUpCommittedRequirer runs crawl-1, removes it from the index, makes
+// crawl-0-1.wacz require the package of crawl-1 the run rewrote, runs
+// crawl-0 (committed), and undoes crawl-1 (whose undo brings crawl-0's
+// entry up to date).
+func setUpCommittedRequirer(t *testing.T) *committedRequirerCase {
+	t.Helper()
+	dir, byDir, ops := waczCrawls(t, "directories")
+	c := &committedRequirerCase{index: filepath.Join(t.TempDir(), "index"), op: ops[1]}
+	c.wd = filepath.Join(c.index, "work", "crawl-1")
+	before := hashTree(t, dir)
+	r, err := Run(context.Background(), Options{Collections: []string{ops[1]}, Crawl: "crawl-1", Index: c.index, Jobs: 2, KeepWork: true})
+	if err != nil || r.Report.Exit != 0 {
+		t.Fatalf("crawl-1: %v %v", err, r.Report.ExitReason)
+	}
+	after := hashTree(t, dir)
+	for _, p := range []string{"crawl-1-0.wacz", "crawl-1-1.wacz"} {
+		rel, _ := filepath.Rel(dir, filepath.Join(byDir[p], p))
+		if before[rel] != after[rel] {
+			c.required = filepath.Join(byDir[p], p)
+			break
+		}
+	}
+	if c.required == "" {
+		t.Fatal("crawl-1's run rewrote no package: the test proves nothing")
+	}
+	if _, err := RemoveCrawl(context.Background(), RemoveOptions{Index: c.index, Crawl: "crawl-1", Jobs: 2}); err != nil {
+		t.Fatalf("index remove crawl-1: %v", err)
+	}
+	c.requirer = filepath.Join(byDir["crawl-0-1.wacz"], "crawl-0-1.wacz")
+	requireAcross(t, c.requirer, c.required)
+	r, err = Run(context.Background(), Options{Collections: []string{ops[0]}, Crawl: "crawl-0", Index: c.index, Jobs: 2})
+	if err != nil || r.Report.Exit != 0 {
+		t.Fatalf("crawl-0: %v %v", err, r.Report.ExitReason)
+	}
+	c.dirs = []string{byDir["crawl-0-0.wacz"], byDir["crawl-1-0.wacz"]}
+	if s := staleAcross(t, c.dirs...); len(s) > 0 {
+		t.Fatalf("after crawl-0's run, stale entries: %v", s)
+	}
+	if !slices.ContainsFunc(requiresOf(t, c.requirer), func(name string) bool { return name == filepath.Base(c.required) }) {
+		t.Fatalf("%s does not require %s after crawl-0's run: the test proves nothing", c.requirer, c.required)
+	}
+	u, err := Undo(context.Background(), UndoOptions{Paths: []string{c.op}, WorkDir: c.wd, Jobs: 2})
+	if err != nil || u.Exit != 0 {
+		t.Fatalf("undo crawl-1: %v %+v", err, u)
+	}
+	if s := staleAcross(t, c.dirs...); len(s) > 0 {
+		t.Fatalf("after the undo, stale entries: %v", s)
+	}
+	return c
+}
+
+// requiresOf are the file names the package at path requires.
+func requiresOf(t *testing.T, path string) []string {
+	t.Helper()
+	p, err := wacz.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	reqs, err := p.Datapackage.Requires()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range reqs {
+		out = append(out, r.Filename)
+	}
+	return out
+}
+
+// TestRunIndexWACZRefreshesCommittedRequirers runs crawl-1 again with
+// the index after its undo (setUpCommittedRequirer: crawl-0, committed,
+// has a package that requires one of crawl-1's by the SHA-256 and size
+// the undo gave it back with), and proves that the run, which rewrites
+// that package, brings the committed crawl's requires entry up to date:
+// no entry names a stale hash or size, the requirer's WARC members are
+// where the index has crawl-0's originals, the index records both
+// crawls' files as they are, every package passes its check. Without
+// it crawl-0's package is left naming a package that is no longer
+// there, which breaks replay (Browsertrix crawler #1004).
+func TestRunIndexWACZRefreshesCommittedRequirers(t *testing.T) {
+	c := setUpCommittedRequirer(t)
+	places := warcPlaces(t, c.requirer)
+	required := hashTree(t, filepath.Dir(c.required))[filepath.Base(c.required)]
+	r, err := Run(context.Background(), Options{Collections: []string{c.op}, Crawl: "crawl-1", Index: c.index, Jobs: 2, KeepWork: true})
+	if err != nil || r.Report.Exit != 0 {
+		t.Fatalf("crawl-1 run again: %v %+v", err, r.Report.ExitReason)
+	}
+	c.check(t, required, places)
+}
+
+// TestRunIndexWACZCommittedRequirersAfterStop stops the run of
+// TestRunIndexWACZRefreshesCommittedRequirers as its commit starts
+// (after it wrote crawl-0's requirer anew, before the index recorded
+// it: as a kill there leaves it), and proves that the run again
+// finishes: its commit records the requirer in the index as it is,
+// with the crawl, and nothing is left stale.
+func TestRunIndexWACZCommittedRequirersAfterStop(t *testing.T) {
+	c := setUpCommittedRequirer(t)
+	places := warcPlaces(t, c.requirer)
+	required := hashTree(t, filepath.Dir(c.required))[filepath.Base(c.required)]
+	stop := errors.New("stopped before the commit")
+	opt := Options{Collections: []string{c.op}, Crawl: "crawl-1", Index: c.index, Jobs: 2, KeepWork: true}
+	opt.beforeCommit = func() error { return stop }
+	if _, err := Run(context.Background(), opt); !errors.Is(err, stop) {
+		t.Fatalf("crawl-1 run again, stopped: %v", err)
+	}
+	if s := staleAcross(t, c.dirs...); len(s) > 0 {
+		t.Fatalf("the stopped run did not write the requirer anew (stale: %v): the test proves nothing", s)
+	}
+	if d := indexDisagrees(t, c.index, "crawl-0"); len(d) == 0 {
+		t.Fatal("the index records the requirer as it is after the stop: the test proves nothing")
+	}
+	opt.beforeCommit = nil
+	r, err := Run(context.Background(), opt)
+	if err != nil || r.Report.Exit != 0 {
+		t.Fatalf("crawl-1 run once more: %v %+v", err, r.Report.ExitReason)
+	}
+	c.check(t, required, places)
+}
+
+// check checks what the run of crawl-1 left: the package required
+// changed (required: its hash before), no entry stale, the requirer's
+// WARC members where they were (places), the index recording both
+// crawls' files as they are, every package passing its check.
+func (c *committedRequirerCase) check(t *testing.T, required string, places []string) {
+	t.Helper()
+	if hashTree(t, filepath.Dir(c.required))[filepath.Base(c.required)] == required {
+		t.Fatalf("the run did not change %s: the test proves nothing", c.required)
+	}
+	if s := staleAcross(t, c.dirs...); len(s) > 0 {
+		t.Errorf("after the run, stale entries: %v", s)
+	}
+	if got := warcPlaces(t, c.requirer); !slices.Equal(got, places) {
+		t.Errorf("%s: its WARC members moved or changed: %v, were %v", c.requirer, got, places)
+	}
+	for _, k := range []string{"crawl-0", "crawl-1"} {
+		if d := indexDisagrees(t, c.index, k); len(d) > 0 {
+			t.Errorf("the index disagrees on crawl %s's %v", k, d)
+		}
+	}
+	for _, d := range c.dirs {
+		checkPackages(t, d)
+	}
+}
