@@ -26,6 +26,13 @@ type committedRequirerCase struct {
 // entry up to date).
 func setUpCommittedRequirer(t *testing.T) *committedRequirerCase {
 	t.Helper()
+	return setUpCommittedRequirerThen(t, nil)
+}
+
+// setUpCommittedRequirerThen is setUpCommittedRequirer calling then (if
+// not nil) on crawl-0's requirer before crawl-0's run.
+func setUpCommittedRequirerThen(t *testing.T, then func(requirer string)) *committedRequirerCase {
+	t.Helper()
 	dir, byDir, ops := waczCrawls(t, "directories")
 	c := &committedRequirerCase{index: filepath.Join(t.TempDir(), "index"), op: ops[1]}
 	c.wd = filepath.Join(c.index, "work", "crawl-1")
@@ -50,6 +57,9 @@ func setUpCommittedRequirer(t *testing.T) *committedRequirerCase {
 	}
 	c.requirer = filepath.Join(byDir["crawl-0-1.wacz"], "crawl-0-1.wacz")
 	requireAcross(t, c.requirer, c.required)
+	if then != nil {
+		then(c.requirer)
+	}
 	r, err = Run(context.Background(), Options{Collections: []string{ops[0]}, Crawl: "crawl-0", Index: c.index, Jobs: 2})
 	if err != nil || r.Report.Exit != 0 {
 		t.Fatalf("crawl-0: %v %v", err, r.Report.ExitReason)
@@ -139,6 +149,47 @@ func TestRunIndexWACZCommittedRequirersAfterStop(t *testing.T) {
 		t.Fatalf("crawl-1 run once more: %v %+v", err, r.Report.ExitReason)
 	}
 	c.check(t, required, places)
+}
+
+// TestRunIndexWACZRefreshesStreamedCommittedRequirer is
+// TestRunIndexWACZRefreshesCommittedRequirers with crawl-0's requirer
+// streamed (a data descriptor after every member, as Browsertrix and
+// ArchiveWeb.page write packages): it proves that the run brings its
+// entry up to date with its WARC members where they were and its
+// descriptors kept (exit 0), where before it could only be refused.
+func TestRunIndexWACZRefreshesStreamedCommittedRequirer(t *testing.T) {
+	c := setUpCommittedRequirerThen(t, func(requirer string) { withDescriptors(t, requirer) })
+	if n := descriptorsOf(t, c.requirer); n == 0 {
+		t.Fatalf("%s has no data descriptors after crawl-0's run: the test proves nothing", c.requirer)
+	}
+	places := warcPlaces(t, c.requirer)
+	required := hashTree(t, filepath.Dir(c.required))[filepath.Base(c.required)]
+	r, err := Run(context.Background(), Options{Collections: []string{c.op}, Crawl: "crawl-1", Index: c.index, Jobs: 2, KeepWork: true})
+	if err != nil || r.Report.Exit != 0 {
+		t.Fatalf("crawl-1 run again: %v %+v", err, r.Report.ExitReason)
+	}
+	c.check(t, required, places)
+	if n := descriptorsOf(t, c.requirer); n == 0 {
+		t.Errorf("%s lost its data descriptors", c.requirer)
+	}
+}
+
+// descriptorsOf counts the members of the package at path that have a
+// data descriptor.
+func descriptorsOf(t *testing.T, path string) int {
+	t.Helper()
+	p, err := wacz.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	n := 0
+	for _, m := range p.Members {
+		if m.Flags&0x8 != 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // check checks what the run of crawl-1 left: the package required
