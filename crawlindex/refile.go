@@ -1,11 +1,16 @@
 package crawlindex
 
 import (
+	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"warcdedup/atomicfile"
 	"warcdedup/fixity"
@@ -142,4 +147,115 @@ func Refiles(ix *Index, notes []RefileEntry) (refile map[string][]FileInfo, prob
 		refile[n.Crawl] = append(refile[n.Crawl], FileInfo{Name: n.Name, Size: h.Size(), SHA256: h.Sum(fixity.SHA256), Stamp: stamp})
 	}
 	return refile, problems, nil
+}
+
+// UpdateSources brings up to date the hash and size of the files refile
+// names (packages written anew, by crawl, as they are now: a Change's
+// Refile) in the multi-WACZ JSON of their crawl (Crawl.Source): each
+// JSON is written anew beside itself and renamed over it, its other
+// bytes kept, then read again and checked. Done before the change is
+// committed, it finds them up to date when run again after a stop. The
+// notes name what it could not bring up to date: the packages of a
+// crawl whose JSON the index does not record (imported, or run on a
+// directory or packages named), and those a crawl's JSON does not list.
+func (ix *Index) UpdateSources(refile map[string][]FileInfo) (notes []string, err error) {
+	for _, crawl := range slices.Sorted(maps.Keys(refile)) {
+		k := ix.Registry.Crawl(crawl)
+		if k == nil {
+			continue
+		}
+		paths := map[string]FileInfo{}
+		for _, f := range refile[crawl] {
+			paths[filepath.Join(k.Location, filepath.FromSlash(f.Name))] = f
+		}
+		if k.Source == "" {
+			notes = append(notes, fmt.Sprintf("crawl %s's packages %s were written anew (their requires entries brought up to date); the index %s records no multi-WACZ JSON of the crawl: one that lists them names their former hash and size",
+				crawl, strings.Join(slices.Sorted(maps.Keys(paths)), ", "), ix.Dir))
+			continue
+		}
+		listed, err := updateSource(k.Source, paths)
+		if err != nil {
+			return notes, fmt.Errorf("crawl %s's multi-WACZ JSON: %w", crawl, err)
+		}
+		if listed < len(paths) {
+			notes = append(notes, fmt.Sprintf("crawl %s's multi-WACZ JSON %s lists %d of its %d packages written anew (their requires entries brought up to date): the others are not brought up to date there", crawl, k.Source, listed, len(paths)))
+		}
+	}
+	return notes, nil
+}
+
+// updateSource writes the multi-WACZ JSON at name anew with the SHA-256
+// and size of each package of paths it lists (by local path), and checks
+// it as written; it returns how many it lists.
+func updateSource(name string, paths map[string]FileInfo) (int, error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return 0, err
+	}
+	entries, err := wacz.ReadCollection(bytes.NewReader(b), name)
+	if err != nil {
+		return 0, err
+	}
+	updates := map[string]wacz.CollectionUpdate{}
+	for _, e := range entries {
+		p, ok := e.LocalPath(name)
+		if !ok {
+			continue
+		}
+		if f, ok := paths[p]; ok {
+			sum, err := hex.DecodeString(f.SHA256)
+			if err != nil {
+				return 0, fmt.Errorf("%s: %w", p, err)
+			}
+			updates[e.Path] = wacz.CollectionUpdate{SHA256: sum, Size: f.Size}
+		}
+	}
+	nb, err := wacz.UpdateCollection(b, updates)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
+	}
+	if !bytes.Equal(nb, b) {
+		if err := replaceFile(name, nb); err != nil {
+			return 0, err
+		}
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	if entries, err = wacz.ReadCollection(f, name); err != nil {
+		return 0, err
+	}
+	for _, e := range entries {
+		p, ok := e.LocalPath(name)
+		if !ok {
+			continue
+		}
+		if want, ok := paths[p]; ok {
+			sum, err := e.SHA256()
+			if err != nil || sum != want.SHA256 || e.Size != want.Size {
+				return 0, fmt.Errorf("%s: resource %s as written names SHA-256 %s, %d bytes; the package has %s, %d bytes", name, e.Path, sum, e.Size, want.SHA256, want.Size)
+			}
+		}
+	}
+	return len(updates), nil
+}
+
+// replaceFile writes the file name anew beside itself, with its mode,
+// synced, and renames it over it.
+func replaceFile(name string, b []byte) error {
+	perm := os.FileMode(0o644)
+	if fi, err := os.Stat(name); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	f, err := atomicfile.Create(name, perm)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if _, err := f.Write(b); err != nil {
+		return err
+	}
+	return f.Commit()
 }

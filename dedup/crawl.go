@@ -399,7 +399,11 @@ func (r *run) commit(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cc := &stage.Commit{Refile: refile, Index: c.index, Crawl: &crawlindex.Crawl{Name: c.name, Location: c.root, Include: c.include, Exclude: c.exclude, Log: r.wd.File(workdir.LogFile)},
+	var source string
+	if r.opt.input != nil {
+		source = r.opt.input.json
+	}
+	cc := &stage.Commit{Refile: refile, Index: c.index, Crawl: &crawlindex.Crawl{Name: c.name, Location: c.root, Source: source, Include: c.include, Exclude: c.exclude, Log: r.wd.File(workdir.LogFile)},
 		Files: files, After: []string{after}, Logs: []stage.LogFrom{{Name: r.wd.File(workdir.LogFile), From: r.state.LogSizeAtHash}},
 		Deps: r.wd.File(workdir.DepsFile), WorkDir: r.wd.Path, Sort: r.sorter()}
 	ix, err := cc.Run(ctx)

@@ -487,5 +487,20 @@ func (r *run) committedRefiles() (map[string][]crawlindex.FileInfo, error) {
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("not committed: %s", strings.Join(stage.First(problems, 5), "; "))
 	}
+	if err := r.refileSources(refile); err != nil {
+		return nil, err
+	}
 	return refile, nil
+}
+
+// refileSources brings up to date, before the commit records them, the
+// hash and size of the packages refile names in their crawls'
+// multi-WACZ JSON (crawlindex.Index.UpdateSources); where the index
+// records none, the output says so.
+func (r *run) refileSources(refile map[string][]crawlindex.FileInfo) error {
+	notes, err := r.crawl.index.UpdateSources(refile)
+	for _, n := range notes {
+		r.show.Note("warcdedup: note: %s", n)
+	}
+	return err
 }

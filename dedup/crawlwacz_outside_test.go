@@ -3,6 +3,7 @@ package dedup
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -17,6 +18,7 @@ import (
 // Browsertrix, wrote the entry.
 type committedRequirerCase struct {
 	index, wd, op, required, requirer string
+	json                              string // crawl-0's multi-WACZ JSON, if it was run from one
 	dirs                              []string
 }
 
@@ -26,12 +28,19 @@ type committedRequirerCase struct {
 // entry up to date).
 func setUpCommittedRequirer(t *testing.T) *committedRequirerCase {
 	t.Helper()
-	return setUpCommittedRequirerThen(t, nil)
+	return setUpCommittedRequirerOf(t, nil, false)
 }
 
 // setUpCommittedRequirerThen is setUpCommittedRequirer calling then (if
 // not nil) on crawl-0's requirer before crawl-0's run.
 func setUpCommittedRequirerThen(t *testing.T, then func(requirer string)) *committedRequirerCase {
+	t.Helper()
+	return setUpCommittedRequirerOf(t, then, false)
+}
+
+// setUpCommittedRequirerOf is setUpCommittedRequirerThen, crawl-0 run
+// from a multi-WACZ JSON in its directory (c.json) if viaJSON.
+func setUpCommittedRequirerOf(t *testing.T, then func(requirer string), viaJSON bool) *committedRequirerCase {
 	t.Helper()
 	dir, byDir, ops := waczCrawls(t, "directories")
 	c := &committedRequirerCase{index: filepath.Join(t.TempDir(), "index"), op: ops[1]}
@@ -60,7 +69,12 @@ func setUpCommittedRequirerThen(t *testing.T, then func(requirer string)) *commi
 	if then != nil {
 		then(c.requirer)
 	}
-	r, err = Run(context.Background(), Options{Collections: []string{ops[0]}, Crawl: "crawl-0", Index: c.index, Jobs: 2})
+	op0, crawl0 := ops[0], "crawl-0"
+	if viaJSON {
+		c.json = writeCrawlJSON(t, byDir, "crawl-0", "crawl-0-0.wacz", "crawl-0-1.wacz")
+		op0, crawl0 = c.json, "" // the crawl its resources' crawlId
+	}
+	r, err = Run(context.Background(), Options{Collections: []string{op0}, Crawl: crawl0, Index: c.index, Jobs: 2})
 	if err != nil || r.Report.Exit != 0 {
 		t.Fatalf("crawl-0: %v %v", err, r.Report.ExitReason)
 	}
@@ -214,5 +228,95 @@ func (c *committedRequirerCase) check(t *testing.T, required string, places []st
 	}
 	for _, d := range c.dirs {
 		checkPackages(t, d)
+	}
+}
+
+// writeCrawlJSON writes a multi-WACZ JSON of the packages (file names,
+// in the directories byDir gives) of crawl beside them, as Browsertrix
+// exports one, and returns its path.
+func writeCrawlJSON(t *testing.T, byDir map[string]string, crawl string, packages ...string) string {
+	t.Helper()
+	var entries []wacz.CollectionEntry
+	for _, p := range packages {
+		sum, size, err := packageFixity(filepath.Join(byDir[p], p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, wacz.CollectionEntry{Name: p, Path: p, Hash: sum, Size: size, CrawlID: crawl})
+	}
+	name := filepath.Join(byDir[packages[0]], crawl+".json")
+	out, err := os.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wacz.WriteCollection(out, entries); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// staleInJSON lists the resources of the multi-WACZ JSON at name whose
+// hash or size is not their package's now.
+func staleInJSON(t *testing.T, name string) []string {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	entries, err := wacz.ReadCollection(f, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stale []string
+	for _, e := range entries {
+		p, _ := e.LocalPath(name)
+		sum, size, err := packageFixity(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h, _ := e.SHA256(); h != sum || e.Size != size {
+			stale = append(stale, e.Path)
+		}
+	}
+	return stale
+}
+
+// TestRunIndexWACZUpdatesCommittedCrawlsJSON is
+// TestRunIndexWACZRefreshesCommittedRequirers with crawl-0 run from a
+// multi-WACZ JSON: it proves that the run, which writes crawl-0's
+// requirer anew, brings the hash and size of it in crawl-0's JSON up to
+// date too, and that a run stopped before
+// its commit, run again, does. Without it the JSON names the
+// requirer's former hash and size, and Browsertrix's indexer, or a
+// ReplayWeb.page collection loaded from it, finds a package that is not
+// what the JSON says.
+func TestRunIndexWACZUpdatesCommittedCrawlsJSON(t *testing.T) {
+	for _, stopped := range []bool{false, true} {
+		t.Run(map[bool]string{false: "one run", true: "stopped before its commit, run again"}[stopped], func(t *testing.T) {
+			c := setUpCommittedRequirerOf(t, nil, true)
+			places := warcPlaces(t, c.requirer)
+			required := hashTree(t, filepath.Dir(c.required))[filepath.Base(c.required)]
+			opt := Options{Collections: []string{c.op}, Crawl: "crawl-1", Index: c.index, Jobs: 2, KeepWork: true}
+			if stopped {
+				stop := errors.New("stopped before the commit")
+				opt.beforeCommit = func() error { return stop }
+				if _, err := Run(context.Background(), opt); !errors.Is(err, stop) {
+					t.Fatalf("crawl-1 run again, stopped: %v", err)
+				}
+				opt.beforeCommit = nil
+			}
+			r, err := Run(context.Background(), opt)
+			if err != nil || r.Report.Exit != 0 {
+				t.Fatalf("crawl-1 run again: %v %+v", err, r.Report.ExitReason)
+			}
+			c.check(t, required, places)
+			if s := staleInJSON(t, c.json); len(s) > 0 {
+				t.Errorf("after the run, %s names stale hashes or sizes for %v", c.json, s)
+			}
+		})
 	}
 }
