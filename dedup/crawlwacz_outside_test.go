@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 type committedRequirerCase struct {
 	index, wd, op, required, requirer string
 	json                              string // crawl-0's multi-WACZ JSON, if it was run from one
+	crawl                             string // crawl-1's --crawl
 	dirs                              []string
 }
 
@@ -28,25 +30,32 @@ type committedRequirerCase struct {
 // entry up to date).
 func setUpCommittedRequirer(t *testing.T) *committedRequirerCase {
 	t.Helper()
-	return setUpCommittedRequirerOf(t, nil, false)
+	return setUpCommittedRequirerOf(t, nil, "directories")
 }
 
 // setUpCommittedRequirerThen is setUpCommittedRequirer calling then (if
 // not nil) on crawl-0's requirer before crawl-0's run.
 func setUpCommittedRequirerThen(t *testing.T, then func(requirer string)) *committedRequirerCase {
 	t.Helper()
-	return setUpCommittedRequirerOf(t, then, false)
+	return setUpCommittedRequirerOf(t, then, "directories")
 }
 
-// setUpCommittedRequirerOf is setUpCommittedRequirerThen, crawl-0 run
-// from a multi-WACZ JSON in its directory (c.json) if viaJSON.
-func setUpCommittedRequirerOf(t *testing.T, then func(requirer string), viaJSON bool) *committedRequirerCase {
+// setUpCommittedRequirerOf is setUpCommittedRequirerThen with the
+// crawls laid out as layout says: "directories" (a directory each, run
+// as such), "JSON beside" (crawl-0 run from a multi-WACZ JSON in its
+// directory, c.json), "one directory" (both crawls' packages in one
+// directory, each crawl run from its JSON, as Browsertrix exports them).
+func setUpCommittedRequirerOf(t *testing.T, then func(requirer string), layout string) *committedRequirerCase {
 	t.Helper()
-	dir, byDir, ops := waczCrawls(t, "directories")
-	c := &committedRequirerCase{index: filepath.Join(t.TempDir(), "index"), op: ops[1]}
+	form, crawl1 := "directories", "crawl-1"
+	if layout == "one directory" {
+		form, crawl1 = "multi-WACZ JSON", "" // the crawl its resources' crawlId
+	}
+	dir, byDir, ops := waczCrawls(t, form)
+	c := &committedRequirerCase{index: filepath.Join(t.TempDir(), "index"), op: ops[1], crawl: crawl1}
 	c.wd = filepath.Join(c.index, "work", "crawl-1")
 	before := hashTree(t, dir)
-	r, err := Run(context.Background(), Options{Collections: []string{ops[1]}, Crawl: "crawl-1", Index: c.index, Jobs: 2, KeepWork: true})
+	r, err := Run(context.Background(), Options{Collections: []string{ops[1]}, Crawl: crawl1, Index: c.index, Jobs: 2, KeepWork: true})
 	if err != nil || r.Report.Exit != 0 {
 		t.Fatalf("crawl-1: %v %v", err, r.Report.ExitReason)
 	}
@@ -70,15 +79,24 @@ func setUpCommittedRequirerOf(t *testing.T, then func(requirer string), viaJSON 
 		then(c.requirer)
 	}
 	op0, crawl0 := ops[0], "crawl-0"
-	if viaJSON {
+	switch layout {
+	case "JSON beside":
 		c.json = writeCrawlJSON(t, byDir, "crawl-0", "crawl-0-0.wacz", "crawl-0-1.wacz")
-		op0, crawl0 = c.json, "" // the crawl its resources' crawlId
+		op0, crawl0 = c.json, ""
+	case "one directory":
+		c.json, crawl0 = ops[0], ""
+		// The JSON written before crawl-1's run and requireAcross:
+		// brought up to date as an operator would.
+		updateJSONEntry(t, c.json, c.requirer)
 	}
 	r, err = Run(context.Background(), Options{Collections: []string{op0}, Crawl: crawl0, Index: c.index, Jobs: 2})
 	if err != nil || r.Report.Exit != 0 {
 		t.Fatalf("crawl-0: %v %v", err, r.Report.ExitReason)
 	}
-	c.dirs = []string{byDir["crawl-0-0.wacz"], byDir["crawl-1-0.wacz"]}
+	c.dirs = []string{byDir["crawl-0-0.wacz"]}
+	if d := byDir["crawl-1-0.wacz"]; d != c.dirs[0] {
+		c.dirs = append(c.dirs, d)
+	}
 	if s := staleAcross(t, c.dirs...); len(s) > 0 {
 		t.Fatalf("after crawl-0's run, stale entries: %v", s)
 	}
@@ -297,7 +315,7 @@ func staleInJSON(t *testing.T, name string) []string {
 func TestRunIndexWACZUpdatesCommittedCrawlsJSON(t *testing.T) {
 	for _, stopped := range []bool{false, true} {
 		t.Run(map[bool]string{false: "one run", true: "stopped before its commit, run again"}[stopped], func(t *testing.T) {
-			c := setUpCommittedRequirerOf(t, nil, true)
+			c := setUpCommittedRequirerOf(t, nil, "JSON beside")
 			places := warcPlaces(t, c.requirer)
 			required := hashTree(t, filepath.Dir(c.required))[filepath.Base(c.required)]
 			opt := Options{Collections: []string{c.op}, Crawl: "crawl-1", Index: c.index, Jobs: 2, KeepWork: true}
@@ -318,5 +336,48 @@ func TestRunIndexWACZUpdatesCommittedCrawlsJSON(t *testing.T) {
 				t.Errorf("after the run, %s names stale hashes or sizes for %v", c.json, s)
 			}
 		})
+	}
+}
+
+// updateJSONEntry gives the package at path its hash and size now in
+// the multi-WACZ JSON at name.
+func updateJSONEntry(t *testing.T, name, path string) {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, size, err := packageFixity(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := hex.DecodeString(sum)
+	nb, err := wacz.UpdateCollection(b, map[string]wacz.CollectionUpdate{filepath.Base(path): {SHA256: raw, Size: size}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, nb, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRunIndexWACZRefreshesCommittedRequirersInOneDirectory is
+// TestRunIndexWACZRefreshesCommittedRequirers with both crawls'
+// packages in one directory, each crawl run from its multi-WACZ JSON (as
+// Browsertrix exports them): it proves that the run does not refuse
+// crawl-0's package, another job's package of its directory that
+// requires one it rewrites, as it refuses a package of no crawl, but
+// brings it up to date as a committed crawl's, its crawl's JSON too.
+func TestRunIndexWACZRefreshesCommittedRequirersInOneDirectory(t *testing.T) {
+	c := setUpCommittedRequirerOf(t, nil, "one directory")
+	places := warcPlaces(t, c.requirer)
+	required := hashTree(t, filepath.Dir(c.required))[filepath.Base(c.required)]
+	r, err := Run(context.Background(), Options{Collections: []string{c.op}, Crawl: c.crawl, Index: c.index, Jobs: 2, KeepWork: true})
+	if err != nil || r.Report.Exit != 0 {
+		t.Fatalf("crawl-1 run again: %v %+v", err, r.Report.ExitReason)
+	}
+	c.check(t, required, places)
+	if s := staleInJSON(t, c.json); slices.Contains(s, filepath.Base(c.requirer)) {
+		t.Errorf("after the run, %s names a stale hash or size for %s", c.json, filepath.Base(c.requirer))
 	}
 }

@@ -344,15 +344,15 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 		return stage.RewriteResult{}, err
 	}
 	if !r.opt.DryRun {
-		// Packages named: no package outside the job may require one it
-		// rewrites (waczinput.go).
-		if err := r.opt.input.outsideRequirers(pr.StagedPackages()); err != nil {
-			pr.Discard()
-			return stage.RewriteResult{}, err
-		}
 		// Committed crawls' packages that require the crawl's: brought
 		// up to date too (crawlwacz.go).
 		if err := r.committedRequirers(pr); err != nil {
+			pr.Discard()
+			return stage.RewriteResult{}, err
+		}
+		// Packages named: no other package outside the job may require
+		// one it rewrites (waczinput.go).
+		if err := r.opt.input.outsideRequirers(pr.StagedPackages(), pr.KeepPlaces); err != nil {
 			pr.Discard()
 			return stage.RewriteResult{}, err
 		}
