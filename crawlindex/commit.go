@@ -325,7 +325,6 @@ func (c *commit) write() error {
 // crawls writes the registry's crawls and their files' lists; added
 // counts the originals added per crawl.
 func (c *commit) crawls(added map[string]int64) error {
-	listOf := func(name string) string { return crawlsDir + "/" + name + ".json" }
 	if a := c.ch.Add; a != nil {
 		a := *a
 		a.Committed = time.Now().UTC().Truncate(time.Second)
@@ -360,16 +359,8 @@ func (c *commit) crawls(added map[string]int64) error {
 		}
 		if files, ok := c.ch.Replace[k.Name]; ok {
 			k := *k
-			k.Originals, k.Files, k.Size = added[k.Name], int64(len(files)), 0
-			for _, f := range files {
-				k.Size += f.Size
-			}
-			c.b.reg.Crawls[i] = &k
-			data, err := marshalCrawlFiles(&CrawlFiles{Crawl: k.Name, Files: files})
-			if err != nil {
-				return err
-			}
-			if err := c.b.writeFile(listOf(k.Name), append(data, '\n')); err != nil {
+			k.Originals, k.Files = added[k.Name], int64(len(files))
+			if err := c.relist(i, &k, files); err != nil {
 				return err
 			}
 			continue
@@ -381,16 +372,7 @@ func (c *commit) crawls(added map[string]int64) error {
 			}
 			files, _ := c.refiled(k.Name, old)
 			k := *k
-			k.Size = 0
-			for _, f := range files {
-				k.Size += f.Size
-			}
-			c.b.reg.Crawls[i] = &k
-			data, err := marshalCrawlFiles(&CrawlFiles{Crawl: k.Name, Files: files})
-			if err != nil {
-				return err
-			}
-			if err := c.b.writeFile(listOf(k.Name), append(data, '\n')); err != nil {
+			if err := c.relist(i, &k, files); err != nil {
 				return err
 			}
 			continue
@@ -421,6 +403,24 @@ func (c *commit) crawls(added map[string]int64) error {
 	}
 	return nil
 }
+
+// relist puts k, its files now files, in the new registry at i, with
+// their size, and writes its list of files.
+func (c *commit) relist(i int, k *Crawl, files []FileInfo) error {
+	k.Size = 0
+	for _, f := range files {
+		k.Size += f.Size
+	}
+	c.b.reg.Crawls[i] = k
+	data, err := marshalCrawlFiles(&CrawlFiles{Crawl: k.Name, Files: files})
+	if err != nil {
+		return err
+	}
+	return c.b.writeFile(listOf(k.Name), append(data, '\n'))
+}
+
+// listOf is the name of a crawl's list of files in a generation.
+func listOf(name string) string { return crawlsDir + "/" + name + ".json" }
 
 // algorithmOf is the label of the first digest of a manifest ("" if none).
 func algorithmOf(name string) string {

@@ -94,6 +94,11 @@ type Crawl struct {
 	// Log is the rewrite log of its run: what a later restore of its
 	// revisits (index remove --restore, undo) appends to and follows.
 	Log string `json:"log,omitempty"`
+	// Source is the multi-WACZ JSON its run was named (its resources
+	// the crawl's packages), if any: a later job that writes one of its
+	// packages anew (their requires entries brought up to date) brings
+	// the JSON's hash and size of it up to date too.
+	Source string `json:"source,omitempty"`
 	// Include and Exclude are the globs that chose its files.
 	Include []string `json:"include,omitempty"`
 	Exclude []string `json:"exclude,omitempty"`

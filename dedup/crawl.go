@@ -373,6 +373,11 @@ func (c *crawlMode) resolvedOriginals(wd *workdir.Dir) (string, error) {
 // SHA-256, stamp), its figures and the crawls its revisits need.
 func (r *run) commit(ctx context.Context) (string, error) {
 	c := r.crawl
+	if r.opt.beforeCommit != nil {
+		if err := r.opt.beforeCommit(); err != nil {
+			return "", err
+		}
+	}
 	if r.verified.Violations > 0 {
 		return "", fmt.Errorf("not committed: verification found %d records lost", r.verified.Violations)
 	}
@@ -388,15 +393,29 @@ func (r *run) commit(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cc := &stage.Commit{Index: c.index, Crawl: &crawlindex.Crawl{Name: c.name, Location: c.root, Include: c.include, Exclude: c.exclude, Log: r.wd.File(workdir.LogFile)},
+	// Committed crawls' packages the run wrote anew with their
+	// requires entries up to date: recorded in the same generation.
+	refile, err := r.committedRefiles()
+	if err != nil {
+		return "", err
+	}
+	var source string
+	if r.opt.input != nil {
+		source = r.opt.input.json
+	}
+	cc := &stage.Commit{Refile: refile, Index: c.index, Crawl: &crawlindex.Crawl{Name: c.name, Location: c.root, Source: source, Include: c.include, Exclude: c.exclude, Log: r.wd.File(workdir.LogFile)},
 		Files: files, After: []string{after}, Logs: []stage.LogFrom{{Name: r.wd.File(workdir.LogFile), From: r.state.LogSizeAtHash}},
 		Deps: r.wd.File(workdir.DepsFile), WorkDir: r.wd.Path, Sort: r.sorter()}
 	ix, err := cc.Run(ctx)
 	if err != nil {
 		return "", err
 	}
-	// Committed: the registry says what the crawl needs now.
+	// Committed: the registry says what the crawl needs now, and
+	// records the requirers written anew.
 	if err := c.reg.Drop(); err != nil {
+		return "", err
+	}
+	if err := os.Remove(r.wd.File(crawlRefileNote)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "", err
 	}
 	r.rep.Crawls = stage.CrawlsOf(ix.Registry)

@@ -2,6 +2,8 @@ package dedup
 
 import (
 	"bufio"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -249,4 +251,256 @@ func refuseWACZDependent(ix *crawlindex.Index, d *crawlindex.Crawl, gone string)
 		}
 	}
 	return nil
+}
+
+// Committed requirers. A package of a committed crawl may require (by
+// SHA-256 and size) a package of the crawl that this run rewrites: the
+// crawl was run, undone and is run again after a later crawl required
+// it, or Browsertrix deduplicated that crawl against this one at crawl
+// time. Left as it is, its entry would name a package that is no longer
+// there, which breaks replay (Browsertrix crawler #1004). The run
+// brings it up to date in its rewrite stage, as an undo does
+// (stage.PackageRewrite.Requirers: written anew, every member copied
+// byte for byte, datapackage.json and its digest file alone changed,
+// checked, renamed over it, its WARC members where they were, which
+// KeepPlaces enforces), and its commit records it again in the index
+// with the crawl (crawlindex.Change.Refile), in one generation. Before
+// anything is rewritten, each such package is noted in the work
+// directory (crawlRefileNote, the form and file the undo reads) with
+// where its WARC members are; a run stopped after writing one anew
+// finds the note and records it at its commit, an undo at its start.
+// A package that requires one of the crawl's and cannot be written anew
+// without moving its records (its metadata before a WARC member), is
+// signed (a committed crawl's signature is not the run's to remove) or
+// cannot be read refuses the run before anything is rewritten.
+
+// crawlRefileNote is the work directory's crawlindex.RefileNote of the
+// committed crawls' packages the run may write anew (the undo's
+// wacz-refile.json: an undo of a stopped run records them too).
+const crawlRefileNote = "wacz-refile.json"
+
+// committedRequirers finds the committed crawls' packages that require
+// one of those pr may rewrite, or may come to require one written anew
+// (each that requires any package by hash), notes them and makes them
+// pr's Requirers, their places kept. It refuses, before anything is
+// rewritten, a package requiring one of the crawl's that cannot be
+// brought up to date.
+func (r *run) committedRequirers(pr *stage.PackageRewrite) error {
+	rewrites := pr.StagedPackages()
+	if r.crawl == nil || r.opt.DryRun || len(rewrites) == 0 {
+		return nil
+	}
+	names := map[string]bool{}
+	for _, p := range rewrites {
+		names[filepath.Base(p)] = true
+	}
+	note := r.wd.File(crawlRefileNote)
+	old, err := crawlindex.ReadRefileNote(note)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	noted := map[string]crawlindex.RefileEntry{} // by a stopped attempt: the places before it wrote any anew
+	for _, n := range old {
+		noted[n.Path] = n
+	}
+	ix, err := crawlindex.Open(r.crawl.index.Dir)
+	if errors.Is(err, crawlindex.ErrNoIndex) {
+		return nil // no crawl committed yet
+	} else if err != nil {
+		return err
+	}
+	var notes []crawlindex.RefileEntry
+	var refused []string
+	for _, k := range ix.Registry.Crawls {
+		if k.Name == r.crawl.name {
+			continue
+		}
+		if strings.Contains(k.Location, "://") {
+			r.show.Print("warcdedup: warning: crawl %s is served over HTTP (%s): its packages were not checked for requires entries naming the packages this run rewrites", k.Name, k.Location)
+			continue
+		}
+		files, err := ix.Files(k.Name)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			if !wacz.IsWACZ(f.Name) {
+				continue
+			}
+			path := filepath.Join(k.Location, filepath.FromSlash(f.Name))
+			if n, ok := noted[path]; ok {
+				notes = append(notes, n)
+				delete(noted, path)
+				continue
+			}
+			direct, any, signed, err := requiresByHash(path, names)
+			switch {
+			case err != nil:
+				refused = append(refused, fmt.Sprintf("%s (crawl %s) cannot be read, so whether it requires a package the run rewrites is not known: %v", path, k.Name, err))
+				continue
+			case !any:
+				continue // requires nothing by hash: never stale
+			case len(direct) > 0 && signed:
+				refused = append(refused, fmt.Sprintf("%s (crawl %s) requires %s and is signed: writing its requires entries anew would invalidate its signature", path, k.Name, strings.Join(direct, ", ")))
+				continue
+			}
+			e, err := crawlindex.NotePackage(k.Name, f.Name, path)
+			if err != nil {
+				if len(direct) > 0 {
+					refused = append(refused, fmt.Sprintf("%s (crawl %s) requires a package the run rewrites and cannot be brought up to date: %v", path, k.Name, err))
+				}
+				continue
+			}
+			notes = append(notes, e)
+		}
+	}
+	for _, n := range noted { // no longer listed: kept, for the commit to pass over
+		notes = append(notes, n)
+	}
+	if len(refused) > 0 {
+		return fmt.Errorf("crawl %s: packages of committed crawls require by SHA-256 and size packages this run would rewrite, and their entries could not be brought up to date (%s); nothing was rewritten: warcdedup index verify checks the committed crawls",
+			r.crawl.name, strings.Join(stage.First(refused, 5), "; "))
+	}
+	if len(notes) == 0 {
+		return nil
+	}
+	if err := crawlindex.WriteRefileNote(note, notes); err != nil {
+		return err
+	}
+	pr.KeepPlaces = map[string]bool{}
+	for _, n := range notes {
+		pr.Requirers = append(pr.Requirers, n.Path)
+		pr.KeepPlaces[n.Path] = true
+	}
+	return nil
+}
+
+// requiresByHash reads the requires entries of the package at path:
+// those of names (file names) it requires by SHA-256 or size (direct),
+// whether it requires any package so (any), and whether it is signed.
+func requiresByHash(path string, names map[string]bool) (direct []string, any, signed bool, err error) {
+	p, err := wacz.Open(path)
+	if err != nil {
+		return nil, false, false, err
+	}
+	defer p.Close()
+	reqs, err := p.Datapackage.Requires()
+	if err != nil {
+		return nil, false, false, err
+	}
+	for _, q := range reqs {
+		if q.Hash == "" && q.Size < 0 {
+			continue
+		}
+		any = true
+		if names[q.Filename] {
+			direct = append(direct, q.Filename)
+		}
+	}
+	return direct, any, p.Signed(), nil
+}
+
+// checkCommittedRequirers checks, after the packages were written, that
+// every noted committed package names each of the crawl's packages it
+// requires with its SHA-256 and size now; what does not is returned,
+// for the run's report (not up to date: exit status 1).
+func (r *run) checkCommittedRequirers() ([]string, error) {
+	if r.crawl == nil || r.opt.DryRun {
+		return nil, nil
+	}
+	notes, err := crawlindex.ReadRefileNote(r.wd.File(crawlRefileNote))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	w := r.coll.wacz
+	mine := map[string]string{} // file name -> the crawl's package of that name
+	for _, m := range w.members {
+		mine[filepath.Base(m.Path)] = m.Path
+	}
+	now := map[string]wacz.Requirement{}
+	var stale []string
+	for _, n := range notes {
+		p, err := wacz.Open(n.Path)
+		if err != nil {
+			return nil, err
+		}
+		reqs, err := p.Datapackage.Requires()
+		p.Close()
+		if err != nil {
+			return nil, err
+		}
+		for _, q := range reqs {
+			path, ok := mine[q.Filename]
+			if !ok || q.Hash == "" && q.Size < 0 {
+				continue
+			}
+			cur, ok := now[path]
+			if !ok {
+				if cur, err = w.requirementOf(path); err != nil {
+					return nil, err
+				}
+				now[path] = cur
+			}
+			if q.Hash != "" && q.Hash != cur.Hash || q.Size >= 0 && q.Size != cur.Size {
+				stale = append(stale, fmt.Sprintf("%s (crawl %s) requires %s by SHA-256 %s, %d bytes; it has %s, %d bytes", n.Path, n.Crawl, q.Filename, q.Hash, q.Size, cur.Hash, cur.Size))
+			}
+		}
+	}
+	return stale, nil
+}
+
+// requirementOf is the package at path as a requires entry names it:
+// its SHA-256 as the rewrite took it while the package is that version,
+// else read.
+func (w *waczPackages) requirementOf(path string) (wacz.Requirement, error) {
+	stamp, _ := fileStamp(path)
+	if s, ok := w.sums[path]; ok && stamp != "" && s.stamp == stamp {
+		if fi, err := os.Stat(path); err == nil {
+			raw, _ := hex.DecodeString(s.sha256)
+			return wacz.RequirementOf(path, raw, fi.Size(), ""), nil
+		}
+	}
+	sum, size, err := packageFixity(path)
+	if err != nil {
+		return wacz.Requirement{}, err
+	}
+	raw, _ := hex.DecodeString(sum)
+	return wacz.RequirementOf(path, raw, size, ""), nil
+}
+
+// committedRefiles are the noted committed packages written anew, as
+// they are now, for the crawl's commit (crawlindex.Change.Refile); an
+// error names any whose records moved.
+func (r *run) committedRefiles() (map[string][]crawlindex.FileInfo, error) {
+	notes, err := crawlindex.ReadRefileNote(r.wd.File(crawlRefileNote))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	refile, problems, err := crawlindex.Refiles(r.crawl.index, notes)
+	if err != nil {
+		return nil, err
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("not committed: %s", strings.Join(stage.First(problems, 5), "; "))
+	}
+	if err := r.refileSources(refile); err != nil {
+		return nil, err
+	}
+	return refile, nil
+}
+
+// refileSources brings up to date, before the commit records them, the
+// hash and size of the packages refile names in their crawls'
+// multi-WACZ JSON (crawlindex.Index.UpdateSources); where the index
+// records none, the output says so.
+func (r *run) refileSources(refile map[string][]crawlindex.FileInfo) error {
+	notes, err := r.crawl.index.UpdateSources(refile)
+	for _, n := range notes {
+		r.show.Note("warcdedup: note: %s", n)
+	}
+	return err
 }

@@ -84,6 +84,9 @@ type Options struct {
 	// afterHash, if set, is called once the hash stage is done (tests:
 	// the collection changed under the job).
 	afterHash func()
+	// beforeCommit, if set, is called as a crawl's commit stage starts;
+	// its error stops the run there (tests: a kill before the commit).
+	beforeCommit func() error
 }
 
 // stageRewriteStarted marks in state.json a job whose rewrite began: the

@@ -344,9 +344,15 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 		return stage.RewriteResult{}, err
 	}
 	if !r.opt.DryRun {
-		// Packages named: no package outside the job may require one it
-		// rewrites (waczinput.go).
-		if err := r.opt.input.outsideRequirers(pr.StagedPackages()); err != nil {
+		// Committed crawls' packages that require the crawl's: brought
+		// up to date too (crawlwacz.go).
+		if err := r.committedRequirers(pr); err != nil {
+			pr.Discard()
+			return stage.RewriteResult{}, err
+		}
+		// Packages named: no other package outside the job may require
+		// one it rewrites (waczinput.go).
+		if err := r.opt.input.outsideRequirers(pr.StagedPackages(), pr.KeepPlaces); err != nil {
 			pr.Discard()
 			return stage.RewriteResult{}, err
 		}
@@ -373,6 +379,11 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 	w.rebuilt.Rebuilt += pres.Rebuilt
 	w.rebuilt.Requires += pres.Requires
 	w.rebuilt.Refused = append(w.rebuilt.Refused, pres.Refused...)
+	if err == nil {
+		var stale []string
+		stale, err = r.checkCommittedRequirers()
+		w.rebuilt.Refused = append(w.rebuilt.Refused, stale...)
+	}
 	for path, fi := range pres.Checked {
 		// Checked as written: its members have the SHA-256 they were
 		// written with (the next listing's would read it all again).

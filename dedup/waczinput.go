@@ -373,8 +373,10 @@ func (in *packageInput) expand(paths []string) []string {
 // the directory outside the job requires by SHA-256 or size: the job may
 // not touch that package, and its entry would go stale (a job on the
 // directory, or one naming both, brings it up to date:
-// stage.PackageRewrite.RefreshRequirers). Nothing is rewritten yet.
-func (in *packageInput) outsideRequirers(rewrites []string) error {
+// stage.PackageRewrite.RefreshRequirers). Those of refreshed (committed
+// crawls' packages, which a crawl's run brings up to date: crawlwacz.go)
+// are not refused. Nothing is rewritten yet.
+func (in *packageInput) outsideRequirers(rewrites []string, refreshed map[string]bool) error {
 	if in == nil || len(rewrites) == 0 {
 		return nil
 	}
@@ -384,6 +386,9 @@ func (in *packageInput) outsideRequirers(rewrites []string) error {
 	}
 	var found []string
 	err := in.eachOutside(func(path string, reqs []wacz.Requirement) {
+		if refreshed[path] {
+			return
+		}
 		for _, r := range reqs {
 			if _, ok := names[r.Filename]; ok && (r.Hash != "" || r.Size >= 0) {
 				found = append(found, fmt.Sprintf("%s requires %s", path, r.Filename))

@@ -49,6 +49,10 @@ type Commit struct {
 	// workdir.CrawlOriginalsByDigest), sorted as Sort says.
 	WorkDir string
 	Sort    syssort.Sorter
+	// Refile are committed crawls' files the run wrote anew, every
+	// record where it was (crawlindex.Change.Refile): recorded in the
+	// same generation as the crawl.
+	Refile map[string][]crawlindex.FileInfo
 }
 
 // LogFrom is a rewrite log from byte offset From.
@@ -70,7 +74,7 @@ func (c *Commit) Run(ctx context.Context) (*crawlindex.Index, error) {
 	if c.Crawl.Requires, err = c.requires(); err != nil {
 		return nil, err
 	}
-	return crawlindex.Commit(c.Index.Dir, crawlindex.Change{Add: c.Crawl, Files: c.Files, Originals: filepath.Join(c.WorkDir, workdir.CrawlOriginalsByDigest)})
+	return crawlindex.Commit(c.Index.Dir, crawlindex.Change{Add: c.Crawl, Files: c.Files, Refile: c.Refile, Originals: filepath.Join(c.WorkDir, workdir.CrawlOriginalsByDigest)})
 }
 
 // CommitNote says what a Commit committed, for the report's stage.

@@ -163,8 +163,9 @@ type PackageRewrite struct {
 	// KeepPlaces are packages (by path) whose WARC members must stay
 	// where they are in the file, a crawl index having their records at
 	// offsets in it (a committed crawl's): a new version that would move
-	// one (the rebuild writes no data descriptors, which streamed
-	// packages have after each member) is refused before it is renamed.
+	// one (a WARC member after its metadata; data descriptors, which
+	// streamed packages have after each member, are kept) is refused
+	// before it is renamed.
 	KeepPlaces map[string]bool
 
 	// mu guards what the packages written at once share: wroteHere,

@@ -73,13 +73,16 @@ func (pr *PackageRewrite) RefreshRequirers(ctx context.Context, changed []string
 				pr.Messages.Error(errors.New(msg))
 				continue
 			}
-			if len(reqs) == 0 || refreshed[pkg] > 1 {
+			if len(reqs) == 0 {
 				continue
 			}
 			var drop []string
-			if refreshed[pkg] == 1 {
-				// Stale again: packages requiring each other by hash.
-				// Named alone, they cannot go stale any more.
+			if refreshed[pkg] > 0 {
+				// Stale again: packages requiring each other by hash
+				// (a third time too, by another entry: never left
+				// stale). Named alone, they cannot go stale any more,
+				// so that each rewrite after the first names more
+				// entries alone, and the refresh ends.
 				for i := range reqs {
 					drop = append(drop, reqs[i].Filename)
 					reqs[i] = wacz.Requirement{Filename: reqs[i].Filename, Size: -1, CrawlID: reqs[i].CrawlID}

@@ -16,7 +16,12 @@ import (
 // zipWriter writes a ZIP file from its start to its end, never going
 // back: every member's sizes and CRC-32 are known before its data (a file
 // stored is read for its CRC-32 first, storeFile), so each local header
-// carries them and no member has a data descriptor. The whole file's
+// can carry them. A member that had a data descriptor (flag bit 3: a
+// package a streaming writer wrote, as Browsertrix and ArchiveWeb.page
+// do) keeps it, and its local header the zero CRC-32 and sizes such
+// writers put there: a member copied is copied byte for byte, its
+// descriptor too, and every member after it stays where it was (the
+// offsets a crawl index has records at). The whole file's
 // CRC-32 is computed as it is written, and its SHA-256 (on another core)
 // when asked for: a rebuilt package that another requires is not read
 // again for the hash its requirers name.
@@ -69,17 +74,28 @@ func (z *zipWriter) begin(m *Member) error {
 	if len(m.Name) > uint16max {
 		return fmt.Errorf("member name of %d bytes", len(m.Name))
 	}
-	m.Flags &^= flagDescriptor
 	if !isASCII(m.Name) && utf8.ValidString(m.Name) {
 		m.Flags |= flagUTF8
 	}
 	m.HeaderOffset = z.off
 	m.Extra = dropExtra(m.Extra, zip64ExtraID)
-	m.LocalExtra = dropExtra(m.LocalExtra, zip64ExtraID)
 	big := m.Size >= uint32max || m.CompressedSize >= uint32max
+	desc := m.Flags&flagDescriptor != 0
+	if _, z64 := findExtra(m.LocalExtra, zip64ExtraID); desc && big && !z64 {
+		// A descriptor's sizes cannot say it without a ZIP64 field in
+		// the local header: written with its sizes there instead.
+		desc = false
+		m.Flags &^= flagDescriptor
+	}
 	m.ZIP64 = big || m.HeaderOffset >= uint32max
+	if !desc {
+		m.LocalExtra = dropExtra(m.LocalExtra, zip64ExtraID)
+	}
+	// A member with a descriptor keeps its local extra fields as they
+	// were (a ZIP64 field there, zeros as a streaming writer leaves
+	// it, says that its descriptor has 8-byte sizes).
 	local := m.LocalExtra
-	if big {
+	if big && !desc {
 		var z64 [20]byte
 		binary.LittleEndian.PutUint16(z64[0:], zip64ExtraID)
 		binary.LittleEndian.PutUint16(z64[2:], 16)
@@ -101,9 +117,11 @@ func (z *zipWriter) begin(m *Member) error {
 	binary.LittleEndian.PutUint16(h[8:], m.Method)
 	binary.LittleEndian.PutUint16(h[10:], m.ModifiedTime)
 	binary.LittleEndian.PutUint16(h[12:], m.ModifiedDate)
-	binary.LittleEndian.PutUint32(h[14:], m.CRC32)
-	binary.LittleEndian.PutUint32(h[18:], uint32(min(m.CompressedSize, uint32max)))
-	binary.LittleEndian.PutUint32(h[22:], uint32(min(m.Size, uint32max)))
+	if !desc { // else zeros, the descriptor says them
+		binary.LittleEndian.PutUint32(h[14:], m.CRC32)
+		binary.LittleEndian.PutUint32(h[18:], uint32(min(m.CompressedSize, uint32max)))
+		binary.LittleEndian.PutUint32(h[22:], uint32(min(m.Size, uint32max)))
+	}
 	binary.LittleEndian.PutUint16(h[26:], uint16(len(m.Name)))
 	binary.LittleEndian.PutUint16(h[28:], uint16(len(local)))
 	z.write(h[:])
@@ -127,6 +145,78 @@ func (z *zipWriter) copyData(m *Member, r io.Reader, hashers ...io.Writer) error
 	}
 	if n != m.CompressedSize {
 		return fmt.Errorf("%s: %d bytes, %d expected (the file changed?)", m.Name, n, m.CompressedSize)
+	}
+	return z.descriptor(m, r)
+}
+
+// descriptor writes m's data descriptor after its data, if it has one:
+// the bytes that follow the data in the package it is copied from (src,
+// a section of that package) when they are a descriptor of m, else
+// the usual form (signature, CRC-32, sizes of 8 bytes when its local
+// header has a ZIP64 field, else 4).
+func (z *zipWriter) descriptor(m *Member, src io.Reader) error {
+	if m.Flags&flagDescriptor == 0 {
+		return nil
+	}
+	if s, ok := src.(*io.SectionReader); ok {
+		outer, off, n := s.Outer()
+		var buf [24]byte
+		got, _ := outer.ReadAt(buf[:], off+n)
+		if d := matchDescriptor(buf[:got], m); d != nil {
+			z.write(d)
+			return z.err()
+		}
+	}
+	_, z64 := findExtra(m.LocalExtra, zip64ExtraID)
+	d := binary.LittleEndian.AppendUint32(nil, descriptorSig)
+	d = binary.LittleEndian.AppendUint32(d, m.CRC32)
+	if z64 {
+		d = binary.LittleEndian.AppendUint64(d, uint64(m.CompressedSize))
+		d = binary.LittleEndian.AppendUint64(d, uint64(m.Size))
+	} else {
+		d = binary.LittleEndian.AppendUint32(d, uint32(m.CompressedSize))
+		d = binary.LittleEndian.AppendUint32(d, uint32(m.Size))
+	}
+	z.write(d)
+	return z.err()
+}
+
+// descriptorSig begins a data descriptor (which it may also go without).
+const descriptorSig = 0x08074b50
+
+// matchDescriptor is the data descriptor of m at the start of b, in
+// whichever of its four forms (with or without its signature, sizes of
+// 4 or 8 bytes) says m's CRC-32 and sizes; nil if none does. The
+// longer forms are tried first, so that a descriptor whose 4-byte
+// sizes happen to begin what would be 8-byte ones is not taken short.
+func matchDescriptor(b []byte, m *Member) []byte {
+	for _, f := range []struct {
+		sig  bool
+		wide bool
+	}{{true, true}, {false, true}, {true, false}, {false, false}} {
+		d := b
+		if f.sig {
+			if len(d) < 4 || binary.LittleEndian.Uint32(d) != descriptorSig {
+				continue
+			}
+			d = d[4:]
+		}
+		n := 12
+		if f.wide {
+			n = 20
+		}
+		if len(d) < n || binary.LittleEndian.Uint32(d) != m.CRC32 {
+			continue
+		}
+		var csize, size uint64
+		if f.wide {
+			csize, size = binary.LittleEndian.Uint64(d[4:]), binary.LittleEndian.Uint64(d[12:])
+		} else {
+			csize, size = uint64(binary.LittleEndian.Uint32(d[4:])), uint64(binary.LittleEndian.Uint32(d[8:]))
+		}
+		if csize == uint64(m.CompressedSize) && size == uint64(m.Size) {
+			return b[:len(b)-len(d)+n]
+		}
 	}
 	return nil
 }
@@ -156,6 +246,9 @@ func (z *zipWriter) storeFile(m *Member, f *os.File) ([]byte, error) {
 	}
 	if z.off-m.DataOffset != n || crc.Sum32() != m.CRC32 {
 		return nil, fmt.Errorf("%s: %s changed while it was written (%d bytes, CRC-32 %08x; read first: %d bytes, %08x)", m.Name, f.Name(), z.off-m.DataOffset, crc.Sum32(), n, m.CRC32)
+	}
+	if err := z.descriptor(m, nil); err != nil {
+		return nil, err
 	}
 	return digest, nil
 }
@@ -272,4 +365,38 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// Place is where a WARC member's bytes are in a package, with their
+// CRC-32: a package whose WARC members all have theirs again holds its
+// records where they were (what a crawl index's originals of it rest
+// on).
+type Place struct {
+	Name   string `json:"name"`
+	Offset int64  `json:"offset"`
+	Size   int64  `json:"size"`
+	CRC32  uint32 `json:"crc32"`
+}
+
+// ArchivePlaces are where the package's WARC members are; an error if a
+// rewrite of its metadata alone (datapackage.json and its digest file,
+// which a rebuild writes after every other member) would move one: it
+// comes after the metadata.
+func (p *Package) ArchivePlaces() ([]Place, error) {
+	var out []Place
+	meta := false
+	for _, m := range p.Members {
+		if m.Name == DatapackageName || m.Name == DigestName {
+			meta = true
+			continue
+		}
+		if !m.IsArchive() {
+			continue
+		}
+		if meta {
+			return nil, fmt.Errorf("its WARC member %s comes after its datapackage.json: writing its requires entries anew would move the records the index has at their offsets", m.Name)
+		}
+		out = append(out, Place{Name: m.Name, Offset: m.DataOffset, Size: m.Size, CRC32: m.CRC32})
+	}
+	return out, nil
 }

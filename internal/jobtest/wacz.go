@@ -1,8 +1,10 @@
 package jobtest
 
 import (
+	"archive/zip"
 	"bytes"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"warcdedup/crawlindex"
 	"warcdedup/fixity"
 	"warcdedup/scripts/gen"
 	"warcdedup/scripts/waczgen"
@@ -201,4 +204,93 @@ func StopRebuild(t testing.TB, pkg string, original []byte) int {
 		t.Fatal(err)
 	}
 	return staged
+}
+
+// WARCPlaces are where the WARC members of the package at path are, and
+// their CRC-32: what the index's originals of it rest on.
+func WARCPlaces(t testing.TB, path string) []string {
+	t.Helper()
+	p, err := wacz.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var out []string
+	for _, m := range p.WARCs() {
+		out = append(out, fmt.Sprintf("%s %08x %d %d", m.Name, m.CRC32, m.DataOffset, m.Size))
+	}
+	return out
+}
+
+// IndexDisagrees lists the files of crawl that the index records with
+// another size, SHA-256 or stamp than they have, and what its deep
+// verification finds wrong.
+func IndexDisagrees(t testing.TB, index, crawl string) []string {
+	t.Helper()
+	ix, err := crawlindex.Open(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := ix.Files(crawl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	k := ix.Registry.Crawl(crawl)
+	for _, f := range files {
+		path := filepath.Join(k.Location, filepath.FromSlash(f.Name))
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, _ := packageFixity(t, path)
+		if f.Size != fi.Size() || f.Stamp != crawlindex.Stamp(fi) || f.SHA256 != "" && f.SHA256 != sum {
+			out = append(out, f.Name)
+		}
+	}
+	if _, err := ix.Verify(true, func(s string) { out = append(out, s) }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// WithDescriptors writes the package at path anew as a streaming ZIP
+// writer does (Browsertrix, ArchiveWeb.page: a data descriptor after
+// every member), its members' contents and order as they were.
+func WithDescriptors(t testing.TB, path string) {
+	t.Helper()
+	r, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	out, err := os.Create(path + ".dd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(out)
+	for _, f := range r.File {
+		h := f.FileHeader
+		w, err := zw.CreateHeader(&h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(w, rc); err != nil {
+			t.Fatal(err)
+		}
+		rc.Close()
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".dd", path); err != nil {
+		t.Fatal(err)
+	}
 }
