@@ -210,7 +210,7 @@ func TestUndoIndexWACZUnreadableOutsidePackageNamed(t *testing.T) {
 	if err := os.WriteFile(damaged, whole, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if s := jobtest.StaleRequires(t, filepath.Dir(c.requirers[0])); slices.Contains(s, "crawl-0-1.wacz -> "+filepath.Base(c.required)) {
+	if s := jobtest.StaleRequires(t, c.dirs...); slices.Contains(s, "crawl-0-1.wacz -> "+filepath.Base(c.required)) {
 		t.Errorf("stale entries: %v", s)
 	}
 }
