@@ -3,9 +3,11 @@ package wacz
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -615,6 +617,66 @@ func TestRebuildRefusals(t *testing.T) {
 			}
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want one saying %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestStoreRead: a replacement is copied in with the size and CRC-32 its
+// fresh index read it with, and refused when its bytes are not those
+// (changed after it was indexed), as storeFile refuses a file that
+// changed after its first read.
+func TestStoreRead(t *testing.T) {
+	content := []byte("WARC/1.1\r\nWARC-Type: warcinfo\r\n\r\n")
+	for _, tc := range []struct {
+		name    string
+		written []byte // the file's bytes when copied
+		wantErr bool
+	}{
+		{"the bytes indexed", content, false},
+		{"a byte changed", append([]byte("X"), content[1:]...), true},
+		{"grown", append(append([]byte(nil), content...), '!'), true},
+		{"shrunk", content[:len(content)-1], true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "member")
+			if err := os.WriteFile(path, tc.written, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			out := &memFile{}
+			z := newZipWriter(out, false)
+			m := &Member{Name: "archive/data.warc.gz"}
+			digest, err := z.storeRead(m, f, rawSum{size: int64(len(content)), crc: crc32.ChecksumIEEE(content)})
+			if tc.wantErr {
+				if err == nil {
+					t.Fatal("copied bytes other than those indexed")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := sha256.Sum256(content); !bytes.Equal(digest, want[:]) {
+				t.Errorf("SHA-256 %x, want %x", digest, want)
+			}
+			if err := z.close(nil); err != nil {
+				t.Fatal(err)
+			}
+			d, err := readDir(&memFile{b: out.b}, int64(len(out.b)), "p.zip")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := d.members[0]
+			if got.Method != Store || got.Size != int64(len(content)) || got.CRC32 != crc32.ChecksumIEEE(content) {
+				t.Errorf("member %+v", got)
+			}
+			if data := out.b[got.DataOffset : got.DataOffset+got.Size]; !bytes.Equal(data, content) {
+				t.Errorf("data %q", data)
 			}
 		})
 	}
