@@ -323,10 +323,6 @@ func EachLine(name string, fn func(*manifest.Line) error) error {
 // revisit, still counts: the entry is then one more than needed, never
 // one less.)
 func (pr *PackageRewrite) findDependencies(numbered string) error {
-	type class struct {
-		digest string
-		ext    int
-	}
 	var cur string
 	kept := map[int]string{}          // ext -> package of copy 1
 	dups := map[int]map[string]bool{} // ext -> packages of duplicates
