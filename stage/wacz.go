@@ -687,11 +687,6 @@ func (f *finishing) run(ctx context.Context, order []string, replaced map[string
 		if replaced[pkg] == nil {
 			continue
 		}
-		for _, d := range f.deps {
-			if d.Requirer == pkg && !f.inCycle[[2]string{d.Requirer, d.Required}] && f.done[d.Required] != nil && at[d.Required] < i {
-				<-f.done[d.Required]
-			}
-		}
 		sem <- struct{}{}
 		if ctx.Err() != nil {
 			<-sem
@@ -702,7 +697,11 @@ func (f *finishing) run(ctx context.Context, order []string, replaced map[string
 			defer wg.Done()
 			defer func() { <-sem }()
 			defer close(f.done[pkg])
-			out[i] = f.one(pkg, replaced[pkg], jobs)
+			out[i] = f.one(pkg, replaced[pkg], jobs, func(required string) {
+				if f.done[required] != nil && at[required] < i {
+					<-f.done[required]
+				}
+			})
 		}()
 	}
 	wg.Wait()
@@ -710,33 +709,48 @@ func (f *finishing) run(ctx context.Context, order []string, replaced map[string
 }
 
 // one rebuilds the package pkg, its requires entries naming the
-// packages it requires as they now are.
-func (f *finishing) one(pkg string, replace map[string]string, jobs int) *finished {
+// packages it requires as they now are. Its members are written at
+// once; its requires entries, in datapackage.json after them, once
+// wait(required) has returned for each package it requires by hash
+// (which waits for the package's rebuild when this Finish rebuilds it
+// first): packages requiring each other in a chain, as a crawl's do,
+// are written Jobs at a time all the same, each renamed after those it
+// requires.
+func (f *finishing) one(pkg string, replace map[string]string, jobs int, wait func(required string)) *finished {
 	pr := f.pr
 	var reqs []wacz.Requirement
-	for _, d := range f.deps {
-		if d.Requirer != pkg {
-			continue
+	var reqErr error
+	requires := func() ([]wacz.Requirement, error) {
+		for _, d := range f.deps {
+			if d.Requirer != pkg {
+				continue
+			}
+			if f.inCycle[[2]string{d.Requirer, d.Required}] {
+				// No order gives both their final hash: named alone, as
+				// Browsertrix names a WACZ it has not hashed.
+				reqs = append(reqs, wacz.Requirement{Filename: filepath.Base(pr.paths[d.Required]), Size: -1})
+				continue
+			}
+			wait(d.Required)
+			r, err := f.sumOf(d.Required)
+			if err != nil {
+				reqErr = fmt.Errorf("the package it requires, %s: %v", d.Required, err)
+				return nil, reqErr
+			}
+			reqs = append(reqs, r)
 		}
-		if f.inCycle[[2]string{d.Requirer, d.Required}] {
-			// No order gives both their final hash: named alone, as
-			// Browsertrix names a WACZ it has not hashed.
-			reqs = append(reqs, wacz.Requirement{Filename: filepath.Base(pr.paths[d.Required]), Size: -1})
-			continue
-		}
-		r, err := f.sumOf(d.Required)
-		if err != nil {
-			return &finished{refused: fmt.Sprintf("%s: left as it was: the package it requires, %s: %v", pkg, d.Required, err)}
-		}
-		reqs = append(reqs, r)
+		return reqs, nil
 	}
 	rep, err := pr.rebuild(pkg, replace, f.now, func(b *wacz.Rebuild) {
-		b.Require = reqs
+		b.Requires = requires
 		b.NoPackageSHA256 = !f.requiredByHash[pkg] && !pr.PackageSHA256
 		if jobs > 1 {
 			b.SortMemory = sortMemory / jobs
 		}
 	})
+	if err != nil && reqErr != nil && errors.Is(err, reqErr) {
+		return &finished{refused: fmt.Sprintf("%s: left as it was: %v", pkg, reqErr)}
+	}
 	if err != nil {
 		msg := fmt.Sprintf("%s: left as it was: %v", pkg, err)
 		pr.Messages.Error(errors.New(msg))

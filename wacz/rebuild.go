@@ -66,6 +66,11 @@ type Rebuild struct {
 	// Unrequire).
 	Require   []Requirement
 	Unrequire []string
+	// Requires, if set, gives more requires entries (after Require's),
+	// called once, when every member but the metadata files is written:
+	// a package written beside the packages it requires waits there for
+	// their final hash, the bulk of its work done meanwhile.
+	Requires func() ([]Requirement, error)
 	// Metadata, if set, is written as datapackage.json and
 	// datapackage-digest.json byte for byte instead of the edited ones,
 	// provided every member it lists is written with the SHA-256 and size
@@ -195,6 +200,14 @@ func (b *Rebuild) Write(out outFile) (*Result, error) {
 	if err := w.waitIndex(); err != nil {
 		return nil, err
 	}
+	w.require = b.Require
+	if b.Requires != nil {
+		more, err := b.Requires()
+		if err != nil {
+			return nil, err
+		}
+		w.require = append(slices.Clone(b.Require), more...)
+	}
 	if err := w.writeMetadata(); err != nil {
 		return nil, err
 	}
@@ -232,6 +245,9 @@ type rebuildWrite struct {
 	written      map[string]memberSum
 	zw           *zipWriter
 	res          *Result
+	// require are the requires entries written: Require's and
+	// Requires'.
+	require []Requirement
 	// waitIndex waits for the indexes' rebuild (rebuildIndexes), once,
 	// and returns its error.
 	waitIndex func() error
@@ -445,7 +461,7 @@ func (w *rebuildWrite) writeMetadata() error {
 		for _, f := range w.Unrequire {
 			dp.Unrequire(f)
 		}
-		for _, r := range w.Require {
+		for _, r := range w.require {
 			if err := dp.Require(r); err != nil {
 				return err
 			}

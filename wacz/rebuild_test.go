@@ -681,3 +681,65 @@ func TestStoreRead(t *testing.T) {
 		})
 	}
 }
+
+// TestRebuildRequiresLate: Rebuild.Requires is asked once, when every
+// member but the metadata is written (a package waits there for the
+// hash of the packages it requires, not before its work); its entries
+// follow Require's; its error stops the rebuild.
+func TestRebuildRequiresLate(t *testing.T) {
+	// Members larger than the writer's buffer, that some of their bytes
+	// are in the file when Requires is asked.
+	members := append(validMembers(t), testMember{name: "pages/extra.jsonl", data: strings.Repeat(`{"url": "http://example.com/"}`+"\n", 3*copyBufferSize/31)})
+	old, _ := packageOf(t, members)
+	var metaStart int64 // where the source's first metadata member starts
+	for _, m := range old.Members {
+		if m.Name == DatapackageName || m.Name == DigestName {
+			metaStart = m.HeaderOffset
+			break
+		}
+	}
+	if metaStart == 0 {
+		t.Fatal("the package has no metadata member after the others")
+	}
+	stop := errors.New("the required package was not written")
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{{"entries", nil}, {"error", stop}} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := &memFile{}
+			calls := 0
+			b := &Rebuild{Source: old, Now: rebuildTime, TempDir: t.TempDir(),
+				Require: []Requirement{{Filename: "a.wacz", Hash: "aa", Size: 10}}}
+			b.Requires = func() ([]Requirement, error) {
+				calls++
+				// Buffered writes: all but the last buffer's worth.
+				if got := int64(len(out.b)); got < metaStart-copyBufferSize {
+					t.Errorf("asked with %d bytes written, the members end at %d", got, metaStart)
+				}
+				return []Requirement{{Filename: "b.wacz", Hash: "bb", Size: 20}}, tc.err
+			}
+			_, err := b.Write(out)
+			if calls != 1 {
+				t.Errorf("Requires called %d times", calls)
+			}
+			if tc.err != nil {
+				if !errors.Is(err, tc.err) {
+					t.Fatalf("error %v, want %v", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := NewPackage(&memFile{b: out.b}, int64(len(out.b)), "late.wacz")
+			if err != nil {
+				t.Fatal(err)
+			}
+			reqs, _ := p.Datapackage.Requires()
+			if len(reqs) != 2 || reqs[0].Filename != "a.wacz" || reqs[1].Filename != "b.wacz" || reqs[1].Hash != "bb" {
+				t.Errorf("requires %+v", reqs)
+			}
+		})
+	}
+}
