@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"warcdedup/atomicfile"
@@ -278,18 +279,51 @@ func (pr *PackageRewrite) Prepare(ctx context.Context, numbered, byFile string) 
 	if err := pr.findDependencies(numbered); err != nil {
 		return err
 	}
-	for _, name := range slices.Sorted(maps.Keys(need)) {
+	return pr.stageAll(ctx, slices.Sorted(maps.Keys(need)))
+}
+
+// stageAll stages the members named, Jobs at a time (a copy is the
+// kernel's work on one core, and the rewrite waits for them all). Every
+// copy made is recorded, for Discard, even when another failed.
+func (pr *PackageRewrite) stageAll(ctx context.Context, names []string) error {
+	staged := make([]*stagedMember, len(names))
+	errs := make([]error, len(names))
+	sem := make(chan struct{}, max(pr.Jobs, 1))
+	var wg sync.WaitGroup
+	var failed atomic.Bool
+	for i, name := range names {
 		if err := ctx.Err(); err != nil {
-			return err
+			errs[i] = err
+			break
 		}
-		m := pr.Members[name]
-		s, err := pr.stage(m)
+		sem <- struct{}{}
+		if failed.Load() {
+			<-sem
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			staged[i], errs[i] = pr.stage(pr.Members[name])
+			if errs[i] != nil {
+				failed.Store(true)
+			}
+		}()
+	}
+	wg.Wait()
+	for i, name := range names {
+		if s := staged[i]; s != nil {
+			m := s.PackageMember
+			pr.staged[name] = s
+			pr.packages[m.Package] = append(pr.packages[m.Package], name)
+			pr.paths[m.Package] = m.Path
+		}
+	}
+	for _, err := range errs {
 		if err != nil {
 			return err
 		}
-		pr.staged[name] = s
-		pr.packages[m.Package] = append(pr.packages[m.Package], name)
-		pr.paths[m.Package] = m.Path
 	}
 	return nil
 }
@@ -454,7 +488,10 @@ func (pr *PackageRewrite) stage(m PackageMember) (*stagedMember, error) {
 		// that one to the new package): when the package is still the
 		// version copied from.
 		if now, err := pkg.Stat(); err == nil && sameVersion(fi, now) {
-			if err := pr.Restamp(wacz.JoinName(m.Package, m.Member), fi, info); err != nil {
+			pr.mu.Lock() // members are staged at once (stageAll)
+			err := pr.Restamp(wacz.JoinName(m.Package, m.Member), fi, info)
+			pr.mu.Unlock()
+			if err != nil {
 				pr.Messages.Note("%v; the hash again reads the member", err)
 			} else {
 				return &stagedMember{PackageMember: m, path: path, info: info, movedFrom: fi}, nil
