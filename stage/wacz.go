@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"warcdedup/atomicfile"
@@ -279,18 +280,51 @@ func (pr *PackageRewrite) Prepare(ctx context.Context, numbered, byFile string) 
 	if err := pr.findDependencies(numbered); err != nil {
 		return err
 	}
-	for _, name := range slices.Sorted(maps.Keys(need)) {
+	return pr.stageAll(ctx, slices.Sorted(maps.Keys(need)))
+}
+
+// stageAll stages the members named, Jobs at a time (a copy is the
+// kernel's work on one core, and the rewrite waits for them all). Every
+// copy made is recorded, for Discard, even when another failed.
+func (pr *PackageRewrite) stageAll(ctx context.Context, names []string) error {
+	staged := make([]*stagedMember, len(names))
+	errs := make([]error, len(names))
+	sem := make(chan struct{}, max(pr.Jobs, 1))
+	var wg sync.WaitGroup
+	var failed atomic.Bool
+	for i, name := range names {
 		if err := ctx.Err(); err != nil {
-			return err
+			errs[i] = err
+			break
 		}
-		m := pr.Members[name]
-		s, err := pr.stage(m)
+		sem <- struct{}{}
+		if failed.Load() {
+			<-sem
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			staged[i], errs[i] = pr.stage(pr.Members[name])
+			if errs[i] != nil {
+				failed.Store(true)
+			}
+		}()
+	}
+	wg.Wait()
+	for i, name := range names {
+		if s := staged[i]; s != nil {
+			m := s.PackageMember
+			pr.staged[name] = s
+			pr.packages[m.Package] = append(pr.packages[m.Package], name)
+			pr.paths[m.Package] = m.Path
+		}
+	}
+	for _, err := range errs {
 		if err != nil {
 			return err
 		}
-		pr.staged[name] = s
-		pr.packages[m.Package] = append(pr.packages[m.Package], name)
-		pr.paths[m.Package] = m.Path
 	}
 	return nil
 }
@@ -324,10 +358,6 @@ func EachLine(name string, fn func(*manifest.Line) error) error {
 // revisit, still counts: the entry is then one more than needed, never
 // one less.)
 func (pr *PackageRewrite) findDependencies(numbered string) error {
-	type class struct {
-		digest string
-		ext    int
-	}
 	var cur string
 	kept := map[int]string{}          // ext -> package of copy 1
 	dups := map[int]map[string]bool{} // ext -> packages of duplicates
@@ -459,7 +489,10 @@ func (pr *PackageRewrite) stage(m PackageMember) (*stagedMember, error) {
 		// that one to the new package): when the package is still the
 		// version copied from.
 		if now, err := pkg.Stat(); err == nil && sameVersion(fi, now) {
-			if err := pr.Restamp(wacz.JoinName(m.Package, m.Member), fi, info); err != nil {
+			pr.mu.Lock() // members are staged at once (stageAll)
+			err := pr.Restamp(wacz.JoinName(m.Package, m.Member), fi, info)
+			pr.mu.Unlock()
+			if err != nil {
 				pr.Messages.Note("%v; the hash again reads the member", err)
 			} else {
 				return &stagedMember{PackageMember: m, path: path, info: info, movedFrom: fi}, nil
@@ -692,11 +725,6 @@ func (f *finishing) run(ctx context.Context, order []string, replaced map[string
 		if replaced[pkg] == nil {
 			continue
 		}
-		for _, d := range f.deps {
-			if d.Requirer == pkg && !f.inCycle[[2]string{d.Requirer, d.Required}] && f.done[d.Required] != nil && at[d.Required] < i {
-				<-f.done[d.Required]
-			}
-		}
 		sem <- struct{}{}
 		if ctx.Err() != nil {
 			<-sem
@@ -707,7 +735,11 @@ func (f *finishing) run(ctx context.Context, order []string, replaced map[string
 			defer wg.Done()
 			defer func() { <-sem }()
 			defer close(f.done[pkg])
-			out[i] = f.one(pkg, replaced[pkg], jobs)
+			out[i] = f.one(pkg, replaced[pkg], jobs, func(required string) {
+				if f.done[required] != nil && at[required] < i {
+					<-f.done[required]
+				}
+			})
 		}()
 	}
 	wg.Wait()
@@ -715,33 +747,48 @@ func (f *finishing) run(ctx context.Context, order []string, replaced map[string
 }
 
 // one rebuilds the package pkg, its requires entries naming the
-// packages it requires as they now are.
-func (f *finishing) one(pkg string, replace map[string]string, jobs int) *finished {
+// packages it requires as they now are. Its members are written at
+// once; its requires entries, in datapackage.json after them, once
+// wait(required) has returned for each package it requires by hash
+// (which waits for the package's rebuild when this Finish rebuilds it
+// first): packages requiring each other in a chain, as a crawl's do,
+// are written Jobs at a time all the same, each renamed after those it
+// requires.
+func (f *finishing) one(pkg string, replace map[string]string, jobs int, wait func(required string)) *finished {
 	pr := f.pr
 	var reqs []wacz.Requirement
-	for _, d := range f.deps {
-		if d.Requirer != pkg {
-			continue
+	var reqErr error
+	requires := func() ([]wacz.Requirement, error) {
+		for _, d := range f.deps {
+			if d.Requirer != pkg {
+				continue
+			}
+			if f.inCycle[[2]string{d.Requirer, d.Required}] {
+				// No order gives both their final hash: named alone, as
+				// Browsertrix names a WACZ it has not hashed.
+				reqs = append(reqs, wacz.Requirement{Filename: filepath.Base(pr.paths[d.Required]), Size: -1})
+				continue
+			}
+			wait(d.Required)
+			r, err := f.sumOf(d.Required)
+			if err != nil {
+				reqErr = fmt.Errorf("the package it requires, %s: %v", d.Required, err)
+				return nil, reqErr
+			}
+			reqs = append(reqs, r)
 		}
-		if f.inCycle[[2]string{d.Requirer, d.Required}] {
-			// No order gives both their final hash: named alone, as
-			// Browsertrix names a WACZ it has not hashed.
-			reqs = append(reqs, wacz.Requirement{Filename: filepath.Base(pr.paths[d.Required]), Size: -1})
-			continue
-		}
-		r, err := f.sumOf(d.Required)
-		if err != nil {
-			return &finished{refused: fmt.Sprintf("%s: left as it was: the package it requires, %s: %v", pkg, d.Required, err)}
-		}
-		reqs = append(reqs, r)
+		return reqs, nil
 	}
 	rep, err := pr.rebuild(pkg, replace, f.now, func(b *wacz.Rebuild) {
-		b.Require = reqs
+		b.Requires = requires
 		b.NoPackageSHA256 = !f.requiredByHash[pkg] && !pr.PackageSHA256
 		if jobs > 1 {
 			b.SortMemory = sortMemory / jobs
 		}
 	})
+	if err != nil && reqErr != nil && errors.Is(err, reqErr) {
+		return &finished{refused: fmt.Sprintf("%s: left as it was: %v", pkg, reqErr)}
+	}
 	if err != nil {
 		msg := fmt.Sprintf("%s: left as it was: %v", pkg, err)
 		pr.Messages.Error(errors.New(msg))

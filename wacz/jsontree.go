@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 )
 
@@ -314,19 +313,4 @@ func objNode(kv ...any) *node {
 		n.vals = append(n.vals, kv[i+1].(*node))
 	}
 	return n
-}
-
-// valueNode converts a Go value (string, integer, *node) to a node.
-func valueNode(v any) (*node, error) {
-	switch v := v.(type) {
-	case *node:
-		return v, nil
-	case string:
-		return strNode(v), nil
-	case int64:
-		return intNode(v), nil
-	case int:
-		return intNode(int64(v)), nil
-	}
-	return nil, fmt.Errorf("no JSON for %T", v)
 }

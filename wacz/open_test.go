@@ -8,14 +8,6 @@ import (
 	"testing"
 )
 
-// patchAll replaces every occurrence of old with new (same length).
-func patchAll(b []byte, old, new string) []byte {
-	if len(old) != len(new) {
-		panic("patch of another length")
-	}
-	return bytes.ReplaceAll(b, []byte(old), []byte(new))
-}
-
 // endRecord returns the offset of the end of central directory record.
 func endRecord(b []byte) int {
 	return bytes.LastIndex(b, []byte{0x50, 0x4b, 0x05, 0x06})

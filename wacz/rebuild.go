@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"hash/crc32"
 	"io"
 	"os"
@@ -65,6 +66,11 @@ type Rebuild struct {
 	// Unrequire).
 	Require   []Requirement
 	Unrequire []string
+	// Requires, if set, gives more requires entries (after Require's),
+	// called once, when every member but the metadata files is written:
+	// a package written beside the packages it requires waits there for
+	// their final hash, the bulk of its work done meanwhile.
+	Requires func() ([]Requirement, error)
 	// Metadata, if set, is written as datapackage.json and
 	// datapackage-digest.json byte for byte instead of the edited ones,
 	// provided every member it lists is written with the SHA-256 and size
@@ -161,7 +167,18 @@ func (b *Rebuild) Write(out outFile) (*Result, error) {
 	// for it. An index updated from the log is made first.
 	indexed := make(chan error, 1)
 	if b.FreshIndex {
-		go func() { indexed <- w.rebuildIndexes() }()
+		w.raw = map[string]chan rawSum{}
+		for name := range w.files {
+			w.raw[name] = make(chan rawSum, 1)
+		}
+		go func() {
+			indexed <- w.rebuildIndexes()
+			// A member the index did not read whole is read for its
+			// CRC-32 by its copy (storeFile).
+			for _, c := range w.raw {
+				close(c)
+			}
+		}()
 	} else {
 		indexed <- w.rebuildIndexes()
 	}
@@ -182,6 +199,14 @@ func (b *Rebuild) Write(out outFile) (*Result, error) {
 	}
 	if err := w.waitIndex(); err != nil {
 		return nil, err
+	}
+	w.require = b.Require
+	if b.Requires != nil {
+		more, err := b.Requires()
+		if err != nil {
+			return nil, err
+		}
+		w.require = append(slices.Clone(b.Require), more...)
 	}
 	if err := w.writeMetadata(); err != nil {
 		return nil, err
@@ -220,10 +245,69 @@ type rebuildWrite struct {
 	written      map[string]memberSum
 	zw           *zipWriter
 	res          *Result
+	// require are the requires entries written: Require's and
+	// Requires'.
+	require []Requirement
 	// waitIndex waits for the indexes' rebuild (rebuildIndexes), once,
 	// and returns its error.
 	waitIndex func() error
 	indexErr  error
+	// raw gets, with a fresh index, the size and CRC-32 of each
+	// replacement's bytes as the index read them (once; closed when the
+	// index is done): its copy into the package needs them for the
+	// local header, and need not read the file for them first.
+	raw map[string]chan rawSum
+}
+
+// indexed passes on the size and CRC-32 of the replacement name as its
+// fresh index read it, the first time (a package with two indexes
+// indexes its members twice).
+func (w *rebuildWrite) indexed(name string, rs rawSum) {
+	select {
+	case w.raw[name] <- rs:
+	default:
+	}
+}
+
+// rawSum is the size and CRC-32 of a file's bytes as read.
+type rawSum struct {
+	size int64
+	crc  uint32
+}
+
+// storeReplacement writes the replacement f as the stored member m,
+// returning its SHA-256: with the size and CRC-32 its fresh index read
+// it with when it has them (storeRead), else read first (storeFile).
+func (w *rebuildWrite) storeReplacement(m *Member, f *os.File) ([]byte, error) {
+	if c := w.raw[m.Name]; c != nil {
+		if rs, ok := <-c; ok {
+			return w.zw.storeRead(m, f, rs)
+		}
+	}
+	return w.zw.storeFile(m, f)
+}
+
+// storeRead writes the file f, from its start, as the stored member m
+// (header and data), its size and CRC-32 being those of rs, which read
+// it whole before (the fresh index). Its bytes are copied with their
+// SHA-256 (on another core) and CRC-32 computed on the way, which must
+// be the CRC-32 read first: the index was made from the bytes written.
+func (z *zipWriter) storeRead(m *Member, f *os.File, rs rawSum) ([]byte, error) {
+	m.Method, m.Size, m.CompressedSize, m.CRC32 = Store, rs.size, rs.size, rs.crc
+	if err := z.begin(m); err != nil {
+		return nil, err
+	}
+	crc := crc32.NewIEEE()
+	sum := newAsyncHash()
+	_, err := io.CopyBuffer(io.MultiWriter(z, crc, sum), io.NewSectionReader(f, 0, rs.size+1), make([]byte, copyBufferSize))
+	digest := sum.Sum()
+	if err != nil {
+		return nil, err
+	}
+	if z.off-m.DataOffset != rs.size || crc.Sum32() != rs.crc {
+		return nil, fmt.Errorf("%s: %s changed after it was indexed (%d bytes, CRC-32 %08x; indexed: %d bytes, %08x)", m.Name, f.Name(), z.off-m.DataOffset, crc.Sum32(), rs.size, rs.crc)
+	}
+	return digest, nil
 }
 
 // waitIndexUnlessFresh waits for an index updated from the log, made
@@ -311,7 +395,7 @@ func (w *rebuildWrite) writeMembers() error {
 		switch {
 		case f != nil:
 			m.ModifiedTime, m.ModifiedDate = w.timeOf(m.Name)
-			sum, err := zw.storeFile(m, f)
+			sum, err := w.storeReplacement(m, f)
 			if err != nil {
 				return fmt.Errorf("%s: %s: %w", src.Name, sm.Name, err)
 			}
@@ -377,7 +461,7 @@ func (w *rebuildWrite) writeMetadata() error {
 		for _, f := range w.Unrequire {
 			dp.Unrequire(f)
 		}
-		for _, r := range w.Require {
+		for _, r := range w.require {
 			if err := dp.Require(r); err != nil {
 				return err
 			}
@@ -536,7 +620,7 @@ func (w *rebuildWrite) rebuildIndex(ix *Index) error {
 	}
 	same := false
 	if b.FreshIndex {
-		err = b.freshIndex(files, out, res)
+		err = b.freshIndex(files, out, res, w.indexed)
 	} else {
 		same, err = b.updateIndex(ix, files, out, res)
 	}
@@ -784,13 +868,13 @@ func (g *groupWriter) flush() error {
 
 // freshIndex indexes every WARC member (replaced ones from their files)
 // with warcindex and writes the lines sorted.
-func (b *Rebuild) freshIndex(files map[string]*os.File, out lineWriter, res *Result) error {
+func (b *Rebuild) freshIndex(files map[string]*os.File, out lineWriter, res *Result, read func(string, rawSum)) error {
 	s := newLineSorter(b.TempDir)
 	if b.SortMemory > 0 {
 		s.memLimit = b.SortMemory
 	}
 	defer s.close()
-	if err := indexMembers(b.Source, files, s); err != nil {
+	if err := indexMembers(b.Source, files, s, read); err != nil {
 		return err
 	}
 	return s.each(func(l []byte) error {
@@ -800,17 +884,23 @@ func (b *Rebuild) freshIndex(files map[string]*os.File, out lineWriter, res *Res
 }
 
 // indexMembers adds the warcindex lines of every WARC member of p to s,
-// reading replaced members from files.
-func indexMembers(p *Package, files map[string]*os.File, s *lineSorter) error {
+// reading replaced members from files: read (if not nil) gets the size
+// and CRC-32 of each one's bytes as indexed, once it is read whole.
+func indexMembers(p *Package, files map[string]*os.File, s *lineSorter, read func(string, rawSum)) error {
 	var buf []byte
 	for _, m := range p.WARCs() {
 		var r io.Reader
+		var raw *crcCounter
 		if f := files[m.Name]; f != nil {
 			fi, err := f.Stat()
 			if err != nil {
 				return err
 			}
 			r = io.NewSectionReader(f, 0, fi.Size())
+			if read != nil {
+				raw = &crcCounter{crc: crc32.NewIEEE()}
+				r = io.TeeReader(r, raw)
+			}
 		} else {
 			sec, err := p.Section(m)
 			if err != nil {
@@ -825,8 +915,27 @@ func indexMembers(p *Package, files map[string]*os.File, s *lineSorter) error {
 		if err != nil {
 			return &Error{Package: p.Name, Member: m.Name, Offset: -1, Err: err}
 		}
+		if raw != nil {
+			// What the index left unread (nothing, for a file that
+			// ends with its last record) counts too.
+			if _, err := drain(r, make([]byte, 64<<10)); err != nil {
+				return &Error{Package: p.Name, Member: m.Name, Offset: -1, Err: err}
+			}
+			read(m.Name, rawSum{size: raw.n, crc: raw.crc.Sum32()})
+		}
 	}
 	return nil
+}
+
+// crcCounter takes the CRC-32 and size of what is written to it.
+type crcCounter struct {
+	crc hash.Hash32
+	n   int64
+}
+
+func (c *crcCounter) Write(p []byte) (int, error) {
+	c.n += int64(len(p))
+	return c.crc.Write(p)
 }
 
 // zipNumLayout reads what a rebuild keeps of a ZipNum index: the .idx's

@@ -3,9 +3,11 @@ package wacz
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -615,6 +617,128 @@ func TestRebuildRefusals(t *testing.T) {
 			}
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want one saying %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestStoreRead: a replacement is copied in with the size and CRC-32 its
+// fresh index read it with, and refused when its bytes are not those
+// (changed after it was indexed), as storeFile refuses a file that
+// changed after its first read.
+func TestStoreRead(t *testing.T) {
+	content := []byte("WARC/1.1\r\nWARC-Type: warcinfo\r\n\r\n")
+	for _, tc := range []struct {
+		name    string
+		written []byte // the file's bytes when copied
+		wantErr bool
+	}{
+		{"the bytes indexed", content, false},
+		{"a byte changed", append([]byte("X"), content[1:]...), true},
+		{"grown", append(append([]byte(nil), content...), '!'), true},
+		{"shrunk", content[:len(content)-1], true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "member")
+			if err := os.WriteFile(path, tc.written, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			out := &memFile{}
+			z := newZipWriter(out, false)
+			m := &Member{Name: "archive/data.warc.gz"}
+			digest, err := z.storeRead(m, f, rawSum{size: int64(len(content)), crc: crc32.ChecksumIEEE(content)})
+			if tc.wantErr {
+				if err == nil {
+					t.Fatal("copied bytes other than those indexed")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := sha256.Sum256(content); !bytes.Equal(digest, want[:]) {
+				t.Errorf("SHA-256 %x, want %x", digest, want)
+			}
+			if err := z.close(nil); err != nil {
+				t.Fatal(err)
+			}
+			d, err := readDir(&memFile{b: out.b}, int64(len(out.b)), "p.zip")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := d.members[0]
+			if got.Method != Store || got.Size != int64(len(content)) || got.CRC32 != crc32.ChecksumIEEE(content) {
+				t.Errorf("member %+v", got)
+			}
+			if data := out.b[got.DataOffset : got.DataOffset+got.Size]; !bytes.Equal(data, content) {
+				t.Errorf("data %q", data)
+			}
+		})
+	}
+}
+
+// TestRebuildRequiresLate: Rebuild.Requires is asked once, when every
+// member but the metadata is written (a package waits there for the
+// hash of the packages it requires, not before its work); its entries
+// follow Require's; its error stops the rebuild.
+func TestRebuildRequiresLate(t *testing.T) {
+	// Members larger than the writer's buffer, that some of their bytes
+	// are in the file when Requires is asked.
+	members := append(validMembers(t), testMember{name: "pages/extra.jsonl", data: strings.Repeat(`{"url": "http://example.com/"}`+"\n", 3*copyBufferSize/31)})
+	old, _ := packageOf(t, members)
+	var metaStart int64 // where the source's first metadata member starts
+	for _, m := range old.Members {
+		if m.Name == DatapackageName || m.Name == DigestName {
+			metaStart = m.HeaderOffset
+			break
+		}
+	}
+	if metaStart == 0 {
+		t.Fatal("the package has no metadata member after the others")
+	}
+	stop := errors.New("the required package was not written")
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{{"entries", nil}, {"error", stop}} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := &memFile{}
+			calls := 0
+			b := &Rebuild{Source: old, Now: rebuildTime, TempDir: t.TempDir(),
+				Require: []Requirement{{Filename: "a.wacz", Hash: "aa", Size: 10}}}
+			b.Requires = func() ([]Requirement, error) {
+				calls++
+				// Buffered writes: all but the last buffer's worth.
+				if got := int64(len(out.b)); got < metaStart-copyBufferSize {
+					t.Errorf("asked with %d bytes written, the members end at %d", got, metaStart)
+				}
+				return []Requirement{{Filename: "b.wacz", Hash: "bb", Size: 20}}, tc.err
+			}
+			_, err := b.Write(out)
+			if calls != 1 {
+				t.Errorf("Requires called %d times", calls)
+			}
+			if tc.err != nil {
+				if !errors.Is(err, tc.err) {
+					t.Fatalf("error %v, want %v", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := NewPackage(&memFile{b: out.b}, int64(len(out.b)), "late.wacz")
+			if err != nil {
+				t.Fatal(err)
+			}
+			reqs, _ := p.Datapackage.Requires()
+			if len(reqs) != 2 || reqs[0].Filename != "a.wacz" || reqs[1].Filename != "b.wacz" || reqs[1].Hash != "bb" {
+				t.Errorf("requires %+v", reqs)
 			}
 		})
 	}

@@ -370,6 +370,3 @@ type nameError struct{ why string }
 
 func (e *nameError) Error() string { return ErrUnsafePath.Error() + ": " + e.why }
 func (e *nameError) Unwrap() error { return ErrUnsafePath }
-
-// section is a reader of n bytes of r from off.
-func section(r io.ReaderAt, off, n int64) *io.SectionReader { return io.NewSectionReader(r, off, n) }
