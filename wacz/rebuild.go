@@ -269,12 +269,6 @@ func (w *rebuildWrite) indexed(name string, rs rawSum) {
 	}
 }
 
-// rawSum is the size and CRC-32 of a file's bytes as read.
-type rawSum struct {
-	size int64
-	crc  uint32
-}
-
 // storeReplacement writes the replacement f as the stored member m,
 // returning its SHA-256: with the size and CRC-32 its fresh index read
 // it with when it has them (storeRead), else read first (storeFile).
@@ -285,29 +279,6 @@ func (w *rebuildWrite) storeReplacement(m *Member, f *os.File) ([]byte, error) {
 		}
 	}
 	return w.zw.storeFile(m, f)
-}
-
-// storeRead writes the file f, from its start, as the stored member m
-// (header and data), its size and CRC-32 being those of rs, which read
-// it whole before (the fresh index). Its bytes are copied with their
-// SHA-256 (on another core) and CRC-32 computed on the way, which must
-// be the CRC-32 read first: the index was made from the bytes written.
-func (z *zipWriter) storeRead(m *Member, f *os.File, rs rawSum) ([]byte, error) {
-	m.Method, m.Size, m.CompressedSize, m.CRC32 = Store, rs.size, rs.size, rs.crc
-	if err := z.begin(m); err != nil {
-		return nil, err
-	}
-	crc := crc32.NewIEEE()
-	sum := newAsyncHash()
-	_, err := io.CopyBuffer(io.MultiWriter(z, crc, sum), io.NewSectionReader(f, 0, rs.size+1), make([]byte, copyBufferSize))
-	digest := sum.Sum()
-	if err != nil {
-		return nil, err
-	}
-	if z.off-m.DataOffset != rs.size || crc.Sum32() != rs.crc {
-		return nil, fmt.Errorf("%s: %s changed after it was indexed (%d bytes, CRC-32 %08x; indexed: %d bytes, %08x)", m.Name, f.Name(), z.off-m.DataOffset, crc.Sum32(), rs.size, rs.crc)
-	}
-	return digest, nil
 }
 
 // waitIndexUnlessFresh waits for an index updated from the log, made

@@ -15,8 +15,9 @@ import (
 
 // zipWriter writes a ZIP file from its start to its end, never going
 // back: every member's sizes and CRC-32 are known before its data (a file
-// stored is read for its CRC-32 first, storeFile), so each local header
-// can carry them. A member that had a data descriptor (flag bit 3: a
+// stored is read for its CRC-32 first, or was read whole for its fresh
+// index: storeRead), so each local header can carry them. A member
+// that had a data descriptor (flag bit 3: a
 // package a streaming writer wrote, as Browsertrix and ArchiveWeb.page
 // do) keeps it, and its local header the zero CRC-32 and sizes such
 // writers put there: a member copied is copied byte for byte, its
@@ -222,30 +223,44 @@ func matchDescriptor(b []byte, m *Member) []byte {
 }
 
 // storeFile writes the file f, from its start, as the stored member m
-// (header and data): its CRC-32 is read first, for the local header; its
-// bytes are then copied with their SHA-256 (on another core) and CRC-32
-// computed on the way, which must be the CRC-32 read first (else the file
-// changed meanwhile). It returns the SHA-256.
+// (header and data): its size and CRC-32 are read first, for the local
+// header, then it is copied (storeRead). It returns the SHA-256.
 func (z *zipWriter) storeFile(m *Member, f *os.File) ([]byte, error) {
-	buf := make([]byte, copyBufferSize)
 	crc := crc32.NewIEEE()
-	n, err := io.CopyBuffer(crc, io.NewSectionReader(f, 0, 1<<62), buf)
+	n, err := io.CopyBuffer(crc, io.NewSectionReader(f, 0, 1<<62), make([]byte, copyBufferSize))
 	if err != nil {
 		return nil, err
 	}
-	m.Method, m.Size, m.CompressedSize, m.CRC32 = Store, n, n, crc.Sum32()
+	return z.storeRead(m, f, rawSum{size: n, crc: crc.Sum32()})
+}
+
+// rawSum is the size and CRC-32 of a file's bytes as read.
+type rawSum struct {
+	size int64
+	crc  uint32
+}
+
+// storeRead writes the file f, from its start, as the stored member m
+// (header, data and, if m has one, data descriptor), its size and CRC-32
+// being those of rs, which read it whole before (a first read, or the
+// fresh index of a rebuild). Its bytes are copied with their SHA-256 (on
+// another core) and CRC-32 computed on the way, which must be the CRC-32
+// read before (else the file changed meanwhile, or the index was not made
+// from the bytes written). It returns the SHA-256.
+func (z *zipWriter) storeRead(m *Member, f *os.File, rs rawSum) ([]byte, error) {
+	m.Method, m.Size, m.CompressedSize, m.CRC32 = Store, rs.size, rs.size, rs.crc
 	if err := z.begin(m); err != nil {
 		return nil, err
 	}
-	crc.Reset()
+	crc := crc32.NewIEEE()
 	sum := newAsyncHash()
-	_, err = io.CopyBuffer(io.MultiWriter(z, crc, sum), io.NewSectionReader(f, 0, n+1), buf)
+	_, err := io.CopyBuffer(io.MultiWriter(z, crc, sum), io.NewSectionReader(f, 0, rs.size+1), make([]byte, copyBufferSize))
 	digest := sum.Sum()
 	if err != nil {
 		return nil, err
 	}
-	if z.off-m.DataOffset != n || crc.Sum32() != m.CRC32 {
-		return nil, fmt.Errorf("%s: %s changed while it was written (%d bytes, CRC-32 %08x; read first: %d bytes, %08x)", m.Name, f.Name(), z.off-m.DataOffset, crc.Sum32(), n, m.CRC32)
+	if z.off-m.DataOffset != rs.size || crc.Sum32() != rs.crc {
+		return nil, fmt.Errorf("%s: %s changed after it was read for its size and CRC-32 (%d bytes, CRC-32 %08x; read before: %d bytes, %08x)", m.Name, f.Name(), z.off-m.DataOffset, crc.Sum32(), rs.size, rs.crc)
 	}
 	if err := z.descriptor(m, nil); err != nil {
 		return nil, err
