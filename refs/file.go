@@ -75,20 +75,23 @@ func (w *worker) rewrite(ctx context.Context, t *task) (err error) {
 	return f.finish()
 }
 
-// walking waits for a walk's slot (Rewriter.Run): the file's walk
-// begins as another file's ends, whatever the checks and replacements of
-// the files walked before.
+// walking waits for a walk (Rewriter.Run): the file's walk begins as
+// another file's ends, whatever the checks and replacements of the files
+// walked before.
 func (w *worker) walking(ctx context.Context) error {
 	select {
-	case w.walks <- struct{}{}:
+	case w.walk = <-w.walks:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
-// walked gives the walk's slot back.
-func (w *worker) walked() { <-w.walks }
+// walked gives the walk back.
+func (w *worker) walked() {
+	w.walks <- w.walk
+	w.walk = nil
+}
 
 // walk goes through the file's lines in order with the records examined
 // ahead of it, copying what stays and writing each revisit.
