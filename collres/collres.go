@@ -294,40 +294,28 @@ func (r *Resolver) inline(ctx context.Context, in *manifest.Reader, out io.Write
 // digest's lines go to a group of its own where dispatcher starts one,
 // the others as worker.run writes a batch's, all into one task.
 type inlineDispatcher struct {
-	ctx    context.Context
-	w      *worker
-	t      *task
-	group  *group
-	held   *manifest.Line // the digest's first response, alone so far
-	digest string
+	ctx   context.Context
+	w     *worker
+	t     *task
+	group *group
+	digestLines
 }
 
 func (d *inlineDispatcher) add(l manifest.Line) error {
-	if l.Digest != d.digest {
-		if err := d.endDigest(); err != nil {
-			return err
-		}
-		d.digest = l.Digest
+	return route(d, &d.digestLines, d.w.global, l)
+}
+
+func (d *inlineDispatcher) grouped() bool { return d.group != nil }
+
+// startGroup opens a group for the current digest, with the held
+// response.
+func (d *inlineDispatcher) startGroup() error {
+	d.group = &group{w: d.w, t: d.t}
+	if d.held != nil {
+		held := *d.held
+		d.held = nil
+		return d.toGroup(held)
 	}
-	switch {
-	case l.IsRevisit() && l.Digest == manifest.NoDigest:
-		// Pins for every cluster; all of them come before the first.
-		d.w.global.Add(&l)
-		return d.single(l)
-	case d.group == nil && (l.IsRevisit() || d.held != nil):
-		d.group = &group{w: d.w, t: d.t}
-		if d.held != nil {
-			held := *d.held
-			d.held = nil
-			if err := d.toGroup(held); err != nil {
-				return err
-			}
-		}
-		return d.toGroup(l)
-	case d.group != nil:
-		return d.toGroup(l)
-	}
-	d.held = &l
 	return nil
 }
 
@@ -363,6 +351,9 @@ func (d *inlineDispatcher) endDigest() error {
 	return nil
 }
 
+// alone writes a digest-less revisit, pinned already, by itself.
+func (d *inlineDispatcher) alone(l manifest.Line) error { return d.single(l) }
+
 func (d *inlineDispatcher) close() {
 	if d.group != nil {
 		d.group.close()
@@ -378,31 +369,65 @@ type dispatcher struct {
 	global *manifest.Pins // the run's (see Run)
 	batch  *task          // open run of lines that need no fetch
 	group  *task          // open digest group
+	digestLines
+}
+
+func (d *dispatcher) add(l manifest.Line) error {
+	return route(d, &d.digestLines, d.global, l)
+}
+
+func (d *dispatcher) grouped() bool { return d.group != nil }
+
+func (d *dispatcher) toGroup(l manifest.Line) error { return d.send(d.group, l) }
+
+// alone batches a digest-less revisit, pinned already, with the lines
+// that need no fetch.
+func (d *dispatcher) alone(l manifest.Line) error { return d.toBatch(l) }
+
+// digestLines is where a dispatcher is in the manifest: the digest of the
+// lines read last, and its first response while it is alone.
+type digestLines struct {
 	held   *manifest.Line // the digest's first response, alone so far
 	digest string
 }
 
-func (d *dispatcher) add(l manifest.Line) error {
-	if l.Digest != d.digest {
-		if err := d.endDigest(); err != nil {
+// router is what route needs of a dispatcher: dispatcher hands the
+// lines to workers, inlineDispatcher numbers them itself.
+type router interface {
+	endDigest() error              // the current digest's lines are over
+	alone(l manifest.Line) error   // a digest-less revisit, pinned
+	grouped() bool                 // a group of the current digest is open
+	startGroup() error             // open one, with the held response
+	toGroup(l manifest.Line) error // add a line to it
+}
+
+// route takes line l of a manifest on digest where both dispatchers
+// take it, so that a resolve that reads nothing numbers the copies as one
+// that compares them (TestFromManifestNumbersAsComparing): a new digest
+// ends the one before; a revisit without a digest pins its target for
+// every cluster (all of them come before the first) and goes alone; a
+// digest's first response is held until a second line, or a revisit,
+// makes it a group.
+func route(r router, at *digestLines, global *manifest.Pins, l manifest.Line) error {
+	if l.Digest != at.digest {
+		if err := r.endDigest(); err != nil {
 			return err
 		}
-		d.digest = l.Digest
+		at.digest = l.Digest
 	}
 	switch {
 	case l.IsRevisit() && l.Digest == manifest.NoDigest:
-		// Pins for every cluster; all of them come before the first.
-		d.global.Add(&l)
-		return d.toBatch(l)
-	case d.group != nil:
-		return d.send(d.group, l)
-	case l.IsRevisit() || d.held != nil:
-		if err := d.startGroup(); err != nil {
+		global.Add(&l)
+		return r.alone(l)
+	case r.grouped():
+		return r.toGroup(l)
+	case l.IsRevisit() || at.held != nil:
+		if err := r.startGroup(); err != nil {
 			return err
 		}
-		return d.send(d.group, l)
+		return r.toGroup(l)
 	}
-	d.held = &l
+	at.held = &l
 	return nil
 }
 

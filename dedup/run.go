@@ -799,12 +799,24 @@ func (r *run) resolve(ctx context.Context) (string, error) {
 }
 
 // sortByFile orders the numbered manifest, and the facts, for the rewrite
-// and the account.
+// and the account: the two sorts at once, as neither reads the other's
+// file (the job waited for the second, one core idle, before the rewrite
+// could start).
 func (r *run) sortByFile(ctx context.Context) (string, error) {
-	if err := r.sortFile(ctx, workdir.NumberedFile, workdir.ByFileFile, manifest.ByFile.Command); err != nil {
-		return "", err
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	facts := make(chan error, 1)
+	go func() {
+		facts <- r.sortFile(ctx, workdir.FactsFile, workdir.FactsByFile, manifest.ByFile.Command)
+	}()
+	err := r.sortFile(ctx, workdir.NumberedFile, workdir.ByFileFile, manifest.ByFile.Command)
+	if err != nil {
+		cancel()
 	}
-	return "", r.sortFile(ctx, workdir.FactsFile, workdir.FactsByFile, manifest.ByFile.Command)
+	if ferr := <-facts; err == nil {
+		err = ferr
+	}
+	return "", err
 }
 
 // rewrite is stage 4: the duplicates become revisits, in place, or what

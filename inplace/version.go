@@ -27,6 +27,7 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/fixity"
+	"warcdedup/gzmulti"
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
 	"warcdedup/source"
@@ -121,7 +122,7 @@ func (v *Version) open() error {
 		return err
 	}
 	v.Size = v.target.Info.Size()
-	if v.Gzip, err = isGzip(v.Src); err != nil {
+	if v.Gzip, err = gzmulti.IsGzip(v.Src); err != nil {
 		return err
 	}
 	if pl.InPlace {
@@ -612,13 +613,4 @@ func (v *Version) verify(check Check) (oldSum, newSum string, err error) {
 func hashSection(h io.Writer, r io.ReaderAt, off, n int64, buf []byte) error {
 	_, err := io.CopyBuffer(h, io.NewSectionReader(r, off, n), buf)
 	return err
-}
-
-func isGzip(f *os.File) (bool, error) {
-	var head [3]byte
-	n, err := f.ReadAt(head[:], 0)
-	if err != nil && err != io.EOF {
-		return false, err
-	}
-	return n == 3 && head[0] == 0x1f && head[1] == 0x8b && head[2] == 8, nil
 }

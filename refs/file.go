@@ -45,17 +45,24 @@ func (w *worker) rewrite(ctx context.Context, t *task) (err error) {
 			t.entries, t.records, t.apart = nil, nil, nil
 		}
 	}()
+	if err := w.walking(ctx); err != nil {
+		return err
+	}
 	if f.Version, err = inplace.Open(w.r.placement(w.files), t.file); err != nil {
+		w.walked()
 		return err
 	}
 	// Entries of this job's earlier, interrupted run move the file's
 	// lines: the file must be the version they left.
 	if fx, ok := w.log.Version(f.Name); ok && w.r.InPlace {
 		if err := f.ExpectVersion(fx); err != nil {
+			w.walked()
 			return err
 		}
 	}
-	if err := f.walk(ctx); err != nil {
+	err = f.walk(ctx)
+	w.walked()
+	if err != nil {
 		if err == errARC {
 			t.stats = Stats{Files: 1, ARC: 1}
 			if w.r.Warn != nil {
@@ -66,6 +73,24 @@ func (w *worker) rewrite(ctx context.Context, t *task) (err error) {
 		return err
 	}
 	return f.finish()
+}
+
+// walking waits for a walk (Rewriter.Run): the file's walk begins as
+// another file's ends, whatever the checks and replacements of the files
+// walked before.
+func (w *worker) walking(ctx context.Context) error {
+	select {
+	case w.walk = <-w.walks:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// walked gives the walk back.
+func (w *worker) walked() {
+	w.walks <- w.walk
+	w.walk = nil
 }
 
 // walk goes through the file's lines in order with the records examined

@@ -171,16 +171,16 @@ func (w *worker) ownExaminer() *examiner {
 	return w.own
 }
 
-// examineAhead starts examining t's lines. The examiners are the worker's
-// own (kept between files), each with its readers, hashes and gzip writer.
+// examineAhead starts examining t's lines. The examiners are the walk's
+// (kept between files), each with its readers, hashes and gzip writer.
 func (w *worker) examineAhead(ctx context.Context, t *task, src *os.File, size int64, gz bool) *lookahead {
 	n := examiners()
-	for len(w.ahead) < n {
-		w.ahead = append(w.ahead, newExaminer(w.r, w.moves))
+	for len(w.walk.ahead) < n {
+		w.walk.ahead = append(w.walk.ahead, newExaminer(w.r, w.moves))
 	}
 	a := &lookahead{results: make(chan *examined, 2*n), halt: make(chan struct{})}
 	jobs := make(chan *examined, 2*n)
-	for _, ex := range w.ahead[:n] {
+	for _, ex := range w.walk.ahead[:n] {
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()

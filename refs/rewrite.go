@@ -214,7 +214,17 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log *rewritelog
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := max(r.Jobs, 1)
-	q := ordered.New[*task](2 * jobs)
+	// jobs files are walked at once (their duplicates examined, their
+	// new versions written); a file walked is then checked and put in
+	// place (synced, read back, renamed, its cache entry derived) while
+	// its walk, and its examiners, go to the next file: twice as many
+	// workers as walks, so that no core waits on a sync or a read-back's
+	// serial tail.
+	walks := make(chan *walk, jobs)
+	for range jobs {
+		walks <- &walk{}
+	}
+	q := ordered.New[*task](4 * jobs)
 	var readErr error
 	var lines int64 // written by dispatch, read after it ends
 	go func() {
@@ -223,8 +233,8 @@ func (r *Rewriter) Run(ctx context.Context, in *manifest.Reader, log *rewritelog
 	}()
 	files := inplace.NewFiles()
 	var total Stats
-	fatal := inplace.Drive(q, cancel, jobs, log, func() func(*task) error {
-		w := &worker{r: r, log: log, moves: moves, progress: progress, files: files}
+	fatal := inplace.Drive(q, cancel, 2*jobs, log, func() func(*task) error {
+		w := &worker{r: r, log: log, moves: moves, progress: progress, files: files, walks: walks}
 		return func(t *task) error {
 			err := w.rewrite(ctx, t)
 			for range t.lines {
@@ -309,8 +319,18 @@ type worker struct {
 	moves    originals.Mover // the log, in place
 	progress *Progress
 	files    *inplace.Files
-	ahead    []*examiner // examiners of records ahead of the writer
-	own      *examiner   // the writer's own, for a record examined again
+	// walks holds the walks not in use, the run's Jobs in all; walk is
+	// the worker's while it walks a file.
+	walks chan *walk
+	walk  *walk
+	own   *examiner // the writer's own, for a record examined again
+}
+
+// walk is what a file's walk uses, kept from one file to the next: the
+// examiners of the records ahead of the writer, each with its readers,
+// hashes and gzip writer.
+type walk struct {
+	ahead []*examiner
 }
 
 // placement is where the files to rewrite are and where their new

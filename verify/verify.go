@@ -210,7 +210,3 @@ func algorithm(d string) string {
 // sameAlgorithm reports whether two digest fields use the same algorithm,
 // so that their values can be compared.
 func sameAlgorithm(a, b string) bool { return algorithm(a) == algorithm(b) }
-
-// mayEqual reports whether two digest fields may name the same payload:
-// they are equal, or in different algorithms and so cannot be compared.
-func mayEqual(a, b string) bool { return a == b || !sameAlgorithm(a, b) }
