@@ -342,7 +342,7 @@ func (r *run) committedRequirers(pr *stage.PackageRewrite) error {
 				refused = append(refused, fmt.Sprintf("%s (crawl %s) cannot be read, so whether it requires a package the run rewrites is not known: %v", path, k.Name, err))
 				continue
 			}
-			c := committedCandidate{crawl: k.Name, name: f.Name, path: path, byHash: byHash, signed: signed}
+			c := committedCandidate{crawl: k.Name, name: f.Name, path: path, byHash: byHash, signed: signed, recorded: f}
 			if n, ok := noted[path]; ok {
 				c.noted = &n
 			}
@@ -376,6 +376,14 @@ func (r *run) committedRequirers(pr *stage.PackageRewrite) error {
 			continue
 		}
 		direct := changing[c.path]
+		if why := changedSinceCommit(c); why != "" {
+			// Not noted either way: the commit records again only what
+			// the index recorded, written anew here.
+			if len(direct) > 0 {
+				refused = append(refused, fmt.Sprintf("%s (crawl %s) requires %s and %s: written anew and recorded again, the index would take its WARC members as where its originals are; warcdedup index verify checks it", c.path, c.crawl, strings.Join(direct, ", "), why))
+			}
+			continue
+		}
 		if len(direct) > 0 && c.signed {
 			refused = append(refused, fmt.Sprintf("%s (crawl %s) requires %s and is signed: writing its requires entries anew would invalidate its signature", c.path, c.crawl, strings.Join(direct, ", ")))
 			continue
@@ -419,6 +427,32 @@ type committedCandidate struct {
 	byHash            []string
 	signed            bool
 	noted             *crawlindex.RefileEntry
+	recorded          crawlindex.FileInfo // as its crawl's commit recorded it
+}
+
+// changedSinceCommit says how the committed package c is not the file
+// its crawl's commit recorded (another tool wrote it since: its WARC
+// members, where the index has its originals, may have moved), "" if
+// it is that file (its stamp and size, else its SHA-256, the index's).
+func changedSinceCommit(c committedCandidate) string {
+	fi, err := os.Stat(c.path)
+	if err != nil {
+		return fmt.Sprintf("cannot be read: %v", err)
+	}
+	if crawlindex.Stamp(fi) == c.recorded.Stamp && fi.Size() == c.recorded.Size {
+		return ""
+	}
+	if fi.Size() != c.recorded.Size {
+		return fmt.Sprintf("has changed since its crawl's commit recorded it (%d bytes, recorded: %d)", fi.Size(), c.recorded.Size)
+	}
+	sum, _, err := packageFixity(c.path)
+	if err != nil {
+		return fmt.Sprintf("cannot be read: %v", err)
+	}
+	if c.recorded.SHA256 != "" && sum != c.recorded.SHA256 {
+		return fmt.Sprintf("has changed since its crawl's commit recorded it (SHA-256 %s, recorded: %s)", sum, c.recorded.SHA256)
+	}
+	return ""
 }
 
 // changingPackages finds, from the file names of the packages the run

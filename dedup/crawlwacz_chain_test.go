@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -74,5 +75,49 @@ func TestRunIndexWACZRefusesUnrefreshableRequirerOfRequirer(t *testing.T) {
 				t.Errorf("the refusal does not name crawl-0-0.wacz and why (%q): %s", tc.says, msg)
 			}
 		})
+	}
+}
+
+// TestRunIndexWACZRefusesRequirerChangedSinceCommit is
+// setUpCommittedRequirer with crawl-0's requirer written anew by another
+// tool after its crawl's commit (re-zipped as a streaming writer does:
+// its WARC members moved, the index's originals of them no longer at
+// their offsets). The run of crawl-1, which would write the requirer
+// anew, must refuse before anything is rewritten: noting the requirer
+// as it now is and recording it at the commit would have the index
+// take the moved package as the one its originals are in. Before, the
+// note took the moved places, the rewrite kept them, and the commit
+// recorded the package anew (exit 0), the index's originals of it
+// pointing into the wrong bytes.
+func TestRunIndexWACZRefusesRequirerChangedSinceCommit(t *testing.T) {
+	c := setUpCommittedRequirer(t)
+	places := jobtest.WARCPlaces(t, c.requirer)
+	jobtest.WithDescriptors(t, c.requirer)
+	if got := jobtest.WARCPlaces(t, c.requirer); slices.Equal(got, places) {
+		t.Fatalf("%s's WARC members did not move: the test proves nothing", c.requirer)
+	}
+	before := map[string]map[string]string{}
+	for _, d := range c.dirs {
+		before[d] = hashTree(t, d)
+	}
+	r, err := Run(context.Background(), Options{Collections: []string{c.op}, Crawl: "crawl-1", Index: c.index, Jobs: 2, KeepWork: true})
+	if err == nil && r.Report.Exit == 0 {
+		t.Fatalf("the run of crawl-1 succeeded; the index now disagrees on crawl-0's %v", jobtest.IndexDisagrees(t, c.index, "crawl-0"))
+	}
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	} else {
+		msg = strings.Join(r.Report.ExitReason, "; ")
+	}
+	for _, d := range c.dirs {
+		for name, h := range hashTree(t, d) {
+			if before[d][name] != h {
+				t.Errorf("%s changed (the run should have refused before rewriting anything)", filepath.Join(d, name))
+			}
+		}
+	}
+	if !strings.Contains(msg, filepath.Base(c.requirer)) {
+		t.Errorf("the refusal does not name %s: %s", filepath.Base(c.requirer), msg)
 	}
 }
