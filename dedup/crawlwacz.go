@@ -376,16 +376,16 @@ func (r *run) committedRequirers(pr *stage.PackageRewrite) error {
 			continue
 		}
 		direct := changing[c.path]
+		if len(direct) > 0 && c.signed {
+			refused = append(refused, fmt.Sprintf("%s (crawl %s) requires %s and is signed: writing its requires entries anew would invalidate its signature", c.path, c.crawl, strings.Join(direct, ", ")))
+			continue
+		}
 		if why := changedSinceCommit(c); why != "" {
 			// Not noted either way: the commit records again only what
 			// the index recorded, written anew here.
 			if len(direct) > 0 {
 				refused = append(refused, fmt.Sprintf("%s (crawl %s) requires %s and %s: written anew and recorded again, the index would take its WARC members as where its originals are; warcdedup index verify checks it", c.path, c.crawl, strings.Join(direct, ", "), why))
 			}
-			continue
-		}
-		if len(direct) > 0 && c.signed {
-			refused = append(refused, fmt.Sprintf("%s (crawl %s) requires %s and is signed: writing its requires entries anew would invalidate its signature", c.path, c.crawl, strings.Join(direct, ", ")))
 			continue
 		}
 		e, err := crawlindex.NotePackage(c.crawl, c.name, c.path)

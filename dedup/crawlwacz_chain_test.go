@@ -24,23 +24,29 @@ import (
 // packages and crawl-0-1.wacz, then refused crawl-0-0.wacz, leaving its
 // entry naming a package that is no longer there.
 func TestRunIndexWACZRefusesUnrefreshableRequirerOfRequirer(t *testing.T) {
+	sign := func(t *testing.T, path string) {
+		signPackage(t, path, path+".signed")
+		if err := os.Rename(path+".signed", path); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, tc := range []struct {
 		name string
-		make func(t *testing.T, path string)
-		says string
+		// chained: crawl-0-0.wacz requires crawl-0's requirer and is
+		// signed; else the requirer itself is signed.
+		chained bool
 	}{
-		{"signed", func(t *testing.T, path string) {
-			signPackage(t, path, path+".signed")
-			if err := os.Rename(path+".signed", path); err != nil {
-				t.Fatal(err)
-			}
-		}, "signed"},
+		{"signed requirer of crawl-1's package", false},
+		{"signed requirer of the requirer", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := setUpCommittedRequirer(t)
-			second := filepath.Join(filepath.Dir(c.requirer), "crawl-0-0.wacz")
-			jobtest.RequireBy(t, second, c.requirer)
-			tc.make(t, second)
+			signed := c.requirer
+			if tc.chained {
+				signed = filepath.Join(filepath.Dir(c.requirer), "crawl-0-0.wacz")
+				jobtest.RequireBy(t, signed, c.requirer)
+			}
+			sign(t, signed)
 			staleBefore := map[string]bool{}
 			for _, e := range jobtest.StaleRequires(t, c.dirs...) {
 				staleBefore[e] = true // crawl-0-1.wacz's entry for crawl-0-0.wacz, changed here
@@ -71,8 +77,8 @@ func TestRunIndexWACZRefusesUnrefreshableRequirerOfRequirer(t *testing.T) {
 					t.Errorf("stale entry left: %s (%s)", e, msg)
 				}
 			}
-			if !strings.Contains(msg, "crawl-0-0.wacz") || !strings.Contains(msg, tc.says) {
-				t.Errorf("the refusal does not name crawl-0-0.wacz and why (%q): %s", tc.says, msg)
+			if !strings.Contains(msg, filepath.Base(signed)) || !strings.Contains(msg, "is signed: writing its requires entries anew would invalidate its signature") {
+				t.Errorf("the refusal does not name %s and why: %s", filepath.Base(signed), msg)
 			}
 		})
 	}
