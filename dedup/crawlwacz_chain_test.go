@@ -127,3 +127,43 @@ func TestRunIndexWACZRefusesRequirerChangedSinceCommit(t *testing.T) {
 		t.Errorf("the refusal does not name %s: %s", filepath.Base(c.requirer), msg)
 	}
 }
+
+// TestChangingPackages proves the closure committedRequirers checks
+// before anything is rewritten: a committed package changes when it
+// requires by hash one the run rewrites, or one that changes in turn
+// (through a committed package or one of the crawl's own not staged),
+// and only then.
+func TestChangingPackages(t *testing.T) {
+	cand := func(path string, reqs ...string) committedCandidate {
+		return committedCandidate{path: path, byHash: reqs}
+	}
+	for _, tc := range []struct {
+		name  string
+		cands []committedCandidate
+		own   []committedCandidate
+		want  map[string][]string
+	}{
+		{"direct", []committedCandidate{cand("/c0/a.wacz", "p.wacz")}, nil,
+			map[string][]string{"/c0/a.wacz": {"p.wacz"}}},
+		{"requirer of a requirer", []committedCandidate{cand("/c0/b.wacz", "a.wacz"), cand("/c0/a.wacz", "p.wacz")}, nil,
+			map[string][]string{"/c0/a.wacz": {"p.wacz"}, "/c0/b.wacz": {"a.wacz"}}},
+		{"through the crawl's own package", []committedCandidate{cand("/c0/a.wacz", "q.wacz")}, []committedCandidate{cand("/c1/q.wacz", "p.wacz")},
+			map[string][]string{"/c0/a.wacz": {"q.wacz"}}},
+		{"requiring an unchanged package", []committedCandidate{cand("/c0/a.wacz", "r.wacz"), cand("/c0/b.wacz", "a.wacz")}, []committedCandidate{cand("/c1/r.wacz", "s.wacz")},
+			map[string][]string{}},
+		{"a cycle", []committedCandidate{cand("/c0/a.wacz", "b.wacz"), cand("/c0/b.wacz", "a.wacz", "p.wacz")}, nil,
+			map[string][]string{"/c0/a.wacz": {"b.wacz"}, "/c0/b.wacz": {"p.wacz"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := changingPackages(map[string]bool{"p.wacz": true}, tc.cands, tc.own)
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+			for k, v := range tc.want {
+				if !slices.Equal(got[k], v) {
+					t.Errorf("%s: got %v, want %v", k, got[k], v)
+				}
+			}
+		})
+	}
+}
