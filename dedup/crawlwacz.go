@@ -309,7 +309,12 @@ func (r *run) committedRequirers(pr *stage.PackageRewrite) error {
 	} else if err != nil {
 		return err
 	}
-	var notes []crawlindex.RefileEntry
+	// Every committed package that requires any package by hash is read
+	// first: which of them change is a closure (one written anew makes
+	// those requiring it change in turn, RefreshRequirers), and each
+	// that changes must be brought up to date, or the run refused,
+	// before anything is rewritten.
+	var cands []committedCandidate
 	var refused []string
 	for _, k := range ix.Registry.Crawls {
 		if k.Name == r.crawl.name {
@@ -328,31 +333,69 @@ func (r *run) committedRequirers(pr *stage.PackageRewrite) error {
 				continue
 			}
 			path := filepath.Join(k.Location, filepath.FromSlash(f.Name))
-			if n, ok := noted[path]; ok {
-				notes = append(notes, n)
-				delete(noted, path)
-				continue
-			}
-			direct, any, signed, err := requiresByHash(path, names)
-			switch {
-			case err != nil:
+			byHash, signed, err := requiresByHash(path)
+			if err != nil {
+				if n, ok := noted[path]; ok { // being written anew by a stopped attempt
+					cands = append(cands, committedCandidate{crawl: k.Name, name: f.Name, path: path, noted: &n})
+					continue
+				}
 				refused = append(refused, fmt.Sprintf("%s (crawl %s) cannot be read, so whether it requires a package the run rewrites is not known: %v", path, k.Name, err))
 				continue
-			case !any:
-				continue // requires nothing by hash: never stale
-			case len(direct) > 0 && signed:
-				refused = append(refused, fmt.Sprintf("%s (crawl %s) requires %s and is signed: writing its requires entries anew would invalidate its signature", path, k.Name, strings.Join(direct, ", ")))
-				continue
 			}
-			e, err := crawlindex.NotePackage(k.Name, f.Name, path)
-			if err != nil {
-				if len(direct) > 0 {
-					refused = append(refused, fmt.Sprintf("%s (crawl %s) requires a package the run rewrites and cannot be brought up to date: %v", path, k.Name, err))
-				}
-				continue
+			c := committedCandidate{crawl: k.Name, name: f.Name, path: path, byHash: byHash, signed: signed, recorded: f}
+			if n, ok := noted[path]; ok {
+				c.noted = &n
 			}
-			notes = append(notes, e)
+			if len(byHash) > 0 || c.noted != nil {
+				cands = append(cands, c)
+			}
 		}
+	}
+	// The crawl's own packages not staged change too when they require
+	// one that changes (RefreshRequirers): they carry the closure on.
+	var own []committedCandidate
+	staged := map[string]bool{}
+	for _, p := range rewrites {
+		staged[p] = true
+	}
+	for _, m := range r.coll.wacz.members {
+		if staged[m.Path] {
+			continue
+		}
+		staged[m.Path] = true
+		if byHash, _, err := requiresByHash(m.Path); err == nil && len(byHash) > 0 {
+			own = append(own, committedCandidate{path: m.Path, byHash: byHash})
+		}
+	}
+	changing := changingPackages(names, cands, own)
+	var notes []crawlindex.RefileEntry
+	for _, c := range cands {
+		if c.noted != nil {
+			notes = append(notes, *c.noted)
+			delete(noted, c.path)
+			continue
+		}
+		direct := changing[c.path]
+		if len(direct) > 0 && c.signed {
+			refused = append(refused, fmt.Sprintf("%s (crawl %s) requires %s and is signed: writing its requires entries anew would invalidate its signature", c.path, c.crawl, strings.Join(direct, ", ")))
+			continue
+		}
+		if why := changedSinceCommit(c); why != "" {
+			// Not noted either way: the commit records again only what
+			// the index recorded, written anew here.
+			if len(direct) > 0 {
+				refused = append(refused, fmt.Sprintf("%s (crawl %s) requires %s and %s: written anew and recorded again, the index would take its WARC members as where its originals are; warcdedup index verify checks it", c.path, c.crawl, strings.Join(direct, ", "), why))
+			}
+			continue
+		}
+		e, err := crawlindex.NotePackage(c.crawl, c.name, c.path)
+		if err != nil {
+			if len(direct) > 0 {
+				refused = append(refused, fmt.Sprintf("%s (crawl %s) requires %s, which the run rewrites or brings up to date, and cannot be brought up to date: %v", c.path, c.crawl, strings.Join(direct, ", "), err))
+			}
+			continue
+		}
+		notes = append(notes, e)
 	}
 	for _, n := range noted { // no longer listed: kept, for the commit to pass over
 		notes = append(notes, n)
@@ -375,29 +418,99 @@ func (r *run) committedRequirers(pr *stage.PackageRewrite) error {
 	return nil
 }
 
-// requiresByHash reads the requires entries of the package at path:
-// those of names (file names) it requires by SHA-256 or size (direct),
-// whether it requires any package so (any), and whether it is signed.
-func requiresByHash(path string, names map[string]bool) (direct []string, any, signed bool, err error) {
+// committedCandidate is a package that may change with the run: a
+// committed crawl's (crawl, name, path), or the crawl's own not staged
+// (crawl ""): the file names it requires by SHA-256 or size, whether it
+// is signed, and its note from a stopped attempt, if any.
+type committedCandidate struct {
+	crawl, name, path string
+	byHash            []string
+	signed            bool
+	noted             *crawlindex.RefileEntry
+	recorded          crawlindex.FileInfo // as its crawl's commit recorded it
+}
+
+// changedSinceCommit says how the committed package c is not the file
+// its crawl's commit recorded (another tool wrote it since: its WARC
+// members, where the index has its originals, may have moved), "" if
+// it is that file (its stamp and size, else its SHA-256, the index's).
+func changedSinceCommit(c committedCandidate) string {
+	fi, err := os.Stat(c.path)
+	if err != nil {
+		return fmt.Sprintf("cannot be read: %v", err)
+	}
+	if crawlindex.Stamp(fi) == c.recorded.Stamp && fi.Size() == c.recorded.Size {
+		return ""
+	}
+	if fi.Size() != c.recorded.Size {
+		return fmt.Sprintf("has changed since its crawl's commit recorded it (%d bytes, recorded: %d)", fi.Size(), c.recorded.Size)
+	}
+	sum, _, err := packageFixity(c.path)
+	if err != nil {
+		return fmt.Sprintf("cannot be read: %v", err)
+	}
+	if c.recorded.SHA256 != "" && sum != c.recorded.SHA256 {
+		return fmt.Sprintf("has changed since its crawl's commit recorded it (SHA-256 %s, recorded: %s)", sum, c.recorded.SHA256)
+	}
+	return ""
+}
+
+// changingPackages finds, from the file names of the packages the run
+// rewrites (names), which of cands change with them: those requiring by
+// hash a package that changes, and so on (through own, the crawl's own
+// packages, too), as RefreshRequirers brings them up to date. It
+// returns, by path, the names each changing candidate requires that
+// change. File names stand for packages (as requires entries name
+// them): a name shared by two packages counts as changing for both.
+func changingPackages(names map[string]bool, cands, own []committedCandidate) map[string][]string {
+	set := maps.Clone(names)
+	out := map[string][]string{}
+	all := append(slices.Clone(cands), own...)
+	marked := make([]bool, len(all))
+	for grew := true; grew; {
+		grew = false
+		for i, c := range all {
+			if marked[i] {
+				continue
+			}
+			var direct []string
+			for _, n := range c.byHash {
+				if set[n] {
+					direct = append(direct, n)
+				}
+			}
+			if len(direct) == 0 {
+				continue
+			}
+			marked[i], grew = true, true
+			set[filepath.Base(c.path)] = true
+			if i < len(cands) {
+				out[c.path] = direct
+			}
+		}
+	}
+	return out
+}
+
+// requiresByHash reads the requires entries of the package at path: the
+// file names it requires by SHA-256 or size, and whether it is signed.
+func requiresByHash(path string) (byHash []string, signed bool, err error) {
 	p, err := wacz.Open(path)
 	if err != nil {
-		return nil, false, false, err
+		return nil, false, err
 	}
 	defer p.Close()
 	reqs, err := p.Datapackage.Requires()
 	if err != nil {
-		return nil, false, false, err
+		return nil, false, err
 	}
 	for _, q := range reqs {
 		if q.Hash == "" && q.Size < 0 {
 			continue
 		}
-		any = true
-		if names[q.Filename] {
-			direct = append(direct, q.Filename)
-		}
+		byHash = append(byHash, q.Filename)
 	}
-	return direct, any, p.Signed(), nil
+	return byHash, p.Signed(), nil
 }
 
 // checkCommittedRequirers checks, after the packages were written, that
