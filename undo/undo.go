@@ -63,6 +63,11 @@ type Options struct {
 	// were written anew and before the index records them
 	// (wacz_outside.go); its error stops the undo there (tests).
 	refileStop func() error
+	// sourcesStop, if set, is called after the crawls' multi-WACZ JSON
+	// got the hash and size of the packages written anew and before the
+	// index records them (wacz_outside.go); its error stops the undo
+	// there (tests).
+	sourcesStop func() error
 }
 
 // Result is what an undo did.
