@@ -2,7 +2,6 @@ package undo
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 	"warcdedup/crawlindex"
 	"warcdedup/dedup"
+	"warcdedup/fixity"
 	"warcdedup/stage"
 	"warcdedup/wacz"
 	"warcdedup/workdir"
@@ -354,12 +354,11 @@ func (u *undo) checkOutside(jobs map[string]string, requirers []string, touched 
 			}
 			cur, ok := now[req]
 			if !ok {
-				sum, size, err := dedup.PackageFixity(req)
+				h, err := fixity.HashFile(req, fixity.SHA256)
 				if err != nil {
 					return err
 				}
-				raw, _ := hex.DecodeString(sum)
-				cur = wacz.RequirementOf(req, raw, size, "")
+				cur = wacz.RequirementOf(req, h.Raw(fixity.SHA256), h.Size(), "")
 				now[req] = cur
 			}
 			if r.Hash != "" && r.Hash != cur.Hash || r.Size >= 0 && r.Size != cur.Size {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"warcdedup/dedup"
+	"warcdedup/fixity"
 	"warcdedup/internal/jobtest"
 	"warcdedup/wacz"
 )
@@ -331,7 +332,7 @@ func updateJSONEntry(t *testing.T, name, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, size, err := dedup.PackageFixity(path)
+	sum, size, err := packageFixity(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +362,7 @@ func staleInJSON(t *testing.T, name string) []string {
 	var stale []string
 	for _, e := range entries {
 		p, _ := e.LocalPath(name)
-		sum, size, err := dedup.PackageFixity(p)
+		sum, size, err := packageFixity(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -421,4 +422,13 @@ func TestUndoIndexWACZUpdatesCommittedCrawlsJSON(t *testing.T) {
 			}
 		})
 	}
+}
+
+// packageFixity is the package at path's SHA-256 (hex) and size now.
+func packageFixity(path string) (string, int64, error) {
+	h, err := fixity.HashFile(path, fixity.SHA256)
+	if err != nil {
+		return "", 0, err
+	}
+	return h.Sum(fixity.SHA256), h.Size(), nil
 }
