@@ -2,7 +2,6 @@ package undo
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"testing"
 
 	"warcdedup/dedup"
-	"warcdedup/fixity"
 	"warcdedup/internal/jobtest"
 	"warcdedup/wacz"
 )
@@ -98,15 +96,15 @@ func setUpOutsideRequirersOf(t *testing.T, form string, then func(requirer strin
 		// The JSON, written before the entry, brought up to date as an
 		// operator would; crawl-0 is its resources' crawlId.
 		c.json = ops[0]
-		updateJSONEntry(t, c.json, requirer)
+		jobtest.UpdateJSONEntry(t, c.json, requirer)
 		r, err := dedup.Run(context.Background(), dedup.Options{Collections: []string{c.json}, Index: c.index, Jobs: 2})
 		if err != nil || r.Report.Exit != 0 {
 			t.Fatalf("crawl-0: %v %v", err, r.Report.ExitReason)
 		}
-		if !slices.Contains(requiresOf(t, requirer), filepath.Base(c.required)) {
+		if !slices.Contains(jobtest.RequiresOf(t, requirer), filepath.Base(c.required)) {
 			t.Fatalf("%s does not require %s after crawl-0's run: the test proves nothing", requirer, c.required)
 		}
-		if s := staleInJSON(t, c.json); len(s) > 0 {
+		if s := jobtest.StaleInJSON(t, c.json); len(s) > 0 {
 			t.Fatalf("after crawl-0's run, %s names stale hashes or sizes for %v", c.json, s)
 		}
 	} else if _, err := dedup.ImportCrawl(context.Background(), dedup.ImportOptions{Index: c.index, Crawl: "crawl-0", CDX: crawl0}); err != nil {
@@ -305,74 +303,6 @@ func TestUndoIndexWACZOutsideRequirerKeepsOwner(t *testing.T) {
 	}
 }
 
-// requiresOf are the file names the package at path requires.
-func requiresOf(t *testing.T, path string) []string {
-	t.Helper()
-	p, err := wacz.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	reqs, err := p.Datapackage.Requires()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, r := range reqs {
-		out = append(out, r.Filename)
-	}
-	return out
-}
-
-// updateJSONEntry gives the package at path its hash and size now in
-// the multi-WACZ JSON at name.
-func updateJSONEntry(t *testing.T, name, path string) {
-	t.Helper()
-	b, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, size, err := packageFixity(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := hex.DecodeString(sum)
-	nb, err := wacz.UpdateCollection(b, map[string]wacz.CollectionUpdate{filepath.Base(path): {SHA256: raw, Size: size}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(name, nb, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// staleInJSON lists the resources of the multi-WACZ JSON at name whose
-// hash or size is not their package's now.
-func staleInJSON(t *testing.T, name string) []string {
-	t.Helper()
-	f, err := os.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	entries, err := wacz.ReadCollection(f, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stale []string
-	for _, e := range entries {
-		p, _ := e.LocalPath(name)
-		sum, size, err := packageFixity(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h, _ := e.SHA256(); h != sum || e.Size != size {
-			stale = append(stale, e.Path)
-		}
-	}
-	return stale
-}
-
 // TestUndoIndexWACZUpdatesCommittedCrawlsJSON is
 // TestUndoIndexWACZUpdatesOutsideRequirers with crawl-0 committed by a
 // run from its multi-WACZ JSON (which the index records as the crawl's):
@@ -407,7 +337,7 @@ func TestUndoIndexWACZUpdatesCommittedCrawlsJSON(t *testing.T) {
 				if d := jobtest.IndexDisagrees(t, c.index, "crawl-0"); len(d) == 0 {
 					t.Fatal("the index records the requirers as they are after the stop: the test proves nothing")
 				}
-				if s := staleInJSON(t, c.json); slices.Contains(s, requirer) == tc.jsonBeforeRerun {
+				if s := jobtest.StaleInJSON(t, c.json); slices.Contains(s, requirer) == tc.jsonBeforeRerun {
 					t.Fatalf("after the stop, %s names stale hashes or sizes for %v: not where the test means to stop", c.json, s)
 				}
 				opt.refileStop, opt.sourcesStop = nil, nil
@@ -417,18 +347,9 @@ func TestUndoIndexWACZUpdatesCommittedCrawlsJSON(t *testing.T) {
 				t.Fatalf("undo crawl-1: %v %+v", err, u)
 			}
 			c.after(t, required)
-			if s := staleInJSON(t, c.json); len(s) > 0 {
+			if s := jobtest.StaleInJSON(t, c.json); len(s) > 0 {
 				t.Errorf("after the undo, %s names stale hashes or sizes for %v", c.json, s)
 			}
 		})
 	}
-}
-
-// packageFixity is the package at path's SHA-256 (hex) and size now.
-func packageFixity(path string) (string, int64, error) {
-	h, err := fixity.HashFile(path, fixity.SHA256)
-	if err != nil {
-		return "", 0, err
-	}
-	return h.Sum(fixity.SHA256), h.Size(), nil
 }
