@@ -6,15 +6,12 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 
 	"warcdedup/internal/progress"
-	"warcdedup/internal/syssort"
 	"warcdedup/source"
 	"warcdedup/stage"
 	"warcdedup/warcsum"
-	"warcdedup/workdir"
 )
 
 // collection is the files a run or an undo works on: those beneath the
@@ -123,15 +120,6 @@ func hash(ctx context.Context, show *progress.Display, name string, h stage.Hash
 		err = errors.New("the collection's files hold no record")
 	}
 	return res, err
-}
-
-// sortWorkFile sorts one work file of wd into another, which appears only
-// when complete, shown on show.
-func sortWorkFile(ctx context.Context, show *progress.Display, s syssort.Sorter, wd *workdir.Dir, from, to, command string) error {
-	st := show.Start("sort "+filepath.Base(to), "files", 1)
-	err := s.Sort(ctx, command, []string{wd.File(from)}, wd.File(to))
-	st.End(err, "")
-	return err
 }
 
 // ListInputs lists the files and WACZ members a run with opt would read,

@@ -121,9 +121,7 @@ func (c *crawlMode) use(ix *crawlindex.Index, algorithm string) error {
 func (c *crawlMode) close() { c.reg.Release() }
 
 // within reports whether the path a is b or beneath it.
-func within(a, b string) bool {
-	return a == b || strings.HasPrefix(a, strings.TrimSuffix(b, string(filepath.Separator))+string(filepath.Separator))
-}
+func within(a, b string) bool { return crawlindex.Within(a, b) }
 
 // collect lists the crawl's files that take part, named CRAWL/PATH, with
 // col (which tells of the files still being written).

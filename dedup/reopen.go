@@ -2,10 +2,12 @@ package dedup
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"slices"
 
 	"warcdedup/crawlindex"
 	"warcdedup/internal/progress"
-	"warcdedup/internal/syssort"
 	"warcdedup/source"
 	"warcdedup/stage"
 	"warcdedup/wacz"
@@ -14,21 +16,28 @@ import (
 )
 
 // What warcdedup undo (package undo), which works on a job after its
-// runs, shares with the run: the job's state, its collection opened again
-// as the run reads it (files, WACZ packages, crawl), the messages of its
-// stages and its work files' sorts; each is the run's own, so that the
-// undo lists the collection, stamps files and words its messages exactly
-// as the run does. (The CDX indexes' update is cdx.go's UpdateCDXSince,
-// the work directory's records records.go's NewRunDir, WriteUndoRecords
-// and WriteCollectionReport; the work directory is found by
-// findworkdir.go.)
+// runs, shares with the run: the job's state (read, and reset once the
+// undo changed the collection), its collection opened again as the run
+// reads it (files, WACZ packages, crawl) and the messages of its stages;
+// each is the run's own, so that the undo lists the collection, stamps
+// files and words its messages exactly as the run does. (The CDX
+// indexes' update is cdx.go's UpdateCDXSince, the work directory's
+// records records.go's NewRunDir, WriteUndoRecords and
+// WriteCollectionReport; the work directory is found by findworkdir.go;
+// the work files' sorts are workdir.Dir.Sort.)
 
 // ReadState reads the job's state in the work directory (state.json); a
 // missing file is a new job.
 func ReadState(wd *workdir.Dir) (*State, error) { return readState(wd) }
 
-// WriteState replaces the job's state in the work directory atomically.
-func WriteState(wd *workdir.Dir, s *State) error { return writeState(wd, s) }
+// ResetState forgets every stage the job of the work directory did, as
+// after an undo changed its collection: s keeps the job's parameters
+// alone and replaces its state in the work directory atomically, so that
+// a later run starts a new job on the collection, from its first stage.
+func ResetState(wd *workdir.Dir, s *State) error {
+	*s = State{Params: s.Params}
+	return writeState(wd, s)
+}
 
 // FileStamp is a file's identity for "nothing changed", as the job's
 // state records its files' (State.Stamps).
@@ -37,16 +46,6 @@ func FileStamp(path string) (string, bool) { return fileStamp(path) }
 // Messages are the stages' messages on show (and so in the run log it
 // tees to), worded as a run's.
 func Messages(show *progress.Display) stage.Messages { return messages{show} }
-
-// SortWorkFile sorts the work file from of wd into to (which appears
-// only when complete) with the sort command, shown on show.
-func SortWorkFile(ctx context.Context, show *progress.Display, s syssort.Sorter, wd *workdir.Dir, from, to, command string) error {
-	return sortWorkFile(ctx, show, s, wd, from, to, command)
-}
-
-// PackageFixity is a WACZ package's SHA-256 (hex) and size now: the hash
-// a multi-WACZ JSON and a crawl index name it by.
-func PackageFixity(path string) (string, int64, error) { return packageFixity(path) }
 
 // RewrittenPackages are the WACZ packages (names in the collection) whose
 // members the work directory's rewrite log names.
@@ -66,8 +65,12 @@ type Collection struct {
 // parameters are params. index is the crawl index of a crawl's job (its
 // files are then named CRAWL/PATH, as its rewrite log names them), nil
 // for a collection's. The WACZ packages' verdicts are the job's
-// (wacz-checked.json); packages are not unsigned.
+// (wacz-checked.json); signed packages are listed as any other, not
+// refused (as with --unsign). An error if params name no collection.
 func OpenCollection(wd *workdir.Dir, params Params, index *crawlindex.Index) (*Collection, error) {
+	if len(params.Collections) == 0 {
+		return nil, fmt.Errorf("%s: the job's state names no collection", wd.File(workdir.StateFile))
+	}
 	var crawl *crawlMode
 	if index != nil {
 		crawl = &crawlMode{index: index, name: params.Crawl, root: params.Collections[0], committed: map[string]bool{}}
@@ -87,8 +90,8 @@ func OpenCollection(wd *workdir.Dir, params Params, index *crawlindex.Index) (*C
 	return c, nil
 }
 
-// Roots are the collection's directories.
-func (c *Collection) Roots() []string { return c.c.roots }
+// Roots are the collection's directories (a copy).
+func (c *Collection) Roots() []string { return slices.Clone(c.c.roots) }
 
 // NamedPackages reports whether the job was named WACZ files or a
 // multi-WACZ JSON rather than a directory.
@@ -134,13 +137,14 @@ func (c *Collection) Size(names []string) int64 { return c.c.size(names) }
 
 // PackageRewrite is the rewrite of the WACZ packages of the last listing
 // (Collect, Hash) around members staged beside them, its metadata kept in
-// the work directory, nil if the listing holds no member.
+// the work directory, nil if the listing holds no member. Its Members are
+// a copy of the listing's.
 func (c *Collection) PackageRewrite(show *progress.Display) *stage.PackageRewrite {
 	w := c.c.wacz
 	if w == nil || len(w.members) == 0 {
 		return nil
 	}
-	return &stage.PackageRewrite{Members: w.members, TempDir: c.wd.File(workdir.TmpDir), MetadataDir: c.wd.File(waczMetadataDir),
+	return &stage.PackageRewrite{Members: maps.Clone(w.members), TempDir: c.wd.File(workdir.TmpDir), MetadataDir: c.wd.File(waczMetadataDir),
 		Software: "warcdedup", Messages: messages{show}, Verified: w.verified}
 }
 

@@ -748,7 +748,7 @@ func (r *run) sorter() syssort.Sorter {
 // sortFile sorts one work file into another, which appears only when
 // complete.
 func (r *run) sortFile(ctx context.Context, from, to, command string) error {
-	return sortWorkFile(ctx, r.show, r.sorter(), r.wd, from, to, command)
+	return r.wd.Sort(ctx, r.show, r.sorter(), from, to, command)
 }
 
 // sortByDigest orders the manifest for the resolution (and keeps the

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"warcdedup/crawlindex"
 	"warcdedup/fixity"
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
@@ -30,7 +31,7 @@ func scopeOf(paths, collections []string, crawl string) undoScope {
 		}
 		var root string
 		for _, c := range collections {
-			if within(abs, c) {
+			if crawlindex.Within(abs, c) {
 				root = c
 			}
 		}
@@ -137,9 +138,4 @@ func (u *undo) crawlName() string {
 		return ""
 	}
 	return u.crawl.name
-}
-
-// within reports whether the path a is b or beneath it.
-func within(a, b string) bool {
-	return a == b || strings.HasPrefix(a, strings.TrimSuffix(b, string(filepath.Separator))+string(filepath.Separator))
 }

@@ -63,6 +63,11 @@ type Options struct {
 	// were written anew and before the index records them
 	// (wacz_outside.go); its error stops the undo there (tests).
 	refileStop func() error
+	// sourcesStop, if set, is called after the crawls' multi-WACZ JSON
+	// got the hash and size of the packages written anew and before the
+	// index records them (wacz_outside.go); its error stops the undo
+	// there (tests).
+	sourcesStop func() error
 }
 
 // Result is what an undo did.
@@ -353,8 +358,7 @@ func (u *undo) restoreLogged(ctx context.Context, files []string) (from int64, t
 	}
 	// The collection changed: a later run starts a new job on it, from
 	// its first stage (the manifests kept describe the files before).
-	*u.state = dedup.State{Params: u.state.Params}
-	if serr := dedup.WriteState(u.wd, u.state); err == nil {
+	if serr := dedup.ResetState(u.wd, u.state); err == nil {
 		err = serr
 	}
 	if _, ferr := stage.WriteFixity(u.wd.File(workdir.LogFile), from, u.wd.File(workdir.UndoFixityFile)); err == nil {
@@ -521,7 +525,7 @@ func (u *undo) listNow(ctx context.Context) (byCapture, byDigest string, err err
 	sorter := u.sorter()
 	byCapture = workdir.UndoManifest
 	if u.opt.All || u.crawl != nil {
-		if err := dedup.SortWorkFile(ctx, u.show, sorter, u.wd, workdir.UndoManifest, workdir.UndoByDigest, manifest.ByDigest.Command); err != nil {
+		if err := u.wd.Sort(ctx, u.show, sorter, workdir.UndoManifest, workdir.UndoByDigest, manifest.ByDigest.Command); err != nil {
 			return "", "", fmt.Errorf("sort: %w", err)
 		}
 		byDigest = workdir.UndoByDigest
@@ -534,7 +538,7 @@ func (u *undo) listNow(ctx context.Context) (byCapture, byDigest string, err err
 		}
 		byCapture, byDigest = workdir.UndoJoined, workdir.UndoJoined
 	}
-	if err := dedup.SortWorkFile(ctx, u.show, sorter, u.wd, byCapture, workdir.UndoByCapture, manifest.ByCapture.Command); err != nil {
+	if err := u.wd.Sort(ctx, u.show, sorter, byCapture, workdir.UndoByCapture, manifest.ByCapture.Command); err != nil {
 		return "", "", fmt.Errorf("sort: %w", err)
 	}
 	return workdir.UndoByCapture, byDigest, nil

@@ -2,7 +2,6 @@ package undo
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 	"warcdedup/crawlindex"
 	"warcdedup/dedup"
+	"warcdedup/fixity"
 	"warcdedup/stage"
 	"warcdedup/wacz"
 	"warcdedup/workdir"
@@ -37,35 +37,22 @@ import (
 // touched and named, exit status 1.
 //
 // The refresh is resumable: the requirers of index crawls are noted in
-// the work directory (waczRefileFile) with where their members are
-// before any is written anew; an undo stopped after writing one anew and
-// before the index recorded it records it when run again, once it finds
-// every member where it was. Then the undo checks that every requirer
-// names each of the job's packages with its hash and size now, and that
-// the index records each refreshed requirer as it is.
+// the work directory (waczRefileFile, a crawlindex refile note, as a
+// crawl's run writes it) with where their members are before any is
+// written anew; an undo stopped after writing one anew and before the
+// index recorded it records it when run again, once it finds every
+// member where it was (crawlindex.Refiles). Before the index records
+// them, the multi-WACZ JSON of their crawls, where the index has one
+// (crawlindex.Index.UpdateSources), gets their hash and size now, as a
+// run's commit does. Then the undo checks that every requirer names
+// each of the job's packages with its hash and size now, and that the
+// index records each refreshed requirer as it is.
 
-// waczRefileFile is the work directory's note of the index crawls'
-// packages the undo may write anew for their requires entries.
+// waczRefileFile is the work directory's crawlindex refile note of the
+// index crawls' packages the undo may write anew for their requires
+// entries (the run's crawlRefileNote: an undo of a stopped run records
+// those it wrote anew).
 const waczRefileFile = "wacz-refile.json"
-
-// refileEntry is a committed crawl's package noted before its requires
-// entries are brought up to date: its WARC members' places.
-type refileEntry struct {
-	Crawl   string        `json:"crawl"`
-	Name    string        `json:"name"` // relative to the crawl's location
-	Path    string        `json:"path"`
-	Members []memberPlace `json:"members"`
-}
-
-// memberPlace is where a WARC member's bytes are in a package, with
-// their CRC-32: a package whose WARC members all have theirs again holds
-// its records where they were.
-type memberPlace struct {
-	Name   string `json:"name"`
-	Offset int64  `json:"offset"`
-	Size   int64  `json:"size"`
-	CRC32  uint32 `json:"crc32"`
-}
 
 // outsideRequirer is a package outside the job that may require one of
 // its packages: the crawl and name it has in the index, if any.
@@ -148,7 +135,7 @@ func (u *undo) outsideRequirers(mine map[string]bool) ([]outsideRequirer, *crawl
 // WARC members are (placed: why a rewrite would move them, if it would).
 type outsidePackage struct {
 	byHash []wacz.Requirement
-	places []memberPlace
+	places []wacz.Place
 	placed error
 }
 
@@ -169,7 +156,7 @@ func inspect(path string) (*outsidePackage, error) {
 			o.byHash = append(o.byHash, r)
 		}
 	}
-	o.places, o.placed = placesOf(p)
+	o.places, o.placed = p.ArchivePlaces()
 	return o, nil
 }
 
@@ -185,29 +172,6 @@ func crawlOf(crawl string) string {
 // names) by SHA-256 or size.
 func (o *outsidePackage) requires(names map[string]bool) bool {
 	return slices.ContainsFunc(o.byHash, func(r wacz.Requirement) bool { return names[r.Filename] })
-}
-
-// placesOf are where the WARC members of the package p are (what the
-// index's originals of it rest on); an error if a rewrite of its
-// requires entries, which writes its metadata anew after every other
-// member, would move one (it comes after the metadata).
-func placesOf(p *wacz.Package) ([]memberPlace, error) {
-	var out []memberPlace
-	meta := false
-	for _, m := range p.Members {
-		if m.Name == wacz.DatapackageName || m.Name == wacz.DigestName {
-			meta = true
-			continue
-		}
-		if !m.IsArchive() {
-			continue
-		}
-		if meta {
-			return nil, fmt.Errorf("its WARC member %s comes after its datapackage.json: writing its requires entries anew would move the records the index has at their offsets", m.Name)
-		}
-		out = append(out, memberPlace{Name: m.Name, Offset: m.DataOffset, Size: m.Size, CRC32: m.CRC32})
-	}
-	return out, nil
 }
 
 // refreshOutside brings up to date the requires entries of the packages
@@ -242,7 +206,7 @@ func (u *undo) refreshOutside(ctx context.Context) error {
 	// written anew without moving its records is left out, named if it
 	// requires the job's packages.
 	var requirers []string
-	var notes []refileEntry
+	var notes []crawlindex.RefileEntry
 	touched := map[string]bool{} // the requirers of the job's packages, and those written anew
 	for _, c := range candidates {
 		o, err := inspect(c.path)
@@ -262,7 +226,7 @@ func (u *undo) refreshOutside(ctx context.Context) error {
 				}
 				continue
 			}
-			notes = append(notes, refileEntry{Crawl: c.crawl, Name: c.name, Path: c.path, Members: o.places})
+			notes = append(notes, crawlindex.RefileEntry{Crawl: c.crawl, Name: c.name, Path: c.path, Members: o.places})
 		}
 		requirers = append(requirers, c.path)
 		if o.requires(names) {
@@ -273,7 +237,7 @@ func (u *undo) refreshOutside(ctx context.Context) error {
 		return nil
 	}
 	if len(notes) > 0 {
-		if err := workdir.WriteJSON(u.wd.File(waczRefileFile), notes); err != nil {
+		if err := crawlindex.WriteRefileNote(u.wd.File(waczRefileFile), notes); err != nil {
 			return err
 		}
 	}
@@ -313,10 +277,11 @@ func (u *undo) refreshOutside(ctx context.Context) error {
 
 // refile records again in the index each noted package of a committed
 // crawl that was written anew (its stamp is not the index's) with every
-// member where it was; then the note goes. ix is the index as opened,
-// nil to open it.
+// member where it was (crawlindex.Refiles), after bringing up to date
+// its hash and size in its crawl's multi-WACZ JSON; then the note goes.
+// ix is the index as opened, nil to open it.
 func (u *undo) refile(ix *crawlindex.Index) error {
-	notes, err := workdir.ReadJSON[[]refileEntry](u.wd.File(waczRefileFile))
+	notes, err := crawlindex.ReadRefileNote(u.wd.File(waczRefileFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	} else if err != nil {
@@ -330,58 +295,26 @@ func (u *undo) refile(ix *crawlindex.Index) error {
 			return err
 		}
 	}
-	change := map[string][]crawlindex.FileInfo{}
-	listed := map[string]map[string]crawlindex.FileInfo{}
-	for _, n := range notes {
-		of, ok := listed[n.Crawl]
-		if !ok {
-			// A crawl removed since the note was written no longer
-			// lists the package; any other failure to read its list
-			// is an error, not a reason to drop the note.
-			of = map[string]crawlindex.FileInfo{}
-			if ix.Registry.Crawl(n.Crawl) != nil {
-				files, err := ix.Files(n.Crawl)
-				if err != nil {
-					return fmt.Errorf("crawl %s's list of files: %w", n.Crawl, err)
-				}
-				for _, f := range files {
-					of[f.Name] = f
-				}
-			}
-			listed[n.Crawl] = of
-		}
-		recorded, ok := of[n.Name]
-		if !ok {
-			continue // no longer the crawl's
-		}
-		fi, err := os.Stat(n.Path)
-		if err != nil {
-			return err
-		}
-		stamp := crawlindex.Stamp(fi)
-		if stamp == recorded.Stamp && fi.Size() == recorded.Size {
-			continue // not written anew
-		}
-		var places []memberPlace
-		p, err := wacz.Open(n.Path)
-		if err == nil {
-			places, err = placesOf(p)
-			p.Close()
-		}
-		if err == nil && !slices.Equal(places, n.Members) {
-			err = errors.New("its members are not where they were before its requires entries were written anew")
-		}
-		if err != nil {
-			u.res.StaleRequirers = append(u.res.StaleRequirers, fmt.Sprintf("%s (crawl %s): changed, not recorded again in the index: %v", n.Path, n.Crawl, err))
-			continue
-		}
-		sum, size, err := dedup.PackageFixity(n.Path)
-		if err != nil {
-			return err
-		}
-		change[n.Crawl] = append(change[n.Crawl], crawlindex.FileInfo{Name: n.Name, Size: size, SHA256: sum, Stamp: stamp})
+	change, problems, err := crawlindex.Refiles(ix, notes)
+	if err != nil {
+		return err
 	}
+	u.res.StaleRequirers = append(u.res.StaleRequirers, problems...)
 	if len(change) > 0 {
+		// The crawls' multi-WACZ JSON first: run again after a stop
+		// before the commit, it finds them up to date.
+		sources, err := ix.UpdateSources(change)
+		for _, n := range sources {
+			u.show.Note("warcdedup: note: %s", n)
+		}
+		if err != nil {
+			return err
+		}
+		if u.opt.sourcesStop != nil {
+			if err := u.opt.sourcesStop(); err != nil {
+				return err
+			}
+		}
 		if _, err := crawlindex.CommitWith(u.crawl.index.Dir, crawlindex.Change{Refile: change}, crawlindex.CommitOptions{NoCompact: true}); err != nil {
 			return fmt.Errorf("recording in the index the packages written anew with their requires entries: %w", err)
 		}
@@ -421,12 +354,11 @@ func (u *undo) checkOutside(jobs map[string]string, requirers []string, touched 
 			}
 			cur, ok := now[req]
 			if !ok {
-				sum, size, err := dedup.PackageFixity(req)
+				h, err := fixity.HashFile(req, fixity.SHA256)
 				if err != nil {
 					return err
 				}
-				raw, _ := hex.DecodeString(sum)
-				cur = wacz.RequirementOf(req, raw, size, "")
+				cur = wacz.RequirementOf(req, h.Raw(fixity.SHA256), h.Size(), "")
 				now[req] = cur
 			}
 			if r.Hash != "" && r.Hash != cur.Hash || r.Size >= 0 && r.Size != cur.Size {

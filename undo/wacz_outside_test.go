@@ -24,6 +24,7 @@ import (
 // earlier job).
 type outsideCase struct {
 	index, wd, op     string
+	json              string // crawl-0's multi-WACZ JSON, if crawl-0 was run from it
 	requirers         []string
 	required          string
 	dirs              []string
@@ -42,6 +43,15 @@ func setUpOutsideRequirers(t *testing.T, form string) *outsideCase {
 // setUpOutsideRequirersThen is setUpOutsideRequirers calling then (if
 // not nil) on crawl-0's requirer before crawl-0 is imported.
 func setUpOutsideRequirersThen(t *testing.T, form string, then func(requirer string)) *outsideCase {
+	t.Helper()
+	return setUpOutsideRequirersOf(t, form, then, false)
+}
+
+// setUpOutsideRequirersOf is setUpOutsideRequirersThen with crawl-0,
+// if run, committed by a run from its multi-WACZ JSON (form "multi-WACZ
+// JSON": the index records the JSON as the crawl's, c.json) rather than
+// imported.
+func setUpOutsideRequirersOf(t *testing.T, form string, then func(requirer string), run bool) *outsideCase {
 	t.Helper()
 	dir, byDir, ops := jobtest.WACZCrawls(t, form)
 	c := &outsideCase{index: filepath.Join(t.TempDir(), "index"), op: ops[1]}
@@ -82,7 +92,22 @@ func setUpOutsideRequirersThen(t *testing.T, form string, then func(requirer str
 	for _, p := range []string{"crawl-0-0.wacz", "crawl-0-1.wacz"} {
 		crawl0 = append(crawl0, filepath.Join(byDir[p], p))
 	}
-	if _, err := dedup.ImportCrawl(context.Background(), dedup.ImportOptions{Index: c.index, Crawl: "crawl-0", CDX: crawl0}); err != nil {
+	if run {
+		// The JSON, written before the entry, brought up to date as an
+		// operator would; crawl-0 is its resources' crawlId.
+		c.json = ops[0]
+		jobtest.UpdateJSONEntry(t, c.json, requirer)
+		r, err := dedup.Run(context.Background(), dedup.Options{Collections: []string{c.json}, Index: c.index, Jobs: 2})
+		if err != nil || r.Report.Exit != 0 {
+			t.Fatalf("crawl-0: %v %v", err, r.Report.ExitReason)
+		}
+		if !slices.Contains(jobtest.RequiresOf(t, requirer), filepath.Base(c.required)) {
+			t.Fatalf("%s does not require %s after crawl-0's run: the test proves nothing", requirer, c.required)
+		}
+		if s := jobtest.StaleInJSON(t, c.json); len(s) > 0 {
+			t.Fatalf("after crawl-0's run, %s names stale hashes or sizes for %v", c.json, s)
+		}
+	} else if _, err := dedup.ImportCrawl(context.Background(), dedup.ImportOptions{Index: c.index, Crawl: "crawl-0", CDX: crawl0}); err != nil {
 		t.Fatalf("index import crawl-0: %v", err)
 	}
 	for d := range map[string]bool{byDir["crawl-0-0.wacz"]: true, byDir["crawl-1-0.wacz"]: true} {
@@ -275,5 +300,56 @@ func TestUndoIndexWACZOutsideRequirerKeepsOwner(t *testing.T) {
 	st := after.Sys().(*syscall.Stat_t)
 	if st.Uid != 12345 || st.Gid != 23456 || after.Mode().Perm() != 0o640 {
 		t.Errorf("%s: owner %d, group %d, mode %v after the undo; was 12345, 23456, 0640", requirer, st.Uid, st.Gid, after.Mode().Perm())
+	}
+}
+
+// TestUndoIndexWACZUpdatesCommittedCrawlsJSON is
+// TestUndoIndexWACZUpdatesOutsideRequirers with crawl-0 committed by a
+// run from its multi-WACZ JSON (which the index records as the crawl's):
+// it proves that the undo, which writes crawl-0's requirer anew, brings
+// its hash and size in crawl-0's JSON up to date too, as a run does, in
+// one undo and in an undo stopped before the JSON was written or after
+// it and before the index recorded the requirer, then run again.
+// Without it the JSON names the requirer's former hash and size, and
+// Browsertrix's indexer, or a ReplayWeb.page collection loaded from it,
+// finds a package that is not what the JSON says.
+func TestUndoIndexWACZUpdatesCommittedCrawlsJSON(t *testing.T) {
+	stop := errors.New("stopped")
+	for _, tc := range []struct {
+		name            string
+		opt             Options
+		jsonBeforeRerun bool // crawl-0's JSON up to date after the stop
+	}{
+		{name: "one undo"},
+		{name: "stopped before the JSON, run again", opt: Options{refileStop: func() error { return stop }}},
+		{name: "stopped after the JSON, before the index, run again", opt: Options{sourcesStop: func() error { return stop }}, jsonBeforeRerun: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := setUpOutsideRequirersOf(t, "multi-WACZ JSON", nil, true)
+			required := jobtest.HashTree(t, filepath.Dir(c.required))[filepath.Base(c.required)]
+			requirer := filepath.Base(c.requirers[0])
+			opt := tc.opt
+			opt.Paths, opt.WorkDir, opt.Jobs = []string{c.op}, c.wd, 2
+			if opt.refileStop != nil || opt.sourcesStop != nil {
+				if _, err := Run(context.Background(), opt); !errors.Is(err, stop) {
+					t.Fatalf("the undo stopped: %v", err)
+				}
+				if d := jobtest.IndexDisagrees(t, c.index, "crawl-0"); len(d) == 0 {
+					t.Fatal("the index records the requirers as they are after the stop: the test proves nothing")
+				}
+				if s := jobtest.StaleInJSON(t, c.json); slices.Contains(s, requirer) == tc.jsonBeforeRerun {
+					t.Fatalf("after the stop, %s names stale hashes or sizes for %v: not where the test means to stop", c.json, s)
+				}
+				opt.refileStop, opt.sourcesStop = nil, nil
+			}
+			u, err := Run(context.Background(), opt)
+			if err != nil || u.Exit != 0 || len(u.StaleRequirers) > 0 {
+				t.Fatalf("undo crawl-1: %v %+v", err, u)
+			}
+			c.after(t, required)
+			if s := jobtest.StaleInJSON(t, c.json); len(s) > 0 {
+				t.Errorf("after the undo, %s names stale hashes or sizes for %v", c.json, s)
+			}
+		})
 	}
 }

@@ -308,3 +308,65 @@ func WithDescriptors(t testing.TB, path string) {
 		t.Fatal(err)
 	}
 }
+
+// RequiresOf are the file names the package at path requires.
+func RequiresOf(t testing.TB, path string) []string {
+	t.Helper()
+	p, err := wacz.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	reqs, err := p.Datapackage.Requires()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range reqs {
+		out = append(out, r.Filename)
+	}
+	return out
+}
+
+// UpdateJSONEntry gives the package at path its hash and size now in
+// the multi-WACZ JSON at name (by its file name), as an operator would.
+func UpdateJSONEntry(t testing.TB, name, path string) {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, size := packageFixity(t, path)
+	raw, _ := hex.DecodeString(sum)
+	nb, err := wacz.UpdateCollection(b, map[string]wacz.CollectionUpdate{filepath.Base(path): {SHA256: raw, Size: size}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, nb, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// StaleInJSON lists the resources of the multi-WACZ JSON at name whose
+// hash or size is not their package's now.
+func StaleInJSON(t testing.TB, name string) []string {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	entries, err := wacz.ReadCollection(f, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stale []string
+	for _, e := range entries {
+		p, _ := e.LocalPath(name)
+		sum, size := packageFixity(t, p)
+		if h, _ := e.SHA256(); h != sum || e.Size != size {
+			stale = append(stale, e.Path)
+		}
+	}
+	return stale
+}
