@@ -2,7 +2,6 @@ package dedup
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -88,7 +87,7 @@ func setUpCommittedRequirerOf(t *testing.T, then func(requirer string), layout s
 		c.json, crawl0 = ops[0], ""
 		// The JSON written before crawl-1's run and requireAcross:
 		// brought up to date as an operator would.
-		updateJSONEntry(t, c.json, c.requirer)
+		jobtest.UpdateJSONEntry(t, c.json, c.requirer)
 	}
 	r, err = Run(context.Background(), Options{Collections: []string{op0}, Crawl: crawl0, Index: c.index, Jobs: 2})
 	if err != nil || r.Report.Exit != 0 {
@@ -101,7 +100,7 @@ func setUpCommittedRequirerOf(t *testing.T, then func(requirer string), layout s
 	if s := jobtest.StaleRequires(t, c.dirs...); len(s) > 0 {
 		t.Fatalf("after crawl-0's run, stale entries: %v", s)
 	}
-	if !slices.ContainsFunc(requiresOf(t, c.requirer), func(name string) bool { return name == filepath.Base(c.required) }) {
+	if !slices.ContainsFunc(jobtest.RequiresOf(t, c.requirer), func(name string) bool { return name == filepath.Base(c.required) }) {
 		t.Fatalf("%s does not require %s after crawl-0's run: the test proves nothing", c.requirer, c.required)
 	}
 	u, err := Undo(context.Background(), UndoOptions{Paths: []string{c.op}, WorkDir: c.wd, Jobs: 2})
@@ -112,25 +111,6 @@ func setUpCommittedRequirerOf(t *testing.T, then func(requirer string), layout s
 		t.Fatalf("after the undo, stale entries: %v", s)
 	}
 	return c
-}
-
-// requiresOf are the file names the package at path requires.
-func requiresOf(t *testing.T, path string) []string {
-	t.Helper()
-	p, err := wacz.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	reqs, err := p.Datapackage.Requires()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, r := range reqs {
-		out = append(out, r.Filename)
-	}
-	return out
 }
 
 // TestRunIndexWACZRefreshesCommittedRequirers runs crawl-1 again with
@@ -277,33 +257,6 @@ func writeCrawlJSON(t *testing.T, byDir map[string]string, crawl string, package
 	return name
 }
 
-// staleInJSON lists the resources of the multi-WACZ JSON at name whose
-// hash or size is not their package's now.
-func staleInJSON(t *testing.T, name string) []string {
-	t.Helper()
-	f, err := os.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	entries, err := wacz.ReadCollection(f, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stale []string
-	for _, e := range entries {
-		p, _ := e.LocalPath(name)
-		sum, size, err := packageFixity(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h, _ := e.SHA256(); h != sum || e.Size != size {
-			stale = append(stale, e.Path)
-		}
-	}
-	return stale
-}
-
 // TestRunIndexWACZUpdatesCommittedCrawlsJSON is
 // TestRunIndexWACZRefreshesCommittedRequirers with crawl-0 run from a
 // multi-WACZ JSON: it proves that the run, which writes crawl-0's
@@ -333,32 +286,10 @@ func TestRunIndexWACZUpdatesCommittedCrawlsJSON(t *testing.T) {
 				t.Fatalf("crawl-1 run again: %v %+v", err, r.Report.ExitReason)
 			}
 			c.check(t, required, places)
-			if s := staleInJSON(t, c.json); len(s) > 0 {
+			if s := jobtest.StaleInJSON(t, c.json); len(s) > 0 {
 				t.Errorf("after the run, %s names stale hashes or sizes for %v", c.json, s)
 			}
 		})
-	}
-}
-
-// updateJSONEntry gives the package at path its hash and size now in
-// the multi-WACZ JSON at name.
-func updateJSONEntry(t *testing.T, name, path string) {
-	t.Helper()
-	b, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, size, err := packageFixity(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := hex.DecodeString(sum)
-	nb, err := wacz.UpdateCollection(b, map[string]wacz.CollectionUpdate{filepath.Base(path): {SHA256: raw, Size: size}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(name, nb, 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -378,7 +309,7 @@ func TestRunIndexWACZRefreshesCommittedRequirersInOneDirectory(t *testing.T) {
 		t.Fatalf("crawl-1 run again: %v %+v", err, r.Report.ExitReason)
 	}
 	c.check(t, required, places)
-	if s := staleInJSON(t, c.json); slices.Contains(s, filepath.Base(c.requirer)) {
+	if s := jobtest.StaleInJSON(t, c.json); slices.Contains(s, filepath.Base(c.requirer)) {
 		t.Errorf("after the run, %s names a stale hash or size for %s", c.json, filepath.Base(c.requirer))
 	}
 }
