@@ -61,6 +61,10 @@ type Member struct {
 	Comment           string
 	// ZIP64 is set when its records use ZIP64 fields.
 	ZIP64 bool
+	// localSizes64 is set when its local header, without a data
+	// descriptor, says its sizes in its ZIP64 field (0xFFFFFFFF in the
+	// header's): a rebuild writes it again in that form.
+	localSizes64 bool
 }
 
 // IsDir reports whether the member is a directory entry.
@@ -283,6 +287,7 @@ func (d *zipDir) readLocalHeaders(r io.ReaderAt, pkg string) error {
 			crc, csize, usize := binary.LittleEndian.Uint32(h[14:]), uint64(binary.LittleEndian.Uint32(h[18:])), uint64(binary.LittleEndian.Uint32(h[22:]))
 			if z, ok := findExtra(m.LocalExtra, zip64ExtraID); ok && len(z) >= 16 && (csize == uint32max || usize == uint32max) {
 				usize, csize = binary.LittleEndian.Uint64(z), binary.LittleEndian.Uint64(z[8:])
+				m.localSizes64 = true
 			}
 			if crc != m.CRC32 || int64(csize) != m.CompressedSize || int64(usize) != m.Size {
 				return errorf(pkg, m.Name, m.HeaderOffset, ErrDamaged, "local header says CRC-32 %08x, %d/%d bytes; the central directory %08x, %d/%d",
