@@ -65,6 +65,9 @@ type Member struct {
 	// descriptor, says its sizes in its ZIP64 field (0xFFFFFFFF in the
 	// header's): a rebuild writes it again in that form.
 	localSizes64 bool
+	// localVersion is the version needed to extract its local header
+	// says (0 for a member not read from a package): a copy keeps it.
+	localVersion uint16
 }
 
 // IsDir reports whether the member is a directory entry.
@@ -279,6 +282,7 @@ func (d *zipDir) readLocalHeaders(r io.ReaderAt, pkg string) error {
 			return errorf(pkg, m.Name, m.HeaderOffset, ErrDamaged, "the local header names it %q", ne[:nameLen])
 		}
 		m.LocalExtra = ne[nameLen:]
+		m.localVersion = binary.LittleEndian.Uint16(h[4:])
 		method, flags := binary.LittleEndian.Uint16(h[8:]), binary.LittleEndian.Uint16(h[6:])
 		if method != m.Method || flags&flagEncrypted != m.Flags&flagEncrypted {
 			return errorf(pkg, m.Name, m.HeaderOffset, ErrDamaged, "local header says method %d, the central directory %d", method, m.Method)

@@ -133,6 +133,7 @@ func (z *zipWriter) beginCopy(m *Member, srcDescriptor bool) error {
 			sizes64 = true
 		}
 	}
+	sizes64Before := m.localSizes64
 	m.localSizes64 = sizes64
 	if len(local) > uint16max {
 		return errors.New("extra fields too long")
@@ -141,9 +142,22 @@ func (z *zipWriter) beginCopy(m *Member, srcDescriptor bool) error {
 	if m.ZIP64 {
 		m.ReaderVersion = max(m.ReaderVersion, 45)
 	}
+	// The local header's version needed is the central directory's,
+	// or, for a member read from a package, what its local header said
+	// (a streaming writer says 20 there, before it knows that the
+	// member or its offset needs ZIP64 in the central directory), 45 if
+	// its sizes are in its ZIP64 field now and were not there.
+	version := m.ReaderVersion
+	if m.localVersion != 0 {
+		version = max(m.localVersion, 20)
+		if sizes64 && !sizes64Before {
+			version = max(version, 45)
+		}
+	}
+	m.localVersion = version
 	var h [localLen]byte
 	binary.LittleEndian.PutUint32(h[0:], localSig)
-	binary.LittleEndian.PutUint16(h[4:], m.ReaderVersion)
+	binary.LittleEndian.PutUint16(h[4:], version)
 	binary.LittleEndian.PutUint16(h[6:], m.Flags)
 	binary.LittleEndian.PutUint16(h[8:], m.Method)
 	binary.LittleEndian.PutUint16(h[10:], m.ModifiedTime)
