@@ -94,8 +94,12 @@ func NotePackage(crawl, name, path string) (RefileEntry, error) {
 // where the note has them is not refiled: problems say so (its records
 // moved, so the index's originals of it would be wrong). A noted
 // package its crawl no longer lists, or of a crawl removed, is passed
-// over.
-func Refiles(ix *Index, notes []RefileEntry) (refile map[string][]FileInfo, problems []string, err error) {
+// over; so is one gone (deleted while its crawl lists it), named in gone
+// with what to do: there is nothing of it to record again, nothing the
+// job wrote rests on it being recorded, and its crawl's files missing
+// is for the index to learn through its own verify and remove, not a
+// reason for every commit of the job to fail.
+func Refiles(ix *Index, notes []RefileEntry) (refile map[string][]FileInfo, problems, gone []string, err error) {
 	listed := map[string]map[string]FileInfo{}
 	for _, n := range notes {
 		of, ok := listed[n.Crawl]
@@ -104,7 +108,7 @@ func Refiles(ix *Index, notes []RefileEntry) (refile map[string][]FileInfo, prob
 			if ix.Registry.Crawl(n.Crawl) != nil {
 				files, err := ix.Files(n.Crawl)
 				if err != nil {
-					return nil, nil, fmt.Errorf("crawl %s's list of files: %w", n.Crawl, err)
+					return nil, nil, nil, fmt.Errorf("crawl %s's list of files: %w", n.Crawl, err)
 				}
 				for _, f := range files {
 					of[f.Name] = f
@@ -117,8 +121,13 @@ func Refiles(ix *Index, notes []RefileEntry) (refile map[string][]FileInfo, prob
 			continue // no longer the crawl's
 		}
 		fi, err := os.Stat(n.Path)
+		if errors.Is(err, os.ErrNotExist) {
+			gone = append(gone, fmt.Sprintf("%s (crawl %s) is gone, though the index %s lists it among the crawl's files: passed over (its requires entries were to be brought up to date). Put it back, or, if it is gone for good, let the index know: `warcdedup index verify --index %s` names the crawl's files missing, `warcdedup index remove --index %s %s` takes the crawl out (with --restore, first giving back the revisits that need it)",
+				n.Path, n.Crawl, ix.Dir, ix.Dir, ix.Dir, n.Crawl))
+			continue
+		}
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, fmt.Errorf("%s (crawl %s), noted to be recorded again in the index: %w", n.Path, n.Crawl, err)
 		}
 		stamp := Stamp(fi)
 		if stamp == recorded.Stamp && fi.Size() == recorded.Size {
@@ -139,14 +148,14 @@ func Refiles(ix *Index, notes []RefileEntry) (refile map[string][]FileInfo, prob
 		}
 		h, err := fixity.HashFile(n.Path, fixity.SHA256)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if refile == nil {
 			refile = map[string][]FileInfo{}
 		}
 		refile[n.Crawl] = append(refile[n.Crawl], FileInfo{Name: n.Name, Size: h.Size(), SHA256: h.Sum(fixity.SHA256), Stamp: stamp})
 	}
-	return refile, problems, nil
+	return refile, problems, gone, nil
 }
 
 // UpdateSources brings up to date the hash and size of the files refile

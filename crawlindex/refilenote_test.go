@@ -129,7 +129,7 @@ func TestRefilesAndUpdateSources(t *testing.T) {
 	}
 
 	requireSomething(t, a)
-	refile, problems, err := Refiles(ix, notes)
+	refile, problems, _, err := Refiles(ix, notes)
 	if err != nil || len(problems) > 0 {
 		t.Fatalf("Refiles: %v %v", problems, err)
 	}
@@ -155,7 +155,7 @@ func TestRefilesAndUpdateSources(t *testing.T) {
 
 	// Records moved: another WARC in b.wacz.
 	newPackage(t, b, "<html>another, longer body</html>")
-	refile, problems, err = Refiles(ix, notes[1:])
+	refile, problems, _, err = Refiles(ix, notes[1:])
 	if err != nil || len(refile) > 0 || len(problems) != 1 || !strings.Contains(problems[0], "b.wacz") {
 		t.Errorf("b.wacz with its records moved: refiled %+v, problems %v, %v; want it named, not refiled", refile, problems, err)
 	}

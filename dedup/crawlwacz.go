@@ -593,9 +593,12 @@ func (r *run) committedRefiles() (map[string][]crawlindex.FileInfo, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	refile, problems, err := crawlindex.Refiles(r.crawl.index, notes)
+	refile, problems, gone, err := crawlindex.Refiles(r.crawl.index, notes)
 	if err != nil {
 		return nil, err
+	}
+	for _, g := range gone {
+		r.show.Note("warcdedup: warning: %s", g)
 	}
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("not committed: %s", strings.Join(stage.First(problems, 5), "; "))

@@ -543,9 +543,13 @@ func (pr *PackageRewrite) Locations() map[string]string {
 	return loc
 }
 
-// Discard removes the staged copies.
+// Discard removes the staged copies, and moves the cache entries moved
+// to them back to their packages (those still the version copied
+// from): a rewrite stopped before Finish (Prepare or a check of the
+// requirers failed) costs the next run no hashing of its members.
 func (pr *PackageRewrite) Discard() {
 	pr.removing.Wait()
+	pr.putBackEntries(nil)
 	for _, s := range pr.staged {
 		os.Remove(s.path)
 	}
@@ -1085,6 +1089,8 @@ func unchangedFiles(replace map[string]string, before map[string]os.FileInfo) er
 // putBackEntries moves the cache entries moved to staged copies of
 // members whose package was not written anew (checked gives those that
 // were) back to the package, when it is still the version copied from.
+// Once for each staged member (Finish does it, then Discard, which finds
+// nothing more to do).
 func (pr *PackageRewrite) putBackEntries(checked map[string]os.FileInfo) {
 	if pr.Restamp == nil {
 		return
@@ -1096,6 +1102,7 @@ func (pr *PackageRewrite) putBackEntries(checked map[string]os.FileInfo) {
 		if now, err := os.Stat(s.Path); err == nil && sameVersion(s.movedFrom, now) {
 			pr.Restamp(name, s.info, now)
 		}
+		s.movedFrom = nil
 	}
 }
 

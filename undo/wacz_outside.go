@@ -295,9 +295,12 @@ func (u *undo) refile(ix *crawlindex.Index) error {
 			return err
 		}
 	}
-	change, problems, err := crawlindex.Refiles(ix, notes)
+	change, problems, gone, err := crawlindex.Refiles(ix, notes)
 	if err != nil {
 		return err
+	}
+	for _, g := range gone {
+		u.show.Note("warcdedup: warning: %s", g)
 	}
 	u.res.StaleRequirers = append(u.res.StaleRequirers, problems...)
 	if len(change) > 0 {

@@ -391,10 +391,7 @@ func (w *rebuildWrite) writeMembers() error {
 			}
 			w.written[m.Name] = memberSum{p.sum, p.size}
 		default:
-			if err := zw.begin(m); err != nil {
-				return err
-			}
-			if err := zw.copyData(m, src.Raw(sm)); err != nil {
+			if err := zw.copyMember(m, src.Raw(sm)); err != nil {
 				return fmt.Errorf("%s: %s: %w", src.Name, sm.Name, err)
 			}
 		}

@@ -61,6 +61,13 @@ type Member struct {
 	Comment           string
 	// ZIP64 is set when its records use ZIP64 fields.
 	ZIP64 bool
+	// localSizes64 is set when its local header, without a data
+	// descriptor, says its sizes in its ZIP64 field (0xFFFFFFFF in the
+	// header's): a rebuild writes it again in that form.
+	localSizes64 bool
+	// localVersion is the version needed to extract its local header
+	// says (0 for a member not read from a package): a copy keeps it.
+	localVersion uint16
 }
 
 // IsDir reports whether the member is a directory entry.
@@ -275,6 +282,7 @@ func (d *zipDir) readLocalHeaders(r io.ReaderAt, pkg string) error {
 			return errorf(pkg, m.Name, m.HeaderOffset, ErrDamaged, "the local header names it %q", ne[:nameLen])
 		}
 		m.LocalExtra = ne[nameLen:]
+		m.localVersion = binary.LittleEndian.Uint16(h[4:])
 		method, flags := binary.LittleEndian.Uint16(h[8:]), binary.LittleEndian.Uint16(h[6:])
 		if method != m.Method || flags&flagEncrypted != m.Flags&flagEncrypted {
 			return errorf(pkg, m.Name, m.HeaderOffset, ErrDamaged, "local header says method %d, the central directory %d", method, m.Method)
@@ -283,6 +291,7 @@ func (d *zipDir) readLocalHeaders(r io.ReaderAt, pkg string) error {
 			crc, csize, usize := binary.LittleEndian.Uint32(h[14:]), uint64(binary.LittleEndian.Uint32(h[18:])), uint64(binary.LittleEndian.Uint32(h[22:]))
 			if z, ok := findExtra(m.LocalExtra, zip64ExtraID); ok && len(z) >= 16 && (csize == uint32max || usize == uint32max) {
 				usize, csize = binary.LittleEndian.Uint64(z), binary.LittleEndian.Uint64(z[8:])
+				m.localSizes64 = true
 			}
 			if crc != m.CRC32 || int64(csize) != m.CompressedSize || int64(usize) != m.Size {
 				return errorf(pkg, m.Name, m.HeaderOffset, ErrDamaged, "local header says CRC-32 %08x, %d/%d bytes; the central directory %08x, %d/%d",

@@ -2,6 +2,7 @@ package wacz
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -71,7 +72,24 @@ func (z *zipWriter) sums() ([]byte, uint32) {
 
 // begin writes the local header of m (m.Size and m.CompressedSize set)
 // and sets m.HeaderOffset and m.DataOffset.
-func (z *zipWriter) begin(m *Member) error {
+func (z *zipWriter) begin(m *Member) error { return z.beginCopy(m, false) }
+
+// beginCopy is begin for a member whose data descriptor, when it has
+// one, is copied from the package it comes from (srcDescriptor: a
+// descriptor of m follows its data there; copyMember).
+//
+// Its local extra fields are kept as they were, so that a member
+// copied unchanged keeps its offset and so do the members after it (a
+// crawl index has records at those offsets). A ZIP64 field there (some
+// writers add one to every member, however small) is kept at its
+// place and length: without a data descriptor it gets m's sizes, the
+// local header's 0xFFFFFFFF (APPNOTE 4.5.3) or the sizes themselves as
+// the source had them; with a descriptor it is kept as the streaming
+// writer left it (zeros: it says that the descriptor has 8-byte
+// sizes). A member whose data is written anew keeps it too, with its
+// new sizes: the package stays in its writer's form, and an undo that
+// puts the old data back puts it back where it was.
+func (z *zipWriter) beginCopy(m *Member, srcDescriptor bool) error {
 	if len(m.Name) > uint16max {
 		return fmt.Errorf("member name of %d bytes", len(m.Name))
 	}
@@ -82,28 +100,41 @@ func (z *zipWriter) begin(m *Member) error {
 	m.Extra = dropExtra(m.Extra, zip64ExtraID)
 	big := m.Size >= uint32max || m.CompressedSize >= uint32max
 	desc := m.Flags&flagDescriptor != 0
-	if _, z64 := findExtra(m.LocalExtra, zip64ExtraID); desc && big && !z64 {
+	z64, hasZ64 := findExtra(m.LocalExtra, zip64ExtraID)
+	if desc && big && !hasZ64 && !srcDescriptor {
 		// A descriptor's sizes cannot say it without a ZIP64 field in
-		// the local header: written with its sizes there instead.
+		// the local header: written with its sizes there instead. (One
+		// copied says them in 8 bytes, as Go's archive/zip writes a
+		// streamed member past 4 GiB, APPNOTE 4.3.9.2: kept, with the
+		// local header, so that nothing after it moves.)
 		desc = false
 		m.Flags &^= flagDescriptor
 	}
 	m.ZIP64 = big || m.HeaderOffset >= uint32max
+	local := bytes.Clone(m.LocalExtra)
+	sizes64 := false // the local header's sizes are in its ZIP64 field
 	if !desc {
-		m.LocalExtra = dropExtra(m.LocalExtra, zip64ExtraID)
+		switch {
+		case hasZ64 && len(z64) >= 16:
+			at := extraAt(local, zip64ExtraID)
+			binary.LittleEndian.PutUint64(local[at:], uint64(m.Size))
+			binary.LittleEndian.PutUint64(local[at+8:], uint64(m.CompressedSize))
+			sizes64 = big || m.localSizes64
+		case big:
+			// None, or one too short to say both sizes: a new one
+			// first.
+			local = dropExtra(local, zip64ExtraID)
+			var f [20]byte
+			binary.LittleEndian.PutUint16(f[0:], zip64ExtraID)
+			binary.LittleEndian.PutUint16(f[2:], 16)
+			binary.LittleEndian.PutUint64(f[4:], uint64(m.Size))
+			binary.LittleEndian.PutUint64(f[12:], uint64(m.CompressedSize))
+			local = append(f[:], local...)
+			sizes64 = true
+		}
 	}
-	// A member with a descriptor keeps its local extra fields as they
-	// were (a ZIP64 field there, zeros as a streaming writer leaves
-	// it, says that its descriptor has 8-byte sizes).
-	local := m.LocalExtra
-	if big && !desc {
-		var z64 [20]byte
-		binary.LittleEndian.PutUint16(z64[0:], zip64ExtraID)
-		binary.LittleEndian.PutUint16(z64[2:], 16)
-		binary.LittleEndian.PutUint64(z64[4:], uint64(m.Size))
-		binary.LittleEndian.PutUint64(z64[12:], uint64(m.CompressedSize))
-		local = append(z64[:], local...)
-	}
+	sizes64Before := m.localSizes64
+	m.localSizes64 = sizes64
 	if len(local) > uint16max {
 		return errors.New("extra fields too long")
 	}
@@ -111,17 +142,34 @@ func (z *zipWriter) begin(m *Member) error {
 	if m.ZIP64 {
 		m.ReaderVersion = max(m.ReaderVersion, 45)
 	}
+	// The local header's version needed is the central directory's,
+	// or, for a member read from a package, what its local header said
+	// (a streaming writer says 20 there, before it knows that the
+	// member or its offset needs ZIP64 in the central directory), 45 if
+	// its sizes are in its ZIP64 field now and were not there.
+	version := m.ReaderVersion
+	if m.localVersion != 0 {
+		version = max(m.localVersion, 20)
+		if sizes64 && !sizes64Before {
+			version = max(version, 45)
+		}
+	}
+	m.localVersion = version
 	var h [localLen]byte
 	binary.LittleEndian.PutUint32(h[0:], localSig)
-	binary.LittleEndian.PutUint16(h[4:], m.ReaderVersion)
+	binary.LittleEndian.PutUint16(h[4:], version)
 	binary.LittleEndian.PutUint16(h[6:], m.Flags)
 	binary.LittleEndian.PutUint16(h[8:], m.Method)
 	binary.LittleEndian.PutUint16(h[10:], m.ModifiedTime)
 	binary.LittleEndian.PutUint16(h[12:], m.ModifiedDate)
 	if !desc { // else zeros, the descriptor says them
 		binary.LittleEndian.PutUint32(h[14:], m.CRC32)
-		binary.LittleEndian.PutUint32(h[18:], uint32(min(m.CompressedSize, uint32max)))
-		binary.LittleEndian.PutUint32(h[22:], uint32(min(m.Size, uint32max)))
+		if sizes64 {
+			binary.LittleEndian.PutUint64(h[18:], 1<<64-1)
+		} else {
+			binary.LittleEndian.PutUint32(h[18:], uint32(m.CompressedSize))
+			binary.LittleEndian.PutUint32(h[22:], uint32(m.Size))
+		}
 	}
 	binary.LittleEndian.PutUint16(h[26:], uint16(len(m.Name)))
 	binary.LittleEndian.PutUint16(h[28:], uint16(len(local)))
@@ -132,6 +180,45 @@ func (z *zipWriter) begin(m *Member) error {
 	m.DataOffset = z.off
 	z.dir = append(z.dir, m)
 	return z.err()
+}
+
+// extraAt is where the data of the first extra field of that id begins
+// in extra; -1 if it has none.
+func extraAt(extra []byte, id uint16) int {
+	for at := 0; len(extra)-at >= 4; {
+		tag, n := binary.LittleEndian.Uint16(extra[at:]), int(binary.LittleEndian.Uint16(extra[at+2:]))
+		if len(extra)-at < 4+n {
+			return -1
+		}
+		if tag == id {
+			return at + 4
+		}
+		at += 4 + n
+	}
+	return -1
+}
+
+// copyMember writes m copied unchanged from raw, its data in the
+// package it comes from (Package.Raw): local header, data and, if it
+// has one, the data descriptor that follows its data there.
+func (z *zipWriter) copyMember(m *Member, raw *io.SectionReader) error {
+	if err := z.beginCopy(m, m.Flags&flagDescriptor != 0 && sourceDescriptor(m, raw) != nil); err != nil {
+		return err
+	}
+	return z.copyData(m, raw)
+}
+
+// sourceDescriptor is the data descriptor of m after its data in the
+// package src is a section of; nil if none is there.
+func sourceDescriptor(m *Member, src io.Reader) []byte {
+	s, ok := src.(*io.SectionReader)
+	if !ok {
+		return nil
+	}
+	outer, off, n := s.Outer()
+	var buf [24]byte
+	got, _ := outer.ReadAt(buf[:], off+n)
+	return matchDescriptor(buf[:got], m)
 }
 
 // copyData writes m's data from r: exactly m.CompressedSize bytes.
@@ -159,14 +246,9 @@ func (z *zipWriter) descriptor(m *Member, src io.Reader) error {
 	if m.Flags&flagDescriptor == 0 {
 		return nil
 	}
-	if s, ok := src.(*io.SectionReader); ok {
-		outer, off, n := s.Outer()
-		var buf [24]byte
-		got, _ := outer.ReadAt(buf[:], off+n)
-		if d := matchDescriptor(buf[:got], m); d != nil {
-			z.write(d)
-			return z.err()
-		}
+	if d := sourceDescriptor(m, src); d != nil {
+		z.write(d)
+		return z.err()
 	}
 	_, z64 := findExtra(m.LocalExtra, zip64ExtraID)
 	d := binary.LittleEndian.AppendUint32(nil, descriptorSig)
