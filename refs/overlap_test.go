@@ -1,6 +1,9 @@
 package refs
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -159,4 +162,87 @@ func TestOverlapEarlierFileFailsAfterLaterRenamed(t *testing.T) {
 	if again.stats.Revisits != 0 || again.stats.AlreadyRevisit != 1 {
 		t.Errorf("b.warc run again: %+v, want its revisit found done", again.stats)
 	}
+}
+
+// TestOverlapCancelledThenRunAgain cancels the run, with one walk at a
+// time (Jobs 1) and its log a file (with its journal), once the first
+// file is in place and not yet logged and a later file's walk has
+// written a revisit: the later file is being walked or checked while
+// the first is put in place. It proves that the cancelled run leaves
+// every file its old or its new version and no temporary file, and
+// that a run again with the same log ends as one run would: the same
+// bytes, each file logged once, no journal left.
+func TestOverlapCancelledThenRunAgain(t *testing.T) {
+	c := generate(t, gen.Config{Files: 4, Records: 120, DupRate: 0.5, Seed: 92, MeanPayload: 2 << 10,
+		Formats: []gen.Format{gen.WARC10, gen.WARC11Gz}})
+	ref := t.TempDir()
+	rewritetest.CopyDir(t, c.dir, ref)
+	mustRun(t, Rewriter{Roots: []string{ref}, InPlace: true, Jobs: 1}, c.lines)
+	before, want := rewritetest.Snapshot(t, c.dir), rewritetest.Snapshot(t, ref)
+	var rewritten []string
+	for name := range want {
+		if !bytes.Equal(want[name], before[name]) {
+			rewritten = append(rewritten, name)
+		}
+	}
+	if len(rewritten) < 2 {
+		t.Fatalf("%d files rewritten: the test proves nothing", len(rewritten))
+	}
+	dir := t.TempDir()
+	rewritetest.CopyDir(t, c.dir, dir)
+	logPath := filepath.Join(t.TempDir(), "rewrite.log")
+	first := c.dups[0].File
+	runOnce := func(ctx context.Context, replaced func(rewritelog.Replacement), prog *Progress) error {
+		t.Helper()
+		log, err := rewritelog.Open(logPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rw := Rewriter{Roots: []string{dir}, InPlace: true, Jobs: 1, Progress: prog, Replaced: replaced,
+			Originals: rewritetest.Originals(t, c.lines, dir),
+			Refused:   func(err error) { t.Errorf("refused: %v", err) }}
+		_, err = rw.Run(ctx, manifest.NewReader(bytes.NewReader(rewritetest.ManifestText(c.lines)), "test.manifest"), log)
+		if cerr := log.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var prog Progress
+	overlapped := false
+	err := runOnce(ctx, func(rp rewritelog.Replacement) {
+		if manifest.EscapeFile(rp.Name) != first {
+			return
+		}
+		own := int64(len(rp.Entries))
+		for deadline := time.Now().Add(20 * time.Second); prog.Revisits.Load() <= own && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		overlapped = prog.Revisits.Load() > own
+		cancel()
+	}, &prog)
+	if !overlapped {
+		t.Fatalf("no later file's revisit was written while %s was being put in place: the test proves nothing", first)
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("the cancelled run: %v, want it cancelled", err)
+	}
+	got := rewritetest.Snapshot(t, dir)
+	for name, b := range got {
+		if !bytes.Equal(b, before[name]) && !bytes.Equal(b, want[name]) {
+			t.Errorf("after the cancel, %s is neither its old nor its new version", name)
+		}
+	}
+	if !bytes.Equal(got[first], want[first]) {
+		t.Errorf("%s, in place before the cancel, is not its new version", first)
+	}
+	if tf := rewritetest.TempFiles(t, dir); len(tf) > 0 {
+		t.Errorf("temporary files left by the cancelled run: %v", tf)
+	}
+	if err := runOnce(context.Background(), nil, nil); err != nil {
+		t.Fatalf("the run again: %v", err)
+	}
+	rewritetest.SameFiles(t, "after the run again", rewritetest.Snapshot(t, dir), want)
+	checkLogOnce(t, logPath, rewritten)
 }
