@@ -118,3 +118,31 @@ func TestUndoIndexWACZOutsideRequirerChangedSinceCommitNotRecorded(t *testing.T)
 		t.Errorf("undo crawl-1: exit %d, stale requirers %v; want exit 1 naming %s", u.Exit, u.StaleRequirers, requirer)
 	}
 }
+
+// TestUndoIndexWACZCommittedCrawlsJSONGone is
+// TestUndoIndexWACZUpdatesCommittedCrawlsJSON with crawl-0's multi-WACZ
+// JSON, which the index records as the crawl's, gone before the undo
+// (moved or deleted by the operator since crawl-0's commit). It proves
+// that the undo still finishes: it brings crawl-0's requirer up to date
+// and has the index record it as it is, and says that the JSON is not
+// there to bring up to date. Without it the undo stopped on the missing
+// JSON before the index recorded the requirer, every time it was run
+// again: the requirer written anew, the index describing its former
+// version.
+func TestUndoIndexWACZCommittedCrawlsJSONGone(t *testing.T) {
+	c := setUpOutsideRequirersOf(t, "multi-WACZ JSON", nil, true)
+	required := jobtest.HashTree(t, filepath.Dir(c.required))[filepath.Base(c.required)]
+	if err := os.Rename(c.json, c.json+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	for attempt := 1; attempt <= 2; attempt++ {
+		u, err := Run(context.Background(), Options{Paths: []string{c.op}, WorkDir: c.wd, Jobs: 2})
+		if err == nil && u.Exit == 0 && len(u.StaleRequirers) == 0 {
+			break
+		}
+		if attempt == 2 {
+			t.Fatalf("undo crawl-1, run twice: %v %+v", err, u)
+		}
+	}
+	c.after(t, required)
+}
