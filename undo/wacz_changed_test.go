@@ -146,3 +146,40 @@ func TestUndoIndexWACZCommittedCrawlsJSONGone(t *testing.T) {
 	}
 	c.after(t, required)
 }
+
+// TestUndoIndexWACZRunsNoteOfMovedRequirer leaves in crawl-1's work
+// directory the refile note a run of crawl-1 stopped before its commit
+// leaves (crawlindex.WriteRefileNote, wacz-refile.json: crawl-0's
+// requirer with its WARC members' places), with the requirer since
+// written anew with its members moved. It proves that the undo, which
+// reads the run's note, does not have the index record the requirer
+// (its members are not where the note has them) and names it (exit 1),
+// and that the undo run again, the note gone, still does neither: it
+// must not note the requirer afresh, as it is, and record it then.
+func TestUndoIndexWACZRunsNoteOfMovedRequirer(t *testing.T) {
+	c := setUpOutsideRequirers(t, "directories")
+	requirer := c.requirers[0]
+	name := filepath.Base(requirer)
+	recorded := recordedAs(t, c.index, "crawl-0", name)
+	e, err := crawlindex.NotePackage("crawl-0", name, requirer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := crawlindex.WriteRefileNote(filepath.Join(c.wd, waczRefileFile), []crawlindex.RefileEntry{e}); err != nil {
+		t.Fatal(err)
+	}
+	moveMembers(t, requirer)
+	for attempt := 1; attempt <= 2; attempt++ {
+		u, err := Run(context.Background(), Options{Paths: []string{c.op}, WorkDir: c.wd, Jobs: 2})
+		if err != nil {
+			t.Fatalf("undo %d: %v", attempt, err)
+		}
+		if after := recordedAs(t, c.index, "crawl-0", name); after != recorded {
+			t.Errorf("undo %d: the index records %s anew (%+v; was %+v): it takes the moved WARC members as where crawl-0's originals are", attempt, name, after, recorded)
+		}
+		named := slices.ContainsFunc(u.StaleRequirers, func(s string) bool { return strings.Contains(s, requirer) })
+		if u.Exit == 0 || !named {
+			t.Errorf("undo %d: exit %d, stale requirers %v; want exit 1 naming %s", attempt, u.Exit, u.StaleRequirers, requirer)
+		}
+	}
+}
