@@ -166,7 +166,8 @@ func Refiles(ix *Index, notes []RefileEntry) (refile map[string][]FileInfo, prob
 // committed, it finds them up to date when run again after a stop. The
 // notes name what it could not bring up to date: the packages of a
 // crawl whose JSON the index does not record (imported, or run on a
-// directory or packages named), and those a crawl's JSON does not list.
+// directory or packages named) or is not there any more, and those a
+// crawl's JSON does not list.
 func (ix *Index) UpdateSources(refile map[string][]FileInfo) (notes []string, err error) {
 	for _, crawl := range slices.Sorted(maps.Keys(refile)) {
 		k := ix.Registry.Crawl(crawl)
@@ -180,6 +181,15 @@ func (ix *Index) UpdateSources(refile map[string][]FileInfo) (notes []string, er
 		if k.Source == "" {
 			notes = append(notes, fmt.Sprintf("crawl %s's packages %s were written anew (their requires entries brought up to date); the index %s records no multi-WACZ JSON of the crawl: one that lists them names their former hash and size",
 				crawl, strings.Join(slices.Sorted(maps.Keys(paths)), ", "), ix.Dir))
+			continue
+		}
+		if _, err := os.Stat(k.Source); errors.Is(err, os.ErrNotExist) {
+			// Moved or deleted since the crawl's commit: nothing there
+			// names the former hashes, and the index must still record
+			// the packages as they are (the job would stop here on every
+			// run again, the index describing their former versions).
+			notes = append(notes, fmt.Sprintf("crawl %s's packages %s were written anew (their requires entries brought up to date); the crawl's multi-WACZ JSON %s, which the index %s records, is not there: a copy of it elsewhere names their former hash and size",
+				crawl, strings.Join(slices.Sorted(maps.Keys(paths)), ", "), k.Source, ix.Dir))
 			continue
 		}
 		listed, err := updateSource(k.Source, paths)
