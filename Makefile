@@ -29,7 +29,7 @@ endif
 # What the build really holds (cgo off means pure Go whatever the tag).
 SAY_INFLATER = @echo "inflater: $$($(GO) list -f '{{if .CgoFiles}}ISA-L (-tags isal){{else}}pure Go{{end}}' ./gzmulti)"
 
-.PHONY: all build test test-setup test-quick test-go test-crash test-browser test-cluster soak fuzz bench bench-scale install man demo clean $(BINARIES)
+.PHONY: all build test test-setup test-quick test-go test-crash test-large test-browser test-cluster soak fuzz bench bench-scale install man demo clean $(BINARIES)
 
 all: build
 
@@ -50,7 +50,7 @@ $(BINARIES):
 # (scripts/test-setup.sh: apt-get as root, npm into .cache), and every test
 # then runs with it required: one whose part is missing fails, naming it,
 # instead of skipping. make test-quick is the explicit opt-out.
-test: test-setup test-go test-crash test-browser test-cluster
+test: test-setup test-go test-crash test-large test-browser test-cluster
 
 test-setup:
 	scripts/test-setup.sh
@@ -68,7 +68,7 @@ test-go: test-setup
 	$(SAY_INFLATER)
 	$(GO) vet ./...
 	$(GO) vet -tags browser ./e2e/replay ./report
-	$(REQUIRE) $(GO) test -count=1 -timeout 30m -skip '^TestCrashRunUndo$$' ./...
+	$(REQUIRE) $(GO) test -count=1 -timeout 30m -skip '^(TestCrashRunUndo|TestRebuildKeepsLargeStreamedMember)$$' ./...
 	$(GO) test -count=1 -race ./rewritelog ./internal/ordered ./internal/spool ./internal/lru
 	# gzmember without zlib: every rebuild says it cannot, cleanly.
 	$(REQUIRE) CGO_ENABLED=0 $(GO) test -count=1 ./gzmember
@@ -81,6 +81,11 @@ test-go: test-setup
 # Verbose, so that it prints each kill and the outcome.
 test-crash: test-setup
 	WARCDEDUP_TEST_LEGACY_KILLS=1 $(REQUIRE) $(GO) test -count=1 -timeout 10m -run '^(TestCrashRunUndo|TestLegacyJobKills)$$' -v ./dedup
+
+# A WACZ package with a member of more than 4 GiB rebuilt (sparse files,
+# about a minute: each reader reads 4 GiB), once: it reads no gzip.
+test-large:
+	$(GO) test -count=1 -timeout 10m -run '^TestRebuildKeepsLargeStreamedMember$$' -v ./wacz
 
 # The soak (not in make test, not in CI; about ten minutes): more than 200
 # kills of run, undo, run --index, index remove --restore and undo of a
