@@ -57,7 +57,8 @@ type Collide struct {
 	// Also names duplicates of the first numbering to number again
 	// though the rewrite did not find them apart: those in files the
 	// rewrite does not read (ARC: no revisit form), whose classes the
-	// account reports.
+	// account reports. It names a line by its file alone: it is asked
+	// once for each file (InARCFile).
 	Also func(l *manifest.Line) bool
 	// Besides those, the originals of a class beyond its first (captures
 	// that existing revisits refer to, pinned as copy 1 of the digest's
