@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 
+	"warcdedup/atomicfile"
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
 	"warcdedup/source"
@@ -81,10 +82,16 @@ func (r *run) collide(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := r.sortFile(ctx, workdir.CollideFile, workdir.CollideByFile, manifest.ByFile.Command); err != nil {
+	r.collided = collideState{Result: res, LogSize: size}
+	if r.collidedNothing() {
+		// Nothing resolved again, the usual case: the numbering is
+		// empty, and so is its copy on file, written without a sort.
+		if err := writeEmpty(r.wd.File(workdir.CollideByFile)); err != nil {
+			return "", err
+		}
+	} else if err := r.sortFile(ctx, workdir.CollideFile, workdir.CollideByFile, manifest.ByFile.Command); err != nil {
 		return "", err
 	}
-	r.collided = collideState{Result: res, LogSize: size}
 	if err := workdir.WriteJSON(r.wd.File(collideStats), r.collided); err != nil {
 		return "", err
 	}
@@ -96,6 +103,20 @@ func (r *run) collide(ctx context.Context) (string, error) {
 // and its revisits into saved.tsv's companion, at the hash stage's
 // offsets, for the account.
 func (r *run) rewriteCollisions(ctx context.Context) (string, error) {
+	if r.collidedNothing() {
+		// Nothing to rewrite, no revisit to carry back, no numbering
+		// changed: the rewrite of an empty numbering and CollideBack
+		// would write an empty saved-collisions.tsv and figures of
+		// nothing, which this writes without reading anything.
+		if err := writeEmpty(r.wd.File(workdir.SavedCollisionsFile)); err != nil {
+			return "", err
+		}
+		res := stage.RewriteResult{}
+		if err := r.keepRewroteCollisions(res); err != nil {
+			return "", err
+		}
+		return res.Note(false), nil
+	}
 	table, err := manifest.OpenTable(r.wd.File(workdir.CollideFile))
 	if err != nil {
 		return "", err
@@ -130,6 +151,24 @@ func (r *run) rewriteCollisions(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return res.Note(false), nil
+}
+
+// collidedNothing reports whether the collisions stage resolved nothing
+// again: no line kept apart by the rewrite, in an ARC file, or an
+// original beyond its class's first. Its numbering is then empty, and
+// the rewrite of the collisions has nothing to do.
+func (r *run) collidedNothing() bool {
+	return r.collided.Result.Digests == 0 && r.collided.Result.Apart == 0 && r.collided.Result.Stats.Lines == 0
+}
+
+// writeEmpty writes name empty, whole (synced, then renamed).
+func writeEmpty(name string) error {
+	f, err := atomicfile.Create(name, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	return f.CommitRenamed()
 }
 
 // keepRewroteCollisions keeps what the rewrite of the collisions did, for

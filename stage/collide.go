@@ -2,6 +2,7 @@ package stage
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -56,7 +57,8 @@ type Collide struct {
 	// Also names duplicates of the first numbering to number again
 	// though the rewrite did not find them apart: those in files the
 	// rewrite does not read (ARC: no revisit form), whose classes the
-	// account reports.
+	// account reports. It names a line by its file alone: it is asked
+	// once for each file (InARCFile).
 	Also func(l *manifest.Line) bool
 	// Besides those, the originals of a class beyond its first (captures
 	// that existing revisits refer to, pinned as copy 1 of the digest's
@@ -121,10 +123,15 @@ func (c *Collide) Run(ctx context.Context) (CollideResult, error) {
 	if err != nil {
 		return res, err
 	}
-	sorted := input.Name() + "-sorted"
-	defer os.Remove(sorted)
-	if err := c.Sorter.Sort(ctx, manifest.ByDigest.Command, []string{input.Name()}, sorted); err != nil {
-		return res, err
+	// No digest to resolve again, the usual case, leaves the input
+	// empty: sorted as it is, it is resolved to an empty numbering.
+	sorted := input.Name()
+	if res.Digests > 0 {
+		sorted += "-sorted"
+		defer os.Remove(sorted)
+		if err := c.Sorter.Sort(ctx, manifest.ByDigest.Command, []string{input.Name()}, sorted); err != nil {
+			return res, err
+		}
 	}
 	in, err := os.Open(sorted)
 	if err != nil {
@@ -185,23 +192,27 @@ func (c *Collide) gather(apartName string, out io.Writer, res *CollideResult) (m
 		return nil, err
 	}
 	res.Digests = int64(len(digests))
-	log, err := rewritelog.Open(c.Log)
-	if err != nil {
-		return nil, err
-	}
-	defer log.Close()
-	log.Since(c.LogFrom)
 	origins, err := atomicfile.Create(c.Origins, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	defer origins.Abort()
-	g := &gathering{log: log, digests: digests, also: c.also, res: res, kept: map[lineAt]bool{},
+	g := &gathering{digests: digests, also: c.also, res: res, kept: map[lineAt]bool{},
 		out: bufio.NewWriter(out), origins: bufio.NewWriter(origins)}
 	if len(digests) > 0 {
-		// The first pass checked every line: this one parses only those
-		// it takes (the digest-less revisit lines, pins of every digest,
-		// and the lines of the digests resolved again).
+		// The rewrite log, indexed, is read only to move the lines
+		// taken: with no digest to resolve again, not at all.
+		log, err := rewritelog.Open(c.Log)
+		if err != nil {
+			return nil, err
+		}
+		defer log.Close()
+		log.Since(c.LogFrom)
+		g.log = log
+		// This pass parses only the lines it takes (the digest-less
+		// revisit lines, pins of every digest, and the lines of the
+		// digests resolved again); the others it splits no further than
+		// their digest.
 		err = eachLineOf(c.Numbered, func(digest []byte) bool {
 			return digests[string(digest)] || string(digest) == manifest.NoDigest
 		}, g.numbered)
@@ -224,6 +235,14 @@ func (c *Collide) gather(apartName string, out io.Writer, res *CollideResult) (m
 // digestsAgain returns the digests to resolve again: those of the lines
 // kept apart, of the originals of a class beyond its first, and of the
 // duplicates Also names, whose files the rewrite does not read.
+//
+// It reads every line of the first numbering, the whole collection's,
+// to find the few digests it takes: a line is split into its fields, not
+// parsed (parsing them all was half the stage's time on the bench
+// collection, where it takes four digests); a line whose fields are not
+// a numbered line's as Append writes them is parsed, as any other
+// reader of the manifest would, so that a damaged line is still an
+// error naming it.
 func (c *Collide) digestsAgain(apartName string) (map[string]bool, error) {
 	digests := map[string]bool{}
 	if err := EachLine(apartName, func(l *manifest.Line) error {
@@ -232,14 +251,140 @@ func (c *Collide) digestsAgain(apartName string) (map[string]bool, error) {
 	}); err != nil {
 		return nil, err
 	}
-	var extra extraOriginals
-	err := EachLine(c.Numbered, func(l *manifest.Line) error {
-		if extra.is(l) || c.also(l) {
-			digests[l.Digest] = true
+	scan := numberedScan{also: c.also, alsoFile: map[string]bool{}}
+	err := eachRawLine(c.Numbered, func(raw []byte) error {
+		digest, take, err := scan.line(raw)
+		if err == nil && take {
+			digests[string(digest)] = true
 		}
-		return nil
+		return err
 	})
 	return digests, err
+}
+
+// numberedScan finds, in the raw lines of a numbering read on digest, the
+// digests to resolve again but for those kept apart: those holding an
+// original of a class beyond its first (extraOriginals, from the fields
+// alone) or a duplicate Also names (asked once per file: Also depends on
+// the line's file only).
+type numberedScan struct {
+	also     func(*manifest.Line) bool
+	alsoFile map[string]bool // Also's answer, by file as manifest field 1
+	digest   []byte          // the digest read last
+	classes  []int64         // its classes with an original so far
+	fields   [10][]byte
+}
+
+// line reports whether raw, a line of the numbering, makes its digest
+// one to resolve again.
+func (s *numberedScan) line(raw []byte) ([]byte, bool, error) {
+	f, ok := s.split(raw)
+	if !ok {
+		return s.parsed(raw)
+	}
+	copyField := f[7]
+	switch {
+	case len(copyField) == 1 && copyField[0] == '1':
+		class, ok := decimal(f[6])
+		if !ok {
+			return s.parsed(raw)
+		}
+		return f[5], s.original(f[5], class), nil
+	case len(copyField) == 1 && copyField[0] == '0':
+		return f[5], false, nil // a revisit line
+	}
+	if _, ok := decimal(copyField); !ok || copyField[0] == '0' || copyField[0] == '-' {
+		return s.parsed(raw)
+	}
+	// A duplicate (copy 2, 3, ...).
+	if s.also == nil {
+		return f[5], false, nil
+	}
+	also, known := s.alsoFile[string(f[0])]
+	if !known {
+		l, err := manifest.Parse(raw)
+		if err != nil {
+			return nil, false, err
+		}
+		also = s.also(&l)
+		s.alsoFile[l.File] = also
+	}
+	return f[5], also, nil
+}
+
+// original notes an original (copy 1) of class in digest, and reports
+// whether its class has one already: an original beyond its class's
+// first, as extraOriginals finds it.
+func (s *numberedScan) original(digest []byte, class int64) bool {
+	if !bytes.Equal(digest, s.digest) {
+		s.digest = append(s.digest[:0], digest...)
+		s.classes = s.classes[:0]
+	}
+	if slices.Contains(s.classes, class) {
+		return true
+	}
+	s.classes = append(s.classes, class)
+	return false
+}
+
+// split splits raw into its ten fields, or reports that it has not ten.
+func (s *numberedScan) split(raw []byte) ([][]byte, bool) {
+	f := s.fields[:]
+	rest := raw
+	for i := range f {
+		j := bytes.IndexByte(rest, ' ')
+		if i == len(f)-1 {
+			if j >= 0 {
+				return nil, false
+			}
+			f[i] = rest
+			break
+		}
+		if j < 0 {
+			return nil, false
+		}
+		f[i], rest = rest[:j], rest[j+1:]
+	}
+	return f, true
+}
+
+// parsed takes a line whose fields are not as Append writes a numbered
+// line's: an error, or a line of another form, taken as parsed.
+func (s *numberedScan) parsed(raw []byte) ([]byte, bool, error) {
+	l, err := manifest.Parse(raw)
+	if err != nil {
+		return nil, false, err
+	}
+	switch {
+	case l.IsKept():
+		return []byte(l.Digest), s.original([]byte(l.Digest), int64(l.Class)), nil
+	case l.IsDuplicate() && s.also != nil:
+		return []byte(l.Digest), s.also(&l), nil
+	}
+	return nil, false, nil
+}
+
+// decimal parses a manifest's integer field: an optional minus sign and
+// digits.
+func decimal(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
 }
 
 // also reports whether Also names l, a duplicate, to be numbered again.
@@ -496,6 +641,27 @@ func eachLineOf(name string, take func(digest []byte) bool, fn func(*manifest.Li
 		}
 		if err := fn(&l); err != nil {
 			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// eachRawLine calls fn with each line of the manifest file name, as
+// read; its errors name the file and line.
+func eachRawLine(name string, fn func(raw []byte) error) error {
+	f, err := gzfile.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 256<<10), 64<<20)
+	for n := 1; sc.Scan(); n++ {
+		if err := fn(sc.Bytes()); err != nil {
+			return fmt.Errorf("%s: line %d: %w", name, n, err)
 		}
 	}
 	if err := sc.Err(); err != nil {

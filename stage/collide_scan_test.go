@@ -1,0 +1,141 @@
+package stage
+
+import (
+	"crypto/sha1"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"warcdedup/digest"
+	"warcdedup/manifest"
+)
+
+// digestsAgainParsed is digestsAgain as it was, every line parsed: the
+// reference the split lines must agree with.
+func digestsAgainParsed(t *testing.T, c *Collide, apart string) map[string]bool {
+	t.Helper()
+	digests := map[string]bool{}
+	if err := EachLine(apart, func(l *manifest.Line) error {
+		digests[l.Digest] = true
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var extra extraOriginals
+	if err := EachLine(c.Numbered, func(l *manifest.Line) error {
+		if extra.is(l) || c.also(l) {
+			digests[l.Digest] = true
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return digests
+}
+
+// TestDigestsAgainSplitAsParsed: the digests the collisions stage takes
+// from the first numbering, its lines split into fields and not parsed,
+// are those it took parsing every line: the originals of a class beyond
+// its first (copy 1 twice in a class), not a second class's first; the
+// duplicates in ARC files (Also), not those in WARC files; the digests of
+// the lines kept apart; none for revisit lines or pins. A damaged line is
+// an error naming its line.
+func TestDigestsAgainSplitAsParsed(t *testing.T) {
+	dig := func(s string) string {
+		sum := sha1.Sum([]byte(s))
+		return digest.SHA1.Format(sum[:])
+	}
+	a, b, c, d, e := dig("a"), dig("b"), dig("c"), dig("d"), dig("e")
+	line := func(file, uri, dig, num string) string {
+		return file + " 0 10 " + uri + " 2024-01-01T00:00:01Z " + dig + " " + num + "\n"
+	}
+	cases := []struct {
+		name     string
+		numbered []string
+		apart    []string
+		want     []string
+		err      string
+	}{
+		{"nothing to do", []string{
+			line("x.warc", "http://a/", a, "0 1 - -"),
+			line("x.warc", "http://a2/", a, "0 2 http://a/ 2024-01-01T00:00:01Z"),
+			line("x.warc", "http://b/", b, "0 1 - -"),
+			line("x.warc", "http://b2/", b, "1 1 - -"),
+		}, nil, nil, ""},
+		{"original beyond its class's first", []string{
+			line("x.warc", "http://a/", a, "0 1 - -"),
+			line("x.warc", "http://a1/", a, "0 1 - -"),
+			line("x.warc", "http://a2/", a, "0 2 http://a/ 2024-01-01T00:00:01Z"),
+			line("x.warc", "http://b/", b, "0 1 - -"),
+			line("x.warc", "http://c/", c, "3 1 - -"),
+			line("x.warc", "http://c2/", c, "3 1 - -"),
+		}, nil, []string{a, c}, ""},
+		{"the same class in the next digest", []string{
+			line("x.warc", "http://a/", a, "0 1 - -"),
+			line("x.warc", "http://b/", b, "0 1 - -"),
+		}, nil, nil, ""},
+		{"duplicates in ARC files", []string{
+			line("x.warc", "http://a/", a, "0 1 - -"),
+			line("y.arc.gz", "http://a2/", a, "0 2 http://a/ 2024-01-01T00:00:01Z"),
+			line("x.warc", "http://b/", b, "0 1 - -"),
+			line("x.warc", "http://b2/", b, "0 3 http://b/ 2024-01-01T00:00:01Z"),
+			line("y.arc.gz", "http://c/", c, "0 1 - -"),
+			line("x.warc", "http://c2/", c, "0 2 http://c/ 2024-01-01T00:00:01Z"),
+			line("y.arc.gz", "http://d/", d, "0 12 http://d0/ 2024-01-01T00:00:01Z"),
+		}, nil, []string{a, d}, ""},
+		{"revisit lines and pins", []string{
+			line("x.warc", "http://r/", "-", "-1 0 http://p/ 2024-01-01T00:00:01Z"),
+			line("x.warc", "http://a/", a, "-1 0 http://a/ 2024-01-01T00:00:01Z"),
+			line("x.warc", "http://a1/", a, "0 1 - -"),
+		}, nil, nil, ""},
+		{"kept apart", []string{
+			line("x.warc", "http://e/", e, "0 1 - -"),
+			line("x.warc", "http://e2/", e, "0 2 http://e/ 2024-01-01T00:00:01Z"),
+		}, []string{line("x.warc", "http://e2/", e, "0 2 http://e/ 2024-01-01T00:00:01Z")}, []string{e}, ""},
+		{"lines of six fields", []string{
+			"x.warc 0 10 http://a/ 2024-01-01T00:00:01Z " + a + "\n",
+		}, nil, nil, ""},
+		{"a damaged line", []string{
+			line("x.warc", "http://a/", a, "0 1 - -"),
+			line("x.warc", "http://a1/", a, "0 x - -"),
+		}, nil, nil, "line 2"},
+		{"a damaged duplicate", []string{
+			line("x.arc", "http://a/", a, "0 1 - -"),
+			"x.arc 0 0 http://a2/ 2024-01-01T00:00:01Z " + a + " 0 2 http://a/ 2024-01-01T00:00:01Z\n",
+		}, nil, nil, "line 2"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			numbered, apart := filepath.Join(dir, "numbered"), filepath.Join(dir, "apart")
+			if err := os.WriteFile(numbered, []byte(strings.Join(tc.numbered, "")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(apart, []byte(strings.Join(tc.apart, "")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			col := &Collide{Numbered: numbered, Also: InARCFile}
+			got, err := col.digestsAgain(apart)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), numbered) {
+					t.Fatalf("error %v, want one naming %s %s", err, numbered, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys := slices.Sorted(maps.Keys(got))
+			want := slices.Sorted(slices.Values(tc.want))
+			if !slices.Equal(keys, want) {
+				t.Errorf("digests %q, want %q", keys, want)
+			}
+			if ref := slices.Sorted(maps.Keys(digestsAgainParsed(t, col, apart))); !slices.Equal(keys, ref) {
+				t.Errorf("digests %q, parsing every line %q", keys, ref)
+			}
+		})
+	}
+}
