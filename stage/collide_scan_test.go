@@ -139,3 +139,54 @@ func TestDigestsAgainSplitAsParsed(t *testing.T) {
 		})
 	}
 }
+
+// TestDigestsAgainDamagedAsParsed: a numbered line the split scan would
+// take as one Append writes, though manifest.Parse refuses it (a class
+// negative, with a leading zero or out of range, a copy 0 on a
+// response, a copy 1 with a reference, a duplicate without one), and a
+// numbering cut short (its last line without its line feed, a line
+// ending in a carriage return), is an error naming its line, as it was
+// when every line was parsed: not a line taken for what it is not.
+func TestDigestsAgainDamagedAsParsed(t *testing.T) {
+	sum := sha1.Sum([]byte("a"))
+	a := digest.SHA1.Format(sum[:])
+	line := func(uri, num string) string {
+		return "x.warc 0 10 " + uri + " 2024-01-01T00:00:01Z " + a + " " + num + "\n"
+	}
+	first := line("http://a/", "0 1 - -")
+	dup := line("http://a2/", "0 2 http://a/ 2024-01-01T00:00:01Z") // Also asked of x.warc
+	cases := []struct {
+		name, numbered, err string
+	}{
+		{"a negative class", first + line("http://a1/", "-5 1 - -"), "line 2"},
+		{"a class with a leading zero", first + line("http://a1/", "00 1 - -"), "line 2"},
+		{"a class out of range", first + line("http://a1/", "99999999999 1 - -"), "line 2"},
+		{"a copy 0 on a response", first + line("http://a1/", "3 0 http://a/ 2024-01-01T00:00:01Z"), "line 2"},
+		{"a copy 1 with a reference", first + line("http://a1/", "1 1 http://a/ 2024-01-01T00:00:01Z"), "line 2"},
+		{"a duplicate without a reference", first + dup + line("http://a1/", "0 2 - -"), "line 3"},
+		{"a duplicate of a negative class", first + dup + line("http://a1/", "-2 2 http://a/ 2024-01-01T00:00:01Z"), "line 3"},
+		{"a duplicate of class -1", first + dup + line("http://a1/", "-1 2 http://a/ 2024-01-01T00:00:01Z"), "line 3"},
+		{"the last line cut short", first + strings.TrimSuffix(line("http://a1/", "0 1 - -"), "\n"), "line 2"},
+		{"a carriage return", first + strings.TrimSuffix(line("http://a1/", "0 1 - -"), "\n") + "\r\n", "line 2"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			numbered, apart := filepath.Join(dir, "numbered"), filepath.Join(dir, "apart")
+			if err := os.WriteFile(numbered, []byte(tc.numbered), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(apart, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := EachLine(numbered, func(*manifest.Line) error { return nil }); err == nil {
+				t.Fatalf("manifest.Reader takes %q", tc.numbered)
+			}
+			col := &Collide{Numbered: numbered, Also: InARCFile}
+			got, err := col.digestsAgain(apart)
+			if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), numbered) {
+				t.Fatalf("digests %q, error %v; want an error naming %s %s", slices.Sorted(maps.Keys(got)), err, numbered, tc.err)
+			}
+		})
+	}
+}
