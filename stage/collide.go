@@ -285,7 +285,7 @@ func (s *numberedScan) line(raw []byte) ([]byte, bool, error) {
 	}
 	class, copyField, refURI, refDate := f[6], f[7], f[8], f[9]
 	unreferenced := isDash(refURI) && isDash(refDate)
-	referenced := !isDash(refURI) && !isDash(refDate) && len(refURI) > 0 && len(refDate) > 0
+	referenced := !isDash(refURI) && !isDash(refDate)
 	switch {
 	case len(copyField) == 1 && copyField[0] == '1':
 		n, ok := decimal(class)
@@ -350,20 +350,21 @@ func (s *numberedScan) original(digest []byte, class int64) bool {
 	return false
 }
 
-// split splits raw into its ten fields, or reports that it has not ten.
+// split splits raw into its ten fields, or reports that it has not ten,
+// none of them empty.
 func (s *numberedScan) split(raw []byte) ([][]byte, bool) {
 	f := s.fields[:]
 	rest := raw
 	for i := range f {
 		j := bytes.IndexByte(rest, ' ')
 		if i == len(f)-1 {
-			if j >= 0 {
+			if j >= 0 || len(rest) == 0 {
 				return nil, false
 			}
 			f[i] = rest
 			break
 		}
-		if j < 0 {
+		if j <= 0 {
 			return nil, false
 		}
 		f[i], rest = rest[:j], rest[j+1:]

@@ -166,6 +166,8 @@ func TestDigestsAgainDamagedAsParsed(t *testing.T) {
 		{"a duplicate without a reference", first + dup + line("http://a1/", "0 2 - -"), "line 3"},
 		{"a duplicate of a negative class", first + dup + line("http://a1/", "-2 2 http://a/ 2024-01-01T00:00:01Z"), "line 3"},
 		{"a duplicate of class -1", first + dup + line("http://a1/", "-1 2 http://a/ 2024-01-01T00:00:01Z"), "line 3"},
+		{"an empty field", first + "x.warc 0 10 http://a1/ 2024-01-01T00:00:01Z  0 1 - -\n", "line 2"},
+		{"an empty date in a duplicate", first + dup + "x.warc 0 10 http://a1/  " + a + " 0 2 http://a/ 2024-01-01T00:00:01Z\n", "line 3"},
 		{"the last line cut short", first + strings.TrimSuffix(line("http://a1/", "0 1 - -"), "\n"), "line 2"},
 		{"a carriage return", first + strings.TrimSuffix(line("http://a1/", "0 1 - -"), "\n") + "\r\n", "line 2"},
 	}
