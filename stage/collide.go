@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -322,8 +323,19 @@ func (s *numberedScan) line(raw []byte) ([]byte, bool, error) {
 }
 
 // hasControl reports whether raw holds a control byte, which no field
-// of a manifest line may hold (a carriage return left by an editor).
+// of a manifest line may hold (a carriage return left by an editor, the
+// zeros of a crash): 8 bytes at a time, for it reads every byte of the
+// collection's numbering.
 func hasControl(raw []byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; len(raw) >= 8; raw = raw[8:] {
+		x := binary.LittleEndian.Uint64(raw)
+		// A byte below 0x20, or one 0x7F (zero once xored with 0x7F).
+		y := x ^ (0x7F * ones)
+		if (x-0x20*ones)&^x&highs != 0 || (y-ones)&^y&highs != 0 {
+			return true
+		}
+	}
 	for _, c := range raw {
 		if c < 0x20 || c == 0x7F {
 			return true

@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"bytes"
 	"crypto/sha1"
 	"maps"
 	"os"
@@ -190,5 +191,53 @@ func TestDigestsAgainDamagedAsParsed(t *testing.T) {
 				t.Fatalf("digests %q, error %v; want an error naming %s %s", slices.Sorted(maps.Keys(got)), err, numbered, tc.err)
 			}
 		})
+	}
+}
+
+// BenchmarkDigestsAgain: the scan of a numbering of 200,000 lines (an
+// original and a duplicate in a WARC file for each digest), which takes
+// no digest.
+func BenchmarkDigestsAgain(b *testing.B) {
+	dir := b.TempDir()
+	numbered, apart := filepath.Join(dir, "numbered"), filepath.Join(dir, "apart")
+	var buf []byte
+	for i := range 100000 {
+		sum := sha1.Sum([]byte{byte(i), byte(i >> 8), byte(i >> 16)})
+		d := digest.SHA1.Format(sum[:])
+		buf = append(buf, "x.warc.gz 1234567 8901 http://example.com/some/page/"+d[5:15]+" 2024-01-01T00:00:01Z "+d+" 0 1 - -\n"...)
+		buf = append(buf, "y.warc.gz 7654321 8901 http://example.com/other/page/"+d[5:15]+" 2024-02-01T00:00:01Z "+d+" 0 2 http://example.com/some/page/"+d[5:15]+" 2024-01-01T00:00:01Z\n"...)
+	}
+	if err := os.WriteFile(numbered, buf, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(apart, nil, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	col := &Collide{Numbered: numbered, Also: InARCFile}
+	b.SetBytes(int64(len(buf)))
+	for b.Loop() {
+		if _, err := col.digestsAgain(apart); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestHasControl: the 8-byte check finds a control byte (below 0x20, or
+// 0x7F) at every place of a line and of every value, and none in a line
+// of printable and non-ASCII bytes, as the byte-at-a-time check does.
+func TestHasControl(t *testing.T) {
+	clean := []byte("x.warc 0 10 http://a/\xc3\xa9\xff\x80~ 2024-01-01T00:00:01Z sha1:ABC 0 1 - -")
+	if hasControl(clean) {
+		t.Fatalf("control byte found in %q", clean)
+	}
+	for c := range 256 {
+		control := c < 0x20 || c == 0x7F
+		for at := range clean {
+			line := bytes.Clone(clean)
+			line[at] = byte(c)
+			if got := hasControl(line); got != control {
+				t.Fatalf("byte 0x%02X at %d: hasControl %v", c, at, got)
+			}
+		}
 	}
 }
