@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -279,21 +281,29 @@ type numberedScan struct {
 // one to resolve again.
 func (s *numberedScan) line(raw []byte) ([]byte, bool, error) {
 	f, ok := s.split(raw)
-	if !ok {
+	if !ok || hasControl(raw) {
 		return s.parsed(raw)
 	}
-	copyField := f[7]
+	class, copyField, refURI, refDate := f[6], f[7], f[8], f[9]
+	unreferenced := isDash(refURI) && isDash(refDate)
+	referenced := !isDash(refURI) && !isDash(refDate)
 	switch {
 	case len(copyField) == 1 && copyField[0] == '1':
-		class, ok := decimal(f[6])
-		if !ok {
+		n, ok := decimal(class)
+		if !ok || !unreferenced {
 			return s.parsed(raw)
 		}
-		return f[5], s.original(f[5], class), nil
+		return f[5], s.original(f[5], n), nil
 	case len(copyField) == 1 && copyField[0] == '0':
+		if string(class) != "-1" || !referenced {
+			return s.parsed(raw) // copy 0 on a response: refused
+		}
 		return f[5], false, nil // a revisit line
 	}
-	if _, ok := decimal(copyField); !ok || copyField[0] == '0' || copyField[0] == '-' {
+	if _, ok := decimal(copyField); !ok || !referenced {
+		return s.parsed(raw)
+	}
+	if _, ok := decimal(class); !ok {
 		return s.parsed(raw)
 	}
 	// A duplicate (copy 2, 3, ...).
@@ -312,6 +322,31 @@ func (s *numberedScan) line(raw []byte) ([]byte, bool, error) {
 	return f[5], also, nil
 }
 
+// hasControl reports whether raw holds a control byte, which no field
+// of a manifest line may hold (a carriage return left by an editor, the
+// zeros of a crash): 8 bytes at a time, for it reads every byte of the
+// collection's numbering.
+func hasControl(raw []byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; len(raw) >= 8; raw = raw[8:] {
+		x := binary.LittleEndian.Uint64(raw)
+		// A byte below 0x20, or one 0x7F (zero once xored with 0x7F).
+		y := x ^ (0x7F * ones)
+		if (x-0x20*ones)&^x&highs != 0 || (y-ones)&^y&highs != 0 {
+			return true
+		}
+	}
+	for _, c := range raw {
+		if c < 0x20 || c == 0x7F {
+			return true
+		}
+	}
+	return false
+}
+
+// isDash reports whether a field is "-", a reference copy 1 has not.
+func isDash(b []byte) bool { return len(b) == 1 && b[0] == '-' }
+
 // original notes an original (copy 1) of class in digest, and reports
 // whether its class has one already: an original beyond its class's
 // first, as extraOriginals finds it.
@@ -327,20 +362,21 @@ func (s *numberedScan) original(digest []byte, class int64) bool {
 	return false
 }
 
-// split splits raw into its ten fields, or reports that it has not ten.
+// split splits raw into its ten fields, or reports that it has not ten,
+// none of them empty.
 func (s *numberedScan) split(raw []byte) ([][]byte, bool) {
 	f := s.fields[:]
 	rest := raw
 	for i := range f {
 		j := bytes.IndexByte(rest, ' ')
 		if i == len(f)-1 {
-			if j >= 0 {
+			if j >= 0 || len(rest) == 0 {
 				return nil, false
 			}
 			f[i] = rest
 			break
 		}
-		if j < 0 {
+		if j <= 0 {
 			return nil, false
 		}
 		f[i], rest = rest[:j], rest[j+1:]
@@ -364,14 +400,12 @@ func (s *numberedScan) parsed(raw []byte) ([]byte, bool, error) {
 	return nil, false, nil
 }
 
-// decimal parses a manifest's integer field: an optional minus sign and
-// digits.
+// decimal parses a class or copy field as manifest.Parse takes one on
+// a response: digits, no leading zero, at most 2^31-1. (A class of -1
+// is a revisit line's, with copy 0; any other sign is refused.) A field
+// it does not take goes to manifest.Parse, which refuses it or reads it.
 func decimal(b []byte) (int64, bool) {
-	neg := len(b) > 0 && b[0] == '-'
-	if neg {
-		b = b[1:]
-	}
-	if len(b) == 0 || len(b) > 18 {
+	if len(b) == 0 || len(b) > 10 || (len(b) > 1 && b[0] == '0') {
 		return 0, false
 	}
 	var n int64
@@ -381,10 +415,7 @@ func decimal(b []byte) (int64, bool) {
 		}
 		n = n*10 + int64(c-'0')
 	}
-	if neg {
-		n = -n
-	}
-	return n, true
+	return n, n <= 1<<31-1
 }
 
 // also reports whether Also names l, a duplicate, to be numbered again.
@@ -630,7 +661,9 @@ func eachLineOf(name string, take func(digest []byte) bool, fn func(*manifest.Li
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 256<<10), 64<<20)
-	for n := 1; sc.Scan(); n++ {
+	sc.Split(scanManifestLines)
+	n := 1
+	for ; sc.Scan(); n++ {
 		raw := sc.Bytes()
 		if !take(manifest.Field(raw, 5)) {
 			continue
@@ -643,7 +676,35 @@ func eachLineOf(name string, take func(digest []byte) bool, fn func(*manifest.Li
 			return err
 		}
 	}
-	if err := sc.Err(); err != nil {
+	return scanErr(sc, name, n)
+}
+
+// errTruncated is a manifest's last line without its line feed.
+var errTruncated = errors.New("last line has no line feed: the manifest looks truncated")
+
+// scanManifestLines splits a manifest into its lines as manifest.Reader
+// reads them: each without its line feed only (a carriage return stays,
+// for Parse to refuse), and a last line without one an error, not a
+// line: a writer that died mid-line leaves a last field cut short that
+// may yet look valid.
+func scanManifestLines(data []byte, atEOF bool) (int, []byte, error) {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return i + 1, data[:i], nil
+	}
+	if atEOF && len(data) > 0 {
+		return 0, nil, errTruncated
+	}
+	return 0, nil, nil
+}
+
+// scanErr is the error of a scan of the manifest file name stopped at
+// its n-th line: a last line without its line feed named as the line.
+func scanErr(sc *bufio.Scanner, name string, n int) error {
+	err := sc.Err()
+	switch {
+	case errors.Is(err, errTruncated):
+		return fmt.Errorf("%s: line %d: %w", name, n, err)
+	case err != nil:
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
@@ -659,15 +720,14 @@ func eachRawLine(name string, fn func(raw []byte) error) error {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 256<<10), 64<<20)
-	for n := 1; sc.Scan(); n++ {
+	sc.Split(scanManifestLines)
+	n := 1
+	for ; sc.Scan(); n++ {
 		if err := fn(sc.Bytes()); err != nil {
 			return fmt.Errorf("%s: line %d: %w", name, n, err)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	return nil
+	return scanErr(sc, name, n)
 }
 
 // readOrigins reads CollideOrigins: each line numbered again and each

@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"bytes"
 	"crypto/sha1"
 	"maps"
 	"os"
@@ -137,5 +138,106 @@ func TestDigestsAgainSplitAsParsed(t *testing.T) {
 				t.Errorf("digests %q, parsing every line %q", keys, ref)
 			}
 		})
+	}
+}
+
+// TestDigestsAgainDamagedAsParsed: a numbered line the split scan would
+// take as one Append writes, though manifest.Parse refuses it (a class
+// negative, with a leading zero or out of range, a copy 0 on a
+// response, a copy 1 with a reference, a duplicate without one), and a
+// numbering cut short (its last line without its line feed, a line
+// ending in a carriage return), is an error naming its line, as it was
+// when every line was parsed: not a line taken for what it is not.
+func TestDigestsAgainDamagedAsParsed(t *testing.T) {
+	sum := sha1.Sum([]byte("a"))
+	a := digest.SHA1.Format(sum[:])
+	line := func(uri, num string) string {
+		return "x.warc 0 10 " + uri + " 2024-01-01T00:00:01Z " + a + " " + num + "\n"
+	}
+	first := line("http://a/", "0 1 - -")
+	dup := line("http://a2/", "0 2 http://a/ 2024-01-01T00:00:01Z") // Also asked of x.warc
+	cases := []struct {
+		name, numbered, err string
+	}{
+		{"a negative class", first + line("http://a1/", "-5 1 - -"), "line 2"},
+		{"a class with a leading zero", first + line("http://a1/", "00 1 - -"), "line 2"},
+		{"a class out of range", first + line("http://a1/", "99999999999 1 - -"), "line 2"},
+		{"a copy 0 on a response", first + line("http://a1/", "3 0 http://a/ 2024-01-01T00:00:01Z"), "line 2"},
+		{"a copy 1 with a reference", first + line("http://a1/", "1 1 http://a/ 2024-01-01T00:00:01Z"), "line 2"},
+		{"a duplicate without a reference", first + dup + line("http://a1/", "0 2 - -"), "line 3"},
+		{"a duplicate of a negative class", first + dup + line("http://a1/", "-2 2 http://a/ 2024-01-01T00:00:01Z"), "line 3"},
+		{"a duplicate of class -1", first + dup + line("http://a1/", "-1 2 http://a/ 2024-01-01T00:00:01Z"), "line 3"},
+		{"an empty field", first + "x.warc 0 10 http://a1/ 2024-01-01T00:00:01Z  0 1 - -\n", "line 2"},
+		{"an empty date in a duplicate", first + dup + "x.warc 0 10 http://a1/  " + a + " 0 2 http://a/ 2024-01-01T00:00:01Z\n", "line 3"},
+		{"the last line cut short", first + strings.TrimSuffix(line("http://a1/", "0 1 - -"), "\n"), "line 2"},
+		{"a carriage return", first + strings.TrimSuffix(line("http://a1/", "0 1 - -"), "\n") + "\r\n", "line 2"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			numbered, apart := filepath.Join(dir, "numbered"), filepath.Join(dir, "apart")
+			if err := os.WriteFile(numbered, []byte(tc.numbered), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(apart, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := EachLine(numbered, func(*manifest.Line) error { return nil }); err == nil {
+				t.Fatalf("manifest.Reader takes %q", tc.numbered)
+			}
+			col := &Collide{Numbered: numbered, Also: InARCFile}
+			got, err := col.digestsAgain(apart)
+			if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), numbered) {
+				t.Fatalf("digests %q, error %v; want an error naming %s %s", slices.Sorted(maps.Keys(got)), err, numbered, tc.err)
+			}
+		})
+	}
+}
+
+// BenchmarkDigestsAgain: the scan of a numbering of 200,000 lines (an
+// original and a duplicate in a WARC file for each digest), which takes
+// no digest.
+func BenchmarkDigestsAgain(b *testing.B) {
+	dir := b.TempDir()
+	numbered, apart := filepath.Join(dir, "numbered"), filepath.Join(dir, "apart")
+	var buf []byte
+	for i := range 100000 {
+		sum := sha1.Sum([]byte{byte(i), byte(i >> 8), byte(i >> 16)})
+		d := digest.SHA1.Format(sum[:])
+		buf = append(buf, "x.warc.gz 1234567 8901 http://example.com/some/page/"+d[5:15]+" 2024-01-01T00:00:01Z "+d+" 0 1 - -\n"...)
+		buf = append(buf, "y.warc.gz 7654321 8901 http://example.com/other/page/"+d[5:15]+" 2024-02-01T00:00:01Z "+d+" 0 2 http://example.com/some/page/"+d[5:15]+" 2024-01-01T00:00:01Z\n"...)
+	}
+	if err := os.WriteFile(numbered, buf, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(apart, nil, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	col := &Collide{Numbered: numbered, Also: InARCFile}
+	b.SetBytes(int64(len(buf)))
+	for b.Loop() {
+		if _, err := col.digestsAgain(apart); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestHasControl: the 8-byte check finds a control byte (below 0x20, or
+// 0x7F) at every place of a line and of every value, and none in a line
+// of printable and non-ASCII bytes, as the byte-at-a-time check does.
+func TestHasControl(t *testing.T) {
+	clean := []byte("x.warc 0 10 http://a/\xc3\xa9\xff\x80~ 2024-01-01T00:00:01Z sha1:ABC 0 1 - -")
+	if hasControl(clean) {
+		t.Fatalf("control byte found in %q", clean)
+	}
+	for c := range 256 {
+		control := c < 0x20 || c == 0x7F
+		for at := range clean {
+			line := bytes.Clone(clean)
+			line[at] = byte(c)
+			if got := hasControl(line); got != control {
+				t.Fatalf("byte 0x%02X at %d: hasControl %v", c, at, got)
+			}
+		}
 	}
 }
