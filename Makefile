@@ -84,8 +84,8 @@ test-crash: test-setup
 
 # A WACZ package with a member of more than 4 GiB rebuilt (sparse files,
 # about a minute: each reader reads 4 GiB), once: it reads no gzip.
-test-large:
-	$(GO) test -count=1 -timeout 10m -run '^TestRebuildKeepsLargeStreamedMember$$' -v ./wacz
+test-large: test-setup
+	$(REQUIRE) $(GO) test -count=1 -timeout 10m -run '^TestRebuildKeepsLargeStreamedMember$$' -v ./wacz
 
 # The soak (not in make test, not in CI; about ten minutes): more than 200
 # kills of run, undo, run --index, index remove --restore and undo of a
