@@ -21,9 +21,11 @@ import (
 )
 
 // killWhen starts cmd and kills it (SIGKILL) the first time when says so,
-// polling. It returns whether the kill came before the command ended.
-func killWhen(t *testing.T, cmd *exec.Cmd, when func() bool) bool {
+// polling. It returns whether the kill came before the command ended, and
+// how long the command ran.
+func killWhen(t *testing.T, cmd *exec.Cmd, when func() bool) (bool, time.Duration) {
 	t.Helper()
+	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -32,16 +34,50 @@ func killWhen(t *testing.T, cmd *exec.Cmd, when func() bool) bool {
 	for {
 		select {
 		case <-done:
-			return false
+			return false, time.Since(start)
 		default:
 		}
 		if when() {
 			cmd.Process.Signal(syscall.SIGKILL)
 			<-done
 			ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
-			return ok && ws.Signaled()
+			return ok && ws.Signaled(), time.Since(start)
 		}
 		time.Sleep(200 * time.Microsecond)
+	}
+}
+
+// killDelays draws the instants at which commands of each kind (a first
+// run, a resumed one) are killed: at random below the longest such a
+// command is known to last, at first an uninterrupted command's time.
+// A command that ends before its kill shows that its kind lasts no
+// longer than it ran, and the bound shrinks to that: resumed commands
+// are shorter than a whole one, and a whole one timed on a loaded
+// machine may be far longer than the next, so that fixed bounds miss
+// most kills (CI once had 28 of 40 runs end first).
+type killDelays struct {
+	rng   *rand.Rand
+	bound map[string]time.Duration
+	full  time.Duration
+}
+
+func newKillDelays(rng *rand.Rand, full time.Duration) *killDelays {
+	return &killDelays{rng: rng, bound: map[string]time.Duration{}, full: full}
+}
+
+// draw returns a delay for a command of kind.
+func (k *killDelays) draw(kind string) time.Duration {
+	b, ok := k.bound[kind]
+	if !ok {
+		b = k.full
+	}
+	return time.Duration(k.rng.Int64N(int64(b) + 1))
+}
+
+// ended notes that a command of kind ended, by itself, after ran.
+func (k *killDelays) ended(kind string, ran time.Duration) {
+	if b, ok := k.bound[kind]; !ok || ran < b {
+		k.bound[kind] = min(ran, k.full)
 	}
 }
 
@@ -149,7 +185,6 @@ func TestLegacyJobKills(t *testing.T) {
 		at := time.Now().Add(d)
 		return func() bool { return time.Now().After(at) }
 	}
-	random := func(full time.Duration) time.Duration { return time.Duration(rng.Int64N(int64(full) + 1)) }
 
 	// How long an uninterrupted job takes here.
 	ref := filepath.Join(t.TempDir(), "ref")
@@ -165,18 +200,22 @@ func TestLegacyJobKills(t *testing.T) {
 	// the resumed run killed at a random instant, then run to the end.
 	type point struct {
 		name string
+		// kind is a kill at a random instant's kind (see killDelays), ""
+		// for a kill at an event.
+		kind string
 		when func(coll, wd string) func() bool
 	}
+	delays := newKillDelays(rng, fullRun)
 	events := []point{
-		{"as a WARC is written", func(coll, _ string) func() bool {
+		{"as a WARC is written", "", func(coll, _ string) func() bool {
 			return func() bool { return exists(coll, isTemp) }
 		}},
-		{"once a proof is written", func(_, wd string) func() bool {
+		{"once a proof is written", "", func(_, wd string) func() bool {
 			return func() bool {
 				return exists(filepath.Join(wd, migrate.ProofDir), func(n string) bool { return strings.HasSuffix(n, ".proof") })
 			}
 		}},
-		{"once an ARC is gone", func(coll, _ string) func() bool {
+		{"once an ARC is gone", "", func(coll, _ string) func() bool {
 			return func() bool { return len(arcNames(t, coll)) < len(arcs) }
 		}},
 	}
@@ -192,14 +231,17 @@ func TestLegacyJobKills(t *testing.T) {
 		if round < len(events) {
 			first = events[round]
 		} else {
-			d := random(fullRun)
-			first = point{fmt.Sprintf("after %v", d.Round(time.Millisecond)), func(string, string) func() bool { return after(d) }}
+			d := delays.draw("run")
+			first = point{fmt.Sprintf("after %v", d.Round(time.Millisecond)), "run", func(string, string) func() bool { return after(d) }}
 		}
-		d := random(fullRun)
-		second := point{fmt.Sprintf("resumed, after %v", d.Round(time.Millisecond)), func(string, string) func() bool { return after(d) }}
+		d := delays.draw("resumed run")
+		second := point{fmt.Sprintf("resumed, after %v", d.Round(time.Millisecond)), "resumed run", func(string, string) func() bool { return after(d) }}
 		for _, p := range []point{first, second} {
 			what := fmt.Sprintf("run round %d, killed %s", round, p.name)
-			if !killWhen(t, run(coll, wd), p.when(coll, wd)) {
+			if killed, ran := killWhen(t, run(coll, wd), p.when(coll, wd)); !killed {
+				if p.kind != "" {
+					delays.ended(p.kind, ran)
+				}
 				runEnded++
 				t.Logf("%s: the run ended before the kill", what)
 				continue
@@ -249,6 +291,7 @@ func TestLegacyJobKills(t *testing.T) {
 		t.Fatalf("warcdedup commit: %v\n%s", err, out)
 	}
 	fullCommit := time.Since(t0)
+	commitDelays := newKillDelays(rng, fullCommit)
 	// checkCopy: each file of the copy is its old version or its new one,
 	// an ARC gone only where its WARC is there in its new version.
 	checkCopy := func(what, copyDir string) {
@@ -274,15 +317,15 @@ func TestLegacyJobKills(t *testing.T) {
 		}
 	}
 	commitEvents := []point{
-		{"as a file is copied", func(_, copyDir string) func() bool {
+		{"as a file is copied", "", func(_, copyDir string) func() bool {
 			return func() bool { return exists(copyDir, isTemp) }
 		}},
-		{"once a converted WARC is in the copy", func(_, copyDir string) func() bool {
+		{"once a converted WARC is in the copy", "", func(_, copyDir string) func() bool {
 			return func() bool {
 				return exists(copyDir, func(n string) bool { return strings.HasSuffix(n, ".warc.gz") && pristine[n] == "" })
 			}
 		}},
-		{"once an ARC is gone", func(_, copyDir string) func() bool {
+		{"once an ARC is gone", "", func(_, copyDir string) func() bool {
 			return func() bool { return len(arcNames(t, copyDir)) < len(arcs) }
 		}},
 	}
@@ -294,14 +337,17 @@ func TestLegacyJobKills(t *testing.T) {
 		if round < len(commitEvents) {
 			first = commitEvents[round]
 		} else {
-			d := random(fullCommit)
-			first = point{fmt.Sprintf("after %v", d.Round(time.Microsecond)), func(string, string) func() bool { return after(d) }}
+			d := commitDelays.draw("commit")
+			first = point{fmt.Sprintf("after %v", d.Round(time.Microsecond)), "commit", func(string, string) func() bool { return after(d) }}
 		}
-		d := random(fullCommit)
-		second := point{fmt.Sprintf("resumed, after %v", d.Round(time.Microsecond)), func(string, string) func() bool { return after(d) }}
+		d := commitDelays.draw("resumed commit")
+		second := point{fmt.Sprintf("resumed, after %v", d.Round(time.Microsecond)), "resumed commit", func(string, string) func() bool { return after(d) }}
 		for _, p := range []point{first, second} {
 			what := fmt.Sprintf("commit round %d, killed %s", round, p.name)
-			if !killWhen(t, commit(coll, wd, copyDir), p.when(coll, copyDir)) {
+			if killed, ran := killWhen(t, commit(coll, wd, copyDir), p.when(coll, copyDir)); !killed {
+				if p.kind != "" {
+					commitDelays.ended(p.kind, ran)
+				}
 				commitEnded++
 				t.Logf("%s: the commit ended before the kill", what)
 				continue
