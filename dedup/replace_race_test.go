@@ -2,9 +2,11 @@ package dedup
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -159,9 +161,52 @@ func TestReplaceWriterOpeningBeforeRename(t *testing.T) {
 				}
 				wrote <- err
 			}()
-			time.Sleep(100 * time.Millisecond)
+			waitOpenReachedLease(t, victim, wrote)
 			return func() error { return <-wrote }
 		}}.check(t)
+}
+
+// waitOpenReachedLease waits until the writer's open of victim has
+// found the file and reached the kernel's lease check: the command's lease
+// on it is being broken (/proc/locks says BREAKING), or the open went
+// through at once (wrote has its result, put back), as it does where no
+// lease is held. Until then the writer may not have looked the name up
+// yet: on a loaded machine its open can come after the command went on
+// and renamed the file, or stop between finding the name and the lease
+// check for longer than the command needs to replace the file, the
+// window no look can close (see inplace.writerGuard); either way the
+// case this test makes would not be made.
+func waitOpenReachedLease(t *testing.T, victim string, wrote chan error) {
+	t.Helper()
+	fi, err := os.Stat(victim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	// /proc/locks names a file by its device (major:minor, hex) and inode.
+	dev := uint64(st.Dev)
+	major := (dev>>8)&0xfff | (dev>>32)&^uint64(0xfff)
+	minor := dev&0xff | (dev>>12)&^uint64(0xff)
+	file := fmt.Sprintf("%02x:%02x:%d", major, minor, st.Ino)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		select {
+		case err := <-wrote:
+			wrote <- err
+			return
+		default:
+		}
+		locks, err := os.ReadFile("/proc/locks")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(locks), "\n") {
+			f := strings.Fields(line)
+			if len(f) >= 6 && f[1] == "LEASE" && f[2] == "BREAKING" && f[5] == file {
+				return
+			}
+		}
+	}
+	t.Fatalf("the writer's open of %s neither waits for a lease nor went through in 30 s", victim)
 }
 
 // TestReplaceFileRenamedOverBeforeRename: another process replaces a file of
