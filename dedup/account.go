@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 
+	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
 	"warcdedup/stage"
 	"warcdedup/workdir"
@@ -19,7 +20,7 @@ func (r *run) account(ctx context.Context) (string, error) {
 	ahead := r.ahead
 	r.ahead = nil
 	if ahead == nil {
-		ahead = r.readAccount(ctx)
+		ahead = r.readAccount(ctx, r.sorter())
 	}
 	<-ahead.done
 	if ahead.err != nil {
@@ -50,14 +51,17 @@ type accountReading struct {
 // (the numbered manifests, the facts, the revisits written, the rewrite
 // log, the manifest after) are complete once hash again is done, and it
 // reads nothing verify writes. Not where the indexes are updated between
-// verify and the account. stopAhead ends it if verify fails.
-func (r *run) readAhead(ctx context.Context) {
+// verify and the account. stopAhead ends it if verify fails. It reports
+// whether it started: the account's sorts then run beside verify's, with
+// half the job's sort memory and threads each.
+func (r *run) readAhead(ctx context.Context) bool {
 	if len(r.opt.CDX) > 0 || r.ahead != nil {
-		return
+		return false
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	r.ahead = r.readAccount(ctx)
+	r.ahead = r.readAccount(ctx, r.sorter().Share(2))
 	r.ahead.cancel = cancel
+	return true
 }
 
 // stopAhead stops the account's reading started while verify ran, and
@@ -71,11 +75,12 @@ func (r *run) stopAhead() {
 	r.ahead = nil
 }
 
-// readAccount starts the account's reading of the work files.
-func (r *run) readAccount(ctx context.Context) *accountReading {
+// readAccount starts the account's reading of the work files, its sorts
+// run by sorter.
+func (r *run) readAccount(ctx context.Context, sorter syssort.Sorter) *accountReading {
 	a := &stage.Account{ByFile: r.wd.File(workdir.ByFileFile), FactsByFile: r.wd.File(workdir.FactsByFile),
 		Saved: r.wd.File(workdir.SavedFile), Numbered: r.wd.File(workdir.NumberedFile), Deps: r.runFile(workdir.DepsFile),
-		Sorter: r.sorter(), DryRun: r.opt.DryRun, Policy: r.opt.Policy,
+		Sorter: sorter, DryRun: r.opt.DryRun, Policy: r.opt.Policy,
 		Hashed: r.hashed, Resolved: r.resolvedAll(), Rewrote: r.rewrote,
 		FilesInProgress: int64(len(r.inProgress)), Report: r.rep}
 	ar := &accountReading{done: make(chan struct{}), cancel: func() {}, acc: a}
@@ -105,7 +110,7 @@ func (r *run) tally(ctx context.Context, ar *accountReading) (*stage.Tally, erro
 		second := r.wd.File(workdir.SavedCollisionsFile)
 		if fi, err := os.Stat(second); err != nil || fi.Size() > 0 {
 			both := r.wd.File(workdir.TmpDir + "/saved-both.tsv")
-			if err := r.sorter().Merge(ctx, manifest.ByFile.Command, []string{a.Saved, second}, both); err != nil {
+			if err := a.Sorter.Merge(ctx, manifest.ByFile.Command, []string{a.Saved, second}, both); err != nil {
 				return nil, err
 			}
 			defer os.Remove(both)

@@ -801,15 +801,16 @@ func (r *run) resolve(ctx context.Context) (string, error) {
 // sortByFile orders the numbered manifest, and the facts, for the rewrite
 // and the account: the two sorts at once, as neither reads the other's
 // file (the job waited for the second, one core idle, before the rewrite
-// could start).
+// could start), each with half the buffer and threads of one.
 func (r *run) sortByFile(ctx context.Context) (string, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	half := r.sorter().Share(2)
 	facts := make(chan error, 1)
 	go func() {
-		facts <- r.sortFile(ctx, workdir.FactsFile, workdir.FactsByFile, manifest.ByFile.Command)
+		facts <- r.wd.Sort(ctx, r.show, half, workdir.FactsFile, workdir.FactsByFile, manifest.ByFile.Command)
 	}()
-	err := r.sortFile(ctx, workdir.NumberedFile, workdir.ByFileFile, manifest.ByFile.Command)
+	err := r.wd.Sort(ctx, r.show, half, workdir.NumberedFile, workdir.ByFileFile, manifest.ByFile.Command)
 	if err != nil {
 		cancel()
 	}
@@ -968,7 +969,10 @@ func (r *run) verify(ctx context.Context) (string, error) {
 	}
 	// The account reads its work files meanwhile (its own inputs are
 	// ready): verify holds one core most of its time.
-	r.readAhead(ctx)
+	if r.readAhead(ctx) {
+		// Its sorts and verify's run at once: each half the job's.
+		v.Sort = v.Sort.Share(2)
+	}
 	st, err := v.Run(ctx)
 	show.End(err, "")
 	if err != nil {

@@ -275,3 +275,47 @@ func (m *Merged) wait() error {
 	}
 	return m.err
 }
+
+// Share returns the Sorter for one of n sorts run at once: each gets an
+// nth of the buffer and of the threads (at least one), so that together
+// they hold what one sort alone would (--sort-memory is the job's bound,
+// not each sort's). A Memory sort would not take is left as it is, for
+// sort to name.
+func (s Sorter) Share(n int) Sorter {
+	if n <= 1 {
+		return s
+	}
+	if s.Parallel > 0 {
+		s.Parallel = max(1, s.Parallel/n)
+	}
+	mem := s.Memory
+	if mem == "" {
+		mem = DefaultMemory
+	}
+	if shared, ok := shareMemory(mem, n); ok {
+		s.Memory = shared
+	}
+	return s
+}
+
+// shareMemory is an nth of sort's buffer size mem (sort -S: a number of
+// KiB, or one with a suffix: % of the machine's memory, b, K, M, G, T).
+func shareMemory(mem string, n int) (string, bool) {
+	num, unit := mem, byte('K')
+	if last := mem[len(mem)-1]; last < '0' || last > '9' {
+		num, unit = mem[:len(mem)-1], last
+	}
+	v, err := strconv.ParseUint(num, 10, 64)
+	if err != nil {
+		return "", false
+	}
+	if unit == '%' {
+		return strconv.FormatUint(max(1, v/uint64(n)), 10) + "%", true
+	}
+	shift := strings.IndexByte("bKMGT", unit)
+	if shift < 0 || v > 1<<(64-10*uint(shift))-1 {
+		return "", false
+	}
+	bytes := v << (10 * uint(shift)) / uint64(n)
+	return strconv.FormatUint(max(1, bytes), 10) + "b", true
+}

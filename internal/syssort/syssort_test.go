@@ -204,3 +204,32 @@ func TestGzipInputs(t *testing.T) {
 		})
 	}
 }
+
+// TestShare: n sorts run at once hold together what one would, whatever
+// form --sort-memory takes.
+func TestShare(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		memory       string
+		parallel, n  int
+		wantMemory   string
+		wantParallel int
+	}{
+		{"default buffer halved", "", 2, 2, "33554432b", 1},
+		{"gibibytes", "1G", 4, 2, "536870912b", 2},
+		{"plain number is KiB", "1000", 0, 2, "512000b", 0},
+		{"bytes", "1001b", 1, 2, "500b", 1},
+		{"percent", "25%", 8, 2, "12%", 4},
+		{"percent never below one", "1%", 2, 3, "1%", 1},
+		{"one sort keeps all", "1G", 2, 1, "1G", 2},
+		{"what sort would refuse is left for it to name", "lots", 2, 2, "lots", 1},
+		{"a size past 64 bits is left for sort", "99999999999T", 2, 2, "99999999999T", 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := Sorter{Memory: c.memory, Parallel: c.parallel}.Share(c.n)
+			if got.Memory != c.wantMemory || got.Parallel != c.wantParallel {
+				t.Errorf("Share(%d) of %q, %d threads: %q, %d threads; want %q, %d", c.n, c.memory, c.parallel, got.Memory, got.Parallel, c.wantMemory, c.wantParallel)
+			}
+		})
+	}
+}
