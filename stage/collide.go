@@ -558,7 +558,7 @@ func eachLineOf(name string, take func(digest []byte) bool, fn func(*manifest.Li
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 256<<10), 64<<20)
-	sc.Split(scanManifestLines)
+	sc.Split(manifest.ScanLines)
 	n := 1
 	for ; sc.Scan(); n++ {
 		raw := sc.Bytes()
@@ -576,30 +576,12 @@ func eachLineOf(name string, take func(digest []byte) bool, fn func(*manifest.Li
 	return scanErr(sc, name, n)
 }
 
-// errTruncated is a manifest's last line without its line feed.
-var errTruncated = errors.New("last line has no line feed: the manifest looks truncated")
-
-// scanManifestLines splits a manifest into its lines as manifest.Reader
-// reads them: each without its line feed only (a carriage return stays,
-// for Parse to refuse), and a last line without one an error, not a
-// line: a writer that died mid-line leaves a last field cut short that
-// may yet look valid.
-func scanManifestLines(data []byte, atEOF bool) (int, []byte, error) {
-	if i := bytes.IndexByte(data, '\n'); i >= 0 {
-		return i + 1, data[:i], nil
-	}
-	if atEOF && len(data) > 0 {
-		return 0, nil, errTruncated
-	}
-	return 0, nil, nil
-}
-
 // scanErr is the error of a scan of the manifest file name stopped at
 // its n-th line: a last line without its line feed named as the line.
 func scanErr(sc *bufio.Scanner, name string, n int) error {
 	err := sc.Err()
 	switch {
-	case errors.Is(err, errTruncated):
+	case errors.Is(err, manifest.ErrTruncated):
 		return fmt.Errorf("%s: line %d: %w", name, n, err)
 	case err != nil:
 		return fmt.Errorf("%s: %w", name, err)
@@ -617,7 +599,7 @@ func eachRawLine(name string, fn func(raw []byte) error) error {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 256<<10), 64<<20)
-	sc.Split(scanManifestLines)
+	sc.Split(manifest.ScanLines)
 	n := 1
 	for ; sc.Scan(); n++ {
 		if err := fn(sc.Bytes()); err != nil {
