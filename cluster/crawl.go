@@ -94,7 +94,7 @@ func (p *Params) CheckIndex() (*crawlindex.Index, error) {
 			continue
 		}
 		for _, h := range p.Hosts {
-			if within(h.Root, k.Location) || within(k.Location, h.Root) {
+			if crawlindex.Within(h.Root, k.Location) || crawlindex.Within(k.Location, h.Root) {
 				return nil, fmt.Errorf("the root %s of %s and the committed crawl %s (%s) share files: committed crawls are never rewritten", h.Root, h.Name, k.Name, k.Location)
 			}
 		}
@@ -122,11 +122,6 @@ func (p *Params) DefaultCrawlURL() string {
 		return u[0]
 	}
 	return ""
-}
-
-// within reports whether the path a is b or beneath it.
-func within(a, b string) bool {
-	return a == b || strings.HasPrefix(a, strings.TrimSuffix(b, "/")+"/")
 }
 
 // committedAlready answers a job on a crawl the index holds: nothing to

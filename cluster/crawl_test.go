@@ -55,6 +55,8 @@ func TestCheckIndex(t *testing.T) {
 		{"another algorithm", Params{Hosts: hosts("/data/feb"), Algorithm: "sha256", Crawl: "feb", CrawlURL: "http://front/feb"}, "--hash sha1"},
 		{"a root in a committed crawl", Params{Hosts: hosts("/data/feb", "/data/jan/more"), Algorithm: "sha1", Crawl: "feb", CrawlURL: "http://front/feb"}, "share files"},
 		{"a root holding a committed crawl", Params{Hosts: hosts("/data"), Algorithm: "sha1", Crawl: "feb", CrawlURL: "http://front/feb"}, "share files"},
+		{"the filesystem's root", Params{Hosts: hosts("/"), Algorithm: "sha1", Crawl: "feb", CrawlURL: "http://front/feb"}, "share files"},
+		{"a root whose name only begins as the crawl's", Params{Hosts: hosts("/data/janet", "/data/ja"), Algorithm: "sha1", Crawl: "feb", CrawlURL: "http://front/feb"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

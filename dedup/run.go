@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -105,7 +104,7 @@ type run struct {
 	wd     *workdir.Dir
 	state  *State
 	show   *progress.Display
-	runLog *os.File
+	runLog *workdir.RunLogFile
 	inputs []warcsum.Input
 	rep    *report.Report
 
@@ -250,14 +249,10 @@ func (r *run) open() error {
 	if r.wd, err = workdir.Open(r.opt.WorkDir); err != nil {
 		return err
 	}
-	if r.runLog, err = os.OpenFile(r.wd.File(workdir.RunLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err != nil {
+	if r.runLog, err = r.wd.OpenRunLog(r.opt.Display); err != nil {
 		return err
 	}
-	r.show = r.opt.Display
-	if r.show == nil {
-		r.show = progress.NewPlain(io.Discard, "warcdedup")
-	}
-	r.show.Tee(r.runLog)
+	r.show = r.runLog.Display()
 	if r.state, err = readState(r.wd); err != nil {
 		return err
 	}
@@ -274,12 +269,7 @@ func (r *run) open() error {
 
 // close lets go of what openRun opened.
 func (r *run) close() {
-	if r.show != nil {
-		r.show.Tee(nil)
-	}
-	if r.runLog != nil {
-		r.runLog.Close()
-	}
+	r.runLog.Close()
 	if r.wd != nil {
 		r.wd.Close()
 	}

@@ -4,6 +4,7 @@
 package digest
 
 import (
+	"bytes"
 	"crypto/md5"
 	"crypto/sha1"
 	"crypto/sha256"
@@ -132,6 +133,49 @@ func Parse(field string) (Algorithm, []byte, error) {
 		return 0, nil, fmt.Errorf("%s digest %q: %w", a, value, ErrValue)
 	}
 	return a, sum, nil
+}
+
+// Canonical reports whether field is a manifest digest field as Parse
+// takes one, without decoding it or allocating: for a reader of every
+// line of a manifest that needs the digest as bytes only. Every value
+// of the right length in the algorithm's alphabet is canonical (a sha1
+// sum is 160 bits, 32 base32 characters without padding; hex is lower
+// case).
+func Canonical(field []byte) bool {
+	i := bytes.IndexByte(field, ':')
+	if i < 0 {
+		return false
+	}
+	label, value := field[:i], field[i+1:]
+	for _, a := range Algorithms {
+		if string(label) != names[a] {
+			continue
+		}
+		if len(value) != a.EncodedLen() {
+			return false
+		}
+		in := &hexDigits
+		if a == SHA1 {
+			in = &base32Digits
+		}
+		for _, c := range value {
+			if !in[c] {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// hexDigits and base32Digits are the bytes of the manifest's values.
+var hexDigits, base32Digits = alphabet("0123456789abcdef"), alphabet("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+
+func alphabet(digits string) (in [256]bool) {
+	for _, c := range []byte(digits) {
+		in[c] = true
+	}
+	return in
 }
 
 // ParseHeader reads a WARC-Payload-Digest or WARC-Block-Digest value, which

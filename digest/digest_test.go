@@ -114,7 +114,7 @@ func TestFormatVectors(t *testing.T) {
 	}
 }
 
-// TestFormatParseRoundTrip checks Parse(Format(sum)) for sums other than the
+// TestFormatParseRoundTrip checks Parse(Format(sum)), and Canonical, for sums other than the
 // vectors, including all-zero and all-0xFF bytes, which exercise the ends of
 // the alphabets.
 func TestFormatParseRoundTrip(t *testing.T) {
@@ -132,10 +132,14 @@ func TestFormatParseRoundTrip(t *testing.T) {
 			if err != nil || got != a || !bytes.Equal(gotSum, sum) {
 				t.Errorf("Parse(%q) = %v, %x, %v; want %v, %x, nil", f, got, gotSum, err, a, sum)
 			}
+			if !digest.Canonical([]byte(f)) {
+				t.Errorf("Canonical(%q) = false, Parse takes it", f)
+			}
 		}
 	}
 }
 
+// TestParseRejects: each field Parse refuses, which Canonical refuses too.
 func TestParseRejects(t *testing.T) {
 	sha1B32 := "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"
 	md5Hex := "d41d8cd98f00b204e9800998ecf8427e"
@@ -181,6 +185,9 @@ func TestParseRejects(t *testing.T) {
 			a, sum, err := digest.Parse(tt.field)
 			if err == nil {
 				t.Fatalf("Parse(%q) = %v, %x, nil; want error", tt.field, a, sum)
+			}
+			if digest.Canonical([]byte(tt.field)) {
+				t.Errorf("Canonical(%q) = true, Parse refuses it", tt.field)
 			}
 		})
 	}
@@ -440,4 +447,30 @@ func FuzzParseHeader(f *testing.F) {
 			t.Fatalf("Parse(%q) = %v, %x but ParseHeader = %v, %x, %v", v, pa, psum, a, sum, err)
 		}
 	})
+}
+
+// TestCanonicalAsParse: Canonical takes a field exactly when Parse does,
+// for each algorithm's digest with every byte value at every place
+// (label, colon, value), with each length from none to one too long.
+func TestCanonicalAsParse(t *testing.T) {
+	for _, a := range digest.Algorithms {
+		field := []byte(a.Format(sumOf(a, "a")))
+		for at := range field {
+			for c := range 256 {
+				f := bytes.Clone(field)
+				f[at] = byte(c)
+				_, _, err := digest.Parse(string(f))
+				if got := digest.Canonical(f); got != (err == nil) {
+					t.Fatalf("Canonical(%q) = %v, Parse error %v", f, got, err)
+				}
+			}
+		}
+		for n := range len(field) + 2 {
+			f := append(bytes.Clone(field), 'A')[:n]
+			_, _, err := digest.Parse(string(f))
+			if got := digest.Canonical(f); got != (err == nil) {
+				t.Fatalf("Canonical(%q) = %v, Parse error %v", f, got, err)
+			}
+		}
+	}
 }

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"bufio"
+	"bytes"
 
 	"cmp"
 	"errors"
@@ -24,6 +25,25 @@ func (e *Error) Unwrap() error { return e.Err }
 // ErrOrder is wrapped by the Error that Reader returns for a line out of the
 // order it was asked to check.
 var ErrOrder = errors.New("line out of order")
+
+// ErrTruncated is wrapped by the error for a manifest's last line without
+// its line feed: what a writer leaves when it dies mid-line, whose last
+// field may be cut short yet look valid.
+var ErrTruncated = errors.New("last line has no line feed: the manifest looks truncated")
+
+// ScanLines is a bufio.SplitFunc of a manifest's lines as Reader reads
+// them, for a reader of raw lines (Split, Field): each without its line
+// feed only (a carriage return stays, for Parse to refuse), and a last
+// line without one ErrTruncated, not a line.
+func ScanLines(data []byte, atEOF bool) (int, []byte, error) {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return i + 1, data[:i], nil
+	}
+	if atEOF && len(data) > 0 {
+		return 0, nil, ErrTruncated
+	}
+	return 0, nil, nil
+}
 
 // Order is a sort order of the manifest, as one stage needs it.
 type Order struct {
@@ -155,10 +175,8 @@ func (r *Reader) readLine() ([]byte, error) {
 		case err == io.EOF && len(r.buf) == 0:
 			return nil, io.EOF
 		case err == io.EOF:
-			// A last line without its line feed is what a writer leaves when
-			// it dies mid-line; its last field may be cut short yet look valid.
 			r.line++
-			return nil, r.errorf("last line has no line feed: the manifest looks truncated")
+			return nil, r.errorf("%w", ErrTruncated)
 		default:
 			// The line being read is the next one; r.line counts only lines
 			// read in full.

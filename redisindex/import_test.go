@@ -2,7 +2,6 @@ package redisindex
 
 import (
 	"archive/zip"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"warcdedup/crawlindex"
 	"warcdedup/internal/redis"
 	"warcdedup/internal/redistest"
+	"warcdedup/internal/ziptest"
 )
 
 func importInto(t *testing.T, c *redis.Conn, dir, location string, opt ImportOptions) (*ImportStats, error) {
@@ -298,33 +298,9 @@ func TestImportRefused(t *testing.T) {
 // rewriteZip writes a ZIP again with every member compressed by method.
 func rewriteZip(t *testing.T, name string, method uint16) {
 	t.Helper()
-	zr, err := zip.OpenReader(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	zw := zip.NewWriter(&b)
-	for _, m := range zr.File {
-		rc, err := m.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := zw.CreateHeader(&zip.FileHeader{Name: m.Name, Method: method})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := io.Copy(w, rc); err != nil {
-			t.Fatal(err)
-		}
-		rc.Close()
-	}
-	zr.Close()
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(name, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	ziptest.Rewrite{Header: func(_ int, h *zip.FileHeader) {
+		*h = zip.FileHeader{Name: h.Name, Method: method}
+	}}.File(t, name)
 }
 
 // TestImportNamed imports the crawls named; a running one named is left

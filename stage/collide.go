@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -239,12 +238,11 @@ func (c *Collide) gather(apartName string, out io.Writer, res *CollideResult) (m
 // duplicates Also names, whose files the rewrite does not read.
 //
 // It reads every line of the first numbering, the whole collection's,
-// to find the few digests it takes: a line is split into its fields, not
-// parsed (parsing them all was half the stage's time on the bench
-// collection, where it takes four digests); a line whose fields are not
-// a numbered line's as Append writes them is parsed, as any other
-// reader of the manifest would, so that a damaged line is still an
-// error naming it.
+// to find the few digests it takes: with manifest.Split, which splits a
+// line into its fields rather than parse it (parsing them all was half
+// the stage's time on the bench collection, where it takes four
+// digests) and refuses what manifest.Parse refuses, so that a damaged
+// line is still an error naming it.
 func (c *Collide) digestsAgain(apartName string) (map[string]bool, error) {
 	digests := map[string]bool{}
 	if err := EachLine(apartName, func(l *manifest.Line) error {
@@ -274,78 +272,33 @@ type numberedScan struct {
 	alsoFile map[string]bool // Also's answer, by file as manifest field 1
 	digest   []byte          // the digest read last
 	classes  []int64         // its classes with an original so far
-	fields   [10][]byte
+	split    manifest.Split
 }
 
 // line reports whether raw, a line of the numbering, makes its digest
 // one to resolve again.
 func (s *numberedScan) line(raw []byte) ([]byte, bool, error) {
-	f, ok := s.split(raw)
-	if !ok || hasControl(raw) {
-		return s.parsed(raw)
+	l := &s.split
+	if err := l.Read(raw); err != nil {
+		return nil, false, err
 	}
-	class, copyField, refURI, refDate := f[6], f[7], f[8], f[9]
-	unreferenced := isDash(refURI) && isDash(refDate)
-	referenced := !isDash(refURI) && !isDash(refDate)
 	switch {
-	case len(copyField) == 1 && copyField[0] == '1':
-		n, ok := decimal(class)
-		if !ok || !unreferenced {
-			return s.parsed(raw)
-		}
-		return f[5], s.original(f[5], n), nil
-	case len(copyField) == 1 && copyField[0] == '0':
-		if string(class) != "-1" || !referenced {
-			return s.parsed(raw) // copy 0 on a response: refused
-		}
-		return f[5], false, nil // a revisit line
+	case l.IsKept():
+		return l.Digest, s.original(l.Digest, int64(l.Class)), nil
+	case !l.IsDuplicate() || s.also == nil:
+		return nil, false, nil
 	}
-	if _, ok := decimal(copyField); !ok || !referenced {
-		return s.parsed(raw)
-	}
-	if _, ok := decimal(class); !ok {
-		return s.parsed(raw)
-	}
-	// A duplicate (copy 2, 3, ...).
-	if s.also == nil {
-		return f[5], false, nil
-	}
-	also, known := s.alsoFile[string(f[0])]
+	also, known := s.alsoFile[string(l.File)]
 	if !known {
-		l, err := manifest.Parse(raw)
+		parsed, err := manifest.Parse(raw)
 		if err != nil {
 			return nil, false, err
 		}
-		also = s.also(&l)
-		s.alsoFile[l.File] = also
+		also = s.also(&parsed)
+		s.alsoFile[parsed.File] = also
 	}
-	return f[5], also, nil
+	return l.Digest, also, nil
 }
-
-// hasControl reports whether raw holds a control byte, which no field
-// of a manifest line may hold (a carriage return left by an editor, the
-// zeros of a crash): 8 bytes at a time, for it reads every byte of the
-// collection's numbering.
-func hasControl(raw []byte) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	for ; len(raw) >= 8; raw = raw[8:] {
-		x := binary.LittleEndian.Uint64(raw)
-		// A byte below 0x20, or one 0x7F (zero once xored with 0x7F).
-		y := x ^ (0x7F * ones)
-		if (x-0x20*ones)&^x&highs != 0 || (y-ones)&^y&highs != 0 {
-			return true
-		}
-	}
-	for _, c := range raw {
-		if c < 0x20 || c == 0x7F {
-			return true
-		}
-	}
-	return false
-}
-
-// isDash reports whether a field is "-", a reference copy 1 has not.
-func isDash(b []byte) bool { return len(b) == 1 && b[0] == '-' }
 
 // original notes an original (copy 1) of class in digest, and reports
 // whether its class has one already: an original beyond its class's
@@ -360,62 +313,6 @@ func (s *numberedScan) original(digest []byte, class int64) bool {
 	}
 	s.classes = append(s.classes, class)
 	return false
-}
-
-// split splits raw into its ten fields, or reports that it has not ten,
-// none of them empty.
-func (s *numberedScan) split(raw []byte) ([][]byte, bool) {
-	f := s.fields[:]
-	rest := raw
-	for i := range f {
-		j := bytes.IndexByte(rest, ' ')
-		if i == len(f)-1 {
-			if j >= 0 || len(rest) == 0 {
-				return nil, false
-			}
-			f[i] = rest
-			break
-		}
-		if j <= 0 {
-			return nil, false
-		}
-		f[i], rest = rest[:j], rest[j+1:]
-	}
-	return f, true
-}
-
-// parsed takes a line whose fields are not as Append writes a numbered
-// line's: an error, or a line of another form, taken as parsed.
-func (s *numberedScan) parsed(raw []byte) ([]byte, bool, error) {
-	l, err := manifest.Parse(raw)
-	if err != nil {
-		return nil, false, err
-	}
-	switch {
-	case l.IsKept():
-		return []byte(l.Digest), s.original([]byte(l.Digest), int64(l.Class)), nil
-	case l.IsDuplicate() && s.also != nil:
-		return []byte(l.Digest), s.also(&l), nil
-	}
-	return nil, false, nil
-}
-
-// decimal parses a class or copy field as manifest.Parse takes one on
-// a response: digits, no leading zero, at most 2^31-1. (A class of -1
-// is a revisit line's, with copy 0; any other sign is refused.) A field
-// it does not take goes to manifest.Parse, which refuses it or reads it.
-func decimal(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 10 || (len(b) > 1 && b[0] == '0') {
-		return 0, false
-	}
-	var n int64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n, n <= 1<<31-1
 }
 
 // also reports whether Also names l, a duplicate, to be numbered again.
@@ -661,7 +558,7 @@ func eachLineOf(name string, take func(digest []byte) bool, fn func(*manifest.Li
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 256<<10), 64<<20)
-	sc.Split(scanManifestLines)
+	sc.Split(manifest.ScanLines)
 	n := 1
 	for ; sc.Scan(); n++ {
 		raw := sc.Bytes()
@@ -679,30 +576,12 @@ func eachLineOf(name string, take func(digest []byte) bool, fn func(*manifest.Li
 	return scanErr(sc, name, n)
 }
 
-// errTruncated is a manifest's last line without its line feed.
-var errTruncated = errors.New("last line has no line feed: the manifest looks truncated")
-
-// scanManifestLines splits a manifest into its lines as manifest.Reader
-// reads them: each without its line feed only (a carriage return stays,
-// for Parse to refuse), and a last line without one an error, not a
-// line: a writer that died mid-line leaves a last field cut short that
-// may yet look valid.
-func scanManifestLines(data []byte, atEOF bool) (int, []byte, error) {
-	if i := bytes.IndexByte(data, '\n'); i >= 0 {
-		return i + 1, data[:i], nil
-	}
-	if atEOF && len(data) > 0 {
-		return 0, nil, errTruncated
-	}
-	return 0, nil, nil
-}
-
 // scanErr is the error of a scan of the manifest file name stopped at
 // its n-th line: a last line without its line feed named as the line.
 func scanErr(sc *bufio.Scanner, name string, n int) error {
 	err := sc.Err()
 	switch {
-	case errors.Is(err, errTruncated):
+	case errors.Is(err, manifest.ErrTruncated):
 		return fmt.Errorf("%s: line %d: %w", name, n, err)
 	case err != nil:
 		return fmt.Errorf("%s: %w", name, err)
@@ -720,7 +599,7 @@ func eachRawLine(name string, fn func(raw []byte) error) error {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 256<<10), 64<<20)
-	sc.Split(scanManifestLines)
+	sc.Split(manifest.ScanLines)
 	n := 1
 	for ; sc.Scan(); n++ {
 		if err := fn(sc.Bytes()); err != nil {

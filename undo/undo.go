@@ -165,7 +165,7 @@ type undo struct {
 	coll   *dedup.Collection
 	crawl  *crawl // the crawl of an index undone; nil for a collection
 	show   *progress.Display
-	runLog *os.File
+	runLog *workdir.RunLogFile
 	res    *Result
 	// refused are the files the restore refused (escaped as field 1).
 	refused map[string]bool
@@ -254,25 +254,16 @@ func (u *undo) open() ([]string, error) {
 			files[i] = u.crawl.name + "/" + f
 		}
 	}
-	if u.runLog, err = os.OpenFile(u.wd.File(workdir.RunLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err != nil {
+	if u.runLog, err = u.wd.OpenRunLog(u.opt.Display); err != nil {
 		return nil, err
 	}
-	u.show = u.opt.Display
-	if u.show == nil {
-		u.show = progress.NewPlain(io.Discard, "warcdedup")
-	}
-	u.show.Tee(u.runLog)
+	u.show = u.runLog.Display()
 	return files, nil
 }
 
 // close lets the work directory go.
 func (u *undo) close() {
-	if u.show != nil {
-		u.show.Tee(nil)
-	}
-	if u.runLog != nil {
-		u.runLog.Close()
-	}
+	u.runLog.Close()
 	if u.after != nil {
 		u.after.Remove()
 	}

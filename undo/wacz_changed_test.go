@@ -3,7 +3,6 @@ package undo
 import (
 	"archive/zip"
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,7 @@ import (
 
 	"warcdedup/crawlindex"
 	"warcdedup/internal/jobtest"
+	"warcdedup/internal/ziptest"
 )
 
 // moveMembers writes the package at path anew with every member's data
@@ -21,44 +21,14 @@ import (
 // package rebuilt by another tool since its crawl's commit has them.
 func moveMembers(t *testing.T, path string) {
 	t.Helper()
-	r, err := zip.OpenReader(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	out, err := os.Create(path + ".moved")
-	if err != nil {
-		t.Fatal(err)
-	}
-	zw := zip.NewWriter(out)
-	for i, f := range r.File {
-		h := f.FileHeader
+	pad := func(i int, h *zip.FileHeader) {
 		if i == 0 {
 			pad := make([]byte, 4+512)
 			pad[0], pad[1], pad[3] = 0x66, 0x66, 2 // ID 0x6666, 512 bytes
 			h.Extra = append(slices.Clone(h.Extra), pad...)
 		}
-		w, err := zw.CreateRaw(&h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rc, err := f.OpenRaw()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := io.Copy(w, rc); err != nil {
-			t.Fatal(err)
-		}
 	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(path+".moved", path); err != nil {
-		t.Fatal(err)
-	}
+	ziptest.Rewrite{Raw: true, Header: pad}.File(t, path)
 }
 
 // recordedAs is what the index records of the file name of crawl.

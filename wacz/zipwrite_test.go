@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"warcdedup/internal/ziptest"
 )
 
 // streamed writes the package b anew as a streaming ZIP writer does
@@ -17,31 +19,7 @@ import (
 // and order as they were.
 func streamed(t *testing.T, b []byte) []byte {
 	t.Helper()
-	r, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	zw := zip.NewWriter(&out)
-	for _, f := range r.File {
-		h := f.FileHeader
-		w, err := zw.CreateHeader(&h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rc, err := f.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := io.Copy(w, rc); err != nil {
-			t.Fatal(err)
-		}
-		rc.Close()
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return out.Bytes()
+	return ziptest.Rewrite{}.Bytes(t, b)
 }
 
 // TestRebuildKeepsDataDescriptors writes anew, with a requires entry

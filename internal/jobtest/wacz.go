@@ -1,7 +1,6 @@
 package jobtest
 
 import (
-	"archive/zip"
 	"bytes"
 	"encoding/hex"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 
 	"warcdedup/crawlindex"
 	"warcdedup/fixity"
+	"warcdedup/internal/ziptest"
 	"warcdedup/scripts/gen"
 	"warcdedup/scripts/waczgen"
 	"warcdedup/stage"
@@ -273,40 +273,7 @@ func IndexDisagrees(t testing.TB, index, crawl string) []string {
 // every member), its members' contents and order as they were.
 func WithDescriptors(t testing.TB, path string) {
 	t.Helper()
-	r, err := zip.OpenReader(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	out, err := os.Create(path + ".dd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	zw := zip.NewWriter(out)
-	for _, f := range r.File {
-		h := f.FileHeader
-		w, err := zw.CreateHeader(&h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rc, err := f.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := io.Copy(w, rc); err != nil {
-			t.Fatal(err)
-		}
-		rc.Close()
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(path+".dd", path); err != nil {
-		t.Fatal(err)
-	}
+	ziptest.Rewrite{}.File(t, path)
 }
 
 // RequiresOf are the file names the package at path requires.
