@@ -3,8 +3,10 @@ package atomicfile
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // ErrExchangeUnsupported is Exchange where the kernel or the file system
@@ -104,8 +106,14 @@ func (s *Swapped) Finish() error {
 // Revert exchanges the two names again, so that the final name holds what
 // it held before Exchange, and removes the new content from the temporary
 // name, once it is seen to be there still (something else is left where
-// it is, and named in the error).
-func (s *Swapped) Revert() error {
+// it is, and named in the error) and as it was: a process that opened the
+// final name while the new content held it (an open that waited for a
+// lease on what the name held before, was interrupted by a signal and
+// started again, finds the name anew) may be writing to it. If its size
+// or modification time changed, or inUse (if not nil), given it open for
+// reading, says it is open for writing, it is kept under a name of its
+// own and named in a *KeptError, with whatever was written to it.
+func (s *Swapped) Revert(inUse func(*os.File) error) error {
 	defer s.dir.Close()
 	if err := exchange(s.dir, s.tmp, s.name); err != nil {
 		return fmt.Errorf("putting back what %s held, now under %s: %w", s.f.name, s.f.tmp, err)
@@ -117,6 +125,9 @@ func (s *Swapped) Revert() error {
 	if !os.SameFile(now, s.new) {
 		return fmt.Errorf("%s holds another file than the new version of %s once put back: left there", s.f.tmp, s.f.name)
 	}
+	if why := s.touched(now, inUse); why != nil {
+		return s.keep(why)
+	}
 	if err := s.f.removeTemp(); err != nil {
 		return err
 	}
@@ -126,12 +137,89 @@ func (s *Swapped) Revert() error {
 	return nil
 }
 
+// touched says why the new content, now under the temporary name, must
+// not be removed: it changed since the exchange, or inUse finds it open
+// for writing; nil if neither.
+func (s *Swapped) touched(now os.FileInfo, inUse func(*os.File) error) error {
+	if now.Size() != s.new.Size() || !now.ModTime().Equal(s.new.ModTime()) {
+		return fmt.Errorf("it has %d bytes, %d were written", now.Size(), s.new.Size())
+	}
+	if inUse == nil {
+		return nil
+	}
+	f, err := s.f.openTemp()
+	if err != nil {
+		return fmt.Errorf("it cannot be looked at: %w", err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !os.SameFile(fi, s.new) {
+		return fmt.Errorf("it cannot be looked at: %v", err)
+	}
+	return inUse(f)
+}
+
+// KeptError is the new content of a file that another process may have
+// written to while it held the file's name (Why): put back under a name
+// of its own, Path, rather than removed, with whatever was written to it,
+// for the operator to look at; the final name holds what it held before.
+type KeptError struct {
+	Name, Path string
+	Why        error
+}
+
+func (e *KeptError) Error() string {
+	return fmt.Sprintf("%s: its new version took the name and gave it back, and may have been written to meanwhile (%v): kept as %s, with anything written to it, beside the file as it was", e.Name, e.Why, e.Path)
+}
+
+func (e *KeptError) Unwrap() error { return e.Why }
+
+// KeptSuffix ends the name of a new version kept by Revert
+// ("<name>.kept-<digits>"): not a temporary file's, so that no cleanup of
+// leftovers removes it, nor a WARC's, so that no run takes it for one.
+const KeptSuffix = ".kept-"
+
+// keep links the new content under a name of its own beside the final
+// name, removes the temporary name, and returns the *KeptError.
+func (s *Swapped) keep(why error) error {
+	for try := 0; ; try++ {
+		kept := s.f.name + KeptSuffix + strconv.FormatUint(uint64(rand.Uint32()), 10)
+		err := s.f.linkTemp(kept)
+		if errors.Is(err, os.ErrExist) && try < 100 {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s: its new version took the name and gave it back, and may have been written to meanwhile (%v): left under %s, as it could not be given a name of its own: %w", s.f.name, why, s.f.tmp, err)
+		}
+		if err := s.f.removeTemp(); err != nil {
+			return fmt.Errorf("%s kept as %s, and still under %s: %w", s.f.name, kept, s.f.tmp, err)
+		}
+		s.dir.Sync()
+		return &KeptError{Name: s.f.name, Path: kept, Why: why}
+	}
+}
+
 // lstatTemp is os.Lstat of the temporary name.
 func (f *File) lstatTemp() (os.FileInfo, error) {
 	if f.root != nil {
 		return f.root.Lstat(f.tmp)
 	}
 	return os.Lstat(f.tmp)
+}
+
+// openTemp opens the temporary name for reading.
+func (f *File) openTemp() (*os.File, error) {
+	if f.root != nil {
+		return f.root.Open(f.tmp)
+	}
+	return os.Open(f.tmp)
+}
+
+// linkTemp links what the temporary name holds under name as well.
+func (f *File) linkTemp(name string) error {
+	if f.root != nil {
+		return f.root.Link(f.tmp, name)
+	}
+	return os.Link(f.tmp, name)
 }
 
 // removeTemp removes the temporary name.

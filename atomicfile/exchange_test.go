@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestExchange proves what an exchange leaves: the new content under the
@@ -17,11 +18,15 @@ func TestExchange(t *testing.T) {
 		name string
 		// meddle runs between Exchange and the end; it may rename a file
 		// over the temporary name.
-		meddle  func(t *testing.T, dir, tmp string)
-		revert  bool
+		meddle func(t *testing.T, dir, tmp string)
+		revert bool
+		// inUse is Revert's look for writers of the new content.
+		inUse   func(*os.File) error
 		want    string // under the name at the end
 		wantTmp string // under the temporary name at the end, "" for none
-		wantErr string
+		// wantKept is what a kept new version holds, "" for none kept.
+		wantKept string
+		wantErr  string
 	}{
 		{name: "finish", want: "new"},
 		{name: "revert", revert: true, want: "old"},
@@ -36,6 +41,28 @@ func TestExchange(t *testing.T) {
 					t.Fatal(err)
 				}
 			}},
+		{name: "revert keeps a new version written meanwhile", revert: true, want: "old", wantKept: "new, and a writer's record",
+			wantErr: "kept as",
+			meddle: func(t *testing.T, dir, tmp string) {
+				// A writer that opens the name while it holds the new content
+				// (its open, waiting for a lease on the old file, interrupted
+				// and started again) and appends to it.
+				f, err := os.OpenFile(filepath.Join(dir, "a.warc"), os.O_WRONLY|os.O_APPEND, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				future := time.Now().Add(time.Hour) // the write's own time may equal the new content's
+				if _, err := f.WriteString(", and a writer's record"); err != nil {
+					t.Fatal(err)
+				}
+				os.Chtimes(filepath.Join(dir, "a.warc"), future, future)
+			}},
+		{name: "revert keeps a new version a writer has open", revert: true, want: "old", wantKept: "new",
+			inUse:   func(*os.File) error { return errors.New("pid 1 has it open for writing") },
+			wantErr: "pid 1 has it open for writing"},
+		{name: "revert removes a new version nobody wrote", revert: true, want: "old",
+			inUse: func(*os.File) error { return nil }},
 	} {
 		for _, rooted := range []bool{false, true} {
 			t.Run(tc.name+map[bool]string{false: "", true: " (root)"}[rooted], func(t *testing.T) {
@@ -81,13 +108,14 @@ func TestExchange(t *testing.T) {
 					tc.meddle(t, dir, tmp)
 				}
 				if tc.revert {
-					err = sw.Revert()
+					err = sw.Revert(tc.inUse)
 				} else {
 					err = sw.Finish()
 				}
 				if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 					t.Errorf("error %v, want %q", err, tc.wantErr)
 				}
+				endErr := err
 				f.Abort() // does nothing after Exchange
 				if b, _ := os.ReadFile(name); string(b) != tc.want {
 					t.Errorf("the name holds %q, want %q", b, tc.want)
@@ -95,6 +123,21 @@ func TestExchange(t *testing.T) {
 				b, err := os.ReadFile(tmp)
 				if tc.wantTmp == "" && !errors.Is(err, os.ErrNotExist) || tc.wantTmp != "" && string(b) != tc.wantTmp {
 					t.Errorf("the temporary name holds %q (%v), want %q", b, err, tc.wantTmp)
+				}
+				kept, _ := filepath.Glob(name + KeptSuffix + "*")
+				var ke *KeptError
+				switch {
+				case tc.wantKept == "" && len(kept) > 0:
+					t.Errorf("kept %v, want nothing kept", kept)
+				case tc.wantKept != "" && len(kept) != 1:
+					t.Errorf("kept %v, want one file holding %q", kept, tc.wantKept)
+				case tc.wantKept != "":
+					if b, _ := os.ReadFile(kept[0]); string(b) != tc.wantKept {
+						t.Errorf("kept %s holds %q, want %q", kept[0], b, tc.wantKept)
+					}
+					if !errors.As(endErr, &ke) || filepath.Base(ke.Path) != filepath.Base(kept[0]) {
+						t.Errorf("error %v, want a *KeptError naming %s", endErr, kept[0])
+					}
 				}
 			})
 		}

@@ -157,6 +157,17 @@ func (g *writerGuard) writer() string {
 	return who
 }
 
+// openForWritingNow reports whether another process has f open for
+// writing (ErrOpenForWriting), as a guard started on it finds at once.
+func openForWritingNow(f *os.File) error {
+	g, err := guardWriters(f)
+	if err != nil {
+		return err
+	}
+	defer g.release()
+	return g.check()
+}
+
 // release gives the lease up (before the file is closed).
 func (g *writerGuard) release() {
 	if g == nil || g.stop == nil {

@@ -14,3 +14,5 @@ func guardWriters(f *os.File) (*writerGuard, error) { return nil, nil }
 func (g *writerGuard) check() error { return nil }
 
 func (g *writerGuard) release() {}
+
+func openForWritingNow(f *os.File) error { return nil }

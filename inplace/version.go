@@ -501,7 +501,15 @@ func (v *Version) put() error {
 	if why == nil {
 		return sw.Finish()
 	}
-	if err := sw.Revert(); err != nil {
+	// A writer's open that broke the lease on the file, was interrupted
+	// by a signal and started again found the new version under the name:
+	// Revert keeps it, if it may have been written, rather than remove it.
+	var kept *atomicfile.KeptError
+	switch err := sw.Revert(openForWritingNow); {
+	case errors.As(err, &kept):
+		where := filepath.Join(filepath.Dir(v.Path), path.Base(filepath.ToSlash(kept.Path)))
+		return v.Refuse(fmt.Errorf("%w; its new version was given the name back and may have been written to meanwhile (%v): it is kept, with anything written to it, as %s: look at it before removing it", why, kept.Why, where))
+	case err != nil:
 		return &stuckError{File: v.File, Why: why, Err: err, Old: sw.OldName()}
 	}
 	return v.Refuse(why)
