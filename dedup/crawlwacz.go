@@ -336,7 +336,7 @@ func (r *run) committedRequirers(pr *stage.PackageRewrite) error {
 			byHash, signed, err := requiresByHash(path)
 			if err != nil {
 				if n, ok := noted[path]; ok { // being written anew by a stopped attempt
-					cands = append(cands, committedCandidate{crawl: k.Name, name: f.Name, path: path, noted: &n})
+					cands = append(cands, committedCandidate{crawl: k.Name, name: f.Name, path: path, noted: &n, recorded: f})
 					continue
 				}
 				refused = append(refused, fmt.Sprintf("%s (crawl %s) cannot be read, so whether it requires a package the run rewrites is not known: %v", path, k.Name, err))
@@ -370,17 +370,30 @@ func (r *run) committedRequirers(pr *stage.PackageRewrite) error {
 	changing := changingPackages(names, cands, own)
 	var notes []crawlindex.RefileEntry
 	for _, c := range cands {
-		if c.noted != nil {
-			notes = append(notes, *c.noted)
-			delete(noted, c.path)
-			continue
-		}
 		direct := changing[c.path]
 		if len(direct) > 0 && c.signed {
 			refused = append(refused, fmt.Sprintf("%s (crawl %s) requires %s and is signed: writing its requires entries anew would invalidate its signature", c.path, c.crawl, strings.Join(direct, ", ")))
 			continue
 		}
-		if why := changedSinceCommit(c); why != "" {
+		why := crawlindex.ChangedSinceCommit(c.path, c.recorded)
+		if c.noted != nil {
+			delete(noted, c.path)
+			// Noted by a stopped attempt, as it was when that attempt
+			// found it unchanged since its crawl's commit. Changed since,
+			// it is taken only as that attempt writes it anew, its
+			// records where the note has them (as the commit records it
+			// again: crawlindex.Refiles); unchanged, it is noted anew
+			// below, as any.
+			if why != "" {
+				if err := c.noted.Unmoved(); err != nil {
+					refused = append(refused, fmt.Sprintf("%s (crawl %s), noted by a stopped attempt of this run, %s, and %v: written anew and recorded again, the index would take its WARC members as where its originals are; warcdedup index verify checks it", c.path, c.crawl, why, err))
+					continue
+				}
+				notes = append(notes, *c.noted)
+				continue
+			}
+		}
+		if why != "" {
 			// Not noted either way: the commit records again only what
 			// the index recorded, written anew here.
 			if len(direct) > 0 {
@@ -428,31 +441,6 @@ type committedCandidate struct {
 	signed            bool
 	noted             *crawlindex.RefileEntry
 	recorded          crawlindex.FileInfo // as its crawl's commit recorded it
-}
-
-// changedSinceCommit says how the committed package c is not the file
-// its crawl's commit recorded (another tool wrote it since: its WARC
-// members, where the index has its originals, may have moved), "" if
-// it is that file (its stamp and size, else its SHA-256, the index's).
-func changedSinceCommit(c committedCandidate) string {
-	fi, err := os.Stat(c.path)
-	if err != nil {
-		return fmt.Sprintf("cannot be read: %v", err)
-	}
-	if crawlindex.Stamp(fi) == c.recorded.Stamp && fi.Size() == c.recorded.Size {
-		return ""
-	}
-	if fi.Size() != c.recorded.Size {
-		return fmt.Sprintf("has changed since its crawl's commit recorded it (%d bytes, recorded: %d)", fi.Size(), c.recorded.Size)
-	}
-	sum, _, err := packageFixity(c.path)
-	if err != nil {
-		return fmt.Sprintf("cannot be read: %v", err)
-	}
-	if c.recorded.SHA256 != "" && sum != c.recorded.SHA256 {
-		return fmt.Sprintf("has changed since its crawl's commit recorded it (SHA-256 %s, recorded: %s)", sum, c.recorded.SHA256)
-	}
-	return ""
 }
 
 // changingPackages finds, from the file names of the packages the run
