@@ -166,9 +166,26 @@ func Refiles(ix *Index, notes []RefileEntry) (refile map[string][]FileInfo, prob
 		if refile == nil {
 			refile = map[string][]FileInfo{}
 		}
-		refile[n.Crawl] = append(refile[n.Crawl], FileInfo{Name: n.Name, Size: h.Size(), SHA256: h.Sum(fixity.SHA256), Stamp: stamp})
+		f := FileInfo{Name: n.Name, Size: h.Size(), SHA256: h.Sum(fixity.SHA256), Stamp: stamp}
+		f.Requires, f.RequiresKnown = packageRequires(n.Path, stamp)
+		refile[n.Crawl] = append(refile[n.Crawl], f)
 	}
 	return refile, problems, gone, nil
+}
+
+// packageRequires is FileInfo.Requires of the package at path, known
+// if read from the version of stamp.
+func packageRequires(path, stamp string) (string, bool) {
+	p, err := wacz.Open(path)
+	if err != nil {
+		return "", false
+	}
+	names, err := p.Datapackage.RequiredByHash()
+	p.Close()
+	if fi, serr := os.Stat(path); err != nil || serr != nil || Stamp(fi) != stamp {
+		return "", false
+	}
+	return RequiresOf(names)
 }
 
 // UpdateSources brings up to date the hash and size of the files refile

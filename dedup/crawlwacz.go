@@ -181,9 +181,27 @@ func (r *run) packageFiles(files []crawlindex.FileInfo) ([]crawlindex.FileInfo, 
 		} else if sum, size, err = packageFixity(m.Path); err != nil {
 			return nil, err
 		}
-		out = append(out, crawlindex.FileInfo{Name: strings.TrimPrefix(m.Package, r.crawl.name+"/"), Size: size, SHA256: sum, Stamp: stamp})
+		f := crawlindex.FileInfo{Name: strings.TrimPrefix(m.Package, r.crawl.name+"/"), Size: size, SHA256: sum, Stamp: stamp}
+		f.Requires, f.RequiresKnown = recordedRequires(m.Path, stamp)
+		out = append(out, f)
 	}
 	return out, nil
+}
+
+// recordedRequires are the file names the package at path requires by
+// SHA-256 or size, as crawlindex.FileInfo.Requires holds them, and
+// whether they are known: read from the version of the stamp the index
+// records (stamp), so that a later run need not open a package of that
+// stamp to know what it requires (committedRequirers).
+func recordedRequires(path, stamp string) (string, bool) {
+	if stamp == "" {
+		return "", false
+	}
+	byHash, _, err := requiresByHash(path)
+	if now, _ := fileStamp(path); err != nil || now != stamp {
+		return "", false
+	}
+	return crawlindex.RequiresOf(byHash)
 }
 
 // committedStamps are what begin compares with the crawl's files as
@@ -313,7 +331,8 @@ func (r *run) committedRequirers(pr *stage.PackageRewrite) error {
 	// first: which of them change is a closure (one written anew makes
 	// those requiring it change in turn, RefreshRequirers), and each
 	// that changes must be brought up to date, or the run refused,
-	// before anything is rewritten.
+	// before anything is rewritten. A package the index records as
+	// requiring none, still the version it recorded, is not opened.
 	var cands []committedCandidate
 	var refused []string
 	for _, k := range ix.Registry.Crawls {
@@ -333,6 +352,9 @@ func (r *run) committedRequirers(pr *stage.PackageRewrite) error {
 				continue
 			}
 			path := filepath.Join(k.Location, filepath.FromSlash(f.Name))
+			if _, ok := noted[path]; !ok && requiresNoneAsRecorded(path, f) {
+				continue // never stale: not opened (a stat, where reading it could mean a recall from tape)
+			}
 			byHash, signed, err := requiresByHash(path)
 			if err != nil {
 				if n, ok := noted[path]; ok { // being written anew by a stopped attempt
@@ -431,6 +453,18 @@ func (r *run) committedRequirers(pr *stage.PackageRewrite) error {
 	return nil
 }
 
+// requiresNoneAsRecorded reports whether the committed package at path,
+// recorded as f, is known to require no package by SHA-256 or size: the
+// index recorded its requires entries (none) with the version it still
+// is (its stamp and size).
+func requiresNoneAsRecorded(path string, f crawlindex.FileInfo) bool {
+	if !f.RequiresKnown || f.Requires != "" || f.Stamp == "" {
+		return false
+	}
+	fi, err := os.Stat(path)
+	return err == nil && fi.Size() == f.Size && crawlindex.Stamp(fi) == f.Stamp
+}
+
 // committedCandidate is a package that may change with the run: a
 // committed crawl's (crawl, name, path), or the crawl's own not staged
 // (crawl ""): the file names it requires by SHA-256 or size, whether it
@@ -488,15 +522,9 @@ func requiresByHash(path string) (byHash []string, signed bool, err error) {
 		return nil, false, err
 	}
 	defer p.Close()
-	reqs, err := p.Datapackage.Requires()
+	byHash, err = p.Datapackage.RequiredByHash()
 	if err != nil {
 		return nil, false, err
-	}
-	for _, q := range reqs {
-		if q.Hash == "" && q.Size < 0 {
-			continue
-		}
-		byHash = append(byHash, q.Filename)
 	}
 	return byHash, p.Signed(), nil
 }
