@@ -55,6 +55,9 @@ type fileJSON struct {
 	Size   int64  `json:"size"`
 	SHA256 string `json:"sha256,omitempty"`
 	Stamp  string `json:"stamp,omitempty"`
+	// Requires is FileInfo.Requires when known (an empty list for none),
+	// absent when not.
+	Requires *[]string `json:"requires,omitempty"`
 }
 
 func filesJSON(files []FileInfo) []fileJSON {
@@ -63,7 +66,14 @@ func filesJSON(files []FileInfo) []fileJSON {
 	}
 	out := make([]fileJSON, len(files))
 	for i, f := range files {
-		out[i] = fileJSON{jsonText(f.Name), f.Size, f.SHA256, f.Stamp}
+		out[i] = fileJSON{Name: jsonText(f.Name), Size: f.Size, SHA256: f.SHA256, Stamp: f.Stamp}
+		if f.RequiresKnown {
+			reqs := f.RequiredNames()
+			if reqs == nil {
+				reqs = []string{}
+			}
+			out[i].Requires = &reqs
+		}
 	}
 	return out
 }
@@ -78,7 +88,10 @@ func filesOf(files []fileJSON) ([]FileInfo, error) {
 		if err != nil {
 			return nil, err
 		}
-		out[i] = FileInfo{name, f.Size, f.SHA256, f.Stamp}
+		out[i] = FileInfo{Name: name, Size: f.Size, SHA256: f.SHA256, Stamp: f.Stamp}
+		if f.Requires != nil {
+			out[i].Requires, out[i].RequiresKnown = RequiresOf(*f.Requires)
+		}
 	}
 	return out, nil
 }

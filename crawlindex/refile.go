@@ -87,6 +87,28 @@ func NotePackage(crawl, name, path string) (RefileEntry, error) {
 	return RefileEntry{Crawl: crawl, Name: name, Path: path, Members: places}, nil
 }
 
+// Unmoved checks that the package n notes has its WARC members where
+// the note has them (offset, size and CRC-32 of each), whether it was
+// written anew since or not: the records the index has at offsets in it
+// are still there. A run resuming a stopped attempt takes a noted
+// package written anew since its crawl's commit only so, and the commit
+// records it again only so (Refiles).
+func (n RefileEntry) Unmoved() error {
+	p, err := wacz.Open(n.Path)
+	if err != nil {
+		return err
+	}
+	places, err := p.ArchivePlaces()
+	p.Close()
+	if err != nil {
+		return err
+	}
+	if !slices.Equal(places, n.Members) {
+		return errors.New("its members are not where they were before its requires entries were written anew")
+	}
+	return nil
+}
+
 // Refiles are the noted packages of the index's crawls that were written
 // anew since the index recorded them (their stamp or size is not the
 // index's), as they are now (size, SHA-256, stamp), by crawl: a
@@ -133,16 +155,7 @@ func Refiles(ix *Index, notes []RefileEntry) (refile map[string][]FileInfo, prob
 		if stamp == recorded.Stamp && fi.Size() == recorded.Size {
 			continue // not written anew
 		}
-		var places []wacz.Place
-		p, err := wacz.Open(n.Path)
-		if err == nil {
-			places, err = p.ArchivePlaces()
-			p.Close()
-		}
-		if err == nil && !slices.Equal(places, n.Members) {
-			err = errors.New("its members are not where they were before its requires entries were written anew")
-		}
-		if err != nil {
+		if err := n.Unmoved(); err != nil {
 			problems = append(problems, fmt.Sprintf("%s (crawl %s): changed, not recorded again in the index %s: %v", n.Path, n.Crawl, ix.Dir, err))
 			continue
 		}
@@ -153,9 +166,26 @@ func Refiles(ix *Index, notes []RefileEntry) (refile map[string][]FileInfo, prob
 		if refile == nil {
 			refile = map[string][]FileInfo{}
 		}
-		refile[n.Crawl] = append(refile[n.Crawl], FileInfo{Name: n.Name, Size: h.Size(), SHA256: h.Sum(fixity.SHA256), Stamp: stamp})
+		f := FileInfo{Name: n.Name, Size: h.Size(), SHA256: h.Sum(fixity.SHA256), Stamp: stamp}
+		f.Requires, f.RequiresKnown = packageRequires(n.Path, stamp)
+		refile[n.Crawl] = append(refile[n.Crawl], f)
 	}
 	return refile, problems, gone, nil
+}
+
+// packageRequires is FileInfo.Requires of the package at path, known
+// if read from the version of stamp.
+func packageRequires(path, stamp string) (string, bool) {
+	p, err := wacz.Open(path)
+	if err != nil {
+		return "", false
+	}
+	names, err := p.Datapackage.RequiredByHash()
+	p.Close()
+	if fi, serr := os.Stat(path); err != nil || serr != nil || Stamp(fi) != stamp {
+		return "", false
+	}
+	return RequiresOf(names)
 }
 
 // UpdateSources brings up to date the hash and size of the files refile

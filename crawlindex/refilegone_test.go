@@ -42,7 +42,7 @@ func TestRefilesPassesOverGonePackage(t *testing.T) {
 	if err != nil || len(problems) > 0 {
 		t.Fatalf("Refiles: problems %v, %v", problems, err)
 	}
-	if want := []FileInfo{fileInfoOf(t, a)}; !slices.Equal(refile["jan"], want) || len(refile) != 1 {
+	if want := []FileInfo{refiledInfoOf(t, a, "other.wacz")}; !slices.Equal(refile["jan"], want) || len(refile) != 1 {
 		t.Errorf("refiled %+v, want jan: %+v", refile, want)
 	}
 	if len(gone) != 1 {

@@ -77,6 +77,15 @@ func fileInfoOf(t *testing.T, path string) FileInfo {
 	return FileInfo{Name: filepath.Base(path), Size: h.Size(), SHA256: h.Sum(fixity.SHA256), Stamp: Stamp(fi)}
 }
 
+// refiledInfoOf is the package at path as Refiles records it again: as a
+// commit records it, with the file names it requires by hash or size.
+func refiledInfoOf(t *testing.T, path string, requires ...string) FileInfo {
+	t.Helper()
+	f := fileInfoOf(t, path)
+	f.Requires, f.RequiresKnown = RequiresOf(requires)
+	return f
+}
+
 // TestRefilesAndUpdateSources proves that a package noted
 // (NotePackage) and written anew with its WARC members where they were
 // is refiled as it now is, that its crawl's multi-WACZ JSON
@@ -133,7 +142,7 @@ func TestRefilesAndUpdateSources(t *testing.T) {
 	if err != nil || len(problems) > 0 {
 		t.Fatalf("Refiles: %v %v", problems, err)
 	}
-	if want := []FileInfo{fileInfoOf(t, a)}; !slices.Equal(refile["jan"], want) || len(refile) != 1 {
+	if want := []FileInfo{refiledInfoOf(t, a, "other.wacz")}; !slices.Equal(refile["jan"], want) || len(refile) != 1 {
 		t.Errorf("refiled %+v, want jan: %+v (b.wacz, not written anew, passed over)", refile, want)
 	}
 	if notes, err := ix.UpdateSources(refile); err != nil || len(notes) > 0 {

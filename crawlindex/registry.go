@@ -55,6 +55,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -131,6 +132,37 @@ type FileInfo struct {
 	// Stamp identifies the file as committed (size, times, inode, device):
 	// a file with the same stamp is unchanged.
 	Stamp string `json:"stamp,omitempty"`
+	// Requires, for a WACZ package whose RequiresKnown is set, are the
+	// file names its relation.requires names by SHA-256 or size, as the
+	// package was when recorded (its Stamp), each followed by a line
+	// feed (a string: a FileInfo compares with ==; RequiredNames lists
+	// them): a run need not open a package of that stamp to know it
+	// requires none, whatever the size of the collection. Not known (an
+	// older index, an import), the package is read.
+	Requires      string `json:"-"`
+	RequiresKnown bool   `json:"-"`
+}
+
+// RequiresOf is FileInfo.Requires for the file names names; false if
+// one cannot be held so (a line feed in it): not known then.
+func RequiresOf(names []string) (string, bool) {
+	var b strings.Builder
+	for _, n := range names {
+		if strings.Contains(n, "\n") {
+			return "", false
+		}
+		b.WriteString(n)
+		b.WriteByte('\n')
+	}
+	return b.String(), true
+}
+
+// RequiredNames are the file names f.Requires holds.
+func (f FileInfo) RequiredNames() []string {
+	if f.Requires == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(f.Requires, "\n"), "\n")
 }
 
 // CrawlFiles is a crawl's files, kept in crawls/NAME.json.

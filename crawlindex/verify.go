@@ -186,6 +186,11 @@ func checkFile(location string, f FileInfo, deep bool) string {
 		return ""
 	}
 	if f.Stamp != "" && Stamp(fi) != f.Stamp {
+		if f.SHA256 == "" {
+			// Imported, or recorded by an older version: --deep reads
+			// the originals the index has in it (VerifyOriginals).
+			return "changed since it was committed (its size, times or inode differ), and the index records no SHA-256 of it to compare: --deep reads the originals the index has in it at their places"
+		}
 		return "changed since it was committed (its size, times or inode differ; --deep compares its SHA-256)"
 	}
 	return ""

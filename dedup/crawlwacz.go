@@ -181,9 +181,27 @@ func (r *run) packageFiles(files []crawlindex.FileInfo) ([]crawlindex.FileInfo, 
 		} else if sum, size, err = packageFixity(m.Path); err != nil {
 			return nil, err
 		}
-		out = append(out, crawlindex.FileInfo{Name: strings.TrimPrefix(m.Package, r.crawl.name+"/"), Size: size, SHA256: sum, Stamp: stamp})
+		f := crawlindex.FileInfo{Name: strings.TrimPrefix(m.Package, r.crawl.name+"/"), Size: size, SHA256: sum, Stamp: stamp}
+		f.Requires, f.RequiresKnown = recordedRequires(m.Path, stamp)
+		out = append(out, f)
 	}
 	return out, nil
+}
+
+// recordedRequires are the file names the package at path requires by
+// SHA-256 or size, as crawlindex.FileInfo.Requires holds them, and
+// whether they are known: read from the version of the stamp the index
+// records (stamp), so that a later run need not open a package of that
+// stamp to know what it requires (committedRequirers).
+func recordedRequires(path, stamp string) (string, bool) {
+	if stamp == "" {
+		return "", false
+	}
+	byHash, _, err := requiresByHash(path)
+	if now, _ := fileStamp(path); err != nil || now != stamp {
+		return "", false
+	}
+	return crawlindex.RequiresOf(byHash)
 }
 
 // committedStamps are what begin compares with the crawl's files as
@@ -313,7 +331,8 @@ func (r *run) committedRequirers(pr *stage.PackageRewrite) error {
 	// first: which of them change is a closure (one written anew makes
 	// those requiring it change in turn, RefreshRequirers), and each
 	// that changes must be brought up to date, or the run refused,
-	// before anything is rewritten.
+	// before anything is rewritten. A package the index records as
+	// requiring none, still the version it recorded, is not opened.
 	var cands []committedCandidate
 	var refused []string
 	for _, k := range ix.Registry.Crawls {
@@ -333,10 +352,13 @@ func (r *run) committedRequirers(pr *stage.PackageRewrite) error {
 				continue
 			}
 			path := filepath.Join(k.Location, filepath.FromSlash(f.Name))
+			if _, ok := noted[path]; !ok && requiresNoneAsRecorded(path, f) {
+				continue // never stale: not opened (a stat, where reading it could mean a recall from tape)
+			}
 			byHash, signed, err := requiresByHash(path)
 			if err != nil {
 				if n, ok := noted[path]; ok { // being written anew by a stopped attempt
-					cands = append(cands, committedCandidate{crawl: k.Name, name: f.Name, path: path, noted: &n})
+					cands = append(cands, committedCandidate{crawl: k.Name, name: f.Name, path: path, noted: &n, recorded: f})
 					continue
 				}
 				refused = append(refused, fmt.Sprintf("%s (crawl %s) cannot be read, so whether it requires a package the run rewrites is not known: %v", path, k.Name, err))
@@ -370,17 +392,30 @@ func (r *run) committedRequirers(pr *stage.PackageRewrite) error {
 	changing := changingPackages(names, cands, own)
 	var notes []crawlindex.RefileEntry
 	for _, c := range cands {
-		if c.noted != nil {
-			notes = append(notes, *c.noted)
-			delete(noted, c.path)
-			continue
-		}
 		direct := changing[c.path]
 		if len(direct) > 0 && c.signed {
 			refused = append(refused, fmt.Sprintf("%s (crawl %s) requires %s and is signed: writing its requires entries anew would invalidate its signature", c.path, c.crawl, strings.Join(direct, ", ")))
 			continue
 		}
-		if why := changedSinceCommit(c); why != "" {
+		why := crawlindex.ChangedSinceCommit(c.path, c.recorded)
+		if c.noted != nil {
+			delete(noted, c.path)
+			// Noted by a stopped attempt, as it was when that attempt
+			// found it unchanged since its crawl's commit. Changed since,
+			// it is taken only as that attempt writes it anew, its
+			// records where the note has them (as the commit records it
+			// again: crawlindex.Refiles); unchanged, it is noted anew
+			// below, as any.
+			if why != "" {
+				if err := c.noted.Unmoved(); err != nil {
+					refused = append(refused, fmt.Sprintf("%s (crawl %s), noted by a stopped attempt of this run, %s, and %v: written anew and recorded again, the index would take its WARC members as where its originals are; warcdedup index verify checks it", c.path, c.crawl, why, err))
+					continue
+				}
+				notes = append(notes, *c.noted)
+				continue
+			}
+		}
+		if why != "" {
 			// Not noted either way: the commit records again only what
 			// the index recorded, written anew here.
 			if len(direct) > 0 {
@@ -418,6 +453,18 @@ func (r *run) committedRequirers(pr *stage.PackageRewrite) error {
 	return nil
 }
 
+// requiresNoneAsRecorded reports whether the committed package at path,
+// recorded as f, is known to require no package by SHA-256 or size: the
+// index recorded its requires entries (none) with the version it still
+// is (its stamp and size).
+func requiresNoneAsRecorded(path string, f crawlindex.FileInfo) bool {
+	if !f.RequiresKnown || f.Requires != "" || f.Stamp == "" {
+		return false
+	}
+	fi, err := os.Stat(path)
+	return err == nil && fi.Size() == f.Size && crawlindex.Stamp(fi) == f.Stamp
+}
+
 // committedCandidate is a package that may change with the run: a
 // committed crawl's (crawl, name, path), or the crawl's own not staged
 // (crawl ""): the file names it requires by SHA-256 or size, whether it
@@ -428,31 +475,6 @@ type committedCandidate struct {
 	signed            bool
 	noted             *crawlindex.RefileEntry
 	recorded          crawlindex.FileInfo // as its crawl's commit recorded it
-}
-
-// changedSinceCommit says how the committed package c is not the file
-// its crawl's commit recorded (another tool wrote it since: its WARC
-// members, where the index has its originals, may have moved), "" if
-// it is that file (its stamp and size, else its SHA-256, the index's).
-func changedSinceCommit(c committedCandidate) string {
-	fi, err := os.Stat(c.path)
-	if err != nil {
-		return fmt.Sprintf("cannot be read: %v", err)
-	}
-	if crawlindex.Stamp(fi) == c.recorded.Stamp && fi.Size() == c.recorded.Size {
-		return ""
-	}
-	if fi.Size() != c.recorded.Size {
-		return fmt.Sprintf("has changed since its crawl's commit recorded it (%d bytes, recorded: %d)", fi.Size(), c.recorded.Size)
-	}
-	sum, _, err := packageFixity(c.path)
-	if err != nil {
-		return fmt.Sprintf("cannot be read: %v", err)
-	}
-	if c.recorded.SHA256 != "" && sum != c.recorded.SHA256 {
-		return fmt.Sprintf("has changed since its crawl's commit recorded it (SHA-256 %s, recorded: %s)", sum, c.recorded.SHA256)
-	}
-	return ""
 }
 
 // changingPackages finds, from the file names of the packages the run
@@ -500,15 +522,9 @@ func requiresByHash(path string) (byHash []string, signed bool, err error) {
 		return nil, false, err
 	}
 	defer p.Close()
-	reqs, err := p.Datapackage.Requires()
+	byHash, err = p.Datapackage.RequiredByHash()
 	if err != nil {
 		return nil, false, err
-	}
-	for _, q := range reqs {
-		if q.Hash == "" && q.Size < 0 {
-			continue
-		}
-		byHash = append(byHash, q.Filename)
 	}
 	return byHash, p.Signed(), nil
 }

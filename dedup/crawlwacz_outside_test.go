@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"warcdedup/crawlindex"
 	"warcdedup/internal/jobtest"
 	"warcdedup/wacz"
 )
@@ -227,6 +228,17 @@ func (c *committedRequirerCase) check(t *testing.T, required string, places []st
 	}
 	for _, d := range c.dirs {
 		checkPackages(t, d)
+	}
+	// Every original of the index (crawl-0's in the requirer written
+	// anew too) read at its place, with its digest.
+	ix, err := crawlindex.Open(c.index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var problems []string
+	st, err := VerifyOriginals(context.Background(), ix, "", func(p string) { problems = append(problems, p) })
+	if err != nil || len(problems) > 0 || st.Originals == 0 {
+		t.Errorf("the index's originals at their places: %d read, problems %v, %v", st.Originals, problems, err)
 	}
 }
 

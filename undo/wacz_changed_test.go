@@ -58,7 +58,7 @@ func recordedAs(t *testing.T, index, crawl, name string) crawlindex.FileInfo {
 // crawl-1, which the requirer requires, neither writes it anew nor
 // records it again in the index, and names it (exit 1), as a run's
 // refresh of committed requirers refuses such a package
-// (changedSinceCommit). Without the check the undo noted the package
+// (crawlindex.ChangedSinceCommit). Without the check the undo noted the package
 // as it was found, wrote it anew and had the index record it as it is:
 // the index then takes its moved WARC members as where its originals
 // are, its file's SHA-256 agreeing, so that index verify no longer

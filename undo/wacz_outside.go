@@ -226,7 +226,7 @@ func (u *undo) refreshOutside(ctx context.Context) error {
 			// is left as it is: written anew and recorded again, the
 			// index would take its WARC members, wherever they are now,
 			// as where its originals are (as a run refuses it).
-			if why := changedSinceCommit(c); why != "" {
+			if why := crawlindex.ChangedSinceCommit(c.path, c.recorded); why != "" {
 				if o.requires(names) {
 					u.res.StaleRequirers = append(u.res.StaleRequirers, fmt.Sprintf("%s (crawl %s): not brought up to date: it %s, and recorded again the index would take its WARC members as where its originals are; warcdedup index verify checks it", c.path, c.crawl, why))
 				}
@@ -412,28 +412,4 @@ func (u *undo) checkOutside(jobs map[string]string, requirers []string, touched 
 		}
 	}
 	return nil
-}
-
-// changedSinceCommit says how the package of an index crawl differs
-// from what the index records of it ("" if it does not): another size,
-// or another stamp and another SHA-256 than recorded.
-func changedSinceCommit(c outsideRequirer) string {
-	fi, err := os.Stat(c.path)
-	if err != nil {
-		return fmt.Sprintf("cannot be read: %v", err)
-	}
-	if fi.Size() != c.recorded.Size {
-		return fmt.Sprintf("has changed since its crawl's commit recorded it (%d bytes, recorded: %d)", fi.Size(), c.recorded.Size)
-	}
-	if crawlindex.Stamp(fi) == c.recorded.Stamp || c.recorded.SHA256 == "" {
-		return ""
-	}
-	h, err := fixity.HashFile(c.path, fixity.SHA256)
-	if err != nil {
-		return fmt.Sprintf("cannot be read: %v", err)
-	}
-	if sum := h.Sum(fixity.SHA256); sum != c.recorded.SHA256 {
-		return fmt.Sprintf("has changed since its crawl's commit recorded it (SHA-256 %s, recorded: %s)", sum, c.recorded.SHA256)
-	}
-	return ""
 }

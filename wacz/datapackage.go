@@ -200,6 +200,23 @@ type Requirement struct {
 	CrawlID  string // "" if none
 }
 
+// RequiredByHash are the file names that relation.requires names by
+// SHA-256 or size: the entries that go stale when the package named is
+// written anew (one naming a file alone never does).
+func (d *Datapackage) RequiredByHash() ([]string, error) {
+	reqs, err := d.Requires()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range reqs {
+		if r.Hash != "" || r.Size >= 0 {
+			out = append(out, r.Filename)
+		}
+	}
+	return out, nil
+}
+
 // Requires lists relation.requires.
 func (d *Datapackage) Requires() ([]Requirement, error) {
 	rel := d.root.get("relation")

@@ -49,14 +49,22 @@ whole and well formed; each partition of originals is sorted on digest and
 holds only its digest range and committed crawls' lines, as many as the
 registry says; each committed crawl's files are there and unchanged since
 the commit (size and stamp, or with --deep their SHA-256); each crawl a
-crawl's revisits need is still committed, with the files they need. A crawl
+crawl's revisits need is still committed, with the files they need. With
+--deep, every original is also read at its place (its file, offset and
+length, in the order of files and offsets after a system sort, each file
+opened once) and the record there must have the payload digest the index
+gives: what a later crawl's revisits rest on, which a file's SHA-256
+cannot prove when the index recorded none, or recorded lines that were
+not the file's (an import); each one that does not is named with its
+file, offset and digest. A crawl
 removed with --force and then deleted shows here as revisits whose
 originals are gone. The result (the figures, and what was read: with
 --deep every file whole, otherwise each file's size and stamp) goes to
 stdout, each problem to stderr.
 Exit status: 0 if all is well, 1 if a problem was found (each on stderr),
 2 if the index could not be read.`,
-				Flags: []cli.Flag{indexFlag, &cli.BoolFlag{Name: "deep", Usage: "compare every file's SHA-256 (reads them all)"}, cmdutil.QuietFlag},
+				Flags: []cli.Flag{indexFlag, &cli.BoolFlag{Name: "deep", Usage: "compare every file's SHA-256 and read every original at its place (reads them all)"},
+					&cli.StringFlag{Name: "sort-memory", Usage: "buffer of the system sort of the originals by place, with --deep (sort -S `SIZE`, e.g. 2G or 25%)"}, cmdutil.QuietFlag},
 				Action: func(c *cli.Context) error {
 					log := cmdutil.NewLog(c)
 					ix, err := crawlindex.Open(c.String("index"))
@@ -81,12 +89,25 @@ Exit status: 0 if all is well, 1 if a problem was found (each on stderr),
 					if err != nil {
 						return cli.Exit(err, cmdutil.ExitFatal)
 					}
+					var ost crawlindex.OriginalsStats
+					if c.Bool("deep") {
+						ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+						defer stop()
+						ost, err = dedup.VerifyOriginals(ctx, ix, c.String("sort-memory"), func(p string) { log.Error(errors.New(p)) })
+						if err != nil {
+							return cli.Exit(err, cmdutil.ExitFatal)
+						}
+						st.Problems += ost.Problems
+					}
 					if !log.Quiet {
 						// The result on standard output, each problem on
 						// standard error.
 						fmt.Fprintf(c.App.Writer, "index %s, generation %d: %d crawls, %d files, %d originals in %d partitions (%d runs): %d problems\n",
 							ix.Dir, ix.Registry.Generation, st.Crawls, st.Files, st.Originals, st.Partitions, st.Runs, st.Problems)
 						fmt.Fprintln(c.App.Writer, verifyRead(c.Bool("deep"), st, ix.Registry.Totals().Size))
+						if c.Bool("deep") {
+							fmt.Fprintln(c.App.Writer, verifyOriginalsRead(ost))
+						}
 					}
 					if st.Problems > 0 {
 						return cmdutil.Damaged("%d problems", st.Problems)
@@ -337,6 +358,17 @@ func verifyRead(deep bool, st crawlindex.VerifyStats, size int64) string {
 		return fmt.Sprintf("read: the partitions, the registry, and the %s of the crawls whole (%s), each file's SHA-256 compared with the one committed", progress.Plural(st.Files, "file", ""), progress.Bytes(size))
 	}
 	return fmt.Sprintf("read: the partitions and the registry; the %s of the crawls were checked by size and stamp, not read (--deep reads them, %s, and compares their SHA-256)", progress.Plural(st.Files, "file", ""), progress.Bytes(size))
+}
+
+// verifyOriginalsRead says what index verify --deep read of the
+// originals at their places.
+func verifyOriginalsRead(st crawlindex.OriginalsStats) string {
+	s := fmt.Sprintf("originals read at their places: %s (%s) in %s, each record's payload digest compared with the index's: %d problems",
+		progress.Plural(st.Originals, "original", ""), progress.Bytes(st.Bytes), progress.Plural(st.Files, "file", ""), st.Problems)
+	if st.Remote > 0 {
+		s += fmt.Sprintf("; %s of crawls served over HTTP not read", progress.Plural(st.Remote, "original", ""))
+	}
+	return s
 }
 
 func printJSON(w io.Writer, v any) error {
