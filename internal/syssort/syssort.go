@@ -299,11 +299,17 @@ func (s Sorter) Share(n int) Sorter {
 }
 
 // shareMemory is an nth of sort's buffer size mem (sort -S: a number of
-// KiB, or one with a suffix: % of the machine's memory, b, K, M, G, T).
+// KiB, or one with a suffix: % of the machine's memory, b, or a power of
+// 1024 as GNU sort spells them, k m g t in either case, P, E), read as
+// sort reads it (blanks and a plus sign may come first).
 func shareMemory(mem string, n int) (string, bool) {
-	num, unit := mem, byte('K')
-	if last := mem[len(mem)-1]; last < '0' || last > '9' {
-		num, unit = mem[:len(mem)-1], last
+	num := strings.TrimPrefix(strings.TrimLeft(mem, " \t\n\v\f\r"), "+")
+	if num == "" {
+		return "", false
+	}
+	unit := byte('K')
+	if last := num[len(num)-1]; last < '0' || last > '9' {
+		num, unit = num[:len(num)-1], last
 	}
 	v, err := strconv.ParseUint(num, 10, 64)
 	if err != nil {
@@ -312,7 +318,10 @@ func shareMemory(mem string, n int) (string, bool) {
 	if unit == '%' {
 		return strconv.FormatUint(max(1, v/uint64(n)), 10) + "%", true
 	}
-	shift := strings.IndexByte("bKMGT", unit)
+	shift := strings.IndexByte("bKMGTPE", unit)
+	if shift < 0 {
+		shift = strings.IndexByte("bkmgt", unit) // sort takes these in lower case too
+	}
 	if shift < 0 || v > 1<<(64-10*uint(shift))-1 {
 		return "", false
 	}

@@ -1,0 +1,5 @@
+//go:build !amd64
+
+package xinuse
+
+func upperDirty() (bool, bool) { return false, false }
