@@ -50,11 +50,13 @@ func killWhen(t *testing.T, cmd *exec.Cmd, when func() bool) (bool, time.Duratio
 // killDelays draws the instants at which commands of each kind (a first
 // run, a resumed one) are killed: at random below the longest such a
 // command is known to last, at first an uninterrupted command's time.
-// A command that ends before its kill shows that its kind lasts no
-// longer than it ran, and the bound shrinks to that: resumed commands
-// are shorter than a whole one, and a whole one timed on a loaded
-// machine may be far longer than the next, so that fixed bounds miss
-// most kills (CI once had 28 of 40 runs end first).
+// A command that ends before its kill shows that its kind may last no
+// longer than it ran, and the bound moves halfway to that: resumed
+// commands are shorter than a whole one, and a whole one timed on a
+// loaded machine may be far longer than the next, so that fixed bounds
+// miss most kills (CI once had 28 of 40 runs end first); halfway, not all
+// the way, so that one command that had little left to do does not keep
+// every later kill of its kind in the first milliseconds.
 type killDelays struct {
 	rng   *rand.Rand
 	bound map[string]time.Duration
@@ -76,8 +78,12 @@ func (k *killDelays) draw(kind string) time.Duration {
 
 // ended notes that a command of kind ended, by itself, after ran.
 func (k *killDelays) ended(kind string, ran time.Duration) {
-	if b, ok := k.bound[kind]; !ok || ran < b {
-		k.bound[kind] = min(ran, k.full)
+	b, ok := k.bound[kind]
+	if !ok {
+		b = k.full
+	}
+	if ran < b {
+		k.bound[kind] = (b + ran) / 2
 	}
 }
 
