@@ -67,12 +67,8 @@ func jobFlags() []cli.Flag {
 	}
 }
 
-func runCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "run",
-		Usage:     "deduplicate collections in place, verify, and account for it",
-		ArgsUsage: "COLLECTION... | X.wacz... | COLL.json",
-		Description: `warcdedup run deduplicates each COLLECTION (a directory of WARC and ARC
+// runHelp is the help of warcdedup run.
+const runHelp = `warcdedup run deduplicates each COLLECTION (a directory of WARC and ARC
 files, read with its subdirectories) in place:
 
   1     hash        list every response and existing revisit (warcsum)
@@ -203,7 +199,14 @@ packages: a directory of them, WACZ files named (with --crawl), or a
 multi-WACZ JSON (the crawl its resources' crawlId, or --crawl); the commit
 records its packages, and a later crawl's revisits of their records carry
 WARC-Refers-To-Container: file://NAME.wacz, their package listing it in
-relation.requires with its hash, size and crawlId. See warcdedup index.`,
+relation.requires with its hash, size and crawlId. See warcdedup index.`
+
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "run",
+		Usage:       "deduplicate collections in place, verify, and account for it",
+		ArgsUsage:   "COLLECTION... | X.wacz... | COLL.json",
+		Description: runHelp,
 		Flags: append(jobFlags(),
 			&cli.BoolFlag{Name: "dry-run", Usage: "rewrite nothing; report what would be rewritten and saved"},
 			&cli.BoolFlag{Name: "compare-in-resolve", Hidden: true, Usage: "resolve reads and compares every copy, as cluster, crawl-index, WACZ and dry runs do (for tests and benchmarks; by default the rewrite compares each duplicate once)"},
@@ -219,51 +222,65 @@ relation.requires with its hash, size and crawlId. See warcdedup index.`,
 			&cli.BoolFlag{Name: "convert-arc", Usage: "first convert each ARC file to WARC in place, proved record for record before the ARC is removed, then deduplicate the WARC files"},
 			&cli.StringFlag{Name: "keep-arc", Usage: "with --convert-arc: move each converted ARC file to `DIR` (its path below the collection kept) instead of removing it"},
 		),
-		Action: func(c *cli.Context) error {
-			opt, err := jobOptions(c)
-			if err != nil {
-				return err
-			}
-			opt.DryRun = c.Bool("dry-run")
-			opt.CompareInResolve = c.Bool("compare-in-resolve")
-			if c.Bool("compare-once") && opt.CompareInResolve {
-				return cli.Exit("warcdedup run: --compare-once and --compare-in-resolve: choose one", cmdutil.ExitFatal)
-			}
-			opt.ConvertARC, opt.KeepARC = c.Bool("convert-arc"), c.String("keep-arc")
-			opt.HardLinks = c.Bool("hard-links")
-			opt.Unsign = c.Bool("unsign")
-			opt.KeepWork = c.Bool("keep-work")
-			opt.CDX = c.StringSlice("cdx")
-			if err := dedup.CheckCDX(opt.CDX); err != nil {
-				return cmdutil.Usage("%v", err)
-			}
-			opt.Index, opt.Crawl = c.String("index"), c.String("crawl")
-			if opt.ConvertARC && opt.Index != "" {
-				return cmdutil.Usage("--convert-arc converts a collection, not a crawl of an index: convert the crawl first (warcdedup run --convert-arc on its own), then run it with --index")
-			}
-			opt.Include, opt.Exclude = c.StringSlice("include"), c.StringSlice("exclude")
-			if opt.Index == "" && (opt.Crawl != "" || len(opt.Include) > 0 || len(opt.Exclude) > 0) {
-				return cmdutil.Usage("--crawl, --include and --exclude name a crawl of an index: give --index DIR")
-			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			res, err := dedup.Run(ctx, opt)
-			var ixres *dedup.CDXResult
-			if err == nil && res.NothingToDo && len(opt.CDX) > 0 && !opt.DryRun {
-				// The job is done; the indexes named may not be.
-				ixres, err = dedup.UpdateCDX(ctx, res.WorkDir, opt.CDX, opt.Display)
-			}
-			opt.Display.Close()
-			if ixres != nil && ixres.Refused > 0 && res.Report.Exit == 0 {
-				res.Report.Exit = cmdutil.ExitDamaged
-				res.Report.ExitReason = append([]string{fmt.Sprintf("%d indexes left untouched (%s problems)", ixres.Refused, progress.Count(ixres.Problems))}, ixres.Reasons...)
-			}
-			if ixres != nil && !c.Bool("quiet") {
-				defer fmt.Fprintf(os.Stdout, "indexes: %d, %s lines, %s changed\n", ixres.Indexes, progress.Count(ixres.Lines), progress.Count(ixres.Changed))
-			}
-			return jobEnd(c, res, err)
-		},
+		Action: runAction,
 	}
+}
+
+// runAction runs the job its flags describe and, when the job had
+// nothing left to do, brings the indexes named up to date.
+func runAction(c *cli.Context) error {
+	opt, err := runOptions(c)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := dedup.Run(ctx, opt)
+	var ixres *dedup.CDXResult
+	if err == nil && res.NothingToDo && len(opt.CDX) > 0 && !opt.DryRun {
+		// The job is done; the indexes named may not be.
+		ixres, err = dedup.UpdateCDX(ctx, res.WorkDir, opt.CDX, opt.Display)
+	}
+	opt.Display.Close()
+	if ixres != nil && ixres.Refused > 0 && res.Report.Exit == 0 {
+		res.Report.Exit = cmdutil.ExitDamaged
+		res.Report.ExitReason = append([]string{fmt.Sprintf("%d indexes left untouched (%s problems)", ixres.Refused, progress.Count(ixres.Problems))}, ixres.Reasons...)
+	}
+	if ixres != nil && !c.Bool("quiet") {
+		defer fmt.Fprintf(os.Stdout, "indexes: %d, %s lines, %s changed\n", ixres.Indexes, progress.Count(ixres.Lines), progress.Count(ixres.Changed))
+	}
+	return jobEnd(c, res, err)
+}
+
+// runOptions are the job's options from run's flags, refusing flags that
+// do not go together.
+func runOptions(c *cli.Context) (dedup.Options, error) {
+	opt, err := jobOptions(c)
+	if err != nil {
+		return opt, err
+	}
+	opt.DryRun = c.Bool("dry-run")
+	opt.CompareInResolve = c.Bool("compare-in-resolve")
+	if c.Bool("compare-once") && opt.CompareInResolve {
+		return opt, cli.Exit("warcdedup run: --compare-once and --compare-in-resolve: choose one", cmdutil.ExitFatal)
+	}
+	opt.ConvertARC, opt.KeepARC = c.Bool("convert-arc"), c.String("keep-arc")
+	opt.HardLinks = c.Bool("hard-links")
+	opt.Unsign = c.Bool("unsign")
+	opt.KeepWork = c.Bool("keep-work")
+	opt.CDX = c.StringSlice("cdx")
+	if err := dedup.CheckCDX(opt.CDX); err != nil {
+		return opt, cmdutil.Usage("%v", err)
+	}
+	opt.Index, opt.Crawl = c.String("index"), c.String("crawl")
+	if opt.ConvertARC && opt.Index != "" {
+		return opt, cmdutil.Usage("--convert-arc converts a collection, not a crawl of an index: convert the crawl first (warcdedup run --convert-arc on its own), then run it with --index")
+	}
+	opt.Include, opt.Exclude = c.StringSlice("include"), c.StringSlice("exclude")
+	if opt.Index == "" && (opt.Crawl != "" || len(opt.Include) > 0 || len(opt.Exclude) > 0) {
+		return opt, cmdutil.Usage("--crawl, --include and --exclude name a crawl of an index: give --index DIR")
+	}
+	return opt, nil
 }
 
 func assessCommand() *cli.Command {
