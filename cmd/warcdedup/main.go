@@ -283,12 +283,8 @@ func runOptions(c *cli.Context) (dedup.Options, error) {
 	return opt, nil
 }
 
-func assessCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "assess",
-		Usage:     "estimate what deduplication would save, rewriting nothing",
-		ArgsUsage: "COLLECTION... | --cdx INDEX...",
-		Description: `warcdedup assess tells, before anything is rewritten, what deduplicating
+// assessHelp is the help of warcdedup assess.
+const assessHelp = `warcdedup assess tells, before anything is rewritten, what deduplicating
 would find and save, in a report (report.html, stats.json) with the same
 breakdowns a run gives: by MIME type, host, capture month and payload
 size, the largest classes by bytes, same-URL against cross-URL
@@ -360,7 +356,14 @@ of the other records is estimated from one in 16 converted. Under the
 replay policy a payload with copies in an ARC and in a WARC file is two
 originals in the estimate and one after the conversion: the estimate is
 low by those copies (with --policy payload it is the run's figure). Not
-with --sample or --cdx yet.`,
+with --sample or --cdx yet.`
+
+func assessCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "assess",
+		Usage:       "estimate what deduplication would save, rewriting nothing",
+		ArgsUsage:   "COLLECTION... | --cdx INDEX...",
+		Description: assessHelp,
 		Flags: append(jobFlags(),
 			&cli.Float64Flag{Name: "sample", Usage: "estimate from a sample of `P` percent of the files, or of the payload digests (--sample-by)"},
 			&cli.StringFlag{Name: "sample-by", Value: "auto", Usage: "with --sample, draw `WHAT`: files (read P% of them), digests (hash every file, prove and measure P% of the payloads), or auto (files when the sample holds 30 or more)"},
@@ -371,69 +374,121 @@ with --sample or --cdx yet.`,
 			&cli.BoolFlag{Name: "json", Usage: "print the report's figures as JSON (those of stats.json) instead of the summary"},
 			&cli.BoolFlag{Name: "convert-arc", Usage: "estimate what converting the ARC files to WARC (run --convert-arc) and deduplicating save together; nothing is converted"},
 		),
-		Action: func(c *cli.Context) error {
-			if c.NArg() == 0 {
-				return cmdutil.Usage("name the collection, or the indexes with --cdx: %s assess COLLECTION... (see --help)", c.App.Name)
-			}
-			opt, err := jobOptions(c)
-			if err != nil {
-				return err
-			}
-			opt.ConvertARC = c.Bool("convert-arc")
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			var res *assess.Result
-			switch {
-			case c.IsSet("sample") && c.Bool("cdx"):
-				return cmdutil.Usage("--sample reads WARC files and --cdx none: choose one (see --help)")
-			case opt.ConvertARC && c.Bool("cdx"):
-				return cmdutil.Usage("--convert-arc reads the ARC files, --cdx none: assess the collection with --convert-arc")
-			case opt.ConvertARC && c.IsSet("sample"):
-				// The sample estimators model ARC files as files whose
-				// duplicates stay; not yet as files converted first.
-				return cmdutil.Usage("--convert-arc estimates from every file (the dry run of run --convert-arc); --sample does not take it yet")
-			case c.Bool("cdx"):
-				format, ferr := cdx.ParseFormat(c.String("format"))
-				if ferr != nil {
-					return cmdutil.Usage("%v", ferr)
-				}
-				res, err = assess.Index(ctx, assess.IndexOptions{Indexes: opt.Collections,
-					Dir: filepath.Join(workDir(opt), "assess-cdx"), Policy: opt.Policy, Format: format,
-					SortMemory: opt.SortMemory, Jobs: opt.Jobs, Display: opt.Display})
-				opt.Display.Close()
-			case c.IsSet("sample"):
-				by, berr := assess.ParseSampleBy(c.String("sample-by"))
-				if berr != nil {
-					return cmdutil.Usage("%v", berr)
-				}
-				res, err = assess.Sample(ctx, assess.SampleOptions{Job: opt, Dir: filepath.Join(workDir(opt), "assess-sample"),
-					Percent: c.Float64("sample"), Seed: c.Uint64("seed"), Confidence: c.Float64("confidence"), By: by})
-				opt.Display.Close()
-			default:
-				opt.DryRun = true
-				full, err := dedup.Run(ctx, opt)
-				opt.Display.Close()
-				return jobEnd(c, full, err)
-			}
-			switch {
-			case res == nil || res.Report == nil:
-			case c.Bool("json"):
-				if jerr := printJSON(os.Stdout, res.Report); jerr != nil {
-					return jerr
-				}
-			case !c.Bool("quiet"):
-				assess.Summary(os.Stdout, res)
-			}
-			switch {
-			case err != nil:
-				return cli.Exit("warcdedup: "+err.Error(), cmdutil.ExitFatal)
-			case res.Report != nil && res.Report.Exit != 0:
-				exitReasons(res.Report.Exit, res.Report.ExitReason)
-				return cli.Exit("", res.Report.Exit)
-			}
-			return nil
-		},
+		Action: assessAction,
 	}
+}
+
+// assessAction assesses in the way the flags choose: from the indexes
+// alone (--cdx), from a sample (--sample), or by the whole dry run.
+func assessAction(c *cli.Context) error {
+	a, err := newAssessment(c)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var res *assess.Result
+	switch {
+	case c.Bool("cdx"):
+		res, err = a.indexes(ctx)
+	case c.IsSet("sample"):
+		res, err = a.sample(ctx)
+	default:
+		return a.dryRun(ctx)
+	}
+	return a.report(res, err)
+}
+
+// assessment is one warcdedup assess: the job's options and the flags
+// of the way it assesses, checked before anything is read.
+type assessment struct {
+	c      *cli.Context
+	opt    dedup.Options
+	format cdx.Format      // of the indexes, with --cdx
+	by     assess.SampleBy // what the sample draws, with --sample
+}
+
+// newAssessment reads the flags, refusing those that do not go together
+// (the usage errors of assess, exit status 2).
+func newAssessment(c *cli.Context) (*assessment, error) {
+	if c.NArg() == 0 {
+		return nil, cmdutil.Usage("name the collection, or the indexes with --cdx: %s assess COLLECTION... (see --help)", c.App.Name)
+	}
+	opt, err := jobOptions(c)
+	if err != nil {
+		return nil, err
+	}
+	opt.ConvertARC = c.Bool("convert-arc")
+	a := &assessment{c: c, opt: opt}
+	switch {
+	case c.IsSet("sample") && c.Bool("cdx"):
+		return nil, cmdutil.Usage("--sample reads WARC files and --cdx none: choose one (see --help)")
+	case opt.ConvertARC && c.Bool("cdx"):
+		return nil, cmdutil.Usage("--convert-arc reads the ARC files, --cdx none: assess the collection with --convert-arc")
+	case opt.ConvertARC && c.IsSet("sample"):
+		// The sample estimators model ARC files as files whose
+		// duplicates stay; not yet as files converted first.
+		return nil, cmdutil.Usage("--convert-arc estimates from every file (the dry run of run --convert-arc); --sample does not take it yet")
+	case c.Bool("cdx"):
+		if a.format, err = cdx.ParseFormat(c.String("format")); err != nil {
+			return nil, cmdutil.Usage("%v", err)
+		}
+	case c.IsSet("sample"):
+		if a.by, err = assess.ParseSampleBy(c.String("sample-by")); err != nil {
+			return nil, cmdutil.Usage("%v", err)
+		}
+	}
+	return a, nil
+}
+
+// indexes assesses from the CDX or CDXJ indexes named, reading no WARC.
+func (a *assessment) indexes(ctx context.Context) (*assess.Result, error) {
+	opt := a.opt
+	res, err := assess.Index(ctx, assess.IndexOptions{Indexes: opt.Collections,
+		Dir: filepath.Join(workDir(opt), "assess-cdx"), Policy: opt.Policy, Format: a.format,
+		SortMemory: opt.SortMemory, Jobs: opt.Jobs, Display: opt.Display})
+	opt.Display.Close()
+	return res, err
+}
+
+// sample estimates from a sample of the files or of the payload digests.
+func (a *assessment) sample(ctx context.Context) (*assess.Result, error) {
+	c := a.c
+	res, err := assess.Sample(ctx, assess.SampleOptions{Job: a.opt, Dir: filepath.Join(workDir(a.opt), "assess-sample"),
+		Percent: c.Float64("sample"), Seed: c.Uint64("seed"), Confidence: c.Float64("confidence"), By: a.by})
+	a.opt.Display.Close()
+	return res, err
+}
+
+// dryRun is the whole job with nothing rewritten, ending as a run does.
+func (a *assessment) dryRun(ctx context.Context) error {
+	a.opt.DryRun = true
+	full, err := dedup.Run(ctx, a.opt)
+	a.opt.Display.Close()
+	return jobEnd(a.c, full, err)
+}
+
+// report prints what an index or sample assessment found, as JSON or as
+// a summary, and says why the exit status is not 0.
+func (a *assessment) report(res *assess.Result, err error) error {
+	c := a.c
+	switch {
+	case res == nil || res.Report == nil:
+	case c.Bool("json"):
+		if jerr := printJSON(os.Stdout, res.Report); jerr != nil {
+			return jerr
+		}
+	case !c.Bool("quiet"):
+		assess.Summary(os.Stdout, res)
+	}
+	switch {
+	case err != nil:
+		return cli.Exit("warcdedup: "+err.Error(), cmdutil.ExitFatal)
+	case res.Report != nil && res.Report.Exit != 0:
+		exitReasons(res.Report.Exit, res.Report.ExitReason)
+		return cli.Exit("", res.Report.Exit)
+	}
+	return nil
 }
 
 // workDir is the work directory a job's flags name, or the default beside
