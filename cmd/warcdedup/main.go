@@ -526,12 +526,8 @@ func jobOptions(c *cli.Context) (dedup.Options, error) {
 	}, nil
 }
 
-func undoCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "undo",
-		Usage:     "turn the revisits a run wrote back into the records they replaced",
-		ArgsUsage: "PATH...",
-		Description: `warcdedup undo restores, in place, every revisit that warcdedup run wrote
+// undoHelp is the help of warcdedup undo.
+const undoHelp = `warcdedup undo restores, in place, every revisit that warcdedup run wrote
 in the files at each PATH (a collection, a directory in it, or a file) as
 the record it replaced, byte for byte uncompressed: its header by rule
 from the revisit's, or as the revisit kept it when the rule would not give
@@ -600,7 +596,14 @@ replaced, in the WARC files: it does not convert back to ARC. The WARC
 holds every byte of every ARC record (each conversion was proved record
 for record), and an ARC rebuilt from it would not be the file retired;
 with --keep-arc the ARC files are in that directory, byte for byte, and
-the summary says which it is.`,
+the summary says which it is.`
+
+func undoCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "undo",
+		Usage:       "turn the revisits a run wrote back into the records they replaced",
+		ArgsUsage:   "PATH...",
+		Description: undoHelp,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "work-dir", Usage: "the job's work directory `DIR` (default: beside the collection, COLLECTION.warcdedup)"},
 			&cli.StringFlag{Name: "index", Usage: "the crawl index `DIR` the crawl was run with: its work directory there"},
@@ -612,48 +615,57 @@ the summary says which it is.`,
 			cmdutil.QuietFlag,
 			cmdutil.VerboseFlag,
 		},
-		Action: func(c *cli.Context) error {
-			if c.NArg() == 0 {
-				return cmdutil.Usage("name what to undo: %s undo PATH... (a collection, a directory or a file in it; see --help)", c.App.Name)
-			}
-			if err := dedup.CheckCDX(c.StringSlice("cdx")); err != nil {
-				return cmdutil.Usage("%v", err)
-			}
-			display := progress.New(os.Stderr, "warcdedup", c.Bool("quiet"))
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			res, err := undo.Run(ctx, undo.Options{Paths: c.Args().Slice(), WorkDir: c.String("work-dir"), Index: c.String("index"), All: c.Bool("all"),
-				HardLinks: c.Bool("hard-links"), Jobs: c.Int("jobs"), SortMemory: c.String("sort-memory"), Display: display,
-				CDX: c.StringSlice("cdx")})
-			display.Close()
-			if res == nil {
-				return cli.Exit("warcdedup: "+fmt.Sprint(err), cmdutil.ExitFatal)
-			}
-			var stopped string
-			if err != nil {
-				// Stopped: the status is 2 and the first reason says
-				// where and how to go on, whatever the files refused.
-				stopped = undoStopped(err, res)
-				res.Exit, res.ExitReason = cmdutil.ExitFatal, append([]string{stopped}, res.ExitReason...)
-			}
-			if !c.Bool("quiet") {
-				if stopped != "" {
-					fmt.Fprintf(os.Stdout, "not finished: %s\n", stopped)
-				}
-				undo.Summary(os.Stdout, res)
-				if note, nerr := dedup.UndoConversionNote(res.WorkDir); nerr != nil {
-					fmt.Fprintf(os.Stderr, "warcdedup: %v\n", nerr)
-				} else if note != "" {
-					fmt.Fprintln(os.Stdout, note)
-				}
-			}
-			exitReasons(res.Exit, res.ExitReason)
-			if res.Exit != 0 {
-				return cli.Exit("", res.Exit)
-			}
-			return nil
-		},
+		Action: undoAction,
 	}
+}
+
+// undoAction undoes what the runs of the paths named rewrote.
+func undoAction(c *cli.Context) error {
+	if c.NArg() == 0 {
+		return cmdutil.Usage("name what to undo: %s undo PATH... (a collection, a directory or a file in it; see --help)", c.App.Name)
+	}
+	if err := dedup.CheckCDX(c.StringSlice("cdx")); err != nil {
+		return cmdutil.Usage("%v", err)
+	}
+	display := progress.New(os.Stderr, "warcdedup", c.Bool("quiet"))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := undo.Run(ctx, undo.Options{Paths: c.Args().Slice(), WorkDir: c.String("work-dir"), Index: c.String("index"), All: c.Bool("all"),
+		HardLinks: c.Bool("hard-links"), Jobs: c.Int("jobs"), SortMemory: c.String("sort-memory"), Display: display,
+		CDX: c.StringSlice("cdx")})
+	display.Close()
+	return undoEnd(c, res, err)
+}
+
+// undoEnd reports an undo: its summary on standard output and, on
+// standard error, why the exit status is not 0.
+func undoEnd(c *cli.Context, res *undo.Result, err error) error {
+	if res == nil {
+		return cli.Exit("warcdedup: "+fmt.Sprint(err), cmdutil.ExitFatal)
+	}
+	var stopped string
+	if err != nil {
+		// Stopped: the status is 2 and the first reason says
+		// where and how to go on, whatever the files refused.
+		stopped = undoStopped(err, res)
+		res.Exit, res.ExitReason = cmdutil.ExitFatal, append([]string{stopped}, res.ExitReason...)
+	}
+	if !c.Bool("quiet") {
+		if stopped != "" {
+			fmt.Fprintf(os.Stdout, "not finished: %s\n", stopped)
+		}
+		undo.Summary(os.Stdout, res)
+		if note, nerr := dedup.UndoConversionNote(res.WorkDir); nerr != nil {
+			fmt.Fprintf(os.Stderr, "warcdedup: %v\n", nerr)
+		} else if note != "" {
+			fmt.Fprintln(os.Stdout, note)
+		}
+	}
+	exitReasons(res.Exit, res.ExitReason)
+	if res.Exit != 0 {
+		return cli.Exit("", res.Exit)
+	}
+	return nil
 }
 
 // undoStopped says that an undo stopped, and how it goes on: the files
