@@ -365,127 +365,168 @@ var columns = []struct {
 	{"ARC record", func(m *member) bool { return m.kind == "arc" }},
 }
 
+// report prints what became of the members of the results: by outcome,
+// the time of a Rebuilder per file, the gzip headers, the files and, with
+// perFile, a line per file.
 func report(w io.Writer, results []fileResult, extended, perFile bool) {
 	fmt.Fprintf(w, "zlib %s; %d files\n\n", gzmember.ZlibVersion(), len(results))
-	var members []*member
-	damaged := 0
-	var elapsed, cpu time.Duration
-	for i := range results {
-		damaged += results[i].damaged
-		elapsed += results[i].elapsed
-		cpu += results[i].cpu
-		for j := range results[i].members {
-			members = append(members, &results[i].members[j])
-		}
+	r := newReporter(w, results)
+	r.outcomes(extended)
+	r.times()
+	r.headers(extended)
+	r.files()
+	if perFile {
+		r.fileLines()
 	}
+}
 
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	row := func(label string, pick func(*member) bool) {
-		fmt.Fprintf(tw, "%s\t", label)
-		for _, c := range columns {
-			var all, some tally
-			for _, m := range members {
-				if c.in(m) {
-					all.add(m)
-					if pick(m) {
-						some.add(m)
-					}
-				}
-			}
-			pct := 0.0
-			if all.n > 0 {
-				pct = 100 * float64(some.n) / float64(all.n)
-			}
-			fmt.Fprintf(tw, "%d (%.1f%%)\t", some.n, pct)
+// reporter prints the sections of a report, in the order report calls
+// them, from the members of every file taken together.
+type reporter struct {
+	w            io.Writer
+	results      []fileResult
+	members      []*member // of every file
+	damaged      int
+	elapsed, cpu time.Duration
+}
+
+func newReporter(w io.Writer, results []fileResult) *reporter {
+	r := &reporter{w: w, results: results}
+	for i := range results {
+		r.damaged += results[i].damaged
+		r.elapsed += results[i].elapsed
+		r.cpu += results[i].cpu
+		for j := range results[i].members {
+			r.members = append(r.members, &results[i].members[j])
 		}
-		fmt.Fprintln(tw)
 	}
+	return r
+}
+
+// outcomes is the table of the members by outcome, a column for every
+// member, WARC responses and ARC records.
+func (r *reporter) outcomes(extended bool) {
+	tw := tabwriter.NewWriter(r.w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "members\t")
 	for _, c := range columns {
 		fmt.Fprintf(tw, "%s\t", c.name)
 	}
 	fmt.Fprintln(tw)
-	row("read", func(*member) bool { return true })
-	row("not described", func(m *member) bool { return m.describeErr != nil })
-	row("rebuilt bit for bit", func(m *member) bool { return m.setting != nil })
+	r.row(tw, "read", func(*member) bool { return true })
+	r.row(tw, "not described", func(m *member) bool { return m.describeErr != nil })
+	r.row(tw, "rebuilt bit for bit", func(m *member) bool { return m.setting != nil })
+	for _, s := range r.firstSettings() {
+		r.row(tw, "  first at "+s.String(), func(m *member) bool { return m.setting != nil && *m.setting == s })
+	}
+	r.row(tw, "not rebuilt", func(m *member) bool { return m.describeErr == nil && m.setting == nil })
+	r.row(tw, "rebuilt by a Rebuilder per file", func(m *member) bool { return m.perFile })
+	if extended {
+		r.row(tw, "not rebuilt, extended settings make it", func(m *member) bool { return m.extended != nil })
+	}
+	tw.Flush()
+	fmt.Fprintf(r.w, "(damaged members, not counted: %d)\n\n", r.damaged)
+}
+
+// row is a line of the outcomes: in each column, how many of its members
+// pick takes, and what share of them.
+func (r *reporter) row(tw io.Writer, label string, pick func(*member) bool) {
+	fmt.Fprintf(tw, "%s\t", label)
+	for _, c := range columns {
+		var all, some tally
+		for _, m := range r.members {
+			if c.in(m) {
+				all.add(m)
+				if pick(m) {
+					some.add(m)
+				}
+			}
+		}
+		pct := 0.0
+		if all.n > 0 {
+			pct = 100 * float64(some.n) / float64(all.n)
+		}
+		fmt.Fprintf(tw, "%d (%.1f%%)\t", some.n, pct)
+	}
+	fmt.Fprintln(tw)
+}
+
+// firstSettings are the settings that were the first to make a member,
+// in the order of gzmember.DefaultOrder.
+func (r *reporter) firstSettings() []gzmember.Setting {
 	var settings []gzmember.Setting
-	for _, m := range members {
+	for _, m := range r.members {
 		if m.setting != nil && !slices.Contains(settings, *m.setting) {
 			settings = append(settings, *m.setting)
 		}
 	}
 	order := func(s gzmember.Setting) int { return slices.Index(gzmember.DefaultOrder, s) }
 	slices.SortFunc(settings, func(a, b gzmember.Setting) int { return order(a) - order(b) })
-	for _, s := range settings {
-		row("  first at "+s.String(), func(m *member) bool { return m.setting != nil && *m.setting == s })
-	}
-	row("not rebuilt", func(m *member) bool { return m.describeErr == nil && m.setting == nil })
-	row("rebuilt by a Rebuilder per file", func(m *member) bool { return m.perFile })
-	if extended {
-		row("not rebuilt, extended settings make it", func(m *member) bool { return m.extended != nil })
-	}
-	tw.Flush()
-	fmt.Fprintf(w, "(damaged members, not counted: %d)\n\n", damaged)
+	return settings
+}
 
+// times is what the Rebuilders per file took, per megabyte of the
+// members described.
+func (r *reporter) times() {
 	var all tally
-	for _, m := range members {
+	for _, m := range r.members {
 		if m.describeErr == nil {
 			all.add(m)
 		}
 	}
 	mb := func(n int64) float64 { return float64(n) / 1e6 }
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	fmt.Fprintf(w, "time of a Rebuilder per file, for %.1f MB stored, %.1f MB inflated:\n", mb(all.stored), mb(all.inflated))
+	fmt.Fprintf(r.w, "time of a Rebuilder per file, for %.1f MB stored, %.1f MB inflated:\n", mb(all.stored), mb(all.inflated))
 	for _, t := range []struct {
 		name string
 		d    time.Duration
-	}{{"elapsed", elapsed}, {"CPU (user+system)", cpu}} {
-		fmt.Fprintf(w, "  %-18s %.2f s: %.1f ms per MB stored, %.1f ms per MB inflated\n", t.name, t.d.Seconds(), ms(t.d)/mb(all.stored), ms(t.d)/mb(all.inflated))
+	}{{"elapsed", r.elapsed}, {"CPU (user+system)", r.cpu}} {
+		fmt.Fprintf(r.w, "  %-18s %.2f s: %.1f ms per MB stored, %.1f ms per MB inflated\n", t.name, t.d.Seconds(), ms(t.d)/mb(all.stored), ms(t.d)/mb(all.inflated))
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintln(r.w)
+}
 
-	// Header forms and reasons for no description.
+// headers counts the gzip header forms and the reasons a member has no
+// description; with extended, the settings found for the others.
+func (r *reporter) headers(extended bool) {
 	forms := map[string]int{}
-	for _, m := range members {
+	for _, m := range r.members {
 		if m.describeErr != nil {
 			forms["not described: "+m.describeErr.Error()]++
 		} else {
 			forms[m.header]++
 		}
 	}
-	fmt.Fprintln(w, "gzip headers:")
+	fmt.Fprintln(r.w, "gzip headers:")
 	for _, k := range sortedKeys(forms) {
-		fmt.Fprintf(w, "  %6d  %s\n", forms[k], k)
+		fmt.Fprintf(r.w, "  %6d  %s\n", forms[k], k)
 	}
-	if extended {
-		ext := map[string]int{}
-		for _, m := range members {
-			if m.extended != nil {
-				ext[m.extended.String()]++
-			}
-		}
-		fmt.Fprintln(w, "\nmembers no default setting makes that an extended setting makes:")
-		if len(ext) == 0 {
-			fmt.Fprintln(w, "  none")
-		}
-		for _, k := range sortedKeys(ext) {
-			fmt.Fprintf(w, "  %6d  %s\n", ext[k], k)
+	if !extended {
+		return
+	}
+	ext := map[string]int{}
+	for _, m := range r.members {
+		if m.extended != nil {
+			ext[m.extended.String()]++
 		}
 	}
+	fmt.Fprintln(r.w, "\nmembers no default setting makes that an extended setting makes:")
+	if len(ext) == 0 {
+		fmt.Fprintln(r.w, "  none")
+	}
+	for _, k := range sortedKeys(ext) {
+		fmt.Fprintf(r.w, "  %6d  %s\n", ext[k], k)
+	}
+}
 
-	// Files.
+// files counts the files every member, some or none of which a default
+// setting makes (a damaged member makes the file "some").
+func (r *reporter) files() {
 	whole, partly, none := 0, 0, 0
-	for _, r := range results {
-		n, ok := 0, 0
-		for _, m := range r.members {
-			n++
-			if m.setting != nil {
-				ok++
-			}
-		}
+	for _, res := range r.results {
+		n, ok := len(res.members), res.rebuilt()
 		switch {
 		case n == 0:
-		case ok == n && r.damaged == 0:
+		case ok == n && res.damaged == 0:
 			whole++
 		case ok > 0:
 			partly++
@@ -493,19 +534,19 @@ func report(w io.Writer, results []fileResult, extended, perFile bool) {
 			none++
 		}
 	}
-	fmt.Fprintf(w, "\nfiles: %d every member rebuilt, %d some, %d none (of %d with members)\n", whole, partly, none, whole+partly+none)
-	if !perFile {
-		return
-	}
-	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(r.w, "\nfiles: %d every member rebuilt, %d some, %d none (of %d with members)\n", whole, partly, none, whole+partly+none)
+}
+
+// fileLines is a line per file: its members, the settings that were the
+// first to make them, and its writer's setting.
+func (r *reporter) fileLines() {
+	fmt.Fprintln(r.w)
+	tw := tabwriter.NewWriter(r.w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "file\tmembers\trebuilt\tdamaged\tfirst settings that make them\twriter's setting (making every one)\tsoftware")
-	for _, r := range results {
-		ok := 0
+	for _, res := range r.results {
 		seen := map[string]int{}
-		for _, m := range r.members {
+		for _, m := range res.members {
 			if m.setting != nil {
-				ok++
 				seen[m.setting.String()]++
 			}
 		}
@@ -513,16 +554,33 @@ func report(w io.Writer, results []fileResult, extended, perFile bool) {
 		for _, k := range sortedKeys(seen) {
 			s = append(s, fmt.Sprintf("%s x%d", k, seen[k]))
 		}
-		w := "-"
-		if len(r.writer) > 0 {
-			w = r.writer[0].String()
-			if len(r.writer) > 1 {
-				w += fmt.Sprintf(" (or %d others)", len(r.writer)-1)
-			}
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\n", strings.TrimPrefix(r.name, "../shared/corpus/"), len(r.members), ok, r.damaged, strings.Join(s, ", "), w, r.software)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\n", strings.TrimPrefix(res.name, "../shared/corpus/"), len(res.members), res.rebuilt(), res.damaged, strings.Join(s, ", "), res.writerSetting(), res.software)
 	}
 	tw.Flush()
+}
+
+// rebuilt is the number of the file's members a default setting makes.
+func (res *fileResult) rebuilt() int {
+	ok := 0
+	for _, m := range res.members {
+		if m.setting != nil {
+			ok++
+		}
+	}
+	return ok
+}
+
+// writerSetting names the setting that makes every member of the file
+// some setting makes, and how many others do; "-" if none does.
+func (res *fileResult) writerSetting() string {
+	if len(res.writer) == 0 {
+		return "-"
+	}
+	w := res.writer[0].String()
+	if len(res.writer) > 1 {
+		w += fmt.Sprintf(" (or %d others)", len(res.writer)-1)
+	}
+	return w
 }
 
 func sortedKeys(m map[string]int) []string {
