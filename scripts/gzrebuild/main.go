@@ -120,156 +120,231 @@ func main() {
 
 // measure reads, describes and rebuilds every member of the file name.
 func measure(name string, extended, writer bool) (fileResult, error) {
-	res := fileResult{name: name}
+	ms := &measurer{name: name, extended: extended, writer: writer, res: fileResult{name: name}}
 	f, err := os.Open(name)
 	if err != nil {
-		return res, err
+		return ms.res, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return res, err
+		return ms.res, err
 	}
-	size := fi.Size()
-	// The members, as gzmulti finds them.
-	z, err := gzmulti.NewReader(io.NewSectionReader(f, 0, size), name)
+	ms.f, ms.size = f, fi.Size()
+	spans, compressed, err := ms.spans()
+	if err != nil || !compressed {
+		return ms.res, err
+	}
+	ms.perFile = gzmember.NewRebuilder()
+	defer ms.perFile.Close()
+	ms.d = gzmember.NewDescriber(0)
+	for _, sp := range spans {
+		if err := ms.member(sp); err != nil {
+			return ms.res, err
+		}
+	}
+	ms.writerSettings()
+	return ms.res, nil
+}
+
+// measurer is the measure of one file, its steps in the order measure
+// takes them: the members found, each read, described and rebuilt, then
+// the settings that make all of them.
+type measurer struct {
+	name             string
+	extended, writer bool // the flags -extended and -files
+	f                *os.File
+	size             int64
+	perFile          *gzmember.Rebuilder // as undo uses one, for the file
+	d                *gzmember.Describer
+	made             []rebuilt // the members some setting makes, with -files
+	res              fileResult
+}
+
+// rebuilt is a member some setting makes.
+type rebuilt struct {
+	desc     gzmember.Description
+	inflated []byte
+}
+
+// spans are the members as gzmulti finds them, counting the damaged
+// ones; compressed is false for a file that is no gzip file.
+func (ms *measurer) spans() (spans []gzmulti.Member, compressed bool, err error) {
+	z, err := gzmulti.NewReader(io.NewSectionReader(ms.f, 0, ms.size), ms.name)
 	if err != nil {
-		return res, err
+		return nil, false, err
 	}
 	if !z.Compressed() {
-		return res, nil
+		return nil, false, nil
 	}
-	var spans []gzmulti.Member
 	for {
 		_, err := z.Next()
 		if err == io.EOF {
-			break
+			return spans, true, nil
 		}
 		if gzmulti.IsDamage(err) {
-			res.damaged++
+			ms.res.damaged++
 			continue
 		}
 		if err != nil {
-			return res, err
+			return nil, true, err
 		}
 		if _, err := io.Copy(io.Discard, z); err != nil {
 			if gzmulti.IsDamage(err) {
-				res.damaged++
+				ms.res.damaged++
 				continue
 			}
-			return res, err
+			return nil, true, err
 		}
 		spans = append(spans, z.Member())
 	}
+}
 
-	perFile := gzmember.NewRebuilder()
-	defer perFile.Close()
-	d := gzmember.NewDescriber(0)
-	type rebuilt struct {
-		desc     gzmember.Description
-		inflated []byte
+// member reads, describes and rebuilds the member sp: from a fresh
+// Rebuilder, from the file's, and with -extended from other settings.
+func (ms *measurer) member(sp gzmulti.Member) error {
+	inflated, err := ms.read(sp)
+	if err != nil {
+		return err
 	}
-	var made []rebuilt // the members some setting makes, for the writer's settings
-	for _, sp := range spans {
-		// Read as the rewrite reads a record: the member and a look-ahead,
-		// through the Describer's Tee.
-		d.Reset(sp.Length)
-		sec := io.NewSectionReader(f, sp.Offset, min(size-sp.Offset, sp.Length+lookAhead))
-		mz, err := gzmulti.NewReader(d.Tee(sec), name)
-		if err != nil {
-			return res, err
-		}
-		if _, err := mz.Next(); err != nil {
-			return res, err
-		}
-		inflated, err := io.ReadAll(mz)
-		if err != nil {
-			return res, err
-		}
-		m := member{kind: kindOf(inflated), stored: sp.Length, inflated: int64(len(inflated))}
-		if m.kind == "warcinfo" && res.software == "" {
-			res.software = software(inflated)
-		}
-		desc, err := d.Description()
-		if err != nil {
-			m.describeErr = err
-			res.members = append(res.members, m)
-			continue
-		}
-		m.header = headerForm(desc.Header)
-		raw := make([]byte, sp.Length)
-		if _, err := f.ReadAt(raw, sp.Offset); err != nil {
-			return res, err
-		}
-		h := desc.Hash.New()
-		h.Write(raw)
-		if !bytes.Equal(h.Sum(nil), desc.Sum[:]) {
-			return res, fmt.Errorf("offset %d: the description taken through the Tee is not the member's", sp.Offset)
-		}
-		open := func() (io.Reader, error) { return bytes.NewReader(inflated), nil }
-
-		// The first setting of the default order that makes it.
-		fresh := gzmember.NewRebuilder()
-		var out bytes.Buffer
-		s, err := fresh.Rebuild(&desc, open, &out)
-		fresh.Close()
-		switch {
-		case err == nil:
-			if !bytes.Equal(out.Bytes(), raw) {
-				return res, fmt.Errorf("offset %d: rebuilt bytes are not the member's", sp.Offset)
-			}
-			m.setting = &s
-			if writer {
-				made = append(made, rebuilt{desc, inflated})
-			}
-		case !errors.Is(err, gzmember.ErrNotRebuildable):
-			return res, fmt.Errorf("offset %d: %w", sp.Offset, err)
-		}
-
-		// As undo would: one Rebuilder for the file.
-		start, startCPU := time.Now(), cpuTime()
-		out.Reset()
-		_, err = perFile.Rebuild(&desc, open, &out)
-		res.elapsed += time.Since(start)
-		res.cpu += cpuTime() - startCPU
-		switch {
-		case err == nil:
-			if !bytes.Equal(out.Bytes(), raw) {
-				return res, fmt.Errorf("offset %d: rebuilt bytes are not the member's", sp.Offset)
-			}
-			m.perFile = true
-		case !errors.Is(err, gzmember.ErrNotRebuildable):
-			return res, fmt.Errorf("offset %d: %w", sp.Offset, err)
-		}
-
-		if extended && m.setting == nil {
-			m.extendedTried = true
-			ext := &gzmember.Rebuilder{Order: extendedOrder(), Patience: -1}
-			s, err := ext.Rebuild(&desc, open, io.Discard)
-			ext.Close()
-			if err == nil {
-				m.extended = &s
-			}
-		}
-		res.members = append(res.members, m)
+	m := member{kind: kindOf(inflated), stored: sp.Length, inflated: int64(len(inflated))}
+	if m.kind == "warcinfo" && ms.res.software == "" {
+		ms.res.software = software(inflated)
 	}
-	if len(made) > 0 {
-		for _, s := range gzmember.DefaultOrder {
-			one := &gzmember.Rebuilder{Order: []gzmember.Setting{s}, Patience: -1}
-			all := true
-			for _, mk := range made {
-				if _, err := one.Rebuild(&mk.desc, func() (io.Reader, error) { return bytes.NewReader(mk.inflated), nil }, io.Discard); err != nil {
-					all = false
-					break
-				}
-			}
-			one.Close()
-			if all {
-				res.writer = append(res.writer, s)
+	desc, err := ms.d.Description()
+	if err != nil {
+		m.describeErr = err
+		ms.res.members = append(ms.res.members, m)
+		return nil
+	}
+	m.header = headerForm(desc.Header)
+	raw, err := ms.stored(sp, &desc)
+	if err != nil {
+		return err
+	}
+	open := opener(inflated)
+	var out bytes.Buffer
+	if err := ms.rebuildFresh(&m, sp, &desc, open, raw, &out); err != nil {
+		return err
+	}
+	if ms.writer && m.setting != nil {
+		ms.made = append(ms.made, rebuilt{desc, inflated})
+	}
+	out.Reset()
+	if err := ms.rebuildPerFile(&m, sp, &desc, open, raw, &out); err != nil {
+		return err
+	}
+	if ms.extended && m.setting == nil {
+		ms.tryExtended(&m, &desc, open)
+	}
+	ms.res.members = append(ms.res.members, m)
+	return nil
+}
+
+// read inflates the member as the rewrite reads a record: the member and
+// a look-ahead, through the Describer's Tee.
+func (ms *measurer) read(sp gzmulti.Member) ([]byte, error) {
+	ms.d.Reset(sp.Length)
+	sec := io.NewSectionReader(ms.f, sp.Offset, min(ms.size-sp.Offset, sp.Length+lookAhead))
+	mz, err := gzmulti.NewReader(ms.d.Tee(sec), ms.name)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := mz.Next(); err != nil {
+		return nil, err
+	}
+	return io.ReadAll(mz)
+}
+
+// stored reads the member's bytes as stored, checking that the
+// description taken through the Tee is theirs.
+func (ms *measurer) stored(sp gzmulti.Member, desc *gzmember.Description) ([]byte, error) {
+	raw := make([]byte, sp.Length)
+	if _, err := ms.f.ReadAt(raw, sp.Offset); err != nil {
+		return nil, err
+	}
+	h := desc.Hash.New()
+	h.Write(raw)
+	if !bytes.Equal(h.Sum(nil), desc.Sum[:]) {
+		return nil, fmt.Errorf("offset %d: the description taken through the Tee is not the member's", sp.Offset)
+	}
+	return raw, nil
+}
+
+// rebuildFresh sets the first setting of the default order that makes
+// the member, from a fresh Rebuilder.
+func (ms *measurer) rebuildFresh(m *member, sp gzmulti.Member, desc *gzmember.Description, open func() (io.Reader, error), raw []byte, out *bytes.Buffer) error {
+	fresh := gzmember.NewRebuilder()
+	s, err := fresh.Rebuild(desc, open, out)
+	fresh.Close()
+	switch {
+	case err == nil:
+		if !bytes.Equal(out.Bytes(), raw) {
+			return fmt.Errorf("offset %d: rebuilt bytes are not the member's", sp.Offset)
+		}
+		m.setting = &s
+	case !errors.Is(err, gzmember.ErrNotRebuildable):
+		return fmt.Errorf("offset %d: %w", sp.Offset, err)
+	}
+	return nil
+}
+
+// rebuildPerFile rebuilds the member as undo would, by one Rebuilder for
+// the file, timed.
+func (ms *measurer) rebuildPerFile(m *member, sp gzmulti.Member, desc *gzmember.Description, open func() (io.Reader, error), raw []byte, out *bytes.Buffer) error {
+	start, startCPU := time.Now(), cpuTime()
+	_, err := ms.perFile.Rebuild(desc, open, out)
+	ms.res.elapsed += time.Since(start)
+	ms.res.cpu += cpuTime() - startCPU
+	switch {
+	case err == nil:
+		if !bytes.Equal(out.Bytes(), raw) {
+			return fmt.Errorf("offset %d: rebuilt bytes are not the member's", sp.Offset)
+		}
+		m.perFile = true
+	case !errors.Is(err, gzmember.ErrNotRebuildable):
+		return fmt.Errorf("offset %d: %w", sp.Offset, err)
+	}
+	return nil
+}
+
+// tryExtended looks for a setting outside the default order that makes
+// a member none of it makes.
+func (ms *measurer) tryExtended(m *member, desc *gzmember.Description, open func() (io.Reader, error)) {
+	m.extendedTried = true
+	ext := &gzmember.Rebuilder{Order: extendedOrder(), Patience: -1}
+	s, err := ext.Rebuild(desc, open, io.Discard)
+	ext.Close()
+	if err == nil {
+		m.extended = &s
+	}
+}
+
+// writerSettings are the settings of the default order each of which
+// makes every member of the file that some setting makes.
+func (ms *measurer) writerSettings() {
+	if len(ms.made) == 0 {
+		return
+	}
+	for _, s := range gzmember.DefaultOrder {
+		one := &gzmember.Rebuilder{Order: []gzmember.Setting{s}, Patience: -1}
+		all := true
+		for _, mk := range ms.made {
+			if _, err := one.Rebuild(&mk.desc, opener(mk.inflated), io.Discard); err != nil {
+				all = false
+				break
 			}
 		}
+		one.Close()
+		if all {
+			ms.res.writer = append(ms.res.writer, s)
+		}
 	}
-	return res, nil
+}
+
+// opener gives a Rebuilder the inflated bytes of a member.
+func opener(inflated []byte) func() (io.Reader, error) {
+	return func() (io.Reader, error) { return bytes.NewReader(inflated), nil }
 }
 
 // extendedOrder is every setting outside DefaultOrder worth a look:
