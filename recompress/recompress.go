@@ -99,102 +99,156 @@ func file(ctx context.Context, name string, opt Options) (Result, error) {
 		return Result{}, err
 	}
 	defer t.close()
-	res := Result{Before: t.Info.Size(), Output: t.path}
-	old := func() io.Reader { return io.NewSectionReader(t.File, 0, t.Info.Size()) }
-	gz, err := gzmulti.IsGzip(t.File)
-	if err != nil {
-		return res, err
-	}
-	switch {
-	case t.Info.Size() == 0:
-		res.Outcome = Empty
-		return res, nil
-	case inPlace && !gz:
-		res.Outcome = Plain
-		return res, nil
-	case inPlace:
-		perRecord, err := onePerMember(ctx, old(), name)
-		if err != nil {
-			return res, err
-		}
-		if perRecord {
-			res.Outcome = PerRecord
-			return res, nil
-		}
-	}
-	if !inPlace {
-		base := filepath.Base(name)
-		if !gz {
-			base += ".gz"
-		}
-		res.Output = filepath.Join(opt.OutputDir, base)
-		if err := checkOutput(res.Output, t, opt.Force); err != nil {
-			return res, err
-		}
+	rc := &recompression{ctx: ctx, name: name, opt: opt, inPlace: inPlace, t: t, res: Result{Before: t.Info.Size(), Output: t.path}}
+	done, err := rc.classify()
+	if err != nil || done {
+		return rc.res, err
 	}
 	if opt.DryRun {
-		res.Records, err = split(ctx, old(), name, nil)
-		if res.Records == 0 && err == nil {
-			res.Outcome = Empty
-		}
-		return res, err
+		err = rc.dryRun()
+	} else {
+		err = rc.write()
 	}
-	if inPlace {
-		// Before the copy: it would be thrown away.
-		if err := t.CheckWriters(); err != nil {
-			return res, err
-		}
-	}
-	atomicfile.RemoveLeftovers(res.Output)
-	tmp, err := atomicfile.Create(res.Output, t.Info.Mode().Perm())
+	return rc.res, err
+}
+
+// recompression is one file recompressed, its steps in the order file
+// takes them: what the file is, then the new version written, checked
+// against it and put in place.
+type recompression struct {
+	ctx     context.Context
+	name    string
+	opt     Options
+	inPlace bool
+	t       *target
+	res     Result
+}
+
+// old reads the file from its start.
+func (rc *recompression) old() io.Reader {
+	return io.NewSectionReader(rc.t.File, 0, rc.t.Info.Size())
+}
+
+// classify settles a file left as it is (empty; in place, plain or with
+// a member per record already), done, and names the output of a file
+// written elsewhere (.gz added to a plain file's name).
+func (rc *recompression) classify() (done bool, err error) {
+	gz, err := gzmulti.IsGzip(rc.t.File)
 	if err != nil {
-		return res, err
+		return true, err
+	}
+	switch {
+	case rc.t.Info.Size() == 0:
+		rc.res.Outcome = Empty
+		return true, nil
+	case rc.inPlace && !gz:
+		rc.res.Outcome = Plain
+		return true, nil
+	case rc.inPlace:
+		perRecord, err := onePerMember(rc.ctx, rc.old(), rc.name)
+		if err != nil {
+			return true, err
+		}
+		if perRecord {
+			rc.res.Outcome = PerRecord
+			return true, nil
+		}
+		return false, nil
+	}
+	base := filepath.Base(rc.name)
+	if !gz {
+		base += ".gz"
+	}
+	rc.res.Output = filepath.Join(rc.opt.OutputDir, base)
+	return false, checkOutput(rc.res.Output, rc.t, rc.opt.Force)
+}
+
+// dryRun counts the records, writing nothing.
+func (rc *recompression) dryRun() error {
+	var err error
+	rc.res.Records, err = split(rc.ctx, rc.old(), rc.name, nil)
+	if rc.res.Records == 0 && err == nil {
+		rc.res.Outcome = Empty
+	}
+	return err
+}
+
+// write writes the new version under a temporary name beside the
+// output, checks it and renames it into place; on any error it is
+// removed.
+func (rc *recompression) write() error {
+	if rc.inPlace {
+		// Before the copy: it would be thrown away.
+		if err := rc.t.CheckWriters(); err != nil {
+			return err
+		}
+	}
+	atomicfile.RemoveLeftovers(rc.res.Output)
+	tmp, err := atomicfile.Create(rc.res.Output, rc.t.Info.Mode().Perm())
+	if err != nil {
+		return err
 	}
 	defer tmp.Abort()
-	level := opt.Level
+	if err := rc.copy(tmp); err != nil || rc.res.Records == 0 {
+		return err
+	}
+	if err := rc.verify(tmp); err != nil {
+		return err
+	}
+	if rc.inPlace {
+		if err := rc.stillTheFile(tmp); err != nil {
+			return err
+		}
+	}
+	return tmp.CommitRenamed()
+}
+
+// copy writes each record of the file as a gzip member of its own to
+// tmp, synced; a file of no record is Empty, and nothing more is done.
+func (rc *recompression) copy(tmp *atomicfile.File) error {
+	level := rc.opt.Level
 	if level == 0 {
 		level = gzip.DefaultCompression
 	}
 	bw := bufio.NewWriterSize(tmp, 256<<10)
 	mw := newMemberWriter(gzmulti.NewWriter(bw, level))
-	if res.Records, err = split(ctx, old(), name, mw); err != nil {
-		return res, err
+	var err error
+	if rc.res.Records, err = split(rc.ctx, rc.old(), rc.name, mw); err != nil {
+		return err
 	}
-	if res.Records == 0 {
-		res.Outcome = Empty
-		return res, nil
+	if rc.res.Records == 0 {
+		rc.res.Outcome = Empty
+		return nil
 	}
 	if err := bw.Flush(); err != nil {
-		return res, err
+		return err
 	}
-	if err := tmp.Sync(); err != nil {
-		return res, err
-	}
+	return tmp.Sync()
+}
+
+// verify checks the new version, record for record, against the file.
+func (rc *recompression) verify(tmp *atomicfile.File) error {
 	fi, err := tmp.Stat()
 	if err != nil {
-		return res, err
+		return err
 	}
-	res.After = fi.Size()
-	if err := check(ctx, old(), tmp, res.After, name, res.Records); err != nil {
-		return res, fmt.Errorf("%w: %w", ErrCheckFailed, err)
+	rc.res.After = fi.Size()
+	if err := check(rc.ctx, rc.old(), tmp, rc.res.After, rc.name, rc.res.Records); err != nil {
+		return fmt.Errorf("%w: %w", ErrCheckFailed, err)
 	}
-	if inPlace {
-		// The replacement is the same file to everyone who could use it,
-		// and the file still the one read, with no writer.
-		if err := t.KeepAttributes(tmp.File); err != nil {
-			return res, err
-		}
-		if err := t.Unchanged(); err != nil {
-			return res, err
-		}
-		if err := t.CheckWriters(); err != nil {
-			return res, err
-		}
+	return nil
+}
+
+// stillTheFile makes the replacement the same file to everyone who could
+// use it, and checks that the file is still the one read, with no writer.
+func (rc *recompression) stillTheFile(tmp *atomicfile.File) error {
+	if err := rc.t.KeepAttributes(tmp.File); err != nil {
+		return err
 	}
-	if err := tmp.CommitRenamed(); err != nil {
-		return res, err
+	if err := rc.t.Unchanged(); err != nil {
+		return err
 	}
-	return res, nil
+	return rc.t.CheckWriters()
 }
 
 // checkOutput refuses an output that exists (unless force) or that is the

@@ -120,10 +120,47 @@ func (x *examiner) hash(a digest.Algorithm) hash.Hash {
 // l's digest and equals, byte for byte, the payload of the original p
 // names, read and checked now, and the two would replay alike.
 func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.Line, p originals.Plan) (*found, error) {
-	refuse := func(err error) error { return &inplace.RefusedError{File: l.File, Offset: l.Offset, Err: err} }
+	rec, err := x.readRecord(rr, l)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Type == "revisit" {
+		return x.earlierRevisit(rr, rec, l)
+	}
+	head, err := manifest.ReadHTTPHead(rr)
+	if err != nil {
+		return nil, refusal(l, err)
+	}
+	x.head = append(x.head[:0], head.Raw...)
+	key := x.r.Policy.Key(rec, head)
+	orig, origPayload, err := x.original(ctx, l, p)
+	if err != nil {
+		return nil, err
+	}
+	if origPayload != nil {
+		defer origPayload.Close() // once the revisit is built
+	}
+	if orig.Key != key {
+		return nil, refusal(l, fmt.Errorf("%w under the %s policy: it is %s, this record %s", ErrNotEquivalent, x.r.Policy, policy.Describe(orig.Key), policy.Describe(key)))
+	}
+	sums, err := x.comparePayload(rr, rec, l, p, originals.NewComparer(orig, origPayload, x.buf))
+	if err != nil {
+		return nil, err
+	}
+	return x.revisitOf(rec, l, p, orig, &sums)
+}
+
+// refusal is err as the reason l refuses its file.
+func refusal(l *manifest.Line, err error) error {
+	return &inplace.RefusedError{File: l.File, Offset: l.Offset, Err: err}
+}
+
+// readRecord reads the record at the reader's start: the WARC record l
+// names, a response or an earlier run's revisit.
+func (x *examiner) readRecord(rr *record.Reader, l *manifest.Line) (*record.Record, error) {
 	rec, err := manifest.NextRecord(rr)
 	if err != nil {
-		return nil, refuse(err)
+		return nil, refusal(l, err)
 	}
 	if rec.Format != record.WARC {
 		return nil, errARC
@@ -132,103 +169,148 @@ func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.L
 	// ends before one, which the reader skips) would cut the terminator of
 	// the record before.
 	if err := l.CheckRecord(rec, manifest.Expect{Revisit: true}); err != nil {
-		return nil, refuse(err)
+		return nil, refusal(l, err)
 	}
-	if rec.Type == "revisit" {
-		// Done by an earlier run if it points where this line says.
-		if revisit.RefersURI(rec) != l.RefURI || rec.Header.Get(hRefersDate) != l.RefDate {
-			return nil, refuse(fmt.Errorf("%w: a revisit that refers to %s %s, not %s %s", manifest.ErrNotResponse,
-				rec.Header.Get(hRefersURI), rec.Header.Get(hRefersDate), l.RefURI, l.RefDate))
-		}
-		if err := rr.Finish(); err != nil {
-			return nil, refuse(fmt.Errorf("%w: %v", manifest.ErrNotARecord, err))
-		}
-		return &found{already: true, length: rec.Length}, nil
-	}
-	head, err := manifest.ReadHTTPHead(rr)
-	if err != nil {
-		return nil, refuse(err)
-	}
-	x.head = append(x.head[:0], head.Raw...)
-	key := x.r.Policy.Key(rec, head)
+	return rec, nil
+}
 
-	// The original, read and checked now.
-	orig, origPayload, err := x.r.Originals.Open(ctx, p.Original, x.r.Policy, x.moves)
+// earlierRevisit checks a revisit where l's response was: done by an
+// earlier run if it points where l says and is whole.
+func (x *examiner) earlierRevisit(rr *record.Reader, rec *record.Record, l *manifest.Line) (*found, error) {
+	if revisit.RefersURI(rec) != l.RefURI || rec.Header.Get(hRefersDate) != l.RefDate {
+		return nil, refusal(l, fmt.Errorf("%w: a revisit that refers to %s %s, not %s %s", manifest.ErrNotResponse,
+			rec.Header.Get(hRefersURI), rec.Header.Get(hRefersDate), l.RefURI, l.RefDate))
+	}
+	if err := rr.Finish(); err != nil {
+		return nil, refusal(l, fmt.Errorf("%w: %v", manifest.ErrNotARecord, err))
+	}
+	return &found{already: true, length: rec.Length}, nil
+}
+
+// original opens the original p names, read and checked now; its payload
+// is nil when the original holds it in memory. A cancelled run is no
+// refusal of l's file.
+func (x *examiner) original(ctx context.Context, l *manifest.Line, p originals.Plan) (*originals.Original, io.ReadCloser, error) {
+	orig, payload, err := x.r.Originals.Open(ctx, p.Original, x.r.Policy, x.moves)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
-		return nil, refuse(fmt.Errorf("%w %s offset %d (%s %s): %v", originals.ErrOriginal, p.Original.File, p.Original.Offset, p.Original.URI, p.Original.Date, err))
+		return nil, nil, refusal(l, fmt.Errorf("%w %s offset %d (%s %s): %v", originals.ErrOriginal, p.Original.File, p.Original.Offset, p.Original.URI, p.Original.Date, err))
 	}
-	if origPayload != nil {
-		defer origPayload.Close()
-	}
-	if orig.Key != key {
-		return nil, refuse(fmt.Errorf("%w under the %s policy: it is %s, this record %s", ErrNotEquivalent, x.r.Policy, policy.Describe(orig.Key), policy.Describe(key)))
-	}
+	return orig, payload, nil
+}
 
-	// Hash the payload in the manifest's algorithm and, if it differs, in
-	// that of the record's own WARC-Payload-Digest, to know whether the
-	// record's value may be kept; compare it with the original's.
-	algo := l.Algorithm()
-	sum := x.hash(algo)
-	var own hash.Hash
-	ownValue, hasOwn := rec.Header.Lookup(hPayloadDigest)
-	ownAlgo, ownSum, ownErr := digest.ParseHeader(ownValue)
-	cmp := originals.NewComparer(orig, origPayload, x.buf)
-	sinks := []io.Writer{sum, cmp}
-	if hasOwn && ownErr == nil && ownAlgo != algo {
-		own = x.hash(ownAlgo)
-		sinks = append(sinks, own)
-	}
-	// The block's digest as undo would write it, to know whether the
-	// revisit must keep the header (see revisit.KeptFor).
-	var block hash.Hash
-	blockDigestValue, hasBlockDigest := rec.Header.Lookup(hBlockDigest)
-	if hasBlockDigest {
-		block = x.blockHash(revisit.BlockDigestAlgorithm(blockDigestValue))
-		block.Write(x.head)
-		sinks = append(sinks, block)
-	}
-	rawHeader := append(x.rawHeader[:0], rr.RawHeader()...)
-	x.rawHeader = rawHeader
-	if _, err := rr.WriteTo(io.MultiWriter(sinks...)); err != nil {
+// payloadSums are the hashes a response's payload and block stream into as
+// they are compared with the original's, and what its revisit needs of
+// them.
+type payloadSums struct {
+	sum hash.Hash // in the manifest's algorithm
+	// The record's own WARC-Payload-Digest, ownOK if it has one that
+	// parses; own hashes the payload in its algorithm when that is not the
+	// manifest's, to know whether the record's value may be kept.
+	ownValue string
+	ownSum   []byte
+	ownOK    bool
+	own      hash.Hash
+	// block is the block's digest as undo would write it, when the record
+	// has a WARC-Block-Digest (blockValue), to know whether the revisit
+	// must keep the header (see revisit.KeptFor).
+	blockValue string
+	block      hash.Hash
+	trailer    []byte // the line ends after the block, as stored
+}
+
+// comparePayload streams the rest of the record into its hashes and cmp,
+// and refuses it unless it ends where l says, hashes to l's digest and
+// its payload is the original's, byte for byte.
+func (x *examiner) comparePayload(rr *record.Reader, rec *record.Record, l *manifest.Line, p originals.Plan, cmp *originals.Comparer) (payloadSums, error) {
+	s := x.newPayloadSums(rec, l)
+	var w [4]io.Writer // room for every writer: no allocation per record
+	x.rawHeader = append(x.rawHeader[:0], rr.RawHeader()...)
+	if _, err := rr.WriteTo(io.MultiWriter(s.writers(w[:0], cmp)...)); err != nil {
 		if errors.Is(err, originals.ErrOriginal) {
-			return nil, refuse(fmt.Errorf("%s offset %d: %w", p.Original.File, p.Original.Offset, err))
+			return s, refusal(l, fmt.Errorf("%s offset %d: %w", p.Original.File, p.Original.Offset, err))
 		}
-		return nil, refuse(fmt.Errorf("%w: %v", manifest.ErrNotARecord, err))
+		return s, refusal(l, fmt.Errorf("%w: %v", manifest.ErrNotARecord, err))
 	}
 	if err := l.CheckEnd(rr, rec, false); err != nil {
-		return nil, refuse(err)
+		return s, refusal(l, err)
 	}
 	trailer, whole := rr.Trailer()
 	if !whole {
-		return nil, refuse(fmt.Errorf("%w: more line ends follow its block than a revisit keeps for undo", manifest.ErrNotARecord))
+		return s, refusal(l, fmt.Errorf("%w: more line ends follow its block than a revisit keeps for undo", manifest.ErrNotARecord))
 	}
-	if err := l.CheckDigest(sum.Sum(nil)); err != nil {
-		return nil, refuse(err)
+	s.trailer = trailer
+	if err := l.CheckDigest(s.sum.Sum(nil)); err != nil {
+		return s, refusal(l, err)
 	}
 	same, err := cmp.End()
 	if err != nil {
-		return nil, refuse(fmt.Errorf("%s offset %d: %w", p.Original.File, p.Original.Offset, err))
+		return s, refusal(l, fmt.Errorf("%s offset %d: %w", p.Original.File, p.Original.Offset, err))
 	}
 	if !same {
-		return nil, refuse(fmt.Errorf("%w (%s offset %d)", ErrPayloadDiffers, p.Original.File, p.Original.Offset))
+		return s, refusal(l, fmt.Errorf("%w (%s offset %d)", ErrPayloadDiffers, p.Original.File, p.Original.Offset))
 	}
+	return s, nil
+}
 
-	payloadDigest := l.Digest
-	if hasOwn && ownErr == nil {
-		ownRight := false
-		if own != nil {
-			ownRight = bytes.Equal(own.Sum(nil), ownSum)
-		} else {
-			ownRight = bytes.Equal(sum.Sum(nil), ownSum)
-		}
-		if ownRight {
-			// What an indexer saw on the original, so lookups match.
-			payloadDigest = strings.TrimSpace(ownValue)
-		}
+// newPayloadSums starts the hashes of the payload, in the manifest's
+// algorithm and, if it differs, in that of the record's own
+// WARC-Payload-Digest, and of the block (its HTTP head already in).
+func (x *examiner) newPayloadSums(rec *record.Record, l *manifest.Line) payloadSums {
+	algo := l.Algorithm()
+	s := payloadSums{sum: x.hash(algo)}
+	ownValue, hasOwn := rec.Header.Lookup(hPayloadDigest)
+	ownAlgo, ownSum, ownErr := digest.ParseHeader(ownValue)
+	s.ownValue, s.ownSum, s.ownOK = ownValue, ownSum, hasOwn && ownErr == nil
+	if s.ownOK && ownAlgo != algo {
+		s.own = x.hash(ownAlgo)
 	}
+	blockValue, hasBlock := rec.Header.Lookup(hBlockDigest)
+	if hasBlock {
+		s.blockValue = blockValue
+		s.block = x.blockHash(revisit.BlockDigestAlgorithm(blockValue))
+		s.block.Write(x.head)
+	}
+	return s
+}
+
+// writers appends to w what the record streams into: the payload's hash,
+// cmp, then the other hashes there are. cmp comes before those so that an
+// original that cannot be read stops the copy at once.
+func (s *payloadSums) writers(w []io.Writer, cmp io.Writer) []io.Writer {
+	w = append(w, s.sum, cmp)
+	if s.own != nil {
+		w = append(w, s.own)
+	}
+	if s.block != nil {
+		w = append(w, s.block)
+	}
+	return w
+}
+
+// payloadDigest is the revisit's WARC-Payload-Digest: the record's own
+// when it is right (what an indexer saw on the original, so lookups
+// match), else l's.
+func (s *payloadSums) payloadDigest(l *manifest.Line) string {
+	if !s.ownOK {
+		return l.Digest
+	}
+	got := s.sum
+	if s.own != nil {
+		got = s.own
+	}
+	if bytes.Equal(got.Sum(nil), s.ownSum) {
+		return strings.TrimSpace(s.ownValue)
+	}
+	return l.Digest
+}
+
+// revisitOf builds the revisit that replaces rec, keeping what undo needs
+// of its header and trailer that the revisit would not give back.
+func (x *examiner) revisitOf(rec *record.Record, l *manifest.Line, p originals.Plan, orig *originals.Original, s *payloadSums) (*found, error) {
+	payloadDigest := s.payloadDigest(l)
 	// The original's URI and date as its record spells them (without a
 	// wget <...> wrapper): what indexers record for it, byte for byte.
 	v := revisit.Revisit{Record: rec, HTTPHead: x.head, RefURI: orig.URI, RefDate: orig.Date, PayloadDigest: payloadDigest}
@@ -237,18 +319,18 @@ func (x *examiner) examine(ctx context.Context, rr *record.Reader, l *manifest.L
 	}
 	b, err := v.Bytes()
 	if err != nil {
-		return nil, refuse(err)
+		return nil, refusal(l, err)
 	}
 	var blockDigest string
-	if hasBlockDigest {
-		blockDigest = revisit.BlockDigestAlgorithm(blockDigestValue).Format(block.Sum(nil))
+	if s.block != nil {
+		blockDigest = revisit.BlockDigestAlgorithm(s.blockValue).Format(s.block.Sum(nil))
 	}
-	if v.Kept, err = revisit.KeptFor(b, rawHeader, trailer, rec.BlockLength, blockDigest); err != nil {
-		return nil, refuse(err)
+	if v.Kept, err = revisit.KeptFor(b, x.rawHeader, s.trailer, rec.BlockLength, blockDigest); err != nil {
+		return nil, refusal(l, err)
 	}
 	if v.Kept.Any() {
 		if b, err = v.Bytes(); err != nil {
-			return nil, refuse(err)
+			return nil, refusal(l, err)
 		}
 	}
 	return &found{revisit: b, length: rec.Length, digest: payloadDigest, refURI: manifest.EscapeField(orig.URI), refDate: manifest.EscapeField(orig.Date)}, nil

@@ -200,52 +200,21 @@ func Commit(ctx context.Context, opt Options, changes []*Change) (*Result, error
 	if fi, err := os.Stat(opt.Copy); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("the second copy %s: not a directory (%v)", opt.Copy, err)
 	}
-	type plan struct {
-		c      *Change
-		action string
-	}
 	var plans []plan
 	var refusals []string
 	for _, c := range changes {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		algs := algorithms(c.Versions)
-		have, err := sum(filepath.Join(opt.Copy, filepath.FromSlash(c.Name)), opt.Progress, algs)
-		missing := errors.Is(err, fs.ErrNotExist)
-		if err != nil && !missing {
+		action, refusal, err := planOf(opt, c)
+		if err != nil {
 			return nil, err
 		}
-		last := c.Last()
-		switch {
-		case c.Gone && missing:
-			plans = append(plans, plan{c, "up to date"})
-			continue
-		case c.Gone && have.is(last):
-			plans = append(plans, plan{c, "remove"})
-			continue
-		case c.Gone:
-			refusals = append(refusals, fmt.Sprintf("%s: the copy's (%s) is not the ARC file the job converted (%s)", c.Name, have.like(last), last.Sum))
-			continue
-		case !missing && have.is(last):
-			plans = append(plans, plan{c, "up to date"})
-			continue
-		case missing && c.From != "":
-			// A WARC converted from an ARC: the copy has the ARC (checked
-			// as its own change).
-		case missing:
-			refusals = append(refusals, fmt.Sprintf("%s: not in the copy", c.Name))
-			continue
-		case !have.in(c.Versions):
-			refusals = append(refusals, fmt.Sprintf("%s: the copy's (%s) is no version the job knew of it (it started from %s): changed since?", c.Name, have.like(c.Versions[0]), c.Versions[0].Sum))
+		if refusal != "" {
+			refusals = append(refusals, refusal)
 			continue
 		}
-		src, err := sum(filepath.Join(opt.Collection, filepath.FromSlash(c.Name)), opt.Progress, algs)
-		if err != nil || !src.is(last) {
-			refusals = append(refusals, fmt.Sprintf("%s: the collection's (%s, %v) is not the job's last version (%s)", c.Name, src.like(last), err, last.Sum))
-			continue
-		}
-		plans = append(plans, plan{c, "copy"})
+		plans = append(plans, plan{c, action})
 	}
 	if len(refusals) > 0 {
 		for _, r := range refusals {
@@ -254,39 +223,64 @@ func Commit(ctx context.Context, opt Options, changes []*Change) (*Result, error
 		res.Refused = len(refusals)
 		return res, fmt.Errorf("%w: %d files of the second copy do not match what the job started from, or of the collection what it ended with; nothing copied", ErrRefused, len(refusals))
 	}
-	// Copies first, then removals: an ARC leaves the copy only once its
-	// WARC is there.
+	err := carryOut(ctx, opt, plans, res)
+	return res, err
+}
+
+// plan is what Commit does of a change: "copy", "remove" or "up to date".
+type plan struct {
+	c      *Change
+	action string
+}
+
+// planOf is the action of change c, from the sums of the copy's file and
+// (to copy it) the collection's, or why the commit is refused.
+func planOf(opt Options, c *Change) (action, refusal string, err error) {
+	algs := algorithms(c.Versions)
+	have, err := sum(filepath.Join(opt.Copy, filepath.FromSlash(c.Name)), opt.Progress, algs)
+	missing := errors.Is(err, fs.ErrNotExist)
+	if err != nil && !missing {
+		return "", "", err
+	}
+	last := c.Last()
+	switch {
+	case c.Gone && missing:
+		return "up to date", "", nil
+	case c.Gone && have.is(last):
+		return "remove", "", nil
+	case c.Gone:
+		return "", fmt.Sprintf("%s: the copy's (%s) is not the ARC file the job converted (%s)", c.Name, have.like(last), last.Sum), nil
+	case !missing && have.is(last):
+		return "up to date", "", nil
+	case missing && c.From != "":
+		// A WARC converted from an ARC: the copy has the ARC (checked
+		// as its own change).
+	case missing:
+		return "", fmt.Sprintf("%s: not in the copy", c.Name), nil
+	case !have.in(c.Versions):
+		return "", fmt.Sprintf("%s: the copy's (%s) is no version the job knew of it (it started from %s): changed since?", c.Name, have.like(c.Versions[0]), c.Versions[0].Sum), nil
+	}
+	src, err := sum(filepath.Join(opt.Collection, filepath.FromSlash(c.Name)), opt.Progress, algs)
+	if err != nil || !src.is(last) {
+		return "", fmt.Sprintf("%s: the collection's (%s, %v) is not the job's last version (%s)", c.Name, src.like(last), err, last.Sum), nil
+	}
+	return "copy", "", nil
+}
+
+// carryOut carries out the plans, copies first, then removals: an ARC
+// leaves the copy only once its WARC is there.
+func carryOut(ctx context.Context, opt Options, plans []plan, res *Result) error {
 	for _, pass := range []string{"copy", "remove", "up to date"} {
 		for _, p := range plans {
 			if p.action != pass {
 				continue
 			}
 			if err := ctx.Err(); err != nil {
-				return res, err
+				return err
 			}
-			fr := FileResult{Name: p.c.Name}
-			switch pass {
-			case "copy":
-				n, err := copyFile(filepath.Join(opt.Collection, filepath.FromSlash(p.c.Name)), filepath.Join(opt.Copy, filepath.FromSlash(p.c.Name)), p.c.Last(), opt.Progress)
-				if err != nil {
-					return res, err
-				}
-				fr.Action, fr.Bytes = "copied", n
-				res.Copied++
-				res.Bytes += n
-			case "remove":
-				name := filepath.Join(opt.Copy, filepath.FromSlash(p.c.Name))
-				if err := os.Remove(name); err != nil {
-					return res, err
-				}
-				if err := atomicfile.SyncDir(filepath.Dir(name)); err != nil {
-					return res, err
-				}
-				fr.Action = "removed"
-				res.Removed++
-			default:
-				fr.Action = "up to date"
-				res.UpToDate++
+			fr, err := p.carryOut(opt, res)
+			if err != nil {
+				return err
 			}
 			res.Files = append(res.Files, fr)
 			if opt.Hook != nil && pass != "up to date" {
@@ -294,7 +288,36 @@ func Commit(ctx context.Context, opt Options, changes []*Change) (*Result, error
 			}
 		}
 	}
-	return res, nil
+	return nil
+}
+
+// carryOut copies or removes the file, counting it in res.
+func (p plan) carryOut(opt Options, res *Result) (FileResult, error) {
+	fr := FileResult{Name: p.c.Name}
+	switch p.action {
+	case "copy":
+		n, err := copyFile(filepath.Join(opt.Collection, filepath.FromSlash(p.c.Name)), filepath.Join(opt.Copy, filepath.FromSlash(p.c.Name)), p.c.Last(), opt.Progress)
+		if err != nil {
+			return fr, err
+		}
+		fr.Action, fr.Bytes = "copied", n
+		res.Copied++
+		res.Bytes += n
+	case "remove":
+		name := filepath.Join(opt.Copy, filepath.FromSlash(p.c.Name))
+		if err := os.Remove(name); err != nil {
+			return fr, err
+		}
+		if err := atomicfile.SyncDir(filepath.Dir(name)); err != nil {
+			return fr, err
+		}
+		fr.Action = "removed"
+		res.Removed++
+	default:
+		fr.Action = "up to date"
+		res.UpToDate++
+	}
+	return fr, nil
 }
 
 // copyFile copies src over dst atomically, checking the copy against want.

@@ -217,48 +217,12 @@ func load(r *Reader, since time.Time, sizeHint int) (*Moves, error) {
 // loadOf is load of the entries of the files keep holds (relative names;
 // nil: every file), the whole log read and checked all the same.
 func loadOf(r *Reader, since time.Time, sizeHint int, keep map[string]bool) (*Moves, error) {
-	m := &Moves{names: newNames(),
-		edits: make([]edit, 0, sizeHint), meta: make([]moveMeta, 0, sizeHint), digests: make([]byte, 0, sizeHint*20),
-		versions: map[string]Fixity{}, incomplete: map[string]*IncompleteError{}}
-	fixity := r.Fixity
-	// The block being read, whose "# file" line its first entry's span
-	// takes (see Undone).
-	var block Fixity
-	blockFresh := false
-	r.Fixity = func(f Fixity) error {
-		if keep != nil && !keep[f.File] {
-			blockFresh = false
-			if fixity != nil {
-				return fixity(f)
-			}
-			return nil
-		}
-		block, blockFresh = f, true
-		if f.NewSum != "-" {
-			m.versions[f.File] = f
-		}
-		if fixity != nil {
-			return fixity(f)
-		}
-		return nil
-	}
-	r.Incomplete = func(e *IncompleteError) error {
-		if keep != nil && !keep[e.Fixity.File] {
-			return nil
-		}
-		// The block's run is the reader's last (a block ends before the
-		// next "# run" line is read).
-		if !since.IsZero() && (len(r.Runs) == 0 || r.Runs[len(r.Runs)-1].Before(since)) {
-			return nil
-		}
-		if m.incomplete[e.Fixity.File] == nil {
-			m.incomplete[e.Fixity.File] = e
-		}
-		return nil
-	}
-	var cur *File
-	curRun := -1
-	kept := map[int]int{} // run in the log -> index in m.Runs
+	ld := &loader{r: r, since: since, keep: keep, fixity: r.Fixity, curRun: -1, kept: map[int]int{},
+		m: &Moves{names: newNames(),
+			edits: make([]edit, 0, sizeHint), meta: make([]moveMeta, 0, sizeHint), digests: make([]byte, 0, sizeHint*20),
+			versions: map[string]Fixity{}, incomplete: map[string]*IncompleteError{}}}
+	r.Fixity = ld.fixityLine
+	r.Incomplete = ld.incompleteBlock
 	for {
 		e, err := r.next()
 		if err != nil {
@@ -267,59 +231,158 @@ func loadOf(r *Reader, since time.Time, sizeHint int, keep map[string]bool) (*Mo
 			}
 			return nil, err
 		}
-		if keep != nil && !keep[string(e.file)] {
-			continue
+		if err := ld.entry(e); err != nil {
+			return nil, err
 		}
-		if !since.IsZero() && r.Runs[e.run].Before(since) {
-			continue
-		}
-		run, ok := kept[e.run]
-		if !ok {
-			run = len(m.Runs)
-			kept[e.run] = run
-			m.Runs = append(m.Runs, r.Runs[e.run])
-		}
-		if cur == nil || cur.Name != string(e.file) || curRun != run {
-			cur = m.byName[string(e.file)]
-			if cur == nil {
-				cur = m.add(string(e.file))
-				m.files = append(m.files, cur)
-			}
-			cur.spans = append(cur.spans, runSpan{run: run, first: len(m.edits), end: len(m.edits), pos: e.pos, fix: -1})
-			curRun = run
-		}
-		if blockFresh && block.File == cur.Name {
-			// The span's first block, or a second one of the same run.
-			blockFresh = false
-			s := &cur.spans[len(cur.spans)-1]
-			if s.fix < 0 {
-				s.fix = int32(len(m.fixes))
-				m.fixes = append(m.fixes, spanFix{oldSize: block.OldSize, oldSum: block.OldSum})
-			}
-			sf := &m.fixes[s.fix]
-			sf.newSize, sf.newSum = block.NewSize, block.NewSum
-		}
-		mv := moveMeta{line: e.line, kind: e.kind, member: e.member != nil}
-		if d := e.digest; len(d) > 0 {
-			if len(m.digests)+len(d) > 0xffffffff || len(d) >= sha1Binary {
-				return nil, fmt.Errorf("%s: line %d: digest too long, or too many", r.name, e.line)
-			}
-			mv.digOff = uint32(len(m.digests))
-			if b, ok := sha1Base32(d); ok {
-				mv.digLen = sha1Binary
-				m.digests = append(m.digests, b[:]...)
-			} else {
-				mv.digLen = uint16(len(d))
-				m.digests = append(m.digests, d...)
-			}
-		}
-		m.edits = append(m.edits, edit{oldOff: e.oldOff, oldLen: e.oldLen, newOff: e.newOff, newLen: e.newLen})
-		m.meta = append(m.meta, mv)
-		cur.spans[len(cur.spans)-1].end = len(m.edits)
 	}
+	m := ld.m
 	m.Legacy = r.Legacy()
 	m.hit = make([]uint64, (len(m.edits)+63)/64)
 	return m, nil
+}
+
+// loader builds the Moves of a log as its reader reads it: the "# file"
+// lines and the incomplete blocks through the reader's callbacks, each
+// entry into the span of its file and run.
+type loader struct {
+	r      *Reader
+	since  time.Time
+	keep   map[string]bool
+	fixity func(Fixity) error // the reader's own callback, still called
+	m      *Moves
+	// The block being read, whose "# file" line its first entry's span
+	// takes (see Undone).
+	block      Fixity
+	blockFresh bool
+	cur        *File       // the file whose span the last entry went to
+	curRun     int         // and its run, in m.Runs
+	kept       map[int]int // run in the log -> index in m.Runs
+}
+
+// fixityLine notes the "# file" line of a block of a file kept, and the
+// version the file has after it.
+func (ld *loader) fixityLine(f Fixity) error {
+	if ld.keep != nil && !ld.keep[f.File] {
+		ld.blockFresh = false
+	} else {
+		ld.block, ld.blockFresh = f, true
+		if f.NewSum != "-" {
+			ld.m.versions[f.File] = f
+		}
+	}
+	if ld.fixity != nil {
+		return ld.fixity(f)
+	}
+	return nil
+}
+
+// incompleteBlock keeps the first block of a file kept, in a run kept,
+// whose entries are missing.
+func (ld *loader) incompleteBlock(e *IncompleteError) error {
+	if ld.keep != nil && !ld.keep[e.Fixity.File] {
+		return nil
+	}
+	// The block's run is the reader's last (a block ends before the
+	// next "# run" line is read).
+	runs := ld.r.Runs
+	if !ld.since.IsZero() && (len(runs) == 0 || runs[len(runs)-1].Before(ld.since)) {
+		return nil
+	}
+	if ld.m.incomplete[e.Fixity.File] == nil {
+		ld.m.incomplete[e.Fixity.File] = e
+	}
+	return nil
+}
+
+// entry adds e, if its file and run are kept, to the span of its file
+// and run.
+func (ld *loader) entry(e *rawEntry) error {
+	if ld.keep != nil && !ld.keep[string(e.file)] {
+		return nil
+	}
+	if !ld.since.IsZero() && ld.r.Runs[e.run].Before(ld.since) {
+		return nil
+	}
+	ld.toSpan(e, ld.runOf(e.run))
+	ld.takeBlock()
+	mv, err := ld.meta(e)
+	if err != nil {
+		return err
+	}
+	m := ld.m
+	m.edits = append(m.edits, edit{oldOff: e.oldOff, oldLen: e.oldLen, newOff: e.newOff, newLen: e.newLen})
+	m.meta = append(m.meta, mv)
+	ld.cur.spans[len(ld.cur.spans)-1].end = len(m.edits)
+	return nil
+}
+
+// runOf is the index in m.Runs of the log's run, added at its first
+// entry kept.
+func (ld *loader) runOf(logRun int) int {
+	run, ok := ld.kept[logRun]
+	if !ok {
+		run = len(ld.m.Runs)
+		ld.kept[logRun] = run
+		ld.m.Runs = append(ld.m.Runs, ld.r.Runs[logRun])
+	}
+	return run
+}
+
+// toSpan makes ld.cur the file of e, with a new span when e starts
+// another file or run than the entry before.
+func (ld *loader) toSpan(e *rawEntry, run int) {
+	if ld.cur != nil && ld.cur.Name == string(e.file) && ld.curRun == run {
+		return
+	}
+	m := ld.m
+	ld.cur = m.byName[string(e.file)]
+	if ld.cur == nil {
+		ld.cur = m.add(string(e.file))
+		m.files = append(m.files, ld.cur)
+	}
+	ld.cur.spans = append(ld.cur.spans, runSpan{run: run, first: len(m.edits), end: len(m.edits), pos: e.pos, fix: -1})
+	ld.curRun = run
+}
+
+// takeBlock gives the current span the sizes and sums of the block being
+// read, at its first entry: the span's first block, or a second one of
+// the same run (whose new size and sum are then the span's).
+func (ld *loader) takeBlock() {
+	if !ld.blockFresh || ld.block.File != ld.cur.Name {
+		return
+	}
+	ld.blockFresh = false
+	m := ld.m
+	s := &ld.cur.spans[len(ld.cur.spans)-1]
+	if s.fix < 0 {
+		s.fix = int32(len(m.fixes))
+		m.fixes = append(m.fixes, spanFix{oldSize: ld.block.OldSize, oldSum: ld.block.OldSum})
+	}
+	sf := &m.fixes[s.fix]
+	sf.newSize, sf.newSum = ld.block.NewSize, ld.block.NewSum
+}
+
+// meta is what the Moves keep of e besides its offsets, its digest
+// appended to m.digests (a SHA-1 in base 32 as its 20 bytes).
+func (ld *loader) meta(e *rawEntry) (moveMeta, error) {
+	mv := moveMeta{line: e.line, kind: e.kind, member: e.member != nil}
+	d := e.digest
+	if len(d) == 0 {
+		return mv, nil
+	}
+	m := ld.m
+	if len(m.digests)+len(d) > 0xffffffff || len(d) >= sha1Binary {
+		return mv, fmt.Errorf("%s: line %d: digest too long, or too many", ld.r.name, e.line)
+	}
+	mv.digOff = uint32(len(m.digests))
+	if b, ok := sha1Base32(d); ok {
+		mv.digLen = sha1Binary
+		m.digests = append(m.digests, b[:]...)
+	} else {
+		mv.digLen = uint16(len(d))
+		m.digests = append(m.digests, d...)
+	}
+	return mv, nil
 }
 
 // Version returns the "# file" line of the last replacement of the file

@@ -52,140 +52,216 @@ type CreateOptions struct {
 // lines: warcio.js's), pages/pages.jsonl, datapackage.json (resources
 // with name, path, bytes and hash) and datapackage-digest.json.
 func Create(out outFile, opt CreateOptions) (*Result, error) {
-	created := opt.Created
-	if created.IsZero() {
-		created = time.Now()
+	c := newCreator(opt)
+	defer c.close()
+	if err := c.openWARCs(); err != nil {
+		return nil, err
 	}
-	mtime, mdate := msdosTime(created)
-	seen := map[string]bool{}
-	files := map[string]*os.File{}
-	defer func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}()
-	var members []*Member
-	for _, w := range opt.WARCs {
+	if err := c.indexWARCs(); err != nil {
+		return nil, err
+	}
+	blobs, err := c.indexBlobs()
+	if err != nil {
+		return nil, err
+	}
+	c.zw = newZipWriter(out, true)
+	if err := c.writeMembers(blobs); err != nil {
+		return nil, err
+	}
+	if err := c.writeDatapackage(); err != nil {
+		return nil, err
+	}
+	return c.finish()
+}
+
+// creator is one package being created, its steps in the order Create
+// runs them: the WARC files opened, indexed, then written with the
+// index and pages, then datapackage.json and its digest.
+type creator struct {
+	opt          CreateOptions
+	created      time.Time
+	mtime, mdate uint16
+	warcs        []*Member
+	files        map[string]*os.File // the WARC files by member name
+	index        *lineSorter
+	pages        bytes.Buffer
+	zw           *zipWriter // nil until the members are written
+	resources    *node      // datapackage.json's resources
+	res          *Result
+}
+
+// blob is a member written from memory.
+type blob struct {
+	name string
+	data []byte
+}
+
+func newCreator(opt CreateOptions) *creator {
+	c := &creator{opt: opt, created: opt.Created, files: map[string]*os.File{},
+		index: newLineSorter(opt.TempDir), resources: &node{kind: '['}, res: &Result{}}
+	if c.created.IsZero() {
+		c.created = time.Now()
+	}
+	c.mtime, c.mdate = msdosTime(c.created)
+	return c
+}
+
+// close releases what a Create that failed holds, in the order of the
+// defers it replaces: the ZIP writer's hashing goroutine, the index's
+// spill file, the WARC files.
+func (c *creator) close() {
+	if c.zw != nil {
+		c.zw.sums()
+	}
+	c.index.close()
+	for _, f := range c.files {
+		f.Close()
+	}
+}
+
+// openWARCs opens each WARC file as a stored member archive/<base
+// name>, refusing two of the same base name.
+func (c *creator) openWARCs() error {
+	for _, w := range c.opt.WARCs {
 		name := "archive/" + filepath.Base(w)
-		if seen[name] {
-			return nil, fmt.Errorf("two WARC files named %s", filepath.Base(w))
+		if _, ok := c.files[name]; ok {
+			return fmt.Errorf("two WARC files named %s", filepath.Base(w))
 		}
-		seen[name] = true
 		f, err := os.Open(w)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		files[name] = f
+		c.files[name] = f
 		fi, err := f.Stat()
 		if err != nil {
-			return nil, err
+			return err
 		}
-		members = append(members, &Member{Name: name, Method: Store, Size: fi.Size(), CompressedSize: fi.Size(),
-			CreatorVersion: 20, ReaderVersion: 20, ModifiedTime: mtime, ModifiedDate: mdate})
+		c.warcs = append(c.warcs, &Member{Name: name, Method: Store, Size: fi.Size(), CompressedSize: fi.Size(),
+			CreatorVersion: 20, ReaderVersion: 20, ModifiedTime: c.mtime, ModifiedDate: c.mdate})
 	}
+	return nil
+}
 
-	// The index, sorted, and the pages.
-	s := newLineSorter(opt.TempDir)
-	defer s.close()
-	var pages bytes.Buffer
-	pages.WriteString(`{"format": "json-pages-1.0", "id": "pages", "title": "All Pages"}` + "\n")
+// indexWARCs sorts the index lines of every WARC file and lists the
+// pages: the options', or else every HTML response with status 200.
+func (c *creator) indexWARCs() error {
+	c.pages.WriteString(`{"format": "json-pages-1.0", "id": "pages", "title": "All Pages"}` + "\n")
 	var buf []byte
-	for _, m := range members {
-		f := files[m.Name]
-		err := warcindex.Index(bufio.NewReaderSize(f, 1<<20), IndexName(m.Name), func(e *warcindex.Entry) error {
-			if opt.Pages == nil && e.Mime == "text/html" && e.Status == "200" && e.Type == "response" {
-				writePage(&pages, Page{URL: e.URL, TS: pageTime(e.Date)})
+	for _, m := range c.warcs {
+		err := warcindex.Index(bufio.NewReaderSize(c.files[m.Name], 1<<20), IndexName(m.Name), func(e *warcindex.Entry) error {
+			if c.opt.Pages == nil && e.Mime == "text/html" && e.Status == "200" && e.Type == "response" {
+				writePage(&c.pages, Page{URL: e.URL, TS: pageTime(e.Date)})
 			}
 			buf = e.AppendCDXJ(buf[:0])
-			return s.add(buf)
+			return c.index.add(buf)
 		})
 		if err != nil {
-			return nil, fmt.Errorf("indexing %s: %w", m.Name, err)
+			return fmt.Errorf("indexing %s: %w", m.Name, err)
 		}
 	}
-	for _, p := range opt.Pages {
-		writePage(&pages, p)
+	for _, p := range c.opt.Pages {
+		writePage(&c.pages, p)
 	}
+	return nil
+}
+
+// indexBlobs writes the sorted index, as CDXJ or as ZipNum blocks with
+// index.idx, and returns the members written from memory, pages last.
+func (c *creator) indexBlobs() ([]blob, error) {
 	var cdxOut, idxOut bytes.Buffer
 	var lw lineWriter
 	cdxName := "indexes/index.cdxj"
-	if opt.ZipNum {
+	if c.opt.ZipNum {
 		cdxName = "indexes/index.cdx.gz"
-		lw = newZipNumWriter(&cdxOut, &idxOut, "index.cdx.gz", opt.LinesPerBlock, true, idxStyle{})
+		lw = newZipNumWriter(&cdxOut, &idxOut, "index.cdx.gz", c.opt.LinesPerBlock, true, idxStyle{})
 	} else {
 		lw = &plainWriter{w: bufio.NewWriter(&cdxOut)}
 	}
-	if err := s.each(lw.writeLine); err != nil {
+	if err := c.index.each(lw.writeLine); err != nil {
 		return nil, err
 	}
 	if err := lw.close(); err != nil {
 		return nil, err
 	}
-	type blob struct {
-		name string
-		data []byte
-	}
 	blobs := []blob{{cdxName, cdxOut.Bytes()}}
-	if opt.ZipNum {
+	if c.opt.ZipNum {
 		blobs = append(blobs, blob{"indexes/index.idx", idxOut.Bytes()})
 	}
-	blobs = append(blobs, blob{"pages/pages.jsonl", pages.Bytes()})
+	return append(blobs, blob{"pages/pages.jsonl", c.pages.Bytes()}), nil
+}
 
-	zw := newZipWriter(out, true)
-	defer zw.sums()
-	res := &Result{}
-	resources := &node{kind: '['}
-	addResource := func(name string, sum []byte, size int64) {
-		base := strings.ToLower(filepath.Base(name))
-		resources.vals = append(resources.vals, objNode("name", strNode(base), "path", strNode(name),
-			"bytes", intNode(size), "hash", strNode("sha256:"+hex.EncodeToString(sum))))
-	}
-	for _, m := range members {
-		sum, err := zw.storeFile(m, files[m.Name])
+// writeMembers writes the WARC files, then the blobs, each a resource of
+// datapackage.json.
+func (c *creator) writeMembers(blobs []blob) error {
+	for _, m := range c.warcs {
+		sum, err := c.zw.storeFile(m, c.files[m.Name])
 		if err != nil {
-			return nil, err
+			return err
 		}
-		addResource(m.Name, sum, m.Size)
-		res.Members = append(res.Members, m)
+		c.addResource(m.Name, sum, m.Size)
+		c.res.Members = append(c.res.Members, m)
 	}
 	for _, b := range blobs {
-		m := &Member{Name: b.name, Method: Store, CreatorVersion: 20, ReaderVersion: 20, ModifiedTime: mtime, ModifiedDate: mdate}
-		if err := zw.writeBytes(m, b.data); err != nil {
-			return nil, err
+		m := c.member(b.name)
+		if err := c.zw.writeBytes(m, b.data); err != nil {
+			return err
 		}
 		sum := sha256.Sum256(b.data)
-		addResource(m.Name, sum[:], m.Size)
-		res.Members = append(res.Members, m)
+		c.addResource(m.Name, sum[:], m.Size)
+		c.res.Members = append(c.res.Members, m)
 	}
-	root := objNode("resources", resources,
-		"created", strNode(created.UTC().Format("2006-01-02T15:04:05Z")),
+	return nil
+}
+
+// member is a new stored member of that name, dated as the package.
+func (c *creator) member(name string) *Member {
+	return &Member{Name: name, Method: Store, CreatorVersion: 20, ReaderVersion: 20, ModifiedTime: c.mtime, ModifiedDate: c.mdate}
+}
+
+func (c *creator) addResource(name string, sum []byte, size int64) {
+	base := strings.ToLower(filepath.Base(name))
+	c.resources.vals = append(c.resources.vals, objNode("name", strNode(base), "path", strNode(name),
+		"bytes", intNode(size), "hash", strNode("sha256:"+hex.EncodeToString(sum))))
+}
+
+// writeDatapackage writes datapackage.json, which lists every member
+// before it, then datapackage-digest.json, its SHA-256.
+func (c *creator) writeDatapackage() error {
+	root := objNode("resources", c.resources,
+		"created", strNode(c.created.UTC().Format("2006-01-02T15:04:05Z")),
 		"wacz_version", strNode("1.1.1"),
-		"software", strNode(opt.Software))
-	if opt.Title != "" {
-		root.set("title", strNode(opt.Title), "")
+		"software", strNode(c.opt.Software))
+	if c.opt.Title != "" {
+		root.set("title", strNode(c.opt.Title), "")
 	}
 	dp := &Datapackage{root: root, style: defaultStyle}
-	for _, r := range opt.Requires {
+	for _, r := range c.opt.Requires {
 		if err := dp.Require(r); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	res.Datapackage = dp.Bytes()
-	sum := sha256.Sum256(res.Datapackage)
-	res.Digest = newDigestFile(sum[:])
-	for _, b := range []blob{{DatapackageName, res.Datapackage}, {DigestName, res.Digest}} {
-		m := &Member{Name: b.name, Method: Store, CreatorVersion: 20, ReaderVersion: 20, ModifiedTime: mtime, ModifiedDate: mdate}
-		if err := zw.writeBytes(m, b.data); err != nil {
-			return nil, err
+	c.res.Datapackage = dp.Bytes()
+	sum := sha256.Sum256(c.res.Datapackage)
+	c.res.Digest = newDigestFile(sum[:])
+	for _, b := range []blob{{DatapackageName, c.res.Datapackage}, {DigestName, c.res.Digest}} {
+		m := c.member(b.name)
+		if err := c.zw.writeBytes(m, b.data); err != nil {
+			return err
 		}
-		res.Members = append(res.Members, m)
+		c.res.Members = append(c.res.Members, m)
 	}
-	if err := zw.close(nil); err != nil {
+	return nil
+}
+
+// finish writes the central directory and takes the package's size and
+// sums.
+func (c *creator) finish() (*Result, error) {
+	if err := c.zw.close(nil); err != nil {
 		return nil, err
 	}
-	res.Size = zw.off
-	res.SHA256, res.CRC32 = zw.sums()
-	return res, nil
+	c.res.Size = c.zw.off
+	c.res.SHA256, c.res.CRC32 = c.zw.sums()
+	return c.res, nil
 }
 
 func writePage(b *bytes.Buffer, p Page) {

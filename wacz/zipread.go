@@ -98,18 +98,57 @@ type zipDir struct {
 // every member's local header, checking that they agree, that no member
 // overlaps another, and every name.
 func readDir(r io.ReaderAt, size int64, pkg string) (*zipDir, error) {
-	damaged := func(off int64, format string, args ...any) error {
-		return errorf(pkg, "", off, ErrDamaged, format, args...)
+	dr := &dirReader{r: r, size: size, pkg: pkg}
+	if err := dr.readEnd(); err != nil {
+		return nil, err
 	}
-	// The end record: the last signature whose comment reaches the end
-	// of the file.
-	search := min(size, maxEndSearch)
+	if err := dr.readEnd64(); err != nil {
+		return nil, err
+	}
+	if err := dr.checkEnd(); err != nil {
+		return nil, err
+	}
+	if err := dr.readCentral(); err != nil {
+		return nil, err
+	}
+	if err := dr.d.readLocalHeaders(r, pkg); err != nil {
+		return nil, err
+	}
+	return dr.d, nil
+}
+
+// dirReader is one reading of a ZIP's directory, in the order readDir
+// runs its steps: the end record, the ZIP64 end record that replaces its
+// values, their checks against the file, then the central directory's
+// entries.
+type dirReader struct {
+	r    io.ReaderAt
+	size int64
+	pkg  string
+	d    *zipDir
+	// What the end record (or the ZIP64 one) says.
+	disk, cdDisk         uint32
+	entriesDisk, entries uint64
+	cdSize, cdOffset     uint64
+	cdEnd                int64 // where the central directory must end
+	seen                 map[string]bool
+}
+
+// damaged is an ErrDamaged error of the package at off (-1 for none).
+func (dr *dirReader) damaged(off int64, format string, args ...any) error {
+	return errorf(dr.pkg, "", off, ErrDamaged, format, args...)
+}
+
+// readEnd finds the end record, the last signature whose comment
+// reaches the end of the file, and takes its values.
+func (dr *dirReader) readEnd() error {
+	search := min(dr.size, maxEndSearch)
 	if search < endLen {
-		return nil, damaged(-1, "%d bytes: too short for a ZIP", size)
+		return dr.damaged(-1, "%d bytes: too short for a ZIP", dr.size)
 	}
 	tail := make([]byte, search)
-	if _, err := r.ReadAt(tail, size-search); err != nil {
-		return nil, errorf(pkg, "", -1, ErrDamaged, "reading its end: %v", err)
+	if _, err := dr.r.ReadAt(tail, dr.size-search); err != nil {
+		return errorf(dr.pkg, "", -1, ErrDamaged, "reading its end: %v", err)
 	}
 	endAt := -1
 	for i := len(tail) - endLen; i >= 0; i-- {
@@ -121,137 +160,185 @@ func readDir(r io.ReaderAt, size int64, pkg string) (*zipDir, error) {
 		}
 	}
 	if endAt < 0 {
-		return nil, damaged(-1, "no end of central directory record (a truncated or non-ZIP file)")
+		return dr.damaged(-1, "no end of central directory record (a truncated or non-ZIP file)")
 	}
-	d := &zipDir{endOffset: size - search + int64(endAt)}
+	dr.d = &zipDir{endOffset: dr.size - search + int64(endAt)}
 	e := tail[endAt:]
-	disk, cdDisk := binary.LittleEndian.Uint16(e[4:]), binary.LittleEndian.Uint16(e[6:])
-	entriesDisk, entries := uint64(binary.LittleEndian.Uint16(e[8:])), uint64(binary.LittleEndian.Uint16(e[10:]))
-	cdSize, cdOffset := uint64(binary.LittleEndian.Uint32(e[12:])), uint64(binary.LittleEndian.Uint32(e[16:]))
-	d.comment = append([]byte(nil), e[endLen:]...)
-	cdEnd := d.endOffset // where the central directory must end
-	// A ZIP64 locator just before the end record points at the ZIP64 end
-	// record, whose values replace the end record's.
-	if d.endOffset >= end64LocLen {
-		var loc [end64LocLen]byte
-		if _, err := r.ReadAt(loc[:], d.endOffset-end64LocLen); err == nil && binary.LittleEndian.Uint32(loc[:]) == end64LocSig {
-			d.zip64 = true
-			if binary.LittleEndian.Uint32(loc[4:]) != 0 || binary.LittleEndian.Uint32(loc[16:]) > 1 {
-				return nil, errorf(pkg, "", -1, ErrUnsupported, "a ZIP spanning several disks")
-			}
-			at := int64(binary.LittleEndian.Uint64(loc[8:]))
-			var e64 [end64Len]byte
-			if at < 0 || at+end64Len > d.endOffset-end64LocLen {
-				return nil, damaged(d.endOffset-end64LocLen, "ZIP64 end record offset %d is outside the file", at)
-			}
-			if _, err := r.ReadAt(e64[:], at); err != nil || binary.LittleEndian.Uint32(e64[:]) != end64Sig {
-				return nil, damaged(at, "no ZIP64 end of central directory record where the locator says")
-			}
-			if recLen := binary.LittleEndian.Uint64(e64[4:]); recLen < end64Len-12 || int64(recLen) != d.endOffset-end64LocLen-at-12 {
-				return nil, damaged(at, "ZIP64 end record of %d bytes does not end at the locator", recLen)
-			}
-			disk64, cdDisk64 := binary.LittleEndian.Uint32(e64[16:]), binary.LittleEndian.Uint32(e64[20:])
-			if disk64 != 0 || cdDisk64 != 0 {
-				return nil, errorf(pkg, "", -1, ErrUnsupported, "a ZIP spanning several disks")
-			}
-			entriesDisk, entries = binary.LittleEndian.Uint64(e64[24:]), binary.LittleEndian.Uint64(e64[32:])
-			cdSize, cdOffset = binary.LittleEndian.Uint64(e64[40:]), binary.LittleEndian.Uint64(e64[48:])
-			disk, cdDisk = 0, 0
-			cdEnd = at
-		}
+	dr.disk, dr.cdDisk = uint32(binary.LittleEndian.Uint16(e[4:])), uint32(binary.LittleEndian.Uint16(e[6:]))
+	dr.entriesDisk, dr.entries = uint64(binary.LittleEndian.Uint16(e[8:])), uint64(binary.LittleEndian.Uint16(e[10:]))
+	dr.cdSize, dr.cdOffset = uint64(binary.LittleEndian.Uint32(e[12:])), uint64(binary.LittleEndian.Uint32(e[16:]))
+	dr.d.comment = append([]byte(nil), e[endLen:]...)
+	dr.cdEnd = dr.d.endOffset
+	return nil
+}
+
+// readEnd64 reads the ZIP64 end record when a ZIP64 locator just before
+// the end record points at one: its values replace the end record's.
+func (dr *dirReader) readEnd64() error {
+	d := dr.d
+	if d.endOffset < end64LocLen {
+		return nil
 	}
-	if disk != 0 || cdDisk != 0 || entriesDisk != entries {
-		return nil, errorf(pkg, "", -1, ErrUnsupported, "a ZIP spanning several disks")
+	var loc [end64LocLen]byte
+	if _, err := dr.r.ReadAt(loc[:], d.endOffset-end64LocLen); err != nil || binary.LittleEndian.Uint32(loc[:]) != end64LocSig {
+		return nil // no locator: a ZIP without ZIP64 end records
 	}
-	if cdOffset > uint64(cdEnd) || cdSize != uint64(cdEnd)-cdOffset {
-		return nil, damaged(d.endOffset, "the central directory (%d bytes at %d) does not end where the end record is (%d): data before or after the ZIP, or a damaged end record", cdSize, cdOffset, cdEnd)
+	d.zip64 = true
+	if binary.LittleEndian.Uint32(loc[4:]) != 0 || binary.LittleEndian.Uint32(loc[16:]) > 1 {
+		return errorf(dr.pkg, "", -1, ErrUnsupported, "a ZIP spanning several disks")
 	}
-	if entries > cdSize/centralLen {
-		return nil, damaged(d.endOffset, "%d entries cannot fit a central directory of %d bytes", entries, cdSize)
+	at := int64(binary.LittleEndian.Uint64(loc[8:]))
+	var e64 [end64Len]byte
+	if at < 0 || at+end64Len > d.endOffset-end64LocLen {
+		return dr.damaged(d.endOffset-end64LocLen, "ZIP64 end record offset %d is outside the file", at)
 	}
-	d.centralOffset, d.centralEnd = int64(cdOffset), cdEnd
-	cd := make([]byte, cdSize)
-	if _, err := r.ReadAt(cd, int64(cdOffset)); err != nil {
-		return nil, damaged(int64(cdOffset), "reading the central directory: %v", err)
+	if _, err := dr.r.ReadAt(e64[:], at); err != nil || binary.LittleEndian.Uint32(e64[:]) != end64Sig {
+		return dr.damaged(at, "no ZIP64 end of central directory record where the locator says")
 	}
-	seen := make(map[string]bool, entries)
+	if recLen := binary.LittleEndian.Uint64(e64[4:]); recLen < end64Len-12 || int64(recLen) != d.endOffset-end64LocLen-at-12 {
+		return dr.damaged(at, "ZIP64 end record of %d bytes does not end at the locator", recLen)
+	}
+	disk64, cdDisk64 := binary.LittleEndian.Uint32(e64[16:]), binary.LittleEndian.Uint32(e64[20:])
+	if disk64 != 0 || cdDisk64 != 0 {
+		return errorf(dr.pkg, "", -1, ErrUnsupported, "a ZIP spanning several disks")
+	}
+	dr.entriesDisk, dr.entries = binary.LittleEndian.Uint64(e64[24:]), binary.LittleEndian.Uint64(e64[32:])
+	dr.cdSize, dr.cdOffset = binary.LittleEndian.Uint64(e64[40:]), binary.LittleEndian.Uint64(e64[48:])
+	dr.disk, dr.cdDisk = 0, 0
+	dr.cdEnd = at
+	return nil
+}
+
+// checkEnd refuses end values that do not describe one central directory
+// on one disk, ending where the end records start, before reading it.
+func (dr *dirReader) checkEnd() error {
+	if dr.disk != 0 || dr.cdDisk != 0 || dr.entriesDisk != dr.entries {
+		return errorf(dr.pkg, "", -1, ErrUnsupported, "a ZIP spanning several disks")
+	}
+	if dr.cdOffset > uint64(dr.cdEnd) || dr.cdSize != uint64(dr.cdEnd)-dr.cdOffset {
+		return dr.damaged(dr.d.endOffset, "the central directory (%d bytes at %d) does not end where the end record is (%d): data before or after the ZIP, or a damaged end record", dr.cdSize, dr.cdOffset, dr.cdEnd)
+	}
+	// An entry takes at least centralLen bytes: this bounds what
+	// readCentral allocates by the directory's bytes, not by a count a
+	// damaged record claims.
+	if dr.entries > dr.cdSize/centralLen {
+		return dr.damaged(dr.d.endOffset, "%d entries cannot fit a central directory of %d bytes", dr.entries, dr.cdSize)
+	}
+	dr.d.centralOffset, dr.d.centralEnd = int64(dr.cdOffset), dr.cdEnd
+	return nil
+}
+
+// readCentral reads the central directory and each of its entries, which
+// must fill it exactly.
+func (dr *dirReader) readCentral() error {
+	cd := make([]byte, dr.cdSize)
+	if _, err := dr.r.ReadAt(cd, int64(dr.cdOffset)); err != nil {
+		return dr.damaged(int64(dr.cdOffset), "reading the central directory: %v", err)
+	}
+	dr.seen = make(map[string]bool, dr.entries)
 	pos := 0
-	for i := uint64(0); i < entries; i++ {
-		at := int64(cdOffset) + int64(pos)
-		if len(cd)-pos < centralLen || binary.LittleEndian.Uint32(cd[pos:]) != centralSig {
-			return nil, damaged(at, "central directory entry %d of %d is not there", i+1, entries)
+	for i := uint64(0); i < dr.entries; i++ {
+		m, n, err := dr.entry(cd[pos:], int64(dr.cdOffset)+int64(pos), i)
+		if err != nil {
+			return err
 		}
-		h := cd[pos:]
-		nameLen, extraLen, commentLen := int(binary.LittleEndian.Uint16(h[28:])), int(binary.LittleEndian.Uint16(h[30:])), int(binary.LittleEndian.Uint16(h[32:]))
-		if len(h) < centralLen+nameLen+extraLen+commentLen {
-			return nil, damaged(at, "central directory entry %d runs past the directory", i+1)
-		}
-		m := &Member{
-			CreatorVersion: binary.LittleEndian.Uint16(h[4:]),
-			ReaderVersion:  binary.LittleEndian.Uint16(h[6:]),
-			Flags:          binary.LittleEndian.Uint16(h[8:]),
-			Method:         binary.LittleEndian.Uint16(h[10:]),
-			ModifiedTime:   binary.LittleEndian.Uint16(h[12:]),
-			ModifiedDate:   binary.LittleEndian.Uint16(h[14:]),
-			CRC32:          binary.LittleEndian.Uint32(h[16:]),
-			InternalAttrs:  binary.LittleEndian.Uint16(h[36:]),
-			ExternalAttrs:  binary.LittleEndian.Uint32(h[38:]),
-			Name:           string(h[centralLen : centralLen+nameLen]),
-			Extra:          append([]byte(nil), h[centralLen+nameLen:centralLen+nameLen+extraLen]...),
-			Comment:        string(h[centralLen+nameLen+extraLen : centralLen+nameLen+extraLen+commentLen]),
-		}
-		csize, usize := uint64(binary.LittleEndian.Uint32(h[20:])), uint64(binary.LittleEndian.Uint32(h[24:]))
-		offset, diskStart := uint64(binary.LittleEndian.Uint32(h[42:])), uint32(binary.LittleEndian.Uint16(h[34:]))
-		pos += centralLen + nameLen + extraLen + commentLen
-		if z, ok := findExtra(m.Extra, zip64ExtraID); ok {
-			m.ZIP64 = true
-			for _, v := range []*uint64{&usize, &csize, &offset} {
-				if *v == uint32max {
-					if len(z) < 8 {
-						return nil, errorf(pkg, m.Name, at, ErrDamaged, "ZIP64 extra field too short")
-					}
-					*v, z = binary.LittleEndian.Uint64(z), z[8:]
-				}
-			}
-		} else if csize == uint32max || usize == uint32max || offset == uint32max {
-			return nil, errorf(pkg, m.Name, at, ErrDamaged, "sizes or offset need a ZIP64 extra field it lacks")
-		}
-		if diskStart != 0 {
-			return nil, errorf(pkg, m.Name, at, ErrUnsupported, "starts on disk %d", diskStart)
-		}
-		if csize > uint64(size) || usize > 1<<62 || offset > uint64(size) {
-			return nil, errorf(pkg, m.Name, at, ErrDamaged, "sizes %d/%d or offset %d beyond the file", csize, usize, offset)
-		}
-		m.CompressedSize, m.Size, m.HeaderOffset = int64(csize), int64(usize), int64(offset)
-		if err := checkName(m.Name, m.Flags); err != nil {
-			return nil, &Error{Package: pkg, Member: m.Name, Offset: at, Err: err}
-		}
-		if seen[m.Name] {
-			return nil, errorf(pkg, m.Name, at, ErrDuplicate, "the ZIP holds two members of this name")
-		}
-		seen[m.Name] = true
-		switch {
-		case m.Flags&flagEncrypted != 0:
-			return nil, errorf(pkg, m.Name, at, ErrUnsupported, "encrypted")
-		case m.Method != Store && m.Method != Deflate:
-			return nil, errorf(pkg, m.Name, at, ErrUnsupported, "compression method %d (only stored and deflated members are read)", m.Method)
-		case m.Method == Store && m.CompressedSize != m.Size:
-			return nil, errorf(pkg, m.Name, at, ErrDamaged, "stored member of %d bytes holds %d", m.Size, m.CompressedSize)
-		}
-		d.members = append(d.members, m)
+		pos += n
+		dr.d.members = append(dr.d.members, m)
 	}
 	if pos != len(cd) {
-		return nil, damaged(int64(cdOffset)+int64(pos), "%d bytes of the central directory after its %d entries", len(cd)-pos, entries)
+		return dr.damaged(int64(dr.cdOffset)+int64(pos), "%d bytes of the central directory after its %d entries", len(cd)-pos, dr.entries)
 	}
-	if d.zip64 {
-		for _, m := range d.members {
+	// A ZIP64 end record makes every member a ZIP64 one: a rebuild
+	// writes them all again in that form.
+	if dr.d.zip64 {
+		for _, m := range dr.d.members {
 			m.ZIP64 = true
 		}
 	}
-	if err := d.readLocalHeaders(r, pkg); err != nil {
-		return nil, err
+	return nil
+}
+
+// entry reads central directory entry i (counted from 0) from h, at
+// offset at of the file, and returns its member and its length.
+func (dr *dirReader) entry(h []byte, at int64, i uint64) (*Member, int, error) {
+	if len(h) < centralLen || binary.LittleEndian.Uint32(h) != centralSig {
+		return nil, 0, dr.damaged(at, "central directory entry %d of %d is not there", i+1, dr.entries)
 	}
-	return d, nil
+	nameLen, extraLen, commentLen := int(binary.LittleEndian.Uint16(h[28:])), int(binary.LittleEndian.Uint16(h[30:])), int(binary.LittleEndian.Uint16(h[32:]))
+	if len(h) < centralLen+nameLen+extraLen+commentLen {
+		return nil, 0, dr.damaged(at, "central directory entry %d runs past the directory", i+1)
+	}
+	m := &Member{
+		CreatorVersion: binary.LittleEndian.Uint16(h[4:]),
+		ReaderVersion:  binary.LittleEndian.Uint16(h[6:]),
+		Flags:          binary.LittleEndian.Uint16(h[8:]),
+		Method:         binary.LittleEndian.Uint16(h[10:]),
+		ModifiedTime:   binary.LittleEndian.Uint16(h[12:]),
+		ModifiedDate:   binary.LittleEndian.Uint16(h[14:]),
+		CRC32:          binary.LittleEndian.Uint32(h[16:]),
+		InternalAttrs:  binary.LittleEndian.Uint16(h[36:]),
+		ExternalAttrs:  binary.LittleEndian.Uint32(h[38:]),
+		Name:           string(h[centralLen : centralLen+nameLen]),
+		Extra:          append([]byte(nil), h[centralLen+nameLen:centralLen+nameLen+extraLen]...),
+		Comment:        string(h[centralLen+nameLen+extraLen : centralLen+nameLen+extraLen+commentLen]),
+	}
+	if err := dr.sizes(m, h, at); err != nil {
+		return nil, 0, err
+	}
+	if err := dr.checkMember(m, at); err != nil {
+		return nil, 0, err
+	}
+	return m, centralLen + nameLen + extraLen + commentLen, nil
+}
+
+// sizes sets m's sizes and header offset from its entry h, taking those
+// the entry marks 0xFFFFFFFF from its ZIP64 extra field, in the order
+// APPNOTE 4.5.3 gives them.
+func (dr *dirReader) sizes(m *Member, h []byte, at int64) error {
+	csize, usize := uint64(binary.LittleEndian.Uint32(h[20:])), uint64(binary.LittleEndian.Uint32(h[24:]))
+	offset, diskStart := uint64(binary.LittleEndian.Uint32(h[42:])), uint32(binary.LittleEndian.Uint16(h[34:]))
+	if z, ok := findExtra(m.Extra, zip64ExtraID); ok {
+		m.ZIP64 = true
+		for _, v := range []*uint64{&usize, &csize, &offset} {
+			if *v == uint32max {
+				if len(z) < 8 {
+					return errorf(dr.pkg, m.Name, at, ErrDamaged, "ZIP64 extra field too short")
+				}
+				*v, z = binary.LittleEndian.Uint64(z), z[8:]
+			}
+		}
+	} else if csize == uint32max || usize == uint32max || offset == uint32max {
+		return errorf(dr.pkg, m.Name, at, ErrDamaged, "sizes or offset need a ZIP64 extra field it lacks")
+	}
+	if diskStart != 0 {
+		return errorf(dr.pkg, m.Name, at, ErrUnsupported, "starts on disk %d", diskStart)
+	}
+	if csize > uint64(dr.size) || usize > 1<<62 || offset > uint64(dr.size) {
+		return errorf(dr.pkg, m.Name, at, ErrDamaged, "sizes %d/%d or offset %d beyond the file", csize, usize, offset)
+	}
+	m.CompressedSize, m.Size, m.HeaderOffset = int64(csize), int64(usize), int64(offset)
+	return nil
+}
+
+// checkMember refuses a member whose name is unsafe or taken, or which
+// this package cannot read.
+func (dr *dirReader) checkMember(m *Member, at int64) error {
+	if err := checkName(m.Name, m.Flags); err != nil {
+		return &Error{Package: dr.pkg, Member: m.Name, Offset: at, Err: err}
+	}
+	if dr.seen[m.Name] {
+		return errorf(dr.pkg, m.Name, at, ErrDuplicate, "the ZIP holds two members of this name")
+	}
+	dr.seen[m.Name] = true
+	switch {
+	case m.Flags&flagEncrypted != 0:
+		return errorf(dr.pkg, m.Name, at, ErrUnsupported, "encrypted")
+	case m.Method != Store && m.Method != Deflate:
+		return errorf(dr.pkg, m.Name, at, ErrUnsupported, "compression method %d (only stored and deflated members are read)", m.Method)
+	case m.Method == Store && m.CompressedSize != m.Size:
+		return errorf(dr.pkg, m.Name, at, ErrDamaged, "stored member of %d bytes holds %d", m.Size, m.CompressedSize)
+	}
+	return nil
 }
 
 // readLocalHeaders reads each member's local header, sets DataOffset and

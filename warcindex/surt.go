@@ -463,102 +463,129 @@ func parseIPv4(h string) (string, bool) {
 // WHATWG URL does: lower-case hex pieces, the first longest run of two or
 // more zero pieces compressed to "::", an embedded IPv4 part as hex.
 func parseIPv6(s string) (string, bool) {
-	var pieces [8]uint16
-	n := 0
-	compress := -1
-	i := 0
-	if strings.HasPrefix(s, ":") {
-		if !strings.HasPrefix(s, "::") {
-			return "", false
-		}
-		i = 2
-		n++
-		compress = n
-	}
-	for i < len(s) {
-		if n == 8 {
-			return "", false
-		}
-		if s[i] == ':' {
-			if compress >= 0 {
-				return "", false
-			}
-			i++
-			n++
-			compress = n
-			continue
-		}
-		v, length := 0, 0
-		for length < 4 && i < len(s) && unhex(s[i]) >= 0 {
-			v = v*16 + unhex(s[i])
-			i++
-			length++
-		}
-		if i < len(s) && s[i] == '.' {
-			// An IPv4 part ends the address.
-			if length == 0 || n > 6 {
-				return "", false
-			}
-			i -= length
-			parts := strings.Split(s[i:], ".")
-			if len(parts) != 4 {
-				return "", false
-			}
-			var b [4]int
-			for k, p := range parts {
-				if p == "" || len(p) > 1 && p[0] == '0' || len(p) > 3 || strings.Trim(p, "0123456789") != "" {
-					return "", false
-				}
-				b[k], _ = strconv.Atoi(p)
-				if b[k] > 255 {
-					return "", false
-				}
-			}
-			pieces[n] = uint16(b[0]<<8 | b[1])
-			pieces[n+1] = uint16(b[2]<<8 | b[3])
-			n += 2
-			i = len(s)
-			break
-		}
-		if i < len(s) {
-			if s[i] != ':' {
-				return "", false
-			}
-			i++
-			if i == len(s) {
-				return "", false
-			}
-		}
-		pieces[n] = uint16(v)
-		n++
-	}
-	if compress >= 0 {
-		swaps := n - compress
-		n = 7
-		for n != 0 && swaps > 0 {
-			pieces[n], pieces[compress+swaps-1] = pieces[compress+swaps-1], pieces[n]
-			n--
-			swaps--
-		}
-	} else if n != 8 {
+	p := ipv6Parser{s: s, compress: -1}
+	if !p.parse() {
 		return "", false
 	}
-	// The first longest run of zero pieces, if longer than one.
-	best, bestLen := -1, 1
-	for i := 0; i < 8; {
-		if pieces[i] != 0 {
-			i++
-			continue
+	return formatIPv6(&p.pieces), true
+}
+
+// ipv6Parser is the WHATWG URL's IPv6 parser: the text s read from i, n
+// pieces read so far, compress the place of the "::" (-1 if none yet).
+type ipv6Parser struct {
+	s        string
+	i, n     int
+	compress int
+	pieces   [8]uint16
+}
+
+// parse reads the whole text: a leading "::", then pieces, "::" and an
+// IPv4 part in turn; then spreads the pieces around the "::".
+func (p *ipv6Parser) parse() bool {
+	if strings.HasPrefix(p.s, ":") {
+		if !strings.HasPrefix(p.s, "::") {
+			return false
 		}
-		j := i
-		for j < 8 && pieces[j] == 0 {
-			j++
-		}
-		if j-i > bestLen {
-			best, bestLen = i, j-i
-		}
-		i = j
+		p.i = 2
+		p.n++
+		p.compress = p.n
 	}
+	for p.i < len(p.s) {
+		if !p.next() {
+			return false
+		}
+	}
+	return p.expand()
+}
+
+// next reads what starts at i: a "::" (its second colon), a piece of up
+// to four hex digits and the colon after it, or the IPv4 part that ends
+// the address.
+func (p *ipv6Parser) next() bool {
+	if p.n == 8 {
+		return false
+	}
+	s := p.s
+	if s[p.i] == ':' {
+		if p.compress >= 0 {
+			return false
+		}
+		p.i++
+		p.n++
+		p.compress = p.n
+		return true
+	}
+	v, length := 0, 0
+	for length < 4 && p.i < len(s) && unhex(s[p.i]) >= 0 {
+		v = v*16 + unhex(s[p.i])
+		p.i++
+		length++
+	}
+	if p.i < len(s) && s[p.i] == '.' {
+		// An IPv4 part ends the address.
+		if length == 0 || p.n > 6 {
+			return false
+		}
+		return p.ipv4(p.i - length)
+	}
+	if p.i < len(s) {
+		if s[p.i] != ':' {
+			return false
+		}
+		p.i++
+		if p.i == len(s) {
+			return false
+		}
+	}
+	p.pieces[p.n] = uint16(v)
+	p.n++
+	return true
+}
+
+// ipv4 reads the rest of the text from at, four decimal parts without
+// leading zeros, as the last two pieces.
+func (p *ipv6Parser) ipv4(at int) bool {
+	parts := strings.Split(p.s[at:], ".")
+	if len(parts) != 4 {
+		return false
+	}
+	var b [4]int
+	for k, part := range parts {
+		if part == "" || len(part) > 1 && part[0] == '0' || len(part) > 3 || strings.Trim(part, "0123456789") != "" {
+			return false
+		}
+		b[k], _ = strconv.Atoi(part)
+		if b[k] > 255 {
+			return false
+		}
+	}
+	p.pieces[p.n] = uint16(b[0]<<8 | b[1])
+	p.pieces[p.n+1] = uint16(b[2]<<8 | b[3])
+	p.n += 2
+	p.i = len(p.s)
+	return true
+}
+
+// expand moves the pieces read after the "::" to the end, leaving zeros
+// in their place; an address without one must have read eight.
+func (p *ipv6Parser) expand() bool {
+	if p.compress < 0 {
+		return p.n == 8
+	}
+	swaps := p.n - p.compress
+	n := 7
+	for n != 0 && swaps > 0 {
+		p.pieces[n], p.pieces[p.compress+swaps-1] = p.pieces[p.compress+swaps-1], p.pieces[n]
+		n--
+		swaps--
+	}
+	return true
+}
+
+// formatIPv6 writes the pieces in hex, the first longest run of zero
+// pieces (if longer than one) as "::".
+func formatIPv6(pieces *[8]uint16) string {
+	best, bestLen := longestZeros(pieces)
 	var b strings.Builder
 	for i := 0; i < 8; i++ {
 		if i == best {
@@ -575,5 +602,26 @@ func parseIPv6(s string) (string, bool) {
 			b.WriteByte(':')
 		}
 	}
-	return b.String(), true
+	return b.String()
+}
+
+// longestZeros is where the first longest run of zero pieces longer than
+// one starts (-1 if none) and its length.
+func longestZeros(pieces *[8]uint16) (best, bestLen int) {
+	best, bestLen = -1, 1
+	for i := 0; i < 8; {
+		if pieces[i] != 0 {
+			i++
+			continue
+		}
+		j := i
+		for j < 8 && pieces[j] == 0 {
+			j++
+		}
+		if j-i > bestLen {
+			best, bestLen = i, j-i
+		}
+		i = j
+	}
+	return best, bestLen
 }

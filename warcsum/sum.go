@@ -311,30 +311,9 @@ func (s *Summer) sumRecord(rr *record.Reader, rec *record.Record, file string, s
 		s.facts = Facts{}
 		return s.revisitLine(rr, rec, file, st)
 	}
-	skip := s.precheck(rec)
-	s.facts = Facts{}
-	if skip < 0 {
-		head, err := rr.ReadHTTPHead()
-		if err == nil && head.Status != 0 {
-			s.facts = Facts{Status: head.Status, MIME: mediaType(head.Get("Content-Type"))}
-		}
-		switch {
-		case err != nil:
-			var damage *record.Error
-			if errors.As(err, &damage) && errors.Is(err, record.ErrHeaderTooLong) {
-				skip = SkipHTTPHead
-				break
-			}
-			return false, err
-		case head.Status == 0:
-			skip = SkipNotHTTP
-		case !head.Complete:
-			skip = SkipHTTPHead
-		case head.Status == 206:
-			skip = SkipPartial
-		case !s.opt.AllStatuses && (head.Status < 200 || head.Status > 299):
-			skip = SkipStatus
-		}
+	skip, err := s.skipOf(rr, rec)
+	if err != nil {
+		return false, err
 	}
 	if skip >= 0 {
 		if err := rr.Finish(); err != nil {
@@ -343,47 +322,10 @@ func (s *Summer) sumRecord(rr *record.Reader, rec *record.Record, file string, s
 		st.Skipped[skip]++
 		return false, nil
 	}
-
 	payloadLength := rr.BlockLeft()
-	checked := false
-	claimed, claimedSum, claimErr := s.headerDigest(rec)
-	var sum []byte
-	if s.opt.TrustHeader && claimErr == nil && claimed == s.opt.Algorithm {
-		sum = claimedSum
-		if _, err := rr.WriteTo(io.Discard); err != nil {
-			return false, err
-		}
-	} else {
-		s.hash.Reset()
-		var w io.Writer = s.hash
-		var check hash.Hash
-		if claimErr == nil && claimed != s.opt.Algorithm {
-			check = s.hashFor(claimed)
-			check.Reset()
-			w = io.MultiWriter(s.hash, check)
-		}
-		if _, err := rr.WriteTo(w); err != nil {
-			return false, err
-		}
-		s.sum = s.hash.Sum(s.sum[:0])
-		sum = s.sum
-		if claimErr != nil && claimErr != errNoDigest {
-			st.Disagreements++
-			s.warn(fmt.Errorf("%s: offset %d: WARC-Payload-Digest: %w", s.name, rec.Offset, claimErr))
-		}
-		if claimErr == nil {
-			checked = true
-			actual := sum
-			if check != nil {
-				s.check = check.Sum(s.check[:0])
-				actual = s.check
-			}
-			if !bytes.Equal(actual, claimedSum) {
-				st.Disagreements++
-				s.warn(fmt.Errorf("%s: offset %d: WARC-Payload-Digest %s does not match the payload (%s)",
-					s.name, rec.Offset, rec.Header.Get("WARC-Payload-Digest"), claimed.Format(actual)))
-			}
-		}
+	sum, checked, err := s.payloadSum(rr, rec, st)
+	if err != nil {
+		return false, err
 	}
 	if err := rr.Finish(); err != nil {
 		return false, err
@@ -406,6 +348,97 @@ func (s *Summer) sumRecord(rr *record.Reader, rec *record.Record, file string, s
 		Fields: 6,
 	}
 	return true, nil
+}
+
+// skipOf returns why the response rec is no candidate, from its header
+// and then its HTTP head (whose status and type it keeps in s.facts), or
+// -1 if it is one.
+func (s *Summer) skipOf(rr *record.Reader, rec *record.Record) (Skip, error) {
+	skip := s.precheck(rec)
+	s.facts = Facts{}
+	if skip >= 0 {
+		return skip, nil
+	}
+	head, err := rr.ReadHTTPHead()
+	if err == nil && head.Status != 0 {
+		s.facts = Facts{Status: head.Status, MIME: mediaType(head.Get("Content-Type"))}
+	}
+	switch {
+	case err != nil:
+		if isDamage(err) && errors.Is(err, record.ErrHeaderTooLong) {
+			return SkipHTTPHead, nil
+		}
+		return skip, err
+	case head.Status == 0:
+		return SkipNotHTTP, nil
+	case !head.Complete:
+		return SkipHTTPHead, nil
+	case head.Status == 206:
+		return SkipPartial, nil
+	case !s.opt.AllStatuses && (head.Status < 200 || head.Status > 299):
+		return SkipStatus, nil
+	}
+	return skip, nil
+}
+
+// payloadSum reads the payload and returns its digest in the manifest's
+// algorithm: the record's WARC-Payload-Digest when trusted, else its
+// hash; checked if the record's digest was checked against the payload.
+func (s *Summer) payloadSum(rr *record.Reader, rec *record.Record, st *Stats) (sum []byte, checked bool, err error) {
+	claimed, claimedSum, claimErr := s.headerDigest(rec)
+	if s.opt.TrustHeader && claimErr == nil && claimed == s.opt.Algorithm {
+		if _, err := rr.WriteTo(io.Discard); err != nil {
+			return nil, false, err
+		}
+		return claimedSum, false, nil
+	}
+	check, err := s.hashPayload(rr, claimed, claimErr)
+	if err != nil {
+		return nil, false, err
+	}
+	if claimErr != nil {
+		if claimErr != errNoDigest {
+			st.Disagreements++
+			s.warn(fmt.Errorf("%s: offset %d: WARC-Payload-Digest: %w", s.name, rec.Offset, claimErr))
+		}
+		return s.sum, false, nil
+	}
+	s.checkClaim(rec, claimed, claimedSum, check, st)
+	return s.sum, true, nil
+}
+
+// hashPayload hashes the rest of the block into s.sum and, when the
+// record claims a digest in another algorithm (claimErr nil), in that
+// one too: the hash it returns, nil if none.
+func (s *Summer) hashPayload(rr *record.Reader, claimed digest.Algorithm, claimErr error) (hash.Hash, error) {
+	s.hash.Reset()
+	var w io.Writer = s.hash
+	var check hash.Hash
+	if claimErr == nil && claimed != s.opt.Algorithm {
+		check = s.hashFor(claimed)
+		check.Reset()
+		w = io.MultiWriter(s.hash, check)
+	}
+	if _, err := rr.WriteTo(w); err != nil {
+		return nil, err
+	}
+	s.sum = s.hash.Sum(s.sum[:0])
+	return check, nil
+}
+
+// checkClaim counts and names a WARC-Payload-Digest that does not match
+// the payload: check is its algorithm's hash, nil if that is s.sum's.
+func (s *Summer) checkClaim(rec *record.Record, claimed digest.Algorithm, claimedSum []byte, check hash.Hash, st *Stats) {
+	actual := s.sum
+	if check != nil {
+		s.check = check.Sum(s.check[:0])
+		actual = s.check
+	}
+	if !bytes.Equal(actual, claimedSum) {
+		st.Disagreements++
+		s.warn(fmt.Errorf("%s: offset %d: WARC-Payload-Digest %s does not match the payload (%s)",
+			s.name, rec.Offset, rec.Header.Get("WARC-Payload-Digest"), claimed.Format(actual)))
+	}
 }
 
 // revisitLine lists a revisit record with what it refers to. A revisit

@@ -137,20 +137,16 @@ func main() {
 	cmdutil.Main(app, manual)
 }
 
+// fatal is err as the command's failure, exit status 2.
+func fatal(err error) error { return cli.Exit(err, cmdutil.ExitFatal) }
+
 func run(c *cli.Context) error {
-	fatal := func(err error) error { return cli.Exit(err, cmdutil.ExitFatal) }
 	if c.String("log") == "" && c.String("conversion") == "" {
 		return fatal(errors.New("say which rewrite log: --log FILE (or conversion map: --conversion FILE)"))
 	}
-	format, err := cdx.ParseFormat(c.String("format"))
+	opts, err := indexOptions(c)
 	if err != nil {
 		return fatal(err)
-	}
-	opts := cdx.Options{Format: format}
-	if s := c.String("cdx-fields"); s != "" {
-		if opts.Layout, err = cdx.ParseLayout(s); err != nil {
-			return fatal(err)
-		}
 	}
 	var since time.Time
 	if t := c.Timestamp("since"); t != nil {
@@ -169,62 +165,133 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return fatal(err)
 	}
-	cp := &reindex.Copy{Updater: u, Options: opts, Strict: c.Bool("strict"), Report: log.Error, Conversion: conv}
-
-	out, err := cmdutil.CreateOutput(c.String("output"))
+	cr := &copyRun{c: c, log: log, conv: conv, start: start,
+		cp: &reindex.Copy{Updater: u, Options: opts, Strict: c.Bool("strict"), Report: log.Error, Conversion: conv}}
+	defer cr.cleanUp()
+	unmatched, err := cr.copy()
 	if err != nil {
 		return fatal(err)
 	}
-	defer out.Abort()
-	outputs := []*cmdutil.Output{out}
-	cp.Out = cdx.NewWriter(out)
+	return cr.report(unmatched)
+}
+
+// indexOptions are how the indexes are read: --format and --cdx-fields.
+func indexOptions(c *cli.Context) (cdx.Options, error) {
+	format, err := cdx.ParseFormat(c.String("format"))
+	if err != nil {
+		return cdx.Options{}, err
+	}
+	opts := cdx.Options{Format: format}
+	if s := c.String("cdx-fields"); s != "" {
+		if opts.Layout, err = cdx.ParseLayout(s); err != nil {
+			return opts, err
+		}
+	}
+	return opts, nil
+}
+
+// copyRun is the indexes updated into new ones (not --in-place): the
+// outputs opened, the inputs read, the outputs committed, the report.
+type copyRun struct {
+	c       *cli.Context
+	log     *cmdutil.Log
+	cp      *reindex.Copy
+	conv    *reindex.Conversion
+	start   time.Time
+	outputs []*cmdutil.Output
+	// undo are the outputs' aborts and the inputs' removals, run in
+	// reverse order once the command ends.
+	undo []func()
+}
+
+func (cr *copyRun) cleanUp() {
+	for i := len(cr.undo) - 1; i >= 0; i-- {
+		cr.undo[i]()
+	}
+}
+
+// copy writes the updated lines of every index, and the OutbackCDX
+// deletions and additions if asked for, committing each output once
+// all is written; unmatched is the number of log entries without their
+// index line.
+func (cr *copyRun) copy() (unmatched int64, err error) {
+	if err := cr.openOutputs(); err != nil {
+		return 0, err
+	}
+	inputs, err := cr.inputs()
+	if err != nil {
+		return 0, err
+	}
+	if err := cr.cp.Indexes(cr.c.Context, inputs); err != nil {
+		return 0, err
+	}
+	unmatched = cr.cp.Finish()
+	for _, w := range []*cdx.Writer{cr.cp.Out, cr.cp.Delete, cr.cp.Add} {
+		if w != nil {
+			if err := w.Flush(); err != nil {
+				return 0, err
+			}
+		}
+	}
+	for _, o := range cr.outputs {
+		if err := o.Commit(); err != nil {
+			return 0, err
+		}
+	}
+	return unmatched, nil
+}
+
+// openOutputs opens the output and, if named, the OutbackCDX files.
+func (cr *copyRun) openOutputs() error {
+	out, err := cmdutil.CreateOutput(cr.c.String("output"))
+	if err != nil {
+		return err
+	}
+	cr.undo = append(cr.undo, out.Abort)
+	cr.outputs = append(cr.outputs, out)
+	cr.cp.Out = cdx.NewWriter(out)
 	for _, b := range []struct {
 		flag string
 		w    **cdx.Writer
-	}{{"outbackcdx-delete", &cp.Delete}, {"outbackcdx-add", &cp.Add}} {
-		if name := c.String(b.flag); name != "" {
+	}{{"outbackcdx-delete", &cr.cp.Delete}, {"outbackcdx-add", &cr.cp.Add}} {
+		if name := cr.c.String(b.flag); name != "" {
 			o, err := cmdutil.CreateOutput(name)
 			if err != nil {
-				return fatal(err)
+				return err
 			}
-			defer o.Abort()
-			outputs = append(outputs, o)
+			cr.undo = append(cr.undo, o.Abort)
+			cr.outputs = append(cr.outputs, o)
 			*b.w = cdx.NewWriter(o)
 		}
 	}
+	return nil
+}
 
-	names := c.Args().Slice()
+// inputs are the indexes named, standard input if none.
+func (cr *copyRun) inputs() ([]reindex.Input, error) {
+	names := cr.c.Args().Slice()
 	if len(names) == 0 {
 		names = []string{"-"}
 	}
 	var inputs []reindex.Input
 	for _, name := range names {
-		in, err := indexInput(name, &cp.Updater)
+		in, err := indexInput(name, &cr.cp.Updater)
 		if err != nil {
-			return fatal(err)
+			return nil, err
 		}
-		defer in.Remove()
+		cr.undo = append(cr.undo, in.Remove)
 		inputs = append(inputs, in)
 	}
-	if err := cp.Indexes(c.Context, inputs); err != nil {
-		return fatal(err)
-	}
-	unmatched := cp.Finish()
-	for _, w := range []*cdx.Writer{cp.Out, cp.Delete, cp.Add} {
-		if w != nil {
-			if err := w.Flush(); err != nil {
-				return fatal(err)
-			}
-		}
-	}
-	for _, o := range outputs {
-		if err := o.Commit(); err != nil {
-			return fatal(err)
-		}
-	}
+	return inputs, nil
+}
+
+// report prints the summary (unless --quiet) and fails a run with
+// problems.
+func (cr *copyRun) report(unmatched int64) error {
+	cp, log := cr.cp, cr.log
 	if !log.Quiet {
 		cp.Summary(log.Writer())
-		conversionSummary(log.Writer(), conv)
+		conversionSummary(log.Writer(), cr.conv)
 		if log.Verbose {
 			for _, f := range cp.LogFiles() {
 				if f.Lines == 0 {
@@ -232,7 +299,7 @@ func run(c *cli.Context) error {
 				}
 			}
 		}
-		fmt.Fprintf(log.Writer(), "time: %s\n", time.Since(start).Round(time.Millisecond))
+		fmt.Fprintf(log.Writer(), "time: %s\n", time.Since(cr.start).Round(time.Millisecond))
 	}
 	if cp.Problems > 0 {
 		return cmdutil.Damaged("%d problems (%d log entries without their index line)", cp.Problems, unmatched)
@@ -262,7 +329,6 @@ func indexInput(name string, u *reindex.Updater) (reindex.Input, error) {
 
 // inPlace updates each index named where it is.
 func inPlace(c *cli.Context, log *cmdutil.Log, opts cdx.Options, u reindex.Updater, since time.Time, start time.Time) error {
-	fatal := func(err error) error { return cli.Exit(err, cmdutil.ExitFatal) }
 	switch {
 	case c.NArg() == 0:
 		return cmdutil.Usage("--in-place updates the INDEX files named: name them")

@@ -67,12 +67,8 @@ func jobFlags() []cli.Flag {
 	}
 }
 
-func runCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "run",
-		Usage:     "deduplicate collections in place, verify, and account for it",
-		ArgsUsage: "COLLECTION... | X.wacz... | COLL.json",
-		Description: `warcdedup run deduplicates each COLLECTION (a directory of WARC and ARC
+// runHelp is the help of warcdedup run.
+const runHelp = `warcdedup run deduplicates each COLLECTION (a directory of WARC and ARC
 files, read with its subdirectories) in place:
 
   1     hash        list every response and existing revisit (warcsum)
@@ -203,7 +199,14 @@ packages: a directory of them, WACZ files named (with --crawl), or a
 multi-WACZ JSON (the crawl its resources' crawlId, or --crawl); the commit
 records its packages, and a later crawl's revisits of their records carry
 WARC-Refers-To-Container: file://NAME.wacz, their package listing it in
-relation.requires with its hash, size and crawlId. See warcdedup index.`,
+relation.requires with its hash, size and crawlId. See warcdedup index.`
+
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "run",
+		Usage:       "deduplicate collections in place, verify, and account for it",
+		ArgsUsage:   "COLLECTION... | X.wacz... | COLL.json",
+		Description: runHelp,
 		Flags: append(jobFlags(),
 			&cli.BoolFlag{Name: "dry-run", Usage: "rewrite nothing; report what would be rewritten and saved"},
 			&cli.BoolFlag{Name: "compare-in-resolve", Hidden: true, Usage: "resolve reads and compares every copy, as cluster, crawl-index, WACZ and dry runs do (for tests and benchmarks; by default the rewrite compares each duplicate once)"},
@@ -219,59 +222,69 @@ relation.requires with its hash, size and crawlId. See warcdedup index.`,
 			&cli.BoolFlag{Name: "convert-arc", Usage: "first convert each ARC file to WARC in place, proved record for record before the ARC is removed, then deduplicate the WARC files"},
 			&cli.StringFlag{Name: "keep-arc", Usage: "with --convert-arc: move each converted ARC file to `DIR` (its path below the collection kept) instead of removing it"},
 		),
-		Action: func(c *cli.Context) error {
-			opt, err := jobOptions(c)
-			if err != nil {
-				return err
-			}
-			opt.DryRun = c.Bool("dry-run")
-			opt.CompareInResolve = c.Bool("compare-in-resolve")
-			if c.Bool("compare-once") && opt.CompareInResolve {
-				return cli.Exit("warcdedup run: --compare-once and --compare-in-resolve: choose one", cmdutil.ExitFatal)
-			}
-			opt.ConvertARC, opt.KeepARC = c.Bool("convert-arc"), c.String("keep-arc")
-			opt.HardLinks = c.Bool("hard-links")
-			opt.Unsign = c.Bool("unsign")
-			opt.KeepWork = c.Bool("keep-work")
-			opt.CDX = c.StringSlice("cdx")
-			if err := dedup.CheckCDX(opt.CDX); err != nil {
-				return cmdutil.Usage("%v", err)
-			}
-			opt.Index, opt.Crawl = c.String("index"), c.String("crawl")
-			if opt.ConvertARC && opt.Index != "" {
-				return cmdutil.Usage("--convert-arc converts a collection, not a crawl of an index: convert the crawl first (warcdedup run --convert-arc on its own), then run it with --index")
-			}
-			opt.Include, opt.Exclude = c.StringSlice("include"), c.StringSlice("exclude")
-			if opt.Index == "" && (opt.Crawl != "" || len(opt.Include) > 0 || len(opt.Exclude) > 0) {
-				return cmdutil.Usage("--crawl, --include and --exclude name a crawl of an index: give --index DIR")
-			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			res, err := dedup.Run(ctx, opt)
-			var ixres *dedup.CDXResult
-			if err == nil && res.NothingToDo && len(opt.CDX) > 0 && !opt.DryRun {
-				// The job is done; the indexes named may not be.
-				ixres, err = dedup.UpdateCDX(ctx, res.WorkDir, opt.CDX, opt.Display)
-			}
-			opt.Display.Close()
-			if ixres != nil && ixres.Refused > 0 && res.Report.Exit == 0 {
-				res.Report.Exit = cmdutil.ExitDamaged
-				res.Report.ExitReason = append([]string{fmt.Sprintf("%d indexes left untouched (%s problems)", ixres.Refused, progress.Count(ixres.Problems))}, ixres.Reasons...)
-			}
-			if ixres != nil && !c.Bool("quiet") {
-				defer fmt.Fprintf(os.Stdout, "indexes: %d, %s lines, %s changed\n", ixres.Indexes, progress.Count(ixres.Lines), progress.Count(ixres.Changed))
-			}
-			return jobEnd(c, res, err)
-		},
+		Action: runAction,
 	}
 }
 
-func assessCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "assess",
-		Usage:     "estimate what deduplication would save, rewriting nothing",
-		ArgsUsage: "COLLECTION... | --cdx INDEX...",
-		Description: `warcdedup assess tells, before anything is rewritten, what deduplicating
+// runAction runs the job its flags describe and, when the job had
+// nothing left to do, brings the indexes named up to date.
+func runAction(c *cli.Context) error {
+	opt, err := runOptions(c)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := dedup.Run(ctx, opt)
+	var ixres *dedup.CDXResult
+	if err == nil && res.NothingToDo && len(opt.CDX) > 0 && !opt.DryRun {
+		// The job is done; the indexes named may not be.
+		ixres, err = dedup.UpdateCDX(ctx, res.WorkDir, opt.CDX, opt.Display)
+	}
+	opt.Display.Close()
+	if ixres != nil && ixres.Refused > 0 && res.Report.Exit == 0 {
+		res.Report.Exit = cmdutil.ExitDamaged
+		res.Report.ExitReason = append([]string{fmt.Sprintf("%d indexes left untouched (%s problems)", ixres.Refused, progress.Count(ixres.Problems))}, ixres.Reasons...)
+	}
+	if ixres != nil && !c.Bool("quiet") {
+		defer fmt.Fprintf(os.Stdout, "indexes: %d, %s lines, %s changed\n", ixres.Indexes, progress.Count(ixres.Lines), progress.Count(ixres.Changed))
+	}
+	return jobEnd(c, res, err)
+}
+
+// runOptions are the job's options from run's flags, refusing flags that
+// do not go together.
+func runOptions(c *cli.Context) (dedup.Options, error) {
+	opt, err := jobOptions(c)
+	if err != nil {
+		return opt, err
+	}
+	opt.DryRun = c.Bool("dry-run")
+	opt.CompareInResolve = c.Bool("compare-in-resolve")
+	if c.Bool("compare-once") && opt.CompareInResolve {
+		return opt, cli.Exit("warcdedup run: --compare-once and --compare-in-resolve: choose one", cmdutil.ExitFatal)
+	}
+	opt.ConvertARC, opt.KeepARC = c.Bool("convert-arc"), c.String("keep-arc")
+	opt.HardLinks = c.Bool("hard-links")
+	opt.Unsign = c.Bool("unsign")
+	opt.KeepWork = c.Bool("keep-work")
+	opt.CDX = c.StringSlice("cdx")
+	if err := dedup.CheckCDX(opt.CDX); err != nil {
+		return opt, cmdutil.Usage("%v", err)
+	}
+	opt.Index, opt.Crawl = c.String("index"), c.String("crawl")
+	if opt.ConvertARC && opt.Index != "" {
+		return opt, cmdutil.Usage("--convert-arc converts a collection, not a crawl of an index: convert the crawl first (warcdedup run --convert-arc on its own), then run it with --index")
+	}
+	opt.Include, opt.Exclude = c.StringSlice("include"), c.StringSlice("exclude")
+	if opt.Index == "" && (opt.Crawl != "" || len(opt.Include) > 0 || len(opt.Exclude) > 0) {
+		return opt, cmdutil.Usage("--crawl, --include and --exclude name a crawl of an index: give --index DIR")
+	}
+	return opt, nil
+}
+
+// assessHelp is the help of warcdedup assess.
+const assessHelp = `warcdedup assess tells, before anything is rewritten, what deduplicating
 would find and save, in a report (report.html, stats.json) with the same
 breakdowns a run gives: by MIME type, host, capture month and payload
 size, the largest classes by bytes, same-URL against cross-URL
@@ -343,7 +356,14 @@ of the other records is estimated from one in 16 converted. Under the
 replay policy a payload with copies in an ARC and in a WARC file is two
 originals in the estimate and one after the conversion: the estimate is
 low by those copies (with --policy payload it is the run's figure). Not
-with --sample or --cdx yet.`,
+with --sample or --cdx yet.`
+
+func assessCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "assess",
+		Usage:       "estimate what deduplication would save, rewriting nothing",
+		ArgsUsage:   "COLLECTION... | --cdx INDEX...",
+		Description: assessHelp,
 		Flags: append(jobFlags(),
 			&cli.Float64Flag{Name: "sample", Usage: "estimate from a sample of `P` percent of the files, or of the payload digests (--sample-by)"},
 			&cli.StringFlag{Name: "sample-by", Value: "auto", Usage: "with --sample, draw `WHAT`: files (read P% of them), digests (hash every file, prove and measure P% of the payloads), or auto (files when the sample holds 30 or more)"},
@@ -354,69 +374,121 @@ with --sample or --cdx yet.`,
 			&cli.BoolFlag{Name: "json", Usage: "print the report's figures as JSON (those of stats.json) instead of the summary"},
 			&cli.BoolFlag{Name: "convert-arc", Usage: "estimate what converting the ARC files to WARC (run --convert-arc) and deduplicating save together; nothing is converted"},
 		),
-		Action: func(c *cli.Context) error {
-			if c.NArg() == 0 {
-				return cmdutil.Usage("name the collection, or the indexes with --cdx: %s assess COLLECTION... (see --help)", c.App.Name)
-			}
-			opt, err := jobOptions(c)
-			if err != nil {
-				return err
-			}
-			opt.ConvertARC = c.Bool("convert-arc")
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			var res *assess.Result
-			switch {
-			case c.IsSet("sample") && c.Bool("cdx"):
-				return cmdutil.Usage("--sample reads WARC files and --cdx none: choose one (see --help)")
-			case opt.ConvertARC && c.Bool("cdx"):
-				return cmdutil.Usage("--convert-arc reads the ARC files, --cdx none: assess the collection with --convert-arc")
-			case opt.ConvertARC && c.IsSet("sample"):
-				// The sample estimators model ARC files as files whose
-				// duplicates stay; not yet as files converted first.
-				return cmdutil.Usage("--convert-arc estimates from every file (the dry run of run --convert-arc); --sample does not take it yet")
-			case c.Bool("cdx"):
-				format, ferr := cdx.ParseFormat(c.String("format"))
-				if ferr != nil {
-					return cmdutil.Usage("%v", ferr)
-				}
-				res, err = assess.Index(ctx, assess.IndexOptions{Indexes: opt.Collections,
-					Dir: filepath.Join(workDir(opt), "assess-cdx"), Policy: opt.Policy, Format: format,
-					SortMemory: opt.SortMemory, Jobs: opt.Jobs, Display: opt.Display})
-				opt.Display.Close()
-			case c.IsSet("sample"):
-				by, berr := assess.ParseSampleBy(c.String("sample-by"))
-				if berr != nil {
-					return cmdutil.Usage("%v", berr)
-				}
-				res, err = assess.Sample(ctx, assess.SampleOptions{Job: opt, Dir: filepath.Join(workDir(opt), "assess-sample"),
-					Percent: c.Float64("sample"), Seed: c.Uint64("seed"), Confidence: c.Float64("confidence"), By: by})
-				opt.Display.Close()
-			default:
-				opt.DryRun = true
-				full, err := dedup.Run(ctx, opt)
-				opt.Display.Close()
-				return jobEnd(c, full, err)
-			}
-			switch {
-			case res == nil || res.Report == nil:
-			case c.Bool("json"):
-				if jerr := printJSON(os.Stdout, res.Report); jerr != nil {
-					return jerr
-				}
-			case !c.Bool("quiet"):
-				assess.Summary(os.Stdout, res)
-			}
-			switch {
-			case err != nil:
-				return cli.Exit("warcdedup: "+err.Error(), cmdutil.ExitFatal)
-			case res.Report != nil && res.Report.Exit != 0:
-				exitReasons(res.Report.Exit, res.Report.ExitReason)
-				return cli.Exit("", res.Report.Exit)
-			}
-			return nil
-		},
+		Action: assessAction,
 	}
+}
+
+// assessAction assesses in the way the flags choose: from the indexes
+// alone (--cdx), from a sample (--sample), or by the whole dry run.
+func assessAction(c *cli.Context) error {
+	a, err := newAssessment(c)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var res *assess.Result
+	switch {
+	case c.Bool("cdx"):
+		res, err = a.indexes(ctx)
+	case c.IsSet("sample"):
+		res, err = a.sample(ctx)
+	default:
+		return a.dryRun(ctx)
+	}
+	return a.report(res, err)
+}
+
+// assessment is one warcdedup assess: the job's options and the flags
+// of the way it assesses, checked before anything is read.
+type assessment struct {
+	c      *cli.Context
+	opt    dedup.Options
+	format cdx.Format      // of the indexes, with --cdx
+	by     assess.SampleBy // what the sample draws, with --sample
+}
+
+// newAssessment reads the flags, refusing those that do not go together
+// (the usage errors of assess, exit status 2).
+func newAssessment(c *cli.Context) (*assessment, error) {
+	if c.NArg() == 0 {
+		return nil, cmdutil.Usage("name the collection, or the indexes with --cdx: %s assess COLLECTION... (see --help)", c.App.Name)
+	}
+	opt, err := jobOptions(c)
+	if err != nil {
+		return nil, err
+	}
+	opt.ConvertARC = c.Bool("convert-arc")
+	a := &assessment{c: c, opt: opt}
+	switch {
+	case c.IsSet("sample") && c.Bool("cdx"):
+		return nil, cmdutil.Usage("--sample reads WARC files and --cdx none: choose one (see --help)")
+	case opt.ConvertARC && c.Bool("cdx"):
+		return nil, cmdutil.Usage("--convert-arc reads the ARC files, --cdx none: assess the collection with --convert-arc")
+	case opt.ConvertARC && c.IsSet("sample"):
+		// The sample estimators model ARC files as files whose
+		// duplicates stay; not yet as files converted first.
+		return nil, cmdutil.Usage("--convert-arc estimates from every file (the dry run of run --convert-arc); --sample does not take it yet")
+	case c.Bool("cdx"):
+		if a.format, err = cdx.ParseFormat(c.String("format")); err != nil {
+			return nil, cmdutil.Usage("%v", err)
+		}
+	case c.IsSet("sample"):
+		if a.by, err = assess.ParseSampleBy(c.String("sample-by")); err != nil {
+			return nil, cmdutil.Usage("%v", err)
+		}
+	}
+	return a, nil
+}
+
+// indexes assesses from the CDX or CDXJ indexes named, reading no WARC.
+func (a *assessment) indexes(ctx context.Context) (*assess.Result, error) {
+	opt := a.opt
+	res, err := assess.Index(ctx, assess.IndexOptions{Indexes: opt.Collections,
+		Dir: filepath.Join(workDir(opt), "assess-cdx"), Policy: opt.Policy, Format: a.format,
+		SortMemory: opt.SortMemory, Jobs: opt.Jobs, Display: opt.Display})
+	opt.Display.Close()
+	return res, err
+}
+
+// sample estimates from a sample of the files or of the payload digests.
+func (a *assessment) sample(ctx context.Context) (*assess.Result, error) {
+	c := a.c
+	res, err := assess.Sample(ctx, assess.SampleOptions{Job: a.opt, Dir: filepath.Join(workDir(a.opt), "assess-sample"),
+		Percent: c.Float64("sample"), Seed: c.Uint64("seed"), Confidence: c.Float64("confidence"), By: a.by})
+	a.opt.Display.Close()
+	return res, err
+}
+
+// dryRun is the whole job with nothing rewritten, ending as a run does.
+func (a *assessment) dryRun(ctx context.Context) error {
+	a.opt.DryRun = true
+	full, err := dedup.Run(ctx, a.opt)
+	a.opt.Display.Close()
+	return jobEnd(a.c, full, err)
+}
+
+// report prints what an index or sample assessment found, as JSON or as
+// a summary, and says why the exit status is not 0.
+func (a *assessment) report(res *assess.Result, err error) error {
+	c := a.c
+	switch {
+	case res == nil || res.Report == nil:
+	case c.Bool("json"):
+		if jerr := printJSON(os.Stdout, res.Report); jerr != nil {
+			return jerr
+		}
+	case !c.Bool("quiet"):
+		assess.Summary(os.Stdout, res)
+	}
+	switch {
+	case err != nil:
+		return cli.Exit("warcdedup: "+err.Error(), cmdutil.ExitFatal)
+	case res.Report != nil && res.Report.Exit != 0:
+		exitReasons(res.Report.Exit, res.Report.ExitReason)
+		return cli.Exit("", res.Report.Exit)
+	}
+	return nil
 }
 
 // workDir is the work directory a job's flags name, or the default beside
@@ -454,12 +526,8 @@ func jobOptions(c *cli.Context) (dedup.Options, error) {
 	}, nil
 }
 
-func undoCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "undo",
-		Usage:     "turn the revisits a run wrote back into the records they replaced",
-		ArgsUsage: "PATH...",
-		Description: `warcdedup undo restores, in place, every revisit that warcdedup run wrote
+// undoHelp is the help of warcdedup undo.
+const undoHelp = `warcdedup undo restores, in place, every revisit that warcdedup run wrote
 in the files at each PATH (a collection, a directory in it, or a file) as
 the record it replaced, byte for byte uncompressed: its header by rule
 from the revisit's, or as the revisit kept it when the rule would not give
@@ -528,7 +596,14 @@ replaced, in the WARC files: it does not convert back to ARC. The WARC
 holds every byte of every ARC record (each conversion was proved record
 for record), and an ARC rebuilt from it would not be the file retired;
 with --keep-arc the ARC files are in that directory, byte for byte, and
-the summary says which it is.`,
+the summary says which it is.`
+
+func undoCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "undo",
+		Usage:       "turn the revisits a run wrote back into the records they replaced",
+		ArgsUsage:   "PATH...",
+		Description: undoHelp,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "work-dir", Usage: "the job's work directory `DIR` (default: beside the collection, COLLECTION.warcdedup)"},
 			&cli.StringFlag{Name: "index", Usage: "the crawl index `DIR` the crawl was run with: its work directory there"},
@@ -540,48 +615,57 @@ the summary says which it is.`,
 			cmdutil.QuietFlag,
 			cmdutil.VerboseFlag,
 		},
-		Action: func(c *cli.Context) error {
-			if c.NArg() == 0 {
-				return cmdutil.Usage("name what to undo: %s undo PATH... (a collection, a directory or a file in it; see --help)", c.App.Name)
-			}
-			if err := dedup.CheckCDX(c.StringSlice("cdx")); err != nil {
-				return cmdutil.Usage("%v", err)
-			}
-			display := progress.New(os.Stderr, "warcdedup", c.Bool("quiet"))
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			res, err := undo.Run(ctx, undo.Options{Paths: c.Args().Slice(), WorkDir: c.String("work-dir"), Index: c.String("index"), All: c.Bool("all"),
-				HardLinks: c.Bool("hard-links"), Jobs: c.Int("jobs"), SortMemory: c.String("sort-memory"), Display: display,
-				CDX: c.StringSlice("cdx")})
-			display.Close()
-			if res == nil {
-				return cli.Exit("warcdedup: "+fmt.Sprint(err), cmdutil.ExitFatal)
-			}
-			var stopped string
-			if err != nil {
-				// Stopped: the status is 2 and the first reason says
-				// where and how to go on, whatever the files refused.
-				stopped = undoStopped(err, res)
-				res.Exit, res.ExitReason = cmdutil.ExitFatal, append([]string{stopped}, res.ExitReason...)
-			}
-			if !c.Bool("quiet") {
-				if stopped != "" {
-					fmt.Fprintf(os.Stdout, "not finished: %s\n", stopped)
-				}
-				undo.Summary(os.Stdout, res)
-				if note, nerr := dedup.UndoConversionNote(res.WorkDir); nerr != nil {
-					fmt.Fprintf(os.Stderr, "warcdedup: %v\n", nerr)
-				} else if note != "" {
-					fmt.Fprintln(os.Stdout, note)
-				}
-			}
-			exitReasons(res.Exit, res.ExitReason)
-			if res.Exit != 0 {
-				return cli.Exit("", res.Exit)
-			}
-			return nil
-		},
+		Action: undoAction,
 	}
+}
+
+// undoAction undoes what the runs of the paths named rewrote.
+func undoAction(c *cli.Context) error {
+	if c.NArg() == 0 {
+		return cmdutil.Usage("name what to undo: %s undo PATH... (a collection, a directory or a file in it; see --help)", c.App.Name)
+	}
+	if err := dedup.CheckCDX(c.StringSlice("cdx")); err != nil {
+		return cmdutil.Usage("%v", err)
+	}
+	display := progress.New(os.Stderr, "warcdedup", c.Bool("quiet"))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := undo.Run(ctx, undo.Options{Paths: c.Args().Slice(), WorkDir: c.String("work-dir"), Index: c.String("index"), All: c.Bool("all"),
+		HardLinks: c.Bool("hard-links"), Jobs: c.Int("jobs"), SortMemory: c.String("sort-memory"), Display: display,
+		CDX: c.StringSlice("cdx")})
+	display.Close()
+	return undoEnd(c, res, err)
+}
+
+// undoEnd reports an undo: its summary on standard output and, on
+// standard error, why the exit status is not 0.
+func undoEnd(c *cli.Context, res *undo.Result, err error) error {
+	if res == nil {
+		return cli.Exit("warcdedup: "+fmt.Sprint(err), cmdutil.ExitFatal)
+	}
+	var stopped string
+	if err != nil {
+		// Stopped: the status is 2 and the first reason says
+		// where and how to go on, whatever the files refused.
+		stopped = undoStopped(err, res)
+		res.Exit, res.ExitReason = cmdutil.ExitFatal, append([]string{stopped}, res.ExitReason...)
+	}
+	if !c.Bool("quiet") {
+		if stopped != "" {
+			fmt.Fprintf(os.Stdout, "not finished: %s\n", stopped)
+		}
+		undo.Summary(os.Stdout, res)
+		if note, nerr := dedup.UndoConversionNote(res.WorkDir); nerr != nil {
+			fmt.Fprintf(os.Stderr, "warcdedup: %v\n", nerr)
+		} else if note != "" {
+			fmt.Fprintln(os.Stdout, note)
+		}
+	}
+	exitReasons(res.Exit, res.ExitReason)
+	if res.Exit != 0 {
+		return cli.Exit("", res.Exit)
+	}
+	return nil
 }
 
 // undoStopped says that an undo stopped, and how it goes on: the files

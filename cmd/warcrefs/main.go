@@ -163,22 +163,9 @@ func run(c *cli.Context) error {
 	if c.Bool("undo") {
 		return undo(c)
 	}
-	if c.NArg() > 0 {
-		return cmdutil.Usage("unexpected operand %q: warcrefs reads the manifest from standard input or --input (file operands are for --undo)", c.Args().First())
-	}
-	inPlace := c.Bool("in-place")
-	switch {
-	case inPlace && c.String("output-dir") != "":
-		return cmdutil.Usage("give one of --in-place or --output-dir DIR, not both")
-	case !inPlace && c.String("output-dir") == "" && c.Bool("dry-run"):
-		// A dry run writes nothing either way: it checks the files where
-		// they are.
-		inPlace = true
-	case !inPlace && c.String("output-dir") == "":
-		return cmdutil.Usage("give --in-place or --output-dir DIR (or --dry-run to check and report, writing nothing)")
-	}
-	if len(c.StringSlice("originals")) == 0 {
-		return cmdutil.Usage("give --originals MANIFEST: the numbered manifest sorted on digest (LC_ALL=C sort -k6,6), where each duplicate's original is looked up and checked")
+	inPlace, err := rewriteTarget(c)
+	if err != nil {
+		return err
 	}
 	pol, err := policy.Parse(c.String("policy"))
 	if err != nil {
@@ -199,15 +186,11 @@ func run(c *cli.Context) error {
 		}
 		defer rlog.Close()
 	}
-	var tables []*manifest.Table
-	for _, name := range c.StringSlice("originals") {
-		t, err := manifest.OpenTable(name)
-		if err != nil {
-			return cli.Exit(err, cmdutil.ExitFatal)
-		}
-		defer t.Close()
-		tables = append(tables, t)
+	tables, closeTables, err := openTables(c.StringSlice("originals"))
+	if err != nil {
+		return cli.Exit(err, cmdutil.ExitFatal)
 	}
+	defer closeTables()
 	// Originals in files this (or an earlier) run shortened in place are
 	// found through the log (Rewriter.Run); an output directory leaves them
 	// where they are.
@@ -215,7 +198,7 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}
-	rw := refs.Rewriter{
+	rw := &refs.Rewriter{
 		Roots:     loc.Roots,
 		Locations: loc.Locations,
 		InPlace:   inPlace,
@@ -233,6 +216,57 @@ func run(c *cli.Context) error {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}
 	defer in.Close()
+	return rewrite(rw, manifest.NewReader(in, name), rlog, log)
+}
+
+// rewriteTarget checks the flags of a rewrite (no operand, one target,
+// an originals manifest) and says whether it is in place: a dry run
+// without a target checks the files where they are.
+func rewriteTarget(c *cli.Context) (inPlace bool, err error) {
+	if c.NArg() > 0 {
+		return false, cmdutil.Usage("unexpected operand %q: warcrefs reads the manifest from standard input or --input (file operands are for --undo)", c.Args().First())
+	}
+	inPlace = c.Bool("in-place")
+	switch {
+	case inPlace && c.String("output-dir") != "":
+		return false, cmdutil.Usage("give one of --in-place or --output-dir DIR, not both")
+	case !inPlace && c.String("output-dir") == "" && c.Bool("dry-run"):
+		// A dry run writes nothing either way: it checks the files where
+		// they are.
+		inPlace = true
+	case !inPlace && c.String("output-dir") == "":
+		return false, cmdutil.Usage("give --in-place or --output-dir DIR (or --dry-run to check and report, writing nothing)")
+	}
+	if len(c.StringSlice("originals")) == 0 {
+		return false, cmdutil.Usage("give --originals MANIFEST: the numbered manifest sorted on digest (LC_ALL=C sort -k6,6), where each duplicate's original is looked up and checked")
+	}
+	return inPlace, nil
+}
+
+// openTables opens the originals manifests; closeAll closes them, the
+// last opened first (also those opened before an error, which it closes
+// itself).
+func openTables(names []string) (tables []*manifest.Table, closeAll func(), err error) {
+	closeAll = func() {
+		for i := len(tables) - 1; i >= 0; i-- {
+			tables[i].Close()
+		}
+	}
+	for _, name := range names {
+		t, err := manifest.OpenTable(name)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		tables = append(tables, t)
+	}
+	return tables, closeAll, nil
+}
+
+// rewrite runs the rewrite of the manifest m, its progress on standard
+// error, and says how it went: refused files and an empty manifest fail
+// it.
+func rewrite(rw *refs.Rewriter, m *manifest.Reader, rlog *rewritelog.Log, log *cmdutil.Log) error {
 	var progress refs.Progress
 	rw.Progress = &progress
 	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -242,7 +276,7 @@ func run(c *cli.Context) error {
 			cmdutil.Bytes(progress.Bytes.Load()), cmdutil.Bytes(int64(float64(progress.Bytes.Load())/elapsed.Seconds())))
 	})
 	start := time.Now()
-	stats, err := rw.Run(ctx, manifest.NewReader(in, name), rlog)
+	stats, err := rw.Run(ctx, m, rlog)
 	stop()
 	if err != nil {
 		return cli.Exit(err, cmdutil.ExitFatal)
