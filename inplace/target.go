@@ -21,6 +21,8 @@ import (
 type Target struct {
 	File *os.File
 	Info os.FileInfo // as opened
+	// Path is the file's path, for messages; "" for File.Name().
+	Path string
 	// stat is the file's name as it stands now, not following a last
 	// symbolic link.
 	stat    func() (os.FileInfo, error)
@@ -74,6 +76,75 @@ func (t *Target) Displaced(old os.FileInfo, err error) error {
 		return fmt.Errorf("the file changed while its new version was made (%d bytes, now %d): run again", t.Info.Size(), old.Size())
 	}
 	return t.CheckWriters()
+}
+
+// DisplacedError is a replacement undone: what the new version's
+// exchange took from the name was not the file as opened, with no writer
+// (Why, see Displaced), so the name was given back to it. Kept, if not
+// "", is where the new version was kept rather than removed, as another
+// process may have written to it while it held the name.
+type DisplacedError struct {
+	Why  error
+	Kept string
+}
+
+func (e *DisplacedError) Error() string {
+	if e.Kept == "" {
+		return e.Why.Error()
+	}
+	return fmt.Sprintf("%v; its new version was given the name back and may have been written to meanwhile: it is kept, with anything written to it, as %s: look at it before removing it", e.Why, e.Kept)
+}
+
+func (e *DisplacedError) Unwrap() error { return e.Why }
+
+// Put puts tmp, the new version, checked, under the file's name: it
+// exchanges the two (renameat2 RENAME_EXCHANGE) rather than renaming over
+// the file, and what the exchange took from the name must then be the
+// file opened, as it was, with no writer seen (Displaced), or the
+// exchange is undone and a *DisplacedError returned, the file untouched.
+// Between the last look and a rename a writer could open the file, or
+// another process rename a file over it, and be lost; between the
+// exchange and the look after it, neither can: each finds the file under
+// the temporary name, where it stays. Only then is the old version
+// removed. A new version given the name back is kept, not removed, if
+// another process may have written to it (atomicfile.Swapped.Revert): an
+// open that waited for the lease on the file, was interrupted by a signal
+// and started again found it under the name.
+//
+// Where the file system cannot exchange names, noExchange (if not nil)
+// is told, and the new version is renamed over the file. If giving the
+// name back fails, the error says which file the name holds and where
+// the other is (the caller must stop).
+func (t *Target) Put(tmp *atomicfile.File, noExchange func(error)) error {
+	sw, err := tmp.Exchange()
+	if errors.Is(err, atomicfile.ErrExchangeUnsupported) {
+		if noExchange != nil {
+			noExchange(err)
+		}
+		return tmp.Commit()
+	}
+	if err != nil {
+		return err
+	}
+	why := t.Displaced(sw.Old())
+	if why == nil {
+		return sw.Finish()
+	}
+	var kept *atomicfile.KeptError
+	switch err := sw.Revert(openForWritingNow); {
+	case errors.As(err, &kept):
+		return &DisplacedError{Why: why, Kept: filepath.Join(filepath.Dir(t.path()), filepath.Base(kept.Path))}
+	case err != nil:
+		return &stuckError{File: t.path(), Why: why, Err: err, Old: sw.OldName()}
+	}
+	return &DisplacedError{Why: why}
+}
+
+func (t *Target) path() string {
+	if t.Path != "" {
+		return t.Path
+	}
+	return t.File.Name()
 }
 
 // KeepAttributes gives dst, the new version, what the file has besides

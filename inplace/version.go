@@ -121,6 +121,7 @@ func (v *Version) open() error {
 	if v.target, err = NewTarget(v.Src, stat, pl.InPlace && !pl.DryRun); err != nil {
 		return err
 	}
+	v.target.Path = v.Path
 	v.Size = v.target.Info.Size()
 	if v.Gzip, err = gzmulti.IsGzip(v.Src); err != nil {
 		return err
@@ -470,49 +471,30 @@ func (v *Version) Replace(log *rewritelog.Log, lock sync.Locker, entries []rewri
 	}
 }
 
-// put puts the new version under the file's name. In place it exchanges
-// the two (renameat2 RENAME_EXCHANGE) rather than renaming over the file:
-// what the exchange took from the name must then be the file opened, as
-// it was, with no writer seen, or the exchange is undone and the file
-// refused (a *RefusedError), untouched. Between the last look and a rename
-// a writer could open the file, or another process rename a file over it,
-// and be lost; between the exchange and the look after it, neither can:
-// each finds the file under the temporary name, where it stays. Only then
-// is the old version removed. Where the file system cannot exchange
-// names, the new version is renamed over the file, as before, and the run
-// warns once.
+// put puts the new version under the file's name (Target.Put), in place;
+// elsewhere it renames it there. Where the file system cannot exchange
+// names, the run warns once that the instants between the last look and
+// the rename are not covered.
 func (v *Version) put() error {
 	if !v.pl.InPlace {
 		return v.tmp.Commit()
 	}
-	sw, err := v.tmp.Exchange()
-	if errors.Is(err, atomicfile.ErrExchangeUnsupported) {
+	err := v.target.Put(v.tmp, func(err error) {
 		v.pl.Files.noExchange.Do(func() {
 			if v.pl.Warn != nil {
 				v.pl.Warn(fmt.Errorf("%s: %w: each file is renamed over instead, and a writer that opens it, or a file another process renames over it, in the instant between the last check and the rename is lost", v.Path, err))
 			}
 		})
-		return v.tmp.Commit()
+	})
+	var displaced *DisplacedError
+	var stuck *stuckError
+	switch {
+	case errors.As(err, &displaced):
+		return v.Refuse(displaced)
+	case errors.As(err, &stuck):
+		stuck.File = v.File
 	}
-	if err != nil {
-		return err
-	}
-	why := v.target.Displaced(sw.Old())
-	if why == nil {
-		return sw.Finish()
-	}
-	// A writer's open that broke the lease on the file, was interrupted
-	// by a signal and started again found the new version under the name:
-	// Revert keeps it, if it may have been written, rather than remove it.
-	var kept *atomicfile.KeptError
-	switch err := sw.Revert(openForWritingNow); {
-	case errors.As(err, &kept):
-		where := filepath.Join(filepath.Dir(v.Path), path.Base(filepath.ToSlash(kept.Path)))
-		return v.Refuse(fmt.Errorf("%w; its new version was given the name back and may have been written to meanwhile (%v): it is kept, with anything written to it, as %s: look at it before removing it", why, kept.Why, where))
-	case err != nil:
-		return &stuckError{File: v.File, Why: why, Err: err, Old: sw.OldName()}
-	}
-	return v.Refuse(why)
+	return err
 }
 
 // DryRun is the replacement a dry run would make: its entries, with "-"
