@@ -892,38 +892,91 @@ func (pr *PackageRewrite) removeStaged(pkg string) {
 }
 
 // rebuild writes the package anew with its replaced members beside
-// itself, checks it, and renames it over the package.
+// itself, checks it, and puts it in place of the package (see
+// packageRebuild).
 func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, now time.Time, edit func(*wacz.Rebuild)) (*rebuilt, error) {
-	path := pr.paths[pkg]
-	old, err := wacz.Open(path)
+	r := &packageRebuild{pr: pr, pkg: pkg, path: pr.paths[pkg], replace: replace}
+	defer r.close()
+	if err := r.open(); err != nil {
+		return nil, err
+	}
+	b, err := r.prepare(now, edit)
 	if err != nil {
 		return nil, err
 	}
-	defer old.Close()
-	b := &wacz.Rebuild{Source: old, Replace: map[string]wacz.Replacement{}, FreshIndex: true, Now: now, TempDir: pr.TempDir}
-	for m, p := range replace {
+	res, err := r.write(b)
+	if err != nil {
+		return nil, err
+	}
+	return r.put(res)
+}
+
+// packageRebuild is one package written anew: the package opened and
+// guarded as every file replaced in place is (inplace.Target: no other
+// process may write it meanwhile, nor put another file under its name
+// unseen), its new version written beside it, checked, and exchanged
+// with it.
+type packageRebuild struct {
+	pr        *PackageRewrite
+	pkg, path string
+	// real is the package's path with symbolic links followed: the file
+	// replaced, beside which its new version is written (the link stays).
+	real    string
+	replace map[string]string // member -> the staged file replacing it
+	file    *os.File
+	target  *inplace.Target
+	old     *wacz.Package
+	staged  map[string]os.FileInfo // the staged files as the rebuild began
+	tmp     *atomicfile.File
+}
+
+// open opens the package, guards it and reads its directory.
+func (r *packageRebuild) open() error {
+	var err error
+	if r.real, err = filepath.EvalSymlinks(r.path); err != nil {
+		return err
+	}
+	f, err := os.Open(r.real)
+	if err != nil {
+		return err
+	}
+	r.file = f
+	stat := func() (os.FileInfo, error) { return os.Lstat(r.real) }
+	if r.target, err = inplace.NewTarget(f, stat, true); err != nil {
+		return err
+	}
+	if !r.target.Info.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file", r.path)
+	}
+	r.old, err = wacz.NewPackage(f, r.target.Info.Size(), r.path)
+	return err
+}
+
+// prepare says how the package is written anew, once it is known that
+// it may be: not signed (unless --unsign), the version committed or
+// checked, its datapackage.json kept for undo.
+func (r *packageRebuild) prepare(now time.Time, edit func(*wacz.Rebuild)) (*wacz.Rebuild, error) {
+	pr := r.pr
+	b := &wacz.Rebuild{Source: r.old, Replace: map[string]wacz.Replacement{}, FreshIndex: true, Now: now, TempDir: pr.TempDir}
+	for m, p := range r.replace {
 		b.Replace[m] = wacz.Replacement{Path: p}
 	}
 	edit(b)
-	if old.Signed() {
+	if r.old.Signed() {
 		if !pr.Unsign {
 			return nil, fmt.Errorf("%w: deduplication invalidates its signature (--unsign removes it)", wacz.ErrSigned)
 		}
 		b.DropSignature = &wacz.SignatureRemoval{Reason: "WARC records rewritten as revisits by deduplication (warcdedup run --unsign)", Software: pr.Software, When: now}
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
+	if err := pr.trust(r.old, r.path, r.target.Info, len(r.replace) == 0); err != nil {
 		return nil, err
 	}
-	if err := pr.trust(old, path, fi, len(replace) == 0); err != nil {
-		return nil, err
-	}
-	staged, err := statFiles(replace)
-	if err != nil {
+	var err error
+	if r.staged, err = statFiles(r.replace); err != nil {
 		return nil, err
 	}
 	if pr.MetadataDir != "" && !pr.restoring {
-		if err := saveMetadata(pr.MetadataDir, pkg, old); err != nil {
+		if err := saveMetadata(pr.MetadataDir, r.pkg, r.old); err != nil {
 			return nil, fmt.Errorf("keeping its datapackage.json for undo: %w", err)
 		}
 	}
@@ -932,34 +985,38 @@ func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, now tim
 			return nil, err
 		}
 	}
-	tmp, err := atomicfile.Create(path, fi.Mode().Perm())
-	if err != nil {
+	return b, nil
+}
+
+// write writes the new version beside the package and checks it.
+func (r *packageRebuild) write(b *wacz.Rebuild) (*wacz.Result, error) {
+	var err error
+	if r.tmp, err = atomicfile.Create(r.real, r.target.Info.Mode().Perm()); err != nil {
 		return nil, err
 	}
-	defer tmp.Abort()
 	// The package's owner, group and extended attributes, as every file
 	// replaced in place keeps them (where this process may give them: a
 	// user who may write the directory need not own the package).
-	if err := shareAttributes(tmp.File, path); err != nil {
+	if err := inplace.ShareAttributes(r.tmp.File, r.file); err != nil {
 		return nil, fmt.Errorf("giving the new version the package's owner and attributes: %w", err)
 	}
-	res, err := b.Write(tmp.File)
+	res, err := b.Write(r.tmp.File)
 	if err != nil {
 		return nil, err
 	}
-	np, err := wacz.NewPackage(tmp.File, res.Size, pkg+" (new version)")
+	np, err := wacz.NewPackage(r.tmp.File, res.Size, r.pkg+" (new version)")
 	if err != nil {
 		return nil, fmt.Errorf("the new version does not read back: %w", err)
 	}
-	if pr.KeepPlaces[path] {
-		if err := sameWARCPlaces(old, np); err != nil {
+	if r.pr.KeepPlaces[r.path] {
+		if err := sameWARCPlaces(r.old, np); err != nil {
 			return nil, fmt.Errorf("writing it anew would move its records, which a crawl index has at their offsets: %w", err)
 		}
 	}
 	// The index was made from the staged members while they were copied
 	// in (a fresh index reads them on another core): the same bytes, if
 	// they are the versions the rebuild began with.
-	if err := unchangedFiles(replace, staged); err != nil {
+	if err := unchangedFiles(r.replace, r.staged); err != nil {
 		return nil, err
 	}
 	// The check of what is on disk: every member's CRC-32 and size
@@ -969,7 +1026,7 @@ func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, now tim
 	// The index's lines are not made again from the members: the index
 	// member read back has the CRC-32 of the index made from the bytes
 	// the WARC members read back have theirs of (wacz.CheckOptions.Written).
-	rep, err := wacz.Check(np, wacz.CheckOptions{Written: res, TempDir: pr.TempDir})
+	rep, err := wacz.Check(np, wacz.CheckOptions{Written: res, TempDir: r.pr.TempDir})
 	if err == nil {
 		err = rep.Err()
 	}
@@ -979,46 +1036,60 @@ func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, now tim
 	if err != nil {
 		return nil, fmt.Errorf("the new version failed its check and was removed: %w", err)
 	}
-	checked, err := tmp.File.Stat()
+	return res, nil
+}
+
+// put puts the checked new version in place of the package, which must
+// still be the one rebuilt from, with no writer (inplace.Target.Put), and
+// notes the version it left.
+func (r *packageRebuild) put(res *wacz.Result) (*rebuilt, error) {
+	checked, err := r.tmp.File.Stat()
 	if err != nil {
 		return nil, err
 	}
-	// The package must still be the one rebuilt from.
-	if now, err := os.Stat(path); err != nil || !os.SameFile(fi, now) || now.Size() != fi.Size() || !now.ModTime().Equal(fi.ModTime()) {
-		return nil, fmt.Errorf("the package changed while it was rebuilt: run again")
+	if err := r.target.Unchanged(); err != nil {
+		return nil, err
+	}
+	if err := r.target.CheckWriters(); err != nil {
+		return nil, err
 	}
 	out := &rebuilt{sha256: res.SHA256, size: res.Size}
-	err = tmp.Commit()
+	err = r.target.Put(r.tmp, nil)
+	r.tmp = nil
 	if err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
 		return nil, err
 	}
 	out.synced = err == nil
-	if now, serr := os.Stat(path); err == nil && serr == nil && os.SameFile(checked, now) && now.Size() == checked.Size() && now.ModTime().Equal(checked.ModTime()) {
+	if now, serr := os.Stat(r.path); err == nil && serr == nil && os.SameFile(checked, now) && now.Size() == checked.Size() && now.ModTime().Equal(checked.ModTime()) {
 		out.info = now
 	}
 	if out.info != nil {
+		pr := r.pr
 		pr.mu.Lock()
 		if pr.wroteHere == nil {
 			pr.wroteHere = map[string]os.FileInfo{}
 		}
-		pr.wroteHere[path] = out.info
+		pr.wroteHere[r.path] = out.info
 		if pr.Restamp != nil {
-			pr.restamp(pkg, fi, replace, staged, out.info)
+			pr.restamp(r.pkg, r.target.Info, r.replace, r.staged, out.info)
 		}
 		pr.mu.Unlock()
 	}
 	return out, nil
 }
 
-// shareAttributes gives dst the owner, group, permission bits and
-// extended attributes of the file at path (inplace.ShareAttributes).
-func shareAttributes(dst *os.File, path string) error {
-	src, err := os.Open(path)
-	if err != nil {
-		return err
+// close removes a new version not put in place, gives the guard up and
+// closes the package.
+func (r *packageRebuild) close() {
+	if r.tmp != nil {
+		r.tmp.Abort()
 	}
-	defer src.Close()
-	return inplace.ShareAttributes(dst, src)
+	if r.target != nil {
+		r.target.Release()
+	}
+	if r.file != nil {
+		r.file.Close()
+	}
 }
 
 // sameWARCPlaces checks that every WARC member of old is in np with
