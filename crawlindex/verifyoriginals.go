@@ -92,6 +92,9 @@ func (ix *Index) VerifyOriginals(ctx context.Context, opt OriginalsCheck, report
 		}
 		l, err := in.Next()
 		if err == io.EOF {
+			// The last file's originals not read are counted before the
+			// figures are returned (a deferred close counted them after).
+			p.close()
 			return st, nil
 		}
 		if err != nil {

@@ -433,6 +433,13 @@ func (r *run) committedRequirers(pr *stage.PackageRewrite) error {
 		notes = append(notes, e)
 	}
 	for _, n := range noted { // no longer listed: kept, for the commit to pass over
+		if _, err := os.Stat(n.Path); errors.Is(err, os.ErrNotExist) {
+			// Gone with its crawl out of the index: nothing to bring up
+			// to date or record again. Kept, it would be a requirer the
+			// rewrite cannot open, stopping this run and every rerun
+			// after the crawl's packages were rewritten.
+			continue
+		}
 		notes = append(notes, n)
 	}
 	if len(refused) > 0 {
@@ -440,6 +447,11 @@ func (r *run) committedRequirers(pr *stage.PackageRewrite) error {
 			r.crawl.name, strings.Join(stage.First(refused, 5), "; "))
 	}
 	if len(notes) == 0 {
+		// A stopped attempt's note, of packages gone since, would be
+		// read again by the check after the rewrite (and the commit).
+		if err := os.Remove(note); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
 		return nil
 	}
 	if err := crawlindex.WriteRefileNote(note, notes); err != nil {
