@@ -358,7 +358,7 @@ func (r *run) committedRequirers(pr *stage.PackageRewrite) error {
 			byHash, signed, err := requiresByHash(path)
 			if err != nil {
 				if n, ok := noted[path]; ok { // being written anew by a stopped attempt
-					cands = append(cands, committedCandidate{crawl: k.Name, name: f.Name, path: path, noted: &n, recorded: f})
+					cands = append(cands, committedCandidate{crawl: k.Name, name: f.Name, path: path, noted: &n, recorded: f, unread: err})
 					continue
 				}
 				refused = append(refused, fmt.Sprintf("%s (crawl %s) cannot be read, so whether it requires a package the run rewrites is not known: %v", path, k.Name, err))
@@ -414,6 +414,14 @@ func (r *run) committedRequirers(pr *stage.PackageRewrite) error {
 				notes = append(notes, *c.noted)
 				continue
 			}
+		}
+		if c.unread != nil {
+			// Noted, unchanged since its commit, and unreadable now (a
+			// file recalled from tape, too many files open): it may
+			// require a package the run rewrites, and would be left
+			// naming its old hash.
+			refused = append(refused, fmt.Sprintf("%s (crawl %s) cannot be read, so whether it requires a package the run rewrites is not known: %v", c.path, c.crawl, c.unread))
+			continue
 		}
 		if why != "" {
 			// Not noted either way: the commit records again only what
@@ -487,6 +495,10 @@ type committedCandidate struct {
 	signed            bool
 	noted             *crawlindex.RefileEntry
 	recorded          crawlindex.FileInfo // as its crawl's commit recorded it
+	// unread is why the package could not be read (noted by a stopped
+	// attempt, it is a candidate all the same): what it requires is not
+	// known.
+	unread error
 }
 
 // changingPackages finds, from the file names of the packages the run
