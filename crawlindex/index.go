@@ -540,12 +540,14 @@ func cleanup(dir string, oldest int) {
 	if err != nil {
 		return
 	}
+	removeUnlockedTempDirs(dir, entries)
 	for _, e := range entries {
 		name := e.Name()
 		switch n, ok := generationNumber(name); {
 		case strings.HasPrefix(name, atomicfile.TempPrefix+genPrefix):
-			// Only generations: an import's or a removal's temporary
-			// directory may be in use by another process.
+			// Only generations here: an import's, a removal's or a
+			// verify's temporary directory may be in use by another
+			// process (removeUnlockedTempDirs removes those left).
 			os.RemoveAll(filepath.Join(dir, name))
 		case ok && n < oldest:
 			os.RemoveAll(filepath.Join(dir, name))

@@ -175,11 +175,12 @@ func ImportCrawl(ctx context.Context, opt ImportOptions) (crawlindex.ImportStats
 	if err := os.MkdirAll(opt.Index, 0o755); err != nil {
 		return crawlindex.ImportStats{}, err
 	}
-	tmp, err := os.MkdirTemp(opt.Index, atomicfile.TempPrefix+"import-")
+	td, err := crawlindex.NewTempDir(opt.Index, "import")
 	if err != nil {
 		return crawlindex.ImportStats{}, err
 	}
-	defer os.RemoveAll(tmp)
+	defer td.Remove()
+	tmp := td.Path
 	sortIn := func(ctx context.Context, in, out string) error {
 		return syssort.Sorter{TempDir: tmp, Memory: opt.SortMemory, Compress: syssort.Compressor()}.Sort(ctx, manifest.ByDigest.Command, []string{in}, out)
 	}

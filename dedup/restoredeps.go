@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
 	"warcdedup/digest"
 	"warcdedup/internal/syssort"
@@ -30,10 +29,11 @@ import (
 // the whole record again from the crawl being removed (restore.Restorer), and
 // their originals and figures in the index are made anew.
 type restoreDependents struct {
-	ix   *crawlindex.Index
-	gone *crawlindex.Crawl
-	opt  RemoveOptions
-	tmp  string
+	ix     *crawlindex.Index
+	gone   *crawlindex.Crawl
+	opt    RemoveOptions
+	tmpDir *crawlindex.TempDir
+	tmp    string // tmpDir's path
 	// finder looks up the index's originals by digest.
 	finder *crawlindex.Finder
 	// goneCaptures are the originals of the crawl being removed, sorted
@@ -53,11 +53,11 @@ type dependentChange struct {
 }
 
 func newRestoreDependents(ix *crawlindex.Index, gone *crawlindex.Crawl, opt RemoveOptions) (*restoreDependents, error) {
-	tmp, err := os.MkdirTemp(ix.Dir, atomicfile.TempPrefix+"remove-")
+	td, err := crawlindex.NewTempDir(ix.Dir, "remove")
 	if err != nil {
 		return nil, err
 	}
-	r := &restoreDependents{ix: ix, gone: gone, opt: opt, tmp: tmp,
+	r := &restoreDependents{ix: ix, gone: gone, opt: opt, tmpDir: td, tmp: td.Path,
 		deps: ix.Registry.Dependents(gone.Name), files: map[string][]crawlindex.FileInfo{}, changes: map[string]*dependentChange{}}
 	if err := r.open(); err != nil {
 		r.close()
@@ -128,7 +128,7 @@ func (r *restoreDependents) close() {
 	if r.finder != nil {
 		r.finder.Close()
 	}
-	os.RemoveAll(r.tmp)
+	r.tmpDir.Remove()
 }
 
 // locations are where every committed crawl's files are.

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 
-	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
 	"warcdedup/digest"
 	"warcdedup/internal/syssort"
@@ -23,13 +22,16 @@ import (
 // takes it (warcsum), so that an original and a duplicate found by a
 // later crawl have it alike.
 func VerifyOriginals(ctx context.Context, ix *crawlindex.Index, sortMemory string, report func(string)) (crawlindex.OriginalsStats, error) {
-	tmp, err := os.MkdirTemp(ix.Dir, atomicfile.TempPrefix+"verify-")
-	if err != nil {
+	var tmp string
+	if td, err := crawlindex.NewTempDir(ix.Dir, "verify"); err == nil {
+		defer td.Remove()
+		tmp = td.Path
+	} else {
 		if tmp, err = os.MkdirTemp("", "warcdedup-verify-"); err != nil {
 			return crawlindex.OriginalsStats{}, err
 		}
+		defer os.RemoveAll(tmp)
 	}
-	defer os.RemoveAll(tmp)
 	d := &recordDigests{summers: map[digest.Algorithm]*warcsum.Summer{}}
 	return ix.VerifyOriginals(ctx, crawlindex.OriginalsCheck{
 		TempDir: tmp,

@@ -15,7 +15,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
 	"warcdedup/internal/cmdutil"
 	"warcdedup/internal/progress"
@@ -175,11 +174,12 @@ func importFromRedis(c *cli.Context) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}
-	tmp, err := os.MkdirTemp(dir, atomicfile.TempPrefix+"redis-import-")
+	td, err := crawlindex.NewTempDir(dir, "redis-import")
 	if err != nil {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}
-	defer os.RemoveAll(tmp)
+	defer td.Remove()
+	tmp := td.Path
 	conn, err := redis.Dial(ctx, c.String("redis"), redis.Options{})
 	if err != nil {
 		return cli.Exit(err, cmdutil.ExitFatal)
