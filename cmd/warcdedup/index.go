@@ -35,11 +35,25 @@ a file of the generation missing, cut short or changed, a registry that is
 not whole or well formed, a partition out of order) rather than taking it
 for an empty index or reading part of it; index verify names each problem.`,
 		Subcommands: []*cli.Command{
-			{
-				Name:      "verify",
-				Usage:     "check the index, its crawls' files and their dependencies",
-				ArgsUsage: "--index DIR",
-				Description: `warcdedup index verify checks the committed generation of the index: CURRENT
+			indexVerifyCommand(indexFlag),
+			indexStatsCommand(indexFlag),
+			indexDepsCommand(indexFlag),
+			indexRemoveCommand(indexFlag),
+			indexImportCommand(indexFlag),
+			indexExportCommand(indexFlag),
+			indexCompactCommand(indexFlag),
+		},
+	}
+}
+
+// indexVerifyCommand is index verify: the index, its crawls' files and
+// their dependencies checked, with --deep every original at its place.
+func indexVerifyCommand(indexFlag cli.Flag) *cli.Command {
+	return &cli.Command{
+		Name:      "verify",
+		Usage:     "check the index, its crawls' files and their dependencies",
+		ArgsUsage: "--index DIR",
+		Description: `warcdedup index verify checks the committed generation of the index: CURRENT
 names the latest generation committed (also by the records in commits/ of
 the generation that last committed or removed each crawl: an index set back
 to a generation that forgets a committed crawl is named here, crawl by
@@ -63,118 +77,131 @@ originals are gone. The result (the figures, and what was read: with
 stdout, each problem to stderr.
 Exit status: 0 if all is well, 1 if a problem was found (each on stderr),
 2 if the index could not be read.`,
-				Flags: []cli.Flag{indexFlag, &cli.BoolFlag{Name: "deep", Usage: "compare every file's SHA-256 and read every original at its place (reads them all)"},
-					&cli.StringFlag{Name: "sort-memory", Usage: "buffer of the system sort of the originals by place, with --deep (sort -S `SIZE`, e.g. 2G or 25%)"}, cmdutil.QuietFlag},
-				Action: func(c *cli.Context) error {
-					log := cmdutil.NewLog(c)
-					ix, err := crawlindex.Open(c.String("index"))
-					if err == nil {
-						// What the index's runs say they committed.
-						err = dedup.CheckCommittedCrawls(ix)
+		Flags: []cli.Flag{indexFlag, &cli.BoolFlag{Name: "deep", Usage: "compare every file's SHA-256 and read every original at its place (reads them all)"},
+			&cli.StringFlag{Name: "sort-memory", Usage: "buffer of the system sort of the originals by place, with --deep (sort -S `SIZE`, e.g. 2G or 25%)"}, cmdutil.QuietFlag},
+		Action: func(c *cli.Context) error {
+			log := cmdutil.NewLog(c)
+			ix, err := crawlindex.Open(c.String("index"))
+			if err == nil {
+				// What the index's runs say they committed.
+				err = dedup.CheckCommittedCrawls(ix)
+			}
+			var damage *crawlindex.DamageError
+			if errors.As(err, &damage) {
+				for _, p := range damage.Problems {
+					log.Error(errors.New(p))
+				}
+				if !log.Quiet {
+					fmt.Fprintf(log.Writer(), "index %s: %d problems: it does not verify\n", damage.Dir, len(damage.Problems))
+				}
+				return cmdutil.Damaged("%d problems", len(damage.Problems))
+			}
+			if err != nil {
+				return cli.Exit(err, cmdutil.ExitFatal)
+			}
+			st, err := ix.Verify(c.Bool("deep"), func(p string) { log.Error(errors.New(p)) })
+			if err != nil {
+				return cli.Exit(err, cmdutil.ExitFatal)
+			}
+			var ost crawlindex.OriginalsStats
+			if c.Bool("deep") {
+				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+				defer stop()
+				ost, err = dedup.VerifyOriginals(ctx, ix, c.String("sort-memory"), func(p string) { log.Error(errors.New(p)) })
+				if err != nil {
+					return cli.Exit(err, cmdutil.ExitFatal)
+				}
+				st.Problems += ost.Problems
+			}
+			if !log.Quiet {
+				// The result on standard output, each problem on
+				// standard error.
+				fmt.Fprintf(c.App.Writer, "index %s, generation %d: %d crawls, %d files, %d originals in %d partitions (%d runs): %d problems\n",
+					ix.Dir, ix.Registry.Generation, st.Crawls, st.Files, st.Originals, st.Partitions, st.Runs, st.Problems)
+				fmt.Fprintln(c.App.Writer, verifyRead(c.Bool("deep"), st, ix.Registry.Totals().Size))
+				if c.Bool("deep") {
+					fmt.Fprintln(c.App.Writer, verifyOriginalsRead(ost))
+				}
+			}
+			if st.Problems > 0 {
+				return cmdutil.Damaged("%d problems", st.Problems)
+			}
+			return nil
+		},
+	}
+}
+
+// indexStatsCommand is index stats: the index's figures.
+func indexStatsCommand(indexFlag cli.Flag) *cli.Command {
+	return &cli.Command{
+		Name:      "stats",
+		Usage:     "print the index's figures per crawl and in total (a table, or JSON)",
+		ArgsUsage: "--index DIR",
+		Flags:     []cli.Flag{indexFlag, &cli.BoolFlag{Name: "json", Usage: jsonUsage}, cmdutil.QuietFlag},
+		Action: func(c *cli.Context) error {
+			ix, err := openIndex(c)
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return printJSON(c.App.Writer, indexStats(ix.Registry))
+			}
+			return writeIndexStats(c.App.Writer, ix.Dir, ix.Registry)
+		},
+	}
+}
+
+// indexDepsCommand is index deps: which crawls need which.
+func indexDepsCommand(indexFlag cli.Flag) *cli.Command {
+	return &cli.Command{
+		Name:      "deps",
+		Usage:     "print which crawls and files a crawl's revisits need (or, with --reverse, which crawls need it): a table, or JSON",
+		ArgsUsage: "NAME",
+		Flags: []cli.Flag{indexFlag, &cli.BoolFlag{Name: "reverse", Usage: "the crawls whose revisits need NAME"},
+			&cli.BoolFlag{Name: "json", Usage: jsonUsage}, cmdutil.QuietFlag},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return cmdutil.Usage("name one crawl: warcdedup index deps --index DIR NAME")
+			}
+			ix, err := openIndex(c)
+			if err != nil {
+				return err
+			}
+			name := c.Args().First()
+			k := ix.Registry.Crawl(name)
+			if k == nil {
+				return cli.Exit(fmt.Errorf("crawl %s is not committed to the index %s", name, ix.Dir), cmdutil.ExitFatal)
+			}
+			if !c.Bool("reverse") {
+				if !c.Bool("json") {
+					return writeDeps(c.App.Writer, name, k.Requires)
+				}
+				return printJSON(c.App.Writer, map[string]any{"crawl": name, "requires": orEmpty(k.Requires)})
+			}
+			var by []dependent
+			for _, d := range ix.Registry.Dependents(name) {
+				for _, n := range d.Requires {
+					if n.Crawl == name {
+						by = append(by, dependent{d.Name, n.Revisits})
 					}
-					var damage *crawlindex.DamageError
-					if errors.As(err, &damage) {
-						for _, p := range damage.Problems {
-							log.Error(errors.New(p))
-						}
-						if !log.Quiet {
-							fmt.Fprintf(log.Writer(), "index %s: %d problems: it does not verify\n", damage.Dir, len(damage.Problems))
-						}
-						return cmdutil.Damaged("%d problems", len(damage.Problems))
-					}
-					if err != nil {
-						return cli.Exit(err, cmdutil.ExitFatal)
-					}
-					st, err := ix.Verify(c.Bool("deep"), func(p string) { log.Error(errors.New(p)) })
-					if err != nil {
-						return cli.Exit(err, cmdutil.ExitFatal)
-					}
-					var ost crawlindex.OriginalsStats
-					if c.Bool("deep") {
-						ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-						defer stop()
-						ost, err = dedup.VerifyOriginals(ctx, ix, c.String("sort-memory"), func(p string) { log.Error(errors.New(p)) })
-						if err != nil {
-							return cli.Exit(err, cmdutil.ExitFatal)
-						}
-						st.Problems += ost.Problems
-					}
-					if !log.Quiet {
-						// The result on standard output, each problem on
-						// standard error.
-						fmt.Fprintf(c.App.Writer, "index %s, generation %d: %d crawls, %d files, %d originals in %d partitions (%d runs): %d problems\n",
-							ix.Dir, ix.Registry.Generation, st.Crawls, st.Files, st.Originals, st.Partitions, st.Runs, st.Problems)
-						fmt.Fprintln(c.App.Writer, verifyRead(c.Bool("deep"), st, ix.Registry.Totals().Size))
-						if c.Bool("deep") {
-							fmt.Fprintln(c.App.Writer, verifyOriginalsRead(ost))
-						}
-					}
-					if st.Problems > 0 {
-						return cmdutil.Damaged("%d problems", st.Problems)
-					}
-					return nil
-				},
-			},
-			{
-				Name:      "stats",
-				Usage:     "print the index's figures per crawl and in total (a table, or JSON)",
-				ArgsUsage: "--index DIR",
-				Flags:     []cli.Flag{indexFlag, &cli.BoolFlag{Name: "json", Usage: jsonUsage}, cmdutil.QuietFlag},
-				Action: func(c *cli.Context) error {
-					ix, err := openIndex(c)
-					if err != nil {
-						return err
-					}
-					if c.Bool("json") {
-						return printJSON(c.App.Writer, indexStats(ix.Registry))
-					}
-					return writeIndexStats(c.App.Writer, ix.Dir, ix.Registry)
-				},
-			},
-			{
-				Name:      "deps",
-				Usage:     "print which crawls and files a crawl's revisits need (or, with --reverse, which crawls need it): a table, or JSON",
-				ArgsUsage: "NAME",
-				Flags: []cli.Flag{indexFlag, &cli.BoolFlag{Name: "reverse", Usage: "the crawls whose revisits need NAME"},
-					&cli.BoolFlag{Name: "json", Usage: jsonUsage}, cmdutil.QuietFlag},
-				Action: func(c *cli.Context) error {
-					if c.NArg() != 1 {
-						return cmdutil.Usage("name one crawl: warcdedup index deps --index DIR NAME")
-					}
-					ix, err := openIndex(c)
-					if err != nil {
-						return err
-					}
-					name := c.Args().First()
-					k := ix.Registry.Crawl(name)
-					if k == nil {
-						return cli.Exit(fmt.Errorf("crawl %s is not committed to the index %s", name, ix.Dir), cmdutil.ExitFatal)
-					}
-					if !c.Bool("reverse") {
-						if !c.Bool("json") {
-							return writeDeps(c.App.Writer, name, k.Requires)
-						}
-						return printJSON(c.App.Writer, map[string]any{"crawl": name, "requires": orEmpty(k.Requires)})
-					}
-					var by []dependent
-					for _, d := range ix.Registry.Dependents(name) {
-						for _, n := range d.Requires {
-							if n.Crawl == name {
-								by = append(by, dependent{d.Name, n.Revisits})
-							}
-						}
-					}
-					if !c.Bool("json") {
-						return writeDependents(c.App.Writer, name, by)
-					}
-					return printJSON(c.App.Writer, map[string]any{"crawl": name, "required_by": orEmpty(by)})
-				},
-			},
-			{
-				Name:      "remove",
-				Usage:     "take a crawl out of the index",
-				ArgsUsage: "NAME",
-				Description: `warcdedup index remove takes a crawl out of the index: its originals leave
+				}
+			}
+			if !c.Bool("json") {
+				return writeDependents(c.App.Writer, name, by)
+			}
+			return printJSON(c.App.Writer, map[string]any{"crawl": name, "required_by": orEmpty(by)})
+		},
+	}
+}
+
+// indexRemoveCommand is index remove: a crawl taken out of the index,
+// its dependents made whole first.
+func indexRemoveCommand(indexFlag cli.Flag) *cli.Command {
+	return &cli.Command{
+		Name:      "remove",
+		Usage:     "take a crawl out of the index",
+		ArgsUsage: "NAME",
+		Description: `warcdedup index remove takes a crawl out of the index: its originals leave
 the partitions, it moves to the removed crawls with its figures, and its
 files may then be deleted. The index must verify first (its partitions are
 read whole). It is refused while other crawls' revisits need the crawl,
@@ -197,46 +224,51 @@ already is said so, exit status 0.
 The summary (what was removed, re-pointed or restored, and what may be
 deleted) goes to stdout; progress and diagnostics go to stderr; -q leaves
 only errors.`,
-				Flags: []cli.Flag{indexFlag,
-					&cli.BoolFlag{Name: "restore", Usage: "first re-point or restore every revisit that needs the crawl"},
-					&cli.BoolFlag{Name: "force", Usage: "remove the crawl though other crawls' revisits need it"},
-					&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtimeCPUs(), DefaultText: "the number of CPUs", Usage: "rewrite `N` files at once (with --restore)"},
-					cmdutil.QuietFlag},
-				Action: func(c *cli.Context) error {
-					if c.NArg() != 1 {
-						return cmdutil.Usage("name one crawl: warcdedup index remove --index DIR NAME")
-					}
-					if c.Bool("restore") && c.Bool("force") {
-						return cmdutil.Usage("give --restore or --force, not both")
-					}
-					ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-					defer stop()
-					display := progress.New(os.Stderr, "warcdedup", c.Bool("quiet"))
-					res, err := dedup.RemoveCrawl(ctx, dedup.RemoveOptions{Index: c.String("index"), Crawl: c.Args().First(),
-						Restore: c.Bool("restore"), Force: c.Bool("force"), Jobs: c.Int("jobs"), Display: display})
-					display.Close()
-					if res != nil && !c.Bool("quiet") {
-						dedup.RemoveSummary(c.App.Writer, res)
-					}
-					var deps *crawlindex.DependentsError
-					var held *crawlindex.HeldError
-					var busy *crawlindex.BusyError
-					switch {
-					case errors.As(err, &deps), errors.As(err, &held), errors.As(err, &busy):
-						return cli.Exit(err, cmdutil.ExitDamaged)
-					case err != nil:
-						return cli.Exit(err, cmdutil.ExitFatal)
-					case res.Refused > 0:
-						return cmdutil.Damaged("%d files refused and left untouched: the crawl stays in the index", res.Refused)
-					}
-					return nil
-				},
-			},
-			{
-				Name:      "import",
-				Usage:     "commit a crawl to the index from its CDX/CDXJ indexes, or Browsertrix's committed crawls from its Redis dedup index, without reading WARC records",
-				ArgsUsage: "--crawl NAME INDEX... | [--crawl NAME] X.wacz...|COLL.json | --redis URL [CRAWL...]",
-				Description: `warcdedup index import commits a crawl from existing CDX or CDXJ indexes
+		Flags: []cli.Flag{indexFlag,
+			&cli.BoolFlag{Name: "restore", Usage: "first re-point or restore every revisit that needs the crawl"},
+			&cli.BoolFlag{Name: "force", Usage: "remove the crawl though other crawls' revisits need it"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtimeCPUs(), DefaultText: "the number of CPUs", Usage: "rewrite `N` files at once (with --restore)"},
+			cmdutil.QuietFlag},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return cmdutil.Usage("name one crawl: warcdedup index remove --index DIR NAME")
+			}
+			if c.Bool("restore") && c.Bool("force") {
+				return cmdutil.Usage("give --restore or --force, not both")
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			display := progress.New(os.Stderr, "warcdedup", c.Bool("quiet"))
+			res, err := dedup.RemoveCrawl(ctx, dedup.RemoveOptions{Index: c.String("index"), Crawl: c.Args().First(),
+				Restore: c.Bool("restore"), Force: c.Bool("force"), Jobs: c.Int("jobs"), Display: display})
+			display.Close()
+			if res != nil && !c.Bool("quiet") {
+				dedup.RemoveSummary(c.App.Writer, res)
+			}
+			var deps *crawlindex.DependentsError
+			var held *crawlindex.HeldError
+			var busy *crawlindex.BusyError
+			switch {
+			case errors.As(err, &deps), errors.As(err, &held), errors.As(err, &busy):
+				return cli.Exit(err, cmdutil.ExitDamaged)
+			case err != nil:
+				return cli.Exit(err, cmdutil.ExitFatal)
+			case res.Refused > 0:
+				return cmdutil.Damaged("%d files refused and left untouched: the crawl stays in the index", res.Refused)
+			}
+			return nil
+		},
+	}
+}
+
+// indexImportCommand is index import: a crawl committed from CDX/CDXJ
+// indexes or WACZ packages, no WARC bytes read.
+func indexImportCommand(indexFlag cli.Flag) *cli.Command {
+	return &cli.Command{
+		Name:      "import",
+		Usage:     "commit a crawl to the index from its CDX/CDXJ indexes, or Browsertrix's committed crawls from its Redis dedup index, without reading WARC records",
+		ArgsUsage: "--crawl NAME INDEX... | [--crawl NAME] X.wacz...|COLL.json | --redis URL [CRAWL...]",
+		Description: `warcdedup index import commits a crawl from existing CDX or CDXJ indexes
 (digest, URL, date, file, offset, length per line) without reading any WARC
 file: every 200 capture with a SHA-1 digest becomes an original of the
 index. Header digests are trusted only as candidates: a later run still
@@ -265,53 +297,56 @@ running (uncommittedcrawls) or canceled are left out and named. Every crawl
 is checked and read before any is committed; a partial or inconsistent key
 set, a digest of another algorithm, or a crawl the index holds with other
 files refuses the import.`,
-				Flags: append([]cli.Flag{indexFlag,
-					&cli.StringFlag{Name: "crawl", Usage: "the crawl's `NAME` (of the CDX/CDXJ indexes)"},
-					&cli.StringFlag{Name: "location", Usage: "the crawl's files: `DIR` or base URL (with --redis: the directory of the WACZ files; for WACZ files and multi-WACZ JSON, by default their directory)"},
-					&cli.StringFlag{Name: "sort-memory", Usage: "buffer of the system sort (sort -S `SIZE`, e.g. 2G or 25%)"},
-					&cli.BoolFlag{Name: "skip-damaged", Usage: "import without the indexes' damaged lines (named; exit status 1) instead of refusing them"},
-					cmdutil.QuietFlag}, redisImportFlags()...),
-				Action: func(c *cli.Context) error {
-					if c.IsSet("redis") {
-						if c.String("location") == "" {
-							return cmdutil.Usage("say where the WACZ files are: warcdedup index import --index DIR --redis URL --location DIR")
-						}
-						return importFromRedis(c)
-					}
-					packages := dedup.IsPackageImport(c.Args().Slice())
-					if !packages && c.String("location") == "" {
-						return cmdutil.Usage("say where the crawl's files are: warcdedup index import --index DIR --crawl NAME --location DIR INDEX...")
-					}
-					if c.String("crawl") == "" && !packages {
-						return cmdutil.Usage("name the crawl: warcdedup index import --index DIR --crawl NAME --location DIR INDEX...")
-					}
-					if c.NArg() == 0 {
-						return cmdutil.Usage("name the CDX or CDXJ indexes: warcdedup index import --index DIR --crawl NAME --location DIR INDEX...")
-					}
-					ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-					defer stop()
-					log := cmdutil.NewLog(c)
-					st, err := dedup.ImportCrawl(ctx, dedup.ImportOptions{Index: c.String("index"), Crawl: c.String("crawl"),
-						Location: c.String("location"), CDX: c.Args().Slice(), SortMemory: c.String("sort-memory"), SkipDamaged: c.Bool("skip-damaged"), Warn: log.Warn})
-					if err != nil {
-						return cli.Exit(err, cmdutil.ExitFatal)
-					}
-					if !log.Quiet {
-						fmt.Fprintf(log.Writer(), "crawl %s imported: %s index lines, %s captures, %s originals, %s left out, %s damaged lines\n", c.String("crawl"),
-							progress.Count(st.Lines), progress.Count(st.Records), progress.Count(st.Imported), progress.Count(st.Skipped), progress.Count(st.Damaged))
-					}
-					if st.Damaged > 0 {
-						return cmdutil.Damaged("%d damaged index lines left out", st.Damaged)
-					}
-					return nil
-				},
-			},
-			indexExportCommand(indexFlag),
-			{
-				Name:      "compact",
-				Usage:     "merge the index's sorted runs as its policy calls for, or with --full each partition's into one",
-				ArgsUsage: "--index DIR",
-				Description: `warcdedup index compact merges the sorted runs of the index's partitions.
+		Flags: append([]cli.Flag{indexFlag,
+			&cli.StringFlag{Name: "crawl", Usage: "the crawl's `NAME` (of the CDX/CDXJ indexes)"},
+			&cli.StringFlag{Name: "location", Usage: "the crawl's files: `DIR` or base URL (with --redis: the directory of the WACZ files; for WACZ files and multi-WACZ JSON, by default their directory)"},
+			&cli.StringFlag{Name: "sort-memory", Usage: "buffer of the system sort (sort -S `SIZE`, e.g. 2G or 25%)"},
+			&cli.BoolFlag{Name: "skip-damaged", Usage: "import without the indexes' damaged lines (named; exit status 1) instead of refusing them"},
+			cmdutil.QuietFlag}, redisImportFlags()...),
+		Action: func(c *cli.Context) error {
+			if c.IsSet("redis") {
+				if c.String("location") == "" {
+					return cmdutil.Usage("say where the WACZ files are: warcdedup index import --index DIR --redis URL --location DIR")
+				}
+				return importFromRedis(c)
+			}
+			packages := dedup.IsPackageImport(c.Args().Slice())
+			if !packages && c.String("location") == "" {
+				return cmdutil.Usage("say where the crawl's files are: warcdedup index import --index DIR --crawl NAME --location DIR INDEX...")
+			}
+			if c.String("crawl") == "" && !packages {
+				return cmdutil.Usage("name the crawl: warcdedup index import --index DIR --crawl NAME --location DIR INDEX...")
+			}
+			if c.NArg() == 0 {
+				return cmdutil.Usage("name the CDX or CDXJ indexes: warcdedup index import --index DIR --crawl NAME --location DIR INDEX...")
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			log := cmdutil.NewLog(c)
+			st, err := dedup.ImportCrawl(ctx, dedup.ImportOptions{Index: c.String("index"), Crawl: c.String("crawl"),
+				Location: c.String("location"), CDX: c.Args().Slice(), SortMemory: c.String("sort-memory"), SkipDamaged: c.Bool("skip-damaged"), Warn: log.Warn})
+			if err != nil {
+				return cli.Exit(err, cmdutil.ExitFatal)
+			}
+			if !log.Quiet {
+				fmt.Fprintf(log.Writer(), "crawl %s imported: %s index lines, %s captures, %s originals, %s left out, %s damaged lines\n", c.String("crawl"),
+					progress.Count(st.Lines), progress.Count(st.Records), progress.Count(st.Imported), progress.Count(st.Skipped), progress.Count(st.Damaged))
+			}
+			if st.Damaged > 0 {
+				return cmdutil.Damaged("%d damaged index lines left out", st.Damaged)
+			}
+			return nil
+		},
+	}
+}
+
+// indexCompactCommand is index compact: the partitions' runs merged.
+func indexCompactCommand(indexFlag cli.Flag) *cli.Command {
+	return &cli.Command{
+		Name:      "compact",
+		Usage:     "merge the index's sorted runs as its policy calls for, or with --full each partition's into one",
+		ArgsUsage: "--index DIR",
+		Description: `warcdedup index compact merges the sorted runs of the index's partitions.
 Each commit adds a run to every partition its crawl has digests in and
 then compacts by itself: once a partition holds 8 runs of one size class
 (classes a factor 8 apart, the smallest below 32 MiB), they are merged
@@ -324,20 +359,18 @@ file a partition, e.g. before it is copied or archived). Each round of
 merges is a generation of its own, made as a commit's is: an interruption
 leaves the index before it or after it. Every run merged is checked as it
 is read (order, partition, SHA-256 as committed).`,
-				Flags: []cli.Flag{indexFlag, &cli.BoolFlag{Name: "full", Usage: "merge every partition's runs into one"}, cmdutil.QuietFlag},
-				Action: func(c *cli.Context) error {
-					log := cmdutil.NewLog(c)
-					ix, st, err := crawlindex.Compact(c.String("index"), crawlindex.CompactOptions{Full: c.Bool("full")})
-					if err != nil {
-						return cli.Exit(err, cmdutil.ExitFatal)
-					}
-					if !log.Quiet {
-						fmt.Fprintf(log.Writer(), "index %s, generation %d: %d partitions merged (%d runs, %s originals, %s written) in %s\n",
-							ix.Dir, ix.Registry.Generation, st.Merges, st.RunsMerged, progress.Count(st.Lines), progress.Bytes(st.Bytes), st.Took.Round(time.Millisecond))
-					}
-					return nil
-				},
-			},
+		Flags: []cli.Flag{indexFlag, &cli.BoolFlag{Name: "full", Usage: "merge every partition's runs into one"}, cmdutil.QuietFlag},
+		Action: func(c *cli.Context) error {
+			log := cmdutil.NewLog(c)
+			ix, st, err := crawlindex.Compact(c.String("index"), crawlindex.CompactOptions{Full: c.Bool("full")})
+			if err != nil {
+				return cli.Exit(err, cmdutil.ExitFatal)
+			}
+			if !log.Quiet {
+				fmt.Fprintf(log.Writer(), "index %s, generation %d: %d partitions merged (%d runs, %s originals, %s written) in %s\n",
+					ix.Dir, ix.Registry.Generation, st.Merges, st.RunsMerged, progress.Count(st.Lines), progress.Bytes(st.Bytes), st.Took.Round(time.Millisecond))
+			}
+			return nil
 		},
 	}
 }
