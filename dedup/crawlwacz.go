@@ -308,18 +308,9 @@ func (r *run) committedRequirers(pr *stage.PackageRewrite) error {
 	if r.crawl == nil || r.opt.DryRun || len(rewrites) == 0 {
 		return nil
 	}
-	names := map[string]bool{}
-	for _, p := range rewrites {
-		names[filepath.Base(p)] = true
-	}
-	note := r.wd.File(crawlRefileNote)
-	old, err := crawlindex.ReadRefileNote(note)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	s := &requirerScan{r: r, note: r.wd.File(crawlRefileNote), rewrites: rewrites}
+	if err := s.readNote(); err != nil {
 		return err
-	}
-	noted := map[string]crawlindex.RefileEntry{} // by a stopped attempt: the places before it wrote any anew
-	for _, n := range old {
-		noted[n.Path] = n
 	}
 	ix, err := crawlindex.Open(r.crawl.index.Dir)
 	if errors.Is(err, crawlindex.ErrNoIndex) {
@@ -327,60 +318,134 @@ func (r *run) committedRequirers(pr *stage.PackageRewrite) error {
 	} else if err != nil {
 		return err
 	}
-	// Every committed package that requires any package by hash is read
-	// first: which of them change is a closure (one written anew makes
-	// those requiring it change in turn, RefreshRequirers), and each
-	// that changes must be brought up to date, or the run refused,
-	// before anything is rewritten. A package the index records as
-	// requiring none, still the version it recorded, is not opened.
+	cands, err := s.candidates(ix)
+	if err != nil {
+		return err
+	}
+	names := map[string]bool{}
+	for _, p := range rewrites {
+		names[filepath.Base(p)] = true
+	}
+	changing := changingPackages(names, cands, s.own())
+	for _, c := range cands {
+		s.decide(c, changing[c.path])
+	}
+	s.keepNotedLeft()
+	if len(s.refused) > 0 {
+		return fmt.Errorf("crawl %s: packages of committed crawls require by SHA-256 and size packages this run would rewrite, and their entries could not be brought up to date (%s); nothing was rewritten: warcdedup index verify checks the committed crawls",
+			r.crawl.name, strings.Join(stage.First(s.refused, 5), "; "))
+	}
+	if len(s.notes) == 0 {
+		// A stopped attempt's note, of packages gone since, would be
+		// read again by the check after the rewrite (and the commit).
+		if err := os.Remove(s.note); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	if err := crawlindex.WriteRefileNote(s.note, s.notes); err != nil {
+		return err
+	}
+	pr.KeepPlaces = map[string]bool{}
+	for _, n := range s.notes {
+		pr.Requirers = append(pr.Requirers, n.Path)
+		pr.KeepPlaces[n.Path] = true
+	}
+	return nil
+}
+
+// requirerScan is committedRequirers at work: the committed packages
+// that may require one the run rewrites, each noted (to be brought up to
+// date) or refused.
+type requirerScan struct {
+	r        *run
+	note     string   // the work directory's crawlRefileNote
+	rewrites []string // the packages the run rewrites
+	// noted are the packages a stopped attempt noted (the places before
+	// it wrote any anew), by path, until each is decided.
+	noted   map[string]crawlindex.RefileEntry
+	notes   []crawlindex.RefileEntry
+	refused []string
+}
+
+// readNote reads what a stopped attempt noted, if one did.
+func (s *requirerScan) readNote() error {
+	old, err := crawlindex.ReadRefileNote(s.note)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	s.noted = map[string]crawlindex.RefileEntry{}
+	for _, n := range old {
+		s.noted[n.Path] = n
+	}
+	return nil
+}
+
+// candidates reads every committed package that requires any package by
+// hash first: which of them change is a closure (one written anew makes
+// those requiring it change in turn, RefreshRequirers), and each that
+// changes must be brought up to date, or the run refused, before
+// anything is rewritten. A package the index records as requiring none,
+// still the version it recorded, is not opened.
+func (s *requirerScan) candidates(ix *crawlindex.Index) ([]committedCandidate, error) {
 	var cands []committedCandidate
-	var refused []string
 	for _, k := range ix.Registry.Crawls {
-		if k.Name == r.crawl.name {
+		if k.Name == s.r.crawl.name {
 			continue
 		}
 		if strings.Contains(k.Location, "://") {
-			r.show.Print("warcdedup: warning: crawl %s is served over HTTP (%s): its packages were not checked for requires entries naming the packages this run rewrites", k.Name, k.Location)
+			s.r.show.Print("warcdedup: warning: crawl %s is served over HTTP (%s): its packages were not checked for requires entries naming the packages this run rewrites", k.Name, k.Location)
 			continue
 		}
 		files, err := ix.Files(k.Name)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, f := range files {
-			if !wacz.IsWACZ(f.Name) {
-				continue
-			}
-			path := filepath.Join(k.Location, filepath.FromSlash(f.Name))
-			if _, ok := noted[path]; !ok && requiresNoneAsRecorded(path, f) {
-				continue // never stale: not opened (a stat, where reading it could mean a recall from tape)
-			}
-			byHash, signed, err := requiresByHash(path)
-			if err != nil {
-				if n, ok := noted[path]; ok { // being written anew by a stopped attempt
-					cands = append(cands, committedCandidate{crawl: k.Name, name: f.Name, path: path, noted: &n, recorded: f, unread: err})
-					continue
-				}
-				refused = append(refused, fmt.Sprintf("%s (crawl %s) cannot be read, so whether it requires a package the run rewrites is not known: %v", path, k.Name, err))
-				continue
-			}
-			c := committedCandidate{crawl: k.Name, name: f.Name, path: path, byHash: byHash, signed: signed, recorded: f}
-			if n, ok := noted[path]; ok {
-				c.noted = &n
-			}
-			if len(byHash) > 0 || c.noted != nil {
+			if c, ok := s.candidate(k, f); ok {
 				cands = append(cands, c)
 			}
 		}
 	}
-	// The crawl's own packages not staged change too when they require
-	// one that changes (RefreshRequirers): they carry the closure on.
+	return cands, nil
+}
+
+// candidate reads the committed file f of crawl k, if it is a package
+// that may require one the run rewrites or was noted.
+func (s *requirerScan) candidate(k *crawlindex.Crawl, f crawlindex.FileInfo) (committedCandidate, bool) {
+	if !wacz.IsWACZ(f.Name) {
+		return committedCandidate{}, false
+	}
+	path := filepath.Join(k.Location, filepath.FromSlash(f.Name))
+	n, noted := s.noted[path]
+	if !noted && requiresNoneAsRecorded(path, f) {
+		return committedCandidate{}, false // never stale: not opened (a stat, where reading it could mean a recall from tape)
+	}
+	byHash, signed, err := requiresByHash(path)
+	if err != nil {
+		if noted { // being written anew by a stopped attempt
+			return committedCandidate{crawl: k.Name, name: f.Name, path: path, noted: &n, recorded: f, unread: err}, true
+		}
+		s.refused = append(s.refused, fmt.Sprintf("%s (crawl %s) cannot be read, so whether it requires a package the run rewrites is not known: %v", path, k.Name, err))
+		return committedCandidate{}, false
+	}
+	c := committedCandidate{crawl: k.Name, name: f.Name, path: path, byHash: byHash, signed: signed, recorded: f}
+	if noted {
+		c.noted = &n
+	}
+	return c, len(byHash) > 0 || c.noted != nil
+}
+
+// own are the crawl's own packages not staged that require any by hash:
+// they change too when they require one that changes
+// (RefreshRequirers), and carry the closure on.
+func (s *requirerScan) own() []committedCandidate {
 	var own []committedCandidate
 	staged := map[string]bool{}
-	for _, p := range rewrites {
+	for _, p := range s.rewrites {
 		staged[p] = true
 	}
-	for _, m := range r.coll.wacz.members {
+	for _, m := range s.r.coll.wacz.members {
 		if staged[m.Path] {
 			continue
 		}
@@ -389,88 +454,75 @@ func (r *run) committedRequirers(pr *stage.PackageRewrite) error {
 			own = append(own, committedCandidate{path: m.Path, byHash: byHash})
 		}
 	}
-	changing := changingPackages(names, cands, own)
-	var notes []crawlindex.RefileEntry
-	for _, c := range cands {
-		direct := changing[c.path]
-		if len(direct) > 0 && c.signed {
-			refused = append(refused, fmt.Sprintf("%s (crawl %s) requires %s and is signed: writing its requires entries anew would invalidate its signature", c.path, c.crawl, strings.Join(direct, ", ")))
-			continue
-		}
-		why := crawlindex.ChangedSinceCommit(c.path, c.recorded)
-		if c.noted != nil {
-			delete(noted, c.path)
-			// Noted by a stopped attempt, as it was when that attempt
-			// found it unchanged since its crawl's commit. Changed since,
-			// it is taken only as that attempt writes it anew, its
-			// records where the note has them (as the commit records it
-			// again: crawlindex.Refiles); unchanged, it is noted anew
-			// below, as any.
-			if why != "" {
-				if err := c.noted.Unmoved(); err != nil {
-					refused = append(refused, fmt.Sprintf("%s (crawl %s), noted by a stopped attempt of this run, %s, and %v: written anew and recorded again, the index would take its WARC members as where its originals are; warcdedup index verify checks it", c.path, c.crawl, why, err))
-					continue
-				}
-				notes = append(notes, *c.noted)
-				continue
-			}
-		}
-		if c.unread != nil {
-			// Noted, unchanged since its commit, and unreadable now (a
-			// file recalled from tape, too many files open): it may
-			// require a package the run rewrites, and would be left
-			// naming its old hash.
-			refused = append(refused, fmt.Sprintf("%s (crawl %s) cannot be read, so whether it requires a package the run rewrites is not known: %v", c.path, c.crawl, c.unread))
-			continue
-		}
+	return own
+}
+
+// decide notes the candidate c, or refuses the run for it; direct are
+// the names it requires that change.
+func (s *requirerScan) decide(c committedCandidate, direct []string) {
+	if len(direct) > 0 && c.signed {
+		s.refuse("%s (crawl %s) requires %s and is signed: writing its requires entries anew would invalidate its signature", c.path, c.crawl, strings.Join(direct, ", "))
+		return
+	}
+	why := crawlindex.ChangedSinceCommit(c.path, c.recorded)
+	if c.noted != nil {
+		delete(s.noted, c.path)
+		// Noted by a stopped attempt, as it was when that attempt found
+		// it unchanged since its crawl's commit. Changed since, it is
+		// taken only as that attempt writes it anew, its records where
+		// the note has them (as the commit records it again:
+		// crawlindex.Refiles); unchanged, it is noted anew below, as any.
 		if why != "" {
-			// Not noted either way: the commit records again only what
-			// the index recorded, written anew here.
-			if len(direct) > 0 {
-				refused = append(refused, fmt.Sprintf("%s (crawl %s) requires %s and %s: written anew and recorded again, the index would take its WARC members as where its originals are; warcdedup index verify checks it", c.path, c.crawl, strings.Join(direct, ", "), why))
+			if err := c.noted.Unmoved(); err != nil {
+				s.refuse("%s (crawl %s), noted by a stopped attempt of this run, %s, and %v: written anew and recorded again, the index would take its WARC members as where its originals are; warcdedup index verify checks it", c.path, c.crawl, why, err)
+				return
 			}
-			continue
+			s.notes = append(s.notes, *c.noted)
+			return
 		}
-		e, err := crawlindex.NotePackage(c.crawl, c.name, c.path)
-		if err != nil {
-			if len(direct) > 0 {
-				refused = append(refused, fmt.Sprintf("%s (crawl %s) requires %s, which the run rewrites or brings up to date, and cannot be brought up to date: %v", c.path, c.crawl, strings.Join(direct, ", "), err))
-			}
-			continue
-		}
-		notes = append(notes, e)
 	}
-	for _, n := range noted { // no longer listed: kept, for the commit to pass over
+	if c.unread != nil {
+		// Noted, unchanged since its commit, and unreadable now (a file
+		// recalled from tape, too many files open): it may require a
+		// package the run rewrites, and would be left naming its old
+		// hash.
+		s.refuse("%s (crawl %s) cannot be read, so whether it requires a package the run rewrites is not known: %v", c.path, c.crawl, c.unread)
+		return
+	}
+	if why != "" {
+		// Not noted either way: the commit records again only what the
+		// index recorded, written anew here.
+		if len(direct) > 0 {
+			s.refuse("%s (crawl %s) requires %s and %s: written anew and recorded again, the index would take its WARC members as where its originals are; warcdedup index verify checks it", c.path, c.crawl, strings.Join(direct, ", "), why)
+		}
+		return
+	}
+	e, err := crawlindex.NotePackage(c.crawl, c.name, c.path)
+	if err != nil {
+		if len(direct) > 0 {
+			s.refuse("%s (crawl %s) requires %s, which the run rewrites or brings up to date, and cannot be brought up to date: %v", c.path, c.crawl, strings.Join(direct, ", "), err)
+		}
+		return
+	}
+	s.notes = append(s.notes, e)
+}
+
+func (s *requirerScan) refuse(format string, args ...any) {
+	s.refused = append(s.refused, fmt.Sprintf(format, args...))
+}
+
+// keepNotedLeft keeps the noted packages no longer listed, for the
+// commit to pass over, but those gone: gone with their crawl out of the
+// index, there is nothing to bring up to date or record again, and kept,
+// each would be a requirer the rewrite cannot open, stopping this run and
+// every rerun after the crawl's packages were rewritten.
+func (s *requirerScan) keepNotedLeft() {
+	for _, n := range s.noted {
 		if _, err := os.Stat(n.Path); errors.Is(err, os.ErrNotExist) {
-			// Gone with its crawl out of the index: nothing to bring up
-			// to date or record again. Kept, it would be a requirer the
-			// rewrite cannot open, stopping this run and every rerun
-			// after the crawl's packages were rewritten.
 			continue
 		}
-		notes = append(notes, n)
+		s.notes = append(s.notes, n)
 	}
-	if len(refused) > 0 {
-		return fmt.Errorf("crawl %s: packages of committed crawls require by SHA-256 and size packages this run would rewrite, and their entries could not be brought up to date (%s); nothing was rewritten: warcdedup index verify checks the committed crawls",
-			r.crawl.name, strings.Join(stage.First(refused, 5), "; "))
-	}
-	if len(notes) == 0 {
-		// A stopped attempt's note, of packages gone since, would be
-		// read again by the check after the rewrite (and the commit).
-		if err := os.Remove(note); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-		return nil
-	}
-	if err := crawlindex.WriteRefileNote(note, notes); err != nil {
-		return err
-	}
-	pr.KeepPlaces = map[string]bool{}
-	for _, n := range notes {
-		pr.Requirers = append(pr.Requirers, n.Path)
-		pr.KeepPlaces[n.Path] = true
-	}
-	return nil
 }
 
 // requiresNoneAsRecorded reports whether the committed package at path,
