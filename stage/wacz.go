@@ -566,7 +566,32 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 	if pr.DryRun {
 		return res, nil
 	}
-	replaced := map[string]map[string]string{} // package -> member -> staged copy
+	replaced := pr.replacedMembers()
+	f := pr.finishingOf(replaced, now)
+	outcomes := f.run(ctx, f.order, replaced)
+	rebuilt := res.take(f.order, outcomes, pr.paths)
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	// Packages of the collection that required one of those by its
+	// former hash (from an earlier run) get its hash now
+	// (wacz_requirers.go); those of Changed too, which a stopped attempt
+	// may have left stale.
+	rr, err := pr.RefreshRequirers(ctx, append(rebuilt, pr.Changed...), now)
+	for path, fi := range rr.Checked {
+		res.checked(path, fi)
+	}
+	res.Rebuilt += rr.Rebuilt
+	res.Requires += rr.Requires
+	res.Refused = append(res.Refused, rr.Refused...)
+	pr.takeSums(&res)
+	return res, err
+}
+
+// replacedMembers are the staged members the rewrite replaced, by
+// package: member -> staged copy.
+func (pr *PackageRewrite) replacedMembers() map[string]map[string]string {
+	replaced := map[string]map[string]string{}
 	for pkg, names := range pr.packages {
 		for _, n := range names {
 			s := pr.staged[n]
@@ -580,6 +605,14 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 			replaced[pkg][s.Member] = s.path
 		}
 	}
+	return replaced
+}
+
+// finishingOf orders the packages to rebuild, those they require by hash
+// first (wacz.Order; in a cycle, none by hash), for a finishing that
+// writes them -j at a time, each once those it requires by hash are
+// written.
+func (pr *PackageRewrite) finishingOf(replaced map[string]map[string]string, now time.Time) *finishing {
 	var pkgs []string
 	var deps []wacz.Dependency
 	for pkg := range replaced {
@@ -613,16 +646,19 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 			requiredByHash[d.Required] = true
 		}
 	}
-	// The packages are written -j at a time, each once those it
-	// requires by hash are written (they come before it in order).
-	f := &finishing{pr: pr, deps: deps, inCycle: inCycle, requiredByHash: requiredByHash, now: now,
+	f := &finishing{pr: pr, deps: deps, inCycle: inCycle, requiredByHash: requiredByHash, now: now, order: order,
 		sums: map[string]*packageSum{}, done: map[string]chan struct{}{}}
 	for _, pkg := range order {
 		if replaced[pkg] != nil {
 			f.done[pkg] = make(chan struct{})
 		}
 	}
-	outcomes := f.run(ctx, order, replaced)
+	return f
+}
+
+// take adds up the outcomes of the packages in order (nil where nothing
+// was rebuilt) and returns those rebuilt; paths give each package's path.
+func (res *PackageResult) take(order []string, outcomes []*finished, paths map[string]string) []string {
 	var rebuilt []string
 	for i, pkg := range order {
 		o := outcomes[i]
@@ -637,31 +673,18 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 		res.Requires += o.requires
 		rebuilt = append(rebuilt, pkg)
 		if o.info != nil {
-			if res.Checked == nil {
-				res.Checked = map[string]os.FileInfo{}
-			}
-			res.Checked[pr.paths[pkg]] = o.info
+			res.checked(paths[pkg], o.info)
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return res, err
+	return rebuilt
+}
+
+// checked notes the version of the package at path as checked.
+func (res *PackageResult) checked(path string, fi os.FileInfo) {
+	if res.Checked == nil {
+		res.Checked = map[string]os.FileInfo{}
 	}
-	// Packages of the collection that required one of those by its
-	// former hash (from an earlier run) get its hash now
-	// (wacz_requirers.go); those of Changed too, which a stopped attempt
-	// may have left stale.
-	rr, err := pr.RefreshRequirers(ctx, append(rebuilt, pr.Changed...), now)
-	for path, fi := range rr.Checked {
-		if res.Checked == nil {
-			res.Checked = map[string]os.FileInfo{}
-		}
-		res.Checked[path] = fi
-	}
-	res.Rebuilt += rr.Rebuilt
-	res.Requires += rr.Requires
-	res.Refused = append(res.Refused, rr.Refused...)
-	pr.takeSums(&res)
-	return res, err
+	res.Checked[path] = fi
 }
 
 // takeSums gives res the SHA-256 taken as they were written of the
@@ -689,6 +712,7 @@ type finishing struct {
 	inCycle        map[[2]string]bool
 	requiredByHash map[string]bool
 	now            time.Time
+	order          []string // the packages, those required by hash first
 	mu             sync.Mutex
 	// sums are each package's SHA-256 and size as it now is, for
 	// requires entries: taken once, when first asked for.
