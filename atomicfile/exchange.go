@@ -112,7 +112,13 @@ func (s *Swapped) Finish() error {
 // started again, finds the name anew) may be writing to it. If its size
 // or modification time changed, or inUse (if not nil), given it open for
 // reading, says it is open for writing, it is kept under a name of its
-// own and named in a *KeptError, with whatever was written to it.
+// own and named in a *KeptError, with whatever was written to it. It is
+// given that name before it is looked at, so that a kill during the look
+// leaves it there (untouched, maybe, and named by no error) rather than
+// under the temporary name only, which the next run removes. inUse is
+// also where a caller that knows the new content (its sum) compares it:
+// size and modification time miss a write of the same size within the
+// file system's timestamp tick.
 func (s *Swapped) Revert(inUse func(*os.File) error) error {
 	defer s.dir.Close()
 	if err := exchange(s.dir, s.tmp, s.name); err != nil {
@@ -125,8 +131,25 @@ func (s *Swapped) Revert(inUse func(*os.File) error) error {
 	if !os.SameFile(now, s.new) {
 		return fmt.Errorf("%s holds another file than the new version of %s once put back: left there", s.f.tmp, s.f.name)
 	}
+	// Named beside the file before it is looked at: a kill during the
+	// look (a /proc scan takes milliseconds) would otherwise leave it only
+	// under the temporary name, which the next run removes, with what a
+	// writer holding it open wrote and writes.
+	kept, err := s.keepName()
+	if err != nil {
+		return fmt.Errorf("%s: its new version took the name and gave it back, and may have been written to meanwhile: left under %s, as it could not be given a name of its own: %w", s.f.name, s.f.tmp, err)
+	}
 	if why := s.touched(now, inUse); why != nil {
-		return s.keep(why)
+		if err := s.f.removeTemp(); err != nil {
+			return fmt.Errorf("%s kept as %s, and still under %s: %w", s.f.name, kept, s.f.tmp, err)
+		}
+		s.dir.Sync()
+		return &KeptError{Name: s.f.name, Path: kept, Why: why}
+	}
+	// The kept name first: a kill between the two removals leaves only
+	// the temporary name, for the next run to remove.
+	if err := s.f.removeName(kept); err != nil {
+		return err
 	}
 	if err := s.f.removeTemp(); err != nil {
 		return err
@@ -178,23 +201,17 @@ func (e *KeptError) Unwrap() error { return e.Why }
 // leftovers removes it, nor a WARC's, so that no run takes it for one.
 const KeptSuffix = ".kept-"
 
-// keep links the new content under a name of its own beside the final
-// name, removes the temporary name, and returns the *KeptError.
-func (s *Swapped) keep(why error) error {
+// keepName links the new content, under the temporary name, under a
+// name of its own beside the final name ("<name>.kept-<digits>"), and
+// returns it.
+func (s *Swapped) keepName() (string, error) {
 	for try := 0; ; try++ {
 		kept := s.f.name + KeptSuffix + strconv.FormatUint(uint64(rand.Uint32()), 10)
 		err := s.f.linkTemp(kept)
 		if errors.Is(err, os.ErrExist) && try < 100 {
 			continue
 		}
-		if err != nil {
-			return fmt.Errorf("%s: its new version took the name and gave it back, and may have been written to meanwhile (%v): left under %s, as it could not be given a name of its own: %w", s.f.name, why, s.f.tmp, err)
-		}
-		if err := s.f.removeTemp(); err != nil {
-			return fmt.Errorf("%s kept as %s, and still under %s: %w", s.f.name, kept, s.f.tmp, err)
-		}
-		s.dir.Sync()
-		return &KeptError{Name: s.f.name, Path: kept, Why: why}
+		return kept, err
 	}
 }
 
@@ -220,6 +237,15 @@ func (f *File) linkTemp(name string) error {
 		return f.root.Link(f.tmp, name)
 	}
 	return os.Link(f.tmp, name)
+}
+
+// removeName removes name (in the final name's directory, through the root
+// if there is one).
+func (f *File) removeName(name string) error {
+	if f.root != nil {
+		return f.root.Remove(name)
+	}
+	return os.Remove(name)
 }
 
 // removeTemp removes the temporary name.
