@@ -135,11 +135,13 @@ func (s *Swapped) Revert(inUse func(*os.File) error) error {
 	// look (a /proc scan takes milliseconds) would otherwise leave it only
 	// under the temporary name, which the next run removes, with what a
 	// writer holding it open wrote and writes.
-	kept, err := s.keepName()
-	if err != nil {
-		return fmt.Errorf("%s: its new version took the name and gave it back, and may have been written to meanwhile: left under %s, as it could not be given a name of its own: %w", s.f.name, s.f.tmp, err)
-	}
+	// (Where hard links cannot be made, it is looked at first, as the
+	// only name it can have then is the temporary one.)
+	kept, linkErr := s.keepName()
 	if why := s.touched(now, inUse); why != nil {
+		if linkErr != nil {
+			return fmt.Errorf("%s: its new version took the name and gave it back, and may have been written to meanwhile (%v): left under %s, as it could not be given a name of its own: %w", s.f.name, why, s.f.tmp, linkErr)
+		}
 		if err := s.f.removeTemp(); err != nil {
 			return fmt.Errorf("%s kept as %s, and still under %s: %w", s.f.name, kept, s.f.tmp, err)
 		}
@@ -148,8 +150,10 @@ func (s *Swapped) Revert(inUse func(*os.File) error) error {
 	}
 	// The kept name first: a kill between the two removals leaves only
 	// the temporary name, for the next run to remove.
-	if err := s.f.removeName(kept); err != nil {
-		return err
+	if linkErr == nil {
+		if err := s.f.removeName(kept); err != nil {
+			return err
+		}
 	}
 	if err := s.f.removeTemp(); err != nil {
 		return err
