@@ -441,7 +441,7 @@ func (v *Version) Replace(log *rewritelog.Log, lock sync.Locker, entries []rewri
 		}
 		return nil, v.Refuse(err)
 	}
-	err = v.put()
+	err = v.put(result.Intent.Fixity.NewSize, result.Intent.Fixity.NewSum)
 	v.tmp = nil
 	var stuck *stuckError
 	switch {
@@ -470,8 +470,9 @@ func (v *Version) Replace(log *rewritelog.Log, lock sync.Locker, entries []rewri
 	}
 }
 
-// put puts the new version under the file's name. In place it exchanges
-// the two (renameat2 RENAME_EXCHANGE) rather than renaming over the file:
+// put puts the new version, newSize bytes with the sum newSum, under the
+// file's name. In place it exchanges the two (renameat2 RENAME_EXCHANGE)
+// rather than renaming over the file:
 // what the exchange took from the name must then be the file opened, as
 // it was, with no writer seen, or the exchange is undone and the file
 // refused (a *RefusedError), untouched. Between the last look and a rename
@@ -481,7 +482,7 @@ func (v *Version) Replace(log *rewritelog.Log, lock sync.Locker, entries []rewri
 // is the old version removed. Where the file system cannot exchange
 // names, the new version is renamed over the file, as before, and the run
 // warns once.
-func (v *Version) put() error {
+func (v *Version) put(newSize int64, newSum string) error {
 	if !v.pl.InPlace {
 		return v.tmp.Commit()
 	}
@@ -505,7 +506,7 @@ func (v *Version) put() error {
 	// by a signal and started again found the new version under the name:
 	// Revert keeps it, if it may have been written, rather than remove it.
 	var kept *atomicfile.KeptError
-	switch err := sw.Revert(openForWritingNow); {
+	switch err := sw.Revert(unwrittenSince(newSize, newSum)); {
 	case errors.As(err, &kept):
 		where := filepath.Join(filepath.Dir(v.Path), path.Base(filepath.ToSlash(kept.Path)))
 		return v.Refuse(fmt.Errorf("%w; its new version was given the name back and may have been written to meanwhile (%v): it is kept, with anything written to it, as %s: look at it before removing it", why, kept.Why, where))
@@ -621,4 +622,27 @@ func (v *Version) verify(check Check) (oldSum, newSum string, err error) {
 func hashSection(h io.Writer, r io.ReaderAt, off, n int64, buf []byte) error {
 	_, err := io.CopyBuffer(h, io.NewSectionReader(r, off, n), buf)
 	return err
+}
+
+// unwrittenSince is put's look at its new version, size bytes with the
+// sum sum as checked, once given the name back (Swapped.Revert's inUse):
+// it may be removed only if nobody has it open for writing and it holds
+// the bytes checked. Revert's own look at its size and modification
+// time misses a write of the same size, within the file system's
+// timestamp tick, by a process gone by then.
+func unwrittenSince(size int64, sum string) func(*os.File) error {
+	return func(f *os.File) error {
+		if err := openForWritingNow(f); err != nil {
+			return err
+		}
+		h, err := fixity.HashReader(f, fixity.Like(sum)...)
+		if err != nil {
+			return fmt.Errorf("it cannot be read: %w", err)
+		}
+		if !h.Is(size, sum) {
+			return fmt.Errorf("its bytes are not those written (%d bytes, %s): it has %d bytes, %s", size, sum, h.Size(), h.Like(sum))
+		}
+		// Again: a writer that opened it while it was read.
+		return openForWritingNow(f)
+	}
 }
