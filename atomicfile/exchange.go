@@ -20,7 +20,8 @@ var ErrExchangeUnsupported = errors.New("the file system cannot exchange two nam
 // then, which the caller looks at (Old) before it either removes it
 // (Finish) or puts it back (Revert). A crash meanwhile leaves the new
 // content under the name and what it replaced under the temporary name,
-// which RemoveLeftovers removes, as after a rename.
+// which RemoveLeftovers removes, as after a rename (a rewrite log's
+// recovery keeps, with Keep, one a writer appended to meanwhile).
 type Swapped struct {
 	f         *File
 	dir       *os.File    // the directory of both names
