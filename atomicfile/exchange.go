@@ -130,7 +130,19 @@ func (s *Swapped) Revert(inUse func(*os.File) error) error {
 		return fmt.Errorf("%s after putting back what %s held: %w", s.f.tmp, s.f.name, err)
 	}
 	if !os.SameFile(now, s.new) {
-		return fmt.Errorf("%s holds another file than the new version of %s once put back: left there", s.f.tmp, s.f.name)
+		// Renamed over the name while the new version held it (rsync, a
+		// repair tool): kept beside the file, as the next run removes the
+		// temporary name.
+		what := fmt.Errorf("another file than its new version was put under the name meanwhile (renamed over it)")
+		kept, err := s.keepName()
+		if err != nil {
+			return fmt.Errorf("%s holds another file than the new version of %s once put back: left there, as it could not be given a name of its own: %w", s.f.tmp, s.f.name, err)
+		}
+		if err := s.f.removeTemp(); err != nil {
+			return fmt.Errorf("%s: %v: kept as %s, and still under %s: %w", s.f.name, what, kept, s.f.tmp, err)
+		}
+		s.dir.Sync()
+		return &KeptError{Name: s.f.name, Path: kept, Why: what}
 	}
 	// Named beside the file before it is looked at: a kill during the
 	// look (a /proc scan takes milliseconds) would otherwise leave it only
@@ -186,17 +198,19 @@ func (s *Swapped) touched(now os.FileInfo, inUse func(*os.File) error) error {
 	return inUse(f)
 }
 
-// KeptError is the new content of a file that another process may have
-// written to while it held the file's name (Why): put back under a name
-// of its own, Path, rather than removed, with whatever was written to it,
-// for the operator to look at; the final name holds what it held before.
+// KeptError is what Revert took back from the final name and kept under
+// a name of its own, Path, rather than remove it, for the operator to
+// look at; Why says what it is: the new content, which another process
+// may have written to while it held the name, or a file another process
+// renamed over the name meanwhile. The final name holds what it held
+// before Exchange.
 type KeptError struct {
 	Name, Path string
 	Why        error
 }
 
 func (e *KeptError) Error() string {
-	return fmt.Sprintf("%s: its new version took the name and gave it back, and may have been written to meanwhile (%v): kept as %s, with anything written to it, beside the file as it was", e.Name, e.Why, e.Path)
+	return fmt.Sprintf("%s: its new version took the name and gave it back (%v): what the name held meanwhile is kept as %s, with anything written to it, beside the file as it was", e.Name, e.Why, e.Path)
 }
 
 func (e *KeptError) Unwrap() error { return e.Why }

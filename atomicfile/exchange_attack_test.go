@@ -97,3 +97,51 @@ func TestRevertCrashLeavesWriterNamed(t *testing.T) {
 		})
 	}
 }
+
+// TestRevertKeepsFileRenamedOver proves that a file another process
+// renamed over the name while the new version held it (rsync, a repair
+// tool), which Revert's exchange then takes from the name, is not left
+// under the temporary name only: the next run removes every temporary
+// name of the file (RemoveLeftovers), and the other process's file with
+// it.
+func TestRevertKeepsFileRenamedOver(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "a.warc")
+	if err := os.WriteFile(name, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Create(name, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("new")
+	sw, err := f.Exchange()
+	if errors.Is(err, ErrExchangeUnsupported) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "incoming")
+	if err := os.WriteFile(other, []byte("the other process's file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(other, name); err != nil {
+		t.Fatal(err)
+	}
+	err = sw.Revert(func(*os.File) error { return nil })
+	if err == nil {
+		t.Fatal("Revert: no error, with another file than the new version taken from the name")
+	}
+	RemoveLeftovers(name) // the next run
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if b, _ := os.ReadFile(filepath.Join(dir, e.Name())); string(b) == "the other process's file" {
+			if !strings.Contains(err.Error(), e.Name()) {
+				t.Errorf("Revert: %v, which does not name %s, where the other process's file is", err, e.Name())
+			}
+			return
+		}
+	}
+	t.Errorf("Revert: %v; the file another process renamed over the name is lost by the next run", err)
+}

@@ -509,7 +509,7 @@ func (v *Version) put(newSize int64, newSum string) error {
 	switch err := sw.Revert(unwrittenSince(newSize, newSum)); {
 	case errors.As(err, &kept):
 		where := filepath.Join(filepath.Dir(v.Path), path.Base(filepath.ToSlash(kept.Path)))
-		return v.Refuse(fmt.Errorf("%w; its new version was given the name back and may have been written to meanwhile (%v): it is kept, with anything written to it, as %s: look at it before removing it", why, kept.Why, where))
+		return v.Refuse(fmt.Errorf("%w; the name was given back to it, and what held the name meanwhile, which another process may have written (%v), is kept, with anything written to it, as %s: look at it before removing it", why, kept.Why, where))
 	case err != nil:
 		return &stuckError{File: v.File, Why: why, Err: err, Old: sw.OldName()}
 	}
