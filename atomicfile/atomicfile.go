@@ -198,16 +198,47 @@ func SyncDir(dir string) error {
 // whose name starts with name's ("a.warc-2.warc" beside "a.warc"), which
 // another writer may be writing, is left alone.
 func RemoveLeftovers(name string) {
+	for _, p := range Leftovers(name) {
+		os.Remove(p)
+	}
+}
+
+// Leftovers lists the temporary files of name that RemoveLeftovers
+// removes (their paths).
+func Leftovers(name string) []string {
 	prefix := TempPrefix + filepath.Base(name) + "-"
 	entries, err := os.ReadDir(filepath.Dir(name))
 	if err != nil {
-		return
+		return nil
 	}
+	var paths []string
 	for _, e := range entries {
 		rest, ok := strings.CutPrefix(e.Name(), prefix)
 		if ok && e.Type().IsRegular() && isDigits(rest) {
-			os.Remove(filepath.Join(filepath.Dir(name), e.Name()))
+			paths = append(paths, filepath.Join(filepath.Dir(name), e.Name()))
 		}
+	}
+	return paths
+}
+
+// Keep gives the file at path, a leftover of name that may hold what
+// another process wrote, a name of its own beside name
+// ("<name>.kept-<digits>", see KeptSuffix), which no cleanup removes nor
+// any run takes for an archive, removes path and returns the new name.
+func Keep(path, name string) (string, error) {
+	for try := 0; ; try++ {
+		kept := name + KeptSuffix + strconv.FormatUint(uint64(rand.Uint32()), 10)
+		err := os.Link(path, kept)
+		if errors.Is(err, os.ErrExist) && try < 100 {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if err := os.Remove(path); err != nil {
+			return kept, err
+		}
+		return kept, SyncDir(filepath.Dir(name))
 	}
 }
 

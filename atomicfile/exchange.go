@@ -20,7 +20,8 @@ var ErrExchangeUnsupported = errors.New("the file system cannot exchange two nam
 // then, which the caller looks at (Old) before it either removes it
 // (Finish) or puts it back (Revert). A crash meanwhile leaves the new
 // content under the name and what it replaced under the temporary name,
-// which RemoveLeftovers removes, as after a rename.
+// which RemoveLeftovers removes, as after a rename (a rewrite log's
+// recovery keeps, with Keep, one a writer appended to meanwhile).
 type Swapped struct {
 	f         *File
 	dir       *os.File    // the directory of both names
@@ -112,7 +113,13 @@ func (s *Swapped) Finish() error {
 // started again, finds the name anew) may be writing to it. If its size
 // or modification time changed, or inUse (if not nil), given it open for
 // reading, says it is open for writing, it is kept under a name of its
-// own and named in a *KeptError, with whatever was written to it.
+// own and named in a *KeptError, with whatever was written to it. It is
+// given that name before it is looked at, so that a kill during the look
+// leaves it there (untouched, maybe, and named by no error) rather than
+// under the temporary name only, which the next run removes. inUse is
+// also where a caller that knows the new content (its sum) compares it:
+// size and modification time miss a write of the same size within the
+// file system's timestamp tick.
 func (s *Swapped) Revert(inUse func(*os.File) error) error {
 	defer s.dir.Close()
 	if err := exchange(s.dir, s.tmp, s.name); err != nil {
@@ -123,10 +130,43 @@ func (s *Swapped) Revert(inUse func(*os.File) error) error {
 		return fmt.Errorf("%s after putting back what %s held: %w", s.f.tmp, s.f.name, err)
 	}
 	if !os.SameFile(now, s.new) {
-		return fmt.Errorf("%s holds another file than the new version of %s once put back: left there", s.f.tmp, s.f.name)
+		// Renamed over the name while the new version held it (rsync, a
+		// repair tool): kept beside the file, as the next run removes the
+		// temporary name.
+		what := fmt.Errorf("another file than its new version was put under the name meanwhile (renamed over it)")
+		kept, err := s.keepName()
+		if err != nil {
+			return fmt.Errorf("%s holds another file than the new version of %s once put back: left there, as it could not be given a name of its own: %w", s.f.tmp, s.f.name, err)
+		}
+		if err := s.f.removeTemp(); err != nil {
+			return fmt.Errorf("%s: %v: kept as %s, and still under %s: %w", s.f.name, what, kept, s.f.tmp, err)
+		}
+		s.dir.Sync()
+		return &KeptError{Name: s.f.name, Path: kept, Why: what}
 	}
+	// Named beside the file before it is looked at: a kill during the
+	// look (a /proc scan takes milliseconds) would otherwise leave it only
+	// under the temporary name, which the next run removes, with what a
+	// writer holding it open wrote and writes.
+	// (Where hard links cannot be made, it is looked at first, as the
+	// only name it can have then is the temporary one.)
+	kept, linkErr := s.keepName()
 	if why := s.touched(now, inUse); why != nil {
-		return s.keep(why)
+		if linkErr != nil {
+			return fmt.Errorf("%s: its new version took the name and gave it back, and may have been written to meanwhile (%v): left under %s, as it could not be given a name of its own: %w", s.f.name, why, s.f.tmp, linkErr)
+		}
+		if err := s.f.removeTemp(); err != nil {
+			return fmt.Errorf("%s kept as %s, and still under %s: %w", s.f.name, kept, s.f.tmp, err)
+		}
+		s.dir.Sync()
+		return &KeptError{Name: s.f.name, Path: kept, Why: why}
+	}
+	// The kept name first: a kill between the two removals leaves only
+	// the temporary name, for the next run to remove.
+	if linkErr == nil {
+		if err := s.f.removeName(kept); err != nil {
+			return err
+		}
 	}
 	if err := s.f.removeTemp(); err != nil {
 		return err
@@ -158,17 +198,19 @@ func (s *Swapped) touched(now os.FileInfo, inUse func(*os.File) error) error {
 	return inUse(f)
 }
 
-// KeptError is the new content of a file that another process may have
-// written to while it held the file's name (Why): put back under a name
-// of its own, Path, rather than removed, with whatever was written to it,
-// for the operator to look at; the final name holds what it held before.
+// KeptError is what Revert took back from the final name and kept under
+// a name of its own, Path, rather than remove it, for the operator to
+// look at; Why says what it is: the new content, which another process
+// may have written to while it held the name, or a file another process
+// renamed over the name meanwhile. The final name holds what it held
+// before Exchange.
 type KeptError struct {
 	Name, Path string
 	Why        error
 }
 
 func (e *KeptError) Error() string {
-	return fmt.Sprintf("%s: its new version took the name and gave it back, and may have been written to meanwhile (%v): kept as %s, with anything written to it, beside the file as it was", e.Name, e.Why, e.Path)
+	return fmt.Sprintf("%s: its new version took the name and gave it back (%v): what the name held meanwhile is kept as %s, with anything written to it, beside the file as it was", e.Name, e.Why, e.Path)
 }
 
 func (e *KeptError) Unwrap() error { return e.Why }
@@ -178,23 +220,17 @@ func (e *KeptError) Unwrap() error { return e.Why }
 // leftovers removes it, nor a WARC's, so that no run takes it for one.
 const KeptSuffix = ".kept-"
 
-// keep links the new content under a name of its own beside the final
-// name, removes the temporary name, and returns the *KeptError.
-func (s *Swapped) keep(why error) error {
+// keepName links the new content, under the temporary name, under a
+// name of its own beside the final name ("<name>.kept-<digits>"), and
+// returns it.
+func (s *Swapped) keepName() (string, error) {
 	for try := 0; ; try++ {
 		kept := s.f.name + KeptSuffix + strconv.FormatUint(uint64(rand.Uint32()), 10)
 		err := s.f.linkTemp(kept)
 		if errors.Is(err, os.ErrExist) && try < 100 {
 			continue
 		}
-		if err != nil {
-			return fmt.Errorf("%s: its new version took the name and gave it back, and may have been written to meanwhile (%v): left under %s, as it could not be given a name of its own: %w", s.f.name, why, s.f.tmp, err)
-		}
-		if err := s.f.removeTemp(); err != nil {
-			return fmt.Errorf("%s kept as %s, and still under %s: %w", s.f.name, kept, s.f.tmp, err)
-		}
-		s.dir.Sync()
-		return &KeptError{Name: s.f.name, Path: kept, Why: why}
+		return kept, err
 	}
 }
 
@@ -220,6 +256,15 @@ func (f *File) linkTemp(name string) error {
 		return f.root.Link(f.tmp, name)
 	}
 	return os.Link(f.tmp, name)
+}
+
+// removeName removes name (in the final name's directory, through the root
+// if there is one).
+func (f *File) removeName(name string) error {
+	if f.root != nil {
+		return f.root.Remove(name)
+	}
+	return os.Remove(name)
 }
 
 // removeTemp removes the temporary name.

@@ -30,7 +30,7 @@ func TestExchange(t *testing.T) {
 	}{
 		{name: "finish", want: "new"},
 		{name: "revert", revert: true, want: "old"},
-		{name: "revert finds another file", revert: true, want: "old", wantTmp: "other", wantErr: "holds another file",
+		{name: "revert finds another file", revert: true, want: "old", wantKept: "other", wantErr: "renamed over it",
 			meddle: func(t *testing.T, dir, tmp string) {
 				// The new content, now under the name, replaced by another file
 				// (which revert then swaps to the temporary name).

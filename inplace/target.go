@@ -81,18 +81,19 @@ func (t *Target) Displaced(old os.FileInfo, err error) error {
 // DisplacedError is a replacement undone: what the new version's
 // exchange took from the name was not the file as opened, with no writer
 // (Why, see Displaced), so the name was given back to it. Kept, if not
-// "", is where the new version was kept rather than removed, as another
-// process may have written to it while it held the name.
+// "", is where what held the name meanwhile was kept rather than removed,
+// as another process may have written to it (KeptWhy).
 type DisplacedError struct {
-	Why  error
-	Kept string
+	Why     error
+	Kept    string
+	KeptWhy error
 }
 
 func (e *DisplacedError) Error() string {
 	if e.Kept == "" {
 		return e.Why.Error()
 	}
-	return fmt.Sprintf("%v; its new version was given the name back and may have been written to meanwhile: it is kept, with anything written to it, as %s: look at it before removing it", e.Why, e.Kept)
+	return fmt.Sprintf("%v; the name was given back to it, and what held the name meanwhile, which another process may have written (%v), is kept, with anything written to it, as %s: look at it before removing it", e.Why, e.KeptWhy, e.Kept)
 }
 
 func (e *DisplacedError) Unwrap() error { return e.Why }
@@ -109,13 +110,15 @@ func (e *DisplacedError) Unwrap() error { return e.Why }
 // removed. A new version given the name back is kept, not removed, if
 // another process may have written to it (atomicfile.Swapped.Revert): an
 // open that waited for the lease on the file, was interrupted by a signal
-// and started again found it under the name.
+// and started again found it under the name. look says whether it is
+// still as written, nil for only whether another process holds it open
+// for writing.
 //
 // Where the file system cannot exchange names, noExchange (if not nil)
 // is told, and the new version is renamed over the file. If giving the
 // name back fails, the error says which file the name holds and where
 // the other is (the caller must stop).
-func (t *Target) Put(tmp *atomicfile.File, noExchange func(error)) error {
+func (t *Target) Put(tmp *atomicfile.File, look func(*os.File) error, noExchange func(error)) error {
 	sw, err := tmp.Exchange()
 	if errors.Is(err, atomicfile.ErrExchangeUnsupported) {
 		if noExchange != nil {
@@ -131,9 +134,12 @@ func (t *Target) Put(tmp *atomicfile.File, noExchange func(error)) error {
 		return sw.Finish()
 	}
 	var kept *atomicfile.KeptError
-	switch err := sw.Revert(openForWritingNow); {
+	if look == nil {
+		look = openForWritingNow
+	}
+	switch err := sw.Revert(look); {
 	case errors.As(err, &kept):
-		return &DisplacedError{Why: why, Kept: filepath.Join(filepath.Dir(t.path()), filepath.Base(kept.Path))}
+		return &DisplacedError{Why: why, Kept: filepath.Join(filepath.Dir(t.path()), filepath.Base(kept.Path)), KeptWhy: kept.Why}
 	case err != nil:
 		return &stuckError{File: t.path(), Why: why, Err: err, Old: sw.OldName()}
 	}

@@ -442,7 +442,7 @@ func (v *Version) Replace(log *rewritelog.Log, lock sync.Locker, entries []rewri
 		}
 		return nil, v.Refuse(err)
 	}
-	err = v.put()
+	err = v.put(result.Intent.Fixity.NewSize, result.Intent.Fixity.NewSum)
 	v.tmp = nil
 	var stuck *stuckError
 	switch {
@@ -471,15 +471,17 @@ func (v *Version) Replace(log *rewritelog.Log, lock sync.Locker, entries []rewri
 	}
 }
 
-// put puts the new version under the file's name (Target.Put), in place;
-// elsewhere it renames it there. Where the file system cannot exchange
-// names, the run warns once that the instants between the last look and
-// the rename are not covered.
-func (v *Version) put() error {
+// put puts the new version, newSize bytes with the sum newSum, under the
+// file's name (Target.Put), in place; elsewhere it renames it there. If
+// the name is given back, the new version is kept unless it is still
+// the one written, with no writer (unwrittenSince). Where the file system
+// cannot exchange names, the run warns once that the instants between the
+// last look and the rename are not covered.
+func (v *Version) put(newSize int64, newSum string) error {
 	if !v.pl.InPlace {
 		return v.tmp.Commit()
 	}
-	err := v.target.Put(v.tmp, func(err error) {
+	err := v.target.Put(v.tmp, unwrittenSince(newSize, newSum), func(err error) {
 		v.pl.Files.noExchange.Do(func() {
 			if v.pl.Warn != nil {
 				v.pl.Warn(fmt.Errorf("%s: %w: each file is renamed over instead, and a writer that opens it, or a file another process renames over it, in the instant between the last check and the rename is lost", v.Path, err))
@@ -603,4 +605,27 @@ func (v *Version) verify(check Check) (oldSum, newSum string, err error) {
 func hashSection(h io.Writer, r io.ReaderAt, off, n int64, buf []byte) error {
 	_, err := io.CopyBuffer(h, io.NewSectionReader(r, off, n), buf)
 	return err
+}
+
+// unwrittenSince is put's look at its new version, size bytes with the
+// sum sum as checked, once given the name back (Swapped.Revert's inUse):
+// it may be removed only if nobody has it open for writing and it holds
+// the bytes checked. Revert's own look at its size and modification
+// time misses a write of the same size, within the file system's
+// timestamp tick, by a process gone by then.
+func unwrittenSince(size int64, sum string) func(*os.File) error {
+	return func(f *os.File) error {
+		if err := openForWritingNow(f); err != nil {
+			return err
+		}
+		h, err := fixity.HashReader(f, fixity.Like(sum)...)
+		if err != nil {
+			return fmt.Errorf("it cannot be read: %w", err)
+		}
+		if !h.Is(size, sum) {
+			return fmt.Errorf("its bytes are not those written (%d bytes, %s): it has %d bytes, %s", size, sum, h.Size(), h.Like(sum))
+		}
+		// Again: a writer that opened it while it was read.
+		return openForWritingNow(f)
+	}
 }

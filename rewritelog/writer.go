@@ -384,11 +384,84 @@ func (l *Log) recover(intents []*pendingIntent, logged []bool) error {
 		}
 		l.whole = l.end
 	}
-	// The new versions never renamed are leftovers now.
+	// The new versions never renamed are leftovers now, and so are the
+	// files replaced, but only as journaled: a kill while a replacement
+	// gave the name back to a file a writer had open left the file, with
+	// what the writer appended (and appends), under the temporary name.
+	var kept []string
 	for _, in := range intents {
-		atomicfile.RemoveLeftovers(in.path)
+		k, err := in.leftovers()
+		kept = append(kept, k...)
+		if err != nil {
+			// The journal stays: the next opener looks again.
+			return fmt.Errorf("completing %s from its journal %s (kept): %w", l.name, l.journalName(), err)
+		}
 	}
-	return os.Remove(l.journalName())
+	if err := os.Remove(l.journalName()); err != nil {
+		return err
+	}
+	if len(kept) > 0 {
+		return fmt.Errorf("completing %s from its journal: %s: look at them (another process may have written to them while the interrupted run replaced them), then run again", l.name, strings.Join(kept, "; "))
+	}
+	return nil
+}
+
+// leftovers removes the temporary files of the intent's file, but keeps
+// beside the file (atomicfile.Keep) one that holds either of its versions
+// as journaled with bytes after it (what a writer appended), and says
+// what it kept; an error if one could not be kept, and is left where the
+// next cleanup would remove it. Any other leftover (a new version cut
+// short by a kill, one of the versions) is removed, as before.
+func (in *pendingIntent) leftovers() ([]string, error) {
+	var kept []string
+	for _, p := range atomicfile.Leftovers(in.path) {
+		why := in.appendedTo(p)
+		if why == "" {
+			os.Remove(p)
+			continue
+		}
+		k, err := atomicfile.Keep(p, in.path)
+		switch {
+		case k == "":
+			return kept, fmt.Errorf("%s, a temporary file of %s, holds %s, and cannot be given a name of its own: %w", p, in.path, why, err)
+		case err != nil:
+			kept = append(kept, fmt.Sprintf("%s (%s) kept as %s, and still there: %v", p, why, k, err))
+		default:
+			kept = append(kept, fmt.Sprintf("%s (%s) kept as %s", p, why, k))
+		}
+	}
+	return kept, nil
+}
+
+// appendedTo says which version of the intent's file the file at p is,
+// with bytes after it, "" if neither.
+func (in *pendingIntent) appendedTo(p string) string {
+	f, err := os.Open(p)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	for _, v := range []struct {
+		what string
+		size int64
+		sum  string
+	}{{"the file as it was", in.fix.OldSize, in.fix.OldSum}, {"its new version", in.fix.NewSize, in.fix.NewSum}} {
+		if fi.Size() <= v.size {
+			continue
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return ""
+		}
+		h, err := fixity.HashReader(io.LimitReader(f, v.size), fixity.Like(v.sum)...)
+		if err == nil && h.Is(v.size, v.sum) {
+			return fmt.Sprintf("%s, and %d bytes written after it", v.what, fi.Size()-v.size)
+		}
+	}
+	return ""
 }
 
 // appendRecovered writes the blocks of the intents to the log, synced, and

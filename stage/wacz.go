@@ -1078,7 +1078,7 @@ func (r *packageRebuild) put(res *wacz.Result) (*rebuilt, error) {
 		return nil, err
 	}
 	out := &rebuilt{sha256: res.SHA256, size: res.Size}
-	err = r.target.Put(r.tmp, nil)
+	err = r.target.Put(r.tmp, nil, nil)
 	r.tmp = nil
 	if err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
 		return nil, err

@@ -94,7 +94,7 @@ func stampFromInfo(fi os.FileInfo) (stamp, bool) {
 	if !ok {
 		return stamp{}, false
 	}
-	return stamp{Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Ctime: st.Ctim.Nano(),
+	return stamp{Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Ctime: changeTime(st),
 		Inode: uint64(st.Ino), Device: uint64(st.Dev)}, true
 }
 
