@@ -77,8 +77,15 @@ func removeUnlockedTempDirs(dir string, entries []os.DirEntry) {
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 			// Renamed here only once locked: its lock file is gone with
-			// a Remove under way, or one a kill stopped.
-			os.RemoveAll(path)
+			// a Remove under way, or one a kill stopped; or it is one of
+			// a version that locked the directory itself, which is
+			// looked at as that version did.
+			if d, err := os.Open(path); err == nil {
+				if syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+					os.RemoveAll(path)
+				}
+				d.Close()
+			}
 		case err == nil:
 			os.RemoveAll(path)
 			f.Close()

@@ -58,3 +58,41 @@ func fcntlGetfl(fd uintptr) (int, error) {
 	}
 	return int(r), nil
 }
+
+// TestTempDirCleanupWithoutLockFile: a TempDir without its lock file (a
+// Remove under way or killed, or one made by the version that locked the
+// directory itself, still running) is removed by a commit's cleanup only
+// if nobody holds the directory's own lock.
+func TestTempDirCleanupWithoutLockFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name   string
+		locked bool
+		want   bool // still there after the cleanup
+	}{
+		{"directory locked, no lock file", true, true},
+		{"nothing locked, no lock file", false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path, err := os.MkdirTemp(dir, tempWorkPrefix+"import-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.locked {
+				d, err := os.Open(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer d.Close()
+				if err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cleanup(dir, 0)
+			_, err = os.Stat(path)
+			if got := err == nil; got != c.want {
+				t.Errorf("there after the cleanup: %v, want %v (%v)", got, c.want, err)
+			}
+		})
+	}
+}
