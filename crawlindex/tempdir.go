@@ -1,6 +1,7 @@
 package crawlindex
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,15 @@ import (
 // the originals they sort), locked (flock) while it is in use: a commit's
 // cleanup removes one that a killed command left, never one another
 // process is using.
+//
+// The lock is on a regular file in it (tempLockFile), open for writing,
+// as the index's own lock is, not on the directory: on NFS, where the
+// index of a cluster's crawls is shared by its hosts, flock(2) is made a
+// lock of the server's (a byte-range lock of the whole file) for a
+// regular file only, and only open for writing for an exclusive one; a
+// directory's is a lock of the host that took it alone, which another
+// host's commit does not see, and would remove the directory of an
+// import running there.
 type TempDir struct {
 	Path string
 	lock *os.File
@@ -25,6 +35,7 @@ type TempDir struct {
 const (
 	tempWorkPrefix = atomicfile.TempPrefix + "work-"
 	tempNewPrefix  = atomicfile.TempPrefix + "new-"
+	tempLockFile   = ".lock"
 )
 
 // NewTempDir makes a locked temporary directory in dir, named for kind
@@ -34,21 +45,15 @@ func NewTempDir(dir, kind string) (*TempDir, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(made)
-	if err == nil {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-	}
+	f, err := lockTempDir(made, os.O_CREATE)
 	if err != nil {
-		if f != nil {
-			f.Close()
-		}
-		os.Remove(made)
+		os.RemoveAll(made)
 		return nil, err
 	}
 	path := filepath.Join(dir, tempWorkPrefix+strings.TrimPrefix(filepath.Base(made), tempNewPrefix))
 	if err := os.Rename(made, path); err != nil {
 		f.Close()
-		os.Remove(made)
+		os.RemoveAll(made)
 		return nil, err
 	}
 	return &TempDir{Path: path, lock: f}, nil
@@ -68,13 +73,36 @@ func removeUnlockedTempDirs(dir string, entries []os.DirEntry) {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
-		f, err := os.Open(path)
-		if err != nil {
-			continue
-		}
-		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+		f, err := lockTempDir(path, 0)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			// Renamed here only once locked: its lock file is gone with
+			// a Remove under way, or one a kill stopped; or it is one of
+			// a version that locked the directory itself, which is
+			// looked at as that version did.
+			if d, err := os.Open(path); err == nil {
+				if syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+					os.RemoveAll(path)
+				}
+				d.Close()
+			}
+		case err == nil:
 			os.RemoveAll(path)
+			f.Close()
 		}
-		f.Close()
 	}
+}
+
+// lockTempDir takes the lock of the TempDir at path (flag: os.O_CREATE
+// for one being made), without waiting.
+func lockTempDir(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(path, tempLockFile), os.O_RDWR|flag, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }

@@ -133,15 +133,27 @@ func (t *Target) Put(tmp *atomicfile.File, look func(*os.File) error, noExchange
 	if why == nil {
 		return sw.Finish()
 	}
-	var kept *atomicfile.KeptError
 	if look == nil {
 		look = openForWritingNow
 	}
-	switch err := sw.Revert(look); {
+	return t.reverted(why, sw.Revert(look), sw.OldName())
+}
+
+// reverted is what Put returns once it gave the name back (the
+// exchange's Revert, with err) for why: a *DisplacedError, the file
+// untouched, or a *stuckError if the name may not hold it. A Revert
+// whose only failure is the directory's sync (atomicfile.ErrNotSynced)
+// did give the name back: the file is untouched, and the error must not
+// wrap ErrNotSynced, which callers take for a replacement made.
+func (t *Target) reverted(why, err error, old string) error {
+	var kept *atomicfile.KeptError
+	switch {
 	case errors.As(err, &kept):
 		return &DisplacedError{Why: why, Kept: filepath.Join(filepath.Dir(t.path()), filepath.Base(kept.Path)), KeptWhy: kept.Why}
+	case errors.Is(err, atomicfile.ErrNotSynced):
+		return &DisplacedError{Why: fmt.Errorf("%w (the name given back to it, its directory not synced: %v)", why, err)}
 	case err != nil:
-		return &stuckError{File: t.path(), Why: why, Err: err, Old: sw.OldName()}
+		return &stuckError{File: t.path(), Why: why, Err: err, Old: old}
 	}
 	return &DisplacedError{Why: why}
 }

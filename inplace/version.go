@@ -614,16 +614,29 @@ func hashSection(h io.Writer, r io.ReaderAt, off, n int64, buf []byte) error {
 // time misses a write of the same size, within the file system's
 // timestamp tick, by a process gone by then.
 func unwrittenSince(size int64, sum string) func(*os.File) error {
-	return func(f *os.File) error {
-		if err := openForWritingNow(f); err != nil {
-			return err
-		}
+	return Unwritten(func(f *os.File) error {
 		h, err := fixity.HashReader(f, fixity.Like(sum)...)
 		if err != nil {
 			return fmt.Errorf("it cannot be read: %w", err)
 		}
 		if !h.Is(size, sum) {
 			return fmt.Errorf("its bytes are not those written (%d bytes, %s): it has %d bytes, %s", size, sum, h.Size(), h.Like(sum))
+		}
+		return nil
+	})
+}
+
+// Unwritten is a look for Target.Put at a new version given the name
+// back: it may be removed only if nobody has it open for writing, before
+// and after same, which says whether f (read from its start) holds the
+// bytes written (see unwrittenSince).
+func Unwritten(same func(f *os.File) error) func(*os.File) error {
+	return func(f *os.File) error {
+		if err := openForWritingNow(f); err != nil {
+			return err
+		}
+		if err := same(f); err != nil {
+			return err
 		}
 		// Again: a writer that opened it while it was read.
 		return openForWritingNow(f)

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"maps"
 	"net/url"
@@ -1078,7 +1079,7 @@ func (r *packageRebuild) put(res *wacz.Result) (*rebuilt, error) {
 		return nil, err
 	}
 	out := &rebuilt{sha256: res.SHA256, size: res.Size}
-	err = r.target.Put(r.tmp, nil, nil)
+	err = r.target.Put(r.tmp, inplace.Unwritten(unwrittenPackage(res.Size, res.CRC32)), nil)
 	r.tmp = nil
 	if err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
 		return nil, err
@@ -1100,6 +1101,26 @@ func (r *packageRebuild) put(res *wacz.Result) (*rebuilt, error) {
 		pr.mu.Unlock()
 	}
 	return out, nil
+}
+
+// unwrittenPackage says whether f, a new version of a package given the
+// name back, still holds the bytes written (size bytes with the CRC-32
+// crc): a process that opened the name while it held it, rewrote it at
+// the same size and closed it within the file system's timestamp tick
+// left its size and modification time as they were (Target.Put's look,
+// as for a WARC file).
+func unwrittenPackage(size int64, crc uint32) func(*os.File) error {
+	return func(f *os.File) error {
+		h := crc32.NewIEEE()
+		n, err := io.Copy(h, f)
+		if err != nil {
+			return fmt.Errorf("it cannot be read: %w", err)
+		}
+		if n != size || h.Sum32() != crc {
+			return fmt.Errorf("its bytes are not those written (%d bytes, CRC-32 %08x): it has %d bytes, CRC-32 %08x", size, crc, n, h.Sum32())
+		}
+		return nil
+	}
 }
 
 // close removes a new version not put in place, gives the guard up and
