@@ -92,11 +92,17 @@ func (s *Swapped) OldName() string { return s.f.tmp }
 
 // Finish removes what the exchange put under the temporary name (the
 // file replaced) and syncs the directory: the new content stays under
-// the final name, as after Commit (whose ErrNotSynced it returns alike).
+// the final name, as after Commit (whose ErrNotSynced it returns alike,
+// also when the version replaced cannot be removed: the file is replaced).
 func (s *Swapped) Finish() error {
 	defer s.dir.Close()
 	if err := s.f.removeTemp(); err != nil {
-		return fmt.Errorf("removing the version %s replaced, under %s: %w", s.f.name, s.f.tmp, err)
+		// Replaced all the same: the name holds the new content, as after
+		// a Commit whose directory sync failed, and the caller must take
+		// it so (ErrNotSynced), not as a file left as it was. The version
+		// replaced stays under the temporary name, a leftover as any.
+		s.dir.Sync()
+		return fmt.Errorf("%s: %w: the version it replaced could not be removed from %s: %v", s.f.name, ErrNotSynced, s.f.tmp, err)
 	}
 	if err := s.dir.Sync(); err != nil {
 		return fmt.Errorf("%s: %w: %v", s.f.name, ErrNotSynced, err)

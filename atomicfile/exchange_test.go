@@ -161,3 +161,44 @@ func TestExchangeWithNoFile(t *testing.T) {
 		t.Errorf("left %v", entries)
 	}
 }
+
+// TestFinishNotRemovedIsReplaced: an exchange whose old version cannot be
+// removed afterwards has replaced the file all the same, and Finish says
+// so as a Commit whose directory sync failed does (ErrNotSynced), not as
+// a failure: a caller taking it for one would count the file as left as
+// it was and forget the new version's log entries.
+func TestFinishNotRemovedIsReplaced(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "a.warc")
+	if err := os.WriteFile(name, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Create(name, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("new")
+	tmp := f.tmp
+	sw, err := f.Exchange()
+	if errors.Is(err, ErrExchangeUnsupported) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the temporary name holds cannot be removed: a directory with
+	// a file in it.
+	if err := os.Remove(tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(tmp, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err = sw.Finish()
+	if !errors.Is(err, ErrNotSynced) || !strings.Contains(err.Error(), "could not be removed") {
+		t.Errorf("Finish: %v, want ErrNotSynced saying the old version could not be removed", err)
+	}
+	if b, _ := os.ReadFile(name); string(b) != "new" {
+		t.Errorf("the name holds %q, want the new content", b)
+	}
+}
