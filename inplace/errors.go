@@ -56,3 +56,13 @@ func (e *stuckError) Error() string {
 }
 
 func (e *stuckError) Unwrap() error { return e.Err }
+
+// IsStuck reports whether err is a replacement that could not be undone:
+// which version the name holds is not what the caller meant, and the
+// other is under a temporary name that err names. The run must stop
+// there, for the operator to look, rather than go on and count the file
+// as left untouched.
+func IsStuck(err error) bool {
+	var s *stuckError
+	return errors.As(err, &s)
+}

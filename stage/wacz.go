@@ -171,8 +171,11 @@ type PackageRewrite struct {
 	KeepPlaces map[string]bool
 
 	// mu guards what the packages written at once share: wroteHere,
-	// written, the cache's entries (Restamp).
-	mu       sync.Mutex
+	// written, the cache's entries (Restamp), stuck.
+	mu sync.Mutex
+	// stuck is the first package put in place that could not be given
+	// back (noteStuck).
+	stuck    error
 	staged   map[string]*stagedMember // by member name
 	packages map[string][]string      // package name -> its staged members' names
 	deps     map[[2]string]bool       // requirer, required package names
@@ -586,7 +589,28 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 	res.Requires += rr.Requires
 	res.Refused = append(res.Refused, rr.Refused...)
 	pr.takeSums(&res)
+	if stuck := pr.stuckPut(); stuck != nil && err == nil {
+		err = stuck
+	}
 	return res, err
+}
+
+// noteStuck keeps the first package whose new version took its name and
+// could not give it back (inplace.IsStuck): its rebuild is refused like
+// any, and the stage's entry point then stops the run with it.
+func (pr *PackageRewrite) noteStuck(err error) {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.stuck == nil {
+		pr.stuck = err
+	}
+}
+
+// stuckPut is the first package noteStuck kept, nil for none.
+func (pr *PackageRewrite) stuckPut() error {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	return pr.stuck
 }
 
 // replacedMembers are the staged members the rewrite replaced, by
@@ -1081,6 +1105,9 @@ func (r *packageRebuild) put(res *wacz.Result) (*rebuilt, error) {
 	out := &rebuilt{sha256: res.SHA256, size: res.Size}
 	err = r.target.Put(r.tmp, inplace.Unwritten(unwrittenPackage(res.Size, res.CRC32)), nil)
 	r.tmp = nil
+	if inplace.IsStuck(err) {
+		r.pr.noteStuck(err)
+	}
 	if err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
 		return nil, err
 	}

@@ -130,5 +130,5 @@ func (pr *PackageRewrite) Recover(pending []Pending, version func(name string) (
 			os.Remove(p.Staged)
 		}
 	}
-	return res, nil
+	return res, pr.stuckPut()
 }

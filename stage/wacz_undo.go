@@ -118,6 +118,9 @@ func (pr *PackageRewrite) FinishUndo(ctx context.Context, now time.Time) (res Pa
 	res.Rebuilt += rr.Rebuilt
 	res.Requires += rr.Requires
 	res.Refused = append(res.Refused, rr.Refused...)
+	if stuck := pr.stuckPut(); stuck != nil && err == nil {
+		err = stuck
+	}
 	return res, restored, err
 }
 
