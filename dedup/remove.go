@@ -125,8 +125,10 @@ func RemoveCrawl(ctx context.Context, opt RemoveOptions) (*RemoveResult, error) 
 	return res, nil
 }
 
-// clearRemoveTemp removes the temporary directories of removals that
-// were killed; the removal's registration must be held.
+// clearRemoveTemp removes the temporary directories of removals killed
+// before removals made theirs as crawlindex.TempDirs (".tmp-remove-*"),
+// which a commit's cleanup removes now; the removal's registration must
+// be held.
 func clearRemoveTemp(index string) {
 	left, _ := filepath.Glob(filepath.Join(index, atomicfile.TempPrefix+"remove-*"))
 	for _, d := range left {
