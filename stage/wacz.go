@@ -175,11 +175,13 @@ type PackageRewrite struct {
 	mu sync.Mutex
 	// stuck is the first package put in place that could not be given
 	// back (noteStuck).
-	stuck    error
-	staged   map[string]*stagedMember // by member name
-	packages map[string][]string      // package name -> its staged members' names
-	deps     map[[2]string]bool       // requirer, required package names
-	paths    map[string]string        // package name -> path
+	stuck error
+	// noExchange: the run was told that names cannot be exchanged.
+	noExchange sync.Once
+	staged     map[string]*stagedMember // by member name
+	packages   map[string][]string      // package name -> its staged members' names
+	deps       map[[2]string]bool       // requirer, required package names
+	paths      map[string]string        // package name -> path
 	// externals are the packages outside the collection (External) that
 	// hold originals of duplicates, by name.
 	externals map[string]ExternalPackage
@@ -593,6 +595,16 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 		err = stuck
 	}
 	return res, err
+}
+
+// warnNoExchange warns, once, that the packages' file system cannot
+// exchange names (NFS): each is renamed over instead, as WARC files are.
+func (pr *PackageRewrite) warnNoExchange(err error) {
+	pr.noExchange.Do(func() {
+		if pr.Messages != nil {
+			pr.Messages.Warn(fmt.Errorf("%w: each package is renamed over instead, and a writer that opens it, or a file another process renames over it, in the instant between the last check and the rename is lost", err))
+		}
+	})
 }
 
 // noteStuck keeps the first package whose new version took its name and
@@ -1103,7 +1115,7 @@ func (r *packageRebuild) put(res *wacz.Result) (*rebuilt, error) {
 		return nil, err
 	}
 	out := &rebuilt{sha256: res.SHA256, size: res.Size}
-	err = r.target.Put(r.tmp, inplace.Unwritten(unwrittenPackage(res.Size, res.CRC32)), nil)
+	err = r.target.Put(r.tmp, inplace.Unwritten(unwrittenPackage(res.Size, res.CRC32)), r.pr.warnNoExchange)
 	r.tmp = nil
 	if inplace.IsStuck(err) {
 		r.pr.noteStuck(err)
