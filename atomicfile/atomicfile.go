@@ -226,19 +226,26 @@ func Leftovers(name string) []string {
 // ("<name>.kept-<digits>", see KeptSuffix), which no cleanup removes nor
 // any run takes for an archive, removes path and returns the new name.
 func Keep(path, name string) (string, error) {
+	kept, err := linkKept(name, func(kept string) error { return os.Link(path, kept) })
+	if err != nil {
+		return "", err
+	}
+	if err := os.Remove(path); err != nil {
+		return kept, err
+	}
+	return kept, SyncDir(filepath.Dir(name))
+}
+
+// linkKept links a file, with link, under a name of its own beside name
+// ("<name>.kept-<digits>", KeptSuffix), and returns that name.
+func linkKept(name string, link func(kept string) error) (string, error) {
 	for try := 0; ; try++ {
 		kept := name + KeptSuffix + strconv.FormatUint(uint64(rand.Uint32()), 10)
-		err := os.Link(path, kept)
+		err := link(kept)
 		if errors.Is(err, os.ErrExist) && try < 100 {
 			continue
 		}
-		if err != nil {
-			return "", err
-		}
-		if err := os.Remove(path); err != nil {
-			return kept, err
-		}
-		return kept, SyncDir(filepath.Dir(name))
+		return kept, err
 	}
 }
 

@@ -3,10 +3,8 @@ package atomicfile
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 )
 
 // ErrExchangeUnsupported is Exchange where the kernel or the file system
@@ -230,14 +228,7 @@ const KeptSuffix = ".kept-"
 // name of its own beside the final name ("<name>.kept-<digits>"), and
 // returns it.
 func (s *Swapped) keepName() (string, error) {
-	for try := 0; ; try++ {
-		kept := s.f.name + KeptSuffix + strconv.FormatUint(uint64(rand.Uint32()), 10)
-		err := s.f.linkTemp(kept)
-		if errors.Is(err, os.ErrExist) && try < 100 {
-			continue
-		}
-		return kept, err
-	}
+	return linkKept(s.f.name, s.f.linkTemp)
 }
 
 // lstatTemp is os.Lstat of the temporary name.

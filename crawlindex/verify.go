@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"warcdedup/fixity"
+	"warcdedup/internal/ctime"
 	"warcdedup/manifest"
 )
 
@@ -205,5 +206,5 @@ func Stamp(fi os.FileInfo) string {
 		return ""
 	}
 	return strings.Join([]string{strconv.FormatInt(fi.Size(), 10), strconv.FormatInt(fi.ModTime().UnixNano(), 10),
-		strconv.FormatInt(changeTime(st), 10), strconv.FormatUint(st.Ino, 10), strconv.FormatUint(uint64(st.Dev), 10)}, " ")
+		strconv.FormatInt(ctime.Of(st), 10), strconv.FormatUint(st.Ino, 10), strconv.FormatUint(uint64(st.Dev), 10)}, " ")
 }

@@ -574,7 +574,7 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 	}
 	replaced := pr.replacedMembers()
 	f := pr.finishingOf(replaced, now)
-	outcomes := f.run(ctx, f.order, replaced)
+	outcomes := f.run(ctx, replaced)
 	rebuilt := res.take(f.order, outcomes, pr.paths)
 	if err := ctx.Err(); err != nil {
 		return res, err
@@ -773,11 +773,12 @@ type finished struct {
 	info     os.FileInfo
 }
 
-// run rebuilds the packages of order that have replaced members, each
+// run rebuilds the packages of f.order that have replaced members, each
 // after the packages it requires by hash (which come before it in
 // order), at most Jobs at once: the outcomes, by position in order (nil
 // for a package not rebuilt, or not reached once ctx was done).
-func (f *finishing) run(ctx context.Context, order []string, replaced map[string]map[string]string) []*finished {
+func (f *finishing) run(ctx context.Context, replaced map[string]map[string]string) []*finished {
+	order := f.order
 	out := make([]*finished, len(order))
 	at := map[string]int{}
 	for i, pkg := range order {

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"warcdedup/atomicfile"
+	"warcdedup/internal/ctime"
 	"warcdedup/internal/gzfile"
 )
 
@@ -94,7 +95,7 @@ func stampFromInfo(fi os.FileInfo) (stamp, bool) {
 	if !ok {
 		return stamp{}, false
 	}
-	return stamp{Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Ctime: changeTime(st),
+	return stamp{Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Ctime: ctime.Of(st),
 		Inode: uint64(st.Ino), Device: uint64(st.Dev)}, true
 }
 
