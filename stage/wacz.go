@@ -198,6 +198,9 @@ type PackageRewrite struct {
 	// removing are the removals of the staged copies of packages written
 	// anew (removeStaged), which Discard waits for.
 	removing sync.WaitGroup
+	// fileSystem is checkSpace's look at the file systems (freeSpace
+	// when nil; tests give their own).
+	fileSystem fileSystem
 }
 
 // ExternalPackage is a package outside the collection that holds
@@ -283,10 +286,14 @@ func (pr *PackageRewrite) Prepare(ctx context.Context, numbered, byFile string) 
 	if len(need) == 0 {
 		return nil
 	}
+	names := slices.Sorted(maps.Keys(need))
+	if err := pr.checkSpace(names); err != nil {
+		return err
+	}
 	if err := pr.findDependencies(numbered); err != nil {
 		return err
 	}
-	return pr.stageAll(ctx, slices.Sorted(maps.Keys(need)))
+	return pr.stageAll(ctx, names)
 }
 
 // stageAll stages the members named, Jobs at a time (a copy is the

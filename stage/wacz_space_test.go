@@ -1,0 +1,73 @@
+package stage
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCheckSpace: the staging of WACZ members is refused, before any
+// copy, when a file system has not the room for the copies and the
+// packages written at once; a stopped attempt's copies count as free.
+func TestCheckSpace(t *testing.T) {
+	dir := t.TempDir()
+	pkgA := filepath.Join(dir, "a.wacz")
+	pkgB := filepath.Join(dir, "b.wacz")
+	for _, p := range []string{pkgA, pkgB} {
+		if err := os.WriteFile(p, make([]byte, 1000), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	members := map[string]PackageMember{
+		"a.wacz#archive/1.warc.gz": {Path: pkgA, Package: "a.wacz", Member: "archive/1.warc.gz", Offset: 50, Size: 400},
+		"a.wacz#archive/2.warc.gz": {Path: pkgA, Package: "a.wacz", Member: "archive/2.warc.gz", Offset: 500, Size: 300},
+		"b.wacz#archive/1.warc.gz": {Path: pkgB, Package: "b.wacz", Member: "archive/1.warc.gz", Offset: 50, Size: 200},
+	}
+	names := []string{"a.wacz#archive/1.warc.gz", "a.wacz#archive/2.warc.gz", "b.wacz#archive/1.warc.gz"}
+	// With one job: the copies (900), two new versions at once (the two
+	// largest members, 700) and one package written (1000): 2600 bytes.
+	const need = 2600
+	leftover := filepath.Join(dir, stageName(members["a.wacz#archive/2.warc.gz"]))
+	for _, c := range []struct {
+		name      string
+		free      int64
+		known     bool
+		jobs      int
+		leftover  bool
+		wantError bool
+	}{
+		{name: "room for all", free: need, known: true, jobs: 1},
+		{name: "one byte short", free: need - 1, known: true, jobs: 1, wantError: true},
+		{name: "a stopped attempt's copy is made again in its place", free: need - 300, known: true, jobs: 1, leftover: true},
+		{name: "two jobs write two packages at once", free: need, known: true, jobs: 2, wantError: true},
+		{name: "free space not known", free: 0, known: false, jobs: 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			os.Remove(leftover)
+			if c.leftover {
+				if err := os.WriteFile(leftover, make([]byte, 300), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			pr := &PackageRewrite{Members: members, Jobs: c.jobs,
+				fileSystem: func(string) (uint64, int64, bool) { return 1, c.free, c.known }}
+			err := pr.checkSpace(names)
+			if c.wantError != (err != nil) {
+				t.Fatalf("checkSpace = %v, want an error: %v", err, c.wantError)
+			}
+			if err == nil {
+				return
+			}
+			if !errors.Is(err, ErrNoSpace) {
+				t.Errorf("%v is no ErrNoSpace", err)
+			}
+			for _, want := range []string{dir, "3 members", "nothing was copied"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("%q does not say %q", err, want)
+				}
+			}
+		})
+	}
+}

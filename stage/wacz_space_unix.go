@@ -1,0 +1,26 @@
+//go:build linux || darwin
+
+package stage
+
+import (
+	"os"
+	"syscall"
+)
+
+// freeSpace is the file system of dir (its device) and the bytes free
+// there for an unprivileged process.
+func freeSpace(dir string) (uint64, int64, bool) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return 0, 0, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, 0, false
+	}
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(dir, &fs); err != nil {
+		return 0, 0, false
+	}
+	return uint64(st.Dev), int64(fs.Bavail) * int64(fs.Bsize), true
+}
