@@ -8,7 +8,9 @@ import (
 )
 
 // freeSpace is the file system of dir (its device) and the bytes free
-// there for an unprivileged process.
+// there for an unprivileged process; not known on a file system that
+// says it has no blocks at all (some FUSE mounts of object stores), which
+// a check would refuse every job on.
 func freeSpace(dir string) (uint64, int64, bool) {
 	fi, err := os.Stat(dir)
 	if err != nil {
@@ -19,7 +21,7 @@ func freeSpace(dir string) (uint64, int64, bool) {
 		return 0, 0, false
 	}
 	var fs syscall.Statfs_t
-	if err := syscall.Statfs(dir, &fs); err != nil {
+	if err := syscall.Statfs(dir, &fs); err != nil || fs.Blocks == 0 {
 		return 0, 0, false
 	}
 	return uint64(st.Dev), int64(fs.Bavail) * int64(fs.Bsize), true
