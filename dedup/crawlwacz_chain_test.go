@@ -1,7 +1,7 @@
 package dedup
 
 import (
-	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -51,27 +51,10 @@ func TestRunIndexWACZRefusesUnrefreshableRequirerOfRequirer(t *testing.T) {
 			for _, e := range jobtest.StaleRequires(t, c.dirs...) {
 				staleBefore[e] = true // crawl-0-1.wacz's entry for crawl-0-0.wacz, changed here
 			}
-			before := map[string]map[string]string{}
-			for _, d := range c.dirs {
-				before[d] = hashTree(t, d)
-			}
-			r, err := Run(context.Background(), Options{Collections: []string{c.op}, Crawl: "crawl-1", Index: c.index, Jobs: 2, KeepWork: true})
-			if err == nil && r.Report.Exit == 0 {
-				t.Fatal("the run of crawl-1 succeeded: crawl-0-0.wacz cannot be brought up to date")
-			}
-			msg := ""
-			if err != nil {
-				msg = err.Error()
-			} else {
-				msg = strings.Join(r.Report.ExitReason, "; ")
-			}
-			for _, d := range c.dirs {
-				for name, h := range hashTree(t, d) {
-					if before[d][name] != h {
-						t.Errorf("%s changed (the run should have refused before rewriting anything: %s)", filepath.Join(d, name), msg)
-					}
-				}
-			}
+			before := c.snapshot(t)
+			msg := mustRefuse(t, c.rerun(), &before, func() string {
+				return "the run of crawl-1 succeeded: crawl-0-0.wacz cannot be brought up to date"
+			})
 			for _, e := range jobtest.StaleRequires(t, c.dirs...) {
 				if !staleBefore[e] {
 					t.Errorf("stale entry left: %s (%s)", e, msg)
@@ -102,27 +85,10 @@ func TestRunIndexWACZRefusesRequirerChangedSinceCommit(t *testing.T) {
 	if got := jobtest.WARCPlaces(t, c.requirer); slices.Equal(got, places) {
 		t.Fatalf("%s's WARC members did not move: the test proves nothing", c.requirer)
 	}
-	before := map[string]map[string]string{}
-	for _, d := range c.dirs {
-		before[d] = hashTree(t, d)
-	}
-	r, err := Run(context.Background(), Options{Collections: []string{c.op}, Crawl: "crawl-1", Index: c.index, Jobs: 2, KeepWork: true})
-	if err == nil && r.Report.Exit == 0 {
-		t.Fatalf("the run of crawl-1 succeeded; the index now disagrees on crawl-0's %v", jobtest.IndexDisagrees(t, c.index, "crawl-0"))
-	}
-	msg := ""
-	if err != nil {
-		msg = err.Error()
-	} else {
-		msg = strings.Join(r.Report.ExitReason, "; ")
-	}
-	for _, d := range c.dirs {
-		for name, h := range hashTree(t, d) {
-			if before[d][name] != h {
-				t.Errorf("%s changed (the run should have refused before rewriting anything)", filepath.Join(d, name))
-			}
-		}
-	}
+	before := c.snapshot(t)
+	msg := mustRefuse(t, c.rerun(), &before, func() string {
+		return fmt.Sprintf("the run of crawl-1 succeeded; the index now disagrees on crawl-0's %v", jobtest.IndexDisagrees(t, c.index, "crawl-0"))
+	})
 	if !strings.Contains(msg, filepath.Base(c.requirer)) {
 		t.Errorf("the refusal does not name %s: %s", filepath.Base(c.requirer), msg)
 	}

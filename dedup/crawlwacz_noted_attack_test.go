@@ -3,10 +3,7 @@ package dedup
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"testing"
-
-	"warcdedup/crawlindex"
 )
 
 // TestRunIndexWACZNotedRequirerGoneAttack resumes a stopped attempt
@@ -16,14 +13,11 @@ import (
 // anything), not rewrite crawl-1's packages and then fail.
 func TestRunIndexWACZNotedRequirerGoneAttack(t *testing.T) {
 	c := setUpCommittedRequirer(t)
-	before := map[string]map[string]string{}
-	opt := Options{Collections: []string{c.op}, Crawl: "crawl-1", Index: c.index, Jobs: 2, KeepWork: true}
+	var before dirsSnapshot
+	opt := c.rerun()
 	// Noted by the stopped attempt; since, crawl-0 was taken out of the
 	// index and its requirer deleted.
-	e, err := crawlindex.NotePackage("crawl-0", filepath.Base(c.requirer), c.requirer)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := c.noteRequirer(t)
 	if _, err := RemoveCrawl(context.Background(), RemoveOptions{Index: c.index, Crawl: "crawl-0", Jobs: 2}); err != nil {
 		t.Fatalf("index remove crawl-0: %v", err)
 	}
@@ -31,23 +25,16 @@ func TestRunIndexWACZNotedRequirerGoneAttack(t *testing.T) {
 		t.Fatal(err)
 	}
 	opt.afterHash = func() {
-		if err := crawlindex.WriteRefileNote(filepath.Join(c.wd, crawlRefileNote), []crawlindex.RefileEntry{e}); err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range c.dirs {
-			before[d] = hashTree(t, d)
-		}
+		c.writeNote(t, e)
+		before = c.snapshot(t)
 	}
 	r, err := Run(context.Background(), opt)
-	if err == nil && r.Report.Exit == 0 {
+	msg, failed := failure(r, err)
+	if !failed {
 		return
 	}
-	t.Logf("run: %v %v", err, r.Report.ExitReason)
-	for _, d := range c.dirs {
-		for name, h := range hashTree(t, d) {
-			if before[d][name] != h {
-				t.Errorf("%s rewritten, and the run failed: %v %v", filepath.Join(d, name), err, r.Report.ExitReason)
-			}
-		}
+	t.Logf("run: %s", msg)
+	for _, p := range before.changed(t) {
+		t.Errorf("%s rewritten, and the run failed: %s", p, msg)
 	}
 }

@@ -1,13 +1,11 @@
 package dedup
 
 import (
-	"context"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"warcdedup/crawlindex"
 	"warcdedup/internal/jobtest"
 )
 
@@ -40,54 +38,27 @@ func TestRunIndexWACZNotedRequirerChangedSinceCommit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := setUpCommittedRequirer(t)
-			places := jobtest.WARCPlaces(t, c.requirer)
-			required := hashTree(t, filepath.Dir(c.required))[filepath.Base(c.required)]
-			before := map[string]map[string]string{}
-			opt := Options{Collections: []string{c.op}, Crawl: "crawl-1", Index: c.index, Jobs: 2, KeepWork: true}
+			var before dirsSnapshot
+			opt := c.rerun()
 			opt.afterHash = func() {
-				e, err := crawlindex.NotePackage("crawl-0", filepath.Base(c.requirer), c.requirer)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := crawlindex.WriteRefileNote(filepath.Join(c.wd, crawlRefileNote), []crawlindex.RefileEntry{e}); err != nil {
-					t.Fatal(err)
-				}
+				c.writeNote(t, c.noteRequirer(t))
 				tc.change(t, c)
 				if len(jobtest.IndexDisagrees(t, c.index, "crawl-0")) == 0 {
 					t.Fatalf("%s is as its crawl's commit recorded it: the test proves nothing", c.requirer)
 				}
-				moved := !slices.Equal(jobtest.WARCPlaces(t, c.requirer), places)
+				moved := !slices.Equal(jobtest.WARCPlaces(t, c.requirer), c.places)
 				if moved != tc.refuse {
 					t.Fatalf("%s's WARC members moved: %v: the test proves nothing", c.requirer, moved)
 				}
-				for _, d := range c.dirs {
-					before[d] = hashTree(t, d)
-				}
+				before = c.snapshot(t)
 			}
-			r, err := Run(context.Background(), opt)
 			if !tc.refuse {
-				if err != nil || r.Report.Exit != 0 {
-					t.Fatalf("crawl-1 run again: %v %+v", err, r.Report.ExitReason)
-				}
-				c.check(t, required, places)
+				c.runAgain(t, opt)
 				return
 			}
-			if err == nil && r.Report.Exit == 0 {
-				t.Fatal("the run of crawl-1 succeeded: crawl-0's requirer moved its records since it was noted")
-			}
-			msg := ""
-			if err != nil {
-				msg = err.Error()
-			} else {
-				msg = strings.Join(r.Report.ExitReason, "; ")
-			}
-			for _, d := range c.dirs {
-				for name, h := range hashTree(t, d) {
-					if before[d][name] != h {
-						t.Errorf("%s changed (the run should have refused before rewriting anything: %s)", filepath.Join(d, name), msg)
-					}
-				}
-			}
+			msg := mustRefuse(t, opt, &before, func() string {
+				return "the run of crawl-1 succeeded: crawl-0's requirer moved its records since it was noted"
+			})
 			if !strings.Contains(msg, filepath.Base(c.requirer)) || !strings.Contains(msg, "noted by a stopped attempt") {
 				t.Errorf("the refusal does not name %s and why: %s", filepath.Base(c.requirer), msg)
 			}

@@ -9,18 +9,8 @@ import (
 	"testing"
 
 	"warcdedup/crawlindex"
-	"warcdedup/internal/jobtest"
 	"warcdedup/wacz"
 )
-
-// waczCrawls splits generatedMultiWACZ's packages into its two crawls,
-// crawl-0 (earlier) and crawl-1, as the operands of two runs: each
-// crawl's own directory, or each crawl's multi-WACZ JSON beside the
-// other's in one directory. It returns the directory every package is
-// in at the end (where the packages of both are), and the operands.
-func waczCrawls(t *testing.T, form string) (all string, byDir map[string]string, ops [2]string) {
-	return jobtest.WACZCrawls(t, form)
-}
 
 // TestRunIndexWACZCrawls runs two crawls of WACZ packages with a crawl
 // index, given as directories of packages and as multi-WACZ JSON, one
@@ -37,12 +27,9 @@ func waczCrawls(t *testing.T, form string) (all string, byDir map[string]string,
 func TestRunIndexWACZCrawls(t *testing.T) {
 	for _, form := range []string{"directories", "multi-WACZ JSON"} {
 		t.Run(form, func(t *testing.T) {
-			dir, byDir, ops := waczCrawls(t, form)
-			index := filepath.Join(t.TempDir(), "index")
-			r1, err := Run(context.Background(), Options{Collections: []string{ops[0]}, Crawl: map[bool]string{true: "crawl-0"}[form == "directories"], Index: index, Jobs: 2})
-			if err != nil || r1.Report.Exit != 0 {
-				t.Fatalf("crawl-0: %v %v", err, r1.Report.ExitReason)
-			}
+			k := newCrawlsWithIndex(t, form)
+			dir, byDir, index := k.dir, k.byDir, k.index
+			runOK(t, "crawl-0", k.options(0))
 			ix, err := crawlindex.Open(index)
 			if err != nil {
 				t.Fatal(err)
@@ -64,10 +51,7 @@ func TestRunIndexWACZCrawls(t *testing.T) {
 			}
 			crawl0 := hashTree(t, dir)
 
-			r2, err := Run(context.Background(), Options{Collections: []string{ops[1]}, Crawl: map[bool]string{true: "crawl-1"}[form == "directories"], Index: index, Jobs: 2, KeepWork: true})
-			if err != nil || r2.Report.Exit != 0 {
-				t.Fatalf("crawl-1: %v %v", err, r2.Report.ExitReason)
-			}
+			r2 := runOK(t, "crawl-1", keepingWork(k.options(1)))
 			after := hashTree(t, dir)
 			for n, s := range crawl0 {
 				if strings.Contains(n, "crawl-0-") && after[n] != s {
@@ -110,7 +94,7 @@ func TestRunIndexWACZCrawls(t *testing.T) {
 				t.Fatal("no package of crawl-1 requires a package of crawl-0: the test proves nothing")
 			}
 			// The revisits of crawl-0's records are in the rewrite log.
-			wd := filepath.Join(index, "work", "crawl-1")
+			wd := k.workDir(1)
 			if r2.Report.Totals.RevisitsWritten == 0 {
 				t.Fatal("crawl-1: no revisit written")
 			}
@@ -123,7 +107,7 @@ func TestRunIndexWACZCrawls(t *testing.T) {
 			}
 
 			// A rerun of the committed crawl has nothing to do.
-			r3, err := Run(context.Background(), Options{Collections: []string{ops[1]}, Crawl: map[bool]string{true: "crawl-1"}[form == "directories"], Index: index, Jobs: 2})
+			r3, err := Run(context.Background(), k.options(1))
 			if err != nil || !r3.NothingToDo {
 				t.Errorf("rerun of crawl-1: %v, nothing to do %v", err, r3 != nil && r3.NothingToDo)
 			}
@@ -140,7 +124,7 @@ func TestRunIndexWACZCrawls(t *testing.T) {
 			if _, err := RemoveCrawl(context.Background(), RemoveOptions{Index: index, Crawl: "crawl-1", Jobs: 2}); err != nil {
 				t.Fatalf("index remove crawl-1: %v", err)
 			}
-			u, err := Undo(context.Background(), UndoOptions{Paths: []string{ops[1]}, WorkDir: wd, Jobs: 2})
+			u, err := Undo(context.Background(), UndoOptions{Paths: []string{k.ops[1]}, WorkDir: wd, Jobs: 2})
 			if err != nil || u.Exit != 0 || u.Stats.Records != r2.Report.Totals.RevisitsWritten {
 				t.Fatalf("undo crawl-1: %v, %+v (the run wrote %d revisits)", err, u, r2.Report.Totals.RevisitsWritten)
 			}

@@ -191,90 +191,28 @@ func (u *undo) refreshOutside(ctx context.Context) error {
 	if err != nil || len(jobs) == 0 {
 		return err
 	}
-	mine, names := map[string]bool{}, map[string]bool{}
-	for _, p := range jobs {
-		mine[p] = true
-		names[filepath.Base(p)] = true
-	}
-	candidates, ix, err := u.outsideRequirers(mine)
+	r := newOutsideRefresh(jobs)
+	candidates, ix, err := u.outsideRequirers(r.mine())
 	if err != nil {
 		return err
 	}
-	// Every outside package that requires any by hash is a requirer the
-	// refresh may reach (one requiring a requirer written anew); it
-	// writes anew only those whose entries went stale. Those of index
-	// crawls are noted first, as they are, and any that cannot be
-	// written anew without moving its records is left out, named if it
-	// requires the job's packages.
-	var requirers []string
-	var notes []crawlindex.RefileEntry
-	touched := map[string]bool{} // the requirers of the job's packages, and those written anew
 	for _, c := range candidates {
-		o, err := inspect(c.path)
-		if err != nil {
-			// It may require one the job gave back: left as it is,
-			// named, as the undo cannot say it is up to date.
-			u.res.StaleRequirers = append(u.res.StaleRequirers, fmt.Sprintf("%s%s: cannot be read, so whether it requires a package the undo gave back is not known: %v", c.path, crawlOf(c.crawl), err))
-			continue
-		}
-		if len(o.byHash) == 0 {
-			continue // requires nothing by hash: never stale
-		}
-		if c.crawl != "" {
-			// Changed since the index recorded it (not by a stopped job
-			// of this work directory: refile recorded those above), it
-			// is left as it is: written anew and recorded again, the
-			// index would take its WARC members, wherever they are now,
-			// as where its originals are (as a run refuses it).
-			if why := crawlindex.ChangedSinceCommit(c.path, c.recorded); why != "" {
-				if o.requires(names) {
-					u.res.StaleRequirers = append(u.res.StaleRequirers, fmt.Sprintf("%s (crawl %s): not brought up to date: it %s, and recorded again the index would take its WARC members as where its originals are; warcdedup index verify checks it", c.path, c.crawl, why))
-				}
-				continue
-			}
-			if o.placed != nil {
-				if o.requires(names) {
-					u.res.StaleRequirers = append(u.res.StaleRequirers, fmt.Sprintf("%s (crawl %s): not brought up to date: %v", c.path, c.crawl, o.placed))
-				}
-				continue
-			}
-			notes = append(notes, crawlindex.RefileEntry{Crawl: c.crawl, Name: c.name, Path: c.path, Members: o.places})
-		}
-		requirers = append(requirers, c.path)
-		if o.requires(names) {
-			touched[c.path] = true
+		if stale := r.consider(c); stale != "" {
+			u.res.StaleRequirers = append(u.res.StaleRequirers, stale)
 		}
 	}
-	if len(touched) == 0 {
+	if len(r.touched) == 0 {
 		return nil
 	}
-	if len(notes) > 0 {
-		if err := crawlindex.WriteRefileNote(u.wd.File(waczRefileFile), notes); err != nil {
+	// Noted before any is written anew: an undo stopped in between
+	// records them when run again (refile).
+	if len(r.notes) > 0 {
+		if err := crawlindex.WriteRefileNote(u.wd.File(waczRefileFile), r.notes); err != nil {
 			return err
 		}
 	}
-	members := map[string]stage.PackageMember{}
-	var changed []string
-	for name, path := range jobs {
-		members[name] = stage.PackageMember{Path: path, Package: name}
-		changed = append(changed, name)
-	}
-	slices.Sort(changed)
-	keep := map[string]bool{} // the index has their records at offsets in them
-	for _, n := range notes {
-		keep[n.Path] = true
-	}
-	pr := &stage.PackageRewrite{Members: members, Requirers: requirers, TempDir: u.wd.File(workdir.TmpDir), Software: "warcdedup", Messages: dedup.Messages(u.show), KeepPlaces: keep}
-	res, err := pr.RefreshRequirers(ctx, changed, time.Now().UTC())
-	u.res.StaleRequirers = append(u.res.StaleRequirers, res.Refused...)
-	if err != nil {
+	if err := u.rewriteRequirers(ctx, r); err != nil {
 		return err
-	}
-	if res.Rebuilt > 0 {
-		u.show.Note("warcdedup: %d WACZ packages outside the job written anew with the requires entries of the packages it gave back (%d entries)", res.Rebuilt, res.Requires)
-	}
-	for p := range res.Checked {
-		touched[p] = true
 	}
 	if u.opt.refileStop != nil {
 		if err := u.opt.refileStop(); err != nil {
@@ -284,7 +222,113 @@ func (u *undo) refreshOutside(ctx context.Context) error {
 	if err := u.refile(ix); err != nil {
 		return err
 	}
-	return u.checkOutside(jobs, requirers, touched)
+	return u.checkOutside(r.jobs, r.requirers, r.touched)
+}
+
+// outsideRefresh is what one refresh of the requirers outside the job
+// works from: the job's packages, and which outside packages it may
+// write anew, found by consider.
+type outsideRefresh struct {
+	jobs  map[string]string // the job's packages: paths by name
+	names map[string]bool   // their file names, as requires entries name them
+
+	// Every outside package that requires any by hash is a requirer the
+	// refresh may reach (one requiring a requirer written anew); it
+	// writes anew only those whose entries went stale.
+	requirers []string
+	notes     []crawlindex.RefileEntry // the requirers of index crawls, as they are
+	touched   map[string]bool          // the requirers of the job's packages, and those written anew
+}
+
+func newOutsideRefresh(jobs map[string]string) *outsideRefresh {
+	r := &outsideRefresh{jobs: jobs, names: map[string]bool{}, touched: map[string]bool{}}
+	for _, p := range jobs {
+		r.names[filepath.Base(p)] = true
+	}
+	return r
+}
+
+// mine is the job's packages by path: they are not outside it.
+func (r *outsideRefresh) mine() map[string]bool {
+	m := map[string]bool{}
+	for _, p := range r.jobs {
+		m[p] = true
+	}
+	return m
+}
+
+// consider reads the outside package c and takes it as a requirer if it
+// requires any by hash and may be written anew; a package of an index
+// crawl is noted as it is. It returns why c is left stale ("" if it is
+// not): one that cannot be read, or cannot be written anew without
+// moving its records, is left as it is and named if it may require
+// the job's packages.
+func (r *outsideRefresh) consider(c outsideRequirer) (stale string) {
+	o, err := inspect(c.path)
+	if err != nil {
+		// It may require one the job gave back: the undo cannot say
+		// it is up to date.
+		return fmt.Sprintf("%s%s: cannot be read, so whether it requires a package the undo gave back is not known: %v", c.path, crawlOf(c.crawl), err)
+	}
+	if len(o.byHash) == 0 {
+		return "" // requires nothing by hash: never stale
+	}
+	if c.crawl != "" {
+		// Changed since the index recorded it (not by a stopped job
+		// of this work directory: refile recorded those first), it
+		// is left as it is: written anew and recorded again, the
+		// index would take its WARC members, wherever they are now,
+		// as where its originals are (as a run refuses it).
+		if why := crawlindex.ChangedSinceCommit(c.path, c.recorded); why != "" {
+			if o.requires(r.names) {
+				return fmt.Sprintf("%s (crawl %s): not brought up to date: it %s, and recorded again the index would take its WARC members as where its originals are; warcdedup index verify checks it", c.path, c.crawl, why)
+			}
+			return ""
+		}
+		if o.placed != nil {
+			if o.requires(r.names) {
+				return fmt.Sprintf("%s (crawl %s): not brought up to date: %v", c.path, c.crawl, o.placed)
+			}
+			return ""
+		}
+		r.notes = append(r.notes, crawlindex.RefileEntry{Crawl: c.crawl, Name: c.name, Path: c.path, Members: o.places})
+	}
+	r.requirers = append(r.requirers, c.path)
+	if o.requires(r.names) {
+		r.touched[c.path] = true
+	}
+	return ""
+}
+
+// rewriteRequirers writes anew the requirers whose entries for the
+// job's packages went stale (and so on for those requiring them),
+// keeping in place the members of the index crawls' ones, as the index
+// has their records at offsets in them; those checked join r.touched.
+func (u *undo) rewriteRequirers(ctx context.Context, r *outsideRefresh) error {
+	members := map[string]stage.PackageMember{}
+	var changed []string
+	for name, path := range r.jobs {
+		members[name] = stage.PackageMember{Path: path, Package: name}
+		changed = append(changed, name)
+	}
+	slices.Sort(changed)
+	keep := map[string]bool{}
+	for _, n := range r.notes {
+		keep[n.Path] = true
+	}
+	pr := &stage.PackageRewrite{Members: members, Requirers: r.requirers, TempDir: u.wd.File(workdir.TmpDir), Software: "warcdedup", Messages: dedup.Messages(u.show), KeepPlaces: keep}
+	res, err := pr.RefreshRequirers(ctx, changed, time.Now().UTC())
+	u.res.StaleRequirers = append(u.res.StaleRequirers, res.Refused...)
+	if err != nil {
+		return err
+	}
+	if res.Rebuilt > 0 {
+		u.show.Note("warcdedup: %d WACZ packages outside the job written anew with the requires entries of the packages it gave back (%d entries)", res.Rebuilt, res.Requires)
+	}
+	for p := range res.Checked {
+		r.touched[p] = true
+	}
+	return nil
 }
 
 // refile records again in the index each noted package of a committed

@@ -160,15 +160,45 @@ func checkPackage(r *Result, cli, name, tmp string) ([]requirement, error) {
 		return nil, nil
 	}
 	defer zr.Close()
-	members := map[string]*zip.File{}
-	sums := map[string]string{}
-	sizes := map[string]int64{}
-	var raw = map[string][]byte{}
-	for _, f := range zr.File {
-		if _, dup := members[f.Name]; dup {
+	m := readMembers(r, base, zr.File)
+	dp, ok := m.datapackage(r)
+	if !ok {
+		return nil, nil
+	}
+	m.checkResources(r, dp)
+	m.checkDigest(r)
+	if err := compareWithWarcio(r, cli, base, zr.File, m.index(r), tmp); err != nil {
+		return nil, err
+	}
+	reqs := dp.Relation.Requires
+	for i := range reqs {
+		reqs[i].by = base
+	}
+	return reqs, nil
+}
+
+// packageMembers is what was read of a package's ZIP members: each one's
+// SHA-256 and size as stored, and the bytes of those that are not WARC
+// members (metadata and index, read again by the later checks).
+type packageMembers struct {
+	base   string // the package's file name, naming it in problems
+	byName map[string]*zip.File
+	sums   map[string]string // SHA-256, hex
+	sizes  map[string]int64
+	raw    map[string][]byte // the members not under archive/
+}
+
+// readMembers reads every member of the package once, noting a member
+// that is there twice or a WARC member the ZIP deflates (replay tools
+// read records by range).
+func readMembers(r *Result, base string, files []*zip.File) *packageMembers {
+	m := &packageMembers{base: base, byName: map[string]*zip.File{}, sums: map[string]string{}, sizes: map[string]int64{}, raw: map[string][]byte{}}
+	for _, f := range files {
+		if _, dup := m.byName[f.Name]; dup {
 			r.bad("%s: member %s twice", base, f.Name)
 		}
-		members[f.Name] = f
+		m.byName[f.Name] = f
+		warc := strings.HasPrefix(f.Name, "archive/")
 		rc, err := f.Open()
 		if err != nil {
 			r.bad("%s: %s: %v", base, f.Name, err)
@@ -177,7 +207,7 @@ func checkPackage(r *Result, cli, name, tmp string) ([]requirement, error) {
 		h := sha256.New()
 		var w io.Writer = h
 		var buf bytes.Buffer
-		if !strings.HasPrefix(f.Name, "archive/") {
+		if !warc {
 			w = io.MultiWriter(h, &buf)
 		}
 		n, err := io.Copy(w, rc)
@@ -186,77 +216,88 @@ func checkPackage(r *Result, cli, name, tmp string) ([]requirement, error) {
 			r.bad("%s: %s: %v", base, f.Name, err)
 			continue
 		}
-		sums[f.Name] = hex.EncodeToString(h.Sum(nil))
-		sizes[f.Name] = n
-		if buf.Len() > 0 || !strings.HasPrefix(f.Name, "archive/") {
-			raw[f.Name] = buf.Bytes()
+		m.sums[f.Name] = hex.EncodeToString(h.Sum(nil))
+		m.sizes[f.Name] = n
+		if !warc {
+			m.raw[f.Name] = buf.Bytes()
 		}
-		if strings.HasPrefix(f.Name, "archive/") && f.Method != zip.Store {
+		if warc && f.Method != zip.Store {
 			r.bad("%s: WARC member %s is compressed by the ZIP (method %d), not stored", base, f.Name, f.Method)
 		}
 	}
-	var dp datapackage
-	dpRaw, ok := raw["datapackage.json"]
+	return m
+}
+
+// datapackage parses datapackage.json; without it (or unreadable) the
+// package's other checks cannot run, and ok is false.
+func (m *packageMembers) datapackage(r *Result) (dp datapackage, ok bool) {
+	dpRaw, ok := m.raw["datapackage.json"]
 	if !ok {
-		r.bad("%s: no datapackage.json", base)
-		return nil, nil
+		r.bad("%s: no datapackage.json", m.base)
+		return dp, false
 	}
 	if err := json.Unmarshal(dpRaw, &dp); err != nil {
-		r.bad("%s: datapackage.json: %v", base, err)
-		return nil, nil
+		r.bad("%s: datapackage.json: %v", m.base, err)
+		return dp, false
 	}
+	return dp, true
+}
+
+// checkResources checks that datapackage.json lists every member but the
+// two metadata files with its SHA-256 and size, and nothing else.
+func (m *packageMembers) checkResources(r *Result, dp datapackage) {
 	listed := map[string]bool{}
 	for _, res := range dp.Resources {
 		listed[res.Path] = true
-		sum, ok := sums[res.Path]
+		sum, ok := m.sums[res.Path]
 		if !ok {
-			r.bad("%s: datapackage.json lists %s, which is not in the ZIP", base, res.Path)
+			r.bad("%s: datapackage.json lists %s, which is not in the ZIP", m.base, res.Path)
 			continue
 		}
 		r.Members++
 		if want := "sha256:" + sum; res.Hash != want {
-			r.bad("%s: %s: datapackage.json gives hash %s, the member's is %s", base, res.Path, res.Hash, want)
+			r.bad("%s: %s: datapackage.json gives hash %s, the member's is %s", m.base, res.Path, res.Hash, want)
 		}
-		if res.Bytes != sizes[res.Path] {
-			r.bad("%s: %s: datapackage.json gives %d bytes, the member has %d", base, res.Path, res.Bytes, sizes[res.Path])
+		if res.Bytes != m.sizes[res.Path] {
+			r.bad("%s: %s: datapackage.json gives %d bytes, the member has %d", m.base, res.Path, res.Bytes, m.sizes[res.Path])
 		}
 	}
-	for n := range members {
+	for n := range m.byName {
 		if !listed[n] && n != "datapackage.json" && n != "datapackage-digest.json" {
-			r.bad("%s: member %s is not in datapackage.json", base, n)
+			r.bad("%s: member %s is not in datapackage.json", m.base, n)
 		}
 	}
-	// The digest file.
+}
+
+// checkDigest checks that datapackage-digest.json gives the SHA-256 of
+// datapackage.json as stored.
+func (m *packageMembers) checkDigest(r *Result) {
 	var digest struct {
 		Path string `json:"path"`
 		Hash string `json:"hash"`
 	}
-	if d, ok := raw["datapackage-digest.json"]; !ok {
-		r.bad("%s: no datapackage-digest.json", base)
+	if d, ok := m.raw["datapackage-digest.json"]; !ok {
+		r.bad("%s: no datapackage-digest.json", m.base)
 	} else if err := json.Unmarshal(d, &digest); err != nil {
-		r.bad("%s: datapackage-digest.json: %v", base, err)
-	} else if want := "sha256:" + sums["datapackage.json"]; digest.Path != "datapackage.json" || digest.Hash != want {
-		r.bad("%s: datapackage-digest.json gives %s %s, datapackage.json's hash is %s", base, digest.Path, digest.Hash, want)
+		r.bad("%s: datapackage-digest.json: %v", m.base, err)
+	} else if want := "sha256:" + m.sums["datapackage.json"]; digest.Path != "datapackage.json" || digest.Hash != want {
+		r.bad("%s: datapackage-digest.json gives %s %s, datapackage.json's hash is %s", m.base, digest.Path, digest.Hash, want)
 	}
-	// The index.
-	var index []string
+}
+
+// index is the package's index lines, from indexes/index.cdxj or a
+// ZipNum index (whose blocks checkZipNum checks against index.idx).
+func (m *packageMembers) index(r *Result) []string {
 	switch {
-	case members["indexes/index.cdxj"] != nil:
-		index = splitLines(raw["indexes/index.cdxj"])
-	case members["indexes/index.cdx.gz"] != nil && members["indexes/index.idx"] != nil:
+	case m.byName["indexes/index.cdxj"] != nil:
+		return splitLines(m.raw["indexes/index.cdxj"])
+	case m.byName["indexes/index.cdx.gz"] != nil && m.byName["indexes/index.idx"] != nil:
 		r.ZipNum++
-		index = checkZipNum(r, base, members["indexes/index.cdx.gz"], raw["indexes/index.idx"])
+		return checkZipNum(r, m.base, m.byName["indexes/index.cdx.gz"], m.raw["indexes/index.idx"])
 	default:
-		r.bad("%s: no index (indexes/index.cdxj, or indexes/index.cdx.gz with index.idx)", base)
+		r.bad("%s: no index (indexes/index.cdxj, or indexes/index.cdx.gz with index.idx)", m.base)
+		return nil
 	}
-	if err := compareWithWarcio(r, cli, base, zr.File, index, tmp); err != nil {
-		return nil, err
-	}
-	reqs := dp.Relation.Requires
-	for i := range reqs {
-		reqs[i].by = base
-	}
-	return reqs, nil
 }
 
 // checkZipNum checks every block of a ZipNum index against index.idx and
