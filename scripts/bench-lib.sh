@@ -23,6 +23,33 @@ timed() {
 	awk '{printf "%s %.1f\n", $1, $2/1024}' "$dir/time"
 }
 
+# watch_space DIR samples, every 0.2 s until space_peak, how much more of
+# DIR's file system is used than now (a job's work space: the new
+# versions beside the files, the copies of WACZ members, the packages
+# written anew); space_peak stops it and prints the peak in MB.
+watch_space() {
+	local base
+	base=$(df -B1 --output=used "$1" | tail -1)
+	echo 0 >"$dir/space"
+	(
+		peak=0
+		while :; do
+			used=$(df -B1 --output=used "$1" | tail -1)
+			if [ $((used - base)) -gt "$peak" ]; then
+				peak=$((used - base))
+				echo "$peak" >"$dir/space"
+			fi
+			sleep 0.2
+		done
+	) &
+	space_pid=$!
+}
+space_peak() {
+	kill "$space_pid" 2>/dev/null
+	wait "$space_pid" 2>/dev/null || true
+	awk '{printf "%.1f\n", $1 / 1e6}' "$dir/space"
+}
+
 # cpu_seconds prints the CPU seconds (user + system, children included) of
 # the last command timed ran: on a shared machine they move less with load
 # than the elapsed seconds.

@@ -8,7 +8,10 @@
 # so both runs read the same WARC bytes.
 #
 # BENCH_ROUNDS (default 3) alternating rounds, each on fresh copies made
-# before its clock starts; medians. Saved bytes: the directory's size
+# before its clock starts; medians. The work space of each run (how much
+# more of the file system it used at its peak than before: new versions,
+# the copies of WACZ members, the packages written anew) is sampled every
+# 0.2 s. Saved bytes: the directory's size
 # before less after, and for WACZ also the WARC members' bytes (from
 # datapackage.json), which must equal the plain run's saving but for the
 # WARC-Refers-To-Container field of revisits across packages (within 0.1%).
@@ -76,18 +79,24 @@ index_args() {
 : >"$work/wacz.times"
 : >"$work/plain.cpu"
 : >"$work/wacz.cpu"
+: >"$work/plain.space"
+: >"$work/wacz.space"
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 # stage_time NAME: how long the last run's stage took, as it said.
 stage_time() { grep -o "$1: done in .*" "$dir/stderr" | tail -1 | sed 's/.*done in //'; }
 for round in $(seq "$rounds"); do
 	echo "round $round of $rounds (load $(load)) ..." >&2
 	fresh plain
+	watch_space "$work"
 	timed /dev/null warcdedup run -j "$jobs" --work-dir "$work/plain.warcdedup" $(index_args plain) "$work/plain" >>"$work/plain.times"
+	space_peak >>"$work/plain.space"
 	cpu_seconds >>"$work/plain.cpu"
 	rewrite_plain=$(stage_time rewrite)
 	saved_plain=$((plain_bytes - $(du -sb "$work/plain" | cut -f1)))
 	fresh wacz
+	watch_space "$work"
 	timed /dev/null warcdedup run -j "$jobs" --work-dir "$work/wacz.warcdedup" $(index_args wacz) "$work/wacz" >>"$work/wacz.times"
+	space_peak >>"$work/wacz.space"
 	cpu_seconds >>"$work/wacz.cpu"
 	rewrite_wacz=$(stage_time rewrite)
 	saved_wacz=$((wacz_bytes - $(du -sb "$work/wacz" | cut -f1)))
@@ -108,7 +117,7 @@ read -r t_wacz m_wacz < <(median "$work/wacz.times")
 mb() { awk -v b="$1" 'BEGIN {printf "%.1f", b / 1e6}'; }
 echo "collection: $(mb "$plain_bytes") MB of .warc.gz in 16 files; as 8 WACZ files of 4 crawls: $(mb "$wacz_bytes") MB; -j $jobs; inflater: $(go list -f '{{if .CgoFiles}}ISA-L{{else}}pure Go{{end}}' ./gzmulti); load at the end $(load)"
 echo "medians of $rounds alternating rounds (saved: the directory's bytes before less after)"
-printf '%-40s %8s s  peak %6s MB  (saved %s MB)\n' "warcdedup run, plain WARC files" "$t_plain" "$m_plain" "$(mb "$saved_plain")"
-printf '%-40s %8s s  peak %6s MB  (saved %s MB; WARC members %s MB, %+d bytes against plain)\n' "warcdedup run, WACZ packages" "$t_wacz" "$m_wacz" "$(mb "$saved_wacz")" "$(mb "$saved_members")" $((saved_members - saved_plain))
+printf '%-40s %8s s  peak %6s MB  (saved %s MB; work space at the peak %s MB)\n' "warcdedup run, plain WARC files" "$t_plain" "$m_plain" "$(mb "$saved_plain")" "$(median_of "$work/plain.space")"
+printf '%-40s %8s s  peak %6s MB  (saved %s MB; WARC members %s MB, %+d bytes against plain; work space at the peak %s MB)\n' "warcdedup run, WACZ packages" "$t_wacz" "$m_wacz" "$(mb "$saved_wacz")" "$(mb "$saved_members")" $((saved_members - saved_plain)) "$(median_of "$work/wacz.space")"
 awk -v a="$t_wacz" -v b="$t_plain" -v ca="$(median_of "$work/wacz.cpu")" -v cb="$(median_of "$work/plain.cpu")" \
 	'BEGIN {printf "%-40s %7.2fx  (issue 23: within 1.2x); CPU seconds (user + system) %.2f against %.2f: %.2fx\n", "WACZ against plain WARC", a / b, ca, cb, ca / cb}'
