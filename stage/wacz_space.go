@@ -26,11 +26,20 @@ import (
 // spaceNeed is what the staging and rebuild of packages take on one file
 // system.
 type spaceNeed struct {
-	dir      string // a directory on it, named in the refusal
-	members  int
-	staged   int64 // the members' copies, there all at once
-	inFlight int64 // the rewrite's new versions and the packages written at once
-	free     int64 // free for this process, with the copies a stopped attempt left
+	dir          string // a directory on it, named in the refusal
+	free         int64  // free for this process, with the copies a stopped attempt left
+	memberSizes  []int64
+	packageSizes map[string]int64 // by path, of the packages written anew
+}
+
+// staged is what the copies of the members take, all there at once.
+func (n *spaceNeed) staged() int64 { return sumLargest(n.memberSizes, len(n.memberSizes)) }
+
+// inFlight is what is written beside them at once: up to twice jobs new
+// versions of members (the rewrite's, as for WARC files) and jobs
+// packages written anew, the largest.
+func (n *spaceNeed) inFlight(jobs int) int64 {
+	return sumLargest(n.memberSizes, 2*jobs) + sumLargest(slices.Collect(maps.Values(n.packageSizes)), jobs)
 }
 
 // fileSystem says which file system a directory is on and how many bytes
@@ -38,26 +47,50 @@ type spaceNeed struct {
 type fileSystem func(dir string) (id uint64, free int64, ok bool)
 
 // checkSpace refuses the staging of the members names when a file system
-// they would be staged on has not the room the job needs there: their
-// copies, plus, at once, up to twice Jobs new versions of members (the
-// rewrite's, as for WARC files) and Jobs packages written anew (the
-// largest). It says what it needs and what is free, and what to do.
+// they would be staged on has not the room the job needs there (a dry
+// run's: the copies alone, in TempDir). It says what it needs and what
+// is free, and what to do.
 func (pr *PackageRewrite) checkSpace(names []string) error {
+	needs, err := pr.spaceNeeds(names)
+	if err != nil {
+		return err
+	}
+	jobs := max(pr.Jobs, 1)
+	var short []string
+	for _, id := range slices.Sorted(maps.Keys(needs)) {
+		n := needs[id]
+		staged, inFlight := n.staged(), int64(0)
+		if !pr.DryRun {
+			inFlight = n.inFlight(jobs)
+		}
+		if need := staged + inFlight; need > n.free {
+			short = append(short, fmt.Sprintf("%s needs about %s (copies of %d members with duplicates, %s; new versions and packages written at once, %s), %s free",
+				n.dir, progress.Bytes(need), len(n.memberSizes), progress.Bytes(staged), progress.Bytes(inFlight), progress.Bytes(n.free)))
+		}
+	}
+	if len(short) > 0 {
+		return fmt.Errorf("%w: the WACZ packages' members with duplicates are copied beside their packages, and the packages written anew beside themselves, before any is replaced: %s; nothing was copied or rewritten: free space there, or run the crawls one at a time (run --index: a committed crawl is never rewritten)",
+			ErrNoSpace, strings.Join(short, "; "))
+	}
+	return nil
+}
+
+// spaceNeeds gathers, by file system, the members names would be staged
+// on it and their packages; file systems whose free space is not known
+// are left out.
+func (pr *PackageRewrite) spaceNeeds(names []string) (map[uint64]*spaceNeed, error) {
 	fs := pr.fileSystem
 	if fs == nil {
 		fs = freeSpace
 	}
-	jobs := max(pr.Jobs, 1)
 	needs := map[uint64]*spaceNeed{}
-	largestMember := map[uint64][]int64{}
-	largestPackage := map[uint64]map[string]int64{}
 	for _, name := range names {
 		m := pr.Members[name]
 		dir := filepath.Dir(m.Path)
 		if pr.DryRun {
 			dir = pr.TempDir
 			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		id, free, ok := fs(dir)
@@ -66,36 +99,18 @@ func (pr *PackageRewrite) checkSpace(names []string) error {
 		}
 		n := needs[id]
 		if n == nil {
-			n = &spaceNeed{dir: dir, free: free}
+			n = &spaceNeed{dir: dir, free: free, packageSizes: map[string]int64{}}
 			needs[id] = n
-			largestPackage[id] = map[string]int64{}
 		}
-		n.members++
-		n.staged += m.Size
+		n.memberSizes = append(n.memberSizes, m.Size)
 		if fi, err := os.Stat(filepath.Join(dir, stageName(m))); err == nil {
 			n.free += fi.Size() // a stopped attempt's copy, made again
 		}
-		largestMember[id] = append(largestMember[id], m.Size)
-		if !pr.DryRun {
-			if fi, err := os.Stat(m.Path); err == nil {
-				largestPackage[id][m.Path] = fi.Size()
-			}
+		if fi, err := os.Stat(m.Path); err == nil {
+			n.packageSizes[m.Path] = fi.Size()
 		}
 	}
-	var short []string
-	for _, id := range slices.Sorted(maps.Keys(needs)) {
-		n := needs[id]
-		n.inFlight = sumLargest(largestMember[id], 2*jobs) + sumLargest(slices.Collect(maps.Values(largestPackage[id])), jobs)
-		if need := n.staged + n.inFlight; need > n.free {
-			short = append(short, fmt.Sprintf("%s needs about %s (copies of %d members with duplicates, %s; new versions and packages written at once, %s), %s free",
-				n.dir, progress.Bytes(need), n.members, progress.Bytes(n.staged), progress.Bytes(n.inFlight), progress.Bytes(n.free)))
-		}
-	}
-	if len(short) > 0 {
-		return fmt.Errorf("%w: the WACZ packages' members with duplicates are copied beside their packages, and the packages written anew beside themselves, before any is replaced: %s; nothing was copied or rewritten: free space there, or run the crawls one at a time (run --index: a committed crawl is never rewritten)",
-			ErrNoSpace, strings.Join(short, "; "))
-	}
-	return nil
+	return needs, nil
 }
 
 // ErrNoSpace is a job refused before it began for want of free space.

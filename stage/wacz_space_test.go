@@ -36,6 +36,7 @@ func TestCheckSpace(t *testing.T) {
 		known     bool
 		jobs      int
 		leftover  bool
+		dryRun    bool
 		wantError bool
 	}{
 		{name: "room for all", free: need, known: true, jobs: 1},
@@ -43,6 +44,8 @@ func TestCheckSpace(t *testing.T) {
 		{name: "a stopped attempt's copy is made again in its place", free: need - 300, known: true, jobs: 1, leftover: true},
 		{name: "two jobs write two packages at once", free: need, known: true, jobs: 2, wantError: true},
 		{name: "free space not known", free: 0, known: false, jobs: 1},
+		{name: "a dry run needs room for the copies alone", free: 900, known: true, jobs: 1, dryRun: true},
+		{name: "a dry run without room for the copies", free: 899, known: true, jobs: 1, dryRun: true, wantError: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			os.Remove(leftover)
@@ -51,7 +54,7 @@ func TestCheckSpace(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			pr := &PackageRewrite{Members: members, Jobs: c.jobs,
+			pr := &PackageRewrite{Members: members, Jobs: c.jobs, DryRun: c.dryRun, TempDir: filepath.Join(dir, "work"),
 				fileSystem: func(string) (uint64, int64, bool) { return 1, c.free, c.known }}
 			err := pr.checkSpace(names)
 			if c.wantError != (err != nil) {
@@ -63,7 +66,7 @@ func TestCheckSpace(t *testing.T) {
 			if !errors.Is(err, ErrNoSpace) {
 				t.Errorf("%v is no ErrNoSpace", err)
 			}
-			for _, want := range []string{dir, "3 members", "nothing was copied"} {
+			for _, want := range []string{dir, "copies of 3 members", "nothing was copied"} {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("%q does not say %q", err, want)
 				}
