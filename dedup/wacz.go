@@ -15,6 +15,7 @@ import (
 	"warcdedup/crawlindex"
 	"warcdedup/originals"
 	"warcdedup/rewritelog"
+	"warcdedup/source"
 	"warcdedup/stage"
 	"warcdedup/wacz"
 	"warcdedup/warcsum"
@@ -326,7 +327,7 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 	}
 	pr := &stage.PackageRewrite{Members: w.members, DryRun: r.opt.DryRun, Unsign: r.opt.Unsign, TempDir: r.wd.File(workdir.TmpDir),
 		MetadataDir: r.wd.File(waczMetadataDir), Software: "warcdedup", Messages: messages{r.show}, External: r.externalPackages(),
-		Verified: w.verified, Jobs: r.opt.Jobs, PackageSHA256: r.crawl != nil}
+		Verified: w.verified, Jobs: r.opt.Jobs, PackageSHA256: r.crawl != nil, Files: rewrittenFile(s)}
 	if s.SHA256 && w.allMembers(r.inputs) {
 		// A crawl of packages alone: its commit records the packages,
 		// whose SHA-256 the rebuild takes as it writes them; the
@@ -411,6 +412,17 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 		err = w.relocate()
 	}
 	return res, err
+}
+
+// rewrittenFile finds the files the rewrite s rewrites that are no
+// package's members (WARC and ARC files) where s does: their new
+// versions count in the packages' check of free space.
+func rewrittenFile(s *stage.Rewrite) func(field string) (string, error) {
+	loc := &source.Locator{Roots: s.Roots, Prefixes: s.Prefixes}
+	return func(field string) (string, error) {
+		l, err := loc.Resolve(field)
+		return l.Path(), err
+	}
 }
 
 // recoverPackages finishes the packages a stopped run or undo left with

@@ -39,10 +39,11 @@ type fileSystem func(dir string) (id uint64, free int64, ok bool)
 
 // checkSpace refuses the staging of the members names when a file system
 // they would be staged on has not the room the job needs there: their
-// copies, plus, at once, up to twice Jobs new versions of members (the
-// rewrite's, as for WARC files) and Jobs packages written anew (the
+// copies, plus, at once, up to twice Jobs new versions of members or of
+// the WARC files rewritten beside them (files: the largest of those, by
+// file system; rewrittenFiles) and Jobs packages written anew (the
 // largest). It says what it needs and what is free, and what to do.
-func (pr *PackageRewrite) checkSpace(names []string) error {
+func (pr *PackageRewrite) checkSpace(names []string, files map[uint64][]int64) error {
 	fs := pr.fileSystem
 	if fs == nil {
 		fs = freeSpace
@@ -85,7 +86,8 @@ func (pr *PackageRewrite) checkSpace(names []string) error {
 	var short []string
 	for _, id := range slices.Sorted(maps.Keys(needs)) {
 		n := needs[id]
-		n.inFlight = sumLargest(largestMember[id], 2*jobs) + sumLargest(slices.Collect(maps.Values(largestPackage[id])), jobs)
+		versions := append(largestMember[id], files[id]...)
+		n.inFlight = sumLargest(versions, 2*jobs) + sumLargest(slices.Collect(maps.Values(largestPackage[id])), jobs)
 		if need := n.staged + n.inFlight; need > n.free {
 			short = append(short, fmt.Sprintf("%s needs about %s (copies of %d members with duplicates, %s; new versions and packages written at once, %s), %s free",
 				n.dir, progress.Bytes(need), n.members, progress.Bytes(n.staged), progress.Bytes(n.inFlight), progress.Bytes(n.free)))
@@ -96,6 +98,53 @@ func (pr *PackageRewrite) checkSpace(names []string) error {
 			ErrNoSpace, strings.Join(short, "; "))
 	}
 	return nil
+}
+
+// rewrittenFiles are the largest files with duplicates that are no
+// package's members (WARC and ARC files), on each file system: the
+// rewrite writes their new versions beside them while the staged copies
+// are there (a collection of packages and WARC files), Jobs at a time.
+// Taken from the rewrite's input, on file: each file's lines one after
+// the other, so that it keeps no more than the few largest.
+type rewrittenFiles struct {
+	pr      *PackageRewrite
+	fs      fileSystem
+	keep    int    // how many of the largest, on each file system
+	last    string // the file of the line before
+	largest map[uint64][]int64
+}
+
+func (pr *PackageRewrite) newRewrittenFiles() *rewrittenFiles {
+	fs := pr.fileSystem
+	if fs == nil {
+		fs = freeSpace
+	}
+	return &rewrittenFiles{pr: pr, fs: fs, keep: 2 * max(pr.Jobs, 1), largest: map[uint64][]int64{}}
+}
+
+// add takes the file of a duplicate's line (manifest field 1), once.
+// A file not found is not counted (the rewrite names it), nor any in a
+// dry run, which writes no new version.
+func (f *rewrittenFiles) add(field string) {
+	if field == f.last || f.pr.Files == nil || f.pr.DryRun {
+		return
+	}
+	f.last = field
+	path, err := f.pr.Files(field)
+	if err != nil {
+		return
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return
+	}
+	id, _, ok := f.fs(filepath.Dir(path))
+	if !ok {
+		return
+	}
+	s := append(f.largest[id], fi.Size())
+	slices.Sort(s)
+	f.largest[id] = s[max(len(s)-f.keep, 0):]
 }
 
 // ErrNoSpace is a job refused before it began for want of free space.
