@@ -340,6 +340,14 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 			pr.Restamp = cache.Restamp
 		}
 	}
+	// The job's packages a stopped attempt at this rewrite wrote: their
+	// requirers are brought up to date too (and counted in Prepare's
+	// check of free space).
+	changed, err := jobPackages(r.wd, s.LogFrom)
+	if err != nil {
+		return stage.RewriteResult{}, err
+	}
+	pr.Changed = changed
 	if err := pr.Prepare(ctx, r.wd.File(numbered), r.wd.File(byFile)); err != nil {
 		pr.Discard()
 		return stage.RewriteResult{}, err
@@ -358,14 +366,6 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 			return stage.RewriteResult{}, err
 		}
 	}
-	// The job's packages a stopped attempt at this rewrite wrote: their
-	// requirers are brought up to date too.
-	changed, err := jobPackages(r.wd, s.LogFrom)
-	if err != nil {
-		pr.Discard()
-		return stage.RewriteResult{}, err
-	}
-	pr.Changed = changed
 	s.Locations = pr.Locations()
 	s.Container = pr.Container
 	s.Open = &stage.PackageOpener{Next: s.Open, Members: w.members, Staged: s.Locations}

@@ -10,7 +10,9 @@ import (
 	"syscall"
 	"testing"
 
+	"warcdedup/internal/jobtest"
 	"warcdedup/scripts/gen"
+	"warcdedup/scripts/waczgen"
 	"warcdedup/stage"
 )
 
@@ -83,5 +85,88 @@ func TestRunWACZWithWARCRefusedForSpaceAttack(t *testing.T) {
 	r, err := Run(context.Background(), opt)
 	if err != nil || r.Report.Exit != 0 || r.Report.Totals.RevisitsWritten == 0 {
 		t.Fatalf("rerun with room: %v, %+v", err, r)
+	}
+}
+
+// TestRunWACZRequirerRefreshRefusedForSpaceAttack: a large package of
+// the collection with no duplicates of its own requires, by SHA-256 and
+// size (an earlier job's entries), the small packages the run rewrites:
+// after the rewrite, the run writes it anew beside itself with its
+// entries brought up to date (RefreshRequirers). On a file system with
+// room for the small packages' copies and rebuilds but not for that, the
+// check let the job begin and the disk filled part-way, the requirer
+// left naming hashes no package has any more. The job must be refused
+// before anything is copied, and finish once there is room.
+func TestRunWACZRequirerRefreshRefusedForSpaceAttack(t *testing.T) {
+	src, _ := generatedWACZ(t, false)
+	bigDir, bigRes := generated(t, gen.Config{Files: 1, Records: 150, Seed: 77, MeanPayload: 128 << 10,
+		Formats: []gen.Format{gen.WARC10Gz}, Prefix: "big", NonCandidates: true})
+	if _, err := waczgen.Write(bigDir, bigRes, waczgen.Config{Packages: 1, Prefix: "big"}); err != nil {
+		t.Fatal(err)
+	}
+	small, err := filepath.Glob(filepath.Join(src, "*.wacz"))
+	if err != nil || len(small) == 0 {
+		t.Fatalf("no packages in %s: %v", src, err)
+	}
+	bigs, err := filepath.Glob(filepath.Join(bigDir, "*.wacz"))
+	if err != nil || len(bigs) != 1 {
+		t.Fatalf("packages in %s: %v %v", bigDir, bigs, err)
+	}
+	big := bigs[0]
+	for _, p := range small {
+		jobtest.RequireBy(t, big, p)
+	}
+	var smallSize int64
+	for _, p := range small {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		smallSize += fi.Size()
+	}
+	bigInfo, err := os.Stat(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Room for the collection, and for the small packages four times
+	// over (their copies, new versions and rebuilds): not for the large
+	// one written anew, even with every copy gone.
+	room := 4*smallSize + 64<<10
+	if bigInfo.Size() <= room {
+		t.Fatalf("the requirer (%d bytes) is not larger than the room (%d bytes): the test proves nothing", bigInfo.Size(), room)
+	}
+	dir := filepath.Join(t.TempDir(), "small")
+	mountSmallTmpfs(t, dir, fmt.Sprint(smallSize+bigInfo.Size()+room))
+	for _, f := range append(small, big) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := hashTree(t, dir)
+	opt := Options{Collections: []string{dir}, WorkDir: filepath.Join(t.TempDir(), "work"), Jobs: 2}
+	r, err := Run(context.Background(), opt)
+	if !errors.Is(err, stage.ErrNoSpace) || !strings.Contains(err.Error(), dir) {
+		msg, _ := failure(r, err)
+		t.Fatalf("run on a file system too small for the requirer written anew: %s, want %v naming %s", msg, stage.ErrNoSpace, dir)
+	}
+	sameTree(t, "after the refusal", hashTree(t, dir), before)
+	left, err := filepath.Glob(filepath.Join(dir, ".*"))
+	if err != nil || len(left) > 0 {
+		t.Errorf("left beside the packages: %v %v", left, err)
+	}
+
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_REMOUNT, fmt.Sprint("size=", 4*(smallSize+bigInfo.Size()))); err != nil {
+		t.Fatalf("remounting with room: %v", err)
+	}
+	runOK(t, "rerun with room", opt)
+	if hashTree(t, dir)[filepath.Base(big)] == before[filepath.Base(big)] {
+		t.Fatalf("%s was not written anew: the test proves nothing", big)
+	}
+	if s := jobtest.StaleRequires(t, dir); len(s) > 0 {
+		t.Errorf("stale entries after the rerun: %v", s)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"warcdedup/internal/progress"
+	"warcdedup/wacz"
 )
 
 // The rewrite of WACZ packages needs room beside them that a rewrite of
@@ -83,11 +84,30 @@ func (pr *PackageRewrite) checkSpace(names []string, files map[uint64][]int64) e
 			}
 		}
 	}
+	// After the rebuild, the requirers of the packages written anew are
+	// written anew one at a time (RefreshRequirers), the copies of
+	// packages not rebuilt still there.
+	largestRequirer := map[uint64]int64{}
+	if !pr.DryRun {
+		changed := map[string]bool{}
+		for _, name := range names {
+			changed[filepath.Base(pr.Members[name].Path)] = true
+		}
+		for _, pkg := range pr.Changed {
+			changed[filepath.Base(pkg)] = true
+		}
+		for path, size := range pr.refreshedPackages(changed) {
+			if id, _, ok := fs(filepath.Dir(path)); ok {
+				largestRequirer[id] = max(largestRequirer[id], size)
+			}
+		}
+	}
 	var short []string
 	for _, id := range slices.Sorted(maps.Keys(needs)) {
 		n := needs[id]
 		versions := append(largestMember[id], files[id]...)
 		n.inFlight = sumLargest(versions, 2*jobs) + sumLargest(slices.Collect(maps.Values(largestPackage[id])), jobs)
+		n.inFlight = max(n.inFlight, largestRequirer[id])
 		if need := n.staged + n.inFlight; need > n.free {
 			short = append(short, fmt.Sprintf("%s needs about %s (copies of %d members with duplicates, %s; new versions and packages written at once, %s), %s free",
 				n.dir, progress.Bytes(need), n.members, progress.Bytes(n.staged), progress.Bytes(n.inFlight), progress.Bytes(n.free)))
@@ -145,6 +165,47 @@ func (f *rewrittenFiles) add(field string) {
 	s := append(f.largest[id], fi.Size())
 	slices.Sort(s)
 	f.largest[id] = s[max(len(s)-f.keep, 0):]
+}
+
+// refreshedPackages are the sizes, by path, of the collection's packages
+// that RefreshRequirers may write anew after the rebuild: those that
+// require by SHA-256 or size a package of changed (file names: the
+// packages the job writes anew), or one of those in turn. A package that
+// cannot be read is not counted (the refresh names it).
+func (pr *PackageRewrite) refreshedPackages(changed map[string]bool) map[string]int64 {
+	requires := map[string][]string{} // path -> the file names it requires by hash
+	for _, m := range pr.Members {
+		if _, ok := requires[m.Path]; ok {
+			continue
+		}
+		requires[m.Path] = nil
+		p, err := wacz.Open(m.Path)
+		if err != nil {
+			continue
+		}
+		names, err := p.Datapackage.RequiredByHash()
+		p.Close()
+		if err == nil {
+			requires[m.Path] = names
+		}
+	}
+	out := map[string]int64{}
+	for grown := true; grown; {
+		grown = false
+		for path, names := range requires {
+			if _, ok := out[path]; ok || !slices.ContainsFunc(names, func(n string) bool { return changed[n] }) {
+				continue
+			}
+			fi, err := os.Stat(path)
+			if err != nil {
+				continue
+			}
+			out[path] = fi.Size()
+			changed[filepath.Base(path)] = true
+			grown = true
+		}
+	}
+	return out
 }
 
 // ErrNoSpace is a job refused before it began for want of free space.
