@@ -24,5 +24,5 @@ func freeSpace(dir string) (uint64, int64, bool) {
 	if err := syscall.Statfs(dir, &fs); err != nil || fs.Blocks == 0 {
 		return 0, 0, false
 	}
-	return uint64(st.Dev), int64(fs.Bavail) * int64(fs.Bsize), true
+	return uint64(st.Dev), int64(fs.Bavail) * blockSize(&fs), true
 }
