@@ -170,3 +170,40 @@ func TestRunWACZRequirerRefreshRefusedForSpaceAttack(t *testing.T) {
 		t.Errorf("stale entries after the rerun: %v", s)
 	}
 }
+
+// TestRunWACZRemovesKilledRebuildLeftoverAttack: a run killed while it
+// wrote a package anew leaves the partial new version beside it
+// (.tmp-NAME.wacz-DIGITS, up to the package's size). The next run wrote
+// the package anew and left it there for good, where it removes those of
+// WARC files: each killed attempt took room the space check then counted
+// as used. A run that writes a package anew removes its leftovers.
+func TestRunWACZRemovesKilledRebuildLeftoverAttack(t *testing.T) {
+	dir, _ := generatedWACZ(t, false)
+	pkgs, err := filepath.Glob(filepath.Join(dir, "*.wacz"))
+	if err != nil || len(pkgs) == 0 {
+		t.Fatalf("no packages in %s: %v", dir, err)
+	}
+	for _, p := range pkgs {
+		leftover := filepath.Join(dir, ".tmp-"+filepath.Base(p)+"-1234567")
+		if err := os.WriteFile(leftover, make([]byte, 64<<10), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := hashTree(t, dir)
+	runOK(t, "run", Options{Collections: []string{dir}, WorkDir: filepath.Join(t.TempDir(), "work"), Jobs: 2})
+	after := hashTree(t, dir)
+	rebuilt := 0
+	for _, p := range pkgs {
+		name := filepath.Base(p)
+		if after[name] == before[name] {
+			continue
+		}
+		rebuilt++
+		if _, err := os.Stat(filepath.Join(dir, ".tmp-"+name+"-1234567")); err == nil {
+			t.Errorf("%s written anew, the partial version a killed run left beside it is still there", name)
+		}
+	}
+	if rebuilt == 0 {
+		t.Fatal("no package written anew: the test proves nothing")
+	}
+}

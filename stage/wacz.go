@@ -1067,6 +1067,10 @@ func (r *packageRebuild) prepare(now time.Time, edit func(*wacz.Rebuild)) (*wacz
 
 // write writes the new version beside the package and checks it.
 func (r *packageRebuild) write(b *wacz.Rebuild) (*wacz.Result, error) {
+	// The partial new versions a killed run or undo left are removed, as
+	// those of WARC files are (inplace): nothing refers to them, and
+	// each would keep up to the package's size.
+	atomicfile.RemoveLeftovers(r.real)
 	var err error
 	if r.tmp, err = atomicfile.Create(r.real, r.target.Info.Mode().Perm()); err != nil {
 		return nil, err
