@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -75,7 +76,9 @@ func (pr *PackageRewrite) checkSpace(names []string, files map[uint64][]int64) e
 		n.members++
 		n.staged += m.Size
 		if fi, err := os.Stat(filepath.Join(dir, stageName(m))); err == nil {
-			n.free += fi.Size() // a stopped attempt's copy, made again
+			// A stopped attempt's copy, made again (free as many bytes
+			// as an int64 holds stays so).
+			n.free += min(fi.Size(), math.MaxInt64-n.free)
 		}
 		largestMember[id] = append(largestMember[id], m.Size)
 		if !pr.DryRun {
