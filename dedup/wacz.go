@@ -416,11 +416,11 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 
 // rewrittenFile finds the files the rewrite s rewrites that are no
 // package's members (WARC and ARC files) where s does: their new
-// versions count in the packages' check of free space.
+// versions count in the packages' check of free space. A Locator each
+// time: one kept would remember every file (source.Locator's memo).
 func rewrittenFile(s *stage.Rewrite) func(field string) (string, error) {
-	loc := &source.Locator{Roots: s.Roots, Prefixes: s.Prefixes}
 	return func(field string) (string, error) {
-		l, err := loc.Resolve(field)
+		l, err := (&source.Locator{Roots: s.Roots, Prefixes: s.Prefixes}).Resolve(field)
 		return l.Path(), err
 	}
 }

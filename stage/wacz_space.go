@@ -135,6 +135,11 @@ type rewrittenFiles struct {
 	keep    int    // how many of the largest, on each file system
 	last    string // the file of the line before
 	largest map[uint64][]int64
+	// dir is the directory of the file before, on file system id (ok:
+	// known): files of a directory come one after the other.
+	dir string
+	id  uint64
+	ok  bool
 }
 
 func (pr *PackageRewrite) newRewrittenFiles() *rewrittenFiles {
@@ -161,13 +166,16 @@ func (f *rewrittenFiles) add(field string) {
 	if err != nil {
 		return
 	}
-	id, _, ok := f.fs(filepath.Dir(path))
-	if !ok {
+	if dir := filepath.Dir(path); dir != f.dir {
+		f.dir = dir
+		f.id, _, f.ok = f.fs(dir)
+	}
+	if !f.ok {
 		return
 	}
-	s := append(f.largest[id], fi.Size())
+	s := append(f.largest[f.id], fi.Size())
 	slices.Sort(s)
-	f.largest[id] = s[max(len(s)-f.keep, 0):]
+	f.largest[f.id] = s[max(len(s)-f.keep, 0):]
 }
 
 // refreshedPackages are the sizes, by path, of the collection's packages
