@@ -359,6 +359,12 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 			pr.Discard()
 			return stage.RewriteResult{}, err
 		}
+		// They are written anew beside themselves: known only now, the
+		// room for them is checked now, before anything is rewritten.
+		if err := pr.CheckRequirersSpace(); err != nil {
+			pr.Discard()
+			return stage.RewriteResult{}, err
+		}
 		// Packages named: no other package outside the job may require
 		// one it rewrites (waczinput.go).
 		if err := r.opt.input.outsideRequirers(pr.StagedPackages(), pr.KeepPlaces); err != nil {

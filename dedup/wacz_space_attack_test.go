@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -205,5 +206,103 @@ func TestRunWACZRemovesKilledRebuildLeftoverAttack(t *testing.T) {
 	}
 	if rebuilt == 0 {
 		t.Fatal("no package written anew: the test proves nothing")
+	}
+}
+
+// TestRunIndexWACZCommittedRequirerRefusedForSpaceAttack: a large
+// package of a committed crawl requires, by SHA-256 and size, the
+// packages of the crawl run now, which the run rewrites: it is written
+// anew after the rebuild with its entries brought up to date
+// (committedRequirers, then RefreshRequirers). On a file system with
+// room for the crawl's copies and rebuilds but not for it, the check,
+// made before the committed requirers are known, let the job begin, and
+// the disk filled part-way. The job must be refused before anything is
+// rewritten (every file as it was, nothing left beside them), and
+// finish once there is room.
+func TestRunIndexWACZCommittedRequirerRefusedForSpaceAttack(t *testing.T) {
+	_, byDir, _ := jobtest.WACZCrawls(t, "directories")
+	bigDir, bigRes := generated(t, gen.Config{Files: 1, Records: 150, Seed: 77, MeanPayload: 128 << 10,
+		Formats: []gen.Format{gen.WARC10Gz}, Prefix: "big", NonCandidates: true})
+	if _, err := waczgen.Write(bigDir, bigRes, waczgen.Config{Packages: 1, Prefix: "big"}); err != nil {
+		t.Fatal(err)
+	}
+	bigs, err := filepath.Glob(filepath.Join(bigDir, "*.wacz"))
+	if err != nil || len(bigs) != 1 {
+		t.Fatalf("packages in %s: %v %v", bigDir, bigs, err)
+	}
+	base := filepath.Join(t.TempDir(), "small")
+	var small, crawl1 []string
+	var smallSize int64
+	for name, d := range byDir {
+		p := filepath.Join(d, name)
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		smallSize += fi.Size()
+		small = append(small, p)
+		if strings.HasPrefix(name, "crawl-1-") {
+			crawl1 = append(crawl1, p)
+		}
+	}
+	for _, p := range crawl1 {
+		jobtest.RequireBy(t, bigs[0], p)
+	}
+	bigInfo, err := os.Stat(bigs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	room := 4*smallSize + 64<<10
+	if bigInfo.Size() <= room {
+		t.Fatalf("the requirer (%d bytes) is not larger than the room (%d bytes): the test proves nothing", bigInfo.Size(), room)
+	}
+	mountSmallTmpfs(t, base, fmt.Sprint(smallSize+bigInfo.Size()+room))
+	copyTo := func(p, crawl string) string {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		to := filepath.Join(base, crawl, filepath.Base(p))
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return to
+	}
+	for _, p := range small {
+		copyTo(p, strings.Join(strings.SplitN(filepath.Base(p), "-", 3)[:2], "-"))
+	}
+	big := copyTo(bigs[0], "crawl-0")
+	index := filepath.Join(t.TempDir(), "index")
+	runOK(t, "crawl-0", Options{Collections: []string{filepath.Join(base, "crawl-0")}, Index: index, Jobs: 2})
+	if !slices.ContainsFunc(jobtest.RequiresOf(t, big), func(n string) bool { return strings.HasPrefix(n, "crawl-1-") }) {
+		t.Fatalf("%s does not require crawl-1's packages after crawl-0's run: the test proves nothing", big)
+	}
+	before := hashTree(t, base)
+	opt := Options{Collections: []string{filepath.Join(base, "crawl-1")}, Index: index, Jobs: 2}
+	r, err := Run(context.Background(), opt)
+	if !errors.Is(err, stage.ErrNoSpace) || !strings.Contains(err.Error(), base) {
+		msg, _ := failure(r, err)
+		t.Fatalf("run of crawl-1 on a file system too small for crawl-0's requirer written anew: %s, want %v naming %s", msg, stage.ErrNoSpace, base)
+	}
+	sameTree(t, "after the refusal", hashTree(t, base), before)
+	for _, d := range []string{"crawl-0", "crawl-1"} {
+		left, err := filepath.Glob(filepath.Join(base, d, ".*"))
+		if err != nil || len(left) > 0 {
+			t.Errorf("left beside the packages: %v %v", left, err)
+		}
+	}
+
+	if err := syscall.Mount("tmpfs", base, "tmpfs", syscall.MS_REMOUNT, fmt.Sprint("size=", 4*(smallSize+bigInfo.Size()))); err != nil {
+		t.Fatalf("remounting with room: %v", err)
+	}
+	runOK(t, "crawl-1 with room", opt)
+	if hashTree(t, base)[filepath.Join("crawl-0", filepath.Base(big))] == before[filepath.Join("crawl-0", filepath.Base(big))] {
+		t.Fatalf("%s was not written anew: the test proves nothing", big)
+	}
+	if s := jobtest.StaleRequires(t, filepath.Join(base, "crawl-0"), filepath.Join(base, "crawl-1")); len(s) > 0 {
+		t.Errorf("stale entries after the run with room: %v", s)
 	}
 }

@@ -219,6 +219,48 @@ func (pr *PackageRewrite) refreshedPackages(changed map[string]bool) map[string]
 	return out
 }
 
+// CheckRequirersSpace refuses the rewrite, before anything is rewritten,
+// when a package outside the collection that it writes anew after the
+// rebuild (Requirers: a committed crawl's, known only once the members
+// are staged) has not the room beside it: each is written anew there,
+// one at a time, and the free space now, with the copies made, is no
+// more than the rebuild leaves. The caller discards the copies.
+func (pr *PackageRewrite) CheckRequirersSpace() error {
+	fs := pr.fileSystem
+	if fs == nil {
+		fs = freeSpace
+	}
+	type need struct {
+		path       string
+		size, free int64
+	}
+	largest := map[uint64]*need{}
+	for _, p := range pr.Requirers {
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue // the refresh names it
+		}
+		id, free, ok := fs(filepath.Dir(p))
+		if !ok {
+			continue
+		}
+		if n := largest[id]; n == nil || fi.Size() > n.size {
+			largest[id] = &need{path: p, size: fi.Size(), free: free}
+		}
+	}
+	var short []string
+	for _, id := range slices.Sorted(maps.Keys(largest)) {
+		if n := largest[id]; n.size > n.free {
+			short = append(short, fmt.Sprintf("%s needs about %s beside it, %s free", n.path, progress.Bytes(n.size), progress.Bytes(n.free)))
+		}
+	}
+	if len(short) > 0 {
+		return fmt.Errorf("%w: the committed crawls' packages that require the packages this run rewrites are written anew beside themselves after the rewrite, one at a time: %s; the copies made were removed, nothing was rewritten: free space there",
+			ErrNoSpace, strings.Join(short, "; "))
+	}
+	return nil
+}
+
 // ErrNoSpace is a job refused before it began for want of free space.
 var ErrNoSpace = errors.New("not enough free space")
 
