@@ -220,9 +220,14 @@ func (c *committedRequirerCase) snapshot(t *testing.T) dirsSnapshot {
 }
 
 // changed are the paths of the files of the directories that are not
-// as they were (or were not there).
+// as they were (or were not there). A snapshot never taken (a hook of
+// the run that took it was not called) fails the test: it compares
+// nothing, and a run stopped before the hook would pass.
 func (s dirsSnapshot) changed(t *testing.T) []string {
 	t.Helper()
+	if s == nil {
+		t.Fatal("the directories were never snapshot (the run's hook was not called): the test proves nothing")
+	}
 	var out []string
 	for d, was := range s {
 		for name, h := range hashTree(t, d) {

@@ -15,6 +15,7 @@ import (
 	"warcdedup/crawlindex"
 	"warcdedup/originals"
 	"warcdedup/rewritelog"
+	"warcdedup/source"
 	"warcdedup/stage"
 	"warcdedup/wacz"
 	"warcdedup/warcsum"
@@ -326,7 +327,7 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 	}
 	pr := &stage.PackageRewrite{Members: w.members, DryRun: r.opt.DryRun, Unsign: r.opt.Unsign, TempDir: r.wd.File(workdir.TmpDir),
 		MetadataDir: r.wd.File(waczMetadataDir), Software: "warcdedup", Messages: messages{r.show}, External: r.externalPackages(),
-		Verified: w.verified, Jobs: r.opt.Jobs, PackageSHA256: r.crawl != nil}
+		Verified: w.verified, Jobs: r.opt.Jobs, PackageSHA256: r.crawl != nil, Files: rewrittenFile(s)}
 	if s.SHA256 && w.allMembers(r.inputs) {
 		// A crawl of packages alone: its commit records the packages,
 		// whose SHA-256 the rebuild takes as it writes them; the
@@ -339,6 +340,14 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 			pr.Restamp = cache.Restamp
 		}
 	}
+	// The job's packages a stopped attempt at this rewrite wrote: their
+	// requirers are brought up to date too (and counted in Prepare's
+	// check of free space).
+	changed, err := jobPackages(r.wd, s.LogFrom)
+	if err != nil {
+		return stage.RewriteResult{}, err
+	}
+	pr.Changed = changed
 	if err := pr.Prepare(ctx, r.wd.File(numbered), r.wd.File(byFile)); err != nil {
 		pr.Discard()
 		return stage.RewriteResult{}, err
@@ -350,6 +359,12 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 			pr.Discard()
 			return stage.RewriteResult{}, err
 		}
+		// They are written anew beside themselves: known only now, the
+		// room for them is checked now, before anything is rewritten.
+		if err := pr.CheckRequirersSpace(); err != nil {
+			pr.Discard()
+			return stage.RewriteResult{}, err
+		}
 		// Packages named: no other package outside the job may require
 		// one it rewrites (waczinput.go).
 		if err := r.opt.input.outsideRequirers(pr.StagedPackages(), pr.KeepPlaces); err != nil {
@@ -357,14 +372,6 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 			return stage.RewriteResult{}, err
 		}
 	}
-	// The job's packages a stopped attempt at this rewrite wrote: their
-	// requirers are brought up to date too.
-	changed, err := jobPackages(r.wd, s.LogFrom)
-	if err != nil {
-		pr.Discard()
-		return stage.RewriteResult{}, err
-	}
-	pr.Changed = changed
 	s.Locations = pr.Locations()
 	s.Container = pr.Container
 	s.Open = &stage.PackageOpener{Next: s.Open, Members: w.members, Staged: s.Locations}
@@ -411,6 +418,17 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 		err = w.relocate()
 	}
 	return res, err
+}
+
+// rewrittenFile finds the files the rewrite s rewrites that are no
+// package's members (WARC and ARC files) where s does: their new
+// versions count in the packages' check of free space. A Locator each
+// time: one kept would remember every file (source.Locator's memo).
+func rewrittenFile(s *stage.Rewrite) func(field string) (string, error) {
+	return func(field string) (string, error) {
+		l, err := (&source.Locator{Roots: s.Roots, Prefixes: s.Prefixes}).Resolve(field)
+		return l.Path(), err
+	}
 }
 
 // recoverPackages finishes the packages a stopped run or undo left with

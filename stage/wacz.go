@@ -169,6 +169,11 @@ type PackageRewrite struct {
 	// streamed packages have after each member, are kept) is refused
 	// before it is renamed.
 	KeepPlaces map[string]bool
+	// Files finds a file the rewrite rewrites that is no package's
+	// member (a WARC or ARC file, by manifest field 1): its new version
+	// is written beside it while the staged copies are there, which the
+	// check of free space counts (checkSpace). nil: none is counted.
+	Files func(field string) (path string, err error)
 
 	// mu guards what the packages written at once share: wroteHere,
 	// written, the cache's entries (Restamp), stuck.
@@ -267,6 +272,7 @@ func (pr *PackageRewrite) Prepare(ctx context.Context, numbered, byFile string) 
 	pr.staged, pr.packages, pr.deps, pr.paths = map[string]*stagedMember{}, map[string][]string{}, map[[2]string]bool{}, map[string]string{}
 	pr.externals = map[string]ExternalPackage{}
 	need := map[string]bool{}
+	files := pr.newRewrittenFiles()
 	err := EachLine(byFile, func(l *manifest.Line) error {
 		if !l.IsDuplicate() {
 			return nil
@@ -277,6 +283,8 @@ func (pr *PackageRewrite) Prepare(ctx context.Context, numbered, byFile string) 
 		}
 		if _, ok := pr.Members[name]; ok {
 			need[name] = true
+		} else {
+			files.add(l.File)
 		}
 		return nil
 	})
@@ -287,7 +295,7 @@ func (pr *PackageRewrite) Prepare(ctx context.Context, numbered, byFile string) 
 		return nil
 	}
 	names := slices.Sorted(maps.Keys(need))
-	if err := pr.checkSpace(names); err != nil {
+	if err := pr.checkSpace(names, files.largest); err != nil {
 		return err
 	}
 	if err := pr.findDependencies(numbered); err != nil {
@@ -1059,6 +1067,10 @@ func (r *packageRebuild) prepare(now time.Time, edit func(*wacz.Rebuild)) (*wacz
 
 // write writes the new version beside the package and checks it.
 func (r *packageRebuild) write(b *wacz.Rebuild) (*wacz.Result, error) {
+	// The partial new versions a killed run or undo left are removed, as
+	// those of WARC files are (inplace): nothing refers to them, and
+	// each would keep up to the package's size.
+	atomicfile.RemoveLeftovers(r.real)
 	var err error
 	if r.tmp, err = atomicfile.Create(r.real, r.target.Info.Mode().Perm()); err != nil {
 		return nil, err

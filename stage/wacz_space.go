@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"warcdedup/internal/progress"
+	"warcdedup/wacz"
 )
 
 // The rewrite of WACZ packages needs room beside them that a rewrite of
@@ -26,20 +28,11 @@ import (
 // spaceNeed is what the staging and rebuild of packages take on one file
 // system.
 type spaceNeed struct {
-	dir          string // a directory on it, named in the refusal
-	free         int64  // free for this process, with the copies a stopped attempt left
-	memberSizes  []int64
-	packageSizes map[string]int64 // by path, of the packages written anew
-}
-
-// staged is what the copies of the members take, all there at once.
-func (n *spaceNeed) staged() int64 { return sumLargest(n.memberSizes, len(n.memberSizes)) }
-
-// inFlight is what is written beside them at once: up to twice jobs new
-// versions of members (the rewrite's, as for WARC files) and jobs
-// packages written anew, the largest.
-func (n *spaceNeed) inFlight(jobs int) int64 {
-	return sumLargest(n.memberSizes, 2*jobs) + sumLargest(slices.Collect(maps.Values(n.packageSizes)), jobs)
+	dir      string // a directory on it, named in the refusal
+	members  int
+	staged   int64 // the members' copies, there all at once
+	inFlight int64 // the rewrite's new versions and the packages written at once
+	free     int64 // free for this process, with the copies a stopped attempt left
 }
 
 // fileSystem says which file system a directory is on and how many bytes
@@ -48,24 +41,83 @@ type fileSystem func(dir string) (id uint64, free int64, ok bool)
 
 // checkSpace refuses the staging of the members names when a file system
 // they would be staged on has not the room the job needs there (a dry
-// run's: the copies alone, in TempDir). It says what it needs and what
-// is free, and what to do.
-func (pr *PackageRewrite) checkSpace(names []string) error {
-	needs, err := pr.spaceNeeds(names)
-	if err != nil {
-		return err
+// run's: the copies alone, in TempDir): their
+// copies, plus, at once, up to twice Jobs new versions of members or of
+// the WARC files rewritten beside them (files: the largest of those, by
+// file system; rewrittenFiles) and Jobs packages written anew (the
+// largest). It says what it needs and what is free, and what to do.
+func (pr *PackageRewrite) checkSpace(names []string, files map[uint64][]int64) error {
+	fs := pr.fileSystem
+	if fs == nil {
+		fs = freeSpace
 	}
 	jobs := max(pr.Jobs, 1)
+	needs := map[uint64]*spaceNeed{}
+	largestMember := map[uint64][]int64{}
+	largestPackage := map[uint64]map[string]int64{}
+	for _, name := range names {
+		m := pr.Members[name]
+		dir := filepath.Dir(m.Path)
+		if pr.DryRun {
+			dir = pr.TempDir
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+		}
+		id, free, ok := fs(dir)
+		if !ok {
+			continue
+		}
+		n := needs[id]
+		if n == nil {
+			n = &spaceNeed{dir: dir, free: free}
+			needs[id] = n
+			largestPackage[id] = map[string]int64{}
+		}
+		n.members++
+		n.staged += m.Size
+		if fi, err := os.Stat(filepath.Join(dir, stageName(m))); err == nil {
+			// A stopped attempt's copy, made again (free as many bytes
+			// as an int64 holds stays so).
+			n.free += min(fi.Size(), math.MaxInt64-n.free)
+		}
+		largestMember[id] = append(largestMember[id], m.Size)
+		if !pr.DryRun {
+			if fi, err := os.Stat(m.Path); err == nil {
+				largestPackage[id][m.Path] = fi.Size()
+			}
+		}
+	}
+	// After the rebuild, the requirers of the packages written anew are
+	// written anew one at a time (RefreshRequirers), the copies of
+	// packages not rebuilt still there.
+	largestRequirer := map[uint64]int64{}
+	if !pr.DryRun {
+		changed := map[string]bool{}
+		for _, name := range names {
+			changed[filepath.Base(pr.Members[name].Path)] = true
+		}
+		for _, pkg := range pr.Changed {
+			changed[filepath.Base(pkg)] = true
+		}
+		for path, size := range pr.refreshedPackages(changed) {
+			if id, _, ok := fs(filepath.Dir(path)); ok {
+				largestRequirer[id] = max(largestRequirer[id], size)
+			}
+		}
+	}
 	var short []string
 	for _, id := range slices.Sorted(maps.Keys(needs)) {
 		n := needs[id]
-		staged, inFlight := n.staged(), int64(0)
-		if !pr.DryRun {
-			inFlight = n.inFlight(jobs)
+		versions := append(largestMember[id], files[id]...)
+		n.inFlight = sumLargest(versions, 2*jobs) + sumLargest(slices.Collect(maps.Values(largestPackage[id])), jobs)
+		n.inFlight = max(n.inFlight, largestRequirer[id])
+		if pr.DryRun {
+			n.inFlight = 0 // a dry run writes no new version nor package
 		}
-		if need := staged + inFlight; need > n.free {
+		if need := n.staged + n.inFlight; need > n.free {
 			short = append(short, fmt.Sprintf("%s needs about %s (copies of %d members with duplicates, %s; new versions and packages written at once, %s), %s free",
-				n.dir, progress.Bytes(need), len(n.memberSizes), progress.Bytes(staged), progress.Bytes(inFlight), progress.Bytes(n.free)))
+				n.dir, progress.Bytes(need), n.members, progress.Bytes(n.staged), progress.Bytes(n.inFlight), progress.Bytes(n.free)))
 		}
 	}
 	if len(short) > 0 {
@@ -75,42 +127,142 @@ func (pr *PackageRewrite) checkSpace(names []string) error {
 	return nil
 }
 
-// spaceNeeds gathers, by file system, the members names would be staged
-// on it and their packages; file systems whose free space is not known
-// are left out.
-func (pr *PackageRewrite) spaceNeeds(names []string) (map[uint64]*spaceNeed, error) {
+// rewrittenFiles are the largest files with duplicates that are no
+// package's members (WARC and ARC files), on each file system: the
+// rewrite writes their new versions beside them while the staged copies
+// are there (a collection of packages and WARC files), Jobs at a time.
+// Taken from the rewrite's input, on file: each file's lines one after
+// the other, so that it keeps no more than the few largest.
+type rewrittenFiles struct {
+	pr      *PackageRewrite
+	fs      fileSystem
+	keep    int    // how many of the largest, on each file system
+	last    string // the file of the line before
+	largest map[uint64][]int64
+	// dir is the directory of the file before, on file system id (ok:
+	// known): files of a directory come one after the other.
+	dir string
+	id  uint64
+	ok  bool
+}
+
+func (pr *PackageRewrite) newRewrittenFiles() *rewrittenFiles {
 	fs := pr.fileSystem
 	if fs == nil {
 		fs = freeSpace
 	}
-	needs := map[uint64]*spaceNeed{}
-	for _, name := range names {
-		m := pr.Members[name]
-		dir := filepath.Dir(m.Path)
-		if pr.DryRun {
-			dir = pr.TempDir
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return nil, err
-			}
+	return &rewrittenFiles{pr: pr, fs: fs, keep: 2 * max(pr.Jobs, 1), largest: map[uint64][]int64{}}
+}
+
+// add takes the file of a duplicate's line (manifest field 1), once.
+// A file not found is not counted (the rewrite names it), nor any in a
+// dry run, which writes no new version.
+func (f *rewrittenFiles) add(field string) {
+	if field == f.last || f.pr.Files == nil || f.pr.DryRun {
+		return
+	}
+	f.last = field
+	path, err := f.pr.Files(field)
+	if err != nil {
+		return
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return
+	}
+	if dir := filepath.Dir(path); dir != f.dir {
+		f.dir = dir
+		f.id, _, f.ok = f.fs(dir)
+	}
+	if !f.ok {
+		return
+	}
+	s := append(f.largest[f.id], fi.Size())
+	slices.Sort(s)
+	f.largest[f.id] = s[max(len(s)-f.keep, 0):]
+}
+
+// refreshedPackages are the sizes, by path, of the collection's packages
+// that RefreshRequirers may write anew after the rebuild: those that
+// require by SHA-256 or size a package of changed (file names: the
+// packages the job writes anew), or one of those in turn. A package that
+// cannot be read is not counted (the refresh names it).
+func (pr *PackageRewrite) refreshedPackages(changed map[string]bool) map[string]int64 {
+	requires := map[string][]string{} // path -> the file names it requires by hash
+	for _, m := range pr.Members {
+		if _, ok := requires[m.Path]; ok {
+			continue
 		}
-		id, free, ok := fs(dir)
+		requires[m.Path] = nil
+		p, err := wacz.Open(m.Path)
+		if err != nil {
+			continue
+		}
+		names, err := p.Datapackage.RequiredByHash()
+		p.Close()
+		if err == nil {
+			requires[m.Path] = names
+		}
+	}
+	out := map[string]int64{}
+	for grown := true; grown; {
+		grown = false
+		for path, names := range requires {
+			if _, ok := out[path]; ok || !slices.ContainsFunc(names, func(n string) bool { return changed[n] }) {
+				continue
+			}
+			fi, err := os.Stat(path)
+			if err != nil {
+				continue
+			}
+			out[path] = fi.Size()
+			changed[filepath.Base(path)] = true
+			grown = true
+		}
+	}
+	return out
+}
+
+// CheckRequirersSpace refuses the rewrite, before anything is rewritten,
+// when a package outside the collection that it writes anew after the
+// rebuild (Requirers: a committed crawl's, known only once the members
+// are staged) has not the room beside it: each is written anew there,
+// one at a time, and the free space now, with the copies made, is no
+// more than the rebuild leaves. The caller discards the copies.
+func (pr *PackageRewrite) CheckRequirersSpace() error {
+	fs := pr.fileSystem
+	if fs == nil {
+		fs = freeSpace
+	}
+	type need struct {
+		path       string
+		size, free int64
+	}
+	largest := map[uint64]*need{}
+	for _, p := range pr.Requirers {
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue // the refresh names it
+		}
+		id, free, ok := fs(filepath.Dir(p))
 		if !ok {
 			continue
 		}
-		n := needs[id]
-		if n == nil {
-			n = &spaceNeed{dir: dir, free: free, packageSizes: map[string]int64{}}
-			needs[id] = n
-		}
-		n.memberSizes = append(n.memberSizes, m.Size)
-		if fi, err := os.Stat(filepath.Join(dir, stageName(m))); err == nil {
-			n.free += fi.Size() // a stopped attempt's copy, made again
-		}
-		if fi, err := os.Stat(m.Path); err == nil {
-			n.packageSizes[m.Path] = fi.Size()
+		if n := largest[id]; n == nil || fi.Size() > n.size {
+			largest[id] = &need{path: p, size: fi.Size(), free: free}
 		}
 	}
-	return needs, nil
+	var short []string
+	for _, id := range slices.Sorted(maps.Keys(largest)) {
+		if n := largest[id]; n.size > n.free {
+			short = append(short, fmt.Sprintf("%s needs about %s beside it, %s free", n.path, progress.Bytes(n.size), progress.Bytes(n.free)))
+		}
+	}
+	if len(short) > 0 {
+		return fmt.Errorf("%w: the committed crawls' packages that require the packages this run rewrites are written anew beside themselves after the rewrite, one at a time: %s; the copies made were removed, nothing was rewritten: free space there",
+			ErrNoSpace, strings.Join(short, "; "))
+	}
+	return nil
 }
 
 // ErrNoSpace is a job refused before it began for want of free space.

@@ -56,7 +56,7 @@ func TestCheckSpace(t *testing.T) {
 			}
 			pr := &PackageRewrite{Members: members, Jobs: c.jobs, DryRun: c.dryRun, TempDir: filepath.Join(dir, "work"),
 				fileSystem: func(string) (uint64, int64, bool) { return 1, c.free, c.known }}
-			err := pr.checkSpace(names)
+			err := pr.checkSpace(names, nil)
 			if c.wantError != (err != nil) {
 				t.Fatalf("checkSpace = %v, want an error: %v", err, c.wantError)
 			}

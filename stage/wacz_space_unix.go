@@ -3,6 +3,7 @@
 package stage
 
 import (
+	"math"
 	"os"
 	"syscall"
 )
@@ -21,8 +22,20 @@ func freeSpace(dir string) (uint64, int64, bool) {
 		return 0, 0, false
 	}
 	var fs syscall.Statfs_t
-	if err := syscall.Statfs(dir, &fs); err != nil || fs.Blocks == 0 {
+	if err := syscall.Statfs(dir, &fs); err != nil || fs.Blocks == 0 || blockSize(&fs) <= 0 {
 		return 0, 0, false
 	}
-	return uint64(st.Dev), int64(fs.Bavail) * int64(fs.Bsize), true
+	return uint64(st.Dev), available(&fs), true
+}
+
+// available is the bytes free for an unprivileged process; as many as
+// an int64 holds where there are more (a FUSE mount of an object store
+// saying "unlimited" with every bit set), which a product would wrap to
+// no room or less than none, and every job be refused.
+func available(fs *syscall.Statfs_t) int64 {
+	bs := blockSize(fs)
+	if fs.Bavail > uint64(math.MaxInt64/bs) {
+		return math.MaxInt64
+	}
+	return int64(fs.Bavail) * bs
 }
