@@ -28,40 +28,95 @@ import (
 // spaceNeed is what the staging and rebuild of packages take on one file
 // system.
 type spaceNeed struct {
-	dir      string // a directory on it, named in the refusal
-	members  int
-	staged   int64 // the members' copies, there all at once
-	inFlight int64 // the rewrite's new versions and the packages written at once
-	free     int64 // free for this process, with the copies a stopped attempt left
+	dir         string  // a directory on it, named in the refusal
+	free        int64   // free for this process, with the copies a stopped attempt left
+	memberSizes []int64 // of the members staged there
+	// fileSizes are the largest WARC files rewritten there
+	// (rewrittenFiles), packageSizes the packages written anew there
+	// (by path), requirer the largest package RefreshRequirers may
+	// write anew there.
+	fileSizes    []int64
+	packageSizes map[string]int64
+	requirer     int64
+}
+
+// staged is what the copies of the members take, all there at once.
+func (n *spaceNeed) staged() int64 { return sumLargest(n.memberSizes, len(n.memberSizes)) }
+
+// inFlight is what is written beside the copies at once: up to twice
+// jobs new versions of members or WARC files (the rewrite's, as for WARC
+// files alone) and jobs packages written anew, the largest; or, after
+// the rebuild, one requirer written anew.
+func (n *spaceNeed) inFlight(jobs int) int64 {
+	versions := append(slices.Clone(n.memberSizes), n.fileSizes...)
+	packages := slices.Collect(maps.Values(n.packageSizes))
+	return max(sumLargest(versions, 2*jobs)+sumLargest(packages, jobs), n.requirer)
 }
 
 // fileSystem says which file system a directory is on and how many bytes
 // are free there for this process; ok is false where that is not known.
 type fileSystem func(dir string) (id uint64, free int64, ok bool)
 
+// fileSystemOf is pr.fileSystem, freeSpace when none is set.
+func (pr *PackageRewrite) fileSystemOf() fileSystem {
+	if pr.fileSystem != nil {
+		return pr.fileSystem
+	}
+	return freeSpace
+}
+
 // checkSpace refuses the staging of the members names when a file system
 // they would be staged on has not the room the job needs there (a dry
-// run's: the copies alone, in TempDir): their
-// copies, plus, at once, up to twice Jobs new versions of members or of
-// the WARC files rewritten beside them (files: the largest of those, by
-// file system; rewrittenFiles) and Jobs packages written anew (the
-// largest). It says what it needs and what is free, and what to do.
+// run's: the copies alone, in TempDir): the copies and what is written
+// beside them at once (spaceNeed.inFlight; files: the largest WARC files
+// rewritten, by file system, rewrittenFiles). It says what it needs and
+// what is free, and what to do.
 func (pr *PackageRewrite) checkSpace(names []string, files map[uint64][]int64) error {
-	fs := pr.fileSystem
-	if fs == nil {
-		fs = freeSpace
+	needs, err := pr.spaceNeeds(names)
+	if err != nil {
+		return err
+	}
+	for id, sizes := range files {
+		if n := needs[id]; n != nil {
+			n.fileSizes = sizes
+		}
+	}
+	if !pr.DryRun {
+		pr.addRequirers(needs, names)
 	}
 	jobs := max(pr.Jobs, 1)
+	var short []string
+	for _, id := range slices.Sorted(maps.Keys(needs)) {
+		n := needs[id]
+		staged, inFlight := n.staged(), n.inFlight(jobs)
+		if pr.DryRun {
+			inFlight = 0 // a dry run writes no new version nor package
+		}
+		if need := staged + inFlight; need > n.free {
+			short = append(short, fmt.Sprintf("%s needs about %s (copies of %d members with duplicates, %s; new versions and packages written at once, %s), %s free",
+				n.dir, progress.Bytes(need), len(n.memberSizes), progress.Bytes(staged), progress.Bytes(inFlight), progress.Bytes(n.free)))
+		}
+	}
+	if len(short) > 0 {
+		return fmt.Errorf("%w: the WACZ packages' members with duplicates are copied beside their packages, and the packages written anew beside themselves, before any is replaced: %s; nothing was copied or rewritten: free space there, or run the crawls one at a time (run --index: a committed crawl is never rewritten)",
+			ErrNoSpace, strings.Join(short, "; "))
+	}
+	return nil
+}
+
+// spaceNeeds gathers, by file system, the members names would be staged
+// on it and their packages; file systems whose free space is not known
+// are left out.
+func (pr *PackageRewrite) spaceNeeds(names []string) (map[uint64]*spaceNeed, error) {
+	fs := pr.fileSystemOf()
 	needs := map[uint64]*spaceNeed{}
-	largestMember := map[uint64][]int64{}
-	largestPackage := map[uint64]map[string]int64{}
 	for _, name := range names {
 		m := pr.Members[name]
 		dir := filepath.Dir(m.Path)
 		if pr.DryRun {
 			dir = pr.TempDir
 			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		id, free, ok := fs(dir)
@@ -70,61 +125,40 @@ func (pr *PackageRewrite) checkSpace(names []string, files map[uint64][]int64) e
 		}
 		n := needs[id]
 		if n == nil {
-			n = &spaceNeed{dir: dir, free: free}
+			n = &spaceNeed{dir: dir, free: free, packageSizes: map[string]int64{}}
 			needs[id] = n
-			largestPackage[id] = map[string]int64{}
 		}
-		n.members++
-		n.staged += m.Size
+		n.memberSizes = append(n.memberSizes, m.Size)
 		if fi, err := os.Stat(filepath.Join(dir, stageName(m))); err == nil {
 			// A stopped attempt's copy, made again (free as many bytes
 			// as an int64 holds stays so).
 			n.free += min(fi.Size(), math.MaxInt64-n.free)
 		}
-		largestMember[id] = append(largestMember[id], m.Size)
-		if !pr.DryRun {
-			if fi, err := os.Stat(m.Path); err == nil {
-				largestPackage[id][m.Path] = fi.Size()
-			}
+		if fi, err := os.Stat(m.Path); err == nil {
+			n.packageSizes[m.Path] = fi.Size()
 		}
 	}
-	// After the rebuild, the requirers of the packages written anew are
-	// written anew one at a time (RefreshRequirers), the copies of
-	// packages not rebuilt still there.
-	largestRequirer := map[uint64]int64{}
-	if !pr.DryRun {
-		changed := map[string]bool{}
-		for _, name := range names {
-			changed[filepath.Base(pr.Members[name].Path)] = true
-		}
-		for _, pkg := range pr.Changed {
-			changed[filepath.Base(pkg)] = true
-		}
-		for path, size := range pr.refreshedPackages(changed) {
-			if id, _, ok := fs(filepath.Dir(path)); ok {
-				largestRequirer[id] = max(largestRequirer[id], size)
-			}
+	return needs, nil
+}
+
+// addRequirers gives each need the largest of the collection's packages
+// that the refresh after the rebuild writes anew there, one at a time,
+// the copies of packages not rebuilt still there (RefreshRequirers): those
+// requiring one written anew (of the members names, or Changed).
+func (pr *PackageRewrite) addRequirers(needs map[uint64]*spaceNeed, names []string) {
+	fs := pr.fileSystemOf()
+	changed := map[string]bool{}
+	for _, name := range names {
+		changed[filepath.Base(pr.Members[name].Path)] = true
+	}
+	for _, pkg := range pr.Changed {
+		changed[filepath.Base(pkg)] = true
+	}
+	for path, size := range pr.refreshedPackages(changed) {
+		if id, _, ok := fs(filepath.Dir(path)); ok && needs[id] != nil {
+			needs[id].requirer = max(needs[id].requirer, size)
 		}
 	}
-	var short []string
-	for _, id := range slices.Sorted(maps.Keys(needs)) {
-		n := needs[id]
-		versions := append(largestMember[id], files[id]...)
-		n.inFlight = sumLargest(versions, 2*jobs) + sumLargest(slices.Collect(maps.Values(largestPackage[id])), jobs)
-		n.inFlight = max(n.inFlight, largestRequirer[id])
-		if pr.DryRun {
-			n.inFlight = 0 // a dry run writes no new version nor package
-		}
-		if need := n.staged + n.inFlight; need > n.free {
-			short = append(short, fmt.Sprintf("%s needs about %s (copies of %d members with duplicates, %s; new versions and packages written at once, %s), %s free",
-				n.dir, progress.Bytes(need), n.members, progress.Bytes(n.staged), progress.Bytes(n.inFlight), progress.Bytes(n.free)))
-		}
-	}
-	if len(short) > 0 {
-		return fmt.Errorf("%w: the WACZ packages' members with duplicates are copied beside their packages, and the packages written anew beside themselves, before any is replaced: %s; nothing was copied or rewritten: free space there, or run the crawls one at a time (run --index: a committed crawl is never rewritten)",
-			ErrNoSpace, strings.Join(short, "; "))
-	}
-	return nil
 }
 
 // rewrittenFiles are the largest files with duplicates that are no
@@ -147,11 +181,7 @@ type rewrittenFiles struct {
 }
 
 func (pr *PackageRewrite) newRewrittenFiles() *rewrittenFiles {
-	fs := pr.fileSystem
-	if fs == nil {
-		fs = freeSpace
-	}
-	return &rewrittenFiles{pr: pr, fs: fs, keep: 2 * max(pr.Jobs, 1), largest: map[uint64][]int64{}}
+	return &rewrittenFiles{pr: pr, fs: pr.fileSystemOf(), keep: 2 * max(pr.Jobs, 1), largest: map[uint64][]int64{}}
 }
 
 // add takes the file of a duplicate's line (manifest field 1), once.
@@ -230,10 +260,7 @@ func (pr *PackageRewrite) refreshedPackages(changed map[string]bool) map[string]
 // one at a time, and the free space now, with the copies made, is no
 // more than the rebuild leaves. The caller discards the copies.
 func (pr *PackageRewrite) CheckRequirersSpace() error {
-	fs := pr.fileSystem
-	if fs == nil {
-		fs = freeSpace
-	}
+	fs := pr.fileSystemOf()
 	type need struct {
 		path       string
 		size, free int64
