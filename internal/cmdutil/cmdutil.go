@@ -180,13 +180,25 @@ func Damaged(format string, args ...any) error {
 // that only appears under its name when Commit is called.
 type Output struct {
 	io.Writer
-	file *atomicfile.File
+	file    *atomicfile.File
+	special *os.File // a device or FIFO written in place
 }
 
-// CreateOutput opens name for writing; "-" or "" is standard output.
+// CreateOutput opens name for writing; "-" or "" is standard output. A
+// name that is, or links to, something other than a regular file (a
+// device such as /dev/stdout or /dev/null, a FIFO) is written in place, as
+// standard output is: a file renamed over it would replace the device (for
+// the whole machine, run as root) or leave the FIFO's reader waiting.
 func CreateOutput(name string) (*Output, error) {
 	if name == "" || name == "-" {
 		return &Output{Writer: os.Stdout}, nil
+	}
+	if fi, err := os.Stat(name); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		f, err := os.OpenFile(name, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		return &Output{Writer: f, special: f}, nil
 	}
 	f, err := atomicfile.Create(name, 0o644)
 	if err != nil {
@@ -199,6 +211,9 @@ func CreateOutput(name string) (*Output, error) {
 // could not be synced after the rename is not an error here: the output
 // is complete under its name.
 func (o *Output) Commit() error {
+	if o.special != nil {
+		return o.special.Close()
+	}
 	if o.file == nil {
 		return nil
 	}
@@ -210,6 +225,9 @@ func (o *Output) Commit() error {
 
 // Abort removes an uncommitted file output; it can be deferred.
 func (o *Output) Abort() {
+	if o.special != nil {
+		o.special.Close()
+	}
 	if o.file != nil {
 		o.file.Abort()
 	}
