@@ -101,13 +101,16 @@ func (p *Parts) Summary(w io.Writer) {
 // larger). Parts are numbered from 000. The revisit lines without a digest
 // in the manifest's algorithm, which sort first, start every part: the
 // responses they refer to may be in any cluster, and each part is resolved
-// on its own. They are held in memory meanwhile.
+// on its own. They are held in memory meanwhile, and not counted in a
+// part's size: counted in every part, they would end each part early, and
+// -c N (partBytes the input's size divided by N) would write more than N.
 func BySize(in *manifest.Reader, parts *Parts, partBytes int64) error {
 	in.RequireOrder(manifest.ByDigest)
 	n := 0
 	var cur *Part
 	var last string
 	var prelude []manifest.Line
+	var preludeBytes int64 // what prelude adds to each part's Bytes
 	var err error
 	for {
 		l, rerr := in.Next()
@@ -122,9 +125,10 @@ func BySize(in *manifest.Reader, parts *Parts, partBytes int64) error {
 		}
 		if l.Digest == manifest.NoDigest {
 			prelude = append(prelude, l)
+			preludeBytes += int64(len(l.Append(nil)))
 			continue
 		}
-		if cur == nil || (cur.Bytes >= partBytes && l.Digest != last) {
+		if cur == nil || (cur.Bytes-preludeBytes >= partBytes && l.Digest != last) {
 			if cur, err = startPart(parts, fmt.Sprintf("%03d", n), prelude); err != nil {
 				return err
 			}
