@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -479,6 +480,17 @@ func (v *Version) Replace(log *rewritelog.Log, lock sync.Locker, entries []rewri
 // last look and the rename are not covered.
 func (v *Version) put(newSize int64, newSum string) error {
 	if !v.pl.InPlace {
+		// A file there is not this rewrite's to replace: another crawl's
+		// file of the same name, or the collection's own file when the
+		// output directory is its root (--in-place checks what replacing
+		// that takes).
+		if _, err := v.dstRoot.Lstat(filepath.FromSlash(v.dstName)); !errors.Is(err, fs.ErrNotExist) {
+			v.tmp.Abort()
+			if err == nil {
+				err = errors.New("a file of that name is in the output directory: a new version is never put over a file there (move it away, or rewrite the collection's file with --in-place)")
+			}
+			return v.Refuse(err)
+		}
 		return v.tmp.Commit()
 	}
 	err := v.target.Put(v.tmp, unwrittenSince(newSize, newSum), func(err error) {
