@@ -8,7 +8,9 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -75,6 +77,33 @@ func (p *Parts) Commit() error {
 	for _, part := range p.List {
 		if err := part.file.Commit(); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// Stale returns an error naming the first numbered part (PREFIX-NNN) in
+// the prefix's directory that these parts do not include: an earlier
+// split's, into more parts. Read with the new parts ("cat PREFIX-*", a
+// job per part), its lines would be read twice, or stale. Nothing is
+// removed: the user says whether it is a leftover.
+func (p *Parts) Stale() error {
+	dir, base := filepath.Split(p.Prefix)
+	if dir == "" {
+		dir = "."
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	ours := map[string]bool{}
+	for _, part := range p.List {
+		ours[filepath.Base(part.Name)] = true
+	}
+	for _, e := range entries {
+		num, ok := strings.CutPrefix(e.Name(), base+"-")
+		if ok && num != "" && strings.Trim(num, "0123456789") == "" && !ours[e.Name()] {
+			return fmt.Errorf("%s is a part of an earlier split that this one does not write: remove the earlier parts first, or they are read with these", filepath.Join(dir, e.Name()))
 		}
 	}
 	return nil

@@ -33,12 +33,16 @@ part's lines and bytes. One mode:
                      line's file, for per-host warcrefs runs. MAP has
                      "pattern host" lines: an exact file name or a pattern
                      like crawl-2012-* (first match wins); a file no rule
-                     matches stops the split.`
+                     matches stops the split.
+
+A numbered part (PREFIX-NNN) of an earlier split that this one would not
+replace stops the split before any part is written: read with the new
+parts, its lines would be read twice or stale. Remove the earlier parts.`
 
 var manual = cmdutil.Manual{
 	Exit: map[int]string{
 		cmdutil.ExitOK:    "Every part was written; their lines and bytes are printed on standard error.",
-		cmdutil.ExitFatal: "The run stopped: bad usage (not exactly one of -c, -s, --hash-ranges, --hosts), a manifest that is malformed or (for -c and -s) not sorted on digest, a file no --hosts rule matches, or a part that could not be written. No part is left behind.",
+		cmdutil.ExitFatal: "The run stopped: bad usage (not exactly one of -c, -s, --hash-ranges, --hosts), a manifest that is malformed or (for -c and -s) not sorted on digest, a file no --hosts rule matches, a numbered part of an earlier split that this one would not replace, or a part that could not be written. No part is left behind.",
 	},
 	Examples: []cmdutil.Example{
 		{Says: "Cut a collection's manifest into 16 ranges of digests, then sort and resolve each on its own (here one after the other; on a cluster, one host each):",
@@ -117,6 +121,9 @@ func run(c *cli.Context) error {
 		if err != nil {
 			return cli.Exit(err, cmdutil.ExitFatal)
 		}
+	}
+	if err := parts.Stale(); err != nil {
+		return cli.Exit(err, cmdutil.ExitFatal)
 	}
 	if err := parts.Commit(); err != nil {
 		return cli.Exit(err, cmdutil.ExitFatal)
