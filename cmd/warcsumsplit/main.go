@@ -144,15 +144,27 @@ func partSize(c *cli.Context, in io.Reader) (int64, error) {
 	if n < 1 {
 		return 0, fmt.Errorf("-c %d: want at least 1 part", n)
 	}
-	f, ok := in.(*os.File)
-	if !ok {
-		return 0, errors.New("-c needs the manifest as a file (-i FILE) to know its size; use -s SIZE with standard input")
-	}
-	fi, err := f.Stat()
+	size, err := inputSize(in)
 	if err != nil {
 		return 0, err
 	}
-	return max(1, (fi.Size()+int64(n)-1)/int64(n)), nil
+	return max(1, (size+int64(n)-1)/int64(n)), nil
+}
+
+// inputSize is the size of the manifest -c divides: a regular file's. A
+// pipe or FIFO, even one named with -i (/dev/stdin, <(sort ...)), has
+// size 0, which cut the manifest into one part per digest.
+func inputSize(in io.Reader) (int64, error) {
+	if f, ok := in.(*os.File); ok {
+		fi, err := f.Stat()
+		if err != nil {
+			return 0, err
+		}
+		if fi.Mode().IsRegular() {
+			return fi.Size(), nil
+		}
+	}
+	return 0, errors.New("-c needs the manifest as a regular file (-i FILE) to know its size; use -s SIZE with standard input or a pipe")
 }
 
 func parseSize(s string) (int64, error) {
