@@ -181,7 +181,38 @@ func Damaged(format string, args ...any) error {
 type Output struct {
 	io.Writer
 	file    *atomicfile.File
-	special *os.File // a device or FIFO written in place
+	special *os.File      // a device or FIFO written in place
+	stream  *streamWriter // standard output: Abort marks what went out
+	done    bool          // committed or aborted
+}
+
+// IncompleteMark ends standard output that a command stopped writing
+// (Abort): a line that no stage reads as a manifest line, without a line
+// feed. What went out before it cannot be taken for a whole manifest by
+// the next stage of a pipeline, which does not see the exit status: the
+// output stops where a batch of lines ended as often as not.
+const IncompleteMark = "# INCOMPLETE: the command that wrote this stopped before its output was whole"
+
+// streamWriter is standard output, remembering whether anything was
+// written and its last byte.
+type streamWriter struct {
+	w     io.Writer
+	wrote bool
+	last  byte
+}
+
+func (s *streamWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if n > 0 {
+		s.wrote, s.last = true, p[n-1]
+	}
+	return n, err
+}
+
+// newStreamOutput is the Output to standard output w.
+func newStreamOutput(w io.Writer) *Output {
+	s := &streamWriter{w: w}
+	return &Output{Writer: s, stream: s}
 }
 
 // CreateOutput opens name for writing; "-" or "" is standard output. A
@@ -191,7 +222,7 @@ type Output struct {
 // the whole machine, run as root) or leave the FIFO's reader waiting.
 func CreateOutput(name string) (*Output, error) {
 	if name == "" || name == "-" {
-		return &Output{Writer: os.Stdout}, nil
+		return newStreamOutput(os.Stdout), nil
 	}
 	if fi, err := os.Stat(name); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
 		f, err := os.OpenFile(name, os.O_WRONLY, 0)
@@ -211,6 +242,7 @@ func CreateOutput(name string) (*Output, error) {
 // could not be synced after the rename is not an error here: the output
 // is complete under its name.
 func (o *Output) Commit() error {
+	o.done = true
 	if o.special != nil {
 		return o.special.Close()
 	}
@@ -223,8 +255,17 @@ func (o *Output) Commit() error {
 	return nil
 }
 
-// Abort removes an uncommitted file output; it can be deferred.
+// Abort removes an uncommitted file output, and ends uncommitted standard
+// output that has lines with IncompleteMark; it can be deferred.
 func (o *Output) Abort() {
+	if o.stream != nil && !o.done && o.stream.wrote {
+		mark := IncompleteMark
+		if o.stream.last != '\n' {
+			mark = "\n" + mark
+		}
+		io.WriteString(o.stream.w, mark)
+	}
+	o.done = true
 	if o.special != nil {
 		o.special.Close()
 	}

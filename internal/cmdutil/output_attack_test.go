@@ -4,8 +4,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
+
+	"warcdedup/manifest"
 )
 
 // TestCreateOutputKeepsSpecialFiles proves that an output named by a FIFO
@@ -67,6 +70,60 @@ func TestCreateOutputKeepsSpecialFiles(t *testing.T) {
 				got, _ := io.ReadAll(r)
 				if string(got) != "line\n" {
 					t.Errorf("the reader got %q, want %q", got, "line\n")
+				}
+			}
+		})
+	}
+}
+
+// TestAbortMarksStandardOutput proves that standard output a command
+// stopped writing (Abort before Commit) ends so that no stage reads it as
+// a whole manifest, as read directly or after sort (which ends the last
+// line): warccollres stopping on a bad line left the lines of its last
+// batch, ending with a line feed, and warcsumproc read them after sort as
+// the whole manifest, exit status 0. Committed or empty output is left as
+// it is.
+func TestAbortMarksStandardOutput(t *testing.T) {
+	const line = "a.warc 0 100 http://x/ 2024-01-01T00:00:00Z sha1:VIQCHCVLTSXPYXCRRSX35GPZEFC2OW7Z\n"
+	tests := []struct {
+		name   string
+		write  string
+		commit bool
+		want   string // what the output holds after Abort
+	}{
+		{"stopped after whole lines", line + line, false, line + line + IncompleteMark},
+		{"stopped within a line", line + line[:20], false, line + line[:20] + "\n" + IncompleteMark},
+		{"nothing written", "", false, ""},
+		{"committed", line, true, line},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			o := newStreamOutput(&b)
+			if _, err := io.WriteString(o, tt.write); err != nil {
+				t.Fatal(err)
+			}
+			if tt.commit {
+				if err := o.Commit(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			o.Abort()
+			o.Abort() // deferred after an explicit one: nothing more
+			if b.String() != tt.want {
+				t.Fatalf("output %q, want %q", b.String(), tt.want)
+			}
+			if tt.commit || tt.write == "" {
+				return
+			}
+			for _, text := range []string{b.String(), b.String() + "\n"} { // as written, and after sort
+				r := manifest.NewReader(strings.NewReader(text), "-")
+				var err error
+				for err == nil {
+					_, err = r.Next()
+				}
+				if err == io.EOF {
+					t.Errorf("%q reads as a whole manifest", text)
 				}
 			}
 		})
