@@ -436,14 +436,22 @@ func Locator(c *cli.Context) (*source.Locator, error) {
 		}
 	}
 	h := source.NewHTTP(c.Int("per-host"))
+	// A value no run can mean would fail every fetch, each reported as a
+	// stale line (a changed collection): bad usage instead.
 	if c.IsSet("retries") {
-		h.Retries = c.Int("retries")
+		if h.Retries = c.Int("retries"); h.Retries < 0 {
+			return nil, fmt.Errorf("--retries %d: want 0 or more", h.Retries)
+		}
 	}
 	if c.IsSet("timeout") {
-		h.IdleTimeout = c.Duration("timeout")
+		if h.IdleTimeout = c.Duration("timeout"); h.IdleTimeout <= 0 {
+			return nil, fmt.Errorf("--timeout %s: want a positive duration", h.IdleTimeout)
+		}
 	}
 	if c.IsSet("min-rate") {
-		h.MinRate = c.Int64("min-rate")
+		if h.MinRate = c.Int64("min-rate"); h.MinRate < 0 {
+			return nil, fmt.Errorf("--min-rate %d: want 0 (no bound) or more bytes a second", h.MinRate)
+		}
 	}
 	loc.HTTP = h
 	return loc, nil

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/urfave/cli/v2"
+
 	"warcdedup/manifest"
 )
 
@@ -125,6 +127,52 @@ func TestAbortMarksStandardOutput(t *testing.T) {
 				if err == io.EOF {
 					t.Errorf("%q reads as a whole manifest", text)
 				}
+			}
+		})
+	}
+}
+
+// TestLocatorRefusesHTTPValuesNoRunMeans proves that --retries below 0,
+// a --timeout of 0 or less and a --min-rate below 0 are bad usage: they
+// were taken, every HTTP fetch then failed ("too slow: ... (-1 retries)"),
+// and warccollres reported each line of the clusters as stale, the
+// collection changed, exit status 1.
+func TestLocatorRefusesHTTPValuesNoRunMeans(t *testing.T) {
+	tests := []struct {
+		args    []string
+		wantErr string // "": accepted
+	}{
+		{[]string{"--retries", "-1"}, "--retries -1"},
+		{[]string{"--timeout", "0s"}, "--timeout 0s"},
+		{[]string{"--timeout", "-5s"}, "--timeout -5s"},
+		{[]string{"--min-rate", "-1"}, "--min-rate -1"},
+		{[]string{"--retries", "0", "--timeout", "1s", "--min-rate", "0"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var err error
+			app := &cli.App{
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "url-template"},
+					&cli.IntFlag{Name: "per-host", Value: 4},
+					&cli.IntFlag{Name: "retries", Value: 5},
+					&cli.DurationFlag{Name: "timeout"},
+					&cli.Int64Flag{Name: "min-rate"},
+				},
+				Action: func(c *cli.Context) error {
+					_, err = Locator(c)
+					return nil
+				},
+			}
+			args := append([]string{"cmd", "--url-template", "http://store/{file}"}, tt.args...)
+			if rerr := app.Run(args); rerr != nil {
+				t.Fatal(rerr)
+			}
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("Locator: %v, want no error", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Errorf("Locator: %v, want an error naming %q", err, tt.wantErr)
 			}
 		})
 	}
