@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -181,8 +182,10 @@ func parseSize(s string) (int64, error) {
 		s = s[:len(s)-1]
 	}
 	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || v < 1 {
-		return 0, fmt.Errorf("size %q: want a positive number with an optional K, M or G", s)
+	if err != nil || v < 1 || v > math.MaxInt64/mult {
+		// Past 2^63 bytes the product wrapped round to a negative size,
+		// and every digest became a part of its own.
+		return 0, fmt.Errorf("size %q: want a positive number with an optional K, M or G, below 8 EiB", s)
 	}
 	return v * mult, nil
 }

@@ -52,3 +52,30 @@ func TestInputSizeNeedsARegularFile(t *testing.T) {
 		})
 	}
 }
+
+// TestParseSizeRefusesOverflow proves that a -s SIZE past what 64 bits
+// hold is refused: 9999999999G wrapped round to a negative size, and the
+// split wrote one part per digest, exit status 0.
+func TestParseSizeRefusesOverflow(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64 // -1: an error
+	}{
+		{"1K", 1 << 10},
+		{"9999999999G", -1},
+		{"8589934591G", 8589934591 << 30},
+		{"8589934592G", -1},
+		{"9223372036854775807", 9223372036854775807},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := parseSize(tt.in)
+			switch {
+			case tt.want < 0 && err == nil:
+				t.Errorf("parseSize(%q) = %d, want an error", tt.in, got)
+			case tt.want >= 0 && (err != nil || got != tt.want):
+				t.Errorf("parseSize(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
+			}
+		})
+	}
+}
