@@ -18,6 +18,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"warcdedup/atomicfile"
+	"warcdedup/manifest"
 	"warcdedup/source"
 )
 
@@ -191,7 +192,7 @@ type Output struct {
 // feed. What went out before it cannot be taken for a whole manifest by
 // the next stage of a pipeline, which does not see the exit status: the
 // output stops where a batch of lines ended as often as not.
-const IncompleteMark = "# INCOMPLETE: the command that wrote this stopped before its output was whole"
+const IncompleteMark = manifest.IncompleteMark
 
 // streamWriter is standard output, remembering whether anything was
 // written and its last byte.
