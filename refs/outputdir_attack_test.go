@@ -14,7 +14,9 @@ import (
 // TestOutputDirNeverReplacesAFile proves that --output-dir puts a new
 // version only where no file is: a file already there (another crawl's
 // file of the same name, or the collection's own file when the output
-// directory is the root) is left as it is and the file refused. The new
+// directory is the root) is left as it is and the file refused, unless it
+// holds the new version's very bytes (an earlier run's output: a rerun
+// finishes). The new
 // version was renamed over it: the other file was lost, and the
 // collection's file was replaced without what --in-place checks first (a
 // crawler still appending to it, a second hard link).
@@ -43,6 +45,14 @@ func TestOutputDirNeverReplacesAFile(t *testing.T) {
 			return dir, b
 		}},
 	}
+	t.Run("an earlier run's output is the result already", func(t *testing.T) {
+		dir, out := t.TempDir(), t.TempDir()
+		rewritetest.CopyDir(t, c.dir, dir)
+		mustRun(t, Rewriter{Roots: []string{dir}, OutputDir: out}, c.lines)
+		first := rewritetest.Snapshot(t, out)
+		mustRun(t, Rewriter{Roots: []string{dir}, OutputDir: out}, c.lines)
+		rewritetest.SameFiles(t, "the output dir after a rerun", rewritetest.Snapshot(t, out), first)
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
