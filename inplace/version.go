@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -479,6 +480,23 @@ func (v *Version) Replace(log *rewritelog.Log, lock sync.Locker, entries []rewri
 // last look and the rename are not covered.
 func (v *Version) put(newSize int64, newSum string) error {
 	if !v.pl.InPlace {
+		// A file there is not this rewrite's to replace: another crawl's
+		// file of the same name, or the collection's own file when the
+		// output directory is its root (--in-place checks what replacing
+		// that takes).
+		// An earlier run's output, the same bytes, is the result already
+		// (a rerun finishes).
+		if fi, err := v.dstRoot.Lstat(filepath.FromSlash(v.dstName)); !errors.Is(err, fs.ErrNotExist) {
+			same := err == nil && v.sameAs(fi)
+			v.tmp.Abort()
+			switch {
+			case same:
+				return nil
+			case err == nil:
+				err = errors.New("another file of that name is in the output directory: a new version is never put over a file there (move it away, or rewrite the collection's file with --in-place)")
+			}
+			return v.Refuse(err)
+		}
 		return v.tmp.Commit()
 	}
 	err := v.target.Put(v.tmp, unwrittenSince(newSize, newSum), func(err error) {
@@ -497,6 +515,31 @@ func (v *Version) put(newSize int64, newSum string) error {
 		stuck.File = v.File
 	}
 	return err
+}
+
+// sameAs reports whether the file fi of the output directory holds the
+// new version's bytes.
+func (v *Version) sameAs(fi os.FileInfo) bool {
+	if !fi.Mode().IsRegular() || fi.Size() != v.written {
+		return false
+	}
+	f, err := v.dstRoot.Open(filepath.FromSlash(v.dstName))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	a, b := make([]byte, 64<<10), make([]byte, 64<<10)
+	for off := int64(0); off < v.written; {
+		n := int(min(int64(len(a)), v.written-off))
+		if _, err := v.tmp.ReadAt(a[:n], off); err != nil {
+			return false
+		}
+		if _, err := f.ReadAt(b[:n], off); err != nil || !bytes.Equal(a[:n], b[:n]) {
+			return false
+		}
+		off += int64(n)
+	}
+	return true
 }
 
 // DryRun is the replacement a dry run would make: its entries, with "-"

@@ -31,6 +31,14 @@ var ErrOrder = errors.New("line out of order")
 // field may be cut short yet look valid.
 var ErrTruncated = errors.New("last line has no line feed: the manifest looks truncated")
 
+// IncompleteMark is the line with which a command that stopped ends what
+// it wrote to standard output (without a line feed; sort adds one): no
+// stage takes the lines before it for a whole manifest.
+const IncompleteMark = "# INCOMPLETE: the command that wrote this stopped before its output was whole"
+
+// ErrIncomplete is wrapped by the error for an IncompleteMark line.
+var ErrIncomplete = errors.New("the command that wrote this manifest stopped before it was whole: see its error and run it again")
+
 // ScanLines is a bufio.SplitFunc of a manifest's lines as Reader reads
 // them, for a reader of raw lines (Split, Field): each without its line
 // feed only (a carriage return stays, for Parse to refuse), and a last
@@ -135,6 +143,9 @@ func (r *Reader) Next() (Line, error) {
 	text, err := r.readLine()
 	if err != nil {
 		return Line{}, err
+	}
+	if string(text) == IncompleteMark {
+		return Line{}, r.errorf("%w", ErrIncomplete)
 	}
 	l, err := Parse(text)
 	if err != nil {

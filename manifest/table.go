@@ -93,6 +93,12 @@ func OpenTableBy(name string, key *TableKey) (*Table, error) {
 		f.Close()
 		return nil, err
 	}
+	if fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) != 0 {
+		// A pipe (<(sort ...)) has size 0: read as an empty table, every
+		// look-up would fail as if the manifest lacked the line.
+		f.Close()
+		return nil, fmt.Errorf("%s: a pipe, not a file: a table is searched where it lies (write the manifest to a file first)", name)
+	}
 	t, err := NewTableBy(f, fi.Size(), name, key)
 	if err != nil {
 		f.Close()

@@ -185,6 +185,11 @@ func (l *Log) open() error {
 	if err != nil {
 		return err
 	}
+	if !fi.Mode().IsRegular() {
+		// /dev/null or a FIFO: its entries cannot be read back, and
+		// syncing it fails once the first file is already replaced.
+		return fmt.Errorf("%s: not a regular file: the rewrite log is read back and synced, and an undo needs it", l.name)
+	}
 	size := fi.Size()
 	whole, _, err := ReadEnd(l.name)
 	if err != nil {

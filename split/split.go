@@ -8,7 +8,9 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -80,6 +82,33 @@ func (p *Parts) Commit() error {
 	return nil
 }
 
+// Stale returns an error naming the first numbered part (PREFIX-NNN) in
+// the prefix's directory that these parts do not include: an earlier
+// split's, into more parts. Read with the new parts ("cat PREFIX-*", a
+// job per part), its lines would be read twice, or stale. Nothing is
+// removed: the user says whether it is a leftover.
+func (p *Parts) Stale() error {
+	dir, base := filepath.Split(p.Prefix)
+	if dir == "" {
+		dir = "."
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	ours := map[string]bool{}
+	for _, part := range p.List {
+		ours[filepath.Base(part.Name)] = true
+	}
+	for _, e := range entries {
+		num, ok := strings.CutPrefix(e.Name(), base+"-")
+		if ok && num != "" && strings.Trim(num, "0123456789") == "" && !ours[e.Name()] {
+			return fmt.Errorf("%s is a part of an earlier split that this one does not write: remove the earlier parts first, or they are read with these", filepath.Join(dir, e.Name()))
+		}
+	}
+	return nil
+}
+
 // Abort removes every uncommitted part.
 func (p *Parts) Abort() {
 	for _, part := range p.List {
@@ -101,13 +130,16 @@ func (p *Parts) Summary(w io.Writer) {
 // larger). Parts are numbered from 000. The revisit lines without a digest
 // in the manifest's algorithm, which sort first, start every part: the
 // responses they refer to may be in any cluster, and each part is resolved
-// on its own. They are held in memory meanwhile.
+// on its own. They are held in memory meanwhile, and not counted in a
+// part's size: counted in every part, they would end each part early, and
+// -c N (partBytes the input's size divided by N) would write more than N.
 func BySize(in *manifest.Reader, parts *Parts, partBytes int64) error {
 	in.RequireOrder(manifest.ByDigest)
 	n := 0
 	var cur *Part
 	var last string
 	var prelude []manifest.Line
+	var preludeBytes int64 // what prelude adds to each part's Bytes
 	var err error
 	for {
 		l, rerr := in.Next()
@@ -122,9 +154,10 @@ func BySize(in *manifest.Reader, parts *Parts, partBytes int64) error {
 		}
 		if l.Digest == manifest.NoDigest {
 			prelude = append(prelude, l)
+			preludeBytes += int64(len(l.Append(nil)))
 			continue
 		}
-		if cur == nil || (cur.Bytes >= partBytes && l.Digest != last) {
+		if cur == nil || (cur.Bytes-preludeBytes >= partBytes && l.Digest != last) {
 			if cur, err = startPart(parts, fmt.Sprintf("%03d", n), prelude); err != nil {
 				return err
 			}

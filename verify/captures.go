@@ -52,6 +52,9 @@ type capture struct {
 	revisitAfter bool
 	pending      []pendingResponse
 	free         []freeRevisit
+	// The after-line read last: the same line again is one record listed
+	// twice.
+	lastAfter []byte
 
 	fs fields
 	b  line
@@ -80,7 +83,7 @@ func (g *capture) add(l []byte) error {
 	if string(f[2]) == kindRevisit {
 		side = 6
 	}
-	if f = g.fs.split(l, side+1); f == nil {
+	if f = g.fs.split(l, side+2); f == nil {
 		return g.fs.err
 	}
 	if key := l[:len(f[0])+1+len(f[1])]; !bytes.Equal(key, g.key) {
@@ -101,6 +104,13 @@ func (g *capture) add(l []byte) error {
 		}
 	}
 	if string(f[side]) == sideAfter {
+		if bytes.Equal(l, g.lastAfter) {
+			if f = g.fs.split(l, side+3); f == nil {
+				return g.fs.err
+			}
+			return fmt.Errorf("%s: %s offset %d is listed twice: one record cannot stand for two", g.c.afterName, f[side+1], g.fs.num(f[side+2]))
+		}
+		g.lastAfter = append(g.lastAfter[:0], l...)
 		g.after++
 		g.revisitAfter = g.revisitAfter || g.kind == kindRevisit
 		return nil

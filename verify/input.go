@@ -10,11 +10,14 @@ import (
 
 // The lines of the join by capture (URI and date), responses before
 // revisits; after-lines ("a") before before-lines ("b") of the same key,
-// which these take in the order of their line numbers (seq):
+// which these take in the order of their line numbers (seq). An
+// after-line's file and offset put an after-manifest that lists a record
+// twice next to itself, to be refused (one line would stand for another
+// copy of the capture, one that was lost):
 //
-//	URI DATE r DIGEST a
+//	URI DATE r DIGEST a FILE OFFSET
 //	URI DATE r DIGEST b SEQ EXT FILE OFFSET
-//	URI DATE v DIGEST REFURI REFDATE a
+//	URI DATE v DIGEST REFURI REFDATE a FILE OFFSET
 //	URI DATE v DIGEST REFURI REFDATE b SEQ FILE OFFSET
 const (
 	kindResponse = "r"
@@ -32,6 +35,7 @@ const (
 func (c *comparison) read(before, after, external *manifest.Reader) error {
 	after.RequireFields(6, 7, 10)
 	before.RequireFields(6, 7, 10)
+	c.afterName = after.Name()
 	beforeDone := make(chan error, 1)
 	go func() { beforeDone <- c.readManifest(before, sideBefore, c.capturesBefore, &c.st.Before) }()
 	err := c.readManifest(after, sideAfter, c.captures, &c.st.After)
@@ -70,8 +74,8 @@ func (c *comparison) readManifest(r *manifest.Reader, side string, out *syssort.
 			if !l.IsRevisit() {
 				b.num(int64(l.Class))
 			}
-			b.str(l.File).num(l.Offset)
 		}
+		b.str(l.File).num(l.Offset)
 		if err := b.to(out); err != nil {
 			return err
 		}

@@ -100,6 +100,7 @@ type comparison struct {
 	sort      syssort.Sorter
 	violation func(string)
 	st        Stats
+	afterName string // the after-manifest's name, for its errors
 
 	// both manifests' lines, for the join by capture: the after-manifest's
 	// and the before-manifest's, read at the same time

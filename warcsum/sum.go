@@ -459,12 +459,14 @@ func (s *Summer) revisitLine(rr *record.Reader, rec *record.Record, file string,
 	} else {
 		st.RevisitsWithoutDigest++
 	}
+	// "-" is the manifest's "no reference", which no stage takes on a
+	// revisit line: such a reference names none.
 	refURI := manifest.EscapeField(record.StripAngles(rec.Header.Get("WARC-Refers-To-Target-URI")))
-	if refURI == "" {
+	if refURI == "" || refURI == "-" {
 		refURI = uri
 	}
 	refDate := manifest.EscapeField(rec.Header.Get("WARC-Refers-To-Date"))
-	if refDate == "" {
+	if refDate == "" || refDate == "-" {
 		refDate = "*"
 	}
 	st.Revisits++
@@ -485,9 +487,12 @@ func (s *Summer) precheck(rec *record.Record) Skip {
 		return SkipTruncated
 	case rec.Header.Has("WARC-Segment-Number"):
 		return SkipSegmented
-	case rec.TargetURI() == "":
+	// A URI "-" or a date "-" or "*" is what the manifest spells "no
+	// reference" or "any date": a later capture could not name the record
+	// as its original.
+	case rec.TargetURI() == "" || manifest.URIField(rec) == "-":
 		return SkipNoURI
-	case rec.Date == "":
+	case rec.Date == "" || rec.Date == "-" || rec.Date == "*":
 		return SkipNoDate
 	}
 	return -1

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -222,7 +224,14 @@ func (cr *copyRun) copy() (unmatched int64, err error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := cr.cp.Indexes(cr.c.Context, inputs); err != nil {
+	// Interrupted, the update stops and its temporary files (about 100
+	// bytes a line) are removed, where the signal's kill left them.
+	ctx, stopSignals := signal.NotifyContext(cr.c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+	if err := cr.cp.Indexes(ctx, inputs); err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("interrupted before the indexes were written whole (%w)", err)
+		}
 		return 0, err
 	}
 	unmatched = cr.cp.Finish()

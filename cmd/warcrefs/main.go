@@ -67,8 +67,10 @@ resolved beneath their --root: a symbolic link leading out of it is
 refused, one inside it is followed (the file it points to is rewritten). A
 file with several hard links is refused unless --hard-links. Give exactly
 one of --in-place or --output-dir DIR (same relative names; only files with
-rewrites are written there); --dry-run alone checks the files in place and
-writes nothing.
+rewrites are written there, never over another file already there: that
+file is refused; one holding the very bytes, an earlier run's, is the
+result already); --dry-run alone checks the files in place and writes
+nothing.
 
 --log FILE appends, per replaced file, a "# file NAME OLD-SIZE OLD-SUM
 NEW-SIZE NEW-SUM" line (sums "blake3:HEX"; bare hex, SHA-256, in logs of

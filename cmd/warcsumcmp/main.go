@@ -6,6 +6,8 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -104,8 +106,13 @@ func run(c *cli.Context) error {
 	}
 	defer closeAfter()
 	sorts := verify.Options{Sort: syssort.Sorter{TempDir: c.String("temporary-directory"), Memory: c.String("sort-memory"), Compress: syssort.Compressor()}}
+	// Interrupted, the comparison stops and removes its temporary files
+	// (up to about three times the two manifests), which a kill by the
+	// signal left in the temporary directory.
+	ctx, stopSignals := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
 	compare := func(before, after *manifest.Reader, violation func(string)) (verify.Stats, error) {
-		return sorts.RewriteAgainst(c.Context, before, after, nil, violation)
+		return sorts.RewriteAgainst(ctx, before, after, nil, violation)
 	}
 	if c.Bool("order") {
 		compare = verify.Order
@@ -116,6 +123,9 @@ func run(c *cli.Context) error {
 		err = ferr
 	}
 	if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("interrupted: nothing was proved (%w)", err)
+		}
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}
 	if !c.Bool("quiet") {

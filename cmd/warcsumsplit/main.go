@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -33,12 +34,16 @@ part's lines and bytes. One mode:
                      line's file, for per-host warcrefs runs. MAP has
                      "pattern host" lines: an exact file name or a pattern
                      like crawl-2012-* (first match wins); a file no rule
-                     matches stops the split.`
+                     matches stops the split.
+
+A numbered part (PREFIX-NNN) of an earlier split that this one would not
+replace stops the split before any part is written: read with the new
+parts, its lines would be read twice or stale. Remove the earlier parts.`
 
 var manual = cmdutil.Manual{
 	Exit: map[int]string{
 		cmdutil.ExitOK:    "Every part was written; their lines and bytes are printed on standard error.",
-		cmdutil.ExitFatal: "The run stopped: bad usage (not exactly one of -c, -s, --hash-ranges, --hosts), a manifest that is malformed or (for -c and -s) not sorted on digest, a file no --hosts rule matches, or a part that could not be written. No part is left behind.",
+		cmdutil.ExitFatal: "The run stopped: bad usage (not exactly one of -c, -s, --hash-ranges, --hosts), a manifest that is malformed or (for -c and -s) not sorted on digest, a file no --hosts rule matches, a numbered part of an earlier split that this one would not replace, or a part that could not be written. No part is left behind.",
 	},
 	Examples: []cmdutil.Example{
 		{Says: "Cut a collection's manifest into 16 ranges of digests, then sort and resolve each on its own (here one after the other; on a cluster, one host each):",
@@ -118,6 +123,9 @@ func run(c *cli.Context) error {
 			return cli.Exit(err, cmdutil.ExitFatal)
 		}
 	}
+	if err := parts.Stale(); err != nil {
+		return cli.Exit(err, cmdutil.ExitFatal)
+	}
 	if err := parts.Commit(); err != nil {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}
@@ -137,15 +145,27 @@ func partSize(c *cli.Context, in io.Reader) (int64, error) {
 	if n < 1 {
 		return 0, fmt.Errorf("-c %d: want at least 1 part", n)
 	}
-	f, ok := in.(*os.File)
-	if !ok {
-		return 0, errors.New("-c needs the manifest as a file (-i FILE) to know its size; use -s SIZE with standard input")
-	}
-	fi, err := f.Stat()
+	size, err := inputSize(in)
 	if err != nil {
 		return 0, err
 	}
-	return max(1, (fi.Size()+int64(n)-1)/int64(n)), nil
+	return max(1, (size+int64(n)-1)/int64(n)), nil
+}
+
+// inputSize is the size of the manifest -c divides: a regular file's. A
+// pipe or FIFO, even one named with -i (/dev/stdin, <(sort ...)), has
+// size 0, which cut the manifest into one part per digest.
+func inputSize(in io.Reader) (int64, error) {
+	if f, ok := in.(*os.File); ok {
+		fi, err := f.Stat()
+		if err != nil {
+			return 0, err
+		}
+		if fi.Mode().IsRegular() {
+			return fi.Size(), nil
+		}
+	}
+	return 0, errors.New("-c needs the manifest as a regular file (-i FILE) to know its size; use -s SIZE with standard input or a pipe")
 }
 
 func parseSize(s string) (int64, error) {
@@ -162,8 +182,10 @@ func parseSize(s string) (int64, error) {
 		s = s[:len(s)-1]
 	}
 	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || v < 1 {
-		return 0, fmt.Errorf("size %q: want a positive number with an optional K, M or G", s)
+	if err != nil || v < 1 || v > math.MaxInt64/mult {
+		// Past 2^63 bytes the product wrapped round to a negative size,
+		// and every digest became a part of its own.
+		return 0, fmt.Errorf("size %q: want a positive number with an optional K, M or G, below 8 EiB", s)
 	}
 	return v * mult, nil
 }

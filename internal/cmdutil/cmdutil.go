@@ -18,6 +18,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"warcdedup/atomicfile"
+	"warcdedup/manifest"
 	"warcdedup/source"
 )
 
@@ -180,13 +181,56 @@ func Damaged(format string, args ...any) error {
 // that only appears under its name when Commit is called.
 type Output struct {
 	io.Writer
-	file *atomicfile.File
+	file    *atomicfile.File
+	special *os.File      // a device or FIFO written in place
+	stream  *streamWriter // standard output: Abort marks what went out
+	done    bool          // committed or aborted
 }
 
-// CreateOutput opens name for writing; "-" or "" is standard output.
+// IncompleteMark ends standard output that a command stopped writing
+// (Abort): a line that no stage reads as a manifest line, without a line
+// feed. What went out before it cannot be taken for a whole manifest by
+// the next stage of a pipeline, which does not see the exit status: the
+// output stops where a batch of lines ended as often as not.
+const IncompleteMark = manifest.IncompleteMark
+
+// streamWriter is standard output, remembering whether anything was
+// written and its last byte.
+type streamWriter struct {
+	w     io.Writer
+	wrote bool
+	last  byte
+}
+
+func (s *streamWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if n > 0 {
+		s.wrote, s.last = true, p[n-1]
+	}
+	return n, err
+}
+
+// newStreamOutput is the Output to standard output w.
+func newStreamOutput(w io.Writer) *Output {
+	s := &streamWriter{w: w}
+	return &Output{Writer: s, stream: s}
+}
+
+// CreateOutput opens name for writing; "-" or "" is standard output. A
+// name that is, or links to, something other than a regular file (a
+// device such as /dev/stdout or /dev/null, a FIFO) is written in place, as
+// standard output is: a file renamed over it would replace the device (for
+// the whole machine, run as root) or leave the FIFO's reader waiting.
 func CreateOutput(name string) (*Output, error) {
 	if name == "" || name == "-" {
-		return &Output{Writer: os.Stdout}, nil
+		return newStreamOutput(os.Stdout), nil
+	}
+	if fi, err := os.Stat(name); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		f, err := os.OpenFile(name, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		return &Output{Writer: f, special: f}, nil
 	}
 	f, err := atomicfile.Create(name, 0o644)
 	if err != nil {
@@ -199,6 +243,10 @@ func CreateOutput(name string) (*Output, error) {
 // could not be synced after the rename is not an error here: the output
 // is complete under its name.
 func (o *Output) Commit() error {
+	o.done = true
+	if o.special != nil {
+		return o.special.Close()
+	}
 	if o.file == nil {
 		return nil
 	}
@@ -208,8 +256,20 @@ func (o *Output) Commit() error {
 	return nil
 }
 
-// Abort removes an uncommitted file output; it can be deferred.
+// Abort removes an uncommitted file output, and ends uncommitted standard
+// output that has lines with IncompleteMark; it can be deferred.
 func (o *Output) Abort() {
+	if o.stream != nil && !o.done && o.stream.wrote {
+		mark := IncompleteMark
+		if o.stream.last != '\n' {
+			mark = "\n" + mark
+		}
+		io.WriteString(o.stream.w, mark)
+	}
+	o.done = true
+	if o.special != nil {
+		o.special.Close()
+	}
 	if o.file != nil {
 		o.file.Abort()
 	}
@@ -377,14 +437,22 @@ func Locator(c *cli.Context) (*source.Locator, error) {
 		}
 	}
 	h := source.NewHTTP(c.Int("per-host"))
+	// A value no run can mean would fail every fetch, each reported as a
+	// stale line (a changed collection): bad usage instead.
 	if c.IsSet("retries") {
-		h.Retries = c.Int("retries")
+		if h.Retries = c.Int("retries"); h.Retries < 0 {
+			return nil, fmt.Errorf("--retries %d: want 0 or more", h.Retries)
+		}
 	}
 	if c.IsSet("timeout") {
-		h.IdleTimeout = c.Duration("timeout")
+		if h.IdleTimeout = c.Duration("timeout"); h.IdleTimeout <= 0 {
+			return nil, fmt.Errorf("--timeout %s: want a positive duration", h.IdleTimeout)
+		}
 	}
 	if c.IsSet("min-rate") {
-		h.MinRate = c.Int64("min-rate")
+		if h.MinRate = c.Int64("min-rate"); h.MinRate < 0 {
+			return nil, fmt.Errorf("--min-rate %d: want 0 (no bound) or more bytes a second", h.MinRate)
+		}
 	}
 	loc.HTTP = h
 	return loc, nil

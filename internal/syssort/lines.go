@@ -20,6 +20,8 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
+	"time"
 
 	"warcdedup/internal/gzfile"
 )
@@ -385,9 +387,13 @@ func (s Sorter) Sorted(ctx context.Context, inputs ...*File) (*Lines, error) {
 	l := NewLines(out)
 	l.done = func(whole bool) error {
 		if !whole {
-			// Stopped before the end: sort may be blocked writing.
-			cmd.Process.Kill()
+			// Stopped before the end: sort may be blocked writing. Asked
+			// to end, it removes its temporary files (killed, it left
+			// them); killed if it does not.
+			cmd.Process.Signal(syscall.SIGTERM)
+			kill := time.AfterFunc(10*time.Second, func() { cmd.Process.Kill() })
 			cmd.Wait()
+			kill.Stop()
 			feed.wait()
 			return nil
 		}

@@ -24,6 +24,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	"warcdedup/atomicfile"
 )
@@ -129,6 +131,11 @@ func (s Sorter) command(ctx context.Context, args []string) (*exec.Cmd, *bytes.B
 		return nil, nil, err
 	}
 	cmd := exec.CommandContext(ctx, "sort", args...)
+	// Stopped (an interrupted command), sort is asked to end, which it
+	// does removing its temporary files; killed, it left them in the
+	// temporary directory, as large as its input.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	dieWithParent(cmd)
 	var stderr bytes.Buffer
