@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -115,8 +116,7 @@ func (pr *PackageRewrite) Recover(pending []Pending, version func(name string) (
 			old.Close()
 		}
 		if err == nil && len(replace) > 0 {
-			// Its requires entries stay: no SHA-256 of it is needed.
-			if _, err = pr.rebuild(pkg, replace, now, func(b *wacz.Rebuild) { b.NoPackageSHA256 = true }); err == nil {
+			if err = pr.recoverRebuild(pkg, replace, now); err == nil {
 				res.Rebuilt++
 			}
 		}
@@ -131,4 +131,33 @@ func (pr *PackageRewrite) Recover(pending []Pending, version func(name string) (
 		}
 	}
 	return res, pr.stuckPut()
+}
+
+// recoverRebuild writes the package pkg anew around its members' logged
+// versions (replace): with the metadata it had before the first run
+// when they give it back bit for bit (an undo stopped before the rename:
+// the next undo finds nothing left to restore in its members, so this is
+// the only time its datapackage.json, digest file and ZIP times can come
+// back), else with its own, requires entries kept (no SHA-256 of it is
+// needed), and the members back as they were with their times then.
+func (pr *PackageRewrite) recoverRebuild(pkg string, replace map[string]string, now time.Time) error {
+	saved, times, err := SavedMetadata(pr.MetadataDir, pkg)
+	if err != nil {
+		return err
+	}
+	if saved != nil {
+		_, err := pr.rebuild(pkg, replace, now, func(b *wacz.Rebuild) { b.Metadata, b.Times, b.NoPackageSHA256 = saved, times, true })
+		if err == nil {
+			return ForgetMetadata(pr.MetadataDir, pkg)
+		}
+		if !errors.Is(err, wacz.ErrHash) {
+			return err
+		}
+	}
+	back, err := timesOfMembersBack(saved, times, replace)
+	if err != nil {
+		return err
+	}
+	_, err = pr.rebuild(pkg, replace, now, func(b *wacz.Rebuild) { b.Times, b.NoPackageSHA256 = back, true })
+	return err
 }
