@@ -273,6 +273,16 @@ func (u *undo) close() {
 // run restores the files named (escaped as manifest field 1), checks
 // them, and brings the indexes named up to date.
 func (u *undo) run(ctx context.Context, files []string) error {
+	// The log first completed from its journal: that keeps, beside its
+	// file, a temporary file holding a version with a writer's bytes
+	// after it, which removeLeftovers would take for a partial one.
+	log, err := rewritelog.Open(u.wd.File(workdir.LogFile))
+	if err != nil {
+		return err
+	}
+	if err := log.Close(); err != nil {
+		return err
+	}
 	u.removeLeftovers(files)
 	if err := u.coll.RecoverPackages(u.show); err != nil {
 		return err
