@@ -6,19 +6,27 @@ import (
 	"strings"
 
 	"warcdedup/atomicfile"
+	"warcdedup/manifest"
+	"warcdedup/wacz"
 )
 
 // removeLeftovers removes from the collection the partial new versions of
 // the files named (escaped, as manifest field 1) that a run or an undo
 // killed while writing them left beside them (atomicfile names them
-// ".tmp-NAME-DIGITS"), as the next run would: nothing refers to them, and
-// no run of the job is writing them, since this undo holds the work
-// directory's lock. Each directory is listed once, however many files it
+// ".tmp-NAME-DIGITS"; a WACZ member's, its package's), as the next run
+// would: nothing refers to them, and no run of the job is writing them,
+// since this undo holds the work directory's lock. Each directory is listed once, however many files it
 // holds. One that cannot be removed is named in the undo's exit reasons.
 func (u *undo) removeLeftovers(files []string) {
 	loc := u.coll.Locator()
 	byDir := map[string]map[string]bool{}
 	for _, f := range files {
+		// A WACZ member's new versions are its package's.
+		if name, err := manifest.UnescapeFile(f); err == nil {
+			if pkg, _, ok := wacz.SplitName(name); ok {
+				f = manifest.EscapeFile(pkg)
+			}
+		}
 		local, err := loc.Resolve(f)
 		if err != nil {
 			continue

@@ -99,3 +99,26 @@ func TestUndoKeepsLeftoverAWriterWrote(t *testing.T) {
 	}
 	t.Logf("the writer's record is in %s; the undo said: %v", found, uerr)
 }
+
+// TestUndoRemovesPackageLeftover proves that the undo removes the partial
+// new version of a WACZ package that a killed run or undo left beside it
+// (".tmp-NAME.wacz-DIGITS", as it removes a WARC file's), where it looked
+// for the members' names and never found one: a killed undo rerun to its
+// end left up to a whole package's size in the collection.
+func TestUndoRemovesPackageLeftover(t *testing.T) {
+	dir, _ := jobtest.GeneratedWACZ(t, false)
+	wd := filepath.Join(t.TempDir(), "work")
+	if r, err := dedup.Run(context.Background(), dedup.Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2}); err != nil || r.Report.Exit != 0 {
+		t.Fatalf("run: %v", err)
+	}
+	leftover := filepath.Join(dir, atomicfile.TempPrefix+"crawl-0-0.wacz-1234567")
+	if err := os.WriteFile(leftover, []byte("PK\x03\x04 a package cut short"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := Run(context.Background(), Options{Paths: []string{dir}, WorkDir: wd, Jobs: 2}); err != nil || u.Exit != 0 {
+		t.Fatalf("undo: %v, %+v", err, u)
+	}
+	if _, err := os.Stat(leftover); err == nil {
+		t.Errorf("the undo left %s in the collection", filepath.Base(leftover))
+	}
+}
