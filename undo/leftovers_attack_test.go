@@ -14,6 +14,8 @@ import (
 	"warcdedup/internal/jobtest"
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
+	"warcdedup/stage"
+	"warcdedup/wacz"
 	"warcdedup/workdir"
 )
 
@@ -101,24 +103,48 @@ func TestUndoKeepsLeftoverAWriterWrote(t *testing.T) {
 }
 
 // TestUndoRemovesPackageLeftover proves that the undo removes the partial
-// new version of a WACZ package that a killed run or undo left beside it
-// (".tmp-NAME.wacz-DIGITS", as it removes a WARC file's), where it looked
-// for the members' names and never found one: a killed undo rerun to its
-// end left up to a whole package's size in the collection.
+// new versions a killed run or undo left of a WACZ package and of a
+// member staged beside it (".tmp-NAME.wacz-DIGITS",
+// ".tmp-.NAME.wacz#archive%2FFILE.warcdedup-member-DIGITS"), as it
+// removes a WARC file's, where it looked for the members' names beside
+// the package and never found one: a killed job undone to exit 0 left up
+// to a package's or a member's size in the collection.
 func TestUndoRemovesPackageLeftover(t *testing.T) {
-	dir, _ := jobtest.GeneratedWACZ(t, false)
-	wd := filepath.Join(t.TempDir(), "work")
-	if r, err := dedup.Run(context.Background(), dedup.Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2}); err != nil || r.Report.Exit != 0 {
-		t.Fatalf("run: %v", err)
-	}
-	leftover := filepath.Join(dir, atomicfile.TempPrefix+"crawl-0-0.wacz-1234567")
-	if err := os.WriteFile(leftover, []byte("PK\x03\x04 a package cut short"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if u, err := Run(context.Background(), Options{Paths: []string{dir}, WorkDir: wd, Jobs: 2}); err != nil || u.Exit != 0 {
-		t.Fatalf("undo: %v, %+v", err, u)
-	}
-	if _, err := os.Stat(leftover); err == nil {
-		t.Errorf("the undo left %s in the collection", filepath.Base(leftover))
+	for _, tc := range []struct {
+		name     string
+		leftover func(pkg, member string) string
+	}{
+		{"the package's new version", func(pkg, _ string) string { return filepath.Base(pkg) }},
+		{"the staged member's new version", func(pkg, member string) string { return stage.StagedName(pkg, member) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, _ := jobtest.GeneratedWACZ(t, false)
+			wd := filepath.Join(t.TempDir(), "work")
+			if r, err := dedup.Run(context.Background(), dedup.Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2}); err != nil || r.Report.Exit != 0 {
+				t.Fatalf("run: %v", err)
+			}
+			// Undone first: the undo below restores no member, which
+			// would remove its staged copy's leftovers as it went.
+			if u, err := Run(context.Background(), Options{Paths: []string{dir}, WorkDir: wd, Jobs: 2}); err != nil || u.Exit != 0 {
+				t.Fatalf("undo: %v, %+v", err, u)
+			}
+			pkg := filepath.Join(dir, "crawl-0-0.wacz")
+			p, err := wacz.Open(pkg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			member := p.WARCs()[0].Name
+			p.Close()
+			leftover := filepath.Join(dir, atomicfile.TempPrefix+tc.leftover(pkg, member)+"-1234567")
+			if err := os.WriteFile(leftover, []byte("cut short"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if u, err := Run(context.Background(), Options{Paths: []string{dir}, WorkDir: wd, Jobs: 2}); err != nil || u.Exit != 0 {
+				t.Fatalf("undo again: %v, %+v", err, u)
+			}
+			if _, err := os.Stat(leftover); err == nil {
+				t.Errorf("the undo left %s in the collection", filepath.Base(leftover))
+			}
+		})
 	}
 }
