@@ -31,11 +31,21 @@ const undoCheckedFile = "undo-checked.json"
 // job last completed (stamps, as it recorded them; every file where it
 // recorded none) or since an undo last found it clean (undoCheckedFile)
 // are read: a file unchanged since holds what the runs the log records
-// left in it.
+// left in it. So is one unchanged since the hash stage of the last job
+// read it (workdir.HashedFiles), completed or not: it holds what it held
+// before that job (a dry run, or a run killed before it replaced it), and
+// the log, which names every file a run replaced, does not name it, so no
+// run of this work directory wrote it; without that, an undo after a
+// dry run or a killed first run exited 1 for ever on a collection holding
+// revisits from before the work directory.
 func (u *undo) unloggedRevisits(ctx context.Context, files []string, stamps map[string]string) []string {
 	checked, _ := workdir.ReadJSON[map[string]string](u.wd.File(undoCheckedFile))
 	if checked == nil {
 		checked = map[string]string{}
+	}
+	hashed, err := dedup.HashedStamps(u.wd)
+	if err != nil {
+		u.show.Note("warcdedup: warning: %v", err)
 	}
 	defer func() {
 		if err := workdir.WriteJSON(u.wd.File(undoCheckedFile), checked); err != nil {
@@ -58,7 +68,7 @@ func (u *undo) unloggedRevisits(ctx context.Context, files []string, stamps map[
 			continue
 		}
 		s, ok := dedup.FileStamp(local.Path())
-		if ok && (stamps[name] == s || checked[name] == s) {
+		if ok && (stamps[name] == s || checked[name] == s || hashed[name] == s) {
 			checked[name] = s
 			continue
 		}
