@@ -198,6 +198,9 @@ type PackageRewrite struct {
 	// removing are the removals of the staged copies of packages written
 	// anew (removeStaged), which Discard waits for.
 	removing sync.WaitGroup
+	// put are the packages (names) whose new version put put in place:
+	// Discard keeps the logged versions staged beside any other.
+	put map[string]bool
 }
 
 // ExternalPackage is a package outside the collection that holds
@@ -552,13 +555,36 @@ func (pr *PackageRewrite) Locations() map[string]string {
 // Discard removes the staged copies, and moves the cache entries moved
 // to them back to their packages (those still the version copied
 // from): a rewrite stopped before Finish (Prepare or a check of the
-// requirers failed) costs the next run no hashing of its members.
+// requirers failed) costs the next run no hashing of its members. A copy
+// the rewrite or undo replaced, whose package no new version was put in
+// place of (its rebuild failed: a full disk; or the job stopped), stays:
+// it is the member's version the rewrite log names, which the next run
+// or undo writes its package around first (Recover); removed, the log
+// would name a version that is nowhere, the package would keep the
+// other, and the next undo would find nothing to restore in it.
 func (pr *PackageRewrite) Discard() {
 	pr.removing.Wait()
 	pr.putBackEntries(nil)
 	for _, s := range pr.staged {
+		if pr.loggedOnly(s) {
+			continue
+		}
 		os.Remove(s.path)
 	}
+}
+
+// loggedOnly reports whether the staged copy s was replaced (it is no
+// longer the copy staged) while no new version of its package was put in
+// place.
+func (pr *PackageRewrite) loggedOnly(s *stagedMember) bool {
+	if pr.DryRun || s.info == nil {
+		return false
+	}
+	pr.mu.Lock()
+	put := pr.put[s.Package]
+	pr.mu.Unlock()
+	fi, err := os.Stat(s.path)
+	return !put && err == nil && !os.SameFile(fi, s.info)
 }
 
 // Finish rebuilds each package whose members the rewrite replaced, the
@@ -1125,6 +1151,12 @@ func (r *packageRebuild) put(res *wacz.Result) (*rebuilt, error) {
 		return nil, err
 	}
 	out.synced = err == nil
+	r.pr.mu.Lock()
+	if r.pr.put == nil {
+		r.pr.put = map[string]bool{}
+	}
+	r.pr.put[r.pkg] = true
+	r.pr.mu.Unlock()
 	if now, serr := os.Stat(r.path); err == nil && serr == nil && os.SameFile(checked, now) && now.Size() == checked.Size() && now.ModTime().Equal(checked.ModTime()) {
 		out.info = now
 	}
