@@ -185,6 +185,9 @@ type undo struct {
 	// log names (rewritelog.Moves.Names), found by check.
 	after    *rewritelog.Grouped
 	logNames map[string]bool
+	// memberChecked are the WACZ members (escaped) finishWACZ checked
+	// from their staged copies: checkPackagedMembers reads the others.
+	memberChecked map[string]bool
 }
 
 // openUndo finds the work directory of the job that wrote the revisits,
@@ -212,7 +215,7 @@ func openUndo(opt Options) (*undo, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	u := &undo{opt: opt, wd: wd, refused: map[string]bool{}, restoreFrom: -1, restored: map[string]restore.RestoredFile{}}
+	u := &undo{opt: opt, wd: wd, refused: map[string]bool{}, restoreFrom: -1, restored: map[string]restore.RestoredFile{}, memberChecked: map[string]bool{}}
 	files, err := u.open()
 	if err != nil {
 		u.close()
@@ -295,6 +298,9 @@ func (u *undo) run(ctx context.Context, files []string) error {
 	}
 	stopProfile = heapprof.Stage("undo-check")
 	err = u.check(ctx, files)
+	if err == nil {
+		err = u.checkPackagedMembers(ctx, files)
+	}
 	stopProfile()
 	if err != nil {
 		return err
