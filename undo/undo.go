@@ -301,6 +301,9 @@ func (u *undo) run(ctx context.Context, files []string) error {
 	if err == nil {
 		err = u.checkPackagedMembers(ctx, files)
 	}
+	if err == nil {
+		err = u.refreshRequirers(ctx) // waczrefresh.go
+	}
 	stopProfile()
 	if err != nil {
 		return err

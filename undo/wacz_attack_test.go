@@ -70,3 +70,53 @@ func TestUndoWACZStoppedBeforeRenameGivesMetadataBack(t *testing.T) {
 	jobtest.SameTree(t, "after the undo stopped before its renames and the next undo", jobtest.HashTree(t, dir), before)
 	jobtest.CheckPackages(t, dir)
 }
+
+// TestUndoStoppedBeforeRenameBringsRequirersUpToDate puts a package that
+// another requires by hash in the state an undo of it alone leaves when
+// killed between logging its restored members and renaming the package's
+// new version over it (the requirer not yet brought up to date), and
+// proves that the next undo, which finishes the package from its staged
+// members and then has nothing left to restore, brings the requirer's
+// entry up to date: it exited 0 with the entry naming the package's
+// deduplicated SHA-256.
+func TestUndoStoppedBeforeRenameBringsRequirersUpToDate(t *testing.T) {
+	dir, _ := jobtest.GeneratedWACZ(t, false)
+	wd := filepath.Join(t.TempDir(), "work")
+	if r, err := dedup.Run(context.Background(), dedup.Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2}); err != nil || r.Report.Exit != 0 {
+		t.Fatalf("run: %v %v", err, r.Report.ExitReason)
+	}
+	requirer, required := jobtest.RequiredByHash(t, dir)
+	pkg, req := filepath.Join(dir, required), filepath.Join(dir, requirer)
+	deduplicated, err := os.ReadFile(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	requiring, err := os.ReadFile(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metadata := filepath.Join(t.TempDir(), "wacz-metadata")
+	jobtest.CopyTree(t, filepath.Join(wd, "wacz-metadata"), metadata)
+	if u, err := Run(context.Background(), Options{Paths: []string{pkg}, WorkDir: wd, Jobs: 2}); err != nil || u.Exit != 0 {
+		t.Fatalf("undo %s: %v, %+v", required, err, u)
+	}
+	// Stopped before the rename: the requirer as the run left it.
+	if jobtest.StopRebuild(t, pkg, deduplicated) == 0 {
+		t.Fatalf("no member of %s was restored: the test proves nothing", required)
+	}
+	if err := os.WriteFile(req, requiring, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(wd, "wacz-metadata")); err != nil {
+		t.Fatal(err)
+	}
+	jobtest.CopyTree(t, metadata, filepath.Join(wd, "wacz-metadata"))
+	u, err := Run(context.Background(), Options{Paths: []string{pkg}, WorkDir: wd, Jobs: 2})
+	if err != nil || u.Exit != 0 {
+		t.Fatalf("undo %s after the stop: %v, %+v", required, err, u)
+	}
+	if s := jobtest.StaleRequires(t, dir); len(s) > 0 {
+		t.Errorf("after the undo stopped and the next: stale entries %v", s)
+	}
+	jobtest.CheckPackages(t, dir)
+}
