@@ -198,8 +198,9 @@ type PackageRewrite struct {
 	// removing are the removals of the staged copies of packages written
 	// anew (removeStaged), which Discard waits for.
 	removing sync.WaitGroup
-	// put are the packages (names) whose new version put put in place:
-	// Discard keeps the logged versions staged beside any other.
+	// put are the staged copies (paths) that a new version of their
+	// package put in place was written around: Discard keeps any other
+	// the rewrite or undo replaced (the member's logged version).
 	put map[string]bool
 }
 
@@ -574,14 +575,15 @@ func (pr *PackageRewrite) Discard() {
 }
 
 // loggedOnly reports whether the staged copy s was replaced (it is no
-// longer the copy staged) while no new version of its package was put in
-// place.
+// longer the copy staged) while no new version of its package written
+// around it was put in place (one that copied the member from the
+// package, bringing its requires entries up to date, does not count).
 func (pr *PackageRewrite) loggedOnly(s *stagedMember) bool {
 	if pr.DryRun || s.info == nil {
 		return false
 	}
 	pr.mu.Lock()
-	put := pr.put[s.Package]
+	put := pr.put[s.path]
 	pr.mu.Unlock()
 	fi, err := os.Stat(s.path)
 	return !put && err == nil && !os.SameFile(fi, s.info)
@@ -1155,7 +1157,9 @@ func (r *packageRebuild) put(res *wacz.Result) (*rebuilt, error) {
 	if r.pr.put == nil {
 		r.pr.put = map[string]bool{}
 	}
-	r.pr.put[r.pkg] = true
+	for _, staged := range r.replace {
+		r.pr.put[staged] = true
+	}
 	r.pr.mu.Unlock()
 	if now, serr := os.Stat(r.path); err == nil && serr == nil && os.SameFile(checked, now) && now.Size() == checked.Size() && now.ModTime().Equal(checked.ModTime()) {
 		out.info = now

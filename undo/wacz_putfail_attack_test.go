@@ -4,6 +4,8 @@ package undo
 
 import (
 	"context"
+	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -47,6 +49,48 @@ func TestUndoWACZPackageNotPutFinishedNextTime(t *testing.T) {
 		t.Fatalf("undo exited 0 with %s immutable", pkg)
 	}
 	mutable()
+	again, err := Run(context.Background(), Options{Paths: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err != nil || again.Exit != 0 {
+		t.Fatalf("undo again: %v, %+v", err, again)
+	}
+	if u.BytesDiffer+again.BytesDiffer > 0 {
+		t.Fatalf("%d files restored with other bytes: the test needs every package back bit for bit", u.BytesDiffer+again.BytesDiffer)
+	}
+	jobtest.SameTree(t, "after the undo refused and the next", jobtest.HashTree(t, dir), before)
+}
+
+// TestUndoWACZRequirerNotPutAroundItsMembers makes the rebuild of a
+// package around its restored members fail (the metadata kept of it
+// before the run damaged, so that neither its datapackage.json nor its
+// fallback can be written: refused), while the package requires another
+// the undo wrote anew, so that the undo then writes it anew to bring its
+// requires entry up to date, copying its deduplicated members. It proves
+// that the staged versions the log names stay (that rebuild is no rebuild
+// around them) and that the next undo, the metadata mended, finishes the
+// package: every package is then the file it was.
+func TestUndoWACZRequirerNotPutAroundItsMembers(t *testing.T) {
+	dir, _ := jobtest.GeneratedWACZ(t, false)
+	before := jobtest.HashTree(t, dir)
+	wd := filepath.Join(t.TempDir(), "work")
+	if r, err := dedup.Run(context.Background(), dedup.Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2}); err != nil || r.Report.Exit != 0 {
+		t.Fatalf("run: %v", err)
+	}
+	requirer, _ := jobtest.RequiredByHash(t, dir)
+	saved := filepath.Join(wd, "wacz-metadata", url.PathEscape(requirer)+".json")
+	good, err := os.ReadFile(saved)
+	if err != nil {
+		t.Fatalf("the metadata kept of %s: %v", requirer, err)
+	}
+	if err := os.WriteFile(saved, []byte(`{"package":"`+requirer+`","datapackage":"bm90IEpTT04=","digest":null}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u, err := Run(context.Background(), Options{Paths: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err == nil && u.Exit == 0 {
+		t.Fatalf("undo exited 0 with the metadata of %s damaged", requirer)
+	}
+	if err := os.WriteFile(saved, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	again, err := Run(context.Background(), Options{Paths: []string{dir}, WorkDir: wd, Jobs: 2})
 	if err != nil || again.Exit != 0 {
 		t.Fatalf("undo again: %v, %+v", err, again)
