@@ -45,6 +45,10 @@ func ResetState(wd *workdir.Dir, s *State) error {
 // state records its files' (State.Stamps).
 func FileStamp(path string) (string, bool) { return fileStamp(path) }
 
+// MemberStamp is a WACZ member's identity for "nothing changed", as the
+// job's state records its members' (State.Stamps).
+func MemberStamp(m *wacz.Member) string { return memberStamp(m) }
+
 // HashedStamps are the stamps of the files the hash stage of the work
 // directory's last job read, taken before it read them (by name; nil if
 // it has read none): a file with the same stamp now is as it was before

@@ -3,6 +3,7 @@ package undo
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"warcdedup/dedup"
@@ -54,4 +55,29 @@ func countWrittenForm(t *testing.T, dir string) int {
 		total += n
 	}
 	return total
+}
+
+// TestUndoNamesPackageWithRevisitsTheLogDoesNotName copies a package a
+// run deduplicated into the collection under another name, and proves
+// that the undo names its members, exit status 1, as it names a WARC
+// file copied so: it looked for the members as files, found none, and
+// exited 0 with revisits no run of its log wrote.
+func TestUndoNamesPackageWithRevisitsTheLogDoesNotName(t *testing.T) {
+	dir, _ := jobtest.GeneratedWACZ(t, false)
+	wd := filepath.Join(t.TempDir(), "work")
+	if r, err := dedup.Run(context.Background(), dedup.Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2}); err != nil || r.Report.Exit != 0 {
+		t.Fatalf("run: %v", err)
+	}
+	jobtest.CopyFile(t, filepath.Join(dir, "crawl-1-0.wacz"), filepath.Join(dir, "copied.wacz"))
+	u, err := Run(context.Background(), Options{Paths: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err != nil {
+		t.Fatalf("undo: %v", err)
+	}
+	named := false
+	for _, f := range u.Unlogged {
+		named = named || strings.HasPrefix(f, "copied.wacz#")
+	}
+	if u.Exit == 0 || !named {
+		t.Errorf("undo with a deduplicated package copied in: exit %d, unlogged %v; want copied.wacz's members named, exit status 1", u.Exit, u.Unlogged)
+	}
 }
