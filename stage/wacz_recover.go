@@ -74,10 +74,12 @@ func FindPending(roots []string) ([]Pending, error) {
 
 // Recover writes anew each package with pending members whose staged copy
 // is the version the rewrite log's last replacement of the member left
-// (version gives it, by member name) while the package still holds
-// another; its requires entries stay as they are (the run that wrote the
-// revisits will be taken up by the next job). Other staged copies are
-// stale, and removed.
+// (version gives it, by member name) while the package still holds the
+// version that replacement was made from; its requires entries stay as
+// they are (the run that wrote the revisits will be taken up by the next
+// job). A package holding another version (someone changed it since) is
+// refused, its staged copies kept. Other staged copies are stale, and
+// removed.
 func (pr *PackageRewrite) Recover(pending []Pending, version func(name string) (rewritelog.Fixity, bool), now time.Time) (PackageResult, error) {
 	var res PackageResult
 	pr.paths = map[string]string{}
@@ -94,21 +96,38 @@ func (pr *PackageRewrite) Recover(pending []Pending, version func(name string) (
 				break
 			}
 			fx, ok := version(wacz.JoinName(pkg, p.Member))
-			m := old.Member(p.Member)
-			if !ok || m == nil {
+			if !ok {
 				continue
 			}
 			staged, serr := fixity.HashFile(p.Staged, fixity.Like(fx.NewSum)...)
 			if serr != nil || !staged.Is(fx.NewSize, fx.NewSum) {
 				continue
 			}
+			// The package's member must be the version the logged
+			// replacement was made from (or already the one it made):
+			// any other is someone's, which the staged version would
+			// replace, and lose.
+			m := old.Member(p.Member)
+			if m == nil {
+				err = fmt.Errorf("%s: it no longer has the member (changed since the rewrite log's last replacement of it)", p.Member)
+				break
+			}
 			sec, serr := old.Section(m)
 			if serr != nil {
-				continue
+				err = serr
+				break
 			}
-			h := fixity.New(fixity.Like(fx.NewSum)...)
-			if _, serr := io.Copy(h, sec); serr != nil || h.Matches(fx.NewSum) {
+			h := fixity.New(fixity.Like(fx.NewSum, fx.OldSum)...)
+			if _, err = io.Copy(h, sec); err != nil {
+				break
+			}
+			if h.Matches(fx.NewSum) {
 				continue // the package has it already
+			}
+			if h.Size() != fx.OldSize || !h.Matches(fx.OldSum) {
+				err = fmt.Errorf("%s: changed since the rewrite log's last replacement of it: it has %d bytes, %s, neither the version that replacement was made from (%d bytes, %s) nor the one it made; to keep it as it is, remove %s",
+					p.Member, h.Size(), h.Like(fx.OldSum), fx.OldSize, fx.OldSum, p.Staged)
+				break
 			}
 			replace[p.Member] = p.Staged
 		}

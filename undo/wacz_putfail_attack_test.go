@@ -3,15 +3,19 @@
 package undo
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"warcdedup/dedup"
 	"warcdedup/internal/jobtest"
+	"warcdedup/wacz"
 )
 
 // TestUndoWACZPackageNotPutFinishedNextTime makes the rebuild of one
@@ -99,4 +103,105 @@ func TestUndoWACZRequirerNotPutAroundItsMembers(t *testing.T) {
 		t.Fatalf("%d files restored with other bytes: the test needs every package back bit for bit", u.BytesDiffer+again.BytesDiffer)
 	}
 	jobtest.SameTree(t, "after the undo refused and the next", jobtest.HashTree(t, dir), before)
+}
+
+// TestUndoWACZChangedWhileStagedKept makes an undo leave a package's
+// restored members staged beside it (its new version could not be put in
+// place: immutable), then changes the package as someone may meanwhile
+// (a record appended to a WARC member, datapackage.json brought up to
+// date), and proves that the next undo refuses to finish the package
+// from the staged versions, keeping the record: it wrote the package
+// anew around them, the member's new record gone, and exited 0.
+func TestUndoWACZChangedWhileStagedKept(t *testing.T) {
+	dir, _ := jobtest.GeneratedWACZ(t, false)
+	wd := filepath.Join(t.TempDir(), "work")
+	if r, err := dedup.Run(context.Background(), dedup.Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2}); err != nil || r.Report.Exit != 0 {
+		t.Fatalf("run: %v", err)
+	}
+	pkg := filepath.Join(dir, "crawl-1-0.wacz")
+	if out, err := exec.Command("chattr", "+i", pkg).CombinedOutput(); err != nil {
+		t.Skipf("cannot make %s immutable (not root, or the file system does not allow it): %v %s", pkg, err, out)
+	}
+	u, err := Run(context.Background(), Options{Paths: []string{dir}, WorkDir: wd, Jobs: 2})
+	if out, cerr := exec.Command("chattr", "-i", pkg).CombinedOutput(); cerr != nil {
+		t.Fatalf("chattr -i %s: %v %s", pkg, cerr, out)
+	}
+	if err == nil && u.Exit == 0 {
+		t.Fatalf("undo exited 0 with %s immutable", pkg)
+	}
+	record := []byte("WARC/1.0\r\nWARC-Type: resource\r\nWARC-Record-ID: <urn:uuid:12345678-1234-1234-1234-123456789abc>\r\nWARC-Date: 2024-01-01T00:00:00Z\r\nContent-Length: 21\r\n\r\nsomeone else's record\r\n\r\n")
+	member := appendToMember(t, pkg, record)
+	again, err := Run(context.Background(), Options{Paths: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err == nil && again.Exit == 0 {
+		t.Errorf("undo exited 0 with %s changed while its restored members were staged", pkg)
+	}
+	if got := memberBytes(t, pkg, member); !bytes.HasSuffix(got, record) {
+		t.Errorf("the record appended to %s of %s is gone (%v)", member, pkg, err)
+	}
+}
+
+// appendToMember appends data to the first uncompressed WARC member of
+// the package at path, as another tool would: the package written anew,
+// its index and datapackage.json brought up to date. It returns the
+// member's name.
+func appendToMember(t *testing.T, path string, data []byte) string {
+	t.Helper()
+	p, err := wacz.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var member string
+	for _, m := range p.WARCs() {
+		if strings.HasSuffix(m.Name, ".warc") {
+			member = m.Name
+			break
+		}
+	}
+	if member == "" {
+		t.Fatalf("%s has no uncompressed WARC member", path)
+	}
+	content := append(memberBytes(t, path, member), data...)
+	repl := filepath.Join(t.TempDir(), "member")
+	if err := os.WriteFile(repl, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.Create(path + ".new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &wacz.Rebuild{Source: p, Replace: map[string]wacz.Replacement{member: {Path: repl}}, FreshIndex: true, TempDir: t.TempDir()}
+	if _, err := b.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
+	return member
+}
+
+// memberBytes reads the member name of the package at path.
+func memberBytes(t *testing.T, path, name string) []byte {
+	t.Helper()
+	p, err := wacz.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	m := p.Member(name)
+	if m == nil {
+		t.Fatalf("%s has no member %s", path, name)
+	}
+	sec, err := p.Section(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(sec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
