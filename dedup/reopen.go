@@ -2,8 +2,10 @@ package dedup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 
 	"warcdedup/crawlindex"
@@ -42,6 +44,22 @@ func ResetState(wd *workdir.Dir, s *State) error {
 // FileStamp is a file's identity for "nothing changed", as the job's
 // state records its files' (State.Stamps).
 func FileStamp(path string) (string, bool) { return fileStamp(path) }
+
+// MemberStamp is a WACZ member's identity for "nothing changed", as the
+// job's state records its members' (State.Stamps).
+func MemberStamp(m *wacz.Member) string { return memberStamp(m) }
+
+// HashedStamps are the stamps of the files the hash stage of the work
+// directory's last job read, taken before it read them (by name; nil if
+// it has read none): a file with the same stamp now is as it was before
+// that job began, whether or not the job completed.
+func HashedStamps(wd *workdir.Dir) (map[string]string, error) {
+	m, err := readStamps(wd.File(workdir.HashedFiles))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return m, err
+}
 
 // Messages are the stages' messages on show (and so in the run log it
 // tees to), worded as a run's.

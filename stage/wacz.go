@@ -206,6 +206,10 @@ type PackageRewrite struct {
 	// fileSystem is checkSpace's look at the file systems (freeSpace
 	// when nil; tests give their own).
 	fileSystem fileSystem
+	// put are the staged copies (paths) that a new version of their
+	// package put in place was written around: Discard keeps any other
+	// the rewrite or undo replaced (the member's logged version).
+	put map[string]bool
 }
 
 // ExternalPackage is a package outside the collection that holds
@@ -567,13 +571,37 @@ func (pr *PackageRewrite) Locations() map[string]string {
 // Discard removes the staged copies, and moves the cache entries moved
 // to them back to their packages (those still the version copied
 // from): a rewrite stopped before Finish (Prepare or a check of the
-// requirers failed) costs the next run no hashing of its members.
+// requirers failed) costs the next run no hashing of its members. A copy
+// the rewrite or undo replaced, whose package no new version was put in
+// place of (its rebuild failed: a full disk; or the job stopped), stays:
+// it is the member's version the rewrite log names, which the next run
+// or undo writes its package around first (Recover); removed, the log
+// would name a version that is nowhere, the package would keep the
+// other, and the next undo would find nothing to restore in it.
 func (pr *PackageRewrite) Discard() {
 	pr.removing.Wait()
 	pr.putBackEntries(nil)
 	for _, s := range pr.staged {
+		if pr.loggedOnly(s) {
+			continue
+		}
 		os.Remove(s.path)
 	}
+}
+
+// loggedOnly reports whether the staged copy s was replaced (it is no
+// longer the copy staged) while no new version of its package written
+// around it was put in place (one that copied the member from the
+// package, bringing its requires entries up to date, does not count).
+func (pr *PackageRewrite) loggedOnly(s *stagedMember) bool {
+	if pr.DryRun || s.info == nil {
+		return false
+	}
+	pr.mu.Lock()
+	put := pr.put[s.path]
+	pr.mu.Unlock()
+	fi, err := os.Stat(s.path)
+	return !put && err == nil && !os.SameFile(fi, s.info)
 }
 
 // Finish rebuilds each package whose members the rewrite replaced, the
@@ -1144,6 +1172,14 @@ func (r *packageRebuild) put(res *wacz.Result) (*rebuilt, error) {
 		return nil, err
 	}
 	out.synced = err == nil
+	r.pr.mu.Lock()
+	if r.pr.put == nil {
+		r.pr.put = map[string]bool{}
+	}
+	for _, staged := range r.replace {
+		r.pr.put[staged] = true
+	}
+	r.pr.mu.Unlock()
 	if now, serr := os.Stat(r.path); err == nil && serr == nil && os.SameFile(checked, now) && now.Size() == checked.Size() && now.ModTime().Equal(checked.ModTime()) {
 		out.info = now
 	}

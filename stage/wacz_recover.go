@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -73,10 +74,12 @@ func FindPending(roots []string) ([]Pending, error) {
 
 // Recover writes anew each package with pending members whose staged copy
 // is the version the rewrite log's last replacement of the member left
-// (version gives it, by member name) while the package still holds
-// another; its requires entries stay as they are (the run that wrote the
-// revisits will be taken up by the next job). Other staged copies are
-// stale, and removed.
+// (version gives it, by member name) while the package still holds the
+// version that replacement was made from; its requires entries stay as
+// they are (the run that wrote the revisits will be taken up by the next
+// job). A package holding another version (someone changed it since) is
+// refused, its staged copies kept. Other staged copies are stale, and
+// removed.
 func (pr *PackageRewrite) Recover(pending []Pending, version func(name string) (rewritelog.Fixity, bool), now time.Time) (PackageResult, error) {
 	var res PackageResult
 	pr.paths = map[string]string{}
@@ -93,21 +96,38 @@ func (pr *PackageRewrite) Recover(pending []Pending, version func(name string) (
 				break
 			}
 			fx, ok := version(wacz.JoinName(pkg, p.Member))
-			m := old.Member(p.Member)
-			if !ok || m == nil {
+			if !ok {
 				continue
 			}
 			staged, serr := fixity.HashFile(p.Staged, fixity.Like(fx.NewSum)...)
 			if serr != nil || !staged.Is(fx.NewSize, fx.NewSum) {
 				continue
 			}
+			// The package's member must be the version the logged
+			// replacement was made from (or already the one it made):
+			// any other is someone's, which the staged version would
+			// replace, and lose.
+			m := old.Member(p.Member)
+			if m == nil {
+				err = fmt.Errorf("%s: it no longer has the member (changed since the rewrite log's last replacement of it)", p.Member)
+				break
+			}
 			sec, serr := old.Section(m)
 			if serr != nil {
-				continue
+				err = serr
+				break
 			}
-			h := fixity.New(fixity.Like(fx.NewSum)...)
-			if _, serr := io.Copy(h, sec); serr != nil || h.Matches(fx.NewSum) {
+			h := fixity.New(fixity.Like(fx.NewSum, fx.OldSum)...)
+			if _, err = io.Copy(h, sec); err != nil {
+				break
+			}
+			if h.Matches(fx.NewSum) {
 				continue // the package has it already
+			}
+			if h.Size() != fx.OldSize || !h.Matches(fx.OldSum) {
+				err = fmt.Errorf("%s: changed since the rewrite log's last replacement of it: it has %d bytes, %s, neither the version that replacement was made from (%d bytes, %s) nor the one it made; to keep it as it is, remove %s",
+					p.Member, h.Size(), h.Like(fx.OldSum), fx.OldSize, fx.OldSum, p.Staged)
+				break
 			}
 			replace[p.Member] = p.Staged
 		}
@@ -115,8 +135,7 @@ func (pr *PackageRewrite) Recover(pending []Pending, version func(name string) (
 			old.Close()
 		}
 		if err == nil && len(replace) > 0 {
-			// Its requires entries stay: no SHA-256 of it is needed.
-			if _, err = pr.rebuild(pkg, replace, now, func(b *wacz.Rebuild) { b.NoPackageSHA256 = true }); err == nil {
+			if err = pr.recoverRebuild(pkg, replace, now); err == nil {
 				res.Rebuilt++
 			}
 		}
@@ -131,4 +150,33 @@ func (pr *PackageRewrite) Recover(pending []Pending, version func(name string) (
 		}
 	}
 	return res, pr.stuckPut()
+}
+
+// recoverRebuild writes the package pkg anew around its members' logged
+// versions (replace): with the metadata it had before the first run
+// when they give it back bit for bit (an undo stopped before the rename:
+// the next undo finds nothing left to restore in its members, so this is
+// the only time its datapackage.json, digest file and ZIP times can come
+// back), else with its own, requires entries kept (no SHA-256 of it is
+// needed), and the members back as they were with their times then.
+func (pr *PackageRewrite) recoverRebuild(pkg string, replace map[string]string, now time.Time) error {
+	saved, times, err := SavedMetadata(pr.MetadataDir, pkg)
+	if err != nil {
+		return err
+	}
+	if saved != nil {
+		_, err := pr.rebuild(pkg, replace, now, func(b *wacz.Rebuild) { b.Metadata, b.Times, b.NoPackageSHA256 = saved, times, true })
+		if err == nil {
+			return ForgetMetadata(pr.MetadataDir, pkg)
+		}
+		if !errors.Is(err, wacz.ErrHash) {
+			return err
+		}
+	}
+	back, err := timesOfMembersBack(saved, times, replace)
+	if err != nil {
+		return err
+	}
+	_, err = pr.rebuild(pkg, replace, now, func(b *wacz.Rebuild) { b.Times, b.NoPackageSHA256 = back, true })
+	return err
 }

@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"warcdedup/fixity"
 	"warcdedup/manifest"
 	"warcdedup/wacz"
 )
@@ -79,13 +81,13 @@ func (pr *PackageRewrite) FinishUndo(ctx context.Context, now time.Time) (res Pa
 		if len(replace) == 0 {
 			continue
 		}
-		saved, times, err := SavedMetadata(pr.MetadataDir, pkg)
+		saved, savedTimes, err := SavedMetadata(pr.MetadataDir, pkg)
 		if err != nil {
 			return res, restored, err
 		}
 		back := false
 		if saved != nil {
-			_, err = pr.rebuild(pkg, replace, now, func(b *wacz.Rebuild) { b.Metadata, b.Times, b.NoPackageSHA256 = saved, times, true })
+			_, err = pr.rebuild(pkg, replace, now, func(b *wacz.Rebuild) { b.Metadata, b.Times, b.NoPackageSHA256 = saved, savedTimes, true })
 			back = err == nil
 			if err != nil && !errors.Is(err, wacz.ErrHash) {
 				res.Refused = append(res.Refused, fmt.Sprintf("%s: left as it was: %v", pkg, err))
@@ -94,8 +96,12 @@ func (pr *PackageRewrite) FinishUndo(ctx context.Context, now time.Time) (res Pa
 		}
 		if !back {
 			unrequire, err := addedRequirements(pr.paths[pkg], saved)
+			var times map[string][2]uint16
 			if err == nil {
-				_, err = pr.rebuild(pkg, replace, now, func(b *wacz.Rebuild) { b.Unrequire, b.NoPackageSHA256 = unrequire, true })
+				times, err = timesOfMembersBack(saved, savedTimes, replace)
+			}
+			if err == nil {
+				_, err = pr.rebuild(pkg, replace, now, func(b *wacz.Rebuild) { b.Unrequire, b.Times, b.NoPackageSHA256 = unrequire, times, true })
 			}
 			if err != nil {
 				res.Refused = append(res.Refused, fmt.Sprintf("%s: left as it was: %v", pkg, err))
@@ -155,4 +161,41 @@ func addedRequirements(path string, saved *wacz.Metadata) ([]string, error) {
 		}
 	}
 	return added, nil
+}
+
+// timesOfMembersBack are the ZIP times before the first run (times, of
+// the metadata saved then; nil if none) of the members of replace whose
+// new version (the file replace names) is the member as it was then: the
+// SHA-256 and size the saved datapackage.json gives it. A package written
+// anew while some of its members are not back yet gives those that are
+// their time back, so that the rebuild that later puts its metadata back
+// (which copies them as they are) leaves the package the file it was.
+func timesOfMembersBack(saved *wacz.Metadata, times map[string][2]uint16, replace map[string]string) (map[string][2]uint16, error) {
+	if saved == nil {
+		return nil, nil
+	}
+	dp, err := wacz.ParseDatapackage(saved.Datapackage)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := dp.Resources()
+	if err != nil {
+		return nil, err
+	}
+	back := map[string][2]uint16{}
+	for _, r := range rs {
+		path, ok := replace[r.Path]
+		t, timed := times[r.Path]
+		if !ok || !timed || r.SHA256 == nil {
+			continue
+		}
+		sums, err := fixity.HashFile(path, fixity.SHA256)
+		if err != nil {
+			return nil, err
+		}
+		if sums.Size() == r.Bytes && bytes.Equal(sums.Raw(fixity.SHA256), r.SHA256) {
+			back[r.Path] = t
+		}
+	}
+	return back, nil
 }

@@ -6,19 +6,29 @@ import (
 	"strings"
 
 	"warcdedup/atomicfile"
+	"warcdedup/manifest"
+	"warcdedup/stage"
+	"warcdedup/wacz"
 )
 
 // removeLeftovers removes from the collection the partial new versions of
 // the files named (escaped, as manifest field 1) that a run or an undo
 // killed while writing them left beside them (atomicfile names them
-// ".tmp-NAME-DIGITS"), as the next run would: nothing refers to them, and
-// no run of the job is writing them, since this undo holds the work
-// directory's lock. Each directory is listed once, however many files it
-// holds. One that cannot be removed is named in the undo's exit reasons.
+// ".tmp-NAME-DIGITS"; a WACZ member's are its package's and its staged
+// copy's), as the next run would: nothing refers to them, and no run of
+// the job is writing them, since this undo holds the work directory's
+// lock. Each directory is listed once, however many files it holds. One
+// that cannot be removed is named in the undo's exit reasons.
 func (u *undo) removeLeftovers(files []string) {
 	loc := u.coll.Locator()
 	byDir := map[string]map[string]bool{}
 	for _, f := range files {
+		var member string
+		if name, err := manifest.UnescapeFile(f); err == nil {
+			if pkg, m, ok := wacz.SplitName(name); ok {
+				f, member = manifest.EscapeFile(pkg), m
+			}
+		}
 		local, err := loc.Resolve(f)
 		if err != nil {
 			continue
@@ -29,6 +39,9 @@ func (u *undo) removeLeftovers(files []string) {
 			byDir[dir] = map[string]bool{}
 		}
 		byDir[dir][filepath.Base(p)] = true
+		if member != "" {
+			byDir[dir][stage.StagedName(p, member)] = true
+		}
 	}
 	for dir, names := range byDir {
 		entries, err := os.ReadDir(dir)

@@ -185,6 +185,9 @@ type undo struct {
 	// log names (rewritelog.Moves.Names), found by check.
 	after    *rewritelog.Grouped
 	logNames map[string]bool
+	// memberChecked are the WACZ members (escaped) finishWACZ checked
+	// from their staged copies: checkPackagedMembers reads the others.
+	memberChecked map[string]bool
 }
 
 // openUndo finds the work directory of the job that wrote the revisits,
@@ -212,7 +215,7 @@ func openUndo(opt Options) (*undo, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	u := &undo{opt: opt, wd: wd, refused: map[string]bool{}, restoreFrom: -1, restored: map[string]restore.RestoredFile{}}
+	u := &undo{opt: opt, wd: wd, refused: map[string]bool{}, restoreFrom: -1, restored: map[string]restore.RestoredFile{}, memberChecked: map[string]bool{}}
 	files, err := u.open()
 	if err != nil {
 		u.close()
@@ -273,6 +276,16 @@ func (u *undo) close() {
 // run restores the files named (escaped as manifest field 1), checks
 // them, and brings the indexes named up to date.
 func (u *undo) run(ctx context.Context, files []string) error {
+	// The log first completed from its journal: that keeps, beside its
+	// file, a temporary file holding a version with a writer's bytes
+	// after it, which removeLeftovers would take for a partial one.
+	log, err := rewritelog.Open(u.wd.File(workdir.LogFile))
+	if err != nil {
+		return err
+	}
+	if err := log.Close(); err != nil {
+		return err
+	}
 	u.removeLeftovers(files)
 	if err := u.coll.RecoverPackages(u.show); err != nil {
 		return err
@@ -285,6 +298,12 @@ func (u *undo) run(ctx context.Context, files []string) error {
 	}
 	stopProfile = heapprof.Stage("undo-check")
 	err = u.check(ctx, files)
+	if err == nil {
+		err = u.checkPackagedMembers(ctx, files)
+	}
+	if err == nil {
+		err = u.refreshRequirers(ctx) // waczrefresh.go
+	}
 	stopProfile()
 	if err != nil {
 		return err

@@ -12,6 +12,8 @@ import (
 	"warcdedup/manifest"
 	"warcdedup/record"
 	"warcdedup/refs"
+	"warcdedup/source"
+	"warcdedup/wacz"
 	"warcdedup/workdir"
 )
 
@@ -31,11 +33,21 @@ const undoCheckedFile = "undo-checked.json"
 // job last completed (stamps, as it recorded them; every file where it
 // recorded none) or since an undo last found it clean (undoCheckedFile)
 // are read: a file unchanged since holds what the runs the log records
-// left in it.
+// left in it. So is one unchanged since the hash stage of the last job
+// read it (workdir.HashedFiles), completed or not: it holds what it held
+// before that job (a dry run, or a run killed before it replaced it), and
+// the log, which names every file a run replaced, does not name it, so no
+// run of this work directory wrote it; without that, an undo after a
+// dry run or a killed first run exited 1 for ever on a collection holding
+// revisits from before the work directory.
 func (u *undo) unloggedRevisits(ctx context.Context, files []string, stamps map[string]string) []string {
 	checked, _ := workdir.ReadJSON[map[string]string](u.wd.File(undoCheckedFile))
 	if checked == nil {
 		checked = map[string]string{}
+	}
+	hashed, err := dedup.HashedStamps(u.wd)
+	if err != nil {
+		u.show.Note("warcdedup: warning: %v", err)
 	}
 	defer func() {
 		if err := workdir.WriteJSON(u.wd.File(undoCheckedFile), checked); err != nil {
@@ -43,7 +55,7 @@ func (u *undo) unloggedRevisits(ctx context.Context, files []string, stamps map[
 		}
 	}()
 	loc := u.coll.Locator()
-	type todo struct{ name, path, stamp string }
+	type todo struct{ name, path, member, stamp string }
 	var read []todo
 	for _, f := range files {
 		name, err := manifest.UnescapeFile(f)
@@ -53,17 +65,17 @@ func (u *undo) unloggedRevisits(ctx context.Context, files []string, stamps map[
 		if u.logNames[f] {
 			continue // the log names it: check judged it
 		}
-		local, err := loc.Resolve(f)
-		if err != nil {
+		path, member, ok := resolveFileOrMember(loc, f, name)
+		if !ok {
 			continue
 		}
-		s, ok := dedup.FileStamp(local.Path())
-		if ok && (stamps[name] == s || checked[name] == s) {
+		s, ok := stampOf(path, member)
+		if ok && (stamps[name] == s || checked[name] == s || hashed[name] == s) {
 			checked[name] = s
 			continue
 		}
 		delete(checked, name) // until read again and found clean
-		read = append(read, todo{name, local.Path(), s})
+		read = append(read, todo{name, path, member, s})
 	}
 	if len(read) == 0 {
 		return nil
@@ -78,7 +90,7 @@ func (u *undo) unloggedRevisits(ctx context.Context, files []string, stamps map[
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				n, first, err := countWrittenRevisits(read[i].path, read[i].name)
+				n, first, err := countWrittenRevisitsOf(read[i].path, read[i].member, read[i].name)
 				if n > 0 {
 					found[i] = fmt.Sprintf("%s: not restored: %d revisits in the form this toolchain writes (the first at offset %d) that the rewrite log does not name: a run it does not record wrote them (is the work directory a copy older than the last run, or another collection's?); warcdedup undo --all makes them whole records", read[i].name, n, first)
 				} else if err != nil {
@@ -112,16 +124,69 @@ func (u *undo) unloggedRevisits(ctx context.Context, files []string, stamps map[
 	return out
 }
 
+// resolveFileOrMember is where the file named field (name unescaped) is:
+// its path, or for a WACZ member its package's path and its name in the
+// package (whose member names no file).
+func resolveFileOrMember(loc *source.Locator, field, name string) (path, member string, ok bool) {
+	if pkg, m, isMember := wacz.SplitName(name); isMember {
+		local, err := loc.Resolve(manifest.EscapeFile(pkg))
+		return local.Path(), m, err == nil
+	}
+	local, err := loc.Resolve(field)
+	return local.Path(), "", err == nil
+}
+
+// stampOf is the stamp of the file at path, or of its WACZ member named
+// member, as the job's state records them.
+func stampOf(path, member string) (string, bool) {
+	if member == "" {
+		return dedup.FileStamp(path)
+	}
+	p, err := wacz.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer p.Close()
+	m := p.Member(member)
+	if m == nil {
+		return "", false
+	}
+	return dedup.MemberStamp(m), true
+}
+
 // countWrittenRevisits counts the revisits in the form this toolchain
 // writes in the file at path, and the offset of the first. A damaged file
 // is read as far as it can be; its error is returned with what was found.
 func countWrittenRevisits(path, name string) (n int, first int64, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, 0, err
+	return countWrittenRevisitsOf(path, "", name)
+}
+
+// countWrittenRevisitsOf is countWrittenRevisits of the file at path, or
+// of its WACZ member named member if not "".
+func countWrittenRevisitsOf(path, member, name string) (n int, first int64, err error) {
+	var r io.Reader
+	if member == "" {
+		f, err := os.Open(path)
+		if err != nil {
+			return 0, 0, err
+		}
+		defer f.Close()
+		r = f
+	} else {
+		p, err := wacz.Open(path)
+		if err != nil {
+			return 0, 0, err
+		}
+		defer p.Close()
+		m := p.Member(member)
+		if m == nil {
+			return 0, 0, fmt.Errorf("%s: no member %s", path, member)
+		}
+		if r, err = p.Section(m); err != nil {
+			return 0, 0, err
+		}
 	}
-	defer f.Close()
-	rd, err := record.NewReader(f, name)
+	rd, err := record.NewReader(r, name)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -132,6 +132,7 @@ func (u *undo) finishWACZ(ctx context.Context, wu *waczUndo, todo []string) erro
 		if err != nil {
 			return err
 		}
+		u.memberChecked[field] = true
 		if err := u.checkMember(moves, field, name, staged); err != nil {
 			u.res.Unrestored = append(u.res.Unrestored, fmt.Sprintf("%s: %v", name, err))
 			u.show.Print("warcdedup: error: %s: %v", name, err)

@@ -1,0 +1,43 @@
+package undo
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"time"
+
+	"warcdedup/dedup"
+)
+
+// refreshRequirers brings up to date the requires entries of the
+// collection's packages that name a package the rewrite log names by a
+// SHA-256 or size it no longer has (stage's RefreshRequirers reads only
+// the packages such an entry names). finishWACZ does so for the packages
+// it writes anew; an undo killed after putting a package's new version
+// in place and before that, or before the package was put in place (the
+// next undo finishing it from its staged members, dedup's
+// RecoverPackages), left the entries stale, and the next undo, with
+// nothing left to restore, exited 0.
+func (u *undo) refreshRequirers(ctx context.Context) error {
+	pr := u.coll.PackageRewrite(u.show)
+	if pr == nil {
+		// No listing yet (nothing was left to restore): the packages
+		// as they are now.
+		if _, err := u.coll.Collect(); err != nil {
+			return err
+		}
+		if pr = u.coll.PackageRewrite(u.show); pr == nil {
+			return nil
+		}
+	}
+	logged, err := dedup.RewrittenPackages(u.wd)
+	if err != nil || len(logged) == 0 {
+		return err
+	}
+	rr, err := pr.RefreshRequirers(ctx, slices.Sorted(maps.Keys(logged)), time.Now().UTC())
+	u.res.Unrestored = append(u.res.Unrestored, rr.Refused...)
+	if rr.Rebuilt > 0 {
+		u.show.Note("warcdedup: %d WACZ packages written anew to bring their relation.requires up to date", rr.Rebuilt)
+	}
+	return err
+}
