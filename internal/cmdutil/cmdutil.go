@@ -240,7 +240,10 @@ func CreateOutput(name string) (*Output, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Output{Writer: f, special: f}, nil
+		// Its reader (a FIFO's: the next stage) does not see the exit
+		// status either: Abort marks it as it does standard output.
+		s := &streamWriter{w: f}
+		return &Output{Writer: s, stream: s, special: f}, nil
 	}
 	f, err := atomicfile.Create(name, 0o644)
 	if err != nil {
@@ -274,7 +277,8 @@ func (o *Output) Commit() error {
 }
 
 // Abort removes an uncommitted file output, and ends uncommitted standard
-// output that has lines with IncompleteMark; it can be deferred.
+// output, or a device or FIFO, that has lines with IncompleteMark; it can
+// be deferred.
 func (o *Output) Abort() {
 	if o.stream != nil && !o.done && o.stream.wrote {
 		mark := IncompleteMark
