@@ -101,6 +101,9 @@ func (p *Parts) Stale() error {
 		ours[filepath.Base(part.Name)] = true
 	}
 	for _, e := range entries {
+		if e.IsDir() {
+			continue // a part is a file: crawl-2012 beside the prefix crawl is a collection
+		}
 		num, ok := strings.CutPrefix(e.Name(), base+"-")
 		if ok && num != "" && strings.Trim(num, "0123456789") == "" && !ours[e.Name()] {
 			return fmt.Errorf("%s is a part of an earlier split that this one does not write: remove the earlier parts first, or they are read with these", filepath.Join(dir, e.Name()))

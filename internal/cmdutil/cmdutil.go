@@ -220,23 +220,43 @@ func newStreamOutput(w io.Writer) *Output {
 // name that is, or links to, something other than a regular file (a
 // device such as /dev/stdout or /dev/null, a FIFO) is written in place, as
 // standard output is: a file renamed over it would replace the device (for
-// the whole machine, run as root) or leave the FIFO's reader waiting.
+// the whole machine, run as root) or leave the FIFO's reader waiting. A
+// name that is standard output's file (-o /dev/stdout redirected to a
+// file) is standard output.
 func CreateOutput(name string) (*Output, error) {
 	if name == "" || name == "-" {
 		return newStreamOutput(os.Stdout), nil
 	}
-	if fi, err := os.Stat(name); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+	fi, err := os.Stat(name)
+	if err == nil && isStandardOutput(fi) {
+		// -o /dev/stdout with standard output redirected to a file: the
+		// name links (through /proc/self/fd/1) to a regular file, but a
+		// file renamed over it would replace the /dev/stdout link and
+		// leave the redirected file empty.
+		return newStreamOutput(os.Stdout), nil
+	}
+	if err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
 		f, err := os.OpenFile(name, os.O_WRONLY, 0)
 		if err != nil {
 			return nil, err
 		}
-		return &Output{Writer: f, special: f}, nil
+		// Its reader (a FIFO's: the next stage) does not see the exit
+		// status either: Abort marks it as it does standard output.
+		s := &streamWriter{w: f}
+		return &Output{Writer: s, stream: s, special: f}, nil
 	}
 	f, err := atomicfile.Create(name, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	return &Output{Writer: f, file: f}, nil
+}
+
+// isStandardOutput reports whether fi is the file standard output writes
+// to.
+func isStandardOutput(fi os.FileInfo) bool {
+	so, err := os.Stdout.Stat()
+	return err == nil && os.SameFile(fi, so)
 }
 
 // Commit makes a file output appear under its name. A directory that
@@ -257,7 +277,8 @@ func (o *Output) Commit() error {
 }
 
 // Abort removes an uncommitted file output, and ends uncommitted standard
-// output that has lines with IncompleteMark; it can be deferred.
+// output, or a device or FIFO, that has lines with IncompleteMark; it can
+// be deferred.
 func (o *Output) Abort() {
 	if o.stream != nil && !o.done && o.stream.wrote {
 		mark := IncompleteMark
