@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"syscall"
 
@@ -26,7 +25,7 @@ func inPlace(c *cli.Context) error {
 		return cmdutil.Usage("--work-dir names one collection's work directory: convert one collection at a time")
 	}
 	log := cmdutil.NewLog(c)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := cmdutil.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	left := 0
 	for _, coll := range c.Args().Slice() {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -226,7 +225,7 @@ func (cr *copyRun) copy() (unmatched int64, err error) {
 	}
 	// Interrupted, the update stops and its temporary files (about 100
 	// bytes a line) are removed, where the signal's kill left them.
-	ctx, stopSignals := signal.NotifyContext(cr.c.Context, os.Interrupt, syscall.SIGTERM)
+	ctx, stopSignals := cmdutil.NotifyContext(cr.c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
 	if err := cr.cp.Indexes(ctx, inputs); err != nil {
 		if ctx.Err() != nil {

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime"
 	"time"
 
@@ -135,7 +134,7 @@ func run(c *cli.Context) error {
 		Warn:     log.Warn,
 		Progress: &progress,
 	}
-	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stopSignals := cmdutil.NotifyContext(context.Background(), os.Interrupt)
 	defer stopSignals()
 	stop := log.StartProgress(func(elapsed time.Duration) string {
 		return fmt.Sprintf("lines %d  records fetched %d  compared %s (%s/s)", progress.Lines.Load(), progress.Fetched.Load(),

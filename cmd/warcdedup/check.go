@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"syscall"
 
@@ -58,7 +57,7 @@ stdout; --json prints every revisit checked and its original.`,
 			if wd == "" {
 				wd = workdir.Default(coll)
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := cmdutil.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			res, err := replaycheck.Check(ctx, replaycheck.Options{Collection: coll, Log: filepath.Join(wd, workdir.LogFile),
 				Indexes: c.StringSlice("cdx"), Sample: c.Int("sample"), Seed: c.Uint64("seed"),

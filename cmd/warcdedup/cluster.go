@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -212,7 +211,7 @@ func runCluster(c *cli.Context) error {
 		}
 		return nil
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := cmdutil.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := cluster.Run(ctx, opt)
 	opt.Display.Close()
@@ -236,7 +235,7 @@ func clusterTaskCommand() *cli.Command {
 			if err != nil {
 				return cmdutil.Usage("index %q: not a number", c.Args().Get(1))
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := cmdutil.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			t := &cluster.Task{WorkDir: c.String("work-dir"), Step: c.Args().First(), Index: index, Log: os.Stderr}
 			if err := t.Run(ctx); err != nil {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"syscall"
 
@@ -76,7 +75,7 @@ COPY and the job's work directory.`,
 			}
 			display := progress.New(os.Stderr, "warcdedup", c.Bool("quiet"))
 			stage := display.Start("commit to "+c.String("to"), "bytes", 0)
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := cmdutil.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			res, err := replica.Commit(ctx, replica.Options{Collection: coll, Copy: c.String("to"),
 				Progress: stage.Counter()}, changes)

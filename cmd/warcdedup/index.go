@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"syscall"
 	"time"
 
@@ -105,7 +104,7 @@ Exit status: 0 if all is well, 1 if a problem was found (each on stderr),
 			}
 			var ost crawlindex.OriginalsStats
 			if c.Bool("deep") {
-				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+				ctx, stop := cmdutil.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 				defer stop()
 				ost, err = dedup.VerifyOriginals(ctx, ix, c.String("sort-memory"), func(p string) { log.Error(errors.New(p)) })
 				if err != nil {
@@ -236,7 +235,7 @@ only errors.`,
 			if c.Bool("restore") && c.Bool("force") {
 				return cmdutil.Usage("give --restore or --force, not both")
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := cmdutil.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			display := progress.New(os.Stderr, "warcdedup", c.Bool("quiet"))
 			res, err := dedup.RemoveCrawl(ctx, dedup.RemoveOptions{Index: c.String("index"), Crawl: c.Args().First(),
@@ -320,7 +319,7 @@ files refuses the import.`,
 			if c.NArg() == 0 {
 				return cmdutil.Usage("name the CDX or CDXJ indexes: warcdedup index import --index DIR --crawl NAME --location DIR INDEX...")
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := cmdutil.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			log := cmdutil.NewLog(c)
 			st, err := dedup.ImportCrawl(ctx, dedup.ImportOptions{Index: c.String("index"), Crawl: c.String("crawl"),

@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -233,7 +232,7 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := cmdutil.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := dedup.Run(ctx, opt)
 	var ixres *dedup.CDXResult
@@ -385,7 +384,7 @@ func assessAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := cmdutil.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var res *assess.Result
 	switch {
@@ -628,7 +627,7 @@ func undoAction(c *cli.Context) error {
 		return cmdutil.Usage("%v", err)
 	}
 	display := progress.New(os.Stderr, "warcdedup", c.Bool("quiet"))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := cmdutil.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := undo.Run(ctx, undo.Options{Paths: c.Args().Slice(), WorkDir: c.String("work-dir"), Index: c.String("index"), All: c.Bool("all"),
 		HardLinks: c.Bool("hard-links"), Jobs: c.Int("jobs"), SortMemory: c.String("sort-memory"), Display: display,

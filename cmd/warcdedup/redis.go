@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -74,7 +73,7 @@ Redis run with --useSHA1. docs/browsertrix-redis.md has the key forms.`,
 }
 
 func exportAction(c *cli.Context) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := cmdutil.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := cmdutil.NewLog(c)
 	ix, err := crawlindex.Open(c.String("index"))
@@ -167,7 +166,7 @@ func importFromRedis(c *cli.Context) error {
 	if c.IsSet("crawl") {
 		return cmdutil.Usage("--crawl names the crawl of CDX/CDXJ indexes; with --redis the crawls are Browsertrix's, named by the arguments if any")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := cmdutil.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := cmdutil.NewLog(c)
 	dir := c.String("index")

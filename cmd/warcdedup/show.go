@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/signal"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -81,7 +80,7 @@ func runShow(c *cli.Context) error {
 		}
 		return nil
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := cmdutil.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	r, err := show.Inspect(ctx, show.Options{File: file, Offset: offset, WorkDir: c.String("work-dir"), CDX: c.StringSlice("cdx")})
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -115,7 +114,7 @@ func run(c *cli.Context) error {
 		jobs[i] = &inputFile{in: in, opt: opt}
 	}
 	log := cmdutil.NewLog(c)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := cmdutil.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	sem := make(chan struct{}, max(1, c.Int("jobs")))
 	var wg sync.WaitGroup

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime"
 	"time"
 
@@ -271,7 +270,7 @@ func openTables(names []string) (tables []*manifest.Table, closeAll func(), err 
 func rewrite(rw *refs.Rewriter, m *manifest.Reader, rlog *rewritelog.Log, log *cmdutil.Log) error {
 	var progress refs.Progress
 	rw.Progress = &progress
-	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stopSignals := cmdutil.NotifyContext(context.Background(), os.Interrupt)
 	defer stopSignals()
 	stop := log.StartProgress(func(elapsed time.Duration) string {
 		return fmt.Sprintf("files %d  revisits %d  %s read (%s/s)", progress.Files.Load(), progress.Revisits.Load(),

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -49,7 +48,7 @@ func undo(c *cli.Context) error {
 	// in step with the files restored (a merge join): memory holds one
 	// file's entries, not the log's (rewritelog.Moves: about 68 bytes a
 	// revisit).
-	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stopSignals := cmdutil.NotifyContext(context.Background(), os.Interrupt)
 	defer stopSignals()
 	sorter := syssort.Sorter{TempDir: c.String("temporary-directory"), Memory: c.String("sort-memory"), Compress: syssort.Compressor()}
 	written, err := rewritelog.SortByFile(ctx, c.String("log"), sorter)

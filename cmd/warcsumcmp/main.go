@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"os/signal"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -109,7 +108,7 @@ func run(c *cli.Context) error {
 	// Interrupted, the comparison stops and removes its temporary files
 	// (up to about three times the two manifests), which a kill by the
 	// signal left in the temporary directory.
-	ctx, stopSignals := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	ctx, stopSignals := cmdutil.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
 	compare := func(before, after *manifest.Reader, violation func(string)) (verify.Stats, error) {
 		return sorts.RewriteAgainst(ctx, before, after, nil, violation)

@@ -5,10 +5,12 @@ package cmdutil
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/pprof"
 	"runtime/trace"
 	"strings"
@@ -485,3 +487,21 @@ func BufferedWriter(o *Output) *bufio.Writer { return BufferedWriterTo(o) }
 
 // BufferedWriterTo is a buffered writer over any output file.
 func BufferedWriterTo(w io.Writer) *bufio.Writer { return bufio.NewWriterSize(w, 256<<10) }
+
+// NotifyContext is signal.NotifyContext for those of sigs the process
+// does not ignore: a command a script started in the background (`cmd &`),
+// whose SIGINT the shell set to ignored so that an interrupt of the script
+// does not reach it, keeps ignoring it, as nohup's commands and the
+// shell's own do (signal.Notify would catch it again).
+func NotifyContext(parent context.Context, sigs ...os.Signal) (context.Context, context.CancelFunc) {
+	var caught []os.Signal
+	for _, s := range sigs {
+		if !signal.Ignored(s) {
+			caught = append(caught, s)
+		}
+	}
+	if len(caught) == 0 {
+		return context.WithCancel(parent)
+	}
+	return signal.NotifyContext(parent, caught...)
+}
