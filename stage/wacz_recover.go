@@ -109,7 +109,7 @@ func (pr *PackageRewrite) Recover(pending []Pending, version func(name string) (
 			// replace, and lose.
 			m := old.Member(p.Member)
 			if m == nil {
-				err = fmt.Errorf("%s: it no longer has the member (changed since the rewrite log's last replacement of it)", p.Member)
+				err = fmt.Errorf("%s: it no longer has the member (changed since the rewrite log's last replacement of it); to keep it as it is, remove %s", p.Member, p.Staged)
 				break
 			}
 			sec, serr := old.Section(m)

@@ -188,6 +188,9 @@ type undo struct {
 	// memberChecked are the WACZ members (escaped) finishWACZ checked
 	// from their staged copies: checkPackagedMembers reads the others.
 	memberChecked map[string]bool
+	// packagesOpened counts the packages the check opened to read WACZ
+	// members from (openPackage): one per package, however many members.
+	packagesOpened int
 }
 
 // openUndo finds the work directory of the job that wrote the revisits,

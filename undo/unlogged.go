@@ -57,6 +57,8 @@ func (u *undo) unloggedRevisits(ctx context.Context, files []string, stamps map[
 	loc := u.coll.Locator()
 	type todo struct{ name, path, member, stamp string }
 	var read []todo
+	pkgs := &openPackage{opened: &u.packagesOpened}
+	defer pkgs.close()
 	for _, f := range files {
 		name, err := manifest.UnescapeFile(f)
 		if err != nil || u.refused[f] {
@@ -69,7 +71,7 @@ func (u *undo) unloggedRevisits(ctx context.Context, files []string, stamps map[
 		if !ok {
 			continue
 		}
-		s, ok := stampOf(path, member)
+		s, ok := stampOf(pkgs, path, member)
 		if ok && (stamps[name] == s || checked[name] == s || hashed[name] == s) {
 			checked[name] = s
 			continue
@@ -77,6 +79,7 @@ func (u *undo) unloggedRevisits(ctx context.Context, files []string, stamps map[
 		delete(checked, name) // until read again and found clean
 		read = append(read, todo{name, path, member, s})
 	}
+	pkgs.close()
 	if len(read) == 0 {
 		return nil
 	}
@@ -137,16 +140,16 @@ func resolveFileOrMember(loc *source.Locator, field, name string) (path, member 
 }
 
 // stampOf is the stamp of the file at path, or of its WACZ member named
-// member, as the job's state records them.
-func stampOf(path, member string) (string, bool) {
+// member (its package read through pkgs), as the job's state records
+// them.
+func stampOf(pkgs *openPackage, path, member string) (string, bool) {
 	if member == "" {
 		return dedup.FileStamp(path)
 	}
-	p, err := wacz.Open(path)
+	p, err := pkgs.at(path)
 	if err != nil {
 		return "", false
 	}
-	defer p.Close()
 	m := p.Member(member)
 	if m == nil {
 		return "", false

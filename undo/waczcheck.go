@@ -28,6 +28,8 @@ func (u *undo) checkPackagedMembers(ctx context.Context, files []string) error {
 	}
 	defer b.Close()
 	loc := u.coll.Locator()
+	pkgs := &openPackage{opened: &u.packagesOpened}
+	defer pkgs.close()
 	for _, field := range files {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -44,9 +46,12 @@ func (u *undo) checkPackagedMembers(ctx context.Context, files []string) error {
 		if err != nil {
 			return err
 		}
-		if err := u.checkPackagedMember(moves, name, func() (string, error) {
+		if err := u.checkPackagedMember(moves, name, func() (*wacz.Package, error) {
 			local, err := loc.Resolve(manifest.EscapeFile(pkg))
-			return local.Path(), err
+			if err != nil {
+				return nil, err
+			}
+			return pkgs.at(local.Path())
 		}, member); err != nil {
 			u.res.Unrestored = append(u.res.Unrestored, fmt.Sprintf("%s: %v", name, err))
 			u.show.Print("warcdedup: error: %s: %v", name, err)
@@ -56,8 +61,8 @@ func (u *undo) checkPackagedMembers(ctx context.Context, files []string) error {
 }
 
 // checkPackagedMember checks the member (its name in the collection and
-// in its package) of the package at the path pkgPath gives.
-func (u *undo) checkPackagedMember(moves *rewritelog.Moves, name string, pkgPath func() (string, error), member string) error {
+// in its package) of the package open gives (it stays open).
+func (u *undo) checkPackagedMember(moves *rewritelog.Moves, name string, open func() (*wacz.Package, error), member string) error {
 	fx, versioned := moves.Version(name)
 	if err := moves.Incomplete(name); err != nil {
 		return err
@@ -74,15 +79,10 @@ func (u *undo) checkPackagedMember(moves *rewritelog.Moves, name string, pkgPath
 	if !versioned {
 		return nil
 	}
-	path, err := pkgPath()
+	p, err := open()
 	if err != nil {
 		return err
 	}
-	p, err := wacz.Open(path)
-	if err != nil {
-		return err
-	}
-	defer p.Close()
 	m := p.Member(member)
 	if m == nil {
 		return fmt.Errorf("%w (%d bytes, %s): its package has no such member", inplace.ErrNotLogged, fx.NewSize, fx.NewSum)
