@@ -312,6 +312,9 @@ func (r *run) resume() (*stage.Result, error) {
 	if r.inputs, err = r.collect(); err != nil {
 		return nil, err
 	}
+	if r.coll.wacz != nil && !r.opt.DryRun {
+		r.coll.wacz.removeLeftovers() // dedup/wacz.go
+	}
 	r.coll.wacz.note(messages{r.show})
 	for _, p := range r.inProgress {
 		r.show.Log("warcdedup: note: %s: skipped: still being written (its name ends in .open); a run after its writer has closed and renamed it takes it", p)

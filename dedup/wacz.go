@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
 	"warcdedup/originals"
 	"warcdedup/rewritelog"
@@ -301,6 +302,24 @@ func (w *waczPackages) reasons() []string {
 		reasons = append(reasons, stage.First(refused, 5)...)
 	}
 	return reasons
+}
+
+// removeLeftovers removes the temporary files (atomicfile's
+// ".tmp-NAME-DIGITS") beside each package of the last listing: a new
+// version a killed run or undo was writing, or the package as it was,
+// which a run killed after exchanging it with its checked new version
+// left under the temporary name. A rebuild removes them before it writes
+// the package anew, but a package the killed run already put in place is
+// not written again, and its old version, as large as itself, stayed for
+// good after runs that exited 0. The caller holds the work directory's
+// lock: no run of the job is writing them.
+func (w *waczPackages) removeLeftovers() {
+	for path := range w.located {
+		if real, err := filepath.EvalSymlinks(path); err == nil {
+			path = real
+		}
+		atomicfile.RemoveLeftovers(path)
+	}
 }
 
 // note shows, once, the packages the listing passed over.
