@@ -96,3 +96,43 @@ func TestRunIndexWACZKilledWhileStagedCommitsOnlyWhole(t *testing.T) {
 	}
 	t.Fatal("the run was never killed with members staged")
 }
+
+// TestRunWACZKilledWhileStagingFinishesOnRerun: a run killed while it
+// stages members, some already logged as rewritten and staged beside
+// their package, is run again. The rerun first finishes those packages
+// around the members' logged versions, which changes their stamps; its
+// hash stage was done by the killed run, and the packages' verdicts
+// (members compared with datapackage.json) were for the versions before.
+// The rerun must take the packages its own recovery wrote as compared,
+// not as changed by someone and left ("run again", exit 1): one rerun
+// finishes the job.
+func TestRunWACZKilledWhileStagingFinishesOnRerun(t *testing.T) {
+	for attempt := 1; attempt <= 30; attempt++ {
+		coll := filepath.Join(threeCrawlsOfWACZ(t), "crawl-1")
+		wd := coll + ".work"
+		if err := os.MkdirAll(wd, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		p := killPoint{"members logged and staged, others being staged", func(w *watch) (string, bool) {
+			fi, err := os.Stat(filepath.Join(wd, workdir.LogFile))
+			if err != nil || fi.Size() == 0 {
+				return "", false
+			}
+			s, _ := filepath.Glob(filepath.Join(coll, ".*.warcdedup-member"))
+			partial, _ := filepath.Glob(filepath.Join(coll, ".tmp-.*.warcdedup-member-*"))
+			return fmt.Sprintf("with %d members staged, %d being staged and %d bytes logged", len(s), len(partial), fi.Size()), len(s) > 0 && len(partial) > 0
+		}}
+		args := []string{"run", "-q", "--work-dir", wd, coll}
+		where, _ := killAt(t, exec.Command(binPath, args...), wd, p)
+		if where == "" {
+			continue
+		}
+		t.Logf("killed %s (attempt %d)", where, attempt)
+		out, err := exec.Command(binPath, args...).CombinedOutput()
+		if status := exitStatus(t, err, out); status != 0 {
+			t.Fatalf("the run after the kill: exit %d:\n%s", status, out)
+		}
+		return
+	}
+	t.Fatal("the run was never killed with members staged")
+}
