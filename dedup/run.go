@@ -312,6 +312,9 @@ func (r *run) resume() (*stage.Result, error) {
 	if r.inputs, err = r.collect(); err != nil {
 		return nil, err
 	}
+	if r.coll.wacz != nil && !r.opt.DryRun {
+		r.coll.wacz.removeLeftovers() // dedup/wacz.go
+	}
 	r.coll.wacz.note(messages{r.show})
 	for _, p := range r.inProgress {
 		r.show.Log("warcdedup: note: %s: skipped: still being written (its name ends in .open); a run after its writer has closed and renamed it takes it", p)
@@ -1062,13 +1065,21 @@ func inline(s []string, n int) string {
 }
 
 // commitUnchanged commits the crawl (see commit) unless its files changed
-// since the hash stage, not by the job: what the job verified is then not
-// the crawl as it is. The job completes without it; the next run, a new
-// job on the crawl as it is now, commits it.
+// since the hash stage, not by the job, or the rewrite left WACZ packages
+// unfinished: what the job verified is then not the crawl as it is, or
+// will be. The job completes without it; the next run, a new job on the
+// crawl as it is now, commits it.
 func (r *run) commitUnchanged(ctx context.Context) (string, error) {
 	if c := r.changes; c != nil && len(c.Added)+len(c.Changed)+len(c.Removed) > 0 {
 		r.uncommitted = true
 		return "not committed: the crawl's files changed since the hash stage; the next run takes the crawl as it is and commits it", nil
+	}
+	// A package the rewrite left as it was has its members' new versions
+	// beside it, which the next run puts in: committed so, the crawl
+	// would change after its commit, and every run after refuse it.
+	if w := r.coll.wacz; w != nil && len(w.rebuilt.Refused) > 0 {
+		r.uncommitted = true
+		return fmt.Sprintf("not committed: %d WACZ packages were left as they were, their members' new versions beside them; the next run finishes them and commits the crawl", len(w.rebuilt.Refused)), nil
 	}
 	return r.commit(ctx)
 }

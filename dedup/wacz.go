@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
 	"warcdedup/originals"
 	"warcdedup/rewritelog"
@@ -303,6 +304,24 @@ func (w *waczPackages) reasons() []string {
 	return reasons
 }
 
+// removeLeftovers removes the temporary files (atomicfile's
+// ".tmp-NAME-DIGITS") beside each package of the last listing: a new
+// version a killed run or undo was writing, or the package as it was,
+// which a run killed after exchanging it with its checked new version
+// left under the temporary name. A rebuild removes them before it writes
+// the package anew, but a package the killed run already put in place is
+// not written again, and its old version, as large as itself, stayed for
+// good after runs that exited 0. The caller holds the work directory's
+// lock: no run of the job is writing them.
+func (w *waczPackages) removeLeftovers() {
+	for path := range w.located {
+		if real, err := filepath.EvalSymlinks(path); err == nil {
+			path = real
+		}
+		atomicfile.RemoveLeftovers(path)
+	}
+}
+
 // note shows, once, the packages the listing passed over.
 func (w *waczPackages) note(show messages) {
 	for _, m := range w.refusedPackages() {
@@ -495,10 +514,12 @@ func recoverPackages(wd *workdir.Dir, roots []string, show messages, only map[st
 	}
 	pr := &stage.PackageRewrite{Unsign: true, TempDir: wd.File(workdir.TmpDir), MetadataDir: wd.File(waczMetadataDir),
 		Software: "warcdedup", Messages: show}
+	verdicts := keptVerdictsOf(wd, pending)
 	res, err := pr.Recover(pending, version, time.Now().UTC())
 	if err != nil {
 		return err
 	}
+	verdicts.carryOver(res.Checked)
 	for _, m := range res.Refused {
 		show.Error(fmt.Errorf("%s", m))
 	}
@@ -509,6 +530,47 @@ func recoverPackages(wd *workdir.Dir, roots []string, show messages, only map[st
 		return fmt.Errorf("%d WACZ packages could not be finished (see above): their members' logged versions are staged beside them", len(res.Refused))
 	}
 	return nil
+}
+
+// keptVerdicts are the verdicts of the members' comparison the work
+// directory keeps (waczCheckedFile), with the stamps the packages a
+// recovery may write anew had before it.
+type keptVerdicts struct {
+	store  string
+	saved  map[string]savedVerdict
+	before map[string]string // package path -> its stamp before the recovery
+}
+
+func keptVerdictsOf(wd *workdir.Dir, pending []stage.Pending) *keptVerdicts {
+	k := &keptVerdicts{store: wd.File(waczCheckedFile), before: map[string]string{}}
+	k.saved, _ = workdir.ReadJSON[map[string]savedVerdict](k.store)
+	for _, p := range pending {
+		k.before[p.Path], _ = fileStamp(p.Path)
+	}
+	return k
+}
+
+// carryOver gives each package the recovery wrote anew (checked: as it
+// was checked and renamed) the verdict its version before had, where
+// that version's members were found what its datapackage.json says: the
+// members it replaced have the SHA-256 they were written with, the
+// others were copied and checked against the version found right.
+// Without it a run resumed after a kill, its hash stage done, took the
+// package its own recovery finished for one changed by someone, and left
+// it (exit 1, "run again").
+func (k *keptVerdicts) carryOver(checked map[string]os.FileInfo) {
+	changed := false
+	for path, fi := range checked {
+		v, ok := k.saved[path]
+		if !ok || v.Problem != "" || v.Stamp == "" || v.Stamp != k.before[path] {
+			continue
+		}
+		k.saved[path] = savedVerdict{Stamp: crawlindex.Stamp(fi)}
+		changed = true
+	}
+	if changed {
+		workdir.WriteJSON(k.store, k.saved) // none kept: the next hash stage compares the members again
+	}
 }
 
 // jobPackages are the packages (names) whose members the job's entries

@@ -135,8 +135,12 @@ func (pr *PackageRewrite) Recover(pending []Pending, version func(name string) (
 			old.Close()
 		}
 		if err == nil && len(replace) > 0 {
-			if err = pr.recoverRebuild(pkg, replace, now); err == nil {
+			var out *rebuilt
+			if out, err = pr.recoverRebuild(pkg, replace, now); err == nil {
 				res.Rebuilt++
+				if out.info != nil {
+					res.checked(pr.paths[pkg], out.info)
+				}
 			}
 		}
 		if err != nil {
@@ -159,24 +163,23 @@ func (pr *PackageRewrite) Recover(pending []Pending, version func(name string) (
 // the only time its datapackage.json, digest file and ZIP times can come
 // back), else with its own, requires entries kept (no SHA-256 of it is
 // needed), and the members back as they were with their times then.
-func (pr *PackageRewrite) recoverRebuild(pkg string, replace map[string]string, now time.Time) error {
+func (pr *PackageRewrite) recoverRebuild(pkg string, replace map[string]string, now time.Time) (*rebuilt, error) {
 	saved, times, err := SavedMetadata(pr.MetadataDir, pkg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if saved != nil {
-		_, err := pr.rebuild(pkg, replace, now, func(b *wacz.Rebuild) { b.Metadata, b.Times, b.NoPackageSHA256 = saved, times, true })
+		out, err := pr.rebuild(pkg, replace, now, func(b *wacz.Rebuild) { b.Metadata, b.Times, b.NoPackageSHA256 = saved, times, true })
 		if err == nil {
-			return ForgetMetadata(pr.MetadataDir, pkg)
+			return out, ForgetMetadata(pr.MetadataDir, pkg)
 		}
 		if !errors.Is(err, wacz.ErrHash) {
-			return err
+			return nil, err
 		}
 	}
 	back, err := timesOfMembersBack(saved, times, replace)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = pr.rebuild(pkg, replace, now, func(b *wacz.Rebuild) { b.Times, b.NoPackageSHA256 = back, true })
-	return err
+	return pr.rebuild(pkg, replace, now, func(b *wacz.Rebuild) { b.Times, b.NoPackageSHA256 = back, true })
 }
