@@ -203,6 +203,34 @@ func RemoveLeftovers(name string) {
 	}
 }
 
+// RemoveLeftoversOfAll is RemoveLeftovers for each of names, reading each
+// directory they are in once (a collection of many files in one
+// directory: one read, where RemoveLeftovers for each read it once a
+// file).
+func RemoveLeftoversOfAll(names []string) {
+	bases := map[string]map[string]bool{} // directory -> the names in it
+	for _, n := range names {
+		dir := filepath.Dir(n)
+		if bases[dir] == nil {
+			bases[dir] = map[string]bool{}
+		}
+		bases[dir][filepath.Base(n)] = true
+	}
+	for dir, in := range bases {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			rest, ok := strings.CutPrefix(e.Name(), TempPrefix)
+			i := strings.LastIndexByte(rest, '-')
+			if ok && i > 0 && in[rest[:i]] && isDigits(rest[i+1:]) && e.Type().IsRegular() {
+				os.Remove(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+}
+
 // Leftovers lists the temporary files of name that RemoveLeftovers
 // removes (their paths).
 func Leftovers(name string) []string {

@@ -314,12 +314,14 @@ func (w *waczPackages) reasons() []string {
 // good after runs that exited 0. The caller holds the work directory's
 // lock: no run of the job is writing them.
 func (w *waczPackages) removeLeftovers() {
+	paths := make([]string, 0, len(w.located))
 	for path := range w.located {
 		if real, err := filepath.EvalSymlinks(path); err == nil {
 			path = real
 		}
-		atomicfile.RemoveLeftovers(path)
+		paths = append(paths, path)
 	}
+	atomicfile.RemoveLeftoversOfAll(paths)
 }
 
 // note shows, once, the packages the listing passed over.
