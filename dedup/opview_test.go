@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"warcdedup/internal/jobtest"
 	"warcdedup/stage"
 	"warcdedup/workdir"
 )
@@ -294,6 +295,7 @@ func TestInterruptedUndo(t *testing.T) {
 // output, standard error, exit status and whether it was signalled.
 func interruptAt(t *testing.T, at string, args ...string) (stdout, stderr string, code int, signalled bool) {
 	t.Helper()
+	jobtest.InterruptibleChildren()
 	cmd := exec.Command(binPath, args...)
 	var out bytes.Buffer
 	cmd.Stdout = &out

@@ -1077,9 +1077,12 @@ func (r *run) commitUnchanged(ctx context.Context) (string, error) {
 	// A package the rewrite left as it was has its members' new versions
 	// beside it, which the next run puts in: committed so, the crawl
 	// would change after its commit, and every run after refuse it.
-	if w := r.coll.wacz; w != nil && len(w.rebuilt.Refused) > 0 {
+	// Other refusals (a requirer left stale) change nothing the next run
+	// would find: left uncommitted for them, the crawl's files unchanged,
+	// every run after took the job as complete and never committed it.
+	if w := r.coll.wacz; w != nil && w.rebuilt.Left > 0 {
 		r.uncommitted = true
-		return fmt.Sprintf("not committed: %d WACZ packages were left as they were, their members' new versions beside them; the next run finishes them and commits the crawl", len(w.rebuilt.Refused)), nil
+		return fmt.Sprintf("not committed: %d WACZ packages were left as they were, their members' new versions beside them; the next run finishes them and commits the crawl", w.rebuilt.Left), nil
 	}
 	return r.commit(ctx)
 }

@@ -407,6 +407,7 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 	w.rebuilt.Rebuilt += pres.Rebuilt
 	w.rebuilt.Requires += pres.Requires
 	w.rebuilt.Refused = append(w.rebuilt.Refused, pres.Refused...)
+	w.rebuilt.Left += pres.Left
 	if err == nil {
 		var stale []string
 		stale, err = r.checkCommittedRequirers()

@@ -260,6 +260,11 @@ type PackageResult struct {
 	Rebuilt  int      `json:"rebuilt"`
 	Requires int      `json:"requires"` // requires entries written
 	Refused  []string `json:"refused,omitempty"`
+	// Left counts the packages of Refused left as they were with their
+	// members' new versions beside them, which the next run's recovery
+	// puts in; the others (a requirer whose entries could not be brought
+	// up to date) have nothing beside them.
+	Left int `json:"left,omitempty"`
 	// Checked are the packages written anew, by path: each one's file as
 	// it was checked (wacz.Check) and renamed, which a listing of the
 	// collection need not check again.
@@ -747,6 +752,7 @@ func (res *PackageResult) take(order []string, outcomes []*finished, paths map[s
 			continue
 		case o.refused != "":
 			res.Refused = append(res.Refused, o.refused)
+			res.Left++
 			continue
 		}
 		res.Rebuilt++

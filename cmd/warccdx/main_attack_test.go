@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"warcdedup/internal/jobtest"
 )
 
 // TestInterruptLeavesNoTemporaryFiles proves that warccdx interrupted
@@ -16,6 +18,7 @@ import (
 // removes its temporary files (about 100 bytes a line): the signal killed
 // it and they stayed in the temporary directory.
 func TestInterruptLeavesNoTemporaryFiles(t *testing.T) {
+	jobtest.InterruptibleChildren()
 	dir := t.TempDir()
 	binary := filepath.Join(dir, "warccdx")
 	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {

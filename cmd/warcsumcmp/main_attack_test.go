@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"warcdedup/internal/jobtest"
 )
 
 // TestInterruptLeavesNoTemporaryFiles proves that warcsumcmp interrupted
@@ -16,6 +18,7 @@ import (
 // its comparison, up to about three times the two manifests: the signal
 // killed it and they stayed in the temporary directory.
 func TestInterruptLeavesNoTemporaryFiles(t *testing.T) {
+	jobtest.InterruptibleChildren()
 	dir := t.TempDir()
 	m := filepath.Join(dir, "m")
 	f, err := os.Create(m)
