@@ -374,21 +374,7 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 		return stage.RewriteResult{}, err
 	}
 	if !r.opt.DryRun {
-		// Committed crawls' packages that require the crawl's: brought
-		// up to date too (crawlwacz.go).
-		if err := r.committedRequirers(pr); err != nil {
-			pr.Discard()
-			return stage.RewriteResult{}, err
-		}
-		// They are written anew beside themselves: known only now, the
-		// room for them is checked now, before anything is rewritten.
-		if err := pr.CheckRequirersSpace(); err != nil {
-			pr.Discard()
-			return stage.RewriteResult{}, err
-		}
-		// Packages named: no other package outside the job may require
-		// one it rewrites (waczinput.go).
-		if err := r.opt.input.outsideRequirers(pr.StagedPackages(), pr.KeepPlaces); err != nil {
+		if err := r.requirersOutside(pr); err != nil {
 			pr.Discard()
 			return stage.RewriteResult{}, err
 		}
@@ -402,33 +388,13 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 		return res, err
 	}
 	pres, err := pr.Finish(ctx, time.Now().UTC())
-	// Both rewrites of a run comparing once write packages (the
-	// collisions' too): what each did adds up.
-	w.rebuilt.Rebuilt += pres.Rebuilt
-	w.rebuilt.Requires += pres.Requires
-	w.rebuilt.Refused = append(w.rebuilt.Refused, pres.Refused...)
-	w.rebuilt.Left += pres.Left
+	w.addUp(pres)
 	if err == nil {
 		var stale []string
 		stale, err = r.checkCommittedRequirers()
 		w.rebuilt.Refused = append(w.rebuilt.Refused, stale...)
 	}
-	for path, fi := range pres.Checked {
-		// Checked as written: its members have the SHA-256 they were
-		// written with (the next listing's would read it all again).
-		w.checked[path] = waczVerdict{stamp: crawlindex.Stamp(fi), members: true}
-		if sum, ok := pres.SHA256[path]; ok {
-			if w.sums == nil {
-				w.sums = map[string]packageSum{}
-			}
-			w.sums[path] = packageSum{stamp: crawlindex.Stamp(fi), sha256: sum}
-		}
-	}
-	if len(pres.Checked) > 0 {
-		if serr := w.save(); serr != nil {
-			r.show.Note("warcdedup: %v; the next run compares the packages written with their datapackage.json again", serr)
-		}
-	}
+	w.keepChecked(pres, messages{r.show})
 	if pres.Rebuilt > 0 || len(pres.Refused) > 0 {
 		r.show.Note("warcdedup: %d WACZ packages written anew around their rewritten members (%d requires entries), %d left as they were", pres.Rebuilt, pres.Requires, len(pres.Refused))
 	}
@@ -440,6 +406,51 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 		err = w.relocate()
 	}
 	return res, err
+}
+
+// requirersOutside makes the packages outside the job that require the
+// packages pr rewrites part of it, or refuses the job before anything is
+// rewritten: committed crawls' requirers are brought up to date too
+// (crawlwacz.go), written anew beside themselves, with the room for them
+// checked now that they are known; a job on packages named may not
+// change any other package of their directory (waczinput.go).
+func (r *run) requirersOutside(pr *stage.PackageRewrite) error {
+	if err := r.committedRequirers(pr); err != nil {
+		return err
+	}
+	if err := pr.CheckRequirersSpace(); err != nil {
+		return err
+	}
+	return r.opt.input.outsideRequirers(pr.StagedPackages(), pr.KeepPlaces)
+}
+
+// addUp adds what a rewrite's packages came to: both rewrites of a run
+// comparing once write packages (the collisions' too).
+func (w *waczPackages) addUp(pres stage.PackageResult) {
+	w.rebuilt.Rebuilt += pres.Rebuilt
+	w.rebuilt.Requires += pres.Requires
+	w.rebuilt.Refused = append(w.rebuilt.Refused, pres.Refused...)
+	w.rebuilt.Left += pres.Left
+}
+
+// keepChecked keeps the packages written anew as checked: their members
+// have the SHA-256 they were written with (the next listing would read
+// them all again), and their own, when taken as written.
+func (w *waczPackages) keepChecked(pres stage.PackageResult, show messages) {
+	for path, fi := range pres.Checked {
+		w.checked[path] = waczVerdict{stamp: crawlindex.Stamp(fi), members: true}
+		if sum, ok := pres.SHA256[path]; ok {
+			if w.sums == nil {
+				w.sums = map[string]packageSum{}
+			}
+			w.sums[path] = packageSum{stamp: crawlindex.Stamp(fi), sha256: sum}
+		}
+	}
+	if len(pres.Checked) > 0 {
+		if err := w.save(); err != nil {
+			show.show.Note("warcdedup: %v; the next run compares the packages written with their datapackage.json again", err)
+		}
+	}
 }
 
 // rewrittenFile finds the files the rewrite s rewrites that are no
