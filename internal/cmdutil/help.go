@@ -54,6 +54,9 @@ func Document(app *cli.App, m Manual) {
 			if b, ok := f.(*cli.BoolFlag); ok {
 				b.DisableDefaultText = true
 			}
+			if j, ok := f.(*cli.IntFlag); ok && j.Name == "jobs" && j.Action == nil {
+				j.Action = checkJobs
+			}
 		}
 	}
 	action := app.Action
@@ -222,4 +225,17 @@ func wrap(s string, first, rest string, width int) string {
 	}
 	b.WriteString(line + "\n")
 	return b.String()
+}
+
+// maxJobs bounds -j: a command allocates for each job before any work
+// (-j 100000000 took gigabytes and never began), and no host has cores
+// for more files at once.
+const maxJobs = 1024
+
+// checkJobs refuses a -j beyond maxJobs (a usage error, exit status 2).
+func checkJobs(_ *cli.Context, n int) error {
+	if n > maxJobs {
+		return Usage("-j %d: at most %d at once", n, maxJobs)
+	}
+	return nil
 }
