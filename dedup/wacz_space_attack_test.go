@@ -1,20 +1,16 @@
 package dedup
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
 	"warcdedup/internal/jobtest"
 	"warcdedup/scripts/gen"
 	"warcdedup/scripts/waczgen"
-	"warcdedup/stage"
 )
 
 // TestRunWACZWithWARCRefusedForSpaceAttack: a collection of small WACZ
@@ -59,33 +55,12 @@ func TestRunWACZWithWARCRefusedForSpaceAttack(t *testing.T) {
 		t.Fatalf("the WARC file (%d bytes) is not large enough beside the packages (%d bytes): the test proves nothing", warcs, packages)
 	}
 	mountSmallTmpfs(t, dir, fmt.Sprint(packages+warcs+room))
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	before := hashTree(t, dir)
+	copyFilesTo(t, dir, files...)
 	opt := Options{Collections: []string{dir}, WorkDir: filepath.Join(t.TempDir(), "work"), Jobs: 2}
-	_, err := Run(context.Background(), opt)
-	if !errors.Is(err, stage.ErrNoSpace) || !strings.Contains(err.Error(), dir) {
-		t.Fatalf("run on a file system too small for the WARC file's new version: %v, want %v naming %s", err, stage.ErrNoSpace, dir)
-	}
-	sameTree(t, "after the refusal", hashTree(t, dir), before)
-	left, err := filepath.Glob(filepath.Join(dir, ".*"))
-	if err != nil || len(left) > 0 {
-		t.Errorf("left beside the packages: %v %v", left, err)
-	}
-
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_REMOUNT, fmt.Sprint("size=", 4*(packages+warcs))); err != nil {
-		t.Fatalf("remounting with room: %v", err)
-	}
-	r, err := Run(context.Background(), opt)
-	if err != nil || r.Report.Exit != 0 || r.Report.Totals.RevisitsWritten == 0 {
-		t.Fatalf("rerun with room: %v, %+v", err, r)
+	refusedForSpace(t, "run on a file system too small for the WARC file's new version", opt, dir, dir)
+	remountTmpfs(t, dir, 4*(packages+warcs))
+	if r := runOK(t, "rerun with room", opt); r.Report.Totals.RevisitsWritten == 0 {
+		t.Fatal("the rerun with room wrote no revisit")
 	}
 }
 
@@ -117,14 +92,7 @@ func TestRunWACZRequirerRefreshRefusedForSpaceAttack(t *testing.T) {
 	for _, p := range small {
 		jobtest.RequireBy(t, big, p)
 	}
-	var smallSize int64
-	for _, p := range small {
-		fi, err := os.Stat(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		smallSize += fi.Size()
-	}
+	smallSize := sizeOf(t, small...)
 	bigInfo, err := os.Stat(big)
 	if err != nil {
 		t.Fatal(err)
@@ -138,31 +106,11 @@ func TestRunWACZRequirerRefreshRefusedForSpaceAttack(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "small")
 	mountSmallTmpfs(t, dir, fmt.Sprint(smallSize+bigInfo.Size()+room))
-	for _, f := range append(small, big) {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	copyFilesTo(t, dir, append(small, big)...)
 	before := hashTree(t, dir)
 	opt := Options{Collections: []string{dir}, WorkDir: filepath.Join(t.TempDir(), "work"), Jobs: 2}
-	r, err := Run(context.Background(), opt)
-	if !errors.Is(err, stage.ErrNoSpace) || !strings.Contains(err.Error(), dir) {
-		msg, _ := failure(r, err)
-		t.Fatalf("run on a file system too small for the requirer written anew: %s, want %v naming %s", msg, stage.ErrNoSpace, dir)
-	}
-	sameTree(t, "after the refusal", hashTree(t, dir), before)
-	left, err := filepath.Glob(filepath.Join(dir, ".*"))
-	if err != nil || len(left) > 0 {
-		t.Errorf("left beside the packages: %v %v", left, err)
-	}
-
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_REMOUNT, fmt.Sprint("size=", 4*(smallSize+bigInfo.Size()))); err != nil {
-		t.Fatalf("remounting with room: %v", err)
-	}
+	refusedForSpace(t, "run on a file system too small for the requirer written anew", opt, dir, dir)
+	remountTmpfs(t, dir, 4*(smallSize+bigInfo.Size()))
 	runOK(t, "rerun with room", opt)
 	if hashTree(t, dir)[filepath.Base(big)] == before[filepath.Base(big)] {
 		t.Fatalf("%s was not written anew: the test proves nothing", big)
@@ -282,22 +230,9 @@ func TestRunIndexWACZCommittedRequirerRefusedForSpaceAttack(t *testing.T) {
 	}
 	before := hashTree(t, base)
 	opt := Options{Collections: []string{filepath.Join(base, "crawl-1")}, Index: index, Jobs: 2}
-	r, err := Run(context.Background(), opt)
-	if !errors.Is(err, stage.ErrNoSpace) || !strings.Contains(err.Error(), base) {
-		msg, _ := failure(r, err)
-		t.Fatalf("run of crawl-1 on a file system too small for crawl-0's requirer written anew: %s, want %v naming %s", msg, stage.ErrNoSpace, base)
-	}
-	sameTree(t, "after the refusal", hashTree(t, base), before)
-	for _, d := range []string{"crawl-0", "crawl-1"} {
-		left, err := filepath.Glob(filepath.Join(base, d, ".*"))
-		if err != nil || len(left) > 0 {
-			t.Errorf("left beside the packages: %v %v", left, err)
-		}
-	}
-
-	if err := syscall.Mount("tmpfs", base, "tmpfs", syscall.MS_REMOUNT, fmt.Sprint("size=", 4*(smallSize+bigInfo.Size()))); err != nil {
-		t.Fatalf("remounting with room: %v", err)
-	}
+	refusedForSpace(t, "run of crawl-1 on a file system too small for crawl-0's requirer written anew", opt, base,
+		filepath.Join(base, "crawl-0"), filepath.Join(base, "crawl-1"))
+	remountTmpfs(t, base, 4*(smallSize+bigInfo.Size()))
 	runOK(t, "crawl-1 with room", opt)
 	if hashTree(t, base)[filepath.Join("crawl-0", filepath.Base(big))] == before[filepath.Join("crawl-0", filepath.Base(big))] {
 		t.Fatalf("%s was not written anew: the test proves nothing", big)

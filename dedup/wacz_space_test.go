@@ -20,49 +20,77 @@ import (
 // there is room.
 func TestRunWACZRefusedForSpace(t *testing.T) {
 	src, _ := generatedWACZ(t, false)
-	dir := filepath.Join(t.TempDir(), "small")
-	var size int64
-	entries, err := os.ReadDir(src)
+	files, err := filepath.Glob(filepath.Join(src, "*"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range entries {
-		fi, err := e.Info()
+	size := sizeOf(t, files...)
+	dir := filepath.Join(t.TempDir(), "small")
+	// Room for the collection and a tenth more: not for a copy of its
+	// members.
+	mountSmallTmpfs(t, dir, fmt.Sprint(size+size/10+64<<10))
+	copyFilesTo(t, dir, files...)
+	opt := Options{Collections: []string{dir}, WorkDir: filepath.Join(t.TempDir(), "work"), Jobs: 2}
+	refusedForSpace(t, "run on a file system too small", opt, dir, dir)
+	remountTmpfs(t, dir, 4*size)
+	if r := runOK(t, "rerun with room", opt); r.Report.Totals.RevisitsWritten == 0 {
+		t.Fatal("the rerun with room wrote no revisit")
+	}
+}
+
+// sizeOf is the bytes of the files.
+func sizeOf(t *testing.T, files ...string) int64 {
+	t.Helper()
+	var size int64
+	for _, f := range files {
+		fi, err := os.Stat(f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		size += fi.Size()
 	}
-	// Room for the collection and a tenth more: not for a copy of its
-	// members.
-	mountSmallTmpfs(t, dir, fmt.Sprint(size+size/10+64<<10))
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+	return size
+}
+
+// copyFilesTo copies the files into dir, by their base names.
+func copyFilesTo(t *testing.T, dir string, files ...string) {
+	t.Helper()
+	for _, f := range files {
+		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, e.Name()), data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	before := hashTree(t, dir)
-	wd := filepath.Join(t.TempDir(), "work")
-	opt := Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2}
-	_, err = Run(context.Background(), opt)
-	if !errors.Is(err, stage.ErrNoSpace) || !strings.Contains(err.Error(), dir) {
-		t.Fatalf("run on a file system too small: %v, want %v naming %s", err, stage.ErrNoSpace, dir)
-	}
-	sameTree(t, "after the refusal", hashTree(t, dir), before)
-	left, err := filepath.Glob(filepath.Join(dir, ".*"))
-	if err != nil || len(left) > 0 {
-		t.Errorf("left beside the packages: %v %v", left, err)
-	}
+}
 
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_REMOUNT, fmt.Sprint("size=", 4*size)); err != nil {
-		t.Fatalf("remounting with room: %v", err)
-	}
+// refusedForSpace runs opt, which must be refused for want of space
+// before anything changes: stage.ErrNoSpace naming root (where the file
+// system is short), every file under root as it was, no hidden file
+// (a copy, a temporary file) left in any of dirs.
+func refusedForSpace(t *testing.T, what string, opt Options, root string, dirs ...string) {
+	t.Helper()
+	before := hashTree(t, root)
 	r, err := Run(context.Background(), opt)
-	if err != nil || r.Report.Exit != 0 || r.Report.Totals.RevisitsWritten == 0 {
-		t.Fatalf("rerun with room: %v, %+v", err, r)
+	if !errors.Is(err, stage.ErrNoSpace) || !strings.Contains(err.Error(), root) {
+		msg, _ := failure(r, err)
+		t.Fatalf("%s: %s, want %v naming %s", what, msg, stage.ErrNoSpace, root)
+	}
+	sameTree(t, "after the refusal", hashTree(t, root), before)
+	for _, d := range dirs {
+		left, err := filepath.Glob(filepath.Join(d, ".*"))
+		if err != nil || len(left) > 0 {
+			t.Errorf("left beside the packages: %v %v", left, err)
+		}
+	}
+}
+
+// remountTmpfs gives the tmpfs at dir (mountSmallTmpfs) size bytes.
+func remountTmpfs(t *testing.T, dir string, size int64) {
+	t.Helper()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_REMOUNT, fmt.Sprint("size=", size)); err != nil {
+		t.Fatalf("remounting with room: %v", err)
 	}
 }

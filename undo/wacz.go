@@ -149,24 +149,33 @@ func (u *undo) finishWACZ(ctx context.Context, wu *waczUndo, todo []string) erro
 	return err
 }
 
-// checkMember is restore.CheckRestored of a restored member, read from its
-// staged copy (what its package is then written around).
-func (u *undo) checkMember(moves *rewritelog.Moves, field, name, staged string) error {
-	fx, versioned := moves.Version(name)
+// loggedVersion is the version the rewrite log names of the member name
+// (versioned: it names one), once the log says that every revisit it
+// wrote there was given back: an error if its entries for name are
+// incomplete or some revisit is left.
+func loggedVersion(moves *rewritelog.Moves, name string) (fx rewritelog.Fixity, versioned bool, err error) {
+	fx, versioned = moves.Version(name)
 	if err := moves.Incomplete(name); err != nil {
-		return err
+		return fx, false, err
 	}
 	if f := moves.Lookup(name); f != nil {
 		left := 0
 		if err := moves.Live(f, func(rewritelog.Move, int64) error { left++; return nil }); err != nil {
-			return err
+			return fx, false, err
 		}
 		if left > 0 {
-			return fmt.Errorf("%d revisits the rewrite log wrote are left in it", left)
+			return fx, false, fmt.Errorf("%d revisits the rewrite log wrote are left in it", left)
 		}
 	}
-	if !versioned {
-		return nil
+	return fx, versioned, nil
+}
+
+// checkMember is restore.CheckRestored of a restored member, read from its
+// staged copy (what its package is then written around).
+func (u *undo) checkMember(moves *rewritelog.Moves, field, name, staged string) error {
+	fx, versioned, err := loggedVersion(moves, name)
+	if err != nil || !versioned {
+		return err
 	}
 	d, undone := moves.Undone(name)
 	sums, err := fixity.HashFile(staged, fixity.Like(fx.NewSum, d.Before.OldSum)...)

@@ -63,21 +63,9 @@ func (u *undo) checkPackagedMembers(ctx context.Context, files []string) error {
 // checkPackagedMember checks the member (its name in the collection and
 // in its package) of the package open gives (it stays open).
 func (u *undo) checkPackagedMember(moves *rewritelog.Moves, name string, open func() (*wacz.Package, error), member string) error {
-	fx, versioned := moves.Version(name)
-	if err := moves.Incomplete(name); err != nil {
+	fx, versioned, err := loggedVersion(moves, name)
+	if err != nil || !versioned {
 		return err
-	}
-	if f := moves.Lookup(name); f != nil {
-		left := 0
-		if err := moves.Live(f, func(rewritelog.Move, int64) error { left++; return nil }); err != nil {
-			return err
-		}
-		if left > 0 {
-			return fmt.Errorf("%d revisits the rewrite log wrote are left in it", left)
-		}
-	}
-	if !versioned {
-		return nil
 	}
 	p, err := open()
 	if err != nil {
