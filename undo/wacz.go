@@ -77,7 +77,7 @@ func (u *undo) stageWACZ(ctx context.Context, todo []string) (*waczUndo, error) 
 			return nil, err
 		}
 	}
-	if err := pr.PrepareMembers(ctx, todo); err != nil {
+	if err := pr.PrepareMembers(ctx, todo, nil); err != nil {
 		pr.Discard()
 		return nil, err
 	}
