@@ -39,7 +39,7 @@ func TestDiscardKeepsLoggedVersions(t *testing.T) {
 			name := wacz.JoinName("a.wacz", "archive/1.warc.gz")
 			pr := &PackageRewrite{Members: map[string]PackageMember{name: {Path: pkg, Package: "a.wacz", Member: "archive/1.warc.gz", Offset: 2, Size: 10}},
 				Messages: &collected{}}
-			if err := pr.PrepareMembers(context.Background(), []string{name}); err != nil {
+			if err := pr.PrepareMembers(context.Background(), []string{name}, nil); err != nil {
 				t.Fatal(err)
 			}
 			staged := pr.StagedCopy(name)

@@ -63,7 +63,7 @@ func TestDiscardPutsBackCacheEntries(t *testing.T) {
 			}
 			cache := fakeCache{first: fi, second: fi}
 			pr := &PackageRewrite{Members: members, Restamp: cache.Restamp, Messages: &collected{}}
-			err = pr.PrepareMembers(context.Background(), []string{first, second})
+			err = pr.PrepareMembers(context.Background(), []string{first, second}, nil)
 			if (err != nil) != c.badSecond {
 				t.Fatalf("PrepareMembers: %v", err)
 			}

@@ -23,18 +23,53 @@ import (
 // rerun finishes it), but only after the copies and part of the rewrite
 // were made for nothing. So Prepare first compares what the job will
 // need on each file system with what is free there, and refuses the job,
-// before anything is copied, when it cannot fit.
+// before anything is copied, when it cannot fit. An undo stages the
+// members it restores the same way (PrepareMembers), and needs more:
+// each restored version is larger than the member copied, by the bytes
+// the revisits it gives back saved (the rewrite log's), and so is each
+// package written anew around them.
+
+// spaceJob is what a check of free space counts differently for a run's
+// rewrite and for an undo.
+type spaceJob struct {
+	// grown are the bytes each member's new version has more than the
+	// member now, by name (an undo's: see PrepareMembers); nil for a
+	// run, whose new versions are no larger.
+	grown map[string]int64
+	// packagesAtOnce is how many packages are written anew at once.
+	packagesAtOnce int
+	// members, versions and refused are the refusal's words for the
+	// members staged, the versions written of them, and what it says
+	// after the file systems short of room.
+	members, versions, refused string
+}
+
+// runSpace is a run's rewrite: Jobs packages written at once (Finish).
+func (pr *PackageRewrite) runSpace() spaceJob {
+	return spaceJob{packagesAtOnce: max(pr.Jobs, 1), members: "members with duplicates", versions: "new versions",
+		refused: "the WACZ packages' members with duplicates are copied beside their packages, and the packages written anew beside themselves, before any is replaced: %s; nothing was copied or rewritten: free space there, or run the crawls one at a time (run --index: a committed crawl is never rewritten)"}
+}
+
+// undoSpace is an undo's (PrepareMembers): the members grow by grown,
+// and the packages are written anew one at a time (FinishUndo).
+func undoSpace(grown map[string]int64) spaceJob {
+	return spaceJob{grown: grown, packagesAtOnce: 1, members: "members to restore, at their restored size", versions: "restored versions",
+		refused: "the WACZ packages' members an undo restores are copied beside their packages and restored there, larger by what the rewrite log says their revisits saved, and the packages written anew beside themselves, before any is replaced: %s; nothing was copied or restored: free space there, or undo the packages a few at a time (undo PATH naming them)"}
+}
 
 // spaceNeed is what the staging and rebuild of packages take on one file
 // system.
 type spaceNeed struct {
-	dir         string  // a directory on it, named in the refusal
-	free        int64   // free for this process, with the copies a stopped attempt left
-	memberSizes []int64 // of the members staged there
+	dir  string // a directory on it, named in the refusal
+	free int64  // free for this process, with the copies a stopped attempt left
+	// memberSizes are the sizes of the copies of the members staged
+	// there, at the largest they grow to: a run's the members' (its new
+	// versions are no larger), an undo's their restored versions'.
+	memberSizes []int64
 	// fileSizes are the largest WARC files rewritten there
 	// (rewrittenFiles), packageSizes the packages written anew there
-	// (by path), requirer the largest package RefreshRequirers may
-	// write anew there.
+	// (by path, at their size once written anew), requirer the largest
+	// package RefreshRequirers may write anew there.
 	fileSizes    []int64
 	packageSizes map[string]int64
 	requirer     int64
@@ -45,12 +80,12 @@ func (n *spaceNeed) staged() int64 { return sumLargest(n.memberSizes, len(n.memb
 
 // inFlight is what is written beside the copies at once: up to twice
 // jobs new versions of members or WARC files (the rewrite's, as for WARC
-// files alone) and jobs packages written anew, the largest; or, after
-// the rebuild, one requirer written anew.
-func (n *spaceNeed) inFlight(jobs int) int64 {
+// files alone; a restore's the same) and packagesAtOnce packages written
+// anew, the largest; or, after the rebuild, one requirer written anew.
+func (n *spaceNeed) inFlight(jobs, packagesAtOnce int) int64 {
 	versions := append(slices.Clone(n.memberSizes), n.fileSizes...)
 	packages := slices.Collect(maps.Values(n.packageSizes))
-	return max(sumLargest(versions, 2*jobs)+sumLargest(packages, jobs), n.requirer)
+	return max(sumLargest(versions, 2*jobs)+sumLargest(packages, packagesAtOnce), n.requirer)
 }
 
 // fileSystem says which file system a directory is on and how many bytes
@@ -65,14 +100,21 @@ func (pr *PackageRewrite) fileSystemOf() fileSystem {
 	return freeSpace
 }
 
-// checkSpace refuses the staging of the members names when a file system
-// they would be staged on has not the room the job needs there (a dry
+// checkSpace refuses the staging of the members names for a run's
+// rewrite (runSpace) when a file system they would be staged on has not
+// the room the job needs there: see checkSpaceOf.
+func (pr *PackageRewrite) checkSpace(names []string, files map[uint64][]int64) error {
+	return pr.checkSpaceOf(pr.runSpace(), names, files)
+}
+
+// checkSpaceOf refuses the staging of the members names when a file
+// system they would be staged on has not the room job needs there (a dry
 // run's: the copies alone, in TempDir): the copies and what is written
 // beside them at once (spaceNeed.inFlight; files: the largest WARC files
 // rewritten, by file system, rewrittenFiles). It says what it needs and
 // what is free, and what to do.
-func (pr *PackageRewrite) checkSpace(names []string, files map[uint64][]int64) error {
-	needs, err := pr.spaceNeeds(names)
+func (pr *PackageRewrite) checkSpaceOf(job spaceJob, names []string, files map[uint64][]int64) error {
+	needs, err := pr.spaceNeeds(names, job.grown)
 	if err != nil {
 		return err
 	}
@@ -88,26 +130,25 @@ func (pr *PackageRewrite) checkSpace(names []string, files map[uint64][]int64) e
 	var short []string
 	for _, id := range slices.Sorted(maps.Keys(needs)) {
 		n := needs[id]
-		staged, inFlight := n.staged(), n.inFlight(jobs)
+		staged, inFlight := n.staged(), n.inFlight(jobs, job.packagesAtOnce)
 		if pr.DryRun {
 			inFlight = 0 // a dry run writes no new version nor package
 		}
 		if need := staged + inFlight; need > n.free {
-			short = append(short, fmt.Sprintf("%s needs about %s (copies of %d members with duplicates, %s; new versions and packages written at once, %s), %s free",
-				n.dir, progress.Bytes(need), len(n.memberSizes), progress.Bytes(staged), progress.Bytes(inFlight), progress.Bytes(n.free)))
+			short = append(short, fmt.Sprintf("%s needs about %s (copies of %d %s, %s; %s and packages written at once, %s), %s free",
+				n.dir, progress.Bytes(need), len(n.memberSizes), job.members, progress.Bytes(staged), job.versions, progress.Bytes(inFlight), progress.Bytes(n.free)))
 		}
 	}
 	if len(short) > 0 {
-		return fmt.Errorf("%w: the WACZ packages' members with duplicates are copied beside their packages, and the packages written anew beside themselves, before any is replaced: %s; nothing was copied or rewritten: free space there, or run the crawls one at a time (run --index: a committed crawl is never rewritten)",
-			ErrNoSpace, strings.Join(short, "; "))
+		return fmt.Errorf("%w: "+job.refused, ErrNoSpace, strings.Join(short, "; "))
 	}
 	return nil
 }
 
 // spaceNeeds gathers, by file system, the members names would be staged
-// on it and their packages; file systems whose free space is not known
-// are left out.
-func (pr *PackageRewrite) spaceNeeds(names []string) (map[uint64]*spaceNeed, error) {
+// on it and their packages, each grown by grown (by member name; nil:
+// none grows); file systems whose free space is not known are left out.
+func (pr *PackageRewrite) spaceNeeds(names []string, grown map[string]int64) (map[uint64]*spaceNeed, error) {
 	fs := pr.fileSystemOf()
 	needs := map[uint64]*spaceNeed{}
 	for _, name := range names {
@@ -128,14 +169,20 @@ func (pr *PackageRewrite) spaceNeeds(names []string) (map[uint64]*spaceNeed, err
 			n = &spaceNeed{dir: dir, free: free, packageSizes: map[string]int64{}}
 			needs[id] = n
 		}
-		n.memberSizes = append(n.memberSizes, m.Size)
+		g := max(grown[name], 0)
+		n.memberSizes = append(n.memberSizes, m.Size+g)
 		if fi, err := os.Stat(filepath.Join(dir, stageName(m))); err == nil {
 			// A stopped attempt's copy, made again (free as many bytes
 			// as an int64 holds stays so).
 			n.free += min(fi.Size(), math.MaxInt64-n.free)
 		}
-		if fi, err := os.Stat(m.Path); err == nil {
-			n.packageSizes[m.Path] = fi.Size()
+		if _, ok := n.packageSizes[m.Path]; !ok {
+			if fi, err := os.Stat(m.Path); err == nil {
+				n.packageSizes[m.Path] = fi.Size()
+			}
+		}
+		if _, ok := n.packageSizes[m.Path]; ok {
+			n.packageSizes[m.Path] += g
 		}
 	}
 	return needs, nil
@@ -187,7 +234,11 @@ func (pr *PackageRewrite) newRewrittenFiles() *rewrittenFiles {
 // add takes the file of a duplicate's line (manifest field 1), once.
 // A file not found is not counted (the rewrite names it), nor any in a
 // dry run, which writes no new version.
-func (f *rewrittenFiles) add(field string) {
+func (f *rewrittenFiles) add(field string) { f.addGrown(field, 0) }
+
+// addGrown is add of a file whose new version has grown bytes more than
+// it (an undo's restored version).
+func (f *rewrittenFiles) addGrown(field string, grown int64) {
 	if field == f.last || f.pr.Files == nil || f.pr.DryRun {
 		return
 	}
@@ -207,7 +258,7 @@ func (f *rewrittenFiles) add(field string) {
 	if !f.ok {
 		return
 	}
-	s := append(f.largest[f.id], fi.Size())
+	s := append(f.largest[f.id], fi.Size()+max(grown, 0))
 	slices.Sort(s)
 	f.largest[f.id] = s[max(len(s)-f.keep, 0):]
 }

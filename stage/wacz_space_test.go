@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -70,6 +71,76 @@ func TestCheckSpace(t *testing.T) {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("%q does not say %q", err, want)
 				}
+			}
+		})
+	}
+}
+
+// TestCheckUndoSpace: an undo's staging of the members it restores is
+// refused, before any copy, when a file system has not the room for the
+// copies at their size once restored (each member grown by what the log
+// says it gets back), the restored versions written at once, and the
+// largest package at its size once written anew (its members' growth
+// on top), one at a time; no file is copied then.
+func TestCheckUndoSpace(t *testing.T) {
+	dir := t.TempDir()
+	pkgA := filepath.Join(dir, "a.wacz")
+	pkgB := filepath.Join(dir, "b.wacz")
+	for _, p := range []string{pkgA, pkgB} {
+		if err := os.WriteFile(p, make([]byte, 1000), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	members := map[string]PackageMember{
+		"a.wacz#archive/1.warc.gz": {Path: pkgA, Package: "a.wacz", Member: "archive/1.warc.gz", Offset: 50, Size: 400},
+		"a.wacz#archive/2.warc.gz": {Path: pkgA, Package: "a.wacz", Member: "archive/2.warc.gz", Offset: 500, Size: 300},
+		"b.wacz#archive/1.warc.gz": {Path: pkgB, Package: "b.wacz", Member: "archive/1.warc.gz", Offset: 50, Size: 200},
+	}
+	names := []string{"a.wacz#archive/1.warc.gz", "a.wacz#archive/2.warc.gz", "b.wacz#archive/1.warc.gz"}
+	grown := map[string]int64{"a.wacz#archive/1.warc.gz": 100, "a.wacz#archive/2.warc.gz": 50, "b.wacz#archive/1.warc.gz": 600}
+	// With one job: the copies once restored (500+350+800 = 1650), two
+	// restored versions at once (the two largest, 800+500 = 1300) and
+	// one package written anew, the largest once grown (b: 1000+600 =
+	// 1600): 4550 bytes. Without the growth: 900+700+1000 = 2600.
+	const need = 4550
+	for _, c := range []struct {
+		name      string
+		free      int64
+		jobs      int
+		grown     map[string]int64
+		wantError bool
+	}{
+		{name: "room for all, grown", free: need, jobs: 1, grown: grown},
+		{name: "one byte short of the grown sizes", free: need - 1, jobs: 1, grown: grown, wantError: true},
+		{name: "room for the members as they are is not enough", free: 2600, jobs: 1, grown: grown, wantError: true},
+		{name: "nothing grown: the members as they are", free: 2600, jobs: 1},
+		// Two jobs: four versions at once (all three, 1650), still one
+		// package at a time (FinishUndo): 1650+1650+1600 = 4900.
+		{name: "two jobs restore more versions at once", free: 4900, jobs: 2, grown: grown},
+		{name: "two jobs one byte short", free: 4899, jobs: 2, grown: grown, wantError: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pr := &PackageRewrite{Members: members, Jobs: c.jobs,
+				fileSystem: func(string) (uint64, int64, bool) { return 1, c.free, true }}
+			err := pr.PrepareMembers(context.Background(), names, c.grown)
+			defer pr.Discard()
+			if c.wantError != (err != nil) {
+				t.Fatalf("PrepareMembers = %v, want an error: %v", err, c.wantError)
+			}
+			if err == nil {
+				return
+			}
+			if !errors.Is(err, ErrNoSpace) {
+				t.Errorf("%v is no ErrNoSpace", err)
+			}
+			for _, want := range []string{dir, "copies of 3 members to restore", "nothing was copied"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("%q does not say %q", err, want)
+				}
+			}
+			left, _ := filepath.Glob(filepath.Join(dir, ".*"))
+			if len(left) > 0 {
+				t.Errorf("staged after the refusal: %v", left)
 			}
 		})
 	}

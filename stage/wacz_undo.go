@@ -24,22 +24,41 @@ import (
 // their new hashes and without the requires entries the runs added.
 
 // PrepareMembers stages the members named (manifest field 1) for an
-// undo: those of the collection's packages.
-func (pr *PackageRewrite) PrepareMembers(ctx context.Context, names []string) error {
+// undo: those of the collection's packages. Before it copies any, it
+// refuses the undo (ErrNoSpace) when a file system has not the room it
+// needs there (checkSpaceOf): the copies, at their size once restored
+// (grown: the bytes each member, by name, gets back, which the rewrite
+// log says), up to twice Jobs restored versions of members and of the
+// other files named (Files finds them) written at once, the largest
+// package at its size once written anew, and the requirers refreshed
+// after, as a run counts them.
+func (pr *PackageRewrite) PrepareMembers(ctx context.Context, names []string, grown map[string]int64) error {
 	pr.staged, pr.packages, pr.deps, pr.paths = map[string]*stagedMember{}, map[string][]string{}, map[[2]string]bool{}, map[string]string{}
 	pr.restoring = true
+	var members []string
+	files := pr.newRewrittenFiles()
 	for _, field := range names {
 		name, err := manifest.UnescapeFile(field)
 		if err != nil {
 			return err
 		}
-		m, ok := pr.Members[name]
-		if !ok {
-			continue
+		if _, ok := pr.Members[name]; ok {
+			members = append(members, name)
+		} else {
+			files.addGrown(field, grown[name])
 		}
+	}
+	if len(members) == 0 {
+		return nil
+	}
+	if err := pr.checkSpaceOf(undoSpace(grown), members, files.largest); err != nil {
+		return err
+	}
+	for _, name := range members {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		m := pr.Members[name]
 		s, err := pr.stage(m)
 		if err != nil {
 			return err

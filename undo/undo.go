@@ -191,6 +191,10 @@ type undo struct {
 	// packagesOpened counts the packages the check opened to read WACZ
 	// members from (openPackage): one per package, however many members.
 	packagesOpened int
+	// grown are the bytes the files to restore get back, by name
+	// (restoredGrowth, wacz.go): what the check of free space before the
+	// WACZ members are staged counts.
+	grown restoredGrowth
 }
 
 // openUndo finds the work directory of the job that wrote the revisits,
@@ -349,7 +353,8 @@ func (u *undo) restoreLogged(ctx context.Context, files []string) (from int64, t
 		return 0, nil, fmt.Errorf("the rewrite log says which revisits this toolchain wrote: %w", err)
 	}
 	defer written.Remove()
-	logged, versions, err := filesWithRevisits(written, files)
+	u.grown = restoredGrowth{}
+	logged, versions, err := filesWithRevisits(written, files, u.grown)
 	if err != nil {
 		return 0, nil, fmt.Errorf("the rewrite log says which revisits this toolchain wrote: %w", err)
 	}
@@ -415,12 +420,15 @@ func (u *undo) exitReasons() {
 // filesWithRevisits reads the log sorted on file (written) and returns the files
 // (escaped, in byte order) in which it has revisits no run undid (see
 // restore.Files), and the log's last version of those of them that are
-// not among present (escaped, sorted): what missingLogged needs.
-func filesWithRevisits(written *rewritelog.Grouped, present []string) (logged []string, versions map[string]rewritelog.Fixity, err error) {
+// not among present (escaped, sorted): what missingLogged needs. The
+// bytes those among present get back go to grown.
+func filesWithRevisits(written *rewritelog.Grouped, present []string, grown restoredGrowth) (logged []string, versions map[string]rewritelog.Fixity, err error) {
 	versions = map[string]rewritelog.Fixity{}
 	err = restore.EachLogged(written, func(f string, m *rewritelog.Moves) error {
 		logged = append(logged, f)
-		if _, found := slices.BinarySearch(present, f); !found {
+		if _, found := slices.BinarySearch(present, f); found {
+			grown.add(f, m)
+		} else {
 			name, _ := manifest.UnescapeFile(f)
 			if fx, ok := m.Version(name); ok {
 				versions[name] = fx

@@ -77,11 +77,56 @@ func (u *undo) stageWACZ(ctx context.Context, todo []string) (*waczUndo, error) 
 			return nil, err
 		}
 	}
-	if err := pr.PrepareMembers(ctx, todo); err != nil {
+	// The restore's files at once, and where the files of todo that are
+	// no member are: the check of free space counts their restored
+	// versions written beside the copies.
+	pr.Jobs = u.jobs()
+	loc := u.coll.Locator()
+	pr.Files = func(field string) (string, error) {
+		l, err := loc.Resolve(field)
+		return l.Path(), err
+	}
+	if err := pr.PrepareMembers(ctx, todo, u.grown); err != nil {
 		pr.Discard()
 		return nil, err
 	}
 	return &waczUndo{pr: pr}, nil
+}
+
+// restoredGrowth are the bytes each file to restore gets back, by name
+// (unescaped): for each revisit the rewrite log wrote in it and no run
+// undid (rewritelog.Moves.Live), the length of the record it replaced
+// less its own, as the log's entry says. That is what the restore adds
+// to the file when each record comes back as it was, as the restore
+// rebuilds it; a record whose gzip member is compressed afresh, or a
+// revisit repointed rather than restored, can differ from it by a few
+// bytes, and other tools' revisits (--all) are not counted. Taken from
+// the pass over the log that finds the files to restore
+// (filesWithRevisits), with no read of the files.
+type restoredGrowth map[string]int64
+
+// add takes the revisits of the file f (escaped as manifest field 1)
+// that m, the log's entries of it, has left. A file whose entries
+// cannot be followed gets nothing: the restore refuses it.
+func (g restoredGrowth) add(f string, m *rewritelog.Moves) {
+	name, err := manifest.UnescapeFile(f)
+	if err != nil {
+		return
+	}
+	lf := m.Lookup(name)
+	if lf == nil {
+		return
+	}
+	var grown int64
+	if err := m.Live(lf, func(mv rewritelog.Move, _ int64) error {
+		grown += mv.OldLength - mv.NewLength
+		return nil
+	}); err != nil {
+		return
+	}
+	if grown > 0 {
+		g[name] = grown
+	}
 }
 
 // opener reads records of members where they are now (their staged copy,
