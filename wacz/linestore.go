@@ -122,14 +122,25 @@ func (s *LineStore) Read(name, stamp string) *os.File {
 }
 
 // ReadDerived returns the file of the lines derived for member name's
-// rewritten copy, if they are of the member at stamp and of the copy
-// as fi describes it.
-func (s *LineStore) ReadDerived(name, stamp string, fi os.FileInfo) *os.File {
-	v, ok := fileVersion(fi)
+// rewritten copy, if they are of the member at stamp, rewritten from
+// the copy as copied describes it into the copy as now does.
+func (s *LineStore) ReadDerived(name, stamp string, copied, now os.FileInfo) *os.File {
+	from, ok := fileVersion(copied)
 	if !ok {
 		return nil
 	}
-	return openLines(s.path(name, true), header(derivedTag, name, stamp, v))
+	to, ok := fileVersion(now)
+	if !ok {
+		return nil
+	}
+	return openLines(s.path(name, true), header(derivedTag, name, stamp, from, to))
+}
+
+// MemberStamp is a WACZ member's identity for "nothing changed": its
+// size and CRC-32 as the ZIP gives them, which a rebuild of the package
+// around it keeps (the hash stage's Input.Stamp of a member).
+func MemberStamp(m *Member) string {
+	return fmt.Sprintf("wacz-member %d %08x", m.Size, m.CRC32)
 }
 
 // openLines opens the file p if its first line is want, positioned after
@@ -166,7 +177,8 @@ func fileVersion(fi os.FileInfo) (string, bool) {
 // entries as a package's own index is (LogUpdate): offsets moved,
 // records made revisits re-described. The copy rewritten must be the
 // member's bytes at that version (the caller's word: the rebuild checks
-// the copy was made from the package as it is then). Without the
+// that the copy was made from the package as it is then, and that rp.Old
+// is the copy as made). Without the
 // member's lines of that version, or when an entry finds no line,
 // nothing is written and the rebuild reads the copy.
 func (s *LineStore) Derive(rp rewritelog.Replacement, stamp string) (err error) {
@@ -176,8 +188,9 @@ func (s *LineStore) Derive(rp rewritelog.Replacement, stamp string) (err error) 
 	}
 	dp := s.path(rp.Name, true)
 	os.Remove(dp)
-	newVersion, ok := fileVersion(rp.New)
-	if !ok {
+	oldVersion, ok := fileVersion(rp.Old)
+	newVersion, ok2 := fileVersion(rp.New)
+	if !ok || !ok2 {
 		return fmt.Errorf("%s: the file system gives no version of its copy", rp.Name)
 	}
 	in := s.Read(rp.Name, stamp)
@@ -195,7 +208,7 @@ func (s *LineStore) Derive(rp rewritelog.Replacement, stamp string) (err error) 
 	}
 	defer out.Abort()
 	w := bufio.NewWriterSize(out, 256<<10)
-	w.WriteString(header(derivedTag, rp.Name, stamp, newVersion))
+	w.WriteString(header(derivedTag, rp.Name, stamp, oldVersion, newVersion))
 	if err := updateLines(in, rp.Name, moves, w); err != nil {
 		return err
 	}

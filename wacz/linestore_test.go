@@ -107,11 +107,33 @@ func storeLines(t *testing.T, store *LineStore, path string, p *Package) {
 	}
 }
 
-func stampOf(m *Member) string { return fmt.Sprintf("test-member %d %08x", m.Size, m.CRC32) }
+func stampOf(m *Member) string { return MemberStamp(m) }
+
+// rewriteCopy stages a copy of a member's bytes at dir/name and replaces
+// it with the rewritten bytes as the rewrite does (a new file renamed
+// over it): the Replacement the rewrite hands over.
+func rewriteCopy(t *testing.T, dir, name, member string, old, new []byte, entries []rewritelog.Entry) rewritelog.Replacement {
+	t.Helper()
+	p := writeTemp(t, dir, name, old)
+	oldFi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := writeTemp(t, dir, name+".tmp", new)
+	if err := os.Rename(tmp, p); err != nil {
+		t.Fatal(err)
+	}
+	newFi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rewritelog.Replacement{Name: member, Path: p, Old: oldFi, New: newFi, Entries: entries}
+}
 
 // knownLinesOf is a rebuild's KnownLines from the store: derived lines
-// for the replaced members, the members' own for the others.
-func knownLinesOf(store *LineStore, p *Package, replace map[string]Replacement) func(string) *os.File {
+// for the replaced members (copied: their copies as staged), the
+// members' own for the others.
+func knownLinesOf(store *LineStore, p *Package, replace map[string]Replacement, copied map[string]os.FileInfo) func(string) *os.File {
 	return func(member string) *os.File {
 		m := p.Member(member)
 		name := JoinName("x.wacz", member)
@@ -120,7 +142,7 @@ func knownLinesOf(store *LineStore, p *Package, replace map[string]Replacement) 
 			if err != nil {
 				return nil
 			}
-			return store.ReadDerived(name, stampOf(m), fi)
+			return store.ReadDerived(name, stampOf(m), copied[member], fi)
 		}
 		return store.Read(name, stampOf(m))
 	}
@@ -188,6 +210,7 @@ func TestKnownLinesRebuild(t *testing.T) {
 			storeLines(t, store, path, old)
 
 			replace := map[string]Replacement{}
+			copied := map[string]os.FileInfo{}
 			var newLines []string
 			for _, wm := range c.members {
 				if wm.revisits == nil {
@@ -200,20 +223,17 @@ func TestKnownLinesRebuild(t *testing.T) {
 					at = append(at, offsets[i])
 				}
 				rw := revisitsOf(t, wm.data, JoinName("x.wacz", wm.name), at...)
-				rp := writeTemp(t, dir, filepath.Base(wm.name)+".new", rw.data)
-				fi, err := os.Stat(rp)
-				if err != nil {
+				rp := rewriteCopy(t, dir, filepath.Base(wm.name)+".copy", JoinName("x.wacz", wm.name), wm.data, rw.data, rw.entries)
+				if err := store.Derive(rp, stampOf(old.Member(wm.name))); err != nil {
 					t.Fatal(err)
 				}
-				if err := store.Derive(rewritelog.Replacement{Name: JoinName("x.wacz", wm.name), Path: rp, New: fi, Entries: rw.entries}, stampOf(old.Member(wm.name))); err != nil {
-					t.Fatal(err)
-				}
-				replace[wm.name] = Replacement{Path: rp}
+				replace[wm.name] = Replacement{Path: rp.Path}
+				copied[wm.name] = rp.Old
 				newLines = append(newLines, freshLinesOf(t, IndexName(wm.name), rw.data)...)
 			}
 			slices.Sort(newLines)
 
-			known, kres := rebuildTo(t, &Rebuild{Source: old, Replace: replace, FreshIndex: true, KnownLines: knownLinesOf(store, old, replace)}, dir, "known.wacz")
+			known, kres := rebuildTo(t, &Rebuild{Source: old, Replace: replace, FreshIndex: true, KnownLines: knownLinesOf(store, old, replace, copied)}, dir, "known.wacz")
 			fresh, fres := rebuildTo(t, &Rebuild{Source: old, Replace: replace, FreshIndex: true}, dir, "fresh.wacz")
 			if len(c.forms) == 1 {
 				// (A fresh index writes every member's lines into each
@@ -261,7 +281,7 @@ func TestKnownLinesFallback(t *testing.T) {
 		}, false},
 		{"lines of another version of a member", func(t *testing.T, s *LineStore, _, kept string) {
 			b, _ := os.ReadFile(s.path(kept, false))
-			os.WriteFile(s.path(kept, false), bytes.Replace(b, []byte("test-member"), []byte("test-member 0"), 1), 0o644)
+			os.WriteFile(s.path(kept, false), bytes.Replace(b, []byte("wacz-member"), []byte("wacz-member 0"), 1), 0o644)
 		}, true},
 		{"lines of the member as it was before a kill, cut short", func(t *testing.T, s *LineStore, _, kept string) {
 			b, _ := os.ReadFile(s.path(kept, false))
@@ -286,20 +306,22 @@ func TestKnownLinesFallback(t *testing.T) {
 				c.spoil(t, store, replaced, kept)
 			}
 			rw := revisitsOf(t, a, replaced, responseOffsets(t, a)[1])
-			rp := writeTemp(t, dir, "a.warc.gz.new", rw.data)
-			fi, _ := os.Stat(rp)
-			err := store.Derive(rewritelog.Replacement{Name: replaced, Path: rp, New: fi, Entries: rw.entries}, stampOf(old.Member("archive/a.warc.gz")))
+			rp := rewriteCopy(t, dir, "a.warc.gz.copy", replaced, a, rw.data, rw.entries)
+			err := store.Derive(rp, stampOf(old.Member("archive/a.warc.gz")))
 			if (err == nil) != c.derive {
 				t.Fatalf("Derive: %v, want success %v", err, c.derive)
 			}
 			if c.spoil == nil {
 				// Rewritten again, as a rerun would: another version.
 				rw = revisitsOf(t, a, replaced, responseOffsets(t, a)[1], responseOffsets(t, a)[2])
-				os.Remove(rp)
-				writeTemp(t, dir, "a.warc.gz.new", rw.data)
+				tmp := writeTemp(t, dir, "again.tmp", rw.data)
+				if err := os.Rename(tmp, rp.Path); err != nil {
+					t.Fatal(err)
+				}
 			}
-			replace := map[string]Replacement{"archive/a.warc.gz": {Path: rp}}
-			p, res := rebuildTo(t, &Rebuild{Source: old, Replace: replace, FreshIndex: true, KnownLines: knownLinesOf(store, old, replace)}, dir, "new.wacz")
+			replace := map[string]Replacement{"archive/a.warc.gz": {Path: rp.Path}}
+			copied := map[string]os.FileInfo{"archive/a.warc.gz": rp.Old}
+			p, res := rebuildTo(t, &Rebuild{Source: old, Replace: replace, FreshIndex: true, KnownLines: knownLinesOf(store, old, replace, copied)}, dir, "new.wacz")
 			checkClean(t, p)
 			if !res.IndexedMembers {
 				t.Errorf("the index was made from lines that are not the members'")
