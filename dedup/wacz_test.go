@@ -24,6 +24,7 @@ import (
 	"warcdedup/scripts/gen"
 	"warcdedup/stage"
 	"warcdedup/wacz"
+	"warcdedup/warcindex"
 	"warcdedup/warcsum"
 	"warcdedup/workdir"
 )
@@ -124,6 +125,16 @@ func TestRunWACZ(t *testing.T) {
 				t.Errorf("files before %d, after %d: %v", len(before), len(after), slices.Sorted(maps.Keys(after)))
 			}
 			reps := checkPackages(t, dir)
+			// Their indexes were made from the hash stage's lines, no member
+			// read again for them (checkPackages compared them with a
+			// fresh index of the members).
+			if log, err := os.ReadFile(filepath.Join(wd, workdir.RunLog)); err != nil || strings.Contains(string(log), "its index made by reading its WARC members again") {
+				t.Errorf("a package's index was made by reading its members again (%v)", err)
+			}
+			sameAsFreshIndex(t, dir)
+			if derived, _ := filepath.Glob(filepath.Join(wd, workdir.MemberLinesDir, "*.derived.cdxj")); len(derived) == 0 {
+				t.Errorf("no rewritten member's lines were derived")
+			}
 			if listed := readKept(t, filepath.Join(wd, workdir.AfterFile)); string(listed) != string(waczListing(t, dir)) {
 				t.Errorf("the manifest after differs from what reading the packages gives")
 			}
@@ -188,6 +199,57 @@ func TestRunWACZ(t *testing.T) {
 			}
 			sameTree(t, "after a rerun", hashTree(t, dir), after)
 		})
+	}
+}
+
+// sameAsFreshIndex checks that each index of every package under dir is,
+// line for line, warcindex's index of the package's WARC members as they
+// are, sorted (issue 23).
+func sameAsFreshIndex(t *testing.T, dir string) {
+	t.Helper()
+	names, _ := filepath.Glob(filepath.Join(dir, "*.wacz"))
+	for _, name := range names {
+		p, err := wacz.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, m := range p.WARCs() {
+			sec, err := p.Section(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = warcindex.Index(sec, wacz.IndexName(m.Name), func(e *warcindex.Entry) error {
+				want = append(want, string(e.AppendCDXJ(nil)))
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		slices.Sort(want)
+		ixs, err := p.Indexes()
+		if err != nil || len(ixs) == 0 {
+			t.Fatalf("%s: indexes %v, %v", name, ixs, err)
+		}
+		for _, ix := range ixs {
+			rc := p.IndexReader(ix)
+			b, err := io.ReadAll(rc)
+			rc.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+				if !strings.HasPrefix(l, "!") {
+					got = append(got, l)
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%s: %s is not warcindex's index of its members (%d lines, want %d)", name, ix.CDX.Name, len(got), len(want))
+			}
+		}
+		p.Close()
 	}
 }
 
