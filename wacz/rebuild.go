@@ -180,8 +180,14 @@ func (b *Rebuild) Write(out outFile) (*Result, error) {
 		w.known = w.knownLines()
 	}
 	if b.FreshIndex && w.known != nil {
-		// Nothing to read but the lines: each replacement's copy reads
-		// it for its CRC-32 (storeFile), without waiting.
+		// The index reads nothing but the lines. The replacements are
+		// read for their size and CRC-32 on another core, each ahead of
+		// its copy into the package (as a fresh index read them).
+		w.raw = map[string]chan rawSum{}
+		for name := range w.files {
+			w.raw[name] = make(chan rawSum, 1)
+		}
+		go w.sumReplacements()
 		go func() { indexed <- w.rebuildIndexes() }()
 	} else if b.FreshIndex {
 		w.raw = map[string]chan rawSum{}
@@ -277,6 +283,30 @@ type rebuildWrite struct {
 	// known are the lines of every WARC member, with a fresh index from
 	// KnownLines; nil when some member's are not known.
 	known map[string]knownLines
+}
+
+// sumReplacements reads each replacement, in the order of the members,
+// for the size and CRC-32 its copy into the package writes before its
+// bytes (storeRead); one it could not read is read by the copy itself
+// (storeFile).
+func (w *rebuildWrite) sumReplacements() {
+	defer func() {
+		for _, c := range w.raw {
+			close(c)
+		}
+	}()
+	buf := make([]byte, copyBufferSize)
+	for _, m := range w.Source.WARCs() {
+		f := w.files[m.Name]
+		if f == nil {
+			continue
+		}
+		raw := &crcCounter{crc: crc32.NewIEEE()}
+		if _, err := io.CopyBuffer(raw, io.NewSectionReader(f, 0, 1<<62), buf); err != nil {
+			return
+		}
+		w.raw[m.Name] <- rawSum{size: raw.n, crc: raw.crc.Sum32()}
+	}
 }
 
 // knownLines is a member's lines: the file, from start.
@@ -644,7 +674,13 @@ func (w *rebuildWrite) rebuildIndex(ix *Index) error {
 	}
 	same := false
 	if b.FreshIndex {
-		err = b.freshIndex(files, w.known, out, res, w.indexed)
+		// With known lines the replacements' sums are sumReplacements'
+		// to give, whether or not the lines can be read.
+		read := w.indexed
+		if w.known != nil {
+			read = nil
+		}
+		err = b.freshIndex(files, w.known, out, res, read)
 	} else {
 		same, err = b.updateIndex(ix, files, out, res)
 	}
