@@ -194,3 +194,30 @@ func TestIndexFromSumNotWhole(t *testing.T) {
 		t.Fatalf("a file cut short in its second record: index %+v, want closed and not whole", c)
 	}
 }
+
+// TestIndexFromSumCacheReplay proves that a file the cache replays, not
+// read, gets an index that is not whole: its lines are to be made by a
+// read of the file, never taken as empty.
+func TestIndexFromSumCacheReplay(t *testing.T) {
+	dir := t.TempDir()
+	p := warctest.WriteFile(t, dir, "a.warc.gz", warctest.Gzip(warctest.Response("http://example.com/a", "2024-01-02T03:04:05Z", "alpha")))
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache, err := NewCache(filepath.Join(dir, "cache"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, wantWhole := range []bool{true, false} {
+		c := newCollectedIndex("a.warc.gz")
+		r := Runner{Cache: cache, Index: func(Input) FileIndex { return c }}
+		st, err := r.Run([]Input{{Path: p, Name: "a.warc.gz", Size: fi.Size()}}, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c.closed || c.whole != wantWhole || st.Cached != int64(i) {
+			t.Errorf("run %d: index closed %v whole %v, cached %d; want whole %v", i+1, c.closed, c.whole, st.Cached, wantWhole)
+		}
+	}
+}
