@@ -131,7 +131,8 @@ func TestRunWACZ(t *testing.T) {
 			if log, err := os.ReadFile(filepath.Join(wd, workdir.RunLog)); err != nil || strings.Contains(string(log), "its index made by reading its WARC members again") {
 				t.Errorf("a package's index was made by reading its members again (%v)", err)
 			}
-			sameAsFreshIndex(t, dir)
+			all, _ := filepath.Glob(filepath.Join(dir, "*.wacz"))
+			sameAsFreshIndex(t, all...)
 			if derived, _ := filepath.Glob(filepath.Join(wd, workdir.MemberLinesDir, "*.derived.cdxj")); len(derived) == 0 {
 				t.Errorf("no rewritten member's lines were derived")
 			}
@@ -202,12 +203,11 @@ func TestRunWACZ(t *testing.T) {
 	}
 }
 
-// sameAsFreshIndex checks that each index of every package under dir is,
+// sameAsFreshIndex checks that each index of the packages (paths) is,
 // line for line, warcindex's index of the package's WARC members as they
-// are, sorted (issue 23).
-func sameAsFreshIndex(t *testing.T, dir string) {
+// are, sorted: the index of a package written anew (issue 23).
+func sameAsFreshIndex(t *testing.T, names ...string) {
 	t.Helper()
-	names, _ := filepath.Glob(filepath.Join(dir, "*.wacz"))
 	for _, name := range names {
 		p, err := wacz.Open(name)
 		if err != nil {
@@ -246,7 +246,7 @@ func sameAsFreshIndex(t *testing.T, dir string) {
 				}
 			}
 			if !slices.Equal(got, want) {
-				t.Errorf("%s: %s is not warcindex's index of its members (%d lines, want %d)", name, ix.CDX.Name, len(got), len(want))
+				t.Errorf("%s: %s is not warcindex's index of its members (%d lines, want %d): %s", name, ix.CDX.Name, len(got), len(want), firstDiff(got, want))
 			}
 		}
 		p.Close()
@@ -362,6 +362,10 @@ func TestRunWACZRefused(t *testing.T) {
 		t.Errorf("with Unsign: exit %d %v", r.Report.Exit, r.Report.ExitReason)
 	}
 	checkPackages(t, dir)
+	// The members' index lines go with the job's other work files.
+	if _, err := os.Stat(filepath.Join(wd, workdir.MemberLinesDir)); err == nil {
+		t.Errorf("%s left after the job", workdir.MemberLinesDir)
+	}
 	rewritten := 0
 	for _, n := range []string{"signed.wacz", "signed-copy.wacz"} {
 		now, _ := os.ReadFile(filepath.Join(dir, n))
@@ -369,6 +373,7 @@ func TestRunWACZRefused(t *testing.T) {
 			continue
 		}
 		rewritten++
+		sameAsFreshIndex(t, filepath.Join(dir, n))
 		sp, err := wacz.Open(filepath.Join(dir, n))
 		if err != nil {
 			t.Fatal(err)
