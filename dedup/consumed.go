@@ -58,7 +58,7 @@ import (
 var consumed = map[string][]string{
 	stage.ResolveName: {workdir.ByDigestFile, workdir.SliceFile, workdir.JoinedFile, workdir.IndexOriginalsFile},
 	"": {workdir.NumberedFile, workdir.ByFileFile, workdir.FactsByFile, workdir.AfterFile,
-		workdir.BeforeFile, workdir.FactsFile, workdir.SavedFile,
+		workdir.BeforeFile, workdir.FactsFile, workdir.SavedFile, workdir.MemberLinesDir,
 		workdir.ApartFile, workdir.CollideFile, workdir.CollideOrigins, workdir.CollideByFile,
 		workdir.SavedCollisionsFile, workdir.ApartAgainFile,
 		workdir.ResolvedOriginalsFile, workdir.CrawlOriginalsFile, workdir.CrawlOriginalsByDigest},
@@ -105,7 +105,11 @@ func (r *run) recordConsumed(done string) []string {
 // removeFiles removes work files, those already gone aside.
 func (r *run) removeFiles(names []string) error {
 	for _, name := range names {
-		if err := os.Remove(r.wd.File(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		remove := os.Remove
+		if name == workdir.MemberLinesDir {
+			remove = os.RemoveAll // a directory of the WACZ members' index lines
+		}
+		if err := remove(r.wd.File(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}

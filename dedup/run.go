@@ -25,6 +25,7 @@ import (
 	"warcdedup/source"
 	"warcdedup/stage"
 	"warcdedup/verify"
+	"warcdedup/wacz"
 	"warcdedup/warcsum"
 	"warcdedup/workdir"
 )
@@ -716,6 +717,11 @@ func (r *run) list(ctx context.Context, name, manifestName, factsName, stamps st
 	}
 	if sums != nil {
 		h.OnFile = sums.Add
+	}
+	if name == stage.HashName && !r.opt.DryRun {
+		// The index lines of the WACZ members, for their packages'
+		// rebuild (wacz.go: memberLines).
+		h.MemberLines = &wacz.LineStore{Dir: r.wd.File(workdir.MemberLinesDir)}
 	}
 	// The WARC members of packages not compared with their
 	// datapackage.json yet are, from the bytes the stage reads (wacz.go).

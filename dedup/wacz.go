@@ -255,9 +255,7 @@ func (w *waczPackages) wanted(name string, p *wacz.Package) bool {
 // memberStamp is a WACZ member's identity for "nothing changed": its
 // size and CRC-32 as the ZIP gives them, which a rebuild of the package
 // around it keeps.
-func memberStamp(m *wacz.Member) string {
-	return fmt.Sprintf("wacz-member %d %08x", m.Size, m.CRC32)
-}
+func memberStamp(m *wacz.Member) string { return wacz.MemberStamp(m) }
 
 // inputStamp is fileStamp of an input: a WACZ member's own stamp, or its
 // file's.
@@ -379,6 +377,9 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 			return stage.RewriteResult{}, err
 		}
 	}
+	if !r.opt.DryRun {
+		r.memberLines(s, pr)
+	}
 	s.Locations = pr.Locations()
 	s.Container = pr.Container
 	s.Open = &stage.PackageOpener{Next: s.Open, Members: w.members, Staged: s.Locations}
@@ -406,6 +407,35 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 		err = w.relocate()
 	}
 	return res, err
+}
+
+// memberLines gives the rewrite s and the packages' rebuild pr the index
+// lines the hash stage made of the WACZ members: the rewrite derives
+// those of each copy it replaces, the rebuild makes its fresh index of
+// them (wacz.LineStore; any member's missing or of another version: the
+// rebuild reads the members).
+func (r *run) memberLines(s *stage.Rewrite, pr *stage.PackageRewrite) {
+	store := &wacz.LineStore{Dir: r.wd.File(workdir.MemberLinesDir)}
+	stamps := map[string]string{}
+	for _, in := range r.inputs {
+		if _, _, ok := wacz.SplitName(in.Name); ok && in.Stamp != "" {
+			stamps[in.Name] = in.Stamp
+		}
+	}
+	pr.Lines = store
+	next := s.Replaced
+	s.Replaced = func(rp rewritelog.Replacement) {
+		if next != nil {
+			next(rp)
+		}
+		stamp, ok := stamps[rp.Name]
+		if !ok {
+			return
+		}
+		if err := store.Derive(rp, stamp); err != nil {
+			r.show.Note("%v; the rebuild of its package reads it for its index", err)
+		}
+	}
 }
 
 // requirersOutside makes the packages outside the job that require the

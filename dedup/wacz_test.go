@@ -24,6 +24,7 @@ import (
 	"warcdedup/scripts/gen"
 	"warcdedup/stage"
 	"warcdedup/wacz"
+	"warcdedup/warcindex"
 	"warcdedup/warcsum"
 	"warcdedup/workdir"
 )
@@ -124,6 +125,17 @@ func TestRunWACZ(t *testing.T) {
 				t.Errorf("files before %d, after %d: %v", len(before), len(after), slices.Sorted(maps.Keys(after)))
 			}
 			reps := checkPackages(t, dir)
+			// Their indexes were made from the hash stage's lines, no member
+			// read again for them (checkPackages compared them with a
+			// fresh index of the members).
+			if log, err := os.ReadFile(filepath.Join(wd, workdir.RunLog)); err != nil || strings.Contains(string(log), "its index made by reading its WARC members again") {
+				t.Errorf("a package's index was made by reading its members again (%v)", err)
+			}
+			all, _ := filepath.Glob(filepath.Join(dir, "*.wacz"))
+			sameAsFreshIndex(t, all...)
+			if derived, _ := filepath.Glob(filepath.Join(wd, workdir.MemberLinesDir, "*.derived.cdxj")); len(derived) == 0 {
+				t.Errorf("no rewritten member's lines were derived")
+			}
 			if listed := readKept(t, filepath.Join(wd, workdir.AfterFile)); string(listed) != string(waczListing(t, dir)) {
 				t.Errorf("the manifest after differs from what reading the packages gives")
 			}
@@ -188,6 +200,56 @@ func TestRunWACZ(t *testing.T) {
 			}
 			sameTree(t, "after a rerun", hashTree(t, dir), after)
 		})
+	}
+}
+
+// sameAsFreshIndex checks that each index of the packages (paths) is,
+// line for line, warcindex's index of the package's WARC members as they
+// are, sorted: the index of a package written anew (issue 23).
+func sameAsFreshIndex(t *testing.T, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		p, err := wacz.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, m := range p.WARCs() {
+			sec, err := p.Section(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = warcindex.Index(sec, wacz.IndexName(m.Name), func(e *warcindex.Entry) error {
+				want = append(want, string(e.AppendCDXJ(nil)))
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		slices.Sort(want)
+		ixs, err := p.Indexes()
+		if err != nil || len(ixs) == 0 {
+			t.Fatalf("%s: indexes %v, %v", name, ixs, err)
+		}
+		for _, ix := range ixs {
+			rc := p.IndexReader(ix)
+			b, err := io.ReadAll(rc)
+			rc.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+				if !strings.HasPrefix(l, "!") {
+					got = append(got, l)
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%s: %s is not warcindex's index of its members (%d lines, want %d): %s", name, ix.CDX.Name, len(got), len(want), firstDiff(got, want))
+			}
+		}
+		p.Close()
 	}
 }
 
@@ -300,6 +362,10 @@ func TestRunWACZRefused(t *testing.T) {
 		t.Errorf("with Unsign: exit %d %v", r.Report.Exit, r.Report.ExitReason)
 	}
 	checkPackages(t, dir)
+	// The members' index lines go with the job's other work files.
+	if _, err := os.Stat(filepath.Join(wd, workdir.MemberLinesDir)); err == nil {
+		t.Errorf("%s left after the job", workdir.MemberLinesDir)
+	}
 	rewritten := 0
 	for _, n := range []string{"signed.wacz", "signed-copy.wacz"} {
 		now, _ := os.ReadFile(filepath.Join(dir, n))
@@ -307,6 +373,7 @@ func TestRunWACZRefused(t *testing.T) {
 			continue
 		}
 		rewritten++
+		sameAsFreshIndex(t, filepath.Join(dir, n))
 		sp, err := wacz.Open(filepath.Join(dir, n))
 		if err != nil {
 			t.Fatal(err)

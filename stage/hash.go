@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"warcdedup/internal/gzfile"
 	"warcdedup/internal/progress"
 	"warcdedup/record"
+	"warcdedup/wacz"
 	"warcdedup/warcsum"
 	"warcdedup/workdir"
 )
@@ -42,9 +44,15 @@ type Hash struct {
 	OnFile func(in warcsum.Input, sha256 string)
 	// WantSum, if set, limits OnFile's SHA-256 to the inputs it accepts
 	// (warcsum.Runner.WantSum).
-	WantSum  func(in warcsum.Input) bool
-	Messages Messages // damaged records and unreadable files (Error)
-	Meter    progress.Meter
+	WantSum func(in warcsum.Input) bool
+	// MemberLines, if set, gets the warcindex lines of each WACZ member
+	// read (an input with a Stamp that names a package's member), made
+	// from the stage's own read of it (warcsum.Runner.Index): what the
+	// rebuild of its package makes a fresh index from. What it held is
+	// removed first.
+	MemberLines *wacz.LineStore
+	Messages    Messages // damaged records and unreadable files (Error)
+	Meter       progress.Meter
 }
 
 // HashResult is what a Hash found.
@@ -183,6 +191,12 @@ func (h *Hash) Run(ctx context.Context) (HashResult, error) {
 			}
 			damage(err)
 		}, OnFile: h.OnFile, WantSum: h.WantSum}
+	if h.MemberLines != nil {
+		if err := os.RemoveAll(h.MemberLines.Dir); err != nil {
+			return HashResult{}, err
+		}
+		r.Index = h.memberIndex
+	}
 	var facts *atomicfile.File
 	if h.Facts != "" {
 		if facts, err = atomicfile.Create(h.Facts, 0o644); err != nil {
@@ -222,6 +236,21 @@ func (h *Hash) Run(ctx context.Context) (HashResult, error) {
 		}
 	}
 	return res, ctx.Err()
+}
+
+// memberIndex is the index of the input in if it is a WACZ member: its
+// lines into MemberLines, stamped with its version.
+func (h *Hash) memberIndex(in warcsum.Input) warcsum.FileIndex {
+	if _, _, ok := wacz.SplitName(in.Name); !ok || in.Stamp == "" {
+		return nil
+	}
+	w, err := h.MemberLines.Writer(in.Name, in.Stamp)
+	if err != nil {
+		// Not an error: the rebuild reads the member for its index.
+		h.Messages.Note("%v; its package's rebuild reads it for its index", err)
+		return nil
+	}
+	return w
 }
 
 // Note says what a Hash did, for the report's stage.

@@ -68,7 +68,11 @@ type Rewrite struct {
 	// none, and the hash again reads each file replaced.
 	Cache     string
 	Algorithm digest.Algorithm
-	Saved     string // saved.tsv, whole or not at all
+	// Replaced, if set, gets each file replaced, after the cache's entry
+	// of it is derived (refs.Rewriter.Replaced): a WACZ member's copy,
+	// whose index lines are derived (wacz.LineStore.Derive).
+	Replaced func(rewritelog.Replacement)
+	Saved    string // saved.tsv, whole or not at all
 	// Apart, if set, gets the numbered lines (in the order of In) of the
 	// duplicates left as they are because their original differs
 	// (refs.Rewriter.Apart), whole or not at all: the copies of a resolve
@@ -155,6 +159,15 @@ func (r *Rewrite) Run(ctx context.Context) (RewriteResult, error) {
 				}
 				derived.Add(1)
 			}
+		}
+	}
+	if r.Replaced != nil {
+		derive := rw.Replaced
+		rw.Replaced = func(rp rewritelog.Replacement) {
+			if derive != nil {
+				derive(rp)
+			}
+			r.Replaced(rp)
 		}
 	}
 	r.Meter.Begin("bytes", r.Total)

@@ -157,6 +157,12 @@ type PackageRewrite struct {
 	Verified func(path string, fi os.FileInfo) error
 	// Jobs is how many packages Finish writes anew at once (0: one).
 	Jobs int
+	// Lines, if set, holds the index lines of the WARC members as the
+	// hash stage read them, and those derived for the staged copies the
+	// rewrite replaced (wacz.LineStore): a package whose members' lines
+	// it all holds, of the versions written, gets its fresh index from
+	// them, no member read again for it.
+	Lines *wacz.LineStore
 	// PackageSHA256 takes the whole-file SHA-256 of every package written
 	// anew as it is written (PackageResult.SHA256), not only of those a
 	// later rebuild names by hash: a crawl's commit records it, and need
@@ -248,6 +254,9 @@ type stagedMember struct {
 	// movedFrom is the package as the copy was made from it, when the
 	// member's cache entry was moved to the copy (Restamp).
 	movedFrom os.FileInfo
+	// from is the package as the copy was made from it, if it was the
+	// same version before and after the copy (nil if not).
+	from os.FileInfo
 }
 
 // sameVersion reports whether two infos are of one version of a file.
@@ -513,23 +522,25 @@ func (pr *PackageRewrite) stage(m PackageMember) (*stagedMember, error) {
 		os.Remove(path)
 		return nil, fmt.Errorf("%s: staging %s for its rewrite: %w", m.Package, m.Member, err)
 	}
-	if pr.Restamp != nil && !pr.DryRun {
+	var from os.FileInfo
+	if now, err := pkg.Stat(); err == nil && sameVersion(fi, now) {
+		from = fi
+	}
+	if pr.Restamp != nil && !pr.DryRun && from != nil {
 		// The member's cache entry moved to its copy, that the rewrite
 		// derives the entry of its new version from it (and Finish moves
 		// that one to the new package): when the package is still the
 		// version copied from.
-		if now, err := pkg.Stat(); err == nil && sameVersion(fi, now) {
-			pr.mu.Lock() // members are staged at once (stageAll)
-			err := pr.Restamp(wacz.JoinName(m.Package, m.Member), fi, info)
-			pr.mu.Unlock()
-			if err != nil {
-				pr.Messages.Note("%v; the hash again reads the member", err)
-			} else {
-				return &stagedMember{PackageMember: m, path: path, info: info, movedFrom: fi}, nil
-			}
+		pr.mu.Lock() // members are staged at once (stageAll)
+		err := pr.Restamp(wacz.JoinName(m.Package, m.Member), fi, info)
+		pr.mu.Unlock()
+		if err != nil {
+			pr.Messages.Note("%v; the hash again reads the member", err)
+		} else {
+			return &stagedMember{PackageMember: m, path: path, info: info, movedFrom: fi, from: from}, nil
 		}
 	}
-	return &stagedMember{PackageMember: m, path: path, info: info}, nil
+	return &stagedMember{PackageMember: m, path: path, info: info, from: from}, nil
 }
 
 // Container is the WARC-Refers-To-Container of a revisit of dup whose
@@ -1086,6 +1097,9 @@ func (r *packageRebuild) prepare(now time.Time, edit func(*wacz.Rebuild)) (*wacz
 	if r.staged, err = statFiles(r.replace); err != nil {
 		return nil, err
 	}
+	if pr.Lines != nil {
+		b.KnownLines = r.knownLines
+	}
 	if pr.MetadataDir != "" && !pr.restoring {
 		if err := saveMetadata(pr.MetadataDir, r.pkg, r.old); err != nil {
 			return nil, fmt.Errorf("keeping its datapackage.json for undo: %w", err)
@@ -1097,6 +1111,27 @@ func (r *packageRebuild) prepare(now time.Time, edit func(*wacz.Rebuild)) (*wacz
 		}
 	}
 	return b, nil
+}
+
+// knownLines are the index lines of the package's WARC member as its new
+// version holds it, from the hash stage's read (PackageRewrite.Lines):
+// of the member as the package holds it, or derived for its staged copy
+// the rewrite replaced, when that copy was made from this version of
+// the package and rewritten once; nil otherwise.
+func (r *packageRebuild) knownLines(member string) *os.File {
+	m := r.old.Member(member)
+	if m == nil {
+		return nil
+	}
+	name, stamp := wacz.JoinName(r.pkg, member), wacz.MemberStamp(m)
+	if _, ok := r.replace[member]; !ok {
+		return r.pr.Lines.Read(name, stamp)
+	}
+	s := r.pr.staged[name]
+	if s == nil || s.from == nil || !sameVersion(s.from, r.target.Info) {
+		return nil
+	}
+	return r.pr.Lines.ReadDerived(name, stamp, s.info, r.staged[member])
 }
 
 // write writes the new version beside the package and checks it.
@@ -1118,6 +1153,9 @@ func (r *packageRebuild) write(b *wacz.Rebuild) (*wacz.Result, error) {
 	res, err := b.Write(r.tmp.File)
 	if err != nil {
 		return nil, err
+	}
+	if res.IndexedMembers && r.pr.Lines != nil && r.pr.Messages != nil {
+		r.pr.Messages.Note("%s: its index made by reading its WARC members again: the hash stage's lines of some are missing or of another version", r.pkg)
 	}
 	np, err := wacz.NewPackage(r.tmp.File, res.Size, r.pkg+" (new version)")
 	if err != nil {

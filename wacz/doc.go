@@ -66,7 +66,11 @@
 // entries for the package (PackageMoves, LogUpdate: package reindex's
 // updater, the one warccdx uses), every line keeping its indexer's
 // spelling, and written in the form it had (the same ZipNum block size,
-// !meta line and .idx fields), or written fresh with warcindex;
+// !meta line and .idx fields), or written fresh with warcindex: from
+// the lines a LineStore keeps of every WARC member (made from the hash
+// stage's read of it, derived through the rewrite's entries for a
+// rewritten copy, each stamped with the version it describes) when it
+// has them all, else by reading the members;
 // datapackage.json with the new hashes, sizes and "modified", every other
 // key kept in its place and layout; datapackage-digest.json recomputed.
 // A signed package is refused (ErrSigned) unless the signature is to go:

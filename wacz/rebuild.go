@@ -54,6 +54,13 @@ type Rebuild struct {
 	// needed when members are replaced.
 	Index      IndexUpdate
 	FreshIndex bool
+	// KnownLines, if set, gives with FreshIndex the lines warcindex
+	// writes of a WARC member (by name) as the new package holds it, in
+	// file order, the file positioned at the first (a LineStore's:
+	// Read, ReadDerived), nil when it has none. When it gives every WARC
+	// member's, the fresh index is made from them instead of from the
+	// members, read and inflated once more; the rebuild closes them.
+	KnownLines func(member string) *os.File
 	// Now is the time of the rebuild ("modified", the new members'
 	// times); the zero time means time.Now.
 	Now time.Time
@@ -130,6 +137,9 @@ type Result struct {
 	RemovedSignature bool
 	// MetadataRestored is set when Metadata was written.
 	MetadataRestored bool
+	// IndexedMembers is set when a fresh index read the WARC members,
+	// their lines not all known (KnownLines).
+	IndexedMembers bool
 }
 
 // prepared is a member's new content in a file: stored, or deflated
@@ -167,6 +177,19 @@ func (b *Rebuild) Write(out outFile) (*Result, error) {
 	// for it. An index updated from the log is made first.
 	indexed := make(chan error, 1)
 	if b.FreshIndex {
+		w.known = w.knownLines()
+	}
+	if b.FreshIndex && w.known != nil {
+		// The index reads nothing but the lines. The replacements are
+		// read for their size and CRC-32 on another core, each ahead of
+		// its copy into the package (as a fresh index read them).
+		w.raw = map[string]chan rawSum{}
+		for name := range w.files {
+			w.raw[name] = make(chan rawSum, 1)
+		}
+		go w.sumReplacements()
+		go func() { indexed <- w.rebuildIndexes() }()
+	} else if b.FreshIndex {
 		w.raw = map[string]chan rawSum{}
 		for name := range w.files {
 			w.raw[name] = make(chan rawSum, 1)
@@ -257,6 +280,66 @@ type rebuildWrite struct {
 	// index is done): its copy into the package needs them for the
 	// local header, and need not read the file for them first.
 	raw map[string]chan rawSum
+	// known are the lines of every WARC member, with a fresh index from
+	// KnownLines; nil when some member's are not known.
+	known map[string]knownLines
+}
+
+// sumReplacements reads each replacement, in the order of the members,
+// for the size and CRC-32 its copy into the package writes before its
+// bytes (storeRead); one it could not read is read by the copy itself
+// (storeFile).
+func (w *rebuildWrite) sumReplacements() {
+	defer func() {
+		for _, c := range w.raw {
+			close(c)
+		}
+	}()
+	buf := make([]byte, copyBufferSize)
+	for _, m := range w.Source.WARCs() {
+		f := w.files[m.Name]
+		if f == nil {
+			continue
+		}
+		raw := &crcCounter{crc: crc32.NewIEEE()}
+		if _, err := io.CopyBuffer(raw, io.NewSectionReader(f, 0, 1<<62), buf); err != nil {
+			return
+		}
+		w.raw[m.Name] <- rawSum{size: raw.n, crc: raw.crc.Sum32()}
+	}
+}
+
+// knownLines is a member's lines: the file, from start.
+type knownLines struct {
+	f     *os.File
+	start int64
+}
+
+// knownLines takes KnownLines' files of every WARC member, or none.
+func (w *rebuildWrite) knownLines() map[string]knownLines {
+	if w.KnownLines == nil {
+		return nil
+	}
+	known := map[string]knownLines{}
+	for _, m := range w.Source.WARCs() {
+		f := w.KnownLines(m.Name)
+		if f == nil {
+			for _, k := range known {
+				k.f.Close()
+			}
+			return nil
+		}
+		start, err := f.Seek(0, io.SeekCurrent)
+		if err != nil {
+			f.Close()
+			for _, k := range known {
+				k.f.Close()
+			}
+			return nil
+		}
+		known[m.Name] = knownLines{f: f, start: start}
+	}
+	return known
 }
 
 // indexed passes on the size and CRC-32 of the replacement name as its
@@ -293,6 +376,9 @@ func (w *rebuildWrite) waitIndexUnlessFresh() error {
 func (w *rebuildWrite) cleanup() {
 	for _, f := range w.files {
 		f.Close()
+	}
+	for _, k := range w.known {
+		k.f.Close()
 	}
 	for _, t := range w.temps {
 		os.Remove(t)
@@ -588,7 +674,13 @@ func (w *rebuildWrite) rebuildIndex(ix *Index) error {
 	}
 	same := false
 	if b.FreshIndex {
-		err = b.freshIndex(files, out, res, w.indexed)
+		// With known lines the replacements' sums are sumReplacements'
+		// to give, whether or not the lines can be read.
+		read := w.indexed
+		if w.known != nil {
+			read = nil
+		}
+		err = b.freshIndex(files, w.known, out, res, read)
 	} else {
 		same, err = b.updateIndex(ix, files, out, res)
 	}
@@ -835,15 +927,26 @@ func (g *groupWriter) flush() error {
 }
 
 // freshIndex indexes every WARC member (replaced ones from their files)
-// with warcindex and writes the lines sorted.
-func (b *Rebuild) freshIndex(files map[string]*os.File, out lineWriter, res *Result, read func(string, rawSum)) error {
-	s := newLineSorter(b.TempDir)
-	if b.SortMemory > 0 {
-		s.memLimit = b.SortMemory
+// with warcindex and writes the lines sorted: the known lines of every
+// member if given, else (or if they cannot be read) those of a read of
+// the members.
+func (b *Rebuild) freshIndex(files map[string]*os.File, known map[string]knownLines, out lineWriter, res *Result, read func(string, rawSum)) error {
+	newSorter := func() *lineSorter {
+		s := newLineSorter(b.TempDir)
+		if b.SortMemory > 0 {
+			s.memLimit = b.SortMemory
+		}
+		return s
 	}
-	defer s.close()
-	if err := indexMembers(b.Source, files, s, read); err != nil {
-		return err
+	s := newSorter()
+	defer func() { s.close() }()
+	if known == nil || addKnownLines(b.Source, known, s) != nil {
+		s.close()
+		s = newSorter()
+		res.IndexedMembers = true
+		if err := indexMembers(b.Source, files, s, read); err != nil {
+			return err
+		}
 	}
 	return s.each(func(l []byte) error {
 		res.Lines++
@@ -890,6 +993,33 @@ func indexMembers(p *Package, files map[string]*os.File, s *lineSorter, read fun
 				return &Error{Package: p.Name, Member: m.Name, Offset: -1, Err: err}
 			}
 			read(m.Name, rawSum{size: raw.n, crc: raw.crc.Sum32()})
+		}
+	}
+	return nil
+}
+
+// addKnownLines adds the known lines of every WARC member of p to s.
+func addKnownLines(p *Package, known map[string]knownLines, s *lineSorter) error {
+	for _, m := range p.WARCs() {
+		k := known[m.Name]
+		br := bufio.NewReaderSize(io.NewSectionReader(k.f, k.start, 1<<62), 256<<10)
+		for {
+			l, err := br.ReadSlice('\n')
+			if err == bufio.ErrBufferFull {
+				l = bytes.Clone(l)
+				var rest []byte
+				rest, err = br.ReadBytes('\n')
+				l = append(l, rest...)
+			}
+			if err == io.EOF && len(l) == 0 {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %s: its known index lines: %w", p.Name, m.Name, err)
+			}
+			if err := s.add(l[:len(l)-1]); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -101,6 +101,7 @@ type facts struct {
 	typ, uri, date, contentType, payloadDigest string
 	hasURI, hasDate, hasContentType            bool
 	offset, length                             int64
+	parse                                      bool   // the block is read as HTTP
 	http                                       bool   // an HTTP head was parsed
 	status                                     string // as warcio.js's Number() gives it
 	httpContentType                            string // every Content-Type value, joined with ", "
@@ -162,6 +163,24 @@ func IndexWith(r io.Reader, filename string, opt Options, emit func(*Entry) erro
 // readFacts reads what the index needs of the current record and
 // finishes it.
 func readFacts(rr *record.Reader, rec *record.Record) (*facts, error) {
+	f, err := beginFacts(rr, rec, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := rr.Finish(); err != nil {
+		return nil, err
+	}
+	f.end(rr, rec)
+	return f, nil
+}
+
+// beginFacts reads what the index needs of the current record before its
+// block is read by anyone else: its header's fields, and the HTTP head
+// (and a request's body) from the start of its block. head, if not nil,
+// is the HTTP head of a response read already by another reader of the
+// record (ReadHTTPHead, which cannot be called twice), taken in place of
+// reading it.
+func beginFacts(rr *record.Reader, rec *record.Record, head *record.HTTPHead) (*facts, error) {
 	f := &facts{typ: rec.Type, offset: rec.Offset}
 	f.uri, f.hasURI = rec.Header.Lookup("WARC-Target-URI")
 	if len(f.uri) >= 2 && f.uri[0] == '<' && f.uri[len(f.uri)-1] == '>' {
@@ -170,19 +189,21 @@ func readFacts(rr *record.Reader, rec *record.Record) (*facts, error) {
 	f.date, f.hasDate = rec.Header.Lookup("WARC-Date")
 	f.contentType, f.hasContentType = rec.Header.Lookup("Content-Type")
 	f.payloadDigest = rec.Header.Get("WARC-Payload-Digest")
-	parse := rec.Type == "response" || rec.Type == "request" || rec.Type == "revisit" && rec.BlockLength > 0
-	if parse && rec.BlockLength > 0 {
-		if err := f.readHTTP(rr, rec); err != nil {
+	f.parse = rec.Type == "response" || rec.Type == "request" || rec.Type == "revisit" && rec.BlockLength > 0
+	if f.parse && rec.BlockLength > 0 {
+		if err := f.readHTTP(rr, rec, head); err != nil {
 			return nil, err
 		}
 	}
-	if err := rr.Finish(); err != nil {
-		return nil, err
-	}
+	return f, nil
+}
+
+// end takes the record's length once it is finished.
+func (f *facts) end(rr *record.Reader, rec *record.Record) {
 	switch {
 	case rr.Compressed():
 		f.length = rec.Length
-	case parse && rec.BlockLength == 0:
+	case f.parse && rec.BlockLength == 0:
 		// warcio.js reads an HTTP head from an empty block all the same:
 		// the first line after it, which its length then counts.
 		trailer, _ := rr.Trailer()
@@ -194,18 +215,21 @@ func readFacts(rr *record.Reader, rec *record.Record) (*facts, error) {
 	default:
 		f.length = rec.HeaderLength + rec.BlockLength
 	}
-	return f, nil
 }
 
 // readHTTP reads the HTTP head at the start of the block as warcio.js
 // does: the first line is the status (or request) line, header lines
-// follow up to an empty line.
-func (f *facts) readHTTP(rr *record.Reader, rec *record.Record) error {
+// follow up to an empty line. read, if not nil, is the response's head
+// as ReadHTTPHead read it already.
+func (f *facts) readHTTP(rr *record.Reader, rec *record.Record, read *record.HTTPHead) error {
 	var head []byte
 	if rec.Type != "request" {
-		h, err := rr.ReadHTTPHead()
-		if err != nil {
-			return err
+		h := read
+		if h == nil {
+			var err error
+			if h, err = rr.ReadHTTPHead(); err != nil {
+				return err
+			}
 		}
 		if h.Status != 0 {
 			head = h.Raw

@@ -285,6 +285,10 @@ type Runner struct {
 	// others get ""): a WACZ package's members, compared with its
 	// datapackage.json, and not every plain file beside them.
 	WantSum func(in Input) bool
+	// Index, if set, is asked for an index of each input the run reads
+	// (not of one the cache replays), nil for none: it sees every record
+	// as it is read (FileIndex), and is closed when the input is read.
+	Index func(in Input) FileIndex
 
 	spoolMemory int // per-file output held in memory; spoolMemory if 0
 }
@@ -388,8 +392,18 @@ func (r *Runner) Run(inputs []Input, out io.Writer) (Stats, error) {
 
 // sum reads one file, or replays what reading it gave when the cache
 // knows it unchanged.
-func (r *Runner) sum(summer *Summer, s *fileSum, progress *Progress) (Stats, error) {
+func (r *Runner) sum(summer *Summer, s *fileSum, progress *Progress) (st Stats, err error) {
 	wantSum := r.OnFile != nil && (r.WantSum == nil || r.WantSum(s.in))
+	if r.Index != nil {
+		if ix := r.Index(s.in); ix != nil {
+			summer.index, summer.indexFailed = ix, false
+			defer func() {
+				// A file the cache replays was not read: its index saw nothing.
+				ix.Close(err == nil && st.Damaged == 0 && st.Cached == 0 && !summer.indexFailed)
+				summer.index = nil
+			}()
+		}
+	}
 	if r.Cache == nil {
 		return sumPath(summer, s, progress, nil, wantSum)
 	}
@@ -422,7 +436,7 @@ func (r *Runner) sum(summer *Summer, s *fileSum, progress *Progress) (Stats, err
 		summer.noted, summer.counted = ew.message, ew.count
 		defer func() { summer.noted, summer.counted = nil, nil }()
 	}
-	st, err := sumPath(summer, s, progress, ew, wantSum)
+	st, err = sumPath(summer, s, progress, ew, wantSum)
 	if ew != nil {
 		if cerr := ew.commit(st, err, s.sha256); cerr != nil && err == nil {
 			// The cache is an optimisation: a file it cannot keep is

@@ -167,6 +167,10 @@ type Summer struct {
 	// rr is reset onto each file: a new one allocates buffers of a few
 	// hundred kB, which would cost more than a small file's records.
 	rr *record.Reader
+	// index, if set, indexes the file being read from this read
+	// (Runner.Index); indexFailed once it could not follow a record.
+	index       RecordIndex
+	indexFailed bool
 }
 
 // Facts are what the manifest line of a response does not say but a report
@@ -268,6 +272,9 @@ func (s *Summer) SumFile(r io.Reader, name string, emit func(*manifest.Line) err
 			st.FilesFailed++
 			return st, err
 		}
+		if s.index != nil {
+			s.endIndex(rr, rec)
+		}
 		if listed {
 			st.Listed++
 		}
@@ -304,6 +311,9 @@ func isDamage(err error) bool {
 // found whether it is listed or not.
 func (s *Summer) sumRecord(rr *record.Reader, rec *record.Record, file string, st *Stats) (bool, error) {
 	if rec.Type == "revisit" {
+		if s.index != nil {
+			s.beginIndex(rr, rec, nil)
+		}
 		if s.opt.ResponsesOnly {
 			st.Skipped[SkipRevisit]++
 			return false, rr.Finish()
@@ -357,9 +367,19 @@ func (s *Summer) skipOf(rr *record.Reader, rec *record.Record) (Skip, error) {
 	skip := s.precheck(rec)
 	s.facts = Facts{}
 	if skip >= 0 {
+		if s.index != nil {
+			s.beginIndex(rr, rec, nil)
+		}
 		return skip, nil
 	}
 	head, err := rr.ReadHTTPHead()
+	if s.index != nil {
+		if err != nil {
+			s.indexFailed = true // as warcindex stops at it
+		} else {
+			s.beginIndex(rr, rec, head)
+		}
+	}
 	if err == nil && head.Status != 0 {
 		s.facts = Facts{Status: head.Status, MIME: mediaType(head.Get("Content-Type"))}
 	}

@@ -36,6 +36,11 @@ const (
 	// hash (stage 1)
 	BeforeFile = "before.manifest" // warcsum of the collection before; removed once the job is complete
 	FactsFile  = "facts.manifest"  // status and media type of its responses; removed once the job is complete (the cache keeps them)
+	// MemberLinesDir holds the warcindex lines of each WACZ member as the
+	// hash read it, and those derived for its rewritten copy: what a
+	// package's rebuild makes its index from (wacz.LineStore). Emptied
+	// by each hash stage.
+	MemberLinesDir = "member-lines"
 	// sort by digest
 	ByDigestFile = "by-digest.manifest"       // before.manifest sorted for resolution
 	SliceFile    = "by-digest-slice.manifest" // a job on a slice of the digests: by-digest.manifest with only its lines
@@ -150,7 +155,7 @@ func (d *Dir) removeLeftovers() {
 	for _, e := range entries {
 		os.RemoveAll(filepath.Join(d.File(TmpDir), e.Name()))
 	}
-	dirs := []string{d.Path, d.File(CacheDir)}
+	dirs := []string{d.Path, d.File(CacheDir), d.File(MemberLinesDir)}
 	if runs, err := os.ReadDir(d.File(RunsDir)); err == nil {
 		for _, r := range runs {
 			if r.IsDir() {
