@@ -205,6 +205,11 @@ func (c *Converter) Run(ctx context.Context, collection string, progress *atomic
 	if err != nil {
 		return nil, err
 	}
+	if c.KeepARC != "" {
+		if err := checkKeepDir(c.KeepARC, root); err != nil {
+			return nil, err
+		}
+	}
 	proofs := filepath.Join(c.WorkDir, ProofDir)
 	if err := os.MkdirAll(proofs, 0o755); err != nil {
 		return nil, err
@@ -554,6 +559,48 @@ func (f *file) retire() error {
 	return nil
 }
 
+// checkKeepDir refuses a keep directory that is the collection or inside
+// it, by its name or through a symbolic link: an ARC "kept" as itself
+// would be removed, one kept below the collection listed again.
+func checkKeepDir(keep, root string) error {
+	k, err := resolveExisting(keep)
+	if err != nil {
+		return fmt.Errorf("migrate: keep directory %s: %w", keep, err)
+	}
+	r, err := resolveExisting(root)
+	if err != nil {
+		return fmt.Errorf("migrate: collection %s: %w", root, err)
+	}
+	if rel, err := filepath.Rel(r, k); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("migrate: keep directory %s is inside the collection %s (%s): the ARC files kept there would be removed or listed again", keep, root, k)
+	}
+	return nil
+}
+
+// resolveExisting returns name absolute, its symbolic links resolved as
+// far as it exists (a keep directory is made when the first ARC goes in).
+func resolveExisting(name string) (string, error) {
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return "", err
+	}
+	for p, rest := abs, ""; ; {
+		r, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			return filepath.Join(r, rest), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return abs, nil
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+}
+
 // keep puts a copy of the ARC in the keep directory, durably: a hard link
 // on the same file system, else a copy checked by SHA-256.
 func (f *file) keep() error {
@@ -566,8 +613,13 @@ func (f *file) keep() error {
 		return err
 	}
 	if have, err := os.Stat(dst); err == nil {
-		// A killed run linked or copied it already.
+		// A killed run linked or copied it already; unless the name is
+		// the ARC's own, reached another way (a bind mount): removing the
+		// ARC then would lose it.
 		if os.SameFile(src, have) {
+			if sameEntry(f.arcPath, dst) {
+				return fmt.Errorf("%s is the ARC itself: not removed", dst)
+			}
 			return nil
 		}
 		a, _, err := sumFile(f.arcPath, nil)
@@ -591,6 +643,20 @@ func (f *file) keep() error {
 		return err
 	}
 	return atomicfile.SyncDir(filepath.Dir(dst))
+}
+
+// sameEntry reports whether two names are one directory entry: the same
+// base name in the same directory.
+func sameEntry(a, b string) bool {
+	if filepath.Base(a) != filepath.Base(b) {
+		return false
+	}
+	da, err := os.Stat(filepath.Dir(a))
+	if err != nil {
+		return false
+	}
+	db, err := os.Stat(filepath.Dir(b))
+	return err == nil && os.SameFile(da, db)
 }
 
 // copyChecked copies src to dst, with its attributes, and checks the
