@@ -2,8 +2,11 @@ package migrate
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -56,4 +59,65 @@ func TestKeepDirInsideCollectionRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestKeepNameTakenByLinkToARC proves an ARC whose name in the keep
+// directory is taken by a symbolic link to the ARC itself (or a directory
+// link back into the collection) is not removed: the link was taken for a
+// kept copy, and the ARC removed left it dangling.
+func TestKeepNameTakenByLinkToARC(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		link func(t *testing.T, keep, coll, arc string)
+	}{
+		{"a link to the ARC", func(t *testing.T, keep, coll, arc string) {
+			if err := os.Symlink(filepath.Join(coll, arc), filepath.Join(keep, arc)); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a directory link into the collection", func(t *testing.T, keep, coll, arc string) {
+			if err := os.MkdirAll(filepath.Join(coll, "sub"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(filepath.Join(coll, arc), filepath.Join(coll, "sub", arc)); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(filepath.Join(coll, "sub"), filepath.Join(keep, "sub")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			coll, keep := filepath.Join(dir, "coll"), filepath.Join(dir, "keep")
+			genCollection(t, coll, 7)
+			if err := os.MkdirAll(keep, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			tc.link(t, keep, coll, "gen-00000.arc.gz")
+			before := snapshot(t, coll)
+			c := &Converter{Options: Options{WorkDir: filepath.Join(dir, "work"), KeepARC: keep}}
+			if _, err := c.Run(context.Background(), coll, nil); err != nil {
+				t.Logf("run: %v", err)
+			}
+			for name, sum := range before {
+				if !strings.HasSuffix(name, ".arc.gz") && !strings.HasSuffix(name, ".arc") {
+					continue
+				}
+				if fileSum(filepath.Join(coll, name)) != sum && fileSum(filepath.Join(keep, name)) != sum {
+					t.Errorf("%s (SHA-256 %s) is neither in the collection nor in the keep directory", name, sum)
+				}
+			}
+		})
+	}
+}
+
+// fileSum is a file's SHA-256, "" if it cannot be read.
+func fileSum(name string) string {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }

@@ -612,7 +612,11 @@ func (f *file) keep() error {
 	if err != nil {
 		return err
 	}
-	if have, err := os.Stat(dst); err == nil {
+	if have, err := os.Lstat(dst); err == nil {
+		if !have.Mode().IsRegular() {
+			// A link is no copy: the ARC it names would be removed.
+			return fmt.Errorf("%s exists and is no regular file: not overwritten", dst)
+		}
 		// A killed run linked or copied it already; unless the name is
 		// the ARC's own, reached another way (a bind mount): removing the
 		// ARC then would lose it.
