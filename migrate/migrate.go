@@ -329,6 +329,9 @@ func (f *file) run(ctx context.Context) Outcome {
 			return left(Failed, "%v", err)
 		}
 		if warcSum == proof.File.WARCSHA256 {
+			if f.read, err = os.Stat(f.arcPath); err != nil {
+				return left(Failed, "%v", err)
+			}
 			arcSum, size, err := sumFile(f.arcPath, f.progress)
 			if err != nil {
 				return left(Failed, "%v", err)
@@ -496,6 +499,12 @@ func (f *file) prove(warcPath, arcSum, warcSum string) (*proof, string, error) {
 // adopt proves the WARC already at the ARC's WARC name against it: its
 // conversion is kept and the ARC retired; anything else is refused.
 func (f *file) adopt(ctx context.Context, o Outcome) Outcome {
+	// The ARC as it is before it is read: retire refuses it if it changed.
+	var err error
+	if f.read, err = os.Stat(f.arcPath); err != nil {
+		o.Status, o.Reason = Failed, err.Error()
+		return o
+	}
 	warcSum, _, err := sumFile(f.warcPath, nil)
 	if err != nil {
 		o.Status, o.Reason = Failed, err.Error()
