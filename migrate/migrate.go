@@ -219,6 +219,10 @@ func (c *Converter) Run(ctx context.Context, collection string, progress *atomic
 		return nil, err
 	}
 	res := &Result{Files: make([]Outcome, len(arcs)), Map: filepath.Join(c.WorkDir, MapFile)}
+	for i, in := range arcs {
+		// What a stopped run leaves of the files it did not reach.
+		res.Files[i] = Outcome{ARC: in.Name, WARC: convert.OutputName(in.Name, false), ARCSize: in.Size, Status: Failed, Reason: "not reached: the conversion was stopped"}
+	}
 	// ARCs with one WARC name (x.arc and x.arc.gz) are converted one
 	// after the other, by one worker: the second finds the first's WARC
 	// and adopts it only if it proves to hold its records too.
