@@ -121,3 +121,33 @@ func fileSum(name string) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
+
+// TestKeptCopyNeverLandsInCollection proves an ARC is not "kept" at a
+// name inside the collection when the keep directory holds the
+// collection: with the collection dir/sub and --keep-arc dir, the ARC
+// sub/x.arc.gz was kept as dir/sub/x.arc.gz, a new ARC at the top of the
+// collection, listed by the job and converted again by the next run.
+func TestKeptCopyNeverLandsInCollection(t *testing.T) {
+	dir := t.TempDir()
+	coll := filepath.Join(dir, "sub")
+	genCollection(t, filepath.Join(coll, "sub"), 7)
+	before := snapshot(t, coll)
+	c := &Converter{Options: Options{WorkDir: filepath.Join(t.TempDir(), "work"), KeepARC: dir}}
+	if _, err := c.Run(context.Background(), coll, nil); err != nil {
+		t.Logf("run: %v", err)
+	}
+	after := snapshot(t, coll)
+	for name := range after {
+		if _, ok := before[name]; !ok && (strings.HasSuffix(name, ".arc.gz") || strings.HasSuffix(name, ".arc")) {
+			t.Errorf("%s: a new ARC in the collection", name)
+		}
+	}
+	for name, sum := range before {
+		if !strings.HasSuffix(name, ".arc.gz") && !strings.HasSuffix(name, ".arc") {
+			continue
+		}
+		if after[name] != sum && fileSum(filepath.Join(dir, name)) != sum {
+			t.Errorf("%s (SHA-256 %s) is neither in the collection nor kept", name, sum)
+		}
+	}
+}

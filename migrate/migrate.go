@@ -576,18 +576,29 @@ func (f *file) retire() error {
 // it, by its name or through a symbolic link: an ARC "kept" as itself
 // would be removed, one kept below the collection listed again.
 func checkKeepDir(keep, root string) error {
-	k, err := resolveExisting(keep)
+	in, err := inside(keep, root)
 	if err != nil {
 		return fmt.Errorf("migrate: keep directory %s: %w", keep, err)
 	}
-	r, err := resolveExisting(root)
-	if err != nil {
-		return fmt.Errorf("migrate: collection %s: %w", root, err)
-	}
-	if rel, err := filepath.Rel(r, k); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return fmt.Errorf("migrate: keep directory %s is inside the collection %s (%s): the ARC files kept there would be removed or listed again", keep, root, k)
+	if in {
+		return fmt.Errorf("migrate: keep directory %s is inside the collection %s: the ARC files kept there would be removed or listed again", keep, root)
 	}
 	return nil
+}
+
+// inside reports whether name is dir or beneath it, symbolic links
+// resolved.
+func inside(name, dir string) (bool, error) {
+	n, err := resolveExisting(name)
+	if err != nil {
+		return false, err
+	}
+	d, err := resolveExisting(dir)
+	if err != nil {
+		return false, err
+	}
+	rel, err := filepath.Rel(d, n)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)), nil
 }
 
 // resolveExisting returns name absolute, its symbolic links resolved as
@@ -618,6 +629,13 @@ func resolveExisting(name string) (string, error) {
 // on the same file system, else a copy checked by SHA-256.
 func (f *file) keep() error {
 	dst := filepath.Join(f.c.KeepARC, filepath.FromSlash(f.in.Name))
+	// A keep directory that holds the collection may put a name in it.
+	if in, err := inside(dst, f.root); err != nil || in {
+		if err == nil {
+			err = fmt.Errorf("%s is inside the collection: not kept there", dst)
+		}
+		return err
+	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
