@@ -205,6 +205,11 @@ func (c *Converter) Run(ctx context.Context, collection string, progress *atomic
 	if err != nil {
 		return nil, err
 	}
+	if c.KeepARC != "" {
+		if err := checkKeepDir(c.KeepARC, root); err != nil {
+			return nil, err
+		}
+	}
 	proofs := filepath.Join(c.WorkDir, ProofDir)
 	if err := os.MkdirAll(proofs, 0o755); err != nil {
 		return nil, err
@@ -214,6 +219,10 @@ func (c *Converter) Run(ctx context.Context, collection string, progress *atomic
 		return nil, err
 	}
 	res := &Result{Files: make([]Outcome, len(arcs)), Map: filepath.Join(c.WorkDir, MapFile)}
+	for i, in := range arcs {
+		// What a stopped run leaves of the files it did not reach.
+		res.Files[i] = Outcome{ARC: in.Name, WARC: convert.OutputName(in.Name, false), ARCSize: in.Size, Status: Failed, Reason: "not reached: the conversion was stopped"}
+	}
 	// ARCs with one WARC name (x.arc and x.arc.gz) are converted one
 	// after the other, by one worker: the second finds the first's WARC
 	// and adopts it only if it proves to hold its records too.
@@ -324,6 +333,9 @@ func (f *file) run(ctx context.Context) Outcome {
 			return left(Failed, "%v", err)
 		}
 		if warcSum == proof.File.WARCSHA256 {
+			if f.read, err = os.Stat(f.arcPath); err != nil {
+				return left(Failed, "%v", err)
+			}
 			arcSum, size, err := sumFile(f.arcPath, f.progress)
 			if err != nil {
 				return left(Failed, "%v", err)
@@ -491,6 +503,12 @@ func (f *file) prove(warcPath, arcSum, warcSum string) (*proof, string, error) {
 // adopt proves the WARC already at the ARC's WARC name against it: its
 // conversion is kept and the ARC retired; anything else is refused.
 func (f *file) adopt(ctx context.Context, o Outcome) Outcome {
+	// The ARC as it is before it is read: retire refuses it if it changed.
+	var err error
+	if f.read, err = os.Stat(f.arcPath); err != nil {
+		o.Status, o.Reason = Failed, err.Error()
+		return o
+	}
 	warcSum, _, err := sumFile(f.warcPath, nil)
 	if err != nil {
 		o.Status, o.Reason = Failed, err.Error()
@@ -554,10 +572,70 @@ func (f *file) retire() error {
 	return nil
 }
 
+// checkKeepDir refuses a keep directory that is the collection or inside
+// it, by its name or through a symbolic link: an ARC "kept" as itself
+// would be removed, one kept below the collection listed again.
+func checkKeepDir(keep, root string) error {
+	in, err := inside(keep, root)
+	if err != nil {
+		return fmt.Errorf("migrate: keep directory %s: %w", keep, err)
+	}
+	if in {
+		return fmt.Errorf("migrate: keep directory %s is inside the collection %s: the ARC files kept there would be removed or listed again", keep, root)
+	}
+	return nil
+}
+
+// inside reports whether name is dir or beneath it, symbolic links
+// resolved.
+func inside(name, dir string) (bool, error) {
+	n, err := resolveExisting(name)
+	if err != nil {
+		return false, err
+	}
+	d, err := resolveExisting(dir)
+	if err != nil {
+		return false, err
+	}
+	rel, err := filepath.Rel(d, n)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)), nil
+}
+
+// resolveExisting returns name absolute, its symbolic links resolved as
+// far as it exists (a keep directory is made when the first ARC goes in).
+func resolveExisting(name string) (string, error) {
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return "", err
+	}
+	for p, rest := abs, ""; ; {
+		r, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			return filepath.Join(r, rest), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return abs, nil
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+}
+
 // keep puts a copy of the ARC in the keep directory, durably: a hard link
 // on the same file system, else a copy checked by SHA-256.
 func (f *file) keep() error {
 	dst := filepath.Join(f.c.KeepARC, filepath.FromSlash(f.in.Name))
+	// A keep directory that holds the collection may put a name in it.
+	if in, err := inside(dst, f.root); err != nil || in {
+		if err == nil {
+			err = fmt.Errorf("%s is inside the collection: not kept there", dst)
+		}
+		return err
+	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
@@ -565,9 +643,18 @@ func (f *file) keep() error {
 	if err != nil {
 		return err
 	}
-	if have, err := os.Stat(dst); err == nil {
-		// A killed run linked or copied it already.
+	if have, err := os.Lstat(dst); err == nil {
+		if !have.Mode().IsRegular() {
+			// A link is no copy: the ARC it names would be removed.
+			return fmt.Errorf("%s exists and is no regular file: not overwritten", dst)
+		}
+		// A killed run linked or copied it already; unless the name is
+		// the ARC's own, reached another way (a bind mount): removing the
+		// ARC then would lose it.
 		if os.SameFile(src, have) {
+			if sameEntry(f.arcPath, dst) {
+				return fmt.Errorf("%s is the ARC itself: not removed", dst)
+			}
 			return nil
 		}
 		a, _, err := sumFile(f.arcPath, nil)
@@ -591,6 +678,20 @@ func (f *file) keep() error {
 		return err
 	}
 	return atomicfile.SyncDir(filepath.Dir(dst))
+}
+
+// sameEntry reports whether two names are one directory entry: the same
+// base name in the same directory.
+func sameEntry(a, b string) bool {
+	if filepath.Base(a) != filepath.Base(b) {
+		return false
+	}
+	da, err := os.Stat(filepath.Dir(a))
+	if err != nil {
+		return false
+	}
+	db, err := os.Stat(filepath.Dir(b))
+	return err == nil && os.SameFile(da, db)
 }
 
 // copyChecked copies src to dst, with its attributes, and checks the

@@ -58,7 +58,7 @@ func inPlace(c *cli.Context) error {
 			}
 		}
 		if err != nil {
-			return cli.Exit(fmt.Sprintf("arc2warc: %s: %v", coll, err), cmdutil.ExitFatal)
+			return cli.Exit(fmt.Sprintf("%s: %v", coll, err), cmdutil.ExitFatal)
 		}
 	}
 	if left > 0 {

@@ -262,6 +262,11 @@ func convertFile(in warcsum.Input, out string, opt convert.Options, force bool) 
 }
 
 func checkAll(c *cli.Context, log *cmdutil.Log, jobs []*arcFile, skipped int) error {
+	if len(jobs) == 0 {
+		// A check of nothing proves nothing: exit 0 would let a script
+		// remove files no check read.
+		return cli.Exit(fmt.Sprintf("no ARC file to check in %s (%d WARC files passed over)", strings.Join(c.Args().Slice(), ", "), skipped), cmdutil.ExitFatal)
+	}
 	each(jobs, c.Int("jobs"), checkFile)
 	ok, failed := 0, 0
 	var total verify.ConversionStats
