@@ -26,6 +26,10 @@
 // server's own file system and one through a client, take different
 // locks: run them from one side.
 //
+// Each directory locked is held open while the job works: a collection
+// of many directories needs as many descriptors (Go raises the soft
+// limit to the hard one; beyond it the job is refused, naming ulimit -n).
+//
 // Directories are locked in sorted order, each once whatever the path
 // naming it (by device and inode), all or none: two jobs on overlapping
 // sets are refused rather than deadlocked (LOCK_NB anyway).
@@ -184,6 +188,9 @@ func idOf(dir string) (fileID, error) {
 // the directory's flock is no lock for every host.
 func lockDir(dir string, id fileID) (*dirLock, error) {
 	d, err := os.Open(dir)
+	if errors.Is(err, syscall.EMFILE) {
+		return nil, fmt.Errorf("%s: locking the directory: %w: each directory of the collection is held open while the job works; raise the limit (ulimit -n)", dir, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: locking the directory: %w", dir, err)
 	}
