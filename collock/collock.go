@@ -234,8 +234,11 @@ func lockFile(dir string, id fileID) (*dirLock, error) {
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 			holder := fileHolder(f)
 			f.Close()
-			if errors.Is(err, syscall.EWOULDBLOCK) {
+			switch {
+			case errors.Is(err, syscall.EWOULDBLOCK):
 				return nil, &BusyError{Dir: dir, Holder: holder}
+			case errors.Is(err, syscall.ESTALE):
+				continue // removed by its holder on another host meanwhile
 			}
 			return nil, lockError(dir, err)
 		}
