@@ -223,6 +223,11 @@ func (k *task) splitCollide(ctx context.Context, collide string, files map[strin
 // (hosts/NAME/saved-collisions.tsv) for the account.
 func (k *task) rewriteCollisions(ctx context.Context) error {
 	h := k.host
+	locks, err := k.lockHost() // stages.go
+	if err != nil {
+		return err
+	}
+	defer locks.Release()
 	m := k.wd.readMarker(k.spec.ID, kindCollide, 0)
 	if m == nil || m.Collide == nil {
 		return fmt.Errorf("the collisions have not been resolved in this job")

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"warcdedup/atomicfile"
+	"warcdedup/collock"
 	"warcdedup/crawlindex"
 	"warcdedup/internal/gzfile"
 	"warcdedup/internal/progress"
@@ -509,6 +510,11 @@ func (k *task) originalsTables() ([]*manifest.Table, error) {
 // other hosts (remoteFiles).
 func (k *task) rewrite(ctx context.Context) error {
 	h := k.host
+	locks, err := k.lockHost()
+	if err != nil {
+		return err
+	}
+	defer locks.Release()
 	var inputs []string
 	for r := range k.spec.Ranges {
 		inputs = append(inputs, filepath.Join(k.wd.rangeDir(r, k.spec.Ranges), byFilePrefix+h.Name))
@@ -588,6 +594,18 @@ func (k *task) rewrite(ctx context.Context) error {
 	k.marker.Note = res.Note(k.spec.DryRun) + remote.stats.note() + k.marker.Rewrite.apartNote()
 	fmt.Fprintf(k.Log, "warcdedup: %s: %s\n", k.name(), k.marker.Note)
 	return nil
+}
+
+// lockHost locks the directories of the host's collection (package
+// collock) for a step that rewrites its files: another job on them (a
+// warcdedup run or undo there) is refused meanwhile, and this step is
+// refused while one works. The lock is the step's process's: a cluster
+// job spans many tasks, and between its steps holds none.
+func (k *task) lockHost() (*collock.Set, error) {
+	if k.spec.DryRun {
+		return nil, nil
+	}
+	return collock.LockJob([]string{k.host.Root}, nil)
 }
 
 // hashAgain lists a host's files again, the first half of stage 5; only

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"warcdedup/atomicfile"
+	"warcdedup/collock"
 	"warcdedup/convmap"
 	"warcdedup/fixity"
 	"warcdedup/internal/progress"
@@ -456,6 +457,13 @@ func UpdateCDX(ctx context.Context, workDir string, indexes []string, show *prog
 	if err != nil {
 		return nil, err
 	}
+	// Another job on the collection would change what the indexes
+	// index while they are brought up to date.
+	locks, err := collock.LockJob(state.Params.Collections, indexes)
+	if err != nil {
+		return nil, err
+	}
+	defer locks.Release()
 	if show == nil {
 		show = progress.NewPlain(io.Discard, "warcdedup")
 	}

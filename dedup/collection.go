@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 
+	"warcdedup/collock"
 	"warcdedup/internal/progress"
 	"warcdedup/source"
 	"warcdedup/stage"
@@ -46,7 +48,11 @@ func (c *collection) locator() *source.Locator {
 func (c *collection) collect() (inputs []warcsum.Input, inProgress []string, err error) {
 	c.others = nil
 	col := warcsum.Collector{Recursive: true, InProgress: func(p string) { inProgress = append(inProgress, p) },
-		Other: func(p string) { c.others = append(c.others, p) }}
+		Other: func(p string) {
+			if filepath.Base(p) != collock.LockFile { // a job's lock, on a network file system
+				c.others = append(c.others, p)
+			}
+		}}
 	if c.wacz != nil {
 		if c.crawl != nil {
 			c.wacz.prefix = c.crawl.name + "/" // crawlwacz.go

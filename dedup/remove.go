@@ -88,6 +88,11 @@ func RemoveCrawl(ctx context.Context, opt RemoveOptions) (*RemoveResult, error) 
 			return res, err
 		}
 		defer reg.Release()
+		locks, err := lockCrawls(ix, res.Dependents) // lock.go
+		if err != nil {
+			return res, err
+		}
+		defer locks.Release()
 		clearRemoveTemp(ix.Dir)
 		r, err := newRestoreDependents(ix, k, opt)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"warcdedup/collock"
 	"warcdedup/collres"
 	"warcdedup/digest"
 	"warcdedup/internal/gzfile"
@@ -103,6 +104,7 @@ type run struct {
 	ahead  *accountReading
 	opt    Options
 	wd     *workdir.Dir
+	locks  *collock.Set // the collection's directories, locked (none for a dry run)
 	state  *State
 	show   *progress.Display
 	runLog *workdir.RunLogFile
@@ -250,6 +252,9 @@ func (r *run) open() error {
 	if r.wd, err = workdir.Open(r.opt.WorkDir); err != nil {
 		return err
 	}
+	if r.locks, err = r.lockCollection(); err != nil { // lock.go
+		return err
+	}
 	if r.runLog, err = r.wd.OpenRunLog(r.opt.Display); err != nil {
 		return err
 	}
@@ -271,6 +276,7 @@ func (r *run) open() error {
 // close lets go of what openRun opened.
 func (r *run) close() {
 	r.runLog.Close()
+	r.locks.Release()
 	if r.wd != nil {
 		r.wd.Close()
 	}

@@ -448,6 +448,9 @@ func (r *run) requirersOutside(pr *stage.PackageRewrite) error {
 	if err := r.committedRequirers(pr); err != nil {
 		return err
 	}
+	if err := r.lockRequirers(pr.Requirers); err != nil { // lock.go
+		return err
+	}
 	if err := pr.CheckRequirersSpace(); err != nil {
 		return err
 	}

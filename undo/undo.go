@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"warcdedup/collock"
 	"warcdedup/crawlindex"
 	"warcdedup/dedup"
 	"warcdedup/digest"
@@ -161,6 +162,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 type undo struct {
 	opt    Options
 	wd     *workdir.Dir
+	locks  *collock.Set // the collections' directories, locked
 	state  *dedup.State
 	coll   *dedup.Collection
 	crawl  *crawl // the crawl of an index undone; nil for a collection
@@ -258,6 +260,9 @@ func (u *undo) open() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	if u.locks, err = u.lockCollection(params.Collections); err != nil { // lock.go
+		return nil, err
+	}
 	if u.crawl != nil {
 		// The crawl's files are named CRAWL/PATH in its log.
 		for i, f := range files {
@@ -277,6 +282,7 @@ func (u *undo) close() {
 	if u.after != nil {
 		u.after.Remove()
 	}
+	u.locks.Release()
 	u.wd.Close()
 }
 

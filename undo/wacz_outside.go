@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"warcdedup/collock"
 	"warcdedup/crawlindex"
 	"warcdedup/dedup"
 	"warcdedup/fixity"
@@ -203,6 +204,9 @@ func (u *undo) refreshOutside(ctx context.Context) error {
 	}
 	if len(r.touched) == 0 {
 		return nil
+	}
+	if err := u.locks.Add(collock.Dirs(r.requirers)...); err != nil { // lock.go
+		return err
 	}
 	// Noted before any is written anew: an undo stopped in between
 	// records them when run again (refile).

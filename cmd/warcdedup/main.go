@@ -482,7 +482,7 @@ func (a *assessment) report(res *assess.Result, err error) error {
 	}
 	switch {
 	case err != nil:
-		return cli.Exit("warcdedup: "+err.Error(), cmdutil.ExitFatal)
+		return cli.Exit(err.Error(), cmdutil.ExitFatal)
 	case res.Report != nil && res.Report.Exit != 0:
 		exitReasons(res.Report.Exit, res.Report.ExitReason)
 		return cli.Exit("", res.Report.Exit)
@@ -640,7 +640,7 @@ func undoAction(c *cli.Context) error {
 // standard error, why the exit status is not 0.
 func undoEnd(c *cli.Context, res *undo.Result, err error) error {
 	if res == nil {
-		return cli.Exit("warcdedup: "+fmt.Sprint(err), cmdutil.ExitFatal)
+		return cli.Exit(fmt.Sprint(err), cmdutil.ExitFatal)
 	}
 	var stopped string
 	if err != nil {
@@ -699,7 +699,7 @@ func jobEnd(c *cli.Context, res *stage.Result, err error) error {
 		if err == nil {
 			return nil
 		}
-		return cli.Exit("warcdedup: "+err.Error(), cmdutil.ExitFatal)
+		return cli.Exit(err.Error(), cmdutil.ExitFatal)
 	}
 	if err != nil && res.Report.Exit == 0 {
 		res.Report.Exit, res.Report.ExitReason = cmdutil.ExitFatal, []string{err.Error()}

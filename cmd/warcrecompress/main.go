@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"warcdedup/collock"
 	"warcdedup/internal/cmdutil"
 	"warcdedup/recompress"
 	"warcdedup/warcsum"
@@ -112,6 +113,19 @@ func run(c *cli.Context) error {
 			outputs[key] = in.Path
 		}
 		jobs[i] = &inputFile{in: in, opt: opt}
+	}
+	if outDir == "" && !c.Bool("dry-run") {
+		// In place: one job at a time rewrites a directory's files
+		// (package collock), as warcdedup run and undo.
+		paths := make([]string, len(inputs))
+		for i, in := range inputs {
+			paths[i] = in.Path
+		}
+		locks, err := collock.Lock(collock.Dirs(paths))
+		if err != nil {
+			return cli.Exit(err, cmdutil.ExitFatal)
+		}
+		defer locks.Release()
 	}
 	log := cmdutil.NewLog(c)
 	ctx, stop := cmdutil.NotifyContext(context.Background(), os.Interrupt)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"warcdedup/collock"
 	"warcdedup/internal/cmdutil"
 	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
@@ -179,6 +180,13 @@ func run(c *cli.Context) error {
 	if len(loc.Roots) == 0 && loc.Locations == nil {
 		return cmdutil.Usage("say where the files are: --root DIR or --locations FILE")
 	}
+	if inPlace && !c.Bool("dry-run") {
+		locks, err := lockRoots(loc.Roots)
+		if err != nil {
+			return err
+		}
+		defer locks.Release()
+	}
 	log := cmdutil.NewLog(c)
 	var rlog *rewritelog.Log
 	if n := c.String("log"); n != "" && !c.Bool("dry-run") {
@@ -218,6 +226,18 @@ func run(c *cli.Context) error {
 	}
 	defer in.Close()
 	return rewrite(rw, manifest.NewReader(in, name), rlog, log)
+}
+
+// lockRoots locks the directories beneath the roots (package collock),
+// as warcdedup run and undo do: one job at a time rewrites a collection's
+// files in place. Files found through --locations are not locked: they
+// may be anywhere.
+func lockRoots(roots []string) (*collock.Set, error) {
+	locks, err := collock.LockJob(roots, nil)
+	if err != nil {
+		return nil, cli.Exit(err, cmdutil.ExitFatal)
+	}
+	return locks, nil
 }
 
 // rewriteTarget checks the flags of a rewrite (no operand, one target,

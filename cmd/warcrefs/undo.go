@@ -36,6 +36,11 @@ func undo(c *cli.Context) error {
 	if len(loc.Roots) == 0 && loc.Locations == nil {
 		return cmdutil.Usage("say where the files are: --root DIR or --locations FILE")
 	}
+	locks, err := lockRoots(loc.Roots) // main.go
+	if err != nil {
+		return err
+	}
+	defer locks.Release()
 	log := cmdutil.NewLog(c)
 	// The log is opened first: it is completed from the journal a killed
 	// run or undo left, and only then says which revisits are left.

@@ -1,0 +1,420 @@
+// Package collock is the lock a job that rewrites a collection's files in
+// place (warcdedup run, undo) holds on every directory holding files it
+// may rewrite, so that one job at a time works on them. The work
+// directory's own lock (package workdir) keeps two jobs out of one work
+// directory; two jobs on the same files with different work directories
+// would otherwise both rename new versions over them.
+//
+// The lock is flock(2) on the directory itself (opened read-only,
+// LOCK_EX|LOCK_NB): nothing is left in the collection, and a killed
+// job's lock goes with its process. A second job finds it taken and is
+// refused before it touches anything (BusyError, naming the process
+// holding it where /proc/locks says).
+//
+// Its limit is the network file system. On NFS (and SMB, Ceph, Lustre,
+// GPFS, AFS, 9P, FUSE) a directory's flock is the host's alone (the Linux
+// NFS client keeps it locally: another host's job would not see it), and
+// where the client emulates flock with a POSIX lock, an exclusive lock on
+// a descriptor open read-only fails with EBADF. There, and wherever a
+// directory's flock fails that way, the lock is taken on a hidden file
+// in the directory, LockFile, open for writing (a POSIX lock on the
+// server, seen by every host), and the file is removed when the job
+// ends; a killed job leaves it, and the next job takes it over (only a
+// live process holds the lock). A file system that offers no lock at all
+// (ENOLCK: NFS without its lock daemon) refuses the job: two jobs could
+// not be kept apart there. Two jobs on one NFS collection, one on the
+// server's own file system and one through a client, take different
+// locks: run them from one side.
+//
+// Each directory locked is held open while the job works: a collection
+// of many directories needs as many descriptors (Go raises the soft
+// limit to the hard one; beyond it the job is refused, naming ulimit -n).
+//
+// Directories are locked in sorted order, each once whatever the path
+// naming it (by device and inode), all or none: two jobs on overlapping
+// sets are refused rather than deadlocked (LOCK_NB anyway).
+package collock
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// LockFile is the lock of a directory whose file system does not lock
+// directories for every host (see the package comment).
+const LockFile = ".warcdedup.lock"
+
+// BusyError is a directory another job holds the lock of.
+type BusyError struct {
+	Dir    string
+	Holder string // what holds it, where known ("process 1234: warcdedup run /coll"); "" if not
+}
+
+func (e *BusyError) Error() string {
+	held := "its lock is held"
+	if e.Holder != "" {
+		held += " by " + e.Holder
+	}
+	return fmt.Sprintf("%s: another warcdedup job is working on this directory's files (%s); wait for it or stop it", e.Dir, held)
+}
+
+// Set is the directories a job holds locked.
+type Set struct {
+	held []*dirLock
+}
+
+// dirLock is one directory's lock: the directory open and locked, or
+// its lock file.
+type dirLock struct {
+	dir  string
+	id   fileID
+	f    *os.File
+	file string // the lock file's path; "" for the directory's own flock
+}
+
+// fileID is a directory's identity whatever the path naming it.
+type fileID struct{ dev, ino uint64 }
+
+// Lock locks dirs (each once, in sorted order), all or none: the first
+// one taken (a BusyError) or that cannot be locked stops it, and the
+// ones locked before are let go.
+func Lock(dirs []string) (*Set, error) {
+	s := &Set{}
+	if err := s.Add(dirs...); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Add locks the directories of dirs the set does not hold yet, in sorted
+// order, all or none (the set keeps what it held). For the directories a
+// job finds it will rewrite once it is under way (packages outside the
+// collection whose requires entries it refreshes): called before it
+// rewrites any of them.
+func (s *Set) Add(dirs ...string) error {
+	sorted := make([]string, 0, len(dirs))
+	for _, d := range dirs {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return err
+		}
+		sorted = append(sorted, abs)
+	}
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	var added []*dirLock
+	for _, dir := range sorted {
+		id, err := idOf(dir)
+		if err != nil {
+			releaseAll(added)
+			return fmt.Errorf("%s: locking the directory: %w", dir, err)
+		}
+		if s.holds(id) || slices.ContainsFunc(added, func(l *dirLock) bool { return l.id == id }) {
+			continue // one directory named twice (a symbolic link): flock would refuse the second
+		}
+		l, err := lockDir(dir, id)
+		if err != nil {
+			releaseAll(added)
+			return err
+		}
+		added = append(added, l)
+	}
+	s.held = append(s.held, added...)
+	return nil
+}
+
+func (s *Set) holds(id fileID) bool {
+	return slices.ContainsFunc(s.held, func(l *dirLock) bool { return l.id == id })
+}
+
+// Dirs are the directories the set holds, as they were named.
+func (s *Set) Dirs() []string {
+	if s == nil {
+		return nil
+	}
+	dirs := make([]string, len(s.held))
+	for i, l := range s.held {
+		dirs[i] = l.dir
+	}
+	return dirs
+}
+
+// Release lets every lock go (their lock files removed). A nil set holds
+// nothing.
+func (s *Set) Release() {
+	if s == nil {
+		return
+	}
+	releaseAll(s.held)
+	s.held = nil
+}
+
+func releaseAll(locks []*dirLock) {
+	for _, l := range locks {
+		l.release()
+	}
+}
+
+// release removes the lock file, if any, while holding its lock (a job
+// waiting on it finds it gone and takes a new one: lockFile), then
+// closes it.
+func (l *dirLock) release() {
+	if l.file != "" {
+		os.Remove(l.file)
+	}
+	l.f.Close()
+}
+
+func idOf(dir string) (fileID, error) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fileID{}, err
+	}
+	if !fi.IsDir() {
+		return fileID{}, fmt.Errorf("not a directory")
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	return fileID{uint64(st.Dev), st.Ino}, nil
+}
+
+// lockDir takes the lock of dir: its own flock, or its lock file where
+// the directory's flock is no lock for every host.
+func lockDir(dir string, id fileID) (*dirLock, error) {
+	d, err := os.Open(dir)
+	if errors.Is(err, syscall.EMFILE) {
+		return nil, fmt.Errorf("%s: locking the directory: %w: each directory of the collection is held open while the job works; raise the limit (ulimit -n)", dir, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: locking the directory: %w", dir, err)
+	}
+	var fs syscall.Statfs_t
+	if err := syscall.Fstatfs(int(d.Fd()), &fs); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("%s: locking the directory: %w", dir, err)
+	}
+	if networkFS(fs.Type) {
+		d.Close()
+		return lockFile(dir, id)
+	}
+	err = syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	switch {
+	case err == nil:
+		return &dirLock{dir: dir, id: id, f: d}, nil
+	case errors.Is(err, syscall.EWOULDBLOCK):
+		d.Close()
+		return nil, &BusyError{Dir: dir, Holder: flockHolder(id)}
+	case errors.Is(err, syscall.EBADF), errors.Is(err, syscall.EOPNOTSUPP), errors.Is(err, syscall.ENOSYS), errors.Is(err, syscall.EINVAL):
+		// Flock emulated with POSIX locks, which an exclusive lock
+		// needs a descriptor open for writing for; or none for
+		// directories.
+		d.Close()
+		return lockFile(dir, id)
+	}
+	d.Close()
+	return nil, lockError(dir, err)
+}
+
+// lockFile takes the lock of dir's LockFile, made if need be. A file a
+// job removed while this one opened it is no lock any more: the lock is
+// kept only on the file that the name still gives.
+func lockFile(dir string, id fileID) (*dirLock, error) {
+	name := filepath.Join(dir, LockFile)
+	for range 10 {
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("%s: locking the directory (its file system locks directories for this host only, so the lock is %s): %w", dir, LockFile, err)
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			holder := fileHolder(f)
+			f.Close()
+			switch {
+			case errors.Is(err, syscall.EWOULDBLOCK):
+				return nil, &BusyError{Dir: dir, Holder: holder}
+			case errors.Is(err, syscall.ESTALE):
+				continue // removed by its holder on another host meanwhile
+			}
+			return nil, lockError(dir, err)
+		}
+		if same(f, name) {
+			writeHolder(f)
+			return &dirLock{dir: dir, id: id, f: f, file: name}, nil
+		}
+		f.Close()
+	}
+	return nil, fmt.Errorf("%s: locking the directory: its lock file %s keeps being removed and made again", dir, LockFile)
+}
+
+func lockError(dir string, err error) error {
+	if errors.Is(err, syscall.ENOLCK) {
+		return fmt.Errorf("%s: its file system offers no lock (%v): two jobs on its files could not be kept apart, so none starts (NFS: mount with locking, the lock daemon running)", dir, err)
+	}
+	return fmt.Errorf("%s: locking the directory: %w", dir, err)
+}
+
+// same reports whether name is still the file f has open.
+func same(f *os.File, name string) bool {
+	a, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(name)
+	return err == nil && os.SameFile(a, b)
+}
+
+// writeHolder writes who holds a lock file into it, for the message of a
+// job refused (another host's process is not in /proc/locks).
+func writeHolder(f *os.File) {
+	host, _ := os.Hostname()
+	line := fmt.Sprintf("process %d on %s: %s\n", os.Getpid(), host, commandLine(os.Getpid()))
+	f.Truncate(0)
+	f.WriteAt([]byte(line), 0)
+}
+
+// fileHolder is what a lock file says holds it.
+func fileHolder(f *os.File) string {
+	buf := make([]byte, 512)
+	n, _ := f.ReadAt(buf, 0)
+	line, _, _ := strings.Cut(string(buf[:n]), "\n")
+	return strings.TrimSpace(line)
+}
+
+// flockHolder finds the process holding the flock of the directory id in
+// /proc/locks: "process PID: COMMAND LINE", or "" if it is not there.
+func flockHolder(id fileID) string {
+	data, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return ""
+	}
+	// The kernel's dev_t: major and minor as /proc/locks prints them.
+	dev := id.dev
+	major := (dev>>8)&0xfff | (dev>>32)&^0xfff
+	minor := dev&0xff | (dev>>12)&^0xff
+	want := fmt.Sprintf("%02x:%02x:%d", major, minor, id.ino)
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		// "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"
+		if len(f) >= 6 && f[1] == "FLOCK" && f[5] == want {
+			pid, err := strconv.Atoi(f[4])
+			if err != nil || pid <= 0 {
+				return ""
+			}
+			if cmd := commandLine(pid); cmd != "" {
+				return fmt.Sprintf("process %d: %s", pid, cmd)
+			}
+			return fmt.Sprintf("process %d", pid)
+		}
+	}
+	return ""
+}
+
+// commandLine is process pid's command line, its arguments joined by
+// spaces ("" if unknown).
+func commandLine(pid int) string {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(strings.ReplaceAll(string(data), "\x00", " "))
+}
+
+// networkFS reports whether the file system of magic number t is one
+// whose directory flock is no lock for every host (see the package
+// comment).
+func networkFS(t int64) bool {
+	switch uint32(t) {
+	case 0x6969, // NFS
+		0x517b, 0xff534d42, 0xfe534d42, // SMB, CIFS, SMB2
+		0x00c36400, // Ceph
+		0x0bd00bd0, // Lustre
+		0x47504653, // GPFS
+		0x5346414f, // AFS
+		0x01021997, // 9P
+		0x65735546: // FUSE
+		return true
+	}
+	return false
+}
+
+// Tree is root (symbolic links resolved, as a job walks it) and every
+// directory beneath it, but work directories (NAME.warcdedup holding a
+// run log or a cache, as warcsum.Collect skips them): the directories a
+// job on the collection root may rewrite files in. A directory that goes
+// while the tree is walked is left out.
+func Tree(root string) ([]string, error) {
+	walked, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	err = filepath.WalkDir(walked, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if path != walked && errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if path != walked && isWorkDir(path) {
+			return filepath.SkipDir
+		}
+		dirs = append(dirs, path)
+		return nil
+	})
+	return dirs, err
+}
+
+func isWorkDir(path string) bool {
+	if !strings.HasSuffix(path, ".warcdedup") {
+		return false
+	}
+	for _, n := range []string{"run.log", "cache"} {
+		if _, err := os.Stat(filepath.Join(path, n)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Dirs are the directories of files (each file's own, once).
+func Dirs(files []string) []string {
+	dirs := make([]string, 0, len(files))
+	for _, f := range files {
+		dirs = append(dirs, filepath.Dir(f))
+	}
+	slices.Sort(dirs)
+	return slices.Compact(dirs)
+}
+
+// LockJob locks what a job on the collections roots rewrites: each root's
+// Tree, and the directories of files named one by one beside them (its
+// CDX indexes, packages outside the collections it refreshes).
+func LockJob(roots, files []string) (*Set, error) {
+	dirs := Dirs(files)
+	for _, root := range roots {
+		tree, err := Tree(root)
+		if err != nil {
+			return nil, fmt.Errorf("%s: locking the collection: %w", root, err)
+		}
+		dirs = append(dirs, tree...)
+	}
+	return Lock(dirs)
+}
+
+// Holder is the process holding dir's own flock, as /proc/locks says:
+// "process PID: COMMAND LINE", or "" if none (or it is not known).
+func Holder(dir string) string {
+	id, err := idOf(dir)
+	if err != nil {
+		return ""
+	}
+	return flockHolder(id)
+}

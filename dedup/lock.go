@@ -1,0 +1,56 @@
+package dedup
+
+import (
+	"errors"
+	"os"
+	"slices"
+
+	"warcdedup/collock"
+	"warcdedup/crawlindex"
+)
+
+// lockCollection locks the directories a run may rewrite files in
+// (package collock), before it touches any: the collections' trees, its
+// CDX indexes' directories and, for a crawl resuming a rewrite, those of
+// the committed crawls' packages it had found it must refresh (its
+// refile note: the recovery of the packages may finish them). A dry run
+// rewrites nothing and takes none.
+func (r *run) lockCollection() (*collock.Set, error) {
+	if r.opt.DryRun {
+		return nil, nil
+	}
+	files := slices.Clone(r.opt.CDX)
+	if r.crawl != nil {
+		notes, err := crawlindex.ReadRefileNote(r.wd.File(crawlRefileNote))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		for _, n := range notes {
+			files = append(files, n.Path)
+		}
+	}
+	return collock.LockJob(r.opt.Collections, files)
+}
+
+// lockRequirers locks the directories of the packages outside the
+// collections whose requires entries the rewrite pr refreshes, before
+// it rewrites anything.
+func (r *run) lockRequirers(requirers []string) error {
+	if r.locks == nil || len(requirers) == 0 {
+		return nil
+	}
+	return r.locks.Add(collock.Dirs(requirers)...)
+}
+
+// lockCrawls locks the trees of the committed crawls named (index remove
+// --restore rewrites the files of the crawls depending on the one
+// removed). A crawl served over HTTP is not rewritten here.
+func lockCrawls(ix *crawlindex.Index, names []string) (*collock.Set, error) {
+	var roots []string
+	for _, n := range names {
+		if k := ix.Registry.Crawl(n); k != nil && !isURLLocation(k.Location) {
+			roots = append(roots, k.Location)
+		}
+	}
+	return collock.LockJob(roots, nil)
+}

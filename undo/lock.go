@@ -1,0 +1,28 @@
+package undo
+
+import (
+	"errors"
+	"os"
+	"slices"
+
+	"warcdedup/collock"
+	"warcdedup/crawlindex"
+)
+
+// lockCollection locks the directories the undo may rewrite files in
+// (package collock), before it touches any: the job's collections'
+// trees, its CDX indexes' directories and those of the packages outside
+// the job a stopped undo was refreshing (its refile note). The packages
+// outside found later are locked before any is written anew
+// (refreshOutside).
+func (u *undo) lockCollection(collections []string) (*collock.Set, error) {
+	files := slices.Clone(u.opt.CDX)
+	notes, err := crawlindex.ReadRefileNote(u.wd.File(waczRefileFile))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	for _, n := range notes {
+		files = append(files, n.Path)
+	}
+	return collock.LockJob(collections, files)
+}
