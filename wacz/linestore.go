@@ -136,11 +136,25 @@ func (s *LineStore) ReadDerived(name, stamp string, copied, now os.FileInfo) *os
 	return openLines(s.path(name, true), header(derivedTag, name, stamp, from, to))
 }
 
+// ErrOtherVersion is Derive's error for a copy that is not of the
+// member's version whose lines are kept: a member rewritten again (the
+// collisions pass copies it from the package the first pass wrote),
+// whose package's rebuild reads it.
+var ErrOtherVersion = errors.New("its copy is not the version of the member whose lines are kept")
+
 // MemberStamp is a WACZ member's identity for "nothing changed": its
 // size and CRC-32 as the ZIP gives them, which a rebuild of the package
 // around it keeps (the hash stage's Input.Stamp of a member).
 func MemberStamp(m *Member) string {
 	return fmt.Sprintf("wacz-member %d %08x", m.Size, m.CRC32)
+}
+
+// stampSize is the member's size a MemberStamp gives.
+func stampSize(stamp string) (int64, bool) {
+	var size int64
+	var crc uint32
+	n, err := fmt.Sscanf(stamp, "wacz-member %d %x", &size, &crc)
+	return size, err == nil && n == 2
 }
 
 // openLines opens the file p if its first line is want, positioned after
@@ -192,6 +206,12 @@ func (s *LineStore) Derive(rp rewritelog.Replacement, stamp string) (err error) 
 	newVersion, ok2 := fileVersion(rp.New)
 	if !ok || !ok2 {
 		return fmt.Errorf("%s: the file system gives no version of its copy", rp.Name)
+	}
+	// The collisions pass copies the members the first pass rewrote from
+	// the packages it wrote anew: their entries do not apply to the lines
+	// of the member the hash read (smaller by every revisit written).
+	if size, ok := stampSize(stamp); !ok || size != rp.Old.Size() {
+		return fmt.Errorf("%s: %w", rp.Name, ErrOtherVersion)
 	}
 	in := s.Read(rp.Name, stamp)
 	if in == nil {
