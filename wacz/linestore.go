@@ -227,9 +227,16 @@ func (s *LineStore) Derive(rp rewritelog.Replacement, stamp string) (err error) 
 		return err
 	}
 	defer out.Abort()
+	lengths, err := newRewrittenLengths(rp, IndexName(member))
+	if err != nil {
+		return err
+	}
+	if lengths != nil {
+		defer lengths.f.Close()
+	}
 	w := bufio.NewWriterSize(out, 256<<10)
 	w.WriteString(header(derivedTag, rp.Name, stamp, oldVersion, newVersion))
-	if err := updateLines(in, rp.Name, moves, w); err != nil {
+	if err := updateLines(in, rp.Name, moves, lengths, w); err != nil {
 		return err
 	}
 	if err := w.Flush(); err != nil {
@@ -261,9 +268,66 @@ func entryMoves(entries []rewritelog.Entry, file string) (*rewritelog.Moves, err
 	return rewritelog.Load(rewritelog.NewReader(&buf, file+" (its rewrite's entries)"), time.Time{})
 }
 
+// rewrittenLengths are the records an uncompressed copy's rewrite
+// wrote, whose lines' lengths are checked (check): warcindex's length of
+// a record there is its header and block, without the line ends after
+// it, and a LogUpdate moves the line's length by the difference of the
+// whole records' lengths, which is off when the revisit's line ends (CR
+// LF CR LF) are not those of the response it replaced. (A gzip member's
+// line has the member's length: moved right.)
+type rewrittenLengths struct {
+	f    *os.File
+	file string          // as the lines name it
+	at   map[int64]int64 // the entries' new offsets and lengths
+}
+
+// newRewrittenLengths returns the rewrittenLengths of rp's copy, nil if
+// it is gzip-compressed.
+func newRewrittenLengths(rp rewritelog.Replacement, file string) (*rewrittenLengths, error) {
+	f, err := os.Open(rp.Path)
+	if err != nil {
+		return nil, err
+	}
+	var magic [2]byte
+	if n, _ := f.ReadAt(magic[:], 0); n == 2 && magic == [2]byte{0x1f, 0x8b} {
+		f.Close()
+		return nil, nil
+	}
+	c := &rewrittenLengths{f: f, file: file, at: map[int64]int64{}}
+	for _, e := range rp.Entries {
+		c.at[e.NewOffset] = e.NewLength
+	}
+	return c, nil
+}
+
+// check returns an error if l is the line of a record the rewrite wrote
+// and its length is not warcindex's of that record.
+func (c *rewrittenLengths) check(l *cdx.Line, name string) error {
+	if c == nil {
+		return nil
+	}
+	n, ok := c.at[l.Offset]
+	if !ok {
+		return nil
+	}
+	length := int64(-1)
+	err := warcindex.Index(io.NewSectionReader(c.f, l.Offset, n), c.file, func(e *warcindex.Entry) error {
+		if e.Offset == 0 {
+			length = e.Length
+		}
+		return nil
+	})
+	if err != nil || length != l.Length {
+		return fmt.Errorf("%s: offset %d: the line's length %d is not warcindex's of the record rewritten there (%d, %v): its line ends changed", name, l.Offset, l.Length, length, err)
+	}
+	return nil
+}
+
 // updateLines writes the lines of in updated through moves to w; every
-// move must find its line.
-func updateLines(in io.Reader, name string, moves *rewritelog.Moves, w io.Writer) error {
+// move must find its line, and the lines of records an uncompressed
+// copy's rewrite wrote the length warcindex gives them (lengths, if not
+// nil).
+func updateLines(in io.Reader, name string, moves *rewritelog.Moves, lengths *rewrittenLengths, w io.Writer) error {
 	r, err := cdx.NewReader(in, name, cdx.Options{Format: cdx.CDXJ})
 	if err != nil {
 		return err
@@ -281,8 +345,14 @@ func updateLines(in io.Reader, name string, moves *rewritelog.Moves, w io.Writer
 		if l.Kind != cdx.Record {
 			return fmt.Errorf("%s: line %d: not a record's line", name, l.Number)
 		}
-		if _, err := u.Update(l, name); err != nil {
+		changed, err := u.Update(l, name)
+		if err != nil {
 			return err
+		}
+		if changed {
+			if err := lengths.check(l, name); err != nil {
+				return err
+			}
 		}
 		buf = append(l.AppendTo(buf[:0]), '\n')
 		if _, err := w.Write(buf); err != nil {

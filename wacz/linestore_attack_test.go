@@ -2,11 +2,17 @@ package wacz
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	"warcdedup/internal/warctest"
+	"warcdedup/rewritelog"
 )
 
 // TestDeriveCopyOfAnotherVersion: the collisions pass rewrites again the
@@ -50,6 +56,61 @@ func TestDeriveCopyOfAnotherVersion(t *testing.T) {
 			_, serr := os.Stat(store.path(name, true))
 			if written := !errors.Is(serr, fs.ErrNotExist); written == c.other {
 				t.Errorf("derived lines written: %v, want %v", written, !c.other)
+			}
+		})
+	}
+}
+
+// TestDeriveUncompressedTrailers: in an uncompressed member warcindex's
+// length is the record's header and block, without the line ends after
+// it; the rewrite's entries give whole records, and a revisit ends with
+// CR LF CR LF whatever the response it replaces ended with. Lines
+// derived for the copy must be warcindex's of it, or none (the rebuild
+// reads the copy): not the response's length moved by the difference of
+// the records' lengths, which is off by what its line ends lacked.
+func TestDeriveUncompressedTrailers(t *testing.T) {
+	const date = "2024-01-02T03:04:05Z"
+	body := strings.Repeat("a payload worth a revisit ", 20)
+	http := "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: " + fmt.Sprint(len(body)) + "\r\n\r\n"
+	response := warctest.Record("response", "http://example.com/dup", date, http+body, "WARC-Payload-Digest: sha1:"+sha1Base32(body))
+	revisit := warctest.Record("revisit", "http://example.com/dup", date, http,
+		"WARC-Profile: http://netpreserve.org/warc/1.0/revisit/identical-payload-digest",
+		"WARC-Refers-To-Target-URI: http://example.com/orig", "WARC-Refers-To-Date: "+date,
+		"WARC-Payload-Digest: sha1:"+sha1Base32(body))
+	after := warctest.Record("metadata", "http://example.com/dup", date, "{}", "Content-Type: application/json")
+	for _, trailer := range []string{"\r\n\r\n", "\r\n", "\n", ""} {
+		t.Run(fmt.Sprintf("response ending %q", trailer), func(t *testing.T) {
+			dir := t.TempDir()
+			old := strings.TrimSuffix(response, "\r\n\r\n") + trailer + after
+			rewritten := revisit + after
+			name := JoinName("x.wacz", "archive/a.warc")
+			lines := freshLinesOf(t, "a.warc", []byte(old))
+			path := writeTemp(t, dir, "x.wacz", packageBytes(append([]testMember{{name: "archive/a.warc", data: old}}, indexMembersOf(lines, "cdxj")...)))
+			pkg := openFile(t, path)
+			store := &LineStore{Dir: filepath.Join(dir, "lines")}
+			storeLines(t, store, path, pkg)
+			oldLen := int64(len(old) - len(after))
+			entries := []rewritelog.Entry{{File: name, OldOffset: 0, OldLength: oldLen, NewOffset: 0, NewLength: int64(len(revisit)),
+				Kind: rewritelog.Revisit, PayloadDigest: "sha1:" + sha1Base32(body), RefersToURI: "http://example.com/orig", RefersTo: date}}
+			rp := rewriteCopy(t, dir, "a.warc.copy", name, []byte(old), []byte(rewritten), entries)
+			stamp := stampOf(pkg.Member("archive/a.warc"))
+			err := store.Derive(rp, stamp)
+			f := store.ReadDerived(name, stamp, rp.Old, rp.New)
+			if err != nil || f == nil {
+				if trailer == "\r\n\r\n" {
+					t.Fatalf("Derive: %v (lines: %v)", err, f != nil)
+				}
+				return // the rebuild reads the copy
+			}
+			defer f.Close()
+			b, rerr := io.ReadAll(f)
+			if rerr != nil {
+				t.Fatal(rerr)
+			}
+			got := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+			slices.Sort(got)
+			if want := freshLinesOf(t, "a.warc", []byte(rewritten)); !slices.Equal(got, want) {
+				t.Errorf("derived lines:\n%s\nwarcindex of the copy:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
 		})
 	}
