@@ -227,16 +227,14 @@ func (s *LineStore) Derive(rp rewritelog.Replacement, stamp string) (err error) 
 		return err
 	}
 	defer out.Abort()
-	lengths, err := newRewrittenLengths(rp, IndexName(member))
+	rewritten, err := newRewrittenRecords(rp, IndexName(member))
 	if err != nil {
 		return err
 	}
-	if lengths != nil {
-		defer lengths.f.Close()
-	}
+	defer rewritten.f.Close()
 	w := bufio.NewWriterSize(out, 256<<10)
 	w.WriteString(header(derivedTag, rp.Name, stamp, oldVersion, newVersion))
-	if err := updateLines(in, rp.Name, moves, lengths, w); err != nil {
+	if err := updateLines(in, rp.Name, moves, rewritten, w); err != nil {
 		return err
 	}
 	if err := w.Flush(); err != nil {
@@ -268,32 +266,26 @@ func entryMoves(entries []rewritelog.Entry, file string) (*rewritelog.Moves, err
 	return rewritelog.Load(rewritelog.NewReader(&buf, file+" (its rewrite's entries)"), time.Time{})
 }
 
-// rewrittenLengths are the records an uncompressed copy's rewrite
-// wrote, whose lines' lengths are checked (check): warcindex's length of
-// a record there is its header and block, without the line ends after
-// it, and a LogUpdate moves the line's length by the difference of the
-// whole records' lengths, which is off when the revisit's line ends (CR
-// LF CR LF) are not those of the response it replaced. (A gzip member's
-// line has the member's length: moved right.)
-type rewrittenLengths struct {
+// rewrittenRecords are the records a copy's rewrite wrote, whose lines
+// are checked against warcindex's of the records (check) in what a
+// LogUpdate changes: it moves a line's length by the difference of the
+// whole records' lengths, which in an uncompressed member is off when
+// the revisit's line ends (CR LF CR LF) are not those of the response
+// it replaced (warcindex's length has none), and it spells the revisit's
+// digest as the member's other lines do, which need not be warcindex's
+// spelling of the revisit's WARC-Payload-Digest.
+type rewrittenRecords struct {
 	f    *os.File
 	file string          // as the lines name it
 	at   map[int64]int64 // the entries' new offsets and lengths
 }
 
-// newRewrittenLengths returns the rewrittenLengths of rp's copy, nil if
-// it is gzip-compressed.
-func newRewrittenLengths(rp rewritelog.Replacement, file string) (*rewrittenLengths, error) {
+func newRewrittenRecords(rp rewritelog.Replacement, file string) (*rewrittenRecords, error) {
 	f, err := os.Open(rp.Path)
 	if err != nil {
 		return nil, err
 	}
-	var magic [2]byte
-	if n, _ := f.ReadAt(magic[:], 0); n == 2 && magic == [2]byte{0x1f, 0x8b} {
-		f.Close()
-		return nil, nil
-	}
-	c := &rewrittenLengths{f: f, file: file, at: map[int64]int64{}}
+	c := &rewrittenRecords{f: f, file: file, at: map[int64]int64{}}
 	for _, e := range rp.Entries {
 		c.at[e.NewOffset] = e.NewLength
 	}
@@ -301,33 +293,33 @@ func newRewrittenLengths(rp rewritelog.Replacement, file string) (*rewrittenLeng
 }
 
 // check returns an error if l is the line of a record the rewrite wrote
-// and its length is not warcindex's of that record.
-func (c *rewrittenLengths) check(l *cdx.Line, name string) error {
-	if c == nil {
-		return nil
-	}
+// and its length, media type, status or digest is not warcindex's of
+// that record (the rest of a line, its key, the record's neighbours
+// make, which a rewrite does not change).
+func (c *rewrittenRecords) check(l *cdx.Line, name string) error {
 	n, ok := c.at[l.Offset]
 	if !ok {
 		return nil
 	}
-	length := int64(-1)
-	err := warcindex.Index(io.NewSectionReader(c.f, l.Offset, n), c.file, func(e *warcindex.Entry) error {
-		if e.Offset == 0 {
-			length = e.Length
+	var e *warcindex.Entry
+	err := warcindex.Index(io.NewSectionReader(c.f, l.Offset, n), c.file, func(got *warcindex.Entry) error {
+		if got.Offset == 0 {
+			e = got
 		}
 		return nil
 	})
-	if err != nil || length != l.Length {
-		return fmt.Errorf("%s: offset %d: the line's length %d is not warcindex's of the record rewritten there (%d, %v): its line ends changed", name, l.Offset, l.Length, length, err)
+	same := func(v []byte, has bool, want string) bool { return (v != nil) == has && string(v) == want }
+	if err != nil || e == nil || e.Length != l.Length || !same(l.MIME, e.HasMime, e.Mime) ||
+		!same(l.Status, e.HasStatus, e.Status) || !same(l.Digest, e.HasDigest, e.Digest) {
+		return fmt.Errorf("%s: offset %d: the line of the record rewritten there is not warcindex's of it (%v)", name, l.Offset, err)
 	}
 	return nil
 }
 
 // updateLines writes the lines of in updated through moves to w; every
-// move must find its line, and the lines of records an uncompressed
-// copy's rewrite wrote the length warcindex gives them (lengths, if not
-// nil).
-func updateLines(in io.Reader, name string, moves *rewritelog.Moves, lengths *rewrittenLengths, w io.Writer) error {
+// move must find its line, and the lines of the records rewritten be
+// warcindex's (rewritten.check).
+func updateLines(in io.Reader, name string, moves *rewritelog.Moves, rewritten *rewrittenRecords, w io.Writer) error {
 	r, err := cdx.NewReader(in, name, cdx.Options{Format: cdx.CDXJ})
 	if err != nil {
 		return err
@@ -350,7 +342,7 @@ func updateLines(in io.Reader, name string, moves *rewritelog.Moves, lengths *re
 			return err
 		}
 		if changed {
-			if err := lengths.check(l, name); err != nil {
+			if err := rewritten.check(l, name); err != nil {
 				return err
 			}
 		}

@@ -80,38 +80,71 @@ func TestDeriveUncompressedTrailers(t *testing.T) {
 	after := warctest.Record("metadata", "http://example.com/dup", date, "{}", "Content-Type: application/json")
 	for _, trailer := range []string{"\r\n\r\n", "\r\n", "\n", ""} {
 		t.Run(fmt.Sprintf("response ending %q", trailer), func(t *testing.T) {
-			dir := t.TempDir()
 			old := strings.TrimSuffix(response, "\r\n\r\n") + trailer + after
-			rewritten := revisit + after
-			name := JoinName("x.wacz", "archive/a.warc")
-			lines := freshLinesOf(t, "a.warc", []byte(old))
-			path := writeTemp(t, dir, "x.wacz", packageBytes(append([]testMember{{name: "archive/a.warc", data: old}}, indexMembersOf(lines, "cdxj")...)))
-			pkg := openFile(t, path)
-			store := &LineStore{Dir: filepath.Join(dir, "lines")}
-			storeLines(t, store, path, pkg)
-			oldLen := int64(len(old) - len(after))
-			entries := []rewritelog.Entry{{File: name, OldOffset: 0, OldLength: oldLen, NewOffset: 0, NewLength: int64(len(revisit)),
+			entries := []rewritelog.Entry{{OldOffset: 0, OldLength: int64(len(old) - len(after)), NewOffset: 0, NewLength: int64(len(revisit)),
 				Kind: rewritelog.Revisit, PayloadDigest: "sha1:" + sha1Base32(body), RefersToURI: "http://example.com/orig", RefersTo: date}}
-			rp := rewriteCopy(t, dir, "a.warc.copy", name, []byte(old), []byte(rewritten), entries)
-			stamp := stampOf(pkg.Member("archive/a.warc"))
-			err := store.Derive(rp, stamp)
-			f := store.ReadDerived(name, stamp, rp.Old, rp.New)
-			if err != nil || f == nil {
-				if trailer == "\r\n\r\n" {
-					t.Fatalf("Derive: %v (lines: %v)", err, f != nil)
-				}
-				return // the rebuild reads the copy
-			}
-			defer f.Close()
-			b, rerr := io.ReadAll(f)
-			if rerr != nil {
-				t.Fatal(rerr)
-			}
-			got := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
-			slices.Sort(got)
-			if want := freshLinesOf(t, "a.warc", []byte(rewritten)); !slices.Equal(got, want) {
-				t.Errorf("derived lines:\n%s\nwarcindex of the copy:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-			}
+			checkDerived(t, "archive/a.warc", []byte(old), []byte(revisit+after), entries, trailer == "\r\n\r\n")
 		})
+	}
+}
+
+// TestDeriveDigestSpelling: warcindex writes a line's digest as the
+// record's WARC-Payload-Digest after its first colon. A LogUpdate spells
+// a revisit's digest, where the response had none, as the member's
+// first line with a digest does: labelled when that one's value had two
+// colons ("urn:sha1:..."). Lines derived so are not warcindex's.
+func TestDeriveDigestSpelling(t *testing.T) {
+	const date = "2024-01-02T03:04:05Z"
+	body := strings.Repeat("a payload worth a revisit ", 20)
+	http := "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: " + fmt.Sprint(len(body)) + "\r\n\r\n"
+	first := warctest.Record("resource", "urn:x:first", date, "first", "Content-Type: text/plain", "WARC-Payload-Digest: urn:sha1:AAAA")
+	response := warctest.Record("response", "http://example.com/dup", date, http+body) // no WARC-Payload-Digest
+	revisit := warctest.Record("revisit", "http://example.com/dup", date, http,
+		"WARC-Profile: http://netpreserve.org/warc/1.0/revisit/identical-payload-digest",
+		"WARC-Refers-To-Target-URI: http://example.com/orig", "WARC-Refers-To-Date: "+date,
+		"WARC-Payload-Digest: sha1:"+sha1Base32(body))
+	old, rewritten := warctest.Gzip(first, response), warctest.Gzip(first, revisit)
+	at := int64(len(warctest.Gzip(first)))
+	entries := []rewritelog.Entry{{OldOffset: at, OldLength: int64(len(old)) - at, NewOffset: at, NewLength: int64(len(rewritten)) - at,
+		Kind: rewritelog.Revisit, PayloadDigest: "sha1:" + sha1Base32(body), RefersToURI: "http://example.com/orig", RefersTo: date}}
+	checkDerived(t, "archive/a.warc.gz", old, rewritten, entries, false)
+}
+
+// checkDerived stores the lines of a package's member old, derives
+// those of its copy rewritten (the entries' File set) and checks they
+// are warcindex's of the copy, or that none were derived (must: some
+// must be).
+func checkDerived(t *testing.T, member string, old, rewritten []byte, entries []rewritelog.Entry, must bool) {
+	t.Helper()
+	dir := t.TempDir()
+	name := JoinName("x.wacz", member)
+	file := IndexName(member)
+	for i := range entries {
+		entries[i].File = name
+	}
+	lines := freshLinesOf(t, file, old)
+	path := writeTemp(t, dir, "x.wacz", packageBytes(append([]testMember{{name: member, data: string(old)}}, indexMembersOf(lines, "cdxj")...)))
+	pkg := openFile(t, path)
+	store := &LineStore{Dir: filepath.Join(dir, "lines")}
+	storeLines(t, store, path, pkg)
+	rp := rewriteCopy(t, dir, "copy", name, old, rewritten, entries)
+	stamp := stampOf(pkg.Member(member))
+	err := store.Derive(rp, stamp)
+	f := store.ReadDerived(name, stamp, rp.Old, rp.New)
+	if err != nil || f == nil {
+		if must {
+			t.Fatalf("Derive: %v (lines: %v)", err, f != nil)
+		}
+		return // the rebuild reads the copy
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	slices.Sort(got)
+	if want := freshLinesOf(t, file, rewritten); !slices.Equal(got, want) {
+		t.Errorf("derived lines:\n%s\nwarcindex of the copy:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
