@@ -278,6 +278,9 @@ type rewrittenRecords struct {
 	f    *os.File
 	file string          // as the lines name it
 	at   map[int64]int64 // the entries' new offsets and lengths
+	// rr reads each record: one Reader for all, whose buffers of a few
+	// hundred kB would cost more than a revisit's bytes.
+	rr *record.Reader
 }
 
 func newRewrittenRecords(rp rewritelog.Replacement, file string) (*rewrittenRecords, error) {
@@ -301,19 +304,44 @@ func (c *rewrittenRecords) check(l *cdx.Line, name string) error {
 	if !ok {
 		return nil
 	}
-	var e *warcindex.Entry
-	err := warcindex.Index(io.NewSectionReader(c.f, l.Offset, n), c.file, func(got *warcindex.Entry) error {
-		if got.Offset == 0 {
-			e = got
-		}
-		return nil
-	})
+	e, err := c.index(l.Offset, n)
 	same := func(v []byte, has bool, want string) bool { return (v != nil) == has && string(v) == want }
 	if err != nil || e == nil || e.Length != l.Length || !same(l.MIME, e.HasMime, e.Mime) ||
 		!same(l.Status, e.HasStatus, e.Status) || !same(l.Digest, e.HasDigest, e.Digest) {
 		return fmt.Errorf("%s: offset %d: the line of the record rewritten there is not warcindex's of it (%v)", name, l.Offset, err)
 	}
 	return nil
+}
+
+// index is warcindex's entry of the record at off, n bytes long.
+func (c *rewrittenRecords) index(off, n int64) (*warcindex.Entry, error) {
+	rr, err := record.Reuse(c.rr, io.NewSectionReader(c.f, off, n), c.file)
+	if err != nil {
+		return nil, err
+	}
+	c.rr = rr
+	rec, err := rr.Next()
+	if err != nil {
+		return nil, err
+	}
+	var e *warcindex.Entry
+	ix := warcindex.NewRecords(c.file, func(got *warcindex.Entry) error {
+		e = got
+		return nil
+	})
+	if err := ix.Begin(rr, rec, nil); err != nil {
+		return nil, err
+	}
+	if err := rr.Finish(); err != nil {
+		return nil, err
+	}
+	if err := ix.End(rr, rec); err != nil {
+		return nil, err
+	}
+	if err := ix.Close(); err != nil {
+		return nil, err
+	}
+	return e, nil
 }
 
 // updateLines writes the lines of in updated through moves to w; every
