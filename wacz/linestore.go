@@ -136,11 +136,25 @@ func (s *LineStore) ReadDerived(name, stamp string, copied, now os.FileInfo) *os
 	return openLines(s.path(name, true), header(derivedTag, name, stamp, from, to))
 }
 
+// ErrOtherVersion is Derive's error for a copy that is not of the
+// member's version whose lines are kept: a member rewritten again (the
+// collisions pass copies it from the package the first pass wrote),
+// whose package's rebuild reads it.
+var ErrOtherVersion = errors.New("its copy is not the version of the member whose lines are kept")
+
 // MemberStamp is a WACZ member's identity for "nothing changed": its
 // size and CRC-32 as the ZIP gives them, which a rebuild of the package
 // around it keeps (the hash stage's Input.Stamp of a member).
 func MemberStamp(m *Member) string {
 	return fmt.Sprintf("wacz-member %d %08x", m.Size, m.CRC32)
+}
+
+// stampSize is the member's size a MemberStamp gives.
+func stampSize(stamp string) (int64, bool) {
+	var size int64
+	var crc uint32
+	n, err := fmt.Sscanf(stamp, "wacz-member %d %x", &size, &crc)
+	return size, err == nil && n == 2
 }
 
 // openLines opens the file p if its first line is want, positioned after
@@ -193,6 +207,12 @@ func (s *LineStore) Derive(rp rewritelog.Replacement, stamp string) (err error) 
 	if !ok || !ok2 {
 		return fmt.Errorf("%s: the file system gives no version of its copy", rp.Name)
 	}
+	// The collisions pass copies the members the first pass rewrote from
+	// the packages it wrote anew: their entries do not apply to the lines
+	// of the member the hash read (smaller by every revisit written).
+	if size, ok := stampSize(stamp); !ok || size != rp.Old.Size() {
+		return fmt.Errorf("%s: %w", rp.Name, ErrOtherVersion)
+	}
 	in := s.Read(rp.Name, stamp)
 	if in == nil {
 		return fmt.Errorf("%s: no lines of the version rewritten", rp.Name)
@@ -207,9 +227,14 @@ func (s *LineStore) Derive(rp rewritelog.Replacement, stamp string) (err error) 
 		return err
 	}
 	defer out.Abort()
+	rewritten, err := newRewrittenRecords(rp, IndexName(member))
+	if err != nil {
+		return err
+	}
+	defer rewritten.f.Close()
 	w := bufio.NewWriterSize(out, 256<<10)
 	w.WriteString(header(derivedTag, rp.Name, stamp, oldVersion, newVersion))
-	if err := updateLines(in, rp.Name, moves, w); err != nil {
+	if err := updateLines(in, rp.Name, moves, rewritten, w); err != nil {
 		return err
 	}
 	if err := w.Flush(); err != nil {
@@ -241,9 +266,88 @@ func entryMoves(entries []rewritelog.Entry, file string) (*rewritelog.Moves, err
 	return rewritelog.Load(rewritelog.NewReader(&buf, file+" (its rewrite's entries)"), time.Time{})
 }
 
+// rewrittenRecords are the records a copy's rewrite wrote, whose lines
+// are checked against warcindex's of the records (check) in what a
+// LogUpdate changes: it moves a line's length by the difference of the
+// whole records' lengths, which in an uncompressed member is off when
+// the revisit's line ends (CR LF CR LF) are not those of the response
+// it replaced (warcindex's length has none), and it spells the revisit's
+// digest as the member's other lines do, which need not be warcindex's
+// spelling of the revisit's WARC-Payload-Digest.
+type rewrittenRecords struct {
+	f    *os.File
+	file string          // as the lines name it
+	at   map[int64]int64 // the entries' new offsets and lengths
+	// rr reads each record: one Reader for all, whose buffers of a few
+	// hundred kB would cost more than a revisit's bytes.
+	rr *record.Reader
+}
+
+func newRewrittenRecords(rp rewritelog.Replacement, file string) (*rewrittenRecords, error) {
+	f, err := os.Open(rp.Path)
+	if err != nil {
+		return nil, err
+	}
+	c := &rewrittenRecords{f: f, file: file, at: map[int64]int64{}}
+	for _, e := range rp.Entries {
+		c.at[e.NewOffset] = e.NewLength
+	}
+	return c, nil
+}
+
+// check returns an error if l is the line of a record the rewrite wrote
+// and its length, media type, status or digest is not warcindex's of
+// that record (the rest of a line, its key, the record's neighbours
+// make, which a rewrite does not change).
+func (c *rewrittenRecords) check(l *cdx.Line, name string) error {
+	n, ok := c.at[l.Offset]
+	if !ok {
+		return nil
+	}
+	e, err := c.index(l.Offset, n)
+	same := func(v []byte, has bool, want string) bool { return (v != nil) == has && string(v) == want }
+	if err != nil || e == nil || e.Length != l.Length || !same(l.MIME, e.HasMime, e.Mime) ||
+		!same(l.Status, e.HasStatus, e.Status) || !same(l.Digest, e.HasDigest, e.Digest) {
+		return fmt.Errorf("%s: offset %d: the line of the record rewritten there is not warcindex's of it (%v)", name, l.Offset, err)
+	}
+	return nil
+}
+
+// index is warcindex's entry of the record at off, n bytes long.
+func (c *rewrittenRecords) index(off, n int64) (*warcindex.Entry, error) {
+	rr, err := record.Reuse(c.rr, io.NewSectionReader(c.f, off, n), c.file)
+	if err != nil {
+		return nil, err
+	}
+	c.rr = rr
+	rec, err := rr.Next()
+	if err != nil {
+		return nil, err
+	}
+	var e *warcindex.Entry
+	ix := warcindex.NewRecords(c.file, func(got *warcindex.Entry) error {
+		e = got
+		return nil
+	})
+	if err := ix.Begin(rr, rec, nil); err != nil {
+		return nil, err
+	}
+	if err := rr.Finish(); err != nil {
+		return nil, err
+	}
+	if err := ix.End(rr, rec); err != nil {
+		return nil, err
+	}
+	if err := ix.Close(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
 // updateLines writes the lines of in updated through moves to w; every
-// move must find its line.
-func updateLines(in io.Reader, name string, moves *rewritelog.Moves, w io.Writer) error {
+// move must find its line, and the lines of the records rewritten be
+// warcindex's (rewritten.check).
+func updateLines(in io.Reader, name string, moves *rewritelog.Moves, rewritten *rewrittenRecords, w io.Writer) error {
 	r, err := cdx.NewReader(in, name, cdx.Options{Format: cdx.CDXJ})
 	if err != nil {
 		return err
@@ -261,8 +365,14 @@ func updateLines(in io.Reader, name string, moves *rewritelog.Moves, w io.Writer
 		if l.Kind != cdx.Record {
 			return fmt.Errorf("%s: line %d: not a record's line", name, l.Number)
 		}
-		if _, err := u.Update(l, name); err != nil {
+		changed, err := u.Update(l, name)
+		if err != nil {
 			return err
+		}
+		if changed {
+			if err := rewritten.check(l, name); err != nil {
+				return err
+			}
 		}
 		buf = append(l.AppendTo(buf[:0]), '\n')
 		if _, err := w.Write(buf); err != nil {
