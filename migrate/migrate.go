@@ -187,6 +187,70 @@ func Scan(collection string) ([]warcsum.Input, int64, error) {
 // Converter converts a collection's ARC files in place.
 type Converter struct {
 	Options
+	// syncDir and link, if set, replace atomicfile.SyncDir and os.Link
+	// (the kept copy's): tests see what is synced when, and copy as
+	// across file systems.
+	syncDir func(dir string) error
+	link    func(oldname, newname string) error
+}
+
+func (c *Converter) sync(dir string) error {
+	if c.syncDir != nil {
+		return c.syncDir(dir)
+	}
+	return atomicfile.SyncDir(dir)
+}
+
+func (c *Converter) linkFile(oldname, newname string) error {
+	if c.link != nil {
+		return c.link(oldname, newname)
+	}
+	return os.Link(oldname, newname)
+}
+
+// mkdirAll is os.MkdirAll made durable: each directory it makes is
+// synced in its parent, so that a file put below dir and synced in its
+// own directory survives a power cut.
+func (c *Converter) mkdirAll(dir string) error {
+	var made []string
+	for d := dir; ; d = filepath.Dir(d) {
+		_, err := os.Stat(d)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		made = append(made, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, d := range made {
+		if err := c.sync(filepath.Dir(d)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// syncUp syncs dir and each directory above it up to top, which is an
+// ancestor of dir made durable before (mkdirAll): the path to a file
+// put in dir is then durable whichever worker made its directories
+// (another may have made them and not yet synced them).
+func (c *Converter) syncUp(dir, top string) error {
+	top = filepath.Clean(top)
+	for d := dir; ; d = filepath.Dir(d) {
+		if err := c.sync(d); err != nil {
+			return err
+		}
+		if d == top || filepath.Dir(d) == d {
+			return nil
+		}
+	}
 }
 
 // Run converts every ARC file of collection, resuming what an earlier
@@ -211,12 +275,17 @@ func (c *Converter) Run(ctx context.Context, collection string, progress *atomic
 		}
 	}
 	proofs := filepath.Join(c.WorkDir, ProofDir)
-	if err := os.MkdirAll(proofs, 0o755); err != nil {
+	if err := c.mkdirAll(proofs); err != nil {
 		return nil, err
 	}
 	arcs, _, err := Scan(root)
 	if err != nil {
 		return nil, err
+	}
+	if c.KeepARC != "" && len(arcs) > 0 {
+		if err := c.mkdirAll(c.KeepARC); err != nil {
+			return nil, fmt.Errorf("migrate: keep directory %s: %w", c.KeepARC, err)
+		}
 	}
 	res := &Result{Files: make([]Outcome, len(arcs)), Map: filepath.Join(c.WorkDir, MapFile)}
 	for i, in := range arcs {
@@ -402,7 +471,7 @@ func (f *file) convert(ctx context.Context, o Outcome) Outcome {
 		o.Status, o.Reason = Failed, "the conversion did not prove: "+why
 		return o
 	}
-	if err := writeProof(f.proofPath, p); err != nil {
+	if err := f.writeProof(p); err != nil {
 		o.Status, o.Reason = Failed, err.Error()
 		return o
 	}
@@ -532,7 +601,7 @@ func (f *file) adopt(ctx context.Context, o Outcome) Outcome {
 		o.Status, o.Reason = Refused, fmt.Sprintf("%s exists and is not its conversion (%s): neither is changed", f.warcName, why)
 		return o
 	}
-	if err := writeProof(f.proofPath, p); err != nil {
+	if err := f.writeProof(p); err != nil {
 		o.Status, o.Reason = Failed, err.Error()
 		return o
 	}
@@ -655,7 +724,7 @@ func (f *file) keep() error {
 			if sameEntry(f.arcPath, dst) {
 				return fmt.Errorf("%s is the ARC itself: not removed", dst)
 			}
-			return nil
+			return f.c.syncUp(filepath.Dir(dst), f.c.KeepARC)
 		}
 		a, _, err := sumFile(f.arcPath, nil)
 		if err != nil {
@@ -668,16 +737,18 @@ func (f *file) keep() error {
 		if a != b {
 			return fmt.Errorf("%s exists and is another file: not overwritten", dst)
 		}
-		return nil
+		return f.c.syncUp(filepath.Dir(dst), f.c.KeepARC)
 	}
-	err = os.Link(f.arcPath, dst)
+	err = f.c.linkFile(f.arcPath, dst)
 	if errors.Is(err, syscall.EXDEV) || errors.Is(err, syscall.EPERM) {
-		err = copyChecked(f.arcPath, dst)
+		err = f.copyChecked(dst)
 	}
 	if err != nil {
 		return err
 	}
-	return atomicfile.SyncDir(filepath.Dir(dst))
+	// The copy's entry, and those of the directories made for it, are
+	// durable before the ARC is removed.
+	return f.c.syncUp(filepath.Dir(dst), f.c.KeepARC)
 }
 
 // sameEntry reports whether two names are one directory entry: the same
@@ -694,11 +765,11 @@ func sameEntry(a, b string) bool {
 	return err == nil && os.SameFile(da, db)
 }
 
-// copyChecked copies src to dst, with its attributes, and checks the
+// copyChecked copies the ARC to dst, with its attributes, and checks the
 // copy's SHA-256: written beside dst, synced, and linked to its name, so
 // that a file that took the name meanwhile is never overwritten.
-func copyChecked(src, dst string) error {
-	in, err := os.Open(src)
+func (f *file) copyChecked(dst string) error {
+	in, err := os.Open(f.arcPath)
 	if err != nil {
 		return err
 	}
