@@ -77,3 +77,74 @@ func TestKeptCopyDurableBeforeARCRemoved(t *testing.T) {
 		})
 	}
 }
+
+// TestKeepCopyLeavesNoBadCopy proves a copy into the keep directory (on
+// another file system) is checked before it gets the ARC's name: a copy
+// that reads back wrong was left under the ARC's name (and a rerun took it
+// for "another file" and never kept the ARC), and the temporary copy of a
+// killed run is removed by the next.
+func TestKeepCopyLeavesNoBadCopy(t *testing.T) {
+	dir := t.TempDir()
+	coll, keep := filepath.Join(dir, "coll"), filepath.Join(dir, "keep")
+	genCollection(t, coll, 6)
+	arcs, _, err := Scan(coll)
+	if err != nil || len(arcs) == 0 {
+		t.Fatalf("scan: %v, %d ARC files", err, len(arcs))
+	}
+	before := snapshot(t, coll)
+	// A killed run's temporary copy of the first ARC.
+	first := filepath.Join(keep, arcs[0].Name)
+	if err := os.MkdirAll(keep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	killed := filepath.Join(keep, atomicfile.TempPrefix+arcs[0].Name+"-123456")
+	write(t, killed, []byte("half a copy"))
+	// Not this tool's: left alone.
+	other := filepath.Join(keep, atomicfile.TempPrefix+arcs[0].Name+"-notdigits")
+	write(t, other, []byte("someone else's"))
+	exdev := func(string, string) error { return &os.LinkError{Op: "link", Err: syscall.EXDEV} }
+	c := &Converter{Options: Options{WorkDir: filepath.Join(dir, "work"), KeepARC: keep}, link: exdev}
+	c.Hook = func(step, arc string) {
+		if step != "copied" || arc != arcs[0].Name {
+			return
+		}
+		// The copy reads back wrong (a bad disk, a bad cable).
+		tmps, _ := filepath.Glob(filepath.Join(keep, atomicfile.TempPrefix+arc+"-*"))
+		for _, p := range tmps {
+			if p != killed && p != other {
+				write(t, p, []byte("damaged copy"))
+			}
+		}
+	}
+	res, err := c.Run(context.Background(), coll, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := res.Files[0]; o.Status != Failed || !strings.Contains(o.Reason, "reads back") {
+		t.Errorf("%s: %s (%s), want failed: the copy reads back wrong", o.ARC, o.Status, o.Reason)
+	}
+	if _, err := os.Lstat(first); err == nil {
+		t.Errorf("%s: a bad copy is left under the ARC's name", first)
+	}
+	if _, err := os.Lstat(killed); err == nil {
+		t.Errorf("%s: a killed run's temporary copy is left", killed)
+	}
+	if _, err := os.Lstat(other); err != nil {
+		t.Errorf("%s, not this tool's, was removed: %v", other, err)
+	}
+	if fileSum(arcs[0].Path) != before[arcs[0].Name] {
+		t.Errorf("%s changed", arcs[0].Name)
+	}
+	if left, _ := filepath.Glob(filepath.Join(keep, atomicfile.TempPrefix+"*[0-9]")); len(left) > 0 {
+		t.Errorf("temporary copies left: %v", left)
+	}
+	// Once the cause is gone, a rerun keeps it.
+	c.Hook = nil
+	res, err = c.Run(context.Background(), coll, nil)
+	if err != nil || res.Count(Converted) != 1 || res.Files[0].Status != Converted {
+		t.Fatalf("rerun: %v, %+v", err, res.Files)
+	}
+	if fileSum(first) != before[arcs[0].Name] {
+		t.Errorf("%s: not kept byte for byte by the rerun", first)
+	}
+}

@@ -91,7 +91,8 @@ type Options struct {
 	// damage the conversion found, as found.
 	Report func(error)
 	// Hook, if set, is called between the steps of each file's conversion
-	// with the step's name ("written", "proved", "linked", "removed"):
+	// with the step's name ("written", "proved", "linked", "copied" (a
+	// copy into the keep directory written, not yet checked), "removed"):
 	// tests stop the process there.
 	Hook func(step, arc string)
 }
@@ -708,6 +709,8 @@ func (f *file) keep() error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
+	// A killed copy's temporary file (its name says it is one).
+	atomicfile.RemoveLeftovers(dst)
 	src, err := os.Stat(f.arcPath)
 	if err != nil {
 		return err
@@ -765,9 +768,11 @@ func sameEntry(a, b string) bool {
 	return err == nil && os.SameFile(da, db)
 }
 
-// copyChecked copies the ARC to dst, with its attributes, and checks the
-// copy's SHA-256: written beside dst, synced, and linked to its name, so
-// that a file that took the name meanwhile is never overwritten.
+// copyChecked copies the ARC to dst, with its attributes: written beside
+// dst under a temporary name (which a rerun removes if this one is
+// killed), synced, read back and checked by SHA-256, and only then linked
+// to its name, so that a bad copy never has the ARC's name and a file that
+// took the name meanwhile is never overwritten.
 func (f *file) copyChecked(dst string) error {
 	in, err := os.Open(f.arcPath)
 	if err != nil {
@@ -790,23 +795,22 @@ func (f *file) copyChecked(dst string) error {
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = inplace.Link(out.Name(), dst)
-	}
-	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("%s appeared while the ARC was copied there: not overwritten", dst)
-	}
 	if err != nil {
 		return err
 	}
-	got, _, err := sumFile(dst, nil)
+	f.hook("copied")
+	got, _, err := sumFile(out.Name(), nil)
 	if err != nil {
 		return err
 	}
 	if want := h.Sum(mapAlgorithm); got != want {
-		return fmt.Errorf("the copy %s reads back with SHA-256 %s, not %s", dst, got, want)
+		return fmt.Errorf("the copy %s reads back with SHA-256 %s, not %s: removed", out.Name(), got, want)
 	}
-	return nil
+	err = inplace.Link(out.Name(), dst)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%s appeared while the ARC was copied there: not overwritten", dst)
+	}
+	return err
 }
 
 // shareAttributes gives the new WARC the ARC's permissions and extended
