@@ -260,6 +260,9 @@ func (r *run) open() error {
 	if err := r.checkLogDescribes(r.state.Params.Collections); err != nil {
 		return err
 	}
+	if err := r.checkKeepARC(); err != nil { // dedup/convert.go
+		return err
+	}
 	if !r.state.Params.equal(r.params()) {
 		// Another job's outputs (other collections, algorithm or policy):
 		// start from the first stage; the log and the cache stay.
@@ -283,7 +286,7 @@ func (r *run) close() {
 func (r *run) params() Params {
 	opt := &r.opt
 	p := Params{Collections: opt.Collections, Algorithm: opt.Algorithm.String(), Policy: opt.Policy.String(), Files: filesKey(opt.Files),
-		ConvertARC: opt.ConvertARC}
+		ConvertARC: opt.ConvertARC, KeepARC: opt.KeepARC}
 	if opt.Digests != nil {
 		// A job on a slice of the digests is another job too.
 		p.Files += " digests " + opt.Digests.Key
