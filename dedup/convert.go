@@ -122,6 +122,20 @@ func (r *run) convert(ctx context.Context) (string, error) {
 	return stage.ConvertNote(&res.Conversion), nil
 }
 
+// convertToRetry is how many ARC files the complete job's convert stage
+// left because their conversion failed (stage.ConvertResult.Retry): a
+// rerun of it converts them again rather than having nothing to do.
+func (r *run) convertToRetry() int64 {
+	if !r.opt.ConvertARC || r.opt.DryRun {
+		return 0
+	}
+	res, err := workdir.ReadJSON[stage.ConvertResult](r.wd.File(convertStats))
+	if err != nil {
+		return 0
+	}
+	return res.Retry
+}
+
 // reloadConvert recovers the figures of a convert stage an earlier run
 // of the job did.
 func (r *run) reloadConvert() error {

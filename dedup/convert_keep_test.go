@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -65,5 +66,48 @@ func TestConvertKeepARCRecorded(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestConvertKeepFailureRetried proves an ARC that could not be kept (its
+// name in the keep directory taken by another file) is kept by a rerun of
+// the same run --convert-arc once the cause is gone: the job had
+// completed, and every rerun said "nothing to do" with the ARC and its
+// WARC both in the collection.
+func TestConvertKeepFailureRetried(t *testing.T) {
+	// No duplicates: a refusal in the rewrite would make the rerun a new
+	// job anyway.
+	coll, _ := generated(t, gen.Config{Files: 3, Records: 30, Seed: 7, Formats: []gen.Format{gen.ARCGz, gen.ARC}})
+	arcs := arcNames(t, coll)
+	orig := hashTree(t, coll)
+	dir := t.TempDir()
+	wd, keep := filepath.Join(dir, "work"), filepath.Join(dir, "keep")
+	blocker := filepath.Join(keep, arcs[0])
+	if err := os.MkdirAll(filepath.Dir(blocker), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(blocker, []byte("another file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opt := Options{Collections: []string{coll}, WorkDir: wd, ConvertOptions: ConvertOptions{ConvertARC: true, KeepARC: keep}}
+	res, err := Run(context.Background(), opt)
+	if err != nil || res.Report.Exit == 0 {
+		t.Fatalf("first run: %v, exit %d, want exit 1 naming %s", err, res.Report.Exit, arcs[0])
+	}
+	if left := arcNames(t, coll); len(left) != 1 || left[0] != arcs[0] {
+		t.Fatalf("ARC files left: %v, want %s", left, arcs[0])
+	}
+	if err := os.Remove(blocker); err != nil {
+		t.Fatal(err)
+	}
+	res, err = Run(context.Background(), opt)
+	if err != nil || res.NothingToDo || res.Report.Exit != 0 {
+		t.Fatalf("rerun: %v, nothing to do %v, exit %d %v", err, res != nil && res.NothingToDo, res.Report.Exit, res.Report.ExitReason)
+	}
+	if left := arcNames(t, coll); len(left) != 0 {
+		t.Errorf("ARC files left after the rerun: %v", left)
+	}
+	if got := hashTree(t, keep)[filepath.ToSlash(arcs[0])]; got != orig[filepath.ToSlash(arcs[0])] {
+		t.Errorf("%s: kept %q, want %s", arcs[0], got, orig[filepath.ToSlash(arcs[0])])
 	}
 }

@@ -340,6 +340,10 @@ func (r *run) resume() (*stage.Result, error) {
 		}
 	}
 	switch {
+	case r.state.Complete && r.convertToRetry() > 0:
+		// dedup/convert.go: a new job, whose convert stage finishes them.
+		r.show.Note("warcdedup: the job is complete but for %d ARC files whose conversion failed (see its report): converting them again", r.convertToRetry())
+		r.state = &State{Params: r.params()}
 	case r.state.Complete:
 		if r.unchanged() && r.state.RecordsBehind {
 			// Done but for the work directory's records: the account,
