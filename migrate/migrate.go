@@ -506,7 +506,7 @@ func (f *file) write(tmp *os.File) (convert.Stats, string, string, error) {
 	arcHash, warcHash := fixity.New(mapAlgorithm), fixity.New(mapAlgorithm)
 	in := io.TeeReader(progress.CountingReader(src, f.progress), arcHash)
 	out := newBuffered(io.MultiWriter(tmp, warcHash))
-	opt := convert.Options{Version: f.c.Version, Software: f.c.Software, Damage: f.damage, Warn: f.damage}
+	opt := convert.Options{Version: f.c.Version, Software: f.c.Software, Damage: f.damage}
 	st, err := convert.Convert(in, f.in.Name, filepath.Base(f.warcPath), out, opt)
 	if err == nil {
 		// The ARC's hash covers every byte, whatever the converter left

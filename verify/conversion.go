@@ -268,7 +268,12 @@ func (c *conversionCheck) compare(wr *record.Reader, w *record.Record, a *arcRec
 	if w.URI != a.uri {
 		diffs = append(diffs, fmt.Sprintf("URI %q, not %q", w.URI, a.uri))
 	}
-	if a.date != "" && w.Date != a.date {
+	switch {
+	case a.date == "":
+		// arc2warc converts no record without a date: any WARC-Date
+		// would be made up.
+		diffs = append(diffs, fmt.Sprintf("date %s, but the ARC record has no date", w.Date))
+	case w.Date != a.date:
 		diffs = append(diffs, fmt.Sprintf("date %s, not %s", w.Date, a.date))
 	}
 	if got, _ := w.Header.Lookup("WARC-IP-Address"); got != a.ip {

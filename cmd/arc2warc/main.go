@@ -36,8 +36,11 @@ ARC bytes that is no readable record (junk, a record line that does not
 parse, bytes after a record's declared length, gzip damage) is skipped,
 reported once with its offset and counted as damaged: such a file, like
 one with a truncated record, makes the exit status 1 (its WARC is written
-with everything else). Offsets in a gzip ARC count bytes of its inflated
-stream ("inflated offset"), except those of gzip damage.
+with everything else). So does an ARC record without a date ("-"): a WARC
+record must have one and none is made up, so it is not converted, reported
+with its offset and counted as damaged (the ARC keeps it; --check and
+--in-place then leave the ARC). Offsets in a gzip ARC count bytes of its
+inflated stream ("inflated offset"), except those of gzip damage.
 
 A file named on the command line that is not an ARC file (a WARC file, or
 a file without any ARC record) is refused, nothing is written for it, and
@@ -62,7 +65,8 @@ record, for warccdx --conversion.
 (x.warc.gz, or x.warc) record for record, reading both files independently
 of the converter: a warcinfo record first, then each ARC record in order
 with its mapped type, URI, date and block byte for byte (WARC-Truncated for
-a truncated one), the WARC read as deduplication reads it (one record per
+a truncated one) and what the mapping adds (WARC-IP-Address, Content-Type,
+the block and payload digests), the WARC read as deduplication reads it (one record per
 gzip member); and warcsum of both compared in order as "warcsumcmp --order"
 does. It prints a line per file on stdout and each problem on stderr, and
 exits 1 if an ARC holds anything its WARC lacks (a missing or damaged WARC,
@@ -193,7 +197,6 @@ func convertAll(c *cli.Context, log *cmdutil.Log, jobs []*arcFile, skipped int) 
 		DropTruncated: c.Bool("drop-truncated"),
 		Software:      "warcdedup arc2warc " + cmdutil.Version,
 		Damage:        log.Error,
-		Warn:          log.Warn,
 	}
 	each(jobs, c.Int("jobs"), func(j *arcFile) {
 		j.stats, j.err = convertFile(j.in, j.out, opt, c.Bool("force"))
