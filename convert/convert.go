@@ -105,6 +105,15 @@ type converter struct {
 	paySum     hash.Hash
 }
 
+// CheckVersion refuses a WARC version Convert does not write: a command
+// refuses it as it parses its flags, before any file is read.
+func CheckVersion(v string) error {
+	if v != "1.0" && v != "1.1" {
+		return fmt.Errorf("WARC version %q: want 1.0 or 1.1", v)
+	}
+	return nil
+}
+
 // Convert reads the ARC file src and writes its WARC form to dst; srcName
 // names the ARC in the warcinfo record and in errors, outName is the WARC
 // file's name.
@@ -112,8 +121,8 @@ func Convert(src io.Reader, srcName, outName string, dst io.Writer, opt Options)
 	if opt.Version == "" {
 		opt.Version = "1.0"
 	}
-	if opt.Version != "1.0" && opt.Version != "1.1" {
-		return Stats{}, fmt.Errorf("WARC version %q: want 1.0 or 1.1", opt.Version)
+	if err := CheckVersion(opt.Version); err != nil {
+		return Stats{}, err
 	}
 	if opt.Now == nil {
 		opt.Now = time.Now

@@ -263,6 +263,11 @@ func (c *Converter) Run(ctx context.Context, collection string, progress *atomic
 	if c.WorkDir == "" {
 		return nil, errors.New("migrate: no work directory")
 	}
+	if c.Version != "" {
+		if err := convert.CheckVersion(c.Version); err != nil {
+			return nil, fmt.Errorf("migrate: %w", err)
+		}
+	}
 	if progress == nil {
 		progress = new(atomic.Int64)
 	}

@@ -124,6 +124,9 @@ type arcFile struct {
 const maxProblems = 100
 
 func run(c *cli.Context) error {
+	if err := convert.CheckVersion(c.String("warc-version")); err != nil {
+		return cmdutil.Usage("--warc-version: %v", err)
+	}
 	if c.Bool("in-place") {
 		return inPlace(c)
 	}
