@@ -148,3 +148,49 @@ func TestKeepCopyLeavesNoBadCopy(t *testing.T) {
 		t.Errorf("%s: not kept byte for byte by the rerun", first)
 	}
 }
+
+// TestLinkedARCNamed proves an ARC name in the collection that is a
+// symbolic link is named, not passed over in silence: it is not
+// followed (converting through it would remove the link and leave the
+// file it names), and the run says so.
+func TestLinkedARCNamed(t *testing.T) {
+	for _, tc := range []struct{ name, link string }{
+		{"at the top", "linked.arc.gz"},
+		{"in a subdirectory", "sub/linked.arc.gz"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			coll, elsewhere := filepath.Join(dir, "coll"), filepath.Join(dir, "elsewhere")
+			genCollection(t, coll, 8)
+			genCollection(t, elsewhere, 9)
+			if err := os.MkdirAll(filepath.Join(coll, "sub"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(filepath.Join(elsewhere, "gen-00000.arc.gz"), filepath.Join(coll, tc.link)); err != nil {
+				t.Fatal(err)
+			}
+			before := snapshot(t, elsewhere)
+			var reported []string
+			c := &Converter{Options: Options{WorkDir: filepath.Join(dir, "work"), Report: func(err error) { reported = append(reported, err.Error()) }}}
+			if _, err := c.Run(context.Background(), coll, nil); err != nil {
+				t.Fatal(err)
+			}
+			said := false
+			for _, r := range reported {
+				said = said || strings.Contains(r, tc.link) && strings.Contains(r, "symbolic link")
+			}
+			if !said {
+				t.Errorf("%s was passed over in silence: %v", tc.link, reported)
+			}
+			if fi, err := os.Lstat(filepath.Join(coll, tc.link)); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+				t.Errorf("the link is gone or changed: %v", err)
+			}
+			after := snapshot(t, elsewhere)
+			for name, sum := range before {
+				if after[name] != sum {
+					t.Errorf("%s, outside the collection, changed", name)
+				}
+			}
+		})
+	}
+}

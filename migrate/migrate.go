@@ -185,6 +185,21 @@ func Scan(collection string) ([]warcsum.Input, int64, error) {
 	return arcs, total, nil
 }
 
+// scan is Scan naming each symbolic link under an ARC's name (Report):
+// it is not followed, so its ARC is not converted.
+func (c *Converter) scan(root string) ([]warcsum.Input, error) {
+	col := warcsum.Collector{Recursive: true, Link: func(path string) {
+		if archname.IsARC(filepath.Base(path)) && c.Report != nil {
+			c.Report(fmt.Errorf("%s: a symbolic link, not followed: not converted (converting through it would remove the link and leave the ARC it names; convert that ARC where it is)", path))
+		}
+	}}
+	all, err := col.Collect([]string{root})
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(all, func(in warcsum.Input) bool { return !archname.IsARC(in.Name) }), nil
+}
+
 // Converter converts a collection's ARC files in place.
 type Converter struct {
 	Options
@@ -284,7 +299,7 @@ func (c *Converter) Run(ctx context.Context, collection string, progress *atomic
 	if err := c.mkdirAll(proofs); err != nil {
 		return nil, err
 	}
-	arcs, _, err := Scan(root)
+	arcs, err := c.scan(root)
 	if err != nil {
 		return nil, err
 	}

@@ -131,7 +131,12 @@ func run(c *cli.Context) error {
 		return inPlace(c)
 	}
 	args := c.Args().Slice()
-	inputs, err := warcsum.Collect(args, c.Bool("recursive"))
+	log := cmdutil.NewLog(c)
+	// A link in a directory is not followed (as in --in-place), but named.
+	col := warcsum.Collector{Recursive: c.Bool("recursive"), Link: func(path string) {
+		log.Warn(fmt.Errorf("%s: a symbolic link, not followed: not converted (name the file it points to)", path))
+	}}
+	inputs, err := col.Collect(args)
 	if err != nil {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}
@@ -165,7 +170,6 @@ func run(c *cli.Context) error {
 		outputs[out] = in.Path
 		jobs = append(jobs, &arcFile{in: in, out: out})
 	}
-	log := cmdutil.NewLog(c)
 	if c.Bool("check") {
 		return checkAll(c, log, jobs, skipped)
 	}
