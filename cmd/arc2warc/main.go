@@ -45,8 +45,10 @@ inflated stream ("inflated offset"), except those of gzip damage.
 A file named on the command line that is not an ARC file (a WARC file, or
 a file without any ARC record) is refused, nothing is written for it, and
 the exit status is 1; in a directory, .warc and .warc.gz files are passed
-over. The output is written under a temporary name and renamed when
-complete; an existing output is never overwritten without --force.
+over, and a symbolic link is not followed but named on stderr (name the
+file it points to). A --warc-version other than 1.0 or 1.1 is a usage
+error (exit 2). The output is written under a temporary name and renamed
+when complete; an existing output is never overwritten without --force.
 
 --in-place converts the ARC files of each COLLECTION (a directory, read
 with its subdirectories) beside themselves, as warcdedup run --convert-arc
