@@ -38,11 +38,9 @@ type Options struct {
 	Now   func() time.Time
 	NewID func() string
 	// Damage receives each ARC record that could not be converted whole
-	// (truncated, or unreadable) and each stretch of bytes skipped, with
-	// its offset: each is counted in Stats. Warn receives what was
-	// converted whole but changed (a missing date set to the conversion's).
+	// (truncated, unreadable, or without a date) and each stretch of bytes
+	// skipped, with its offset: each is counted in Stats.
 	Damage func(error)
-	Warn   func(error)
 }
 
 // ErrNotARC is the error of a file that is not an ARC file (a WARC file, or
@@ -107,6 +105,15 @@ type converter struct {
 	paySum     hash.Hash
 }
 
+// CheckVersion refuses a WARC version Convert does not write: a command
+// refuses it as it parses its flags, before any file is read.
+func CheckVersion(v string) error {
+	if v != "1.0" && v != "1.1" {
+		return fmt.Errorf("WARC version %q: want 1.0 or 1.1", v)
+	}
+	return nil
+}
+
 // Convert reads the ARC file src and writes its WARC form to dst; srcName
 // names the ARC in the warcinfo record and in errors, outName is the WARC
 // file's name.
@@ -114,8 +121,8 @@ func Convert(src io.Reader, srcName, outName string, dst io.Writer, opt Options)
 	if opt.Version == "" {
 		opt.Version = "1.0"
 	}
-	if opt.Version != "1.0" && opt.Version != "1.1" {
-		return Stats{}, fmt.Errorf("WARC version %q: want 1.0 or 1.1", opt.Version)
+	if err := CheckVersion(opt.Version); err != nil {
+		return Stats{}, err
 	}
 	if opt.Now == nil {
 		opt.Now = time.Now
@@ -176,6 +183,16 @@ func Convert(src io.Reader, srcName, outName string, dst io.Writer, opt Options)
 			c.damage(err)
 			continue
 		}
+		if rec.Date == "" {
+			// A WARC record must have a date, and no date is made up (the
+			// conversion's time would be taken for the capture's, and no
+			// proof could accept it): the record is not converted, the
+			// ARC file keeps it.
+			st.Damaged++
+			c.damage(fmt.Errorf("%s: %s: ARC record %s has no date (%q): a WARC record must have one, and none is made up: not converted (the ARC file keeps it)",
+				srcName, c.offset(rec.Offset), rec.URI, rec.ARCFields.Date))
+			continue
+		}
 		if truncated {
 			what := "written with WARC-Truncated: length"
 			if opt.DropTruncated {
@@ -202,12 +219,6 @@ func Convert(src io.Reader, srcName, outName string, dst io.Writer, opt Options)
 func (c *converter) damage(err error) {
 	if c.opt.Damage != nil {
 		c.opt.Damage(err)
-	}
-}
-
-func (c *converter) warn(err error) {
-	if c.opt.Warn != nil {
-		c.opt.Warn(err)
 	}
 }
 
@@ -345,13 +356,7 @@ func (c *converter) warcinfo(filedesc *record.Record) error {
 // writeRecord writes rec with the block read by readBlock.
 func (c *converter) writeRecord(rec *record.Record, truncated bool) error {
 	c.hdr.Reset()
-	date := rec.Date
-	if date == "" {
-		// A WARC record must have a date; a dash in the ARC gives the
-		// conversion's, and a warning.
-		date = c.opt.Now().UTC().Format("2006-01-02T15:04:05Z")
-		c.warn(fmt.Errorf("%s: %s: ARC record has no date (%q); WARC-Date set to the conversion time", c.srcName, c.offset(rec.Offset), rec.ARCFields.Date))
-	}
+	date := rec.Date // never "": Convert leaves such a record out
 	switch rec.Type {
 	case "filedesc":
 		c.field("WARC-Type", "metadata")

@@ -171,17 +171,41 @@ func TestRefusesNonARC(t *testing.T) {
 	}
 }
 
-// TestMissingDateWarns: a record without a date is converted whole with the
-// conversion's date: a warning, not damage.
-func TestMissingDateWarns(t *testing.T) {
-	arc := strings.Replace(arcV1(), "20240102030407 no-type", "- no-type", 1)
-	var damage, warnings []error
-	opt := fixed()
-	opt.Damage = func(err error) { damage = append(damage, err) }
-	opt.Warn = func(err error) { warnings = append(warnings, err) }
-	st, err := Convert(strings.NewReader(arc), "test.arc", "test.warc", &bytes.Buffer{}, opt)
-	if err != nil || st.Damaged != 0 || len(damage) != 0 || len(warnings) != 1 || st.Written != 5 {
-		t.Errorf("%v: stats %+v, damage %v, warnings %v", err, st, damage, warnings)
+// TestMissingDateRefused: a record without a date ("-") is not converted:
+// a WARC record must have one and none is made up (the conversion's time
+// was given, which no proof could accept: arc2warc said exit 0, --check
+// and run --convert-arc said it did not prove). It is damage, named by
+// file and offset: the WARC holds the rest, the exit status is 1, and
+// migrate leaves the ARC as it is.
+func TestMissingDateRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name, arc string
+		offset    int
+	}{
+		{"ARC v1", strings.Replace(arcV1(), "20240102030407 no-type", "- no-type", 1), strings.Index(arcV1(), "http://example.com/raw")},
+		{"ARC v2", strings.Replace(arcV2(), "20240102030406 text/html", "- text/html", 1), strings.Index(arcV2(), "http://example.com/ ")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var damage []error
+			opt := fixed()
+			opt.Damage = func(err error) { damage = append(damage, err) }
+			var out bytes.Buffer
+			st, err := Convert(strings.NewReader(tc.arc), "test.arc", "test.warc", &out, opt)
+			if err != nil || st.Damaged != 1 || len(damage) != 1 {
+				t.Fatalf("%v: stats %+v, damage %v, want one damaged record", err, st, damage)
+			}
+			if msg := damage[0].Error(); !strings.Contains(msg, "test.arc") || !strings.Contains(msg, fmt.Sprint(tc.offset)) || !strings.Contains(msg, "no date") {
+				t.Errorf("the damage %q does not name the file, the offset %d and the missing date", msg, tc.offset)
+			}
+			if strings.Count(out.String(), "2026-01-02T03:04:05Z") > 1 { // the warcinfo's is the one
+				t.Errorf("a record got the conversion's date:\n%s", out.String())
+			}
+			vs, err := verify.Conversion(verify.File{Name: "test.arc", R: strings.NewReader(tc.arc), Size: int64(len(tc.arc))},
+				verify.File{Name: "test.warc", R: bytes.NewReader(out.Bytes()), Size: int64(out.Len())}, func(string) {})
+			if err != nil || vs.Violations == 0 {
+				t.Errorf("the check accepts a WARC without the undated record: %+v", vs)
+			}
+		})
 	}
 }
 

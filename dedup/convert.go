@@ -65,6 +65,30 @@ func (opt *Options) checkConvert() error {
 	return nil
 }
 
+// checkKeepARC holds a job to the keep directory it recorded: an ARC
+// file an archivist asked to keep must never be removed because a rerun
+// forgot --keep-arc or named another directory. A run that would convert
+// the ARC files without keeping them there is refused (the ARC files kept
+// so far are there, the rest would be elsewhere or gone); a dry run, or a
+// run that converts nothing, removes no ARC and carries the recorded
+// directory on, so that a later run still finds it.
+func (r *run) checkKeepARC() error {
+	was := r.state.Params.KeepARC
+	switch {
+	case was == "" || r.opt.KeepARC == was:
+		return nil
+	case !r.opt.ConvertARC || r.opt.DryRun && r.opt.KeepARC == "":
+		r.opt.KeepARC = was
+		return nil
+	}
+	now := "no --keep-arc"
+	if r.opt.KeepARC != "" {
+		now = "--keep-arc " + r.opt.KeepARC
+	}
+	return fmt.Errorf("the job in %s converts the ARC files with --keep-arc %s, and this run has %s: the ARC files left would not be kept there; give --keep-arc %s again (or another --work-dir for another job)",
+		r.wd.Path, was, now, was)
+}
+
 // convert is the convert stage (with --convert-arc, before the hash):
 // the collection's ARC files become WARC files in place, each proved
 // before its ARC is retired; those that cannot are named and left, and
@@ -73,6 +97,12 @@ func (r *run) convert(ctx context.Context) (string, error) {
 	// Whatever a dry run (assess --convert-arc) did of this job was done
 	// on the ARC files: the stages after this one start anew.
 	r.state.Done = nil
+	// The job's parameters (--keep-arc among them) are recorded before an
+	// ARC is retired: a run stopped in this stage is resumed with them.
+	r.state.Complete = false
+	if err := writeState(r.wd, r.state); err != nil {
+		return "", err
+	}
 	show := r.show.Start(stage.ConvertName, "", 0)
 	c := stage.Convert{Collection: r.opt.Collections[0], WorkDir: r.wd.Path, KeepARC: r.opt.KeepARC, Jobs: r.opt.Jobs,
 		Software: r.opt.Software, Messages: messages{r.show}, Meter: show, Hook: r.opt.ConvertHook}
@@ -90,6 +120,20 @@ func (r *run) convert(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return stage.ConvertNote(&res.Conversion), nil
+}
+
+// convertToRetry is how many ARC files the complete job's convert stage
+// left because their conversion failed (stage.ConvertResult.Retry): a
+// rerun of it converts them again rather than having nothing to do.
+func (r *run) convertToRetry() int64 {
+	if !r.opt.ConvertARC || r.opt.DryRun {
+		return 0
+	}
+	res, err := workdir.ReadJSON[stage.ConvertResult](r.wd.File(convertStats))
+	if err != nil {
+		return 0
+	}
+	return res.Retry
 }
 
 // reloadConvert recovers the figures of a convert stage an earlier run

@@ -265,6 +265,9 @@ func (r *run) open() error {
 	if err := r.checkLogDescribes(r.state.Params.Collections); err != nil {
 		return err
 	}
+	if err := r.checkKeepARC(); err != nil { // dedup/convert.go
+		return err
+	}
 	if !r.state.Params.equal(r.params()) {
 		// Another job's outputs (other collections, algorithm or policy):
 		// start from the first stage; the log and the cache stay.
@@ -289,7 +292,7 @@ func (r *run) close() {
 func (r *run) params() Params {
 	opt := &r.opt
 	p := Params{Collections: opt.Collections, Algorithm: opt.Algorithm.String(), Policy: opt.Policy.String(), Files: filesKey(opt.Files),
-		ConvertARC: opt.ConvertARC}
+		ConvertARC: opt.ConvertARC, KeepARC: opt.KeepARC}
 	if opt.Digests != nil {
 		// A job on a slice of the digests is another job too.
 		p.Files += " digests " + opt.Digests.Key
@@ -343,6 +346,10 @@ func (r *run) resume() (*stage.Result, error) {
 		}
 	}
 	switch {
+	case r.state.Complete && r.convertToRetry() > 0:
+		// dedup/convert.go: a new job, whose convert stage finishes them.
+		r.show.Note("warcdedup: the job is complete but for %d ARC files whose conversion failed (see its report): converting them again", r.convertToRetry())
+		r.state = &State{Params: r.params()}
 	case r.state.Complete:
 		if r.unchanged() && r.state.RecordsBehind {
 			// Done but for the work directory's records: the account,

@@ -59,6 +59,11 @@ type Params struct {
 	Files string `json:"files,omitempty"`
 	// ConvertARC: the job converts the ARC files to WARC first.
 	ConvertARC bool `json:"convert_arc,omitempty"`
+	// KeepARC is the directory the job's conversion keeps the ARC files
+	// in (--keep-arc): a run that would convert the rest without keeping
+	// them there is refused, and one that converts nothing carries it on
+	// (checkKeepARC).
+	KeepARC string `json:"keep_arc,omitempty"`
 	// Source is the WACZ file or multi-WACZ JSON the job was named, and
 	// Packages the packages it names (relative to the collection,
 	// sorted): the job is on them alone (waczinput.go).
@@ -76,7 +81,7 @@ func (p Params) equal(q Params) bool {
 		}
 	}
 	return p.Algorithm == q.Algorithm && p.Policy == q.Policy && p.DryRun == q.DryRun && p.Index == q.Index && p.Crawl == q.Crawl &&
-		p.Files == q.Files && p.ConvertARC == q.ConvertARC && p.Source == q.Source && slices.Equal(p.Packages, q.Packages)
+		p.Files == q.Files && p.ConvertARC == q.ConvertARC && p.KeepARC == q.KeepARC && p.Source == q.Source && slices.Equal(p.Packages, q.Packages)
 }
 
 // filesKey identifies a set of file names: the SHA-256 of the names in

@@ -91,7 +91,8 @@ type Options struct {
 	// damage the conversion found, as found.
 	Report func(error)
 	// Hook, if set, is called between the steps of each file's conversion
-	// with the step's name ("written", "proved", "linked", "removed"):
+	// with the step's name ("written", "proved", "linked", "copied" (a
+	// copy into the keep directory written, not yet checked), "removed"):
 	// tests stop the process there.
 	Hook func(step, arc string)
 }
@@ -184,9 +185,88 @@ func Scan(collection string) ([]warcsum.Input, int64, error) {
 	return arcs, total, nil
 }
 
+// scan is Scan naming each symbolic link under an ARC's name (Report):
+// it is not followed, so its ARC is not converted.
+func (c *Converter) scan(root string) ([]warcsum.Input, error) {
+	col := warcsum.Collector{Recursive: true, Link: func(path string) {
+		if archname.IsARC(filepath.Base(path)) && c.Report != nil {
+			c.Report(fmt.Errorf("%s: a symbolic link, not followed: not converted (converting through it would remove the link and leave the ARC it names; convert that ARC where it is)", path))
+		}
+	}}
+	all, err := col.Collect([]string{root})
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(all, func(in warcsum.Input) bool { return !archname.IsARC(in.Name) }), nil
+}
+
 // Converter converts a collection's ARC files in place.
 type Converter struct {
 	Options
+	// syncDir and link, if set, replace atomicfile.SyncDir and os.Link
+	// (the kept copy's): tests see what is synced when, and copy as
+	// across file systems.
+	syncDir func(dir string) error
+	link    func(oldname, newname string) error
+}
+
+func (c *Converter) sync(dir string) error {
+	if c.syncDir != nil {
+		return c.syncDir(dir)
+	}
+	return atomicfile.SyncDir(dir)
+}
+
+func (c *Converter) linkFile(oldname, newname string) error {
+	if c.link != nil {
+		return c.link(oldname, newname)
+	}
+	return os.Link(oldname, newname)
+}
+
+// mkdirAll is os.MkdirAll made durable: each directory it makes is
+// synced in its parent, so that a file put below dir and synced in its
+// own directory survives a power cut.
+func (c *Converter) mkdirAll(dir string) error {
+	var made []string
+	for d := dir; ; d = filepath.Dir(d) {
+		_, err := os.Stat(d)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		made = append(made, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, d := range made {
+		if err := c.sync(filepath.Dir(d)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// syncUp syncs dir and each directory above it up to top, which is an
+// ancestor of dir made durable before (mkdirAll): the path to a file
+// put in dir is then durable whichever worker made its directories
+// (another may have made them and not yet synced them).
+func (c *Converter) syncUp(dir, top string) error {
+	top = filepath.Clean(top)
+	for d := dir; ; d = filepath.Dir(d) {
+		if err := c.sync(d); err != nil {
+			return err
+		}
+		if d == top || filepath.Dir(d) == d {
+			return nil
+		}
+	}
 }
 
 // Run converts every ARC file of collection, resuming what an earlier
@@ -197,6 +277,11 @@ type Converter struct {
 func (c *Converter) Run(ctx context.Context, collection string, progress *atomic.Int64) (*Result, error) {
 	if c.WorkDir == "" {
 		return nil, errors.New("migrate: no work directory")
+	}
+	if c.Version != "" {
+		if err := convert.CheckVersion(c.Version); err != nil {
+			return nil, fmt.Errorf("migrate: %w", err)
+		}
 	}
 	if progress == nil {
 		progress = new(atomic.Int64)
@@ -211,12 +296,17 @@ func (c *Converter) Run(ctx context.Context, collection string, progress *atomic
 		}
 	}
 	proofs := filepath.Join(c.WorkDir, ProofDir)
-	if err := os.MkdirAll(proofs, 0o755); err != nil {
+	if err := c.mkdirAll(proofs); err != nil {
 		return nil, err
 	}
-	arcs, _, err := Scan(root)
+	arcs, err := c.scan(root)
 	if err != nil {
 		return nil, err
+	}
+	if c.KeepARC != "" && len(arcs) > 0 {
+		if err := c.mkdirAll(c.KeepARC); err != nil {
+			return nil, fmt.Errorf("migrate: keep directory %s: %w", c.KeepARC, err)
+		}
 	}
 	res := &Result{Files: make([]Outcome, len(arcs)), Map: filepath.Join(c.WorkDir, MapFile)}
 	for i, in := range arcs {
@@ -402,7 +492,7 @@ func (f *file) convert(ctx context.Context, o Outcome) Outcome {
 		o.Status, o.Reason = Failed, "the conversion did not prove: "+why
 		return o
 	}
-	if err := writeProof(f.proofPath, p); err != nil {
+	if err := f.writeProof(p); err != nil {
 		o.Status, o.Reason = Failed, err.Error()
 		return o
 	}
@@ -436,7 +526,7 @@ func (f *file) write(tmp *os.File) (convert.Stats, string, string, error) {
 	arcHash, warcHash := fixity.New(mapAlgorithm), fixity.New(mapAlgorithm)
 	in := io.TeeReader(progress.CountingReader(src, f.progress), arcHash)
 	out := newBuffered(io.MultiWriter(tmp, warcHash))
-	opt := convert.Options{Version: f.c.Version, Software: f.c.Software, Damage: f.damage, Warn: f.damage}
+	opt := convert.Options{Version: f.c.Version, Software: f.c.Software, Damage: f.damage}
 	st, err := convert.Convert(in, f.in.Name, filepath.Base(f.warcPath), out, opt)
 	if err == nil {
 		// The ARC's hash covers every byte, whatever the converter left
@@ -532,7 +622,7 @@ func (f *file) adopt(ctx context.Context, o Outcome) Outcome {
 		o.Status, o.Reason = Refused, fmt.Sprintf("%s exists and is not its conversion (%s): neither is changed", f.warcName, why)
 		return o
 	}
-	if err := writeProof(f.proofPath, p); err != nil {
+	if err := f.writeProof(p); err != nil {
 		o.Status, o.Reason = Failed, err.Error()
 		return o
 	}
@@ -639,6 +729,8 @@ func (f *file) keep() error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
+	// A killed copy's temporary file (its name says it is one).
+	atomicfile.RemoveLeftovers(dst)
 	src, err := os.Stat(f.arcPath)
 	if err != nil {
 		return err
@@ -655,7 +747,7 @@ func (f *file) keep() error {
 			if sameEntry(f.arcPath, dst) {
 				return fmt.Errorf("%s is the ARC itself: not removed", dst)
 			}
-			return nil
+			return f.c.syncUp(filepath.Dir(dst), f.c.KeepARC)
 		}
 		a, _, err := sumFile(f.arcPath, nil)
 		if err != nil {
@@ -668,16 +760,18 @@ func (f *file) keep() error {
 		if a != b {
 			return fmt.Errorf("%s exists and is another file: not overwritten", dst)
 		}
-		return nil
+		return f.c.syncUp(filepath.Dir(dst), f.c.KeepARC)
 	}
-	err = os.Link(f.arcPath, dst)
+	err = f.c.linkFile(f.arcPath, dst)
 	if errors.Is(err, syscall.EXDEV) || errors.Is(err, syscall.EPERM) {
-		err = copyChecked(f.arcPath, dst)
+		err = f.copyChecked(dst)
 	}
 	if err != nil {
 		return err
 	}
-	return atomicfile.SyncDir(filepath.Dir(dst))
+	// The copy's entry, and those of the directories made for it, are
+	// durable before the ARC is removed.
+	return f.c.syncUp(filepath.Dir(dst), f.c.KeepARC)
 }
 
 // sameEntry reports whether two names are one directory entry: the same
@@ -694,11 +788,13 @@ func sameEntry(a, b string) bool {
 	return err == nil && os.SameFile(da, db)
 }
 
-// copyChecked copies src to dst, with its attributes, and checks the
-// copy's SHA-256: written beside dst, synced, and linked to its name, so
-// that a file that took the name meanwhile is never overwritten.
-func copyChecked(src, dst string) error {
-	in, err := os.Open(src)
+// copyChecked copies the ARC to dst, with its attributes: written beside
+// dst under a temporary name (which a rerun removes if this one is
+// killed), synced, read back and checked by SHA-256, and only then linked
+// to its name, so that a bad copy never has the ARC's name and a file that
+// took the name meanwhile is never overwritten.
+func (f *file) copyChecked(dst string) error {
+	in, err := os.Open(f.arcPath)
 	if err != nil {
 		return err
 	}
@@ -719,23 +815,22 @@ func copyChecked(src, dst string) error {
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = inplace.Link(out.Name(), dst)
-	}
-	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("%s appeared while the ARC was copied there: not overwritten", dst)
-	}
 	if err != nil {
 		return err
 	}
-	got, _, err := sumFile(dst, nil)
+	f.hook("copied")
+	got, _, err := sumFile(out.Name(), nil)
 	if err != nil {
 		return err
 	}
 	if want := h.Sum(mapAlgorithm); got != want {
-		return fmt.Errorf("the copy %s reads back with SHA-256 %s, not %s", dst, got, want)
+		return fmt.Errorf("the copy %s reads back with SHA-256 %s, not %s: removed", out.Name(), got, want)
 	}
-	return nil
+	err = inplace.Link(out.Name(), dst)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%s appeared while the ARC was copied there: not overwritten", dst)
+	}
+	return err
 }
 
 // shareAttributes gives the new WARC the ARC's permissions and extended

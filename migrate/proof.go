@@ -36,25 +36,38 @@ func (p *proof) appendTo(dst []byte) []byte {
 	return dst
 }
 
-// writeProof writes a proof durably: synced, renamed into place, the
-// directory synced.
-func writeProof(name string, p *proof) error {
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+// writeProof writes the file's proof durably: synced, renamed into place,
+// its directory synced, and so each directory between it and the proofs'
+// directory (made for an ARC in a subdirectory of the collection).
+func (f *file) writeProof(p *proof) error {
+	name := f.proofPath
+	dir := filepath.Dir(name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	f, err := atomicfile.Create(name, 0o644)
+	if err := f.writeProofFile(name, p); err != nil {
+		return err
+	}
+	if top := filepath.Join(f.c.WorkDir, ProofDir); dir != top {
+		return f.c.syncUp(filepath.Dir(dir), top)
+	}
+	return nil
+}
+
+func (f *file) writeProofFile(name string, p *proof) error {
+	out, err := atomicfile.Create(name, 0o644)
 	if err != nil {
 		return err
 	}
-	defer f.Abort()
-	w := newBuffered(f)
+	defer out.Abort()
+	w := newBuffered(out)
 	if _, err := w.Write(p.appendTo(nil)); err != nil {
 		return err
 	}
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	return f.Commit()
+	return out.Commit()
 }
 
 // readProof reads a proof file; an error wrapping fs.ErrNotExist when

@@ -42,6 +42,11 @@ type Convert struct {
 type ConvertResult struct {
 	Conversion report.Conversion `json:"conversion"`
 	Map        string            `json:"map"`
+	// Retry counts the ARC files left because their conversion failed
+	// (an I/O error, a copy to the keep directory that could not be
+	// made): a rerun of the job tries them again, where it has nothing
+	// to do for one left damaged, not ARC, or beside another WARC.
+	Retry int64 `json:"retry,omitempty"`
 }
 
 // Run converts. A stopped context stops it with its error (each file
@@ -67,6 +72,9 @@ func (c *Convert) Run(ctx context.Context) (ConvertResult, error) {
 		switch {
 		case o.Status.Left():
 			cv.Left++
+			if o.Status == migrate.Failed {
+				out.Retry++
+			}
 			if len(cv.Why) < KeepFirst {
 				cv.Why = append(cv.Why, fmt.Sprintf("%s: %s: %s", o.ARC, o.Status, o.Reason))
 			}

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"net"
 	"strings"
 
+	"warcdedup/digest"
 	"warcdedup/gzmulti"
 	"warcdedup/manifest"
 	"warcdedup/record"
@@ -47,7 +49,16 @@ type ConversionStats struct {
 //     deduplication needs): a warcinfo record first, then for each ARC
 //     record, in order, a WARC record of the mapped type (filedesc to
 //     metadata, HTTP to response, the rest resource), URI, date and block
-//     (the filedesc's with its record line) byte for byte; a truncated ARC
+//     (the filedesc's with its record line) byte for byte, and the facts
+//     the mapping adds: WARC-IP-Address (the ARC's, when it is an IP
+//     address, else none), Content-Type (text/plain for the filedesc's
+//     metadata, "application/http; msgtype=response" for a response,
+//     text/dns for a dns: record, the ARC's for a resource, or
+//     application/octet-stream without one), WARC-Block-Digest and, but
+//     for the metadata, WARC-Payload-Digest (SHA-1 of the block, and of
+//     what follows a response's HTTP head): a WARC written by another tool
+//     that says anything else of the ARC's records is not its conversion;
+//     a truncated ARC
 //     record must be marked WARC-Truncated, with the bytes the ARC has. An
 //     ARC record the WARC lacks, a WARC record the ARC lacks, damage in the
 //     WARC, and bytes of the ARC that no record could be read from are
@@ -58,7 +69,7 @@ type ConversionStats struct {
 // Memory stays bounded: blocks are compared by digest, manifests streamed.
 // An error is returned only when a file could not be read at all.
 func Conversion(arc, warc File, violation func(string)) (ConversionStats, error) {
-	c := &conversionCheck{arc: arc, warc: warc, violation: violation, sumA: sha1.New(), sumW: sha1.New()}
+	c := &conversionCheck{arc: arc, warc: warc, violation: violation, sumA: sha1.New(), payA: sha1.New(), sumW: sha1.New()}
 	if err := c.records(); err != nil {
 		return c.st, err
 	}
@@ -67,10 +78,10 @@ func Conversion(arc, warc File, violation func(string)) (ConversionStats, error)
 }
 
 type conversionCheck struct {
-	arc, warc  File
-	violation  func(string)
-	st         ConversionStats
-	sumA, sumW hash.Hash
+	arc, warc        File
+	violation        func(string)
+	st               ConversionStats
+	sumA, payA, sumW hash.Hash
 }
 
 func (c *conversionCheck) report(format string, args ...any) {
@@ -86,6 +97,10 @@ type arcRecord struct {
 	size      int64
 	digest    []byte
 	truncated bool
+	// What the mapping adds: the WARC-IP-Address ("" for none), the
+	// Content-Type and the payload's SHA-1 (nil for none).
+	ip, contentType string
+	payload         []byte
 }
 
 // records makes the record-by-record comparison.
@@ -181,21 +196,42 @@ func (c *conversionCheck) where(a *arcRecord) string {
 // record, which the WARC must hold marked.
 func (c *conversionCheck) readARC(ar *record.Reader, rec *record.Record) (*arcRecord, bool, error) {
 	a := &arcRecord{offset: rec.Offset, uri: manifest.EscapeField(rec.URI), date: rec.Date}
-	switch rec.Type {
-	case "filedesc":
-		a.typ = "metadata"
-	case "response":
-		a.typ = "response"
+	if net.ParseIP(rec.ARCFields.IP) != nil {
+		a.ip = rec.ARCFields.IP
+	}
+	switch ctype := rec.ARCFields.ContentType; {
+	case rec.Type == "filedesc":
+		a.typ, a.contentType, a.ip = "metadata", "text/plain", ""
+	case rec.Type == "response":
+		a.typ, a.contentType = "response", "application/http; msgtype=response"
+	case strings.HasPrefix(rec.URI, "dns:"):
+		a.typ, a.contentType = "resource", "text/dns"
+	case ctype == "" || ctype == "-" || strings.EqualFold(ctype, "no-type"):
+		a.typ, a.contentType = "resource", "application/octet-stream"
 	default:
-		a.typ = "resource"
+		a.typ, a.contentType = "resource", ctype
 	}
 	c.sumA.Reset()
+	c.payA.Reset()
 	if rec.Type == "filedesc" {
 		c.sumA.Write([]byte(rec.ARCLine + "\n"))
 		a.size = int64(len(rec.ARCLine) + 1)
 	}
-	n, err := ar.WriteTo(c.sumA)
-	a.size += n
+	var err error
+	if rec.Type == "response" {
+		// The payload is what follows the HTTP head.
+		var head *record.HTTPHead
+		head, err = ar.ReadHTTPHead()
+		if head != nil {
+			c.sumA.Write(head.Raw)
+			a.size += int64(len(head.Raw))
+		}
+	}
+	if err == nil {
+		var n int64
+		n, err = ar.WriteTo(io.MultiWriter(c.sumA, c.payA))
+		a.size += n
+	}
 	if err == nil {
 		err = ar.Finish()
 	}
@@ -216,6 +252,9 @@ func (c *conversionCheck) readARC(ar *record.Reader, rec *record.Record) (*arcRe
 		return nil, false, err
 	}
 	a.digest = c.sumA.Sum(nil)
+	if rec.Type != "filedesc" {
+		a.payload = c.payA.Sum(nil)
+	}
 	return a, true, nil
 }
 
@@ -229,9 +268,22 @@ func (c *conversionCheck) compare(wr *record.Reader, w *record.Record, a *arcRec
 	if w.URI != a.uri {
 		diffs = append(diffs, fmt.Sprintf("URI %q, not %q", w.URI, a.uri))
 	}
-	if a.date != "" && w.Date != a.date {
+	switch {
+	case a.date == "":
+		// arc2warc converts no record without a date: any WARC-Date
+		// would be made up.
+		diffs = append(diffs, fmt.Sprintf("date %s, but the ARC record has no date", w.Date))
+	case w.Date != a.date:
 		diffs = append(diffs, fmt.Sprintf("date %s, not %s", w.Date, a.date))
 	}
+	if got, _ := w.Header.Lookup("WARC-IP-Address"); got != a.ip {
+		diffs = append(diffs, fmt.Sprintf("WARC-IP-Address %q, not %q", got, a.ip))
+	}
+	if got, _ := w.Header.Lookup("Content-Type"); got != a.contentType {
+		diffs = append(diffs, fmt.Sprintf("Content-Type %q, not %q", got, a.contentType))
+	}
+	diffs = declaredDigest(diffs, w.Header, "WARC-Block-Digest", a.digest)
+	diffs = declaredDigest(diffs, w.Header, "WARC-Payload-Digest", a.payload)
 	if _, marked := w.Header.Lookup("WARC-Truncated"); marked != a.truncated {
 		if a.truncated {
 			diffs = append(diffs, "no WARC-Truncated, but the ARC record is truncated")
@@ -266,6 +318,26 @@ func (c *conversionCheck) compare(wr *record.Reader, w *record.Record, a *arcRec
 		c.st.Truncated++
 	}
 	return nil
+}
+
+// declaredDigest adds to diffs how the digest field the header declares
+// differs from the SHA-1 of the ARC's bytes the mapping says it is of (nil:
+// the field must be absent).
+func declaredDigest(diffs []string, h record.Header, field string, want []byte) []string {
+	value, ok := h.Lookup(field)
+	switch {
+	case want == nil && ok:
+		return append(diffs, fmt.Sprintf("%s %q, which the mapping does not write", field, value))
+	case want == nil:
+		return diffs
+	case !ok:
+		return append(diffs, fmt.Sprintf("no %s", field))
+	}
+	alg, sum, err := digest.ParseHeader(value)
+	if err != nil || alg != digest.SHA1 || !bytes.Equal(sum, want) {
+		return append(diffs, fmt.Sprintf("%s %q, not %s", field, value, digest.SHA1.Format(want)))
+	}
+	return diffs
 }
 
 // finishWARC reads a WARC record to its end, reporting its damage.

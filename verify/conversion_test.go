@@ -86,6 +86,18 @@ func check(t *testing.T, arc, warc string) (verify.ConversionStats, []string, er
 	return st, violations, err
 }
 
+// otherDigest gives the first field named in warc the SHA-1 of nothing.
+func otherDigest(warc, field string) string {
+	i := strings.Index(warc, field+": sha1:") + len(field+": sha1:")
+	return warc[:i] + "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ" + warc[i+32:]
+}
+
+// dropField removes the first field named from warc.
+func dropField(warc, field string) string {
+	i := strings.Index(warc, field+": ")
+	return warc[:i] + warc[i+strings.Index(warc[i:], "\r\n")+2:]
+}
+
 // TestConversionAccepts: a complete conversion passes, however the ARC
 // was compressed.
 func TestConversionAccepts(t *testing.T) {
@@ -133,6 +145,17 @@ func TestConversionFailures(t *testing.T) {
 		{"ARC record that does not parse", strings.Replace(arc, "http://example.com/raw 93.184.216.34 20240102030408 no-type 3", "not a record line", 1), convertPlain(t, arc, false), "not in the WARC"},
 		{"truncated record left out", cut, convertPlain(t, cut, true), "is missing from the WARC"},
 		{"truncated record not marked", cut, strings.Replace(convertPlain(t, cut, false), "WARC-Truncated: length\r\n", "", 1), "no WARC-Truncated"},
+		{"an IP address changed", arc, strings.Replace(warc, "WARC-IP-Address: 93.184.216.34", "WARC-IP-Address: 10.9.9.9", 1), "WARC-IP-Address"},
+		{"an IP address dropped", arc, strings.Replace(warc, "WARC-IP-Address: 10.0.0.1\r\n", "", 1), "WARC-IP-Address"},
+		{"a response's Content-Type changed", arc, strings.Replace(warc, "Content-Type: application/http; msgtype=response", "Content-Type: text/html", 1), "Content-Type"},
+		{"a dns: record's Content-Type changed", arc, strings.Replace(warc, "Content-Type: text/dns", "Content-Type: text/plain", 1), "Content-Type"},
+		{"a resource's Content-Type changed", arc, strings.Replace(warc, "Content-Type: application/octet-stream", "Content-Type: text/html", 1), "Content-Type"},
+		{"the metadata's Content-Type dropped", arc, strings.Replace(warc, "WARC-Concurrent-To: <urn:uuid:00000000-0000-4000-8000-000000000001>\r\nContent-Type: text/plain\r\n", "WARC-Concurrent-To: <urn:uuid:00000000-0000-4000-8000-000000000001>\r\n", 1), "Content-Type"},
+		{"a payload digest changed", arc, otherDigest(warc, "WARC-Payload-Digest"), "WARC-Payload-Digest"},
+		{"a block digest changed", arc, otherDigest(warc, "WARC-Block-Digest"), "WARC-Block-Digest"},
+		{"a payload digest dropped", arc, dropField(warc, "WARC-Payload-Digest"), "WARC-Payload-Digest"},
+		{"a block digest dropped", arc, dropField(warc, "WARC-Block-Digest"), "WARC-Block-Digest"},
+		{"an undated ARC record given a date", strings.Replace(arc, "20240102030408 no-type", "- no-type", 1), warc, "the ARC record has no date"},
 		{"whole record marked truncated", arc, strings.Replace(warc, "Content-Length: 3\r\n", "WARC-Truncated: length\r\nContent-Length: 3\r\n", 1), "WARC-Truncated, but"},
 	}
 	for _, tt := range tests {

@@ -78,6 +78,11 @@ type Collector struct {
 	// in a directory, which is not read either (indexes, other formats:
 	// warcdedup run counts them by kind).
 	Other func(path string)
+	// Link, if set, receives the path of each symbolic link found in a
+	// directory under an archive's name: it is not followed (a rewrite or
+	// a conversion in place through it would change a file outside the
+	// collection, or remove the link and leave the file), nor read.
+	Link func(path string)
 }
 
 // Collect is the package's Collect with c's settings.
@@ -123,6 +128,9 @@ func (c Collector) Collect(paths []string) ([]Input, error) {
 				return nil
 			}
 			if !d.Type().IsRegular() {
+				if d.Type()&fs.ModeSymlink != 0 && c.Link != nil && (archname.IsArchive(d.Name()) || strings.HasSuffix(strings.ToLower(d.Name()), ".wacz")) {
+					c.Link(path)
+				}
 				return nil
 			}
 			wacz := c.Packages != nil && strings.HasSuffix(strings.ToLower(d.Name()), ".wacz")

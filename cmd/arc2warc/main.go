@@ -36,14 +36,19 @@ ARC bytes that is no readable record (junk, a record line that does not
 parse, bytes after a record's declared length, gzip damage) is skipped,
 reported once with its offset and counted as damaged: such a file, like
 one with a truncated record, makes the exit status 1 (its WARC is written
-with everything else). Offsets in a gzip ARC count bytes of its inflated
-stream ("inflated offset"), except those of gzip damage.
+with everything else). So does an ARC record without a date ("-"): a WARC
+record must have one and none is made up, so it is not converted, reported
+with its offset and counted as damaged (the ARC keeps it; --check and
+--in-place then leave the ARC). Offsets in a gzip ARC count bytes of its
+inflated stream ("inflated offset"), except those of gzip damage.
 
 A file named on the command line that is not an ARC file (a WARC file, or
 a file without any ARC record) is refused, nothing is written for it, and
 the exit status is 1; in a directory, .warc and .warc.gz files are passed
-over. The output is written under a temporary name and renamed when
-complete; an existing output is never overwritten without --force.
+over, and a symbolic link is not followed but named on stderr (name the
+file it points to). A --warc-version other than 1.0 or 1.1 is a usage
+error (exit 2). The output is written under a temporary name and renamed
+when complete; an existing output is never overwritten without --force.
 
 --in-place converts the ARC files of each COLLECTION (a directory, read
 with its subdirectories) beside themselves, as warcdedup run --convert-arc
@@ -62,7 +67,8 @@ record, for warccdx --conversion.
 (x.warc.gz, or x.warc) record for record, reading both files independently
 of the converter: a warcinfo record first, then each ARC record in order
 with its mapped type, URI, date and block byte for byte (WARC-Truncated for
-a truncated one), the WARC read as deduplication reads it (one record per
+a truncated one) and what the mapping adds (WARC-IP-Address, Content-Type,
+the block and payload digests), the WARC read as deduplication reads it (one record per
 gzip member); and warcsum of both compared in order as "warcsumcmp --order"
 does. It prints a line per file on stdout and each problem on stderr, and
 exits 1 if an ARC holds anything its WARC lacks (a missing or damaged WARC,
@@ -120,11 +126,19 @@ type arcFile struct {
 const maxProblems = 100
 
 func run(c *cli.Context) error {
+	if err := convert.CheckVersion(c.String("warc-version")); err != nil {
+		return cmdutil.Usage("--warc-version: %v", err)
+	}
 	if c.Bool("in-place") {
 		return inPlace(c)
 	}
 	args := c.Args().Slice()
-	inputs, err := warcsum.Collect(args, c.Bool("recursive"))
+	log := cmdutil.NewLog(c)
+	// A link in a directory is not followed (as in --in-place), but named.
+	col := warcsum.Collector{Recursive: c.Bool("recursive"), Link: func(path string) {
+		log.Warn(fmt.Errorf("%s: a symbolic link, not followed: not converted (name the file it points to)", path))
+	}}
+	inputs, err := col.Collect(args)
 	if err != nil {
 		return cli.Exit(err, cmdutil.ExitFatal)
 	}
@@ -158,7 +172,6 @@ func run(c *cli.Context) error {
 		outputs[out] = in.Path
 		jobs = append(jobs, &arcFile{in: in, out: out})
 	}
-	log := cmdutil.NewLog(c)
 	if c.Bool("check") {
 		return checkAll(c, log, jobs, skipped)
 	}
@@ -193,7 +206,6 @@ func convertAll(c *cli.Context, log *cmdutil.Log, jobs []*arcFile, skipped int) 
 		DropTruncated: c.Bool("drop-truncated"),
 		Software:      "warcdedup arc2warc " + cmdutil.Version,
 		Damage:        log.Error,
-		Warn:          log.Warn,
 	}
 	each(jobs, c.Int("jobs"), func(j *arcFile) {
 		j.stats, j.err = convertFile(j.in, j.out, opt, c.Bool("force"))
