@@ -255,6 +255,7 @@ func (r *run) open() error {
 	if r.locks, err = r.lockCollection(); err != nil { // lock.go
 		return err
 	}
+	r.coll.locks = r.locks
 	if r.runLog, err = r.wd.OpenRunLog(r.opt.Display); err != nil {
 		return err
 	}
