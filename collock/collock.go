@@ -368,10 +368,10 @@ func networkFS(t int64) bool {
 	switch uint32(t) {
 	case 0x6969, // NFS
 		0x517b, 0xff534d42, 0xfe534d42, // SMB, CIFS, SMB2
-		0x00c36400, // Ceph
-		0x0bd00bd0, // Lustre
-		0x47504653, // GPFS
-		0x5346414f, // AFS
+		0x00c36400,             // Ceph
+		0x0bd00bd0,             // Lustre
+		0x47504653,             // GPFS
+		0x5346414f, 0x6b414653, // AFS: OpenAFS, kAFS
 		0x01021997, // 9P
 		0x65735546: // FUSE
 		return true
