@@ -264,7 +264,11 @@ func lockDir(dir string, id fileID) (*dirLock, error) {
 func lockFile(dir string, id fileID) (*dirLock, error) {
 	name := filepath.Join(dir, LockFile)
 	for range 10 {
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+		// Never through a symbolic link: the file would be truncated.
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("%s: locking the directory: %s is a symbolic link, not a lock file of warcdedup's: remove it if no job uses it", dir, LockFile)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: locking the directory (its file system locks directories for this host only, so the lock is %s): %w", dir, LockFile, err)
 		}
@@ -280,6 +284,10 @@ func lockFile(dir string, id fileID) (*dirLock, error) {
 			return nil, lockError(dir, err)
 		}
 		if same(f, name) {
+			if err := ownFile(f); err != nil {
+				f.Close()
+				return nil, fmt.Errorf("%s: locking the directory: %s %v, not a lock file of warcdedup's: remove it if no job uses it", dir, LockFile, err)
+			}
 			writeHolder(f)
 			return &dirLock{dir: dir, id: id, f: f, file: name}, nil
 		}
@@ -301,8 +309,24 @@ func same(f *os.File, name string) bool {
 	if err != nil {
 		return false
 	}
-	b, err := os.Stat(name)
+	b, err := os.Lstat(name)
 	return err == nil && os.SameFile(a, b)
+}
+
+// ownFile refuses a lock file that is another file too (a hard link to
+// one of the directory's archives): writeHolder would truncate it.
+func ownFile(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("is no regular file")
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink != 1 {
+		return fmt.Errorf("has %d links", st.Nlink)
+	}
+	return nil
 }
 
 // writeHolder writes who holds a lock file into it, for the message of a

@@ -1,6 +1,10 @@
 package collock
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 // TestNetworkFSLocksLocally proves that the file systems whose flock is,
 // by default, the client host's alone take the lock file, those named in
@@ -25,6 +29,45 @@ func TestNetworkFSLocksLocally(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			if got := networkFS(c.magic); got != c.want {
 				t.Errorf("networkFS(%#x) = %v, want %v", c.magic, got, c.want)
+			}
+		})
+	}
+}
+
+// TestLockFileNotALockFile proves that a LockFile name that gives another
+// file (a hard link to one of the directory's archives, a symbolic link)
+// is refused, the file it gives left as it was: taking it for a lock
+// truncated the file to the holder's line.
+func TestLockFileNotALockFile(t *testing.T) {
+	cases := []struct {
+		name string
+		make func(lockName, data string) error
+	}{
+		{"a hard link to an archive", func(lockName, data string) error { return os.Link(data, lockName) }},
+		{"a symbolic link to an archive", func(lockName, data string) error { return os.Symlink(filepath.Base(data), lockName) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			id, err := idOf(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data := filepath.Join(dir, "a.warc")
+			content := []byte("WARC/1.1\r\nWARC-Type: warcinfo\r\n\r\n")
+			if err := os.WriteFile(data, content, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.make(filepath.Join(dir, LockFile), data); err != nil {
+				t.Fatal(err)
+			}
+			l, err := lockFile(dir, id)
+			if err == nil {
+				l.release()
+				t.Errorf("locked through %s", c.name)
+			}
+			if got, _ := os.ReadFile(data); string(got) != string(content) {
+				t.Errorf("a.warc now holds %q, want it as it was", got)
 			}
 		})
 	}
