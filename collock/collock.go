@@ -28,7 +28,9 @@
 //
 // Each directory locked is held open while the job works: a collection
 // of many directories needs as many descriptors (Go raises the soft
-// limit to the hard one; beyond it the job is refused, naming ulimit -n).
+// limit to the hard one): where the locks would leave the job fewer than
+// it needs for its work (spareDescriptors), it is refused before it
+// starts, naming ulimit -n.
 //
 // Directories are locked in sorted order, each once whatever the path
 // naming it (by device and inode), all or none: two jobs on overlapping
@@ -109,17 +111,29 @@ func (s *Set) Add(dirs ...string) error {
 	}
 	slices.Sort(sorted)
 	sorted = slices.Compact(sorted)
-	var added []*dirLock
+	type toLock struct {
+		dir string
+		id  fileID
+	}
+	var todo []toLock
 	for _, dir := range sorted {
 		id, err := idOf(dir)
 		if err != nil {
-			releaseAll(added)
 			return fmt.Errorf("%s: locking the directory: %w", dir, err)
 		}
-		if s.holds(id) || slices.ContainsFunc(added, func(l *dirLock) bool { return l.id == id }) {
+		if s.holds(id) || slices.ContainsFunc(todo, func(l toLock) bool { return l.id == id }) {
 			continue // one directory named twice (a symbolic link): flock would refuse the second
 		}
-		l, err := lockDir(dir, id)
+		todo = append(todo, toLock{dir, id})
+	}
+	if len(todo) > 0 {
+		if err := checkDescriptors(todo[0].dir, len(todo)); err != nil {
+			return err
+		}
+	}
+	var added []*dirLock
+	for _, t := range todo {
+		l, err := lockDir(t.dir, t.id)
 		if err != nil {
 			releaseAll(added)
 			return err
@@ -127,6 +141,29 @@ func (s *Set) Add(dirs ...string) error {
 		added = append(added, l)
 	}
 	s.held = append(s.held, added...)
+	return nil
+}
+
+// spareDescriptors are the descriptors a job needs beside its locks (its
+// files, sorts, pipes, workers): a set of locks that would leave fewer
+// refuses the job before it starts rather than have it fail midway with
+// "too many open files".
+const spareDescriptors = 256
+
+// checkDescriptors refuses n more locks (the first of dir) where they
+// would leave the job fewer than spareDescriptors of its limit.
+func checkDescriptors(dir string, n int) error {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Cur > 1<<40 {
+		return nil
+	}
+	open, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return nil
+	}
+	if left := int64(lim.Cur) - int64(len(open)) - int64(n); left < spareDescriptors {
+		return fmt.Errorf("%s: locking the directory: %d directories to lock, each held open while the job works, would leave %d of the %d descriptors it may open (ulimit -n), fewer than the %d it needs beside them: raise the limit", dir, n, max(left, 0), lim.Cur, spareDescriptors)
+	}
 	return nil
 }
 
@@ -227,7 +264,11 @@ func lockDir(dir string, id fileID) (*dirLock, error) {
 func lockFile(dir string, id fileID) (*dirLock, error) {
 	name := filepath.Join(dir, LockFile)
 	for range 10 {
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+		// Never through a symbolic link: the file would be truncated.
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("%s: locking the directory: %s is a symbolic link, not a lock file of warcdedup's: remove it if no job uses it", dir, LockFile)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: locking the directory (its file system locks directories for this host only, so the lock is %s): %w", dir, LockFile, err)
 		}
@@ -243,6 +284,10 @@ func lockFile(dir string, id fileID) (*dirLock, error) {
 			return nil, lockError(dir, err)
 		}
 		if same(f, name) {
+			if err := ownFile(f); err != nil {
+				f.Close()
+				return nil, fmt.Errorf("%s: locking the directory: %s %v, not a lock file of warcdedup's: remove it if no job uses it", dir, LockFile, err)
+			}
 			writeHolder(f)
 			return &dirLock{dir: dir, id: id, f: f, file: name}, nil
 		}
@@ -264,8 +309,24 @@ func same(f *os.File, name string) bool {
 	if err != nil {
 		return false
 	}
-	b, err := os.Stat(name)
+	b, err := os.Lstat(name)
 	return err == nil && os.SameFile(a, b)
+}
+
+// ownFile refuses a lock file that is another file too (a hard link to
+// one of the directory's archives): writeHolder would truncate it.
+func ownFile(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("is no regular file")
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink != 1 {
+		return fmt.Errorf("has %d links", st.Nlink)
+	}
+	return nil
 }
 
 // writeHolder writes who holds a lock file into it, for the message of a
@@ -331,10 +392,10 @@ func networkFS(t int64) bool {
 	switch uint32(t) {
 	case 0x6969, // NFS
 		0x517b, 0xff534d42, 0xfe534d42, // SMB, CIFS, SMB2
-		0x00c36400, // Ceph
-		0x0bd00bd0, // Lustre
-		0x47504653, // GPFS
-		0x5346414f, // AFS
+		0x00c36400,             // Ceph
+		0x0bd00bd0,             // Lustre
+		0x47504653,             // GPFS
+		0x5346414f, 0x6b414653, // AFS: OpenAFS, kAFS
 		0x01021997, // 9P
 		0x65735546: // FUSE
 		return true

@@ -31,6 +31,10 @@ type collection struct {
 	// others are the other files the last collect found beneath the
 	// roots (not WARC or ARC, or still being written: see notread.go).
 	others []string
+	// locks, when not nil, are the job's directory locks (package
+	// collock): each listing adds the directories of the files it found,
+	// made since the job locked the collection's tree.
+	locks *collock.Set
 }
 
 // locator finds the collection's files, each beneath its root; with an
@@ -92,10 +96,28 @@ func (c *collection) collect() (inputs []warcsum.Input, inProgress []string, err
 	if c.wacz != nil {
 		c.others = append(c.others, c.wacz.refusedPaths...) // refused WACZ packages
 	}
+	if err == nil {
+		err = c.lockListed(inputs)
+	}
 	if err != nil || c.files == nil {
 		return inputs, inProgress, err
 	}
 	return slices.DeleteFunc(inputs, func(in warcsum.Input) bool { return !c.files[in.Name] }), inProgress, nil
+}
+
+// lockListed locks the directories of the files listed that the job does
+// not hold yet: a directory made in the collection after the job locked
+// its tree (another job may hold it, on it alone), before any of its
+// files is rewritten.
+func (c *collection) lockListed(inputs []warcsum.Input) error {
+	if c.locks == nil {
+		return nil
+	}
+	paths := make([]string, len(inputs))
+	for i, in := range inputs {
+		paths[i] = in.Path // a WACZ member's is its package's
+	}
+	return c.locks.Add(collock.Dirs(paths)...)
 }
 
 // size is the bytes of the files named (escaped, as manifest field 1) as

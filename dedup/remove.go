@@ -82,17 +82,19 @@ func RemoveCrawl(ctx context.Context, opt RemoveOptions) (*RemoveResult, error) 
 	ch := crawlindex.Change{Remove: k.Name, Force: opt.Force}
 	var reg *crawlindex.Registration
 	if opt.Restore && len(res.Dependents) > 0 {
+		// Their directories locked first: a removal refused there
+		// leaves no record of one in progress.
+		locks, err := lockCrawls(ix, res.Dependents) // lock.go
+		if err != nil {
+			return res, err
+		}
+		defer locks.Release()
 		// The dependents' files are rewritten: no run may join them
 		// meanwhile, nor hold the crawl.
 		if reg, err = crawlindex.RegisterRemove(ix.Dir, k.Name, res.Dependents); err != nil {
 			return res, err
 		}
 		defer reg.Release()
-		locks, err := lockCrawls(ix, res.Dependents) // lock.go
-		if err != nil {
-			return res, err
-		}
-		defer locks.Release()
 		clearRemoveTemp(ix.Dir)
 		r, err := newRestoreDependents(ix, k, opt)
 		if err != nil {

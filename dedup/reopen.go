@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 
+	"warcdedup/collock"
 	"warcdedup/crawlindex"
 	"warcdedup/internal/progress"
 	"warcdedup/source"
@@ -107,6 +108,11 @@ func OpenCollection(wd *workdir.Dir, params Params, index *crawlindex.Index) (*C
 	}
 	return c, nil
 }
+
+// LockListed has each listing of the collection lock, in locks, the
+// directories of the files it finds (a directory made after the job
+// locked the collection's tree).
+func (c *Collection) LockListed(locks *collock.Set) { c.c.locks = locks }
 
 // Roots are the collection's directories (a copy).
 func (c *Collection) Roots() []string { return slices.Clone(c.c.roots) }

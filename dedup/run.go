@@ -273,6 +273,11 @@ func (r *run) open() error {
 		// start from the first stage; the log and the cache stay.
 		r.state = &State{Params: r.params()}
 	}
+	if !r.state.done(stageRewriteStarted) {
+		// Each listing up to the rewrite locks the directories of the
+		// files it finds (collection.lockListed); rewrite stops it.
+		r.coll.locks = r.locks
+	}
 	return nil
 }
 
@@ -843,6 +848,10 @@ func (r *run) rewrite(ctx context.Context) (string, error) {
 			return "", err
 		}
 	}
+	// The files it rewrites were listed, their directories locked,
+	// before: a listing from here on (hash again, the commit) only reads,
+	// and a directory made since is none of the job's to refuse it for.
+	r.coll.locks = nil
 	table, err := manifest.OpenTable(r.wd.File(workdir.NumberedFile))
 	if err != nil {
 		return "", err

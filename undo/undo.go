@@ -263,6 +263,7 @@ func (u *undo) open() ([]string, error) {
 	if u.locks, err = u.lockCollection(params.Collections); err != nil { // lock.go
 		return nil, err
 	}
+	u.coll.LockListed(u.locks)
 	if u.crawl != nil {
 		// The crawl's files are named CRAWL/PATH in its log.
 		for i, f := range files {
