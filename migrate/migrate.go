@@ -600,7 +600,19 @@ func (f *file) prove(warcPath, arcSum, warcSum string) (*proof, string, error) {
 		return nil, "", err
 	}
 	if st.Violations > 0 || st.ARCDamage > 0 || st.Truncated > 0 {
-		return nil, fmt.Sprintf("%d problems: %s", st.Violations, strings.Join(problems, "; ")), nil
+		// A truncation is no violation of the mapping: named apart, or
+		// the reason said "0 problems: " and nothing more.
+		var why []string
+		if st.Violations > 0 {
+			why = append(why, fmt.Sprintf("%d problems: %s", st.Violations, strings.Join(problems, "; ")))
+		}
+		if st.Truncated > 0 {
+			why = append(why, fmt.Sprintf("%d truncated ARC records, whose missing bytes no WARC holds", st.Truncated))
+		}
+		if st.Violations == 0 && st.ARCDamage > 0 {
+			why = append(why, fmt.Sprintf("%d damaged stretches of the ARC", st.ARCDamage))
+		}
+		return nil, strings.Join(why, "; "), nil
 	}
 	p := &proof{File: convmap.File{ARC: f.in.Name, WARC: f.warcName, ARCSize: fa.Size(), ARCSHA256: arcSum, WARCSize: fw.Size(), WARCSHA256: warcSum},
 		Matched: st.Matched, Listed: st.ListedARC}
