@@ -209,6 +209,55 @@ func (c *Converter) scan(root string) ([]warcsum.Input, []Outcome, error) {
 	return slices.DeleteFunc(all, func(in warcsum.Input) bool { return !archname.IsARC(in.Name) }), links, nil
 }
 
+// KeepFile, in the work directory, names the keep directory its
+// conversions keep the ARC files in (holdKeepDir).
+const KeepFile = "keep-arc"
+
+// holdKeepDir holds the work directory's conversion to the keep directory
+// it was first given: an ARC an archivist asked to keep must never be
+// removed because a rerun (of a killed run, or one whose keep failed)
+// forgot the keep directory or named another. The first keep directory
+// is recorded before any ARC is retired; a conversion without one before
+// it may be given one.
+func (c *Converter) holdKeepDir() error {
+	keep := ""
+	if c.KeepARC != "" {
+		abs, err := filepath.Abs(c.KeepARC)
+		if err != nil {
+			return fmt.Errorf("migrate: keep directory %s: %w", c.KeepARC, err)
+		}
+		keep = abs
+	}
+	name := filepath.Join(c.WorkDir, KeepFile)
+	b, err := os.ReadFile(name)
+	switch {
+	case err == nil:
+		was := strings.TrimSuffix(string(b), "\n")
+		if was == keep {
+			return nil
+		}
+		now := "no keep directory"
+		if keep != "" {
+			now = "the keep directory " + keep
+		}
+		return fmt.Errorf("migrate: the conversion in the work directory %s keeps the ARC files in %s, and this one has %s: the ARC files left would not be kept there; give --keep-arc %s again (or another work directory)",
+			c.WorkDir, was, now, was)
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("migrate: %w", err)
+	case keep == "":
+		return nil
+	}
+	out, err := atomicfile.Create(name, 0o644)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer out.Abort()
+	if _, err := out.Write([]byte(keep + "\n")); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return out.Commit()
+}
+
 // Converter converts a collection's ARC files in place.
 type Converter struct {
 	Options
@@ -315,6 +364,11 @@ func (c *Converter) Run(ctx context.Context, collection string, progress *atomic
 	for _, o := range links {
 		if c.Report != nil {
 			c.Report(fmt.Errorf("%s: %s, left as it is: %s", o.ARC, o.Status, o.Reason))
+		}
+	}
+	if len(arcs) > 0 {
+		if err := c.holdKeepDir(); err != nil {
+			return nil, err
 		}
 	}
 	if c.KeepARC != "" && len(arcs) > 0 {
