@@ -104,7 +104,7 @@ type Status int
 const (
 	Converted Status = iota // converted, proved, put in place; the ARC removed or kept
 	Adopted                 // a WARC of its name was there and proved to be its conversion; the ARC removed or kept
-	Refused                 // its WARC name is taken by another file: both left as they are
+	Refused                 // its WARC name is taken by another file, or it is a symbolic link: left as it is
 	Damaged                 // it has damage or a truncated record: left as it is
 	NotARC                  // it holds no ARC record: left as it is
 	Failed                  // it could not be converted (an I/O error): left as it is
@@ -185,19 +185,77 @@ func Scan(collection string) ([]warcsum.Input, int64, error) {
 	return arcs, total, nil
 }
 
-// scan is Scan naming each symbolic link under an ARC's name (Report):
-// it is not followed, so its ARC is not converted.
-func (c *Converter) scan(root string) ([]warcsum.Input, error) {
+// scan is Scan, and an Outcome (refused) for each symbolic link under an
+// ARC's name: it is not followed, so its ARC is not converted, and the
+// Result counts it among the ARC files left (a run that names it and says
+// every ARC was converted would exit 0 with one not converted).
+func (c *Converter) scan(root string) ([]warcsum.Input, []Outcome, error) {
+	var links []Outcome
 	col := warcsum.Collector{Recursive: true, Link: func(path string) {
-		if archname.IsARC(filepath.Base(path)) && c.Report != nil {
-			c.Report(fmt.Errorf("%s: a symbolic link, not followed: not converted (converting through it would remove the link and leave the ARC it names; convert that ARC where it is)", path))
+		if !archname.IsARC(filepath.Base(path)) {
+			return
 		}
+		name := path
+		if rel, err := filepath.Rel(root, path); err == nil {
+			name = filepath.ToSlash(rel)
+		}
+		links = append(links, Outcome{ARC: name, WARC: convert.OutputName(name, false), Status: Refused,
+			Reason: "a symbolic link, not followed: not converted (converting through it would remove the link and leave the ARC it names; convert that ARC where it is)"})
 	}}
 	all, err := col.Collect([]string{root})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return slices.DeleteFunc(all, func(in warcsum.Input) bool { return !archname.IsARC(in.Name) }), nil
+	return slices.DeleteFunc(all, func(in warcsum.Input) bool { return !archname.IsARC(in.Name) }), links, nil
+}
+
+// KeepFile, in the work directory, names the keep directory its
+// conversions keep the ARC files in (holdKeepDir).
+const KeepFile = "keep-arc"
+
+// holdKeepDir holds the work directory's conversion to the keep directory
+// it was first given: an ARC an archivist asked to keep must never be
+// removed because a rerun (of a killed run, or one whose keep failed)
+// forgot the keep directory or named another. The first keep directory
+// is recorded before any ARC is retired; a conversion without one before
+// it may be given one.
+func (c *Converter) holdKeepDir() error {
+	keep := ""
+	if c.KeepARC != "" {
+		abs, err := filepath.Abs(c.KeepARC)
+		if err != nil {
+			return fmt.Errorf("migrate: keep directory %s: %w", c.KeepARC, err)
+		}
+		keep = abs
+	}
+	name := filepath.Join(c.WorkDir, KeepFile)
+	b, err := os.ReadFile(name)
+	switch {
+	case err == nil:
+		was := strings.TrimSuffix(string(b), "\n")
+		if was == keep {
+			return nil
+		}
+		now := "no keep directory"
+		if keep != "" {
+			now = "the keep directory " + keep
+		}
+		return fmt.Errorf("migrate: the conversion in the work directory %s keeps the ARC files in %s, and this one has %s: the ARC files left would not be kept there; give --keep-arc %s again (or another work directory)",
+			c.WorkDir, was, now, was)
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("migrate: %w", err)
+	case keep == "":
+		return nil
+	}
+	out, err := atomicfile.Create(name, 0o644)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer out.Abort()
+	if _, err := out.Write([]byte(keep + "\n")); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return out.Commit()
 }
 
 // Converter converts a collection's ARC files in place.
@@ -299,9 +357,19 @@ func (c *Converter) Run(ctx context.Context, collection string, progress *atomic
 	if err := c.mkdirAll(proofs); err != nil {
 		return nil, err
 	}
-	arcs, err := c.scan(root)
+	arcs, links, err := c.scan(root)
 	if err != nil {
 		return nil, err
+	}
+	for _, o := range links {
+		if c.Report != nil {
+			c.Report(fmt.Errorf("%s: %s, left as it is: %s", o.ARC, o.Status, o.Reason))
+		}
+	}
+	if len(arcs) > 0 {
+		if err := c.holdKeepDir(); err != nil {
+			return nil, err
+		}
 	}
 	if c.KeepARC != "" && len(arcs) > 0 {
 		if err := c.mkdirAll(c.KeepARC); err != nil {
@@ -363,6 +431,12 @@ func (c *Converter) Run(ctx context.Context, collection string, progress *atomic
 	}
 	n, err := writeMap(proofs, res.Map, found, left)
 	res.Earlier = n
+	// The links after the map: a proof of an ARC converted earlier under
+	// the name a link has now stays in it.
+	if len(links) > 0 {
+		res.Files = append(res.Files, links...)
+		slices.SortStableFunc(res.Files, func(a, b Outcome) int { return strings.Compare(a.ARC, b.ARC) })
+	}
 	return res, err
 }
 
@@ -580,7 +654,19 @@ func (f *file) prove(warcPath, arcSum, warcSum string) (*proof, string, error) {
 		return nil, "", err
 	}
 	if st.Violations > 0 || st.ARCDamage > 0 || st.Truncated > 0 {
-		return nil, fmt.Sprintf("%d problems: %s", st.Violations, strings.Join(problems, "; ")), nil
+		// A truncation is no violation of the mapping: named apart, or
+		// the reason said "0 problems: " and nothing more.
+		var why []string
+		if st.Violations > 0 {
+			why = append(why, fmt.Sprintf("%d problems: %s", st.Violations, strings.Join(problems, "; ")))
+		}
+		if st.Truncated > 0 {
+			why = append(why, fmt.Sprintf("%d truncated ARC records, whose missing bytes no WARC holds", st.Truncated))
+		}
+		if st.Violations == 0 && st.ARCDamage > 0 {
+			why = append(why, fmt.Sprintf("%d damaged stretches of the ARC", st.ARCDamage))
+		}
+		return nil, strings.Join(why, "; "), nil
 	}
 	p := &proof{File: convmap.File{ARC: f.in.Name, WARC: f.warcName, ARCSize: fa.Size(), ARCSHA256: arcSum, WARCSize: fw.Size(), WARCSHA256: warcSum},
 		Matched: st.Matched, Listed: st.ListedARC}

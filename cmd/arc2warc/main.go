@@ -57,7 +57,9 @@ against its ARC as --check proves it, the proof (both files' size and
 SHA-256, and where each record went) written to the work directory and
 synced, the WARC linked to its name (never over an existing file), and
 only then the ARC removed, or moved to --keep-arc DIR. Killed at any
-point, the same command goes on. An ARC that is damaged, cut short or no
+point, the same command goes on. The first --keep-arc DIR is recorded in
+WORKDIR: a rerun there with another, or none, is refused rather than
+remove the ARC files left. An ARC that is damaged, cut short or no
 ARC is left as it is and named (exit status 1); an ARC whose WARC name is
 taken is left too, unless that WARC proves to be its conversion (then the
 ARC is retired). WORKDIR/conversion.map maps every ARC record to its WARC
