@@ -381,21 +381,33 @@ func (c *Converter) Run(ctx context.Context, collection string, progress *atomic
 		// What a stopped run leaves of the files it did not reach.
 		res.Files[i] = Outcome{ARC: in.Name, WARC: convert.OutputName(in.Name, false), ARCSize: in.Size, Status: Failed, Reason: "not reached: the conversion was stopped"}
 	}
-	// ARCs with one WARC name (x.arc and x.arc.gz) are converted one
-	// after the other, by one worker: the second finds the first's WARC
-	// and adopts it only if it proves to hold its records too.
-	var groups [][]int
-	byWARC := map[string]int{}
-	for i, in := range arcs {
-		name := strings.ToLower(convert.OutputName(in.Name, false))
-		g, ok := byWARC[name]
-		if !ok {
-			g = len(groups)
-			byWARC[name] = g
-			groups = append(groups, nil)
-		}
-		groups[g] = append(groups[g], i)
+	c.convertAll(ctx, root, arcs, progress, res)
+	if err := ctx.Err(); err != nil {
+		return res, err
 	}
+	found, left := map[string]bool{}, map[string]bool{}
+	for _, o := range res.Files {
+		found[o.ARC] = true
+		left[o.ARC] = o.Status.Left()
+	}
+	n, err := writeMap(proofs, res.Map, found, left)
+	res.Earlier = n
+	// The links after the map: a proof of an ARC converted earlier under
+	// the name a link has now stays in it.
+	if len(links) > 0 {
+		res.Files = append(res.Files, links...)
+		slices.SortStableFunc(res.Files, func(a, b Outcome) int { return strings.Compare(a.ARC, b.ARC) })
+	}
+	return res, err
+}
+
+// convertAll converts arcs, Jobs at a time, into res.Files (in the
+// order of arcs), reporting each one left; it returns when all are
+// done or ctx is done. ARCs with one WARC name (x.arc and x.arc.gz) are
+// converted one after the other, by one worker: the second finds the
+// first's WARC and adopts it only if it proves to hold its records too.
+func (c *Converter) convertAll(ctx context.Context, root string, arcs []warcsum.Input, progress *atomic.Int64, res *Result) {
+	groups := sameWARCName(arcs)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(max(1, c.Jobs), max(1, len(groups))) {
@@ -421,23 +433,24 @@ func (c *Converter) Run(ctx context.Context, collection string, progress *atomic
 		}()
 	}
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return res, err
+}
+
+// sameWARCName groups the indexes of arcs by the name of their WARC
+// (case aside), in the order of arcs.
+func sameWARCName(arcs []warcsum.Input) [][]int {
+	var groups [][]int
+	byWARC := map[string]int{}
+	for i, in := range arcs {
+		name := strings.ToLower(convert.OutputName(in.Name, false))
+		g, ok := byWARC[name]
+		if !ok {
+			g = len(groups)
+			byWARC[name] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], i)
 	}
-	found, left := map[string]bool{}, map[string]bool{}
-	for _, o := range res.Files {
-		found[o.ARC] = true
-		left[o.ARC] = o.Status.Left()
-	}
-	n, err := writeMap(proofs, res.Map, found, left)
-	res.Earlier = n
-	// The links after the map: a proof of an ARC converted earlier under
-	// the name a link has now stays in it.
-	if len(links) > 0 {
-		res.Files = append(res.Files, links...)
-		slices.SortStableFunc(res.Files, func(a, b Outcome) int { return strings.Compare(a.ARC, b.ARC) })
-	}
-	return res, err
+	return groups
 }
 
 // file is one ARC file's conversion.

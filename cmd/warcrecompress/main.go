@@ -152,6 +152,12 @@ func run(c *cli.Context) error {
 	if ctx.Err() != nil {
 		return cli.Exit("interrupted: files not reported as recompressed are untouched", cmdutil.ExitFatal)
 	}
+	return report(c, log, jobs)
+}
+
+// report says what came of each file (with -v) and sums them up; an
+// error if any was refused.
+func report(c *cli.Context, log *cmdutil.Log, jobs []*inputFile) error {
 	counts := map[recompress.Outcome]int{}
 	refused := 0
 	var records, before, after int64
