@@ -47,6 +47,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"warcdedup/workdir"
 )
 
 // LockFile is the lock of a directory whose file system does not lock
@@ -424,25 +426,13 @@ func Tree(root string) ([]string, error) {
 		if !d.IsDir() {
 			return nil
 		}
-		if path != walked && isWorkDir(path) {
+		if path != walked && workdir.Recognize(path) {
 			return filepath.SkipDir
 		}
 		dirs = append(dirs, path)
 		return nil
 	})
 	return dirs, err
-}
-
-func isWorkDir(path string) bool {
-	if !strings.HasSuffix(path, ".warcdedup") {
-		return false
-	}
-	for _, n := range []string{"run.log", "cache"} {
-		if _, err := os.Stat(filepath.Join(path, n)); err == nil {
-			return true
-		}
-	}
-	return false
 }
 
 // Dirs are the directories of files (each file's own, once).

@@ -21,6 +21,8 @@ import (
 	"warcdedup/internal/ordered"
 	"warcdedup/internal/spool"
 	"warcdedup/manifest"
+
+	"warcdedup/workdir"
 )
 
 // Input is one file to read: where it is on disk and the name field 1 gives
@@ -122,7 +124,7 @@ func (c Collector) Collect(paths []string) ([]Input, error) {
 				return err
 			}
 			if d.IsDir() {
-				if path != walked && (!recursive || isWorkDir(path)) {
+				if path != walked && (!recursive || workdir.Recognize(path)) {
 					return filepath.SkipDir
 				}
 				return nil
@@ -491,21 +493,4 @@ func sumPath(summer *Summer, s *fileSum, progress *Progress, ew *entryWriter, wa
 		}
 	}
 	return st, err
-}
-
-// isWorkDir reports whether a directory is a work directory of warcdedup
-// run named as it names them (NAME.warcdedup, with the run.log and cache
-// every work directory has from its opening on): the one of a WACZ file
-// named alone is beside it, inside the collection around it, and its
-// work files are never part of that collection.
-func isWorkDir(path string) bool {
-	if !strings.HasSuffix(path, ".warcdedup") {
-		return false
-	}
-	for _, n := range []string{"run.log", "cache"} {
-		if _, err := os.Stat(filepath.Join(path, n)); err == nil {
-			return true
-		}
-	}
-	return false
 }
