@@ -12,6 +12,7 @@ import (
 
 	"warcdedup/stage"
 	"warcdedup/wacz"
+	"warcdedup/workdir"
 )
 
 // undoSnapshot is a deduplicated collection on a tmpfs and its work
@@ -181,4 +182,49 @@ func undoAtSpaceThreshold(t *testing.T, loose bool) {
 	if slack := int64(len(restored)+len(packages)+16) * page; threshold > need+slack {
 		t.Errorf("the check refuses an undo with %d bytes free, %d more than it needs (%d)", threshold-page, threshold-need, need)
 	}
+}
+
+// TestRefusedUndoChangesNothing: an undo refused for want of space
+// changed nothing, so it leaves the job's state and the last undo's
+// fixity list as they were: the run after it has nothing to do (the
+// refusal reset the job, and that run hashed and joined the whole
+// collection again), and the undo with room then gives every package
+// back bit for bit.
+func TestRefusedUndoChangesNothing(t *testing.T) {
+	src, _ := generatedWACZ(t, false)
+	files, err := filepath.Glob(filepath.Join(src, "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := sizeOf(t, files...)
+	dir := filepath.Join(t.TempDir(), "small")
+	mountSmallTmpfs(t, dir, fmt.Sprint(4*size))
+	copyFilesTo(t, dir, files...)
+	before := hashTree(t, dir)
+	wd := filepath.Join(t.TempDir(), "work")
+	opt := Options{Collections: []string{dir}, WorkDir: wd, Jobs: 1}
+	runOK(t, "run with room", opt)
+	deduplicated := hashTree(t, dir)
+	work := hashTree(t, wd)
+
+	remountTmpfs(t, dir, usedBytes(t, dir)+size/10)
+	if _, err := Undo(context.Background(), UndoOptions{Paths: []string{dir}, WorkDir: wd, Jobs: 1}); !errors.Is(err, stage.ErrNoSpace) {
+		t.Fatalf("undo on a file system too small: %v, want %v", err, stage.ErrNoSpace)
+	}
+	sameTree(t, "the collection after the refused undo", hashTree(t, dir), deduplicated)
+	now := hashTree(t, wd)
+	for _, name := range []string{workdir.StateFile, workdir.UndoFixityFile} {
+		if now[name] != work[name] {
+			t.Errorf("the refused undo changed %s in the work directory (%q, was %q)", name, now[name], work[name])
+		}
+	}
+	remountTmpfs(t, dir, 4*size)
+	if r := runOK(t, "the run after the refused undo", opt); !r.NothingToDo {
+		t.Errorf("the run after the refused undo did the job again: the refusal reset it")
+	}
+	u, err := Undo(context.Background(), UndoOptions{Paths: []string{dir}, WorkDir: wd, Jobs: 1})
+	if err != nil || u.Exit != 0 || u.BytesDiffer > 0 {
+		t.Fatalf("undo with room: %v %+v", err, u)
+	}
+	sameTree(t, "after the undo with room", hashTree(t, dir), before)
 }
