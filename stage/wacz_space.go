@@ -48,21 +48,22 @@ type spaceJob struct {
 	// once restored, on each file system (rewrittenFiles.grown).
 	filesGrown map[uint64]int64
 	// members, versions and refused are the refusal's words for the
-	// members staged, the versions written of them, and what it says
+	// members staged, what is written beside them (new versions and
+	// packages), and what it says
 	// after the file systems short of room.
 	members, versions, refused string
 }
 
 // runSpace is a run's rewrite: Jobs packages written at once (Finish).
 func (pr *PackageRewrite) runSpace() spaceJob {
-	return spaceJob{packagesAtOnce: max(pr.Jobs, 1), members: "members with duplicates", versions: "new versions",
+	return spaceJob{packagesAtOnce: max(pr.Jobs, 1), members: "members with duplicates", versions: "new versions and packages written at once",
 		refused: "the WACZ packages' members with duplicates are copied beside their packages, and the packages written anew beside themselves, before any is replaced: %s; nothing was copied or rewritten: free space there, or run the crawls one at a time (run --index: a committed crawl is never rewritten)"}
 }
 
 // undoSpace is an undo's (PrepareMembers): the members grow by grown,
 // and the packages are written anew one at a time (FinishUndo).
 func undoSpace(grown map[string]int64, filesGrown map[uint64]int64) spaceJob {
-	return spaceJob{grown: grown, filesGrown: filesGrown, packagesAtOnce: 1, packagesAfter: true, members: "members to restore, at their restored size", versions: "restored versions",
+	return spaceJob{grown: grown, filesGrown: filesGrown, packagesAtOnce: 1, packagesAfter: true, members: "members to restore, at their restored size", versions: "restored versions written at once or, after them, a package written anew, with what the files and packages replaced before grew",
 		refused: "the WACZ packages' members an undo restores are copied beside their packages and restored there, larger by what the rewrite log says their revisits saved, and the packages written anew beside themselves, before any is replaced: %s; nothing was copied or restored: free space there, or undo the packages a few at a time (undo PATH naming them)"}
 }
 
@@ -163,7 +164,7 @@ func (pr *PackageRewrite) checkSpaceOf(job spaceJob, names []string, files map[u
 			inFlight = 0 // a dry run writes no new version nor package
 		}
 		if need := staged + inFlight; need > n.free {
-			short = append(short, fmt.Sprintf("%s needs about %s (copies of %d %s, %s; %s and packages written at once, %s), %s free",
+			short = append(short, fmt.Sprintf("%s needs about %s (copies of %d %s, %s; %s, %s), %s free",
 				n.dir, progress.Bytes(need), len(n.memberSizes), job.members, progress.Bytes(staged), job.versions, progress.Bytes(inFlight), progress.Bytes(n.free)))
 		}
 	}
