@@ -49,8 +49,7 @@ type spaceJob struct {
 	filesGrown map[uint64]int64
 	// members, versions and refused are the refusal's words for the
 	// members staged, what is written beside them (new versions and
-	// packages), and what it says
-	// after the file systems short of room.
+	// packages), and what it says after the file systems short of room.
 	members, versions, refused string
 }
 
