@@ -106,18 +106,22 @@ func memberSizesIn(t *testing.T, dir string) (members []int64, packages []int64)
 // anew (after the restore, one at a time), never both at once.
 func TestUndoWACZSpaceThreshold(t *testing.T) {
 	for _, c := range []struct {
-		name  string
-		loose bool
+		name           string
+		loose, twoRuns bool
 	}{
 		{name: "packages alone"},
 		// The WARC files restored beside the packages stay larger.
 		{name: "packages beside WARC files", loose: true},
+		// The later crawl's packages deduplicated first, then again
+		// against the earlier crawl's once it is added: members with
+		// the revisits of two runs.
+		{name: "revisits of two runs", twoRuns: true},
 	} {
-		t.Run(c.name, func(t *testing.T) { undoAtSpaceThreshold(t, c.loose) })
+		t.Run(c.name, func(t *testing.T) { undoAtSpaceThreshold(t, c.loose, c.twoRuns) })
 	}
 }
 
-func undoAtSpaceThreshold(t *testing.T, loose bool) {
+func undoAtSpaceThreshold(t *testing.T, loose, twoRuns bool) {
 	src, _ := generatedWACZ(t, loose)
 	files, err := filepath.Glob(filepath.Join(src, "*"))
 	if err != nil {
@@ -130,6 +134,19 @@ func undoAtSpaceThreshold(t *testing.T, loose bool) {
 	before := hashTree(t, dir)
 	restored, packages := memberSizesIn(t, dir)
 	wd := filepath.Join(t.TempDir(), "work")
+	if twoRuns {
+		earlier, _ := filepath.Glob(filepath.Join(dir, "crawl-0-*"))
+		for _, f := range earlier {
+			if err := os.Remove(f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runOK(t, "run of the later crawl", Options{Collections: []string{dir}, WorkDir: wd, Jobs: 1})
+		for i, f := range earlier {
+			earlier[i] = filepath.Join(src, filepath.Base(f))
+		}
+		copyFilesTo(t, dir, earlier...)
+	}
 	runOK(t, "run with room", Options{Collections: []string{dir}, WorkDir: wd, Jobs: 1})
 	deduplicated, _ := memberSizesIn(t, dir)
 	snap := takeUndoSnapshot(t, dir, wd, 4*size)
