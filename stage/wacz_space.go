@@ -38,22 +38,31 @@ type spaceJob struct {
 	grown map[string]int64
 	// packagesAtOnce is how many packages are written anew at once.
 	packagesAtOnce int
+	// packagesAfter is set when the packages are written anew only once
+	// every new version is (an undo's FinishUndo follows the restore):
+	// the larger of the two is written beside the copies, not both; but
+	// what the files and packages replaced before grew stays
+	// (spaceNeed.grown).
+	packagesAfter bool
+	// filesGrown are the bytes the files that are no members grow by
+	// once restored, on each file system (rewrittenFiles.grown).
+	filesGrown map[uint64]int64
 	// members, versions and refused are the refusal's words for the
-	// members staged, the versions written of them, and what it says
-	// after the file systems short of room.
+	// members staged, what is written beside them (new versions and
+	// packages), and what it says after the file systems short of room.
 	members, versions, refused string
 }
 
 // runSpace is a run's rewrite: Jobs packages written at once (Finish).
 func (pr *PackageRewrite) runSpace() spaceJob {
-	return spaceJob{packagesAtOnce: max(pr.Jobs, 1), members: "members with duplicates", versions: "new versions",
+	return spaceJob{packagesAtOnce: max(pr.Jobs, 1), members: "members with duplicates", versions: "new versions and packages written at once",
 		refused: "the WACZ packages' members with duplicates are copied beside their packages, and the packages written anew beside themselves, before any is replaced: %s; nothing was copied or rewritten: free space there, or run the crawls one at a time (run --index: a committed crawl is never rewritten)"}
 }
 
 // undoSpace is an undo's (PrepareMembers): the members grow by grown,
 // and the packages are written anew one at a time (FinishUndo).
-func undoSpace(grown map[string]int64) spaceJob {
-	return spaceJob{grown: grown, packagesAtOnce: 1, members: "members to restore, at their restored size", versions: "restored versions",
+func undoSpace(grown map[string]int64, filesGrown map[uint64]int64) spaceJob {
+	return spaceJob{grown: grown, filesGrown: filesGrown, packagesAtOnce: 1, packagesAfter: true, members: "members to restore, at their restored size", versions: "restored versions written at once or, after them, a package written anew, with what the files and packages replaced before grew",
 		refused: "the WACZ packages' members an undo restores are copied beside their packages and restored there, larger by what the rewrite log says their revisits saved, and the packages written anew beside themselves, before any is replaced: %s; nothing was copied or restored: free space there, or undo the packages a few at a time (undo PATH naming them)"}
 }
 
@@ -73,6 +82,11 @@ type spaceNeed struct {
 	fileSizes    []int64
 	packageSizes map[string]int64
 	requirer     int64
+	// filesGrown and membersGrown are what the files that are no members
+	// (once each is replaced by its restored version) and the packages
+	// (once each is written anew around its restored members) take there
+	// more than now, for good: an undo's (spaceJob.packagesAfter).
+	filesGrown, membersGrown int64
 }
 
 // staged is what the copies of the members take, all there at once.
@@ -81,11 +95,20 @@ func (n *spaceNeed) staged() int64 { return sumLargest(n.memberSizes, len(n.memb
 // inFlight is what is written beside the copies at once: up to twice
 // jobs new versions of members or WARC files (the rewrite's, as for WARC
 // files alone; a restore's the same) and packagesAtOnce packages written
-// anew, the largest; or, after the rebuild, one requirer written anew.
-func (n *spaceNeed) inFlight(jobs, packagesAtOnce int) int64 {
+// anew, the largest (only the larger of the two when the packages are
+// written after the versions: job.packagesAfter); or, after the rebuild,
+// one requirer written anew.
+func (n *spaceNeed) inFlight(jobs int, job spaceJob) int64 {
 	versions := append(slices.Clone(n.memberSizes), n.fileSizes...)
 	packages := slices.Collect(maps.Values(n.packageSizes))
-	return max(sumLargest(versions, 2*jobs)+sumLargest(packages, packagesAtOnce), n.requirer)
+	v, p := sumLargest(versions, 2*jobs), sumLargest(packages, job.packagesAtOnce)
+	if job.packagesAfter {
+		// The restore: the files restored before stay larger; then the
+		// packages, one at a time, each staying larger once written,
+		// then the requirers.
+		return max(n.filesGrown+v, n.filesGrown+n.membersGrown+max(p, n.requirer))
+	}
+	return max(v+p, n.requirer)
 }
 
 // fileSystem says which file system a directory is on and how many bytes
@@ -123,6 +146,11 @@ func (pr *PackageRewrite) checkSpaceOf(job spaceJob, names []string, files map[u
 			n.fileSizes = sizes
 		}
 	}
+	for id, grown := range job.filesGrown {
+		if n := needs[id]; n != nil {
+			n.filesGrown = grown
+		}
+	}
 	if !pr.DryRun {
 		pr.addRequirers(needs, names)
 	}
@@ -130,12 +158,12 @@ func (pr *PackageRewrite) checkSpaceOf(job spaceJob, names []string, files map[u
 	var short []string
 	for _, id := range slices.Sorted(maps.Keys(needs)) {
 		n := needs[id]
-		staged, inFlight := n.staged(), n.inFlight(jobs, job.packagesAtOnce)
+		staged, inFlight := n.staged(), n.inFlight(jobs, job)
 		if pr.DryRun {
 			inFlight = 0 // a dry run writes no new version nor package
 		}
 		if need := staged + inFlight; need > n.free {
-			short = append(short, fmt.Sprintf("%s needs about %s (copies of %d %s, %s; %s and packages written at once, %s), %s free",
+			short = append(short, fmt.Sprintf("%s needs about %s (copies of %d %s, %s; %s, %s), %s free",
 				n.dir, progress.Bytes(need), len(n.memberSizes), job.members, progress.Bytes(staged), job.versions, progress.Bytes(inFlight), progress.Bytes(n.free)))
 		}
 	}
@@ -171,6 +199,7 @@ func (pr *PackageRewrite) spaceNeeds(names []string, grown map[string]int64) (ma
 		}
 		g := max(grown[name], 0)
 		n.memberSizes = append(n.memberSizes, m.Size+g)
+		n.membersGrown += g
 		if fi, err := os.Stat(filepath.Join(dir, stageName(m))); err == nil {
 			// A stopped attempt's copy, made again (free as many bytes
 			// as an int64 holds stays so).
@@ -220,6 +249,9 @@ type rewrittenFiles struct {
 	keep    int    // how many of the largest, on each file system
 	last    string // the file of the line before
 	largest map[uint64][]int64
+	// grown is what the files take more once restored, all of them, on
+	// each file system (addGrown: an undo's).
+	grown map[uint64]int64
 	// dir is the directory of the file before, on file system id (ok:
 	// known): files of a directory come one after the other.
 	dir string
@@ -228,7 +260,7 @@ type rewrittenFiles struct {
 }
 
 func (pr *PackageRewrite) newRewrittenFiles() *rewrittenFiles {
-	return &rewrittenFiles{pr: pr, fs: pr.fileSystemOf(), keep: 2 * max(pr.Jobs, 1), largest: map[uint64][]int64{}}
+	return &rewrittenFiles{pr: pr, fs: pr.fileSystemOf(), keep: 2 * max(pr.Jobs, 1), largest: map[uint64][]int64{}, grown: map[uint64]int64{}}
 }
 
 // add takes the file of a duplicate's line (manifest field 1), once.
@@ -258,6 +290,7 @@ func (f *rewrittenFiles) addGrown(field string, grown int64) {
 	if !f.ok {
 		return
 	}
+	f.grown[f.id] += max(grown, 0)
 	s := append(f.largest[f.id], fi.Size()+max(grown, 0))
 	slices.Sort(s)
 	f.largest[f.id] = s[max(len(s)-f.keep, 0):]

@@ -51,7 +51,7 @@ func (pr *PackageRewrite) PrepareMembers(ctx context.Context, names []string, gr
 	if len(members) == 0 {
 		return nil
 	}
-	if err := pr.checkSpaceOf(undoSpace(grown), members, files.largest); err != nil {
+	if err := pr.checkSpaceOf(undoSpace(grown, files.grown), members, files.largest); err != nil {
 		return err
 	}
 	for _, name := range members {

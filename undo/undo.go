@@ -381,6 +381,13 @@ func (u *undo) restoreLogged(ctx context.Context, files []string) (from int64, t
 	if cerr := log.Close(); err == nil {
 		err = cerr
 	}
+	if errors.Is(err, stage.ErrNoSpace) {
+		// Refused before any member was copied or any file restored
+		// (PrepareMembers): the collection did not change, nor does the
+		// job (a reset one would be done again from its first stage)
+		// or the last undo's fixity list.
+		return from, todo, err
+	}
 	// The collection changed: a later run starts a new job on it, from
 	// its first stage (the manifests kept describe the files before).
 	if serr := dedup.ResetState(u.wd, u.state); err == nil {
