@@ -11,6 +11,7 @@
 // file's history is the chain of those versions; the copy's version must
 // be one of them, else the commit is refused before anything is copied
 // (someone changed the copy, or it is not a copy of this collection).
+// The copy is locked (package collock) as a job's collection is.
 //
 // Each file is copied atomically: to a temporary name in the copy, synced,
 // read back and checked against the SHA-256 its last version has, renamed
@@ -32,6 +33,7 @@ import (
 	"sync/atomic"
 
 	"warcdedup/atomicfile"
+	"warcdedup/collock"
 	"warcdedup/convmap"
 	"warcdedup/fixity"
 	"warcdedup/internal/progress"
@@ -200,6 +202,14 @@ func Commit(ctx context.Context, opt Options, changes []*Change) (*Result, error
 	if fi, err := os.Stat(opt.Copy); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("the second copy %s: not a directory (%v)", opt.Copy, err)
 	}
+	// The copy's directories, locked as a job locks its collection's: a
+	// job working on the copy meanwhile would have its files replaced
+	// under it, or replace what the commit checked.
+	locks, err := collock.LockJob([]string{opt.Copy}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("the second copy %s: %w", opt.Copy, err)
+	}
+	defer locks.Release()
 	var plans []plan
 	var refusals []string
 	for _, c := range changes {
@@ -223,7 +233,7 @@ func Commit(ctx context.Context, opt Options, changes []*Change) (*Result, error
 		res.Refused = len(refusals)
 		return res, fmt.Errorf("%w: %d files of the second copy do not match what the job started from, or of the collection what it ended with; nothing copied", ErrRefused, len(refusals))
 	}
-	err := carryOut(ctx, opt, plans, res)
+	err = carryOut(ctx, opt, plans, res)
 	return res, err
 }
 

@@ -35,7 +35,9 @@ map (each ARC file, the WARC that replaced it). First every such file of
 COPY is checked: it must be a version the job knew (the one it started
 from, or a later one), and the collection's must be the last version. If
 one is not (someone changed the copy, or the collection since the job),
-nothing is copied and the exit status is 1.
+nothing is copied and the exit status is 1. No other job may work on
+COPY meanwhile: the commit takes COPY's collection lock, as run and undo
+take theirs.
 
 Then each file is copied atomically: to a temporary name in COPY, synced,
 read back and checked against the SHA-256 the log gives its last version,

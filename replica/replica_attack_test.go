@@ -1,0 +1,91 @@
+package replica
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"warcdedup/collock"
+)
+
+// hexSum is the bare-hex SHA-256 of s, a version's sum as the conversion
+// map writes it.
+func hexSum(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+// attackFixture is a collection whose job rewrote rev.warc (its revisits'
+// originals in orig.warc, which the job left as it was) and its second
+// copy, still as the job started.
+type attackFixture struct {
+	dir, coll, copyDir string
+	changes            []*Change
+}
+
+const (
+	revBefore = "rev.warc as the crawl wrote it: full responses"
+	revAfter  = "rev.warc deduplicated: revisits"
+	originals = "orig.warc: the originals the revisits need"
+)
+
+func newAttackFixture(t *testing.T) attackFixture {
+	t.Helper()
+	dir := t.TempDir()
+	f := attackFixture{dir: dir, coll: filepath.Join(dir, "coll"), copyDir: filepath.Join(dir, "copy")}
+	for _, d := range []string{f.coll, f.copyDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(name, data string) {
+		if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(f.coll, "rev.warc"), revAfter)
+	write(filepath.Join(f.coll, "orig.warc"), originals)
+	write(filepath.Join(f.copyDir, "rev.warc"), revBefore)
+	write(filepath.Join(f.copyDir, "orig.warc"), originals)
+	f.changes = []*Change{{Name: "rev.warc", Versions: []Version{
+		{int64(len(revBefore)), hexSum(revBefore)}, {int64(len(revAfter)), hexSum(revAfter)}}}}
+	return f
+}
+
+// copyRev is the copy's rev.warc as it is.
+func (f attackFixture) copyRev(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(f.copyDir, "rev.warc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestCommitRefusesACopyAnotherJobHolds proves that a commit takes the
+// copy's collection lock: while another job (run, undo) holds it, the
+// commit is refused with a collock.BusyError and the copy is untouched.
+// It used to take no lock and replace the files under the other job.
+func TestCommitRefusesACopyAnotherJobHolds(t *testing.T) {
+	f := newAttackFixture(t)
+	held, err := collock.LockJob([]string{f.copyDir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Commit(context.Background(), Options{Collection: f.coll, Copy: f.copyDir}, f.changes)
+	var busy *collock.BusyError
+	if !errors.As(err, &busy) {
+		t.Fatalf("want the copy's lock busy, got %v", err)
+	}
+	if got := f.copyRev(t); got != revBefore {
+		t.Fatalf("the copy's rev.warc changed under the other job: %q", got)
+	}
+	held.Release()
+	if res, err := Commit(context.Background(), Options{Collection: f.coll, Copy: f.copyDir}, f.changes); err != nil || res.Copied != 1 {
+		t.Fatalf("once the lock is let go: %v %+v", err, res)
+	}
+}
