@@ -11,7 +11,8 @@
 // file's history is the chain of those versions; the copy's version must
 // be one of them, else the commit is refused before anything is copied
 // (someone changed the copy, or it is not a copy of this collection).
-// The copy is locked (package collock) as a job's collection is.
+// The copy is locked (package collock) as a job's collection is, and must
+// not be the collection under another name.
 //
 // Each file is copied atomically: to a temporary name in the copy, synced,
 // read back and checked against the SHA-256 its last version has, renamed
@@ -202,6 +203,9 @@ func Commit(ctx context.Context, opt Options, changes []*Change) (*Result, error
 	if fi, err := os.Stat(opt.Copy); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("the second copy %s: not a directory (%v)", opt.Copy, err)
 	}
+	if err := distinct(opt.Collection, opt.Copy); err != nil {
+		return nil, err
+	}
 	// The copy's directories, locked as a job locks its collection's: a
 	// job working on the copy meanwhile would have its files replaced
 	// under it, or replace what the commit checked.
@@ -235,6 +239,53 @@ func Commit(ctx context.Context, opt Options, changes []*Change) (*Result, error
 	}
 	err = carryOut(ctx, opt, plans, res)
 	return res, err
+}
+
+// distinct refuses a copy that is the collection, or inside it, or holds
+// it, whatever the paths naming them (symbolic links, bind mounts: the
+// same device and inode): its "up to date" would promise a second copy
+// there is not.
+func distinct(coll, copyDir string) error {
+	a, err := ancestry(coll)
+	if err != nil {
+		return fmt.Errorf("the collection %s: %w", coll, err)
+	}
+	b, err := ancestry(copyDir)
+	if err != nil {
+		return fmt.Errorf("the second copy %s: %w", copyDir, err)
+	}
+	switch {
+	case slices.ContainsFunc(b, func(fi os.FileInfo) bool { return os.SameFile(fi, a[0]) }):
+		return fmt.Errorf("the second copy %s is the collection %s or inside it: nothing to commit to", copyDir, coll)
+	case slices.ContainsFunc(a, func(fi os.FileInfo) bool { return os.SameFile(fi, b[0]) }):
+		return fmt.Errorf("the second copy %s holds the collection %s: not a copy of it", copyDir, coll)
+	}
+	return nil
+}
+
+// ancestry is dir (symbolic links resolved) and each directory above it
+// up to the root, as stat gives them.
+func ancestry(dir string) ([]os.FileInfo, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	var chain []os.FileInfo
+	for {
+		fi, err := os.Stat(abs)
+		if err != nil {
+			return nil, err
+		}
+		chain = append(chain, fi)
+		parent := filepath.Dir(abs)
+		if parent == abs {
+			return chain, nil
+		}
+		abs = parent
+	}
 }
 
 // plan is what Commit does of a change: "copy", "remove" or "up to date".

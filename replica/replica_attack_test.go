@@ -66,6 +66,44 @@ func (f attackFixture) copyRev(t *testing.T) string {
 	return string(b)
 }
 
+// TestCommitRefusesTheCollectionItself proves that a copy that is the
+// collection under another name (a symbolic link), a directory inside it
+// or one holding it is refused: a symbolic link to the collection used to
+// pass as a copy "up to date", exit 0, with no second copy anywhere.
+func TestCommitRefusesTheCollectionItself(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		to   func(t *testing.T, f attackFixture) string
+	}{
+		{"a symbolic link to the collection", func(t *testing.T, f attackFixture) string {
+			l := filepath.Join(f.dir, "link")
+			if err := os.Symlink(f.coll, l); err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}},
+		{"a directory inside the collection", func(t *testing.T, f attackFixture) string {
+			d := filepath.Join(f.coll, "sub")
+			if err := os.Mkdir(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			return d
+		}},
+		{"the directory holding the collection", func(t *testing.T, f attackFixture) string { return f.dir }},
+		{"the collection through a path with dots", func(t *testing.T, f attackFixture) string {
+			return filepath.Join(f.copyDir, "..", "coll") + "/."
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newAttackFixture(t)
+			res, err := Commit(context.Background(), Options{Collection: f.coll, Copy: tc.to(t, f)}, f.changes)
+			if err == nil || errors.Is(err, ErrRefused) {
+				t.Fatalf("want an error naming the collection, got %v %+v", err, res)
+			}
+		})
+	}
+}
+
 // TestCommitRefusesACopyAnotherJobHolds proves that a commit takes the
 // copy's collection lock: while another job (run, undo) holds it, the
 // commit is refused with a collock.BusyError and the copy is untouched.

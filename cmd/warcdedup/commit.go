@@ -35,9 +35,10 @@ map (each ARC file, the WARC that replaced it). First every such file of
 COPY is checked: it must be a version the job knew (the one it started
 from, or a later one), and the collection's must be the last version. If
 one is not (someone changed the copy, or the collection since the job),
-nothing is copied and the exit status is 1. No other job may work on
-COPY meanwhile: the commit takes COPY's collection lock, as run and undo
-take theirs.
+nothing is copied and the exit status is 1. COPY must be another
+directory than the collection (not it under another name, inside it or
+holding it), and no other job may work on it meanwhile: the commit takes
+COPY's collection lock, as run and undo take theirs.
 
 Then each file is copied atomically: to a temporary name in COPY, synced,
 read back and checked against the SHA-256 the log gives its last version,
@@ -68,9 +69,6 @@ COPY and the job's work directory.`,
 				return cli.Exit(err, cmdutil.ExitDamaged)
 			}
 			fatal := func(err error) error { return cli.Exit(err, cmdutil.ExitFatal) }
-			if a, b := absPath(coll), absPath(c.String("to")); a == b {
-				return cmdutil.Usage("--to %s is the collection itself", c.String("to"))
-			}
 			changes, err := replica.Changes(filepath.Join(wd, workdir.LogFile), filepath.Join(wd, migrate.MapFile))
 			if err != nil {
 				return fatal(err)
@@ -106,14 +104,6 @@ COPY and the job's work directory.`,
 			return nil
 		},
 	}
-}
-
-func absPath(p string) string {
-	a, err := filepath.Abs(p)
-	if err != nil {
-		return p
-	}
-	return filepath.Clean(a)
 }
 
 // jobVerified refuses a work directory whose job did not finish and
