@@ -10,9 +10,11 @@
 // SHA-256, the WARC file that replaced it and that WARC's SHA-256). A
 // file's history is the chain of those versions; the copy's version must
 // be one of them, else the commit is refused before anything is copied
-// (someone changed the copy, or it is not a copy of this collection).
-// The copy is locked (package collock) as a job's collection is, and must
-// not be the collection under another name.
+// (someone changed the copy, or it is not a copy of this collection). So
+// it is when a file holding originals the revisits need (deps.tsv), one
+// the job did not change, is not the same in the copy as in the
+// collection. The copy is locked (package collock) as a job's collection
+// is, and must not be the collection under another name.
 //
 // Each file is copied atomically: to a temporary name in the copy, synced,
 // read back and checked against the SHA-256 its last version has, renamed
@@ -22,6 +24,7 @@
 package replica
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,6 +34,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"warcdedup/atomicfile"
@@ -38,6 +42,7 @@ import (
 	"warcdedup/convmap"
 	"warcdedup/fixity"
 	"warcdedup/internal/progress"
+	"warcdedup/manifest"
 	"warcdedup/rewritelog"
 )
 
@@ -47,6 +52,12 @@ type Options struct {
 	Copy       string // the second copy
 	// Progress, if set, gets the bytes read and written as they are.
 	Progress *atomic.Int64
+	// Originals are the files holding the originals the collection's
+	// revisits need (the work directory's deps.tsv, read by Originals):
+	// each one the job did not change must be the same in the copy as in
+	// the collection, else the revisits copied would point at records the
+	// copy does not have.
+	Originals []string
 	// Hook, if set, is called after each file is committed (tests kill the
 	// process there).
 	Hook func(name string)
@@ -216,6 +227,25 @@ func Commit(ctx context.Context, opt Options, changes []*Change) (*Result, error
 	defer locks.Release()
 	var plans []plan
 	var refusals []string
+	changed := make(map[string]bool, len(changes))
+	for _, c := range changes {
+		changed[c.Name] = true
+	}
+	for _, name := range opt.Originals {
+		if changed[name] {
+			continue // its versions are checked as a change
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		refusal, err := sameOriginals(opt, name)
+		if err != nil {
+			return nil, err
+		}
+		if refusal != "" {
+			refusals = append(refusals, refusal)
+		}
+	}
 	for _, c := range changes {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -286,6 +316,76 @@ func ancestry(dir string) ([]os.FileInfo, error) {
 		}
 		abs = parent
 	}
+}
+
+// sameOriginals is why the commit is refused ("" if not) for name, a
+// file the job did not change holding originals the revisits need: the
+// copy's must be the collection's, byte for byte (by its sum).
+func sameOriginals(opt Options, name string) (string, error) {
+	src, err := sum(filepath.Join(opt.Collection, filepath.FromSlash(name)), opt.Progress, []fixity.Algorithm{fixity.Default})
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil // not a file of this collection (another's, a package's member)
+	}
+	if err != nil {
+		return "", err
+	}
+	want := Version{src.h.Size(), src.h.Sum(fixity.Default)}
+	have, err := sum(filepath.Join(opt.Copy, filepath.FromSlash(name)), opt.Progress, []fixity.Algorithm{fixity.Default})
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Sprintf("%s: not in the copy, and it holds originals the revisits copied need", name), nil
+	case err != nil:
+		return "", err
+	case !have.is(want):
+		return fmt.Sprintf("%s: the copy's (%s) is not the collection's (%d bytes, %s), and it holds originals the revisits copied need", name, have.like(want), want.Size, want.Sum), nil
+	}
+	return "", nil
+}
+
+// Originals reads the files holding originals from a dependency list
+// (the work directory's deps.tsv: "FILE ORIGINAL-FILE REVISITS" lines,
+// tab-separated, names escaped), each once, in name order; a path that
+// does not exist is a job without one. Files outside the collection (an
+// absolute path, as a crawl index's originals have) are left out.
+func Originals(depsFile string) ([]string, error) {
+	f, err := os.Open(depsFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.Split(line, "\t")
+		if len(fields) != 3 {
+			return nil, fmt.Errorf("%s: line %d: %q is no \"FILE ORIGINAL-FILE REVISITS\" line", depsFile, n, line)
+		}
+		name, err := manifest.UnescapeFile(fields[1])
+		if err != nil {
+			return nil, fmt.Errorf("%s: line %d: %w", depsFile, n, err)
+		}
+		if filepath.IsAbs(name) || name == ".." || strings.HasPrefix(name, "../") {
+			continue
+		}
+		seen[name] = true
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", depsFile, err)
+	}
+	names := make([]string, 0, len(seen))
+	for name := range seen {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names, nil
 }
 
 // plan is what Commit does of a change: "copy", "remove" or "up to date".

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"warcdedup/collock"
@@ -64,6 +65,52 @@ func (f attackFixture) copyRev(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestCommitChecksTheCopysOriginals proves that a copy whose file of
+// originals (one the job did not change) is missing or differs is
+// refused before anything is copied: the revisits copied would point at
+// records the copy does not have. The commit used to copy them, exit 0.
+func TestCommitChecksTheCopysOriginals(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		damage  func(t *testing.T, copyOrig string)
+		refused bool
+	}{
+		{"the copy's originals as the collection's: copied", func(*testing.T, string) {}, false},
+		{"the copy's originals missing: refused", func(t *testing.T, p string) {
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+		{"the copy's originals changed: refused", func(t *testing.T, p string) {
+			if err := os.WriteFile(p, []byte("orig.warc: something else entirely!"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newAttackFixture(t)
+			tc.damage(t, filepath.Join(f.copyDir, "orig.warc"))
+			res, err := Commit(context.Background(), Options{Collection: f.coll, Copy: f.copyDir,
+				Originals: []string{"orig.warc", "rev.warc"}}, f.changes)
+			if tc.refused {
+				if !errors.Is(err, ErrRefused) || res == nil || res.Refused != 1 {
+					t.Fatalf("want refused, got %v %+v", err, res)
+				}
+				if got := f.copyRev(t); got != revBefore {
+					t.Fatalf("refused, but the copy's rev.warc is now %q", got)
+				}
+				return
+			}
+			if err != nil || res.Copied != 1 {
+				t.Fatalf("want copied, got %v %+v", err, res)
+			}
+			if got := f.copyRev(t); got != revAfter {
+				t.Fatalf("the copy's rev.warc: %q", got)
+			}
+		})
+	}
 }
 
 // TestCommitRefusesTheCollectionItself proves that a copy that is the
@@ -125,5 +172,33 @@ func TestCommitRefusesACopyAnotherJobHolds(t *testing.T) {
 	held.Release()
 	if res, err := Commit(context.Background(), Options{Collection: f.coll, Copy: f.copyDir}, f.changes); err != nil || res.Copied != 1 {
 		t.Fatalf("once the lock is let go: %v %+v", err, res)
+	}
+}
+
+// TestOriginals proves the dependency list's original files are read
+// once each, unescaped, in order, those outside the collection left out.
+func TestOriginals(t *testing.T) {
+	deps := filepath.Join(t.TempDir(), "deps.tsv")
+	data := "# file\toriginal-file\trevisits\n" +
+		"b.warc\ta%20b.warc\t3\n" +
+		"b.warc\tb.warc\t1\n" +
+		"c.warc\ta%20b.warc\t2\n" +
+		"c.warc\t/elsewhere/x.warc\t2\n" +
+		"# 4 revisits refer to no record of the collection\n"
+	if err := os.WriteFile(deps, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Originals(deps)
+	if want := []string{"a b.warc", "b.warc"}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q %v, want %q", got, err, want)
+	}
+	if got, err := Originals(deps + ".none"); err != nil || got != nil {
+		t.Fatalf("no list: %q %v", got, err)
+	}
+	if err := os.WriteFile(deps, []byte("b.warc a.warc 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Originals(deps); err == nil {
+		t.Fatal("a line without tabs was read")
 	}
 }

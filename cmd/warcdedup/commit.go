@@ -35,10 +35,14 @@ map (each ARC file, the WARC that replaced it). First every such file of
 COPY is checked: it must be a version the job knew (the one it started
 from, or a later one), and the collection's must be the last version. If
 one is not (someone changed the copy, or the collection since the job),
-nothing is copied and the exit status is 1. COPY must be another
-directory than the collection (not it under another name, inside it or
-holding it), and no other job may work on it meanwhile: the commit takes
-COPY's collection lock, as run and undo take theirs.
+nothing is copied and the exit status is 1. So it is when a file holding
+originals the revisits need (the work directory's deps.tsv) that the job
+did not change differs between COPY and the collection, or is missing
+from COPY: the revisits copied would point at records COPY lacks. COPY
+must be another directory than the collection (not it under another
+name, inside it or holding it), and no other job may work on it
+meanwhile: the commit takes COPY's collection lock, as run and undo take
+theirs.
 
 Then each file is copied atomically: to a temporary name in COPY, synced,
 read back and checked against the SHA-256 the log gives its last version,
@@ -73,12 +77,16 @@ COPY and the job's work directory.`,
 			if err != nil {
 				return fatal(err)
 			}
+			originals, err := replica.Originals(filepath.Join(wd, workdir.DepsFile))
+			if err != nil {
+				return fatal(err)
+			}
 			display := progress.New(os.Stderr, "warcdedup", c.Bool("quiet"))
 			stage := display.Start("commit to "+c.String("to"), "bytes", 0)
 			ctx, stop := cmdutil.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			res, err := replica.Commit(ctx, replica.Options{Collection: coll, Copy: c.String("to"),
-				Progress: stage.Counter()}, changes)
+				Originals: originals, Progress: stage.Counter()}, changes)
 			stage.Done("")
 			display.Close()
 			if res != nil {
