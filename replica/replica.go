@@ -429,27 +429,55 @@ func planOf(opt Options, c *Change) (action, refusal string, err error) {
 }
 
 // carryOut carries out the plans, copies first, then removals: an ARC
-// leaves the copy only once its WARC is there.
+// leaves the copy only once its WARC is there. An ARC whose WARC this
+// commit copies leaves right after it, so that a copy with room for one
+// more file, not for every WARC beside every ARC, is brought up to date.
 func carryOut(ctx context.Context, opt Options, plans []plan, res *Result) error {
-	for _, pass := range []string{"copy", "remove", "up to date"} {
-		for _, p := range plans {
-			if p.action != pass {
-				continue
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			fr, err := p.carryOut(opt, res)
-			if err != nil {
-				return err
-			}
-			res.Files = append(res.Files, fr)
-			if opt.Hook != nil && pass != "up to date" {
-				opt.Hook(p.c.Name)
-			}
+	for _, p := range inOrder(plans) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		fr, err := p.carryOut(opt, res)
+		if err != nil {
+			return err
+		}
+		res.Files = append(res.Files, fr)
+		if opt.Hook != nil && p.action != "up to date" {
+			opt.Hook(p.c.Name)
 		}
 	}
 	return nil
+}
+
+// inOrder is the order carryOut carries out plans in: each copy, followed
+// by the removal of the ARC it was converted from; the other removals;
+// the files up to date.
+func inOrder(plans []plan) []plan {
+	removal := map[string]int{}
+	for i, p := range plans {
+		if p.action == "remove" {
+			removal[p.c.Name] = i
+		}
+	}
+	ordered := make([]plan, 0, len(plans))
+	taken := make([]bool, len(plans))
+	for i, p := range plans {
+		if p.action != "copy" {
+			continue
+		}
+		ordered, taken[i] = append(ordered, p), true
+		if j, ok := removal[p.c.From]; ok && p.c.From != "" && !taken[j] {
+			ordered, taken[j] = append(ordered, plans[j]), true
+		}
+	}
+	for _, pass := range []string{"remove", "up to date"} {
+		for i, p := range plans {
+			if p.action == pass && !taken[i] {
+				ordered, taken[i] = append(ordered, p), true
+			}
+		}
+	}
+	return ordered
 }
 
 // carryOut copies or removes the file, counting it in res.

@@ -202,3 +202,40 @@ func TestOriginals(t *testing.T) {
 		t.Fatal("a line without tabs was read")
 	}
 }
+
+// TestCommitRetiresEachARCAfterItsWARC proves that an ARC leaves the copy
+// right after its WARC is put there, not after every WARC: a copy with
+// room for one more file (not for all the WARCs beside all the ARCs) is
+// brought up to date. With every WARC first, such a commit stopped on a
+// full disk each time it was run again, never done.
+func TestCommitRetiresEachARCAfterItsWARC(t *testing.T) {
+	dir := t.TempDir()
+	coll, copyDir := filepath.Join(dir, "coll"), filepath.Join(dir, "copy")
+	var changes []*Change
+	for _, d := range []string{coll, copyDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range []string{"a", "b", "c"} {
+		arc, warc := "ARC file "+n, "its WARC "+n
+		if err := os.WriteFile(filepath.Join(copyDir, n+".arc"), []byte(arc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(coll, n+".warc"), []byte(warc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		changes = append(changes,
+			&Change{Name: n + ".arc", Gone: true, Versions: []Version{{int64(len(arc)), hexSum(arc)}}},
+			&Change{Name: n + ".warc", From: n + ".arc", Versions: []Version{{int64(len(warc)), hexSum(warc)}}})
+	}
+	var done []string
+	res, err := Commit(context.Background(), Options{Collection: coll, Copy: copyDir,
+		Hook: func(name string) { done = append(done, name) }}, changes)
+	if err != nil || res.Copied != 3 || res.Removed != 3 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if want := []string{"a.warc", "a.arc", "b.warc", "b.arc", "c.warc", "c.arc"}; !reflect.DeepEqual(done, want) {
+		t.Fatalf("carried out in the order %q, want %q", done, want)
+	}
+}

@@ -47,7 +47,8 @@ theirs.
 Then each file is copied atomically: to a temporary name in COPY, synced,
 read back and checked against the SHA-256 the log gives its last version,
 renamed over its name, the directory synced. A converted ARC file leaves
-COPY only once its WARC is there. Interrupted (even SIGKILL), the same
+COPY only once its WARC is there, right after it (COPY needs room for one
+more file, not for every WARC beside every ARC). Interrupted (even SIGKILL), the same
 command goes on: files COPY already holds in their last version are
 skipped. The summary (stdout) says what was copied, what was up to date
 and what was removed; --json prints it as JSON.
