@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -44,6 +45,7 @@ import (
 	"warcdedup/internal/progress"
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
+	"warcdedup/warcsum"
 )
 
 // Options of a commit.
@@ -231,8 +233,13 @@ func Commit(ctx context.Context, opt Options, changes []*Change) (*Result, error
 	for _, c := range changes {
 		changed[c.Name] = true
 	}
+	listed, refused, err := unmatched(opt, changes)
+	if err != nil {
+		return nil, err
+	}
+	refusals = append(refusals, listed...)
 	for _, name := range opt.Originals {
-		if changed[name] {
+		if changed[name] || refused[name] {
 			continue // its versions are checked as a change
 		}
 		if err := ctx.Err(); err != nil {
@@ -316,6 +323,61 @@ func ancestry(dir string) ([]os.FileInfo, error) {
 		}
 		abs = parent
 	}
+}
+
+// unmatched is why the commit is refused for the archive files the job
+// did not change: each must be in both copies, of one size (its bytes are
+// compared where it holds originals: sameOriginals), but an ARC file the
+// job converted, in the copy only, and its WARC, in the collection only.
+// A copy that lacks a file, holds one more or another version of one is
+// not the copy the job's files can be committed to: its "up to date"
+// would promise a second copy it is not.
+func unmatched(opt Options, changes []*Change) (refusals []string, refused map[string]bool, err error) {
+	changed := make(map[string]*Change, len(changes))
+	for _, c := range changes {
+		changed[c.Name] = c
+	}
+	sizes := func(root string) (map[string]int64, error) {
+		ins, err := warcsum.Collect([]string{root}, true)
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[string]int64, len(ins))
+		for _, in := range ins {
+			out[filepath.ToSlash(in.Name)] = in.Size
+		}
+		return out, nil
+	}
+	inColl, err := sizes(opt.Collection)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing the collection: %w", err)
+	}
+	inCopy, err := sizes(opt.Copy)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing the second copy: %w", err)
+	}
+	refused = map[string]bool{}
+	refuse := func(name, format string, args ...any) {
+		refusals = append(refusals, name+": "+fmt.Sprintf(format, args...))
+		refused[name] = true
+	}
+	for _, name := range slices.Sorted(maps.Keys(inCopy)) {
+		size, ok := inColl[name]
+		switch {
+		case changed[name] != nil:
+			// Checked against its versions (planOf).
+		case !ok:
+			refuse(name, "in the copy, not in the collection (nor an ARC file the job converted)")
+		case size != inCopy[name]:
+			refuse(name, "the copy's (%d bytes) is not the collection's (%d bytes), and the job did not change it", inCopy[name], size)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(inColl)) {
+		if _, ok := inCopy[name]; !ok && changed[name] == nil {
+			refuse(name, "in the collection, not in the copy, and the job did not change it")
+		}
+	}
+	return refusals, refused, nil
 }
 
 // sameOriginals is why the commit is refused ("" if not) for name, a

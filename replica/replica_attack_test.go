@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"warcdedup/collock"
@@ -84,7 +85,7 @@ func TestCommitChecksTheCopysOriginals(t *testing.T) {
 			}
 		}, true},
 		{"the copy's originals changed: refused", func(t *testing.T, p string) {
-			if err := os.WriteFile(p, []byte("orig.warc: something else entirely!"), 0o644); err != nil {
+			if err := os.WriteFile(p, []byte("orig.warc: the originals the revisits NEED"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}, true},
@@ -237,5 +238,44 @@ func TestCommitRetiresEachARCAfterItsWARC(t *testing.T) {
 	}
 	if want := []string{"a.warc", "a.arc", "b.warc", "b.arc", "c.warc", "c.arc"}; !reflect.DeepEqual(done, want) {
 		t.Fatalf("carried out in the order %q, want %q", done, want)
+	}
+}
+
+// TestCommitRefusesACopyOfAnotherCollection proves that a copy whose
+// files the job did not change are not the collection's (one more, one
+// less, another size) is refused, the file named, nothing copied: it used
+// to be brought "up to date", exit 0, a second copy it is not.
+func TestCommitRefusesACopyOfAnotherCollection(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		damage func(f attackFixture) error
+		names  string
+	}{
+		{"a file more in the copy", func(f attackFixture) error {
+			return os.WriteFile(filepath.Join(f.copyDir, "more.warc"), []byte("another crawl"), 0o644)
+		}, "more.warc"},
+		{"a file of the collection missing from the copy", func(f attackFixture) error {
+			return os.WriteFile(filepath.Join(f.coll, "other.warc"), []byte("another crawl"), 0o644)
+		}, "other.warc"},
+		{"a file of another size in the copy", func(f attackFixture) error {
+			if err := os.WriteFile(filepath.Join(f.coll, "other.warc"), []byte("another crawl"), 0o644); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(f.copyDir, "other.warc"), []byte("another crawl, cut"), 0o644)
+		}, "other.warc"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newAttackFixture(t)
+			if err := tc.damage(f); err != nil {
+				t.Fatal(err)
+			}
+			res, err := Commit(context.Background(), Options{Collection: f.coll, Copy: f.copyDir}, f.changes)
+			if !errors.Is(err, ErrRefused) || res == nil || res.Refused != 1 || !strings.HasPrefix(res.Files[0].Reason, tc.names+":") {
+				t.Fatalf("want %s refused, got %v %+v", tc.names, err, res)
+			}
+			if got := f.copyRev(t); got != revBefore {
+				t.Fatalf("refused, but the copy's rev.warc is now %q", got)
+			}
+		})
 	}
 }
