@@ -45,6 +45,7 @@ import (
 	"warcdedup/internal/progress"
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
+	"warcdedup/wacz"
 	"warcdedup/warcsum"
 )
 
@@ -459,6 +460,12 @@ type plan struct {
 // planOf is the action of change c, from the sums of the copy's file and
 // (to copy it) the collection's, or why the commit is refused.
 func planOf(opt Options, c *Change) (action, refusal string, err error) {
+	if pkg, _, ok := wacz.SplitName(c.Name); ok {
+		// The job's log has the package's WARC members, not the package
+		// (its indexes, datapackage.json): no version of it to check the
+		// copy's against, nor to copy.
+		return "", fmt.Sprintf("%s: a WARC member of the WACZ package %s: commit --to does not bring WACZ packages up to date; copy the package whole or run the job on the copy", c.Name, pkg), nil
+	}
 	algs := algorithms(c.Versions)
 	have, err := sum(filepath.Join(opt.Copy, filepath.FromSlash(c.Name)), opt.Progress, algs)
 	missing := errors.Is(err, fs.ErrNotExist)

@@ -279,3 +279,32 @@ func TestCommitRefusesACopyOfAnotherCollection(t *testing.T) {
 		})
 	}
 }
+
+// TestCommitRefusesWACZPackages proves that a job on WACZ packages is
+// refused naming the package and why: the refusal used to say each
+// member was "not in the copy", as if the copy were incomplete.
+func TestCommitRefusesWACZPackages(t *testing.T) {
+	f := newAttackFixture(t)
+	if err := os.WriteFile(filepath.Join(f.copyDir, "p.wacz"), []byte("a package"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.coll, "p.wacz"), []byte("a package, its member rewritten"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	changes := append(f.changes, &Change{Name: "p.wacz#archive/data.warc.gz",
+		Versions: []Version{{5, hexSum("crawl")}, {3, hexSum("ddd")}}})
+	res, err := Commit(context.Background(), Options{Collection: f.coll, Copy: f.copyDir}, changes)
+	if !errors.Is(err, ErrRefused) || res == nil || res.Refused == 0 {
+		t.Fatalf("want refused, got %v %+v", err, res)
+	}
+	found := false
+	for _, fr := range res.Files {
+		found = found || strings.Contains(fr.Reason, "WACZ package p.wacz")
+	}
+	if !found {
+		t.Fatalf("no refusal names the WACZ package: %+v", res.Files)
+	}
+	if got := f.copyRev(t); got != revBefore {
+		t.Fatalf("refused, but the copy's rev.warc is now %q", got)
+	}
+}

@@ -53,6 +53,11 @@ command goes on: files COPY already holds in their last version are
 skipped. The summary (stdout) says what was copied, what was up to date
 and what was removed; --json prints it as JSON.
 
+A job on WACZ packages is refused, each package named: the rewrite log
+has their WARC members, not the packages (indexes, datapackage.json), so
+there is no version of a package to check the copy's against; copy the
+packages whole, or run the job on the copy.
+
 On a cluster, run it per storage host with that host's COLLECTION and
 COPY and the job's work directory.`,
 		Flags: []cli.Flag{
