@@ -111,7 +111,7 @@ COPY and the job's work directory.`,
 						fmt.Fprintf(os.Stderr, "warcdedup: commit: %s\n", f.Reason)
 					}
 				}
-				return cli.Exit(fmt.Sprintf("warcdedup: commit: %v", err), cmdutil.ExitDamaged)
+				return cli.Exit(fmt.Sprintf("commit: %v", err), cmdutil.ExitDamaged)
 			case err != nil:
 				return fatal(err)
 			}
