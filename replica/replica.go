@@ -338,22 +338,11 @@ func unmatched(opt Options, changes []*Change) (refusals []string, refused map[s
 	for _, c := range changes {
 		changed[c.Name] = c
 	}
-	sizes := func(root string) (map[string]int64, error) {
-		ins, err := warcsum.Collect([]string{root}, true)
-		if err != nil {
-			return nil, err
-		}
-		out := make(map[string]int64, len(ins))
-		for _, in := range ins {
-			out[filepath.ToSlash(in.Name)] = in.Size
-		}
-		return out, nil
-	}
-	inColl, err := sizes(opt.Collection)
+	inColl, err := listing(opt.Collection)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listing the collection: %w", err)
 	}
-	inCopy, err := sizes(opt.Copy)
+	inCopy, err := listing(opt.Copy)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listing the second copy: %w", err)
 	}
@@ -363,14 +352,16 @@ func unmatched(opt Options, changes []*Change) (refusals []string, refused map[s
 		refused[name] = true
 	}
 	for _, name := range slices.Sorted(maps.Keys(inCopy)) {
-		size, ok := inColl[name]
+		in, ok := inColl[name]
 		switch {
+		case ok && sameFile(in.Path, inCopy[name].Path):
+			refuse(name, "the copy's is the collection's own file (a link to it), not a second copy")
 		case changed[name] != nil:
 			// Checked against its versions (planOf).
 		case !ok:
 			refuse(name, "in the copy, not in the collection (nor an ARC file the job converted)")
-		case size != inCopy[name]:
-			refuse(name, "the copy's (%d bytes) is not the collection's (%d bytes), and the job did not change it", inCopy[name], size)
+		case in.Size != inCopy[name].Size:
+			refuse(name, "the copy's (%d bytes) is not the collection's (%d bytes), and the job did not change it", inCopy[name].Size, in.Size)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(inColl)) {
@@ -379,6 +370,30 @@ func unmatched(opt Options, changes []*Change) (refusals []string, refused map[s
 		}
 	}
 	return refusals, refused, nil
+}
+
+// listing is the archive files under root by name, as a job lists them.
+func listing(root string) (map[string]warcsum.Input, error) {
+	ins, err := warcsum.Collect([]string{root}, true)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]warcsum.Input, len(ins))
+	for _, in := range ins {
+		out[filepath.ToSlash(in.Name)] = in
+	}
+	return out, nil
+}
+
+// sameFile says whether two paths name one file (a symbolic or hard
+// link): the copy would hold no copy of it.
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 // sameOriginals is why the commit is refused ("" if not) for name, a

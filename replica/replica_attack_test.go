@@ -263,6 +263,18 @@ func TestCommitRefusesACopyOfAnotherCollection(t *testing.T) {
 			}
 			return os.WriteFile(filepath.Join(f.copyDir, "other.warc"), []byte("another crawl, cut"), 0o644)
 		}, "other.warc"},
+		{"an unchanged file of the copy a symbolic link to the collection's", func(f attackFixture) error {
+			if err := os.WriteFile(filepath.Join(f.coll, "other.warc"), []byte("another crawl"), 0o644); err != nil {
+				return err
+			}
+			return os.Symlink(filepath.Join(f.coll, "other.warc"), filepath.Join(f.copyDir, "other.warc"))
+		}, "other.warc"},
+		{"an unchanged file of the copy a hard link to the collection's", func(f attackFixture) error {
+			if err := os.WriteFile(filepath.Join(f.coll, "other.warc"), []byte("another crawl"), 0o644); err != nil {
+				return err
+			}
+			return os.Link(filepath.Join(f.coll, "other.warc"), filepath.Join(f.copyDir, "other.warc"))
+		}, "other.warc"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newAttackFixture(t)
