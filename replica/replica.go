@@ -10,7 +10,11 @@
 // SHA-256, the WARC file that replaced it and that WARC's SHA-256). A
 // file's history is the chain of those versions; the copy's version must
 // be one of them, else the commit is refused before anything is copied
-// (someone changed the copy, or it is not a copy of this collection).
+// (someone changed the copy, or it is not a copy of this collection). So
+// it is when a file holding originals the revisits need (deps.tsv), one
+// the job did not change, is not the same in the copy as in the
+// collection. The copy is locked (package collock) as a job's collection
+// is, and must not be the collection under another name.
 //
 // Each file is copied atomically: to a temporary name in the copy, synced,
 // read back and checked against the SHA-256 its last version has, renamed
@@ -20,22 +24,29 @@
 package replica
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"warcdedup/atomicfile"
+	"warcdedup/collock"
 	"warcdedup/convmap"
 	"warcdedup/fixity"
 	"warcdedup/internal/progress"
+	"warcdedup/manifest"
 	"warcdedup/rewritelog"
+	"warcdedup/wacz"
+	"warcdedup/warcsum"
 )
 
 // Options of a commit.
@@ -44,6 +55,12 @@ type Options struct {
 	Copy       string // the second copy
 	// Progress, if set, gets the bytes read and written as they are.
 	Progress *atomic.Int64
+	// Originals are the files holding the originals the collection's
+	// revisits need (the work directory's deps.tsv, read by Originals):
+	// each one the job did not change must be the same in the copy as in
+	// the collection, else the revisits copied would point at records the
+	// copy does not have.
+	Originals []string
 	// Hook, if set, is called after each file is committed (tests kill the
 	// process there).
 	Hook func(name string)
@@ -200,8 +217,43 @@ func Commit(ctx context.Context, opt Options, changes []*Change) (*Result, error
 	if fi, err := os.Stat(opt.Copy); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("the second copy %s: not a directory (%v)", opt.Copy, err)
 	}
+	if err := distinct(opt.Collection, opt.Copy); err != nil {
+		return nil, err
+	}
+	// The copy's directories, locked as a job locks its collection's: a
+	// job working on the copy meanwhile would have its files replaced
+	// under it, or replace what the commit checked.
+	locks, err := collock.LockJob([]string{opt.Copy}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("the second copy %s: %w", opt.Copy, err)
+	}
+	defer locks.Release()
 	var plans []plan
 	var refusals []string
+	changed := make(map[string]bool, len(changes))
+	for _, c := range changes {
+		changed[c.Name] = true
+	}
+	listed, refused, err := unmatched(opt, changes)
+	if err != nil {
+		return nil, err
+	}
+	refusals = append(refusals, listed...)
+	for _, name := range opt.Originals {
+		if changed[name] || refused[name] {
+			continue // its versions are checked as a change
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		refusal, err := sameOriginals(opt, name)
+		if err != nil {
+			return nil, err
+		}
+		if refusal != "" {
+			refusals = append(refusals, refusal)
+		}
+	}
 	for _, c := range changes {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -223,8 +275,195 @@ func Commit(ctx context.Context, opt Options, changes []*Change) (*Result, error
 		res.Refused = len(refusals)
 		return res, fmt.Errorf("%w: %d files of the second copy do not match what the job started from, or of the collection what it ended with; nothing copied", ErrRefused, len(refusals))
 	}
-	err := carryOut(ctx, opt, plans, res)
+	err = carryOut(ctx, opt, plans, res)
 	return res, err
+}
+
+// distinct refuses a copy that is the collection, or inside it, or holds
+// it, whatever the paths naming them (symbolic links, bind mounts: the
+// same device and inode): its "up to date" would promise a second copy
+// there is not.
+func distinct(coll, copyDir string) error {
+	a, err := ancestry(coll)
+	if err != nil {
+		return fmt.Errorf("the collection %s: %w", coll, err)
+	}
+	b, err := ancestry(copyDir)
+	if err != nil {
+		return fmt.Errorf("the second copy %s: %w", copyDir, err)
+	}
+	switch {
+	case slices.ContainsFunc(b, func(fi os.FileInfo) bool { return os.SameFile(fi, a[0]) }):
+		return fmt.Errorf("the second copy %s is the collection %s or inside it: nothing to commit to", copyDir, coll)
+	case slices.ContainsFunc(a, func(fi os.FileInfo) bool { return os.SameFile(fi, b[0]) }):
+		return fmt.Errorf("the second copy %s holds the collection %s: not a copy of it", copyDir, coll)
+	}
+	return nil
+}
+
+// ancestry is dir (symbolic links resolved) and each directory above it
+// up to the root, as stat gives them.
+func ancestry(dir string) ([]os.FileInfo, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	var chain []os.FileInfo
+	for {
+		fi, err := os.Stat(abs)
+		if err != nil {
+			return nil, err
+		}
+		chain = append(chain, fi)
+		parent := filepath.Dir(abs)
+		if parent == abs {
+			return chain, nil
+		}
+		abs = parent
+	}
+}
+
+// unmatched is why the commit is refused for the archive files the job
+// did not change: each must be in both copies, of one size (its bytes are
+// compared where it holds originals: sameOriginals), but an ARC file the
+// job converted, in the copy only, and its WARC, in the collection only.
+// A copy that lacks a file, holds one more or another version of one is
+// not the copy the job's files can be committed to: its "up to date"
+// would promise a second copy it is not.
+func unmatched(opt Options, changes []*Change) (refusals []string, refused map[string]bool, err error) {
+	changed := make(map[string]*Change, len(changes))
+	for _, c := range changes {
+		changed[c.Name] = c
+	}
+	inColl, err := listing(opt.Collection)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing the collection: %w", err)
+	}
+	inCopy, err := listing(opt.Copy)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing the second copy: %w", err)
+	}
+	refused = map[string]bool{}
+	refuse := func(name, format string, args ...any) {
+		refusals = append(refusals, name+": "+fmt.Sprintf(format, args...))
+		refused[name] = true
+	}
+	for _, name := range slices.Sorted(maps.Keys(inCopy)) {
+		in, ok := inColl[name]
+		switch {
+		case ok && sameFile(in.Path, inCopy[name].Path):
+			refuse(name, "the copy's is the collection's own file (a link to it), not a second copy")
+		case changed[name] != nil:
+			// Checked against its versions (planOf).
+		case !ok:
+			refuse(name, "in the copy, not in the collection (nor an ARC file the job converted)")
+		case in.Size != inCopy[name].Size:
+			refuse(name, "the copy's (%d bytes) is not the collection's (%d bytes), and the job did not change it", inCopy[name].Size, in.Size)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(inColl)) {
+		if _, ok := inCopy[name]; !ok && changed[name] == nil {
+			refuse(name, "in the collection, not in the copy, and the job did not change it")
+		}
+	}
+	return refusals, refused, nil
+}
+
+// listing is the archive files under root by name, as a job lists them.
+func listing(root string) (map[string]warcsum.Input, error) {
+	ins, err := warcsum.Collect([]string{root}, true)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]warcsum.Input, len(ins))
+	for _, in := range ins {
+		out[filepath.ToSlash(in.Name)] = in
+	}
+	return out, nil
+}
+
+// sameFile says whether two paths name one file (a symbolic or hard
+// link): the copy would hold no copy of it.
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
+// sameOriginals is why the commit is refused ("" if not) for name, a
+// file the job did not change holding originals the revisits need: the
+// copy's must be the collection's, byte for byte (by its sum).
+func sameOriginals(opt Options, name string) (string, error) {
+	src, err := sum(filepath.Join(opt.Collection, filepath.FromSlash(name)), opt.Progress, []fixity.Algorithm{fixity.Default})
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil // not a file of this collection (another's, a package's member)
+	}
+	if err != nil {
+		return "", err
+	}
+	want := Version{src.h.Size(), src.h.Sum(fixity.Default)}
+	have, err := sum(filepath.Join(opt.Copy, filepath.FromSlash(name)), opt.Progress, []fixity.Algorithm{fixity.Default})
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Sprintf("%s: not in the copy, and it holds originals the revisits copied need", name), nil
+	case err != nil:
+		return "", err
+	case !have.is(want):
+		return fmt.Sprintf("%s: the copy's (%s) is not the collection's (%d bytes, %s), and it holds originals the revisits copied need", name, have.like(want), want.Size, want.Sum), nil
+	}
+	return "", nil
+}
+
+// Originals reads the files holding originals from a dependency list
+// (the work directory's deps.tsv: "FILE ORIGINAL-FILE REVISITS" lines,
+// tab-separated, names escaped), each once, in name order; a path that
+// does not exist is a job without one. Files outside the collection (an
+// absolute path, as a crawl index's originals have) are left out.
+func Originals(depsFile string) ([]string, error) {
+	f, err := os.Open(depsFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.Split(line, "\t")
+		if len(fields) != 3 {
+			return nil, fmt.Errorf("%s: line %d: %q is no \"FILE ORIGINAL-FILE REVISITS\" line", depsFile, n, line)
+		}
+		name, err := manifest.UnescapeFile(fields[1])
+		if err != nil {
+			return nil, fmt.Errorf("%s: line %d: %w", depsFile, n, err)
+		}
+		if filepath.IsAbs(name) || name == ".." || strings.HasPrefix(name, "../") {
+			continue
+		}
+		seen[name] = true
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", depsFile, err)
+	}
+	names := make([]string, 0, len(seen))
+	for name := range seen {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names, nil
 }
 
 // plan is what Commit does of a change: "copy", "remove" or "up to date".
@@ -236,6 +475,12 @@ type plan struct {
 // planOf is the action of change c, from the sums of the copy's file and
 // (to copy it) the collection's, or why the commit is refused.
 func planOf(opt Options, c *Change) (action, refusal string, err error) {
+	if pkg, _, ok := wacz.SplitName(c.Name); ok {
+		// The job's log has the package's WARC members, not the package
+		// (its indexes, datapackage.json): no version of it to check the
+		// copy's against, nor to copy.
+		return "", fmt.Sprintf("%s: a WARC member of the WACZ package %s: commit --to does not bring WACZ packages up to date; copy the package whole or run the job on the copy", c.Name, pkg), nil
+	}
 	algs := algorithms(c.Versions)
 	have, err := sum(filepath.Join(opt.Copy, filepath.FromSlash(c.Name)), opt.Progress, algs)
 	missing := errors.Is(err, fs.ErrNotExist)
@@ -268,27 +513,55 @@ func planOf(opt Options, c *Change) (action, refusal string, err error) {
 }
 
 // carryOut carries out the plans, copies first, then removals: an ARC
-// leaves the copy only once its WARC is there.
+// leaves the copy only once its WARC is there. An ARC whose WARC this
+// commit copies leaves right after it, so that a copy with room for one
+// more file, not for every WARC beside every ARC, is brought up to date.
 func carryOut(ctx context.Context, opt Options, plans []plan, res *Result) error {
-	for _, pass := range []string{"copy", "remove", "up to date"} {
-		for _, p := range plans {
-			if p.action != pass {
-				continue
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			fr, err := p.carryOut(opt, res)
-			if err != nil {
-				return err
-			}
-			res.Files = append(res.Files, fr)
-			if opt.Hook != nil && pass != "up to date" {
-				opt.Hook(p.c.Name)
-			}
+	for _, p := range inOrder(plans) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		fr, err := p.carryOut(opt, res)
+		if err != nil {
+			return err
+		}
+		res.Files = append(res.Files, fr)
+		if opt.Hook != nil && p.action != "up to date" {
+			opt.Hook(p.c.Name)
 		}
 	}
 	return nil
+}
+
+// inOrder is the order carryOut carries out plans in: each copy, followed
+// by the removal of the ARC it was converted from; the other removals;
+// the files up to date.
+func inOrder(plans []plan) []plan {
+	removal := map[string]int{}
+	for i, p := range plans {
+		if p.action == "remove" {
+			removal[p.c.Name] = i
+		}
+	}
+	ordered := make([]plan, 0, len(plans))
+	taken := make([]bool, len(plans))
+	for i, p := range plans {
+		if p.action != "copy" {
+			continue
+		}
+		ordered, taken[i] = append(ordered, p), true
+		if j, ok := removal[p.c.From]; ok && p.c.From != "" && !taken[j] {
+			ordered, taken[j] = append(ordered, plans[j]), true
+		}
+	}
+	for _, pass := range []string{"remove", "up to date"} {
+		for i, p := range plans {
+			if p.action == pass && !taken[i] {
+				ordered, taken[i] = append(ordered, p), true
+			}
+		}
+	}
+	return ordered
 }
 
 // carryOut copies or removes the file, counting it in res.

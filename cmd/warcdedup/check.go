@@ -63,7 +63,7 @@ stdout; --json prints every revisit checked and its original.`,
 				Indexes: c.StringSlice("cdx"), Sample: c.Int("sample"), Seed: c.Uint64("seed"),
 				Sort: syssort.Sorter{TempDir: filepath.Join(wd, workdir.TmpDir), Compress: syssort.Compressor()}})
 			if err != nil {
-				return cli.Exit(fmt.Sprintf("warcdedup: check: %v", err), cmdutil.ExitFatal)
+				return cli.Exit(fmt.Sprintf("check: %v", err), cmdutil.ExitFatal)
 			}
 			for _, r := range res.Revisits {
 				if !r.OK && !c.Bool("quiet") {

@@ -35,15 +35,28 @@ map (each ARC file, the WARC that replaced it). First every such file of
 COPY is checked: it must be a version the job knew (the one it started
 from, or a later one), and the collection's must be the last version. If
 one is not (someone changed the copy, or the collection since the job),
-nothing is copied and the exit status is 1.
+nothing is copied and the exit status is 1. So it is when a file holding
+originals the revisits need (the work directory's deps.tsv) that the job
+did not change differs between COPY and the collection, or is missing
+from COPY: the revisits copied would point at records COPY lacks. COPY
+must be another directory than the collection (not it under another
+name, inside it or holding it), and no other job may work on it
+meanwhile: the commit takes COPY's collection lock, as run and undo take
+theirs.
 
 Then each file is copied atomically: to a temporary name in COPY, synced,
 read back and checked against the SHA-256 the log gives its last version,
 renamed over its name, the directory synced. A converted ARC file leaves
-COPY only once its WARC is there. Interrupted (even SIGKILL), the same
+COPY only once its WARC is there, right after it (COPY needs room for one
+more file, not for every WARC beside every ARC). Interrupted (even SIGKILL), the same
 command goes on: files COPY already holds in their last version are
 skipped. The summary (stdout) says what was copied, what was up to date
 and what was removed; --json prints it as JSON.
+
+A job on WACZ packages is refused, each package named: the rewrite log
+has their WARC members, not the packages (indexes, datapackage.json), so
+there is no version of a package to check the copy's against; copy the
+packages whole, or run the job on the copy.
 
 On a cluster, run it per storage host with that host's COLLECTION and
 COPY and the job's work directory.`,
@@ -66,10 +79,11 @@ COPY and the job's work directory.`,
 				return cli.Exit(err, cmdutil.ExitDamaged)
 			}
 			fatal := func(err error) error { return cli.Exit(err, cmdutil.ExitFatal) }
-			if a, b := absPath(coll), absPath(c.String("to")); a == b {
-				return cmdutil.Usage("--to %s is the collection itself", c.String("to"))
-			}
 			changes, err := replica.Changes(filepath.Join(wd, workdir.LogFile), filepath.Join(wd, migrate.MapFile))
+			if err != nil {
+				return fatal(err)
+			}
+			originals, err := replica.Originals(filepath.Join(wd, workdir.DepsFile))
 			if err != nil {
 				return fatal(err)
 			}
@@ -78,7 +92,7 @@ COPY and the job's work directory.`,
 			ctx, stop := cmdutil.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			res, err := replica.Commit(ctx, replica.Options{Collection: coll, Copy: c.String("to"),
-				Progress: stage.Counter()}, changes)
+				Originals: originals, Progress: stage.Counter()}, changes)
 			stage.Done("")
 			display.Close()
 			if res != nil {
@@ -97,7 +111,7 @@ COPY and the job's work directory.`,
 						fmt.Fprintf(os.Stderr, "warcdedup: commit: %s\n", f.Reason)
 					}
 				}
-				return cli.Exit(fmt.Sprintf("warcdedup: commit: %v", err), cmdutil.ExitDamaged)
+				return cli.Exit(fmt.Sprintf("commit: %v", err), cmdutil.ExitDamaged)
 			case err != nil:
 				return fatal(err)
 			}
@@ -106,16 +120,9 @@ COPY and the job's work directory.`,
 	}
 }
 
-func absPath(p string) string {
-	a, err := filepath.Abs(p)
-	if err != nil {
-		return p
-	}
-	return filepath.Clean(a)
-}
-
 // jobVerified refuses a work directory whose job did not finish and
-// verify a real run (state.json: complete, not a dry run).
+// verify a real run (state.json: complete, not a dry run), or whose
+// verification found records lost (violations.txt not empty).
 func jobVerified(wd string) error {
 	data, err := os.ReadFile(filepath.Join(wd, workdir.StateFile))
 	if err != nil {
@@ -131,7 +138,16 @@ func jobVerified(wd string) error {
 		return fmt.Errorf("%s: %v", filepath.Join(wd, workdir.StateFile), err)
 	}
 	if !st.Complete || st.Params.DryRun {
-		return fmt.Errorf("the job in %s is not finished and verified (a dry run, or interrupted): run warcdedup run to its end first", wd)
+		return fmt.Errorf("the job in %s is not finished and verified (a dry run, interrupted, or undone since): run warcdedup run to its end first", wd)
+	}
+	// A job whose verification found records lost is complete too (its
+	// exit status said so): its files must not replace the second copy's.
+	lost, err := os.Stat(filepath.Join(wd, workdir.Violations))
+	switch {
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		return err
+	case err == nil && lost.Size() > 0:
+		return fmt.Errorf("the job in %s lost records (its verification lists them in %s): the second copy keeps its files", wd, filepath.Join(wd, workdir.Violations))
 	}
 	return nil
 }
