@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -66,88 +65,60 @@ COPY and the job's work directory.`,
 			&cli.BoolFlag{Name: "json", Usage: "print the result as JSON"},
 			cmdutil.QuietFlag,
 		},
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return cmdutil.Usage("name one collection: %s commit --to COPY COLLECTION (see --help)", c.App.Name)
-			}
-			coll := c.Args().First()
-			wd := c.String("work-dir")
-			if wd == "" {
-				wd = workdir.Default(coll)
-			}
-			if err := jobVerified(wd); err != nil {
-				return cli.Exit(err, cmdutil.ExitDamaged)
-			}
-			fatal := func(err error) error { return cli.Exit(err, cmdutil.ExitFatal) }
-			changes, err := replica.Changes(filepath.Join(wd, workdir.LogFile), filepath.Join(wd, migrate.MapFile))
-			if err != nil {
-				return fatal(err)
-			}
-			originals, err := replica.Originals(filepath.Join(wd, workdir.DepsFile))
-			if err != nil {
-				return fatal(err)
-			}
-			display := progress.New(os.Stderr, "warcdedup", c.Bool("quiet"))
-			stage := display.Start("commit to "+c.String("to"), "bytes", 0)
-			ctx, stop := cmdutil.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			res, err := replica.Commit(ctx, replica.Options{Collection: coll, Copy: c.String("to"),
-				Originals: originals, Progress: stage.Counter()}, changes)
-			stage.Done("")
-			display.Close()
-			if res != nil {
-				if c.Bool("json") {
-					if jerr := res.JSON(os.Stdout); jerr != nil && err == nil {
-						err = jerr
-					}
-				} else {
-					commitSummary(res, len(changes))
-				}
-			}
-			switch {
-			case errors.Is(err, replica.ErrRefused):
-				if !c.Bool("json") {
-					for _, f := range res.Files {
-						fmt.Fprintf(os.Stderr, "warcdedup: commit: %s\n", f.Reason)
-					}
-				}
-				return cli.Exit(fmt.Sprintf("commit: %v", err), cmdutil.ExitDamaged)
-			case err != nil:
-				return fatal(err)
-			}
-			return nil
-		},
+		Action: commit,
 	}
 }
 
-// jobVerified refuses a work directory whose job did not finish and
-// verify a real run (state.json: complete, not a dry run), or whose
-// verification found records lost (violations.txt not empty).
-func jobVerified(wd string) error {
-	data, err := os.ReadFile(filepath.Join(wd, workdir.StateFile))
+// commit is warcdedup commit: the job's changes and originals read from
+// its work directory, then the second copy brought up to date with them.
+func commit(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return cmdutil.Usage("name one collection: %s commit --to COPY COLLECTION (see --help)", c.App.Name)
+	}
+	coll := c.Args().First()
+	wd := c.String("work-dir")
+	if wd == "" {
+		wd = workdir.Default(coll)
+	}
+	if err := replica.JobVerified(wd); err != nil {
+		return cli.Exit(err, cmdutil.ExitDamaged)
+	}
+	fatal := func(err error) error { return cli.Exit(err, cmdutil.ExitFatal) }
+	changes, err := replica.Changes(filepath.Join(wd, workdir.LogFile), filepath.Join(wd, migrate.MapFile))
 	if err != nil {
-		return fmt.Errorf("no finished job in %s (%v): run warcdedup run first", wd, err)
+		return fatal(err)
 	}
-	var st struct {
-		Complete bool `json:"complete"`
-		Params   struct {
-			DryRun bool `json:"dry_run"`
-		} `json:"params"`
+	originals, err := replica.Originals(filepath.Join(wd, workdir.DepsFile))
+	if err != nil {
+		return fatal(err)
 	}
-	if err := json.Unmarshal(data, &st); err != nil {
-		return fmt.Errorf("%s: %v", filepath.Join(wd, workdir.StateFile), err)
+	display := progress.New(os.Stderr, "warcdedup", c.Bool("quiet"))
+	stage := display.Start("commit to "+c.String("to"), "bytes", 0)
+	ctx, stop := cmdutil.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := replica.Commit(ctx, replica.Options{Collection: coll, Copy: c.String("to"),
+		Originals: originals, Progress: stage.Counter()}, changes)
+	stage.Done("")
+	display.Close()
+	if res != nil {
+		if c.Bool("json") {
+			if jerr := res.JSON(os.Stdout); jerr != nil && err == nil {
+				err = jerr
+			}
+		} else {
+			commitSummary(res, len(changes))
+		}
 	}
-	if !st.Complete || st.Params.DryRun {
-		return fmt.Errorf("the job in %s is not finished and verified (a dry run, interrupted, or undone since): run warcdedup run to its end first", wd)
-	}
-	// A job whose verification found records lost is complete too (its
-	// exit status said so): its files must not replace the second copy's.
-	lost, err := os.Stat(filepath.Join(wd, workdir.Violations))
 	switch {
-	case err != nil && !errors.Is(err, os.ErrNotExist):
-		return err
-	case err == nil && lost.Size() > 0:
-		return fmt.Errorf("the job in %s lost records (its verification lists them in %s): the second copy keeps its files", wd, filepath.Join(wd, workdir.Violations))
+	case errors.Is(err, replica.ErrRefused):
+		if !c.Bool("json") {
+			for _, f := range res.Files {
+				fmt.Fprintf(os.Stderr, "warcdedup: commit: %s\n", f.Reason)
+			}
+		}
+		return cli.Exit(fmt.Sprintf("commit: %v", err), cmdutil.ExitDamaged)
+	case err != nil:
+		return fatal(err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package replica
 
 import (
 	"os"
@@ -37,8 +37,8 @@ func TestJobVerified(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := jobVerified(wd); (err == nil) != tc.ok {
-				t.Fatalf("jobVerified: %v, want ok %v", err, tc.ok)
+			if err := JobVerified(wd); (err == nil) != tc.ok {
+				t.Fatalf("JobVerified: %v, want ok %v", err, tc.ok)
 			}
 		})
 	}
