@@ -72,6 +72,7 @@ func (e *BusyError) Error() string {
 // Set is the directories a job holds locked.
 type Set struct {
 	held []*dirLock
+	ids  map[fileID]bool // of held: a tree of many directories is checked in constant time each
 }
 
 // dirLock is one directory's lock: the directory open and locked, or
@@ -118,14 +119,16 @@ func (s *Set) Add(dirs ...string) error {
 		id  fileID
 	}
 	var todo []toLock
+	seen := map[fileID]bool{}
 	for _, dir := range sorted {
 		id, err := idOf(dir)
 		if err != nil {
 			return fmt.Errorf("%s: locking the directory: %w", dir, err)
 		}
-		if s.holds(id) || slices.ContainsFunc(todo, func(l toLock) bool { return l.id == id }) {
+		if s.ids[id] || seen[id] {
 			continue // one directory named twice (a symbolic link): flock would refuse the second
 		}
+		seen[id] = true
 		todo = append(todo, toLock{dir, id})
 	}
 	if len(todo) > 0 {
@@ -141,6 +144,12 @@ func (s *Set) Add(dirs ...string) error {
 			return err
 		}
 		added = append(added, l)
+	}
+	if s.ids == nil {
+		s.ids = map[fileID]bool{}
+	}
+	for _, l := range added {
+		s.ids[l.id] = true
 	}
 	s.held = append(s.held, added...)
 	return nil
@@ -169,10 +178,6 @@ func checkDescriptors(dir string, n int) error {
 	return nil
 }
 
-func (s *Set) holds(id fileID) bool {
-	return slices.ContainsFunc(s.held, func(l *dirLock) bool { return l.id == id })
-}
-
 // Dirs are the directories the set holds, as they were named.
 func (s *Set) Dirs() []string {
 	if s == nil {
@@ -192,7 +197,7 @@ func (s *Set) Release() {
 		return
 	}
 	releaseAll(s.held)
-	s.held = nil
+	s.held, s.ids = nil, nil
 }
 
 func releaseAll(locks []*dirLock) {

@@ -90,7 +90,7 @@ func TestLock(t *testing.T) {
 			// All or none: what the second set took before the
 			// directory held is free again.
 			for _, d := range dirs(c.second) {
-				if id, _ := idOf(d); first.holds(id) {
+				if id, _ := idOf(d); first.ids[id] {
 					continue
 				}
 				if h := Holder(d); h != "" {

@@ -222,10 +222,12 @@ func Commit(ctx context.Context, opt Options, changes []*Change) (*Result, error
 	}
 	// The copy's directories, locked as a job locks its collection's: a
 	// job working on the copy meanwhile would have its files replaced
-	// under it, or replace what the commit checked.
-	locks, err := collock.LockJob([]string{opt.Copy}, nil)
+	// under it, or replace what the commit checked. The collection's too:
+	// an undo or a new run there meanwhile would change the versions the
+	// commit checked and copies.
+	locks, err := collock.LockJob([]string{opt.Collection, opt.Copy}, nil)
 	if err != nil {
-		return nil, fmt.Errorf("the second copy %s: %w", opt.Copy, err)
+		return nil, fmt.Errorf("commit to the second copy %s: %w", opt.Copy, err)
 	}
 	defer locks.Release()
 	var plans []plan
@@ -385,6 +387,25 @@ func listing(root string) (map[string]warcsum.Input, error) {
 	return out, nil
 }
 
+// notOwnCopy says why the copy's file name is no copy of its own: a
+// symbolic link (or anything but a regular file), or the collection's
+// file itself under another name (a hard link); "" if it is one, or
+// missing. Reading through a link would find the collection's bytes and
+// call the copy up to date, with no second copy of the file anywhere.
+func notOwnCopy(opt Options, name string) string {
+	p := filepath.Join(opt.Copy, filepath.FromSlash(name))
+	fi, err := os.Lstat(p)
+	switch {
+	case err != nil:
+		return ""
+	case !fi.Mode().IsRegular():
+		return fmt.Sprintf("%s: the copy's is not a regular file (%s): no copy of its own", name, fi.Mode().Type())
+	case sameFile(p, filepath.Join(opt.Collection, filepath.FromSlash(name))):
+		return fmt.Sprintf("%s: the copy's is the collection's file itself (a hard link): no copy of its own", name)
+	}
+	return ""
+}
+
 // sameFile says whether two paths name one file (a symbolic or hard
 // link): the copy would hold no copy of it.
 func sameFile(a, b string) bool {
@@ -408,6 +429,9 @@ func sameOriginals(opt Options, name string) (string, error) {
 		return "", err
 	}
 	want := Version{src.h.Size(), src.h.Sum(fixity.Default)}
+	if why := notOwnCopy(opt, name); why != "" {
+		return why, nil
+	}
 	have, err := sum(filepath.Join(opt.Copy, filepath.FromSlash(name)), opt.Progress, []fixity.Algorithm{fixity.Default})
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -480,6 +504,9 @@ func planOf(opt Options, c *Change) (action, refusal string, err error) {
 		// (its indexes, datapackage.json): no version of it to check the
 		// copy's against, nor to copy.
 		return "", fmt.Sprintf("%s: a WARC member of the WACZ package %s: commit --to does not bring WACZ packages up to date; copy the package whole or run the job on the copy", c.Name, pkg), nil
+	}
+	if why := notOwnCopy(opt, c.Name); why != "" {
+		return "", why, nil
 	}
 	algs := algorithms(c.Versions)
 	have, err := sum(filepath.Join(opt.Copy, filepath.FromSlash(c.Name)), opt.Progress, algs)

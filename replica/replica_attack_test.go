@@ -320,3 +320,44 @@ func TestCommitRefusesWACZPackages(t *testing.T) {
 		t.Fatalf("refused, but the copy's rev.warc is now %q", got)
 	}
 }
+
+// TestCommitRefusesALinkToTheCollectionsFile proves that a changed file
+// the copy holds only as a link to the collection's is refused: read
+// through the link it was the job's last version, "up to date", exit 0,
+// with no second copy of it anywhere (the final read of the day found
+// it; the listing of the copy skips links, and only unchanged files were
+// checked for them). An originals file held so is refused too.
+func TestCommitRefusesALinkToTheCollectionsFile(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		file string // linked in the copy to the collection's
+		link func(oldname, newname string) error
+	}{
+		{"a changed file, symbolic link", "rev.warc", os.Symlink},
+		{"a changed file, hard link", "rev.warc", os.Link},
+		{"a file of originals, symbolic link", "orig.warc", os.Symlink},
+		{"a file of originals, hard link", "orig.warc", os.Link},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newAttackFixture(t)
+			p := filepath.Join(f.copyDir, tc.file)
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.link(filepath.Join(f.coll, tc.file), p); err != nil {
+				t.Fatal(err)
+			}
+			res, err := Commit(context.Background(), Options{Collection: f.coll, Copy: f.copyDir, Originals: []string{"orig.warc"}}, f.changes)
+			if !errors.Is(err, ErrRefused) || res == nil || res.Refused == 0 {
+				t.Fatalf("want %s refused, got %v %+v", tc.file, err, res)
+			}
+			found := false
+			for _, r := range res.Files {
+				found = found || strings.HasPrefix(r.Reason, tc.file+":")
+			}
+			if !found {
+				t.Errorf("no refusal names %s: %+v", tc.file, res.Files)
+			}
+		})
+	}
+}
