@@ -155,7 +155,7 @@ func TestConversionFailures(t *testing.T) {
 		{"a block digest changed", arc, otherDigest(warc, "WARC-Block-Digest"), "WARC-Block-Digest"},
 		{"a payload digest dropped", arc, dropField(warc, "WARC-Payload-Digest"), "WARC-Payload-Digest"},
 		{"a block digest dropped", arc, dropField(warc, "WARC-Block-Digest"), "WARC-Block-Digest"},
-		{"an undated ARC record given a date", strings.Replace(arc, "20240102030408 no-type", "- no-type", 1), warc, "the ARC record has no date"},
+		{"an undated ARC record given a date", strings.Replace(arc, "20240102030408 no-type", "- no-type", 1), warc, "has no date (\"-\"): no WARC record can hold it"},
 		{"whole record marked truncated", arc, strings.Replace(warc, "Content-Length: 3\r\n", "WARC-Truncated: length\r\nContent-Length: 3\r\n", 1), "WARC-Truncated, but"},
 	}
 	for _, tt := range tests {
