@@ -71,6 +71,24 @@ func ReadRefileNote(name string) ([]RefileEntry, error) {
 	return notes, nil
 }
 
+// NotedPaths are the paths of the packages the note in the file name
+// names (none if there is no note): what a job resuming the work it
+// notes locks before it touches any (package collock).
+func NotedPaths(name string) ([]string, error) {
+	notes, err := ReadRefileNote(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	paths := make([]string, len(notes))
+	for i, n := range notes {
+		paths[i] = n.Path
+	}
+	return paths, nil
+}
+
 // NotePackage notes the package at path, the file name of committed
 // crawl crawl: where its WARC members are now (wacz.Package.ArchivePlaces,
 // whose error says why it may not be written anew).

@@ -1,8 +1,6 @@
 package dedup
 
 import (
-	"errors"
-	"os"
 	"slices"
 
 	"warcdedup/collock"
@@ -21,13 +19,11 @@ func (r *run) lockCollection() (*collock.Set, error) {
 	}
 	files := slices.Clone(r.opt.CDX)
 	if r.crawl != nil {
-		notes, err := crawlindex.ReadRefileNote(r.wd.File(crawlRefileNote))
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
+		noted, err := crawlindex.NotedPaths(r.wd.File(crawlRefileNote))
+		if err != nil {
 			return nil, err
 		}
-		for _, n := range notes {
-			files = append(files, n.Path)
-		}
+		files = append(files, noted...)
 	}
 	return collock.LockJob(r.opt.Collections, files)
 }

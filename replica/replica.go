@@ -208,10 +208,15 @@ func Changes(logFile, mapFile string) ([]*Change, error) {
 }
 
 // Commit brings the copy up to date with the collection for every change.
-// It first checks every changed file of the copy and of the collection,
-// and refuses (an error wrapping ErrRefused, nothing copied) when the copy
-// holds a version of a file the job never had, or the collection no
-// longer holds a file's last version.
+// It refuses before it starts when the copy is the collection (under
+// another name, inside it or holding it) or another job holds either's
+// lock. It then checks both trees and every changed file, and refuses
+// (an error wrapping ErrRefused, nothing copied) when the copy holds a
+// file more or less than the collection, an unchanged file of another
+// size, a version of a changed file the job never had, a file of
+// originals the revisits need that is not the collection's, or only a
+// link to the collection's file; or when the collection no longer holds
+// a file's last version; or the job was on WACZ packages.
 func Commit(ctx context.Context, opt Options, changes []*Change) (*Result, error) {
 	res := &Result{Copy: opt.Copy}
 	if fi, err := os.Stat(opt.Copy); err != nil || !fi.IsDir() {
@@ -539,10 +544,10 @@ func planOf(opt Options, c *Change) (action, refusal string, err error) {
 	return "copy", "", nil
 }
 
-// carryOut carries out the plans, copies first, then removals: an ARC
-// leaves the copy only once its WARC is there. An ARC whose WARC this
-// commit copies leaves right after it, so that a copy with room for one
-// more file, not for every WARC beside every ARC, is brought up to date.
+// carryOut carries out the plans in inOrder's order: an ARC leaves the
+// copy only once its WARC is there, right after it when this commit
+// copies the WARC, so that a copy with room for one more file, not for
+// every WARC beside every ARC, is brought up to date.
 func carryOut(ctx context.Context, opt Options, plans []plan, res *Result) error {
 	for _, p := range inOrder(plans) {
 		if err := ctx.Err(); err != nil {

@@ -35,7 +35,7 @@ func JobVerified(wd string) error {
 	lost, err := os.Stat(filepath.Join(wd, workdir.Violations))
 	switch {
 	case err != nil && !errors.Is(err, os.ErrNotExist):
-		return err
+		return fmt.Errorf("the job's verification (%s): %w", filepath.Join(wd, workdir.Violations), err)
 	case err == nil && lost.Size() > 0:
 		return fmt.Errorf("the job in %s lost records (its verification lists them in %s): the second copy keeps its files", wd, filepath.Join(wd, workdir.Violations))
 	}

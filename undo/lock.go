@@ -1,8 +1,6 @@
 package undo
 
 import (
-	"errors"
-	"os"
 	"slices"
 
 	"warcdedup/collock"
@@ -16,13 +14,9 @@ import (
 // outside found later are locked before any is written anew
 // (refreshOutside).
 func (u *undo) lockCollection(collections []string) (*collock.Set, error) {
-	files := slices.Clone(u.opt.CDX)
-	notes, err := crawlindex.ReadRefileNote(u.wd.File(waczRefileFile))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	noted, err := crawlindex.NotedPaths(u.wd.File(waczRefileFile))
+	if err != nil {
 		return nil, err
 	}
-	for _, n := range notes {
-		files = append(files, n.Path)
-	}
-	return collock.LockJob(collections, files)
+	return collock.LockJob(collections, append(slices.Clone(u.opt.CDX), noted...))
 }

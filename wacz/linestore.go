@@ -305,10 +305,29 @@ func (c *rewrittenRecords) check(l *cdx.Line, name string) error {
 		return nil
 	}
 	e, err := c.index(l.Offset, n)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: offset %d: the record rewritten there cannot be indexed: %w", name, l.Offset, err)
+	case e == nil:
+		return fmt.Errorf("%s: offset %d: warcindex gives the record rewritten there no line", name, l.Offset)
+	}
 	same := func(v []byte, has bool, want string) bool { return (v != nil) == has && string(v) == want }
-	if err != nil || e == nil || e.Length != l.Length || !same(l.MIME, e.HasMime, e.Mime) ||
-		!same(l.Status, e.HasStatus, e.Status) || !same(l.Digest, e.HasDigest, e.Digest) {
-		return fmt.Errorf("%s: offset %d: the line of the record rewritten there is not warcindex's of it (%v)", name, l.Offset, err)
+	var differ []string
+	if e.Length != l.Length {
+		differ = append(differ, fmt.Sprintf("length %d, warcindex's %d", l.Length, e.Length))
+	}
+	for _, f := range []struct {
+		field string
+		v     []byte
+		has   bool
+		want  string
+	}{{"mime", l.MIME, e.HasMime, e.Mime}, {"status", l.Status, e.HasStatus, e.Status}, {"digest", l.Digest, e.HasDigest, e.Digest}} {
+		if !same(f.v, f.has, f.want) {
+			differ = append(differ, fmt.Sprintf("%s %q, warcindex's %q", f.field, f.v, f.want))
+		}
+	}
+	if len(differ) > 0 {
+		return fmt.Errorf("%s: offset %d: the line of the record rewritten there is not warcindex's of it: %s", name, l.Offset, strings.Join(differ, "; "))
 	}
 	return nil
 }
@@ -381,10 +400,3 @@ func updateLines(in io.Reader, name string, moves *rewritelog.Moves, rewritten *
 	}
 	return u.finish(name)
 }
-
-// A LinesWriter is a warcsum.FileIndex.
-var _ interface {
-	Begin(*record.Reader, *record.Record, *record.HTTPHead) error
-	End(*record.Reader, *record.Record) error
-	Close(bool)
-} = (*LinesWriter)(nil)

@@ -21,7 +21,6 @@ import (
 	"warcdedup/internal/ordered"
 	"warcdedup/internal/spool"
 	"warcdedup/manifest"
-
 	"warcdedup/workdir"
 )
 
