@@ -14,6 +14,7 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
+	"warcdedup/internal/progress"
 	"warcdedup/originals"
 	"warcdedup/rewritelog"
 	"warcdedup/source"
@@ -415,29 +416,40 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 // them (wacz.LineStore; any member's missing or of another version: the
 // rebuild reads the members).
 func (r *run) memberLines(s *stage.Rewrite, pr *stage.PackageRewrite) {
-	store := &wacz.LineStore{Dir: r.wd.File(workdir.MemberLinesDir)}
-	stamps := map[string]string{}
+	d := &lineDeriver{store: &wacz.LineStore{Dir: r.wd.File(workdir.MemberLinesDir)}, stamps: map[string]string{},
+		next: s.Replaced, show: r.show}
 	for _, in := range r.inputs {
 		if _, _, ok := wacz.SplitName(in.Name); ok && in.Stamp != "" {
-			stamps[in.Name] = in.Stamp
+			d.stamps[in.Name] = in.Stamp
 		}
 	}
-	pr.Lines = store
-	next := s.Replaced
-	s.Replaced = func(rp rewritelog.Replacement) {
-		if next != nil {
-			next(rp)
-		}
-		stamp, ok := stamps[rp.Name]
-		if !ok {
-			return
-		}
-		// A member the collisions pass rewrites again is of another
-		// version than the hash read: its package's rebuild reads it, and
-		// says so in the log, as it does of a member whose lines failed.
-		if err := store.Derive(rp, stamp); err != nil && !errors.Is(err, wacz.ErrOtherVersion) {
-			messages{r.show}.Note("%v; the rebuild of its package reads it for its index", err)
-		}
+	pr.Lines = d.store
+	s.Replaced = d.replaced
+}
+
+// lineDeriver derives the index lines of each WACZ member's copy the
+// rewrite replaces from the hash stage's lines of the member (stamps:
+// the version of each member, by name, that the hash stage read).
+type lineDeriver struct {
+	store  *wacz.LineStore
+	stamps map[string]string
+	next   func(rewritelog.Replacement) // the rewrite's Replaced before
+	show   *progress.Display
+}
+
+func (d *lineDeriver) replaced(rp rewritelog.Replacement) {
+	if d.next != nil {
+		d.next(rp)
+	}
+	stamp, ok := d.stamps[rp.Name]
+	if !ok {
+		return
+	}
+	// A member the collisions pass rewrites again is of another version
+	// than the hash read: its package's rebuild reads it, and says so in
+	// the log, as it does of a member whose lines failed.
+	if err := d.store.Derive(rp, stamp); err != nil && !errors.Is(err, wacz.ErrOtherVersion) {
+		messages{d.show}.Note("%v; the rebuild of its package reads it for its index", err)
 	}
 }
 
