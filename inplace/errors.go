@@ -41,6 +41,12 @@ func (e *WriteError) Unwrap() error { return e.Err }
 // place, and it would be lost.
 var ErrReplacedMeanwhile = errors.New("another file was put under its name (renamed over it) while its new version was made")
 
+// ErrChangedMeanwhile is a file whose size or modification time changed
+// while its new version was made (bytes appended by a writer, or a
+// rewrite of it under another name): the new version, made from what it
+// was, would lose the change.
+var ErrChangedMeanwhile = errors.New("the file changed while its new version was made")
+
 // stuckError is a file whose new version was exchanged with it and found
 // wrong (Why), whose exchange back then failed (Err): the run stops, for
 // the operator to see which file the name holds. Old is where the file

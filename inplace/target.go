@@ -55,7 +55,7 @@ func (t *Target) Unchanged() error {
 		return err
 	}
 	if !os.SameFile(t.Info, now) || now.Size() != t.Info.Size() || !now.ModTime().Equal(t.Info.ModTime()) {
-		return fmt.Errorf("the file changed while its new version was made (%d bytes, now %d): run again", t.Info.Size(), now.Size())
+		return fmt.Errorf("%w (%d bytes, now %d): run again", ErrChangedMeanwhile, t.Info.Size(), now.Size())
 	}
 	return nil
 }
@@ -73,7 +73,7 @@ func (t *Target) Displaced(old os.FileInfo, err error) error {
 	case !os.SameFile(t.Info, old):
 		return fmt.Errorf("%w: run again", ErrReplacedMeanwhile)
 	case old.Size() != t.Info.Size() || !old.ModTime().Equal(t.Info.ModTime()):
-		return fmt.Errorf("the file changed while its new version was made (%d bytes, now %d): run again", t.Info.Size(), old.Size())
+		return fmt.Errorf("%w (%d bytes, now %d): run again", ErrChangedMeanwhile, t.Info.Size(), old.Size())
 	}
 	return t.CheckWriters()
 }
