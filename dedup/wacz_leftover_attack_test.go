@@ -78,5 +78,8 @@ func TestRunWACZKilledAfterExchangeLeavesNoOldPackage(t *testing.T) {
 		}
 		return
 	}
-	t.Fatal("the run was never killed between a package's exchange and the removal of its old version")
+	// The window is a few system calls wide: on a loaded machine 60
+	// attempts may miss it (a CI run did). Nothing was proven, which is
+	// said, rather than a failure of the code.
+	t.Skip("the run was never killed between a package's exchange and the removal of its old version in 60 attempts (a window of a few system calls): nothing proven this time")
 }
