@@ -19,17 +19,10 @@ import (
 // as it was, no copy left), and the same command finishes the job once
 // there is room.
 func TestRunWACZRefusedForSpace(t *testing.T) {
-	src, _ := generatedWACZ(t, false)
-	files, err := filepath.Glob(filepath.Join(src, "*"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	size := sizeOf(t, files...)
-	dir := filepath.Join(t.TempDir(), "small")
 	// Room for the collection and a tenth more: not for a copy of its
 	// members.
-	mountSmallTmpfs(t, dir, fmt.Sprint(size+size/10+64<<10))
-	copyFilesTo(t, dir, files...)
+	c := newSmallWACZ(t, false, func(size int64) int64 { return size + size/10 + 64<<10 })
+	dir, size := c.dir, c.size
 	opt := Options{Collections: []string{dir}, WorkDir: filepath.Join(t.TempDir(), "work"), Jobs: 2}
 	refusedForSpace(t, "run on a file system too small", opt, dir, dir)
 	remountTmpfs(t, dir, 4*size)
@@ -86,6 +79,34 @@ func refusedForSpace(t *testing.T, what string, opt Options, root string, dirs .
 		}
 	}
 }
+
+// smallWACZ is a generated WACZ collection (generatedWACZ) copied onto
+// a tmpfs of its own (mountSmallTmpfs): the set-up of the tests of what
+// a job does when the disk is too small.
+type smallWACZ struct {
+	src  string // the generated collection
+	dir  string // its copy, on the tmpfs
+	size int64  // the bytes of its files
+}
+
+// newSmallWACZ generates a WACZ collection (loose as generatedWACZ takes
+// it) and copies it onto a new tmpfs of room(size) bytes.
+func newSmallWACZ(t *testing.T, loose bool, room func(size int64) int64) smallWACZ {
+	t.Helper()
+	src, _ := generatedWACZ(t, loose)
+	files, err := filepath.Glob(filepath.Join(src, "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := smallWACZ{src: src, dir: filepath.Join(t.TempDir(), "small"), size: sizeOf(t, files...)}
+	mountSmallTmpfs(t, c.dir, fmt.Sprint(room(c.size)))
+	copyFilesTo(t, c.dir, files...)
+	return c
+}
+
+// fourTimes is room for a collection, its staged copies and a new
+// version of each package: a job that fits.
+func fourTimes(size int64) int64 { return 4 * size }
 
 // remountTmpfs gives the tmpfs at dir (mountSmallTmpfs) size bytes.
 func remountTmpfs(t *testing.T, dir string, size int64) {

@@ -3,7 +3,6 @@ package dedup
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -122,15 +121,8 @@ func TestUndoWACZSpaceThreshold(t *testing.T) {
 }
 
 func undoAtSpaceThreshold(t *testing.T, loose, twoRuns bool) {
-	src, _ := generatedWACZ(t, loose)
-	files, err := filepath.Glob(filepath.Join(src, "*"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	size := sizeOf(t, files...)
-	dir := filepath.Join(t.TempDir(), "small")
-	mountSmallTmpfs(t, dir, fmt.Sprint(4*size))
-	copyFilesTo(t, dir, files...)
+	c := newSmallWACZ(t, loose, fourTimes)
+	src, dir, size := c.src, c.dir, c.size
 	before := hashTree(t, dir)
 	restored, packages := memberSizesIn(t, dir)
 	wd := filepath.Join(t.TempDir(), "work")
@@ -208,15 +200,8 @@ func undoAtSpaceThreshold(t *testing.T, loose, twoRuns bool) {
 // collection again), and the undo with room then gives every package
 // back bit for bit.
 func TestRefusedUndoChangesNothing(t *testing.T) {
-	src, _ := generatedWACZ(t, false)
-	files, err := filepath.Glob(filepath.Join(src, "*"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	size := sizeOf(t, files...)
-	dir := filepath.Join(t.TempDir(), "small")
-	mountSmallTmpfs(t, dir, fmt.Sprint(4*size))
-	copyFilesTo(t, dir, files...)
+	c := newSmallWACZ(t, false, fourTimes)
+	dir, size := c.dir, c.size
 	before := hashTree(t, dir)
 	wd := filepath.Join(t.TempDir(), "work")
 	opt := Options{Collections: []string{dir}, WorkDir: wd, Jobs: 1}

@@ -3,7 +3,6 @@ package dedup
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -20,15 +19,8 @@ import (
 // temporary file left), and the same undo finishes once there is room,
 // every package given back as it was before the run.
 func TestUndoWACZRefusedForSpace(t *testing.T) {
-	src, _ := generatedWACZ(t, false)
-	files, err := filepath.Glob(filepath.Join(src, "*"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	size := sizeOf(t, files...)
-	dir := filepath.Join(t.TempDir(), "small")
-	mountSmallTmpfs(t, dir, fmt.Sprint(4*size))
-	copyFilesTo(t, dir, files...)
+	c := newSmallWACZ(t, false, fourTimes)
+	dir, size := c.dir, c.size
 	before := hashTree(t, dir)
 	wd := filepath.Join(t.TempDir(), "work")
 	if r := runOK(t, "run with room", Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2}); r.Report.Totals.RevisitsWritten == 0 {
