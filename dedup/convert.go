@@ -11,6 +11,7 @@ import (
 
 	"warcdedup/convmap"
 	"warcdedup/internal/progress"
+	"warcdedup/internal/within"
 	"warcdedup/migrate"
 	"warcdedup/stage"
 	"warcdedup/workdir"
@@ -57,7 +58,9 @@ func (opt *Options) checkConvert() error {
 		if err != nil {
 			return fmt.Errorf("--keep-arc %s: %w", opt.KeepARC, err)
 		}
-		if within(abs, opt.Collections[0]) {
+		if in, err := within.Dir(abs, opt.Collections[0]); err != nil {
+			return fmt.Errorf("--keep-arc %s: %w", opt.KeepARC, err)
+		} else if in {
 			return fmt.Errorf("--keep-arc %s is inside the collection %s: the ARC files kept there would be listed again", opt.KeepARC, opt.Collections[0])
 		}
 		opt.KeepARC = abs

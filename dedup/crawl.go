@@ -108,7 +108,7 @@ func (c *crawlMode) use(ix *crawlindex.Index, algorithm string) error {
 			}
 			continue
 		}
-		if within(c.root, k.Location) || within(k.Location, c.root) {
+		if crawlindex.Within(c.root, k.Location) || crawlindex.Within(k.Location, c.root) {
 			return fmt.Errorf("%s and the committed crawl %s (%s) share files: committed crawls are never rewritten", c.root, k.Name, k.Location)
 		}
 	}
@@ -119,9 +119,6 @@ func (c *crawlMode) use(ix *crawlindex.Index, algorithm string) error {
 // close lets the run's registration go (its record stays until the
 // crawl is committed).
 func (c *crawlMode) close() { c.reg.Release() }
-
-// within reports whether the path a is b or beneath it.
-func within(a, b string) bool { return crawlindex.Within(a, b) }
 
 // collect lists the crawl's files that take part, named CRAWL/PATH, with
 // col (which tells of the files still being written).

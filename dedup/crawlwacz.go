@@ -66,7 +66,7 @@ func (c *crawlMode) usePackages(in *packageInput) error {
 // file of the committed crawl k (crawls of packages may share a
 // directory, never a package).
 func (c *crawlMode) sharesPackages(ix *crawlindex.Index, k *crawlindex.Crawl) error {
-	if !within(c.root, k.Location) && !within(k.Location, c.root) {
+	if !crawlindex.Within(c.root, k.Location) && !crawlindex.Within(k.Location, c.root) {
 		return nil
 	}
 	files, err := ix.Files(k.Name)

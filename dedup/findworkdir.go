@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"warcdedup/crawlindex"
 	"warcdedup/workdir"
 )
 
@@ -51,7 +52,7 @@ func FindCrawlWorkDir(index, path string) (string, error) {
 			continue
 		}
 		for _, c := range st.Params.Collections {
-			if within(abs, c) {
+			if crawlindex.Within(abs, c) {
 				return wd, nil
 			}
 		}

@@ -82,7 +82,7 @@ func packagesToImport(opt ImportOptions) ([]importPackage, string, error) {
 	setRoot := func(dir, why string) error {
 		if root == "" {
 			root = dir
-		} else if !within(dir, root) {
+		} else if !crawlindex.Within(dir, root) {
 			return fmt.Errorf("%s is not beneath %s: the packages of one import are in one directory (--location)", why, root)
 		}
 		return nil
@@ -132,7 +132,7 @@ func packagesToImport(opt ImportOptions) ([]importPackage, string, error) {
 	}
 	seen := map[string]bool{}
 	for i := range pkgs {
-		if !within(pkgs[i].path, root) {
+		if !crawlindex.Within(pkgs[i].path, root) {
 			return nil, "", fmt.Errorf("%s is not beneath %s, the crawl's location", pkgs[i].path, root)
 		}
 		rel, _ := filepath.Rel(root, pkgs[i].path)

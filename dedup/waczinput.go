@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"warcdedup/atomicfile"
+	"warcdedup/crawlindex"
 	"warcdedup/fixity"
 	"warcdedup/rewritelog"
 	"warcdedup/stage"
@@ -140,7 +141,7 @@ func readMultiWACZ(path string) (*packageInput, error) {
 			return nil, fmt.Errorf("%s: not a regular file", where)
 		}
 		// Through symbolic links too, the package stays beneath.
-		if real, err := filepath.EvalSymlinks(local); err != nil || !within(real, realRoot) {
+		if real, err := filepath.EvalSymlinks(local); err != nil || !crawlindex.Within(real, realRoot) {
 			return nil, fmt.Errorf("%s: the path leaves the JSON's directory %s through a symbolic link", where, root)
 		}
 		if _, err := e.SHA256(); err != nil {

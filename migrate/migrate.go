@@ -71,6 +71,7 @@ import (
 	"warcdedup/fixity"
 	"warcdedup/inplace"
 	"warcdedup/internal/progress"
+	"warcdedup/internal/within"
 	"warcdedup/verify"
 	"warcdedup/warcsum"
 )
@@ -765,7 +766,7 @@ func (f *file) retire() error {
 // it, by its name or through a symbolic link: an ARC "kept" as itself
 // would be removed, one kept below the collection listed again.
 func checkKeepDir(keep, root string) error {
-	in, err := inside(keep, root)
+	in, err := within.Dir(keep, root)
 	if err != nil {
 		return fmt.Errorf("migrate: keep directory %s: %w", keep, err)
 	}
@@ -775,51 +776,12 @@ func checkKeepDir(keep, root string) error {
 	return nil
 }
 
-// inside reports whether name is dir or beneath it, symbolic links
-// resolved.
-func inside(name, dir string) (bool, error) {
-	n, err := resolveExisting(name)
-	if err != nil {
-		return false, err
-	}
-	d, err := resolveExisting(dir)
-	if err != nil {
-		return false, err
-	}
-	rel, err := filepath.Rel(d, n)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)), nil
-}
-
-// resolveExisting returns name absolute, its symbolic links resolved as
-// far as it exists (a keep directory is made when the first ARC goes in).
-func resolveExisting(name string) (string, error) {
-	abs, err := filepath.Abs(name)
-	if err != nil {
-		return "", err
-	}
-	for p, rest := abs, ""; ; {
-		r, err := filepath.EvalSymlinks(p)
-		if err == nil {
-			return filepath.Join(r, rest), nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", err
-		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return abs, nil
-		}
-		rest = filepath.Join(filepath.Base(p), rest)
-		p = parent
-	}
-}
-
 // keep puts a copy of the ARC in the keep directory, durably: a hard link
 // on the same file system, else a copy checked by SHA-256.
 func (f *file) keep() error {
 	dst := filepath.Join(f.c.KeepARC, filepath.FromSlash(f.in.Name))
 	// A keep directory that holds the collection may put a name in it.
-	if in, err := inside(dst, f.root); err != nil || in {
+	if in, err := within.Dir(dst, f.root); err != nil || in {
 		if err == nil {
 			err = fmt.Errorf("%s is inside the collection: not kept there", dst)
 		}

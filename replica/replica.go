@@ -43,6 +43,7 @@ import (
 	"warcdedup/convmap"
 	"warcdedup/fixity"
 	"warcdedup/internal/progress"
+	"warcdedup/internal/within"
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
 	"warcdedup/wacz"
@@ -291,46 +292,17 @@ func Commit(ctx context.Context, opt Options, changes []*Change) (*Result, error
 // same device and inode): its "up to date" would promise a second copy
 // there is not.
 func distinct(coll, copyDir string) error {
-	a, err := ancestry(coll)
-	if err != nil {
-		return fmt.Errorf("the collection %s: %w", coll, err)
-	}
-	b, err := ancestry(copyDir)
-	if err != nil {
+	if in, err := within.Dir(copyDir, coll); err != nil {
 		return fmt.Errorf("the second copy %s: %w", copyDir, err)
-	}
-	switch {
-	case slices.ContainsFunc(b, func(fi os.FileInfo) bool { return os.SameFile(fi, a[0]) }):
+	} else if in {
 		return fmt.Errorf("the second copy %s is the collection %s or inside it: nothing to commit to", copyDir, coll)
-	case slices.ContainsFunc(a, func(fi os.FileInfo) bool { return os.SameFile(fi, b[0]) }):
+	}
+	if in, err := within.Dir(coll, copyDir); err != nil {
+		return fmt.Errorf("the collection %s: %w", coll, err)
+	} else if in {
 		return fmt.Errorf("the second copy %s holds the collection %s: not a copy of it", copyDir, coll)
 	}
 	return nil
-}
-
-// ancestry is dir (symbolic links resolved) and each directory above it
-// up to the root, as stat gives them.
-func ancestry(dir string) ([]os.FileInfo, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
-	}
-	var chain []os.FileInfo
-	for {
-		fi, err := os.Stat(abs)
-		if err != nil {
-			return nil, err
-		}
-		chain = append(chain, fi)
-		parent := filepath.Dir(abs)
-		if parent == abs {
-			return chain, nil
-		}
-		abs = parent
-	}
 }
 
 // unmatched is why the commit is refused for the archive files the job
