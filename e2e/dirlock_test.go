@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"maps"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,6 +35,55 @@ func TestRewriteRefusedWhileHeld(t *testing.T) {
 			}
 			if !maps.Equal(treeSums(t, dir), before) {
 				t.Errorf("the collection changed though %s was refused", command)
+			}
+			if _, stderr, _ := sh(t, work, c.script); strings.Contains(stderr, "another warcdedup job") {
+				t.Errorf("free: refused all the same: %s", stderr)
+			}
+		})
+	}
+}
+
+// TestRewriteRefusedWhileLocationHeld proves that warcrefs --in-place and
+// --undo lock the directories of the files --locations names outside any
+// root (they may rewrite them) as they lock the roots': while another job
+// holds such a directory they are refused, naming it, and change nothing;
+// they ran beside that job before, free to rewrite its files.
+func TestRewriteRefusedWhileLocationHeld(t *testing.T) {
+	dir, _ := generate(t, digest.SHA1)
+	work := filepath.Dir(dir)
+	elsewhere := filepath.Join(work, "elsewhere")
+	if err := os.Mkdir(elsewhere, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	names, err := filepath.Glob(filepath.Join(dir, "*.warc*"))
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no WARC file in %s (%v)", dir, err)
+	}
+	moved := filepath.Join(elsewhere, filepath.Base(names[0]))
+	if err := os.Rename(names[0], moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "locations"), []byte(filepath.Base(moved)+" elsewhere/"+filepath.Base(moved)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	real, err := filepath.EvalSymlinks(elsewhere)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ name, script string }{
+		{"warcrefs --in-place", "warcrefs -q --in-place --locations locations --originals /dev/null < /dev/null"},
+		{"warcrefs --undo", "warcrefs -q --undo --locations locations --log rewrite.log --captures /dev/null"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := treeSums(t, elsewhere)
+			_, stderr, code := sh(t, work, "flock -n elsewhere "+c.script)
+			want := "warcrefs: " + real + ": another warcdedup job is working on this directory's files (its lock is held by process "
+			if code != 2 || !strings.Contains(stderr, want) {
+				t.Errorf("held: exit %d, stderr %q; want 2 and %q", code, stderr, want)
+			}
+			if !maps.Equal(treeSums(t, elsewhere), before) {
+				t.Errorf("the located file changed though warcrefs was refused")
 			}
 			if _, stderr, _ := sh(t, work, c.script); strings.Contains(stderr, "another warcdedup job") {
 				t.Errorf("free: refused all the same: %s", stderr)
