@@ -5,14 +5,17 @@ import (
 
 	"warcdedup/collock"
 	"warcdedup/crawlindex"
+	"warcdedup/migrate"
 )
 
 // lockCollection locks the directories a run may rewrite files in
 // (package collock), before it touches any: the collections' trees, its
 // CDX indexes' directories and, for a crawl resuming a rewrite, those of
 // the committed crawls' packages it had found it must refresh (its
-// refile note: the recovery of the packages may finish them). A dry run
-// rewrites nothing and takes none.
+// refile note: the recovery of the packages may finish them), and with
+// --convert-arc the tree of the --keep-arc directory (made first if need
+// be: migrate.LockKeepDir), which the conversion writes the ARC files
+// into. A dry run rewrites nothing and takes none.
 func (r *run) lockCollection() (*collock.Set, error) {
 	if r.opt.DryRun {
 		return nil, nil
@@ -25,7 +28,15 @@ func (r *run) lockCollection() (*collock.Set, error) {
 		}
 		files = append(files, noted...)
 	}
-	return collock.LockJob(r.opt.Collections, files)
+	locks, err := collock.LockJob(r.opt.Collections, files)
+	if err != nil || !r.opt.ConvertARC || r.opt.KeepARC == "" {
+		return locks, err
+	}
+	if err := migrate.LockKeepDir(locks, r.opt.KeepARC, r.opt.Collections[0]); err != nil {
+		locks.Release()
+		return nil, err
+	}
+	return locks, nil
 }
 
 // lockRequirers locks the directories of the packages outside the
