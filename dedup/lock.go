@@ -12,10 +12,9 @@ import (
 // (package collock), before it touches any: the collections' trees, its
 // CDX indexes' directories and, for a crawl resuming a rewrite, those of
 // the committed crawls' packages it had found it must refresh (its
-// refile note: the recovery of the packages may finish them), and with
-// --convert-arc the tree of the --keep-arc directory (made first if need
-// be: migrate.LockKeepDir), which the conversion writes the ARC files
-// into. A dry run rewrites nothing and takes none.
+// refile note: the recovery of the packages may finish them); with
+// --convert-arc, lockKeepARC adds the keep directory's. A dry run
+// rewrites nothing and takes none.
 func (r *run) lockCollection() (*collock.Set, error) {
 	if r.opt.DryRun {
 		return nil, nil
@@ -28,15 +27,21 @@ func (r *run) lockCollection() (*collock.Set, error) {
 		}
 		files = append(files, noted...)
 	}
-	locks, err := collock.LockJob(r.opt.Collections, files)
-	if err != nil || !r.opt.ConvertARC || r.opt.KeepARC == "" {
-		return locks, err
+	return collock.LockJob(r.opt.Collections, files)
+}
+
+// lockKeepARC adds to the run's locks, with --convert-arc, the tree of the
+// --keep-arc directory the conversion moves the ARC files into (made
+// first if need be: migrate.LockKeepDir): another job keeping ARC files
+// there, or working on files there, refuses the run before it converts
+// any. Called once the job has held the run to the keep directory it
+// recorded (checkKeepARC), so that a run refused for another keep
+// directory makes none.
+func (r *run) lockKeepARC() error {
+	if r.locks == nil || !r.opt.ConvertARC || r.opt.KeepARC == "" {
+		return nil
 	}
-	if err := migrate.LockKeepDir(locks, r.opt.KeepARC, r.opt.Collections[0]); err != nil {
-		locks.Release()
-		return nil, err
-	}
-	return locks, nil
+	return migrate.LockKeepDir(r.locks, r.opt.KeepARC, r.opt.Collections[0])
 }
 
 // lockRequirers locks the directories of the packages outside the
