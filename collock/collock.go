@@ -23,9 +23,9 @@
 // live process holds the lock). A file system that offers no lock at all
 // (ENOLCK: NFS without its lock daemon) refuses the job: two jobs could
 // not be kept apart there; the lock file the refused job made is removed
-// again. Two jobs on one NFS collection, one on the
-// server's own file system and one through a client, take different
-// locks: run them from one side.
+// again. Two jobs on one NFS collection, one on the server's own file
+// system and one through a client, take different locks: run them from
+// one side.
 //
 // Each directory locked is held open while the job works: a collection
 // of many directories needs as many descriptors (Go raises the soft
