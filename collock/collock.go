@@ -22,9 +22,10 @@
 // ends; a killed job leaves it, and the next job takes it over (only a
 // live process holds the lock). A file system that offers no lock at all
 // (ENOLCK: NFS without its lock daemon) refuses the job: two jobs could
-// not be kept apart there. Two jobs on one NFS collection, one on the
-// server's own file system and one through a client, take different
-// locks: run them from one side.
+// not be kept apart there; the lock file the refused job made is removed
+// again. Two jobs on one NFS collection, one on the server's own file
+// system and one through a client, take different locks: run them from
+// one side.
 //
 // Each directory locked is held open while the job works: a collection
 // of many directories needs as many descriptors (Go raises the soft
@@ -46,6 +47,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"warcdedup/workdir"
@@ -69,10 +71,16 @@ func (e *BusyError) Error() string {
 	return fmt.Sprintf("%s: another warcdedup job is working on this directory's files (%s); wait for it or stop it", e.Dir, held)
 }
 
-// Set is the directories a job holds locked.
+// Set is the directories a job holds locked. Its methods may be called
+// from several goroutines (a conversion's workers add the keep
+// directories they make).
 type Set struct {
+	mu   sync.Mutex
 	held []*dirLock
 	ids  map[fileID]bool // of held: a tree of many directories is checked in constant time each
+	// flock is flock(2); nil for syscall.Flock (a test puts a file
+	// system's failure in its place).
+	flock func(fd, how int) error
 }
 
 // dirLock is one directory's lock: the directory open and locked, or
@@ -114,6 +122,8 @@ func (s *Set) Add(dirs ...string) error {
 	}
 	slices.Sort(sorted)
 	sorted = slices.Compact(sorted)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	type toLock struct {
 		dir string
 		id  fileID
@@ -138,7 +148,7 @@ func (s *Set) Add(dirs ...string) error {
 	}
 	var added []*dirLock
 	for _, t := range todo {
-		l, err := lockDir(t.dir, t.id)
+		l, err := s.lockDir(t.dir, t.id)
 		if err != nil {
 			releaseAll(added)
 			return err
@@ -183,6 +193,8 @@ func (s *Set) Dirs() []string {
 	if s == nil {
 		return nil
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	dirs := make([]string, len(s.held))
 	for i, l := range s.held {
 		dirs[i] = l.dir
@@ -196,6 +208,8 @@ func (s *Set) Release() {
 	if s == nil {
 		return
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	releaseAll(s.held)
 	s.held, s.ids = nil, nil
 }
@@ -230,7 +244,7 @@ func idOf(dir string) (fileID, error) {
 
 // lockDir takes the lock of dir: its own flock, or its lock file where
 // the directory's flock is no lock for every host.
-func lockDir(dir string, id fileID) (*dirLock, error) {
+func (s *Set) lockDir(dir string, id fileID) (*dirLock, error) {
 	d, err := os.Open(dir)
 	if errors.Is(err, syscall.EMFILE) {
 		return nil, fmt.Errorf("%s: locking the directory: %w: each directory of the collection is held open while the job works; raise the limit (ulimit -n)", dir, err)
@@ -245,9 +259,9 @@ func lockDir(dir string, id fileID) (*dirLock, error) {
 	}
 	if networkFS(fs.Type) {
 		d.Close()
-		return lockFile(dir, id)
+		return s.lockFile(dir, id)
 	}
-	err = syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	err = s.flockOf()(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 	switch {
 	case err == nil:
 		return &dirLock{dir: dir, id: id, f: d}, nil
@@ -259,35 +273,52 @@ func lockDir(dir string, id fileID) (*dirLock, error) {
 		// needs a descriptor open for writing for; or none for
 		// directories.
 		d.Close()
-		return lockFile(dir, id)
+		return s.lockFile(dir, id)
 	}
 	d.Close()
 	return nil, lockError(dir, err)
 }
 
+// flockOf is the set's flock(2).
+func (s *Set) flockOf() func(fd, how int) error {
+	if s.flock != nil {
+		return s.flock
+	}
+	return syscall.Flock
+}
+
 // lockFile takes the lock of dir's LockFile, made if need be. A file a
 // job removed while this one opened it is no lock any more: the lock is
-// kept only on the file that the name still gives.
-func lockFile(dir string, id fileID) (*dirLock, error) {
+// kept only on the file that the name still gives. A file this call made
+// and could not lock (ENOLCK: the file system offers no lock) is removed
+// again: the refused job leaves nothing in the collection.
+func (s *Set) lockFile(dir string, id fileID) (*dirLock, error) {
 	name := filepath.Join(dir, LockFile)
 	for range 10 {
-		// Never through a symbolic link: the file would be truncated.
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+		f, made, err := openLockFile(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed by its holder between our two opens
+		}
 		if errors.Is(err, syscall.ELOOP) {
 			return nil, fmt.Errorf("%s: locking the directory: %s is a symbolic link, not a lock file of warcdedup's: remove it if no job uses it", dir, LockFile)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: locking the directory (its file system locks directories for this host only, so the lock is %s): %w", dir, LockFile, err)
 		}
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if err := s.flockOf()(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 			holder := fileHolder(f)
-			f.Close()
 			switch {
 			case errors.Is(err, syscall.EWOULDBLOCK):
+				f.Close()
 				return nil, &BusyError{Dir: dir, Holder: holder}
 			case errors.Is(err, syscall.ESTALE):
+				f.Close()
 				continue // removed by its holder on another host meanwhile
 			}
+			if made {
+				unmake(f, name)
+			}
+			f.Close()
 			return nil, lockError(dir, err)
 		}
 		if same(f, name) {
@@ -301,6 +332,30 @@ func lockFile(dir string, id fileID) (*dirLock, error) {
 		f.Close()
 	}
 	return nil, fmt.Errorf("%s: locking the directory: its lock file %s keeps being removed and made again", dir, LockFile)
+}
+
+// openLockFile opens the lock file name for writing, made if it is not
+// there (made says so). Never through a symbolic link: the file would be
+// truncated.
+func openLockFile(name string) (f *os.File, made bool, err error) {
+	f, err = os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+	if err == nil {
+		return f, true, nil
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return nil, false, err
+	}
+	f, err = os.OpenFile(name, os.O_RDWR|syscall.O_NOFOLLOW, 0)
+	return f, false, err
+}
+
+// unmake removes the lock file f this job made and could not lock, if
+// the name still gives it and no holder has written itself into it (a
+// job on another host, where locks work, that took it meanwhile).
+func unmake(f *os.File, name string) {
+	if fi, err := f.Stat(); err == nil && fi.Size() == 0 && same(f, name) {
+		os.Remove(name)
+	}
 }
 
 func lockError(dir string, err error) error {

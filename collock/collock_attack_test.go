@@ -1,8 +1,12 @@
 package collock
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -61,13 +65,61 @@ func TestLockFileNotALockFile(t *testing.T) {
 			if err := c.make(filepath.Join(dir, LockFile), data); err != nil {
 				t.Fatal(err)
 			}
-			l, err := lockFile(dir, id)
+			l, err := (&Set{}).lockFile(dir, id)
 			if err == nil {
 				l.release()
 				t.Errorf("locked through %s", c.name)
 			}
 			if got, _ := os.ReadFile(data); string(got) != string(content) {
 				t.Errorf("a.warc now holds %q, want it as it was", got)
+			}
+		})
+	}
+}
+
+// TestLockFileNoLock proves that a directory whose file system offers no
+// lock (ENOLCK: NFS without its lock daemon, where flock is emulated with
+// POSIX locks and a directory's fails with EBADF) refuses the job saying
+// so, and leaves no LockFile the refused job made (it stayed in the
+// collection); one a killed job left before stays as it was.
+func TestLockFileNoLock(t *testing.T) {
+	cases := []struct {
+		name string
+		left string // LockFile's content before; "" for none
+	}{
+		{"no lock file before", ""},
+		{"a killed job's lock file", "process 1 on elsewhere: warcdedup run /coll\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			name := filepath.Join(dir, LockFile)
+			if c.left != "" {
+				if err := os.WriteFile(name, []byte(c.left), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// The directory's flock fails as emulated flock does on a
+			// descriptor open read-only; the lock file's finds no lock.
+			s := &Set{flock: func(fd, how int) error {
+				if fi, err := os.Stat(fmt.Sprintf("/proc/self/fd/%d", fd)); err == nil && fi.IsDir() {
+					return syscall.EBADF
+				}
+				return syscall.ENOLCK
+			}}
+			err := s.Add(dir)
+			if err == nil || !strings.Contains(err.Error(), dir+": its file system offers no lock") {
+				t.Errorf("got %v, want a refusal saying the file system offers no lock", err)
+			}
+			got, err := os.ReadFile(name)
+			switch {
+			case c.left == "" && !errors.Is(err, os.ErrNotExist):
+				t.Errorf("%s left by the refused job (%v)", LockFile, err)
+			case c.left != "" && string(got) != c.left:
+				t.Errorf("%s now holds %q (%v), want it as the killed job left it", LockFile, got, err)
+			}
+			if len(s.Dirs()) != 0 {
+				t.Errorf("the set holds %v after the refusal", s.Dirs())
 			}
 		})
 	}

@@ -136,11 +136,11 @@ func TestLockFile(t *testing.T) {
 			}
 			var holder *dirLock
 			if c.holding {
-				if holder, err = lockFile(dir, id); err != nil {
+				if holder, err = (&Set{}).lockFile(dir, id); err != nil {
 					t.Fatal(err)
 				}
 			}
-			l, err := lockFile(dir, id)
+			l, err := (&Set{}).lockFile(dir, id)
 			if c.holding {
 				var busy *BusyError
 				if !errors.As(err, &busy) || !strings.Contains(busy.Holder, "process "+strconv.Itoa(os.Getpid())) {
@@ -150,7 +150,7 @@ func TestLockFile(t *testing.T) {
 				if _, err := os.Stat(name); !errors.Is(err, os.ErrNotExist) {
 					t.Errorf("%s left after the release: %v", LockFile, err)
 				}
-				if l, err = lockFile(dir, id); err != nil {
+				if l, err = (&Set{}).lockFile(dir, id); err != nil {
 					t.Fatalf("after the release: %v", err)
 				}
 			} else if err != nil {

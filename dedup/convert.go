@@ -107,7 +107,7 @@ func (r *run) convert(ctx context.Context) (string, error) {
 		return "", err
 	}
 	show := r.show.Start(stage.ConvertName, "", 0)
-	c := stage.Convert{Collection: r.opt.Collections[0], WorkDir: r.wd.Path, KeepARC: r.opt.KeepARC, Jobs: r.opt.Jobs,
+	c := stage.Convert{Collection: r.opt.Collections[0], WorkDir: r.wd.Path, KeepARC: r.opt.KeepARC, Locks: r.locks, Jobs: r.opt.Jobs,
 		Software: r.opt.Software, Messages: messages{r.show}, Meter: show, Hook: r.opt.ConvertHook}
 	res, err := c.Run(ctx)
 	show.Done("")

@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,6 +57,9 @@ func TestConvertKeepARCRecorded(t *testing.T) {
 				t.Errorf("resumed with --keep-arc %q: %v, want a refusal naming --keep-arc %s", tc.resume(keep, other), err, keep)
 			}
 			sameTree(t, "after the refused resume", hashTree(t, coll), tree)
+			if _, err := os.Stat(other); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the refused resume made %s (%v): it locks the keep directory only once it is the one recorded", other, err)
+			}
 			// The run as it was asked keeps every ARC.
 			if _, err := Run(context.Background(), opt(keep)); err != nil {
 				t.Fatalf("resumed with the same --keep-arc: %v", err)

@@ -5,13 +5,15 @@ import (
 
 	"warcdedup/collock"
 	"warcdedup/crawlindex"
+	"warcdedup/migrate"
 )
 
 // lockCollection locks the directories a run may rewrite files in
 // (package collock), before it touches any: the collections' trees, its
 // CDX indexes' directories and, for a crawl resuming a rewrite, those of
 // the committed crawls' packages it had found it must refresh (its
-// refile note: the recovery of the packages may finish them). A dry run
+// refile note: the recovery of the packages may finish them); with
+// --convert-arc, lockKeepARC adds the keep directory's. A dry run
 // rewrites nothing and takes none.
 func (r *run) lockCollection() (*collock.Set, error) {
 	if r.opt.DryRun {
@@ -26,6 +28,20 @@ func (r *run) lockCollection() (*collock.Set, error) {
 		files = append(files, noted...)
 	}
 	return collock.LockJob(r.opt.Collections, files)
+}
+
+// lockKeepARC adds to the run's locks, with --convert-arc, the tree of the
+// --keep-arc directory the conversion moves the ARC files into (made
+// first if need be: migrate.LockKeepDir): another job keeping ARC files
+// there, or working on files there, refuses the run before it converts
+// any. Called once the job has held the run to the keep directory it
+// recorded (checkKeepARC), so that a run refused for another keep
+// directory makes none.
+func (r *run) lockKeepARC() error {
+	if r.locks == nil || !r.opt.ConvertARC || r.opt.KeepARC == "" {
+		return nil
+	}
+	return migrate.LockKeepDir(r.locks, r.opt.KeepARC, r.opt.Collections[0])
 }
 
 // lockRequirers locks the directories of the packages outside the

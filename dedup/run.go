@@ -268,6 +268,9 @@ func (r *run) open() error {
 	if err := r.checkKeepARC(); err != nil { // dedup/convert.go
 		return err
 	}
+	if err := r.lockKeepARC(); err != nil { // lock.go
+		return err
+	}
 	if !r.state.Params.equal(r.params()) {
 		// Another job's outputs (other collections, algorithm or policy):
 		// start from the first stage; the log and the cache stay.

@@ -66,6 +66,7 @@ import (
 
 	"warcdedup/archname"
 	"warcdedup/atomicfile"
+	"warcdedup/collock"
 	"warcdedup/convert"
 	"warcdedup/convmap"
 	"warcdedup/fixity"
@@ -91,6 +92,11 @@ type Options struct {
 	// Report, if set, receives each ARC left as it is, with why, and the
 	// damage the conversion found, as found.
 	Report func(error)
+	// Locks, if set, are the job's locks (package collock), the keep
+	// directory's among them (LockKeepDir): each directory of the keep
+	// directory an ARC goes into, made or found there, is added before
+	// the ARC is put in it.
+	Locks *collock.Set
 	// Hook, if set, is called between the steps of each file's conversion
 	// with the step's name ("written", "proved", "linked", "copied" (a
 	// copy into the keep directory written, not yet checked), "removed"):
@@ -787,7 +793,7 @@ func (f *file) keep() error {
 		}
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	if err := f.c.keepDir(filepath.Dir(dst)); err != nil { // lock.go
 		return err
 	}
 	// A killed copy's temporary file (its name says it is one).

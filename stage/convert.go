@@ -6,6 +6,7 @@ import (
 	"io"
 	"sync/atomic"
 
+	"warcdedup/collock"
 	"warcdedup/internal/progress"
 	"warcdedup/migrate"
 	"warcdedup/report"
@@ -26,8 +27,11 @@ type Convert struct {
 	// every conversion done there (WorkDir/conversion.map, for the
 	// indexes). One collection per work directory: proofs are named by
 	// their path in the collection.
-	WorkDir  string
-	KeepARC  string // "" to remove each ARC once its WARC is proved
+	WorkDir string
+	KeepARC string // "" to remove each ARC once its WARC is proved
+	// Locks are the job's locks, the keep directory's among them
+	// (migrate.Options.Locks).
+	Locks    *collock.Set
 	Jobs     int    // files converted at once
 	Software string // named in each WARC's warcinfo record
 	Messages Messages
@@ -59,7 +63,7 @@ func (c *Convert) Run(ctx context.Context) (ConvertResult, error) {
 	var read atomic.Int64
 	c.Meter.Begin("bytes", total)
 	stop := progress.Follow(&read, c.Meter)
-	conv := &migrate.Converter{Options: migrate.Options{WorkDir: c.WorkDir, KeepARC: c.KeepARC, Jobs: c.Jobs, Version: "1.0",
+	conv := &migrate.Converter{Options: migrate.Options{WorkDir: c.WorkDir, KeepARC: c.KeepARC, Locks: c.Locks, Jobs: c.Jobs, Version: "1.0",
 		Software: c.Software, Report: c.Messages.Error, Hook: c.Hook}}
 	res, err := conv.Run(ctx, c.Collection, &read)
 	stop()

@@ -37,9 +37,14 @@ func inPlace(c *cli.Context) error {
 			}
 			wd = filepath.Clean(abs) + ".warcdedup"
 		}
-		conv := &migrate.Converter{Options: migrate.Options{WorkDir: wd, KeepARC: c.String("keep-arc"), Jobs: c.Int("jobs"),
+		locks, err := migrate.LockJob(coll, c.String("keep-arc"))
+		if err != nil {
+			return cli.Exit(err, cmdutil.ExitFatal)
+		}
+		conv := &migrate.Converter{Options: migrate.Options{WorkDir: wd, KeepARC: c.String("keep-arc"), Locks: locks, Jobs: c.Int("jobs"),
 			Version: c.String("warc-version"), Software: "warcdedup arc2warc " + cmdutil.Version, Report: log.Error}}
 		res, err := conv.Run(ctx, coll, nil)
+		locks.Release()
 		if res != nil {
 			for _, o := range res.Files {
 				switch {

@@ -6,7 +6,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -19,6 +21,7 @@ import (
 	"warcdedup/policy"
 	"warcdedup/refs"
 	"warcdedup/rewritelog"
+	"warcdedup/source"
 )
 
 const description = `warcrefs reads the numbered manifest (10 fields, sorted on file and offset)
@@ -181,7 +184,7 @@ func run(c *cli.Context) error {
 		return cmdutil.Usage("say where the files are: --root DIR or --locations FILE")
 	}
 	if inPlace && !c.Bool("dry-run") {
-		locks, err := lockRoots(loc.Roots)
+		locks, err := lockJob(loc)
 		if err != nil {
 			return err
 		}
@@ -228,16 +231,36 @@ func run(c *cli.Context) error {
 	return rewrite(rw, manifest.NewReader(in, name), rlog, log)
 }
 
-// lockRoots locks the directories beneath the roots (package collock),
-// as warcdedup run and undo do: one job at a time rewrites a collection's
-// files in place. Files found through --locations are not locked: they
-// may be anywhere.
-func lockRoots(roots []string) (*collock.Set, error) {
-	locks, err := collock.LockJob(roots, nil)
+// lockJob locks the directories whose files the job may rewrite
+// (package collock), as warcdedup run and undo do: one job at a time
+// rewrites a collection's files in place. They are those beneath the
+// roots and those of the local files --locations names, anywhere (each
+// file's own directory, its symbolic links followed, as the rewrite finds
+// it): any of them may be a duplicate's file. A location that is not
+// there, nor its directory, has nothing to rewrite.
+func lockJob(loc *source.Locator) (*collock.Set, error) {
+	locks, err := collock.LockJob(loc.Roots, locatedFiles(loc.Locations))
 	if err != nil {
 		return nil, cli.Exit(err, cmdutil.ExitFatal)
 	}
 	return locks, nil
+}
+
+// locatedFiles are the real paths of the local files of locations (the
+// real path of the directory, where the file is not there).
+func locatedFiles(locations map[string]string) []string {
+	var files []string
+	for _, p := range locations {
+		if strings.Contains(p, "://") {
+			continue // a URL: only read
+		}
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			files = append(files, real)
+		} else if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+			files = append(files, filepath.Join(dir, filepath.Base(p)))
+		}
+	}
+	return files
 }
 
 // rewriteTarget checks the flags of a rewrite (no operand, one target,

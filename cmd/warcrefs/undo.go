@@ -36,7 +36,7 @@ func undo(c *cli.Context) error {
 	if len(loc.Roots) == 0 && loc.Locations == nil {
 		return cmdutil.Usage("say where the files are: --root DIR or --locations FILE")
 	}
-	locks, err := lockRoots(loc.Roots) // main.go
+	locks, err := lockJob(loc) // main.go
 	if err != nil {
 		return err
 	}
