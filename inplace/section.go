@@ -15,10 +15,11 @@ const verifyChunk = 256 << 10
 // section gives verify the bytes of one file: n bytes at off, valid until
 // the next call. Two kinds: a memory map of the file (mapSection), where
 // the bytes are read from the page cache where they lie, and reads into a
-// buffer (readSection), where each byte is first copied out of the page
-// cache: verify re-reads both versions whole, some 1.1 GB on the bench
-// collection, and that copy was about 0.25 s of CPU (perf: the kernel's
-// _copy_to_iter), a twentieth of the job's.
+// buffer (readSection, n at most verifyChunk), where each byte is first
+// copied out of the page cache: verify re-reads both versions whole, some
+// 1.1 GB on the bench collection, and that copy (the kernel's
+// _copy_to_iter in perf) was about a sixth of verify's time
+// (BenchmarkVerify).
 type section interface {
 	bytes(off int64, n int) ([]byte, error)
 	close()
