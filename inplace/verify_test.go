@@ -47,13 +47,15 @@ func TestVerifyCoversSource(t *testing.T) {
 			if _, err := tmp.WriteString(tc.content); err != nil {
 				t.Fatal(err)
 			}
-			v := &Version{Src: f, tmp: tmp, Size: int64(len(source)), segments: tc.segments}
-			_, _, err = v.verify(func(int, int64, int64, *os.File) error { return nil })
-			switch {
-			case tc.err == "" && err != nil:
-				t.Fatalf("refused: %v", err)
-			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-				t.Fatalf("error %v, want one saying %q", err, tc.err)
+			for _, kind := range sectionKinds {
+				v := &Version{Src: f, tmp: tmp, Size: int64(len(source)), segments: tc.segments}
+				_, _, err = v.verifyWith(func(int, int64, int64, *os.File) error { return nil }, kind.open)
+				switch {
+				case tc.err == "" && err != nil:
+					t.Fatalf("%s: refused: %v", kind.name, err)
+				case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+					t.Fatalf("%s: error %v, want one saying %q", kind.name, err, tc.err)
+				}
 			}
 		})
 	}

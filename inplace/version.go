@@ -569,8 +569,11 @@ func (v *Version) renamed(tmp os.FileInfo) os.FileInfo {
 // algorithm, the old one's in that of the sum it is expected to have
 // (ExpectVersion), if any, so that it can be compared.
 func (v *Version) verify(check Check) (oldSum, newSum string, err error) {
-	a := make([]byte, 256<<10)
-	b := make([]byte, 256<<10)
+	return v.verifyWith(check, openMapped)
+}
+
+// verifyWith is verify, reading both versions through open's sections.
+func (v *Version) verifyWith(check Check, open openSection) (oldSum, newSum string, err error) {
 	oldAlg := fixity.Default
 	if v.expect != nil {
 		if alg, ok := fixity.AlgorithmOf(v.expect.NewSum); ok {
@@ -583,52 +586,28 @@ func (v *Version) verify(check Check) (oldSum, newSum string, err error) {
 	}
 	oldHash, newHash := oldAlg.New(), fixity.New(newAlgs...)
 	newFile := v.tmp.File
+	newInfo, err := newFile.Stat()
+	if err != nil {
+		return "", "", err
+	}
+	// A source shorter than when it was read would show zeros past its
+	// end in the last page of a mapping: refused here, as a read would.
+	if srcInfo, err := v.Src.Stat(); err != nil {
+		return "", "", err
+	} else if srcInfo.Size() < v.Size {
+		return "", "", fmt.Errorf("re-reading the source: %w (%d bytes, %d when read)", io.ErrUnexpectedEOF, srcInfo.Size(), v.Size)
+	}
+	newer, older := open(newFile, newInfo.Size()), open(v.Src, v.Size)
+	defer newer.close()
+	defer older.close()
 	var end, srcEnd int64
-	k := 0 // records written anew so far
-	for _, s := range v.segments {
-		if s.newOff != end {
-			return "", "", fmt.Errorf("segment at %d does not follow the one before", s.newOff)
-		}
-		// Every byte of the source is copied or written over, once, in
-		// order: what the rewrite log says of the file (and what a cache
-		// entry derived from it takes on trust) is then the whole truth.
-		if s.srcOff != srcEnd {
-			return "", "", fmt.Errorf("segment at %d takes the source from %d, not from %d", s.newOff, s.srcOff, srcEnd)
-		}
-		end = s.newOff + s.length
-		if s.written {
-			srcEnd += s.oldLen
-		} else {
-			srcEnd += s.length
-		}
-		if !s.written {
-			for off := int64(0); off < s.length; {
-				n := int(min(int64(len(a)), s.length-off))
-				if _, err := newFile.ReadAt(a[:n], s.newOff+off); err != nil {
-					return "", "", fmt.Errorf("re-reading offset %d: %w", s.newOff+off, err)
-				}
-				if _, err := v.Src.ReadAt(b[:n], s.srcOff+off); err != nil {
-					return "", "", fmt.Errorf("re-reading the source at %d: %w", s.srcOff+off, err)
-				}
-				if !bytes.Equal(a[:n], b[:n]) {
-					return "", "", fmt.Errorf("bytes at %d differ from the source at %d", s.newOff+off, s.srcOff+off)
-				}
-				oldHash.Write(b[:n])
-				newHash.Write(a[:n])
-				off += int64(n)
-			}
-			continue
-		}
-		if err := hashSection(oldHash, v.Src, s.srcOff, s.oldLen, b); err != nil {
-			return "", "", fmt.Errorf("re-reading the source at %d: %w", s.srcOff, err)
-		}
-		if err := hashSection(newHash, newFile, s.newOff, s.length, a); err != nil {
-			return "", "", fmt.Errorf("re-reading offset %d: %w", s.newOff, err)
-		}
-		if err := check(k, s.newOff, s.length, newFile); err != nil {
-			return "", "", err
-		}
-		k++
+	err = guardFaults(func() error {
+		var err error
+		end, srcEnd, err = v.compareSegments(check, newer, older, oldHash, newHash)
+		return err
+	}, newer, older)
+	if err != nil {
+		return "", "", err
 	}
 	fi, err := newFile.Stat()
 	if err != nil {
@@ -644,10 +623,75 @@ func (v *Version) verify(check Check) (oldSum, newSum string, err error) {
 	return oldAlg.Format(oldHash.Sum(nil)), newHash.Sum(fixity.Default), nil
 }
 
+// compareSegments reads the segments back, the new version through newer
+// and the source through older: each copied one compared byte for byte
+// and both hashed, each written one hashed and checked. It returns where
+// the segments end in the new version and in the source.
+func (v *Version) compareSegments(check Check, newer, older section, oldHash io.Writer, newHash *fixity.Hash) (end, srcEnd int64, err error) {
+	newFile := v.tmp.File
+	k := 0 // records written anew so far
+	for _, s := range v.segments {
+		if s.newOff != end {
+			return end, srcEnd, fmt.Errorf("segment at %d does not follow the one before", s.newOff)
+		}
+		// Every byte of the source is copied or written over, once, in
+		// order: what the rewrite log says of the file (and what a cache
+		// entry derived from it takes on trust) is then the whole truth.
+		if s.srcOff != srcEnd {
+			return end, srcEnd, fmt.Errorf("segment at %d takes the source from %d, not from %d", s.newOff, s.srcOff, srcEnd)
+		}
+		end = s.newOff + s.length
+		if s.written {
+			srcEnd += s.oldLen
+		} else {
+			srcEnd += s.length
+		}
+		if !s.written {
+			for off := int64(0); off < s.length; {
+				n := int(min(verifyChunk, s.length-off))
+				a, err := newer.bytes(s.newOff+off, n)
+				if err != nil {
+					return end, srcEnd, fmt.Errorf("re-reading offset %d: %w", s.newOff+off, err)
+				}
+				b, err := older.bytes(s.srcOff+off, n)
+				if err != nil {
+					return end, srcEnd, fmt.Errorf("re-reading the source at %d: %w", s.srcOff+off, err)
+				}
+				if !bytes.Equal(a, b) {
+					return end, srcEnd, fmt.Errorf("bytes at %d differ from the source at %d", s.newOff+off, s.srcOff+off)
+				}
+				oldHash.Write(b)
+				newHash.Write(a)
+				off += int64(n)
+			}
+			continue
+		}
+		if err := hashSection(oldHash, older, s.srcOff, s.oldLen); err != nil {
+			return end, srcEnd, fmt.Errorf("re-reading the source at %d: %w", s.srcOff, err)
+		}
+		if err := hashSection(newHash, newer, s.newOff, s.length); err != nil {
+			return end, srcEnd, fmt.Errorf("re-reading offset %d: %w", s.newOff, err)
+		}
+		if err := check(k, s.newOff, s.length, newFile); err != nil {
+			return end, srcEnd, err
+		}
+		k++
+	}
+	return end, srcEnd, nil
+}
+
 // hashSection feeds n bytes of r at off to h.
-func hashSection(h io.Writer, r io.ReaderAt, off, n int64, buf []byte) error {
-	_, err := io.CopyBuffer(h, io.NewSectionReader(r, off, n), buf)
-	return err
+func hashSection(h io.Writer, r section, off, n int64) error {
+	for done := int64(0); done < n; {
+		m := int(min(verifyChunk, n-done))
+		b, err := r.bytes(off+done, m)
+		if err != nil {
+			return err
+		}
+		h.Write(b)
+		done += int64(m)
+	}
+	return nil
 }
 
 // unwrittenSince is put's look at its new version, size bytes with the
