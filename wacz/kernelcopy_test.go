@@ -228,3 +228,110 @@ func truncateByOne(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 }
+
+// TestRebuildCopiedMemberChanged: a member copied unchanged from the
+// package file whose bytes there are not those its CRC-32 is of (the
+// package changed after its check) is found by the check of what was
+// written, copied by the kernel as copied here, and a package whose
+// copied member is truncated is refused by the rebuild; unchanged, the
+// copy by the kernel writes the bytes the copy here writes.
+func TestRebuildCopiedMemberChanged(t *testing.T) {
+	members := validMembers(t)
+	_, src := packageOf(t, members)
+	warc := []byte(members[0].data)
+	offsets := responseOffsets(t, warc)
+	rw := revisitsOf(t, warc, "x.wacz#archive/data.warc.gz", offsets[1])
+	const copied = "pages/pages.jsonl"
+	written := map[bool][]byte{}
+	for _, tc := range []struct {
+		name      string
+		kernel    bool // NoPackageSHA256: copied by the kernel
+		damage    func(t *testing.T, path string, p *Package)
+		wantWrite string
+		wantCheck bool
+	}{
+		{"unchanged, copied by the kernel", true, nil, "", false},
+		{"unchanged, copied here", false, nil, "", false},
+		{"a byte changed, copied by the kernel", true, flipMember(copied), "", true},
+		{"a byte changed, copied here", false, flipMember(copied), "", true},
+		{"cut short, copied by the kernel", true, cutInto(copied), "expected", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := writeTemp(t, dir, "old.wacz", src)
+			old := openFile(t, path)
+			if tc.damage != nil {
+				tc.damage(t, path, old)
+			}
+			repl := map[string]Replacement{"archive/data.warc.gz": {Path: writeTemp(t, dir, "data.warc.gz", rw.data)}}
+			b := &Rebuild{Source: old, Replace: repl, FreshIndex: true, NoPackageSHA256: tc.kernel, Now: rebuildTime, TempDir: dir}
+			out, err := os.Create(filepath.Join(dir, "new.wacz"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Close()
+			res, err := b.Write(out)
+			if tc.wantWrite != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantWrite) {
+					t.Fatalf("rebuild error %v, want one saying %q", err, tc.wantWrite)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			np, err := NewPackage(out, res.Size, "new.wacz")
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := Check(np, CheckOptions{Written: res})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.wantCheck {
+				if err := rep.Err(); err != nil || rep.CRC32 != res.CRC32 {
+					t.Errorf("problems %v; CRC-32 read back %08x, written %08x", err, rep.CRC32, res.CRC32)
+				}
+				b, err := os.ReadFile(out.Name())
+				if err != nil {
+					t.Fatal(err)
+				}
+				written[tc.kernel] = b
+				return
+			}
+			wantKind(t, rep.Err(), ErrDamaged, copied)
+		})
+	}
+	if len(written) == 2 && !bytes.Equal(written[true], written[false]) {
+		t.Error("the copy by the kernel and the copy here wrote different bytes")
+	}
+}
+
+// flipMember changes a byte of the member's data in the package file.
+func flipMember(name string) func(t *testing.T, path string, p *Package) {
+	return func(t *testing.T, path string, p *Package) {
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		at := p.Member(name).DataOffset + 1
+		var b [1]byte
+		if _, err := f.ReadAt(b[:], at); err != nil {
+			t.Fatal(err)
+		}
+		b[0] ^= 0x20
+		if _, err := f.WriteAt(b[:], at); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// cutInto truncates the package file within the member's data.
+func cutInto(name string) func(t *testing.T, path string, p *Package) {
+	return func(t *testing.T, path string, p *Package) {
+		if err := os.Truncate(path, p.Member(name).DataOffset+1); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -222,10 +222,26 @@ func extraAt(extra []byte, id uint16) int {
 
 // copyMember writes m copied unchanged from raw, its data in the
 // package it comes from (Package.Raw): local header, data and, if it
-// has one, the data descriptor that follows its data there.
+// has one, the data descriptor that follows its data there. A stored
+// member of a package file is copied by the kernel when the package is
+// written to a file that way (copyInKernel): its CRC-32 is its bytes',
+// which the whole file's takes on as the ZIP gives it, and which the
+// check of what was written compares with them.
 func (z *zipWriter) copyMember(m *Member, raw *io.SectionReader) error {
 	if err := z.beginCopy(m, m.Flags&flagDescriptor != 0 && sourceDescriptor(m, raw) != nil); err != nil {
 		return err
+	}
+	if outer, off, n := raw.Outer(); z.file != nil && m.Method == Store && n == m.CompressedSize {
+		if src, ok := outer.(*os.File); ok {
+			if err := z.kernelCopy(m, src, off); err != nil {
+				return err
+			}
+			if n := z.off - m.DataOffset; n != m.CompressedSize {
+				return fmt.Errorf("%s: %d bytes, %d expected (the file changed?)", m.Name, n, m.CompressedSize)
+			}
+			z.crc.add(m.CRC32, m.CompressedSize)
+			return z.descriptor(m, raw)
+		}
 	}
 	return z.copyData(m, raw)
 }
@@ -420,18 +436,7 @@ func (z *zipWriter) storeRead(m *Member, f *os.File, rs rawSum) ([]byte, error) 
 // on, and which a check of what was written compares with the bytes
 // (copyInKernel): a file changed meanwhile is found there.
 func (z *zipWriter) storeByKernel(m *Member, f *os.File, rs rawSum) ([]byte, error) {
-	if err := z.w.Flush(); err != nil {
-		return nil, err
-	}
-	if at, err := z.file.Seek(0, io.SeekCurrent); err != nil || at != z.off {
-		return nil, fmt.Errorf("%s: the package file is at offset %d (%v), %d bytes having been written to it", m.Name, at, err, z.off)
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return nil, err
-	}
-	n, err := z.file.ReadFrom(&io.LimitedReader{R: f, N: rs.size})
-	z.off += n
-	if err != nil {
+	if err := z.kernelCopy(m, f, 0); err != nil {
 		return nil, err
 	}
 	var one [1]byte
@@ -439,8 +444,8 @@ func (z *zipWriter) storeByKernel(m *Member, f *os.File, rs rawSum) ([]byte, err
 	if err != nil && err != io.EOF {
 		return nil, err
 	}
-	if n != rs.size || more > 0 {
-		state := fmt.Sprintf("%d bytes", n)
+	if got := z.off - m.DataOffset; got != rs.size || more > 0 {
+		state := fmt.Sprintf("%d bytes", got)
 		if more > 0 {
 			state = "more bytes"
 		}
@@ -451,6 +456,25 @@ func (z *zipWriter) storeByKernel(m *Member, f *os.File, rs rawSum) ([]byte, err
 		return nil, err
 	}
 	return rs.sha256, nil
+}
+
+// kernelCopy has the kernel copy m.CompressedSize bytes of src from
+// offset off to the end of what was written (copyInKernel); fewer when
+// src ends before, which the caller sees in z.off. src's own offset is
+// the copy's: every other read of it reads at offsets.
+func (z *zipWriter) kernelCopy(m *Member, src *os.File, off int64) error {
+	if err := z.w.Flush(); err != nil {
+		return err
+	}
+	if at, err := z.file.Seek(0, io.SeekCurrent); err != nil || at != z.off {
+		return fmt.Errorf("%s: the package file is at offset %d (%v), %d bytes having been written to it", m.Name, at, err, z.off)
+	}
+	if _, err := src.Seek(off, io.SeekStart); err != nil {
+		return err
+	}
+	n, err := z.file.ReadFrom(&io.LimitedReader{R: src, N: m.CompressedSize})
+	z.off += n
+	return err
 }
 
 func (z *zipWriter) Write(p []byte) (int, error) {
