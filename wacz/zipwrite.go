@@ -26,8 +26,11 @@ import (
 // descriptor too, and every member after it stays where it was (the
 // offsets a crawl index has records at). The whole file's
 // CRC-32 is computed as it is written, and its SHA-256 (on another core)
-// when asked for: a rebuilt package that another requires is not read
-// again for the hash its requirers name.
+// when asked for (Create: the package is not read again for it; a
+// rebuild leaves it to the check of what it wrote). Not asked for, and
+// written to a file, the large stored members (a rebuild's replaced
+// WARC members, members copied unchanged) are copied by the kernel
+// (copyInKernel), their CRC-32 joined into the whole file's.
 // ZIP64 fields are written only where a size or offset needs them.
 type zipWriter struct {
 	w   *bufio.Writer
@@ -36,8 +39,8 @@ type zipWriter struct {
 	sum *asyncHash // of the whole file; nil if not asked for
 	crc *crcChain  // of the whole file
 	// file, when set (copyInKernel), is the file written to: storeRead
-	// has the kernel copy a file's bytes into it (copy_file_range), not
-	// through this process's memory.
+	// and copyMember have the kernel copy a file's bytes into it
+	// (copy_file_range), not through this process's memory.
 	file *os.File
 }
 
