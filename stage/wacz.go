@@ -981,9 +981,9 @@ func (f *finishing) sumOf(pkg string) (wacz.Requirement, error) {
 
 // rebuilt is a package written anew by rebuild.
 type rebuilt struct {
-	// sha256 and size are the new file's: its SHA-256 as it was written
-	// (nil if not taken: wacz.Rebuild.NoPackageSHA256), the file read
-	// back by the check having the CRC-32 it was written with.
+	// sha256 and size are the new file's: its SHA-256 as the check read
+	// it back, with the size and CRC-32 it was written with (nil if not
+	// asked for: wacz.Rebuild.NoPackageSHA256).
 	sha256 []byte
 	size   int64
 	// info is the file as checked, after its rename; nil if the rename
@@ -1150,6 +1150,13 @@ func (r *packageRebuild) write(b *wacz.Rebuild) (*wacz.Result, error) {
 	if err := inplace.ShareAttributes(r.tmp.File, r.file); err != nil {
 		return nil, fmt.Errorf("giving the new version the package's owner and attributes: %w", err)
 	}
+	// The whole file's SHA-256, when asked for (a package another
+	// requires by hash), is taken by the check's read of what was
+	// written, not by the writer: that read is made anyway, and a
+	// writer not asked for it has the kernel copy the replaced members
+	// in (copy_file_range), their bytes never in this process's memory.
+	wantSHA256 := !b.NoPackageSHA256
+	b.NoPackageSHA256 = true
 	res, err := b.Write(r.tmp.File)
 	if err != nil {
 		return nil, err
@@ -1179,7 +1186,7 @@ func (r *packageRebuild) write(b *wacz.Rebuild) (*wacz.Result, error) {
 	// The index's lines are not made again from the members: the index
 	// member read back has the CRC-32 of the index made from the bytes
 	// the WARC members read back have theirs of (wacz.CheckOptions.Written).
-	rep, err := wacz.Check(np, wacz.CheckOptions{Written: res, TempDir: r.pr.TempDir})
+	rep, err := wacz.Check(np, wacz.CheckOptions{Written: res, TempDir: r.pr.TempDir, PackageSHA256: wantSHA256})
 	if err == nil {
 		err = rep.Err()
 	}
@@ -1188,6 +1195,11 @@ func (r *packageRebuild) write(b *wacz.Rebuild) (*wacz.Result, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("the new version failed its check and was removed: %w", err)
+	}
+	if wantSHA256 {
+		// Of the bytes read back, which have the size and CRC-32
+		// written.
+		res.SHA256 = rep.SHA256
 	}
 	return res, nil
 }

@@ -73,13 +73,17 @@ func BenchmarkRebuild(b *testing.B) {
 // equal to the one taken as it was written. The check: "written", a
 // run's (each member's CRC-32 and size, datapackage.json against the
 // SHA-256 taken as written: CheckOptions.Written) of a package no other
-// requires; "written-required", of one another requires (the whole
-// file's SHA-256 taken as it is written, for its requires entry);
-// "records", the checker that trusts nothing of the writer (every
-// member's SHA-256, the index made again from the replaced members).
+// requires, its replaced members copied by the kernel; "written-required",
+// of one another requires, the whole file's SHA-256 (for its requires
+// entry) taken by the check's read back, as a run takes it;
+// "written-required-by-writer", the same with the SHA-256 taken as the
+// package is written (every member copied through this process, the
+// run's way before); "records", the checker that trusts nothing of the
+// writer (every member's SHA-256, the index made again from the
+// replaced members).
 func BenchmarkRebuildChecked(b *testing.B) {
 	p, repl, dir := benchPackage(b)
-	for _, check := range []string{"written", "written-required", "records"} {
+	for _, check := range []string{"written", "written-required", "written-required-by-writer", "records"} {
 		b.Run(check, func(b *testing.B) {
 			b.SetBytes(p.Size)
 			start := cpuTime()
@@ -88,7 +92,8 @@ func BenchmarkRebuildChecked(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				res, err := (&Rebuild{Source: p, Replace: repl, FreshIndex: true, TempDir: dir, NoPackageSHA256: check == "written"}).Write(f)
+				byWriter := check == "written-required-by-writer"
+				res, err := (&Rebuild{Source: p, Replace: repl, FreshIndex: true, TempDir: dir, NoPackageSHA256: !byWriter}).Write(f)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -96,9 +101,9 @@ func BenchmarkRebuildChecked(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				opt := CheckOptions{Written: res, TempDir: dir}
-				if (len(res.SHA256) == 32) != (check != "written") {
-					b.Fatalf("whole-file SHA-256 %x", res.SHA256)
+				opt := CheckOptions{Written: res, TempDir: dir, PackageSHA256: check == "written-required"}
+				if (len(res.SHA256) == 32) != byWriter || (len(res.CopiedFrom) > 0) == byWriter {
+					b.Fatalf("whole-file SHA-256 %x, members copied by the kernel %v", res.SHA256, res.CopiedFrom)
 				}
 				if check == "records" {
 					opt = CheckOptions{Records: true, TempDir: dir, RecordsOf: func(m string) bool { _, ok := repl[m]; return ok }}
@@ -109,6 +114,9 @@ func BenchmarkRebuildChecked(b *testing.B) {
 				}
 				if r.CRC32 != res.CRC32 {
 					b.Fatal("the new package does not read back as written")
+				}
+				if check == "written-required" && len(r.SHA256) != 32 {
+					b.Fatal("no whole-file SHA-256 read back")
 				}
 				f.Close()
 			}

@@ -147,7 +147,7 @@ func Check(p *Package, opt CheckOptions) (*Report, error) {
 	if opt.Deferred != nil {
 		sums, err = p.readMembers(r, cmp, opt.Deferred)
 	} else {
-		sums, err = p.readAll(r, cmp, opt.PackageSHA256, opt.Written == nil)
+		sums, err = p.readAll(r, cmp, opt.PackageSHA256, opt.Written)
 	}
 	if err != nil {
 		return nil, err
@@ -172,9 +172,10 @@ func Check(p *Package, opt CheckOptions) (*Report, error) {
 
 // readAll reads the package file from start to end once: its CRC-32 (and
 // SHA-256 if wholeSum), and each member's content (inflated where
-// deflated) for its CRC-32, SHA-256 and size; WARC members also go to the
+// deflated) for its CRC-32, size and, unless written (a package just
+// written: CheckOptions.Written), SHA-256; WARC members also go to the
 // comparison's indexer.
-func (p *Package) readAll(r *Report, cmp *indexComparison, wholeSum, memberSHA bool) (map[string][]byte, error) {
+func (p *Package) readAll(r *Report, cmp *indexComparison, wholeSum bool, written *Result) (map[string][]byte, error) {
 	wholeCRC := crc32.NewIEEE()
 	var whole io.Writer = wholeCRC
 	var wholeSHA *asyncHash
@@ -196,7 +197,11 @@ func (p *Package) readAll(r *Report, cmp *indexComparison, wholeSum, memberSHA b
 			return nil, fmt.Errorf("%s: %w", p.Name, err)
 		}
 		pos = m.DataOffset
-		digest, err := p.readMember(r, cmp, m, src, crc, buf, memberSHA)
+		var from string // the file the kernel copied m's bytes from
+		if written != nil {
+			from = written.CopiedFrom[m.Name]
+		}
+		digest, err := p.readMember(r, cmp, m, src, crc, buf, written == nil, from)
 		if err != nil {
 			return nil, err
 		}
@@ -224,7 +229,7 @@ func (p *Package) readMembers(r *Report, cmp *indexComparison, deferred func(str
 			continue
 		}
 		src := bufio.NewReaderSize(io.NewSectionReader(p.r, m.DataOffset, m.CompressedSize), 64<<10)
-		digest, err := p.readMember(r, cmp, m, src, crc, buf, true)
+		digest, err := p.readMember(r, cmp, m, src, crc, buf, true, "")
 		if err != nil {
 			return nil, err
 		}
@@ -237,8 +242,11 @@ func (p *Package) readMembers(r *Report, cmp *indexComparison, deferred func(str
 // its data): its content (inflated where deflated) for its CRC-32, size
 // and, with memberSHA, SHA-256, which it returns; a WARC member also
 // goes to the comparison's indexer. Problems go in r; the error is for a
-// package that could not be read.
-func (p *Package) readMember(r *Report, cmp *indexComparison, m *Member, src io.Reader, crc hash.Hash32, buf []byte, memberSHA bool) ([]byte, error) {
+// package that could not be read. from, if not "", is the file the
+// kernel copied m's bytes from after reading them for their CRC-32
+// (Result.CopiedFrom): a CRC-32 other than that is the file changed
+// between its read and its copy, and said so.
+func (p *Package) readMember(r *Report, cmp *indexComparison, m *Member, src io.Reader, crc hash.Hash32, buf []byte, memberSHA bool, from string) ([]byte, error) {
 	crc.Reset()
 	raw := &io.LimitedReader{R: src, N: m.CompressedSize}
 	var content io.Reader = raw
@@ -284,6 +292,8 @@ func (p *Package) readMember(r *Report, cmp *indexComparison, m *Member, src io.
 	switch {
 	case counted.n != m.Size:
 		r.add(errorf(p.Name, m.Name, m.DataOffset, ErrDamaged, "%d bytes, the ZIP says %d", counted.n, m.Size))
+	case crc.Sum32() != m.CRC32 && from != "":
+		r.add(errorf(p.Name, m.Name, m.DataOffset, ErrDamaged, "CRC-32 %08x, the ZIP says %08x, which %s had when it was read for its size, CRC-32 and SHA-256: it changed after that read, before or while it was copied in", crc.Sum32(), m.CRC32, from))
 	case crc.Sum32() != m.CRC32:
 		r.add(errorf(p.Name, m.Name, m.DataOffset, ErrDamaged, "CRC-32 %08x, the ZIP says %08x", crc.Sum32(), m.CRC32))
 	}

@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"hash"
 	"hash/crc32"
 	"io"
 	"os"
@@ -94,12 +93,21 @@ type Rebuild struct {
 	// NoPackageSHA256 leaves out the whole file's SHA-256 (Result.SHA256
 	// nil): a second SHA-256 of every byte beside the new members' own,
 	// which only a package that another requires by hash needs (its
-	// requires entry), and whoever needs it can take by reading the file.
+	// requires entry), and whoever needs it can take by reading the file
+	// (the check of what was written can: CheckOptions.PackageSHA256).
+	// Without it, a package written to an *os.File has its replaced
+	// members copied in by the kernel (Result.CopiedFrom), which only
+	// that check proves to be the bytes read for their sums.
 	NoPackageSHA256 bool
 	// Times, if set, gives members written anew (by name) their MS-DOS
 	// time and date instead of Now's: an undo that puts Metadata back
 	// puts back the times the members had with it.
 	Times map[string][2]uint16
+
+	// beforeCopy, if set, is called with a replaced member's name
+	// between the read of its file for its size and sums and its copy
+	// into the package (tests: a file that changes there).
+	beforeCopy func(member string)
 }
 
 // timeOf is the MS-DOS time and date of the member name written anew.
@@ -140,6 +148,13 @@ type Result struct {
 	// IndexedMembers is set when a fresh index read the WARC members,
 	// their lines not all known (KnownLines).
 	IndexedMembers bool
+	// CopiedFrom names, by member, the replacements whose bytes the
+	// kernel copied into the package (out a file, NoPackageSHA256): their
+	// size, CRC-32 and SHA-256 are those of a read before the copy, and
+	// only a check of what was written (Check with Written) proves that
+	// the bytes copied are those read: a member that reads back without
+	// the CRC-32 its headers give is its file changed between the two.
+	CopiedFrom map[string]string
 }
 
 // prepared is a member's new content in a file: stored, or deflated
@@ -170,6 +185,12 @@ func (b *Rebuild) Write(out outFile) (*Result, error) {
 	if err := w.openReplacements(); err != nil {
 		return nil, err
 	}
+	w.zw = newZipWriter(out, !b.NoPackageSHA256)
+	defer w.zw.sums()
+	// Copied by the kernel, a replacement's SHA-256 is taken by the
+	// read that takes its size and CRC-32 (sumReplacements, or the
+	// fresh index's, or storeFile's).
+	w.kernel = w.zw.copyInKernel(out)
 	// A fresh index reads the new members as their copy into the package
 	// reads them (each at its own offsets): it is made on another core
 	// while the WARC members are written, which come first in a package
@@ -215,8 +236,6 @@ func (b *Rebuild) Write(out outFile) (*Result, error) {
 	if err := w.waitIndexUnlessFresh(); err != nil {
 		return nil, err
 	}
-	w.zw = newZipWriter(out, !b.NoPackageSHA256)
-	defer w.zw.sums()
 	if err := w.writeMembers(); err != nil {
 		return nil, err
 	}
@@ -268,6 +287,9 @@ type rebuildWrite struct {
 	written      map[string]memberSum
 	zw           *zipWriter
 	res          *Result
+	// kernel: the replacements are copied by the kernel
+	// (zipWriter.copyInKernel), each read before for its SHA-256 too.
+	kernel bool
 	// require are the requires entries written: Require's and
 	// Requires'.
 	require []Requirement
@@ -287,8 +309,8 @@ type rebuildWrite struct {
 
 // sumReplacements reads each replacement, in the order of the members,
 // for the size and CRC-32 its copy into the package writes before its
-// bytes (storeRead); one it could not read is read by the copy itself
-// (storeFile).
+// bytes (storeRead), and its SHA-256 when the kernel copies them; one
+// it could not read is read by the copy itself (storeFile).
 func (w *rebuildWrite) sumReplacements() {
 	defer func() {
 		for _, c := range w.raw {
@@ -301,11 +323,11 @@ func (w *rebuildWrite) sumReplacements() {
 		if f == nil {
 			continue
 		}
-		raw := &crcCounter{crc: crc32.NewIEEE()}
+		raw := newRawSummer(w.kernel)
 		if _, err := io.CopyBuffer(raw, io.NewSectionReader(f, 0, 1<<62), buf); err != nil {
 			return
 		}
-		w.raw[m.Name] <- rawSum{size: raw.n, crc: raw.crc.Sum32()}
+		w.raw[m.Name] <- raw.sum()
 	}
 }
 
@@ -356,8 +378,17 @@ func (w *rebuildWrite) indexed(name string, rs rawSum) {
 // returning its SHA-256: with the size and CRC-32 its fresh index read
 // it with when it has them (storeRead), else read first (storeFile).
 func (w *rebuildWrite) storeReplacement(m *Member, f *os.File) ([]byte, error) {
+	if w.kernel {
+		if w.res.CopiedFrom == nil {
+			w.res.CopiedFrom = map[string]string{}
+		}
+		w.res.CopiedFrom[m.Name] = f.Name()
+	}
 	if c := w.raw[m.Name]; c != nil {
 		if rs, ok := <-c; ok {
+			if w.beforeCopy != nil {
+				w.beforeCopy(m.Name)
+			}
 			return w.zw.storeRead(m, f, rs)
 		}
 	}
@@ -680,7 +711,7 @@ func (w *rebuildWrite) rebuildIndex(ix *Index) error {
 		if w.known != nil {
 			read = nil
 		}
-		err = b.freshIndex(files, w.known, out, res, read)
+		err = b.freshIndex(files, w.known, out, res, read, w.kernel)
 	} else {
 		same, err = b.updateIndex(ix, files, out, res)
 	}
@@ -930,7 +961,7 @@ func (g *groupWriter) flush() error {
 // with warcindex and writes the lines sorted: the known lines of every
 // member if given, else (or if they cannot be read) those of a read of
 // the members.
-func (b *Rebuild) freshIndex(files map[string]*os.File, known map[string]knownLines, out lineWriter, res *Result, read func(string, rawSum)) error {
+func (b *Rebuild) freshIndex(files map[string]*os.File, known map[string]knownLines, out lineWriter, res *Result, read func(string, rawSum), withSHA256 bool) error {
 	newSorter := func() *lineSorter {
 		s := newLineSorter(b.TempDir)
 		if b.SortMemory > 0 {
@@ -944,7 +975,7 @@ func (b *Rebuild) freshIndex(files map[string]*os.File, known map[string]knownLi
 		s.close()
 		s = newSorter()
 		res.IndexedMembers = true
-		if err := indexMembers(b.Source, files, s, read); err != nil {
+		if err := indexMembers(b.Source, files, s, read, withSHA256); err != nil {
 			return err
 		}
 	}
@@ -956,12 +987,13 @@ func (b *Rebuild) freshIndex(files map[string]*os.File, known map[string]knownLi
 
 // indexMembers adds the warcindex lines of every WARC member of p to s,
 // reading replaced members from files: read (if not nil) gets the size
-// and CRC-32 of each one's bytes as indexed, once it is read whole.
-func indexMembers(p *Package, files map[string]*os.File, s *lineSorter, read func(string, rawSum)) error {
+// and CRC-32 (and withSHA256 SHA-256) of each one's bytes as indexed,
+// once it is read whole.
+func indexMembers(p *Package, files map[string]*os.File, s *lineSorter, read func(string, rawSum), withSHA256 bool) error {
 	var buf []byte
 	for _, m := range p.WARCs() {
 		var r io.Reader
-		var raw *crcCounter
+		var raw *rawSummer
 		if f := files[m.Name]; f != nil {
 			fi, err := f.Stat()
 			if err != nil {
@@ -969,7 +1001,7 @@ func indexMembers(p *Package, files map[string]*os.File, s *lineSorter, read fun
 			}
 			r = io.NewSectionReader(f, 0, fi.Size())
 			if read != nil {
-				raw = &crcCounter{crc: crc32.NewIEEE()}
+				raw = newRawSummer(withSHA256)
 				r = io.TeeReader(r, raw)
 			}
 		} else {
@@ -992,7 +1024,7 @@ func indexMembers(p *Package, files map[string]*os.File, s *lineSorter, read fun
 			if _, err := drain(r, make([]byte, 64<<10)); err != nil {
 				return &Error{Package: p.Name, Member: m.Name, Offset: -1, Err: err}
 			}
-			read(m.Name, rawSum{size: raw.n, crc: raw.crc.Sum32()})
+			read(m.Name, raw.sum())
 		}
 	}
 	return nil
@@ -1023,17 +1055,6 @@ func addKnownLines(p *Package, known map[string]knownLines, s *lineSorter) error
 		}
 	}
 	return nil
-}
-
-// crcCounter takes the CRC-32 and size of what is written to it.
-type crcCounter struct {
-	crc hash.Hash32
-	n   int64
-}
-
-func (c *crcCounter) Write(p []byte) (int, error) {
-	c.n += int64(len(p))
-	return c.crc.Write(p)
 }
 
 // zipNumLayout reads what a rebuild keeps of a ZipNum index: the .idx's

@@ -3,6 +3,7 @@ package wacz
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -25,15 +26,22 @@ import (
 // descriptor too, and every member after it stays where it was (the
 // offsets a crawl index has records at). The whole file's
 // CRC-32 is computed as it is written, and its SHA-256 (on another core)
-// when asked for: a rebuilt package that another requires is not read
-// again for the hash its requirers name.
+// when asked for (Create: the package is not read again for it; a
+// rebuild leaves it to the check of what it wrote). Not asked for, and
+// written to a file, the large stored members (a rebuild's replaced
+// WARC members, members copied unchanged) are copied by the kernel
+// (copyInKernel), their CRC-32 joined into the whole file's.
 // ZIP64 fields are written only where a size or offset needs them.
 type zipWriter struct {
 	w   *bufio.Writer
 	off int64
 	dir []*Member
-	sum *asyncHash  // of the whole file; nil if not asked for
-	crc hash.Hash32 // of the whole file
+	sum *asyncHash // of the whole file; nil if not asked for
+	crc *crcChain  // of the whole file
+	// file, when set (copyInKernel), is the file written to: storeRead
+	// and copyMember have the kernel copy a file's bytes into it
+	// (copy_file_range), not through this process's memory.
+	file *os.File
 }
 
 // outFile is what a package is written to: a file.
@@ -45,7 +53,7 @@ type outFile interface {
 // newZipWriter writes a ZIP file to f, taking its SHA-256 too if
 // wholeSHA256.
 func newZipWriter(f outFile, wholeSHA256 bool) *zipWriter {
-	z := &zipWriter{crc: crc32.NewIEEE()}
+	z := &zipWriter{crc: &crcChain{}}
 	if wholeSHA256 {
 		z.sum = newAsyncHash()
 		z.w = bufio.NewWriterSize(io.MultiWriter(f, z.crc, z.sum), copyBufferSize)
@@ -53,6 +61,23 @@ func newZipWriter(f outFile, wholeSHA256 bool) *zipWriter {
 		z.w = bufio.NewWriterSize(io.MultiWriter(f, z.crc), copyBufferSize)
 	}
 	return z
+}
+
+// copyInKernel has storeRead copy the bytes of a file stored (given
+// with their SHA-256: rawSum.sha256) by the kernel, when the package is
+// written to a file and its SHA-256 was not asked for (which needs
+// every byte): it reports whether it will. The bytes copied are then
+// compared with those read for their CRC-32 and SHA-256 only by a read
+// of what was written, which the caller must make (Check with Written,
+// as every rebuild is checked): a file that changed between the two
+// reads leaves a member whose bytes do not have the CRC-32 its headers
+// give, and a whole file without the CRC-32 written (Result.CRC32).
+func (z *zipWriter) copyInKernel(out outFile) bool {
+	f, ok := out.(*os.File)
+	if ok && z.sum == nil {
+		z.file = f
+	}
+	return z.file != nil
 }
 
 // copyBufferSize is the size of the reads of a member's data copied, and
@@ -200,10 +225,26 @@ func extraAt(extra []byte, id uint16) int {
 
 // copyMember writes m copied unchanged from raw, its data in the
 // package it comes from (Package.Raw): local header, data and, if it
-// has one, the data descriptor that follows its data there.
+// has one, the data descriptor that follows its data there. A stored
+// member of a package file is copied by the kernel when the package is
+// written to a file that way (copyInKernel): its CRC-32 is its bytes',
+// which the whole file's takes on as the ZIP gives it, and which the
+// check of what was written compares with them.
 func (z *zipWriter) copyMember(m *Member, raw *io.SectionReader) error {
 	if err := z.beginCopy(m, m.Flags&flagDescriptor != 0 && sourceDescriptor(m, raw) != nil); err != nil {
 		return err
+	}
+	if outer, off, n := raw.Outer(); z.file != nil && m.Method == Store && n == m.CompressedSize {
+		if src, ok := outer.(*os.File); ok {
+			if err := z.kernelCopy(m, src, off); err != nil {
+				return err
+			}
+			if n := z.off - m.DataOffset; n != m.CompressedSize {
+				return fmt.Errorf("%s: %d bytes, %d expected (the file changed?)", m.Name, n, m.CompressedSize)
+			}
+			z.crc.add(m.CRC32, m.CompressedSize)
+			return z.descriptor(m, raw)
+		}
 	}
 	return z.copyData(m, raw)
 }
@@ -305,34 +346,74 @@ func matchDescriptor(b []byte, m *Member) []byte {
 }
 
 // storeFile writes the file f, from its start, as the stored member m
-// (header and data): its size and CRC-32 are read first, for the local
-// header, then it is copied (storeRead). It returns the SHA-256.
+// (header and data): its size and CRC-32 (and, for a copy by the
+// kernel, SHA-256) are read first, for the local header, then it is
+// copied (storeRead). It returns the SHA-256.
 func (z *zipWriter) storeFile(m *Member, f *os.File) ([]byte, error) {
-	crc := crc32.NewIEEE()
-	n, err := io.CopyBuffer(crc, io.NewSectionReader(f, 0, 1<<62), make([]byte, copyBufferSize))
-	if err != nil {
+	raw := newRawSummer(z.file != nil)
+	if _, err := io.CopyBuffer(raw, io.NewSectionReader(f, 0, 1<<62), make([]byte, copyBufferSize)); err != nil {
 		return nil, err
 	}
-	return z.storeRead(m, f, rawSum{size: n, crc: crc.Sum32()})
+	return z.storeRead(m, f, raw.sum())
 }
 
-// rawSum is the size and CRC-32 of a file's bytes as read.
+// rawSum is the size and CRC-32 of a file's bytes as read, and their
+// SHA-256 when it was taken (nil if not).
 type rawSum struct {
-	size int64
-	crc  uint32
+	size   int64
+	crc    uint32
+	sha256 []byte
+}
+
+// rawSummer takes the size, CRC-32 and, if asked, SHA-256 of what is
+// written to it: a file's bytes as read.
+type rawSummer struct {
+	n   int64
+	crc uint32
+	sha hash.Hash // nil if not asked for
+}
+
+func newRawSummer(withSHA256 bool) *rawSummer {
+	s := &rawSummer{}
+	if withSHA256 {
+		s.sha = sha256.New()
+	}
+	return s
+}
+
+func (s *rawSummer) Write(p []byte) (int, error) {
+	s.n += int64(len(p))
+	s.crc = crc32.Update(s.crc, crc32.IEEETable, p)
+	if s.sha != nil {
+		s.sha.Write(p)
+	}
+	return len(p), nil
+}
+
+func (s *rawSummer) sum() rawSum {
+	rs := rawSum{size: s.n, crc: s.crc}
+	if s.sha != nil {
+		rs.sha256 = s.sha.Sum(nil)
+	}
+	return rs
 }
 
 // storeRead writes the file f, from its start, as the stored member m
 // (header, data and, if m has one, data descriptor), its size and CRC-32
 // being those of rs, which read it whole before (a first read, or the
-// fresh index of a rebuild). Its bytes are copied with their SHA-256 (on
-// another core) and CRC-32 computed on the way, which must be the CRC-32
-// read before (else the file changed meanwhile, or the index was not made
-// from the bytes written). It returns the SHA-256.
+// fresh index of a rebuild). It returns the SHA-256. With rs.sha256 and
+// copyInKernel, the kernel copies the bytes (storeByKernel); else they
+// are copied here with their SHA-256 (on another core) and CRC-32
+// computed on the way, which must be the CRC-32 read before (else the
+// file changed meanwhile, or the index was not made from the bytes
+// written).
 func (z *zipWriter) storeRead(m *Member, f *os.File, rs rawSum) ([]byte, error) {
 	m.Method, m.Size, m.CompressedSize, m.CRC32 = Store, rs.size, rs.size, rs.crc
 	if err := z.begin(m); err != nil {
 		return nil, err
+	}
+	if z.file != nil && rs.sha256 != nil {
+		return z.storeByKernel(m, f, rs)
 	}
 	crc := crc32.NewIEEE()
 	sum := newAsyncHash()
@@ -348,6 +429,55 @@ func (z *zipWriter) storeRead(m *Member, f *os.File, rs rawSum) ([]byte, error) 
 		return nil, err
 	}
 	return digest, nil
+}
+
+// storeByKernel writes m's data, whose header is written, copied from f
+// by the kernel: copy_file_range ((*os.File).ReadFrom of a limited
+// *os.File; f's own offset is the copy's, every other read of it reads
+// at offsets), or the kernel's own fallback. Its size is checked here;
+// its CRC-32 is the one rs read it with, which the whole file's takes
+// on, and which a check of what was written compares with the bytes
+// (copyInKernel): a file changed meanwhile is found there.
+func (z *zipWriter) storeByKernel(m *Member, f *os.File, rs rawSum) ([]byte, error) {
+	if err := z.kernelCopy(m, f, 0); err != nil {
+		return nil, err
+	}
+	var one [1]byte
+	more, err := f.ReadAt(one[:], rs.size)
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	if got := z.off - m.DataOffset; got != rs.size || more > 0 {
+		state := fmt.Sprintf("%d bytes", got)
+		if more > 0 {
+			state = "more bytes"
+		}
+		return nil, fmt.Errorf("%s: %s changed after it was read for its size, CRC-32 and SHA-256 (%s now; read before: %d bytes)", m.Name, f.Name(), state, rs.size)
+	}
+	z.crc.add(rs.crc, rs.size)
+	if err := z.descriptor(m, nil); err != nil {
+		return nil, err
+	}
+	return rs.sha256, nil
+}
+
+// kernelCopy has the kernel copy m.CompressedSize bytes of src from
+// offset off to the end of what was written (copyInKernel); fewer when
+// src ends before, which the caller sees in z.off. src's own offset is
+// the copy's: every other read of it reads at offsets.
+func (z *zipWriter) kernelCopy(m *Member, src *os.File, off int64) error {
+	if err := z.w.Flush(); err != nil {
+		return err
+	}
+	if at, err := z.file.Seek(0, io.SeekCurrent); err != nil || at != z.off {
+		return fmt.Errorf("%s: the package file is at offset %d (%v), %d bytes having been written to it", m.Name, at, err, z.off)
+	}
+	if _, err := src.Seek(off, io.SeekStart); err != nil {
+		return err
+	}
+	n, err := z.file.ReadFrom(&io.LimitedReader{R: src, N: m.CompressedSize})
+	z.off += n
+	return err
 }
 
 func (z *zipWriter) Write(p []byte) (int, error) {
