@@ -41,6 +41,11 @@ func LockJob(collection, keep string) (*collock.Set, error) {
 // them (Options.Locks). A keep directory in the collection is refused
 // before it is made (as Converter.Run refuses it).
 func LockKeepDir(locks *collock.Set, keep, collection string) error {
+	abs, err := filepath.Abs(keep) // as Converter.Run spells it
+	if err != nil {
+		return fmt.Errorf("migrate: keep directory %s: %w", keep, err)
+	}
+	keep = abs
 	if err := checkKeepDir(keep, collection); err != nil {
 		return err
 	}

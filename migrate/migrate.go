@@ -356,6 +356,15 @@ func (c *Converter) Run(ctx context.Context, collection string, progress *atomic
 		return nil, err
 	}
 	if c.KeepARC != "" {
+		// One spelling for the whole job: the kept copies' paths are
+		// joined to it (cleaned of ".."), so the directory is made and
+		// locked by that cleaned spelling too, never the kernel's (a ".."
+		// after a symbolic link is the link's target's parent).
+		keep, err := filepath.Abs(c.KeepARC)
+		if err != nil {
+			return nil, fmt.Errorf("migrate: keep directory %s: %w", c.KeepARC, err)
+		}
+		c.KeepARC = keep
 		if err := checkKeepDir(c.KeepARC, root); err != nil {
 			return nil, err
 		}
