@@ -373,6 +373,11 @@ func (c *Converter) Run(ctx context.Context, collection string, progress *atomic
 	if err := c.mkdirAll(proofs); err != nil {
 		return nil, err
 	}
+	if c.KeepARC != "" {
+		if err := checkKeepNotWork(c.KeepARC, c.WorkDir); err != nil {
+			return nil, err
+		}
+	}
 	arcs, links, err := c.scan(root)
 	if err != nil {
 		return nil, err
@@ -787,6 +792,21 @@ func checkKeepDir(keep, root string) error {
 	}
 	if in {
 		return fmt.Errorf("migrate: keep directory %s is inside the collection %s: the ARC files kept there would be removed or listed again", keep, root)
+	}
+	return nil
+}
+
+// checkKeepNotWork refuses a keep directory in the work directory: its
+// tmp is emptied at each warcdedup job's end (package workdir) and the
+// whole is scratch space, removed once the job is done: the ARC files
+// kept there would be lost.
+func checkKeepNotWork(keep, workDir string) error {
+	in, err := within.Dir(keep, workDir)
+	if err != nil {
+		return fmt.Errorf("migrate: keep directory %s: %w", keep, err)
+	}
+	if in {
+		return fmt.Errorf("migrate: keep directory %s is inside the work directory %s, whose files are removed (its tmp at each job's end, all of it once the job is done): name a keep directory outside it", keep, workDir)
 	}
 	return nil
 }
