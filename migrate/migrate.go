@@ -791,7 +791,7 @@ func checkKeepDir(keep, root string) error {
 		return fmt.Errorf("migrate: keep directory %s: %w", keep, err)
 	}
 	if in {
-		return fmt.Errorf("migrate: keep directory %s is inside the collection %s: the ARC files kept there would be removed or listed again", keep, root)
+		return fmt.Errorf("migrate: keep directory %s is inside the collection %s: the ARC files kept there would be removed or listed again: name a keep directory outside it", keep, root)
 	}
 	return nil
 }
