@@ -61,7 +61,7 @@ func (opt *Options) checkConvert() error {
 		if in, err := within.Dir(abs, opt.Collections[0]); err != nil {
 			return fmt.Errorf("--keep-arc %s: %w", opt.KeepARC, err)
 		} else if in {
-			return fmt.Errorf("--keep-arc %s is inside the collection %s: the ARC files kept there would be listed again", opt.KeepARC, opt.Collections[0])
+			return fmt.Errorf("--keep-arc %s is inside the collection %s: the ARC files kept there would be listed again: give --keep-arc a directory outside it", opt.KeepARC, opt.Collections[0])
 		}
 		opt.KeepARC = abs
 	}

@@ -30,6 +30,15 @@ func LockJob(collection, keep string) (*collock.Set, error) {
 	return locks, nil
 }
 
+// CheckKeepDir refuses a keep directory that is collection or inside it
+// (symbolic links, bind mounts and ".." followed). A job converting
+// several collections with one keep directory checks it against each
+// before it converts any: the ARC files of the first, kept inside a later
+// one, would be listed, converted and removed with it.
+func CheckKeepDir(keep, collection string) error {
+	return checkKeepDir(keep, collection)
+}
+
 // LockKeepDir adds the keep directory and every directory beneath it to
 // locks, before the conversion keeps an ARC there: two jobs keeping ARC
 // files of the same names (two collections, or a job and a rerun with
@@ -41,6 +50,11 @@ func LockJob(collection, keep string) (*collock.Set, error) {
 // them (Options.Locks). A keep directory in the collection is refused
 // before it is made (as Converter.Run refuses it).
 func LockKeepDir(locks *collock.Set, keep, collection string) error {
+	abs, err := filepath.Abs(keep) // as Converter.Run spells it
+	if err != nil {
+		return fmt.Errorf("migrate: keep directory %s: %w", keep, err)
+	}
+	keep = abs
 	if err := checkKeepDir(keep, collection); err != nil {
 		return err
 	}

@@ -356,6 +356,15 @@ func (c *Converter) Run(ctx context.Context, collection string, progress *atomic
 		return nil, err
 	}
 	if c.KeepARC != "" {
+		// One spelling for the whole job: the kept copies' paths are
+		// joined to it (cleaned of ".."), so the directory is made and
+		// locked by that cleaned spelling too, never the kernel's (a ".."
+		// after a symbolic link is the link's target's parent).
+		keep, err := filepath.Abs(c.KeepARC)
+		if err != nil {
+			return nil, fmt.Errorf("migrate: keep directory %s: %w", c.KeepARC, err)
+		}
+		c.KeepARC = keep
 		if err := checkKeepDir(c.KeepARC, root); err != nil {
 			return nil, err
 		}
@@ -363,6 +372,11 @@ func (c *Converter) Run(ctx context.Context, collection string, progress *atomic
 	proofs := filepath.Join(c.WorkDir, ProofDir)
 	if err := c.mkdirAll(proofs); err != nil {
 		return nil, err
+	}
+	if c.KeepARC != "" {
+		if err := checkKeepNotWork(c.KeepARC, c.WorkDir); err != nil {
+			return nil, err
+		}
 	}
 	arcs, links, err := c.scan(root)
 	if err != nil {
@@ -777,7 +791,22 @@ func checkKeepDir(keep, root string) error {
 		return fmt.Errorf("migrate: keep directory %s: %w", keep, err)
 	}
 	if in {
-		return fmt.Errorf("migrate: keep directory %s is inside the collection %s: the ARC files kept there would be removed or listed again", keep, root)
+		return fmt.Errorf("migrate: keep directory %s is inside the collection %s: the ARC files kept there would be removed or listed again: name a keep directory outside it", keep, root)
+	}
+	return nil
+}
+
+// checkKeepNotWork refuses a keep directory in the work directory: its
+// tmp is emptied at each warcdedup job's end (package workdir) and the
+// whole is scratch space, removed once the job is done: the ARC files
+// kept there would be lost.
+func checkKeepNotWork(keep, workDir string) error {
+	in, err := within.Dir(keep, workDir)
+	if err != nil {
+		return fmt.Errorf("migrate: keep directory %s: %w", keep, err)
+	}
+	if in {
+		return fmt.Errorf("migrate: keep directory %s is inside the work directory %s, whose files are removed (its tmp at each job's end, all of it once the job is done): name a keep directory outside it", keep, workDir)
 	}
 	return nil
 }

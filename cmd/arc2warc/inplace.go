@@ -27,6 +27,15 @@ func inPlace(c *cli.Context) error {
 	log := cmdutil.NewLog(c)
 	ctx, stop := cmdutil.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if keep := c.String("keep-arc"); keep != "" {
+		// Against each collection before any is converted (a keep
+		// directory inside a later one).
+		for _, coll := range c.Args().Slice() {
+			if err := migrate.CheckKeepDir(keep, coll); err != nil {
+				return cli.Exit(err, cmdutil.ExitFatal)
+			}
+		}
+	}
 	left := 0
 	for _, coll := range c.Args().Slice() {
 		wd := c.String("work-dir")

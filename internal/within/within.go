@@ -10,40 +10,61 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 )
 
 // Dir reports whether name is dir or lies beneath it. Directories are
 // compared by identity (device and inode: os.SameFile), so that any name
 // of dir counts, and dir reached through a link from inside name's path
 // too. name need not exist: a path yet to be made is inside dir when its
-// nearest existing ancestor is. dir must exist.
+// nearest existing ancestor is. A ".." after a symbolic link in name is
+// taken both as the kernel takes it (the link's target's parent: what
+// os.MkdirAll(name) makes) and as filepath.Clean and Join take it (the
+// spelling cleaned of it: what a path joined to name opens): name is
+// inside when either is. dir must exist.
 func Dir(name, dir string) (bool, error) {
 	d, err := os.Stat(dir)
 	if err != nil {
 		return false, err
 	}
-	chain, err := ancestry(name)
+	abs, err := filepath.Abs(name)
 	if err != nil {
 		return false, err
 	}
-	return slices.ContainsFunc(chain, func(fi os.FileInfo) bool { return os.SameFile(fi, d) }), nil
+	spelt := name
+	if !filepath.IsAbs(spelt) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return false, err
+		}
+		spelt = wd + string(filepath.Separator) + spelt
+	}
+	for _, p := range []string{abs, spelt} {
+		chain, err := ancestry(p)
+		if err != nil {
+			return false, err
+		}
+		if slices.ContainsFunc(chain, func(fi os.FileInfo) bool { return os.SameFile(fi, d) }) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
-// ancestry is name's nearest existing path (name itself, or the first of
-// its parents that exists), its symbolic links resolved, then each
-// directory above it up to the root, as stat gives them.
-func ancestry(name string) ([]os.FileInfo, error) {
-	p, err := filepath.Abs(name)
-	if err != nil {
-		return nil, err
-	}
+// ancestry is the nearest existing path of p, an absolute path as it is
+// spelt (p itself, or the first that exists of the paths left when its
+// last elements are cut off, as written: never cleaned of "..", which
+// EvalSymlinks resolves after the links before it), its symbolic links
+// resolved, then each directory above it up to the root, as stat gives
+// them.
+func ancestry(p string) ([]os.FileInfo, error) {
 	for {
 		real, err := filepath.EvalSymlinks(p)
 		if err == nil {
 			p = real
 			break
 		}
-		parent := filepath.Dir(p)
+		parent := cutLast(p)
 		if !errors.Is(err, fs.ErrNotExist) || parent == p {
 			return nil, err
 		}
@@ -62,4 +83,15 @@ func ancestry(name string) ([]os.FileInfo, error) {
 		}
 		p = parent
 	}
+}
+
+// cutLast is the absolute path p without its last element, as spelt
+// (filepath.Dir would clean "a/link/.." to "a"); the root stays the root.
+func cutLast(p string) string {
+	p = strings.TrimRight(p, string(filepath.Separator))
+	i := strings.LastIndexByte(p, filepath.Separator)
+	if i <= 0 {
+		return string(filepath.Separator)
+	}
+	return p[:i]
 }
