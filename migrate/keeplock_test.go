@@ -221,6 +221,9 @@ func TestKeepDirLockShortOfDescriptors(t *testing.T) {
 			for _, o := range res.Files {
 				if o.Status == Failed {
 					left++
+					if !strings.Contains(o.Reason, "ulimit -n") {
+						t.Errorf("%s failed, not for want of descriptors: %s", o.ARC, o.Reason)
+					}
 					if b, err := os.ReadFile(filepath.Join(coll, filepath.FromSlash(o.ARC))); err != nil || len(b) == 0 {
 						t.Errorf("%s failed and is not in the collection: %v", o.ARC, err)
 					}
