@@ -171,6 +171,15 @@ func (s *Set) Add(dirs ...string) error {
 // "too many open files".
 const spareDescriptors = 256
 
+// CheckRoom refuses n more locks (the first of dir) where they would
+// leave the job fewer than the descriptors it needs beside them: for a
+// job that locks directories as it first uses them (a conversion's keep
+// directories), checked before it starts with the most it may lock, as
+// Add checks the locks it takes at once.
+func CheckRoom(dir string, n int) error {
+	return checkDescriptors(dir, n)
+}
+
 // checkDescriptors refuses n more locks (the first of dir) where they
 // would leave the job fewer than spareDescriptors of its limit.
 func checkDescriptors(dir string, n int) error {

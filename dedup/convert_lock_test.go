@@ -14,22 +14,29 @@ import (
 
 // TestConvertKeepDirLocked proves that run --convert-arc locks its
 // --keep-arc directory as it locks the collection: while another job
-// holds the keep directory, or a directory beneath it, the run is refused
-// naming it before it converts anything (the collection and the keep
-// directory as they were); and an ARC whose directory of the keep
-// directory another job made and holds after the run locked the keep
-// directory's tree is left in the collection, not put in that job's
-// directory. Two jobs keeping ARC files of the same names at once would
-// find, or remove as a killed run's leftover, each other's copies.
+// holds the keep directory itself the run is refused naming it before it
+// converts anything (the collection and the keep directory as they
+// were); the directories beneath it are locked only as the conversion
+// first uses them (a keep directory shared across years of collections
+// would take a descriptor each), so that an ARC whose directory of the
+// keep directory another job holds, there before the run or made and
+// locked by that job once the run works, is left in the collection,
+// reported, not put in that job's directory; and a directory the run
+// does not use, held by another job, keeps nothing from being kept. Two
+// jobs keeping ARC files of the same names at once would find, or remove
+// as a killed run's leftover, each other's copies.
 func TestConvertKeepDirLocked(t *testing.T) {
 	cases := []struct {
 		name      string
 		held      string // beneath the keep directory ("." for itself), held before the run
 		madeLater bool   // held made and locked by another job once the run has locked
+		refused   bool   // the run refused before it converts anything
+		leftInSub bool   // the ARC in sub left in the collection (its keep directory held)
 	}{
-		{"the keep directory held", ".", false},
-		{"a directory beneath the keep directory held", "sub", false},
-		{"a directory made in the keep directory and held once the run locked", "sub", true},
+		{"the keep directory held", ".", false, true, false},
+		{"a directory beneath the keep directory held", "sub", false, false, true},
+		{"a directory made in the keep directory and held once the run locked", "sub", true, false, true},
+		{"a directory of the keep directory the run does not use held", "other", false, false, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -68,7 +75,7 @@ func TestConvertKeepDirLocked(t *testing.T) {
 			}
 			before, keptBefore := hashTree(t, coll), hashTree(t, keep)
 			res, err := Run(context.Background(), opt)
-			if !c.madeLater {
+			if c.refused {
 				if err == nil || !strings.Contains(err.Error(), filepath.Clean(held)+": another warcdedup job is working on this directory's files") {
 					t.Fatalf("run with %s held: %v, want it refused naming %s", c.held, err, held)
 				}
@@ -78,6 +85,12 @@ func TestConvertKeepDirLocked(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatalf("run: %v", err)
+			}
+			if !c.leftInSub {
+				if left := arcNames(t, coll); len(left) != 0 || res.Report.Exit != 0 {
+					t.Errorf("ARC files left: %v, exit status %d; want none, 0 (%s, held, is not used)", left, res.Report.Exit, c.held)
+				}
+				return
 			}
 			if left := arcNames(t, coll); !slices.Equal(left, []string{inSub}) {
 				t.Errorf("ARC files left: %v, want %s alone (its keep directory held by another job)", left, inSub)

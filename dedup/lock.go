@@ -30,11 +30,11 @@ func (r *run) lockCollection() (*collock.Set, error) {
 	return collock.LockJob(r.opt.Collections, files)
 }
 
-// lockKeepARC adds to the run's locks, with --convert-arc, the tree of the
-// --keep-arc directory the conversion moves the ARC files into (made
-// first if need be: migrate.LockKeepDir): another job keeping ARC files
-// there, or working on files there, refuses the run before it converts
-// any. Called once the job has held the run to the keep directory it
+// lockKeepARC adds to the run's locks, with --convert-arc, the --keep-arc
+// directory the conversion moves the ARC files into (made first if need
+// be: migrate.LockKeepDir): another job keeping ARC files there, or
+// working on files there, refuses the run before it converts any. The
+// directories beneath it are locked as the conversion first uses them. Called once the job has held the run to the keep directory it
 // recorded (checkKeepARC), so that a run refused for another keep
 // directory makes none.
 func (r *run) lockKeepARC() error {

@@ -99,22 +99,38 @@ func TestRewriteRefusedWhileLocationHeld(t *testing.T) {
 // refused (exit status 2, the directory named) with the collection and
 // the keep directory as they were; it converted beside a job on the
 // collection, and kept ARC files in a directory another job was keeping
-// its own in. Once they are free it converts.
+// its own in. Once they are free it converts. A directory beneath the
+// keep directory is locked only when an ARC is kept there: one the job
+// does not use, held by another job (a collection of its own), refuses
+// nothing (the whole tree once was locked, a descriptor a directory).
 func TestArc2warcInPlaceRefusedWhileHeld(t *testing.T) {
-	cases := []struct{ name, held, script string }{
-		{"the collection held", "arcs", "arc2warc -q --in-place --work-dir work arcs"},
-		{"the keep directory held", "keep", "arc2warc -q --in-place --work-dir work --keep-arc keep arcs"},
+	cases := []struct {
+		name, held, script string
+		refused            bool
+	}{
+		{"the collection held", "arcs", "arc2warc -q --in-place --work-dir work arcs", true},
+		{"the keep directory held", "keep", "arc2warc -q --in-place --work-dir work --keep-arc keep arcs", true},
+		{"a directory of the keep directory not used held", "keep/old", "arc2warc -q --in-place --work-dir work --keep-arc keep arcs", false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			arcs := smallCollection(t, dir, "arcs", gen.ARCGz, gen.ARC)
 			keep := filepath.Join(dir, "keep")
-			if err := os.Mkdir(keep, 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Join(dir, c.held), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(keep, 0o755); err != nil {
 				t.Fatal(err)
 			}
 			before, keptBefore := treeSums(t, arcs), treeSums(t, keep)
 			_, stderr, code := sh(t, dir, "flock -n "+c.held+" "+c.script)
+			if !c.refused {
+				if code != 0 || maps.Equal(treeSums(t, arcs), before) || len(treeSums(t, keep)) == 0 {
+					t.Errorf("%s held: exit %d, stderr %q; want 0, the ARC files converted and kept", c.held, code, stderr)
+				}
+				return
+			}
 			want := "arc2warc: " + filepath.Join(dir, c.held) + ": another warcdedup job is working on this directory's files (its lock is held by process "
 			if code != 2 || !strings.Contains(stderr, want) {
 				t.Errorf("held: exit %d, stderr %q; want 2 and %q", code, stderr, want)

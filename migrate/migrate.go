@@ -93,9 +93,10 @@ type Options struct {
 	// damage the conversion found, as found.
 	Report func(error)
 	// Locks, if set, are the job's locks (package collock), the keep
-	// directory's among them (LockKeepDir): each directory of the keep
-	// directory an ARC goes into, made or found there, is added before
-	// the ARC is put in it.
+	// directory's own among them (LockKeepDir): each directory of the
+	// keep directory an ARC goes into, made or found there, and each on
+	// the way to it, is added one level at a time before it is used; one
+	// another job holds leaves the ARC where it is (Failed).
 	Locks *collock.Set
 	// Hook, if set, is called between the steps of each file's conversion
 	// with the step's name ("written", "proved", "linked", "copied" (a
@@ -390,6 +391,9 @@ func (c *Converter) Run(ctx context.Context, collection string, progress *atomic
 	if len(arcs) > 0 {
 		if err := c.holdKeepDir(); err != nil {
 			return nil, err
+		}
+		if err := c.checkKeepRoom(arcs); err != nil { // lock.go
+			return nil, fmt.Errorf("migrate: %w", err)
 		}
 	}
 	if c.KeepARC != "" && len(arcs) > 0 {

@@ -59,10 +59,12 @@ synced, the WARC linked to its name (never over an existing file), and
 only then the ARC removed, or moved to --keep-arc DIR. Killed at any
 point, the same command goes on. The first --keep-arc DIR is recorded in
 WORKDIR: a rerun there with another, or none, is refused rather than
-remove the ARC files left. The collection's directories and the
---keep-arc DIR's (made first if it is not there) are locked as warcdedup
-run locks them: while another job holds one, the conversion is refused
-(exit 2) before it starts. An ARC that is damaged, cut short or no
+remove the ARC files left. The collection's directories and --keep-arc
+DIR (made first if it is not there) are locked as warcdedup run locks
+them: while another job holds one, the conversion is refused (exit 2)
+before it starts. A directory beneath DIR is locked when an ARC is first
+kept there: while another job holds it, that ARC stays with its WARC and
+is named (exit 1), and the same command run again retries it. An ARC that is damaged, cut short or no
 ARC is left as it is and named (exit status 1); an ARC whose WARC name is
 taken is left too, unless that WARC proves to be its conversion (then the
 ARC is retired). WORKDIR/conversion.map maps every ARC record to its WARC
