@@ -11,6 +11,7 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/fixity"
+	"warcdedup/rewritelog"
 )
 
 // attackCase is a source and a new version of it built from cut points:
@@ -188,19 +189,26 @@ func TestVerifyAttackShortenedWhileMapped(t *testing.T) {
 		firstWritten bool
 		cutNew       bool
 		cutTo        int64
+		sha256       bool // the old version checked against a SHA-256 (undo), the new one's taken too
 	}{
-		{"source cut in a copied stretch, first window", false, false, int64(w / 4)},
-		{"source cut in a written stretch, first window", true, false, int64(w/4 + 3)},
-		{"source cut in a copied stretch, later window", true, false, int64(w + page + 1)},
-		{"source cut in a written stretch, later window", false, false, int64(w + page)},
-		{"source cut to nothing", false, false, 0},
-		{"new version cut in a copied stretch", false, true, int64(w / 8)},
-		{"new version cut to nothing", true, true, 0},
+		{"source cut in a copied stretch, first window", false, false, int64(w / 4), false},
+		{"source cut in a written stretch, first window", true, false, int64(w/4 + 3), false},
+		{"source cut in a copied stretch, later window", false, false, int64(w + page + 1), false},
+		{"source cut in a written stretch, later window", true, false, int64(w + page), false},
+		{"source cut to nothing", false, false, 0, false},
+		{"new version cut in a copied stretch", false, true, int64(w / 8), false},
+		{"new version cut to nothing", true, true, 0, false},
+		{"source cut in a written stretch, SHA-256 sums", true, false, int64(w + page), true},
+		{"new version cut in a written stretch, SHA-256 sums", true, true, 2500, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := buildAttack(size, cuts, 5000, tc.firstWritten)
 			v, srcFile, newFile := attackVersion(t, c)
+			if tc.sha256 {
+				v.expect = &rewritelog.Fixity{NewSum: strings.Repeat("0", 64)}
+				v.pl = &Placement{SHA256: true}
+			}
 			cut := srcFile
 			if tc.cutNew {
 				cut = newFile
