@@ -153,7 +153,9 @@ type Result struct {
 	// size, CRC-32 and SHA-256 are those of a read before the copy, and
 	// only a check of what was written (Check with Written) proves that
 	// the bytes copied are those read: a member that reads back without
-	// the CRC-32 its headers give is its file changed between the two.
+	// the CRC-32 its headers give, or the SHA-256 (taken again, a
+	// CRC-32 being easily kept by a change), is its file changed
+	// between the two.
 	CopiedFrom map[string]string
 }
 
