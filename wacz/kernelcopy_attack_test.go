@@ -3,9 +3,11 @@ package wacz
 import (
 	"bytes"
 	"crypto/sha256"
+	"errors"
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -150,4 +152,80 @@ func keepCRC(t *testing.T, data []byte, flip, fix int) []byte {
 		t.Fatal("forging the CRC-32 failed")
 	}
 	return out
+}
+
+// TestCheckWrittenFindsCopiedIndexWithCRCKept: the index a rebuild
+// writes to a temporary file and stores is read for its SHA-256
+// (datapackage.json's) and then copied by the kernel too: a change of
+// the temporary file between the two that keeps its CRC-32 is found by
+// the check of what was written.
+func TestCheckWrittenFindsCopiedIndexWithCRCKept(t *testing.T) {
+	members := validMembers(t)
+	old, _ := packageOf(t, members)
+	warc := []byte(members[0].data)
+	offsets := responseOffsets(t, warc)
+	rw := revisitsOf(t, warc, "x.wacz#archive/data.warc.gz", offsets[1], offsets[2])
+	const index = "indexes/index.cdxj"
+	dir := t.TempDir()
+	path := writeTemp(t, dir, "data.warc.gz", rw.data)
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	changed := 0
+	b := &Rebuild{Source: old, Replace: map[string]Replacement{"archive/data.warc.gz": {Path: path}}, FreshIndex: true,
+		NoPackageSHA256: true, Now: rebuildTime, TempDir: tmp}
+	b.beforeCopy = func(name string) {
+		if name != index {
+			return
+		}
+		temps, _ := filepath.Glob(filepath.Join(tmp, ".tmp-wacz-index-*"))
+		for _, p := range temps {
+			data, err := os.ReadFile(p)
+			if err != nil || len(data) < 32 {
+				continue
+			}
+			if err := os.WriteFile(p, keepCRC(t, data, len(data)/2, len(data)/2+8), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			changed++
+		}
+	}
+	out, err := os.Create(filepath.Join(dir, "new.wacz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	res, err := b.Write(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed == 0 {
+		t.Fatal("no index file changed: the test proves nothing")
+	}
+	np, err := NewPackage(out, res.Size, "new.wacz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := np.Member(index)
+	held := make([]byte, m.CompressedSize)
+	if _, err := out.ReadAt(held, m.DataOffset); err != nil {
+		t.Fatal(err)
+	}
+	if sum := sha256.Sum256(held); bytes.Equal(sum[:], res.MemberSHA256[index]) {
+		t.Fatal("the index held has datapackage.json's SHA-256: the test proves nothing")
+	}
+	rep, err := Check(np, CheckOptions{Written: res})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range rep.Problems {
+		if errors.Is(p, ErrDamaged) && strings.Contains(p.Error(), index) && strings.Contains(p.Error(), "SHA-256") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the check of what was written did not find the index's bytes other than its SHA-256 was taken of: %v", rep.Err())
+	}
 }
