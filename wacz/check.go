@@ -52,7 +52,10 @@ type CheckOptions struct {
 	// written, and datapackage.json's hashes are compared with the
 	// SHA-256 each member had as it was written (Result.MemberSHA256)
 	// instead of a second SHA-256 of every byte: the CRC-32 proves the
-	// bytes on disk are those the SHA-256 was taken of. A checker that
+	// bytes on disk are those the SHA-256 was taken of, when they were
+	// written from memory. A member the kernel copied in
+	// (Result.CopiedFrom) was read for its SHA-256 before a copy that
+	// read it again: its SHA-256 is taken again. A checker that
 	// trusts nothing of the writer (tests, wacztest) leaves it nil.
 	Written *Result
 }
@@ -153,6 +156,16 @@ func Check(p *Package, opt CheckOptions) (*Report, error) {
 		return nil, err
 	}
 	if opt.Written != nil {
+		// A member the kernel copied in was read twice: for the SHA-256
+		// datapackage.json gives (Result.MemberSHA256) and by the copy.
+		// Its CRC-32 alone does not prove the two reads the same bytes
+		// (a change that keeps it is easily made): its SHA-256 is taken
+		// again here, of the bytes on disk.
+		for name, from := range opt.Written.CopiedFrom {
+			if m := p.Member(name); m != nil && !bytes.Equal(sums[name], opt.Written.MemberSHA256[name]) {
+				r.add(errorf(p.Name, name, m.DataOffset, ErrDamaged, "SHA-256 %x, datapackage.json says %x, which %s had when it was read for its size, CRC-32 and SHA-256: it changed after that read, before or while it was copied in", sums[name], opt.Written.MemberSHA256[name], from))
+			}
+		}
 		sums = opt.Written.MemberSHA256
 		if !bytes.Equal(p.DatapackageRaw, opt.Written.Datapackage) {
 			r.add(errorf(p.Name, DatapackageName, -1, ErrDamaged, "it reads back other than it was written"))
@@ -173,7 +186,8 @@ func Check(p *Package, opt CheckOptions) (*Report, error) {
 // readAll reads the package file from start to end once: its CRC-32 (and
 // SHA-256 if wholeSum), and each member's content (inflated where
 // deflated) for its CRC-32, size and, unless written (a package just
-// written: CheckOptions.Written), SHA-256; WARC members also go to the
+// written: CheckOptions.Written) and not copied in by the kernel
+// (Result.CopiedFrom), SHA-256; WARC members also go to the
 // comparison's indexer.
 func (p *Package) readAll(r *Report, cmp *indexComparison, wholeSum bool, written *Result) (map[string][]byte, error) {
 	wholeCRC := crc32.NewIEEE()
@@ -201,7 +215,7 @@ func (p *Package) readAll(r *Report, cmp *indexComparison, wholeSum bool, writte
 		if written != nil {
 			from = written.CopiedFrom[m.Name]
 		}
-		digest, err := p.readMember(r, cmp, m, src, crc, buf, written == nil, from)
+		digest, err := p.readMember(r, cmp, m, src, crc, buf, written == nil || from != "", from)
 		if err != nil {
 			return nil, err
 		}

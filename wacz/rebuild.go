@@ -148,12 +148,14 @@ type Result struct {
 	// IndexedMembers is set when a fresh index read the WARC members,
 	// their lines not all known (KnownLines).
 	IndexedMembers bool
-	// CopiedFrom names, by member, the replacements whose bytes the
-	// kernel copied into the package (out a file, NoPackageSHA256): their
-	// size, CRC-32 and SHA-256 are those of a read before the copy, and
+	// CopiedFrom names, by member, the files (replacements, indexes
+	// rebuilt and stored) whose bytes the kernel copied into the
+	// package (out a file, NoPackageSHA256): their size, CRC-32 and SHA-256 are those of a read before the copy, and
 	// only a check of what was written (Check with Written) proves that
 	// the bytes copied are those read: a member that reads back without
-	// the CRC-32 its headers give is its file changed between the two.
+	// the CRC-32 its headers give, or the SHA-256 (taken again, a
+	// CRC-32 being easily kept by a change), is its file changed
+	// between the two.
 	CopiedFrom map[string]string
 }
 
@@ -191,6 +193,7 @@ func (b *Rebuild) Write(out outFile) (*Result, error) {
 	// read that takes its size and CRC-32 (sumReplacements, or the
 	// fresh index's, or storeFile's).
 	w.kernel = w.zw.copyInKernel(out)
+	w.zw.beforeCopy = b.beforeCopy
 	// A fresh index reads the new members as their copy into the package
 	// reads them (each at its own offsets): it is made on another core
 	// while the WARC members are written, which come first in a package
@@ -378,12 +381,7 @@ func (w *rebuildWrite) indexed(name string, rs rawSum) {
 // returning its SHA-256: with the size and CRC-32 its fresh index read
 // it with when it has them (storeRead), else read first (storeFile).
 func (w *rebuildWrite) storeReplacement(m *Member, f *os.File) ([]byte, error) {
-	if w.kernel {
-		if w.res.CopiedFrom == nil {
-			w.res.CopiedFrom = map[string]string{}
-		}
-		w.res.CopiedFrom[m.Name] = f.Name()
-	}
+	w.copiedFrom(m.Name, f.Name())
 	if c := w.raw[m.Name]; c != nil {
 		if rs, ok := <-c; ok {
 			if w.beforeCopy != nil {
@@ -393,6 +391,19 @@ func (w *rebuildWrite) storeReplacement(m *Member, f *os.File) ([]byte, error) {
 		}
 	}
 	return w.zw.storeFile(m, f)
+}
+
+// copiedFrom notes, when the kernel copies stored files in, that the
+// member's bytes are copied from the file path (Result.CopiedFrom): a
+// replacement, or a rebuilt index stored.
+func (w *rebuildWrite) copiedFrom(member, path string) {
+	if !w.kernel {
+		return
+	}
+	if w.res.CopiedFrom == nil {
+		w.res.CopiedFrom = map[string]string{}
+	}
+	w.res.CopiedFrom[member] = path
 }
 
 // waitIndexUnlessFresh waits for an index updated from the log, made
@@ -500,6 +511,7 @@ func (w *rebuildWrite) writeMembers() error {
 					err = zw.copyData(m, f)
 				}
 			} else {
+				w.copiedFrom(m.Name, p.path)
 				p.sum, err = zw.storeFile(m, f)
 			}
 			f.Close()

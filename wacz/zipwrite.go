@@ -42,6 +42,10 @@ type zipWriter struct {
 	// and copyMember have the kernel copy a file's bytes into it
 	// (copy_file_range), not through this process's memory.
 	file *os.File
+	// beforeCopy, if set, is called with a member's name between
+	// storeFile's read of its file and its copy (tests:
+	// Rebuild.beforeCopy).
+	beforeCopy func(member string)
 }
 
 // outFile is what a package is written to: a file.
@@ -353,6 +357,9 @@ func (z *zipWriter) storeFile(m *Member, f *os.File) ([]byte, error) {
 	raw := newRawSummer(z.file != nil)
 	if _, err := io.CopyBuffer(raw, io.NewSectionReader(f, 0, 1<<62), make([]byte, copyBufferSize)); err != nil {
 		return nil, err
+	}
+	if z.beforeCopy != nil {
+		z.beforeCopy(m.Name)
 	}
 	return z.storeRead(m, f, raw.sum())
 }
