@@ -34,9 +34,10 @@ func (r *run) lockCollection() (*collock.Set, error) {
 // directory the conversion moves the ARC files into (made first if need
 // be: migrate.LockKeepDir): another job keeping ARC files there, or
 // working on files there, refuses the run before it converts any. The
-// directories beneath it are locked as the conversion first uses them. Called once the job has held the run to the keep directory it
-// recorded (checkKeepARC), so that a run refused for another keep
-// directory makes none.
+// directories beneath it are locked as the conversion first uses them.
+// Called once the job has held the run to the keep directory it recorded
+// (checkKeepARC), so that a run refused for another keep directory makes
+// none.
 func (r *run) lockKeepARC() error {
 	if r.locks == nil || !r.opt.ConvertARC || r.opt.KeepARC == "" {
 		return nil

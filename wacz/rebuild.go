@@ -149,13 +149,13 @@ type Result struct {
 	// their lines not all known (KnownLines).
 	IndexedMembers bool
 	// CopiedFrom names, by member, the files (replacements, indexes
-	// rebuilt and stored) whose bytes the kernel copied into the
-	// package (out a file, NoPackageSHA256): their size, CRC-32 and SHA-256 are those of a read before the copy, and
-	// only a check of what was written (Check with Written) proves that
-	// the bytes copied are those read: a member that reads back without
-	// the CRC-32 its headers give, or the SHA-256 (taken again, a
-	// CRC-32 being easily kept by a change), is its file changed
-	// between the two.
+	// rebuilt and stored) whose bytes the kernel copied into the package
+	// (out a file, NoPackageSHA256): their size, CRC-32 and SHA-256 are
+	// those of a read before the copy, and only a check of what was
+	// written (Check with Written) proves that the bytes copied are those
+	// read: a member that reads back without the CRC-32 its headers give,
+	// or the SHA-256 (taken again, a CRC-32 being easily kept by a
+	// change), is its file changed between the two.
 	CopiedFrom map[string]string
 }
 

@@ -27,16 +27,7 @@ func inPlace(c *cli.Context) error {
 	log := cmdutil.NewLog(c)
 	ctx, stop := cmdutil.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if keep := c.String("keep-arc"); keep != "" {
-		// Against each collection before any is converted (a keep
-		// directory inside a later one).
-		for _, coll := range c.Args().Slice() {
-			if err := migrate.CheckKeepDir(keep, coll); err != nil {
-				return cli.Exit(err, cmdutil.ExitFatal)
-			}
-		}
-	}
-	left := 0
+	workDirs := map[string]string{}
 	for _, coll := range c.Args().Slice() {
 		wd := c.String("work-dir")
 		if wd == "" {
@@ -46,6 +37,23 @@ func inPlace(c *cli.Context) error {
 			}
 			wd = filepath.Clean(abs) + ".warcdedup"
 		}
+		workDirs[coll] = wd
+	}
+	if keep := c.String("keep-arc"); keep != "" {
+		// Against each collection and its work directory before any is
+		// converted (a keep directory inside a later one).
+		for _, coll := range c.Args().Slice() {
+			if err := migrate.CheckKeepDir(keep, coll); err != nil {
+				return cli.Exit(err, cmdutil.ExitFatal)
+			}
+			if err := migrate.CheckKeepNotWork(keep, workDirs[coll]); err != nil {
+				return cli.Exit(err, cmdutil.ExitFatal)
+			}
+		}
+	}
+	left := 0
+	for _, coll := range c.Args().Slice() {
+		wd := workDirs[coll]
 		locks, err := migrate.LockJob(coll, c.String("keep-arc"))
 		if err != nil {
 			return cli.Exit(err, cmdutil.ExitFatal)

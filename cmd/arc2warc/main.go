@@ -64,11 +64,12 @@ DIR (made first if it is not there) are locked as warcdedup run locks
 them: while another job holds one, the conversion is refused (exit 2)
 before it starts. A directory beneath DIR is locked when an ARC is first
 kept there: while another job holds it, that ARC stays with its WARC and
-is named (exit 1), and the same command run again retries it. An ARC that is damaged, cut short or no
-ARC is left as it is and named (exit status 1); an ARC whose WARC name is
-taken is left too, unless that WARC proves to be its conversion (then the
-ARC is retired). WORKDIR/conversion.map maps every ARC record to its WARC
-record, for warccdx --conversion.
+is named (exit 1), and the same command run again retries it. An ARC
+that is damaged, cut short or no ARC is left as it is and named (exit
+status 1); an ARC whose WARC name is taken is left too, unless that WARC
+proves to be its conversion (then the ARC is retired).
+WORKDIR/conversion.map maps every ARC record to its WARC record, for
+warccdx --conversion.
 
 --check converts nothing: for each ARC it checks the WARC already in -o DIR
 (x.warc.gz, or x.warc) record for record, reading both files independently
