@@ -47,47 +47,10 @@ func CheckKeepDir(keep, collection string) error {
 // directory whose files are removed (checkKeepNotWork), before any
 // collection of a job is converted: a later collection's work directory
 // holding the keep directory would be refused only once the ARC files of
-// the first were kept there. A work directory not made yet holds
-// nothing: the keep directory is inside it only if it is spelt beneath
-// it, both resolved as far as they exist.
+// the first were kept there. A work directory not made yet is compared
+// by path (within.Dir).
 func CheckKeepNotWork(keep, workDir string) error {
-	_, err := os.Stat(workDir)
-	if err == nil || !errors.Is(err, fs.ErrNotExist) {
-		return checkKeepNotWork(keep, workDir)
-	}
-	k, err := resolveExisting(keep)
-	if err != nil {
-		return fmt.Errorf("migrate: keep directory %s: %w", keep, err)
-	}
-	w, err := resolveExisting(workDir)
-	if err != nil {
-		return fmt.Errorf("migrate: work directory %s: %w", workDir, err)
-	}
-	if rel, err := filepath.Rel(w, k); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return fmt.Errorf("migrate: keep directory %s is inside the work directory %s, whose files are removed (its tmp at each job's end, all of it once the job is done): name a keep directory outside it", keep, workDir)
-	}
-	return nil
-}
-
-// resolveExisting is name absolute, its symbolic links resolved as far as
-// it exists, the rest as spelt (cleaned).
-func resolveExisting(name string) (string, error) {
-	abs, err := filepath.Abs(name)
-	if err != nil {
-		return "", err
-	}
-	for p, rest := abs, ""; ; {
-		r, err := filepath.EvalSymlinks(p)
-		if err == nil {
-			return filepath.Join(r, rest), nil
-		}
-		parent := filepath.Dir(p)
-		if !errors.Is(err, fs.ErrNotExist) || parent == p {
-			return "", err
-		}
-		rest = filepath.Join(filepath.Base(p), rest)
-		p = parent
-	}
+	return checkKeepNotWork(keep, workDir)
 }
 
 // LockKeepDir adds the keep directory itself to locks, before the

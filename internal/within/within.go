@@ -21,9 +21,15 @@ import (
 // taken both as the kernel takes it (the link's target's parent: what
 // os.MkdirAll(name) makes) and as filepath.Clean and Join take it (the
 // spelling cleaned of it: what a path joined to name opens): name is
-// inside when either is. dir must exist.
+// inside when either is. A dir that does not exist yet (a work
+// directory a job will make) has no identity: both are then compared as
+// paths, each with its symbolic links resolved as far as it exists
+// (resolveExisting).
 func Dir(name, dir string) (bool, error) {
 	d, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return byPath(name, dir)
+	}
 	if err != nil {
 		return false, err
 	}
@@ -94,4 +100,40 @@ func cutLast(p string) string {
 		return string(filepath.Separator)
 	}
 	return p[:i]
+}
+
+// byPath reports whether name is dir or beneath it as paths, both
+// absolute and resolved as far as they exist.
+func byPath(name, dir string) (bool, error) {
+	n, err := resolveExisting(name)
+	if err != nil {
+		return false, err
+	}
+	d, err := resolveExisting(dir)
+	if err != nil {
+		return false, err
+	}
+	rel, err := filepath.Rel(d, n)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)), nil
+}
+
+// resolveExisting is name absolute, its symbolic links resolved as far as
+// it exists, the rest as spelt (cleaned).
+func resolveExisting(name string) (string, error) {
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return "", err
+	}
+	for p, rest := abs, ""; ; {
+		r, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			return filepath.Join(r, rest), nil
+		}
+		parent := filepath.Dir(p)
+		if !errors.Is(err, fs.ErrNotExist) || parent == p {
+			return "", err
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
 }

@@ -75,11 +75,40 @@ func TestDirThroughABindMount(t *testing.T) {
 	}
 }
 
-// TestDirMissingDir proves a directory that does not exist is an error,
-// not "outside".
-func TestDirMissingDir(t *testing.T) {
+// TestDirNotMadeYet proves a directory that does not exist yet (a work
+// directory a later job makes) is compared by path, links resolved as far
+// as they exist.
+func TestDirNotMadeYet(t *testing.T) {
 	root := t.TempDir()
-	if _, err := Dir(root, filepath.Join(root, "gone")); err == nil {
-		t.Error("Dir(.., a directory that does not exist) gave no error")
+	if err := os.Mkdir(filepath.Join(root, "coll"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("coll", filepath.Join(root, "to-coll")); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "coll.warcdedup")
+	tests := []struct {
+		name string
+		path string // relative to root
+		want bool
+	}{
+		{"a path beneath it", "coll.warcdedup/tmp/kept", true},
+		{"the directory itself", "coll.warcdedup", true},
+		{"a sibling whose name starts like it", "coll.warcdedup2/kept", false},
+		{"the collection beside it", "to-coll/kept", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Dir(filepath.Join(root, tc.path), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("Dir(%s, coll.warcdedup) = %v, want %v", tc.path, got, tc.want)
+			}
+		})
+	}
+	if got, err := Dir(filepath.Join(root, "to-coll", "..", "coll.warcdedup", "kept"), filepath.Join(root, "to-coll", "..", "coll.warcdedup")); err != nil || !got {
+		t.Errorf("Dir through a link and .. = %v, %v; want true", got, err)
 	}
 }
