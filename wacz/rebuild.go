@@ -194,41 +194,7 @@ func (b *Rebuild) Write(out outFile) (*Result, error) {
 	// fresh index's, or storeFile's).
 	w.kernel = w.zw.copyInKernel(out)
 	w.zw.beforeCopy = b.beforeCopy
-	// A fresh index reads the new members as their copy into the package
-	// reads them (each at its own offsets): it is made on another core
-	// while the WARC members are written, which come first in a package
-	// as Browsertrix and py-wacz write it; the first other member waits
-	// for it. An index updated from the log is made first.
-	indexed := make(chan error, 1)
-	if b.FreshIndex {
-		w.known = w.knownLines()
-	}
-	if b.FreshIndex && w.known != nil {
-		// The index reads nothing but the lines. The replacements are
-		// read for their size and CRC-32 on another core, each ahead of
-		// its copy into the package (as a fresh index read them).
-		w.raw = map[string]chan rawSum{}
-		for name := range w.files {
-			w.raw[name] = make(chan rawSum, 1)
-		}
-		go w.sumReplacements()
-		go func() { indexed <- w.rebuildIndexes() }()
-	} else if b.FreshIndex {
-		w.raw = map[string]chan rawSum{}
-		for name := range w.files {
-			w.raw[name] = make(chan rawSum, 1)
-		}
-		go func() {
-			indexed <- w.rebuildIndexes()
-			// A member the index did not read whole is read for its
-			// CRC-32 by its copy (storeFile).
-			for _, c := range w.raw {
-				close(c)
-			}
-		}()
-	} else {
-		indexed <- w.rebuildIndexes()
-	}
+	indexed := w.startIndex()
 	w.waitIndex = func() error {
 		if indexed != nil {
 			w.indexErr, indexed = <-indexed, nil
@@ -271,6 +237,42 @@ func (b *Rebuild) Write(out outFile) (*Result, error) {
 		w.res.MemberSHA256[name] = ws.sum
 	}
 	return w.res, nil
+}
+
+// startIndex starts the new package's index and returns the channel
+// its outcome comes on. A fresh index reads the new members as their
+// copy into the package reads them (each at its own offsets): it is made
+// on another core while the WARC members are written, which come first in
+// a package as Browsertrix and py-wacz write it; the first other member
+// waits for it. An index updated from the log is made first.
+func (w *rebuildWrite) startIndex() chan error {
+	indexed := make(chan error, 1)
+	if !w.FreshIndex {
+		indexed <- w.rebuildIndexes()
+		return indexed
+	}
+	w.known = w.knownLines()
+	w.raw = map[string]chan rawSum{}
+	for name := range w.files {
+		w.raw[name] = make(chan rawSum, 1)
+	}
+	if w.known != nil {
+		// The index reads nothing but the lines. The replacements are
+		// read for their size and CRC-32 on another core, each ahead of
+		// its copy into the package (as a fresh index read them).
+		go w.sumReplacements()
+		go func() { indexed <- w.rebuildIndexes() }()
+		return indexed
+	}
+	go func() {
+		indexed <- w.rebuildIndexes()
+		// A member the index did not read whole is read for its CRC-32
+		// by its copy (storeFile).
+		for _, c := range w.raw {
+			close(c)
+		}
+	}()
+	return indexed
 }
 
 // memberSum is a member written anew: its SHA-256 and size.
