@@ -51,12 +51,7 @@ func TestCheckWrittenFindsCopiedMemberWithCRCKept(t *testing.T) {
 					}
 				}
 			}
-			out, err := os.Create(filepath.Join(dir, "new.wacz"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer out.Close()
-			res, err := b.Write(out)
+			out, res, err := rebuildInto(t, b, dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,11 +63,7 @@ func TestCheckWrittenFindsCopiedMemberWithCRCKept(t *testing.T) {
 				t.Fatal(err)
 			}
 			// What the package holds against what datapackage.json says.
-			m := np.Member(member)
-			held := make([]byte, m.CompressedSize)
-			if _, err := out.ReadAt(held, m.DataOffset); err != nil {
-				t.Fatal(err)
-			}
+			held := storedBytes(t, out, np, member)
 			heldSum := sha256.Sum256(held)
 			mismatch := !bytes.Equal(heldSum[:], res.MemberSHA256[member])
 			if mismatch != tc.change {
@@ -191,12 +182,7 @@ func TestCheckWrittenFindsCopiedIndexWithCRCKept(t *testing.T) {
 			changed++
 		}
 	}
-	out, err := os.Create(filepath.Join(dir, "new.wacz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	res, err := b.Write(out)
+	out, res, err := rebuildInto(t, b, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,11 +193,7 @@ func TestCheckWrittenFindsCopiedIndexWithCRCKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := np.Member(index)
-	held := make([]byte, m.CompressedSize)
-	if _, err := out.ReadAt(held, m.DataOffset); err != nil {
-		t.Fatal(err)
-	}
+	held := storedBytes(t, out, np, index)
 	if sum := sha256.Sum256(held); bytes.Equal(sum[:], res.MemberSHA256[index]) {
 		t.Fatal("the index held has datapackage.json's SHA-256: the test proves nothing")
 	}

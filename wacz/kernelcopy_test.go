@@ -132,12 +132,7 @@ func TestRebuildReplacementChanged(t *testing.T) {
 					}
 				}
 			}
-			out, err := os.Create(filepath.Join(dir, "new.wacz"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer out.Close()
-			res, err := b.Write(out)
+			out, res, err := rebuildInto(t, b, dir)
 			if tc.wantWrite != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantWrite) {
 					t.Fatalf("rebuild error %v, want one saying %q", err, tc.wantWrite)
@@ -265,12 +260,7 @@ func TestRebuildCopiedMemberChanged(t *testing.T) {
 			}
 			repl := map[string]Replacement{"archive/data.warc.gz": {Path: writeTemp(t, dir, "data.warc.gz", rw.data)}}
 			b := &Rebuild{Source: old, Replace: repl, FreshIndex: true, NoPackageSHA256: tc.kernel, Now: rebuildTime, TempDir: dir}
-			out, err := os.Create(filepath.Join(dir, "new.wacz"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer out.Close()
-			res, err := b.Write(out)
+			out, res, err := rebuildInto(t, b, dir)
 			if tc.wantWrite != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantWrite) {
 					t.Fatalf("rebuild error %v, want one saying %q", err, tc.wantWrite)
@@ -334,4 +324,32 @@ func cutInto(name string) func(t *testing.T, path string, p *Package) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// rebuildInto writes b's package to dir/new.wacz, closed when the test
+// ends, and returns the file with what Write returned.
+func rebuildInto(t *testing.T, b *Rebuild, dir string) (*os.File, *Result, error) {
+	t.Helper()
+	out, err := os.Create(filepath.Join(dir, "new.wacz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { out.Close() })
+	res, err := b.Write(out)
+	return out, res, err
+}
+
+// storedBytes are the bytes member name has as stored in np, the package
+// in out: what its SHA-256 in datapackage.json must be of.
+func storedBytes(t *testing.T, out *os.File, np *Package, name string) []byte {
+	t.Helper()
+	m := np.Member(name)
+	if m == nil {
+		t.Fatalf("%s: no member %s", out.Name(), name)
+	}
+	held := make([]byte, m.CompressedSize)
+	if _, err := out.ReadAt(held, m.DataOffset); err != nil {
+		t.Fatal(err)
+	}
+	return held
 }
