@@ -582,7 +582,9 @@ func TestWarccdxInPlaceKilled(t *testing.T) {
 		reset()
 		c := exec.Command("bash", "-c", "exec "+cmd)
 		c.Dir = ix
-		c.Env = append(os.Environ(), "PATH="+binDir+":"+os.Getenv("PATH"))
+		// Killed, warccdx leaves its sort files where TMPDIR says, as
+		// sort(1) does: in the test's directory, not the machine's /tmp.
+		c.Env = append(os.Environ(), "PATH="+binDir+":"+os.Getenv("PATH"), "TMPDIR="+t.TempDir())
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
 		}
