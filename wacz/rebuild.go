@@ -276,7 +276,8 @@ func (w *rebuildWrite) startIndex() chan error {
 	if w.known != nil {
 		// The index reads nothing but the lines. The replacements are
 		// read for their size and CRC-32 on another core, each ahead of
-		// its copy into the package (as a fresh index read them).
+		// its copy into the package (as a fresh index read them),
+		// unless their sums are given (Replacement.Sum).
 		go w.sumReplacements()
 		go func() { indexed <- w.rebuildIndexes() }()
 		return indexed
