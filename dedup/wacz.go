@@ -380,6 +380,16 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 	}
 	if !r.opt.DryRun {
 		r.memberLines(s, pr)
+		// The check of each staged member's new version takes the
+		// CRC-32 and SHA-256 its package's rebuild stores it with.
+		s.Sums = pr.Sums
+		next := s.Replaced
+		s.Replaced = func(rp rewritelog.Replacement) {
+			if next != nil {
+				next(rp)
+			}
+			pr.Replaced(rp)
+		}
 	}
 	s.Locations = pr.Locations()
 	s.Container = pr.Container

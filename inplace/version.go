@@ -17,6 +17,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
@@ -66,6 +68,10 @@ type Version struct {
 	// sha256 is the new version's SHA-256 if the placement asks for it
 	// (Placement.SHA256), taken by verify.
 	sha256 string
+	// crc32 is its CRC-32 if the placement asks for it (Placement.Sums),
+	// taken by verify with sha256; hasCRC32 says so.
+	crc32    uint32
+	hasCRC32 bool
 }
 
 // segment is a stretch of the new file: a copy of the source from srcOff,
@@ -379,8 +385,13 @@ type Replaced struct {
 	*rewritelog.Intent
 	Old, New os.FileInfo
 	// SHA256 is the new version's SHA-256 (hex) if the placement asks for
-	// it (Placement.SHA256), else "".
+	// it (Placement.SHA256, Placement.Sums), else "".
 	SHA256 string
+	// CRC32 is the new version's CRC-32 if the placement asks for it
+	// (Placement.Sums), HasCRC32 saying so: taken by the check's read of
+	// the bytes it proved, with the SHA-256.
+	CRC32    uint32
+	HasCRC32 bool
 }
 
 // Replace puts the checked new version in place: with the old file's
@@ -412,7 +423,7 @@ func (v *Version) Replace(log *rewritelog.Log, lock sync.Locker, entries []rewri
 	if err := v.target.KeepAttributes(v.tmp.File); err != nil {
 		return nil, v.Refuse(err)
 	}
-	result := &Replaced{Intent: &rewritelog.Intent{Fixity: rewritelog.Fixity{File: v.Name, OldSize: v.Size, OldSum: oldSum, NewSize: v.written, NewSum: newSum}, Path: v.Path, Entries: entries}, SHA256: v.sha256}
+	result := &Replaced{Intent: &rewritelog.Intent{Fixity: rewritelog.Fixity{File: v.Name, OldSize: v.Size, OldSum: oldSum, NewSize: v.written, NewSum: newSum}, Path: v.Path, Entries: entries}, SHA256: v.sha256, CRC32: v.crc32, HasCRC32: v.hasCRC32}
 	// The two versions as they are now, for rewritelog.Replacement: the
 	// old one as it was read, the new one as checked, before its rename.
 	oldInfo, oldErr := v.Src.Stat()
@@ -581,10 +592,17 @@ func (v *Version) verifyWith(check Check, open openSection) (oldSum, newSum stri
 		}
 	}
 	newAlgs := []fixity.Algorithm{fixity.Default}
-	if v.pl != nil && v.pl.SHA256 {
+	sums := v.pl != nil && v.pl.Sums != nil && v.pl.Sums(v.Name)
+	if v.pl != nil && (v.pl.SHA256 || sums) {
 		newAlgs = append(newAlgs, fixity.SHA256)
 	}
 	oldHash, newHash := oldAlg.New(), fixity.New(newAlgs...)
+	var newSums io.Writer = newHash
+	var newCRC hash.Hash32
+	if sums {
+		newCRC = crc32.NewIEEE()
+		newSums = io.MultiWriter(newHash, newCRC)
+	}
 	newFile := v.tmp.File
 	newInfo, err := newFile.Stat()
 	if err != nil {
@@ -603,7 +621,7 @@ func (v *Version) verifyWith(check Check, open openSection) (oldSum, newSum stri
 	var end, srcEnd int64
 	err = guardFaults(func() error {
 		var err error
-		end, srcEnd, err = v.compareSegments(check, newer, older, oldHash, newHash)
+		end, srcEnd, err = v.compareSegments(check, newer, older, oldHash, newSums)
 		return err
 	}, newer, older)
 	if err != nil {
@@ -620,6 +638,9 @@ func (v *Version) verifyWith(check Check, open openSection) (oldSum, newSum stri
 		return "", "", fmt.Errorf("the segments cover %d bytes of the source's %d", srcEnd, v.Size)
 	}
 	v.sha256 = newHash.Sum(fixity.SHA256)
+	if newCRC != nil {
+		v.crc32, v.hasCRC32 = newCRC.Sum32(), true
+	}
 	return oldAlg.Format(oldHash.Sum(nil)), newHash.Sum(fixity.Default), nil
 }
 
@@ -627,7 +648,7 @@ func (v *Version) verifyWith(check Check, open openSection) (oldSum, newSum stri
 // and the source through older: each copied one compared byte for byte
 // and both hashed, each written one hashed and checked. It returns where
 // the segments end in the new version and in the source.
-func (v *Version) compareSegments(check Check, newer, older section, oldHash io.Writer, newHash *fixity.Hash) (end, srcEnd int64, err error) {
+func (v *Version) compareSegments(check Check, newer, older section, oldHash, newHash io.Writer) (end, srcEnd int64, err error) {
 	newFile := v.tmp.File
 	k := 0 // records written anew so far
 	for _, s := range v.segments {

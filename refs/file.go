@@ -204,7 +204,7 @@ func (f *fileRewrite) finish() error {
 	}
 	t.Result = result
 	if r.Replaced != nil && result.Old != nil && result.New != nil {
-		r.Replaced(rewritelog.Replacement{Name: f.Name, Path: f.Path, Old: result.Old, New: result.New, Entries: t.entries, SHA256: result.SHA256})
+		r.Replaced(rewritelog.Replacement{Name: f.Name, Path: f.Path, Old: result.Old, New: result.New, Entries: t.entries, SHA256: result.SHA256, CRC32: result.CRC32, HasCRC32: result.HasCRC32})
 	}
 	return nil
 }

@@ -20,4 +20,10 @@ type Replacement struct {
 	// to take it (refs.Rewriter.SHA256: a crawl index records files by
 	// it), else "" (the log's "# file" line has its BLAKE3, another hash).
 	SHA256 string
+	// CRC32 is the new version's CRC-32, taken with SHA256 by the
+	// rewrite's check for the files it was asked to (refs.Rewriter.Sums:
+	// WACZ members' staged copies, which their package stores with
+	// both); HasCRC32 says so.
+	CRC32    uint32
+	HasCRC32 bool
 }

@@ -212,6 +212,9 @@ type PackageRewrite struct {
 	// fileSystem is checkSpace's look at the file systems (freeSpace
 	// when nil; tests give their own).
 	fileSystem fileSystem
+	// checkedSums are the sums the rewrite's check took of the staged
+	// members' new versions, by member name (Replaced).
+	checkedSums map[string]checkedSum
 	// put are the staged copies (paths) that a new version of their
 	// package put in place was written around: Discard keeps any other
 	// the rewrite or undo replaced (the member's logged version).
@@ -1080,9 +1083,6 @@ func (r *packageRebuild) open() error {
 func (r *packageRebuild) prepare(now time.Time, edit func(*wacz.Rebuild)) (*wacz.Rebuild, error) {
 	pr := r.pr
 	b := &wacz.Rebuild{Source: r.old, Replace: map[string]wacz.Replacement{}, FreshIndex: true, Now: now, TempDir: pr.TempDir}
-	for m, p := range r.replace {
-		b.Replace[m] = wacz.Replacement{Path: p}
-	}
 	edit(b)
 	if r.old.Signed() {
 		if !pr.Unsign {
@@ -1096,6 +1096,9 @@ func (r *packageRebuild) prepare(now time.Time, edit func(*wacz.Rebuild)) (*wacz
 	var err error
 	if r.staged, err = statFiles(r.replace); err != nil {
 		return nil, err
+	}
+	for m, p := range r.replace {
+		b.Replace[m] = pr.replacementOf(r.pkg, m, p, r.staged[m])
 	}
 	if pr.Lines != nil {
 		b.KnownLines = r.knownLines

@@ -23,6 +23,23 @@ import (
 // by the rewrite beside the package).
 type Replacement struct {
 	Path string
+	// Sum, if set, is the file's size, CRC-32 and SHA-256 as a read of it
+	// whole took them: the rewrite's check of the new version it wrote
+	// (inplace: every byte compared with the old version or read back as
+	// the record written), of the file as it still is. With KnownLines
+	// (the index reads no member), the rebuild takes them rather than
+	// reading the file again for them before its copy; a file changed
+	// since is found as one changed between that read and the copy is: a
+	// copy by the kernel has its SHA-256 taken again by the check of what
+	// was written (Result.CopiedFrom), a copy here its CRC-32 and size.
+	Sum *FileSum
+}
+
+// FileSum is a file's size, CRC-32 and SHA-256, of one read of it.
+type FileSum struct {
+	Size   int64
+	CRC32  uint32
+	SHA256 []byte
 }
 
 // Metadata is a package's datapackage.json and datapackage-digest.json
@@ -259,7 +276,8 @@ func (w *rebuildWrite) startIndex() chan error {
 	if w.known != nil {
 		// The index reads nothing but the lines. The replacements are
 		// read for their size and CRC-32 on another core, each ahead of
-		// its copy into the package (as a fresh index read them).
+		// its copy into the package (as a fresh index read them),
+		// unless their sums are given (Replacement.Sum).
 		go w.sumReplacements()
 		go func() { indexed <- w.rebuildIndexes() }()
 		return indexed
@@ -315,7 +333,8 @@ type rebuildWrite struct {
 // sumReplacements reads each replacement, in the order of the members,
 // for the size and CRC-32 its copy into the package writes before its
 // bytes (storeRead), and its SHA-256 when the kernel copies them; one
-// it could not read is read by the copy itself (storeFile).
+// it could not read is read by the copy itself (storeFile). One whose
+// sums are given (Replacement.Sum) is not read.
 func (w *rebuildWrite) sumReplacements() {
 	defer func() {
 		for _, c := range w.raw {
@@ -326,6 +345,10 @@ func (w *rebuildWrite) sumReplacements() {
 	for _, m := range w.Source.WARCs() {
 		f := w.files[m.Name]
 		if f == nil {
+			continue
+		}
+		if s := w.Replace[m.Name].Sum; s != nil && len(s.SHA256) == sha256.Size {
+			w.raw[m.Name] <- rawSum{size: s.Size, crc: s.CRC32, sha256: s.SHA256}
 			continue
 		}
 		raw := newRawSummer(w.kernel)

@@ -411,9 +411,9 @@ func (s *rawSummer) sum() rawSum {
 // fresh index of a rebuild). It returns the SHA-256. With rs.sha256 and
 // copyInKernel, the kernel copies the bytes (storeByKernel); else they
 // are copied here with their SHA-256 (on another core) and CRC-32
-// computed on the way, which must be the CRC-32 read before (else the
-// file changed meanwhile, or the index was not made from the bytes
-// written).
+// computed on the way, which must be the CRC-32 read before, and the
+// SHA-256 if one was (else the file changed meanwhile, or the index was
+// not made from the bytes written).
 func (z *zipWriter) storeRead(m *Member, f *os.File, rs rawSum) ([]byte, error) {
 	m.Method, m.Size, m.CompressedSize, m.CRC32 = Store, rs.size, rs.size, rs.crc
 	if err := z.begin(m); err != nil {
@@ -431,6 +431,11 @@ func (z *zipWriter) storeRead(m *Member, f *os.File, rs rawSum) ([]byte, error) 
 	}
 	if z.off-m.DataOffset != rs.size || crc.Sum32() != rs.crc {
 		return nil, fmt.Errorf("%s: %s changed after it was read for its size and CRC-32 (%d bytes, CRC-32 %08x; read before: %d bytes, %08x)", m.Name, f.Name(), z.off-m.DataOffset, crc.Sum32(), rs.size, rs.crc)
+	}
+	if rs.sha256 != nil && !bytes.Equal(digest, rs.sha256) {
+		// Taken before (Replacement.Sum), the SHA-256 proves what the
+		// CRC-32 cannot: the bytes copied are those read then.
+		return nil, fmt.Errorf("%s: %s changed after it was read for its size, CRC-32 and SHA-256 (SHA-256 %x; read before: %x)", m.Name, f.Name(), digest, rs.sha256)
 	}
 	if err := z.descriptor(m, nil); err != nil {
 		return nil, err

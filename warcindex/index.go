@@ -386,8 +386,7 @@ func (ix *indexer) index(f, req *facts) error {
 	if url != "" {
 		e.URLKey = SURT(url)
 	}
-	date := strings.NewReplacer("-", "", ":", "", "T", "").Replace(f.date)
-	e.Timestamp = date[:min(len(date), 14)]
+	e.Timestamp = timestamp(f.date)
 	if f.hasURI {
 		e.URL, e.HasURL = f.uri, true
 	}
@@ -414,4 +413,22 @@ func (ix *indexer) index(f, req *facts) error {
 func (ix *indexer) skip(f *facts) error {
 	return ix.skipped(&Entry{Offset: f.offset, Length: f.length, Filename: ix.filename, Type: f.typ, Date: f.date,
 		URL: f.uri, HasURL: f.hasURI, PayloadDigest: f.payloadDigest})
+}
+
+// timestamp is a WARC-Date as a CDXJ line's timestamp: without its "-",
+// ":" and "T", its first 14 characters (warcio.js's). Made here, not by a
+// strings.Replacer: one built for each record cost the hash stage of a
+// WACZ collection a tenth of its indexing.
+func timestamp(date string) string {
+	var b [14]byte
+	n := 0
+	for i := 0; i < len(date) && n < len(b); i++ {
+		switch c := date[i]; c {
+		case '-', ':', 'T':
+		default:
+			b[n] = c
+			n++
+		}
+	}
+	return string(b[:n])
 }

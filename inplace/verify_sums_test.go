@@ -1,0 +1,71 @@
+package inplace
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"warcdedup/atomicfile"
+)
+
+// TestVerifySums proves that the CRC-32 and SHA-256 the check takes of
+// a new version for a file Placement.Sums names (a WACZ member's staged
+// copy, which its package's rebuild stores with them unread) are those
+// of the new version's bytes as a fresh read finds them, copied
+// stretches and records written alike; a file it does not name gets
+// neither (its check costs no more than before).
+func TestVerifySums(t *testing.T) {
+	const source = "AAAABBBBCCCC"
+	const content = "AAAAxyCCCC" // BBBB written over by "xy"
+	segments := []segment{{newOff: 0, length: 4, srcOff: 0}, {newOff: 4, length: 2, srcOff: 4, written: true, oldLen: 4}, {newOff: 6, length: 4, srcOff: 8}}
+	wantSHA := sha256.Sum256([]byte(content))
+	wantCRC := crc32.ChecksumIEEE([]byte(content))
+	for _, tc := range []struct {
+		name  string
+		sums  func(string) bool
+		taken bool
+	}{
+		{"named by Sums", func(n string) bool { return n == "x.wacz#archive/a.warc" }, true},
+		{"not named by Sums", func(n string) bool { return n == "other" }, false},
+		{"no Sums", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			src := filepath.Join(dir, "a.warc")
+			if err := os.WriteFile(src, []byte(source), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.Open(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			tmp, err := atomicfile.Create(filepath.Join(dir, "b.warc"), 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tmp.Abort()
+			if _, err := tmp.WriteString(content); err != nil {
+				t.Fatal(err)
+			}
+			for _, kind := range sectionKinds {
+				v := &Version{Name: "x.wacz#archive/a.warc", Src: f, tmp: tmp, Size: int64(len(source)), segments: segments, pl: &Placement{Sums: tc.sums}}
+				if _, _, err := v.verifyWith(func(int, int64, int64, *os.File) error { return nil }, kind.open); err != nil {
+					t.Fatalf("%s: %v", kind.name, err)
+				}
+				if !tc.taken {
+					if v.hasCRC32 || v.sha256 != "" {
+						t.Fatalf("%s: sums taken (CRC-32 %v, SHA-256 %q) for a file not asked for", kind.name, v.hasCRC32, v.sha256)
+					}
+					continue
+				}
+				if !v.hasCRC32 || v.crc32 != wantCRC || v.sha256 != hex.EncodeToString(wantSHA[:]) {
+					t.Fatalf("%s: CRC-32 %08x (taken %v), SHA-256 %s; a fresh read gives %08x, %x", kind.name, v.crc32, v.hasCRC32, v.sha256, wantCRC, wantSHA)
+				}
+			}
+		})
+	}
+}
