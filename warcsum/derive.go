@@ -105,7 +105,7 @@ func (c *Cache) newDerivation(r rewritelog.Replacement) (*derivation, error) {
 		f.Close()
 		return nil, err
 	}
-	w := c.newEntry(Input{Path: r.Path, Name: r.Name, Size: newStamp.Size}, newStamp)
+	w := c.newEntry(Input{Path: r.Path, Name: r.Name, Size: newStamp.Size}, newStamp, nil, nil)
 	if w == nil {
 		f.Close()
 		return nil, errors.New("cannot make the entry's files")
