@@ -39,9 +39,9 @@ type stretch struct {
 // version read back from disk before it renames it), and SHA256. Derive
 // checks the rest: the old entry must have been made from the version
 // rewritten (its stamp, change time included), its files must have the
-// sums its stamp gives, its counts must add up to
-// its Stats, the entries must tile both versions, each record must lie
-// wholly in one copied stretch or be exactly the one written over, the
+// sums its stamp gives, its counts must add up to its Stats, the entries
+// must tile both versions, each record must lie wholly in one copied
+// stretch or be exactly the one written over, the
 // bytes written must read as one whole record each, and the new version
 // must be the one on disk, before and after its new records are read. A
 // file with damage is not derived. Anything else returns an error wrapping
