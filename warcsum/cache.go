@@ -225,6 +225,7 @@ func copyFile(w io.Writer, name string) error {
 type entryFile struct {
 	f      *atomicfile.File
 	bw     *bufio.Writer
+	out    *entryOut // over bw where the bytes are shared
 	z      *gzfile.Writer
 	sum    hash.Hash
 	closed bool  // z is closed
@@ -239,12 +240,29 @@ func createEntryFile(name string, also io.Writer) (*entryFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	bw := bufio.NewWriterSize(f, 32<<10)
-	var zw io.Writer = bw
+	e := &entryFile{f: f, bw: bufio.NewWriterSize(f, 32<<10), sum: sha256.New()}
+	var zw io.Writer = e.bw
 	if also != nil {
-		zw = io.MultiWriter(also, bw)
+		e.out = &entryOut{w: e.bw}
+		zw = io.MultiWriter(also, e.out)
 	}
-	return &entryFile{f: f, bw: bw, z: gzfile.NewWriter(zw), sum: sha256.New()}, nil
+	e.z = gzfile.NewWriter(zw)
+	return e, nil
+}
+
+// entryOut is the entry file's side of a stream it shares: a failure to
+// write the file fails the entry (commit), not the stream, which the
+// other writer (the run's output) needs whole.
+type entryOut struct {
+	w   io.Writer
+	err error
+}
+
+func (o *entryOut) Write(p []byte) (int, error) {
+	if o.err == nil {
+		_, o.err = o.w.Write(p)
+	}
+	return len(p), nil
 }
 
 func (e *entryFile) Write(p []byte) (int, error) {
@@ -267,6 +285,10 @@ func (e *entryFile) commit() (string, error) {
 	if err := e.finish(); err != nil {
 		e.f.Abort()
 		return "", err
+	}
+	if e.out != nil && e.out.err != nil {
+		e.f.Abort()
+		return "", e.out.err
 	}
 	if err := e.bw.Flush(); err != nil {
 		e.f.Abort()

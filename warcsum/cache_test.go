@@ -2,6 +2,7 @@ package warcsum
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -276,5 +277,44 @@ func TestRunnerGzipMembers(t *testing.T) {
 					len(lines), len(facts), len(entries("lines")), len(entries("facts")))
 			}
 		})
+	}
+}
+
+// failWriter fails every write, as a full disk does.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestEntryFileSharedStream proves that an entry file whose writes fail
+// (the cache's disk full) still gives the writer it shares its compressed
+// bytes with (a Runner's output, with Gzip) the whole member, and is not
+// committed: the cache is an optimisation, the listing is not.
+func TestEntryFileSharedStream(t *testing.T) {
+	text := strings.Repeat("f.warc.gz 0 10 http://a/ 20240101000000 sha1:ABCDEFGHIJKLMNOPQRSTUVWXYZ234567\n", 2000)
+	name := filepath.Join(t.TempDir(), "x.lines")
+	var shared bytes.Buffer
+	e, err := createEntryFile(name, &shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.out.w = failWriter{}
+	if _, err := io.WriteString(e, text); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	if err := e.finish(); err != nil {
+		t.Fatalf("finish: %v", err)
+	}
+	r, err := gzfile.NewReader(bytes.NewReader(shared.Bytes()), "shared")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := io.ReadAll(r); err != nil || string(got) != text {
+		t.Errorf("the shared stream holds %d bytes, %v; want the %d written", len(got), err, len(text))
+	}
+	if _, err := e.commit(); err == nil {
+		t.Error("the entry was committed")
+	}
+	if _, err := os.Stat(name); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the entry file is there: %v", err)
 	}
 }
