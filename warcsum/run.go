@@ -442,11 +442,7 @@ func (r *Runner) sum(summer *Summer, s *fileSum, progress *Progress) (st Stats, 
 		return r.sumPath(summer, s, progress, nil, wantSum)
 	}
 	if e, ok := r.Cache.lookup(s.in); ok && e.check() == nil && (!wantSum || e.stamp.SHA256 != "") {
-		var facts io.Writer
-		if s.facts != nil {
-			facts = s.facts
-		}
-		if err := e.replay(s.out, facts, r.Gzip); err == nil {
+		if err := e.replay(s.out, s.factsWriter(), r.Gzip); err == nil {
 			for _, m := range e.stamp.Messages {
 				summer.damage(errors.New(m))
 			}
