@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"warcdedup/gzmulti"
 
 	"github.com/klauspost/compress/gzip"
@@ -68,12 +69,48 @@ func (f *file) Close() error { return f.f.Close() }
 // Writer compresses what is written to w at gzip's fastest level (a
 // manifest's lines compress to about a fifth at it, as fast as they are
 // made); Close ends the gzip stream but does not close w.
-type Writer = gzip.Writer
+type Writer struct {
+	z *gzip.Writer // nil once closed
+}
+
+// compressors keeps the compressors of closed Writers for the next: one
+// at this level is some 750 kB of tables and window, which a run's cache
+// entries (three a file, in the hash stage and again in each derivation)
+// allocated and cleared anew each time.
+var compressors sync.Pool
 
 // NewWriter returns a Writer to w.
 func NewWriter(w io.Writer) *Writer {
+	if z, ok := compressors.Get().(*gzip.Writer); ok {
+		z.Reset(w) // as new: header, level and state
+		return &Writer{z: z}
+	}
 	z, _ := gzip.NewWriterLevel(w, gzip.BestSpeed) // the level is valid
-	return z
+	return &Writer{z: z}
+}
+
+// errClosed is a write to a closed Writer.
+var errClosed = errors.New("gzfile: write to a closed Writer")
+
+func (w *Writer) Write(p []byte) (int, error) {
+	if w.z == nil {
+		return 0, errClosed
+	}
+	return w.z.Write(p)
+}
+
+// Close ends the gzip stream; a second Close does nothing.
+func (w *Writer) Close() error {
+	if w.z == nil {
+		return nil
+	}
+	z := w.z
+	w.z = nil
+	err := z.Close()
+	if err == nil {
+		compressors.Put(z)
+	}
+	return err
 }
 
 // IsGzip reports whether the named file is gzip (by its first bytes).
