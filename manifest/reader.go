@@ -108,6 +108,7 @@ type Reader struct {
 	fields []int
 	order  *Order
 	prev   Line
+	cur    Line // the line Next compares with prev
 	buf    []byte
 	start  int64 // offset of the line Next returned last
 	next   int64 // offset of the line after it
@@ -155,10 +156,13 @@ func (r *Reader) Next() (Line, error) {
 		return Line{}, r.errorf("%d fields, want %s", l.Fields, fieldCounts(r.fields))
 	}
 	if r.order != nil {
-		if r.line > 1 && r.order.Compare(&r.prev, &l) > 0 {
+		// Compared as the Reader's own copy: a pointer to l, given to
+		// the order's comparison, would move every line to the heap.
+		r.cur = l
+		if r.line > 1 && r.order.Compare(&r.prev, &r.cur) > 0 {
 			return Line{}, r.errorf("%w: not sorted by %s; sort the input with %s", ErrOrder, r.order.Name, r.order.Command)
 		}
-		r.prev = l
+		r.prev = r.cur
 	}
 	return l, nil
 }

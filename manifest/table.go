@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Table is a manifest file whose lines are sorted on a key, by default the
@@ -28,6 +29,21 @@ type Table struct {
 	// algorithms are the labels of the digests of its lines ("sha1"), in
 	// order of first appearance; a revisit line without a digest has none.
 	algorithms []string
+	// free holds the buffers of finished look-ups for the next: allocated
+	// anew, a look-up's reader cost 8 KiB and its probe 1 KiB, tens of MB
+	// in a run's rewrite. A list under a lock, as Find may run on several
+	// goroutines at once: it holds as many as ran at once, at most.
+	mu   sync.Mutex
+	free []*lookup
+}
+
+// lookup is what one Find reads with.
+type lookup struct {
+	sr    io.SectionReader
+	br    *bufio.Reader
+	probe [probeWindow]byte
+	want  []byte // the key searched for
+	key   []byte // a line's key
 }
 
 // mark notes the first line that starts at or after a file position.
@@ -180,6 +196,25 @@ func (t *Table) Close() error {
 	return nil
 }
 
+// getLookup takes a finished look-up's buffers, or makes new ones.
+func (t *Table) getLookup() *lookup {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if n := len(t.free); n > 0 {
+		lk := t.free[n-1]
+		t.free = t.free[:n-1]
+		return lk
+	}
+	return &lookup{br: bufio.NewReaderSize(nil, scanBuffer)}
+}
+
+// putLookup keeps a finished look-up's buffers for the next.
+func (t *Table) putLookup(lk *lookup) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.free = append(t.free, lk)
+}
+
 // ErrStop ends Find early without an error.
 var ErrStop = errors.New("stop")
 
@@ -198,10 +233,14 @@ func (t *Table) Find(key string, fn func(*Line) error) error {
 	if i < len(t.marks) {
 		end = t.marks[i].offset
 	}
-	want := []byte(key)
-	start = t.seek(want, start, end)
-	br := bufio.NewReaderSize(io.NewSectionReader(t.r, start, t.size-start), scanBuffer)
-	var d []byte
+	lk := t.getLookup()
+	defer t.putLookup(lk)
+	want := append(lk.want[:0], key...)
+	lk.want = want
+	start = t.seek(lk, want, start, end)
+	lk.sr = *io.NewSectionReader(t.r, start, t.size-start)
+	br := lk.br
+	br.Reset(&lk.sr)
 	for {
 		text, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -220,8 +259,8 @@ func (t *Table) Find(key string, fn func(*Line) error) error {
 			return fmt.Errorf("%s: %w", t.name, err)
 		}
 		text = bytes.TrimSuffix(text, []byte("\n"))
-		d = t.key.of(d[:0], text)
-		switch c := bytes.Compare(d, want); {
+		lk.key = t.key.of(lk.key[:0], text)
+		switch c := bytes.Compare(lk.key, want); {
 		case c < 0:
 			continue
 		case c > 0:
@@ -257,9 +296,8 @@ const (
 // line of want: lo is a line start after which the first line of want
 // starts (or lo itself is one), and hi the start of a line whose key is at
 // least want (or the end).
-func (t *Table) seek(want []byte, lo, hi int64) int64 {
-	var buf [probeWindow]byte
-	var k []byte
+func (t *Table) seek(lk *lookup, want []byte, lo, hi int64) int64 {
+	buf := &lk.probe
 	for hi-lo > scanBelow {
 		mid := lo + (hi-lo)/2
 		// The first line that starts after mid, whole in the window; a
@@ -279,8 +317,8 @@ func (t *Table) seek(want []byte, lo, hi int64) int64 {
 		if end < 0 || p >= hi {
 			break
 		}
-		k = t.key.of(k[:0], line[:end])
-		if bytes.Compare(k, want) < 0 {
+		lk.key = t.key.of(lk.key[:0], line[:end])
+		if bytes.Compare(lk.key, want) < 0 {
 			lo = p // the line at p is before want's: they start after it
 		} else {
 			hi = p // want's first line starts at or before p

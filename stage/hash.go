@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strings"
@@ -12,7 +11,6 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/digest"
-	"warcdedup/internal/gzfile"
 	"warcdedup/internal/progress"
 	"warcdedup/record"
 	"warcdedup/wacz"
@@ -35,8 +33,9 @@ type Hash struct {
 	// Manifest gets the listing and Facts, unless "", the facts; each
 	// appears whole or not at all.
 	Manifest, Facts string
-	// Compress writes them gzip-compressed (package gzfile reads either
-	// form): the manifests a run keeps for undo and audit.
+	// Compress writes them gzip-compressed, a member a file (package
+	// gzfile reads either form): the manifests a run keeps for undo and
+	// audit.
 	Compress bool
 	// OnFile, if set, gets each file's SHA-256 as read, or as the cache
 	// keeps it (warcsum.Runner.OnFile; setting it makes the cache keep
@@ -178,13 +177,9 @@ func (h *Hash) Run(ctx context.Context) (HashResult, error) {
 		return HashResult{}, err
 	}
 	defer out.Abort()
-	var listing io.Writer = out
-	var zipped []*gzfile.Writer // closed before their files are committed
-	if h.Compress {
-		z := gzfile.NewWriter(out)
-		listing, zipped = z, append(zipped, z)
-	}
-	r := warcsum.Runner{Options: opt, Jobs: h.Jobs, Progress: new(warcsum.Progress), Cache: cache,
+	// Compressed, each file's lines are a gzip member, made by the worker
+	// that read it and kept as it is by the cache (warcsum.Runner.Gzip).
+	r := warcsum.Runner{Options: opt, Jobs: h.Jobs, Progress: new(warcsum.Progress), Cache: cache, Gzip: h.Compress,
 		OnFileError: func(in warcsum.Input, err error) {
 			if whole.failed(in.Name) {
 				return
@@ -204,20 +199,11 @@ func (h *Hash) Run(ctx context.Context) (HashResult, error) {
 		}
 		defer facts.Abort()
 		r.Facts = facts
-		if h.Compress {
-			z := gzfile.NewWriter(facts)
-			r.Facts, zipped = z, append(zipped, z)
-		}
 	}
 	h.Meter.Begin("bytes", total)
 	stop := progress.Follow(&r.Progress.Bytes, h.Meter)
-	st, err := r.Run(h.Inputs, listing)
+	st, err := r.Run(h.Inputs, out)
 	stop()
-	for _, z := range zipped {
-		if cerr := z.Close(); err == nil {
-			err = cerr
-		}
-	}
 	res := HashResult{Stats: st, Damaged: damaged.list, MultiRecord: whole.damage, MultiRecordFailed: whole.fails}
 	for name, size := range whole.files {
 		res.WholeGzip = append(res.WholeGzip, name)

@@ -167,15 +167,45 @@ func (e *cached) check() error {
 	return nil
 }
 
-// replay writes a checked entry's lines and facts.
-func (e *cached) replay(lines, facts io.Writer) error {
-	if err := copyFile(lines, e.lines); err != nil {
+// replay writes a checked entry's lines and facts; with members, each as
+// one gzip member (see Runner.Gzip): the entry's file as it is, where it
+// is one, which costs no inflating and compressing again.
+func (e *cached) replay(lines, facts io.Writer, members bool) error {
+	copyOf := copyFile
+	if members {
+		copyOf = copyMember
+	}
+	if err := copyOf(lines, e.lines); err != nil {
 		return err
 	}
 	if facts != nil {
-		return copyFile(facts, e.facts)
+		return copyOf(facts, e.facts)
 	}
 	return nil
+}
+
+// copyMember writes the named file to w as gzip: as it is if it is gzip
+// (what this version writes), else compressed (an older warcdedup's plain
+// entry).
+func copyMember(w io.Writer, name string) error {
+	gz, err := gzfile.IsGzip(name)
+	if err != nil {
+		return err
+	}
+	if !gz {
+		z := gzfile.NewWriter(w)
+		if err := copyFile(z, name); err != nil {
+			return err
+		}
+		return z.Close()
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(w, f)
+	return err
 }
 
 func copyFile(w io.Writer, name string) error {
@@ -193,19 +223,46 @@ func copyFile(w io.Writer, name string) error {
 // hashed uncompressed for the entry's stamp as it goes (an entry a plain
 // file holds, an older warcdedup's, has the same sum).
 type entryFile struct {
-	f   *atomicfile.File
-	bw  *bufio.Writer
-	z   *gzfile.Writer
-	sum hash.Hash
+	f      *atomicfile.File
+	bw     *bufio.Writer
+	out    *entryOut // over bw where the bytes are shared
+	z      *gzfile.Writer
+	sum    hash.Hash
+	closed bool  // z is closed
+	err    error // closing it failed
 }
 
-func createEntryFile(name string) (*entryFile, error) {
+// createEntryFile creates the named entry file; also, if not nil, gets
+// the same compressed bytes (a Runner's gzip member of the file's lines,
+// compressed once for both).
+func createEntryFile(name string, also io.Writer) (*entryFile, error) {
 	f, err := atomicfile.Create(name, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	bw := bufio.NewWriterSize(f, 32<<10)
-	return &entryFile{f: f, bw: bw, z: gzfile.NewWriter(bw), sum: sha256.New()}, nil
+	e := &entryFile{f: f, bw: bufio.NewWriterSize(f, 32<<10), sum: sha256.New()}
+	var zw io.Writer = e.bw
+	if also != nil {
+		e.out = &entryOut{w: e.bw}
+		zw = io.MultiWriter(also, e.out)
+	}
+	e.z = gzfile.NewWriter(zw)
+	return e, nil
+}
+
+// entryOut is the entry file's side of a stream it shares: a failure to
+// write the file fails the entry (commit), not the stream, which the
+// other writer (the run's output) needs whole.
+type entryOut struct {
+	w   io.Writer
+	err error
+}
+
+func (o *entryOut) Write(p []byte) (int, error) {
+	if o.err == nil {
+		_, o.err = o.w.Write(p)
+	}
+	return len(p), nil
 }
 
 func (e *entryFile) Write(p []byte) (int, error) {
@@ -213,12 +270,25 @@ func (e *entryFile) Write(p []byte) (int, error) {
 	return e.z.Write(p)
 }
 
+// finish ends the gzip stream (once), whether or not the file is then
+// committed: the writer it shares its bytes with needs the whole member.
+func (e *entryFile) finish() error {
+	if !e.closed {
+		e.closed, e.err = true, e.z.Close()
+	}
+	return e.err
+}
+
 // commit puts the file in place, unsynced: the stamp's SHA-256 (hex) of
 // it is checked before it is used.
 func (e *entryFile) commit() (string, error) {
-	if err := e.z.Close(); err != nil {
+	if err := e.finish(); err != nil {
 		e.f.Abort()
 		return "", err
+	}
+	if e.out != nil && e.out.err != nil {
+		e.f.Abort()
+		return "", e.out.err
 	}
 	if err := e.bw.Flush(); err != nil {
 		e.f.Abort()
@@ -250,28 +320,30 @@ func (w *entryWriter) Lines() io.Writer { return w.lines }
 func (w *entryWriter) Facts() io.Writer { return w.facts }
 
 // create starts the entry of in, taking the file's stamp before it is
-// read. It returns nil where the cache cannot be used for the file.
-func (c *Cache) create(in Input) *entryWriter {
+// read. It returns nil where the cache cannot be used for the file. lines
+// and facts, if not nil, get the compressed bytes of the entry's lines and
+// facts as they are made (see createEntryFile).
+func (c *Cache) create(in Input, lines, facts io.Writer) *entryWriter {
 	before, ok, err := stampOf(in.Path)
 	if err != nil || !ok {
 		return nil
 	}
-	return c.newEntry(in, before)
+	return c.newEntry(in, before, lines, facts)
 }
 
 // newEntry starts the entry of in for the version with stamp before.
-func (c *Cache) newEntry(in Input, before stamp) *entryWriter {
+func (c *Cache) newEntry(in Input, before stamp, lines, facts io.Writer) *entryWriter {
 	files := c.paths(in.Name)
 	w := &entryWriter{c: c, in: in, before: before}
 	var err error
-	if w.lines, err = createEntryFile(files.lines); err != nil {
+	if w.lines, err = createEntryFile(files.lines, lines); err != nil {
 		return nil
 	}
-	if w.facts, err = createEntryFile(files.facts); err != nil {
+	if w.facts, err = createEntryFile(files.facts, facts); err != nil {
 		w.lines.abort()
 		return nil
 	}
-	if w.counts, err = createEntryFile(files.counts); err != nil {
+	if w.counts, err = createEntryFile(files.counts, nil); err != nil {
 		w.lines.abort()
 		w.facts.abort()
 		return nil
@@ -291,6 +363,12 @@ func (w *entryWriter) message(err error) {
 	if len(w.msgs) < 1000 {
 		w.msgs = append(w.msgs, err.Error())
 	}
+}
+
+// finish ends the gzip streams of the lines and facts, which the writers
+// given to create need whole whether or not the entry is then stored.
+func (w *entryWriter) finish() error {
+	return errors.Join(w.lines.finish(), w.facts.finish())
 }
 
 // commit stores the entry, unless the file changed while it was read.

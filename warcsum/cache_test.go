@@ -2,6 +2,7 @@ package warcsum
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -163,5 +164,157 @@ func TestCacheRestamp(t *testing.T) {
 		if st.Cached != 1 || got != lines {
 			t.Errorf("%s: the run on %s replayed %d entries, lines %q (want %q)", s.name, filepath.Base(s.cachedAt), st.Cached, got, lines)
 		}
+	}
+}
+
+// TestRunnerGzipMembers proves that a Runner with Gzip writes the lines
+// and facts a plain one writes, compressed, each file's as one gzip member
+// that is its cache entry's file as it is (compressed once for both, and
+// copied, not inflated and compressed again, where the cache replays the
+// file); and the same where the entry is plain (an older warcdedup's),
+// where there is no cache, and where there are no inputs (still gzip).
+func TestRunnerGzipMembers(t *testing.T) {
+	dir := t.TempDir()
+	body := strings.Repeat("body ", 100)
+	warctest.WriteFile(t, dir, "a.warc", []byte(warctest.Response("http://a/", "2024-01-01T00:00:00Z", body)+
+		warctest.Record("response", "http://a/img", "2024-01-01T00:00:01Z", "HTTP/1.1 200 OK\r\nContent-Type: image/png\r\n\r\n"+body)))
+	warctest.WriteFile(t, dir, "b.warc", []byte(warctest.Response("http://b/", "2024-01-02T00:00:00Z", body)))
+	warctest.WriteFile(t, dir, "c.warc", nil) // no lines: an empty member
+	inputs, err := Collect([]string{dir}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cacheDir := filepath.Join(t.TempDir(), "cache")
+	run := func(inputs []Input, gz, cache bool) (lines, facts []byte, st Stats) {
+		t.Helper()
+		var c *Cache
+		if cache {
+			if c, err = NewCache(cacheDir, Options{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var out, fout bytes.Buffer
+		r := Runner{Jobs: 2, Facts: &fout, Cache: c, Gzip: gz}
+		st, err := r.Run(inputs, &out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Bytes(), fout.Bytes(), st
+	}
+	inflate := func(t *testing.T, what string, data []byte) string {
+		t.Helper()
+		if !bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
+			t.Fatalf("%s is not gzip: %q", what, data)
+		}
+		r, err := gzfile.NewReader(bytes.NewReader(data), what)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, err := io.ReadAll(r)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return string(text)
+	}
+	// entries is the concatenation of the inputs' entry files of kind ext.
+	entries := func(ext string) []byte {
+		c, _ := NewCache(cacheDir, Options{})
+		var all []byte
+		for _, in := range inputs {
+			p := c.paths(in.Name)
+			data, err := os.ReadFile(map[string]string{"lines": p.lines, "facts": p.facts}[ext])
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, data...)
+		}
+		return all
+	}
+	plainLines, plainFacts, _ := run(inputs, false, false)
+	if !strings.Contains(string(plainFacts), " 200 image/png\n") || strings.Count(string(plainLines), "\n") != 3 {
+		t.Fatalf("plain run: lines %q, facts %q", plainLines, plainFacts)
+	}
+	for _, tc := range []struct {
+		name    string
+		before  func(t *testing.T)
+		inputs  []Input
+		cache   bool
+		cached  int64
+		entries bool // the output is the entries' files as they are
+	}{
+		{"no cache", func(*testing.T) {}, inputs, false, 0, false},
+		{"read, the entries made", func(*testing.T) {}, inputs, true, 0, true},
+		{"replayed from the entries", func(*testing.T) {}, inputs, true, 3, true},
+		{"replayed from plain entries", func(t *testing.T) {
+			for _, ext := range []string{"lines", "facts"} {
+				matches, _ := filepath.Glob(filepath.Join(cacheDir, "*."+ext))
+				for _, m := range matches {
+					data, _ := os.ReadFile(m)
+					os.WriteFile(m, []byte(inflate(t, m, data)), 0o644)
+				}
+			}
+		}, inputs, true, 3, false},
+		{"no inputs", func(*testing.T) {}, nil, true, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.before(t)
+			lines, facts, st := run(tc.inputs, true, tc.cache)
+			if st.Cached != tc.cached {
+				t.Errorf("%d files replayed, want %d", st.Cached, tc.cached)
+			}
+			wantLines, wantFacts := string(plainLines), string(plainFacts)
+			if tc.inputs == nil {
+				wantLines, wantFacts = "", ""
+			}
+			if got := inflate(t, "lines", lines); got != wantLines {
+				t.Errorf("lines %q, want %q", got, wantLines)
+			}
+			if got := inflate(t, "facts", facts); got != wantFacts {
+				t.Errorf("facts %q, want %q", got, wantFacts)
+			}
+			if tc.entries && (!bytes.Equal(lines, entries("lines")) || !bytes.Equal(facts, entries("facts"))) {
+				t.Errorf("the output is not the entries' files as they are: %d and %d bytes, entries %d and %d",
+					len(lines), len(facts), len(entries("lines")), len(entries("facts")))
+			}
+		})
+	}
+}
+
+// failWriter fails every write, as a full disk does.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestEntryFileSharedStream proves that an entry file whose writes fail
+// (the cache's disk full) still gives the writer it shares its compressed
+// bytes with (a Runner's output, with Gzip) the whole member, and is not
+// committed: the cache is an optimisation, the listing is not.
+func TestEntryFileSharedStream(t *testing.T) {
+	text := strings.Repeat("f.warc.gz 0 10 http://a/ 20240101000000 sha1:ABCDEFGHIJKLMNOPQRSTUVWXYZ234567\n", 2000)
+	name := filepath.Join(t.TempDir(), "x.lines")
+	var shared bytes.Buffer
+	e, err := createEntryFile(name, &shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.out.w = failWriter{}
+	if _, err := io.WriteString(e, text); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	if err := e.finish(); err != nil {
+		t.Fatalf("finish: %v", err)
+	}
+	r, err := gzfile.NewReader(bytes.NewReader(shared.Bytes()), "shared")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := io.ReadAll(r); err != nil || string(got) != text {
+		t.Errorf("the shared stream holds %d bytes, %v; want the %d written", len(got), err, len(text))
+	}
+	if _, err := e.commit(); err == nil {
+		t.Error("the entry was committed")
+	}
+	if _, err := os.Stat(name); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the entry file is there: %v", err)
 	}
 }

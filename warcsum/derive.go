@@ -3,8 +3,11 @@ package warcsum
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"strconv"
@@ -35,9 +38,10 @@ type stretch struct {
 // entries was copied unchanged, checked byte for byte (refs checks the new
 // version read back from disk before it renames it), and SHA256. Derive
 // checks the rest: the old entry must have been made from the version
-// rewritten (its stamp, change time included), its counts must add up to
-// its Stats, the entries must tile both versions, each record must lie
-// wholly in one copied stretch or be exactly the one written over, the
+// rewritten (its stamp, change time included), its files must have the
+// sums its stamp gives, its counts must add up to its Stats, the entries
+// must tile both versions, each record must lie wholly in one copied
+// stretch or be exactly the one written over, the
 // bytes written must read as one whole record each, and the new version
 // must be the one on disk, before and after its new records are read. A
 // file with damage is not derived. Anything else returns an error wrapping
@@ -90,9 +94,6 @@ func (c *Cache) newDerivation(r rewritelog.Replacement) (*derivation, error) {
 	case old.stamp.Failed != "" || len(old.stamp.Messages) > 0 || old.stamp.Stats.Damaged > 0 || old.stamp.Stats.Files != 1:
 		return nil, errors.New("the version rewritten was damaged")
 	}
-	if err := old.check(); err != nil {
-		return nil, err
-	}
 	stretches, err := stretchesOf(r, oldStamp.Size, newStamp.Size)
 	if err != nil {
 		return nil, err
@@ -105,7 +106,7 @@ func (c *Cache) newDerivation(r rewritelog.Replacement) (*derivation, error) {
 		f.Close()
 		return nil, err
 	}
-	w := c.newEntry(Input{Path: r.Path, Name: r.Name, Size: newStamp.Size}, newStamp)
+	w := c.newEntry(Input{Path: r.Path, Name: r.Name, Size: newStamp.Size}, newStamp, nil, nil)
 	if w == nil {
 		f.Close()
 		return nil, errors.New("cannot make the entry's files")
@@ -163,21 +164,55 @@ func sameVersion(f *os.File, want *stamp) error {
 	return nil
 }
 
+// summed is an old entry's file read through its SHA-256, which must be
+// the one its stamp gives: the walk reads each file once, checking it as
+// it goes, where a check before it read them all twice. Nothing the walk
+// makes of them is used before the sums are found right (the new entry
+// is stored last).
+type summed struct {
+	io.Reader
+	f    io.ReadCloser
+	sum  hash.Hash
+	want string
+}
+
+func openSummed(name, want string) (*summed, error) {
+	f, err := gzfile.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	h := sha256.New()
+	return &summed{Reader: io.TeeReader(f, h), f: f, sum: h, want: want}, nil
+}
+
+// check reads the rest of the file and compares its sum with the stamp's.
+func (s *summed) check() error {
+	if _, err := io.Copy(io.Discard, s.Reader); err != nil {
+		return err
+	}
+	if hex.EncodeToString(s.sum.Sum(nil)) != s.want {
+		return errDamagedEntry
+	}
+	return nil
+}
+
+func (s *summed) Close() error { return s.f.Close() }
+
 // run walks the old entry's records with the stretches, moving each
 // copied record's count, line and facts line, and reading each written
 // one.
 func (d *derivation) run() error {
-	counts, err := gzfile.Open(d.old.counts)
+	counts, err := openSummed(d.old.counts, d.old.stamp.CountsSum)
 	if err != nil {
 		return err
 	}
 	defer counts.Close()
-	lines, err := gzfile.Open(d.old.lines)
+	lines, err := openSummed(d.old.lines, d.old.stamp.LinesSum)
 	if err != nil {
 		return err
 	}
 	defer lines.Close()
-	facts, err := gzfile.Open(d.old.facts)
+	facts, err := openSummed(d.old.facts, d.old.stamp.FactsSum)
 	if err != nil {
 		return err
 	}
@@ -249,6 +284,14 @@ func (d *derivation) run() error {
 	}
 	if fr.Scan() {
 		return errors.New("the entry has facts of no record")
+	}
+	if err := fr.Err(); err != nil {
+		return err
+	}
+	for _, f := range []*summed{counts, lines, facts} {
+		if err := f.check(); err != nil {
+			return err
+		}
 	}
 	if !recordCountsEqual(&d.oldSum, &d.old.stamp.Stats) {
 		return errors.New("the entry's record counts do not add up to its counts")

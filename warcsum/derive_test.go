@@ -3,11 +3,13 @@ package warcsum
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"warcdedup/internal/gzfile"
 	"warcdedup/internal/warctest"
 	"warcdedup/rewritelog"
 )
@@ -66,6 +68,7 @@ type deriveCase struct {
 	dir, path string
 	old, new  os.FileInfo
 	entries   []rewritelog.Entry
+	cache     *Cache
 }
 
 // TestDerive proves that the entry Derive makes of a rewritten file is the
@@ -108,6 +111,27 @@ func TestDerive(t *testing.T) {
 			os.WriteFile(c.path, append(data, warctest.Gzip(records[1])...), 0o644)
 		}},
 		{name: "the old version was damaged", replace: []int{1}, damage: true},
+		{name: "the old entry's lines changed since it was made", gz: true, replace: []int{3}, change: func(t *testing.T, c *deriveCase) {
+			// A line of a record copied, changed as a bit flipped on
+			// disk could: still a line, no longer the one read.
+			name := c.cache.paths("f.warc.gz").lines
+			r, err := gzfile.Open(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text, err := io.ReadAll(r)
+			r.Close()
+			if err != nil || !bytes.Contains(text, []byte("http://a/")) {
+				t.Fatalf("entry lines %q, %v", text, err)
+			}
+			var b bytes.Buffer
+			z := gzfile.NewWriter(&b)
+			z.Write(bytes.Replace(text, []byte("http://a/"), []byte("http://A/"), 1))
+			z.Close()
+			if err := os.WriteFile(name, b.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -126,6 +150,7 @@ func TestDerive(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			c.cache = cache
 			runCached(t, c.dir, cache) // makes the old version's entry
 			c.old = stat(t, c.path)
 

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 
 	"warcdedup/archname"
+	"warcdedup/internal/gzfile"
 	"warcdedup/internal/ordered"
 	"warcdedup/internal/spool"
 	"warcdedup/manifest"
@@ -298,6 +299,13 @@ type Runner struct {
 	// (not of one the cache replays), nil for none: it sees every record
 	// as it is read (FileIndex), and is closed when the input is read.
 	Index func(in Input) FileIndex
+	// Gzip writes the output and Facts gzip-compressed, each file's lines
+	// (and facts) as a gzip member of their own, which read on as one
+	// stream (package gzfile): compressed by the worker that reads the
+	// file, once for the output and the cache entry, and a file the cache
+	// replays is its entry's member copied as it is, neither inflated nor
+	// compressed again.
+	Gzip bool
 
 	spoolMemory int // per-file output held in memory; spoolMemory if 0
 }
@@ -390,6 +398,10 @@ func (r *Runner) Run(inputs []Input, out io.Writer) (Stats, error) {
 		q.Release()
 	}
 	wg.Wait()
+	if fatal == nil && r.Gzip && len(inputs) == 0 {
+		// No member: an empty stream, that the output be gzip still.
+		fatal = emptyMembers(bw, fw)
+	}
 	if fatal == nil {
 		fatal = bw.Flush()
 	}
@@ -397,6 +409,19 @@ func (r *Runner) Run(inputs []Input, out io.Writer) (Stats, error) {
 		fatal = fw.Flush()
 	}
 	return total, fatal
+}
+
+// emptyMembers writes an empty gzip stream to each writer not nil.
+func emptyMembers(ws ...*bufio.Writer) error {
+	for _, w := range ws {
+		if w == nil {
+			continue
+		}
+		if err := gzfile.NewWriter(w).Close(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sum reads one file, or replays what reading it gave when the cache
@@ -414,14 +439,10 @@ func (r *Runner) sum(summer *Summer, s *fileSum, progress *Progress) (st Stats, 
 		}
 	}
 	if r.Cache == nil {
-		return sumPath(summer, s, progress, nil, wantSum)
+		return r.sumPath(summer, s, progress, nil, wantSum)
 	}
 	if e, ok := r.Cache.lookup(s.in); ok && e.check() == nil && (!wantSum || e.stamp.SHA256 != "") {
-		var facts io.Writer
-		if s.facts != nil {
-			facts = s.facts
-		}
-		if err := e.replay(s.out, facts); err == nil {
+		if err := e.replay(s.out, s.factsWriter(), r.Gzip); err == nil {
 			for _, m := range e.stamp.Messages {
 				summer.damage(errors.New(m))
 			}
@@ -440,12 +461,17 @@ func (r *Runner) sum(summer *Summer, s *fileSum, progress *Progress) (st Stats, 
 			s.facts.Reset()
 		}
 	}
-	ew := r.Cache.create(s.in)
+	var ew *entryWriter
+	if r.Gzip {
+		ew = r.Cache.create(s.in, s.out, s.factsWriter())
+	} else {
+		ew = r.Cache.create(s.in, nil, nil)
+	}
 	if ew != nil {
 		summer.noted, summer.counted = ew.message, ew.count
 		defer func() { summer.noted, summer.counted = nil, nil }()
 	}
-	st, err = sumPath(summer, s, progress, ew, wantSum)
+	st, err = r.sumPath(summer, s, progress, ew, wantSum)
 	if ew != nil {
 		if cerr := ew.commit(st, err, s.sha256); cerr != nil && err == nil {
 			// The cache is an optimisation: a file it cannot keep is
@@ -456,24 +482,63 @@ func (r *Runner) sum(summer *Summer, s *fileSum, progress *Progress) (st Stats, 
 	return st, err
 }
 
-func sumPath(summer *Summer, s *fileSum, progress *Progress, ew *entryWriter, wantSum bool) (Stats, error) {
-	f, err := os.Open(s.in.Path)
-	if err != nil {
-		return Stats{FilesFailed: 1}, err
+// factsWriter is where the file's facts go, nil for nowhere.
+func (j *fileSum) factsWriter() io.Writer {
+	if j.facts == nil {
+		return nil
 	}
-	defer f.Close()
-	w := &writer{j: s, summer: summer, lines: s.out}
-	if s.facts != nil {
-		w.facts = s.facts
-	}
-	if ew != nil {
+	return j.facts
+}
+
+// sumPath reads the file, its lines and facts to the fileSum's spools and
+// to ew's entry, if not nil (which, with Gzip, compresses for both).
+func (r *Runner) sumPath(summer *Summer, s *fileSum, progress *Progress, ew *entryWriter, wantSum bool) (st Stats, err error) {
+	w := &writer{j: s, summer: summer, lines: s.out, facts: s.factsWriter()}
+	switch {
+	case ew != nil && r.Gzip:
+		w.lines, w.facts = ew.Lines(), ew.Facts()
+		defer func() {
+			// The members end whatever the file gave: the output has
+			// what was listed, as it has without Gzip.
+			if ferr := ew.finish(); ferr != nil && err == nil {
+				st, err = Stats{FilesFailed: 1}, ferr
+			}
+		}()
+	case ew != nil:
 		w.lines = io.MultiWriter(w.lines, ew.Lines())
 		if w.facts != nil {
 			w.facts = io.MultiWriter(w.facts, ew.Facts())
 		} else {
 			w.facts = ew.Facts()
 		}
+	case r.Gzip:
+		lines := gzfile.NewWriter(s.out)
+		w.lines = lines
+		var facts *gzfile.Writer
+		if s.facts != nil {
+			facts = gzfile.NewWriter(s.facts)
+			w.facts = facts
+		}
+		defer func() {
+			ferr := lines.Close()
+			if facts != nil {
+				ferr = errors.Join(ferr, facts.Close())
+			}
+			if ferr != nil && err == nil {
+				st, err = Stats{FilesFailed: 1}, ferr
+			}
+		}()
 	}
+	return sumFile(summer, s, progress, w, wantSum)
+}
+
+// sumFile reads the file, its lines and facts to w.
+func sumFile(summer *Summer, s *fileSum, progress *Progress, w *writer, wantSum bool) (Stats, error) {
+	f, err := os.Open(s.in.Path)
+	if err != nil {
+		return Stats{FilesFailed: 1}, err
+	}
+	defer f.Close()
 	var rs io.ReadSeeker = f
 	if s.in.Offset > 0 {
 		rs = io.NewSectionReader(f, s.in.Offset, s.in.Size) // a WACZ member
