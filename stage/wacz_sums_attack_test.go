@@ -240,3 +240,65 @@ func keepCRCAttack(t *testing.T, b []byte, at int, want uint32) {
 		t.Fatalf("CRC-32 %08x after the patch, want %08x", got, want)
 	}
 }
+
+// TestReplacedSumsSecondRewriteAttack attacks the sums kept of a staged
+// member rewritten twice (a second rewrite renaming a second new version
+// over the first): the rebuild may be given only the sums of the version
+// the staged file is when it looks, whichever reports came and in
+// whatever order; none when the version there was not reported.
+func TestReplacedSumsSecondRewriteAttack(t *testing.T) {
+	const name = "x.wacz#archive/a.warc.gz"
+	first, second := []byte("the first new version of the member"), []byte("the second new version, of another size")
+	for _, tc := range []struct {
+		name    string
+		reports []int // which versions are reported, in order (1, 2)
+		want    []byte
+	}{
+		{"both reported in order: the second's", []int{1, 2}, second},
+		{"second only: the second's", []int{2}, second},
+		{"first only, second unreported: none", []int{1}, nil},
+		{"second reported before the first: none", []int{2, 1}, nil},
+		{"none reported: none", nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "staged")
+			write := func(data []byte) (os.FileInfo, rewritelog.Replacement) {
+				tmp := path + ".tmp"
+				if err := os.WriteFile(tmp, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Rename(tmp, path); err != nil {
+					t.Fatal(err)
+				}
+				fi, err := os.Stat(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sum := sha256.Sum256(data)
+				return fi, rewritelog.Replacement{Name: name, Path: path, New: fi, SHA256: hex.EncodeToString(sum[:]), CRC32: crc32.ChecksumIEEE(data), HasCRC32: true}
+			}
+			_, rp1 := write(first)
+			_, rp2 := write(second)
+			pr := &PackageRewrite{staged: map[string]*stagedMember{name: {path: path}}}
+			for _, v := range tc.reports {
+				pr.Replaced(map[int]rewritelog.Replacement{1: rp1, 2: rp2}[v])
+			}
+			now, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := pr.replacementOf("x.wacz", "archive/a.warc.gz", path, now)
+			if tc.want == nil {
+				if r.Sum != nil {
+					t.Fatalf("sums given %+v, of no version the staged file is", *r.Sum)
+				}
+				return
+			}
+			sum := sha256.Sum256(tc.want)
+			if r.Sum == nil || r.Sum.Size != int64(len(tc.want)) || r.Sum.CRC32 != crc32.ChecksumIEEE(tc.want) || !bytes.Equal(r.Sum.SHA256, sum[:]) {
+				t.Fatalf("sums given %+v, want those of %q", r.Sum, tc.want)
+			}
+		})
+	}
+}
