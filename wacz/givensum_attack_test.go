@@ -3,9 +3,6 @@ package wacz
 import (
 	"crypto/sha256"
 	"hash/crc32"
-	"os"
-	"path/filepath"
-	"slices"
 	"testing"
 )
 
@@ -18,7 +15,7 @@ import (
 // headers name other bytes than the member holds.
 func TestRebuildGivenSumsAttack(t *testing.T) {
 	data := testWARC()
-	const member = "archive/data.warc.gz"
+	const member = sumsMember
 	offsets := responseOffsets(t, data)
 	rw := revisitsOf(t, data, JoinName("x.wacz", member), offsets[1], offsets[2])
 	good := sha256.Sum256(rw.data)
@@ -40,23 +37,7 @@ func TestRebuildGivenSumsAttack(t *testing.T) {
 		{"a size of zero, copied here", true, FileSum{0, 0, good[:]}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			lines := freshLinesOf(t, IndexName(member), data)
-			slices.Sort(lines)
-			members := append([]testMember{{name: member, data: string(data)}}, indexMembersOf(lines, "cdxj")...)
-			path := writeTemp(t, dir, "x.wacz", packageBytes(members))
-			old := openFile(t, path)
-			store := &LineStore{Dir: filepath.Join(dir, "lines")}
-			storeLines(t, store, path, old)
-			rp := rewriteCopy(t, dir, "data.copy", JoinName("x.wacz", member), data, rw.data, rw.entries)
-			if err := store.Derive(rp, stampOf(old.Member(member))); err != nil {
-				t.Fatal(err)
-			}
-			sum := tc.sum
-			replace := map[string]Replacement{member: {Path: rp.Path, Sum: &sum}}
-			b := &Rebuild{Source: old, Replace: replace, FreshIndex: true, NoPackageSHA256: !tc.copyHere, Now: rebuildTime, TempDir: dir,
-				KnownLines: knownLinesOf(store, old, replace, map[string]os.FileInfo{member: rp.Old})}
-			out, res, err := rebuildInto(t, b, dir)
+			out, res, err := rebuildWithSums(t, data, rw, tc.sum, tc.copyHere, nil)
 			if tc.pass && err != nil {
 				t.Fatal(err)
 			}

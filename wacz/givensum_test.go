@@ -11,6 +11,10 @@ import (
 	"testing"
 )
 
+// sumsMember is the WARC member of the packages the given-sums tests
+// rebuild (rebuildWithSums).
+const sumsMember = "archive/data.warc.gz"
+
 // TestRebuildGivenSums proves what a rebuild does with the size, CRC-32
 // and SHA-256 the rewrite's check took of a replacement
 // (Replacement.Sum), its index made from known lines: it stores the
@@ -23,7 +27,7 @@ import (
 // a size not the file's is refused by the copy.
 func TestRebuildGivenSums(t *testing.T) {
 	data := testWARC()
-	const member = "archive/data.warc.gz"
+	const member = sumsMember
 	offsets := responseOffsets(t, data)
 	rw := revisitsOf(t, data, JoinName("x.wacz", member), offsets[1], offsets[2])
 	good := sha256.Sum256(rw.data)
@@ -46,32 +50,15 @@ func TestRebuildGivenSums(t *testing.T) {
 		{"a size not the file's, copied by the kernel", false, FileSum{int64(len(rw.data)) - 1, crc32.ChecksumIEEE(rw.data), good[:]}, false, "changed after it was read", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			lines := freshLinesOf(t, IndexName(member), data)
-			slices.Sort(lines)
-			members := append([]testMember{{name: member, data: string(data)}}, indexMembersOf(lines, "cdxj")...)
-			path := writeTemp(t, dir, "x.wacz", packageBytes(members))
-			old := openFile(t, path)
-			store := &LineStore{Dir: filepath.Join(dir, "lines")}
-			storeLines(t, store, path, old)
-			rp := rewriteCopy(t, dir, "data.copy", JoinName("x.wacz", member), data, rw.data, rw.entries)
-			if err := store.Derive(rp, stampOf(old.Member(member))); err != nil {
-				t.Fatal(err)
-			}
-			sum := tc.sum
-			replace := map[string]Replacement{member: {Path: rp.Path, Sum: &sum}}
-			b := &Rebuild{Source: old, Replace: replace, FreshIndex: true, NoPackageSHA256: !tc.copyHere, Now: rebuildTime, TempDir: dir,
-				KnownLines: knownLinesOf(store, old, replace, map[string]os.FileInfo{member: rp.Old})}
+			var change func(path string)
 			if tc.change {
-				b.beforeCopy = func(name string) {
-					if name == member {
-						if err := os.WriteFile(rp.Path, forged, 0o644); err != nil {
-							t.Fatal(err)
-						}
+				change = func(path string) {
+					if err := os.WriteFile(path, forged, 0o644); err != nil {
+						t.Fatal(err)
 					}
 				}
 			}
-			out, res, err := rebuildInto(t, b, dir)
+			out, res, err := rebuildWithSums(t, data, rw, tc.sum, tc.copyHere, change)
 			if tc.wantWrite != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantWrite) {
 					t.Fatalf("rebuild error %v, want one saying %q", err, tc.wantWrite)
@@ -114,4 +101,38 @@ func TestRebuildGivenSums(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rebuildWithSums writes a rebuild of a one-member package (data, its
+// index from known lines) whose member is replaced by rw's new version
+// with sum given as its sums (Replacement.Sum), copied here (the whole
+// file's SHA-256 asked for) or by the kernel; change, if set, is given
+// the new version's path just before the member is copied. It returns
+// the package written, its Result and the rebuild's error.
+func rebuildWithSums(t *testing.T, data []byte, rw rewrite, sum FileSum, copyHere bool, change func(path string)) (*os.File, *Result, error) {
+	t.Helper()
+	const member = sumsMember
+	dir := t.TempDir()
+	lines := freshLinesOf(t, IndexName(member), data)
+	slices.Sort(lines)
+	members := append([]testMember{{name: member, data: string(data)}}, indexMembersOf(lines, "cdxj")...)
+	path := writeTemp(t, dir, "x.wacz", packageBytes(members))
+	old := openFile(t, path)
+	store := &LineStore{Dir: filepath.Join(dir, "lines")}
+	storeLines(t, store, path, old)
+	rp := rewriteCopy(t, dir, "data.copy", JoinName("x.wacz", member), data, rw.data, rw.entries)
+	if err := store.Derive(rp, stampOf(old.Member(member))); err != nil {
+		t.Fatal(err)
+	}
+	replace := map[string]Replacement{member: {Path: rp.Path, Sum: &sum}}
+	b := &Rebuild{Source: old, Replace: replace, FreshIndex: true, NoPackageSHA256: !copyHere, Now: rebuildTime, TempDir: dir,
+		KnownLines: knownLinesOf(store, old, replace, map[string]os.FileInfo{member: rp.Old})}
+	if change != nil {
+		b.beforeCopy = func(name string) {
+			if name == member {
+				change(rp.Path)
+			}
+		}
+	}
+	return rebuildInto(t, b, dir)
 }
