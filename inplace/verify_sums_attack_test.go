@@ -6,10 +6,7 @@ import (
 	"hash/crc32"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"testing"
-
-	"warcdedup/atomicfile"
 )
 
 // TestVerifySumsAttackBoundaries proves that the CRC-32 and SHA-256 the
@@ -72,24 +69,7 @@ func TestVerifySumsAttackBoundaries(t *testing.T) {
 			}
 			wantSHA := sha256.Sum256(content)
 			wantCRC := crc32.ChecksumIEEE(content)
-			dir := t.TempDir()
-			src := filepath.Join(dir, "a.warc")
-			if err := os.WriteFile(src, source, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			f, err := os.Open(src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			tmp, err := atomicfile.Create(filepath.Join(dir, "b.warc"), 0o644)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tmp.Abort()
-			if _, err := tmp.Write(content); err != nil {
-				t.Fatal(err)
-			}
+			f, tmp := sourceAndNew(t, source, content)
 			for _, kind := range sectionKinds {
 				v := &Version{Name: name, Src: f, tmp: tmp, Size: int64(len(source)), segments: segments,
 					pl: &Placement{Sums: func(n string) bool { return n == name }}}

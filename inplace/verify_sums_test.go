@@ -5,10 +5,7 @@ import (
 	"encoding/hex"
 	"hash/crc32"
 	"os"
-	"path/filepath"
 	"testing"
-
-	"warcdedup/atomicfile"
 )
 
 // TestVerifySums proves that the CRC-32 and SHA-256 the check takes of
@@ -33,24 +30,7 @@ func TestVerifySums(t *testing.T) {
 		{"no Sums", nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			src := filepath.Join(dir, "a.warc")
-			if err := os.WriteFile(src, []byte(source), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			f, err := os.Open(src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			tmp, err := atomicfile.Create(filepath.Join(dir, "b.warc"), 0o644)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tmp.Abort()
-			if _, err := tmp.WriteString(content); err != nil {
-				t.Fatal(err)
-			}
+			f, tmp := sourceAndNew(t, []byte(source), []byte(content))
 			for _, kind := range sectionKinds {
 				v := &Version{Name: "x.wacz#archive/a.warc", Src: f, tmp: tmp, Size: int64(len(source)), segments: segments, pl: &Placement{Sums: tc.sums}}
 				if _, _, err := v.verifyWith(func(int, int64, int64, *os.File) error { return nil }, kind.open); err != nil {

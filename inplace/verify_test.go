@@ -29,27 +29,10 @@ func TestVerifyCoversSource(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			src := filepath.Join(dir, "a.warc")
-			if err := os.WriteFile(src, []byte(source), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			f, err := os.Open(src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			tmp, err := atomicfile.Create(filepath.Join(dir, "b.warc"), 0o644)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tmp.Abort()
-			if _, err := tmp.WriteString(tc.content); err != nil {
-				t.Fatal(err)
-			}
+			f, tmp := sourceAndNew(t, []byte(source), []byte(tc.content))
 			for _, kind := range sectionKinds {
 				v := &Version{Src: f, tmp: tmp, Size: int64(len(source)), segments: tc.segments}
-				_, _, err = v.verifyWith(func(int, int64, int64, *os.File) error { return nil }, kind.open)
+				_, _, err := v.verifyWith(func(int, int64, int64, *os.File) error { return nil }, kind.open)
 				switch {
 				case tc.err == "" && err != nil:
 					t.Fatalf("%s: refused: %v", kind.name, err)
@@ -59,4 +42,31 @@ func TestVerifyCoversSource(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sourceAndNew writes source as a file and content as a new version being
+// written (an atomicfile not yet committed, as a Version's tmp is), both
+// in a directory of the test's, and returns them open; they are closed,
+// and the new version aborted, when the test ends.
+func sourceAndNew(t *testing.T, source, content []byte) (*os.File, *atomicfile.File) {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "a.warc")
+	if err := os.WriteFile(src, source, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	tmp, err := atomicfile.Create(filepath.Join(dir, "b.warc"), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tmp.Abort)
+	if _, err := tmp.Write(content); err != nil {
+		t.Fatal(err)
+	}
+	return f, tmp
 }
