@@ -33,33 +33,8 @@ func TestRebuildRefusedWhenReadBackDiffers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			res, err := gen.Write(dir, gen.Config{Files: 2, Records: 40, DupRate: 0.4, Seed: 3, MeanPayload: 2 << 10, Formats: []gen.Format{gen.WARC10Gz}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			coll, err := waczgen.Write(dir, res, waczgen.Config{Packages: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join(dir, coll.Packages[0].Name)
-			before, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			old, err := wacz.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m := old.WARCs()[0]
-			sec, err := old.Section(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			data, err := io.ReadAll(sec)
+			path, before, old, m, data := generatedPackage(t, dir, 3)
 			old.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
 			// The member as it is: the package rebuilt around the same
 			// bytes, the member where it was.
 			replacement := filepath.Join(dir, ".p.wacz#member"+stagedSuffix)
@@ -68,7 +43,7 @@ func TestRebuildRefusedWhenReadBackDiffers(t *testing.T) {
 			}
 			flipped := false
 			pr := &PackageRewrite{paths: map[string]string{"p.wacz": path}, TempDir: t.TempDir(), Messages: &collected{}}
-			_, err = pr.rebuild("p.wacz", map[string]string{m.Name: replacement}, time.Now(), func(b *wacz.Rebuild) {
+			_, err := pr.rebuild("p.wacz", map[string]string{m.Name: replacement}, time.Now(), func(b *wacz.Rebuild) {
 				b.NoPackageSHA256 = true
 				if !tc.damage {
 					return
@@ -131,4 +106,38 @@ func flipInNewVersion(t *testing.T, dir string, off int64) bool {
 		t.Fatal(err)
 	}
 	return true
+}
+
+// generatedPackage writes in dir a collection of one WACZ package of
+// generated records (seed: the same seed, the same package) and returns
+// its path and bytes, the package open, and its first WARC member and
+// that member's stored bytes.
+func generatedPackage(t *testing.T, dir string, seed int64) (path string, before []byte, old *wacz.Package, m *wacz.Member, data []byte) {
+	t.Helper()
+	res, err := gen.Write(dir, gen.Config{Files: 2, Records: 40, DupRate: 0.4, Seed: seed, MeanPayload: 2 << 10, Formats: []gen.Format{gen.WARC10Gz}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	coll, err := waczgen.Write(dir, res, waczgen.Config{Packages: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(dir, coll.Packages[0].Name)
+	if before, err = os.ReadFile(path); err != nil {
+		t.Fatal(err)
+	}
+	if old, err = wacz.Open(path); err != nil {
+		t.Fatal(err)
+	}
+	m = old.WARCs()[0]
+	sec, err := old.Section(m)
+	if err != nil {
+		old.Close()
+		t.Fatal(err)
+	}
+	if data, err = io.ReadAll(sec); err != nil {
+		old.Close()
+		t.Fatal(err)
+	}
+	return path, before, old, m, data
 }

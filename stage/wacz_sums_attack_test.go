@@ -14,8 +14,6 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/rewritelog"
-	"warcdedup/scripts/gen"
-	"warcdedup/scripts/waczgen"
 	"warcdedup/wacz"
 )
 
@@ -46,33 +44,8 @@ func TestGivenSumsStaleAttack(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			res, err := gen.Write(dir, gen.Config{Files: 2, Records: 40, DupRate: 0.4, Seed: 5, MeanPayload: 2 << 10, Formats: []gen.Format{gen.WARC10Gz}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			coll, err := waczgen.Write(dir, res, waczgen.Config{Packages: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			pkg := coll.Packages[0].Name
-			path := filepath.Join(dir, pkg)
-			before, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			old, err := wacz.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m := old.WARCs()[0]
-			sec, err := old.Section(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			data, err := io.ReadAll(sec)
-			if err != nil {
-				t.Fatal(err)
-			}
+			path, before, old, m, data := generatedPackage(t, dir, 5)
+			pkg := filepath.Base(path)
 			indexes, err := old.Indexes()
 			if err != nil || len(indexes) == 0 {
 				t.Fatalf("indexes %v: %v", indexes, err)
