@@ -78,14 +78,7 @@ func TestRebuildGivenSums(t *testing.T) {
 				// Its SHA-256 read again would be the file's.
 				t.Fatalf("member's SHA-256 %x, not the one given %x: the file was read for it", res.MemberSHA256[member], tc.sum.SHA256)
 			}
-			np, err := NewPackage(out, res.Size, "new.wacz")
-			if err != nil {
-				t.Fatal(err)
-			}
-			rep, err := Check(np, CheckOptions{Written: res})
-			if err != nil {
-				t.Fatal(err)
-			}
+			np, rep := readBack(t, out, res)
 			if tc.wantCheck == "" {
 				if err := rep.Err(); err != nil || rep.CRC32 != res.CRC32 || rep.Size != res.Size {
 					t.Fatalf("problems %v; read back as %d bytes, CRC-32 %08x, written as %d, %08x", err, rep.Size, rep.CRC32, res.Size, res.CRC32)

@@ -145,14 +145,7 @@ func TestRebuildReplacementChanged(t *testing.T) {
 			if _, copied := res.CopiedFrom[member]; copied == tc.sha256 {
 				t.Errorf("copied by the kernel: %v, want %v", copied, !tc.sha256)
 			}
-			np, err := NewPackage(out, res.Size, "new.wacz")
-			if err != nil {
-				t.Fatal(err)
-			}
-			rep, err := Check(np, CheckOptions{Written: res})
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, rep := readBack(t, out, res)
 			if tc.wantCheck == "" {
 				if err := rep.Err(); err != nil || rep.CRC32 != res.CRC32 || rep.Size != res.Size {
 					t.Errorf("problems %v; read back as %d bytes, CRC-32 %08x, written as %d, %08x", err, rep.Size, rep.CRC32, res.Size, res.CRC32)
@@ -270,14 +263,7 @@ func TestRebuildCopiedMemberChanged(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			np, err := NewPackage(out, res.Size, "new.wacz")
-			if err != nil {
-				t.Fatal(err)
-			}
-			rep, err := Check(np, CheckOptions{Written: res})
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, rep := readBack(t, out, res)
 			if !tc.wantCheck {
 				if err := rep.Err(); err != nil || rep.CRC32 != res.CRC32 {
 					t.Errorf("problems %v; CRC-32 read back %08x, written %08x", err, rep.CRC32, res.CRC32)
@@ -337,6 +323,22 @@ func rebuildInto(t *testing.T, b *Rebuild, dir string) (*os.File, *Result, error
 	t.Cleanup(func() { out.Close() })
 	res, err := b.Write(out)
 	return out, res, err
+}
+
+// readBack opens the package a rebuild wrote in out, as written (res),
+// and checks it against what the rebuild says it wrote (Check with
+// Written): the package and the check's report.
+func readBack(t *testing.T, out *os.File, res *Result) (*Package, *Report) {
+	t.Helper()
+	np, err := NewPackage(out, res.Size, "new.wacz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Check(np, CheckOptions{Written: res})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return np, rep
 }
 
 // storedBytes are the bytes member name has as stored in np, the package
