@@ -361,3 +361,68 @@ func TestDeriveDamagedOldEntry(t *testing.T) {
 		})
 	}
 }
+
+// TestRunnerSpoolCannotBeCreated proves that a Runner whose spool of a
+// file's output cannot get its temporary file (TMPDIR gone or full of
+// inodes) fails the run, the output being unusable, rather than passing
+// on, as if the input file had failed, output that holds part of that
+// file's lines: with Gzip a member cut short inside the listing, which no
+// later stage can read (and a resumed run, the listing committed, never
+// hashes again); plain, a file's lines cut short, reported as the file's
+// damage.
+func TestRunnerSpoolCannotBeCreated(t *testing.T) {
+	dir := t.TempDir()
+	body := strings.Repeat("body ", 100)
+	var recs []string
+	for i := range 200 {
+		recs = append(recs, warctest.Response(fmt.Sprintf("http://a/%d", i), "2024-01-01T00:00:00Z", body+fmt.Sprint(i)))
+	}
+	warctest.WriteFile(t, dir, "a.warc.gz", warctest.Gzip(recs...))
+	warctest.WriteFile(t, dir, "b.warc", []byte(warctest.Response("http://b/", "2024-01-02T00:00:00Z", body)))
+	inputs, err := Collect([]string{dir}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if _, err := (&Runner{Jobs: 1}).Run(inputs, &want); err != nil {
+		t.Fatal(err)
+	}
+	cacheRoot := t.TempDir()
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "gone"))
+	for _, tc := range []struct {
+		name      string
+		gz, cache bool
+	}{
+		{"gzip, no cache", true, false},
+		{"gzip, cache", true, true},
+		{"plain, no cache", false, false},
+		{"plain, cache", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c *Cache
+			if tc.cache {
+				if c, err = NewCache(filepath.Join(cacheRoot, tc.name), Options{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var out bytes.Buffer
+			var failed []string
+			r := Runner{Jobs: 2, Cache: c, Gzip: tc.gz, spoolMemory: 256,
+				OnFileError: func(in Input, err error) { failed = append(failed, fmt.Sprintf("%s: %v", in.Name, err)) }}
+			_, err := r.Run(inputs, &out)
+			if err != nil {
+				t.Logf("the run failed: %v", err)
+				return
+			}
+			got := out.String()
+			if tc.gz {
+				if got, err = inflateAll(t, "listing", out.Bytes()); err != nil {
+					t.Fatalf("the run succeeded (files failed: %q), its listing does not read: %v", failed, err)
+				}
+			}
+			if got != want.String() {
+				t.Errorf("the run succeeded (files failed: %q) with %d of the %d lines", failed, strings.Count(got, "\n"), strings.Count(want.String(), "\n"))
+			}
+		})
+	}
+}
