@@ -87,6 +87,17 @@ func TestMembersCutOrDamaged(t *testing.T) {
 		{"members, an empty one between", whole, a + b, false},
 		{"an empty member last", append(bytes.Clone(whole), empty...), a + b, false},
 		{"only an empty member", empty, "", false},
+		{"a thousand empty members around each (files of no lines)", func() []byte {
+			many := bytes.Repeat(empty, 1000)
+			return append(append(append(append(bytes.Clone(many), ma...), many...), mb...), many...)
+		}(), a + b, false},
+		{"members of one line each", func() []byte {
+			var d []byte
+			for _, l := range strings.SplitAfter(a, "\n") {
+				d = append(d, member(t, l)...)
+			}
+			return d
+		}(), a, false},
 		{"zero bytes after the last member", append(bytes.Clone(whole), 0, 0, 0, 0), "", true},
 		{"one zero byte after the last member", append(bytes.Clone(whole), 0), "", true},
 		{"a magic's first bytes after the last member", append(bytes.Clone(whole), 0x1f, 0x8b), "", true},
@@ -230,4 +241,41 @@ func TestWriterPoolAfterFailure(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzMembersAsGzip proves that whatever bytes a manifest file holds, the
+// member stream reads what compress/gzip (klauspost's, multistream, as
+// gzfile read before the merge) reads, or refuses it: never other text,
+// never a part of it without an error. Where compress/gzip takes it and
+// the stream refuses it, the bytes must hold damage compress/gzip lets by
+// (none is known: the test says so if it finds one).
+func FuzzMembersAsGzip(f *testing.F) {
+	a := member(f, strings.Repeat("a.warc.gz 1 2 http://a/ 20240101000000 sha1:ABCDEFGHIJKLMNOPQRSTUVWXYZ234567\n", 20))
+	b := member(f, "b\n")
+	empty := member(f, "")
+	f.Add(append(append(bytes.Clone(a), empty...), b...))
+	f.Add(append(bytes.Clone(a), b[:len(b)-3]...))
+	f.Add(append(bytes.Clone(b), 0, 0))
+	f.Add(bytes.Clone(empty))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < 3 || !bytes.Equal(data[:3], []byte{0x1f, 0x8b, 0x08}) {
+			return // plain text, read as it is
+		}
+		r, err := NewReader(bytes.NewReader(data), "m")
+		var got []byte
+		if err == nil {
+			got, err = io.ReadAll(r)
+		}
+		var want []byte
+		z, werr := gzip.NewReader(bytes.NewReader(data))
+		if werr == nil {
+			want, werr = io.ReadAll(z)
+		}
+		switch {
+		case err == nil && werr != nil:
+			t.Fatalf("the stream read %d bytes without an error where compress/gzip says %v", len(got), werr)
+		case err == nil && !bytes.Equal(got, want):
+			t.Fatalf("the stream read %q, compress/gzip %q", got, want)
+		}
+	})
 }
