@@ -16,6 +16,12 @@ type Spool struct {
 	mem   []byte // never grows past limit
 	tmp   *os.File
 	tmpw  *bufio.Writer // over tmp: callers write a line at a time
+	// err is a temporary file that could not be made: the writes after
+	// it fail too, and so does WriteTo, as a failed write to tmpw does
+	// (bufio keeps it), so that what was written whole is never replayed
+	// as if it were all (a writer above may not stop at a failed write:
+	// a compressor's member cut short reads as no member at all).
+	err error
 }
 
 // New returns a Spool holding up to limit bytes in memory.
@@ -30,6 +36,9 @@ const tmpBuffer = 64 << 10
 
 // Write appends p.
 func (s *Spool) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
 	if s.tmp == nil && len(s.mem)+len(p) <= s.limit {
 		if len(s.mem)+len(p) > cap(s.mem) {
 			// Double, but never past the limit: the limit bounds the
@@ -44,6 +53,7 @@ func (s *Spool) Write(p []byte) (int, error) {
 	if s.tmp == nil {
 		f, err := os.CreateTemp("", "warcdedup-spool-*")
 		if err != nil {
+			s.err = err
 			return 0, err
 		}
 		// Unlinked at once: the space is freed on Close, or when the
@@ -61,6 +71,9 @@ func (s *Spool) Write(p []byte) (int, error) {
 
 // WriteTo writes everything written so far to w.
 func (s *Spool) WriteTo(w io.Writer) (int64, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
 	n, err := w.Write(s.mem)
 	total := int64(n)
 	if err != nil || s.tmp == nil {
@@ -81,6 +94,7 @@ func (s *Spool) WriteTo(w io.Writer) (int64, error) {
 // maps) that memory once.
 func (s *Spool) Reset() error {
 	s.mem = s.mem[:0]
+	s.err = nil
 	if s.tmp != nil {
 		err := s.tmp.Close()
 		s.tmp = nil
