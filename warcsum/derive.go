@@ -279,6 +279,14 @@ func (d *derivation) run() error {
 			return err
 		}
 	}
+	return d.finish(lr, fr, counts, lines, facts)
+}
+
+// finish ends the walk: the old entry must have no line or facts line
+// left, its files the sums its stamp gives, and its counts add up; the
+// new version must still be the one on disk. Then, and only then, the
+// new entry is stored.
+func (d *derivation) finish(lr *manifest.Reader, fr *bufio.Scanner, files ...*summed) error {
 	if _, err := lr.Next(); err != io.EOF {
 		return errors.New("the entry has lines of no record")
 	}
@@ -288,7 +296,7 @@ func (d *derivation) run() error {
 	if err := fr.Err(); err != nil {
 		return err
 	}
-	for _, f := range []*summed{counts, lines, facts} {
+	for _, f := range files {
 		if err := f.check(); err != nil {
 			return err
 		}
