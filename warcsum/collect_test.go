@@ -70,3 +70,49 @@ func TestCollectThroughLink(t *testing.T) {
 		t.Errorf("inputs %v, want %v", got, want)
 	}
 }
+
+// TestCollectDotDotAfterLink: a directory named with ".." after a
+// symbolic link ("to-sub/..", to-sub a link to other/sub) is, to the
+// kernel, the link target's parent (other), which the walk lists; the
+// paths of its files must name those files, not what the cleaned text
+// ("to-sub/.." cleaned is the link's own directory) holds under the same
+// names. A directory named plainly keeps its files' paths beneath the
+// name given (TestCollectThroughLink: a link named as is, too).
+func TestCollectDotDotAfterLink(t *testing.T) {
+	top := t.TempDir()
+	for name, content := range map[string]string{"other/a.warc.gz": "walked", "other/sub/x": "", "a.warc.gz": "beside the link"} {
+		p := filepath.Join(top, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join("other", "sub"), filepath.Join(top, "to-sub")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, dir, wantPath string
+	}{
+		{"a directory named plainly: paths beneath the name given", filepath.Join(top, "other"), filepath.Join(top, "other", "a.warc.gz")},
+		{"\"..\" after a link: paths of the files walked", top + string(filepath.Separator) + "to-sub" + string(filepath.Separator) + "..", filepath.Join(top, "other", "a.warc.gz")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inputs, err := Collect([]string{tc.dir}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(inputs) != 1 || inputs[0].Name != "a.warc.gz" {
+				t.Fatalf("inputs %v, want a.warc.gz alone", inputs)
+			}
+			b, err := os.ReadFile(inputs[0].Path)
+			if err != nil || string(b) != "walked" {
+				t.Fatalf("the input's path %s holds %q (%v), not the file walked", inputs[0].Path, b, err)
+			}
+			if inputs[0].Path != tc.wantPath {
+				t.Errorf("path %s, want %s", inputs[0].Path, tc.wantPath)
+			}
+		})
+	}
+}

@@ -118,6 +118,14 @@ func (c Collector) Collect(paths []string) ([]Input, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Paths are made by filepath.Join, which cleans them: a name
+		// with ".." after a link ("to-sub/..": the link target's parent
+		// to the kernel) would become another directory's. Such a
+		// directory's files are named by the path walked.
+		base := p
+		if cleaned, err := filepath.EvalSymlinks(filepath.Clean(p)); err != nil || cleaned != walked {
+			base = walked
+		}
 		var found []Input
 		err = filepath.WalkDir(walked, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -155,7 +163,7 @@ func (c Collector) Collect(paths []string) ([]Input, error) {
 			if err != nil {
 				return err
 			}
-			in := Input{Path: filepath.Join(p, rel), Name: filepath.ToSlash(rel), Size: info.Size()}
+			in := Input{Path: filepath.Join(base, rel), Name: filepath.ToSlash(rel), Size: info.Size()}
 			if wacz {
 				members, err := c.Packages(in)
 				if err != nil {
