@@ -382,7 +382,7 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 		r.memberLines(s, pr)
 		// The check of each staged member's new version takes the
 		// CRC-32 and SHA-256 its package's rebuild stores it with.
-		s.Sums = pr.Sums
+		s.WantSums = pr.WantSums
 		next := s.Replaced
 		s.Replaced = func(rp rewritelog.Replacement) {
 			if next != nil {

@@ -27,13 +27,13 @@ type Placement struct {
 	// index's commit, which records files by their SHA-256. The log's
 	// fixity takes another hash (fixity.Default).
 	SHA256 bool
-	// Sums, if set, makes the replacement of each file it says yes to
+	// WantSums, if set, makes the replacement of each file it says yes to
 	// (by its name in the collection) take the new version's SHA-256 and
 	// CRC-32 (Replaced.SHA256, Replaced.CRC32) from the reads of its
 	// check: a WACZ member's staged copy, which its package's rebuild
 	// stores with both and names in datapackage.json by the SHA-256,
 	// without reading it once more for them.
-	Sums func(name string) bool
+	WantSums func(name string) bool
 	// Create makes the temporary file of a new version
 	// (atomicfile.CreateIn if nil); tests replace it to simulate failing
 	// disks.

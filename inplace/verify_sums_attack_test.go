@@ -10,7 +10,7 @@ import (
 )
 
 // TestVerifySumsAttackBoundaries proves that the CRC-32 and SHA-256 the
-// check takes of a new version (Placement.Sums: what a WACZ package's
+// check takes of a new version (Placement.WantSums: what a WACZ package's
 // rebuild then stores a staged member with, unread) are those of a fresh
 // read of the whole file when its copied and written stretches meet at
 // the check's read chunks (verifyChunk) and map windows (mapWindow), one
@@ -72,7 +72,7 @@ func TestVerifySumsAttackBoundaries(t *testing.T) {
 			f, tmp := sourceAndNew(t, source, content)
 			for _, kind := range sectionKinds {
 				v := &Version{Name: name, Src: f, tmp: tmp, Size: int64(len(source)), segments: segments,
-					pl: &Placement{Sums: func(n string) bool { return n == name }}}
+					pl: &Placement{WantSums: func(n string) bool { return n == name }}}
 				_, _, err := v.verifyWith(func(int, int64, int64, *os.File) error { return nil }, kind.open)
 				if tc.flip >= 0 {
 					if err == nil {

@@ -9,7 +9,7 @@ import (
 )
 
 // TestVerifySums proves that the CRC-32 and SHA-256 the check takes of
-// a new version for a file Placement.Sums names (a WACZ member's staged
+// a new version for a file Placement.WantSums names (a WACZ member's staged
 // copy, which its package's rebuild stores with them unread) are those
 // of the new version's bytes as a fresh read finds them, copied
 // stretches and records written alike; a file it does not name gets
@@ -25,14 +25,14 @@ func TestVerifySums(t *testing.T) {
 		sums  func(string) bool
 		taken bool
 	}{
-		{"named by Sums", func(n string) bool { return n == "x.wacz#archive/a.warc" }, true},
-		{"not named by Sums", func(n string) bool { return n == "other" }, false},
-		{"no Sums", nil, false},
+		{"named by WantSums", func(n string) bool { return n == "x.wacz#archive/a.warc" }, true},
+		{"not named by WantSums", func(n string) bool { return n == "other" }, false},
+		{"no WantSums", nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, tmp := sourceAndNew(t, []byte(source), []byte(content))
 			for _, kind := range sectionKinds {
-				v := &Version{Name: "x.wacz#archive/a.warc", Src: f, tmp: tmp, Size: int64(len(source)), segments: segments, pl: &Placement{Sums: tc.sums}}
+				v := &Version{Name: "x.wacz#archive/a.warc", Src: f, tmp: tmp, Size: int64(len(source)), segments: segments, pl: &Placement{WantSums: tc.sums}}
 				if _, _, err := v.verifyWith(func(int, int64, int64, *os.File) error { return nil }, kind.open); err != nil {
 					t.Fatalf("%s: %v", kind.name, err)
 				}

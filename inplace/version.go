@@ -68,7 +68,7 @@ type Version struct {
 	// sha256 is the new version's SHA-256 if the placement asks for it
 	// (Placement.SHA256), taken by verify.
 	sha256 string
-	// crc32 is its CRC-32 if the placement asks for it (Placement.Sums),
+	// crc32 is its CRC-32 if the placement asks for it (Placement.WantSums),
 	// taken by verify with sha256; hasCRC32 says so.
 	crc32    uint32
 	hasCRC32 bool
@@ -385,10 +385,10 @@ type Replaced struct {
 	*rewritelog.Intent
 	Old, New os.FileInfo
 	// SHA256 is the new version's SHA-256 (hex) if the placement asks for
-	// it (Placement.SHA256, Placement.Sums), else "".
+	// it (Placement.SHA256, Placement.WantSums), else "".
 	SHA256 string
 	// CRC32 is the new version's CRC-32 if the placement asks for it
-	// (Placement.Sums), HasCRC32 saying so: taken by the check's read of
+	// (Placement.WantSums), HasCRC32 saying so: taken by the check's read of
 	// the bytes it proved, with the SHA-256.
 	CRC32    uint32
 	HasCRC32 bool
@@ -592,7 +592,7 @@ func (v *Version) verifyWith(check Check, open openSection) (oldSum, newSum stri
 		}
 	}
 	newAlgs := []fixity.Algorithm{fixity.Default}
-	sums := v.pl != nil && v.pl.Sums != nil && v.pl.Sums(v.Name)
+	sums := v.pl != nil && v.pl.WantSums != nil && v.pl.WantSums(v.Name)
 	if v.pl != nil && (v.pl.SHA256 || sums) {
 		newAlgs = append(newAlgs, fixity.SHA256)
 	}

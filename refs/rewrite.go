@@ -45,13 +45,13 @@ type Rewriter struct {
 	// SHA256 makes each replacement take the new version's SHA-256 too
 	// (rewritelog.Replacement.SHA256), for a crawl index's commit.
 	SHA256 bool
-	// Sums, if set, makes the replacement of each file it says yes to
+	// WantSums, if set, makes the replacement of each file it says yes to
 	// (by name) take the new version's SHA-256 and CRC-32 too
 	// (rewritelog.Replacement.SHA256, CRC32), from its check's reads: a
 	// WACZ member's staged copy, which its package's rebuild then need
-	// not read for them (inplace.Placement.Sums).
-	Sums func(name string) bool
-	Jobs int // files rewritten at once; 1 if < 1
+	// not read for them (inplace.Placement.WantSums).
+	WantSums func(name string) bool
+	Jobs     int // files rewritten at once; 1 if < 1
 	// Refused receives each file left untouched and why; Warn other notes.
 	Refused  func(error)
 	Warn     func(error)
@@ -343,5 +343,5 @@ type walk struct {
 // versions go.
 func (r *Rewriter) placement(files *inplace.Files) *inplace.Placement {
 	return &inplace.Placement{Locator: &source.Locator{Roots: r.Roots, Locations: r.Locations, Prefixes: r.Prefixes}, InPlace: r.InPlace,
-		OutputDir: r.OutputDir, DryRun: r.DryRun, HardLinks: r.HardLinks, SHA256: r.SHA256, Sums: r.Sums, Create: r.create, Files: files, Warn: r.Warn}
+		OutputDir: r.OutputDir, DryRun: r.DryRun, HardLinks: r.HardLinks, SHA256: r.SHA256, WantSums: r.WantSums, Create: r.create, Files: files, Warn: r.Warn}
 }

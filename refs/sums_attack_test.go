@@ -16,10 +16,10 @@ import (
 )
 
 // TestRewriterSumsAttack proves, through a whole rewrite, that the
-// CRC-32 and SHA-256 a replacement carries for a file Rewriter.Sums
+// CRC-32 and SHA-256 a replacement carries for a file Rewriter.WantSums
 // names (a WACZ member's staged copy, whose package's rebuild stores it
 // with them unread) are those of the file on disk once replaced, and
-// that no other replacement claims a CRC-32: a file Sums does not name,
+// that no other replacement claims a CRC-32: a file WantSums does not name,
 // any file of a dry run (nothing written, nothing reported), a file
 // with SHA256 asked for alone.
 func TestRewriterSumsAttack(t *testing.T) {
@@ -30,11 +30,11 @@ func TestRewriterSumsAttack(t *testing.T) {
 		sums    func(string) bool
 		wantCRC map[string]bool // files whose replacement has a CRC-32
 	}{
-		{"Sums names a.warc", false, false, func(n string) bool { return n == "a.warc" }, map[string]bool{"a.warc": true}},
-		{"Sums names both", false, false, func(string) bool { return true }, map[string]bool{"a.warc": true, "b.warc": true}},
+		{"WantSums names a.warc", false, false, func(n string) bool { return n == "a.warc" }, map[string]bool{"a.warc": true}},
+		{"WantSums names both", false, false, func(string) bool { return true }, map[string]bool{"a.warc": true, "b.warc": true}},
 		{"SHA256 alone", true, false, nil, map[string]bool{}},
-		{"SHA256 and Sums for b.warc", true, false, func(n string) bool { return n == "b.warc" }, map[string]bool{"b.warc": true}},
-		{"dry run, Sums names both", false, true, func(string) bool { return true }, map[string]bool{}},
+		{"SHA256 and WantSums for b.warc", true, false, func(n string) bool { return n == "b.warc" }, map[string]bool{"b.warc": true}},
+		{"dry run, WantSums names both", false, true, func(string) bool { return true }, map[string]bool{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -47,7 +47,7 @@ func TestRewriterSumsAttack(t *testing.T) {
 			rewritetest.SortByFile(lines)
 			var mu sync.Mutex
 			got := map[string]rewritelog.Replacement{}
-			rw := Rewriter{Roots: []string{dir}, InPlace: true, Jobs: 2, SHA256: tc.sha256, Sums: tc.sums, DryRun: tc.dryRun,
+			rw := Rewriter{Roots: []string{dir}, InPlace: true, Jobs: 2, SHA256: tc.sha256, WantSums: tc.sums, DryRun: tc.dryRun,
 				Replaced: func(rp rewritelog.Replacement) {
 					mu.Lock()
 					got[rp.Name] = rp

@@ -21,7 +21,7 @@ type Replacement struct {
 	// it), else "" (the log's "# file" line has its BLAKE3, another hash).
 	SHA256 string
 	// CRC32 is the new version's CRC-32, taken with SHA256 by the
-	// rewrite's check for the files it was asked to (refs.Rewriter.Sums:
+	// rewrite's check for the files it was asked to (refs.Rewriter.WantSums:
 	// WACZ members' staged copies, which their package stores with
 	// both); HasCRC32 says so.
 	CRC32    uint32

@@ -61,14 +61,14 @@ type Rewrite struct {
 	// versions' SHA-256, taken by the rewrite's check, for a crawl
 	// index's commit (without it, a listing that wants it reads them).
 	SHA256 bool
-	// Sums, if set, makes the check of the new version of each file it
+	// WantSums, if set, makes the check of the new version of each file it
 	// says yes to (by name) take its SHA-256 and CRC-32, given to
-	// Replaced (refs.Rewriter.Sums): WACZ members' staged copies
-	// (PackageRewrite.Sums), whose packages' rebuild stores them with
+	// Replaced (refs.Rewriter.WantSums): WACZ members' staged copies
+	// (PackageRewrite.WantSums), whose packages' rebuild stores them with
 	// those without reading them for them.
-	Sums   func(name string) bool
-	Policy policy.Policy
-	Jobs   int // files rewritten at once
+	WantSums func(name string) bool
+	Policy   policy.Policy
+	Jobs     int // files rewritten at once
 	// Cache is the directory of warcsum's per-file cache the hash stages
 	// list the files through, with the Algorithm they list with; "" for
 	// none, and the hash again reads each file replaced.
@@ -142,7 +142,7 @@ func (r *Rewrite) Run(ctx context.Context) (RewriteResult, error) {
 	var refusedFiles refusedNames
 	var prog refs.Progress
 	rw := refs.Rewriter{Roots: r.Roots, Prefixes: r.Prefixes, Locations: r.Locations, Container: r.Container, InPlace: true, DryRun: r.DryRun, Originals: originals,
-		Policy: r.Policy, HardLinks: r.HardLinks, SHA256: r.SHA256, Sums: r.Sums, Jobs: r.Jobs, Progress: &prog,
+		Policy: r.Policy, HardLinks: r.HardLinks, SHA256: r.SHA256, WantSums: r.WantSums, Jobs: r.Jobs, Progress: &prog,
 		Refused: func(err error) {
 			refused.add(err)
 			refusedFiles.add(err)

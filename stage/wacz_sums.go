@@ -17,11 +17,11 @@ type checkedSum struct {
 	sum  wacz.FileSum
 }
 
-// Sums says whether the rewrite's check of the new version of the file
-// name is to take its CRC-32 and SHA-256 (refs.Rewriter.Sums): a member
+// WantSums says whether the rewrite's check of the new version of the file
+// name is to take its CRC-32 and SHA-256 (refs.Rewriter.WantSums): a member
 // staged here, whose package's rebuild then reads it only to copy it
 // in (Replaced).
-func (pr *PackageRewrite) Sums(name string) bool {
+func (pr *PackageRewrite) WantSums(name string) bool {
 	if pr.DryRun {
 		return false
 	}
@@ -31,7 +31,7 @@ func (pr *PackageRewrite) Sums(name string) bool {
 
 // Replaced keeps the sums the rewrite's check took of a staged member's
 // new version (rewritelog.Replacement.CRC32 and SHA256, asked for by
-// Sums) for its package's rebuild: given to it (wacz.Replacement.Sum)
+// WantSums) for its package's rebuild: given to it (wacz.Replacement.Sum)
 // while the staged file is still that version. It is called from the
 // rewrite's workers, at once for different files.
 func (pr *PackageRewrite) Replaced(rp rewritelog.Replacement) {

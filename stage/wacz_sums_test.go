@@ -67,8 +67,8 @@ func TestReplacementSums(t *testing.T) {
 				t.Fatal(err)
 			}
 			pr := &PackageRewrite{staged: map[string]*stagedMember{name: {path: path}}}
-			if !pr.Sums(name) || pr.Sums("x.wacz#archive/b.warc.gz") {
-				t.Fatal("Sums asks for the sums of other files than the members staged")
+			if !pr.WantSums(name) || pr.WantSums("x.wacz#archive/b.warc.gz") {
+				t.Fatal("WantSums asks for the sums of other files than the members staged")
 			}
 			rp := rewritelog.Replacement{Name: name, Path: path, New: fi, SHA256: hex.EncodeToString(sum[:]), CRC32: crc32.ChecksumIEEE(content), HasCRC32: true}
 			if tc.rp != nil {
