@@ -91,10 +91,18 @@ func TestLogFollowedOnDiskMemoryFlat(t *testing.T) {
 	var entries [2]int
 	for i, n := range []int{10000, 200000} {
 		index, log := logInput(t, dir, n)
-		var st Stats
-		peaks[i] = peakLive(func() { st, entries[i] = update(index, log) })
-		if st.Lines != int64(n) || st.Revisits != int64(entries[i]) || st.Failed != 0 {
-			t.Fatalf("%d lines: %+v, %d entries in the log", n, st, entries[i])
+		// The least of three peaks: what the update holds is in each,
+		// while a busy machine's timing (a sample between a buffer's
+		// use and the GC that frees it) only ever adds to one.
+		for try := range 3 {
+			var st Stats
+			peak := peakLive(func() { st, entries[i] = update(index, log) })
+			if st.Lines != int64(n) || st.Revisits != int64(entries[i]) || st.Failed != 0 {
+				t.Fatalf("%d lines: %+v, %d entries in the log", n, st, entries[i])
+			}
+			if try == 0 || peak < peaks[i] {
+				peaks[i] = peak
+			}
 		}
 		var m *rewritelog.Moves
 		whole[i] = peakLive(func() {
