@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"warcdedup/archname"
 	"warcdedup/cdx"
 	"warcdedup/digest"
+	"warcdedup/internal/fspath"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/syssort"
 	"warcdedup/policy"
@@ -77,7 +77,7 @@ func Index(ctx context.Context, opt IndexOptions) (*Result, error) {
 		if fi.IsDir() {
 			return nil, fmt.Errorf("%s is a directory: name the index files", name)
 		}
-		abs, err := filepath.Abs(name)
+		abs, err := fspath.Abs(name)
 		if err != nil {
 			return nil, err
 		}

@@ -50,6 +50,7 @@ import (
 	"sync"
 	"syscall"
 
+	"warcdedup/internal/fspath"
 	"warcdedup/workdir"
 )
 
@@ -114,7 +115,7 @@ func Lock(dirs []string) (*Set, error) {
 func (s *Set) Add(dirs ...string) error {
 	sorted := make([]string, 0, len(dirs))
 	for _, d := range dirs {
-		abs, err := filepath.Abs(d)
+		abs, err := fspath.Abs(d)
 		if err != nil {
 			return err
 		}

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"warcdedup/atomicfile"
+	"warcdedup/internal/fspath"
 	"warcdedup/manifest"
 )
 
@@ -81,7 +82,7 @@ func (e *DamageError) Error() string {
 // directory and ErrNoIndex wrapped; the first commit makes it. An index
 // that does not verify gives a *DamageError.
 func Open(dir string) (*Index, error) {
-	abs, err := filepath.Abs(dir)
+	abs, err := fspath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"warcdedup/atomicfile"
+	"warcdedup/internal/fspath"
 )
 
 // Work on an index that lasts longer than a commit registers in the
@@ -183,7 +184,7 @@ func RegisterRun(dir, crawl string) (*Registration, error) {
 }
 
 func register(dir, name string) (*Registration, error) {
-	abs, err := filepath.Abs(dir)
+	abs, err := fspath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"warcdedup/collock"
 	"warcdedup/convmap"
 	"warcdedup/fixity"
+	"warcdedup/internal/fspath"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/syssort"
 	"warcdedup/migrate"
@@ -71,7 +72,7 @@ func (v *cdxVersion) is(files []reindex.FileSum) bool {
 }
 
 func absOf(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
+	if a, err := fspath.Abs(p); err == nil {
 		return a
 	}
 	return p

@@ -178,3 +178,42 @@ func TestReadOnlyParent(t *testing.T) {
 		t.Errorf("exit status %d, want 2, saying --work-dir:\n%s", status, out)
 	}
 }
+
+// TestCollectionDotDotAfterLink runs the job on "to-sub/..", where to-sub
+// links to coll/sub, from a working directory that also holds a file of
+// the same name as the collection's. It proves that the job takes the
+// collection the kernel names (coll, as ls lists it), rewrites its
+// duplicate there, and leaves the working directory's look-alike as it
+// was: a name cleaned by spelling alone made the job rewrite the working
+// directory instead.
+func TestCollectionDotDotAfterLink(t *testing.T) {
+	root := t.TempDir()
+	coll, cwd := filepath.Join(root, "coll"), filepath.Join(root, "cwd")
+	warctest.WriteFile(t, coll, "a.warc", twoCaptures("http://example.com/logo.png"))
+	lookAlike := twoCaptures("http://example.org/other.png")
+	warctest.WriteFile(t, cwd, "a.warc", lookAlike)
+	if err := os.MkdirAll(filepath.Join(coll, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(coll, "sub"), filepath.Join(cwd, "to-sub")); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(cwd)
+	before, err := os.ReadFile(filepath.Join(coll, "a.warc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runOn(t, "to-sub/..", filepath.Join(root, "work"))
+	if tot := r.Report.Totals; r.Report.Exit != 0 || tot.RevisitsWritten != 1 {
+		t.Fatalf("exit %d %v; %d revisits written, want 1", r.Report.Exit, r.Report.ExitReason, tot.RevisitsWritten)
+	}
+	if got, want := r.Report.Collections, []string{coll}; len(got) != 1 || got[0] != want[0] {
+		t.Errorf("the report names the collections %v, want %v", got, want)
+	}
+	if after, err := os.ReadFile(filepath.Join(coll, "a.warc")); err != nil || len(after) >= len(before) {
+		t.Errorf("coll/a.warc: %d bytes after, %d before (%v): want its duplicate a revisit", len(after), len(before), err)
+	}
+	if got, err := os.ReadFile(filepath.Join(cwd, "a.warc")); err != nil || string(got) != string(lookAlike) {
+		t.Errorf("the working directory's a.warc was changed (%v)", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"warcdedup/crawlindex"
+	"warcdedup/internal/fspath"
 	"warcdedup/workdir"
 )
 
@@ -18,7 +19,7 @@ import (
 // path: the first COLLECTION.warcdedup, from path up, whose job was on
 // COLLECTION.
 func FindWorkDir(path string) (string, error) {
-	abs, err := filepath.Abs(path)
+	abs, err := fspath.Abs(path)
 	if err != nil {
 		return "", err
 	}
@@ -37,7 +38,7 @@ func FindWorkDir(path string) (string, error) {
 // holds path: the one of INDEX/work/* whose job was on a directory that
 // is path or holds it.
 func FindCrawlWorkDir(index, path string) (string, error) {
-	abs, err := filepath.Abs(path)
+	abs, err := fspath.Abs(path)
 	if err != nil {
 		return "", err
 	}

@@ -14,6 +14,7 @@ import (
 	"warcdedup/collock"
 	"warcdedup/collres"
 	"warcdedup/digest"
+	"warcdedup/internal/fspath"
 	"warcdedup/internal/gzfile"
 	"warcdedup/internal/heapprof"
 	"warcdedup/internal/progress"
@@ -196,7 +197,7 @@ func (opt *Options) complete() error {
 			opt.Collections = []string{opt.input.root}
 			break
 		}
-		if opt.Collections[i], err = filepath.Abs(c); err != nil {
+		if opt.Collections[i], err = fspath.Abs(c); err != nil {
 			return err
 		}
 	}

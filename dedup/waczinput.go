@@ -14,6 +14,7 @@ import (
 	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
 	"warcdedup/fixity"
+	"warcdedup/internal/fspath"
 	"warcdedup/rewritelog"
 	"warcdedup/stage"
 	"warcdedup/wacz"
@@ -66,7 +67,7 @@ func isPackageOperand(path string) bool {
 func packageOperands(operands []string) (*packageInput, error) {
 	in := &packageInput{}
 	for _, op := range operands {
-		abs, err := filepath.Abs(op)
+		abs, err := fspath.Abs(op)
 		if err != nil {
 			return nil, err
 		}
@@ -359,7 +360,7 @@ func (r *run) checkMultiWACZ() error {
 func (in *packageInput) expand(paths []string) []string {
 	var out []string
 	for _, p := range paths {
-		abs, err := filepath.Abs(p)
+		abs, err := fspath.Abs(p)
 		if err == nil && in.json != "" && abs == in.json {
 			out = append(out, in.paths...)
 			continue

@@ -71,6 +71,7 @@ import (
 	"warcdedup/convmap"
 	"warcdedup/fixity"
 	"warcdedup/inplace"
+	"warcdedup/internal/fspath"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/within"
 	"warcdedup/verify"
@@ -352,7 +353,7 @@ func (c *Converter) Run(ctx context.Context, collection string, progress *atomic
 	if progress == nil {
 		progress = new(atomic.Int64)
 	}
-	root, err := filepath.Abs(collection)
+	root, err := fspath.Abs(collection)
 	if err != nil {
 		return nil, err
 	}

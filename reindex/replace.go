@@ -10,6 +10,7 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/fixity"
+	"warcdedup/internal/fspath"
 )
 
 // An index of several files (a ZipNum's summary and block files) cannot be
@@ -210,7 +211,7 @@ func (r *replacement) prepare() (*journal, []FileSum, error) {
 }
 
 func absPath(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
+	if a, err := fspath.Abs(p); err == nil {
 		return a
 	}
 	return p

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"warcdedup/dedup"
+	"warcdedup/internal/fspath"
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
 	"warcdedup/workdir"
@@ -45,7 +46,7 @@ type Job struct {
 // openJob finds the work directory of the job on the collection holding
 // file (as warcdedup undo does, or workDir) and opens what it keeps.
 func openJob(file, workDir string) (*Job, error) {
-	abs, err := filepath.Abs(file)
+	abs, err := fspath.Abs(file)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"warcdedup/crawlindex"
 	"warcdedup/fixity"
+	"warcdedup/internal/fspath"
 	"warcdedup/manifest"
 	"warcdedup/rewritelog"
 )
@@ -25,7 +26,7 @@ type undoScope struct {
 func scopeOf(paths, collections []string, crawl string) undoScope {
 	s := undoScope{files: map[string]bool{}}
 	for _, p := range paths {
-		abs, err := filepath.Abs(p)
+		abs, err := fspath.Abs(p)
 		if err != nil {
 			continue
 		}

@@ -26,6 +26,7 @@ import (
 	"warcdedup/dedup"
 	"warcdedup/digest"
 	"warcdedup/inplace"
+	"warcdedup/internal/fspath"
 	"warcdedup/internal/heapprof"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/syssort"
@@ -759,7 +760,7 @@ func openCrawl(p dedup.Params) (*crawl, error) {
 func filesIn(paths, collections []string) ([]string, error) {
 	var names []string
 	for _, p := range paths {
-		abs, err := filepath.Abs(p)
+		abs, err := fspath.Abs(p)
 		if err != nil {
 			return nil, err
 		}

@@ -22,6 +22,7 @@ import (
 	"syscall"
 
 	"warcdedup/atomicfile"
+	"warcdedup/internal/fspath"
 )
 
 // The files of a work directory, by the stage that writes them.
@@ -113,7 +114,7 @@ type Dir struct {
 // Default is where a collection's work directory goes when none is
 // given: beside it, named after it ("/data/crawl-1" -> "/data/crawl-1.warcdedup").
 func Default(collection string) string {
-	abs, err := filepath.Abs(collection)
+	abs, err := fspath.Abs(collection)
 	if err != nil {
 		abs = collection
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"warcdedup/internal/cmdutil"
+	"warcdedup/internal/fspath"
 	"warcdedup/migrate"
 )
 
@@ -31,7 +32,7 @@ func inPlace(c *cli.Context) error {
 	for _, coll := range c.Args().Slice() {
 		wd := c.String("work-dir")
 		if wd == "" {
-			abs, err := filepath.Abs(coll)
+			abs, err := fspath.Abs(coll)
 			if err != nil {
 				return cli.Exit(err, cmdutil.ExitFatal)
 			}
