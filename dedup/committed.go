@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"warcdedup/crawlindex"
+	"warcdedup/internal/fspath"
 	"warcdedup/stage"
 	"warcdedup/workdir"
 )
@@ -42,7 +43,7 @@ func CheckCommittedCrawls(ix *crawlindex.Index) error {
 		if err != nil || st.Params.DryRun || st.Params.Crawl == "" || !st.done(stage.CommitName) {
 			continue // no run's, or not one whose commit stage ended
 		}
-		if index, err := filepath.Abs(st.Params.Index); err != nil || index != ix.Dir {
+		if index, err := fspath.Abs(st.Params.Index); err != nil || index != ix.Dir {
 			continue
 		}
 		k := st.Params.Crawl

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"warcdedup/convmap"
+	"warcdedup/internal/fspath"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/within"
 	"warcdedup/migrate"
@@ -54,7 +55,7 @@ func (opt *Options) checkConvert() error {
 		return errors.New("--convert-arc with a slice of the digests: assess a sample of the files instead")
 	}
 	if opt.KeepARC != "" {
-		abs, err := filepath.Abs(opt.KeepARC)
+		abs, err := fspath.Abs(opt.KeepARC)
 		if err != nil {
 			return fmt.Errorf("--keep-arc %s: %w", opt.KeepARC, err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
+	"warcdedup/internal/fspath"
 	"warcdedup/internal/progress"
 	"warcdedup/internal/syssort"
 	"warcdedup/manifest"
@@ -198,7 +199,7 @@ func ImportCrawl(ctx context.Context, opt ImportOptions) (crawlindex.ImportStats
 	}
 	location := opt.Location
 	if !isURLLocation(location) {
-		if location, err = filepath.Abs(location); err != nil {
+		if location, err = fspath.Abs(location); err != nil {
 			return crawlindex.ImportStats{}, err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"warcdedup/crawlindex"
+	"warcdedup/internal/fspath"
 	"warcdedup/wacz"
 )
 
@@ -75,7 +76,7 @@ func packagesToImport(opt ImportOptions) ([]importPackage, string, error) {
 	root := ""
 	if opt.Location != "" {
 		var err error
-		if root, err = filepath.Abs(opt.Location); err != nil {
+		if root, err = fspath.Abs(opt.Location); err != nil {
 			return nil, "", err
 		}
 	}
@@ -88,7 +89,7 @@ func packagesToImport(opt ImportOptions) ([]importPackage, string, error) {
 		return nil
 	}
 	for _, op := range opt.CDX {
-		abs, err := filepath.Abs(op)
+		abs, err := fspath.Abs(op)
 		if err != nil {
 			return nil, "", err
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"warcdedup/collock"
+	"warcdedup/internal/fspath"
 	"warcdedup/warcsum"
 )
 
@@ -70,7 +71,7 @@ func CheckKeepNotWork(keep, workDir string) error {
 // the collection is refused before it is made (as Converter.Run refuses
 // it).
 func LockKeepDir(locks *collock.Set, keep, collection string) error {
-	abs, err := filepath.Abs(keep) // as Converter.Run spells it
+	abs, err := fspath.Abs(keep) // as Converter.Run spells it
 	if err != nil {
 		return fmt.Errorf("migrate: keep directory %s: %w", keep, err)
 	}

@@ -231,7 +231,7 @@ const KeepFile = "keep-arc"
 func (c *Converter) holdKeepDir() error {
 	keep := ""
 	if c.KeepARC != "" {
-		abs, err := filepath.Abs(c.KeepARC)
+		abs, err := fspath.Abs(c.KeepARC)
 		if err != nil {
 			return fmt.Errorf("migrate: keep directory %s: %w", c.KeepARC, err)
 		}
@@ -362,7 +362,7 @@ func (c *Converter) Run(ctx context.Context, collection string, progress *atomic
 		// joined to it (cleaned of ".."), so the directory is made and
 		// locked by that cleaned spelling too, never the kernel's (a ".."
 		// after a symbolic link is the link's target's parent).
-		keep, err := filepath.Abs(c.KeepARC)
+		keep, err := fspath.Abs(c.KeepARC)
 		if err != nil {
 			return nil, fmt.Errorf("migrate: keep directory %s: %w", c.KeepARC, err)
 		}

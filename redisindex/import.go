@@ -16,6 +16,7 @@ import (
 	"warcdedup/crawlindex"
 	"warcdedup/digest"
 	"warcdedup/fixity"
+	"warcdedup/internal/fspath"
 	"warcdedup/internal/redis"
 	"warcdedup/manifest"
 )
@@ -74,7 +75,7 @@ func Import(ctx context.Context, c *redis.Conn, dir string, opt ImportOptions) (
 	if opt.Location == "" || strings.Contains(opt.Location, "://") {
 		return nil, fmt.Errorf("say with --location which directory holds the crawls' WACZ files (an import reads their indexes)")
 	}
-	loc, err := filepath.Abs(opt.Location)
+	loc, err := fspath.Abs(opt.Location)
 	if err != nil {
 		return nil, err
 	}

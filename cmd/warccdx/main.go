@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -16,6 +15,7 @@ import (
 
 	"warcdedup/cdx"
 	"warcdedup/internal/cmdutil"
+	"warcdedup/internal/fspath"
 	"warcdedup/internal/syssort"
 	"warcdedup/reindex"
 )
@@ -347,7 +347,7 @@ func inPlace(c *cli.Context, log *cmdutil.Log, opts cdx.Options, u reindex.Updat
 	// update records it.
 	var note string
 	if c.String("log") != "" {
-		logFile, err := filepath.Abs(c.String("log"))
+		logFile, err := fspath.Abs(c.String("log"))
 		if err != nil {
 			return fatal(err)
 		}
@@ -358,7 +358,7 @@ func inPlace(c *cli.Context, log *cmdutil.Log, opts cdx.Options, u reindex.Updat
 		note = fmt.Sprintf("warccdx --log %s (%d bytes) --since %s", logFile, fi.Size(), since.Format(time.RFC3339))
 	}
 	if m := c.String("conversion"); m != "" {
-		mapFile, err := filepath.Abs(m)
+		mapFile, err := fspath.Abs(m)
 		if err != nil {
 			return fatal(err)
 		}

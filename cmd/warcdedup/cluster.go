@@ -16,6 +16,7 @@ import (
 	"warcdedup/cluster"
 	"warcdedup/digest"
 	"warcdedup/internal/cmdutil"
+	"warcdedup/internal/fspath"
 	"warcdedup/internal/progress"
 	"warcdedup/policy"
 )
@@ -152,7 +153,7 @@ func clusterOptions(c *cli.Context) (cluster.Options, error) {
 	}
 	workDir := c.String("work-dir")
 	if workDir == "" {
-		abs, err := filepath.Abs(hostsFile)
+		abs, err := fspath.Abs(hostsFile)
 		if err != nil {
 			return cluster.Options{}, err
 		}
@@ -161,7 +162,7 @@ func clusterOptions(c *cli.Context) (cluster.Options, error) {
 	params := cluster.Params{Hosts: hosts, Ranges: ranges, Algorithm: algo.String(), Policy: pol.String(),
 		DryRun: c.Bool("dry-run"), HardLinks: c.Bool("hard-links"), CompareInResolve: c.Bool("compare-in-resolve")}
 	if params.Index = c.String("index"); params.Index != "" {
-		if params.Index, err = filepath.Abs(params.Index); err != nil {
+		if params.Index, err = fspath.Abs(params.Index); err != nil {
 			return cluster.Options{}, err
 		}
 		params.Crawl = c.String("crawl")
