@@ -29,6 +29,18 @@ type File struct {
 // glob for *.warc.gz) takes one for a finished file.
 const TempPrefix = ".tmp-"
 
+// TempOf returns the base name whose new version a file named base
+// (".tmp-<name>-<digits>", as Create names it) held; ok is false for any
+// other name.
+func TempOf(base string) (name string, ok bool) {
+	rest, ok := strings.CutPrefix(base, TempPrefix)
+	i := strings.LastIndexByte(rest, '-')
+	if !ok || i <= 0 || !isDigits(rest[i+1:]) || i+1 == len(rest) {
+		return "", false
+	}
+	return rest[:i], true
+}
+
 // Create starts writing the file name. The temporary file is
 // ".tmp-<base>-<digits>" in name's directory, so the rename cannot cross
 // file systems.

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"warcdedup/atomicfile"
 	"warcdedup/report"
 )
 
@@ -23,6 +24,9 @@ type fileKind struct {
 // fileKinds are the kinds, the first that matches a name its kind; the
 // last takes any name.
 var fileKinds = []fileKind{
+	{"temporary file of a stopped run", "temporary files of stopped runs",
+		"(.tmp-NAME-DIGITS: a new version of NAME a run was writing when it stopped; removed when NAME is next rewritten, or by undo)",
+		func(n string) bool { _, ok := atomicfile.TempOf(n); return ok }},
 	{"file still being written", "files still being written",
 		"(.open: a crawler is still writing them; a run takes each once its writer renames it)",
 		func(n string) bool { return strings.HasSuffix(n, ".open") }},
