@@ -144,9 +144,13 @@ type Original struct {
 
 // Budgets of the caches, and the largest payload kept in memory: a small
 // original (a logo, a stylesheet) named by many duplicates is read once.
+// The payloads' budget holds only originals still to be read (keptPayload):
+// on the bench collection 8 MB held them for 2499 of the 4829 reads of an
+// original read before, 16 MB for 3599 (peak memory unchanged within noise,
+// 139 MB).
 const (
 	digestCache   = 24 << 20
-	payloadCache  = 8 << 20
+	payloadCache  = 16 << 20
 	payloadInline = 256 << 10
 )
 
