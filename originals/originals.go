@@ -269,6 +269,18 @@ var ErrOriginal = errors.New("its original")
 // its payload is not kept in memory, a reader of the payload that checks
 // the record's end when it reaches EOF.
 func (o *Originals) Open(ctx context.Context, l *manifest.Line, pol policy.Policy, moves Mover) (*Original, io.ReadCloser, error) {
+	return o.open(ctx, l, -1, pol, moves)
+}
+
+// OpenPlanned is Open of the original p names, for the duplicate p was
+// made for: what the Plan knows of the original's reads spares a look-up.
+func (o *Originals) OpenPlanned(ctx context.Context, p Plan, pol policy.Policy, moves Mover) (*Original, io.ReadCloser, error) {
+	return o.open(ctx, p.Original, p.uses, pol, moves)
+}
+
+// open is Open with how many duplicate lines name l (digestInfo.uses),
+// or -1 to look it up if it matters.
+func (o *Originals) open(ctx context.Context, l *manifest.Line, uses int, pol policy.Policy, moves Mover) (*Original, io.ReadCloser, error) {
 	// One run has one policy, so a kept original's key stays right. Only
 	// the line it was checked against may use it: another kept line at the
 	// same place (a lying manifest's) names another URI, date or length,
@@ -316,7 +328,9 @@ func (o *Originals) Open(ctx context.Context, l *manifest.Line, pol policy.Polic
 		r.Close()
 		return nil, nil, err
 	}
-	uses := o.uses(l)
+	if uses < 0 {
+		uses = o.uses(l)
+	}
 	// A payload kept in memory is read into a slice of its own: for the
 	// only read of it (one duplicate names it) the caller's comparison
 	// buffer does, without the allocation (most originals of the bench

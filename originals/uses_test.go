@@ -23,6 +23,7 @@ import (
 type usesFixture struct {
 	dir  string
 	line manifest.Line // the kept line
+	dup  manifest.Line // a duplicate line naming it, if any
 	tab  *manifest.Table
 	o    *originals.Originals
 }
@@ -35,11 +36,13 @@ func newUsesFixture(t testing.TB, dups int) *usesFixture {
 	kept := manifest.Line{File: "o.warc", Offset: 0, Length: int64(len(orig)), URI: "http://example.com/o",
 		Date: "2024-01-02T00:00:00Z", Digest: digest.SHA1.Format(sum[:]), Copy: 1, RefURI: "-", RefDate: "-", Fields: 10}
 	text := kept.Append(nil)
+	var dup manifest.Line
 	for i := range dups {
 		d := kept
 		d.File, d.URI, d.Copy, d.RefURI, d.RefDate = "d.warc", fmt.Sprintf("http://example.com/d%d", i), i+2, kept.URI, kept.Date
 		d.Offset = int64(i) * 1000
 		text = d.Append(text)
+		dup = d
 	}
 	tab, err := manifest.NewTable(bytes.NewReader(text), int64(len(text)), "numbered.manifest")
 	if err != nil {
@@ -51,15 +54,26 @@ func newUsesFixture(t testing.TB, dups int) *usesFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &usesFixture{dir: dir, line: kept, tab: tab, o: o}
+	return &usesFixture{dir: dir, line: kept, dup: dup, tab: tab, o: o}
 }
 
-// open opens the kept line's original and says whether its payload came
-// in memory (not streamed); the payload read must be the original's.
-func (f *usesFixture) open(t *testing.T) (inMemory bool, err error) {
+// open opens the kept line's original (planned: through the Plan of a
+// duplicate, as the rewrite does) and says whether its payload came in
+// memory (not streamed); the payload read must be the original's.
+func (f *usesFixture) open(t *testing.T, planned bool) (inMemory bool, err error) {
 	t.Helper()
 	l := f.line
-	orig, body, err := f.o.Open(context.Background(), &l, policy.Replay, nil)
+	var orig *originals.Original
+	var body io.ReadCloser
+	if planned {
+		p, perr := f.o.Plan(&f.dup)
+		if perr != nil || p.Original == nil || *p.Original != f.line {
+			t.Fatalf("Plan: %+v, %v; want the kept line", p, perr)
+		}
+		orig, body, err = f.o.OpenPlanned(context.Background(), p, policy.Replay, nil)
+	} else {
+		orig, body, err = f.o.Open(context.Background(), &l, policy.Replay, nil)
+	}
 	if err != nil {
 		return false, err
 	}
@@ -77,47 +91,58 @@ func (f *usesFixture) open(t *testing.T) (inMemory bool, err error) {
 	return body == nil, nil
 }
 
+// usesCase is a table of one original and dups duplicates naming it, and
+// what its reads give, the file removed after the first: "memory" (the
+// payload in memory), "streamed", or "gone" (the read fails: nothing kept).
+type usesCase struct {
+	name string
+	dups int
+	want []string
+}
+
 // TestOpenKeepsWhatIsReadAgain proves that a small original is kept in
 // memory for the reads the tables say are still to come, and only for
 // them: the only duplicate of it streams it (no copy of its own), the
 // last of several drops it (a read after that reads the file, here gone),
 // and tables that list no duplicate (copy-1 and revisit lines only, as
-// warcrefs may be given) keep it as before, until evicted.
+// warcrefs may be given) keep it as before, until evicted. Open and
+// OpenPlanned (through a duplicate's Plan, as the rewrite reads) agree.
 func TestOpenKeepsWhatIsReadAgain(t *testing.T) {
-	tests := []struct {
-		name string
-		dups int
-		// the reads, the file removed after the first: true is a payload
-		// in memory, false streamed; gone: the read fails (nothing kept)
-		want []string
-	}{
+	tests := []usesCase{
 		{"one duplicate: streamed", 1, []string{"streamed", "gone"}},
 		{"two duplicates: kept for the second, dropped after it", 2, []string{"memory", "memory", "gone"}},
 		{"three duplicates: kept for the last two", 3, []string{"memory", "memory", "memory", "gone"}},
 		{"no duplicate listed: kept until evicted", 0, []string{"memory", "memory", "memory", "memory"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := newUsesFixture(t, tt.dups)
-			for i, want := range tt.want {
-				mem, err := f.open(t)
-				got := "streamed"
-				switch {
-				case err != nil:
-					got = "gone"
-				case mem:
-					got = "memory"
-				}
-				if got != want {
-					t.Fatalf("read %d: %s (%v), want %s", i+1, got, err, want)
-				}
-				if i == 0 {
-					if err := os.Remove(filepath.Join(f.dir, "o.warc")); err != nil {
-						t.Fatal(err)
-					}
-				}
+		for _, planned := range []bool{false, true} {
+			if planned && tt.dups == 0 {
+				continue // no duplicate to plan for
 			}
-		})
+			t.Run(fmt.Sprintf("%s, planned %v", tt.name, planned), func(t *testing.T) { tt.run(t, planned) })
+		}
+	}
+}
+
+func (tt usesCase) run(t *testing.T, planned bool) {
+	f := newUsesFixture(t, tt.dups)
+	for i, want := range tt.want {
+		mem, err := f.open(t, planned)
+		got := "streamed"
+		switch {
+		case err != nil:
+			got = "gone"
+		case mem:
+			got = "memory"
+		}
+		if got != want {
+			t.Fatalf("read %d: %s (%v), want %s", i+1, got, err, want)
+		}
+		if i == 0 {
+			if err := os.Remove(filepath.Join(f.dir, "o.warc")); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }
 
