@@ -80,17 +80,6 @@ type digestInfo struct {
 	pins manifest.Pins // what its revisit lines refer to
 }
 
-// usesOf returns how many duplicate lines name the kept line l, 0 if
-// none (or l is no kept line of the digest).
-func (d *digestInfo) usesOf(l *manifest.Line) int {
-	for i := range d.kept {
-		if d.kept[i] == *l {
-			return d.uses[i]
-		}
-	}
-	return 0
-}
-
 // countUses sets uses from the duplicates' (class, URI, date) of the
 // original they name, each counted for the first kept line that matches,
 // as Plan chooses.
@@ -268,18 +257,27 @@ var ErrOriginal = errors.New("its original")
 // manifest, moved by moves, says it is. It returns the original and, if
 // its payload is not kept in memory, a reader of the payload that checks
 // the record's end when it reaches EOF.
+//
+// Open keeps a small original in memory until evicted, whatever the tables
+// say of its reads (OpenPlanned does not): a caller may hold its payload
+// while it opens another (undo's re-pointing), and a streamed payload
+// holds its file's read lock, which a replacement waiting between the two
+// would turn into a deadlock.
 func (o *Originals) Open(ctx context.Context, l *manifest.Line, pol policy.Policy, moves Mover) (*Original, io.ReadCloser, error) {
-	return o.open(ctx, l, -1, pol, moves)
+	return o.open(ctx, l, 0, pol, moves)
 }
 
 // OpenPlanned is Open of the original p names, for the duplicate p was
-// made for: what the Plan knows of the original's reads spares a look-up.
+// made for, by a caller that closes its payload before it opens another
+// original (the rewrite's examiners): a small original is kept in memory
+// only for the reads the tables say are still to come (the duplicate
+// lines naming it), the only one streams it, the last drops it.
 func (o *Originals) OpenPlanned(ctx context.Context, p Plan, pol policy.Policy, moves Mover) (*Original, io.ReadCloser, error) {
 	return o.open(ctx, p.Original, p.uses, pol, moves)
 }
 
 // open is Open with how many duplicate lines name l (digestInfo.uses),
-// or -1 to look it up if it matters.
+// 0 if not known.
 func (o *Originals) open(ctx context.Context, l *manifest.Line, uses int, pol policy.Policy, moves Mover) (*Original, io.ReadCloser, error) {
 	// One run has one policy, so a kept original's key stays right. Only
 	// the line it was checked against may use it: another kept line at the
@@ -328,9 +326,6 @@ func (o *Originals) open(ctx context.Context, l *manifest.Line, uses int, pol po
 		r.Close()
 		return nil, nil, err
 	}
-	if uses < 0 {
-		uses = o.uses(l)
-	}
 	// A payload kept in memory is read into a slice of its own: for the
 	// only read of it (one duplicate names it) the caller's comparison
 	// buffer does, without the allocation (most originals of the bench
@@ -349,16 +344,6 @@ func (o *Originals) open(ctx context.Context, l *manifest.Line, uses int, pol po
 	kp.left.Store(int64(uses) - 1) // -1: not known, kept until evicted
 	o.payloads.Put(key, kp, int64(len(orig.Payload)+len(orig.URI)+len(orig.Date)+len(orig.Key)+len(orig.Head)+256+16)+lineCost(l))
 	return orig, nil, nil
-}
-
-// uses returns how many duplicate lines of the tables name the kept line
-// l as their original (digestInfo.uses): 0 if not known.
-func (o *Originals) uses(l *manifest.Line) int {
-	d, err := o.lookup(l.Digest)
-	if err != nil {
-		return 0
-	}
-	return d.usesOf(l)
 }
 
 // lineCost is what a manifest.Line copied into a cache holds: its struct
