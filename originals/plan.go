@@ -27,6 +27,9 @@ var (
 type Plan struct {
 	Protected bool
 	Original  *manifest.Line
+	// uses is how many duplicate lines name Original (digestInfo.uses),
+	// for OpenPlanned.
+	uses int
 }
 
 // Plan checks the duplicate line l against the originals manifest: it
@@ -49,6 +52,7 @@ func (o *Originals) Plan(l *manifest.Line) (Plan, error) {
 		return Plan{Protected: true}, nil
 	}
 	var orig, same *manifest.Line
+	uses := 0
 	for i := range d.kept {
 		k := &d.kept[i]
 		if k.File == l.File && k.Offset == l.Offset {
@@ -58,7 +62,7 @@ func (o *Originals) Plan(l *manifest.Line) (Plan, error) {
 			same = k
 		}
 		if orig == nil && k.Class == l.Class && k.URI == l.RefURI && k.Date == l.RefDate {
-			orig = k
+			orig, uses = k, d.uses[i]
 		}
 	}
 	switch {
@@ -69,5 +73,5 @@ func (o *Originals) Plan(l *manifest.Line) (Plan, error) {
 	case same != nil:
 		return Plan{}, fmt.Errorf("%w: the kept line %s %d has its URI and date (the same record under another name?)", ErrIsOriginal, same.File, same.Offset)
 	}
-	return Plan{Original: orig}, nil
+	return Plan{Original: orig, uses: uses}, nil
 }

@@ -191,7 +191,7 @@ func (x *examiner) earlierRevisit(rr *record.Reader, rec *record.Record, l *mani
 // is nil when the original holds it in memory. A cancelled run is no
 // refusal of l's file.
 func (x *examiner) original(ctx context.Context, l *manifest.Line, p originals.Plan) (*originals.Original, io.ReadCloser, error) {
-	orig, payload, err := x.r.Originals.Open(ctx, p.Original, x.r.Policy, x.moves)
+	orig, payload, err := x.r.Originals.OpenPlanned(ctx, p, x.r.Policy, x.moves)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
