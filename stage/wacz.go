@@ -1160,6 +1160,12 @@ func (r *packageRebuild) write(b *wacz.Rebuild) (*wacz.Result, error) {
 	// in (copy_file_range), their bytes never in this process's memory.
 	wantSHA256 := !b.NoPackageSHA256
 	b.NoPackageSHA256 = true
+	// The members are read back as soon as they are written, while the
+	// package waits for the packages it requires to be written and
+	// checked (a crawl's packages require each other in a chain): the
+	// check below then reads the metadata files and the central
+	// directory, every other byte having been read then.
+	b.ReadBack = &wacz.ReadBack{PackageSHA256: wantSHA256}
 	res, err := b.Write(r.tmp.File)
 	if err != nil {
 		return nil, err

@@ -190,20 +190,30 @@ func Check(p *Package, opt CheckOptions) (*Report, error) {
 // (Result.CopiedFrom), SHA-256; WARC members also go to the
 // comparison's indexer.
 func (p *Package) readAll(r *Report, cmp *indexComparison, wholeSum bool, written *Result) (map[string][]byte, error) {
-	wholeCRC := crc32.NewIEEE()
-	var whole io.Writer = wholeCRC
-	var wholeSHA *asyncHash
-	if wholeSum {
-		// Computed on another core, beside the members' own.
-		wholeSHA = newAsyncHash()
-		defer wholeSHA.Sum()
-		whole = io.MultiWriter(wholeCRC, wholeSHA)
-	}
-	src := bufio.NewReaderSize(io.TeeReader(io.NewSectionReader(p.r, 0, p.Size), whole), 1<<20)
 	byOffset := append([]*Member(nil), p.Members...)
 	sort.Slice(byOffset, func(i, j int) bool { return byOffset[i].DataOffset < byOffset[j].DataOffset })
 	sums := map[string][]byte{}
 	var pos int64
+	wholeCRC, wholeState := &crcChain{}, sha256.New()
+	if a := written.aheadFor(cmp, wholeSum, p.Size); a != nil {
+		// The members before the metadata files were read back while
+		// the rebuild waited (Rebuild.ReadBack): the read goes on.
+		crc, sha, err := a.wholeSums(wholeSum)
+		if err != nil {
+			return nil, err
+		}
+		wholeCRC, wholeState, pos = crc, sha, a.end
+		byOffset = a.resume(p, r, byOffset, sums)
+	}
+	var whole io.Writer = wholeCRC
+	var wholeSHA *asyncHash
+	if wholeSum {
+		// Computed on another core, beside the members' own.
+		wholeSHA = newAsyncHashOf(wholeState)
+		defer wholeSHA.Sum()
+		whole = io.MultiWriter(wholeCRC, wholeSHA)
+	}
+	src := bufio.NewReaderSize(io.TeeReader(io.NewSectionReader(p.r, pos, p.Size-pos), whole), 1<<20)
 	crc := crc32.NewIEEE()
 	buf := make([]byte, copyBufferSize)
 	for _, m := range byOffset {

@@ -104,6 +104,13 @@ func TestRebuildGivenSums(t *testing.T) {
 // the package written, its Result and the rebuild's error.
 func rebuildWithSums(t *testing.T, data []byte, rw rewrite, sum FileSum, copyHere bool, change func(path string)) (*os.File, *Result, error) {
 	t.Helper()
+	return rebuildWithSumsEdited(t, data, rw, sum, copyHere, change, nil)
+}
+
+// rebuildWithSumsEdited is rebuildWithSums with the rebuild edited by
+// edit (if set) before it writes.
+func rebuildWithSumsEdited(t *testing.T, data []byte, rw rewrite, sum FileSum, copyHere bool, change func(path string), edit func(*Rebuild)) (*os.File, *Result, error) {
+	t.Helper()
 	const member = sumsMember
 	dir := t.TempDir()
 	lines := freshLinesOf(t, IndexName(member), data)
@@ -126,6 +133,9 @@ func rebuildWithSums(t *testing.T, data []byte, rw rewrite, sum FileSum, copyHer
 				change(rp.Path)
 			}
 		}
+	}
+	if edit != nil {
+		edit(b)
 	}
 	return rebuildInto(t, b, dir)
 }

@@ -23,8 +23,12 @@ const (
 	asyncChunk   = 1 << 20
 )
 
-func newAsyncHash() *asyncHash {
-	a := &asyncHash{h: sha256.New(), work: make(chan []byte, asyncBuffers), free: make(chan []byte, asyncBuffers), done: make(chan struct{})}
+func newAsyncHash() *asyncHash { return newAsyncHashOf(sha256.New()) }
+
+// newAsyncHashOf goes on hashing from h, which may have hashed bytes
+// already (detach's).
+func newAsyncHashOf(h hash.Hash) *asyncHash {
+	a := &asyncHash{h: h, work: make(chan []byte, asyncBuffers), free: make(chan []byte, asyncBuffers), done: make(chan struct{})}
 	for range asyncBuffers {
 		a.free <- make([]byte, 0, asyncChunk)
 	}
@@ -60,4 +64,16 @@ func (a *asyncHash) Sum() []byte {
 		a.sum = a.h.Sum(nil)
 	}
 	return a.sum
+}
+
+// detach waits for the bytes written and returns the hash with their
+// state, not finished: newAsyncHashOf goes on from it. The asyncHash
+// takes no more writes after it.
+func (a *asyncHash) detach() hash.Hash {
+	if !a.ended {
+		a.ended = true
+		close(a.work)
+		<-a.done
+	}
+	return a.h
 }

@@ -121,6 +121,13 @@ type Rebuild struct {
 	// puts back the times the members had with it.
 	Times map[string][2]uint16
 
+	// ReadBack, if set, has Write read back the members it wrote while
+	// Requires waits and the metadata files are written (readAhead):
+	// the check of what was written (Check with Written: the Result)
+	// then reads the metadata files and the central directory after
+	// it, the rest having been read.
+	ReadBack *ReadBack
+
 	// beforeCopy, if set, is called with a replaced member's name
 	// between the read of its file for its size and sums and its copy
 	// into the package (tests: a file that changes there).
@@ -174,6 +181,11 @@ type Result struct {
 	// or the SHA-256 (taken again, a CRC-32 being easily kept by a
 	// change), is its file changed between the two.
 	CopiedFrom map[string]string
+
+	// ahead is the read back of the members made while the rebuild
+	// waited (Rebuild.ReadBack), which Check goes on from; nil if none
+	// was made or it failed.
+	ahead *readAhead
 }
 
 // prepared is a member's new content in a file: stored, or deflated
@@ -228,6 +240,11 @@ func (b *Rebuild) Write(out outFile) (*Result, error) {
 	if err := w.waitIndex(); err != nil {
 		return nil, err
 	}
+	ahead, err := w.startReadBack(out)
+	if err != nil {
+		return nil, err
+	}
+	defer ahead.wait() // the file is not read after Write returns
 	w.require = b.Require
 	if b.Requires != nil {
 		more, err := b.Requires()
@@ -253,7 +270,26 @@ func (b *Rebuild) Write(out outFile) (*Result, error) {
 	for name, ws := range w.written {
 		w.res.MemberSHA256[name] = ws.sum
 	}
+	w.res.ahead = ahead.wait()
 	return w.res, nil
+}
+
+// startReadBack starts the read back of what was written so far, every
+// member but the metadata files (ReadBack), on another goroutine; nil
+// if not asked for, or out cannot be read.
+func (w *rebuildWrite) startReadBack(out outFile) (*readAheadRun, error) {
+	ra, ok := out.(io.ReaderAt)
+	if w.ReadBack == nil || !ok {
+		return nil, nil
+	}
+	if err := w.zw.w.Flush(); err != nil {
+		return nil, err
+	}
+	copied := make(map[string]string, len(w.res.CopiedFrom))
+	for m, from := range w.res.CopiedFrom {
+		copied[m] = from
+	}
+	return startReadAhead(ra, w.Source.Name+" (new version)", w.zw.off, w.res.Members, copied, w.ReadBack.PackageSHA256), nil
 }
 
 // startIndex starts the new package's index and returns the channel

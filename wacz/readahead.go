@@ -1,0 +1,207 @@
+package wacz
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+	"sort"
+)
+
+// ReadBack asks a rebuild to read back what it wrote of the members
+// while it waits for its requires entries and writes the metadata files,
+// which come last (Rebuild.ReadBack): Check with Written then goes on
+// from where that read ended, the package read back whole all the same.
+type ReadBack struct {
+	// PackageSHA256 takes the whole file's SHA-256 in that read, as
+	// CheckOptions.PackageSHA256 does (give both).
+	PackageSHA256 bool
+}
+
+// readAhead is a read back of the first end bytes of a package being
+// written, everything before its metadata files: each member there read
+// as Check reads it (readMember: its CRC-32 and size, and the SHA-256 of
+// those the kernel copied in), and the whole file's CRC-32 (and SHA-256)
+// so far. Packages written in a chain, each requiring the one before by
+// its final SHA-256 (a crawl's), wait in turn for the one before to be
+// written, checked and renamed: read back while it waits, a package's
+// own check after the wait reads its metadata files and central
+// directory alone. Nothing writes those bytes again once they are
+// written (the writer only appends), so reading them earlier proves
+// what reading them later would; Check compares the central directory
+// it reads with the members as they were read here.
+type readAhead struct {
+	end     int64
+	crc     uint32
+	sha     []byte // the SHA-256's state (encoding.BinaryMarshaler); nil unless asked for
+	members map[string]*Member
+	sums    map[string][]byte // SHA-256 of the members copied in, as read
+	report  *Report
+	err     error // the read failed: Check reads everything
+}
+
+// readAheadRun is a readAhead being made on another goroutine.
+type readAheadRun struct {
+	done chan struct{}
+	a    *readAhead
+}
+
+// startReadAhead starts reading back the first end bytes of the file r,
+// which hold members (as written, with their offsets); copied are the
+// members the kernel copied in (Result.CopiedFrom).
+func startReadAhead(r io.ReaderAt, name string, end int64, members []*Member, copied map[string]string, withSHA bool) *readAheadRun {
+	// Copies, made before the writer goes on (its central directory is
+	// written from the members).
+	byOffset := make([]*Member, len(members))
+	for i, m := range members {
+		c := *m
+		byOffset[i] = &c
+	}
+	run := &readAheadRun{done: make(chan struct{})}
+	go func() {
+		defer close(run.done)
+		run.a = readAheadOf(r, name, end, byOffset, copied, withSHA)
+	}()
+	return run
+}
+
+// wait waits for the read and returns it; nil if it failed.
+func (run *readAheadRun) wait() *readAhead {
+	if run == nil {
+		return nil
+	}
+	<-run.done
+	if run.a.err != nil {
+		return nil
+	}
+	return run.a
+}
+
+// readAheadOf reads the first end bytes of r, which hold members (its
+// own copies, sorted here).
+func readAheadOf(r io.ReaderAt, name string, end int64, members []*Member, copied map[string]string, withSHA bool) *readAhead {
+	a := &readAhead{end: end, members: map[string]*Member{}, sums: map[string][]byte{},
+		report: &Report{Package: name, max: 20, kinds: map[error]int{}}}
+	wholeCRC := &crcChain{}
+	var whole io.Writer = wholeCRC
+	var sha *asyncHash
+	if withSHA {
+		sha = newAsyncHash()
+		whole = io.MultiWriter(wholeCRC, sha)
+	}
+	defer func() {
+		a.crc = wholeCRC.Sum32()
+		if sha != nil {
+			state, err := sha.detach().(encoding.BinaryMarshaler).MarshalBinary()
+			if err != nil && a.err == nil {
+				a.err = err
+			}
+			a.sha = state
+		}
+	}()
+	byOffset := members
+	sort.Slice(byOffset, func(i, j int) bool { return byOffset[i].DataOffset < byOffset[j].DataOffset })
+	p := &Package{Name: name}
+	src := bufio.NewReaderSize(io.TeeReader(io.NewSectionReader(r, 0, end), whole), 1<<20)
+	crc := crc32.NewIEEE()
+	buf := make([]byte, copyBufferSize)
+	var pos int64
+	for _, m := range byOffset {
+		if m.DataOffset < pos || m.DataOffset+m.CompressedSize > end {
+			a.err = fmt.Errorf("%s: %s at %d, %d bytes, is not where the read back is", name, m.Name, m.DataOffset, m.CompressedSize)
+			return a
+		}
+		if _, err := io.CopyN(io.Discard, src, m.DataOffset-pos); err != nil {
+			a.err = err
+			return a
+		}
+		from := copied[m.Name]
+		digest, err := p.readMember(a.report, nil, m, src, crc, buf, from != "", from)
+		if err != nil {
+			a.err = err
+			return a
+		}
+		pos = m.DataOffset + m.CompressedSize
+		a.members[m.Name] = m
+		if from != "" {
+			a.sums[m.Name] = digest
+		}
+	}
+	if n, err := drain(src, buf); err != nil || pos+n != end {
+		a.err = fmt.Errorf("%s: read back %d bytes of %d: %v", name, pos+n, end, err)
+	}
+	return a
+}
+
+// resume takes over what the read ahead found of the package p read
+// back whole (Check with Written): its problems, the SHA-256 of the
+// members it read that were copied in (into sums), and each of those
+// members, which the central directory must give as they were written
+// and read. It returns the members still to be read, from a.end on.
+func (a *readAhead) resume(p *Package, r *Report, byOffset []*Member, sums map[string][]byte) []*Member {
+	for _, err := range a.report.Problems {
+		r.add(err)
+	}
+	r.Omitted += a.report.Omitted
+	var rest []*Member
+	seen := 0
+	for _, m := range byOffset {
+		if m.HeaderOffset >= a.end {
+			rest = append(rest, m)
+			continue
+		}
+		w := a.members[m.Name]
+		if w == nil || !sameWritten(w, m) {
+			r.add(errorf(p.Name, m.Name, m.DataOffset, ErrDamaged, "its central directory entry or local header reads back other than the member written and read back before the package's metadata (offset %d, %d bytes stored, %d bytes, CRC-32 %08x, method %d)", m.DataOffset, m.CompressedSize, m.Size, m.CRC32, m.Method))
+			continue
+		}
+		seen++
+		if s, ok := a.sums[m.Name]; ok {
+			sums[m.Name] = s
+		}
+	}
+	if seen != len(a.members) {
+		r.add(errorf(p.Name, "", a.end, ErrDamaged, "%d members were written and read back before its metadata, its central directory lists %d of them there", len(a.members), seen))
+	}
+	return rest
+}
+
+// sameWritten reports whether the member m of a package read back is
+// the member w as written.
+func sameWritten(w, m *Member) bool {
+	return w.Name == m.Name && w.Method == m.Method && w.CRC32 == m.CRC32 && w.Size == m.Size &&
+		w.CompressedSize == m.CompressedSize && w.HeaderOffset == m.HeaderOffset && w.DataOffset == m.DataOffset
+}
+
+// aheadFor is the read ahead Check with Written goes on from: none for
+// a check that compares records (the index comparison reads every WARC
+// member), nor when the whole file's SHA-256 is asked for and the read
+// did not take it, nor past the package's end.
+func (res *Result) aheadFor(cmp *indexComparison, wholeSum bool, size int64) *readAhead {
+	if res == nil || res.ahead == nil || cmp != nil {
+		return nil
+	}
+	a := res.ahead
+	if (wholeSum && a.sha == nil) || a.end > size {
+		return nil
+	}
+	return a
+}
+
+// wholeSums are the whole file's CRC-32 and (with withSHA) SHA-256 as
+// far as the read ahead read, to go on from: new ones each call, so that
+// a Result can be checked twice.
+func (a *readAhead) wholeSums(withSHA bool) (*crcChain, hash.Hash, error) {
+	crc := &crcChain{sum: a.crc}
+	if !withSHA {
+		return crc, nil, nil
+	}
+	h := sha256.New()
+	if err := h.(encoding.BinaryUnmarshaler).UnmarshalBinary(a.sha); err != nil {
+		return nil, nil, err
+	}
+	return crc, h, nil
+}
