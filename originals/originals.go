@@ -90,9 +90,7 @@ func (d *digestInfo) countUses(named *namedCounts) {
 	}
 	for i := range d.kept {
 		k := &d.kept[i]
-		r := dupRef{k.Class, k.URI, k.Date}
-		d.uses[i] = named.n[r]
-		delete(named.n, r) // a later kept line of the same name is not Plan's
+		d.uses[i] = named.take(dupRef{k.Class, k.URI, k.Date})
 	}
 }
 
@@ -103,12 +101,15 @@ type dupRef struct {
 }
 
 // namedCounts counts a digest's duplicate lines by the original they name,
-// as a look-up reads them: memory in the originals named (one, mostly),
-// never in the duplicates, of which a common payload (an empty body, a
-// tracking pixel) has millions. Past maxNamed names, a lying or odd
-// manifest's, it stops counting (overflow): the uses are then not known.
+// as a look-up reads them: memory in the originals named (one, mostly:
+// no map then), never in the duplicates, of which a common payload (an
+// empty body, a tracking pixel) has millions. Past maxNamed names, a
+// lying or odd manifest's, it stops counting (overflow): the uses are
+// then not known.
 type namedCounts struct {
-	n        map[dupRef]int
+	first    dupRef
+	firstN   int
+	others   map[dupRef]int
 	overflow bool
 }
 
@@ -120,16 +121,37 @@ func (c *namedCounts) add(l *manifest.Line) {
 		return
 	}
 	r := dupRef{l.Class, l.RefURI, l.RefDate}
-	if _, ok := c.n[r]; !ok {
-		if len(c.n) >= maxNamed {
-			c.n, c.overflow = nil, true
+	switch {
+	case c.firstN == 0 && c.others == nil:
+		c.first, c.firstN = r, 1
+		return
+	case c.firstN > 0 && r == c.first:
+		c.firstN++
+		return
+	}
+	if _, ok := c.others[r]; !ok {
+		if 1+len(c.others) >= maxNamed {
+			c.others, c.overflow = nil, true
 			return
 		}
-		if c.n == nil {
-			c.n = map[dupRef]int{}
+		if c.others == nil {
+			c.others = map[dupRef]int{}
 		}
 	}
-	c.n[r]++
+	c.others[r]++
+}
+
+// take returns the count of r, once: a later kept line of the same name
+// is not Plan's.
+func (c *namedCounts) take(r dupRef) int {
+	if c.firstN > 0 && r == c.first {
+		n := c.firstN
+		c.firstN = 0
+		return n
+	}
+	n := c.others[r]
+	delete(c.others, r)
+	return n
 }
 
 // keptPayload is an original kept in memory, with the reads of it still
