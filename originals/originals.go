@@ -80,19 +80,17 @@ type digestInfo struct {
 	pins manifest.Pins // what its revisit lines refer to
 }
 
-// countUses sets uses from the duplicates' (class, URI, date) of the
-// original they name, each counted for the first kept line that matches,
-// as Plan chooses.
-func (d *digestInfo) countUses(dups []dupRef) {
+// countUses sets uses from the duplicates counted by the original they
+// name (named), each count given to the first kept line that matches, as
+// Plan chooses; all 0 (not known) if they named too many to count.
+func (d *digestInfo) countUses(named *namedCounts) {
 	d.uses = make([]int, len(d.kept))
-	for _, r := range dups {
-		for i := range d.kept {
-			k := &d.kept[i]
-			if k.Class == r.class && k.URI == r.uri && k.Date == r.date {
-				d.uses[i]++
-				break
-			}
-		}
+	if named.overflow {
+		return
+	}
+	for i := range d.kept {
+		k := &d.kept[i]
+		d.uses[i] = named.take(dupRef{k.Class, k.URI, k.Date})
 	}
 }
 
@@ -100,6 +98,60 @@ func (d *digestInfo) countUses(dups []dupRef) {
 type dupRef struct {
 	class     int
 	uri, date string
+}
+
+// namedCounts counts a digest's duplicate lines by the original they name,
+// as a look-up reads them: memory in the originals named (one, mostly:
+// no map then), never in the duplicates, of which a common payload (an
+// empty body, a tracking pixel) has millions. Past maxNamed names, a
+// lying or odd manifest's, it stops counting (overflow): the uses are
+// then not known.
+type namedCounts struct {
+	first    dupRef
+	firstN   int
+	others   map[dupRef]int
+	overflow bool
+}
+
+// maxNamed bounds the originals a digest's duplicates are counted for.
+const maxNamed = 1 << 12
+
+func (c *namedCounts) add(l *manifest.Line) {
+	if c.overflow {
+		return
+	}
+	r := dupRef{l.Class, l.RefURI, l.RefDate}
+	switch {
+	case c.firstN == 0 && c.others == nil:
+		c.first, c.firstN = r, 1
+		return
+	case c.firstN > 0 && r == c.first:
+		c.firstN++
+		return
+	}
+	if _, ok := c.others[r]; !ok {
+		if 1+len(c.others) >= maxNamed {
+			c.others, c.overflow = nil, true
+			return
+		}
+		if c.others == nil {
+			c.others = map[dupRef]int{}
+		}
+	}
+	c.others[r]++
+}
+
+// take returns the count of r, once: a later kept line of the same name
+// is not Plan's.
+func (c *namedCounts) take(r dupRef) int {
+	if c.firstN > 0 && r == c.first {
+		n := c.firstN
+		c.firstN = 0
+		return n
+	}
+	n := c.others[r]
+	delete(c.others, r)
+	return n
 }
 
 // keptPayload is an original kept in memory, with the reads of it still
@@ -182,7 +234,7 @@ func (o *Originals) lookup(digest string) (*digestInfo, error) {
 		return d, nil
 	}
 	d := &digestInfo{}
-	var dups []dupRef
+	var named namedCounts
 	// What the entry holds, as the heap counts it: the cache's element,
 	// map slot and key, the digestInfo, and each line kept whole (its
 	// struct and strings; issue 22 measured the estimate before, which
@@ -199,7 +251,7 @@ func (o *Originals) lookup(digest string) (*digestInfo, error) {
 				d.kept = append(d.kept, *l)
 				cost += lineCost(l) + 8
 			case l.IsDuplicate():
-				dups = append(dups, dupRef{l.Class, l.RefURI, l.RefDate})
+				named.add(l)
 			}
 			return nil
 		})
@@ -207,7 +259,7 @@ func (o *Originals) lookup(digest string) (*digestInfo, error) {
 			return nil, err
 		}
 	}
-	d.countUses(dups)
+	d.countUses(&named)
 	o.digests.Put(digest, d, cost)
 	return d, nil
 }
