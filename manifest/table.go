@@ -82,17 +82,15 @@ var (
 func CaptureKeyOf(uri, date string) string { return uri + "\x00" + date }
 
 // markEvery is the spacing of the marks: memory is about 80 bytes per
-// 4 KiB of table; a look-up reads the stretch between two marks through
-// (scanBelow), one read, where with marks every 64 KiB it bisected it
-// first with four more (a rewrite looks up every duplicate's digest:
-// 41,000 small reads on the bench collection). Past maxMarks marks (a
-// table of 256 MiB, some 2 million lines) every other mark is dropped and
-// the spacing doubled, so that memory stays under about 5 MB whatever the
-// table's size: a look-up then bisects a longer stretch, one more small
-// read per doubling.
+// 64 KiB of table (1.2 MB for a 1 GB table); a look-up bisects the stretch
+// between two marks (see seek). Past maxMarks marks (a table of 4 GiB,
+// some 30 million lines) every other mark is dropped and the spacing
+// doubled, so that memory stays under about 5 MB whatever the table's
+// size: a look-up then bisects a longer stretch, one more small read per
+// doubling.
 // (Variables so that a test can prove the bound on a small table.)
 var (
-	markEvery int64 = 4 << 10
+	markEvery int64 = 64 << 10
 	maxMarks        = 1 << 16
 )
 
