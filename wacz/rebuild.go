@@ -253,6 +253,9 @@ func (b *Rebuild) Write(out outFile) (*Result, error) {
 		}
 		w.require = append(slices.Clone(b.Require), more...)
 	}
+	if err := ahead.unchanged(); err != nil {
+		return nil, err
+	}
 	if err := w.writeMetadata(); err != nil {
 		return nil, err
 	}
@@ -289,7 +292,11 @@ func (w *rebuildWrite) startReadBack(out outFile) (*readAheadRun, error) {
 	for m, from := range w.res.CopiedFrom {
 		copied[m] = from
 	}
-	return startReadAhead(ra, w.Source.Name+" (new version)", w.zw.off, w.res.Members, copied, w.ReadBack.PackageSHA256), nil
+	var stat func() (os.FileInfo, error)
+	if st, ok := out.(interface{ Stat() (os.FileInfo, error) }); ok {
+		stat = st.Stat
+	}
+	return startReadAheadOf(ra, w.Source.Name+" (new version)", w.zw.off, w.res.Members, copied, w.ReadBack.PackageSHA256, stat), nil
 }
 
 // startIndex starts the new package's index and returns the channel
