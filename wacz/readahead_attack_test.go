@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -148,31 +149,116 @@ func TestReadBackChangedDuringWait(t *testing.T) {
 			if err == nil && !tc.readBack {
 				changeFirstMember(t, out.Name())
 			}
+			checkedAsOnDisk(t, out.File, res, err)
+		})
+	}
+}
+
+// checkedAsOnDisk fails unless the rebuild (res, err) or its check
+// failed, or what the check reports of the package in out (the whole
+// file's CRC-32 and SHA-256) is the file's as it is on disk.
+func checkedAsOnDisk(t *testing.T, out *os.File, res *Result, err error) {
+	t.Helper()
+	if err != nil {
+		t.Logf("the rebuild failed: %v", err)
+		return
+	}
+	np, err := NewPackage(out, res.Size, "new.wacz")
+	if err != nil {
+		t.Logf("the package does not read back: %v", err)
+		return
+	}
+	rep, err := Check(np, CheckOptions{Written: res, PackageSHA256: true})
+	if err != nil {
+		t.Logf("the check failed: %v", err)
+		return
+	}
+	if err := rep.Err(); err != nil {
+		t.Logf("the check found: %v", err)
+		return
+	}
+	whole, err := os.ReadFile(out.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := sha256.Sum256(whole); rep.CRC32 != crc32.ChecksumIEEE(whole) || string(rep.SHA256) != string(sum[:]) {
+		t.Fatalf("a change made while the rebuild waited went unseen: checked as CRC-32 %08x, SHA-256 %x (written %08x); the file on disk has %08x, %x",
+			rep.CRC32, rep.SHA256, res.CRC32, crc32.ChecksumIEEE(whole), sum)
+	}
+}
+
+// TestReadBackKernelCopyChangedDuringWait is TestReadBackChangedDuringWait
+// for a member the kernel copied in (copy_file_range: out a plain file),
+// changed at some point of the wait, before or after the read back read
+// it: the read back or the look after the wait finds it.
+func TestReadBackKernelCopyChangedDuringWait(t *testing.T) {
+	data := testWARC()
+	offsets := responseOffsets(t, data)
+	rw := revisitsOf(t, data, JoinName("x.wacz", sumsMember), offsets[1], offsets[2])
+	good := sha256.Sum256(rw.data)
+	sum := FileSum{int64(len(rw.data)), crc32.ChecksumIEEE(rw.data), good[:]}
+	out, res, err := rebuildWithSumsEdited(t, data, rw, sum, false, nil, func(b *Rebuild) {
+		b.ReadBack = &ReadBack{PackageSHA256: true}
+		dir := b.TempDir
+		b.Requires = func() ([]Requirement, error) {
+			changeFirstMember(t, filepath.Join(dir, "new.wacz"))
+			return nil, nil
+		}
+	})
+	if err == nil && len(res.CopiedFrom) == 0 {
+		t.Fatal("no member was copied by the kernel: the test proves nothing")
+	}
+	checkedAsOnDisk(t, out, res, err)
+}
+
+// failingOut is a package being written whose reads fail from an offset
+// on: the read back fails halfway.
+type failingOut struct {
+	*os.File
+	from int64
+}
+
+var errReadFails = errors.New("the read fails here")
+
+func (f *failingOut) ReadAt(p []byte, off int64) (int, error) {
+	if off+int64(len(p)) > f.from {
+		n, _ := f.File.ReadAt(p[:max(f.from-off, 0)], off)
+		return n, errReadFails
+	}
+	return f.File.ReadAt(p, off)
+}
+
+// TestReadBackFailingHalfway proves that a read back that fails halfway
+// (a read error) is dropped, not taken on: the check reads the whole
+// package, and its CRC-32 and SHA-256 are the file's.
+func TestReadBackFailingHalfway(t *testing.T) {
+	data := testWARC()
+	offsets := responseOffsets(t, data)
+	rw := revisitsOf(t, data, JoinName("x.wacz", sumsMember), offsets[1], offsets[2])
+	for _, from := range []int64{0, 1, 40, 200} {
+		t.Run(fmt.Sprintf("reads fail from byte %d", from), func(t *testing.T) {
+			b, out := watchedRebuild(t, data, rw, true, nil)
+			res, err := b.Write(&failingOut{File: out.File, from: from})
 			if err != nil {
-				t.Logf("the rebuild failed: %v", err)
-				return
+				t.Fatal(err)
+			}
+			if res.ahead != nil {
+				t.Fatal("a read back that failed was kept")
 			}
 			np, err := NewPackage(out.File, res.Size, "new.wacz")
 			if err != nil {
-				t.Logf("the package does not read back: %v", err)
-				return
+				t.Fatal(err)
 			}
 			rep, err := Check(np, CheckOptions{Written: res, PackageSHA256: true})
 			if err != nil {
-				t.Logf("the check failed: %v", err)
-				return
-			}
-			if err := rep.Err(); err != nil {
-				t.Logf("the check found: %v", err)
-				return
+				t.Fatal(err)
 			}
 			whole, err := os.ReadFile(out.Name())
 			if err != nil {
 				t.Fatal(err)
 			}
-			if sum := sha256.Sum256(whole); rep.CRC32 != crc32.ChecksumIEEE(whole) || string(rep.SHA256) != string(sum[:]) {
-				t.Fatalf("a change made while the rebuild waited went unseen: checked as CRC-32 %08x, SHA-256 %x (written %08x); the file on disk has %08x, %x",
-					rep.CRC32, rep.SHA256, res.CRC32, crc32.ChecksumIEEE(whole), sum)
+			if sum := sha256.Sum256(whole); rep.Err() != nil || rep.CRC32 != crc32.ChecksumIEEE(whole) || string(rep.SHA256) != string(sum[:]) || rep.CRC32 != res.CRC32 {
+				t.Fatalf("problems %v; checked as %08x, %x; the file has %08x, %x", rep.Err(), rep.CRC32, rep.SHA256, crc32.ChecksumIEEE(whole), sum)
 			}
 		})
 	}
