@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"warcdedup/internal/warctest"
 )
 
 // watchedOut is a package being written whose reads are watched: the
@@ -281,5 +283,63 @@ func TestReadBackStoppedRequires(t *testing.T) {
 	if after := runtime.NumGoroutine(); after > before {
 		buf := make([]byte, 1<<20)
 		t.Fatalf("%d goroutines before the rebuild, %d after:\n%s", before, after, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// TestReadBackLocalZIP64 proves that the read back and the check that
+// goes on from it take a package whose members carry local ZIP64 fields
+// (sizes masked or in both) as a whole read would: the members before
+// the metadata are read back, their central directory entries (ZIP64
+// fields parsed) are those written, and the check finds no problem and
+// gives the file's CRC-32 and SHA-256; a member replaced or kept, with
+// the whole file's SHA-256 taken or not.
+func TestReadBackLocalZIP64(t *testing.T) {
+	smaller := warctest.Gzip(warctest.Record("warcinfo", "", "2024-01-02T03:04:05Z", "software: test\r\n", "Content-Type: application/warc-fields"))
+	for _, masked := range []bool{true, false} {
+		for _, replace := range []bool{false, true} {
+			for _, wholeSHA := range []bool{false, true} {
+				t.Run(fmt.Sprintf("masked %v, replaced %v, whole SHA-256 %v", masked, replace, wholeSHA), func(t *testing.T) {
+					dir := t.TempDir()
+					old := openFile(t, writeTemp(t, dir, "old.wacz", withLocalZIP64(t, packageBytes(validMembers(t)), masked)))
+					b := &Rebuild{Source: old, Now: rebuildTime, TempDir: dir, NoPackageSHA256: true, ReadBack: &ReadBack{PackageSHA256: wholeSHA}}
+					const warc = "archive/data.warc.gz"
+					if replace {
+						b.Replace = map[string]Replacement{warc: {Path: writeTemp(t, dir, "data.warc.gz", smaller)}}
+						b.FreshIndex = true
+					}
+					b.Requires = func() ([]Requirement, error) {
+						return []Requirement{{Filename: "other.wacz", Hash: "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03", Size: 12, CrawlID: "c0"}}, nil
+					}
+					out, err := os.Create(filepath.Join(dir, "new.wacz"))
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer out.Close()
+					res, err := b.Write(out)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if res.ahead == nil || len(res.ahead.members) == 0 {
+						t.Fatal("no read back of the members was made: the test proves nothing")
+					}
+					np, err := NewPackage(out, res.Size, "new.wacz")
+					if err != nil {
+						t.Fatal(err)
+					}
+					rep, err := Check(np, CheckOptions{Written: res, PackageSHA256: wholeSHA})
+					if err != nil {
+						t.Fatal(err)
+					}
+					whole, err := os.ReadFile(out.Name())
+					if err != nil {
+						t.Fatal(err)
+					}
+					sum := sha256.Sum256(whole)
+					if rep.Err() != nil || rep.CRC32 != crc32.ChecksumIEEE(whole) || rep.CRC32 != res.CRC32 || wholeSHA && string(rep.SHA256) != string(sum[:]) {
+						t.Fatalf("problems %v; checked as %08x, %x; the file has %08x, %x", rep.Err(), rep.CRC32, rep.SHA256, crc32.ChecksumIEEE(whole), sum)
+					}
+				})
+			}
+		}
 	}
 }
