@@ -69,7 +69,8 @@ type Options struct {
 
 // Version is one state of a file: its size and sum, as the rewrite log
 // writes sums (fixity.AlgorithmOf: "blake3:HEX", or bare hex for the
-// SHA-256 of the conversion map and of logs of earlier versions).
+// SHA-256 of the conversion map, of logs of earlier versions, and of the
+// new versions of WACZ members and --index files).
 type Version struct {
 	Size int64  `json:"size"`
 	Sum  string `json:"sum"`

@@ -12,10 +12,12 @@
 // "# file NAME OLD-SIZE OLD-SUM NEW-SIZE NEW-SUM" each replaced file's
 // entries of a run (its fixity: see Fixity), and other lines starting with
 // "#" are comments. A sum is "blake3:" and the 64 lower-case hex digits of
-// the file's BLAKE3-256; logs written before 2026-11-27 hold 64 hex digits
-// with no label, the file's SHA-256, and a file is checked against such a
-// sum with SHA-256 (fixity.AlgorithmOf); "-" is a dry run's, which wrote
-// nothing. A replacement of a file whose version before was logged with
+// the file's BLAKE3-256, or 64 hex digits with no label, the file's
+// SHA-256: logs written before 2026-11-27 hold those, and a new version
+// whose SHA-256 the rewrite's check takes anyway (a WACZ package's
+// member, a file of a crawl run with --index) is logged by it since
+// 2026-11-28; a file is checked against such a sum with SHA-256
+// (fixity.AlgorithmOf); "-" is a dry run's, which wrote nothing. A replacement of a file whose version before was logged with
 // SHA-256 gives OLD-SUM in SHA-256 too, so that a line's OLD-SUM is the
 // NEW-SUM of the line before it whenever nothing else changed the file:
 //
@@ -479,8 +481,8 @@ func parseUint(b []byte) (int64, bool) {
 // Fixity is a replaced file's size and sum before and after: the "# file"
 // line that starts the file's entries of a run, for a preservation
 // system's fixity records. A sum names its algorithm (see the package
-// comment and fixity.AlgorithmOf): "blake3:HEX", or bare hex for the SHA-256 of
-// logs of earlier versions.
+// comment and fixity.AlgorithmOf): "blake3:HEX", or bare hex for a SHA-256
+// (logs of earlier versions; WACZ members and --index files' new versions).
 type Fixity struct {
 	File    string // relative name, unescaped
 	OldSize int64

@@ -8,6 +8,7 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
+	"os"
 	"sort"
 )
 
@@ -47,12 +48,19 @@ type readAhead struct {
 type readAheadRun struct {
 	done chan struct{}
 	a    *readAhead
+	// stat and before look at the file after the wait (lookAfterWait):
+	// before is it as it was when the read began; stale says it changed
+	// since, and the read is not taken on.
+	stat   func() (os.FileInfo, error)
+	before os.FileInfo
+	stale  bool
 }
 
 // startReadAhead starts reading back the first end bytes of the file r,
 // which hold members (as written, with their offsets); copied are the
-// members the kernel copied in (Result.CopiedFrom).
-func startReadAhead(r io.ReaderAt, name string, end int64, members []*Member, copied map[string]string, withSHA bool) *readAheadRun {
+// members the kernel copied in (Result.CopiedFrom); stat gives the file
+// as it is, kept as it is when the read begins for lookAfterWait.
+func startReadAhead(r io.ReaderAt, name string, end int64, members []*Member, copied map[string]string, withSHA bool, stat func() (os.FileInfo, error)) *readAheadRun {
 	// Copies, made before the writer goes on (its central directory is
 	// written from the members).
 	byOffset := make([]*Member, len(members))
@@ -60,7 +68,16 @@ func startReadAhead(r io.ReaderAt, name string, end int64, members []*Member, co
 		c := *m
 		byOffset[i] = &c
 	}
-	run := &readAheadRun{done: make(chan struct{})}
+	run := &readAheadRun{done: make(chan struct{}), stat: stat}
+	// Before the read: a write after it changes the modification time
+	// (where timestamps are multigrain, Linux 6.13 and later on ext4,
+	// XFS, btrfs and tmpfs, a time looked at is never given to a later
+	// change; elsewhere a write within the timestamp tick of the writer's
+	// last one keeps it). Not known (nil), the read is dropped after the
+	// wait.
+	if fi, err := stat(); err == nil {
+		run.before = fi
+	}
 	go func() {
 		defer close(run.done)
 		run.a = readAheadOf(r, name, end, byOffset, copied, withSHA)
@@ -68,16 +85,38 @@ func startReadAhead(r io.ReaderAt, name string, end int64, members []*Member, co
 	return run
 }
 
-// wait waits for the read and returns it; nil if it failed.
+// wait waits for the read and returns it; nil if it failed or the file
+// changed during the wait (lookAfterWait).
 func (run *readAheadRun) wait() *readAhead {
 	if run == nil {
 		return nil
 	}
 	<-run.done
-	if run.a.err != nil {
+	if run.a.err != nil || run.stale {
 		return nil
 	}
 	return run.a
+}
+
+// lookAfterWait looks at the file after the wait: if it has not the
+// size and modification time it had when the read back began, the read
+// is dropped (wait gives nil) and the check reads the whole file, as it
+// did before there was a read back, finding whatever changed. Bytes read
+// back before the wait are not read again: a change to them during the
+// wait (another process writing to the new version, whose name anyone
+// may list) would go unseen by the check, and the package be put in
+// place with bytes other than those checked, under the CRC-32 and
+// SHA-256 of those (which the log and the packages that require it
+// keep). The window after the look, from the check's read to the
+// rename, is the one a check made after the wait always had.
+func (run *readAheadRun) lookAfterWait() {
+	if run == nil {
+		return
+	}
+	now, err := run.stat()
+	if err != nil || run.before == nil || now.Size() != run.before.Size() || !now.ModTime().Equal(run.before.ModTime()) {
+		run.stale = true
+	}
 }
 
 // readAheadOf reads the first end bytes of r, which hold members (its

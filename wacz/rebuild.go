@@ -253,6 +253,7 @@ func (b *Rebuild) Write(out outFile) (*Result, error) {
 		}
 		w.require = append(slices.Clone(b.Require), more...)
 	}
+	ahead.lookAfterWait()
 	if err := w.writeMetadata(); err != nil {
 		return nil, err
 	}
@@ -279,7 +280,10 @@ func (b *Rebuild) Write(out outFile) (*Result, error) {
 // if not asked for, or out cannot be read.
 func (w *rebuildWrite) startReadBack(out outFile) (*readAheadRun, error) {
 	ra, ok := out.(io.ReaderAt)
-	if w.ReadBack == nil || !ok {
+	// The file is looked at after the wait (lookAfterWait): none if it
+	// cannot be.
+	st, statable := out.(interface{ Stat() (os.FileInfo, error) })
+	if w.ReadBack == nil || !ok || !statable {
 		return nil, nil
 	}
 	if err := w.zw.w.Flush(); err != nil {
@@ -289,7 +293,7 @@ func (w *rebuildWrite) startReadBack(out outFile) (*readAheadRun, error) {
 	for m, from := range w.res.CopiedFrom {
 		copied[m] = from
 	}
-	return startReadAhead(ra, w.Source.Name+" (new version)", w.zw.off, w.res.Members, copied, w.ReadBack.PackageSHA256), nil
+	return startReadAhead(ra, w.Source.Name+" (new version)", w.zw.off, w.res.Members, copied, w.ReadBack.PackageSHA256, st.Stat), nil
 }
 
 // startIndex starts the new package's index and returns the channel
