@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"time"
 
+	"warcdedup/internal/fspath"
 	"warcdedup/internal/progress"
 	"warcdedup/report"
 	"warcdedup/stage"
@@ -159,7 +159,7 @@ const lockFile = ".lock"
 
 // open locks the work directory and reads its job, if any.
 func open(opt Options) (*monitor, error) {
-	abs, err := filepath.Abs(opt.WorkDir)
+	abs, err := fspath.Abs(opt.WorkDir)
 	if err != nil {
 		return nil, err
 	}
@@ -955,7 +955,7 @@ func (m *monitor) stageNote(stage string) string {
 // Describe shows the jobs a job is made of, for warcdedup cluster --plan:
 // each step, what it waits for, and its sbatch command.
 func Describe(opt Options) string {
-	abs, err := filepath.Abs(opt.WorkDir)
+	abs, err := fspath.Abs(opt.WorkDir)
 	if err != nil {
 		abs = opt.WorkDir
 	}

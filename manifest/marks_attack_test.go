@@ -23,8 +23,9 @@ type marksCase struct {
 // only those, in table order, whatever the marks: a key's lines spanning
 // one or many marks, lines longer than a mark's spacing, the probe window
 // and the read buffer, tables of no line and of one, marks every byte,
-// every 4 KiB (as now), thinned at a cap of 2 or 3, and keys before the
-// first line, between two and after the last.
+// every 4 KiB (b02ca7c's spacing, reverted: the default is 64 KiB),
+// thinned at a cap of 2 or 3, and keys before the first line, between
+// two and after the last.
 func TestTableFindAtEveryMark(t *testing.T) {
 	short := func(r *rand.Rand) int { return 10 + r.IntN(60) }
 	mixed := func(r *rand.Rand) int {

@@ -358,10 +358,10 @@ func (c *Converter) Run(ctx context.Context, collection string, progress *atomic
 		return nil, err
 	}
 	if c.KeepARC != "" {
-		// One spelling for the whole job: the kept copies' paths are
-		// joined to it (cleaned of ".."), so the directory is made and
-		// locked by that cleaned spelling too, never the kernel's (a ".."
-		// after a symbolic link is the link's target's parent).
+		// One spelling for the whole job, the kernel's (fspath.Abs: a
+		// ".." after a symbolic link is the link's target's parent): the
+		// kept copies' paths are joined to it, and the directory is made
+		// and locked (LockKeepDir) by that spelling too.
 		keep, err := fspath.Abs(c.KeepARC)
 		if err != nil {
 			return nil, fmt.Errorf("migrate: keep directory %s: %w", c.KeepARC, err)

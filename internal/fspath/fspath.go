@@ -22,10 +22,16 @@ import (
 // known by that name (its work directory, its job's state). In a name
 // with "..", the part up to the last ".." is resolved link by link
 // (filepath.EvalSymlinks takes each ".." after the links before it) and
-// the rest, which holds no "..", is joined to it. A name whose part up
-// to the last ".." does not exist is spelt as filepath.Abs spells it: no
-// file is reached through it, and a directory made along it (os.MkdirAll)
-// is made there.
+// the rest, which holds no "..", is joined to it; but where that part
+// cleaned by spelling is the same directory (no link between a ".." and
+// the directory it goes back to), the name is spelt as filepath.Abs
+// spells it, links above kept: a job run on "ln/coll" (or from a working
+// directory reached through a link) knows its collection by that
+// spelling, and "ln/coll/sub/../a.warc" named to undo or show must be
+// found in it, not spelt "real/coll/a.warc". A name whose part up to
+// the last ".." does not exist is spelt as filepath.Abs spells it: no
+// file is reached through it, and a directory made along it
+// (os.MkdirAll) is made there.
 func Abs(name string) (string, error) {
 	head, rest, ok := cutAfterLastDotDot(name)
 	if !ok {
@@ -46,7 +52,20 @@ func Abs(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if sameDir(filepath.Clean(head), real) {
+		return filepath.Abs(name)
+	}
 	return filepath.Join(real, rest), nil
+}
+
+// sameDir reports whether the paths a and b name the same file.
+func sameDir(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 // cutAfterLastDotDot splits name after its last ".." element; ok is false
