@@ -234,9 +234,7 @@ func RemoveLeftoversOfAll(names []string) {
 			continue
 		}
 		for _, e := range entries {
-			rest, ok := strings.CutPrefix(e.Name(), TempPrefix)
-			i := strings.LastIndexByte(rest, '-')
-			if ok && i > 0 && in[rest[:i]] && isDigits(rest[i+1:]) && e.Type().IsRegular() {
+			if name, ok := TempOf(e.Name()); ok && in[name] && e.Type().IsRegular() {
 				os.Remove(filepath.Join(dir, e.Name()))
 			}
 		}
