@@ -4,9 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"warcdedup/internal/rewritetest"
-	"warcdedup/internal/warctest"
-	"warcdedup/manifest"
 	"warcdedup/rewritelog"
 )
 
@@ -19,13 +16,7 @@ import (
 // next, the second walk could not start, and the wait ran out.
 func TestReplacementOverlapsNextWalk(t *testing.T) {
 	dir := t.TempDir()
-	var lines []manifest.Line
-	for _, name := range []string{"a.warc", "b.warc"} {
-		data, ls := dupResponses(name)
-		warctest.WriteFile(t, dir, name, data)
-		lines = append(lines, ls...)
-	}
-	rewritetest.SortByFile(lines)
+	lines := dupFiles(t, dir, "a.warc", "b.warc")
 	var prog Progress
 	overlapped := make(chan bool, 1)
 	rw := Rewriter{Roots: []string{dir}, InPlace: true, Jobs: 1, Progress: &prog,

@@ -128,6 +128,20 @@ func dupResponses(name string) ([]byte, []manifest.Line) {
 	return []byte(a + b), []manifest.Line{orig, dup}
 }
 
+// dupFiles writes a dupResponses file under each name in dir and returns
+// their manifest lines, sorted by file.
+func dupFiles(t *testing.T, dir string, names ...string) []manifest.Line {
+	t.Helper()
+	var lines []manifest.Line
+	for _, name := range names {
+		data, ls := dupResponses(name)
+		warctest.WriteFile(t, dir, name, data)
+		lines = append(lines, ls...)
+	}
+	rewritetest.SortByFile(lines)
+	return lines
+}
+
 // TestLeftoversRemoved checks which temporary files a run removes: those
 // an earlier run left for a file it rewrites, and no other (not those of a
 // file whose name extends the rewritten one's, which another worker may be

@@ -9,9 +9,6 @@ import (
 	"sync"
 	"testing"
 
-	"warcdedup/internal/rewritetest"
-	"warcdedup/internal/warctest"
-	"warcdedup/manifest"
 	"warcdedup/rewritelog"
 )
 
@@ -38,13 +35,7 @@ func TestRewriterSumsAttack(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			var lines []manifest.Line
-			for _, name := range []string{"a.warc", "b.warc"} {
-				data, ls := dupResponses(name)
-				warctest.WriteFile(t, dir, name, data)
-				lines = append(lines, ls...)
-			}
-			rewritetest.SortByFile(lines)
+			lines := dupFiles(t, dir, "a.warc", "b.warc")
 			var mu sync.Mutex
 			got := map[string]rewritelog.Replacement{}
 			rw := Rewriter{Roots: []string{dir}, InPlace: true, Jobs: 2, SHA256: tc.sha256, WantSums: tc.sums, DryRun: tc.dryRun,

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"warcdedup/rewritelog"
 )
 
 // sumsMember is the WARC member of the packages the given-sums tests
@@ -107,20 +109,29 @@ func rebuildWithSums(t *testing.T, data []byte, rw rewrite, sum FileSum, copyHer
 	return rebuildWithSumsEdited(t, data, rw, sum, copyHere, change, nil)
 }
 
+// replacedPackage writes x.wacz in dir, a package of data as its one
+// WARC member (sumsMember) and that member's CDXJ index, and rw's new
+// version of the member beside it (data.copy): the package's path, the
+// package opened, and the member's replacement.
+func replacedPackage(t *testing.T, dir string, data []byte, rw rewrite) (string, *Package, rewritelog.Replacement) {
+	t.Helper()
+	lines := freshLinesOf(t, IndexName(sumsMember), data)
+	slices.Sort(lines)
+	members := append([]testMember{{name: sumsMember, data: string(data)}}, indexMembersOf(lines, "cdxj")...)
+	path := writeTemp(t, dir, "x.wacz", packageBytes(members))
+	old := openFile(t, path)
+	return path, old, rewriteCopy(t, dir, "data.copy", JoinName("x.wacz", sumsMember), data, rw.data, rw.entries)
+}
+
 // rebuildWithSumsEdited is rebuildWithSums with the rebuild edited by
 // edit (if set) before it writes.
 func rebuildWithSumsEdited(t *testing.T, data []byte, rw rewrite, sum FileSum, copyHere bool, change func(path string), edit func(*Rebuild)) (*os.File, *Result, error) {
 	t.Helper()
 	const member = sumsMember
 	dir := t.TempDir()
-	lines := freshLinesOf(t, IndexName(member), data)
-	slices.Sort(lines)
-	members := append([]testMember{{name: member, data: string(data)}}, indexMembersOf(lines, "cdxj")...)
-	path := writeTemp(t, dir, "x.wacz", packageBytes(members))
-	old := openFile(t, path)
+	path, old, rp := replacedPackage(t, dir, data, rw)
 	store := &LineStore{Dir: filepath.Join(dir, "lines")}
 	storeLines(t, store, path, old)
-	rp := rewriteCopy(t, dir, "data.copy", JoinName("x.wacz", member), data, rw.data, rw.entries)
 	if err := store.Derive(rp, stampOf(old.Member(member))); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -70,12 +69,7 @@ func watchedRebuild(t *testing.T, data []byte, rw rewrite, readBack bool, requir
 	t.Helper()
 	const member = sumsMember
 	dir := t.TempDir()
-	lines := freshLinesOf(t, IndexName(member), data)
-	slices.Sort(lines)
-	members := append([]testMember{{name: member, data: string(data)}}, indexMembersOf(lines, "cdxj")...)
-	path := writeTemp(t, dir, "x.wacz", packageBytes(members))
-	old := openFile(t, path)
-	rp := rewriteCopy(t, dir, "data.copy", JoinName("x.wacz", member), data, rw.data, rw.entries)
+	_, old, rp := replacedPackage(t, dir, data, rw)
 	b := &Rebuild{Source: old, Replace: map[string]Replacement{member: {Path: rp.Path}}, FreshIndex: true, NoPackageSHA256: true, Now: rebuildTime, TempDir: dir}
 	if readBack {
 		b.ReadBack = &ReadBack{PackageSHA256: true}
