@@ -207,7 +207,8 @@ type PackageRewrite struct {
 	// trusted as Verified's while they are that version.
 	wroteHere map[string]os.FileInfo
 	// removing are the removals of the staged copies of packages written
-	// anew (removeStaged), which Discard waits for.
+	// anew (removeStaged) and the closes of the packages rebuilt
+	// (packageRebuild.close), which Discard waits for.
 	removing sync.WaitGroup
 	// fileSystem is checkSpace's look at the file systems (freeSpace
 	// when nil; tests give their own).
@@ -1166,6 +1167,10 @@ func (r *packageRebuild) write(b *wacz.Rebuild) (*wacz.Result, error) {
 	// check below then reads the metadata files and the central
 	// directory, every other byte having been read then.
 	b.ReadBack = &wacz.ReadBack{PackageSHA256: wantSHA256}
+	// Flushed to disk before that wait, the members are not in the sync
+	// before the rename (atomicfile's Exchange), which the packages that
+	// require this one wait for.
+	b.FlushBeforeWait = true
 	res, err := b.Write(r.tmp.File)
 	if err != nil {
 		return nil, err
@@ -1284,7 +1289,12 @@ func unwrittenPackage(size int64, crc uint32) func(*os.File) error {
 }
 
 // close removes a new version not put in place, gives the guard up and
-// closes the package.
+// closes the package: on another goroutine, which Discard waits for. Once
+// the new version is put in place, this is the last open file of the
+// version replaced, whose name is gone: its close frees its blocks and
+// pages, tens of milliseconds of the kernel's work for a large package,
+// which the packages requiring this one (waiting for its rebuild to end)
+// need not wait for.
 func (r *packageRebuild) close() {
 	if r.tmp != nil {
 		r.tmp.Abort()
@@ -1292,8 +1302,12 @@ func (r *packageRebuild) close() {
 	if r.target != nil {
 		r.target.Release()
 	}
-	if r.file != nil {
-		r.file.Close()
+	if f := r.file; f != nil {
+		r.pr.removing.Add(1)
+		go func() {
+			defer r.pr.removing.Done()
+			f.Close()
+		}()
 	}
 }
 

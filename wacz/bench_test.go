@@ -165,3 +165,42 @@ func reportCPU(b *testing.B, start time.Duration, size int64) {
 	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
 	b.ReportMetric(float64(size)*float64(b.N)/cpu.Seconds()/1e6, "MB/cpu-s")
 }
+
+// BenchmarkRebuildAfterWait is the part of a package's rebuild that the
+// packages requiring it wait for, in a chain (a crawl's packages): from
+// the end of its own wait (Requires) to its new version synced, as the
+// sync before its rename (atomicfile's Exchange) leaves it. "flushed"
+// flushed the members while it waited (FlushBeforeWait), as a run's
+// rebuild does; "unflushed" leaves them all to that sync.
+func BenchmarkRebuildAfterWait(b *testing.B) {
+	p, repl, dir := benchPackage(b)
+	for _, flush := range []bool{true, false} {
+		name := "unflushed"
+		if flush {
+			name = "flushed"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(p.Size)
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				f, err := os.Create(filepath.Join(dir, "new.wacz"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				wb := &Rebuild{Source: p, Replace: repl, FreshIndex: true, TempDir: dir, NoPackageSHA256: true, FlushBeforeWait: flush,
+					Requires: func() ([]Requirement, error) {
+						b.StartTimer()
+						return nil, nil
+					}}
+				if _, err := wb.Write(f); err != nil {
+					b.Fatal(err)
+				}
+				if err := f.Sync(); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				f.Close()
+			}
+		})
+	}
+}

@@ -121,6 +121,18 @@ type Rebuild struct {
 	// puts back the times the members had with it.
 	Times map[string][2]uint16
 
+	// FlushBeforeWait has Write flush the members it wrote to disk (out's
+	// Sync, where out has one) before it calls Requires: the sync that
+	// must come before the new package's rename then has only the
+	// metadata files and the central directory left to write. Packages
+	// written in a chain, each renamed only after the one it requires
+	// (a crawl's), each wait for little more than those at their turn,
+	// the members of the next being flushed while it waits. A failed
+	// flush fails the Write, whatever a later sync says: Linux reports a
+	// writeback error once to each open file, so that a second sync of
+	// the same open file may succeed with the members' bytes lost.
+	FlushBeforeWait bool
+
 	// ReadBack, if set, has Write read back the members it wrote while
 	// Requires waits and the metadata files are written (readAhead):
 	// the check of what was written (Check with Written: the Result)
@@ -245,6 +257,9 @@ func (b *Rebuild) Write(out outFile) (*Result, error) {
 		return nil, err
 	}
 	defer ahead.wait() // the file is not read after Write returns
+	if err := w.flushBeforeWait(out); err != nil {
+		return nil, err
+	}
 	w.require = b.Require
 	if b.Requires != nil {
 		more, err := b.Requires()
@@ -273,6 +288,22 @@ func (b *Rebuild) Write(out outFile) (*Result, error) {
 	}
 	w.res.ahead = ahead.wait()
 	return w.res, nil
+}
+
+// flushBeforeWait flushes what was written so far to disk, when asked
+// (FlushBeforeWait) and out can be synced.
+func (w *rebuildWrite) flushBeforeWait(out outFile) error {
+	s, ok := out.(interface{ Sync() error })
+	if !w.FlushBeforeWait || !ok {
+		return nil
+	}
+	if err := w.zw.w.Flush(); err != nil {
+		return err
+	}
+	if err := s.Sync(); err != nil {
+		return fmt.Errorf("%s (new version): flushing its members to disk: %w", w.Source.Name, err)
+	}
+	return nil
 }
 
 // startReadBack starts the read back of what was written so far, every
