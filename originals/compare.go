@@ -30,6 +30,10 @@ func NewComparer(o *Original, payload io.Reader, buf []byte) *Comparer {
 	return &Comparer{orig: payload, buf: buf}
 }
 
+// InMemory reports whether c compares with the original's payload kept in
+// memory (Original.Payload).
+func (c *Comparer) InMemory() bool { return c.orig == nil }
+
 func (c *Comparer) Write(p []byte) (int, error) {
 	written := len(p)
 	if c.differs {

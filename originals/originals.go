@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"warcdedup/digest"
 	"warcdedup/internal/lru"
 	"warcdedup/manifest"
 	"warcdedup/policy"
@@ -181,6 +182,15 @@ type Original struct {
 	// Payload is its payload when small enough to keep; nil means it is
 	// read again for each comparison.
 	Payload []byte
+	// PayloadDigest is the digest Payload hashes to, in the algorithm of
+	// Line's digest and the manifest's form, computed once when it was
+	// read ("" when Payload is nil or the algorithm is not known). A
+	// duplicate equal to Payload byte for byte has that digest too: the
+	// rewrite does not hash again the many duplicates that a payload kept
+	// in memory serves (refs' comparePayload), and a stale manifest
+	// (original and duplicate changed alike since they were hashed) still
+	// shows, as a PayloadDigest that is not the line's.
+	PayloadDigest string
 }
 
 // Budgets of the caches, and the largest payload kept in memory: a small
@@ -392,10 +402,23 @@ func (o *Originals) open(ctx context.Context, l *manifest.Line, uses int, pol po
 	if err != nil {
 		return nil, nil, err
 	}
+	orig.PayloadDigest = digestOf(l, orig.Payload)
 	kp := &keptPayload{orig: orig}
 	kp.left.Store(int64(uses) - 1) // -1: not known, kept until evicted
-	o.payloads.Put(key, kp, int64(len(orig.Payload)+len(orig.URI)+len(orig.Date)+len(orig.Key)+len(orig.Head)+256+16)+lineCost(l))
+	o.payloads.Put(key, kp, int64(len(orig.Payload)+len(orig.URI)+len(orig.Date)+len(orig.Key)+len(orig.Head)+len(orig.PayloadDigest)+256+16)+lineCost(l))
 	return orig, nil, nil
+}
+
+// digestOf is the digest of payload in the algorithm of l's digest, in
+// the manifest's form; "" if l's digest names no algorithm known.
+func digestOf(l *manifest.Line, payload []byte) string {
+	a, _, err := digest.Parse(l.Digest)
+	if err != nil {
+		return ""
+	}
+	h := a.New()
+	h.Write(payload)
+	return a.Format(h.Sum(nil))
 }
 
 // lineCost is what a manifest.Line copied into a cache holds: its struct

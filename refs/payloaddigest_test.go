@@ -1,0 +1,97 @@
+package refs
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"warcdedup/internal/rewritetest"
+	"warcdedup/manifest"
+	"warcdedup/scripts/gen"
+)
+
+// TestPayloadKeptInMemoryStale proves what protects a duplicate compared
+// with an original kept in memory, which the rewrite does not hash again
+// (comparePayload): the original's payload is hashed once when read
+// (Original.PayloadDigest) and must have the line's digest. When the
+// original and its duplicates were all changed alike since the manifest
+// was made, each duplicate equals the original byte for byte, yet no
+// longer has the digest its revisit would carry: its file is refused,
+// untouched, as when the duplicate itself was hashed. Unchanged, the same
+// duplicates become revisits (the path is the one taken).
+func TestPayloadKeptInMemoryStale(t *testing.T) {
+	c := generate(t, gen.Config{Files: 2, Records: 80, DupRate: 0.6, Seed: 5, MeanPayload: 2 << 10,
+		Formats: []gen.Format{gen.WARC10}})
+	kept, dups := sharedOriginal(t, c)
+	tests := []struct {
+		name   string
+		change bool // flip a payload byte of the original and its duplicates alike
+		want   error
+	}{
+		{"unchanged: the duplicates become revisits", false, nil},
+		{"the original and its duplicates changed alike: refused", true, manifest.ErrDigestMismatch},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			rewritetest.CopyDir(t, c.dir, dir)
+			if tt.change {
+				for _, l := range append([]manifest.Line{kept}, dups...) {
+					flipPayloadByte(t, filepath.Join(dir, l.File), l)
+				}
+			}
+			before := rewritetest.Snapshot(t, dir)
+			o := run(t, Rewriter{Roots: []string{dir}, InPlace: true}, c.lines)
+			after := rewritetest.Snapshot(t, dir)
+			for _, l := range dups {
+				re := o.refusedFor(l.File)
+				switch {
+				case tt.want == nil && re != nil:
+					t.Errorf("%s refused: %v", l.File, re)
+				case tt.want == nil && string(before[l.File]) == string(after[l.File]):
+					t.Errorf("%s was not rewritten", l.File)
+				case tt.want != nil && (re == nil || !errors.Is(re, tt.want)):
+					t.Errorf("%s: refusal %v, want %v", l.File, re, tt.want)
+				case tt.want != nil && string(before[l.File]) != string(after[l.File]):
+					t.Errorf("%s was changed although refused", l.File)
+				}
+			}
+		})
+	}
+}
+
+// sharedOriginal returns a kept line of a plain WARC file and the
+// duplicate lines naming it, at least two: its payload is then kept in
+// memory for them (OpenPlanned).
+func sharedOriginal(t *testing.T, c *coll) (manifest.Line, []manifest.Line) {
+	t.Helper()
+	type ref struct{ digest, uri, date string }
+	named := map[ref][]manifest.Line{}
+	for _, l := range c.dups {
+		r := ref{l.Digest, l.RefURI, l.RefDate}
+		named[r] = append(named[r], l)
+	}
+	for _, k := range c.all {
+		if d := named[ref{k.Digest, k.URI, k.Date}]; k.Copy == 1 && len(d) >= 2 && k.Length > 64 {
+			return k, d
+		}
+	}
+	t.Fatal("no original named by two duplicates")
+	return manifest.Line{}, nil
+}
+
+// flipPayloadByte changes the byte 10 bytes before the end of l's
+// payload (a plain file's record ends with its block and CRLF CRLF), the
+// same byte of every copy of one payload.
+func flipPayloadByte(t *testing.T, path string, l manifest.Line) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[l.Offset+l.Length-4-10] ^= 1
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
