@@ -1,45 +1,53 @@
 package refs
 
 import (
+	"bytes"
+	"crypto/sha1"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"warcdedup/internal/rewritetest"
 	"warcdedup/manifest"
+	"warcdedup/originals"
 	"warcdedup/scripts/gen"
 )
 
 // TestPayloadKeptInMemoryStale proves what protects a duplicate compared
-// with an original kept in memory, which the rewrite does not hash again
-// (comparePayload): the original's payload is hashed once when read
-// (Original.PayloadDigest) and must have the line's digest. When the
-// original and its duplicates were all changed alike since the manifest
-// was made, each duplicate equals the original byte for byte, yet no
-// longer has the digest its revisit would carry: its file is refused,
-// untouched, as when the duplicate itself was hashed. Unchanged, the same
-// duplicates become revisits (the path is the one taken).
+// with an original kept in memory, which the rewrite does not hash while
+// it equals the original (comparePayload): the original's payload is
+// hashed once when read (Original.PayloadDigest) and must have the line's
+// digest. When the original and its duplicates were all changed alike
+// since the manifest was made, each duplicate equals the original byte
+// for byte, yet no longer has the digest its revisit would carry: its
+// file is refused, untouched, as when the duplicate itself was hashed.
+// When only the duplicates changed, they are refused for their digest
+// too (a stale manifest), not as collisions, which a run keeps apart and
+// resolves again under the stale digest (deferredSum). Unchanged, the
+// same duplicates become revisits (the path is the one taken).
 func TestPayloadKeptInMemoryStale(t *testing.T) {
 	c := generate(t, gen.Config{Files: 2, Records: 80, DupRate: 0.6, Seed: 5, MeanPayload: 2 << 10,
 		Formats: []gen.Format{gen.WARC10}})
 	kept, dups := sharedOriginal(t, c)
 	tests := []struct {
-		name   string
-		change bool // flip a payload byte of the original and its duplicates alike
-		want   error
+		name    string
+		changed []manifest.Line // records whose payload byte is flipped, alike
+		want    error
 	}{
-		{"unchanged: the duplicates become revisits", false, nil},
-		{"the original and its duplicates changed alike: refused", true, manifest.ErrDigestMismatch},
+		{"unchanged: the duplicates become revisits", nil, nil},
+		{"the original and its duplicates changed alike: refused", append([]manifest.Line{kept}, dups...), manifest.ErrDigestMismatch},
+		{"the duplicates changed, not the original: refused for their digest", dups, manifest.ErrDigestMismatch},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			rewritetest.CopyDir(t, c.dir, dir)
-			if tt.change {
-				for _, l := range append([]manifest.Line{kept}, dups...) {
-					flipPayloadByte(t, filepath.Join(dir, l.File), l)
-				}
+			for _, l := range tt.changed {
+				flipPayloadByte(t, filepath.Join(dir, l.File), l)
 			}
 			before := rewritetest.Snapshot(t, dir)
 			o := run(t, Rewriter{Roots: []string{dir}, InPlace: true}, c.lines)
@@ -79,6 +87,48 @@ func sharedOriginal(t *testing.T, c *coll) (manifest.Line, []manifest.Line) {
 	}
 	t.Fatal("no original named by two duplicates")
 	return manifest.Line{}, nil
+}
+
+// TestDeferredSum proves that the deferred hash of a payload compared with
+// an original's in memory is the payload's digest whatever it holds: the
+// original's digest, known, when equal; the digest of the bytes written
+// when they differ anywhere, run longer or end early, whatever the writes'
+// sizes.
+func TestDeferredSum(t *testing.T) {
+	orig := []byte(strings.Repeat("the original's payload, ", 300))
+	known := sha1.Sum(orig)
+	changed := func(at int) []byte {
+		b := bytes.Clone(orig)
+		b[at] ^= 1
+		return b
+	}
+	tests := []struct {
+		name    string
+		payload []byte
+	}{
+		{"equal", orig},
+		{"differs at the first byte", changed(0)},
+		{"differs in the middle", changed(len(orig) / 2)},
+		{"differs at the last byte", changed(len(orig) - 1)},
+		{"longer", append(bytes.Clone(orig), "more"...)},
+		{"ends early", orig[:len(orig)-7]},
+		{"empty", []byte{}},
+	}
+	for _, tt := range tests {
+		for _, chunk := range []int{1, 100, 4096} {
+			t.Run(fmt.Sprintf("%s, writes of %d", tt.name, chunk), func(t *testing.T) {
+				cmp := originals.NewComparer(&originals.Original{Payload: orig}, nil, nil)
+				d := deferredSum{h: sha1.New(), cmp: cmp, orig: orig, known: known[:]}
+				w := io.MultiWriter(cmp, &d)
+				for p := tt.payload; len(p) > 0; p = p[min(chunk, len(p)):] {
+					w.Write(p[:min(chunk, len(p))])
+				}
+				if got, want := d.sum(), sha1.Sum(tt.payload); !bytes.Equal(got, want[:]) {
+					t.Errorf("sum %x, want %x", got, want)
+				}
+			})
+		}
+	}
 }
 
 // flipPayloadByte changes the byte 10 bytes before the end of l's
