@@ -21,7 +21,6 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"warcdedup/digest"
 	"warcdedup/internal/lru"
 	"warcdedup/manifest"
 	"warcdedup/policy"
@@ -182,15 +181,28 @@ type Original struct {
 	// Payload is its payload when small enough to keep; nil means it is
 	// read again for each comparison.
 	Payload []byte
-	// PayloadDigest is the digest Payload hashes to, in the algorithm of
-	// Line's digest and the manifest's form, computed once when it was
-	// read ("" when Payload is nil or the algorithm is not known). A
-	// duplicate equal to Payload byte for byte has that digest too: the
-	// rewrite does not hash again the many duplicates that a payload kept
-	// in memory serves (refs' comparePayload), and a stale manifest
-	// (original and duplicate changed alike since they were hashed) still
-	// shows, as a PayloadDigest that is not the line's.
-	PayloadDigest string
+	// payloadHashed is set once Payload is known to hash to Line's
+	// digest (NotePayloadDigest).
+	payloadHashed atomic.Bool
+}
+
+// NotePayloadDigest notes that o's payload in memory hashes to digest: a
+// payload equal to it, byte for byte, was hashed whole and had that
+// digest. If it is Line's, duplicates compared with o later need not be
+// hashed while they equal its payload (PayloadHasDigest): they have that
+// digest too. A stale manifest (original and duplicates changed alike
+// since they were hashed) still shows, as no payload equal to o's has
+// Line's digest then. The first duplicate pays the hash, no read of o.
+func (o *Original) NotePayloadDigest(digest string) {
+	if o.Payload != nil && digest == o.Line.Digest {
+		o.payloadHashed.Store(true)
+	}
+}
+
+// PayloadHasDigest reports whether o's payload in memory is known to hash
+// to digest (NotePayloadDigest).
+func (o *Original) PayloadHasDigest(digest string) bool {
+	return o.Payload != nil && digest == o.Line.Digest && o.payloadHashed.Load()
 }
 
 // Budgets of the caches, and the largest payload kept in memory: a small
@@ -402,23 +414,10 @@ func (o *Originals) open(ctx context.Context, l *manifest.Line, uses int, pol po
 	if err != nil {
 		return nil, nil, err
 	}
-	orig.PayloadDigest = digestOf(l, orig.Payload)
 	kp := &keptPayload{orig: orig}
 	kp.left.Store(int64(uses) - 1) // -1: not known, kept until evicted
-	o.payloads.Put(key, kp, int64(len(orig.Payload)+len(orig.URI)+len(orig.Date)+len(orig.Key)+len(orig.Head)+len(orig.PayloadDigest)+256+16)+lineCost(l))
+	o.payloads.Put(key, kp, int64(len(orig.Payload)+len(orig.URI)+len(orig.Date)+len(orig.Key)+len(orig.Head)+256+16)+lineCost(l))
 	return orig, nil, nil
-}
-
-// digestOf is the digest of payload in the algorithm of l's digest, in
-// the manifest's form; "" if l's digest names no algorithm known.
-func digestOf(l *manifest.Line, payload []byte) string {
-	a, _, err := digest.Parse(l.Digest)
-	if err != nil {
-		return ""
-	}
-	h := a.New()
-	h.Write(payload)
-	return a.Format(h.Sum(nil))
 }
 
 // lineCost is what a manifest.Line copied into a cache holds: its struct

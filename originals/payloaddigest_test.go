@@ -15,34 +15,35 @@ import (
 	"warcdedup/source"
 )
 
-// TestOpenPayloadDigest proves that an original kept in memory carries the
-// digest its payload hashes to, computed when read, which the rewrite
-// trusts instead of hashing each duplicate compared with it: the line's
-// digest when the payload is the one hashed, another when the file changed
-// since the manifest was made (a stale manifest), and none for a payload
-// streamed from the file (the duplicate is hashed then).
-func TestOpenPayloadDigest(t *testing.T) {
+// TestNotePayloadDigest proves that an original's payload is known to
+// have a digest only once noted with its line's digest (a duplicate equal
+// to it hashed whole to it), only for that digest, and only when the
+// payload is kept in memory, where it cannot change: the rewrite trusts it
+// instead of hashing the duplicates compared with it.
+func TestNotePayloadDigest(t *testing.T) {
 	small := "the original's payload"
 	large := strings.Repeat("the original's payload ", 20000) // over what is kept in memory
+	other := sha1.Sum([]byte("another payload"))
 	tests := []struct {
 		name    string
-		payload string // what the manifest hashed
-		stored  string // what the file holds now, of the same length
-		want    func(lineDigest string) string
+		payload string
+		noted   string // the digest noted: "line", "other" or none
+		asked   string // the digest asked about: "line" or "other"
+		want    bool
 	}{
-		{"kept in memory, as hashed", small, small, func(d string) string { return d }},
-		{"kept in memory, changed since hashed", small, strings.Replace(small, "original", "0riginal", 1), func(string) string {
-			sum := sha1.Sum([]byte(strings.Replace(small, "original", "0riginal", 1)))
-			return digest.SHA1.Format(sum[:])
-		}},
-		{"streamed", large, large, func(string) string { return "" }},
+		{"in memory, noted with its line's digest", small, "line", "line", true},
+		{"in memory, not noted", small, "", "line", false},
+		{"in memory, noted with another digest", small, "other", "line", false},
+		{"in memory, noted with its line's, asked of another", small, "line", "other", false},
+		{"streamed, noted with its line's digest", large, "line", "line", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rec := warctest.Response("http://example.com/o", "2024-01-02T00:00:00Z", tt.stored)
+			rec := warctest.Response("http://example.com/o", "2024-01-02T00:00:00Z", tt.payload)
 			sum := sha1.Sum([]byte(tt.payload))
 			line := manifest.Line{File: "o.warc", Length: int64(len(rec)), URI: "http://example.com/o",
 				Date: "2024-01-02T00:00:00Z", Digest: digest.SHA1.Format(sum[:]), Copy: 1, RefURI: "-", RefDate: "-", Fields: 10}
+			digests := map[string]string{"line": line.Digest, "other": digest.SHA1.Format(other[:])}
 			text := line.Append(nil)
 			tab, err := manifest.NewTable(bytes.NewReader(text), int64(len(text)), "originals.manifest")
 			if err != nil {
@@ -61,8 +62,11 @@ func TestOpenPayloadDigest(t *testing.T) {
 			if body != nil {
 				body.Close()
 			}
-			if want := tt.want(line.Digest); got.PayloadDigest != want {
-				t.Errorf("PayloadDigest %q, want %q (line's %s)", got.PayloadDigest, want, line.Digest)
+			if tt.noted != "" {
+				got.NotePayloadDigest(digests[tt.noted])
+			}
+			if has := got.PayloadHasDigest(digests[tt.asked]); has != tt.want {
+				t.Errorf("PayloadHasDigest %v, want %v", has, tt.want)
 			}
 		})
 	}

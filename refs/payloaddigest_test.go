@@ -19,9 +19,9 @@ import (
 
 // TestPayloadKeptInMemoryStale proves what protects a duplicate compared
 // with an original kept in memory, which the rewrite does not hash while
-// it equals the original (comparePayload): the original's payload is
-// hashed once when read (Original.PayloadDigest) and must have the line's
-// digest. When the original and its duplicates were all changed alike
+// it equals the original (comparePayload): the original's payload must be
+// known to have the line's digest, as a duplicate equal to it and hashed
+// whole had (Original.PayloadHasDigest). When the original and its duplicates were all changed alike
 // since the manifest was made, each duplicate equals the original byte
 // for byte, yet no longer has the digest its revisit would carry: its
 // file is refused, untouched, as when the duplicate itself was hashed.
