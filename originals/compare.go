@@ -30,6 +30,19 @@ func NewComparer(o *Original, payload io.Reader, buf []byte) *Comparer {
 	return &Comparer{orig: payload, buf: buf}
 }
 
+// InMemory reports whether c compares with the original's payload kept in
+// memory (Original.Payload).
+func (c *Comparer) InMemory() bool { return c.orig == nil }
+
+// Differs reports whether the bytes written so far differ from the
+// original's.
+func (c *Comparer) Differs() bool { return c.differs }
+
+// Matched is how many bytes written were compared equal to the original's
+// first bytes: all the bytes written while Differs is false; those before
+// the write that differed once it is true.
+func (c *Comparer) Matched() int64 { return c.off }
+
 func (c *Comparer) Write(p []byte) (int, error) {
 	written := len(p)
 	if c.differs {

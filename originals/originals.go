@@ -181,6 +181,28 @@ type Original struct {
 	// Payload is its payload when small enough to keep; nil means it is
 	// read again for each comparison.
 	Payload []byte
+	// payloadHashed is set once Payload is known to hash to Line's
+	// digest (NotePayloadDigest).
+	payloadHashed atomic.Bool
+}
+
+// NotePayloadDigest notes that o's payload in memory hashes to digest: a
+// payload equal to it, byte for byte, was hashed whole and had that
+// digest. If it is Line's, duplicates compared with o later need not be
+// hashed while they equal its payload (PayloadHasDigest): they have that
+// digest too. A stale manifest (original and duplicates changed alike
+// since they were hashed) still shows, as no payload equal to o's has
+// Line's digest then. The first duplicate pays the hash, no read of o.
+func (o *Original) NotePayloadDigest(digest string) {
+	if o.Payload != nil && digest == o.Line.Digest {
+		o.payloadHashed.Store(true)
+	}
+}
+
+// PayloadHasDigest reports whether o's payload in memory is known to hash
+// to digest (NotePayloadDigest).
+func (o *Original) PayloadHasDigest(digest string) bool {
+	return o.Payload != nil && digest == o.Line.Digest && o.payloadHashed.Load()
 }
 
 // Budgets of the caches, and the largest payload kept in memory: a small
