@@ -377,3 +377,68 @@ func TestDeferredSumBoundaryAttack(t *testing.T) {
 		})
 	}
 }
+
+// TestDeferredSumEvictionAttack reads the duplicates of many originals
+// in memory (200 kB payloads), each original's duplicates far apart: with
+// fewer than the payload cache holds (16 MB), each original stays, marked
+// by its first duplicate, until its last read drops it; with more, it is
+// evicted and read again between them (a new Original, not marked). In
+// every pass, a duplicate equal to its original becomes a revisit, and
+// one changed (a stale manifest's) is refused for its digest.
+func TestDeferredSumEvictionAttack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes up to 80 MB")
+	}
+	for _, tc := range []struct {
+		name      string
+		originals int
+	}{
+		{"kept until the last read (12 MB)", 60},
+		{"evicted and read again (20 MB)", 100},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			dups, dupLines, all := evictionColl(t, dir, tc.originals)
+			checkAttack(t, dir, all, dupLines, dups, 1)
+		})
+	}
+}
+
+// evictionColl writes n originals of 200 kB (a000.warc, ...) and three
+// passes of one duplicate of each (d0-000.warc, ...), every third one of
+// the last pass changed by a byte.
+func evictionColl(t *testing.T, dir string, n int) (dups []attackDup, dupLines, all []manifest.Line) {
+	t.Helper()
+	const passes, size, date = 3, 200 << 10, "2024-01-02T00:00:00Z"
+	payloadOf := func(i int) string {
+		return strings.Repeat(fmt.Sprintf("original %03d's payload. ", i), size/24)
+	}
+	for i := range n {
+		uri := fmt.Sprintf("http://example.com/o%03d", i)
+		rec := warctest.Response(uri, date, payloadOf(i))
+		name := fmt.Sprintf("a%03d.warc", i)
+		warctest.WriteFile(t, dir, name, []byte(rec))
+		all = append(all, manifest.Line{File: name, Length: int64(len(rec)), URI: uri, Date: date,
+			Digest: sumIn(digest.SHA1, payloadOf(i)), Copy: 1, RefURI: "-", RefDate: "-", Fields: 10})
+	}
+	for pass := range passes {
+		for i := range n {
+			p, outcome := payloadOf(i), becomesRevisit
+			if pass == passes-1 && i%3 == 0 {
+				b := []byte(p)
+				b[len(b)/3] ^= 1
+				p, outcome = string(b), refusedDigest
+			}
+			uri := fmt.Sprintf("http://example.com/d%d-%03d", pass, i)
+			rec := warctest.Response(uri, date, p)
+			name := fmt.Sprintf("d%d-%03d.warc", pass, i)
+			warctest.WriteFile(t, dir, name, []byte(rec))
+			l := manifest.Line{File: name, Length: int64(len(rec)), URI: uri, Date: date, Digest: all[i].Digest,
+				Copy: pass + 2, RefURI: all[i].URI, RefDate: date, Fields: 10}
+			all = append(all, l)
+			dupLines = append(dupLines, l)
+			dups = append(dups, attackDup{want: outcome})
+		}
+	}
+	return dups, dupLines, all
+}
