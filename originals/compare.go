@@ -39,8 +39,11 @@ func (c *Comparer) InMemory() bool { return c.orig == nil }
 func (c *Comparer) Differs() bool { return c.differs }
 
 // Matched is how many bytes written were compared equal to the original's
-// first bytes: all the bytes written while Differs is false; those before
-// the write that differed once it is true.
+// first bytes: all the bytes written while Differs is false. Once it is
+// true, for a payload in memory (InMemory), the bytes before the write
+// that differed; a streamed original is compared a buffer at a time, so
+// Matched then also counts the equal buffers of that write (refs'
+// deferredSum relies on the first meaning, and so only on InMemory).
 func (c *Comparer) Matched() int64 { return c.off }
 
 func (c *Comparer) Write(p []byte) (int, error) {
