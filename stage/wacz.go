@@ -685,6 +685,11 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 	res.Rebuilt += rr.Rebuilt
 	res.Requires += rr.Requires
 	res.Refused = append(res.Refused, rr.Refused...)
+	if err == nil {
+		// Written and renamed, yet not to be called done (nothing the
+		// job itself leaves so, unless a package changed under it).
+		res.Refused = append(res.Refused, pr.unsoundRequires(res.Checked)...)
+	}
 	pr.takeSums(&res)
 	if stuck := pr.stuckPut(); stuck != nil && err == nil {
 		err = stuck

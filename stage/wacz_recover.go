@@ -181,6 +181,7 @@ func (pr *PackageRewrite) Recover(pending []Pending, version func(name string) (
 		if err != nil {
 			return res, err
 		}
+		res.Refused = append(res.Refused, pr.unsoundRequires(res.Checked)...)
 	}
 	return res, pr.stuckPut()
 }
