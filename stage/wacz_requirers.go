@@ -211,9 +211,14 @@ func (pr *PackageRewrite) unsoundRequires(checked map[string]os.FileInfo) []stri
 		byBase[w.Filename] = w
 	}
 	pr.mu.Unlock()
+	pathOf := map[string]string{} // package -> path, one per package
+	for _, m := range pr.Members {
+		pathOf[m.Package] = m.Path
+	}
+	maps.Copy(pathOf, pr.paths)
 	needs := map[string][]string{} // requirer -> the file names it must name
 	for d := range pr.deps {
-		path := pr.paths[d[1]]
+		path := pathOf[d[1]]
 		if e, ok := pr.externals[d[1]]; ok {
 			path = e.Path
 		}
