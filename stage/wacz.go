@@ -216,6 +216,10 @@ type PackageRewrite struct {
 	// checkedSums are the sums the rewrite's check took of the staged
 	// members' new versions, by member name (Replaced).
 	checkedSums map[string]checkedSum
+	// missing are the packages whose revisits need requires entries they
+	// do not have (revisitOrigins): Finish writes them anew for those,
+	// with no member to replace.
+	missing map[string]bool
 	// put are the staged copies (paths) that a new version of their
 	// package put in place was written around: Discard keeps any other
 	// the rewrite or undo replaced (the member's logged version).
@@ -313,15 +317,19 @@ func (pr *PackageRewrite) Prepare(ctx context.Context, numbered, byFile string) 
 	if err != nil {
 		return err
 	}
-	if len(need) == 0 {
-		return nil
-	}
 	names := slices.Sorted(maps.Keys(need))
-	if err := pr.checkSpace(names, files.largest); err != nil {
+	if len(names) > 0 {
+		if err := pr.checkSpace(names, files.largest); err != nil {
+			return err
+		}
+	}
+	// With no member to rewrite too: a package whose revisits lack their
+	// requires entries (revisitOrigins) is written anew for them.
+	if err := pr.findDependencies(ctx, numbered); err != nil {
 		return err
 	}
-	if err := pr.findDependencies(numbered); err != nil {
-		return err
+	if len(names) == 0 {
+		return nil
 	}
 	return pr.stageAll(ctx, names)
 }
@@ -399,12 +407,17 @@ func EachLine(name string, fn func(*manifest.Line) error) error {
 // duplicates in a package whose copy 1 is in another package make the one
 // require the other. (A duplicate left a response, not smaller as a
 // revisit, still counts: the entry is then one more than needed, never
-// one less.)
-func (pr *PackageRewrite) findDependencies(numbered string) error {
+// one less.) The revisits earlier jobs wrote make their package require
+// the original's too when it does not name it yet (revisitOrigins,
+// wacz_missing.go): such a package is written anew for it, its members
+// copied as they are.
+func (pr *PackageRewrite) findDependencies(ctx context.Context, numbered string) error {
 	var cur string
 	kept := map[int]string{}          // ext -> package of copy 1
 	dups := map[int]map[string]bool{} // ext -> packages of duplicates
+	origins := pr.newRevisitOrigins(ctx)
 	flush := func() {
+		origins.endDigest()
 		for ext, pkgs := range dups {
 			orig, ok := kept[ext]
 			if !ok {
@@ -424,23 +437,34 @@ func (pr *PackageRewrite) findDependencies(numbered string) error {
 			flush()
 			cur = l.Digest
 		}
-		if l.Fields != 10 || l.IsRevisit() {
+		if l.Fields != 10 {
 			return nil
 		}
 		name, err := manifest.UnescapeFile(l.File)
 		if err != nil {
 			return err
 		}
-		pkg := ""
+		if l.IsRevisit() {
+			if m, ok := pr.Members[name]; ok {
+				origins.revisit(l, m)
+			}
+			return nil
+		}
+		pkg, path := "", ""
 		if m, ok := pr.Members[name]; ok {
-			pkg = m.Package
+			pkg, path = m.Package, m.Path
 		} else if e, ok := pr.external(name); ok && l.IsKept() {
-			pkg = name
+			pkg, path = name, e.Path
 			pr.externals[name] = e
 		}
 		switch {
 		case l.IsKept():
 			kept[l.Class] = pkg
+			if pkg != "" {
+				if err := origins.kept(l, pkg, path); err != nil {
+					return err
+				}
+			}
 		case l.IsDuplicate() && pkg != "":
 			if dups[l.Class] == nil {
 				dups[l.Class] = map[string]bool{}
@@ -450,13 +474,16 @@ func (pr *PackageRewrite) findDependencies(numbered string) error {
 		return nil
 	})
 	flush()
+	if err != nil {
+		return err
+	}
 	// Originals outside any package need no requires entry.
 	for d := range pr.deps {
 		if d[1] == "" {
 			delete(pr.deps, d)
 		}
 	}
-	return err
+	return nil
 }
 
 // stageName is where a member's staged copy goes beside its package: a
@@ -636,6 +663,11 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 		return res, nil
 	}
 	replaced := pr.replacedMembers()
+	for pkg := range pr.missing {
+		if replaced[pkg] == nil {
+			replaced[pkg] = map[string]string{} // its requires entries alone
+		}
+	}
 	f := pr.finishingOf(replaced, now)
 	outcomes := f.run(ctx, replaced)
 	rebuilt := res.take(f.order, outcomes, pr.paths)
@@ -653,6 +685,11 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 	res.Rebuilt += rr.Rebuilt
 	res.Requires += rr.Requires
 	res.Refused = append(res.Refused, rr.Refused...)
+	if err == nil {
+		// Written and renamed, yet not to be called done (nothing the
+		// job itself leaves so, unless a package changed under it).
+		res.Refused = append(res.Refused, pr.unsoundRequires(res.Checked)...)
+	}
 	pr.takeSums(&res)
 	if stuck := pr.stuckPut(); stuck != nil && err == nil {
 		err = stuck
@@ -911,6 +948,11 @@ func (f *finishing) one(pkg string, replace map[string]string, jobs int, wait fu
 	}
 	rep, err := pr.rebuild(pkg, replace, f.now, func(b *wacz.Rebuild) {
 		b.Requires = requires
+		if len(replace) == 0 {
+			// Its requires entries alone (revisitOrigins): every member
+			// copied byte for byte, the index too.
+			b.FreshIndex = false
+		}
 		b.NoPackageSHA256 = !f.requiredByHash[pkg] && !pr.PackageSHA256
 		if jobs > 1 {
 			b.SortMemory = sortMemory / jobs

@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"warcdedup/fixity"
+	"warcdedup/record"
 	"warcdedup/rewritelog"
 	"warcdedup/wacz"
 )
@@ -75,11 +77,18 @@ func FindPending(roots []string) ([]Pending, error) {
 // Recover writes anew each package with pending members whose staged copy
 // is the version the rewrite log's last replacement of the member left
 // (version gives it, by member name) while the package still holds the
-// version that replacement was made from; its requires entries stay as
-// they are (the run that wrote the revisits will be taken up by the next
-// job). A package holding another version (someone changed it since) is
-// refused, its staged copies kept. Other staged copies are stale, and
-// removed.
+// version that replacement was made from, its requires entries naming
+// the packages the revisits of those members have their originals in
+// (recoveredRequires), then the packages recovered that require one
+// another brought up to date (RefreshRequirers). A package holding
+// another version (someone changed it since) is refused, its staged
+// copies kept. Other staged copies are stale, and removed.
+//
+// The entries cannot be left to the job resumed after it: its rewrite
+// finds those members rewritten already (logged), so it writes the
+// package no more, and a later job's numbering sees revisits, which make
+// no dependency; without them here the package would end requiring
+// nothing while its revisits send ReplayWeb.page to other packages.
 func (pr *PackageRewrite) Recover(pending []Pending, version func(name string) (rewritelog.Fixity, bool), now time.Time) (PackageResult, error) {
 	var res PackageResult
 	// Every package it read is closed when it returns, as by Discard
@@ -91,6 +100,7 @@ func (pr *PackageRewrite) Recover(pending []Pending, version func(name string) (
 		byPackage[p.Package] = append(byPackage[p.Package], p)
 		pr.paths[p.Package] = p.Path
 	}
+	var recovered []string
 	for _, pkg := range slices.Sorted(maps.Keys(byPackage)) {
 		replace := map[string]string{}
 		old, err := wacz.Open(pr.paths[pkg])
@@ -140,6 +150,7 @@ func (pr *PackageRewrite) Recover(pending []Pending, version func(name string) (
 		if err == nil && len(replace) > 0 {
 			var out *rebuilt
 			if out, err = pr.recoverRebuild(pkg, replace, now); err == nil {
+				recovered = append(recovered, pkg)
 				res.Rebuilt++
 				if out.info != nil {
 					res.checked(pr.paths[pkg], out.info)
@@ -155,6 +166,22 @@ func (pr *PackageRewrite) Recover(pending []Pending, version func(name string) (
 		for _, p := range byPackage[pkg] {
 			os.Remove(p.Staged)
 		}
+	}
+	if len(recovered) > 0 {
+		// A package recovered after one that requires it changed its
+		// hash: the entry written before is brought up to date (those
+		// of the packages not recovered are the resumed job's Changed).
+		rr, err := pr.RefreshRequirers(context.Background(), recovered, now)
+		for path, fi := range rr.Checked {
+			res.checked(path, fi)
+		}
+		res.Rebuilt += rr.Rebuilt
+		res.Requires += rr.Requires
+		res.Refused = append(res.Refused, rr.Refused...)
+		if err != nil {
+			return res, err
+		}
+		res.Refused = append(res.Refused, pr.unsoundRequires(res.Checked)...)
 	}
 	return res, pr.stuckPut()
 }
@@ -184,5 +211,80 @@ func (pr *PackageRewrite) recoverRebuild(pkg string, replace map[string]string, 
 	if err != nil {
 		return nil, err
 	}
-	return pr.rebuild(pkg, replace, now, func(b *wacz.Rebuild) { b.Times, b.NoPackageSHA256 = back, true })
+	reqs, err := pr.recoveredRequires(pkg, replace)
+	if err != nil {
+		return nil, err
+	}
+	return pr.rebuild(pkg, replace, now, func(b *wacz.Rebuild) {
+		b.Times, b.NoPackageSHA256 = back, true
+		b.Require = reqs
+	})
+}
+
+// recoveredRequires are the requires entries the package pkg needs for
+// the members' versions it is written anew around (replace): one for
+// each other package that a revisit in them names in
+// WARC-Refers-To-Container, with its SHA-256 and size as it now is
+// beside pkg (ReplayWeb.page loads it from there). A package not beside
+// it (a committed crawl's, elsewhere) is named alone: an entry the
+// package already has for it keeps its hash and size (Require).
+//
+// The truth is the revisits themselves, read from the staged copies:
+// the numbered manifest that made them may be gone or of another job,
+// and the rewrite log names the members' versions, not the packages
+// their revisits point at. Only the members put in are read (the
+// package's other members kept their entries, which Require keeps),
+// record by record, holding the names alone.
+func (pr *PackageRewrite) recoveredRequires(pkg string, replace map[string]string) ([]wacz.Requirement, error) {
+	names := map[string]bool{}
+	for _, staged := range slices.Sorted(maps.Values(replace)) {
+		if err := containersIn(staged, names); err != nil {
+			return nil, err
+		}
+	}
+	path := pr.paths[pkg]
+	delete(names, filepath.Base(path))
+	var reqs []wacz.Requirement
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		beside := filepath.Join(filepath.Dir(path), name)
+		sum, size, err := fileSHA256(beside)
+		switch {
+		case err == nil:
+			reqs = append(reqs, wacz.RequirementOf(beside, sum, size, ""))
+		case errors.Is(err, fs.ErrNotExist):
+			reqs = append(reqs, wacz.Requirement{Filename: name, Size: -1})
+		default:
+			return nil, fmt.Errorf("the package its revisits refer to, %s: %w", beside, err)
+		}
+	}
+	return reqs, nil
+}
+
+// containersIn adds to names the packages (file names) that the revisits
+// of the WARC file at path name in WARC-Refers-To-Container.
+func containersIn(path string, names map[string]bool) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r, err := record.NewReader(f, path)
+	if err != nil {
+		return err
+	}
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if rec.Type != "revisit" {
+			continue
+		}
+		if name, ok := wacz.ParseContainerURI(rec.Header.Get("WARC-Refers-To-Container")); ok {
+			names[name] = true
+		}
+	}
 }

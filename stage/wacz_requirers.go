@@ -194,3 +194,71 @@ func (pr *PackageRewrite) wrote(pkg string, r wacz.Requirement) {
 	}
 	pr.written[pkg] = r
 }
+
+// unsoundRequires checks the relation.requires of each package written
+// anew here (checked, by path) against what the job knows, and says
+// what is wrong with each: a package it makes require another (pr.deps)
+// that does not name it, or an entry naming a package written here with
+// a SHA-256 or size other than it was written with. It reads each
+// package's datapackage.json alone, never a package named by another's
+// entry (their sums are those this job took as it wrote them): cheap
+// next to the rebuilds themselves, so a job that leaves a package's
+// requires incomplete or stale is never reported done.
+func (pr *PackageRewrite) unsoundRequires(checked map[string]os.FileInfo) []string {
+	pr.mu.Lock()
+	byBase := map[string]wacz.Requirement{} // package file name -> as written here
+	for _, w := range pr.written {
+		byBase[w.Filename] = w
+	}
+	pr.mu.Unlock()
+	pathOf := map[string]string{} // package -> path, one per package
+	for _, m := range pr.Members {
+		pathOf[m.Package] = m.Path
+	}
+	maps.Copy(pathOf, pr.paths)
+	needs := map[string][]string{} // requirer -> the file names it must name
+	for d := range pr.deps {
+		path := pathOf[d[1]]
+		if e, ok := pr.externals[d[1]]; ok {
+			path = e.Path
+		}
+		if path != "" && d[0] != d[1] {
+			needs[d[0]] = append(needs[d[0]], filepath.Base(path))
+		}
+	}
+	var out []string
+	for _, pkg := range slices.Sorted(maps.Keys(pr.paths)) {
+		path := pr.paths[pkg]
+		if checked[path] == nil {
+			continue
+		}
+		p, err := wacz.Open(path)
+		if err != nil {
+			out = append(out, fmt.Sprintf("%s: its relation.requires could not be checked: %v", pkg, err))
+			continue
+		}
+		reqs, err := p.Datapackage.Requires()
+		p.Close()
+		if err != nil {
+			out = append(out, fmt.Sprintf("%s: its relation.requires could not be checked: %v", pkg, err))
+			continue
+		}
+		named := map[string]bool{}
+		for _, r := range reqs {
+			named[r.Filename] = true
+			w, ok := byBase[r.Filename]
+			if !ok || w.Hash == "" || r.Hash == "" && r.Size < 0 {
+				continue
+			}
+			if r.Hash != "" && r.Hash != w.Hash || r.Size >= 0 && r.Size != w.Size {
+				out = append(out, fmt.Sprintf("%s: relation.requires names %s with %d bytes, %s, but this job wrote it with %d bytes, %s", pkg, r.Filename, r.Size, r.Hash, w.Size, w.Hash))
+			}
+		}
+		for _, n := range slices.Sorted(slices.Values(needs[pkg])) {
+			if !named[n] {
+				out = append(out, fmt.Sprintf("%s: relation.requires does not name %s, which holds originals of its revisits", pkg, n))
+			}
+		}
+	}
+	return out
+}
