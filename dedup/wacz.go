@@ -297,7 +297,7 @@ func (w *waczPackages) reasons() []string {
 		reasons = append(reasons, stage.First(refused, 5)...)
 	}
 	if refused := w.rebuilt.Refused; len(refused) > 0 {
-		reasons = append(reasons, fmt.Sprintf("%d WACZ packages not written anew around their rewritten members (rewrite stage): their members' new versions are beside them", len(refused)))
+		reasons = append(reasons, fmt.Sprintf("%d WACZ packages not written anew around their rewritten members (rewrite stage: their members' new versions are beside them), or written with relation.requires incomplete or stale (each named below)", len(refused)))
 		reasons = append(reasons, stage.First(refused, 5)...)
 	}
 	return reasons
