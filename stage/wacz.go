@@ -207,8 +207,7 @@ type PackageRewrite struct {
 	// trusted as Verified's while they are that version.
 	wroteHere map[string]os.FileInfo
 	// removing are the removals of the staged copies of packages written
-	// anew (removeStaged) and the closes of the packages rebuilt
-	// (packageRebuild.close), which Discard waits for.
+	// anew (removeStaged), which Discard waits for.
 	removing sync.WaitGroup
 	// fileSystem is checkSpace's look at the file systems (freeSpace
 	// when nil; tests give their own).
@@ -1331,12 +1330,12 @@ func unwrittenPackage(size int64, crc uint32) func(*os.File) error {
 }
 
 // close removes a new version not put in place, gives the guard up and
-// closes the package: on another goroutine, which Discard waits for. Once
-// the new version is put in place, this is the last open file of the
-// version replaced, whose name is gone: its close frees its blocks and
-// pages, tens of milliseconds of the kernel's work for a large package,
-// which the packages requiring this one (waiting for its rebuild to end)
-// need not wait for.
+// closes the package. The close is not left to another goroutine, though
+// freeing a large replaced package's blocks takes the kernel tens of
+// milliseconds that the packages requiring this one wait for: the check
+// of free space counts those blocks free once the package is replaced,
+// and the next package's write ran out of room while they were not
+// (dedup's TestUndoWACZSpaceThreshold, in CI).
 func (r *packageRebuild) close() {
 	if r.tmp != nil {
 		r.tmp.Abort()
@@ -1344,12 +1343,8 @@ func (r *packageRebuild) close() {
 	if r.target != nil {
 		r.target.Release()
 	}
-	if f := r.file; f != nil {
-		r.pr.removing.Add(1)
-		go func() {
-			defer r.pr.removing.Done()
-			f.Close()
-		}()
+	if r.file != nil {
+		r.file.Close()
 	}
 }
 

@@ -91,9 +91,6 @@ func FindPending(roots []string) ([]Pending, error) {
 // nothing while its revisits send ReplayWeb.page to other packages.
 func (pr *PackageRewrite) Recover(pending []Pending, version func(name string) (rewritelog.Fixity, bool), now time.Time) (PackageResult, error) {
 	var res PackageResult
-	// Every package it read is closed when it returns, as by Discard
-	// (packageRebuild.close closes them on another goroutine).
-	defer pr.removing.Wait()
 	pr.paths = map[string]string{}
 	byPackage := map[string][]Pending{}
 	for _, p := range pending {

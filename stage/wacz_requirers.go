@@ -34,9 +34,6 @@ import (
 // wrote.
 func (pr *PackageRewrite) RefreshRequirers(ctx context.Context, changed []string, now time.Time) (PackageResult, error) {
 	var res PackageResult
-	// Every package it read is closed when it returns, as by Discard
-	// (packageRebuild.close closes them on another goroutine).
-	defer pr.removing.Wait()
 	if pr.paths == nil {
 		pr.paths = map[string]string{}
 	}
