@@ -586,6 +586,9 @@ func recoverPackages(wd *workdir.Dir, roots []string, show messages, only map[st
 	}
 	pr := &stage.PackageRewrite{Unsign: true, TempDir: wd.File(workdir.TmpDir), MetadataDir: wd.File(waczMetadataDir),
 		Software: "warcdedup", Messages: show}
+	if crawl != nil {
+		pr.CommittedPackage = crawl.committedByFile
+	}
 	verdicts := keptVerdictsOf(wd, pending)
 	res, err := pr.Recover(pending, version, time.Now().UTC())
 	if err != nil {
