@@ -265,13 +265,13 @@ func (pr *PackageRewrite) recoveredRequires(pkg string, replace map[string]strin
 }
 
 // committedRequirement is the requires entry for the package of that
-// file name outside the collection (CommittedPackage): its crawlId,
-// SHA-256 and size, the name alone if it is not found.
+// file name not beside the one finished (PackageNamed): its SHA-256,
+// size and crawlId, the name alone if it is not found.
 func (pr *PackageRewrite) committedRequirement(name string) (wacz.Requirement, error) {
-	if pr.CommittedPackage == nil {
+	if pr.PackageNamed == nil {
 		return wacz.Requirement{Filename: name, Size: -1}, nil
 	}
-	e, ok := pr.CommittedPackage(name)
+	e, ok := pr.PackageNamed(name)
 	if !ok {
 		return wacz.Requirement{Filename: name, Size: -1}, nil
 	}
@@ -279,7 +279,7 @@ func (pr *PackageRewrite) committedRequirement(name string) (wacz.Requirement, e
 	if !ok {
 		var err error
 		if sum, size, err = fileSHA256(e.Path); err != nil {
-			return wacz.Requirement{}, fmt.Errorf("the committed package its revisits refer to, %s: %w", e.Path, err)
+			return wacz.Requirement{}, fmt.Errorf("the package its revisits refer to, %s: %w", e.Path, err)
 		}
 	}
 	return wacz.RequirementOf(e.Path, sum, size, e.CrawlID), nil
