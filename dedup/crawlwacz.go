@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -95,6 +96,34 @@ func (c *crawlMode) committedPackage(name string) (path, crawl string, ok bool) 
 		return "", "", false
 	}
 	return filepath.Join(loc, filepath.FromSlash(strings.TrimPrefix(name, crawl+"/"))), crawl, true
+}
+
+// committedByFile is stage.PackageRewrite.CommittedPackage for a crawl:
+// the one package of a committed crawl with that file name (none when no
+// crawl, or more than one, has one).
+func (c *crawlMode) committedByFile(filename string) (stage.ExternalPackage, bool) {
+	var found []stage.ExternalPackage
+	for _, crawl := range slices.Sorted(maps.Keys(c.committed)) {
+		if !c.committed[crawl] || crawl == c.name {
+			continue
+		}
+		files, err := c.index.Files(crawl)
+		if err != nil {
+			continue
+		}
+		for _, f := range files {
+			if path.Base(f.Name) != filename || !wacz.IsWACZ(f.Name) {
+				continue
+			}
+			if p, _, ok := c.committedPackage(crawl + "/" + f.Name); ok {
+				found = append(found, stage.ExternalPackage{Path: p, CrawlID: crawl, SHA256: f.SHA256, Size: f.Size, Stamp: f.Stamp})
+			}
+		}
+	}
+	if len(found) != 1 {
+		return stage.ExternalPackage{}, false
+	}
+	return found[0], true
 }
 
 // packageAfter writes the crawl's after manifest with each WACZ member's

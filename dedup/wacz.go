@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -586,6 +587,15 @@ func recoverPackages(wd *workdir.Dir, roots []string, show messages, only map[st
 	}
 	pr := &stage.PackageRewrite{Unsign: true, TempDir: wd.File(workdir.TmpDir), MetadataDir: wd.File(waczMetadataDir),
 		Software: "warcdedup", Messages: show}
+	pr.PackageNamed = func(filename string) (stage.ExternalPackage, bool) {
+		if e, ok := packageNamed(roots, filename); ok {
+			return e, true
+		}
+		if crawl != nil {
+			return crawl.committedByFile(filename)
+		}
+		return stage.ExternalPackage{}, false
+	}
 	verdicts := keptVerdictsOf(wd, pending)
 	res, err := pr.Recover(pending, version, time.Now().UTC())
 	if err != nil {
@@ -602,6 +612,36 @@ func recoverPackages(wd *workdir.Dir, roots []string, show messages, only map[st
 		return fmt.Errorf("%d WACZ packages could not be finished (see above): their members' logged versions are staged beside them", len(res.Refused))
 	}
 	return nil
+}
+
+// packageNamed finds the one package of that file name under roots
+// (directories walked, packages named directly): where Recover finds a
+// package its revisits point at that is not beside it. None when there
+// is none, or more than one.
+func packageNamed(roots []string, filename string) (stage.ExternalPackage, bool) {
+	var found []string
+	for _, root := range roots {
+		fi, err := os.Stat(root)
+		if err != nil {
+			continue
+		}
+		if !fi.IsDir() {
+			if filepath.Base(root) == filename && wacz.IsWACZ(root) {
+				found = append(found, root)
+			}
+			continue
+		}
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && d.Name() == filename && wacz.IsWACZ(p) {
+				found = append(found, p)
+			}
+			return nil
+		})
+	}
+	if len(found) != 1 {
+		return stage.ExternalPackage{}, false
+	}
+	return stage.ExternalPackage{Path: found[0]}, true
 }
 
 // keptVerdicts are the verdicts of the members' comparison the work

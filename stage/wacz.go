@@ -132,6 +132,13 @@ type PackageRewrite struct {
 	// a revisit of an original in it carries WARC-Refers-To-Container,
 	// and its package requires it. nil for none.
 	External func(name string) (ExternalPackage, bool)
+	// PackageNamed finds a package not beside the one Recover finishes
+	// (in another directory of the collection, or a committed crawl's)
+	// by its file name, as a revisit's WARC-Refers-To-Container names it:
+	// the entry Recover gives a package for it then has its SHA-256,
+	// size and crawlId, as a run never stopped writes it (a name alone
+	// is never completed later: the package names it). nil for none.
+	PackageNamed func(filename string) (ExternalPackage, bool)
 	// Changed are more packages (names) whose requirers Finish brings up
 	// to date, beside those it writes anew: the job's packages an
 	// earlier, stopped attempt at its rewrite wrote (RefreshRequirers).

@@ -249,12 +249,37 @@ func (pr *PackageRewrite) recoveredRequires(pkg string, replace map[string]strin
 		case err == nil:
 			reqs = append(reqs, wacz.RequirementOf(beside, sum, size, ""))
 		case errors.Is(err, fs.ErrNotExist):
-			reqs = append(reqs, wacz.Requirement{Filename: name, Size: -1})
+			r, err := pr.committedRequirement(name)
+			if err != nil {
+				return nil, err
+			}
+			reqs = append(reqs, r)
 		default:
 			return nil, fmt.Errorf("the package its revisits refer to, %s: %w", beside, err)
 		}
 	}
 	return reqs, nil
+}
+
+// committedRequirement is the requires entry for the package of that
+// file name not beside the one finished (PackageNamed): its SHA-256,
+// size and crawlId, the name alone if it is not found.
+func (pr *PackageRewrite) committedRequirement(name string) (wacz.Requirement, error) {
+	if pr.PackageNamed == nil {
+		return wacz.Requirement{Filename: name, Size: -1}, nil
+	}
+	e, ok := pr.PackageNamed(name)
+	if !ok {
+		return wacz.Requirement{Filename: name, Size: -1}, nil
+	}
+	sum, size, ok := e.recorded()
+	if !ok {
+		var err error
+		if sum, size, err = fileSHA256(e.Path); err != nil {
+			return wacz.Requirement{}, fmt.Errorf("the package its revisits refer to, %s: %w", e.Path, err)
+		}
+	}
+	return wacz.RequirementOf(e.Path, sum, size, e.CrawlID), nil
 }
 
 // containersIn adds to names the packages (file names) that the revisits
