@@ -483,6 +483,9 @@ func (pr *PackageRewrite) findDependencies(ctx context.Context, numbered string)
 	if err != nil {
 		return err
 	}
+	if origins.unchecked > 0 && pr.Messages != nil {
+		pr.Messages.Note("%d revisits of payloads with more than %d originals were not checked for a relation.requires entry their package may lack (lost by a run of a version before 2026-11-28 stopped while writing packages)", origins.unchecked, maxWaitingOrigins)
+	}
 	// Originals outside any package need no requires entry.
 	for d := range pr.deps {
 		if d[1] == "" {

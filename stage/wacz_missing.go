@@ -55,7 +55,17 @@ type revisitOrigins struct {
 	named  map[string]map[string]bool
 	opener *PackageOpener
 	rec    *record.Reader
+	// unchecked counts the revisit lines not held because their digest's
+	// revisits already wait for maxWaitingOrigins originals: a payload
+	// served at a million URLs (a tracking pixel) would otherwise hold
+	// one entry per URL (about 750 B each). Their packages keep the
+	// entries they have; the run says how many went unchecked.
+	unchecked int64
 }
+
+// maxWaitingOrigins bounds the originals (URI and date) one digest's
+// revisits wait for: about 3 MB.
+const maxWaitingOrigins = 4096
 
 // revisitAt is a revisit line of a package's member.
 type revisitAt struct {
@@ -72,6 +82,10 @@ func (pr *PackageRewrite) newRevisitOrigins(ctx context.Context) *revisitOrigins
 func (o *revisitOrigins) revisit(l *manifest.Line, m PackageMember) {
 	key := [2]string{l.RefURI, l.RefDate}
 	byPkg := o.waiting[key]
+	if byPkg == nil && len(o.waiting) >= maxWaitingOrigins {
+		o.unchecked++
+		return
+	}
 	if byPkg == nil {
 		byPkg = map[string]revisitAt{}
 		o.waiting[key] = byPkg
