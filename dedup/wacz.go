@@ -596,6 +596,10 @@ func recoverPackages(wd *workdir.Dir, roots []string, show messages, only map[st
 		}
 		return stage.ExternalPackage{}, false
 	}
+	// The packages a recovered one is written anew for may be required
+	// by others, recovered or not, whose entries would go stale: Recover's
+	// refresh of requirers goes through every package under roots.
+	pr.Requirers = packagesUnder(roots, pending)
 	verdicts := keptVerdictsOf(wd, pending)
 	res, err := pr.Recover(pending, version, time.Now().UTC())
 	if err != nil {
@@ -612,6 +616,30 @@ func recoverPackages(wd *workdir.Dir, roots []string, show messages, only map[st
 		return fmt.Errorf("%d WACZ packages could not be finished (see above): their members' logged versions are staged beside them", len(res.Refused))
 	}
 	return nil
+}
+
+// packagesUnder are the paths of the packages under roots (directories
+// walked, packages named directly) but those of pending, which Recover
+// names by their place in the collection.
+func packagesUnder(roots []string, pending []stage.Pending) []string {
+	skip := map[string]bool{}
+	for _, p := range pending {
+		skip[p.Path] = true
+	}
+	var out []string
+	for _, root := range roots {
+		real, err := filepath.EvalSymlinks(root)
+		if err != nil {
+			continue
+		}
+		filepath.WalkDir(real, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && wacz.IsWACZ(p) && !skip[p] {
+				out = append(out, p)
+			}
+			return nil
+		})
+	}
+	return out
 }
 
 // packageNamed finds the one package of that file name under roots
