@@ -599,7 +599,11 @@ func recoverPackages(wd *workdir.Dir, roots []string, show messages, only map[st
 	// The packages a recovered one is written anew for may be required
 	// by others, recovered or not, whose entries would go stale: Recover's
 	// refresh of requirers goes through every package under roots.
-	pr.Requirers = packagesUnder(roots, pending)
+	var signed []string
+	pr.Requirers, signed = packagesUnder(roots, pending)
+	for _, p := range signed {
+		show.Note("%s: signed, not checked for requires entries naming the packages recovered (Recover may remove the signature only of those it finishes)", p)
+	}
 	verdicts := keptVerdictsOf(wd, pending)
 	res, err := pr.Recover(pending, version, time.Now().UTC())
 	if err != nil {
@@ -620,26 +624,36 @@ func recoverPackages(wd *workdir.Dir, roots []string, show messages, only map[st
 
 // packagesUnder are the paths of the packages under roots (directories
 // walked, packages named directly) but those of pending, which Recover
-// names by their place in the collection.
-func packagesUnder(roots []string, pending []stage.Pending) []string {
+// names by their place in the collection, and signed: the signed ones,
+// whose signature Recover (which may remove that of the packages it
+// finishes, their job having been allowed to) must not remove.
+func packagesUnder(roots []string, pending []stage.Pending) (out, signed []string) {
 	skip := map[string]bool{}
 	for _, p := range pending {
 		skip[p.Path] = true
 	}
-	var out []string
 	for _, root := range roots {
 		real, err := filepath.EvalSymlinks(root)
 		if err != nil {
 			continue
 		}
 		filepath.WalkDir(real, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && wacz.IsWACZ(p) && !skip[p] {
-				out = append(out, p)
+			if err != nil || d.IsDir() || !wacz.IsWACZ(p) || skip[p] {
+				return nil
 			}
+			if pkg, err := wacz.Open(p); err == nil {
+				isSigned := pkg.Signed()
+				pkg.Close()
+				if isSigned {
+					signed = append(signed, p)
+					return nil
+				}
+			}
+			out = append(out, p)
 			return nil
 		})
 	}
-	return out
+	return out, signed
 }
 
 // packageNamed finds the one package of that file name under roots
