@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"warcdedup/internal/jobtest"
 )
 
 // TestRunWACZRecoveredRequiresAttack attacks the requires entries after a
@@ -24,7 +26,7 @@ func TestRunWACZRecoveredRequiresAttack(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			n += stagePackageUnrenamed(t, filepath.Join(dir, p), original)
+			n += jobtest.StopRebuild(t, filepath.Join(dir, p), original)
 		}
 		return n
 	}

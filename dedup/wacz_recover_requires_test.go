@@ -1,18 +1,16 @@
 package dedup
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"io"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
-	"warcdedup/stage"
+	"warcdedup/internal/jobtest"
 	"warcdedup/wacz"
 )
 
@@ -50,45 +48,6 @@ func requiredNames(reqs []wacz.Requirement) []string {
 	return out
 }
 
-// stagePackageUnrenamed puts the package at pkg in the state a run killed
-// between logging its rewritten members and renaming its new version over
-// it leaves: original back under its name, each member the run rewrote
-// staged beside it. It returns how many members it staged.
-func stagePackageUnrenamed(t *testing.T, pkg string, original []byte) int {
-	t.Helper()
-	p, err := wacz.Open(pkg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	old, err := wacz.NewPackage(bytes.NewReader(original), int64(len(original)), "old")
-	if err != nil {
-		t.Fatal(err)
-	}
-	staged := 0
-	for _, m := range p.WARCs() {
-		if om := old.Member(m.Name); om != nil && om.CRC32 == m.CRC32 {
-			continue
-		}
-		sec, err := p.Section(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(sec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(filepath.Dir(pkg), stage.StagedName(pkg, m.Name)), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		staged++
-	}
-	if err := os.WriteFile(pkg, original, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return staged
-}
-
 // TestRunWACZStoppedRebuildKeepsRequires proves that a package a killed
 // run left with its rewritten members staged beside it (the kill between
 // the rewrite's log of them and the rename of the package's new version)
@@ -110,7 +69,7 @@ func TestRunWACZStoppedRebuildKeepsRequires(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				staged += stagePackageUnrenamed(t, filepath.Join(dir, n), original)
+				staged += jobtest.StopRebuild(t, filepath.Join(dir, n), original)
 			}
 			return staged
 		}

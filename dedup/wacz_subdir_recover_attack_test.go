@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"warcdedup/internal/jobtest"
 )
 
 // TestRunWACZSubdirectoriesStoppedKeepsRequiresAttack attacks Recover's
@@ -64,7 +66,7 @@ func TestRunWACZSubdirectoriesStoppedKeepsRequiresAttack(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		staged += stagePackageUnrenamed(t, p, original)
+		staged += jobtest.StopRebuild(t, p, original)
 	}
 	if staged == 0 {
 		t.Fatal("nothing staged: the test proves nothing")
