@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"encoding"
+	"errors"
 	"fmt"
 	"hash"
 	"hash/crc32"
 	"io"
 	"os"
 	"sort"
+	"sync/atomic"
 )
 
 // ReadBack asks a rebuild to read back what it wrote of the members
@@ -48,6 +50,8 @@ type readAhead struct {
 type readAheadRun struct {
 	done chan struct{}
 	a    *readAhead
+	// stopped ends the read at its next read of the file (abandon).
+	stopped atomic.Bool
 	// stat and before look at the file after the wait (lookAfterWait):
 	// before is it as it was when the read began; stale says it changed
 	// since, and the read is not taken on.
@@ -80,9 +84,39 @@ func startReadAhead(r io.ReaderAt, name string, end int64, members []*Member, co
 	}
 	go func() {
 		defer close(run.done)
-		run.a = readAheadOf(r, name, end, byOffset, copied, withSHA)
+		run.a = readAheadOf(&stoppable{r: r, stopped: &run.stopped}, name, end, byOffset, copied, withSHA)
 	}()
 	return run
+}
+
+// errReadBackStopped ends a read back its rebuild gave up (abandon).
+var errReadBackStopped = errors.New("the read back was stopped: its rebuild ended without it")
+
+// stoppable is a file read back, whose reads fail once stopped is set.
+type stoppable struct {
+	r       io.ReaderAt
+	stopped *atomic.Bool
+}
+
+func (s *stoppable) ReadAt(p []byte, off int64) (int, error) {
+	if s.stopped.Load() {
+		return 0, errReadBackStopped
+	}
+	return s.r.ReadAt(p, off)
+}
+
+// abandon stops the read at its next read of the file and waits for it
+// to end: a rebuild that fails or is cancelled while it waits for the
+// packages it requires (a job stopped by the user, in a crawl's chain)
+// returns within one read, not once every member it wrote was read back
+// (seconds, for packages of gigabytes). Once wait has returned the read,
+// it changes nothing.
+func (run *readAheadRun) abandon() {
+	if run == nil {
+		return
+	}
+	run.stopped.Store(true)
+	<-run.done
 }
 
 // wait waits for the read and returns it; nil if it failed or the file

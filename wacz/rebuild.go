@@ -256,7 +256,9 @@ func (b *Rebuild) Write(out outFile) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer ahead.wait() // the file is not read after Write returns
+	// The file is not read after Write returns; a Write that fails (its
+	// wait for the packages it requires cancelled) stops the read first.
+	defer ahead.abandon()
 	if err := w.flushBeforeWait(out); err != nil {
 		return nil, err
 	}
