@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"maps"
 	"net/url"
 	"os"
@@ -48,6 +49,13 @@ type PackageOpener struct {
 	// (PackageRewrite.Locations): their current version until their
 	// package is rebuilt.
 	Staged map[string]string
+	// InPlace: the members are rewritten where they lie in their packages
+	// (PackageRewrite.Sections), and a staged name holds a member's new
+	// version only once the rewrite put it there: until then (no file
+	// there) the member is read in its package. Both are seen under the
+	// member's lock (originals), which its replacement takes for writing,
+	// as the log's moves of its offsets are.
+	InPlace bool
 }
 
 // Open returns length bytes at offset of the file field names (manifest
@@ -63,10 +71,12 @@ func (o *PackageOpener) Open(ctx context.Context, field string, offset, length i
 	}
 	if p, ok := o.Staged[name]; ok {
 		f, err := os.Open(p)
-		if err != nil {
+		switch {
+		case err == nil:
+			return &memberRecord{f: f, r: io.NewSectionReader(f, offset, length), want: length, name: name, offset: offset}, nil
+		case !o.InPlace || !errors.Is(err, fs.ErrNotExist):
 			return nil, err
 		}
-		return &memberRecord{f: f, r: io.NewSectionReader(f, offset, length), want: length, name: name, offset: offset}, nil
 	}
 	if offset < 0 || length < 0 || offset+length > m.Size {
 		return nil, fmt.Errorf("%s: offset %d: a %d-byte record past the member's end (%d bytes): %w", name, offset, length, m.Size, io.ErrUnexpectedEOF)
@@ -197,9 +207,14 @@ type PackageRewrite struct {
 	// noExchange: the run was told that names cannot be exchanged.
 	noExchange sync.Once
 	staged     map[string]*stagedMember // by member name
-	packages   map[string][]string      // package name -> its staged members' names
-	deps       map[[2]string]bool       // requirer, required package names
-	paths      map[string]string        // package name -> path
+	// inPlace: the rewrite reads the members where they lie in their
+	// packages (Sections), none is copied out; each staged name gets the
+	// member's new version only (a run's Prepare; not a dry run's, nor
+	// an undo's PrepareMembers).
+	inPlace  bool
+	packages map[string][]string // package name -> its staged members' names
+	deps     map[[2]string]bool  // requirer, required package names
+	paths    map[string]string   // package name -> path
 	// externals are the packages outside the collection (External) that
 	// hold originals of duplicates, by name.
 	externals map[string]ExternalPackage
@@ -303,6 +318,7 @@ type PackageResult struct {
 func (pr *PackageRewrite) Prepare(ctx context.Context, numbered, byFile string) error {
 	pr.staged, pr.packages, pr.deps, pr.paths = map[string]*stagedMember{}, map[string][]string{}, map[[2]string]bool{}, map[string]string{}
 	pr.externals = map[string]ExternalPackage{}
+	pr.inPlace = !pr.DryRun
 	need := map[string]bool{}
 	files := pr.newRewrittenFiles()
 	err := EachLine(byFile, func(l *manifest.Line) error {
@@ -363,7 +379,11 @@ func (pr *PackageRewrite) stageAll(ctx context.Context, names []string) error {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			staged[i], errs[i] = pr.stage(pr.Members[name])
+			if pr.inPlace {
+				staged[i], errs[i] = pr.place(pr.Members[name])
+			} else {
+				staged[i], errs[i] = pr.stage(pr.Members[name])
+			}
 			if errs[i] != nil {
 				failed.Store(true)
 			}
@@ -581,6 +601,53 @@ func (pr *PackageRewrite) stage(m PackageMember) (*stagedMember, error) {
 		}
 	}
 	return &stagedMember{PackageMember: m, path: path, info: info, from: from}, nil
+}
+
+// place readies a member for its rewrite where it lies in its package
+// (Sections): nothing is copied; what an interrupted run left at its
+// staged name, where its new version goes, is removed (Recover, which
+// runs before, took what it needed), as stage removes it. The member's
+// cache entry moves to its version in the package (inplace.SectionInfo),
+// which the rewrite hands over as the version it replaced, that the
+// rewrite derives the entry of its new version from it, as from a copy.
+func (pr *PackageRewrite) place(m PackageMember) (*stagedMember, error) {
+	path := filepath.Join(filepath.Dir(m.Path), stageName(m))
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: removing %s, which an interrupted run left where the new version of %s goes: %w", m.Package, path, m.Member, err)
+	}
+	fi, err := os.Stat(m.Path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: readying %s for its rewrite: %w", m.Package, m.Member, err)
+	}
+	s := &stagedMember{PackageMember: m, path: path, info: inplace.SectionInfo(fi, m.Size), from: fi}
+	if pr.Restamp != nil {
+		pr.mu.Lock() // members are readied at once (stageAll)
+		err := pr.Restamp(wacz.JoinName(m.Package, m.Member), fi, s.info)
+		pr.mu.Unlock()
+		if err != nil {
+			pr.Messages.Note("%v; the hash again reads the member", err)
+		} else {
+			s.movedFrom = fi
+		}
+	}
+	return s, nil
+}
+
+// Sections says where each member the rewrite rewrites lies in its
+// package, and where its new version goes (its staged name), for
+// refs (inplace.Placement.Sections); nil when the members are staged
+// (a dry run: Locations names the copies).
+func (pr *PackageRewrite) Sections() func(name string) (inplace.Section, bool) {
+	if !pr.inPlace {
+		return nil
+	}
+	return func(name string) (inplace.Section, bool) {
+		s, ok := pr.staged[name]
+		if !ok {
+			return inplace.Section{}, false
+		}
+		return inplace.Section{Path: s.Path, Offset: s.Offset, Size: s.Size, NewPath: s.path}, true
+	}
 }
 
 // Container is the WARC-Refers-To-Container of a revisit of dup whose
