@@ -138,6 +138,17 @@ type Section struct {
 	Path         string
 	Offset, Size int64
 	NewPath      string
+	// SHA256, if not "", is the stretch's SHA-256 (hex) as known without
+	// reading it (a WACZ member's, as datapackage.json gives it), in the
+	// versions of the file at Path that Vouched accepts (nil: none): one
+	// whose every such sum was checked against its bytes (the hash
+	// stage's comparison of the package's members with its
+	// datapackage.json). When the file opened is such a version, guarded
+	// from its open to the put of the new version, the log takes it for
+	// the stretch's old sum instead of hashing the stretch again (the
+	// copied bytes are still compared with it byte for byte).
+	SHA256  string
+	Vouched func(fi os.FileInfo) error
 }
 
 // SectionInfo is the FileInfo of a Section of the file fi describes: its

@@ -10,9 +10,67 @@ import (
 	"testing"
 
 	"warcdedup/atomicfile"
+	"warcdedup/fixity"
 	"warcdedup/rewritelog"
 	"warcdedup/source"
 )
+
+// TestSectionKnownSum proves that the old sum a Section's replacement
+// logs is its Section.SHA256 (a WACZ member's, as datapackage.json gives
+// it) only when Vouched accepts the file as opened; otherwise (no vouch,
+// a version not vouched for) the stretch is hashed as any file's is.
+func TestSectionKnownSum(t *testing.T) {
+	const (
+		head   = "PK-HEAD:"
+		member = "AAAAresponseBBBB"
+	)
+	given := strings.Repeat("ab", 32) // not the member's: which one is logged shows
+	hashed := fixity.Default.Format(func() []byte { h := fixity.Default.New(); h.Write([]byte(member)); return h.Sum(nil) }())
+	for _, tc := range []struct {
+		name    string
+		sum     string
+		vouched func(os.FileInfo) error
+		want    string
+	}{
+		{"vouched for: the sum given", given, func(os.FileInfo) error { return nil }, given},
+		{"not vouched for: hashed", given, func(os.FileInfo) error { return errors.New("another version") }, hashed},
+		{"no vouch: hashed", given, nil, hashed},
+		{"no sum: hashed", "", func(os.FileInfo) error { return nil }, hashed},
+		{"not a SHA-256: hashed", "blake3:" + given, func(os.FileInfo) error { return nil }, hashed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			pkg := filepath.Join(dir, "a.wacz")
+			if err := os.WriteFile(pkg, []byte(head+member), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			newPath := filepath.Join(dir, ".a.wacz#a.warc.warcdedup-member")
+			pl := &Placement{Locator: &source.Locator{}, InPlace: true, Files: NewFiles(),
+				Sections: func(name string) (Section, bool) {
+					return Section{Path: pkg, Offset: int64(len(head)), Size: int64(len(member)), NewPath: newPath, SHA256: tc.sum, Vouched: tc.vouched}, true
+				}}
+			v, err := Open(pl, "a.wacz#a.warc")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer v.Close()
+			if err := v.WriteRecord(4, 8, []byte("rev")); err != nil {
+				t.Fatal(err)
+			}
+			if err := v.CopyTo(v.Size); err != nil {
+				t.Fatal(err)
+			}
+			var logged bytes.Buffer
+			r, err := v.Replace(rewritelog.NewLog(&logged), &sync.Mutex{}, nil, func(int, int64, int64, *os.File) error { return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Fixity.OldSum != tc.want {
+				t.Errorf("old sum logged %s, want %s", r.Fixity.OldSum, tc.want)
+			}
+		})
+	}
+}
 
 // TestSectionVersion proves what a Version of a Section (a WACZ member
 // stored in its package, Placement.Sections) does: it reads the stretch

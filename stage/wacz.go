@@ -278,8 +278,13 @@ func (e ExternalPackage) recorded() ([]byte, int64, bool) {
 
 type stagedMember struct {
 	PackageMember
-	path string
-	info os.FileInfo // of the copy as staged
+	// sum is the member's SHA-256 (hex) as its package's datapackage.json
+	// gives it, read from the version of the package sumOf describes,
+	// for the rewrite's log (Sections); "" if not known.
+	sum   string
+	sumOf os.FileInfo
+	path  string
+	info  os.FileInfo // of the copy as staged
 	// movedFrom is the package as the copy was made from it, when the
 	// member's cache entry was moved to the copy (Restamp).
 	movedFrom os.FileInfo
@@ -360,6 +365,7 @@ func (pr *PackageRewrite) Prepare(ctx context.Context, numbered, byFile string) 
 // kernel's work on one core, and the rewrite waits for them all). Every
 // copy made is recorded, for Discard, even when another failed.
 func (pr *PackageRewrite) stageAll(ctx context.Context, names []string) error {
+	sums := pr.memberSums(names)
 	staged := make([]*stagedMember, len(names))
 	errs := make([]error, len(names))
 	sem := make(chan struct{}, max(pr.Jobs, 1))
@@ -380,7 +386,7 @@ func (pr *PackageRewrite) stageAll(ctx context.Context, names []string) error {
 			defer wg.Done()
 			defer func() { <-sem }()
 			if pr.inPlace {
-				staged[i], errs[i] = pr.place(pr.Members[name])
+				staged[i], errs[i] = pr.place(pr.Members[name], sums[name])
 			} else {
 				staged[i], errs[i] = pr.stage(pr.Members[name])
 			}
@@ -610,7 +616,7 @@ func (pr *PackageRewrite) stage(m PackageMember) (*stagedMember, error) {
 // cache entry moves to its version in the package (inplace.SectionInfo),
 // which the rewrite hands over as the version it replaced, that the
 // rewrite derives the entry of its new version from it, as from a copy.
-func (pr *PackageRewrite) place(m PackageMember) (*stagedMember, error) {
+func (pr *PackageRewrite) place(m PackageMember, sum knownSum) (*stagedMember, error) {
 	path := filepath.Join(filepath.Dir(m.Path), stageName(m))
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: removing %s, which an interrupted run left where the new version of %s goes: %w", m.Package, path, m.Member, err)
@@ -619,7 +625,7 @@ func (pr *PackageRewrite) place(m PackageMember) (*stagedMember, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: readying %s for its rewrite: %w", m.Package, m.Member, err)
 	}
-	s := &stagedMember{PackageMember: m, path: path, info: inplace.SectionInfo(fi, m.Size), from: fi}
+	s := &stagedMember{PackageMember: m, sum: sum.sha256, sumOf: sum.of, path: path, info: inplace.SectionInfo(fi, m.Size), from: fi}
 	if pr.Restamp != nil {
 		pr.mu.Lock() // members are readied at once (stageAll)
 		err := pr.Restamp(wacz.JoinName(m.Package, m.Member), fi, s.info)
@@ -646,7 +652,97 @@ func (pr *PackageRewrite) Sections() func(name string) (inplace.Section, bool) {
 		if !ok {
 			return inplace.Section{}, false
 		}
-		return inplace.Section{Path: s.Path, Offset: s.Offset, Size: s.Size, NewPath: s.path}, true
+		sec := inplace.Section{Path: s.Path, Offset: s.Offset, Size: s.Size, NewPath: s.path}
+		if s.sum != "" && s.sumOf != nil && pr.Verified != nil {
+			sec.SHA256 = s.sum
+			sec.Vouched = func(fi os.FileInfo) error {
+				if crawlindex.Stamp(fi) != crawlindex.Stamp(s.sumOf) {
+					return errors.New("the package is not the version its member's sum was read from")
+				}
+				return pr.Verified(s.Path, fi)
+			}
+		}
+		return sec, true
+	}
+}
+
+// knownSum is a member's SHA-256 (hex) as datapackage.json gives it in
+// the version of its package of (memberSums).
+type knownSum struct {
+	sha256 string
+	of     os.FileInfo
+}
+
+// memberSums reads, for a run's rewrite of the members names where they
+// lie (Sections), the SHA-256 each one's package's datapackage.json gives
+// it: in a package version Verified accepts (the hash stage compared its
+// members with those), it is the member's, which the rewrite's log then
+// gives the member's old version without hashing it again. A package
+// that cannot be read for it, or changes while it is, gives none (its
+// members are hashed). One read of each package's directory and
+// datapackage.json.
+func (pr *PackageRewrite) memberSums(names []string) map[string]knownSum {
+	if !pr.inPlace || pr.Verified == nil {
+		return nil
+	}
+	byPath := map[string][]string{}
+	for _, name := range names {
+		m := pr.Members[name]
+		byPath[m.Path] = append(byPath[m.Path], name)
+	}
+	sums := map[string]knownSum{}
+	for path, members := range byPath {
+		pr.readMemberSums(path, members, sums)
+	}
+	return sums
+}
+
+// readMemberSums adds to sums those of the members named (of the
+// package at path) that its datapackage.json gives, in a version of it
+// Verified accepts.
+func (pr *PackageRewrite) readMemberSums(path string, names []string, sums map[string]knownSum) {
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	before, err := f.Stat()
+	if err != nil || pr.Verified(path, before) != nil {
+		return
+	}
+	p, err := wacz.NewPackage(f, before.Size(), path)
+	if err != nil {
+		return
+	}
+	rs, err := p.Datapackage.Resources()
+	if err != nil {
+		return
+	}
+	after, err := f.Stat()
+	if err != nil || crawlindex.Stamp(after) != crawlindex.Stamp(before) {
+		return
+	}
+	byPath := map[string][]byte{}
+	twice := map[string]bool{}
+	for _, r := range rs {
+		if _, ok := byPath[r.Path]; ok {
+			twice[r.Path] = true // which one the check took is not known
+		}
+		if len(r.SHA256) == sha256.Size {
+			byPath[r.Path] = r.SHA256
+		}
+	}
+	for p := range twice {
+		delete(byPath, p)
+	}
+	for _, name := range names {
+		m := pr.Members[name]
+		zm := p.Member(m.Member)
+		sum, ok := byPath[m.Member]
+		if !ok || zm == nil || zm.DataOffset != m.Offset || zm.CompressedSize != m.Size {
+			continue
+		}
+		sums[name] = knownSum{sha256: hex.EncodeToString(sum), of: before}
 	}
 }
 

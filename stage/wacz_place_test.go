@@ -2,9 +2,13 @@ package stage
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"warcdedup/wacz"
 )
@@ -81,6 +85,70 @@ func TestPrepareReadsMembersInPlace(t *testing.T) {
 			pr.Discard()
 			if !sameVersion(cache[name], fi) {
 				t.Error("Discard did not put the member's cache entry back at its package")
+			}
+		})
+	}
+}
+
+// TestMemberSumsOnlyOfVerifiedVersion proves that the SHA-256 a run's
+// rewrite may log for a member's old version without hashing it is its
+// package's datapackage.json's, and only for a package version Verified
+// accepts: read from another version (the package changed since), or
+// with no Verified, none is given, and the rewrite hashes the member.
+func TestMemberSumsOnlyOfVerifiedVersion(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		verified bool // Verified accepts the package as it is
+		changed  bool // the package changes after its sums are read
+		known    bool // Sections gives the member's sum, vouched for
+	}{
+		{name: "the version verified", verified: true, known: true},
+		{name: "a version not verified", verified: false},
+		{name: "changed since its sums were read", verified: true, changed: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path, _, old, zm, data := generatedPackage(t, dir, 7)
+			old.Close()
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pkg := filepath.Base(path)
+			name := wacz.JoinName(pkg, zm.Name)
+			m := PackageMember{Path: path, Package: pkg, Member: zm.Name, Offset: zm.DataOffset, Size: zm.CompressedSize}
+			pr := &PackageRewrite{Members: map[string]PackageMember{name: m}, Messages: &collected{}, inPlace: true,
+				Verified: func(p string, now os.FileInfo) error {
+					if !c.verified || p != path || !sameStamp(now, fi) {
+						return errors.New("not verified")
+					}
+					return nil
+				}}
+			pr.staged, pr.packages, pr.paths = map[string]*stagedMember{}, map[string][]string{}, map[string]string{}
+			if err := pr.stageAll(context.Background(), []string{name}); err != nil {
+				t.Fatal(err)
+			}
+			if c.changed {
+				later := fi.ModTime().Add(time.Second)
+				if err := os.Chtimes(path, later, later); err != nil {
+					t.Fatal(err)
+				}
+				fi, _ = os.Stat(path) // and Verified vouches for this one
+			}
+			s, ok := pr.Sections()(name)
+			if !ok {
+				t.Fatal("the member has no section")
+			}
+			now, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			known := s.SHA256 != "" && s.Vouched != nil && s.Vouched(now) == nil
+			if known != c.known {
+				t.Fatalf("sum %q vouched for %v, want %v", s.SHA256, known, c.known)
+			}
+			if want := sha256.Sum256(data); known && s.SHA256 != hex.EncodeToString(want[:]) {
+				t.Errorf("sum given %s, the member's is %x", s.SHA256, want)
 			}
 		})
 	}
