@@ -110,10 +110,15 @@ func (m *memberRecord) Read(p []byte) (int, error) {
 func (m *memberRecord) Close() error { return m.f.Close() }
 
 // PackageRewrite is the part of the rewrite (stage 4) that WACZ packages
-// add. Before it, Prepare stages a copy of each member with duplicates
-// beside its package (a dry run: in TempDir), which refs rewrites in
-// place as it rewrites any file (Locations names them to it), logging
-// its entries under the member's name ("x.wacz#archive/a.warc.gz").
+// add. Before it, Prepare readies each member with duplicates: a run's
+// rewrite (refs) reads it where it lies in its package (Sections, an
+// inplace.Section) and puts its new version, checked byte for byte
+// against it, at its staged name beside the package, where nothing may
+// be; a dry run stages a copy of it in TempDir, which refs rewrites as
+// any file (Locations names them to it). Either way its entries are
+// logged under the member's name ("x.wacz#archive/a.warc.gz"), and the
+// staged name holds the member's logged version until its package is
+// written anew (Recover takes it from there after a kill).
 // After it, Finish writes each package whose members changed anew beside
 // itself (wacz.Rebuild: other members copied byte for byte, the index
 // written fresh in its form, datapackage.json and its digest updated,
@@ -317,8 +322,8 @@ type PackageResult struct {
 	SHA256 map[string]string `json:"-"`
 }
 
-// Prepare stages the members that the by-file manifest names duplicates
-// in, and finds from the numbered manifest (on digest) which packages
+// Prepare readies (a dry run: stages) the members that the by-file
+// manifest names duplicates in, and finds from the numbered manifest (on digest) which packages
 // hold the originals of each one's duplicates.
 func (pr *PackageRewrite) Prepare(ctx context.Context, numbered, byFile string) error {
 	pr.staged, pr.packages, pr.deps, pr.paths = map[string]*stagedMember{}, map[string][]string{}, map[[2]string]bool{}, map[string]string{}
