@@ -149,6 +149,35 @@ func (f *File) CommitRenamed() error {
 	return nil
 }
 
+// CommitNew is Commit for a name that must not exist: the file is linked
+// under it (fs.ErrExist, and the temporary file removed, if something is
+// there, which a rename would replace), the temporary name removed and
+// the directory synced; ErrNotSynced as for Commit.
+func (f *File) CommitNew() error {
+	if f.done {
+		return errors.New("atomicfile: Commit after Commit or Abort")
+	}
+	f.done = true
+	err := f.File.Sync()
+	if cerr := f.File.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = f.linkTemp(f.name)
+	}
+	if err != nil {
+		f.remove()
+		return fmt.Errorf("writing %s: %w", f.name, err)
+	}
+	if err := f.removeTemp(); err != nil {
+		return fmt.Errorf("%s: %w: the temporary name %s stays: %v", f.name, ErrNotSynced, f.tmp, err)
+	}
+	if err := f.syncDir(); err != nil {
+		return fmt.Errorf("%s: %w: %v", f.name, ErrNotSynced, err)
+	}
+	return nil
+}
+
 func (f *File) rename() error {
 	if f.root != nil {
 		return f.root.Rename(f.tmp, f.name)

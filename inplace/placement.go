@@ -34,6 +34,12 @@ type Placement struct {
 	// stores with both and names in datapackage.json by the SHA-256,
 	// without reading it once more for them.
 	WantSums func(name string) bool
+	// Sections, if set, says which files (by their name in the
+	// collection) are a stretch of another file rather than a file of
+	// their own: a WARC member stored in its WACZ package. Such a file is
+	// read where it lies, and its new version put at the Section's
+	// NewPath, which must not exist (see Section). In place only.
+	Sections func(name string) (Section, bool)
 	// Create makes the temporary file of a new version
 	// (atomicfile.CreateIn if nil); tests replace it to simulate failing
 	// disks.
@@ -119,3 +125,45 @@ func (rf *Files) write(path, name string) (undo func()) {
 // ErrNamedTwice: the manifest names the file under two names (field 1),
 // and it was rewritten under the other one in this run.
 var ErrNamedTwice = errors.New("the file was rewritten earlier in this run under another name")
+
+// Section is a file that is Size bytes at Offset of the file at Path (a
+// WARC member stored in its WACZ package): its Version reads it there,
+// guards the file at Path against writers from its open to the put of the
+// new version (Target), and links the new version, checked byte for byte
+// against the stretch, under NewPath, where nothing may be (a file there
+// is never replaced: the new version is refused). Path itself is never
+// written: what the new version is for (a package written anew around
+// it) is its caller's.
+type Section struct {
+	Path         string
+	Offset, Size int64
+	NewPath      string
+	// SHA256, if not "", is the stretch's SHA-256 (hex) as known without
+	// reading it (a WACZ member's, as datapackage.json gives it), in the
+	// versions of the file at Path that Vouched accepts (nil: none): one
+	// whose every such sum was checked against its bytes (the hash
+	// stage's comparison of the package's members with its
+	// datapackage.json). When the file opened is such a version, guarded
+	// from its open to the put of the new version, the log takes it for
+	// the stretch's old sum instead of hashing the stretch again (the
+	// copied bytes are still compared with it byte for byte).
+	SHA256  string
+	Vouched func(fi os.FileInfo) error
+}
+
+// SectionInfo is the FileInfo of a Section of the file fi describes: its
+// size the section's, all else (device, inode, modification and change
+// time) the file's. It names the version of the section read, as the
+// rewrite hands it over (Replaced.Old), for whatever is keyed by a
+// file's version (a cache entry, derived index lines): one that the file
+// at Path changes with.
+func SectionInfo(fi os.FileInfo, size int64) os.FileInfo {
+	return sectionInfo{FileInfo: fi, size: size}
+}
+
+type sectionInfo struct {
+	os.FileInfo
+	size int64
+}
+
+func (s sectionInfo) Size() int64 { return s.size }

@@ -25,6 +25,15 @@ type section interface {
 	close()
 }
 
+// offsetSection is the bytes of a section from base on: a Section's
+// stretch of its file (Placement.Sections).
+type offsetSection struct {
+	section
+	base int64
+}
+
+func (o offsetSection) bytes(off int64, n int) ([]byte, error) { return o.section.bytes(o.base+off, n) }
+
 // openSection is how verify opens a section of a file of size bytes.
 type openSection func(f *os.File, size int64) section
 

@@ -45,10 +45,18 @@ type Version struct {
 	// 1), Name its name in the collection (unescaped), Path its real path.
 	File, Name, Path string
 	// Src is the file, open for reading, Size its size and Gzip whether
-	// it is gzip (a .warc.gz: its records are members).
-	Src  *os.File
-	Size int64
-	Gzip bool
+	// it is gzip (a .warc.gz: its records are members). Content reads
+	// its Size bytes, from 0: Src itself, or for a Section the stretch of
+	// Src (the package) that it is.
+	Src     *os.File
+	Size    int64
+	Gzip    bool
+	Content io.ReaderAt
+
+	// section is the Section the file is (Placement.Sections), nil for a
+	// file of its own; base is where it starts in Src.
+	section *Section
+	base    int64
 
 	pl     *Placement
 	target *Target
@@ -102,6 +110,11 @@ func (v *Version) open() error {
 		return err
 	}
 	v.Name = name
+	if pl.Sections != nil {
+		if s, ok := pl.Sections(name); ok {
+			return v.openSection(s)
+		}
+	}
 	local, err := v.resolve()
 	if err != nil {
 		return err
@@ -130,6 +143,7 @@ func (v *Version) open() error {
 	}
 	v.target.Path = v.Path
 	v.Size = v.target.Info.Size()
+	v.Content = v.Src
 	if v.Gzip, err = gzmulti.IsGzip(v.Src); err != nil {
 		return err
 	}
@@ -150,26 +164,82 @@ func (v *Version) open() error {
 			return err
 		}
 	}
-	// Leftovers of interrupted runs are removed (but not the temporary
-	// file of another worker writing the same file under another name); a
-	// file with nothing to do (a second run) is never copied, so needs no
-	// space.
 	if !pl.DryRun {
 		at := v.Path
 		if !pl.InPlace {
 			at = filepath.Join(pl.OutputDir, filepath.FromSlash(v.dstName))
 		}
-		// Checked once the file is open: a new version put there under
-		// another name is noted before it is renamed into place.
-		if other, ok := pl.Files.writtenBy(at); ok && other != v.File {
-			return fmt.Errorf("%w, %s", ErrNamedTwice, other)
-		}
-		v.writingAt = at
-		if pl.Files.enter(at) {
-			atomicfile.RemoveLeftoversIn(v.dstRoot, v.dstName)
-		}
+		return v.enter(at)
 	}
 	return nil
+}
+
+// enter notes that the new version goes to at, and removes the
+// leftovers of interrupted runs there (but not the temporary file of
+// another worker writing the same file under another name); a file with
+// nothing to do (a second run) is never copied, so needs no space.
+func (v *Version) enter(at string) error {
+	// Checked once the file is open: a new version put there under
+	// another name is noted before it is renamed into place.
+	if other, ok := v.pl.Files.writtenBy(at); ok && other != v.File {
+		return fmt.Errorf("%w, %s", ErrNamedTwice, other)
+	}
+	v.writingAt = at
+	if v.pl.Files.enter(at) {
+		atomicfile.RemoveLeftoversIn(v.dstRoot, v.dstName)
+	}
+	return nil
+}
+
+// openSection opens the file that is the Section s of another (see
+// Placement.Sections): Src is that other file, guarded against writers
+// (Target) from now to the put of the new version, which goes to
+// s.NewPath; Path is s.NewPath, where the new version is logged.
+func (v *Version) openSection(s Section) error {
+	pl := v.pl
+	if !pl.InPlace {
+		return fmt.Errorf("%s is a stretch of %s: only rewritten in place", v.Name, s.Path)
+	}
+	real, err := filepath.EvalSymlinks(s.Path)
+	if err != nil {
+		return err
+	}
+	v.section, v.Path = &s, s.NewPath
+	if v.srcRoot, err = os.OpenRoot(filepath.Dir(real)); err != nil {
+		return err
+	}
+	v.srcName = filepath.Base(real)
+	if v.Src, err = v.srcRoot.Open(v.srcName); err != nil {
+		return err
+	}
+	info, err := v.Src.Stat()
+	if err != nil {
+		return err
+	}
+	if !info.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", s.Path)
+	}
+	stat := func() (os.FileInfo, error) { return v.srcRoot.Stat(v.srcName) }
+	if v.target, err = NewTarget(v.Src, stat, !pl.DryRun); err != nil {
+		return err
+	}
+	v.target.Path = s.Path
+	if s.Offset < 0 || s.Size < 0 || s.Offset > v.target.Info.Size()-s.Size {
+		return fmt.Errorf("%s: %d bytes at %d: %w (%s has %d bytes)", v.Name, s.Size, s.Offset, io.ErrUnexpectedEOF, s.Path, v.target.Info.Size())
+	}
+	v.base, v.Size = s.Offset, s.Size
+	v.Content = io.NewSectionReader(v.Src, s.Offset, s.Size)
+	if v.Gzip, err = gzmulti.IsGzip(v.Content); err != nil {
+		return err
+	}
+	if v.dstRoot, err = os.OpenRoot(filepath.Dir(s.NewPath)); err != nil {
+		return err
+	}
+	v.dstName = filepath.Base(s.NewPath)
+	if pl.DryRun {
+		return nil
+	}
+	return v.enter(s.NewPath)
 }
 
 // resolve finds the file: its locations entry (the user's own path, taken
@@ -266,7 +336,7 @@ func (v *Version) CopyTo(end int64) error {
 // copySegment copies the source bytes of s. From file to file io.Copy lets
 // the kernel copy (copy_file_range), as cp does.
 func (v *Version) copySegment(s segment) error {
-	if _, err := v.Src.Seek(s.srcOff, io.SeekStart); err != nil {
+	if _, err := v.Src.Seek(v.base+s.srcOff, io.SeekStart); err != nil {
 		return err
 	}
 	n, err := io.Copy(v.tmp.File, io.LimitReader(v.Src, s.length))
@@ -420,13 +490,22 @@ func (v *Version) Replace(log *rewritelog.Log, lock sync.Locker, entries []rewri
 	if err := v.target.Unchanged(); err != nil {
 		return nil, v.Refuse(err)
 	}
-	if err := v.target.KeepAttributes(v.tmp.File); err != nil {
-		return nil, v.Refuse(err)
+	// A Section's new version is a file of its own beside the file it
+	// is a stretch of, created with that file's permission bits: the
+	// owner and attributes are the process's, as those of a staged copy
+	// of it were (the file itself, a package, keeps its own).
+	if v.section == nil {
+		if err := v.target.KeepAttributes(v.tmp.File); err != nil {
+			return nil, v.Refuse(err)
+		}
 	}
 	result := &Replaced{Intent: &rewritelog.Intent{Fixity: rewritelog.Fixity{File: v.Name, OldSize: v.Size, OldSum: oldSum, NewSize: v.written, NewSum: newSum}, Path: v.Path, Entries: entries}, SHA256: v.sha256, CRC32: v.crc32, HasCRC32: v.hasCRC32}
 	// The two versions as they are now, for rewritelog.Replacement: the
 	// old one as it was read, the new one as checked, before its rename.
 	oldInfo, oldErr := v.Src.Stat()
+	if oldErr == nil && v.section != nil {
+		oldInfo = SectionInfo(oldInfo, v.Size)
+	}
 	tmpInfo, tmpErr := v.tmp.File.Stat()
 	lock.Lock()
 	defer lock.Unlock()
@@ -490,6 +569,9 @@ func (v *Version) Replace(log *rewritelog.Log, lock sync.Locker, entries []rewri
 // cannot exchange names, the run warns once that the instants between the
 // last look and the rename are not covered.
 func (v *Version) put(newSize int64, newSum string) error {
+	if v.section != nil {
+		return v.putSection()
+	}
 	if !v.pl.InPlace {
 		// A file there is not this rewrite's to replace: another crawl's
 		// file of the same name, or the collection's own file when the
@@ -526,6 +608,31 @@ func (v *Version) put(newSize int64, newSum string) error {
 		stuck.File = v.File
 	}
 	return err
+}
+
+// putSection puts the new version of a Section at its NewPath, which
+// must not exist (atomicfile.File.CommitNew), and looks at the file it
+// is a stretch of once more: still the file opened, as it was, with no
+// writer seen since, or the new version is taken away again (a refusal).
+func (v *Version) putSection() error {
+	err := v.tmp.CommitNew()
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return v.Refuse(fmt.Errorf("%s: %w: a new version is never put over a file there (a file another process put there while the stretch of %s was rewritten)", v.Path, err, v.section.Path))
+	case err != nil && !errors.Is(err, atomicfile.ErrNotSynced):
+		return err
+	}
+	why := v.target.Unchanged()
+	if why == nil {
+		why = v.target.CheckWriters()
+	}
+	if why == nil {
+		return err
+	}
+	if rerr := v.dstRoot.Remove(v.dstName); rerr != nil {
+		return &stuckError{File: v.File, Why: why, Err: rerr, Old: v.section.Path}
+	}
+	return v.Refuse(&DisplacedError{Why: why})
 }
 
 // sameAs reports whether the file fi of the output directory holds the
@@ -593,7 +700,12 @@ func (v *Version) verifyWith(check Check, open openSection) (oldSum, newSum stri
 	}
 	sums := v.pl != nil && v.pl.WantSums != nil && v.pl.WantSums(v.Name)
 	newAlg := v.newAlgorithm(sums)
-	oldHash, newHash := oldAlg.New(), fixity.New(newAlg)
+	newHash := fixity.New(newAlg)
+	known := v.knownSum()
+	var oldHash hash.Hash
+	if known == "" {
+		oldHash = oldAlg.New()
+	}
 	var newSums io.Writer = newHash
 	var newCRC hash.Hash32
 	if sums {
@@ -609,18 +721,22 @@ func (v *Version) verifyWith(check Check, open openSection) (oldSum, newSum stri
 	// end in the last page of a mapping: refused here, as a read would.
 	if srcInfo, err := v.Src.Stat(); err != nil {
 		return "", "", err
-	} else if srcInfo.Size() < v.Size {
-		return "", "", fmt.Errorf("re-reading the source: %w (%d bytes, %d when read)", io.ErrUnexpectedEOF, srcInfo.Size(), v.Size)
+	} else if srcInfo.Size() < v.base+v.Size {
+		return "", "", fmt.Errorf("re-reading the source: %w (%d bytes, %d when read)", io.ErrUnexpectedEOF, srcInfo.Size(), v.base+v.Size)
 	}
-	newer, older := open(newFile, newInfo.Size()), open(v.Src, v.Size)
+	newer, src := open(newFile, newInfo.Size()), open(v.Src, v.base+v.Size)
 	defer newer.close()
-	defer older.close()
+	defer src.close()
+	var older section = src
+	if v.base != 0 {
+		older = offsetSection{section: src, base: v.base}
+	}
 	var end, srcEnd int64
 	err = guardFaults(func() error {
 		var err error
 		end, srcEnd, err = v.compareSegments(check, newer, older, oldHash, newSums)
 		return err
-	}, newer, older)
+	}, newer, src)
 	if err != nil {
 		return "", "", err
 	}
@@ -638,7 +754,34 @@ func (v *Version) verifyWith(check Check, open openSection) (oldSum, newSum stri
 	if newCRC != nil {
 		v.crc32, v.hasCRC32 = newCRC.Sum32(), true
 	}
+	if oldHash == nil {
+		return known, newHash.Sum(newAlg), nil
+	}
 	return oldAlg.Format(oldHash.Sum(nil)), newHash.Sum(newAlg), nil
+}
+
+// knownSum is the old version's sum for the log's fixity line when it is
+// known without hashing it (Section.SHA256: a WACZ member's as its
+// package's datapackage.json gives it), "" when it must be hashed: only
+// for a Section with no version expected (ExpectVersion, whose sum
+// verify compares), guarded against writers, whose file as opened is a
+// version Vouched accepts. Replace refuses the new version unless the
+// file is still that version when it is put (Unchanged, CheckWriters,
+// and putSection's look after the link): the bytes read were those the
+// sum was checked against.
+func (v *Version) knownSum() string {
+	s := v.section
+	if s == nil || s.SHA256 == "" || s.Vouched == nil || v.expect != nil || v.target == nil || v.target.writers == nil {
+		return ""
+	}
+	sum := strings.ToLower(s.SHA256)
+	if alg, ok := fixity.AlgorithmOf(sum); !ok || alg != fixity.SHA256 || len(sum) != 64 {
+		return ""
+	}
+	if s.Vouched(v.target.Info) != nil {
+		return ""
+	}
+	return sum
 }
 
 // newAlgorithm is the one algorithm the new version is hashed with, for
@@ -662,8 +805,10 @@ func (v *Version) newAlgorithm(wantSums bool) fixity.Algorithm {
 
 // compareSegments reads the segments back, the new version through newer
 // and the source through older: each copied one compared byte for byte
-// and both hashed, each written one hashed and checked. It returns where
-// the segments end in the new version and in the source.
+// and both hashed, each written one hashed and checked (the source's
+// bytes not hashed, nor those replaced read, with a nil oldHash: its sum
+// is known, knownSum). It returns where the segments end in the new
+// version and in the source.
 func (v *Version) compareSegments(check Check, newer, older section, oldHash, newHash io.Writer) (end, srcEnd int64, err error) {
 	newFile := v.tmp.File
 	k := 0 // records written anew so far
@@ -697,14 +842,18 @@ func (v *Version) compareSegments(check Check, newer, older section, oldHash, ne
 				if !bytes.Equal(a, b) {
 					return end, srcEnd, fmt.Errorf("bytes at %d differ from the source at %d", s.newOff+off, s.srcOff+off)
 				}
-				oldHash.Write(b)
+				if oldHash != nil {
+					oldHash.Write(b)
+				}
 				newHash.Write(a)
 				off += int64(n)
 			}
 			continue
 		}
-		if err := hashSection(oldHash, older, s.srcOff, s.oldLen); err != nil {
-			return end, srcEnd, fmt.Errorf("re-reading the source at %d: %w", s.srcOff, err)
+		if oldHash != nil {
+			if err := hashSection(oldHash, older, s.srcOff, s.oldLen); err != nil {
+				return end, srcEnd, fmt.Errorf("re-reading the source at %d: %w", s.srcOff, err)
+			}
 		}
 		if err := hashSection(newHash, newer, s.newOff, s.length); err != nil {
 			return end, srcEnd, fmt.Errorf("re-reading offset %d: %w", s.newOff, err)

@@ -97,7 +97,7 @@ func (w *worker) walked() {
 // ahead of it, copying what stays and writing each revisit.
 func (f *fileRewrite) walk(ctx context.Context) error {
 	t, st := f.t, &f.t.stats
-	ahead := f.w.examineAhead(ctx, t, f.Src, f.Size, f.Gzip)
+	ahead := f.w.examineAhead(ctx, t, f.Content, f.Size, f.Gzip)
 	defer ahead.stop()
 	for e := range ahead.results {
 		<-e.done
@@ -116,7 +116,7 @@ func (f *fileRewrite) walk(ctx context.Context) error {
 		if e.at != at && !e.protected {
 			// Examined at the offset the shift known then gave; an earlier
 			// run's revisit found since moved it.
-			found, stored, err = f.w.ownExaminer().prepare(ctx, f.Src, f.Size, f.Gzip, &l, at)
+			found, stored, err = f.w.ownExaminer().prepare(ctx, f.Content, f.Size, f.Gzip, &l, at)
 		}
 		if err != nil && f.w.r.Apart != nil && isApart(err) {
 			// Left as it is, its bytes copied with what follows, and

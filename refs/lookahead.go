@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -69,7 +68,7 @@ func (r *recordSection) Seek(offset int64, whence int) (int64, error) {
 // rebuild it bit for bit: nothing is read twice. A member that cannot be
 // described (a header over gzmember.MaxHeader bytes, damage) has no
 // description, and undo compresses it afresh.
-func (x *examiner) prepare(ctx context.Context, src *os.File, size int64, gz bool, l *manifest.Line, at int64) (*found, []byte, error) {
+func (x *examiner) prepare(ctx context.Context, src io.ReaderAt, size int64, gz bool, l *manifest.Line, at int64) (*found, []byte, error) {
 	p, err := x.r.Originals.Plan(l)
 	if err != nil {
 		return nil, nil, &inplace.RefusedError{File: l.File, Offset: l.Offset, Err: err}
@@ -173,7 +172,7 @@ func (w *worker) ownExaminer() *examiner {
 
 // examineAhead starts examining t's lines. The examiners are the walk's
 // (kept between files), each with its readers, hashes and gzip writer.
-func (w *worker) examineAhead(ctx context.Context, t *task, src *os.File, size int64, gz bool) *lookahead {
+func (w *worker) examineAhead(ctx context.Context, t *task, src io.ReaderAt, size int64, gz bool) *lookahead {
 	n := examiners()
 	for len(w.walk.ahead) < n {
 		w.walk.ahead = append(w.walk.ahead, newExaminer(w.r, w.moves))

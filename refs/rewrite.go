@@ -51,6 +51,10 @@ type Rewriter struct {
 	// WACZ member's staged copy, which its package's rebuild then need
 	// not read for them (inplace.Placement.WantSums).
 	WantSums func(name string) bool
+	// Sections, if set, names the files that are a stretch of another
+	// (WACZ members in their packages), read where they lie, each new
+	// version put beside the file it is in (inplace.Placement.Sections).
+	Sections func(name string) (inplace.Section, bool)
 	Jobs     int // files rewritten at once; 1 if < 1
 	// Refused receives each file left untouched and why; Warn other notes.
 	Refused  func(error)
@@ -343,5 +347,5 @@ type walk struct {
 // versions go.
 func (r *Rewriter) placement(files *inplace.Files) *inplace.Placement {
 	return &inplace.Placement{Locator: &source.Locator{Roots: r.Roots, Locations: r.Locations, Prefixes: r.Prefixes}, InPlace: r.InPlace,
-		OutputDir: r.OutputDir, DryRun: r.DryRun, HardLinks: r.HardLinks, SHA256: r.SHA256, WantSums: r.WantSums, Create: r.create, Files: files, Warn: r.Warn}
+		OutputDir: r.OutputDir, DryRun: r.DryRun, HardLinks: r.HardLinks, SHA256: r.SHA256, WantSums: r.WantSums, Sections: r.Sections, Create: r.create, Files: files, Warn: r.Warn}
 }

@@ -67,6 +67,9 @@ type Rewrite struct {
 	// (PackageRewrite.WantSums), whose packages' rebuild stores them with
 	// those without reading them for them.
 	WantSums func(name string) bool
+	// Sections names the WACZ members rewritten where they lie in their
+	// packages (refs.Rewriter.Sections; PackageRewrite.Sections).
+	Sections func(name string) (inplace.Section, bool)
 	Policy   policy.Policy
 	Jobs     int // files rewritten at once
 	// Cache is the directory of warcsum's per-file cache the hash stages
@@ -142,7 +145,7 @@ func (r *Rewrite) Run(ctx context.Context) (RewriteResult, error) {
 	var refusedFiles refusedNames
 	var prog refs.Progress
 	rw := refs.Rewriter{Roots: r.Roots, Prefixes: r.Prefixes, Locations: r.Locations, Container: r.Container, InPlace: true, DryRun: r.DryRun, Originals: originals,
-		Policy: r.Policy, HardLinks: r.HardLinks, SHA256: r.SHA256, WantSums: r.WantSums, Jobs: r.Jobs, Progress: &prog,
+		Policy: r.Policy, HardLinks: r.HardLinks, SHA256: r.SHA256, WantSums: r.WantSums, Sections: r.Sections, Jobs: r.Jobs, Progress: &prog,
 		Refused: func(err error) {
 			refused.add(err)
 			refusedFiles.add(err)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"maps"
 	"net/url"
 	"os"
@@ -48,6 +49,13 @@ type PackageOpener struct {
 	// (PackageRewrite.Locations): their current version until their
 	// package is rebuilt.
 	Staged map[string]string
+	// InPlace: the members are rewritten where they lie in their packages
+	// (PackageRewrite.Sections), and a staged name holds a member's new
+	// version only once the rewrite put it there: until then (no file
+	// there) the member is read in its package. Both are seen under the
+	// member's lock (originals), which its replacement takes for writing,
+	// as the log's moves of its offsets are.
+	InPlace bool
 }
 
 // Open returns length bytes at offset of the file field names (manifest
@@ -63,10 +71,12 @@ func (o *PackageOpener) Open(ctx context.Context, field string, offset, length i
 	}
 	if p, ok := o.Staged[name]; ok {
 		f, err := os.Open(p)
-		if err != nil {
+		switch {
+		case err == nil:
+			return &memberRecord{f: f, r: io.NewSectionReader(f, offset, length), want: length, name: name, offset: offset}, nil
+		case !o.InPlace || !errors.Is(err, fs.ErrNotExist):
 			return nil, err
 		}
-		return &memberRecord{f: f, r: io.NewSectionReader(f, offset, length), want: length, name: name, offset: offset}, nil
 	}
 	if offset < 0 || length < 0 || offset+length > m.Size {
 		return nil, fmt.Errorf("%s: offset %d: a %d-byte record past the member's end (%d bytes): %w", name, offset, length, m.Size, io.ErrUnexpectedEOF)
@@ -100,10 +110,15 @@ func (m *memberRecord) Read(p []byte) (int, error) {
 func (m *memberRecord) Close() error { return m.f.Close() }
 
 // PackageRewrite is the part of the rewrite (stage 4) that WACZ packages
-// add. Before it, Prepare stages a copy of each member with duplicates
-// beside its package (a dry run: in TempDir), which refs rewrites in
-// place as it rewrites any file (Locations names them to it), logging
-// its entries under the member's name ("x.wacz#archive/a.warc.gz").
+// add. Before it, Prepare readies each member with duplicates: a run's
+// rewrite (refs) reads it where it lies in its package (Sections, an
+// inplace.Section) and puts its new version, checked byte for byte
+// against it, at its staged name beside the package, where nothing may
+// be; a dry run stages a copy of it in TempDir, which refs rewrites as
+// any file (Locations names them to it). Either way its entries are
+// logged under the member's name ("x.wacz#archive/a.warc.gz"), and the
+// staged name holds the member's logged version until its package is
+// written anew (Recover takes it from there after a kill).
 // After it, Finish writes each package whose members changed anew beside
 // itself (wacz.Rebuild: other members copied byte for byte, the index
 // written fresh in its form, datapackage.json and its digest updated,
@@ -197,9 +212,14 @@ type PackageRewrite struct {
 	// noExchange: the run was told that names cannot be exchanged.
 	noExchange sync.Once
 	staged     map[string]*stagedMember // by member name
-	packages   map[string][]string      // package name -> its staged members' names
-	deps       map[[2]string]bool       // requirer, required package names
-	paths      map[string]string        // package name -> path
+	// inPlace: the rewrite reads the members where they lie in their
+	// packages (Sections), none is copied out; each staged name gets the
+	// member's new version only (a run's Prepare; not a dry run's, nor
+	// an undo's PrepareMembers).
+	inPlace  bool
+	packages map[string][]string // package name -> its staged members' names
+	deps     map[[2]string]bool  // requirer, required package names
+	paths    map[string]string   // package name -> path
 	// externals are the packages outside the collection (External) that
 	// hold originals of duplicates, by name.
 	externals map[string]ExternalPackage
@@ -263,8 +283,13 @@ func (e ExternalPackage) recorded() ([]byte, int64, bool) {
 
 type stagedMember struct {
 	PackageMember
-	path string
-	info os.FileInfo // of the copy as staged
+	// sum is the member's SHA-256 (hex) as its package's datapackage.json
+	// gives it, read from the version of the package sumOf describes,
+	// for the rewrite's log (Sections); "" if not known.
+	sum   string
+	sumOf os.FileInfo
+	path  string
+	info  os.FileInfo // of the copy as staged
 	// movedFrom is the package as the copy was made from it, when the
 	// member's cache entry was moved to the copy (Restamp).
 	movedFrom os.FileInfo
@@ -297,12 +322,13 @@ type PackageResult struct {
 	SHA256 map[string]string `json:"-"`
 }
 
-// Prepare stages the members that the by-file manifest names duplicates
-// in, and finds from the numbered manifest (on digest) which packages
+// Prepare readies (a dry run: stages) the members that the by-file
+// manifest names duplicates in, and finds from the numbered manifest (on digest) which packages
 // hold the originals of each one's duplicates.
 func (pr *PackageRewrite) Prepare(ctx context.Context, numbered, byFile string) error {
 	pr.staged, pr.packages, pr.deps, pr.paths = map[string]*stagedMember{}, map[string][]string{}, map[[2]string]bool{}, map[string]string{}
 	pr.externals = map[string]ExternalPackage{}
+	pr.inPlace = !pr.DryRun
 	need := map[string]bool{}
 	files := pr.newRewrittenFiles()
 	err := EachLine(byFile, func(l *manifest.Line) error {
@@ -344,6 +370,7 @@ func (pr *PackageRewrite) Prepare(ctx context.Context, numbered, byFile string) 
 // kernel's work on one core, and the rewrite waits for them all). Every
 // copy made is recorded, for Discard, even when another failed.
 func (pr *PackageRewrite) stageAll(ctx context.Context, names []string) error {
+	sums := pr.memberSums(names)
 	staged := make([]*stagedMember, len(names))
 	errs := make([]error, len(names))
 	sem := make(chan struct{}, max(pr.Jobs, 1))
@@ -363,7 +390,11 @@ func (pr *PackageRewrite) stageAll(ctx context.Context, names []string) error {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			staged[i], errs[i] = pr.stage(pr.Members[name])
+			if pr.inPlace {
+				staged[i], errs[i] = pr.place(pr.Members[name], sums[name])
+			} else {
+				staged[i], errs[i] = pr.stage(pr.Members[name])
+			}
 			if errs[i] != nil {
 				failed.Store(true)
 			}
@@ -581,6 +612,143 @@ func (pr *PackageRewrite) stage(m PackageMember) (*stagedMember, error) {
 		}
 	}
 	return &stagedMember{PackageMember: m, path: path, info: info, from: from}, nil
+}
+
+// place readies a member for its rewrite where it lies in its package
+// (Sections): nothing is copied; what an interrupted run left at its
+// staged name, where its new version goes, is removed (Recover, which
+// runs before, took what it needed), as stage removes it. The member's
+// cache entry moves to its version in the package (inplace.SectionInfo),
+// which the rewrite hands over as the version it replaced, that the
+// rewrite derives the entry of its new version from it, as from a copy.
+func (pr *PackageRewrite) place(m PackageMember, sum knownSum) (*stagedMember, error) {
+	path := filepath.Join(filepath.Dir(m.Path), stageName(m))
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: removing %s, which an interrupted run left where the new version of %s goes: %w", m.Package, path, m.Member, err)
+	}
+	fi, err := os.Stat(m.Path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: readying %s for its rewrite: %w", m.Package, m.Member, err)
+	}
+	s := &stagedMember{PackageMember: m, sum: sum.sha256, sumOf: sum.of, path: path, info: inplace.SectionInfo(fi, m.Size), from: fi}
+	if pr.Restamp != nil {
+		pr.mu.Lock() // members are readied at once (stageAll)
+		err := pr.Restamp(wacz.JoinName(m.Package, m.Member), fi, s.info)
+		pr.mu.Unlock()
+		if err != nil {
+			pr.Messages.Note("%v; the hash again reads the member", err)
+		} else {
+			s.movedFrom = fi
+		}
+	}
+	return s, nil
+}
+
+// Sections says where each member the rewrite rewrites lies in its
+// package, and where its new version goes (its staged name), for
+// refs (inplace.Placement.Sections); nil when the members are staged
+// (a dry run: Locations names the copies).
+func (pr *PackageRewrite) Sections() func(name string) (inplace.Section, bool) {
+	if !pr.inPlace {
+		return nil
+	}
+	return func(name string) (inplace.Section, bool) {
+		s, ok := pr.staged[name]
+		if !ok {
+			return inplace.Section{}, false
+		}
+		sec := inplace.Section{Path: s.Path, Offset: s.Offset, Size: s.Size, NewPath: s.path}
+		if s.sum != "" && s.sumOf != nil && pr.Verified != nil {
+			sec.SHA256 = s.sum
+			sec.Vouched = func(fi os.FileInfo) error {
+				if crawlindex.Stamp(fi) != crawlindex.Stamp(s.sumOf) {
+					return errors.New("the package is not the version its member's sum was read from")
+				}
+				return pr.Verified(s.Path, fi)
+			}
+		}
+		return sec, true
+	}
+}
+
+// knownSum is a member's SHA-256 (hex) as datapackage.json gives it in
+// the version of its package of (memberSums).
+type knownSum struct {
+	sha256 string
+	of     os.FileInfo
+}
+
+// memberSums reads, for a run's rewrite of the members names where they
+// lie (Sections), the SHA-256 each one's package's datapackage.json gives
+// it: in a package version Verified accepts (the hash stage compared its
+// members with those), it is the member's, which the rewrite's log then
+// gives the member's old version without hashing it again. A package
+// that cannot be read for it, or changes while it is, gives none (its
+// members are hashed). One read of each package's directory and
+// datapackage.json.
+func (pr *PackageRewrite) memberSums(names []string) map[string]knownSum {
+	if !pr.inPlace || pr.Verified == nil {
+		return nil
+	}
+	byPath := map[string][]string{}
+	for _, name := range names {
+		m := pr.Members[name]
+		byPath[m.Path] = append(byPath[m.Path], name)
+	}
+	sums := map[string]knownSum{}
+	for path, members := range byPath {
+		pr.readMemberSums(path, members, sums)
+	}
+	return sums
+}
+
+// readMemberSums adds to sums those of the members named (of the
+// package at path) that its datapackage.json gives, in a version of it
+// Verified accepts.
+func (pr *PackageRewrite) readMemberSums(path string, names []string, sums map[string]knownSum) {
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	before, err := f.Stat()
+	if err != nil || pr.Verified(path, before) != nil {
+		return
+	}
+	p, err := wacz.NewPackage(f, before.Size(), path)
+	if err != nil {
+		return
+	}
+	rs, err := p.Datapackage.Resources()
+	if err != nil {
+		return
+	}
+	after, err := f.Stat()
+	if err != nil || crawlindex.Stamp(after) != crawlindex.Stamp(before) {
+		return
+	}
+	byPath := map[string][]byte{}
+	twice := map[string]bool{}
+	for _, r := range rs {
+		if _, ok := byPath[r.Path]; ok {
+			twice[r.Path] = true // which one the check took is not known
+		}
+		if len(r.SHA256) == sha256.Size {
+			byPath[r.Path] = r.SHA256
+		}
+	}
+	for p := range twice {
+		delete(byPath, p)
+	}
+	for _, name := range names {
+		m := pr.Members[name]
+		zm := p.Member(m.Member)
+		sum, ok := byPath[m.Member]
+		if !ok || zm == nil || zm.DataOffset != m.Offset || zm.CompressedSize != m.Size {
+			continue
+		}
+		sums[name] = knownSum{sha256: hex.EncodeToString(sum), of: before}
+	}
 }
 
 // Container is the WARC-Refers-To-Container of a revisit of dup whose

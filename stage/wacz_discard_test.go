@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"warcdedup/wacz"
@@ -15,11 +16,20 @@ import (
 type fakeCache map[string]os.FileInfo
 
 func (c fakeCache) Restamp(name string, from, to os.FileInfo) error {
-	if cur := c[name]; cur == nil || !sameVersion(cur, from) {
+	if cur := c[name]; cur == nil || !sameStamp(cur, from) {
 		return fmt.Errorf("%s: no entry of that version", name)
 	}
 	c[name] = to
 	return nil
+}
+
+// sameStamp is warcsum's comparison of two versions of a file by their
+// stamps (device, inode, size, modification time), which, unlike
+// os.SameFile, takes an inplace.SectionInfo for what it describes.
+func sameStamp(a, b os.FileInfo) bool {
+	sa, ok1 := a.Sys().(*syscall.Stat_t)
+	sb, ok2 := b.Sys().(*syscall.Stat_t)
+	return ok1 && ok2 && sa.Dev == sb.Dev && sa.Ino == sb.Ino && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
 // TestDiscardPutsBackCacheEntries stages members of a package, their

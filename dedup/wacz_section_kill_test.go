@@ -1,0 +1,103 @@
+package dedup
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"warcdedup/internal/jobtest"
+	"warcdedup/wacz"
+)
+
+// TestRunWACZKilledWhileMembersRewrittenInPlace: a run reads each WACZ
+// member where it lies in its package and writes its new version at the
+// member's staged name (no copy staged first). Killed while the first
+// new versions are being written (none put yet: nothing beside the
+// packages but their temporary files), or once one is journaled (put or
+// about to be, not yet logged), the rerun finishes (exit 0), and an undo
+// then gives back every WARC member of every package bit for bit:
+// nothing was lost at either moment.
+func TestRunWACZKilledWhileMembersRewrittenInPlace(t *testing.T) {
+	written := func(dir string) killPoint {
+		return killPoint{"a member's new version being written, none put", func(w *watch) (string, bool) {
+			put, _ := filepath.Glob(filepath.Join(dir, ".*.warcdedup-member"))
+			partial, _ := filepath.Glob(filepath.Join(dir, ".tmp-.*.warcdedup-member-*"))
+			return fmt.Sprintf("with %d new versions being written, none put", len(partial)), len(put) == 0 && len(partial) > 0
+		}}
+	}
+	journaled := func(string) killPoint { return atIntents(1) }
+	for _, point := range []func(dir string) killPoint{written, journaled} {
+		t.Run(point("").name, func(t *testing.T) {
+			for attempt := 1; attempt <= 30; attempt++ {
+				dir, _ := jobtest.GeneratedWACZ(t, false)
+				p := point(dir)
+				before := waczMemberSums(t, dir)
+				wd := filepath.Join(t.TempDir(), "work")
+				if err := os.MkdirAll(wd, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				args := []string{"run", "-q", "-j", "2", "--work-dir", wd, dir}
+				where, _ := killAt(t, exec.Command(binPath, args...), wd, p)
+				if where == "" {
+					continue
+				}
+				t.Logf("killed %s (attempt %d)", where, attempt)
+				out, err := exec.Command(binPath, args...).CombinedOutput()
+				if status := exitStatus(t, err, out); status != 0 {
+					t.Fatalf("the run after the kill: exit %d:\n%s", status, out)
+				}
+				out, err = exec.Command(binPath, "undo", "-q", "--work-dir", wd, dir).CombinedOutput()
+				if status := exitStatus(t, err, out); status != 0 {
+					t.Fatalf("the undo: exit %d:\n%s", status, out)
+				}
+				after := waczMemberSums(t, dir)
+				for k, sum := range before {
+					if after[k] != sum {
+						t.Errorf("%s: after the kill, the rerun and the undo, SHA-256 %s, before %s", k, after[k], sum)
+					}
+				}
+				if len(after) != len(before) {
+					t.Errorf("%d WARC members after, %d before", len(after), len(before))
+				}
+				return
+			}
+			t.Fatal("the run was never killed there")
+		})
+	}
+}
+
+// waczMemberSums are the SHA-256 of the stored bytes of every WARC member of
+// the packages in dir, by package and member name.
+func waczMemberSums(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	sums := map[string]string{}
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.wacz"))
+	if len(paths) == 0 {
+		t.Fatalf("no package in %s", dir)
+	}
+	for _, path := range paths {
+		p, err := wacz.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range p.WARCs() {
+			sec, err := p.Section(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := sha256.New()
+			if _, err := io.Copy(h, sec); err != nil {
+				t.Fatal(err)
+			}
+			sums[strings.Join([]string{filepath.Base(path), m.Name}, "#")] = hex.EncodeToString(h.Sum(nil))
+		}
+		p.Close()
+	}
+	return sums
+}
