@@ -15,18 +15,19 @@ import (
 )
 
 // The rewrite of WACZ packages needs room beside them that a rewrite of
-// WARC files does not: every member with duplicates is staged (copied
-// out) before the first is rewritten, and stays, as its new version,
-// until its package is written anew after the whole rewrite; each
-// package is then written beside itself before it replaces the old one.
-// A disk that fills on the way stops the job with every file whole (a
-// rerun finishes it), but only after the copies and part of the rewrite
-// were made for nothing. So Prepare first compares what the job will
-// need on each file system with what is free there, and refuses the job,
-// before anything is copied, when it cannot fit. An undo stages the
-// members it restores the same way (PrepareMembers), and needs more:
-// each restored version is larger than the member copied, by the bytes
-// the revisits it gives back saved (the rewrite log's), and so is each
+// WARC files does not: a run writes each member's new version beside
+// its package (the member read where it lies), where it stays until its
+// package is written anew after the whole rewrite; each package is then
+// written beside itself before it replaces the old one. A disk that
+// fills on the way stops the job with every file whole (a rerun
+// finishes it), but only after part of the rewrite was made for
+// nothing. So Prepare first compares what the job will need on each
+// file system with what is free there, and refuses the job, before
+// anything is written, when it cannot fit. A dry run stages copies of
+// the members in the work directory, and an undo stages the members it
+// restores beside their packages (PrepareMembers) and needs more: each
+// restored version is larger than the member copied, by the bytes the
+// revisits it gives back saved (the rewrite log's), and so is each
 // package written anew around them.
 
 // spaceJob is what a check of free space counts differently for a run's
@@ -47,22 +48,33 @@ type spaceJob struct {
 	// filesGrown are the bytes the files that are no members grow by
 	// once restored, on each file system (rewrittenFiles.grown).
 	filesGrown map[uint64]int64
-	// members, versions and refused are the refusal's words for the
-	// members staged, what is written beside them (new versions and
+	// inPlace is set when no member is copied (a run's rewrite): each
+	// member's new version, no larger than the member, is what the
+	// members' sizes count, not a copy beside which it is written.
+	inPlace bool
+	// staging, members, versions and refused are the refusal's words
+	// for what the members' sizes count ("copies of", "new versions
+	// of"), the members, what is written beside them (new versions and
 	// packages), and what it says after the file systems short of room.
-	members, versions, refused string
+	staging, members, versions, refused string
 }
 
 // runSpace is a run's rewrite: Jobs packages written at once (Finish).
+// A dry run stages copies of the members (in TempDir) and writes
+// nothing else.
 func (pr *PackageRewrite) runSpace() spaceJob {
-	return spaceJob{packagesAtOnce: max(pr.Jobs, 1), members: "members with duplicates", versions: "new versions and packages written at once",
-		refused: "the WACZ packages' members with duplicates are copied beside their packages, and the packages written anew beside themselves, before any is replaced: %s; nothing was copied or rewritten: free space there, or run the crawls one at a time (run --index: a committed crawl is never rewritten)"}
+	if pr.DryRun {
+		return spaceJob{packagesAtOnce: max(pr.Jobs, 1), staging: "copies of", members: "members with duplicates", versions: "nothing else written",
+			refused: "a dry run copies the WACZ packages' members with duplicates into the work directory: %s; nothing was copied: free space there, or give the work directory another file system (--work-dir)"}
+	}
+	return spaceJob{packagesAtOnce: max(pr.Jobs, 1), inPlace: true, staging: "new versions of", members: "members with duplicates, at most their size", versions: "packages written at once and WARC files' new versions",
+		refused: "the WACZ packages' members with duplicates get their new versions beside their packages, which stay until the packages are written anew beside themselves, before any is replaced: %s; nothing was rewritten: free space there, or run the crawls one at a time (run --index: a committed crawl is never rewritten)"}
 }
 
 // undoSpace is an undo's (PrepareMembers): the members grow by grown,
 // and the packages are written anew one at a time (FinishUndo).
 func undoSpace(grown map[string]int64, filesGrown map[uint64]int64) spaceJob {
-	return spaceJob{grown: grown, filesGrown: filesGrown, packagesAtOnce: 1, packagesAfter: true, members: "members to restore, at their restored size", versions: "restored versions written at once or, after them, a package written anew, with what the files and packages replaced before grew",
+	return spaceJob{grown: grown, filesGrown: filesGrown, packagesAtOnce: 1, packagesAfter: true, staging: "copies of", members: "members to restore, at their restored size", versions: "restored versions written at once or, after them, a package written anew, with what the files and packages replaced before grew",
 		refused: "the WACZ packages' members an undo restores are copied beside their packages and restored there, larger by what the rewrite log says their revisits saved, and the packages written anew beside themselves, before any is replaced: %s; nothing was copied or restored: free space there, or undo the packages a few at a time (undo PATH naming them)"}
 }
 
@@ -89,17 +101,22 @@ type spaceNeed struct {
 	filesGrown, membersGrown int64
 }
 
-// staged is what the copies of the members take, all there at once.
+// staged is what the copies of the members take, all there at once (or
+// a run's new versions of them, at most their size).
 func (n *spaceNeed) staged() int64 { return sumLargest(n.memberSizes, len(n.memberSizes)) }
 
 // inFlight is what is written beside the copies at once: up to twice
 // jobs new versions of members or WARC files (the rewrite's, as for WARC
-// files alone; a restore's the same) and packagesAtOnce packages written
-// anew, the largest (only the larger of the two when the packages are
-// written after the versions: job.packagesAfter); or, after the rebuild,
-// one requirer written anew.
+// files alone; a restore's the same; of WARC files alone when the
+// members' new versions are what staged counts: job.inPlace) and
+// packagesAtOnce packages written anew, the largest (only the larger of
+// the two when the packages are written after the versions:
+// job.packagesAfter); or, after the rebuild, one requirer written anew.
 func (n *spaceNeed) inFlight(jobs int, job spaceJob) int64 {
-	versions := append(slices.Clone(n.memberSizes), n.fileSizes...)
+	versions := slices.Clone(n.fileSizes)
+	if !job.inPlace {
+		versions = append(versions, n.memberSizes...)
+	}
 	packages := slices.Collect(maps.Values(n.packageSizes))
 	v, p := sumLargest(versions, 2*jobs), sumLargest(packages, job.packagesAtOnce)
 	if job.packagesAfter {
@@ -163,8 +180,8 @@ func (pr *PackageRewrite) checkSpaceOf(job spaceJob, names []string, files map[u
 			inFlight = 0 // a dry run writes no new version nor package
 		}
 		if need := staged + inFlight; need > n.free {
-			short = append(short, fmt.Sprintf("%s needs about %s (copies of %d %s, %s; %s, %s), %s free",
-				n.dir, progress.Bytes(need), len(n.memberSizes), job.members, progress.Bytes(staged), job.versions, progress.Bytes(inFlight), progress.Bytes(n.free)))
+			short = append(short, fmt.Sprintf("%s needs about %s (%s %d %s, %s; %s, %s), %s free",
+				n.dir, progress.Bytes(need), job.staging, len(n.memberSizes), job.members, progress.Bytes(staged), job.versions, progress.Bytes(inFlight), progress.Bytes(n.free)))
 		}
 	}
 	if len(short) > 0 {

@@ -9,9 +9,12 @@ import (
 	"testing"
 )
 
-// TestCheckSpace: the staging of WACZ members is refused, before any
-// copy, when a file system has not the room for the copies and the
-// packages written at once; a stopped attempt's copies count as free.
+// TestCheckSpace: a run's rewrite of WACZ members is refused, before any
+// is written, when a file system has not the room for their new versions
+// (at most the members' size, all there until the packages are written
+// anew) and the packages written at once; a stopped attempt's leftover
+// at a new version's name counts as free; a dry run needs room for its
+// copies of the members alone.
 func TestCheckSpace(t *testing.T) {
 	dir := t.TempDir()
 	pkgA := filepath.Join(dir, "a.wacz")
@@ -27,9 +30,10 @@ func TestCheckSpace(t *testing.T) {
 		"b.wacz#archive/1.warc.gz": {Path: pkgB, Package: "b.wacz", Member: "archive/1.warc.gz", Offset: 50, Size: 200},
 	}
 	names := []string{"a.wacz#archive/1.warc.gz", "a.wacz#archive/2.warc.gz", "b.wacz#archive/1.warc.gz"}
-	// With one job: the copies (900), two new versions at once (the two
-	// largest members, 700) and one package written (1000): 2600 bytes.
-	const need = 2600
+	// With one job: the members' new versions (at most 900) and one
+	// package written (1000): 1900 bytes. The members are read where they
+	// lie: no copy of them, which took 900 bytes more.
+	const need = 1900
 	leftover := filepath.Join(dir, stageName(members["a.wacz#archive/2.warc.gz"]))
 	for _, c := range []struct {
 		name      string
@@ -42,7 +46,7 @@ func TestCheckSpace(t *testing.T) {
 	}{
 		{name: "room for all", free: need, known: true, jobs: 1},
 		{name: "one byte short", free: need - 1, known: true, jobs: 1, wantError: true},
-		{name: "a stopped attempt's copy is made again in its place", free: need - 300, known: true, jobs: 1, leftover: true},
+		{name: "a stopped attempt's leftover is removed", free: need - 300, known: true, jobs: 1, leftover: true},
 		{name: "two jobs write two packages at once", free: need, known: true, jobs: 2, wantError: true},
 		{name: "free space not known", free: 0, known: false, jobs: 1},
 		{name: "a dry run needs room for the copies alone", free: 900, known: true, jobs: 1, dryRun: true},
@@ -67,7 +71,11 @@ func TestCheckSpace(t *testing.T) {
 			if !errors.Is(err, ErrNoSpace) {
 				t.Errorf("%v is no ErrNoSpace", err)
 			}
-			for _, want := range []string{dir, "copies of 3 members", "nothing was copied"} {
+			want := []string{dir, "new versions of 3 members", "nothing was rewritten"}
+			if c.dryRun {
+				want = []string{"copies of 3 members", "nothing was copied"}
+			}
+			for _, want := range want {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("%q does not say %q", err, want)
 				}
