@@ -204,3 +204,16 @@ func BenchmarkRebuildAfterWait(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAsyncHashSmall is the SHA-256 of a small member (a
+// datapackage.json, a pages.jsonl) on another core, as Check and the
+// read back take it: the buffers made for it dominate.
+func BenchmarkAsyncHashSmall(b *testing.B) {
+	data := make([]byte, 4<<10)
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		h := newAsyncHash()
+		h.Write(data)
+		h.Sum()
+	}
+}
