@@ -250,6 +250,12 @@ type PackageRewrite struct {
 	// package put in place was written around: Discard keeps any other
 	// the rewrite or undo replaced (the member's logged version).
 	put map[string]bool
+	// newVersions are the new versions the rewrite put at the members'
+	// staged names, by member name (Replaced), when it reads the members
+	// where they lie (inPlace): only such a file is a member's new
+	// version, not one another process put at its name meanwhile (which
+	// made the rewrite refuse the member, CommitNew never replacing it).
+	newVersions map[string]os.FileInfo
 }
 
 // ExternalPackage is a package outside the collection that holds
@@ -910,7 +916,7 @@ func (pr *PackageRewrite) replacedMembers() map[string]map[string]string {
 		for _, n := range names {
 			s := pr.staged[n]
 			fi, err := os.Stat(s.path)
-			if err != nil || os.SameFile(fi, s.info) {
+			if err != nil || os.SameFile(fi, s.info) || !pr.putByRewrite(n, fi) {
 				continue // not rewritten (or gone: nothing to put in)
 			}
 			if replaced[pkg] == nil {
@@ -920,6 +926,20 @@ func (pr *PackageRewrite) replacedMembers() map[string]map[string]string {
 		}
 	}
 	return replaced
+}
+
+// putByRewrite reports whether fi, the file at the staged name of the
+// member name, is the new version the rewrite put there: always for a
+// staged copy (the rewrite renamed its new version over it); when the
+// members are read where they lie, only the one Replaced was told of.
+func (pr *PackageRewrite) putByRewrite(name string, fi os.FileInfo) bool {
+	if !pr.inPlace {
+		return true
+	}
+	pr.mu.Lock()
+	nv := pr.newVersions[name]
+	pr.mu.Unlock()
+	return nv != nil && os.SameFile(fi, nv) && fi.Size() == nv.Size() && fi.ModTime().Equal(nv.ModTime())
 }
 
 // finishingOf orders the packages to rebuild, those they require by hash
