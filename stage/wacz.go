@@ -1245,7 +1245,14 @@ type rebuilt struct {
 func (pr *PackageRewrite) removeStaged(pkg string) {
 	var paths []string
 	for _, n := range pr.packages[pkg] {
-		paths = append(paths, pr.staged[n].path)
+		p := pr.staged[n].path
+		// Read in place, a member the rewrite put no new version of has
+		// nothing of this run's at its staged name (a file there is
+		// another process's: the rewrite refused the member for it).
+		if fi, err := os.Stat(p); pr.inPlace && (err != nil || !pr.putByRewrite(n, fi)) {
+			continue
+		}
+		paths = append(paths, p)
 	}
 	pr.removing.Add(1)
 	go func() {

@@ -1,0 +1,136 @@
+package dedup
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"warcdedup/atomicfile"
+	"warcdedup/internal/jobtest"
+)
+
+// TestRunWACZForeignFileAtStagedName proves that a file another process
+// puts at a member's staged name while the run writes that member's new
+// version beside its package (a valid WARC of its own) is never written
+// into the package in the member's place: the rewrite refuses the member
+// (its new version is never put over a file there), Finish leaves the
+// member as it was, the foreign file stays, and an undo then gives back
+// every member bit for bit.
+func TestRunWACZForeignFileAtStagedName(t *testing.T) {
+	foreign := foreignWARC(t)
+	for attempt := 1; attempt <= 30; attempt++ {
+		dir, _ := jobtest.GeneratedWACZ(t, false)
+		before := waczMemberSums(t, dir)
+		wd := filepath.Join(t.TempDir(), "work")
+		if err := os.MkdirAll(wd, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"run", "-q", "-j", "2", "--work-dir", wd, dir}
+		put, out := putWhileWritten(t, exec.Command(binPath, args...), dir, foreign)
+		if put == "" {
+			continue
+		}
+		t.Logf("put a foreign file at %s (attempt %d); the run said:\n%s", put, attempt, out)
+		if got, err := os.ReadFile(put); err != nil || !bytes.Equal(got, foreign) {
+			t.Errorf("the foreign file at %s is gone or changed (%v)", put, err)
+		}
+		for k, sum := range waczMemberSums(t, dir) {
+			if sum == sha256Hex(foreign) {
+				t.Fatalf("%s is now the foreign file put at %s", k, put)
+			}
+		}
+		os.Remove(put)
+		out2, err := exec.Command(binPath, "undo", "-q", "--work-dir", wd, dir).CombinedOutput()
+		if status := exitStatus(t, err, out2); status != 0 {
+			t.Fatalf("the undo: exit %d:\n%s", status, out2)
+		}
+		after := waczMemberSums(t, dir)
+		for k, sum := range before {
+			if after[k] != sum {
+				t.Errorf("%s: after the run and the undo, SHA-256 %s, before %s", k, after[k], sum)
+			}
+		}
+		return
+	}
+	t.Fatal("never caught a member's new version being written")
+}
+
+// putWhileWritten runs cmd, stops it when a member's new version is being
+// written beside its package (a temporary file, nothing at its staged
+// name yet), writes data at that staged name, and lets it run to its end.
+// It returns the staged name ("" if the command ended first) and its
+// stderr.
+func putWhileWritten(t *testing.T, cmd *exec.Cmd, dir string, data []byte) (string, string) {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	pid := cmd.Process.Pid
+	put := ""
+	for put == "" {
+		select {
+		case <-done:
+			return "", stderr.String()
+		case <-time.After(time.Millisecond):
+		}
+		if syscall.Kill(pid, syscall.SIGSTOP) != nil {
+			continue
+		}
+		if !waitStopped(pid) {
+			syscall.Kill(pid, syscall.SIGCONT)
+			continue
+		}
+		partial, _ := filepath.Glob(filepath.Join(dir, atomicfile.TempPrefix+".*.warcdedup-member-*"))
+		for _, p := range partial {
+			base := strings.TrimPrefix(filepath.Base(p), atomicfile.TempPrefix)
+			staged := filepath.Join(dir, base[:strings.LastIndex(base, "-")])
+			if _, err := os.Stat(staged); err == nil {
+				continue
+			}
+			if err := os.WriteFile(staged, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			put = staged
+			break
+		}
+		syscall.Kill(pid, syscall.SIGCONT)
+	}
+	err := <-done
+	exitStatus(t, err, stderr.Bytes()) // any status: a refusal may say so
+	return put, stderr.String()
+}
+
+// foreignWARC is a gzipped WARC file of one resource record, of no
+// package.
+func foreignWARC(t *testing.T) []byte {
+	t.Helper()
+	body := "not a member of any package"
+	rec := fmt.Sprintf("WARC/1.1\r\nWARC-Type: resource\r\nWARC-Record-ID: <urn:uuid:00000000-0000-4000-8000-000000000001>\r\n"+
+		"WARC-Date: 2020-01-01T00:00:00Z\r\nWARC-Target-URI: http://foreign.example/\r\nContent-Type: text/plain\r\n"+
+		"Content-Length: %d\r\n\r\n%s\r\n\r\n", len(body), body)
+	var b bytes.Buffer
+	z := gzip.NewWriter(&b)
+	z.Write([]byte(rec))
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
