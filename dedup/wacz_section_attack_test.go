@@ -134,3 +134,63 @@ func sha256Hex(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
 }
+
+// TestRunWACZKilledInPlaceThenUndone proves that a run killed while
+// members' new versions are put at their staged names (some put, or all
+// put and the packages being written anew), then undone at once with no
+// rerun, gives back every WARC member bit for bit, and that a run after
+// that undo finishes.
+func TestRunWACZKilledInPlaceThenUndone(t *testing.T) {
+	put := func(dir string) killPoint {
+		return killPoint{"a member's new version put", func(w *watch) (string, bool) {
+			got, _ := filepath.Glob(filepath.Join(dir, ".*.warcdedup-member"))
+			return fmt.Sprintf("with %d new versions put", len(got)), len(got) > 0
+		}}
+	}
+	rebuilding := func(dir string) killPoint {
+		return killPoint{"a package being written anew", func(w *watch) (string, bool) {
+			got, _ := filepath.Glob(filepath.Join(dir, atomicfile.TempPrefix+"*.wacz-*"))
+			return fmt.Sprintf("with %d packages being written", len(got)), len(got) > 0
+		}}
+	}
+	for _, point := range []func(dir string) killPoint{put, rebuilding} {
+		t.Run(point("").name, func(t *testing.T) {
+			for attempt := 1; attempt <= 40; attempt++ {
+				dir, _ := jobtest.GeneratedWACZ(t, false)
+				before := waczMemberSums(t, dir)
+				wd := filepath.Join(t.TempDir(), "work")
+				if err := os.MkdirAll(wd, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				args := []string{"run", "-q", "-j", "2", "--work-dir", wd, dir}
+				where, _ := killAt(t, exec.Command(binPath, args...), wd, point(dir))
+				if where == "" {
+					continue
+				}
+				t.Logf("killed %s (attempt %d)", where, attempt)
+				out, err := exec.Command(binPath, "undo", "-q", "--work-dir", wd, dir).CombinedOutput()
+				if status := exitStatus(t, err, out); status != 0 {
+					t.Fatalf("the undo after the kill: exit %d:\n%s", status, out)
+				}
+				after := waczMemberSums(t, dir)
+				for k, sum := range before {
+					if after[k] != sum {
+						t.Errorf("%s: after the kill and the undo, SHA-256 %s, before %s", k, after[k], sum)
+					}
+				}
+				if len(after) != len(before) {
+					t.Errorf("%d WARC members after, %d before", len(after), len(before))
+				}
+				if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) > 0 {
+					t.Errorf("left beside the packages after the undo: %v", left)
+				}
+				out, err = exec.Command(binPath, args...).CombinedOutput()
+				if status := exitStatus(t, err, out); status != 0 {
+					t.Fatalf("a run after the undo: exit %d:\n%s", status, out)
+				}
+				return
+			}
+			t.Fatal("the run was never killed there")
+		})
+	}
+}
