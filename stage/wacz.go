@@ -1344,6 +1344,11 @@ func (r *packageRebuild) prepare(now time.Time, edit func(*wacz.Rebuild)) (*wacz
 	if r.staged, err = statFiles(r.replace); err != nil {
 		return nil, err
 	}
+	for m, fi := range r.staged {
+		if !pr.putByRewrite(wacz.JoinName(r.pkg, m), fi) {
+			return nil, fmt.Errorf("%s: the file at its staged name %s is not the new version this run's rewrite put there (another process's: to keep it, move it away and run again)", m, r.replace[m])
+		}
+	}
 	for m, p := range r.replace {
 		b.Replace[m] = pr.replacementOf(r.pkg, m, p, r.staged[m])
 	}

@@ -1,10 +1,12 @@
 package stage
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"warcdedup/inplace"
 	"warcdedup/rewritelog"
@@ -60,6 +62,55 @@ func TestFinishTakesOnlyNewVersionsPut(t *testing.T) {
 			pr.Discard()
 			if _, err := os.Stat(staged); (c.foreign || c.put) && err != nil {
 				t.Errorf("the file at the staged name is gone: %v", err)
+			}
+		})
+	}
+}
+
+// TestRebuildTakesOnlyNewVersionsPut proves that a package's rebuild in a
+// run that read its members in place refuses a staged file that is not
+// the new version the rewrite put there (another process renamed its own
+// over it after replacedMembers looked), leaving the package as it was,
+// and takes the one it put.
+func TestRebuildTakesOnlyNewVersionsPut(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		swapped bool // another file took the staged name after the put
+	}{
+		{name: "the new version put is taken"},
+		{name: "a file renamed over it is refused", swapped: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path, before, old, m, data := generatedPackage(t, dir, 3)
+			old.Close()
+			pkg := filepath.Base(path)
+			name := wacz.JoinName(pkg, m.Name)
+			staged := filepath.Join(dir, "."+pkg+"#member"+stagedSuffix)
+			if err := os.WriteFile(staged, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			nw, _ := os.Stat(staged)
+			pfi, _ := os.Stat(path)
+			pr := &PackageRewrite{paths: map[string]string{pkg: path}, TempDir: t.TempDir(), Messages: &collected{}, inPlace: true,
+				staged: map[string]*stagedMember{name: {PackageMember: PackageMember{Path: path, Package: pkg, Member: m.Name}, path: staged, info: inplace.SectionInfo(pfi, m.CompressedSize)}}}
+			pr.Replaced(rewritelog.Replacement{Name: name, Path: staged, Old: inplace.SectionInfo(pfi, m.CompressedSize), New: nw})
+			if c.swapped {
+				other := staged + ".other"
+				if err := os.WriteFile(other, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Rename(other, staged); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := pr.rebuild(pkg, map[string]string{m.Name: staged}, time.Now(), func(*wacz.Rebuild) {})
+			after, rerr := os.ReadFile(path)
+			if rerr != nil {
+				t.Fatal(rerr)
+			}
+			if refused := err != nil && bytes.Equal(after, before); refused != c.swapped {
+				t.Fatalf("rebuild: %v; package left as it was: %v; want refused %v", err, bytes.Equal(after, before), c.swapped)
 			}
 		})
 	}
