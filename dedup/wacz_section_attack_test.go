@@ -35,7 +35,11 @@ func TestRunWACZForeignFileAtStagedName(t *testing.T) {
 			t.Fatal(err)
 		}
 		args := []string{"run", "-q", "-j", "2", "--work-dir", wd, dir}
-		put, out := putWhileWritten(t, exec.Command(binPath, args...), dir, foreign)
+		put, out := whileWritten(t, exec.Command(binPath, args...), dir, func(staged string) {
+			if err := os.WriteFile(staged, foreign, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		})
 		if put == "" {
 			continue
 		}
@@ -64,12 +68,12 @@ func TestRunWACZForeignFileAtStagedName(t *testing.T) {
 	t.Fatal("never caught a member's new version being written")
 }
 
-// putWhileWritten runs cmd, stops it when a member's new version is being
+// whileWritten runs cmd, stops it when a member's new version is being
 // written beside its package (a temporary file, nothing at its staged
-// name yet), writes data at that staged name, and lets it run to its end.
-// It returns the staged name ("" if the command ended first) and its
-// stderr.
-func putWhileWritten(t *testing.T, cmd *exec.Cmd, dir string, data []byte) (string, string) {
+// name yet), calls act with that staged name, and lets it run to its
+// end. It returns the staged name ("" if the command ended first) and
+// its stderr.
+func whileWritten(t *testing.T, cmd *exec.Cmd, dir string, act func(staged string)) (string, string) {
 	t.Helper()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -100,9 +104,7 @@ func putWhileWritten(t *testing.T, cmd *exec.Cmd, dir string, data []byte) (stri
 			if _, err := os.Stat(staged); err == nil {
 				continue
 			}
-			if err := os.WriteFile(staged, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			act(staged)
 			put = staged
 			break
 		}
@@ -193,4 +195,69 @@ func TestRunWACZKilledInPlaceThenUndone(t *testing.T) {
 			t.Fatal("the run was never killed there")
 		})
 	}
+}
+
+// TestRunWACZPackageWrittenDuringMemberRewrite proves that a package
+// written by another process (one byte overwritten with itself: same
+// size, same bytes, a write) while one of its members is rewritten where
+// it lies is never written anew from the version read: the file written
+// stays the package (same inode), and the run does not exit 0.
+func TestRunWACZPackageWrittenDuringMemberRewrite(t *testing.T) {
+	for attempt := 1; attempt <= 30; attempt++ {
+		dir, _ := jobtest.GeneratedWACZ(t, false)
+		wd := filepath.Join(t.TempDir(), "work")
+		if err := os.MkdirAll(wd, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var pkg string
+		var ino uint64
+		done := make(chan error, 1)
+		args := []string{"run", "-q", "-j", "2", "--work-dir", wd, dir}
+		cmd := exec.Command(binPath, args...)
+		staged, out := whileWritten(t, cmd, dir, func(staged string) {
+			base := strings.TrimPrefix(filepath.Base(staged), ".")
+			pkg = filepath.Join(dir, base[:strings.Index(base, "#")])
+			fi, err := os.Stat(pkg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ino = fi.Sys().(*syscall.Stat_t).Ino
+			// The open waits for the run's read lease to be given up,
+			// once it runs again.
+			go func() {
+				f, err := os.OpenFile(pkg, os.O_RDWR, 0)
+				if err != nil {
+					done <- err
+					return
+				}
+				defer f.Close()
+				b := make([]byte, 1)
+				if _, err := f.ReadAt(b, 0); err != nil {
+					done <- err
+					return
+				}
+				_, err = f.WriteAt(b, 0)
+				done <- err
+			}()
+		})
+		if staged == "" {
+			continue
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(pkg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Sys().(*syscall.Stat_t).Ino; got != ino {
+			t.Errorf("%s was written anew after another process wrote it; the run said:\n%s", pkg, out)
+		}
+		if cmd.ProcessState.ExitCode() == 0 {
+			t.Errorf("the run exited 0 though %s was written under it:\n%s", pkg, out)
+		}
+		t.Logf("the run said:\n%s", out)
+		return
+	}
+	t.Fatal("never caught a member's new version being written")
 }
