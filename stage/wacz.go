@@ -846,6 +846,7 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 		return res, nil
 	}
 	replaced := pr.replacedMembers()
+	res.Refused = append(res.Refused, pr.notPutByRewrite(replaced)...)
 	for pkg := range pr.missing {
 		if replaced[pkg] == nil {
 			replaced[pkg] = map[string]string{} // its requires entries alone
@@ -926,6 +927,32 @@ func (pr *PackageRewrite) replacedMembers() map[string]map[string]string {
 		}
 	}
 	return replaced
+}
+
+// notPutByRewrite names the members read in place that have a file at
+// their staged name other than a new version the rewrite put there
+// (replaced has those): another process's, or one whose put the rewrite
+// could not see to the end. Neither is written into the package, and the
+// run is not done: the file is left for the operator (and the next run's
+// Recover, which takes it only if it is the member's logged version).
+func (pr *PackageRewrite) notPutByRewrite(replaced map[string]map[string]string) []string {
+	if !pr.inPlace {
+		return nil
+	}
+	var out []string
+	for pkg, names := range pr.packages {
+		for _, n := range names {
+			s := pr.staged[n]
+			if _, ok := replaced[pkg][s.Member]; ok {
+				continue
+			}
+			if _, err := os.Stat(s.path); err == nil {
+				out = append(out, fmt.Sprintf("%s: left as it was: the file at the staged name of %s, %s, is not a new version this run put there", pkg, s.Member, s.path))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // putByRewrite reports whether fi, the file at the staged name of the

@@ -59,6 +59,9 @@ func TestFinishTakesOnlyNewVersionsPut(t *testing.T) {
 			if got != c.want {
 				t.Fatalf("Finish puts the file at %s in its package for %s: %v, want %v", staged, m.Member, got, c.want)
 			}
+			if refused := pr.notPutByRewrite(pr.replacedMembers()); (len(refused) > 0) != c.foreign {
+				t.Errorf("Finish refuses %q, want a refusal: %v", refused, c.foreign)
+			}
 			pr.Discard()
 			if _, err := os.Stat(staged); (c.foreign || c.put) && err != nil {
 				t.Errorf("the file at the staged name is gone: %v", err)
