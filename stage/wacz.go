@@ -250,6 +250,12 @@ type PackageRewrite struct {
 	// package put in place was written around: Discard keeps any other
 	// the rewrite or undo replaced (the member's logged version).
 	put map[string]bool
+	// newVersions are the new versions the rewrite put at the members'
+	// staged names, by member name (Replaced), when it reads the members
+	// where they lie (inPlace): only such a file is a member's new
+	// version, not one another process put at its name meanwhile (which
+	// made the rewrite refuse the member, CommitNew never replacing it).
+	newVersions map[string]os.FileInfo
 }
 
 // ExternalPackage is a package outside the collection that holds
@@ -840,6 +846,7 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 		return res, nil
 	}
 	replaced := pr.replacedMembers()
+	res.Refused = append(res.Refused, pr.notPutByRewrite(replaced)...)
 	for pkg := range pr.missing {
 		if replaced[pkg] == nil {
 			replaced[pkg] = map[string]string{} // its requires entries alone
@@ -910,7 +917,7 @@ func (pr *PackageRewrite) replacedMembers() map[string]map[string]string {
 		for _, n := range names {
 			s := pr.staged[n]
 			fi, err := os.Stat(s.path)
-			if err != nil || os.SameFile(fi, s.info) {
+			if err != nil || os.SameFile(fi, s.info) || !pr.putByRewrite(n, fi) {
 				continue // not rewritten (or gone: nothing to put in)
 			}
 			if replaced[pkg] == nil {
@@ -920,6 +927,46 @@ func (pr *PackageRewrite) replacedMembers() map[string]map[string]string {
 		}
 	}
 	return replaced
+}
+
+// notPutByRewrite names the members read in place that have a file at
+// their staged name other than a new version the rewrite put there
+// (replaced has those): another process's, or one whose put the rewrite
+// could not see to the end. Neither is written into the package, and the
+// run is not done: the file is left for the operator (and the next run's
+// Recover, which takes it only if it is the member's logged version).
+func (pr *PackageRewrite) notPutByRewrite(replaced map[string]map[string]string) []string {
+	if !pr.inPlace {
+		return nil
+	}
+	var out []string
+	for pkg, names := range pr.packages {
+		for _, n := range names {
+			s := pr.staged[n]
+			if _, ok := replaced[pkg][s.Member]; ok {
+				continue
+			}
+			if _, err := os.Stat(s.path); err == nil {
+				out = append(out, fmt.Sprintf("%s: left as it was: the file at the staged name of %s, %s, is not a new version this run put there", pkg, s.Member, s.path))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// putByRewrite reports whether fi, the file at the staged name of the
+// member name, is the new version the rewrite put there: always for a
+// staged copy (the rewrite renamed its new version over it); when the
+// members are read where they lie, only the one Replaced was told of.
+func (pr *PackageRewrite) putByRewrite(name string, fi os.FileInfo) bool {
+	if !pr.inPlace {
+		return true
+	}
+	pr.mu.Lock()
+	nv := pr.newVersions[name]
+	pr.mu.Unlock()
+	return nv != nil && os.SameFile(fi, nv) && fi.Size() == nv.Size() && fi.ModTime().Equal(nv.ModTime())
 }
 
 // finishingOf orders the packages to rebuild, those they require by hash
@@ -1225,7 +1272,14 @@ type rebuilt struct {
 func (pr *PackageRewrite) removeStaged(pkg string) {
 	var paths []string
 	for _, n := range pr.packages[pkg] {
-		paths = append(paths, pr.staged[n].path)
+		p := pr.staged[n].path
+		// Read in place, a member the rewrite put no new version of has
+		// nothing of this run's at its staged name (a file there is
+		// another process's: the rewrite refused the member for it).
+		if fi, err := os.Stat(p); pr.inPlace && (err != nil || !pr.putByRewrite(n, fi)) {
+			continue
+		}
+		paths = append(paths, p)
 	}
 	pr.removing.Add(1)
 	go func() {
@@ -1316,6 +1370,11 @@ func (r *packageRebuild) prepare(now time.Time, edit func(*wacz.Rebuild)) (*wacz
 	var err error
 	if r.staged, err = statFiles(r.replace); err != nil {
 		return nil, err
+	}
+	for m, fi := range r.staged {
+		if !pr.putByRewrite(wacz.JoinName(r.pkg, m), fi) {
+			return nil, fmt.Errorf("%s: the file at its staged name %s is not the new version this run's rewrite put there (another process's: to keep it, move it away and run again)", m, r.replace[m])
+		}
 	}
 	for m, p := range r.replace {
 		b.Replace[m] = pr.replacementOf(r.pkg, m, p, r.staged[m])

@@ -35,6 +35,14 @@ func (pr *PackageRewrite) WantSums(name string) bool {
 // while the staged file is still that version. It is called from the
 // rewrite's workers, at once for different files.
 func (pr *PackageRewrite) Replaced(rp rewritelog.Replacement) {
+	if pr.inPlace && rp.New != nil && pr.staged[rp.Name] != nil {
+		pr.mu.Lock()
+		if pr.newVersions == nil {
+			pr.newVersions = map[string]os.FileInfo{}
+		}
+		pr.newVersions[rp.Name] = rp.New
+		pr.mu.Unlock()
+	}
 	if !rp.HasCRC32 || rp.New == nil || pr.staged[rp.Name] == nil {
 		return
 	}
