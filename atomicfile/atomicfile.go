@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // File is a file being written under a temporary name.
@@ -152,8 +153,19 @@ func (f *File) CommitRenamed() error {
 // CommitNew is Commit for a name that must not exist: the file is linked
 // under it (fs.ErrExist, and the temporary file removed, if something is
 // there, which a rename would replace), the temporary name removed and
-// the directory synced; ErrNotSynced as for Commit.
-func (f *File) CommitNew() error {
+// the directory synced; ErrNotSynced as for Commit. On a file system
+// without hard links (FAT, some network and FUSE ones) it is renamed
+// there unless something is (renameat2 RENAME_NOREPLACE); where neither
+// can be done, it is not committed and the error says why.
+func (f *File) CommitNew() error { return f.commitNew(f.linkTemp) }
+
+// errNoReplaceUnsupported: renameat2 RENAME_NOREPLACE cannot be used
+// (off Linux, before Linux 3.15, or not on this file system).
+var errNoReplaceUnsupported = errors.New("the file system cannot rename without replacing (renameat2 RENAME_NOREPLACE)")
+
+// commitNew is CommitNew, linking with link (tests: a file system
+// without hard links).
+func (f *File) commitNew(link func(name string) error) error {
 	if f.done {
 		return errors.New("atomicfile: Commit after Commit or Abort")
 	}
@@ -162,20 +174,50 @@ func (f *File) CommitNew() error {
 	if cerr := f.File.Close(); err == nil {
 		err = cerr
 	}
+	renamed := false
 	if err == nil {
-		err = f.linkTemp(f.name)
+		err = link(f.name)
+		if noHardLinks(err) {
+			renamed, err = f.renameNew(err)
+		}
 	}
 	if err != nil {
 		f.remove()
 		return fmt.Errorf("writing %s: %w", f.name, err)
 	}
-	if err := f.removeTemp(); err != nil {
-		return fmt.Errorf("%s: %w: the temporary name %s stays: %v", f.name, ErrNotSynced, f.tmp, err)
+	if !renamed {
+		if err := f.removeTemp(); err != nil {
+			return fmt.Errorf("%s: %w: the temporary name %s stays: %v", f.name, ErrNotSynced, f.tmp, err)
+		}
 	}
 	if err := f.syncDir(); err != nil {
 		return fmt.Errorf("%s: %w: %v", f.name, ErrNotSynced, err)
 	}
 	return nil
+}
+
+// noHardLinks says whether a link's error is the file system's refusal
+// of hard links.
+func noHardLinks(err error) bool {
+	return errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS)
+}
+
+// renameNew renames the temporary name to the final name unless one is
+// there (fs.ErrExist), the link having failed with linkErr; it reports
+// whether it did.
+func (f *File) renameNew(linkErr error) (bool, error) {
+	dir, err := f.openDir()
+	if err != nil {
+		return false, err
+	}
+	defer dir.Close()
+	switch err := renameNew(dir, filepath.Base(f.tmp), filepath.Base(f.name)); {
+	case errors.Is(err, errNoReplaceUnsupported):
+		return false, fmt.Errorf("%w, and %w", linkErr, err)
+	case err != nil:
+		return false, err
+	}
+	return true, nil
 }
 
 func (f *File) rename() error {
