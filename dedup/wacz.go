@@ -140,6 +140,12 @@ func (w *waczPackages) begin() {
 // Packages): none, and the package named in refused, when it cannot be
 // trusted or may not be rewritten.
 func (w *waczPackages) expand(in warcsum.Input) ([]warcsum.Input, error) {
+	// The stamp before the package is read: one replaced after it, its
+	// datapackage.json read but its members' sums checked against
+	// another's, has another stamp than the one its checks are kept
+	// under, and is never taken for verified (the rewrite logs a
+	// member's SHA-256 from datapackage.json as its old sum).
+	stamp, _ := fileStamp(in.Path)
 	p, err := wacz.Open(in.Path)
 	if err != nil {
 		w.refused[in.Name] = fmt.Sprintf("%s: not read, never rewritten: %v", in.Name, err)
@@ -150,7 +156,6 @@ func (w *waczPackages) expand(in warcsum.Input) ([]warcsum.Input, error) {
 	if w.listOnly || !w.wanted(in.Name, p) {
 		return w.list(in, p), nil
 	}
-	stamp, _ := fileStamp(in.Path)
 	v, ok := w.checked[in.Path]
 	if !ok || v.stamp != stamp || stamp == "" {
 		// All but the WARC members' bytes, which the hash stage reads.
