@@ -97,13 +97,9 @@ var ErrNotSynced = errors.New("renamed, but the directory could not be synced")
 // after the rename.
 func (f *File) Commit() error {
 	if f.done {
-		return errors.New("atomicfile: Commit after Commit or Abort")
+		return errCommitted
 	}
-	f.done = true
-	err := f.File.Sync()
-	if cerr := f.File.Close(); err == nil {
-		err = cerr
-	}
+	err := f.syncAndClose()
 	if err == nil {
 		err = f.rename()
 	}
@@ -117,6 +113,20 @@ func (f *File) Commit() error {
 	return nil
 }
 
+// errCommitted: a File is committed or aborted once.
+var errCommitted = errors.New("atomicfile: Commit after Commit or Abort")
+
+// syncAndClose ends the writing of a file being committed: its content
+// synced to disk, the file closed; the first error of the two.
+func (f *File) syncAndClose() error {
+	f.done = true
+	err := f.File.Sync()
+	if cerr := f.File.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // CommitUnsynced closes the file and renames it over the final name,
 // without syncing either: for files whose content is checked on use (a
 // cache entry, under the SHA-256 its stamp keeps), where a crash that
@@ -124,7 +134,7 @@ func (f *File) Commit() error {
 // result, and two syncs a file would cost more than they save.
 func (f *File) CommitUnsynced() error {
 	if f.done {
-		return errors.New("atomicfile: Commit after Commit or Abort")
+		return errCommitted
 	}
 	f.done = true
 	err := f.File.Close()
@@ -167,13 +177,9 @@ var errNoReplaceUnsupported = errors.New("the file system cannot rename without 
 // without hard links).
 func (f *File) commitNew(link func(name string) error) error {
 	if f.done {
-		return errors.New("atomicfile: Commit after Commit or Abort")
+		return errCommitted
 	}
-	f.done = true
-	err := f.File.Sync()
-	if cerr := f.File.Close(); err == nil {
-		err = cerr
-	}
+	err := f.syncAndClose()
 	renamed := false
 	if err == nil {
 		err = link(f.name)
