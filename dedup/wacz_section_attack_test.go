@@ -57,12 +57,7 @@ func TestRunWACZForeignFileAtStagedName(t *testing.T) {
 		if status := exitStatus(t, err, out2); status != 0 {
 			t.Fatalf("the undo: exit %d:\n%s", status, out2)
 		}
-		after := waczMemberSums(t, dir)
-		for k, sum := range before {
-			if after[k] != sum {
-				t.Errorf("%s: after the run and the undo, SHA-256 %s, before %s", k, after[k], sum)
-			}
-		}
+		sameMemberSums(t, "after the run and the undo", before, waczMemberSums(t, dir))
 		return
 	}
 	t.Fatal("never caught a member's new version being written")
@@ -174,15 +169,7 @@ func TestRunWACZKilledInPlaceThenUndone(t *testing.T) {
 				if status := exitStatus(t, err, out); status != 0 {
 					t.Fatalf("the undo after the kill: exit %d:\n%s", status, out)
 				}
-				after := waczMemberSums(t, dir)
-				for k, sum := range before {
-					if after[k] != sum {
-						t.Errorf("%s: after the kill and the undo, SHA-256 %s, before %s", k, after[k], sum)
-					}
-				}
-				if len(after) != len(before) {
-					t.Errorf("%d WARC members after, %d before", len(after), len(before))
-				}
+				sameMemberSums(t, "after the kill and the undo", before, waczMemberSums(t, dir))
 				if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) > 0 {
 					t.Errorf("left beside the packages after the undo: %v", left)
 				}

@@ -56,19 +56,25 @@ func TestRunWACZKilledWhileMembersRewrittenInPlace(t *testing.T) {
 				if status := exitStatus(t, err, out); status != 0 {
 					t.Fatalf("the undo: exit %d:\n%s", status, out)
 				}
-				after := waczMemberSums(t, dir)
-				for k, sum := range before {
-					if after[k] != sum {
-						t.Errorf("%s: after the kill, the rerun and the undo, SHA-256 %s, before %s", k, after[k], sum)
-					}
-				}
-				if len(after) != len(before) {
-					t.Errorf("%d WARC members after, %d before", len(after), len(before))
-				}
+				sameMemberSums(t, "after the kill, the rerun and the undo", before, waczMemberSums(t, dir))
 				return
 			}
 			t.Fatal("the run was never killed there")
 		})
+	}
+}
+
+// sameMemberSums fails the test unless the WARC members after (when)
+// are those before, bit for bit (waczMemberSums), none more or fewer.
+func sameMemberSums(t *testing.T, when string, before, after map[string]string) {
+	t.Helper()
+	for k, sum := range before {
+		if after[k] != sum {
+			t.Errorf("%s: %s, SHA-256 %s, before %s", k, when, after[k], sum)
+		}
+	}
+	if len(after) != len(before) {
+		t.Errorf("%s: %d WARC members, %d before", when, len(after), len(before))
 	}
 }
 
