@@ -216,6 +216,9 @@ func (d *Display) Print(format string, args ...any) {
 	d.clear()
 	fmt.Fprintln(d.w, msg)
 	d.teeLine(msg)
+	if d.terminal && !d.quiet {
+		d.draw(time.Now())
+	}
 }
 
 // Note writes an informational message (what the job is about to do, a
@@ -248,9 +251,20 @@ func (d *Display) plain(line string) {
 	d.clear()
 	if d.terminal {
 		fmt.Fprintln(d.w, line)
+		d.draw(time.Now())
 		return
 	}
 	fmt.Fprintf(d.w, "%s: %s\n", d.name, line)
+}
+
+// draw puts the stage's progress line back under what was written, so a
+// stage shorter than the redraw's tick is still seen with its step and
+// the whole job's progress; the caller holds mu.
+func (d *Display) draw(now time.Time) {
+	if s := d.stage; s != nil {
+		fmt.Fprintf(d.w, "\r\033[K%s", d.lineOf(s, now))
+		d.drawn = true
+	}
 }
 
 func (d *Display) teeLine(line string) {
@@ -277,10 +291,7 @@ func (d *Display) redraw() {
 			return
 		case now := <-t.C:
 			d.mu.Lock()
-			if s := d.stage; s != nil {
-				fmt.Fprintf(d.w, "\r\033[K%s", d.lineOf(s, now))
-				d.drawn = true
-			}
+			d.draw(now)
 			d.mu.Unlock()
 		}
 	}

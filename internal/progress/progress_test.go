@@ -61,6 +61,39 @@ func TestPlain(t *testing.T) {
 	}
 }
 
+// TestTerminalDrawsAtOnce proves that on a terminal a stage's progress
+// line is drawn as soon as the stage starts and again under every message,
+// not only at the redraw's tick: a stage shorter than the tick would
+// otherwise never be seen with its figures (CI caught a whole job done
+// between two ticks).
+func TestTerminalDrawsAtOnce(t *testing.T) {
+	tests := []struct {
+		name  string
+		write func(d *Display, s *Stage)
+		want  int // progress lines drawn
+	}{
+		{"stage started", func(*Display, *Stage) {}, 1},
+		{"warning printed during the stage", func(d *Display, _ *Stage) { d.Print("warning: x") }, 2},
+		{"stage done", func(_ *Display, s *Stage) { s.Done("") }, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			d := &Display{w: &out, name: "warcdedup", terminal: true, every: time.Hour}
+			s := d.Start("hash", "bytes", 2_000_000)
+			s.Add(1_000_000)
+			tc.write(d, s)
+			text := out.String()
+			if n := strings.Count(text, "\r\033[Khash  "); n != tc.want {
+				t.Errorf("%d progress lines drawn, want %d:\n%q", n, tc.want, text)
+			}
+			if !strings.HasPrefix(text, "hash: started\n\r\033[Khash  0 B / 2.0 MB (0%)") {
+				t.Errorf("the stage's line is not drawn under its start:\n%q", text)
+			}
+		})
+	}
+}
+
 // TestNote proves that a stage's note follows its figures in the progress
 // line, and changes when it is set again.
 func TestNote(t *testing.T) {
