@@ -2,8 +2,10 @@ package inplace
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"sync"
+	"syscall"
 
 	"warcdedup/atomicfile"
 	"warcdedup/source"
@@ -40,6 +42,12 @@ type Placement struct {
 	// read where it lies, and its new version put at the Section's
 	// NewPath, which must not exist (see Section). In place only.
 	Sections func(name string) (Section, bool)
+	// CopyOf, if set, names for a file (by its name in the collection)
+	// the file it is a copy of, whose new version its own leads to: a
+	// WACZ member staged for a dry run, copied out of its package, which
+	// the run would write anew. That file's hard links refuse it as the
+	// file's own would (HardLinks). "" for a file of its own.
+	CopyOf func(name string) string
 	// Create makes the temporary file of a new version
 	// (atomicfile.CreateIn if nil); tests replace it to simulate failing
 	// disks.
@@ -167,3 +175,30 @@ type sectionInfo struct {
 }
 
 func (s sectionInfo) Size() int64 { return s.size }
+
+// checkCopyLinks refuses the file name when it is a copy of a file
+// (CopyOf) that checkLinks refuses.
+func (pl *Placement) checkCopyLinks(name string) error {
+	if pl.CopyOf == nil {
+		return nil
+	}
+	path := pl.CopyOf(name)
+	if path == "" {
+		return nil
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	return pl.checkLinks(path, info)
+}
+
+// checkLinks refuses a file rewritten in place that has other names
+// (hard links), unless HardLinks allows it: the other names would keep
+// the old bytes, and the space.
+func (pl *Placement) checkLinks(path string, info os.FileInfo) error {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 && pl.InPlace && !pl.HardLinks {
+		return fmt.Errorf("%s has %d hard links: replacing one name would save nothing, as the other names keep the old bytes (allow it with --hard-links)", path, st.Nlink)
+	}
+	return nil
+}

@@ -134,8 +134,11 @@ func (v *Version) open() error {
 	if !info.Mode().IsRegular() {
 		return fmt.Errorf("%s is not a regular file", v.Path)
 	}
-	if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 && pl.InPlace && !pl.HardLinks {
-		return fmt.Errorf("%s has %d hard links: replacing one name would save nothing, as the other names keep the old bytes (allow it with --hard-links)", v.Path, st.Nlink)
+	if err := pl.checkLinks(v.Path, info); err != nil {
+		return err
+	}
+	if err := pl.checkCopyLinks(name); err != nil {
+		return err
 	}
 	stat := func() (os.FileInfo, error) { return v.srcRoot.Stat(filepath.FromSlash(v.srcName)) }
 	if v.target, err = NewTarget(v.Src, stat, pl.InPlace && !pl.DryRun); err != nil {
@@ -218,6 +221,12 @@ func (v *Version) openSection(s Section) error {
 	}
 	if !info.Mode().IsRegular() {
 		return fmt.Errorf("%s is not a regular file", s.Path)
+	}
+	// The stretch's file is replaced whole once its stretches are put
+	// (a WACZ package written anew): one with other names is refused as
+	// a file of its own is.
+	if err := pl.checkLinks(s.Path, info); err != nil {
+		return err
 	}
 	stat := func() (os.FileInfo, error) { return v.srcRoot.Stat(v.srcName) }
 	if v.target, err = NewTarget(v.Src, stat, !pl.DryRun); err != nil {

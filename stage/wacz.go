@@ -788,6 +788,23 @@ func (pr *PackageRewrite) external(name string) (ExternalPackage, bool) {
 	return pr.External(name)
 }
 
+// CopyOf gives, for a dry run's rewrite of the staged copies
+// (Locations), the package each member was copied out of: the file the
+// run would write anew, refused for its hard links as the package
+// itself is when the members are read where they lie
+// (inplace.Placement.CopyOf). nil when the members are not staged.
+func (pr *PackageRewrite) CopyOf() func(name string) string {
+	if pr.inPlace {
+		return nil
+	}
+	return func(name string) string {
+		if s, ok := pr.staged[name]; ok {
+			return s.Path
+		}
+		return ""
+	}
+}
+
 // Locations are the staged copies, by member name: where refs finds the
 // members it rewrites.
 func (pr *PackageRewrite) Locations() map[string]string {
