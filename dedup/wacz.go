@@ -399,7 +399,6 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 	}
 	s.Locations = pr.Locations()
 	s.Sections = pr.Sections()
-	s.CopyOf = pr.CopyOf()
 	s.Container = pr.Container
 	s.Open = &stage.PackageOpener{Next: s.Open, Members: w.members, Staged: s.Locations, InPlace: s.Sections != nil}
 	res, err := s.Run(ctx)

@@ -13,11 +13,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"warcdedup/internal/corpustest"
 	"warcdedup/internal/jobtest"
+	"warcdedup/internal/tmpfstest"
 	"warcdedup/manifest"
 	"warcdedup/record"
 	"warcdedup/report"
@@ -545,13 +547,14 @@ func TestRunWACZFinishesStoppedRebuild(t *testing.T) {
 }
 
 // TestDryRunWACZ proves that a dry run on packages (warcdedup assess)
-// changes nothing in the collection, leaves nothing beside the packages
-// (its staged copies are in the work directory), and says it would
-// write and save exactly what the real run then writes and saves.
+// changes nothing in the collection, leaves nothing beside the packages,
+// copies no member (its work directory, on a file system smaller than
+// the members it reads, has room for the manifests alone), and says it
+// would write and save exactly what the real run then writes and saves.
 func TestDryRunWACZ(t *testing.T) {
 	dir, _ := generatedWACZ(t, true)
 	before := hashTree(t, dir)
-	wd := filepath.Join(t.TempDir(), "work")
+	wd := filepath.Join(tmpfstest.Mount(t, strconv.Itoa(dryRunWorkSpace)), "work")
 	dry, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2, DryRun: true})
 	if err != nil || dry.Report.Exit != 0 {
 		t.Fatalf("dry run: %v %v", err, dry.Report.ExitReason)
@@ -560,14 +563,47 @@ func TestDryRunWACZ(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) > 0 {
 		t.Errorf("left beside the packages: %v", left)
 	}
-	real, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
+	sizes, sums := waczMemberSizes(t, dir), waczMemberSums(t, dir)
+	real, err := Run(context.Background(), Options{Collections: []string{dir}, WorkDir: filepath.Join(t.TempDir(), "work"), Jobs: 2})
 	if err != nil || real.Report.Exit != 0 {
 		t.Fatalf("run: %v %v", err, real.Report.ExitReason)
+	}
+	var rewritten int64 // what copies of the members with duplicates took
+	for k, sum := range waczMemberSums(t, dir) {
+		if sum != sums[k] {
+			rewritten += sizes[k]
+		}
+	}
+	if rewritten <= dryRunWorkSpace {
+		t.Fatalf("the members rewritten take %d bytes, no more than the dry run's work directory (%d): copies of them would fit", rewritten, dryRunWorkSpace)
 	}
 	d, r := dry.Report.Totals, real.Report.Totals
 	if d.RevisitsWritten != r.RevisitsWritten || d.BytesSaved != r.BytesSaved || d.FilesRewritten != r.FilesRewritten || r.RevisitsWritten == 0 {
 		t.Errorf("dry run %+v, real run %+v", d, r)
 	}
+}
+
+// dryRunWorkSpace is the size of TestDryRunWACZ's work directory: room
+// for its manifests, less than the members it reads.
+const dryRunWorkSpace = 640 << 10
+
+// waczMemberSizes are the stored sizes of every WARC member of the
+// packages in dir, keyed as waczMemberSums keys them.
+func waczMemberSizes(t *testing.T, dir string) map[string]int64 {
+	t.Helper()
+	sizes := map[string]int64{}
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.wacz"))
+	for _, path := range paths {
+		p, err := wacz.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range p.WARCs() {
+			sizes[filepath.Base(path)+"#"+m.Name] = m.CompressedSize
+		}
+		p.Close()
+	}
+	return sizes
 }
 
 // TestRunWACZChangedAfterHash proves that a package changed between the

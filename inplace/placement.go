@@ -42,12 +42,6 @@ type Placement struct {
 	// read where it lies, and its new version put at the Section's
 	// NewPath, which must not exist (see Section). In place only.
 	Sections func(name string) (Section, bool)
-	// CopyOf, if set, names for a file (by its name in the collection)
-	// the file it is a copy of, whose new version its own leads to: a
-	// WACZ member staged for a dry run, copied out of its package, which
-	// the run would write anew. That file's hard links refuse it as the
-	// file's own would (HardLinks). "" for a file of its own.
-	CopyOf func(name string) string
 	// Create makes the temporary file of a new version
 	// (atomicfile.CreateIn if nil); tests replace it to simulate failing
 	// disks.
@@ -175,23 +169,6 @@ type sectionInfo struct {
 }
 
 func (s sectionInfo) Size() int64 { return s.size }
-
-// checkCopyLinks refuses the file name when it is a copy of a file
-// (CopyOf) that checkLinks refuses.
-func (pl *Placement) checkCopyLinks(name string) error {
-	if pl.CopyOf == nil {
-		return nil
-	}
-	path := pl.CopyOf(name)
-	if path == "" {
-		return nil
-	}
-	info, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	return pl.checkLinks(path, info)
-}
 
 // checkLinks refuses a file rewritten in place that has other names
 // (hard links), unless HardLinks allows it: the other names would keep

@@ -137,9 +137,6 @@ func (v *Version) open() error {
 	if err := pl.checkLinks(v.Path, info); err != nil {
 		return err
 	}
-	if err := pl.checkCopyLinks(name); err != nil {
-		return err
-	}
 	stat := func() (os.FileInfo, error) { return v.srcRoot.Stat(filepath.FromSlash(v.srcName)) }
 	if v.target, err = NewTarget(v.Src, stat, pl.InPlace && !pl.DryRun); err != nil {
 		return err

@@ -55,10 +55,7 @@ type Rewriter struct {
 	// (WACZ members in their packages), read where they lie, each new
 	// version put beside the file it is in (inplace.Placement.Sections).
 	Sections func(name string) (inplace.Section, bool)
-	// CopyOf names the file a file is a copy of, checked for hard links
-	// in its place (inplace.Placement.CopyOf).
-	CopyOf func(name string) string
-	Jobs   int // files rewritten at once; 1 if < 1
+	Jobs     int // files rewritten at once; 1 if < 1
 	// Refused receives each file left untouched and why; Warn other notes.
 	Refused  func(error)
 	Warn     func(error)
@@ -350,5 +347,5 @@ type walk struct {
 // versions go.
 func (r *Rewriter) placement(files *inplace.Files) *inplace.Placement {
 	return &inplace.Placement{Locator: &source.Locator{Roots: r.Roots, Locations: r.Locations, Prefixes: r.Prefixes}, InPlace: r.InPlace,
-		OutputDir: r.OutputDir, DryRun: r.DryRun, HardLinks: r.HardLinks, SHA256: r.SHA256, WantSums: r.WantSums, Sections: r.Sections, CopyOf: r.CopyOf, Create: r.create, Files: files, Warn: r.Warn}
+		OutputDir: r.OutputDir, DryRun: r.DryRun, HardLinks: r.HardLinks, SHA256: r.SHA256, WantSums: r.WantSums, Sections: r.Sections, Create: r.create, Files: files, Warn: r.Warn}
 }

@@ -70,11 +70,8 @@ type Rewrite struct {
 	// Sections names the WACZ members rewritten where they lie in their
 	// packages (refs.Rewriter.Sections; PackageRewrite.Sections).
 	Sections func(name string) (inplace.Section, bool)
-	// CopyOf names the package of each WACZ member staged for a dry run
-	// (refs.Rewriter.CopyOf; PackageRewrite.CopyOf).
-	CopyOf func(name string) string
-	Policy policy.Policy
-	Jobs   int // files rewritten at once
+	Policy   policy.Policy
+	Jobs     int // files rewritten at once
 	// Cache is the directory of warcsum's per-file cache the hash stages
 	// list the files through, with the Algorithm they list with; "" for
 	// none, and the hash again reads each file replaced.
@@ -148,7 +145,7 @@ func (r *Rewrite) Run(ctx context.Context) (RewriteResult, error) {
 	var refusedFiles refusedNames
 	var prog refs.Progress
 	rw := refs.Rewriter{Roots: r.Roots, Prefixes: r.Prefixes, Locations: r.Locations, Container: r.Container, InPlace: true, DryRun: r.DryRun, Originals: originals,
-		Policy: r.Policy, HardLinks: r.HardLinks, SHA256: r.SHA256, WantSums: r.WantSums, Sections: r.Sections, CopyOf: r.CopyOf, Jobs: r.Jobs, Progress: &prog,
+		Policy: r.Policy, HardLinks: r.HardLinks, SHA256: r.SHA256, WantSums: r.WantSums, Sections: r.Sections, Jobs: r.Jobs, Progress: &prog,
 		Refused: func(err error) {
 			refused.add(err)
 			refusedFiles.add(err)

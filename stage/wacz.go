@@ -114,9 +114,10 @@ func (m *memberRecord) Close() error { return m.f.Close() }
 // rewrite (refs) reads it where it lies in its package (Sections, an
 // inplace.Section) and puts its new version, checked byte for byte
 // against it, at its staged name beside the package, where nothing may
-// be; a dry run stages a copy of it in TempDir, which refs rewrites as
-// any file (Locations names them to it). Either way its entries are
-// logged under the member's name ("x.wacz#archive/a.warc.gz"), and the
+// be; a dry run reads it there too, and puts nothing (before 2026-11-28
+// it copied every member with duplicates into the work directory, as
+// much space as they take: a collection's assessment needed room for
+// most of it). A run's entries are logged under the member's name ("x.wacz#archive/a.warc.gz"), and the
 // staged name holds the member's logged version until its package is
 // written anew (Recover takes it from there after a kill).
 // After it, Finish writes each package whose members changed anew beside
@@ -136,7 +137,7 @@ type PackageRewrite struct {
 	// and recorded in datapackage.json.
 	Unsign   bool
 	Software string // what removes a signature, for datapackage.json
-	TempDir  string // the index while a package is written; a dry run's staged copies
+	TempDir  string // the index while a package is written
 	// MetadataDir keeps each package's datapackage.json and digest file
 	// as they were before the first rewrite of it, for undo to put back
 	// (SavedMetadata); "" keeps none.
@@ -214,8 +215,8 @@ type PackageRewrite struct {
 	staged     map[string]*stagedMember // by member name
 	// inPlace: the rewrite reads the members where they lie in their
 	// packages (Sections), none is copied out; each staged name gets the
-	// member's new version only (a run's Prepare; not a dry run's, nor
-	// an undo's PrepareMembers).
+	// member's new version only, and none in a dry run (Prepare; not an
+	// undo's PrepareMembers, which copies them).
 	inPlace  bool
 	packages map[string][]string // package name -> its staged members' names
 	deps     map[[2]string]bool  // requirer, required package names
@@ -334,7 +335,7 @@ type PackageResult struct {
 func (pr *PackageRewrite) Prepare(ctx context.Context, numbered, byFile string) error {
 	pr.staged, pr.packages, pr.deps, pr.paths = map[string]*stagedMember{}, map[string][]string{}, map[[2]string]bool{}, map[string]string{}
 	pr.externals = map[string]ExternalPackage{}
-	pr.inPlace = !pr.DryRun
+	pr.inPlace = true
 	need := map[string]bool{}
 	files := pr.newRewrittenFiles()
 	err := EachLine(byFile, func(l *manifest.Line) error {
@@ -356,7 +357,7 @@ func (pr *PackageRewrite) Prepare(ctx context.Context, numbered, byFile string) 
 		return err
 	}
 	names := slices.Sorted(maps.Keys(need))
-	if len(names) > 0 {
+	if len(names) > 0 && !pr.DryRun { // a dry run writes nothing beside the packages
 		if err := pr.checkSpace(names, files.largest); err != nil {
 			return err
 		}
@@ -369,13 +370,13 @@ func (pr *PackageRewrite) Prepare(ctx context.Context, numbered, byFile string) 
 	if len(names) == 0 {
 		return nil
 	}
-	return pr.stageAll(ctx, names)
+	return pr.placeAll(ctx, names)
 }
 
-// stageAll stages the members named, Jobs at a time (a copy is the
-// kernel's work on one core, and the rewrite waits for them all). Every
-// copy made is recorded, for Discard, even when another failed.
-func (pr *PackageRewrite) stageAll(ctx context.Context, names []string) error {
+// placeAll readies the members named for their rewrite where they lie
+// (place), Jobs at a time. Every member readied is recorded, for
+// Discard, even when another failed.
+func (pr *PackageRewrite) placeAll(ctx context.Context, names []string) error {
 	sums := pr.memberSums(names)
 	staged := make([]*stagedMember, len(names))
 	errs := make([]error, len(names))
@@ -396,11 +397,7 @@ func (pr *PackageRewrite) stageAll(ctx context.Context, names []string) error {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			if pr.inPlace {
-				staged[i], errs[i] = pr.place(pr.Members[name], sums[name])
-			} else {
-				staged[i], errs[i] = pr.stage(pr.Members[name])
-			}
+			staged[i], errs[i] = pr.place(pr.Members[name], sums[name])
 			if errs[i] != nil {
 				failed.Store(true)
 			}
@@ -547,16 +544,10 @@ func StagedName(path, member string) string {
 // stagedSuffix ends the name of a staged member.
 const stagedSuffix = ".warcdedup-member"
 
-// stage copies a member out of its package.
+// stage copies a member out of its package, beside it (an undo's
+// PrepareMembers).
 func (pr *PackageRewrite) stage(m PackageMember) (*stagedMember, error) {
-	dir := filepath.Dir(m.Path)
-	if pr.DryRun {
-		dir = pr.TempDir
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
-	}
-	path := filepath.Join(dir, stageName(m))
+	path := filepath.Join(filepath.Dir(m.Path), stageName(m))
 	pkg, err := os.Open(m.Path)
 	if err != nil {
 		return nil, err
@@ -603,12 +594,12 @@ func (pr *PackageRewrite) stage(m PackageMember) (*stagedMember, error) {
 	if now, err := pkg.Stat(); err == nil && sameVersion(fi, now) {
 		from = fi
 	}
-	if pr.Restamp != nil && !pr.DryRun && from != nil {
+	if pr.Restamp != nil && from != nil {
 		// The member's cache entry moved to its copy, that the rewrite
 		// derives the entry of its new version from it (and Finish moves
 		// that one to the new package): when the package is still the
 		// version copied from.
-		pr.mu.Lock() // members are staged at once (stageAll)
+		pr.mu.Lock()
 		err := pr.Restamp(wacz.JoinName(m.Package, m.Member), fi, info)
 		pr.mu.Unlock()
 		if err != nil {
@@ -623,12 +614,20 @@ func (pr *PackageRewrite) stage(m PackageMember) (*stagedMember, error) {
 // place readies a member for its rewrite where it lies in its package
 // (Sections): nothing is copied; what an interrupted run left at its
 // staged name, where its new version goes, is removed (Recover, which
-// runs before, took what it needed), as stage removes it. The member's
+// runs before, took what it needed), as stage removes it, but by a dry
+// run, which puts nothing there and leaves it for the run. The member's
 // cache entry moves to its version in the package (inplace.SectionInfo),
 // which the rewrite hands over as the version it replaced, that the
 // rewrite derives the entry of its new version from it, as from a copy.
 func (pr *PackageRewrite) place(m PackageMember, sum knownSum) (*stagedMember, error) {
 	path := filepath.Join(filepath.Dir(m.Path), stageName(m))
+	if pr.DryRun {
+		fi, err := os.Stat(m.Path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: readying %s for its rewrite: %w", m.Package, m.Member, err)
+		}
+		return &stagedMember{PackageMember: m, path: path, info: inplace.SectionInfo(fi, m.Size), from: fi}, nil
+	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: removing %s, which an interrupted run left where the new version of %s goes: %w", m.Package, path, m.Member, err)
 	}
@@ -638,7 +637,7 @@ func (pr *PackageRewrite) place(m PackageMember, sum knownSum) (*stagedMember, e
 	}
 	s := &stagedMember{PackageMember: m, sum: sum.sha256, sumOf: sum.of, path: path, info: inplace.SectionInfo(fi, m.Size), from: fi}
 	if pr.Restamp != nil {
-		pr.mu.Lock() // members are readied at once (stageAll)
+		pr.mu.Lock() // members are readied at once (placeAll)
 		err := pr.Restamp(wacz.JoinName(m.Package, m.Member), fi, s.info)
 		pr.mu.Unlock()
 		if err != nil {
@@ -693,7 +692,7 @@ type knownSum struct {
 // members are hashed). One read of each package's directory and
 // datapackage.json.
 func (pr *PackageRewrite) memberSums(names []string) map[string]knownSum {
-	if !pr.inPlace || pr.Verified == nil {
+	if !pr.inPlace || pr.Verified == nil || pr.DryRun {
 		return nil
 	}
 	byPath := map[string][]string{}
@@ -788,26 +787,14 @@ func (pr *PackageRewrite) external(name string) (ExternalPackage, bool) {
 	return pr.External(name)
 }
 
-// CopyOf gives, for a dry run's rewrite of the staged copies
-// (Locations), the package each member was copied out of: the file the
-// run would write anew, refused for its hard links as the package
-// itself is when the members are read where they lie
-// (inplace.Placement.CopyOf). nil when the members are not staged.
-func (pr *PackageRewrite) CopyOf() func(name string) string {
-	if pr.inPlace {
+// Locations are the staged copies, by member name: where refs finds the
+// members it rewrites, and the originals in them once their new versions
+// are put; none in a dry run, which puts none (the originals are read in
+// the packages).
+func (pr *PackageRewrite) Locations() map[string]string {
+	if pr.DryRun {
 		return nil
 	}
-	return func(name string) string {
-		if s, ok := pr.staged[name]; ok {
-			return s.Path
-		}
-		return ""
-	}
-}
-
-// Locations are the staged copies, by member name: where refs finds the
-// members it rewrites.
-func (pr *PackageRewrite) Locations() map[string]string {
 	loc := map[string]string{}
 	for n, s := range pr.staged {
 		loc[n] = s.path
@@ -828,6 +815,9 @@ func (pr *PackageRewrite) Locations() map[string]string {
 func (pr *PackageRewrite) Discard() {
 	pr.removing.Wait()
 	pr.putBackEntries(nil)
+	if pr.DryRun {
+		return // nothing staged: what is at a staged name is not the dry run's
+	}
 	for _, s := range pr.staged {
 		if pr.loggedOnly(s) {
 			continue

@@ -41,7 +41,7 @@ func TestFinishTakesOnlyNewVersionsPut(t *testing.T) {
 			m := PackageMember{Path: pkg, Package: "a.wacz", Member: "archive/1.warc.gz", Offset: 2, Size: 10}
 			pr := &PackageRewrite{Members: map[string]PackageMember{name: m}, Messages: &collected{}, inPlace: true}
 			pr.staged, pr.packages, pr.paths = map[string]*stagedMember{}, map[string][]string{"a.wacz": {name}}, map[string]string{"a.wacz": pkg}
-			if err := pr.stageAll(context.Background(), []string{name}); err != nil {
+			if err := pr.placeAll(context.Background(), []string{name}); err != nil {
 				t.Fatal(err)
 			}
 			staged := pr.Locations()[name]

@@ -13,24 +13,26 @@ import (
 	"warcdedup/wacz"
 )
 
-// TestPrepareReadsMembersInPlace proves that a run's Prepare (not a dry
-// run's) copies no member out of its package: nothing is at a member's
-// staged name once it is done (what an interrupted run left there is
-// removed), the rewrite is told where each member lies in its package
-// and that its new version goes to the staged name (Sections), and the
-// member's cache entry moves to its version in the package as the
-// rewrite hands it over (inplace.SectionInfo), where Discard finds it to
-// put it back. A dry run still stages copies, in TempDir.
+// TestPrepareReadsMembersInPlace proves that Prepare copies no member
+// out of its package, for a run and a dry run alike: the rewrite is told
+// where each member lies in its package and that its new version goes to
+// the staged name (Sections). A run removes what an interrupted run left
+// at that name and moves the member's cache entry to its version in the
+// package as the rewrite hands it over (inplace.SectionInfo), where
+// Discard finds it to put it back. A dry run, which puts nothing there,
+// leaves such a file as it is (it is the run's to take, Recover's) and
+// reads the originals in the packages (no Locations).
 func TestPrepareReadsMembersInPlace(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		dryRun   bool
 		leftover bool // an interrupted run left a file at the staged name
-		copied   bool // a copy is at the staged name after Prepare
+		kept     bool // a file is at the staged name after Prepare and Discard
 	}{
 		{name: "a run reads the members in their package"},
 		{name: "an interrupted run's leftover is removed", leftover: true},
-		{name: "a dry run stages copies", dryRun: true, copied: true},
+		{name: "a dry run reads the members in their package", dryRun: true},
+		{name: "a dry run leaves an interrupted run's leftover", dryRun: true, leftover: true, kept: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -52,39 +54,37 @@ func TestPrepareReadsMembersInPlace(t *testing.T) {
 			}
 			cache := fakeCache{name: fi}
 			pr := &PackageRewrite{Members: map[string]PackageMember{name: m}, DryRun: c.dryRun, TempDir: filepath.Join(dir, "work"),
-				Restamp: cache.Restamp, Messages: &collected{}}
+				Messages: &collected{}}
+			if !c.dryRun {
+				pr.Restamp = cache.Restamp // as dedup gives it, to runs only
+			}
 			// As Prepare sets them up.
-			pr.inPlace = !c.dryRun
+			pr.inPlace = true
 			pr.staged, pr.packages, pr.paths = map[string]*stagedMember{}, map[string][]string{}, map[string]string{}
-			if err := pr.stageAll(context.Background(), []string{name}); err != nil {
+			if err := pr.placeAll(context.Background(), []string{name}); err != nil {
 				t.Fatal(err)
 			}
-			defer pr.Discard()
-			loc := pr.Locations()[name]
-			_, err = os.Stat(loc)
-			if copied := err == nil; copied != c.copied {
-				t.Fatalf("a file at the staged name %s: %v (%v), want %v", loc, copied, err, c.copied)
-			}
-			sections := pr.Sections()
-			if c.dryRun {
-				if sections != nil {
-					t.Fatal("a dry run's members are read in their package")
-				}
-				return
-			}
-			if loc != staged {
-				t.Fatalf("the new version goes to %s, want %s", loc, staged)
-			}
-			s, ok := sections(name)
+			s, ok := pr.Sections()(name)
 			if !ok || s.Path != pkg || s.Offset != m.Offset || s.Size != m.Size || s.NewPath != staged {
 				t.Fatalf("Sections(%s) = %+v, %v; want the member's stretch of %s, new version at %s", name, s, ok, pkg, staged)
 			}
-			if e := cache[name]; e.Size() != m.Size || !e.ModTime().Equal(fi.ModTime()) {
-				t.Errorf("the member's cache entry is at %d bytes of %v, want the package's version with the member's size", e.Size(), e.ModTime())
+			if loc := pr.Locations(); c.dryRun != (loc == nil) || (!c.dryRun && loc[name] != staged) {
+				t.Fatalf("Locations %v: the originals are read at the staged names in a run only", loc)
+			}
+			if !c.dryRun {
+				if e := cache[name]; e.Size() != m.Size || !e.ModTime().Equal(fi.ModTime()) {
+					t.Errorf("the member's cache entry is at %d bytes of %v, want the package's version with the member's size", e.Size(), e.ModTime())
+				}
 			}
 			pr.Discard()
 			if !sameVersion(cache[name], fi) {
 				t.Error("Discard did not put the member's cache entry back at its package")
+			}
+			if _, err := os.Stat(staged); (err == nil) != c.kept {
+				t.Errorf("a file at the staged name %s after Prepare and Discard: %v, want %v", staged, err == nil, c.kept)
+			}
+			if left, _ := filepath.Glob(filepath.Join(pr.TempDir, "*")); len(left) > 0 {
+				t.Errorf("copied into the work directory: %v", left)
 			}
 		})
 	}
@@ -125,7 +125,7 @@ func TestMemberSumsOnlyOfVerifiedVersion(t *testing.T) {
 					return nil
 				}}
 			pr.staged, pr.packages, pr.paths = map[string]*stagedMember{}, map[string][]string{}, map[string]string{}
-			if err := pr.stageAll(context.Background(), []string{name}); err != nil {
+			if err := pr.placeAll(context.Background(), []string{name}); err != nil {
 				t.Fatal(err)
 			}
 			if c.changed {

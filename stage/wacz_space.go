@@ -60,13 +60,8 @@ type spaceJob struct {
 }
 
 // runSpace is a run's rewrite: Jobs packages written at once (Finish).
-// A dry run stages copies of the members (in TempDir) and writes
-// nothing else.
+// A dry run writes nothing beside the packages, and is not checked.
 func (pr *PackageRewrite) runSpace() spaceJob {
-	if pr.DryRun {
-		return spaceJob{packagesAtOnce: max(pr.Jobs, 1), staging: "copies of", members: "members with duplicates", versions: "nothing else written",
-			refused: "a dry run copies the WACZ packages' members with duplicates into the work directory: %s; nothing was copied: free space there, or give the work directory another file system (--work-dir)"}
-	}
 	return spaceJob{packagesAtOnce: max(pr.Jobs, 1), inPlace: true, staging: "new versions of", members: "members with duplicates, at most their size", versions: "packages written at once and WARC files' new versions",
 		refused: "the WACZ packages' members with duplicates get their new versions beside their packages, which stay until the packages are written anew beside themselves, before any is replaced: %s; nothing was rewritten: free space there, or run the crawls one at a time (run --index: a committed crawl is never rewritten)"}
 }
@@ -148,8 +143,8 @@ func (pr *PackageRewrite) checkSpace(names []string, files map[uint64][]int64) e
 }
 
 // checkSpaceOf refuses the staging of the members names when a file
-// system they would be staged on has not the room job needs there (a dry
-// run's: the copies alone, in TempDir): the copies and what is written
+// system they would be staged on has not the room job needs there: the
+// copies and what is written
 // beside them at once (spaceNeed.inFlight; files: the largest WARC files
 // rewritten, by file system, rewrittenFiles). It says what it needs and
 // what is free, and what to do.
@@ -168,17 +163,12 @@ func (pr *PackageRewrite) checkSpaceOf(job spaceJob, names []string, files map[u
 			n.filesGrown = grown
 		}
 	}
-	if !pr.DryRun {
-		pr.addRequirers(needs, names)
-	}
+	pr.addRequirers(needs, names)
 	jobs := max(pr.Jobs, 1)
 	var short []string
 	for _, id := range slices.Sorted(maps.Keys(needs)) {
 		n := needs[id]
 		staged, inFlight := n.staged(), n.inFlight(jobs, job)
-		if pr.DryRun {
-			inFlight = 0 // a dry run writes no new version nor package
-		}
 		if need := staged + inFlight; need > n.free {
 			short = append(short, fmt.Sprintf("%s needs about %s (%s %d %s, %s; %s, %s), %s free",
 				n.dir, progress.Bytes(need), job.staging, len(n.memberSizes), job.members, progress.Bytes(staged), job.versions, progress.Bytes(inFlight), progress.Bytes(n.free)))
@@ -199,12 +189,6 @@ func (pr *PackageRewrite) spaceNeeds(names []string, grown map[string]int64) (ma
 	for _, name := range names {
 		m := pr.Members[name]
 		dir := filepath.Dir(m.Path)
-		if pr.DryRun {
-			dir = pr.TempDir
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return nil, err
-			}
-		}
 		id, free, ok := fs(dir)
 		if !ok {
 			continue
