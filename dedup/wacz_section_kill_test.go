@@ -83,6 +83,33 @@ func sameMemberSums(t *testing.T, when string, before, after map[string]string) 
 func waczMemberSums(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	sums := map[string]string{}
+	eachWARCMember(t, dir, func(key string, p *wacz.Package, m *wacz.Member) {
+		sec, err := p.Section(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := sha256.New()
+		if _, err := io.Copy(h, sec); err != nil {
+			t.Fatal(err)
+		}
+		sums[key] = hex.EncodeToString(h.Sum(nil))
+	})
+	return sums
+}
+
+// waczMemberSizes are the stored sizes of every WARC member of the
+// packages in dir, keyed as waczMemberSums keys them.
+func waczMemberSizes(t *testing.T, dir string) map[string]int64 {
+	t.Helper()
+	sizes := map[string]int64{}
+	eachWARCMember(t, dir, func(key string, _ *wacz.Package, m *wacz.Member) { sizes[key] = m.CompressedSize })
+	return sizes
+}
+
+// eachWARCMember calls fn with every WARC member of the packages in dir
+// (there must be one), keyed "PACKAGE#MEMBER".
+func eachWARCMember(t *testing.T, dir string, fn func(key string, p *wacz.Package, m *wacz.Member)) {
+	t.Helper()
 	paths, _ := filepath.Glob(filepath.Join(dir, "*.wacz"))
 	if len(paths) == 0 {
 		t.Fatalf("no package in %s", dir)
@@ -93,17 +120,8 @@ func waczMemberSums(t *testing.T, dir string) map[string]string {
 			t.Fatal(err)
 		}
 		for _, m := range p.WARCs() {
-			sec, err := p.Section(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h := sha256.New()
-			if _, err := io.Copy(h, sec); err != nil {
-				t.Fatal(err)
-			}
-			sums[strings.Join([]string{filepath.Base(path), m.Name}, "#")] = hex.EncodeToString(h.Sum(nil))
+			fn(strings.Join([]string{filepath.Base(path), m.Name}, "#"), p, m)
 		}
 		p.Close()
 	}
-	return sums
 }

@@ -587,25 +587,6 @@ func TestDryRunWACZ(t *testing.T) {
 // for its manifests, less than the members it reads.
 const dryRunWorkSpace = 640 << 10
 
-// waczMemberSizes are the stored sizes of every WARC member of the
-// packages in dir, keyed as waczMemberSums keys them.
-func waczMemberSizes(t *testing.T, dir string) map[string]int64 {
-	t.Helper()
-	sizes := map[string]int64{}
-	paths, _ := filepath.Glob(filepath.Join(dir, "*.wacz"))
-	for _, path := range paths {
-		p, err := wacz.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range p.WARCs() {
-			sizes[filepath.Base(path)+"#"+m.Name] = m.CompressedSize
-		}
-		p.Close()
-	}
-	return sizes
-}
-
 // TestRunWACZChangedAfterHash proves that a package changed between the
 // hash stage, which compared its members with its datapackage.json, and
 // its rebuild is not rewritten on that stale verdict: every package
