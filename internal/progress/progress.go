@@ -155,6 +155,11 @@ func (s *Stage) status(now time.Time) string {
 	}
 	var b strings.Builder
 	b.WriteString(s.Name)
+	if done == 0 && total == 0 {
+		// Nothing counted yet (what the stage counts is set later, by
+		// Begin): a bare "0" would say nothing.
+		return s.withNote(&b)
+	}
 	b.WriteString("  ")
 	b.WriteString(s.amount(done))
 	if total > 0 {
@@ -171,6 +176,11 @@ func (s *Stage) status(now time.Time) string {
 			b.WriteString(Duration(time.Duration(float64(total-done) / rate * float64(time.Second))))
 		}
 	}
+	return s.withNote(&b)
+}
+
+// withNote ends a status line with the stage's note, if it has one.
+func (s *Stage) withNote(b *strings.Builder) string {
 	if note := s.note.Load(); note != nil && *note != "" {
 		b.WriteString("  ")
 		b.WriteString(*note)

@@ -94,6 +94,20 @@ func TestTerminalDrawsAtOnce(t *testing.T) {
 	}
 }
 
+// TestStatusBeforeCounting proves that a stage started before it knows
+// what it counts (Begin comes later) shows its name alone, not a bare 0.
+func TestStatusBeforeCounting(t *testing.T) {
+	d := &Display{w: &bytes.Buffer{}, name: "warcdedup", every: time.Hour}
+	s := d.Start("resolve the collisions", "", 0)
+	if got := s.status(time.Now()); got != "resolve the collisions" {
+		t.Errorf("status %q before anything is counted, want the name alone", got)
+	}
+	s.Begin("files", 3)
+	if got := s.status(time.Now()); !strings.HasPrefix(got, "resolve the collisions  0 files / 3 files (0%)") {
+		t.Errorf("status %q once begun", got)
+	}
+}
+
 // TestNote proves that a stage's note follows its figures in the progress
 // line, and changes when it is set again.
 func TestNote(t *testing.T) {
