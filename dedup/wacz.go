@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"warcdedup/atomicfile"
@@ -401,6 +402,9 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 	s.Sections = pr.Sections()
 	s.Container = pr.Container
 	s.Open = &stage.PackageOpener{Next: s.Open, Members: w.members, Staged: s.Locations, InPlace: s.Sections != nil}
+	if !r.opt.DryRun {
+		finishProgress(s, pr)
+	}
 	res, err := s.Run(ctx)
 	if err != nil {
 		pr.Discard()
@@ -803,4 +807,22 @@ func loggedVersions(name string, want map[string]bool) (map[string]rewritelog.Fi
 		err = nil // no log: no version
 	}
 	return out, err
+}
+
+// finishProgress makes the rewrite stage s count the packages pr's
+// Finish writes anew after it, beside the files it reads: its total the
+// two together, each package's size added as Finish is through with it.
+// (Its progress stood at 100% while the packages were written: a
+// quarter of the stage's time on the WACZ bench.)
+func finishProgress(s *stage.Rewrite, pr *stage.PackageRewrite) {
+	read := s.Total
+	s.Total += pr.PlannedBytes()
+	var mu sync.Mutex // packages are written at once; a Meter's Set is not atomic
+	written := read
+	pr.Done = func(n int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		written += n
+		s.Meter.Set(written)
+	}
 }

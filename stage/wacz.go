@@ -180,6 +180,12 @@ type PackageRewrite struct {
 	Verified func(path string, fi os.FileInfo) error
 	// Jobs is how many packages Finish writes anew at once (0: one).
 	Jobs int
+	// Done, if set, is told the size of each package Finish is through
+	// with (written anew, refused, or with nothing to write), as
+	// PlannedBytes counted it, once: the progress of the packages'
+	// writing, which on a large collection takes a share of the rewrite
+	// stage worth showing.
+	Done func(bytes int64)
 	// Lines, if set, holds the index lines of the WARC members as the
 	// hash stage read them, and those derived for the staged copies the
 	// rewrite replaced (wacz.LineStore): a package whose members' lines
@@ -257,6 +263,9 @@ type PackageRewrite struct {
 	// version, not one another process put at its name meanwhile (which
 	// made the rewrite refuse the member, CommitNew never replacing it).
 	newVersions map[string]os.FileInfo
+	// planned are the package sizes PlannedBytes counted, by name
+	// (plannedSize).
+	planned map[string]int64
 }
 
 // ExternalPackage is a package outside the collection that holds
@@ -841,6 +850,56 @@ func (pr *PackageRewrite) loggedOnly(s *stagedMember) bool {
 	return !put && err == nil && !os.SameFile(fi, s.info)
 }
 
+// PlannedBytes is what Finish may write anew after the rewrite (Prepare
+// done): the size of each package with members readied for it or
+// lacking requires entries, as it is now. (The requirers Finish brings
+// up to date after, found then, are not counted.)
+func (pr *PackageRewrite) PlannedBytes() int64 {
+	var n int64
+	for _, pkg := range pr.plannedPackages() {
+		n += pr.plannedSize(pkg)
+	}
+	return n
+}
+
+// plannedPackages are PlannedBytes' packages, by name, sorted.
+func (pr *PackageRewrite) plannedPackages() []string {
+	set := map[string]bool{}
+	for pkg := range pr.packages {
+		set[pkg] = true
+	}
+	for pkg := range pr.missing {
+		set[pkg] = true
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// plannedSize is the size PlannedBytes counts for pkg: the package's as
+// it was when first asked (0 if it cannot be read), the same each time.
+func (pr *PackageRewrite) plannedSize(pkg string) int64 {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if n, ok := pr.planned[pkg]; ok {
+		return n
+	}
+	if pr.planned == nil {
+		pr.planned = map[string]int64{}
+	}
+	var n int64
+	if fi, err := os.Stat(pr.paths[pkg]); err == nil {
+		n = fi.Size()
+	}
+	pr.planned[pkg] = n
+	return n
+}
+
+// done tells Done that Finish is through with the package pkg.
+func (pr *PackageRewrite) done(pkg string) {
+	if pr.Done != nil {
+		pr.Done(pr.plannedSize(pkg))
+	}
+}
+
 // Finish rebuilds each package whose members the rewrite replaced, the
 // packages required first, and removes the staged copies. A package that
 // cannot be rebuilt, or whose new version fails its check, is left as it
@@ -857,6 +916,11 @@ func (pr *PackageRewrite) Finish(ctx context.Context, now time.Time) (PackageRes
 	for pkg := range pr.missing {
 		if replaced[pkg] == nil {
 			replaced[pkg] = map[string]string{} // its requires entries alone
+		}
+	}
+	for _, pkg := range pr.plannedPackages() {
+		if replaced[pkg] == nil {
+			pr.done(pkg) // nothing of it was replaced
 		}
 	}
 	f := pr.finishingOf(replaced, now)
@@ -1133,6 +1197,7 @@ func (f *finishing) run(ctx context.Context, replaced map[string]map[string]stri
 			defer wg.Done()
 			defer func() { <-sem }()
 			defer close(f.done[pkg])
+			defer f.pr.done(pkg)
 			out[i] = f.one(pkg, replaced[pkg], jobs, func(required string) {
 				if f.done[required] != nil && at[required] < i {
 					<-f.done[required]
