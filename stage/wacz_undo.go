@@ -80,60 +80,32 @@ func (pr *PackageRewrite) StagedCopy(name string) string {
 }
 
 // FinishUndo writes anew each package whose staged members the undo
-// replaced, checked and renamed over it as Finish does. The staged
-// copies stay until Discard (the undo's check reads them). Restored
-// counts the packages whose metadata came back as it was before the
-// first run.
+// replaced, checked and renamed over it as Finish does, and tells Done
+// of each package it staged members of as it is through with it. The
+// staged copies stay until Discard (the undo's check reads them).
+// Restored counts the packages whose metadata came back as it was before
+// the first run.
 func (pr *PackageRewrite) FinishUndo(ctx context.Context, now time.Time) (res PackageResult, restored int, err error) {
 	var rebuilt []string
 	for _, pkg := range slices.Sorted(maps.Keys(pr.packages)) {
 		if err := ctx.Err(); err != nil {
 			return res, restored, err
 		}
-		replace := map[string]string{}
-		for _, n := range pr.packages[pkg] {
-			s := pr.staged[n]
-			if fi, err := os.Stat(s.path); err == nil && !os.SameFile(fi, s.info) {
-				replace[s.Member] = s.path
-			}
-		}
-		if len(replace) == 0 {
-			continue
-		}
-		saved, savedTimes, err := SavedMetadata(pr.MetadataDir, pkg)
-		if err != nil {
+		out, err := pr.undoPackage(pkg, now)
+		pr.done(pkg)
+		switch {
+		case err != nil:
 			return res, restored, err
-		}
-		back := false
-		if saved != nil {
-			_, err = pr.rebuild(pkg, replace, now, func(b *wacz.Rebuild) { b.Metadata, b.Times, b.NoPackageSHA256 = saved, savedTimes, true })
-			back = err == nil
-			if err != nil && !errors.Is(err, wacz.ErrHash) {
-				res.Refused = append(res.Refused, fmt.Sprintf("%s: left as it was: %v", pkg, err))
-				continue
-			}
-		}
-		if !back {
-			unrequire, err := addedRequirements(pr.paths[pkg], saved)
-			var times map[string][2]uint16
-			if err == nil {
-				times, err = timesOfMembersBack(saved, savedTimes, replace)
-			}
-			if err == nil {
-				_, err = pr.rebuild(pkg, replace, now, func(b *wacz.Rebuild) { b.Unrequire, b.Times, b.NoPackageSHA256 = unrequire, times, true })
-			}
-			if err != nil {
-				res.Refused = append(res.Refused, fmt.Sprintf("%s: left as it was: %v", pkg, err))
-				continue
-			}
+		case out.refused != "":
+			res.Refused = append(res.Refused, out.refused)
+			continue
+		case !out.rebuilt:
+			continue
 		}
 		res.Rebuilt++
 		rebuilt = append(rebuilt, pkg)
-		if back {
+		if out.back {
 			restored++
-			if err := ForgetMetadata(pr.MetadataDir, pkg); err != nil {
-				return res, restored, err
-			}
 		}
 	}
 	// The packages of the collection that require one given back by the
@@ -217,4 +189,57 @@ func timesOfMembersBack(saved *wacz.Metadata, times map[string][2]uint16, replac
 		}
 	}
 	return back, nil
+}
+
+// undoneOutcome is what FinishUndo did with one package.
+type undoneOutcome struct {
+	rebuilt bool   // written anew around its restored members
+	back    bool   // with its metadata as it was before the first run
+	refused string // left as it was, and why
+}
+
+// undoPackage writes the package pkg anew around the members the undo
+// restored, if it replaced any: with its metadata before the first run
+// when every member is back bit for bit (which is then forgotten), else
+// with the new hashes and without the requires entries the runs added.
+// The error stops the undo; a package left as it was is refused.
+func (pr *PackageRewrite) undoPackage(pkg string, now time.Time) (undoneOutcome, error) {
+	replace := map[string]string{}
+	for _, n := range pr.packages[pkg] {
+		s := pr.staged[n]
+		if fi, err := os.Stat(s.path); err == nil && !os.SameFile(fi, s.info) {
+			replace[s.Member] = s.path
+		}
+	}
+	if len(replace) == 0 {
+		return undoneOutcome{}, nil
+	}
+	left := func(err error) undoneOutcome {
+		return undoneOutcome{refused: fmt.Sprintf("%s: left as it was: %v", pkg, err)}
+	}
+	saved, savedTimes, err := SavedMetadata(pr.MetadataDir, pkg)
+	if err != nil {
+		return undoneOutcome{}, err
+	}
+	if saved != nil {
+		_, err = pr.rebuild(pkg, replace, now, func(b *wacz.Rebuild) { b.Metadata, b.Times, b.NoPackageSHA256 = saved, savedTimes, true })
+		switch {
+		case err == nil:
+			return undoneOutcome{rebuilt: true, back: true}, ForgetMetadata(pr.MetadataDir, pkg)
+		case !errors.Is(err, wacz.ErrHash):
+			return left(err), nil
+		}
+	}
+	unrequire, err := addedRequirements(pr.paths[pkg], saved)
+	var times map[string][2]uint16
+	if err == nil {
+		times, err = timesOfMembersBack(saved, savedTimes, replace)
+	}
+	if err == nil {
+		_, err = pr.rebuild(pkg, replace, now, func(b *wacz.Rebuild) { b.Unrequire, b.Times, b.NoPackageSHA256 = unrequire, times, true })
+	}
+	if err != nil {
+		return left(err), nil
+	}
+	return undoneOutcome{rebuilt: true}, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"warcdedup/fixity"
 	"warcdedup/inplace"
+	"warcdedup/internal/progress"
 	"warcdedup/manifest"
 	"warcdedup/originals"
 	"warcdedup/restore"
@@ -183,7 +184,12 @@ func (u *undo) finishWACZ(ctx context.Context, wu *waczUndo, todo []string) erro
 			u.show.Print("warcdedup: error: %s: %v", name, err)
 		}
 	}
+	// The packages' writing has a stage of its own: on a large
+	// collection it takes long after the restore is done.
+	show := u.show.Start("write the WACZ packages", "bytes", wu.pr.PlannedBytes())
+	wu.pr.Done = func(n int64) { show.Add(n) }
 	res, restored, err := wu.pr.FinishUndo(ctx, time.Now().UTC())
+	show.End(err, fmt.Sprintf("%s packages written anew", progress.Count(int64(res.Rebuilt))))
 	for _, m := range res.Refused {
 		u.res.Unrestored = append(u.res.Unrestored, m)
 		u.show.Print("warcdedup: error: %s", m)
