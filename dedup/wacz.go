@@ -374,7 +374,15 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 		return stage.RewriteResult{}, err
 	}
 	pr.Changed = changed
-	if err := pr.Prepare(ctx, r.wd.File(numbered), r.wd.File(byFile)); err != nil {
+	closeMoves, err := r.packageMoves(pr, s.Log)
+	if err != nil {
+		return stage.RewriteResult{}, err
+	}
+	err = pr.Prepare(ctx, r.wd.File(numbered), r.wd.File(byFile))
+	if cerr := closeMoves(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		pr.Discard()
 		return stage.RewriteResult{}, err
 	}
@@ -425,6 +433,29 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 		err = w.relocate()
 	}
 	return res, err
+}
+
+// packageMoves gives pr the moves of the job's rewrites so far (the rewrite
+// log since the hash stage), while the log has entries since: Prepare
+// reads revisits of the members at the numbered manifest's offsets, the
+// hash stage's, which the first rewrite moved for the collisions' (and a
+// stopped attempt for a resumed one). The log is closed again before the
+// rewrite opens it (close; it is locked).
+func (r *run) packageMoves(pr *stage.PackageRewrite, logFile string) (close func() error, err error) {
+	fi, err := os.Stat(logFile)
+	if r.opt.DryRun || err != nil || fi.Size() <= r.state.LogSizeAtHash {
+		return func() error { return nil }, nil
+	}
+	log, err := rewritelog.Open(logFile)
+	if err != nil {
+		return nil, err
+	}
+	log.Since(r.state.LogSizeAtHash)
+	pr.Moves = log
+	return func() error {
+		pr.Moves = nil
+		return log.Close()
+	}, nil
 }
 
 // memberLines gives the rewrite s and the packages' rebuild pr the index

@@ -159,6 +159,14 @@ type PackageRewrite struct {
 	// to date, beside those it writes anew: the job's packages an
 	// earlier, stopped attempt at its rewrite wrote (RefreshRequirers).
 	Changed []string
+	// Moves, if set, follows an offset the numbered manifest gives a
+	// record of a member (the hash stage's) to where the record is now:
+	// the job's rewrites before this one (the first, for the
+	// collisions'; a stopped attempt) moved it. findDependencies reads
+	// revisits there (revisitOrigins).
+	Moves interface {
+		Move(name string, offset int64) (int64, error)
+	}
 	// Restamp, if set, moves the hash stage's cache entry of a WARC member
 	// (by its name in the collection) from the file version that held it
 	// to the package written anew around it (warcsum.Cache.Restamp), so
