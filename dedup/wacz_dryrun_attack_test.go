@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -172,9 +173,46 @@ func TestRunWACZCopiedPackageCollisions(t *testing.T) {
 		t.Fatalf("the run: exit %d:\n%s", status, out)
 	}
 	checkPackages(t, dir)
+	containerRevisits(t, dir)
+	if stale := jobtest.StaleRequires(t, dir); len(stale) > 0 {
+		t.Errorf("requires entries stale after the run: %v", stale)
+	}
 	out, err = exec.Command(binPath, "undo", "-q", "--work-dir", wd, dir).CombinedOutput()
 	if status := exitStatus(t, err, out); status != 0 {
 		t.Fatalf("the undo: exit %d:\n%s", status, out)
 	}
 	sameMemberSums(t, "after the run and the undo", before, waczMemberSums(t, dir))
+}
+
+// TestRunWACZLinkedPackageRequired: a package of the collection has a
+// second name in it (a hard link, both listed), and the other packages'
+// duplicates have their originals there. Its members are refused for
+// their links (exit 1), nothing of it written anew; the others are
+// rewritten, requiring it, and every requires entry and revisit's
+// container stays right: it keeps its hash.
+func TestRunWACZLinkedPackageRequired(t *testing.T) {
+	dir, _ := jobtest.GeneratedWACZ(t, false)
+	if err := os.Link(filepath.Join(dir, "crawl-0-0.wacz"), filepath.Join(dir, "crawl-0-0-link.wacz")); err != nil {
+		t.Fatal(err)
+	}
+	before := waczMemberSums(t, dir)
+	wd := filepath.Join(t.TempDir(), "work")
+	out, err := exec.Command(binPath, "run", "-q", "-j", "2", "--work-dir", wd, dir).CombinedOutput()
+	if status := exitStatus(t, err, out); status != 1 || !bytes.Contains(out, []byte("has 2 hard links")) {
+		t.Fatalf("the run: exit %d, want 1 for the links:\n%s", status, out)
+	}
+	for _, name := range []string{"crawl-0-0.wacz", "crawl-0-0-link.wacz"} {
+		for k, sum := range waczMemberSums(t, dir) {
+			if strings.HasPrefix(k, name+"#") && sum != before[k] {
+				t.Errorf("%s changed, though refused", k)
+			}
+		}
+	}
+	checkPackages(t, dir)
+	if n := containerRevisits(t, dir); n == 0 {
+		t.Error("no revisit refers to another package")
+	}
+	if stale := jobtest.StaleRequires(t, dir); len(stale) > 0 {
+		t.Errorf("requires entries stale after the run: %v", stale)
+	}
 }

@@ -461,19 +461,21 @@ func EachLine(name string, fn func(*manifest.Line) error) error {
 // copied as they are.
 func (pr *PackageRewrite) findDependencies(ctx context.Context, numbered string) error {
 	var cur string
-	kept := map[int]string{}          // ext -> package of copy 1
+	// ext -> packages of copy 1: a class may have more than one (the
+	// same capture in two packages, a copy of one: each is pinned by the
+	// revisits that name it), and the rewrite's revisits may point at
+	// any of them, so each is required.
+	kept := map[int]map[string]bool{}
 	dups := map[int]map[string]bool{} // ext -> packages of duplicates
 	origins := pr.newRevisitOrigins(ctx)
 	flush := func() {
 		origins.endDigest()
 		for ext, pkgs := range dups {
-			orig, ok := kept[ext]
-			if !ok {
-				continue
-			}
-			for p := range pkgs {
-				if p != orig {
-					pr.deps[[2]string{p, orig}] = true
+			for orig := range kept[ext] {
+				for p := range pkgs {
+					if p != orig {
+						pr.deps[[2]string{p, orig}] = true
+					}
 				}
 			}
 		}
@@ -507,7 +509,10 @@ func (pr *PackageRewrite) findDependencies(ctx context.Context, numbered string)
 		}
 		switch {
 		case l.IsKept():
-			kept[l.Class] = pkg
+			if kept[l.Class] == nil {
+				kept[l.Class] = map[string]bool{}
+			}
+			kept[l.Class][pkg] = true
 			if pkg != "" {
 				if err := origins.kept(l, pkg, path); err != nil {
 					return err
