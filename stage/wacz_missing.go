@@ -183,14 +183,18 @@ func requiredNames(path string) (map[string]bool, error) {
 // WARC-Refers-To-Container, "" for none.
 func (o *revisitOrigins) refersToContainer(at revisitAt) (string, error) {
 	name, _ := manifest.UnescapeFile(at.field)
-	offset := at.offset
+	offset, opener := at.offset, o.opener
 	if o.pr.Moves != nil {
 		var err error
 		if offset, err = o.pr.Moves.Move(name, at.offset); err != nil {
 			return "", fmt.Errorf("%s: offset %d: the revisit the manifest lists, followed through the rewrite log: %w", name, at.offset, err)
 		}
+		// The member's logged version is at its staged name while its
+		// package was left as it was (Finish refused it): read there.
+		m := o.pr.Members[name]
+		opener = &PackageOpener{Members: o.pr.Members, Staged: map[string]string{name: filepath.Join(filepath.Dir(m.Path), stageName(m))}, InPlace: true}
 	}
-	rc, err := o.opener.Open(o.ctx, at.field, offset, at.length)
+	rc, err := opener.Open(o.ctx, at.field, offset, at.length)
 	if err != nil {
 		return "", err
 	}
