@@ -439,23 +439,44 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 // log since the hash stage), while the log has entries since: Prepare
 // reads revisits of the members at the numbered manifest's offsets, the
 // hash stage's, which the first rewrite moved for the collisions' (and a
-// stopped attempt for a resumed one). The log is closed again before the
-// rewrite opens it (close; it is locked).
+// stopped attempt for a resumed one). The log is opened at the first
+// revisit read (few runs read one), and closed again before the rewrite
+// opens it (close; it is locked).
 func (r *run) packageMoves(pr *stage.PackageRewrite, logFile string) (close func() error, err error) {
 	fi, err := os.Stat(logFile)
 	if r.opt.DryRun || err != nil || fi.Size() <= r.state.LogSizeAtHash {
 		return func() error { return nil }, nil
 	}
-	log, err := rewritelog.Open(logFile)
-	if err != nil {
-		return nil, err
-	}
-	log.Since(r.state.LogSizeAtHash)
-	pr.Moves = log
+	m := &logMoves{file: logFile, since: r.state.LogSizeAtHash}
+	pr.Moves = m
 	return func() error {
 		pr.Moves = nil
-		return log.Close()
+		if m.log == nil {
+			return nil
+		}
+		return m.log.Close()
 	}, nil
+}
+
+// logMoves follows offsets through the rewrite log file since a size,
+// opened at the first Move.
+type logMoves struct {
+	file  string
+	since int64
+	log   *rewritelog.Log
+	err   error
+}
+
+func (m *logMoves) Move(name string, offset int64) (int64, error) {
+	if m.log == nil && m.err == nil {
+		if m.log, m.err = rewritelog.Open(m.file); m.err == nil {
+			m.log.Since(m.since)
+		}
+	}
+	if m.err != nil {
+		return 0, m.err
+	}
+	return m.log.Move(name, offset)
 }
 
 // memberLines gives the rewrite s and the packages' rebuild pr the index
