@@ -321,8 +321,14 @@ func (r *run) params() Params {
 // but the files changed, or when they changed since an unfinished job
 // hashed them before it began its rewrite; else the stages not done.
 func (r *run) resume() (*stage.Result, error) {
-	if err := recoverPackages(r.wd, r.opt.Collections, messages{r.show}, r.coll.packages, r.crawl); err != nil { // dedup/wacz.go
-		return nil, err
+	// A dry run finishes no package: it writes nothing, and holds no lock
+	// of the collection (assess goes on beside a run), so the members
+	// staged beside the packages may be a running or killed job's new
+	// versions, which its own log does not name and Recover would remove.
+	if !r.opt.DryRun {
+		if err := recoverPackages(r.wd, r.opt.Collections, messages{r.show}, r.coll.packages, r.crawl); err != nil { // dedup/wacz.go
+			return nil, err
+		}
 	}
 	if err := r.checkMultiWACZ(); err != nil { // dedup/waczinput.go
 		return nil, err

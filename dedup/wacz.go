@@ -375,7 +375,15 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 		return stage.RewriteResult{}, err
 	}
 	pr.Changed = changed
-	if err := pr.Prepare(ctx, r.wd.File(numbered), r.wd.File(byFile)); err != nil {
+	closeMoves, err := r.packageMoves(pr, s.Log)
+	if err != nil {
+		return stage.RewriteResult{}, err
+	}
+	err = pr.Prepare(ctx, r.wd.File(numbered), r.wd.File(byFile))
+	if cerr := closeMoves(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		pr.Discard()
 		return stage.RewriteResult{}, err
 	}
@@ -429,6 +437,50 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 		err = w.relocate()
 	}
 	return res, err
+}
+
+// packageMoves gives pr the moves of the job's rewrites so far (the rewrite
+// log since the hash stage), while the log has entries since: Prepare
+// reads revisits of the members at the numbered manifest's offsets, the
+// hash stage's, which the first rewrite moved for the collisions' (and a
+// stopped attempt for a resumed one). The log is opened at the first
+// revisit read (few runs read one), and closed again before the rewrite
+// opens it (close; it is locked).
+func (r *run) packageMoves(pr *stage.PackageRewrite, logFile string) (close func() error, err error) {
+	fi, err := os.Stat(logFile)
+	if r.opt.DryRun || err != nil || fi.Size() <= r.state.LogSizeAtHash {
+		return func() error { return nil }, nil
+	}
+	m := &logMoves{file: logFile, since: r.state.LogSizeAtHash}
+	pr.Moves = m
+	return func() error {
+		pr.Moves = nil
+		if m.log == nil {
+			return nil
+		}
+		return m.log.Close()
+	}, nil
+}
+
+// logMoves follows offsets through the rewrite log file since a size,
+// opened at the first Move.
+type logMoves struct {
+	file  string
+	since int64
+	log   *rewritelog.Log
+	err   error
+}
+
+func (m *logMoves) Move(name string, offset int64) (int64, error) {
+	if m.log == nil && m.err == nil {
+		if m.log, m.err = rewritelog.Open(m.file); m.err == nil {
+			m.log.Since(m.since)
+		}
+	}
+	if m.err != nil {
+		return 0, m.err
+	}
+	return m.log.Move(name, offset)
 }
 
 // memberLines gives the rewrite s and the packages' rebuild pr the index

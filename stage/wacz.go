@@ -159,6 +159,14 @@ type PackageRewrite struct {
 	// to date, beside those it writes anew: the job's packages an
 	// earlier, stopped attempt at its rewrite wrote (RefreshRequirers).
 	Changed []string
+	// Moves, if set, follows an offset the numbered manifest gives a
+	// record of a member (the hash stage's) to where the record is now:
+	// the job's rewrites before this one (the first, for the
+	// collisions'; a stopped attempt) moved it. findDependencies reads
+	// revisits there (revisitOrigins).
+	Moves interface {
+		Move(name string, offset int64) (int64, error)
+	}
 	// Restamp, if set, moves the hash stage's cache entry of a WARC member
 	// (by its name in the collection) from the file version that held it
 	// to the package written anew around it (warcsum.Cache.Restamp), so
@@ -462,19 +470,21 @@ func EachLine(name string, fn func(*manifest.Line) error) error {
 // copied as they are.
 func (pr *PackageRewrite) findDependencies(ctx context.Context, numbered string) error {
 	var cur string
-	kept := map[int]string{}          // ext -> package of copy 1
+	// ext -> packages of copy 1: a class may have more than one (the
+	// same capture in two packages, a copy of one: each is pinned by the
+	// revisits that name it), and the rewrite's revisits may point at
+	// any of them, so each is required.
+	kept := map[int]map[string]bool{}
 	dups := map[int]map[string]bool{} // ext -> packages of duplicates
 	origins := pr.newRevisitOrigins(ctx)
 	flush := func() {
 		origins.endDigest()
 		for ext, pkgs := range dups {
-			orig, ok := kept[ext]
-			if !ok {
-				continue
-			}
-			for p := range pkgs {
-				if p != orig {
-					pr.deps[[2]string{p, orig}] = true
+			for orig := range kept[ext] {
+				for p := range pkgs {
+					if p != orig {
+						pr.deps[[2]string{p, orig}] = true
+					}
 				}
 			}
 		}
@@ -508,7 +518,10 @@ func (pr *PackageRewrite) findDependencies(ctx context.Context, numbered string)
 		}
 		switch {
 		case l.IsKept():
-			kept[l.Class] = pkg
+			if kept[l.Class] == nil {
+				kept[l.Class] = map[string]bool{}
+			}
+			kept[l.Class][pkg] = true
 			if pkg != "" {
 				if err := origins.kept(l, pkg, path); err != nil {
 					return err

@@ -182,16 +182,27 @@ func requiredNames(path string) (map[string]bool, error) {
 // refersToContainer is the package (file name) the revisit at names in
 // WARC-Refers-To-Container, "" for none.
 func (o *revisitOrigins) refersToContainer(at revisitAt) (string, error) {
-	rc, err := o.opener.Open(o.ctx, at.field, at.offset, at.length)
+	name, _ := manifest.UnescapeFile(at.field)
+	offset, opener := at.offset, o.opener
+	if o.pr.Moves != nil {
+		var err error
+		if offset, err = o.pr.Moves.Move(name, at.offset); err != nil {
+			return "", fmt.Errorf("%s: offset %d: the revisit the manifest lists, followed through the rewrite log: %w", name, at.offset, err)
+		}
+		// The member's logged version is at its staged name while its
+		// package was left as it was (Finish refused it): read there.
+		m := o.pr.Members[name]
+		opener = &PackageOpener{Members: o.pr.Members, Staged: map[string]string{name: filepath.Join(filepath.Dir(m.Path), stageName(m))}, InPlace: true}
+	}
+	rc, err := opener.Open(o.ctx, at.field, offset, at.length)
 	if err != nil {
 		return "", err
 	}
 	defer rc.Close()
-	name, _ := manifest.UnescapeFile(at.field)
 	if o.rec, err = record.Reuse(o.rec, rc, name); err != nil {
 		return "", err
 	}
-	o.rec.SetBase(at.offset)
+	o.rec.SetBase(offset)
 	r, err := o.rec.Next()
 	if err != nil {
 		return "", fmt.Errorf("%s: offset %d: the revisit the manifest lists: %w", name, at.offset, err)
