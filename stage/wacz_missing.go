@@ -191,8 +191,9 @@ func (o *revisitOrigins) refersToContainer(at revisitAt) (string, error) {
 		}
 		// The member's logged version is at its staged name while its
 		// package was left as it was (Finish refused it): read there.
-		m := o.pr.Members[name]
-		opener = &PackageOpener{Members: o.pr.Members, Staged: map[string]string{name: filepath.Join(filepath.Dir(m.Path), stageName(m))}, InPlace: true}
+		if m, ok := o.pr.Members[name]; ok {
+			opener = &PackageOpener{Next: o.opener, Members: o.pr.Members, Staged: map[string]string{name: filepath.Join(filepath.Dir(m.Path), stageName(m))}, InPlace: true}
+		}
 	}
 	rc, err := opener.Open(o.ctx, at.field, offset, at.length)
 	if err != nil {
