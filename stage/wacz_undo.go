@@ -93,19 +93,18 @@ func (pr *PackageRewrite) FinishUndo(ctx context.Context, now time.Time) (res Pa
 		}
 		out, err := pr.undoPackage(pkg, now)
 		pr.done(pkg)
-		switch {
-		case err != nil:
-			return res, restored, err
-		case out.refused != "":
+		if out.refused != "" {
 			res.Refused = append(res.Refused, out.refused)
-			continue
-		case !out.rebuilt:
-			continue
 		}
-		res.Rebuilt++
-		rebuilt = append(rebuilt, pkg)
-		if out.back {
-			restored++
+		if out.rebuilt {
+			res.Rebuilt++
+			rebuilt = append(rebuilt, pkg)
+			if out.back {
+				restored++
+			}
+		}
+		if err != nil {
+			return res, restored, err
 		}
 	}
 	// The packages of the collection that require one given back by the
@@ -202,7 +201,8 @@ type undoneOutcome struct {
 // restored, if it replaced any: with its metadata before the first run
 // when every member is back bit for bit (which is then forgotten), else
 // with the new hashes and without the requires entries the runs added.
-// The error stops the undo; a package left as it was is refused.
+// The error stops the undo (a package written anew is counted all the
+// same); a package left as it was is refused.
 func (pr *PackageRewrite) undoPackage(pkg string, now time.Time) (undoneOutcome, error) {
 	replace := map[string]string{}
 	for _, n := range pr.packages[pkg] {
