@@ -868,6 +868,11 @@ func loggedVersions(name string, want map[string]bool) (map[string]rewritelog.Fi
 // quarter of the stage's time on the WACZ bench.)
 func finishProgress(s *stage.Rewrite, pr *stage.PackageRewrite) {
 	read := s.Total
+	if read == 0 {
+		// A rewrite that counts with no total (the collisions'): the
+		// packages' bytes would be a total its reads could pass.
+		return
+	}
 	s.Total += pr.PlannedBytes()
 	var mu sync.Mutex // packages are written at once; a Meter's Set is not atomic
 	written := read
