@@ -176,19 +176,55 @@ func atAge(d time.Duration) killPoint {
 // if the command ended first) and the command's exit status otherwise.
 func killAt(t *testing.T, cmd *exec.Cmd, wd string, p killPoint) (where string, status int) {
 	t.Helper()
-	w := newWatch(wd)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	r := startWatched(t, cmd, wd)
+	if where, status = r.stopAt(p); where != "" {
+		r.kill()
+	}
+	return where, status
+}
+
+// stopAt runs cmd until p holds, and leaves it stopped (SIGSTOP) there:
+// where says where ("" if it ended first), finish continues it and gives
+// its exit status and standard error once it ends.
+func stopAt(t *testing.T, cmd *exec.Cmd, wd string, p killPoint) (where string, finish func() (int, []byte)) {
+	t.Helper()
+	r := startWatched(t, cmd, wd)
+	if where, _ = r.stopAt(p); where == "" {
+		return "", nil
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return where, r.finish
+}
+
+// watchedRun is a command started with its work directory watched
+// (newWatch), to be stopped, killed or continued at a kill point.
+type watchedRun struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	w      *watch
+	stderr bytes.Buffer
+	done   chan error // its Wait's
+}
+
+func startWatched(t *testing.T, cmd *exec.Cmd, wd string) *watchedRun {
+	t.Helper()
+	r := &watchedRun{t: t, cmd: cmd, w: newWatch(wd), done: make(chan error, 1)}
+	cmd.Stderr = &r.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	pid := cmd.Process.Pid
+	go func() { r.done <- cmd.Wait() }()
+	return r
+}
+
+// stopAt stops the command (SIGSTOP) once p holds and returns where; ""
+// and its exit status if it ended first.
+func (r *watchedRun) stopAt(p killPoint) (where string, status int) {
+	pid := r.cmd.Process.Pid
 	for {
 		select {
-		case err := <-done:
-			return "", exitStatus(t, err, stderr.Bytes())
+		case err := <-r.done:
+			return "", exitStatus(r.t, err, r.stderr.Bytes())
 		case <-time.After(time.Millisecond):
 		}
 		if syscall.Kill(pid, syscall.SIGSTOP) != nil {
@@ -198,13 +234,25 @@ func killAt(t *testing.T, cmd *exec.Cmd, wd string, p killPoint) (where string, 
 			syscall.Kill(pid, syscall.SIGCONT)
 			continue // it ended meanwhile: done says how
 		}
-		if what, ok := p.at(w); ok {
-			syscall.Kill(pid, syscall.SIGKILL)
-			<-done
+		if what, ok := p.at(r.w); ok {
 			return what, 0
 		}
 		syscall.Kill(pid, syscall.SIGCONT)
 	}
+}
+
+// kill kills the stopped command and waits for it.
+func (r *watchedRun) kill() {
+	syscall.Kill(r.cmd.Process.Pid, syscall.SIGKILL)
+	<-r.done
+}
+
+// finish continues the stopped command and gives its exit status and
+// standard error once it ends.
+func (r *watchedRun) finish() (int, []byte) {
+	syscall.Kill(r.cmd.Process.Pid, syscall.SIGCONT)
+	err := <-r.done
+	return exitStatus(r.t, err, r.stderr.Bytes()), r.stderr.Bytes()
 }
 
 // waitStopped waits until the process is stopped (state T in /proc), and

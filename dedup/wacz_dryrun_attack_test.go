@@ -7,9 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"warcdedup/internal/jobtest"
 	"warcdedup/workdir"
@@ -104,45 +102,6 @@ func TestDryRunLeavesKilledRunsStagedMembers(t *testing.T) {
 			}
 			t.Fatal("the run was never killed there")
 		})
-	}
-}
-
-// stopAt runs cmd until p holds, and leaves it stopped (SIGSTOP) there:
-// where says where ("" if it ended first), finish continues it and gives
-// its exit status and standard error once it ends.
-func stopAt(t *testing.T, cmd *exec.Cmd, wd string, p killPoint) (where string, finish func() (int, []byte)) {
-	t.Helper()
-	w := newWatch(wd)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	pid := cmd.Process.Pid
-	for {
-		select {
-		case <-done:
-			return "", nil
-		case <-time.After(time.Millisecond):
-		}
-		if syscall.Kill(pid, syscall.SIGSTOP) != nil {
-			continue
-		}
-		if !waitStopped(pid) {
-			syscall.Kill(pid, syscall.SIGCONT)
-			continue
-		}
-		if what, ok := p.at(w); ok {
-			t.Cleanup(func() { cmd.Process.Kill() })
-			return what, func() (int, []byte) {
-				syscall.Kill(pid, syscall.SIGCONT)
-				err := <-done
-				return exitStatus(t, err, stderr.Bytes()), stderr.Bytes()
-			}
-		}
-		syscall.Kill(pid, syscall.SIGCONT)
 	}
 }
 
