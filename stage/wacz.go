@@ -346,7 +346,7 @@ type PackageResult struct {
 	SHA256 map[string]string `json:"-"`
 }
 
-// Prepare readies (a dry run: stages) the members that the by-file
+// Prepare readies (place) the members that the by-file
 // manifest names duplicates in, and finds from the numbered manifest (on digest) which packages
 // hold the originals of each one's duplicates.
 func (pr *PackageRewrite) Prepare(ctx context.Context, numbered, byFile string) error {
@@ -674,7 +674,7 @@ func (pr *PackageRewrite) place(m PackageMember, sum knownSum) (*stagedMember, e
 // Sections says where each member the rewrite rewrites lies in its
 // package, and where its new version goes (its staged name), for
 // refs (inplace.Placement.Sections); nil when the members are staged
-// (a dry run: Locations names the copies).
+// (an undo's: Locations names the copies).
 func (pr *PackageRewrite) Sections() func(name string) (inplace.Section, bool) {
 	if !pr.inPlace {
 		return nil

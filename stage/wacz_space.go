@@ -23,8 +23,8 @@ import (
 // finishes it), but only after part of the rewrite was made for
 // nothing. So Prepare first compares what the job will need on each
 // file system with what is free there, and refuses the job, before
-// anything is written, when it cannot fit. A dry run stages copies of
-// the members in the work directory, and an undo stages the members it
+// anything is written, when it cannot fit. A dry run writes nothing
+// there and is not checked. An undo stages the members it
 // restores beside their packages (PrepareMembers) and needs more: each
 // restored version is larger than the member copied, by the bytes the
 // revisits it gives back saved (the rewrite log's), and so is each
