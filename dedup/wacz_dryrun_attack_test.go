@@ -39,12 +39,8 @@ func TestDryRunLeavesKilledRunsStagedMembers(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for attempt := 1; attempt <= 30; attempt++ {
-				dir, _ := jobtest.GeneratedWACZ(t, false)
-				before := waczMemberSums(t, dir)
-				wd := filepath.Join(t.TempDir(), "work")
-				if err := os.MkdirAll(wd, 0o755); err != nil {
-					t.Fatal(err)
-				}
+				j := newWACZJob(t)
+				dir, wd, args := j.dir, j.wd, j.args
 				p := killPoint{"members logged and put at their staged names, a package not written anew", func(w *watch) (string, bool) {
 					fi, err := os.Stat(filepath.Join(wd, workdir.LogFile))
 					put, _ := filepath.Glob(filepath.Join(dir, ".*.warcdedup-member"))
@@ -53,7 +49,6 @@ func TestDryRunLeavesKilledRunsStagedMembers(t *testing.T) {
 					}
 					return fmt.Sprintf("with %d members put, %d bytes logged", len(put), fi.Size()), len(put) > 0
 				}}
-				args := []string{"run", "-q", "-j", "2", "--work-dir", wd, dir}
 				var where string
 				var finish func() (int, []byte)
 				if c.stopped {
@@ -93,11 +88,7 @@ func TestDryRunLeavesKilledRunsStagedMembers(t *testing.T) {
 						t.Fatalf("the killed job's rerun after the dry run: exit %d:\n%s", status, out)
 					}
 				}
-				out, err = exec.Command(binPath, "undo", "-q", "--work-dir", wd, dir).CombinedOutput()
-				if status := exitStatus(t, err, out); status != 0 {
-					t.Fatalf("the undo: exit %d:\n%s", status, out)
-				}
-				sameMemberSums(t, "after the kill, the dry run, the rerun and the undo", before, waczMemberSums(t, dir))
+				j.undone(t, "after the kill, the dry run, the rerun")
 				return
 			}
 			t.Fatal("the run was never killed there")

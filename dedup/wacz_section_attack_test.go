@@ -28,14 +28,9 @@ import (
 func TestRunWACZForeignFileAtStagedName(t *testing.T) {
 	foreign := foreignWARC(t)
 	for attempt := 1; attempt <= 30; attempt++ {
-		dir, _ := jobtest.GeneratedWACZ(t, false)
-		before := waczMemberSums(t, dir)
-		wd := filepath.Join(t.TempDir(), "work")
-		if err := os.MkdirAll(wd, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		args := []string{"run", "-q", "-j", "2", "--work-dir", wd, dir}
-		put, out := whileWritten(t, exec.Command(binPath, args...), dir, func(staged string) {
+		j := newWACZJob(t)
+		dir := j.dir
+		put, out := whileWritten(t, exec.Command(binPath, j.args...), dir, func(staged string) {
 			if err := os.WriteFile(staged, foreign, 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -53,11 +48,7 @@ func TestRunWACZForeignFileAtStagedName(t *testing.T) {
 			}
 		}
 		os.Remove(put)
-		out2, err := exec.Command(binPath, "undo", "-q", "--work-dir", wd, dir).CombinedOutput()
-		if status := exitStatus(t, err, out2); status != 0 {
-			t.Fatalf("the undo: exit %d:\n%s", status, out2)
-		}
-		sameMemberSums(t, "after the run and the undo", before, waczMemberSums(t, dir))
+		j.undone(t, "after the run")
 		return
 	}
 	t.Fatal("never caught a member's new version being written")
@@ -153,27 +144,18 @@ func TestRunWACZKilledInPlaceThenUndone(t *testing.T) {
 	for _, point := range []func(dir string) killPoint{put, rebuilding} {
 		t.Run(point("").name, func(t *testing.T) {
 			for attempt := 1; attempt <= 40; attempt++ {
-				dir, _ := jobtest.GeneratedWACZ(t, false)
-				before := waczMemberSums(t, dir)
-				wd := filepath.Join(t.TempDir(), "work")
-				if err := os.MkdirAll(wd, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				args := []string{"run", "-q", "-j", "2", "--work-dir", wd, dir}
+				j := newWACZJob(t)
+				dir, wd, args := j.dir, j.wd, j.args
 				where, _ := killAt(t, exec.Command(binPath, args...), wd, point(dir))
 				if where == "" {
 					continue
 				}
 				t.Logf("killed %s (attempt %d)", where, attempt)
-				out, err := exec.Command(binPath, "undo", "-q", "--work-dir", wd, dir).CombinedOutput()
-				if status := exitStatus(t, err, out); status != 0 {
-					t.Fatalf("the undo after the kill: exit %d:\n%s", status, out)
-				}
-				sameMemberSums(t, "after the kill and the undo", before, waczMemberSums(t, dir))
+				j.undone(t, "after the kill")
 				if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) > 0 {
 					t.Errorf("left beside the packages after the undo: %v", left)
 				}
-				out, err = exec.Command(binPath, args...).CombinedOutput()
+				out, err := exec.Command(binPath, args...).CombinedOutput()
 				if status := exitStatus(t, err, out); status != 0 {
 					t.Fatalf("a run after the undo: exit %d:\n%s", status, out)
 				}

@@ -35,14 +35,9 @@ func TestRunWACZKilledWhileMembersRewrittenInPlace(t *testing.T) {
 	for _, point := range []func(dir string) killPoint{written, journaled} {
 		t.Run(point("").name, func(t *testing.T) {
 			for attempt := 1; attempt <= 30; attempt++ {
-				dir, _ := jobtest.GeneratedWACZ(t, false)
+				j := newWACZJob(t)
+				dir, wd, args := j.dir, j.wd, j.args
 				p := point(dir)
-				before := waczMemberSums(t, dir)
-				wd := filepath.Join(t.TempDir(), "work")
-				if err := os.MkdirAll(wd, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				args := []string{"run", "-q", "-j", "2", "--work-dir", wd, dir}
 				where, _ := killAt(t, exec.Command(binPath, args...), wd, p)
 				if where == "" {
 					continue
@@ -52,16 +47,42 @@ func TestRunWACZKilledWhileMembersRewrittenInPlace(t *testing.T) {
 				if status := exitStatus(t, err, out); status != 0 {
 					t.Fatalf("the run after the kill: exit %d:\n%s", status, out)
 				}
-				out, err = exec.Command(binPath, "undo", "-q", "--work-dir", wd, dir).CombinedOutput()
-				if status := exitStatus(t, err, out); status != 0 {
-					t.Fatalf("the undo: exit %d:\n%s", status, out)
-				}
-				sameMemberSums(t, "after the kill, the rerun and the undo", before, waczMemberSums(t, dir))
+				j.undone(t, "after the kill, the rerun")
 				return
 			}
 			t.Fatal("the run was never killed there")
 		})
 	}
+}
+
+// waczJob is a generated WACZ collection for a run to be killed, stopped
+// or disturbed: its WARC members' sums before, a work directory, and the
+// run's arguments.
+type waczJob struct {
+	dir, wd string
+	before  map[string]string
+	args    []string
+}
+
+func newWACZJob(t *testing.T) *waczJob {
+	t.Helper()
+	dir, _ := jobtest.GeneratedWACZ(t, false)
+	wd := filepath.Join(t.TempDir(), "work")
+	if err := os.MkdirAll(wd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return &waczJob{dir: dir, wd: wd, before: waczMemberSums(t, dir), args: []string{"run", "-q", "-j", "2", "--work-dir", wd, dir}}
+}
+
+// undone runs undo on the job and proves every member back bit for bit;
+// when says what came before it.
+func (j *waczJob) undone(t *testing.T, when string) {
+	t.Helper()
+	out, err := exec.Command(binPath, "undo", "-q", "--work-dir", j.wd, j.dir).CombinedOutput()
+	if status := exitStatus(t, err, out); status != 0 {
+		t.Fatalf("the undo %s: exit %d:\n%s", when, status, out)
+	}
+	sameMemberSums(t, when+" and the undo", j.before, waczMemberSums(t, j.dir))
 }
 
 // sameMemberSums fails the test unless the WARC members after (when)
