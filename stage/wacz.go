@@ -643,15 +643,15 @@ func (pr *PackageRewrite) stage(m PackageMember) (*stagedMember, error) {
 // rewrite derives the entry of its new version from it, as from a copy.
 func (pr *PackageRewrite) place(m PackageMember, sum knownSum) (*stagedMember, error) {
 	path := filepath.Join(filepath.Dir(m.Path), stageName(m))
+	if err := clearStagedName(path, pr.DryRun); err != nil {
+		return nil, fmt.Errorf("%s: readying %s for its rewrite: %w", m.Package, m.Member, err)
+	}
 	if pr.DryRun {
 		fi, err := os.Stat(m.Path)
 		if err != nil {
 			return nil, fmt.Errorf("%s: readying %s for its rewrite: %w", m.Package, m.Member, err)
 		}
 		return &stagedMember{PackageMember: m, path: path, info: inplace.SectionInfo(fi, m.Size), from: fi}, nil
-	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: removing %s, which an interrupted run left where the new version of %s goes: %w", m.Package, path, m.Member, err)
 	}
 	fi, err := os.Stat(m.Path)
 	if err != nil {
@@ -669,6 +669,31 @@ func (pr *PackageRewrite) place(m PackageMember, sum knownSum) (*stagedMember, e
 		}
 	}
 	return s, nil
+}
+
+// clearStagedName makes way for a member's new version at its staged
+// name, path: a file there is what an interrupted run left (Recover,
+// which runs before, took what it needed) and is removed, but by a dry
+// run, which puts nothing there and leaves it for the run. A directory
+// there is no run's: it is refused, by a dry run too, which must stop
+// where the run would (before 2026-11-28 a run stopped on a directory
+// that held files, its dry run said nothing and exited 0).
+func clearStagedName(path string, dryRun bool) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case fi.IsDir():
+		return fmt.Errorf("%s is a directory, where the member's new version goes (no run makes one there): move it away", path)
+	case dryRun:
+		return nil
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("removing %s, which an interrupted run left where the member's new version goes: %w", path, err)
+	}
+	return nil
 }
 
 // Sections says where each member the rewrite rewrites lies in its

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,11 +29,18 @@ func TestPrepareReadsMembersInPlace(t *testing.T) {
 		dryRun   bool
 		leftover bool // an interrupted run left a file at the staged name
 		kept     bool // a file is at the staged name after Prepare and Discard
+		// dir, if set, is put at the staged name: a directory, with a
+		// file in it unless "empty"; refused by a run and a dry run alike.
+		dir string
 	}{
 		{name: "a run reads the members in their package"},
 		{name: "an interrupted run's leftover is removed", leftover: true},
 		{name: "a dry run reads the members in their package", dryRun: true},
 		{name: "a dry run leaves an interrupted run's leftover", dryRun: true, leftover: true, kept: true},
+		{name: "a directory at the staged name stops a run", dir: "full"},
+		{name: "a directory at the staged name stops a dry run", dryRun: true, dir: "full"},
+		{name: "an empty directory at the staged name stops a run", dir: "empty"},
+		{name: "an empty directory at the staged name stops a dry run", dryRun: true, dir: "empty"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -52,6 +60,16 @@ func TestPrepareReadsMembersInPlace(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if c.dir != "" {
+				if err := os.Mkdir(staged, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if c.dir == "full" {
+					if err := os.WriteFile(filepath.Join(staged, "someone's"), []byte("kept"), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
 			cache := fakeCache{name: fi}
 			pr := &PackageRewrite{Members: map[string]PackageMember{name: m}, DryRun: c.dryRun, TempDir: filepath.Join(dir, "work"),
 				Messages: &collected{}}
@@ -61,7 +79,17 @@ func TestPrepareReadsMembersInPlace(t *testing.T) {
 			// As Prepare sets them up.
 			pr.inPlace = true
 			pr.staged, pr.packages, pr.paths = map[string]*stagedMember{}, map[string][]string{}, map[string]string{}
-			if err := pr.placeAll(context.Background(), []string{name}); err != nil {
+			err = pr.placeAll(context.Background(), []string{name})
+			if c.dir != "" {
+				if err == nil || !strings.Contains(err.Error(), "is a directory") {
+					t.Fatalf("placeAll: %v, want the directory at the staged name refused", err)
+				}
+				if fi, err := os.Stat(staged); err != nil || !fi.IsDir() {
+					t.Errorf("the directory at the staged name is gone: %v", err)
+				}
+				return
+			}
+			if err != nil {
 				t.Fatal(err)
 			}
 			s, ok := pr.Sections()(name)
