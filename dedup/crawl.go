@@ -171,7 +171,8 @@ func (c *crawlMode) committedLine(l *manifest.Line) bool {
 }
 
 // begin answers a run on a crawl the index holds: nothing to do when
-// every file is as committed (the same names and stamps), else a refusal,
+// every file is as committed (the same names; the same stamps, or the
+// same SHA-256 where a stamp differs), else a refusal,
 // since committed crawls are never rewritten. A run that resumes a job
 // whose join is done holds again what that join read (see
 // crawlindex.Registration.Resume); when that changed since, the job
@@ -191,21 +192,33 @@ func (c *crawlMode) begin(r *run) (*stage.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	stamps := map[string]string{}
+	committed := map[string]crawlindex.FileInfo{}
 	for _, f := range files {
-		stamps[c.name+"/"+f.Name] = f.Stamp
+		committed[c.name+"/"+f.Name] = f
 	}
 	changed := ""
-	now := r.committedStamps() // a WACZ member's package's (crawlwacz.go)
-	if len(stamps) != len(now) {
-		changed = fmt.Sprintf("%d files, %d committed", len(now), len(stamps))
+	now := r.currentFiles() // a WACZ member's package (crawlwacz.go)
+	if len(committed) != len(now) {
+		changed = fmt.Sprintf("%d files, %d committed", len(now), len(committed))
 	}
 	for _, name := range slices.Sorted(maps.Keys(now)) {
 		if changed != "" {
 			break
 		}
-		if s := now[name]; s == "" || stamps[name] != s {
-			changed = name + " changed"
+		f, ok := committed[name]
+		switch {
+		case !ok:
+			changed = name + " is not one of its files"
+		case now[name].Stamp != "" && now[name].Stamp == f.Stamp:
+		default:
+			// Another stamp is not other bytes: a change of owner,
+			// mode or links (an extra hard link removed, as a refusal
+			// for hard links asks) changes the change time alone. The
+			// file is compared with its SHA-256 as committed, as a
+			// run's rewrite of a committed package compares it.
+			if why := crawlindex.ChangedSinceCommit(now[name].Path, f); why != "" {
+				changed = name + " " + why
+			}
 		}
 	}
 	if changed != "" {

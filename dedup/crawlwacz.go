@@ -233,18 +233,24 @@ func recordedRequires(path, stamp string) (string, bool) {
 	return crawlindex.RequiresOf(byHash)
 }
 
-// committedStamps are what begin compares with the crawl's files as
-// committed: each file's stamp, a WACZ member's that of its package,
-// by the name the index gives it.
-func (r *run) committedStamps() map[string]string {
-	now := map[string]string{}
+// currentFile is a file of the crawl as it is now: its path and stamp
+// ("" if it cannot be read).
+type currentFile struct {
+	Path, Stamp string
+}
+
+// currentFiles are what begin compares with the crawl's files as
+// committed: each file, a WACZ member's package, by the name the index
+// gives it.
+func (r *run) currentFiles() map[string]currentFile {
+	now := map[string]currentFile{}
 	for _, in := range r.inputs {
 		name := in.Name
 		if m, ok := r.coll.wacz.members[in.Name]; ok {
 			name = m.Package
 		}
 		s, _ := fileStamp(in.Path)
-		now[name] = s
+		now[name] = currentFile{Path: in.Path, Stamp: s}
 	}
 	return now
 }
