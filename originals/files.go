@@ -12,33 +12,62 @@ import (
 // maxOpenFiles is how many files of originals stay open between reads.
 const maxOpenFiles = 32
 
+// KeptFiles are the files an Opener keeps open between reads while a
+// rewrite runs (KeepOpen): records are opened through them, a file is
+// dropped (Drop) before its replacement, the rest closed at the end.
+type KeptFiles interface {
+	Opener
+	Drop(field string)
+	Close() error
+}
+
+// FileKeeper is an Opener that can keep the files it reads open between
+// reads (a WACZ package's members: stage.PackageOpener).
+type FileKeeper interface {
+	KeepFiles(limit int) KeptFiles
+}
+
+// KeepFilesOf returns files src keeps open, up to limit: a
+// source.Locator's (Files), a FileKeeper's; ok is false for any other
+// Opener, which opens each record alone.
+func KeepFilesOf(src Opener, limit int) (files KeptFiles, ok bool) {
+	switch s := src.(type) {
+	case *source.Locator:
+		return s.Files(limit), true
+	case FileKeeper:
+		return s.KeepFiles(limit), true
+	}
+	return nil, false
+}
+
 // keptFiles keeps the local files originals are read from open while a
-// rewrite runs (KeepOpen), when the Opener is a source.Locator: opening
+// rewrite runs (KeepOpen), when the Opener can (KeepFilesOf): opening
 // a file through its root and closing it again for each original (a dozen
 // system calls) was a third of the time Open took on the bench collection.
 type keptFiles struct {
 	mu      sync.Mutex
 	keepers int
-	files   *source.Files // nil while none keeps them
+	files   KeptFiles // nil while none keeps them
 }
 
 // KeepOpen makes the Originals keep open the files they read originals
 // from (at most maxOpenFiles, the least recently used closed), until done
 // is called as often as KeepOpen was; the caller replaces files only
-// under Lock, which closes the file replaced. Then each original opens
-// its file again, as without KeepOpen. With an Opener other than a
-// source.Locator it does nothing.
+// under Lock, which drops the file replaced. Then each original opens
+// its file again, as without KeepOpen. With an Opener that cannot keep
+// files (KeepFilesOf) it does nothing.
 func (o *Originals) KeepOpen() (done func()) {
-	loc, ok := o.src.(*source.Locator)
-	if !ok {
-		return func() {}
-	}
 	k := &o.kept
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.keepers++; k.files == nil {
-		k.files = loc.Files(maxOpenFiles)
+	if k.files == nil {
+		files, ok := KeepFilesOf(o.src, maxOpenFiles)
+		if !ok {
+			return func() {}
+		}
+		k.files = files
 	}
+	k.keepers++
 	var once sync.Once
 	return func() {
 		once.Do(func() {

@@ -62,11 +62,11 @@ func TestFiles(t *testing.T) {
 			}
 		})
 	}
-	if n := len(fs.open); n != 2 || fs.lru.Len() != 2 {
-		t.Errorf("%d files kept open (%d in the list), want the limit, 2", n, fs.lru.Len())
+	if n := fs.files.Len(); n != 2 {
+		t.Errorf("%d files kept open, want the limit, 2", n)
 	}
-	if err := fs.Close(); err != nil || len(fs.open) != 0 {
-		t.Errorf("Close: %v, %d files still open", err, len(fs.open))
+	if err := fs.Close(); err != nil || fs.files.Len() != 0 {
+		t.Errorf("Close: %v, %d files still open", err, fs.files.Len())
 	}
 }
 
@@ -120,7 +120,7 @@ func TestFilesClosedByLastReader(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := r.(*sharedRecord)
-		return s, s.of.f
+		return s, s.of.File
 	}
 	closed := func(f *os.File) bool {
 		_, err := f.Stat()
@@ -157,7 +157,7 @@ func TestFilesClosedByLastReader(t *testing.T) {
 		fs.Close()
 		r, f := open(fs, "a.warc")
 		r.Close()
-		if !closed(f) || len(fs.open) != 0 {
+		if !closed(f) || fs.files.Len() != 0 {
 			t.Errorf("a file opened after Close was kept")
 		}
 	})

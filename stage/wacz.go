@@ -26,6 +26,7 @@ import (
 	"warcdedup/fixity"
 	"warcdedup/inplace"
 	"warcdedup/internal/gzfile"
+	"warcdedup/internal/openfiles"
 	"warcdedup/manifest"
 	"warcdedup/originals"
 	"warcdedup/wacz"
@@ -61,37 +62,178 @@ type PackageOpener struct {
 // Open returns length bytes at offset of the file field names (manifest
 // field 1).
 func (o *PackageOpener) Open(ctx context.Context, field string, offset, length int64) (io.ReadCloser, error) {
+	return o.open(ctx, field, offset, length, openAlone{next: o.Next})
+}
+
+// memberFiles opens the files records are read from: each alone
+// (openAlone), or kept open between reads (packageFiles).
+type memberFiles interface {
+	// file opens the file at path, for reading and closing.
+	file(path string) (io.ReaderAt, io.Closer, error)
+	// nextRecord opens a record of a file that is no member.
+	nextRecord(ctx context.Context, field string, offset, length int64) (io.ReadCloser, error)
+	// inPackage and readInPackage are a member's place (InPlace) as
+	// last seen: no new version at its staged name, read in its package
+	// until it is dropped.
+	inPackage(name string) bool
+	readInPackage(name string)
+}
+
+// open is Open, through files.
+func (o *PackageOpener) open(ctx context.Context, field string, offset, length int64, files memberFiles) (io.ReadCloser, error) {
 	name, err := manifest.UnescapeFile(field)
 	if err != nil {
 		return nil, err
 	}
 	m, ok := o.Members[name]
 	if !ok {
-		return o.Next.Open(ctx, field, offset, length)
+		return files.nextRecord(ctx, field, offset, length)
 	}
-	if p, ok := o.Staged[name]; ok {
-		f, err := os.Open(p)
+	if p, ok := o.Staged[name]; ok && !files.inPackage(name) {
+		r, c, err := files.file(p)
 		switch {
 		case err == nil:
-			return &memberRecord{f: f, r: io.NewSectionReader(f, offset, length), want: length, name: name, offset: offset}, nil
+			return &memberRecord{c: c, r: io.NewSectionReader(r, offset, length), want: length, name: name, offset: offset}, nil
 		case !o.InPlace || !errors.Is(err, fs.ErrNotExist):
 			return nil, err
 		}
+		files.readInPackage(name)
 	}
 	if offset < 0 || length < 0 || offset+length > m.Size {
 		return nil, fmt.Errorf("%s: offset %d: a %d-byte record past the member's end (%d bytes): %w", name, offset, length, m.Size, io.ErrUnexpectedEOF)
 	}
-	f, err := os.Open(m.Path)
+	r, c, err := files.file(m.Path)
 	if err != nil {
 		return nil, err
 	}
-	return &memberRecord{f: f, r: io.NewSectionReader(f, m.Offset+offset, length), want: length, name: name, offset: offset}, nil
+	return &memberRecord{c: c, r: io.NewSectionReader(r, m.Offset+offset, length), want: length, name: name, offset: offset}, nil
+}
+
+// openAlone opens each file for the one record read from it.
+type openAlone struct{ next originals.Opener }
+
+func (a openAlone) file(path string) (io.ReaderAt, io.Closer, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, f, nil
+}
+
+func (a openAlone) nextRecord(ctx context.Context, field string, offset, length int64) (io.ReadCloser, error) {
+	return a.next.Open(ctx, field, offset, length)
+}
+
+func (openAlone) inPackage(string) bool { return false }
+func (openAlone) readInPackage(string)  {}
+
+// KeepFiles keeps the packages and the members' new versions it reads
+// open between reads, up to limit of them, and the files of Next where
+// Next can (originals.KeepOpen, while a rewrite runs). Nothing replaces
+// a package meanwhile: a member's new version is put at its staged name
+// (or a restore's replaces the staged copy) under the member's lock,
+// which drops the member (Drop), and its next read looks at its staged
+// name again. A member is never read and dropped at once: its reads
+// hold that lock for reading.
+func (o *PackageOpener) KeepFiles(limit int) originals.KeptFiles {
+	k := &packageFiles{o: o, files: openfiles.New(limit), readInPlace: map[string]bool{}}
+	k.next, _ = originals.KeepFilesOf(o.Next, limit)
+	return k
+}
+
+// packageFiles are the files a PackageOpener keeps open (KeepFiles).
+type packageFiles struct {
+	o     *PackageOpener
+	next  originals.KeptFiles // nil: Next opens each record alone
+	files *openfiles.Cache    // packages and staged versions, by path
+
+	mu sync.Mutex
+	// readInPlace are the members found with no new version at their
+	// staged name (InPlace): read in their package until dropped.
+	readInPlace map[string]bool
+}
+
+func (k *packageFiles) Open(ctx context.Context, field string, offset, length int64) (io.ReadCloser, error) {
+	return k.o.open(ctx, field, offset, length, k)
+}
+
+func (k *packageFiles) file(path string) (io.ReaderAt, io.Closer, error) {
+	f := k.files.Take(path)
+	if f == nil {
+		opened, err := os.Open(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		f = k.files.Keep(path, path, opened)
+	}
+	return f, &release{f: f}, nil
+}
+
+func (k *packageFiles) nextRecord(ctx context.Context, field string, offset, length int64) (io.ReadCloser, error) {
+	if k.next != nil {
+		return k.next.Open(ctx, field, offset, length)
+	}
+	return k.o.Next.Open(ctx, field, offset, length)
+}
+
+func (k *packageFiles) inPackage(name string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.readInPlace[name]
+}
+
+func (k *packageFiles) readInPackage(name string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.readInPlace[name] = true
+}
+
+// Drop forgets where the file field is read: a member's new version is
+// about to be put, or a file of Next replaced.
+func (k *packageFiles) Drop(field string) {
+	name, err := manifest.UnescapeFile(field)
+	if _, ok := k.o.Members[name]; err != nil || !ok {
+		if k.next != nil {
+			k.next.Drop(field)
+		}
+		return
+	}
+	k.mu.Lock()
+	delete(k.readInPlace, name)
+	k.mu.Unlock()
+	if p, ok := k.o.Staged[name]; ok {
+		k.files.Drop(p)
+	}
+}
+
+func (k *packageFiles) Close() error {
+	err := k.files.Close()
+	if k.next != nil {
+		if nerr := k.next.Close(); err == nil {
+			err = nerr
+		}
+	}
+	return err
+}
+
+// release gives a kept file back, once (openfiles.File.Release).
+type release struct {
+	f    *openfiles.File
+	done bool
+}
+
+func (r *release) Close() error {
+	if !r.done {
+		r.done = true
+		r.f.Release()
+	}
+	return nil
 }
 
 // memberRecord is a record read from a member, a file shorter than it an
 // unexpected EOF.
 type memberRecord struct {
-	f         *os.File
+	c         io.Closer
 	r         *io.SectionReader
 	want, got int64
 	name      string
@@ -107,7 +249,7 @@ func (m *memberRecord) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (m *memberRecord) Close() error { return m.f.Close() }
+func (m *memberRecord) Close() error { return m.c.Close() }
 
 // PackageRewrite is the part of the rewrite (stage 4) that WACZ packages
 // add. Before it, Prepare readies each member with duplicates: a run's
