@@ -202,7 +202,9 @@ crawls committed to the index, and of each other, become revisits (bytes
 compared with the committed original, read where the index says it is);
 when the run is verified, the crawl is committed: its responses join the
 index as originals for later crawls, atomically. Committed crawls are never
-rewritten; a run on a committed, unchanged crawl has nothing to do. The work
+rewritten; a run on a committed, unchanged crawl has nothing to do (a file
+whose times, mode or links changed is compared with its SHA-256 as
+committed). The work
 directory is DIR/work/NAME unless --work-dir. An index that does not verify,
 another run of the same crawl in progress, or a name the index cannot hold
 is refused when the run starts, before anything is rewritten; the crawls it
