@@ -3,6 +3,8 @@ package crawlindex
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"warcdedup/fixity"
 )
@@ -46,4 +48,30 @@ func ChangedSinceCommit(path string, recorded FileInfo) string {
 		return fmt.Sprintf("has changed since its crawl's commit recorded it (SHA-256 %s, recorded: %s)", sum, recorded.SHA256)
 	}
 	return ""
+}
+
+// requiredFileChanged says how the committed file f of a crawl at
+// location, which a crawl being committed requires, is not the file the
+// index records, "" if it is or cannot be told: its size, else (its
+// stamp changed) its SHA-256 when the index records one. The run read
+// the originals it needs in it at their places and compared their bytes;
+// this tells whether the file the index records stays what it says
+// (index verify --deep), which a stamp alone does not (a mode or a hard
+// link changed), and is read only when the stamp changed.
+func requiredFileChanged(location string, f FileInfo) string {
+	if strings.Contains(location, "://") {
+		return "" // served over HTTP: not checked from here
+	}
+	path := filepath.Join(location, filepath.FromSlash(f.Name))
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Sprintf("cannot be read: %v", err)
+	}
+	if fi.Size() != f.Size {
+		return fmt.Sprintf("has changed since its crawl's commit recorded it (%d bytes, recorded: %d)", fi.Size(), f.Size)
+	}
+	if f.SHA256 == "" || f.Stamp != "" && Stamp(fi) == f.Stamp {
+		return ""
+	}
+	return ChangedSinceCommit(path, f)
 }

@@ -265,6 +265,17 @@ func (c *commit) checkRequires(a *Crawl) error {
 			if !ok || g.Size != f.Size || f.SHA256 != "" && g.SHA256 != "" && f.SHA256 != g.SHA256 {
 				return fmt.Errorf("crawl %s: its revisits need %s of crawl %s as the run read it, and the index lists it otherwise now (rewritten by an index remove --restore while the run worked?)", a.Name, f.Name, n.Crawl)
 			}
+			// The file itself, as the index lists it (or as the change
+			// records it again, written anew by the run): a file another
+			// tool wrote since its crawl's commit is not the one the
+			// index records, and a crawl committed requiring it would
+			// leave an index that does not verify.
+			if re, _ := c.refiled(n.Crawl, []FileInfo{g}); len(re) == 1 {
+				g = re[0]
+			}
+			if why := requiredFileChanged(c.base.Registry.Crawl(n.Crawl).Location, g); why != "" {
+				return fmt.Errorf("crawl %s: its revisits need %s of crawl %s, which %s: not committed; warcdedup index verify --deep checks crawl %s's files (if its records are right, take it out of the index and import it again: warcdedup index remove, warcdedup index import)", a.Name, g.Name, n.Crawl, why, n.Crawl)
+			}
 		}
 	}
 	return nil

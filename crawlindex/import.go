@@ -19,6 +19,7 @@ import (
 
 	"warcdedup/cdx"
 	"warcdedup/manifest"
+	"warcdedup/wacz"
 )
 
 // ImportOptions say what to import and from where.
@@ -105,8 +106,9 @@ func Import(ctx context.Context, dir string, opt ImportOptions, indexes []io.Rea
 	}
 	w := manifest.NewWriter(out)
 	files := map[string]bool{}
+	revisits := map[string]int64{} // by package (opt.Locate)
 	for i, in := range indexes {
-		if err := importIndex(ctx, in, i, names[i], opt, w, files, &st); err != nil {
+		if err := importIndex(ctx, in, i, names[i], opt, w, files, revisits, &st); err != nil {
 			out.Close()
 			return nil, st, err
 		}
@@ -134,7 +136,11 @@ func Import(ctx context.Context, dir string, opt ImportOptions, indexes []io.Rea
 		}
 		infos = append(infos, f)
 	}
-	ix, err = Commit(dir, Change{Add: &Crawl{Name: opt.Crawl, Location: opt.Location, Imported: true, Records: st.Records},
+	needs, err := packageNeeds(ix, opt, infos, revisits)
+	if err != nil {
+		return nil, st, err
+	}
+	ix, err = Commit(dir, Change{Add: &Crawl{Name: opt.Crawl, Location: opt.Location, Imported: true, Records: st.Records, Requires: needs},
 		Files: infos, Originals: sorted})
 	if err == nil {
 		reg.Drop()
@@ -142,8 +148,97 @@ func Import(ctx context.Context, dir string, opt ImportOptions, indexes []io.Rea
 	return ix, st, err
 }
 
-// importIndex reads one index into manifest lines.
-func importIndex(ctx context.Context, in io.Reader, index int, name string, opt ImportOptions, w *manifest.Writer, files map[string]bool, st *ImportStats) error {
+// packageNeeds are the committed crawls the imported crawl's WACZ
+// packages require (datapackage.json relation.requires: a package of
+// another crawl, named by its crawlId, or by a file name one committed
+// crawl alone has), with those packages as the index lists them: what
+// its revisits need, as a run's commit records it, so that the index
+// refuses to remove those crawls (or restores first) rather than saying
+// their files may be deleted. Revisits counts, for each crawl, the
+// revisits of the packages requiring it (at most that many need it: the
+// index lines do not say which package a revisit's original is in).
+func packageNeeds(ix *Index, opt ImportOptions, infos []FileInfo, revisits map[string]int64) ([]Need, error) {
+	if strings.Contains(opt.Location, "://") {
+		return nil, nil
+	}
+	type need struct {
+		revisits int64
+		files    map[string]FileInfo
+	}
+	needs := map[string]*need{}
+	listed := map[string][]FileInfo{}
+	filesOf := func(crawl string) ([]FileInfo, error) {
+		if f, ok := listed[crawl]; ok {
+			return f, nil
+		}
+		f, err := ix.Files(crawl)
+		listed[crawl] = f
+		return f, err
+	}
+	for _, info := range infos {
+		if !wacz.IsWACZ(info.Name) {
+			continue
+		}
+		p, err := wacz.Open(filepath.Join(opt.Location, filepath.FromSlash(info.Name)))
+		if err != nil {
+			return nil, err
+		}
+		reqs, err := p.Datapackage.Requires()
+		p.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", info.Name, err)
+		}
+		counted := map[string]bool{}
+		for _, q := range reqs {
+			var crawls []string
+			for _, k := range ix.Registry.Crawls {
+				if k.Name != opt.Crawl && (q.CrawlID == "" || q.CrawlID == k.Name) {
+					crawls = append(crawls, k.Name)
+				}
+			}
+			var found []FileInfo
+			var of string
+			for _, k := range crawls {
+				files, err := filesOf(k)
+				if err != nil {
+					return nil, err
+				}
+				for _, f := range files {
+					if path.Base(f.Name) == q.Filename && wacz.IsWACZ(f.Name) {
+						found, of = append(found, f), k
+					}
+				}
+			}
+			if len(found) != 1 {
+				continue // none committed, or not one known
+			}
+			n := needs[of]
+			if n == nil {
+				n = &need{files: map[string]FileInfo{}}
+				needs[of] = n
+			}
+			n.files[found[0].Name] = found[0]
+			if !counted[of] {
+				counted[of] = true
+				n.revisits += revisits[info.Name]
+			}
+		}
+	}
+	var out []Need
+	for _, crawl := range slices.Sorted(maps.Keys(needs)) {
+		n := needs[crawl]
+		need := Need{Crawl: crawl, Revisits: n.revisits}
+		for _, name := range slices.Sorted(maps.Keys(n.files)) {
+			need.Files = append(need.Files, n.files[name])
+		}
+		out = append(out, need)
+	}
+	return out, nil
+}
+
+// importIndex reads one index into manifest lines; revisits counts the
+// revisits of each file opt.Locate names.
+func importIndex(ctx context.Context, in io.Reader, index int, name string, opt ImportOptions, w *manifest.Writer, files map[string]bool, revisits map[string]int64, st *ImportStats) error {
 	r, err := cdx.NewReader(bufio.NewReaderSize(in, 256<<10), name, cdx.Options{})
 	if err != nil {
 		return err
@@ -186,6 +281,11 @@ func importIndex(ctx context.Context, in io.Reader, index int, name string, opt 
 		switch {
 		case string(l.MIME) == "warc/revisit":
 			skip(l, "a revisit")
+			if opt.Locate != nil {
+				if f, _, err := opt.Locate(index, string(l.Filename)); err == nil {
+					revisits[f]++
+				}
+			}
 			continue
 		case string(l.Status) != "200":
 			skip(l, fmt.Sprintf("status %q, not a 200 response", l.Status))

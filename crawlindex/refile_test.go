@@ -1,6 +1,7 @@
 package crawlindex
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,8 +17,18 @@ import (
 func TestCommitRefile(t *testing.T) {
 	dir, work := filepath.Join(t.TempDir(), "index"), t.TempDir()
 	jan := originals(t, work, "jan", digestOf('A', 1), digestOf('B', 2))
-	files := []FileInfo{{Name: "a.wacz", Size: 300, SHA256: "aa", Stamp: "s1"}, {Name: "b.wacz", Size: 200, SHA256: "bb", Stamp: "s2"}}
-	if _, err := Commit(dir, Change{Add: &Crawl{Name: "jan", Location: "/data/jan"}, Files: files, Originals: jan}); err != nil {
+	// jan's a.wacz, which feb requires, is there as recorded (its
+	// stamp): the commit of feb checks it.
+	data := t.TempDir()
+	if err := os.WriteFile(filepath.Join(data, "a.wacz"), make([]byte, 300), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(data, "a.wacz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := []FileInfo{{Name: "a.wacz", Size: 300, SHA256: "aa", Stamp: Stamp(fi)}, {Name: "b.wacz", Size: 200, SHA256: "bb", Stamp: "s2"}}
+	if _, err := Commit(dir, Change{Add: &Crawl{Name: "jan", Location: data}, Files: files, Originals: jan}); err != nil {
 		t.Fatal(err)
 	}
 	feb := originals(t, work, "feb", digestOf('C', 3))

@@ -1,8 +1,10 @@
 package crawlindex
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -85,10 +87,23 @@ func (ix *Index) verify(deep, crawlFiles bool, report func(string)) (VerifyStats
 			if need == nil {
 				gone := ""
 				for _, f := range n.Files {
-					if r := ix.Registry.RemovedCrawl(n.Crawl); r != nil && checkFile(r.Location, f, false) != "" {
-						gone = fmt.Sprintf("; %s is gone: the originals of its revisits are lost", f.Name)
+					r := ix.Registry.RemovedCrawl(n.Crawl)
+					if r == nil {
 						break
 					}
+					why := checkFile(r.Location, f, false)
+					if why == "" {
+						continue
+					}
+					// Gone, or there and changed (an undo of the crawl
+					// wrote it anew, its responses kept): only a file
+					// that is gone took the originals with it.
+					if _, err := os.Stat(filepath.Join(r.Location, filepath.FromSlash(f.Name))); errors.Is(err, fs.ErrNotExist) {
+						gone = fmt.Sprintf("; %s is gone: the originals of its revisits are lost", f.Name)
+					} else {
+						gone = fmt.Sprintf("; %s is not the file they were written against (%s): whether it still holds their originals is not known", f.Name, why)
+					}
+					break
 				}
 				problem("crawl %s: %d revisits need crawl %s, which is no longer committed%s", c.Name, n.Revisits, n.Crawl, gone)
 				continue

@@ -112,7 +112,41 @@ func (c *crawlMode) use(ix *crawlindex.Index, algorithm string) error {
 			return fmt.Errorf("%s and the committed crawl %s (%s) share files: committed crawls are never rewritten", c.root, k.Name, k.Location)
 		}
 	}
+	if err := c.checkForcedOut(ix); err != nil {
+		return err
+	}
 	c.index, c.committed = ix, committed
+	return nil
+}
+
+// checkForcedOut refuses a crawl whose files include one of a crawl
+// removed with --force (index remove) while committed crawls' revisits
+// needed it, and still need it: the index no longer holds its
+// originals, so a run of it (under its name or another) would take the
+// responses those revisits need for duplicates of other crawls' records
+// and make them revisits, and the revisits of the committed crawls
+// would have no original left.
+func (c *crawlMode) checkForcedOut(ix *crawlindex.Index) error {
+	for _, k := range ix.Registry.Crawls {
+		for _, n := range k.Requires {
+			gone := ix.Registry.RemovedCrawl(n.Crawl)
+			if ix.Registry.Crawl(n.Crawl) != nil || gone == nil || strings.Contains(gone.Location, "://") {
+				continue
+			}
+			for _, f := range n.Files {
+				p := filepath.Join(gone.Location, filepath.FromSlash(f.Name))
+				rel, err := filepath.Rel(c.root, p)
+				mine := c.packages[p]
+				if c.packages == nil {
+					mine = err == nil && crawlindex.Within(p, c.root) && c.takes(filepath.ToSlash(rel))
+				}
+				if mine {
+					return fmt.Errorf("%s is a file of crawl %s, removed from the index %s with --force while %d revisits of the committed crawl %s needed it, as they still do: a run would make revisits of the records they need; keep it as it is, or first take crawl %s out of the index and undo it (warcdedup index remove, warcdedup undo)",
+						p, n.Crawl, ix.Dir, n.Revisits, k.Name, k.Name)
+				}
+			}
+		}
+	}
 	return nil
 }
 
