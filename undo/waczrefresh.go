@@ -39,5 +39,18 @@ func (u *undo) refreshRequirers(ctx context.Context) error {
 	if rr.Rebuilt > 0 {
 		u.show.Note("warcdedup: %d WACZ packages written anew to bring their relation.requires up to date", rr.Rebuilt)
 	}
+	if err != nil {
+		return err
+	}
+	// The packages the runs wrote anew for their requires entries alone
+	// (their members never changed), and those given back while a
+	// package they require was not, get the metadata they had before
+	// the first run once it is right again: they are then the files
+	// they were, signature included.
+	gb, err := pr.GiveBackMetadata(ctx, time.Now().UTC())
+	u.res.Unrestored = append(u.res.Unrestored, gb.Refused...)
+	if gb.Rebuilt > 0 {
+		u.show.Note("warcdedup: %d WACZ packages written anew with the metadata they had before the first run, or their relation.requires brought up to date after", gb.Rebuilt)
+	}
 	return err
 }

@@ -1,0 +1,245 @@
+package undo
+
+import (
+	"archive/zip"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"warcdedup/dedup"
+	"warcdedup/internal/corpustest"
+	"warcdedup/internal/jobtest"
+	"warcdedup/wacz"
+)
+
+// TestUndoWACZGivesRefreshedRequirerBack adds to a generated collection
+// a package with no duplicate of its own that requires one of the
+// collection's by hash (as Browsertrix or an earlier job writes the
+// entry), signed or not. The run rewrites the required package, so it
+// writes the requirer anew with the entry brought up to date (removing
+// its signature, with Unsign), keeping its metadata for undo. The undo
+// of everything gives the required package back bit for bit, which makes
+// the requirer's entry as it was before the run right again: the
+// requirer, whose members never changed, must be the file it was too,
+// datapackage.json, digest file and signature included, and its kept
+// metadata must not outlive the undo.
+func TestUndoWACZGivesRefreshedRequirerBack(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		signed bool
+	}{
+		{"requirer unsigned", false},
+		{"requirer signed, run with unsign", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, _ := jobtest.GeneratedWACZ(t, false)
+			requirer := filepath.Join(dir, "other-0.wacz")
+			uniquePackage(t, requirer)
+			jobtest.RequireBy(t, requirer, filepath.Join(dir, "crawl-1-1.wacz"))
+			backdate(t, requirer)
+			if tc.signed {
+				signDigest(t, requirer)
+				if p, err := wacz.Open(requirer); err != nil || !p.Signed() {
+					t.Fatalf("the requirer is not signed (%v): the test proves nothing", err)
+				} else {
+					p.Close()
+				}
+			}
+			before := jobtest.HashTree(t, dir)
+			wd := filepath.Join(t.TempDir(), "work")
+			r, err := dedup.Run(context.Background(), dedup.Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2, Unsign: tc.signed})
+			if err != nil || r.Report.Exit != 0 {
+				t.Fatalf("run: %v %v", err, r.Report.ExitReason)
+			}
+			after := jobtest.HashTree(t, dir)
+			if after["other-0.wacz"] == before["other-0.wacz"] || after["crawl-1-1.wacz"] == before["crawl-1-1.wacz"] {
+				t.Fatal("the run did not write the requirer anew: the test proves nothing")
+			}
+			if s := jobtest.StaleRequires(t, dir); len(s) > 0 {
+				t.Fatalf("after the run, stale entries: %v", s)
+			}
+			u, err := Run(context.Background(), Options{Paths: []string{dir}, WorkDir: wd, Jobs: 2})
+			if err != nil || u.Exit != 0 {
+				t.Fatalf("undo: %v, %+v", err, u)
+			}
+			if u.BytesDiffer > 0 {
+				t.Fatalf("%d files restored with other bytes: the test needs every package back bit for bit", u.BytesDiffer)
+			}
+			if s := jobtest.StaleRequires(t, dir); len(s) > 0 {
+				t.Errorf("after the undo, stale entries: %v", s)
+			}
+			jobtest.SameTree(t, "after the run and the undo", jobtest.HashTree(t, dir), before)
+			p, err := wacz.Open(requirer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.signed && (!p.Signed() || strings.Contains(string(p.DatapackageRaw), wacz.RemovedSignaturesKey)) {
+				t.Errorf("after the undo the requirer is not signed as before the run (signed %v):\n%s", p.Signed(), p.DatapackageRaw)
+			}
+			p.Close()
+			if left, _ := filepath.Glob(filepath.Join(wd, "wacz-metadata", "*")); len(left) > 0 {
+				t.Errorf("metadata kept for undo left after the undo gave every package back: %v", left)
+			}
+			jobtest.CheckPackages(t, dir)
+		})
+	}
+}
+
+// uniquePackage writes at path a package whose records have no
+// duplicate in GeneratedWACZ's collection: py-wacz's test package.
+func uniquePackage(t *testing.T, path string) {
+	t.Helper()
+	const fixture = "../../shared/corpus/webrecorder+py-wacz/tests/fixtures/valid_example_1.wacz"
+	if _, err := os.Stat(fixture); err != nil {
+		corpustest.Missing(t, "shared corpus absent: %v", err)
+	}
+	jobtest.CopyFile(t, fixture, path)
+}
+
+// signDigest writes the package at path anew, signed: a digest file of
+// its datapackage.json with a signedData (not a valid signature: none is
+// checked) in place of the one it has, if any, every other member as
+// stored.
+func signDigest(t *testing.T, path string) {
+	t.Helper()
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	out, err := os.Create(path + ".signed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	zw := zip.NewWriter(out)
+	var dp []byte
+	for _, f := range zr.File {
+		if f.Name == wacz.DigestName {
+			continue
+		}
+		if f.Name == wacz.DatapackageName {
+			rc, err := f.Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			dp, _ = io.ReadAll(rc)
+			rc.Close()
+		}
+		raw, err := f.OpenRaw()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := f.FileHeader
+		w, err := zw.CreateRaw(&h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(w, raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hash := fmt.Sprintf("sha256:%x", sha256.Sum256(dp))
+	w, err := zw.CreateHeader(&zip.FileHeader{Name: wacz.DigestName, Method: zip.Store, Modified: time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(w, `{"path": "datapackage.json", "hash": "%s", "signedData": {"hash": "%s", "signature": "c2ln", "publicKey": "a2V5", "created": "2024-01-02T03:04:05Z", "software": "test"}}`, hash, hash)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".signed", path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUndoWACZRequirerBeforeRequiredGivesBothBack: a package that
+// required another by hash before the first run (crawl-1-1 requiring
+// crawl-1-0, signed or not), both deduplicated by the run (with Unsign
+// for the signed one), is undone alone first, then the other. The first
+// undo must exit 0 with no stale entry (the package it requires is still
+// deduplicated: the entry kept before the run would name it by a hash it
+// no longer has, and a signed package cannot then be brought up to
+// date), and once the second undo gave back the package required, both
+// must be the files they were before the run, signature included.
+func TestUndoWACZRequirerBeforeRequiredGivesBothBack(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		signed bool
+	}{
+		{"requirer unsigned", false},
+		{"requirer signed, run with unsign", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, _ := jobtest.GeneratedWACZ(t, false)
+			requirer, required := filepath.Join(dir, "crawl-1-1.wacz"), filepath.Join(dir, "crawl-1-0.wacz")
+			jobtest.RequireBy(t, requirer, required)
+			backdate(t, requirer)
+			if tc.signed {
+				signDigest(t, requirer)
+			}
+			before := jobtest.HashTree(t, dir)
+			wd := filepath.Join(t.TempDir(), "work")
+			r, err := dedup.Run(context.Background(), dedup.Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2, Unsign: tc.signed})
+			if err != nil || r.Report.Exit != 0 {
+				t.Fatalf("run: %v %v", err, r.Report.ExitReason)
+			}
+			after := jobtest.HashTree(t, dir)
+			if after["crawl-1-1.wacz"] == before["crawl-1-1.wacz"] || after["crawl-1-0.wacz"] == before["crawl-1-0.wacz"] {
+				t.Fatal("the run did not rewrite both packages: the test proves nothing")
+			}
+			u, err := Run(context.Background(), Options{Paths: []string{requirer}, WorkDir: wd, Jobs: 2})
+			if err != nil || u.Exit != 0 {
+				t.Fatalf("undo of the requirer alone: %v, %v", err, u.ExitReason)
+			}
+			if s := jobtest.StaleRequires(t, dir); len(s) > 0 {
+				t.Errorf("after the undo of the requirer alone, stale entries: %v", s)
+			}
+			u, err = Run(context.Background(), Options{Paths: []string{dir}, WorkDir: wd, Jobs: 2})
+			if err != nil || u.Exit != 0 {
+				t.Fatalf("undo of the rest: %v, %v", err, u.ExitReason)
+			}
+			if u.BytesDiffer > 0 {
+				t.Fatalf("%d files restored with other bytes: the test needs every package back bit for bit", u.BytesDiffer)
+			}
+			jobtest.SameTree(t, "after the run and the two undos", jobtest.HashTree(t, dir), before)
+			if left, _ := filepath.Glob(filepath.Join(wd, "wacz-metadata", "*")); len(left) > 0 {
+				t.Errorf("metadata kept for undo left after the undo gave every package back: %v", left)
+			}
+			jobtest.CheckPackages(t, dir)
+		})
+	}
+}
+
+// backdate writes the package at path anew, its "modified" and its
+// metadata files' ZIP times a day long past: a package written anew by a
+// test moments before must not have the time a rewrite of it gives it.
+func backdate(t *testing.T, path string) {
+	t.Helper()
+	p, err := wacz.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.Create(path + ".old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &wacz.Rebuild{Source: p, Now: time.Date(2024, 1, 2, 3, 4, 6, 0, time.UTC), TempDir: t.TempDir()}
+	_, err = b.Write(out)
+	p.Close()
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".old", path); err != nil {
+		t.Fatal(err)
+	}
+}
