@@ -42,7 +42,7 @@ func TestUndoWACZGivesRefreshedRequirerBack(t *testing.T) {
 			requirer := filepath.Join(dir, "other-0.wacz")
 			uniquePackage(t, requirer)
 			jobtest.RequireBy(t, requirer, filepath.Join(dir, "crawl-1-1.wacz"))
-			backdate(t, requirer)
+			jobtest.Backdate(t, requirer)
 			if tc.signed {
 				signDigest(t, requirer)
 				if p, err := wacz.Open(requirer); err != nil || !p.Signed() {
@@ -180,7 +180,7 @@ func TestUndoWACZRequirerBeforeRequiredGivesBothBack(t *testing.T) {
 			dir, _ := jobtest.GeneratedWACZ(t, false)
 			requirer, required := filepath.Join(dir, "crawl-1-1.wacz"), filepath.Join(dir, "crawl-1-0.wacz")
 			jobtest.RequireBy(t, requirer, required)
-			backdate(t, requirer)
+			jobtest.Backdate(t, requirer)
 			if tc.signed {
 				signDigest(t, requirer)
 			}
@@ -214,32 +214,5 @@ func TestUndoWACZRequirerBeforeRequiredGivesBothBack(t *testing.T) {
 			}
 			jobtest.CheckPackages(t, dir)
 		})
-	}
-}
-
-// backdate writes the package at path anew, its "modified" and its
-// metadata files' ZIP times a day long past: a package written anew by a
-// test moments before must not have the time a rewrite of it gives it.
-func backdate(t *testing.T, path string) {
-	t.Helper()
-	p, err := wacz.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := os.Create(path + ".old")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &wacz.Rebuild{Source: p, Now: time.Date(2024, 1, 2, 3, 4, 6, 0, time.UTC), TempDir: t.TempDir()}
-	_, err = b.Write(out)
-	p.Close()
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(path+".old", path); err != nil {
-		t.Fatal(err)
 	}
 }
