@@ -47,16 +47,22 @@ func TestUndoWACZKilledThenUndoneAgain(t *testing.T) {
 		// of the others by hash: the run writes it anew for its entry
 		// alone, and so does the undo.
 		requirer bool
-		at       func(dir string, ran map[string]uint64) killPoint
+		// named, if set, is the package the killed undo and the next
+		// name; a last undo then names the collection.
+		named string
+		at    func(dir string, ran map[string]uint64) killPoint
 	}{
-		{"during the restore", false, func(string, map[string]uint64) killPoint { return atIntents(1) }},
-		{"while a package is written", false, func(dir string, ran map[string]uint64) killPoint {
+		{"during the restore", false, "", func(string, map[string]uint64) killPoint { return atIntents(1) }},
+		{"while a package is written", false, "", func(dir string, ran map[string]uint64) killPoint {
 			return written(dir, "*.wacz")
 		}},
-		{"while a requirer is brought up to date", true, func(dir string, ran map[string]uint64) killPoint {
+		{"while a requirer is brought up to date", true, "", func(dir string, ran map[string]uint64) killPoint {
 			return written(dir, "other-0.wacz")
 		}},
-		{"some packages renamed, others not", false, func(dir string, ran map[string]uint64) killPoint {
+		{"undo of one package, while a package requiring it is brought up to date", false, "crawl-0-0.wacz", func(dir string, ran map[string]uint64) killPoint {
+			return written(dir, "crawl-1-1.wacz")
+		}},
+		{"some packages renamed, others not", false, "", func(dir string, ran map[string]uint64) killPoint {
 			return killPoint{"some packages renamed", func(w *watch) (string, bool) {
 				now := inodes(dir)
 				moved := 0
@@ -87,7 +93,11 @@ func TestUndoWACZKilledThenUndoneAgain(t *testing.T) {
 				if out, err := exec.Command(binPath, j.args...).CombinedOutput(); exitStatus(t, err, out) != 0 {
 					t.Fatalf("run: %s", out)
 				}
-				undo := exec.Command(binPath, "undo", "-q", "-j", "2", "--work-dir", j.wd, j.dir)
+				target := j.dir
+				if p.named != "" {
+					target = filepath.Join(j.dir, p.named)
+				}
+				undo := exec.Command(binPath, "undo", "-q", "-j", "2", "--work-dir", j.wd, target)
 				where, status := killAt(t, undo, j.wd, p.at(j.dir, inodes(j.dir)))
 				if where == "" {
 					if status != 0 {
@@ -96,9 +106,18 @@ func TestUndoWACZKilledThenUndoneAgain(t *testing.T) {
 					continue
 				}
 				t.Logf("killed %s (attempt %d)", where, attempt)
-				out, err := exec.Command(binPath, "undo", "-q", "-j", "2", "--work-dir", j.wd, j.dir).CombinedOutput()
+				out, err := exec.Command(binPath, "undo", "-q", "-j", "2", "--work-dir", j.wd, target).CombinedOutput()
 				if status := exitStatus(t, err, out); status != 0 {
 					t.Fatalf("the undo after the kill: exit %d:\n%s", status, out)
+				}
+				if p.named != "" {
+					if st := jobtest.StaleRequires(t, j.dir); len(st) > 0 {
+						t.Errorf("after the kill and the next undo of %s, stale entries: %v", p.named, st)
+					}
+					out, err := exec.Command(binPath, "undo", "-q", "-j", "2", "--work-dir", j.wd, j.dir).CombinedOutput()
+					if status := exitStatus(t, err, out); status != 0 {
+						t.Fatalf("the undo of the rest: exit %d:\n%s", status, out)
+					}
 				}
 				after := hashTree(t, j.dir)
 				for name, sum := range before {
