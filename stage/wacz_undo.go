@@ -314,10 +314,9 @@ func (pr *PackageRewrite) GiveBackMetadata(ctx context.Context, now time.Time) (
 				continue
 			}
 			if same {
-				// Given back already (an undo stopped before it forgot it).
-				if err := ForgetMetadata(pr.MetadataDir, pkg); err != nil {
-					return res, err
-				}
+				// Given back already, by an undo stopped before it
+				// forgot it: its requirers may not have its hash yet.
+				back = append(back, pkg)
 				continue
 			}
 			if !fits {
@@ -339,21 +338,27 @@ func (pr *PackageRewrite) GiveBackMetadata(ctx context.Context, now time.Time) (
 			}
 			res.Rebuilt++
 			back = append(back, pkg)
-			if err := ForgetMetadata(pr.MetadataDir, pkg); err != nil {
-				return res, err
-			}
 		}
 		if len(back) == 0 {
 			return res, nil
 		}
 		// Their hashes changed: the packages requiring them by hash get
 		// their hashes now, and may then fit the metadata kept of them.
+		// Only then is their metadata forgotten: an undo stopped before
+		// leaves it, which tells the next one (same, above) that their
+		// requirers are to be brought up to date; the rewrite log never
+		// names a package written anew for its requires alone.
 		rr, err := pr.RefreshRequirers(ctx, back, now)
 		res.Rebuilt += rr.Rebuilt
 		res.Requires += rr.Requires
 		res.Refused = append(res.Refused, rr.Refused...)
 		if err != nil {
 			return res, err
+		}
+		for _, pkg := range back {
+			if err := ForgetMetadata(pr.MetadataDir, pkg); err != nil {
+				return res, err
+			}
 		}
 	}
 }

@@ -216,3 +216,63 @@ func TestUndoWACZRequirerBeforeRequiredGivesBothBack(t *testing.T) {
 		})
 	}
 }
+
+// TestUndoWACZStoppedAfterMetadataGivenBackRefreshesItsRequirers puts a
+// package the run wrote anew for its requires entry alone (other-0,
+// requiring crawl-1-1) in the state an undo stopped right after giving
+// its metadata back leaves: the package the file it was before the run,
+// its metadata still kept, and a package requiring it by hash (added by
+// a later job, by its hash as the run left it) not brought up to date
+// yet. The package is named in no rewrite log entry, so only what is
+// kept of it tells the next undo that its requirers are to be brought up
+// to date: that undo must exit 0 with no stale entry.
+func TestUndoWACZStoppedAfterMetadataGivenBackRefreshesItsRequirers(t *testing.T) {
+	dir, _ := jobtest.GeneratedWACZ(t, false)
+	pkg := filepath.Join(dir, "other-0.wacz")
+	uniquePackage(t, pkg)
+	jobtest.RequireBy(t, pkg, filepath.Join(dir, "crawl-1-1.wacz"))
+	jobtest.Backdate(t, pkg)
+	wd := filepath.Join(t.TempDir(), "work")
+	r, err := dedup.Run(context.Background(), dedup.Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err != nil || r.Report.Exit != 0 {
+		t.Fatalf("run: %v %v", err, r.Report.ExitReason)
+	}
+	kept := filepath.Join(wd, "wacz-metadata", "other-0.wacz.json")
+	metadata, err := os.ReadFile(kept)
+	if err != nil {
+		t.Fatalf("the run kept no metadata of other-0.wacz: the test proves nothing (%v)", err)
+	}
+	// The package as the run left it, under its name elsewhere: what the
+	// later job's entry names.
+	asRun := filepath.Join(t.TempDir(), "other-0.wacz")
+	jobtest.CopyFile(t, pkg, asRun)
+	requirer := filepath.Join(dir, "other-1.wacz")
+	uniquePackage(t, requirer)
+	jobtest.RequireBy(t, requirer, pkg)
+	if u, err := Run(context.Background(), Options{Paths: []string{dir}, WorkDir: wd, Jobs: 2}); err != nil || u.Exit != 0 {
+		t.Fatalf("undo: %v, %+v", err, u)
+	}
+	if _, err := os.Stat(kept); err == nil {
+		t.Fatal("the undo did not give other-0.wacz its metadata back: the test proves nothing")
+	}
+	// Stopped after the metadata was given back: the requirer's entry as
+	// before, the metadata kept.
+	jobtest.RequireBy(t, requirer, asRun)
+	if err := os.WriteFile(kept, metadata, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s := jobtest.StaleRequires(t, dir); len(s) == 0 {
+		t.Fatal("no stale entry to bring up to date: the test proves nothing")
+	}
+	u, err := Run(context.Background(), Options{Paths: []string{dir}, WorkDir: wd, Jobs: 2})
+	if err != nil || u.Exit != 0 {
+		t.Fatalf("undo after the stop: %v, %+v", err, u)
+	}
+	if s := jobtest.StaleRequires(t, dir); len(s) > 0 {
+		t.Errorf("after the undo stopped and the next, stale entries: %v", s)
+	}
+	if _, err := os.Stat(kept); err == nil {
+		t.Error("the metadata of other-0.wacz, given back, still kept")
+	}
+	jobtest.CheckPackages(t, dir)
+}
