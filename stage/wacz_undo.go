@@ -235,7 +235,13 @@ func (pr *PackageRewrite) undoPackage(pkg string, now time.Time) (undoneOutcome,
 		if err != nil {
 			return left(err), nil
 		}
-		stale, _, err := staleRequires(pr.paths[pkg], dp)
+		// The packages this undo writes anew are not judged: each is
+		// given back too, or its requirers brought up to date after.
+		undone := map[string]bool{}
+		for p := range pr.packages {
+			undone[filepath.Base(pr.paths[p])] = true
+		}
+		stale, _, err := staleRequires(pr.paths[pkg], dp, undone)
 		if err != nil {
 			return left(err), nil
 		}
@@ -411,21 +417,22 @@ func (pr *PackageRewrite) metadataFits(pkg string, saved *wacz.Metadata, times m
 			return false, false, false, nil
 		}
 	}
-	stale, unknown, err := staleRequires(path, dp)
+	stale, unknown, err := staleRequires(path, dp, nil)
 	return err == nil && !stale && !unknown, false, retime, err
 }
 
 // staleRequires says whether a requires entry by hash or size of dp, the
 // datapackage.json of the package at path, names a package beside it
 // with another SHA-256 or size than the package has now (stale), and
-// whether one names a package not found there (unknown).
-func staleRequires(path string, dp *wacz.Datapackage) (stale, unknown bool, err error) {
+// whether one names a package not found there (unknown). Entries naming
+// a package of skip (file names) are not looked at.
+func staleRequires(path string, dp *wacz.Datapackage, skip map[string]bool) (stale, unknown bool, err error) {
 	reqs, err := dp.Requires()
 	if err != nil {
 		return false, false, err
 	}
 	for _, r := range reqs {
-		if r.Hash == "" && r.Size < 0 {
+		if r.Hash == "" && r.Size < 0 || skip[r.Filename] {
 			continue
 		}
 		sum, size, err := fileSHA256(filepath.Join(filepath.Dir(path), filepath.FromSlash(r.Filename)))
