@@ -276,3 +276,61 @@ func TestUndoWACZStoppedAfterMetadataGivenBackRefreshesItsRequirers(t *testing.T
 	}
 	jobtest.CheckPackages(t, dir)
 }
+
+// TestUndoWACZSignedDeduplicatedGivesSignatureBack: a signed package
+// with duplicates (crawl-1-1), deduplicated by a run with Unsign (its
+// signature removed and recorded), is undone at once or after the
+// package it requires (crawl-0-0) was undone alone: it must come back
+// the file it was, signed, with no removal record.
+func TestUndoWACZSignedDeduplicatedGivesSignatureBack(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		first []string // packages undone alone first
+	}{
+		{"undone at once", nil},
+		{"undone after the package it requires", []string{"crawl-0-0.wacz"}},
+		{"undone alone first", []string{"crawl-1-1.wacz"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, _ := jobtest.GeneratedWACZ(t, false)
+			signed := filepath.Join(dir, "crawl-1-1.wacz")
+			signDigest(t, signed)
+			before := jobtest.HashTree(t, dir)
+			wd := filepath.Join(t.TempDir(), "work")
+			r, err := dedup.Run(context.Background(), dedup.Options{Collections: []string{dir}, WorkDir: wd, Jobs: 2, Unsign: true})
+			if err != nil || r.Report.Exit != 0 {
+				t.Fatalf("run: %v %v", err, r.Report.ExitReason)
+			}
+			if p, err := wacz.Open(signed); err != nil || p.Signed() {
+				t.Fatalf("the run did not remove the signature (%v): the test proves nothing", err)
+			} else {
+				p.Close()
+			}
+			for _, n := range tc.first {
+				u, err := Run(context.Background(), Options{Paths: []string{filepath.Join(dir, n)}, WorkDir: wd, Jobs: 2})
+				if err != nil || u.Exit != 0 {
+					t.Fatalf("undo of %s: %v, %v", n, err, u.ExitReason)
+				}
+				if s := jobtest.StaleRequires(t, dir); len(s) > 0 {
+					t.Errorf("after the undo of %s, stale entries: %v", n, s)
+				}
+			}
+			u, err := Run(context.Background(), Options{Paths: []string{dir}, WorkDir: wd, Jobs: 2})
+			if err != nil || u.Exit != 0 {
+				t.Fatalf("undo: %v, %v", err, u.ExitReason)
+			}
+			if u.BytesDiffer > 0 {
+				t.Fatalf("%d files restored with other bytes: the test needs every package back bit for bit", u.BytesDiffer)
+			}
+			jobtest.SameTree(t, "after the run and the undo", jobtest.HashTree(t, dir), before)
+			p, err := wacz.Open(signed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !p.Signed() || strings.Contains(string(p.DatapackageRaw), wacz.RemovedSignaturesKey) {
+				t.Errorf("after the undo, not signed as before the run (signed %v)", p.Signed())
+			}
+			p.Close()
+		})
+	}
+}
