@@ -3,10 +3,13 @@ package stage
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -221,7 +224,30 @@ func (pr *PackageRewrite) undoPackage(pkg string, now time.Time) (undoneOutcome,
 	if err != nil {
 		return undoneOutcome{}, err
 	}
-	if saved != nil {
+	putBack := saved != nil
+	if putBack {
+		// Not while it names a package it requires by a hash that
+		// package no longer has (one the runs deduplicated, not given
+		// back yet): its entry would be stale, and a signed package
+		// could not then be brought up to date. It is kept, and put back
+		// once that package is (GiveBackMetadata).
+		dp, err := wacz.ParseDatapackage(saved.Datapackage)
+		if err != nil {
+			return left(err), nil
+		}
+		// The packages this undo writes anew are not judged: each is
+		// given back too, or its requirers brought up to date after.
+		undone := map[string]bool{}
+		for p := range pr.packages {
+			undone[filepath.Base(pr.paths[p])] = true
+		}
+		stale, _, err := staleRequires(pr.paths[pkg], dp, undone)
+		if err != nil {
+			return left(err), nil
+		}
+		putBack = !stale
+	}
+	if putBack {
 		_, err = pr.rebuild(pkg, replace, now, func(b *wacz.Rebuild) { b.Metadata, b.Times, b.NoPackageSHA256 = saved, savedTimes, true })
 		switch {
 		case err == nil:
@@ -242,4 +268,184 @@ func (pr *PackageRewrite) undoPackage(pkg string, now time.Time) (undoneOutcome,
 		return left(err), nil
 	}
 	return undoneOutcome{rebuilt: true}, nil
+}
+
+// GiveBackMetadata puts back the metadata kept from before the first run
+// (datapackage.json, digest file and signature, ZIP times) of each
+// package of the collection that has it while no undo could put it
+// back: a package the runs wrote anew only to bring its requires
+// entries up to date (RefreshRequirers: its members never changed), or
+// one given back while a package its entries name was not (undoPackage
+// kept it). It is put back once the package's resources are those it
+// lists, every member the same, and each of its requires entries by
+// hash or size names a package as it now is: the package is then the
+// file it was before the first run, and its metadata kept is forgotten.
+// The requirers of the packages given back are brought up to date
+// after, and so on. It returns what it wrote.
+func (pr *PackageRewrite) GiveBackMetadata(ctx context.Context, now time.Time) (PackageResult, error) {
+	var res PackageResult
+	if pr.MetadataDir == "" {
+		return res, nil
+	}
+	if pr.paths == nil {
+		pr.paths = map[string]string{}
+	}
+	for _, m := range pr.Members {
+		if pr.paths[m.Package] == "" {
+			pr.paths[m.Package] = m.Path
+		}
+	}
+	var pkgs []string
+	for _, m := range pr.Members {
+		pkgs = append(pkgs, m.Package)
+	}
+	slices.Sort(pkgs)
+	pkgs = slices.Compact(pkgs)
+	for {
+		var back []string
+		for _, pkg := range pkgs {
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
+			saved, times, err := SavedMetadata(pr.MetadataDir, pkg)
+			if err != nil || saved == nil {
+				if err != nil {
+					res.Refused = append(res.Refused, fmt.Sprintf("%s: its metadata before the first run could not be read: %v", pkg, err))
+				}
+				continue
+			}
+			fits, same, retime, err := pr.metadataFits(pkg, saved, times)
+			if err != nil {
+				res.Refused = append(res.Refused, fmt.Sprintf("%s: its metadata before the first run could not be put back: %v", pkg, err))
+				continue
+			}
+			if same {
+				// Given back already, by an undo stopped before it
+				// forgot it: its requirers may not have its hash yet.
+				back = append(back, pkg)
+				continue
+			}
+			if !fits {
+				continue
+			}
+			if _, err := pr.rebuild(pkg, nil, now, func(b *wacz.Rebuild) {
+				// Every member copied byte for byte; the index too,
+				// unless it has another time than it had (an undo that
+				// rebuilt it, its members not all back): then written
+				// anew with that time, which the metadata checks is
+				// the index it had.
+				b.FreshIndex = retime
+				b.Metadata, b.Times, b.NoPackageSHA256 = saved, times, true
+			}); errors.Is(err, wacz.ErrHash) {
+				continue // an index of other bytes: left as it is
+			} else if err != nil {
+				res.Refused = append(res.Refused, fmt.Sprintf("%s: its metadata before the first run could not be put back: %v", pkg, err))
+				continue
+			}
+			res.Rebuilt++
+			back = append(back, pkg)
+		}
+		if len(back) == 0 {
+			return res, nil
+		}
+		// Their hashes changed: the packages requiring them by hash get
+		// their hashes now, and may then fit the metadata kept of them.
+		// Only then is their metadata forgotten: an undo stopped before
+		// leaves it, which tells the next one (same, above) that their
+		// requirers are to be brought up to date; the rewrite log never
+		// names a package written anew for its requires alone.
+		rr, err := pr.RefreshRequirers(ctx, back, now)
+		res.Rebuilt += rr.Rebuilt
+		res.Requires += rr.Requires
+		res.Refused = append(res.Refused, rr.Refused...)
+		if err != nil {
+			return res, err
+		}
+		for _, pkg := range back {
+			if err := ForgetMetadata(pr.MetadataDir, pkg); err != nil {
+				return res, err
+			}
+		}
+	}
+}
+
+// metadataFits says whether the metadata saved of pkg can be put back as
+// it is: the package's resources are those it lists (each path with the
+// same SHA-256 and size: the package was checked against its own
+// datapackage.json), and each of its requires entries by hash or size
+// names a package (by file name, beside pkg) with that SHA-256 and size
+// now. Same is set when the package has that metadata already; a
+// package signed now never fits. Retime is set when an index has another
+// ZIP time than times, the saved ones, give it.
+func (pr *PackageRewrite) metadataFits(pkg string, saved *wacz.Metadata, times map[string][2]uint16) (fits, same, retime bool, err error) {
+	path := pr.paths[pkg]
+	p, err := wacz.Open(path)
+	if err != nil {
+		return false, false, false, err
+	}
+	nowRes, err := p.Datapackage.Resources()
+	if bytes.Equal(p.DatapackageRaw, saved.Datapackage) && bytes.Equal(p.DigestRaw, saved.Digest) {
+		same = true
+	}
+	for _, m := range p.Members {
+		t, ok := times[m.Name]
+		if ok && !m.IsArchive() && m.Name != wacz.DatapackageName && m.Name != wacz.DigestName && t != [2]uint16{m.ModifiedTime, m.ModifiedDate} {
+			retime = true
+		}
+	}
+	// Signed since the run (which removed its signature, or it would
+	// not have written it): whoever signed it wants it as it is.
+	signed := p.Signed()
+	p.Close()
+	if err != nil || same || signed {
+		return false, same, false, err
+	}
+	dp, err := wacz.ParseDatapackage(saved.Datapackage)
+	if err != nil {
+		return false, false, false, err
+	}
+	savedRes, err := dp.Resources()
+	if err != nil {
+		return false, false, false, err
+	}
+	if len(savedRes) != len(nowRes) {
+		return false, false, false, nil
+	}
+	for i, r := range savedRes {
+		n := nowRes[i]
+		if r.Path != n.Path || r.SHA256 == nil || !bytes.Equal(r.SHA256, n.SHA256) || r.Bytes != n.Bytes {
+			return false, false, false, nil
+		}
+	}
+	stale, unknown, err := staleRequires(path, dp, nil)
+	return err == nil && !stale && !unknown, false, retime, err
+}
+
+// staleRequires says whether a requires entry by hash or size of dp, the
+// datapackage.json of the package at path, names a package beside it
+// with another SHA-256 or size than the package has now (stale), and
+// whether one names a package not found there (unknown). Entries naming
+// a package of skip (file names) are not looked at.
+func staleRequires(path string, dp *wacz.Datapackage, skip map[string]bool) (stale, unknown bool, err error) {
+	reqs, err := dp.Requires()
+	if err != nil {
+		return false, false, err
+	}
+	for _, r := range reqs {
+		if r.Hash == "" && r.Size < 0 || skip[r.Filename] {
+			continue
+		}
+		sum, size, err := fileSHA256(filepath.Join(filepath.Dir(path), filepath.FromSlash(r.Filename)))
+		if errors.Is(err, fs.ErrNotExist) {
+			unknown = true
+			continue
+		}
+		if err != nil {
+			return false, false, err
+		}
+		if r.Hash != "" && r.Hash != hex.EncodeToString(sum) || r.Size >= 0 && r.Size != size {
+			stale = true
+		}
+	}
+	return stale, unknown, nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"warcdedup/dedup"
+	"warcdedup/wacz"
 )
 
 // refreshRequirers brings up to date the requires entries of the
@@ -38,6 +39,38 @@ func (u *undo) refreshRequirers(ctx context.Context) error {
 	u.res.Unrestored = append(u.res.Unrestored, rr.Refused...)
 	if rr.Rebuilt > 0 {
 		u.show.Note("warcdedup: %d WACZ packages written anew to bring their relation.requires up to date", rr.Rebuilt)
+	}
+	if err != nil {
+		return err
+	}
+	// The packages the runs wrote anew for their requires entries alone
+	// (their members never changed), and those given back while a
+	// package they require was not, get the metadata they had before
+	// the first run once it is right again: they are then the files
+	// they were, signature included. Not those of a crawl: the packages
+	// outside it that may require them (committed crawls') are brought
+	// up to date from the rewrite log (refreshOutside), which never
+	// names such a package.
+	if u.crawl != nil {
+		return nil
+	}
+	if u.coll.NamedPackages() {
+		// The packages of their directory outside the job that require
+		// some by hash (as stageWACZ finds them): a package given back
+		// changes its hash for them too.
+		err := u.coll.EachOutside(func(path string, reqs []wacz.Requirement) {
+			if slices.ContainsFunc(reqs, func(r wacz.Requirement) bool { return r.Hash != "" || r.Size >= 0 }) {
+				pr.Requirers = append(pr.Requirers, path)
+			}
+		})
+		if err != nil {
+			return err
+		}
+	}
+	gb, err := pr.GiveBackMetadata(ctx, time.Now().UTC())
+	u.res.Unrestored = append(u.res.Unrestored, gb.Refused...)
+	if gb.Rebuilt > 0 {
+		u.show.Note("warcdedup: %d WACZ packages written anew with the metadata they had before the first run, or their relation.requires brought up to date after", gb.Rebuilt)
 	}
 	return err
 }
