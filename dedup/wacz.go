@@ -11,12 +11,15 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"warcdedup/atomicfile"
 	"warcdedup/crawlindex"
 	"warcdedup/internal/progress"
+	"warcdedup/manifest"
 	"warcdedup/originals"
 	"warcdedup/rewritelog"
 	"warcdedup/source"
@@ -374,7 +377,15 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 	if err != nil {
 		return stage.RewriteResult{}, err
 	}
-	pr.Changed = changed
+	written := putPackages{path: r.wd.File(waczPutFile), job: s.LogFrom}
+	more, err := written.read()
+	if err != nil {
+		return stage.RewriteResult{}, err
+	}
+	pr.Changed = sortedUnion(changed, more)
+	if !r.opt.DryRun {
+		pr.WillPut = written.add
+	}
 	closeMoves, err := r.packageMoves(pr, s.Log)
 	if err != nil {
 		return stage.RewriteResult{}, err
@@ -787,6 +798,76 @@ func (k *keptVerdicts) carryOver(checked map[string]os.FileInfo) {
 	if changed {
 		workdir.WriteJSON(k.store, k.saved) // none kept: the next hash stage compares the members again
 	}
+}
+
+// waczPutFile lists the packages a job's rewrite renamed new versions
+// over (putPackages).
+const waczPutFile = "wacz-put.tsv"
+
+// putPackages is the work directory's list of the packages a job's
+// rewrite wrote anew, each line the job (its rewrite log's offset,
+// stage.Rewrite.LogFrom) and a package's name, written and synced before
+// the package is renamed over: a package written anew for its requires
+// entries alone is named by no entry of the rewrite log (names as
+// manifest field 1 spells them), and the rerun
+// of a run stopped before that package's requirers were brought up to
+// date must bring them up to date (stage.PackageRewrite.Changed). Before
+// 2026-11-28 such a requirer was left naming the package's old SHA-256,
+// exit 0.
+type putPackages struct {
+	path string
+	job  int64
+}
+
+// read returns the packages of the list that the job wrote.
+func (p putPackages) read() ([]string, error) {
+	data, err := os.ReadFile(p.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	job := strconv.FormatInt(p.job, 10)
+	for line := range strings.Lines(string(data)) {
+		j, pkg, ok := strings.Cut(strings.TrimSuffix(line, "\n"), "\t")
+		if !ok || j != job || !strings.HasSuffix(line, "\n") {
+			continue // another job's, or a line cut short by a stop
+		}
+		name, err := manifest.UnescapeFile(pkg)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.path, err)
+		}
+		out = append(out, name)
+	}
+	return out, nil
+}
+
+// add lists pkg, synced.
+func (p putPackages) add(pkg string) error {
+	f, err := os.OpenFile(p.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(f, "%d\t%s\n", p.job, manifest.EscapeFile(pkg))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("listing it in %s before it is written anew: %w", p.path, err)
+	}
+	return nil
+}
+
+// sortedUnion is the names of a and b, sorted, each once.
+func sortedUnion(a, b []string) []string {
+	out := slices.Concat(a, b)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // jobPackages are the packages (names) whose members the job's entries

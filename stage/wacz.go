@@ -336,6 +336,13 @@ type PackageRewrite struct {
 	// writing, which on a large collection takes a share of the rewrite
 	// stage worth showing.
 	Done func(bytes int64)
+	// WillPut, if set, is told the name of each package about to be
+	// renamed over by its new version, before the rename: a package
+	// written anew for its requires entries alone is named by no entry
+	// of the rewrite log, and a run stopped before its requirers were
+	// brought up to date must know on its rerun that it changed
+	// (Changed). An error stops the package's writing.
+	WillPut func(pkg string) error
 	// Lines, if set, holds the index lines of the WARC members as the
 	// hash stage read them, and those derived for the staged copies the
 	// rewrite replaced (wacz.LineStore): a package whose members' lines
@@ -1558,6 +1565,11 @@ func (pr *PackageRewrite) rebuild(pkg string, replace map[string]string, now tim
 	res, err := r.write(b)
 	if err != nil {
 		return nil, err
+	}
+	if pr.WillPut != nil {
+		if err := pr.WillPut(pkg); err != nil {
+			return nil, fmt.Errorf("%s: %w", pkg, err)
+		}
 	}
 	return r.put(res)
 }
