@@ -1,13 +1,11 @@
 package dedup
 
 import (
-	"encoding/hex"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
-	"warcdedup/fixity"
 	"warcdedup/internal/corpustest"
 	"warcdedup/internal/jobtest"
 	"warcdedup/wacz"
@@ -120,30 +118,9 @@ func iframeWritten(dir string) killPoint {
 // --unsign would).
 func requireUnsigned(t *testing.T, requirer, required string) {
 	t.Helper()
-	h, err := fixity.HashFile(required, fixity.SHA256)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := hex.DecodeString(h.Sum(fixity.SHA256))
-	p, err := wacz.Open(requirer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := os.Create(requirer + ".new")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &wacz.Rebuild{Source: p, Require: []wacz.Requirement{wacz.RequirementOf(required, raw, h.Size(), "")}, TempDir: t.TempDir(),
-		DropSignature: &wacz.SignatureRemoval{Reason: "test", Software: "test"}}
-	_, err = b.Write(out)
-	p.Close()
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(requirer+".new", requirer); err != nil {
-		t.Fatal(err)
-	}
+	r := jobtest.Requirement(t, required)
+	jobtest.Rewrite(t, requirer, func(b *wacz.Rebuild) {
+		b.Require = []wacz.Requirement{r}
+		b.DropSignature = &wacz.SignatureRemoval{Reason: "test", Software: "test"}
+	})
 }

@@ -1,7 +1,6 @@
 package jobtest
 
 import (
-	"os"
 	"testing"
 	"time"
 
@@ -15,24 +14,5 @@ import (
 // passes by chance.
 func Backdate(t testing.TB, path string) {
 	t.Helper()
-	p, err := wacz.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := os.Create(path + ".old")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &wacz.Rebuild{Source: p, Now: time.Date(2024, 1, 2, 3, 4, 6, 0, time.UTC), TempDir: t.TempDir()}
-	_, err = b.Write(out)
-	p.Close()
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(path+".old", path); err != nil {
-		t.Fatal(err)
-	}
+	Rewrite(t, path, func(b *wacz.Rebuild) { b.Now = time.Date(2024, 1, 2, 3, 4, 6, 0, time.UTC) })
 }

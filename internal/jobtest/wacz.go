@@ -69,17 +69,34 @@ func packageFixity(t testing.TB, path string) (string, int64) {
 // earlier job (or Browsertrix) writes the entry.
 func RequireBy(t testing.TB, requirer, required string) {
 	t.Helper()
-	sum, size := packageFixity(t, required)
+	r := Requirement(t, required)
+	Rewrite(t, requirer, func(b *wacz.Rebuild) { b.Require = []wacz.Requirement{r} })
+}
+
+// Requirement is the requires entry naming the package at path by its
+// SHA-256 and size now.
+func Requirement(t testing.TB, path string) wacz.Requirement {
+	t.Helper()
+	sum, size := packageFixity(t, path)
 	raw, _ := hex.DecodeString(sum)
-	p, err := wacz.Open(requirer)
+	return wacz.RequirementOf(path, raw, size, "")
+}
+
+// Rewrite writes the package at path anew (wacz.Rebuild, every member
+// copied) with edit's changes, and renames it over the package.
+func Rewrite(t testing.TB, path string, edit func(*wacz.Rebuild)) {
+	t.Helper()
+	p, err := wacz.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := os.Create(requirer + ".new")
+	out, err := os.Create(path + ".new")
 	if err != nil {
+		p.Close()
 		t.Fatal(err)
 	}
-	b := &wacz.Rebuild{Source: p, Require: []wacz.Requirement{wacz.RequirementOf(required, raw, size, "")}, TempDir: t.TempDir()}
+	b := &wacz.Rebuild{Source: p, TempDir: t.TempDir()}
+	edit(b)
 	_, err = b.Write(out)
 	p.Close()
 	if cerr := out.Close(); err == nil {
@@ -88,7 +105,7 @@ func RequireBy(t testing.TB, requirer, required string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Rename(requirer+".new", requirer); err != nil {
+	if err := os.Rename(path+".new", path); err != nil {
 		t.Fatal(err)
 	}
 }
