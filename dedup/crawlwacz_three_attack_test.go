@@ -145,43 +145,21 @@ func revisitsWithoutOriginal(t *testing.T, dirs ...string) []string {
 				t.Fatalf("two packages named %s", base)
 			}
 			responses[base] = map[string]bool{}
-			p, err := wacz.Open(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, m := range p.WARCs() {
-				sec, err := p.Section(m)
-				if err != nil {
-					t.Fatal(err)
-				}
-				rr, err := record.NewReader(sec, m.Name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for {
-					rec, err := rr.Next()
-					if err == io.EOF {
-						break
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-					digest := rec.Header.Get("WARC-Payload-Digest")
-					switch rec.Type {
-					case "response", "resource":
-						responses[base][rec.URI+" "+rec.Date+" "+digest] = true
-					case "revisit":
-						c, _ := rec.Header.Lookup(wacz.RefersToContainer)
-						other := base
-						if c != "" {
-							other, _ = wacz.ParseContainerURI(c)
-						}
-						revisits = append(revisits, revisit{base, other, rec.Header.Get("WARC-Refers-To-Target-URI") + " " + rec.Header.Get("WARC-Refers-To-Date") + " " + digest})
-					}
-				}
-			}
-			p.Close()
 		}
+		eachRecord(t, d, func(pkg string, rec *record.Record, _ *record.Reader) {
+			digest := rec.Header.Get("WARC-Payload-Digest")
+			switch rec.Type {
+			case "response", "resource":
+				responses[pkg][rec.URI+" "+rec.Date+" "+digest] = true
+			case "revisit":
+				c, _ := rec.Header.Lookup(wacz.RefersToContainer)
+				other := pkg
+				if c != "" {
+					other, _ = wacz.ParseContainerURI(c)
+				}
+				revisits = append(revisits, revisit{pkg, other, rec.Header.Get("WARC-Refers-To-Target-URI") + " " + rec.Header.Get("WARC-Refers-To-Date") + " " + digest})
+			}
+		})
 	}
 	var out []string
 	across := 0
@@ -350,6 +328,8 @@ func neededBlock(t *testing.T, by, dir string) []byte {
 	return block
 }
 
+// eachRecord calls f with every record of the WARC members of the
+// packages in dir, and the package's file name.
 func eachRecord(t *testing.T, dir string, f func(pkg string, rec *record.Record, rr *record.Reader)) {
 	t.Helper()
 	names, _ := filepath.Glob(filepath.Join(dir, "*.wacz"))

@@ -821,19 +821,30 @@ type putPackages struct {
 
 // read returns the packages of the list that the job wrote.
 func (p putPackages) read() ([]string, error) {
-	data, err := os.ReadFile(p.path)
+	f, err := os.Open(p.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
+	// Read a line at a time: the list keeps every job's packages, and
+	// only this job's are wanted.
 	var out []string
-	job := strconv.FormatInt(p.job, 10)
-	for line := range strings.Lines(string(data)) {
-		j, pkg, ok := strings.Cut(strings.TrimSuffix(line, "\n"), "\t")
-		if !ok || j != job || !strings.HasSuffix(line, "\n") {
-			continue // another job's, or a line cut short by a stop
+	job := strconv.FormatInt(p.job, 10) + "\t"
+	r := bufio.NewReader(f)
+	for {
+		line, err := r.ReadString('\n')
+		if err == io.EOF {
+			return out, nil // a line cut short by a stop is no package's
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.path, err)
+		}
+		pkg, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), job)
+		if !ok {
+			continue // another job's
 		}
 		name, err := manifest.UnescapeFile(pkg)
 		if err != nil {
@@ -841,7 +852,6 @@ func (p putPackages) read() ([]string, error) {
 		}
 		out = append(out, name)
 	}
-	return out, nil
 }
 
 // add lists pkg, synced.
