@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -378,7 +379,11 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 		return stage.RewriteResult{}, err
 	}
 	written := putPackages{path: r.wd.File(waczPutFile), job: s.LogFrom}
-	more, err := written.read()
+	read := written.take
+	if r.opt.DryRun {
+		read = written.read
+	}
+	more, err := read()
 	if err != nil {
 		return stage.RewriteResult{}, err
 	}
@@ -821,37 +826,84 @@ type putPackages struct {
 
 // read returns the packages of the list that the job wrote.
 func (p putPackages) read() ([]string, error) {
+	names, _, err := p.lines()
+	return names, err
+}
+
+// take is read for the job's rewrite, which goes on to add to the list:
+// the list is left with the job's lines alone. Every other line is of a
+// job whose rewrite ended, whose packages' requirers were brought up to
+// date then (a run's rewrites go one after the other, and a stopped one
+// is taken up again before the next begins), or of one an undo gave
+// back; and a line a stop cut short would run into the next one added,
+// naming no package (the package it was written for was not renamed
+// over: add syncs the line first). Before 2026-11-28 the list kept
+// every job's lines, a few bytes for each package ever written anew.
+func (p putPackages) take() ([]string, error) {
+	names, keep, err := p.lines()
+	if err != nil || keep == nil {
+		return names, err
+	}
+	f, err := atomicfile.Create(p.path, 0o644)
+	if err == nil {
+		if _, err = f.Write(keep); err == nil {
+			err = f.Commit()
+		} else {
+			f.Abort()
+		}
+	}
+	if err != nil && !errors.Is(err, atomicfile.ErrNotSynced) {
+		return nil, fmt.Errorf("%s: leaving the list with this job's lines alone: %w", p.path, err)
+	}
+	return names, nil
+}
+
+// lines reads the list: the names of the job's packages and, when the
+// list holds anything else (another job's lines, a line cut short),
+// the job's lines alone, to be written in its place (nil when there is
+// nothing else).
+func (p putPackages) lines() (names []string, keep []byte, err error) {
 	f, err := os.Open(p.path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
-	// Read a line at a time: the list keeps every job's packages, and
-	// only this job's are wanted.
-	var out []string
+	// Read a line at a time: the list may hold other jobs' lines.
 	job := strconv.FormatInt(p.job, 10) + "\t"
+	var mine bytes.Buffer
+	other := false
 	r := bufio.NewReader(f)
 	for {
 		line, err := r.ReadString('\n')
 		if err == io.EOF {
-			return out, nil // a line cut short by a stop is no package's
+			other = other || line != "" // a line cut short by a stop is no package's
+			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p.path, err)
+			return nil, nil, fmt.Errorf("%s: %w", p.path, err)
 		}
 		pkg, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), job)
 		if !ok {
-			continue // another job's
+			other = true // another job's
+			continue
 		}
 		name, err := manifest.UnescapeFile(pkg)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p.path, err)
+			return nil, nil, fmt.Errorf("%s: %w", p.path, err)
 		}
-		out = append(out, name)
+		names = append(names, name)
+		mine.WriteString(line)
 	}
+	if other {
+		keep = mine.Bytes()
+		if keep == nil {
+			keep = []byte{}
+		}
+	}
+	return names, keep, nil
 }
 
 // add lists pkg, synced.
