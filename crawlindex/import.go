@@ -73,7 +73,11 @@ func (e *DamagedLineError) Unwrap() error { return e.Err }
 // and a length becomes an original of the index. Header digests are
 // trusted only as candidates: a run compares the bytes of such an
 // original with its duplicate's before it writes any revisit, and takes
-// the URI and date its record spells. Only the files the indexes name are
+// the URI and date its record spells. Nor can a line show a response its
+// crawler cut short (WARC-Truncated) or a segment, which is never a copy
+// of another: such a line is imported as any other; the run that reads
+// it leaves it out with a warning and keeps its own copy (stage.Resolve),
+// and VerifyOriginals notes it. Only the files the indexes name are
 // listed, with their size when Location is a directory. The import holds
 // the crawl's registration (see RegisterRun) while it works.
 func Import(ctx context.Context, dir string, opt ImportOptions, indexes []io.Reader, names []string) (*Index, ImportStats, error) {

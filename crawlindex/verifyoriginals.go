@@ -11,6 +11,7 @@ import (
 
 	"warcdedup/atomicfile"
 	"warcdedup/manifest"
+	"warcdedup/record"
 )
 
 // A crawl's files may be whole, of the size and even the SHA-256 the
@@ -38,6 +39,9 @@ type OriginalsCheck struct {
 	// named name in messages; an error says why there is none (no such
 	// record there, damage, not one record).
 	Digest func(r io.Reader, name, want string) (string, error)
+	// Note, if set, receives each original of an imported crawl found
+	// cut short (OriginalsStats.CutShort), naming its file and offset.
+	Note func(string)
 }
 
 // OriginalsStats counts what VerifyOriginals read and found.
@@ -46,7 +50,13 @@ type OriginalsStats struct {
 	Bytes     int64 // the records' bytes read
 	Files     int64 // files opened
 	Remote    int64 // originals of crawls served over HTTP: not read
-	Problems  int64
+	// CutShort counts the originals of imported crawls that are
+	// responses cut short by their crawler (WARC-Truncated) or segments
+	// (WARC-Segment-Number): a CDX line cannot show it, nothing the
+	// operator can mend, and a run leaves them out (stage.Resolve), so
+	// they are noted, not problems.
+	CutShort int64
+	Problems int64
 }
 
 // VerifyOriginals reads every original of the committed generation at
@@ -145,13 +155,16 @@ type placeReader struct {
 	st     *OriginalsStats
 	report func(string)
 
-	file    string   // the current file, as the index names it
-	path    string   // its path
-	f       *os.File // open, or nil
-	size    int64    // its size
-	remote  bool     // of a crawl served over HTTP: not read
-	failed  error    // why it could not be opened
-	skipped int64    // its originals not read for that
+	file   string   // the current file, as the index names it
+	path   string   // its path
+	f      *os.File // open, or nil
+	size   int64    // its size
+	remote bool     // of a crawl served over HTTP: not read
+	// imported: of a crawl committed from CDX lines alone, which may
+	// name a record cut short.
+	imported bool
+	failed   error // why it could not be opened
+	skipped  int64 // its originals not read for that
 }
 
 func (p *placeReader) problem(format string, args ...any) {
@@ -187,7 +200,18 @@ func (p *placeReader) check(l *manifest.Line) error {
 	got, err := p.opt.Digest(io.NewSectionReader(p.f, l.Offset, l.Length), name, l.Digest)
 	p.st.Originals++
 	p.st.Bytes += l.Length
+	var cut string
+	if err != nil && p.imported {
+		// Read again only when the digest could not be taken: what an
+		// imported crawl's index line could not show.
+		cut = CutShort(io.NewSectionReader(p.f, l.Offset, l.Length), name)
+	}
 	switch {
+	case cut != "":
+		p.st.CutShort++
+		if p.opt.Note != nil {
+			p.opt.Note(fmt.Sprintf("crawl %s: %s: offset %d: the index has an original of %s there (%d bytes), which is %s: its crawl was imported from index lines, which cannot show it; runs leave it out and keep their own copies", crawl, p.path, l.Offset, l.Digest, l.Length, cut))
+		}
 	case err != nil:
 		p.problem("crawl %s: %s: offset %d: the index has an original of %s there (%d bytes), which cannot be read there: %v", crawl, p.path, l.Offset, l.Digest, l.Length, err)
 	case got != l.Digest:
@@ -198,7 +222,7 @@ func (p *placeReader) check(l *manifest.Line) error {
 
 // open makes the file the index names file the current one.
 func (p *placeReader) open(file string) error {
-	p.file, p.path, p.f, p.remote, p.failed, p.skipped = file, "", nil, false, nil, 0
+	p.file, p.path, p.f, p.remote, p.imported, p.failed, p.skipped = file, "", nil, false, false, nil, 0
 	name, err := manifest.UnescapeFile(file)
 	if err != nil {
 		return fmt.Errorf("index: original in %q: %w", file, err)
@@ -212,6 +236,7 @@ func (p *placeReader) open(file string) error {
 		p.remote = true
 		return nil
 	}
+	p.imported = k.Imported
 	p.path = filepath.Join(k.Location, filepath.FromSlash(strings.TrimPrefix(name, crawl+"/")))
 	p.f, p.failed = os.Open(p.path)
 	if p.failed != nil {
@@ -238,4 +263,26 @@ func (p *placeReader) close() {
 		p.problem("crawl %s: %s: the index has %d originals in it, not read: %v", CrawlOf(p.file), p.path, p.skipped, p.failed)
 		p.failed = nil
 	}
+}
+
+// CutShort is what cuts short the record at the start of r, named name:
+// a response with WARC-Truncated or WARC-Segment-Number, which is never
+// a copy of another; "" for anything else (another record, no record,
+// damage). Only a crawl imported from index lines has such originals.
+func CutShort(r io.Reader, name string) string {
+	rr, err := record.NewReader(r, name)
+	if err != nil {
+		return ""
+	}
+	rec, err := manifest.NextRecord(rr)
+	if err != nil || rec.Offset != 0 || rec.Type != "response" {
+		return ""
+	}
+	if v, ok := rec.Header.Lookup("WARC-Truncated"); ok {
+		return fmt.Sprintf("a response its crawler cut short (WARC-Truncated: %s)", v)
+	}
+	if v, ok := rec.Header.Lookup("WARC-Segment-Number"); ok {
+		return fmt.Sprintf("one segment of a record (WARC-Segment-Number: %s)", v)
+	}
+	return ""
 }

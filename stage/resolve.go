@@ -46,6 +46,9 @@ type Resolve struct {
 type ResolveResult struct {
 	Stats collres.Stats `json:"stats"`
 	Stale []string      `json:"stale,omitempty"` // the first messages
+	// CutShort counts the committed originals left out as records cut
+	// short (see cutShort): warned of, not counted stale (Stats.Stale).
+	CutShort int64 `json:"cut_short,omitempty"`
 }
 
 // Run resolves and numbers.
@@ -57,8 +60,12 @@ func (r *Resolve) Run(ctx context.Context) (ResolveResult, error) {
 	defer out.Abort()
 	stale := &firstOf{limit: KeepFirst}
 	var prog collres.Progress
-	res := collres.Resolver{Source: r.Source, Policy: r.Policy, Jobs: r.Jobs, Number: true, FromManifest: r.FromManifest, Class: ManifestClass(r.Policy), Progress: &prog, Kept: r.Kept,
+	cut := newCutShort(r.Source, r.Kept)
+	res := collres.Resolver{Source: cut, Policy: r.Policy, Jobs: r.Jobs, Number: true, FromManifest: r.FromManifest, Class: ManifestClass(r.Policy), Progress: &prog, Kept: r.Kept,
 		Stale: func(err error) {
+			if cut.take(ctx, err, r.Messages.Warn) {
+				return
+			}
 			stale.add(err)
 			r.Messages.Error(err)
 		},
@@ -68,7 +75,9 @@ func (r *Resolve) Run(ctx context.Context) (ResolveResult, error) {
 	bw := bufio.NewWriterSize(out, 256<<10)
 	st, err := res.Run(ctx, r.In, bw)
 	stop()
-	result := ResolveResult{Stats: st, Stale: stale.list}
+	// Left out as stale lines are, but no stale line: no exit reason.
+	st.Stale -= cut.found.Load()
+	result := ResolveResult{Stats: st, Stale: stale.list, CutShort: cut.found.Load()}
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -81,7 +90,11 @@ func (r *Resolve) Run(ctx context.Context) (ResolveResult, error) {
 // Note says what a Resolve did, for the report's stage.
 func (r *ResolveResult) Note() string {
 	st := &r.Stats
-	return fmt.Sprintf("%s clusters, %s records compared, %s stale", progress.Count(st.Clusters), progress.Count(st.Fetched), progress.Count(st.Stale))
+	note := fmt.Sprintf("%s clusters, %s records compared, %s stale", progress.Count(st.Clusters), progress.Count(st.Fetched), progress.Count(st.Stale))
+	if r.CutShort > 0 {
+		note += fmt.Sprintf(", %s originals cut short left out", progress.Count(r.CutShort))
+	}
+	return note
 }
 
 // Reasons are why the exit status is not 0, as far as the resolution
