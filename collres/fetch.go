@@ -27,6 +27,7 @@ type Opener interface {
 type StaleError struct {
 	File   string
 	Offset int64
+	Length int64 // the line's: where a second look at the record reads
 	Err    error
 }
 
@@ -48,7 +49,7 @@ type payload struct {
 }
 
 func stale(l *manifest.Line, err error) error {
-	return &StaleError{File: l.File, Offset: l.Offset, Err: err}
+	return &StaleError{File: l.File, Offset: l.Offset, Length: l.Length, Err: err}
 }
 
 // openPayload fetches the record l names and reads it up to its payload,

@@ -117,7 +117,7 @@ func (c *committedRequirerCase) check(t *testing.T) {
 		t.Fatal(err)
 	}
 	var problems []string
-	st, err := VerifyOriginals(context.Background(), ix, "", func(p string) { problems = append(problems, p) })
+	st, err := VerifyOriginals(context.Background(), ix, "", func(p string) { problems = append(problems, p) }, nil)
 	if err != nil || len(problems) > 0 || st.Originals == 0 {
 		t.Errorf("the index's originals at their places: %d read, problems %v, %v", st.Originals, problems, err)
 	}

@@ -120,7 +120,7 @@ func verifyDeep(t *testing.T, index string) []string {
 	if _, err := ix.Verify(true, report); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := VerifyOriginals(context.Background(), ix, "", report); err != nil {
+	if _, err := VerifyOriginals(context.Background(), ix, "", report, nil); err != nil {
 		t.Fatal(err)
 	}
 	return problems

@@ -21,7 +21,7 @@ import (
 // may not change), each record's payload digest taken as the hash stage
 // takes it (warcsum), so that an original and a duplicate found by a
 // later crawl have it alike.
-func VerifyOriginals(ctx context.Context, ix *crawlindex.Index, sortMemory string, report func(string)) (crawlindex.OriginalsStats, error) {
+func VerifyOriginals(ctx context.Context, ix *crawlindex.Index, sortMemory string, report, note func(string)) (crawlindex.OriginalsStats, error) {
 	var tmp string
 	if td, err := crawlindex.NewTempDir(ix.Dir, "verify"); err == nil {
 		defer td.Remove()
@@ -39,6 +39,7 @@ func VerifyOriginals(ctx context.Context, ix *crawlindex.Index, sortMemory strin
 			return syssort.Sorter{TempDir: tmp, Memory: sortMemory, Compress: syssort.Compressor()}.Sort(ctx, command, []string{in}, out)
 		},
 		Digest: d.digest,
+		Note:   note,
 	}, report)
 }
 

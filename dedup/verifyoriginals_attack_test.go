@@ -73,7 +73,7 @@ func TestVerifyOriginalsAttack(t *testing.T) {
 				t.Fatal(err)
 			}
 			var problems []string
-			st, err := VerifyOriginals(context.Background(), ix, "", func(p string) { problems = append(problems, p) })
+			st, err := VerifyOriginals(context.Background(), ix, "", func(p string) { problems = append(problems, p) }, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -82,7 +82,7 @@ func TestVerifyOriginals(t *testing.T) {
 				t.Fatalf("the crawl's files do not verify (%v, %v): the test proves nothing", err, files)
 			}
 			var problems []string
-			st, err := VerifyOriginals(context.Background(), ix, "", func(p string) { problems = append(problems, p) })
+			st, err := VerifyOriginals(context.Background(), ix, "", func(p string) { problems = append(problems, p) }, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,7 +151,7 @@ func TestVerifyOriginalsFileGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	var problems []string
-	st, err := VerifyOriginals(context.Background(), ix, "", func(p string) { problems = append(problems, p) })
+	st, err := VerifyOriginals(context.Background(), ix, "", func(p string) { problems = append(problems, p) }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func (r *Resolve) Run(ctx context.Context) (ResolveResult, error) {
 	stale := &firstOf{limit: KeepFirst}
 	var prog collres.Progress
 	cut := newCutShort(r.Source, r.Kept)
-	res := collres.Resolver{Source: cut, Policy: r.Policy, Jobs: r.Jobs, Number: true, FromManifest: r.FromManifest, Class: ManifestClass(r.Policy), Progress: &prog, Kept: r.Kept,
+	res := collres.Resolver{Source: r.Source, Policy: r.Policy, Jobs: r.Jobs, Number: true, FromManifest: r.FromManifest, Class: ManifestClass(r.Policy), Progress: &prog, Kept: r.Kept,
 		Stale: func(err error) {
 			if cut.take(ctx, err, r.Messages.Warn) {
 				return

@@ -106,7 +106,8 @@ Exit status: 0 if all is well, 1 if a problem was found (each on stderr),
 			if c.Bool("deep") {
 				ctx, stop := cmdutil.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 				defer stop()
-				ost, err = dedup.VerifyOriginals(ctx, ix, c.String("sort-memory"), func(p string) { log.Error(errors.New(p)) })
+				ost, err = dedup.VerifyOriginals(ctx, ix, c.String("sort-memory"), func(p string) { log.Error(errors.New(p)) },
+					func(n string) { log.Printf("%s: note: %s\n", c.App.Name, n) })
 				if err != nil {
 					return cli.Exit(err, cmdutil.ExitFatal)
 				}
@@ -397,6 +398,9 @@ func verifyRead(deep bool, st crawlindex.VerifyStats, size int64) string {
 func verifyOriginalsRead(st crawlindex.OriginalsStats) string {
 	s := fmt.Sprintf("originals read at their places: %s (%s) in %s, each record's payload digest compared with the index's: %d problems",
 		progress.Plural(st.Originals, "original", ""), progress.Bytes(st.Bytes), progress.Plural(st.Files, "file", ""), st.Problems)
+	if st.CutShort > 0 {
+		s += fmt.Sprintf("; %s of imported crawls cut short (noted: runs leave them out)", progress.Plural(st.CutShort, "original", ""))
+	}
 	if st.Remote > 0 {
 		s += fmt.Sprintf("; %s of crawls served over HTTP not read", progress.Plural(st.Remote, "original", ""))
 	}
