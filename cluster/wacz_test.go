@@ -1,7 +1,11 @@
 package cluster
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"crypto/sha1"
+	"encoding/base32"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +16,8 @@ import (
 	"time"
 
 	"warcdedup/internal/jobtest"
+	"warcdedup/internal/warctest"
+	"warcdedup/wacz"
 )
 
 // localSlurm is a scheduler that runs each task of a job in the test's
@@ -189,5 +195,70 @@ func TestClusterWACZ(t *testing.T) {
 			}
 			jobtest.SameTree(t, "the host's files", jobtest.HashTree(t, root), before)
 		})
+	}
+}
+
+// TestClusterWACZRevisitKeepsItsOriginal proves that a cluster job over a
+// host whose WACZ package holds a revisit of a response in a WARC file
+// beside it leaves that response as it is. warcdedup run on that
+// directory keeps it (a revisit already in the collection pins it, see
+// manifest.Numberer: "1 revisit already there", nothing rewritten); a job
+// that passed the package over did not see the revisit, and rewrote its
+// original as a revisit of an earlier copy, exit 0, leaving the
+// package's revisit referring to a revisit.
+func TestClusterWACZRevisitKeepsItsOriginal(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "coll")
+	// A payload large enough that a revisit saves bytes.
+	var b strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&b, "logo line %d\n", i)
+	}
+	body := b.String()
+	sum := sha1.Sum([]byte(body))
+	payloadDigest := "sha1:" + base32.StdEncoding.EncodeToString(sum[:])
+	original := warctest.Response("http://p/2", "2021-01-02T00:00:00Z", body)
+	warctest.WriteFile(t, root, "a.warc.gz", warctest.Gzip(
+		warctest.Response("http://p/1", "2021-01-01T00:00:00Z", body), original))
+	// The package's revisit of http://p/2, as warcdedup run writes one.
+	revisit := warctest.Record("revisit", "http://p/4", "2021-01-04T00:00:00Z", "HTTP/1.1 200 OK\r\n\r\n",
+		"WARC-Profile: http://netpreserve.org/warc/1.0/revisit/identical-payload-digest",
+		"WARC-Refers-To-Target-URI: http://p/2", "WARC-Refers-To-Date: 2021-01-02T00:00:00Z",
+		"WARC-Payload-Digest: "+payloadDigest)
+	member := warctest.WriteFile(t, t.TempDir(), "b.warc.gz", warctest.Gzip(revisit))
+	f, err := os.Create(filepath.Join(root, "b.wacz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wacz.Create(f, wacz.CreateOptions{WARCs: []string{member}, Software: "test", TempDir: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(t.TempDir(), "work")
+	sched := &localSlurm{t: t, work: work, jobs: map[string]*localJob{}}
+	opt := Options{WorkDir: work, TaskRetries: 1, Scheduler: sched, Poll: time.Millisecond,
+		Params:   Params{Hosts: []Host{{Name: "a", Root: root, URL: "http://127.0.0.1:1"}}, Ranges: 1, Algorithm: "sha1", Policy: "replay"},
+		Settings: Settings{Binary: "/usr/bin/warcdedup", Jobs: 1, PerHost: 1, HTTPTimeout: time.Second, VersionWait: time.Second}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err = Run(ctx, opt)
+	t.Logf("job: %v (tasks run %v)", err, sched.ran)
+	got, err := os.ReadFile(filepath.Join(root, "a.warc.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(got))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(text), original) {
+		at := strings.Index(string(text), "WARC-Target-URI: http://p/2")
+		t.Errorf("the response http://p/2 that the package's revisit refers to is no longer in a.warc.gz as it was; now:\n%s",
+			text[max(0, at-100):min(len(text), max(0, at)+400)])
 	}
 }
