@@ -11,12 +11,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"warcdedup/internal/jobtest"
 	"warcdedup/internal/warctest"
+	"warcdedup/scripts/gen"
+	"warcdedup/stage"
 	"warcdedup/wacz"
 )
 
@@ -26,7 +29,6 @@ import (
 // that fails for good ends as warcdedup cluster-task does, with
 // ExitPermanent.
 type localSlurm struct {
-	t     *testing.T
 	work  string
 	next  int
 	jobs  map[string]*localJob
@@ -124,6 +126,27 @@ func (l *localSlurm) Cancel(ids []string) error {
 	return nil
 }
 
+// runLocal runs a cluster job over one host, a, whose files are beneath
+// root, its tasks run by a localSlurm; with index, the files are the
+// crawl feb of a new crawl index. It returns the job's result, the tasks
+// run and the job's error.
+func runLocal(t *testing.T, root string, index bool) (*stage.Result, []string, error) {
+	t.Helper()
+	work := filepath.Join(t.TempDir(), "work")
+	sched := &localSlurm{work: work, jobs: map[string]*localJob{}}
+	opt := Options{WorkDir: work, TaskRetries: 1, Scheduler: sched, Poll: time.Millisecond,
+		Params:   Params{Hosts: []Host{{Name: "a", Root: root, URL: "http://127.0.0.1:1"}}, Ranges: 2, Algorithm: "sha1", Policy: "replay"},
+		Settings: Settings{Binary: "/usr/bin/warcdedup", Jobs: 2, PerHost: 1, HTTPTimeout: time.Second, VersionWait: time.Second}}
+	if index {
+		opt.Params.Index = filepath.Join(t.TempDir(), "index")
+		opt.Params.Crawl, opt.Params.CrawlURL = "feb", "http://127.0.0.1:1/feb"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, opt)
+	return res, sched.ran, err
+}
+
 // TestClusterWACZ proves what a cluster job does with a host whose
 // directory holds WACZ packages, which only warcdedup run deduplicates
 // (it writes each package anew, with its datapackage.json): the job stops
@@ -166,29 +189,16 @@ func TestClusterWACZ(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			root := tt.make(t)
 			before := jobtest.HashTree(t, root)
-			work := filepath.Join(t.TempDir(), "work")
-			sched := &localSlurm{t: t, work: work, jobs: map[string]*localJob{}}
-			opt := Options{WorkDir: work, TaskRetries: 1, Scheduler: sched, Poll: time.Millisecond,
-				Params: Params{Hosts: []Host{{Name: "a", Root: root, URL: "http://127.0.0.1:1"}}, Ranges: 2,
-					Algorithm: "sha1", Policy: "replay"},
-				Settings: Settings{Binary: "/usr/bin/warcdedup", Jobs: 2, PerHost: 1, HTTPRetries: 0,
-					HTTPTimeout: time.Second, VersionWait: time.Second}}
-			if tt.index {
-				opt.Params.Index = filepath.Join(t.TempDir(), "index")
-				opt.Params.Crawl, opt.Params.CrawlURL = "feb", "http://127.0.0.1:1/feb"
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			res, err := Run(ctx, opt)
+			res, ran, err := runLocal(t, root, tt.index)
 			if err == nil {
-				t.Fatalf("the job ended without error (result %v, tasks run %v): want it refused, naming the packages", res != nil, sched.ran)
+				t.Fatalf("the job ended without error (result %v, tasks run %v): want it refused, naming the packages", res != nil, ran)
 			}
 			msg := err.Error()
 			t.Logf("refused: %s", msg)
 			if !strings.Contains(msg, ".wacz") || !strings.Contains(msg, "warcdedup run") || !strings.Contains(msg, root) {
 				t.Errorf("error %q: want it to name the host's directory and a package, and say to deduplicate packages with warcdedup run", msg)
 			}
-			for _, k := range sched.ran {
+			for _, k := range ran {
 				if !strings.HasPrefix(k, kindHash+"@") {
 					t.Errorf("task %s ran: want the job stopped at the hash", k)
 				}
@@ -235,15 +245,8 @@ func TestClusterWACZRevisitKeepsItsOriginal(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	work := filepath.Join(t.TempDir(), "work")
-	sched := &localSlurm{t: t, work: work, jobs: map[string]*localJob{}}
-	opt := Options{WorkDir: work, TaskRetries: 1, Scheduler: sched, Poll: time.Millisecond,
-		Params:   Params{Hosts: []Host{{Name: "a", Root: root, URL: "http://127.0.0.1:1"}}, Ranges: 1, Algorithm: "sha1", Policy: "replay"},
-		Settings: Settings{Binary: "/usr/bin/warcdedup", Jobs: 1, PerHost: 1, HTTPTimeout: time.Second, VersionWait: time.Second}}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	_, err = Run(ctx, opt)
-	t.Logf("job: %v (tasks run %v)", err, sched.ran)
+	_, ran, err := runLocal(t, root, false)
+	t.Logf("job: %v (tasks run %v)", err, ran)
 	got, err := os.ReadFile(filepath.Join(root, "a.warc.gz"))
 	if err != nil {
 		t.Fatal(err)
@@ -260,5 +263,20 @@ func TestClusterWACZRevisitKeepsItsOriginal(t *testing.T) {
 		at := strings.Index(string(text), "WARC-Target-URI: http://p/2")
 		t.Errorf("the response http://p/2 that the package's revisit refers to is no longer in a.warc.gz as it was; now:\n%s",
 			text[max(0, at-100):min(len(text), max(0, at)+400)])
+	}
+}
+
+// TestLocalClusterRuns is the control of the tests above: the same job
+// over a host holding WARC and ARC files only runs every step to its end
+// and rewrites duplicates, so that their refusals are the packages'.
+func TestLocalClusterRuns(t *testing.T) {
+	dir, _ := jobtest.Generated(t, gen.Config{Files: 4, Records: 120, DupRate: 0.4, Seed: 5, MeanPayload: 4 << 10,
+		Formats: []gen.Format{gen.WARC10Gz, gen.WARC11, gen.ARCGz}})
+	res, ran, err := runLocal(t, dir, false)
+	if err != nil {
+		t.Fatalf("job: %v (tasks run %v)", err, ran)
+	}
+	if !slices.Contains(ran, taskKey(kindAccount, 0)) || res.Report.Totals.FilesRewritten == 0 {
+		t.Errorf("tasks run %v, %d files rewritten: want every step run and duplicates rewritten", ran, res.Report.Totals.FilesRewritten)
 	}
 }
