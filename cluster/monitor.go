@@ -405,7 +405,7 @@ func (m *monitor) follow(ctx context.Context) (*stage.Result, error) {
 		var sub *submitError
 		switch {
 		case errors.As(err, &stop):
-			m.endStage("")
+			m.endStage("", err)
 			m.state.Stopped = stop.Why
 			if n, cerr := m.cancelAll(); cerr == nil && n > 0 {
 				m.show.Print("warcdedup: cancelled the %d Slurm jobs still queued", n)
@@ -418,7 +418,7 @@ func (m *monitor) follow(ctx context.Context) (*stage.Result, error) {
 			// time, for a controller that restarts.
 			submitFailures++
 			if submitFailures > m.opt.TaskRetries {
-				m.endStage("")
+				m.endStage("", err)
 				m.saveState()
 				return nil, fmt.Errorf("%w (%d tries): does a Slurm controller answer? %s", err, submitFailures, m.submitted("the same command submits the rest and follows them"))
 			}
@@ -435,7 +435,7 @@ func (m *monitor) follow(ctx context.Context) (*stage.Result, error) {
 			queryFailures, submitFailures = 0, 0
 		}
 		if finished {
-			m.endStage("")
+			m.endStage("", nil)
 			m.state.Complete = true
 			if err := m.saveState(); err != nil {
 				return nil, err
@@ -443,7 +443,7 @@ func (m *monitor) follow(ctx context.Context) (*stage.Result, error) {
 			return m.result()
 		}
 		if err := m.pause(ctx, wait); err != nil {
-			m.endStage("")
+			m.endStage("", err)
 			m.saveState()
 			return nil, fmt.Errorf("%w: %s", err, m.submitted("the same command follows them again"))
 		}
@@ -858,7 +858,7 @@ func (m *monitor) display(jobs map[string]JobState) {
 		}
 	}
 	if stage != m.stageName {
-		m.endStage(stage)
+		m.endStage(stage, nil)
 	}
 	if stage == "" {
 		return
@@ -920,11 +920,17 @@ func (m *monitor) display(jobs map[string]JobState) {
 	m.stage.SetNote(note)
 }
 
-// endStage ends the stage shown; next is the one to show next.
-func (m *monitor) endStage(next string) {
+// endStage ends the stage shown; next is the one to show next. A stage
+// the job stopped in (err, not nil) is shown stopped or interrupted,
+// never done: a task of it may have failed.
+func (m *monitor) endStage(next string, err error) {
 	if m.stage != nil {
 		m.stage.SetNote("")
-		m.stage.Done(m.stageNote(m.stageName))
+		if err != nil {
+			m.stage.End(err, "")
+		} else {
+			m.stage.Done(m.stageNote(m.stageName))
+		}
 		m.stage = nil
 	}
 	m.stageName = next
@@ -949,7 +955,7 @@ func (m *monitor) stageNote(stage string) string {
 	if len(notes) == 1 {
 		return notes[0]
 	}
-	return fmt.Sprintf("%d tasks", tasks)
+	return progress.Plural(int64(tasks), "task", "")
 }
 
 // Describe shows the jobs a job is made of, for warcdedup cluster --plan:

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"warcdedup/internal/jobtest"
+	"warcdedup/internal/progress"
 	"warcdedup/internal/warctest"
 	"warcdedup/scripts/gen"
 	"warcdedup/stage"
@@ -132,11 +133,18 @@ func (l *localSlurm) Cancel(ids []string) error {
 // run and the job's error.
 func runLocal(t *testing.T, root string, index bool) (*stage.Result, []string, error) {
 	t.Helper()
+	return runLocalShown(t, root, index, nil)
+}
+
+// runLocalShown is runLocal with the job's progress shown on display.
+func runLocalShown(t *testing.T, root string, index bool, display *progress.Display) (*stage.Result, []string, error) {
+	t.Helper()
 	work := filepath.Join(t.TempDir(), "work")
 	sched := &localSlurm{work: work, jobs: map[string]*localJob{}}
 	opt := Options{WorkDir: work, TaskRetries: 1, Scheduler: sched, Poll: time.Millisecond,
 		Params:   Params{Hosts: []Host{{Name: "a", Root: root, URL: "http://127.0.0.1:1"}}, Ranges: 2, Algorithm: "sha1", Policy: "replay"},
-		Settings: Settings{Binary: "/usr/bin/warcdedup", Jobs: 2, PerHost: 1, HTTPTimeout: time.Second, VersionWait: time.Second}}
+		Settings: Settings{Binary: "/usr/bin/warcdedup", Jobs: 2, PerHost: 1, HTTPTimeout: time.Second, VersionWait: time.Second},
+		Display:  display}
 	if index {
 		opt.Params.Index = filepath.Join(t.TempDir(), "index")
 		opt.Params.Crawl, opt.Params.CrawlURL = "feb", "http://127.0.0.1:1/feb"
@@ -278,5 +286,21 @@ func TestLocalClusterRuns(t *testing.T) {
 	}
 	if !slices.Contains(ran, taskKey(kindAccount, 0)) || res.Report.Totals.FilesRewritten == 0 {
 		t.Errorf("tasks run %v, %d files rewritten: want every step run and duplicates rewritten", ran, res.Report.Totals.FilesRewritten)
+	}
+}
+
+// TestClusterStoppedStageNotDone proves that a job stopped by a task that
+// failed for good (here a hash refusing a host's packages) shows the
+// stage it stopped in as stopped, not as done: the monitor ended it as a
+// finished stage, "hash: done in 12 ms (1 task)", before the error.
+func TestClusterStoppedStageNotDone(t *testing.T) {
+	dir, _ := jobtest.GeneratedWACZ(t, false)
+	var out bytes.Buffer
+	_, _, err := runLocalShown(t, dir, false, progress.NewPlain(&out, "warcdedup"))
+	if err == nil {
+		t.Fatal("the job ended without error: want it stopped at the hash")
+	}
+	if shown := out.String(); strings.Contains(shown, "hash: done") || !strings.Contains(shown, "hash: stopped") {
+		t.Errorf("shown:\n%s\nwant the hash stage stopped, not done", shown)
 	}
 }
