@@ -1,14 +1,20 @@
 package clustere2e
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"warcdedup/crawlindex"
 	"warcdedup/internal/jobtest"
 	"warcdedup/internal/slurmtest"
 	"warcdedup/internal/storagetest"
+	"warcdedup/scripts/gen"
+	"warcdedup/wacz"
 )
 
 // TestClusterWACZRefused proves on a real Slurm cluster what warcdedup
@@ -68,5 +74,134 @@ func TestClusterWACZRefused(t *testing.T) {
 				t.Errorf("%s changed on %s", rel, h)
 			}
 		}
+	}
+}
+
+// TestClusterIndexAfterWACZCrawl proves that a cluster job with a crawl
+// index whose committed crawl is WACZ packages (committed by warcdedup
+// run --index, which names each original by its package and its offset
+// in it) reads those originals right: the later crawl's files, spread
+// over the hosts, end byte for byte as warcdedup run --index leaves the
+// same crawl on one machine against the same index, with the same
+// entries in the rewrite logs, and revisits of the packages' records are
+// written.
+func TestClusterIndexAfterWACZCrawl(t *testing.T) {
+	needCluster(t)
+	base := t.TempDir()
+	os.Chmod(base, 0o755)
+	src := filepath.Join(base, "pristine")
+	cfg := gen.Config{Files: 6, Records: 300, DupRate: 0.4, Seed: 23, MeanPayload: 6 << 10,
+		Formats: []gen.Format{gen.WARC10Gz, gen.WARC11Gz, gen.WARC11}}
+	if _, err := gen.Write(src, cfg); err != nil {
+		t.Fatal(err)
+	}
+	// jan: every other file, in one package; feb: the others, as WARC
+	// files. Their payloads are shared, across files and so across crawls.
+	var janWARCs, feb []string
+	for i, rel := range files(t, src) {
+		if i%2 == 0 {
+			janWARCs = append(janWARCs, filepath.Join(src, rel))
+		} else {
+			feb = append(feb, rel)
+		}
+	}
+	jan := filepath.Join(base, "jan")
+	if err := os.MkdirAll(jan, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(jan, "jan.wacz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wacz.Create(f, wacz.CreateOptions{WARCs: janWARCs, Software: "test", TempDir: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	warcdedup := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command(filepath.Join(binDir, "warcdedup"), append([]string{"-q", "-j", "2"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("warcdedup %v: %v\n%s", args, err, out)
+		}
+	}
+	// jan committed once; the two indexes are copies, both naming jan
+	// where it is.
+	singleIndex, clusterIndex := filepath.Join(base, "single-index"), filepath.Join(base, "cluster-index")
+	warcdedup("run", "--index", singleIndex, "--crawl", "jan", jan)
+	if out, err := exec.Command("cp", "-a", singleIndex, clusterIndex).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v\n%s", err, out)
+	}
+
+	single := filepath.Join(base, "single", "feb")
+	for _, rel := range feb {
+		copyFile(t, filepath.Join(src, rel), filepath.Join(single, rel))
+	}
+	warcdedup("run", "--index", singleIndex, "--crawl", "feb", single)
+
+	dir := filepath.Join(base, "cluster")
+	roots := map[string]string{}
+	for _, h := range hostNames {
+		roots[h] = filepath.Join(dir, h)
+		if err := os.MkdirAll(filepath.Join(roots[h], "feb"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	on := func(rel string) string {
+		return filepath.Join(roots[hostNames[storagetest.Slice("feb/"+rel, len(hostNames))]], "feb")
+	}
+	for _, rel := range feb {
+		copyFile(t, filepath.Join(src, rel), filepath.Join(on(rel), rel))
+	}
+	st := storagetest.StartSWAP(t, storageHosts(roots)...)
+	c := slurmtest.Start(t, hostNames...)
+	var b strings.Builder
+	for _, h := range hostNames {
+		fmt.Fprintf(&b, "%s %s %s/warcs/feb\n", h, filepath.Join(roots[h], "feb"), st.URL(hostNames[0]))
+	}
+	hosts := filepath.Join(dir, "feb.hosts")
+	if err := os.WriteFile(hosts, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(dir, "work")
+	code, stderr := runCluster(t, c, "--index", clusterIndex, "--work-dir", work, hosts)
+	t.Logf("warcdedup cluster --index, crawl feb: exit %d\n%s", code, stderr)
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	got, want := readStats(t, work), readStats(t, filepath.Join(singleIndex, "work", "feb"))
+	if g, w := got.Totals, want.Totals; g.Records != w.Records || g.Duplicates != w.Duplicates || g.RevisitsWritten != w.RevisitsWritten ||
+		g.BytesSaved != w.BytesSaved || g.Violations != 0 {
+		t.Errorf("totals differ from warcdedup run --index's:\n got %+v\nwant %+v", g, w)
+	}
+	gl, wl := logEntries(t, filepath.Join(work, "rewrite.log")), logEntries(t, filepath.Join(singleIndex, "work", "feb", "rewrite.log"))
+	if !slices.Equal(gl, wl) {
+		t.Errorf("rewrite logs differ: %d entries, warcdedup run's %d", len(gl), len(wl))
+	}
+	// feb's revisits of jan's originals, as the index counts them.
+	ix, err := crawlindex.Open(clusterIndex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ofJan int64
+	if k := ix.Registry.Crawl("feb"); k != nil {
+		for _, n := range k.Requires {
+			if n.Crawl == "jan" {
+				ofJan += n.Revisits
+			}
+		}
+	}
+	t.Logf("%d revisits written, %d of them of jan's originals", got.Totals.RevisitsWritten, ofJan)
+	if ofJan == 0 {
+		t.Errorf("no revisit of jan's originals written")
+	}
+	for _, rel := range feb {
+		if sha(t, filepath.Join(on(rel), rel)) != sha(t, filepath.Join(single, rel)) {
+			t.Errorf("%s differs from warcdedup run's", rel)
+		}
+	}
+	if out, err := exec.Command(filepath.Join(binDir, "warcdedup"), "index", "verify", "--index", clusterIndex).CombinedOutput(); err != nil {
+		t.Errorf("warcdedup index verify: %v\n%s", err, out)
 	}
 }
