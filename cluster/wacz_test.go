@@ -173,6 +173,22 @@ func TestClusterWACZ(t *testing.T) {
 		{"packages beside WARC files, against a crawl index", func(t *testing.T) string { dir, _ := jobtest.GeneratedWACZ(t, true); return dir }, true},
 		{"packages beside WARC files", func(t *testing.T) string { dir, _ := jobtest.GeneratedWACZ(t, true); return dir }, false},
 		{"multi-WACZ JSON", func(t *testing.T) string { dir, _ := jobtest.GeneratedMultiWACZ(t); return dir }, false},
+		{"packages named in capitals, in a subdirectory", func(t *testing.T) string {
+			dir, _ := jobtest.GeneratedWACZ(t, true)
+			pkgs, err := filepath.Glob(filepath.Join(dir, "*.wacz"))
+			if err != nil || len(pkgs) == 0 {
+				t.Fatalf("no package in %s (%v)", dir, err)
+			}
+			if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range pkgs {
+				if err := os.Rename(p, filepath.Join(dir, "sub", strings.ToUpper(filepath.Base(p)))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return dir
+		}, false},
 		{"a link under a package's name beside WARC files", func(t *testing.T) string {
 			// The package's WARC files kept loose beside it, and the
 			// package itself moved out, a link to it left.
@@ -203,7 +219,7 @@ func TestClusterWACZ(t *testing.T) {
 			}
 			msg := err.Error()
 			t.Logf("refused: %s", msg)
-			if !strings.Contains(msg, ".wacz") || !strings.Contains(msg, "warcdedup run") || !strings.Contains(msg, root) {
+			if !strings.Contains(strings.ToLower(msg), ".wacz") || !strings.Contains(msg, "warcdedup run") || !strings.Contains(msg, root) {
 				t.Errorf("error %q: want it to name the host's directory and a package, and say to deduplicate packages with warcdedup run", msg)
 			}
 			for _, k := range ran {
