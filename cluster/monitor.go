@@ -87,6 +87,13 @@ type monitor struct {
 	// collisions is whether the job's collisions steps (Step.IfApart) have
 	// work: unknown until every rewrite is done (decideCollisions).
 	collisions collisions
+
+	// resumedStopped is set when the monitor resumes a job that had
+	// stopped, until its first look at the tasks: a task that had failed
+	// for good then is run again like any failed task, as what failed it
+	// may have been mended since (the packages a hash refused moved away);
+	// if it fails for good again, the job stops again.
+	resumedStopped bool
 }
 
 // collisions is what the monitor knows of the collisions steps' work.
@@ -222,6 +229,7 @@ func newMonitor(opt Options) (*monitor, error) {
 	case same && !opt.Again:
 		m.spec.Settings = opt.Settings
 		m.show.Print("warcdedup: resuming job %s of %s in %s", m.spec.ID, m.spec.Created.Local().Format("2006-01-02 15:04"), m.wd)
+		m.resumedStopped = m.state.Stopped != ""
 		m.state.Stopped = ""
 		// Every task that has not succeeded gets its retries again.
 		for _, ss := range m.state.Steps {
@@ -713,7 +721,7 @@ func (t *tick) retry() error {
 		ts := &m.state.Steps[f.step.Name].Tasks[f.task]
 		why := m.failure(f)
 		switch {
-		case f.job.Exit == ExitPermanent:
+		case f.job.Exit == ExitPermanent && !m.resumedStopped:
 			return &Stopped{why}
 		case ts.Attempts >= m.opt.TaskRetries:
 			return &Stopped{fmt.Sprintf("%s (after %d retries)", why, ts.Attempts)}
@@ -728,6 +736,7 @@ func (t *tick) retry() error {
 			t.mend[d] = true
 		}
 	}
+	m.resumedStopped = false
 	return nil
 }
 

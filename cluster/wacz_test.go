@@ -127,32 +127,36 @@ func (l *localSlurm) Cancel(ids []string) error {
 	return nil
 }
 
-// runLocal runs a cluster job over one host, a, whose files are beneath
+// newLocalJob is a cluster job over one host, a, whose files are beneath
 // root, its tasks run by a localSlurm; with index, the files are the
-// crawl feb of a new crawl index. It returns the job's result, the tasks
-// run and the job's error.
-func runLocal(t *testing.T, root string, index bool) (*stage.Result, []string, error) {
-	t.Helper()
-	return runLocalShown(t, root, index, nil)
-}
-
-// runLocalShown is runLocal with the job's progress shown on display.
-func runLocalShown(t *testing.T, root string, index bool, display *progress.Display) (*stage.Result, []string, error) {
+// crawl feb of a new crawl index.
+func newLocalJob(t *testing.T, root string, index bool) Options {
 	t.Helper()
 	work := filepath.Join(t.TempDir(), "work")
-	sched := &localSlurm{work: work, jobs: map[string]*localJob{}}
-	opt := Options{WorkDir: work, TaskRetries: 1, Scheduler: sched, Poll: time.Millisecond,
+	opt := Options{WorkDir: work, TaskRetries: 1, Scheduler: &localSlurm{work: work, jobs: map[string]*localJob{}}, Poll: time.Millisecond,
 		Params:   Params{Hosts: []Host{{Name: "a", Root: root, URL: "http://127.0.0.1:1"}}, Ranges: 2, Algorithm: "sha1", Policy: "replay"},
-		Settings: Settings{Binary: "/usr/bin/warcdedup", Jobs: 2, PerHost: 1, HTTPTimeout: time.Second, VersionWait: time.Second},
-		Display:  display}
+		Settings: Settings{Binary: "/usr/bin/warcdedup", Jobs: 2, PerHost: 1, HTTPTimeout: time.Second, VersionWait: time.Second}}
 	if index {
 		opt.Params.Index = filepath.Join(t.TempDir(), "index")
 		opt.Params.Crawl, opt.Params.CrawlURL = "feb", "http://127.0.0.1:1/feb"
 	}
+	return opt
+}
+
+// runJob runs (or resumes) the job and returns its result, the tasks its
+// localSlurm has run so far and the job's error.
+func runJob(t *testing.T, opt Options) (*stage.Result, []string, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res, err := Run(ctx, opt)
-	return res, sched.ran, err
+	return res, opt.Scheduler.(*localSlurm).ran, err
+}
+
+// runLocal runs a newLocalJob.
+func runLocal(t *testing.T, root string, index bool) (*stage.Result, []string, error) {
+	t.Helper()
+	return runJob(t, newLocalJob(t, root, index))
 }
 
 // TestClusterWACZ proves what a cluster job does with a host whose
@@ -312,11 +316,51 @@ func TestLocalClusterRuns(t *testing.T) {
 func TestClusterStoppedStageNotDone(t *testing.T) {
 	dir, _ := jobtest.GeneratedWACZ(t, false)
 	var out bytes.Buffer
-	_, _, err := runLocalShown(t, dir, false, progress.NewPlain(&out, "warcdedup"))
+	opt := newLocalJob(t, dir, false)
+	opt.Display = progress.NewPlain(&out, "warcdedup")
+	_, _, err := runJob(t, opt)
 	if err == nil {
 		t.Fatal("the job ended without error: want it stopped at the hash")
 	}
 	if shown := out.String(); strings.Contains(shown, "hash: done") || !strings.Contains(shown, "hash: stopped") {
 		t.Errorf("shown:\n%s\nwant the hash stage stopped, not done", shown)
+	}
+}
+
+// TestClusterWACZMovedAway proves what the refusal tells the user to do
+// works: the packages moved out of the host's directory, the same job
+// run again goes on from where it stopped and completes, rewriting the
+// WARC files left. The job resumed took the hash's failure for good
+// from Slurm's record of it and stopped again at once, repeating the
+// error about packages no longer there.
+func TestClusterWACZMovedAway(t *testing.T) {
+	dir, _ := jobtest.GeneratedWACZ(t, true)
+	opt := newLocalJob(t, dir, false)
+	// Run twice with the packages there: refused each time, the hash
+	// run again when the job is (its cause may have been mended), and
+	// failing for good again.
+	for i := range 2 {
+		if _, ran, err := runJob(t, opt); err == nil || !strings.Contains(err.Error(), "holds WACZ packages") {
+			t.Fatalf("run %d: %v, want the packages refused", i+1, err)
+		} else if hashes := slices.Index(ran, taskKey(kindHash+"@a", 0)); hashes < 0 || len(ran) != i+1 {
+			t.Fatalf("run %d: tasks run %v, want the hash once a run", i+1, ran)
+		}
+	}
+	pkgs, err := filepath.Glob(filepath.Join(dir, "*.wacz"))
+	if err != nil || len(pkgs) == 0 {
+		t.Fatalf("no package in %s (%v)", dir, err)
+	}
+	away := t.TempDir()
+	for _, p := range pkgs {
+		if err := os.Rename(p, filepath.Join(away, filepath.Base(p))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, ran, err := runJob(t, opt)
+	if err != nil {
+		t.Fatalf("run again with the packages moved away: %v (tasks run %v)", err, ran)
+	}
+	if !slices.Contains(ran, taskKey(kindAccount, 0)) || res.Report.Totals.FilesRewritten == 0 {
+		t.Errorf("tasks run %v, %d files rewritten: want the job completed, its duplicates rewritten", ran, res.Report.Totals.FilesRewritten)
 	}
 }

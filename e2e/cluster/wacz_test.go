@@ -23,7 +23,8 @@ import (
 // saying to deduplicate them with warcdedup run, and no host's file
 // changed, the WARC files of the other hosts included (the job stops at
 // the hashes, before any rewrite). The job used to pass the packages over
-// and exit 0.
+// and exit 0. Then, as the error says, the packages moved away, the same
+// command resumes the job and completes it.
 func TestClusterWACZRefused(t *testing.T) {
 	needCluster(t)
 	base := t.TempDir()
@@ -74,6 +75,20 @@ func TestClusterWACZRefused(t *testing.T) {
 				t.Errorf("%s changed on %s", rel, h)
 			}
 		}
+	}
+
+	// As the error says: the packages moved away, the same command
+	// resumes the job, and it completes.
+	away := t.TempDir()
+	for _, rel := range packages {
+		if err := os.Rename(filepath.Join(roots["store2"], rel), filepath.Join(away, rel)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stderr = runCluster(t, c, "--work-dir", filepath.Join(base, "work"), hosts)
+	t.Logf("warcdedup cluster, the packages moved away: exit %d\n%s", code, stderr)
+	if code != 0 || !strings.Contains(stderr, "resuming job") || !strings.Contains(stderr, "revisits in") {
+		t.Errorf("exit %d: want the job resumed and completed, its duplicates rewritten", code)
 	}
 }
 
