@@ -87,6 +87,13 @@ type monitor struct {
 	// collisions is whether the job's collisions steps (Step.IfApart) have
 	// work: unknown until every rewrite is done (decideCollisions).
 	collisions collisions
+
+	// resumedStopped is set when the monitor resumes a job that had
+	// stopped, until its first look at the tasks: a task that had failed
+	// for good then is run again like any failed task, as what failed it
+	// may have been mended since (the packages a hash refused moved away);
+	// if it fails for good again, the job stops again.
+	resumedStopped bool
 }
 
 // collisions is what the monitor knows of the collisions steps' work.
@@ -222,6 +229,7 @@ func newMonitor(opt Options) (*monitor, error) {
 	case same && !opt.Again:
 		m.spec.Settings = opt.Settings
 		m.show.Print("warcdedup: resuming job %s of %s in %s", m.spec.ID, m.spec.Created.Local().Format("2006-01-02 15:04"), m.wd)
+		m.resumedStopped = m.state.Stopped != ""
 		m.state.Stopped = ""
 		// Every task that has not succeeded gets its retries again.
 		for _, ss := range m.state.Steps {
@@ -405,7 +413,7 @@ func (m *monitor) follow(ctx context.Context) (*stage.Result, error) {
 		var sub *submitError
 		switch {
 		case errors.As(err, &stop):
-			m.endStage("")
+			m.endStage("", err)
 			m.state.Stopped = stop.Why
 			if n, cerr := m.cancelAll(); cerr == nil && n > 0 {
 				m.show.Print("warcdedup: cancelled the %d Slurm jobs still queued", n)
@@ -418,7 +426,7 @@ func (m *monitor) follow(ctx context.Context) (*stage.Result, error) {
 			// time, for a controller that restarts.
 			submitFailures++
 			if submitFailures > m.opt.TaskRetries {
-				m.endStage("")
+				m.endStage("", err)
 				m.saveState()
 				return nil, fmt.Errorf("%w (%d tries): does a Slurm controller answer? %s", err, submitFailures, m.submitted("the same command submits the rest and follows them"))
 			}
@@ -435,7 +443,7 @@ func (m *monitor) follow(ctx context.Context) (*stage.Result, error) {
 			queryFailures, submitFailures = 0, 0
 		}
 		if finished {
-			m.endStage("")
+			m.endStage("", nil)
 			m.state.Complete = true
 			if err := m.saveState(); err != nil {
 				return nil, err
@@ -443,7 +451,7 @@ func (m *monitor) follow(ctx context.Context) (*stage.Result, error) {
 			return m.result()
 		}
 		if err := m.pause(ctx, wait); err != nil {
-			m.endStage("")
+			m.endStage("", err)
 			m.saveState()
 			return nil, fmt.Errorf("%w: %s", err, m.submitted("the same command follows them again"))
 		}
@@ -713,7 +721,7 @@ func (t *tick) retry() error {
 		ts := &m.state.Steps[f.step.Name].Tasks[f.task]
 		why := m.failure(f)
 		switch {
-		case f.job.Exit == ExitPermanent:
+		case f.job.Exit == ExitPermanent && !m.resumedStopped:
 			return &Stopped{why}
 		case ts.Attempts >= m.opt.TaskRetries:
 			return &Stopped{fmt.Sprintf("%s (after %d retries)", why, ts.Attempts)}
@@ -728,6 +736,7 @@ func (t *tick) retry() error {
 			t.mend[d] = true
 		}
 	}
+	m.resumedStopped = false
 	return nil
 }
 
@@ -858,7 +867,7 @@ func (m *monitor) display(jobs map[string]JobState) {
 		}
 	}
 	if stage != m.stageName {
-		m.endStage(stage)
+		m.endStage(stage, nil)
 	}
 	if stage == "" {
 		return
@@ -920,11 +929,17 @@ func (m *monitor) display(jobs map[string]JobState) {
 	m.stage.SetNote(note)
 }
 
-// endStage ends the stage shown; next is the one to show next.
-func (m *monitor) endStage(next string) {
+// endStage ends the stage shown; next is the one to show next. A stage
+// the job stopped in (err, not nil) is shown stopped or interrupted,
+// never done: a task of it may have failed.
+func (m *monitor) endStage(next string, err error) {
 	if m.stage != nil {
 		m.stage.SetNote("")
-		m.stage.Done(m.stageNote(m.stageName))
+		if err != nil {
+			m.stage.End(err, "")
+		} else {
+			m.stage.Done(m.stageNote(m.stageName))
+		}
 		m.stage = nil
 	}
 	m.stageName = next
@@ -949,7 +964,7 @@ func (m *monitor) stageNote(stage string) string {
 	if len(notes) == 1 {
 		return notes[0]
 	}
-	return fmt.Sprintf("%d tasks", tasks)
+	return progress.Plural(int64(tasks), "task", "")
 }
 
 // Describe shows the jobs a job is made of, for warcdedup cluster --plan:

@@ -35,17 +35,40 @@ const (
 )
 
 // inputs lists the host's files beneath its root, named as the job's
-// manifests name them.
-func (k *task) inputs() ([]warcsum.Input, error) {
+// manifests name them. With refusePackages, a WACZ package beneath the
+// root (or a link under a package's name) fails the task for good: only
+// warcdedup run deduplicates packages, writing each anew with its
+// datapackage.json, and a cluster job that passed them over would say it
+// is done with their duplicates left, and rewrite the files beside them
+// without the revisits in them that pin their originals. The hash refuses
+// them, before anything is rewritten; the hash again lists what the job
+// rewrote, which a package put there since is not.
+func (k *task) inputs(refusePackages bool) ([]warcsum.Input, error) {
 	h := k.host
 	if fi, err := os.Stat(h.Root); err != nil {
 		return nil, fmt.Errorf("root of %s: %w", h.Name, err)
 	} else if !fi.IsDir() {
 		return nil, permanent("root of %s: %s is not a directory", h.Name, h.Root)
 	}
-	inputs, err := warcsum.Collect([]string{h.Root}, true)
+	var packages []string
+	col := warcsum.Collector{Recursive: true}
+	if refusePackages {
+		col.Packages = func(pkg warcsum.Input) ([]warcsum.Input, error) {
+			packages = append(packages, pkg.Path)
+			return nil, nil
+		}
+		col.Link = func(path string) {
+			if strings.HasSuffix(strings.ToLower(path), ".wacz") {
+				packages = append(packages, path)
+			}
+		}
+	}
+	inputs, err := col.Collect([]string{h.Root})
 	if err != nil {
 		return nil, err
+	}
+	if len(packages) > 0 {
+		return nil, refusedPackages(h, packages)
 	}
 	if len(inputs) == 0 {
 		k.Warn(fmt.Errorf("%s: no WARC or ARC file in %s", h.Name, h.Root))
@@ -54,6 +77,19 @@ func (k *task) inputs() ([]warcsum.Input, error) {
 		inputs[i].Name = k.spec.fileName(inputs[i].Name)
 	}
 	return inputs, nil
+}
+
+// refusedPackages is the error of a host whose directory holds WACZ
+// packages, naming the first few.
+func refusedPackages(h *Host, packages []string) error {
+	const named = 3
+	list := strings.Join(packages[:min(named, len(packages))], ", ")
+	if len(packages) > named {
+		list += fmt.Sprintf(" and %d more", len(packages)-named)
+	}
+	return permanent("%s: %s holds WACZ packages, which warcdedup cluster does not deduplicate (WARC and ARC files only): %s; "+
+		"deduplicate them with warcdedup run on %s (it writes each package anew), or move them out of %s, then run the job again",
+		h.Name, h.Root, list, h.Name, h.Root)
 }
 
 // hashStage is the Hash stage over the host's files, into a manifest of
@@ -84,7 +120,7 @@ func (k *task) hash(ctx context.Context) error {
 		// records those the rewrite leaves unchanged without a read.
 		onFile = func(warcsum.Input, string) {}
 	}
-	inputs, err := k.inputs()
+	inputs, err := k.inputs(true)
 	if err != nil {
 		return err
 	}
@@ -629,7 +665,7 @@ func (k *task) hashAgain(ctx context.Context) error {
 		sums = &stage.FileSums{}
 		onFile = sums.Add
 	}
-	inputs, err := k.inputs()
+	inputs, err := k.inputs(false)
 	if err != nil {
 		return err
 	}

@@ -38,7 +38,10 @@ holds its share of the collection (a file's name is its path relative to
 ROOT, unique across the hosts), URL the HTTP base URL that serves ROOT (the
 file REL is at URL/REL). Several lines may give one URL: a front, or any
 host of a SWAP-like store, that redirects each request (302) to the host
-holding the file. The job is a plan of Slurm jobs with dependencies:
+holding the file. WARC and ARC files only: a host whose ROOT holds WACZ
+packages stops the job at its hash, before anything is rewritten, naming
+them (warcdedup run deduplicates packages, writing each anew). The job
+is a plan of Slurm jobs with dependencies:
 
   1     hash        on each host (sbatch --nodelist): warcsum over ROOT,
                     the manifest sorted on digest and cut into hash ranges
