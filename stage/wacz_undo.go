@@ -8,11 +8,14 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
+	"warcdedup/atomicfile"
 	"warcdedup/fixity"
 	"warcdedup/manifest"
 	"warcdedup/wacz"
@@ -281,11 +284,19 @@ func (pr *PackageRewrite) undoPackage(pkg string, now time.Time) (undoneOutcome,
 // hash or size names a package as it now is: the package is then the
 // file it was before the first run, and its metadata kept is forgotten.
 // The requirers of the packages given back are brought up to date
-// after, and so on. It returns what it wrote.
-func (pr *PackageRewrite) GiveBackMetadata(ctx context.Context, now time.Time) (PackageResult, error) {
+// after, and so on. It returns what it wrote and the packages it gave
+// back (those an undo stopped before it forgot their metadata gave back
+// too).
+//
+// With keep their metadata is not forgotten: the caller forgets it
+// (ForgetMetadata) once it brought up to date the requirers outside the
+// collection too (the undo of a crawl: packages of committed crawls may
+// require them by hash), so that an undo stopped before that finds them
+// again, as given back, and brings those requirers up to date then.
+func (pr *PackageRewrite) GiveBackMetadata(ctx context.Context, now time.Time, keep bool) (PackageResult, []string, error) {
 	var res PackageResult
 	if pr.MetadataDir == "" {
-		return res, nil
+		return res, nil, nil
 	}
 	if pr.paths == nil {
 		pr.paths = map[string]string{}
@@ -301,11 +312,16 @@ func (pr *PackageRewrite) GiveBackMetadata(ctx context.Context, now time.Time) (
 	}
 	slices.Sort(pkgs)
 	pkgs = slices.Compact(pkgs)
+	var given []string
+	seen := map[string]bool{} // given back, in an earlier round
 	for {
 		var back []string
 		for _, pkg := range pkgs {
 			if err := ctx.Err(); err != nil {
-				return res, err
+				return res, given, err
+			}
+			if seen[pkg] {
+				continue // its metadata kept (keep): the file it was already
 			}
 			saved, times, err := SavedMetadata(pr.MetadataDir, pkg)
 			if err != nil || saved == nil {
@@ -346,8 +362,12 @@ func (pr *PackageRewrite) GiveBackMetadata(ctx context.Context, now time.Time) (
 			back = append(back, pkg)
 		}
 		if len(back) == 0 {
-			return res, nil
+			return res, given, nil
 		}
+		for _, pkg := range back {
+			seen[pkg] = true
+		}
+		given = append(given, back...)
 		// Their hashes changed: the packages requiring them by hash get
 		// their hashes now, and may then fit the metadata kept of them.
 		// Only then is their metadata forgotten: an undo stopped before
@@ -359,14 +379,44 @@ func (pr *PackageRewrite) GiveBackMetadata(ctx context.Context, now time.Time) (
 		res.Requires += rr.Requires
 		res.Refused = append(res.Refused, rr.Refused...)
 		if err != nil {
-			return res, err
+			return res, given, err
+		}
+		if keep {
+			continue
 		}
 		for _, pkg := range back {
 			if err := ForgetMetadata(pr.MetadataDir, pkg); err != nil {
-				return res, err
+				return res, given, err
 			}
 		}
 	}
+}
+
+// SavedPackages are the packages (names) whose metadata dir, a
+// MetadataDir, keeps: those the runs wrote anew (their members, or
+// their requires entries alone) and no undo gave back yet.
+func SavedPackages(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || strings.HasPrefix(name, atomicfile.TempPrefix) || !e.Type().IsRegular() {
+			continue // a copy cut short by a stop, never renamed
+		}
+		pkg, err := url.PathUnescape(name)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, e.Name()), err)
+		}
+		out = append(out, pkg)
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // metadataFits says whether the metadata saved of pkg can be put back as

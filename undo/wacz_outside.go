@@ -63,12 +63,27 @@ type outsideRequirer struct {
 }
 
 // jobPackagePaths are the packages (by name in the job, with its
-// crawl's prefix) whose members the job's rewrite log names, and their
-// paths.
+// crawl's prefix) whose members the job's rewrite log names, and those
+// whose metadata the work directory keeps (the runs wrote them anew for
+// their requires entries alone, which the log never names; the undo
+// gives them their metadata back, or brings their entries up to date:
+// either changes their hash), and their paths.
 func (u *undo) jobPackagePaths() (map[string]string, error) {
 	rewritten, err := dedup.RewrittenPackages(u.wd)
 	if err != nil {
 		return nil, err
+	}
+	saved, err := stage.SavedPackages(dedup.WACZMetadataDir(u.wd))
+	if err != nil {
+		return nil, err
+	}
+	for _, pkg := range saved {
+		if !filepath.IsAbs(pkg) {
+			// Not a package outside the collection the runs wrote
+			// anew, named by its path (a committed crawl's): the
+			// refresh finds those among the requirers.
+			rewritten[pkg] = true
+		}
 	}
 	prefix := ""
 	if u.crawl != nil {
