@@ -244,7 +244,7 @@ func (pr *PackageRewrite) undoPackage(pkg string, now time.Time) (undoneOutcome,
 		for p := range pr.packages {
 			undone[filepath.Base(pr.paths[p])] = true
 		}
-		stale, _, err := staleRequires(pr.paths[pkg], dp, undone)
+		stale, _, err := staleRequires(pr.paths[pkg], dp, undone, nil)
 		if err != nil {
 			return left(err), nil
 		}
@@ -275,8 +275,8 @@ func (pr *PackageRewrite) undoPackage(pkg string, now time.Time) (undoneOutcome,
 
 // GiveBackMetadata puts back the metadata kept from before the first run
 // (datapackage.json, digest file and signature, ZIP times) of each
-// package of the collection that has it while no undo could put it
-// back: a package the runs wrote anew only to bring its requires
+// package of the collection, or of Requirers (kept by path), that has it
+// while no undo could put it back: a package the runs wrote anew only to bring its requires
 // entries up to date (RefreshRequirers: its members never changed), or
 // one given back while a package its entries name was not (undoPackage
 // kept it). It is put back once the package's resources are those it
@@ -310,8 +310,21 @@ func (pr *PackageRewrite) GiveBackMetadata(ctx context.Context, now time.Time, k
 	for _, m := range pr.Members {
 		pkgs = append(pkgs, m.Package)
 	}
+	for _, p := range pr.Requirers {
+		// Outside the collection, named by their path, as the run that
+		// wrote them anew for their entries alone kept their metadata
+		// (a committed crawl's, with a crawl index).
+		if pr.paths[p] == "" {
+			pr.paths[p] = p
+		}
+		pkgs = append(pkgs, p)
+	}
 	slices.Sort(pkgs)
 	pkgs = slices.Compact(pkgs)
+	// What it writes is the undo's: no metadata of it is kept (the
+	// requirers it brings up to date keep what they had, if any).
+	defer func(was bool) { pr.restoring = was }(pr.restoring)
+	pr.restoring = true
 	var given []string
 	seen := map[string]bool{} // given back, in an earlier round
 	for {
@@ -378,6 +391,12 @@ func (pr *PackageRewrite) GiveBackMetadata(ctx context.Context, now time.Time, k
 		res.Rebuilt += rr.Rebuilt
 		res.Requires += rr.Requires
 		res.Refused = append(res.Refused, rr.Refused...)
+		for p, fi := range rr.Checked {
+			if res.Checked == nil {
+				res.Checked = map[string]os.FileInfo{}
+			}
+			res.Checked[p] = fi
+		}
 		if err != nil {
 			return res, given, err
 		}
@@ -467,16 +486,38 @@ func (pr *PackageRewrite) metadataFits(pkg string, saved *wacz.Metadata, times m
 			return false, false, false, nil
 		}
 	}
-	stale, unknown, err := staleRequires(path, dp, nil)
+	stale, unknown, err := staleRequires(path, dp, nil, pr.locate())
 	return err == nil && !stale && !unknown, false, retime, err
+}
+
+// locate finds a package the rewrite knows (pr.paths: the collection's,
+// and the requirers outside it) by its file name, as a requires entry
+// names it: "" when none or several have it (the entry then names the
+// one beside its requirer). Packages of crawls in directories of their
+// own require each other across them.
+func (pr *PackageRewrite) locate() func(filename string) string {
+	byBase := map[string][]string{}
+	for _, path := range pr.paths {
+		b := filepath.Base(path)
+		if !slices.Contains(byBase[b], path) {
+			byBase[b] = append(byBase[b], path)
+		}
+	}
+	return func(filename string) string {
+		if of := byBase[filename]; len(of) == 1 {
+			return of[0]
+		}
+		return ""
+	}
 }
 
 // staleRequires says whether a requires entry by hash or size of dp, the
 // datapackage.json of the package at path, names a package beside it
 // with another SHA-256 or size than the package has now (stale), and
 // whether one names a package not found there (unknown). Entries naming
-// a package of skip (file names) are not looked at.
-func staleRequires(path string, dp *wacz.Datapackage, skip map[string]bool) (stale, unknown bool, err error) {
+// a package of skip (file names) are not looked at. Locate, if not nil,
+// finds the package an entry names elsewhere first ("" if it does not).
+func staleRequires(path string, dp *wacz.Datapackage, skip map[string]bool, locate func(string) string) (stale, unknown bool, err error) {
 	reqs, err := dp.Requires()
 	if err != nil {
 		return false, false, err
@@ -485,7 +526,13 @@ func staleRequires(path string, dp *wacz.Datapackage, skip map[string]bool) (sta
 		if r.Hash == "" && r.Size < 0 || skip[r.Filename] {
 			continue
 		}
-		sum, size, err := fileSHA256(filepath.Join(filepath.Dir(path), filepath.FromSlash(r.Filename)))
+		at := filepath.Join(filepath.Dir(path), filepath.FromSlash(r.Filename))
+		if locate != nil {
+			if p := locate(r.Filename); p != "" {
+				at = p
+			}
+		}
+		sum, size, err := fileSHA256(at)
 		if errors.Is(err, fs.ErrNotExist) {
 			unknown = true
 			continue

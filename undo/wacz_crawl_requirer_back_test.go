@@ -189,3 +189,80 @@ func TestUndoIndexWACZStoppedAfterRequirerGivenBack(t *testing.T) {
 	}
 	c.check(t, u, false, true)
 }
+
+// TestUndoIndexWACZGivesCommittedRequirerItsMetadataBack: crawl-0's
+// crawl-0-1.wacz requires both packages of crawl-1 by hash (as
+// Browsertrix writes the entries) when crawl-0 is run and committed;
+// crawl-1's run rewrites them, so it writes that committed package anew
+// for its entries alone (its WARC members where they were, the index
+// recording it again), keeping its metadata in crawl-1's work
+// directory. Crawl-1 taken out of the index and undone, every package
+// must be the file it was after crawl-0's run, before crawl-1's: the
+// committed package too (its datapackage.json as crawl-0's run left it,
+// not before crawl-0's run), the index recording it as it is, no entry
+// stale, no metadata left. Before, the undo only brought its entries up
+// to date: it kept the modified of the undo.
+func TestUndoIndexWACZGivesCommittedRequirerItsMetadataBack(t *testing.T) {
+	for _, stopped := range []bool{false, true} {
+		t.Run(map[bool]string{false: "one undo", true: "stopped before the index recorded it, undone again"}[stopped], func(t *testing.T) {
+			dir, byDir, ops := jobtest.WACZCrawls(t, "directories")
+			index := filepath.Join(t.TempDir(), "index")
+			wd := filepath.Join(index, "work", "crawl-1")
+			committed := filepath.Join(byDir["crawl-0-1.wacz"], "crawl-0-1.wacz")
+			for _, p := range []string{"crawl-1-0.wacz", "crawl-1-1.wacz"} {
+				jobtest.RequireBy(t, committed, filepath.Join(byDir[p], p))
+			}
+			jobtest.Backdate(t, committed)
+			if r, err := dedup.Run(context.Background(), dedup.Options{Collections: []string{ops[0]}, Crawl: "crawl-0", Index: index, Jobs: 2}); err != nil || r.Report.Exit != 0 {
+				t.Fatalf("crawl-0: %v %v", err, r)
+			}
+			before := jobtest.HashTree(t, dir)
+			places := jobtest.WARCPlaces(t, committed)
+
+			r, err := dedup.Run(context.Background(), dedup.Options{Collections: []string{ops[1]}, Crawl: "crawl-1", Index: index, Jobs: 2})
+			if err != nil || r.Report.Exit != 0 {
+				t.Fatalf("crawl-1: %v %v", err, r.Report.ExitReason)
+			}
+			rel := filepath.Join("crawl-0", "crawl-0-1.wacz")
+			if jobtest.HashTree(t, dir)[rel] == before[rel] {
+				t.Fatal("crawl-1's run did not write crawl-0's requirer anew: the test proves nothing")
+			}
+			if _, err := dedup.RemoveCrawl(context.Background(), dedup.RemoveOptions{Index: index, Crawl: "crawl-1", Jobs: 2}); err != nil {
+				t.Fatalf("index remove crawl-1: %v", err)
+			}
+			opt := Options{Paths: []string{ops[1]}, WorkDir: wd, Jobs: 2}
+			if stopped {
+				stop := errors.New("stopped before the index records the packages written anew")
+				opt.refileStop = func() error { return stop }
+				if _, err := Run(context.Background(), opt); !errors.Is(err, stop) {
+					t.Fatalf("undo crawl-1, stopped: %v", err)
+				}
+				opt.refileStop = nil
+			}
+			u, err := Run(context.Background(), opt)
+			if err != nil || u.Exit != 0 {
+				t.Fatalf("undo crawl-1: %v, %v %v", err, u.ExitReason, u.StaleRequirers)
+			}
+			if u.BytesDiffer > 0 {
+				t.Fatalf("%d files restored with other bytes: the test needs every package back bit for bit", u.BytesDiffer)
+			}
+
+			jobtest.SameTree(t, "after crawl-1's run and undo", jobtest.HashTree(t, dir), before)
+			if s := jobtest.StaleRequires(t, ops[0], ops[1]); len(s) > 0 {
+				t.Errorf("after the undo, stale entries: %v", s)
+			}
+			if d := jobtest.IndexDisagrees(t, index, "crawl-0"); len(d) > 0 {
+				t.Errorf("after the undo, the index disagrees on %v", d)
+			}
+			if got := jobtest.WARCPlaces(t, committed); !slices.Equal(got, places) {
+				t.Errorf("%s: its WARC members moved or changed: %v, were %v", committed, got, places)
+			}
+			if left, _ := filepath.Glob(filepath.Join(wd, "wacz-metadata", "*")); len(left) > 0 {
+				t.Errorf("metadata kept for undo left after the undo gave every package back: %v", left)
+			}
+			for _, d := range ops {
+				jobtest.CheckPackages(t, d)
+			}
+		})
+	}
+}
