@@ -490,12 +490,13 @@ func (pr *PackageRewrite) metadataFits(pkg string, saved *wacz.Metadata, times m
 	return err == nil && !stale && !unknown, false, retime, err
 }
 
-// locate finds a package the rewrite knows (pr.paths: the collection's,
-// and the requirers outside it) by its file name, as a requires entry
-// names it: "" when none or several have it (the entry then names the
-// one beside its requirer). Packages of crawls in directories of their
-// own require each other across them.
-func (pr *PackageRewrite) locate() func(filename string) string {
+// locate finds the package a requires entry of a package in dir names
+// by its file name: the one package the rewrite knows by that name
+// (pr.paths: the collection's, and the requirers outside it), else the
+// one beside it, else the one PackageNamed finds (a committed crawl's).
+// Packages of crawls in directories of their own require each other
+// across them.
+func (pr *PackageRewrite) locate() func(dir, filename string) string {
 	byBase := map[string][]string{}
 	for _, path := range pr.paths {
 		b := filepath.Base(path)
@@ -503,11 +504,18 @@ func (pr *PackageRewrite) locate() func(filename string) string {
 			byBase[b] = append(byBase[b], path)
 		}
 	}
-	return func(filename string) string {
+	return func(dir, filename string) string {
 		if of := byBase[filename]; len(of) == 1 {
 			return of[0]
 		}
-		return ""
+		beside := filepath.Join(dir, filepath.FromSlash(filename))
+		if _, err := os.Lstat(beside); err == nil || pr.PackageNamed == nil {
+			return beside
+		}
+		if e, ok := pr.PackageNamed(filename); ok {
+			return e.Path
+		}
+		return beside
 	}
 }
 
@@ -516,8 +524,9 @@ func (pr *PackageRewrite) locate() func(filename string) string {
 // with another SHA-256 or size than the package has now (stale), and
 // whether one names a package not found there (unknown). Entries naming
 // a package of skip (file names) are not looked at. Locate, if not nil,
-// finds the package an entry names elsewhere first ("" if it does not).
-func staleRequires(path string, dp *wacz.Datapackage, skip map[string]bool, locate func(string) string) (stale, unknown bool, err error) {
+// finds the package an entry names (pr.locate), else it is the one
+// beside.
+func staleRequires(path string, dp *wacz.Datapackage, skip map[string]bool, locate func(dir, filename string) string) (stale, unknown bool, err error) {
 	reqs, err := dp.Requires()
 	if err != nil {
 		return false, false, err
@@ -528,9 +537,7 @@ func staleRequires(path string, dp *wacz.Datapackage, skip map[string]bool, loca
 		}
 		at := filepath.Join(filepath.Dir(path), filepath.FromSlash(r.Filename))
 		if locate != nil {
-			if p := locate(r.Filename); p != "" {
-				at = p
-			}
+			at = locate(filepath.Dir(path), r.Filename)
 		}
 		sum, size, err := fileSHA256(at)
 		if errors.Is(err, fs.ErrNotExist) {

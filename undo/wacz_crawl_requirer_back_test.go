@@ -33,6 +33,14 @@ type crawlRequirerCase struct {
 // gave it (as a job on its directory writes the entry).
 func setUpCrawlRequirer(t *testing.T, signed, importAfter bool) *crawlRequirerCase {
 	t.Helper()
+	return setUpCrawlRequirerOf(t, signed, importAfter, false)
+}
+
+// setUpCrawlRequirerOf is setUpCrawlRequirer with the requirer made to
+// require crawl-0's crawl-0-0.wacz by hash too (committed, in its own
+// directory) if requireCommitted.
+func setUpCrawlRequirerOf(t *testing.T, signed, importAfter, requireCommitted bool) *crawlRequirerCase {
+	t.Helper()
 	dir, byDir, ops := jobtest.WACZCrawls(t, "directories")
 	c := &crawlRequirerCase{dir: dir, index: filepath.Join(t.TempDir(), "index"), op: ops[1], byDir: byDir}
 	c.wd = filepath.Join(c.index, "work", "crawl-1")
@@ -43,7 +51,11 @@ func setUpCrawlRequirer(t *testing.T, signed, importAfter bool) *crawlRequirerCa
 	}
 	c.requirer = filepath.Join(ops[1], "other-0.wacz")
 	uniquePackage(t, c.requirer)
-	for _, p := range []string{"crawl-1-0.wacz", "crawl-1-1.wacz"} {
+	required := []string{"crawl-1-0.wacz", "crawl-1-1.wacz"}
+	if requireCommitted {
+		required = append(required, "crawl-0-0.wacz")
+	}
+	for _, p := range required {
 		jobtest.RequireBy(t, c.requirer, filepath.Join(byDir[p], p))
 	}
 	jobtest.Backdate(t, c.requirer)
@@ -99,15 +111,16 @@ func setUpCrawlRequirer(t *testing.T, signed, importAfter bool) *crawlRequirerCa
 // unsigned.
 func TestUndoIndexWACZGivesRefreshedRequirerBack(t *testing.T) {
 	for _, tc := range []struct {
-		name                string
-		signed, importAfter bool
+		name                                  string
+		signed, importAfter, requireCommitted bool
 	}{
-		{"requirer unsigned", false, false},
-		{"requirer signed, run with unsign", true, false},
-		{"requirer required by a committed crawl's package", false, true},
+		{"requirer unsigned", false, false, false},
+		{"requirer signed, run with unsign", true, false, false},
+		{"requirer required by a committed crawl's package", false, true, false},
+		{"requirer requiring a committed crawl's package too", false, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := setUpCrawlRequirer(t, tc.signed, tc.importAfter)
+			c := setUpCrawlRequirerOf(t, tc.signed, tc.importAfter, tc.requireCommitted)
 			u, err := Run(context.Background(), Options{Paths: []string{c.op}, WorkDir: c.wd, Jobs: 2})
 			if err != nil || u.Exit != 0 {
 				t.Fatalf("undo crawl-1: %v, %v %v", err, u.ExitReason, u.StaleRequirers)

@@ -379,6 +379,9 @@ func (u *undo) rewriteRequirers(ctx context.Context, r *outsideRefresh) error {
 	// (forgetGivenBack): an undo stopped before gives it back again
 	// (found the same) and brings their requirers up to date.
 	pr.MetadataDir = dedup.WACZMetadataDir(u.wd)
+	if pr.PackageNamed, err = u.committedPackages(); err != nil {
+		return err
+	}
 	gb, back, err := pr.GiveBackMetadata(ctx, time.Now().UTC(), true)
 	u.res.Unrestored = append(u.res.Unrestored, gb.Refused...)
 	u.givenBack = append(u.givenBack, back...)

@@ -3,9 +3,13 @@ package undo
 import (
 	"context"
 	"maps"
+	"path"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
+	"warcdedup/crawlindex"
 	"warcdedup/dedup"
 	"warcdedup/stage"
 	"warcdedup/wacz"
@@ -71,6 +75,13 @@ func (u *undo) refreshRequirers(ctx context.Context) error {
 	// that require them by hash (forgetGivenBack): it finds them by it,
 	// as the rewrite log never names such a package, also when this
 	// undo is stopped before and run again.
+	if u.crawl != nil {
+		// Their entries naming a committed crawl's package (in a
+		// directory of its own) are judged against it.
+		if pr.PackageNamed, err = u.committedPackages(); err != nil {
+			return err
+		}
+	}
 	gb, back, err := pr.GiveBackMetadata(ctx, time.Now().UTC(), u.crawl != nil)
 	if u.crawl != nil {
 		u.givenBack = back
@@ -83,12 +94,13 @@ func (u *undo) refreshRequirers(ctx context.Context) error {
 }
 
 // forgetGivenBack forgets the metadata kept of the packages of a crawl
-// that this undo gave back (or found given back), once the packages
-// outside the crawl's collection that may require them were brought up
-// to date with nothing left stale: an undo run again after a stale one
-// finds them again.
+// (and of committed crawls' packages) that this undo gave back, or found
+// given back, once the packages that may require them were brought up to
+// date with nothing left stale or refused: an undo run again after one
+// that was finds them again, as given back, and brings their requirers
+// up to date then.
 func (u *undo) forgetGivenBack() error {
-	if len(u.givenBack) == 0 || len(u.res.StaleRequirers) > 0 {
+	if len(u.givenBack) == 0 || len(u.res.StaleRequirers) > 0 || len(u.res.Unrestored) > 0 {
 		return nil
 	}
 	dir := dedup.WACZMetadataDir(u.wd)
@@ -99,4 +111,38 @@ func (u *undo) forgetGivenBack() error {
 	}
 	u.givenBack = nil
 	return nil
+}
+
+// committedPackages finds the packages of the crawls committed to the
+// index of the crawl undone by their file name, as a requires entry
+// names them (stage.PackageRewrite.PackageNamed): none when several
+// crawls have a package of that name. Crawls served over HTTP are left
+// out (refreshOutside warns of them).
+func (u *undo) committedPackages() (func(string) (stage.ExternalPackage, bool), error) {
+	ix, err := crawlindex.Open(u.crawl.index.Dir)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string][]stage.ExternalPackage{}
+	for _, k := range ix.Registry.Crawls {
+		if strings.Contains(k.Location, "://") {
+			continue
+		}
+		files, err := ix.Files(k.Name)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			if wacz.IsWACZ(f.Name) {
+				name := path.Base(f.Name)
+				byName[name] = append(byName[name], stage.ExternalPackage{Path: filepath.Join(k.Location, filepath.FromSlash(f.Name)), CrawlID: k.Name})
+			}
+		}
+	}
+	return func(name string) (stage.ExternalPackage, bool) {
+		if of := byName[name]; len(of) == 1 {
+			return of[0], true
+		}
+		return stage.ExternalPackage{}, false
+	}, nil
 }
