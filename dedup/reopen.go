@@ -66,6 +66,11 @@ func HashedStamps(wd *workdir.Dir) (map[string]string, error) {
 // tees to), worded as a run's.
 func Messages(show *progress.Display) stage.Messages { return messages{show} }
 
+// WACZMetadataDir is the work directory's keep of the WACZ packages'
+// metadata before their first rewrite (stage.PackageRewrite.MetadataDir,
+// stage.SavedPackages), for undo.
+func WACZMetadataDir(wd *workdir.Dir) string { return wd.File(waczMetadataDir) }
+
 // RewrittenPackages are the WACZ packages (names in the collection) whose
 // members the work directory's rewrite log names.
 func RewrittenPackages(wd *workdir.Dir) (map[string]bool, error) { return rewrittenPackages(wd) }

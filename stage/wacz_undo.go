@@ -8,11 +8,14 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
+	"warcdedup/atomicfile"
 	"warcdedup/fixity"
 	"warcdedup/manifest"
 	"warcdedup/wacz"
@@ -241,7 +244,7 @@ func (pr *PackageRewrite) undoPackage(pkg string, now time.Time) (undoneOutcome,
 		for p := range pr.packages {
 			undone[filepath.Base(pr.paths[p])] = true
 		}
-		stale, _, err := staleRequires(pr.paths[pkg], dp, undone)
+		stale, _, err := staleRequires(pr.paths[pkg], dp, undone, nil)
 		if err != nil {
 			return left(err), nil
 		}
@@ -272,8 +275,8 @@ func (pr *PackageRewrite) undoPackage(pkg string, now time.Time) (undoneOutcome,
 
 // GiveBackMetadata puts back the metadata kept from before the first run
 // (datapackage.json, digest file and signature, ZIP times) of each
-// package of the collection that has it while no undo could put it
-// back: a package the runs wrote anew only to bring its requires
+// package of the collection, or of Requirers (kept by path), that has it
+// while no undo could put it back: a package the runs wrote anew only to bring its requires
 // entries up to date (RefreshRequirers: its members never changed), or
 // one given back while a package its entries name was not (undoPackage
 // kept it). It is put back once the package's resources are those it
@@ -281,11 +284,19 @@ func (pr *PackageRewrite) undoPackage(pkg string, now time.Time) (undoneOutcome,
 // hash or size names a package as it now is: the package is then the
 // file it was before the first run, and its metadata kept is forgotten.
 // The requirers of the packages given back are brought up to date
-// after, and so on. It returns what it wrote.
-func (pr *PackageRewrite) GiveBackMetadata(ctx context.Context, now time.Time) (PackageResult, error) {
+// after, and so on. It returns what it wrote and the packages it gave
+// back (those an undo stopped before it forgot their metadata gave back
+// too).
+//
+// With keep their metadata is not forgotten: the caller forgets it
+// (ForgetMetadata) once it brought up to date the requirers outside the
+// collection too (the undo of a crawl: packages of committed crawls may
+// require them by hash), so that an undo stopped before that finds them
+// again, as given back, and brings those requirers up to date then.
+func (pr *PackageRewrite) GiveBackMetadata(ctx context.Context, now time.Time, keep bool) (PackageResult, []string, error) {
 	var res PackageResult
 	if pr.MetadataDir == "" {
-		return res, nil
+		return res, nil, nil
 	}
 	if pr.paths == nil {
 		pr.paths = map[string]string{}
@@ -299,13 +310,31 @@ func (pr *PackageRewrite) GiveBackMetadata(ctx context.Context, now time.Time) (
 	for _, m := range pr.Members {
 		pkgs = append(pkgs, m.Package)
 	}
+	for _, p := range pr.Requirers {
+		// Outside the collection, named by their path, as the run that
+		// wrote them anew for their entries alone kept their metadata
+		// (a committed crawl's, with a crawl index).
+		if pr.paths[p] == "" {
+			pr.paths[p] = p
+		}
+		pkgs = append(pkgs, p)
+	}
 	slices.Sort(pkgs)
 	pkgs = slices.Compact(pkgs)
+	// What it writes is the undo's: no metadata of it is kept (the
+	// requirers it brings up to date keep what they had, if any).
+	defer func(was bool) { pr.restoring = was }(pr.restoring)
+	pr.restoring = true
+	var given []string
+	seen := map[string]bool{} // given back, in an earlier round
 	for {
 		var back []string
 		for _, pkg := range pkgs {
 			if err := ctx.Err(); err != nil {
-				return res, err
+				return res, given, err
+			}
+			if seen[pkg] {
+				continue // its metadata kept (keep): the file it was already
 			}
 			saved, times, err := SavedMetadata(pr.MetadataDir, pkg)
 			if err != nil || saved == nil {
@@ -346,8 +375,12 @@ func (pr *PackageRewrite) GiveBackMetadata(ctx context.Context, now time.Time) (
 			back = append(back, pkg)
 		}
 		if len(back) == 0 {
-			return res, nil
+			return res, given, nil
 		}
+		for _, pkg := range back {
+			seen[pkg] = true
+		}
+		given = append(given, back...)
 		// Their hashes changed: the packages requiring them by hash get
 		// their hashes now, and may then fit the metadata kept of them.
 		// Only then is their metadata forgotten: an undo stopped before
@@ -358,15 +391,51 @@ func (pr *PackageRewrite) GiveBackMetadata(ctx context.Context, now time.Time) (
 		res.Rebuilt += rr.Rebuilt
 		res.Requires += rr.Requires
 		res.Refused = append(res.Refused, rr.Refused...)
+		for p, fi := range rr.Checked {
+			if res.Checked == nil {
+				res.Checked = map[string]os.FileInfo{}
+			}
+			res.Checked[p] = fi
+		}
 		if err != nil {
-			return res, err
+			return res, given, err
+		}
+		if keep {
+			continue
 		}
 		for _, pkg := range back {
 			if err := ForgetMetadata(pr.MetadataDir, pkg); err != nil {
-				return res, err
+				return res, given, err
 			}
 		}
 	}
+}
+
+// SavedPackages are the packages (names) whose metadata dir, a
+// MetadataDir, keeps: those the runs wrote anew (their members, or
+// their requires entries alone) and no undo gave back yet.
+func SavedPackages(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || strings.HasPrefix(name, atomicfile.TempPrefix) || !e.Type().IsRegular() {
+			continue // a copy cut short by a stop, never renamed
+		}
+		pkg, err := url.PathUnescape(name)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, e.Name()), err)
+		}
+		out = append(out, pkg)
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // metadataFits says whether the metadata saved of pkg can be put back as
@@ -417,16 +486,47 @@ func (pr *PackageRewrite) metadataFits(pkg string, saved *wacz.Metadata, times m
 			return false, false, false, nil
 		}
 	}
-	stale, unknown, err := staleRequires(path, dp, nil)
+	stale, unknown, err := staleRequires(path, dp, nil, pr.locate())
 	return err == nil && !stale && !unknown, false, retime, err
+}
+
+// locate finds the package a requires entry of a package in dir names
+// by its file name: the one package the rewrite knows by that name
+// (pr.paths: the collection's, and the requirers outside it), else the
+// one beside it, else the one PackageNamed finds (a committed crawl's).
+// Packages of crawls in directories of their own require each other
+// across them.
+func (pr *PackageRewrite) locate() func(dir, filename string) string {
+	byBase := map[string][]string{}
+	for _, path := range pr.paths {
+		b := filepath.Base(path)
+		if !slices.Contains(byBase[b], path) {
+			byBase[b] = append(byBase[b], path)
+		}
+	}
+	return func(dir, filename string) string {
+		if of := byBase[filename]; len(of) == 1 {
+			return of[0]
+		}
+		beside := filepath.Join(dir, filepath.FromSlash(filename))
+		if _, err := os.Lstat(beside); err == nil || pr.PackageNamed == nil {
+			return beside
+		}
+		if e, ok := pr.PackageNamed(filename); ok {
+			return e.Path
+		}
+		return beside
+	}
 }
 
 // staleRequires says whether a requires entry by hash or size of dp, the
 // datapackage.json of the package at path, names a package beside it
 // with another SHA-256 or size than the package has now (stale), and
 // whether one names a package not found there (unknown). Entries naming
-// a package of skip (file names) are not looked at.
-func staleRequires(path string, dp *wacz.Datapackage, skip map[string]bool) (stale, unknown bool, err error) {
+// a package of skip (file names) are not looked at. Locate, if not nil,
+// finds the package an entry names (pr.locate), else it is the one
+// beside.
+func staleRequires(path string, dp *wacz.Datapackage, skip map[string]bool, locate func(dir, filename string) string) (stale, unknown bool, err error) {
 	reqs, err := dp.Requires()
 	if err != nil {
 		return false, false, err
@@ -435,7 +535,11 @@ func staleRequires(path string, dp *wacz.Datapackage, skip map[string]bool) (sta
 		if r.Hash == "" && r.Size < 0 || skip[r.Filename] {
 			continue
 		}
-		sum, size, err := fileSHA256(filepath.Join(filepath.Dir(path), filepath.FromSlash(r.Filename)))
+		at := filepath.Join(filepath.Dir(path), filepath.FromSlash(r.Filename))
+		if locate != nil {
+			at = locate(filepath.Dir(path), r.Filename)
+		}
+		sum, size, err := fileSHA256(at)
 		if errors.Is(err, fs.ErrNotExist) {
 			unknown = true
 			continue

@@ -70,6 +70,11 @@ type Options struct {
 	// index records them (wacz_outside.go); its error stops the undo
 	// there (tests).
 	sourcesStop func() error
+	// outsideStop, if set, is called after the packages of the
+	// collection got their metadata back (refreshRequirers) and before
+	// the packages outside it are brought up to date (refreshOutside);
+	// its error stops the undo there (tests).
+	outsideStop func() error
 }
 
 // Result is what an undo did.
@@ -198,6 +203,10 @@ type undo struct {
 	// (restoredGrowth, wacz.go): what the check of free space before the
 	// WACZ members are staged counts.
 	grown restoredGrowth
+	// givenBack are the crawl's packages whose metadata before its first
+	// run this undo gave back, kept until refreshOutside is done
+	// (forgetGivenBack, waczrefresh.go).
+	givenBack []string
 }
 
 // openUndo finds the work directory of the job that wrote the revisits,
@@ -320,11 +329,17 @@ func (u *undo) run(ctx context.Context, files []string) error {
 		err = u.refreshRequirers(ctx) // waczrefresh.go
 	}
 	stopProfile()
+	if err == nil && u.opt.outsideStop != nil {
+		err = u.opt.outsideStop()
+	}
 	if err != nil {
 		return err
 	}
 	u.res.Unlogged = u.unloggedRevisits(ctx, files, u.stamps)
 	if err := u.refreshOutside(ctx); err != nil { // wacz_outside.go
+		return err
+	}
+	if err := u.forgetGivenBack(); err != nil {
 		return err
 	}
 	u.exitReasons()

@@ -63,12 +63,27 @@ type outsideRequirer struct {
 }
 
 // jobPackagePaths are the packages (by name in the job, with its
-// crawl's prefix) whose members the job's rewrite log names, and their
-// paths.
+// crawl's prefix) whose members the job's rewrite log names, and those
+// whose metadata the work directory keeps (the runs wrote them anew for
+// their requires entries alone, which the log never names; the undo
+// gives them their metadata back, or brings their entries up to date:
+// either changes their hash), and their paths.
 func (u *undo) jobPackagePaths() (map[string]string, error) {
 	rewritten, err := dedup.RewrittenPackages(u.wd)
 	if err != nil {
 		return nil, err
+	}
+	saved, err := stage.SavedPackages(dedup.WACZMetadataDir(u.wd))
+	if err != nil {
+		return nil, err
+	}
+	for _, pkg := range saved {
+		if !filepath.IsAbs(pkg) {
+			// Not a package outside the collection the runs wrote
+			// anew, named by its path (a committed crawl's): the
+			// refresh finds those among the requirers.
+			rewritten[pkg] = true
+		}
 	}
 	prefix := ""
 	if u.crawl != nil {
@@ -193,6 +208,23 @@ func (u *undo) refreshOutside(ctx context.Context) error {
 		return err
 	}
 	r := newOutsideRefresh(jobs)
+	if u.crawl != nil {
+		// The committed crawls' packages the crawl's run wrote anew for
+		// their requires entries alone, their metadata before it kept by
+		// path (GiveBackMetadata, in rewriteRequirers): those whose
+		// entries it named without hash (packages requiring each other)
+		// require none of the job's by hash now, and are given back all
+		// the same.
+		saved, err := stage.SavedPackages(dedup.WACZMetadataDir(u.wd))
+		if err != nil {
+			return err
+		}
+		for _, p := range saved {
+			if filepath.IsAbs(p) {
+				r.kept[p] = true
+			}
+		}
+	}
 	candidates, ix, err := u.outsideRequirers(r.mine())
 	if err != nil {
 		return err
@@ -242,10 +274,13 @@ type outsideRefresh struct {
 	requirers []string
 	notes     []crawlindex.RefileEntry // the requirers of index crawls, as they are
 	touched   map[string]bool          // the requirers of the job's packages, and those written anew
+	// kept are the packages outside the job (paths) whose metadata the
+	// work directory keeps: the job's runs wrote them anew.
+	kept map[string]bool
 }
 
 func newOutsideRefresh(jobs map[string]string) *outsideRefresh {
-	r := &outsideRefresh{jobs: jobs, names: map[string]bool{}, touched: map[string]bool{}}
+	r := &outsideRefresh{jobs: jobs, names: map[string]bool{}, touched: map[string]bool{}, kept: map[string]bool{}}
 	for _, p := range jobs {
 		r.names[filepath.Base(p)] = true
 	}
@@ -274,7 +309,7 @@ func (r *outsideRefresh) consider(c outsideRequirer) (stale string) {
 		// it is up to date.
 		return fmt.Sprintf("%s%s: cannot be read, so whether it requires a package the undo gave back is not known: %v", c.path, crawlOf(c.crawl), err)
 	}
-	if len(o.byHash) == 0 {
+	if len(o.byHash) == 0 && !r.kept[c.path] {
 		return "" // requires nothing by hash: never stale
 	}
 	if c.crawl != "" {
@@ -298,7 +333,7 @@ func (r *outsideRefresh) consider(c outsideRequirer) (stale string) {
 		r.notes = append(r.notes, crawlindex.RefileEntry{Crawl: c.crawl, Name: c.name, Path: c.path, Members: o.places})
 	}
 	r.requirers = append(r.requirers, c.path)
-	if o.requires(r.names) {
+	if o.requires(r.names) || r.kept[c.path] {
 		r.touched[c.path] = true
 	}
 	return ""
@@ -332,7 +367,36 @@ func (u *undo) rewriteRequirers(ctx context.Context, r *outsideRefresh) error {
 	for p := range res.Checked {
 		r.touched[p] = true
 	}
-	return nil
+	if u.crawl == nil {
+		return nil
+	}
+	// The committed crawls' packages the crawl's run wrote anew for their
+	// requires entries alone get the metadata they had before it, kept
+	// by path in its work directory (after their own crawl's run, or an
+	// earlier crawl's that wrote them anew), once every entry of it is
+	// right again: the files they were then. Their metadata is kept
+	// until the index records them and nothing is stale
+	// (forgetGivenBack): an undo stopped before gives it back again
+	// (found the same) and brings their requirers up to date.
+	pr.MetadataDir = dedup.WACZMetadataDir(u.wd)
+	if pr.PackageNamed, err = u.committedPackages(); err != nil {
+		return err
+	}
+	gb, back, err := pr.GiveBackMetadata(ctx, time.Now().UTC(), true)
+	u.res.Unrestored = append(u.res.Unrestored, gb.Refused...)
+	u.givenBack = append(u.givenBack, back...)
+	for _, p := range back {
+		if filepath.IsAbs(p) {
+			r.touched[p] = true
+		}
+	}
+	for p := range gb.Checked {
+		r.touched[p] = true
+	}
+	if gb.Rebuilt > 0 {
+		u.show.Note("warcdedup: %d WACZ packages of committed crawls written anew with the metadata they had before the crawl's run, or their relation.requires brought up to date after", gb.Rebuilt)
+	}
+	return err
 }
 
 // refile records again in the index each noted package of a committed
