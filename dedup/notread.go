@@ -40,7 +40,7 @@ var fileKinds = []fileKind{
 			}
 			return false
 		}},
-	{"WACZ package", "WACZ packages", "(refused: not what its datapackage.json says, or signed without --unsign; or with --index, which takes no WACZ crawl yet)",
+	{"WACZ package", "WACZ packages", "(refused: not what its datapackage.json says, or signed without --unsign)",
 		func(n string) bool { return strings.HasSuffix(n, ".wacz") }},
 	{"WARC or ARC file in another compression", "WARC or ARC files in another compression",
 		"(.lz4, .zst, .bz2, .xz: only plain and gzip WARC and ARC files are read)",
