@@ -371,25 +371,8 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 			pr.Restamp = cache.Restamp
 		}
 	}
-	// The job's packages a stopped attempt at this rewrite wrote: their
-	// requirers are brought up to date too (and counted in Prepare's
-	// check of free space).
-	changed, err := jobPackages(r.wd, s.LogFrom)
-	if err != nil {
+	if err := r.changedPackages(pr, s.LogFrom); err != nil {
 		return stage.RewriteResult{}, err
-	}
-	written := putPackages{path: r.wd.File(waczPutFile), job: s.LogFrom}
-	read := written.take
-	if r.opt.DryRun {
-		read = written.read
-	}
-	more, err := read()
-	if err != nil {
-		return stage.RewriteResult{}, err
-	}
-	pr.Changed = sortedUnion(changed, more)
-	if !r.opt.DryRun {
-		pr.WillPut = written.add
 	}
 	closeMoves, err := r.packageMoves(pr, s.Log)
 	if err != nil {
@@ -453,6 +436,32 @@ func (r *run) rewritePackages(ctx context.Context, s *stage.Rewrite, numbered, b
 		err = w.relocate()
 	}
 	return res, err
+}
+
+// changedPackages gives pr the job's packages a stopped attempt at its
+// rewrite wrote (the job: its rewrite log's offset, from): their
+// requirers are brought up to date too (and counted in Prepare's check
+// of free space). Unless in a dry run, pr lists each package it writes
+// anew before it renames it over (putPackages).
+func (r *run) changedPackages(pr *stage.PackageRewrite, job int64) error {
+	changed, err := jobPackages(r.wd, job)
+	if err != nil {
+		return err
+	}
+	written := putPackages{path: r.wd.File(waczPutFile), job: job}
+	read := written.take
+	if r.opt.DryRun {
+		read = written.read
+	}
+	more, err := read()
+	if err != nil {
+		return err
+	}
+	pr.Changed = sortedUnion(changed, more)
+	if !r.opt.DryRun {
+		pr.WillPut = written.add
+	}
+	return nil
 }
 
 // packageMoves gives pr the moves of the job's rewrites so far (the rewrite

@@ -298,29 +298,7 @@ func (pr *PackageRewrite) GiveBackMetadata(ctx context.Context, now time.Time, k
 	if pr.MetadataDir == "" {
 		return res, nil, nil
 	}
-	if pr.paths == nil {
-		pr.paths = map[string]string{}
-	}
-	for _, m := range pr.Members {
-		if pr.paths[m.Package] == "" {
-			pr.paths[m.Package] = m.Path
-		}
-	}
-	var pkgs []string
-	for _, m := range pr.Members {
-		pkgs = append(pkgs, m.Package)
-	}
-	for _, p := range pr.Requirers {
-		// Outside the collection, named by their path, as the run that
-		// wrote them anew for their entries alone kept their metadata
-		// (a committed crawl's, with a crawl index).
-		if pr.paths[p] == "" {
-			pr.paths[p] = p
-		}
-		pkgs = append(pkgs, p)
-	}
-	slices.Sort(pkgs)
-	pkgs = slices.Compact(pkgs)
+	pkgs := pr.metadataPackages()
 	// What it writes is the undo's: no metadata of it is kept (the
 	// requirers it brings up to date keep what they had, if any).
 	defer func(was bool) { pr.restoring = was }(pr.restoring)
@@ -336,43 +314,9 @@ func (pr *PackageRewrite) GiveBackMetadata(ctx context.Context, now time.Time, k
 			if seen[pkg] {
 				continue // its metadata kept (keep): the file it was already
 			}
-			saved, times, err := SavedMetadata(pr.MetadataDir, pkg)
-			if err != nil || saved == nil {
-				if err != nil {
-					res.Refused = append(res.Refused, fmt.Sprintf("%s: its metadata before the first run could not be read: %v", pkg, err))
-				}
-				continue
-			}
-			fits, same, retime, err := pr.metadataFits(pkg, saved, times)
-			if err != nil {
-				res.Refused = append(res.Refused, fmt.Sprintf("%s: its metadata before the first run could not be put back: %v", pkg, err))
-				continue
-			}
-			if same {
-				// Given back already, by an undo stopped before it
-				// forgot it: its requirers may not have its hash yet.
+			if pr.giveBack(pkg, now, &res) {
 				back = append(back, pkg)
-				continue
 			}
-			if !fits {
-				continue
-			}
-			if _, err := pr.rebuild(pkg, nil, now, func(b *wacz.Rebuild) {
-				// Every member copied byte for byte; the index too,
-				// unless it has another time than it had (an undo that
-				// rebuilt it, its members not all back): then written
-				// anew with that time, which the metadata checks is
-				// the index it had.
-				b.FreshIndex = retime
-				b.Metadata, b.Times, b.NoPackageSHA256 = saved, times, true
-			}); errors.Is(err, wacz.ErrHash) {
-				continue // an index of other bytes: left as it is
-			} else if err != nil {
-				res.Refused = append(res.Refused, fmt.Sprintf("%s: its metadata before the first run could not be put back: %v", pkg, err))
-				continue
-			}
-			res.Rebuilt++
-			back = append(back, pkg)
 		}
 		if len(back) == 0 {
 			return res, given, nil
@@ -409,6 +353,71 @@ func (pr *PackageRewrite) GiveBackMetadata(ctx context.Context, now time.Time, k
 			}
 		}
 	}
+}
+
+// metadataPackages are the packages whose metadata GiveBackMetadata
+// may give back, sorted: the collection's, and the requirers outside it
+// named by their path, as the run that wrote them anew for their entries
+// alone kept their metadata (a committed crawl's, with a crawl index).
+func (pr *PackageRewrite) metadataPackages() []string {
+	if pr.paths == nil {
+		pr.paths = map[string]string{}
+	}
+	var pkgs []string
+	for _, m := range pr.Members {
+		if pr.paths[m.Package] == "" {
+			pr.paths[m.Package] = m.Path
+		}
+		pkgs = append(pkgs, m.Package)
+	}
+	for _, p := range pr.Requirers {
+		if pr.paths[p] == "" {
+			pr.paths[p] = p
+		}
+		pkgs = append(pkgs, p)
+	}
+	slices.Sort(pkgs)
+	return slices.Compact(pkgs)
+}
+
+// giveBack gives pkg the metadata kept of it from before the first run,
+// when it fits the package as it now is, and reports whether pkg has it
+// now: given back here, or by an undo stopped before it forgot it (its
+// requirers may not have its hash yet). What it could not give back is
+// in res.Refused.
+func (pr *PackageRewrite) giveBack(pkg string, now time.Time, res *PackageResult) bool {
+	saved, times, err := SavedMetadata(pr.MetadataDir, pkg)
+	if err != nil || saved == nil {
+		if err != nil {
+			res.Refused = append(res.Refused, fmt.Sprintf("%s: its metadata before the first run could not be read: %v", pkg, err))
+		}
+		return false
+	}
+	fits, same, retime, err := pr.metadataFits(pkg, saved, times)
+	switch {
+	case err != nil:
+		res.Refused = append(res.Refused, fmt.Sprintf("%s: its metadata before the first run could not be put back: %v", pkg, err))
+		return false
+	case same:
+		return true
+	case !fits:
+		return false
+	}
+	if _, err := pr.rebuild(pkg, nil, now, func(b *wacz.Rebuild) {
+		// Every member copied byte for byte; the index too, unless it
+		// has another time than it had (an undo that rebuilt it, its
+		// members not all back): then written anew with that time,
+		// which the metadata checks is the index it had.
+		b.FreshIndex = retime
+		b.Metadata, b.Times, b.NoPackageSHA256 = saved, times, true
+	}); errors.Is(err, wacz.ErrHash) {
+		return false // an index of other bytes: left as it is
+	} else if err != nil {
+		res.Refused = append(res.Refused, fmt.Sprintf("%s: its metadata before the first run could not be put back: %v", pkg, err))
+		return false
+	}
+	res.Rebuilt++
+	return true
 }
 
 // SavedPackages are the packages (names) whose metadata dir, a
