@@ -41,25 +41,29 @@ func TestImportedOriginalNotAResponseIsNoOriginal(t *testing.T) {
 		first, uri, mime string
 		imported         int64 // the lines the import takes
 		warned           bool  // the run warns of the original left out
+		compareInResolve bool  // the run compares the copies in its resolve stage
 	}{
 		{"a resource record of an http URL, status 200 as jwarc writes it: imported, left out by the run",
 			warctest.Record("resource", "http://example.com/doc.pdf", date0, doc, "Content-Type: application/pdf", "WARC-Payload-Digest: "+sha1Of(doc)),
-			"http://example.com/doc.pdf", "application/pdf", 2, true},
+			"http://example.com/doc.pdf", "application/pdf", 2, true, false},
+		{"a resource record of an http URL, status 200 as jwarc writes it, the copies compared in resolve: imported, left out by the run",
+			warctest.Record("resource", "http://example.com/doc.pdf", date0, doc, "Content-Type: application/pdf", "WARC-Payload-Digest: "+sha1Of(doc)),
+			"http://example.com/doc.pdf", "application/pdf", 2, true, true},
 		{"a metadata record of an http URL given status 200: imported, left out by the run",
 			warctest.Record("metadata", "http://example.com/doc.pdf", date0, doc, "Content-Type: text/plain", "WARC-Payload-Digest: "+sha1Of(doc)),
-			"http://example.com/doc.pdf", "text/plain", 2, true},
+			"http://example.com/doc.pdf", "text/plain", 2, true, false},
 		{"a request record of an http URL given status 200: imported, left out by the run",
 			warctest.Record("request", "http://example.com/doc.pdf", date0, doc, "Content-Type: application/http; msgtype=request", "WARC-Payload-Digest: "+sha1Of(doc)),
-			"http://example.com/doc.pdf", "text/plain", 2, true},
+			"http://example.com/doc.pdf", "text/plain", 2, true, false},
 		{"a resource record of a urn:text: URL (a page's text, as ArchiveWeb.page writes it): not imported",
 			warctest.Record("resource", "urn:text:20240101000000/http://example.com/", date0, doc, `Content-Type: text/plain; charset="UTF-8"`, "WARC-Payload-Digest: "+sha1Of(doc)),
-			"urn:text:20240101000000/http://example.com/", "text/plain", 1, false},
+			"urn:text:20240101000000/http://example.com/", "text/plain", 1, false, false},
 		{"a resource record of a metadata: URL (wget's arguments): not imported",
 			warctest.Record("resource", "metadata://gnu.org/software/wget/warc/wget_arguments.txt", date0, doc, "Content-Type: text/plain", "WARC-Payload-Digest: "+sha1Of(doc)),
-			"metadata://gnu.org/software/wget/warc/wget_arguments.txt", "text/plain", 1, false},
+			"metadata://gnu.org/software/wget/warc/wget_arguments.txt", "text/plain", 1, false, false},
 		{"a resource record of an ftp URL (as Heritrix and wget write them): not imported",
 			warctest.Record("resource", "ftp://ftp.example.com/doc.pdf", date0, doc, "Content-Type: application/pdf", "WARC-Payload-Digest: "+sha1Of(doc)),
-			"ftp://ftp.example.com/doc.pdf", "application/pdf", 1, false},
+			"ftp://ftp.example.com/doc.pdf", "application/pdf", 1, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
@@ -83,7 +87,7 @@ func TestImportedOriginalNotAResponseIsNoOriginal(t *testing.T) {
 				t.Fatalf("import crawl-0: %+v %v: want %d lines imported", st, err, tc.imported)
 			}
 
-			r := runOK(t, "crawl-1", Options{Collections: []string{dir1}, Crawl: "crawl-1", Index: index, Jobs: 2, KeepWork: true})
+			r := runOK(t, "crawl-1", Options{Collections: []string{dir1}, Crawl: "crawl-1", Index: index, Jobs: 2, KeepWork: true, CompareInResolve: tc.compareInResolve})
 			if r.Report.Totals.RevisitsWritten != 2 {
 				t.Errorf("crawl-1 wrote %d revisits, want 2 (its second copy of the document, its page)", r.Report.Totals.RevisitsWritten)
 			}
