@@ -136,3 +136,49 @@ func TestImportedOriginalNotAResponseIsNoOriginal(t *testing.T) {
 		})
 	}
 }
+
+// TestImportLeavesOutWgetResourcesOfStatus200 imports the CDX index of a
+// WARC file wget wrote (OutbackCDX's test data: a response and wget's
+// metadata: resource records, MANIFEST.txt and wget_arguments.txt, with
+// SHA-1 digests), their status 200 as jwarc's cdx tool writes it (the
+// index as shipped gives them "-"): only the response may become an
+// original, each resource line left out, named with its line.
+func TestImportLeavesOutWgetResourcesOfStatus200(t *testing.T) {
+	const dir = "../../shared/corpus/nla+outbackcdx/test-integration"
+	shipped, err := os.ReadFile(filepath.Join(dir, "test1.cdx"))
+	if os.IsNotExist(err) {
+		t.Skip("no corpus")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		status string // the resource lines' status
+	}{
+		{"resource lines of status 200, as jwarc writes them", "200"},
+		{"resource lines as shipped, of status -", "-"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cdx := strings.ReplaceAll(string(shipped), " text/plain - ", " text/plain "+tc.status+" ")
+			if strings.Count(cdx, "metadata://") != 2 || strings.Count(cdx, " text/plain "+tc.status+" ") != 2 {
+				t.Fatalf("the corpus index is not the one this test knows:\n%s", cdx)
+			}
+			name := filepath.Join(t.TempDir(), "test1.cdx")
+			if err := os.WriteFile(name, []byte(cdx), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var left []string
+			st, err := ImportCrawl(context.Background(), ImportOptions{Index: filepath.Join(t.TempDir(), "index"), Crawl: "wget", Location: dir, CDX: []string{name},
+				Warn: func(err error) { left = append(left, err.Error()) }})
+			if err != nil || st.Imported != 1 || st.Skipped != 2 || len(left) != 2 {
+				t.Fatalf("import: %+v %v: want the response alone imported, the 2 resource lines left out", st, err)
+			}
+			for _, l := range left {
+				if !strings.Contains(l, "test1.cdx: line ") || !strings.Contains(l, "left out") {
+					t.Errorf("%q: want the line named, and left out", l)
+				}
+			}
+		})
+	}
+}
