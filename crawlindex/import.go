@@ -69,17 +69,21 @@ func (e *DamagedLineError) Error() string {
 func (e *DamagedLineError) Unwrap() error { return e.Err }
 
 // Import commits a crawl from CDX or CDXJ indexes alone, without reading its
-// WARC files: each 200 capture with a SHA-1 digest, a file name, an offset
-// and a length becomes an original of the index. Header digests are
+// WARC files: each 200 capture of an HTTP URL (see httpCapture) with a
+// SHA-1 digest, a file name, an offset and a length becomes an original
+// of the index. Header digests are
 // trusted only as candidates: a run compares the bytes of such an
 // original with its duplicate's before it writes any revisit, and takes
 // the URI and date its record spells. Nor can a line show a response its
 // crawler cut short (WARC-Truncated) or a segment, which is never a copy
 // of another: such a line is imported as any other; the run that reads
 // it leaves it out with a warning and keeps its own copy (stage.Resolve),
-// and VerifyOriginals notes it. Only the files the indexes name are
-// listed, with their size when Location is a directory. The import holds
-// the crawl's registration (see RegisterRun) while it works.
+// and VerifyOriginals notes it. So is a line of an http: URL naming a
+// record that is no response (a resource record, to which jwarc's cdx
+// gives status 200: see import_kind.go), which the run leaves out alike.
+// Only the files the indexes name are listed, with their size when
+// Location is a directory. The import holds the crawl's registration
+// (see RegisterRun) while it works.
 func Import(ctx context.Context, dir string, opt ImportOptions, indexes []io.Reader, names []string) (*Index, ImportStats, error) {
 	var st ImportStats
 	if err := CheckName(opt.Crawl); err != nil {
@@ -293,6 +297,9 @@ func importIndex(ctx context.Context, in io.Reader, index int, name string, opt 
 			continue
 		case string(l.Status) != "200":
 			skip(l, fmt.Sprintf("status %q, not a 200 response", l.Status))
+			continue
+		case !httpCapture(l.URL):
+			skip(l, fmt.Sprintf("URL %q is no HTTP URL: the record is no HTTP response", l.URL))
 			continue
 		case l.Offset < 0 || l.Length <= 0 || len(l.Filename) == 0:
 			skip(l, "no file, offset or length")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync/atomic"
 
 	"warcdedup/collres"
@@ -24,6 +25,13 @@ import (
 // copies of its digest are resolved among themselves: the first stays a
 // response, the original a revisit of them can point at and later crawls
 // find once the crawl is committed.
+//
+// So is a committed original of an imported crawl that is a record of
+// another kind than a response which its index line listed as a 200
+// capture (jwarc's cdx gives resource records status 200): whole, of the
+// line's length, a resource, metadata, request or conversion record
+// (crawlindex.NotResponse). A revisit or warcinfo record there stays a
+// stale line: that is what a file changed since the import shows.
 
 // cutShort finds, among the stale lines of a resolution, the committed
 // originals that are records cut short, and counts them.
@@ -38,8 +46,9 @@ func newCutShort(src collres.Opener, kept func(*manifest.Line) bool) *cutShort {
 }
 
 // take reports whether err, a stale line's, is a committed original cut
-// short, and then warns of it: the record at the line's place, read
-// again, is a response with WARC-Truncated or WARC-Segment-Number.
+// short or no response, and then warns of it: the record at the line's
+// place, read again, is a response with WARC-Truncated or
+// WARC-Segment-Number, or a record that is never an HTTP response.
 func (c *cutShort) take(ctx context.Context, err error, warn func(error)) bool {
 	var stale *collres.StaleError
 	if !errors.As(err, &stale) || !errors.Is(err, manifest.ErrNotResponse) || !c.isKept(stale.File) {
@@ -61,14 +70,23 @@ func (c *cutShort) isKept(file string) bool {
 	return c.kept != nil && c.kept(&manifest.Line{File: file})
 }
 
-// why reads the header of the record the stale line names again: what
-// cuts it short, or "" if nothing does (or it cannot be read: the line
-// stays stale).
+// why reads the record the stale line names again: what cuts it short,
+// or what it is if no response, or "" if neither (or it cannot be read:
+// the line stays stale).
 func (c *cutShort) why(ctx context.Context, stale *collres.StaleError) string {
-	body, err := c.src.Open(ctx, stale.File, stale.Offset, stale.Length)
-	if err != nil {
-		return ""
+	for _, what := range []func(io.Reader) string{
+		func(r io.Reader) string { return crawlindex.CutShort(r, stale.File) },
+		func(r io.Reader) string { return crawlindex.NotResponse(r, stale.File, stale.Length) },
+	} {
+		body, err := c.src.Open(ctx, stale.File, stale.Offset, stale.Length)
+		if err != nil {
+			return ""
+		}
+		why := what(body)
+		body.Close()
+		if why != "" {
+			return why
+		}
 	}
-	defer body.Close()
-	return crawlindex.CutShort(body, stale.File)
+	return ""
 }

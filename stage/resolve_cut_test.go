@@ -17,13 +17,16 @@ import (
 
 // TestResolveLeavesOutOriginalsCutShort proves what the resolution does
 // with a crawl index's committed original that is a response cut short
-// (WARC-Truncated) or a segment, which an imported crawl's CDX lines
-// cannot show: it is left out with a warning naming its file and
+// (WARC-Truncated) or a segment, or a record that is never an HTTP
+// response (resource, metadata, request), which an imported crawl's CDX
+// lines cannot show: it is left out with a warning naming its file and
 // offset, not as a stale line (no error, no exit reason), and the
 // crawl's own copy is numbered the original. It proves too that the
 // resolution still calls stale what is: an original whose payload is
-// not its digest, and a line of the crawl's own naming a record cut
-// short (the hash stage never lists one: its file changed).
+// not its digest, a revisit or warcinfo record where an original was
+// (its file changed), and a line of the crawl's own naming a record cut
+// short or a resource (the hash stage never lists one: its file
+// changed).
 func TestResolveLeavesOutOriginalsCutShort(t *testing.T) {
 	payload := strings.Repeat("a download ", 500)
 	other := strings.Repeat("another download ", 300)
@@ -58,6 +61,24 @@ func TestResolveLeavesOutOriginalsCutShort(t *testing.T) {
 		{"the crawl's own line naming a record cut short: stale", map[string]string{
 			"old/a.warc": rec("2024-01-01T00:00:00Z", payload),
 			"new/b.warc": rec("2024-02-01T00:00:00Z", payload, "WARC-Truncated: length")}, false, "new/b.warc", "", "old/a.warc"},
+		{"a committed original that is a resource record (jwarc's cdx gives it status 200)", map[string]string{
+			"old/a.warc": warctest.Record("resource", uri, "2024-01-01T00:00:00Z", payload, "Content-Type: application/pdf"),
+			"new/b.warc": rec("2024-02-01T00:00:00Z", payload)}, false, "", "old/a.warc", "new/b.warc"},
+		{"a committed original that is a metadata record, gzip", map[string]string{
+			"old/a.warc.gz": warctest.Record("metadata", uri, "2024-01-01T00:00:00Z", payload, "Content-Type: text/plain"),
+			"new/b.warc.gz": rec("2024-02-01T00:00:00Z", payload)}, true, "", "old/a.warc.gz", "new/b.warc.gz"},
+		{"a committed original that is a request record", map[string]string{
+			"old/a.warc": warctest.Record("request", uri, "2024-01-01T00:00:00Z", "GET /big HTTP/1.1\r\nHost: example.com\r\n\r\n", "Content-Type: application/http; msgtype=request"),
+			"new/b.warc": rec("2024-02-01T00:00:00Z", payload)}, false, "", "old/a.warc", "new/b.warc"},
+		{"a committed original that is a revisit (its file changed): stale", map[string]string{
+			"old/a.warc": warctest.Record("revisit", uri, "2024-01-01T00:00:00Z", warctest.HTTP(200, ""), "WARC-Profile: http://netpreserve.org/warc/1.0/revisit/identical-payload-digest"),
+			"new/b.warc": rec("2024-02-01T00:00:00Z", payload)}, false, "old/a.warc", "", "new/b.warc"},
+		{"a committed original that is a warcinfo record (its file changed): stale", map[string]string{
+			"old/a.warc": warctest.Record("warcinfo", uri, "2024-01-01T00:00:00Z", "software: x\r\n", "Content-Type: application/warc-fields"),
+			"new/b.warc": rec("2024-02-01T00:00:00Z", payload)}, false, "old/a.warc", "", "new/b.warc"},
+		{"the crawl's own line naming a resource record: stale", map[string]string{
+			"old/a.warc": rec("2024-01-01T00:00:00Z", payload),
+			"new/b.warc": warctest.Record("resource", uri, "2024-02-01T00:00:00Z", payload)}, false, "new/b.warc", "", "old/a.warc"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			files := map[string]string{}
