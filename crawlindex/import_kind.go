@@ -42,6 +42,20 @@ func httpCapture(url []byte) bool {
 	return bytes.EqualFold(scheme, []byte("http")) || bytes.EqualFold(scheme, []byte("https"))
 }
 
+// NoOriginal is why the record of length bytes at the start of what
+// open returns (read afresh each call), named name, an imported crawl's
+// original that did not read as the response its index line names, is
+// no original: a response cut short (CutShort) or a record that is no
+// HTTP response (NotResponse); "" if neither, a problem its operator
+// must hear of. Resolve leaves such an original out with a warning, and
+// index verify --deep notes it.
+func NoOriginal(open func() io.Reader, name string, length int64) string {
+	if why := CutShort(open(), name); why != "" {
+		return why
+	}
+	return NotResponse(open(), name, length)
+}
+
 // NotResponse is what the record at the start of r, named name, is when
 // it is a whole record of length bytes, alone in r, of a kind that is
 // never an HTTP response, which an index line listed as a 200 capture

@@ -40,7 +40,8 @@ type OriginalsCheck struct {
 	// record there, damage, not one record).
 	Digest func(r io.Reader, name, want string) (string, error)
 	// Note, if set, receives each original of an imported crawl found
-	// cut short (OriginalsStats.CutShort), naming its file and offset.
+	// no original (OriginalsStats.NoOriginal), naming its file and
+	// offset.
 	Note func(string)
 }
 
@@ -50,12 +51,14 @@ type OriginalsStats struct {
 	Bytes     int64 // the records' bytes read
 	Files     int64 // files opened
 	Remote    int64 // originals of crawls served over HTTP: not read
-	// CutShort counts the originals of imported crawls that are
-	// responses cut short by their crawler (WARC-Truncated) or segments
-	// (WARC-Segment-Number): a CDX line cannot show it, nothing the
-	// operator can mend, and a run leaves them out (stage.Resolve), so
-	// they are noted, not problems.
-	CutShort int64
+	// NoOriginal counts the originals of imported crawls that are no
+	// originals (NoOriginal): responses cut short by their crawler
+	// (WARC-Truncated), segments (WARC-Segment-Number), or records of
+	// another kind than a response that their index line listed as a 200
+	// capture. A CDX line cannot show it, nothing the operator can mend,
+	// and a run leaves them out (stage.Resolve), so they are noted, not
+	// problems.
+	NoOriginal int64
 	Problems int64
 }
 
@@ -204,11 +207,11 @@ func (p *placeReader) check(l *manifest.Line) error {
 	if err != nil && p.imported {
 		// Read again only when the digest could not be taken: what an
 		// imported crawl's index line could not show.
-		cut = CutShort(io.NewSectionReader(p.f, l.Offset, l.Length), name)
+		cut = NoOriginal(func() io.Reader { return io.NewSectionReader(p.f, l.Offset, l.Length) }, name, l.Length)
 	}
 	switch {
 	case cut != "":
-		p.st.CutShort++
+		p.st.NoOriginal++
 		if p.opt.Note != nil {
 			p.opt.Note(fmt.Sprintf("crawl %s: %s: offset %d: the index has an original of %s there (%d bytes), which is %s: its crawl was imported from index lines, which cannot show it; runs leave it out and keep their own copies", crawl, p.path, l.Offset, l.Digest, l.Length, cut))
 		}

@@ -13,15 +13,17 @@ import (
 	"warcdedup/manifest"
 )
 
-// TestVerifyOriginalsCutShort proves how index verify --deep takes an
-// original whose record is a response cut short (WARC-Truncated) or a
-// segment, where the payload digest cannot be taken: of a crawl imported
+// TestVerifyOriginalsNoOriginal proves how index verify --deep takes an
+// original whose record is a response cut short (WARC-Truncated), a
+// segment, or a whole record of another kind than a response (jwarc's
+// cdx lists resource records as 200 captures), where the payload digest
+// cannot be taken: of a crawl imported
 // from index lines, which cannot show it, a note naming its file and
 // offset, counted apart and no problem (the operator has nothing to
 // mend; runs leave it out); of a crawl a run committed, which never
 // commits one, a problem (its file is not what the run read). A record
 // found wanting for another reason stays a problem either way.
-func TestVerifyOriginalsCutShort(t *testing.T) {
+func TestVerifyOriginalsNoOriginal(t *testing.T) {
 	const uri, date = "http://example.com/big", "2024-01-01T00:00:00Z"
 	body := warctest.HTTP(200, strings.Repeat("a download ", 300))
 	for _, tc := range []struct {
@@ -32,8 +34,11 @@ func TestVerifyOriginalsCutShort(t *testing.T) {
 	}{
 		{"imported, WARC-Truncated", warctest.Record("response", uri, date, body, "WARC-Truncated: length"), true, "WARC-Truncated: length"},
 		{"imported, WARC-Segment-Number", warctest.Record("response", uri, date, body, "WARC-Segment-Number: 1"), true, "WARC-Segment-Number: 1"},
-		{"imported, a metadata record", warctest.Record("metadata", uri, date, body), true, ""},
+		{"imported, a metadata record", warctest.Record("metadata", uri, date, body), true, `a "metadata" record`},
+		{"imported, a resource record", warctest.Record("resource", uri, date, body), true, `a "resource" record`},
+		{"imported, a revisit record: what a file changed since shows", warctest.Record("revisit", uri, date, body), true, ""},
 		{"committed by a run, WARC-Truncated", warctest.Record("response", uri, date, body, "WARC-Truncated: length"), false, ""},
+		{"committed by a run, a resource record", warctest.Record("resource", uri, date, body), false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, files := t.TempDir(), t.TempDir()
@@ -74,14 +79,14 @@ func TestVerifyOriginalsCutShort(t *testing.T) {
 				t.Fatalf("%d originals read, want 1", st.Originals)
 			}
 			if tc.cut == "" {
-				if st.Problems != 1 || len(problems) != 1 || st.CutShort != 0 || len(notes) > 0 {
-					t.Errorf("problems %q (%d), notes %q (%d cut short): want one problem", problems, st.Problems, notes, st.CutShort)
+				if st.Problems != 1 || len(problems) != 1 || st.NoOriginal != 0 || len(notes) > 0 {
+					t.Errorf("problems %q (%d), notes %q (%d cut short): want one problem", problems, st.Problems, notes, st.NoOriginal)
 				}
 				return
 			}
-			if st.Problems != 0 || len(problems) > 0 || st.CutShort != 1 || len(notes) != 1 ||
+			if st.Problems != 0 || len(problems) > 0 || st.NoOriginal != 1 || len(notes) != 1 ||
 				!strings.Contains(notes[0], "f.warc.gz: offset 0: ") || !strings.Contains(notes[0], tc.cut) {
-				t.Errorf("problems %q (%d), notes %q (%d cut short): want one note naming the file, offset and %s", problems, st.Problems, notes, st.CutShort, tc.cut)
+				t.Errorf("problems %q (%d), notes %q (%d cut short): want one note naming the file, offset and %s", problems, st.Problems, notes, st.NoOriginal, tc.cut)
 			}
 		})
 	}

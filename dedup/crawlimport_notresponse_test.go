@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"warcdedup/crawlindex"
 
 	"warcdedup/internal/warctest"
 	"warcdedup/record"
@@ -132,6 +133,18 @@ func TestImportedOriginalNotAResponseIsNoOriginal(t *testing.T) {
 				if refers[uri] != to {
 					t.Errorf("%s: a revisit of %q, want of %q", uri, refers[uri], to)
 				}
+			}
+			// index verify --deep: the record imported as an original
+			// noted, no problem.
+			ix, err := crawlindex.Open(index)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var notes []string
+			ost, err := VerifyOriginals(context.Background(), ix, "", func(p string) { t.Errorf("index verify --deep: %s", p) },
+				func(n string) { notes = append(notes, n) })
+			if want := map[bool]int64{true: 1}[tc.warned]; err != nil || ost.NoOriginal != want || int64(len(notes)) != want {
+				t.Errorf("index verify --deep: %+v %v, notes %q: want %d no original noted", ost, err, notes, want)
 			}
 		})
 	}

@@ -46,9 +46,10 @@ type Resolve struct {
 type ResolveResult struct {
 	Stats collres.Stats `json:"stats"`
 	Stale []string      `json:"stale,omitempty"` // the first messages
-	// CutShort counts the committed originals left out as records cut
-	// short (see cutShort): warned of, not counted stale (Stats.Stale).
-	CutShort int64 `json:"cut_short,omitempty"`
+	// NoOriginal counts the committed originals left out as no
+	// originals, records cut short or no responses (see cutShort):
+	// warned of, not counted stale (Stats.Stale).
+	NoOriginal int64 `json:"no_original,omitempty"`
 }
 
 // Run resolves and numbers.
@@ -77,7 +78,7 @@ func (r *Resolve) Run(ctx context.Context) (ResolveResult, error) {
 	stop()
 	// Left out as stale lines are, but no stale line: no exit reason.
 	st.Stale -= cut.found.Load()
-	result := ResolveResult{Stats: st, Stale: stale.list, CutShort: cut.found.Load()}
+	result := ResolveResult{Stats: st, Stale: stale.list, NoOriginal: cut.found.Load()}
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -91,8 +92,8 @@ func (r *Resolve) Run(ctx context.Context) (ResolveResult, error) {
 func (r *ResolveResult) Note() string {
 	st := &r.Stats
 	note := fmt.Sprintf("%s clusters, %s records compared, %s stale", progress.Count(st.Clusters), progress.Count(st.Fetched), progress.Count(st.Stale))
-	if r.CutShort > 0 {
-		note += fmt.Sprintf(", %s originals cut short left out", progress.Count(r.CutShort))
+	if r.NoOriginal > 0 {
+		note += fmt.Sprintf(", %s indexed originals left out (cut short, or no response)", progress.Count(r.NoOriginal))
 	}
 	return note
 }

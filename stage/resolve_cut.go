@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync/atomic"
 
 	"warcdedup/collres"
@@ -74,19 +75,18 @@ func (c *cutShort) isKept(file string) bool {
 // or what it is if no response, or "" if neither (or it cannot be read:
 // the line stays stale).
 func (c *cutShort) why(ctx context.Context, stale *collres.StaleError) string {
-	for _, what := range []func(io.Reader) string{
-		func(r io.Reader) string { return crawlindex.CutShort(r, stale.File) },
-		func(r io.Reader) string { return crawlindex.NotResponse(r, stale.File, stale.Length) },
-	} {
+	var bodies []io.Closer
+	defer func() {
+		for _, b := range bodies {
+			b.Close()
+		}
+	}()
+	return crawlindex.NoOriginal(func() io.Reader {
 		body, err := c.src.Open(ctx, stale.File, stale.Offset, stale.Length)
 		if err != nil {
-			return ""
+			return strings.NewReader("")
 		}
-		why := what(body)
-		body.Close()
-		if why != "" {
-			return why
-		}
-	}
-	return ""
+		bodies = append(bodies, body)
+		return body
+	}, stale.File, stale.Length)
 }

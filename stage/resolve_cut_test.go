@@ -124,11 +124,11 @@ func TestResolveLeavesOutOriginalsCutShort(t *testing.T) {
 				t.Errorf("stale lines: %d, reasons %q, errors %q; want %s stale", res.Stats.Stale, res.Reasons(), j.msgs.errors, tc.stale)
 			}
 			if tc.cut == "" {
-				if res.CutShort != 0 || len(j.msgs.warns) > 0 {
-					t.Errorf("%d originals cut short, warnings %q; want none", res.CutShort, j.msgs.warns)
+				if res.NoOriginal != 0 || len(j.msgs.warns) > 0 {
+					t.Errorf("%d originals cut short, warnings %q; want none", res.NoOriginal, j.msgs.warns)
 				}
-			} else if res.CutShort != 1 || len(j.msgs.warns) != 1 || !strings.Contains(j.msgs.warns[0], tc.cut+": offset 0: ") {
-				t.Errorf("%d originals cut short, warnings %q; want %s warned of", res.CutShort, j.msgs.warns, tc.cut)
+			} else if res.NoOriginal != 1 || len(j.msgs.warns) != 1 || !strings.Contains(j.msgs.warns[0], tc.cut+": offset 0: ") {
+				t.Errorf("%d originals cut short, warnings %q; want %s warned of", res.NoOriginal, j.msgs.warns, tc.cut)
 			}
 			lines := j.lines(workdir.NumberedFile)
 			if len(lines) != 1 || lines[0].File != tc.copy1 || !lines[0].IsKept() {

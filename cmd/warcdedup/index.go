@@ -398,8 +398,8 @@ func verifyRead(deep bool, st crawlindex.VerifyStats, size int64) string {
 func verifyOriginalsRead(st crawlindex.OriginalsStats) string {
 	s := fmt.Sprintf("originals read at their places: %s (%s) in %s, each record's payload digest compared with the index's: %d problems",
 		progress.Plural(st.Originals, "original", ""), progress.Bytes(st.Bytes), progress.Plural(st.Files, "file", ""), st.Problems)
-	if st.CutShort > 0 {
-		s += fmt.Sprintf("; %s of imported crawls cut short (noted: runs leave them out)", progress.Plural(st.CutShort, "original", ""))
+	if st.NoOriginal > 0 {
+		s += fmt.Sprintf("; %s of imported crawls cut short or no response (noted: runs leave them out)", progress.Plural(st.NoOriginal, "original", ""))
 	}
 	if st.Remote > 0 {
 		s += fmt.Sprintf("; %s of crawls served over HTTP not read", progress.Plural(st.Remote, "original", ""))
