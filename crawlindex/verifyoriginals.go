@@ -59,7 +59,7 @@ type OriginalsStats struct {
 	// and a run leaves them out (stage.Resolve), so they are noted, not
 	// problems.
 	NoOriginal int64
-	Problems int64
+	Problems   int64
 }
 
 // VerifyOriginals reads every original of the committed generation at
