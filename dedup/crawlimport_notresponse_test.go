@@ -3,7 +3,6 @@ package dedup
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,27 +100,11 @@ func TestImportedOriginalNotAResponseIsNoOriginal(t *testing.T) {
 			}
 
 			refers := map[string]string{}
-			f, err := os.Open(filepath.Join(dir1, "crawl-1.warc"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			rr, err := record.NewReader(f, "crawl-1.warc")
-			if err != nil {
-				t.Fatal(err)
-			}
-			for {
-				rec, err := rr.Next()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
+			eachFileRecord(t, filepath.Join(dir1, "crawl-1.warc"), func(rec *record.Record, _ *record.Reader) {
 				if rec.Type == "revisit" {
 					refers[rec.URI] = rec.Header.Get("WARC-Refers-To-Target-URI") + " " + rec.Header.Get("WARC-Refers-To-Date")
 				}
-			}
+			})
 			want := map[string]string{
 				"http://mirror.example.com/doc": "http://example.com/doc 2024-02-01T00:00:00Z",
 				"http://example.com/page":       "http://example.com/page 2024-01-01T00:01:00Z",

@@ -327,37 +327,3 @@ func neededBlock(t *testing.T, by, dir string) []byte {
 	}
 	return block
 }
-
-// eachRecord calls f with every record of the WARC members of the
-// packages in dir, and the package's file name.
-func eachRecord(t *testing.T, dir string, f func(pkg string, rec *record.Record, rr *record.Reader)) {
-	t.Helper()
-	names, _ := filepath.Glob(filepath.Join(dir, "*.wacz"))
-	for _, name := range names {
-		p, err := wacz.Open(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range p.WARCs() {
-			sec, err := p.Section(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rr, err := record.NewReader(sec, m.Name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for {
-				rec, err := rr.Next()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				f(filepath.Base(name), rec, rr)
-			}
-		}
-		p.Close()
-	}
-}

@@ -2,7 +2,6 @@ package dedup
 
 import (
 	"context"
-	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -28,41 +27,16 @@ import (
 func packageCaptures(t *testing.T, dir string) map[string]readCapture {
 	t.Helper()
 	out := map[string]readCapture{}
-	names, _ := filepath.Glob(filepath.Join(dir, "*.wacz"))
-	for _, name := range names {
-		p, err := wacz.Open(name)
-		if err != nil {
+	eachRecord(t, dir, func(_ string, rec *record.Record, rr *record.Reader) {
+		c := readCapture{typ: rec.Type}
+		if rec.Type == "revisit" {
+			c.refers = revisit.RefersURI(rec)
+		}
+		out[rec.Header.Get("WARC-Target-URI")] = c
+		if err := rr.Finish(); err != nil {
 			t.Fatal(err)
 		}
-		for _, m := range p.WARCs() {
-			sec, err := p.Section(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rr, err := record.NewReader(sec, m.Name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for {
-				rec, err := rr.Next()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatalf("%s %s: %v", name, m.Name, err)
-				}
-				c := readCapture{typ: rec.Type}
-				if rec.Type == "revisit" {
-					c.refers = revisit.RefersURI(rec)
-				}
-				out[rec.Header.Get("WARC-Target-URI")] = c
-				if err := rr.Finish(); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		p.Close()
-	}
+	})
 	return out
 }
 

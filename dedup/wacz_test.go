@@ -261,46 +261,31 @@ func sameAsFreshIndex(t *testing.T, names ...string) {
 func containerRevisits(t *testing.T, dir string) int {
 	t.Helper()
 	n := 0
-	names, _ := filepath.Glob(filepath.Join(dir, "*.wacz"))
-	for _, name := range names {
-		p, err := wacz.Open(name)
-		if err != nil {
-			t.Fatal(err)
+	requires := map[string][]wacz.Requirement{} // by package, read once
+	eachRecord(t, dir, func(pkg string, rec *record.Record, _ *record.Reader) {
+		c, ok := rec.Header.Lookup(wacz.RefersToContainer)
+		if !ok {
+			return
 		}
-		reqs, _ := p.Datapackage.Requires()
-		for _, m := range p.WARCs() {
-			sec, err := p.Section(m)
+		reqs, read := requires[pkg]
+		if !read {
+			p, err := wacz.Open(filepath.Join(dir, pkg))
 			if err != nil {
 				t.Fatal(err)
 			}
-			rr, err := record.NewReader(sec, m.Name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for {
-				rec, err := rr.Next()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				c, ok := rec.Header.Lookup(wacz.RefersToContainer)
-				if !ok {
-					continue
-				}
-				other, _ := wacz.ParseContainerURI(c)
-				if rec.Type != "revisit" || other == filepath.Base(name) || !slices.ContainsFunc(reqs, func(r wacz.Requirement) bool { return r.Filename == other }) {
-					t.Errorf("%s: a %s record refers to container %q, its package requires %+v", name, rec.Type, c, reqs)
-				}
-				if _, err := os.Stat(filepath.Join(dir, other)); err != nil {
-					t.Errorf("%s: a revisit refers to container %q: %v", name, c, err)
-				}
-				n++
-			}
+			reqs, _ = p.Datapackage.Requires()
+			p.Close()
+			requires[pkg] = reqs
 		}
-		p.Close()
-	}
+		other, _ := wacz.ParseContainerURI(c)
+		if rec.Type != "revisit" || other == pkg || !slices.ContainsFunc(reqs, func(r wacz.Requirement) bool { return r.Filename == other }) {
+			t.Errorf("%s: a %s record refers to container %q, its package requires %+v", pkg, rec.Type, c, reqs)
+		}
+		if _, err := os.Stat(filepath.Join(dir, other)); err != nil {
+			t.Errorf("%s: a revisit refers to container %q: %v", pkg, c, err)
+		}
+		n++
+	})
 	return n
 }
 
